@@ -1,0 +1,5 @@
+import sys
+
+from assess.cli import main
+
+sys.exit(main())

@@ -1,0 +1,91 @@
+"""Opening the database, migrations and the one write-transaction helper.
+
+Every write in the workbench goes through :func:`write`, which takes SQLite's write lock up
+front (``BEGIN IMMEDIATE``) so that two processes never deadlock on a lock upgrade, commits on
+success and rolls everything back on any exception: a refused input or a crash leaves the
+store as it was.
+"""
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+from typing import Iterator
+
+from sqlite_utils import Database
+
+from store.schema import MIGRATIONS
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+def open_db(path: str | Path, *, migrate: bool = True) -> Database:
+    """Open (creating if needed) the store at ``path``: WAL, foreign keys, busy timeout, schema up to date."""
+    path = Path(path)
+    if str(path) != ":memory:":
+        path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                           check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    if str(path) != ":memory:":
+        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    db = Database(conn, execute_plugins=False)
+    if migrate:
+        migrate_db(db)
+    return db
+
+
+def schema_version(db: Database) -> int:
+    return db.execute("PRAGMA user_version").fetchone()[0]
+
+
+def migrate_db(db: Database) -> int:
+    """Apply the migrations the file has not seen yet, each in its own transaction; return the version."""
+    current = schema_version(db)
+    if current >= len(MIGRATIONS):
+        return current
+    with write(db):
+        # Re-read under the write lock: another process may have migrated meanwhile.
+        current = schema_version(db)
+        for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
+            for statement in _statements(script):
+                db.conn.execute(statement)
+            db.conn.execute(f"PRAGMA user_version = {number}")
+    return schema_version(db)
+
+
+def _statements(script: str) -> Iterator[str]:
+    """Split a migration script into statements (triggers contain ';' so use sqlite3.complete_statement)."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                yield buffer
+            buffer = ""
+    if buffer.strip():
+        yield buffer
+
+
+@contextlib.contextmanager
+def write(db: Database) -> Iterator[Database]:
+    """Run the block as one write transaction (BEGIN IMMEDIATE … COMMIT, ROLLBACK on any error).
+
+    Nested use joins the outer transaction through a savepoint.
+    """
+    conn = db.conn
+    if conn.in_transaction:
+        with db.atomic():
+            yield db
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")

@@ -1,0 +1,57 @@
+"""Reading labels back out in exchange formats (TREC qrels, CONE-RAG JSON, tables)."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from sqlite_utils import Database
+
+from assess.errors import AssessError
+
+LABEL_TABLES = ("passage_labels", "ptkb_labels", "nuggets", "ntr_labels", "response_labels",
+                "gold_responses", "label_history", "pool", "rankings", "sources", "assignments")
+
+
+def _require_source(db: Database, source: str) -> None:
+    if not db.conn.execute("SELECT 1 FROM sources WHERE name = ?", (source,)).fetchone():
+        names = [r[0] for r in db.conn.execute("SELECT name FROM sources ORDER BY name")]
+        raise AssessError(f"no label source named {source!r}; the store has: {', '.join(names) or 'none'}")
+
+
+def passage_qrels(db: Database, source: str) -> Iterator[tuple[str, str, int]]:
+    """(turn, passage, grade) of ``source`` in turn order; 'cannot judge' labels are left out."""
+    _require_source(db, source)
+    yield from db.conn.execute(
+        "SELECT l.turn_id, l.passage_id, l.grade FROM passage_labels l JOIN turns t ON t.id = l.turn_id "
+        "WHERE l.source = ? AND l.grade IS NOT NULL "
+        "ORDER BY t.conversation_id, t.position, l.passage_id", (source,))
+
+
+def ptkb_qrels(db: Database, source: str) -> Iterator[tuple[str, str, int]]:
+    """(turn, statement, relevance) of ``source`` in turn and statement order."""
+    _require_source(db, source)
+    yield from db.conn.execute(
+        "SELECT l.turn_id, l.statement_id, l.relevant FROM ptkb_labels l JOIN turns t ON t.id = l.turn_id "
+        "WHERE l.source = ? ORDER BY t.conversation_id, t.position, "
+        "CAST(l.statement_id AS INTEGER), l.statement_id", (source,))
+
+
+def nuggets(db: Database, source: str, *, dedup: bool = False) -> Iterator[tuple[str, str, str, int | None]]:
+    """(turn, key, text, relevance) of ``source``; ``dedup`` keeps only the de-duplicated set."""
+    _require_source(db, source)
+    where = " AND n.in_dedup = 1" if dedup else ""
+    yield from db.conn.execute(
+        "SELECT n.turn_id, n.key, n.text, n.relevance FROM nuggets n JOIN turns t ON t.id = n.turn_id "
+        f"WHERE n.source = ?{where} ORDER BY t.conversation_id, t.position, n.id", (source,))
+
+
+def table_frame(db: Database, table: str, source: str | None = None):
+    """Any label table as a pandas DataFrame (optionally one source's rows)."""
+    import pandas as pd
+
+    if table not in LABEL_TABLES:
+        raise AssessError(f"unknown table {table!r}; choose one of {', '.join(LABEL_TABLES)}")
+    sql, params = f"SELECT * FROM {table}", ()
+    if source is not None and table not in ("pool", "rankings", "assignments"):
+        col = "name" if table == "sources" else "source"
+        sql, params = sql + f" WHERE {col} = ?", (source,)
+    return pd.read_sql_query(sql, db.conn, params=params)

@@ -1,0 +1,301 @@
+"""Writing imported records (from :mod:`assess.formats`) into the store, each import one transaction.
+
+Every function checks its records against the store first (turns, statements, nuggets must
+exist) and raises :class:`~assess.errors.FormatError` naming the file and line of the first bad
+record; nothing is written then. Re-importing the same file changes nothing (upserts on the
+natural keys; the history triggers fire only on real changes).
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from datetime import datetime, timezone
+from typing import Iterable, Sequence
+
+from sqlite_utils import Database
+
+from assess.errors import FormatError
+from assess.formats import (Conversation, NtrRecord, NuggetRecord, PassageText, Qrel, ResponseRecord,
+                            RunRow, rank_run)
+from store.db import write
+
+
+def now() -> str:
+    """UTC time with milliseconds, the timestamp format used in every table."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+SOURCE_KINDS = ("assessor", "import", "llm", "adjudication", "organizers", "crowd")
+
+
+def source_kind(name: str) -> str:
+    """Guess a source's kind from its name: 'llm:…', 'crowd:…', 'adjudication…', 'organizers', else import."""
+    if name.startswith("llm:"):
+        return "llm"
+    if name.startswith("crowd:"):
+        return "crowd"
+    if name.startswith("adjudication"):
+        return "adjudication"
+    if name == "organizers":
+        return "organizers"
+    return "import"
+
+
+def ensure_source(db: Database, name: str, kind: str | None = None, *, model: str | None = None,
+                  prompt_version: str | None = None, description: str | None = None) -> str:
+    """Create the label source ``name`` if it does not exist; return its name."""
+    if not name or any(c.isspace() for c in name):
+        raise FormatError("--source", None, "a source name without spaces", repr(name))
+    kind = kind or source_kind(name)
+    if kind == "llm" and model is None:
+        model = name.split(":", 1)[1] if ":" in name else None
+    db.conn.execute(
+        "INSERT INTO sources (name, kind, model, prompt_version, description, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING",
+        (name, kind, model, prompt_version, description, now()))
+    return name
+
+
+def _known_turns(db: Database) -> set[str]:
+    return {row[0] for row in db.conn.execute("SELECT id FROM turns")}
+
+
+def _check_turns(db: Database, file: str, records: Iterable, turn_of=lambda r: r.turn_id) -> None:
+    known = _known_turns(db)
+    for rec in records:
+        turn = turn_of(rec)
+        if turn not in known:
+            hint = "import the topics first" if not known else f"e.g. {min(known)}"
+            raise FormatError(file, rec.line, f"a turn id present in the store ({hint})", repr(turn))
+
+
+def import_topics(db: Database, file: str, conversations: Sequence[Conversation], *, collection: str | None = None,
+                  labels_source: str = "organizers") -> dict:
+    """Store conversations, turns and PTKB; record each turn's ``ptkb_provenance`` as PTKB labels.
+
+    For every turn, every statement of its conversation gets a label of source ``organizers``:
+    relevant (1) if the topics file lists it in the turn's provenance, else not relevant (0).
+    """
+    stamp = now()
+    existing = dict(db.conn.execute("SELECT id, collection FROM conversations"))
+    conv_rows, turn_rows, ptkb_rows, label_rows = [], [], [], []
+    for conv in conversations:
+        coll = collection or (f"ikat-{conv.year}" if conv.year else None)
+        if conv.id in existing and existing[conv.id] != coll:
+            raise FormatError(file, None, f"conversation ids not used by another collection ({conv.id} "
+                              f"already belongs to {existing[conv.id]}; use a separate --db)", coll)
+        conv_rows.append((conv.id, conv.number, conv.title, coll, conv.year))
+        for key, text in conv.ptkb.items():
+            ptkb_rows.append((conv.id, key, text))
+        for position, t in enumerate(conv.turns):
+            turn_rows.append((t.id, conv.id, t.turn_number, position, t.utterance, t.resolved_utterance,
+                              t.response, json.dumps(list(t.response_provenance)), t.parent_turn_id))
+            relevant = set(t.relevant_ptkb)
+            for key in conv.ptkb:
+                label_rows.append((labels_source, t.id, conv.id, key, int(key in relevant), stamp))
+    with write(db):
+        c = db.conn
+        c.executemany(
+            "INSERT INTO conversations (id, number, title, collection, year) VALUES (?,?,?,?,?) "
+            "ON CONFLICT(id) DO UPDATE SET number=excluded.number, title=excluded.title, "
+            "collection=excluded.collection, year=excluded.year", conv_rows)
+        c.executemany(
+            "INSERT INTO ptkb_statements (conversation_id, statement_id, text) VALUES (?,?,?) "
+            "ON CONFLICT DO UPDATE SET text=excluded.text", ptkb_rows)
+        # Parents first would matter only for CAsT trees: defer the FK check to commit.
+        c.execute("PRAGMA defer_foreign_keys = ON")
+        c.executemany(
+            "INSERT INTO turns (id, conversation_id, turn_number, position, utterance, resolved_utterance, "
+            "response, response_provenance, parent_turn_id) VALUES (?,?,?,?,?,?,?,?,?) "
+            "ON CONFLICT(id) DO UPDATE SET conversation_id=excluded.conversation_id, "
+            "turn_number=excluded.turn_number, position=excluded.position, utterance=excluded.utterance, "
+            "resolved_utterance=excluded.resolved_utterance, response=excluded.response, "
+            "response_provenance=excluded.response_provenance, parent_turn_id=excluded.parent_turn_id",
+            turn_rows)
+        ensure_source(db, labels_source, "organizers", description="ptkb_provenance of the topics file")
+        _upsert_ptkb_labels(db, label_rows, mode="import")
+    return {"conversations": len(conv_rows), "turns": len(turn_rows), "ptkb_statements": len(ptkb_rows),
+            "ptkb_labels": len(label_rows)}
+
+
+def _upsert_ptkb_labels(db: Database, rows, *, mode: str) -> None:
+    db.conn.executemany(
+        "INSERT INTO ptkb_labels (source, turn_id, conversation_id, statement_id, relevant, mode, updated_at) "
+        f"VALUES (?,?,?,?,?,'{mode}',?) ON CONFLICT(source, turn_id, statement_id) DO UPDATE SET "
+        "relevant=excluded.relevant, updated_at=excluded.updated_at WHERE relevant IS NOT excluded.relevant",
+        rows)
+
+
+def _ensure_passages(db: Database, passage_ids: Iterable[str]) -> None:
+    db.conn.executemany("INSERT INTO passages (id, doc_id) VALUES (?, ?) ON CONFLICT(id) DO NOTHING",
+                        ((p, p.rsplit(":", 1)[0]) for p in passage_ids))
+
+
+def import_passage_qrels(db: Database, file: str, qrels: Sequence[Qrel], *, source: str,
+                         add_to_pool: bool = True) -> dict:
+    """Store passage judgments of ``source`` (grades as given); the judged pairs join the pool."""
+    _check_turns(db, file, qrels)
+    stamp = now()
+    with write(db):
+        ensure_source(db, source)
+        _ensure_passages(db, {q.item_id for q in qrels})
+        db.conn.executemany(
+            "INSERT INTO passage_labels (source, turn_id, passage_id, grade, mode, updated_at) "
+            "VALUES (?,?,?,?,'import',?) ON CONFLICT(source, turn_id, passage_id) DO UPDATE SET "
+            "grade=excluded.grade, updated_at=excluded.updated_at WHERE grade IS NOT excluded.grade",
+            ((source, q.turn_id, q.item_id, q.grade, stamp) for q in qrels))
+        if add_to_pool:
+            db.conn.executemany(
+                "INSERT INTO pool (turn_id, passage_id, method, detail, added_at) "
+                "VALUES (?,?,'qrels',?,?) ON CONFLICT DO NOTHING",
+                ((q.turn_id, q.item_id, f"qrels:{source}", stamp) for q in qrels))
+    return {"labels": len(qrels), "turns": len({q.turn_id for q in qrels}), "source": source}
+
+
+def import_ptkb_qrels(db: Database, file: str, qrels: Sequence[Qrel], *, source: str) -> dict:
+    """Store PTKB statement labels of ``source``; every statement must belong to the turn's conversation."""
+    conv_of = dict(db.conn.execute("SELECT id, conversation_id FROM turns"))
+    statements = {tuple(r) for r in db.conn.execute("SELECT conversation_id, statement_id FROM ptkb_statements")}
+    _check_turns(db, file, qrels)
+    for q in qrels:
+        if (conv_of[q.turn_id], q.item_id) not in statements:
+            raise FormatError(file, q.line, f"a PTKB statement number of conversation {conv_of[q.turn_id]}",
+                              repr(q.item_id))
+    stamp = now()
+    with write(db):
+        ensure_source(db, source)
+        _upsert_ptkb_labels(db, [(source, q.turn_id, conv_of[q.turn_id], q.item_id, q.grade, stamp)
+                                 for q in qrels], mode="import")
+    return {"labels": len(qrels), "relevant": sum(q.grade > 0 for q in qrels), "source": source}
+
+
+def import_run(db: Database, file: str, rows: Sequence[RunRow], *, name: str | None = None,
+               depth: int = 10, pool_filter=None) -> dict:
+    """Store a TREC run's rankings and add its top ``depth`` passages per turn to the pool (0: no pooling).
+
+    ``pool_filter(turn_id, passage_id, rank) -> bool`` is the hook for adaptive pooling: when given,
+    a passage below the always-pooled ranks enters only if it returns True.
+    """
+    _check_turns(db, file, rows)
+    if name:
+        rows = [r._replace(tag=name) for r in rows]
+    groups = rank_run(rows)
+    stamp = now()
+    ranking_rows, pool_rows = [], []
+    for (tag, turn), items in groups.items():
+        for rank, r in enumerate(items, start=1):
+            ranking_rows.append((tag, turn, r.passage_id, rank, r.score))
+            if rank <= depth and (pool_filter is None or pool_filter(turn, r.passage_id, rank)):
+                pool_rows.append((turn, r.passage_id, f"depth={depth} run={tag}", rank, stamp))
+    tags = sorted({t for t, _ in groups})
+    with write(db):
+        for tag in tags:
+            db.conn.execute("INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'ranking', ?, ?) "
+                            "ON CONFLICT(name) DO UPDATE SET file=excluded.file, imported_at=excluded.imported_at",
+                            (tag, str(file), stamp))
+            db.conn.execute("DELETE FROM rankings WHERE run = ?", (tag,))
+        _ensure_passages(db, {r.passage_id for r in rows})
+        db.conn.executemany("INSERT INTO rankings (run, turn_id, passage_id, rank, score) VALUES (?,?,?,?,?)",
+                            ranking_rows)
+        db.conn.executemany(
+            "INSERT INTO pool (turn_id, passage_id, method, detail, best_rank, added_at) "
+            "VALUES (?,?,'depth',?,?,?) ON CONFLICT(turn_id, passage_id) DO UPDATE SET "
+            "best_rank = MIN(COALESCE(best_rank, excluded.best_rank), excluded.best_rank)",
+            pool_rows)
+    return {"runs": tags, "rankings": len(ranking_rows), "pooled": len(pool_rows), "depth": depth}
+
+
+def import_passages(db: Database, file: str, passages: Sequence[PassageText]) -> dict:
+    """Store passage texts (new passages are created; a text given again replaces the old one)."""
+    with write(db):
+        db.conn.executemany(
+            "INSERT INTO passages (id, doc_id, text) VALUES (?,?,?) ON CONFLICT(id) DO UPDATE SET "
+            "text=excluded.text, doc_id=COALESCE(excluded.doc_id, doc_id)",
+            ((p.passage_id, p.doc_id, p.text) for p in passages))
+    return {"passages": len(passages)}
+
+
+def import_nuggets(db: Database, file: str, nuggets: Sequence[NuggetRecord], *, source: str,
+                   dedup: bool = False) -> dict:
+    """Store gold nuggets (text only, as the public CONE-RAG files have no offsets).
+
+    ``dedup=True`` reads the file as the de-duplicated subset of ``source``: its keys are marked
+    kept (``in_dedup = 1``), the source's other nuggets of those turns dropped (0). Nuggets absent
+    from the store are created.
+    """
+    _check_turns(db, file, nuggets)
+    stamp = now()
+    with write(db):
+        ensure_source(db, source)
+        db.conn.executemany(
+            "INSERT INTO nuggets (source, turn_id, key, text, relevance, in_dedup, created_at) "
+            "VALUES (?,?,?,?,?,?,?) ON CONFLICT(source, turn_id, key) DO UPDATE SET text=excluded.text, "
+            "relevance=excluded.relevance",
+            ((source, n.turn_id, n.key, n.text, n.relevance, 1 if dedup else None, stamp) for n in nuggets))
+        if dedup:
+            kept = defaultdict(set)
+            for n in nuggets:
+                kept[n.turn_id].add(n.key)
+            rows = db.conn.execute("SELECT id, turn_id, key FROM nuggets WHERE source = ?", (source,)).fetchall()
+            db.conn.executemany("UPDATE nuggets SET in_dedup = ? WHERE id = ?",
+                                [(int(key in kept.get(turn, ())), nid) for nid, turn, key in rows
+                                 if turn in kept or not kept])
+    return {"nuggets": len(nuggets), "turns": len({n.turn_id for n in nuggets}), "source": source}
+
+
+def import_responses(db: Database, file: str, responses: Sequence[ResponseRecord], *,
+                     gold_source: str | None = None) -> dict:
+    """Store system responses per run and turn; with ``gold_source``, store them as gold responses instead."""
+    _check_turns(db, file, responses)
+    stamp = now()
+    with write(db):
+        if gold_source:
+            ensure_source(db, gold_source)
+            db.conn.executemany(
+                "INSERT INTO gold_responses (source, turn_id, text, nuggets_used, updated_at) VALUES (?,?,?,?,?) "
+                "ON CONFLICT DO UPDATE SET text=excluded.text, nuggets_used=excluded.nuggets_used, "
+                "updated_at=excluded.updated_at",
+                ((gold_source, r.turn_id, r.text, json.dumps(list(r.nuggets_used or ())), stamp)
+                 for r in responses))
+            return {"gold_responses": len(responses), "source": gold_source}
+        for run in sorted({r.run for r in responses}):
+            db.conn.execute("INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'response', ?, ?) "
+                            "ON CONFLICT(name) DO NOTHING", (run, str(file), stamp))
+        db.conn.executemany(
+            "INSERT INTO responses (run, turn_id, text) VALUES (?,?,?) ON CONFLICT DO UPDATE SET text=excluded.text",
+            ((r.run, r.turn_id, r.text) for r in responses))
+    return {"responses": len(responses), "runs": len({r.run for r in responses})}
+
+
+def import_ntr_labels(db: Database, file: str, labels: Sequence[NtrRecord], *, source: str,
+                      nugget_source: str) -> dict:
+    """Store nugget-to-response labels; ``<k>`` names nugget ``[k]`` of ``nugget_source`` for that turn."""
+    _check_turns(db, file, labels)
+    nugget_ids = {(t, k): i for i, t, k in db.conn.execute(
+        "SELECT id, turn_id, key FROM nuggets WHERE source = ?", (nugget_source,))}
+    rows = []
+    stamp = now()
+    for rec in labels:
+        nid = nugget_ids.get((rec.turn_id, rec.nugget_key))
+        if nid is None:
+            raise FormatError(file, rec.line, f"a nugget {rec.nugget_key} of source {nugget_source!r} in turn "
+                              f"{rec.turn_id} (import the nuggets first)", "no such nugget")
+        rows.append((source, nid, rec.run, rec.turn_id, rec.match, rec.batch, stamp))
+    seen = {}
+    for rec, row in zip(labels, rows):
+        key = (row[1], row[2])
+        if key in seen and seen[key][0] != row[4]:
+            raise FormatError(file, rec.line, f"one label per nugget and run (line {seen[key][1]} says "
+                              f"{seen[key][0]})", str(row[4]))
+        seen.setdefault(key, (row[4], rec.line))
+    with write(db):
+        ensure_source(db, source)
+        for run in sorted({r.run for r in labels}):
+            db.conn.execute("INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'response', ?, ?) "
+                            "ON CONFLICT(name) DO NOTHING", (run, str(file), stamp))
+        db.conn.executemany(
+            "INSERT INTO ntr_labels (source, nugget_id, run, turn_id, match, batch, mode, updated_at) "
+            "VALUES (?,?,?,?,?,?,'import',?) ON CONFLICT(source, nugget_id, run) DO UPDATE SET "
+            "match=excluded.match, batch=excluded.batch, updated_at=excluded.updated_at "
+            "WHERE match IS NOT excluded.match", rows)
+    return {"labels": len(rows), "yes": sum(r[4] for r in rows), "source": source}

@@ -1,0 +1,224 @@
+"""Schema migrations. Each entry is one SQL script; the file's PRAGMA user_version counts those applied.
+
+Never edit a migration that has shipped: append a new one.
+"""
+
+_V1 = r"""
+CREATE TABLE conversations (
+    id TEXT PRIMARY KEY,                 -- '0' (iKAT 2024), '9-1' (iKAT 2023), '1-1' (iKAT 2025)
+    number TEXT NOT NULL,
+    title TEXT,
+    collection TEXT,                     -- 'ikat-2024', 'demo', ...
+    year INTEGER
+);
+
+CREATE TABLE turns (
+    id TEXT PRIMARY KEY,                 -- '0_8', '9-1_3'
+    conversation_id TEXT NOT NULL REFERENCES conversations(id),
+    turn_number INTEGER NOT NULL,
+    position INTEGER NOT NULL,           -- order inside the conversation, 0-based
+    utterance TEXT,
+    resolved_utterance TEXT,
+    response TEXT,                       -- the canonical response
+    response_provenance TEXT,            -- JSON list of passage ids
+    parent_turn_id TEXT REFERENCES turns(id)   -- CAsT 2022 conversation trees
+);
+CREATE INDEX turns_by_conversation ON turns(conversation_id, position);
+
+CREATE TABLE ptkb_statements (
+    conversation_id TEXT NOT NULL REFERENCES conversations(id),
+    statement_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, statement_id)
+);
+
+CREATE TABLE passages (
+    id TEXT PRIMARY KEY,                 -- '<ClueWeb22 doc id>:<passage number>'
+    doc_id TEXT,
+    text TEXT                            -- NULL: text not available (ClueWeb22 licence)
+);
+
+CREATE TABLE runs (
+    name TEXT PRIMARY KEY,
+    kind TEXT NOT NULL DEFAULT 'ranking' CHECK (kind IN ('ranking', 'response')),
+    file TEXT,
+    imported_at TEXT NOT NULL
+);
+
+CREATE TABLE rankings (
+    run TEXT NOT NULL REFERENCES runs(name) ON DELETE CASCADE,
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    passage_id TEXT NOT NULL REFERENCES passages(id),
+    rank INTEGER NOT NULL,
+    score REAL NOT NULL,
+    PRIMARY KEY (run, turn_id, passage_id)
+) WITHOUT ROWID;
+
+CREATE TABLE responses (
+    run TEXT NOT NULL REFERENCES runs(name) ON DELETE CASCADE,
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    text TEXT NOT NULL,
+    PRIMARY KEY (run, turn_id)
+);
+
+CREATE TABLE pool (
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    passage_id TEXT NOT NULL REFERENCES passages(id),
+    method TEXT NOT NULL CHECK (method IN ('depth', 'qrels', 'adaptive', 'manual')),
+    detail TEXT,                         -- 'depth=10 run=bm25', 'qrels:nist', ...
+    best_rank INTEGER,
+    added_at TEXT NOT NULL,
+    PRIMARY KEY (turn_id, passage_id)
+) WITHOUT ROWID;
+
+CREATE TABLE sources (
+    name TEXT PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('assessor', 'import', 'llm', 'adjudication', 'organizers', 'crowd')),
+    model TEXT,
+    prompt_version TEXT,
+    description TEXT,
+    created_at TEXT NOT NULL
+);
+
+CREATE TABLE passage_labels (
+    source TEXT NOT NULL REFERENCES sources(name),
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    passage_id TEXT NOT NULL REFERENCES passages(id),
+    grade INTEGER CHECK (grade BETWEEN 0 AND 4),   -- NULL: 'cannot judge'
+    note TEXT,
+    mode TEXT NOT NULL DEFAULT 'import',           -- blind | shown | import
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (source, turn_id, passage_id)
+) WITHOUT ROWID;
+CREATE INDEX passage_labels_by_item ON passage_labels(turn_id, passage_id);
+
+CREATE TABLE ptkb_labels (
+    source TEXT NOT NULL REFERENCES sources(name),
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    conversation_id TEXT NOT NULL,
+    statement_id TEXT NOT NULL,
+    relevant INTEGER NOT NULL CHECK (relevant BETWEEN 0 AND 4),
+    note TEXT,
+    mode TEXT NOT NULL DEFAULT 'import',
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (source, turn_id, statement_id),
+    FOREIGN KEY (conversation_id, statement_id) REFERENCES ptkb_statements(conversation_id, statement_id)
+) WITHOUT ROWID;
+
+CREATE TABLE nuggets (
+    id INTEGER PRIMARY KEY,
+    source TEXT NOT NULL REFERENCES sources(name),
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    key TEXT NOT NULL,                   -- '[3]' in the CONE-RAG files
+    text TEXT NOT NULL,
+    relevance INTEGER,
+    passage_id TEXT REFERENCES passages(id),
+    start_char INTEGER,
+    end_char INTEGER,
+    in_dedup INTEGER CHECK (in_dedup IN (0, 1)),   -- kept in the de-duplicated set? NULL: unknown
+    created_at TEXT NOT NULL,
+    UNIQUE (source, turn_id, key),
+    CHECK ((start_char IS NULL AND end_char IS NULL)
+           OR (passage_id IS NOT NULL AND start_char >= 0 AND end_char > start_char))
+);
+
+CREATE TABLE ntr_labels (
+    source TEXT NOT NULL REFERENCES sources(name),
+    nugget_id INTEGER NOT NULL REFERENCES nuggets(id),
+    run TEXT NOT NULL REFERENCES runs(name),
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    match INTEGER NOT NULL CHECK (match IN (0, 1)),
+    batch TEXT,
+    note TEXT,
+    mode TEXT NOT NULL DEFAULT 'import',
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (source, nugget_id, run)
+) WITHOUT ROWID;
+
+CREATE TABLE response_labels (
+    source TEXT NOT NULL REFERENCES sources(name),
+    run TEXT NOT NULL REFERENCES runs(name),
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    criterion TEXT NOT NULL,             -- relevance, completeness, naturalness, conciseness, groundedness
+    value INTEGER NOT NULL CHECK (value BETWEEN -1 AND 4),   -- -1: unable to judge (iKAT 2023)
+    note TEXT,
+    mode TEXT NOT NULL DEFAULT 'import',
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (source, run, turn_id, criterion)
+) WITHOUT ROWID;
+
+CREATE TABLE gold_responses (
+    source TEXT NOT NULL REFERENCES sources(name),
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    text TEXT NOT NULL,
+    nuggets_used TEXT,                   -- JSON list of nugget ids or texts
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (source, turn_id)
+);
+
+CREATE TABLE assignments (
+    assessor TEXT NOT NULL,
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    assigned_at TEXT NOT NULL,
+    PRIMARY KEY (assessor, turn_id)
+) WITHOUT ROWID;
+
+-- Append-only history of every label change, written by triggers so no code path can skip it.
+CREATE TABLE label_history (
+    id INTEGER PRIMARY KEY,
+    label_table TEXT NOT NULL,
+    source TEXT NOT NULL,
+    item TEXT NOT NULL,                  -- 'turn passage', 'turn statement', 'nugget run', ...
+    old_value TEXT,                      -- NULL: no label before
+    new_value TEXT,                      -- NULL: label removed (undo)
+    mode TEXT,
+    at TEXT NOT NULL
+);
+CREATE INDEX label_history_by_source ON label_history(source, at);
+
+CREATE TRIGGER label_history_no_update BEFORE UPDATE ON label_history
+BEGIN SELECT RAISE(ABORT, 'label_history is append-only'); END;
+CREATE TRIGGER label_history_no_delete BEFORE DELETE ON label_history
+BEGIN SELECT RAISE(ABORT, 'label_history is append-only'); END;
+"""
+
+
+def _history_triggers(table: str, kind: str, item: str, value: str) -> str:
+    """Triggers that append one history row per insert, real change and delete of a label table."""
+    new_item = item.replace("X.", "NEW.")
+    old_item = item.replace("X.", "OLD.")
+    new_value = value.replace("X.", "NEW.")
+    old_value = value.replace("X.", "OLD.")
+    return f"""
+CREATE TRIGGER {table}_history_insert AFTER INSERT ON {table}
+BEGIN
+    INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, at)
+    VALUES ('{kind}', NEW.source, {new_item}, NULL, {new_value}, NEW.mode, NEW.updated_at);
+END;
+CREATE TRIGGER {table}_history_update AFTER UPDATE ON {table}
+WHEN {old_value} IS NOT {new_value} OR OLD.note IS NOT NEW.note
+BEGIN
+    INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, at)
+    VALUES ('{kind}', NEW.source, {new_item}, {old_value}, {new_value}, NEW.mode, NEW.updated_at);
+END;
+CREATE TRIGGER {table}_history_delete AFTER DELETE ON {table}
+BEGIN
+    INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, at)
+    VALUES ('{kind}', OLD.source, {old_item}, {old_value}, NULL, OLD.mode,
+            strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
+END;
+"""
+
+
+_V1 += _history_triggers(
+    "passage_labels", "passage", "X.turn_id || ' ' || X.passage_id",
+    "COALESCE(CAST(X.grade AS TEXT), 'cannot-judge')")
+_V1 += _history_triggers(
+    "ptkb_labels", "ptkb", "X.turn_id || ' ' || X.statement_id", "CAST(X.relevant AS TEXT)")
+_V1 += _history_triggers(
+    "ntr_labels", "ntr", "X.turn_id || ' ' || X.nugget_id || ' ' || X.run", "CAST(X.match AS TEXT)")
+_V1 += _history_triggers(
+    "response_labels", "response", "X.turn_id || ' ' || X.run || ' ' || X.criterion",
+    "CAST(X.value AS TEXT)")
+
+MIGRATIONS: list[str] = [_V1]
