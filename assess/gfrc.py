@@ -14,8 +14,10 @@ evaluate every conversation at once, so that 10,000 conversations take well unde
 """
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Hashable, Mapping, Sequence
 
 import numpy as np
 
@@ -93,8 +95,13 @@ def _membership_rows(values: list, attribute: Attribute, where, source: str) -> 
     k = len(attribute.groups)
     index = {g: i for i, g in enumerate(attribute.groups)}
     # -1: unknown name, -2: not a name (a vector, checked below)
-    codes = np.fromiter((index.get(v, -1) if v.__class__ is str else -2 for v in values),
-                        dtype=np.int64, count=len(values))
+    try:
+        codes = np.asarray([index.get(v, -1) for v in values], dtype=np.int64)
+    except TypeError:  # unhashable values, i.e. lists: probability vectors
+        codes = np.asarray([index.get(v, -1) if isinstance(v, Hashable) else -2 for v in values], dtype=np.int64)
+    for row in np.flatnonzero(codes == -1).tolist():
+        if values[row].__class__ is not str:
+            codes[row] = -2
     unknown = np.flatnonzero(codes == -1)
     if unknown.size:
         row = int(unknown[0])
@@ -171,12 +178,14 @@ def nugget_table(conversations: Sequence[Mapping], attributes: Sequence[Attribut
     if not distinct:
         _fail(source, "distinct conversation ids (strings or numbers)", "a repeated or unhashable id")
     conv = np.repeat(np.arange(len(conv_ids), dtype=np.int64), counts)
-    turn_keys: dict[tuple[int, Any], int] = {}
     try:
-        turn = np.fromiter((turn_keys.setdefault(key, len(turn_keys)) for key in zip(conv.tolist(), turn_col)),
-                           dtype=np.int64, count=len(flat))
+        turn_values = {t: i for i, t in enumerate(dict.fromkeys(turn_col))}
     except TypeError:
         _fail(source, "turn ids as strings or numbers", "an unhashable turn")
+    turn_value = np.asarray([turn_values[t] for t in turn_col], dtype=np.int64)
+    # One index per (conversation, turn) pair.
+    turn_conv, turn = np.unique(conv * max(len(turn_values), 1) + turn_value, return_inverse=True)
+    turn_conv = turn_conv // max(len(turn_values), 1)
     offsets = np.concatenate(([0], np.cumsum(counts)))
 
     def where(row: int) -> str:
@@ -217,8 +226,6 @@ def nugget_table(conversations: Sequence[Mapping], attributes: Sequence[Attribut
         i = int(overlap[0])
         _fail(source, f"non-overlapping nugget spans in {where(int(order[i + 1]))}",
               f"{start[i + 1]}-{end[i + 1]} overlapping a span ending at {end[i]}")
-    turn_conv = np.zeros(len(turn_keys), dtype=np.int64)
-    turn_conv[list(turn_keys.values())] = [ci for ci, _ in turn_keys]
     return NuggetTable(tuple(conv_ids), conv, turn, turn_conv, start, end, level, membership)
 
 
@@ -324,6 +331,22 @@ def gfrc_scores(table: NuggetTable, attributes: Sequence[Attribute], *, L: int =
     return {"R": r, "GF": gf, "GFRC": total / (len(attributes) + 1), "max_level": top}
 
 
+@contextmanager
+def _gc_paused():
+    """Pause the cyclic garbage collector while building many small result dicts.
+
+    Hundreds of thousands of fresh containers trigger repeated collections that cost more than
+    the scoring itself; none of them form cycles, so pausing is safe.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def score_gfrc2_document(data: Mapping, *, source: str = "<data>") -> dict[Any, dict]:
     """Score every conversation of a GFRC2 case document with GFRC2 and the original GFRC.
 
@@ -345,18 +368,23 @@ def score_gfrc2_document(data: Mapping, *, source: str = "<data>") -> dict[Any, 
     conversations = data.get("conversations")
     if not isinstance(conversations, Sequence) or isinstance(conversations, (str, bytes)):
         _fail(source, "a list of conversations", type(conversations).__name__)
-    table = nugget_table(conversations, attributes, max_level=max_level, source=source)
+    with _gc_paused():
+        return _score_table(nugget_table(conversations, attributes, max_level=max_level, source=source),
+                            attributes, L, max_level)
+
+
+def _score_table(table: NuggetTable, attributes: Sequence[Attribute], L: int, max_level: int | None) -> dict:
     two = gfrc2_scores(table, attributes, L=L)
     one = gfrc_scores(table, attributes, L=L, max_level=max_level)
     names = [a.name for a in attributes]
-    ends = table.end.tolist()
-    gw, nonrel = two["GWCrel"].tolist(), two["WCnonrel"].tolist()
-    gnp, exp = two["GNP"].tolist(), two["Experience"].tolist()
-    gf_rows = list(zip(*(two["GF"][n].tolist() for n in names))) if names else [()] * len(ends)
-    clusters: list[list[dict]] = [[] for _ in table.conversation_ids]
-    for ci, wc, g, nr, u, sims, e in zip(table.conv.tolist(), ends, gw, nonrel, gnp, gf_rows, exp):
-        clusters[ci].append({"wc": wc, "GWCrel": g, "WCnonrel": nr, "GNP": u,
-                             "GF": dict(zip(names, sims)), "Experience": e})
+    gf_rows = [dict(zip(names, sims)) for sims in zip(*(two["GF"][n].tolist() for n in names))] \
+        if names else [{} for _ in range(table.end.shape[0])]
+    rows = [
+        {"wc": wc, "GWCrel": g, "WCnonrel": nr, "GNP": u, "GF": sims, "Experience": e}
+        for wc, g, nr, u, sims, e in zip(table.end.tolist(), two["GWCrel"].tolist(), two["WCnonrel"].tolist(),
+                                         two["GNP"].tolist(), gf_rows, two["Experience"].tolist())
+    ]
+    bounds = np.searchsorted(table.conv, np.arange(len(table.conversation_ids) + 1)).tolist()
     egnp, gfrc2 = two["EGNP"].tolist(), two["GFRC2"].tolist()
     egf = {n: two["EGF"][n].tolist() for n in names}
     r, total = one["R"].tolist(), one["GFRC"].tolist()
@@ -367,7 +395,7 @@ def score_gfrc2_document(data: Mapping, *, source: str = "<data>") -> dict[Any, 
             "EGF": {n: egf[n][i] for n in names},
             "GFRC2": gfrc2[i],
             "GFRC": {"R": r[i], "GF": {n: gf[n][i] for n in names}, "GFRC": total[i]},
-            "clusters": clusters[i],
+            "clusters": rows[bounds[i]:bounds[i + 1]],
         }
         for i, cid in enumerate(table.conversation_ids)
     }

@@ -55,3 +55,18 @@ def table_frame(db: Database, table: str, source: str | None = None):
         col = "name" if table == "sources" else "source"
         sql, params = sql + f" WHERE {col} = ?", (source,)
     return pd.read_sql_query(sql, db.conn, params=params)
+
+
+def qrels_text(db: Database, source: str, task: str = "passage") -> str:
+    """TREC qrels text of one source: passage qrels (task 'passage') or PTKB qrels (task 'ptkb')."""
+    from assess.formats import format_qrels
+
+    rows = passage_qrels(db, source) if task == "passage" else ptkb_qrels(db, source)
+    return "".join(format_qrels(rows))
+
+
+def label_sources(db: Database, table: str = "passage_labels") -> list[str]:
+    """Names of the sources that hold labels in ``table``."""
+    if table not in LABEL_TABLES:
+        raise AssessError(f"unknown table {table!r}")
+    return [r[0] for r in db.conn.execute(f"SELECT DISTINCT source FROM {table} ORDER BY source")]

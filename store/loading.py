@@ -46,7 +46,13 @@ def load_file(db: Database, kind: str, path: str | Path, *, source: str | None =
 def load_demo(db: Database) -> dict:
     """Load the embedded demo (assets/demo): topics, passages, 3 runs pooled at depth 10, nuggets,
     responses, and precomputed LLM pre-judgments under the source ``llm:demo-gpt``."""
-    d = DEMO_DIR
+    from store.db import write
+
+    with write(db):   # all or nothing: a half-loaded demo would never be retried
+        return _load_demo(db, DEMO_DIR)
+
+
+def _load_demo(db: Database, d: Path) -> dict:
     done = {"topics": load_file(db, "topics", d / "topics.json", collection="demo")}
     done["passages"] = load_file(db, "passages", d / "passages.jsonl")
     for run in sorted((d / "runs").glob("*.run")):
@@ -61,3 +67,17 @@ def load_demo(db: Database) -> dict:
 
 def is_empty(db: Database) -> bool:
     return db.conn.execute("SELECT COUNT(*) FROM conversations").fetchone()[0] == 0
+
+
+def load_upload(db: Database, kind: str, filename: str, data: bytes, **options) -> dict:
+    """Import an uploaded file: it is written to a temporary file named like the upload (for messages)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / Path(filename).name
+        path.write_bytes(data)
+        try:
+            return load_file(db, kind, path, **options)
+        except formats.FormatError as exc:
+            exc.args = (str(exc).replace(str(path), Path(filename).name),)
+            raise

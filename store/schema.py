@@ -87,6 +87,7 @@ CREATE TABLE passage_labels (
     grade INTEGER CHECK (grade BETWEEN 0 AND 4),   -- NULL: 'cannot judge'
     note TEXT,
     mode TEXT NOT NULL DEFAULT 'import',           -- blind | shown | import
+    via TEXT,                                      -- key | click | undo | adjudication | NULL (import)
     updated_at TEXT NOT NULL,
     PRIMARY KEY (source, turn_id, passage_id)
 ) WITHOUT ROWID;
@@ -100,6 +101,7 @@ CREATE TABLE ptkb_labels (
     relevant INTEGER NOT NULL CHECK (relevant BETWEEN 0 AND 4),
     note TEXT,
     mode TEXT NOT NULL DEFAULT 'import',
+    via TEXT,
     updated_at TEXT NOT NULL,
     PRIMARY KEY (source, turn_id, statement_id),
     FOREIGN KEY (conversation_id, statement_id) REFERENCES ptkb_statements(conversation_id, statement_id)
@@ -131,6 +133,7 @@ CREATE TABLE ntr_labels (
     batch TEXT,
     note TEXT,
     mode TEXT NOT NULL DEFAULT 'import',
+    via TEXT,
     updated_at TEXT NOT NULL,
     PRIMARY KEY (source, nugget_id, run)
 ) WITHOUT ROWID;
@@ -143,6 +146,7 @@ CREATE TABLE response_labels (
     value INTEGER NOT NULL CHECK (value BETWEEN -1 AND 4),   -- -1: unable to judge (iKAT 2023)
     note TEXT,
     mode TEXT NOT NULL DEFAULT 'import',
+    via TEXT,
     updated_at TEXT NOT NULL,
     PRIMARY KEY (source, run, turn_id, criterion)
 ) WITHOUT ROWID;
@@ -172,7 +176,14 @@ CREATE TABLE label_history (
     old_value TEXT,                      -- NULL: no label before
     new_value TEXT,                      -- NULL: label removed (undo)
     mode TEXT,
+    via TEXT,
     at TEXT NOT NULL
+);
+
+-- Key/value settings of the study (judging mode blind|shown, ...).
+CREATE TABLE settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
 );
 CREATE INDEX label_history_by_source ON label_history(source, at);
 
@@ -192,19 +203,19 @@ def _history_triggers(table: str, kind: str, item: str, value: str) -> str:
     return f"""
 CREATE TRIGGER {table}_history_insert AFTER INSERT ON {table}
 BEGIN
-    INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, at)
-    VALUES ('{kind}', NEW.source, {new_item}, NULL, {new_value}, NEW.mode, NEW.updated_at);
+    INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at)
+    VALUES ('{kind}', NEW.source, {new_item}, NULL, {new_value}, NEW.mode, NEW.via, NEW.updated_at);
 END;
 CREATE TRIGGER {table}_history_update AFTER UPDATE ON {table}
 WHEN {old_value} IS NOT {new_value} OR OLD.note IS NOT NEW.note
 BEGIN
-    INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, at)
-    VALUES ('{kind}', NEW.source, {new_item}, {old_value}, {new_value}, NEW.mode, NEW.updated_at);
+    INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at)
+    VALUES ('{kind}', NEW.source, {new_item}, {old_value}, {new_value}, NEW.mode, NEW.via, NEW.updated_at);
 END;
 CREATE TRIGGER {table}_history_delete AFTER DELETE ON {table}
 BEGIN
-    INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, at)
-    VALUES ('{kind}', OLD.source, {old_item}, {old_value}, NULL, OLD.mode,
+    INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at)
+    VALUES ('{kind}', OLD.source, {old_item}, {old_value}, NULL, OLD.mode, 'undo',
             strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
 END;
 """

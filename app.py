@@ -1,0 +1,25 @@
+"""The workbench frame: page config, store start-up, sign-in and navigation. No business logic."""
+import streamlit as st
+
+from assess import ui
+
+st.set_page_config(page_title="Assessment workbench", page_icon=":material/fact_check:", layout="wide")
+
+ui.ensure_started()
+database = ui.db()
+ui.sign_in_from_query(database)
+ui.sidebar_sign_in(database)
+
+assess_pages = [
+    st.Page("pages/home.py", title="Home", icon=":material/home:", url_path="home", default=True),
+    st.Page("pages/judge.py", title="Judge passages", icon=":material/grading:", url_path="judge"),
+    st.Page("pages/ptkb.py", title="PTKB relevance", icon=":material/person:", url_path="ptkb"),
+]
+organizer_pages = [
+    st.Page("pages/data.py", title="Import & export", icon=":material/upload_file:", url_path="data"),
+    st.Page("pages/review.py", title="Review", icon=":material/monitoring:", url_path="review"),
+]
+pages = {"Assess": assess_pages}
+if ui.is_organizer():
+    pages["Organize"] = organizer_pages
+st.navigation(pages).run()

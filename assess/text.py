@@ -1,0 +1,57 @@
+"""Turning untrusted passage and response text into inert, highlighted HTML (no Streamlit here)."""
+from __future__ import annotations
+
+import html
+import re
+
+# Words too common to be worth highlighting.
+STOPWORDS = frozenset("""a about above after again all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further had has have
+having he her here hers herself him himself his how i if in into is it its itself just me more most my
+myself no nor not now of off on once only or other our ours ourselves out over own same she should so some
+such than that the their theirs them themselves then there these they this those through to too under until
+up very was we were what when where which while who whom why will with would you your yours yourself
+yourselves tell know like want also get best good""".split())
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def query_terms(*texts: str | None, min_length: int = 3) -> list[str]:
+    """Content words of the query texts (lower-cased, stopwords and short words dropped), longest first."""
+    terms = set()
+    for text in texts:
+        for w in _WORD.findall(text or ""):
+            w = w.lower()
+            if len(w) >= min_length and w not in STOPWORDS and not w.isdigit():
+                terms.add(w)
+    return sorted(terms, key=lambda t: (-len(t), t))
+
+
+def inert_html(text: str, terms: list[str] | tuple[str, ...] = ()) -> str:
+    """Escape ``text`` so that no HTML, markdown or LaTeX in it is ever interpreted; wrap query terms in <mark>.
+
+    The result is one raw HTML block with no blank line (newlines become <br>), so a markdown
+    renderer passes it through untouched; every character of the input is escaped as an entity
+    where it could mean something (< > & " ' and the markdown/LaTeX punctuation).
+    """
+    pattern = None
+    if terms:
+        pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\w*", re.IGNORECASE)
+    out = []
+    pos = 0
+    spans = [] if pattern is None else [(m.start(), m.end()) for m in pattern.finditer(text)]
+    for start, end in spans:
+        out.append(_escape(text[pos:start]))
+        out.append(f'<mark class="qterm">{_escape(text[start:end])}</mark>')
+        pos = end
+    out.append(_escape(text[pos:]))
+    return '<div class="passage-text">' + "".join(out) + "</div>"
+
+
+# One pass, one entity per character that HTML, markdown or LaTeX could read as syntax.
+_ENTITIES = str.maketrans({c: f"&#{ord(c)};" for c in "<>&\"'\\`*_{}[]()#+-!|$~:="})
+
+
+def _escape(text: str) -> str:
+    # Newlines become <br> so the whole passage stays one raw HTML block (a blank line would end it).
+    return text.translate(_ENTITIES).replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")

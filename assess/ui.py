@@ -1,0 +1,139 @@
+"""The one module outside pages/ that imports Streamlit: page setup, sign-in and shared widgets."""
+from __future__ import annotations
+
+import hmac
+
+import streamlit as st
+
+from assess import settings
+from assess.errors import AssessError
+from assess.formats import GRADES
+from assess.text import inert_html
+
+CSS = """
+<style>
+.passage-text { font-size: 1.05rem; line-height: 1.6; padding: 0.8rem 1rem; border-radius: 0.4rem;
+                background: rgba(127,127,127,0.08); white-space: normal; overflow-wrap: anywhere; }
+.passage-text mark.qterm { background: #fff3a3; color: inherit; padding: 0 1px; }
+.turn-user { font-weight: 600; }
+</style>
+"""
+
+
+def db():
+    """Open the store for this script run (a new connection per run; never cached across threads)."""
+    from store import open_db
+
+    return open_db(settings.db_path())
+
+
+def ensure_started():
+    """Create the store on first start and load the embedded demo when it is empty."""
+    from store import open_db
+    from store.loading import is_empty, load_demo
+
+    if st.session_state.get("_store_checked"):
+        return
+    database = open_db(settings.db_path())
+    if is_empty(database):
+        with st.spinner("First start: loading the demo data…"):
+            load_demo(database)
+    st.session_state["_store_checked"] = True
+
+
+def assessor() -> str | None:
+    """The signed-in assessor (session), or None."""
+    return st.session_state.get("assessor")
+
+
+def sign_in_from_query(database) -> None:
+    """Open mode: ``?assessor=NAME`` signs the assessor in."""
+    from store.queue import sign_in
+
+    name = st.query_params.get("assessor")
+    if name and name != st.session_state.get("assessor") and settings.open_mode():
+        try:
+            st.session_state["assessor"] = sign_in(database, name)
+        except AssessError as exc:
+            st.session_state["sign_in_error"] = str(exc)
+
+
+def sidebar_sign_in(database) -> None:
+    """Sign-in box in the sidebar (assessor name; organizer password when one is configured)."""
+    from store.queue import sign_in
+
+    with st.sidebar:
+        name = assessor()
+        if name:
+            st.markdown(f"Signed in as **{_plain(name)}**")
+            if st.button("Sign out", key="sign_out"):
+                st.session_state.pop("assessor", None)
+                st.query_params.pop("assessor", None)
+                st.rerun()
+        else:
+            with st.form("sign_in_form", border=False):
+                entered = st.text_input("Assessor name", key="sign_in_name")
+                if st.form_submit_button("Sign in"):
+                    try:
+                        st.session_state["assessor"] = sign_in(database, entered)
+                        st.rerun()
+                    except AssessError as exc:
+                        st.error(str(exc))
+        if "sign_in_error" in st.session_state:
+            st.error(st.session_state.pop("sign_in_error"))
+        password = settings.organizer_password()
+        if password and not st.session_state.get("organizer"):
+            entered = st.text_input("Organizer password", type="password", key="org_pw")
+            if entered:
+                if hmac.compare_digest(entered, password):
+                    st.session_state["organizer"] = True
+                    st.rerun()
+                else:
+                    st.error("Wrong organizer password")
+
+
+def is_organizer() -> bool:
+    """Organizer pages are open when no password is configured ($ASSESS_ORGANIZER_PASSWORD)."""
+    return settings.organizer_password() is None or bool(st.session_state.get("organizer"))
+
+
+def _plain(text: str) -> str:
+    """Escape markdown so a user-given string shows as typed."""
+    return "".join("\\" + c if c in "\\`*_{}[]()#+-.!|$<>~" else c for c in text)
+
+
+def plain(text: str) -> str:
+    return _plain(text)
+
+
+def show_passage(text: str | None, terms=()) -> None:
+    """Render untrusted passage text inertly (escaped), highlighting query terms; say so when text is absent."""
+    st.markdown(CSS, unsafe_allow_html=True)
+    if text is None:
+        st.warning("Passage text not available (only its id is known; judged ClueWeb22 texts are licensed). "
+                   "Judge from your own copy, or mark it 'cannot judge'.")
+        return
+    st.markdown(inert_html(text, terms), unsafe_allow_html=True)
+
+
+def rubric() -> None:
+    """The 0-4 grade rubric with its definitions."""
+    st.markdown("\n".join(f"- **{g}** {name}" for g, name in sorted(GRADES.items(), reverse=True)))
+
+
+def conversation(ctx: dict) -> None:
+    """The conversation so far, the current utterance and its resolved form, and the PTKB."""
+    for h in ctx["history"]:
+        st.markdown(f"**User:** {_plain(h['utterance'] or '')}")
+        if h["response"]:
+            st.markdown(f"**System:** {_plain(h['response'])}")
+    st.markdown(f"**User (now, {_plain(ctx['turn_id'])}):** {_plain(ctx['utterance'] or '')}")
+    if ctx["resolved_utterance"]:
+        st.info(f"Resolved: {_plain(ctx['resolved_utterance'])}")
+
+
+def ptkb(ctx: dict) -> None:
+    if not ctx["ptkb"]:
+        st.caption("No PTKB statements for this conversation.")
+    for s in ctx["ptkb"]:
+        st.markdown(f"{_plain(s['id'])}. {_plain(s['text'])}")

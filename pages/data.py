@@ -1,0 +1,47 @@
+"""Organizers: import files, assign turns to assessors, export labels."""
+import streamlit as st
+
+from assess import ui
+from assess.errors import AssessError
+from store import exports, loading, queue, stats
+
+database = ui.db()
+st.title("Import & export")
+
+st.subheader("Import a file")
+kind = st.selectbox("What the file holds", loading.IMPORT_KINDS, key="import_kind")
+upload = st.file_uploader("File", key="import_file")
+c1, c2 = st.columns(2)
+source = c1.text_input("Label source (qrels, PTKB qrels, nuggets, NtR labels)",
+                       value=loading.DEFAULT_SOURCES.get(kind, ""), key="import_source")
+depth = c2.number_input("Run: pool depth per turn (0: no pooling)", 0, 1000, 10, key="import_depth")
+if st.button("Import", disabled=upload is None, type="primary"):
+    try:
+        summary = loading.load_upload(database, kind, upload.name, upload.getvalue(),
+                                      source=source or None, depth=int(depth))
+        st.success(f"Imported {upload.name}: " + ", ".join(f"{k} {v}" for k, v in summary.items()))
+    except AssessError as exc:
+        st.error(f"Nothing was imported. {exc}")
+
+st.subheader("Assign turns to an assessor")
+convs = stats.conversations(database)
+c1, c2 = st.columns(2)
+who = c1.text_input("Assessor name", key="assign_who")
+chosen = c2.multiselect("Conversations (all their pooled turns)", [c["id"] for c in convs], key="assign_convs")
+if st.button("Assign", disabled=not (who and chosen)):
+    try:
+        added = queue.assign(database, who, queue.pooled_turns(database, chosen))
+        st.success(f"Assigned {added} new turns to {who}")
+    except AssessError as exc:
+        st.error(str(exc))
+
+st.subheader("Export labels")
+task = st.radio("Labels", ["passage", "ptkb"], horizontal=True, key="export_task",
+                format_func={"passage": "Passage qrels", "ptkb": "PTKB qrels"}.get)
+names = exports.label_sources(database, "passage_labels" if task == "passage" else "ptkb_labels")
+if names:
+    pick = st.selectbox("Source", names, key="export_source")
+    st.download_button("Download TREC qrels", exports.qrels_text(database, pick, task),
+                       file_name=f"{pick.replace(':', '_')}.{task}.qrels", mime="text/plain")
+else:
+    st.info("No labels of this kind yet.")

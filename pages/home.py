@@ -1,0 +1,37 @@
+"""Home: what is in the store, label sources, and the signed-in assessor's progress."""
+import pandas as pd
+import streamlit as st
+
+from assess import settings, ui
+from store import queue, stats
+
+database = ui.db()
+summary = stats.stats(database)
+
+st.title("Assessment workbench")
+st.caption(f"Store: {settings.db_path()}")
+cols = st.columns(5)
+for col, (label, key) in zip(cols, [("Conversations", "conversations"), ("Turns", "turns"),
+                                    ("Passages", "passages"), ("With text", "passages_with_text"),
+                                    ("Pooled pairs", "pooled_pairs")]):
+    col.metric(label, f"{summary[key]:,}")
+
+st.subheader("Label sources")
+sources = pd.DataFrame(stats.sources(database))
+if sources.empty:
+    st.info("No labels yet. Import qrels on the Import page or start judging.")
+else:
+    st.dataframe(sources, hide_index=True, width="stretch")
+
+st.subheader("Conversations")
+st.dataframe(pd.DataFrame(stats.conversations(database)), hide_index=True, width="stretch")
+
+name = ui.assessor()
+if name:
+    st.subheader(f"Your progress, {name}")
+    prog = queue.progress(queue.queue(database, name, open_mode=settings.open_mode()))
+    st.progress(prog["judged"] / prog["total"] if prog["total"] else 0.0,
+                text=f"{prog['judged']} of {prog['total']} passages judged")
+    st.page_link("pages/judge.py", label="Continue judging", icon=":material/grading:")
+else:
+    st.info("Sign in with your assessor name in the sidebar (or open /judge?assessor=NAME) to start judging.")

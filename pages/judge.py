@@ -1,0 +1,81 @@
+"""Judge passages 0-4 for a turn, with the conversation, the resolved utterance and the PTKB beside them.
+
+Keys: 0-4 grade and move to the next unjudged passage, X cannot judge, Left/Right previous/next,
+S skip, U undo. Every key press is stored at once.
+"""
+import streamlit as st
+
+from assess import settings, ui
+from assess.formats import GRADES
+from assess.text import query_terms
+from store import queue
+
+database = ui.db()
+name = ui.assessor()
+if not name:
+    st.info("Sign in with your assessor name in the sidebar, or open /judge?assessor=NAME.")
+    st.stop()
+
+items = queue.queue(database, name, open_mode=settings.open_mode())
+if not items:
+    st.info("Your queue is empty: ask an organizer to assign you a topic.")
+    st.stop()
+if "turn" in st.query_params and "passage" in st.query_params:   # a deep link to one item, used once
+    st.session_state["judge_key"] = (st.query_params.pop("turn"), st.query_params.pop("passage"))
+pos = queue.move(items, st.session_state.get("judge_key"), st.session_state.pop("judge_action", None))
+turn_id, passage_id, _ = items[pos]
+st.session_state["judge_key"] = (turn_id, passage_id)
+mode = queue.judging_mode(database)
+
+
+def grade(value):
+    note = st.session_state.get(f"note_{turn_id}_{passage_id}") or None
+    queue.save_passage_label(database, name, turn_id, passage_id, value, note=note, mode=mode)
+    st.session_state["judge_action"] = "next_unjudged"
+
+
+def go(action):
+    st.session_state["judge_action"] = action
+
+
+def undo():
+    touched = queue.undo(database, name)
+    if touched:
+        st.session_state["judge_key"] = touched
+
+
+ctx = queue.turn_context(database, turn_id)
+prog = queue.progress(items)
+done_turn, total_turn = prog["turns"][turn_id]
+left, right = st.columns([2, 3], gap="large")
+with left:
+    st.subheader(ctx["title"] or f"Conversation {ctx['conversation_id']}")
+    ui.conversation(ctx)
+    with st.expander("Persona (PTKB statements)", expanded=True):
+        ui.ptkb(ctx)
+    with st.expander("Grade rubric", expanded=True):
+        ui.rubric()
+with right:
+    st.progress(done_turn / total_turn, text=f"Turn {turn_id}: {done_turn} / {total_turn} judged · "
+                f"all: {prog['judged']} / {prog['total']}")
+    st.markdown(f"Passage `{passage_id}` ({pos + 1} of {len(items)})")
+    text = queue.passage_text(database, passage_id)
+    ui.show_passage(text, query_terms(ctx["resolved_utterance"] or ctx["utterance"]))
+    own = queue.label_of(database, name, "passage", turn_id, passage_id)
+    if own:
+        shown = "cannot judge" if own["value"] is None else f"{own['value']} ({GRADES[own['value']]})"
+        st.success(f"Your label: {shown}")
+    for other in queue.revealed_labels(database, name, "passage", turn_id, passage_id):
+        st.caption(f"{other['source']} says {other['value']}")
+    cols = st.columns(5)
+    for g in range(5):
+        cols[g].button(f"{g} · {GRADES[g]}", key=f"g{g}", shortcut=str(g), on_click=grade, args=(g,),
+                       type="primary" if own and own["value"] == g else "secondary", width="stretch")
+    nav = st.columns(5)
+    nav[0].button("Previous", key="prev", shortcut="Left", on_click=go, args=("prev",), width="stretch")
+    nav[1].button("Next", key="next", shortcut="Right", on_click=go, args=("next",), width="stretch")
+    nav[2].button("Skip", key="skip", shortcut="S", on_click=go, args=("next_unjudged",), width="stretch")
+    nav[3].button("Undo", key="undo", shortcut="U", on_click=undo, width="stretch")
+    nav[4].button("Cannot judge", key="cannot", shortcut="X", on_click=grade, args=(None,), width="stretch")
+    st.text_input("Note (optional, saved with the grade)", key=f"note_{turn_id}_{passage_id}",
+                  value=(own or {}).get("note") or "")

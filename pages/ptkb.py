@@ -1,0 +1,63 @@
+"""Label which PTKB (persona) statements are relevant to each turn.
+
+Keys: 1 relevant, 0 not relevant (both move to the next unlabelled statement), Left/Right
+previous/next, U undo. These labels form the assessor's own PTKB source.
+"""
+import streamlit as st
+
+from assess import settings, ui
+from store import queue
+
+database = ui.db()
+name = ui.assessor()
+if not name:
+    st.info("Sign in with your assessor name in the sidebar, or open /ptkb?assessor=NAME.")
+    st.stop()
+
+items = queue.queue(database, name, task="ptkb", open_mode=settings.open_mode())
+if not items:
+    st.info("No PTKB statements to label in your queue.")
+    st.stop()
+pos = queue.move(items, st.session_state.get("ptkb_key"), st.session_state.pop("ptkb_action", None))
+turn_id, statement_id, _ = items[pos]
+st.session_state["ptkb_key"] = (turn_id, statement_id)
+mode = queue.judging_mode(database)
+
+
+def label(value):
+    queue.save_ptkb_label(database, name, turn_id, statement_id, value, mode=mode)
+    st.session_state["ptkb_action"] = "next_unjudged"
+
+
+def go(action):
+    st.session_state["ptkb_action"] = action
+
+
+def undo():
+    touched = queue.undo(database, name, task="ptkb")
+    if touched:
+        st.session_state["ptkb_key"] = touched
+
+
+ctx = queue.turn_context(database, turn_id)
+prog = queue.progress(items)
+done_turn, total_turn = prog["turns"][turn_id]
+left, right = st.columns([2, 3], gap="large")
+with left:
+    st.subheader(ctx["title"] or f"Conversation {ctx['conversation_id']}")
+    ui.conversation(ctx)
+with right:
+    st.progress(done_turn / total_turn, text=f"Turn {turn_id}: {done_turn} / {total_turn} statements labelled")
+    st.markdown("Is this statement about the user **relevant** to answering the current turn?")
+    for row in queue.turn_queue(database, name, turn_id, task="ptkb"):
+        text = next(s["text"] for s in ctx["ptkb"] if s["id"] == row[1])
+        own = queue.label_of(database, name, "ptkb", turn_id, row[1])
+        mark = "·" if own is None else ("✅ relevant" if own["value"] else "✖ not relevant")
+        line = f"{ui.plain(row[1])}. {ui.plain(text)} — {mark}"
+        st.markdown(f"**▶ {line}**" if row[1] == statement_id else line)
+    cols = st.columns(5)
+    cols[0].button("1 · Relevant", key="rel", shortcut="1", on_click=label, args=(1,), width="stretch")
+    cols[1].button("0 · Not relevant", key="nonrel", shortcut="0", on_click=label, args=(0,), width="stretch")
+    cols[2].button("Previous", key="prev", shortcut="Left", on_click=go, args=("prev",), width="stretch")
+    cols[3].button("Next", key="next", shortcut="Right", on_click=go, args=("next",), width="stretch")
+    cols[4].button("Undo", key="undo", shortcut="U", on_click=undo, width="stretch")

@@ -1,0 +1,327 @@
+"""Assessor queues, single-label writes, undo, and the context a judging screen needs.
+
+An assessor's queue is the pool of the turns assigned to them (or, in open mode with no
+assignment, every pooled turn), in a fixed order: conversation (import order), turn position,
+then passage id, so passages of one document sit together as at NIST. Each label is written
+in its own transaction the moment it is given; the history triggers record every change.
+"""
+from __future__ import annotations
+
+import json
+from typing import NamedTuple
+
+from sqlite_utils import Database
+
+from assess.errors import AssessError, UnknownItem
+from store.db import write
+from store.imports import ensure_source, now
+
+MODES = ("blind", "reveal", "shown")
+
+
+class QueueItem(NamedTuple):
+    turn_id: str
+    item_id: str          # passage id (passage task) or statement id (PTKB task)
+
+
+# ------------------------------------------------------------------------------------------- assessors
+
+def sign_in(db: Database, name: str) -> str:
+    """Register ``name`` as an assessor source (idempotent); refuse names of other kinds of source."""
+    name = (name or "").strip()
+    if not name or len(name) > 64 or any(c.isspace() for c in name) or ":" in name:
+        raise AssessError("an assessor name is 1-64 characters without spaces or ':'")
+    row = db.conn.execute("SELECT kind FROM sources WHERE name = ?", (name,)).fetchone()
+    if row and row[0] != "assessor":
+        raise AssessError(f"{name!r} is the name of a {row[0]} label source; choose another assessor name")
+    if not row:
+        with write(db):
+            ensure_source(db, name, "assessor")
+    return name
+
+
+def assign(db: Database, assessor: str, turn_ids: list[str]) -> int:
+    """Assign turns to an assessor (topics: pass all their turn ids); return how many are new."""
+    sign_in(db, assessor)
+    known = {r[0] for r in db.conn.execute("SELECT id FROM turns")}
+    missing = [t for t in turn_ids if t not in known]
+    if missing:
+        raise UnknownItem(f"unknown turn id {missing[0]!r}")
+    with write(db):
+        before = db.conn.total_changes
+        db.conn.executemany("INSERT INTO assignments (assessor, turn_id, assigned_at) VALUES (?,?,?) "
+                            "ON CONFLICT DO NOTHING", [(assessor, t, now()) for t in turn_ids])
+        return db.conn.total_changes - before
+
+
+def unassign(db: Database, assessor: str, turn_ids: list[str]) -> None:
+    with write(db):
+        db.conn.executemany("DELETE FROM assignments WHERE assessor = ? AND turn_id = ?",
+                            [(assessor, t) for t in turn_ids])
+
+
+def get_setting(db: Database, key: str, default: str) -> str:
+    row = db.conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else default
+
+
+def set_setting(db: Database, key: str, value: str) -> None:
+    with write(db):
+        db.conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE "
+                        "SET value = excluded.value", (key, value))
+
+
+def judging_mode(db: Database) -> str:
+    """The study's judging mode: 'blind' (default: no other source's label is ever shown),
+    'reveal' (blind-then-reveal: LLM labels appear only after one's own label is committed), or
+    'shown' (LLM labels are shown before judging)."""
+    return get_setting(db, "judging_mode", "blind")
+
+
+# ------------------------------------------------------------------------------------------- queues
+
+_TASKS = {
+    # task: (item source query, label table, item column, value column)
+    "passage": ("SELECT p.turn_id AS turn_id, p.passage_id AS item_id FROM pool p", "passage_labels",
+                "passage_id", "grade"),
+    "ptkb": ("SELECT t0.id AS turn_id, s.statement_id AS item_id FROM turns t0 "
+             "JOIN ptkb_statements s ON s.conversation_id = t0.conversation_id", "ptkb_labels",
+             "statement_id", "relevant"),
+}
+
+
+def _scope(db: Database, assessor: str, open_mode: bool) -> tuple[str, tuple]:
+    has = db.conn.execute("SELECT 1 FROM assignments WHERE assessor = ? LIMIT 1", (assessor,)).fetchone()
+    if has:
+        return "q.turn_id IN (SELECT turn_id FROM assignments WHERE assessor = ?)", (assessor,)
+    if open_mode:
+        return "1", ()
+    return "0", ()
+
+
+def _queue_sql(task: str, where: str) -> str:
+    items, table, item_col, _ = _TASKS[task]
+    order_item = "q.item_id" if task == "passage" else "CAST(q.item_id AS INTEGER), q.item_id"
+    return (f"SELECT q.turn_id, q.item_id, c.rowid AS c_ord, t.position AS t_pos, "
+            f"l.source IS NOT NULL AS done FROM ({items}) q "
+            f"JOIN turns t ON t.id = q.turn_id JOIN conversations c ON c.id = t.conversation_id "
+            f"LEFT JOIN {table} l ON l.source = ? AND l.turn_id = q.turn_id AND l.{item_col} = q.item_id "
+            f"WHERE {where} ORDER BY c.rowid, t.position, {order_item}")
+
+
+def queue(db: Database, assessor: str, *, task: str = "passage", open_mode: bool = True) -> list[tuple]:
+    """The assessor's queue: [(turn_id, item_id, judged: bool)] in queue order."""
+    where, params = _scope(db, assessor, open_mode)
+    rows = db.conn.execute(_queue_sql(task, where), (assessor, *params)).fetchall()
+    return [(r[0], r[1], bool(r[4])) for r in rows]
+
+
+def turn_queue(db: Database, assessor: str, turn_id: str, *, task: str = "passage") -> list[tuple]:
+    """One turn's part of the queue: [(turn_id, item_id, judged)]."""
+    rows = db.conn.execute(_queue_sql(task, "q.turn_id = ?"), (assessor, turn_id)).fetchall()
+    return [(r[0], r[1], bool(r[4])) for r in rows]
+
+
+def next_position(items: list[tuple], current: int | None, *, unjudged_only: bool = True) -> int | None:
+    """Index of the next (unjudged) item after ``current``, wrapping to the start; None if there is none."""
+    n = len(items)
+    if n == 0:
+        return None
+    start = -1 if current is None else current
+    for step in range(1, n + 1):
+        i = (start + step) % n
+        if not unjudged_only or not items[i][2]:
+            return i
+    return None
+
+
+def move(items: list[tuple], key: tuple[str, str] | None, action: str | None) -> int | None:
+    """Where the cursor goes: ``key`` is the (turn, item) on screen, ``action`` one of None (stay, or
+    resume at the first unjudged item when ``key`` is unknown), 'next_unjudged', 'next', 'prev'."""
+    index = {(t, i): n for n, (t, i, _done) in enumerate(items)}
+    current = index.get(tuple(key)) if key else None
+    if current is None:
+        return resume_position(items)
+    if action == "next_unjudged":
+        found = next_position(items, current)
+        return current if found is None else found
+    if action == "next":
+        return min(current + 1, len(items) - 1)
+    if action == "prev":
+        return max(current - 1, 0)
+    return current
+
+
+def resume_position(items: list[tuple]) -> int | None:
+    """Where an assessor resumes: the first unjudged item of their queue (the last item if all are done)."""
+    for i, item in enumerate(items):
+        if not item[2]:
+            return i
+    return len(items) - 1 if items else None
+
+
+def progress(items: list[tuple]) -> dict:
+    """Judged / total over the queue, per turn and per conversation (turn id prefix before the last '_')."""
+    per_turn: dict[str, list[int]] = {}
+    for turn, _item, done in items:
+        d = per_turn.setdefault(turn, [0, 0])
+        d[0] += done
+        d[1] += 1
+    per_conv: dict[str, list[int]] = {}
+    for turn, (done, total) in per_turn.items():
+        d = per_conv.setdefault(turn.rsplit("_", 1)[0], [0, 0])
+        d[0] += done
+        d[1] += total
+    return {"judged": sum(d for d, _ in per_turn.values()), "total": len(items),
+            "turns": per_turn, "conversations": per_conv}
+
+
+# ------------------------------------------------------------------------------------------- labels
+
+def save_passage_label(db: Database, source: str, turn_id: str, passage_id: str, grade: int | None, *,
+                       note: str | None = None, mode: str = "blind", via: str = "key") -> None:
+    """Write one passage judgment (grade 0-4, or None for 'cannot judge') in its own transaction."""
+    if grade is not None and (isinstance(grade, bool) or grade not in (0, 1, 2, 3, 4)):
+        raise AssessError(f"a grade is 0, 1, 2, 3 or 4 (or cannot judge), not {grade!r}")
+    if mode not in MODES + ("adjudication",):
+        raise AssessError(f"mode is blind or shown, not {mode!r}")
+    with write(db):
+        if not db.conn.execute("SELECT 1 FROM pool WHERE turn_id = ? AND passage_id = ?",
+                               (turn_id, passage_id)).fetchone() and not db.conn.execute(
+                "SELECT 1 FROM passage_labels WHERE turn_id = ? AND passage_id = ? LIMIT 1",
+                (turn_id, passage_id)).fetchone():
+            raise UnknownItem(f"passage {passage_id} is not in the pool of turn {turn_id}")
+        db.conn.execute(
+            "INSERT INTO passage_labels (source, turn_id, passage_id, grade, note, mode, via, updated_at) "
+            "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(source, turn_id, passage_id) DO UPDATE SET "
+            "grade=excluded.grade, note=COALESCE(excluded.note, note), mode=excluded.mode, via=excluded.via, "
+            "updated_at=excluded.updated_at",
+            (source, turn_id, passage_id, grade, note, mode, via, now()))
+
+
+def save_ptkb_label(db: Database, source: str, turn_id: str, statement_id: str, relevant: int, *,
+                    note: str | None = None, mode: str = "blind", via: str = "key") -> None:
+    """Write one PTKB statement label (1 relevant, 0 not relevant) in its own transaction."""
+    if relevant not in (0, 1):
+        raise AssessError(f"a PTKB label is 0 or 1, not {relevant!r}")
+    with write(db):
+        row = db.conn.execute("SELECT conversation_id FROM turns WHERE id = ?", (turn_id,)).fetchone()
+        if row is None:
+            raise UnknownItem(f"unknown turn {turn_id!r}")
+        db.conn.execute(
+            "INSERT INTO ptkb_labels (source, turn_id, conversation_id, statement_id, relevant, note, mode, via, "
+            "updated_at) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(source, turn_id, statement_id) DO UPDATE SET "
+            "relevant=excluded.relevant, note=COALESCE(excluded.note, note), mode=excluded.mode, "
+            "via=excluded.via, updated_at=excluded.updated_at",
+            (source, turn_id, row[0], statement_id, relevant, note, mode, via, now()))
+
+
+def save_note(db: Database, source: str, task: str, turn_id: str, item_id: str, note: str) -> bool:
+    """Attach a note to an existing label; False when there is no label yet."""
+    table, col = ("passage_labels", "passage_id") if task == "passage" else ("ptkb_labels", "statement_id")
+    with write(db):
+        cur = db.conn.execute(f"UPDATE {table} SET note = ?, updated_at = ? WHERE source = ? AND turn_id = ? "
+                              f"AND {col} = ?", (note or None, now(), source, turn_id, item_id))
+        return cur.rowcount > 0
+
+
+def label_of(db: Database, source: str, task: str, turn_id: str, item_id: str) -> dict | None:
+    """The source's own label for one item (value, note, mode), or None."""
+    table, col, val = {"passage": ("passage_labels", "passage_id", "grade"),
+                       "ptkb": ("ptkb_labels", "statement_id", "relevant")}[task]
+    row = db.conn.execute(f"SELECT {val}, note, mode FROM {table} WHERE source = ? AND turn_id = ? AND {col} = ?",
+                          (source, turn_id, item_id)).fetchone()
+    return None if row is None else {"value": row[0], "note": row[1], "mode": row[2]}
+
+
+def undo(db: Database, source: str, task: str = "passage") -> tuple[str, str] | None:
+    """Revert the source's latest label change not yet undone; return the (turn, item) it touched.
+
+    Repeated undos walk further back: each undo write is itself in the history (via 'undo') and
+    cancels one earlier change.
+    """
+    table, col, val, kind = {"passage": ("passage_labels", "passage_id", "grade", "passage"),
+                             "ptkb": ("ptkb_labels", "statement_id", "relevant", "ptkb")}[task]
+    with write(db):
+        pending_undos = 0
+        target = None
+        for item, old, via in db.conn.execute(
+                "SELECT item, old_value, via FROM label_history WHERE source = ? AND label_table = ? "
+                "ORDER BY id DESC", (source, kind)):
+            if via == "undo":
+                pending_undos += 1
+            elif pending_undos:
+                pending_undos -= 1
+            else:
+                target = (item, old)
+                break
+        if target is None:
+            return None
+        turn_id, item_id = target[0].split(" ", 1)
+        old = target[1]
+        if old is None:
+            db.conn.execute(f"DELETE FROM {table} WHERE source = ? AND turn_id = ? AND {col} = ?",
+                            (source, turn_id, item_id))
+        else:
+            value = None if old == "cannot-judge" else int(old)
+            db.conn.execute(f"UPDATE {table} SET {val} = ?, via = 'undo', updated_at = ? WHERE source = ? "
+                            f"AND turn_id = ? AND {col} = ?", (value, now(), source, turn_id, item_id))
+        return turn_id, item_id
+
+
+# ------------------------------------------------------------------------------------------- context
+
+def turn_context(db: Database, turn_id: str) -> dict:
+    """What the judging screen shows for a turn: conversation so far, resolved utterance, PTKB."""
+    turn = db.conn.execute(
+        "SELECT t.id, t.conversation_id, t.position, t.utterance, t.resolved_utterance, c.title "
+        "FROM turns t JOIN conversations c ON c.id = t.conversation_id WHERE t.id = ?", (turn_id,)).fetchone()
+    if turn is None:
+        raise UnknownItem(f"unknown turn {turn_id!r}")
+    history = db.conn.execute(
+        "SELECT id, utterance, response FROM turns WHERE conversation_id = ? AND position < ? ORDER BY position",
+        (turn[1], turn[2])).fetchall()
+    ptkb = db.conn.execute(
+        "SELECT statement_id, text FROM ptkb_statements WHERE conversation_id = ? "
+        "ORDER BY CAST(statement_id AS INTEGER), statement_id", (turn[1],)).fetchall()
+    return {"turn_id": turn[0], "conversation_id": turn[1], "title": turn[5], "utterance": turn[3],
+            "resolved_utterance": turn[4],
+            "history": [{"turn_id": h[0], "utterance": h[1], "response": h[2]} for h in history],
+            "ptkb": [{"id": p[0], "text": p[1]} for p in ptkb]}
+
+
+def passage_text(db: Database, passage_id: str) -> str | None:
+    row = db.conn.execute("SELECT text FROM passages WHERE id = ?", (passage_id,)).fetchone()
+    return None if row is None else row[0]
+
+
+def revealed_labels(db: Database, assessor: str, task: str, turn_id: str, item_id: str) -> list[dict]:
+    """Other sources' labels for an item, for 'shown' mode or after the assessor's own label exists.
+
+    Blind by default: returns [] in 'blind' mode, and in 'reveal' mode until the assessor has
+    committed a label for this item, so nothing leaks into the page before that.
+    """
+    mode = judging_mode(db)
+    if mode == "blind" or (mode == "reveal" and label_of(db, assessor, task, turn_id, item_id) is None):
+        return []
+    table, col, val = {"passage": ("passage_labels", "passage_id", "grade"),
+                       "ptkb": ("ptkb_labels", "statement_id", "relevant")}[task]
+    rows = db.conn.execute(
+        f"SELECT l.source, s.kind, l.{val} FROM {table} l JOIN sources s ON s.name = l.source "
+        f"WHERE l.turn_id = ? AND l.{col} = ? AND l.source != ? AND s.kind = 'llm' ORDER BY l.source",
+        (turn_id, item_id, assessor)).fetchall()
+    return [{"source": r[0], "kind": r[1], "value": r[2]} for r in rows]
+
+
+def response_provenance(db: Database, turn_id: str) -> list[str]:
+    row = db.conn.execute("SELECT response_provenance FROM turns WHERE id = ?", (turn_id,)).fetchone()
+    return json.loads(row[0]) if row and row[0] else []
+
+
+def pooled_turns(db: Database, conversation_ids: list[str]) -> list[str]:
+    """The pooled turns of the given conversations, in order (what assigning a topic assigns)."""
+    marks = ",".join("?" * len(conversation_ids))
+    return [r[0] for r in db.conn.execute(
+        f"SELECT t.id FROM turns t WHERE t.conversation_id IN ({marks}) "
+        f"AND EXISTS (SELECT 1 FROM pool p WHERE p.turn_id = t.id) ORDER BY t.conversation_id, t.position",
+        conversation_ids)]

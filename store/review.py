@@ -1,0 +1,85 @@
+"""Organizer review: progress per topic and assessor, judging speed, grade distributions,
+disagreements between two sources and adjudication."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlite_utils import Database
+
+from assess.errors import AssessError
+from store.db import write
+from store.imports import ensure_source, now
+
+BREAK_SECONDS = 300   # a gap longer than this between two labels is a pause, not judging time
+
+
+def assessor_summary(db: Database) -> list[dict]:
+    """Per assessor: passage labels, turns touched, grade counts 0..4, cannot-judge, median seconds per label."""
+    out = []
+    for (name,) in db.conn.execute("SELECT name FROM sources WHERE kind = 'assessor' ORDER BY name"):
+        grades = [0] * 5
+        for g, n in db.conn.execute("SELECT grade, COUNT(*) FROM passage_labels WHERE source = ? AND grade "
+                                    "IS NOT NULL GROUP BY grade", (name,)):
+            grades[g] = n
+        labels, turns, cannot = db.conn.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT turn_id), SUM(grade IS NULL) FROM passage_labels WHERE source = ?",
+            (name,)).fetchone()
+        ptkb = db.conn.execute("SELECT COUNT(*) FROM ptkb_labels WHERE source = ?", (name,)).fetchone()[0]
+        speed = seconds_per_label(db, name)
+        out.append({"assessor": name, "passage_labels": labels, "turns": turns, "cannot_judge": cannot or 0,
+                    **{f"grade_{g}": grades[g] for g in range(5)}, "ptkb_labels": ptkb,
+                    "median_seconds": speed["median"], "mean_seconds": speed["mean"]})
+    return out
+
+
+def seconds_per_label(db: Database, source: str) -> dict:
+    """Seconds between consecutive label writes of ``source`` (from the history), pauses > 5 min left out."""
+    import statistics
+
+    stamps = [datetime.fromisoformat(r[0].replace("Z", "+00:00")) for r in db.conn.execute(
+        "SELECT at FROM label_history WHERE source = ? AND (via IS NULL OR via != 'undo') ORDER BY id", (source,))]
+    gaps = [(b - a).total_seconds() for a, b in zip(stamps, stamps[1:])]
+    gaps = [g for g in gaps if 0 <= g <= BREAK_SECONDS]
+    if not gaps:
+        return {"n": 0, "median": None, "mean": None}
+    return {"n": len(gaps), "median": statistics.median(gaps), "mean": statistics.fmean(gaps)}
+
+
+def topic_progress(db: Database, source: str | None = None) -> list[dict]:
+    """Per conversation: pooled pairs and how many carry a label of ``source`` (any assessor if None)."""
+    if source is None:
+        cond, params = "s.kind = 'assessor'", ()
+    else:
+        cond, params = "l.source = ?", (source,)
+    return db.execute_returning_dicts(
+        "SELECT t.conversation_id AS conversation, COUNT(*) AS pooled, "
+        "SUM(EXISTS (SELECT 1 FROM passage_labels l JOIN sources s ON s.name = l.source "
+        f"WHERE l.turn_id = p.turn_id AND l.passage_id = p.passage_id AND {cond})) AS judged "
+        "FROM pool p JOIN turns t ON t.id = p.turn_id GROUP BY t.conversation_id "
+        "ORDER BY MIN((SELECT rowid FROM conversations c WHERE c.id = t.conversation_id))", params)
+
+
+def disagreements(db: Database, a: str, b: str, *, limit: int = 500) -> list[dict]:
+    """Passage items both sources labelled with different grades, largest difference first."""
+    return db.execute_returning_dicts(
+        "SELECT la.turn_id, la.passage_id, la.grade AS grade_a, lb.grade AS grade_b, "
+        "(SELECT grade FROM passage_labels x WHERE x.source = 'adjudication' AND x.turn_id = la.turn_id "
+        " AND x.passage_id = la.passage_id) AS adjudicated "
+        "FROM passage_labels la JOIN passage_labels lb ON lb.turn_id = la.turn_id AND lb.passage_id = la.passage_id "
+        "WHERE la.source = ? AND lb.source = ? AND la.grade IS NOT lb.grade "
+        "ORDER BY ABS(COALESCE(la.grade, -1) - COALESCE(lb.grade, -1)) DESC, la.turn_id, la.passage_id LIMIT ?",
+        (a, b, limit))
+
+
+def adjudicate(db: Database, turn_id: str, passage_id: str, grade: int, *, by: str,
+               source: str = "adjudication") -> None:
+    """Record an adjudicated grade: a label of its own source (kind 'adjudication'), noting who decided."""
+    if grade not in (0, 1, 2, 3, 4):
+        raise AssessError(f"a grade is 0-4, not {grade!r}")
+    with write(db):
+        ensure_source(db, source, "adjudication")
+        db.conn.execute(
+            "INSERT INTO passage_labels (source, turn_id, passage_id, grade, note, mode, via, updated_at) "
+            "VALUES (?,?,?,?,?,'adjudication','click',?) ON CONFLICT(source, turn_id, passage_id) DO UPDATE SET "
+            "grade=excluded.grade, note=excluded.note, updated_at=excluded.updated_at",
+            (source, turn_id, passage_id, grade, f"by {by}", now()))
