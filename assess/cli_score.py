@@ -1,0 +1,380 @@
+"""`python -m assess score ...`: compute evaluation measures from files.
+
+Sub-commands: ``gfrc2`` (GFRC2 + original GFRC from a case document), ``aepd`` (AEPD per turn and
+the P-D trade-off), ``runs`` (trec_eval-style run evaluation, optionally under a second qrels
+source with Kendall/Spearman between the run orderings) and ``nuggets`` (CONE-RAG NtR recall
+from yes/no match labels and/or NtN from entailment matches).
+
+Heavy libraries are imported inside the handlers so that ``python -m assess --help`` stays fast.
+``--json`` prints one JSON object (floats at full precision); otherwise a plain table.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from assess.errors import FormatError
+
+
+def add_commands(sub) -> None:
+    """Register the ``score`` command group on the top-level sub-parsers."""
+    score = sub.add_parser("score", help="compute evaluation measures (GFRC2, AEPD, runs, nuggets)",
+                           description="Compute evaluation measures from files.")
+    commands = score.add_subparsers(dest="score_command", metavar="MEASURE")
+    commands.required = True
+
+    p = commands.add_parser("gfrc2", help="GFRC2 and GFRC of conversations with relevant-nugget spans",
+                            description="Score a GFRC2 case document: {L, max_level, attributes, conversations}.")
+    p.add_argument("file", help="JSON document (see ../shared/cases/gfrc2_fairweb2_r112.json)")
+    p.add_argument("--clusters", action="store_true", help="also print the per-cluster table (text output)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_gfrc2)
+
+    p = commands.add_parser("aepd", help="AEPD personalization/diversification scores per turn",
+                            description='Score an AEPD document: {"turns": [{"id", "aspects": [...]}]}.')
+    p.add_argument("file", help="JSON document (see ../shared/cases/aepd_paper_figure2.json)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_aepd)
+
+    p = commands.add_parser("runs", help="evaluate TREC runs against qrels (trec_eval semantics)",
+                            description="Evaluate TREC run files with ir_measures/pytrec_eval. Default measures: "
+                                        "nDCG@3, nDCG@5, P@20, R@20, AP, RR (binary at --threshold).")
+    p.add_argument("--qrels", required=True, help="TREC qrels: <qid> <iter> <docid> <label>")
+    p.add_argument("--run", required=True, action="append", dest="runs", metavar="RUN",
+                   help="TREC run: <qid> Q0 <docid> <rank> <score> <tag> (repeatable)")
+    p.add_argument("--qrels-b", help="second qrels source: also correlate the run orderings (Kendall, Spearman)")
+    p.add_argument("--threshold", type=int, default=2, help="binary relevance: label >= THRESHOLD (default 2, CAsT strict)")
+    p.add_argument("--measure", action="append", dest="measures", metavar="M",
+                   help="ir_measures notation, e.g. 'nDCG@10' or 'P(rel=2)@10' (repeatable; replaces the defaults)")
+    p.add_argument("--ptkb", action="store_true", help="PTKB statement ranking measures: nDCG@3, P@3, R@3, MRR (label >= 1)")
+    p.add_argument("--all-queries", action="store_true", help="average over all qrels queries, missing = 0 (trec_eval -c)")
+    p.add_argument("--ttest", metavar="M", help="paired t-tests between runs on measure M, Bonferroni-corrected")
+    p.add_argument("--per-query", action="store_true", help="include per-query values in the JSON output")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_runs)
+
+    p = commands.add_parser("nuggets", help="CONE-RAG nugget recall (NtR) / recall and precision (NtN) per run",
+                            description="NtR recall per run from yes/no labels, and/or NtN from entailment matches, "
+                                        "against a gold nugget set (and optionally its de-duplicated version).")
+    p.add_argument("--gold", required=True, help='gold nuggets JSON {turn: {"[k]": {"text", "relevance"}}}')
+    p.add_argument("--gold-dedup", help="de-duplicated gold nuggets JSON (same layout): also score against it")
+    p.add_argument("--matches", help="NtR labels TSV: <batch>_<conv>_<turn>_<k>_<run> TAB <0|1>")
+    p.add_argument("--ntn", help='NtN matches JSON {run: {turn: {"response": [ids], "pairs": [[response id, gold id], ...]}}}')
+    p.add_argument("--unjudged", choices=("ignore", "no"), default="ignore",
+                   help="NtR: gold nuggets without a label are left out (ignore, default) or count as not captured (no)")
+    p.add_argument("--empty-gold", choices=("zero", "skip"), default="zero",
+                   help="NtN: a turn without gold nuggets counts 0 for recall (zero, as the reference code) or is skipped")
+    p.add_argument("--personal", help="turns that are personal: PTKB qrels (<turn> 0 <statement> <0|1>) "
+                                      "or iKAT topics JSON (turns with ptkb_provenance)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_nuggets)
+
+
+# ----------------------------------------------------------------------------------------------
+# Readers (small and tolerant: whitespace split, blank and '#' lines skipped)
+
+
+def _read_json(path: str) -> Any:
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(path, exc.lineno, "valid JSON", exc.msg) from None
+
+
+def _data_lines(path: str):
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#"):
+                yield number, stripped.split()
+
+
+def read_trec_qrels(path: str) -> dict[str, dict[str, int]]:
+    """Read TREC qrels ``<qid> <iter> <docid> <label>`` (any whitespace) into ``{qid: {docid: label}}``."""
+    qrels: dict[str, dict[str, int]] = {}
+    for number, fields in _data_lines(path):
+        if len(fields) != 4:
+            raise FormatError(path, number, "4 columns <qid> <iter> <docid> <label>", f"{len(fields)} columns")
+        qid, _, docid, label = fields
+        try:
+            value = int(label)
+        except ValueError:
+            raise FormatError(path, number, "an integer relevance label", repr(label)) from None
+        previous = qrels.setdefault(qid, {}).get(docid)
+        if previous is not None and previous != value:
+            raise FormatError(path, number, f"one label per (qid, docid), {qid} {docid} already has {previous}", str(value))
+        qrels[qid][docid] = value
+    if not qrels:
+        raise FormatError(path, None, "at least one qrels line", "an empty file")
+    return qrels
+
+
+def read_trec_run(path: str) -> dict[str, dict[str, dict[str, float]]]:
+    """Read a TREC run ``<qid> Q0 <docid> <rank> <score> <tag>`` into ``{tag: {qid: {docid: score}}}``.
+
+    The rank column is ignored (trec_eval ranks by score). A docid repeated within a query is an
+    error, as in trec_eval.
+    """
+    runs: dict[str, dict[str, dict[str, float]]] = {}
+    for number, fields in _data_lines(path):
+        if len(fields) != 6:
+            raise FormatError(path, number, "6 columns <qid> Q0 <docid> <rank> <score> <tag>", f"{len(fields)} columns")
+        qid, _, docid, _, score, tag = fields
+        try:
+            value = float(score)
+        except ValueError:
+            raise FormatError(path, number, "a numeric score", repr(score)) from None
+        docs = runs.setdefault(tag, {}).setdefault(qid, {})
+        if docid in docs:
+            raise FormatError(path, number, f"each docid once per query", f"{docid} repeated in {qid}")
+        docs[docid] = value
+    if not runs:
+        raise FormatError(path, None, "at least one run line", "an empty file")
+    return runs
+
+
+def read_gold_nuggets(path: str) -> dict[str, set[str]]:
+    """Read CONE-RAG gold nuggets ``{turn: {"[k]": {"text", "relevance"}}}`` into ``{turn: {"[k]", ...}}``."""
+    data = _read_json(path)
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise FormatError(path, None, 'an object {turn: {"[k]": {...}}}', type(data).__name__)
+    return {str(turn): set(nuggets) for turn, nuggets in data.items()}
+
+
+def read_ntr_labels(path: str) -> dict[str, dict[str, dict[str, bool]]]:
+    """Read NtR labels ``<batch>_<conv>_<turn>_<k>_<run>\\t<0|1>`` into ``{run: {"conv_turn": {"[k]": bool}}}``."""
+    labels: dict[str, dict[str, dict[str, bool]]] = {}
+    for number, fields in _data_lines(path):
+        if len(fields) != 2:
+            raise FormatError(path, number, "2 columns <batch>_<conv>_<turn>_<k>_<run> <0|1>", f"{len(fields)} columns")
+        key, value = fields
+        parts = key.split("_", 4)
+        if len(parts) != 5 or not all(parts) or value not in ("0", "1"):
+            raise FormatError(path, number, "<batch>_<conv>_<turn>_<k>_<run> and a 0/1 label", " ".join(fields))
+        _, conv, turn, k, run = parts
+        judged = labels.setdefault(run, {}).setdefault(f"{conv}_{turn}", {})
+        nugget = f"[{k}]"
+        if nugget in judged and judged[nugget] != (value == "1"):
+            raise FormatError(path, number, f"one label per nugget, {key} already labelled", value)
+        judged[nugget] = value == "1"
+    return labels
+
+
+def read_personal_turns(path: str) -> set[str]:
+    """Read the personal turns: PTKB qrels (turns with a label > 0) or iKAT topics JSON (ptkb_provenance)."""
+    text = Path(path).read_text(encoding="utf-8").lstrip()
+    if text.startswith("[") or text.startswith("{"):
+        topics = _read_json(path)
+        if isinstance(topics, dict):
+            topics = [topics]
+        personal = set()
+        for topic in topics:
+            if not isinstance(topic, dict) or "number" not in topic or not isinstance(topic.get("turns"), list):
+                raise FormatError(path, None, 'topics with "number" and "turns"', repr(topic)[:60])
+            for turn in topic["turns"]:
+                if turn.get("ptkb_provenance"):
+                    personal.add(f"{topic['number']}_{turn['turn_id']}")
+        return personal
+    return {turn for turn, statements in read_trec_qrels(path).items() if any(v > 0 for v in statements.values())}
+
+
+# ----------------------------------------------------------------------------------------------
+# Output helpers
+
+
+def _print_json(obj: Any) -> None:
+    json.dump(obj, sys.stdout, ensure_ascii=False, allow_nan=False)
+    sys.stdout.write("\n")
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.6f}"
+    return str(value)
+
+
+def _table(headers: list[str], rows: list[list[Any]]) -> None:
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip())
+    for row in cells:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+
+
+# ----------------------------------------------------------------------------------------------
+# Handlers
+
+
+def _gfrc2(args: argparse.Namespace) -> int:
+    from assess.gfrc import score_gfrc2_document
+
+    results = score_gfrc2_document(_read_json(args.file), source=args.file)
+    if args.json:
+        _print_json(results)
+        return 0
+    attrs = list(next(iter(results.values()))["EGF"]) if results else []
+    _table(["conversation", "EGNP"] + [f"EGF {a}" for a in attrs] + ["GFRC2", "R"] + [f"GF {a}" for a in attrs] + ["GFRC"],
+           [[cid, r["EGNP"], *r["EGF"].values(), r["GFRC2"], r["GFRC"]["R"], *r["GFRC"]["GF"].values(), r["GFRC"]["GFRC"]]
+            for cid, r in results.items()])
+    if args.clusters:
+        for cid, r in results.items():
+            print(f"\n{cid}")
+            _table(["wc", "GWCrel", "WCnonrel", "GNP"] + [f"GF {a}" for a in attrs] + ["Experience"],
+                   [[c["wc"], c["GWCrel"], c["WCnonrel"], c["GNP"], *c["GF"].values(), c["Experience"]] for c in r["clusters"]])
+    return 0
+
+
+def _aepd(args: argparse.Namespace) -> int:
+    from assess.aepd import SCORE_KEYS, score_aepd_document
+
+    results = score_aepd_document(_read_json(args.file), source=args.file)
+    if args.json:
+        _print_json(results)
+        return 0
+    _table(["turn", *SCORE_KEYS], [[tid, *(s[k] for k in SCORE_KEYS)] for tid, s in results["turns"].items()])
+    t = results["tradeoff"]
+    print(f"\nP-D trade-off over {t['n']} turns with P > 0 and D > 0: Kendall tau = {_cell(t['kendall_tau'])}, "
+          f"p = {_cell(t['p_value'])}")
+    return 0
+
+
+def _runs(args: argparse.Namespace) -> int:
+    from assess.rankings import (cast_measures, evaluate_runs, paired_t_tests, ptkb_measures,
+                                 ranking_correlation)
+
+    qrels = read_trec_qrels(args.qrels)
+    runs: dict[str, dict] = {}
+    for path in args.runs:
+        for tag, run in read_trec_run(path).items():
+            if tag in runs:
+                raise FormatError(path, None, "distinct run tags across run files", f"{tag!r} again")
+            runs[tag] = run
+    if args.ptkb:
+        measures, binary = ptkb_measures(), "PTKB measures, label >= 1"
+    elif args.measures:
+        measures, binary = args.measures, "as given by each measure"
+    else:
+        measures, binary = cast_measures(args.threshold), f"label >= {args.threshold}"
+    first = evaluate_runs(qrels, runs, measures, threshold=args.threshold, all_queries=args.all_queries)
+    names = list(next(iter(first.values()))["mean"])
+    out: dict[str, Any] = {
+        "qrels": args.qrels, "binary_relevance": binary, "measures": names,
+        "averaging": "all qrels queries (-c)" if args.all_queries else "queries in qrels and run",
+        "runs": {r: {"n_queries": v["n_queries"], "mean": v["mean"]} for r, v in first.items()},
+    }
+    if args.per_query:
+        for r, v in first.items():
+            out["runs"][r]["per_query"] = v["per_query"]
+    if args.qrels_b:
+        second = evaluate_runs(read_trec_qrels(args.qrels_b), runs, measures, threshold=args.threshold,
+                               all_queries=args.all_queries)
+        out["qrels_b"] = args.qrels_b
+        out["runs_b"] = {r: {"n_queries": v["n_queries"], "mean": v["mean"]} for r, v in second.items()}
+        out["correlation"] = {m: ranking_correlation({r: first[r]["mean"][m] for r in runs},
+                                                     {r: second[r]["mean"][m] for r in runs}) for m in names}
+    if args.ttest:
+        if args.ttest not in names:
+            raise FormatError("--ttest", None, f"one of the evaluated measures {names}", repr(args.ttest))
+        out["ttest"] = {"measure": args.ttest,
+                        "tests": paired_t_tests({r: v["per_query"][args.ttest] for r, v in first.items()})}
+    if args.json:
+        _print_json(out)
+        return 0
+    print(f"qrels {args.qrels} (binary relevance: {binary}; mean over {out['averaging']})")
+    _table(["run", "queries", *names], [[r, v["n_queries"], *v["mean"].values()] for r, v in out["runs"].items()])
+    if args.qrels_b:
+        print(f"\nqrels B {args.qrels_b}")
+        _table(["run", "queries", *names], [[r, v["n_queries"], *v["mean"].values()] for r, v in out["runs_b"].items()])
+        print("\nrun orderings, qrels A vs B")
+        _table(["measure", "runs", "kendall_tau", "p", "spearman_rho", "p"],
+               [[m, c["n"], c["kendall_tau"], c["kendall_p"], c["spearman_rho"], c["spearman_p"]]
+                for m, c in out["correlation"].items()])
+    if args.ttest:
+        print(f"\npaired t-tests on {args.ttest} (Bonferroni over {len(out['ttest']['tests'])} pairs)")
+        _table(["run A", "run B", "queries", "mean diff", "t", "p", "p (Bonferroni)", "significant"],
+               [[t["a"], t["b"], t["n"], t["mean_diff"], t["t"], t["p"], t["p_bonferroni"], t["significant"]]
+                for t in out["ttest"]["tests"]])
+    return 0
+
+
+def _read_ntn(path: str) -> dict[str, dict[str, Any]]:
+    from assess.nugget_metrics import NtnTurn
+
+    data = _read_json(path)
+    if not isinstance(data, dict):
+        raise FormatError(path, None, "an object {run: {turn: {response, pairs}}}", type(data).__name__)
+    runs: dict[str, dict[str, Any]] = {}
+    for run, turns in data.items():
+        if not isinstance(turns, dict):
+            raise FormatError(path, None, f"an object of turns for run {run!r}", type(turns).__name__)
+        runs[run] = {}
+        for turn, entry in turns.items():
+            try:
+                pairs = [(str(r), str(g)) for r, g in entry.get("pairs", [])]
+                runs[run][str(turn)] = NtnTurn([str(x) for x in entry["response"]], pairs)
+            except (AttributeError, KeyError, TypeError, ValueError):
+                raise FormatError(path, None, f'{{"response": [ids], "pairs": [[r, g], ...]}} for run {run!r} turn {turn!r}',
+                                  repr(entry)[:60]) from None
+    return runs
+
+
+def _nuggets(args: argparse.Namespace) -> int:
+    from assess.nugget_metrics import ntn_run, ntr_run, split_personal
+
+    if not args.matches and not args.ntn:
+        raise FormatError("arguments", None, "--matches (NtR labels) and/or --ntn (NtN matches)", "neither")
+    gold_sets = {"original": read_gold_nuggets(args.gold)}
+    if args.gold_dedup:
+        gold_sets["deduplicated"] = read_gold_nuggets(args.gold_dedup)
+    personal = read_personal_turns(args.personal) if args.personal else None
+
+    def summary(per_turn: dict, mean: float | None, n: int) -> dict[str, Any]:
+        row: dict[str, Any] = {"mean": mean, "n_turns": n, "per_turn": per_turn}
+        if personal is not None:
+            split = split_personal(per_turn, personal)
+            row["personal"], row["non_personal"] = split["personal"], split["non_personal"]
+        return row
+
+    out: dict[str, Any] = {"gold": args.gold, "gold_dedup": args.gold_dedup}
+    if args.matches:
+        labels = read_ntr_labels(args.matches)
+        out["ntr_recall"] = {"unjudged": args.unjudged, "runs": {}}
+        for run, matches in labels.items():
+            out["ntr_recall"]["runs"][run] = {}
+            for name, gold in gold_sets.items():
+                res = ntr_run(matches, gold, unjudged=args.unjudged)
+                out["ntr_recall"]["runs"][run][name] = summary(res["per_turn"], res["mean"], res["n"])
+    if args.ntn:
+        out["ntn"] = {"empty_gold": args.empty_gold, "runs": {}}
+        for run, responses in _read_ntn(args.ntn).items():
+            out["ntn"]["runs"][run] = {}
+            for name, gold in gold_sets.items():
+                res = ntn_run(responses, gold, empty_gold=args.empty_gold)
+                out["ntn"]["runs"][run][name] = {
+                    m: summary(res[m]["per_turn"], res[m]["mean"], res[m]["n"]) for m in ("recall", "precision")}
+    if args.json:
+        _print_json(out)
+        return 0
+    split_cols = ["personal", "non-personal"] if personal is not None else []
+
+    def cells(row: dict) -> list:
+        extra = [row["personal"]["mean"], row["non_personal"]["mean"]] if personal is not None else []
+        return [row["mean"], row["n_turns"], *extra]
+
+    if args.matches:
+        print(f"NtR recall (unjudged gold nuggets: {args.unjudged})")
+        _table(["run", "gold", "recall", "turns", *split_cols],
+               [[run, name, *cells(row)] for run, per in out["ntr_recall"]["runs"].items() for name, row in per.items()])
+    if args.ntn:
+        print(f"\nNtN (turns without gold nuggets: {args.empty_gold})" if args.matches else
+              f"NtN (turns without gold nuggets: {args.empty_gold})")
+        _table(["run", "gold", "measure", "value", "turns", *split_cols],
+               [[run, name, m, *cells(row[m])] for run, per in out["ntn"]["runs"].items()
+                for name, row in per.items() for m in ("recall", "precision")])
+    return 0

@@ -1,0 +1,340 @@
+"""End-to-end tests of the Streamlit workbench in headless Chromium (Debian chromium + Playwright).
+
+One Streamlit server is started for the module on a free port with a fresh temporary store
+($ASSESS_DB), so the first session loads the embedded demo (2 conversations, 217 pooled pairs).
+Each test signs in under its own assessor name, so the tests do not see each other's labels.
+Labels are checked in the SQLite file itself, opened read-only.
+
+Run:  .venv/bin/python -m pytest tests/test_browser.py -q
+Never downloads a browser: the tests skip when /usr/bin/chromium or playwright is absent.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path(os.environ.get("ASSESS_E2E_CHROMIUM", "/usr/bin/chromium"))
+DEMO_PASSAGES = ROOT / "assets" / "demo" / "passages.jsonl"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+TOTAL = 217                 # pooled (turn, passage) pairs of the embedded demo
+START_TIMEOUT_S = 60        # server start-up
+LOAD_TIMEOUT_MS = 60_000    # first page: the first session loads the demo into the empty store
+STEP_TIMEOUT_MS = 20_000    # one rerun after a key press
+
+if not CHROMIUM.exists():
+    pytest.skip(f"{CHROMIUM} is absent (Debian chromium is needed; no browser is ever downloaded)",
+                allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api",
+                               reason="the playwright Python package is not installed in this environment")
+expect = sync_api.expect
+
+pytestmark = pytest.mark.browser
+
+POSITION = re.compile(r"Passage (\S+) \((\d+) of (\d+)\)")
+
+
+# ------------------------------------------------------------------------------------------- server
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+            return r.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Stop the server's whole process group: SIGTERM, then SIGKILL if it lingers."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+    try:   # children of the group may outlive the leader: make sure nothing is left
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A Streamlit server on a free port with an empty temporary store; yields (base URL, db path)."""
+    tmp = tmp_path_factory.mktemp("e2e")
+    db_path = tmp / "assess.db"
+    log_path = tmp / "streamlit.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSESS_")}
+    env.update(ASSESS_DB=str(db_path), ASSESS_OPEN="1", STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
+               PYTHONUNBUFFERED="1")
+    last_error = None
+    for _attempt in range(3):     # a free port can be taken between probing and binding: retry
+        port = _free_port()
+        url = f"http://127.0.0.1:{port}"
+        with open(log_path, "ab") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                 "--server.port", str(port), "--server.address", "127.0.0.1",
+                 "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
+                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline and proc.poll() is None and not _healthy(url):
+            time.sleep(0.2)
+        if proc.poll() is None and _healthy(url):
+            break
+        _stop(proc)
+        last_error = log_path.read_text(errors="replace")[-3000:]
+    else:
+        pytest.fail(f"the Streamlit server did not become healthy; its log ends with:\n{last_error}")
+    try:
+        yield url, db_path
+    finally:
+        _stop(proc)
+
+
+# ------------------------------------------------------------------------------------------- browser
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def new_page(browser):
+    """Factory for pages in fresh browser contexts (no shared cookies or session); all closed at the end."""
+    contexts = []
+
+    def make():
+        context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-GB")
+        context.set_default_timeout(STEP_TIMEOUT_MS)
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+# ------------------------------------------------------------------------------------------- helpers
+
+def query(db_path: Path, sql: str, params=()) -> list[tuple]:
+    """Read the store the server writes, through a read-only connection opened for this one query."""
+    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=10)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def passage_queue(db_path: Path) -> list[tuple[str, str]]:
+    """The open-mode passage queue, written independently of store.queue: conversation, turn, passage id."""
+    return [(t, p) for t, p in query(db_path, """
+        SELECT p.turn_id, p.passage_id FROM pool p JOIN turns t ON t.id = p.turn_id
+        JOIN conversations c ON c.id = t.conversation_id ORDER BY c.rowid, t.position, p.passage_id""")]
+
+
+def demo_passage_text(passage_id: str) -> str:
+    doc_id, number = passage_id.rsplit(":", 1)
+    with open(DEMO_PASSAGES, encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            if row["doc_id"] == doc_id and str(row["passage_id"]) == number:
+                return row["passage_text"]
+    raise LookupError(passage_id)
+
+
+def settled(page) -> None:
+    """Wait until the script run behind the page has finished (no rerun in flight)."""
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
+                           state="attached", timeout=STEP_TIMEOUT_MS)
+
+
+def wait_position(page, n: int | None, timeout: int = STEP_TIMEOUT_MS) -> tuple[str, int]:
+    """Wait until the judge page shows "Passage `…` (n of 217)" (any n when None) and the run is over;
+    return (passage id, n)."""
+    number = r"\d+" if n is None else str(n)
+    line = page.get_by_text(re.compile(rf"^Passage \S+ \({number} of {TOTAL}\)$")).first
+    expect(line).to_be_visible(timeout=timeout)
+    settled(page)
+    text = page.get_by_text(POSITION).first.inner_text().strip()
+    m = POSITION.fullmatch(text)
+    assert m and (n is None or int(m.group(2)) == n) and int(m.group(3)) == TOTAL, text
+    return m.group(1), int(m.group(2))
+
+
+def focus_body(page) -> None:
+    """Make sure key presses go to the document (shortcuts are ignored while a text input has focus)."""
+    page.evaluate("() => { if (document.activeElement && document.activeElement !== document.body) "
+                  "document.activeElement.blur(); }")
+    assert page.evaluate("() => document.activeElement === document.body || !document.activeElement")
+
+
+def press(page, key: str) -> None:
+    focus_body(page)
+    page.keyboard.press(key)
+
+
+def open_judge(new_page, base: str, assessor: str, expected_position: int | None, **deep_link) -> tuple:
+    """Open /judge signed in as ``assessor``; return (page, (passage id, position), dialogs seen)."""
+    page = new_page()
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    params = "&".join(f"{k}={v}" for k, v in {"assessor": assessor, **deep_link}.items())
+    page.goto(f"{base}/judge?{params}")
+    passage = wait_position(page, expected_position, timeout=LOAD_TIMEOUT_MS)
+    return page, passage, dialogs
+
+
+def progress_text(page) -> str:
+    bar = page.get_by_text(re.compile(r"^Turn \S+: \d+ / \d+ judged · all: \d+ / \d+$")).first
+    expect(bar).to_be_visible()
+    return bar.inner_text().strip()
+
+
+# ------------------------------------------------------------------------------------------- tests
+
+def test_keys_grade_store_and_resume(server, new_page):
+    base, db_path = server
+    page, (first, _n), _ = open_judge(new_page, base, "e2e1", 1)
+    expected = passage_queue(db_path)
+    assert len(expected) == TOTAL
+    assert expected[0] == ("101_1", "demo-doc-001:0") and first == "demo-doc-001:0"
+    assert progress_text(page).endswith(f"all: 0 / {TOTAL}")
+
+    grades = [2, 0, 3]
+    for n, g in enumerate(grades, start=1):
+        press(page, str(g))
+        shown, _ = wait_position(page, n + 1)
+        assert shown == expected[n][1], f"after grading item {n} the page shows {shown}, not {expected[n]}"
+
+    rows = query(db_path, "SELECT turn_id, passage_id, grade, mode, via FROM passage_labels "
+                          "WHERE source = 'e2e1' ORDER BY updated_at")
+    assert [(t, p, g, m) for t, p, g, m, _v in rows] == [
+        (t, p, g, "blind") for (t, p), g in zip(expected[:3], grades)]
+    assert {v for *_rest, v in rows} == {"key"}
+    history = query(db_path, "SELECT item, old_value, new_value FROM label_history "
+                             "WHERE source = 'e2e1' ORDER BY id")
+    assert history == [(f"{t} {p}", None, str(g)) for (t, p), g in zip(expected[:3], grades)]
+
+    turn_total = sum(1 for t, _p in expected if t == expected[0][0])
+    resumed = f"Turn {expected[0][0]}: 3 / {turn_total} judged · all: 3 / {TOTAL}"
+
+    page.reload()   # a new Streamlit session: it must resume from the store, not from session state
+    assert wait_position(page, 4, timeout=LOAD_TIMEOUT_MS)[0] == expected[3][1]
+    assert progress_text(page) == resumed
+
+    other, (shown, _n), _ = open_judge(new_page, base, "e2e1", 4)   # a second, fresh browser context
+    assert shown == expected[3][1]
+    assert progress_text(other) == resumed
+
+
+def test_untrusted_passage_text_is_inert(server, new_page):
+    base, db_path = server
+    page, (shown, n), dialogs = open_judge(new_page, base, "e2e-xss", None,
+                                           turn="101_4", passage="demo-doc-012:2")
+    assert shown == "demo-doc-012:2"
+    assert n == passage_queue(db_path).index(("101_4", "demo-doc-012:2")) + 1
+    expect(page.get_by_text(re.compile(r"^Turn 101_4: "))).to_be_visible()
+    box = page.locator("div.passage-text")
+    expect(box).to_have_count(1)
+    page.wait_for_timeout(500)   # give an injected onerror handler or script the chance to fire
+    text = box.inner_text()
+    for literal in ["<script>alert('x')</script>", '<img src=x onerror="alert(1)">',
+                    "[click here](javascript:alert(1))", "**Comfort matters more than the brand.**",
+                    "<b>html</b>"]:
+        assert literal in text, f"{literal!r} is not shown literally in the passage"
+    for tag in ["script", "img", "a", "b", "strong", "em", "iframe", "svg", "code"]:
+        assert box.locator(tag).count() == 0, f"a <{tag}> element was created from passage text"
+    # Only query-term highlights and line breaks are markup inside the passage.
+    assert box.locator("*:not(mark.qterm):not(br)").count() == 0
+    assert page.locator('img[src="x"], a[href^="javascript:"]').count() == 0
+    assert dialogs == [], f"a dialog fired: {dialogs}"
+    # The whole passage, character for character.
+    assert text == demo_passage_text("demo-doc-012:2")
+
+
+def test_unicode_passage_shown_exactly(server, new_page):
+    base, db_path = server
+    page, (shown, n), _ = open_judge(new_page, base, "e2e-uni", None, turn="101_1", passage="demo-doc-022:0")
+    assert shown == "demo-doc-022:0"
+    assert n == passage_queue(db_path).index(("101_1", "demo-doc-022:0")) + 1
+    expected = demo_passage_text("demo-doc-022:0")
+    for piece in ["🏃\u200d♀️", "👍🏽", "初心者歓迎", "毎週少しずつ", "بالتوفيق", "cafe\u0301", "Zoe\u0308"]:
+        assert piece in expected   # the demo still holds what this test is about
+    text = page.locator("div.passage-text").inner_text()
+    assert text == expected   # exact: no normalisation, no lost or replaced characters
+
+
+def test_undo_removes_the_label_and_goes_back(server, new_page):
+    base, db_path = server
+    page, (first, _n), _ = open_judge(new_page, base, "e2e-undo", 1)
+    press(page, "4")
+    wait_position(page, 2)
+    assert query(db_path, "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'e2e-undo'"
+                 ) == [("101_1", first, 4)]
+    expect(page.get_by_text("Your label:")).to_have_count(0)   # moved on to an unjudged passage
+
+    press(page, "u")
+    assert wait_position(page, 1)[0] == first
+    assert query(db_path, "SELECT * FROM passage_labels WHERE source = 'e2e-undo'") == []
+    assert query(db_path, "SELECT item, old_value, new_value, via FROM label_history "
+                          "WHERE source = 'e2e-undo' ORDER BY id") == [
+        (f"101_1 {first}", None, "4", "key"), (f"101_1 {first}", "4", None, "undo")]
+    assert progress_text(page).endswith(f"all: 0 / {TOTAL}")
+    expect(page.get_by_text("Your label:")).to_have_count(0)
+
+
+def test_ptkb_keys(server, new_page):
+    base, db_path = server
+    page = new_page()
+    page.goto(f"{base}/ptkb?assessor=e2e2")
+
+    def labelled(n, total=r"\d+"):
+        expect(page.get_by_text(re.compile(rf"^Turn 101_1: {n} / {total} statements labelled$"))
+               ).to_be_visible(timeout=LOAD_TIMEOUT_MS if n == 0 else STEP_TIMEOUT_MS)
+        settled(page)
+
+    labelled(0)
+    statements = [s for (s,) in query(db_path, """
+        SELECT s.statement_id FROM ptkb_statements s JOIN turns t ON t.conversation_id = s.conversation_id
+        WHERE t.id = '101_1' ORDER BY CAST(s.statement_id AS INTEGER), s.statement_id""")]
+    assert len(statements) >= 2
+    press(page, "1")
+    labelled(1, len(statements))
+    press(page, "0")
+    labelled(2, len(statements))
+    rows = query(db_path, "SELECT turn_id, statement_id, relevant, mode, via FROM ptkb_labels "
+                          "WHERE source = 'e2e2' ORDER BY CAST(statement_id AS INTEGER)")
+    assert rows == [("101_1", statements[0], 1, "blind", "key"), ("101_1", statements[1], 0, "blind", "key")]

@@ -1,0 +1,125 @@
+"""The CLI contract of the foundation: init, import, export, stats; bad input → exit 2, one line, store unchanged."""
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from tests.helpers import ROOT, run_cli, snapshot
+
+DEMO = ROOT / "assets" / "demo"
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("demo") / "demo.db"
+    run_cli("init", "--demo", db=db, check=True)
+    return db
+
+
+@pytest.fixture
+def topics_db(tmp_path):
+    db = tmp_path / "t.db"
+    run_cli("import", "topics", DEMO / "topics.json", db=db, check=True)
+    return db
+
+
+def test_every_command_has_help():
+    for args in (["--help"], ["init", "--help"], ["import", "--help"], ["export", "--help"], ["stats", "--help"]):
+        proc = run_cli(*args)
+        assert proc.returncode == 0, proc.stderr
+        assert "usage:" in proc.stdout
+
+
+def test_demo_stats(demo_db):
+    stats = json.loads(run_cli("stats", "--json", db=demo_db, check=True).stdout)
+    assert (stats["conversations"], stats["turns"]) == (2, 12)
+    assert stats["passages"] >= 40 and stats["passages_with_text"] >= 40
+    assert stats["pooled_pairs"] == 217
+    llm = stats["passage_labels"]["llm:demo-gpt"]
+    assert llm["count"] == sum(llm["grades"]) == 214
+    assert stats["ptkb_labels"]["organizers"]["count"] == 126
+    assert stats["ntr_labels"]["llm:demo-gpt"]["count"] == 192
+
+
+def test_qrels_round_trip_same_content(topics_db, tmp_path):
+    src = tmp_path / "in.qrels"
+    # tabs, trailing spaces and CRLF in; canonical TREC out with the same (turn, passage, grade) set
+    src.write_bytes(b"101_1\t0\tdemo-doc-001:0 \t3\r\n101_2 0 demo-doc-002:1 0\r\n102_1 0 x:9 4\r\n")
+    run_cli("import", "qrels", src, "--source", "nist", db=topics_db, check=True)
+    out = run_cli("export", "qrels", "--source", "nist", db=topics_db, check=True).stdout
+    assert out == "101_1 0 demo-doc-001:0 3\n101_2 0 demo-doc-002:1 0\n102_1 0 x:9 4\n"
+    again = tmp_path / "again.qrels"
+    again.write_text(out)
+    before = snapshot(topics_db)
+    run_cli("import", "qrels", again, "--source", "nist", db=topics_db, check=True)
+    assert snapshot(topics_db) == before   # re-importing the export changes nothing
+
+
+def test_demo_llm_qrels_round_trip(demo_db):
+    exported = run_cli("export", "qrels", "--source", "llm:demo-gpt", db=demo_db, check=True).stdout
+    original = {tuple(l.split()) for l in (DEMO / "llm-passages.qrels").read_text().splitlines() if l.strip()}
+    assert {tuple(l.split()) for l in exported.splitlines()} == original
+
+
+def test_ptkb_export_matches_topics_provenance(demo_db):
+    out = run_cli("export", "ptkb-qrels", "--source", "organizers", db=demo_db, check=True).stdout
+    topics = json.loads((DEMO / "topics.json").read_text())
+    expected = {f"{c['number']}_{t['turn_id']} 0 {k} {int(int(k) in t['ptkb_provenance'])}"
+                for c in topics for t in c["turns"] for k in c["ptkb"]}
+    assert set(out.splitlines()) == expected
+
+
+MALFORMED = [
+    # (kind, file name, content, expected line, words the message must contain)
+    ("qrels", "truncated.qrels", "101_1 0 demo-doc-001:0 3\n101_1 0 demo-doc-001:1\n", 2, "4 fields"),
+    ("qrels", "grade9.qrels", "101_1 0 a 3\n101_1 0 b 1\n101_1 0 c 9\n", 3, "a grade 0..4"),
+    ("qrels", "nonnumeric.qrels", "101_1 0 a high\n", 1, "an integer grade"),
+    ("qrels", "conflict.qrels", "101_1 0 a 3\n101_2 0 a 1\n101_1 0 a 2\n", 3, "one value per item"),
+    ("qrels", "utf8.qrels", b"101_1 0 a 3\n101_1 0 \xc3\x28 1\n", 2, "UTF-8"),
+    ("qrels", "unknown_turn.qrels", "101_1 0 a 3\n999_1 0 a 1\n", 2, "a turn id present in the store"),
+    ("topics", "truncated.json", '[{"number": 7, "title": "x",\n "ptkb": {"1": "a"}', 2, "complete, valid JSON"),
+    ("topics", "types.json", '[\n {"number": 7, "ptkb": {"1": "a"},\n  "turns": {"turn_id": 1}}\n]', 3, "a list"),
+    ("ptkb-qrels", "statement.qrels", "101_1 0 1 1\n101_1 0 77 0\n", 2, "a PTKB statement number"),
+    ("run", "run_fields.run", "101_1 Q0 a 1 2.0 r\n101_1 Q0 b 2\n", 2, "6 fields"),
+    ("run", "run_score.run", "101_1 Q0 a 1 high r\n", 1, "a numeric score"),
+    ("passages", "passages.jsonl", '{"doc_id": "d", "passage_id": "1", "passage_text": "ok"}\n{"doc_id": "d", ', 2,
+     "one JSON object per line"),
+    ("nuggets", "nuggets.json", '{"101_1": {"[1]": {"text": 5}}}', 1, "a str"),
+    ("ntr-labels", "ntr.tsv", "0_101_1_1_demo-bm25\t1\n0_101_1_1_demo-bm25\tyes\n", 2, "a label 0 or 1"),
+]
+
+
+@pytest.mark.parametrize("kind, name, content, line, words", MALFORMED, ids=[m[1] for m in MALFORMED])
+def test_malformed_file_is_refused_cleanly(demo_db, tmp_path, kind, name, content, line, words):
+    db = tmp_path / "copy.db"
+    src = sqlite3.connect(demo_db)
+    dst = sqlite3.connect(db)
+    src.backup(dst)
+    src.close()
+    dst.close()
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    before = snapshot(db)
+    extra = ["--nuggets", "gold"] if kind == "ntr-labels" else []
+    proc = run_cli("import", kind, path, *extra, db=db)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr                       # one line, no traceback
+    assert f"{path}:{line}:" in lines[0]
+    assert words in lines[0]
+    assert "Traceback" not in proc.stderr
+    assert snapshot(db) == before
+
+
+def test_unknown_source_on_export_is_exit_2(demo_db):
+    proc = run_cli("export", "qrels", "--source", "nobody", db=demo_db)
+    assert proc.returncode == 2
+    assert "no label source named 'nobody'" in proc.stderr
+
+
+def test_missing_file_is_exit_2(tmp_path):
+    proc = run_cli("import", "qrels", tmp_path / "nope.qrels", db=tmp_path / "x.db")
+    assert proc.returncode == 2
+    assert "nope.qrels: file not found" in proc.stderr

@@ -1,0 +1,143 @@
+"""The store: migrations, history, undo, queues, blind mode, and two processes writing at once."""
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from assess.errors import AssessError
+from store import open_db, queue
+from store.loading import load_demo
+from tests.helpers import ROOT
+
+
+@pytest.fixture
+def demo(tmp_path):
+    db = open_db(tmp_path / "demo.db")
+    load_demo(db)
+    return db
+
+
+def test_schema_is_versioned_and_pragmas_set(tmp_path):
+    db = open_db(tmp_path / "a.db")
+    assert db.execute("PRAGMA user_version").fetchone()[0] >= 1
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert db.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
+    open_db(tmp_path / "a.db")  # re-opening migrates nothing twice
+    assert db.execute("PRAGMA user_version").fetchone()[0] >= 1
+
+
+def test_label_changes_go_to_an_append_only_history(demo):
+    name = queue.sign_in(demo, "ann")
+    turn, passage, _ = queue.queue(demo, name)[0]
+    queue.save_passage_label(demo, name, turn, passage, 2)
+    queue.save_passage_label(demo, name, turn, passage, 2)     # same grade again: no history row
+    queue.save_passage_label(demo, name, turn, passage, 4, note="clear answer")
+    rows = demo.execute("SELECT old_value, new_value, mode, via FROM label_history WHERE source = 'ann' "
+                        "ORDER BY id").fetchall()
+    assert rows == [(None, "2", "blind", "key"), ("2", "4", "blind", "key")]
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        demo.execute("UPDATE label_history SET new_value = '0'")
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        demo.execute("DELETE FROM label_history")
+
+
+def test_undo_walks_back_one_change_at_a_time(demo):
+    name = queue.sign_in(demo, "bo")
+    (t1, p1, _), (t2, p2, _) = queue.queue(demo, name)[:2]
+    queue.save_passage_label(demo, name, t1, p1, 1)
+    queue.save_passage_label(demo, name, t1, p1, 3)
+    queue.save_passage_label(demo, name, t2, p2, 0)
+    assert queue.undo(demo, name) == (t2, p2)
+    assert queue.label_of(demo, name, "passage", t2, p2) is None
+    assert queue.undo(demo, name) == (t1, p1)
+    assert queue.label_of(demo, name, "passage", t1, p1)["value"] == 1
+    assert queue.undo(demo, name) == (t1, p1)
+    assert queue.label_of(demo, name, "passage", t1, p1) is None
+    assert queue.undo(demo, name) is None
+
+
+def test_queue_resumes_at_first_unjudged_and_assignments_scope_it(demo):
+    name = queue.sign_in(demo, "cy")
+    items = queue.queue(demo, name)
+    assert len(items) == 217 and items[0][:2] == ("101_1", "demo-doc-001:0")
+    for turn, passage, _ in items[:3]:
+        queue.save_passage_label(demo, name, turn, passage, 1)
+    items = queue.queue(demo, name)
+    assert queue.resume_position(items) == 3
+    assert queue.progress(items)["turns"]["101_1"][0] == 3
+    queue.assign(demo, name, queue.pooled_turns(demo, ["102"]))
+    scoped = queue.queue(demo, name)
+    assert {t for t, _, _ in scoped} == {f"102_{i}" for i in range(1, 7)}
+    assert queue.queue(demo, "nobody-assigned", open_mode=False) == []
+
+
+def test_blind_mode_reveals_nothing_before_own_label(demo):
+    name = queue.sign_in(demo, "di")
+    turn, passage = "101_1", "demo-doc-001:0"
+    assert queue.revealed_labels(demo, name, "passage", turn, passage) == []
+    queue.set_setting(demo, "judging_mode", "reveal")
+    assert queue.revealed_labels(demo, name, "passage", turn, passage) == []
+    queue.save_passage_label(demo, name, turn, passage, 3, mode="reveal")
+    revealed = queue.revealed_labels(demo, name, "passage", turn, passage)
+    assert [r["source"] for r in revealed] == ["llm:demo-gpt"]
+    assert demo.execute("SELECT mode FROM passage_labels WHERE source = 'di'").fetchone()[0] == "reveal"
+
+
+def test_sign_in_refuses_names_of_other_sources(demo):
+    with pytest.raises(AssessError, match="organizers label source"):
+        queue.sign_in(demo, "organizers")
+    with pytest.raises(AssessError, match="without spaces or ':'"):
+        queue.sign_in(demo, "llm:demo-gpt")
+    with pytest.raises(AssessError):
+        queue.sign_in(demo, "two words")
+
+
+def test_bad_grade_is_refused_and_nothing_written(demo):
+    name = queue.sign_in(demo, "ed")
+    before = demo.execute("SELECT COUNT(*) FROM label_history").fetchone()[0]
+    with pytest.raises(AssessError):
+        queue.save_passage_label(demo, name, "101_1", "demo-doc-001:0", 7)
+    with pytest.raises(AssessError):
+        queue.save_passage_label(demo, name, "101_1", "not-pooled:0", 2)
+    assert demo.execute("SELECT COUNT(*) FROM label_history").fetchone()[0] == before
+
+
+WORKER = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {root!r})
+    from store import open_db, queue
+    from store.loading import load_file
+    db = open_db(sys.argv[1])
+    if sys.argv[2] == "import":
+        load_file(db, "qrels", sys.argv[3], source="bulk")
+    else:
+        name = queue.sign_in(db, sys.argv[2])
+        for turn, passage, _ in queue.queue(db, name):
+            queue.save_passage_label(db, name, turn, passage, hash(passage) % 5)
+""")
+
+
+def test_two_processes_writing_at_once_lose_nothing(tmp_path):
+    path = tmp_path / "shared.db"
+    db = open_db(path)
+    load_demo(db)
+    pairs = db.execute("SELECT turn_id, passage_id FROM pool").fetchall()
+    qrels = tmp_path / "bulk.qrels"
+    qrels.write_text("".join(f"{t} 0 {p} {i % 5}\n" for i, (t, p) in enumerate(pairs)))
+    script = WORKER.format(root=str(ROOT))
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(path), who, str(qrels)],
+                              stderr=subprocess.PIPE, text=True)
+             for who in ("w1", "w2", "import")]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    counts = dict(db.execute("SELECT source, COUNT(*) FROM passage_labels GROUP BY source").fetchall())
+    assert counts["w1"] == counts["w2"] == counts["bulk"] == len(pairs) == 217
+    history = dict(db.execute("SELECT source, COUNT(*) FROM label_history WHERE label_table = 'passage' "
+                              "GROUP BY source").fetchall())
+    assert history["w1"] == history["w2"] == 217
