@@ -1,0 +1,148 @@
+"""The Streamlit app through AppTest: rendered values and stored rows after interactions."""
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.helpers import ROOT
+
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture
+def app_db(tmp_path, monkeypatch):
+    path = tmp_path / "app.db"
+    monkeypatch.setenv("ASSESS_DB", str(path))
+    monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
+    return path
+
+
+def start(page: str | None = None, assessor: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    if assessor:
+        at.query_params["assessor"] = assessor
+    at.run()
+    assert not at.exception, at.exception
+    if page:
+        at.switch_page(page)
+        at.run()
+        assert not at.exception, at.exception
+    return at
+
+
+def rows(path, sql, *params):
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def test_first_start_loads_demo_and_home_shows_store_counts(app_db):
+    at = start()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics == {"Conversations": "2", "Turns": "12", "Passages": "60", "With text": "58",
+                       "Pooled pairs": "217"}
+    sources = at.dataframe[0].value
+    assert dict(zip(sources["name"], sources["passage_labels"]))["llm:demo-gpt"] == 214
+    assert rows(app_db, "SELECT COUNT(*) FROM conversations") == [(2,)]
+
+
+def test_judge_page_stores_each_grade_and_moves_on(app_db):
+    at = start("pages/judge.py", assessor="amy")
+    assert any("Passage `demo-doc-001:0` (1 of 217)" in m.value for m in at.markdown)
+    assert any("User (now, 101\\_1)" in m.value for m in at.markdown)          # conversation context
+    assert any("intensive care nurse" in m.value for m in at.markdown)         # the PTKB beside it
+    at.button(key="g3").click().run()
+    at.button(key="g0").click().run()
+    first_two = rows(app_db, "SELECT turn_id, passage_id FROM pool WHERE turn_id = '101_1' "
+                             "ORDER BY passage_id LIMIT 2")
+    assert rows(app_db, "SELECT turn_id, passage_id, grade, mode FROM passage_labels WHERE source = 'amy' "
+                        "ORDER BY updated_at") == [(*first_two[0], 3, "blind"), (*first_two[1], 0, "blind")]
+    assert any("(3 of 217)" in m.value for m in at.markdown)
+    # a fresh session (reload / another browser) resumes at the first unjudged passage
+    again = start("pages/judge.py", assessor="amy")
+    assert any("(3 of 217)" in m.value for m in again.markdown)
+
+
+def test_judge_page_is_blind_by_default(app_db):
+    at = start("pages/judge.py", assessor="bea")
+    page_text = " ".join(str(e.value) for e in at.main if hasattr(e, "value"))
+    assert "llm:demo-gpt" not in page_text
+    at.button(key="g2").click().run()
+    at.button(key="prev").click().run()        # back on the judged item: still nothing from the LLM
+    assert not any("llm:demo-gpt" in c.value for c in at.caption)
+
+
+def test_cannot_judge_and_text_not_available(app_db):
+    at = start("pages/judge.py", assessor="cal")
+    at.session_state["judge_key"] = ("101_2", "demo-doc-900:0")
+    at.run()
+    assert any("Passage text not available" in w.value for w in at.warning)
+    at.button(key="cannot").click().run()
+    assert rows(app_db, "SELECT grade FROM passage_labels WHERE source = 'cal' AND passage_id = 'demo-doc-900:0'") \
+        == [(None,)]
+
+
+def test_undo_button_removes_the_last_label(app_db):
+    at = start("pages/judge.py", assessor="dan")
+    at.button(key="g4").click().run()
+    at.button(key="undo").click().run()
+    assert rows(app_db, "SELECT COUNT(*) FROM passage_labels WHERE source = 'dan'") == [(0,)]
+    assert any("(1 of 217)" in m.value for m in at.markdown)
+    assert rows(app_db, "SELECT old_value, new_value, via FROM label_history WHERE source = 'dan' ORDER BY id") == [
+        (None, "4", "key"), ("4", None, "undo")]
+
+
+def test_ptkb_page_labels_statements(app_db):
+    at = start("pages/ptkb.py", assessor="eve")
+    at.button(key="rel").click().run()
+    at.button(key="nonrel").click().run()
+    assert rows(app_db, "SELECT turn_id, statement_id, relevant FROM ptkb_labels WHERE source = 'eve' "
+                        "ORDER BY updated_at") == [("101_1", "1", 1), ("101_1", "2", 0)]
+    assert at.get("progress")[0].proto.text == "Turn 101_1: 2 / 11 statements labelled"
+    assert any(m.value.startswith("**▶ 3.") for m in at.markdown)      # the cursor is on statement 3
+
+
+def test_review_page_lists_assessors_and_adjudicates(app_db):
+    at = start("pages/judge.py", assessor="fay")
+    for key in ("g4", "g0", "g1"):
+        at.button(key=key).click().run()
+    at.switch_page("pages/review.py")
+    at.run()
+    assert not at.exception
+    summary = at.dataframe[0].value
+    row = summary[summary["assessor"] == "fay"].iloc[0]
+    assert (row["passage_labels"], row["grade_4"], row["grade_0"], row["grade_1"]) == (3, 1, 1, 1)
+    at.selectbox(key="dis_a").select("fay").run()
+    at.selectbox(key="dis_b").select("llm:demo-gpt").run()
+    disagreements = at.dataframe[2].value
+    assert len(disagreements) >= 1
+    at.radio[-1].set_value(2)
+    at.button[-1].click().run()
+    first = disagreements.iloc[0]
+    assert rows(app_db, "SELECT grade, mode FROM passage_labels WHERE source = 'adjudication' AND turn_id = ? "
+                        "AND passage_id = ?", first["turn_id"], first["passage_id"]) == [(2, "adjudication")]
+
+
+def test_data_page_assigns_a_topic(app_db):
+    at = start("pages/data.py")
+    at.text_input(key="assign_who").input("gus").run()
+    at.multiselect(key="assign_convs").select("102").run()
+    at.button[1].click().run()
+    assert any("Assigned 6 new turns to gus" in s.value for s in at.success)
+    assert rows(app_db, "SELECT COUNT(*) FROM assignments WHERE assessor = 'gus'") == [(6,)]
+
+
+def test_organizer_pages_need_the_password(app_db, monkeypatch):
+    monkeypatch.setenv("ASSESS_ORGANIZER_PASSWORD", "s3cret")
+    at = start()
+    with pytest.raises(ValueError, match="Could not find a navigation page"):
+        at.switch_page("pages/review.py")
+    at = start()
+    at.text_input(key="org_pw").input("s3cret").run()
+    at.switch_page("pages/review.py").run()
+    assert not at.exception
+    assert at.title[0].value == "Review"
