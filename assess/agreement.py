@@ -30,8 +30,8 @@ def _scale_array(scale: Sequence) -> np.ndarray:
         raise AssessError("the label scale is empty")
     if len(set(values)) != len(values):
         raise AssessError(f"the label scale has repeated labels: {values!r}")
-    return np.asarray(values, dtype=object if any(isinstance(v, str) for v in values) and
-                      not all(isinstance(v, str) for v in values) else None)
+    mixed = len({isinstance(v, str) for v in values}) > 1  # numpy would turn 0 and "0" into the same string
+    return np.asarray(values, dtype=object if mixed else None)
 
 
 def _codes(labels: Sequence, scale: Sequence, name: str = "labels") -> np.ndarray:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from assess.errors import FormatError
@@ -74,112 +73,69 @@ def add_commands(sub) -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# Readers (small and tolerant: whitespace split, blank and '#' lines skipped)
+# Inputs: the readers of assess.formats, turned into the plain dicts the scorers take
 
 
 def _read_json(path: str) -> Any:
-    text = Path(path).read_text(encoding="utf-8")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FormatError(path, exc.lineno, "valid JSON", exc.msg) from None
+    from assess.formats import load_json
+
+    return load_json(path)[0]
 
 
-def _data_lines(path: str):
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            stripped = line.strip()
-            if stripped and not stripped.startswith("#"):
-                yield number, stripped.split()
+def _qrels(path: str, *, ptkb: bool = False) -> dict[str, dict[str, int]]:
+    """``{turn: {item: grade}}`` from TREC qrels (passage or PTKB statement qrels)."""
+    from assess.formats import parse_ptkb_qrels, parse_qrels
 
-
-def read_trec_qrels(path: str) -> dict[str, dict[str, int]]:
-    """Read TREC qrels ``<qid> <iter> <docid> <label>`` (any whitespace) into ``{qid: {docid: label}}``."""
     qrels: dict[str, dict[str, int]] = {}
-    for number, fields in _data_lines(path):
-        if len(fields) != 4:
-            raise FormatError(path, number, "4 columns <qid> <iter> <docid> <label>", f"{len(fields)} columns")
-        qid, _, docid, label = fields
-        try:
-            value = int(label)
-        except ValueError:
-            raise FormatError(path, number, "an integer relevance label", repr(label)) from None
-        previous = qrels.setdefault(qid, {}).get(docid)
-        if previous is not None and previous != value:
-            raise FormatError(path, number, f"one label per (qid, docid), {qid} {docid} already has {previous}", str(value))
-        qrels[qid][docid] = value
-    if not qrels:
-        raise FormatError(path, None, "at least one qrels line", "an empty file")
+    for row in (parse_ptkb_qrels(path) if ptkb else parse_qrels(path)):
+        qrels.setdefault(row.turn_id, {})[row.item_id] = row.grade
     return qrels
 
 
-def read_trec_run(path: str) -> dict[str, dict[str, dict[str, float]]]:
-    """Read a TREC run ``<qid> Q0 <docid> <rank> <score> <tag>`` into ``{tag: {qid: {docid: score}}}``.
+def _run_file(path: str) -> dict[str, dict[str, dict[str, float]]]:
+    """``{tag: {turn: {passage: score}}}`` from a TREC run (the rank column is ignored, as in trec_eval)."""
+    from assess.formats import parse_run
 
-    The rank column is ignored (trec_eval ranks by score). A docid repeated within a query is an
-    error, as in trec_eval.
-    """
     runs: dict[str, dict[str, dict[str, float]]] = {}
-    for number, fields in _data_lines(path):
-        if len(fields) != 6:
-            raise FormatError(path, number, "6 columns <qid> Q0 <docid> <rank> <score> <tag>", f"{len(fields)} columns")
-        qid, _, docid, _, score, tag = fields
-        try:
-            value = float(score)
-        except ValueError:
-            raise FormatError(path, number, "a numeric score", repr(score)) from None
-        docs = runs.setdefault(tag, {}).setdefault(qid, {})
-        if docid in docs:
-            raise FormatError(path, number, f"each docid once per query", f"{docid} repeated in {qid}")
-        docs[docid] = value
-    if not runs:
-        raise FormatError(path, None, "at least one run line", "an empty file")
+    for row in parse_run(path):
+        runs.setdefault(row.tag, {}).setdefault(row.turn_id, {})[row.passage_id] = row.score
     return runs
 
 
-def read_gold_nuggets(path: str) -> dict[str, set[str]]:
-    """Read CONE-RAG gold nuggets ``{turn: {"[k]": {"text", "relevance"}}}`` into ``{turn: {"[k]", ...}}``."""
-    data = _read_json(path)
-    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
-        raise FormatError(path, None, 'an object {turn: {"[k]": {...}}}', type(data).__name__)
-    return {str(turn): set(nuggets) for turn, nuggets in data.items()}
+def _gold(path: str) -> dict[str, set[str]]:
+    """``{turn: {"[k]", ...}}`` from CONE-RAG gold nuggets (turns without nuggets are left out)."""
+    from assess.formats import parse_nuggets
+
+    gold: dict[str, set[str]] = {}
+    for record in parse_nuggets(path):
+        gold.setdefault(record.turn_id, set()).add(record.key)
+    return gold
 
 
-def read_ntr_labels(path: str) -> dict[str, dict[str, dict[str, bool]]]:
-    """Read NtR labels ``<batch>_<conv>_<turn>_<k>_<run>\\t<0|1>`` into ``{run: {"conv_turn": {"[k]": bool}}}``."""
+def _ntr_labels(path: str) -> dict[str, dict[str, dict[str, bool]]]:
+    """``{run: {turn: {"[k]": captured}}}`` from the NtR labels TSV; two different labels for one nugget are refused."""
+    from assess.formats import parse_ntr_labels
+
     labels: dict[str, dict[str, dict[str, bool]]] = {}
-    for number, fields in _data_lines(path):
-        if len(fields) != 2:
-            raise FormatError(path, number, "2 columns <batch>_<conv>_<turn>_<k>_<run> <0|1>", f"{len(fields)} columns")
-        key, value = fields
-        parts = key.split("_", 4)
-        if len(parts) != 5 or not all(parts) or value not in ("0", "1"):
-            raise FormatError(path, number, "<batch>_<conv>_<turn>_<k>_<run> and a 0/1 label", " ".join(fields))
-        _, conv, turn, k, run = parts
-        judged = labels.setdefault(run, {}).setdefault(f"{conv}_{turn}", {})
-        nugget = f"[{k}]"
-        if nugget in judged and judged[nugget] != (value == "1"):
-            raise FormatError(path, number, f"one label per nugget, {key} already labelled", value)
-        judged[nugget] = value == "1"
+    for record in parse_ntr_labels(path):
+        judged = labels.setdefault(record.run, {}).setdefault(record.turn_id, {})
+        value = bool(record.match)
+        if judged.get(record.nugget_key, value) != value:
+            raise FormatError(path, record.line, f"one label per nugget ({record.turn_id} {record.nugget_key} "
+                                                 f"{record.run} is already {int(not value)})", str(record.match))
+        judged[record.nugget_key] = value
     return labels
 
 
-def read_personal_turns(path: str) -> set[str]:
-    """Read the personal turns: PTKB qrels (turns with a label > 0) or iKAT topics JSON (ptkb_provenance)."""
-    text = Path(path).read_text(encoding="utf-8").lstrip()
-    if text.startswith("[") or text.startswith("{"):
-        topics = _read_json(path)
-        if isinstance(topics, dict):
-            topics = [topics]
-        personal = set()
-        for topic in topics:
-            if not isinstance(topic, dict) or "number" not in topic or not isinstance(topic.get("turns"), list):
-                raise FormatError(path, None, 'topics with "number" and "turns"', repr(topic)[:60])
-            for turn in topic["turns"]:
-                if turn.get("ptkb_provenance"):
-                    personal.add(f"{topic['number']}_{turn['turn_id']}")
-        return personal
-    return {turn for turn, statements in read_trec_qrels(path).items() if any(v > 0 for v in statements.values())}
+def _personal_turns(path: str) -> set[str]:
+    """Personal turns: iKAT topics JSON (turns with relevant PTKB statements) or PTKB qrels (a grade > 0)."""
+    from assess.formats import parse_topics
+
+    with open(path, "rb") as handle:
+        head = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head[:1] in (b"[", b"{"):
+        return {t.id for conv in parse_topics(path) for t in conv.turns if t.relevant_ptkb}
+    return {turn for turn, grades in _qrels(path, ptkb=True).items() if any(g > 0 for g in grades.values())}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -248,10 +204,10 @@ def _runs(args: argparse.Namespace) -> int:
     from assess.rankings import (cast_measures, evaluate_runs, paired_t_tests, ptkb_measures,
                                  ranking_correlation)
 
-    qrels = read_trec_qrels(args.qrels)
+    qrels = _qrels(args.qrels, ptkb=args.ptkb)
     runs: dict[str, dict] = {}
     for path in args.runs:
-        for tag, run in read_trec_run(path).items():
+        for tag, run in _run_file(path).items():
             if tag in runs:
                 raise FormatError(path, None, "distinct run tags across run files", f"{tag!r} again")
             runs[tag] = run
@@ -272,7 +228,7 @@ def _runs(args: argparse.Namespace) -> int:
         for r, v in first.items():
             out["runs"][r]["per_query"] = v["per_query"]
     if args.qrels_b:
-        second = evaluate_runs(read_trec_qrels(args.qrels_b), runs, measures, threshold=args.threshold,
+        second = evaluate_runs(_qrels(args.qrels_b, ptkb=args.ptkb), runs, measures, threshold=args.threshold,
                                all_queries=args.all_queries)
         out["qrels_b"] = args.qrels_b
         out["runs_b"] = {r: {"n_queries": v["n_queries"], "mean": v["mean"]} for r, v in second.items()}
@@ -329,10 +285,10 @@ def _nuggets(args: argparse.Namespace) -> int:
 
     if not args.matches and not args.ntn:
         raise FormatError("arguments", None, "--matches (NtR labels) and/or --ntn (NtN matches)", "neither")
-    gold_sets = {"original": read_gold_nuggets(args.gold)}
+    gold_sets = {"original": _gold(args.gold)}
     if args.gold_dedup:
-        gold_sets["deduplicated"] = read_gold_nuggets(args.gold_dedup)
-    personal = read_personal_turns(args.personal) if args.personal else None
+        gold_sets["deduplicated"] = _gold(args.gold_dedup)
+    personal = _personal_turns(args.personal) if args.personal else None
 
     def summary(per_turn: dict, mean: float | None, n: int) -> dict[str, Any]:
         row: dict[str, Any] = {"mean": mean, "n_turns": n, "per_turn": per_turn}
@@ -343,7 +299,7 @@ def _nuggets(args: argparse.Namespace) -> int:
 
     out: dict[str, Any] = {"gold": args.gold, "gold_dedup": args.gold_dedup}
     if args.matches:
-        labels = read_ntr_labels(args.matches)
+        labels = _ntr_labels(args.matches)
         out["ntr_recall"] = {"unjudged": args.unjudged, "runs": {}}
         for run, matches in labels.items():
             out["ntr_recall"]["runs"][run] = {}

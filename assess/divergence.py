@@ -87,9 +87,11 @@ def _order_aware(rows: np.ndarray, t: np.ndarray, support: np.ndarray) -> np.nda
     k = t.shape[0]
     idx = np.arange(k)
     distance = np.abs(idx[:, None] - idx[None, :]).astype(float)
-    dw = ((rows - t) ** 2) @ distance  # dw[:, i] = sum_j |i - j| d_j^2 (distance is symmetric)
+    d2 = (rows - t) ** 2
     if support.ndim == 1:
-        return dw[:, support].mean(axis=1)
+        # sum_{i in C*} DW_i = sum_j d_j^2 sum_{i in C*} |i - j|: one matrix-vector product.
+        return d2 @ distance[support].sum(axis=0) / support.size
+    dw = d2 @ distance  # dw[:, i] = sum_j |i - j| d_j^2 (distance is symmetric)
     counts = support.sum(axis=1)
     return np.where(counts > 0, (dw * support).sum(axis=1) / np.maximum(counts, 1), 0.0)
 

@@ -101,17 +101,14 @@ def read_lines(path: str | Path) -> list[tuple[int, str]]:
     data = path.read_bytes()
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    out = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise FormatError(path, number, "UTF-8 text",
-                              f"the byte 0x{raw[exc.start]:02x} at column {exc.start + 1}") from None
-        text = text.strip()
-        if text:
-            out.append((number, text))
-    return out
+    try:
+        lines = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError as exc:
+        number = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise FormatError(path, number, "UTF-8 text",
+                          f"the byte 0x{data[exc.start]:02x} at column {column}") from None
+    return [(number, text) for number, line in enumerate(lines, start=1) if (text := line.strip())]
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -146,19 +143,30 @@ def _check_no_conflicts(path, records: Iterable, key, value) -> list:
 def parse_qrels(path: str | Path, *, low: int = 0, high: int = 4, item: str = "passage id") -> list[Qrel]:
     """Read a TREC qrels file: ``turn 0 item grade`` per line (any whitespace), grades in [low, high]."""
     rows = []
+    seen: dict[tuple[str, str], Qrel] = {}
+    valid = {str(g): g for g in range(low, high + 1)}
     for number, text in read_lines(path):
         fields = text.split()
         if len(fields) != 4:
             raise FormatError(path, number, f"4 fields (turn id, 0, {item}, grade)",
                               f"{len(fields)} field{'s' if len(fields) != 1 else ''}: {_short(text)}")
         turn, _iteration, item_id, grade_text = fields
-        grade = _int(path, number, grade_text, f"an integer grade {low}..{high}")
-        if not low <= grade <= high:
-            raise FormatError(path, number, f"a grade {low}..{high}", str(grade))
-        rows.append(Qrel(turn, item_id, grade, number))
+        grade = valid.get(grade_text)
+        if grade is None:
+            grade = _int(path, number, grade_text, f"an integer grade {low}..{high}")
+            if not low <= grade <= high:
+                raise FormatError(path, number, f"a grade {low}..{high}", str(grade))
+        rec = Qrel(turn, item_id, grade, number)
+        first = seen.setdefault((turn, item_id), rec)
+        if first is not rec:
+            if first.grade != grade:
+                raise FormatError(path, number, f"one value per item ({turn} {item_id} is {first.grade} on "
+                                  f"line {first.line})", str(grade))
+            continue   # the same line again: kept once
+        rows.append(rec)
     if not rows:
         raise FormatError(path, None, "at least one qrels line", "an empty file")
-    return _check_no_conflicts(path, rows, key=lambda r: (r.turn_id, r.item_id), value=lambda r: r.grade)
+    return rows
 
 
 def parse_ptkb_qrels(path: str | Path) -> list[Qrel]:

@@ -253,8 +253,8 @@ def gfrc2_scores(table: NuggetTable, attributes: Sequence[Attribute], *, L: int 
     Experience = w_0 GNP + sum_m w_m GF^m with w_m = 1/(M+1) by default (Eqs. 12, 19).
     Prob(wc) = 1/L for nugget ends wc <= L, else 0 (Eq. 14), so GFRC2 = (1/L) sum I(wc) Experience,
     EGNP = (1/L) sum I(wc) GNP (Eq. 20), EGF^m = (1/L) sum I(wc) GF^m (Eq. 21).
-    Degenerate: a conversation without relevant nuggets scores 0 on all three. Nuggets ending
-    after word L still enter later clusters' GNP/D but have no cluster weight themselves.
+    Degenerate: a conversation without relevant nuggets scores 0 on all three; nuggets ending
+    after word L still get a cluster row (GNP, GF) but weigh nothing (Prob = 0).
 
     Returns per-nugget arrays ``GWCrel, WCnonrel, GNP, D (attr -> rows), GF (attr -> array),
     Experience`` (rows of ``table``) and per-conversation arrays ``EGNP, EGF (attr -> array), GFRC2``.

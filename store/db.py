@@ -31,6 +31,8 @@ def open_db(path: str | Path, *, migrate: bool = True) -> Database:
     if str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA cache_size = -65536")      # 64 MiB: bulk imports touch several B-trees at once
+    conn.execute("PRAGMA temp_store = MEMORY")
     db = Database(conn, execute_plugins=False)
     if migrate:
         migrate_db(db)

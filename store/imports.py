@@ -127,28 +127,47 @@ def _upsert_ptkb_labels(db: Database, rows, *, mode: str) -> None:
 
 
 def _ensure_passages(db: Database, passage_ids: Iterable[str]) -> None:
+    """Create the passages (id only, no text) that the store does not have yet."""
+    known = {r[0] for r in db.conn.execute("SELECT id FROM passages")}
+    new = sorted(set(passage_ids) - known)
     db.conn.executemany("INSERT INTO passages (id, doc_id) VALUES (?, ?) ON CONFLICT(id) DO NOTHING",
-                        ((p, p.rsplit(":", 1)[0]) for p in passage_ids))
+                        ((p, p.rsplit(":", 1)[0]) for p in new))
 
 
 def import_passage_qrels(db: Database, file: str, qrels: Sequence[Qrel], *, source: str,
                          add_to_pool: bool = True) -> dict:
-    """Store passage judgments of ``source`` (grades as given); the judged pairs join the pool."""
+    """Store passage judgments of ``source`` (grades as given); the judged pairs join the pool.
+
+    A source's first import is written set-based (labels, then passages, pool and history derived
+    in SQL), which keeps a 50,000-line import within a few times a bare executemany.
+    """
     _check_turns(db, file, qrels)
     stamp = now()
+    c = db.conn
     with write(db):
         ensure_source(db, source)
-        _ensure_passages(db, {q.item_id for q in qrels})
-        db.conn.executemany(
-            "INSERT INTO passage_labels (source, turn_id, passage_id, grade, mode, updated_at) "
-            "VALUES (?,?,?,?,'import',?) ON CONFLICT(source, turn_id, passage_id) DO UPDATE SET "
-            "grade=excluded.grade, updated_at=excluded.updated_at WHERE grade IS NOT excluded.grade",
-            ((source, q.turn_id, q.item_id, q.grade, stamp) for q in qrels))
+        first = c.execute("SELECT 1 FROM passage_labels WHERE source = ? LIMIT 1", (source,)).fetchone() is None
+        _ensure_passages(db, (q.item_id for q in qrels))
+        # Key order makes every B-tree insert land next to the previous one.
+        ordered = sorted(qrels, key=lambda q: (q.turn_id, q.item_id))
+        if first:
+            c.executemany(
+                "INSERT INTO passage_labels (source, turn_id, passage_id, grade, mode, via, updated_at) "
+                "VALUES (?,?,?,?,'import','bulk',?)", ((source, q.turn_id, q.item_id, q.grade, stamp) for q in ordered))
+            c.execute(
+                "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
+                "SELECT 'passage', source, turn_id || ' ' || passage_id, NULL, CAST(grade AS TEXT), 'import', "
+                "'bulk', updated_at FROM passage_labels WHERE source = ?", (source,))
+        else:
+            c.executemany(
+                "INSERT INTO passage_labels (source, turn_id, passage_id, grade, mode, updated_at) "
+                "VALUES (?,?,?,?,'import',?) ON CONFLICT(source, turn_id, passage_id) DO UPDATE SET "
+                "grade=excluded.grade, updated_at=excluded.updated_at WHERE grade IS NOT excluded.grade",
+                ((source, q.turn_id, q.item_id, q.grade, stamp) for q in qrels))
         if add_to_pool:
-            db.conn.executemany(
-                "INSERT INTO pool (turn_id, passage_id, method, detail, added_at) "
-                "VALUES (?,?,'qrels',?,?) ON CONFLICT DO NOTHING",
-                ((q.turn_id, q.item_id, f"qrels:{source}", stamp) for q in qrels))
+            c.execute("INSERT INTO pool (turn_id, passage_id, method, detail, added_at) "
+                      "SELECT turn_id, passage_id, 'qrels', ?, ? FROM passage_labels WHERE source = ? "
+                      "ON CONFLICT DO NOTHING", (f"qrels:{source}", stamp, source))
     return {"labels": len(qrels), "turns": len({q.turn_id for q in qrels}), "source": source}
 
 

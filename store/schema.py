@@ -89,9 +89,9 @@ CREATE TABLE passage_labels (
     mode TEXT NOT NULL DEFAULT 'import',           -- blind | shown | import
     via TEXT,                                      -- key | click | undo | adjudication | NULL (import)
     updated_at TEXT NOT NULL,
-    PRIMARY KEY (source, turn_id, passage_id)
+    -- item first: comparing sources item by item and the queue's lookups use the key directly
+    PRIMARY KEY (turn_id, passage_id, source)
 ) WITHOUT ROWID;
-CREATE INDEX passage_labels_by_item ON passage_labels(turn_id, passage_id);
 
 CREATE TABLE ptkb_labels (
     source TEXT NOT NULL REFERENCES sources(name),
@@ -195,13 +195,18 @@ BEGIN SELECT RAISE(ABORT, 'label_history is append-only'); END;
 
 
 def _history_triggers(table: str, kind: str, item: str, value: str) -> str:
-    """Triggers that append one history row per insert, real change and delete of a label table."""
+    """Triggers that append one history row per insert, real change and delete of a label table.
+
+    Rows inserted with ``via = 'bulk'`` (a first import of a source, where every row is new) are
+    skipped here because the importer writes their history rows in one set-based statement.
+    """
     new_item = item.replace("X.", "NEW.")
     old_item = item.replace("X.", "OLD.")
     new_value = value.replace("X.", "NEW.")
     old_value = value.replace("X.", "OLD.")
     return f"""
 CREATE TRIGGER {table}_history_insert AFTER INSERT ON {table}
+WHEN NEW.via IS NOT 'bulk'
 BEGIN
     INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at)
     VALUES ('{kind}', NEW.source, {new_item}, NULL, {new_value}, NEW.mode, NEW.via, NEW.updated_at);

@@ -10,6 +10,7 @@ Never downloads a browser: the tests skip when /usr/bin/chromium or playwright i
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -64,59 +65,22 @@ def _healthy(url: str) -> bool:
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    """Stop the server's whole process group: SIGTERM, then SIGKILL if it lingers."""
-    if proc.poll() is None:
-        try:
+    """Stop the server's whole process group: SIGTERM, then SIGKILL for anything left in the group.
+
+    The group leader is not reaped until the end, so its process-group id cannot be reused meanwhile.
+    """
+    def exited() -> bool:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-    try:   # children of the group may outlive the leader: make sure nothing is left
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """A Streamlit server on a free port with an empty temporary store; yields (base URL, db path)."""
-    tmp = tmp_path_factory.mktemp("e2e")
-    db_path = tmp / "assess.db"
-    log_path = tmp / "streamlit.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSESS_")}
-    env.update(ASSESS_DB=str(db_path), ASSESS_OPEN="1", STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
-               PYTHONUNBUFFERED="1")
-    last_error = None
-    for _attempt in range(3):     # a free port can be taken between probing and binding: retry
-        port = _free_port()
-        url = f"http://127.0.0.1:{port}"
-        with open(log_path, "ab") as log:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                 "--server.port", str(port), "--server.address", "127.0.0.1",
-                 "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline and proc.poll() is None and not _healthy(url):
-            time.sleep(0.2)
-        if proc.poll() is None and _healthy(url):
-            break
-        _stop(proc)
-        last_error = log_path.read_text(errors="replace")[-3000:]
-    else:
-        pytest.fail(f"the Streamlit server did not become healthy; its log ends with:\n{last_error}")
-    try:
-        yield url, db_path
-    finally:
-        _stop(proc)
+        deadline = time.monotonic() + 10
+        while not exited() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
 
 
 # ------------------------------------------------------------------------------------------- browser
@@ -145,6 +109,69 @@ def new_page(browser):
     yield make
     for context in contexts:
         context.close()
+
+
+@contextlib.contextmanager
+def streamlit_server(tmp: Path, **extra_env: str):
+    """Run ``streamlit run app.py`` on a free port with an empty store in ``tmp``; yield (base URL, db path).
+
+    The server runs in its own process group, which is killed on exit (no orphan is left).
+    """
+    db_path = tmp / "assess.db"
+    log_path = tmp / "streamlit.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSESS_")}
+    env.update(ASSESS_DB=str(db_path), ASSESS_OPEN="1", STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
+               PYTHONUNBUFFERED="1", **extra_env)
+    last_log = ""
+    for _attempt in range(3):     # a free port can be taken between probing and binding: retry
+        port = _free_port()
+        url = f"http://127.0.0.1:{port}"
+        with open(log_path, "ab") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                 "--server.port", str(port), "--server.address", "127.0.0.1",
+                 "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
+                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True)
+        try:
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while time.monotonic() < deadline and proc.poll() is None and not _healthy(url):
+                time.sleep(0.2)
+            if proc.poll() is None and _healthy(url):
+                yield url, db_path
+                return
+            last_log = log_path.read_text(errors="replace")[-3000:]
+        finally:
+            _stop(proc)
+    pytest.fail(f"the Streamlit server did not become healthy; its log ends with:\n{last_log}")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, browser):
+    """The server the tests share, warmed up: its main page has run once (which loads the demo).
+
+    The warm-up is also a work-around for the app bug shown by test_deep_link_on_a_fresh_server:
+    until some session has run app.py, Streamlit serves the ``pages/`` folder as old-style
+    (v1) multipage app and /judge runs pages/judge.py without app.py (no sign-in, no demo).
+    """
+    with streamlit_server(tmp_path_factory.mktemp("e2e")) as (url, db_path):
+        context = browser.new_context()
+        try:
+            page = context.new_page()
+            page.goto(url + "/")
+            expect(page.get_by_text("Assessment workbench").first).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+            expect(page.get_by_text("Pooled pairs")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+            settled(page)
+        finally:
+            context.close()
+        yield url, db_path
+
+
+@pytest.fixture(scope="module")
+def cold_server(tmp_path_factory):
+    """A fresh server with an organizer password whose main page has never run."""
+    with streamlit_server(tmp_path_factory.mktemp("e2e-cold"), ASSESS_ORGANIZER_PASSWORD="e2e-secret") as s:
+        yield s
 
 
 # ------------------------------------------------------------------------------------------- helpers
@@ -240,10 +267,10 @@ def test_keys_grade_store_and_resume(server, new_page):
         assert shown == expected[n][1], f"after grading item {n} the page shows {shown}, not {expected[n]}"
 
     rows = query(db_path, "SELECT turn_id, passage_id, grade, mode, via FROM passage_labels "
-                          "WHERE source = 'e2e1' ORDER BY updated_at")
-    assert [(t, p, g, m) for t, p, g, m, _v in rows] == [
-        (t, p, g, "blind") for (t, p), g in zip(expected[:3], grades)]
-    assert {v for *_rest, v in rows} == {"key"}
+                          "WHERE source = 'e2e1'")
+    assert sorted(rows, key=lambda r: expected.index((r[0], r[1]))) == [
+        (t, p, g, "blind", "key") for (t, p), g in zip(expected[:3], grades)]
+    # The history holds the three key presses, in the order they were made.
     history = query(db_path, "SELECT item, old_value, new_value FROM label_history "
                              "WHERE source = 'e2e1' ORDER BY id")
     assert history == [(f"{t} {p}", None, str(g)) for (t, p), g in zip(expected[:3], grades)]
@@ -338,3 +365,33 @@ def test_ptkb_keys(server, new_page):
     rows = query(db_path, "SELECT turn_id, statement_id, relevant, mode, via FROM ptkb_labels "
                           "WHERE source = 'e2e2' ORDER BY CAST(statement_id AS INTEGER)")
     assert rows == [("101_1", statements[0], 1, "blind", "key"), ("101_1", statements[1], 0, "blind", "key")]
+
+
+# ------------------------------------------------------------------------------------------- known app bug
+
+COLD_BUG = ("app bug: a 'pages/' folder beside app.py makes Streamlit run in v1 multipage mode until the first "
+            "session runs app.py (st.navigation); before that /judge and /data run the page script alone, "
+            "skipping sign-in, demo loading and the organizer password")
+
+
+@pytest.mark.xfail(strict=True, reason=COLD_BUG)
+def test_deep_link_on_a_fresh_server(cold_server, new_page):
+    """The first visitor of a freshly started server follows /judge?assessor=NAME and should be judging."""
+    base, _db = cold_server
+    page = new_page()
+    page.goto(f"{base}/judge?assessor=e2e-cold")
+    settled(page)
+    # Today: "Sign in with your assessor name…", the sidebar lists the raw files app/data/home/judge/…
+    expect(page.get_by_text("Signed in as e2e-cold")).to_be_visible(timeout=3_000)
+    wait_position(page, 1, timeout=3_000)
+
+
+@pytest.mark.xfail(strict=True, reason=COLD_BUG)
+def test_organizer_page_needs_the_password_on_a_fresh_server(cold_server, new_page):
+    base, _db = cold_server
+    page = new_page()
+    page.goto(f"{base}/data")
+    settled(page)
+    # Today: the import/assign/export page is served to anyone, without asking for the password.
+    expect(page.get_by_role("heading", name="Import & export")).to_have_count(0, timeout=3_000)
+    expect(page.get_by_text("Organizer password").first).to_be_visible(timeout=3_000)
