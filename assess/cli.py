@@ -19,6 +19,7 @@ import sys
 COMMAND_MODULES = (
     "assess.cli_data",
     "assess.cli_score",
+    "assess.cli_audit",
     "assess.cli_judge",
     "assess.cli_crowd",
 )

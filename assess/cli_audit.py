@@ -1,0 +1,53 @@
+"""CLI: agreement between two label sources of the store."""
+from __future__ import annotations
+
+import json
+
+from assess.cli import add_db_argument
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("agreement", help="agreement (Cohen's kappa and more) between two label sources",
+                       description="Compare two label sources over the items both labelled: observed agreement, "
+                                   "Cohen's kappa (unweighted/linear/quadratic over the full scale), binarised "
+                                   "kappa, confusion matrix, per-topic kappa, bootstrap 95%% interval.")
+    add_db_argument(p)
+    p.add_argument("--task", choices=("passage", "ptkb", "ntr"), default="passage")
+    p.add_argument("--a", required=True, help="first source (rows of the confusion matrix)")
+    p.add_argument("--b", required=True, help="second source (columns)")
+    p.add_argument("--threshold", type=float, help="also binarise at label >= T (e.g. 2 for 0-4 grades)")
+    p.add_argument("--weights", choices=("none", "linear", "quadratic"), default="none",
+                   help="weights of the headline kappa (default none)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_agreement)
+
+
+def agreement_from_store(db, task: str, a: str, b: str, *, weights: str | None, threshold: float | None) -> dict:
+    """The agreement report of two stored sources, with per-topic kappa."""
+    from assess.agreement import agreement_report, kappa_by_group
+    from store.compare import label_pairs
+
+    pairs = label_pairs(db, task, a, b)
+    report = agreement_report(pairs.a, pairs.b, scale=pairs.scale, weights=weights, threshold=threshold)
+    report.update(task=task, a=a, b=b)
+    report["per_topic"] = kappa_by_group(pairs.a, pairs.b, pairs.topics, scale=pairs.scale, weights=weights) \
+        if pairs.a else {}
+    return report
+
+
+def cmd_agreement(args) -> int:
+    from assess.cli_data import _open
+
+    weights = None if args.weights == "none" else args.weights
+    report = agreement_from_store(_open(args), args.task, args.a, args.b, weights=weights, threshold=args.threshold)
+    if args.json:
+        print(json.dumps(report, default=str))
+        return 0
+    print(f"{args.task}: {args.a} vs {args.b} over {report['n']} shared items")
+    for key in ("agreement", "kappa", "kappa_linear", "kappa_quadratic", "kappa_binary"):
+        if report.get(key) is not None:
+            print(f"  {key:16} {report[key]:.4f}")
+    print("  confusion (rows a, columns b):")
+    for label, row in zip(report["labels"], report["confusion"]):
+        print(f"    {label}: " + " ".join(f"{v:6d}" for v in row))
+    return 0
