@@ -137,3 +137,19 @@ def ptkb(ctx: dict) -> None:
         st.caption("No PTKB statements for this conversation.")
     for s in ctx["ptkb"]:
         st.markdown(f"{_plain(s['id'])}. {_plain(s['text'])}")
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _cached_order(db_file: str, assessor_name: str, task: str, open_mode: bool, version: tuple):
+    from store import open_db, queue as store_queue
+
+    return store_queue.queue_order(open_db(db_file), assessor_name, task=task, open_mode=open_mode)
+
+
+def load_queue(database, assessor_name: str, task: str = "passage"):
+    """The assessor's queue; its item order is cached until the pool or their assignments change."""
+    from store import queue as store_queue
+
+    version = store_queue.queue_version(database, assessor_name)
+    order = _cached_order(str(settings.db_path()), assessor_name, task, settings.open_mode(), version)
+    return store_queue.load_queue(database, assessor_name, task=task, order=order)

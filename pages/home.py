@@ -3,7 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from assess import settings, ui
-from store import queue, stats
+from store import stats
 
 database = ui.db()
 summary = stats.stats(database)
@@ -29,7 +29,7 @@ st.dataframe(pd.DataFrame(stats.conversations(database)), hide_index=True, width
 name = ui.assessor()
 if name:
     st.subheader(f"Your progress, {name}")
-    prog = queue.progress(queue.queue(database, name, open_mode=settings.open_mode()))
+    prog = ui.load_queue(database, name).progress()
     st.progress(prog["judged"] / prog["total"] if prog["total"] else 0.0,
                 text=f"{prog['judged']} of {prog['total']} passages judged")
     st.page_link("pages/judge.py", label="Continue judging", icon=":material/grading:")

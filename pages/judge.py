@@ -5,7 +5,7 @@ S skip, U undo. Every key press is stored at once.
 """
 import streamlit as st
 
-from assess import settings, ui
+from assess import ui
 from assess.formats import GRADES
 from assess.text import query_terms
 from store import queue
@@ -16,14 +16,14 @@ if not name:
     st.info("Sign in with your assessor name in the sidebar, or open /judge?assessor=NAME.")
     st.stop()
 
-items = queue.queue(database, name, open_mode=settings.open_mode())
-if not items:
+state = ui.load_queue(database, name)
+if not len(state):
     st.info("Your queue is empty: ask an organizer to assign you a topic.")
     st.stop()
 if "turn" in st.query_params and "passage" in st.query_params:   # a deep link to one item, used once
     st.session_state["judge_key"] = (st.query_params.pop("turn"), st.query_params.pop("passage"))
-pos = queue.move(items, st.session_state.get("judge_key"), st.session_state.pop("judge_action", None))
-turn_id, passage_id, _ = items[pos]
+pos = state.move(st.session_state.get("judge_key"), st.session_state.pop("judge_action", None))
+turn_id, passage_id, _ = state.item(pos)
 st.session_state["judge_key"] = (turn_id, passage_id)
 mode = queue.judging_mode(database)
 
@@ -45,7 +45,7 @@ def undo():
 
 
 ctx = queue.turn_context(database, turn_id)
-prog = queue.progress(items)
+prog = state.progress()
 done_turn, total_turn = prog["turns"][turn_id]
 left, right = st.columns([2, 3], gap="large")
 with left:
@@ -58,7 +58,7 @@ with left:
 with right:
     st.progress(done_turn / total_turn, text=f"Turn {turn_id}: {done_turn} / {total_turn} judged · "
                 f"all: {prog['judged']} / {prog['total']}")
-    st.markdown(f"Passage `{passage_id}` ({pos + 1} of {len(items)})")
+    st.markdown(f"Passage `{passage_id}` ({pos + 1} of {len(state)})")
     text = queue.passage_text(database, passage_id)
     ui.show_passage(text, query_terms(ctx["resolved_utterance"] or ctx["utterance"]))
     own = queue.label_of(database, name, "passage", turn_id, passage_id)

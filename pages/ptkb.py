@@ -5,7 +5,7 @@ previous/next, U undo. These labels form the assessor's own PTKB source.
 """
 import streamlit as st
 
-from assess import settings, ui
+from assess import ui
 from store import queue
 
 database = ui.db()
@@ -14,12 +14,12 @@ if not name:
     st.info("Sign in with your assessor name in the sidebar, or open /ptkb?assessor=NAME.")
     st.stop()
 
-items = queue.queue(database, name, task="ptkb", open_mode=settings.open_mode())
-if not items:
+state = ui.load_queue(database, name, task="ptkb")
+if not len(state):
     st.info("No PTKB statements to label in your queue.")
     st.stop()
-pos = queue.move(items, st.session_state.get("ptkb_key"), st.session_state.pop("ptkb_action", None))
-turn_id, statement_id, _ = items[pos]
+pos = state.move(st.session_state.get("ptkb_key"), st.session_state.pop("ptkb_action", None))
+turn_id, statement_id, _ = state.item(pos)
 st.session_state["ptkb_key"] = (turn_id, statement_id)
 mode = queue.judging_mode(database)
 
@@ -40,7 +40,7 @@ def undo():
 
 
 ctx = queue.turn_context(database, turn_id)
-prog = queue.progress(items)
+prog = state.progress()
 done_turn, total_turn = prog["turns"][turn_id]
 left, right = st.columns([2, 3], gap="large")
 with left:
@@ -49,7 +49,7 @@ with left:
 with right:
     st.progress(done_turn / total_turn, text=f"Turn {turn_id}: {done_turn} / {total_turn} statements labelled")
     st.markdown("Is this statement about the user **relevant** to answering the current turn?")
-    for row in queue.turn_queue(database, name, turn_id, task="ptkb"):
+    for row in queue.turn_items(database, name, turn_id, task="ptkb"):
         text = next(s["text"] for s in ctx["ptkb"] if s["id"] == row[1])
         own = queue.label_of(database, name, "ptkb", turn_id, row[1])
         mark = "·" if own is None else ("✅ relevant" if own["value"] else "✖ not relevant")

@@ -13,6 +13,7 @@ from typing import NamedTuple
 from sqlite_utils import Database
 
 from assess.errors import AssessError, UnknownItem
+from assess.queueing import QueueOrder, QueueState
 from store.db import write
 from store.imports import ensure_source, now
 
@@ -99,81 +100,60 @@ def _scope(db: Database, assessor: str, open_mode: bool) -> tuple[str, tuple]:
     return "0", ()
 
 
-def _queue_sql(task: str, where: str) -> str:
-    items, table, item_col, _ = _TASKS[task]
+def _order_sql(task: str, where: str) -> str:
+    items = _TASKS[task][0]
     order_item = "q.item_id" if task == "passage" else "CAST(q.item_id AS INTEGER), q.item_id"
-    return (f"SELECT q.turn_id, q.item_id, c.rowid AS c_ord, t.position AS t_pos, "
-            f"l.source IS NOT NULL AS done FROM ({items}) q "
+    return (f"SELECT q.turn_id, q.item_id FROM ({items}) q "
             f"JOIN turns t ON t.id = q.turn_id JOIN conversations c ON c.id = t.conversation_id "
-            f"LEFT JOIN {table} l ON l.source = ? AND l.turn_id = q.turn_id AND l.{item_col} = q.item_id "
             f"WHERE {where} ORDER BY c.rowid, t.position, {order_item}")
 
 
-def queue(db: Database, assessor: str, *, task: str = "passage", open_mode: bool = True) -> list[tuple]:
-    """The assessor's queue: [(turn_id, item_id, judged: bool)] in queue order."""
+def queue_order(db: Database, assessor: str, *, task: str = "passage", open_mode: bool = True) -> QueueOrder:
+    """The assessor's items in judging order (cacheable until :func:`queue_version` changes)."""
     where, params = _scope(db, assessor, open_mode)
-    rows = db.conn.execute(_queue_sql(task, where), (assessor, *params)).fetchall()
-    return [(r[0], r[1], bool(r[4])) for r in rows]
+    return QueueOrder.of(db.conn.execute(_order_sql(task, where), params))
 
 
-def turn_queue(db: Database, assessor: str, turn_id: str, *, task: str = "passage") -> list[tuple]:
-    """One turn's part of the queue: [(turn_id, item_id, judged)]."""
-    rows = db.conn.execute(_queue_sql(task, "q.turn_id = ?"), (assessor, turn_id)).fetchall()
-    return [(r[0], r[1], bool(r[4])) for r in rows]
+def queue_version(db: Database, assessor: str) -> tuple:
+    """Changes whenever the pool, the turns or the assessor's assignments change."""
+    return tuple(db.conn.execute(
+        "SELECT (SELECT COUNT(*) FROM pool), (SELECT MAX(added_at) FROM pool), (SELECT COUNT(*) FROM turns), "
+        "(SELECT COUNT(*) FROM ptkb_statements), (SELECT COUNT(*) FROM assignments WHERE assessor = ?), "
+        "(SELECT MAX(assigned_at) FROM assignments WHERE assessor = ?)", (assessor, assessor)).fetchone())
 
 
-def next_position(items: list[tuple], current: int | None, *, unjudged_only: bool = True) -> int | None:
-    """Index of the next (unjudged) item after ``current``, wrapping to the start; None if there is none."""
-    n = len(items)
-    if n == 0:
-        return None
-    start = -1 if current is None else current
-    for step in range(1, n + 1):
-        i = (start + step) % n
-        if not unjudged_only or not items[i][2]:
-            return i
-    return None
+def labelled(db: Database, assessor: str, task: str = "passage") -> frozenset:
+    """The (turn, item) pairs the source has labelled (any value, 'cannot judge' included)."""
+    _, table, col, _ = _TASKS[task]
+    return frozenset(db.conn.execute(f"SELECT turn_id, {col} FROM {table} WHERE source = ?", (assessor,)))
 
 
-def move(items: list[tuple], key: tuple[str, str] | None, action: str | None) -> int | None:
-    """Where the cursor goes: ``key`` is the (turn, item) on screen, ``action`` one of None (stay, or
-    resume at the first unjudged item when ``key`` is unknown), 'next_unjudged', 'next', 'prev'."""
-    index = {(t, i): n for n, (t, i, _done) in enumerate(items)}
-    current = index.get(tuple(key)) if key else None
-    if current is None:
-        return resume_position(items)
-    if action == "next_unjudged":
-        found = next_position(items, current)
-        return current if found is None else found
-    if action == "next":
-        return min(current + 1, len(items) - 1)
-    if action == "prev":
-        return max(current - 1, 0)
-    return current
+def load_queue(db: Database, assessor: str, *, task: str = "passage", open_mode: bool = True,
+               order: QueueOrder | None = None) -> QueueState:
+    """The assessor's queue with what they have judged (pass a cached ``order`` to skip the ordering query)."""
+    order = order if order is not None else queue_order(db, assessor, task=task, open_mode=open_mode)
+    return QueueState(order, labelled(db, assessor, task))
+
+
+def queue(db: Database, assessor: str, *, task: str = "passage", open_mode: bool = True) -> list[tuple]:
+    """The assessor's queue as [(turn_id, item_id, judged)] in queue order."""
+    state = load_queue(db, assessor, task=task, open_mode=open_mode)
+    return [state.item(i) for i in range(len(state))]
+
+
+def turn_items(db: Database, assessor: str, turn_id: str, *, task: str = "passage") -> list[tuple]:
+    """One turn's items: [(turn_id, item_id, judged)] in queue order."""
+    order = QueueOrder.of(db.conn.execute(_order_sql(task, "q.turn_id = ?"), (turn_id,)))
+    done = labelled(db, assessor, task)
+    return [(t, i, (t, i) in done) for t, i in order.items]
 
 
 def resume_position(items: list[tuple]) -> int | None:
-    """Where an assessor resumes: the first unjudged item of their queue (the last item if all are done)."""
+    """Where an assessor resumes in a [(turn, item, judged)] list: the first unjudged item."""
     for i, item in enumerate(items):
         if not item[2]:
             return i
     return len(items) - 1 if items else None
-
-
-def progress(items: list[tuple]) -> dict:
-    """Judged / total over the queue, per turn and per conversation (turn id prefix before the last '_')."""
-    per_turn: dict[str, list[int]] = {}
-    for turn, _item, done in items:
-        d = per_turn.setdefault(turn, [0, 0])
-        d[0] += done
-        d[1] += 1
-    per_conv: dict[str, list[int]] = {}
-    for turn, (done, total) in per_turn.items():
-        d = per_conv.setdefault(turn.rsplit("_", 1)[0], [0, 0])
-        d[0] += done
-        d[1] += total
-    return {"judged": sum(d for d, _ in per_turn.values()), "total": len(items),
-            "turns": per_turn, "conversations": per_conv}
 
 
 # ------------------------------------------------------------------------------------------- labels

@@ -92,6 +92,7 @@ CREATE TABLE passage_labels (
     -- item first: comparing sources item by item and the queue's lookups use the key directly
     PRIMARY KEY (turn_id, passage_id, source)
 ) WITHOUT ROWID;
+CREATE INDEX passage_labels_by_source ON passage_labels(source);
 
 CREATE TABLE ptkb_labels (
     source TEXT NOT NULL REFERENCES sources(name),
@@ -106,6 +107,7 @@ CREATE TABLE ptkb_labels (
     PRIMARY KEY (source, turn_id, statement_id),
     FOREIGN KEY (conversation_id, statement_id) REFERENCES ptkb_statements(conversation_id, statement_id)
 ) WITHOUT ROWID;
+CREATE INDEX ptkb_labels_by_turn ON ptkb_labels(turn_id, statement_id);
 
 CREATE TABLE nuggets (
     id INTEGER PRIMARY KEY,

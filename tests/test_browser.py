@@ -228,7 +228,21 @@ def focus_body(page) -> None:
     assert page.evaluate("() => document.activeElement === document.body || !document.activeElement")
 
 
+SHORTCUT_LABELS = {"Left": "←", "Right": "→"}
+
+
 def press(page, key: str) -> None:
+    """Press a button's keyboard shortcut once its button is on screen and enabled.
+
+    Streamlit binds a shortcut when the (lazily loaded) button component mounts: a key pressed
+    before that is silently lost, so wait for the button that shows the shortcut first.
+    """
+    label = SHORTCUT_LABELS.get(key, key.upper())
+    button = page.locator('[data-testid="stButton"] button').filter(
+        has=page.locator(f'[aria-label="Shortcut {label}"]'))
+    expect(button).to_have_count(1)
+    expect(button).to_be_visible()
+    expect(button).to_be_enabled()
     focus_body(page)
     page.keyboard.press(key)
 

@@ -69,7 +69,11 @@ def test_queue_resumes_at_first_unjudged_and_assignments_scope_it(demo):
         queue.save_passage_label(demo, name, turn, passage, 1)
     items = queue.queue(demo, name)
     assert queue.resume_position(items) == 3
-    assert queue.progress(items)["turns"]["101_1"][0] == 3
+    state = queue.load_queue(demo, name)
+    assert state.resume() == 3
+    assert state.progress()["turns"]["101_1"] == [3, 16]
+    assert state.move(items[1][:2], "next_unjudged") == 3
+    assert state.move(items[1][:2], "prev") == 0 and state.move(None, None) == 3
     queue.assign(demo, name, queue.pooled_turns(demo, ["102"]))
     scoped = queue.queue(demo, name)
     assert {t for t, _, _ in scoped} == {f"102_{i}" for i in range(1, 7)}
