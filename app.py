@@ -18,6 +18,7 @@ assess_pages = [
 organizer_pages = [
     st.Page("pages/data.py", title="Import & export", icon=":material/upload_file:", url_path="data"),
     st.Page("pages/review.py", title="Review", icon=":material/monitoring:", url_path="review"),
+    st.Page("pages/scores.py", title="Scores", icon=":material/insights:", url_path="scores"),
 ]
 pages = {"Assess": assess_pages}
 if ui.is_organizer():

@@ -22,23 +22,12 @@ def add_commands(sub) -> None:
     p.set_defaults(func=cmd_agreement)
 
 
-def agreement_from_store(db, task: str, a: str, b: str, *, weights: str | None, threshold: float | None) -> dict:
-    """The agreement report of two stored sources, with per-topic kappa."""
-    from assess.agreement import agreement_report, kappa_by_group
-    from store.compare import label_pairs
-
-    pairs = label_pairs(db, task, a, b)
-    report = agreement_report(pairs.a, pairs.b, scale=pairs.scale, weights=weights, threshold=threshold)
-    report.update(task=task, a=a, b=b)
-    report["per_topic"] = kappa_by_group(pairs.a, pairs.b, pairs.topics, scale=pairs.scale, weights=weights) \
-        if pairs.a else {}
-    return report
-
-
 def cmd_agreement(args) -> int:
     from assess.cli_data import _open
 
     weights = None if args.weights == "none" else args.weights
+    from assess.scoreboard import agreement_from_store
+
     report = agreement_from_store(_open(args), args.task, args.a, args.b, weights=weights, threshold=args.threshold)
     if args.json:
         print(json.dumps(report, default=str))

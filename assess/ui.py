@@ -153,3 +153,37 @@ def load_queue(database, assessor_name: str, task: str = "passage"):
     version = store_queue.queue_version(database, assessor_name)
     order = _cached_order(str(settings.db_path()), assessor_name, task, settings.open_mode(), version)
     return store_queue.load_queue(database, assessor_name, task=task, order=order)
+
+
+def figure(fig, name: str) -> None:
+    """Show a plotly figure with HTML and PNG downloads (PNG only when a headless browser is available)."""
+    from assess.plots import figure_html
+
+    st.plotly_chart(fig, width="stretch", key=f"chart_{name}")
+    c1, c2 = st.columns(2)
+    c1.download_button("Download HTML", figure_html(fig), file_name=f"{name}.html", mime="text/html",
+                       key=f"html_{name}")
+    if c2.button("Prepare PNG", key=f"png_{name}"):
+        from assess.plots import figure_png
+
+        png = figure_png(fig)
+        if png is None:
+            c2.warning("PNG export needs a headless Chromium (Debian package chromium) for kaleido.")
+        else:
+            c2.download_button("Download PNG", png, file_name=f"{name}.png", mime="image/png", key=f"pngdl_{name}")
+
+
+def case_input(kind: str, label: str):
+    """An uploaded scoring input, or the demo's; returns (document, file name) or (None, None) on bad input."""
+    from assess import scoreboard
+
+    upload = st.file_uploader(label, type=["json"], key=f"upload_{kind}")
+    try:
+        if upload is None:
+            document, name = scoreboard.demo_case(kind)
+            st.caption(f"Showing the demo's {name}; upload a file to score your own.")
+            return document, name
+        return scoreboard.read_case(upload.getvalue(), upload.name), upload.name
+    except AssessError as exc:
+        st.error(f"Nothing scored. {exc}")
+        return None, None

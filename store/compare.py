@@ -56,3 +56,20 @@ def label_pairs(db: Database, task: str, a: str, b: str) -> Pairs:
         rows = [(*r[:k], int(r[k] > 0), int(r[k + 1] > 0), r[k + 2]) for r in rows]
     return Pairs([r[:k] for r in rows], [r[k] for r in rows], [r[k + 1] for r in rows], [r[k + 2] for r in rows],
                  scale)
+
+
+def qrels_of(db: Database, source: str) -> dict[str, dict[str, int]]:
+    """One source's passage labels as {turn: {passage: grade}} ('cannot judge' left out)."""
+    out: dict[str, dict[str, int]] = {}
+    for turn, passage, grade in db.conn.execute(
+            "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = ? AND grade IS NOT NULL", (source,)):
+        out.setdefault(turn, {})[passage] = grade
+    return out
+
+
+def runs_of(db: Database) -> dict[str, dict[str, dict[str, float]]]:
+    """Every stored ranking run as {run: {turn: {passage: score}}}."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for run, turn, passage, score in db.conn.execute("SELECT run, turn_id, passage_id, score FROM rankings"):
+        out.setdefault(run, {}).setdefault(turn, {})[passage] = score
+    return out

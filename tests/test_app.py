@@ -146,3 +146,45 @@ def test_organizer_pages_need_the_password(app_db, monkeypatch):
     at.switch_page("pages/review.py").run()
     assert not at.exception
     assert at.title[0].value == "Review"
+
+
+def test_scores_page_shows_the_four_kinds_of_plot_on_the_demo(app_db):
+    at = start("pages/judge.py", assessor="hal")
+    for key in ("g0", "g0", "g1", "g4"):
+        at.button(key=key).click().run()
+    at.switch_page("pages/scores.py").run()
+    assert not at.exception
+    at.selectbox(key="ag_a").select("hal").run()
+    at.selectbox(key="ag_b").select("llm:demo-gpt").run()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["n"] == "4"
+    labels = rows(app_db, "SELECT a.grade, b.grade FROM passage_labels a JOIN passage_labels b ON "
+                          "a.turn_id = b.turn_id AND a.passage_id = b.passage_id AND b.source = 'llm:demo-gpt' "
+                          "WHERE a.source = 'hal'")
+    assert metrics["agreement"] == f"{sum(x == y for x, y in labels) / 4:.3f}"
+    charts = at.get("plotly_chart")
+    titles = [c.proto.spec for c in charts]
+    assert len(charts) == 5     # confusion, per-topic kappa, run ranking, GFRC2 curves, AEPD scatter
+    assert "Confusion (n = 4)" in titles[0] and "per group" in titles[1]
+    assert "Kendall" in titles[2] and "GFRC2 user clusters" in titles[3] and "P vs D per turn" in titles[4]
+
+
+@pytest.mark.realdata
+def test_scores_page_on_real_nist_and_gpt4_labels(tmp_path, monkeypatch):
+    from tests.conftest import shared_file
+    from tests.helpers import run_cli
+
+    db = tmp_path / "real.db"
+    run_cli("import", "topics", shared_file("data", "irlabamsterdam-iKAT", "2024", "data", "2024_test_topics.json"),
+            db=db, check=True)
+    run_cli("import", "qrels", shared_file("data", "gyeozai-CFDA-TREC-iKAT2025", "DATA", "topics",
+                                           "2024_test_qrels.trec"), "--source", "nist", db=db, check=True)
+    run_cli("import", "qrels", shared_file("data", "irlabamsterdam-CONE-RAG", "resources", "automatic_resources",
+                                           "llm-gpt4-pool-depth-30.txt"), "--source", "llm:gpt-4", db=db, check=True)
+    monkeypatch.setenv("ASSESS_DB", str(db))
+    monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
+    at = start("pages/scores.py")
+    at.selectbox(key="ag_a").select("nist").run()
+    at.selectbox(key="ag_b").select("llm:gpt-4").run()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics == {"n": "8,103", "agreement": "0.438", "kappa": "0.240", "kappa_binary": "0.360"}
