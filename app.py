@@ -6,6 +6,7 @@ from assess import ui
 st.set_page_config(page_title="Assessment workbench", page_icon=":material/fact_check:", layout="wide")
 
 ui.ensure_started()
+st.session_state["_frame"] = True   # pages check this (ui.frame_guard)
 database = ui.db()
 ui.sign_in_from_query(database)
 ui.sidebar_sign_in(database)

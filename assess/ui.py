@@ -187,3 +187,21 @@ def case_input(kind: str, label: str):
     except AssessError as exc:
         st.error(f"Nothing scored. {exc}")
         return None, None
+
+
+def frame_guard(organizer: bool = False) -> None:
+    """First line of every page: make sure the app frame (app.py) is in charge.
+
+    Streamlit runs a script of a ``pages/`` folder directly (its legacy multipage mode) until a
+    session of the server has run ``st.navigation``; a first visitor of ``/judge`` or ``/data``
+    would then skip sign-in, the demo start-up and the organizer password. Turn that mode off and
+    rerun, which runs app.py with the same URL. Organizer pages also stop here without the password.
+    """
+    if not st.session_state.get("_frame"):
+        from streamlit.runtime.pages_manager import PagesManager
+
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+    if organizer and not is_organizer():
+        st.warning("This page is for organizers: enter the organizer password in the sidebar.")
+        st.stop()

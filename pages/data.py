@@ -5,6 +5,7 @@ from assess import ui
 from assess.errors import AssessError
 from store import exports, loading, queue, stats
 
+ui.frame_guard(organizer=True)
 database = ui.db()
 st.title("Import & export")
 

@@ -5,6 +5,7 @@ import streamlit as st
 from assess import settings, ui
 from store import stats
 
+ui.frame_guard()
 database = ui.db()
 summary = stats.stats(database)
 

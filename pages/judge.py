@@ -10,6 +10,7 @@ from assess.formats import GRADES
 from assess.text import query_terms
 from store import queue
 
+ui.frame_guard()
 database = ui.db()
 name = ui.assessor()
 if not name:

@@ -8,6 +8,7 @@ import streamlit as st
 from assess import ui
 from store import queue
 
+ui.frame_guard()
 database = ui.db()
 name = ui.assessor()
 if not name:

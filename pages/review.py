@@ -8,6 +8,7 @@ from assess.errors import AssessError
 from assess.formats import GRADES
 from store import exports, queue, review
 
+ui.frame_guard(organizer=True)
 database = ui.db()
 st.title("Review")
 

@@ -6,6 +6,7 @@ from assess import plots, scoreboard, ui
 from assess.errors import AssessError
 from store import exports
 
+ui.frame_guard(organizer=True)
 database = ui.db()
 st.title("Scores")
 agree_tab, runs_tab, gfrc_tab, aepd_tab = st.tabs(["Agreement", "Run rankings", "GFRC2", "AEPD"])

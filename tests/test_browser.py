@@ -388,7 +388,7 @@ COLD_BUG = ("app bug: a 'pages/' folder beside app.py makes Streamlit run in v1 
             "skipping sign-in, demo loading and the organizer password")
 
 
-@pytest.mark.xfail(strict=True, reason=COLD_BUG)
+
 def test_deep_link_on_a_fresh_server(cold_server, new_page):
     """The first visitor of a freshly started server follows /judge?assessor=NAME and should be judging."""
     base, _db = cold_server
@@ -400,7 +400,7 @@ def test_deep_link_on_a_fresh_server(cold_server, new_page):
     wait_position(page, 1, timeout=3_000)
 
 
-@pytest.mark.xfail(strict=True, reason=COLD_BUG)
+
 def test_organizer_page_needs_the_password_on_a_fresh_server(cold_server, new_page):
     base, _db = cold_server
     page = new_page()
