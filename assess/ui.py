@@ -10,6 +10,30 @@ from assess.errors import AssessError
 from assess.formats import GRADES
 from assess.text import inert_html
 
+def _no_legacy_pages_mode() -> None:
+    """Keep Streamlit out of its legacy ``pages/``-folder mode once this module is loaded.
+
+    Streamlit decides per PagesManager whether a ``pages/`` folder beside the entry script means
+    "run page scripts directly" (multipage v1); app.py uses st.navigation, so that mode must never
+    apply. See :func:`frame_guard` for the very first run of a fresh server.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if getattr(PagesManager.__init__, "_assess_patched", False):
+        return
+    original = PagesManager.__init__
+
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    __init__._assess_patched = True
+    PagesManager.__init__ = __init__
+    PagesManager.uses_pages_directory = False
+
+
+_no_legacy_pages_mode()
+
 CSS = """
 <style>
 .passage-text { font-size: 1.05rem; line-height: 1.6; padding: 0.8rem 1rem; border-radius: 0.4rem;
@@ -86,8 +110,7 @@ def sidebar_sign_in(database) -> None:
             entered = st.text_input("Organizer password", type="password", key="org_pw")
             if entered:
                 if hmac.compare_digest(entered, password):
-                    st.session_state["organizer"] = True
-                    st.rerun()
+                    st.session_state["organizer"] = True   # navigation, built after this, now lists them
                 else:
                     st.error("Wrong organizer password")
 
@@ -197,7 +220,7 @@ def frame_guard(organizer: bool = False) -> None:
     would then skip sign-in, the demo start-up and the organizer password. Turn that mode off and
     rerun, which runs app.py with the same URL. Organizer pages also stop here without the password.
     """
-    if not st.session_state.get("_frame"):
+    if not st.session_state.pop("_frame", False):   # app.py sets it on every run it makes
         from streamlit.runtime.pages_manager import PagesManager
 
         PagesManager.uses_pages_directory = False

@@ -121,7 +121,8 @@ def test_review_page_lists_assessors_and_adjudicates(app_db):
     disagreements = at.dataframe[2].value
     assert len(disagreements) >= 1
     at.radio[-1].set_value(2)
-    at.button[-1].click().run()
+    next(b for b in at.button if b.label == "Save adjudicated label").click().run()
+    assert any("Saved under the source 'adjudication'" in m.value for m in at.success)
     first = disagreements.iloc[0]
     assert rows(app_db, "SELECT grade, mode FROM passage_labels WHERE source = 'adjudication' AND turn_id = ? "
                         "AND passage_id = ?", first["turn_id"], first["passage_id"]) == [(2, "adjudication")]
@@ -131,7 +132,7 @@ def test_data_page_assigns_a_topic(app_db):
     at = start("pages/data.py")
     at.text_input(key="assign_who").input("gus").run()
     at.multiselect(key="assign_convs").select("102").run()
-    at.button[1].click().run()
+    next(b for b in at.button if b.label == "Assign").click().run()
     assert any("Assigned 6 new turns to gus" in s.value for s in at.success)
     assert rows(app_db, "SELECT COUNT(*) FROM assignments WHERE assessor = 'gus'") == [(6,)]
 
