@@ -239,4 +239,7 @@ _V1 += _history_triggers(
     "response_labels", "response", "X.turn_id || ' ' || X.run || ' ' || X.criterion",
     "CAST(X.value AS TEXT)")
 
-MIGRATIONS: list[str] = [_V1]
+from store.schema_llm import MIGRATION as _V2_LLM      # noqa: E402  (LLM pre-judgments, jobs)
+from store.schema_crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd studies, batches, workers)
+
+MIGRATIONS: list[str] = [_V1, _V2_LLM, _V3_CROWD]

@@ -1,9 +1,11 @@
 """End-to-end tests of the Streamlit workbench in headless Chromium (Debian chromium + Playwright).
 
-One Streamlit server is started for the module on a free port with a fresh temporary store
-($ASSESS_DB), so the first session loads the embedded demo (2 conversations, 217 pooled pairs).
+A Streamlit server is started for the module on a free port with a fresh temporary store
+($ASSESS_DB), so its first session loads the embedded demo (2 conversations, 217 pooled pairs);
+a second, never-visited server (with an organizer password) covers the very first visit.
 Each test signs in under its own assessor name, so the tests do not see each other's labels.
-Labels are checked in the SQLite file itself, opened read-only.
+Labels are checked in the SQLite file itself, opened read-only. Keys are pressed with
+page.keyboard on the document body, as an assessor would.
 
 Run:  .venv/bin/python -m pytest tests/test_browser.py -q
 Never downloads a browser: the tests skip when /usr/bin/chromium or playwright is absent.
@@ -230,8 +232,9 @@ SHORTCUT_LABELS = {"Left": "←", "Right": "→"}
 def press(page, key: str) -> None:
     """Press a button's keyboard shortcut once its button is on screen and enabled.
 
-    Streamlit binds a shortcut when the (lazily loaded) button component mounts: a key pressed
-    before that is silently lost, so wait for the button that shows the shortcut first.
+    Streamlit binds a shortcut when the button component mounts (its code is loaded lazily): a key
+    pressed before that is silently lost (seen once in 5 runs without this wait), so wait for the
+    button that shows the shortcut first.
     """
     label = SHORTCUT_LABELS.get(key, key.upper())
     button = page.locator('[data-testid="stButton"] button').filter(
