@@ -162,7 +162,8 @@ def ptkb(ctx: dict) -> None:
         st.markdown(f"{_plain(s['id'])}. {_plain(s['text'])}")
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+# cache_resource, not cache_data: the order is immutable and shared, so no per-run copy of 20,000 items.
+@st.cache_resource(max_entries=256, show_spinner=False)
 def _cached_order(db_file: str, assessor_name: str, task: str, open_mode: bool, version: tuple):
     from store import open_db, queue as store_queue
 

@@ -31,7 +31,7 @@ mode = queue.judging_mode(database)
 
 def grade(value):
     note = st.session_state.get(f"note_{turn_id}_{passage_id}") or None
-    queue.save_passage_label(database, name, turn_id, passage_id, value, note=note, mode=mode)
+    queue.save_passage_label(database, name, turn_id, passage_id, value, note=note, mode=mode, via="ui")
     st.session_state["judge_action"] = "next_unjudged"
 
 

@@ -26,7 +26,7 @@ mode = queue.judging_mode(database)
 
 
 def label(value):
-    queue.save_ptkb_label(database, name, turn_id, statement_id, value, mode=mode)
+    queue.save_ptkb_label(database, name, turn_id, statement_id, value, mode=mode, via="ui")
     st.session_state["ptkb_action"] = "next_unjudged"
 
 

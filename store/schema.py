@@ -87,7 +87,7 @@ CREATE TABLE passage_labels (
     grade INTEGER CHECK (grade BETWEEN 0 AND 4),   -- NULL: 'cannot judge'
     note TEXT,
     mode TEXT NOT NULL DEFAULT 'import',           -- blind | shown | import
-    via TEXT,                                      -- key | click | undo | adjudication | NULL (import)
+    via TEXT,                                      -- ui (key or click) | undo | bulk | llm | click | NULL
     updated_at TEXT NOT NULL,
     -- item first: comparing sources item by item and the queue's lookups use the key directly
     PRIMARY KEY (turn_id, passage_id, source)

@@ -93,7 +93,7 @@ def test_undo_button_removes_the_last_label(app_db):
     assert rows(app_db, "SELECT COUNT(*) FROM passage_labels WHERE source = 'dan'") == [(0,)]
     assert any("(1 of 217)" in m.value for m in at.markdown)
     assert rows(app_db, "SELECT old_value, new_value, via FROM label_history WHERE source = 'dan' ORDER BY id") == [
-        (None, "4", "key"), ("4", None, "undo")]
+        (None, "4", "ui"), ("4", None, "undo")]
 
 
 def test_ptkb_page_labels_statements(app_db):

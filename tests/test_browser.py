@@ -282,7 +282,7 @@ def test_keys_grade_store_and_resume(server, new_page):
     rows = query(db_path, "SELECT turn_id, passage_id, grade, mode, via FROM passage_labels "
                           "WHERE source = 'e2e1'")
     assert sorted(rows, key=lambda r: expected.index((r[0], r[1]))) == [
-        (t, p, g, "blind", "key") for (t, p), g in zip(expected[:3], grades)]
+        (t, p, g, "blind", "ui") for (t, p), g in zip(expected[:3], grades)]
     # The history holds the three key presses, in the order they were made.
     history = query(db_path, "SELECT item, old_value, new_value FROM label_history "
                              "WHERE source = 'e2e1' ORDER BY id")
@@ -351,7 +351,7 @@ def test_undo_removes_the_label_and_goes_back(server, new_page):
     assert query(db_path, "SELECT * FROM passage_labels WHERE source = 'e2e-undo'") == []
     assert query(db_path, "SELECT item, old_value, new_value, via FROM label_history "
                           "WHERE source = 'e2e-undo' ORDER BY id") == [
-        (f"101_1 {first}", None, "4", "key"), (f"101_1 {first}", "4", None, "undo")]
+        (f"101_1 {first}", None, "4", "ui"), (f"101_1 {first}", "4", None, "undo")]
     assert progress_text(page).endswith(f"all: 0 / {TOTAL}")
     expect(page.get_by_text("Your label:")).to_have_count(0)
 
@@ -377,7 +377,7 @@ def test_ptkb_keys(server, new_page):
     labelled(2, len(statements))
     rows = query(db_path, "SELECT turn_id, statement_id, relevant, mode, via FROM ptkb_labels "
                           "WHERE source = 'e2e2' ORDER BY CAST(statement_id AS INTEGER)")
-    assert rows == [("101_1", statements[0], 1, "blind", "key"), ("101_1", statements[1], 0, "blind", "key")]
+    assert rows == [("101_1", statements[0], 1, "blind", "ui"), ("101_1", statements[1], 0, "blind", "ui")]
 
 
 # ------------------------------------------------------------------------------------------- fresh server
