@@ -164,12 +164,10 @@ def save_passage_label(db: Database, source: str, turn_id: str, passage_id: str,
     if grade is not None and (isinstance(grade, bool) or grade not in (0, 1, 2, 3, 4)):
         raise AssessError(f"a grade is 0, 1, 2, 3 or 4 (or cannot judge), not {grade!r}")
     if mode not in MODES + ("adjudication",):
-        raise AssessError(f"mode is blind or shown, not {mode!r}")
+        raise AssessError(f"mode is one of {', '.join(MODES)}, not {mode!r}")
     with write(db):
         if not db.conn.execute("SELECT 1 FROM pool WHERE turn_id = ? AND passage_id = ?",
-                               (turn_id, passage_id)).fetchone() and not db.conn.execute(
-                "SELECT 1 FROM passage_labels WHERE turn_id = ? AND passage_id = ? LIMIT 1",
-                (turn_id, passage_id)).fetchone():
+                               (turn_id, passage_id)).fetchone():
             raise UnknownItem(f"passage {passage_id} is not in the pool of turn {turn_id}")
         db.conn.execute(
             "INSERT INTO passage_labels (source, turn_id, passage_id, grade, note, mode, via, updated_at) "
@@ -287,8 +285,8 @@ def revealed_labels(db: Database, assessor: str, task: str, turn_id: str, item_i
     table, col, val = {"passage": ("passage_labels", "passage_id", "grade"),
                        "ptkb": ("ptkb_labels", "statement_id", "relevant")}[task]
     rows = db.conn.execute(
-        f"SELECT l.source, s.kind, l.{val} FROM {table} l JOIN sources s ON s.name = l.source "
-        f"WHERE l.turn_id = ? AND l.{col} = ? AND l.source != ? AND s.kind = 'llm' ORDER BY l.source",
+        f"SELECT l.source, s.kind, l.{val} FROM sources s JOIN {table} l ON l.source = s.name "
+        f"AND l.turn_id = ? AND l.{col} = ? WHERE s.kind = 'llm' AND s.name != ? ORDER BY l.source",
         (turn_id, item_id, assessor)).fetchall()
     return [{"source": r[0], "kind": r[1], "value": r[2]} for r in rows]
 

@@ -50,11 +50,11 @@ def topic_progress(db: Database, source: str | None = None) -> list[dict]:
     if source is None:
         cond, params = "s.kind = 'assessor'", ()
     else:
-        cond, params = "l.source = ?", (source,)
+        cond, params = "s.name = ?", (source,)
     return db.execute_returning_dicts(
         "SELECT t.conversation_id AS conversation, COUNT(*) AS pooled, "
-        "SUM(EXISTS (SELECT 1 FROM passage_labels l JOIN sources s ON s.name = l.source "
-        f"WHERE l.turn_id = p.turn_id AND l.passage_id = p.passage_id AND {cond})) AS judged "
+        "SUM(EXISTS (SELECT 1 FROM sources s JOIN passage_labels l ON l.source = s.name "
+        f"AND l.turn_id = p.turn_id AND l.passage_id = p.passage_id WHERE {cond})) AS judged "
         "FROM pool p JOIN turns t ON t.id = p.turn_id GROUP BY t.conversation_id "
         "ORDER BY MIN((SELECT rowid FROM conversations c WHERE c.id = t.conversation_id))", params)
 

@@ -89,10 +89,10 @@ CREATE TABLE passage_labels (
     mode TEXT NOT NULL DEFAULT 'import',           -- blind | shown | import
     via TEXT,                                      -- ui (key or click) | undo | bulk | llm | click | NULL
     updated_at TEXT NOT NULL,
-    -- item first: comparing sources item by item and the queue's lookups use the key directly
-    PRIMARY KEY (turn_id, passage_id, source)
+    -- One B-tree only: a source's labels are contiguous (bulk imports append in key order), and
+    -- item-by-item lookups always name the source (they start from the few sources of a kind).
+    PRIMARY KEY (source, turn_id, passage_id)
 ) WITHOUT ROWID;
-CREATE INDEX passage_labels_by_source ON passage_labels(source);
 
 CREATE TABLE ptkb_labels (
     source TEXT NOT NULL REFERENCES sources(name),

@@ -28,7 +28,7 @@ def snapshot(db: Path) -> str:
     conn = sqlite3.connect(db)
     h = hashlib.sha256()
     for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"):
-        for row in conn.execute(f'SELECT * FROM "{name}" ORDER BY 1, 2'):
+        for row in sorted(conn.execute(f'SELECT * FROM "{name}"'), key=repr):
             h.update(repr((name, row)).encode())
     conn.close()
     return h.hexdigest()
