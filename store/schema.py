@@ -241,5 +241,6 @@ _V1 += _history_triggers(
 
 from store.schema_llm import MIGRATION as _V2_LLM      # noqa: E402  (LLM pre-judgments, jobs)
 from store.schema_crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd studies, batches, workers)
+from store.schema_nuggets import MIGRATION as _V4_NUGGETS  # noqa: E402  (duplicates, response nuggets, aspects)
 
-MIGRATIONS: list[str] = [_V1, _V2_LLM, _V3_CROWD]
+MIGRATIONS: list[str] = [_V1, _V2_LLM, _V3_CROWD, _V4_NUGGETS]
