@@ -26,10 +26,30 @@ def topics_db(tmp_path):
 
 
 def test_every_command_has_help():
-    for args in (["--help"], ["init", "--help"], ["import", "--help"], ["export", "--help"], ["stats", "--help"]):
-        proc = run_cli(*args)
-        assert proc.returncode == 0, proc.stderr
-        assert "usage:" in proc.stdout
+    top = run_cli("--help")
+    assert top.returncode == 0
+    listing = top.stdout.split("COMMAND\n", 2)[-1].split("options:")[0]
+    commands = [line.split()[0] for line in listing.splitlines() if line.startswith("    ") and
+                not line.startswith("     ")]
+    assert {"init", "import", "export", "stats", "agreement", "score"} <= set(commands)
+    for command in commands:
+        proc = run_cli(command, "--help")
+        assert proc.returncode == 0, (command, proc.stderr)
+        assert f"usage: python -m assess {command}" in proc.stdout
+
+
+def test_export_any_label_table_as_csv_and_parquet(demo_db, tmp_path):
+    import pandas as pd
+
+    csv_out = run_cli("export", "table", "--table", "ptkb_labels", "--source", "llm:demo-gpt", db=demo_db,
+                      check=True).stdout
+    frame = pd.read_csv(__import__("io").StringIO(csv_out))
+    assert len(frame) == 126 and set(frame["source"]) == {"llm:demo-gpt"} and frame["relevant"].sum() == 18
+    parquet = tmp_path / "labels.parquet"
+    run_cli("export", "table", "--table", "passage_labels", "-o", parquet, db=demo_db, check=True)
+    table = pd.read_parquet(parquet)
+    assert len(table) == 214 and sorted(table["grade"].value_counts().to_dict().items()) == [
+        (0, 125), (1, 38), (2, 18), (3, 17), (4, 16)]
 
 
 def test_demo_stats(demo_db):
