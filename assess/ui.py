@@ -213,6 +213,42 @@ def case_input(kind: str, label: str):
         return None, None
 
 
+class Cursor:
+    """The item on screen of a keyboard queue page (judge, PTKB, NtR), kept in session state.
+
+    Only the item key and the pending move live in the session; labels are in the store.
+    """
+
+    def __init__(self, prefix: str, state):
+        self.prefix, self.state = prefix, state
+        position = state.move(st.session_state.get(f"{prefix}_key"), st.session_state.pop(f"{prefix}_action", None))
+        self.position = position
+        self.turn_id, self.item_id, _ = state.item(position)
+        st.session_state[f"{prefix}_key"] = (self.turn_id, self.item_id)
+
+    def open(self, turn_id: str, item_id: str) -> None:
+        st.session_state[f"{self.prefix}_key"] = (turn_id, item_id)
+
+    def go(self, action: str) -> None:
+        """Callback: move 'prev', 'next' or 'next_unjudged' on the next run."""
+        st.session_state[f"{self.prefix}_action"] = action
+
+    def undo(self, database, name: str, task: str) -> None:
+        """Callback: revert the assessor's last change and show the item it touched."""
+        from store.queue import undo
+
+        touched = undo(database, name, task)
+        if touched:
+            self.open(*touched)
+
+    def nav_buttons(self, database, name: str, task: str, columns) -> None:
+        """Previous (Left), Next (Right) and Undo (U) buttons in the given columns."""
+        columns[0].button("Previous", key="prev", shortcut="Left", on_click=self.go, args=("prev",), width="stretch")
+        columns[1].button("Next", key="next", shortcut="Right", on_click=self.go, args=("next",), width="stretch")
+        columns[2].button("Undo", key="undo", shortcut="U", on_click=self.undo, args=(database, name, task),
+                          width="stretch")
+
+
 def frame_guard(organizer: bool = False) -> None:
     """First line of every page: make sure the app frame (app.py) is in charge.
 
@@ -229,3 +265,79 @@ def frame_guard(organizer: bool = False) -> None:
     if organizer and not is_organizer():
         st.warning("This page is for organizers: enter the organizer password in the sidebar.")
         st.stop()
+
+
+# ============================================================================================ crowd
+# Helpers of the crowd worker page (pages/crowd.py). A crowd link (?study=NAME plus the platform's
+# worker parameters) shows that page alone: no sign-in box, no organizer page, no navigation.
+
+def crowd_frame() -> None:
+    """In app.py, before sign-in: with ``?study=`` in the URL run only the crowd page (hidden navigation)."""
+    from assess.crowd import STUDY_PARAM
+
+    if STUDY_PARAM not in st.query_params:
+        return
+    st.session_state["_frame"] = True
+    st.navigation([st.Page("pages/crowd.py", title="Study", icon=":material/groups:", url_path="crowd",
+                           default=True)], position="hidden").run()
+    st.stop()
+
+
+def crowd_query() -> dict:
+    """The crowd page's query parameters (study, platform ids)."""
+    from assess.crowd import ENTRY_PARAMS
+
+    return {key: st.query_params.get(key) for key in ENTRY_PARAMS}
+
+
+def crowd_text(text: str | None, label: str) -> None:
+    """One block of untrusted text (a response, a nugget, an utterance), rendered inertly under a label."""
+    st.markdown(CSS, unsafe_allow_html=True)
+    st.markdown(f"**{label}**")
+    st.markdown(inert_html(text or ""), unsafe_allow_html=True)
+
+
+def crowd_guideline(guide: dict, config) -> None:
+    """The study's instructions, worked examples and (response studies) the rating scales."""
+    from assess.crowd import CRITERIA
+
+    st.markdown(guide.get("instructions", ""))
+    for criterion in config.criteria:
+        st.markdown(f"**{criterion.capitalize()}**: {CRITERIA[criterion]['question']}")
+        st.markdown("\n".join(f"- **{v}** {text}" for v, text in CRITERIA[criterion]["scale"].items()))
+    examples = guide.get("examples") or []
+    if examples:
+        st.markdown("**Worked examples**")
+    for n, ex in enumerate(examples, start=1):
+        first = "Response" if config.task == "ntr" else "Example"
+        second = "Nugget" if config.task == "ntr" else "Criterion"
+        st.markdown(f"{n}. {first}: *{_plain(str(ex.get('response', '')))}*  \n{second}: "
+                    f"*{_plain(str(ex.get('nugget', '')))}*  \nAnswer: **{_plain(str(ex.get('answer', '')))}**: "
+                    f"{_plain(str(ex.get('why', '')))}")
+
+
+def crowd_item(view) -> None:
+    """One item's content: the conversation so far (response studies), the response, the nugget."""
+    if view.task == "response":
+        for utterance, response in view.history:
+            crowd_text(utterance, "User")
+            if response:
+                crowd_text(response, "Assistant")
+        crowd_text(view.utterance, "User (last question)")
+    crowd_text(view.response, "Response")
+    if view.task == "ntr":
+        crowd_text(view.nugget, "Nugget")
+
+
+def crowd_completion(code: str | None, config, entry) -> None:
+    """The end of a batch: the completion code, Prolific's return link, or the MTurk submit form."""
+    from assess.crowd import PROLIFIC_COMPLETE, mturk_form_html
+
+    st.success("Thank you: you have answered every item of your batch.")
+    if entry.platform == "prolific" and config.prolific_code:
+        st.markdown(f"Your Prolific completion code: **{config.prolific_code}**")
+        st.link_button("Return to Prolific", PROLIFIC_COMPLETE + config.prolific_code, type="primary")
+    st.markdown("Your completion code (keep it; paste it where the platform asks for it):")
+    st.code(code or "", language=None)
+    if entry.platform == "mturk" and entry.submit_to and entry.session:
+        st.markdown(mturk_form_html(entry.submit_to, entry.session, code or ""), unsafe_allow_html=True)

@@ -23,26 +23,15 @@ if not len(state):
     st.stop()
 if "turn" in st.query_params and "passage" in st.query_params:   # a deep link to one item, used once
     st.session_state["judge_key"] = (st.query_params.pop("turn"), st.query_params.pop("passage"))
-pos = state.move(st.session_state.get("judge_key"), st.session_state.pop("judge_action", None))
-turn_id, passage_id, _ = state.item(pos)
-st.session_state["judge_key"] = (turn_id, passage_id)
+cursor = ui.Cursor("judge", state)
+pos, turn_id, passage_id = cursor.position, cursor.turn_id, cursor.item_id
 mode = queue.judging_mode(database)
 
 
 def grade(value):
     note = st.session_state.get(f"note_{turn_id}_{passage_id}") or None
     queue.save_passage_label(database, name, turn_id, passage_id, value, note=note, mode=mode, via="ui")
-    st.session_state["judge_action"] = "next_unjudged"
-
-
-def go(action):
-    st.session_state["judge_action"] = action
-
-
-def undo():
-    touched = queue.undo(database, name)
-    if touched:
-        st.session_state["judge_key"] = touched
+    cursor.go("next_unjudged")
 
 
 ctx = queue.turn_context(database, turn_id)
@@ -73,10 +62,8 @@ with right:
         cols[g].button(f"{g} · {GRADES[g]}", key=f"g{g}", shortcut=str(g), on_click=grade, args=(g,),
                        type="primary" if own and own["value"] == g else "secondary", width="stretch")
     nav = st.columns(5)
-    nav[0].button("Previous", key="prev", shortcut="Left", on_click=go, args=("prev",), width="stretch")
-    nav[1].button("Next", key="next", shortcut="Right", on_click=go, args=("next",), width="stretch")
-    nav[2].button("Skip", key="skip", shortcut="S", on_click=go, args=("next_unjudged",), width="stretch")
-    nav[3].button("Undo", key="undo", shortcut="U", on_click=undo, width="stretch")
+    cursor.nav_buttons(database, name, "passage", nav)
+    nav[3].button("Skip", key="skip", shortcut="S", on_click=cursor.go, args=("next_unjudged",), width="stretch")
     nav[4].button("Cannot judge", key="cannot", shortcut="X", on_click=grade, args=(None,), width="stretch")
     st.text_input("Note (optional, saved with the grade)", key=f"note_{turn_id}_{passage_id}",
                   value=(own or {}).get("note") or "")

@@ -19,25 +19,14 @@ state = ui.load_queue(database, name, task="ptkb")
 if not len(state):
     st.info("No PTKB statements to label in your queue.")
     st.stop()
-pos = state.move(st.session_state.get("ptkb_key"), st.session_state.pop("ptkb_action", None))
-turn_id, statement_id, _ = state.item(pos)
-st.session_state["ptkb_key"] = (turn_id, statement_id)
+cursor = ui.Cursor("ptkb", state)
+turn_id, statement_id = cursor.turn_id, cursor.item_id
 mode = queue.judging_mode(database)
 
 
 def label(value):
     queue.save_ptkb_label(database, name, turn_id, statement_id, value, mode=mode, via="ui")
-    st.session_state["ptkb_action"] = "next_unjudged"
-
-
-def go(action):
-    st.session_state["ptkb_action"] = action
-
-
-def undo():
-    touched = queue.undo(database, name, task="ptkb")
-    if touched:
-        st.session_state["ptkb_key"] = touched
+    cursor.go("next_unjudged")
 
 
 ctx = queue.turn_context(database, turn_id)
@@ -59,6 +48,4 @@ with right:
     cols = st.columns(5)
     cols[0].button("1 · Relevant", key="rel", shortcut="1", on_click=label, args=(1,), width="stretch")
     cols[1].button("0 · Not relevant", key="nonrel", shortcut="0", on_click=label, args=(0,), width="stretch")
-    cols[2].button("Previous", key="prev", shortcut="Left", on_click=go, args=("prev",), width="stretch")
-    cols[3].button("Next", key="next", shortcut="Right", on_click=go, args=("next",), width="stretch")
-    cols[4].button("Undo", key="undo", shortcut="U", on_click=undo, width="stretch")
+    cursor.nav_buttons(database, name, "ptkb", cols[2:])
