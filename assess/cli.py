@@ -75,3 +75,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - one line instead of a traceback, then a distinct exit code
+        import sqlite3
+
+        if isinstance(exc, sqlite3.DatabaseError):
+            print(f"error: {getattr(args, 'db', '')}: {exc}", file=sys.stderr)
+            return 2
+        raise

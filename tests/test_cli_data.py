@@ -143,3 +143,17 @@ def test_missing_file_is_exit_2(tmp_path):
     proc = run_cli("import", "qrels", tmp_path / "nope.qrels", db=tmp_path / "x.db")
     assert proc.returncode == 2
     assert "nope.qrels: file not found" in proc.stderr
+
+
+def test_a_file_that_is_not_a_database_is_exit_2(tmp_path):
+    bogus = tmp_path / "notes.db"
+    bogus.write_text("these are notes, not a database\n")
+    proc = run_cli("stats", db=bogus)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"error: {bogus}: file is not a database"
+    assert bogus.read_text() == "these are notes, not a database\n"
+
+
+def test_a_directory_given_as_file_is_exit_2(tmp_path):
+    proc = run_cli("import", "qrels", tmp_path, db=tmp_path / "x.db")
+    assert proc.returncode == 2 and "Is a directory" in proc.stderr and "Traceback" not in proc.stderr
