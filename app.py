@@ -8,6 +8,7 @@ st.set_page_config(page_title="Assessment workbench", page_icon=":material/fact_
 ui.ensure_started()
 st.session_state["_frame"] = True   # pages check this (ui.frame_guard)
 database = ui.db()
+ui.crowd_frame()   # a crowd study link (?study=…): only pages/crowd.py, no sign-in, no other page
 ui.sign_in_from_query(database)
 ui.sidebar_sign_in(database)
 
@@ -20,6 +21,7 @@ organizer_pages = [
     st.Page("pages/data.py", title="Import & export", icon=":material/upload_file:", url_path="data"),
     st.Page("pages/review.py", title="Review", icon=":material/monitoring:", url_path="review"),
     st.Page("pages/scores.py", title="Scores", icon=":material/insights:", url_path="scores"),
+    st.Page("pages/audit.py", title="Judge audit", icon=":material/smart_toy:", url_path="audit"),
 ]
 pages = {"Assess": assess_pages}
 if ui.is_organizer():

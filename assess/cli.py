@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "assess.cli_audit",
     "assess.cli_judge",
     "assess.cli_crowd",
+    "assess.cli_nuggets",
 )
 
 
@@ -78,10 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    except Exception as exc:  # noqa: BLE001 - one line instead of a traceback, then a distinct exit code
-        import sqlite3
+    except Exception as exc:  # noqa: BLE001 - a database file we cannot read is bad input too
+        from store.db import is_database_error
 
-        if isinstance(exc, sqlite3.DatabaseError):
+        if is_database_error(exc):
             print(f"error: {getattr(args, 'db', '')}: {exc}", file=sys.stderr)
             return 2
         raise

@@ -139,6 +139,12 @@ def show_passage(text: str | None, terms=()) -> None:
     st.markdown(inert_html(text, terms), unsafe_allow_html=True)
 
 
+def inert(text: str) -> None:
+    """Show untrusted text (an LLM's raw answer, a response) as inert, escaped text."""
+    st.markdown(CSS, unsafe_allow_html=True)
+    st.markdown(inert_html(text), unsafe_allow_html=True)
+
+
 def rubric() -> None:
     """The 0-4 grade rubric with its definitions."""
     st.markdown("\n".join(f"- **{g}** {name}" for g, name in sorted(GRADES.items(), reverse=True)))
@@ -278,8 +284,12 @@ def crowd_frame() -> None:
     if STUDY_PARAM not in st.query_params:
         return
     st.session_state["_frame"] = True
-    st.navigation([st.Page("pages/crowd.py", title="Study", icon=":material/groups:", url_path="crowd",
-                           default=True)], position="hidden").run()
+    crowd_page = st.Page("pages/crowd.py", title="Study", icon=":material/groups:", url_path="crowd")
+
+    def start():   # the default page answers at "/" (a default page has no url path of its own)
+        st.switch_page(crowd_page, query_params=st.query_params.to_dict())
+
+    st.navigation([st.Page(start, title="Study", default=True), crowd_page], position="hidden").run()
     st.stop()
 
 
@@ -292,7 +302,6 @@ def crowd_query() -> dict:
 
 def crowd_text(text: str | None, label: str) -> None:
     """One block of untrusted text (a response, a nugget, an utterance), rendered inertly under a label."""
-    st.markdown(CSS, unsafe_allow_html=True)
     st.markdown(f"**{label}**")
     st.markdown(inert_html(text or ""), unsafe_allow_html=True)
 
@@ -318,6 +327,7 @@ def crowd_guideline(guide: dict, config) -> None:
 
 def crowd_item(view) -> None:
     """One item's content: the conversation so far (response studies), the response, the nugget."""
+    st.markdown(CSS, unsafe_allow_html=True)
     if view.task == "response":
         for utterance, response in view.history:
             crowd_text(utterance, "User")
@@ -341,3 +351,208 @@ def crowd_completion(code: str | None, config, entry) -> None:
     st.code(code or "", language=None)
     if entry.platform == "mturk" and entry.submit_to and entry.session:
         st.markdown(mturk_form_html(entry.submit_to, entry.session, code or ""), unsafe_allow_html=True)
+
+
+# =========================================================================================== nugget workbench
+# (appended by the nugget workbench: the span-selection component and the widgets its pages share)
+
+_SPAN_CSS = """
+.sp-root { font-family: var(--st-font); }
+.sp-bar { display: flex; gap: 0.75rem; align-items: center; margin-bottom: 0.4rem; }
+.sp-add { background: var(--st-primary-color); color: #fff; border: none; border-radius: var(--st-button-radius);
+          padding: 0.35rem 0.8rem; cursor: pointer; font: inherit; }
+.sp-msg { opacity: 0.75; font-size: 0.9rem; }
+.sp-text { white-space: pre-wrap; overflow-wrap: anywhere; font-size: 1.05rem; line-height: 1.6; padding: 0.8rem 1rem;
+           border-radius: 0.4rem; background: rgba(127, 127, 127, 0.08); max-height: 34rem; overflow-y: auto;
+           user-select: text; unicode-bidi: plaintext; }
+.sp-text mark.sp-nugget { background: rgba(80, 200, 120, 0.35); color: inherit; padding: 0; }
+"""
+
+# The passage is rendered as text nodes only (textContent semantics: createTextNode), never as HTML.
+# Offsets are UTF-16 code units of the concatenated text nodes (Range.toString().length), which Python
+# converts to code points (assess.nuggets.span_from_utf16) and checks against the stored passage.
+# The function runs again whenever its data changes, without the previous cleanup: listeners are
+# therefore kept on the parent element and replaced, never added twice.
+_SPAN_JS = r"""
+export default function (component) {
+  const { data, parentElement, setTriggerValue } = component;
+  if (parentElement.__spanPickerCleanup) parentElement.__spanPickerCleanup();
+  let root = parentElement.querySelector(":scope > .sp-root");
+  if (!root) {
+    root = document.createElement("div");
+    root.className = "sp-root";
+    parentElement.appendChild(root);
+  }
+  root.replaceChildren();
+  const bar = document.createElement("div");
+  bar.className = "sp-bar";
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "sp-add";
+  button.textContent = data.button || "Add selection as nugget (N)";
+  const msg = document.createElement("span");
+  msg.className = "sp-msg";
+  msg.setAttribute("role", "status");
+  msg.textContent = data.hint || "";
+  bar.append(button, msg);
+  const box = document.createElement("div");
+  box.className = "sp-text";
+  box.dataset.passage = data.id || "";
+  let full = "";
+  for (const [piece, marked] of data.segments || []) {
+    const node = document.createTextNode(piece);
+    if (marked) {
+      const mark = document.createElement("mark");
+      mark.className = "sp-nugget";
+      mark.appendChild(node);
+      box.appendChild(mark);
+    } else {
+      box.appendChild(node);
+    }
+    full += piece;
+  }
+  root.append(bar, box);
+
+  function offsetOf(node, offset) {
+    if (!box.contains(node)) {
+      return (box.compareDocumentPosition(node) & Node.DOCUMENT_POSITION_PRECEDING) ? 0 : full.length;
+    }
+    const range = document.createRange();
+    range.selectNodeContents(box);
+    range.setEnd(node, offset);
+    return range.toString().length;
+  }
+  function current() {
+    const sel = window.getSelection();
+    if (!sel || sel.rangeCount === 0 || sel.isCollapsed) return null;
+    const range = sel.getRangeAt(0);
+    if (!range.intersectsNode(box)) return null;
+    const start = offsetOf(range.startContainer, range.startOffset);
+    const end = offsetOf(range.endContainer, range.endOffset);
+    return end > start ? { start, end } : null;
+  }
+  let last = null;
+  const onSelection = () => { const c = current(); if (c) last = c; };
+  function submit(chosen) {
+    const c = chosen || current() || last;
+    if (!c) { msg.textContent = "Select some passage text first."; return; }
+    msg.textContent = "Saving…";
+    last = null;
+    setTriggerValue(data.event || "span",
+                    { id: data.id, start: c.start, end: c.end, text: full.slice(c.start, c.end), units: "utf-16" });
+  }
+  const key = (data.key || "n").toLowerCase();
+  const onKey = (e) => {
+    if (e.defaultPrevented || e.repeat || e.ctrlKey || e.metaKey || e.altKey) return;
+    if ((e.key || "").toLowerCase() !== key) return;
+    const t = e.target;
+    if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName || ""))) return;
+    const c = current();
+    if (!c) return;          // the selection is not in this passage (another picker, or nothing)
+    e.preventDefault();
+    e.stopPropagation();
+    submit(c);
+  };
+  const keepSelection = (e) => e.preventDefault();
+  const onClick = () => submit(null);
+  button.addEventListener("mousedown", keepSelection);
+  button.addEventListener("click", onClick);
+  document.addEventListener("selectionchange", onSelection);
+  document.addEventListener("keydown", onKey, true);
+  const cleanup = () => {
+    document.removeEventListener("selectionchange", onSelection);
+    document.removeEventListener("keydown", onKey, true);
+    button.removeEventListener("mousedown", keepSelection);
+    button.removeEventListener("click", onClick);
+    if (parentElement.__spanPickerCleanup === cleanup) delete parentElement.__spanPickerCleanup;
+  };
+  parentElement.__spanPickerCleanup = cleanup;
+  return cleanup;
+}
+"""
+
+_span_picker_component = st.components.v2.component(
+    "assess_span_picker", css=_SPAN_CSS, js=_SPAN_JS, isolate_styles=False)
+
+
+def span_picker(item_id: str, text: str, spans=(), *, key: str, on_pick, button: str = "Add selection as nugget (N)",
+                shortcut: str = "n", hint: str = "Select text with the mouse, then press N or the button.") -> None:
+    """Show ``text`` inertly with ``spans`` highlighted; selecting text and pressing ``shortcut`` (or the
+    button) calls ``on_pick`` with the selection waiting in :func:`picked_span` (UTF-16 offsets)."""
+    from assess.nuggets import segments
+
+    data = {"id": item_id, "segments": segments(text, spans), "button": button, "key": shortcut, "hint": hint}
+    _span_picker_component(key=key, data=data, on_span_change=on_pick, height="content")
+
+
+def picked_span(key: str) -> dict | None:
+    """The selection a span picker just sent ({id, start, end, text, units}), inside its callback."""
+    value = st.session_state.get(key)
+    try:
+        picked = value.get("span") if value is not None else None
+    except AttributeError:
+        return None
+    return picked if isinstance(picked, dict) else None
+
+
+def flash(slot: str = "nugget_flash") -> None:
+    """Show (once) the message a callback left: ('success' | 'error', text)."""
+    kind, text = st.session_state.pop(slot, (None, None))
+    if kind == "error":
+        st.error(text)
+    elif kind:
+        st.success(text)
+
+
+def set_flash(kind: str, text: str, slot: str = "nugget_flash") -> None:
+    st.session_state[slot] = (kind, text)
+
+
+def require_assessor(page: str) -> str:
+    """The signed-in assessor, or stop the page with how to sign in."""
+    name = assessor()
+    if not name:
+        st.info(f"Sign in with your assessor name in the sidebar, or open /{page}?assessor=NAME.")
+        st.stop()
+    return name
+
+
+def pick_turn(turns: list[str], key: str, label: str = "Turn") -> str:
+    """A turn selector that follows ``?turn=`` once and remembers the choice in the session."""
+    if not turns:
+        st.info("No turns to work on yet: import topics (and runs or qrels) first.")
+        st.stop()
+    return pick(turns, key, label, param="turn")
+
+
+def pick(options: list, key: str, label: str, *, param: str | None = None, format_func=str):
+    """A selectbox whose first value may come from the query parameter ``param`` (a deep link)."""
+    wanted = st.query_params.get(param) if param else None
+    if wanted is not None and wanted in options and st.session_state.get(f"_{key}_linked") != wanted:
+        st.session_state[key] = wanted
+        st.session_state[f"_{key}_linked"] = wanted
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = options[0]
+    return st.selectbox(label, options, key=key, format_func=format_func)
+
+
+def nugget_table(rows: list[dict], *, key: str) -> None:
+    """The nuggets of a turn as one table (fast for hundreds of rows)."""
+    import pandas as pd
+
+    if not rows:
+        st.caption("No nuggets yet for this turn.")
+        return
+    frame = pd.DataFrame([{"key": r["key"], "text": r["text"], "passage": r["passage_id"] or "",
+                           "start": r["start_char"], "end": r["end_char"],
+                           "kept (dedup)": {1: "yes", 0: "no"}.get(r["in_dedup"], "?"),
+                           "relevance": r["relevance"]} for r in rows])
+    st.dataframe(frame, hide_index=True, width="stretch", key=key)
+
+
+@st.cache_resource(show_spinner=False)
+def entailment_judge(model: str | None):
+    """The duplicate suggester: the NLI judge of ``model`` (cached per server), else the lexical one."""
+    from assess import nuggets as pure
+
+    return pure.configured_entailment(model)

@@ -8,7 +8,7 @@ import streamlit as st
 from assess import ui
 from assess.formats import GRADES
 from assess.text import query_terms
-from store import queue
+from store import prejudgments, queue
 
 ui.frame_guard()
 database = ui.db()
@@ -55,8 +55,9 @@ with right:
     if own:
         shown = "cannot judge" if own["value"] is None else f"{own['value']} ({GRADES[own['value']]})"
         st.success(f"Your label: {shown}")
-    for other in queue.revealed_labels(database, name, "passage", turn_id, passage_id):
-        st.caption(f"{other['source']} says {other['value']}")
+    for other in prejudgments.revealed_with_rationale(database, name, "passage", turn_id, passage_id):
+        with st.expander(f"{other['source']} says {other['value']}"):
+            ui.inert(other["rationale"] or "(imported label: no rationale stored)")
     cols = st.columns(5)
     for g in range(5):
         cols[g].button(f"{g} · {GRADES[g]}", key=f"g{g}", shortcut=str(g), on_click=grade, args=(g,),

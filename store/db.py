@@ -91,3 +91,8 @@ def write(db: Database) -> Iterator[Database]:
         raise
     else:
         conn.execute("COMMIT")
+
+
+def is_database_error(exc: BaseException) -> bool:
+    """True for SQLite's own errors (a file that is not a database, a corrupt or locked one)."""
+    return isinstance(exc, sqlite3.DatabaseError)

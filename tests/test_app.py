@@ -189,3 +189,18 @@ def test_scores_page_on_real_nist_and_gpt4_labels(tmp_path, monkeypatch):
     at.selectbox(key="ag_b").select("llm:gpt-4").run()
     metrics = {m.label: m.value for m in at.metric}
     assert metrics == {"n": "8,103", "agreement": "0.438", "kappa": "0.240", "kappa_binary": "0.360"}
+
+
+def test_reveal_mode_shows_the_llm_label_only_after_ones_own(app_db):
+    from store import open_db, queue
+
+    queue.set_setting(open_db(app_db), "judging_mode", "reveal")
+    at = start("pages/judge.py", assessor="ivy")
+    assert not [e for e in at.expander if "llm:demo-gpt" in e.label]          # blind before committing
+    first = rows(app_db, "SELECT passage_id FROM pool WHERE turn_id = '101_1' ORDER BY passage_id LIMIT 1")[0][0]
+    llm = rows(app_db, "SELECT grade FROM passage_labels WHERE source = 'llm:demo-gpt' AND turn_id = '101_1' "
+                       "AND passage_id = ?", first)[0][0]
+    at.button(key="g1").click().run()
+    at.button(key="prev").click().run()
+    assert [e.label for e in at.expander if "llm:demo-gpt" in e.label] == [f"llm:demo-gpt says {llm}"]
+    assert rows(app_db, "SELECT grade, mode FROM passage_labels WHERE source = 'ivy'") == [(1, "reveal")]

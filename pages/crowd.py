@@ -1,0 +1,90 @@
+"""Crowd worker page: consent, instructions, one item per screen answered by key or click, and a
+completion code at the end of the batch.
+
+Reached only by a study link (``/crowd?study=NAME`` plus Prolific's PROLIFIC_PID, STUDY_ID,
+SESSION_ID, MTurk's workerId, assignmentId, hitId, turkSubmitTo, or ``worker=NAME`` for a pilot);
+app.py then shows this page alone. The worker sees only their own batch; every answer is stored
+at once with the seconds spent on the item, so closing the tab and coming back resumes the batch.
+Nothing from other workers, assessors or LLMs is read here.
+"""
+import time
+
+import streamlit as st
+
+from assess import crowd, ui
+from assess.errors import AssessError
+from store import crowd as store_crowd
+
+ui.frame_guard()
+database = ui.db()
+try:
+    entry = crowd.entry_from_params(ui.crowd_query())
+    study = store_crowd.get_study(database, entry.study)
+except AssessError as exc:
+    st.error(f"This study link does not work: {exc}")
+    st.stop()
+guide, config = study.guideline, study.config
+st.title(guide.get("title") or "Study")
+
+if entry.preview:     # MTurk shows the HIT before it is accepted: instructions only, no batch
+    ui.crowd_guideline(guide, config)
+    st.info("Accept the HIT to start.")
+    st.stop()
+try:
+    assignment = store_crowd.enter(database, entry)
+except AssessError as exc:
+    st.error(str(exc))
+    st.stop()
+if assignment is None:
+    st.info("There is no more work for you in this study. Thank you for your interest.")
+    st.stop()
+
+if not assignment.consented:
+    st.markdown(guide.get("consent", ""))
+    with st.container(border=True):
+        ui.crowd_guideline(guide, config)
+    agreed = st.checkbox("I have read the information above and agree to take part", key="crowd_agree")
+    st.button("Start", key="crowd_start", type="primary", disabled=not agreed,
+              on_click=store_crowd.consent, args=(database, assignment.id))
+    st.stop()
+
+view = store_crowd.screen(database, assignment.id)
+if view.completed:
+    ui.crowd_completion(view.code, config, entry)
+    st.stop()
+
+item = view.item
+shown = st.session_state.setdefault("crowd_shown", {})
+shown.setdefault((assignment.id, item.item_id), time.monotonic())   # time per item starts on first display
+
+
+def give(item_id: int, value: int) -> None:
+    started = st.session_state.get("crowd_shown", {}).get((assignment.id, item_id))
+    seconds = round(time.monotonic() - started, 3) if started is not None else None
+    try:
+        store_crowd.answer(database, assignment.id, item_id, value, seconds=seconds)
+    except AssessError as exc:
+        st.session_state["crowd_error"] = str(exc)
+
+
+if "crowd_error" in st.session_state:
+    st.error(st.session_state.pop("crowd_error"))
+st.progress(view.answered / view.total, text=f"Item {view.answered + 1} of {view.total}")
+ui.crowd_item(item)
+if item.task == "ntr":
+    st.subheader(crowd.NTR_QUESTION)
+    yes, no, _ = st.columns([1, 1, 3])
+    yes.button("Yes", key="crowd_yes", shortcut="Y", on_click=give, args=(item.item_id, 1), width="stretch")
+    no.button("No", key="crowd_no", shortcut="N", on_click=give, args=(item.item_id, 0), width="stretch")
+else:
+    rubric = crowd.CRITERIA[item.criterion]
+    st.subheader(rubric["question"])
+    cols = st.columns(len(config.scale) + int(config.allow_unable))
+    for col, value in zip(cols, config.scale):
+        col.button(f"{value} · {rubric['scale'][value].split(':')[0]}", key=f"crowd_v{value}", shortcut=str(value),
+                   on_click=give, args=(item.item_id, value), width="stretch", help=rubric["scale"][value])
+    if config.allow_unable:
+        cols[-1].button("Unable to judge", key="crowd_unable", shortcut="X", on_click=give,
+                        args=(item.item_id, crowd.UNABLE), width="stretch")
+with st.expander("Instructions and examples"):
+    ui.crowd_guideline(guide, config)

@@ -1,0 +1,530 @@
+"""Crowd studies: batching, screening and aggregation against hand-computed answers; the store's
+assignment and answer rules; the CLI; the CONE-RAG MTurk label import."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sqlite3
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assess import crowd
+from assess.crowd import Answer, KnownAnswer, StudyConfig
+from assess.errors import AssessError, FormatError
+from store import crowd as store_crowd
+from store import open_db
+from store.loading import load_demo
+from tests.conftest import shared_file
+from tests.helpers import run_cli, snapshot
+
+LABEL_TABLES = ("ntr_labels", "passage_labels", "response_labels", "ptkb_labels", "label_history", "sources")
+
+
+@pytest.fixture
+def demo(tmp_path):
+    db = open_db(tmp_path / "demo.db")
+    load_demo(db)
+    return db
+
+
+def entry(worker: str, study: str = "demo", **extra) -> crowd.Entry:
+    return crowd.entry_from_params({"study": study, "worker": worker, **extra})
+
+
+def do_batch(db, assignment, answer_of=lambda view: 1, seconds=2.0):
+    """Answer every item of an assignment through the page's store functions; return the code."""
+    store_crowd.consent(db, assignment.id)
+    while True:
+        view = store_crowd.screen(db, assignment.id)
+        if view.completed:
+            return view.code
+        store_crowd.answer(db, assignment.id, view.item.item_id, answer_of(view.item), seconds=seconds)
+
+
+def llm_answer(db):
+    """A simulated worker who answers as the demo LLM did (the test's oracle, not the page's code path)."""
+    labels = {(n, r): m for n, r, m in db.execute(
+        "SELECT nug.text, l.run, l.match FROM ntr_labels l JOIN nuggets nug ON nug.id = l.nugget_id "
+        "WHERE l.source = 'llm:demo-gpt'")}
+    items = {i: (t, r) for i, t, r in db.execute(
+        "SELECT i.id, n.text, i.run FROM crowd_items i JOIN nuggets n ON n.id = i.nugget_id")}
+    return lambda view: labels[items[view.item_id]]
+
+
+# ------------------------------------------------------------------------------------------- pure: batches
+
+def test_batches_of_ten_plus_one_seeded_test_item():
+    batches = crowd.make_batches(list(range(25)), ["t1", "t2", "t3"], batch_size=10, seed=7)
+    assert [len(b) for b in batches] == [11, 11, 6]
+    assert [[i for i, test in b if not test] for b in batches] == [list(range(10)), list(range(10, 20)),
+                                                                  list(range(20, 25))]
+    tests = [[i for i, test in b if test] for b in batches]
+    assert all(len(t) == 1 for t in tests)
+    assert sorted(t[0] for t in tests) == ["t1", "t2", "t3"]          # each test used once before any repeats
+    assert crowd.make_batches(list(range(25)), ["t1", "t2", "t3"], batch_size=10, seed=7) == batches
+    positions = {tuple(next(p for p, (_, test) in enumerate(b) if test) for b in
+                       crowd.make_batches(list(range(100)), ["t"], seed=s)) for s in range(5)}
+    assert len(positions) > 1                                            # the position depends on the seed
+    assert crowd.make_batches([1, 2], [], batch_size=10) == [[(1, False), (2, False)]]
+    assert crowd.make_batches([], ["t"]) == []
+
+
+@given(st.integers(0, 60), st.integers(0, 5), st.integers(1, 12), st.integers(0, 99))
+@settings(max_examples=60, deadline=None)
+def test_every_regular_item_lands_in_exactly_one_batch(n, tests, size, seed):
+    batches = crowd.make_batches(list(range(n)), [f"t{i}" for i in range(tests)], batch_size=size, seed=seed)
+    regular = [i for b in batches for i, test in b if not test]
+    assert regular == list(range(n))
+    assert all(sum(test for _, test in b) == (1 if tests else 0) for b in batches)
+    assert all(len(b) <= size + 1 for b in batches)
+
+
+# ------------------------------------------------------------------------------------------- pure: votes
+
+def test_majority_vote_and_tie_rules_by_hand():
+    assert crowd.majority_vote([1, 1, 0]) == (1, 2 / 3, 3, {0: 1, 1: 2}, False)
+    assert crowd.majority_vote([1, 0]).label is None and crowd.majority_vote([1, 0]).tie
+    assert crowd.majority_vote([1, 0], "mean").label == 1                 # mean 0.5 rounds half up
+    assert crowd.majority_vote([2, 3, 3], "mean") == (3, 8 / 3, 3, {2: 1, 3: 2}, False)
+    assert crowd.majority_vote([1, 2], "mean")[:2] == (2, 1.5)
+    assert crowd.majority_vote([0, 1, 3], "mean")[:2] == (1, 4 / 3)      # three-way tie: mean 1.33 -> 1
+    assert crowd.majority_vote([0, 3, -1], "mean")[:3] == (2, 1.5, 2)    # -1 (unable to judge) not counted
+    assert crowd.majority_vote([-1, -1]) == (-1, None, 0, {}, False)
+    assert crowd.majority_vote([]) == (None, None, 0, {}, False)
+    with pytest.raises(AssessError):
+        crowd.majority_vote([1], "coin")
+
+
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=9), st.randoms())
+@settings(max_examples=80, deadline=None)
+def test_majority_vote_ignores_order(values, rnd):
+    shuffled = list(values)
+    rnd.shuffle(shuffled)
+    for tie in crowd.TIE_RULES:
+        assert crowd.majority_vote(values, tie) == crowd.majority_vote(shuffled, tie)
+    vote = crowd.majority_vote(values, "undecided")
+    assert vote.label is None or vote.label in values
+
+
+def test_qc_rules():
+    def t(value, known):
+        return Answer("w", 1, "1", 9, value, None, True, known)
+    assert crowd.test_failed(t(0, 1), "test") and not crowd.test_failed(t(1, 1), "test")
+    assert crowd.test_failed(t(3, 0), "known-bad")            # CAsT 2022: a known-bad response rated 3
+    assert not crowd.test_failed(t(2, 0), "known-bad")
+    assert not crowd.test_failed(t(3, 3), "known-bad")        # a known-good item is no known-bad test
+    assert not crowd.test_failed(t(0, 1), "none")
+    regular = Answer("w", 1, "1", 8, 0, None, False, None)
+    assert not crowd.test_failed(regular, "test")
+
+
+# One batch (items 1-3, test item 9 with known answer 1) done by three workers; c fails the test.
+SCENARIO = [
+    Answer("a", 1, "1", 1, 1, 2.0), Answer("a", 1, "1", 2, 1, 4.0), Answer("a", 1, "1", 3, 0, 6.0),
+    Answer("a", 1, "1", 9, 1, 1.0, True, 1),
+    Answer("b", 2, "1", 1, 1, 3.0), Answer("b", 2, "1", 2, 0, 3.0), Answer("b", 2, "1", 3, 0, 3.0),
+    Answer("b", 2, "1", 9, 1, 3.0, True, 1),
+    Answer("c", 3, "1", 1, 0, 1.0), Answer("c", 3, "1", 2, 1, 1.0), Answer("c", 3, "1", 3, 1, 1.0),
+    Answer("c", 3, "1", 9, 0, 1.0, True, 1),
+]
+
+
+def test_screening_and_aggregation_by_hand():
+    config = StudyConfig(task="ntr", qc="test", tie="undecided")
+    assert crowd.screen_assignments(SCENARIO, "test") == {1: None, 2: None, 3: "test item 9: answered 0, known 1"}
+    votes = crowd.aggregate(SCENARIO, config)
+    # c discarded: item 1 = {1, 1} -> 1; item 2 = {1, 0} -> tie, undecided; item 3 = {0, 0} -> 0
+    assert {i: v.label for i, v in votes.items()} == {1: 1, 2: None, 3: 0}
+    assert votes[2].tie and votes[2].mean == 0.5
+    assert {i: v.label for i, v in crowd.aggregate(SCENARIO, StudyConfig(qc="test", tie="mean")).items()} == \
+        {1: 1, 2: 1, 3: 0}
+    # without screening c's votes count: item 2 = {1, 0, 1} -> 1, item 3 = {0, 0, 1} -> 0
+    assert {i: v.label for i, v in crowd.aggregate(SCENARIO, StudyConfig(qc="none")).items()} == {1: 1, 2: 1, 3: 0}
+    # an organizer's rejection removes a worker everywhere: item 2 = {1} -> 1 once b is rejected
+    assert crowd.aggregate(SCENARIO, config, rejected={"b"})[2].label == 1
+
+
+def test_worker_report_by_hand():
+    rows = {r["worker"]: r for r in crowd.worker_report(SCENARIO, StudyConfig(qc="test"))}
+    a, c = rows["a"], rows["c"]
+    assert (a["assignments"], a["discarded"], a["answers"], a["tests"], a["test_accuracy"]) == (1, 0, 3, 1, 1.0)
+    assert a["median_seconds"] == 3.0 and a["mean_seconds"] == 13 / 4
+    # decided items: 1 (label 1) and 3 (label 0); a answered 1 and 0, c answered 0 and 1
+    assert (a["agreement_with_majority"], a["compared"]) == (1.0, 2)
+    assert (c["discarded"], c["test_accuracy"], c["agreement_with_majority"]) == (1, 0.0, 0.0)
+
+
+def test_fleiss_and_krippendorff_by_hand():
+    # items [1,1,1] [0,0,0] [1,1,0] [0,0,1]: P_i = 1, 1, 1/3, 1/3, mean 2/3; P_e = 0.5 -> kappa = 1/3.
+    # Krippendorff (nominal): D_o = (2 + 2) / 12 = 1/3, D_e = 2*6*6 / (12*11) = 6/11 -> alpha = 7/18.
+    labels = [[1, 1, 1], [0, 0, 0], [1, 1, 0], [0, 0, 1]]
+    answers = [Answer(f"w{j}", 10 * i + j, str(i), i, v) for i, item in enumerate(labels) for j, v in enumerate(item)]
+    result = crowd.agreement(answers, StudyConfig(qc="none"))["match"]
+    assert (result["items"], result["labels"], result["fleiss_items"]) == (4, 12, 4)
+    assert result["fleiss_kappa"] == pytest.approx(1 / 3)
+    assert result["krippendorff_alpha"] == pytest.approx(7 / 18)
+
+
+def test_completion_codes_and_entry_parameters():
+    code = crowd.completion_code("s3cret", "demo", "w1", "4")
+    assert len(code) == 10 and code.isalnum() and code == crowd.completion_code("s3cret", "demo", "w1", "4")
+    assert code != crowd.completion_code("s3cret", "demo", "w2", "4")
+    prolific = crowd.entry_from_params({"study": "demo", "PROLIFIC_PID": "5f1a", "STUDY_ID": "st", "SESSION_ID": "se"})
+    assert prolific == ("demo", "5f1a", "prolific", "se", "st", None, False)
+    mturk = crowd.entry_from_params({"study": "demo", "workerId": "A1B", "assignmentId": "3X", "hitId": "H",
+                                     "turkSubmitTo": "https://workersandbox.mturk.com"})
+    assert mturk == ("demo", "A1B", "mturk", "3X", "H", "https://workersandbox.mturk.com", False)
+    preview = crowd.entry_from_params({"study": "demo", "assignmentId": crowd.MTURK_PREVIEW, "hitId": "H"})
+    assert preview.preview and preview.worker is None
+    assert crowd.entry_from_params({"study": "demo", "worker": "amy"}).platform == "direct"
+    for bad in ({"study": "demo", "workerId": "A", "assignmentId": "B", "turkSubmitTo": "https://evil.example"},
+                {"study": "demo", "workerId": "A", "assignmentId": "B", "turkSubmitTo": "http://www.mturk.com"},
+                {"study": "no spaces", "worker": "a"}, {"study": "demo", "worker": "<script>"}):
+        with pytest.raises(AssessError):
+            crowd.entry_from_params(bad)
+    form = crowd.mturk_form_html("https://www.mturk.com", 'A"1', "CODE")
+    assert 'method="POST" action="https://www.mturk.com/mturk/externalSubmit"' in form
+    assert 'name="assignmentId" value="A&quot;1"' in form
+
+
+def test_study_settings_are_checked():
+    with pytest.raises(AssessError, match="criterion"):
+        StudyConfig(task="response")
+    with pytest.raises(AssessError, match="unknown criterion"):
+        StudyConfig(task="response", criteria=("tastiness",))
+    with pytest.raises(AssessError, match="k must be"):
+        StudyConfig(k=0)
+    config = StudyConfig(task="response", criteria=("relevance",), allow_unable=True, qc="known-bad", tie="mean")
+    assert StudyConfig.from_json(config.to_json()) == config
+    assert config.allowed() == (0, 1, 2, 3, -1)
+    assert crowd.parse_known_spec("101_1,demo-bm25,1,0") == KnownAnswer("101_1", "demo-bm25", "[1]", 0)
+
+
+# ------------------------------------------------------------------------------------------- store
+
+def test_demo_study_batches(demo):
+    summary = store_crowd.create_demo_study(demo)
+    assert summary == {"study": "demo", "task": "ntr", "items": 186, "tests": 6, "batches": 19, "k": 3,
+                       "assignments_needed": 57, "source": "crowd:demo"}
+    per_batch = demo.execute("SELECT batch_id, COUNT(*), SUM(is_test) FROM crowd_batch_items GROUP BY batch_id").fetchall()
+    assert [n for _, n, _ in per_batch] == [11] * 18 + [7] and all(t == 1 for *_, t in per_batch)
+    regular = demo.execute("SELECT item_id FROM crowd_batch_items WHERE is_test = 0").fetchall()
+    assert len(regular) == len(set(regular)) == 186
+    tests = demo.execute("SELECT DISTINCT bi.item_id FROM crowd_batch_items bi JOIN crowd_items i ON i.id = bi.item_id "
+                         "WHERE bi.is_test = 1 AND i.known_answer IS NOT NULL").fetchall()
+    assert len(tests) == 6 and not set(tests) & set(regular)
+    with pytest.raises(AssessError, match="exists already"):
+        store_crowd.create_demo_study(demo)
+
+
+def test_create_refuses_bad_requests(demo):
+    config = StudyConfig()
+    with pytest.raises(AssessError, match="needs known-answer items"):
+        store_crowd.create_study(demo, "s1", config)
+    with pytest.raises(AssessError, match="no such item"):
+        store_crowd.create_study(demo, "s1", config, known=[KnownAnswer("101_1", "demo-bm25", "[9]", 0)])
+    with pytest.raises(AssessError, match="not on the scale"):
+        store_crowd.create_study(demo, "s1", config, known=[KnownAnswer("101_1", "demo-bm25", "[1]", 3)])
+    with pytest.raises(AssessError, match="run 'nope'"):
+        store_crowd.create_study(demo, "s1", StudyConfig(qc="none"), runs=["nope"])
+    with pytest.raises(AssessError, match="no items"):
+        store_crowd.create_study(demo, "s1", StudyConfig(qc="none"), nugget_source="nobody")
+    assert demo.execute("SELECT COUNT(*) FROM crowd_studies").fetchone() == (0,)
+    small = store_crowd.create_study(demo, "s2", StudyConfig(qc="none", batch_size=4, k=2), runs=["demo-dense"],
+                                     turns=["101_1", "101_2"])
+    assert (small["items"], small["tests"], small["batches"]) == (10, 0, 3)
+
+
+def test_k_distinct_workers_per_batch_and_never_the_same_batch_twice(demo):
+    store_crowd.create_demo_study(demo)
+    first = [store_crowd.enter(demo, entry(w)) for w in ("a", "b", "c", "d")]
+    assert [a.batch for a in first] == ["1", "1", "1", "2"]            # batch 1 fills up first, then batch 2
+    assert store_crowd.enter(demo, entry("a")) == first[0]              # resumes the unfinished batch
+    do_batch(demo, first[0])
+    again = store_crowd.enter(demo, entry("a"))                         # same (empty) session: the finished batch
+    assert again.id == first[0].id and again.status == "completed"
+    second = store_crowd.enter(demo, entry("a", session="s2"))          # a new session: a new batch, never batch 1
+    assert second.batch == "2"
+    batches = demo.execute("SELECT batch_id, COUNT(*), COUNT(DISTINCT worker) FROM crowd_assignments "
+                           "GROUP BY batch_id").fetchall()
+    assert all(n == distinct <= 3 for _, n, distinct in batches)
+
+
+def test_test_items_prefer_batches_whose_test_is_new_to_the_worker(demo):
+    store_crowd.create_demo_study(demo)
+    seen = []
+    for n in range(6):
+        a = store_crowd.enter(demo, entry("w", session=f"s{n}"))
+        do_batch(demo, a)
+        seen.append(demo.execute("SELECT item_id FROM crowd_batch_items bi JOIN crowd_assignments a ON "
+                                 "a.batch_id = bi.batch_id WHERE a.id = ? AND bi.is_test = 1", (a.id,)).fetchone()[0])
+    assert len(set(seen)) == 6                                          # six batches, six different test items
+
+
+def test_answers_are_idempotent_checked_and_complete_the_batch(demo):
+    store_crowd.create_demo_study(demo)
+    a = store_crowd.enter(demo, entry("amy"))
+    view = store_crowd.screen(demo, a.id)
+    with pytest.raises(AssessError, match="consent"):
+        store_crowd.answer(demo, a.id, view.item.item_id, 1)
+    store_crowd.consent(demo, a.id)
+    first = store_crowd.answer(demo, a.id, view.item.item_id, 1, seconds=3.25)
+    repeat = store_crowd.answer(demo, a.id, view.item.item_id, 0, seconds=9.0)   # a retried or doubled request
+    assert (first.new, repeat.new, first.remaining) == (True, False, 10)
+    assert demo.execute("SELECT value, seconds, via FROM crowd_answers WHERE assignment_id = ?", (a.id,)).fetchall() \
+        == [(1, 3.25, "page")]
+    with pytest.raises(AssessError, match="scale"):
+        store_crowd.answer(demo, a.id, store_crowd.screen(demo, a.id).item.item_id, 2)
+    other = demo.execute("SELECT item_id FROM crowd_batch_items WHERE batch_id != (SELECT batch_id FROM "
+                         "crowd_assignments WHERE id = ?) LIMIT 1", (a.id,)).fetchone()[0]
+    with pytest.raises(AssessError, match="not in this worker's batch"):
+        store_crowd.answer(demo, a.id, other, 1)
+    with pytest.raises(sqlite3.IntegrityError, match="kept as first given"):
+        demo.execute("UPDATE crowd_answers SET value = 0")
+    code = do_batch(demo, a)
+    secret = demo.execute("SELECT secret FROM crowd_studies WHERE name = 'demo'").fetchone()[0]
+    assert code == crowd.completion_code(secret, "demo", "amy", "1")
+    assert demo.execute("SELECT status, completion_code FROM crowd_assignments WHERE id = ?", (a.id,)).fetchone() \
+        == ("completed", code)
+    assert store_crowd.answer(demo, a.id, view.item.item_id, 1) == (False, True, 0, code)
+
+
+def test_the_worker_code_path_never_reads_labels(demo):
+    """Nothing another worker, an assessor or an LLM said can reach a worker: the page's store calls
+    read no label table, and what they return holds no known answer or test flag."""
+    store_crowd.create_demo_study(demo)
+    statements = []
+    demo.conn.set_trace_callback(statements.append)
+    study = store_crowd.get_study(demo, "demo")
+    a = store_crowd.enter(demo, entry("tracer"))
+    store_crowd.consent(demo, a.id)
+    views = []
+    while not (view := store_crowd.screen(demo, a.id)).completed:
+        views.append(view.item)
+        store_crowd.answer(demo, a.id, view.item.item_id, 0, seconds=1.0)
+    demo.conn.set_trace_callback(None)
+    assert len(views) == 11 and study.name == "demo"
+    touched = [s for s in statements if any(t in s for t in LABEL_TABLES)]
+    assert touched == []
+    assert not any("known_answer" in s for s in statements)
+    assert set(crowd.ItemView.__dataclass_fields__) == {"item_id", "task", "response", "nugget", "criterion",
+                                                         "utterance", "history"}
+
+
+def test_full_demo_study_aggregates_and_compares_with_the_llm(demo, tmp_path):
+    store_crowd.create_demo_study(demo)
+    oracle = llm_answer(demo)
+    spammer = store_crowd.enter(demo, entry("spam"))
+    do_batch(demo, spammer, lambda view: 1 - oracle(view))             # fails its test item: discarded
+    n = 0
+    while (a := store_crowd.enter(demo, entry(f"w{n % 19}", session=f"s{n}"))) is not None:
+        do_batch(demo, a, oracle)
+        n += 1
+    assert n == 19 * 3 - 1                                               # then no batch is left for anyone
+    progress = store_crowd.progress(demo, "demo")
+    assert (progress["assignments_done"], progress["complete_batches"]) == (57, 19)
+    report = store_crowd.report(demo, "demo")
+    assert report["discarded"] == {spammer.id: report["discarded"][spammer.id]}
+    spam = next(w for w in report["workers"] if w["worker"] == "spam")
+    assert (spam["test_accuracy"], spam["agreement_with_majority"], spam["discarded"]) == (0.0, 0.0, 1)
+    kept = report["agreement_kept"]["match"]
+    # batch 1 keeps 2 labels per item (spam discarded): Fleiss' kappa uses the 176 items with 3 labels
+    assert (kept["items"], kept["fleiss_items"], kept["fleiss_kappa"], kept["krippendorff_alpha"]) == (186, 176, 1.0, 1.0)
+    assert report["agreement_all"]["match"]["krippendorff_alpha"] < 1.0
+    summary = store_crowd.write_aggregate(demo, "demo")
+    assert (summary["labels"], summary["removed"]) == (186, 0)
+    assert demo.execute("SELECT COUNT(*), MIN(mode), MIN(via) FROM ntr_labels WHERE source = 'crowd:demo'").fetchone() \
+        == (186, "crowd", "majority")
+    assert demo.execute("SELECT kind FROM sources WHERE name = 'crowd:demo'").fetchone() == ("crowd",)
+    assert store_crowd.write_aggregate(demo, "demo")["labels"] == 186   # again: no change, no new history
+    assert demo.execute("SELECT COUNT(*) FROM label_history WHERE source = 'crowd:demo'").fetchone() == (186,)
+    demo.conn.close()
+    out = run_cli("agreement", "--task", "ntr", "--a", "crowd:demo", "--b", "llm:demo-gpt", "--json",
+                  db=tmp_path / "demo.db", check=True)
+    result = json.loads(out.stdout)
+    assert (result["n"], result["agreement"], result["kappa"]) == (186, 1.0, 1.0)
+
+
+def test_response_study_known_bad_screening_and_mean_ties(demo):
+    store_crowd.create_demo_study(demo, "response", k=2)
+    a = store_crowd.enter(demo, entry("ok", study="demo-response"))
+    b = store_crowd.enter(demo, entry("bad", study="demo-response"))
+    c = store_crowd.enter(demo, entry("third", study="demo-response", session="x"))
+    assert (a.batch, b.batch, c.batch) == ("1", "1", "2")
+    view = store_crowd.screen(demo, a.id)
+    assert view.item.task == "response" and view.item.criterion in ("relevance", "completeness")
+    assert view.item.utterance                                        # the conversation so far is shown
+    known = dict(demo.execute("SELECT id, known_answer FROM crowd_items WHERE known_answer IS NOT NULL"))
+    do_batch(demo, a, lambda v: 0 if v.item_id in known else 2)
+    do_batch(demo, b, lambda v: 3)                                     # rates the known-bad response 3: screened out
+    votes = {r["item_id"]: r for r in store_crowd.aggregated_rows(demo, "demo-response")}
+    assert len(votes) == 10 and all(r["label"] == 2 and r["n"] == 1 for r in votes.values())
+    store_crowd.set_decision(demo, "demo-response", "bad", "approved")   # QC still discards its batch
+    report = store_crowd.report(demo, "demo-response")
+    assert [w["discarded"] for w in report["workers"]] == [1, 0]
+    # with no screening, ok (2) and bad (3) tie on every item: mean 2.5 rounds half up to 3
+    demo.execute("UPDATE crowd_studies SET config = json_set(config, '$.qc', 'none') WHERE name = 'demo-response'")
+    rows = store_crowd.aggregated_rows(demo, "demo-response")
+    assert all((r["tie"], r["mean"], r["label"]) == (True, 2.5, 3) for r in rows)
+    store_crowd.write_aggregate(demo, "demo-response")
+    assert demo.execute("SELECT COUNT(*), MIN(value), MAX(value) FROM response_labels "
+                        "WHERE source = 'crowd:demo-response'").fetchone() == (10, 3, 3)
+
+
+def test_closed_study_takes_no_new_workers(demo):
+    store_crowd.create_demo_study(demo)
+    started = store_crowd.enter(demo, entry("early"))
+    store_crowd.set_status(demo, "demo", "closed")
+    with pytest.raises(AssessError, match="closed"):
+        store_crowd.enter(demo, entry("late"))
+    assert store_crowd.enter(demo, entry("early")) == started          # a started batch can be finished
+
+
+# ------------------------------------------------------------------------------------------- import and export
+
+RAW_NTR = """\
+1_101_1_1_demo-dense\t1\tw1
+1_101_1_1_demo-dense\t1\tw2
+1_101_1_1_demo-dense\t0\tw3
+1_101_1_2_demo-dense\t0\tw1
+1_101_1_2_demo-dense\t0\tw2
+1_101_1_2_demo-dense\t1\tw3
+2_101_2_1_demo-rerank\t1\tw1
+2_101_2_1_demo-rerank\t1\tw3
+"""
+
+
+def test_import_keeps_batches_and_workers(demo, tmp_path):
+    path = tmp_path / "raw.tsv"
+    path.write_text(RAW_NTR)
+    summary = store_crowd.import_ntr_study(demo, str(path), crowd.parse_crowd_ntr(path), study="pilot",
+                                           nugget_source="gold")
+    assert (summary["rows"], summary["batches"], summary["items"], summary["workers"]) == (8, 2, 3, 3)
+    assert demo.execute("SELECT b.label, a.worker, COUNT(*) FROM crowd_answers x JOIN crowd_assignments a ON "
+                        "a.id = x.assignment_id JOIN crowd_batches b ON b.id = a.batch_id GROUP BY a.id "
+                        "ORDER BY b.label, a.worker").fetchall() == [
+        ("1", "w1", 2), ("1", "w2", 2), ("1", "w3", 2), ("2", "w1", 1), ("2", "w3", 1)]
+    labels = demo.execute("SELECT l.turn_id, n.key, l.run, l.match, l.batch FROM ntr_labels l JOIN nuggets n ON "
+                          "n.id = l.nugget_id WHERE l.source = 'crowd:pilot' ORDER BY 1, 2, 3").fetchall()
+    assert labels == [("101_1", "[1]", "demo-dense", 1, "1"), ("101_1", "[2]", "demo-dense", 0, "1"),
+                      ("101_2", "[1]", "demo-rerank", 1, "2")]
+    again = store_crowd.import_ntr_study(demo, str(path), crowd.parse_crowd_ntr(path), study="pilot",
+                                         nugget_source="gold")
+    assert again["items"] == 3 and demo.execute("SELECT COUNT(*) FROM crowd_studies").fetchone() == (1,)
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("1_101_1_1_demo-dense\t1\tw1\n1_101_1_1_demo-dense\t0\tw1\n")
+    with pytest.raises(FormatError, match=r"bad.tsv:2: expected one label per worker and pair"):
+        store_crowd.import_ntr_study(demo, str(bad), crowd.parse_crowd_ntr(bad), study="p2", nugget_source="gold")
+    bad.write_text("1_101_1_9_demo-dense\t1\n")
+    with pytest.raises(FormatError, match=r"bad.tsv:1: expected a nugget \[9\]"):
+        store_crowd.import_ntr_study(demo, str(bad), crowd.parse_crowd_ntr(bad), study="p2", nugget_source="gold")
+
+
+@pytest.fixture(scope="module")
+def cli_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("crowd") / "demo.db"
+    run_cli("init", "--demo", db=db, check=True)
+    run_cli("crowd", "create", "--demo", db=db, check=True)
+    conn = open_db(db)
+    oracle = llm_answer(conn)
+    for n in range(6):                                                # batches 1 and 2 complete, k = 3
+        do_batch(conn, store_crowd.enter(conn, entry(f"w{n}")), oracle)
+    conn.conn.close()
+    return db
+
+
+def test_cli_create_status_report_aggregate_export(cli_db, tmp_path):
+    status = json.loads(run_cli("crowd", "status", "demo", "--json", db=cli_db, check=True).stdout)
+    assert (status["assignments_done"], status["complete_batches"]) == (6, 2)
+    text = run_cli("crowd", "status", "demo", db=cli_db, check=True).stdout
+    assert "6 / 57 assignments done" in text and "w0 w1 w2" in text
+    assert json.loads(run_cli("crowd", "aggregate", "demo", "--json", db=cli_db, check=True).stdout)["labels"] == 20
+    report = run_cli("crowd", "report", "demo", "--compare", "llm:demo-gpt", db=cli_db, check=True).stdout
+    assert "crowd:demo vs llm:demo-gpt: n 20, accuracy 1.000, kappa 1.000" in report
+    raw = list(csv.DictReader(io.StringIO(run_cli("crowd", "export", "demo", "raw", db=cli_db, check=True).stdout)))
+    assert len(raw) == 66 and sum(r["is_test"] == "True" for r in raw) == 6
+    agg = list(csv.DictReader(io.StringIO(run_cli("crowd", "export", "demo", "aggregated", db=cli_db,
+                                                  check=True).stdout)))
+    assert len(agg) == 20 and all(r["n"] == "3" for r in agg)
+    tsv = run_cli("crowd", "export", "demo", "aggregated", "--format", "tsv", db=cli_db, check=True).stdout
+    lines = tsv.splitlines()
+    assert len(lines) == 20 and lines[0].startswith("1_101_1_") and lines[0].split("\t")[1] in ("0", "1")
+    # the raw TSV (one row per worker answer) reads back as an imported study with the same majority
+    out = tmp_path / "raw.tsv"
+    run_cli("crowd", "export", "demo", "raw", "--format", "tsv", "--kept", "-o", out, db=cli_db, check=True)
+    assert len(out.read_text().splitlines()) == 60
+    run_cli("crowd", "import", out, "--study", "back", "--nuggets", "gold", db=cli_db, check=True)
+    again = run_cli("agreement", "--task", "ntr", "--a", "crowd:demo", "--b", "crowd:back", "--json", db=cli_db,
+                    check=True)
+    assert (json.loads(again.stdout)["n"], json.loads(again.stdout)["agreement"]) == (20, 1.0)
+
+
+def test_cli_refuses_bad_input_with_one_line_and_writes_nothing(cli_db):
+    before = snapshot(cli_db)
+    for args in (["crowd", "status", "nope"], ["crowd", "create", "x", "--known", "101_1,demo-bm25"],
+                 ["crowd", "create", "x", "--known", "101_1,demo-bm25,[1],7"], ["crowd", "create"],
+                 ["crowd", "create", "x", "--task", "response", "--criteria", "taste"],
+                 ["crowd", "decide", "demo", "nobody", "reject"]):
+        proc = run_cli(*args, db=cli_db)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.startswith("error: "), proc.stderr
+    assert snapshot(cli_db) == before
+    for args in (["crowd", "--help"], ["crowd", "create", "--help"], ["crowd", "export", "--help"]):
+        assert run_cli(*args).returncode == 0
+
+
+@pytest.mark.realdata
+def test_cone_rag_mturk_labels_import(tmp_path):
+    """The public CONE-RAG MTurk NtR file: one label per (batch, conv, turn, k, run) id, so these are the
+    already aggregated (majority) labels; 1,086 rows, 154 yes, 932 no, in 122 batches of at most 10."""
+    labels = shared_file("data", "irlabamsterdam-CONE-RAG", "resources", "human_resources",
+                         "human-study-matching-labels.txt")
+    topics = shared_file("data", "irlabamsterdam-iKAT", "2024", "data", "2024_test_topics.json")
+    nuggets = shared_file("data", "irlabamsterdam-CONE-RAG", "resources", "human_resources", "gold_nuggets_human.json")
+    rows = crowd.parse_crowd_ntr(labels)
+    ids = [r.line for r in rows]
+    assert len(rows) == 1086 and len({(r.batch, r.turn_id, r.nugget_key, r.run) for r in rows}) == 1086 == len(ids)
+    assert all(r.worker is None for r in rows)
+    db = tmp_path / "ikat.db"
+    run_cli("import", "topics", topics, db=db, check=True)
+    run_cli("import", "nuggets", nuggets, "--source", "human", db=db, check=True)
+    summary = json.loads(run_cli("crowd", "import", labels, "--json", db=db, check=True).stdout)
+    assert (summary["rows"], summary["items"], summary["answers_yes"], summary["answers_no"], summary["batches"]) \
+        == (1086, 1086, 154, 932, 122)
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT COUNT(*), SUM(match) FROM ntr_labels WHERE source = 'crowd:mturk'").fetchone() \
+        == (1086, 154)
+    sizes = [n for (n,) in conn.execute("SELECT COUNT(*) FROM crowd_batch_items bi JOIN crowd_batches b ON "
+                                        "b.id = bi.batch_id WHERE b.study = 'mturk' GROUP BY b.id")]
+    assert max(sizes) == 10 and sum(sizes) == 1086
+    assert conn.execute("SELECT COUNT(*) FROM crowd_answers").fetchone() == (0,)   # no worker answers in the file
+    # most batches hold the pairs of one turn; 17 span two turns
+    spans = [n for (n,) in conn.execute("SELECT COUNT(DISTINCT i.turn_id) FROM crowd_batch_items bi "
+                                        "JOIN crowd_items i ON i.id = bi.item_id GROUP BY bi.batch_id")]
+    assert (spans.count(1), spans.count(2), len(spans)) == (105, 17, 122)
+    conn.close()
+    # the plain `import ntr-labels` of the same file gives the very same labels
+    plain = tmp_path / "plain.db"
+    run_cli("import", "topics", topics, db=plain, check=True)
+    run_cli("import", "nuggets", nuggets, "--source", "human", db=plain, check=True)
+    run_cli("import", "ntr-labels", labels, db=plain, check=True)
+    query = ("SELECT l.turn_id, n.key, l.run, l.match, l.batch FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id "
+             "WHERE l.source = 'crowd:mturk' ORDER BY 1, 2, 3")
+    a, b = sqlite3.connect(db), sqlite3.connect(plain)
+    assert a.execute(query).fetchall() == b.execute(query).fetchall()
+    a.close()
+    b.close()
+
+
+def test_workers_at_once_lose_no_answer_and_duplicate_none(tmp_path):
+    """A smaller run of tests/benchmarks/load_crowd.py: 40 workers answer at once through the page's
+    store functions, each re-sending one answer."""
+    from tests.benchmarks.load_crowd import run_load
+
+    result = run_load(tmp_path / "load.db", workers=40, deadline_s=120)
+    assert result["ok"], result
+    assert result["answers_stored"] == result["distinct_answers"] == result["answers_acknowledged"] == 40 * 11
+    assert result["resent_reported_not_new"] == 40 and result["resent_values_stored"] == 0

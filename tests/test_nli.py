@@ -1,0 +1,122 @@
+"""The local NLI judge with a tiny randomly initialised BERT built in the test (no downloads): batching,
+the entailment class, NtN matching, de-duplication, and NtR pre-judgments from the CLI."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assess.judges import JudgeConfigError, NliJudge, dedup_keep, ntn_matches
+from tests.helpers import run_cli
+
+WORDS = ("the a runner runs run plan week weeks knee sister race slow slowly fast shoes walk ten k is not most "
+         "beginner plans last to three sessions with rest day between them on day start near back").split()
+
+
+def build_tiny_nli(path, *, entail_index: int = 0, seed: int = 0):
+    """A 2-layer, hidden-32 BERT classifier with a local word-piece vocabulary, saved with save_pretrained."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    path.mkdir(parents=True, exist_ok=True)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + sorted(set(WORDS))
+    (path / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(path)
+    names = ["neutral", "contradiction"]
+    names.insert(entail_index, "entailment")
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=256, num_labels=3, initializer_range=0.5,
+                        id2label=dict(enumerate(names)), label2id={n: i for i, n in enumerate(names)})
+    BertForSequenceClassification(config).eval().save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    return build_tiny_nli(tmp_path_factory.mktemp("nli") / "tiny")
+
+
+PAIRS = [("most beginner plans last ten weeks", "plans last ten weeks"), ("the knee", "a runner runs slowly"),
+         ("start near the back on race day", "start slowly"), ("walk", "the sister runs a ten k race with rest"),
+         ("unknownword zebra", "the plan")]
+
+
+def test_batched_scores_equal_one_pair_at_a_time_and_keep_the_order(tiny_model):
+    nli = NliJudge(str(tiny_model), batch_size=3, local_files_only=True)
+    batched = nli.entailment(PAIRS)
+    single = [nli.entailment([p], batch_size=1)[0] for p in PAIRS]
+    assert batched == pytest.approx(single, abs=1e-5)
+    assert all(0.0 < p < 1.0 for p in batched) and len(set(round(p, 4) for p in batched)) > 1
+    assert nli.device == "cpu"
+
+
+def test_the_entailment_class_is_found_from_id2label(tmp_path):
+    import torch
+
+    path = build_tiny_nli(tmp_path / "m", entail_index=2, seed=3)
+    nli = NliJudge(str(path), local_files_only=True).load()
+    assert nli._entail == 2
+    enc = nli._tokenizer([PAIRS[0][0]], [PAIRS[0][1]], return_tensors="pt")
+    with torch.inference_mode():
+        expected = torch.softmax(nli._model(**enc).logits, -1)[0, 2].item()
+    assert nli.entailment([PAIRS[0]])[0] == pytest.approx(expected, abs=1e-6)
+    assert nli.entails([PAIRS[0]], threshold=expected - 1e-6) == [True]
+    assert nli.entails([PAIRS[0]], threshold=expected + 1e-6) == [False]
+
+
+def test_a_missing_model_is_a_clear_error(tmp_path):
+    with pytest.raises(JudgeConfigError, match="cannot load the NLI model"):
+        NliJudge(str(tmp_path / "absent"), local_files_only=True).load()
+
+
+class FakeNli(NliJudge):
+    """Entailment = every word of the hypothesis occurs in the premise."""
+
+    def __init__(self):
+        super().__init__("fake")
+
+    def entailment(self, pairs, *, batch_size=None):
+        return [float(set(h.lower().split()) <= set(p.lower().split())) for p, h in pairs]
+
+
+def test_ntn_pairs_are_the_entailed_gold_nuggets():
+    response = ["plans last ten weeks with three sessions", "start near the back"]
+    gold = ["plans last ten weeks", "three sessions", "rest day between them", "start near the back"]
+    assert ntn_matches(FakeNli(), response, gold) == [(0, 0), (0, 1), (1, 3)]
+
+
+def test_dedup_drops_entailed_nuggets_and_keeps_the_first_of_equals():
+    nuggets = ["plans last ten weeks", "plans last ten weeks with rest", "ten weeks", "knee", "Knee", "walk"]
+    assert dedup_keep(FakeNli(), nuggets) == [False, True, False, True, False, True]
+
+
+def test_ntr_prejudgments_with_the_nli_backend(tmp_path, tiny_model, monkeypatch, capsys):
+    db = tmp_path / "demo.db"
+    run_cli("init", "--demo", db=db, check=True)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")          # never the network, even by mistake
+    from assess.cli import main
+
+    # in-process (torch is loaded already): the same parser and handler as `python -m assess`
+    code = main(["prejudge", "--task", "ntr", "--backend", "nli", "--model", str(tiny_model), "--source",
+                 "llm:tiny-nli", "--nuggets", "gold", "--batch-size", "16", "--json", "--no-progress", "--db", str(db)])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    summary = json.loads(out.out)
+    from store import open_db
+
+    store = open_db(db)
+    expected = store.execute("SELECT COUNT(*) FROM responses r JOIN nuggets n ON n.turn_id = r.turn_id "
+                             "WHERE n.source = 'gold'").fetchone()[0]
+    assert summary["asked"] == summary["ok"] == expected
+    rows = store.execute("SELECT p.raw_output, l.match FROM prejudgments p JOIN ntr_labels l ON l.source = p.source "
+                         "AND l.nugget_id = CAST(substr(p.item_id, 1, instr(p.item_id, ' ') - 1) AS INTEGER) "
+                         "AND l.run = substr(p.item_id, instr(p.item_id, ' ') + 1) "
+                         "WHERE p.source = 'llm:tiny-nli'").fetchall()
+    assert len(rows) == expected
+    assert all(m == int(json.loads(raw)["entailment"] >= 0.5) for raw, m in rows)
+    again = run_cli("prejudge", "--task", "ntr", "--backend", "nli", "--model", str(tiny_model), "--source",
+                    "llm:tiny-nli", "--json", db=db)
+    assert json.loads(again.stdout)["asked"] == 0 and f"{expected} already judged" in again.stderr
+    wrong = run_cli("prejudge", "--task", "passage", "--backend", "nli", "--model", str(tiny_model), db=db)
+    assert wrong.returncode == 2 and "ntr task only" in wrong.stderr

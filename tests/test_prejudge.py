@@ -1,0 +1,558 @@
+"""Pre-judging jobs end to end: the CLI against the local stub endpoint over real HTTP (stored rows,
+unparseable answers stored but never labelled, retries, interruption and resume without duplicates,
+the cache), every task through the library, adaptive pooling, and the reveal audit."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from assess import prejudge, prompts
+from assess.judges import OpenAIJudge
+from tests.conftest import shared_file
+from tests.helpers import ROOT, run_cli, snapshot
+from tests.stub_llm import Reply, StubLLM, stub_llm  # noqa: F401  (fixture)
+
+POOL_WITH_TEXT = 214      # the demo's 217 pooled pairs, 3 of them with a passage that has no text
+
+
+def passage_of(request: dict) -> str:
+    text = request["messages"][-1]["content"]
+    return text.split("<<<", 1)[1].split(">>>", 1)[0]
+
+
+def scripted_answer(passage: str) -> str:
+    """The stub's answer for a passage: a grade in a rotating shape, and no grade for every 7th passage."""
+    h = int(hashlib.sha256(passage.encode()).hexdigest(), 16)
+    grade = h % 5
+    if h % 7 == 0:
+        return "This passage is somewhat related to running."
+    return [str(grade), f"Score: {grade}", json.dumps({"rationale": "because", "grade": grade})][h % 3]
+
+
+def grading(request: dict) -> Reply:
+    return Reply(content=scripted_answer(passage_of(request)))
+
+
+def rows(db, sql, *params):
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def demo(tmp_path):
+    db = tmp_path / "demo.db"
+    run_cli("init", "--demo", db=db, check=True)
+    return db
+
+
+@pytest.fixture
+def no_llm_env(monkeypatch):
+    for var in ("ASSESS_LLM_BASE_URL", "ASSESS_LLM_MODEL", "ASSESS_LLM_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def prejudge_cli(db, stub, *extra, source="llm:stub", model="stub-1"):
+    return run_cli("prejudge", "--task", "passage", "--source", source, "--model", model, "--base-url",
+                   stub.base_url, *extra, db=db)
+
+
+# ------------------------------------------------------------------------------------------- the CLI
+
+def test_cli_stores_every_answer_and_labels_only_parsed_ones(demo, stub_llm, no_llm_env):
+    stub_llm.reply = grading
+    proc = prejudge_cli(demo, stub_llm, "--concurrency", "4")
+    assert proc.returncode == 0, proc.stderr
+    assert "214 items, 3 passages without text skipped; 0 already judged, 0 from cache, 214 to ask" in proc.stderr
+    assert "input + " in proc.stderr and "at concurrency 4" in proc.stderr          # the estimate
+    assert "item/s" in proc.stderr or "214/214" in proc.stderr                        # the progress bar
+    assert len(stub_llm.requests) == POOL_WITH_TEXT
+    stored = rows(demo, "SELECT turn_id, item_id, model, prompt_version, raw_output, parse_status, parsed, latency_ms, "
+                        "prompt_tokens, completion_tokens, attempts FROM prejudgments WHERE source = 'llm:stub'")
+    assert len(stored) == POOL_WITH_TEXT
+    texts = dict(rows(demo, "SELECT id, text FROM passages"))
+    labels = {(t, p): (g, m, v) for t, p, g, m, v in rows(
+        demo, "SELECT turn_id, passage_id, grade, mode, via FROM passage_labels WHERE source = 'llm:stub'")}
+    unparseable = 0
+    for turn, pid, model, version, raw, status, parsed, latency, tin, tout, attempts in stored:
+        assert (model, version) == ("stub-1", prompts.prompt_for("passage").version)
+        assert raw == scripted_answer(texts[pid])                     # the raw output as received
+        assert latency is not None and tin > 0 and tout > 0 and attempts == 1
+        if "somewhat related" in raw:
+            unparseable += 1
+            assert (status, parsed) == ("unparseable", None) and (turn, pid) not in labels
+        else:
+            assert status == "ok" and labels[(turn, pid)] == (json.loads(parsed), "llm", "llm")
+            assert labels[(turn, pid)][0] == prompts.parse_grade(raw).value
+    assert 0 < unparseable < 60 and len(labels) == POOL_WITH_TEXT - unparseable
+    assert f"{POOL_WITH_TEXT} stored ({POOL_WITH_TEXT - unparseable} ok, 0 repaired, {unparseable} unparseable" \
+        in proc.stdout
+    assert rows(demo, "SELECT COUNT(*) FROM label_history WHERE source = 'llm:stub'") == [(len(labels),)]
+    assert rows(demo, "SELECT kind, model, prompt_version FROM sources WHERE name = 'llm:stub'") == [
+        ("llm", "stub-1", prompts.prompt_for("passage").version)]
+    assert rows(demo, "SELECT version, template FROM llm_prompts") == [
+        (prompts.prompt_for("passage").version, prompts.prompt_for("passage").template)]
+    assert rows(demo, "SELECT status, planned, done, unparseable, errors, skipped FROM prejudge_jobs") == [
+        ("done", POOL_WITH_TEXT, POOL_WITH_TEXT, unparseable, 0, 3)]
+    # a second run judges nothing twice and changes nothing
+    before = snapshot(demo)
+    again = prejudge_cli(demo, stub_llm)
+    assert again.returncode == 0 and len(stub_llm.requests) == POOL_WITH_TEXT
+    assert "214 already judged, 0 from cache, 0 to ask" in again.stderr
+    assert rows(demo, "SELECT COUNT(*) FROM prejudgments") == [(POOL_WITH_TEXT,)]
+    assert rows(demo, "SELECT COUNT(*) FROM passage_labels WHERE source = 'llm:stub'") == [(len(labels),)]
+    del before
+
+
+def test_cli_retries_429_500_and_timeouts(demo, stub_llm, no_llm_env):
+    seen: dict[str, int] = {}
+
+    def flaky(request):
+        prompt = request["messages"][-1]["content"]           # one prompt per (turn, passage)
+        n = seen[prompt] = seen.get(prompt, 0) + 1
+        h = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
+        if n == 1 and h % 4 == 0:
+            return Reply(429, headers={"Retry-After": "0"})
+        if n == 1 and h % 4 == 1:
+            return Reply(500)
+        if n == 1 and h % 4 == 2 and h % 3 == 0:
+            return Reply(content="3", delay=2.0)           # slower than --timeout: the client gives up, retries
+        return Reply(content="Score: 2")
+
+    stub_llm.reply = flaky
+    proc = prejudge_cli(demo, stub_llm, "--limit", "40", "--timeout", "0.5", "--concurrency", "8")
+    assert proc.returncode == 0, proc.stderr
+    stored = rows(demo, "SELECT parse_status, attempts FROM prejudgments")
+    assert len(stored) == 40 and {s for s, _ in stored} == {"ok"}
+    assert sum(a > 1 for _, a in stored) == sum(n > 1 for n in seen.values()) > 5
+    assert {s for s in stub_llm.statuses} >= {429, 500, 200}
+
+
+def test_limit_then_resume_judges_each_item_once(demo, stub_llm, no_llm_env):
+    stub_llm.reply = grading
+    first = prejudge_cli(demo, stub_llm, "--limit", "30")
+    assert first.returncode == 0 and "30 to ask, 184 left for later (--limit)" in first.stderr
+    assert rows(demo, "SELECT COUNT(*) FROM prejudgments") == [(30,)]
+    second = prejudge_cli(demo, stub_llm)
+    assert second.returncode == 0 and "30 already judged, 0 from cache, 184 to ask" in second.stderr
+    assert rows(demo, "SELECT COUNT(*), COUNT(DISTINCT turn_id || ' ' || item_id) FROM prejudgments") == [
+        (POOL_WITH_TEXT, POOL_WITH_TEXT)]
+    assert len(stub_llm.requests) == POOL_WITH_TEXT
+
+
+def test_a_killed_run_loses_nothing_and_the_rerun_duplicates_nothing(demo, no_llm_env):
+    with StubLLM(latency=0.05, reply=grading) as stub:
+        argv = [sys.executable, "-m", "assess", "prejudge", "--task", "passage", "--source", "llm:stub", "--model",
+                "stub-1", "--base-url", stub.base_url, "--concurrency", "4", "--no-progress", "--db", str(demo)]
+        proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if demo.with_suffix(".db-wal").exists() and \
+                    rows(demo, "SELECT COUNT(*) FROM prejudgments")[0][0] >= 40:
+                break
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        kept = rows(demo, "SELECT COUNT(*) FROM prejudgments")[0][0]
+        asked_before = len(stub.requests)
+        assert 40 <= kept < POOL_WITH_TEXT, "the run should have been killed mid-way"
+        assert rows(demo, "SELECT status FROM prejudge_jobs") == [("running",)]     # killed: never finished
+        # every stored answer has its label (one transaction each)
+        assert rows(demo, "SELECT COUNT(*) FROM prejudgments p WHERE parse_status = 'ok' AND NOT EXISTS (SELECT 1 FROM "
+                          "passage_labels l WHERE l.source = p.source AND l.turn_id = p.turn_id AND "
+                          "l.passage_id = p.item_id)") == [(0,)]
+        again = run_cli("prejudge", "--task", "passage", "--source", "llm:stub", "--model", "stub-1", "--base-url",
+                        stub.base_url, db=demo)
+        assert again.returncode == 0, again.stderr
+        assert f"{kept} already judged" in again.stderr
+        assert rows(demo, "SELECT COUNT(*), COUNT(DISTINCT turn_id || ' ' || item_id) FROM prejudgments") == [
+            (POOL_WITH_TEXT, POOL_WITH_TEXT)]
+        asked = [r["messages"][-1]["content"] for r in stub.requests]      # one prompt per (turn, passage)
+        # each passage asked once, except those in flight at the kill (at most --concurrency), asked again
+        assert len(stub.requests) - asked_before == POOL_WITH_TEXT - kept
+        assert len(asked) - len(set(asked)) <= 4
+
+
+def test_failed_calls_are_stored_unlabelled_and_retried_by_the_next_run(demo, stub_llm, no_llm_env):
+    stub_llm.reply = lambda r: Reply(503) if "10K" in passage_of(r) else grading(r)
+    proc = prejudge_cli(demo, stub_llm, "--retries", "1")
+    assert proc.returncode == 0, proc.stderr
+    failed = rows(demo, "SELECT item_id, raw_output, error, attempts FROM prejudgments WHERE parse_status = 'error'")
+    assert failed and all(raw is None and "HTTP 503" in err and att == 2 for _, raw, err, att in failed)
+    assert "calls failed" in proc.stderr and "run the command again" in proc.stderr
+    assert rows(demo, "SELECT COUNT(*) FROM passage_labels WHERE source = 'llm:stub' AND passage_id IN "
+                      "(SELECT item_id FROM prejudgments WHERE parse_status = 'error')") == [(0,)]
+    stub_llm.reply = grading
+    again = prejudge_cli(demo, stub_llm)
+    assert again.returncode == 0 and f"{len(failed)} to ask" in again.stderr
+    assert rows(demo, "SELECT COUNT(*) FROM prejudgments WHERE parse_status != 'error'") == [(POOL_WITH_TEXT,)]
+    assert rows(demo, "SELECT COUNT(*) FROM prejudgments WHERE parse_status = 'error'") == [(len(failed),)]  # kept
+
+
+def test_a_rejected_key_stops_the_job_with_one_line(demo, stub_llm, no_llm_env):
+    stub_llm.reply = lambda r: Reply(401, "Incorrect API key provided")
+    proc = prejudge_cli(demo, stub_llm, "--concurrency", "1")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: stub-1: HTTP 401")
+    assert rows(demo, "SELECT status FROM prejudge_jobs") == [("failed",)]
+    assert rows(demo, "SELECT COUNT(*), parse_status FROM prejudgments") == [(1, "error")]
+
+
+def test_many_failures_in_a_row_stop_the_job(demo, stub_llm, no_llm_env):
+    stub_llm.reply = lambda r: Reply(500)
+    proc = prejudge_cli(demo, stub_llm, "--retries", "0", "--concurrency", "2")
+    assert proc.returncode == 2 and "calls in a row failed" in proc.stderr
+    assert rows(demo, "SELECT COUNT(*) FROM prejudgments")[0][0] < 20
+
+
+def test_no_endpoint_or_bad_input_exit_2_with_one_line_and_nothing_written(demo, no_llm_env):
+    before = snapshot(demo)
+    cases = [
+        (["--task", "passage", "--model", "gpt-4o"], "no LLM endpoint configured"),
+        (["--task", "passage"], "no LLM model given"),
+        (["--task", "passage", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--source", "nist"],
+         "llm:NAME"),
+        (["--task", "passage", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--concurrency", "0"],
+         "at least 1"),
+        (["--task", "ntr", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--nuggets", "nope"],
+         "no nuggets of source 'nope'"),
+    ]
+    for args, message in cases:
+        proc = run_cli("prejudge", *args, db=demo)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1 and message in proc.stderr, proc.stderr
+    assert snapshot(demo) == before
+
+
+def test_estimate_only_writes_nothing_and_prices_tokens(demo, stub_llm, no_llm_env):
+    before = snapshot(demo)
+    proc = prejudge_cli(demo, stub_llm, "--estimate", "--json", "--price-in", "2.5", "--price-out", "10",
+                        "--concurrency", "10")
+    assert proc.returncode == 0 and snapshot(demo) == before and not stub_llm.requests
+    e = json.loads(proc.stdout)
+    assert e["calls"] == POOL_WITH_TEXT and e["skipped"] == 3 and e["latency_s"] == prejudge.DEFAULT_LATENCY_S
+    assert e["tokens_out"] == POOL_WITH_TEXT * prompts.prompt_for("passage").expected_output_tokens
+    assert e["cost"] == pytest.approx(e["tokens_in"] * 2.5e-6 + e["tokens_out"] * 10e-6)
+    assert e["seconds"] == 22 * prejudge.DEFAULT_LATENCY_S       # ceil(214 / 10) rounds of calls
+    assert "≈ $" in proc.stderr
+
+
+def test_cache_is_shared_across_sources_by_model_prompt_and_input(demo, stub_llm, no_llm_env):
+    stub_llm.reply = grading
+    assert prejudge_cli(demo, stub_llm, "--limit", "20", source="llm:a").returncode == 0
+    proc = prejudge_cli(demo, stub_llm, "--limit", "20", source="llm:b")
+    assert proc.returncode == 0 and "20 from cache, 0 to ask" in proc.stderr
+    assert len(stub_llm.requests) == 20
+    assert rows(demo, "SELECT COUNT(*) FROM prejudgments WHERE source = 'llm:b' AND cached_from IS NOT NULL") == [(20,)]
+    a = rows(demo, "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'llm:a' ORDER BY 1, 2")
+    b = rows(demo, "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'llm:b' ORDER BY 1, 2")
+    assert a == b and a
+    # another model is another cache entry, and a source keeps to its model
+    assert "20 to ask" in prejudge_cli(demo, stub_llm, "--limit", "20", source="llm:c", model="stub-2").stderr
+    clash = prejudge_cli(demo, stub_llm, "--limit", "1", source="llm:a", model="stub-2")
+    assert clash.returncode == 2 and "holds pre-judgments of model 'stub-1'" in clash.stderr
+
+
+# ------------------------------------------------------------------------------------------- the library
+
+@pytest.fixture
+def demo_db(demo):
+    from store import open_db
+
+    return open_db(demo)
+
+
+def stub_judge(stub):
+    return OpenAIJudge("stub-1", base_url=stub.base_url, api_key="k", timeout=5)
+
+
+def test_a_changed_prompt_is_a_new_version_and_judges_again(demo_db, stub_llm, monkeypatch):
+    stub_llm.reply = grading
+    prejudge.run(demo_db, prejudge.plan(demo_db, "passage", "llm:s", "stub-1", limit=5), stub_judge(stub_llm))
+    assert prejudge.plan(demo_db, "passage", "llm:s", "stub-1").already == 5
+    import dataclasses
+
+    changed = dataclasses.replace(prompts.PROMPTS["passage"], template=prompts.PASSAGE_TEMPLATE + "\nBe brief.")
+    monkeypatch.setitem(prompts.PROMPTS, "passage", changed)
+    plan = prejudge.plan(demo_db, "passage", "llm:s", "stub-1")
+    assert plan.already == 0 and len(plan.items) == POOL_WITH_TEXT and plan.prompt_version == changed.version
+
+
+def test_ptkb_task_labels_statements(demo_db, stub_llm):
+    stub_llm.reply = lambda r: Reply(content="Yes" if "knee" in r["messages"][-1]["content"].split("Fact about")[1]
+                                     else "no")
+    summary = prejudge.run(demo_db, prejudge.plan(demo_db, "ptkb", "llm:s", "stub-1"), stub_judge(stub_llm))
+    n = demo_db.execute("SELECT COUNT(*) FROM turns t JOIN ptkb_statements s ON s.conversation_id = t.conversation_id"
+                        ).fetchone()[0]
+    assert summary["ok"] == n and summary["asked"] == n
+    relevant = demo_db.execute("SELECT l.statement_id, s.text FROM ptkb_labels l JOIN ptkb_statements s ON "
+                               "s.statement_id = l.statement_id AND s.conversation_id = l.conversation_id "
+                               "WHERE l.source = 'llm:s' AND l.relevant = 1").fetchall()
+    assert relevant and all("knee" in text for _, text in relevant)
+
+
+def test_ntr_task_labels_nugget_response_pairs(demo_db, stub_llm):
+    def matcher(request):
+        content = request["messages"][-1]["content"]
+        nugget = content.split("Reference information: ", 1)[1].split("\n", 1)[0]
+        return Reply(content="yes" if nugget.split()[0].lower() in passage_of(request).lower() else "No.")
+
+    stub_llm.reply = matcher
+    plan = prejudge.plan(demo_db, "ntr", "llm:s", "stub-1")
+    expected = demo_db.execute("SELECT COUNT(*) FROM responses r JOIN nuggets n ON n.turn_id = r.turn_id "
+                               "WHERE n.source = 'gold'").fetchone()[0]
+    assert len(plan.items) == expected
+    prejudge.run(demo_db, plan, stub_judge(stub_llm))
+    labels = demo_db.execute("SELECT COUNT(*), SUM(match) FROM ntr_labels WHERE source = 'llm:s'").fetchone()
+    assert labels[0] == expected and 0 < labels[1] < expected
+    from store.compare import label_pairs
+
+    assert len(label_pairs(demo_db, "ntr", "llm:s", "llm:demo-gpt").items) == expected
+
+
+def test_nugget_task_stores_exact_spans_repairs_and_rejects(demo_db, stub_llm):
+    def extractor(request):
+        text = passage_of(request)
+        sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+        return Reply(content="\n".join([sentences[0].upper(), "- " + sentences[-1], "a paraphrase not in the text"]))
+
+    stub_llm.reply = extractor
+    plan = prejudge.plan(demo_db, "nuggets", "llm:s", "stub-1", qrels="llm:demo-gpt", relevant=3)
+    assert plan.items and all(it.label_context["grade"] >= 3 for it in plan.items)
+    summary = prejudge.run(demo_db, plan, stub_judge(stub_llm))
+    assert summary["repaired"] == len(plan.items)
+    texts = dict(demo_db.execute("SELECT id, text FROM passages").fetchall())
+    nuggets = demo_db.execute("SELECT passage_id, start_char, end_char, text, relevance FROM nuggets "
+                              "WHERE source = 'llm:s'").fetchall()
+    assert nuggets
+    for pid, start, end, text, relevance in nuggets:
+        assert texts[pid][start:end] == text and relevance >= 3
+    parsed = json.loads(demo_db.execute("SELECT parsed FROM prejudgments WHERE source = 'llm:s' LIMIT 1").fetchone()[0])
+    assert parsed["rejected"] == [{"original": "a paraphrase not in the text", "why": "not found in the text"}]
+    assert parsed["spans"][0]["how"].startswith("repaired")
+
+
+def test_aepd_task_gives_an_aepd_document(demo_db, stub_llm):
+    def aspects(request):
+        response = passage_of(request)
+        first = response.split(". ")[0]
+        return Reply(content=json.dumps({"aspects": [{"aspect": "first point", "ptkb": [3], "text": first},
+                                                     {"aspect": "missing", "ptkb": [], "text": ""}]}))
+
+    stub_llm.reply = aspects
+    summary = prejudge.run(demo_db, prejudge.plan(demo_db, "aepd", "llm:s", "stub-1"), stub_judge(stub_llm))
+    assert summary["ok"] == 36
+    document = prejudge.aepd_document(demo_db, "llm:s")
+    assert len(document["turns"]) == 36 and document["turns"][0]["aspects"][0]["ptkb"] == ["3"]
+    from assess.aepd import score_aepd_document
+
+    scores = score_aepd_document(document)["turns"]
+    assert all(s["AR"] == 0.5 for s in scores.values())       # 1 of 2 aspects covered in every response
+
+
+def test_response_nuggets_are_kept_in_prejudgments(demo_db, stub_llm):
+    stub_llm.reply = lambda r: Reply(content=passage_of(r).split(". ")[0])
+    summary = prejudge.run(demo_db, prejudge.plan(demo_db, "response-nuggets", "llm:s", "stub-1"),
+                           stub_judge(stub_llm))
+    assert summary["ok"] == 36
+    assert demo_db.execute("SELECT COUNT(*) FROM nuggets WHERE source = 'llm:s'").fetchone() == (0,)
+
+
+def test_an_interrupt_marks_the_job_stopped_and_keeps_what_arrived(demo_db, stub_llm):
+    stub_llm.reply = grading
+    calls = []
+
+    def progress(done, total, counts):
+        calls.append(done)
+        if done == 7:
+            raise KeyboardInterrupt
+
+    plan = prejudge.plan(demo_db, "passage", "llm:s", "stub-1")
+    with pytest.raises(KeyboardInterrupt):
+        prejudge.run(demo_db, plan, stub_judge(stub_llm), concurrency=2, progress=progress)
+    from store import prejudgments as store
+
+    job = store.jobs(demo_db)[0]
+    assert job["status"] == "stopped" and job["done"] == 7 and "after 7 of 214" in job["message"]
+    assert demo_db.execute("SELECT COUNT(*) FROM prejudgments").fetchone() == (7,)
+    assert prejudge.plan(demo_db, "passage", "llm:s", "stub-1").already == 7
+
+
+# ------------------------------------------------------------------------------------------- adaptive pooling
+
+def test_adaptive_pool_on_demo_runs_against_an_independent_count(demo_db):
+    from store.prejudgments import adaptive_pool
+
+    # the demo's LLM grades every pooled pair; the runs rank 10 deep
+    best, llm, human = {}, {}, {}
+    for run, turn, pid, rank in demo_db.execute("SELECT run, turn_id, passage_id, rank FROM rankings"):
+        best[(turn, pid)] = min(rank, best.get((turn, pid), 99))
+    for turn, pid, grade in demo_db.execute("SELECT turn_id, passage_id, grade FROM passage_labels "
+                                            "WHERE source = 'llm:demo-gpt'"):
+        llm[(turn, pid)] = grade
+    # a human source: grade = 4 - rank // 3 (relevant near the top)
+    from store.db import write
+    from store.imports import ensure_source
+
+    with write(demo_db):
+        ensure_source(demo_db, "human")
+        for (turn, pid), rank in best.items():
+            human[(turn, pid)] = max(0, 4 - rank // 3)
+            demo_db.execute("INSERT INTO passage_labels (source, turn_id, passage_id, grade, updated_at) "
+                            "VALUES ('human', ?, ?, ?, 'now')", (turn, pid, human[(turn, pid)]))
+    report = adaptive_pool(demo_db, "llm:demo-gpt", 2, always=3, depth=10, qrels="human")
+    kept = {k for k, r in best.items() if r <= 3 or llm.get(k, -1) >= 2}
+    relevant = {k for k in best if human[k] >= 2}
+    assert report["mode"] == "runs" and report["depth_pool"] == len(best) == 217
+    assert report["adaptive_pool"] == len(kept) and report["saved"] == 217 - len(kept)
+    assert report["ungraded"] == sum(1 for k, r in best.items() if r > 3 and k not in llm)
+    assert report["relevant"] == len(relevant) and report["relevant_dropped"] == len(relevant - kept)
+    assert report["relevant_dropped"] > 0 and 0 < report["saved"] < 217
+
+
+def test_pool_adaptive_cli_applies_the_filter(demo):
+    proc = run_cli("pool", "adaptive", "--source", "llm:demo-gpt", "--threshold", "3", "--always", "2", "--depth",
+                   "10", "--apply", "--json", db=demo)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["added_to_pool"] == 0          # the demo pooled every run's top 10 already
+    text = run_cli("pool", "adaptive", "--source", "llm:demo-gpt", db=demo)
+    assert "adaptive pool (top 5 + llm:demo-gpt >= 2)" in text.stdout
+    bad = run_cli("pool", "adaptive", "--source", "nobody", db=demo)
+    assert bad.returncode == 2 and "has no passage labels" in bad.stderr
+
+
+def test_pool_adaptive_apply_adds_only_filtered_pairs(tmp_path):
+    from store import open_db
+    from store.loading import DEMO_DIR, load_file
+    from store.prejudgments import adaptive_pool
+
+    db = open_db(tmp_path / "a.db")
+    load_file(db, "topics", DEMO_DIR / "topics.json", collection="demo")
+    load_file(db, "passages", DEMO_DIR / "passages.jsonl")
+    for run in sorted((DEMO_DIR / "runs").glob("*.run")):
+        load_file(db, "run", run, depth=2)
+    load_file(db, "qrels", DEMO_DIR / "llm-passages.qrels", source="llm:demo-gpt")
+    # importing qrels pools the judged pairs: start again from the runs' top 2 only
+    db.execute("DELETE FROM pool WHERE method = 'qrels'")
+    before = {tuple(r) for r in db.execute("SELECT turn_id, passage_id FROM pool")}
+    report = adaptive_pool(db, "llm:demo-gpt", 3, always=2, depth=10, apply=True)
+    after = {tuple(r) for r in db.execute("SELECT turn_id, passage_id FROM pool")}
+    assert report["added_to_pool"] == len(after - before) == report["adaptive_pool"] - len(before) > 0
+    methods = {r[0] for r in db.execute("SELECT method FROM pool WHERE method = 'adaptive'")}
+    assert methods == {"adaptive"}
+
+
+@pytest.mark.realdata
+def test_gpt4_pool_filter_against_nist_relevance(tmp_path):
+    """CONE-RAG GPT-4 depth-30 pool vs NIST 2024 qrels: NIST-relevant (grade >= 2) passages the GPT-4 grade
+    would filter out at thresholds 1 and 2, over the pairs both judged (no run files are public)."""
+    gpt4 = shared_file("data", "irlabamsterdam-CONE-RAG", "resources", "automatic_resources",
+                       "llm-gpt4-pool-depth-30.txt")
+    nist = shared_file("data", "gyeozai-CFDA-TREC-iKAT2025", "DATA", "topics", "2024_test_qrels.trec")
+    topics = shared_file("data", "irlabamsterdam-iKAT", "2024", "data", "2024_test_topics.json")
+    db = tmp_path / "real.db"
+    run_cli("import", "topics", topics, db=db, check=True)
+    run_cli("import", "qrels", nist, "--source", "nist", db=db, check=True)
+    run_cli("import", "qrels", gpt4, "--source", "llm:gpt-4", db=db, check=True)
+
+    def read(path):     # independent reader: whitespace split, last value wins only if identical
+        out = {}
+        for line in path.read_text(encoding="utf-8-sig").splitlines():
+            parts = line.split()
+            if len(parts) == 4:
+                out[(parts[0], parts[2])] = int(parts[3])
+        return out
+
+    g, n = read(gpt4), read(nist)
+    shared = [k for k in g if k in n]
+    assert len(shared) == 8103                    # README: NIST vs GPT-4 share 8,103 items
+    for threshold in (1, 2):
+        proc = run_cli("pool", "adaptive", "--source", "llm:gpt-4", "--threshold", str(threshold), "--qrels", "nist",
+                       "--json", db=db)
+        assert proc.returncode == 0, proc.stderr
+        r = json.loads(proc.stdout)
+        relevant = [k for k in shared if n[k] >= 2]
+        dropped = [k for k in relevant if g[k] < threshold]
+        assert r["mode"] == "judged pairs" and r["pairs"] == len(shared)
+        assert r["relevant"] == len(relevant) and r["relevant_dropped"] == len(dropped)
+        assert r["saved"] == sum(1 for k in shared if g[k] < threshold)
+        print(f"threshold {threshold}: {len(dropped)} of {len(relevant)} NIST-relevant pairs dropped "
+              f"({len(dropped) / len(relevant):.1%}); pool {len(shared)} -> {len(shared) - r['saved']}")
+
+
+# ------------------------------------------------------------------------------------------- reveal audit
+
+def test_reveal_shows_the_llm_rationale_only_after_ones_own_label(demo_db):
+    from store import queue
+    from store.prejudgments import Prejudgment, revealed_with_rationale, save
+
+    turn, pid = demo_db.execute("SELECT turn_id, passage_id FROM passage_labels WHERE source = 'llm:demo-gpt' "
+                                "LIMIT 1").fetchone()
+    save(demo_db, Prejudgment("llm:demo-gpt", "passage", turn, pid, "demo-gpt", "v", "h",
+                              '{"rationale": "a walk-run plan fits", "grade": 3}', "ok", 3))
+    queue.sign_in(demo_db, "ann")
+    assert revealed_with_rationale(demo_db, "ann", "passage", turn, pid) == []          # blind
+    queue.set_setting(demo_db, "judging_mode", "reveal")
+    assert revealed_with_rationale(demo_db, "ann", "passage", turn, pid) == []          # not judged yet
+    queue.save_passage_label(demo_db, "ann", turn, pid, 1, mode="reveal")
+    shown = revealed_with_rationale(demo_db, "ann", "passage", turn, pid)
+    assert shown == [{"source": "llm:demo-gpt", "kind": "llm", "value": 3,
+                      "rationale": '{"rationale": "a walk-run plan fits", "grade": 3}'}]
+
+
+def test_anchoring_counts_changes_toward_the_llm_from_the_history(demo_db):
+    from store import queue
+    from store.prejudgments import anchoring
+
+    queue.set_setting(demo_db, "judging_mode", "reveal")
+    queue.sign_in(demo_db, "ann")
+    items = demo_db.execute("SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'llm:demo-gpt' "
+                            "ORDER BY turn_id, passage_id LIMIT 6").fetchall()
+    toward = away = same = landed = 0
+    plan = [(0, 4), (4, 0), (2, 2), (1, 3), (3, 1), (0, None)]   # first label, later label (None: unchanged)
+    for (turn, pid, llm), (first, later) in zip(items, plan):
+        queue.save_passage_label(demo_db, "ann", turn, pid, first, mode="reveal")
+        if later is not None and later != first:
+            queue.save_passage_label(demo_db, "ann", turn, pid, later, mode="reveal")
+            before, after = abs(first - llm), abs(later - llm)
+            toward += after < before
+            away += after > before
+            same += after == before
+            landed += later == llm
+    # a label first given blind and changed later is not part of the reveal study
+    turn, pid, _ = demo_db.execute("SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = "
+                                   "'llm:demo-gpt' ORDER BY turn_id DESC LIMIT 1").fetchone()
+    queue.save_passage_label(demo_db, "ann", turn, pid, 0, mode="blind")
+    queue.save_passage_label(demo_db, "ann", turn, pid, 4, mode="reveal")
+    [report] = anchoring(demo_db)
+    changed = toward + away + same
+    assert report == {"assessor": "ann", "llm": "llm:demo-gpt", "changed": changed, "toward": toward, "away": away,
+                      "same_distance": same, "landed_on_llm": landed, "toward_share": toward / changed}
+    assert changed == 4
+    cli = run_cli("anchoring", "--json", db=demo_db.conn.execute("PRAGMA database_list").fetchone()[2])
+    assert json.loads(cli.stdout) == [report]
+
+
+def test_disagreements_carry_both_labels_and_the_llm_output(demo_db, stub_llm):
+    stub_llm.reply = grading
+    prejudge.run(demo_db, prejudge.plan(demo_db, "passage", "llm:s", "stub-1"), stub_judge(stub_llm))
+    from store.prejudgments import disagreements
+
+    rows_ = disagreements(demo_db, "passage", "llm:demo-gpt", "llm:s")
+    assert rows_ and all(r["llm:demo-gpt"] != r["llm:s"] for r in rows_)
+    texts = dict(demo_db.execute("SELECT id, text FROM passages").fetchall())
+    for r in rows_[:20]:
+        assert r["llm:s said"] == scripted_answer(texts[r["item"]])
