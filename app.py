@@ -16,12 +16,19 @@ assess_pages = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", url_path="home", default=True),
     st.Page("pages/judge.py", title="Judge passages", icon=":material/grading:", url_path="judge"),
     st.Page("pages/ptkb.py", title="PTKB relevance", icon=":material/person:", url_path="ptkb"),
+    st.Page("pages/nuggets.py", title="Passage nuggets", icon=":material/format_quote:", url_path="nuggets"),
+    st.Page("pages/ntr.py", title="Nugget matching (NtR)", icon=":material/rule:", url_path="ntr"),
+    st.Page("pages/duplicates.py", title="Duplicate nuggets", icon=":material/join:", url_path="duplicates"),
+    st.Page("pages/gold_response.py", title="Gold responses", icon=":material/edit_note:", url_path="gold-response"),
 ]
 organizer_pages = [
     st.Page("pages/data.py", title="Import & export", icon=":material/upload_file:", url_path="data"),
     st.Page("pages/review.py", title="Review", icon=":material/monitoring:", url_path="review"),
     st.Page("pages/scores.py", title="Scores", icon=":material/insights:", url_path="scores"),
     st.Page("pages/audit.py", title="Judge audit", icon=":material/smart_toy:", url_path="audit"),
+    st.Page("pages/response_nuggets.py", title="Response nuggets (GFRC2)", icon=":material/highlight:",
+            url_path="response-nuggets"),
+    st.Page("pages/aspects.py", title="Aspects (AEPD)", icon=":material/category:", url_path="aspects"),
 ]
 pages = {"Assess": assess_pages}
 if ui.is_organizer():

@@ -1,0 +1,75 @@
+"""Nugget-to-response matching (CONE-RAG NtR): is this gold nugget covered by the system's response?
+
+Keys: Y yes (covered), N no, Left/Right previous/next, S skip, U undo. Each answer is stored at once
+as the assessor's own NtR label (blind: no other source's answer is shown); reloading resumes at the
+first unanswered item. These labels feed ``python -m assess agreement --task ntr``.
+"""
+import streamlit as st
+
+from assess import settings, ui
+from store import nuggets as store
+from store import queue
+
+ui.frame_guard()
+database = ui.db()
+name = ui.require_assessor("ntr")
+
+sources = store.nugget_sources(database)
+if not sources:
+    st.info("No gold nuggets in the store yet: import them (Import & export page) first.")
+    st.stop()
+default = next((s for s in ("gold", "human") if s in sources), sources[0])
+nugget_source = st.sidebar.selectbox("Gold nuggets", sources, index=sources.index(default), key="ntr_source")
+state = store.ntr_queue(database, name, nugget_source, open_mode=settings.open_mode())
+if not len(state):
+    st.info("Nothing to match: no turn has both nuggets of this set and system responses.")
+    st.stop()
+pos = state.move(st.session_state.get("ntr_key"), st.session_state.pop("ntr_action", None))
+turn_id, item, _ = state.item(pos)
+st.session_state["ntr_key"] = (turn_id, item)
+current = store.ntr_item(database, item)
+mode = queue.judging_mode(database)
+
+
+def answer(value):
+    store.save_ntr_label(database, name, current["nugget_id"], current["run"], value, mode=mode, via="ui")
+    st.session_state["ntr_action"] = "next_unjudged"
+
+
+def go(action):
+    st.session_state["ntr_action"] = action
+
+
+def undo():
+    touched = store.undo_ntr(database, name)
+    if touched:
+        st.session_state["ntr_key"] = touched
+
+
+ctx = queue.turn_context(database, turn_id)
+prog = state.progress()
+done_turn, total_turn = prog["turns"][turn_id]
+left, right = st.columns([2, 3], gap="large")
+with left:
+    st.subheader(ctx["title"] or f"Conversation {ctx['conversation_id']}")
+    ui.conversation(ctx)
+with right:
+    st.progress(done_turn / total_turn, text=f"Turn {turn_id}: {done_turn} / {total_turn} answered · "
+                f"all: {prog['judged']} / {prog['total']}")
+    st.markdown(f"Item {pos + 1} of {len(state)} · response of system `{current['run']}`")
+    ui.show_passage(current["response"])
+    st.markdown(f"**Gold nugget {ui.plain(current['key'])}:** {ui.plain(current['nugget'])}")
+    st.markdown("**Is the gold nugget of information covered in the response?**")
+    own = store.ntr_label_of(database, name, current["nugget_id"], current["run"])
+    if own is not None:
+        st.success(f"Your answer: {'yes' if own else 'no'}")
+    cols = st.columns(2)
+    cols[0].button("Y · Yes, covered", key="ntr_yes", shortcut="Y", on_click=answer, args=(1,), width="stretch",
+                   type="primary" if own == 1 else "secondary")
+    cols[1].button("N · No", key="ntr_no", shortcut="N", on_click=answer, args=(0,), width="stretch",
+                   type="primary" if own == 0 else "secondary")
+    nav = st.columns(4)
+    nav[0].button("Previous", key="ntr_prev", shortcut="Left", on_click=go, args=("prev",), width="stretch")
+    nav[1].button("Next", key="ntr_next", shortcut="Right", on_click=go, args=("next",), width="stretch")
+    nav[2].button("Skip", key="ntr_skip", shortcut="S", on_click=go, args=("next_unjudged",), width="stretch")
+    nav[3].button("Undo", key="ntr_undo", shortcut="U", on_click=undo, width="stretch")

@@ -1,0 +1,411 @@
+"""The nugget workbench without a browser: spans and UTF-16 offsets, locating, duplicates, the store, the CLI,
+and the GFRC2 / AEPD documents (round-tripped through ``python -m assess score``)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assess import nuggets as pure
+from assess.errors import AssessError, InvalidSpan
+from store import nuggets as store
+from store import open_db
+from store.loading import load_demo
+from tests.helpers import ROOT, run_cli, snapshot
+
+UNICODE_PASSAGE = "demo-doc-022:0"
+
+# Letters from several planes and scripts: ASCII, Latin with combining marks, CJK, Arabic (RTL),
+# emoji (astral, with ZWJ and skin-tone modifiers), mathematical letters (astral).
+ALPHABET = st.sampled_from(list("ab zé\u0301\u0308\n\t") + ["初", "心", "歓", "ب", "ا", "ل", "\u200d", "♀", "\ufe0f",
+                                                            "🏃", "👍", "🏽", "𝒜", "😀", "\U0010fffd"])
+TEXTS = st.lists(ALPHABET, max_size=60).map("".join)
+
+
+@pytest.fixture
+def demo(tmp_path):
+    db = open_db(tmp_path / "demo.db")
+    load_demo(db)
+    return db
+
+
+def js_slice(text: str, start16: int, end16: int) -> str:
+    """What JavaScript's ``text.slice(start16, end16)`` returns, computed on UTF-16 code units."""
+    return text.encode("utf-16-le", "surrogatepass")[2 * start16:2 * end16].decode("utf-16-le", "surrogatepass")
+
+
+# ------------------------------------------------------------------------------------------- offsets
+
+@settings(max_examples=300, deadline=None)
+@given(TEXTS, st.data())
+def test_utf16_offsets_of_any_substring_convert_back_to_that_substring(text, data):
+    i = data.draw(st.integers(0, len(text)))
+    j = data.draw(st.integers(i, len(text)))
+    s16, e16 = pure.index_to_utf16(text, i), pure.index_to_utf16(text, j)
+    assert js_slice(text, s16, e16) == text[i:j]                     # what the browser selected
+    assert (pure.utf16_to_index(text, s16), pure.utf16_to_index(text, e16)) == (i, j)
+    if i < j:
+        span = pure.span_from_utf16(text, s16, e16, text[i:j], trim=False)
+        assert span == (i, j, text[i:j]) and text[span.start:span.end] == span.text
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXTS)
+def test_offsets_inside_a_surrogate_pair_are_refused(text):
+    units = 0
+    for ch in text:
+        if ord(ch) > 0xFFFF:
+            with pytest.raises(InvalidSpan, match="surrogate"):
+                pure.utf16_to_index(text, units + 1)
+        units += 2 if ord(ch) > 0xFFFF else 1
+    assert units == pure.utf16_length(text)
+
+
+def test_unicode_passage_offsets(demo):
+    passage = store.passage_text(demo, UNICODE_PASSAGE)
+    for needle in ["🏃\u200d♀️", "👍🏽", "初心者歓迎", "بالتوفيق", "cafe\u0301", "Zoe\u0308"]:
+        i = passage.index(needle)
+        s16 = pure.index_to_utf16(passage, i)
+        e16 = s16 + pure.utf16_length(needle)
+        assert pure.span_from_utf16(passage, s16, e16, needle) == (i, i + len(needle), needle)
+    # the runner emoji is 4 code points but 5 UTF-16 units; offsets after it shift by 1 per astral char
+    assert len("🏃\u200d♀️") == 4 and pure.utf16_length("🏃\u200d♀️") == 5
+
+
+def test_span_checks():
+    assert pure.validate_span("abcdef", 1, 3, "bc") == (1, 3, "bc")
+    for start, end in [(-1, 2), (3, 3), (4, 2), (0, 7)]:
+        with pytest.raises(InvalidSpan):
+            pure.validate_span("abcdef", start, end)
+    with pytest.raises(InvalidSpan, match="not the passage's text"):
+        pure.validate_span("abcdef", 1, 3, "xy")
+    with pytest.raises(InvalidSpan, match="not the passage's text"):
+        pure.span_from_utf16("abcdef", 1, 3, "xy")
+    assert pure.span_from_utf16("  ab cd  ", 0, 9, "  ab cd  ") == (2, 7, "ab cd")       # trimmed
+    assert pure.span_from_utf16("ab cd", 4, 1) == (1, 4, "b c")                          # backwards selection
+    with pytest.raises(InvalidSpan, match="empty"):
+        pure.span_from_utf16("ab   cd", 2, 5)
+    with pytest.raises(InvalidSpan):
+        pure.utf16_to_index("ab", 3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXTS, st.lists(st.tuples(st.integers(0, 70), st.integers(0, 70)), max_size=6))
+def test_segments_cover_the_text_exactly(text, spans):
+    pieces = pure.segments(text, spans)
+    assert "".join(p for p, _ in pieces) == text
+    covered = set()
+    for s, e in spans:
+        covered.update(range(max(0, s), min(len(text), e)))
+    pos, marked = 0, set()
+    for piece, is_marked in pieces:
+        if is_marked:
+            marked.update(range(pos, pos + len(piece)))
+        pos += len(piece)
+    assert marked == covered
+
+
+# ------------------------------------------------------------------------------------------- locating
+
+def test_locate_exact_then_normalised():
+    passage = "Most beginner plans last 10 to 12 weeks.\nStraße  und\tMeer."
+    assert pure.locate(passage, "plans last 10") == ((14, 27, "plans last 10"), "exact")
+    span, how = pure.locate(passage, "MOST BEGINNER   plans")
+    assert how == "normalised" and span.text == "Most beginner plans"
+    span, how = pure.locate(passage, "12 weeks. strasse und meer")     # newline, tab, ß -> ss, case
+    assert how == "normalised" and span.text == "12 weeks.\nStraße  und\tMeer"
+    span, how = pure.locate(passage, '"last 10 to 12 weeks."')           # quotes and final period
+    assert span.text == "last 10 to 12 weeks" and passage[span.start:span.end] == span.text
+    assert pure.locate(passage, "ten to twelve weeks") is None
+    assert pure.locate(passage, "  ") is None
+
+
+def test_locate_in_passages_prefers_an_exact_match_anywhere():
+    found = pure.locate_in_passages("Walk Run", [("p1", "a walk run plan"), ("p2", "the Walk Run plan"), ("p3", None)])
+    assert found == ("p2", (4, 12, "Walk Run"), "exact")
+    found = pure.locate_in_passages("walk  RUN", [("p3", None), ("p1", "a walk run plan")])
+    assert found.passage_id == "p1" and found.method == "normalised"
+
+
+def test_next_key():
+    assert pure.next_key([]) == "[1]"
+    assert pure.next_key(["[1]", "[7]", "x"]) == "[8]"
+
+
+# ------------------------------------------------------------------------------------------- store: passage nuggets
+
+def test_span_nuggets_are_checked_against_the_stored_passage(demo):
+    passage = store.passage_text(demo, UNICODE_PASSAGE)
+    i = passage.index("👍🏽")
+    nid = store.add_span_nugget(demo, "amy", "101_1", UNICODE_PASSAGE, i, i + 2, "👍🏽")
+    row = store.nugget(demo, nid)
+    assert (row["key"], row["text"], row["start_char"], row["end_char"], row["span_method"], row["in_dedup"]) == \
+        ("[1]", "👍🏽", i, i + 2, "selected", 1)
+    assert demo.execute("SELECT kind FROM sources WHERE name = 'amy'").fetchone() == ("assessor",)
+    before = demo.execute("SELECT COUNT(*) FROM nuggets").fetchone()
+    with pytest.raises(InvalidSpan):
+        store.add_span_nugget(demo, "amy", "101_1", UNICODE_PASSAGE, i, i + 2, "👍")
+    with pytest.raises(InvalidSpan):
+        store.add_span_nugget(demo, "amy", "101_1", UNICODE_PASSAGE, i, len(passage) + 1, "x")
+    with pytest.raises(InvalidSpan, match="no text"):
+        store.add_span_nugget(demo, "amy", "101_1", "demo-doc-900:0", 0, 1, "x")
+    assert demo.execute("SELECT COUNT(*) FROM nuggets").fetchone() == before
+    assert store.passage_spans(demo, "amy", "101_1", UNICODE_PASSAGE) == [(i, i + 2)]
+
+
+def test_typed_edited_and_deleted_nuggets(demo):
+    passage = store.passage_text(demo, "demo-doc-001:0")
+    nid = store.add_text_nugget(demo, "amy", "101_1", "  WALK-RUN plan ", passage_id="demo-doc-001:0")
+    row = store.nugget(demo, nid)
+    assert row["span_method"] == "typed" and passage[row["start_char"]:row["end_char"]] == row["text"] == "walk-run plan"
+    free = store.add_text_nugget(demo, "amy", "101_1", "Not in any passage", passage_id="demo-doc-001:0")
+    assert store.nugget(demo, free)["start_char"] is None and store.nugget(demo, free)["key"] == "[2]"
+    edited = store.update_nugget(demo, "amy", nid, text="complete beginners", relevance=3)
+    assert edited["relevance"] == 3 and passage[edited["start_char"]:edited["end_char"]] == "complete beginners"
+    edited = store.update_nugget(demo, "amy", nid, text="beginners run ten kilometres")   # rephrased
+    assert edited["start_char"] is None and edited["passage_id"] == "demo-doc-001:0"
+    assert edited["relevance"] == 3
+    with pytest.raises(AssessError, match="belongs to"):
+        store.update_nugget(demo, "bob", nid, text="x")
+    with pytest.raises(AssessError, match="belongs to"):
+        store.delete_nugget(demo, "bob", nid)
+    store.delete_nugget(demo, "amy", nid)
+    assert [r["id"] for r in store.turn_nuggets(demo, "amy", "101_1")] == [free]
+    assert store.add_text_nugget(demo, "amy", "101_1", "again") and \
+        [r["key"] for r in store.turn_nuggets(demo, "amy", "101_1")] == ["[2]", "[3]"]
+
+
+def test_relevant_passages_follow_source_and_threshold(demo):
+    llm = store.relevant_passages(demo, "101_1", source="llm:demo-gpt", threshold=2)
+    assert llm and all(p["grade"] >= 2 for p in llm)
+    assert len(store.relevant_passages(demo, "101_1", source="llm:demo-gpt", threshold=4)) < len(llm)
+    pooled = store.relevant_passages(demo, "101_1", source=None)
+    assert {p["passage_id"] for p in llm} <= {p["passage_id"] for p in pooled}
+    assert store.relevant_passages(demo, "101_1", source="amy") == []
+    assert not store.has_labels(demo, "amy", "101_1")
+
+
+# ------------------------------------------------------------------------------------------- duplicates
+
+def test_lexical_entailment_is_token_containment():
+    judge = pure.LexicalEntailment()
+    a, b = "Beginner plans last 10 to 12 weeks", "Plans last 12 weeks"
+    ab, ba = judge.entailment([(a, b), (b, a)])
+    assert ab == 1.0 and ba == pytest.approx(4 / 6)   # {plans, last, 12, weeks} in {beginner, plans, last, 10, 12, weeks}
+    assert judge.entailment([("x", "the")]) == [0.0]
+    assert judge.entailment([("", "")]) == [0.0]
+
+
+def test_suggestions_use_any_injected_judge():
+    texts = [(1, "alpha beta"), (2, "beta alpha"), (3, "gamma")]
+    found = pure.suggest_duplicates(texts, None, threshold=0.6)
+    assert [(s.a, s.b, s.score_ab, s.score_ba) for s in found] == [(1, 2, 1.0, 1.0)]
+    calls = []
+
+    def entails(premise, hypothesis):        # a plain function works as the injectable interface
+        calls.append((premise, hypothesis))
+        return 0.9 if "gamma" in premise else 0.1
+
+    found = pure.suggest_duplicates(texts, entails, threshold=0.5)
+    assert {(s.a, s.b) for s in found} == {(1, 3), (2, 3)} and len(calls) == 6
+    assert pure.suggest_duplicates(texts[:1], entails) == []
+
+
+def test_dedup_rule_keeps_nuggets_no_kept_nugget_entails():
+    order = [1, 2, 3, 4]
+    assert pure.dedup_keep(order, set()) == {1: True, 2: True, 3: True, 4: True}
+    same = pure.entailment_edges([(1, 2, "same")])                       # mutual: the earlier is kept
+    assert pure.dedup_keep(order, same) == {1: True, 2: False, 3: True, 4: True}
+    covers = pure.entailment_edges([(1, 3, "b_covers_a"), (2, 4, "distinct")])   # 3 entails 1
+    assert pure.dedup_keep(order, covers) == {1: False, 2: True, 3: True, 4: True}
+    chain = pure.entailment_edges([(1, 2, "a_covers_b"), (2, 3, "a_covers_b")])  # 1 ⊨ 2 ⊨ 3
+    assert pure.dedup_keep(order, chain) == {1: True, 2: False, 3: False, 4: True}
+    cycle = pure.entailment_edges([(1, 2, "same"), (2, 3, "same"), (1, 3, "same")])
+    assert pure.dedup_keep(order, cycle) == {1: True, 2: False, 3: False, 4: True}
+    with pytest.raises(AssessError):
+        pure.entailment_edges([(1, 2, "maybe")])
+
+
+def test_decisions_set_in_dedup_and_the_dedup_export(demo, tmp_path):
+    gold = store.turn_nuggets(demo, "gold", "101_1")
+    assert len(gold) == 5 and {n["in_dedup"] for n in gold} == {None}
+    a, b, c = (n["id"] for n in gold[:3])
+    store.decide_duplicate(demo, b, a, "a_covers_b", by="amy")          # given as (b, a): b covers a
+    flags = {n["id"]: n["in_dedup"] for n in store.turn_nuggets(demo, "gold", "101_1")}
+    assert flags == {a: 0, b: 1, c: 1, gold[3]["id"]: 1, gold[4]["id"]: 1}
+    assert demo.execute("SELECT nugget_a, nugget_b, decision, decided_by FROM nugget_duplicates").fetchall() == [
+        (a, b, "b_covers_a", "amy")]
+    store.decide_duplicate(demo, a, b, None, by="amy")                   # reopened: everything kept again
+    assert {n["in_dedup"] for n in store.turn_nuggets(demo, "gold", "101_1")} == {1}
+    store.decide_duplicate(demo, b, c, "same", by="amy")
+    assert store.dedup_counts(demo, "gold", "101_1") == {"nuggets": 5, "kept": 4, "unknown": 0, "open_pairs": 1}
+    with pytest.raises(AssessError):
+        store.decide_duplicate(demo, a, store.turn_nuggets(demo, "gold", "101_2")[0]["id"], "same", by="amy")
+    demo.conn.close()
+    full = json.loads(run_cli("export", "nuggets", "--source", "gold", db=tmp_path / "demo.db", check=True).stdout)
+    dedup = json.loads(run_cli("export", "nuggets", "--source", "gold", "--dedup", db=tmp_path / "demo.db",
+                               check=True).stdout)
+    assert len(full["101_1"]) == 5 and sorted(dedup["101_1"]) == ["[1]", "[2]", "[4]", "[5]"]
+    assert dedup["101_1"]["[2]"] == full["101_1"]["[2]"]                  # same CONE-RAG layout
+
+
+def test_stored_suggestions_keep_decisions(demo):
+    nid = store.add_text_nugget(demo, "amy", "101_1", "Most beginner plans last 10 to 12 weeks")
+    twin = store.add_text_nugget(demo, "amy", "101_1", "Beginner plans last 10-12 weeks mostly")
+    other = store.add_text_nugget(demo, "amy", "101_1", "Buy shoes in a running shop")
+    assert store.suggest_duplicates(demo, "amy", "101_1") == 1
+    (pair,) = store.duplicate_pairs(demo, "amy", "101_1")
+    assert (pair["a"], pair["b"], pair["suggested_by"], pair["decision"]) == (nid, twin, "lexical", None)
+    store.decide_duplicate(demo, nid, twin, "same", by="amy")
+    assert store.suggest_duplicates(demo, "amy", "101_1") == 1          # re-suggesting keeps the decision
+    assert store.duplicate_pairs(demo, "amy", "101_1")[0]["decision"] == "same"
+    assert [n["in_dedup"] for n in store.turn_nuggets(demo, "amy", "101_1")] == [1, 0, 1]
+    later = store.add_text_nugget(demo, "amy", "101_1", "A new one")     # joins the kept set
+    assert store.nugget(demo, later)["in_dedup"] == 1
+    store.delete_nugget(demo, "amy", twin)                               # its pairs go with it
+    assert store.duplicate_pairs(demo, "amy", "101_1") == [] and store.nugget(demo, other)["in_dedup"] == 1
+
+
+def test_cli_suggest_duplicates(demo, tmp_path):
+    demo.conn.close()
+    out = run_cli("nuggets", "suggest-duplicates", "--source", "gold", "--json", db=tmp_path / "demo.db", check=True)
+    result = json.loads(out.stdout)
+    assert result["judge"] == "lexical" and result["threshold"] == 0.5 and result["pairs"] == sum(result["per_turn"].values())
+
+
+# ------------------------------------------------------------------------------------------- GFRC2
+
+DEMO_GFRC2 = json.loads((ROOT / "assets" / "demo" / "gfrc2.json").read_text(encoding="utf-8"))
+
+
+def test_word_positions_over_the_conversation():
+    turns = [pure.TurnText("c_1", 1, "How do I start?", "Walk, then run."),
+             pure.TurnText("c_2", 2, "And shoes?", None),
+             pure.TurnText("c_3", 3, "Thanks  a lot", "You are\twelcome.")]
+    assert pure.response_offsets(turns) == {"c_1": (4, 3), "c_2": (9, 0), "c_3": (12, 3)}
+    text = "Walk, then  run fast."
+    assert pure.words_in_span(text, 0, 4) == (1, 1) and pure.words_in_span(text, 2, 13) == (1, 3)
+    assert pure.words_in_span(text, 10, 13) == (3, 3)        # a selection touching a word takes the word
+    with pytest.raises(InvalidSpan):
+        pure.words_in_span(text, 10, 11)                     # only whitespace
+    assert pure.mark_spans(text, [(2, 3), (4, 9)]) == [(6, 15)]
+
+
+def demo_marks(db) -> dict:
+    """The demo's GFRC2 spans as response-relative word ranges, checking each lies inside S_turn."""
+    out = {}
+    for conv in DEMO_GFRC2["conversations"]:
+        run, conversation = conv["id"].split("/")
+        turns = store.system_conversation(db, run, conversation)
+        offsets = pure.response_offsets(turns)
+        by_number = {t.number: t for t in turns}
+        for n in conv["nuggets"]:
+            t = by_number[n["turn"]]
+            before, count = offsets[t.turn_id]
+            assert before < n["start"] <= n["end"] <= before + count, (conv["id"], n)
+            out.setdefault(conv["id"], []).append((t.turn_id, n["start"] - before, n["end"] - before, n["level"],
+                                                   n["groups"]))
+    return out
+
+
+def test_gfrc2_export_round_trips_through_score(demo, tmp_path):
+    marks = demo_marks(demo)
+    store.save_study(demo, "demo", DEMO_GFRC2["attributes"], max_level=2, L=1000)
+    for cid, rows in marks.items():
+        run = cid.split("/")[0]
+        for turn_id, start, end, level, groups in rows:
+            store.mark_response_nugget(demo, "demo", run, turn_id, start, end, level, groups)
+    document = store.gfrc2_export(demo, "demo")
+    assert [c["id"] for c in document["conversations"]] == [c["id"] for c in DEMO_GFRC2["conversations"]]
+    assert [c["nuggets"] for c in document["conversations"]] == [c["nuggets"] for c in DEMO_GFRC2["conversations"]]
+    exported = tmp_path / "exported.json"
+    demo.conn.close()
+    out = run_cli("nuggets", "export-gfrc2", "--study", "demo", "-o", exported, db=tmp_path / "demo.db", check=True)
+    assert out.stdout == ""
+    ours = json.loads(run_cli("score", "gfrc2", exported, "--json", check=True).stdout)
+    reference = json.loads(run_cli("score", "gfrc2", ROOT / "assets" / "demo" / "gfrc2.json", "--json",
+                                   check=True).stdout)
+    assert ours == reference
+
+
+def test_response_marks_are_checked(demo):
+    store.save_study(demo, "s", pure.EXAMPLE_ATTRIBUTES)
+    assert store.study(demo, "s")["attributes"][0]["target"] == pytest.approx([1 / 3] * 3)
+    groups = {"PRONOUN": "she", "HINDEX": "G4"}
+    mid = store.mark_response_nugget(demo, "s", "demo-dense", "101_1", 3, 5, 2, groups)
+    words = store.response_text(demo, "demo-dense", "101_1").split()
+    assert store.response_marks(demo, "s", "demo-dense", "101") == [
+        {"id": mid, "turn_id": "101_1", "start_word": 3, "end_word": 5, "level": 2, "groups": groups,
+         "text": " ".join(words[2:5])}]
+    for bad in [dict(start_word=5, end_word=7),                         # overlaps 3-5
+                dict(start_word=len(words), end_word=len(words) + 1),   # past the response
+                dict(level=3), dict(groups={"PRONOUN": "it", "HINDEX": "G1"}), dict(groups={"PRONOUN": "he"})]:
+        args = {"start_word": 6, "end_word": 6, "level": 1, "groups": groups, **bad}
+        with pytest.raises(AssessError):
+            store.mark_response_nugget(demo, "s", "demo-dense", "101_1", **args)
+    with pytest.raises(AssessError):
+        store.save_study(demo, "bad", [{"name": "X", "kind": "ordinal", "groups": ["a"], "target": [0.5]}])
+    store.delete_mark(demo, mid)
+    assert store.response_marks(demo, "s", "demo-dense") == []
+
+
+def test_cli_study_and_bad_attributes(demo, tmp_path):
+    demo.conn.close()
+    db = tmp_path / "demo.db"
+    out = run_cli("nuggets", "study", "fair", "--attributes", json.dumps(pure.EXAMPLE_ATTRIBUTES), db=db, check=True)
+    assert "PRONOUN (nominal, he/she/other)" in out.stdout
+    before = snapshot(db)
+    bad = run_cli("nuggets", "study", "fair", "--attributes", '[{"name": "X", "kind": "weird", "groups": ["a"]}]', db=db)
+    assert bad.returncode == 2 and "nominal or ordinal" in bad.stderr and snapshot(db) == before
+    empty = json.loads(run_cli("nuggets", "export-gfrc2", "--study", "fair", db=db, check=True).stdout)
+    assert empty["attributes"][0]["name"] == "PRONOUN" and all(c["nuggets"] == [] for c in empty["conversations"])
+
+
+# ------------------------------------------------------------------------------------------- AEPD
+
+DEMO_AEPD = json.loads((ROOT / "assets" / "demo" / "aepd.json").read_text(encoding="utf-8"))
+
+
+def test_aepd_export_round_trips_through_score(demo, tmp_path):
+    ids = {}
+    for entry in DEMO_AEPD["turns"]:
+        run, turn_id = entry["id"].split("/")
+        for a in entry["aspects"]:
+            if (turn_id, a["aspect"]) not in ids:
+                ids[turn_id, a["aspect"]] = store.save_aspect(demo, turn_id, a["aspect"], [str(p) for p in a["ptkb"]])
+            store.set_aspect_content(demo, ids[turn_id, a["aspect"]], run, a["text"])
+    document = store.aepd_export(demo)
+    assert [t["id"] for t in document["turns"]] == [t["id"] for t in DEMO_AEPD["turns"]]
+    assert [t["aspects"] for t in document["turns"]] == [t["aspects"] for t in DEMO_AEPD["turns"]]
+    exported = tmp_path / "aepd.json"
+    demo.conn.close()
+    run_cli("nuggets", "export-aepd", "-o", exported, db=tmp_path / "demo.db", check=True)
+    ours = json.loads(run_cli("score", "aepd", exported, "--json", check=True).stdout)
+    reference = json.loads(run_cli("score", "aepd", ROOT / "assets" / "demo" / "aepd.json", "--json",
+                                   check=True).stdout)
+    assert ours == reference
+
+
+def test_aspects_are_checked_and_edited(demo):
+    aid = store.save_aspect(demo, "101_1", "Plan length", ["7"])
+    other = store.save_aspect(demo, "101_1", "Shoes", [])
+    with pytest.raises(AssessError, match="already has"):
+        store.save_aspect(demo, "101_1", "Plan length")
+    with pytest.raises(AssessError, match="no PTKB statement"):
+        store.save_aspect(demo, "101_1", "Other", ["99"])
+    with pytest.raises(AssessError):
+        store.save_aspect(demo, "101_1", "  ")
+    store.save_aspect(demo, "101_1", "Plan length and race date", ["7", "3"], aspect_id=aid)
+    store.set_aspect_content(demo, aid, "demo-dense", "  twelve weeks  ")
+    with pytest.raises(AssessError):
+        store.set_aspect_content(demo, aid, "no-such-run", "x")
+    assert store.aspects(demo, "101_1") == [
+        {"id": aid, "aspect": "Plan length and race date", "ptkb": ["3", "7"], "content": {"demo-dense": "twelve weeks"}},
+        {"id": other, "aspect": "Shoes", "ptkb": [], "content": {}}]
+    store.delete_aspect(demo, aid)
+    assert [a["id"] for a in store.aspects(demo, "101_1")] == [other]
+    doc = store.aepd_export(demo, runs=["demo-dense"])
+    assert doc["turns"] == [{"id": "demo-dense/101_1", "system": "demo-dense", "conversation": "101",
+                             "aspects": [{"aspect": "Shoes", "ptkb": [], "text": ""}]}]
