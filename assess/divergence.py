@@ -49,7 +49,8 @@ def _out(values: np.ndarray, single: bool):
 
 def _kl2(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     # KL in bits with 0 log 0 = 0; b > 0 wherever a > 0 because b is a midpoint containing a.
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # hypothesis feeds subnormal probabilities: a / b may overflow where the product a * log2(.) is ~0.
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         terms = np.where(a > 0, a * np.log2(np.where(a > 0, a, 1.0) / np.where(b > 0, b, 1.0)), 0.0)
     return terms.sum(axis=-1)
 
