@@ -239,20 +239,23 @@ class Cursor:
         """Callback: move 'prev', 'next' or 'next_unjudged' on the next run."""
         st.session_state[f"{self.prefix}_action"] = action
 
-    def undo(self, database, name: str, task: str) -> None:
-        """Callback: revert the assessor's last change and show the item it touched."""
-        from store.queue import undo
-
-        touched = undo(database, name, task)
+    def undo(self, undo_fn) -> None:
+        """Callback: ``undo_fn()`` reverts the assessor's last change and returns the (turn, item) it
+        touched, which is then shown."""
+        touched = undo_fn()
         if touched:
             self.open(*touched)
 
-    def nav_buttons(self, database, name: str, task: str, columns) -> None:
-        """Previous (Left), Next (Right) and Undo (U) buttons in the given columns."""
-        columns[0].button("Previous", key="prev", shortcut="Left", on_click=self.go, args=("prev",), width="stretch")
-        columns[1].button("Next", key="next", shortcut="Right", on_click=self.go, args=("next",), width="stretch")
-        columns[2].button("Undo", key="undo", shortcut="U", on_click=self.undo, args=(database, name, task),
+    def nav_buttons(self, columns, undo_fn, *, key_prefix: str = "", skip: bool = False) -> None:
+        """Previous (Left), Next (Right), Undo (U) and, with ``skip``, Skip (S) buttons in ``columns``."""
+        k = key_prefix
+        columns[0].button("Previous", key=f"{k}prev", shortcut="Left", on_click=self.go, args=("prev",),
                           width="stretch")
+        columns[1].button("Next", key=f"{k}next", shortcut="Right", on_click=self.go, args=("next",), width="stretch")
+        columns[2].button("Undo", key=f"{k}undo", shortcut="U", on_click=self.undo, args=(undo_fn,), width="stretch")
+        if skip:
+            columns[3].button("Skip", key=f"{k}skip", shortcut="S", on_click=self.go, args=("next_unjudged",),
+                              width="stretch")
 
 
 def frame_guard(organizer: bool = False) -> None:

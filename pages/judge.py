@@ -63,8 +63,7 @@ with right:
         cols[g].button(f"{g} · {GRADES[g]}", key=f"g{g}", shortcut=str(g), on_click=grade, args=(g,),
                        type="primary" if own and own["value"] == g else "secondary", width="stretch")
     nav = st.columns(5)
-    cursor.nav_buttons(database, name, "passage", nav)
-    nav[3].button("Skip", key="skip", shortcut="S", on_click=cursor.go, args=("next_unjudged",), width="stretch")
+    cursor.nav_buttons(nav, lambda: queue.undo(database, name, "passage"), skip=True)
     nav[4].button("Cannot judge", key="cannot", shortcut="X", on_click=grade, args=(None,), width="stretch")
     st.text_input("Note (optional, saved with the grade)", key=f"note_{turn_id}_{passage_id}",
                   value=(own or {}).get("note") or "")

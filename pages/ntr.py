@@ -24,26 +24,15 @@ state = store.ntr_queue(database, name, nugget_source, open_mode=settings.open_m
 if not len(state):
     st.info("Nothing to match: no turn has both nuggets of this set and system responses.")
     st.stop()
-pos = state.move(st.session_state.get("ntr_key"), st.session_state.pop("ntr_action", None))
-turn_id, item, _ = state.item(pos)
-st.session_state["ntr_key"] = (turn_id, item)
+cursor = ui.Cursor("ntr", state)
+pos, turn_id, item = cursor.position, cursor.turn_id, cursor.item_id
 current = store.ntr_item(database, item)
 mode = queue.judging_mode(database)
 
 
 def answer(value):
     store.save_ntr_label(database, name, current["nugget_id"], current["run"], value, mode=mode, via="ui")
-    st.session_state["ntr_action"] = "next_unjudged"
-
-
-def go(action):
-    st.session_state["ntr_action"] = action
-
-
-def undo():
-    touched = store.undo_ntr(database, name)
-    if touched:
-        st.session_state["ntr_key"] = touched
+    cursor.go("next_unjudged")
 
 
 ctx = queue.turn_context(database, turn_id)
@@ -68,8 +57,4 @@ with right:
                    type="primary" if own == 1 else "secondary")
     cols[1].button("N · No", key="ntr_no", shortcut="N", on_click=answer, args=(0,), width="stretch",
                    type="primary" if own == 0 else "secondary")
-    nav = st.columns(4)
-    nav[0].button("Previous", key="ntr_prev", shortcut="Left", on_click=go, args=("prev",), width="stretch")
-    nav[1].button("Next", key="ntr_next", shortcut="Right", on_click=go, args=("next",), width="stretch")
-    nav[2].button("Skip", key="ntr_skip", shortcut="S", on_click=go, args=("next_unjudged",), width="stretch")
-    nav[3].button("Undo", key="ntr_undo", shortcut="U", on_click=undo, width="stretch")
+    cursor.nav_buttons(st.columns(4), lambda: store.undo_ntr(database, name), key_prefix="ntr_", skip=True)

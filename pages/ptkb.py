@@ -48,4 +48,4 @@ with right:
     cols = st.columns(5)
     cols[0].button("1 · Relevant", key="rel", shortcut="1", on_click=label, args=(1,), width="stretch")
     cols[1].button("0 · Not relevant", key="nonrel", shortcut="0", on_click=label, args=(0,), width="stretch")
-    cursor.nav_buttons(database, name, "ptkb", cols[2:])
+    cursor.nav_buttons(cols[2:], lambda: queue.undo(database, name, "ptkb"))
