@@ -32,3 +32,30 @@ def snapshot(db: Path) -> str:
             h.update(repr((name, row)).encode())
     conn.close()
     return h.hexdigest()
+
+
+def rows(path, sql: str, *params) -> list[tuple]:
+    """Run one read query on the store file (a fresh connection, closed at once)."""
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def open_app(page: str | None = None, assessor: str | None = None, *, timeout: float = 60, **params):
+    """Start the app in AppTest as a browser would (app.py first), optionally signed in and on ``page``."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
+    if assessor:
+        at.query_params["assessor"] = assessor
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    if page:
+        at.switch_page(page)
+        at.run()
+        assert not at.exception, at.exception
+    return at

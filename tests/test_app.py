@@ -6,9 +6,7 @@ import sqlite3
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.helpers import ROOT
-
-APP = str(ROOT / "app.py")
+from tests.helpers import ROOT, open_app, rows
 
 
 @pytest.fixture
@@ -19,25 +17,8 @@ def app_db(tmp_path, monkeypatch):
     return path
 
 
-def start(page: str | None = None, assessor: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    if assessor:
-        at.query_params["assessor"] = assessor
-    at.run()
-    assert not at.exception, at.exception
-    if page:
-        at.switch_page(page)
-        at.run()
-        assert not at.exception, at.exception
-    return at
 
 
-def rows(path, sql, *params):
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 def test_first_start_loads_demo_and_home_shows_store_counts(app_db):
@@ -204,3 +185,7 @@ def test_reveal_mode_shows_the_llm_label_only_after_ones_own(app_db):
     at.button(key="prev").click().run()
     assert [e.label for e in at.expander if "llm:demo-gpt" in e.label] == [f"llm:demo-gpt says {llm}"]
     assert rows(app_db, "SELECT grade, mode FROM passage_labels WHERE source = 'ivy'") == [(1, "reveal")]
+
+
+def start(page: str | None = None, assessor: str | None = None) -> AppTest:
+    return open_app(page, assessor)

@@ -7,10 +7,8 @@ import sqlite3
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, open_app, rows  # noqa: F401
 from tests.stub_llm import Reply, stub_llm  # noqa: F401  (fixture)
-
-APP = str(ROOT / "app.py")
 
 
 @pytest.fixture
@@ -21,25 +19,6 @@ def app_db(tmp_path, monkeypatch):
     for var in ("ASSESS_LLM_BASE_URL", "ASSESS_LLM_MODEL", "ASSESS_LLM_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     return path
-
-
-def open_audit(assessor: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    if assessor:
-        at.query_params["assessor"] = assessor
-    at.run()
-    assert not at.exception, at.exception
-    at.switch_page("pages/audit.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
-def rows(path, sql, *params):
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 def metrics(at) -> dict:
@@ -121,3 +100,7 @@ def test_anchoring_table_after_reveal(app_db):
     assert table.to_dict("records")[0] == {"assessor": "ann", "llm": "llm:demo-gpt", "changed": 1, "toward": 1,
                                                  "away": 0, "same_distance": 0, "landed_on_llm": 1,
                                                  "toward_share": 1.0}
+
+
+def open_audit(assessor: str | None = None) -> AppTest:
+    return open_app("pages/audit.py", assessor, timeout=120)

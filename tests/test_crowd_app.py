@@ -11,7 +11,7 @@ from assess.crowd import StudyConfig, completion_code
 from store import crowd as store_crowd
 from store import open_db
 from store.loading import load_demo
-from tests.helpers import ROOT
+from tests.helpers import ROOT, open_app, rows  # noqa: F401
 
 APP = str(ROOT / "app.py")
 
@@ -31,12 +31,6 @@ def crowd_db(tmp_path, monkeypatch):
     return path
 
 
-def rows(path, sql, *params):
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 def open_link(**params) -> AppTest:

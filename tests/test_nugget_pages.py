@@ -12,9 +12,8 @@ import sqlite3
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, open_app, rows  # noqa: F401
 
-APP = str(ROOT / "app.py")
 UNICODE_PASSAGE = "demo-doc-022:0"
 
 
@@ -25,28 +24,6 @@ def app_db(tmp_path, monkeypatch):
     monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
     monkeypatch.delenv("ASSESS_NLI_MODEL", raising=False)
     return path
-
-
-def start(page: str, assessor: str | None = None, **params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    if assessor:
-        at.query_params["assessor"] = assessor
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, at.exception
-    at.switch_page(page)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def rows(path, sql, *params):
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 def execute(path, sql, *params):
@@ -354,3 +331,7 @@ def test_aspects_page_lists_links_assigns_and_scores(app_db):
     assert scores["id"].tolist() == ["demo-bm25/101_1", "demo-dense/101_1", "demo-rerank/101_1"]
     bm25 = scores.iloc[0]
     assert bm25["AR"] == 1.0 and 0 <= bm25["P"] <= 1 and 0 <= bm25["D"] <= 1   # both aspects covered
+
+
+def start(page: str, assessor: str | None = None, **params) -> AppTest:
+    return open_app(page, assessor, **params)
