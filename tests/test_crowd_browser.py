@@ -8,73 +8,20 @@ Never downloads a browser: skips when /usr/bin/chromium or playwright is absent.
 """
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import signal
-import socket
-import sqlite3
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path(os.environ.get("ASSESS_E2E_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-START_TIMEOUT_S = 60
-LOAD_TIMEOUT_MS = 60_000
-STEP_TIMEOUT_MS = 20_000
-BATCH = 11                  # 10 items + 1 hidden test item
+from tests.browser_support import (  # noqa: F401  (fixtures)
+    LOAD_TIMEOUT_MS, STEP_TIMEOUT_MS, browser, expect, new_page, press, query, settled, streamlit_server)
 
-if not CHROMIUM.exists():
-    pytest.skip(f"{CHROMIUM} is absent (Debian chromium is needed; no browser is ever downloaded)",
-                allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api",
-                               reason="the playwright Python package is not installed in this environment")
-expect = sync_api.expect
+BATCH = 11                  # 10 items + 1 hidden test item
 
 pytestmark = pytest.mark.browser
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-            return r.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """SIGTERM the server's process group, then SIGKILL whatever is left; reap the leader last."""
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and \
-                os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-            time.sleep(0.1)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("crowd-e2e")
-    db_path = tmp / "assess.db"
-    sys.path.insert(0, str(ROOT))
+def _seed(db_path) -> None:
+    """The demo and its NtR crowd study, written before the server starts."""
     from store import crowd as store_crowd
     from store import open_db
     from store.loading import load_demo
@@ -83,68 +30,12 @@ def server(tmp_path_factory):
     load_demo(db)
     store_crowd.create_demo_study(db)
     db.conn.close()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSESS_")}
-    env.update(ASSESS_DB=str(db_path), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", PYTHONUNBUFFERED="1")
-    log_path = tmp / "streamlit.log"
-    for _attempt in range(3):     # a free port can be taken between probing and binding: retry
-        port = _free_port()
-        url = f"http://127.0.0.1:{port}"
-        with open(log_path, "ab") as log:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                 "--server.port", str(port), "--server.address", "127.0.0.1",
-                 "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True)
-        try:
-            deadline = time.monotonic() + START_TIMEOUT_S
-            while time.monotonic() < deadline and proc.poll() is None and not _healthy(url):
-                time.sleep(0.2)
-            if proc.poll() is None and _healthy(url):
-                yield url, db_path
-                return
-        finally:
-            _stop(proc)
-    pytest.fail("the Streamlit server did not become healthy; its log ends with:\n"
-                + log_path.read_text(errors="replace")[-3000:])
 
 
 @pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-@pytest.fixture
-def new_page(browser):
-    contexts = []
-
-    def make():
-        context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-GB")
-        context.set_default_timeout(STEP_TIMEOUT_MS)
-        contexts.append(context)
-        return context.new_page()
-
-    yield make
-    for context in contexts:
-        context.close()
-
-
-def query(db_path: Path, sql: str, params=()) -> list[tuple]:
-    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=10)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
-
-
-def settled(page) -> None:
-    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
-                           state="attached", timeout=STEP_TIMEOUT_MS)
+def server(tmp_path_factory):
+    with streamlit_server(tmp_path_factory.mktemp("crowd-e2e"), prepare=_seed) as s:
+        yield s
 
 
 def wait_item(page, n: int, timeout: int = STEP_TIMEOUT_MS) -> None:

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, LOAD_TIMEOUT_MS, STEP_TIMEOUT_MS, demo_passage_text, \
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, LOAD_TIMEOUT_MS, STEP_TIMEOUT_MS, demo_passage_text, \
     query, settled, streamlit_server
 
 sync_api = pytest.importorskip("playwright.sync_api")

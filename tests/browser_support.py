@@ -1,0 +1,195 @@
+"""Shared pieces of the headless-Chromium tests: a Streamlit server on a free port with its own
+store, Debian chromium through Playwright, and small page helpers.
+
+Never downloads a browser: importing this module skips the test module when /usr/bin/chromium or
+the playwright package is absent.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path(os.environ.get("ASSESS_E2E_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+START_TIMEOUT_S = 60        # server start-up
+LOAD_TIMEOUT_MS = 60_000    # first page: the first session loads the demo into the empty store
+STEP_TIMEOUT_MS = 20_000    # one rerun after a key press
+
+if not CHROMIUM.exists():
+    pytest.skip(f"{CHROMIUM} is absent (Debian chromium is needed; no browser is ever downloaded)",
+                allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api",
+                               reason="the playwright Python package is not installed in this environment")
+expect = sync_api.expect
+
+# ------------------------------------------------------------------------------------------- server
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+            return r.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Stop the server's whole process group: SIGTERM, then SIGKILL for anything left in the group.
+
+    The group leader is not reaped until the end, so its process-group id cannot be reused meanwhile.
+    """
+    def exited() -> bool:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while not exited() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+
+
+# ------------------------------------------------------------------------------------------- browser
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def new_page(browser):
+    """Factory for pages in fresh browser contexts (no shared cookies or session); all closed at the end."""
+    contexts = []
+
+    def make():
+        context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-GB")
+        context.set_default_timeout(STEP_TIMEOUT_MS)
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+@contextlib.contextmanager
+def streamlit_server(tmp: Path, prepare=None, **extra_env: str):
+    """``prepare(db_path)``, when given, runs before the server starts.
+
+    Run ``streamlit run app.py`` on a free port with an empty store in ``tmp``; yield (base URL, db path).
+
+    The server runs in its own process group, which is killed on exit (no orphan is left).
+    """
+    db_path = tmp / "assess.db"
+    if prepare is not None:     # e.g. seed the store before the server's first session
+        prepare(db_path)
+    log_path = tmp / "streamlit.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSESS_")}
+    env.update(ASSESS_DB=str(db_path), ASSESS_OPEN="1", STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
+               PYTHONUNBUFFERED="1", **extra_env)
+    last_log = ""
+    for _attempt in range(3):     # a free port can be taken between probing and binding: retry
+        port = _free_port()
+        url = f"http://127.0.0.1:{port}"
+        with open(log_path, "ab") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                 "--server.port", str(port), "--server.address", "127.0.0.1",
+                 "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
+                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True)
+        try:
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while time.monotonic() < deadline and proc.poll() is None and not _healthy(url):
+                time.sleep(0.2)
+            if proc.poll() is None and _healthy(url):
+                yield url, db_path
+                return
+            last_log = log_path.read_text(errors="replace")[-3000:]
+        finally:
+            _stop(proc)
+    pytest.fail(f"the Streamlit server did not become healthy; its log ends with:\n{last_log}")
+
+
+def query(db_path: Path, sql: str, params=()) -> list[tuple]:
+    """Read the store the server writes, through a read-only connection opened for this one query."""
+    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=10)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def settled(page) -> None:
+    """Wait until the script run behind the page has finished (no rerun in flight)."""
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
+                           state="attached", timeout=STEP_TIMEOUT_MS)
+
+
+def focus_body(page) -> None:
+    """Make sure key presses go to the document (shortcuts are ignored while a text input has focus)."""
+    page.evaluate("() => { if (document.activeElement && document.activeElement !== document.body) "
+                  "document.activeElement.blur(); }")
+    assert page.evaluate("() => document.activeElement === document.body || !document.activeElement")
+
+
+SHORTCUT_LABELS = {"Left": "←", "Right": "→"}
+
+
+def press(page, key: str) -> None:
+    """Press a button's keyboard shortcut once its button is on screen and enabled.
+
+    Streamlit binds a shortcut when the button component mounts (its code is loaded lazily): a key
+    pressed before that is silently lost (seen once in 5 runs without this wait), so wait for the
+    button that shows the shortcut first.
+    """
+    label = SHORTCUT_LABELS.get(key, key.upper())
+    button = page.locator('[data-testid="stButton"] button').filter(
+        has=page.locator(f'[aria-label="Shortcut {label}"]'))
+    expect(button).to_have_count(1)
+    expect(button).to_be_visible()
+    expect(button).to_be_enabled()
+    focus_body(page)
+    page.keyboard.press(key)
+
+
+
+
+DEMO_PASSAGES = ROOT / "assets" / "demo" / "passages.jsonl"
+
+
+def demo_passage_text(passage_id: str) -> str:
+    doc_id, number = passage_id.rsplit(":", 1)
+    with open(DEMO_PASSAGES, encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            if row["doc_id"] == doc_id and str(row["passage_id"]) == number:
+                return row["passage_text"]
+    raise LookupError(passage_id)
