@@ -258,6 +258,21 @@ class Cursor:
                               width="stretch")
 
 
+def context_columns(database, turn_id: str):
+    """The two columns of a judging screen; the left one shows the conversation so far.
+
+    Returns (turn context, left column, right column).
+    """
+    from store.queue import turn_context
+
+    ctx = turn_context(database, turn_id)
+    left, right = st.columns([2, 3], gap="large")
+    with left:
+        st.subheader(ctx["title"] or f"Conversation {ctx['conversation_id']}")
+        conversation(ctx)
+    return ctx, left, right
+
+
 def frame_guard(organizer: bool = False) -> None:
     """First line of every page: make sure the app frame (app.py) is in charge.
 

@@ -34,13 +34,10 @@ def grade(value):
     cursor.go("next_unjudged")
 
 
-ctx = queue.turn_context(database, turn_id)
+ctx, left, right = ui.context_columns(database, turn_id)
 prog = state.progress()
 done_turn, total_turn = prog["turns"][turn_id]
-left, right = st.columns([2, 3], gap="large")
 with left:
-    st.subheader(ctx["title"] or f"Conversation {ctx['conversation_id']}")
-    ui.conversation(ctx)
     with st.expander("Persona (PTKB statements)", expanded=True):
         ui.ptkb(ctx)
     with st.expander("Grade rubric", expanded=True):

@@ -29,13 +29,9 @@ def label(value):
     cursor.go("next_unjudged")
 
 
-ctx = queue.turn_context(database, turn_id)
+ctx, left, right = ui.context_columns(database, turn_id)
 prog = state.progress()
 done_turn, total_turn = prog["turns"][turn_id]
-left, right = st.columns([2, 3], gap="large")
-with left:
-    st.subheader(ctx["title"] or f"Conversation {ctx['conversation_id']}")
-    ui.conversation(ctx)
 with right:
     st.progress(done_turn / total_turn, text=f"Turn {turn_id}: {done_turn} / {total_turn} statements labelled")
     st.markdown("Is this statement about the user **relevant** to answering the current turn?")
