@@ -193,6 +193,9 @@ _GRADE_LINE = re.compile(r"\b(?:grade|score|relevance|rating)\b\**\s*[:=]?\s*\**
                          re.I)
 
 
+_ALTERNATIVE = re.compile(r"\s*(?:or|to|and|-|–|—)\s*\d", re.I)
+
+
 def _json_objects(text: str) -> list[Any]:
     """JSON values found in the answer: the whole text, fenced blocks, or the outermost {...} / [...]."""
     candidates = [text.strip()] + [m.strip() for m in _FENCE.findall(text)]
@@ -226,6 +229,9 @@ def parse_grade(text: str, *, top: int = 4, **_) -> Parsed:
             found = [k for k in obj if str(k).lower() in _GRADE_KEYS] or \
                 [k for k in obj if any(g in str(k).lower() for g in _GRADE_KEYS)]     # 'relevance_score'
             if found:
+                values = {json.dumps(obj[k]) for k in found}
+                if len(values) > 1:    # {"grade": 3, "score": 1}: which one? never guess
+                    return Parsed("unparseable", None, f"conflicting grade fields {', '.join(map(str, found))}")
                 grade = _as_grade(obj[found[0]], top)
                 return Parsed("ok", grade) if grade is not None else \
                     Parsed("unparseable", None, f"{found[0]} {obj[found[0]]!r} is not a grade 0-{top}")
@@ -240,6 +246,8 @@ def parse_grade(text: str, *, top: int = 4, **_) -> Parsed:
         denominator = m.group(2)
         if denominator is not None and int(denominator) != top:
             return Parsed("unparseable", None, f"a grade out of {denominator}, not {top}")
+        if _ALTERNATIVE.match(text, m.end()):       # 'Grade 2 or 3', 'Score: 2-3'
+            return Parsed("unparseable", None, "a range or choice of grades, not one grade")
         found[m.group(1)] = True
     if len(found) == 1:
         value = next(iter(found))
@@ -288,6 +296,10 @@ def parse_yes_no(text: str, **_) -> Parsed:
         return Parsed("ok", int(m.group(1).lower() == "yes"))
     m = re.match(r"\s*\**\s*(yes|no)\b[\s,.;:!*-]", text + " ", re.I)
     if m:
+        first_sentence = re.split(r"[.!?\n]", text.strip(), maxsplit=1)[0].lower()
+        words = set(re.findall(r"[a-z]+", first_sentence))
+        if {"yes", "no"} <= words:      # 'Yes, but no': both answers in one breath
+            return Parsed("unparseable", None, "both yes and no in the answer")
         return Parsed("ok", int(m.group(1).lower() == "yes"))
     return Parsed("unparseable", None, "no yes/no answer found")
 

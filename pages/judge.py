@@ -30,8 +30,10 @@ mode = queue.judging_mode(database)
 
 def grade(value):
     note = st.session_state.get(f"note_{turn_id}_{passage_id}") or None
+    first = queue.label_of(database, name, "passage", turn_id, passage_id) is None
     queue.save_passage_label(database, name, turn_id, passage_id, value, note=note, mode=mode, via="ui")
-    cursor.go("next_unjudged")
+    # blind-then-reveal: stay to show the LLM's label; the next key (a grade or Right) moves on
+    cursor.go(None if mode == "reveal" and first else "next_unjudged")
 
 
 ctx, left, right = ui.context_columns(database, turn_id)

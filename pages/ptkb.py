@@ -6,7 +6,7 @@ previous/next, U undo. These labels form the assessor's own PTKB source.
 import streamlit as st
 
 from assess import ui
-from store import queue
+from store import prejudgments, queue
 
 ui.frame_guard()
 database = ui.db()
@@ -25,8 +25,9 @@ mode = queue.judging_mode(database)
 
 
 def label(value):
+    first = queue.label_of(database, name, "ptkb", turn_id, statement_id) is None
     queue.save_ptkb_label(database, name, turn_id, statement_id, value, mode=mode, via="ui")
-    cursor.go("next_unjudged")
+    cursor.go(None if mode == "reveal" and first else "next_unjudged")   # reveal: stay to show the LLM
 
 
 ctx, left, right = ui.context_columns(database, turn_id)
@@ -41,6 +42,9 @@ with right:
         mark = "·" if own is None else ("✅ relevant" if own["value"] else "✖ not relevant")
         line = f"{ui.plain(row[1])}. {ui.plain(text)} — {mark}"
         st.markdown(f"**▶ {line}**" if row[1] == statement_id else line)
+    for other in prejudgments.revealed_with_rationale(database, name, "ptkb", turn_id, statement_id):
+        with st.expander(f"{other['source']} says {'relevant' if other['value'] else 'not relevant'}"):
+            ui.inert(other["rationale"] or "(imported label: no rationale stored)")
     cols = st.columns(5)
     cols[0].button("1 · Relevant", key="rel", shortcut="1", on_click=label, args=(1,), width="stretch")
     cols[1].button("0 · Not relevant", key="nonrel", shortcut="0", on_click=label, args=(0,), width="stretch")

@@ -43,12 +43,15 @@ class Prejudgment:
 # ------------------------------------------------------------------------------------------- sources, prompts
 
 def check_llm_source(db: Database, source: str, model: str) -> None:
-    """Refuse a source name that is not ``llm:…``, belongs to another kind of source, or to another model."""
-    if not source.startswith("llm:") or len(source) < 5 or any(c.isspace() for c in source):
-        raise AssessError(f"an LLM label source is named llm:NAME, not {source!r}")
+    """Refuse a source name with spaces, one that belongs to another kind of source, or to another model.
+
+    Any name is accepted for a new LLM source (``llm:MODEL`` is the convention and the default).
+    """
+    if not source or any(c.isspace() for c in source):
+        raise AssessError(f"an LLM label source name has no spaces (e.g. llm:{model}), not {source!r}")
     row = db.conn.execute("SELECT kind, model FROM sources WHERE name = ?", (source,)).fetchone()
     if row and row[0] != "llm":
-        raise AssessError(f"{source!r} is a {row[0]} source, not an LLM source")
+        raise AssessError(f"{source!r} is a source of kind {row[0]}, not an LLM source")
     if row and row[1] and row[1] != model:
         has = db.conn.execute("SELECT 1 FROM prejudgments WHERE source = ? LIMIT 1", (source,)).fetchone()
         if has:

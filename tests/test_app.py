@@ -181,10 +181,14 @@ def test_reveal_mode_shows_the_llm_label_only_after_ones_own(app_db):
     first = rows(app_db, "SELECT passage_id FROM pool WHERE turn_id = '101_1' ORDER BY passage_id LIMIT 1")[0][0]
     llm = rows(app_db, "SELECT grade FROM passage_labels WHERE source = 'llm:demo-gpt' AND turn_id = '101_1' "
                        "AND passage_id = ?", first)[0][0]
-    at.button(key="g1").click().run()
-    at.button(key="prev").click().run()
+    at.button(key="g1").click().run()          # committed: the page stays and reveals the LLM's label
+    assert any(f"Passage `{first}` (1 of 217)" in m.value for m in at.markdown)
     assert [e.label for e in at.expander if "llm:demo-gpt" in e.label] == [f"llm:demo-gpt says {llm}"]
-    assert rows(app_db, "SELECT grade, mode FROM passage_labels WHERE source = 'ivy'") == [(1, "reveal")]
+    at.button(key="g2").click().run()          # changed after seeing it: both versions kept, then move on
+    assert any("(2 of 217)" in m.value for m in at.markdown)
+    assert rows(app_db, "SELECT grade, mode FROM passage_labels WHERE source = 'ivy'") == [(2, "reveal")]
+    assert rows(app_db, "SELECT old_value, new_value FROM label_history WHERE source = 'ivy' ORDER BY id") == [
+        (None, "1"), ("1", "2")]
 
 
 def start(page: str | None = None, assessor: str | None = None) -> AppTest:

@@ -222,8 +222,8 @@ def test_no_endpoint_or_bad_input_exit_2_with_one_line_and_nothing_written(demo,
     cases = [
         (["--task", "passage", "--model", "gpt-4o"], "no LLM endpoint configured"),
         (["--task", "passage"], "no LLM model given"),
-        (["--task", "passage", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--source", "nist"],
-         "llm:NAME"),
+        (["--task", "passage", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--source", "organizers"],
+         "is a source of kind organizers, not an LLM source"),
         (["--task", "passage", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--concurrency", "0"],
          "at least 1"),
         (["--task", "ntr", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--nuggets", "nope"],
@@ -556,3 +556,14 @@ def test_disagreements_carry_both_labels_and_the_llm_output(demo_db, stub_llm):
     texts = dict(demo_db.execute("SELECT id, text FROM passages").fetchall())
     for r in rows_[:20]:
         assert r["llm:s said"] == scripted_answer(texts[r["item"]])
+
+
+def test_a_plain_source_name_is_an_llm_source(demo, stub_llm, no_llm_env):
+    stub_llm.reply = grading
+    proc = prejudge_cli(demo, stub_llm, "--limit", "5", source="gpt4o-judge")
+    assert proc.returncode == 0, proc.stderr
+    assert rows(demo, "SELECT kind, model FROM sources WHERE name = 'gpt4o-judge'") == [("llm", "stub-1")]
+    assert rows(demo, "SELECT COUNT(*) FROM prejudgments WHERE source = 'gpt4o-judge'")[0][0] == 5
+    parsed = rows(demo, "SELECT COUNT(*) FROM prejudgments WHERE source = 'gpt4o-judge' "
+                        "AND parse_status IN ('ok', 'repaired')")[0][0]
+    assert rows(demo, "SELECT COUNT(*) FROM passage_labels WHERE source = 'gpt4o-judge'")[0][0] == parsed > 0

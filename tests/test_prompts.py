@@ -210,3 +210,19 @@ def test_aepd_aspects_parse_into_the_aepd_input_shape():
 
 def test_aepd_without_json_is_unparseable():
     assert parse_aspects("plan, knee, nutrition", source=RESPONSE)[:2] == ("unparseable", None)
+
+
+@pytest.mark.parametrize("answer", ["Grade 2 or 3", "Score: 2-3", "Relevance: 1 to 2", '{"grade": 3, "score": 1}'])
+def test_ambiguous_grades_are_unparseable_never_a_label(answer):
+    parsed = parse_grade(answer)
+    assert parsed.status == "unparseable" and parsed.value is None
+
+
+@pytest.mark.parametrize("answer", ["Yes, but no", "No, well, yes"])
+def test_both_yes_and_no_is_unparseable(answer):
+    parsed = parse_yes_no(answer)
+    assert parsed.status == "unparseable" and parsed.value is None
+
+
+def test_agreeing_duplicate_grade_fields_are_one_grade():
+    assert parse_grade('{"grade": 3, "score": 3}').value == 3
