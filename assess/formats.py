@@ -24,6 +24,15 @@ GRADES = {
 }
 """The iKAT / CAsT passage relevance scale, used both for display and for validation."""
 
+GRADE_DEFINITIONS = {
+    4: "the passage is about the user's need in this turn and answers it completely; nothing important is missing",
+    3: "the passage answers the need well, with a detail missing or a little unrelated material around it",
+    2: "the passage answers part of the need, or answers it only with effort or indirectly",
+    1: "the passage is on the topic of the turn but does not answer the need; marginal help at best",
+    0: "the passage does not help with this turn: off topic, a wrong sense, or empty of content",
+}
+"""Our wording of what each grade means, shown beside the keys on the judging page."""
+
 
 class Qrel(NamedTuple):
     turn_id: str

@@ -48,10 +48,29 @@ def inert_html(text: str, terms: list[str] | tuple[str, ...] = ()) -> str:
     return '<div class="passage-text">' + "".join(out) + "</div>"
 
 
-# One pass, one entity per character that HTML, markdown or LaTeX could read as syntax.
-_ENTITIES = str.maketrans({c: f"&#{ord(c)};" for c in "<>&\"'\\`*_{}[]()#+-!|$~:="})
+# One pass, one entity per character that HTML, markdown (links, autolinks, directives) or LaTeX
+# could read as syntax.
+_ENTITIES = str.maketrans({c: f"&#{ord(c)};" for c in "<>&\"'\\`*_{}[]()#+-!|$~:=./@"})
 
 
 def _escape(text: str) -> str:
     # Newlines become <br> so the whole passage stays one raw HTML block (a blank line would end it).
     return text.translate(_ENTITIES).replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
+
+
+def inline_html(text: str) -> str:
+    """Escape untrusted text for use inside one of our HTML blocks (see :func:`line_html`)."""
+    return _escape(text or "")
+
+
+def line_html(label: str | None, text: str, *, css: str = "inert-line", strong: bool = False) -> str:
+    """One raw HTML block ``<div>`` holding an optional bold label and untrusted text, escaped.
+
+    A raw HTML block is passed through by the markdown renderer as it is, so nothing in ``text``
+    becomes a link, an emphasis, a colour directive, an icon or math.
+    """
+    body = inline_html(text)
+    if strong:
+        body = f"<strong>{body}</strong>"
+    head = f"<strong>{inline_html(label)}</strong> " if label else ""
+    return f'<div class="{css}">{head}{body}</div>'

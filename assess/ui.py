@@ -8,7 +8,7 @@ import streamlit as st
 from assess import settings
 from assess.errors import AssessError
 from assess.formats import GRADES
-from assess.text import inert_html
+from assess.text import inert_html, line_html
 
 def _no_legacy_pages_mode() -> None:
     """Keep Streamlit out of its legacy ``pages/``-folder mode once this module is loaded.
@@ -40,6 +40,9 @@ CSS = """
                 background: rgba(127,127,127,0.08); white-space: normal; overflow-wrap: anywhere; }
 .passage-text mark.qterm { background: #fff3a3; color: inherit; padding: 0 1px; }
 .turn-user { font-weight: 600; }
+.inert-line { margin: 0.15rem 0 0.45rem 0; overflow-wrap: anywhere; }
+.inert-resolved { margin: 0.3rem 0 0.6rem 0; padding: 0.5rem 0.8rem; border-radius: 0.4rem;
+                  background: rgba(28, 131, 225, 0.1); overflow-wrap: anywhere; }
 </style>
 """
 
@@ -89,7 +92,7 @@ def sidebar_sign_in(database) -> None:
     with st.sidebar:
         name = assessor()
         if name:
-            st.markdown(f"Signed in as **{_plain(name)}**")
+            line("Signed in as", name)
             if st.button("Sign out", key="sign_out"):
                 st.session_state.pop("assessor", None)
                 st.query_params.pop("assessor", None)
@@ -145,27 +148,35 @@ def inert(text: str) -> None:
     st.markdown(inert_html(text), unsafe_allow_html=True)
 
 
+def line(label: str | None, text: str, *, strong: bool = False, resolved: bool = False, container=None) -> None:
+    """Show untrusted text (an utterance, a response, a nugget, a statement) inertly after a bold label."""
+    css = "inert-resolved" if resolved else "inert-line"
+    (container or st).markdown(CSS + line_html(label, text, css=css, strong=strong), unsafe_allow_html=True)
+
+
 def rubric() -> None:
     """The 0-4 grade rubric with its definitions."""
-    st.markdown("\n".join(f"- **{g}** {name}" for g, name in sorted(GRADES.items(), reverse=True)))
+    from assess.formats import GRADE_DEFINITIONS
+
+    st.markdown("\n".join(f"- **{g} · {GRADES[g]}**: {GRADE_DEFINITIONS[g]}" for g in sorted(GRADES, reverse=True)))
 
 
 def conversation(ctx: dict) -> None:
-    """The conversation so far, the current utterance and its resolved form, and the PTKB."""
+    """The conversation so far, the current utterance and its resolved form (all untrusted text)."""
     for h in ctx["history"]:
-        st.markdown(f"**User:** {_plain(h['utterance'] or '')}")
+        line("User:", h["utterance"] or "")
         if h["response"]:
-            st.markdown(f"**System:** {_plain(h['response'])}")
-    st.markdown(f"**User (now, {_plain(ctx['turn_id'])}):** {_plain(ctx['utterance'] or '')}")
+            line("System:", h["response"])
+    line(f"User (now, {ctx['turn_id']}):", ctx["utterance"] or "")
     if ctx["resolved_utterance"]:
-        st.info(f"Resolved: {_plain(ctx['resolved_utterance'])}")
+        line("Resolved:", ctx["resolved_utterance"], resolved=True)
 
 
 def ptkb(ctx: dict) -> None:
     if not ctx["ptkb"]:
         st.caption("No PTKB statements for this conversation.")
     for s in ctx["ptkb"]:
-        st.markdown(f"{_plain(s['id'])}. {_plain(s['text'])}")
+        line(f"{s['id']}.", s["text"])
 
 
 # cache_resource, not cache_data: the order is immutable and shared, so no per-run copy of 20,000 items.
@@ -273,6 +284,30 @@ def context_columns(database, turn_id: str):
     return ctx, left, right
 
 
+# After typing a note, Enter (or Escape) gives the keyboard back to the page's shortcuts: the
+# text field loses focus once Streamlit has taken its value (hence the zero timeout).
+_KEY_RELEASE_JS = r"""
+export default function () {
+  if (window.__assessKeyRelease) return;
+  window.__assessKeyRelease = true;
+  document.addEventListener("keydown", (event) => {
+    const field = event.target;
+    if (!field || (field.tagName !== "INPUT" && field.tagName !== "TEXTAREA")) return;
+    if (event.key === "Escape" || (event.key === "Enter" && field.tagName === "INPUT")) {
+      setTimeout(() => field.blur(), 0);
+    }
+  }, true);
+}
+"""
+_key_release_component = st.components.v2.component("assess_key_release", js=_KEY_RELEASE_JS,
+                                                     isolate_styles=False)
+
+
+def release_keys_from_inputs() -> None:
+    """Let Enter / Escape in a text field return the keys to the page (call once on keyboard pages)."""
+    _key_release_component(key="assess_key_release", data={})
+
+
 def frame_guard(organizer: bool = False) -> None:
     """First line of every page: make sure the app frame (app.py) is in charge.
 
@@ -338,9 +373,9 @@ def crowd_guideline(guide: dict, config) -> None:
     for n, ex in enumerate(examples, start=1):
         first = "Response" if config.task == "ntr" else "Example"
         second = "Nugget" if config.task == "ntr" else "Criterion"
-        st.markdown(f"{n}. {first}: *{_plain(str(ex.get('response', '')))}*  \n{second}: "
-                    f"*{_plain(str(ex.get('nugget', '')))}*  \nAnswer: **{_plain(str(ex.get('answer', '')))}**: "
-                    f"{_plain(str(ex.get('why', '')))}")
+        line(f"{n}. {first}:", str(ex.get("response", "")))
+        line(f"{second}:", str(ex.get("nugget", "")))
+        line("Answer:", f"{ex.get('answer', '')}: {ex.get('why', '')}")
 
 
 def crowd_item(view) -> None:

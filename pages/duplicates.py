@@ -61,8 +61,8 @@ if open_pairs:
     p = open_pairs[0]
     st.subheader(f"Pair 1 of {len(open_pairs)} open")
     cols = st.columns(2)
-    cols[0].markdown(f"**A {ui.plain(p['key_a'])}:** {ui.plain(p['text_a'])}")
-    cols[1].markdown(f"**B {ui.plain(p['key_b'])}:** {ui.plain(p['text_b'])}")
+    ui.line(f"A {p['key_a']}:", p["text_a"], container=cols[0])
+    ui.line(f"B {p['key_b']}:", p["text_b"], container=cols[1])
     st.caption(f"{p['suggested_by']}: P(A ⊨ B) = {p['score_ab']:.2f}, P(B ⊨ A) = {p['score_ba']:.2f}")
     keys = st.columns(4)
     for col, (decision, key) in zip(keys, (("same", "S"), ("a_covers_b", "A"), ("b_covers_a", "B"),

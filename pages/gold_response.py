@@ -21,9 +21,9 @@ default = [s for s in (name, "gold", "human") if s in sources] or sources[:1]
 with top[1]:
     chosen_sources = st.multiselect("Nuggets from", sources, default=default, key="gold_sources")
 ctx = queue.turn_context(database, turn_id)
-st.markdown(f"**Turn {ui.plain(turn_id)}:** {ui.plain(ctx['utterance'] or '')}")
+ui.line(f"Turn {turn_id}:", ctx["utterance"] or "")
 if ctx["resolved_utterance"]:
-    st.info(f"Resolved: {ui.plain(ctx['resolved_utterance'])}")
+    ui.line("Resolved:", ctx["resolved_utterance"], resolved=True)
 with st.expander("Conversation so far and persona (PTKB)"):
     ui.conversation(ctx)
     ui.ptkb(ctx)
@@ -36,8 +36,7 @@ with right:
     st.subheader(f"Nuggets ({len(nuggets)})")
     for n in nuggets:
         where = f" · {n['passage_id']}" if n["passage_id"] else ""
-        st.markdown(f"- `{ui.plain(n['source'])} {ui.plain(n['key'])}` {ui.plain(n['text'])}"
-                    f"<span style='opacity:.6'>{ui.plain(where)}</span>", unsafe_allow_html=True)
+        ui.line(f"{n['source']} {n['key']}{where}:", n["text"])
     own = store.has_labels(database, name, turn_id)
     passages = store.relevant_passages(database, turn_id, source=name if own else None, threshold=2)
     st.subheader(f"Relevant passages ({len(passages)})")

@@ -29,7 +29,7 @@ mode = queue.judging_mode(database)
 
 
 def grade(value):
-    note = st.session_state.get(f"note_{turn_id}_{passage_id}") or None
+    note = st.session_state.get(f"note_{turn_id}_{passage_id}") or None   # a note typed before grading
     first = queue.label_of(database, name, "passage", turn_id, passage_id) is None
     queue.save_passage_label(database, name, turn_id, passage_id, value, note=note, mode=mode, via="ui")
     # blind-then-reveal: stay to show the LLM's label; the next key (a grade or Right) moves on
@@ -64,5 +64,8 @@ with right:
     nav = st.columns(5)
     cursor.nav_buttons(nav, lambda: queue.undo(database, name, "passage"), skip=True)
     nav[4].button("Cannot judge", key="cannot", shortcut="X", on_click=grade, args=(None,), width="stretch")
-    st.text_input("Note (optional, saved with the grade)", key=f"note_{turn_id}_{passage_id}",
-                  value=(own or {}).get("note") or "")
+    ui.release_keys_from_inputs()
+    note_key = f"note_{turn_id}_{passage_id}"
+    st.text_input("Note (optional; Enter or Esc returns to the keys)", key=note_key,
+                  value=(own or {}).get("note") or "", on_change=lambda: queue.save_note(
+                      database, name, "passage", turn_id, passage_id, st.session_state[note_key]))

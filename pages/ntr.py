@@ -43,7 +43,7 @@ with right:
                 f"all: {prog['judged']} / {prog['total']}")
     st.markdown(f"Item {pos + 1} of {len(state)} · response of system `{current['run']}`")
     ui.show_passage(current["response"])
-    st.markdown(f"**Gold nugget {ui.plain(current['key'])}:** {ui.plain(current['nugget'])}")
+    ui.line(f"Gold nugget {current['key']}:", current["nugget"])
     st.markdown("**Is the gold nugget of information covered in the response?**")
     own = store.ntr_label_of(database, name, current["nugget_id"], current["run"])
     if own is not None:

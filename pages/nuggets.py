@@ -34,7 +34,7 @@ ctx = queue.turn_context(database, turn_id)
 with st.expander(f"Conversation: {ctx['title'] or ctx['conversation_id']}", expanded=False):
     ui.conversation(ctx)
     ui.ptkb(ctx)
-st.markdown(f"**Turn {ui.plain(turn_id)}:** {ui.plain(ctx['resolved_utterance'] or ctx['utterance'] or '')}")
+ui.line(f"Turn {turn_id}:", ctx["resolved_utterance"] or ctx["utterance"] or "")
 missing = store.passages_without_text(database, turn_id)
 if missing:
     st.caption(f"{missing} pooled passage(s) of this turn have no text (licensed ClueWeb22): not listed.")

@@ -40,8 +40,8 @@ with right:
         text = next(s["text"] for s in ctx["ptkb"] if s["id"] == row[1])
         own = queue.label_of(database, name, "ptkb", turn_id, row[1])
         mark = "·" if own is None else ("✅ relevant" if own["value"] else "✖ not relevant")
-        line = f"{ui.plain(row[1])}. {ui.plain(text)} — {mark}"
-        st.markdown(f"**▶ {line}**" if row[1] == statement_id else line)
+        current = row[1] == statement_id
+        ui.line(f"▶ {row[1]}." if current else f"{row[1]}.", f"{text} — {mark}", strong=current)
     for other in prejudgments.revealed_with_rationale(database, name, "ptkb", turn_id, statement_id):
         with st.expander(f"{other['source']} says {'relevant' if other['value'] else 'not relevant'}"):
             ui.inert(other["rationale"] or "(imported label: no rationale stored)")

@@ -79,7 +79,7 @@ turns = store.system_conversation(database, run, conv)
 offsets = pure.response_offsets(turns)
 marks = store.response_marks(database, study_name, run, conv)
 for t in turns:
-    st.markdown(f"**U{t.number}** ({ui.plain(t.turn_id)}): {ui.plain(t.utterance or '')}")
+    ui.line(f"U{t.number} ({t.turn_id}):", t.utterance or "")
     if not t.response:
         st.caption(f"S{t.number}: no response of {run} to this turn.")
         continue

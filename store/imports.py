@@ -49,6 +49,11 @@ def ensure_source(db: Database, name: str, kind: str | None = None, *, model: st
     kind = kind or source_kind(name)
     if kind == "llm" and model is None:
         model = name.split(":", 1)[1] if ":" in name else None
+    existing = db.conn.execute("SELECT kind FROM sources WHERE name = ?", (name,)).fetchone()
+    if existing and existing[0] == "assessor" and kind != "assessor":
+        # an assessor signed in under this name: imported or machine labels must never mix with theirs
+        raise FormatError("--source", None, f"a source name that is not an assessor's ({name!r} is the assessor "
+                          f"{name}'s own labels)", f"an attempt to write {kind} labels into it")
     db.conn.execute(
         "INSERT INTO sources (name, kind, model, prompt_version, description, created_at) "
         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING",

@@ -34,7 +34,7 @@ def test_first_start_loads_demo_and_home_shows_store_counts(app_db):
 def test_judge_page_stores_each_grade_and_moves_on(app_db):
     at = start("pages/judge.py", assessor="amy")
     assert any("Passage `demo-doc-001:0` (1 of 217)" in m.value for m in at.markdown)
-    assert any("User (now, 101\\_1)" in m.value for m in at.markdown)          # conversation context
+    assert "User (now, 101_1): My sister wants me to run a 10k" in shown(at)   # conversation context
     assert any("intensive care nurse" in m.value for m in at.markdown)         # the PTKB beside it
     at.button(key="g3").click().run()
     at.button(key="g0").click().run()
@@ -84,7 +84,9 @@ def test_ptkb_page_labels_statements(app_db):
     assert rows(app_db, "SELECT turn_id, statement_id, relevant FROM ptkb_labels WHERE source = 'eve' "
                         "ORDER BY updated_at") == [("101_1", "1", 1), ("101_1", "2", 0)]
     assert at.get("progress")[0].proto.text == "Turn 101_1: 2 / 11 statements labelled"
-    assert any(m.value.startswith("**▶ 3.") for m in at.markdown)      # the cursor is on statement 3
+    cursor_line = [m.value for m in at.markdown if "▶" in m.value]
+    assert len(cursor_line) == 1 and cursor_line[0].endswith(        # the cursor is on statement 3, in bold
+        "<strong>▶ 3&#46;</strong> <strong>I&#39;m 38 and I haven&#39;t exercised regularly since university&#46; — ·</strong></div>")
 
 
 def test_review_page_lists_assessors_and_adjudicates(app_db):
@@ -193,3 +195,38 @@ def test_reveal_mode_shows_the_llm_label_only_after_ones_own(app_db):
 
 def start(page: str | None = None, assessor: str | None = None) -> AppTest:
     return open_app(page, assessor)
+
+
+def shown(at) -> str:
+    """The text the page rendered as markdown: our own tags removed, then the entities decoded."""
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", " ".join(m.value for m in at.markdown)))
+
+
+def test_untrusted_conversation_text_renders_as_inert_html(app_db):
+    from store import open_db
+    from store.loading import load_demo
+
+    db = open_db(app_db)
+    load_demo(db)
+    db.conn.execute("UPDATE turns SET utterance = ? WHERE id = '101_1'",
+                    ("see www.evil.example :red[alarm] :material/home: **loud** <b>x</b> $x^2$",))
+    at = start("pages/judge.py", assessor="jon")
+    block = next(m.value for m in at.markdown if "evil" in m.value and "User" in m.value)
+    for raw in ("www.evil.example", ":red[", ":material/", "**loud**", "<b>", "$x"):
+        assert raw not in block          # every syntax character is an entity inside one raw HTML block
+    assert "see www.evil.example :red[alarm] :material/home: **loud** <b>x</b> $x^2$" in shown(at)
+
+
+def test_a_note_typed_after_grading_is_saved_with_the_label(app_db):
+    at = start("pages/judge.py", assessor="kim")
+    at.button(key="g3").click().run()
+    at.button(key="prev").click().run()
+    turn, passage = at.session_state["judge_key"]
+    at.text_input(key=f"note_{turn}_{passage}").input("only the first half answers").run()
+    assert rows(app_db, "SELECT grade, note FROM passage_labels WHERE source = 'kim'") == [
+        (3, "only the first half answers")]
+    assert rows(app_db, "SELECT old_value, new_value FROM label_history WHERE source = 'kim' ORDER BY id")[-1] == \
+        ("3", "3")     # the note change is in the history too

@@ -233,3 +233,20 @@ def test_organizer_page_needs_the_password_on_a_fresh_server(cold_server, new_pa
     expect(page.get_by_role("heading", name="Import & export")).to_have_count(0)
     expect(page.get_by_text("Import a file")).to_have_count(0)
     expect(page.locator('[data-testid="stFileUploader"]')).to_have_count(0)
+
+
+def test_a_note_then_enter_gives_the_keys_back(server, new_page):
+    base, db_path = server
+    page = new_page()
+    page.goto(f"{base}/judge?assessor=e2e-note")
+    wait_position(page, 1, timeout=LOAD_TIMEOUT_MS)
+    field = page.get_by_label(re.compile("^Note"))
+    field.click()
+    field.fill("contradicts the resolved utterance")
+    field.press("Enter")
+    settled(page)
+    press(page, "2")
+    wait_position(page, 2)
+    first = passage_queue(db_path)[0]
+    assert query(db_path, "SELECT turn_id, passage_id, grade, note FROM passage_labels WHERE source = 'e2e-note'") \
+        == [(*first, 2, "contradicts the resolved utterance")]
