@@ -51,6 +51,16 @@ def add_commands(sub) -> None:
     p.add_argument("--output", "-o", help="table: output file (.csv or .parquet; default CSV on stdout)")
     p.set_defaults(func=cmd_export)
 
+    p = sub.add_parser("assign", help="assign conversations or turns to an assessor (their queue)",
+                       description="Assign the pooled turns of conversations, or single turns, to an assessor: "
+                                   "their judging queue is then exactly those turns. --remove takes them back.")
+    add_db_argument(p)
+    p.add_argument("--assessor", required=True, help="the assessor's name")
+    p.add_argument("--conversation", nargs="*", default=[], help="conversation ids (all their pooled turns)")
+    p.add_argument("--turn", nargs="*", default=[], help="turn ids, e.g. 0_8")
+    p.add_argument("--remove", action="store_true", help="remove these assignments instead")
+    p.set_defaults(func=cmd_assign)
+
     p = sub.add_parser("stats", help="counts of what is in the store",
                        description="Conversations, turns, passages, pooled pairs and labels per source.")
     add_db_argument(p)
@@ -144,4 +154,26 @@ def cmd_stats(args) -> int:
         print(f"nuggets        {source:20} {s['count']:7} over {s['turns']} turns")
     for source, s in result["ntr_labels"].items():
         print(f"NtR labels     {source:20} {s['count']:7} ({s['yes']} yes)")
+    return 0
+
+
+def cmd_assign(args) -> int:
+    from assess.errors import AssessError
+    from store import queue
+
+    db = _open(args)
+    if not args.conversation and not args.turn:
+        raise AssessError("assign needs --conversation or --turn")
+    known = {r[0] for r in db.conn.execute("SELECT id FROM conversations")}
+    for conv in args.conversation:
+        if conv not in known:
+            raise AssessError(f"unknown conversation {conv!r}")
+    turns = queue.pooled_turns(db, args.conversation) if args.conversation else []
+    turns += [t for t in args.turn if t not in turns]
+    if args.remove:
+        queue.unassign(db, args.assessor, turns)
+        print(f"{args.assessor}: {len(turns)} turns unassigned")
+    else:
+        added = queue.assign(db, args.assessor, turns)
+        print(f"{args.assessor}: {added} new turns assigned ({len(turns)} given)")
     return 0

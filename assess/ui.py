@@ -308,6 +308,19 @@ def release_keys_from_inputs() -> None:
     _key_release_component(key="assess_key_release", data={})
 
 
+def queue_overview(progress: dict, current_turn: str) -> None:
+    """An expander with judged / total per topic (conversation) and per turn of the assessor's queue."""
+    import pandas as pd
+
+    with st.expander("Your queue: progress per topic and turn"):
+        topics = pd.DataFrame([{"topic": c, "judged": d, "total": t, "done": f"{d / t:.0%}" if t else "-"}
+                               for c, (d, t) in progress["conversations"].items()])
+        st.dataframe(topics, hide_index=True, width="stretch")
+        turns = pd.DataFrame([{"turn": t, "judged": d, "total": n, "current": "▶" if t == current_turn else ""}
+                              for t, (d, n) in progress["turns"].items()])
+        st.dataframe(turns, hide_index=True, width="stretch", height=220)
+
+
 def frame_guard(organizer: bool = False) -> None:
     """First line of every page: make sure the app frame (app.py) is in charge.
 

@@ -26,12 +26,15 @@ if st.button("Import", disabled=upload is None, type="primary"):
 
 st.subheader("Assign turns to an assessor")
 convs = stats.conversations(database)
-c1, c2 = st.columns(2)
+c1, c2, c3 = st.columns(3)
 who = c1.text_input("Assessor name", key="assign_who")
 chosen = c2.multiselect("Conversations (all their pooled turns)", [c["id"] for c in convs], key="assign_convs")
-if st.button("Assign", disabled=not (who and chosen)):
+single = c3.multiselect("and/or single turns", queue.pooled_turns(database, [c["id"] for c in convs]),
+                        key="assign_turns")
+if st.button("Assign", disabled=not (who and (chosen or single))):
     try:
-        added = queue.assign(database, who, queue.pooled_turns(database, chosen))
+        turns = queue.pooled_turns(database, chosen) + [t for t in single if t.rsplit("_", 1)[0] not in chosen]
+        added = queue.assign(database, who, turns)
         st.success(f"Assigned {added} new turns to {who}")
     except AssessError as exc:
         st.error(str(exc))

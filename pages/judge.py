@@ -44,6 +44,7 @@ with left:
         ui.ptkb(ctx)
     with st.expander("Grade rubric", expanded=True):
         ui.rubric()
+    ui.queue_overview(prog, turn_id)
 with right:
     st.progress(done_turn / total_turn, text=f"Turn {turn_id}: {done_turn} / {total_turn} judged · "
                 f"all: {prog['judged']} / {prog['total']}")

@@ -3,7 +3,7 @@ between two sources, and adjudication (its own label source)."""
 import pandas as pd
 import streamlit as st
 
-from assess import ui
+from assess import settings, ui
 from assess.errors import AssessError
 from assess.formats import GRADES
 from store import exports, queue, review
@@ -13,7 +13,7 @@ database = ui.db()
 st.title("Review")
 
 st.subheader("Assessors")
-summary = pd.DataFrame(review.assessor_summary(database))
+summary = pd.DataFrame(review.assessor_summary(database, open_mode=settings.open_mode()))
 if summary.empty:
     st.info("No assessor has judged anything yet.")
 else:
@@ -53,6 +53,7 @@ if not rows.empty:
             try:
                 review.adjudicate(database, rows.turn_id[item], rows.passage_id[item], grade,
                                   by=ui.assessor() or "organizer")
-                st.success("Saved under the source 'adjudication'")
+                st.toast("Saved under the source 'adjudication'")
+                st.rerun()       # the table above shows the adjudicated grade at once
             except AssessError as exc:
                 st.error(str(exc))

@@ -197,6 +197,9 @@ def import_run(db: Database, file: str, rows: Sequence[RunRow], *, name: str | N
                depth: int = 10, pool_filter=None) -> dict:
     """Store a TREC run's rankings and add its top ``depth`` passages per turn to the pool (0: no pooling).
 
+    Each pool row records how it entered: method 'depth', the best rank over runs, and in ``detail``
+    every run that brought it with its rank (``bm25@7 dense@2``).
+
     ``pool_filter(turn_id, passage_id, rank) -> bool`` is the hook for adaptive pooling: when given,
     a passage below the always-pooled ranks enters only if it returns True.
     """
@@ -210,7 +213,7 @@ def import_run(db: Database, file: str, rows: Sequence[RunRow], *, name: str | N
         for rank, r in enumerate(items, start=1):
             ranking_rows.append((tag, turn, r.passage_id, rank, r.score))
             if rank <= depth and (pool_filter is None or pool_filter(turn, r.passage_id, rank)):
-                pool_rows.append((turn, r.passage_id, f"depth={depth} run={tag}", rank, stamp))
+                pool_rows.append((turn, r.passage_id, f"{tag}@{rank}", rank, stamp))
     tags = sorted({t for t, _ in groups})
     with write(db):
         for tag in tags:
@@ -222,9 +225,13 @@ def import_run(db: Database, file: str, rows: Sequence[RunRow], *, name: str | N
         db.conn.executemany("INSERT INTO rankings (run, turn_id, passage_id, rank, score) VALUES (?,?,?,?,?)",
                             ranking_rows)
         db.conn.executemany(
+            # detail lists every run that brought the passage, as 'run@rank' (the pool's provenance)
             "INSERT INTO pool (turn_id, passage_id, method, detail, best_rank, added_at) "
             "VALUES (?,?,'depth',?,?,?) ON CONFLICT(turn_id, passage_id) DO UPDATE SET "
-            "best_rank = MIN(COALESCE(best_rank, excluded.best_rank), excluded.best_rank)",
+            "best_rank = MIN(COALESCE(best_rank, excluded.best_rank), excluded.best_rank), "
+            "detail = CASE WHEN detail IS NULL THEN excluded.detail "
+            "WHEN instr(' ' || detail || ' ', ' ' || excluded.detail || ' ') > 0 THEN detail "
+            "ELSE detail || ' ' || excluded.detail END",
             pool_rows)
     return {"runs": tags, "rankings": len(ranking_rows), "pooled": len(pool_rows), "depth": depth}
 

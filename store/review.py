@@ -13,10 +13,15 @@ from store.imports import ensure_source, now
 BREAK_SECONDS = 300   # a gap longer than this between two labels is a pause, not judging time
 
 
-def assessor_summary(db: Database) -> list[dict]:
-    """Per assessor: passage labels, turns touched, grade counts 0..4, cannot-judge, median seconds per label."""
+def assessor_summary(db: Database, *, open_mode: bool = True) -> list[dict]:
+    """Per assessor: progress over their queue (judged / total), passage labels, turns touched, grade
+    counts 0..4, cannot-judge, PTKB labels, median and mean seconds per passage label."""
+    from store.queue import load_queue
+
     out = []
     for (name,) in db.conn.execute("SELECT name FROM sources WHERE kind = 'assessor' ORDER BY name"):
+        state = load_queue(db, name, open_mode=open_mode)
+        progress = state.progress()
         grades = [0] * 5
         for g, n in db.conn.execute("SELECT grade, COUNT(*) FROM passage_labels WHERE source = ? AND grade "
                                     "IS NOT NULL GROUP BY grade", (name,)):
@@ -26,18 +31,21 @@ def assessor_summary(db: Database) -> list[dict]:
             (name,)).fetchone()
         ptkb = db.conn.execute("SELECT COUNT(*) FROM ptkb_labels WHERE source = ?", (name,)).fetchone()[0]
         speed = seconds_per_label(db, name)
-        out.append({"assessor": name, "passage_labels": labels, "turns": turns, "cannot_judge": cannot or 0,
+        out.append({"assessor": name, "queue_judged": progress["judged"], "queue_total": progress["total"],
+                    "passage_labels": labels, "turns": turns, "cannot_judge": cannot or 0,
                     **{f"grade_{g}": grades[g] for g in range(5)}, "ptkb_labels": ptkb,
                     "median_seconds": speed["median"], "mean_seconds": speed["mean"]})
     return out
 
 
-def seconds_per_label(db: Database, source: str) -> dict:
-    """Seconds between consecutive label writes of ``source`` (from the history), pauses > 5 min left out."""
+def seconds_per_label(db: Database, source: str, task: str = "passage") -> dict:
+    """Seconds between consecutive label writes of ``source`` for one task (from the history), pauses
+    > 5 min left out."""
     import statistics
 
     stamps = [datetime.fromisoformat(r[0].replace("Z", "+00:00")) for r in db.conn.execute(
-        "SELECT at FROM label_history WHERE source = ? AND (via IS NULL OR via != 'undo') ORDER BY id", (source,))]
+        "SELECT at FROM label_history WHERE source = ? AND label_table = ? AND (via IS NULL OR via != 'undo') "
+        "ORDER BY id", (source, task))]
     gaps = [(b - a).total_seconds() for a, b in zip(stamps, stamps[1:])]
     gaps = [g for g in gaps if 0 <= g <= BREAK_SECONDS]
     if not gaps:

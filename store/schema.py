@@ -65,7 +65,7 @@ CREATE TABLE pool (
     turn_id TEXT NOT NULL REFERENCES turns(id),
     passage_id TEXT NOT NULL REFERENCES passages(id),
     method TEXT NOT NULL CHECK (method IN ('depth', 'qrels', 'adaptive', 'manual')),
-    detail TEXT,                         -- 'depth=10 run=bm25', 'qrels:nist', ...
+    detail TEXT,                         -- runs with ranks 'bm25@7 dense@2', 'qrels:nist', ...
     best_rank INTEGER,
     added_at TEXT NOT NULL,
     PRIMARY KEY (turn_id, passage_id)

@@ -99,14 +99,17 @@ def test_review_page_lists_assessors_and_adjudicates(app_db):
     summary = at.dataframe[0].value
     row = summary[summary["assessor"] == "fay"].iloc[0]
     assert (row["passage_labels"], row["grade_4"], row["grade_0"], row["grade_1"]) == (3, 1, 1, 1)
+    assert (row["queue_judged"], row["queue_total"]) == (3, 217)
     at.selectbox(key="dis_a").select("fay").run()
     at.selectbox(key="dis_b").select("llm:demo-gpt").run()
     disagreements = at.dataframe[2].value
     assert len(disagreements) >= 1
     at.radio[-1].set_value(2)
     next(b for b in at.button if b.label == "Save adjudicated label").click().run()
-    assert any("Saved under the source 'adjudication'" in m.value for m in at.success)
     first = disagreements.iloc[0]
+    shown_again = at.dataframe[2].value          # the table shows the adjudicated grade right away
+    assert shown_again[(shown_again.turn_id == first["turn_id"]) &
+                       (shown_again.passage_id == first["passage_id"])].iloc[0]["adjudicated"] == 2
     assert rows(app_db, "SELECT grade, mode FROM passage_labels WHERE source = 'adjudication' AND turn_id = ? "
                         "AND passage_id = ?", first["turn_id"], first["passage_id"]) == [(2, "adjudication")]
 

@@ -171,3 +171,18 @@ def test_an_import_cannot_write_into_an_assessors_source(tmp_path):
     proc = run_cli("import", "qrels", qrels, "--source", "nist", db=db_path)
     assert proc.returncode == 2 and "is the assessor nist's own labels" in proc.stderr
     assert snapshot(db_path) == before
+
+
+def test_assign_turns_and_conversations(tmp_path):
+    from store import open_db, queue
+
+    db_path = tmp_path / "a.db"
+    run_cli("init", "--demo", db=db_path, check=True)
+    out = run_cli("assign", "--assessor", "lee", "--conversation", "102", "--turn", "101_3", db=db_path, check=True)
+    assert out.stdout.strip() == "lee: 7 new turns assigned (7 given)"
+    items = queue.queue(open_db(db_path), "lee")
+    assert {t for t, _, _ in items} == {"101_3", *(f"102_{i}" for i in range(1, 7))}
+    run_cli("assign", "--assessor", "lee", "--turn", "101_3", "--remove", db=db_path, check=True)
+    assert "101_3" not in {t for t, _, _ in queue.queue(open_db(db_path), "lee")}
+    proc = run_cli("assign", "--assessor", "lee", "--turn", "9_9", db=db_path)
+    assert proc.returncode == 2 and "unknown turn id '9_9'" in proc.stderr

@@ -145,3 +145,19 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     history = dict(db.execute("SELECT source, COUNT(*) FROM label_history WHERE label_table = 'passage' "
                               "GROUP BY source").fetchall())
     assert history["w1"] == history["w2"] == 217
+
+
+def test_pool_records_every_run_that_brought_a_passage(tmp_path):
+    from store.loading import load_file
+
+    db = open_db(tmp_path / "p.db")
+    load_file(db, "topics", ROOT / "assets" / "demo" / "topics.json")
+    a, b = tmp_path / "a.run", tmp_path / "b.run"
+    a.write_text("101_1 Q0 p:1 1 9 runA\n101_1 Q0 p:2 2 8 runA\n101_1 Q0 p:3 3 7 runA\n")
+    b.write_text("101_1 Q0 p:3 1 5 runB\n101_1 Q0 p:4 2 4 runB\n")
+    load_file(db, "run", a, depth=3)
+    load_file(db, "run", b, depth=3)
+    load_file(db, "run", b, depth=3)          # importing a run again adds nothing twice
+    pool = db.execute("SELECT passage_id, method, best_rank, detail FROM pool ORDER BY passage_id").fetchall()
+    assert pool == [("p:1", "depth", 1, "runA@1"), ("p:2", "depth", 2, "runA@2"),
+                    ("p:3", "depth", 1, "runA@3 runB@1"), ("p:4", "depth", 2, "runB@2")]
