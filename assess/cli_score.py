@@ -3,7 +3,8 @@
 Sub-commands: ``gfrc2`` (GFRC2 + original GFRC from a case document), ``aepd`` (AEPD per turn and
 the P-D trade-off), ``runs`` (trec_eval-style run evaluation, optionally under a second qrels
 source with Kendall/Spearman between the run orderings) and ``nuggets`` (CONE-RAG NtR recall
-from yes/no match labels and/or NtN from entailment matches).
+from yes/no match labels and/or NtN from entailment matches, from files; or NtR recall from the
+labels stored for a source with ``--ntr-source``).
 
 Heavy libraries are imported inside the handlers so that ``python -m assess --help`` stays fast.
 ``--json`` prints one JSON object (floats at full precision); otherwise a plain table.
@@ -15,7 +16,17 @@ import json
 import sys
 from typing import Any
 
+from assess.cli import add_db_argument
 from assess.errors import FormatError
+
+_ORGANIZERS = "organizers"      # the PTKB label source the topics' ptkb_provenance is imported as
+
+
+class _Default(str):
+    """``--personal`` given without a value (the store form then uses the organizers' PTKB labels)."""
+
+
+_PERSONAL_DEFAULT = _Default(_ORGANIZERS)
 
 
 def add_commands(sub) -> None:
@@ -55,19 +66,31 @@ def add_commands(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_runs)
 
-    p = commands.add_parser("nuggets", help="CONE-RAG nugget recall (NtR) / recall and precision (NtN) per run",
-                            description="NtR recall per run from yes/no labels, and/or NtN from entailment matches, "
-                                        "against a gold nugget set (and optionally its de-duplicated version).")
-    p.add_argument("--gold", required=True, help='gold nuggets JSON {turn: {"[k]": {"text", "relevance"}}}')
+    p = commands.add_parser(
+        "nuggets", help="CONE-RAG nugget recall (NtR) / recall and precision (NtN) per run",
+        description="NtR recall per run from yes/no labels, and/or NtN from entailment matches, against a gold "
+                    "nugget set (and optionally its de-duplicated version). Files: --gold with --matches and/or "
+                    "--ntn. Store: --ntr-source SOURCE scores the NtR labels stored for that source (an "
+                    "assessor of the NtR page, crowd:NAME, llm:MODEL, an import) against a stored nugget set.")
+    p.add_argument("--gold", help='gold nuggets JSON {turn: {"[k]": {"text", "relevance"}}}')
     p.add_argument("--gold-dedup", help="de-duplicated gold nuggets JSON (same layout): also score against it")
     p.add_argument("--matches", help="NtR labels TSV: <batch>_<conv>_<turn>_<k>_<run> TAB <0|1>")
     p.add_argument("--ntn", help='NtN matches JSON {run: {turn: {"response": [ids], "pairs": [[response id, gold id], ...]}}}')
+    add_db_argument(p)
+    p.add_argument("--ntr-source", metavar="SOURCE",
+                   help="store: score the NtR labels of this source (assessor, crowd:NAME, llm:MODEL) from --db")
+    p.add_argument("--nugget-source", metavar="SOURCE",
+                   help="store: the gold nugget set (default: the one set the labels refer to)")
+    p.add_argument("--dedup", action="store_true",
+                   help="store: also score against the de-duplicated subset of the nugget set")
     p.add_argument("--unjudged", choices=("ignore", "no"), default="ignore",
                    help="NtR: gold nuggets without a label are left out (ignore, default) or count as not captured (no)")
     p.add_argument("--empty-gold", choices=("zero", "skip"), default="zero",
                    help="NtN: a turn without gold nuggets counts 0 for recall (zero, as the reference code) or is skipped")
-    p.add_argument("--personal", help="turns that are personal: PTKB qrels (<turn> 0 <statement> <0|1>) "
-                                      "or iKAT topics JSON (turns with ptkb_provenance)")
+    p.add_argument("--personal", nargs="?", const=_PERSONAL_DEFAULT, metavar="FILE|SOURCE",
+                   help="split personal / non-personal turns (a turn with >= 1 relevant PTKB statement). Files: PTKB "
+                        "qrels (<turn> 0 <statement> <0|1>) or iKAT topics JSON (turns with ptkb_provenance). "
+                        "Store: a PTKB label source (default organizers, the topics' provenance) or such a file")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_nuggets)
 
@@ -281,10 +304,23 @@ def _read_ntn(path: str) -> dict[str, dict[str, Any]]:
 
 
 def _nuggets(args: argparse.Namespace) -> int:
-    from assess.nugget_metrics import ntn_run, ntr_run, split_personal
+    from assess.nugget_metrics import ntn_run, split_personal
 
+    if args.ntr_source:
+        given = [f"--{n.replace('_', '-')}" for n in ("gold", "gold_dedup", "matches", "ntn") if getattr(args, n)]
+        if given:
+            raise FormatError("arguments", None, "either files (--gold ...) or the store (--ntr-source)",
+                              f"--ntr-source with {', '.join(given)}")
+        return _nuggets_from_store(args)
+    if args.dedup or args.nugget_source:
+        raise FormatError("arguments", None, "--dedup and --nugget-source with --ntr-source (files: --gold-dedup FILE)",
+                          "--dedup" if args.dedup else "--nugget-source")
+    if not args.gold:
+        raise FormatError("arguments", None, "--gold FILE (with --matches/--ntn) or --ntr-source SOURCE", "neither")
     if not args.matches and not args.ntn:
         raise FormatError("arguments", None, "--matches (NtR labels) and/or --ntn (NtN matches)", "neither")
+    if args.personal is _PERSONAL_DEFAULT:
+        raise FormatError("--personal", None, "a PTKB qrels or topics file", "no file")
     gold_sets = {"original": _gold(args.gold)}
     if args.gold_dedup:
         gold_sets["deduplicated"] = _gold(args.gold_dedup)
@@ -299,13 +335,7 @@ def _nuggets(args: argparse.Namespace) -> int:
 
     out: dict[str, Any] = {"gold": args.gold, "gold_dedup": args.gold_dedup}
     if args.matches:
-        labels = _ntr_labels(args.matches)
-        out["ntr_recall"] = {"unjudged": args.unjudged, "runs": {}}
-        for run, matches in labels.items():
-            out["ntr_recall"]["runs"][run] = {}
-            for name, gold in gold_sets.items():
-                res = ntr_run(matches, gold, unjudged=args.unjudged)
-                out["ntr_recall"]["runs"][run][name] = summary(res["per_turn"], res["mean"], res["n"])
+        out["ntr_recall"] = _ntr_recall(_ntr_labels(args.matches), gold_sets, args.unjudged, summary)
     if args.ntn:
         out["ntn"] = {"empty_gold": args.empty_gold, "runs": {}}
         for run, responses in _read_ntn(args.ntn).items():
@@ -318,19 +348,98 @@ def _nuggets(args: argparse.Namespace) -> int:
         _print_json(out)
         return 0
     split_cols = ["personal", "non-personal"] if personal is not None else []
-
-    def cells(row: dict) -> list:
-        extra = [row["personal"]["mean"], row["non_personal"]["mean"]] if personal is not None else []
-        return [row["mean"], row["n_turns"], *extra]
-
     if args.matches:
         print(f"NtR recall (unjudged gold nuggets: {args.unjudged})")
-        _table(["run", "gold", "recall", "turns", *split_cols],
-               [[run, name, *cells(row)] for run, per in out["ntr_recall"]["runs"].items() for name, row in per.items()])
+        _ntr_table(out["ntr_recall"], personal is not None)
     if args.ntn:
         print(f"\nNtN (turns without gold nuggets: {args.empty_gold})" if args.matches else
               f"NtN (turns without gold nuggets: {args.empty_gold})")
         _table(["run", "gold", "measure", "value", "turns", *split_cols],
-               [[run, name, m, *cells(row[m])] for run, per in out["ntn"]["runs"].items()
+               [[run, name, m, *_cells(row[m], personal is not None)] for run, per in out["ntn"]["runs"].items()
                 for name, row in per.items() for m in ("recall", "precision")])
+    return 0
+
+
+def _ntr_recall(labels: dict, gold_sets: dict, unjudged: str, summary) -> dict[str, Any]:
+    """NtR recall per run and gold set (MEASURES.md section 5: macro over turns, skip rules of ``NtR.py``)."""
+    from assess.nugget_metrics import ntr_run
+
+    out: dict[str, Any] = {"unjudged": unjudged, "runs": {}}
+    for run, matches in labels.items():
+        out["runs"][run] = {}
+        for name, gold in gold_sets.items():
+            res = ntr_run(matches, gold, unjudged=unjudged)
+            out["runs"][run][name] = summary(res["per_turn"], res["mean"], res["n"])
+    return out
+
+
+def _cells(row: dict, split: bool) -> list:
+    extra = [row["personal"]["mean"], row["non_personal"]["mean"]] if split else []
+    return [row["mean"], row["n_turns"], *extra]
+
+
+def _ntr_table(ntr: dict, split: bool) -> None:
+    _table(["run", "gold", "recall", "turns", *(["personal", "non-personal"] if split else [])],
+           [[run, name, *_cells(row, split)] for run, per in ntr["runs"].items() for name, row in per.items()])
+
+
+def _nuggets_from_store(args: argparse.Namespace) -> int:
+    """``score nuggets --ntr-source SOURCE``: NtR recall from the labels stored in the database."""
+    import os
+
+    from assess.errors import AssessError
+    from assess.nugget_metrics import split_personal
+    from store import nuggets as stored
+    from store import open_db
+
+    if not os.path.exists(args.db):
+        raise AssessError(f"{args.db}: no such database (create it with: python -m assess init --db {args.db})")
+    db = open_db(args.db)
+    ptkb_source, personal = None, None
+    if args.personal:
+        if args.personal not in stored.ptkb_sources(db) and os.path.isfile(args.personal):
+            personal = _personal_turns(args.personal)                  # a PTKB qrels or topics file
+        else:
+            ptkb_source = str(args.personal)
+    data = stored.ntr_scoring_input(db, args.ntr_source, nugget_source=args.nugget_source, ptkb_source=ptkb_source)
+    if ptkb_source is not None:
+        personal = data["personal"]
+    gold_sets = {"original": data["gold"]}
+    if args.dedup:
+        if not data["gold_dedup"]:
+            raise AssessError(f"nugget set {data['nugget_source']} has no de-duplicated set: import one with "
+                              f"`import nuggets FILE --source {data['nugget_source']} --dedup` or decide duplicates "
+                              f"on the Duplicates page")
+        gold_sets["deduplicated"] = data["gold_dedup"]
+
+    def summary(per_turn: dict, mean: float | None, n: int) -> dict[str, Any]:
+        row: dict[str, Any] = {"mean": mean, "n_turns": n, "per_turn": per_turn}
+        if personal is not None:
+            split = split_personal(per_turn, personal)
+            row["personal"], row["non_personal"] = split["personal"], split["non_personal"]
+        return row
+
+    out: dict[str, Any] = {
+        "db": args.db, "ntr_source": data["ntr_source"], "nugget_source": data["nugget_source"],
+        "personal": str(args.personal) if args.personal else None,
+        "labels": data["labels"], "ignored_labels": {"other_nugget_sets": data["other_set_labels"],
+                                                     "empty_responses": data["empty_response_labels"]},
+        "ntr_recall": _ntr_recall(dict(sorted(data["matches"].items())), gold_sets, args.unjudged, summary)}
+    if args.dedup:
+        out["dedup_unknown_turns"] = data["dedup_unknown_turns"]
+    if args.json:
+        _print_json(out)
+        return 0
+    print(f"NtR recall of {out['ntr_source']} on nugget set {out['nugget_source']} ({out['labels']} labels; "
+          f"unjudged gold nuggets: {args.unjudged}"
+          + (f"; personal = a relevant PTKB statement by {out['personal']}" if args.personal else "") + ")")
+    _ntr_table(out["ntr_recall"], personal is not None)
+    ignored = out["ignored_labels"]
+    if ignored["other_nugget_sets"] or ignored["empty_responses"]:
+        print(f"\nleft out: {ignored['other_nugget_sets']} labels on nuggets of other sets, "
+              f"{ignored['empty_responses']} on empty responses")
+    if args.dedup and out["dedup_unknown_turns"]:
+        print(f"\nde-duplication undecided in {len(out['dedup_unknown_turns'])} turn(s) "
+              f"({', '.join(out['dedup_unknown_turns'][:10])}{' …' if len(out['dedup_unknown_turns']) > 10 else ''}): "
+              f"their undecided nuggets are not in the de-duplicated set")
     return 0

@@ -191,6 +191,44 @@ def locate_in_passages(text: str, passages: Iterable[tuple[str, str | None]]) ->
     return None
 
 
+def locate_pieces(text: str, content: str) -> list[NuggetSpan]:
+    """Spans of ``text`` holding ``content``, which may be several pieces of ``text`` joined by spaces.
+
+    The AEPD content of an aspect is stored as words only (selections appended with a space, or
+    typed). Greedily, from the first word: the longest run of the content's words found in ``text``
+    (case-folded, white space collapsed, as :func:`locate`) is one piece, searched after the
+    previous piece first, then anywhere; a word found nowhere is skipped. Pieces come back in
+    content order; an empty list when nothing is found.
+    """
+    tokens = [_normalised(w)[0] for w in (content or "").split()]
+    if not tokens or not text:
+        return []
+    hay, starts = _normalised(text)
+
+    def find(needle: str, after: int) -> int:
+        at = hay.find(needle, after)
+        return at if at >= 0 else hay.find(needle)
+
+    out: list[NuggetSpan] = []
+    i, after = 0, 0
+    while i < len(tokens):
+        needle, at = tokens[i], find(tokens[i], after)
+        j = i + 1
+        while at >= 0 and j < len(tokens):
+            longer = f"{needle} {tokens[j]}"
+            found = find(longer, after if at >= after else 0)
+            if found < 0:
+                break
+            needle, at, j = longer, found, j + 1
+        if at >= 0:
+            start, end = trim_span(text, starts[at], starts[at + len(needle) - 1] + 1)
+            if start < end:
+                out.append(validate_span(text, start, end))
+                after = at + len(needle)
+        i = j
+    return out
+
+
 def segments(text: str, spans: Iterable[tuple[int, int]]) -> list[tuple[str, bool]]:
     """Cut ``text`` at span boundaries into (piece, covered by some span) pairs, for highlighting.
 

@@ -515,6 +515,84 @@ def undo_ntr(db: Database, source: str) -> tuple[str, str] | None:
         return turn_id, f"{run} {nid}"
 
 
+def ntr_sources(db: Database) -> list[str]:
+    """Sources that hold NtR labels (assessors, ``crowd:NAME``, ``llm:MODEL``, imports)."""
+    return [r[0] for r in db.conn.execute("SELECT DISTINCT source FROM ntr_labels ORDER BY source")]
+
+
+def ptkb_sources(db: Database) -> list[str]:
+    return [r[0] for r in db.conn.execute("SELECT DISTINCT source FROM ptkb_labels ORDER BY source")]
+
+
+def ntr_scoring_input(db: Database, ntr_source: str, *, nugget_source: str | None = None,
+                      ptkb_source: str | None = None) -> dict:
+    """What NtR recall of ``ntr_source`` needs, read from the store as plain values.
+
+    - ``matches``: ``{run: {turn: {nugget id: captured}}}`` over the labels of ``ntr_source`` on
+      nuggets of the gold set; a (run, turn) is present when the source labelled at least one of
+      its gold nuggets (as a line of the NtR TSV does). Labels on a stored response that is empty
+      or only white space are left out (CONE-RAG skips empty responses) and counted.
+    - ``gold`` / ``gold_dedup``: ``{turn: {nugget ids}}`` of the nugget set (``nugget_source``, or
+      the one set the labels refer to) and of its de-duplicated subset (``in_dedup = 1``);
+      the de-duplicated set is the one ``export nuggets --dedup`` writes. ``dedup_unknown_turns``:
+      turns with nuggets whose status is unknown (imported without ``--dedup`` and never decided on
+      the Duplicates page); they are not in the de-duplicated set.
+    - ``personal``: with ``ptkb_source``, the turns with at least one statement it labelled relevant.
+    """
+    c = db.conn
+    sources = ntr_sources(db)
+    if ntr_source not in sources:
+        raise UnknownItem(f"no NtR labels of source {ntr_source!r}; sources with NtR labels: "
+                          f"{', '.join(sources) or 'none'}")
+    labelled_sets = [r[0] for r in c.execute(
+        "SELECT DISTINCT n.source FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id WHERE l.source = ? "
+        "ORDER BY n.source", (ntr_source,))]
+    if nugget_source is None:
+        if len(labelled_sets) != 1:
+            raise AssessError(f"the labels of {ntr_source} refer to the nugget sets {', '.join(labelled_sets)}: "
+                              f"name one with --nugget-source")
+        nugget_source = labelled_sets[0]
+    elif nugget_source not in nugget_sources(db):
+        raise UnknownItem(f"no nuggets of source {nugget_source!r}; nugget sources: "
+                          f"{', '.join(nugget_sources(db)) or 'none'}")
+    gold: dict[str, set[int]] = {}
+    gold_dedup: dict[str, set[int]] = {}
+    status: dict[str, set] = {}
+    for nid, turn, in_dedup in c.execute("SELECT id, turn_id, in_dedup FROM nuggets WHERE source = ?",
+                                         (nugget_source,)):
+        gold.setdefault(turn, set()).add(nid)
+        status.setdefault(turn, set()).add(in_dedup)
+        if in_dedup == 1:
+            gold_dedup.setdefault(turn, set()).add(nid)
+    matches: dict[str, dict[str, dict[int, bool]]] = {}
+    counts = {"labels": 0, "other_set_labels": 0, "empty_response_labels": 0}
+    for nid, run, turn, match, in_set, empty in c.execute(
+            "SELECT l.nugget_id, l.run, l.turn_id, l.match, n.source = ?, length(trim(r.text)) = 0 "
+            "FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id JOIN turns t ON t.id = l.turn_id "
+            "JOIN conversations c ON c.id = t.conversation_id "
+            "LEFT JOIN responses r ON r.run = l.run AND r.turn_id = l.turn_id WHERE l.source = ? "
+            "ORDER BY l.run, c.rowid, t.position, l.nugget_id",
+            (nugget_source, ntr_source)):
+        if not in_set:
+            counts["other_set_labels"] += 1
+        elif empty:
+            counts["empty_response_labels"] += 1
+        else:
+            counts["labels"] += 1
+            matches.setdefault(run, {}).setdefault(turn, {})[nid] = bool(match)
+    personal = None
+    if ptkb_source is not None:
+        if ptkb_source not in ptkb_sources(db):
+            raise UnknownItem(f"no PTKB labels of source {ptkb_source!r}; PTKB label sources: "
+                              f"{', '.join(ptkb_sources(db)) or 'none'}")
+        personal = {r[0] for r in c.execute("SELECT DISTINCT turn_id FROM ptkb_labels WHERE source = ? AND "
+                                            "relevant > 0", (ptkb_source,))}
+    return {"ntr_source": ntr_source, "nugget_source": nugget_source, "ptkb_source": ptkb_source,
+            "matches": matches, "gold": gold, "gold_dedup": gold_dedup,
+            "dedup_unknown_turns": [t for t in all_turns(db) if None in status.get(t, ())], "personal": personal,
+            **counts}
+
+
 # ------------------------------------------------------------------------------------------- GFRC2
 
 def save_study(db: Database, name: str, attributes: Sequence[dict], *, max_level: int = 2, L: int = 1000) -> dict:
@@ -676,7 +754,7 @@ def save_aspect(db: Database, turn_id: str, text: str, ptkb: Sequence[str] = (),
                              (text, now(), aspect_id, turn_id)).rowcount == 0:
                     raise UnknownItem(f"turn {turn_id} has no aspect {aspect_id}")
         except sqlite3.IntegrityError:
-            raise AssessError(f"turn {turn_id} already has the aspect {text!r}") from None
+            raise AssessError(f"turn {turn_id} already has this aspect") from None
         c.execute("DELETE FROM aspect_ptkb WHERE aspect_id = ?", (aspect_id,))
         c.executemany("INSERT INTO aspect_ptkb (aspect_id, conversation_id, statement_id) VALUES (?,?,?)",
                       [(aspect_id, conv, s) for s in dict.fromkeys(ptkb)])
@@ -699,6 +777,74 @@ def set_aspect_content(db: Database, aspect_id: int, run: str, text: str) -> Non
         db.conn.execute("INSERT INTO aspect_content (aspect_id, run, text, updated_at) VALUES (?,?,?,?) "
                         "ON CONFLICT(aspect_id, run) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at",
                         (aspect_id, run, (text or "").strip(), now()))
+
+
+def llm_aspect_sources(db: Database, turn_id: str, run: str) -> list[str]:
+    """Sources with a parsed ``prejudge --task aepd`` answer for a run's response to a turn."""
+    return [r[0] for r in db.conn.execute(
+        "SELECT DISTINCT source FROM prejudgments WHERE task = 'aepd' AND turn_id = ? AND item_id = ? "
+        "AND parse_status IN ('ok', 'repaired') AND parsed IS NOT NULL ORDER BY source", (turn_id, run))]
+
+
+def llm_aspects(db: Database, source: str, turn_id: str, run: str) -> list[dict]:
+    """The aspects of the source's latest parsed AEPD answer for (run, turn): [{aspect, ptkb, text}]
+    (the text is the response's words the model gave for the aspect, '' = not covered)."""
+    row = db.conn.execute(
+        "SELECT parsed FROM prejudgments WHERE source = ? AND task = 'aepd' AND turn_id = ? AND item_id = ? "
+        "AND parse_status IN ('ok', 'repaired') AND parsed IS NOT NULL ORDER BY id DESC LIMIT 1",
+        (source, turn_id, run)).fetchone()
+    if row is None:
+        raise UnknownItem(f"{source} has no AEPD aspects for run {run} on turn {turn_id}")
+    out = []
+    for a in json.loads(row[0]).get("aspects") or []:
+        text = str(a.get("aspect") or "").strip()
+        if text:
+            out.append({"aspect": text, "ptkb": [str(p) for p in a.get("ptkb") or []],
+                        "text": str(a.get("text") or "").strip()})
+    return out
+
+
+def prefill_aspects(db: Database, source: str, turn_id: str, run: str) -> dict:
+    """Copy an LLM's AEPD aspects for (run, turn) into the turn's aspect list, as the organizer's, to edit.
+
+    One transaction. An aspect whose description the turn already has (ignoring case) is kept as it is;
+    its content for ``run`` is filled only when it has none yet. A new aspect gets the LLM's PTKB links
+    (statement ids the conversation lacks are dropped) and its content for ``run``. Returns counts.
+    """
+    proposed = llm_aspects(db, source, turn_id, run)
+    counts = {"added": 0, "existing": 0, "content": 0, "dropped_ptkb": 0}
+    with write(db):
+        c = db.conn
+        conv = _ptkb_check(c, turn_id, [])
+        known = {r[0] for r in c.execute("SELECT statement_id FROM ptkb_statements WHERE conversation_id = ?",
+                                         (conv,))}
+        have = {a["aspect"].casefold(): a for a in aspects(db, turn_id)}
+        for a in proposed:
+            old = have.get(a["aspect"].casefold())
+            if old is None:
+                links = [p for p in a["ptkb"] if p in known]
+                counts["dropped_ptkb"] += len(a["ptkb"]) - len(links)
+                aid = save_aspect(db, turn_id, a["aspect"], links)
+                have[a["aspect"].casefold()] = {"id": aid, "content": {}}
+                counts["added"] += 1
+            else:
+                aid = old["id"]
+                counts["existing"] += 1
+                if run in old["content"]:
+                    continue
+            set_aspect_content(db, aid, run, a["text"])
+            have[a["aspect"].casefold()]["content"][run] = a["text"]
+            counts["content"] += 1
+    return counts
+
+
+def content_spans(db: Database, turn_id: str, run: str) -> list[tuple[int, int]]:
+    """Where the turn's aspect contents for ``run`` are in the run's response (code points, for highlighting).
+
+    Contents are stored as words only; they are located with :func:`assess.nuggets.locate_pieces`."""
+    response = response_text(db, run, turn_id) or ""
+    return [(s.start, s.end) for a in aspects(db, turn_id) for s in pure.locate_pieces(response,
+                                                                                        a["content"].get(run, ""))]
 
 
 def response_text(db: Database, run: str, turn_id: str) -> str | None:

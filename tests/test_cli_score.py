@@ -196,3 +196,198 @@ def test_help_is_fast():
     result = run_cli("score", "--help")
     assert result.returncode == 0 and "gfrc2" in result.stdout and "nuggets" in result.stdout
     assert time.perf_counter() - start < 3.0  # generous: a cold interpreter on a busy machine
+
+
+# ------------------------------------------------------------------------------------------- NtR from the store
+
+MINI_TOPICS = [{"number": 7, "title": "mini", "ptkb": {"1": "I run.", "2": "I swim."}, "turns": [
+    {"turn_id": 1, "utterance": "u1", "response": "r1", "ptkb_provenance": [1]},
+    {"turn_id": 2, "utterance": "u2", "response": "r2", "ptkb_provenance": []},
+    {"turn_id": 3, "utterance": "u3", "response": "r3", "ptkb_provenance": [2]},
+    {"turn_id": 4, "utterance": "u4", "response": "r4", "ptkb_provenance": []}]}]
+
+
+def _nuggets(keys: dict) -> dict:
+    return {turn: {f"[{k}]": {"text": f"nugget {turn} {k}", "relevance": "2"} for k in ks} for turn, ks in keys.items()}
+
+
+@pytest.fixture
+def mini_store(tmp_path):
+    """Conversation 7: turns 7_1 and 7_3 personal (organizers); gold nuggets 3/2/1/2; run A answers every
+    turn (7_3 with white space only), run B answers 7_1, 7_2 and 7_4; a de-duplicated set of every turn."""
+    from store import nuggets as stored
+    from store import open_db, write
+    from store.imports import ensure_source
+    from store.loading import load_file
+
+    files = {"topics.json": MINI_TOPICS,
+             "gold.json": _nuggets({"7_1": [1, 2, 3], "7_2": [1, 2], "7_3": [1], "7_4": [1, 2]}),
+             "dedup.json": _nuggets({"7_1": [1, 3], "7_2": [1, 2], "7_3": [1], "7_4": [2]}),
+             "responses.json": {"7_1": {"A": "a1", "B": "b1"}, "7_2": {"A": "a2", "B": "b2"}, "7_3": {"A": "  "},
+                                "7_4": {"A": "a4", "B": "b4"}}}
+    for name, data in files.items():
+        (tmp_path / name).write_text(json.dumps(data))
+    (tmp_path / "llm.tsv").write_text("0_7_1_1_A\t1\n0_7_1_2_A\t0\n0_7_1_3_A\t0\n0_7_2_1_A\t1\n0_7_2_2_A\t1\n"
+                                      "0_7_4_1_B\t1\n0_7_4_2_B\t0\n")
+    (tmp_path / "llm-ptkb.qrels").write_text("7_2 0 1 1\n7_1 0 1 0\n")
+    path = tmp_path / "mini.db"
+    db = open_db(path)
+    load_file(db, "topics", tmp_path / "topics.json")
+    load_file(db, "nuggets", tmp_path / "gold.json", source="gold")
+    load_file(db, "nuggets", tmp_path / "dedup.json", source="gold", dedup=True)
+    load_file(db, "responses", tmp_path / "responses.json")
+    load_file(db, "ntr-labels", tmp_path / "llm.tsv", source="llm:mini", nugget_source="gold")
+    load_file(db, "ntr-labels", tmp_path / "llm.tsv", source="crowd:mini", nugget_source="gold")
+    load_file(db, "ptkb-qrels", tmp_path / "llm-ptkb.qrels", source="llm:mini")
+    gold = {(t, k): i for i, t, k in db.conn.execute("SELECT id, turn_id, key FROM nuggets WHERE source = 'gold'")}
+    # the assessor amy on the /ntr page (signing in creates her source)
+    with write(db):
+        ensure_source(db, "amy", "assessor")
+    for run, turn, key, match in [("A", "7_1", 1, 1), ("A", "7_1", 2, 1), ("A", "7_1", 3, 0), ("A", "7_2", 1, 0),
+                                  ("A", "7_3", 1, 1), ("A", "7_4", 1, 1), ("A", "7_4", 2, 1),
+                                  ("B", "7_1", 3, 1), ("B", "7_4", 1, 0)]:
+        stored.save_ntr_label(db, "amy", gold[turn, f"[{key}]"], run, match)
+    db.conn.close()
+    return path
+
+
+def score_store(path, *args):
+    result = run_cli("score", "nuggets", "--db", str(path), *args, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_nuggets_ntr_recall_from_assessor_labels_in_the_store(mini_store):
+    out = score_store(mini_store, "--ntr-source", "amy", "--dedup", "--personal")
+    assert (out["nugget_source"], out["personal"], out["labels"]) == ("gold", "organizers", 8)
+    assert out["ignored_labels"] == {"other_nugget_sets": 0, "empty_responses": 1}   # A on 7_3 (white space)
+    a, b = out["ntr_recall"]["runs"]["A"], out["ntr_recall"]["runs"]["B"]
+    # A: 7_1 2/3 (2 of 3 labelled yes), 7_2 0/1 ([2] unjudged, left out), 7_4 2/2; 7_3 skipped (empty response)
+    assert a["original"]["per_turn"] == pytest.approx({"7_1": 2 / 3, "7_2": 0.0, "7_4": 1.0})
+    assert a["original"]["mean"] == pytest.approx(5 / 9) and a["original"]["n_turns"] == 3
+    assert a["original"]["personal"] == {"mean": pytest.approx(2 / 3), "n": 1}
+    assert a["original"]["non_personal"] == {"mean": pytest.approx(0.5), "n": 2}
+    # de-duplicated: 7_1 keeps [1] and [3] -> 1/2; 7_4 keeps [2] -> 1/1
+    assert a["deduplicated"]["per_turn"] == pytest.approx({"7_1": 0.5, "7_2": 0.0, "7_4": 1.0})
+    assert a["deduplicated"]["mean"] == pytest.approx(0.5)
+    # B: 7_1 1/1 ([3] only), 7_4 0/1; de-duplicated 7_4 keeps only the unjudged [2]: skipped
+    assert b["original"]["per_turn"] == {"7_1": 1.0, "7_4": 0.0} and b["original"]["mean"] == 0.5
+    assert b["original"]["personal"] == {"mean": 1.0, "n": 1} and b["original"]["non_personal"] == {"mean": 0.0, "n": 1}
+    assert b["deduplicated"]["per_turn"] == {"7_1": 1.0} and b["deduplicated"]["mean"] == 1.0
+    assert out["dedup_unknown_turns"] == []
+    # unjudged gold nuggets as "not captured": B 7_1 1/3, 7_4 0/2; de-duplicated 1/2 and 0/1
+    no = score_store(mini_store, "--ntr-source", "amy", "--dedup", "--unjudged", "no")["ntr_recall"]["runs"]
+    assert no["B"]["original"]["mean"] == pytest.approx(1 / 6) and no["B"]["deduplicated"]["mean"] == pytest.approx(0.25)
+    assert no["A"]["original"]["per_turn"] == pytest.approx({"7_1": 2 / 3, "7_2": 0.0, "7_4": 1.0})
+    plain = score_store(mini_store, "--ntr-source", "amy")
+    assert list(plain["ntr_recall"]["runs"]["A"]) == ["original"] and "personal" not in plain["ntr_recall"]["runs"]["A"]["original"]
+
+
+def test_nuggets_ntr_recall_of_llm_and_crowd_sources_and_a_ptkb_source(mini_store, tmp_path):
+    llm = score_store(mini_store, "--ntr-source", "llm:mini", "--dedup", "--personal", "llm:mini")
+    runs = llm["ntr_recall"]["runs"]
+    # A: 7_1 1/3, 7_2 2/2; B: 7_4 1/2. llm:mini's PTKB labels make only 7_2 personal.
+    assert runs["A"]["original"]["per_turn"] == pytest.approx({"7_1": 1 / 3, "7_2": 1.0})
+    assert runs["A"]["original"]["personal"] == {"mean": 1.0, "n": 1}
+    assert runs["A"]["original"]["non_personal"] == {"mean": pytest.approx(1 / 3), "n": 1}
+    assert runs["A"]["deduplicated"]["per_turn"] == pytest.approx({"7_1": 0.5, "7_2": 1.0})
+    assert runs["B"]["original"]["per_turn"] == {"7_4": 0.5} and runs["B"]["deduplicated"]["per_turn"] == {"7_4": 0.0}
+    crowd = score_store(mini_store, "--ntr-source", "crowd:mini", "--dedup", "--personal", "llm:mini")
+    assert crowd["ntr_recall"] == llm["ntr_recall"]
+    # the file form on the same labels gives the same numbers
+    files = run_cli("score", "nuggets", "--gold", str(tmp_path / "gold.json"), "--gold-dedup", str(tmp_path / "dedup.json"),
+                    "--matches", str(tmp_path / "llm.tsv"), "--personal", str(tmp_path / "llm-ptkb.qrels"), "--json")
+    assert files.returncode == 0, files.stderr
+    assert json.loads(files.stdout)["ntr_recall"] == llm["ntr_recall"]
+    # a PTKB qrels file works in the store form too
+    by_file = score_store(mini_store, "--ntr-source", "llm:mini", "--personal", str(tmp_path / "llm-ptkb.qrels"))
+    assert by_file["ntr_recall"]["runs"]["A"]["original"] == llm["ntr_recall"]["runs"]["A"]["original"]
+    text = run_cli("score", "nuggets", "--db", str(mini_store), "--ntr-source", "llm:mini", "--personal")
+    assert text.returncode == 0 and "NtR recall of llm:mini on nugget set gold" in text.stdout
+    assert "personal  non-personal" in text.stdout
+
+
+def test_nuggets_store_form_refuses_bad_input(mini_store, tmp_path):
+    from store import nuggets as stored
+    from store import open_db
+    from tests.helpers import snapshot
+
+    db = open_db(mini_store)
+    own = stored.add_text_nugget(db, "amy", "7_1", "my own nugget")
+    stored.save_ntr_label(db, "amy", own, "A", 1)
+    db.conn.close()
+    before = snapshot(mini_store)
+    for args, message in [
+        (["--ntr-source", "nobody"], "no NtR labels of source 'nobody'; sources with NtR labels: amy, crowd:mini, llm:mini"),
+        (["--ntr-source", "amy"], "refer to the nugget sets amy, gold: name one with --nugget-source"),
+        (["--ntr-source", "amy", "--nugget-source", "gold", "--personal", "nist"], "no PTKB labels of source 'nist'"),
+        (["--ntr-source", "amy", "--nugget-source", "none"], "no nuggets of source 'none'"),
+        (["--ntr-source", "amy", "--nugget-source", "amy", "--dedup"], None),
+        (["--ntr-source", "amy", "--gold", str(tmp_path / "gold.json")], "either files (--gold ...) or the store"),
+    ]:
+        result = run_cli("score", "nuggets", "--db", str(mini_store), *args)
+        if message is None:                        # amy's own set: every nugget kept (in_dedup 1), scored
+            assert result.returncode == 0, result.stderr
+            continue
+        assert result.returncode == 2 and result.stdout == "" and message in result.stderr, result.stderr
+        assert result.stderr.count("\n") == 1
+    assert snapshot(mini_store) == before
+    out = score_store(mini_store, "--ntr-source", "amy", "--nugget-source", "gold")
+    assert out["ignored_labels"]["other_nugget_sets"] == 1 and out["labels"] == 8
+    missing = run_cli("score", "nuggets", "--db", str(tmp_path / "absent.db"), "--ntr-source", "amy")
+    assert missing.returncode == 2 and "no such database" in missing.stderr and not (tmp_path / "absent.db").exists()
+    no_file = run_cli("score", "nuggets", "--gold", str(tmp_path / "gold.json"), "--matches", str(tmp_path / "llm.tsv"),
+                      "--personal")
+    assert no_file.returncode == 2 and "PTKB qrels or topics file" in no_file.stderr
+
+
+def test_nuggets_ntr_recall_of_the_demo_llm_labels(tmp_path):
+    """The demo's llm:demo-gpt NtR labels, cross-checked by a computation straight from the tables and by
+    the file form on the demo's own files."""
+    import sqlite3
+    from statistics import mean
+
+    from store import nuggets as stored
+    from store import open_db
+    from store.loading import load_demo
+
+    path = tmp_path / "demo.db"
+    db = open_db(path)
+    load_demo(db)
+    # de-duplicate two turns by hand: 101_1 [2] is covered by [1]; 102_3 [1] and [3] say the same
+    ids = {(t, k): i for i, t, k in db.conn.execute("SELECT id, turn_id, key FROM nuggets WHERE source = 'gold'")}
+    stored.decide_duplicate(db, ids["101_1", "[1]"], ids["101_1", "[2]"], "a_covers_b", by="org")
+    stored.decide_duplicate(db, ids["102_3", "[1]"], ids["102_3", "[3]"], "same", by="org")
+    db.conn.close()
+    out = score_store(path, "--ntr-source", "llm:demo-gpt", "--dedup", "--personal")
+
+    conn = sqlite3.connect(path)
+    personal = {t for (t,) in conn.execute("SELECT DISTINCT turn_id FROM ptkb_labels WHERE source = 'organizers' "
+                                           "AND relevant > 0")}
+    labels = conn.execute("SELECT l.run, l.turn_id, l.match, n.in_dedup FROM ntr_labels l JOIN nuggets n "
+                          "ON n.id = l.nugget_id WHERE l.source = 'llm:demo-gpt' AND n.source = 'gold'").fetchall()
+    decided = {t for (t,) in conn.execute("SELECT turn_id FROM nuggets WHERE source = 'gold' AND in_dedup IS NOT NULL")}
+    conn.close()
+    assert decided == {"101_1", "102_3"}
+    for dedup in (False, True):
+        per: dict = {}
+        for run, turn, match, kept in labels:
+            if not dedup or kept == 1:
+                per.setdefault(run, {}).setdefault(turn, []).append(match)
+        for run, turns in per.items():
+            recall = {t: mean(v) for t, v in turns.items()}
+            row = out["ntr_recall"]["runs"][run]["deduplicated" if dedup else "original"]
+            assert row["per_turn"] == pytest.approx(recall) and row["mean"] == pytest.approx(mean(recall.values()))
+            mine = [v for t, v in recall.items() if t in personal]
+            rest = [v for t, v in recall.items() if t not in personal]
+            assert row["personal"] == {"mean": pytest.approx(mean(mine)) if mine else None, "n": len(mine)}
+            assert row["non_personal"] == {"mean": pytest.approx(mean(rest)) if rest else None, "n": len(rest)}
+    assert len(out["ntr_recall"]["runs"]) == 3 and out["labels"] == 192
+    assert set(out["ntr_recall"]["runs"]["demo-rerank"]["deduplicated"]["per_turn"]) == {"101_1", "102_3"}
+    assert len(out["dedup_unknown_turns"]) == 10
+    demo = ROOT / "assets" / "demo"
+    files = run_cli("score", "nuggets", "--gold", str(demo / "nuggets.json"), "--matches", str(demo / "llm-ntr.tsv"),
+                    "--personal", str(demo / "topics.json"), "--json")
+    assert files.returncode == 0, files.stderr
+    from_files = json.loads(files.stdout)["ntr_recall"]["runs"]
+    assert {r: v["original"] for r, v in from_files.items()} == {r: v["original"] for r, v in out["ntr_recall"]["runs"].items()}

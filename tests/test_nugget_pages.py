@@ -333,5 +333,84 @@ def test_aspects_page_lists_links_assigns_and_scores(app_db):
     assert bm25["AR"] == 1.0 and 0 <= bm25["P"] <= 1 and 0 <= bm25["D"] <= 1   # both aspects covered
 
 
+def marked(at: AppTest, index: int = 0) -> list[str]:
+    element = component(at)[index]
+    data = json.loads(element.proto.mixed.json if element.proto.HasField("mixed") else element.proto.json)
+    return [piece for piece, is_marked in data["segments"] if is_marked]
+
+
+def test_aspects_page_prefills_from_an_llm_and_highlights_assigned_content(app_db):
+    from assess.prompts import parse_aspects
+    from store import open_db
+    from store import nuggets as store
+    from store import prejudgments
+
+    start("pages/aspects.py", turn="101_1")                                # creates the demo store
+    db = open_db(app_db)
+    response = store.response_text(db, "demo-bm25", "101_1")
+    raw = json.dumps({"aspects": [
+        {"aspect": "What a 10K is", "ptkb": [7], "text": "The 10K is a road race of 10 kilometres"},
+        {"aspect": "Race day <b>tips</b> **now**", "ptkb": [], "text": "On race day, start near the back"},
+        {"aspect": "Plan length", "ptkb": [3], "text": ""}]})
+    status, parsed, _ = parse_aspects(raw, source=response, statements=[str(i) for i in range(1, 12)])
+    prejudgments.ensure_llm_source(db, "llm:demo-aepd", "demo-aepd", "aepd-aspects@test")
+    prejudgments.save(db, prejudgments.Prejudgment("llm:demo-aepd", "aepd", "101_1", "demo-bm25", "demo-aepd",
+                                                   "aepd-aspects@test", "h1", raw, status, parsed))
+    at = start("pages/aspects.py", turn="101_1")
+    assert not at.text_area and not component_list(at)                    # no aspects yet
+    at.selectbox(key="asp_run").set_value("demo-bm25").run()
+    assert at.selectbox(key="asp_llm_source").options == ["llm:demo-aepd"]
+    preview = at.dataframe[0].value
+    assert preview["aspect"].tolist() == ["What a 10K is", "Race day <b>tips</b> **now**", "Plan length"]
+    assert preview["words"].tolist() == [9, 7, 0]
+    at.button(key="asp_prefill").click().run()
+    assert any("3 aspects added" in s.value for s in at.success)
+    listed = store.aspects(db, "101_1")
+    assert [(a["aspect"], a["ptkb"], a["content"]) for a in listed] == [
+        ("What a 10K is", ["7"], {"demo-bm25": "The 10K is a road race of 10 kilometres"}),
+        ("Race day <b>tips</b> **now**", [], {"demo-bm25": "On race day, start near the back"}),
+        ("Plan length", ["3"], {"demo-bm25": ""})]
+    # the assigned content is highlighted in the response, and shown in the editable texts
+    assert marked(at) == ["The 10K is a road race of 10 kilometres", "On race day, start near the back"]
+    assert at.text_area(key=f"asp_content_{listed[0]['id']}_demo-bm25").value == "The 10K is a road race of 10 kilometres"
+    # untrusted aspect text is shown escaped, never as markdown or HTML
+    shown = " ".join(m.value for m in at.markdown)
+    from assess.text import inert_html
+
+    assert inert_html("Race day <b>tips</b> **now**")[len('<div class="passage-text">'):-len("</div>")] in shown
+    assert "<b>tips" not in shown and "**now" not in shown
+    assert not any("tips" in t.label for t in at.text_area) and not any("tips" in s.value for s in at.success)
+    # the organizer edits and confirms: the aspect's name, its content, and a selection for "Plan length"
+    at.selectbox(key="asp_edit_101_1").set_value(listed[1]["id"]).run()
+    at.text_input(key=f"asp_text_{listed[1]['id']}").set_value("Race-day tips")
+    at.button(key="asp_save").click().run()
+    at.text_area(key=f"asp_content_{listed[0]['id']}_demo-bm25").set_value("The 10K is a road race")
+    at.button(key="asp_save_texts").click().run()
+    at.selectbox(key="asp_target_101_1").set_value(listed[2]["id"]).run()
+    needle = "Don't wear new shoes"
+    i = response.index(needle)
+    send_span(at, utf16(response[:i]), utf16(response[:i + len(needle)]), needle)
+    assert rows(app_db, "SELECT a.text, c.text FROM aspects a JOIN aspect_content c ON c.aspect_id = a.id "
+                        "WHERE c.run = 'demo-bm25' ORDER BY a.position") == [
+        ("What a 10K is", "The 10K is a road race"), ("Race-day tips", "On race day, start near the back"),
+        ("Plan length", needle)]
+    assert marked(at) == ["The 10K is a road race", "On race day, start near the back", needle]
+    # pre-filling again keeps the organizer's edits; only the aspect she renamed comes back, to delete
+    at.button(key="asp_prefill").click().run()
+    assert any("1 aspects added, 2 already listed, content of 1 set" in s.value for s in at.success)
+    assert [a["aspect"] for a in store.aspects(db, "101_1")] == [
+        "What a 10K is", "Race-day tips", "Plan length", "Race day <b>tips</b> **now**"]
+    assert store.aspects(db, "101_1")[0]["content"]["demo-bm25"] == "The 10K is a road race"
+    # another run has no LLM answer: the action says how to get one
+    at.selectbox(key="asp_run").set_value("demo-dense").run()
+    assert not [s for s in at.selectbox if s.key == "asp_llm_source"]
+    assert any("prejudge --task aepd" in c.value for c in at.caption)
+
+
+def component_list(at: AppTest):
+    return [e for e in at.main if type(e).__name__ == "UnknownElement"
+            and getattr(e.proto, "component_name", "") == "assess_span_picker"]
+
+
 def start(page: str, assessor: str | None = None, **params) -> AppTest:
     return open_app(page, assessor, **params)

@@ -129,6 +129,40 @@ def test_locate_in_passages_prefers_an_exact_match_anywhere():
     assert found.passage_id == "p1" and found.method == "normalised"
 
 
+def test_locate_pieces_finds_the_selections_an_aspect_content_joins():
+    response = ("The 10K is a road race.\nOn race day, start near the back. Don't wear new shoes 🏃 on the day. "
+                "Run the first kilometre slowly.")
+    # two selections appended with a space (the page's N), out of response order, plus a typed word
+    content = "start near the back. The 10K is a road race. banana 🏃 on the"
+    pieces = pure.locate_pieces(response, content)
+    assert [p.text for p in pieces] == ["start near the back.", "The 10K is a road race.", "🏃 on the"]
+    assert all(response[p.start:p.end] == p.text for p in pieces)
+    # case and white space are folded as in locate; the span keeps the response's own characters
+    at = response.index("road race.")
+    assert pure.locate_pieces(response, "ROAD race. on RACE day") == [(at, at + 22, "road race.\nOn race day")]
+    # a repeated phrase: the later piece is looked for after the earlier one first
+    assert [p.start for p in pure.locate_pieces("on the day on the day", "on the day on the day")] == [0]
+    assert [p.start for p in pure.locate_pieces("a b. x a b.", "x a b.")] == [5]
+    assert pure.locate_pieces(response, "") == [] and pure.locate_pieces("", "x") == []
+    assert pure.locate_pieces(response, "nothing here") == []
+
+
+WORDS = st.lists(st.sampled_from(["run", "Run", "10K", "day,", "初心者", "🏃", "é\u0301", "a", "the"]),
+                 min_size=1, max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(WORDS, st.data())
+def test_located_pieces_hold_every_selected_word(words, data):
+    text = " ".join(words)
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(words)), max_size=4))) | {0, len(words)})
+    picked = [" ".join(words[a:b]) for a, b in zip(cuts, cuts[1:]) if b > a and data.draw(st.booleans())]
+    content = " ".join(picked)
+    pieces = pure.locate_pieces(text, content)
+    assert all(text[p.start:p.end] == p.text for p in pieces)
+    assert " ".join(p.text for p in pieces).casefold().split() == content.casefold().split()
+
+
 def test_next_key():
     assert pure.next_key([]) == "[1]"
     assert pure.next_key(["[1]", "[7]", "x"]) == "[8]"
@@ -409,3 +443,68 @@ def test_aspects_are_checked_and_edited(demo):
     doc = store.aepd_export(demo, runs=["demo-dense"])
     assert doc["turns"] == [{"id": "demo-dense/101_1", "system": "demo-dense", "conversation": "101",
                              "aspects": [{"aspect": "Shoes", "ptkb": [], "text": ""}]}]
+
+
+def aepd_reply(aspects):
+    from tests.stub_llm import Reply
+
+    return lambda request: Reply(content=json.dumps({"aspects": aspects(request)}))
+
+
+def test_prefill_aspects_from_a_prejudge_run(demo):
+    """A tiny ``prejudge --task aepd`` against the stub endpoint, then its aspects pre-fill the organizer's list."""
+    from assess import prejudge
+    from assess.judges import OpenAIJudge
+    from tests.stub_llm import StubLLM
+
+    def aspects(request):
+        response = request["messages"][-1]["content"].rsplit("<<<", 1)[1].split(">>>", 1)[0]
+        return [{"aspect": "Race day", "ptkb": [7], "text": response.split(". ")[0]},
+                {"aspect": "Shoes", "ptkb": [3, 99], "text": ""}]
+
+    with StubLLM(reply=aepd_reply(aspects)) as stub:
+        plan = prejudge.plan(demo, "aepd", "llm:stub", "stub-1", limit=3)          # 101_1 x the three runs
+        prejudge.run(demo, plan, OpenAIJudge("stub-1", base_url=stub.base_url, api_key="k", timeout=5))
+    assert store.llm_aspect_sources(demo, "101_1", "demo-bm25") == ["llm:stub"]
+    assert store.llm_aspect_sources(demo, "101_2", "demo-bm25") == []
+    bm25 = store.response_text(demo, "demo-bm25", "101_1")
+    first = bm25.split(". ")[0]
+    assert store.llm_aspects(demo, "llm:stub", "101_1", "demo-bm25") == [
+        {"aspect": "Race day", "ptkb": ["7"], "text": first}, {"aspect": "Shoes", "ptkb": ["3"], "text": ""}]
+    # the organizer already has "race day" with her own content for demo-bm25: kept as it is
+    own = store.save_aspect(demo, "101_1", "race day", [])
+    store.set_aspect_content(demo, own, "demo-bm25", "On race day")
+    assert store.prefill_aspects(demo, "llm:stub", "101_1", "demo-bm25") == {
+        "added": 1, "existing": 1, "content": 1, "dropped_ptkb": 0}
+    listed = store.aspects(demo, "101_1")
+    assert [(a["aspect"], a["ptkb"], a["content"]) for a in listed] == [
+        ("race day", [], {"demo-bm25": "On race day"}), ("Shoes", ["3"], {"demo-bm25": ""})]
+    # another run: nothing new to add, the empty content of "race day" for demo-dense is filled
+    assert store.prefill_aspects(demo, "llm:stub", "101_1", "demo-dense") == {
+        "added": 0, "existing": 2, "content": 2, "dropped_ptkb": 0}
+    dense = store.response_text(demo, "demo-dense", "101_1")
+    assert store.aspects(demo, "101_1")[0]["content"]["demo-dense"] == dense.split(". ")[0]
+    assert store.prefill_aspects(demo, "llm:stub", "101_1", "demo-dense")["content"] == 0    # idempotent
+    # highlighting: the contents are located in the response
+    i = bm25.index("On race day")
+    assert store.content_spans(demo, "101_1", "demo-bm25") == [(i, i + len("On race day"))]
+    assert store.content_spans(demo, "101_1", "demo-dense") == [(0, len(dense.split(". ")[0]))]
+    with pytest.raises(AssessError, match="no AEPD aspects"):
+        store.prefill_aspects(demo, "llm:stub", "101_2", "demo-bm25")
+
+
+def test_prefill_drops_unknown_statements_and_uses_the_latest_answer(demo):
+    from store import prejudgments
+
+    prejudgments.ensure_llm_source(demo, "llm:x", "x", "v1")
+    for n, aspects in enumerate([[{"aspect": "Old", "ptkb": [], "text": ""}],
+                                 [{"aspect": "Plan", "ptkb": ["7", "99"], "text": "walk"}, {"aspect": " ", "text": ""}]]):
+        prejudgments.save(demo, prejudgments.Prejudgment("llm:x", "aepd", "101_2", "demo-dense", "x", "v1", f"h{n}",
+                                                         "raw", "ok", {"aspects": aspects}))
+    prejudgments.save(demo, prejudgments.Prejudgment("llm:x", "aepd", "101_2", "demo-dense", "x", "v1", "h3", "junk",
+                                                     "unparseable", None))
+    assert store.llm_aspects(demo, "llm:x", "101_2", "demo-dense") == [{"aspect": "Plan", "ptkb": ["7", "99"],
+                                                                         "text": "walk"}]
+    assert store.prefill_aspects(demo, "llm:x", "101_2", "demo-dense") == {
+        "added": 1, "existing": 0, "content": 1, "dropped_ptkb": 1}
+    assert [(a["aspect"], a["ptkb"]) for a in store.aspects(demo, "101_2")] == [("Plan", ["7"])]
