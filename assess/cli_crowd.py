@@ -71,12 +71,14 @@ def add_commands(sub) -> None:
     p = cs.add_parser("report", help="quality control: per-worker accuracy on tests, time, agreement; kappa, alpha",
                       description="Per-worker report for approve/reject decisions, the batches discarded by the "
                                   "QC rule, Fleiss' kappa and Krippendorff's alpha over the raw labels; --compare "
-                                  "gives accuracy and Cohen's kappa of the aggregated labels against other sources "
-                                  "(run `crowd aggregate` first).")
+                                  "gives accuracy and Cohen's kappa of the current majority labels against other "
+                                  "sources (computed from the answers: no need to run `crowd aggregate` first, and "
+                                  "nothing is written).")
     p.add_argument("name")
     add_db_argument(p)
     p.add_argument("--compare", action="append", default=[], metavar="SOURCE",
-                   help="an NtR label source to compare crowd:NAME with (e.g. llm:demo-gpt, an assessor)")
+                   help="an NtR label source to compare the current majority labels with (e.g. llm:demo-gpt, "
+                        "an assessor); repeatable")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_report)
 
@@ -123,6 +125,19 @@ def add_commands(sub) -> None:
     add_db_argument(p)
     p.add_argument("--reopen", action="store_true")
     p.set_defaults(func=cmd_close)
+
+
+ORGANIZER_WARNING = ("warning: ASSESS_ORGANIZER_PASSWORD is not set, so a worker who removes ?study= from the "
+                     "link can open the organizer pages (they show LLM labels); set it for the app before "
+                     "giving out the links")
+
+
+def _warn_open_organizer_pages() -> None:
+    """One warning line on stderr when the organizer pages have no password (a study link is public)."""
+    from assess.settings import organizer_password
+
+    if organizer_password() is None:
+        print(ORGANIZER_WARNING, file=sys.stderr)
 
 
 def _open(args):
@@ -176,6 +191,7 @@ def cmd_create(args) -> int:
                                        conversations=args.conversations, nugget_source=args.nuggets or "gold",
                                        known=known, guideline=guideline)
     summary["urls"] = entry_urls(args.base_url, name)
+    _warn_open_organizer_pages()
     if args.json:
         print(json.dumps(summary))
         return 0
@@ -192,22 +208,27 @@ def cmd_status(args) -> int:
     db = _open(args)
     if not args.name:
         studies = store_crowd.list_studies(db)
+        if any(s["status"] == "open" for s in studies):
+            _warn_open_organizer_pages()
         if args.json:
             print(json.dumps(studies))
         for s in studies if not args.json else ():
             print(f"{s['name']:20} {s['task']:9} {s['status']:9} {s['source']}")
         return 0
     result = store_crowd.progress(db, args.name)
+    if result["status"] == "open":
+        _warn_open_organizer_pages()
     if args.json:
         print(json.dumps(result))
         return 0
     print(f"study {args.name} ({result['task']}, {result['status']}): {result['assignments_done']} / "
-          f"{result['assignments_needed']} assignments done, {result['complete_batches']} / "
+          f"{result['assignments_needed']} assignments done (kept after QC; {result['assignments_discarded']} "
+          f"discarded, their batches offered again), {result['complete_batches']} / "
           f"{len(result['batches'])} batches complete")
-    print("batch  items  done  active  stale  workers")
+    print("batch  items   kept  discarded  active  stale  workers")
     for b in result["batches"]:
-        print(f"{b['batch']:>5}  {b['items']:5}  {b['completed']:2}/{b['k']:<2} {b['active']:6}  {b['stale']:5}  "
-              f"{b['workers']}")
+        print(f"{b['batch']:>5}  {b['items']:5}  {b['kept']:2}/{b['k']:<2}  {b['discarded']:9}  {b['active']:6}  "
+              f"{b['stale']:5}  {b['workers']}")
     if result["workers"]:
         print("worker                platform  done  active  answers  seconds  codes")
     for w in result["workers"]:
@@ -221,19 +242,11 @@ def _fmt(value, digits: int = 3) -> str:
 
 
 def cmd_report(args) -> int:
-    from assess.errors import AssessError
-    from assess.scoreboard import agreement_from_store
     from store import crowd as store_crowd
 
     db = _open(args)
     result = store_crowd.report(db, args.name)
-    study = store_crowd.get_study(db, args.name)
-    result["compare"] = {}
-    for other in args.compare:
-        if study.task != "ntr":
-            raise AssessError("--compare works for NtR studies (agreement --task ntr)")
-        rep = agreement_from_store(db, "ntr", study.source, other, weights=None, threshold=None)
-        result["compare"][other] = {"n": rep["n"], "accuracy": rep["agreement"], "kappa": rep["kappa"]}
+    result["compare"] = {other: store_crowd.compare(db, args.name, other) for other in args.compare}
     if args.json:
         print(json.dumps(result, default=str))
         return 0
@@ -247,10 +260,14 @@ def cmd_report(args) -> int:
     for label, groups in (("all completed batches", result["agreement_all"]),
                           ("kept after QC", result["agreement_kept"])):
         for name, g in groups.items():
-            print(f"agreement ({label}, {name}): {g['items']} items, Fleiss kappa {_fmt(g['fleiss_kappa'])} "
-                  f"over {g['fleiss_items']} items with k labels, Krippendorff alpha {_fmt(g['krippendorff_alpha'])}")
+            fleiss = (f"Fleiss kappa {_fmt(g['fleiss_kappa'])} over {g['fleiss_items']} items with "
+                      f"{g['fleiss_raters']} raters each (the most common number)" if g["fleiss_raters"]
+                      else "Fleiss kappa - (no item with 2 labels)")
+            print(f"agreement ({label}, {name}): {g['items']} items, {fleiss}, "
+                  f"Krippendorff alpha {_fmt(g['krippendorff_alpha'])}")
     for other, c in result["compare"].items():
-        print(f"crowd:{args.name} vs {other}: n {c['n']}, accuracy {_fmt(c['accuracy'])}, kappa {_fmt(c['kappa'])}")
+        print(f"crowd:{args.name} vs {other}: n {c['n']}, accuracy {_fmt(c['accuracy'])}, kappa {_fmt(c['kappa'])} "
+              f"({c['from']} labels)")
     return 0
 
 

@@ -380,12 +380,20 @@ def test_failed(answer: Answer, rule: str, bad_threshold: int = 3) -> bool:
     """Whether a test answer fails the rule: 'test' (CONE-RAG) any answer other than the known one;
     'known-bad' (CAsT 2022) a rating >= ``bad_threshold`` on an item whose known answer is below it;
     'none' never."""
-    if not answer.is_test or answer.known is None or rule == "none":
+    if not answer.is_test:
+        return False
+    return qc_failed(answer.value, answer.known, rule, bad_threshold)
+
+
+def qc_failed(value: int, known: int | None, rule: str, bad_threshold: int = 3) -> bool:
+    """Whether the answer ``value`` to a test item with the known answer ``known`` fails the rule
+    (see :func:`test_failed`); the store's slot count calls it through SQLite, so the rule lives here only."""
+    if known is None or rule == "none":
         return False
     if rule == "test":
-        return answer.value != answer.known
+        return value != known
     if rule == "known-bad":
-        return answer.known < bad_threshold and answer.value >= bad_threshold
+        return known < bad_threshold and value >= bad_threshold
     raise AssessError(f"qc rule is one of {', '.join(QC_RULES)}, not {rule!r}")
 
 
@@ -451,9 +459,12 @@ def agreement(answers: Iterable[Answer], config: StudyConfig, *, kept_only: bool
     """Fleiss' kappa and Krippendorff's alpha over the raw labels of regular items, per criterion
     (one group ``"match"`` for NtR).
 
-    Fleiss' kappa uses the items with exactly ``k`` labels (its definition needs equal counts);
-    Krippendorff's alpha every item with at least 2 labels (nominal for NtR, ordinal for 0-3 grades).
-    -1 labels are left out. ``kept_only`` drops discarded assignments and rejected workers first.
+    Fleiss' kappa needs the same number of raters for every item: it uses the items with the modal
+    number of labels (of the items with at least 2; on a tie the larger number), reported as
+    ``fleiss_items`` and ``fleiss_raters``, so it stays defined when QC discards some workers'
+    batches. Krippendorff's alpha uses every item with at least 2 labels (nominal for NtR, ordinal
+    for 0-3 grades). -1 labels are left out. ``kept_only`` drops discarded assignments and rejected
+    workers first.
     """
     from assess.agreement import fleiss_kappa, krippendorff_alpha
 
@@ -468,12 +479,15 @@ def agreement(answers: Iterable[Answer], config: StudyConfig, *, kept_only: bool
     out = {}
     for name, items in sorted(groups.items()):
         labels = list(items.values())
-        exact = [v for v in labels if len(v) == config.k]
+        sizes = Counter(len(v) for v in labels if len(v) >= 2)
+        raters = max(sizes, key=lambda n: (sizes[n], n)) if sizes else None
+        exact = [v for v in labels if len(v) == raters]
         out[name] = {
             "items": len(labels),
             "labels": sum(len(v) for v in labels),
             "fleiss_items": len(exact),
-            "fleiss_kappa": fleiss_kappa(exact, scale=config.scale, min_labels=config.k) if exact else None,
+            "fleiss_raters": raters,
+            "fleiss_kappa": fleiss_kappa(exact, scale=config.scale, min_labels=raters) if exact else None,
             "krippendorff_alpha": krippendorff_alpha(labels, scale=config.scale, min_labels=2,
                                                      level="nominal" if config.task == "ntr" else "ordinal"),
         }

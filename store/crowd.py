@@ -4,9 +4,11 @@ workers, recording answers, progress, and writing the aggregated labels as a lab
 The worker page calls only :func:`get_study`, :func:`enter`, :func:`consent`, :func:`screen` and
 :func:`answer`; they read the study's own tables plus the task content (turns, responses, gold
 nugget texts) and never a label table, so nothing another worker, an assessor or an LLM said can
-reach a worker's browser. Every answer is one transaction, idempotent per (assignment, item): a
-worker has at most one assignment per batch and a regular item sits in one batch, so a regular
-item is answered at most once per worker.
+reach a worker's browser. Known answers are read on that path only inside :func:`enter`'s count
+of a batch's slots (which completed assignments QC keeps), which returns a batch id, never them.
+Every answer is one transaction, idempotent per (assignment, item): a worker has at most one
+assignment per batch and a regular item sits in one batch, so a regular item is answered at most
+once per worker.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from sqlite_utils import Database
 
 from assess.crowd import (Answer, CrowdNtrRow, Entry, ItemView, KnownAnswer, StudyConfig, aggregate,
                           agreement, check_study_name, completion_code, default_guideline, make_batches,
-                          merge_guideline, screen_assignments, worker_report)
+                          merge_guideline, qc_failed, screen_assignments, worker_report)
 from assess.errors import AssessError, FormatError, UnknownItem
 from store.db import write
 from store.imports import ensure_source, now
@@ -218,14 +220,47 @@ def _current(db: Database, entry: Entry) -> Assignment | None:
                            (entry.study, entry.worker)))
 
 
+# A completed assignment is discarded when one of its test answers fails the study's QC rule
+# (assess.crowd.qc_failed, called through SQLite) or the organizer rejected its worker; otherwise kept.
+_DISCARDED = """(EXISTS (SELECT 1 FROM crowd_batch_items t
+                 JOIN crowd_answers x ON x.assignment_id = a.id AND x.item_id = t.item_id
+                 JOIN crowd_items i ON i.id = t.item_id
+                 WHERE t.batch_id = a.batch_id AND t.is_test = 1
+                   AND crowd_qc_failed(x.value, i.known_answer, :qc, :bad_threshold))
+        OR EXISTS (SELECT 1 FROM crowd_workers w WHERE w.study = a.study AND w.worker = a.worker
+                   AND w.decision = 'rejected'))"""
+# An assignment holds one of its batch's k slots while it is active and not stale, or completed and kept.
+_HOLDS_SLOT = f"(CASE WHEN a.status = 'active' THEN a.last_seen >= :cutoff ELSE NOT {_DISCARDED} END)"
+
+
+def _slot_params(db: Database, study: Study) -> dict:
+    """Register the QC rule for the slot SQL on this connection; the parameters that SQL needs."""
+    db.conn.create_function("crowd_qc_failed", 4, qc_failed, deterministic=True)
+    cutoff = _iso(datetime.now(timezone.utc) - timedelta(minutes=study.config.stale_minutes))
+    return {"cutoff": cutoff, "qc": study.config.qc, "bad_threshold": study.config.bad_threshold}
+
+
+def holding(db: Database, study: str) -> dict[str, int]:
+    """Per batch label: the assignments holding one of its k slots (active and not stale, or completed
+    and kept), as :func:`enter` counts them; one read, so a consistent snapshot."""
+    params = _slot_params(db, get_study(db, study))
+    return dict(db.conn.execute(
+        f"SELECT b.label, (SELECT COUNT(*) FROM crowd_assignments a WHERE a.batch_id = b.id AND {_HOLDS_SLOT}) "
+        "FROM crowd_batches b WHERE b.study = :study ORDER BY b.number", {**params, "study": study}))
+
+
 def enter(db: Database, entry: Entry) -> Assignment | None:
     """The worker's batch: the assignment of this session (resumed), else their unfinished one, else a
     new batch (one transaction, so two workers never take the last slot of a batch). None: no batch
     is left for this worker.
 
-    A new batch is one the worker never had, with fewer than k workers (completed, or unfinished and
-    active within ``stale_minutes``); batches whose test item the worker has not seen come first,
-    then the fullest (so batches complete early), then batch order.
+    A new batch is one the worker never had, with fewer than k assignments holding a slot: active
+    within ``stale_minutes``, or completed and kept. A completed assignment discarded by the QC rule
+    (or of a worker the organizer rejected) frees its slot, so the batch goes to another worker
+    until k kept workers completed it; the discarded answers stay stored. Batches whose test item
+    the worker has not seen come first, then the fullest (so batches complete early), then batch
+    order. The count and the insert run in one write transaction, so a batch never has more than k
+    assignments holding a slot (a stale worker who comes back and finishes may still add one).
     """
     if not entry.worker:
         raise AssessError("this link has no worker id (PROLIFIC_PID, workerId or worker)")
@@ -238,8 +273,8 @@ def enter(db: Database, entry: Entry) -> Assignment | None:
     if study.status != "open":
         raise AssessError("this study is closed: it takes no new work")
     stamp = now()
-    cutoff = _iso(datetime.now(timezone.utc) - timedelta(minutes=study.config.stale_minutes))
     with _one_writer(db), write(db):
+        params = _slot_params(db, study)
         found = _current(db, entry)      # again under the write lock: another tab may have been faster
         if found:
             return found
@@ -248,10 +283,9 @@ def enter(db: Database, entry: Entry) -> Assignment | None:
         if limit and c.execute("SELECT COUNT(*) FROM crowd_assignments WHERE study = ? AND worker = ?",
                                (entry.study, entry.worker)).fetchone()[0] >= limit:
             return None
-        row = c.execute("""
+        row = c.execute(f"""
             SELECT b.id,
-                   (SELECT COUNT(*) FROM crowd_assignments a WHERE a.batch_id = b.id
-                     AND (a.status = 'completed' OR a.last_seen >= :cutoff)) AS taken,
+                   (SELECT COUNT(*) FROM crowd_assignments a WHERE a.batch_id = b.id AND {_HOLDS_SLOT}) AS taken,
                    EXISTS (SELECT 1 FROM crowd_batch_items t
                            JOIN crowd_batch_items seen ON seen.item_id = t.item_id AND seen.is_test = 1
                            JOIN crowd_assignments mine ON mine.batch_id = seen.batch_id AND mine.worker = :worker
@@ -261,8 +295,7 @@ def enter(db: Database, entry: Entry) -> Assignment | None:
               AND NOT EXISTS (SELECT 1 FROM crowd_assignments a WHERE a.batch_id = b.id AND a.worker = :worker)
               AND taken < :k
             ORDER BY seen_test, taken DESC, b.number LIMIT 1""",
-                        {"cutoff": cutoff, "worker": entry.worker, "study": entry.study,
-                         "k": study.config.k}).fetchone()
+                        {**params, "worker": entry.worker, "study": entry.study, "k": study.config.k}).fetchone()
         if row is None:
             return None
         c.execute("INSERT INTO crowd_workers (study, worker, platform, first_seen) VALUES (?,?,?,?) "
@@ -418,18 +451,21 @@ def _items(db: Database, study: str) -> dict[int, dict]:
 
 
 def progress(db: Database, study: str) -> dict:
-    """Progress per batch (workers completed / active / k) and per worker (batches, answers, seconds, codes)."""
+    """Progress per batch (workers completed, of them kept and discarded by QC or rejection, active,
+    stale; k) and per worker (batches, answers, seconds, codes). A batch is complete with k kept
+    assignments; ``assignments_done`` counts kept ones (at most k per batch)."""
     s = get_study(db, study)
-    cutoff = _iso(datetime.now(timezone.utc) - timedelta(minutes=s.config.stale_minutes))
-    batches = [{"batch": r[0], "items": r[1], "completed": r[2], "active": r[3], "stale": r[4], "k": s.config.k,
-                "workers": r[5] or ""} for r in db.conn.execute(
+    params = _slot_params(db, s)
+    batches = [{"batch": r[0], "items": r[1], "completed": r[2], "kept": r[3], "discarded": r[4], "active": r[5],
+                "stale": r[6], "k": s.config.k, "workers": r[7] or ""} for r in db.conn.execute(
         "SELECT b.label, (SELECT COUNT(*) FROM crowd_batch_items bi WHERE bi.batch_id = b.id), "
-        "SUM(a.status = 'completed'), SUM(a.status = 'active' AND a.last_seen >= ?), "
-        "SUM(a.status = 'active' AND a.last_seen < ?), GROUP_CONCAT(a.worker, ' ') "
-        "FROM crowd_batches b LEFT JOIN crowd_assignments a ON a.batch_id = b.id WHERE b.study = ? "
-        "GROUP BY b.id ORDER BY b.number", (cutoff, cutoff, study))]
+        f"SUM(a.status = 'completed'), SUM(a.status = 'completed' AND NOT {_DISCARDED}), "
+        f"SUM(a.status = 'completed' AND {_DISCARDED}), SUM(a.status = 'active' AND a.last_seen >= :cutoff), "
+        "SUM(a.status = 'active' AND a.last_seen < :cutoff), GROUP_CONCAT(a.worker, ' ') "
+        "FROM crowd_batches b LEFT JOIN crowd_assignments a ON a.batch_id = b.id WHERE b.study = :study "
+        "GROUP BY b.id ORDER BY b.number", {**params, "study": study})]
     for b in batches:
-        for key in ("completed", "active", "stale"):
+        for key in ("completed", "kept", "discarded", "active", "stale"):
             b[key] = b[key] or 0
     workers = [{"worker": r[0], "platform": r[1], "decision": r[2], "completed": r[3] or 0, "active": r[4] or 0,
                 "answers": r[5], "seconds": r[6], "codes": r[7] or ""} for r in db.conn.execute(
@@ -445,10 +481,11 @@ def progress(db: Database, study: str) -> dict:
         "(SELECT GROUP_CONCAT(a.completion_code, ' ') FROM crowd_assignments a WHERE a.study = w.study "
         " AND a.worker = w.worker AND a.completion_code IS NOT NULL) "
         "FROM crowd_workers w WHERE w.study = ? ORDER BY w.first_seen, w.worker", (study,))]
-    done = sum(min(b["completed"], b["k"]) for b in batches)
+    done = sum(min(b["kept"], b["k"]) for b in batches)
     return {"study": study, "task": s.task, "status": s.status, "batches": batches, "workers": workers,
             "assignments_done": done, "assignments_needed": len(batches) * s.config.k,
-            "complete_batches": sum(b["completed"] >= b["k"] for b in batches)}
+            "assignments_discarded": sum(b["discarded"] for b in batches),
+            "complete_batches": sum(b["kept"] >= b["k"] for b in batches)}
 
 
 def report(db: Database, study: str) -> dict:
@@ -484,6 +521,43 @@ def aggregated_rows(db: Database, study: str) -> list[dict]:
                      "nugget_key": it["nugget_key"], "criterion": it["criterion"], "n": vote.n,
                      "counts": json.dumps(vote.counts), "mean": vote.mean, "tie": vote.tie, "label": vote.label})
     return rows
+
+
+def compare(db: Database, study: str, other: str) -> dict:
+    """Accuracy and Cohen's kappa of the study's current majority labels against the NtR label source
+    ``other``, as ``agreement --task ntr --a crowd:NAME --b OTHER`` gives them after ``aggregate``
+    (items matched on turn, nugget text and run; undecided items left out), computed from the
+    answers now, so nothing needs to be written first and nothing is written. A study imported
+    with labels only (no worker answers) is compared through its stored labels."""
+    from assess.agreement import agreement_report
+    from assess.scoreboard import agreement_from_store
+
+    s = get_study(db, study)
+    if s.task != "ntr":
+        raise AssessError("--compare works for NtR studies (agreement --task ntr)")
+    sources = {r[0] for r in db.conn.execute("SELECT DISTINCT source FROM ntr_labels")}
+    if other not in sources:
+        raise AssessError(f"source {other!r} has no ntr labels; sources with ntr labels: "
+                          f"{', '.join(sorted(sources)) or 'none'}")
+    if s.status == "imported" and not db.conn.execute(
+            "SELECT 1 FROM crowd_assignments WHERE study = ? LIMIT 1", (study,)).fetchone():
+        rep = agreement_from_store(db, "ntr", s.source, other, weights=None, threshold=None)
+        return {"n": rep["n"], "accuracy": rep["agreement"], "kappa": rep["kappa"], "from": "stored labels"}
+    theirs = defaultdict(list)
+    for turn, text, run, match in db.conn.execute(
+            "SELECT l.turn_id, n.text, l.run, l.match FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id "
+            "WHERE l.source = ?", (other,)):
+        theirs[(turn, text, run)].append(match)
+    items = _items(db, study)
+    mine, other_labels = [], []
+    for r in aggregated_rows(db, study):
+        if r["label"] is None:
+            continue
+        for value in theirs.get((r["turn_id"], items[r["item_id"]]["nugget"], r["run"]), ()):
+            mine.append(r["label"])
+            other_labels.append(value)
+    rep = agreement_report(mine, other_labels, scale=(0, 1), ci=False)
+    return {"n": rep["n"], "accuracy": rep["agreement"], "kappa": rep["kappa"], "from": "current majority"}
 
 
 def raw_rows(db: Database, study: str) -> list[dict]:

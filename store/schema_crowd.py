@@ -1,8 +1,9 @@
 """Migration 3: tables for crowd studies (batches, assignments to workers, answers).
 
 A study's regular items are cut into batches, each with one hidden test item; a batch is given to
-k distinct workers (``crowd_assignments``, one row per worker and batch, never twice); every answer
-is one row keyed by (assignment, item), so a repeated submission changes nothing. The aggregated
+distinct workers (``crowd_assignments``, one row per worker and batch, never twice) until k of them
+completed it and were kept by QC (a discarded assignment stays, with its answers, and frees its
+slot); every answer is one row keyed by (assignment, item), so a repeated submission changes nothing. The aggregated
 labels of a study are written to ``ntr_labels`` / ``response_labels`` as the source ``crowd:<study>``.
 """
 

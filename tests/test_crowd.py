@@ -168,6 +168,45 @@ def test_fleiss_and_krippendorff_by_hand():
     assert result["krippendorff_alpha"] == pytest.approx(7 / 18)
 
 
+def test_fleiss_after_qc_uses_the_modal_number_of_raters_by_hand():
+    # SCENARIO with c discarded keeps 2 labels per item (k = 3): item 1 {1, 1}, item 2 {1, 0}, item 3 {0, 0}.
+    # Fleiss, 2 raters: P_i = 1, 0, 1 -> P = 2/3; p_1 = 3/6 -> P_e = 1/2; kappa = (2/3 - 1/2) / (1/2) = 1/3.
+    # Krippendorff (nominal): o_11 = 2, o_00 = 2, o_01 = o_10 = 1, n = 6: D_o = 2/6, D_e = 2*3*3 / (6*5) = 3/5
+    # -> alpha = 1 - (1/3) / (3/5) = 4/9.
+    config = StudyConfig(qc="test")
+    kept = crowd.agreement(SCENARIO, config, kept_only=True)["match"]
+    assert (kept["items"], kept["labels"], kept["fleiss_items"], kept["fleiss_raters"]) == (3, 6, 3, 2)
+    assert kept["fleiss_kappa"] == pytest.approx(1 / 3)
+    assert kept["krippendorff_alpha"] == pytest.approx(4 / 9)
+    # before QC: {1, 1, 0}, {1, 0, 1}, {0, 0, 1}: P_i = 1/3 each; p_1 = 5/9 -> P_e = 41/81;
+    # kappa = (27/81 - 41/81) / (40/81) = -0.35
+    every = crowd.agreement(SCENARIO, config, kept_only=False)["match"]
+    assert (every["fleiss_items"], every["fleiss_raters"]) == (3, 3)
+    assert every["fleiss_kappa"] == pytest.approx(-0.35)
+    # mixed counts: 3 items with 3 labels, 1 with 2, 1 with 1 -> the 3 items with 3 raters:
+    # [1,1,1] [0,0,0] [1,1,0]: P = (1 + 1 + 1/3) / 3 = 7/9; p_1 = 5/9 -> P_e = 41/81; kappa = (63 - 41) / 40 = 0.55
+    labels = [[1, 1, 1], [0, 0, 0], [1, 1, 0], [1, 0], [1]]
+    answers = [Answer(f"w{j}", 10 * i + j, str(i), i, v) for i, item in enumerate(labels) for j, v in enumerate(item)]
+    mixed = crowd.agreement(answers, StudyConfig(qc="none"))["match"]
+    assert (mixed["items"], mixed["fleiss_items"], mixed["fleiss_raters"]) == (5, 3, 3)
+    assert mixed["fleiss_kappa"] == pytest.approx(0.55)
+    # a tie between 2 and 3 labels (two items each) takes the larger number of raters
+    tied = [[1, 1, 1], [0, 0, 1], [1, 0], [0, 0]]
+    answers = [Answer(f"w{j}", 10 * i + j, str(i), i, v) for i, item in enumerate(tied) for j, v in enumerate(item)]
+    assert crowd.agreement(answers, StudyConfig(qc="none"))["match"]["fleiss_raters"] == 3
+    # nothing with 2 labels: no kappa
+    single = crowd.agreement([Answer("w", 1, "1", 1, 1)], StudyConfig(qc="none"))["match"]
+    assert (single["fleiss_items"], single["fleiss_raters"], single["fleiss_kappa"]) == (0, None, None)
+
+
+def test_qc_failed_is_the_rule_of_test_failed():
+    for rule in crowd.QC_RULES:
+        for known in (None, 0, 1, 2, 3):
+            for value in (-1, 0, 1, 2, 3):
+                assert crowd.qc_failed(value, known, rule, 2) == \
+                    crowd.test_failed(Answer("w", 1, "1", 9, value, None, True, known), rule, 2)
+
+
 def test_completion_codes_and_entry_parameters():
     code = crowd.completion_code("s3cret", "demo", "w1", "4")
     assert len(code) == 10 and code.isalnum() and code == crowd.completion_code("s3cret", "demo", "w1", "4")
@@ -253,6 +292,50 @@ def test_k_distinct_workers_per_batch_and_never_the_same_batch_twice(demo):
     assert all(n == distinct <= 3 for _, n, distinct in batches)
 
 
+def test_a_batch_discarded_by_qc_goes_to_new_workers_until_k_kept(demo):
+    store_crowd.create_demo_study(demo)                                 # k = 3, qc test
+    known = dict(demo.execute("SELECT id, known_answer FROM crowd_items WHERE known_answer IS NOT NULL"))
+    right = lambda v: known.get(v.item_id, 1)                            # noqa: E731
+    wrong = lambda v: 1 - known[v.item_id] if v.item_id in known else 1  # noqa: E731
+
+    def batch1():
+        b = store_crowd.progress(demo, "demo")["batches"][0]
+        return b["completed"], b["kept"], b["discarded"], b["active"]
+
+    a, b, c = (store_crowd.enter(demo, entry(w)) for w in "abc")
+    assert [x.batch for x in (a, b, c)] == ["1", "1", "1"]
+    do_batch(demo, a, right)
+    do_batch(demo, b, wrong)                                            # b fails the test item: discarded
+    assert batch1() == (2, 1, 1, 1)                                     # a kept + c in progress: 2 of 3 slots
+    assert store_crowd.holding(demo, "demo")["1"] == 2
+    assert store_crowd.enter(demo, entry("d")).batch == "1"             # a 4th worker gets batch 1
+    assert store_crowd.enter(demo, entry("e")).batch == "2"             # a, c, d hold its 3 slots
+    do_batch(demo, c, wrong)                                            # c fails too: a kept + d in progress
+    assert store_crowd.enter(demo, entry("b", session="again")).batch == "2"   # never batch 1 again
+    f = store_crowd.enter(demo, entry("f"))
+    assert f.batch == "1"                                               # the 5th worker of batch 1
+    do_batch(demo, store_crowd.enter(demo, entry("d")), right)
+    do_batch(demo, f, right)
+    assert batch1() == (5, 3, 2, 0)                                     # a, d, f kept: batch 1 is full
+    assert store_crowd.enter(demo, entry("g")).batch == "2"
+    progress = store_crowd.progress(demo, "demo")
+    assert (progress["assignments_done"], progress["complete_batches"], progress["assignments_discarded"]) \
+        == (3, 1, 2)
+    # the discarded workers' answers stay stored (11 each), out of the majority: 3 kept labels per item
+    assert demo.execute("SELECT a.worker, COUNT(*) FROM crowd_answers x JOIN crowd_assignments a ON "
+                        "a.id = x.assignment_id WHERE a.worker IN ('b', 'c') AND a.status = 'completed' "
+                        "GROUP BY a.worker ORDER BY 1").fetchall() == [("b", 11), ("c", 11)]
+    votes = store_crowd.aggregated_rows(demo, "demo")
+    assert len(votes) == 10 and {r["n"] for r in votes} == {3}
+    # an organizer's rejection frees the slot too: batch 2 is full (e, b, g), so h gets batch 1
+    store_crowd.set_decision(demo, "demo", "d", "rejected")
+    assert batch1() == (5, 2, 3, 0)
+    assert store_crowd.enter(demo, entry("h")).batch == "1"
+    batches = demo.execute("SELECT batch_id, COUNT(*), COUNT(DISTINCT worker) FROM crowd_assignments "
+                           "GROUP BY batch_id").fetchall()
+    assert all(n == distinct for _, n, distinct in batches)
+
+
 def test_test_items_prefer_batches_whose_test_is_new_to_the_worker(demo):
     store_crowd.create_demo_study(demo)
     seen = []
@@ -309,7 +392,12 @@ def test_the_worker_code_path_never_reads_labels(demo):
     assert len(views) == 11 and study.name == "demo"
     touched = [s for s in statements if any(t in s for t in LABEL_TABLES)]
     assert touched == []
-    assert not any("known_answer" in s for s in statements)
+    # known answers are read only by enter's count of a batch's slots (discarded batches free theirs);
+    # that statement returns the batch id, its count and a flag, and enter returns an Assignment
+    reading = [s for s in statements if "known_answer" in s]
+    assert len(reading) == 1 and reading[0].lstrip().startswith("SELECT b.id,") and "AS taken" in reading[0]
+    assert set(store_crowd.Assignment._fields) == {"id", "study", "worker", "batch", "session", "submit_to",
+                                                   "status", "consented", "code"}
     assert set(crowd.ItemView.__dataclass_fields__) == {"item_id", "task", "response", "nugget", "criterion",
                                                          "utterance", "history"}
 
@@ -323,17 +411,25 @@ def test_full_demo_study_aggregates_and_compares_with_the_llm(demo, tmp_path):
     while (a := store_crowd.enter(demo, entry(f"w{n % 19}", session=f"s{n}"))) is not None:
         do_batch(demo, a, oracle)
         n += 1
-    assert n == 19 * 3 - 1                                               # then no batch is left for anyone
+    assert n == 19 * 3                        # spam's batch went to a 4th worker; then no batch is left for anyone
     progress = store_crowd.progress(demo, "demo")
-    assert (progress["assignments_done"], progress["complete_batches"]) == (57, 19)
+    assert (progress["assignments_done"], progress["complete_batches"], progress["assignments_discarded"]) \
+        == (57, 19, 1)
+    assert [(b["completed"], b["kept"], b["discarded"]) for b in progress["batches"]] == [(4, 3, 1)] + [(3, 3, 0)] * 18
     report = store_crowd.report(demo, "demo")
     assert report["discarded"] == {spammer.id: report["discarded"][spammer.id]}
     spam = next(w for w in report["workers"] if w["worker"] == "spam")
     assert (spam["test_accuracy"], spam["agreement_with_majority"], spam["discarded"]) == (0.0, 0.0, 1)
     kept = report["agreement_kept"]["match"]
-    # batch 1 keeps 2 labels per item (spam discarded): Fleiss' kappa uses the 176 items with 3 labels
-    assert (kept["items"], kept["fleiss_items"], kept["fleiss_kappa"], kept["krippendorff_alpha"]) == (186, 176, 1.0, 1.0)
-    assert report["agreement_all"]["match"]["krippendorff_alpha"] < 1.0
+    # after QC every item has 3 kept labels (batch 1 was done again by a 4th worker)
+    assert (kept["items"], kept["fleiss_items"], kept["fleiss_raters"], kept["fleiss_kappa"],
+            kept["krippendorff_alpha"]) == (186, 186, 3, 1.0, 1.0)
+    every = report["agreement_all"]["match"]
+    # before QC batch 1's 10 items have 4 labels: Fleiss' kappa uses the 176 items with the modal 3
+    assert (every["fleiss_items"], every["fleiss_raters"]) == (176, 3) and every["krippendorff_alpha"] < 1.0
+    raw = store_crowd.raw_rows(demo, "demo")
+    assert len(raw) == 3 * (18 * 11 + 7) + 11                             # spam's 11 answers stay stored
+    assert sum(r["worker"] == "spam" and not r["kept"] for r in raw) == 11
     summary = store_crowd.write_aggregate(demo, "demo")
     assert (summary["labels"], summary["removed"]) == (186, 0)
     assert demo.execute("SELECT COUNT(*), MIN(mode), MIN(via) FROM ntr_labels WHERE source = 'crowd:demo'").fetchone() \
@@ -372,6 +468,39 @@ def test_response_study_known_bad_screening_and_mean_ties(demo):
     store_crowd.write_aggregate(demo, "demo-response")
     assert demo.execute("SELECT COUNT(*), MIN(value), MAX(value) FROM response_labels "
                         "WHERE source = 'crowd:demo-response'").fetchone() == (10, 3, 3)
+
+
+def test_compare_uses_the_current_majority_without_aggregate(demo, tmp_path):
+    store_crowd.create_demo_study(demo)
+    oracle = llm_answer(demo)
+    for w in ("a", "b", "c"):
+        do_batch(demo, store_crowd.enter(demo, entry(w)), oracle)
+    # batch 1: 10 pairs, all three answer as the LLM did -> 10 decided labels equal to llm:demo-gpt
+    llm = [oracle(crowd.ItemView(r["item_id"], "ntr", "")) for r in store_crowd.aggregated_rows(demo, "demo")]
+    assert len(llm) == 10 and 0 < sum(llm) < 10
+    assert store_crowd.compare(demo, "demo", "llm:demo-gpt") == {"n": 10, "accuracy": 1.0, "kappa": 1.0,
+                                                                  "from": "current majority"}
+    assert demo.execute("SELECT COUNT(*) FROM ntr_labels WHERE source = 'crowd:demo'").fetchone() == (0,)
+    # a 4th and 5th worker who say the opposite of b and c: a rejection of b and c changes the majority at once
+    store_crowd.set_decision(demo, "demo", "b", "rejected")
+    store_crowd.set_decision(demo, "demo", "c", "rejected")
+    for w in ("d", "e"):
+        do_batch(demo, store_crowd.enter(demo, entry(w)), lambda v: 1 - oracle(v) if v.item_id not in {
+            i for (i,) in demo.execute("SELECT id FROM crowd_items WHERE known_answer IS NOT NULL")} else oracle(v))
+    # per item: a (= llm) against d, e (both the opposite): 2 to 1 -> every decided label is the opposite
+    result = store_crowd.compare(demo, "demo", "llm:demo-gpt")
+    assert (result["n"], result["accuracy"]) == (10, 0.0) and result["kappa"] < 0
+    with pytest.raises(AssessError, match="source 'llm:nobody' has no ntr labels"):
+        store_crowd.compare(demo, "demo", "llm:nobody")
+    store_crowd.create_demo_study(demo, "response")
+    with pytest.raises(AssessError, match="NtR studies"):
+        store_crowd.compare(demo, "demo-response", "llm:demo-gpt")
+    # a study imported with labels only is compared through its stored labels
+    path = tmp_path / "labels.tsv"
+    path.write_text("1_101_1_1_demo-dense\t1\n1_101_1_2_demo-dense\t0\n")
+    store_crowd.import_ntr_study(demo, str(path), crowd.parse_crowd_ntr(path), study="plain", nugget_source="gold")
+    plain = store_crowd.compare(demo, "plain", "llm:demo-gpt")
+    assert (plain["n"], plain["from"]) == (2, "stored labels")
 
 
 def test_closed_study_takes_no_new_workers(demo):
@@ -440,7 +569,13 @@ def test_cli_create_status_report_aggregate_export(cli_db, tmp_path):
     status = json.loads(run_cli("crowd", "status", "demo", "--json", db=cli_db, check=True).stdout)
     assert (status["assignments_done"], status["complete_batches"]) == (6, 2)
     text = run_cli("crowd", "status", "demo", db=cli_db, check=True).stdout
-    assert "6 / 57 assignments done" in text and "w0 w1 w2" in text
+    assert "6 / 57 assignments done" in text and "w0 w1 w2" in text and "0 discarded" in text
+    # report --compare before any aggregate: from the current majority labels, writing nothing
+    before = snapshot(cli_db)
+    report = run_cli("crowd", "report", "demo", "--compare", "llm:demo-gpt", db=cli_db, check=True).stdout
+    assert "crowd:demo vs llm:demo-gpt: n 20, accuracy 1.000, kappa 1.000 (current majority labels)" in report
+    assert "Fleiss kappa 1.000 over 20 items with 3 raters each" in report and "with k labels" not in report
+    assert snapshot(cli_db) == before
     assert json.loads(run_cli("crowd", "aggregate", "demo", "--json", db=cli_db, check=True).stdout)["labels"] == 20
     report = run_cli("crowd", "report", "demo", "--compare", "llm:demo-gpt", db=cli_db, check=True).stdout
     assert "crowd:demo vs llm:demo-gpt: n 20, accuracy 1.000, kappa 1.000" in report
@@ -460,6 +595,27 @@ def test_cli_create_status_report_aggregate_export(cli_db, tmp_path):
     again = run_cli("agreement", "--task", "ntr", "--a", "crowd:demo", "--b", "crowd:back", "--json", db=cli_db,
                     check=True)
     assert (json.loads(again.stdout)["n"], json.loads(again.stdout)["agreement"]) == (20, 1.0)
+
+
+def test_cli_warns_when_the_organizer_pages_have_no_password(tmp_path, monkeypatch):
+    monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
+    db = tmp_path / "warn.db"
+    run_cli("init", "--demo", db=db, check=True)
+    created = run_cli("crowd", "create", "--demo", db=db, check=True)
+    warning = [line for line in created.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warning) == 1 and "ASSESS_ORGANIZER_PASSWORD is not set" in warning[0]
+    assert "removes ?study=" in warning[0] and "LLM labels" in warning[0]
+    assert "study demo:" in created.stdout and "ASSESS_ORGANIZER_PASSWORD" not in created.stdout
+    for args in (["crowd", "status", "demo"], ["crowd", "status", "demo", "--json"], ["crowd", "status"]):
+        proc = run_cli(*args, db=db, check=True)
+        assert proc.stderr.count("warning: ASSESS_ORGANIZER_PASSWORD is not set") == 1, args
+    json.loads(run_cli("crowd", "status", "demo", "--json", db=db, check=True).stdout)   # stdout stays JSON
+    run_cli("crowd", "close", "demo", db=db, check=True)           # a closed study takes no new workers
+    assert "warning" not in run_cli("crowd", "status", "demo", db=db, check=True).stderr
+    monkeypatch.setenv("ASSESS_ORGANIZER_PASSWORD", "s3cret")
+    quiet = run_cli("crowd", "create", "--demo", "--task", "response", db=db, check=True)
+    assert quiet.stderr == ""
+    assert run_cli("crowd", "status", "demo-response", db=db, check=True).stderr == ""
 
 
 def test_cli_refuses_bad_input_with_one_line_and_writes_nothing(cli_db):
@@ -521,10 +677,16 @@ def test_cone_rag_mturk_labels_import(tmp_path):
 
 def test_workers_at_once_lose_no_answer_and_duplicate_none(tmp_path):
     """A smaller run of tests/benchmarks/load_crowd.py: 40 workers answer at once through the page's
-    store functions, each re-sending one answer."""
+    store functions, each re-sending one answer; then a second wave races for the slots QC freed."""
     from tests.benchmarks.load_crowd import run_load
 
     result = run_load(tmp_path / "load.db", workers=40, deadline_s=120)
     assert result["ok"], result
-    assert result["answers_stored"] == result["distinct_answers"] == result["answers_acknowledged"] == 40 * 11
-    assert result["resent_reported_not_new"] == 40 and result["resent_values_stored"] == 0
+    served = 40 + result["second_wave_served"]
+    assert result["discarded"] > 0 and result["second_wave_served"] >= result["slots_freed_after_wave_1"] > 0
+    assert result["answers_stored"] == result["distinct_answers"] == result["answers_acknowledged"] \
+        == result["assignment_items"] > 40 * 11
+    assert result["completed"] == served
+    assert result["resent_reported_not_new"] == served and result["resent_values_stored"] == 0
+    assert result["batches_over_k"] == result["monitor_over_k"] == 0 and result["monitor_max_holding"] <= result["k"]
+    assert result["kept"] <= result["k"] * result["batches"]

@@ -3,13 +3,21 @@ once, through the store functions the worker page calls (``store.crowd.enter``, 
 ``screen``, ``answer``), each worker in its own thread opening the store per request as a Streamlit
 script run does. Every worker also re-sends one answer (a double click or a retried request).
 
-Checks that no answer is lost and none duplicated (one row per (assignment, item), every batch
-complete, no batch over k workers, every re-sent answer reported as not new) and reports answers
-per second and the latency of ``answer`` (median, p95, max). Local only: a temporary SQLite file,
-no network (nothing listens, not even on 127.0.0.1). Bounded: it gives up after --deadline seconds
-and exits 1 on a failed check.
+About half the workers fail their batch's hidden test item (their answers alternate 0 and 1), so
+QC discards their batches and frees those slots: a batch goes out until k kept workers completed
+it. Once the first wave is done, a second wave arrives at once (as many workers as slots were
+freed, plus a tenth of N) and races for the freed slots; those who find none are turned away.
 
-Run: python tests/benchmarks/load_crowd.py [--workers 200] [--think 0] [--deadline 120]
+Checks that no answer is lost and none duplicated (one row per (assignment, item), every re-sent
+answer reported as not new), that no worker gets two batches, that the second wave takes every
+freed slot, and that no batch ever has more than k assignments in progress or completed and kept:
+at the end (from the progress report), and throughout the run in a monitor thread reading the
+slot counts every 20 ms. Reports answers per second, the latency of ``answer`` (median, p95,
+max), the batches discarded and the assignments given out again in their place. Local only: a
+temporary SQLite file, no network (nothing listens, not even on 127.0.0.1). Bounded: it gives up
+after --deadline seconds and exits 1 on a failed check.
+
+Run: python tests/benchmarks/load_crowd.py [--workers 200] [--think 0] [--deadline 120] [--no-second-wave]
 """
 from __future__ import annotations
 
@@ -28,8 +36,9 @@ sys.path.insert(0, str(ROOT))
 
 
 def run_load(db_path: Path, workers: int = 200, deadline_s: float = 120.0, batch_size: int = 10,
-             think_s: float = 0.0, seed: int = 0) -> dict:
-    """Create the demo and a demo NtR study with room for ``workers``, run them at once, check, measure.
+             think_s: float = 0.0, seed: int = 0, second_wave: bool = True) -> dict:
+    """Create the demo and a demo NtR study with room for ``workers``, run them at once, then (with
+    ``second_wave``) the workers who race for the slots QC freed; check, measure.
 
     ``think_s`` > 0: each worker waits a random time (exponential, that mean) before each answer,
     as people do; 0 sends every answer as fast as the store takes it (the worst burst).
@@ -46,19 +55,25 @@ def run_load(db_path: Path, workers: int = 200, deadline_s: float = 120.0, batch
     store_crowd.create_demo_study(db, name="load", k=k, batch_size=batch_size)
     db.conn.close()
 
-    start = threading.Barrier(workers + 1)
     latencies: list[float] = []
     repeats: list[bool] = []
     acknowledged: list[int] = []       # answers each worker was told were stored (new=True)
+    turned_away: list[int] = []        # workers who found no batch left (second wave only)
     errors: list[str] = []
     lock = threading.Lock()
+    stop_at = time.monotonic() + deadline_s
 
-    def worker(n: int) -> None:
+    def worker(n: int, start: threading.Barrier) -> None:
         rng = random.Random(seed * 100_003 + n)
         try:
             start.wait(timeout=deadline_s)
             conn = open_db(db_path)          # the page's first script run: enter, consent
             assignment = store_crowd.enter(conn, entry_from_params({"study": "load", "worker": f"lw{n:04d}"}))
+            if assignment is None:
+                conn.conn.close()
+                with lock:
+                    turned_away.append(n)
+                return
             store_crowd.consent(conn, assignment.id)
             conn.conn.close()
             own, again = [], []
@@ -90,16 +105,50 @@ def run_load(db_path: Path, workers: int = 200, deadline_s: float = 120.0, batch
             with lock:
                 errors.append(f"worker {n}: {type(exc).__name__}: {exc}")
 
-    threads = [threading.Thread(target=worker, args=(n,), daemon=True) for n in range(workers)]
-    for t in threads:
-        t.start()
-    start.wait(timeout=deadline_s)
-    began = time.perf_counter()
-    stop_at = time.monotonic() + deadline_s
-    for t in threads:
-        t.join(timeout=max(0.0, stop_at - time.monotonic()))
-    elapsed = time.perf_counter() - began
-    alive = sum(t.is_alive() for t in threads)
+    def wave(numbers: range) -> tuple[float, int]:
+        """Start the workers ``numbers`` at once; (seconds until all finished, how many did not finish)."""
+        start = threading.Barrier(len(numbers) + 1)
+        threads = [threading.Thread(target=worker, args=(n, start), daemon=True) for n in numbers]
+        for t in threads:
+            t.start()
+        start.wait(timeout=deadline_s)
+        began = time.perf_counter()
+        for t in threads:
+            t.join(timeout=max(0.0, stop_at - time.monotonic()))
+        return time.perf_counter() - began, sum(t.is_alive() for t in threads)
+
+    done = threading.Event()
+    watched = {"samples": 0, "max_holding": 0, "over_k": []}
+
+    def monitor() -> None:
+        """Throughout the run: per batch, assignments in progress + completed and kept never exceed k."""
+        try:
+            conn = open_db(db_path)
+            while not done.is_set():
+                for batch, holding in store_crowd.holding(conn, "load").items():
+                    watched["max_holding"] = max(watched["max_holding"], holding)
+                    if holding > k:
+                        watched["over_k"].append((batch, holding))
+                watched["samples"] += 1
+                time.sleep(0.02)
+            conn.conn.close()
+        except Exception as exc:
+            with lock:
+                errors.append(f"monitor: {type(exc).__name__}: {exc}")
+
+    watcher = threading.Thread(target=monitor, daemon=True)
+    watcher.start()
+    elapsed, alive = wave(range(workers))
+    freed = refill = 0
+    if second_wave and not alive:
+        check = open_db(db_path)
+        freed = k * batches - sum(b["kept"] for b in store_crowd.progress(check, "load")["batches"])
+        check.conn.close()
+        refill = freed + workers // 10
+        elapsed2, alive2 = wave(range(workers, workers + refill))
+        elapsed, alive = elapsed + elapsed2, alive + alive2
+    done.set()
+    watcher.join(timeout=10)
 
     check = open_db(db_path)
     c = check.conn
@@ -108,27 +157,38 @@ def run_load(db_path: Path, workers: int = 200, deadline_s: float = 120.0, batch
     stored = c.execute("SELECT COUNT(*), COUNT(DISTINCT assignment_id || ' ' || item_id) FROM crowd_answers"
                        ).fetchone()
     resent_kept = c.execute("SELECT COUNT(*) FROM crowd_answers WHERE seconds = 9.0").fetchone()[0]
-    over_k = c.execute("SELECT COUNT(*) FROM (SELECT batch_id FROM crowd_assignments GROUP BY batch_id "
-                       "HAVING COUNT(*) > ?)", (k,)).fetchone()[0]
+    beyond_k = c.execute("SELECT COALESCE(SUM(n - ?), 0) FROM (SELECT COUNT(*) AS n FROM crowd_assignments "
+                         "GROUP BY batch_id HAVING COUNT(*) > ?)", (k, k)).fetchone()[0]
+    second = c.execute("SELECT COUNT(*) FROM crowd_assignments WHERE worker >= ?", (f"lw{workers:04d}",)
+                       ).fetchone()[0]
     per_worker = c.execute("SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM crowd_assignments GROUP BY worker)"
                            ).fetchone()[0]
     completed = c.execute("SELECT COUNT(*) FROM crowd_assignments WHERE status = 'completed'").fetchone()[0]
+    final = store_crowd.progress(check, "load")
+    over_k = sum(b["kept"] + b["active"] > k for b in final["batches"])
     check.conn.close()
+    served = workers + refill - len(turned_away)
     ordered = sorted(latencies)
     result = {
-        "workers": workers, "think_s": think_s, "k": k, "batches": batches, "elapsed_s": round(elapsed, 3), "unfinished": alive,
-        "errors": errors[:5], "answers_acknowledged": sum(acknowledged), "assignment_items": expected,
-        "answers_stored": stored[0], "distinct_answers": stored[1], "completed": completed,
-        "resent": len(repeats), "resent_reported_not_new": sum(repeats), "resent_values_stored": resent_kept,
-        "batches_over_k": over_k, "max_assignments_per_worker": per_worker,
+        "workers": workers, "think_s": think_s, "k": k, "batches": batches, "elapsed_s": round(elapsed, 3),
+        "unfinished": alive, "errors": errors[:5], "answers_acknowledged": sum(acknowledged),
+        "assignment_items": expected, "answers_stored": stored[0], "distinct_answers": stored[1],
+        "completed": completed, "resent": len(repeats), "resent_reported_not_new": sum(repeats),
+        "resent_values_stored": resent_kept, "discarded": final["assignments_discarded"],
+        "kept": sum(b["kept"] for b in final["batches"]), "slots_freed_after_wave_1": freed,
+        "second_wave": refill, "second_wave_served": second, "turned_away": len(turned_away),
+        "assignments_beyond_k": beyond_k, "batches_over_k": over_k, "monitor_samples": watched["samples"],
+        "monitor_max_holding": watched["max_holding"], "monitor_over_k": len(watched["over_k"]),
+        "max_assignments_per_worker": per_worker,
         "answers_per_s": round(stored[0] / elapsed, 1) if elapsed else None,
         "latency_median_ms": round(statistics.median(ordered) * 1000, 2) if ordered else None,
         "latency_p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 2) if ordered else None,
         "latency_max_ms": round(ordered[-1] * 1000, 2) if ordered else None,
     }
     result["ok"] = (not errors and alive == 0 and stored[0] == stored[1] == expected == sum(acknowledged)
-                    and completed == workers and len(repeats) == sum(repeats) == workers and resent_kept == 0
-                    and over_k == 0 and per_worker == 1)
+                    and completed == served and len(repeats) == sum(repeats) == served and resent_kept == 0
+                    and over_k == 0 and not watched["over_k"] and watched["samples"] > 0 and per_worker == 1
+                    and second == served - workers and (not second_wave or second >= freed))
     return result
 
 
@@ -138,11 +198,14 @@ def main() -> int:
     parser.add_argument("--deadline", type=float, default=120.0, help="give up after this many seconds")
     parser.add_argument("--think", type=float, default=0.0,
                         help="mean seconds a worker thinks before each answer (default 0: all at once)")
+    parser.add_argument("--no-second-wave", action="store_true",
+                        help="only the first wave (no workers racing for the slots QC freed)")
     parser.add_argument("--db", help="SQLite file to use (default: a temporary file, removed afterwards)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(args.db) if args.db else Path(tmp) / "load.db"
-        result = run_load(path, workers=args.workers, deadline_s=args.deadline, think_s=args.think)
+        result = run_load(path, workers=args.workers, deadline_s=args.deadline, think_s=args.think,
+                          second_wave=not args.no_second_wave)
     for key, value in result.items():
         print(f"{key:28} {value}")
     return 0 if result["ok"] else 1
