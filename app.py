@@ -26,6 +26,7 @@ organizer_pages = [
     st.Page("pages/review.py", title="Review", icon=":material/monitoring:", url_path="review"),
     st.Page("pages/scores.py", title="Scores", icon=":material/insights:", url_path="scores"),
     st.Page("pages/audit.py", title="Judge audit", icon=":material/smart_toy:", url_path="audit"),
+    st.Page("pages/llm.py", title="LLM pre-judging", icon=":material/robot_2:", url_path="llm"),
     st.Page("pages/response_nuggets.py", title="Response nuggets (GFRC2)", icon=":material/highlight:",
             url_path="response-nuggets"),
     st.Page("pages/aspects.py", title="Aspects (AEPD)", icon=":material/category:", url_path="aspects"),

@@ -15,7 +15,9 @@ def add_commands(sub) -> None:
         description="Ask a model about every item of a task and store each answer as it arrives (raw output, parse "
                     "status, latency, tokens); parsed answers become labels of --source. Prints a cost and time "
                     "estimate first (stderr), then a progress bar (stderr). Resumable: a second run asks only what "
-                    "is missing; answers are cached by (model, prompt version, input). Endpoint: --base-url or "
+                    "is missing; answers are cached by (model, prompt version, input). Refused (exit 2) while "
+                    "another live job of the same source and task runs; a killed job (process gone, or no "
+                    "heartbeat for 2 x --timeout, at least 60 s) is marked interrupted. Endpoint: --base-url or "
                     "ASSESS_LLM_BASE_URL (vLLM, Ollama: http://localhost:11434/v1), key from ASSESS_LLM_API_KEY "
                     "or OPENAI_API_KEY (never a flag).")
     add_db_argument(p)
@@ -46,6 +48,15 @@ def add_commands(sub) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=cmd_prejudge)
+
+    p = sub.add_parser("jobs", help="pre-judging jobs, newest first (a killed one is shown as interrupted)",
+                       description="The latest pre-judging jobs with their status (running, done, stopped, failed, "
+                                   "interrupted), progress, process and last heartbeat. A 'running' job whose process "
+                                   "is gone or whose heartbeat is older than its limit is marked interrupted first.")
+    add_db_argument(p)
+    p.add_argument("--limit", type=int, default=20, help="how many jobs (default 20)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_jobs)
 
     pool = sub.add_parser("pool", help="pooling commands (adaptive pooling with LLM grades)",
                           description="Pooling commands.")
@@ -106,6 +117,8 @@ def cmd_prejudge(args) -> int:
         cfg = judges.endpoint_settings(base_url=args.base_url, model=args.model)
         model = cfg["model"]
     source = args.source or f"llm:{model}"
+    if not args.estimate:     # one live job per source and task: a second would ask the model about every item again
+        prejudge.check_not_running(db, source, args.task)
     plan = prejudge.plan(db, args.task, source, model, limit=args.limit, depth=args.depth,
                          nugget_source=args.nugget_source, qrels=args.qrels, relevant=args.relevant, dedup=args.dedup,
                          backend=args.backend, nli_threshold=args.nli_threshold)
@@ -147,30 +160,31 @@ def cmd_prejudge(args) -> int:
     return 0
 
 
+def cmd_jobs(args) -> int:
+    from assess.cli_data import _open
+    from store.prejudgments import jobs
+
+    rows = jobs(_open(args), limit=args.limit)
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    if not rows:
+        print("no pre-judging job yet")
+    for j in rows:
+        print(f"job {j['id']} {j['status']}: {j['task']} for {j['source']} ({j['model']}), {j['done']} of "
+              f"{j['planned']} stored, started {j['started_at']}, pid {j['pid']} on {j['host']}, last heartbeat "
+              f"{j['heartbeat_at']}" + (f"; {j['message']}" if j["message"] else ""))
+    return 0
+
+
 def cmd_pool_adaptive(args) -> int:
     from assess.cli_data import _open
+    from assess.prejudge import describe_adaptive
     from store.prejudgments import adaptive_pool
 
     r = adaptive_pool(_open(args), args.source, args.threshold, args.always, args.depth, qrels=args.qrels,
                       relevant=args.relevant, apply=args.apply)
-    if args.json:
-        print(json.dumps(r))
-        return 0
-    if r["mode"] == "runs":
-        print(f"{r['runs']} runs, depth {r['depth']}: {r['depth_pool']} pairs; adaptive pool (top {r['always']} + "
-              f"{r['source']} >= {r['threshold']}): {r['adaptive_pool']} pairs, {r['saved']} saved "
-              f"({r['saved_share']:.1%}); {r['ungraded']} candidates not graded by {r['source']} left out")
-    else:
-        share = "n/a" if r["saved_share"] is None else f"{r['saved_share']:.1%}"
-        both = f" and {r['qrels']}" if r["qrels"] else ""
-        print(f"no stored runs: over the {r['pairs']} pairs judged by {r['source']}{both}, {r['source']} >= "
-              f"{r['threshold']} keeps {r['kept']} and drops {r['saved']} ({share})")
-    if r.get("qrels"):
-        share = "n/a" if r["relevant_dropped_share"] is None else f"{r['relevant_dropped_share']:.1%}"
-        print(f"{r['qrels']}: {r['relevant']} relevant pairs (grade >= {args.relevant}), {r['relevant_dropped']} "
-              f"dropped by the filter ({share}); dropped by grade {r['relevant_dropped_by_grade']}")
-    if "added_to_pool" in r:
-        print(f"added {r['added_to_pool']} pairs to the pool (method adaptive)")
+    print(json.dumps(r) if args.json else describe_adaptive(r))
     return 0
 
 

@@ -286,14 +286,29 @@ def _copy_cached(db, plan_: Plan, item: Item, row: dict, job_id: int, tally: _Ta
     tally.copied += 1
 
 
-def _begin(db, plan_: Plan, *, base_url: str | None, concurrency: int) -> int:
+def check_not_running(db, source: str, task: str) -> None:
+    """Refuse to start (:class:`AssessError`, one line) while a live job of the same source and task runs:
+    both would ask the model about every item. A killed job (process gone, no heartbeat) does not count."""
+    store.check_not_running(db, source, task)
+
+
+def _begin(db, plan_: Plan, *, base_url: str | None, concurrency: int, stale_after_s: float) -> int:
+    check_not_running(db, plan_.source, plan_.task)
     store.ensure_llm_source(db, plan_.source, plan_.model, plan_.prompt_version)
     if plan_.prompt is not None:
         p = plan_.prompt
         store.record_prompt(db, p.version, p.name, p.task, p.system, p.template)
     return store.start_job(db, source=plan_.source, task=plan_.task, model=plan_.model,
                            prompt_version=plan_.prompt_version, base_url=base_url, concurrency=concurrency,
-                           planned=plan_.todo, skipped=plan_.skipped)
+                           planned=plan_.todo, skipped=plan_.skipped, stale_after_s=stale_after_s)
+
+
+def stale_after_s(timeout: float | None) -> float:
+    """How long a job may go without a heartbeat before it counts as killed: 2 × the call timeout, at least
+    :data:`store.prejudgments.MIN_STALE_S`."""
+    from assess.judges import DEFAULT_TIMEOUT
+
+    return max(store.MIN_STALE_S, 2 * (timeout or DEFAULT_TIMEOUT))
 
 
 def run(db, plan_: Plan, judge: ChatJudge, *, concurrency: int = DEFAULT_CONCURRENCY, progress: Progress | None = None,
@@ -302,11 +317,14 @@ def run(db, plan_: Plan, judge: ChatJudge, *, concurrency: int = DEFAULT_CONCURR
 
     A fatal reply (bad key, unknown model) or :data:`MAX_CONSECUTIVE_ERRORS` failed calls in a row stop
     the run (job 'failed', :class:`JudgeError`); an interrupt (Ctrl-C, a Streamlit rerun) marks it
-    'stopped' and propagates. Either way every stored result stays, and the next run resumes.
+    'stopped' and propagates. Either way every stored result stays, and the next run resumes. A kill
+    leaves the job 'running' until its heartbeat stops and the next start or job listing marks it
+    'interrupted'. Refused (:class:`AssessError`) while a live job of the same source and task runs.
     """
     if plan_.prompt is None:
         raise AssessError("this plan is for the NLI backend: use run_nli")
-    job_id = _begin(db, plan_, base_url=base_url, concurrency=concurrency)
+    job_id = _begin(db, plan_, base_url=base_url, concurrency=concurrency,
+                    stale_after_s=stale_after_s(getattr(judge, "timeout", None)))
     tally = _Tally(plan_)
     total = plan_.todo
 
@@ -315,20 +333,21 @@ def run(db, plan_: Plan, judge: ChatJudge, *, concurrency: int = DEFAULT_CONCURR
             progress(tally.done, total, tally.counts)
 
     try:
-        tick()
-        for item, row in plan_.copies:
-            _copy_cached(db, plan_, item, row, job_id, tally)
+        with store.heartbeat(db, job_id):
             tick()
-        requests = ((item, item.messages, plan_.max_tokens) for item in plan_.items)
-        with contextlib.closing(complete_all(judge, requests, concurrency=concurrency)) as replies:
-            for item, reply in replies:
-                _store_result(db, plan_, item, reply, job_id, tally)
+            for item, row in plan_.copies:
+                _copy_cached(db, plan_, item, row, job_id, tally)
                 tick()
-                if reply.fatal:
-                    raise JudgeError(f"{plan_.model}: {reply.error}; stopped after {tally.done} of {total} items")
-                if tally.consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
-                    raise JudgeError(f"{MAX_CONSECUTIVE_ERRORS} calls in a row failed (last: {reply.error}); "
-                                     f"stopped after {tally.done} of {total} items, run again to resume")
+            requests = ((item, item.messages, plan_.max_tokens) for item in plan_.items)
+            with contextlib.closing(complete_all(judge, requests, concurrency=concurrency)) as replies:
+                for item, reply in replies:
+                    _store_result(db, plan_, item, reply, job_id, tally)
+                    tick()
+                    if reply.fatal:
+                        raise JudgeError(f"{plan_.model}: {reply.error}; stopped after {tally.done} of {total} items")
+                    if tally.consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
+                        raise JudgeError(f"{MAX_CONSECUTIVE_ERRORS} calls in a row failed (last: {reply.error}); "
+                                         f"stopped after {tally.done} of {total} items, run again to resume")
     except JudgeError as exc:
         store.finish_job(db, job_id, "failed", str(exc))
         raise
@@ -342,26 +361,27 @@ def run(db, plan_: Plan, judge: ChatJudge, *, concurrency: int = DEFAULT_CONCURR
 def run_nli(db, plan_: Plan, nli: NliJudge, *, threshold: float = 0.5, progress: Progress | None = None) -> dict:
     """Score a planned NtR run with a local NLI model (premise = response, hypothesis = nugget), in batches;
     each result is stored in its own transaction as its batch finishes."""
-    job_id = _begin(db, plan_, base_url=None, concurrency=nli.batch_size)
+    job_id = _begin(db, plan_, base_url=None, concurrency=nli.batch_size, stale_after_s=store.MIN_STALE_S)
     tally = _Tally(plan_)
     total = plan_.todo
     try:
-        for item, row in plan_.copies:
-            _copy_cached(db, plan_, item, row, job_id, tally)
-        for b in range(0, len(plan_.items), nli.batch_size):
-            batch = plan_.items[b:b + nli.batch_size]
-            start = time.perf_counter()
-            probs = nli.entailment([(it.messages[0], it.messages[1]) for it in batch])
-            each = int(round((time.perf_counter() - start) * 1000 / len(batch)))
-            for it, p in zip(batch, probs):
-                store.save(db, store.Prejudgment(
-                    plan_.source, plan_.task, it.turn_id, it.item_id, plan_.model, plan_.prompt_version, it.input_hash,
-                    json.dumps({"entailment": round(p, 6)}), "ok", int(p >= threshold), None, None, each,
-                    None, None, 1, None, job_id))
-                tally.counts["ok"] += 1
-                tally.asked += 1
-            if progress is not None:
-                progress(tally.done, total, tally.counts)
+        with store.heartbeat(db, job_id):
+            for item, row in plan_.copies:
+                _copy_cached(db, plan_, item, row, job_id, tally)
+            for b in range(0, len(plan_.items), nli.batch_size):
+                batch = plan_.items[b:b + nli.batch_size]
+                start = time.perf_counter()
+                probs = nli.entailment([(it.messages[0], it.messages[1]) for it in batch])
+                each = int(round((time.perf_counter() - start) * 1000 / len(batch)))
+                for it, p in zip(batch, probs):
+                    store.save(db, store.Prejudgment(
+                        plan_.source, plan_.task, it.turn_id, it.item_id, plan_.model, plan_.prompt_version,
+                        it.input_hash, json.dumps({"entailment": round(p, 6)}), "ok", int(p >= threshold), None, None,
+                        each, None, None, 1, None, job_id))
+                    tally.counts["ok"] += 1
+                    tally.asked += 1
+                if progress is not None:
+                    progress(tally.done, total, tally.counts)
     except BaseException as exc:
         store.finish_job(db, job_id, "stopped", f"interrupted ({type(exc).__name__}) after {tally.done} of {total}")
         raise
@@ -382,12 +402,18 @@ def aepd_document(db, source: str) -> dict:
 
 
 def prepare(db, task: str, *, model: str | None = None, base_url: str | None = None, source: str | None = None,
-            limit: int | None = None, concurrency: int = DEFAULT_CONCURRENCY, **options) -> tuple[Plan, dict, dict]:
-    """Endpoint settings (arguments over environment), the plan and its estimate: what the app shows before a run."""
+            limit: int | None = None, concurrency: int = DEFAULT_CONCURRENCY, starting: bool = False,
+            **options) -> tuple[Plan, dict, dict]:
+    """Endpoint settings (arguments over environment), the plan and its estimate: what the app shows before a run.
+
+    ``starting``: refuse first (:func:`check_not_running`) when a live job of the same source and task runs."""
     from assess.judges import endpoint_settings
 
     cfg = endpoint_settings(base_url=base_url, model=model)
-    plan_ = plan(db, task, source or f"llm:{cfg['model']}", cfg["model"], limit=limit, **options)
+    source = source or f"llm:{cfg['model']}"
+    if starting:
+        check_not_running(db, source, task)
+    plan_ = plan(db, task, source, cfg["model"], limit=limit, **options)
     return plan_, estimate(plan_, concurrency=concurrency, latency_s=measured_latency_s(db, cfg["model"])), cfg
 
 
@@ -398,3 +424,24 @@ def run_with_settings(db, plan_: Plan, cfg: dict, *, concurrency: int = DEFAULT_
 
     judge = OpenAIJudge(cfg["model"], base_url=cfg["base_url"], api_key=cfg["api_key"], **judge_options)
     return run(db, plan_, judge, concurrency=concurrency, progress=progress, base_url=cfg["base_url"])
+
+
+def describe_adaptive(r: dict) -> str:
+    """An adaptive pooling report (:func:`store.prejudgments.adaptive_pool`) as lines for people."""
+    if r["mode"] == "runs":
+        lines = [f"{r['runs']} runs, depth {r['depth']}: {r['depth_pool']} pairs; adaptive pool (top {r['always']} + "
+                 f"{r['source']} >= {r['threshold']}): {r['adaptive_pool']} pairs, {r['saved']} saved "
+                 f"({r['saved_share']:.1%}); {r['ungraded']} candidates not graded by {r['source']} left out"]
+    else:
+        share = "n/a" if r["saved_share"] is None else f"{r['saved_share']:.1%}"
+        both = f" and {r['qrels']}" if r["qrels"] else ""
+        lines = [f"no stored runs: over the {r['pairs']} pairs judged by {r['source']}{both}, {r['source']} >= "
+                 f"{r['threshold']} keeps {r['kept']} and drops {r['saved']} ({share})"]
+    if r.get("qrels"):
+        share = "n/a" if r["relevant_dropped_share"] is None else f"{r['relevant_dropped_share']:.1%}"
+        lines.append(f"{r['qrels']}: {r['relevant']} relevant pairs (grade >= {r['relevant_grade']}), "
+                     f"{r['relevant_dropped']} dropped by the filter ({share}); dropped by grade "
+                     f"{r['relevant_dropped_by_grade']}")
+    if "added_to_pool" in r:
+        lines.append(f"added {r['added_to_pool']} pairs to the pool (method adaptive)")
+    return "\n".join(lines)

@@ -3,14 +3,20 @@
 queries (raw outputs beside labels, anchoring after reveal)."""
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import socket
+import sqlite3
+import threading
 from dataclasses import dataclass
-from typing import Any, Iterable
+from datetime import datetime, timezone
+from typing import Any, Iterable, Iterator
 
 from sqlite_utils import Database
 
 from assess.errors import AssessError
-from store.db import write
+from store.db import BUSY_TIMEOUT_MS, write
 from store.imports import ensure_source, now
 
 LABELLED_STATUSES = ("ok", "repaired")      # a parsed answer becomes a label; 'unparseable' and 'error' never do
@@ -180,9 +186,12 @@ def cached(db: Database, model: str, prompt_version: str, hashes: Iterable[str])
 
 
 def median_latency_ms(db: Database, model: str) -> float | None:
-    """The median latency of this model's stored calls (for time estimates), or None."""
+    """The median latency of this model's successful stored calls (for time estimates), or None.
+
+    Failed calls are left out: a timeout or a refused key says nothing about how long an answer takes."""
     rows = [r[0] for r in db.conn.execute(
         "SELECT latency_ms FROM prejudgments WHERE model = ? AND cached_from IS NULL AND latency_ms IS NOT NULL "
+        "AND parse_status != 'error' "
         "ORDER BY id DESC LIMIT 500", (model,))]
     if not rows:
         return None
@@ -211,9 +220,9 @@ def save(db: Database, p: Prejudgment, *, label_context: dict | None = None) -> 
         if p.job_id is not None and row_id:
             db.conn.execute(
                 "UPDATE prejudge_jobs SET done = done + 1, unparseable = unparseable + ?, errors = errors + ?, "
-                "cached = cached + ? WHERE id = ?",
+                "cached = cached + ?, heartbeat_at = ? WHERE id = ?",
                 (int(p.parse_status == "unparseable"), int(p.parse_status == "error"), int(p.cached_from is not None),
-                 p.job_id))
+                 now(), p.job_id))
     return row_id
 
 
@@ -249,26 +258,140 @@ def _write_label(db: Database, p: Prejudgment, ctx: dict) -> None:
 # ------------------------------------------------------------------------------------------- jobs
 
 JOB_COLUMNS = ("id", "source", "task", "model", "prompt_version", "base_url", "concurrency", "status", "planned",
-               "done", "unparseable", "errors", "cached", "skipped", "message", "started_at", "finished_at")
+               "done", "unparseable", "errors", "cached", "skipped", "message", "started_at", "finished_at", "pid",
+               "host", "heartbeat_at", "stale_after_s")
+MIN_STALE_S = 60.0          # a running job without a heartbeat for this long (at least) was killed
+HEARTBEAT_EVERY_S = 10.0    # how often a running job says it is alive, results or not
+
+
+def _seconds_since(stamp: str | None) -> float | None:
+    if not stamp:
+        return None
+    then = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    return (datetime.now(timezone.utc) - then).total_seconds()
+
+
+def process_alive(pid: int) -> bool:
+    """Is process ``pid`` of this host alive? (A zombie is not; where it cannot be told, assume it is.)"""
+    if os.name != "posix" or pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:                      # e.g. another user's process: it exists
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def stale_reason(job_: dict) -> str | None:
+    """Why a 'running' job is in fact dead (its process is gone, or no heartbeat for too long), or None."""
+    if job_["pid"] and job_["host"] == socket.gethostname() and not process_alive(int(job_["pid"])):
+        return f"process {job_['pid']} on {job_['host']} is gone"
+    age = _seconds_since(job_["heartbeat_at"] or job_["started_at"])
+    limit = max(MIN_STALE_S, job_["stale_after_s"] or 0)
+    if age is not None and age > limit:
+        return f"no heartbeat for {age:.0f} s (limit {limit:.0f} s)"
+    return None
+
+
+def reap_stale_jobs(db: Database) -> list[int]:
+    """Mark 'interrupted' every 'running' job that was killed (see :func:`stale_reason`); return their ids."""
+    running = [dict(zip(JOB_COLUMNS, r)) for r in db.conn.execute(
+        f"SELECT {', '.join(JOB_COLUMNS)} FROM prejudge_jobs WHERE status = 'running'")]
+    dead = [(j, why) for j in running if (why := stale_reason(j))]
+    if dead:
+        with write(db):
+            for j, why in dead:
+                db.conn.execute("UPDATE prejudge_jobs SET status = 'interrupted', message = ?, finished_at = ? "
+                                "WHERE id = ? AND status = 'running'",
+                                (f"interrupted: {why}; after {j['done']} of {j['planned']}", now(), j["id"]))
+    return [j["id"] for j, _ in dead]
+
+
+def _running(db: Database, source: str, task: str) -> dict | None:
+    row = db.conn.execute(f"SELECT {', '.join(JOB_COLUMNS)} FROM prejudge_jobs WHERE status = 'running' AND "
+                          "source = ? AND task = ? ORDER BY id LIMIT 1", (source, task)).fetchone()
+    return None if row is None else dict(zip(JOB_COLUMNS, row))
+
+
+def _busy_message(j: dict) -> str:
+    age = _seconds_since(j["heartbeat_at"] or j["started_at"])
+    beat = "" if age is None else f", last heartbeat {age:.0f} s ago"
+    return (f"job {j['id']} is already pre-judging {j['task']} for {j['source']} (pid {j['pid']} on {j['host']}"
+            f"{beat}): wait for it or stop it; a killed job counts as interrupted after "
+            f"{max(MIN_STALE_S, j['stale_after_s'] or 0):.0f} s without a heartbeat")
+
+
+def check_not_running(db: Database, source: str, task: str) -> None:
+    """Refuse (:class:`AssessError`, one line) when a live job of the same source and task runs."""
+    reap_stale_jobs(db)
+    other = _running(db, source, task)
+    if other is not None:
+        raise AssessError(_busy_message(other))
 
 
 def start_job(db: Database, *, source: str, task: str, model: str, prompt_version: str, base_url: str | None,
-              concurrency: int, planned: int, skipped: int) -> int:
+              concurrency: int, planned: int, skipped: int, stale_after_s: float = MIN_STALE_S) -> int:
+    """Record a running job of this process. Refused while a live job of the same source and task runs
+    (checked and recorded in one transaction, so two processes never both start); dead ones are reaped first."""
+    reap_stale_jobs(db)
     with write(db):
+        other = _running(db, source, task)
+        if other is not None and stale_reason(other) is None:
+            raise AssessError(_busy_message(other))
+        stamp = now()
         return db.conn.execute(
             "INSERT INTO prejudge_jobs (source, task, model, prompt_version, base_url, concurrency, status, planned, "
-            "skipped, started_at) VALUES (?,?,?,?,?,?,'running',?,?,?)",
-            (source, task, model, prompt_version, base_url, concurrency, planned, skipped, now())).lastrowid
+            "skipped, started_at, pid, host, heartbeat_at, stale_after_s) VALUES (?,?,?,?,?,?,'running',?,?,?,?,?,?,?)",
+            (source, task, model, prompt_version, base_url, concurrency, planned, skipped, stamp, os.getpid(),
+             socket.gethostname(), stamp, max(MIN_STALE_S, stale_after_s))).lastrowid
+
+
+@contextlib.contextmanager
+def heartbeat(db: Database, job_id: int, every: float = HEARTBEAT_EVERY_S) -> Iterator[None]:
+    """Refresh the job's heartbeat every ``every`` seconds from a background thread (its own connection)
+    while the block runs, so a slow endpoint with no result for minutes does not look like a dead job."""
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    if not path:                          # an in-memory store: no other process can see the job anyway
+        yield
+        return
+    stop = threading.Event()
+
+    def loop():
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+        try:
+            while not stop.wait(every):
+                try:
+                    conn.execute("UPDATE prejudge_jobs SET heartbeat_at = ? WHERE id = ? AND status = 'running'",
+                                 (now(), job_id))
+                except sqlite3.Error:     # locked for longer than the busy timeout: try at the next beat
+                    pass
+        finally:
+            conn.close()
+
+    thread = threading.Thread(target=loop, daemon=True, name=f"prejudge-job-{job_id}-heartbeat")
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
 
 
 def finish_job(db: Database, job_id: int, status: str, message: str | None = None) -> None:
     with write(db):
-        db.conn.execute("UPDATE prejudge_jobs SET status = ?, message = ?, finished_at = ? WHERE id = ?",
-                        (status, message, now(), job_id))
+        db.conn.execute("UPDATE prejudge_jobs SET status = ?, message = ?, finished_at = ?, heartbeat_at = ? "
+                        "WHERE id = ?", (status, message, now(), now(), job_id))
 
 
 def jobs(db: Database, limit: int = 20) -> list[dict]:
-    """The latest pre-judging jobs, newest first."""
+    """The latest pre-judging jobs, newest first (killed ones marked 'interrupted' first)."""
+    reap_stale_jobs(db)
     return [dict(zip(JOB_COLUMNS, r)) for r in db.conn.execute(
         f"SELECT {', '.join(JOB_COLUMNS)} FROM prejudge_jobs ORDER BY id DESC LIMIT ?", (limit,))]
 
@@ -432,7 +555,7 @@ def adaptive_pool(db: Database, source: str, threshold: int, always: int = 5, de
         "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = ? AND grade IS NOT NULL", (source,))}
     runs = c.execute("SELECT COUNT(DISTINCT run) FROM rankings").fetchone()[0]
     report: dict[str, Any] = {"source": source, "threshold": threshold, "always": always, "depth": depth,
-                              "qrels": qrels, "relevant": relevant, "runs": runs}
+                              "qrels": qrels, "relevant": relevant, "relevant_grade": relevant, "runs": runs}
     if runs:
         best = dict(((t, p), r) for t, p, r in c.execute(
             "SELECT turn_id, passage_id, MIN(rank) FROM rankings WHERE rank <= ? GROUP BY turn_id, passage_id", (depth,)))

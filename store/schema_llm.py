@@ -5,6 +5,11 @@ source; a call is cached by (model, prompt version, input hash): a row whose sta
 'error' is never made twice for the same source and item, and another source asking the same
 model the same prompt on the same input copies it (``cached_from``) instead of calling again.
 Failed calls ('error') are kept too and retried by the next run.
+
+A job records the process running it (``pid``, ``host``) and a ``heartbeat_at`` refreshed as results
+arrive and every few seconds; a 'running' job whose process is gone (same host) or whose heartbeat
+is older than ``stale_after_s`` was killed and is marked 'interrupted' (see
+:func:`store.prejudgments.reap_stale_jobs`). One live job per (source, task) at a time.
 """
 
 MIGRATION = r"""
@@ -25,7 +30,7 @@ CREATE TABLE prejudge_jobs (
     prompt_version TEXT NOT NULL,
     base_url TEXT,
     concurrency INTEGER,
-    status TEXT NOT NULL CHECK (status IN ('running', 'done', 'stopped', 'failed')),
+    status TEXT NOT NULL CHECK (status IN ('running', 'done', 'stopped', 'failed', 'interrupted')),
     planned INTEGER NOT NULL DEFAULT 0,  -- items this run set out to judge (calls and cache copies)
     done INTEGER NOT NULL DEFAULT 0,     -- results stored so far (any status)
     unparseable INTEGER NOT NULL DEFAULT 0,
@@ -34,8 +39,13 @@ CREATE TABLE prejudge_jobs (
     skipped INTEGER NOT NULL DEFAULT 0,  -- items left out (e.g. passages without text)
     message TEXT,
     started_at TEXT NOT NULL,
-    finished_at TEXT
+    finished_at TEXT,
+    pid INTEGER,                         -- the process running the job
+    host TEXT,                           -- ... and its host name (the pid is checked only on this host)
+    heartbeat_at TEXT,                   -- last sign of life (a stored result or the periodic beat)
+    stale_after_s REAL NOT NULL DEFAULT 60  -- no heartbeat for this long: the job was killed
 );
+CREATE INDEX prejudge_jobs_running ON prejudge_jobs(source, task) WHERE status = 'running';
 
 CREATE TABLE prejudgments (
     id INTEGER PRIMARY KEY,

@@ -1,13 +1,16 @@
-"""The audit page through AppTest: kappa values equal the store's, disagreements show the LLM's words,
-and a pre-judging job started from the page against the local stub stores its rows."""
+"""The audit and LLM pre-judging pages through AppTest: kappa values equal the store's, disagreements show
+the LLM's words, a pre-judging job started from the page against the local stub stores its rows (the pool
+or the top K of every run), a second start while a job runs is refused, and the adaptive pool report and
+Apply equal `python -m assess pool adaptive`."""
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.helpers import ROOT, open_app, rows  # noqa: F401
+from tests.helpers import ROOT, open_app, rows, run_cli  # noqa: F401
 from tests.stub_llm import Reply, stub_llm  # noqa: F401  (fixture)
 
 
@@ -25,16 +28,26 @@ def metrics(at) -> dict:
     return {m.label: m.value for m in at.metric}
 
 
-def test_audit_page_shows_the_stores_kappas_and_the_llm_outputs(app_db, stub_llm):
-    at = open_audit()
-    assert at.title[0].value == "Judge audit"
-    # give the store a second LLM source through the page's own job form
-    stub_llm.reply = lambda r: Reply(content=f"Score: {len(r['messages'][-1]['content']) % 5}")
-    at.text_input(key="pj_url").input(stub_llm.base_url)
+def fill_job_form(at, stub, *, limit=0, concurrency=4, depth=0):
+    at.text_input(key="pj_url").input(stub.base_url)
     at.text_input(key="pj_model").input("stub-1")
-    at.number_input(key="pj_limit").set_value(40)
-    at.number_input(key="pj_conc").set_value(4)
-    next(b for b in at.button if b.label == "Start / resume").click().run()
+    at.number_input(key="pj_limit").set_value(limit)
+    at.number_input(key="pj_conc").set_value(concurrency)
+    at.number_input(key="pj_depth").set_value(depth)
+
+
+def click(at, label):
+    next(b for b in at.button if b.label == label).click().run()
+    assert not at.exception, at.exception
+
+
+def test_audit_page_shows_the_stores_kappas_and_the_llm_outputs(app_db, stub_llm):
+    at = open_llm()
+    assert at.title[0].value == "LLM pre-judging"
+    # give the store a second LLM source through the job form
+    stub_llm.reply = lambda r: Reply(content=f"Score: {len(r['messages'][-1]['content']) % 5}")
+    fill_job_form(at, stub_llm, limit=40)
+    click(at, "Start / resume")
     assert not at.exception, at.exception
     assert any("40 to ask" in i.value for i in at.info)                          # the estimate
     assert any("Job 1: 40 stored (40 ok" in s.value for s in at.success)
@@ -43,7 +56,9 @@ def test_audit_page_shows_the_stores_kappas_and_the_llm_outputs(app_db, stub_llm
     assert rows(app_db, "SELECT status, done, base_url FROM prejudge_jobs") == [("done", 40, stub_llm.base_url)]
     assert len(stub_llm.requests) == 40
 
-    at.run()                      # the audit tab (drawn before the job ran) now has two passage sources
+    at.switch_page("pages/audit.py")
+    at.run()
+    assert at.title[0].value == "Judge audit"
     at.selectbox(key="au_a").select("llm:demo-gpt").run()
     at.selectbox(key="au_b").select("llm:stub-1").run()
     at.selectbox(key="au_w").select("quadratic").run()
@@ -66,7 +81,10 @@ def test_audit_page_shows_the_stores_kappas_and_the_llm_outputs(app_db, stub_llm
     assert all(str(s).startswith("Score: ") for s in frame["llm:stub-1 said"])
 
     # a second start (resume) asks the next 40 items, never one of the first 40 again
-    next(b for b in at.button if b.label == "Start / resume").click().run()
+    at.switch_page("pages/llm.py")
+    at.run()
+    fill_job_form(at, stub_llm, limit=40)
+    click(at, "Start / resume")
     assert any("40 already judged, 0 from cache, 40 to ask" in i.value for i in at.info)
     prompts_sent = [r["messages"][-1]["content"] for r in stub_llm.requests]
     assert len(prompts_sent) == len(set(prompts_sent)) == 80
@@ -74,7 +92,7 @@ def test_audit_page_shows_the_stores_kappas_and_the_llm_outputs(app_db, stub_llm
 
 
 def test_prejudge_form_says_what_is_missing_instead_of_crashing(app_db):
-    at = open_audit()
+    at = open_llm()
     next(b for b in at.button if b.label == "Estimate").click().run()
     assert not at.exception
     assert any("no LLM model given" in e.value for e in at.error)
@@ -102,5 +120,111 @@ def test_anchoring_table_after_reveal(app_db):
                                                  "toward_share": 1.0}
 
 
+def test_a_second_start_while_a_job_runs_is_refused(app_db, stub_llm):
+    at = open_llm()
+    from store import open_db, prejudgments
+
+    db = open_db(app_db)
+    prejudgments.ensure_llm_source(db, "llm:stub-1", "stub-1", "v")
+    running = prejudgments.start_job(db, source="llm:stub-1", task="passage", model="stub-1", prompt_version="v",
+                                     base_url=None, concurrency=1, planned=5, skipped=0)
+    fill_job_form(at, stub_llm, limit=3)
+    click(at, "Start / resume")
+    [error] = at.error
+    assert error.value.startswith(f"job {running} is already pre-judging passage for llm:stub-1 (pid ")
+    assert not at.info and not at.success and not stub_llm.requests           # no estimate, no call
+    # an estimate is fine meanwhile
+    click(at, "Estimate")
+    assert not at.error and any("3 to ask" in i.value for i in at.info)
+    # the job's process (this one) lives, but without a heartbeat for long it counts as killed
+    db.execute("UPDATE prejudge_jobs SET heartbeat_at = '2000-01-01T00:00:00.000Z' WHERE id = ?", [running])
+    fill_job_form(at, stub_llm, limit=3)
+    click(at, "Start / resume")
+    assert not at.error and any(f"Job {running + 1}: 3 stored" in s.value for s in at.success)
+    jobs = next(d.value for d in at.dataframe if "heartbeat_at" in d.value.columns)
+    assert list(jobs["status"]) == ["done", "interrupted"]
+    assert "no heartbeat for" in jobs["message"][1]
+
+
+def test_adaptive_pool_from_the_page_equals_the_cli(app_db, stub_llm):
+    """Runs pooled to depth 5; pre-judge the top 10 of every run from the page (depth 10), then the adaptive
+    pool's report and Apply, against `pool adaptive --json` and an independent count."""
+    from store import open_db
+    from store.loading import DEMO_DIR, load_file
+
+    db = open_db(app_db)
+    load_file(db, "topics", DEMO_DIR / "topics.json", collection="demo")
+    load_file(db, "passages", DEMO_DIR / "passages.jsonl")
+    for run in sorted((DEMO_DIR / "runs").glob("*.run")):
+        load_file(db, "run", run, depth=5)
+    load_file(db, "qrels", DEMO_DIR / "llm-passages.qrels", source="nist")     # stands in for human qrels
+    db.execute("DELETE FROM pool WHERE method = 'qrels'")                    # importing qrels pooled them
+    pool_before = set(rows(app_db, "SELECT turn_id, passage_id FROM pool"))
+    best = {}
+    for turn, pid, rank in rows(app_db, "SELECT turn_id, passage_id, rank FROM rankings WHERE rank <= 10"):
+        best[(turn, pid)] = min(rank, best.get((turn, pid), 99))
+    assert pool_before == {k for k, r in best.items() if r <= 5} and len(best) == 217 > len(pool_before)
+
+    # the stub grades the relevant passages below rank 5 as 0 (the filter must drop them), others by length
+    nist = dict(((t, p), g) for t, p, g in rows(app_db, "SELECT turn_id, passage_id, grade FROM passage_labels "
+                                                        "WHERE source = 'nist'"))
+    texts = dict(rows(app_db, "SELECT id, text FROM passages"))
+    deep_relevant = {k for k, rank in best.items() if rank > 5 and nist.get(k, -1) >= 2}
+    zero = {texts[p] for _, p in deep_relevant}
+
+    def grade(request):
+        text = request["messages"][-1]["content"].split("<<<", 1)[1].split(">>>", 1)[0]
+        return Reply(content=f"Score: {0 if text in zero else len(text) % 5}")
+
+    stub_llm.reply = grade
+    at = open_llm()
+    fill_job_form(at, stub_llm, concurrency=8, depth=10)
+    click(at, "Start / resume")
+    assert any("214 items, 3 passages without text skipped; 0 already judged, 0 from cache, 214 to ask" in i.value
+               for i in at.info)
+    assert len(stub_llm.requests) == 214
+    assert set(rows(app_db, "SELECT turn_id, passage_id FROM pool")) == pool_before     # graded, not pooled
+
+    at.selectbox(key="ap_source").select("llm:stub-1")
+    at.number_input(key="ap_threshold").set_value(2)
+    at.number_input(key="ap_always").set_value(5)
+    at.number_input(key="ap_depth").set_value(10)
+    at.selectbox(key="ap_qrels").select("nist")
+    at.number_input(key="ap_relevant").set_value(2)
+    click(at, "Report")
+    args = ["pool", "adaptive", "--source", "llm:stub-1", "--threshold", "2", "--always", "5", "--depth", "10",
+            "--qrels", "nist", "--relevant", "2", "--json"]
+    cli = run_cli(*args, db=app_db)
+    assert cli.returncode == 0, cli.stderr
+    r = json.loads(cli.stdout)
+    assert metrics(at) == {"Pool before (depth pool)": f"{r['depth_pool']:,}",
+                           "Pool after (adaptive)": f"{r['adaptive_pool']:,}", "Saved": f"{r['saved']:,}",
+                           "Not graded (left out)": f"{r['ungraded']:,}", "Relevant in nist": f"{r['relevant']:,}",
+                           "Relevant dropped": f"{r['relevant_dropped']:,}"}
+    assert any(f"adaptive pool (top 5 + llm:stub-1 >= 2): {r['adaptive_pool']} pairs, {r['saved']} saved" in i.value
+               for i in at.info)
+    grades = dict(((t, p), g) for t, p, g in rows(app_db, "SELECT turn_id, passage_id, grade FROM passage_labels "
+                                                          "WHERE source = 'llm:stub-1'"))
+    kept = {k for k, rank in best.items() if rank <= 5 or grades.get(k, -1) >= 2}
+    relevant = {k for k in best if nist.get(k, -1) >= 2}
+    assert (r["depth_pool"], r["adaptive_pool"], r["relevant"], r["relevant_dropped"]) == (
+        217, len(kept), len(relevant), len(relevant - kept))
+    assert 0 < r["saved"] and r["relevant_dropped"] == len(deep_relevant) > 0
+    assert set(rows(app_db, "SELECT turn_id, passage_id FROM pool")) == pool_before     # a report changes nothing
+
+    click(at, "Apply: add to the pool")
+    pool_after = set(rows(app_db, "SELECT turn_id, passage_id FROM pool"))
+    assert pool_after == pool_before | kept and kept - pool_before
+    assert any(f"Added {len(kept - pool_before):,} pairs to the pool (method adaptive)." in s.value
+               for s in at.success)
+    assert rows(app_db, "SELECT COUNT(*) FROM pool WHERE method = 'adaptive'") == [(len(kept - pool_before),)]
+    again = json.loads(run_cli(*args, "--apply", db=app_db).stdout)             # the CLI's --apply: nothing left
+    assert again["added_to_pool"] == 0 and again["adaptive_pool"] == r["adaptive_pool"]
+
+
 def open_audit(assessor: str | None = None) -> AppTest:
     return open_app("pages/audit.py", assessor, timeout=120)
+
+
+def open_llm() -> AppTest:
+    return open_app("pages/llm.py", timeout=120)

@@ -165,10 +165,17 @@ def test_a_killed_run_loses_nothing_and_the_rerun_duplicates_nothing(demo, no_ll
             time.sleep(0.02)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
+        time.sleep(0.5)             # requests the killed process sent last reach the stub before we count them
         kept = rows(demo, "SELECT COUNT(*) FROM prejudgments")[0][0]
         asked_before = len(stub.requests)
         assert 40 <= kept < POOL_WITH_TEXT, "the run should have been killed mid-way"
         assert rows(demo, "SELECT status FROM prejudge_jobs") == [("running",)]     # killed: never finished
+        # listing the jobs sees the process is gone and marks the job interrupted
+        listed = run_cli("jobs", "--json", db=demo)
+        assert listed.returncode == 0, listed.stderr
+        [killed] = json.loads(listed.stdout)
+        assert killed["status"] == "interrupted" and killed["pid"] == proc.pid
+        assert f"process {proc.pid} on " in killed["message"] and killed["message"].endswith(f"after {kept} of 214")
         # every stored answer has its label (one transaction each)
         assert rows(demo, "SELECT COUNT(*) FROM prejudgments p WHERE parse_status = 'ok' AND NOT EXISTS (SELECT 1 FROM "
                           "passage_labels l WHERE l.source = p.source AND l.turn_id = p.turn_id AND "
@@ -183,6 +190,118 @@ def test_a_killed_run_loses_nothing_and_the_rerun_duplicates_nothing(demo, no_ll
         # each passage asked once, except those in flight at the kill (at most --concurrency), asked again
         assert len(stub.requests) - asked_before == POOL_WITH_TEXT - kept
         assert len(asked) - len(set(asked)) <= 4
+        assert rows(demo, "SELECT id, status FROM prejudge_jobs ORDER BY id") == [(1, "interrupted"), (2, "done")]
+        text = run_cli("jobs", db=demo).stdout.splitlines()
+        assert text[0].startswith("job 2 done: passage for llm:stub (stub-1), ")
+        assert text[1].startswith("job 1 interrupted: ") and "is gone" in text[1]
+
+
+def test_a_kill_found_by_a_new_start_not_only_by_the_listing(demo, no_llm_env):
+    with StubLLM(latency=0.05, reply=grading) as stub:
+        argv = [sys.executable, "-m", "assess", "prejudge", "--task", "passage", "--source", "llm:stub", "--model",
+                "stub-1", "--base-url", stub.base_url, "--concurrency", "2", "--no-progress", "--db", str(demo)]
+        proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(lambda: rows(demo, "SELECT done FROM prejudge_jobs WHERE status = 'running'") >= [(10,)])
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        again = run_cli("prejudge", "--task", "passage", "--source", "llm:stub", "--model", "stub-1", "--base-url",
+                        stub.base_url, "--limit", "5", db=demo)
+        assert again.returncode == 0, again.stderr
+    assert [s for _, s in rows(demo, "SELECT id, status FROM prejudge_jobs ORDER BY id")] == ["interrupted", "done"]
+
+
+def wait_for(condition, timeout: float = 60) -> None:
+    deadline = time.time() + timeout
+    while not condition():
+        assert time.time() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_a_job_without_a_heartbeat_is_interrupted_and_a_live_one_blocks(demo_db):
+    import socket
+
+    from assess.errors import AssessError
+    from store import prejudgments as store
+
+    def start(source):
+        return store.start_job(demo_db, source=source, task="passage", model="m", prompt_version="v", base_url=None,
+                               concurrency=1, planned=10, skipped=0, stale_after_s=120)
+
+    alive = start("llm:demo-gpt")
+    job = store.job(demo_db, alive)
+    assert (job["status"], job["pid"], job["host"], job["stale_after_s"]) == (
+        "running", os.getpid(), socket.gethostname(), 120)
+    with pytest.raises(AssessError, match=rf"job {alive} is already pre-judging passage for llm:demo-gpt"):
+        start("llm:demo-gpt")
+    other_task = store.start_job(demo_db, source="llm:demo-gpt", task="ptkb", model="m", prompt_version="v",
+                                 base_url=None, concurrency=1, planned=1, skipped=0)
+    assert store.job(demo_db, other_task)["status"] == "running"      # another task of the source may run
+    # our process is alive, but its heartbeat is 3 minutes old (> 120 s): the job is dead all the same
+    demo_db.execute("UPDATE prejudge_jobs SET heartbeat_at = '2000-01-01T00:00:00.000Z' WHERE id = ?", [alive])
+    listed = {j["id"]: j for j in store.jobs(demo_db)}
+    assert listed[alive]["status"] == "interrupted" and "no heartbeat for" in listed[alive]["message"]
+    assert "limit 120 s" in listed[alive]["message"] and listed[other_task]["status"] == "running"
+    # a job of another host: its pid says nothing here; a fresh heartbeat blocks, an old one does not
+    again = start("llm:demo-gpt")
+    demo_db.execute("UPDATE prejudge_jobs SET host = 'elsewhere', pid = 1 WHERE id = ?", [again])
+    with pytest.raises(AssessError, match=r"on elsewhere, last heartbeat \d+ s ago"):
+        start("llm:demo-gpt")
+    demo_db.execute("UPDATE prejudge_jobs SET heartbeat_at = '2000-01-01T00:00:00.000Z' WHERE id = ?", [again])
+    assert store.job(demo_db, start("llm:demo-gpt"))["status"] == "running"
+    assert store.job(demo_db, again)["status"] == "interrupted"
+    # a process that is gone: interrupted at once, whatever the heartbeat
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    demo_db.execute("UPDATE prejudge_jobs SET pid = ? WHERE id = ?", [gone.pid, other_task])
+    assert store.reap_stale_jobs(demo_db) == [other_task]
+    assert f"process {gone.pid} on {socket.gethostname()} is gone" in store.job(demo_db, other_task)["message"]
+
+
+def test_the_heartbeat_beats_while_no_result_arrives(demo_db):
+    from store import prejudgments as store
+
+    job_id = store.start_job(demo_db, source="llm:demo-gpt", task="passage", model="m", prompt_version="v",
+                             base_url=None, concurrency=1, planned=1, skipped=0)
+    demo_db.execute("UPDATE prejudge_jobs SET heartbeat_at = '2000-01-01T00:00:00.000Z' WHERE id = ?", [job_id])
+    with store.heartbeat(demo_db, job_id, every=0.05):
+        wait_for(lambda: store.job(demo_db, job_id)["heartbeat_at"] > "2001", timeout=10)
+    assert store.reap_stale_jobs(demo_db) == []
+
+
+def test_two_overlapping_runs_of_a_source_and_task_ask_each_item_once(demo, no_llm_env):
+    with StubLLM(latency=0.2, reply=grading) as stub:
+        argv = [sys.executable, "-m", "assess", "prejudge", "--task", "passage", "--source", "llm:stub", "--model",
+                "stub-1", "--base-url", stub.base_url, "--concurrency", "4", "--limit", "120", "--no-progress",
+                "--db", str(demo)]
+        first = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: rows(demo, "SELECT status FROM prejudge_jobs") == [("running",)])
+            second = run_cli("prejudge", "--task", "passage", "--source", "llm:stub", "--model", "stub-1",
+                             "--base-url", stub.base_url, "--limit", "60", db=demo)
+            assert second.returncode == 2
+            [line] = second.stderr.strip().splitlines()          # one line, before any estimate
+            assert line.startswith(f"error: job 1 is already pre-judging passage for llm:stub (pid {first.pid} on ")
+            assert "wait for it or stop it" in line
+            assert first.poll() is None, "the first run should still be running"
+            estimate = run_cli("prejudge", "--task", "passage", "--source", "llm:stub", "--model", "stub-1",
+                               "--base-url", stub.base_url, "--estimate", db=demo)
+            assert estimate.returncode == 0                      # an estimate asks nothing: allowed meanwhile
+            other = run_cli("prejudge", "--task", "passage", "--source", "llm:other", "--model", "stub-2",
+                            "--base-url", stub.base_url, "--limit", "3", db=demo)
+            assert other.returncode == 0, other.stderr           # another source may run alongside
+        finally:
+            out, err = first.communicate(timeout=120)
+        assert first.returncode == 0, err
+        prompts_sent = [r["messages"][-1]["content"] for r in stub.requests]
+        assert len(prompts_sent) == 123 and len(set(prompts_sent)) == 120    # llm:other's 3: another model
+        assert rows(demo, "SELECT source, status, done FROM prejudge_jobs ORDER BY id") == [
+            ("llm:stub", "done", 120), ("llm:other", "done", 3)]
+        # once the first is done, the same command runs again (and resumes)
+        third = run_cli("prejudge", "--task", "passage", "--source", "llm:stub", "--model", "stub-1",
+                        "--base-url", stub.base_url, "--limit", "5", db=demo)
+        assert third.returncode == 0 and "120 already judged" in third.stderr
 
 
 def test_failed_calls_are_stored_unlabelled_and_retried_by_the_next_run(demo, stub_llm, no_llm_env):
@@ -234,6 +353,24 @@ def test_no_endpoint_or_bad_input_exit_2_with_one_line_and_nothing_written(demo,
         assert proc.returncode == 2, (args, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1 and message in proc.stderr, proc.stderr
     assert snapshot(demo) == before
+
+
+def test_the_time_estimate_uses_successful_calls_only(demo_db):
+    from store import prejudgments as store
+
+    pairs = demo_db.execute("SELECT turn_id, passage_id FROM pool ORDER BY 1, 2 LIMIT 7").fetchall()
+    for i, (turn, pid) in enumerate(pairs):      # 3 answers of 100-300 ms, 4 timeouts of 60 s
+        failed = i >= 3
+        store.save(demo_db, store.Prejudgment("llm:demo-gpt", "passage", turn, pid, "m", "v", f"h{i}",
+                                              None if failed else "2", "error" if failed else "ok",
+                                              None if failed else 2, None, "timeout" if failed else None,
+                                              60_000 if failed else 100 * (i + 1)))
+    assert prejudge.measured_latency_s(demo_db, "m") == 0.2
+    demo_db.execute("DELETE FROM prejudgments WHERE parse_status != 'error'")
+    assert prejudge.measured_latency_s(demo_db, "m") is None            # only failures: the default applies
+    e = prejudge.estimate(prejudge.plan(demo_db, "passage", "llm:x", "m"),
+                          latency_s=prejudge.measured_latency_s(demo_db, "m"))
+    assert e["latency_s"] == prejudge.DEFAULT_LATENCY_S
 
 
 def test_estimate_only_writes_nothing_and_prices_tokens(demo, stub_llm, no_llm_env):

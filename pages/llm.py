@@ -1,0 +1,104 @@
+"""Organizers: LLM pre-judging jobs (estimate, progress, stop and resume, the jobs table) and adaptive pooling
+(report and apply, as `python -m assess pool adaptive`)."""
+import pandas as pd
+import streamlit as st
+
+from assess import prejudge, settings, ui
+from assess.errors import AssessError
+from store import exports, prejudgments
+
+ui.frame_guard(organizer=True)
+database = ui.db()
+st.title("LLM pre-judging")
+run_tab, pool_tab = st.tabs(["Pre-judge", "Adaptive pool"])
+
+with run_tab:
+    env = settings.llm_settings()
+    with st.form("prejudge_form"):
+        c1, c2 = st.columns(2)
+        base_url = c1.text_input("Base URL (OpenAI-compatible; empty: OpenAI)", env["base_url"] or "", key="pj_url")
+        model = c2.text_input("Model", env["model"] or "", key="pj_model")
+        c1, c2, c3, c4, c5 = st.columns(5)
+        job_task = c1.selectbox("Task", list(prejudge.TASKS), key="pj_task")
+        source = c2.text_input("Source (llm:NAME; empty: llm:MODEL)", key="pj_source")
+        concurrency = c3.number_input("Concurrency", 1, 64, 16, key="pj_conc")
+        limit = c4.number_input("Limit (0: all)", 0, 1_000_000, 0, key="pj_limit")
+        depth = c5.number_input("Depth (0: the pool)", 0, 1000, 0, key="pj_depth",
+                                help="passage and nuggets tasks: the top K of every stored run instead of the pool, "
+                                     "e.g. 30 to grade ranks 6–30 before adaptive pooling")
+        st.caption("API key: " + ("from ASSESS_LLM_API_KEY / OPENAI_API_KEY" if env["api_key"] else
+                                  "none set (fine for a local server; set ASSESS_LLM_API_KEY for OpenAI)"))
+        c1, c2, c3 = st.columns(3)
+        estimate_clicked = c1.form_submit_button("Estimate")
+        start_clicked = c2.form_submit_button("Start / resume", type="primary")
+        stop_clicked = c3.form_submit_button("Stop")
+    options = dict(model=model or None, base_url=base_url or None, source=source or None, limit=limit or None,
+                   depth=depth or None, concurrency=int(concurrency))
+    if stop_clicked:
+        st.warning("Stopped. Every answer received so far is stored; Start / resume asks only what is missing.")
+    elif estimate_clicked or start_clicked:
+        try:
+            plan, estimate, cfg = prejudge.prepare(database, job_task, starting=start_clicked, **options)
+            st.info(prejudge.describe_estimate(estimate))
+            if start_clicked:
+                bar = st.progress(0.0, text="Starting…")
+
+                def progress(done, total, counts):
+                    bar.progress(done / total if total else 1.0, text=f"{done} / {total} stored · "
+                                 f"{counts['unparseable']} unparseable · {counts['error']} failed")
+
+                summary = prejudge.run_with_settings(database, plan, cfg, concurrency=int(concurrency),
+                                                     progress=progress)
+                st.success(f"Job {summary['job']}: {summary['asked'] + summary['copied']} stored "
+                           f"({summary['ok']} ok, {summary['repaired']} repaired, {summary['unparseable']} "
+                           f"unparseable, {summary['error']} failed), {summary['copied']} from cache")
+        except AssessError as exc:
+            st.error(str(exc))
+    st.subheader("Jobs")
+    st.caption("A job killed without a chance to stop (its process gone, or no heartbeat for 2 × the call "
+               "timeout, at least 60 s) is shown as interrupted; Start / resume picks up what it left.")
+    st.dataframe(pd.DataFrame(prejudgments.jobs(database)), hide_index=True, width="stretch", key="pj_jobs")
+
+with pool_tab:
+    st.caption("iKAT 2024 adaptive pooling: ranks 1 to *always* of every stored run enter the pool; deeper ranks, "
+               "down to *depth*, only when the LLM source graded the passage at or above the threshold. Pre-judge "
+               "the candidates first (tab Pre-judge, task passage, depth 30).")
+    llm_sources = prejudgments.llm_sources(database)
+    humans = [s for s in exports.label_sources(database, "passage_labels") if s not in llm_sources]
+    if not llm_sources:
+        st.info("No LLM source yet: pre-judge passages first.")
+    else:
+        with st.form("adaptive_form"):
+            c1, c2, c3, c4, c5, c6 = st.columns(6)
+            llm = c1.selectbox("LLM source", llm_sources, key="ap_source")
+            threshold = c2.number_input("Threshold (grade ≥)", 0, 4, 2, key="ap_threshold")
+            always = c3.number_input("Always pooled ranks", 0, 1000, 5, key="ap_always")
+            pool_depth = c4.number_input("Depth", 1, 1000, 30, key="ap_depth")
+            qrels = c5.selectbox("Human qrels (relevant dropped)", ["(none)", *humans], key="ap_qrels")
+            relevant = c6.number_input("Relevant at grade ≥", 0, 4, 2, key="ap_relevant")
+            c1, c2 = st.columns(2)
+            report_clicked = c1.form_submit_button("Report")
+            apply_clicked = c2.form_submit_button("Apply: add to the pool", type="primary")
+        if report_clicked or apply_clicked:
+            try:
+                r = prejudgments.adaptive_pool(database, llm, int(threshold), int(always), int(pool_depth),
+                                               qrels=None if qrels == "(none)" else qrels, relevant=int(relevant),
+                                               apply=apply_clicked)
+            except AssessError as exc:
+                st.error(str(exc))
+            else:
+                before, after = (r["depth_pool"], r["adaptive_pool"]) if r["mode"] == "runs" else (r["pairs"], r["kept"])
+                shown = {"Pool before (depth pool)" if r["mode"] == "runs" else "Pairs judged": before,
+                         "Pool after (adaptive)": after, "Saved": r["saved"]}
+                if r["mode"] == "runs":
+                    shown["Not graded (left out)"] = r["ungraded"]
+                if r.get("qrels"):
+                    shown[f"Relevant in {r['qrels']}"] = r["relevant"]
+                    shown["Relevant dropped"] = r["relevant_dropped"]
+                for col, (label, value) in zip(st.columns(len(shown)), shown.items()):
+                    col.metric(label, f"{value:,}")
+                st.info(prejudge.describe_adaptive(r))
+                if apply_clicked and "added_to_pool" in r:
+                    st.success(f"Added {r['added_to_pool']:,} pairs to the pool (method adaptive).")
+                elif apply_clicked:
+                    st.warning("No stored runs: nothing to add to the pool (the report covers the judged pairs).")
