@@ -136,7 +136,13 @@ def test_range_selection_and_key_n_store_exact_unicode_spans(server, page):
     for n, needle in enumerate(needles, start=1):
         start = passage.index(needle)
         s16 = utf16(passage[:start])
-        assert page.evaluate(SELECT_RANGE, [s16, s16 + utf16(needle)]) == needle
+        # the component re-renders after each stored nugget: select again until it holds the selection
+        for _attempt in range(20):
+            if page.evaluate(SELECT_RANGE, [s16, s16 + utf16(needle)]) == needle:
+                break
+            settled(page)
+            time.sleep(0.25)
+        assert page.evaluate("() => window.getSelection().toString()") == needle
         page.keyboard.press("n")
         rows = wait_rows(db_path, "e2e-nug", n)
         assert rows[-1] == (UNICODE_PASSAGE, start, start + len(needle), needle, "selected")
