@@ -1,7 +1,6 @@
 """CLI commands for the store: init, import, export, stats."""
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 

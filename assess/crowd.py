@@ -210,15 +210,9 @@ def default_guideline(config: StudyConfig) -> dict:
 
 def read_guideline(path: str | Path) -> dict:
     """Read an organizer's guideline file: a JSON object with any of title, consent, instructions, examples."""
-    try:
-        value = json.loads(Path(path).read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise FormatError(path, None, "UTF-8 text", "other bytes") from None
-    except json.JSONDecodeError as exc:
-        raise FormatError(path, exc.lineno, "valid JSON", exc.msg) from None
-    if not isinstance(value, dict):
-        raise FormatError(path, 1, "a JSON object", type(value).__name__)
-    return value
+    from assess.formats import json_object
+
+    return json_object(Path(path).read_bytes(), str(path))
 
 
 def merge_guideline(config: StudyConfig, override: Mapping | None) -> dict:

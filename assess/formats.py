@@ -275,6 +275,19 @@ def load_json(path: str | Path) -> tuple[Any, str]:
         raise FormatError(path, exc.lineno, "complete, valid JSON", found) from None
 
 
+def json_object(data: bytes, name: str) -> dict:
+    """Parse bytes (an upload or a small file) as one JSON object, naming ``name`` and the line on error."""
+    try:
+        value = json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise FormatError(name, None, "UTF-8 text", "other bytes") from None
+    except json.JSONDecodeError as exc:
+        raise FormatError(name, exc.lineno, "valid JSON", exc.msg) from None
+    if not isinstance(value, dict):
+        raise FormatError(name, 1, "a JSON object", type(value).__name__)
+    return value
+
+
 def json_line(text: str, json_path: tuple) -> int | None:
     """Line number where the value at ``json_path`` (keys / indices) starts in ``text``.
 

@@ -5,22 +5,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from assess.errors import FormatError
 
 DEMO = Path(__file__).resolve().parent.parent / "assets" / "demo"
 
 
 def read_case(data: bytes, name: str) -> dict:
     """Parse an uploaded GFRC2 / AEPD input file (JSON), naming the file and line on error."""
-    try:
-        value = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise FormatError(name, None, "UTF-8 text", "other bytes") from None
-    except json.JSONDecodeError as exc:
-        raise FormatError(name, exc.lineno, "valid JSON", exc.msg) from None
-    if not isinstance(value, dict):
-        raise FormatError(name, 1, "a JSON object", type(value).__name__)
-    return value
+    from assess.formats import json_object
+
+    return json_object(data, name)
 
 
 def demo_case(kind: str) -> tuple[dict, str]:

@@ -1,7 +1,6 @@
 """Turning untrusted passage and response text into inert, highlighted HTML (no Streamlit here)."""
 from __future__ import annotations
 
-import html
 import re
 
 # Words too common to be worth highlighting.
