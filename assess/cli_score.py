@@ -29,6 +29,17 @@ class _Default(str):
 _PERSONAL_DEFAULT = _Default(_ORGANIZERS)
 
 
+def _nugget_summary(per_turn: dict, mean, n: int, personal) -> dict[str, Any]:
+    """One run's nugget score: mean over turns, the per-turn values and, when known, the personal split."""
+    from assess.nugget_metrics import split_personal
+
+    row: dict[str, Any] = {"mean": mean, "n_turns": n, "per_turn": per_turn}
+    if personal is not None:
+        split = split_personal(per_turn, personal)
+        row["personal"], row["non_personal"] = split["personal"], split["non_personal"]
+    return row
+
+
 def add_commands(sub) -> None:
     """Register the ``score`` command group on the top-level sub-parsers."""
     score = sub.add_parser("score", help="compute evaluation measures (GFRC2, AEPD, runs, nuggets)",
@@ -304,7 +315,7 @@ def _read_ntn(path: str) -> dict[str, dict[str, Any]]:
 
 
 def _nuggets(args: argparse.Namespace) -> int:
-    from assess.nugget_metrics import ntn_run, split_personal
+    from assess.nugget_metrics import ntn_run
 
     if args.ntr_source:
         given = [f"--{n.replace('_', '-')}" for n in ("gold", "gold_dedup", "matches", "ntn") if getattr(args, n)]
@@ -327,11 +338,7 @@ def _nuggets(args: argparse.Namespace) -> int:
     personal = _personal_turns(args.personal) if args.personal else None
 
     def summary(per_turn: dict, mean: float | None, n: int) -> dict[str, Any]:
-        row: dict[str, Any] = {"mean": mean, "n_turns": n, "per_turn": per_turn}
-        if personal is not None:
-            split = split_personal(per_turn, personal)
-            row["personal"], row["non_personal"] = split["personal"], split["non_personal"]
-        return row
+        return _nugget_summary(per_turn, mean, n, personal)
 
     out: dict[str, Any] = {"gold": args.gold, "gold_dedup": args.gold_dedup}
     if args.matches:
@@ -388,7 +395,6 @@ def _nuggets_from_store(args: argparse.Namespace) -> int:
     import os
 
     from assess.errors import AssessError
-    from assess.nugget_metrics import split_personal
     from store import nuggets as stored
     from store import open_db
 
@@ -413,11 +419,7 @@ def _nuggets_from_store(args: argparse.Namespace) -> int:
         gold_sets["deduplicated"] = data["gold_dedup"]
 
     def summary(per_turn: dict, mean: float | None, n: int) -> dict[str, Any]:
-        row: dict[str, Any] = {"mean": mean, "n_turns": n, "per_turn": per_turn}
-        if personal is not None:
-            split = split_personal(per_turn, personal)
-            row["personal"], row["non_personal"] = split["personal"], split["non_personal"]
-        return row
+        return _nugget_summary(per_turn, mean, n, personal)
 
     out: dict[str, Any] = {
         "db": args.db, "ntr_source": data["ntr_source"], "nugget_source": data["nugget_source"],

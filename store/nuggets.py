@@ -491,18 +491,10 @@ def save_ntr_label(db: Database, source: str, nugget_id: int, run: str, match: i
 
 def undo_ntr(db: Database, source: str) -> tuple[str, str] | None:
     """Revert the source's latest NtR label change not yet undone; return (turn, 'run nugget_id') it touched."""
+    from store.queue import last_change
+
     with write(db):
-        pending, target = 0, None
-        for item, old, via in db.conn.execute(
-                "SELECT item, old_value, via FROM label_history WHERE source = ? AND label_table = 'ntr' "
-                "ORDER BY id DESC", (source,)):
-            if via == "undo":
-                pending += 1
-            elif pending:
-                pending -= 1
-            else:
-                target = (item, old)
-                break
+        target = last_change(db, source, "ntr")
         if target is None:
             return None
         turn_id, nid, run = target[0].split(" ", 2)

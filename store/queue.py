@@ -212,6 +212,25 @@ def label_of(db: Database, source: str, task: str, turn_id: str, item_id: str) -
     return None if row is None else {"value": row[0], "note": row[1], "mode": row[2]}
 
 
+def last_change(db: Database, source: str, kind: str) -> tuple[str, str | None] | None:
+    """The (item, old value) of the source's latest change of one label kind that no undo has cancelled.
+
+    Walks the history backwards: each undo row (via 'undo') cancels one earlier change. Used inside
+    the undo's own write transaction.
+    """
+    pending = 0
+    for item, old, via in db.conn.execute(
+            "SELECT item, old_value, via FROM label_history WHERE source = ? AND label_table = ? ORDER BY id DESC",
+            (source, kind)):
+        if via == "undo":
+            pending += 1
+        elif pending:
+            pending -= 1
+        else:
+            return item, old
+    return None
+
+
 def undo(db: Database, source: str, task: str = "passage") -> tuple[str, str] | None:
     """Revert the source's latest label change not yet undone; return the (turn, item) it touched.
 
@@ -221,18 +240,7 @@ def undo(db: Database, source: str, task: str = "passage") -> tuple[str, str] | 
     table, col, val, kind = {"passage": ("passage_labels", "passage_id", "grade", "passage"),
                              "ptkb": ("ptkb_labels", "statement_id", "relevant", "ptkb")}[task]
     with write(db):
-        pending_undos = 0
-        target = None
-        for item, old, via in db.conn.execute(
-                "SELECT item, old_value, via FROM label_history WHERE source = ? AND label_table = ? "
-                "ORDER BY id DESC", (source, kind)):
-            if via == "undo":
-                pending_undos += 1
-            elif pending_undos:
-                pending_undos -= 1
-            else:
-                target = (item, old)
-                break
+        target = last_change(db, source, kind)
         if target is None:
             return None
         turn_id, item_id = target[0].split(" ", 1)

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, LOAD_TIMEOUT_MS, STEP_TIMEOUT_MS, demo_passage_text, \
-    query, settled, streamlit_server
+from tests.browser_support import (  # noqa: F401  (browser fixture)
+    LOAD_TIMEOUT_MS, STEP_TIMEOUT_MS, browser, demo_passage_text, query, settled, streamlit_server)
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -63,18 +63,6 @@ CHAR_RECTS = """([s, e, firstLen, lastLen]) => {
 
 def utf16(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is absent")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture(scope="module")
