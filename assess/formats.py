@@ -8,6 +8,9 @@ verbatim (kept once). Two lines that give the same item different values are ref
 """
 from __future__ import annotations
 
+import contextlib
+import gc
+import itertools
 import json
 import re
 from pathlib import Path
@@ -104,20 +107,41 @@ class NtrRecord(NamedTuple):
 
 # ---------------------------------------------------------------------------------- text files
 
-def read_lines(path: str | Path) -> list[tuple[int, str]]:
-    """Return (line number, text) for every non-blank line, stripped; refuse bytes that are not UTF-8."""
+def read_text(path: str | Path) -> str:
+    """The file's text (a UTF-8 BOM dropped); bytes that are not UTF-8 are refused with their line and column."""
     path = Path(path)
     data = path.read_bytes()
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
-        lines = data.decode("utf-8").split("\n")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         number = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise FormatError(path, number, "UTF-8 text",
                           f"the byte 0x{data[exc.start]:02x} at column {column}") from None
+
+
+def read_lines(path: str | Path) -> list[tuple[int, str]]:
+    """Return (line number, text) for every non-blank line, stripped; refuse bytes that are not UTF-8."""
+    lines = read_text(path).split("\n")
     return [(number, text) for number, line in enumerate(lines, start=1) if (text := line.strip())]
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for a bulk read or write.
+
+    Tens of thousands of small tuples trigger repeated full collections that find nothing (records
+    hold no cycles): pausing them halves the time of parsing a year's qrels. Nests safely.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -150,10 +174,39 @@ def _check_no_conflicts(path, records: Iterable, key, value) -> list:
 
 
 def parse_qrels(path: str | Path, *, low: int = 0, high: int = 4, item: str = "passage id") -> list[Qrel]:
-    """Read a TREC qrels file: ``turn 0 item grade`` per line (any whitespace), grades in [low, high]."""
-    rows = []
-    seen: dict[tuple[str, str], Qrel] = {}
+    """Read a TREC qrels file: ``turn 0 item grade`` per line (any whitespace), grades in [low, high].
+
+    A year's qrels are tens of thousands of lines, so a well-formed file (four fields on every line,
+    no blank line, every grade in range, no repeated item) is read column-wise with C-level string
+    and list operations. Anything else takes the line-by-line reader, which names the first bad line
+    or keeps verbatim repeats once.
+    """
+    with paused_gc():
+        rows = _qrels_by_column(read_text(path), low, high)
+        return rows if rows is not None else _read_qrels(path, low, high, item)
+
+
+def _qrels_by_column(text: str, low: int, high: int) -> list[Qrel] | None:
+    """Read a well-formed qrels text column-wise (no Python loop per line); None if any line is not."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    parts = list(map(str.split, lines))
+    if set(map(len, parts)) != {4}:       # a blank line, a missing or extra field
+        return None
+    turns, _iterations, items, grade_texts = zip(*parts)
     valid = {str(g): g for g in range(low, high + 1)}
+    grades = list(map(valid.get, grade_texts))
+    if None in grades or len(set(zip(turns, items))) != len(turns):   # a bad grade, a repeated item
+        return None
+    return list(map(tuple.__new__, itertools.repeat(Qrel), zip(turns, items, grades, itertools.count(1))))
+
+
+def _read_qrels(path: str | Path, low: int, high: int, item: str) -> list[Qrel]:
+    rows: list[Qrel] = []
+    seen: dict[tuple[str, str], tuple[int, int]] = {}
+    valid = {str(g): g for g in range(low, high + 1)}
+    new_qrel = tuple.__new__
     for number, text in read_lines(path):
         fields = text.split()
         if len(fields) != 4:
@@ -165,14 +218,14 @@ def parse_qrels(path: str | Path, *, low: int = 0, high: int = 4, item: str = "p
             grade = _int(path, number, grade_text, f"an integer grade {low}..{high}")
             if not low <= grade <= high:
                 raise FormatError(path, number, f"a grade {low}..{high}", str(grade))
-        rec = Qrel(turn, item_id, grade, number)
-        first = seen.setdefault((turn, item_id), rec)
-        if first is not rec:
-            if first.grade != grade:
-                raise FormatError(path, number, f"one value per item ({turn} {item_id} is {first.grade} on "
-                                  f"line {first.line})", str(grade))
+        key = (turn, item_id)
+        first = seen.setdefault(key, (grade, number))
+        if first[1] != number:
+            if first[0] != grade:
+                raise FormatError(path, number, f"one value per item ({turn} {item_id} is {first[0]} on "
+                                  f"line {first[1]})", str(grade))
             continue   # the same line again: kept once
-        rows.append(rec)
+        rows.append(new_qrel(Qrel, (turn, item_id, grade, number)))
     if not rows:
         raise FormatError(path, None, "at least one qrels line", "an empty file")
     return rows

@@ -7,16 +7,18 @@ natural keys; the history triggers fire only on real changes).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import defaultdict
+from operator import attrgetter, itemgetter
 from datetime import datetime, timezone
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from sqlite_utils import Database
 
 from assess.errors import FormatError
 from assess.formats import (Conversation, NtrRecord, NuggetRecord, PassageText, Qrel, ResponseRecord,
-                            RunRow, rank_run)
+                            RunRow, paused_gc, rank_run)
 from store.db import write
 
 
@@ -65,13 +67,20 @@ def _known_turns(db: Database) -> set[str]:
     return {row[0] for row in db.conn.execute("SELECT id FROM turns")}
 
 
-def _check_turns(db: Database, file: str, records: Iterable, turn_of=lambda r: r.turn_id) -> None:
+def _check_turns(db: Database, file: str, records: Sequence) -> set[str]:
+    """The records' turn ids, all present in the store; else the first record whose turn is not."""
     known = _known_turns(db)
-    for rec in records:
-        turn = turn_of(rec)
-        if turn not in known:
-            hint = "import the topics first" if not known else f"e.g. {min(known)}"
-            raise FormatError(file, rec.line, f"a turn id present in the store ({hint})", repr(turn))
+    turns = set(map(attrgetter("turn_id"), records))
+    if not turns <= known:
+        rec = next(r for r in records if r.turn_id not in known)
+        hint = "import the topics first" if not known else f"e.g. {min(known)}"
+        raise FormatError(file, rec.line, f"a turn id present in the store ({hint})", repr(rec.turn_id))
+    return turns
+
+
+def _sql_text(value: str) -> str:
+    """A string as an SQL literal (for constants of a bulk statement, so rows need not repeat them)."""
+    return "'" + value.replace("'", "''") + "'"
 
 
 def import_topics(db: Database, file: str, conversations: Sequence[Conversation], *, collection: str | None = None,
@@ -135,45 +144,71 @@ def _ensure_passages(db: Database, passage_ids: Iterable[str]) -> None:
     """Create the passages (id only, no text) that the store does not have yet."""
     known = {r[0] for r in db.conn.execute("SELECT id FROM passages")}
     new = sorted(set(passage_ids) - known)
-    db.conn.executemany("INSERT INTO passages (id, doc_id) VALUES (?, ?) ON CONFLICT(id) DO NOTHING",
-                        ((p, p.rsplit(":", 1)[0]) for p in new))
+    db.conn.executemany("INSERT INTO passages (id) VALUES (?) ON CONFLICT(id) DO NOTHING", zip(new))
+
+
+# A source's first import of a file is one history event: item '*', new_value the number of labels,
+# via 'bulk'. Each label's imported value stays recoverable: it is the old_value of the item's first
+# later history row, or its current value if it never changed (store.review.item_history does this).
+BULK_EVENT = ("INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
+              "VALUES (?, ?, '*', NULL, ?, 'import', 'bulk', ?)")
+
+
+def _key_order(qrels: Sequence[Qrel]) -> list[Qrel]:
+    """The records in the label table's key order (turn, then item; SQLite's BINARY order on UTF-8
+    equals Python's code-point order, and NUL sorts a shorter turn id first)."""
+    return sorted(qrels, key=lambda q: q.turn_id + "\0" + q.item_id)
+
+
+@contextlib.contextmanager
+def _history_trigger_off(db: Database, table: str) -> Iterator[None]:
+    """Inside a write transaction: drop ``table``'s insert-history trigger for the block, then
+    re-create it from its own stored SQL. Schema changes are transactional in SQLite, so no other
+    connection ever sees the table without its trigger, and a failure rolls the drop back."""
+    name = f"{table}_history_insert"
+    (sql,) = db.conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (name,)).fetchone()
+    db.conn.execute(f"DROP TRIGGER {name}")
+    yield
+    db.conn.execute(sql)
 
 
 def import_passage_qrels(db: Database, file: str, qrels: Sequence[Qrel], *, source: str,
                          add_to_pool: bool = True) -> dict:
     """Store passage judgments of ``source`` (grades as given); the judged pairs join the pool.
 
-    A source's first import is written set-based (labels, then passages, pool and history derived
-    in SQL), which keeps a 50,000-line import within a few times a bare executemany.
+    Speed matters here (a year's qrels are 20,000–50,000 lines), so the import is shaped around
+    SQLite's costs: every reference (turn, passage, source) is checked or created here under the
+    write lock, which lets the transaction skip SQLite's per-row foreign-key lookups; labels are
+    inserted in key order, so each B-tree insert lands next to the previous one; and a source's
+    first import is one event in the history (see :data:`BULK_EVENT`) rather than one history row
+    per label. Later imports of the same source upsert row by row, so the history triggers record
+    each real change with its old value.
     """
-    _check_turns(db, file, qrels)
     stamp = now()
     c = db.conn
-    with write(db):
+    constants = f"{_sql_text(source)}, ?, ?, ?, 'import', {{via}}, {_sql_text(stamp)}"
+    with paused_gc(), write(db, references_checked=True):
+        turns = _check_turns(db, file, qrels)
         ensure_source(db, source)
         first = c.execute("SELECT 1 FROM passage_labels WHERE source = ? LIMIT 1", (source,)).fetchone() is None
-        _ensure_passages(db, (q.item_id for q in qrels))
-        # Key order makes every B-tree insert land next to the previous one.
-        ordered = sorted(qrels, key=lambda q: (q.turn_id, q.item_id))
+        _ensure_passages(db, map(itemgetter(1), qrels))
+        rows = map(itemgetter(0, 1, 2), _key_order(qrels))      # turn, passage, grade
         if first:
-            c.executemany(
-                "INSERT INTO passage_labels (source, turn_id, passage_id, grade, mode, via, updated_at) "
-                "VALUES (?,?,?,?,'import','bulk',?)", ((source, q.turn_id, q.item_id, q.grade, stamp) for q in ordered))
-            c.execute(
-                "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
-                "SELECT 'passage', source, turn_id || ' ' || passage_id, NULL, CAST(grade AS TEXT), 'import', "
-                "'bulk', updated_at FROM passage_labels WHERE source = ?", (source,))
+            with _history_trigger_off(db, "passage_labels"):
+                c.executemany("INSERT INTO passage_labels (source, turn_id, passage_id, grade, mode, via, updated_at) "
+                              f"VALUES ({constants.format(via=_sql_text('bulk'))})", rows)
+            c.execute(BULK_EVENT, ("passage", source, str(len(qrels)), stamp))
         else:
             c.executemany(
-                "INSERT INTO passage_labels (source, turn_id, passage_id, grade, mode, updated_at) "
-                "VALUES (?,?,?,?,'import',?) ON CONFLICT(source, turn_id, passage_id) DO UPDATE SET "
-                "grade=excluded.grade, updated_at=excluded.updated_at WHERE grade IS NOT excluded.grade",
-                ((source, q.turn_id, q.item_id, q.grade, stamp) for q in qrels))
+                "INSERT INTO passage_labels (source, turn_id, passage_id, grade, mode, via, updated_at) "
+                f"VALUES ({constants.format(via='NULL')}) ON CONFLICT(source, turn_id, passage_id) DO UPDATE SET "
+                "grade=excluded.grade, via=excluded.via, updated_at=excluded.updated_at "
+                "WHERE grade IS NOT excluded.grade", rows)
         if add_to_pool:
             c.execute("INSERT INTO pool (turn_id, passage_id, method, detail, added_at) "
                       "SELECT turn_id, passage_id, 'qrels', ?, ? FROM passage_labels WHERE source = ? "
                       "ON CONFLICT DO NOTHING", (f"qrels:{source}", stamp, source))
-    return {"labels": len(qrels), "turns": len({q.turn_id for q in qrels}), "source": source}
+    return {"labels": len(qrels), "turns": len(turns), "source": source}
 
 
 def import_ptkb_qrels(db: Database, file: str, qrels: Sequence[Qrel], *, source: str) -> dict:

@@ -220,7 +220,8 @@ def last_change(db: Database, source: str, kind: str) -> tuple[str, str | None] 
     """
     pending = 0
     for item, old, via in db.conn.execute(
-            "SELECT item, old_value, via FROM label_history WHERE source = ? AND label_table = ? ORDER BY id DESC",
+            "SELECT item, old_value, via FROM label_history WHERE source = ? AND label_table = ? AND via IS NOT 'bulk' "
+            "ORDER BY id DESC",
             (source, kind)):
         if via == "undo":
             pending += 1

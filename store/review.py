@@ -44,13 +44,48 @@ def seconds_per_label(db: Database, source: str, task: str = "passage") -> dict:
     import statistics
 
     stamps = [datetime.fromisoformat(r[0].replace("Z", "+00:00")) for r in db.conn.execute(
-        "SELECT at FROM label_history WHERE source = ? AND label_table = ? AND (via IS NULL OR via != 'undo') "
+        "SELECT at FROM label_history WHERE source = ? AND label_table = ? AND via IS NOT 'bulk' "
+        "AND (via IS NULL OR via != 'undo') "
         "ORDER BY id", (source, task))]
     gaps = [(b - a).total_seconds() for a, b in zip(stamps, stamps[1:])]
     gaps = [g for g in gaps if 0 <= g <= BREAK_SECONDS]
     if not gaps:
         return {"n": 0, "median": None, "mean": None}
     return {"n": len(gaps), "median": statistics.median(gaps), "mean": statistics.fmean(gaps)}
+
+
+_LABEL_TABLES = {"passage": ("passage_labels", "turn_id || ' ' || passage_id",
+                             "COALESCE(CAST(grade AS TEXT), 'cannot-judge')"),
+                 "ptkb": ("ptkb_labels", "turn_id || ' ' || statement_id", "CAST(relevant AS TEXT)")}
+
+
+def item_history(db: Database, source: str, item: str, kind: str = "passage") -> list[dict]:
+    """Every change of one label, oldest first: ``at``, ``old``, ``new``, ``mode``, ``via``.
+
+    ``item`` is written as in the history ('turn passage' for passages, 'turn statement' for PTKB).
+    A label that arrived with its source's first bulk import has no history row of its own; its first
+    entry is rebuilt from the import event (item '*'): the imported value is the old value of the
+    item's first later change, or its current value if it never changed.
+    """
+    table, key, value = _LABEL_TABLES[kind]
+    rows = [dict(zip(("at", "old", "new", "mode", "via"), r)) for r in db.conn.execute(
+        "SELECT at, old_value, new_value, mode, via FROM label_history WHERE source = ? AND label_table = ? "
+        "AND item = ? ORDER BY id", (source, kind, item))]
+    imports = [r[0] for r in db.conn.execute(
+        "SELECT at FROM label_history WHERE source = ? AND label_table = ? AND item = '*' AND via = 'bulk' "
+        "ORDER BY id", (source, kind))]
+    if not imports or (rows and rows[0]["old"] is None):
+        return rows                      # no bulk import, or the item's own first row is its creation
+    if rows:
+        imported = rows[0]["old"]
+    else:
+        current = db.conn.execute(f"SELECT {value} FROM {table} WHERE source = ? AND {key} = ?",
+                                  (source, item)).fetchone()
+        if current is None:
+            return rows
+        imported = current[0]
+    event = {"at": imports[0], "old": None, "new": imported, "mode": "import", "via": "bulk"}
+    return [event] + rows
 
 
 def topic_progress(db: Database, source: str | None = None) -> list[dict]:

@@ -125,3 +125,47 @@ def test_qrels_write_then_read_round_trips(tmp_path_factory, rows):
             formats.parse_qrels(path)
         return
     assert [(q.turn_id, q.item_id, q.grade) for q in formats.parse_qrels(path)] == rows
+
+
+_FIELD = st.sampled_from(["0_1", "9-1_3", "0", "p:1", "p:2", "clueweb22-en0025-76-08262:14", "2", "4", "7", "x",
+                          "-1", "Q0", "é:1"])
+_SPACE = st.sampled_from([" ", "\t", "  ", " \t", "\u00a0", "\x0b"])
+_LINE = st.one_of(
+    st.lists(_FIELD, min_size=0, max_size=6).flatmap(
+        lambda fields: st.lists(_SPACE, min_size=len(fields) + 1, max_size=len(fields) + 1).map(
+            lambda spaces: spaces[0] * (len(fields) % 2) + "".join(f + s for f, s in zip(fields, spaces[1:])))),
+    st.sampled_from(["", "\r", " ", "0_1 0 p:1 2", "0_1 0 p:1 3", "9-1_3 0 p:2 0\r"]))
+_GOOD_LINE = st.tuples(st.sampled_from(["0_1", "9-1_3", "0_8"]), _SPACE, st.integers(0, 10**6).map(lambda i: f"é:{i}"),
+                       _SPACE, st.sampled_from("01234"), st.sampled_from(["", " ", "\t"])).map(
+    lambda t: f"{t[0]}{t[1]}0{t[1]}{t[2]}{t[3]}{t[4]}{t[5]}")
+
+
+def _outcome(read):
+    try:
+        return [tuple(q) for q in read()]
+    except FormatError as exc:
+        return ("refused", str(exc))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_GOOD_LINE, _GOOD_LINE, _GOOD_LINE, _LINE), max_size=12),
+       st.sampled_from(["\n", "\r\n"]), st.booleans())
+def test_qrels_column_reader_agrees_with_the_line_reader(tmp_path_factory, lines, newline, final_newline):
+    """The column-wise fast path gives exactly the line-by-line reader's records (line numbers
+    included) or the same refusal, whatever the whitespace, blank lines, repeats or bad fields."""
+    path = tmp_path_factory.mktemp("q") / "q.qrels"
+    path.write_bytes((newline.join(lines) + (newline if final_newline else "")).encode("utf-8"))
+    expected = _outcome(lambda: formats._read_qrels(path, 0, 4, "passage id"))
+    assert _outcome(lambda: formats.parse_qrels(path)) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_GOOD_LINE, min_size=1, max_size=30), st.sampled_from(["\n", "\r\n"]), st.booleans())
+def test_qrels_well_formed_files_take_the_column_reader(tmp_path_factory, lines, newline, final_newline):
+    path = tmp_path_factory.mktemp("q") / "q.qrels"
+    path.write_bytes((newline.join(lines) + (newline if final_newline else "")).encode("utf-8"))
+    keys = [(line.split()[0], line.split()[2]) for line in lines]
+    fast = formats._qrels_by_column(formats.read_text(path), 0, 4)
+    assert (fast is not None) == (len(set(keys)) == len(keys))       # repeated items go line by line
+    assert _outcome(lambda: formats.parse_qrels(path)) == _outcome(
+        lambda: formats._read_qrels(path, 0, 4, "passage id"))

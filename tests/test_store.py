@@ -145,6 +145,10 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     history = dict(db.execute("SELECT source, COUNT(*) FROM label_history WHERE label_table = 'passage' "
                               "GROUP BY source").fetchall())
     assert history["w1"] == history["w2"] == 217
+    # the import is one history event; the insert trigger it dropped meanwhile is back
+    assert db.execute("SELECT item, new_value FROM label_history WHERE source = 'bulk'").fetchall() == [("*", "217")]
+    assert db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'passage_labels_history_insert'").fetchone() \
+        == (1,)
 
 
 def test_pool_records_every_run_that_brought_a_passage(tmp_path):
