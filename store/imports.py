@@ -18,7 +18,7 @@ from sqlite_utils import Database
 
 from assess.errors import FormatError
 from assess.formats import (Conversation, NtrRecord, NuggetRecord, PassageText, Qrel, ResponseRecord,
-                            RunRow, paused_gc, rank_run)
+                            RunRow, json_line, paused_gc, rank_run, read_text)
 from store.db import write
 
 
@@ -83,6 +83,14 @@ def _sql_text(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def _json_line_of(file: str, json_path: tuple) -> int | None:
+    """The line of a value in a JSON file, for an error found after parsing (None if unreadable)."""
+    try:
+        return json_line(read_text(file), json_path)
+    except (OSError, FormatError):
+        return None
+
+
 def import_topics(db: Database, file: str, conversations: Sequence[Conversation], *, collection: str | None = None,
                   labels_source: str = "organizers") -> dict:
     """Store conversations, turns and PTKB; record each turn's ``ptkb_provenance`` as PTKB labels.
@@ -93,11 +101,12 @@ def import_topics(db: Database, file: str, conversations: Sequence[Conversation]
     stamp = now()
     existing = dict(db.conn.execute("SELECT id, collection FROM conversations"))
     conv_rows, turn_rows, ptkb_rows, label_rows = [], [], [], []
-    for conv in conversations:
+    for index, conv in enumerate(conversations):
         coll = collection or (f"ikat-{conv.year}" if conv.year else None)
         if conv.id in existing and existing[conv.id] != coll:
-            raise FormatError(file, None, f"conversation ids not used by another collection ({conv.id} "
-                              f"already belongs to {existing[conv.id]}; use a separate --db)", coll)
+            raise FormatError(file, _json_line_of(file, (index, "number")), f"conversation ids not used by "
+                              f"another collection ({conv.id} already belongs to {existing[conv.id]}; use a "
+                              f"separate --db)", coll)
         conv_rows.append((conv.id, conv.number, conv.title, coll, conv.year))
         for key, text in conv.ptkb.items():
             ptkb_rows.append((conv.id, key, text))

@@ -186,3 +186,22 @@ def test_assign_turns_and_conversations(tmp_path):
     assert "101_3" not in {t for t, _, _ in queue.queue(open_db(db_path), "lee")}
     proc = run_cli("assign", "--assessor", "lee", "--turn", "9_9", db=db_path)
     assert proc.returncode == 2 and "unknown turn id '9_9'" in proc.stderr
+
+
+def test_topics_whose_conversation_ids_belong_to_another_collection_are_refused_with_the_line(tmp_path):
+    db_path = tmp_path / "c.db"
+    run_cli("init", "--demo", db=db_path, check=True)        # conversations 101 and 102, collection 'demo'
+    other = tmp_path / "2024.json"
+    other.write_text(json.dumps([
+        {"number": 7, "title": "t", "ptkb": {"1": "s"}, "turns": [{"turn_id": 1, "utterance": "u"}]},
+        {"number": 102, "title": "t", "ptkb": {"1": "s"}, "turns": [{"turn_id": 1, "utterance": "u"}]},
+    ], indent=1))
+    lines = other.read_text().splitlines()
+    line = lines.index('  "number": 102,')      # 1-based: the line before, where that conversation's object opens
+    assert lines[line - 1] == " {"
+    before = snapshot(db_path)
+    proc = run_cli("import", "topics", other, db=db_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith(f"error: {other}:{line}: expected conversation ids not used by another "
+                                          "collection (102 already belongs to demo")
+    assert snapshot(db_path) == before
