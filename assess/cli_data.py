@@ -60,6 +60,18 @@ def add_commands(sub) -> None:
     p.add_argument("--remove", action="store_true", help="remove these assignments instead")
     p.set_defaults(func=cmd_assign)
 
+    p = sub.add_parser("history", help="every change of one label, oldest first",
+                       description="Every change of one label of a source, oldest first (time, old -> new, "
+                                   "mode, via). A label that came with its source's first bulk import shows "
+                                   "that import as its first entry.")
+    add_db_argument(p)
+    p.add_argument("--source", required=True, help="the label source (an assessor, nist, llm:MODEL, ...)")
+    p.add_argument("--turn", required=True, help="the turn id, e.g. 0_8")
+    p.add_argument("--item", required=True, help="the passage id (or the PTKB statement number with --task ptkb)")
+    p.add_argument("--task", choices=("passage", "ptkb"), default="passage")
+    p.add_argument("--json", action="store_true", help="print one JSON list")
+    p.set_defaults(func=cmd_history)
+
     p = sub.add_parser("stats", help="counts of what is in the store",
                        description="Conversations, turns, passages, pooled pairs and labels per source.")
     add_db_argument(p)
@@ -153,6 +165,25 @@ def cmd_stats(args) -> int:
         print(f"nuggets        {source:20} {s['count']:7} over {s['turns']} turns")
     for source, s in result["ntr_labels"].items():
         print(f"NtR labels     {source:20} {s['count']:7} ({s['yes']} yes)")
+    return 0
+
+
+def cmd_history(args) -> int:
+    from assess.errors import AssessError
+    from store.review import item_history
+
+    db = _open(args)
+    if db.conn.execute("SELECT 1 FROM sources WHERE name = ?", (args.source,)).fetchone() is None:
+        raise AssessError(f"no label source named {args.source!r}")
+    trail = item_history(db, args.source, f"{args.turn} {args.item}", args.task)
+    if args.json:
+        print(json.dumps(trail))
+        return 0
+    if not trail:
+        print(f"{args.source} has never labelled {args.task} {args.item} of turn {args.turn}")
+    for r in trail:
+        print(f"{r['at']}  {r['old'] if r['old'] is not None else '-'} -> {r['new'] if r['new'] is not None else '-'}"
+              f"  mode={r['mode']} via={r['via']}")
     return 0
 
 

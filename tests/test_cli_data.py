@@ -205,3 +205,23 @@ def test_topics_whose_conversation_ids_belong_to_another_collection_are_refused_
     assert proc.stderr.strip().startswith(f"error: {other}:{line}: expected conversation ids not used by another "
                                           "collection (102 already belongs to demo")
     assert snapshot(db_path) == before
+
+
+def test_history_of_one_label_includes_its_bulk_import(tmp_path):
+    db_path = tmp_path / "h.db"
+    run_cli("init", "--demo", db=db_path, check=True)
+    first, second = tmp_path / "a.qrels", tmp_path / "b.qrels"
+    first.write_text("101_1 0 demo-doc-001:0 3\n101_1 0 demo-doc-002:0 1\n")
+    second.write_text("101_1 0 demo-doc-001:0 2\n")
+    run_cli("import", "qrels", first, "--source", "nist", db=db_path, check=True)
+    run_cli("import", "qrels", second, "--source", "nist", db=db_path, check=True)
+    proc = run_cli("history", "--source", "nist", "--turn", "101_1", "--item", "demo-doc-001:0", "--json",
+                   db=db_path, check=True)
+    trail = json.loads(proc.stdout)
+    assert [(r["old"], r["new"], r["mode"], r["via"]) for r in trail] == [(None, "3", "import", "bulk"),
+                                                                          ("3", "2", "import", None)]
+    text = run_cli("history", "--source", "nist", "--turn", "101_1", "--item", "demo-doc-002:0", db=db_path,
+                   check=True).stdout
+    assert text.strip().endswith("- -> 1  mode=import via=bulk")
+    proc = run_cli("history", "--source", "nobody", "--turn", "101_1", "--item", "x", db=db_path)
+    assert proc.returncode == 2 and "no label source named 'nobody'" in proc.stderr
