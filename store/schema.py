@@ -245,10 +245,26 @@ END;
 for _table in _HISTORY_TABLES:
     _V1 += _history_triggers(_table)
 
-# Schema 5: faster bulk imports. The history index leaves out the rows of bulk imports (only read
-# by whole-table scans; its readers, undo and timing, concern assessors and say via IS NOT 'bulk'),
-# and every insert trigger fires unconditionally (a bulk import drops it within its transaction).
+# Schema 5: faster bulk imports.
+# - The pool's CHECK on `method` is written as comparisons: SQLite 3.40 evaluates a CHECK with an
+#   IN list by building a temporary table for every inserted row, which tripled the cost of pooling.
+# - The history index leaves out the rows of bulk imports (read only by whole-table scans; its
+#   readers, undo and timing, concern assessors and say via IS NOT 'bulk').
+# - Every insert trigger fires unconditionally (a bulk import drops it within its own transaction).
 _V5_HISTORY = """
+CREATE TABLE pool_v5 (
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    passage_id TEXT NOT NULL REFERENCES passages(id),
+    method TEXT NOT NULL CHECK (method = 'depth' OR method = 'qrels' OR method = 'adaptive' OR method = 'manual'),
+    detail TEXT,                         -- runs with ranks 'bm25@7 dense@2', 'qrels:nist', ...
+    best_rank INTEGER,
+    added_at TEXT NOT NULL,
+    PRIMARY KEY (turn_id, passage_id)
+) WITHOUT ROWID;
+INSERT INTO pool_v5 (turn_id, passage_id, method, detail, best_rank, added_at)
+    SELECT turn_id, passage_id, method, detail, best_rank, added_at FROM pool;
+DROP TABLE pool;
+ALTER TABLE pool_v5 RENAME TO pool;
 DROP INDEX label_history_by_source;
 CREATE INDEX label_history_by_source ON label_history(source, label_table) WHERE via IS NOT 'bulk';
 """ + "".join(f"DROP TRIGGER {t}_history_insert;\n{_insert_trigger(t)}" for t in _HISTORY_TABLES)

@@ -136,3 +136,27 @@ def test_schema_4_files_migrate_to_5(tmp_path):
     index = db.execute("SELECT sql FROM sqlite_master WHERE name = 'label_history_by_source'").fetchone()[0]
     assert "WHERE via IS NOT 'bulk'" in index
     assert all("WHEN" not in sql for name, sql in triggers(db).items() if name.endswith("_history_insert"))
+
+
+def test_schema_5_keeps_the_pool_of_an_older_file_and_its_method_check(tmp_path):
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for number, script in enumerate(MIGRATIONS[:4], start=1):
+        conn.executescript(script)
+        conn.execute(f"PRAGMA user_version = {number}")
+    conn.executescript("""
+        INSERT INTO conversations (id, number) VALUES ('1', '1');
+        INSERT INTO turns (id, conversation_id, turn_number, position, utterance) VALUES ('1_1', '1', 1, 0, 'u');
+        INSERT INTO passages (id) VALUES ('p:1'), ('p:2');
+        INSERT INTO pool (turn_id, passage_id, method, detail, best_rank, added_at)
+            VALUES ('1_1', 'p:1', 'depth', 'bm25@1', 1, 't'), ('1_1', 'p:2', 'qrels', 'qrels:nist', NULL, 't');
+    """)
+    conn.close()
+    db = open_db(path)
+    assert db.execute("SELECT * FROM pool ORDER BY passage_id").fetchall() == [
+        ("1_1", "p:1", "depth", "bm25@1", 1, "t"), ("1_1", "p:2", "qrels", "qrels:nist", None, "t")]
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK constraint failed"):
+        with write(db):
+            db.conn.execute("INSERT INTO pool (turn_id, passage_id, method, added_at) VALUES ('1_1', 'p:1', 'x', 't')")
+    assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
