@@ -2,6 +2,13 @@
 sqlite3.executemany of the same rows, in the same run; and `python -m assess --help` start-up.
 
 Run: python tests/benchmarks/bench_import.py [RUNS]   (needs ../shared/data; RUNS defaults to 9)
+     python tests/benchmarks/bench_import.py --instructions
+
+Wall-clock times on a shared 2-core machine swing by ±40% within a minute, so the two sides are
+timed interleaved and the ratio is reported run by run. ``--instructions`` counts CPU instructions
+instead, under valgrind's callgrind (a few minutes): repeatable to the instruction whatever else
+the machine is doing. Each side is then measured as the difference between a process that does
+the work and one that stops just before it (reading the rows; opening the store with the topics).
 """
 from __future__ import annotations
 
@@ -21,16 +28,16 @@ QRELS = [(DATA / "gyeozai-CFDA-TREC-iKAT2025/DATA/topics/2024_test_qrels.trec", 
          (DATA / "irlabamsterdam-CONE-RAG/resources/automatic_resources/llm-gpt4-pool-depth-30.txt", "llm:gpt-4")]
 
 
-def plain_executemany(tmp: Path, n: int) -> float:
-    rows = []
-    for path, source in QRELS:
-        for line in path.read_text().splitlines():
-            if line.strip():
-                t, _, p, g = line.split()
-                rows.append((source, t, p, int(g)))
-    conn = sqlite3.connect(tmp / f"plain{n}.db")
+def plain_table(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("CREATE TABLE q (source TEXT, turn TEXT, passage TEXT, grade INTEGER, PRIMARY KEY (source, turn, passage))")
+    return conn
+
+
+def plain_executemany(tmp: Path, n: int) -> float:
+    rows = read_rows()
+    conn = plain_table(tmp / f"plain{n}.db")
     start = time.perf_counter()
     with conn:
         conn.executemany("INSERT INTO q VALUES (?,?,?,?)", rows)
@@ -40,21 +47,17 @@ def plain_executemany(tmp: Path, n: int) -> float:
 
 
 def executemany_into_store(tmp: Path, n: int) -> float:
-    """The same rows by one bare executemany into the workbench's own passage_labels table (keys, FKs)."""
+    """The same rows by one bare executemany into the workbench's own passage_labels table (keys, foreign
+    keys, and its insert trigger writing one history row per label)."""
     from store import open_db
     from store.loading import load_file
 
     db = open_db(tmp / f"raw{n}.db")
     load_file(db, "topics", TOPICS)
-    rows, passages = [], set()
-    for path, source in QRELS:
+    rows = read_rows()
+    for _path, source in QRELS:
         db.conn.execute("INSERT INTO sources (name, kind, created_at) VALUES (?, 'import', 'now')", (source,))
-        for line in path.read_text().splitlines():
-            if line.strip():
-                t, _, p, g = line.split()
-                rows.append((source, t, p, int(g)))
-                passages.add(p)
-    db.conn.executemany("INSERT INTO passages (id) VALUES (?)", ((p,) for p in passages))
+    db.conn.executemany("INSERT INTO passages (id) VALUES (?)", ((p,) for p in {r[2] for r in rows}))
     start = time.perf_counter()
     db.conn.execute("BEGIN")
     db.conn.executemany("INSERT INTO passage_labels (source, turn_id, passage_id, grade, via, updated_at) "
@@ -75,6 +78,52 @@ def ours(tmp: Path, n: int) -> float:
     return time.perf_counter() - start
 
 
+def read_rows() -> list[tuple]:
+    rows = []
+    for path, source in QRELS:
+        for line in path.read_text().splitlines():
+            if line.strip():
+                t, _, p, g = line.split()
+                rows.append((source, t, p, int(g)))
+    return rows
+
+
+def one_side(side: str) -> None:
+    """The work of one side, alone in this process (for --instructions)."""
+    from store import open_db
+    from store.loading import load_file
+
+    tmp = Path(tempfile.mkdtemp())
+    if side in ("read", "plain"):
+        rows = read_rows()
+        if side == "plain":
+            conn = plain_table(tmp / "plain.db")
+            with conn:
+                conn.executemany("INSERT INTO q VALUES (?,?,?,?)", rows)
+        return
+    db = open_db(tmp / "ours.db")
+    load_file(db, "topics", TOPICS)
+    if side == "ours":
+        for path, source in QRELS:
+            load_file(db, "qrels", path, source=source)
+
+
+def instructions() -> None:
+    import re
+    from concurrent.futures import ThreadPoolExecutor
+
+    def count(side: str) -> int:
+        proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+                               __file__, "--one", side], cwd=ROOT, capture_output=True, text=True, check=True)
+        return int(re.search(r"Collected : (\d+)", proc.stderr).group(1))
+
+    with ThreadPoolExecutor(2) as pool:
+        n = dict(zip(("read", "plain", "setup", "ours"), pool.map(count, ("read", "plain", "setup", "ours"))))
+    plain, ours = n["plain"] - n["read"], n["ours"] - n["setup"]
+    print(f"qrels import, 53,574 lines, CPU instructions (callgrind): ours {ours / 1e9:.2f} G, plain executemany "
+          f"{plain / 1e9:.2f} G, ratio {ours / plain:.2f}x")
+
+
 def help_time() -> float:
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "assess", "--help"], cwd=ROOT, check=True, capture_output=True)
@@ -84,6 +133,10 @@ def help_time() -> float:
 def main() -> None:
     if not TOPICS.exists():
         sys.exit("../shared/data is absent: nothing to benchmark")
+    if sys.argv[1:2] == ["--one"]:
+        return one_side(sys.argv[2])
+    if sys.argv[1:2] == ["--instructions"]:
+        return instructions()
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 9
     plain, full, into_store = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
