@@ -14,6 +14,7 @@ from typing import Iterator
 
 from sqlite_utils import Database
 
+from assess.errors import AssessError
 from store.schema import MIGRATIONS
 
 BUSY_TIMEOUT_MS = 30_000
@@ -46,7 +47,10 @@ def schema_version(db: Database) -> int:
 def migrate_db(db: Database) -> int:
     """Apply the migrations the file has not seen yet, each in its own transaction; return the version."""
     current = schema_version(db)
-    if current >= len(MIGRATIONS):
+    if current > len(MIGRATIONS):
+        raise AssessError(f"{_file_of(db)}: the store has schema version {current}, written by a newer version "
+                          f"of the workbench (this one knows up to {len(MIGRATIONS)}); update the code")
+    if current == len(MIGRATIONS):
         return current
     with write(db):
         # Re-read under the write lock: another process may have migrated meanwhile.
@@ -56,6 +60,10 @@ def migrate_db(db: Database) -> int:
                 db.conn.execute(statement)
             db.conn.execute(f"PRAGMA user_version = {number}")
     return schema_version(db)
+
+
+def _file_of(db: Database) -> str:
+    return db.conn.execute("PRAGMA database_list").fetchone()[2] or ":memory:"
 
 
 def _statements(script: str) -> Iterator[str]:

@@ -153,11 +153,13 @@ def _ensure_passages(db: Database, passage_ids: Iterable[str]) -> None:
     """Create the passages (id only, no text) that the store does not have yet."""
     known = {r[0] for r in db.conn.execute("SELECT id FROM passages")}
     new = sorted(set(passage_ids) - known)
-    db.conn.executemany("INSERT INTO passages (id) VALUES (?) ON CONFLICT(id) DO NOTHING", zip(new))
+    db.conn.executemany("INSERT INTO passages (id, doc_id) VALUES (?, ?) ON CONFLICT(id) DO NOTHING",
+                        ((p, p.rsplit(":", 1)[0]) for p in new))
 
 
 # A source's first import of a file is one history event: item '*', new_value the number of labels,
-# via 'bulk'. Each label's imported value stays recoverable: it is the old_value of the item's first
+# via 'bulk' (the label rows themselves carry via NULL, as every imported label does). Each label's
+# imported value stays recoverable: it is the old_value of the item's first
 # later history row, or its current value if it never changed (store.review.item_history does this).
 BULK_EVENT = ("INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
               "VALUES (?, ?, '*', NULL, ?, 'import', 'bulk', ?)")
@@ -189,25 +191,27 @@ def import_passage_qrels(db: Database, file: str, qrels: Sequence[Qrel], *, sour
     """
     stamp = now()
     c = db.conn
-    constants = f"{_sql_text(source)}, ?, ?, ?, 'import', {{via}}, {_sql_text(stamp)}"
+    columns = "INSERT INTO passage_labels (source, turn_id, passage_id, grade, mode, via, updated_at) "
+    values = f"VALUES ({_sql_text(source)}, ?, ?, ?, 'import', NULL, {_sql_text(stamp)})"
     with paused_gc(), write(db, references_checked=True):
         turns = _check_turns(db, file, qrels)
         ensure_source(db, source)
-        first = c.execute("SELECT 1 FROM passage_labels WHERE source = ? LIMIT 1", (source,)).fetchone() is None
+        # First means the source has never had a passage label (none now, none in the history), so a
+        # source has at most one bulk event and every label's trail can be rebuilt from it.
+        first = bool(qrels) and c.execute(
+            "SELECT NOT EXISTS (SELECT 1 FROM passage_labels WHERE source = ?1) AND NOT EXISTS "
+            "(SELECT 1 FROM label_history WHERE source = ?1 AND label_table = 'passage')", (source,)).fetchone()[0]
         _ensure_passages(db, map(itemgetter(1), qrels))
         # File order (qrels files are grouped by turn): sorting first was measured to cost more than it saves.
         rows = map(itemgetter(0, 1, 2), qrels)      # turn, passage, grade
         if first:
             with _history_trigger_off(db, "passage_labels"):
-                c.executemany("INSERT INTO passage_labels (source, turn_id, passage_id, grade, mode, via, updated_at) "
-                              f"VALUES ({constants.format(via=_sql_text('bulk'))})", rows)
+                c.executemany(columns + values, rows)
             c.execute(BULK_EVENT, ("passage", source, str(len(qrels)), stamp))
         else:
-            c.executemany(
-                "INSERT INTO passage_labels (source, turn_id, passage_id, grade, mode, via, updated_at) "
-                f"VALUES ({constants.format(via='NULL')}) ON CONFLICT(source, turn_id, passage_id) DO UPDATE SET "
-                "grade=excluded.grade, via=excluded.via, updated_at=excluded.updated_at "
-                "WHERE grade IS NOT excluded.grade", rows)
+            c.executemany(columns + values + " ON CONFLICT(source, turn_id, passage_id) DO UPDATE SET "
+                          "grade=excluded.grade, via=excluded.via, updated_at=excluded.updated_at "
+                          "WHERE grade IS NOT excluded.grade", rows)
         if add_to_pool:
             c.execute("INSERT INTO pool (turn_id, passage_id, method, detail, added_at) "
                       "SELECT turn_id, passage_id, 'qrels', ?, ? FROM passage_labels WHERE source = ? "

@@ -248,8 +248,9 @@ for _table in _HISTORY_TABLES:
 # Schema 5: faster bulk imports.
 # - The pool's CHECK on `method` is written as comparisons: SQLite 3.40 evaluates a CHECK with an
 #   IN list by building a temporary table for every inserted row, which tripled the cost of pooling.
-# - The history index leaves out the rows of bulk imports (read only by whole-table scans; its
-#   readers, undo and timing, concern assessors and say via IS NOT 'bulk').
+# - A bulk import is one history event (via 'bulk'); its label rows say via NULL like other imported
+#   labels (so later changes of them are never mistaken for bulk rows), and the history index covers
+#   (source, label_table), which every reader of the history names.
 # - Every insert trigger fires unconditionally (a bulk import drops it within its own transaction).
 _V5_HISTORY = """
 CREATE TABLE pool_v5 (
@@ -266,7 +267,8 @@ INSERT INTO pool_v5 (turn_id, passage_id, method, detail, best_rank, added_at)
 DROP TABLE pool;
 ALTER TABLE pool_v5 RENAME TO pool;
 DROP INDEX label_history_by_source;
-CREATE INDEX label_history_by_source ON label_history(source, label_table) WHERE via IS NOT 'bulk';
+CREATE INDEX label_history_by_source ON label_history(source, label_table);
+UPDATE passage_labels SET via = NULL WHERE via = 'bulk';
 """ + "".join(f"DROP TRIGGER {t}_history_insert;\n{_insert_trigger(t)}" for t in _HISTORY_TABLES)
 
 from store.schema_llm import MIGRATION as _V2_LLM      # noqa: E402  (LLM pre-judgments, jobs)

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from assess.errors import FormatError
+from assess.errors import AssessError, FormatError
 from store import open_db, queue
 from store.db import write
 from store.imports import _history_trigger_off
@@ -46,19 +46,45 @@ def test_first_import_is_one_history_event_and_later_changes_are_rows(db, tmp_pa
               source="nist")
     assert history(db, "nist") == [("*", None, "3", "import", "bulk")]
     assert db.execute("SELECT turn_id, passage_id, grade, via FROM passage_labels WHERE source = 'nist' "
-                      "ORDER BY 1, 2").fetchall() == [("101_1", "p:1", 2, "bulk"), ("101_1", "p:2", 0, "bulk"),
-                                                       ("101_2", "p:3", 4, "bulk")]
+                      "ORDER BY 1, 2").fetchall() == [("101_1", "p:1", 2, None), ("101_1", "p:2", 0, None),
+                                                       ("101_2", "p:3", 4, None)]
     assert triggers(db) == before                      # the dropped insert trigger is back, verbatim
     assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert db.execute("PRAGMA foreign_key_check").fetchall() == []
 
-    # a second file for the same source: one row per real change, old value kept; via no longer 'bulk'
+    # a second file for the same source: one row per real change, old value kept
     load_file(db, "qrels", qrels(tmp_path, "b.qrels", ["101_1 0 p:1 3", "101_1 0 p:2 0", "101_3 0 p:9 1"]),
               source="nist")
     assert history(db, "nist")[1:] == [("101_1 p:1", "2", "3", "import", None),
                                         ("101_3 p:9", None, "1", "import", None)]
-    assert db.execute("SELECT via FROM passage_labels WHERE source = 'nist' AND passage_id = 'p:1'").fetchone() \
-        == (None,)
+
+
+def test_a_source_has_at_most_one_bulk_event(db, tmp_path):
+    load_file(db, "qrels", qrels(tmp_path, "a.qrels", ["101_1 0 p:1 2"]), source="nist")
+    with write(db):      # every label of the source removed (as an organizer might, by hand)
+        db.conn.execute("DELETE FROM passage_labels WHERE source = 'nist'")
+    load_file(db, "qrels", qrels(tmp_path, "b.qrels", ["101_1 0 p:1 4", "101_1 0 p:2 1"]), source="nist")
+    assert history(db, "nist") == [("*", None, "1", "import", "bulk"), ("101_1 p:1", "2", None, "import", "undo"),
+                                    ("101_1 p:1", None, "4", "import", None), ("101_1 p:2", None, "1", "import", None)]
+    assert [(r["old"], r["new"]) for r in item_history(db, "nist", "101_1 p:1")] == [(None, "2"), ("2", None),
+                                                                                    (None, "4")]
+    assert [(r["old"], r["new"]) for r in item_history(db, "nist", "101_1 p:2")] == [(None, "1")]
+
+
+@pytest.mark.parametrize("source", ["team{2024}", "x{}", "llm:m{via}", "o'brien", "a');DROP/**/TABLE/**/pool;--"])
+def test_source_names_with_braces_and_quotes_are_stored_verbatim(db, tmp_path, source):
+    for name in ("a.qrels", "b.qrels"):        # the bulk path, then the row-by-row path
+        load_file(db, "qrels", qrels(tmp_path, name, ["101_1 0 p:1 2", f"101_1 0 p:{len(name)} 1"]), source=source)
+    assert db.execute("SELECT DISTINCT source FROM passage_labels").fetchall() == [(source,)]
+    assert db.execute("SELECT COUNT(*) FROM pool").fetchone() == (2,)
+    assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_a_store_written_by_a_newer_version_is_refused(tmp_path):
+    path = tmp_path / "new.db"
+    open_db(path).conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    with pytest.raises(AssessError, match=r"new\.db: the store has schema version \d+, written by a newer version"):
+        open_db(path)
 
 
 def test_every_labels_history_is_recoverable_after_a_bulk_import(db, tmp_path):
@@ -134,7 +160,7 @@ def test_schema_4_files_migrate_to_5(tmp_path):
     db = open_db(path)
     assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) >= 5
     index = db.execute("SELECT sql FROM sqlite_master WHERE name = 'label_history_by_source'").fetchone()[0]
-    assert "WHERE via IS NOT 'bulk'" in index
+    assert index.endswith("label_history(source, label_table)")
     assert all("WHEN" not in sql for name, sql in triggers(db).items() if name.endswith("_history_insert"))
 
 
@@ -150,9 +176,15 @@ def test_schema_5_keeps_the_pool_of_an_older_file_and_its_method_check(tmp_path)
         INSERT INTO passages (id) VALUES ('p:1'), ('p:2');
         INSERT INTO pool (turn_id, passage_id, method, detail, best_rank, added_at)
             VALUES ('1_1', 'p:1', 'depth', 'bm25@1', 1, 't'), ('1_1', 'p:2', 'qrels', 'qrels:nist', NULL, 't');
+        INSERT INTO sources (name, kind, created_at) VALUES ('nist', 'import', 't');
+        INSERT INTO passage_labels (source, turn_id, passage_id, grade, mode, via, updated_at)
+            VALUES ('nist', '1_1', 'p:2', 3, 'import', 'bulk', 't');
     """)
     conn.close()
     db = open_db(path)
+    # schema-4 bulk label rows now say via NULL like any imported label; the history is untouched
+    assert db.execute("SELECT grade, via FROM passage_labels").fetchall() == [(3, None)]
+    assert db.execute("SELECT COUNT(*) FROM label_history").fetchone() == (0,)
     assert db.execute("SELECT * FROM pool ORDER BY passage_id").fetchall() == [
         ("1_1", "p:1", "depth", "bm25@1", 1, "t"), ("1_1", "p:2", "qrels", "qrels:nist", None, "t")]
     with pytest.raises(sqlite3.IntegrityError, match="CHECK constraint failed"):
