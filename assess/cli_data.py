@@ -63,12 +63,14 @@ def add_commands(sub) -> None:
     p = sub.add_parser("history", help="every change of one label, oldest first",
                        description="Every change of one label of a source, oldest first (time, old -> new, "
                                    "mode, via). A label that came with its source's first bulk import shows "
-                                   "that import as its first entry.")
+                                   "that import as its first entry. Nugget edits show the text, relevance and "
+                                   "span as JSON.")
     add_db_argument(p)
     p.add_argument("--source", required=True, help="the label source (an assessor, nist, llm:MODEL, ...)")
     p.add_argument("--turn", required=True, help="the turn id, e.g. 0_8")
-    p.add_argument("--item", required=True, help="the passage id (or the PTKB statement number with --task ptkb)")
-    p.add_argument("--task", choices=("passage", "ptkb"), default="passage")
+    p.add_argument("--item", required=True, help="the passage id (the PTKB statement number with --task ptkb, the "
+                                                  "nugget key such as [3] with --task nugget)")
+    p.add_argument("--task", choices=("passage", "ptkb", "nugget"), default="passage")
     p.add_argument("--json", action="store_true", help="print one JSON list")
     p.set_defaults(func=cmd_history)
 

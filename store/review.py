@@ -62,15 +62,18 @@ _LABEL_TABLES = {"passage": ("passage_labels", "turn_id || ' ' || passage_id",
 def item_history(db: Database, source: str, item: str, kind: str = "passage") -> list[dict]:
     """Every change of one label, oldest first: ``at``, ``old``, ``new``, ``mode``, ``via``.
 
-    ``item`` is written as in the history ('turn passage' for passages, 'turn statement' for PTKB).
+    ``item`` is written as in the history ('turn passage' for passages, 'turn statement' for PTKB,
+    'turn key' for nuggets, e.g. '0_8 [3]', whose values are JSON with text, relevance and span).
     A label that arrived with its source's first bulk import has no history row of its own; its first
     entry is rebuilt from the import event (item '*'): the imported value is the old value of the
     item's first later change, or its current value if it never changed.
     """
-    table, key, value = _LABEL_TABLES[kind]
     rows = [dict(zip(("at", "old", "new", "mode", "via"), r)) for r in db.conn.execute(
         "SELECT at, old_value, new_value, mode, via FROM label_history WHERE source = ? AND label_table = ? "
         "AND item = ? ORDER BY id", (source, kind, item))]
+    if kind not in _LABEL_TABLES:       # nuggets, duplicate decisions, gold responses: never bulk-imported
+        return rows
+    table, key, value = _LABEL_TABLES[kind]
     imports = [r[0] for r in db.conn.execute(
         "SELECT at FROM label_history WHERE source = ? AND label_table = ? AND item = '*' AND via = 'bulk' "
         "ORDER BY id", (source, kind))]

@@ -271,8 +271,47 @@ CREATE INDEX label_history_by_source ON label_history(source, label_table);
 UPDATE passage_labels SET via = NULL WHERE via = 'bulk';
 """ + "".join(f"DROP TRIGGER {t}_history_insert;\n{_insert_trigger(t)}" for t in _HISTORY_TABLES)
 
+# Schema 6: nuggets, duplicate decisions and gold responses are annotations too: their changes join the
+# append-only history (values as JSON where a row has several fields), so an edited or deleted nugget
+# keeps its old text and span.
+_NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+_NUGGET = ("json_object('text', X.text, 'relevance', X.relevance, 'passage_id', X.passage_id, "
+           "'start', X.start_char, 'end', X.end_char)")
+_GOLD = "json_object('text', X.text, 'nuggets_used', X.nuggets_used)"
+
+
+def _annotation_triggers(table: str, kind: str, item: str, value: str, via: str, at: str,
+                         insert_when: str = "") -> str:
+    new_item, old_item = item.replace("X.", "NEW."), item.replace("X.", "OLD.")
+    new_value, old_value = value.replace("X.", "NEW."), value.replace("X.", "OLD.")
+    new_via, new_at = via.replace("X.", "NEW."), at.replace("X.", "NEW.")
+    insert = "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at)"
+    return f"""
+CREATE TRIGGER {table}_history_insert AFTER INSERT ON {table}{insert_when}
+BEGIN
+    {insert} VALUES ('{kind}', NEW.source, {new_item}, NULL, {new_value}, NULL, {new_via}, {new_at});
+END;
+CREATE TRIGGER {table}_history_update AFTER UPDATE ON {table}
+WHEN {old_value} IS NOT {new_value}
+BEGIN
+    {insert} VALUES ('{kind}', NEW.source, {new_item}, {old_value}, {new_value}, NULL, {new_via}, {new_at});
+END;
+CREATE TRIGGER {table}_history_delete AFTER DELETE ON {table}
+BEGIN
+    {insert} VALUES ('{kind}', OLD.source, {old_item}, {old_value}, NULL, NULL, 'delete', {_NOW});
+END;
+"""
+
+
+_V6_ANNOTATIONS = (
+    _annotation_triggers("nuggets", "nugget", "X.turn_id || ' ' || X.key", _NUGGET, "X.span_method", _NOW)
+    + _annotation_triggers("nugget_duplicates", "nugget-duplicate",
+                           "X.turn_id || ' ' || X.nugget_a || ' ' || X.nugget_b", "X.decision", "X.decided_by",
+                           "X.updated_at", insert_when="\nWHEN NEW.decision IS NOT NULL")
+    + _annotation_triggers("gold_responses", "gold-response", "X.turn_id", _GOLD, "NULL", "X.updated_at"))
+
 from store.schema_llm import MIGRATION as _V2_LLM      # noqa: E402  (LLM pre-judgments, jobs)
 from store.schema_crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd studies, batches, workers)
 from store.schema_nuggets import MIGRATION as _V4_NUGGETS  # noqa: E402  (duplicates, response nuggets, aspects)
 
-MIGRATIONS: list[str] = [_V1, _V2_LLM, _V3_CROWD, _V4_NUGGETS, _V5_HISTORY]
+MIGRATIONS: list[str] = [_V1, _V2_LLM, _V3_CROWD, _V4_NUGGETS, _V5_HISTORY, _V6_ANNOTATIONS]

@@ -508,3 +508,38 @@ def test_prefill_drops_unknown_statements_and_uses_the_latest_answer(demo):
     assert store.prefill_aspects(demo, "llm:x", "101_2", "demo-dense") == {
         "added": 1, "existing": 0, "content": 1, "dropped_ptkb": 1}
     assert [(a["aspect"], a["ptkb"]) for a in store.aspects(demo, "101_2")] == [("Plan", ["7"])]
+
+
+def test_nugget_edits_decisions_and_gold_responses_go_to_the_history(demo, tmp_path):
+    """Schema 6: an edited or deleted nugget keeps its old text and span in the append-only history."""
+    from store.review import item_history
+
+    passage = "demo-doc-001:0"
+    body = store.passage_text(demo, passage)
+    nid = store.add_span_nugget(demo, "ann", "101_1", passage, 0, 20, body[:20], relevance=3)
+    key = store.nugget(demo, nid)["key"]
+    other = store.add_text_nugget(demo, "ann", "101_1", "a typed nugget")
+    other_key = store.nugget(demo, other)["key"]
+    store.update_nugget(demo, "ann", nid, relevance=2)
+    store.update_nugget(demo, "ann", nid, relevance=2)            # no change: no history row
+    store.decide_duplicate(demo, nid, other, "distinct", by="ann")
+    store.save_gold_response(demo, "ann", "101_1", "A response.", [nid])
+    store.delete_nugget(demo, "ann", other)
+
+    trail = item_history(demo, "ann", f"101_1 {key}", "nugget")
+    values = [(json.loads(r["old"]) if r["old"] else None, json.loads(r["new"]) if r["new"] else None, r["via"])
+              for r in trail]
+    first = {"text": body[:20], "relevance": 3, "passage_id": passage, "start": 0, "end": 20}
+    assert values == [(None, first, "selected"), (first, {**first, "relevance": 2}, "selected")]
+    rows = demo.execute("SELECT label_table, item, old_value, new_value, via FROM label_history WHERE source = 'ann' "
+                        "AND label_table != 'nugget' ORDER BY id").fetchall()
+    a, b = sorted((nid, other))
+    assert rows[0] == ("nugget-duplicate", f"101_1 {a} {b}", None, "distinct", "ann")
+    assert rows[1][:3] == ("gold-response", "101_1", None)
+    assert json.loads(rows[1][3]) == {"text": "A response.", "nuggets_used": json.dumps([nid])}
+    deleted = demo.execute("SELECT old_value, new_value, via FROM label_history WHERE label_table = 'nugget' AND "
+                           "item = ? ORDER BY id DESC LIMIT 1", (f"101_1 {other_key}",)).fetchone()
+    assert json.loads(deleted[0])["text"] == "a typed nugget" and deleted[1:] == (None, "delete")
+    proc = run_cli("history", "--source", "ann", "--turn", "101_1", "--item", key, "--task", "nugget",
+                   db=tmp_path / "demo.db", check=True)
+    assert proc.stdout.count("\n") == 2 and '"relevance":2' in proc.stdout
