@@ -3,7 +3,7 @@
 Each nugget is stored with its passage id, code-point offsets and the exact text there. Relevant =
 graded >= the threshold by the chosen source (default: your own labels >= 2; all pooled passages
 with text when you have not judged the turn; other sources' labels only when the study is not blind).
-Nuggets can be typed too, edited and deleted.
+Nuggets can be typed too, edited, moved to a newly selected span ("Move span") and deleted.
 """
 import streamlit as st
 
@@ -51,6 +51,10 @@ passage_id = ui.pick(
 text = store.passage_text(database, passage_id)
 
 
+# "Move span" on a nugget below: the next selection moves that nugget instead of adding one.
+moving = store.movable_nugget(database, name, st.session_state.get("nug_move"), turn_id)
+
+
 def add_selection():
     picked = ui.picked_span("span_picker")
     if not picked:
@@ -58,15 +62,25 @@ def add_selection():
     try:
         body = store.passage_text(database, picked["id"])
         span = pure.span_from_utf16(body or "", int(picked["start"]), int(picked["end"]), picked.get("text"))
-        store.add_span_nugget(database, name, turn_id, picked["id"], span.start, span.end, span.text)
-        ui.set_flash("success", f"Nugget added: “{span.text}” ({picked['id']} {span.start}–{span.end})")
+        if moving:
+            row = store.set_nugget_span(database, name, moving["id"], span.start, span.end, span.text,
+                                        passage_id=picked["id"])
+            st.session_state.pop("nug_move", None)
+            ui.set_flash("success", f"Nugget {row['key']} moved: “{span.text}” ({picked['id']} {span.start}–{span.end})")
+        else:
+            store.add_span_nugget(database, name, turn_id, picked["id"], span.start, span.end, span.text)
+            ui.set_flash("success", f"Nugget added: “{span.text}” ({picked['id']} {span.start}–{span.end})")
     except (AssessError, KeyError, TypeError, ValueError) as exc:
         ui.set_flash("error", f"Not stored: {exc}")
 
 
 ui.flash()
+if moving:
+    st.info(f"Moving nugget {moving['key']}: select its new span in this passage, then press N. "
+            "Choose “Cancel move” below to keep it where it is.")
 ui.span_picker(passage_id, text, store.passage_spans(database, name, turn_id, passage_id), key="span_picker",
-               on_pick=add_selection)
+               on_pick=add_selection,
+               button=f"Move nugget {moving['key']} to the selection (N)" if moving else "Add selection as nugget (N)")
 
 
 def add_typed():
@@ -111,11 +125,26 @@ if rows:
         except AssessError as exc:
             ui.set_flash("error", str(exc))
 
+    def move(nid=chosen):
+        row = by_id[nid]
+        if row["passage_id"] not in ids:
+            ui.set_flash("error", f"Nugget {row['key']} is not in a passage shown here (relevant with text): "
+                                  "edit its text instead")
+            return
+        st.session_state["nug_move"] = nid
+        st.session_state[f"nug_passage_{turn_id}"] = row["passage_id"]     # show its passage in the picker
+
     current = by_id[chosen]
-    edit = st.columns([4, 1, 1, 1])
+    edit = st.columns([4, 1, 1, 1, 1])
     edit[0].text_input("Text", value=current["text"], key=f"nug_text_{chosen}")
     rel_options = ["none", "1", "2", "3", "4"]
     edit[1].selectbox("Relevance", rel_options, key=f"nug_rel_{chosen}",
                       index=rel_options.index(str(current["relevance"]) if current["relevance"] else "none"))
     edit[2].button("Save", key="nug_save", on_click=save_edit, width="stretch")
     edit[3].button("Delete", key="nug_delete", on_click=delete, width="stretch")
+    if moving:
+        edit[4].button("Cancel move", key="nug_move_cancel", width="stretch",
+                       on_click=lambda: st.session_state.pop("nug_move", None))
+    else:
+        edit[4].button("Move span", key="nug_move_start", on_click=move, width="stretch",
+                       help="Select a new span for this nugget in its passage")

@@ -216,17 +216,34 @@ def update_nugget(db: Database, source: str, nugget_id: int, *, text: str | None
     return nugget(db, nugget_id)
 
 
-def set_nugget_span(db: Database, source: str, nugget_id: int, start: int, end: int, text: str) -> dict:
-    """Move a nugget to a new span of its passage (re-selected in the browser)."""
+def set_nugget_span(db: Database, source: str, nugget_id: int, start: int, end: int, text: str, *,
+                    passage_id: str | None = None) -> dict:
+    """Move a nugget to a new span of its passage (re-selected in the browser). ``passage_id``, when
+    given, is the passage the selection was made in: it must be the nugget's own."""
     row = _own(db, nugget_id, source)
     if not row["passage_id"]:
         raise InvalidSpan(f"nugget {row['key']} has no passage")
+    if passage_id is not None and passage_id != row["passage_id"]:
+        raise InvalidSpan(f"nugget {row['key']} belongs to passage {row['passage_id']}: select its new span there, "
+                          f"not in {passage_id}")
     with write(db):
         body = passage_text(db, row["passage_id"])
         span = pure.validate_span(body or "", start, end, text)
         db.conn.execute("UPDATE nuggets SET text = ?, start_char = ?, end_char = ?, span_method = 'selected' "
                         "WHERE id = ?", (span.text, span.start, span.end, nugget_id))
     return nugget(db, nugget_id)
+
+
+def movable_nugget(db: Database, source: str, nugget_id, turn_id: str) -> dict | None:
+    """The nugget being moved to a new span, if ``nugget_id`` is one of the source's nuggets of this
+    turn with a passage; else None (e.g. the turn changed since "Move span" was pressed)."""
+    if nugget_id is None:
+        return None
+    row = db.conn.execute(f"SELECT {', '.join(_NUGGET_COLS)} FROM nuggets WHERE id = ?", (nugget_id,)).fetchone()
+    row = dict(zip(_NUGGET_COLS, row)) if row else None
+    if row is None or row["source"] != source or row["turn_id"] != turn_id or not row["passage_id"]:
+        return None
+    return row
 
 
 def delete_nugget(db: Database, source: str, nugget_id: int) -> None:

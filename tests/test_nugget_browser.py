@@ -9,6 +9,7 @@ demo-doc-022:0 (emoji with ZWJ and skin tone, combining accents, CJK, Arabic) as
 """
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -221,6 +222,45 @@ def test_long_passage_with_many_nuggets_stays_responsive(server, page):
     elapsed = time.monotonic() - began
     assert rows[-1] == (passage_id, start, start + len(needle), needle, "selected")
     assert elapsed < 5, f"adding a nugget took {elapsed:.1f} s"
+
+
+def test_move_span_reselects_an_existing_nugget(server, page):
+    """Move span: the next selection + N moves the chosen nugget (same key) instead of adding one;
+    the old span stays in the history."""
+    import json
+
+    from store import nuggets as store
+    from store import open_db
+
+    base, db_path = server
+    passage_id = "demo-doc-001:0"
+    passage = demo_passage_text(passage_id)
+    words = list(re.finditer(r"\S+", passage))
+    at, start = words[0].start(), words[6].start()
+    old, new = passage[at:words[2].end()], passage[start:words[10].end()]
+    db = open_db(db_path)
+    store.add_span_nugget(db, "e2e-move", "101_1", passage_id, at, at + len(old), old)
+    db.conn.close()
+    open_picker(page, base, "e2e-move", passage_id)
+    page.get_by_role("button", name="Move span").click()
+    expect(page.get_by_text("Moving nugget [1]")).to_be_visible()
+    expect(page.locator("button.sp-add")).to_have_text("Move nugget [1] to the selection (N)")
+    settled(page)
+    s16 = utf16(passage[:start])
+    for _attempt in range(20):
+        if page.evaluate(SELECT_RANGE, [s16, s16 + utf16(new)]) == new:
+            break
+        settled(page)
+        time.sleep(0.25)
+    page.keyboard.press("n")
+    expect(page.get_by_text("Nugget [1] moved")).to_be_visible()
+    assert stored(db_path, "e2e-move") == [(passage_id, start, start + len(new), new, "selected")]
+    history = query(db_path, "SELECT old_value, new_value FROM label_history WHERE source = 'e2e-move' AND "
+                             "label_table = 'nugget' ORDER BY id")
+    assert [(json.loads(o)["start"] if o else None, json.loads(n)["start"]) for o, n in history] == [
+        (None, at), (at, start)]
+    expect(page.get_by_role("button", name="Move span")).to_be_visible()     # back to adding nuggets
+    expect(page.locator("button.sp-add")).to_have_text("Add selection as nugget (N)")
 
 
 def test_ntr_keys_y_and_n(server, page):

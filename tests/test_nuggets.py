@@ -543,3 +543,17 @@ def test_nugget_edits_decisions_and_gold_responses_go_to_the_history(demo, tmp_p
     proc = run_cli("history", "--source", "ann", "--turn", "101_1", "--item", key, "--task", "nugget",
                    db=tmp_path / "demo.db", check=True)
     assert proc.stdout.count("\n") == 2 and '"relevance":2' in proc.stdout
+
+
+def test_moving_a_nugget_needs_its_own_passage(demo):
+    passage = "demo-doc-001:0"
+    body = store.passage_text(demo, passage)
+    nid = store.add_span_nugget(demo, "ann", "101_1", passage, 0, 10, body[:10])
+    with pytest.raises(InvalidSpan, match="belongs to passage demo-doc-001:0"):
+        store.set_nugget_span(demo, "ann", nid, 0, 5, "x", passage_id="demo-doc-002:0")
+    row = store.set_nugget_span(demo, "ann", nid, 5, 12, body[5:12], passage_id=passage)
+    assert (row["start_char"], row["end_char"], row["text"]) == (5, 12, body[5:12])
+    assert store.movable_nugget(demo, "ann", nid, "101_1")["id"] == nid
+    assert store.movable_nugget(demo, "ann", nid, "101_2") is None      # the turn changed meanwhile
+    assert store.movable_nugget(demo, "bob", nid, "101_1") is None      # someone else's nugget
+    assert store.movable_nugget(demo, "ann", None, "101_1") is None
