@@ -171,12 +171,11 @@ def cmd_stats(args) -> int:
 
 
 def cmd_history(args) -> int:
-    from assess.errors import AssessError
+    from store.exports import require_source
     from store.review import item_history
 
     db = _open(args)
-    if db.conn.execute("SELECT 1 FROM sources WHERE name = ?", (args.source,)).fetchone() is None:
-        raise AssessError(f"no label source named {args.source!r}")
+    require_source(db, args.source)
     trail = item_history(db, args.source, f"{args.turn} {args.item}", args.task)
     if args.json:
         print(json.dumps(trail))

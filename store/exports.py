@@ -11,7 +11,8 @@ LABEL_TABLES = ("passage_labels", "ptkb_labels", "nuggets", "ntr_labels", "respo
                 "gold_responses", "label_history", "pool", "rankings", "sources", "assignments")
 
 
-def _require_source(db: Database, source: str) -> None:
+def require_source(db: Database, source: str) -> None:
+    """Refuse a label source name the store does not have, listing the ones it has."""
     if not db.conn.execute("SELECT 1 FROM sources WHERE name = ?", (source,)).fetchone():
         names = [r[0] for r in db.conn.execute("SELECT name FROM sources ORDER BY name")]
         raise AssessError(f"no label source named {source!r}; the store has: {', '.join(names) or 'none'}")
@@ -19,7 +20,7 @@ def _require_source(db: Database, source: str) -> None:
 
 def passage_qrels(db: Database, source: str) -> Iterator[tuple[str, str, int]]:
     """(turn, passage, grade) of ``source`` in turn order; 'cannot judge' labels are left out."""
-    _require_source(db, source)
+    require_source(db, source)
     yield from db.conn.execute(
         "SELECT l.turn_id, l.passage_id, l.grade FROM passage_labels l JOIN turns t ON t.id = l.turn_id "
         "WHERE l.source = ? AND l.grade IS NOT NULL "
@@ -28,7 +29,7 @@ def passage_qrels(db: Database, source: str) -> Iterator[tuple[str, str, int]]:
 
 def ptkb_qrels(db: Database, source: str) -> Iterator[tuple[str, str, int]]:
     """(turn, statement, relevance) of ``source`` in turn and statement order."""
-    _require_source(db, source)
+    require_source(db, source)
     yield from db.conn.execute(
         "SELECT l.turn_id, l.statement_id, l.relevant FROM ptkb_labels l JOIN turns t ON t.id = l.turn_id "
         "WHERE l.source = ? ORDER BY t.conversation_id, t.position, "
@@ -37,7 +38,7 @@ def ptkb_qrels(db: Database, source: str) -> Iterator[tuple[str, str, int]]:
 
 def nuggets(db: Database, source: str, *, dedup: bool = False) -> Iterator[tuple[str, str, str, int | None]]:
     """(turn, key, text, relevance) of ``source``; ``dedup`` keeps only the de-duplicated set."""
-    _require_source(db, source)
+    require_source(db, source)
     where = " AND n.in_dedup = 1" if dedup else ""
     yield from db.conn.execute(
         "SELECT n.turn_id, n.key, n.text, n.relevance FROM nuggets n JOIN turns t ON t.id = n.turn_id "

@@ -9,6 +9,7 @@ from sqlite_utils import Database
 from assess.errors import AssessError
 from store.db import write
 from store.imports import ensure_source, now
+from store.schema import HISTORY_TABLES
 
 BREAK_SECONDS = 300   # a gap longer than this between two labels is a pause, not judging time
 
@@ -54,9 +55,9 @@ def seconds_per_label(db: Database, source: str, task: str = "passage") -> dict:
     return {"n": len(gaps), "median": statistics.median(gaps), "mean": statistics.fmean(gaps)}
 
 
-_LABEL_TABLES = {"passage": ("passage_labels", "turn_id || ' ' || passage_id",
-                             "COALESCE(CAST(grade AS TEXT), 'cannot-judge')"),
-                 "ptkb": ("ptkb_labels", "turn_id || ' ' || statement_id", "CAST(relevant AS TEXT)")}
+# history kind -> (label table, item expression, value expression), as the history triggers write them
+_LABEL_TABLES = {kind: (table, item.replace("X.", ""), value.replace("X.", ""))
+                 for table, (kind, item, value) in HISTORY_TABLES.items()}
 
 
 def item_history(db: Database, source: str, item: str, kind: str = "passage") -> list[dict]:

@@ -196,54 +196,66 @@ BEGIN SELECT RAISE(ABORT, 'label_history is append-only'); END;
 """
 
 
-_HISTORY_TABLES = {   # label table: (history kind, item expression, value expression); X. is NEW. or OLD.
+HISTORY_TABLES = {   # label table: (history kind, item expression, value expression); X. is NEW. or OLD.
     "passage_labels": ("passage", "X.turn_id || ' ' || X.passage_id",
                        "COALESCE(CAST(X.grade AS TEXT), 'cannot-judge')"),
     "ptkb_labels": ("ptkb", "X.turn_id || ' ' || X.statement_id", "CAST(X.relevant AS TEXT)"),
     "ntr_labels": ("ntr", "X.turn_id || ' ' || X.nugget_id || ' ' || X.run", "CAST(X.match AS TEXT)"),
     "response_labels": ("response", "X.turn_id || ' ' || X.run || ' ' || X.criterion", "CAST(X.value AS TEXT)"),
 }
+_NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
 
-def _insert_trigger(table: str, when: str = "") -> str:
-    kind, item, value = _HISTORY_TABLES[table]
-    return f"""
-CREATE TRIGGER {table}_history_insert AFTER INSERT ON {table}{when}
-BEGIN
-    INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at)
-    VALUES ('{kind}', NEW.source, {item.replace("X.", "NEW.")}, NULL, {value.replace("X.", "NEW.")}, NEW.mode,
-            NEW.via, NEW.updated_at);
-END;
-"""
+def _history_triggers(table: str, kind: str, item: str, value: str, *, mode: str = "X.mode", via: str = "X.via",
+                      at: str = "X.updated_at", also_changed: str = " OR OLD.note IS NOT NEW.note",
+                      deleted_via: str = "'undo'", insert_when: str = "") -> dict[str, str]:
+    """The insert, update and delete triggers that append a table's changes to ``label_history``.
 
-
-def _history_triggers(table: str) -> str:
-    """Triggers that append one history row per insert, real change and delete of a label table.
-
-    (Schema 1 skipped inserts with ``via = 'bulk'`` in the trigger itself; from schema 5 on the
-    bulk importer drops and restores the trigger inside its own transaction instead.)
+    ``item`` / ``value`` (and ``mode``, ``via``, ``at``) are SQL over the row written with ``X.``;
+    an update is recorded only when the value changed (or ``also_changed`` holds). Returns the three
+    CREATE TRIGGER statements by event, so a migration can replace one of them.
     """
-    kind, item, value = _HISTORY_TABLES[table]
-    new_item, old_item = item.replace("X.", "NEW."), item.replace("X.", "OLD.")
-    new_value, old_value = value.replace("X.", "NEW."), value.replace("X.", "OLD.")
-    return _insert_trigger(table, "\nWHEN NEW.via IS NOT 'bulk'") + f"""
-CREATE TRIGGER {table}_history_update AFTER UPDATE ON {table}
-WHEN {old_value} IS NOT {new_value} OR OLD.note IS NOT NEW.note
+    def row(prefix: str, expr: str) -> str:
+        return expr.replace("X.", prefix)
+
+    columns = "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at)"
+    old_value, new_value = row("OLD.", value), row("NEW.", value)
+    changed = f"{old_value} IS NOT {new_value}{also_changed.replace('X.', 'NEW.')}"
+    return {
+        "insert": f"""
+CREATE TRIGGER {table}_history_insert AFTER INSERT ON {table}{insert_when}
 BEGIN
-    INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at)
-    VALUES ('{kind}', NEW.source, {new_item}, {old_value}, {new_value}, NEW.mode, NEW.via, NEW.updated_at);
+    {columns}
+    VALUES ('{kind}', NEW.source, {row("NEW.", item)}, NULL, {new_value}, {row("NEW.", mode)}, {row("NEW.", via)},
+            {row("NEW.", at)});
 END;
+""",
+        "update": f"""
+CREATE TRIGGER {table}_history_update AFTER UPDATE ON {table}
+WHEN {changed}
+BEGIN
+    {columns}
+    VALUES ('{kind}', NEW.source, {row("NEW.", item)}, {old_value}, {new_value}, {row("NEW.", mode)},
+            {row("NEW.", via)}, {row("NEW.", at)});
+END;
+""",
+        "delete": f"""
 CREATE TRIGGER {table}_history_delete AFTER DELETE ON {table}
 BEGIN
-    INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at)
-    VALUES ('{kind}', OLD.source, {old_item}, {old_value}, NULL, OLD.mode, 'undo',
-            strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
+    {columns}
+    VALUES ('{kind}', OLD.source, {row("OLD.", item)}, {old_value}, NULL, {row("OLD.", mode)}, {deleted_via}, {_NOW});
 END;
-"""
+"""}
 
 
-for _table in _HISTORY_TABLES:
-    _V1 += _history_triggers(_table)
+def _label_triggers(table: str, **options) -> dict[str, str]:
+    return _history_triggers(table, *HISTORY_TABLES[table], **options)
+
+
+# (Schema 1 skipped inserts with via = 'bulk' in the trigger itself; from schema 5 on the bulk importer
+# drops and restores the insert trigger inside its own transaction instead.)
+for _table in HISTORY_TABLES:
+    _V1 += "".join(_label_triggers(_table, insert_when="\nWHEN NEW.via IS NOT 'bulk'").values())
 
 # Schema 5: faster bulk imports.
 # - The pool's CHECK on `method` is written as comparisons: SQLite 3.40 evaluates a CHECK with an
@@ -269,46 +281,24 @@ ALTER TABLE pool_v5 RENAME TO pool;
 DROP INDEX label_history_by_source;
 CREATE INDEX label_history_by_source ON label_history(source, label_table);
 UPDATE passage_labels SET via = NULL WHERE via = 'bulk';
-""" + "".join(f"DROP TRIGGER {t}_history_insert;\n{_insert_trigger(t)}" for t in _HISTORY_TABLES)
+""" + "".join(f"DROP TRIGGER {t}_history_insert;\n{_label_triggers(t)['insert']}" for t in HISTORY_TABLES)
 
 # Schema 6: nuggets, duplicate decisions and gold responses are annotations too: their changes join the
 # append-only history (values as JSON where a row has several fields), so an edited or deleted nugget
 # keeps its old text and span.
-_NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
-_NUGGET = ("json_object('text', X.text, 'relevance', X.relevance, 'passage_id', X.passage_id, "
-           "'start', X.start_char, 'end', X.end_char)")
-_GOLD = "json_object('text', X.text, 'nuggets_used', X.nuggets_used)"
-
-
-def _annotation_triggers(table: str, kind: str, item: str, value: str, via: str, at: str,
-                         insert_when: str = "") -> str:
-    new_item, old_item = item.replace("X.", "NEW."), item.replace("X.", "OLD.")
-    new_value, old_value = value.replace("X.", "NEW."), value.replace("X.", "OLD.")
-    new_via, new_at = via.replace("X.", "NEW."), at.replace("X.", "NEW.")
-    insert = "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at)"
-    return f"""
-CREATE TRIGGER {table}_history_insert AFTER INSERT ON {table}{insert_when}
-BEGIN
-    {insert} VALUES ('{kind}', NEW.source, {new_item}, NULL, {new_value}, NULL, {new_via}, {new_at});
-END;
-CREATE TRIGGER {table}_history_update AFTER UPDATE ON {table}
-WHEN {old_value} IS NOT {new_value}
-BEGIN
-    {insert} VALUES ('{kind}', NEW.source, {new_item}, {old_value}, {new_value}, NULL, {new_via}, {new_at});
-END;
-CREATE TRIGGER {table}_history_delete AFTER DELETE ON {table}
-BEGIN
-    {insert} VALUES ('{kind}', OLD.source, {old_item}, {old_value}, NULL, NULL, 'delete', {_NOW});
-END;
-"""
-
-
-_V6_ANNOTATIONS = (
-    _annotation_triggers("nuggets", "nugget", "X.turn_id || ' ' || X.key", _NUGGET, "X.span_method", _NOW)
-    + _annotation_triggers("nugget_duplicates", "nugget-duplicate",
-                           "X.turn_id || ' ' || X.nugget_a || ' ' || X.nugget_b", "X.decision", "X.decided_by",
-                           "X.updated_at", insert_when="\nWHEN NEW.decision IS NOT NULL")
-    + _annotation_triggers("gold_responses", "gold-response", "X.turn_id", _GOLD, "NULL", "X.updated_at"))
+_ANNOTATION = {"mode": "NULL", "also_changed": "", "deleted_via": "'delete'"}
+_V6_ANNOTATIONS = "".join(
+    "".join(triggers.values()) for triggers in (
+        _history_triggers("nuggets", "nugget", "X.turn_id || ' ' || X.key",
+                          "json_object('text', X.text, 'relevance', X.relevance, 'passage_id', X.passage_id, "
+                          "'start', X.start_char, 'end', X.end_char)",
+                          via="X.span_method", at=_NOW, **_ANNOTATION),
+        _history_triggers("nugget_duplicates", "nugget-duplicate",
+                          "X.turn_id || ' ' || X.nugget_a || ' ' || X.nugget_b", "X.decision",
+                          via="X.decided_by", insert_when="\nWHEN NEW.decision IS NOT NULL", **_ANNOTATION),
+        _history_triggers("gold_responses", "gold-response", "X.turn_id",
+                          "json_object('text', X.text, 'nuggets_used', X.nuggets_used)", via="NULL",
+                          **_ANNOTATION)))
 
 from store.schema_llm import MIGRATION as _V2_LLM      # noqa: E402  (LLM pre-judgments, jobs)
 from store.schema_crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd studies, batches, workers)

@@ -150,13 +150,19 @@ def test_assessor_labels_still_get_one_history_row_each(db, tmp_path):
     assert db.execute("SELECT grade FROM passage_labels WHERE source = 'ann'").fetchone() == (3,)
 
 
-def test_schema_4_files_migrate_to_5(tmp_path):
-    path = tmp_path / "old.db"
+def schema_4_file(path, rows_sql: str = "") -> None:
+    """A store file as schema 4 left it (migrations 1-4 only), with ``rows_sql`` run in it."""
     conn = sqlite3.connect(path, isolation_level=None)
     for number, script in enumerate(MIGRATIONS[:4], start=1):
         conn.executescript(script)
         conn.execute(f"PRAGMA user_version = {number}")
+    conn.executescript(rows_sql)
     conn.close()
+
+
+def test_schema_4_files_migrate_to_5(tmp_path):
+    path = tmp_path / "old.db"
+    schema_4_file(path)
     db = open_db(path)
     assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) >= 5
     index = db.execute("SELECT sql FROM sqlite_master WHERE name = 'label_history_by_source'").fetchone()[0]
@@ -167,11 +173,7 @@ def test_schema_4_files_migrate_to_5(tmp_path):
 
 def test_schema_5_keeps_the_pool_of_an_older_file_and_its_method_check(tmp_path):
     path = tmp_path / "old.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    for number, script in enumerate(MIGRATIONS[:4], start=1):
-        conn.executescript(script)
-        conn.execute(f"PRAGMA user_version = {number}")
-    conn.executescript("""
+    schema_4_file(path, """
         INSERT INTO conversations (id, number) VALUES ('1', '1');
         INSERT INTO turns (id, conversation_id, turn_number, position, utterance) VALUES ('1_1', '1', 1, 0, 'u');
         INSERT INTO passages (id) VALUES ('p:1'), ('p:2');
@@ -181,7 +183,6 @@ def test_schema_5_keeps_the_pool_of_an_older_file_and_its_method_check(tmp_path)
         INSERT INTO passage_labels (source, turn_id, passage_id, grade, mode, via, updated_at)
             VALUES ('nist', '1_1', 'p:2', 3, 'import', 'bulk', 't');
     """)
-    conn.close()
     db = open_db(path)
     # schema-4 bulk label rows now say via NULL like any imported label; the history is untouched
     assert db.execute("SELECT grade, via FROM passage_labels").fetchall() == [(3, None)]

@@ -99,6 +99,17 @@ def open_picker(page, base: str, assessor: str, passage: str, turn: str = "101_1
     return box.evaluate("b => b.textContent")
 
 
+def select(page, s16: int, text: str) -> None:
+    """Select ``text`` starting at UTF-16 offset ``s16``. The component re-renders after each stored
+    nugget (or a mode change): select again until the selection holds."""
+    for _attempt in range(20):
+        if page.evaluate(SELECT_RANGE, [s16, s16 + utf16(text)]) == text:
+            break
+        settled(page)
+        time.sleep(0.25)
+    assert page.evaluate("() => window.getSelection().toString()") == text
+
+
 def stored(db_path, assessor: str) -> list[tuple]:
     return query(db_path, "SELECT passage_id, start_char, end_char, text, span_method FROM nuggets "
                           "WHERE source = ? ORDER BY id", (assessor,))
@@ -125,13 +136,7 @@ def test_range_selection_and_key_n_store_exact_unicode_spans(server, page):
     for n, needle in enumerate(needles, start=1):
         start = passage.index(needle)
         s16 = utf16(passage[:start])
-        # the component re-renders after each stored nugget: select again until it holds the selection
-        for _attempt in range(20):
-            if page.evaluate(SELECT_RANGE, [s16, s16 + utf16(needle)]) == needle:
-                break
-            settled(page)
-            time.sleep(0.25)
-        assert page.evaluate("() => window.getSelection().toString()") == needle
+        select(page, s16, needle)
         page.keyboard.press("n")
         rows = wait_rows(db_path, "e2e-nug", n)
         assert rows[-1] == (UNICODE_PASSAGE, start, start + len(needle), needle, "selected")
@@ -246,12 +251,7 @@ def test_move_span_reselects_an_existing_nugget(server, page):
     expect(page.get_by_text("Moving nugget [1]")).to_be_visible()
     expect(page.locator("button.sp-add")).to_have_text("Move nugget [1] to the selection (N)")
     settled(page)
-    s16 = utf16(passage[:start])
-    for _attempt in range(20):
-        if page.evaluate(SELECT_RANGE, [s16, s16 + utf16(new)]) == new:
-            break
-        settled(page)
-        time.sleep(0.25)
+    select(page, utf16(passage[:start]), new)
     page.keyboard.press("n")
     expect(page.get_by_text("Nugget [1] moved")).to_be_visible()
     assert stored(db_path, "e2e-move") == [(passage_id, start, start + len(new), new, "selected")]

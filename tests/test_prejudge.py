@@ -151,12 +151,17 @@ def test_limit_then_resume_judges_each_item_once(demo, stub_llm, no_llm_env):
     assert len(stub_llm.requests) == POOL_WITH_TEXT
 
 
+def start_prejudge(stub, demo, *options: str, **popen) -> subprocess.Popen:
+    """`prejudge --task passage --source llm:stub` against the stub, as a separate process (to be killed)."""
+    argv = [sys.executable, "-m", "assess", "prejudge", "--task", "passage", "--source", "llm:stub", "--model",
+            "stub-1", "--base-url", stub.base_url, *options, "--no-progress", "--db", str(demo)]
+    popen = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, **popen}
+    return subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, **popen)
+
+
 def test_a_killed_run_loses_nothing_and_the_rerun_duplicates_nothing(demo, no_llm_env):
     with StubLLM(latency=0.05, reply=grading) as stub:
-        argv = [sys.executable, "-m", "assess", "prejudge", "--task", "passage", "--source", "llm:stub", "--model",
-                "stub-1", "--base-url", stub.base_url, "--concurrency", "4", "--no-progress", "--db", str(demo)]
-        proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = start_prejudge(stub, demo, "--concurrency", "4", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.time() + 60
         while time.time() < deadline:
             if demo.with_suffix(".db-wal").exists() and \
@@ -198,10 +203,7 @@ def test_a_killed_run_loses_nothing_and_the_rerun_duplicates_nothing(demo, no_ll
 
 def test_a_kill_found_by_a_new_start_not_only_by_the_listing(demo, no_llm_env):
     with StubLLM(latency=0.05, reply=grading) as stub:
-        argv = [sys.executable, "-m", "assess", "prejudge", "--task", "passage", "--source", "llm:stub", "--model",
-                "stub-1", "--base-url", stub.base_url, "--concurrency", "2", "--no-progress", "--db", str(demo)]
-        proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = start_prejudge(stub, demo, "--concurrency", "2")
         wait_for(lambda: rows(demo, "SELECT done FROM prejudge_jobs WHERE status = 'running'") >= [(10,)])
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
@@ -271,11 +273,8 @@ def test_the_heartbeat_beats_while_no_result_arrives(demo_db):
 
 def test_two_overlapping_runs_of_a_source_and_task_ask_each_item_once(demo, no_llm_env):
     with StubLLM(latency=0.2, reply=grading) as stub:
-        argv = [sys.executable, "-m", "assess", "prejudge", "--task", "passage", "--source", "llm:stub", "--model",
-                "stub-1", "--base-url", stub.base_url, "--concurrency", "4", "--limit", "120", "--no-progress",
-                "--db", str(demo)]
-        first = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = start_prejudge(stub, demo, "--concurrency", "4", "--limit", "120", stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
         try:
             wait_for(lambda: rows(demo, "SELECT status FROM prejudge_jobs") == [("running",)])
             second = run_cli("prejudge", "--task", "passage", "--source", "llm:stub", "--model", "stub-1",
