@@ -1,4 +1,5 @@
 """The workbench frame: page config, store start-up, sign-in and navigation. No business logic."""
+
 import streamlit as st
 
 from assess import ui
@@ -6,9 +7,9 @@ from assess import ui
 st.set_page_config(page_title="Assessment workbench", page_icon=":material/fact_check:", layout="wide")
 
 ui.ensure_started()
-st.session_state["_frame"] = True   # pages check this (ui.frame_guard)
+st.session_state["_frame"] = True  # pages check this (ui.frame_guard)
 database = ui.db()
-ui.crowd_frame()   # a crowd study link (?study=…): only pages/crowd.py, no sign-in, no other page
+ui.crowd_frame()  # a crowd study link (?study=…): only pages/crowd.py, no sign-in, no other page
 ui.sign_in_from_query(database)
 ui.sidebar_sign_in(database)
 
@@ -27,8 +28,12 @@ organizer_pages = [
     st.Page("pages/scores.py", title="Scores", icon=":material/insights:", url_path="scores"),
     st.Page("pages/audit.py", title="Judge audit", icon=":material/smart_toy:", url_path="audit"),
     st.Page("pages/llm.py", title="LLM pre-judging", icon=":material/robot_2:", url_path="llm"),
-    st.Page("pages/response_nuggets.py", title="Response nuggets (GFRC2)", icon=":material/highlight:",
-            url_path="response-nuggets"),
+    st.Page(
+        "pages/response_nuggets.py",
+        title="Response nuggets (GFRC2)",
+        icon=":material/highlight:",
+        url_path="response-nuggets",
+    ),
     st.Page("pages/aspects.py", title="Aspects (AEPD)", icon=":material/category:", url_path="aspects"),
 ]
 pages = {"Assess": assess_pages}

@@ -1,4 +1,5 @@
 """The few exception classes the workbench raises on bad input."""
+
 from __future__ import annotations
 
 

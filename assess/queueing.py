@@ -4,12 +4,13 @@ The order changes only when the pool or the assignments change, so the app cache
 judged set is read fresh on every run. Every operation here is O(judged) or O(distance moved),
 never O(queue), so a 20,000-item queue costs nothing per key press.
 """
+
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
 
-Item = tuple[str, str]          # (turn id, passage id or statement id)
+Item = tuple[str, str]  # (turn id, passage id or statement id)
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ class QueueOrder:
     turn_totals: dict[str, int] = field(repr=False)
 
     @classmethod
-    def of(cls, items) -> "QueueOrder":
+    def of(cls, items) -> QueueOrder:
         items = tuple((str(t), str(i)) for t, i in items)
         return cls(items, {it: n for n, it in enumerate(items)}, dict(Counter(t for t, _ in items)))
 
@@ -86,5 +87,9 @@ class QueueState:
             c = convs.setdefault(t.rsplit("_", 1)[0], [0, 0])
             c[0] += d
             c[1] += total
-        return {"judged": sum(judged_turns.values()), "total": len(self.order.items), "turns": turns,
-                "conversations": convs}
+        return {
+            "judged": sum(judged_turns.values()),
+            "total": len(self.order.items),
+            "turns": turns,
+            "conversations": convs,
+        }

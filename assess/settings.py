@@ -1,4 +1,5 @@
 """One reader for the workbench's settings, all from ASSESS_* environment variables."""
+
 from __future__ import annotations
 
 import os

@@ -4,13 +4,16 @@ Aspects can be pre-filled from an LLM's ``prejudge --task aepd`` answer and then
 ``score aepd`` input and shows the P-D scatter. Untrusted text (utterances, responses, aspects) is shown
 only through ``ui.inert``, widget options and tables.
 """
+
 import json
 
 import pandas as pd
 import streamlit as st
 
-from assess import plots, scoreboard, ui
+from assess import ui
 from assess.errors import AssessError
+from assess.services import audit as scoreboard
+from assess.ui import plots
 from store import nuggets as store
 from store import queue
 
@@ -48,20 +51,38 @@ def aspect_label(i):
 with st.expander(f"Aspects of the topic ({len(listed)}): add or edit", expanded=not listed):
     c = st.columns([3, 3, 1])
     c[0].text_input("New aspect", key=f"asp_new_{turn_id}")
-    c[1].multiselect("Relates to PTKB statements", list(statements), key=f"asp_new_ptkb_{turn_id}",
-                     format_func=ptkb_label)
-    c[2].button("Add", key="asp_add", on_click=lambda: act(
-        store.save_aspect, turn_id, st.session_state[f"asp_new_{turn_id}"],
-        st.session_state[f"asp_new_ptkb_{turn_id}"], done="Aspect added"))
+    c[1].multiselect(
+        "Relates to PTKB statements", list(statements), key=f"asp_new_ptkb_{turn_id}", format_func=ptkb_label
+    )
+    c[2].button(
+        "Add",
+        key="asp_add",
+        on_click=lambda: act(
+            store.save_aspect,
+            turn_id,
+            st.session_state[f"asp_new_{turn_id}"],
+            st.session_state[f"asp_new_ptkb_{turn_id}"],
+            done="Aspect added",
+        ),
+    )
     if listed:
         chosen = st.selectbox("Edit", list(by_id), key=f"asp_edit_{turn_id}", format_func=aspect_label)
         c = st.columns([3, 3, 1, 1])
         c[0].text_input("Aspect", value=by_id[chosen]["aspect"], key=f"asp_text_{chosen}")
-        c[1].multiselect("PTKB", list(statements), default=by_id[chosen]["ptkb"], key=f"asp_ptkb_{chosen}",
-                         format_func=ptkb_label)
-        c[2].button("Save", key="asp_save", on_click=lambda i=chosen: act(
-            store.save_aspect, turn_id, st.session_state[f"asp_text_{i}"], st.session_state[f"asp_ptkb_{i}"],
-            aspect_id=i))
+        c[1].multiselect(
+            "PTKB", list(statements), default=by_id[chosen]["ptkb"], key=f"asp_ptkb_{chosen}", format_func=ptkb_label
+        )
+        c[2].button(
+            "Save",
+            key="asp_save",
+            on_click=lambda i=chosen: act(
+                store.save_aspect,
+                turn_id,
+                st.session_state[f"asp_text_{i}"],
+                st.session_state[f"asp_ptkb_{i}"],
+                aspect_id=i,
+            ),
+        )
         c[3].button("Delete", key="asp_delete", on_click=lambda i=chosen: act(store.delete_aspect, i, done="Deleted"))
 
 
@@ -70,8 +91,11 @@ def prefill(source):
         n = store.prefill_aspects(database, source, turn_id, run)
         for a in store.aspects(database, turn_id):
             st.session_state.pop(f"asp_content_{a['id']}_{run}", None)
-        ui.set_flash("success", f"Pre-filled: {n['added']} aspects added, {n['existing']} already listed, "
-                                f"content of {n['content']} set for this run; review and edit them below")
+        ui.set_flash(
+            "success",
+            f"Pre-filled: {n['added']} aspects added, {n['existing']} already listed, "
+            f"content of {n['content']} set for this run; review and edit them below",
+        )
     except AssessError as exc:
         ui.set_flash("error", f"Not pre-filled: {exc}")
 
@@ -83,9 +107,22 @@ with st.expander(f"Pre-fill from an LLM source ({len(llm_sources)})", expanded=n
     else:
         source = st.selectbox("LLM source", llm_sources, key="asp_llm_source")
         proposed = store.llm_aspects(database, source, turn_id, run)
-        st.dataframe(pd.DataFrame([{"aspect": a["aspect"], "PTKB": ", ".join(a["ptkb"]),
-                                    "words": len(a["text"].split()), "content": a["text"]} for a in proposed]),
-                     hide_index=True, width="stretch", key="asp_llm_preview")
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "aspect": a["aspect"],
+                        "PTKB": ", ".join(a["ptkb"]),
+                        "words": len(a["text"].split()),
+                        "content": a["text"],
+                    }
+                    for a in proposed
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+            key="asp_llm_preview",
+        )
         st.button("Pre-fill the aspects and this run's content", key="asp_prefill", on_click=prefill, args=(source,))
 ui.flash()
 if not listed:
@@ -116,21 +153,42 @@ def assign():
         ui.set_flash("error", f"Not assigned: {exc}")
 
 
-ui.span_picker(f"{run}/{turn_id}", response, store.content_spans(database, turn_id, run), key="asp_pick",
-               on_pick=assign, button="Add selection to the aspect (N)",
-               hint="Select words of the response, then press N. Words already given to an aspect are highlighted.")
+ui.span_picker(
+    f"{run}/{turn_id}",
+    response,
+    store.content_spans(database, turn_id, run),
+    key="asp_pick",
+    on_pick=assign,
+    button="Add selection to the aspect (N)",
+    hint="Select words of the response, then press N. Words already given to an aspect are highlighted.",
+)
 for a in listed:
     text = a["content"].get(run, "")
     ui.inert(f"{number[a['id']]}. {a['aspect']} · PTKB {', '.join(a['ptkb']) or '—'} · {len(text.split())} words")
-    st.text_area(f"Content of aspect {number[a['id']]}", value=text, key=f"asp_content_{a['id']}_{run}", height=68,
-                 label_visibility="collapsed")
-st.button("Save the texts", key="asp_save_texts", on_click=lambda: [
-    act(store.set_aspect_content, a["id"], run, st.session_state.get(f"asp_content_{a['id']}_{run}", ""))
-    for a in listed])
+    st.text_area(
+        f"Content of aspect {number[a['id']]}",
+        value=text,
+        key=f"asp_content_{a['id']}_{run}",
+        height=68,
+        label_visibility="collapsed",
+    )
+st.button(
+    "Save the texts",
+    key="asp_save_texts",
+    on_click=lambda: [
+        act(store.set_aspect_content, a["id"], run, st.session_state.get(f"asp_content_{a['id']}_{run}", ""))
+        for a in listed
+    ],
+)
 
 document = store.aepd_export(database)
-st.download_button("Download all aspects as a `score aepd` input", json.dumps(document, indent=1, ensure_ascii=False),
-                   file_name="aepd.json", mime="application/json", key="asp_download")
+st.download_button(
+    "Download all aspects as a `score aepd` input",
+    json.dumps(document, indent=1, ensure_ascii=False),
+    file_name="aepd.json",
+    mime="application/json",
+    key="asp_download",
+)
 try:
     view = scoreboard.aepd_view(document)
     here = [p for p in view["points"] if str(p["id"]).endswith(f"/{turn_id}")]

@@ -7,11 +7,13 @@ app.py then shows this page alone. The worker sees only their own batch; every a
 at once with the seconds spent on the item, so closing the tab and coming back resumes the batch.
 Nothing from other workers, assessors or LLMs is read here.
 """
+
 import time
 
 import streamlit as st
 
-from assess import crowd, ui
+from assess import ui
+from assess.crowd import rules as crowd
 from assess.errors import AssessError
 from store import crowd as store_crowd
 
@@ -26,7 +28,7 @@ except AssessError as exc:
 guide, config = study.guideline, study.config
 st.title(guide.get("title") or "Study")
 
-if entry.preview:     # MTurk shows the HIT before it is accepted: instructions only, no batch
+if entry.preview:  # MTurk shows the HIT before it is accepted: instructions only, no batch
     ui.crowd_guideline(guide, config)
     st.info("Accept the HIT to start.")
     st.stop()
@@ -44,8 +46,14 @@ if not assignment.consented:
     with st.container(border=True):
         ui.crowd_guideline(guide, config)
     agreed = st.checkbox("I have read the information above and agree to take part", key="crowd_agree")
-    st.button("Start", key="crowd_start", type="primary", disabled=not agreed,
-              on_click=store_crowd.consent, args=(database, assignment.id))
+    st.button(
+        "Start",
+        key="crowd_start",
+        type="primary",
+        disabled=not agreed,
+        on_click=store_crowd.consent,
+        args=(database, assignment.id),
+    )
     st.stop()
 
 view = store_crowd.screen(database, assignment.id)
@@ -55,7 +63,7 @@ if view.completed:
 
 item = view.item
 shown = st.session_state.setdefault("crowd_shown", {})
-shown.setdefault((assignment.id, item.item_id), time.monotonic())   # time per item starts on first display
+shown.setdefault((assignment.id, item.item_id), time.monotonic())  # time per item starts on first display
 
 
 def give(item_id: int, value: int) -> None:
@@ -81,10 +89,23 @@ else:
     st.subheader(rubric["question"])
     cols = st.columns(len(config.scale) + int(config.allow_unable))
     for col, value in zip(cols, config.scale):
-        col.button(f"{value} · {rubric['scale'][value].split(':')[0]}", key=f"crowd_v{value}", shortcut=str(value),
-                   on_click=give, args=(item.item_id, value), width="stretch", help=rubric["scale"][value])
+        col.button(
+            f"{value} · {rubric['scale'][value].split(':')[0]}",
+            key=f"crowd_v{value}",
+            shortcut=str(value),
+            on_click=give,
+            args=(item.item_id, value),
+            width="stretch",
+            help=rubric["scale"][value],
+        )
     if config.allow_unable:
-        cols[-1].button("Unable to judge", key="crowd_unable", shortcut="X", on_click=give,
-                        args=(item.item_id, crowd.UNABLE), width="stretch")
+        cols[-1].button(
+            "Unable to judge",
+            key="crowd_unable",
+            shortcut="X",
+            on_click=give,
+            args=(item.item_id, crowd.UNABLE),
+            width="stretch",
+        )
 with st.expander("Instructions and examples"):
     ui.crowd_guideline(guide, config)

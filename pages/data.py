@@ -1,9 +1,11 @@
 """Organizers: import files, assign turns to assessors, export labels."""
+
 import streamlit as st
 
 from assess import ui
 from assess.errors import AssessError
-from store import exports, loading, queue, stats
+from assess.services import loading
+from store import exports, queue, stats
 
 ui.frame_guard(organizer=True)
 database = ui.db()
@@ -13,13 +15,17 @@ st.subheader("Import a file")
 kind = st.selectbox("What the file holds", loading.IMPORT_KINDS, key="import_kind")
 upload = st.file_uploader("File", key="import_file")
 c1, c2 = st.columns(2)
-source = c1.text_input("Label source (qrels, PTKB qrels, nuggets, NtR labels)",
-                       value=loading.DEFAULT_SOURCES.get(kind, ""), key="import_source")
+source = c1.text_input(
+    "Label source (qrels, PTKB qrels, nuggets, NtR labels)",
+    value=loading.DEFAULT_SOURCES.get(kind, ""),
+    key="import_source",
+)
 depth = c2.number_input("Run: pool depth per turn (0: no pooling)", 0, 1000, 10, key="import_depth")
 if st.button("Import", disabled=upload is None, type="primary"):
     try:
-        summary = loading.load_upload(database, kind, upload.name, upload.getvalue(),
-                                      source=source or None, depth=int(depth))
+        summary = loading.load_upload(
+            database, kind, upload.name, upload.getvalue(), source=source or None, depth=int(depth)
+        )
         st.success(f"Imported {upload.name}: " + ", ".join(f"{k} {v}" for k, v in summary.items()))
     except AssessError as exc:
         st.error(f"Nothing was imported. {exc}")
@@ -29,8 +35,9 @@ convs = stats.conversations(database)
 c1, c2, c3 = st.columns(3)
 who = c1.text_input("Assessor name", key="assign_who")
 chosen = c2.multiselect("Conversations (all their pooled turns)", [c["id"] for c in convs], key="assign_convs")
-single = c3.multiselect("and/or single turns", queue.pooled_turns(database, [c["id"] for c in convs]),
-                        key="assign_turns")
+single = c3.multiselect(
+    "and/or single turns", queue.pooled_turns(database, [c["id"] for c in convs]), key="assign_turns"
+)
 if st.button("Assign", disabled=not (who and (chosen or single))):
     try:
         turns = queue.pooled_turns(database, chosen) + [t for t in single if t.rsplit("_", 1)[0] not in chosen]
@@ -40,12 +47,21 @@ if st.button("Assign", disabled=not (who and (chosen or single))):
         st.error(str(exc))
 
 st.subheader("Export labels")
-task = st.radio("Labels", ["passage", "ptkb"], horizontal=True, key="export_task",
-                format_func={"passage": "Passage qrels", "ptkb": "PTKB qrels"}.get)
+task = st.radio(
+    "Labels",
+    ["passage", "ptkb"],
+    horizontal=True,
+    key="export_task",
+    format_func={"passage": "Passage qrels", "ptkb": "PTKB qrels"}.get,
+)
 names = exports.label_sources(database, "passage_labels" if task == "passage" else "ptkb_labels")
 if names:
     pick = st.selectbox("Source", names, key="export_source")
-    st.download_button("Download TREC qrels", exports.qrels_text(database, pick, task),
-                       file_name=f"{pick.replace(':', '_')}.{task}.qrels", mime="text/plain")
+    st.download_button(
+        "Download TREC qrels",
+        exports.qrels_text(database, pick, task),
+        file_name=f"{pick.replace(':', '_')}.{task}.qrels",
+        mime="text/plain",
+    )
 else:
     st.info("No labels of this kind yet.")

@@ -4,6 +4,7 @@ Keys on the current pair: S same information, A "A covers B", B "B covers A", D 
 The de-duplicated set keeps every nugget no other kept nugget entails (CONE-RAG Section 4.3); it is
 updated at once and exported with ``python -m assess export nuggets --source S --dedup``.
 """
+
 import json
 
 import streamlit as st
@@ -50,8 +51,10 @@ def decide(a, b, decision):
 
 
 counts = store.dedup_counts(database, source, turn_id)
-st.caption(f"{counts['nuggets']} nuggets · {counts['kept']} kept in the de-duplicated set · "
-           f"{counts['unknown']} unknown · {counts['open_pairs']} open pair(s) · suggester: {pure.judge_name(judge)}")
+st.caption(
+    f"{counts['nuggets']} nuggets · {counts['kept']} kept in the de-duplicated set · "
+    f"{counts['unknown']} unknown · {counts['open_pairs']} open pair(s) · suggester: {pure.judge_name(judge)}"
+)
 st.button("Suggest duplicate pairs", key="dup_suggest", on_click=suggest)
 ui.flash()
 
@@ -65,10 +68,15 @@ if open_pairs:
     ui.line(f"B {p['key_b']}:", p["text_b"], container=cols[1])
     st.caption(f"{p['suggested_by']}: P(A ⊨ B) = {p['score_ab']:.2f}, P(B ⊨ A) = {p['score_ba']:.2f}")
     keys = st.columns(4)
-    for col, (decision, key) in zip(keys, (("same", "S"), ("a_covers_b", "A"), ("b_covers_a", "B"),
-                                           ("distinct", "D"))):
-        col.button(f"{key} · {pure.DECISIONS[decision]}", key=f"dup_{decision}", shortcut=key, on_click=decide,
-                   args=(p["a"], p["b"], decision), width="stretch")
+    for col, (decision, key) in zip(keys, (("same", "S"), ("a_covers_b", "A"), ("b_covers_a", "B"), ("distinct", "D"))):
+        col.button(
+            f"{key} · {pure.DECISIONS[decision]}",
+            key=f"dup_{decision}",
+            shortcut=key,
+            on_click=decide,
+            args=(p["a"], p["b"], decision),
+            width="stretch",
+        )
 elif pairs:
     st.success("Every suggested pair of this turn is decided.")
 
@@ -79,23 +87,56 @@ with st.expander("Mark or change a pair yourself"):
         c = st.columns([3, 3, 2, 1])
         c[0].selectbox("A", ids, format_func=label, key=f"dup_manual_a_{turn_id}")
         c[1].selectbox("B", ids, index=1, format_func=label, key=f"dup_manual_b_{turn_id}")
-        c[2].selectbox("Decision", [*pure.DECISIONS, "open"], key=f"dup_manual_decision_{turn_id}",
-                                format_func=lambda d: pure.DECISIONS.get(d, "reopen (undecided)"))
-        c[3].button("Save", key="dup_manual_save", on_click=lambda: decide(   # read at click time, not render time
-            st.session_state[f"dup_manual_a_{turn_id}"], st.session_state[f"dup_manual_b_{turn_id}"],
-            None if st.session_state[f"dup_manual_decision_{turn_id}"] == "open"
-            else st.session_state[f"dup_manual_decision_{turn_id}"]))
+        c[2].selectbox(
+            "Decision",
+            [*pure.DECISIONS, "open"],
+            key=f"dup_manual_decision_{turn_id}",
+            format_func=lambda d: pure.DECISIONS.get(d, "reopen (undecided)"),
+        )
+        c[3].button(
+            "Save",
+            key="dup_manual_save",
+            on_click=lambda: decide(  # read at click time, not render time
+                st.session_state[f"dup_manual_a_{turn_id}"],
+                st.session_state[f"dup_manual_b_{turn_id}"],
+                None
+                if st.session_state[f"dup_manual_decision_{turn_id}"] == "open"
+                else st.session_state[f"dup_manual_decision_{turn_id}"],
+            ),
+        )
 
 if pairs:
-    st.dataframe([{"A": p["key_a"], "B": p["key_b"], "P(A⊨B)": round(p["score_ab"] or 0, 2),
-                   "P(B⊨A)": round(p["score_ba"] or 0, 2), "decision": pure.DECISIONS.get(p["decision"], "open"),
-                   "by": p["decided_by"] or ""} for p in pairs], hide_index=True, key="dup_pairs")
+    st.dataframe(
+        [
+            {
+                "A": p["key_a"],
+                "B": p["key_b"],
+                "P(A⊨B)": round(p["score_ab"] or 0, 2),
+                "P(B⊨A)": round(p["score_ba"] or 0, 2),
+                "decision": pure.DECISIONS.get(p["decision"], "open"),
+                "by": p["decided_by"] or "",
+            }
+            for p in pairs
+        ],
+        hide_index=True,
+        key="dup_pairs",
+    )
 st.subheader("Nuggets of the turn")
 ui.nugget_table(nuggets, key="dup_nuggets")
 full = formats.nuggets_to_json(exports.nuggets(database, source))
 dedup = formats.nuggets_to_json(exports.nuggets(database, source, dedup=True))
 d = st.columns(2)
-d[0].download_button("Download all nuggets (CONE-RAG JSON)", json.dumps(full, indent=1, ensure_ascii=False),
-                     file_name=f"nuggets_{source}.json", mime="application/json", key="dup_dl_full")
-d[1].download_button("Download the de-duplicated set", json.dumps(dedup, indent=1, ensure_ascii=False),
-                     file_name=f"nuggets_{source}_deduplicated.json", mime="application/json", key="dup_dl_dedup")
+d[0].download_button(
+    "Download all nuggets (CONE-RAG JSON)",
+    json.dumps(full, indent=1, ensure_ascii=False),
+    file_name=f"nuggets_{source}.json",
+    mime="application/json",
+    key="dup_dl_full",
+)
+d[1].download_button(
+    "Download the de-duplicated set",
+    json.dumps(dedup, indent=1, ensure_ascii=False),
+    file_name=f"nuggets_{source}_deduplicated.json",
+    mime="application/json",
+    key="dup_dl_dedup",
+)

@@ -2,6 +2,7 @@
 
 Stored in ``gold_responses`` under your name (source = assessor) with the ids of the nuggets used.
 """
+
 import streamlit as st
 
 from assess import ui
@@ -48,8 +49,13 @@ with right:
 
 def save():
     try:
-        store.save_gold_response(database, name, turn_id, st.session_state.get(f"gold_text_{turn_id}", ""),
-                                 st.session_state.get(f"gold_used_{turn_id}", []))
+        store.save_gold_response(
+            database,
+            name,
+            turn_id,
+            st.session_state.get(f"gold_text_{turn_id}", ""),
+            st.session_state.get(f"gold_used_{turn_id}", []),
+        )
         ui.set_flash("success", "Gold response saved")
     except AssessError as exc:
         ui.set_flash("error", f"Not saved: {exc}")
@@ -62,6 +68,11 @@ with left:
         st.caption(f"Saved {saved['updated_at']} · uses {len(saved['nuggets_used'])} nugget(s)")
     st.text_area("Response", value=saved["text"] if saved else "", height=260, key=f"gold_text_{turn_id}")
     used_default = [i for i in (saved["nuggets_used"] if saved else []) if i in by_id]
-    st.multiselect("Nuggets the response uses", list(by_id), default=used_default, key=f"gold_used_{turn_id}",
-                   format_func=lambda i: f"{by_id[i]['source']} {by_id[i]['key']} {by_id[i]['text'][:90]}")
+    st.multiselect(
+        "Nuggets the response uses",
+        list(by_id),
+        default=used_default,
+        key=f"gold_used_{turn_id}",
+        format_func=lambda i: f"{by_id[i]['source']} {by_id[i]['key']} {by_id[i]['text'][:90]}",
+    )
     st.button("Save gold response", key="gold_save", type="primary", on_click=save)

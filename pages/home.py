@@ -1,4 +1,5 @@
 """Home: what is in the store, label sources, and the signed-in assessor's progress."""
+
 import pandas as pd
 import streamlit as st
 
@@ -12,9 +13,16 @@ summary = stats.stats(database)
 st.title("Assessment workbench")
 st.caption(f"Store: {settings.db_path()}")
 cols = st.columns(5)
-for col, (label, key) in zip(cols, [("Conversations", "conversations"), ("Turns", "turns"),
-                                    ("Passages", "passages"), ("With text", "passages_with_text"),
-                                    ("Pooled pairs", "pooled_pairs")]):
+for col, (label, key) in zip(
+    cols,
+    [
+        ("Conversations", "conversations"),
+        ("Turns", "turns"),
+        ("Passages", "passages"),
+        ("With text", "passages_with_text"),
+        ("Pooled pairs", "pooled_pairs"),
+    ],
+):
     col.metric(label, f"{summary[key]:,}")
 
 st.subheader("Label sources")
@@ -31,8 +39,10 @@ name = ui.assessor()
 if name:
     st.subheader(f"Your progress, {name}")
     prog = ui.load_queue(database, name).progress()
-    st.progress(prog["judged"] / prog["total"] if prog["total"] else 0.0,
-                text=f"{prog['judged']} of {prog['total']} passages judged")
+    st.progress(
+        prog["judged"] / prog["total"] if prog["total"] else 0.0,
+        text=f"{prog['judged']} of {prog['total']} passages judged",
+    )
     st.page_link("pages/judge.py", label="Continue judging", icon=":material/grading:")
 else:
     st.info("Sign in with your assessor name in the sidebar (or open /judge?assessor=NAME) to start judging.")

@@ -3,6 +3,7 @@
 Keys: 0-4 grade and move to the next unjudged passage, X cannot judge, Left/Right previous/next,
 S skip, U undo. Every key press is stored at once.
 """
+
 import streamlit as st
 
 from assess import ui
@@ -21,7 +22,7 @@ state = ui.load_queue(database, name)
 if not len(state):
     st.info("Your queue is empty: ask an organizer to assign you a topic.")
     st.stop()
-if "turn" in st.query_params and "passage" in st.query_params:   # a deep link to one item, used once
+if "turn" in st.query_params and "passage" in st.query_params:  # a deep link to one item, used once
     st.session_state["judge_key"] = (st.query_params.pop("turn"), st.query_params.pop("passage"))
 cursor = ui.Cursor("judge", state)
 pos, turn_id, passage_id = cursor.position, cursor.turn_id, cursor.item_id
@@ -29,7 +30,7 @@ mode = queue.judging_mode(database)
 
 
 def grade(value):
-    note = st.session_state.get(f"note_{turn_id}_{passage_id}") or None   # a note typed before grading
+    note = st.session_state.get(f"note_{turn_id}_{passage_id}") or None  # a note typed before grading
     first = queue.label_of(database, name, "passage", turn_id, passage_id) is None
     queue.save_passage_label(database, name, turn_id, passage_id, value, note=note, mode=mode, via="ui")
     # blind-then-reveal: stay to show the LLM's label; the next key (a grade or Right) moves on
@@ -46,8 +47,10 @@ with left:
         ui.rubric()
     ui.queue_overview(prog, turn_id)
 with right:
-    st.progress(done_turn / total_turn, text=f"Turn {turn_id}: {done_turn} / {total_turn} judged · "
-                f"all: {prog['judged']} / {prog['total']}")
+    st.progress(
+        done_turn / total_turn,
+        text=f"Turn {turn_id}: {done_turn} / {total_turn} judged · all: {prog['judged']} / {prog['total']}",
+    )
     st.markdown(f"Passage `{passage_id}` ({pos + 1} of {len(state)})")
     text = queue.passage_text(database, passage_id)
     ui.show_passage(text, query_terms(ctx["resolved_utterance"] or ctx["utterance"]))
@@ -60,13 +63,23 @@ with right:
             ui.inert(other["rationale"] or "(imported label: no rationale stored)")
     cols = st.columns(5)
     for g in range(5):
-        cols[g].button(f"{g} · {GRADES[g]}", key=f"g{g}", shortcut=str(g), on_click=grade, args=(g,),
-                       type="primary" if own and own["value"] == g else "secondary", width="stretch")
+        cols[g].button(
+            f"{g} · {GRADES[g]}",
+            key=f"g{g}",
+            shortcut=str(g),
+            on_click=grade,
+            args=(g,),
+            type="primary" if own and own["value"] == g else "secondary",
+            width="stretch",
+        )
     nav = st.columns(5)
     cursor.nav_buttons(nav, lambda: queue.undo(database, name, "passage"), skip=True)
     nav[4].button("Cannot judge", key="cannot", shortcut="X", on_click=grade, args=(None,), width="stretch")
     ui.release_keys_from_inputs()
     note_key = f"note_{turn_id}_{passage_id}"
-    st.text_input("Note (optional; Enter or Esc returns to the keys)", key=note_key,
-                  value=(own or {}).get("note") or "", on_change=lambda: queue.save_note(
-                      database, name, "passage", turn_id, passage_id, st.session_state[note_key]))
+    st.text_input(
+        "Note (optional; Enter or Esc returns to the keys)",
+        key=note_key,
+        value=(own or {}).get("note") or "",
+        on_change=lambda: queue.save_note(database, name, "passage", turn_id, passage_id, st.session_state[note_key]),
+    )

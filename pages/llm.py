@@ -1,10 +1,12 @@
 """Organizers: LLM pre-judging jobs (estimate, progress, stop and resume, the jobs table) and adaptive pooling
 (report and apply, as `python -m assess pool adaptive`)."""
+
 import pandas as pd
 import streamlit as st
 
-from assess import prejudge, settings, ui
+from assess import settings, ui
 from assess.errors import AssessError
+from assess.services import jobs as prejudge
 from store import exports, prejudgments
 
 ui.frame_guard(organizer=True)
@@ -23,17 +25,35 @@ with run_tab:
         source = c2.text_input("Source (llm:NAME; empty: llm:MODEL)", key="pj_source")
         concurrency = c3.number_input("Concurrency", 1, 64, 16, key="pj_conc")
         limit = c4.number_input("Limit (0: all)", 0, 1_000_000, 0, key="pj_limit")
-        depth = c5.number_input("Depth (0: the pool)", 0, 1000, 0, key="pj_depth",
-                                help="passage and nuggets tasks: the top K of every stored run instead of the pool, "
-                                     "e.g. 30 to grade ranks 6–30 before adaptive pooling")
-        st.caption("API key: " + ("from ASSESS_LLM_API_KEY / OPENAI_API_KEY" if env["api_key"] else
-                                  "none set (fine for a local server; set ASSESS_LLM_API_KEY for OpenAI)"))
+        depth = c5.number_input(
+            "Depth (0: the pool)",
+            0,
+            1000,
+            0,
+            key="pj_depth",
+            help="passage and nuggets tasks: the top K of every stored run instead of the pool, "
+            "e.g. 30 to grade ranks 6–30 before adaptive pooling",
+        )
+        st.caption(
+            "API key: "
+            + (
+                "from ASSESS_LLM_API_KEY / OPENAI_API_KEY"
+                if env["api_key"]
+                else "none set (fine for a local server; set ASSESS_LLM_API_KEY for OpenAI)"
+            )
+        )
         c1, c2, c3 = st.columns(3)
         estimate_clicked = c1.form_submit_button("Estimate")
         start_clicked = c2.form_submit_button("Start / resume", type="primary")
         stop_clicked = c3.form_submit_button("Stop")
-    options = dict(model=model or None, base_url=base_url or None, source=source or None, limit=limit or None,
-                   depth=depth or None, concurrency=int(concurrency))
+    options = dict(
+        model=model or None,
+        base_url=base_url or None,
+        source=source or None,
+        limit=limit or None,
+        depth=depth or None,
+        concurrency=int(concurrency),
+    )
     if stop_clicked:
         st.warning("Stopped. Every answer received so far is stored; Start / resume asks only what is missing.")
     elif estimate_clicked or start_clicked:
@@ -44,25 +64,35 @@ with run_tab:
                 bar = st.progress(0.0, text="Starting…")
 
                 def progress(done, total, counts):
-                    bar.progress(done / total if total else 1.0, text=f"{done} / {total} stored · "
-                                 f"{counts['unparseable']} unparseable · {counts['error']} failed")
+                    bar.progress(
+                        done / total if total else 1.0,
+                        text=f"{done} / {total} stored · "
+                        f"{counts['unparseable']} unparseable · {counts['error']} failed",
+                    )
 
-                summary = prejudge.run_with_settings(database, plan, cfg, concurrency=int(concurrency),
-                                                     progress=progress)
-                st.success(f"Job {summary['job']}: {summary['asked'] + summary['copied']} stored "
-                           f"({summary['ok']} ok, {summary['repaired']} repaired, {summary['unparseable']} "
-                           f"unparseable, {summary['error']} failed), {summary['copied']} from cache")
+                summary = prejudge.run_with_settings(
+                    database, plan, cfg, concurrency=int(concurrency), progress=progress
+                )
+                st.success(
+                    f"Job {summary['job']}: {summary['asked'] + summary['copied']} stored "
+                    f"({summary['ok']} ok, {summary['repaired']} repaired, {summary['unparseable']} "
+                    f"unparseable, {summary['error']} failed), {summary['copied']} from cache"
+                )
         except AssessError as exc:
             st.error(str(exc))
     st.subheader("Jobs")
-    st.caption("A job killed without a chance to stop (its process gone, or no heartbeat for 2 × the call "
-               "timeout, at least 60 s) is shown as interrupted; Start / resume picks up what it left.")
+    st.caption(
+        "A job killed without a chance to stop (its process gone, or no heartbeat for 2 × the call "
+        "timeout, at least 60 s) is shown as interrupted; Start / resume picks up what it left."
+    )
     st.dataframe(pd.DataFrame(prejudgments.jobs(database)), hide_index=True, width="stretch", key="pj_jobs")
 
 with pool_tab:
-    st.caption("iKAT 2024 adaptive pooling: ranks 1 to *always* of every stored run enter the pool; deeper ranks, "
-               "down to *depth*, only when the LLM source graded the passage at or above the threshold. Pre-judge "
-               "the candidates first (tab Pre-judge, task passage, depth 30).")
+    st.caption(
+        "iKAT 2024 adaptive pooling: ranks 1 to *always* of every stored run enter the pool; deeper ranks, "
+        "down to *depth*, only when the LLM source graded the passage at or above the threshold. Pre-judge "
+        "the candidates first (tab Pre-judge, task passage, depth 30)."
+    )
     llm_sources = prejudgments.llm_sources(database)
     humans = [s for s in exports.label_sources(database, "passage_labels") if s not in llm_sources]
     if not llm_sources:
@@ -81,15 +111,27 @@ with pool_tab:
             apply_clicked = c2.form_submit_button("Apply: add to the pool", type="primary")
         if report_clicked or apply_clicked:
             try:
-                r = prejudgments.adaptive_pool(database, llm, int(threshold), int(always), int(pool_depth),
-                                               qrels=None if qrels == "(none)" else qrels, relevant=int(relevant),
-                                               apply=apply_clicked)
+                r = prejudgments.adaptive_pool(
+                    database,
+                    llm,
+                    int(threshold),
+                    int(always),
+                    int(pool_depth),
+                    qrels=None if qrels == "(none)" else qrels,
+                    relevant=int(relevant),
+                    apply=apply_clicked,
+                )
             except AssessError as exc:
                 st.error(str(exc))
             else:
-                before, after = (r["depth_pool"], r["adaptive_pool"]) if r["mode"] == "runs" else (r["pairs"], r["kept"])
-                shown = {"Pool before (depth pool)" if r["mode"] == "runs" else "Pairs judged": before,
-                         "Pool after (adaptive)": after, "Saved": r["saved"]}
+                before, after = (
+                    (r["depth_pool"], r["adaptive_pool"]) if r["mode"] == "runs" else (r["pairs"], r["kept"])
+                )
+                shown = {
+                    "Pool before (depth pool)" if r["mode"] == "runs" else "Pairs judged": before,
+                    "Pool after (adaptive)": after,
+                    "Saved": r["saved"],
+                }
                 if r["mode"] == "runs":
                     shown["Not graded (left out)"] = r["ungraded"]
                 if r.get("qrels"):

@@ -4,6 +4,7 @@ Keys: Y yes (covered), N no, Left/Right previous/next, S skip, U undo. Each answ
 as the assessor's own NtR label (blind: no other source's answer is shown); reloading resumes at the
 first unanswered item. These labels feed ``python -m assess agreement --task ntr``.
 """
+
 import streamlit as st
 
 from assess import settings, ui
@@ -39,8 +40,10 @@ ctx, left, right = ui.context_columns(database, turn_id)
 prog = state.progress()
 done_turn, total_turn = prog["turns"][turn_id]
 with right:
-    st.progress(done_turn / total_turn, text=f"Turn {turn_id}: {done_turn} / {total_turn} answered · "
-                f"all: {prog['judged']} / {prog['total']}")
+    st.progress(
+        done_turn / total_turn,
+        text=f"Turn {turn_id}: {done_turn} / {total_turn} answered · all: {prog['judged']} / {prog['total']}",
+    )
     st.markdown(f"Item {pos + 1} of {len(state)} · response of system `{current['run']}`")
     ui.show_passage(current["response"])
     ui.line(f"Gold nugget {current['key']}:", current["nugget"])
@@ -49,8 +52,22 @@ with right:
     if own is not None:
         st.success(f"Your answer: {'yes' if own else 'no'}")
     cols = st.columns(2)
-    cols[0].button("Y · Yes, covered", key="ntr_yes", shortcut="Y", on_click=answer, args=(1,), width="stretch",
-                   type="primary" if own == 1 else "secondary")
-    cols[1].button("N · No", key="ntr_no", shortcut="N", on_click=answer, args=(0,), width="stretch",
-                   type="primary" if own == 0 else "secondary")
+    cols[0].button(
+        "Y · Yes, covered",
+        key="ntr_yes",
+        shortcut="Y",
+        on_click=answer,
+        args=(1,),
+        width="stretch",
+        type="primary" if own == 1 else "secondary",
+    )
+    cols[1].button(
+        "N · No",
+        key="ntr_no",
+        shortcut="N",
+        on_click=answer,
+        args=(0,),
+        width="stretch",
+        type="primary" if own == 0 else "secondary",
+    )
     cursor.nav_buttons(st.columns(4), lambda: store.undo_ntr(database, name), key_prefix="ntr_", skip=True)

@@ -5,6 +5,7 @@ graded >= the threshold by the chosen source (default: your own labels >= 2; all
 with text when you have not judged the turn; other sources' labels only when the study is not blind).
 Nuggets can be typed too, edited, moved to a newly selected span ("Move span") and deleted.
 """
+
 import streamlit as st
 
 from assess import nuggets as pure
@@ -21,12 +22,17 @@ top = st.columns([2, 2, 1])
 with top[0]:
     turn_id = ui.pick_turn(store.pooled_turns(database), "nug_turn")
 own = store.has_labels(database, name, turn_id)
-blind = queue.judging_mode(database) == "blind"     # blind: no other source's labels, not even as a filter
+blind = queue.judging_mode(database) == "blind"  # blind: no other source's labels, not even as a filter
 others = [] if blind else [s for s in store.label_sources(database, turn_id) if s != name]
 options = [name] + others + [""]
 labels = {name: f"your labels ({name})", "": "all pooled passages with text"}
-relevance_source = top[1].selectbox("Relevant passages by", options, index=0 if own else len(options) - 1,
-                                    format_func=lambda s: labels.get(s, s), key=f"nug_source_{turn_id}")
+relevance_source = top[1].selectbox(
+    "Relevant passages by",
+    options,
+    index=0 if own else len(options) - 1,
+    format_func=lambda s: labels.get(s, s),
+    key=f"nug_source_{turn_id}",
+)
 threshold = top[2].selectbox("Grade at least", [1, 2, 3, 4], index=1, key="nug_threshold")
 passages = store.relevant_passages(database, turn_id, source=relevance_source or None, threshold=threshold)
 
@@ -45,9 +51,14 @@ if not passages:
 ids = [p["passage_id"] for p in passages]
 info = {p["passage_id"]: p for p in passages}
 passage_id = ui.pick(
-    ids, f"nug_passage_{turn_id}", f"Passage ({len(ids)} relevant)", param="passage",
-    format_func=lambda p: f"{p} · {info[p]['words']} words" + (f" · grade {info[p]['grade']}"
-                                                               if relevance_source == name else ""))
+    ids,
+    f"nug_passage_{turn_id}",
+    f"Passage ({len(ids)} relevant)",
+    param="passage",
+    format_func=lambda p: (
+        f"{p} · {info[p]['words']} words" + (f" · grade {info[p]['grade']}" if relevance_source == name else "")
+    ),
+)
 text = store.passage_text(database, passage_id)
 
 
@@ -63,10 +74,13 @@ def add_selection():
         body = store.passage_text(database, picked["id"])
         span = pure.span_from_utf16(body or "", int(picked["start"]), int(picked["end"]), picked.get("text"))
         if moving:
-            row = store.set_nugget_span(database, name, moving["id"], span.start, span.end, span.text,
-                                        passage_id=picked["id"])
+            row = store.set_nugget_span(
+                database, name, moving["id"], span.start, span.end, span.text, passage_id=picked["id"]
+            )
             st.session_state.pop("nug_move", None)
-            ui.set_flash("success", f"Nugget {row['key']} moved: “{span.text}” ({picked['id']} {span.start}–{span.end})")
+            ui.set_flash(
+                "success", f"Nugget {row['key']} moved: “{span.text}” ({picked['id']} {span.start}–{span.end})"
+            )
         else:
             store.add_span_nugget(database, name, turn_id, picked["id"], span.start, span.end, span.text)
             ui.set_flash("success", f"Nugget added: “{span.text}” ({picked['id']} {span.start}–{span.end})")
@@ -76,11 +90,18 @@ def add_selection():
 
 ui.flash()
 if moving:
-    st.info(f"Moving nugget {moving['key']}: select its new span in this passage, then press N. "
-            "Choose “Cancel move” below to keep it where it is.")
-ui.span_picker(passage_id, text, store.passage_spans(database, name, turn_id, passage_id), key="span_picker",
-               on_pick=add_selection,
-               button=f"Move nugget {moving['key']} to the selection (N)" if moving else "Add selection as nugget (N)")
+    st.info(
+        f"Moving nugget {moving['key']}: select its new span in this passage, then press N. "
+        "Choose “Cancel move” below to keep it where it is."
+    )
+ui.span_picker(
+    passage_id,
+    text,
+    store.passage_spans(database, name, turn_id, passage_id),
+    key="span_picker",
+    on_pick=add_selection,
+    button=f"Move nugget {moving['key']} to the selection (N)" if moving else "Add selection as nugget (N)",
+)
 
 
 def add_typed():
@@ -88,8 +109,11 @@ def add_typed():
     try:
         nid = store.add_text_nugget(database, name, turn_id, typed, passage_id=passage_id)
         row = store.nugget(database, nid)
-        where = f"found at {row['start_char']}–{row['end_char']}" if row["start_char"] is not None else \
-            "not found in the passage: stored as free text"
+        where = (
+            f"found at {row['start_char']}–{row['end_char']}"
+            if row["start_char"] is not None
+            else "not found in the passage: stored as free text"
+        )
         ui.set_flash("success", f"Nugget {row['key']} added ({where})")
         st.session_state["nug_typed"] = ""
     except AssessError as exc:
@@ -105,14 +129,23 @@ st.subheader(f"Your nuggets for turn {turn_id} ({len(rows)})")
 ui.nugget_table(rows, key="nug_table")
 if rows:
     by_id = {r["id"]: r for r in rows}
-    chosen = st.selectbox("Edit or delete", list(by_id), key=f"nug_edit_{turn_id}",
-                          format_func=lambda i: f"{by_id[i]['key']} {by_id[i]['text'][:80]}")
+    chosen = st.selectbox(
+        "Edit or delete",
+        list(by_id),
+        key=f"nug_edit_{turn_id}",
+        format_func=lambda i: f"{by_id[i]['key']} {by_id[i]['text'][:80]}",
+    )
 
     def save_edit(nid=chosen):
         try:
             rel = st.session_state.get(f"nug_rel_{nid}")
-            row = store.update_nugget(database, name, nid, text=st.session_state.get(f"nug_text_{nid}"),
-                                      relevance=None if rel == "none" else int(rel))
+            row = store.update_nugget(
+                database,
+                name,
+                nid,
+                text=st.session_state.get(f"nug_text_{nid}"),
+                relevance=None if rel == "none" else int(rel),
+            )
             kind = "span kept" if row["start_char"] is not None else "free text (not found in its passage)"
             ui.set_flash("success", f"Nugget {row['key']} saved: {kind}")
         except AssessError as exc:
@@ -128,23 +161,38 @@ if rows:
     def move(nid=chosen):
         row = by_id[nid]
         if row["passage_id"] not in ids:
-            ui.set_flash("error", f"Nugget {row['key']} is not in a passage shown here (relevant with text): "
-                                  "edit its text instead")
+            ui.set_flash(
+                "error",
+                f"Nugget {row['key']} is not in a passage shown here (relevant with text): edit its text instead",
+            )
             return
         st.session_state["nug_move"] = nid
-        st.session_state[f"nug_passage_{turn_id}"] = row["passage_id"]     # show its passage in the picker
+        st.session_state[f"nug_passage_{turn_id}"] = row["passage_id"]  # show its passage in the picker
 
     current = by_id[chosen]
     edit = st.columns([4, 1, 1, 1, 1])
     edit[0].text_input("Text", value=current["text"], key=f"nug_text_{chosen}")
     rel_options = ["none", "1", "2", "3", "4"]
-    edit[1].selectbox("Relevance", rel_options, key=f"nug_rel_{chosen}",
-                      index=rel_options.index(str(current["relevance"]) if current["relevance"] else "none"))
+    edit[1].selectbox(
+        "Relevance",
+        rel_options,
+        key=f"nug_rel_{chosen}",
+        index=rel_options.index(str(current["relevance"]) if current["relevance"] else "none"),
+    )
     edit[2].button("Save", key="nug_save", on_click=save_edit, width="stretch")
     edit[3].button("Delete", key="nug_delete", on_click=delete, width="stretch")
     if moving:
-        edit[4].button("Cancel move", key="nug_move_cancel", width="stretch",
-                       on_click=lambda: st.session_state.pop("nug_move", None))
+        edit[4].button(
+            "Cancel move",
+            key="nug_move_cancel",
+            width="stretch",
+            on_click=lambda: st.session_state.pop("nug_move", None),
+        )
     else:
-        edit[4].button("Move span", key="nug_move_start", on_click=move, width="stretch",
-                       help="Select a new span for this nugget in its passage")
+        edit[4].button(
+            "Move span",
+            key="nug_move_start",
+            on_click=move,
+            width="stretch",
+            help="Select a new span for this nugget in its passage",
+        )

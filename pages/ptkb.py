@@ -3,6 +3,7 @@
 Keys: 1 relevant, 0 not relevant (both move to the next unlabelled statement), Left/Right
 previous/next, U undo. These labels form the assessor's own PTKB source.
 """
+
 import streamlit as st
 
 from assess import ui
@@ -27,7 +28,7 @@ mode = queue.judging_mode(database)
 def label(value):
     first = queue.label_of(database, name, "ptkb", turn_id, statement_id) is None
     queue.save_ptkb_label(database, name, turn_id, statement_id, value, mode=mode, via="ui")
-    cursor.go(None if mode == "reveal" and first else "next_unjudged")   # reveal: stay to show the LLM
+    cursor.go(None if mode == "reveal" and first else "next_unjudged")  # reveal: stay to show the LLM
 
 
 ctx, left, right = ui.context_columns(database, turn_id)

@@ -1,5 +1,6 @@
 """Organizers: progress per topic and assessor, judging speed, grade distributions, disagreements
 between two sources, and adjudication (its own label source)."""
+
 import pandas as pd
 import streamlit as st
 
@@ -24,10 +25,18 @@ st.dataframe(pd.DataFrame(review.topic_progress(database)), hide_index=True, wid
 
 st.subheader("Judging mode")
 modes = list(queue.MODES)
-mode = st.radio("Other sources' labels are", modes, index=modes.index(queue.judging_mode(database)),
-                horizontal=True, key="judging_mode",
-                format_func={"blind": "never shown (blind)", "reveal": "shown after one's own label",
-                             "shown": "shown before judging"}.get)
+mode = st.radio(
+    "Other sources' labels are",
+    modes,
+    index=modes.index(queue.judging_mode(database)),
+    horizontal=True,
+    key="judging_mode",
+    format_func={
+        "blind": "never shown (blind)",
+        "reveal": "shown after one's own label",
+        "shown": "shown before judging",
+    }.get,
+)
 if mode != queue.judging_mode(database):
     queue.set_setting(database, "judging_mode", mode)
     st.success(f"Judging mode set to {mode}")
@@ -45,15 +54,18 @@ st.caption(f"{len(rows)} items with different grades (at most 500 shown)")
 if not rows.empty:
     st.dataframe(rows, hide_index=True, width="stretch")
     with st.form("adjudicate"):
-        item = st.selectbox("Re-open an item for adjudication", rows.index,
-                            format_func=lambda i: f"{rows.turn_id[i]} {rows.passage_id[i]}")
-        grade = st.radio("Adjudicated grade", list(GRADES), horizontal=True,
-                         format_func=lambda g: f"{g} {GRADES[g]}")
+        item = st.selectbox(
+            "Re-open an item for adjudication",
+            rows.index,
+            format_func=lambda i: f"{rows.turn_id[i]} {rows.passage_id[i]}",
+        )
+        grade = st.radio("Adjudicated grade", list(GRADES), horizontal=True, format_func=lambda g: f"{g} {GRADES[g]}")
         if st.form_submit_button("Save adjudicated label"):
             try:
-                review.adjudicate(database, rows.turn_id[item], rows.passage_id[item], grade,
-                                  by=ui.assessor() or "organizer")
+                review.adjudicate(
+                    database, rows.turn_id[item], rows.passage_id[item], grade, by=ui.assessor() or "organizer"
+                )
                 st.toast("Saved under the source 'adjudication'")
-                st.rerun()       # the table above shows the adjudicated grade at once
+                st.rerun()  # the table above shows the adjudicated grade at once
             except AssessError as exc:
                 st.error(str(exc))

@@ -1,9 +1,12 @@
 """Organizers: agreement between label sources, run rankings under two qrels, GFRC2 curves, AEPD scatter."""
+
 import pandas as pd
 import streamlit as st
 
-from assess import plots, scoreboard, ui
+from assess import ui
 from assess.errors import AssessError
+from assess.services import audit as scoreboard
+from assess.ui import plots
 from store import exports
 
 ui.frame_guard(organizer=True)
@@ -13,8 +16,9 @@ agree_tab, runs_tab, gfrc_tab, aepd_tab = st.tabs(["Agreement", "Run rankings", 
 
 with agree_tab:
     task = st.radio("Labels", ["passage", "ptkb", "ntr"], horizontal=True, key="ag_task")
-    names = exports.label_sources(database, {"passage": "passage_labels", "ptkb": "ptkb_labels",
-                                             "ntr": "ntr_labels"}[task])
+    names = exports.label_sources(
+        database, {"passage": "passage_labels", "ptkb": "ptkb_labels", "ntr": "ntr_labels"}[task]
+    )
     if len(names) < 1:
         st.info("No labels of this kind yet.")
     else:
@@ -23,8 +27,9 @@ with agree_tab:
         b = c2.selectbox("Source B", names, index=min(1, len(names) - 1), key="ag_b")
         weights = c3.selectbox("Weights", ["none", "linear", "quadratic"], key="ag_w")
         threshold = c4.number_input("Binarise at ≥", 0, 4, 2 if task == "passage" else 1, key="ag_t")
-        report = scoreboard.agreement_from_store(database, task, a, b, weights=None if weights == "none" else weights,
-                                      threshold=threshold)
+        report = scoreboard.agreement_from_store(
+            database, task, a, b, weights=None if weights == "none" else weights, threshold=threshold
+        )
         cols = st.columns(4)
         for col, key in zip(cols, ["n", "agreement", "kappa", "kappa_binary"]):
             value = report.get(key)
@@ -46,8 +51,15 @@ with runs_tab:
         else:
             measure = st.selectbox("Measure", list(view), key="rk_m")
             st.dataframe(pd.DataFrame({qa: view[measure]["a"], qb: view[measure]["b"]}), width="stretch")
-            ui.figure(plots.ranking_scatter(view[measure]["a"], view[measure]["b"], view[measure]["kendall_tau"],
-                                            labels=(f"{measure} under {qa}", f"{measure} under {qb}")), "ranking")
+            ui.figure(
+                plots.ranking_scatter(
+                    view[measure]["a"],
+                    view[measure]["b"],
+                    view[measure]["kendall_tau"],
+                    labels=(f"{measure} under {qa}", f"{measure} under {qb}"),
+                ),
+                "ranking",
+            )
 
 with gfrc_tab:
     document, name = ui.case_input("gfrc2", "GFRC2 input (the `score gfrc2` format)")

@@ -1,4 +1,5 @@
 """Aligning two label sources item by item (for agreement and the audit)."""
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -16,10 +17,10 @@ TASKS = {
 
 
 class Pairs(NamedTuple):
-    items: list[tuple]      # item keys, turn id first
+    items: list[tuple]  # item keys, turn id first
     a: list[int]
     b: list[int]
-    topics: list[str]       # conversation of each item
+    topics: list[str]  # conversation of each item
     scale: tuple[int, ...]
 
 
@@ -35,34 +36,40 @@ def label_pairs(db: Database, task: str, a: str, b: str) -> Pairs:
     known = {r[0] for r in db.conn.execute(f"SELECT DISTINCT source FROM {table}")}
     for name in (a, b):
         if name not in known:
-            raise AssessError(f"source {name!r} has no {task} labels; sources with {task} labels: "
-                              f"{', '.join(sorted(known)) or 'none'}")
+            raise AssessError(
+                f"source {name!r} has no {task} labels; sources with {task} labels: "
+                f"{', '.join(sorted(known)) or 'none'}"
+            )
     if task == "ntr":
-        sql = ("SELECT la.turn_id, na.text, la.run, la.match, lb.match, t.conversation_id "
-               "FROM ntr_labels la JOIN nuggets na ON na.id = la.nugget_id "
-               "JOIN ntr_labels lb ON lb.source = ? AND lb.turn_id = la.turn_id AND lb.run = la.run "
-               "JOIN nuggets nb ON nb.id = lb.nugget_id AND nb.text = na.text "
-               "JOIN turns t ON t.id = la.turn_id WHERE la.source = ? ORDER BY la.turn_id, na.text, la.run")
+        sql = (
+            "SELECT la.turn_id, na.text, la.run, la.match, lb.match, t.conversation_id "
+            "FROM ntr_labels la JOIN nuggets na ON na.id = la.nugget_id "
+            "JOIN ntr_labels lb ON lb.source = ? AND lb.turn_id = la.turn_id AND lb.run = la.run "
+            "JOIN nuggets nb ON nb.id = lb.nugget_id AND nb.text = na.text "
+            "JOIN turns t ON t.id = la.turn_id WHERE la.source = ? ORDER BY la.turn_id, na.text, la.run"
+        )
         rows = db.conn.execute(sql, (b, a)).fetchall()
         return Pairs([r[:3] for r in rows], [r[3] for r in rows], [r[4] for r in rows], [r[5] for r in rows], scale)
     on = " AND ".join(f"lb.{c} = la.{c}" for c in cols)
-    sql = (f"SELECT {', '.join('la.' + c for c in cols)}, la.{value}, lb.{value}, t.conversation_id "
-           f"FROM {table} la JOIN {table} lb ON {on} AND lb.source = ? JOIN turns t ON t.id = la.turn_id "
-           f"WHERE la.source = ? AND la.{value} IS NOT NULL AND lb.{value} IS NOT NULL "
-           f"ORDER BY {', '.join('la.' + c for c in cols)}")
+    sql = (
+        f"SELECT {', '.join('la.' + c for c in cols)}, la.{value}, lb.{value}, t.conversation_id "
+        f"FROM {table} la JOIN {table} lb ON {on} AND lb.source = ? JOIN turns t ON t.id = la.turn_id "
+        f"WHERE la.source = ? AND la.{value} IS NOT NULL AND lb.{value} IS NOT NULL "
+        f"ORDER BY {', '.join('la.' + c for c in cols)}"
+    )
     rows = db.conn.execute(sql, (b, a)).fetchall()
     k = len(cols)
-    if task == "ptkb":   # graded PTKB labels count as relevant when > 0
+    if task == "ptkb":  # graded PTKB labels count as relevant when > 0
         rows = [(*r[:k], int(r[k] > 0), int(r[k + 1] > 0), r[k + 2]) for r in rows]
-    return Pairs([r[:k] for r in rows], [r[k] for r in rows], [r[k + 1] for r in rows], [r[k + 2] for r in rows],
-                 scale)
+    return Pairs([r[:k] for r in rows], [r[k] for r in rows], [r[k + 1] for r in rows], [r[k + 2] for r in rows], scale)
 
 
 def qrels_of(db: Database, source: str) -> dict[str, dict[str, int]]:
     """One source's passage labels as {turn: {passage: grade}} ('cannot judge' left out)."""
     out: dict[str, dict[str, int]] = {}
     for turn, passage, grade in db.conn.execute(
-            "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = ? AND grade IS NOT NULL", (source,)):
+        "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = ? AND grade IS NOT NULL", (source,)
+    ):
         out.setdefault(turn, {})[passage] = grade
     return out
 

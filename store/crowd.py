@@ -10,6 +10,7 @@ Every answer is one transaction, idempotent per (assignment, item): a worker has
 assignment per batch and a regular item sits in one batch, so a regular item is answered at most
 once per worker.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -17,14 +18,30 @@ import json
 import secrets
 import threading
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
-from typing import Iterable, NamedTuple, Sequence
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
 
 from sqlite_utils import Database
 
-from assess.crowd import (Answer, CrowdNtrRow, Entry, ItemView, KnownAnswer, StudyConfig, aggregate,
-                          agreement, check_study_name, completion_code, default_guideline, make_batches,
-                          merge_guideline, qc_failed, screen_assignments, worker_report)
+from assess.crowd.rules import (
+    Answer,
+    CrowdNtrRow,
+    Entry,
+    ItemView,
+    KnownAnswer,
+    StudyConfig,
+    aggregate,
+    agreement,
+    check_study_name,
+    completion_code,
+    default_guideline,
+    make_batches,
+    merge_guideline,
+    qc_failed,
+    screen_assignments,
+    worker_report,
+)
 from assess.errors import AssessError, FormatError, UnknownItem
 from store.db import write
 from store.imports import ensure_source, now
@@ -43,25 +60,25 @@ class Assignment(NamedTuple):
     id: int
     study: str
     worker: str
-    batch: str            # the batch label
+    batch: str  # the batch label
     session: str
     submit_to: str | None
-    status: str           # active | completed
+    status: str  # active | completed
     consented: bool
-    code: str | None      # completion code, once completed
+    code: str | None  # completion code, once completed
 
 
 class Screen(NamedTuple):
     assignment: Assignment
     answered: int
     total: int
-    item: ItemView | None     # None once every item is answered
+    item: ItemView | None  # None once every item is answered
     completed: bool
     code: str | None
 
 
 class AnswerResult(NamedTuple):
-    new: bool                 # False: this (assignment, item) was answered before; nothing changed
+    new: bool  # False: this (assignment, item) was answered before; nothing changed
     completed: bool
     remaining: int
     code: str | None
@@ -69,18 +86,22 @@ class AnswerResult(NamedTuple):
 
 # ------------------------------------------------------------------------------------------- studies
 
+
 def get_study(db: Database, name: str) -> Study:
     """The study ``name`` (settings and guideline); AssessError when there is none."""
-    row = db.conn.execute("SELECT name, task, source, config, guideline, status FROM crowd_studies "
-                          "WHERE name = ?", (name,)).fetchone()
+    row = db.conn.execute(
+        "SELECT name, task, source, config, guideline, status FROM crowd_studies WHERE name = ?", (name,)
+    ).fetchone()
     if row is None:
         raise UnknownItem(f"there is no crowd study {name!r}")
     return Study(row[0], row[1], row[2], StudyConfig.from_json(row[3]), json.loads(row[4]), row[5])
 
 
 def list_studies(db: Database) -> list[dict]:
-    return [{"name": r[0], "task": r[1], "status": r[2], "source": r[3], "created_at": r[4]}
-            for r in db.conn.execute("SELECT name, task, status, source, created_at FROM crowd_studies ORDER BY created_at")]
+    return [
+        {"name": r[0], "task": r[1], "status": r[2], "source": r[3], "created_at": r[4]}
+        for r in db.conn.execute("SELECT name, task, status, source, created_at FROM crowd_studies ORDER BY created_at")
+    ]
 
 
 def _candidates(db: Database, task: str, nugget_source: str, criteria: Sequence[str]) -> list[tuple]:
@@ -88,20 +109,30 @@ def _candidates(db: Database, task: str, nugget_source: str, criteria: Sequence[
     conversation, turn, run, nugget order."""
     responses = db.conn.execute(
         "SELECT r.turn_id, r.run, t.conversation_id FROM responses r JOIN turns t ON t.id = r.turn_id "
-        "JOIN conversations c ON c.id = t.conversation_id ORDER BY c.rowid, t.position, r.run").fetchall()
+        "JOIN conversations c ON c.id = t.conversation_id ORDER BY c.rowid, t.position, r.run"
+    ).fetchall()
     if task == "response":
         return [(turn, run, None, None, c, conv) for turn, run, conv in responses for c in criteria]
     nuggets = defaultdict(list)
-    for nid, turn, key in db.conn.execute("SELECT id, turn_id, key FROM nuggets WHERE source = ? ORDER BY id",
-                                          (nugget_source,)):
+    for nid, turn, key in db.conn.execute(
+        "SELECT id, turn_id, key FROM nuggets WHERE source = ? ORDER BY id", (nugget_source,)
+    ):
         nuggets[turn].append((nid, key))
     return [(turn, run, nid, key, None, conv) for turn, run, conv in responses for nid, key in nuggets[turn]]
 
 
-def create_study(db: Database, name: str, config: StudyConfig, *, runs: Sequence[str] | None = None,
-                 turns: Sequence[str] | None = None, conversations: Sequence[str] | None = None,
-                 nugget_source: str = "gold", known: Iterable[KnownAnswer] = (),
-                 guideline: dict | None = None) -> dict:
+def create_study(
+    db: Database,
+    name: str,
+    config: StudyConfig,
+    *,
+    runs: Sequence[str] | None = None,
+    turns: Sequence[str] | None = None,
+    conversations: Sequence[str] | None = None,
+    nugget_source: str = "gold",
+    known: Iterable[KnownAnswer] = (),
+    guideline: dict | None = None,
+) -> dict:
     """Create a study from stored data, in one transaction: the items (NtR: each chosen run's response
     x each gold nugget of ``nugget_source`` for that turn; response quality: each response x each
     criterion), the known-answer items as hidden tests (one per batch, seeded), and the batches.
@@ -120,8 +151,9 @@ def create_study(db: Database, name: str, config: StudyConfig, *, runs: Sequence
         present = {c[position] for c in everything}
         missing = sorted(set(wanted or ()) - present)
         if missing:
-            raise AssessError(f"{label} {missing[0]!r} has no stored items to judge "
-                              f"(e.g. {', '.join(sorted(present)[:3])})")
+            raise AssessError(
+                f"{label} {missing[0]!r} has no stored items to judge (e.g. {', '.join(sorted(present)[:3])})"
+            )
     by_key = {(c[0], c[1], c[3] if config.task == "ntr" else c[4]): c for c in everything}
     tests = {}
     for k in known:
@@ -130,52 +162,80 @@ def create_study(db: Database, name: str, config: StudyConfig, *, runs: Sequence
         if item is None:
             raise AssessError(f"{where}known answer {k.turn_id} {k.run} {k.key}: no such item in the stored data")
         if k.value not in config.scale:
-            raise AssessError(f"{where}known answer {k.turn_id} {k.run} {k.key}: value {k.value} is not on the "
-                              f"scale {list(config.scale)}")
+            raise AssessError(
+                f"{where}known answer {k.turn_id} {k.run} {k.key}: value {k.value} is not on the "
+                f"scale {list(config.scale)}"
+            )
         tests[item] = k.value
     if config.qc != "none" and not tests:
-        raise AssessError(f"the qc rule {config.qc!r} needs known-answer items (--known or --known-file), "
-                          "or choose --qc none")
+        raise AssessError(
+            f"the qc rule {config.qc!r} needs known-answer items (--known or --known-file), or choose --qc none"
+        )
     if config.qc == "known-bad" and not any(v < config.bad_threshold for v in tests.values()):
         raise AssessError(f"the known-bad rule needs a known answer below {config.bad_threshold}")
-    regular = [c for c in everything if c not in tests
-               and (not runs or c[1] in runs) and (not turns or c[0] in turns)
-               and (not conversations or c[5] in conversations)]
+    regular = [
+        c
+        for c in everything
+        if c not in tests
+        and (not runs or c[1] in runs)
+        and (not turns or c[0] in turns)
+        and (not conversations or c[5] in conversations)
+    ]
     if not regular:
         raise AssessError("no items left to judge after the filters and the known-answer items")
     guide = merge_guideline(config, guideline)
     stamp = now()
     c = db.conn
     with write(db):
-        c.execute("INSERT INTO crowd_studies (name, task, source, config, guideline, secret, status, created_at) "
-                  "VALUES (?,?,?,?,?,?,'open',?)", (name, config.task, f"crowd:{name}", config.to_json(),
-                                                    json.dumps(guide), secrets.token_hex(16), stamp))
+        c.execute(
+            "INSERT INTO crowd_studies (name, task, source, config, guideline, secret, status, created_at) "
+            "VALUES (?,?,?,?,?,?,'open',?)",
+            (name, config.task, f"crowd:{name}", config.to_json(), json.dumps(guide), secrets.token_hex(16), stamp),
+        )
         ids = {}
         for cand in [*regular, *tests]:
             ids[cand] = c.execute(
                 "INSERT INTO crowd_items (study, turn_id, run, nugget_id, criterion, known_answer) "
-                "VALUES (?,?,?,?,?,?)", (name, cand[0], cand[1], cand[2], cand[4], tests.get(cand))).lastrowid
-        batches = make_batches([ids[x] for x in regular], [ids[x] for x in tests],
-                               batch_size=config.batch_size, seed=config.seed)
+                "VALUES (?,?,?,?,?,?)",
+                (name, cand[0], cand[1], cand[2], cand[4], tests.get(cand)),
+            ).lastrowid
+        batches = make_batches(
+            [ids[x] for x in regular], [ids[x] for x in tests], batch_size=config.batch_size, seed=config.seed
+        )
         for number, batch in enumerate(batches, start=1):
-            bid = c.execute("INSERT INTO crowd_batches (study, number, label) VALUES (?,?,?)",
-                            (name, number, str(number))).lastrowid
-            c.executemany("INSERT INTO crowd_batch_items (batch_id, position, item_id, is_test) VALUES (?,?,?,?)",
-                          [(bid, pos, item, int(is_test)) for pos, (item, is_test) in enumerate(batch)])
-    return {"study": name, "task": config.task, "items": len(regular), "tests": len(tests),
-            "batches": len(batches), "k": config.k, "assignments_needed": len(batches) * config.k,
-            "source": f"crowd:{name}"}
+            bid = c.execute(
+                "INSERT INTO crowd_batches (study, number, label) VALUES (?,?,?)", (name, number, str(number))
+            ).lastrowid
+            c.executemany(
+                "INSERT INTO crowd_batch_items (batch_id, position, item_id, is_test) VALUES (?,?,?,?)",
+                [(bid, pos, item, int(is_test)) for pos, (item, is_test) in enumerate(batch)],
+            )
+    return {
+        "study": name,
+        "task": config.task,
+        "items": len(regular),
+        "tests": len(tests),
+        "batches": len(batches),
+        "k": config.k,
+        "assignments_needed": len(batches) * config.k,
+        "source": f"crowd:{name}",
+    }
 
 
 def create_demo_study(db: Database, task: str = "ntr", name: str | None = None, **overrides) -> dict:
     """The demo study on the embedded demo: NtR over all 3 runs x 12 turns x gold nuggets (186 pairs,
     19 batches, 6 obvious known-answer items as tests), or response quality (relevance and
     completeness of the 36 responses, 3 known-bad tests)."""
-    from assess.crowd import DEMO_KNOWN_NTR, DEMO_KNOWN_RESPONSE, DEMO_STUDY, demo_config
+    from assess.crowd.rules import DEMO_KNOWN_NTR, DEMO_KNOWN_RESPONSE, DEMO_STUDY, demo_config
 
     known = DEMO_KNOWN_NTR if task == "ntr" else DEMO_KNOWN_RESPONSE
-    return create_study(db, name or (DEMO_STUDY if task == "ntr" else f"{DEMO_STUDY}-response"),
-                        demo_config(task, **overrides), nugget_source="gold", known=known)
+    return create_study(
+        db,
+        name or (DEMO_STUDY if task == "ntr" else f"{DEMO_STUDY}-response"),
+        demo_config(task, **overrides),
+        nugget_source="gold",
+        known=known,
+    )
 
 
 def set_status(db: Database, study: str, status: str) -> None:
@@ -184,8 +244,7 @@ def set_status(db: Database, study: str, status: str) -> None:
         raise AssessError(f"status is open or closed, not {status!r}")
     get_study(db, study)
     with write(db):
-        db.conn.execute("UPDATE crowd_studies SET status = ? WHERE name = ? AND status != 'imported'",
-                        (status, study))
+        db.conn.execute("UPDATE crowd_studies SET status = ? WHERE name = ? AND status != 'imported'", (status, study))
 
 
 def set_decision(db: Database, study: str, worker: str, decision: str | None) -> None:
@@ -193,35 +252,42 @@ def set_decision(db: Database, study: str, worker: str, decision: str | None) ->
     if decision not in ("approved", "rejected", None):
         raise AssessError(f"decision is approved or rejected, not {decision!r}")
     with write(db):
-        cur = db.conn.execute("UPDATE crowd_workers SET decision = ? WHERE study = ? AND worker = ?",
-                              (decision, study, worker))
+        cur = db.conn.execute(
+            "UPDATE crowd_workers SET decision = ? WHERE study = ? AND worker = ?", (decision, study, worker)
+        )
         if cur.rowcount == 0:
             raise UnknownItem(f"no worker {worker!r} in study {study!r}")
 
 
 # ------------------------------------------------------------------------------------------- the worker page
 
-_ASSIGNMENT = ("SELECT a.id, a.study, a.worker, b.label, a.session, a.submit_to, a.status, "
-               "a.consented_at IS NOT NULL, a.completion_code FROM crowd_assignments a "
-               "JOIN crowd_batches b ON b.id = a.batch_id ")
+_ASSIGNMENT = (
+    "SELECT a.id, a.study, a.worker, b.label, a.session, a.submit_to, a.status, "
+    "a.consented_at IS NOT NULL, a.completion_code FROM crowd_assignments a "
+    "JOIN crowd_batches b ON b.id = a.batch_id "
+)
 
 
 def _assignment(db: Database, where: str, params: tuple) -> Assignment | None:
     row = db.conn.execute(_ASSIGNMENT + where, params).fetchone()
-    return None if row is None else Assignment(row[0], row[1], row[2], row[3], row[4], row[5], row[6],
-                                               bool(row[7]), row[8])
+    return (
+        None
+        if row is None
+        else Assignment(row[0], row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]), row[8])
+    )
 
 
 def _current(db: Database, entry: Entry) -> Assignment | None:
     """The assignment this visit continues: the one of this platform session, else the worker's active one."""
-    return (_assignment(db, "WHERE a.study = ? AND a.worker = ? AND a.session = ? ORDER BY a.id DESC LIMIT 1",
-                        (entry.study, entry.worker, entry.session))
-            or _assignment(db, "WHERE a.study = ? AND a.worker = ? AND a.status = 'active'",
-                           (entry.study, entry.worker)))
+    return _assignment(
+        db,
+        "WHERE a.study = ? AND a.worker = ? AND a.session = ? ORDER BY a.id DESC LIMIT 1",
+        (entry.study, entry.worker, entry.session),
+    ) or _assignment(db, "WHERE a.study = ? AND a.worker = ? AND a.status = 'active'", (entry.study, entry.worker))
 
 
 # A completed assignment is discarded when one of its test answers fails the study's QC rule
-# (assess.crowd.qc_failed, called through SQLite) or the organizer rejected its worker; otherwise kept.
+# (assess.crowd.rules.qc_failed, called through SQLite) or the organizer rejected its worker; otherwise kept.
 _DISCARDED = """(EXISTS (SELECT 1 FROM crowd_batch_items t
                  JOIN crowd_answers x ON x.assignment_id = a.id AND x.item_id = t.item_id
                  JOIN crowd_items i ON i.id = t.item_id
@@ -236,7 +302,7 @@ _HOLDS_SLOT = f"(CASE WHEN a.status = 'active' THEN a.last_seen >= :cutoff ELSE 
 def _slot_params(db: Database, study: Study) -> dict:
     """Register the QC rule for the slot SQL on this connection; the parameters that SQL needs."""
     db.conn.create_function("crowd_qc_failed", 4, qc_failed, deterministic=True)
-    cutoff = _iso(datetime.now(timezone.utc) - timedelta(minutes=study.config.stale_minutes))
+    cutoff = _iso(datetime.now(UTC) - timedelta(minutes=study.config.stale_minutes))
     return {"cutoff": cutoff, "qc": study.config.qc, "bad_threshold": study.config.bad_threshold}
 
 
@@ -244,9 +310,13 @@ def holding(db: Database, study: str) -> dict[str, int]:
     """Per batch label: the assignments holding one of its k slots (active and not stale, or completed
     and kept), as :func:`enter` counts them; one read, so a consistent snapshot."""
     params = _slot_params(db, get_study(db, study))
-    return dict(db.conn.execute(
-        f"SELECT b.label, (SELECT COUNT(*) FROM crowd_assignments a WHERE a.batch_id = b.id AND {_HOLDS_SLOT}) "
-        "FROM crowd_batches b WHERE b.study = :study ORDER BY b.number", {**params, "study": study}))
+    return dict(
+        db.conn.execute(
+            f"SELECT b.label, (SELECT COUNT(*) FROM crowd_assignments a WHERE a.batch_id = b.id AND {_HOLDS_SLOT}) "
+            "FROM crowd_batches b WHERE b.study = :study ORDER BY b.number",
+            {**params, "study": study},
+        )
+    )
 
 
 def enter(db: Database, entry: Entry) -> Assignment | None:
@@ -275,15 +345,21 @@ def enter(db: Database, entry: Entry) -> Assignment | None:
     stamp = now()
     with _one_writer(db), write(db):
         params = _slot_params(db, study)
-        found = _current(db, entry)      # again under the write lock: another tab may have been faster
+        found = _current(db, entry)  # again under the write lock: another tab may have been faster
         if found:
             return found
         c = db.conn
         limit = study.config.max_batches_per_worker
-        if limit and c.execute("SELECT COUNT(*) FROM crowd_assignments WHERE study = ? AND worker = ?",
-                               (entry.study, entry.worker)).fetchone()[0] >= limit:
+        if (
+            limit
+            and c.execute(
+                "SELECT COUNT(*) FROM crowd_assignments WHERE study = ? AND worker = ?", (entry.study, entry.worker)
+            ).fetchone()[0]
+            >= limit
+        ):
             return None
-        row = c.execute(f"""
+        row = c.execute(
+            f"""
             SELECT b.id,
                    (SELECT COUNT(*) FROM crowd_assignments a WHERE a.batch_id = b.id AND {_HOLDS_SLOT}) AS taken,
                    EXISTS (SELECT 1 FROM crowd_batch_items t
@@ -295,15 +371,19 @@ def enter(db: Database, entry: Entry) -> Assignment | None:
               AND NOT EXISTS (SELECT 1 FROM crowd_assignments a WHERE a.batch_id = b.id AND a.worker = :worker)
               AND taken < :k
             ORDER BY seen_test, taken DESC, b.number LIMIT 1""",
-                        {**params, "worker": entry.worker, "study": entry.study, "k": study.config.k}).fetchone()
+            {**params, "worker": entry.worker, "study": entry.study, "k": study.config.k},
+        ).fetchone()
         if row is None:
             return None
-        c.execute("INSERT INTO crowd_workers (study, worker, platform, first_seen) VALUES (?,?,?,?) "
-                  "ON CONFLICT DO NOTHING", (entry.study, entry.worker, entry.platform, stamp))
+        c.execute(
+            "INSERT INTO crowd_workers (study, worker, platform, first_seen) VALUES (?,?,?,?) ON CONFLICT DO NOTHING",
+            (entry.study, entry.worker, entry.platform, stamp),
+        )
         aid = c.execute(
             "INSERT INTO crowd_assignments (study, worker, batch_id, session, hit, submit_to, status, "
             "started_at, last_seen) VALUES (?,?,?,?,?,?,'active',?,?)",
-            (entry.study, entry.worker, row[0], entry.session, entry.hit, entry.submit_to, stamp, stamp)).lastrowid
+            (entry.study, entry.worker, row[0], entry.session, entry.hit, entry.submit_to, stamp, stamp),
+        ).lastrowid
     return _assignment(db, "WHERE a.id = ?", (aid,))
 
 
@@ -314,8 +394,10 @@ def _iso(moment: datetime) -> str:
 def consent(db: Database, assignment_id: int) -> None:
     """Record that the worker gave consent (the first time only)."""
     with _one_writer(db), write(db):
-        db.conn.execute("UPDATE crowd_assignments SET consented_at = ? WHERE id = ? AND consented_at IS NULL",
-                        (now(), assignment_id))
+        db.conn.execute(
+            "UPDATE crowd_assignments SET consented_at = ? WHERE id = ? AND consented_at IS NULL",
+            (now(), assignment_id),
+        )
 
 
 def screen(db: Database, assignment_id: int) -> Screen:
@@ -328,7 +410,8 @@ def screen(db: Database, assignment_id: int) -> Screen:
         "SELECT COUNT(*), COUNT(x.item_id) FROM crowd_assignments a "
         "JOIN crowd_batch_items bi ON bi.batch_id = a.batch_id "
         "LEFT JOIN crowd_answers x ON x.assignment_id = a.id AND x.item_id = bi.item_id WHERE a.id = ?",
-        (assignment_id,)).fetchone()
+        (assignment_id,),
+    ).fetchone()
     if a.status == "completed":
         return Screen(a, answered, total, None, True, a.code)
     row = c.execute(
@@ -338,23 +421,30 @@ def screen(db: Database, assignment_id: int) -> Screen:
         "LEFT JOIN responses r ON r.run = i.run AND r.turn_id = i.turn_id "
         "LEFT JOIN nuggets n ON n.id = i.nugget_id "
         "WHERE a.id = ? AND NOT EXISTS (SELECT 1 FROM crowd_answers x WHERE x.assignment_id = a.id "
-        "AND x.item_id = i.id) ORDER BY bi.position LIMIT 1", (assignment_id,)).fetchone()
-    if row is None:     # every item answered but not marked (cannot happen through answer())
+        "AND x.item_id = i.id) ORDER BY bi.position LIMIT 1",
+        (assignment_id,),
+    ).fetchone()
+    if row is None:  # every item answered but not marked (cannot happen through answer())
         return Screen(a, answered, total, None, True, a.code)
     item_id, task, response, nugget, criterion, turn_id = row
     utterance, history = None, ()
     if task == "response":
         turn = c.execute("SELECT conversation_id, position, utterance FROM turns WHERE id = ?", (turn_id,)).fetchone()
         utterance = turn[2]
-        history = tuple(tuple(h) for h in c.execute(
-            "SELECT utterance, response FROM turns WHERE conversation_id = ? AND position < ? ORDER BY position",
-            (turn[0], turn[1])))
+        history = tuple(
+            tuple(h)
+            for h in c.execute(
+                "SELECT utterance, response FROM turns WHERE conversation_id = ? AND position < ? ORDER BY position",
+                (turn[0], turn[1]),
+            )
+        )
     view = ItemView(item_id, task, response or "", nugget, criterion, utterance, history)
     return Screen(a, answered, total, view, False, None)
 
 
-def answer(db: Database, assignment_id: int, item_id: int, value: int, *, seconds: float | None = None,
-           via: str = "page") -> AnswerResult:
+def answer(
+    db: Database, assignment_id: int, item_id: int, value: int, *, seconds: float | None = None, via: str = "page"
+) -> AnswerResult:
     """Record one answer, in its own transaction; a repeated (assignment, item) changes nothing.
 
     The last answer of a batch completes the assignment and sets its completion code in the same
@@ -369,7 +459,9 @@ def answer(db: Database, assignment_id: int, item_id: int, value: int, *, second
         "SELECT a.status, a.batch_id, a.study, a.worker, a.consented_at, b.label, s.config, s.secret, "
         "a.completion_code, EXISTS (SELECT 1 FROM crowd_batch_items bi WHERE bi.batch_id = a.batch_id "
         "AND bi.item_id = ?) FROM crowd_assignments a JOIN crowd_batches b ON b.id = a.batch_id "
-        "JOIN crowd_studies s ON s.name = a.study WHERE a.id = ?", (item_id, assignment_id)).fetchone()
+        "JOIN crowd_studies s ON s.name = a.study WHERE a.id = ?",
+        (item_id, assignment_id),
+    ).fetchone()
     if row is None:
         raise UnknownItem(f"no assignment {assignment_id}")
     status, batch_id, study, worker, consented, label, config, secret, code, in_batch = row
@@ -383,17 +475,26 @@ def answer(db: Database, assignment_id: int, item_id: int, value: int, *, second
         return AnswerResult(False, True, 0, code)
     stamp = now()
     with _one_writer(db), write(db):
-        new = c.execute("INSERT INTO crowd_answers (assignment_id, item_id, value, seconds, via, answered_at) "
-                        "VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-                        (assignment_id, item_id, value, seconds, via, stamp)).rowcount == 1
+        new = (
+            c.execute(
+                "INSERT INTO crowd_answers (assignment_id, item_id, value, seconds, via, answered_at) "
+                "VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+                (assignment_id, item_id, value, seconds, via, stamp),
+            ).rowcount
+            == 1
+        )
         remaining = c.execute(
             "SELECT COUNT(*) FROM crowd_batch_items bi WHERE bi.batch_id = ? AND NOT EXISTS "
             "(SELECT 1 FROM crowd_answers x WHERE x.assignment_id = ? AND x.item_id = bi.item_id)",
-            (batch_id, assignment_id)).fetchone()[0]
+            (batch_id, assignment_id),
+        ).fetchone()[0]
         if remaining == 0:
             code = completion_code(secret, study, worker, label)
-            c.execute("UPDATE crowd_assignments SET status = 'completed', completed_at = ?, last_seen = ?, "
-                      "completion_code = ? WHERE id = ? AND status = 'active'", (stamp, stamp, code, assignment_id))
+            c.execute(
+                "UPDATE crowd_assignments SET status = 'completed', completed_at = ?, last_seen = ?, "
+                "completion_code = ? WHERE id = ? AND status = 'active'",
+                (stamp, stamp, code, assignment_id),
+            )
         elif new:
             c.execute("UPDATE crowd_assignments SET last_seen = ? WHERE id = ?", (stamp, assignment_id))
     return AnswerResult(new, remaining == 0, remaining, code if remaining == 0 else None)
@@ -421,22 +522,29 @@ def _one_writer(db: Database):
 
 # ------------------------------------------------------------------------------------------- organizers
 
+
 def answers(db: Database, study: str, *, completed_only: bool = True) -> list[Answer]:
     """Every answer of the study (by default of completed assignments only: an abandoned batch counts
     for nothing, as an unsubmitted HIT), with test flags and known answers, in assignment order."""
     where = " AND a.status = 'completed'" if completed_only else ""
-    return [Answer(*r[:6], bool(r[6]), r[7], r[8]) for r in db.conn.execute(
-        "SELECT a.worker, a.id, b.label, x.item_id, x.value, x.seconds, bi.is_test, i.known_answer, i.criterion "
-        "FROM crowd_answers x JOIN crowd_assignments a ON a.id = x.assignment_id "
-        "JOIN crowd_batches b ON b.id = a.batch_id "
-        "JOIN crowd_batch_items bi ON bi.batch_id = a.batch_id AND bi.item_id = x.item_id "
-        f"JOIN crowd_items i ON i.id = x.item_id WHERE a.study = ?{where} ORDER BY a.id, bi.position",
-        (study,))]
+    return [
+        Answer(*r[:6], bool(r[6]), r[7], r[8])
+        for r in db.conn.execute(
+            "SELECT a.worker, a.id, b.label, x.item_id, x.value, x.seconds, bi.is_test, i.known_answer, i.criterion "
+            "FROM crowd_answers x JOIN crowd_assignments a ON a.id = x.assignment_id "
+            "JOIN crowd_batches b ON b.id = a.batch_id "
+            "JOIN crowd_batch_items bi ON bi.batch_id = a.batch_id AND bi.item_id = x.item_id "
+            f"JOIN crowd_items i ON i.id = x.item_id WHERE a.study = ?{where} ORDER BY a.id, bi.position",
+            (study,),
+        )
+    ]
 
 
 def _rejected(db: Database, study: str) -> set[str]:
-    return {r[0] for r in db.conn.execute("SELECT worker FROM crowd_workers WHERE study = ? AND decision = 'rejected'",
-                                          (study,))}
+    return {
+        r[0]
+        for r in db.conn.execute("SELECT worker FROM crowd_workers WHERE study = ? AND decision = 'rejected'", (study,))
+    }
 
 
 def _items(db: Database, study: str) -> dict[int, dict]:
@@ -445,7 +553,9 @@ def _items(db: Database, study: str) -> dict[int, dict]:
         "SELECT i.id, i.turn_id, i.run, i.nugget_id, n.key, n.text, i.criterion, i.known_answer, "
         "(SELECT b.label FROM crowd_batch_items bi JOIN crowd_batches b ON b.id = bi.batch_id "
         " WHERE bi.item_id = i.id AND bi.is_test = 0 ORDER BY b.number LIMIT 1) "
-        "FROM crowd_items i LEFT JOIN nuggets n ON n.id = i.nugget_id WHERE i.study = ? ORDER BY i.id", (study,))
+        "FROM crowd_items i LEFT JOIN nuggets n ON n.id = i.nugget_id WHERE i.study = ? ORDER BY i.id",
+        (study,),
+    )
     keys = ("item_id", "turn_id", "run", "nugget_id", "nugget_key", "nugget", "criterion", "known_answer", "batch")
     return {r[0]: dict(zip(keys, r)) for r in rows}
 
@@ -456,36 +566,70 @@ def progress(db: Database, study: str) -> dict:
     assignments; ``assignments_done`` counts kept ones (at most k per batch)."""
     s = get_study(db, study)
     params = _slot_params(db, s)
-    batches = [{"batch": r[0], "items": r[1], "completed": r[2], "kept": r[3], "discarded": r[4], "active": r[5],
-                "stale": r[6], "k": s.config.k, "workers": r[7] or ""} for r in db.conn.execute(
-        "SELECT b.label, (SELECT COUNT(*) FROM crowd_batch_items bi WHERE bi.batch_id = b.id), "
-        f"SUM(a.status = 'completed'), SUM(a.status = 'completed' AND NOT {_DISCARDED}), "
-        f"SUM(a.status = 'completed' AND {_DISCARDED}), SUM(a.status = 'active' AND a.last_seen >= :cutoff), "
-        "SUM(a.status = 'active' AND a.last_seen < :cutoff), GROUP_CONCAT(a.worker, ' ') "
-        "FROM crowd_batches b LEFT JOIN crowd_assignments a ON a.batch_id = b.id WHERE b.study = :study "
-        "GROUP BY b.id ORDER BY b.number", {**params, "study": study})]
+    batches = [
+        {
+            "batch": r[0],
+            "items": r[1],
+            "completed": r[2],
+            "kept": r[3],
+            "discarded": r[4],
+            "active": r[5],
+            "stale": r[6],
+            "k": s.config.k,
+            "workers": r[7] or "",
+        }
+        for r in db.conn.execute(
+            "SELECT b.label, (SELECT COUNT(*) FROM crowd_batch_items bi WHERE bi.batch_id = b.id), "
+            f"SUM(a.status = 'completed'), SUM(a.status = 'completed' AND NOT {_DISCARDED}), "
+            f"SUM(a.status = 'completed' AND {_DISCARDED}), SUM(a.status = 'active' AND a.last_seen >= :cutoff), "
+            "SUM(a.status = 'active' AND a.last_seen < :cutoff), GROUP_CONCAT(a.worker, ' ') "
+            "FROM crowd_batches b LEFT JOIN crowd_assignments a ON a.batch_id = b.id WHERE b.study = :study "
+            "GROUP BY b.id ORDER BY b.number",
+            {**params, "study": study},
+        )
+    ]
     for b in batches:
         for key in ("completed", "kept", "discarded", "active", "stale"):
             b[key] = b[key] or 0
-    workers = [{"worker": r[0], "platform": r[1], "decision": r[2], "completed": r[3] or 0, "active": r[4] or 0,
-                "answers": r[5], "seconds": r[6], "codes": r[7] or ""} for r in db.conn.execute(
-        "SELECT w.worker, w.platform, w.decision, "
-        "(SELECT COUNT(*) FROM crowd_assignments a WHERE a.study = w.study AND a.worker = w.worker "
-        " AND a.status = 'completed'), "
-        "(SELECT COUNT(*) FROM crowd_assignments a WHERE a.study = w.study AND a.worker = w.worker "
-        " AND a.status = 'active'), "
-        "(SELECT COUNT(*) FROM crowd_answers x JOIN crowd_assignments a ON a.id = x.assignment_id "
-        " WHERE a.study = w.study AND a.worker = w.worker), "
-        "(SELECT ROUND(SUM(x.seconds), 1) FROM crowd_answers x JOIN crowd_assignments a ON a.id = x.assignment_id "
-        " WHERE a.study = w.study AND a.worker = w.worker), "
-        "(SELECT GROUP_CONCAT(a.completion_code, ' ') FROM crowd_assignments a WHERE a.study = w.study "
-        " AND a.worker = w.worker AND a.completion_code IS NOT NULL) "
-        "FROM crowd_workers w WHERE w.study = ? ORDER BY w.first_seen, w.worker", (study,))]
+    workers = [
+        {
+            "worker": r[0],
+            "platform": r[1],
+            "decision": r[2],
+            "completed": r[3] or 0,
+            "active": r[4] or 0,
+            "answers": r[5],
+            "seconds": r[6],
+            "codes": r[7] or "",
+        }
+        for r in db.conn.execute(
+            "SELECT w.worker, w.platform, w.decision, "
+            "(SELECT COUNT(*) FROM crowd_assignments a WHERE a.study = w.study AND a.worker = w.worker "
+            " AND a.status = 'completed'), "
+            "(SELECT COUNT(*) FROM crowd_assignments a WHERE a.study = w.study AND a.worker = w.worker "
+            " AND a.status = 'active'), "
+            "(SELECT COUNT(*) FROM crowd_answers x JOIN crowd_assignments a ON a.id = x.assignment_id "
+            " WHERE a.study = w.study AND a.worker = w.worker), "
+            "(SELECT ROUND(SUM(x.seconds), 1) FROM crowd_answers x JOIN crowd_assignments a ON a.id = x.assignment_id "
+            " WHERE a.study = w.study AND a.worker = w.worker), "
+            "(SELECT GROUP_CONCAT(a.completion_code, ' ') FROM crowd_assignments a WHERE a.study = w.study "
+            " AND a.worker = w.worker AND a.completion_code IS NOT NULL) "
+            "FROM crowd_workers w WHERE w.study = ? ORDER BY w.first_seen, w.worker",
+            (study,),
+        )
+    ]
     done = sum(min(b["kept"], b["k"]) for b in batches)
-    return {"study": study, "task": s.task, "status": s.status, "batches": batches, "workers": workers,
-            "assignments_done": done, "assignments_needed": len(batches) * s.config.k,
-            "assignments_discarded": sum(b["discarded"] for b in batches),
-            "complete_batches": sum(b["kept"] >= b["k"] for b in batches)}
+    return {
+        "study": study,
+        "task": s.task,
+        "status": s.status,
+        "batches": batches,
+        "workers": workers,
+        "assignments_done": done,
+        "assignments_needed": len(batches) * s.config.k,
+        "assignments_discarded": sum(b["discarded"] for b in batches),
+        "complete_batches": sum(b["kept"] >= b["k"] for b in batches),
+    }
 
 
 def report(db: Database, study: str) -> dict:
@@ -498,7 +642,9 @@ def report(db: Database, study: str) -> dict:
     verdict = screen_assignments(given, s.config.qc, s.config.bad_threshold)
     votes = aggregate(given, s.config, rejected=rejected)
     return {
-        "study": study, "qc": s.config.qc, "tie": s.config.tie,
+        "study": study,
+        "qc": s.config.qc,
+        "tie": s.config.tie,
         "workers": worker_report(given, s.config, decisions=decisions, rejected=rejected),
         "discarded": {aid: why for aid, why in verdict.items() if why},
         "agreement_all": agreement(given, s.config, kept_only=False),
@@ -517,9 +663,21 @@ def aggregated_rows(db: Database, study: str) -> list[dict]:
     rows = []
     for item, vote in votes.items():
         it = items[item]
-        rows.append({"item_id": item, "batch": it["batch"], "turn_id": it["turn_id"], "run": it["run"],
-                     "nugget_key": it["nugget_key"], "criterion": it["criterion"], "n": vote.n,
-                     "counts": json.dumps(vote.counts), "mean": vote.mean, "tie": vote.tie, "label": vote.label})
+        rows.append(
+            {
+                "item_id": item,
+                "batch": it["batch"],
+                "turn_id": it["turn_id"],
+                "run": it["run"],
+                "nugget_key": it["nugget_key"],
+                "criterion": it["criterion"],
+                "n": vote.n,
+                "counts": json.dumps(vote.counts),
+                "mean": vote.mean,
+                "tie": vote.tie,
+                "label": vote.label,
+            }
+        )
     return rows
 
 
@@ -529,24 +687,29 @@ def compare(db: Database, study: str, other: str) -> dict:
     (items matched on turn, nugget text and run; undecided items left out), computed from the
     answers now, so nothing needs to be written first and nothing is written. A study imported
     with labels only (no worker answers) is compared through its stored labels."""
-    from assess.agreement import agreement_report
-    from assess.scoreboard import agreement_from_store
+    from assess.measures.agreement import agreement_report
+    from assess.services.audit import agreement_from_store
 
     s = get_study(db, study)
     if s.task != "ntr":
         raise AssessError("--compare works for NtR studies (agreement --task ntr)")
     sources = {r[0] for r in db.conn.execute("SELECT DISTINCT source FROM ntr_labels")}
     if other not in sources:
-        raise AssessError(f"source {other!r} has no ntr labels; sources with ntr labels: "
-                          f"{', '.join(sorted(sources)) or 'none'}")
-    if s.status == "imported" and not db.conn.execute(
-            "SELECT 1 FROM crowd_assignments WHERE study = ? LIMIT 1", (study,)).fetchone():
+        raise AssessError(
+            f"source {other!r} has no ntr labels; sources with ntr labels: {', '.join(sorted(sources)) or 'none'}"
+        )
+    if (
+        s.status == "imported"
+        and not db.conn.execute("SELECT 1 FROM crowd_assignments WHERE study = ? LIMIT 1", (study,)).fetchone()
+    ):
         rep = agreement_from_store(db, "ntr", s.source, other, weights=None, threshold=None)
         return {"n": rep["n"], "accuracy": rep["agreement"], "kappa": rep["kappa"], "from": "stored labels"}
     theirs = defaultdict(list)
     for turn, text, run, match in db.conn.execute(
-            "SELECT l.turn_id, n.text, l.run, l.match FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id "
-            "WHERE l.source = ?", (other,)):
+        "SELECT l.turn_id, n.text, l.run, l.match FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id "
+        "WHERE l.source = ?",
+        (other,),
+    ):
         theirs[(turn, text, run)].append(match)
     items = _items(db, study)
     mine, other_labels = [], []
@@ -567,11 +730,16 @@ def raw_rows(db: Database, study: str) -> list[dict]:
     items = _items(db, study)
     given = answers(db, study, completed_only=False)
     verdict = screen_assignments(given, s.config.qc, s.config.bad_threshold)
-    extra = {(r[0], r[1]): r[2:] for r in db.conn.execute(
-        "SELECT a.id, x.item_id, w.platform, a.status, x.answered_at, bi.position FROM crowd_answers x "
-        "JOIN crowd_assignments a ON a.id = x.assignment_id JOIN crowd_workers w ON w.study = a.study "
-        "AND w.worker = a.worker JOIN crowd_batch_items bi ON bi.batch_id = a.batch_id AND bi.item_id = x.item_id "
-        "WHERE a.study = ?", (study,))}
+    extra = {
+        (r[0], r[1]): r[2:]
+        for r in db.conn.execute(
+            "SELECT a.id, x.item_id, w.platform, a.status, x.answered_at, bi.position FROM crowd_answers x "
+            "JOIN crowd_assignments a ON a.id = x.assignment_id JOIN crowd_workers w ON w.study = a.study "
+            "AND w.worker = a.worker JOIN crowd_batch_items bi ON bi.batch_id = a.batch_id AND bi.item_id = x.item_id "
+            "WHERE a.study = ?",
+            (study,),
+        )
+    }
     rejected = _rejected(db, study)
     rows = []
     for a in given:
@@ -580,12 +748,28 @@ def raw_rows(db: Database, study: str) -> list[dict]:
         reason = verdict.get(a.assignment) or ("worker rejected" if a.worker in rejected else None)
         if status != "completed":
             reason = "batch not finished"
-        rows.append({"study": study, "batch": a.batch, "worker": a.worker, "platform": platform,
-                     "assignment": a.assignment, "position": position, "item_id": a.item, "is_test": a.is_test,
-                     "known_answer": a.known, "turn_id": it["turn_id"], "run": it["run"],
-                     "nugget_key": it["nugget_key"], "criterion": it["criterion"], "value": a.value,
-                     "seconds": a.seconds, "answered_at": at, "kept": reason is None and not a.is_test,
-                     "discarded_because": reason})
+        rows.append(
+            {
+                "study": study,
+                "batch": a.batch,
+                "worker": a.worker,
+                "platform": platform,
+                "assignment": a.assignment,
+                "position": position,
+                "item_id": a.item,
+                "is_test": a.is_test,
+                "known_answer": a.known,
+                "turn_id": it["turn_id"],
+                "run": it["run"],
+                "nugget_key": it["nugget_key"],
+                "criterion": it["criterion"],
+                "value": a.value,
+                "seconds": a.seconds,
+                "answered_at": at,
+                "kept": reason is None and not a.is_test,
+                "discarded_because": reason,
+            }
+        )
     return rows
 
 
@@ -599,33 +783,50 @@ def write_aggregate(db: Database, study: str) -> dict:
     stamp = now()
     c = db.conn
     with write(db):
-        ensure_source(db, s.source, "crowd", description=f"majority vote of crowd study {study} "
-                                                         f"(qc {s.config.qc}, ties {s.config.tie})")
+        ensure_source(
+            db,
+            s.source,
+            "crowd",
+            description=f"majority vote of crowd study {study} (qc {s.config.qc}, ties {s.config.tie})",
+        )
         if s.task == "ntr":
             c.executemany(
                 "INSERT INTO ntr_labels (source, nugget_id, run, turn_id, match, batch, mode, via, updated_at) "
                 "VALUES (?,?,?,?,?,?,'crowd','majority',?) ON CONFLICT(source, nugget_id, run) DO UPDATE SET "
                 "match = excluded.match, batch = excluded.batch, via = excluded.via, updated_at = excluded.updated_at "
                 "WHERE match IS NOT excluded.match",
-                [(s.source, items[r["item_id"]]["nugget_id"], r["run"], r["turn_id"], r["label"], r["batch"], stamp)
-                 for r in rows])
+                [
+                    (s.source, items[r["item_id"]]["nugget_id"], r["run"], r["turn_id"], r["label"], r["batch"], stamp)
+                    for r in rows
+                ],
+            )
             keep = {(items[r["item_id"]]["nugget_id"], r["run"]) for r in rows}
-            stale = [k for k in c.execute("SELECT nugget_id, run FROM ntr_labels WHERE source = ?", (s.source,))
-                     if tuple(k) not in keep]
-            c.executemany("DELETE FROM ntr_labels WHERE source = ? AND nugget_id = ? AND run = ?",
-                          [(s.source, *k) for k in stale])
+            stale = [
+                k
+                for k in c.execute("SELECT nugget_id, run FROM ntr_labels WHERE source = ?", (s.source,))
+                if tuple(k) not in keep
+            ]
+            c.executemany(
+                "DELETE FROM ntr_labels WHERE source = ? AND nugget_id = ? AND run = ?", [(s.source, *k) for k in stale]
+            )
         else:
             c.executemany(
                 "INSERT INTO response_labels (source, run, turn_id, criterion, value, mode, via, updated_at) "
                 "VALUES (?,?,?,?,?,'crowd','majority',?) ON CONFLICT(source, run, turn_id, criterion) DO UPDATE "
                 "SET value = excluded.value, via = excluded.via, updated_at = excluded.updated_at "
                 "WHERE value IS NOT excluded.value",
-                [(s.source, r["run"], r["turn_id"], r["criterion"], r["label"], stamp) for r in rows])
+                [(s.source, r["run"], r["turn_id"], r["criterion"], r["label"], stamp) for r in rows],
+            )
             keep = {(r["run"], r["turn_id"], r["criterion"]) for r in rows}
-            stale = [k for k in c.execute("SELECT run, turn_id, criterion FROM response_labels WHERE source = ?",
-                                          (s.source,)) if tuple(k) not in keep]
-            c.executemany("DELETE FROM response_labels WHERE source = ? AND run = ? AND turn_id = ? AND criterion = ?",
-                          [(s.source, *k) for k in stale])
+            stale = [
+                k
+                for k in c.execute("SELECT run, turn_id, criterion FROM response_labels WHERE source = ?", (s.source,))
+                if tuple(k) not in keep
+            ]
+            c.executemany(
+                "DELETE FROM response_labels WHERE source = ? AND run = ? AND turn_id = ? AND criterion = ?",
+                [(s.source, *k) for k in stale],
+            )
     values = defaultdict(int)
     for r in rows:
         values[r["label"]] += 1
@@ -634,8 +835,10 @@ def write_aggregate(db: Database, study: str) -> dict:
 
 # ------------------------------------------------------------------------------------------- import
 
-def import_ntr_study(db: Database, file: str, rows: Sequence[CrowdNtrRow], *, study: str = "mturk",
-                     nugget_source: str = "human") -> dict:
+
+def import_ntr_study(
+    db: Database, file: str, rows: Sequence[CrowdNtrRow], *, study: str = "mturk", nugget_source: str = "human"
+) -> dict:
     """Import a crowd NtR file as an imported study ``study`` keeping its batches (and workers when the
     file names them), in one transaction.
 
@@ -646,29 +849,40 @@ def import_ntr_study(db: Database, file: str, rows: Sequence[CrowdNtrRow], *, st
     """
     check_study_name(study)
     known_turns = {r[0] for r in db.conn.execute("SELECT id FROM turns")}
-    nuggets = {(t, k): i for i, t, k in db.conn.execute("SELECT id, turn_id, key FROM nuggets WHERE source = ?",
-                                                        (nugget_source,))}
+    nuggets = {
+        (t, k): i
+        for i, t, k in db.conn.execute("SELECT id, turn_id, key FROM nuggets WHERE source = ?", (nugget_source,))
+    }
     for r in rows:
         if r.turn_id not in known_turns:
             raise FormatError(file, r.line, "a turn id present in the store (import the topics first)", repr(r.turn_id))
         if (r.turn_id, r.nugget_key) not in nuggets:
-            raise FormatError(file, r.line, f"a nugget {r.nugget_key} of source {nugget_source!r} in turn {r.turn_id} "
-                              "(import the nuggets first)", "no such nugget")
+            raise FormatError(
+                file,
+                r.line,
+                f"a nugget {r.nugget_key} of source {nugget_source!r} in turn {r.turn_id} (import the nuggets first)",
+                "no such nugget",
+            )
     raw = rows[0].worker is not None
     first: dict[tuple, CrowdNtrRow] = {}
     for r in rows:
         key = (r.batch, r.turn_id, r.nugget_key, r.run) + ((r.worker,) if raw else ())
         if key in first and first[key].value != r.value:
-            raise FormatError(file, r.line, f"one label per {'worker and ' if raw else ''}pair (line "
-                              f"{first[key].line} says {first[key].value})", str(r.value))
+            raise FormatError(
+                file,
+                r.line,
+                f"one label per {'worker and ' if raw else ''}pair (line {first[key].line} says {first[key].value})",
+                str(r.value),
+            )
         first.setdefault(key, r)
     if not raw:
         pairs: dict[tuple, CrowdNtrRow] = {}
         for r in first.values():
             prev = pairs.setdefault((r.turn_id, r.nugget_key, r.run), r)
             if prev.value != r.value:
-                raise FormatError(file, r.line, f"one label per nugget and run (line {prev.line} says {prev.value})",
-                                  str(r.value))
+                raise FormatError(
+                    file, r.line, f"one label per nugget and run (line {prev.line} says {prev.value})", str(r.value)
+                )
     existing = db.conn.execute("SELECT status FROM crowd_studies WHERE name = ?", (study,)).fetchone()
     if existing and existing[0] != "imported":
         raise AssessError(f"crowd study {study!r} exists and was not imported; choose another --study")
@@ -678,51 +892,82 @@ def import_ntr_study(db: Database, file: str, rows: Sequence[CrowdNtrRow], *, st
         if raw:
             per_batch[r.batch].add(r.worker)
     k = max((len(v) for v in per_batch.values()), default=3)
-    config = StudyConfig(task="ntr", k=k, qc="none", tie="undecided",
-                         batch_size=max(sum(1 for _ in g) for g in _group(first.values(), raw)))
+    config = StudyConfig(
+        task="ntr",
+        k=k,
+        qc="none",
+        tie="undecided",
+        batch_size=max(sum(1 for _ in g) for g in _group(first.values(), raw)),
+    )
     stamp = now()
     c = db.conn
     source = f"crowd:{study}"
     with write(db):
         if existing:
             c.execute("DELETE FROM crowd_studies WHERE name = ?", (study,))
-        c.execute("INSERT INTO crowd_studies (name, task, source, config, guideline, secret, status, created_at) "
-                  "VALUES (?, 'ntr', ?, ?, ?, ?, 'imported', ?)",
-                  (study, source, config.to_json(), json.dumps({**default_guideline(config), "file": str(file)}),
-                   secrets.token_hex(16), stamp))
+        c.execute(
+            "INSERT INTO crowd_studies (name, task, source, config, guideline, secret, status, created_at) "
+            "VALUES (?, 'ntr', ?, ?, ?, ?, 'imported', ?)",
+            (
+                study,
+                source,
+                config.to_json(),
+                json.dumps({**default_guideline(config), "file": str(file)}),
+                secrets.token_hex(16),
+                stamp,
+            ),
+        )
         for run in sorted({r.run for r in rows}):
-            c.execute("INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'response', ?, ?) "
-                      "ON CONFLICT(name) DO NOTHING", (run, str(file), stamp))
+            c.execute(
+                "INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'response', ?, ?) "
+                "ON CONFLICT(name) DO NOTHING",
+                (run, str(file), stamp),
+            )
         item_ids = {}
         for r in rows:
             pair = (r.turn_id, r.run, nuggets[(r.turn_id, r.nugget_key)])
             if pair not in item_ids:
-                item_ids[pair] = c.execute("INSERT INTO crowd_items (study, turn_id, run, nugget_id) VALUES (?,?,?,?)",
-                                           (study, *pair)).lastrowid
+                item_ids[pair] = c.execute(
+                    "INSERT INTO crowd_items (study, turn_id, run, nugget_id) VALUES (?,?,?,?)", (study, *pair)
+                ).lastrowid
         batch_ids = {}
         for number, label in enumerate(labels, start=1):
-            batch_ids[label] = c.execute("INSERT INTO crowd_batches (study, number, label) VALUES (?,?,?)",
-                                         (study, number, label)).lastrowid
+            batch_ids[label] = c.execute(
+                "INSERT INTO crowd_batches (study, number, label) VALUES (?,?,?)", (study, number, label)
+            ).lastrowid
         placed: dict[str, list[int]] = defaultdict(list)
         for r in rows:
             item = item_ids[(r.turn_id, r.run, nuggets[(r.turn_id, r.nugget_key)])]
             if item not in placed[r.batch]:
                 placed[r.batch].append(item)
-        c.executemany("INSERT INTO crowd_batch_items (batch_id, position, item_id, is_test) VALUES (?,?,?,0)",
-                      [(batch_ids[b], pos, item) for b, items in placed.items() for pos, item in enumerate(items)])
+        c.executemany(
+            "INSERT INTO crowd_batch_items (batch_id, position, item_id, is_test) VALUES (?,?,?,0)",
+            [(batch_ids[b], pos, item) for b, items in placed.items() for pos, item in enumerate(items)],
+        )
         if raw:
-            c.executemany("INSERT INTO crowd_workers (study, worker, platform, first_seen) VALUES (?,?,'import',?)",
-                          [(study, w, stamp) for w in sorted({r.worker for r in rows})])
+            c.executemany(
+                "INSERT INTO crowd_workers (study, worker, platform, first_seen) VALUES (?,?,'import',?)",
+                [(study, w, stamp) for w in sorted({r.worker for r in rows})],
+            )
             assignment = {}
             for b, w in sorted({(r.batch, r.worker) for r in rows}):
                 assignment[(b, w)] = c.execute(
                     "INSERT INTO crowd_assignments (study, worker, batch_id, status, started_at, last_seen, "
                     "consented_at, completed_at) VALUES (?,?,?,'completed',?,?,?,?)",
-                    (study, w, batch_ids[b], stamp, stamp, stamp, stamp)).lastrowid
-            c.executemany("INSERT INTO crowd_answers (assignment_id, item_id, value, via, answered_at) "
-                          "VALUES (?,?,?,'import',?)",
-                          [(assignment[(r.batch, r.worker)], item_ids[(r.turn_id, r.run, nuggets[(r.turn_id, r.nugget_key)])],
-                            r.value, stamp) for r in first.values()])
+                    (study, w, batch_ids[b], stamp, stamp, stamp, stamp),
+                ).lastrowid
+            c.executemany(
+                "INSERT INTO crowd_answers (assignment_id, item_id, value, via, answered_at) VALUES (?,?,?,'import',?)",
+                [
+                    (
+                        assignment[(r.batch, r.worker)],
+                        item_ids[(r.turn_id, r.run, nuggets[(r.turn_id, r.nugget_key)])],
+                        r.value,
+                        stamp,
+                    )
+                    for r in first.values()
+                ],
+            )
             summary = write_aggregate(db, study)
         else:
             ensure_source(db, source, "crowd", description=f"crowd NtR labels imported from {file}")
@@ -731,13 +976,23 @@ def import_ntr_study(db: Database, file: str, rows: Sequence[CrowdNtrRow], *, st
                 "VALUES (?,?,?,?,?,?,'import',?) ON CONFLICT(source, nugget_id, run) DO UPDATE SET "
                 "match=excluded.match, batch=excluded.batch, updated_at=excluded.updated_at "
                 "WHERE match IS NOT excluded.match",
-                [(source, nuggets[(r.turn_id, r.nugget_key)], r.run, r.turn_id, r.value, r.batch, stamp)
-                 for r in first.values()])
+                [
+                    (source, nuggets[(r.turn_id, r.nugget_key)], r.run, r.turn_id, r.value, r.batch, stamp)
+                    for r in first.values()
+                ],
+            )
             summary = {"source": source, "labels": len(first)}
     yes = sum(r.value for r in first.values())
-    return {"study": study, "rows": len(rows), "batches": len(labels), "items": len(item_ids),
-            "workers": len({r.worker for r in rows}) if raw else None, "answers_yes": yes,
-            "answers_no": len(first) - yes, **{f"source_{k}": v for k, v in summary.items()}}
+    return {
+        "study": study,
+        "rows": len(rows),
+        "batches": len(labels),
+        "items": len(item_ids),
+        "workers": len({r.worker for r in rows}) if raw else None,
+        "answers_yes": yes,
+        "answers_no": len(first) - yes,
+        **{f"source_{k}": v for k, v in summary.items()},
+    }
 
 
 def _group(rows: Iterable[CrowdNtrRow], raw: bool) -> list[list[CrowdNtrRow]]:

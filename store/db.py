@@ -5,12 +5,14 @@ front (``BEGIN IMMEDIATE``) so that two processes never deadlock on a lock upgra
 success and rolls everything back on any exception: a refused input or a crash leaves the
 store as it was.
 """
+
 from __future__ import annotations
 
 import contextlib
 import sqlite3
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Iterator
+from typing import Any
 
 from sqlite_utils import Database
 
@@ -25,14 +27,13 @@ def open_db(path: str | Path, *, migrate: bool = True) -> Database:
     path = Path(path)
     if str(path) != ":memory:":
         path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                           check_same_thread=False)
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
     if str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("PRAGMA cache_size = -65536")      # 64 MiB: bulk imports touch several B-trees at once
+    conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: bulk imports touch several B-trees at once
     conn.execute("PRAGMA temp_store = MEMORY")
     db = Database(conn, execute_plugins=False)
     if migrate:
@@ -48,8 +49,10 @@ def migrate_db(db: Database) -> int:
     """Apply the migrations the file has not seen yet, each in its own transaction; return the version."""
     current = schema_version(db)
     if current > len(MIGRATIONS):
-        raise AssessError(f"{_file_of(db)}: the store has schema version {current}, written by a newer version "
-                          f"of the workbench (this one knows up to {len(MIGRATIONS)}); update the code")
+        raise AssessError(
+            f"{_file_of(db)}: the store has schema version {current}, written by a newer version "
+            f"of the workbench (this one knows up to {len(MIGRATIONS)}); update the code"
+        )
     if current == len(MIGRATIONS):
         return current
     with write(db):
@@ -110,9 +113,59 @@ def write(db: Database, *, references_checked: bool = False) -> Iterator[Databas
             conn.execute("COMMIT")
     finally:
         if references_checked:
-            if conn.in_transaction:     # a failed COMMIT: the pragma below would be ignored otherwise
+            if conn.in_transaction:  # a failed COMMIT: the pragma below would be ignored otherwise
                 conn.execute("ROLLBACK")
             conn.execute("PRAGMA foreign_keys = ON")
+
+
+# ------------------------------------------------------------------------------------------- queries
+# The one way the store reads rows: by column name. Every query is parameterised (``?`` marks), so
+# the SQL carries no data and stays portable to a second engine.
+
+
+def rows(db: Database, sql: str, params: Sequence | Mapping = ()) -> list[dict]:
+    """Every row of ``sql`` as a dict keyed by column name."""
+    return list(db.query(sql, params))
+
+
+def each(db: Database, sql: str, params: Sequence | Mapping = ()) -> Iterator[dict]:
+    """The rows of ``sql`` one at a time (for large results), each a dict keyed by column name."""
+    return db.query(sql, params)
+
+
+def row(db: Database, sql: str, params: Sequence | Mapping = ()) -> dict | None:
+    """The first row of ``sql`` as a dict, or None when there is none."""
+    return next(iter(db.query(sql, params)), None)
+
+
+def value(db: Database, sql: str, params: Sequence | Mapping = (), default: Any = None) -> Any:
+    """The single column of the first row of ``sql`` (``SELECT COUNT(*) AS n ...``); ``default`` when no row."""
+    first = row(db, sql, params)
+    if first is None:
+        return default
+    if len(first) != 1:
+        raise ValueError(f"value() needs a query with one column, got {', '.join(first)}")
+    return next(iter(first.values()))
+
+
+def column(db: Database, sql: str, params: Sequence | Mapping = ()) -> list:
+    """The single column of every row of ``sql``, as a list."""
+    out = []
+    for r in db.query(sql, params):
+        if len(r) != 1:
+            raise ValueError(f"column() needs a query with one column, got {', '.join(r)}")
+        out.append(next(iter(r.values())))
+    return out
+
+
+def run(db: Database, sql: str, params: Sequence | Mapping = ()) -> int:
+    """Execute one writing statement; return the number of rows it changed."""
+    return db.execute(sql, params).rowcount
+
+
+def run_many(db: Database, sql: str, seq: Iterable[Sequence | Mapping]) -> None:
+    """Execute one writing statement for every parameter tuple of ``seq``."""
+    db.conn.executemany(sql, seq)
 
 
 def is_database_error(exc: BaseException) -> bool:

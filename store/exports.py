@@ -1,14 +1,26 @@
 """Reading labels back out in exchange formats (TREC qrels, CONE-RAG JSON, tables)."""
+
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from sqlite_utils import Database
 
 from assess.errors import AssessError
 
-LABEL_TABLES = ("passage_labels", "ptkb_labels", "nuggets", "ntr_labels", "response_labels",
-                "gold_responses", "label_history", "pool", "rankings", "sources", "assignments")
+LABEL_TABLES = (
+    "passage_labels",
+    "ptkb_labels",
+    "nuggets",
+    "ntr_labels",
+    "response_labels",
+    "gold_responses",
+    "label_history",
+    "pool",
+    "rankings",
+    "sources",
+    "assignments",
+)
 
 
 def require_source(db: Database, source: str) -> None:
@@ -24,7 +36,9 @@ def passage_qrels(db: Database, source: str) -> Iterator[tuple[str, str, int]]:
     yield from db.conn.execute(
         "SELECT l.turn_id, l.passage_id, l.grade FROM passage_labels l JOIN turns t ON t.id = l.turn_id "
         "WHERE l.source = ? AND l.grade IS NOT NULL "
-        "ORDER BY t.conversation_id, t.position, l.passage_id", (source,))
+        "ORDER BY t.conversation_id, t.position, l.passage_id",
+        (source,),
+    )
 
 
 def ptkb_qrels(db: Database, source: str) -> Iterator[tuple[str, str, int]]:
@@ -33,7 +47,9 @@ def ptkb_qrels(db: Database, source: str) -> Iterator[tuple[str, str, int]]:
     yield from db.conn.execute(
         "SELECT l.turn_id, l.statement_id, l.relevant FROM ptkb_labels l JOIN turns t ON t.id = l.turn_id "
         "WHERE l.source = ? ORDER BY t.conversation_id, t.position, "
-        "CAST(l.statement_id AS INTEGER), l.statement_id", (source,))
+        "CAST(l.statement_id AS INTEGER), l.statement_id",
+        (source,),
+    )
 
 
 def nuggets(db: Database, source: str, *, dedup: bool = False) -> Iterator[tuple[str, str, str, int | None]]:
@@ -42,7 +58,9 @@ def nuggets(db: Database, source: str, *, dedup: bool = False) -> Iterator[tuple
     where = " AND n.in_dedup = 1" if dedup else ""
     yield from db.conn.execute(
         "SELECT n.turn_id, n.key, n.text, n.relevance FROM nuggets n JOIN turns t ON t.id = n.turn_id "
-        f"WHERE n.source = ?{where} ORDER BY t.conversation_id, t.position, n.id", (source,))
+        f"WHERE n.source = ?{where} ORDER BY t.conversation_id, t.position, n.id",
+        (source,),
+    )
 
 
 def table_frame(db: Database, table: str, source: str | None = None):

@@ -5,26 +5,38 @@ exist) and raises :class:`~assess.errors.FormatError` naming the file and line o
 record; nothing is written then. Re-importing the same file changes nothing (upserts on the
 natural keys; the history triggers fire only on real changes).
 """
+
 from __future__ import annotations
 
 import contextlib
 import json
 from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import UTC, datetime
 from operator import attrgetter, itemgetter
-from datetime import datetime, timezone
-from typing import Iterable, Iterator, Sequence
 
 from sqlite_utils import Database
 
 from assess.errors import FormatError
-from assess.formats import (Conversation, NtrRecord, NuggetRecord, PassageText, Qrel, ResponseRecord,
-                            RunRow, json_line, paused_gc, rank_run, read_text)
+from assess.formats import (
+    Conversation,
+    NtrRecord,
+    NuggetRecord,
+    PassageText,
+    Qrel,
+    ResponseRecord,
+    RunRow,
+    json_line,
+    paused_gc,
+    rank_run,
+    read_text,
+)
 from store.db import write
 
 
 def now() -> str:
     """UTC time with milliseconds, the timestamp format used in every table."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 SOURCE_KINDS = ("assessor", "import", "llm", "adjudication", "organizers", "crowd")
@@ -43,8 +55,15 @@ def source_kind(name: str) -> str:
     return "import"
 
 
-def ensure_source(db: Database, name: str, kind: str | None = None, *, model: str | None = None,
-                  prompt_version: str | None = None, description: str | None = None) -> str:
+def ensure_source(
+    db: Database,
+    name: str,
+    kind: str | None = None,
+    *,
+    model: str | None = None,
+    prompt_version: str | None = None,
+    description: str | None = None,
+) -> str:
     """Create the label source ``name`` if it does not exist; return its name."""
     if not name or any(c.isspace() for c in name):
         raise FormatError("--source", None, "a source name without spaces", repr(name))
@@ -54,12 +73,17 @@ def ensure_source(db: Database, name: str, kind: str | None = None, *, model: st
     existing = db.conn.execute("SELECT kind FROM sources WHERE name = ?", (name,)).fetchone()
     if existing and existing[0] == "assessor" and kind != "assessor":
         # an assessor signed in under this name: imported or machine labels must never mix with theirs
-        raise FormatError("--source", None, f"a source name that is not an assessor's ({name!r} is the assessor "
-                          f"{name}'s own labels)", f"an attempt to write {kind} labels into it")
+        raise FormatError(
+            "--source",
+            None,
+            f"a source name that is not an assessor's ({name!r} is the assessor {name}'s own labels)",
+            f"an attempt to write {kind} labels into it",
+        )
     db.conn.execute(
         "INSERT INTO sources (name, kind, model, prompt_version, description, created_at) "
         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING",
-        (name, kind, model, prompt_version, description, now()))
+        (name, kind, model, prompt_version, description, now()),
+    )
     return name
 
 
@@ -91,8 +115,14 @@ def _json_line_of(file: str, json_path: tuple) -> int | None:
         return None
 
 
-def import_topics(db: Database, file: str, conversations: Sequence[Conversation], *, collection: str | None = None,
-                  labels_source: str = "organizers") -> dict:
+def import_topics(
+    db: Database,
+    file: str,
+    conversations: Sequence[Conversation],
+    *,
+    collection: str | None = None,
+    labels_source: str = "organizers",
+) -> dict:
     """Store conversations, turns and PTKB; record each turn's ``ptkb_provenance`` as PTKB labels.
 
     For every turn, every statement of its conversation gets a label of source ``organizers``:
@@ -104,15 +134,31 @@ def import_topics(db: Database, file: str, conversations: Sequence[Conversation]
     for index, conv in enumerate(conversations):
         coll = collection or (f"ikat-{conv.year}" if conv.year else None)
         if conv.id in existing and existing[conv.id] != coll:
-            raise FormatError(file, _json_line_of(file, (index, "number")), f"conversation ids not used by "
-                              f"another collection ({conv.id} already belongs to {existing[conv.id]}; use a "
-                              f"separate --db)", coll)
+            raise FormatError(
+                file,
+                _json_line_of(file, (index, "number")),
+                f"conversation ids not used by "
+                f"another collection ({conv.id} already belongs to {existing[conv.id]}; use a "
+                f"separate --db)",
+                coll,
+            )
         conv_rows.append((conv.id, conv.number, conv.title, coll, conv.year))
         for key, text in conv.ptkb.items():
             ptkb_rows.append((conv.id, key, text))
         for position, t in enumerate(conv.turns):
-            turn_rows.append((t.id, conv.id, t.turn_number, position, t.utterance, t.resolved_utterance,
-                              t.response, json.dumps(list(t.response_provenance)), t.parent_turn_id))
+            turn_rows.append(
+                (
+                    t.id,
+                    conv.id,
+                    t.turn_number,
+                    position,
+                    t.utterance,
+                    t.resolved_utterance,
+                    t.response,
+                    json.dumps(list(t.response_provenance)),
+                    t.parent_turn_id,
+                )
+            )
             relevant = set(t.relevant_ptkb)
             for key in conv.ptkb:
                 label_rows.append((labels_source, t.id, conv.id, key, int(key in relevant), stamp))
@@ -121,10 +167,14 @@ def import_topics(db: Database, file: str, conversations: Sequence[Conversation]
         c.executemany(
             "INSERT INTO conversations (id, number, title, collection, year) VALUES (?,?,?,?,?) "
             "ON CONFLICT(id) DO UPDATE SET number=excluded.number, title=excluded.title, "
-            "collection=excluded.collection, year=excluded.year", conv_rows)
+            "collection=excluded.collection, year=excluded.year",
+            conv_rows,
+        )
         c.executemany(
             "INSERT INTO ptkb_statements (conversation_id, statement_id, text) VALUES (?,?,?) "
-            "ON CONFLICT DO UPDATE SET text=excluded.text", ptkb_rows)
+            "ON CONFLICT DO UPDATE SET text=excluded.text",
+            ptkb_rows,
+        )
         # Parents first would matter only for CAsT trees: defer the FK check to commit.
         c.execute("PRAGMA defer_foreign_keys = ON")
         c.executemany(
@@ -134,11 +184,16 @@ def import_topics(db: Database, file: str, conversations: Sequence[Conversation]
             "turn_number=excluded.turn_number, position=excluded.position, utterance=excluded.utterance, "
             "resolved_utterance=excluded.resolved_utterance, response=excluded.response, "
             "response_provenance=excluded.response_provenance, parent_turn_id=excluded.parent_turn_id",
-            turn_rows)
+            turn_rows,
+        )
         ensure_source(db, labels_source, "organizers", description="ptkb_provenance of the topics file")
         _upsert_ptkb_labels(db, label_rows, mode="import")
-    return {"conversations": len(conv_rows), "turns": len(turn_rows), "ptkb_statements": len(ptkb_rows),
-            "ptkb_labels": len(label_rows)}
+    return {
+        "conversations": len(conv_rows),
+        "turns": len(turn_rows),
+        "ptkb_statements": len(ptkb_rows),
+        "ptkb_labels": len(label_rows),
+    }
 
 
 def _upsert_ptkb_labels(db: Database, rows, *, mode: str) -> None:
@@ -146,23 +201,28 @@ def _upsert_ptkb_labels(db: Database, rows, *, mode: str) -> None:
         "INSERT INTO ptkb_labels (source, turn_id, conversation_id, statement_id, relevant, mode, updated_at) "
         f"VALUES (?,?,?,?,?,'{mode}',?) ON CONFLICT(source, turn_id, statement_id) DO UPDATE SET "
         "relevant=excluded.relevant, updated_at=excluded.updated_at WHERE relevant IS NOT excluded.relevant",
-        rows)
+        rows,
+    )
 
 
 def _ensure_passages(db: Database, passage_ids: Iterable[str]) -> None:
     """Create the passages (id only, no text) that the store does not have yet."""
     known = {r[0] for r in db.conn.execute("SELECT id FROM passages")}
     new = sorted(set(passage_ids) - known)
-    db.conn.executemany("INSERT INTO passages (id, doc_id) VALUES (?, ?) ON CONFLICT(id) DO NOTHING",
-                        ((p, p.rsplit(":", 1)[0]) for p in new))
+    db.conn.executemany(
+        "INSERT INTO passages (id, doc_id) VALUES (?, ?) ON CONFLICT(id) DO NOTHING",
+        ((p, p.rsplit(":", 1)[0]) for p in new),
+    )
 
 
 # A source's first import of a file is one history event: item '*', new_value the number of labels,
 # via 'bulk' (the label rows themselves carry via NULL, as every imported label does). Each label's
 # imported value stays recoverable: it is the old_value of the item's first
 # later history row, or its current value if it never changed (store.review.item_history does this).
-BULK_EVENT = ("INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
-              "VALUES (?, ?, '*', NULL, ?, 'import', 'bulk', ?)")
+BULK_EVENT = (
+    "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
+    "VALUES (?, ?, '*', NULL, ?, 'import', 'bulk', ?)"
+)
 
 
 @contextlib.contextmanager
@@ -177,8 +237,9 @@ def _history_trigger_off(db: Database, table: str) -> Iterator[None]:
     db.conn.execute(sql)
 
 
-def import_passage_qrels(db: Database, file: str, qrels: Sequence[Qrel], *, source: str,
-                         add_to_pool: bool = True) -> dict:
+def import_passage_qrels(
+    db: Database, file: str, qrels: Sequence[Qrel], *, source: str, add_to_pool: bool = True
+) -> dict:
     """Store passage judgments of ``source`` (grades as given); the judged pairs join the pool.
 
     Speed matters here (a year's qrels are 20,000–50,000 lines), so the import is shaped around
@@ -198,24 +259,35 @@ def import_passage_qrels(db: Database, file: str, qrels: Sequence[Qrel], *, sour
         ensure_source(db, source)
         # First means the source has never had a passage label (none now, none in the history), so a
         # source has at most one bulk event and every label's trail can be rebuilt from it.
-        first = bool(qrels) and c.execute(
-            "SELECT NOT EXISTS (SELECT 1 FROM passage_labels WHERE source = ?1) AND NOT EXISTS "
-            "(SELECT 1 FROM label_history WHERE source = ?1 AND label_table = 'passage')", (source,)).fetchone()[0]
+        first = (
+            bool(qrels)
+            and c.execute(
+                "SELECT NOT EXISTS (SELECT 1 FROM passage_labels WHERE source = ?1) AND NOT EXISTS "
+                "(SELECT 1 FROM label_history WHERE source = ?1 AND label_table = 'passage')",
+                (source,),
+            ).fetchone()[0]
+        )
         _ensure_passages(db, map(itemgetter(1), qrels))
         # File order (qrels files are grouped by turn): sorting first was measured to cost more than it saves.
-        rows = map(itemgetter(0, 1, 2), qrels)      # turn, passage, grade
+        rows = map(itemgetter(0, 1, 2), qrels)  # turn, passage, grade
         if first:
             with _history_trigger_off(db, "passage_labels"):
                 c.executemany(columns + values, rows)
             c.execute(BULK_EVENT, ("passage", source, str(len(qrels)), stamp))
         else:
-            c.executemany(columns + values + " ON CONFLICT(source, turn_id, passage_id) DO UPDATE SET "
-                          "grade=excluded.grade, via=excluded.via, updated_at=excluded.updated_at "
-                          "WHERE grade IS NOT excluded.grade", rows)
+            c.executemany(
+                columns + values + " ON CONFLICT(source, turn_id, passage_id) DO UPDATE SET "
+                "grade=excluded.grade, via=excluded.via, updated_at=excluded.updated_at "
+                "WHERE grade IS NOT excluded.grade",
+                rows,
+            )
         if add_to_pool:
-            c.execute("INSERT INTO pool (turn_id, passage_id, method, detail, added_at) "
-                      "SELECT turn_id, passage_id, 'qrels', ?, ? FROM passage_labels WHERE source = ? "
-                      "ON CONFLICT DO NOTHING", (f"qrels:{source}", stamp, source))
+            c.execute(
+                "INSERT INTO pool (turn_id, passage_id, method, detail, added_at) "
+                "SELECT turn_id, passage_id, 'qrels', ?, ? FROM passage_labels WHERE source = ? "
+                "ON CONFLICT DO NOTHING",
+                (f"qrels:{source}", stamp, source),
+            )
     return {"labels": len(qrels), "turns": len(turns), "source": source}
 
 
@@ -226,18 +298,21 @@ def import_ptkb_qrels(db: Database, file: str, qrels: Sequence[Qrel], *, source:
     _check_turns(db, file, qrels)
     for q in qrels:
         if (conv_of[q.turn_id], q.item_id) not in statements:
-            raise FormatError(file, q.line, f"a PTKB statement number of conversation {conv_of[q.turn_id]}",
-                              repr(q.item_id))
+            raise FormatError(
+                file, q.line, f"a PTKB statement number of conversation {conv_of[q.turn_id]}", repr(q.item_id)
+            )
     stamp = now()
     with write(db):
         ensure_source(db, source)
-        _upsert_ptkb_labels(db, [(source, q.turn_id, conv_of[q.turn_id], q.item_id, q.grade, stamp)
-                                 for q in qrels], mode="import")
+        _upsert_ptkb_labels(
+            db, [(source, q.turn_id, conv_of[q.turn_id], q.item_id, q.grade, stamp) for q in qrels], mode="import"
+        )
     return {"labels": len(qrels), "relevant": sum(q.grade > 0 for q in qrels), "source": source}
 
 
-def import_run(db: Database, file: str, rows: Sequence[RunRow], *, name: str | None = None,
-               depth: int = 10, pool_filter=None) -> dict:
+def import_run(
+    db: Database, file: str, rows: Sequence[RunRow], *, name: str | None = None, depth: int = 10, pool_filter=None
+) -> dict:
     """Store a TREC run's rankings and add its top ``depth`` passages per turn to the pool (0: no pooling).
 
     Each pool row records how it entered: method 'depth', the best rank over runs, and in ``detail``
@@ -260,13 +335,16 @@ def import_run(db: Database, file: str, rows: Sequence[RunRow], *, name: str | N
     tags = sorted({t for t, _ in groups})
     with write(db):
         for tag in tags:
-            db.conn.execute("INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'ranking', ?, ?) "
-                            "ON CONFLICT(name) DO UPDATE SET file=excluded.file, imported_at=excluded.imported_at",
-                            (tag, str(file), stamp))
+            db.conn.execute(
+                "INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'ranking', ?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET file=excluded.file, imported_at=excluded.imported_at",
+                (tag, str(file), stamp),
+            )
             db.conn.execute("DELETE FROM rankings WHERE run = ?", (tag,))
         _ensure_passages(db, {r.passage_id for r in rows})
-        db.conn.executemany("INSERT INTO rankings (run, turn_id, passage_id, rank, score) VALUES (?,?,?,?,?)",
-                            ranking_rows)
+        db.conn.executemany(
+            "INSERT INTO rankings (run, turn_id, passage_id, rank, score) VALUES (?,?,?,?,?)", ranking_rows
+        )
         db.conn.executemany(
             # detail lists every run that brought the passage, as 'run@rank' (the pool's provenance)
             "INSERT INTO pool (turn_id, passage_id, method, detail, best_rank, added_at) "
@@ -275,7 +353,8 @@ def import_run(db: Database, file: str, rows: Sequence[RunRow], *, name: str | N
             "detail = CASE WHEN detail IS NULL THEN excluded.detail "
             "WHEN instr(' ' || detail || ' ', ' ' || excluded.detail || ' ') > 0 THEN detail "
             "ELSE detail || ' ' || excluded.detail END",
-            pool_rows)
+            pool_rows,
+        )
     return {"runs": tags, "rankings": len(ranking_rows), "pooled": len(pool_rows), "depth": depth}
 
 
@@ -285,12 +364,14 @@ def import_passages(db: Database, file: str, passages: Sequence[PassageText]) ->
         db.conn.executemany(
             "INSERT INTO passages (id, doc_id, text) VALUES (?,?,?) ON CONFLICT(id) DO UPDATE SET "
             "text=excluded.text, doc_id=COALESCE(excluded.doc_id, doc_id)",
-            ((p.passage_id, p.doc_id, p.text) for p in passages))
+            ((p.passage_id, p.doc_id, p.text) for p in passages),
+        )
     return {"passages": len(passages)}
 
 
-def import_nuggets(db: Database, file: str, nuggets: Sequence[NuggetRecord], *, source: str,
-                   dedup: bool = False) -> dict:
+def import_nuggets(
+    db: Database, file: str, nuggets: Sequence[NuggetRecord], *, source: str, dedup: bool = False
+) -> dict:
     """Store gold nuggets (text only, as the public CONE-RAG files have no offsets).
 
     ``dedup=True`` reads the file as the de-duplicated subset of ``source``: its keys are marked
@@ -305,20 +386,23 @@ def import_nuggets(db: Database, file: str, nuggets: Sequence[NuggetRecord], *, 
             "INSERT INTO nuggets (source, turn_id, key, text, relevance, in_dedup, created_at) "
             "VALUES (?,?,?,?,?,?,?) ON CONFLICT(source, turn_id, key) DO UPDATE SET text=excluded.text, "
             "relevance=excluded.relevance",
-            ((source, n.turn_id, n.key, n.text, n.relevance, 1 if dedup else None, stamp) for n in nuggets))
+            ((source, n.turn_id, n.key, n.text, n.relevance, 1 if dedup else None, stamp) for n in nuggets),
+        )
         if dedup:
             kept = defaultdict(set)
             for n in nuggets:
                 kept[n.turn_id].add(n.key)
             rows = db.conn.execute("SELECT id, turn_id, key FROM nuggets WHERE source = ?", (source,)).fetchall()
-            db.conn.executemany("UPDATE nuggets SET in_dedup = ? WHERE id = ?",
-                                [(int(key in kept.get(turn, ())), nid) for nid, turn, key in rows
-                                 if turn in kept or not kept])
+            db.conn.executemany(
+                "UPDATE nuggets SET in_dedup = ? WHERE id = ?",
+                [(int(key in kept.get(turn, ())), nid) for nid, turn, key in rows if turn in kept or not kept],
+            )
     return {"nuggets": len(nuggets), "turns": len({n.turn_id for n in nuggets}), "source": source}
 
 
-def import_responses(db: Database, file: str, responses: Sequence[ResponseRecord], *,
-                     gold_source: str | None = None) -> dict:
+def import_responses(
+    db: Database, file: str, responses: Sequence[ResponseRecord], *, gold_source: str | None = None
+) -> dict:
     """Store system responses per run and turn; with ``gold_source``, store them as gold responses instead."""
     _check_turns(db, file, responses)
     stamp = now()
@@ -329,47 +413,63 @@ def import_responses(db: Database, file: str, responses: Sequence[ResponseRecord
                 "INSERT INTO gold_responses (source, turn_id, text, nuggets_used, updated_at) VALUES (?,?,?,?,?) "
                 "ON CONFLICT DO UPDATE SET text=excluded.text, nuggets_used=excluded.nuggets_used, "
                 "updated_at=excluded.updated_at",
-                ((gold_source, r.turn_id, r.text, json.dumps(list(r.nuggets_used or ())), stamp)
-                 for r in responses))
+                ((gold_source, r.turn_id, r.text, json.dumps(list(r.nuggets_used or ())), stamp) for r in responses),
+            )
             return {"gold_responses": len(responses), "source": gold_source}
         for run in sorted({r.run for r in responses}):
-            db.conn.execute("INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'response', ?, ?) "
-                            "ON CONFLICT(name) DO NOTHING", (run, str(file), stamp))
+            db.conn.execute(
+                "INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'response', ?, ?) "
+                "ON CONFLICT(name) DO NOTHING",
+                (run, str(file), stamp),
+            )
         db.conn.executemany(
             "INSERT INTO responses (run, turn_id, text) VALUES (?,?,?) ON CONFLICT DO UPDATE SET text=excluded.text",
-            ((r.run, r.turn_id, r.text) for r in responses))
+            ((r.run, r.turn_id, r.text) for r in responses),
+        )
     return {"responses": len(responses), "runs": len({r.run for r in responses})}
 
 
-def import_ntr_labels(db: Database, file: str, labels: Sequence[NtrRecord], *, source: str,
-                      nugget_source: str) -> dict:
+def import_ntr_labels(db: Database, file: str, labels: Sequence[NtrRecord], *, source: str, nugget_source: str) -> dict:
     """Store nugget-to-response labels; ``<k>`` names nugget ``[k]`` of ``nugget_source`` for that turn."""
     _check_turns(db, file, labels)
-    nugget_ids = {(t, k): i for i, t, k in db.conn.execute(
-        "SELECT id, turn_id, key FROM nuggets WHERE source = ?", (nugget_source,))}
+    nugget_ids = {
+        (t, k): i
+        for i, t, k in db.conn.execute("SELECT id, turn_id, key FROM nuggets WHERE source = ?", (nugget_source,))
+    }
     rows = []
     stamp = now()
     for rec in labels:
         nid = nugget_ids.get((rec.turn_id, rec.nugget_key))
         if nid is None:
-            raise FormatError(file, rec.line, f"a nugget {rec.nugget_key} of source {nugget_source!r} in turn "
-                              f"{rec.turn_id} (import the nuggets first)", "no such nugget")
+            raise FormatError(
+                file,
+                rec.line,
+                f"a nugget {rec.nugget_key} of source {nugget_source!r} in turn "
+                f"{rec.turn_id} (import the nuggets first)",
+                "no such nugget",
+            )
         rows.append((source, nid, rec.run, rec.turn_id, rec.match, rec.batch, stamp))
     seen = {}
     for rec, row in zip(labels, rows):
         key = (row[1], row[2])
         if key in seen and seen[key][0] != row[4]:
-            raise FormatError(file, rec.line, f"one label per nugget and run (line {seen[key][1]} says "
-                              f"{seen[key][0]})", str(row[4]))
+            raise FormatError(
+                file, rec.line, f"one label per nugget and run (line {seen[key][1]} says {seen[key][0]})", str(row[4])
+            )
         seen.setdefault(key, (row[4], rec.line))
     with write(db):
         ensure_source(db, source)
         for run in sorted({r.run for r in labels}):
-            db.conn.execute("INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'response', ?, ?) "
-                            "ON CONFLICT(name) DO NOTHING", (run, str(file), stamp))
+            db.conn.execute(
+                "INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'response', ?, ?) "
+                "ON CONFLICT(name) DO NOTHING",
+                (run, str(file), stamp),
+            )
         db.conn.executemany(
             "INSERT INTO ntr_labels (source, nugget_id, run, turn_id, match, batch, mode, updated_at) "
             "VALUES (?,?,?,?,?,?,'import',?) ON CONFLICT(source, nugget_id, run) DO UPDATE SET "
             "match=excluded.match, batch=excluded.batch, updated_at=excluded.updated_at "
-            "WHERE match IS NOT excluded.match", rows)
+            "WHERE match IS NOT excluded.match",
+            rows,
+        )
     return {"labels": len(rows), "yes": sum(r[4] for r in rows), "source": source}

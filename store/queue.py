@@ -5,6 +5,7 @@ assignment, every pooled turn), in a fixed order: conversation (import order), t
 then passage id, so passages of one document sit together as at NIST. Each label is written
 in its own transaction the moment it is given; the history triggers record every change.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,10 +23,11 @@ MODES = ("blind", "reveal", "shown")
 
 class QueueItem(NamedTuple):
     turn_id: str
-    item_id: str          # passage id (passage task) or statement id (PTKB task)
+    item_id: str  # passage id (passage task) or statement id (PTKB task)
 
 
 # ------------------------------------------------------------------------------------------- assessors
+
 
 def sign_in(db: Database, name: str) -> str:
     """Register ``name`` as an assessor source (idempotent); refuse names of other kinds of source."""
@@ -50,15 +52,18 @@ def assign(db: Database, assessor: str, turn_ids: list[str]) -> int:
         raise UnknownItem(f"unknown turn id {missing[0]!r}")
     with write(db):
         before = db.conn.total_changes
-        db.conn.executemany("INSERT INTO assignments (assessor, turn_id, assigned_at) VALUES (?,?,?) "
-                            "ON CONFLICT DO NOTHING", [(assessor, t, now()) for t in turn_ids])
+        db.conn.executemany(
+            "INSERT INTO assignments (assessor, turn_id, assigned_at) VALUES (?,?,?) ON CONFLICT DO NOTHING",
+            [(assessor, t, now()) for t in turn_ids],
+        )
         return db.conn.total_changes - before
 
 
 def unassign(db: Database, assessor: str, turn_ids: list[str]) -> None:
     with write(db):
-        db.conn.executemany("DELETE FROM assignments WHERE assessor = ? AND turn_id = ?",
-                            [(assessor, t) for t in turn_ids])
+        db.conn.executemany(
+            "DELETE FROM assignments WHERE assessor = ? AND turn_id = ?", [(assessor, t) for t in turn_ids]
+        )
 
 
 def get_setting(db: Database, key: str, default: str) -> str:
@@ -68,8 +73,10 @@ def get_setting(db: Database, key: str, default: str) -> str:
 
 def set_setting(db: Database, key: str, value: str) -> None:
     with write(db):
-        db.conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE "
-                        "SET value = excluded.value", (key, value))
+        db.conn.execute(
+            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
 
 
 def judging_mode(db: Database) -> str:
@@ -83,11 +90,19 @@ def judging_mode(db: Database) -> str:
 
 _TASKS = {
     # task: (item source query, label table, item column, value column)
-    "passage": ("SELECT p.turn_id AS turn_id, p.passage_id AS item_id FROM pool p", "passage_labels",
-                "passage_id", "grade"),
-    "ptkb": ("SELECT t0.id AS turn_id, s.statement_id AS item_id FROM turns t0 "
-             "JOIN ptkb_statements s ON s.conversation_id = t0.conversation_id", "ptkb_labels",
-             "statement_id", "relevant"),
+    "passage": (
+        "SELECT p.turn_id AS turn_id, p.passage_id AS item_id FROM pool p",
+        "passage_labels",
+        "passage_id",
+        "grade",
+    ),
+    "ptkb": (
+        "SELECT t0.id AS turn_id, s.statement_id AS item_id FROM turns t0 "
+        "JOIN ptkb_statements s ON s.conversation_id = t0.conversation_id",
+        "ptkb_labels",
+        "statement_id",
+        "relevant",
+    ),
 }
 
 
@@ -103,9 +118,11 @@ def _scope(db: Database, assessor: str, open_mode: bool) -> tuple[str, tuple]:
 def _order_sql(task: str, where: str) -> str:
     items = _TASKS[task][0]
     order_item = "q.item_id" if task == "passage" else "CAST(q.item_id AS INTEGER), q.item_id"
-    return (f"SELECT q.turn_id, q.item_id FROM ({items}) q "
-            f"JOIN turns t ON t.id = q.turn_id JOIN conversations c ON c.id = t.conversation_id "
-            f"WHERE {where} ORDER BY c.rowid, t.position, {order_item}")
+    return (
+        f"SELECT q.turn_id, q.item_id FROM ({items}) q "
+        f"JOIN turns t ON t.id = q.turn_id JOIN conversations c ON c.id = t.conversation_id "
+        f"WHERE {where} ORDER BY c.rowid, t.position, {order_item}"
+    )
 
 
 def queue_order(db: Database, assessor: str, *, task: str = "passage", open_mode: bool = True) -> QueueOrder:
@@ -116,10 +133,14 @@ def queue_order(db: Database, assessor: str, *, task: str = "passage", open_mode
 
 def queue_version(db: Database, assessor: str) -> tuple:
     """Changes whenever the pool, the turns or the assessor's assignments change."""
-    return tuple(db.conn.execute(
-        "SELECT (SELECT COUNT(*) FROM pool), (SELECT MAX(added_at) FROM pool), (SELECT COUNT(*) FROM turns), "
-        "(SELECT COUNT(*) FROM ptkb_statements), (SELECT COUNT(*) FROM assignments WHERE assessor = ?), "
-        "(SELECT MAX(assigned_at) FROM assignments WHERE assessor = ?)", (assessor, assessor)).fetchone())
+    return tuple(
+        db.conn.execute(
+            "SELECT (SELECT COUNT(*) FROM pool), (SELECT MAX(added_at) FROM pool), (SELECT COUNT(*) FROM turns), "
+            "(SELECT COUNT(*) FROM ptkb_statements), (SELECT COUNT(*) FROM assignments WHERE assessor = ?), "
+            "(SELECT MAX(assigned_at) FROM assignments WHERE assessor = ?)",
+            (assessor, assessor),
+        ).fetchone()
+    )
 
 
 def labelled(db: Database, assessor: str, task: str = "passage") -> frozenset:
@@ -128,8 +149,9 @@ def labelled(db: Database, assessor: str, task: str = "passage") -> frozenset:
     return frozenset(db.conn.execute(f"SELECT turn_id, {col} FROM {table} WHERE source = ?", (assessor,)))
 
 
-def load_queue(db: Database, assessor: str, *, task: str = "passage", open_mode: bool = True,
-               order: QueueOrder | None = None) -> QueueState:
+def load_queue(
+    db: Database, assessor: str, *, task: str = "passage", open_mode: bool = True, order: QueueOrder | None = None
+) -> QueueState:
     """The assessor's queue with what they have judged (pass a cached ``order`` to skip the ordering query)."""
     order = order if order is not None else queue_order(db, assessor, task=task, open_mode=open_mode)
     return QueueState(order, labelled(db, assessor, task))
@@ -158,27 +180,48 @@ def resume_position(items: list[tuple]) -> int | None:
 
 # ------------------------------------------------------------------------------------------- labels
 
-def save_passage_label(db: Database, source: str, turn_id: str, passage_id: str, grade: int | None, *,
-                       note: str | None = None, mode: str = "blind", via: str = "key") -> None:
+
+def save_passage_label(
+    db: Database,
+    source: str,
+    turn_id: str,
+    passage_id: str,
+    grade: int | None,
+    *,
+    note: str | None = None,
+    mode: str = "blind",
+    via: str = "key",
+) -> None:
     """Write one passage judgment (grade 0-4, or None for 'cannot judge') in its own transaction."""
     if grade is not None and (isinstance(grade, bool) or grade not in (0, 1, 2, 3, 4)):
         raise AssessError(f"a grade is 0, 1, 2, 3 or 4 (or cannot judge), not {grade!r}")
     if mode not in MODES + ("adjudication",):
         raise AssessError(f"mode is one of {', '.join(MODES)}, not {mode!r}")
     with write(db):
-        if not db.conn.execute("SELECT 1 FROM pool WHERE turn_id = ? AND passage_id = ?",
-                               (turn_id, passage_id)).fetchone():
+        if not db.conn.execute(
+            "SELECT 1 FROM pool WHERE turn_id = ? AND passage_id = ?", (turn_id, passage_id)
+        ).fetchone():
             raise UnknownItem(f"passage {passage_id} is not in the pool of turn {turn_id}")
         db.conn.execute(
             "INSERT INTO passage_labels (source, turn_id, passage_id, grade, note, mode, via, updated_at) "
             "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(source, turn_id, passage_id) DO UPDATE SET "
             "grade=excluded.grade, note=COALESCE(excluded.note, note), mode=excluded.mode, via=excluded.via, "
             "updated_at=excluded.updated_at",
-            (source, turn_id, passage_id, grade, note, mode, via, now()))
+            (source, turn_id, passage_id, grade, note, mode, via, now()),
+        )
 
 
-def save_ptkb_label(db: Database, source: str, turn_id: str, statement_id: str, relevant: int, *,
-                    note: str | None = None, mode: str = "blind", via: str = "key") -> None:
+def save_ptkb_label(
+    db: Database,
+    source: str,
+    turn_id: str,
+    statement_id: str,
+    relevant: int,
+    *,
+    note: str | None = None,
+    mode: str = "blind",
+    via: str = "key",
+) -> None:
     """Write one PTKB statement label (1 relevant, 0 not relevant) in its own transaction."""
     if relevant not in (0, 1):
         raise AssessError(f"a PTKB label is 0 or 1, not {relevant!r}")
@@ -191,24 +234,31 @@ def save_ptkb_label(db: Database, source: str, turn_id: str, statement_id: str, 
             "updated_at) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(source, turn_id, statement_id) DO UPDATE SET "
             "relevant=excluded.relevant, note=COALESCE(excluded.note, note), mode=excluded.mode, "
             "via=excluded.via, updated_at=excluded.updated_at",
-            (source, turn_id, row[0], statement_id, relevant, note, mode, via, now()))
+            (source, turn_id, row[0], statement_id, relevant, note, mode, via, now()),
+        )
 
 
 def save_note(db: Database, source: str, task: str, turn_id: str, item_id: str, note: str) -> bool:
     """Attach a note to an existing label; False when there is no label yet."""
     table, col = ("passage_labels", "passage_id") if task == "passage" else ("ptkb_labels", "statement_id")
     with write(db):
-        cur = db.conn.execute(f"UPDATE {table} SET note = ?, updated_at = ? WHERE source = ? AND turn_id = ? "
-                              f"AND {col} = ?", (note or None, now(), source, turn_id, item_id))
+        cur = db.conn.execute(
+            f"UPDATE {table} SET note = ?, updated_at = ? WHERE source = ? AND turn_id = ? AND {col} = ?",
+            (note or None, now(), source, turn_id, item_id),
+        )
         return cur.rowcount > 0
 
 
 def label_of(db: Database, source: str, task: str, turn_id: str, item_id: str) -> dict | None:
     """The source's own label for one item (value, note, mode), or None."""
-    table, col, val = {"passage": ("passage_labels", "passage_id", "grade"),
-                       "ptkb": ("ptkb_labels", "statement_id", "relevant")}[task]
-    row = db.conn.execute(f"SELECT {val}, note, mode FROM {table} WHERE source = ? AND turn_id = ? AND {col} = ?",
-                          (source, turn_id, item_id)).fetchone()
+    table, col, val = {
+        "passage": ("passage_labels", "passage_id", "grade"),
+        "ptkb": ("ptkb_labels", "statement_id", "relevant"),
+    }[task]
+    row = db.conn.execute(
+        f"SELECT {val}, note, mode FROM {table} WHERE source = ? AND turn_id = ? AND {col} = ?",
+        (source, turn_id, item_id),
+    ).fetchone()
     return None if row is None else {"value": row[0], "note": row[1], "mode": row[2]}
 
 
@@ -220,9 +270,10 @@ def last_change(db: Database, source: str, kind: str) -> tuple[str, str | None] 
     """
     pending = 0
     for item, old, via in db.conn.execute(
-            "SELECT item, old_value, via FROM label_history WHERE source = ? AND label_table = ? AND via IS NOT 'bulk' "
-            "ORDER BY id DESC",
-            (source, kind)):
+        "SELECT item, old_value, via FROM label_history WHERE source = ? AND label_table = ? AND via IS NOT 'bulk' "
+        "ORDER BY id DESC",
+        (source, kind),
+    ):
         if via == "undo":
             pending += 1
         elif pending:
@@ -238,8 +289,10 @@ def undo(db: Database, source: str, task: str = "passage") -> tuple[str, str] | 
     Repeated undos walk further back: each undo write is itself in the history (via 'undo') and
     cancels one earlier change.
     """
-    table, col, val, kind = {"passage": ("passage_labels", "passage_id", "grade", "passage"),
-                             "ptkb": ("ptkb_labels", "statement_id", "relevant", "ptkb")}[task]
+    table, col, val, kind = {
+        "passage": ("passage_labels", "passage_id", "grade", "passage"),
+        "ptkb": ("ptkb_labels", "statement_id", "relevant", "ptkb"),
+    }[task]
     with write(db):
         target = last_change(db, source, kind)
         if target is None:
@@ -247,34 +300,49 @@ def undo(db: Database, source: str, task: str = "passage") -> tuple[str, str] | 
         turn_id, item_id = target[0].split(" ", 1)
         old = target[1]
         if old is None:
-            db.conn.execute(f"DELETE FROM {table} WHERE source = ? AND turn_id = ? AND {col} = ?",
-                            (source, turn_id, item_id))
+            db.conn.execute(
+                f"DELETE FROM {table} WHERE source = ? AND turn_id = ? AND {col} = ?", (source, turn_id, item_id)
+            )
         else:
             value = None if old == "cannot-judge" else int(old)
-            db.conn.execute(f"UPDATE {table} SET {val} = ?, via = 'undo', updated_at = ? WHERE source = ? "
-                            f"AND turn_id = ? AND {col} = ?", (value, now(), source, turn_id, item_id))
+            db.conn.execute(
+                f"UPDATE {table} SET {val} = ?, via = 'undo', updated_at = ? WHERE source = ? "
+                f"AND turn_id = ? AND {col} = ?",
+                (value, now(), source, turn_id, item_id),
+            )
         return turn_id, item_id
 
 
 # ------------------------------------------------------------------------------------------- context
 
+
 def turn_context(db: Database, turn_id: str) -> dict:
     """What the judging screen shows for a turn: conversation so far, resolved utterance, PTKB."""
     turn = db.conn.execute(
         "SELECT t.id, t.conversation_id, t.position, t.utterance, t.resolved_utterance, c.title "
-        "FROM turns t JOIN conversations c ON c.id = t.conversation_id WHERE t.id = ?", (turn_id,)).fetchone()
+        "FROM turns t JOIN conversations c ON c.id = t.conversation_id WHERE t.id = ?",
+        (turn_id,),
+    ).fetchone()
     if turn is None:
         raise UnknownItem(f"unknown turn {turn_id!r}")
     history = db.conn.execute(
         "SELECT id, utterance, response FROM turns WHERE conversation_id = ? AND position < ? ORDER BY position",
-        (turn[1], turn[2])).fetchall()
+        (turn[1], turn[2]),
+    ).fetchall()
     ptkb = db.conn.execute(
         "SELECT statement_id, text FROM ptkb_statements WHERE conversation_id = ? "
-        "ORDER BY CAST(statement_id AS INTEGER), statement_id", (turn[1],)).fetchall()
-    return {"turn_id": turn[0], "conversation_id": turn[1], "title": turn[5], "utterance": turn[3],
-            "resolved_utterance": turn[4],
-            "history": [{"turn_id": h[0], "utterance": h[1], "response": h[2]} for h in history],
-            "ptkb": [{"id": p[0], "text": p[1]} for p in ptkb]}
+        "ORDER BY CAST(statement_id AS INTEGER), statement_id",
+        (turn[1],),
+    ).fetchall()
+    return {
+        "turn_id": turn[0],
+        "conversation_id": turn[1],
+        "title": turn[5],
+        "utterance": turn[3],
+        "resolved_utterance": turn[4],
+        "history": [{"turn_id": h[0], "utterance": h[1], "response": h[2]} for h in history],
+        "ptkb": [{"id": p[0], "text": p[1]} for p in ptkb],
+    }
 
 
 def passage_text(db: Database, passage_id: str) -> str | None:
@@ -291,12 +359,15 @@ def revealed_labels(db: Database, assessor: str, task: str, turn_id: str, item_i
     mode = judging_mode(db)
     if mode == "blind" or (mode == "reveal" and label_of(db, assessor, task, turn_id, item_id) is None):
         return []
-    table, col, val = {"passage": ("passage_labels", "passage_id", "grade"),
-                       "ptkb": ("ptkb_labels", "statement_id", "relevant")}[task]
+    table, col, val = {
+        "passage": ("passage_labels", "passage_id", "grade"),
+        "ptkb": ("ptkb_labels", "statement_id", "relevant"),
+    }[task]
     rows = db.conn.execute(
         f"SELECT l.source, s.kind, l.{val} FROM sources s JOIN {table} l ON l.source = s.name "
         f"AND l.turn_id = ? AND l.{col} = ? WHERE s.kind = 'llm' AND s.name != ? ORDER BY l.source",
-        (turn_id, item_id, assessor)).fetchall()
+        (turn_id, item_id, assessor),
+    ).fetchall()
     return [{"source": r[0], "kind": r[1], "value": r[2]} for r in rows]
 
 
@@ -308,7 +379,11 @@ def response_provenance(db: Database, turn_id: str) -> list[str]:
 def pooled_turns(db: Database, conversation_ids: list[str]) -> list[str]:
     """The pooled turns of the given conversations, in order (what assigning a topic assigns)."""
     marks = ",".join("?" * len(conversation_ids))
-    return [r[0] for r in db.conn.execute(
-        f"SELECT t.id FROM turns t WHERE t.conversation_id IN ({marks}) "
-        f"AND EXISTS (SELECT 1 FROM pool p WHERE p.turn_id = t.id) ORDER BY t.conversation_id, t.position",
-        conversation_ids)]
+    return [
+        r[0]
+        for r in db.conn.execute(
+            f"SELECT t.id FROM turns t WHERE t.conversation_id IN ({marks}) "
+            f"AND EXISTS (SELECT 1 FROM pool p WHERE p.turn_id = t.id) ORDER BY t.conversation_id, t.position",
+            conversation_ids,
+        )
+    ]

@@ -1,5 +1,6 @@
 """Organizer review: progress per topic and assessor, judging speed, grade distributions,
 disagreements between two sources and adjudication."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -11,7 +12,7 @@ from store.db import write
 from store.imports import ensure_source, now
 from store.schema import HISTORY_TABLES
 
-BREAK_SECONDS = 300   # a gap longer than this between two labels is a pause, not judging time
+BREAK_SECONDS = 300  # a gap longer than this between two labels is a pause, not judging time
 
 
 def assessor_summary(db: Database, *, open_mode: bool = True) -> list[dict]:
@@ -24,18 +25,29 @@ def assessor_summary(db: Database, *, open_mode: bool = True) -> list[dict]:
         state = load_queue(db, name, open_mode=open_mode)
         progress = state.progress()
         grades = [0] * 5
-        for g, n in db.conn.execute("SELECT grade, COUNT(*) FROM passage_labels WHERE source = ? AND grade "
-                                    "IS NOT NULL GROUP BY grade", (name,)):
+        for g, n in db.conn.execute(
+            "SELECT grade, COUNT(*) FROM passage_labels WHERE source = ? AND grade IS NOT NULL GROUP BY grade", (name,)
+        ):
             grades[g] = n
         labels, turns, cannot = db.conn.execute(
-            "SELECT COUNT(*), COUNT(DISTINCT turn_id), SUM(grade IS NULL) FROM passage_labels WHERE source = ?",
-            (name,)).fetchone()
+            "SELECT COUNT(*), COUNT(DISTINCT turn_id), SUM(grade IS NULL) FROM passage_labels WHERE source = ?", (name,)
+        ).fetchone()
         ptkb = db.conn.execute("SELECT COUNT(*) FROM ptkb_labels WHERE source = ?", (name,)).fetchone()[0]
         speed = seconds_per_label(db, name)
-        out.append({"assessor": name, "queue_judged": progress["judged"], "queue_total": progress["total"],
-                    "passage_labels": labels, "turns": turns, "cannot_judge": cannot or 0,
-                    **{f"grade_{g}": grades[g] for g in range(5)}, "ptkb_labels": ptkb,
-                    "median_seconds": speed["median"], "mean_seconds": speed["mean"]})
+        out.append(
+            {
+                "assessor": name,
+                "queue_judged": progress["judged"],
+                "queue_total": progress["total"],
+                "passage_labels": labels,
+                "turns": turns,
+                "cannot_judge": cannot or 0,
+                **{f"grade_{g}": grades[g] for g in range(5)},
+                "ptkb_labels": ptkb,
+                "median_seconds": speed["median"],
+                "mean_seconds": speed["mean"],
+            }
+        )
     return out
 
 
@@ -44,10 +56,15 @@ def seconds_per_label(db: Database, source: str, task: str = "passage") -> dict:
     > 5 min left out."""
     import statistics
 
-    stamps = [datetime.fromisoformat(r[0].replace("Z", "+00:00")) for r in db.conn.execute(
-        "SELECT at FROM label_history WHERE source = ? AND label_table = ? AND via IS NOT 'bulk' "
-        "AND (via IS NULL OR via != 'undo') "
-        "ORDER BY id", (source, task))]
+    stamps = [
+        datetime.fromisoformat(r[0].replace("Z", "+00:00"))
+        for r in db.conn.execute(
+            "SELECT at FROM label_history WHERE source = ? AND label_table = ? AND via IS NOT 'bulk' "
+            "AND (via IS NULL OR via != 'undo') "
+            "ORDER BY id",
+            (source, task),
+        )
+    ]
     gaps = [(b - a).total_seconds() for a, b in zip(stamps, stamps[1:])]
     gaps = [g for g in gaps if 0 <= g <= BREAK_SECONDS]
     if not gaps:
@@ -56,8 +73,10 @@ def seconds_per_label(db: Database, source: str, task: str = "passage") -> dict:
 
 
 # history kind -> (label table, item expression, value expression), as the history triggers write them
-_LABEL_TABLES = {kind: (table, item.replace("X.", ""), value.replace("X.", ""))
-                 for table, (kind, item, value) in HISTORY_TABLES.items()}
+_LABEL_TABLES = {
+    kind: (table, item.replace("X.", ""), value.replace("X.", ""))
+    for table, (kind, item, value) in HISTORY_TABLES.items()
+}
 
 
 def item_history(db: Database, source: str, item: str, kind: str = "passage") -> list[dict]:
@@ -69,22 +88,33 @@ def item_history(db: Database, source: str, item: str, kind: str = "passage") ->
     entry is rebuilt from the import event (item '*'): the imported value is the old value of the
     item's first later change, or its current value if it never changed.
     """
-    rows = [dict(zip(("at", "old", "new", "mode", "via"), r)) for r in db.conn.execute(
-        "SELECT at, old_value, new_value, mode, via FROM label_history WHERE source = ? AND label_table = ? "
-        "AND item = ? ORDER BY id", (source, kind, item))]
-    if kind not in _LABEL_TABLES:       # nuggets, duplicate decisions, gold responses: never bulk-imported
+    rows = [
+        dict(zip(("at", "old", "new", "mode", "via"), r))
+        for r in db.conn.execute(
+            "SELECT at, old_value, new_value, mode, via FROM label_history WHERE source = ? AND label_table = ? "
+            "AND item = ? ORDER BY id",
+            (source, kind, item),
+        )
+    ]
+    if kind not in _LABEL_TABLES:  # nuggets, duplicate decisions, gold responses: never bulk-imported
         return rows
     table, key, value = _LABEL_TABLES[kind]
-    imports = [r[0] for r in db.conn.execute(
-        "SELECT at FROM label_history WHERE source = ? AND label_table = ? AND item = '*' AND via = 'bulk' "
-        "ORDER BY id", (source, kind))]
+    imports = [
+        r[0]
+        for r in db.conn.execute(
+            "SELECT at FROM label_history WHERE source = ? AND label_table = ? AND item = '*' AND via = 'bulk' "
+            "ORDER BY id",
+            (source, kind),
+        )
+    ]
     if not imports or (rows and rows[0]["old"] is None):
-        return rows                      # no bulk import, or the item's own first row is its creation
+        return rows  # no bulk import, or the item's own first row is its creation
     if rows:
         imported = rows[0]["old"]
     else:
-        current = db.conn.execute(f"SELECT {value} FROM {table} WHERE source = ? AND {key} = ?",
-                                  (source, item)).fetchone()
+        current = db.conn.execute(
+            f"SELECT {value} FROM {table} WHERE source = ? AND {key} = ?", (source, item)
+        ).fetchone()
         if current is None:
             return rows
         imported = current[0]
@@ -103,7 +133,9 @@ def topic_progress(db: Database, source: str | None = None) -> list[dict]:
         "SUM(EXISTS (SELECT 1 FROM sources s JOIN passage_labels l ON l.source = s.name "
         f"AND l.turn_id = p.turn_id AND l.passage_id = p.passage_id WHERE {cond})) AS judged "
         "FROM pool p JOIN turns t ON t.id = p.turn_id GROUP BY t.conversation_id "
-        "ORDER BY MIN((SELECT rowid FROM conversations c WHERE c.id = t.conversation_id))", params)
+        "ORDER BY MIN((SELECT rowid FROM conversations c WHERE c.id = t.conversation_id))",
+        params,
+    )
 
 
 def disagreements(db: Database, a: str, b: str, *, limit: int = 500) -> list[dict]:
@@ -115,11 +147,13 @@ def disagreements(db: Database, a: str, b: str, *, limit: int = 500) -> list[dic
         "FROM passage_labels la JOIN passage_labels lb ON lb.turn_id = la.turn_id AND lb.passage_id = la.passage_id "
         "WHERE la.source = ? AND lb.source = ? AND la.grade IS NOT lb.grade "
         "ORDER BY ABS(COALESCE(la.grade, -1) - COALESCE(lb.grade, -1)) DESC, la.turn_id, la.passage_id LIMIT ?",
-        (a, b, limit))
+        (a, b, limit),
+    )
 
 
-def adjudicate(db: Database, turn_id: str, passage_id: str, grade: int, *, by: str,
-               source: str = "adjudication") -> None:
+def adjudicate(
+    db: Database, turn_id: str, passage_id: str, grade: int, *, by: str, source: str = "adjudication"
+) -> None:
     """Record an adjudicated grade: a label of its own source (kind 'adjudication'), noting who decided."""
     if grade not in (0, 1, 2, 3, 4):
         raise AssessError(f"a grade is 0-4, not {grade!r}")
@@ -129,4 +163,5 @@ def adjudicate(db: Database, turn_id: str, passage_id: str, grade: int, *, by: s
             "INSERT INTO passage_labels (source, turn_id, passage_id, grade, note, mode, via, updated_at) "
             "VALUES (?,?,?,?,?,'adjudication','click',?) ON CONFLICT(source, turn_id, passage_id) DO UPDATE SET "
             "grade=excluded.grade, note=excluded.note, updated_at=excluded.updated_at",
-            (source, turn_id, passage_id, grade, f"by {by}", now()))
+            (source, turn_id, passage_id, grade, f"by {by}", now()),
+        )

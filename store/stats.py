@@ -1,4 +1,5 @@
 """Read-only summaries of what is in the store (the home page and `python -m assess stats`)."""
+
 from __future__ import annotations
 
 from sqlite_utils import Database
@@ -22,23 +23,27 @@ def stats(db: Database) -> dict:
         "ntr_labels": {},
     }
     for source, count, turns, cannot in c.execute(
-            "SELECT source, COUNT(grade), COUNT(DISTINCT turn_id), SUM(grade IS NULL) "
-            "FROM passage_labels GROUP BY source ORDER BY source"):
-        out["passage_labels"][source] = {"count": count, "turns": turns, "grades": [0] * 5,
-                                         "cannot_judge": cannot}
+        "SELECT source, COUNT(grade), COUNT(DISTINCT turn_id), SUM(grade IS NULL) "
+        "FROM passage_labels GROUP BY source ORDER BY source"
+    ):
+        out["passage_labels"][source] = {"count": count, "turns": turns, "grades": [0] * 5, "cannot_judge": cannot}
     for source, grade, n in c.execute(
-            "SELECT source, grade, COUNT(*) FROM passage_labels WHERE grade IS NOT NULL GROUP BY source, grade"):
+        "SELECT source, grade, COUNT(*) FROM passage_labels WHERE grade IS NOT NULL GROUP BY source, grade"
+    ):
         out["passage_labels"][source]["grades"][grade] = n
     for source, count, relevant, turns in c.execute(
-            "SELECT source, COUNT(*), SUM(relevant > 0), COUNT(DISTINCT turn_id) FROM ptkb_labels "
-            "GROUP BY source ORDER BY source"):
+        "SELECT source, COUNT(*), SUM(relevant > 0), COUNT(DISTINCT turn_id) FROM ptkb_labels "
+        "GROUP BY source ORDER BY source"
+    ):
         out["ptkb_labels"][source] = {"count": count, "relevant": relevant, "turns": turns}
     for source, count, turns, spans, dedup in c.execute(
-            "SELECT source, COUNT(*), COUNT(DISTINCT turn_id), COUNT(start_char), SUM(in_dedup = 1) "
-            "FROM nuggets GROUP BY source ORDER BY source"):
+        "SELECT source, COUNT(*), COUNT(DISTINCT turn_id), COUNT(start_char), SUM(in_dedup = 1) "
+        "FROM nuggets GROUP BY source ORDER BY source"
+    ):
         out["nuggets"][source] = {"count": count, "turns": turns, "with_span": spans, "deduplicated": dedup}
     for source, count, yes in c.execute(
-            "SELECT source, COUNT(*), SUM(match) FROM ntr_labels GROUP BY source ORDER BY source"):
+        "SELECT source, COUNT(*), SUM(match) FROM ntr_labels GROUP BY source ORDER BY source"
+    ):
         out["ntr_labels"][source] = {"count": count, "yes": yes}
     return out
 
@@ -51,7 +56,8 @@ def sources(db: Database) -> list[dict]:
         "(SELECT COUNT(*) FROM ptkb_labels WHERE source = s.name) AS ptkb_labels, "
         "(SELECT COUNT(*) FROM nuggets WHERE source = s.name) AS nuggets, "
         "(SELECT COUNT(*) FROM ntr_labels WHERE source = s.name) AS ntr_labels "
-        "FROM sources s ORDER BY s.kind, s.name")
+        "FROM sources s ORDER BY s.kind, s.name"
+    )
     return rows
 
 
@@ -61,4 +67,5 @@ def conversations(db: Database) -> list[dict]:
         "SELECT c.id, c.title, c.collection, COUNT(DISTINCT t.id) AS turns, "
         "(SELECT COUNT(*) FROM pool p JOIN turns t2 ON t2.id = p.turn_id WHERE t2.conversation_id = c.id) "
         "AS pooled FROM conversations c LEFT JOIN turns t ON t.conversation_id = c.id "
-        "GROUP BY c.id ORDER BY c.collection, CAST(c.number AS INTEGER), c.number")
+        "GROUP BY c.id ORDER BY c.collection, CAST(c.number AS INTEGER), c.number"
+    )

@@ -4,6 +4,7 @@ store, Debian chromium through Playwright, and small page helpers.
 Never downloads a browser: importing this module skips the test module when /usr/bin/chromium or
 the playwright package is absent.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -23,20 +24,30 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path(os.environ.get("ASSESS_E2E_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-START_TIMEOUT_S = 60        # server start-up
-LOAD_TIMEOUT_MS = 60_000    # first page: the first session loads the demo into the empty store
-STEP_TIMEOUT_MS = 20_000    # one rerun after a key press
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+START_TIMEOUT_S = 60  # server start-up
+LOAD_TIMEOUT_MS = 60_000  # first page: the first session loads the demo into the empty store
+STEP_TIMEOUT_MS = 20_000  # one rerun after a key press
 
 if not CHROMIUM.exists():
-    pytest.skip(f"{CHROMIUM} is absent (Debian chromium is needed; no browser is ever downloaded)",
-                allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api",
-                               reason="the playwright Python package is not installed in this environment")
+    pytest.skip(
+        f"{CHROMIUM} is absent (Debian chromium is needed; no browser is ever downloaded)", allow_module_level=True
+    )
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="the playwright Python package is not installed in this environment"
+)
 expect = sync_api.expect
 
 # ------------------------------------------------------------------------------------------- server
+
 
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -57,6 +68,7 @@ def _stop(proc: subprocess.Popen) -> None:
 
     The group leader is not reaped until the end, so its process-group id cannot be reused meanwhile.
     """
+
     def exited() -> bool:
         return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
 
@@ -72,6 +84,7 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 # ------------------------------------------------------------------------------------------- browser
+
 
 @pytest.fixture(scope="module")
 def browser():
@@ -108,23 +121,47 @@ def streamlit_server(tmp: Path, prepare=None, **extra_env: str):
     The server runs in its own process group, which is killed on exit (no orphan is left).
     """
     db_path = tmp / "assess.db"
-    if prepare is not None:     # e.g. seed the store before the server's first session
+    if prepare is not None:  # e.g. seed the store before the server's first session
         prepare(db_path)
     log_path = tmp / "streamlit.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSESS_")}
-    env.update(ASSESS_DB=str(db_path), ASSESS_OPEN="1", STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
-               PYTHONUNBUFFERED="1", **extra_env)
+    env.update(
+        ASSESS_DB=str(db_path),
+        ASSESS_OPEN="1",
+        STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
+        PYTHONUNBUFFERED="1",
+        **extra_env,
+    )
     last_log = ""
-    for _attempt in range(3):     # a free port can be taken between probing and binding: retry
+    for _attempt in range(3):  # a free port can be taken between probing and binding: retry
         port = _free_port()
         url = f"http://127.0.0.1:{port}"
         with open(log_path, "ab") as log:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                 "--server.port", str(port), "--server.address", "127.0.0.1",
-                 "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True)
+                [
+                    sys.executable,
+                    "-m",
+                    "streamlit",
+                    "run",
+                    "app.py",
+                    "--server.headless",
+                    "true",
+                    "--server.port",
+                    str(port),
+                    "--server.address",
+                    "127.0.0.1",
+                    "--server.fileWatcherType",
+                    "none",
+                    "--browser.gatherUsageStats",
+                    "false",
+                ],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         try:
             deadline = time.monotonic() + START_TIMEOUT_S
             while time.monotonic() < deadline and proc.poll() is None and not _healthy(url):
@@ -149,14 +186,17 @@ def query(db_path: Path, sql: str, params=()) -> list[tuple]:
 
 def settled(page) -> None:
     """Wait until the script run behind the page has finished (no rerun in flight)."""
-    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
-                           state="attached", timeout=STEP_TIMEOUT_MS)
+    page.wait_for_selector(
+        '[data-testid="stApp"][data-test-script-state="notRunning"]', state="attached", timeout=STEP_TIMEOUT_MS
+    )
 
 
 def focus_body(page) -> None:
     """Make sure key presses go to the document (shortcuts are ignored while a text input has focus)."""
-    page.evaluate("() => { if (document.activeElement && document.activeElement !== document.body) "
-                  "document.activeElement.blur(); }")
+    page.evaluate(
+        "() => { if (document.activeElement && document.activeElement !== document.body) "
+        "document.activeElement.blur(); }"
+    )
     assert page.evaluate("() => document.activeElement === document.body || !document.activeElement")
 
 
@@ -172,14 +212,13 @@ def press(page, key: str) -> None:
     """
     label = SHORTCUT_LABELS.get(key, key.upper())
     button = page.locator('[data-testid="stButton"] button').filter(
-        has=page.locator(f'[aria-label="Shortcut {label}"]'))
+        has=page.locator(f'[aria-label="Shortcut {label}"]')
+    )
     expect(button).to_have_count(1)
     expect(button).to_be_visible()
     expect(button).to_be_enabled()
     focus_body(page)
     page.keyboard.press(key)
-
-
 
 
 DEMO_PASSAGES = ROOT / "assets" / "demo" / "passages.jsonl"

@@ -1,7 +1,7 @@
 """Shared fixtures: temporary databases, the shared data folder, the project root."""
+
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 

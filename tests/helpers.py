@@ -1,4 +1,5 @@
 """Small helpers shared by tests: running the CLI in a subprocess, snapshotting a store."""
+
 from __future__ import annotations
 
 import hashlib
@@ -11,7 +12,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_cli(*args: str, db: Path | None = None, check: bool = False, timeout: float = 300) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, db: Path | None = None, check: bool = False, timeout: float = 300
+) -> subprocess.CompletedProcess:
     """Run ``python -m assess ARGS`` as a user would (a subprocess in the project root)."""
     argv = [sys.executable, "-m", "assess", *map(str, args)]
     if db is not None:

@@ -10,6 +10,7 @@
 
 Run it standalone for manual checks: ``python tests/stub_llm.py --port 8765 --latency 0.2``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -17,16 +18,16 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 
 
 @dataclass
 class Reply:
     status: int = 200
-    content: str = ""                     # the answer; for an error status, the error message
-    delay: float | None = None            # seconds before answering (None: the stub's latency)
+    content: str = ""  # the answer; for an error status, the error message
+    delay: float | None = None  # seconds before answering (None: the stub's latency)
     headers: dict = field(default_factory=dict)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
@@ -42,7 +43,7 @@ def default_reply(request: dict) -> Reply:
     h = int(hashlib.sha256(text.encode()).hexdigest(), 16)
     if "yes or no" in text.lower() or "yes/no" in text.lower():
         return Reply(content=("yes" if h % 3 == 0 else "no"))
-    if "exact copies" in text.lower():          # nugget extraction: copy the first sentence of the text
+    if "exact copies" in text.lower():  # nugget extraction: copy the first sentence of the text
         body = text.rsplit("<<<", 1)[-1].split(">>>", 1)[0]
         first = re.split(r"(?<=[.!?])\s", body.strip(), maxsplit=1)[0]
         return Reply(content=first or "No nugget")
@@ -54,8 +55,7 @@ def default_reply(request: dict) -> Reply:
 class StubLLM:
     """An OpenAI-compatible chat server in a background thread (``with StubLLM() as stub: stub.base_url``)."""
 
-    def __init__(self, *, latency: float = 0.0, reply: Callable[[dict], Reply | str] | None = None,
-                 port: int = 0):
+    def __init__(self, *, latency: float = 0.0, reply: Callable[[dict], Reply | str] | None = None, port: int = 0):
         self.latency = latency
         self.reply = reply or default_reply
         self.queue: list[Reply] = []
@@ -66,10 +66,10 @@ class StubLLM:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
-            wbufsize = 1 << 16                 # one write per answer (no Nagle / delayed-ACK stalls)
+            wbufsize = 1 << 16  # one write per answer (no Nagle / delayed-ACK stalls)
             disable_nagle_algorithm = True
 
-            def log_message(self, *args):   # quiet
+            def log_message(self, *args):  # quiet
                 pass
 
             def do_GET(self):
@@ -102,15 +102,33 @@ class StubLLM:
                     return
                 prompt = prompt_text(body)
                 usage_in = answer.prompt_tokens if answer.prompt_tokens is not None else max(1, len(prompt) // 4)
-                usage_out = answer.completion_tokens if answer.completion_tokens is not None else \
-                    max(1, len(answer.content) // 4)
-                self._send(200, {
-                    "id": f"chatcmpl-stub-{len(stub.requests)}", "object": "chat.completion",
-                    "created": int(time.time()), "model": body.get("model", "stub"),
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": answer.content},
-                                 "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": usage_in, "completion_tokens": usage_out,
-                              "total_tokens": usage_in + usage_out}}, answer.headers)
+                usage_out = (
+                    answer.completion_tokens
+                    if answer.completion_tokens is not None
+                    else max(1, len(answer.content) // 4)
+                )
+                self._send(
+                    200,
+                    {
+                        "id": f"chatcmpl-stub-{len(stub.requests)}",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": body.get("model", "stub"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": answer.content},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": usage_in,
+                            "completion_tokens": usage_out,
+                            "total_tokens": usage_in + usage_out,
+                        },
+                    },
+                    answer.headers,
+                )
 
             def _send(self, status, payload, headers=None):
                 data = json.dumps(payload).encode()
@@ -122,7 +140,7 @@ class StubLLM:
                         self.send_header(k, str(v))
                     self.end_headers()
                     self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):   # the client timed out and left
+                except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
                     pass
 
         class Server(ThreadingHTTPServer):
@@ -130,14 +148,15 @@ class StubLLM:
             request_queue_size = 128
 
         self.server = Server(("127.0.0.1", port), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
-                                       name="stub-llm", daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="stub-llm", daemon=True
+        )
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
-    def start(self) -> "StubLLM":
+    def start(self) -> StubLLM:
         self.thread.start()
         return self
 
@@ -145,14 +164,14 @@ class StubLLM:
         self.server.shutdown()
         self.server.server_close()
 
-    def __enter__(self) -> "StubLLM":
+    def __enter__(self) -> StubLLM:
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
 
 
-try:   # the fixture tests use: ``from tests.stub_llm import stub_llm``
+try:  # the fixture tests use: ``from tests.stub_llm import stub_llm``
     import pytest
 
     @pytest.fixture
@@ -160,7 +179,7 @@ try:   # the fixture tests use: ``from tests.stub_llm import stub_llm``
         """A running stub endpoint (no latency, default answers); stopped after the test."""
         with StubLLM() as server:
             yield server
-except ImportError:   # standalone use without pytest
+except ImportError:  # standalone use without pytest
     pass
 
 

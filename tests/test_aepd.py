@@ -1,5 +1,6 @@
-"""AEPD (assess.aepd): the paper's Figure 2 inputs (MEASURES.md section 4), degenerate turns,
+"""AEPD (assess.measures.aepd): the paper's Figure 2 inputs (MEASURES.md section 4), degenerate turns,
 the P-D trade-off, and bounds."""
+
 from __future__ import annotations
 
 import json
@@ -10,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import kendalltau
 
-from assess.aepd import score_aepd_document, score_aepd_turn, tradeoff
 from assess.errors import FormatError
+from assess.measures.aepd import score_aepd_document, score_aepd_turn, tradeoff
 from tests.conftest import shared_file
 
 ROUNDED = 5e-7
@@ -48,16 +49,42 @@ def test_case_file():
 
 
 def test_text_and_length_give_the_same_scores():
-    by_text = score_aepd_document({"turns": [{"id": "t", "aspects": [
-        {"aspect": "a", "ptkb": [1], "text": "one two  three\nfour"}, {"aspect": "b", "ptkb": [], "text": "x y"}]}]})
-    by_length = score_aepd_document({"turns": [{"id": "t", "aspects": [
-        {"aspect": "a", "ptkb": [1], "length": 4}, {"aspect": "b", "ptkb": [], "length": 2}]}]})
+    by_text = score_aepd_document(
+        {
+            "turns": [
+                {
+                    "id": "t",
+                    "aspects": [
+                        {"aspect": "a", "ptkb": [1], "text": "one two  three\nfour"},
+                        {"aspect": "b", "ptkb": [], "text": "x y"},
+                    ],
+                }
+            ]
+        }
+    )
+    by_length = score_aepd_document(
+        {
+            "turns": [
+                {
+                    "id": "t",
+                    "aspects": [{"aspect": "a", "ptkb": [1], "length": 4}, {"aspect": "b", "ptkb": [], "length": 2}],
+                }
+            ]
+        }
+    )
     assert by_text["turns"] == by_length["turns"]
 
 
 def test_degenerate_turns():
     # Nothing covered: as the reference code, NPP = NPCL = P = AR = D = 0 and CLU = 1.
-    assert score_aepd_turn([0, 0], [True, False]) == {"NPP": 0.0, "NPCL": 0.0, "P": 0.0, "AR": 0.0, "CLU": 1.0, "D": 0.0}
+    assert score_aepd_turn([0, 0], [True, False]) == {
+        "NPP": 0.0,
+        "NPCL": 0.0,
+        "P": 0.0,
+        "AR": 0.0,
+        "CLU": 1.0,
+        "D": 0.0,
+    }
     # No aspect listed at all.
     assert score_aepd_turn([], []) == {"NPP": 0.0, "NPCL": 0.0, "P": 0.0, "AR": 0.0, "CLU": 1.0, "D": 0.0}
     # Every aspect personal: PP' = 1 so NPP = 0 by definition (Eq. 3).
@@ -84,13 +111,16 @@ def test_degenerate_tradeoff_is_none(p, d):
     assert result["kendall_tau"] is None and result["p_value"] is None
 
 
-@pytest.mark.parametrize("data, message", [
-    ({"turns": {}}, "turns"),
-    ({"turns": [{"aspects": []}]}, "with an id"),
-    ({"turns": [{"id": 1, "aspects": [{"ptkb": [], "length": -1}]}]}, "non-negative integer length"),
-    ({"turns": [{"id": 1, "aspects": [{"ptkb": "1", "length": 1}]}]}, "ptkb as a list"),
-    ({"turns": [{"id": 1, "aspects": []}, {"id": 1, "aspects": []}]}, "distinct turn ids"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"turns": {}}, "turns"),
+        ({"turns": [{"aspects": []}]}, "with an id"),
+        ({"turns": [{"id": 1, "aspects": [{"ptkb": [], "length": -1}]}]}, "non-negative integer length"),
+        ({"turns": [{"id": 1, "aspects": [{"ptkb": "1", "length": 1}]}]}, "ptkb as a list"),
+        ({"turns": [{"id": 1, "aspects": []}, {"id": 1, "aspects": []}]}, "distinct turn ids"),
+    ],
+)
 def test_bad_documents(data, message):
     with pytest.raises(FormatError, match=message):
         score_aepd_document(data, source="x.json")

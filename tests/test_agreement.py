@@ -1,5 +1,6 @@
-"""Agreement (assess.agreement): the toy check of MEASURES.md section 8, cross-checks against
+"""Agreement (assess.measures.agreement): the toy check of MEASURES.md section 8, cross-checks against
 scikit-learn and statsmodels, degenerate cases, properties, and real iKAT/CONE-RAG judgments."""
+
 from __future__ import annotations
 
 import warnings
@@ -11,11 +12,19 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 
-from assess.agreement import (
-    agreement_report, binary_kappa, bootstrap_kappa_ci, cohen_kappa, confusion_matrix, fleiss_kappa,
-    kappa_by_group, kappa_from_confusion, krippendorff_alpha, observed_agreement,
-)
 from assess.errors import AssessError
+from assess.measures.agreement import (
+    agreement_report,
+    binary_kappa,
+    bootstrap_kappa_ci,
+    cohen_kappa,
+    confusion_matrix,
+    fleiss_kappa,
+    kappa_by_group,
+    kappa_from_confusion,
+    krippendorff_alpha,
+    observed_agreement,
+)
 from tests.conftest import shared_file
 
 SCALE = [0, 1, 2, 3, 4]
@@ -154,8 +163,9 @@ def test_krippendorff_accepts_items_with_different_label_counts():
     data = np.full((4, 3), np.nan)
     for j, labels in enumerate(items[:3]):
         data[: len(labels), j] = labels
-    assert value == pytest.approx(krippendorff.alpha(reliability_data=data, value_domain=SCALE,
-                                                     level_of_measurement="ordinal"))
+    assert value == pytest.approx(
+        krippendorff.alpha(reliability_data=data, value_domain=SCALE, level_of_measurement="ordinal")
+    )
 
 
 labels = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=1, max_size=60)
@@ -173,8 +183,10 @@ def test_kappa_is_symmetric(pairs, weights):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(0, 4), min_size=2, max_size=60).filter(lambda v: len(set(v)) > 1),
-       st.sampled_from([None, "linear", "quadratic"]))
+@given(
+    st.lists(st.integers(0, 4), min_size=2, max_size=60).filter(lambda v: len(set(v)) > 1),
+    st.sampled_from([None, "linear", "quadratic"]),
+)
 def test_kappa_is_one_on_identical_non_constant_labels(a, weights):
     assert cohen_kappa(a, list(a), scale=SCALE, weights=weights) == pytest.approx(1.0, abs=1e-12)
 
@@ -194,8 +206,9 @@ def _qrels(path):
 
 @pytest.mark.realdata
 def test_gpt4_pool_vs_nist_2024_qrels():
-    gpt = _qrels(shared_file("data", "irlabamsterdam-CONE-RAG", "resources", "automatic_resources",
-                             "llm-gpt4-pool-depth-30.txt"))
+    gpt = _qrels(
+        shared_file("data", "irlabamsterdam-CONE-RAG", "resources", "automatic_resources", "llm-gpt4-pool-depth-30.txt")
+    )
     nist = _qrels(shared_file("data", "gyeozai-CFDA-TREC-iKAT2025", "DATA", "topics", "2024_test_qrels.trec"))
     items = sorted(set(gpt) & set(nist))
     assert len(items) > 1000
@@ -208,9 +221,11 @@ def test_gpt4_pool_vs_nist_2024_qrels():
     n = table.sum()
     expected = np.outer(table.sum(1), table.sum(0)) / n
     idx = np.arange(5)
-    for key, w in (("kappa_unweighted", (idx[:, None] != idx[None, :]).astype(float)),
-                   ("kappa_linear", np.abs(idx[:, None] - idx[None, :]).astype(float)),
-                   ("kappa_quadratic", (idx[:, None] - idx[None, :]) ** 2.0)):
+    for key, w in (
+        ("kappa_unweighted", (idx[:, None] != idx[None, :]).astype(float)),
+        ("kappa_linear", np.abs(idx[:, None] - idx[None, :]).astype(float)),
+        ("kappa_quadratic", (idx[:, None] - idx[None, :]) ** 2.0),
+    ):
         assert report[key] == pytest.approx(1 - (w * table).sum() / (w * expected).sum(), abs=1e-12)
     assert report["kappa_unweighted"] == pytest.approx(cohen_kappa_score(a, b, labels=SCALE), abs=1e-12)
     assert report["n"] == len(items)

@@ -1,12 +1,11 @@
 """The Streamlit app through AppTest: rendered values and stored rows after interactions."""
-from __future__ import annotations
 
-import sqlite3
+from __future__ import annotations
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.helpers import ROOT, open_app, rows
+from tests.helpers import open_app, rows
 
 
 @pytest.fixture
@@ -17,15 +16,10 @@ def app_db(tmp_path, monkeypatch):
     return path
 
 
-
-
-
-
 def test_first_start_loads_demo_and_home_shows_store_counts(app_db):
     at = start()
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics == {"Conversations": "2", "Turns": "12", "Passages": "60", "With text": "58",
-                       "Pooled pairs": "217"}
+    assert metrics == {"Conversations": "2", "Turns": "12", "Passages": "60", "With text": "58", "Pooled pairs": "217"}
     sources = at.dataframe[0].value
     assert dict(zip(sources["name"], sources["passage_labels"]))["llm:demo-gpt"] == 214
     assert rows(app_db, "SELECT COUNT(*) FROM conversations") == [(2,)]
@@ -34,14 +28,14 @@ def test_first_start_loads_demo_and_home_shows_store_counts(app_db):
 def test_judge_page_stores_each_grade_and_moves_on(app_db):
     at = start("pages/judge.py", assessor="amy")
     assert any("Passage `demo-doc-001:0` (1 of 217)" in m.value for m in at.markdown)
-    assert "User (now, 101_1): My sister wants me to run a 10k" in shown(at)   # conversation context
-    assert any("intensive care nurse" in m.value for m in at.markdown)         # the PTKB beside it
+    assert "User (now, 101_1): My sister wants me to run a 10k" in shown(at)  # conversation context
+    assert any("intensive care nurse" in m.value for m in at.markdown)  # the PTKB beside it
     at.button(key="g3").click().run()
     at.button(key="g0").click().run()
-    first_two = rows(app_db, "SELECT turn_id, passage_id FROM pool WHERE turn_id = '101_1' "
-                             "ORDER BY passage_id LIMIT 2")
-    assert rows(app_db, "SELECT turn_id, passage_id, grade, mode FROM passage_labels WHERE source = 'amy' "
-                        "ORDER BY updated_at") == [(*first_two[0], 3, "blind"), (*first_two[1], 0, "blind")]
+    first_two = rows(app_db, "SELECT turn_id, passage_id FROM pool WHERE turn_id = '101_1' ORDER BY passage_id LIMIT 2")
+    assert rows(
+        app_db, "SELECT turn_id, passage_id, grade, mode FROM passage_labels WHERE source = 'amy' ORDER BY updated_at"
+    ) == [(*first_two[0], 3, "blind"), (*first_two[1], 0, "blind")]
     assert any("(3 of 217)" in m.value for m in at.markdown)
     # a fresh session (reload / another browser) resumes at the first unjudged passage
     again = start("pages/judge.py", assessor="amy")
@@ -53,7 +47,7 @@ def test_judge_page_is_blind_by_default(app_db):
     page_text = " ".join(str(e.value) for e in at.main if hasattr(e, "value"))
     assert "llm:demo-gpt" not in page_text
     at.button(key="g2").click().run()
-    at.button(key="prev").click().run()        # back on the judged item: still nothing from the LLM
+    at.button(key="prev").click().run()  # back on the judged item: still nothing from the LLM
     assert not any("llm:demo-gpt" in c.value for c in at.caption)
 
 
@@ -63,8 +57,9 @@ def test_cannot_judge_and_text_not_available(app_db):
     at.run()
     assert any("Passage text not available" in w.value for w in at.warning)
     at.button(key="cannot").click().run()
-    assert rows(app_db, "SELECT grade FROM passage_labels WHERE source = 'cal' AND passage_id = 'demo-doc-900:0'") \
-        == [(None,)]
+    assert rows(app_db, "SELECT grade FROM passage_labels WHERE source = 'cal' AND passage_id = 'demo-doc-900:0'") == [
+        (None,)
+    ]
 
 
 def test_undo_button_removes_the_last_label(app_db):
@@ -74,19 +69,23 @@ def test_undo_button_removes_the_last_label(app_db):
     assert rows(app_db, "SELECT COUNT(*) FROM passage_labels WHERE source = 'dan'") == [(0,)]
     assert any("(1 of 217)" in m.value for m in at.markdown)
     assert rows(app_db, "SELECT old_value, new_value, via FROM label_history WHERE source = 'dan' ORDER BY id") == [
-        (None, "4", "ui"), ("4", None, "undo")]
+        (None, "4", "ui"),
+        ("4", None, "undo"),
+    ]
 
 
 def test_ptkb_page_labels_statements(app_db):
     at = start("pages/ptkb.py", assessor="eve")
     at.button(key="rel").click().run()
     at.button(key="nonrel").click().run()
-    assert rows(app_db, "SELECT turn_id, statement_id, relevant FROM ptkb_labels WHERE source = 'eve' "
-                        "ORDER BY updated_at") == [("101_1", "1", 1), ("101_1", "2", 0)]
+    assert rows(
+        app_db, "SELECT turn_id, statement_id, relevant FROM ptkb_labels WHERE source = 'eve' ORDER BY updated_at"
+    ) == [("101_1", "1", 1), ("101_1", "2", 0)]
     assert at.get("progress")[0].proto.text == "Turn 101_1: 2 / 11 statements labelled"
     cursor_line = [m.value for m in at.markdown if "▶" in m.value]
-    assert len(cursor_line) == 1 and cursor_line[0].endswith(        # the cursor is on statement 3, in bold
-        "<strong>▶ 3&#46;</strong> <strong>I&#39;m 38 and I haven&#39;t exercised regularly since university&#46; — ·</strong></div>")
+    assert len(cursor_line) == 1 and cursor_line[0].endswith(  # the cursor is on statement 3, in bold
+        "<strong>▶ 3&#46;</strong> <strong>I&#39;m 38 and I haven&#39;t exercised regularly since university&#46; — ·</strong></div>"
+    )
 
 
 def test_review_page_lists_assessors_and_adjudicates(app_db):
@@ -107,11 +106,19 @@ def test_review_page_lists_assessors_and_adjudicates(app_db):
     at.radio[-1].set_value(2)
     next(b for b in at.button if b.label == "Save adjudicated label").click().run()
     first = disagreements.iloc[0]
-    shown_again = at.dataframe[2].value          # the table shows the adjudicated grade right away
-    assert shown_again[(shown_again.turn_id == first["turn_id"]) &
-                       (shown_again.passage_id == first["passage_id"])].iloc[0]["adjudicated"] == 2
-    assert rows(app_db, "SELECT grade, mode FROM passage_labels WHERE source = 'adjudication' AND turn_id = ? "
-                        "AND passage_id = ?", first["turn_id"], first["passage_id"]) == [(2, "adjudication")]
+    shown_again = at.dataframe[2].value  # the table shows the adjudicated grade right away
+    assert (
+        shown_again[(shown_again.turn_id == first["turn_id"]) & (shown_again.passage_id == first["passage_id"])].iloc[
+            0
+        ]["adjudicated"]
+        == 2
+    )
+    assert rows(
+        app_db,
+        "SELECT grade, mode FROM passage_labels WHERE source = 'adjudication' AND turn_id = ? AND passage_id = ?",
+        first["turn_id"],
+        first["passage_id"],
+    ) == [(2, "adjudication")]
 
 
 def test_data_page_assigns_a_topic(app_db):
@@ -145,13 +152,16 @@ def test_scores_page_shows_the_four_kinds_of_plot_on_the_demo(app_db):
     at.selectbox(key="ag_b").select("llm:demo-gpt").run()
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["n"] == "4"
-    labels = rows(app_db, "SELECT a.grade, b.grade FROM passage_labels a JOIN passage_labels b ON "
-                          "a.turn_id = b.turn_id AND a.passage_id = b.passage_id AND b.source = 'llm:demo-gpt' "
-                          "WHERE a.source = 'hal'")
+    labels = rows(
+        app_db,
+        "SELECT a.grade, b.grade FROM passage_labels a JOIN passage_labels b ON "
+        "a.turn_id = b.turn_id AND a.passage_id = b.passage_id AND b.source = 'llm:demo-gpt' "
+        "WHERE a.source = 'hal'",
+    )
     assert metrics["agreement"] == f"{sum(x == y for x, y in labels) / 4:.3f}"
     charts = at.get("plotly_chart")
     titles = [c.proto.spec for c in charts]
-    assert len(charts) == 5     # confusion, per-topic kappa, run ranking, GFRC2 curves, AEPD scatter
+    assert len(charts) == 5  # confusion, per-topic kappa, run ranking, GFRC2 curves, AEPD scatter
     assert "Confusion (n = 4)" in titles[0] and "per group" in titles[1]
     assert "Kendall" in titles[2] and "GFRC2 user clusters" in titles[3] and "P vs D per turn" in titles[4]
 
@@ -162,12 +172,33 @@ def test_scores_page_on_real_nist_and_gpt4_labels(tmp_path, monkeypatch):
     from tests.helpers import run_cli
 
     db = tmp_path / "real.db"
-    run_cli("import", "topics", shared_file("data", "irlabamsterdam-iKAT", "2024", "data", "2024_test_topics.json"),
-            db=db, check=True)
-    run_cli("import", "qrels", shared_file("data", "gyeozai-CFDA-TREC-iKAT2025", "DATA", "topics",
-                                           "2024_test_qrels.trec"), "--source", "nist", db=db, check=True)
-    run_cli("import", "qrels", shared_file("data", "irlabamsterdam-CONE-RAG", "resources", "automatic_resources",
-                                           "llm-gpt4-pool-depth-30.txt"), "--source", "llm:gpt-4", db=db, check=True)
+    run_cli(
+        "import",
+        "topics",
+        shared_file("data", "irlabamsterdam-iKAT", "2024", "data", "2024_test_topics.json"),
+        db=db,
+        check=True,
+    )
+    run_cli(
+        "import",
+        "qrels",
+        shared_file("data", "gyeozai-CFDA-TREC-iKAT2025", "DATA", "topics", "2024_test_qrels.trec"),
+        "--source",
+        "nist",
+        db=db,
+        check=True,
+    )
+    run_cli(
+        "import",
+        "qrels",
+        shared_file(
+            "data", "irlabamsterdam-CONE-RAG", "resources", "automatic_resources", "llm-gpt4-pool-depth-30.txt"
+        ),
+        "--source",
+        "llm:gpt-4",
+        db=db,
+        check=True,
+    )
     monkeypatch.setenv("ASSESS_DB", str(db))
     monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
     at = start("pages/scores.py")
@@ -182,18 +213,23 @@ def test_reveal_mode_shows_the_llm_label_only_after_ones_own(app_db):
 
     queue.set_setting(open_db(app_db), "judging_mode", "reveal")
     at = start("pages/judge.py", assessor="ivy")
-    assert not [e for e in at.expander if "llm:demo-gpt" in e.label]          # blind before committing
+    assert not [e for e in at.expander if "llm:demo-gpt" in e.label]  # blind before committing
     first = rows(app_db, "SELECT passage_id FROM pool WHERE turn_id = '101_1' ORDER BY passage_id LIMIT 1")[0][0]
-    llm = rows(app_db, "SELECT grade FROM passage_labels WHERE source = 'llm:demo-gpt' AND turn_id = '101_1' "
-                       "AND passage_id = ?", first)[0][0]
-    at.button(key="g1").click().run()          # committed: the page stays and reveals the LLM's label
+    llm = rows(
+        app_db,
+        "SELECT grade FROM passage_labels WHERE source = 'llm:demo-gpt' AND turn_id = '101_1' AND passage_id = ?",
+        first,
+    )[0][0]
+    at.button(key="g1").click().run()  # committed: the page stays and reveals the LLM's label
     assert any(f"Passage `{first}` (1 of 217)" in m.value for m in at.markdown)
     assert [e.label for e in at.expander if "llm:demo-gpt" in e.label] == [f"llm:demo-gpt says {llm}"]
-    at.button(key="g2").click().run()          # changed after seeing it: both versions kept, then move on
+    at.button(key="g2").click().run()  # changed after seeing it: both versions kept, then move on
     assert any("(2 of 217)" in m.value for m in at.markdown)
     assert rows(app_db, "SELECT grade, mode FROM passage_labels WHERE source = 'ivy'") == [(2, "reveal")]
     assert rows(app_db, "SELECT old_value, new_value FROM label_history WHERE source = 'ivy' ORDER BY id") == [
-        (None, "1"), ("1", "2")]
+        (None, "1"),
+        ("1", "2"),
+    ]
 
 
 def start(page: str | None = None, assessor: str | None = None) -> AppTest:
@@ -209,17 +245,19 @@ def shown(at) -> str:
 
 
 def test_untrusted_conversation_text_renders_as_inert_html(app_db):
+    from assess.services.loading import load_demo
     from store import open_db
-    from store.loading import load_demo
 
     db = open_db(app_db)
     load_demo(db)
-    db.conn.execute("UPDATE turns SET utterance = ? WHERE id = '101_1'",
-                    ("see www.evil.example :red[alarm] :material/home: **loud** <b>x</b> $x^2$",))
+    db.conn.execute(
+        "UPDATE turns SET utterance = ? WHERE id = '101_1'",
+        ("see www.evil.example :red[alarm] :material/home: **loud** <b>x</b> $x^2$",),
+    )
     at = start("pages/judge.py", assessor="jon")
     block = next(m.value for m in at.markdown if "evil" in m.value and "User" in m.value)
     for raw in ("www.evil.example", ":red[", ":material/", "**loud**", "<b>", "$x"):
-        assert raw not in block          # every syntax character is an entity inside one raw HTML block
+        assert raw not in block  # every syntax character is an entity inside one raw HTML block
     assert "see www.evil.example :red[alarm] :material/home: **loud** <b>x</b> $x^2$" in shown(at)
 
 
@@ -230,6 +268,9 @@ def test_a_note_typed_after_grading_is_saved_with_the_label(app_db):
     turn, passage = at.session_state["judge_key"]
     at.text_input(key=f"note_{turn}_{passage}").input("only the first half answers").run()
     assert rows(app_db, "SELECT grade, note FROM passage_labels WHERE source = 'kim'") == [
-        (3, "only the first half answers")]
-    assert rows(app_db, "SELECT old_value, new_value FROM label_history WHERE source = 'kim' ORDER BY id")[-1] == \
-        ("3", "3")     # the note change is in the history too
+        (3, "only the first half answers")
+    ]
+    assert rows(app_db, "SELECT old_value, new_value FROM label_history WHERE source = 'kim' ORDER BY id")[-1] == (
+        "3",
+        "3",
+    )  # the note change is in the history too

@@ -1,13 +1,14 @@
-"""CAsT 2022 path measures (assess.cast_paths): the overview's CPS example and the synthetic path
+"""CAsT 2022 path measures (assess.measures.cast_paths): the overview's CPS example and the synthetic path
 of MEASURES.md section 6, the > / >= choice, and properties."""
+
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assess.cast_paths import ccg, cps, mean_over_paths, path_scores, tbccg, wtbccg
 from assess.errors import AssessError
+from assess.measures.cast_paths import ccg, cps, mean_over_paths, path_scores, tbccg, wtbccg
 
 SYNTHETIC = [0.5, 0.2, 0.6, 0.4, 0.1]
 

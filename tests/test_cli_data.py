@@ -1,4 +1,5 @@
 """The CLI contract of the foundation: init, import, export, stats; bad input → exit 2, one line, store unchanged."""
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,9 @@ def test_every_command_has_help():
     top = run_cli("--help")
     assert top.returncode == 0
     listing = top.stdout.split("COMMAND\n", 2)[-1].split("options:")[0]
-    commands = [line.split()[0] for line in listing.splitlines() if line.startswith("    ") and
-                not line.startswith("     ")]
+    commands = [
+        line.split()[0] for line in listing.splitlines() if line.startswith("    ") and not line.startswith("     ")
+    ]
     assert {"init", "import", "export", "stats", "agreement", "score"} <= set(commands)
     for command in commands:
         proc = run_cli(command, "--help")
@@ -41,15 +43,21 @@ def test_every_command_has_help():
 def test_export_any_label_table_as_csv_and_parquet(demo_db, tmp_path):
     import pandas as pd
 
-    csv_out = run_cli("export", "table", "--table", "ptkb_labels", "--source", "llm:demo-gpt", db=demo_db,
-                      check=True).stdout
+    csv_out = run_cli(
+        "export", "table", "--table", "ptkb_labels", "--source", "llm:demo-gpt", db=demo_db, check=True
+    ).stdout
     frame = pd.read_csv(__import__("io").StringIO(csv_out))
     assert len(frame) == 126 and set(frame["source"]) == {"llm:demo-gpt"} and frame["relevant"].sum() == 18
     parquet = tmp_path / "labels.parquet"
     run_cli("export", "table", "--table", "passage_labels", "-o", parquet, db=demo_db, check=True)
     table = pd.read_parquet(parquet)
     assert len(table) == 214 and sorted(table["grade"].value_counts().to_dict().items()) == [
-        (0, 125), (1, 38), (2, 18), (3, 17), (4, 16)]
+        (0, 125),
+        (1, 38),
+        (2, 18),
+        (3, 17),
+        (4, 16),
+    ]
 
 
 def test_demo_stats(demo_db):
@@ -74,7 +82,7 @@ def test_qrels_round_trip_same_content(topics_db, tmp_path):
     again.write_text(out)
     before = snapshot(topics_db)
     run_cli("import", "qrels", again, "--source", "nist", db=topics_db, check=True)
-    assert snapshot(topics_db) == before   # re-importing the export changes nothing
+    assert snapshot(topics_db) == before  # re-importing the export changes nothing
 
 
 def test_demo_llm_qrels_round_trip(demo_db):
@@ -86,8 +94,12 @@ def test_demo_llm_qrels_round_trip(demo_db):
 def test_ptkb_export_matches_topics_provenance(demo_db):
     out = run_cli("export", "ptkb-qrels", "--source", "organizers", db=demo_db, check=True).stdout
     topics = json.loads((DEMO / "topics.json").read_text())
-    expected = {f"{c['number']}_{t['turn_id']} 0 {k} {int(int(k) in t['ptkb_provenance'])}"
-                for c in topics for t in c["turns"] for k in c["ptkb"]}
+    expected = {
+        f"{c['number']}_{t['turn_id']} 0 {k} {int(int(k) in t['ptkb_provenance'])}"
+        for c in topics
+        for t in c["turns"]
+        for k in c["ptkb"]
+    }
     assert set(out.splitlines()) == expected
 
 
@@ -104,8 +116,13 @@ MALFORMED = [
     ("ptkb-qrels", "statement.qrels", "101_1 0 1 1\n101_1 0 77 0\n", 2, "a PTKB statement number"),
     ("run", "run_fields.run", "101_1 Q0 a 1 2.0 r\n101_1 Q0 b 2\n", 2, "6 fields"),
     ("run", "run_score.run", "101_1 Q0 a 1 high r\n", 1, "a numeric score"),
-    ("passages", "passages.jsonl", '{"doc_id": "d", "passage_id": "1", "passage_text": "ok"}\n{"doc_id": "d", ', 2,
-     "one JSON object per line"),
+    (
+        "passages",
+        "passages.jsonl",
+        '{"doc_id": "d", "passage_id": "1", "passage_text": "ok"}\n{"doc_id": "d", ',
+        2,
+        "one JSON object per line",
+    ),
     ("nuggets", "nuggets.json", '{"101_1": {"[1]": {"text": 5}}}', 1, "a str"),
     ("ntr-labels", "ntr.tsv", "0_101_1_1_demo-bm25\t1\n0_101_1_1_demo-bm25\tyes\n", 2, "a label 0 or 1"),
 ]
@@ -126,7 +143,7 @@ def test_malformed_file_is_refused_cleanly(demo_db, tmp_path, kind, name, conten
     proc = run_cli("import", kind, path, *extra, db=db)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr                       # one line, no traceback
+    assert len(lines) == 1, proc.stderr  # one line, no traceback
     assert f"{path}:{line}:" in lines[0]
     assert words in lines[0]
     assert "Traceback" not in proc.stderr
@@ -164,7 +181,7 @@ def test_an_import_cannot_write_into_an_assessors_source(tmp_path):
 
     db_path = tmp_path / "d.db"
     run_cli("init", "--demo", db=db_path, check=True)
-    queue.sign_in(open_db(db_path), "nist")          # an assessor happened to pick the name 'nist'
+    queue.sign_in(open_db(db_path), "nist")  # an assessor happened to pick the name 'nist'
     qrels = tmp_path / "n.qrels"
     qrels.write_text("101_1 0 demo-doc-001:0 3\n")
     before = snapshot(db_path)
@@ -190,20 +207,26 @@ def test_assign_turns_and_conversations(tmp_path):
 
 def test_topics_whose_conversation_ids_belong_to_another_collection_are_refused_with_the_line(tmp_path):
     db_path = tmp_path / "c.db"
-    run_cli("init", "--demo", db=db_path, check=True)        # conversations 101 and 102, collection 'demo'
+    run_cli("init", "--demo", db=db_path, check=True)  # conversations 101 and 102, collection 'demo'
     other = tmp_path / "2024.json"
-    other.write_text(json.dumps([
-        {"number": 7, "title": "t", "ptkb": {"1": "s"}, "turns": [{"turn_id": 1, "utterance": "u"}]},
-        {"number": 102, "title": "t", "ptkb": {"1": "s"}, "turns": [{"turn_id": 1, "utterance": "u"}]},
-    ], indent=1))
+    other.write_text(
+        json.dumps(
+            [
+                {"number": 7, "title": "t", "ptkb": {"1": "s"}, "turns": [{"turn_id": 1, "utterance": "u"}]},
+                {"number": 102, "title": "t", "ptkb": {"1": "s"}, "turns": [{"turn_id": 1, "utterance": "u"}]},
+            ],
+            indent=1,
+        )
+    )
     lines = other.read_text().splitlines()
-    line = lines.index('  "number": 102,')      # 1-based: the line before, where that conversation's object opens
+    line = lines.index('  "number": 102,')  # 1-based: the line before, where that conversation's object opens
     assert lines[line - 1] == " {"
     before = snapshot(db_path)
     proc = run_cli("import", "topics", other, db=db_path)
     assert proc.returncode == 2
-    assert proc.stderr.strip().startswith(f"error: {other}:{line}: expected conversation ids not used by another "
-                                          "collection (102 already belongs to demo")
+    assert proc.stderr.strip().startswith(
+        f"error: {other}:{line}: expected conversation ids not used by another collection (102 already belongs to demo"
+    )
     assert snapshot(db_path) == before
 
 
@@ -215,13 +238,17 @@ def test_history_of_one_label_includes_its_bulk_import(tmp_path):
     second.write_text("101_1 0 demo-doc-001:0 2\n")
     run_cli("import", "qrels", first, "--source", "nist", db=db_path, check=True)
     run_cli("import", "qrels", second, "--source", "nist", db=db_path, check=True)
-    proc = run_cli("history", "--source", "nist", "--turn", "101_1", "--item", "demo-doc-001:0", "--json",
-                   db=db_path, check=True)
+    proc = run_cli(
+        "history", "--source", "nist", "--turn", "101_1", "--item", "demo-doc-001:0", "--json", db=db_path, check=True
+    )
     trail = json.loads(proc.stdout)
-    assert [(r["old"], r["new"], r["mode"], r["via"]) for r in trail] == [(None, "3", "import", "bulk"),
-                                                                          ("3", "2", "import", None)]
-    text = run_cli("history", "--source", "nist", "--turn", "101_1", "--item", "demo-doc-002:0", db=db_path,
-                   check=True).stdout
+    assert [(r["old"], r["new"], r["mode"], r["via"]) for r in trail] == [
+        (None, "3", "import", "bulk"),
+        ("3", "2", "import", None),
+    ]
+    text = run_cli(
+        "history", "--source", "nist", "--turn", "101_1", "--item", "demo-doc-002:0", db=db_path, check=True
+    ).stdout
     assert text.strip().endswith("- -> 1  mode=import via=bulk")
     proc = run_cli("history", "--source", "nobody", "--turn", "101_1", "--item", "x", db=db_path)
     assert proc.returncode == 2 and "no label source named 'nobody'" in proc.stderr

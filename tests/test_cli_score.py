@@ -1,4 +1,5 @@
 """`python -m assess score ...` end to end: the shared worked cases, runs, nuggets and bad input."""
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,9 @@ TOLERANCE = 6e-7  # the cases hold published values rounded to 6 decimals
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assess", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "assess", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
 
 
 def assert_matches(expected, got, path="") -> int:
@@ -93,8 +96,19 @@ def trec_files(tmp_path):
 
 def test_runs_json_matches_trec_eval_toy(trec_files):
     qrels, run, other = trec_files
-    result = run_cli("score", "runs", "--qrels", str(qrels), "--run", str(run), "--run", str(other),
-                     "--qrels-b", str(qrels), "--json")
+    result = run_cli(
+        "score",
+        "runs",
+        "--qrels",
+        str(qrels),
+        "--run",
+        str(run),
+        "--run",
+        str(other),
+        "--qrels-b",
+        str(qrels),
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     toy = out["runs"]["toy"]
@@ -131,8 +145,14 @@ def test_runs_bad_input_exit_2_with_one_line(tmp_path, trec_files):
 
 def test_gfrc2_bad_document_exit_2(tmp_path):
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"attributes": [], "conversations": [{"id": "c", "nuggets": [{"start": 3, "end": 1,
-                                                                                             "level": 1, "groups": {}}]}]}))
+    bad.write_text(
+        json.dumps(
+            {
+                "attributes": [],
+                "conversations": [{"id": "c", "nuggets": [{"start": 3, "end": 1, "level": 1, "groups": {}}]}],
+            }
+        )
+    )
     result = run_cli("score", "gfrc2", str(bad), "--json")
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.strip() == f"error: {bad}: expected end >= start in conversation 'c' nugget #1, found 1"
@@ -144,19 +164,49 @@ def test_gfrc2_bad_document_exit_2(tmp_path):
 
 def test_nuggets_ntr_and_ntn(tmp_path):
     gold = tmp_path / "gold.json"
-    gold.write_text(json.dumps({"1_1": {"[1]": {"text": "a", "relevance": "2"}, "[2]": {"text": "b", "relevance": "3"}},
-                                "1_2": {"[1]": {"text": "c", "relevance": "1"}}, "1_3": {}}))
+    gold.write_text(
+        json.dumps(
+            {
+                "1_1": {"[1]": {"text": "a", "relevance": "2"}, "[2]": {"text": "b", "relevance": "3"}},
+                "1_2": {"[1]": {"text": "c", "relevance": "1"}},
+                "1_3": {},
+            }
+        )
+    )
     dedup = tmp_path / "dedup.json"
-    dedup.write_text(json.dumps({"1_1": {"[1]": {"text": "a", "relevance": "2"}}, "1_2": {"[1]": {"text": "c", "relevance": "1"}}}))
+    dedup.write_text(
+        json.dumps({"1_1": {"[1]": {"text": "a", "relevance": "2"}}, "1_2": {"[1]": {"text": "c", "relevance": "1"}}})
+    )
     labels = tmp_path / "labels.tsv"
     labels.write_text("1_1_1_1_runA\t1\n1_1_1_2_runA\t0\n1_1_2_1_runA\t0\n1_1_1_1_runB\t0\n")
     ptkb = tmp_path / "ptkb.qrels"
     ptkb.write_text("1_1 0 1 1\n1_1 0 2 0\n1_2 0 1 0\n")
     ntn = tmp_path / "ntn.json"
-    ntn.write_text(json.dumps({"runA": {"1_1": {"response": ["[1]", "[2]"], "pairs": [["[1]", "[2]"]]},
-                                        "1_3": {"response": [], "pairs": []}}}))
-    result = run_cli("score", "nuggets", "--gold", str(gold), "--gold-dedup", str(dedup), "--matches", str(labels),
-                     "--ntn", str(ntn), "--personal", str(ptkb), "--json")
+    ntn.write_text(
+        json.dumps(
+            {
+                "runA": {
+                    "1_1": {"response": ["[1]", "[2]"], "pairs": [["[1]", "[2]"]]},
+                    "1_3": {"response": [], "pairs": []},
+                }
+            }
+        )
+    )
+    result = run_cli(
+        "score",
+        "nuggets",
+        "--gold",
+        str(gold),
+        "--gold-dedup",
+        str(dedup),
+        "--matches",
+        str(labels),
+        "--ntn",
+        str(ntn),
+        "--personal",
+        str(ptkb),
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     run_a = out["ntr_recall"]["runs"]["runA"]
@@ -179,9 +229,19 @@ def test_nuggets_on_the_crowd_labels():
     root = "../shared/data/irlabamsterdam-CONE-RAG/resources/human_resources/"
     shared_file("data", "irlabamsterdam-CONE-RAG", "resources", "human_resources", "human-study-matching-labels.txt")
     topics = shared_file("data", "irlabamsterdam-iKAT", "2024", "data", "2024_test_topics.json")
-    result = run_cli("score", "nuggets", "--gold", root + "gold_nuggets_human.json",
-                     "--gold-dedup", root + "gold_nuggets_human_deduplicated.json",
-                     "--matches", root + "human-study-matching-labels.txt", "--personal", str(topics), "--json")
+    result = run_cli(
+        "score",
+        "nuggets",
+        "--gold",
+        root + "gold_nuggets_human.json",
+        "--gold-dedup",
+        root + "gold_nuggets_human_deduplicated.json",
+        "--matches",
+        root + "human-study-matching-labels.txt",
+        "--personal",
+        str(topics),
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     runs = json.loads(result.stdout)["ntr_recall"]["runs"]
     assert len(runs) == 6
@@ -200,11 +260,19 @@ def test_help_is_fast():
 
 # ------------------------------------------------------------------------------------------- NtR from the store
 
-MINI_TOPICS = [{"number": 7, "title": "mini", "ptkb": {"1": "I run.", "2": "I swim."}, "turns": [
-    {"turn_id": 1, "utterance": "u1", "response": "r1", "ptkb_provenance": [1]},
-    {"turn_id": 2, "utterance": "u2", "response": "r2", "ptkb_provenance": []},
-    {"turn_id": 3, "utterance": "u3", "response": "r3", "ptkb_provenance": [2]},
-    {"turn_id": 4, "utterance": "u4", "response": "r4", "ptkb_provenance": []}]}]
+MINI_TOPICS = [
+    {
+        "number": 7,
+        "title": "mini",
+        "ptkb": {"1": "I run.", "2": "I swim."},
+        "turns": [
+            {"turn_id": 1, "utterance": "u1", "response": "r1", "ptkb_provenance": [1]},
+            {"turn_id": 2, "utterance": "u2", "response": "r2", "ptkb_provenance": []},
+            {"turn_id": 3, "utterance": "u3", "response": "r3", "ptkb_provenance": [2]},
+            {"turn_id": 4, "utterance": "u4", "response": "r4", "ptkb_provenance": []},
+        ],
+    }
+]
 
 
 def _nuggets(keys: dict) -> dict:
@@ -215,20 +283,27 @@ def _nuggets(keys: dict) -> dict:
 def mini_store(tmp_path):
     """Conversation 7: turns 7_1 and 7_3 personal (organizers); gold nuggets 3/2/1/2; run A answers every
     turn (7_3 with white space only), run B answers 7_1, 7_2 and 7_4; a de-duplicated set of every turn."""
+    from assess.services.loading import load_file
     from store import nuggets as stored
     from store import open_db, write
     from store.imports import ensure_source
-    from store.loading import load_file
 
-    files = {"topics.json": MINI_TOPICS,
-             "gold.json": _nuggets({"7_1": [1, 2, 3], "7_2": [1, 2], "7_3": [1], "7_4": [1, 2]}),
-             "dedup.json": _nuggets({"7_1": [1, 3], "7_2": [1, 2], "7_3": [1], "7_4": [2]}),
-             "responses.json": {"7_1": {"A": "a1", "B": "b1"}, "7_2": {"A": "a2", "B": "b2"}, "7_3": {"A": "  "},
-                                "7_4": {"A": "a4", "B": "b4"}}}
+    files = {
+        "topics.json": MINI_TOPICS,
+        "gold.json": _nuggets({"7_1": [1, 2, 3], "7_2": [1, 2], "7_3": [1], "7_4": [1, 2]}),
+        "dedup.json": _nuggets({"7_1": [1, 3], "7_2": [1, 2], "7_3": [1], "7_4": [2]}),
+        "responses.json": {
+            "7_1": {"A": "a1", "B": "b1"},
+            "7_2": {"A": "a2", "B": "b2"},
+            "7_3": {"A": "  "},
+            "7_4": {"A": "a4", "B": "b4"},
+        },
+    }
     for name, data in files.items():
         (tmp_path / name).write_text(json.dumps(data))
-    (tmp_path / "llm.tsv").write_text("0_7_1_1_A\t1\n0_7_1_2_A\t0\n0_7_1_3_A\t0\n0_7_2_1_A\t1\n0_7_2_2_A\t1\n"
-                                      "0_7_4_1_B\t1\n0_7_4_2_B\t0\n")
+    (tmp_path / "llm.tsv").write_text(
+        "0_7_1_1_A\t1\n0_7_1_2_A\t0\n0_7_1_3_A\t0\n0_7_2_1_A\t1\n0_7_2_2_A\t1\n0_7_4_1_B\t1\n0_7_4_2_B\t0\n"
+    )
     (tmp_path / "llm-ptkb.qrels").write_text("7_2 0 1 1\n7_1 0 1 0\n")
     path = tmp_path / "mini.db"
     db = open_db(path)
@@ -243,9 +318,17 @@ def mini_store(tmp_path):
     # the assessor amy on the /ntr page (signing in creates her source)
     with write(db):
         ensure_source(db, "amy", "assessor")
-    for run, turn, key, match in [("A", "7_1", 1, 1), ("A", "7_1", 2, 1), ("A", "7_1", 3, 0), ("A", "7_2", 1, 0),
-                                  ("A", "7_3", 1, 1), ("A", "7_4", 1, 1), ("A", "7_4", 2, 1),
-                                  ("B", "7_1", 3, 1), ("B", "7_4", 1, 0)]:
+    for run, turn, key, match in [
+        ("A", "7_1", 1, 1),
+        ("A", "7_1", 2, 1),
+        ("A", "7_1", 3, 0),
+        ("A", "7_2", 1, 0),
+        ("A", "7_3", 1, 1),
+        ("A", "7_4", 1, 1),
+        ("A", "7_4", 2, 1),
+        ("B", "7_1", 3, 1),
+        ("B", "7_4", 1, 0),
+    ]:
         stored.save_ntr_label(db, "amy", gold[turn, f"[{key}]"], run, match)
     db.conn.close()
     return path
@@ -260,7 +343,7 @@ def score_store(path, *args):
 def test_nuggets_ntr_recall_from_assessor_labels_in_the_store(mini_store):
     out = score_store(mini_store, "--ntr-source", "amy", "--dedup", "--personal")
     assert (out["nugget_source"], out["personal"], out["labels"]) == ("gold", "organizers", 8)
-    assert out["ignored_labels"] == {"other_nugget_sets": 0, "empty_responses": 1}   # A on 7_3 (white space)
+    assert out["ignored_labels"] == {"other_nugget_sets": 0, "empty_responses": 1}  # A on 7_3 (white space)
     a, b = out["ntr_recall"]["runs"]["A"], out["ntr_recall"]["runs"]["B"]
     # A: 7_1 2/3 (2 of 3 labelled yes), 7_2 0/1 ([2] unjudged, left out), 7_4 2/2; 7_3 skipped (empty response)
     assert a["original"]["per_turn"] == pytest.approx({"7_1": 2 / 3, "7_2": 0.0, "7_4": 1.0})
@@ -277,10 +360,15 @@ def test_nuggets_ntr_recall_from_assessor_labels_in_the_store(mini_store):
     assert out["dedup_unknown_turns"] == []
     # unjudged gold nuggets as "not captured": B 7_1 1/3, 7_4 0/2; de-duplicated 1/2 and 0/1
     no = score_store(mini_store, "--ntr-source", "amy", "--dedup", "--unjudged", "no")["ntr_recall"]["runs"]
-    assert no["B"]["original"]["mean"] == pytest.approx(1 / 6) and no["B"]["deduplicated"]["mean"] == pytest.approx(0.25)
+    assert no["B"]["original"]["mean"] == pytest.approx(1 / 6) and no["B"]["deduplicated"]["mean"] == pytest.approx(
+        0.25
+    )
     assert no["A"]["original"]["per_turn"] == pytest.approx({"7_1": 2 / 3, "7_2": 0.0, "7_4": 1.0})
     plain = score_store(mini_store, "--ntr-source", "amy")
-    assert list(plain["ntr_recall"]["runs"]["A"]) == ["original"] and "personal" not in plain["ntr_recall"]["runs"]["A"]["original"]
+    assert (
+        list(plain["ntr_recall"]["runs"]["A"]) == ["original"]
+        and "personal" not in plain["ntr_recall"]["runs"]["A"]["original"]
+    )
 
 
 def test_nuggets_ntr_recall_of_llm_and_crowd_sources_and_a_ptkb_source(mini_store, tmp_path):
@@ -295,8 +383,19 @@ def test_nuggets_ntr_recall_of_llm_and_crowd_sources_and_a_ptkb_source(mini_stor
     crowd = score_store(mini_store, "--ntr-source", "crowd:mini", "--dedup", "--personal", "llm:mini")
     assert crowd["ntr_recall"] == llm["ntr_recall"]
     # the file form on the same labels gives the same numbers
-    files = run_cli("score", "nuggets", "--gold", str(tmp_path / "gold.json"), "--gold-dedup", str(tmp_path / "dedup.json"),
-                    "--matches", str(tmp_path / "llm.tsv"), "--personal", str(tmp_path / "llm-ptkb.qrels"), "--json")
+    files = run_cli(
+        "score",
+        "nuggets",
+        "--gold",
+        str(tmp_path / "gold.json"),
+        "--gold-dedup",
+        str(tmp_path / "dedup.json"),
+        "--matches",
+        str(tmp_path / "llm.tsv"),
+        "--personal",
+        str(tmp_path / "llm-ptkb.qrels"),
+        "--json",
+    )
     assert files.returncode == 0, files.stderr
     assert json.loads(files.stdout)["ntr_recall"] == llm["ntr_recall"]
     # a PTKB qrels file works in the store form too
@@ -318,7 +417,10 @@ def test_nuggets_store_form_refuses_bad_input(mini_store, tmp_path):
     db.conn.close()
     before = snapshot(mini_store)
     for args, message in [
-        (["--ntr-source", "nobody"], "no NtR labels of source 'nobody'; sources with NtR labels: amy, crowd:mini, llm:mini"),
+        (
+            ["--ntr-source", "nobody"],
+            "no NtR labels of source 'nobody'; sources with NtR labels: amy, crowd:mini, llm:mini",
+        ),
         (["--ntr-source", "amy"], "refer to the nugget sets amy, gold: name one with --nugget-source"),
         (["--ntr-source", "amy", "--nugget-source", "gold", "--personal", "nist"], "no PTKB labels of source 'nist'"),
         (["--ntr-source", "amy", "--nugget-source", "none"], "no nuggets of source 'none'"),
@@ -326,7 +428,7 @@ def test_nuggets_store_form_refuses_bad_input(mini_store, tmp_path):
         (["--ntr-source", "amy", "--gold", str(tmp_path / "gold.json")], "either files (--gold ...) or the store"),
     ]:
         result = run_cli("score", "nuggets", "--db", str(mini_store), *args)
-        if message is None:                        # amy's own set: every nugget kept (in_dedup 1), scored
+        if message is None:  # amy's own set: every nugget kept (in_dedup 1), scored
             assert result.returncode == 0, result.stderr
             continue
         assert result.returncode == 2 and result.stdout == "" and message in result.stderr, result.stderr
@@ -336,8 +438,9 @@ def test_nuggets_store_form_refuses_bad_input(mini_store, tmp_path):
     assert out["ignored_labels"]["other_nugget_sets"] == 1 and out["labels"] == 8
     missing = run_cli("score", "nuggets", "--db", str(tmp_path / "absent.db"), "--ntr-source", "amy")
     assert missing.returncode == 2 and "no such database" in missing.stderr and not (tmp_path / "absent.db").exists()
-    no_file = run_cli("score", "nuggets", "--gold", str(tmp_path / "gold.json"), "--matches", str(tmp_path / "llm.tsv"),
-                      "--personal")
+    no_file = run_cli(
+        "score", "nuggets", "--gold", str(tmp_path / "gold.json"), "--matches", str(tmp_path / "llm.tsv"), "--personal"
+    )
     assert no_file.returncode == 2 and "PTKB qrels or topics file" in no_file.stderr
 
 
@@ -347,9 +450,9 @@ def test_nuggets_ntr_recall_of_the_demo_llm_labels(tmp_path):
     import sqlite3
     from statistics import mean
 
+    from assess.services.loading import load_demo
     from store import nuggets as stored
     from store import open_db
-    from store.loading import load_demo
 
     path = tmp_path / "demo.db"
     db = open_db(path)
@@ -362,10 +465,16 @@ def test_nuggets_ntr_recall_of_the_demo_llm_labels(tmp_path):
     out = score_store(path, "--ntr-source", "llm:demo-gpt", "--dedup", "--personal")
 
     conn = sqlite3.connect(path)
-    personal = {t for (t,) in conn.execute("SELECT DISTINCT turn_id FROM ptkb_labels WHERE source = 'organizers' "
-                                           "AND relevant > 0")}
-    labels = conn.execute("SELECT l.run, l.turn_id, l.match, n.in_dedup FROM ntr_labels l JOIN nuggets n "
-                          "ON n.id = l.nugget_id WHERE l.source = 'llm:demo-gpt' AND n.source = 'gold'").fetchall()
+    personal = {
+        t
+        for (t,) in conn.execute(
+            "SELECT DISTINCT turn_id FROM ptkb_labels WHERE source = 'organizers' AND relevant > 0"
+        )
+    }
+    labels = conn.execute(
+        "SELECT l.run, l.turn_id, l.match, n.in_dedup FROM ntr_labels l JOIN nuggets n "
+        "ON n.id = l.nugget_id WHERE l.source = 'llm:demo-gpt' AND n.source = 'gold'"
+    ).fetchall()
     decided = {t for (t,) in conn.execute("SELECT turn_id FROM nuggets WHERE source = 'gold' AND in_dedup IS NOT NULL")}
     conn.close()
     assert decided == {"101_1", "102_3"}
@@ -386,8 +495,19 @@ def test_nuggets_ntr_recall_of_the_demo_llm_labels(tmp_path):
     assert set(out["ntr_recall"]["runs"]["demo-rerank"]["deduplicated"]["per_turn"]) == {"101_1", "102_3"}
     assert len(out["dedup_unknown_turns"]) == 10
     demo = ROOT / "assets" / "demo"
-    files = run_cli("score", "nuggets", "--gold", str(demo / "nuggets.json"), "--matches", str(demo / "llm-ntr.tsv"),
-                    "--personal", str(demo / "topics.json"), "--json")
+    files = run_cli(
+        "score",
+        "nuggets",
+        "--gold",
+        str(demo / "nuggets.json"),
+        "--matches",
+        str(demo / "llm-ntr.tsv"),
+        "--personal",
+        str(demo / "topics.json"),
+        "--json",
+    )
     assert files.returncode == 0, files.stderr
     from_files = json.loads(files.stdout)["ntr_recall"]["runs"]
-    assert {r: v["original"] for r, v in from_files.items()} == {r: v["original"] for r, v in out["ntr_recall"]["runs"].items()}
+    assert {r: v["original"] for r, v in from_files.items()} == {
+        r: v["original"] for r, v in out["ntr_recall"]["runs"].items()
+    }

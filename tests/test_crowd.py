@@ -1,5 +1,6 @@
 """Crowd studies: batching, screening and aggregation against hand-computed answers; the store's
 assignment and answer rules; the CLI; the CONE-RAG MTurk label import."""
+
 from __future__ import annotations
 
 import csv
@@ -11,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assess import crowd
-from assess.crowd import Answer, KnownAnswer, StudyConfig
+from assess.crowd import rules as crowd
+from assess.crowd.rules import Answer, KnownAnswer, StudyConfig
 from assess.errors import AssessError, FormatError
+from assess.services.loading import load_demo
 from store import crowd as store_crowd
 from store import open_db
-from store.loading import load_demo
 from tests.conftest import shared_file
 from tests.helpers import run_cli, snapshot
 
@@ -46,28 +47,43 @@ def do_batch(db, assignment, answer_of=lambda view: 1, seconds=2.0):
 
 def llm_answer(db):
     """A simulated worker who answers as the demo LLM did (the test's oracle, not the page's code path)."""
-    labels = {(n, r): m for n, r, m in db.execute(
-        "SELECT nug.text, l.run, l.match FROM ntr_labels l JOIN nuggets nug ON nug.id = l.nugget_id "
-        "WHERE l.source = 'llm:demo-gpt'")}
-    items = {i: (t, r) for i, t, r in db.execute(
-        "SELECT i.id, n.text, i.run FROM crowd_items i JOIN nuggets n ON n.id = i.nugget_id")}
+    labels = {
+        (n, r): m
+        for n, r, m in db.execute(
+            "SELECT nug.text, l.run, l.match FROM ntr_labels l JOIN nuggets nug ON nug.id = l.nugget_id "
+            "WHERE l.source = 'llm:demo-gpt'"
+        )
+    }
+    items = {
+        i: (t, r)
+        for i, t, r in db.execute("SELECT i.id, n.text, i.run FROM crowd_items i JOIN nuggets n ON n.id = i.nugget_id")
+    }
     return lambda view: labels[items[view.item_id]]
 
 
 # ------------------------------------------------------------------------------------------- pure: batches
 
+
 def test_batches_of_ten_plus_one_seeded_test_item():
     batches = crowd.make_batches(list(range(25)), ["t1", "t2", "t3"], batch_size=10, seed=7)
     assert [len(b) for b in batches] == [11, 11, 6]
-    assert [[i for i, test in b if not test] for b in batches] == [list(range(10)), list(range(10, 20)),
-                                                                  list(range(20, 25))]
+    assert [[i for i, test in b if not test] for b in batches] == [
+        list(range(10)),
+        list(range(10, 20)),
+        list(range(20, 25)),
+    ]
     tests = [[i for i, test in b if test] for b in batches]
     assert all(len(t) == 1 for t in tests)
-    assert sorted(t[0] for t in tests) == ["t1", "t2", "t3"]          # each test used once before any repeats
+    assert sorted(t[0] for t in tests) == ["t1", "t2", "t3"]  # each test used once before any repeats
     assert crowd.make_batches(list(range(25)), ["t1", "t2", "t3"], batch_size=10, seed=7) == batches
-    positions = {tuple(next(p for p, (_, test) in enumerate(b) if test) for b in
-                       crowd.make_batches(list(range(100)), ["t"], seed=s)) for s in range(5)}
-    assert len(positions) > 1                                            # the position depends on the seed
+    positions = {
+        tuple(
+            next(p for p, (_, test) in enumerate(b) if test)
+            for b in crowd.make_batches(list(range(100)), ["t"], seed=s)
+        )
+        for s in range(5)
+    }
+    assert len(positions) > 1  # the position depends on the seed
     assert crowd.make_batches([1, 2], [], batch_size=10) == [[(1, False), (2, False)]]
     assert crowd.make_batches([], ["t"]) == []
 
@@ -84,14 +100,15 @@ def test_every_regular_item_lands_in_exactly_one_batch(n, tests, size, seed):
 
 # ------------------------------------------------------------------------------------------- pure: votes
 
+
 def test_majority_vote_and_tie_rules_by_hand():
     assert crowd.majority_vote([1, 1, 0]) == (1, 2 / 3, 3, {0: 1, 1: 2}, False)
     assert crowd.majority_vote([1, 0]).label is None and crowd.majority_vote([1, 0]).tie
-    assert crowd.majority_vote([1, 0], "mean").label == 1                 # mean 0.5 rounds half up
+    assert crowd.majority_vote([1, 0], "mean").label == 1  # mean 0.5 rounds half up
     assert crowd.majority_vote([2, 3, 3], "mean") == (3, 8 / 3, 3, {2: 1, 3: 2}, False)
     assert crowd.majority_vote([1, 2], "mean")[:2] == (2, 1.5)
-    assert crowd.majority_vote([0, 1, 3], "mean")[:2] == (1, 4 / 3)      # three-way tie: mean 1.33 -> 1
-    assert crowd.majority_vote([0, 3, -1], "mean")[:3] == (2, 1.5, 2)    # -1 (unable to judge) not counted
+    assert crowd.majority_vote([0, 1, 3], "mean")[:2] == (1, 4 / 3)  # three-way tie: mean 1.33 -> 1
+    assert crowd.majority_vote([0, 3, -1], "mean")[:3] == (2, 1.5, 2)  # -1 (unable to judge) not counted
     assert crowd.majority_vote([-1, -1]) == (-1, None, 0, {}, False)
     assert crowd.majority_vote([]) == (None, None, 0, {}, False)
     with pytest.raises(AssessError):
@@ -112,10 +129,11 @@ def test_majority_vote_ignores_order(values, rnd):
 def test_qc_rules():
     def t(value, known):
         return Answer("w", 1, "1", 9, value, None, True, known)
+
     assert crowd.test_failed(t(0, 1), "test") and not crowd.test_failed(t(1, 1), "test")
-    assert crowd.test_failed(t(3, 0), "known-bad")            # CAsT 2022: a known-bad response rated 3
+    assert crowd.test_failed(t(3, 0), "known-bad")  # CAsT 2022: a known-bad response rated 3
     assert not crowd.test_failed(t(2, 0), "known-bad")
-    assert not crowd.test_failed(t(3, 3), "known-bad")        # a known-good item is no known-bad test
+    assert not crowd.test_failed(t(3, 3), "known-bad")  # a known-good item is no known-bad test
     assert not crowd.test_failed(t(0, 1), "none")
     regular = Answer("w", 1, "1", 8, 0, None, False, None)
     assert not crowd.test_failed(regular, "test")
@@ -123,11 +141,17 @@ def test_qc_rules():
 
 # One batch (items 1-3, test item 9 with known answer 1) done by three workers; c fails the test.
 SCENARIO = [
-    Answer("a", 1, "1", 1, 1, 2.0), Answer("a", 1, "1", 2, 1, 4.0), Answer("a", 1, "1", 3, 0, 6.0),
+    Answer("a", 1, "1", 1, 1, 2.0),
+    Answer("a", 1, "1", 2, 1, 4.0),
+    Answer("a", 1, "1", 3, 0, 6.0),
     Answer("a", 1, "1", 9, 1, 1.0, True, 1),
-    Answer("b", 2, "1", 1, 1, 3.0), Answer("b", 2, "1", 2, 0, 3.0), Answer("b", 2, "1", 3, 0, 3.0),
+    Answer("b", 2, "1", 1, 1, 3.0),
+    Answer("b", 2, "1", 2, 0, 3.0),
+    Answer("b", 2, "1", 3, 0, 3.0),
     Answer("b", 2, "1", 9, 1, 3.0, True, 1),
-    Answer("c", 3, "1", 1, 0, 1.0), Answer("c", 3, "1", 2, 1, 1.0), Answer("c", 3, "1", 3, 1, 1.0),
+    Answer("c", 3, "1", 1, 0, 1.0),
+    Answer("c", 3, "1", 2, 1, 1.0),
+    Answer("c", 3, "1", 3, 1, 1.0),
     Answer("c", 3, "1", 9, 0, 1.0, True, 1),
 ]
 
@@ -139,8 +163,11 @@ def test_screening_and_aggregation_by_hand():
     # c discarded: item 1 = {1, 1} -> 1; item 2 = {1, 0} -> tie, undecided; item 3 = {0, 0} -> 0
     assert {i: v.label for i, v in votes.items()} == {1: 1, 2: None, 3: 0}
     assert votes[2].tie and votes[2].mean == 0.5
-    assert {i: v.label for i, v in crowd.aggregate(SCENARIO, StudyConfig(qc="test", tie="mean")).items()} == \
-        {1: 1, 2: 1, 3: 0}
+    assert {i: v.label for i, v in crowd.aggregate(SCENARIO, StudyConfig(qc="test", tie="mean")).items()} == {
+        1: 1,
+        2: 1,
+        3: 0,
+    }
     # without screening c's votes count: item 2 = {1, 0, 1} -> 1, item 3 = {0, 0, 1} -> 0
     assert {i: v.label for i, v in crowd.aggregate(SCENARIO, StudyConfig(qc="none")).items()} == {1: 1, 2: 1, 3: 0}
     # an organizer's rejection removes a worker everywhere: item 2 = {1} -> 1 once b is rejected
@@ -203,8 +230,9 @@ def test_qc_failed_is_the_rule_of_test_failed():
     for rule in crowd.QC_RULES:
         for known in (None, 0, 1, 2, 3):
             for value in (-1, 0, 1, 2, 3):
-                assert crowd.qc_failed(value, known, rule, 2) == \
-                    crowd.test_failed(Answer("w", 1, "1", 9, value, None, True, known), rule, 2)
+                assert crowd.qc_failed(value, known, rule, 2) == crowd.test_failed(
+                    Answer("w", 1, "1", 9, value, None, True, known), rule, 2
+                )
 
 
 def test_completion_codes_and_entry_parameters():
@@ -213,15 +241,25 @@ def test_completion_codes_and_entry_parameters():
     assert code != crowd.completion_code("s3cret", "demo", "w2", "4")
     prolific = crowd.entry_from_params({"study": "demo", "PROLIFIC_PID": "5f1a", "STUDY_ID": "st", "SESSION_ID": "se"})
     assert prolific == ("demo", "5f1a", "prolific", "se", "st", None, False)
-    mturk = crowd.entry_from_params({"study": "demo", "workerId": "A1B", "assignmentId": "3X", "hitId": "H",
-                                     "turkSubmitTo": "https://workersandbox.mturk.com"})
+    mturk = crowd.entry_from_params(
+        {
+            "study": "demo",
+            "workerId": "A1B",
+            "assignmentId": "3X",
+            "hitId": "H",
+            "turkSubmitTo": "https://workersandbox.mturk.com",
+        }
+    )
     assert mturk == ("demo", "A1B", "mturk", "3X", "H", "https://workersandbox.mturk.com", False)
     preview = crowd.entry_from_params({"study": "demo", "assignmentId": crowd.MTURK_PREVIEW, "hitId": "H"})
     assert preview.preview and preview.worker is None
     assert crowd.entry_from_params({"study": "demo", "worker": "amy"}).platform == "direct"
-    for bad in ({"study": "demo", "workerId": "A", "assignmentId": "B", "turkSubmitTo": "https://evil.example"},
-                {"study": "demo", "workerId": "A", "assignmentId": "B", "turkSubmitTo": "http://www.mturk.com"},
-                {"study": "no spaces", "worker": "a"}, {"study": "demo", "worker": "<script>"}):
+    for bad in (
+        {"study": "demo", "workerId": "A", "assignmentId": "B", "turkSubmitTo": "https://evil.example"},
+        {"study": "demo", "workerId": "A", "assignmentId": "B", "turkSubmitTo": "http://www.mturk.com"},
+        {"study": "no spaces", "worker": "a"},
+        {"study": "demo", "worker": "<script>"},
+    ):
         with pytest.raises(AssessError):
             crowd.entry_from_params(bad)
     form = crowd.mturk_form_html("https://www.mturk.com", 'A"1', "CODE")
@@ -244,16 +282,29 @@ def test_study_settings_are_checked():
 
 # ------------------------------------------------------------------------------------------- store
 
+
 def test_demo_study_batches(demo):
     summary = store_crowd.create_demo_study(demo)
-    assert summary == {"study": "demo", "task": "ntr", "items": 186, "tests": 6, "batches": 19, "k": 3,
-                       "assignments_needed": 57, "source": "crowd:demo"}
-    per_batch = demo.execute("SELECT batch_id, COUNT(*), SUM(is_test) FROM crowd_batch_items GROUP BY batch_id").fetchall()
+    assert summary == {
+        "study": "demo",
+        "task": "ntr",
+        "items": 186,
+        "tests": 6,
+        "batches": 19,
+        "k": 3,
+        "assignments_needed": 57,
+        "source": "crowd:demo",
+    }
+    per_batch = demo.execute(
+        "SELECT batch_id, COUNT(*), SUM(is_test) FROM crowd_batch_items GROUP BY batch_id"
+    ).fetchall()
     assert [n for _, n, _ in per_batch] == [11] * 18 + [7] and all(t == 1 for *_, t in per_batch)
     regular = demo.execute("SELECT item_id FROM crowd_batch_items WHERE is_test = 0").fetchall()
     assert len(regular) == len(set(regular)) == 186
-    tests = demo.execute("SELECT DISTINCT bi.item_id FROM crowd_batch_items bi JOIN crowd_items i ON i.id = bi.item_id "
-                         "WHERE bi.is_test = 1 AND i.known_answer IS NOT NULL").fetchall()
+    tests = demo.execute(
+        "SELECT DISTINCT bi.item_id FROM crowd_batch_items bi JOIN crowd_items i ON i.id = bi.item_id "
+        "WHERE bi.is_test = 1 AND i.known_answer IS NOT NULL"
+    ).fetchall()
     assert len(tests) == 6 and not set(tests) & set(regular)
     with pytest.raises(AssessError, match="exists already"):
         store_crowd.create_demo_study(demo)
@@ -272,30 +323,32 @@ def test_create_refuses_bad_requests(demo):
     with pytest.raises(AssessError, match="no items"):
         store_crowd.create_study(demo, "s1", StudyConfig(qc="none"), nugget_source="nobody")
     assert demo.execute("SELECT COUNT(*) FROM crowd_studies").fetchone() == (0,)
-    small = store_crowd.create_study(demo, "s2", StudyConfig(qc="none", batch_size=4, k=2), runs=["demo-dense"],
-                                     turns=["101_1", "101_2"])
+    small = store_crowd.create_study(
+        demo, "s2", StudyConfig(qc="none", batch_size=4, k=2), runs=["demo-dense"], turns=["101_1", "101_2"]
+    )
     assert (small["items"], small["tests"], small["batches"]) == (10, 0, 3)
 
 
 def test_k_distinct_workers_per_batch_and_never_the_same_batch_twice(demo):
     store_crowd.create_demo_study(demo)
     first = [store_crowd.enter(demo, entry(w)) for w in ("a", "b", "c", "d")]
-    assert [a.batch for a in first] == ["1", "1", "1", "2"]            # batch 1 fills up first, then batch 2
-    assert store_crowd.enter(demo, entry("a")) == first[0]              # resumes the unfinished batch
+    assert [a.batch for a in first] == ["1", "1", "1", "2"]  # batch 1 fills up first, then batch 2
+    assert store_crowd.enter(demo, entry("a")) == first[0]  # resumes the unfinished batch
     do_batch(demo, first[0])
-    again = store_crowd.enter(demo, entry("a"))                         # same (empty) session: the finished batch
+    again = store_crowd.enter(demo, entry("a"))  # same (empty) session: the finished batch
     assert again.id == first[0].id and again.status == "completed"
-    second = store_crowd.enter(demo, entry("a", session="s2"))          # a new session: a new batch, never batch 1
+    second = store_crowd.enter(demo, entry("a", session="s2"))  # a new session: a new batch, never batch 1
     assert second.batch == "2"
-    batches = demo.execute("SELECT batch_id, COUNT(*), COUNT(DISTINCT worker) FROM crowd_assignments "
-                           "GROUP BY batch_id").fetchall()
+    batches = demo.execute(
+        "SELECT batch_id, COUNT(*), COUNT(DISTINCT worker) FROM crowd_assignments GROUP BY batch_id"
+    ).fetchall()
     assert all(n == distinct <= 3 for _, n, distinct in batches)
 
 
 def test_a_batch_discarded_by_qc_goes_to_new_workers_until_k_kept(demo):
-    store_crowd.create_demo_study(demo)                                 # k = 3, qc test
+    store_crowd.create_demo_study(demo)  # k = 3, qc test
     known = dict(demo.execute("SELECT id, known_answer FROM crowd_items WHERE known_answer IS NOT NULL"))
-    right = lambda v: known.get(v.item_id, 1)                            # noqa: E731
+    right = lambda v: known.get(v.item_id, 1)  # noqa: E731
     wrong = lambda v: 1 - known[v.item_id] if v.item_id in known else 1  # noqa: E731
 
     def batch1():
@@ -305,34 +358,36 @@ def test_a_batch_discarded_by_qc_goes_to_new_workers_until_k_kept(demo):
     a, b, c = (store_crowd.enter(demo, entry(w)) for w in "abc")
     assert [x.batch for x in (a, b, c)] == ["1", "1", "1"]
     do_batch(demo, a, right)
-    do_batch(demo, b, wrong)                                            # b fails the test item: discarded
-    assert batch1() == (2, 1, 1, 1)                                     # a kept + c in progress: 2 of 3 slots
+    do_batch(demo, b, wrong)  # b fails the test item: discarded
+    assert batch1() == (2, 1, 1, 1)  # a kept + c in progress: 2 of 3 slots
     assert store_crowd.holding(demo, "demo")["1"] == 2
-    assert store_crowd.enter(demo, entry("d")).batch == "1"             # a 4th worker gets batch 1
-    assert store_crowd.enter(demo, entry("e")).batch == "2"             # a, c, d hold its 3 slots
-    do_batch(demo, c, wrong)                                            # c fails too: a kept + d in progress
-    assert store_crowd.enter(demo, entry("b", session="again")).batch == "2"   # never batch 1 again
+    assert store_crowd.enter(demo, entry("d")).batch == "1"  # a 4th worker gets batch 1
+    assert store_crowd.enter(demo, entry("e")).batch == "2"  # a, c, d hold its 3 slots
+    do_batch(demo, c, wrong)  # c fails too: a kept + d in progress
+    assert store_crowd.enter(demo, entry("b", session="again")).batch == "2"  # never batch 1 again
     f = store_crowd.enter(demo, entry("f"))
-    assert f.batch == "1"                                               # the 5th worker of batch 1
+    assert f.batch == "1"  # the 5th worker of batch 1
     do_batch(demo, store_crowd.enter(demo, entry("d")), right)
     do_batch(demo, f, right)
-    assert batch1() == (5, 3, 2, 0)                                     # a, d, f kept: batch 1 is full
+    assert batch1() == (5, 3, 2, 0)  # a, d, f kept: batch 1 is full
     assert store_crowd.enter(demo, entry("g")).batch == "2"
     progress = store_crowd.progress(demo, "demo")
-    assert (progress["assignments_done"], progress["complete_batches"], progress["assignments_discarded"]) \
-        == (3, 1, 2)
+    assert (progress["assignments_done"], progress["complete_batches"], progress["assignments_discarded"]) == (3, 1, 2)
     # the discarded workers' answers stay stored (11 each), out of the majority: 3 kept labels per item
-    assert demo.execute("SELECT a.worker, COUNT(*) FROM crowd_answers x JOIN crowd_assignments a ON "
-                        "a.id = x.assignment_id WHERE a.worker IN ('b', 'c') AND a.status = 'completed' "
-                        "GROUP BY a.worker ORDER BY 1").fetchall() == [("b", 11), ("c", 11)]
+    assert demo.execute(
+        "SELECT a.worker, COUNT(*) FROM crowd_answers x JOIN crowd_assignments a ON "
+        "a.id = x.assignment_id WHERE a.worker IN ('b', 'c') AND a.status = 'completed' "
+        "GROUP BY a.worker ORDER BY 1"
+    ).fetchall() == [("b", 11), ("c", 11)]
     votes = store_crowd.aggregated_rows(demo, "demo")
     assert len(votes) == 10 and {r["n"] for r in votes} == {3}
     # an organizer's rejection frees the slot too: batch 2 is full (e, b, g), so h gets batch 1
     store_crowd.set_decision(demo, "demo", "d", "rejected")
     assert batch1() == (5, 2, 3, 0)
     assert store_crowd.enter(demo, entry("h")).batch == "1"
-    batches = demo.execute("SELECT batch_id, COUNT(*), COUNT(DISTINCT worker) FROM crowd_assignments "
-                           "GROUP BY batch_id").fetchall()
+    batches = demo.execute(
+        "SELECT batch_id, COUNT(*), COUNT(DISTINCT worker) FROM crowd_assignments GROUP BY batch_id"
+    ).fetchall()
     assert all(n == distinct for _, n, distinct in batches)
 
 
@@ -342,9 +397,14 @@ def test_test_items_prefer_batches_whose_test_is_new_to_the_worker(demo):
     for n in range(6):
         a = store_crowd.enter(demo, entry("w", session=f"s{n}"))
         do_batch(demo, a)
-        seen.append(demo.execute("SELECT item_id FROM crowd_batch_items bi JOIN crowd_assignments a ON "
-                                 "a.batch_id = bi.batch_id WHERE a.id = ? AND bi.is_test = 1", (a.id,)).fetchone()[0])
-    assert len(set(seen)) == 6                                          # six batches, six different test items
+        seen.append(
+            demo.execute(
+                "SELECT item_id FROM crowd_batch_items bi JOIN crowd_assignments a ON "
+                "a.batch_id = bi.batch_id WHERE a.id = ? AND bi.is_test = 1",
+                (a.id,),
+            ).fetchone()[0]
+        )
+    assert len(set(seen)) == 6  # six batches, six different test items
 
 
 def test_answers_are_idempotent_checked_and_complete_the_batch(demo):
@@ -355,14 +415,18 @@ def test_answers_are_idempotent_checked_and_complete_the_batch(demo):
         store_crowd.answer(demo, a.id, view.item.item_id, 1)
     store_crowd.consent(demo, a.id)
     first = store_crowd.answer(demo, a.id, view.item.item_id, 1, seconds=3.25)
-    repeat = store_crowd.answer(demo, a.id, view.item.item_id, 0, seconds=9.0)   # a retried or doubled request
+    repeat = store_crowd.answer(demo, a.id, view.item.item_id, 0, seconds=9.0)  # a retried or doubled request
     assert (first.new, repeat.new, first.remaining) == (True, False, 10)
-    assert demo.execute("SELECT value, seconds, via FROM crowd_answers WHERE assignment_id = ?", (a.id,)).fetchall() \
-        == [(1, 3.25, "page")]
+    assert demo.execute(
+        "SELECT value, seconds, via FROM crowd_answers WHERE assignment_id = ?", (a.id,)
+    ).fetchall() == [(1, 3.25, "page")]
     with pytest.raises(AssessError, match="scale"):
         store_crowd.answer(demo, a.id, store_crowd.screen(demo, a.id).item.item_id, 2)
-    other = demo.execute("SELECT item_id FROM crowd_batch_items WHERE batch_id != (SELECT batch_id FROM "
-                         "crowd_assignments WHERE id = ?) LIMIT 1", (a.id,)).fetchone()[0]
+    other = demo.execute(
+        "SELECT item_id FROM crowd_batch_items WHERE batch_id != (SELECT batch_id FROM "
+        "crowd_assignments WHERE id = ?) LIMIT 1",
+        (a.id,),
+    ).fetchone()[0]
     with pytest.raises(AssessError, match="not in this worker's batch"):
         store_crowd.answer(demo, a.id, other, 1)
     with pytest.raises(sqlite3.IntegrityError, match="kept as first given"):
@@ -370,8 +434,10 @@ def test_answers_are_idempotent_checked_and_complete_the_batch(demo):
     code = do_batch(demo, a)
     secret = demo.execute("SELECT secret FROM crowd_studies WHERE name = 'demo'").fetchone()[0]
     assert code == crowd.completion_code(secret, "demo", "amy", "1")
-    assert demo.execute("SELECT status, completion_code FROM crowd_assignments WHERE id = ?", (a.id,)).fetchone() \
-        == ("completed", code)
+    assert demo.execute("SELECT status, completion_code FROM crowd_assignments WHERE id = ?", (a.id,)).fetchone() == (
+        "completed",
+        code,
+    )
     assert store_crowd.answer(demo, a.id, view.item.item_id, 1) == (False, True, 0, code)
 
 
@@ -396,25 +462,44 @@ def test_the_worker_code_path_never_reads_labels(demo):
     # that statement returns the batch id, its count and a flag, and enter returns an Assignment
     reading = [s for s in statements if "known_answer" in s]
     assert len(reading) == 1 and reading[0].lstrip().startswith("SELECT b.id,") and "AS taken" in reading[0]
-    assert set(store_crowd.Assignment._fields) == {"id", "study", "worker", "batch", "session", "submit_to",
-                                                   "status", "consented", "code"}
-    assert set(crowd.ItemView.__dataclass_fields__) == {"item_id", "task", "response", "nugget", "criterion",
-                                                         "utterance", "history"}
+    assert set(store_crowd.Assignment._fields) == {
+        "id",
+        "study",
+        "worker",
+        "batch",
+        "session",
+        "submit_to",
+        "status",
+        "consented",
+        "code",
+    }
+    assert set(crowd.ItemView.__dataclass_fields__) == {
+        "item_id",
+        "task",
+        "response",
+        "nugget",
+        "criterion",
+        "utterance",
+        "history",
+    }
 
 
 def test_full_demo_study_aggregates_and_compares_with_the_llm(demo, tmp_path):
     store_crowd.create_demo_study(demo)
     oracle = llm_answer(demo)
     spammer = store_crowd.enter(demo, entry("spam"))
-    do_batch(demo, spammer, lambda view: 1 - oracle(view))             # fails its test item: discarded
+    do_batch(demo, spammer, lambda view: 1 - oracle(view))  # fails its test item: discarded
     n = 0
     while (a := store_crowd.enter(demo, entry(f"w{n % 19}", session=f"s{n}"))) is not None:
         do_batch(demo, a, oracle)
         n += 1
-    assert n == 19 * 3                        # spam's batch went to a 4th worker; then no batch is left for anyone
+    assert n == 19 * 3  # spam's batch went to a 4th worker; then no batch is left for anyone
     progress = store_crowd.progress(demo, "demo")
-    assert (progress["assignments_done"], progress["complete_batches"], progress["assignments_discarded"]) \
-        == (57, 19, 1)
+    assert (progress["assignments_done"], progress["complete_batches"], progress["assignments_discarded"]) == (
+        57,
+        19,
+        1,
+    )
     assert [(b["completed"], b["kept"], b["discarded"]) for b in progress["batches"]] == [(4, 3, 1)] + [(3, 3, 0)] * 18
     report = store_crowd.report(demo, "demo")
     assert report["discarded"] == {spammer.id: report["discarded"][spammer.id]}
@@ -422,24 +507,40 @@ def test_full_demo_study_aggregates_and_compares_with_the_llm(demo, tmp_path):
     assert (spam["test_accuracy"], spam["agreement_with_majority"], spam["discarded"]) == (0.0, 0.0, 1)
     kept = report["agreement_kept"]["match"]
     # after QC every item has 3 kept labels (batch 1 was done again by a 4th worker)
-    assert (kept["items"], kept["fleiss_items"], kept["fleiss_raters"], kept["fleiss_kappa"],
-            kept["krippendorff_alpha"]) == (186, 186, 3, 1.0, 1.0)
+    assert (
+        kept["items"],
+        kept["fleiss_items"],
+        kept["fleiss_raters"],
+        kept["fleiss_kappa"],
+        kept["krippendorff_alpha"],
+    ) == (186, 186, 3, 1.0, 1.0)
     every = report["agreement_all"]["match"]
     # before QC batch 1's 10 items have 4 labels: Fleiss' kappa uses the 176 items with the modal 3
     assert (every["fleiss_items"], every["fleiss_raters"]) == (176, 3) and every["krippendorff_alpha"] < 1.0
     raw = store_crowd.raw_rows(demo, "demo")
-    assert len(raw) == 3 * (18 * 11 + 7) + 11                             # spam's 11 answers stay stored
+    assert len(raw) == 3 * (18 * 11 + 7) + 11  # spam's 11 answers stay stored
     assert sum(r["worker"] == "spam" and not r["kept"] for r in raw) == 11
     summary = store_crowd.write_aggregate(demo, "demo")
     assert (summary["labels"], summary["removed"]) == (186, 0)
-    assert demo.execute("SELECT COUNT(*), MIN(mode), MIN(via) FROM ntr_labels WHERE source = 'crowd:demo'").fetchone() \
-        == (186, "crowd", "majority")
+    assert demo.execute(
+        "SELECT COUNT(*), MIN(mode), MIN(via) FROM ntr_labels WHERE source = 'crowd:demo'"
+    ).fetchone() == (186, "crowd", "majority")
     assert demo.execute("SELECT kind FROM sources WHERE name = 'crowd:demo'").fetchone() == ("crowd",)
-    assert store_crowd.write_aggregate(demo, "demo")["labels"] == 186   # again: no change, no new history
+    assert store_crowd.write_aggregate(demo, "demo")["labels"] == 186  # again: no change, no new history
     assert demo.execute("SELECT COUNT(*) FROM label_history WHERE source = 'crowd:demo'").fetchone() == (186,)
     demo.conn.close()
-    out = run_cli("agreement", "--task", "ntr", "--a", "crowd:demo", "--b", "llm:demo-gpt", "--json",
-                  db=tmp_path / "demo.db", check=True)
+    out = run_cli(
+        "agreement",
+        "--task",
+        "ntr",
+        "--a",
+        "crowd:demo",
+        "--b",
+        "llm:demo-gpt",
+        "--json",
+        db=tmp_path / "demo.db",
+        check=True,
+    )
     result = json.loads(out.stdout)
     assert (result["n"], result["agreement"], result["kappa"]) == (186, 1.0, 1.0)
 
@@ -452,13 +553,13 @@ def test_response_study_known_bad_screening_and_mean_ties(demo):
     assert (a.batch, b.batch, c.batch) == ("1", "1", "2")
     view = store_crowd.screen(demo, a.id)
     assert view.item.task == "response" and view.item.criterion in ("relevance", "completeness")
-    assert view.item.utterance                                        # the conversation so far is shown
+    assert view.item.utterance  # the conversation so far is shown
     known = dict(demo.execute("SELECT id, known_answer FROM crowd_items WHERE known_answer IS NOT NULL"))
     do_batch(demo, a, lambda v: 0 if v.item_id in known else 2)
-    do_batch(demo, b, lambda v: 3)                                     # rates the known-bad response 3: screened out
+    do_batch(demo, b, lambda v: 3)  # rates the known-bad response 3: screened out
     votes = {r["item_id"]: r for r in store_crowd.aggregated_rows(demo, "demo-response")}
     assert len(votes) == 10 and all(r["label"] == 2 and r["n"] == 1 for r in votes.values())
-    store_crowd.set_decision(demo, "demo-response", "bad", "approved")   # QC still discards its batch
+    store_crowd.set_decision(demo, "demo-response", "bad", "approved")  # QC still discards its batch
     report = store_crowd.report(demo, "demo-response")
     assert [w["discarded"] for w in report["workers"]] == [1, 0]
     # with no screening, ok (2) and bad (3) tie on every item: mean 2.5 rounds half up to 3
@@ -466,8 +567,9 @@ def test_response_study_known_bad_screening_and_mean_ties(demo):
     rows = store_crowd.aggregated_rows(demo, "demo-response")
     assert all((r["tie"], r["mean"], r["label"]) == (True, 2.5, 3) for r in rows)
     store_crowd.write_aggregate(demo, "demo-response")
-    assert demo.execute("SELECT COUNT(*), MIN(value), MAX(value) FROM response_labels "
-                        "WHERE source = 'crowd:demo-response'").fetchone() == (10, 3, 3)
+    assert demo.execute(
+        "SELECT COUNT(*), MIN(value), MAX(value) FROM response_labels WHERE source = 'crowd:demo-response'"
+    ).fetchone() == (10, 3, 3)
 
 
 def test_compare_uses_the_current_majority_without_aggregate(demo, tmp_path):
@@ -478,15 +580,27 @@ def test_compare_uses_the_current_majority_without_aggregate(demo, tmp_path):
     # batch 1: 10 pairs, all three answer as the LLM did -> 10 decided labels equal to llm:demo-gpt
     llm = [oracle(crowd.ItemView(r["item_id"], "ntr", "")) for r in store_crowd.aggregated_rows(demo, "demo")]
     assert len(llm) == 10 and 0 < sum(llm) < 10
-    assert store_crowd.compare(demo, "demo", "llm:demo-gpt") == {"n": 10, "accuracy": 1.0, "kappa": 1.0,
-                                                                  "from": "current majority"}
+    assert store_crowd.compare(demo, "demo", "llm:demo-gpt") == {
+        "n": 10,
+        "accuracy": 1.0,
+        "kappa": 1.0,
+        "from": "current majority",
+    }
     assert demo.execute("SELECT COUNT(*) FROM ntr_labels WHERE source = 'crowd:demo'").fetchone() == (0,)
     # a 4th and 5th worker who say the opposite of b and c: a rejection of b and c changes the majority at once
     store_crowd.set_decision(demo, "demo", "b", "rejected")
     store_crowd.set_decision(demo, "demo", "c", "rejected")
     for w in ("d", "e"):
-        do_batch(demo, store_crowd.enter(demo, entry(w)), lambda v: 1 - oracle(v) if v.item_id not in {
-            i for (i,) in demo.execute("SELECT id FROM crowd_items WHERE known_answer IS NOT NULL")} else oracle(v))
+        do_batch(
+            demo,
+            store_crowd.enter(demo, entry(w)),
+            lambda v: (
+                1 - oracle(v)
+                if v.item_id
+                not in {i for (i,) in demo.execute("SELECT id FROM crowd_items WHERE known_answer IS NOT NULL")}
+                else oracle(v)
+            ),
+        )
     # per item: a (= llm) against d, e (both the opposite): 2 to 1 -> every decided label is the opposite
     result = store_crowd.compare(demo, "demo", "llm:demo-gpt")
     assert (result["n"], result["accuracy"]) == (10, 0.0) and result["kappa"] < 0
@@ -509,7 +623,7 @@ def test_closed_study_takes_no_new_workers(demo):
     store_crowd.set_status(demo, "demo", "closed")
     with pytest.raises(AssessError, match="closed"):
         store_crowd.enter(demo, entry("late"))
-    assert store_crowd.enter(demo, entry("early")) == started          # a started batch can be finished
+    assert store_crowd.enter(demo, entry("early")) == started  # a started batch can be finished
 
 
 # ------------------------------------------------------------------------------------------- import and export
@@ -529,19 +643,27 @@ RAW_NTR = """\
 def test_import_keeps_batches_and_workers(demo, tmp_path):
     path = tmp_path / "raw.tsv"
     path.write_text(RAW_NTR)
-    summary = store_crowd.import_ntr_study(demo, str(path), crowd.parse_crowd_ntr(path), study="pilot",
-                                           nugget_source="gold")
+    summary = store_crowd.import_ntr_study(
+        demo, str(path), crowd.parse_crowd_ntr(path), study="pilot", nugget_source="gold"
+    )
     assert (summary["rows"], summary["batches"], summary["items"], summary["workers"]) == (8, 2, 3, 3)
-    assert demo.execute("SELECT b.label, a.worker, COUNT(*) FROM crowd_answers x JOIN crowd_assignments a ON "
-                        "a.id = x.assignment_id JOIN crowd_batches b ON b.id = a.batch_id GROUP BY a.id "
-                        "ORDER BY b.label, a.worker").fetchall() == [
-        ("1", "w1", 2), ("1", "w2", 2), ("1", "w3", 2), ("2", "w1", 1), ("2", "w3", 1)]
-    labels = demo.execute("SELECT l.turn_id, n.key, l.run, l.match, l.batch FROM ntr_labels l JOIN nuggets n ON "
-                          "n.id = l.nugget_id WHERE l.source = 'crowd:pilot' ORDER BY 1, 2, 3").fetchall()
-    assert labels == [("101_1", "[1]", "demo-dense", 1, "1"), ("101_1", "[2]", "demo-dense", 0, "1"),
-                      ("101_2", "[1]", "demo-rerank", 1, "2")]
-    again = store_crowd.import_ntr_study(demo, str(path), crowd.parse_crowd_ntr(path), study="pilot",
-                                         nugget_source="gold")
+    assert demo.execute(
+        "SELECT b.label, a.worker, COUNT(*) FROM crowd_answers x JOIN crowd_assignments a ON "
+        "a.id = x.assignment_id JOIN crowd_batches b ON b.id = a.batch_id GROUP BY a.id "
+        "ORDER BY b.label, a.worker"
+    ).fetchall() == [("1", "w1", 2), ("1", "w2", 2), ("1", "w3", 2), ("2", "w1", 1), ("2", "w3", 1)]
+    labels = demo.execute(
+        "SELECT l.turn_id, n.key, l.run, l.match, l.batch FROM ntr_labels l JOIN nuggets n ON "
+        "n.id = l.nugget_id WHERE l.source = 'crowd:pilot' ORDER BY 1, 2, 3"
+    ).fetchall()
+    assert labels == [
+        ("101_1", "[1]", "demo-dense", 1, "1"),
+        ("101_1", "[2]", "demo-dense", 0, "1"),
+        ("101_2", "[1]", "demo-rerank", 1, "2"),
+    ]
+    again = store_crowd.import_ntr_study(
+        demo, str(path), crowd.parse_crowd_ntr(path), study="pilot", nugget_source="gold"
+    )
     assert again["items"] == 3 and demo.execute("SELECT COUNT(*) FROM crowd_studies").fetchone() == (1,)
     bad = tmp_path / "bad.tsv"
     bad.write_text("1_101_1_1_demo-dense\t1\tw1\n1_101_1_1_demo-dense\t0\tw1\n")
@@ -559,7 +681,7 @@ def cli_db(tmp_path_factory):
     run_cli("crowd", "create", "--demo", db=db, check=True)
     conn = open_db(db)
     oracle = llm_answer(conn)
-    for n in range(6):                                                # batches 1 and 2 complete, k = 3
+    for n in range(6):  # batches 1 and 2 complete, k = 3
         do_batch(conn, store_crowd.enter(conn, entry(f"w{n}")), oracle)
     conn.conn.close()
     return db
@@ -581,8 +703,9 @@ def test_cli_create_status_report_aggregate_export(cli_db, tmp_path):
     assert "crowd:demo vs llm:demo-gpt: n 20, accuracy 1.000, kappa 1.000" in report
     raw = list(csv.DictReader(io.StringIO(run_cli("crowd", "export", "demo", "raw", db=cli_db, check=True).stdout)))
     assert len(raw) == 66 and sum(r["is_test"] == "True" for r in raw) == 6
-    agg = list(csv.DictReader(io.StringIO(run_cli("crowd", "export", "demo", "aggregated", db=cli_db,
-                                                  check=True).stdout)))
+    agg = list(
+        csv.DictReader(io.StringIO(run_cli("crowd", "export", "demo", "aggregated", db=cli_db, check=True).stdout))
+    )
     assert len(agg) == 20 and all(r["n"] == "3" for r in agg)
     tsv = run_cli("crowd", "export", "demo", "aggregated", "--format", "tsv", db=cli_db, check=True).stdout
     lines = tsv.splitlines()
@@ -592,8 +715,9 @@ def test_cli_create_status_report_aggregate_export(cli_db, tmp_path):
     run_cli("crowd", "export", "demo", "raw", "--format", "tsv", "--kept", "-o", out, db=cli_db, check=True)
     assert len(out.read_text().splitlines()) == 60
     run_cli("crowd", "import", out, "--study", "back", "--nuggets", "gold", db=cli_db, check=True)
-    again = run_cli("agreement", "--task", "ntr", "--a", "crowd:demo", "--b", "crowd:back", "--json", db=cli_db,
-                    check=True)
+    again = run_cli(
+        "agreement", "--task", "ntr", "--a", "crowd:demo", "--b", "crowd:back", "--json", db=cli_db, check=True
+    )
     assert (json.loads(again.stdout)["n"], json.loads(again.stdout)["agreement"]) == (20, 1.0)
 
 
@@ -609,8 +733,8 @@ def test_cli_warns_when_the_organizer_pages_have_no_password(tmp_path, monkeypat
     for args in (["crowd", "status", "demo"], ["crowd", "status", "demo", "--json"], ["crowd", "status"]):
         proc = run_cli(*args, db=db, check=True)
         assert proc.stderr.count("warning: ASSESS_ORGANIZER_PASSWORD is not set") == 1, args
-    json.loads(run_cli("crowd", "status", "demo", "--json", db=db, check=True).stdout)   # stdout stays JSON
-    run_cli("crowd", "close", "demo", db=db, check=True)           # a closed study takes no new workers
+    json.loads(run_cli("crowd", "status", "demo", "--json", db=db, check=True).stdout)  # stdout stays JSON
+    run_cli("crowd", "close", "demo", db=db, check=True)  # a closed study takes no new workers
     assert "warning" not in run_cli("crowd", "status", "demo", db=db, check=True).stderr
     monkeypatch.setenv("ASSESS_ORGANIZER_PASSWORD", "s3cret")
     quiet = run_cli("crowd", "create", "--demo", "--task", "response", db=db, check=True)
@@ -620,10 +744,14 @@ def test_cli_warns_when_the_organizer_pages_have_no_password(tmp_path, monkeypat
 
 def test_cli_refuses_bad_input_with_one_line_and_writes_nothing(cli_db):
     before = snapshot(cli_db)
-    for args in (["crowd", "status", "nope"], ["crowd", "create", "x", "--known", "101_1,demo-bm25"],
-                 ["crowd", "create", "x", "--known", "101_1,demo-bm25,[1],7"], ["crowd", "create"],
-                 ["crowd", "create", "x", "--task", "response", "--criteria", "taste"],
-                 ["crowd", "decide", "demo", "nobody", "reject"]):
+    for args in (
+        ["crowd", "status", "nope"],
+        ["crowd", "create", "x", "--known", "101_1,demo-bm25"],
+        ["crowd", "create", "x", "--known", "101_1,demo-bm25,[1],7"],
+        ["crowd", "create"],
+        ["crowd", "create", "x", "--task", "response", "--criteria", "taste"],
+        ["crowd", "decide", "demo", "nobody", "reject"],
+    ):
         proc = run_cli(*args, db=cli_db)
         assert proc.returncode == 2, (args, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.startswith("error: "), proc.stderr
@@ -636,8 +764,9 @@ def test_cli_refuses_bad_input_with_one_line_and_writes_nothing(cli_db):
 def test_cone_rag_mturk_labels_import(tmp_path):
     """The public CONE-RAG MTurk NtR file: one label per (batch, conv, turn, k, run) id, so these are the
     already aggregated (majority) labels; 1,086 rows, 154 yes, 932 no, in 122 batches of at most 10."""
-    labels = shared_file("data", "irlabamsterdam-CONE-RAG", "resources", "human_resources",
-                         "human-study-matching-labels.txt")
+    labels = shared_file(
+        "data", "irlabamsterdam-CONE-RAG", "resources", "human_resources", "human-study-matching-labels.txt"
+    )
     topics = shared_file("data", "irlabamsterdam-iKAT", "2024", "data", "2024_test_topics.json")
     nuggets = shared_file("data", "irlabamsterdam-CONE-RAG", "resources", "human_resources", "gold_nuggets_human.json")
     rows = crowd.parse_crowd_ntr(labels)
@@ -648,18 +777,35 @@ def test_cone_rag_mturk_labels_import(tmp_path):
     run_cli("import", "topics", topics, db=db, check=True)
     run_cli("import", "nuggets", nuggets, "--source", "human", db=db, check=True)
     summary = json.loads(run_cli("crowd", "import", labels, "--json", db=db, check=True).stdout)
-    assert (summary["rows"], summary["items"], summary["answers_yes"], summary["answers_no"], summary["batches"]) \
-        == (1086, 1086, 154, 932, 122)
+    assert (summary["rows"], summary["items"], summary["answers_yes"], summary["answers_no"], summary["batches"]) == (
+        1086,
+        1086,
+        154,
+        932,
+        122,
+    )
     conn = sqlite3.connect(db)
-    assert conn.execute("SELECT COUNT(*), SUM(match) FROM ntr_labels WHERE source = 'crowd:mturk'").fetchone() \
-        == (1086, 154)
-    sizes = [n for (n,) in conn.execute("SELECT COUNT(*) FROM crowd_batch_items bi JOIN crowd_batches b ON "
-                                        "b.id = bi.batch_id WHERE b.study = 'mturk' GROUP BY b.id")]
+    assert conn.execute("SELECT COUNT(*), SUM(match) FROM ntr_labels WHERE source = 'crowd:mturk'").fetchone() == (
+        1086,
+        154,
+    )
+    sizes = [
+        n
+        for (n,) in conn.execute(
+            "SELECT COUNT(*) FROM crowd_batch_items bi JOIN crowd_batches b ON "
+            "b.id = bi.batch_id WHERE b.study = 'mturk' GROUP BY b.id"
+        )
+    ]
     assert max(sizes) == 10 and sum(sizes) == 1086
-    assert conn.execute("SELECT COUNT(*) FROM crowd_answers").fetchone() == (0,)   # no worker answers in the file
+    assert conn.execute("SELECT COUNT(*) FROM crowd_answers").fetchone() == (0,)  # no worker answers in the file
     # most batches hold the pairs of one turn; 17 span two turns
-    spans = [n for (n,) in conn.execute("SELECT COUNT(DISTINCT i.turn_id) FROM crowd_batch_items bi "
-                                        "JOIN crowd_items i ON i.id = bi.item_id GROUP BY bi.batch_id")]
+    spans = [
+        n
+        for (n,) in conn.execute(
+            "SELECT COUNT(DISTINCT i.turn_id) FROM crowd_batch_items bi "
+            "JOIN crowd_items i ON i.id = bi.item_id GROUP BY bi.batch_id"
+        )
+    ]
     assert (spans.count(1), spans.count(2), len(spans)) == (105, 17, 122)
     conn.close()
     # the plain `import ntr-labels` of the same file gives the very same labels
@@ -667,8 +813,10 @@ def test_cone_rag_mturk_labels_import(tmp_path):
     run_cli("import", "topics", topics, db=plain, check=True)
     run_cli("import", "nuggets", nuggets, "--source", "human", db=plain, check=True)
     run_cli("import", "ntr-labels", labels, db=plain, check=True)
-    query = ("SELECT l.turn_id, n.key, l.run, l.match, l.batch FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id "
-             "WHERE l.source = 'crowd:mturk' ORDER BY 1, 2, 3")
+    query = (
+        "SELECT l.turn_id, n.key, l.run, l.match, l.batch FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id "
+        "WHERE l.source = 'crowd:mturk' ORDER BY 1, 2, 3"
+    )
     a, b = sqlite3.connect(db), sqlite3.connect(plain)
     assert a.execute(query).fetchall() == b.execute(query).fetchall()
     a.close()
@@ -684,8 +832,13 @@ def test_workers_at_once_lose_no_answer_and_duplicate_none(tmp_path):
     assert result["ok"], result
     served = 40 + result["second_wave_served"]
     assert result["discarded"] > 0 and result["second_wave_served"] >= result["slots_freed_after_wave_1"] > 0
-    assert result["answers_stored"] == result["distinct_answers"] == result["answers_acknowledged"] \
-        == result["assignment_items"] > 40 * 11
+    assert (
+        result["answers_stored"]
+        == result["distinct_answers"]
+        == result["answers_acknowledged"]
+        == result["assignment_items"]
+        > 40 * 11
+    )
     assert result["completed"] == served
     assert result["resent_reported_not_new"] == served and result["resent_values_stored"] == 0
     assert result["batches_over_k"] == result["monitor_over_k"] == 0 and result["monitor_max_holding"] <= result["k"]

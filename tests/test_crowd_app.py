@@ -1,16 +1,15 @@
 """The crowd worker page through AppTest: consent, items, completion code, stored rows, resume,
 nothing but the worker's own batch, and the platforms' entry parameters."""
-from __future__ import annotations
 
-import sqlite3
+from __future__ import annotations
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from assess.crowd import StudyConfig, completion_code
+from assess.crowd.rules import StudyConfig, completion_code
+from assess.services.loading import load_demo
 from store import crowd as store_crowd
 from store import open_db
-from store.loading import load_demo
 from tests.helpers import ROOT, open_app, rows  # noqa: F401
 
 APP = str(ROOT / "app.py")
@@ -23,14 +22,16 @@ def crowd_db(tmp_path, monkeypatch):
     load_demo(db)
     store_crowd.create_demo_study(db)
     store_crowd.create_demo_study(db, "response")
-    store_crowd.create_study(db, "pro", StudyConfig(qc="none", batch_size=2, platform="prolific",
-                                                    prolific_code="C1A2B3C4"), runs=["demo-dense"])
+    store_crowd.create_study(
+        db,
+        "pro",
+        StudyConfig(qc="none", batch_size=2, platform="prolific", prolific_code="C1A2B3C4"),
+        runs=["demo-dense"],
+    )
     db.conn.close()
     monkeypatch.setenv("ASSESS_DB", str(path))
     monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
     return path
-
-
 
 
 def open_link(**params) -> AppTest:
@@ -63,9 +64,8 @@ PROLIFIC = {"study": "demo", "PROLIFIC_PID": "5f0c0ffee", "STUDY_ID": "st1", "SE
 def test_consent_items_completion_code_and_rows(crowd_db):
     at = open_link(**PROLIFIC)
     assert "research study" in texts(at) and "Worked examples" in texts(at)
-    assert len(at.sidebar) == 0                      # no sign-in box, no navigation to other pages
-    assert rows(crowd_db, "SELECT worker, session, consented_at FROM crowd_assignments") == [
-        ("5f0c0ffee", "se1", None)]
+    assert len(at.sidebar) == 0  # no sign-in box, no navigation to other pages
+    assert rows(crowd_db, "SELECT worker, session, consented_at FROM crowd_assignments") == [("5f0c0ffee", "se1", None)]
     consent(at)
     assert progress(at) == "Item 1 of 11"
     assert any("Is the gold nugget of information covered in the response?" in s.value for s in at.subheader)
@@ -83,7 +83,7 @@ def test_consent_items_completion_code_and_rows(crowd_db):
     assert [v for v, _, _ in answers] == [n % 2 for n in range(11)]
     assert all(s is not None and s >= 0 for _, s, _ in answers) and {v for *_, v in answers} == {"page"}
     assert rows(crowd_db, "SELECT COUNT(*) FROM ntr_labels WHERE source LIKE 'crowd:%'") == [(0,)]
-    again = open_link(**PROLIFIC)                    # coming back after the end shows the code again
+    again = open_link(**PROLIFIC)  # coming back after the end shows the code again
     assert again.code[0].value == code
 
 
@@ -93,7 +93,7 @@ def test_closing_the_tab_resumes_the_batch(crowd_db):
     for _ in range(3):
         at.button(key="crowd_yes").click().run()
     assert progress(at) == "Item 4 of 11"
-    back = open_link(study="demo", worker="pilot-amy")   # a new session: same batch, next unanswered item
+    back = open_link(study="demo", worker="pilot-amy")  # a new session: same batch, next unanswered item
     assert progress(back) == "Item 4 of 11"
     assert rows(crowd_db, "SELECT COUNT(*) FROM crowd_assignments") == [(1,)]
 
@@ -106,9 +106,12 @@ def test_a_worker_sees_only_their_batch_and_no_other_label(crowd_db):
         assert leak not in page
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         at.switch_page("pages/data.py")
-    item_shown = rows(crowd_db, "SELECT text FROM nuggets n JOIN crowd_items i ON i.nugget_id = n.id "
-                                "JOIN crowd_batch_items bi ON bi.item_id = i.id WHERE bi.position = 0 AND "
-                                "bi.batch_id = (SELECT batch_id FROM crowd_assignments WHERE worker = 'w-blind')")
+    item_shown = rows(
+        crowd_db,
+        "SELECT text FROM nuggets n JOIN crowd_items i ON i.nugget_id = n.id "
+        "JOIN crowd_batch_items bi ON bi.item_id = i.id WHERE bi.position = 0 AND "
+        "bi.batch_id = (SELECT batch_id FROM crowd_assignments WHERE worker = 'w-blind')",
+    )
     assert item_shown[0][0] in page
 
 
@@ -116,8 +119,13 @@ def test_mturk_preview_then_submit_form(crowd_db):
     preview = open_link(study="demo", assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE", hitId="H1")
     assert any("Accept the HIT" in i.value for i in preview.info)
     assert rows(crowd_db, "SELECT COUNT(*) FROM crowd_assignments") == [(0,)]
-    params = dict(study="demo", workerId="A2MTURK", assignmentId="3ASSIGN", hitId="H1",
-                  turkSubmitTo="https://workersandbox.mturk.com")
+    params = dict(
+        study="demo",
+        workerId="A2MTURK",
+        assignmentId="3ASSIGN",
+        hitId="H1",
+        turkSubmitTo="https://workersandbox.mturk.com",
+    )
     at = open_link(**params)
     consent(at)
     for _ in range(11):
@@ -151,7 +159,7 @@ def test_bad_links(crowd_db):
 def test_prolific_study_returns_workers_with_its_completion_code(crowd_db):
     at = open_link(study="pro", PROLIFIC_PID="p9", STUDY_ID="st", SESSION_ID="se9")
     consent(at)
-    assert progress(at) == "Item 1 of 2"                     # no test item: qc none
+    assert progress(at) == "Item 1 of 2"  # no test item: qc none
     at.button(key="crowd_yes").click().run()
     at.button(key="crowd_yes").click().run()
     link = at.get("link_button")[0].proto

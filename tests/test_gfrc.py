@@ -1,5 +1,6 @@
-"""GFRC2 and GFRC (assess.gfrc): golden values from the GFRC2 paper's Tables 1-5 (topic R112,
+"""GFRC2 and GFRC (assess.measures.gfrc): golden values from the GFRC2 paper's Tables 1-5 (topic R112,
 MEASURES.md sections 2-3), an independent word-by-word reference implementation, and properties."""
+
 from __future__ import annotations
 
 import json
@@ -10,9 +11,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from assess.divergence import distr_sim
 from assess.errors import AssessError, FormatError
-from assess.gfrc import gfrc2_scores, nugget_table, parse_attributes, score_gfrc2_document
+from assess.measures.divergence import distr_sim
+from assess.measures.gfrc import gfrc2_scores, nugget_table, parse_attributes, score_gfrc2_document
 from tests.conftest import shared_file
 
 ATTRIBUTES = [
@@ -26,15 +27,31 @@ def nugget(turn, start, end, pronoun, level=2, hindex="G4"):
 
 
 # Spans from the paper's Figures 2-3 and the GWCrel/WCnonrel columns (MEASURES.md 2.2-2.3).
-COPWA = [nugget(1, 32, 33, "he"), nugget(1, 34, 36, "he"), nugget(1, 37, 39, "he"),
-         nugget(1, 52, 54, "she"), nugget(1, 61, 63, "he"), nugget(1, 85, 87, "he")]
-ORG = [nugget(1, 37, 39, "he"), nugget(1, 40, 42, "he"), nugget(1, 43, 45, "he"),
-       nugget(2, 103, 105, "he"), nugget(2, 106, 108, "she")]
+COPWA = [
+    nugget(1, 32, 33, "he"),
+    nugget(1, 34, 36, "he"),
+    nugget(1, 37, 39, "he"),
+    nugget(1, 52, 54, "she"),
+    nugget(1, 61, 63, "he"),
+    nugget(1, 85, 87, "he"),
+]
+ORG = [
+    nugget(1, 37, 39, "he"),
+    nugget(1, 40, 42, "he"),
+    nugget(1, 43, 45, "he"),
+    nugget(2, 103, 105, "he"),
+    nugget(2, 106, 108, "she"),
+]
 
 
 def document(*conversations, attributes=ATTRIBUTES, **extra):
-    return {"L": 1000, "max_level": 2, "attributes": attributes, **extra,
-            "conversations": [{"id": cid, "nuggets": ns} for cid, ns in conversations]}
+    return {
+        "L": 1000,
+        "max_level": 2,
+        "attributes": attributes,
+        **extra,
+        "conversations": [{"id": cid, "nuggets": ns} for cid, ns in conversations],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -78,15 +95,20 @@ def test_achieved_distributions_of_table_1():
     attributes = parse_attributes(ATTRIBUTES)
     table = nugget_table([{"id": "COPWA", "nuggets": COPWA}], attributes)
     d = gfrc2_scores(table, attributes)["D"]
-    assert d["PRONOUN"] == pytest.approx(np.array([[1, 0, 0]] * 3 + [[3 / 4, 1 / 4, 0], [4 / 5, 1 / 5, 0], [5 / 6, 1 / 6, 0]]))
+    assert d["PRONOUN"] == pytest.approx(
+        np.array([[1, 0, 0]] * 3 + [[3 / 4, 1 / 4, 0], [4 / 5, 1 / 5, 0], [5 / 6, 1 / 6, 0]])
+    )
     assert d["HINDEX"] == pytest.approx(np.array([[0, 0, 0, 1]] * 6))
 
 
 # GFRC2 paper Table 3: EGNP, EGF(PRONOUN, JSD), EGF(HINDEX, RNOD), GFRC2.
-@pytest.mark.parametrize("run, egnp, pronoun, hindex, gfrc2", [
-    ("COPWA", 0.001728, 0.003875, 0.002429, 0.002677),
-    ("ORG", 0.001175, 0.002913, 0.002024, 0.002038),
-])
+@pytest.mark.parametrize(
+    "run, egnp, pronoun, hindex, gfrc2",
+    [
+        ("COPWA", 0.001728, 0.003875, 0.002429, 0.002677),
+        ("ORG", 0.001175, 0.002913, 0.002024, 0.002038),
+    ],
+)
 def test_totals_table_3(r112, run, egnp, pronoun, hindex, gfrc2):
     result = r112[run]
     assert result["EGNP"] == pytest.approx(egnp, abs=ROUNDED)
@@ -98,10 +120,13 @@ def test_totals_table_3(r112, run, egnp, pronoun, hindex, gfrc2):
 
 
 # GFRC2 paper Tables 4-5 (original GFRC with Eq. 6, g(L2) = 3/4, per-turn GF, three-way mean).
-@pytest.mark.parametrize("run, r, pronoun, hindex, total", [
-    ("COPWA", 0.008532, 0.733061, 0.404881, 0.382158),
-    ("ORG", 0.006992, 0.674989, 0.404881, 0.362287),
-])
+@pytest.mark.parametrize(
+    "run, r, pronoun, hindex, total",
+    [
+        ("COPWA", 0.008532, 0.733061, 0.404881, 0.382158),
+        ("ORG", 0.006992, 0.674989, 0.404881, 0.362287),
+    ],
+)
 def test_original_gfrc_tables_4_and_5(r112, run, r, pronoun, hindex, total):
     gfrc = r112[run]["GFRC"]
     assert gfrc["R"] == pytest.approx(r, abs=ROUNDED)
@@ -127,8 +152,12 @@ def test_nmd_variant_for_hindex():
 
 
 def test_default_divergences_and_targets():
-    attributes = parse_attributes([{"name": "A", "kind": "nominal", "groups": ["x", "y"]},
-                                   {"name": "B", "kind": "ordinal", "groups": ["1", "2", "3"]}])
+    attributes = parse_attributes(
+        [
+            {"name": "A", "kind": "nominal", "groups": ["x", "y"]},
+            {"name": "B", "kind": "ordinal", "groups": ["1", "2", "3"]},
+        ]
+    )
     assert [a.divergence for a in attributes] == ["JSD", "RNOD"]
     assert attributes[1].target == pytest.approx((1 / 3, 1 / 3, 1 / 3))
 
@@ -181,19 +210,22 @@ def test_order_of_nuggets_in_the_input_does_not_matter(r112):
     assert [c["wc"] for c in shuffled["clusters"]] == [33, 36, 39, 54, 63, 87]
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda d: d["conversations"][0]["nuggets"][1].update(start=33), "non-overlapping"),
-    (lambda d: d["conversations"][0]["nuggets"][0]["groups"].update(PRONOUN="it"), "PRONOUN group"),
-    (lambda d: d["conversations"][0]["nuggets"][0]["groups"].pop("HINDEX"), "HINDEX membership"),
-    (lambda d: d["conversations"][0]["nuggets"][0].update(level=3), "max_level"),
-    (lambda d: d["conversations"][0]["nuggets"][0].update(start=0), "start >= 1"),
-    (lambda d: d["conversations"][0]["nuggets"][0].update(end=1), "end >= start"),
-    (lambda d: d["conversations"][0]["nuggets"][0].pop("end"), "start, end, level and groups"),
-    (lambda d: d["conversations"][0]["nuggets"][0]["groups"].update(PRONOUN=[0.5, 0.6, 0]), "summing to 1"),
-    (lambda d: d["conversations"].append({"id": "COPWA", "nuggets": []}), "distinct conversation ids"),
-    (lambda d: d["attributes"][0].update(kind="ratio"), "nominal or ordinal"),
-    (lambda d: d.update(L=0), "positive integer"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d["conversations"][0]["nuggets"][1].update(start=33), "non-overlapping"),
+        (lambda d: d["conversations"][0]["nuggets"][0]["groups"].update(PRONOUN="it"), "PRONOUN group"),
+        (lambda d: d["conversations"][0]["nuggets"][0]["groups"].pop("HINDEX"), "HINDEX membership"),
+        (lambda d: d["conversations"][0]["nuggets"][0].update(level=3), "max_level"),
+        (lambda d: d["conversations"][0]["nuggets"][0].update(start=0), "start >= 1"),
+        (lambda d: d["conversations"][0]["nuggets"][0].update(end=1), "end >= start"),
+        (lambda d: d["conversations"][0]["nuggets"][0].pop("end"), "start, end, level and groups"),
+        (lambda d: d["conversations"][0]["nuggets"][0]["groups"].update(PRONOUN=[0.5, 0.6, 0]), "summing to 1"),
+        (lambda d: d["conversations"].append({"id": "COPWA", "nuggets": []}), "distinct conversation ids"),
+        (lambda d: d["attributes"][0].update(kind="ratio"), "nominal or ordinal"),
+        (lambda d: d.update(L=0), "positive integer"),
+    ],
+)
 def test_bad_documents_raise_format_errors(change, message):
     data = json.loads(json.dumps(document(("COPWA", COPWA))))
     change(data)
@@ -230,24 +262,35 @@ def reference_scores(nuggets, attributes, L=1000, max_level=2):
         for a in attributes:
             vectors = [vector(a, m["groups"][a["name"]]) for m in nuggets[: j + 1]]
             mean = [sum(col) / len(vectors) for col in zip(*vectors)]
-            sims[a["name"]] = distr_sim(mean, targets[a["name"]], a.get("divergence") or
-                                        ("JSD" if a["kind"] == "nominal" else "RNOD"))
+            sims[a["name"]] = distr_sim(
+                mean, targets[a["name"]], a.get("divergence") or ("JSD" if a["kind"] == "nominal" else "RNOD")
+            )
         if wc <= L:
             egnp += gnp / L
             for name, s in sims.items():
                 egf[name] += s / L
             experience_sum += (gnp + sum(sims.values())) / (len(attributes) + 1) / L
-    r = 2 / (L + 1) * sum(max(0.0, 1 - (n["end"] - 1) / L) * (2 ** n["level"] - 1) / 2 ** max_level for n in nuggets)
+    r = 2 / (L + 1) * sum(max(0.0, 1 - (n["end"] - 1) / L) * (2 ** n["level"] - 1) / 2**max_level for n in nuggets)
     gf = {}
     for a in attributes:
         turns = {}
         for n in nuggets:
             turns.setdefault(n["turn"], []).append(vector(a, n["groups"][a["name"]]))
-        per_turn = [distr_sim([sum(c) / len(v) for c in zip(*v)], targets[a["name"]],
-                              a.get("divergence") or ("JSD" if a["kind"] == "nominal" else "RNOD")) for v in turns.values()]
+        per_turn = [
+            distr_sim(
+                [sum(c) / len(v) for c in zip(*v)],
+                targets[a["name"]],
+                a.get("divergence") or ("JSD" if a["kind"] == "nominal" else "RNOD"),
+            )
+            for v in turns.values()
+        ]
         gf[a["name"]] = sum(per_turn) / len(per_turn) if per_turn else 0.0
-    return {"EGNP": egnp, "EGF": egf, "GFRC2": experience_sum,
-            "GFRC": {"R": r, "GF": gf, "GFRC": (r + sum(gf.values())) / (len(attributes) + 1)}}
+    return {
+        "EGNP": egnp,
+        "EGF": egf,
+        "GFRC2": experience_sum,
+        "GFRC": {"R": r, "GF": gf, "GFRC": (r + sum(gf.values())) / (len(attributes) + 1)},
+    }
 
 
 @st.composite
@@ -257,11 +300,18 @@ def conversations(draw, max_nuggets=8):
     for _ in range(count):
         start = pos + draw(st.integers(0, 200))
         end = start + draw(st.integers(0, 6))
-        nuggets.append({
-            "turn": draw(st.integers(1, 3)), "start": start, "end": end, "level": draw(st.integers(1, 2)),
-            "groups": {"PRONOUN": draw(st.sampled_from(["he", "she", "other"])),
-                       "HINDEX": draw(st.sampled_from(["G1", "G2", "G3", "G4"]))},
-        })
+        nuggets.append(
+            {
+                "turn": draw(st.integers(1, 3)),
+                "start": start,
+                "end": end,
+                "level": draw(st.integers(1, 2)),
+                "groups": {
+                    "PRONOUN": draw(st.sampled_from(["he", "she", "other"])),
+                    "HINDEX": draw(st.sampled_from(["G1", "G2", "G3", "G4"])),
+                },
+            }
+        )
         pos = end + 1
     return nuggets
 
@@ -279,8 +329,14 @@ def test_vectorised_scores_match_the_reference_and_lie_in_unit_interval(convs):
             assert got["GFRC"]["GF"][name] == pytest.approx(want["GFRC"]["GF"][name], abs=1e-12)
         assert got["GFRC"]["R"] == pytest.approx(want["GFRC"]["R"], abs=1e-12)
         assert got["GFRC"]["GFRC"] == pytest.approx(want["GFRC"]["GFRC"], abs=1e-12)
-        values = [got["EGNP"], got["GFRC2"], *got["EGF"].values(), got["GFRC"]["R"], got["GFRC"]["GFRC"],
-                  *got["GFRC"]["GF"].values()]
+        values = [
+            got["EGNP"],
+            got["GFRC2"],
+            *got["EGF"].values(),
+            got["GFRC"]["R"],
+            got["GFRC"]["GFRC"],
+            *got["GFRC"]["GF"].values(),
+        ]
         values += [v for c in got["clusters"] for v in (c["GNP"], c["Experience"], *c["GF"].values())]
         assert all(0.0 <= v <= 1.0 for v in values)
 
@@ -326,8 +382,10 @@ def test_passing_another_nugget_can_lower_gfrc2():
     # EGNP alone can drop too: a 1-word L1 nugget jumping ahead of a long L2 nugget.
     long_first = [nugget(1, 11, 110, "he", level=2), nugget(1, 111, 111, "he", level=1)]
     jumped = [nugget(1, 11, 11, "he", level=1), nugget(1, 12, 111, "he", level=2)]
-    assert (score_gfrc2_document(document(("c", jumped)))["c"]["EGNP"]
-            < score_gfrc2_document(document(("c", long_first)))["c"]["EGNP"])
+    assert (
+        score_gfrc2_document(document(("c", jumped)))["c"]["EGNP"]
+        < score_gfrc2_document(document(("c", long_first)))["c"]["EGNP"]
+    )
 
 
 def test_weights_of_eq_12_are_configurable():
@@ -347,8 +405,16 @@ def test_many_conversations_score_like_single_ones():
         for _ in range(int(rng.integers(0, 10))):
             start = pos + int(rng.integers(0, 50))
             end = start + int(rng.integers(0, 4))
-            ns.append(nugget(int(rng.integers(1, 4)), start, end, str(rng.choice(["he", "she", "other"])),
-                             level=int(rng.integers(1, 3)), hindex=str(rng.choice(["G1", "G2", "G3", "G4"]))))
+            ns.append(
+                nugget(
+                    int(rng.integers(1, 4)),
+                    start,
+                    end,
+                    str(rng.choice(["he", "she", "other"])),
+                    level=int(rng.integers(1, 3)),
+                    hindex=str(rng.choice(["G1", "G2", "G3", "G4"])),
+                )
+            )
             pos = end + 1
         convs.append((f"c{c}", ns))
     together = score_gfrc2_document(document(*convs))

@@ -1,5 +1,6 @@
 """The OpenAI-compatible judge over real HTTP against the local stub: answers, token counts, retries with
 back-off on 429/5xx and timeouts, fatal errors, settings; and bounded concurrency of complete_all."""
+
 from __future__ import annotations
 
 import threading
@@ -7,9 +8,9 @@ import time
 
 import pytest
 
-from assess import judges
-from assess.judges import JudgeConfigError, OpenAIJudge, Reply, complete_all, endpoint_settings
-from tests.stub_llm import Reply as StubReply, stub_llm  # noqa: F401  (fixture)
+from assess.llm import clients as judges
+from assess.llm.clients import JudgeConfigError, OpenAIJudge, Reply, complete_all, endpoint_settings
+from tests.stub_llm import Reply as StubReply
 
 MESSAGES = [{"role": "user", "content": "Grade this passage."}]
 
@@ -27,8 +28,9 @@ def judge_for(stub, sleeps, **options) -> OpenAIJudge:
 def test_an_answer_with_its_tokens_and_latency(stub_llm, sleeps):
     stub_llm.queue.append(StubReply(content="Score: 3", prompt_tokens=120, completion_tokens=4, delay=0.05))
     reply = judge_for(stub_llm, sleeps).complete(MESSAGES, max_tokens=50)
-    assert reply == Reply("Score: 3", ok=True, prompt_tokens=120, completion_tokens=4, latency_ms=reply.latency_ms,
-                          attempts=1)
+    assert reply == Reply(
+        "Score: 3", ok=True, prompt_tokens=120, completion_tokens=4, latency_ms=reply.latency_ms, attempts=1
+    )
     assert reply.latency_ms >= 50
     sent = stub_llm.requests[0]
     assert sent["model"] == "stub-model" and sent["messages"] == MESSAGES
@@ -36,13 +38,17 @@ def test_an_answer_with_its_tokens_and_latency(stub_llm, sleeps):
 
 
 def test_429_and_500_are_retried_with_backoff_honouring_retry_after(stub_llm, sleeps):
-    stub_llm.queue += [StubReply(429, headers={"Retry-After": "0.01"}), StubReply(500), StubReply(503),
-                       StubReply(content="2")]
+    stub_llm.queue += [
+        StubReply(429, headers={"Retry-After": "0.01"}),
+        StubReply(500),
+        StubReply(503),
+        StubReply(content="2"),
+    ]
     reply = judge_for(stub_llm, sleeps, backoff=0.2).complete(MESSAGES)
     assert reply.ok and reply.text == "2" and reply.attempts == 4
     assert stub_llm.statuses == [429, 500, 503, 200]
-    assert sleeps[0] == 0.01                                  # Retry-After wins
-    assert 0.2 <= sleeps[1] <= 0.4 and 0.4 <= sleeps[2] <= 0.8   # 0.2 × 2^(attempt-1), jitter ×[0.5, 1]
+    assert sleeps[0] == 0.01  # Retry-After wins
+    assert 0.2 <= sleeps[1] <= 0.4 and 0.4 <= sleeps[2] <= 0.8  # 0.2 × 2^(attempt-1), jitter ×[0.5, 1]
 
 
 def test_a_slow_answer_times_out_and_is_retried(stub_llm, sleeps):
@@ -74,7 +80,10 @@ def test_a_refused_max_tokens_parameter_is_renamed_once(stub_llm, sleeps):
     first, second = judge.complete(MESSAGES, max_tokens=20), judge.complete(MESSAGES, max_tokens=20)
     assert first.ok and first.text == "3" and first.attempts == 1 and second.ok
     assert [("max_tokens" in r, r.get("max_completion_tokens")) for r in stub_llm.requests] == [
-        (True, None), (False, 20), (False, 20)]
+        (True, None),
+        (False, 20),
+        (False, 20),
+    ]
 
 
 def test_settings_come_from_arguments_then_environment(monkeypatch):
@@ -85,7 +94,10 @@ def test_settings_come_from_arguments_then_environment(monkeypatch):
     with pytest.raises(JudgeConfigError, match="no LLM endpoint configured"):
         endpoint_settings(model="gpt-4o")
     assert endpoint_settings(model="m", base_url="http://localhost:11434/v1") == {
-        "base_url": "http://localhost:11434/v1", "model": "m", "api_key": judges.LOCAL_KEY}
+        "base_url": "http://localhost:11434/v1",
+        "model": "m",
+        "api_key": judges.LOCAL_KEY,
+    }
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-openai-var")
     assert endpoint_settings(model="m")["api_key"] == "sk-from-openai-var"
     monkeypatch.setenv("ASSESS_LLM_API_KEY", "sk-assess")
@@ -143,11 +155,10 @@ def test_concurrent_http_calls_overlap(stub_llm):
     stub_llm.latency = 0.2
     judge = OpenAIJudge("m", base_url=stub_llm.base_url, api_key="k")
     start = time.perf_counter()
-    out = list(complete_all(judge, ((i, [{"role": "user", "content": f"q{i}"}], 5) for i in range(20)),
-                            concurrency=10))
+    out = list(complete_all(judge, ((i, [{"role": "user", "content": f"q{i}"}], 5) for i in range(20)), concurrency=10))
     elapsed = time.perf_counter() - start
     assert len(out) == 20 and all(r.ok for _, r in out)
-    assert elapsed < 1.5          # sequentially: 20 × 0.2 s = 4 s
+    assert elapsed < 1.5  # sequentially: 20 × 0.2 s = 4 s
 
 
 def test_complete_all_refuses_zero_concurrency():

@@ -1,16 +1,54 @@
 """The local NLI judge with a tiny randomly initialised BERT built in the test (no downloads): batching,
 the entailment class, NtN matching, de-duplication, and NtR pre-judgments from the CLI."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from assess.judges import JudgeConfigError, NliJudge, dedup_keep, ntn_matches
+from assess.llm.clients import JudgeConfigError, NliJudge, dedup_keep, ntn_matches
 from tests.helpers import run_cli
 
-WORDS = ("the a runner runs run plan week weeks knee sister race slow slowly fast shoes walk ten k is not most "
-         "beginner plans last to three sessions with rest day between them on day start near back").split()
+WORDS = [
+    "the",
+    "a",
+    "runner",
+    "runs",
+    "run",
+    "plan",
+    "week",
+    "weeks",
+    "knee",
+    "sister",
+    "race",
+    "slow",
+    "slowly",
+    "fast",
+    "shoes",
+    "walk",
+    "ten",
+    "k",
+    "is",
+    "not",
+    "most",
+    "beginner",
+    "plans",
+    "last",
+    "to",
+    "three",
+    "sessions",
+    "with",
+    "rest",
+    "day",
+    "between",
+    "them",
+    "on",
+    "day",
+    "start",
+    "near",
+    "back",
+]
 
 
 def build_tiny_nli(path, *, entail_index: int = 0, seed: int = 0):
@@ -25,9 +63,18 @@ def build_tiny_nli(path, *, entail_index: int = 0, seed: int = 0):
     names = ["neutral", "contradiction"]
     names.insert(entail_index, "entailment")
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=256, num_labels=3, initializer_range=0.5,
-                        id2label=dict(enumerate(names)), label2id={n: i for i, n in enumerate(names)})
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=256,
+        num_labels=3,
+        initializer_range=0.5,
+        id2label=dict(enumerate(names)),
+        label2id={n: i for i, n in enumerate(names)},
+    )
     BertForSequenceClassification(config).eval().save_pretrained(path)
     return path
 
@@ -37,9 +84,13 @@ def tiny_model(tmp_path_factory):
     return build_tiny_nli(tmp_path_factory.mktemp("nli") / "tiny")
 
 
-PAIRS = [("most beginner plans last ten weeks", "plans last ten weeks"), ("the knee", "a runner runs slowly"),
-         ("start near the back on race day", "start slowly"), ("walk", "the sister runs a ten k race with rest"),
-         ("unknownword zebra", "the plan")]
+PAIRS = [
+    ("most beginner plans last ten weeks", "plans last ten weeks"),
+    ("the knee", "a runner runs slowly"),
+    ("start near the back on race day", "start slowly"),
+    ("walk", "the sister runs a ten k race with rest"),
+    ("unknownword zebra", "the plan"),
+]
 
 
 def test_batched_scores_equal_one_pair_at_a_time_and_keep_the_order(tiny_model):
@@ -94,29 +145,62 @@ def test_dedup_drops_entailed_nuggets_and_keeps_the_first_of_equals():
 def test_ntr_prejudgments_with_the_nli_backend(tmp_path, tiny_model, monkeypatch, capsys):
     db = tmp_path / "demo.db"
     run_cli("init", "--demo", db=db, check=True)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")          # never the network, even by mistake
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # never the network, even by mistake
     from assess.cli import main
 
     # in-process (torch is loaded already): the same parser and handler as `python -m assess`
-    code = main(["prejudge", "--task", "ntr", "--backend", "nli", "--model", str(tiny_model), "--source",
-                 "llm:tiny-nli", "--nuggets", "gold", "--batch-size", "16", "--json", "--no-progress", "--db", str(db)])
+    code = main(
+        [
+            "prejudge",
+            "--task",
+            "ntr",
+            "--backend",
+            "nli",
+            "--model",
+            str(tiny_model),
+            "--source",
+            "llm:tiny-nli",
+            "--nuggets",
+            "gold",
+            "--batch-size",
+            "16",
+            "--json",
+            "--no-progress",
+            "--db",
+            str(db),
+        ]
+    )
     out = capsys.readouterr()
     assert code == 0, out.err
     summary = json.loads(out.out)
     from store import open_db
 
     store = open_db(db)
-    expected = store.execute("SELECT COUNT(*) FROM responses r JOIN nuggets n ON n.turn_id = r.turn_id "
-                             "WHERE n.source = 'gold'").fetchone()[0]
+    expected = store.execute(
+        "SELECT COUNT(*) FROM responses r JOIN nuggets n ON n.turn_id = r.turn_id WHERE n.source = 'gold'"
+    ).fetchone()[0]
     assert summary["asked"] == summary["ok"] == expected
-    rows = store.execute("SELECT p.raw_output, l.match FROM prejudgments p JOIN ntr_labels l ON l.source = p.source "
-                         "AND l.nugget_id = CAST(substr(p.item_id, 1, instr(p.item_id, ' ') - 1) AS INTEGER) "
-                         "AND l.run = substr(p.item_id, instr(p.item_id, ' ') + 1) "
-                         "WHERE p.source = 'llm:tiny-nli'").fetchall()
+    rows = store.execute(
+        "SELECT p.raw_output, l.match FROM prejudgments p JOIN ntr_labels l ON l.source = p.source "
+        "AND l.nugget_id = CAST(substr(p.item_id, 1, instr(p.item_id, ' ') - 1) AS INTEGER) "
+        "AND l.run = substr(p.item_id, instr(p.item_id, ' ') + 1) "
+        "WHERE p.source = 'llm:tiny-nli'"
+    ).fetchall()
     assert len(rows) == expected
     assert all(m == int(json.loads(raw)["entailment"] >= 0.5) for raw, m in rows)
-    again = run_cli("prejudge", "--task", "ntr", "--backend", "nli", "--model", str(tiny_model), "--source",
-                    "llm:tiny-nli", "--json", db=db)
+    again = run_cli(
+        "prejudge",
+        "--task",
+        "ntr",
+        "--backend",
+        "nli",
+        "--model",
+        str(tiny_model),
+        "--source",
+        "llm:tiny-nli",
+        "--json",
+        db=db,
+    )
     assert json.loads(again.stdout)["asked"] == 0 and f"{expected} already judged" in again.stderr
     wrong = run_cli("prejudge", "--task", "passage", "--backend", "nli", "--model", str(tiny_model), db=db)
     assert wrong.returncode == 2 and "ntr task only" in wrong.stderr

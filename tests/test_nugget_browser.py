@@ -7,6 +7,7 @@ then the real key N (or the component's button) sends the selection. The stored 
 ``passage[start:end]`` in code points and equal the selected text, in the Unicode passage
 demo-doc-022:0 (emoji with ZWJ and skin tone, combining accents, CJK, Arabic) as well.
 """
+
 from __future__ import annotations
 
 import re
@@ -15,7 +16,14 @@ import time
 import pytest
 
 from tests.browser_support import (  # noqa: F401  (browser fixture)
-    LOAD_TIMEOUT_MS, STEP_TIMEOUT_MS, browser, demo_passage_text, query, settled, streamlit_server)
+    LOAD_TIMEOUT_MS,
+    STEP_TIMEOUT_MS,
+    browser,
+    demo_passage_text,
+    query,
+    settled,
+    streamlit_server,
+)
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -111,8 +119,11 @@ def select(page, s16: int, text: str) -> None:
 
 
 def stored(db_path, assessor: str) -> list[tuple]:
-    return query(db_path, "SELECT passage_id, start_char, end_char, text, span_method FROM nuggets "
-                          "WHERE source = ? ORDER BY id", (assessor,))
+    return query(
+        db_path,
+        "SELECT passage_id, start_char, end_char, text, span_method FROM nuggets WHERE source = ? ORDER BY id",
+        (assessor,),
+    )
 
 
 def wait_rows(db_path, assessor: str, n: int) -> list[tuple]:
@@ -129,10 +140,16 @@ def test_range_selection_and_key_n_store_exact_unicode_spans(server, page):
     base, db_path = server
     passage = demo_passage_text(UNICODE_PASSAGE)
     shown = open_picker(page, base, "e2e-nug", UNICODE_PASSAGE)
-    assert shown == passage                     # rendered as text, character for character
-    assert page.locator(".sp-text *:not(mark.sp-nugget)").count() == 0   # no element made from passage text
-    needles = ["group 🏃\u200d♀️ — new intake", "behind — a run leader always stays at the back 👍🏽",
-               "Zoe\u0308, wrote her", "初心者歓迎 (beginners welcome)", "بالتوفيق", "cafe\u0301"]
+    assert shown == passage  # rendered as text, character for character
+    assert page.locator(".sp-text *:not(mark.sp-nugget)").count() == 0  # no element made from passage text
+    needles = [
+        "group 🏃\u200d♀️ — new intake",
+        "behind — a run leader always stays at the back 👍🏽",
+        "Zoe\u0308, wrote her",
+        "初心者歓迎 (beginners welcome)",
+        "بالتوفيق",
+        "cafe\u0301",
+    ]
     for n, needle in enumerate(needles, start=1):
         start = passage.index(needle)
         s16 = utf16(passage[:start])
@@ -140,7 +157,7 @@ def test_range_selection_and_key_n_store_exact_unicode_spans(server, page):
         page.keyboard.press("n")
         rows = wait_rows(db_path, "e2e-nug", n)
         assert rows[-1] == (UNICODE_PASSAGE, start, start + len(needle), needle, "selected")
-        assert passage[rows[-1][1]:rows[-1][2]] == needle
+        assert passage[rows[-1][1] : rows[-1][2]] == needle
         settled(page)
     # the stored spans are highlighted in the re-rendered passage, which is still the same text
     marks = page.locator(".sp-text mark.sp-nugget")
@@ -242,7 +259,7 @@ def test_move_span_reselects_an_existing_nugget(server, page):
     passage = demo_passage_text(passage_id)
     words = list(re.finditer(r"\S+", passage))
     at, start = words[0].start(), words[6].start()
-    old, new = passage[at:words[2].end()], passage[start:words[10].end()]
+    old, new = passage[at : words[2].end()], passage[start : words[10].end()]
     db = open_db(db_path)
     store.add_span_nugget(db, "e2e-move", "101_1", passage_id, at, at + len(old), old)
     db.conn.close()
@@ -255,11 +272,16 @@ def test_move_span_reselects_an_existing_nugget(server, page):
     page.keyboard.press("n")
     expect(page.get_by_text("Nugget [1] moved")).to_be_visible()
     assert stored(db_path, "e2e-move") == [(passage_id, start, start + len(new), new, "selected")]
-    history = query(db_path, "SELECT old_value, new_value FROM label_history WHERE source = 'e2e-move' AND "
-                             "label_table = 'nugget' ORDER BY id")
+    history = query(
+        db_path,
+        "SELECT old_value, new_value FROM label_history WHERE source = 'e2e-move' AND "
+        "label_table = 'nugget' ORDER BY id",
+    )
     assert [(json.loads(o)["start"] if o else None, json.loads(n)["start"]) for o, n in history] == [
-        (None, at), (at, start)]
-    expect(page.get_by_role("button", name="Move span")).to_be_visible()     # back to adding nuggets
+        (None, at),
+        (at, start),
+    ]
+    expect(page.get_by_role("button", name="Move span")).to_be_visible()  # back to adding nuggets
     expect(page.locator("button.sp-add")).to_have_text("Add selection as nugget (N)")
 
 
@@ -269,7 +291,8 @@ def test_ntr_keys_y_and_n(server, page):
     base, db_path = server
     page.goto(f"{base}/ntr?assessor=e2e-ntr")
     expect(page.get_by_text("Is the gold nugget of information covered in the response?")).to_be_visible(
-        timeout=LOAD_TIMEOUT_MS)
+        timeout=LOAD_TIMEOUT_MS
+    )
     expect(page.get_by_text("Item 1 of")).to_be_visible()
     settled(page)
     press(page, "y")
@@ -278,5 +301,6 @@ def test_ntr_keys_y_and_n(server, page):
     press(page, "n")
     expect(page.get_by_text("Item 3 of")).to_be_visible()
     settled(page)
-    assert [r[0] for r in query(db_path, "SELECT match FROM ntr_labels WHERE source = 'e2e-ntr' ORDER BY updated_at")
-            ] == [1, 0]
+    assert [
+        r[0] for r in query(db_path, "SELECT match FROM ntr_labels WHERE source = 'e2e-ntr' ORDER BY updated_at")
+    ] == [1, 0]

@@ -1,12 +1,13 @@
-"""CONE-RAG nugget metrics (assess.nugget_metrics): hand-computed turns, the reference code's skip
+"""CONE-RAG nugget metrics (assess.measures.nugget_recall): hand-computed turns, the reference code's skip
 rules (MEASURES.md section 5), de-duplicated gold sets, the personal split, and the NtR crowd labels."""
+
 from __future__ import annotations
 
 import pytest
 
-from assess.formats import parse_ntr_labels, parse_nuggets
 from assess.errors import AssessError
-from assess.nugget_metrics import NtnTurn, ntn_run, ntn_turn, ntr_run, ntr_turn, split_personal
+from assess.formats import parse_ntr_labels, parse_nuggets
+from assess.measures.nugget_recall import NtnTurn, ntn_run, ntn_turn, ntr_run, ntr_turn, split_personal
 from tests.conftest import shared_file
 
 GOLD = {"1_1": {"[1]", "[2]", "[3]", "[4]"}, "1_2": {"[1]", "[2]"}, "1_3": set()}

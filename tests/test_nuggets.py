@@ -1,5 +1,6 @@
 """The nugget workbench without a browser: spans and UTF-16 offsets, locating, duplicates, the store, the CLI,
 and the GFRC2 / AEPD documents (round-tripped through ``python -m assess score``)."""
+
 from __future__ import annotations
 
 import json
@@ -10,17 +11,19 @@ from hypothesis import strategies as st
 
 from assess import nuggets as pure
 from assess.errors import AssessError, InvalidSpan
+from assess.services.loading import load_demo
 from store import nuggets as store
 from store import open_db
-from store.loading import load_demo
 from tests.helpers import ROOT, run_cli, snapshot
 
 UNICODE_PASSAGE = "demo-doc-022:0"
 
 # Letters from several planes and scripts: ASCII, Latin with combining marks, CJK, Arabic (RTL),
 # emoji (astral, with ZWJ and skin-tone modifiers), mathematical letters (astral).
-ALPHABET = st.sampled_from(list("ab zé\u0301\u0308\n\t") + ["初", "心", "歓", "ب", "ا", "ل", "\u200d", "♀", "\ufe0f",
-                                                            "🏃", "👍", "🏽", "𝒜", "😀", "\U0010fffd"])
+ALPHABET = st.sampled_from(
+    list("ab zé\u0301\u0308\n\t")
+    + ["初", "心", "歓", "ب", "ا", "ل", "\u200d", "♀", "\ufe0f", "🏃", "👍", "🏽", "𝒜", "😀", "\U0010fffd"]
+)
 TEXTS = st.lists(ALPHABET, max_size=60).map("".join)
 
 
@@ -33,10 +36,11 @@ def demo(tmp_path):
 
 def js_slice(text: str, start16: int, end16: int) -> str:
     """What JavaScript's ``text.slice(start16, end16)`` returns, computed on UTF-16 code units."""
-    return text.encode("utf-16-le", "surrogatepass")[2 * start16:2 * end16].decode("utf-16-le", "surrogatepass")
+    return text.encode("utf-16-le", "surrogatepass")[2 * start16 : 2 * end16].decode("utf-16-le", "surrogatepass")
 
 
 # ------------------------------------------------------------------------------------------- offsets
+
 
 @settings(max_examples=300, deadline=None)
 @given(TEXTS, st.data())
@@ -44,11 +48,11 @@ def test_utf16_offsets_of_any_substring_convert_back_to_that_substring(text, dat
     i = data.draw(st.integers(0, len(text)))
     j = data.draw(st.integers(i, len(text)))
     s16, e16 = pure.index_to_utf16(text, i), pure.index_to_utf16(text, j)
-    assert js_slice(text, s16, e16) == text[i:j]                     # what the browser selected
+    assert js_slice(text, s16, e16) == text[i:j]  # what the browser selected
     assert (pure.utf16_to_index(text, s16), pure.utf16_to_index(text, e16)) == (i, j)
     if i < j:
         span = pure.span_from_utf16(text, s16, e16, text[i:j], trim=False)
-        assert span == (i, j, text[i:j]) and text[span.start:span.end] == span.text
+        assert span == (i, j, text[i:j]) and text[span.start : span.end] == span.text
 
 
 @settings(max_examples=200, deadline=None)
@@ -83,8 +87,8 @@ def test_span_checks():
         pure.validate_span("abcdef", 1, 3, "xy")
     with pytest.raises(InvalidSpan, match="not the passage's text"):
         pure.span_from_utf16("abcdef", 1, 3, "xy")
-    assert pure.span_from_utf16("  ab cd  ", 0, 9, "  ab cd  ") == (2, 7, "ab cd")       # trimmed
-    assert pure.span_from_utf16("ab cd", 4, 1) == (1, 4, "b c")                          # backwards selection
+    assert pure.span_from_utf16("  ab cd  ", 0, 9, "  ab cd  ") == (2, 7, "ab cd")  # trimmed
+    assert pure.span_from_utf16("ab cd", 4, 1) == (1, 4, "b c")  # backwards selection
     with pytest.raises(InvalidSpan, match="empty"):
         pure.span_from_utf16("ab   cd", 2, 5)
     with pytest.raises(InvalidSpan):
@@ -109,15 +113,16 @@ def test_segments_cover_the_text_exactly(text, spans):
 
 # ------------------------------------------------------------------------------------------- locating
 
+
 def test_locate_exact_then_normalised():
     passage = "Most beginner plans last 10 to 12 weeks.\nStraße  und\tMeer."
     assert pure.locate(passage, "plans last 10") == ((14, 27, "plans last 10"), "exact")
     span, how = pure.locate(passage, "MOST BEGINNER   plans")
     assert how == "normalised" and span.text == "Most beginner plans"
-    span, how = pure.locate(passage, "12 weeks. strasse und meer")     # newline, tab, ß -> ss, case
+    span, how = pure.locate(passage, "12 weeks. strasse und meer")  # newline, tab, ß -> ss, case
     assert how == "normalised" and span.text == "12 weeks.\nStraße  und\tMeer"
-    span, how = pure.locate(passage, '"last 10 to 12 weeks."')           # quotes and final period
-    assert span.text == "last 10 to 12 weeks" and passage[span.start:span.end] == span.text
+    span, how = pure.locate(passage, '"last 10 to 12 weeks."')  # quotes and final period
+    assert span.text == "last 10 to 12 weeks" and passage[span.start : span.end] == span.text
     assert pure.locate(passage, "ten to twelve weeks") is None
     assert pure.locate(passage, "  ") is None
 
@@ -130,13 +135,15 @@ def test_locate_in_passages_prefers_an_exact_match_anywhere():
 
 
 def test_locate_pieces_finds_the_selections_an_aspect_content_joins():
-    response = ("The 10K is a road race.\nOn race day, start near the back. Don't wear new shoes 🏃 on the day. "
-                "Run the first kilometre slowly.")
+    response = (
+        "The 10K is a road race.\nOn race day, start near the back. Don't wear new shoes 🏃 on the day. "
+        "Run the first kilometre slowly."
+    )
     # two selections appended with a space (the page's N), out of response order, plus a typed word
     content = "start near the back. The 10K is a road race. banana 🏃 on the"
     pieces = pure.locate_pieces(response, content)
     assert [p.text for p in pieces] == ["start near the back.", "The 10K is a road race.", "🏃 on the"]
-    assert all(response[p.start:p.end] == p.text for p in pieces)
+    assert all(response[p.start : p.end] == p.text for p in pieces)
     # case and white space are folded as in locate; the span keeps the response's own characters
     at = response.index("road race.")
     assert pure.locate_pieces(response, "ROAD race. on RACE day") == [(at, at + 22, "road race.\nOn race day")]
@@ -147,8 +154,9 @@ def test_locate_pieces_finds_the_selections_an_aspect_content_joins():
     assert pure.locate_pieces(response, "nothing here") == []
 
 
-WORDS = st.lists(st.sampled_from(["run", "Run", "10K", "day,", "初心者", "🏃", "é\u0301", "a", "the"]),
-                 min_size=1, max_size=12)
+WORDS = st.lists(
+    st.sampled_from(["run", "Run", "10K", "day,", "初心者", "🏃", "é\u0301", "a", "the"]), min_size=1, max_size=12
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -159,7 +167,7 @@ def test_located_pieces_hold_every_selected_word(words, data):
     picked = [" ".join(words[a:b]) for a, b in zip(cuts, cuts[1:]) if b > a and data.draw(st.booleans())]
     content = " ".join(picked)
     pieces = pure.locate_pieces(text, content)
-    assert all(text[p.start:p.end] == p.text for p in pieces)
+    assert all(text[p.start : p.end] == p.text for p in pieces)
     assert " ".join(p.text for p in pieces).casefold().split() == content.casefold().split()
 
 
@@ -170,13 +178,20 @@ def test_next_key():
 
 # ------------------------------------------------------------------------------------------- store: passage nuggets
 
+
 def test_span_nuggets_are_checked_against_the_stored_passage(demo):
     passage = store.passage_text(demo, UNICODE_PASSAGE)
     i = passage.index("👍🏽")
     nid = store.add_span_nugget(demo, "amy", "101_1", UNICODE_PASSAGE, i, i + 2, "👍🏽")
     row = store.nugget(demo, nid)
-    assert (row["key"], row["text"], row["start_char"], row["end_char"], row["span_method"], row["in_dedup"]) == \
-        ("[1]", "👍🏽", i, i + 2, "selected", 1)
+    assert (row["key"], row["text"], row["start_char"], row["end_char"], row["span_method"], row["in_dedup"]) == (
+        "[1]",
+        "👍🏽",
+        i,
+        i + 2,
+        "selected",
+        1,
+    )
     assert demo.execute("SELECT kind FROM sources WHERE name = 'amy'").fetchone() == ("assessor",)
     before = demo.execute("SELECT COUNT(*) FROM nuggets").fetchone()
     with pytest.raises(InvalidSpan):
@@ -193,12 +208,14 @@ def test_typed_edited_and_deleted_nuggets(demo):
     passage = store.passage_text(demo, "demo-doc-001:0")
     nid = store.add_text_nugget(demo, "amy", "101_1", "  WALK-RUN plan ", passage_id="demo-doc-001:0")
     row = store.nugget(demo, nid)
-    assert row["span_method"] == "typed" and passage[row["start_char"]:row["end_char"]] == row["text"] == "walk-run plan"
+    assert (
+        row["span_method"] == "typed" and passage[row["start_char"] : row["end_char"]] == row["text"] == "walk-run plan"
+    )
     free = store.add_text_nugget(demo, "amy", "101_1", "Not in any passage", passage_id="demo-doc-001:0")
     assert store.nugget(demo, free)["start_char"] is None and store.nugget(demo, free)["key"] == "[2]"
     edited = store.update_nugget(demo, "amy", nid, text="complete beginners", relevance=3)
-    assert edited["relevance"] == 3 and passage[edited["start_char"]:edited["end_char"]] == "complete beginners"
-    edited = store.update_nugget(demo, "amy", nid, text="beginners run ten kilometres")   # rephrased
+    assert edited["relevance"] == 3 and passage[edited["start_char"] : edited["end_char"]] == "complete beginners"
+    edited = store.update_nugget(demo, "amy", nid, text="beginners run ten kilometres")  # rephrased
     assert edited["start_char"] is None and edited["passage_id"] == "demo-doc-001:0"
     assert edited["relevance"] == 3
     with pytest.raises(AssessError, match="belongs to"):
@@ -207,8 +224,9 @@ def test_typed_edited_and_deleted_nuggets(demo):
         store.delete_nugget(demo, "bob", nid)
     store.delete_nugget(demo, "amy", nid)
     assert [r["id"] for r in store.turn_nuggets(demo, "amy", "101_1")] == [free]
-    assert store.add_text_nugget(demo, "amy", "101_1", "again") and \
-        [r["key"] for r in store.turn_nuggets(demo, "amy", "101_1")] == ["[2]", "[3]"]
+    assert store.add_text_nugget(demo, "amy", "101_1", "again") and [
+        r["key"] for r in store.turn_nuggets(demo, "amy", "101_1")
+    ] == ["[2]", "[3]"]
 
 
 def test_relevant_passages_follow_source_and_threshold(demo):
@@ -223,11 +241,14 @@ def test_relevant_passages_follow_source_and_threshold(demo):
 
 # ------------------------------------------------------------------------------------------- duplicates
 
+
 def test_lexical_entailment_is_token_containment():
     judge = pure.LexicalEntailment()
     a, b = "Beginner plans last 10 to 12 weeks", "Plans last 12 weeks"
     ab, ba = judge.entailment([(a, b), (b, a)])
-    assert ab == 1.0 and ba == pytest.approx(4 / 6)   # {plans, last, 12, weeks} in {beginner, plans, last, 10, 12, weeks}
+    assert ab == 1.0 and ba == pytest.approx(
+        4 / 6
+    )  # {plans, last, 12, weeks} in {beginner, plans, last, 10, 12, weeks}
     assert judge.entailment([("x", "the")]) == [0.0]
     assert judge.entailment([("", "")]) == [0.0]
 
@@ -238,7 +259,7 @@ def test_suggestions_use_any_injected_judge():
     assert [(s.a, s.b, s.score_ab, s.score_ba) for s in found] == [(1, 2, 1.0, 1.0)]
     calls = []
 
-    def entails(premise, hypothesis):        # a plain function works as the injectable interface
+    def entails(premise, hypothesis):  # a plain function works as the injectable interface
         calls.append((premise, hypothesis))
         return 0.9 if "gamma" in premise else 0.1
 
@@ -250,9 +271,9 @@ def test_suggestions_use_any_injected_judge():
 def test_dedup_rule_keeps_nuggets_no_kept_nugget_entails():
     order = [1, 2, 3, 4]
     assert pure.dedup_keep(order, set()) == {1: True, 2: True, 3: True, 4: True}
-    same = pure.entailment_edges([(1, 2, "same")])                       # mutual: the earlier is kept
+    same = pure.entailment_edges([(1, 2, "same")])  # mutual: the earlier is kept
     assert pure.dedup_keep(order, same) == {1: True, 2: False, 3: True, 4: True}
-    covers = pure.entailment_edges([(1, 3, "b_covers_a"), (2, 4, "distinct")])   # 3 entails 1
+    covers = pure.entailment_edges([(1, 3, "b_covers_a"), (2, 4, "distinct")])  # 3 entails 1
     assert pure.dedup_keep(order, covers) == {1: False, 2: True, 3: True, 4: True}
     chain = pure.entailment_edges([(1, 2, "a_covers_b"), (2, 3, "a_covers_b")])  # 1 ⊨ 2 ⊨ 3
     assert pure.dedup_keep(order, chain) == {1: True, 2: False, 3: False, 4: True}
@@ -266,12 +287,13 @@ def test_decisions_set_in_dedup_and_the_dedup_export(demo, tmp_path):
     gold = store.turn_nuggets(demo, "gold", "101_1")
     assert len(gold) == 5 and {n["in_dedup"] for n in gold} == {None}
     a, b, c = (n["id"] for n in gold[:3])
-    store.decide_duplicate(demo, b, a, "a_covers_b", by="amy")          # given as (b, a): b covers a
+    store.decide_duplicate(demo, b, a, "a_covers_b", by="amy")  # given as (b, a): b covers a
     flags = {n["id"]: n["in_dedup"] for n in store.turn_nuggets(demo, "gold", "101_1")}
     assert flags == {a: 0, b: 1, c: 1, gold[3]["id"]: 1, gold[4]["id"]: 1}
     assert demo.execute("SELECT nugget_a, nugget_b, decision, decided_by FROM nugget_duplicates").fetchall() == [
-        (a, b, "b_covers_a", "amy")]
-    store.decide_duplicate(demo, a, b, None, by="amy")                   # reopened: everything kept again
+        (a, b, "b_covers_a", "amy")
+    ]
+    store.decide_duplicate(demo, a, b, None, by="amy")  # reopened: everything kept again
     assert {n["in_dedup"] for n in store.turn_nuggets(demo, "gold", "101_1")} == {1}
     store.decide_duplicate(demo, b, c, "same", by="amy")
     assert store.dedup_counts(demo, "gold", "101_1") == {"nuggets": 5, "kept": 4, "unknown": 0, "open_pairs": 1}
@@ -279,10 +301,11 @@ def test_decisions_set_in_dedup_and_the_dedup_export(demo, tmp_path):
         store.decide_duplicate(demo, a, store.turn_nuggets(demo, "gold", "101_2")[0]["id"], "same", by="amy")
     demo.conn.close()
     full = json.loads(run_cli("export", "nuggets", "--source", "gold", db=tmp_path / "demo.db", check=True).stdout)
-    dedup = json.loads(run_cli("export", "nuggets", "--source", "gold", "--dedup", db=tmp_path / "demo.db",
-                               check=True).stdout)
+    dedup = json.loads(
+        run_cli("export", "nuggets", "--source", "gold", "--dedup", db=tmp_path / "demo.db", check=True).stdout
+    )
     assert len(full["101_1"]) == 5 and sorted(dedup["101_1"]) == ["[1]", "[2]", "[4]", "[5]"]
-    assert dedup["101_1"]["[2]"] == full["101_1"]["[2]"]                  # same CONE-RAG layout
+    assert dedup["101_1"]["[2]"] == full["101_1"]["[2]"]  # same CONE-RAG layout
 
 
 def test_stored_suggestions_keep_decisions(demo):
@@ -293,12 +316,12 @@ def test_stored_suggestions_keep_decisions(demo):
     (pair,) = store.duplicate_pairs(demo, "amy", "101_1")
     assert (pair["a"], pair["b"], pair["suggested_by"], pair["decision"]) == (nid, twin, "lexical", None)
     store.decide_duplicate(demo, nid, twin, "same", by="amy")
-    assert store.suggest_duplicates(demo, "amy", "101_1") == 1          # re-suggesting keeps the decision
+    assert store.suggest_duplicates(demo, "amy", "101_1") == 1  # re-suggesting keeps the decision
     assert store.duplicate_pairs(demo, "amy", "101_1")[0]["decision"] == "same"
     assert [n["in_dedup"] for n in store.turn_nuggets(demo, "amy", "101_1")] == [1, 0, 1]
-    later = store.add_text_nugget(demo, "amy", "101_1", "A new one")     # joins the kept set
+    later = store.add_text_nugget(demo, "amy", "101_1", "A new one")  # joins the kept set
     assert store.nugget(demo, later)["in_dedup"] == 1
-    store.delete_nugget(demo, "amy", twin)                               # its pairs go with it
+    store.delete_nugget(demo, "amy", twin)  # its pairs go with it
     assert store.duplicate_pairs(demo, "amy", "101_1") == [] and store.nugget(demo, other)["in_dedup"] == 1
 
 
@@ -306,7 +329,11 @@ def test_cli_suggest_duplicates(demo, tmp_path):
     demo.conn.close()
     out = run_cli("nuggets", "suggest-duplicates", "--source", "gold", "--json", db=tmp_path / "demo.db", check=True)
     result = json.loads(out.stdout)
-    assert result["judge"] == "lexical" and result["threshold"] == 0.5 and result["pairs"] == sum(result["per_turn"].values())
+    assert (
+        result["judge"] == "lexical"
+        and result["threshold"] == 0.5
+        and result["pairs"] == sum(result["per_turn"].values())
+    )
 
 
 # ------------------------------------------------------------------------------------------- GFRC2
@@ -315,15 +342,17 @@ DEMO_GFRC2 = json.loads((ROOT / "assets" / "demo" / "gfrc2.json").read_text(enco
 
 
 def test_word_positions_over_the_conversation():
-    turns = [pure.TurnText("c_1", 1, "How do I start?", "Walk, then run."),
-             pure.TurnText("c_2", 2, "And shoes?", None),
-             pure.TurnText("c_3", 3, "Thanks  a lot", "You are\twelcome.")]
+    turns = [
+        pure.TurnText("c_1", 1, "How do I start?", "Walk, then run."),
+        pure.TurnText("c_2", 2, "And shoes?", None),
+        pure.TurnText("c_3", 3, "Thanks  a lot", "You are\twelcome."),
+    ]
     assert pure.response_offsets(turns) == {"c_1": (4, 3), "c_2": (9, 0), "c_3": (12, 3)}
     text = "Walk, then  run fast."
     assert pure.words_in_span(text, 0, 4) == (1, 1) and pure.words_in_span(text, 2, 13) == (1, 3)
-    assert pure.words_in_span(text, 10, 13) == (3, 3)        # a selection touching a word takes the word
+    assert pure.words_in_span(text, 10, 13) == (3, 3)  # a selection touching a word takes the word
     with pytest.raises(InvalidSpan):
-        pure.words_in_span(text, 10, 11)                     # only whitespace
+        pure.words_in_span(text, 10, 11)  # only whitespace
     assert pure.mark_spans(text, [(2, 3), (4, 9)]) == [(6, 15)]
 
 
@@ -339,8 +368,9 @@ def demo_marks(db) -> dict:
             t = by_number[n["turn"]]
             before, count = offsets[t.turn_id]
             assert before < n["start"] <= n["end"] <= before + count, (conv["id"], n)
-            out.setdefault(conv["id"], []).append((t.turn_id, n["start"] - before, n["end"] - before, n["level"],
-                                                   n["groups"]))
+            out.setdefault(conv["id"], []).append(
+                (t.turn_id, n["start"] - before, n["end"] - before, n["level"], n["groups"])
+            )
     return out
 
 
@@ -359,8 +389,9 @@ def test_gfrc2_export_round_trips_through_score(demo, tmp_path):
     out = run_cli("nuggets", "export-gfrc2", "--study", "demo", "-o", exported, db=tmp_path / "demo.db", check=True)
     assert out.stdout == ""
     ours = json.loads(run_cli("score", "gfrc2", exported, "--json", check=True).stdout)
-    reference = json.loads(run_cli("score", "gfrc2", ROOT / "assets" / "demo" / "gfrc2.json", "--json",
-                                   check=True).stdout)
+    reference = json.loads(
+        run_cli("score", "gfrc2", ROOT / "assets" / "demo" / "gfrc2.json", "--json", check=True).stdout
+    )
     assert ours == reference
 
 
@@ -371,11 +402,23 @@ def test_response_marks_are_checked(demo):
     mid = store.mark_response_nugget(demo, "s", "demo-dense", "101_1", 3, 5, 2, groups)
     words = store.response_text(demo, "demo-dense", "101_1").split()
     assert store.response_marks(demo, "s", "demo-dense", "101") == [
-        {"id": mid, "turn_id": "101_1", "start_word": 3, "end_word": 5, "level": 2, "groups": groups,
-         "text": " ".join(words[2:5])}]
-    for bad in [dict(start_word=5, end_word=7),                         # overlaps 3-5
-                dict(start_word=len(words), end_word=len(words) + 1),   # past the response
-                dict(level=3), dict(groups={"PRONOUN": "it", "HINDEX": "G1"}), dict(groups={"PRONOUN": "he"})]:
+        {
+            "id": mid,
+            "turn_id": "101_1",
+            "start_word": 3,
+            "end_word": 5,
+            "level": 2,
+            "groups": groups,
+            "text": " ".join(words[2:5]),
+        }
+    ]
+    for bad in [
+        dict(start_word=5, end_word=7),  # overlaps 3-5
+        dict(start_word=len(words), end_word=len(words) + 1),  # past the response
+        dict(level=3),
+        dict(groups={"PRONOUN": "it", "HINDEX": "G1"}),
+        dict(groups={"PRONOUN": "he"}),
+    ]:
         args = {"start_word": 6, "end_word": 6, "level": 1, "groups": groups, **bad}
         with pytest.raises(AssessError):
             store.mark_response_nugget(demo, "s", "demo-dense", "101_1", **args)
@@ -391,7 +434,9 @@ def test_cli_study_and_bad_attributes(demo, tmp_path):
     out = run_cli("nuggets", "study", "fair", "--attributes", json.dumps(pure.EXAMPLE_ATTRIBUTES), db=db, check=True)
     assert "PRONOUN (nominal, he/she/other)" in out.stdout
     before = snapshot(db)
-    bad = run_cli("nuggets", "study", "fair", "--attributes", '[{"name": "X", "kind": "weird", "groups": ["a"]}]', db=db)
+    bad = run_cli(
+        "nuggets", "study", "fair", "--attributes", '[{"name": "X", "kind": "weird", "groups": ["a"]}]', db=db
+    )
     assert bad.returncode == 2 and "nominal or ordinal" in bad.stderr and snapshot(db) == before
     empty = json.loads(run_cli("nuggets", "export-gfrc2", "--study", "fair", db=db, check=True).stdout)
     assert empty["attributes"][0]["name"] == "PRONOUN" and all(c["nuggets"] == [] for c in empty["conversations"])
@@ -417,8 +462,9 @@ def test_aepd_export_round_trips_through_score(demo, tmp_path):
     demo.conn.close()
     run_cli("nuggets", "export-aepd", "-o", exported, db=tmp_path / "demo.db", check=True)
     ours = json.loads(run_cli("score", "aepd", exported, "--json", check=True).stdout)
-    reference = json.loads(run_cli("score", "aepd", ROOT / "assets" / "demo" / "aepd.json", "--json",
-                                   check=True).stdout)
+    reference = json.loads(
+        run_cli("score", "aepd", ROOT / "assets" / "demo" / "aepd.json", "--json", check=True).stdout
+    )
     assert ours == reference
 
 
@@ -436,13 +482,25 @@ def test_aspects_are_checked_and_edited(demo):
     with pytest.raises(AssessError):
         store.set_aspect_content(demo, aid, "no-such-run", "x")
     assert store.aspects(demo, "101_1") == [
-        {"id": aid, "aspect": "Plan length and race date", "ptkb": ["3", "7"], "content": {"demo-dense": "twelve weeks"}},
-        {"id": other, "aspect": "Shoes", "ptkb": [], "content": {}}]
+        {
+            "id": aid,
+            "aspect": "Plan length and race date",
+            "ptkb": ["3", "7"],
+            "content": {"demo-dense": "twelve weeks"},
+        },
+        {"id": other, "aspect": "Shoes", "ptkb": [], "content": {}},
+    ]
     store.delete_aspect(demo, aid)
     assert [a["id"] for a in store.aspects(demo, "101_1")] == [other]
     doc = store.aepd_export(demo, runs=["demo-dense"])
-    assert doc["turns"] == [{"id": "demo-dense/101_1", "system": "demo-dense", "conversation": "101",
-                             "aspects": [{"aspect": "Shoes", "ptkb": [], "text": ""}]}]
+    assert doc["turns"] == [
+        {
+            "id": "demo-dense/101_1",
+            "system": "demo-dense",
+            "conversation": "101",
+            "aspects": [{"aspect": "Shoes", "ptkb": [], "text": ""}],
+        }
+    ]
 
 
 def aepd_reply(aspects):
@@ -453,38 +511,52 @@ def aepd_reply(aspects):
 
 def test_prefill_aspects_from_a_prejudge_run(demo):
     """A tiny ``prejudge --task aepd`` against the stub endpoint, then its aspects pre-fill the organizer's list."""
-    from assess import prejudge
-    from assess.judges import OpenAIJudge
+    from assess.llm.clients import OpenAIJudge
+    from assess.services import jobs as prejudge
     from tests.stub_llm import StubLLM
 
     def aspects(request):
         response = request["messages"][-1]["content"].rsplit("<<<", 1)[1].split(">>>", 1)[0]
-        return [{"aspect": "Race day", "ptkb": [7], "text": response.split(". ")[0]},
-                {"aspect": "Shoes", "ptkb": [3, 99], "text": ""}]
+        return [
+            {"aspect": "Race day", "ptkb": [7], "text": response.split(". ")[0]},
+            {"aspect": "Shoes", "ptkb": [3, 99], "text": ""},
+        ]
 
     with StubLLM(reply=aepd_reply(aspects)) as stub:
-        plan = prejudge.plan(demo, "aepd", "llm:stub", "stub-1", limit=3)          # 101_1 x the three runs
+        plan = prejudge.plan(demo, "aepd", "llm:stub", "stub-1", limit=3)  # 101_1 x the three runs
         prejudge.run(demo, plan, OpenAIJudge("stub-1", base_url=stub.base_url, api_key="k", timeout=5))
     assert store.llm_aspect_sources(demo, "101_1", "demo-bm25") == ["llm:stub"]
     assert store.llm_aspect_sources(demo, "101_2", "demo-bm25") == []
     bm25 = store.response_text(demo, "demo-bm25", "101_1")
     first = bm25.split(". ")[0]
     assert store.llm_aspects(demo, "llm:stub", "101_1", "demo-bm25") == [
-        {"aspect": "Race day", "ptkb": ["7"], "text": first}, {"aspect": "Shoes", "ptkb": ["3"], "text": ""}]
+        {"aspect": "Race day", "ptkb": ["7"], "text": first},
+        {"aspect": "Shoes", "ptkb": ["3"], "text": ""},
+    ]
     # the organizer already has "race day" with her own content for demo-bm25: kept as it is
     own = store.save_aspect(demo, "101_1", "race day", [])
     store.set_aspect_content(demo, own, "demo-bm25", "On race day")
     assert store.prefill_aspects(demo, "llm:stub", "101_1", "demo-bm25") == {
-        "added": 1, "existing": 1, "content": 1, "dropped_ptkb": 0}
+        "added": 1,
+        "existing": 1,
+        "content": 1,
+        "dropped_ptkb": 0,
+    }
     listed = store.aspects(demo, "101_1")
     assert [(a["aspect"], a["ptkb"], a["content"]) for a in listed] == [
-        ("race day", [], {"demo-bm25": "On race day"}), ("Shoes", ["3"], {"demo-bm25": ""})]
+        ("race day", [], {"demo-bm25": "On race day"}),
+        ("Shoes", ["3"], {"demo-bm25": ""}),
+    ]
     # another run: nothing new to add, the empty content of "race day" for demo-dense is filled
     assert store.prefill_aspects(demo, "llm:stub", "101_1", "demo-dense") == {
-        "added": 0, "existing": 2, "content": 2, "dropped_ptkb": 0}
+        "added": 0,
+        "existing": 2,
+        "content": 2,
+        "dropped_ptkb": 0,
+    }
     dense = store.response_text(demo, "demo-dense", "101_1")
     assert store.aspects(demo, "101_1")[0]["content"]["demo-dense"] == dense.split(". ")[0]
-    assert store.prefill_aspects(demo, "llm:stub", "101_1", "demo-dense")["content"] == 0    # idempotent
+    assert store.prefill_aspects(demo, "llm:stub", "101_1", "demo-dense")["content"] == 0  # idempotent
     # highlighting: the contents are located in the response
     i = bm25.index("On race day")
     assert store.content_spans(demo, "101_1", "demo-bm25") == [(i, i + len("On race day"))]
@@ -497,16 +569,31 @@ def test_prefill_drops_unknown_statements_and_uses_the_latest_answer(demo):
     from store import prejudgments
 
     prejudgments.ensure_llm_source(demo, "llm:x", "x", "v1")
-    for n, aspects in enumerate([[{"aspect": "Old", "ptkb": [], "text": ""}],
-                                 [{"aspect": "Plan", "ptkb": ["7", "99"], "text": "walk"}, {"aspect": " ", "text": ""}]]):
-        prejudgments.save(demo, prejudgments.Prejudgment("llm:x", "aepd", "101_2", "demo-dense", "x", "v1", f"h{n}",
-                                                         "raw", "ok", {"aspects": aspects}))
-    prejudgments.save(demo, prejudgments.Prejudgment("llm:x", "aepd", "101_2", "demo-dense", "x", "v1", "h3", "junk",
-                                                     "unparseable", None))
-    assert store.llm_aspects(demo, "llm:x", "101_2", "demo-dense") == [{"aspect": "Plan", "ptkb": ["7", "99"],
-                                                                         "text": "walk"}]
+    for n, aspects in enumerate(
+        [
+            [{"aspect": "Old", "ptkb": [], "text": ""}],
+            [{"aspect": "Plan", "ptkb": ["7", "99"], "text": "walk"}, {"aspect": " ", "text": ""}],
+        ]
+    ):
+        prejudgments.save(
+            demo,
+            prejudgments.Prejudgment(
+                "llm:x", "aepd", "101_2", "demo-dense", "x", "v1", f"h{n}", "raw", "ok", {"aspects": aspects}
+            ),
+        )
+    prejudgments.save(
+        demo,
+        prejudgments.Prejudgment("llm:x", "aepd", "101_2", "demo-dense", "x", "v1", "h3", "junk", "unparseable", None),
+    )
+    assert store.llm_aspects(demo, "llm:x", "101_2", "demo-dense") == [
+        {"aspect": "Plan", "ptkb": ["7", "99"], "text": "walk"}
+    ]
     assert store.prefill_aspects(demo, "llm:x", "101_2", "demo-dense") == {
-        "added": 1, "existing": 0, "content": 1, "dropped_ptkb": 1}
+        "added": 1,
+        "existing": 0,
+        "content": 1,
+        "dropped_ptkb": 1,
+    }
     assert [(a["aspect"], a["ptkb"]) for a in store.aspects(demo, "101_2")] == [("Plan", ["7"])]
 
 
@@ -521,27 +608,45 @@ def test_nugget_edits_decisions_and_gold_responses_go_to_the_history(demo, tmp_p
     other = store.add_text_nugget(demo, "ann", "101_1", "a typed nugget")
     other_key = store.nugget(demo, other)["key"]
     store.update_nugget(demo, "ann", nid, relevance=2)
-    store.update_nugget(demo, "ann", nid, relevance=2)            # no change: no history row
+    store.update_nugget(demo, "ann", nid, relevance=2)  # no change: no history row
     store.decide_duplicate(demo, nid, other, "distinct", by="ann")
     store.save_gold_response(demo, "ann", "101_1", "A response.", [nid])
     store.delete_nugget(demo, "ann", other)
 
     trail = item_history(demo, "ann", f"101_1 {key}", "nugget")
-    values = [(json.loads(r["old"]) if r["old"] else None, json.loads(r["new"]) if r["new"] else None, r["via"])
-              for r in trail]
+    values = [
+        (json.loads(r["old"]) if r["old"] else None, json.loads(r["new"]) if r["new"] else None, r["via"])
+        for r in trail
+    ]
     first = {"text": body[:20], "relevance": 3, "passage_id": passage, "start": 0, "end": 20}
     assert values == [(None, first, "selected"), (first, {**first, "relevance": 2}, "selected")]
-    rows = demo.execute("SELECT label_table, item, old_value, new_value, via FROM label_history WHERE source = 'ann' "
-                        "AND label_table != 'nugget' ORDER BY id").fetchall()
+    rows = demo.execute(
+        "SELECT label_table, item, old_value, new_value, via FROM label_history WHERE source = 'ann' "
+        "AND label_table != 'nugget' ORDER BY id"
+    ).fetchall()
     a, b = sorted((nid, other))
     assert rows[0] == ("nugget-duplicate", f"101_1 {a} {b}", None, "distinct", "ann")
     assert rows[1][:3] == ("gold-response", "101_1", None)
     assert json.loads(rows[1][3]) == {"text": "A response.", "nuggets_used": json.dumps([nid])}
-    deleted = demo.execute("SELECT old_value, new_value, via FROM label_history WHERE label_table = 'nugget' AND "
-                           "item = ? ORDER BY id DESC LIMIT 1", (f"101_1 {other_key}",)).fetchone()
+    deleted = demo.execute(
+        "SELECT old_value, new_value, via FROM label_history WHERE label_table = 'nugget' AND "
+        "item = ? ORDER BY id DESC LIMIT 1",
+        (f"101_1 {other_key}",),
+    ).fetchone()
     assert json.loads(deleted[0])["text"] == "a typed nugget" and deleted[1:] == (None, "delete")
-    proc = run_cli("history", "--source", "ann", "--turn", "101_1", "--item", key, "--task", "nugget",
-                   db=tmp_path / "demo.db", check=True)
+    proc = run_cli(
+        "history",
+        "--source",
+        "ann",
+        "--turn",
+        "101_1",
+        "--item",
+        key,
+        "--task",
+        "nugget",
+        db=tmp_path / "demo.db",
+        check=True,
+    )
     assert proc.stdout.count("\n") == 2 and '"relevance":2' in proc.stdout
 
 
@@ -554,6 +659,6 @@ def test_moving_a_nugget_needs_its_own_passage(demo):
     row = store.set_nugget_span(demo, "ann", nid, 5, 12, body[5:12], passage_id=passage)
     assert (row["start_char"], row["end_char"], row["text"]) == (5, 12, body[5:12])
     assert store.movable_nugget(demo, "ann", nid, "101_1")["id"] == nid
-    assert store.movable_nugget(demo, "ann", nid, "101_2") is None      # the turn changed meanwhile
-    assert store.movable_nugget(demo, "bob", nid, "101_1") is None      # someone else's nugget
+    assert store.movable_nugget(demo, "ann", nid, "101_2") is None  # the turn changed meanwhile
+    assert store.movable_nugget(demo, "bob", nid, "101_1") is None  # someone else's nugget
     assert store.movable_nugget(demo, "ann", None, "101_1") is None

@@ -1,13 +1,20 @@
-"""Figure builders (assess.plots): the traces and titles they draw, HTML export, PNG export."""
+"""Figure builders (assess.ui.plots): the traces and titles they draw, HTML export, PNG export."""
+
 from __future__ import annotations
 
 import pytest
 
-from assess.aepd import score_aepd_turn
-from assess.agreement import agreement_report, kappa_by_group
-from assess.gfrc import score_gfrc2_document
-from assess.plots import (
-    aepd_scatter, confusion_heatmap, figure_html, figure_png, gfrc2_curves, kappa_bars, ranking_scatter,
+from assess.measures.aepd import score_aepd_turn
+from assess.measures.agreement import agreement_report, kappa_by_group
+from assess.measures.gfrc import score_gfrc2_document
+from assess.ui.plots import (
+    aepd_scatter,
+    confusion_heatmap,
+    figure_html,
+    figure_png,
+    gfrc2_curves,
+    kappa_bars,
+    ranking_scatter,
 )
 from tests.test_gfrc import COPWA, ORG, document
 
@@ -30,8 +37,10 @@ def test_gfrc2_curves_one_panel_per_component_one_line_per_run(r112):
 
 
 def test_aepd_scatter_title_has_tau_and_p():
-    points = [{"id": f"t{i}", "run": "a" if i % 2 else "b", **score_aepd_turn([10 + i, 20, 5 * i], [True, False, False])}
-              for i in range(1, 8)]
+    points = [
+        {"id": f"t{i}", "run": "a" if i % 2 else "b", **score_aepd_turn([10 + i, 20, 5 * i], [True, False, False])}
+        for i in range(1, 8)
+    ]
     fig = aepd_scatter(points, color_by="run")
     assert {t.name for t in fig.data} == {"a", "b"}
     assert "Kendall τ" in fig.layout.title.text and "p =" in fig.layout.title.text

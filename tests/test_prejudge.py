@@ -1,6 +1,7 @@
 """Pre-judging jobs end to end: the CLI against the local stub endpoint over real HTTP (stored rows,
 unparseable answers stored but never labelled, retries, interruption and resume without duplicates,
 the cache), every task through the library, adaptive pooling, and the reveal audit."""
+
 from __future__ import annotations
 
 import hashlib
@@ -15,13 +16,14 @@ import time
 
 import pytest
 
-from assess import prejudge, prompts
-from assess.judges import OpenAIJudge
+from assess.llm import prompts
+from assess.llm.clients import OpenAIJudge
+from assess.services import jobs as prejudge
 from tests.conftest import shared_file
 from tests.helpers import ROOT, run_cli, snapshot
 from tests.stub_llm import Reply, StubLLM, stub_llm  # noqa: F401  (fixture)
 
-POOL_WITH_TEXT = 214      # the demo's 217 pooled pairs, 3 of them with a passage that has no text
+POOL_WITH_TEXT = 214  # the demo's 217 pooled pairs, 3 of them with a passage that has no text
 
 
 def passage_of(request: dict) -> str:
@@ -64,30 +66,49 @@ def no_llm_env(monkeypatch):
 
 
 def prejudge_cli(db, stub, *extra, source="llm:stub", model="stub-1"):
-    return run_cli("prejudge", "--task", "passage", "--source", source, "--model", model, "--base-url",
-                   stub.base_url, *extra, db=db)
+    return run_cli(
+        "prejudge",
+        "--task",
+        "passage",
+        "--source",
+        source,
+        "--model",
+        model,
+        "--base-url",
+        stub.base_url,
+        *extra,
+        db=db,
+    )
 
 
 # ------------------------------------------------------------------------------------------- the CLI
+
 
 def test_cli_stores_every_answer_and_labels_only_parsed_ones(demo, stub_llm, no_llm_env):
     stub_llm.reply = grading
     proc = prejudge_cli(demo, stub_llm, "--concurrency", "4")
     assert proc.returncode == 0, proc.stderr
     assert "214 items, 3 passages without text skipped; 0 already judged, 0 from cache, 214 to ask" in proc.stderr
-    assert "input + " in proc.stderr and "at concurrency 4" in proc.stderr          # the estimate
-    assert "item/s" in proc.stderr or "214/214" in proc.stderr                        # the progress bar
+    assert "input + " in proc.stderr and "at concurrency 4" in proc.stderr  # the estimate
+    assert "item/s" in proc.stderr or "214/214" in proc.stderr  # the progress bar
     assert len(stub_llm.requests) == POOL_WITH_TEXT
-    stored = rows(demo, "SELECT turn_id, item_id, model, prompt_version, raw_output, parse_status, parsed, latency_ms, "
-                        "prompt_tokens, completion_tokens, attempts FROM prejudgments WHERE source = 'llm:stub'")
+    stored = rows(
+        demo,
+        "SELECT turn_id, item_id, model, prompt_version, raw_output, parse_status, parsed, latency_ms, "
+        "prompt_tokens, completion_tokens, attempts FROM prejudgments WHERE source = 'llm:stub'",
+    )
     assert len(stored) == POOL_WITH_TEXT
     texts = dict(rows(demo, "SELECT id, text FROM passages"))
-    labels = {(t, p): (g, m, v) for t, p, g, m, v in rows(
-        demo, "SELECT turn_id, passage_id, grade, mode, via FROM passage_labels WHERE source = 'llm:stub'")}
+    labels = {
+        (t, p): (g, m, v)
+        for t, p, g, m, v in rows(
+            demo, "SELECT turn_id, passage_id, grade, mode, via FROM passage_labels WHERE source = 'llm:stub'"
+        )
+    }
     unparseable = 0
     for turn, pid, model, version, raw, status, parsed, latency, tin, tout, attempts in stored:
         assert (model, version) == ("stub-1", prompts.prompt_for("passage").version)
-        assert raw == scripted_answer(texts[pid])                     # the raw output as received
+        assert raw == scripted_answer(texts[pid])  # the raw output as received
         assert latency is not None and tin > 0 and tout > 0 and attempts == 1
         if "somewhat related" in raw:
             unparseable += 1
@@ -96,15 +117,20 @@ def test_cli_stores_every_answer_and_labels_only_parsed_ones(demo, stub_llm, no_
             assert status == "ok" and labels[(turn, pid)] == (json.loads(parsed), "llm", "llm")
             assert labels[(turn, pid)][0] == prompts.parse_grade(raw).value
     assert 0 < unparseable < 60 and len(labels) == POOL_WITH_TEXT - unparseable
-    assert f"{POOL_WITH_TEXT} stored ({POOL_WITH_TEXT - unparseable} ok, 0 repaired, {unparseable} unparseable" \
+    assert (
+        f"{POOL_WITH_TEXT} stored ({POOL_WITH_TEXT - unparseable} ok, 0 repaired, {unparseable} unparseable"
         in proc.stdout
+    )
     assert rows(demo, "SELECT COUNT(*) FROM label_history WHERE source = 'llm:stub'") == [(len(labels),)]
     assert rows(demo, "SELECT kind, model, prompt_version FROM sources WHERE name = 'llm:stub'") == [
-        ("llm", "stub-1", prompts.prompt_for("passage").version)]
+        ("llm", "stub-1", prompts.prompt_for("passage").version)
+    ]
     assert rows(demo, "SELECT version, template FROM llm_prompts") == [
-        (prompts.prompt_for("passage").version, prompts.prompt_for("passage").template)]
+        (prompts.prompt_for("passage").version, prompts.prompt_for("passage").template)
+    ]
     assert rows(demo, "SELECT status, planned, done, unparseable, errors, skipped FROM prejudge_jobs") == [
-        ("done", POOL_WITH_TEXT, POOL_WITH_TEXT, unparseable, 0, 3)]
+        ("done", POOL_WITH_TEXT, POOL_WITH_TEXT, unparseable, 0, 3)
+    ]
     # a second run judges nothing twice and changes nothing
     before = snapshot(demo)
     again = prejudge_cli(demo, stub_llm)
@@ -119,7 +145,7 @@ def test_cli_retries_429_500_and_timeouts(demo, stub_llm, no_llm_env):
     seen: dict[str, int] = {}
 
     def flaky(request):
-        prompt = request["messages"][-1]["content"]           # one prompt per (turn, passage)
+        prompt = request["messages"][-1]["content"]  # one prompt per (turn, passage)
         n = seen[prompt] = seen.get(prompt, 0) + 1
         h = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
         if n == 1 and h % 4 == 0:
@@ -127,7 +153,7 @@ def test_cli_retries_429_500_and_timeouts(demo, stub_llm, no_llm_env):
         if n == 1 and h % 4 == 1:
             return Reply(500)
         if n == 1 and h % 4 == 2 and h % 3 == 0:
-            return Reply(content="3", delay=2.0)           # slower than --timeout: the client gives up, retries
+            return Reply(content="3", delay=2.0)  # slower than --timeout: the client gives up, retries
         return Reply(content="Score: 2")
 
     stub_llm.reply = flaky
@@ -147,14 +173,31 @@ def test_limit_then_resume_judges_each_item_once(demo, stub_llm, no_llm_env):
     second = prejudge_cli(demo, stub_llm)
     assert second.returncode == 0 and "30 already judged, 0 from cache, 184 to ask" in second.stderr
     assert rows(demo, "SELECT COUNT(*), COUNT(DISTINCT turn_id || ' ' || item_id) FROM prejudgments") == [
-        (POOL_WITH_TEXT, POOL_WITH_TEXT)]
+        (POOL_WITH_TEXT, POOL_WITH_TEXT)
+    ]
     assert len(stub_llm.requests) == POOL_WITH_TEXT
 
 
 def start_prejudge(stub, demo, *options: str, **popen) -> subprocess.Popen:
     """`prejudge --task passage --source llm:stub` against the stub, as a separate process (to be killed)."""
-    argv = [sys.executable, "-m", "assess", "prejudge", "--task", "passage", "--source", "llm:stub", "--model",
-            "stub-1", "--base-url", stub.base_url, *options, "--no-progress", "--db", str(demo)]
+    argv = [
+        sys.executable,
+        "-m",
+        "assess",
+        "prejudge",
+        "--task",
+        "passage",
+        "--source",
+        "llm:stub",
+        "--model",
+        "stub-1",
+        "--base-url",
+        stub.base_url,
+        *options,
+        "--no-progress",
+        "--db",
+        str(demo),
+    ]
     popen = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, **popen}
     return subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, **popen)
 
@@ -164,17 +207,16 @@ def test_a_killed_run_loses_nothing_and_the_rerun_duplicates_nothing(demo, no_ll
         proc = start_prejudge(stub, demo, "--concurrency", "4", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.time() + 60
         while time.time() < deadline:
-            if demo.with_suffix(".db-wal").exists() and \
-                    rows(demo, "SELECT COUNT(*) FROM prejudgments")[0][0] >= 40:
+            if demo.with_suffix(".db-wal").exists() and rows(demo, "SELECT COUNT(*) FROM prejudgments")[0][0] >= 40:
                 break
             time.sleep(0.02)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
-        time.sleep(0.5)             # requests the killed process sent last reach the stub before we count them
+        time.sleep(0.5)  # requests the killed process sent last reach the stub before we count them
         kept = rows(demo, "SELECT COUNT(*) FROM prejudgments")[0][0]
         asked_before = len(stub.requests)
         assert 40 <= kept < POOL_WITH_TEXT, "the run should have been killed mid-way"
-        assert rows(demo, "SELECT status FROM prejudge_jobs") == [("running",)]     # killed: never finished
+        assert rows(demo, "SELECT status FROM prejudge_jobs") == [("running",)]  # killed: never finished
         # listing the jobs sees the process is gone and marks the job interrupted
         listed = run_cli("jobs", "--json", db=demo)
         assert listed.returncode == 0, listed.stderr
@@ -182,16 +224,30 @@ def test_a_killed_run_loses_nothing_and_the_rerun_duplicates_nothing(demo, no_ll
         assert killed["status"] == "interrupted" and killed["pid"] == proc.pid
         assert f"process {proc.pid} on " in killed["message"] and killed["message"].endswith(f"after {kept} of 214")
         # every stored answer has its label (one transaction each)
-        assert rows(demo, "SELECT COUNT(*) FROM prejudgments p WHERE parse_status = 'ok' AND NOT EXISTS (SELECT 1 FROM "
-                          "passage_labels l WHERE l.source = p.source AND l.turn_id = p.turn_id AND "
-                          "l.passage_id = p.item_id)") == [(0,)]
-        again = run_cli("prejudge", "--task", "passage", "--source", "llm:stub", "--model", "stub-1", "--base-url",
-                        stub.base_url, db=demo)
+        assert rows(
+            demo,
+            "SELECT COUNT(*) FROM prejudgments p WHERE parse_status = 'ok' AND NOT EXISTS (SELECT 1 FROM "
+            "passage_labels l WHERE l.source = p.source AND l.turn_id = p.turn_id AND "
+            "l.passage_id = p.item_id)",
+        ) == [(0,)]
+        again = run_cli(
+            "prejudge",
+            "--task",
+            "passage",
+            "--source",
+            "llm:stub",
+            "--model",
+            "stub-1",
+            "--base-url",
+            stub.base_url,
+            db=demo,
+        )
         assert again.returncode == 0, again.stderr
         assert f"{kept} already judged" in again.stderr
         assert rows(demo, "SELECT COUNT(*), COUNT(DISTINCT turn_id || ' ' || item_id) FROM prejudgments") == [
-            (POOL_WITH_TEXT, POOL_WITH_TEXT)]
-        asked = [r["messages"][-1]["content"] for r in stub.requests]      # one prompt per (turn, passage)
+            (POOL_WITH_TEXT, POOL_WITH_TEXT)
+        ]
+        asked = [r["messages"][-1]["content"] for r in stub.requests]  # one prompt per (turn, passage)
         # each passage asked once, except those in flight at the kill (at most --concurrency), asked again
         assert len(stub.requests) - asked_before == POOL_WITH_TEXT - kept
         assert len(asked) - len(set(asked)) <= 4
@@ -207,8 +263,20 @@ def test_a_kill_found_by_a_new_start_not_only_by_the_listing(demo, no_llm_env):
         wait_for(lambda: rows(demo, "SELECT done FROM prejudge_jobs WHERE status = 'running'") >= [(10,)])
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
-        again = run_cli("prejudge", "--task", "passage", "--source", "llm:stub", "--model", "stub-1", "--base-url",
-                        stub.base_url, "--limit", "5", db=demo)
+        again = run_cli(
+            "prejudge",
+            "--task",
+            "passage",
+            "--source",
+            "llm:stub",
+            "--model",
+            "stub-1",
+            "--base-url",
+            stub.base_url,
+            "--limit",
+            "5",
+            db=demo,
+        )
         assert again.returncode == 0, again.stderr
     assert [s for _, s in rows(demo, "SELECT id, status FROM prejudge_jobs ORDER BY id")] == ["interrupted", "done"]
 
@@ -227,18 +295,41 @@ def test_a_job_without_a_heartbeat_is_interrupted_and_a_live_one_blocks(demo_db)
     from store import prejudgments as store
 
     def start(source):
-        return store.start_job(demo_db, source=source, task="passage", model="m", prompt_version="v", base_url=None,
-                               concurrency=1, planned=10, skipped=0, stale_after_s=120)
+        return store.start_job(
+            demo_db,
+            source=source,
+            task="passage",
+            model="m",
+            prompt_version="v",
+            base_url=None,
+            concurrency=1,
+            planned=10,
+            skipped=0,
+            stale_after_s=120,
+        )
 
     alive = start("llm:demo-gpt")
     job = store.job(demo_db, alive)
     assert (job["status"], job["pid"], job["host"], job["stale_after_s"]) == (
-        "running", os.getpid(), socket.gethostname(), 120)
+        "running",
+        os.getpid(),
+        socket.gethostname(),
+        120,
+    )
     with pytest.raises(AssessError, match=rf"job {alive} is already pre-judging passage for llm:demo-gpt"):
         start("llm:demo-gpt")
-    other_task = store.start_job(demo_db, source="llm:demo-gpt", task="ptkb", model="m", prompt_version="v",
-                                 base_url=None, concurrency=1, planned=1, skipped=0)
-    assert store.job(demo_db, other_task)["status"] == "running"      # another task of the source may run
+    other_task = store.start_job(
+        demo_db,
+        source="llm:demo-gpt",
+        task="ptkb",
+        model="m",
+        prompt_version="v",
+        base_url=None,
+        concurrency=1,
+        planned=1,
+        skipped=0,
+    )
+    assert store.job(demo_db, other_task)["status"] == "running"  # another task of the source may run
     # our process is alive, but its heartbeat is 3 minutes old (> 120 s): the job is dead all the same
     demo_db.execute("UPDATE prejudge_jobs SET heartbeat_at = '2000-01-01T00:00:00.000Z' WHERE id = ?", [alive])
     listed = {j["id"]: j for j in store.jobs(demo_db)}
@@ -263,8 +354,17 @@ def test_a_job_without_a_heartbeat_is_interrupted_and_a_live_one_blocks(demo_db)
 def test_the_heartbeat_beats_while_no_result_arrives(demo_db):
     from store import prejudgments as store
 
-    job_id = store.start_job(demo_db, source="llm:demo-gpt", task="passage", model="m", prompt_version="v",
-                             base_url=None, concurrency=1, planned=1, skipped=0)
+    job_id = store.start_job(
+        demo_db,
+        source="llm:demo-gpt",
+        task="passage",
+        model="m",
+        prompt_version="v",
+        base_url=None,
+        concurrency=1,
+        planned=1,
+        skipped=0,
+    )
     demo_db.execute("UPDATE prejudge_jobs SET heartbeat_at = '2000-01-01T00:00:00.000Z' WHERE id = ?", [job_id])
     with store.heartbeat(demo_db, job_id, every=0.05):
         wait_for(lambda: store.job(demo_db, job_id)["heartbeat_at"] > "2001", timeout=10)
@@ -273,33 +373,91 @@ def test_the_heartbeat_beats_while_no_result_arrives(demo_db):
 
 def test_two_overlapping_runs_of_a_source_and_task_ask_each_item_once(demo, no_llm_env):
     with StubLLM(latency=0.2, reply=grading) as stub:
-        first = start_prejudge(stub, demo, "--concurrency", "4", "--limit", "120", stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+        first = start_prejudge(
+            stub,
+            demo,
+            "--concurrency",
+            "4",
+            "--limit",
+            "120",
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             wait_for(lambda: rows(demo, "SELECT status FROM prejudge_jobs") == [("running",)])
-            second = run_cli("prejudge", "--task", "passage", "--source", "llm:stub", "--model", "stub-1",
-                             "--base-url", stub.base_url, "--limit", "60", db=demo)
+            second = run_cli(
+                "prejudge",
+                "--task",
+                "passage",
+                "--source",
+                "llm:stub",
+                "--model",
+                "stub-1",
+                "--base-url",
+                stub.base_url,
+                "--limit",
+                "60",
+                db=demo,
+            )
             assert second.returncode == 2
-            [line] = second.stderr.strip().splitlines()          # one line, before any estimate
+            [line] = second.stderr.strip().splitlines()  # one line, before any estimate
             assert line.startswith(f"error: job 1 is already pre-judging passage for llm:stub (pid {first.pid} on ")
             assert "wait for it or stop it" in line
             assert first.poll() is None, "the first run should still be running"
-            estimate = run_cli("prejudge", "--task", "passage", "--source", "llm:stub", "--model", "stub-1",
-                               "--base-url", stub.base_url, "--estimate", db=demo)
-            assert estimate.returncode == 0                      # an estimate asks nothing: allowed meanwhile
-            other = run_cli("prejudge", "--task", "passage", "--source", "llm:other", "--model", "stub-2",
-                            "--base-url", stub.base_url, "--limit", "3", db=demo)
-            assert other.returncode == 0, other.stderr           # another source may run alongside
+            estimate = run_cli(
+                "prejudge",
+                "--task",
+                "passage",
+                "--source",
+                "llm:stub",
+                "--model",
+                "stub-1",
+                "--base-url",
+                stub.base_url,
+                "--estimate",
+                db=demo,
+            )
+            assert estimate.returncode == 0  # an estimate asks nothing: allowed meanwhile
+            other = run_cli(
+                "prejudge",
+                "--task",
+                "passage",
+                "--source",
+                "llm:other",
+                "--model",
+                "stub-2",
+                "--base-url",
+                stub.base_url,
+                "--limit",
+                "3",
+                db=demo,
+            )
+            assert other.returncode == 0, other.stderr  # another source may run alongside
         finally:
             out, err = first.communicate(timeout=120)
         assert first.returncode == 0, err
         prompts_sent = [r["messages"][-1]["content"] for r in stub.requests]
-        assert len(prompts_sent) == 123 and len(set(prompts_sent)) == 120    # llm:other's 3: another model
+        assert len(prompts_sent) == 123 and len(set(prompts_sent)) == 120  # llm:other's 3: another model
         assert rows(demo, "SELECT source, status, done FROM prejudge_jobs ORDER BY id") == [
-            ("llm:stub", "done", 120), ("llm:other", "done", 3)]
+            ("llm:stub", "done", 120),
+            ("llm:other", "done", 3),
+        ]
         # once the first is done, the same command runs again (and resumes)
-        third = run_cli("prejudge", "--task", "passage", "--source", "llm:stub", "--model", "stub-1",
-                        "--base-url", stub.base_url, "--limit", "5", db=demo)
+        third = run_cli(
+            "prejudge",
+            "--task",
+            "passage",
+            "--source",
+            "llm:stub",
+            "--model",
+            "stub-1",
+            "--base-url",
+            stub.base_url,
+            "--limit",
+            "5",
+            db=demo,
+        )
         assert third.returncode == 0 and "120 already judged" in third.stderr
 
 
@@ -310,8 +468,11 @@ def test_failed_calls_are_stored_unlabelled_and_retried_by_the_next_run(demo, st
     failed = rows(demo, "SELECT item_id, raw_output, error, attempts FROM prejudgments WHERE parse_status = 'error'")
     assert failed and all(raw is None and "HTTP 503" in err and att == 2 for _, raw, err, att in failed)
     assert "calls failed" in proc.stderr and "run the command again" in proc.stderr
-    assert rows(demo, "SELECT COUNT(*) FROM passage_labels WHERE source = 'llm:stub' AND passage_id IN "
-                      "(SELECT item_id FROM prejudgments WHERE parse_status = 'error')") == [(0,)]
+    assert rows(
+        demo,
+        "SELECT COUNT(*) FROM passage_labels WHERE source = 'llm:stub' AND passage_id IN "
+        "(SELECT item_id FROM prejudgments WHERE parse_status = 'error')",
+    ) == [(0,)]
     stub_llm.reply = grading
     again = prejudge_cli(demo, stub_llm)
     assert again.returncode == 0 and f"{len(failed)} to ask" in again.stderr
@@ -340,12 +501,18 @@ def test_no_endpoint_or_bad_input_exit_2_with_one_line_and_nothing_written(demo,
     cases = [
         (["--task", "passage", "--model", "gpt-4o"], "no LLM endpoint configured"),
         (["--task", "passage"], "no LLM model given"),
-        (["--task", "passage", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--source", "organizers"],
-         "is a source of kind organizers, not an LLM source"),
-        (["--task", "passage", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--concurrency", "0"],
-         "at least 1"),
-        (["--task", "ntr", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--nuggets", "nope"],
-         "no nuggets of source 'nope'"),
+        (
+            ["--task", "passage", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--source", "organizers"],
+            "is a source of kind organizers, not an LLM source",
+        ),
+        (
+            ["--task", "passage", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--concurrency", "0"],
+            "at least 1",
+        ),
+        (
+            ["--task", "ntr", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--nuggets", "nope"],
+            "no nuggets of source 'nope'",
+        ),
     ]
     for args, message in cases:
         proc = run_cli("prejudge", *args, db=demo)
@@ -358,30 +525,46 @@ def test_the_time_estimate_uses_successful_calls_only(demo_db):
     from store import prejudgments as store
 
     pairs = demo_db.execute("SELECT turn_id, passage_id FROM pool ORDER BY 1, 2 LIMIT 7").fetchall()
-    for i, (turn, pid) in enumerate(pairs):      # 3 answers of 100-300 ms, 4 timeouts of 60 s
+    for i, (turn, pid) in enumerate(pairs):  # 3 answers of 100-300 ms, 4 timeouts of 60 s
         failed = i >= 3
-        store.save(demo_db, store.Prejudgment("llm:demo-gpt", "passage", turn, pid, "m", "v", f"h{i}",
-                                              None if failed else "2", "error" if failed else "ok",
-                                              None if failed else 2, None, "timeout" if failed else None,
-                                              60_000 if failed else 100 * (i + 1)))
+        store.save(
+            demo_db,
+            store.Prejudgment(
+                "llm:demo-gpt",
+                "passage",
+                turn,
+                pid,
+                "m",
+                "v",
+                f"h{i}",
+                None if failed else "2",
+                "error" if failed else "ok",
+                None if failed else 2,
+                None,
+                "timeout" if failed else None,
+                60_000 if failed else 100 * (i + 1),
+            ),
+        )
     assert prejudge.measured_latency_s(demo_db, "m") == 0.2
     demo_db.execute("DELETE FROM prejudgments WHERE parse_status != 'error'")
-    assert prejudge.measured_latency_s(demo_db, "m") is None            # only failures: the default applies
-    e = prejudge.estimate(prejudge.plan(demo_db, "passage", "llm:x", "m"),
-                          latency_s=prejudge.measured_latency_s(demo_db, "m"))
+    assert prejudge.measured_latency_s(demo_db, "m") is None  # only failures: the default applies
+    e = prejudge.estimate(
+        prejudge.plan(demo_db, "passage", "llm:x", "m"), latency_s=prejudge.measured_latency_s(demo_db, "m")
+    )
     assert e["latency_s"] == prejudge.DEFAULT_LATENCY_S
 
 
 def test_estimate_only_writes_nothing_and_prices_tokens(demo, stub_llm, no_llm_env):
     before = snapshot(demo)
-    proc = prejudge_cli(demo, stub_llm, "--estimate", "--json", "--price-in", "2.5", "--price-out", "10",
-                        "--concurrency", "10")
+    proc = prejudge_cli(
+        demo, stub_llm, "--estimate", "--json", "--price-in", "2.5", "--price-out", "10", "--concurrency", "10"
+    )
     assert proc.returncode == 0 and snapshot(demo) == before and not stub_llm.requests
     e = json.loads(proc.stdout)
     assert e["calls"] == POOL_WITH_TEXT and e["skipped"] == 3 and e["latency_s"] == prejudge.DEFAULT_LATENCY_S
     assert e["tokens_out"] == POOL_WITH_TEXT * prompts.prompt_for("passage").expected_output_tokens
     assert e["cost"] == pytest.approx(e["tokens_in"] * 2.5e-6 + e["tokens_out"] * 10e-6)
-    assert e["seconds"] == 22 * prejudge.DEFAULT_LATENCY_S       # ceil(214 / 10) rounds of calls
+    assert e["seconds"] == 22 * prejudge.DEFAULT_LATENCY_S  # ceil(214 / 10) rounds of calls
     assert "≈ $" in proc.stderr
 
 
@@ -402,6 +585,7 @@ def test_cache_is_shared_across_sources_by_model_prompt_and_input(demo, stub_llm
 
 
 # ------------------------------------------------------------------------------------------- the library
+
 
 @pytest.fixture
 def demo_db(demo):
@@ -427,15 +611,19 @@ def test_a_changed_prompt_is_a_new_version_and_judges_again(demo_db, stub_llm, m
 
 
 def test_ptkb_task_labels_statements(demo_db, stub_llm):
-    stub_llm.reply = lambda r: Reply(content="Yes" if "knee" in r["messages"][-1]["content"].split("Fact about")[1]
-                                     else "no")
+    stub_llm.reply = lambda r: Reply(
+        content="Yes" if "knee" in r["messages"][-1]["content"].split("Fact about")[1] else "no"
+    )
     summary = prejudge.run(demo_db, prejudge.plan(demo_db, "ptkb", "llm:s", "stub-1"), stub_judge(stub_llm))
-    n = demo_db.execute("SELECT COUNT(*) FROM turns t JOIN ptkb_statements s ON s.conversation_id = t.conversation_id"
-                        ).fetchone()[0]
+    n = demo_db.execute(
+        "SELECT COUNT(*) FROM turns t JOIN ptkb_statements s ON s.conversation_id = t.conversation_id"
+    ).fetchone()[0]
     assert summary["ok"] == n and summary["asked"] == n
-    relevant = demo_db.execute("SELECT l.statement_id, s.text FROM ptkb_labels l JOIN ptkb_statements s ON "
-                               "s.statement_id = l.statement_id AND s.conversation_id = l.conversation_id "
-                               "WHERE l.source = 'llm:s' AND l.relevant = 1").fetchall()
+    relevant = demo_db.execute(
+        "SELECT l.statement_id, s.text FROM ptkb_labels l JOIN ptkb_statements s ON "
+        "s.statement_id = l.statement_id AND s.conversation_id = l.conversation_id "
+        "WHERE l.source = 'llm:s' AND l.relevant = 1"
+    ).fetchall()
     assert relevant and all("knee" in text for _, text in relevant)
 
 
@@ -447,8 +635,9 @@ def test_ntr_task_labels_nugget_response_pairs(demo_db, stub_llm):
 
     stub_llm.reply = matcher
     plan = prejudge.plan(demo_db, "ntr", "llm:s", "stub-1")
-    expected = demo_db.execute("SELECT COUNT(*) FROM responses r JOIN nuggets n ON n.turn_id = r.turn_id "
-                               "WHERE n.source = 'gold'").fetchone()[0]
+    expected = demo_db.execute(
+        "SELECT COUNT(*) FROM responses r JOIN nuggets n ON n.turn_id = r.turn_id WHERE n.source = 'gold'"
+    ).fetchone()[0]
     assert len(plan.items) == expected
     prejudge.run(demo_db, plan, stub_judge(stub_llm))
     labels = demo_db.execute("SELECT COUNT(*), SUM(match) FROM ntr_labels WHERE source = 'llm:s'").fetchone()
@@ -470,8 +659,9 @@ def test_nugget_task_stores_exact_spans_repairs_and_rejects(demo_db, stub_llm):
     summary = prejudge.run(demo_db, plan, stub_judge(stub_llm))
     assert summary["repaired"] == len(plan.items)
     texts = dict(demo_db.execute("SELECT id, text FROM passages").fetchall())
-    nuggets = demo_db.execute("SELECT passage_id, start_char, end_char, text, relevance FROM nuggets "
-                              "WHERE source = 'llm:s'").fetchall()
+    nuggets = demo_db.execute(
+        "SELECT passage_id, start_char, end_char, text, relevance FROM nuggets WHERE source = 'llm:s'"
+    ).fetchall()
     assert nuggets
     for pid, start, end, text, relevance in nuggets:
         assert texts[pid][start:end] == text and relevance >= 3
@@ -484,24 +674,31 @@ def test_aepd_task_gives_an_aepd_document(demo_db, stub_llm):
     def aspects(request):
         response = passage_of(request)
         first = response.split(". ")[0]
-        return Reply(content=json.dumps({"aspects": [{"aspect": "first point", "ptkb": [3], "text": first},
-                                                     {"aspect": "missing", "ptkb": [], "text": ""}]}))
+        return Reply(
+            content=json.dumps(
+                {
+                    "aspects": [
+                        {"aspect": "first point", "ptkb": [3], "text": first},
+                        {"aspect": "missing", "ptkb": [], "text": ""},
+                    ]
+                }
+            )
+        )
 
     stub_llm.reply = aspects
     summary = prejudge.run(demo_db, prejudge.plan(demo_db, "aepd", "llm:s", "stub-1"), stub_judge(stub_llm))
     assert summary["ok"] == 36
     document = prejudge.aepd_document(demo_db, "llm:s")
     assert len(document["turns"]) == 36 and document["turns"][0]["aspects"][0]["ptkb"] == ["3"]
-    from assess.aepd import score_aepd_document
+    from assess.measures.aepd import score_aepd_document
 
     scores = score_aepd_document(document)["turns"]
-    assert all(s["AR"] == 0.5 for s in scores.values())       # 1 of 2 aspects covered in every response
+    assert all(s["AR"] == 0.5 for s in scores.values())  # 1 of 2 aspects covered in every response
 
 
 def test_response_nuggets_are_kept_in_prejudgments(demo_db, stub_llm):
     stub_llm.reply = lambda r: Reply(content=passage_of(r).split(". ")[0])
-    summary = prejudge.run(demo_db, prejudge.plan(demo_db, "response-nuggets", "llm:s", "stub-1"),
-                           stub_judge(stub_llm))
+    summary = prejudge.run(demo_db, prejudge.plan(demo_db, "response-nuggets", "llm:s", "stub-1"), stub_judge(stub_llm))
     assert summary["ok"] == 36
     assert demo_db.execute("SELECT COUNT(*) FROM nuggets WHERE source = 'llm:s'").fetchone() == (0,)
 
@@ -528,6 +725,7 @@ def test_an_interrupt_marks_the_job_stopped_and_keeps_what_arrived(demo_db, stub
 
 # ------------------------------------------------------------------------------------------- adaptive pooling
 
+
 def test_adaptive_pool_on_demo_runs_against_an_independent_count(demo_db):
     from store.prejudgments import adaptive_pool
 
@@ -535,8 +733,9 @@ def test_adaptive_pool_on_demo_runs_against_an_independent_count(demo_db):
     best, llm, human = {}, {}, {}
     for run, turn, pid, rank in demo_db.execute("SELECT run, turn_id, passage_id, rank FROM rankings"):
         best[(turn, pid)] = min(rank, best.get((turn, pid), 99))
-    for turn, pid, grade in demo_db.execute("SELECT turn_id, passage_id, grade FROM passage_labels "
-                                            "WHERE source = 'llm:demo-gpt'"):
+    for turn, pid, grade in demo_db.execute(
+        "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'llm:demo-gpt'"
+    ):
         llm[(turn, pid)] = grade
     # a human source: grade = 4 - rank // 3 (relevant near the top)
     from store.db import write
@@ -546,8 +745,11 @@ def test_adaptive_pool_on_demo_runs_against_an_independent_count(demo_db):
         ensure_source(demo_db, "human")
         for (turn, pid), rank in best.items():
             human[(turn, pid)] = max(0, 4 - rank // 3)
-            demo_db.execute("INSERT INTO passage_labels (source, turn_id, passage_id, grade, updated_at) "
-                            "VALUES ('human', ?, ?, ?, 'now')", (turn, pid, human[(turn, pid)]))
+            demo_db.execute(
+                "INSERT INTO passage_labels (source, turn_id, passage_id, grade, updated_at) "
+                "VALUES ('human', ?, ?, ?, 'now')",
+                (turn, pid, human[(turn, pid)]),
+            )
     report = adaptive_pool(demo_db, "llm:demo-gpt", 2, always=3, depth=10, qrels="human")
     kept = {k for k, r in best.items() if r <= 3 or llm.get(k, -1) >= 2}
     relevant = {k for k in best if human[k] >= 2}
@@ -559,11 +761,24 @@ def test_adaptive_pool_on_demo_runs_against_an_independent_count(demo_db):
 
 
 def test_pool_adaptive_cli_applies_the_filter(demo):
-    proc = run_cli("pool", "adaptive", "--source", "llm:demo-gpt", "--threshold", "3", "--always", "2", "--depth",
-                   "10", "--apply", "--json", db=demo)
+    proc = run_cli(
+        "pool",
+        "adaptive",
+        "--source",
+        "llm:demo-gpt",
+        "--threshold",
+        "3",
+        "--always",
+        "2",
+        "--depth",
+        "10",
+        "--apply",
+        "--json",
+        db=demo,
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
-    assert report["added_to_pool"] == 0          # the demo pooled every run's top 10 already
+    assert report["added_to_pool"] == 0  # the demo pooled every run's top 10 already
     text = run_cli("pool", "adaptive", "--source", "llm:demo-gpt", db=demo)
     assert "adaptive pool (top 5 + llm:demo-gpt >= 2)" in text.stdout
     bad = run_cli("pool", "adaptive", "--source", "nobody", db=demo)
@@ -571,8 +786,8 @@ def test_pool_adaptive_cli_applies_the_filter(demo):
 
 
 def test_pool_adaptive_apply_adds_only_filtered_pairs(tmp_path):
+    from assess.services.loading import DEMO_DIR, load_file
     from store import open_db
-    from store.loading import DEMO_DIR, load_file
     from store.prejudgments import adaptive_pool
 
     db = open_db(tmp_path / "a.db")
@@ -595,8 +810,9 @@ def test_pool_adaptive_apply_adds_only_filtered_pairs(tmp_path):
 def test_gpt4_pool_filter_against_nist_relevance(tmp_path):
     """CONE-RAG GPT-4 depth-30 pool vs NIST 2024 qrels: NIST-relevant (grade >= 2) passages the GPT-4 grade
     would filter out at thresholds 1 and 2, over the pairs both judged (no run files are public)."""
-    gpt4 = shared_file("data", "irlabamsterdam-CONE-RAG", "resources", "automatic_resources",
-                       "llm-gpt4-pool-depth-30.txt")
+    gpt4 = shared_file(
+        "data", "irlabamsterdam-CONE-RAG", "resources", "automatic_resources", "llm-gpt4-pool-depth-30.txt"
+    )
     nist = shared_file("data", "gyeozai-CFDA-TREC-iKAT2025", "DATA", "topics", "2024_test_qrels.trec")
     topics = shared_file("data", "irlabamsterdam-iKAT", "2024", "data", "2024_test_topics.json")
     db = tmp_path / "real.db"
@@ -604,7 +820,7 @@ def test_gpt4_pool_filter_against_nist_relevance(tmp_path):
     run_cli("import", "qrels", nist, "--source", "nist", db=db, check=True)
     run_cli("import", "qrels", gpt4, "--source", "llm:gpt-4", db=db, check=True)
 
-    def read(path):     # independent reader: whitespace split, last value wins only if identical
+    def read(path):  # independent reader: whitespace split, last value wins only if identical
         out = {}
         for line in path.read_text(encoding="utf-8-sig").splitlines():
             parts = line.split()
@@ -614,10 +830,20 @@ def test_gpt4_pool_filter_against_nist_relevance(tmp_path):
 
     g, n = read(gpt4), read(nist)
     shared = [k for k in g if k in n]
-    assert len(shared) == 8103                    # README: NIST vs GPT-4 share 8,103 items
+    assert len(shared) == 8103  # README: NIST vs GPT-4 share 8,103 items
     for threshold in (1, 2):
-        proc = run_cli("pool", "adaptive", "--source", "llm:gpt-4", "--threshold", str(threshold), "--qrels", "nist",
-                       "--json", db=db)
+        proc = run_cli(
+            "pool",
+            "adaptive",
+            "--source",
+            "llm:gpt-4",
+            "--threshold",
+            str(threshold),
+            "--qrels",
+            "nist",
+            "--json",
+            db=db,
+        )
         assert proc.returncode == 0, proc.stderr
         r = json.loads(proc.stdout)
         relevant = [k for k in shared if n[k] >= 2]
@@ -625,28 +851,51 @@ def test_gpt4_pool_filter_against_nist_relevance(tmp_path):
         assert r["mode"] == "judged pairs" and r["pairs"] == len(shared)
         assert r["relevant"] == len(relevant) and r["relevant_dropped"] == len(dropped)
         assert r["saved"] == sum(1 for k in shared if g[k] < threshold)
-        print(f"threshold {threshold}: {len(dropped)} of {len(relevant)} NIST-relevant pairs dropped "
-              f"({len(dropped) / len(relevant):.1%}); pool {len(shared)} -> {len(shared) - r['saved']}")
+        print(
+            f"threshold {threshold}: {len(dropped)} of {len(relevant)} NIST-relevant pairs dropped "
+            f"({len(dropped) / len(relevant):.1%}); pool {len(shared)} -> {len(shared) - r['saved']}"
+        )
 
 
 # ------------------------------------------------------------------------------------------- reveal audit
+
 
 def test_reveal_shows_the_llm_rationale_only_after_ones_own_label(demo_db):
     from store import queue
     from store.prejudgments import Prejudgment, revealed_with_rationale, save
 
-    turn, pid = demo_db.execute("SELECT turn_id, passage_id FROM passage_labels WHERE source = 'llm:demo-gpt' "
-                                "LIMIT 1").fetchone()
-    save(demo_db, Prejudgment("llm:demo-gpt", "passage", turn, pid, "demo-gpt", "v", "h",
-                              '{"rationale": "a walk-run plan fits", "grade": 3}', "ok", 3))
+    turn, pid = demo_db.execute(
+        "SELECT turn_id, passage_id FROM passage_labels WHERE source = 'llm:demo-gpt' LIMIT 1"
+    ).fetchone()
+    save(
+        demo_db,
+        Prejudgment(
+            "llm:demo-gpt",
+            "passage",
+            turn,
+            pid,
+            "demo-gpt",
+            "v",
+            "h",
+            '{"rationale": "a walk-run plan fits", "grade": 3}',
+            "ok",
+            3,
+        ),
+    )
     queue.sign_in(demo_db, "ann")
-    assert revealed_with_rationale(demo_db, "ann", "passage", turn, pid) == []          # blind
+    assert revealed_with_rationale(demo_db, "ann", "passage", turn, pid) == []  # blind
     queue.set_setting(demo_db, "judging_mode", "reveal")
-    assert revealed_with_rationale(demo_db, "ann", "passage", turn, pid) == []          # not judged yet
+    assert revealed_with_rationale(demo_db, "ann", "passage", turn, pid) == []  # not judged yet
     queue.save_passage_label(demo_db, "ann", turn, pid, 1, mode="reveal")
     shown = revealed_with_rationale(demo_db, "ann", "passage", turn, pid)
-    assert shown == [{"source": "llm:demo-gpt", "kind": "llm", "value": 3,
-                      "rationale": '{"rationale": "a walk-run plan fits", "grade": 3}'}]
+    assert shown == [
+        {
+            "source": "llm:demo-gpt",
+            "kind": "llm",
+            "value": 3,
+            "rationale": '{"rationale": "a walk-run plan fits", "grade": 3}',
+        }
+    ]
 
 
 def test_anchoring_counts_changes_toward_the_llm_from_the_history(demo_db):
@@ -655,10 +904,12 @@ def test_anchoring_counts_changes_toward_the_llm_from_the_history(demo_db):
 
     queue.set_setting(demo_db, "judging_mode", "reveal")
     queue.sign_in(demo_db, "ann")
-    items = demo_db.execute("SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'llm:demo-gpt' "
-                            "ORDER BY turn_id, passage_id LIMIT 6").fetchall()
+    items = demo_db.execute(
+        "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'llm:demo-gpt' "
+        "ORDER BY turn_id, passage_id LIMIT 6"
+    ).fetchall()
     toward = away = same = landed = 0
-    plan = [(0, 4), (4, 0), (2, 2), (1, 3), (3, 1), (0, None)]   # first label, later label (None: unchanged)
+    plan = [(0, 4), (4, 0), (2, 2), (1, 3), (3, 1), (0, None)]  # first label, later label (None: unchanged)
     for (turn, pid, llm), (first, later) in zip(items, plan):
         queue.save_passage_label(demo_db, "ann", turn, pid, first, mode="reveal")
         if later is not None and later != first:
@@ -669,14 +920,24 @@ def test_anchoring_counts_changes_toward_the_llm_from_the_history(demo_db):
             same += after == before
             landed += later == llm
     # a label first given blind and changed later is not part of the reveal study
-    turn, pid, _ = demo_db.execute("SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = "
-                                   "'llm:demo-gpt' ORDER BY turn_id DESC LIMIT 1").fetchone()
+    turn, pid, _ = demo_db.execute(
+        "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = "
+        "'llm:demo-gpt' ORDER BY turn_id DESC LIMIT 1"
+    ).fetchone()
     queue.save_passage_label(demo_db, "ann", turn, pid, 0, mode="blind")
     queue.save_passage_label(demo_db, "ann", turn, pid, 4, mode="reveal")
     [report] = anchoring(demo_db)
     changed = toward + away + same
-    assert report == {"assessor": "ann", "llm": "llm:demo-gpt", "changed": changed, "toward": toward, "away": away,
-                      "same_distance": same, "landed_on_llm": landed, "toward_share": toward / changed}
+    assert report == {
+        "assessor": "ann",
+        "llm": "llm:demo-gpt",
+        "changed": changed,
+        "toward": toward,
+        "away": away,
+        "same_distance": same,
+        "landed_on_llm": landed,
+        "toward_share": toward / changed,
+    }
     assert changed == 4
     cli = run_cli("anchoring", "--json", db=demo_db.conn.execute("PRAGMA database_list").fetchone()[2])
     assert json.loads(cli.stdout) == [report]
@@ -700,6 +961,7 @@ def test_a_plain_source_name_is_an_llm_source(demo, stub_llm, no_llm_env):
     assert proc.returncode == 0, proc.stderr
     assert rows(demo, "SELECT kind, model FROM sources WHERE name = 'gpt4o-judge'") == [("llm", "stub-1")]
     assert rows(demo, "SELECT COUNT(*) FROM prejudgments WHERE source = 'gpt4o-judge'")[0][0] == 5
-    parsed = rows(demo, "SELECT COUNT(*) FROM prejudgments WHERE source = 'gpt4o-judge' "
-                        "AND parse_status IN ('ok', 'repaired')")[0][0]
+    parsed = rows(
+        demo, "SELECT COUNT(*) FROM prejudgments WHERE source = 'gpt4o-judge' AND parse_status IN ('ok', 'repaired')"
+    )[0][0]
     assert rows(demo, "SELECT COUNT(*) FROM passage_labels WHERE source = 'gpt4o-judge'")[0][0] == parsed > 0

@@ -1,5 +1,6 @@
-"""Run evaluation (assess.rankings): the trec_eval v10.0 toy regression (MEASURES.md 7.3),
+"""Run evaluation (assess.measures.rankings): the trec_eval v10.0 toy regression (MEASURES.md 7.3),
 averaging conventions, correlations, t-tests, PTKB measures, and real iKAT PTKB qrels."""
+
 from __future__ import annotations
 
 import random
@@ -11,8 +12,13 @@ from hypothesis import strategies as st
 from scipy.stats import kendalltau, spearmanr, ttest_rel
 
 from assess.errors import AssessError
-from assess.rankings import (
-    cast_measures, compare_qrels, evaluate_ptkb, evaluate_runs, paired_t_tests, ranking_correlation,
+from assess.measures.rankings import (
+    cast_measures,
+    compare_qrels,
+    evaluate_ptkb,
+    evaluate_runs,
+    paired_t_tests,
+    ranking_correlation,
 )
 from tests.conftest import shared_file
 
@@ -60,7 +66,14 @@ def test_tie_is_broken_by_docid_descending():
 
 
 def test_default_measures_follow_the_threshold():
-    assert [str(m) for m in cast_measures(2)] == ["nDCG@3", "nDCG@5", "P(rel=2)@20", "R(rel=2)@20", "AP(rel=2)", "RR(rel=2)"]
+    assert [str(m) for m in cast_measures(2)] == [
+        "nDCG@3",
+        "nDCG@5",
+        "P(rel=2)@20",
+        "R(rel=2)@20",
+        "AP(rel=2)",
+        "RR(rel=2)",
+    ]
     assert [str(m) for m in cast_measures(1)][2:] == ["P@20", "R@20", "AP", "RR"]
     with pytest.raises(AssessError):
         cast_measures(0)

@@ -1,4 +1,5 @@
 """The public iKAT files in ../shared/data through the CLI, with the counts the issue states."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,9 @@ pytestmark = pytest.mark.realdata
 def ikat2024(tmp_path_factory):
     topics = shared_file("data", "irlabamsterdam-iKAT", "2024", "data", "2024_test_topics.json")
     nist = shared_file("data", "gyeozai-CFDA-TREC-iKAT2025", "DATA", "topics", "2024_test_qrels.trec")
-    gpt4 = shared_file("data", "irlabamsterdam-CONE-RAG", "resources", "automatic_resources",
-                       "llm-gpt4-pool-depth-30.txt")
+    gpt4 = shared_file(
+        "data", "irlabamsterdam-CONE-RAG", "resources", "automatic_resources", "llm-gpt4-pool-depth-30.txt"
+    )
     db = tmp_path_factory.mktemp("real") / "ikat2024.db"
     run_cli("import", "topics", topics, db=db, check=True)
     run_cli("import", "qrels", nist, "--source", "nist", db=db, check=True)
@@ -29,8 +31,12 @@ def test_ikat2024_counts(ikat2024):
     stats = json.loads(run_cli("stats", "--json", db=db, check=True).stdout)
     assert stats["conversations"] == 17
     assert stats["turns"] == 218
-    assert stats["passage_labels"]["nist"] == {"count": 20575, "turns": 116,
-                                               "grades": [10680, 4246, 4325, 1199, 125], "cannot_judge": 0}
+    assert stats["passage_labels"]["nist"] == {
+        "count": 20575,
+        "turns": 116,
+        "grades": [10680, 4246, 4325, 1199, 125],
+        "cannot_judge": 0,
+    }
     gpt = stats["passage_labels"]["llm:gpt-4"]
     assert (gpt["count"], gpt["grades"]) == (32999, [17130, 8771, 4393, 1993, 712])
     assert stats["ptkb_labels"]["organizers"] == {"count": 3660, "relevant": 175, "turns": 218}
@@ -50,8 +56,9 @@ def test_ikat2023_ptkb_and_passages(tmp_path):
     base = ("data", "irlabamsterdam-iKAT", "2023")
     db = tmp_path / "ikat2023.db"
     run_cli("import", "topics", shared_file(*base, "data", "2023_test_topics.json"), db=db, check=True)
-    run_cli("import", "ptkb-qrels", shared_file(*base, "evaluation", "ptkb_rel_nist"), "--source", "nist",
-            db=db, check=True)
+    run_cli(
+        "import", "ptkb-qrels", shared_file(*base, "evaluation", "ptkb_rel_nist"), "--source", "nist", db=db, check=True
+    )
     run_cli("import", "passages", shared_file(*base, "data", "2023_test_topics_psg_text.jsonl"), db=db, check=True)
     stats = json.loads(run_cli("stats", "--json", db=db, check=True).stdout)
     assert (stats["conversations"], stats["turns"]) == (25, 332)
@@ -67,14 +74,39 @@ def test_ikat2023_ptkb_and_passages(tmp_path):
 def test_cone_rag_nuggets_and_crowd_labels(tmp_path):
     cone = ("data", "irlabamsterdam-CONE-RAG", "resources")
     db = tmp_path / "cone.db"
-    run_cli("import", "topics", shared_file("data", "irlabamsterdam-iKAT", "2024", "data", "2024_test_topics.json"),
-            db=db, check=True)
-    run_cli("import", "nuggets", shared_file(*cone, "human_resources", "gold_nuggets_human.json"),
-            "--source", "human", db=db, check=True)
-    run_cli("import", "nuggets", shared_file(*cone, "human_resources", "gold_nuggets_human_deduplicated.json"),
-            "--source", "human", "--dedup", db=db, check=True)
-    run_cli("import", "ntr-labels", shared_file(*cone, "human_resources", "human-study-matching-labels.txt"),
-            db=db, check=True)
+    run_cli(
+        "import",
+        "topics",
+        shared_file("data", "irlabamsterdam-iKAT", "2024", "data", "2024_test_topics.json"),
+        db=db,
+        check=True,
+    )
+    run_cli(
+        "import",
+        "nuggets",
+        shared_file(*cone, "human_resources", "gold_nuggets_human.json"),
+        "--source",
+        "human",
+        db=db,
+        check=True,
+    )
+    run_cli(
+        "import",
+        "nuggets",
+        shared_file(*cone, "human_resources", "gold_nuggets_human_deduplicated.json"),
+        "--source",
+        "human",
+        "--dedup",
+        db=db,
+        check=True,
+    )
+    run_cli(
+        "import",
+        "ntr-labels",
+        shared_file(*cone, "human_resources", "human-study-matching-labels.txt"),
+        db=db,
+        check=True,
+    )
     stats = json.loads(run_cli("stats", "--json", db=db, check=True).stdout)
     assert stats["nuggets"]["human"]["count"] == 2279
     assert stats["nuggets"]["human"]["deduplicated"] == 1201

@@ -1,4 +1,5 @@
 """The store: migrations, history, undo, queues, blind mode, and two processes writing at once."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -9,8 +10,8 @@ import textwrap
 import pytest
 
 from assess.errors import AssessError
+from assess.services.loading import load_demo
 from store import open_db, queue
-from store.loading import load_demo
 from tests.helpers import ROOT
 
 
@@ -35,10 +36,11 @@ def test_label_changes_go_to_an_append_only_history(demo):
     name = queue.sign_in(demo, "ann")
     turn, passage, _ = queue.queue(demo, name)[0]
     queue.save_passage_label(demo, name, turn, passage, 2)
-    queue.save_passage_label(demo, name, turn, passage, 2)     # same grade again: no history row
+    queue.save_passage_label(demo, name, turn, passage, 2)  # same grade again: no history row
     queue.save_passage_label(demo, name, turn, passage, 4, note="clear answer")
-    rows = demo.execute("SELECT old_value, new_value, mode, via FROM label_history WHERE source = 'ann' "
-                        "ORDER BY id").fetchall()
+    rows = demo.execute(
+        "SELECT old_value, new_value, mode, via FROM label_history WHERE source = 'ann' ORDER BY id"
+    ).fetchall()
     assert rows == [(None, "2", "blind", "key"), ("2", "4", "blind", "key")]
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
         demo.execute("UPDATE label_history SET new_value = '0'")
@@ -115,7 +117,7 @@ WORKER = textwrap.dedent("""
     import sys
     sys.path.insert(0, {root!r})
     from store import open_db, queue
-    from store.loading import load_file
+    from assess.services.loading import load_file
     db = open_db(sys.argv[1])
     if sys.argv[2] == "import":
         load_file(db, "qrels", sys.argv[3], source="bulk")
@@ -134,25 +136,30 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     qrels = tmp_path / "bulk.qrels"
     qrels.write_text("".join(f"{t} 0 {p} {i % 5}\n" for i, (t, p) in enumerate(pairs)))
     script = WORKER.format(root=str(ROOT))
-    procs = [subprocess.Popen([sys.executable, "-c", script, str(path), who, str(qrels)],
-                              stderr=subprocess.PIPE, text=True)
-             for who in ("w1", "w2", "import")]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(path), who, str(qrels)], stderr=subprocess.PIPE, text=True)
+        for who in ("w1", "w2", "import")
+    ]
     for p in procs:
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err
     counts = dict(db.execute("SELECT source, COUNT(*) FROM passage_labels GROUP BY source").fetchall())
     assert counts["w1"] == counts["w2"] == counts["bulk"] == len(pairs) == 217
-    history = dict(db.execute("SELECT source, COUNT(*) FROM label_history WHERE label_table = 'passage' "
-                              "GROUP BY source").fetchall())
+    history = dict(
+        db.execute(
+            "SELECT source, COUNT(*) FROM label_history WHERE label_table = 'passage' GROUP BY source"
+        ).fetchall()
+    )
     assert history["w1"] == history["w2"] == 217
     # the import is one history event; the insert trigger it dropped meanwhile is back
     assert db.execute("SELECT item, new_value FROM label_history WHERE source = 'bulk'").fetchall() == [("*", "217")]
-    assert db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'passage_labels_history_insert'").fetchone() \
-        == (1,)
+    assert db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'passage_labels_history_insert'").fetchone() == (
+        1,
+    )
 
 
 def test_pool_records_every_run_that_brought_a_passage(tmp_path):
-    from store.loading import load_file
+    from assess.services.loading import load_file
 
     db = open_db(tmp_path / "p.db")
     load_file(db, "topics", ROOT / "assets" / "demo" / "topics.json")
@@ -161,7 +168,11 @@ def test_pool_records_every_run_that_brought_a_passage(tmp_path):
     b.write_text("101_1 Q0 p:3 1 5 runB\n101_1 Q0 p:4 2 4 runB\n")
     load_file(db, "run", a, depth=3)
     load_file(db, "run", b, depth=3)
-    load_file(db, "run", b, depth=3)          # importing a run again adds nothing twice
+    load_file(db, "run", b, depth=3)  # importing a run again adds nothing twice
     pool = db.execute("SELECT passage_id, method, best_rank, detail FROM pool ORDER BY passage_id").fetchall()
-    assert pool == [("p:1", "depth", 1, "runA@1"), ("p:2", "depth", 2, "runA@2"),
-                    ("p:3", "depth", 1, "runA@3 runB@1"), ("p:4", "depth", 2, "runB@2")]
+    assert pool == [
+        ("p:1", "depth", 1, "runA@1"),
+        ("p:2", "depth", 2, "runA@2"),
+        ("p:3", "depth", 1, "runA@3 runB@1"),
+        ("p:4", "depth", 2, "runB@2"),
+    ]

@@ -6,12 +6,13 @@ Each assessor is a separate process driving the real page script with Streamlit'
 renders the next passage). Each assessor waits a random think time (mean --think seconds) before
 each key press. Run: python tests/benchmarks/bench_judge.py [--assessors 20] [--presses 25] [--think 2]
 """
+
 from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import random
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -35,12 +36,12 @@ def assessor(args) -> list[float]:
     at.run()
     at.switch_page("pages/judge.py")
     at.run()
-    while time.time() < start_at:      # all assessors start pressing together
+    while time.time() < start_at:  # all assessors start pressing together
         time.sleep(0.01)
     times = []
     rng = random.Random(name)
     for i in range(presses):
-        if think:   # an assessor reads before the next key press; 0 = press as fast as the server answers
+        if think:  # an assessor reads before the next key press; 0 = press as fast as the server answers
             time.sleep(rng.uniform(0.5 * think, 1.5 * think))
         t = time.perf_counter()
         at.button(key=f"g{i % 5}").click().run()
@@ -53,13 +54,17 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--assessors", type=int, default=20)
     parser.add_argument("--presses", type=int, default=25)
-    parser.add_argument("--think", type=float, default=2.0,
-                        help="mean seconds between an assessor's key presses (NIST assessors take 10-30 s)")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=2.0,
+        help="mean seconds between an assessor's key presses (NIST assessors take 10-30 s)",
+    )
     args = parser.parse_args()
     if not NIST.exists():
         sys.exit("../shared/data is absent: nothing to benchmark")
+    from assess.services.loading import load_file
     from store import open_db
-    from store.loading import load_file
 
     with tempfile.TemporaryDirectory() as tmp:
         db_path = str(Path(tmp) / "bench.db")
@@ -73,9 +78,11 @@ def main() -> None:
         all_times = sorted(t for r in results for t in r)
         labels = db.execute("SELECT COUNT(*) FROM passage_labels WHERE source LIKE 'a%'").fetchone()[0]
     p95 = all_times[int(0.95 * (len(all_times) - 1))]
-    print(f"{args.assessors} assessors x {args.presses} key presses (think time {args.think} s) on the 20,575-pair NIST pool "
-          f"({os.cpu_count()} cores): median {statistics.median(all_times):.0f} ms, p95 {p95:.0f} ms, "
-          f"max {all_times[-1]:.0f} ms; labels stored {labels} of {args.assessors * args.presses}")
+    print(
+        f"{args.assessors} assessors x {args.presses} key presses (think time {args.think} s) on the 20,575-pair NIST pool "
+        f"({os.cpu_count()} cores): median {statistics.median(all_times):.0f} ms, p95 {p95:.0f} ms, "
+        f"max {all_times[-1]:.0f} ms; labels stored {labels} of {args.assessors * args.presses}"
+    )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ throughput batched vs one pair at a time (tiny random model built here).
 labels written); a sequential run over a subset gives the baseline. Target: >= 25 items/s at the
 default concurrency. Run: python tests/benchmarks/bench_llm.py [--items 1000] [--latency 0.2]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,14 +19,44 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-WORDS = ("run walk plan week knee race sister shoes pace interval rest recovery beginner distance minute heart "
-         "rate trail hill road coach stretch injury sleep coffee shift nurse diet protein hydration").split()
+WORDS = [
+    "run",
+    "walk",
+    "plan",
+    "week",
+    "knee",
+    "race",
+    "sister",
+    "shoes",
+    "pace",
+    "interval",
+    "rest",
+    "recovery",
+    "beginner",
+    "distance",
+    "minute",
+    "heart",
+    "rate",
+    "trail",
+    "hill",
+    "road",
+    "coach",
+    "stretch",
+    "injury",
+    "sleep",
+    "coffee",
+    "shift",
+    "nurse",
+    "diet",
+    "protein",
+    "hydration",
+]
 
 
 def build_store(path: Path, n: int):
     """The demo plus ``n`` synthetic passages pooled over the demo's turns by one extra run."""
+    from assess.services.loading import load_demo, load_file
     from store import open_db
-    from store.loading import load_demo, load_file
 
     db = open_db(path)
     load_demo(db)
@@ -46,19 +77,23 @@ def build_store(path: Path, n: int):
 
 
 def bench_llm(items: int, latency: float) -> None:
-    from assess import prejudge
-    from assess.judges import DEFAULT_CONCURRENCY, OpenAIJudge
+    from assess.llm.clients import DEFAULT_CONCURRENCY, OpenAIJudge
+    from assess.services import jobs as prejudge
     from tests.stub_llm import StubLLM
 
     with tempfile.TemporaryDirectory() as tmp, StubLLM(latency=latency) as stub:
         db = build_store(Path(tmp) / "bench.db", items)
-        print(f"stub endpoint answering in {latency * 1000:.0f} ms; pool {db.execute('SELECT COUNT(*) FROM pool').fetchone()[0]} pairs")
+        print(
+            f"stub endpoint answering in {latency * 1000:.0f} ms; pool {db.execute('SELECT COUNT(*) FROM pool').fetchone()[0]} pairs"
+        )
         results = {}
-        for label, model, concurrency, n in (("sequential", "seq", 1, 50), ("concurrency 4", "c4", 4, 200),
-                                             ("concurrency 8", "c8", 8, 400),
-                                             (f"default (concurrency {DEFAULT_CONCURRENCY})", "default",
-                                              DEFAULT_CONCURRENCY, items),
-                                             ("concurrency 32", "c32", 32, items)):
+        for label, model, concurrency, n in (
+            ("sequential", "seq", 1, 50),
+            ("concurrency 4", "c4", 4, 200),
+            ("concurrency 8", "c8", 8, 400),
+            (f"default (concurrency {DEFAULT_CONCURRENCY})", "default", DEFAULT_CONCURRENCY, items),
+            ("concurrency 32", "c32", 32, items),
+        ):
             judge = OpenAIJudge(model, base_url=stub.base_url, api_key="k")
             plan = prejudge.plan(db, "passage", f"llm:{model}", model, limit=n)
             start = time.perf_counter()
@@ -67,34 +102,48 @@ def bench_llm(items: int, latency: float) -> None:
             stored = db.execute("SELECT COUNT(*) FROM prejudgments WHERE source = ?", (f"llm:{model}",)).fetchone()[0]
             assert stored == n == summary["asked"], (stored, n, summary)
             results[label] = n / seconds
-            print(f"{label:28} {n:5d} items in {seconds:6.2f} s = {n / seconds:6.1f} items/s "
-                  f"(ideal {concurrency / latency:5.1f})")
+            print(
+                f"{label:28} {n:5d} items in {seconds:6.2f} s = {n / seconds:6.1f} items/s "
+                f"(ideal {concurrency / latency:5.1f})"
+            )
         default = results[f"default (concurrency {DEFAULT_CONCURRENCY})"]
-        print(f"speed-up default vs sequential: {default / results['sequential']:.1f}x; target >= 25 items/s: "
-              f"{'met' if default >= 25 else 'NOT met'}")
+        print(
+            f"speed-up default vs sequential: {default / results['sequential']:.1f}x; target >= 25 items/s: "
+            f"{'met' if default >= 25 else 'NOT met'}"
+        )
 
 
 def bench_nli(pairs: int, threads: int) -> None:
     import torch
 
-    from assess.judges import NliJudge
+    from assess.llm.clients import NliJudge
     from tests.test_nli import build_tiny_nli
 
-    torch.set_num_threads(threads)     # 1 by default: steadier figures on a shared 2-core machine
+    torch.set_num_threads(threads)  # 1 by default: steadier figures on a shared 2-core machine
 
     rng = random.Random(1)
-    data = [(" ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 60))),
-             " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 15)))) for _ in range(pairs)]
+    data = [
+        (
+            " ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 60))),
+            " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 15))),
+        )
+        for _ in range(pairs)
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         nli = NliJudge(str(build_tiny_nli(Path(tmp) / "tiny")), batch_size=32, local_files_only=True).load()
-        nli.entailment(data[:64])                     # warm up
-        for label, size, n in (("one pair at a time", 1, pairs // 4), ("batched (32)", 32, pairs),
-                               ("batched (128)", 128, pairs)):
+        nli.entailment(data[:64])  # warm up
+        for label, size, n in (
+            ("one pair at a time", 1, pairs // 4),
+            ("batched (32)", 32, pairs),
+            ("batched (128)", 128, pairs),
+        ):
             start = time.perf_counter()
             nli.entailment(data[:n], batch_size=size)
             seconds = time.perf_counter() - start
-            print(f"NLI tiny model ({threads} thread), {label:20} {n:5d} pairs in {seconds:6.2f} s = "
-                  f"{n / seconds:8.1f} pairs/s")
+            print(
+                f"NLI tiny model ({threads} thread), {label:20} {n:5d} pairs in {seconds:6.2f} s = "
+                f"{n / seconds:8.1f} pairs/s"
+            )
 
 
 def main() -> None:

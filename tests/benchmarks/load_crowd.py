@@ -19,6 +19,7 @@ after --deadline seconds and exits 1 on a failed check.
 
 Run: python tests/benchmarks/load_crowd.py [--workers 200] [--think 0] [--deadline 120] [--no-second-wave]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,18 +36,25 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 
-def run_load(db_path: Path, workers: int = 200, deadline_s: float = 120.0, batch_size: int = 10,
-             think_s: float = 0.0, seed: int = 0, second_wave: bool = True) -> dict:
+def run_load(
+    db_path: Path,
+    workers: int = 200,
+    deadline_s: float = 120.0,
+    batch_size: int = 10,
+    think_s: float = 0.0,
+    seed: int = 0,
+    second_wave: bool = True,
+) -> dict:
     """Create the demo and a demo NtR study with room for ``workers``, run them at once, then (with
     ``second_wave``) the workers who race for the slots QC freed; check, measure.
 
     ``think_s`` > 0: each worker waits a random time (exponential, that mean) before each answer,
     as people do; 0 sends every answer as fast as the store takes it (the worst burst).
     """
-    from assess.crowd import entry_from_params
+    from assess.crowd.rules import entry_from_params
+    from assess.services.loading import load_demo
     from store import crowd as store_crowd
     from store import open_db
-    from store.loading import load_demo
 
     db = open_db(db_path)
     load_demo(db)
@@ -57,8 +65,8 @@ def run_load(db_path: Path, workers: int = 200, deadline_s: float = 120.0, batch
 
     latencies: list[float] = []
     repeats: list[bool] = []
-    acknowledged: list[int] = []       # answers each worker was told were stored (new=True)
-    turned_away: list[int] = []        # workers who found no batch left (second wave only)
+    acknowledged: list[int] = []  # answers each worker was told were stored (new=True)
+    turned_away: list[int] = []  # workers who found no batch left (second wave only)
     errors: list[str] = []
     lock = threading.Lock()
     stop_at = time.monotonic() + deadline_s
@@ -67,7 +75,7 @@ def run_load(db_path: Path, workers: int = 200, deadline_s: float = 120.0, batch
         rng = random.Random(seed * 100_003 + n)
         try:
             start.wait(timeout=deadline_s)
-            conn = open_db(db_path)          # the page's first script run: enter, consent
+            conn = open_db(db_path)  # the page's first script run: enter, consent
             assignment = store_crowd.enter(conn, entry_from_params({"study": "load", "worker": f"lw{n:04d}"}))
             if assignment is None:
                 conn.conn.close()
@@ -79,7 +87,7 @@ def run_load(db_path: Path, workers: int = 200, deadline_s: float = 120.0, batch
             own, again = [], []
             answered = 0
             while True:
-                conn = open_db(db_path)      # one script run per key press: a fresh connection
+                conn = open_db(db_path)  # one script run per key press: a fresh connection
                 view = store_crowd.screen(conn, assignment.id)
                 if view.completed:
                     conn.conn.close()
@@ -90,10 +98,11 @@ def run_load(db_path: Path, workers: int = 200, deadline_s: float = 120.0, batch
                 t0 = time.perf_counter()
                 result = store_crowd.answer(conn, assignment.id, view.item.item_id, value, seconds=1.0)
                 own.append(time.perf_counter() - t0)
-                if answered == 2:            # re-send this one (double click / retried request)
+                if answered == 2:  # re-send this one (double click / retried request)
                     t0 = time.perf_counter()
-                    again.append(not store_crowd.answer(conn, assignment.id, view.item.item_id, 1 - value,
-                                                        seconds=9.0).new)
+                    again.append(
+                        not store_crowd.answer(conn, assignment.id, view.item.item_id, 1 - value, seconds=9.0).new
+                    )
                     own.append(time.perf_counter() - t0)
                 conn.conn.close()
                 answered += 1 if result.new else 0
@@ -101,7 +110,7 @@ def run_load(db_path: Path, workers: int = 200, deadline_s: float = 120.0, batch
                 latencies.extend(own)
                 repeats.extend(again)
                 acknowledged.append(answered)
-        except Exception as exc:            # a load test reports every failure, of any kind
+        except Exception as exc:  # a load test reports every failure, of any kind
             with lock:
                 errors.append(f"worker {n}: {type(exc).__name__}: {exc}")
 
@@ -152,17 +161,21 @@ def run_load(db_path: Path, workers: int = 200, deadline_s: float = 120.0, batch
 
     check = open_db(db_path)
     c = check.conn
-    expected = c.execute("SELECT COUNT(*) FROM crowd_assignments a JOIN crowd_batch_items bi "
-                         "ON bi.batch_id = a.batch_id WHERE a.study = 'load'").fetchone()[0]
-    stored = c.execute("SELECT COUNT(*), COUNT(DISTINCT assignment_id || ' ' || item_id) FROM crowd_answers"
-                       ).fetchone()
+    expected = c.execute(
+        "SELECT COUNT(*) FROM crowd_assignments a JOIN crowd_batch_items bi "
+        "ON bi.batch_id = a.batch_id WHERE a.study = 'load'"
+    ).fetchone()[0]
+    stored = c.execute("SELECT COUNT(*), COUNT(DISTINCT assignment_id || ' ' || item_id) FROM crowd_answers").fetchone()
     resent_kept = c.execute("SELECT COUNT(*) FROM crowd_answers WHERE seconds = 9.0").fetchone()[0]
-    beyond_k = c.execute("SELECT COALESCE(SUM(n - ?), 0) FROM (SELECT COUNT(*) AS n FROM crowd_assignments "
-                         "GROUP BY batch_id HAVING COUNT(*) > ?)", (k, k)).fetchone()[0]
-    second = c.execute("SELECT COUNT(*) FROM crowd_assignments WHERE worker >= ?", (f"lw{workers:04d}",)
-                       ).fetchone()[0]
-    per_worker = c.execute("SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM crowd_assignments GROUP BY worker)"
-                           ).fetchone()[0]
+    beyond_k = c.execute(
+        "SELECT COALESCE(SUM(n - ?), 0) FROM (SELECT COUNT(*) AS n FROM crowd_assignments "
+        "GROUP BY batch_id HAVING COUNT(*) > ?)",
+        (k, k),
+    ).fetchone()[0]
+    second = c.execute("SELECT COUNT(*) FROM crowd_assignments WHERE worker >= ?", (f"lw{workers:04d}",)).fetchone()[0]
+    per_worker = c.execute(
+        "SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM crowd_assignments GROUP BY worker)"
+    ).fetchone()[0]
     completed = c.execute("SELECT COUNT(*) FROM crowd_assignments WHERE status = 'completed'").fetchone()[0]
     final = store_crowd.progress(check, "load")
     over_k = sum(b["kept"] + b["active"] > k for b in final["batches"])
@@ -170,25 +183,52 @@ def run_load(db_path: Path, workers: int = 200, deadline_s: float = 120.0, batch
     served = workers + refill - len(turned_away)
     ordered = sorted(latencies)
     result = {
-        "workers": workers, "think_s": think_s, "k": k, "batches": batches, "elapsed_s": round(elapsed, 3),
-        "unfinished": alive, "errors": errors[:5], "answers_acknowledged": sum(acknowledged),
-        "assignment_items": expected, "answers_stored": stored[0], "distinct_answers": stored[1],
-        "completed": completed, "resent": len(repeats), "resent_reported_not_new": sum(repeats),
-        "resent_values_stored": resent_kept, "discarded": final["assignments_discarded"],
-        "kept": sum(b["kept"] for b in final["batches"]), "slots_freed_after_wave_1": freed,
-        "second_wave": refill, "second_wave_served": second, "turned_away": len(turned_away),
-        "assignments_beyond_k": beyond_k, "batches_over_k": over_k, "monitor_samples": watched["samples"],
-        "monitor_max_holding": watched["max_holding"], "monitor_over_k": len(watched["over_k"]),
+        "workers": workers,
+        "think_s": think_s,
+        "k": k,
+        "batches": batches,
+        "elapsed_s": round(elapsed, 3),
+        "unfinished": alive,
+        "errors": errors[:5],
+        "answers_acknowledged": sum(acknowledged),
+        "assignment_items": expected,
+        "answers_stored": stored[0],
+        "distinct_answers": stored[1],
+        "completed": completed,
+        "resent": len(repeats),
+        "resent_reported_not_new": sum(repeats),
+        "resent_values_stored": resent_kept,
+        "discarded": final["assignments_discarded"],
+        "kept": sum(b["kept"] for b in final["batches"]),
+        "slots_freed_after_wave_1": freed,
+        "second_wave": refill,
+        "second_wave_served": second,
+        "turned_away": len(turned_away),
+        "assignments_beyond_k": beyond_k,
+        "batches_over_k": over_k,
+        "monitor_samples": watched["samples"],
+        "monitor_max_holding": watched["max_holding"],
+        "monitor_over_k": len(watched["over_k"]),
         "max_assignments_per_worker": per_worker,
         "answers_per_s": round(stored[0] / elapsed, 1) if elapsed else None,
         "latency_median_ms": round(statistics.median(ordered) * 1000, 2) if ordered else None,
         "latency_p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 2) if ordered else None,
         "latency_max_ms": round(ordered[-1] * 1000, 2) if ordered else None,
     }
-    result["ok"] = (not errors and alive == 0 and stored[0] == stored[1] == expected == sum(acknowledged)
-                    and completed == served and len(repeats) == sum(repeats) == served and resent_kept == 0
-                    and over_k == 0 and not watched["over_k"] and watched["samples"] > 0 and per_worker == 1
-                    and second == served - workers and (not second_wave or second >= freed))
+    result["ok"] = (
+        not errors
+        and alive == 0
+        and stored[0] == stored[1] == expected == sum(acknowledged)
+        and completed == served
+        and len(repeats) == sum(repeats) == served
+        and resent_kept == 0
+        and over_k == 0
+        and not watched["over_k"]
+        and watched["samples"] > 0
+        and per_worker == 1
+        and second == served - workers
+        and (not second_wave or second >= freed)
+    )
     return result
 
 
@@ -196,16 +236,26 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=200)
     parser.add_argument("--deadline", type=float, default=120.0, help="give up after this many seconds")
-    parser.add_argument("--think", type=float, default=0.0,
-                        help="mean seconds a worker thinks before each answer (default 0: all at once)")
-    parser.add_argument("--no-second-wave", action="store_true",
-                        help="only the first wave (no workers racing for the slots QC freed)")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="mean seconds a worker thinks before each answer (default 0: all at once)",
+    )
+    parser.add_argument(
+        "--no-second-wave", action="store_true", help="only the first wave (no workers racing for the slots QC freed)"
+    )
     parser.add_argument("--db", help="SQLite file to use (default: a temporary file, removed afterwards)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(args.db) if args.db else Path(tmp) / "load.db"
-        result = run_load(path, workers=args.workers, deadline_s=args.deadline, think_s=args.think,
-                          second_wave=not args.no_second_wave)
+        result = run_load(
+            path,
+            workers=args.workers,
+            deadline_s=args.deadline,
+            think_s=args.think,
+            second_wave=not args.no_second_wave,
+        )
     for key, value in result.items():
         print(f"{key:28} {value}")
     return 0 if result["ok"] else 1

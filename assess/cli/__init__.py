@@ -1,0 +1,89 @@
+"""`python -m assess`: the command line of the workbench.
+
+Contract (checked from outside the project): exit 0 on success; exit 2 on bad input with one
+line on stderr naming the file, the line and what was expected vs found; nothing is written
+on failure. Heavy libraries are imported inside the command that needs them so that
+`python -m assess --help` stays fast.
+
+Each command group lives in its own module exposing ``add_commands(subparsers)``; a command's
+parser sets ``func`` to a callable taking the parsed ``args`` and returning an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+# Modules that contribute sub-commands, in the order they appear in --help.
+COMMAND_MODULES = (
+    "assess.cli.data",
+    "assess.cli.score",
+    "assess.cli.audit",
+    "assess.cli.judge",
+    "assess.cli.crowd",
+    "assess.cli.nuggets",
+)
+
+
+def default_db() -> str:
+    """The database the CLI and the app use: $ASSESS_DB, else data/assess.db in the project."""
+    from assess.settings import db_path
+
+    return str(db_path())
+
+
+def add_db_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        default=os.environ.get("ASSESS_DB") or None,
+        help="SQLite database file (default: $ASSESS_DB, else data/assess.db)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m assess",
+        description="Open assessment workbench for conversational search evaluation (TREC iKAT / CAsT).",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue
+            raise
+        module.add_commands(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from assess.errors import AssessError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "db", "absent") is None:
+        args.db = default_db()
+    try:
+        return int(args.func(args) or 0)
+    except AssessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as exc:
+        print(f"error: {exc.filename}: file not found", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except OSError as exc:
+        print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        from store.db import is_database_error
+
+        if is_database_error(exc):
+            print(f"error: {getattr(args, 'db', '')}: {exc}", file=sys.stderr)
+            return 2
+        raise

@@ -1,0 +1,470 @@
+"""CLI: crowd studies (create, status, report, decide, aggregate, export, import, close)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+
+from assess.cli import add_db_argument
+
+EXPORT_FIELDS = {
+    "raw": (
+        "study",
+        "batch",
+        "worker",
+        "platform",
+        "assignment",
+        "position",
+        "item_id",
+        "is_test",
+        "known_answer",
+        "turn_id",
+        "run",
+        "nugget_key",
+        "criterion",
+        "value",
+        "seconds",
+        "answered_at",
+        "kept",
+        "discarded_because",
+    ),
+    "aggregated": (
+        "item_id",
+        "batch",
+        "turn_id",
+        "run",
+        "nugget_key",
+        "criterion",
+        "n",
+        "counts",
+        "mean",
+        "tie",
+        "label",
+    ),
+}
+
+
+def add_commands(sub) -> None:
+    crowd = sub.add_parser(
+        "crowd",
+        help="crowd studies: create, status, report, aggregate, export, import",
+        description="Crowd studies (NtR matching or response quality) in batches with hidden "
+        "test items, k workers per batch, worker screening and majority vote.",
+    )
+    cs = crowd.add_subparsers(dest="crowd_command", metavar="ACTION")
+    cs.required = True
+
+    p = cs.add_parser(
+        "create",
+        help="create a study from the stored responses and nuggets",
+        description="Create a study: items from stored data (NtR: each run's response x each gold "
+        "nugget of the turn; response: each response x each criterion), batches of "
+        "--batch-size items plus one hidden test item drawn from the known answers.",
+    )
+    p.add_argument("name", nargs="?", help="study name (its labels become source crowd:NAME); --demo: demo")
+    add_db_argument(p)
+    p.add_argument(
+        "--demo", action="store_true", help="the demo study on the embedded demo (its known answers are built in)"
+    )
+    p.add_argument("--task", choices=("ntr", "response"), default="ntr")
+    p.add_argument("--run", action="append", dest="runs", help="only this run (repeatable; default all)")
+    p.add_argument("--turn", action="append", dest="turns", help="only this turn id (repeatable)")
+    p.add_argument("--conversation", action="append", dest="conversations", help="only this conversation")
+    p.add_argument("--nuggets", default=None, help="ntr: the gold nugget source (default gold)")
+    p.add_argument(
+        "--criteria",
+        help="response: comma-separated criteria (relevance,completeness,naturalness,"
+        "conciseness; default relevance,completeness)",
+    )
+    p.add_argument(
+        "--known",
+        action="append",
+        default=[],
+        metavar="TURN,RUN,KEY,VALUE",
+        help="a known-answer item used as a hidden test (KEY: nugget key [k] or criterion); repeatable",
+    )
+    p.add_argument(
+        "--known-file",
+        help="known answers: NtR TSV (<batch>_<conv>_<turn>_<k>_<run> 0|1) or, for "
+        "response studies, lines TURN RUN CRITERION VALUE",
+    )
+    p.add_argument("--batch-size", type=int, help="regular items per batch (default 10)")
+    p.add_argument("--k", type=int, help="workers per batch (default 3)")
+    p.add_argument("--seed", type=int, help="seed of the test-item draw and position (default 0)")
+    p.add_argument(
+        "--qc",
+        choices=("test", "known-bad", "none"),
+        help="discard a batch whose test item fails: test = any wrong answer (CONE-RAG, default for ntr); "
+        "known-bad = a rating >= --bad-threshold on a known-bad item (CAsT 2022, default for response)",
+    )
+    p.add_argument("--bad-threshold", type=int, help="known-bad rule threshold (default 3)")
+    p.add_argument(
+        "--tie",
+        choices=("undecided", "mean"),
+        help="majority-vote ties: undecided (no label; default for ntr) or mean of the labels rounded "
+        "half up (CAsT; default for response)",
+    )
+    p.add_argument("--unable", action="store_true", help="response: offer -1 'unable to judge' (iKAT 2023)")
+    p.add_argument("--platform", choices=("any", "prolific", "mturk"), help="accept workers from (default any)")
+    p.add_argument("--prolific-code", help="the Prolific study's completion code (workers get the redirect link)")
+    p.add_argument("--stale-minutes", type=int, help="an unfinished batch idle this long frees its slot (default 60)")
+    p.add_argument("--max-batches", type=int, help="batches per worker (default 0: no limit)")
+    p.add_argument("--guideline", help="JSON file with title, consent, instructions, examples (overrides defaults)")
+    p.add_argument("--base-url", default="http://localhost:8501", help="the app's public URL, for the entry links")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_create)
+
+    p = cs.add_parser("status", help="progress per batch and worker (no NAME: list the studies)")
+    p.add_argument("name", nargs="?")
+    add_db_argument(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+
+    p = cs.add_parser(
+        "report",
+        help="quality control: per-worker accuracy on tests, time, agreement; kappa, alpha",
+        description="Per-worker report for approve/reject decisions, the batches discarded by the "
+        "QC rule, Fleiss' kappa and Krippendorff's alpha over the raw labels; --compare "
+        "gives accuracy and Cohen's kappa of the current majority labels against other "
+        "sources (computed from the answers: no need to run `crowd aggregate` first, and "
+        "nothing is written).",
+    )
+    p.add_argument("name")
+    add_db_argument(p)
+    p.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        metavar="SOURCE",
+        help="an NtR label source to compare the current majority labels with (e.g. llm:demo-gpt, "
+        "an assessor); repeatable",
+    )
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_report)
+
+    p = cs.add_parser("decide", help="approve or reject a worker (rejected workers' labels are left out)")
+    p.add_argument("name")
+    p.add_argument("worker")
+    p.add_argument("decision", choices=("approve", "reject", "clear"))
+    add_db_argument(p)
+    p.set_defaults(func=cmd_decide)
+
+    p = cs.add_parser("aggregate", help="write the majority labels as the label source crowd:NAME")
+    p.add_argument("name")
+    add_db_argument(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_aggregate)
+
+    p = cs.add_parser(
+        "export",
+        help="raw answers or aggregated labels as CSV or TSV",
+        description="raw: every answer with worker, batch, test flag, time and QC verdict; "
+        "aggregated: votes, mean, tie and label per item. --format tsv writes the "
+        "CONE-RAG NtR layout <batch>_<conv>_<turn>_<k>_<run>\\t0|1 (raw: a third "
+        "column with the worker; `crowd import` reads both back); for response "
+        "studies TURN RUN CRITERION VALUE [WORKER].",
+    )
+    p.add_argument("name")
+    p.add_argument("what", choices=("raw", "aggregated"))
+    add_db_argument(p)
+    p.add_argument("--format", choices=("csv", "tsv"), default="csv")
+    p.add_argument("--kept", action="store_true", help="raw: only answers kept by QC (no tests, no discarded batches)")
+    p.add_argument("--output", "-o", help="output file (default stdout)")
+    p.set_defaults(func=cmd_export)
+
+    p = cs.add_parser(
+        "import",
+        help="import crowd NtR labels keeping their batches (and workers)",
+        description="Import a crowd NtR file (<batch>_<conv>_<turn>_<k>_<run>\\t0|1, optionally "
+        "a third column with the worker) as an imported study; its labels become "
+        "source crowd:STUDY (the public CONE-RAG file: one aggregated label per pair).",
+    )
+    p.add_argument("file")
+    add_db_argument(p)
+    p.add_argument("--study", default="mturk", help="study name (default mturk: source crowd:mturk)")
+    p.add_argument("--nuggets", default="human", help="the nugget source the [k] keys refer to (default human)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_import)
+
+    p = cs.add_parser("close", help="close a study to new workers (--reopen opens it again)")
+    p.add_argument("name")
+    add_db_argument(p)
+    p.add_argument("--reopen", action="store_true")
+    p.set_defaults(func=cmd_close)
+
+
+ORGANIZER_WARNING = (
+    "warning: ASSESS_ORGANIZER_PASSWORD is not set, so a worker who removes ?study= from the "
+    "link can open the organizer pages (they show LLM labels); set it for the app before "
+    "giving out the links"
+)
+
+
+def _warn_open_organizer_pages() -> None:
+    """One warning line on stderr when the organizer pages have no password (a study link is public)."""
+    from assess.settings import organizer_password
+
+    if organizer_password() is None:
+        print(ORGANIZER_WARNING, file=sys.stderr)
+
+
+def _open(args):
+    from assess.cli.data import _open as open_store
+
+    return open_store(args)
+
+
+def _config(args):
+    """The study settings from the flags (only those given override the task's defaults)."""
+    from assess.crowd.rules import StudyConfig, demo_config
+
+    given = {
+        "batch_size": args.batch_size,
+        "k": args.k,
+        "seed": args.seed,
+        "qc": args.qc,
+        "bad_threshold": args.bad_threshold,
+        "tie": args.tie,
+        "platform": args.platform,
+        "prolific_code": args.prolific_code,
+        "stale_minutes": args.stale_minutes,
+        "max_batches_per_worker": args.max_batches,
+    }
+    given = {k: v for k, v in given.items() if v is not None}
+    if args.task == "response":
+        given["criteria"] = tuple(
+            c.strip() for c in (args.criteria or "relevance,completeness").split(",") if c.strip()
+        )
+        given["allow_unable"] = args.unable or args.demo
+    elif args.criteria:
+        from assess.errors import AssessError
+
+        raise AssessError("--criteria applies to --task response")
+    if args.demo:
+        return demo_config(args.task, **given)
+    defaults = {"qc": "test", "tie": "undecided"} if args.task == "ntr" else {"qc": "known-bad", "tie": "mean"}
+    return StudyConfig(task=args.task, **{**defaults, **given})
+
+
+def cmd_create(args) -> int:
+    from assess.crowd.rules import (
+        DEMO_KNOWN_NTR,
+        DEMO_KNOWN_RESPONSE,
+        DEMO_STUDY,
+        entry_urls,
+        parse_known_file,
+        parse_known_spec,
+        read_guideline,
+    )
+    from assess.errors import AssessError
+    from store import crowd as store_crowd
+
+    config = _config(args)
+    known = [parse_known_spec(s) for s in args.known]
+    if args.known_file:
+        known += parse_known_file(args.known_file, args.task)
+    if args.demo:
+        known = known or list(DEMO_KNOWN_NTR if args.task == "ntr" else DEMO_KNOWN_RESPONSE)
+        name = args.name or (DEMO_STUDY if args.task == "ntr" else f"{DEMO_STUDY}-response")
+    elif not args.name:
+        raise AssessError("crowd create needs a study NAME (or --demo)")
+    else:
+        name = args.name
+    guideline = read_guideline(args.guideline) if args.guideline else None
+    db = _open(args)
+    summary = store_crowd.create_study(
+        db,
+        name,
+        config,
+        runs=args.runs,
+        turns=args.turns,
+        conversations=args.conversations,
+        nugget_source=args.nuggets or "gold",
+        known=known,
+        guideline=guideline,
+    )
+    summary["urls"] = entry_urls(args.base_url, name)
+    _warn_open_organizer_pages()
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    print(
+        f"study {name}: {summary['items']} items + {summary['tests']} test items in {summary['batches']} batches, "
+        f"k = {summary['k']} ({summary['assignments_needed']} assignments); labels go to {summary['source']}"
+    )
+    for platform, url in summary["urls"].items():
+        print(f"  {platform:9} {url}")
+    return 0
+
+
+def cmd_status(args) -> int:
+    from store import crowd as store_crowd
+
+    db = _open(args)
+    if not args.name:
+        studies = store_crowd.list_studies(db)
+        if any(s["status"] == "open" for s in studies):
+            _warn_open_organizer_pages()
+        if args.json:
+            print(json.dumps(studies))
+        for s in studies if not args.json else ():
+            print(f"{s['name']:20} {s['task']:9} {s['status']:9} {s['source']}")
+        return 0
+    result = store_crowd.progress(db, args.name)
+    if result["status"] == "open":
+        _warn_open_organizer_pages()
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(
+        f"study {args.name} ({result['task']}, {result['status']}): {result['assignments_done']} / "
+        f"{result['assignments_needed']} assignments done (kept after QC; {result['assignments_discarded']} "
+        f"discarded, their batches offered again), {result['complete_batches']} / "
+        f"{len(result['batches'])} batches complete"
+    )
+    print("batch  items   kept  discarded  active  stale  workers")
+    for b in result["batches"]:
+        print(
+            f"{b['batch']:>5}  {b['items']:5}  {b['kept']:2}/{b['k']:<2}  {b['discarded']:9}  {b['active']:6}  "
+            f"{b['stale']:5}  {b['workers']}"
+        )
+    if result["workers"]:
+        print("worker                platform  done  active  answers  seconds  codes")
+    for w in result["workers"]:
+        print(
+            f"{w['worker']:20}  {w['platform']:8}  {w['completed']:4}  {w['active']:6}  {w['answers']:7}  "
+            f"{w['seconds'] or 0:7}  {w['codes']}{'  (' + w['decision'] + ')' if w['decision'] else ''}"
+        )
+    return 0
+
+
+def _fmt(value, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def cmd_report(args) -> int:
+    from store import crowd as store_crowd
+
+    db = _open(args)
+    result = store_crowd.report(db, args.name)
+    result["compare"] = {other: store_crowd.compare(db, args.name, other) for other in args.compare}
+    if args.json:
+        print(json.dumps(result, default=str))
+        return 0
+    print(
+        f"study {args.name}: qc {result['qc']}, ties {result['tie']}; {result['items_labelled']} items labelled, "
+        f"{result['items_decided']} decided, {result['ties']} ties; {len(result['discarded'])} batches discarded"
+    )
+    print("worker                batches  discarded  answers  tests  test_acc  median_s  agree_majority  decision")
+    for w in result["workers"]:
+        print(
+            f"{w['worker']:20}  {w['assignments']:7}  {w['discarded']:9}  {w['answers']:7}  {w['tests']:5}  "
+            f"{_fmt(w['test_accuracy']):>8}  {_fmt(w['median_seconds'], 1):>8}  "
+            f"{_fmt(w['agreement_with_majority']):>14}  {w['decision'] or '-'}"
+        )
+    for label, groups in (
+        ("all completed batches", result["agreement_all"]),
+        ("kept after QC", result["agreement_kept"]),
+    ):
+        for name, g in groups.items():
+            fleiss = (
+                f"Fleiss kappa {_fmt(g['fleiss_kappa'])} over {g['fleiss_items']} items with "
+                f"{g['fleiss_raters']} raters each (the most common number)"
+                if g["fleiss_raters"]
+                else "Fleiss kappa - (no item with 2 labels)"
+            )
+            print(
+                f"agreement ({label}, {name}): {g['items']} items, {fleiss}, "
+                f"Krippendorff alpha {_fmt(g['krippendorff_alpha'])}"
+            )
+    for other, c in result["compare"].items():
+        print(
+            f"crowd:{args.name} vs {other}: n {c['n']}, accuracy {_fmt(c['accuracy'])}, kappa {_fmt(c['kappa'])} "
+            f"({c['from']} labels)"
+        )
+    return 0
+
+
+def cmd_decide(args) -> int:
+    from store import crowd as store_crowd
+
+    decision = {"approve": "approved", "reject": "rejected", "clear": None}[args.decision]
+    store_crowd.set_decision(_open(args), args.name, args.worker, decision)
+    print(f"{args.name}: worker {args.worker} {decision or 'undecided'}")
+    return 0
+
+
+def cmd_aggregate(args) -> int:
+    from store import crowd as store_crowd
+
+    summary = store_crowd.write_aggregate(_open(args), args.name)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(
+            f"{summary['source']}: {summary['labels']} labels written (values {summary['values']}), "
+            f"{summary['removed']} removed"
+        )
+    return 0
+
+
+def cmd_export(args) -> int:
+    from assess.crowd.rules import ntr_id
+    from store import crowd as store_crowd
+
+    db = _open(args)
+    study = store_crowd.get_study(db, args.name)
+    if args.what == "raw":
+        rows = store_crowd.raw_rows(db, args.name)
+        if args.kept:
+            rows = [r for r in rows if r["kept"]]
+    else:
+        rows = store_crowd.aggregated_rows(db, args.name)
+    out = open(args.output, "w", newline="", encoding="utf-8") if args.output else sys.stdout
+    try:
+        if args.format == "csv":
+            writer = csv.DictWriter(out, fieldnames=EXPORT_FIELDS[args.what], extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(rows)
+            return 0
+        for r in rows:
+            if args.what == "raw" and (r["is_test"] or r["discarded_because"] == "batch not finished"):
+                continue
+            value = r["value"] if args.what == "raw" else r["label"]
+            if value is None:
+                continue  # undecided
+            head = (
+                ntr_id(r["batch"], r["turn_id"], r["nugget_key"], r["run"])
+                if study.task == "ntr"
+                else f"{r['turn_id']}\t{r['run']}\t{r['criterion']}"
+            )
+            tail = f"\t{r['worker']}" if args.what == "raw" else ""
+            out.write(f"{head}\t{value}{tail}\n")
+    finally:
+        if args.output:
+            out.close()
+    return 0
+
+
+def cmd_import(args) -> int:
+    from assess.crowd.rules import parse_crowd_ntr
+    from store import crowd as store_crowd
+
+    db = _open(args)
+    summary = store_crowd.import_ntr_study(
+        db, args.file, parse_crowd_ntr(args.file), study=args.study, nugget_source=args.nuggets
+    )
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"{args.file}: imported " + ", ".join(f"{k} {v}" for k, v in summary.items() if v is not None))
+    return 0
+
+
+def cmd_close(args) -> int:
+    from store import crowd as store_crowd
+
+    store_crowd.set_status(_open(args), args.name, "open" if args.reopen else "closed")
+    print(f"{args.name}: {'open' if args.reopen else 'closed'}")
+    return 0

@@ -1,0 +1,264 @@
+"""CLI commands for the store: init, import, export, stats."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from assess.cli import add_db_argument
+
+IMPORT_KINDS = ("topics", "qrels", "ptkb-qrels", "run", "passages", "nuggets", "responses", "ntr-labels")
+TABLES = (
+    "passage_labels",
+    "ptkb_labels",
+    "nuggets",
+    "ntr_labels",
+    "response_labels",
+    "gold_responses",
+    "label_history",
+    "pool",
+    "rankings",
+    "sources",
+    "assignments",
+)
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser(
+        "init",
+        help="create the database (and load the embedded demo with --demo)",
+        description="Create the SQLite store (schema up to date). With --demo, load the "
+        "embedded demo when the store is empty.",
+    )
+    add_db_argument(p)
+    p.add_argument("--demo", action="store_true", help="load the embedded demo data")
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser(
+        "import",
+        help="import a file (topics, qrels, runs, passages, nuggets, ...)",
+        description="Import one file into the store, in one transaction. Bad input: exit 2, "
+        "one line naming the file and line, nothing written.",
+    )
+    p.add_argument("kind", choices=IMPORT_KINDS, help="what the file holds")
+    p.add_argument("file", help="the file to import")
+    add_db_argument(p)
+    p.add_argument(
+        "--source",
+        help="label source name (qrels: nist; ptkb-qrels: nist; nuggets: human; "
+        "ntr-labels: crowd:mturk; LLM sources are named llm:MODEL)",
+    )
+    p.add_argument("--depth", type=int, default=10, help="run: pool the top K passages per turn (0: no pooling)")
+    p.add_argument("--name", help="run: store the run under this name instead of its tag")
+    p.add_argument(
+        "--dedup", action="store_true", help="nuggets: the file is the de-duplicated subset of the source's nuggets"
+    )
+    p.add_argument(
+        "--nuggets",
+        dest="nugget_source",
+        default="human",
+        help="ntr-labels: the nugget source whose [k] keys the labels refer to (default human)",
+    )
+    p.add_argument("--gold", action="store_true", help="responses: store as gold responses of --source")
+    p.add_argument("--year", type=int, help="topics: the iKAT year (default: guessed from the schema)")
+    p.add_argument("--collection", help="topics: collection name (default ikat-YEAR)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser(
+        "export",
+        help="export labels (TREC qrels, PTKB qrels, nuggets JSON, CSV/Parquet)",
+        description="Write one source's labels to stdout (qrels, ptkb-qrels, nuggets) or "
+        "a label table to a CSV/Parquet file (table).",
+    )
+    p.add_argument("kind", choices=("qrels", "ptkb-qrels", "nuggets", "table"))
+    add_db_argument(p)
+    p.add_argument("--source", help="label source (an assessor's labels are under the assessor's name)")
+    p.add_argument("--dedup", action="store_true", help="nuggets: only the de-duplicated set")
+    p.add_argument("--table", choices=TABLES, help="table: which table")
+    p.add_argument("--output", "-o", help="table: output file (.csv or .parquet; default CSV on stdout)")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser(
+        "assign",
+        help="assign conversations or turns to an assessor (their queue)",
+        description="Assign the pooled turns of conversations, or single turns, to an assessor: "
+        "their judging queue is then exactly those turns. --remove takes them back.",
+    )
+    add_db_argument(p)
+    p.add_argument("--assessor", required=True, help="the assessor's name")
+    p.add_argument("--conversation", nargs="*", default=[], help="conversation ids (all their pooled turns)")
+    p.add_argument("--turn", nargs="*", default=[], help="turn ids, e.g. 0_8")
+    p.add_argument("--remove", action="store_true", help="remove these assignments instead")
+    p.set_defaults(func=cmd_assign)
+
+    p = sub.add_parser(
+        "history",
+        help="every change of one label, oldest first",
+        description="Every change of one label of a source, oldest first (time, old -> new, "
+        "mode, via). A label that came with its source's first bulk import shows "
+        "that import as its first entry. Nugget edits show the text, relevance and "
+        "span as JSON.",
+    )
+    add_db_argument(p)
+    p.add_argument("--source", required=True, help="the label source (an assessor, nist, llm:MODEL, ...)")
+    p.add_argument("--turn", required=True, help="the turn id, e.g. 0_8")
+    p.add_argument(
+        "--item",
+        required=True,
+        help="the passage id (the PTKB statement number with --task ptkb, the "
+        "nugget key such as [3] with --task nugget)",
+    )
+    p.add_argument("--task", choices=("passage", "ptkb", "nugget"), default="passage")
+    p.add_argument("--json", action="store_true", help="print one JSON list")
+    p.set_defaults(func=cmd_history)
+
+    p = sub.add_parser(
+        "stats",
+        help="counts of what is in the store",
+        description="Conversations, turns, passages, pooled pairs and labels per source.",
+    )
+    add_db_argument(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_stats)
+
+
+def _open(args, *, must_exist: bool = True):
+    from pathlib import Path
+
+    from assess.errors import AssessError
+    from store import open_db
+
+    if must_exist and not Path(args.db).exists():
+        raise AssessError(f"{args.db}: no such database (create it with: python -m assess init --db {args.db})")
+    return open_db(args.db)
+
+
+def cmd_init(args) -> int:
+    from assess.services.loading import is_empty, load_demo
+
+    db = _open(args, must_exist=False)
+    if args.demo:
+        if is_empty(db):
+            load_demo(db)
+            print(f"{args.db}: created with the demo data")
+        else:
+            print(f"{args.db}: not empty, demo not loaded")
+    else:
+        print(f"{args.db}: ready")
+    return 0
+
+
+def cmd_import(args) -> int:
+    from assess.services.loading import load_file
+
+    db = _open(args, must_exist=False)
+    summary = load_file(
+        db,
+        args.kind,
+        args.file,
+        source=args.source,
+        depth=args.depth,
+        name=args.name,
+        dedup=args.dedup,
+        nugget_source=args.nugget_source,
+        gold=args.gold,
+        year=args.year,
+        collection=args.collection,
+    )
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"{args.file}: imported " + ", ".join(f"{k} {v}" for k, v in summary.items()))
+    return 0
+
+
+def cmd_export(args) -> int:
+    from assess import formats
+    from assess.errors import AssessError
+    from store import exports
+
+    db = _open(args)
+    if args.kind in ("qrels", "ptkb-qrels", "nuggets") and not args.source:
+        raise AssessError(f"export {args.kind} needs --source NAME")
+    if args.kind == "qrels":
+        sys.stdout.writelines(formats.format_qrels(exports.passage_qrels(db, args.source)))
+    elif args.kind == "ptkb-qrels":
+        sys.stdout.writelines(formats.format_qrels(exports.ptkb_qrels(db, args.source)))
+    elif args.kind == "nuggets":
+        data = formats.nuggets_to_json(exports.nuggets(db, args.source, dedup=args.dedup))
+        json.dump(data, sys.stdout, indent=1, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        if not args.table:
+            raise AssessError("export table needs --table NAME")
+        frame = exports.table_frame(db, args.table, args.source)
+        if args.output and args.output.endswith(".parquet"):
+            frame.to_parquet(args.output, index=False)
+        elif args.output:
+            frame.to_csv(args.output, index=False)
+        else:
+            frame.to_csv(sys.stdout, index=False)
+    return 0
+
+
+def cmd_stats(args) -> int:
+    from store.stats import stats
+
+    result = stats(_open(args))
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    for key in ("conversations", "turns", "passages", "passages_with_text", "runs", "pooled_pairs"):
+        print(f"{key:20} {result[key]}")
+    for source, s in result["passage_labels"].items():
+        print(f"passage labels {source:20} {s['count']:7} over {s['turns']} turns, grades 0..4 = {s['grades']}")
+    for source, s in result["ptkb_labels"].items():
+        print(f"PTKB labels    {source:20} {s['count']:7} ({s['relevant']} relevant)")
+    for source, s in result["nuggets"].items():
+        print(f"nuggets        {source:20} {s['count']:7} over {s['turns']} turns")
+    for source, s in result["ntr_labels"].items():
+        print(f"NtR labels     {source:20} {s['count']:7} ({s['yes']} yes)")
+    return 0
+
+
+def cmd_history(args) -> int:
+    from store.exports import require_source
+    from store.review import item_history
+
+    db = _open(args)
+    require_source(db, args.source)
+    trail = item_history(db, args.source, f"{args.turn} {args.item}", args.task)
+    if args.json:
+        print(json.dumps(trail))
+        return 0
+    if not trail:
+        print(f"{args.source} has never labelled {args.task} {args.item} of turn {args.turn}")
+    for r in trail:
+        print(
+            f"{r['at']}  {r['old'] if r['old'] is not None else '-'} -> {r['new'] if r['new'] is not None else '-'}"
+            f"  mode={r['mode']} via={r['via']}"
+        )
+    return 0
+
+
+def cmd_assign(args) -> int:
+    from assess.errors import AssessError
+    from store import queue
+
+    db = _open(args)
+    if not args.conversation and not args.turn:
+        raise AssessError("assign needs --conversation or --turn")
+    known = {r[0] for r in db.conn.execute("SELECT id FROM conversations")}
+    for conv in args.conversation:
+        if conv not in known:
+            raise AssessError(f"unknown conversation {conv!r}")
+    turns = queue.pooled_turns(db, args.conversation) if args.conversation else []
+    turns += [t for t in args.turn if t not in turns]
+    if args.remove:
+        queue.unassign(db, args.assessor, turns)
+        print(f"{args.assessor}: {len(turns)} turns unassigned")
+    else:
+        added = queue.assign(db, args.assessor, turns)
+        print(f"{args.assessor}: {added} new turns assigned ({len(turns)} given)")
+    return 0

@@ -1,0 +1,260 @@
+"""CLI: LLM pre-judgments (prejudge), adaptive pooling (pool adaptive) and the reveal audit (anchoring)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from assess.cli import add_db_argument
+
+TASKS = ("passage", "ptkb", "ntr", "nuggets", "response-nuggets", "aepd")
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser(
+        "prejudge",
+        help="pre-judge items with an LLM (OpenAI-compatible endpoint) or a local NLI model",
+        description="Ask a model about every item of a task and store each answer as it arrives (raw output, parse "
+        "status, latency, tokens); parsed answers become labels of --source. Prints a cost and time "
+        "estimate first (stderr), then a progress bar (stderr). Resumable: a second run asks only what "
+        "is missing; answers are cached by (model, prompt version, input). Refused (exit 2) while "
+        "another live job of the same source and task runs; a killed job (process gone, or no "
+        "heartbeat for 2 x --timeout, at least 60 s) is marked interrupted. Endpoint: --base-url or "
+        "ASSESS_LLM_BASE_URL (vLLM, Ollama: http://localhost:11434/v1), key from ASSESS_LLM_API_KEY "
+        "or OPENAI_API_KEY (never a flag).",
+    )
+    add_db_argument(p)
+    p.add_argument(
+        "--task",
+        choices=TASKS,
+        required=True,
+        help="passage: pooled passages 0-4; ptkb: statement relevance; ntr: gold nugget in response "
+        "yes/no; nuggets: spans of passages; response-nuggets: spans of responses; aepd: aspects",
+    )
+    p.add_argument("--source", help="label source of the answers, llm:NAME (default llm:MODEL)")
+    p.add_argument(
+        "--model",
+        help="model name at the endpoint (default $ASSESS_LLM_MODEL; NLI: a Hugging Face name or local directory)",
+    )
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint (default $ASSESS_LLM_BASE_URL, else OpenAI)")
+    p.add_argument("--concurrency", type=int, default=None, help="calls in flight at once (default 16)")
+    p.add_argument("--limit", type=int, help="judge at most N items not judged yet (the rest on a later run)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per call before it is retried (default 60)")
+    p.add_argument("--retries", type=int, default=4, help="retries of a call on 429/5xx/timeouts (default 4)")
+    p.add_argument("--depth", type=int, help="passage/nuggets: the top K of every stored run instead of the pool")
+    p.add_argument("--nuggets", dest="nugget_source", help="ntr: the gold nugget source (default: the only one)")
+    p.add_argument("--dedup", action="store_true", help="ntr: only the de-duplicated gold nuggets")
+    p.add_argument("--qrels", help="nuggets: read only passages this source graded >= --relevant")
+    p.add_argument("--relevant", type=int, default=2, help="nuggets: grade that counts as relevant (default 2)")
+    p.add_argument("--price-in", type=float, help="USD per million input tokens (for the estimate)")
+    p.add_argument("--price-out", type=float, help="USD per million output tokens (for the estimate)")
+    p.add_argument("--estimate", action="store_true", help="print the estimate and stop")
+    p.add_argument(
+        "--backend",
+        choices=("chat", "nli"),
+        default="chat",
+        help="chat: an LLM; nli: a local NLI cross-encoder (ntr only)",
+    )
+    p.add_argument("--device", help="nli: cpu, cuda, ... (default: cuda when available)")
+    p.add_argument("--batch-size", type=int, default=32, help="nli: pairs per batch (default 32)")
+    p.add_argument("--nli-threshold", type=float, default=0.5, help="nli: P(entailment) that counts as a match")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=cmd_prejudge)
+
+    p = sub.add_parser(
+        "jobs",
+        help="pre-judging jobs, newest first (a killed one is shown as interrupted)",
+        description="The latest pre-judging jobs with their status (running, done, stopped, failed, "
+        "interrupted), progress, process and last heartbeat. A 'running' job whose process "
+        "is gone or whose heartbeat is older than its limit is marked interrupted first.",
+    )
+    add_db_argument(p)
+    p.add_argument("--limit", type=int, default=20, help="how many jobs (default 20)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_jobs)
+
+    pool = sub.add_parser(
+        "pool", help="pooling commands (adaptive pooling with LLM grades)", description="Pooling commands."
+    )
+    commands = pool.add_subparsers(dest="pool_command", metavar="POOL_COMMAND")
+    commands.required = True
+    p = commands.add_parser(
+        "adaptive",
+        help="iKAT 2024 adaptive pooling: top ranks always, deeper ranks only when the LLM grades them",
+        description="Ranks 1..--always of every stored run enter the pool; ranks below, down to --depth, only when "
+        "--source graded the passage >= --threshold. Reports the pool size saved and, with --qrels, how "
+        "many relevant passages (grade >= --relevant) the filter drops. Without stored runs it reports "
+        "over the pairs both sources judged. --apply adds the adaptive pool to the store's pool.",
+    )
+    add_db_argument(p)
+    p.add_argument("--source", required=True, help="the LLM source whose grades filter (e.g. llm:gpt-4)")
+    p.add_argument("--threshold", type=int, default=2, help="minimum LLM grade below the top ranks (default 2)")
+    p.add_argument("--always", type=int, default=5, help="ranks that always enter (default 5)")
+    p.add_argument("--depth", type=int, default=30, help="deepest rank considered (default 30)")
+    p.add_argument("--qrels", help="human source to count dropped relevant passages against (e.g. nist)")
+    p.add_argument("--relevant", type=int, default=2, help="grade that counts as relevant (default 2)")
+    p.add_argument("--apply", action="store_true", help="add the adaptive pool to the pool")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_pool_adaptive)
+
+    p = sub.add_parser(
+        "anchoring",
+        help="blind-then-reveal audit: did assessors move toward the LLM's grade?",
+        description="Over items an assessor first labelled in 'reveal' mode and then changed: how "
+        "often the change moved toward the revealed LLM grade, away from it, or neither.",
+    )
+    add_db_argument(p)
+    p.add_argument("--task", choices=("passage", "ptkb"), default="passage")
+    p.add_argument("--assessor", help="one assessor (default all)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_anchoring)
+
+
+def _progress_bar(total: int, enabled: bool):
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, file=sys.stderr, unit="item", disable=not enabled, mininterval=0.25, dynamic_ncols=True)
+
+    def progress(done, _total, counts):
+        bar.update(done - bar.n)
+        bar.set_postfix(unparseable=counts["unparseable"], errors=counts["error"], refresh=False)
+
+    return bar, progress
+
+
+def cmd_prejudge(args) -> int:
+    from assess.cli.data import _open
+    from assess.errors import AssessError
+    from assess.llm import clients as judges
+    from assess.services import jobs as prejudge
+
+    db = _open(args)
+    concurrency = args.concurrency if args.concurrency is not None else judges.DEFAULT_CONCURRENCY
+    if concurrency < 1:
+        raise AssessError(f"--concurrency is at least 1, not {concurrency}")
+    if args.backend == "nli":
+        model = args.model or judges.DEFAULT_NLI_MODEL
+        cfg = None
+    else:
+        cfg = judges.endpoint_settings(base_url=args.base_url, model=args.model)
+        model = cfg["model"]
+    source = args.source or f"llm:{model}"
+    if not args.estimate:  # one live job per source and task: a second would ask the model about every item again
+        prejudge.check_not_running(db, source, args.task)
+    plan = prejudge.plan(
+        db,
+        args.task,
+        source,
+        model,
+        limit=args.limit,
+        depth=args.depth,
+        nugget_source=args.nugget_source,
+        qrels=args.qrels,
+        relevant=args.relevant,
+        dedup=args.dedup,
+        backend=args.backend,
+        nli_threshold=args.nli_threshold,
+    )
+    estimate = prejudge.estimate(
+        plan,
+        concurrency=concurrency,
+        latency_s=prejudge.measured_latency_s(db, model),
+        price_in=args.price_in,
+        price_out=args.price_out,
+    )
+    print(prejudge.describe_estimate(estimate), file=sys.stderr)
+    if args.estimate:
+        if args.json:
+            print(json.dumps(estimate))
+        return 0
+    bar, progress = _progress_bar(plan.todo, not args.no_progress)
+    try:
+        if args.backend == "nli":
+            nli = judges.NliJudge(model, device=args.device, batch_size=args.batch_size)
+            summary = prejudge.run_nli(db, plan, nli, threshold=args.nli_threshold, progress=progress)
+        else:
+            judge = judges.OpenAIJudge(
+                model, base_url=cfg["base_url"], api_key=cfg["api_key"], timeout=args.timeout, max_retries=args.retries
+            )
+            summary = prejudge.run(
+                db, plan, judge, concurrency=concurrency, progress=progress, base_url=cfg["base_url"]
+            )
+    except KeyboardInterrupt:
+        bar.close()
+        print("stopped: every answer received so far is stored; run the same command again to resume", file=sys.stderr)
+        return 130
+    finally:
+        bar.close()
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    s = summary
+    skipped = f", {s['skipped']} {s['skipped_reason']} skipped" if s["skipped"] else ""
+    print(
+        f"{s['source']} {s['task']}: {s['asked'] + s['copied']} stored ({s['ok']} ok, {s['repaired']} repaired, "
+        f"{s['unparseable']} unparseable, {s['error']} failed), {s['copied']} from cache, {s['already']} already "
+        f"judged{skipped}; {s['tokens_in']:,} + {s['tokens_out']:,} tokens in {s['seconds']:.1f} s"
+    )
+    if s["error"]:
+        print(
+            f"{s['error']} calls failed (last: {s['last_error']}); run the command again to retry them", file=sys.stderr
+        )
+    return 0
+
+
+def cmd_jobs(args) -> int:
+    from assess.cli.data import _open
+    from store.prejudgments import jobs
+
+    rows = jobs(_open(args), limit=args.limit)
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    if not rows:
+        print("no pre-judging job yet")
+    for j in rows:
+        print(
+            f"job {j['id']} {j['status']}: {j['task']} for {j['source']} ({j['model']}), {j['done']} of "
+            f"{j['planned']} stored, started {j['started_at']}, pid {j['pid']} on {j['host']}, last heartbeat "
+            f"{j['heartbeat_at']}" + (f"; {j['message']}" if j["message"] else "")
+        )
+    return 0
+
+
+def cmd_pool_adaptive(args) -> int:
+    from assess.cli.data import _open
+    from assess.services.jobs import describe_adaptive
+    from store.prejudgments import adaptive_pool
+
+    r = adaptive_pool(
+        _open(args),
+        args.source,
+        args.threshold,
+        args.always,
+        args.depth,
+        qrels=args.qrels,
+        relevant=args.relevant,
+        apply=args.apply,
+    )
+    print(json.dumps(r) if args.json else describe_adaptive(r))
+    return 0
+
+
+def cmd_anchoring(args) -> int:
+    from assess.cli.data import _open
+    from store.prejudgments import anchoring
+
+    rows = anchoring(_open(args), args.task, assessor=args.assessor)
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    if not rows:
+        print("no item was labelled in reveal mode and then changed")
+    for r in rows:
+        share = "n/a" if r["toward_share"] is None else f"{r['toward_share']:.0%}"
+        print(
+            f"{r['assessor']} vs {r['llm']}: {r['changed']} changed after reveal, {r['toward']} toward the LLM "
+            f"({share}), {r['away']} away, {r['same_distance']} same distance, {r['landed_on_llm']} on its grade"
+        )
+    return 0

@@ -1,0 +1,608 @@
+"""The prompt library for LLM pre-judgments: versioned templates, answer parsers, span repair.
+
+A prompt's version is its name plus a short hash of its text (system message and template), so
+changing a single character of a prompt makes a new version and every stored pre-judgment keeps
+the version it was made with. Prompt texts are written for this project (the tasks follow TREC
+iKAT passage and PTKB judging, CONE-RAG nugget extraction (its Table 3) and NtR matching (its
+Table 4), and AEPD aspects; no paper's wording is reused).
+
+Parsers accept the usual answer shapes (a bare grade, ``Score: 3``, a JSON object, possibly in a
+code fence) and return :class:`Parsed` with status ``ok``, ``repaired`` (spans fixed to exact
+substrings) or ``unparseable`` (value None): an answer that fits no shape never becomes a label.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from assess.errors import InvalidSpan
+
+PARSE_STATUSES = ("ok", "repaired", "unparseable", "error")
+"""How a stored pre-judgment came out: parsed as is, parsed after span repair, not parsed, call failed."""
+
+
+class Parsed(NamedTuple):
+    status: str  # ok | repaired | unparseable
+    value: Any  # grade (int), 0/1, {"spans": [...], "rejected": [...]}, {"aspects": [...]}; None if unparseable
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class NuggetSpan:
+    """A nugget as character offsets into its text: ``0 <= start < end <= len(text)``, ``text == source[start:end]``."""
+
+    start: int
+    end: int
+    text: str
+
+    @classmethod
+    def of(cls, source: str, start: int, end: int) -> NuggetSpan:
+        """The span ``source[start:end]``, checked."""
+        if not (0 <= start < end <= len(source)):
+            raise InvalidSpan(f"span {start}:{end} does not lie inside a text of {len(source)} characters")
+        return cls(start, end, source[start:end])
+
+    def check(self, source: str) -> None:
+        if not (0 <= self.start < self.end <= len(source)) or source[self.start : self.end] != self.text:
+            raise InvalidSpan(f"span {self.start}:{self.end} does not match its text {self.text[:40]!r}")
+
+
+# ------------------------------------------------------------------------------------------- templates
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One versioned prompt: a system message, a user template with ``{field}`` slots, and a parser."""
+
+    name: str
+    task: str
+    system: str
+    template: str
+    parser: Callable[..., Parsed]
+    max_tokens: int = 256  # generation cap sent with every call
+    expected_output_tokens: int = 60  # for the cost estimate
+
+    @property
+    def version(self) -> str:
+        digest = hashlib.sha256(f"{self.system}\x00{self.template}".encode()).hexdigest()[:8]
+        return f"{self.name}@{digest}"
+
+    @property
+    def fields(self) -> list[str]:
+        return sorted(set(re.findall(r"(?<!\{)\{(\w+)\}(?!\})", self.template)))
+
+    def render(self, **values: str) -> list[dict]:
+        """The chat messages for one item (every template field must be given)."""
+        missing = [f for f in self.fields if f not in values]
+        if missing:
+            raise ValueError(f"prompt {self.name} needs {', '.join(missing)}")
+        return [
+            {"role": "system", "content": self.system},
+            {"role": "user", "content": self.template.format(**{f: values[f] for f in self.fields})},
+        ]
+
+    def parse(self, text: str | None, **context) -> Parsed:
+        if text is None or not text.strip():
+            return Parsed("unparseable", None, "empty answer")
+        answer = _THINK.sub("", text)  # reasoning models (e.g. via Ollama) think aloud first
+        if not answer.strip():
+            return Parsed("unparseable", None, "only reasoning, no answer")
+        return self.parser(answer, **context)
+
+
+_THINK = re.compile(r"<think>.*?(?:</think>|$)", re.S | re.I)
+
+
+_SCALE = """4 = fully meets: it answers the current need completely, fitting what is known about this user
+3 = highly meets: it answers the need well but leaves a small gap or needs a little inference
+2 = moderately meets: it gives part of the answer, or an answer that ignores the user's situation
+1 = slightly meets: it is on the topic but hardly helps answer the question
+0 = fails to meet: it is off topic or useless for this turn"""
+
+PASSAGE_SYSTEM = (
+    "You assess passages for a conversational search evaluation. For the user's current turn you "
+    "decide how well one passage meets the information need, reading the conversation so far "
+    "and the facts the system knows about the user. Be strict and consistent."
+)
+
+PASSAGE_TEMPLATE = (
+    """Conversation so far:
+{history}
+
+Current user turn: {utterance}
+The same turn written out in full: {resolved}
+
+Facts the system knows about the user:
+{ptkb}
+
+Passage to assess:
+<<<{passage}>>>
+
+Grades:
+"""
+    + _SCALE
+    + """
+
+Reply with a single JSON object and nothing else, for example {{"rationale": "one short sentence", "grade": 2}}"""
+)
+
+PTKB_SYSTEM = (
+    "You help evaluate a personalised conversational assistant. For the user's current turn you decide "
+    "whether one fact about the user should shape the answer."
+)
+
+PTKB_TEMPLATE = """Conversation so far:
+{history}
+
+Current user turn: {utterance}
+The same turn written out in full: {resolved}
+
+Fact about the user: "{statement}"
+
+Should a good answer to the current turn take this fact into account? Answer yes or no only."""
+
+NTR_SYSTEM = "You check whether a system's answer contains a given piece of information."
+
+NTR_TEMPLATE = """Reference information: {nugget}
+
+System answer:
+<<<{response}>>>
+
+Does the system answer convey the reference information, in any wording? Answer yes or no only, with no explanation."""
+
+NUGGET_SYSTEM = "You pick out the pieces of a text that answer a user's question, copying them exactly."
+
+NUGGET_TEMPLATE = """User question: {query}
+
+Text:
+<<<{text}>>>
+
+List every piece of information in the text that helps answer the question. Each piece must be one of the
+exact copies of consecutive words from the text: no paraphrase, no ellipsis, no added words. Put each piece on
+its own line without numbering. If nothing in the text helps, write exactly: No nugget"""
+
+RESPONSE_NUGGET_SYSTEM = "You split a system's answer into its separate pieces of information, copying them exactly."
+
+RESPONSE_NUGGET_TEMPLATE = """User question: {query}
+
+System answer:
+<<<{text}>>>
+
+List each separate piece of information the answer gives about the question. Each piece must be one of the
+exact copies of consecutive words from the answer: no paraphrase, no ellipsis, no added words. Put each piece on
+its own line without numbering. If the answer gives no information, write exactly: No nugget"""
+
+AEPD_SYSTEM = (
+    "You analyse how a personalised answer is organised: which aspects of the question it covers and "
+    "which of those aspects are personal to the user."
+)
+
+AEPD_TEMPLATE = """User question: {query}
+
+Numbered facts the system knows about the user:
+{ptkb}
+
+System answer:
+<<<{response}>>>
+
+First decide which distinct aspects (sub-topics) a complete answer to this question would cover, whether or
+not this answer covers them. For each aspect give: a short name; the numbers of the user facts that make the
+aspect personal (an empty list when none do); and the text of the answer that covers the aspect, copied
+character for character (an empty string when the answer does not cover it; texts of two aspects must not
+overlap).
+Reply with JSON only, in this shape: {{"aspects": [{{"aspect": "name", "ptkb": [1], "text": "copied text"}}]}}"""
+
+
+# ------------------------------------------------------------------------------------------- parsing
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
+_GRADE_KEYS = ("grade", "score", "relevance", "label", "rating")
+_GRADE_LINE = re.compile(
+    r"\b(?:grade|score|relevance|rating)\b\**\s*[:=]?\s*\**\s*(-?\d+(?:\.\d+)?)(?:\s*/\s*(\d+))?", re.I
+)
+
+
+_ALTERNATIVE = re.compile(r"\s*(?:or|to|and|-|–|—)\s*\d", re.I)
+
+
+def _json_objects(text: str) -> list[Any]:
+    """JSON values found in the answer: the whole text, fenced blocks, or the outermost {...} / [...]."""
+    candidates = [text.strip()] + [m.strip() for m in _FENCE.findall(text)]
+    for open_, close in (("{", "}"), ("[", "]")):
+        i, j = text.find(open_), text.rfind(close)
+        if 0 <= i < j:
+            candidates.append(text[i : j + 1])
+    out = []
+    for c in candidates:
+        try:
+            out.append(json.loads(c))
+        except (json.JSONDecodeError, ValueError):
+            continue
+    return out
+
+
+def _as_grade(value: Any, top: int) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)) and float(value).is_integer() and 0 <= value <= top:
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*\d+\s*", value) and 0 <= int(value) <= top:
+        return int(value)
+    return None
+
+
+def parse_grade(text: str, *, top: int = 4, **_) -> Parsed:
+    """A grade 0..top from a bare number, 'Score: 3' / 'Grade: 3/4' lines, or JSON {"grade"|"score": 3}."""
+    for obj in _json_objects(text):
+        if isinstance(obj, dict):
+            found = [k for k in obj if str(k).lower() in _GRADE_KEYS] or [
+                k for k in obj if any(g in str(k).lower() for g in _GRADE_KEYS)
+            ]  # 'relevance_score'
+            if found:
+                values = {json.dumps(obj[k]) for k in found}
+                if len(values) > 1:  # {"grade": 3, "score": 1}: which one? never guess
+                    return Parsed("unparseable", None, f"conflicting grade fields {', '.join(map(str, found))}")
+                grade = _as_grade(obj[found[0]], top)
+                return (
+                    Parsed("ok", grade)
+                    if grade is not None
+                    else Parsed("unparseable", None, f"{found[0]} {obj[found[0]]!r} is not a grade 0-{top}")
+                )
+        elif _as_grade(obj, top) is not None and not isinstance(obj, str):
+            return Parsed("ok", _as_grade(obj, top))
+    bare = text.strip().strip("*`'\". ")
+    if re.fullmatch(r"\d+", bare):
+        grade = _as_grade(bare, top)
+        return Parsed("ok", grade) if grade is not None else Parsed("unparseable", None, f"{bare} is off the scale")
+    found = {}
+    for m in _GRADE_LINE.finditer(text):
+        denominator = m.group(2)
+        if denominator is not None and int(denominator) != top:
+            return Parsed("unparseable", None, f"a grade out of {denominator}, not {top}")
+        if _ALTERNATIVE.match(text, m.end()):  # 'Grade 2 or 3', 'Score: 2-3'
+            return Parsed("unparseable", None, "a range or choice of grades, not one grade")
+        found[m.group(1)] = True
+    if len(found) == 1:
+        value = next(iter(found))
+        grade = _as_grade(value, top) if re.fullmatch(r"\d+", value) else None
+        return (
+            Parsed("ok", grade) if grade is not None else Parsed("unparseable", None, f"{value} is not a grade 0-{top}")
+        )
+    if len(found) > 1:
+        return Parsed("unparseable", None, f"several different grades: {', '.join(found)}")
+    first_line = text.strip().splitlines()[0].strip().strip("*`'\". ")
+    if re.fullmatch(r"\d", first_line) and _as_grade(first_line, top) is not None:
+        return Parsed("ok", int(first_line))
+    return Parsed("unparseable", None, "no grade found")
+
+
+_YES = {"yes", "y", "true", "1", "relevant", "match", "matched"}
+_NO = {"no", "n", "false", "0", "not relevant", "irrelevant", "no match", "not matched"}
+
+
+def _yes_no_value(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int) and value in (0, 1):
+        return value
+    if isinstance(value, str):
+        v = value.strip().strip("*`'\".!").lower()
+        if v in _YES:
+            return 1
+        if v in _NO:
+            return 0
+    return None
+
+
+def parse_yes_no(text: str, **_) -> Parsed:
+    """1 for yes, 0 for no: a bare yes/no (or 1/0), 'Answer: yes', a leading 'Yes, ...', or JSON {"answer": "yes"}."""
+    for obj in _json_objects(text):
+        if isinstance(obj, dict):
+            for key in ("answer", "match", "relevant", "label", "decision"):
+                if key in obj:
+                    value = _yes_no_value(obj[key])
+                    return (
+                        Parsed("ok", value)
+                        if value is not None
+                        else Parsed("unparseable", None, f"{key} {obj[key]!r} is not yes/no")
+                    )
+    value = _yes_no_value(text)
+    if value is not None:
+        return Parsed("ok", value)
+    m = re.search(r"\banswer\b\**\s*(?:\(yes/no\))?\s*[:=]\s*\**\s*(yes|no)\b", text, re.I)
+    if m:
+        return Parsed("ok", int(m.group(1).lower() == "yes"))
+    m = re.match(r"\s*\**\s*(yes|no)\b[\s,.;:!*-]", text + " ", re.I)
+    if m:
+        first_sentence = re.split(r"[.!?\n]", text.strip(), maxsplit=1)[0].lower()
+        words = set(re.findall(r"[a-z]+", first_sentence))
+        if {"yes", "no"} <= words:  # 'Yes, but no': both answers in one breath
+            return Parsed("unparseable", None, "both yes and no in the answer")
+        return Parsed("ok", int(m.group(1).lower() == "yes"))
+    return Parsed("unparseable", None, "no yes/no answer found")
+
+
+# ------------------------------------------------------------------------------------------- spans
+
+_TRANSLATE = {
+    ord(k): v
+    for k, v in {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u2033": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2212": "-",
+        "\u00a0": " ",
+    }.items()
+}
+
+
+def _normalised(text: str) -> tuple[str, list[int]]:
+    """Text folded for matching (case, quotes, dashes, runs of white space), and each folded char's original index."""
+    out, index = [], []
+    prev_space = True
+    for i, ch in enumerate(text):
+        ch = unicodedata.normalize("NFKC", ch).translate(_TRANSLATE).lower()
+        for c in ch:
+            if c.isspace():
+                if prev_space:
+                    continue
+                c = " "
+                prev_space = True
+            else:
+                prev_space = False
+            out.append(c)
+            index.append(i)
+    while out and out[-1] == " ":
+        out.pop()
+        index.pop()
+    return "".join(out), index
+
+
+def _occurrences(haystack: str, needle: str) -> list[int]:
+    found, i = [], haystack.find(needle)
+    while i >= 0:
+        found.append(i)
+        i = haystack.find(needle, i + 1)
+    return found
+
+
+def _clean_candidate(text: str) -> str:
+    text = text.strip()
+    text = re.sub(r"^(?:[-*\u2022]|\d+[.)])\s+", "", text)  # list markers
+    if len(text) >= 2 and text[0] in "\"'\u201c\u2018" and text[-1] in "\"'\u201d\u2019":
+        text = text[1:-1].strip()
+    return text
+
+
+def locate_span(candidate: str, source: str, taken: Sequence[tuple[int, int]] = ()) -> tuple[NuggetSpan | None, str]:
+    """Find ``candidate`` in ``source``: (span, how) where how is 'exact', a repair kind, or why it was rejected.
+
+    Exact copies are kept (the first occurrence not already taken). Otherwise the copy is repaired when
+    it matches exactly one place of the text after folding case, quotes, dashes and white space, or
+    when its parts around an ellipsis match one place each, in order; anything else is rejected.
+    """
+    if not candidate.strip():
+        return None, "rejected: empty"
+    for copy in dict.fromkeys((candidate, _clean_candidate(candidate))):  # as given, then without list marks/quotes
+        if copy and copy in source:
+            starts = _occurrences(source, copy)
+            start = next((s for s in starts if not any(s == t for t, _ in taken)), starts[0])
+            return NuggetSpan.of(source, start, start + len(copy)), "exact"
+    folded, index = _normalised(source)
+    want, _ = _normalised(_clean_candidate(candidate))
+    if not want:
+        return None, "rejected: empty"
+    hits = _occurrences(folded, want)
+    if len(hits) == 1:
+        start, end = index[hits[0]], index[hits[0] + len(want) - 1] + 1
+        return NuggetSpan.of(source, start, end), "repaired: case/quotes/white space"
+    if len(hits) > 1:
+        return None, f"rejected: ambiguous ({len(hits)} places match)"
+    trimmed = want.rstrip(".,;:!? ")
+    if trimmed != want and trimmed:
+        hits = _occurrences(folded, trimmed)
+        if len(hits) == 1:
+            start, end = index[hits[0]], index[hits[0] + len(trimmed) - 1] + 1
+            return NuggetSpan.of(source, start, end), "repaired: end punctuation dropped"
+    parts = [
+        p for p in (_normalised(p)[0] for p in re.split(r"\.\.\.|\u2026", _clean_candidate(candidate))) if p.strip(" .")
+    ]
+    if len(parts) > 1:
+        places = [_occurrences(folded, p.strip()) for p in parts]
+        if all(len(p) == 1 for p in places) and all(a[0] < b[0] for a, b in zip(places, places[1:])):
+            start = index[places[0][0]]
+            last = parts[-1].strip()
+            end = index[places[-1][0] + len(last) - 1] + 1
+            return NuggetSpan.of(source, start, end), "repaired: ellipsis bridged"
+    return None, "rejected: not found in the text"
+
+
+def resolve_spans(candidates: Sequence[str], source: str) -> Parsed:
+    """Turn extracted strings into exact spans of ``source`` (repairing or rejecting, every decision recorded).
+
+    Value: ``{"spans": [{"start", "end", "text", "how", "original"}], "rejected": [{"original", "why"}]}``;
+    status 'repaired' when any span needed repair; 'unparseable' when strings were given and none matched.
+    """
+    spans, rejected, taken = [], [], []
+    for cand in candidates:
+        span, how = locate_span(cand, source, taken)
+        if span is None:
+            rejected.append({"original": cand, "why": how.removeprefix("rejected: ")})
+            continue
+        if (span.start, span.end) in taken:
+            rejected.append({"original": cand, "why": "duplicate of an earlier span"})
+            continue
+        taken.append((span.start, span.end))
+        spans.append({"start": span.start, "end": span.end, "text": span.text, "how": how, "original": cand})
+    repaired = sum(s["how"] != "exact" for s in spans)
+    note = (
+        ", ".join(
+            x
+            for x in (f"{repaired} repaired" if repaired else "", f"{len(rejected)} rejected" if rejected else "")
+            if x
+        )
+        or None
+    )
+    value = {"spans": spans, "rejected": rejected}
+    if candidates and not spans:
+        return Parsed("unparseable", value, note)
+    return Parsed("repaired" if repaired else "ok", value, note)
+
+
+_NO_NUGGET = re.compile(r"^\W*no\s+nuggets?\W*$", re.I)
+
+
+def parse_spans(text: str, *, source: str = "", **_) -> Parsed:
+    """Extracted nuggets, one per line (or a JSON list of strings), resolved to exact spans of ``source``."""
+    if _NO_NUGGET.match(text.strip()):
+        return Parsed("ok", {"spans": [], "rejected": []}, "no nugget")
+    candidates = None
+    for obj in _json_objects(text):
+        if isinstance(obj, list) and all(isinstance(x, str) for x in obj):
+            candidates = obj
+            break
+        if (
+            isinstance(obj, dict)
+            and isinstance(obj.get("nuggets"), list)
+            and all(isinstance(x, str) for x in obj["nuggets"])
+        ):
+            candidates = obj["nuggets"]
+            break
+    if candidates is None:
+        lines = [ln for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("```")]
+        lines = [ln for ln in lines if not re.match(r"^\s*#*\s*nuggets?\s*:?\s*$", ln, re.I)]
+        candidates = [ln.strip() for ln in lines]
+    candidates = [c for c in candidates if c.strip()]
+    if not candidates:
+        return Parsed("unparseable", None, "no nuggets listed")
+    return resolve_spans(candidates, source)
+
+
+def parse_aspects(text: str, *, source: str = "", statements: Sequence[str] = (), **_) -> Parsed:
+    """AEPD aspects from JSON ``{"aspects": [{"aspect", "ptkb", "text"}]}``, texts resolved to spans of the response.
+
+    Value: ``{"aspects": [{"aspect", "ptkb": [ids], "text", "start", "end", "how"}]}`` in the AEPD
+    input shape (:func:`assess.measures.aepd.score_aepd_document`); a text not found in the response is
+    dropped (the aspect counts as not covered) and noted; PTKB numbers the conversation lacks are dropped and noted.
+    """
+    data = None
+    for obj in _json_objects(text):
+        if isinstance(obj, dict) and isinstance(obj.get("aspects"), list):
+            data = obj["aspects"]
+            break
+        if isinstance(obj, list):
+            data = obj
+            break
+    if data is None or not all(isinstance(a, dict) and isinstance(a.get("aspect"), str) for a in data):
+        return Parsed("unparseable", None, "no JSON aspects list")
+    known = {str(s) for s in statements}
+    aspects, notes, repaired, taken = [], [], 0, []
+    for a in data:
+        raw_ptkb = a.get("ptkb") or []
+        if not isinstance(raw_ptkb, list):
+            raw_ptkb = [raw_ptkb]
+        ptkb = [str(p) for p in raw_ptkb if str(p) in known or not known]
+        if len(ptkb) < len(raw_ptkb):
+            notes.append(f"unknown PTKB numbers dropped in {a['aspect']!r}")
+        entry = {"aspect": a["aspect"], "ptkb": ptkb, "text": "", "start": None, "end": None, "how": None}
+        cover = a.get("text") or ""
+        if isinstance(cover, str) and cover.strip():
+            span, how = locate_span(cover, source, taken)
+            if span is None:
+                notes.append(f"text of {a['aspect']!r} {how}")
+            else:
+                taken.append((span.start, span.end))
+                repaired += how != "exact"
+                entry.update(text=span.text, start=span.start, end=span.end, how=how)
+        aspects.append(entry)
+    if repaired:
+        notes.insert(0, f"{repaired} repaired")
+    return Parsed("repaired" if repaired else "ok", {"aspects": aspects}, "; ".join(notes) or None)
+
+
+# ------------------------------------------------------------------------------------------- the library
+
+PROMPTS: dict[str, Prompt] = {
+    p.task: p
+    for p in (
+        Prompt(
+            "passage-relevance",
+            "passage",
+            PASSAGE_SYSTEM,
+            PASSAGE_TEMPLATE,
+            parse_grade,
+            max_tokens=200,
+            expected_output_tokens=50,
+        ),
+        Prompt(
+            "ptkb-relevance", "ptkb", PTKB_SYSTEM, PTKB_TEMPLATE, parse_yes_no, max_tokens=10, expected_output_tokens=2
+        ),
+        Prompt("ntr-match", "ntr", NTR_SYSTEM, NTR_TEMPLATE, parse_yes_no, max_tokens=10, expected_output_tokens=2),
+        Prompt(
+            "nugget-extraction",
+            "nuggets",
+            NUGGET_SYSTEM,
+            NUGGET_TEMPLATE,
+            parse_spans,
+            max_tokens=800,
+            expected_output_tokens=150,
+        ),
+        Prompt(
+            "response-nuggets",
+            "response-nuggets",
+            RESPONSE_NUGGET_SYSTEM,
+            RESPONSE_NUGGET_TEMPLATE,
+            parse_spans,
+            max_tokens=800,
+            expected_output_tokens=120,
+        ),
+        Prompt(
+            "aepd-aspects",
+            "aepd",
+            AEPD_SYSTEM,
+            AEPD_TEMPLATE,
+            parse_aspects,
+            max_tokens=1200,
+            expected_output_tokens=300,
+        ),
+    )
+}
+"""The current prompt of each task (``passage``, ``ptkb``, ``ntr``, ``nuggets``, ``response-nuggets``, ``aepd``)."""
+
+
+def prompt_for(task: str) -> Prompt:
+    if task not in PROMPTS:
+        raise ValueError(f"no prompt for task {task!r}; tasks: {', '.join(PROMPTS)}")
+    return PROMPTS[task]
+
+
+def format_history(history: Sequence[dict]) -> str:
+    """The earlier turns of a conversation as 'User: … / System: …' lines ('(this is the first turn)' if none)."""
+    lines = []
+    for h in history:
+        lines.append(f"User: {h.get('utterance') or ''}")
+        if h.get("response"):
+            lines.append(f"System: {h['response']}")
+    return "\n".join(lines) or "(this is the first turn)"
+
+
+def format_ptkb(ptkb: Sequence[dict]) -> str:
+    """PTKB statements as numbered lines ('(none)' if there are none)."""
+    return "\n".join(f"{s['id']}. {s['text']}" for s in ptkb) or "(none)"

@@ -1,0 +1,349 @@
+"""Inter-annotator agreement: Cohen's kappa (unweighted, linear, quadratic, binarised), per-group
+kappa, bootstrap intervals, Fleiss' kappa and Krippendorff's alpha. MEASURES.md section 8.
+
+Pure functions over plain sequences of labels. Labels are mapped to their index in an explicit
+``scale`` (e.g. ``[0, 1, 2, 3, 4]``): weights use those indices, exactly like scikit-learn's
+``cohen_kappa_score(..., labels=scale)``, so unobserved grades still count. Cohen's kappa is
+computed here from a numpy confusion matrix (``np.bincount``) because scikit-learn takes ~0.3 s per
+call on a million pairs; the tests cross-check every variant against scikit-learn and statsmodels.
+
+Degenerate cases return ``None`` (never NaN, never ZeroDivisionError): no items, or a chance
+disagreement of zero (e.g. both annotators always give the same single label), where
+scikit-learn would return NaN.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import numpy as np
+
+from assess.errors import AssessError
+
+WEIGHTS = (None, "linear", "quadratic")
+
+
+def _scale_array(scale: Sequence) -> np.ndarray:
+    values = list(scale)
+    if not values:
+        raise AssessError("the label scale is empty")
+    if len(set(values)) != len(values):
+        raise AssessError(f"the label scale has repeated labels: {values!r}")
+    mixed = len({isinstance(v, str) for v in values}) > 1  # numpy would turn 0 and "0" into the same string
+    return np.asarray(values, dtype=object if mixed else None)
+
+
+def _codes(labels: Sequence, scale: Sequence, name: str = "labels") -> np.ndarray:
+    """Return the index in ``scale`` of every label (vectorised; raises on labels off the scale)."""
+    scale_arr = _scale_array(scale)
+    arr = np.asarray(labels)
+    if arr.ndim != 1:
+        if arr.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        raise AssessError(f"{name} must be a flat sequence of labels, found shape {arr.shape}")
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    try:
+        order = np.argsort(scale_arr, kind="stable")
+        ordered = scale_arr[order]
+        pos = np.minimum(np.searchsorted(ordered, arr), len(ordered) - 1)
+        ok = ordered[pos] == arr
+        if not isinstance(ok, np.ndarray) or ok.shape != arr.shape:
+            raise TypeError
+        codes = order[pos]
+    except TypeError:  # labels and scale of incomparable types: map one by one
+        index = {v: i for i, v in enumerate(scale_arr.tolist())}
+        codes = np.asarray([index.get(v, -1) if isinstance(v, Hashable) else -1 for v in arr.tolist()], dtype=np.int64)
+        ok = codes >= 0
+    if not np.all(ok):
+        bad = arr[np.flatnonzero(~ok)[0]]
+        bad = bad.item() if isinstance(bad, np.generic) else bad
+        raise AssessError(f"{name} has label {bad!r} outside the scale {list(scale)!r}")
+    return codes.astype(np.int64)
+
+
+def _pair_codes(a: Sequence, b: Sequence, scale: Sequence) -> tuple[np.ndarray, np.ndarray]:
+    if len(a) != len(b):
+        raise AssessError(f"the two annotators label different numbers of items: {len(a)} vs {len(b)}")
+    return _codes(a, scale, "first labels"), _codes(b, scale, "second labels")
+
+
+def weight_matrix(k: int, weights: str | None = None) -> np.ndarray:
+    """Return the k x k disagreement weights: 0/1 (None), |i - j| ('linear') or (i - j)^2 ('quadratic')."""
+    if weights not in WEIGHTS:
+        raise AssessError(f"unknown kappa weights {weights!r}; expected None, 'linear' or 'quadratic'")
+    idx = np.arange(k)
+    diff = np.abs(idx[:, None] - idx[None, :]).astype(float)
+    if weights is None:
+        return (diff > 0).astype(float)
+    return diff if weights == "linear" else diff**2
+
+
+def confusion_matrix(a: Sequence, b: Sequence, *, scale: Sequence) -> np.ndarray:
+    """Count label pairs over the full scale: rows = labels of ``a``, columns = labels of ``b``."""
+    ca, cb = _pair_codes(a, b, scale)
+    k = len(scale)
+    return np.bincount(ca * k + cb, minlength=k * k).reshape(k, k)
+
+
+def _kappa_batch(counts: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """kappa = 1 - sum(W O) / sum(W E) over the last two axes; NaN where undefined."""
+    counts = counts.astype(float)
+    n = counts.sum(axis=(-2, -1))
+    rows = counts.sum(axis=-1)
+    cols = counts.sum(axis=-2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = rows[..., :, None] * cols[..., None, :] / n[..., None, None]
+        observed_d = (w * counts).sum(axis=(-2, -1))
+        expected_d = (w * expected).sum(axis=(-2, -1))
+        kappa = 1.0 - observed_d / expected_d
+    return np.where((n > 0) & (expected_d > 0), kappa, np.nan)
+
+
+def _none_if_nan(value) -> float | None:
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def kappa_from_confusion(confusion, weights: str | None = None) -> float | None:
+    """Compute Cohen's kappa from a square count matrix (rows = annotator A, columns = B).
+
+    kappa = 1 - sum_ij w_ij O_ij / sum_ij w_ij E_ij, E_ij = row_i * col_j / n (Cohen 1960/1968),
+    with w from :func:`weight_matrix`. None if n = 0 or sum(w E) = 0.
+    """
+    counts = np.asarray(confusion)
+    if counts.ndim != 2 or counts.shape[0] != counts.shape[1]:
+        raise AssessError(f"a confusion matrix must be square, found shape {counts.shape}")
+    return _none_if_nan(_kappa_batch(counts, weight_matrix(counts.shape[0], weights)))
+
+
+def cohen_kappa(a: Sequence, b: Sequence, *, scale: Sequence, weights: str | None = None) -> float | None:
+    """Compute Cohen's kappa between two annotators over the full ``scale``.
+
+    Same value as ``sklearn.metrics.cohen_kappa_score(a, b, labels=scale, weights=weights)``;
+    weights use indices into ``scale``. None if there are no items or chance disagreement is 0.
+    """
+    return kappa_from_confusion(confusion_matrix(a, b, scale=scale), weights)
+
+
+def observed_agreement(a: Sequence, b: Sequence) -> float | None:
+    """Return the fraction of items given the same label by both annotators (None if no items)."""
+    if len(a) != len(b):
+        raise AssessError(f"the two annotators label different numbers of items: {len(a)} vs {len(b)}")
+    if len(a) == 0:
+        return None
+    return float(np.mean(np.asarray(a, dtype=object) == np.asarray(b, dtype=object)))
+
+
+def binarise(labels: Sequence, threshold: float) -> np.ndarray:
+    """Map graded labels to relevant (label >= threshold) / not relevant, as trec_eval ``-l``."""
+    try:
+        arr = np.asarray(labels, dtype=float)
+    except (TypeError, ValueError):
+        raise AssessError("binarising needs numeric labels") from None
+    return arr >= threshold
+
+
+def binary_kappa(a: Sequence, b: Sequence, *, threshold: float) -> float | None:
+    """Compute unweighted Cohen's kappa after binarising both label lists at ``label >= threshold``."""
+    return cohen_kappa(binarise(a, threshold), binarise(b, threshold), scale=[False, True])
+
+
+def _group_codes(groups: Sequence) -> tuple[list, np.ndarray]:
+    keys: dict[Any, int] = {}
+    try:
+        codes = np.asarray([keys.setdefault(g, len(keys)) for g in groups], dtype=np.int64)
+    except TypeError:
+        raise AssessError("group keys must be hashable (strings or numbers)") from None
+    return list(keys), codes
+
+
+def kappa_by_group(
+    a: Sequence, b: Sequence, groups: Sequence, *, scale: Sequence, weights: str | None = None
+) -> dict[Any, dict[str, Any]]:
+    """Compute Cohen's kappa separately for each group key (e.g. per topic or per assessor).
+
+    ``groups[i]`` is the key of item i. Returns ``{key: {"n", "agreement", "kappa"}}`` in order of
+    first appearance; kappa is None for a group where it is undefined (see :func:`cohen_kappa`).
+    """
+    ca, cb = _pair_codes(a, b, scale)
+    if len(groups) != len(ca):
+        raise AssessError(f"one group key per item expected: {len(groups)} keys for {len(ca)} items")
+    names, g = _group_codes(groups)
+    k = len(scale)
+    counts = np.bincount((g * k + ca) * k + cb, minlength=len(names) * k * k).reshape(len(names), k, k)
+    kappas = _kappa_batch(counts, weight_matrix(k, weights))
+    n = counts.sum(axis=(1, 2))
+    agree = np.trace(counts, axis1=1, axis2=2)
+    return {
+        name: {"n": int(n[i]), "agreement": float(agree[i] / n[i]), "kappa": _none_if_nan(kappas[i])}
+        for i, name in enumerate(names)
+    }
+
+
+def bootstrap_kappa_ci(
+    a: Sequence,
+    b: Sequence,
+    *,
+    scale: Sequence,
+    weights: str | None = None,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float] | None:
+    """Return a percentile bootstrap interval for Cohen's kappa, resampling items with replacement.
+
+    Resampling n items with replacement is drawn as one multinomial draw of the k x k confusion
+    cells with probabilities O/n (the same distribution, without materialising n indices), so
+    ``n_boot`` replicates cost O(n_boot * k^2). Seeded (numpy default_rng(seed)); replicates where
+    kappa is undefined are dropped. None if there are no items or no replicate is defined.
+    """
+    return _bootstrap(confusion_matrix(a, b, scale=scale), weights, n_boot, level, seed)
+
+
+def _bootstrap(
+    counts: np.ndarray, weights: str | None, n_boot: int, level: float, seed: int
+) -> tuple[float, float] | None:
+    if n_boot < 1 or not 0 < level < 1:
+        raise AssessError(f"bootstrap needs n_boot >= 1 and 0 < level < 1, found {n_boot}, {level}")
+    n = int(counts.sum())
+    if n == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    k = counts.shape[0]
+    draws = rng.multinomial(n, counts.ravel() / n, size=n_boot).reshape(n_boot, k, k)
+    kappas = _kappa_batch(draws, weight_matrix(k, weights))
+    kappas = kappas[~np.isnan(kappas)]
+    if kappas.size == 0:
+        return None
+    tail = (1.0 - level) / 2.0 * 100.0
+    low, high = np.percentile(kappas, [tail, 100.0 - tail])
+    return float(low), float(high)
+
+
+def _item_counts(items: Sequence[Sequence], scale: Sequence, min_labels: int) -> np.ndarray:
+    """Items x categories count table over the items that have at least ``min_labels`` labels."""
+    kept = [list(labels) for labels in items if len(labels) >= min_labels]
+    k = len(scale)
+    if not kept:
+        return np.zeros((0, k), dtype=np.int64)
+    sizes = np.asarray([len(labels) for labels in kept])
+    codes = _codes([x for labels in kept for x in labels], scale, "item labels")
+    rows = np.repeat(np.arange(len(kept)), sizes)
+    return np.bincount(rows * k + codes, minlength=len(kept) * k).reshape(len(kept), k)
+
+
+def fleiss_kappa(
+    items: Sequence[Sequence], *, scale: Sequence, min_labels: int = 3, method: str = "fleiss"
+) -> float | None:
+    """Compute Fleiss' kappa (nominal) over items with at least ``min_labels`` labels each.
+
+    ``items[i]`` holds the labels item i received (rater identity is irrelevant). Uses
+    ``statsmodels.stats.inter_rater.fleiss_kappa`` on the items x categories table over the full
+    scale; ``method='randolph'`` uses uniform chance agreement. Every kept item must have the same
+    number of labels (Fleiss' definition). None if no item qualifies or kappa is undefined.
+    """
+    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+
+    table = _item_counts(items, scale, min_labels)
+    if table.shape[0] == 0:
+        return None
+    per_item = table.sum(axis=1)
+    if np.any(per_item != per_item[0]):
+        raise AssessError(
+            "Fleiss' kappa needs the same number of labels for every item "
+            f"(found {sorted(set(per_item.tolist()))}); use krippendorff_alpha instead"
+        )
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore")
+        return _none_if_nan(sm_fleiss(table, method=method))
+
+
+def krippendorff_alpha(
+    items: Sequence[Sequence], *, scale: Sequence, level: str = "ordinal", min_labels: int = 3
+) -> float | None:
+    """Compute Krippendorff's alpha over items with at least ``min_labels`` labels.
+
+    Uses ``krippendorff.alpha(value_counts=..., value_domain=scale, level_of_measurement=level)``
+    (the package defaults to 'interval'; here 'ordinal' unless told). Items may have different
+    numbers of labels. The value domain is the full scale, so unobserved grades still shape the
+    ordinal distances. Non-numeric scales are replaced by their indices (fine for nominal and
+    ordinal). None if no item qualifies or alpha is undefined (e.g. a single observed value).
+    """
+    import krippendorff
+
+    if level not in ("nominal", "ordinal", "interval", "ratio"):
+        raise AssessError(f"unknown level of measurement {level!r}")
+    table = _item_counts(items, scale, max(min_labels, 2))
+    if table.shape[0] == 0:
+        return None
+    values = list(scale)
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    if not numeric and level in ("interval", "ratio"):
+        raise AssessError(f"{level} alpha needs a numeric scale, found {values!r}")
+    domain = values if numeric else list(range(len(values)))
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            value = krippendorff.alpha(value_counts=table, value_domain=domain, level_of_measurement=level)
+        except (ValueError, ZeroDivisionError):
+            return None
+    return _none_if_nan(value)
+
+
+def agreement_report(
+    a: Sequence,
+    b: Sequence,
+    *,
+    scale: Sequence,
+    weights: str | None = None,
+    threshold: float | None = None,
+    ci: bool = True,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Summarise agreement between two annotators over the same items.
+
+    Keys: ``n``, ``agreement`` (observed), ``kappa`` (with ``weights``), ``kappa_unweighted``,
+    ``kappa_linear``, ``kappa_quadratic``, ``kappa_ci`` (95% bootstrap of ``kappa``, seeded, when
+    ``ci``), ``weights``, ``labels`` (the scale), ``confusion`` (list of lists, rows = a, cols = b)
+    and, when ``threshold`` is given, ``threshold``, ``agreement_binary`` and ``kappa_binary``
+    (label >= threshold). Undefined values are None (see :func:`cohen_kappa`).
+    """
+    counts = confusion_matrix(a, b, scale=scale)
+    n = int(counts.sum())
+    k = counts.shape[0]
+    kappas = {w: _none_if_nan(_kappa_batch(counts, weight_matrix(k, w))) for w in WEIGHTS}
+    if weights not in WEIGHTS:
+        raise AssessError(f"unknown kappa weights {weights!r}; expected None, 'linear' or 'quadratic'")
+    report: dict[str, Any] = {
+        "n": n,
+        "agreement": float(np.trace(counts) / n) if n else None,
+        "kappa": kappas[weights],
+        "weights": weights,
+        "kappa_unweighted": kappas[None],
+        "kappa_linear": kappas["linear"],
+        "kappa_quadratic": kappas["quadratic"],
+        "labels": list(scale),
+        "confusion": counts.tolist(),
+    }
+    if ci:
+        interval = _bootstrap(counts, weights, 1000, 0.95, seed)
+        report["kappa_ci"] = list(interval) if interval else None
+    if threshold is not None:
+        values = np.asarray(list(scale), dtype=object)
+        try:
+            relevant = np.asarray([float(v) >= threshold for v in values])
+        except (TypeError, ValueError):
+            raise AssessError("a binary threshold needs a numeric scale") from None
+        # Collapse the confusion matrix instead of re-reading the labels.
+        binary = np.zeros((2, 2), dtype=np.int64)
+        for i in range(2):
+            for j in range(2):
+                binary[i, j] = counts[np.ix_(relevant == bool(i), relevant == bool(j))].sum()
+        report["threshold"] = threshold
+        report["agreement_binary"] = float(np.trace(binary) / n) if n else None
+        report["kappa_binary"] = kappa_from_confusion(binary)
+    return report

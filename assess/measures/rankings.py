@@ -1,0 +1,219 @@
+"""Passage-ranking and PTKB-ranking evaluation under a qrels source, with ir_measures/pytrec_eval.
+
+MEASURES.md section 7. Inputs are plain dicts: qrels ``{qid: {docid: int label}}`` and runs
+``{run name: {qid: {docid: float score}}}``. Every measure is computed by ir_measures' pytrec_eval
+provider, i.e. exactly trec_eval: documents sorted by score descending, ties by docid descending;
+nDCG@k (``ndcg_cut.k``) with the raw label as linear gain; binary measures count label >= threshold
+(``trec_eval -l``; CAsT/iKAT "strict" = 2 on the 0-4 scale).
+
+Averaging follows trec_eval without ``-c``: a run's mean is over the queries that are both in the
+qrels and in the run (with at least one document). ``all_queries=True`` gives ``-c`` instead
+(qrels queries the run misses score 0).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import combinations
+from typing import Any
+
+from assess.errors import AssessError
+
+Qrels = Mapping[str, Mapping[str, int]]
+Run = Mapping[str, Mapping[str, float]]
+
+
+def cast_measures(threshold: int = 2) -> list:
+    """Return the CAsT/iKAT passage measures: nDCG@3, nDCG@5, P@20, R@20, AP, RR at ``threshold``.
+
+    nDCG uses graded labels (linear gain, unaffected by the threshold); P(rel=t)@20, R(rel=t)@20,
+    AP(rel=t) and RR(rel=t) count label >= t as relevant (ir_measures notation).
+    """
+    from ir_measures import AP, RR, P, R, nDCG
+
+    if int(threshold) != threshold or threshold < 1:
+        raise AssessError(f"the relevance threshold must be an integer >= 1, found {threshold!r}")
+    t = int(threshold)
+    return [nDCG @ 3, nDCG @ 5, P(rel=t) @ 20, R(rel=t) @ 20, AP(rel=t), RR(rel=t)]
+
+
+def ptkb_measures() -> list:
+    """Return the iKAT PTKB statement-ranking measures: nDCG@3, P@3, R@3 and MRR, relevant = label >= 1."""
+    from ir_measures import RR, P, R, nDCG
+
+    return [nDCG @ 3, P(rel=1) @ 3, R(rel=1) @ 3, RR(rel=1)]
+
+
+def _measures(measures: Iterable | None, threshold: int) -> list:
+    import ir_measures
+
+    if measures is None:
+        return cast_measures(threshold)
+    parsed = []
+    for m in measures:
+        try:
+            parsed.append(ir_measures.parse_measure(m) if isinstance(m, str) else m)
+        except (ValueError, NameError, SyntaxError, TypeError):
+            raise AssessError(f"unknown measure {m!r}; use ir_measures notation such as 'P(rel=2)@20'") from None
+    return parsed
+
+
+def evaluate_runs(
+    qrels: Qrels,
+    runs: Mapping[str, Run],
+    measures: Iterable | None = None,
+    *,
+    threshold: int = 2,
+    all_queries: bool = False,
+) -> dict[str, dict[str, Any]]:
+    """Evaluate every run against ``qrels``; return per-run means and per-query values.
+
+    Returns ``{run: {"n_queries": int, "mean": {measure: float | None}, "per_query": {measure:
+    {qid: float}}}}`` with measure names in ir_measures notation (``str(measure)``). Default
+    measures: :func:`cast_measures` (threshold). Mean = trec_eval "all" line: over queries in both
+    qrels and run (``all_queries`` averages over every qrels query, missing = 0, as ``-c``).
+    A query with qrels but no document at or above the threshold still counts (its binary
+    measures are 0). Degenerate: a run sharing no query with the qrels has mean None everywhere.
+    """
+    import ir_measures
+
+    if not isinstance(qrels, Mapping) or not isinstance(runs, Mapping):
+        raise AssessError("qrels and runs must be dicts: {qid: {docid: label}} and {run: {qid: {docid: score}}}")
+    chosen = _measures(measures, threshold)
+    names = [str(m) for m in chosen]
+    evaluator = ir_measures.pytrec_eval.evaluator(chosen, qrels)
+    results: dict[str, dict[str, Any]] = {}
+    label_cache: dict[int, tuple[Any, str]] = {}
+    for run_name, run in runs.items():
+        if not isinstance(run, Mapping):
+            raise AssessError(f"run {run_name!r} must be a dict {{qid: {{docid: score}}}}")
+        # The provider also reports qrels queries absent from the run (as 0); trec_eval without
+        # -c ignores them, so keep only the run's own queries unless all_queries is set.
+        keep = None if all_queries else {q for q, docs in run.items() if docs}
+        per_query: dict[str, dict[str, float]] = {name: {} for name in names}
+        for metric in evaluator.iter_calc(run):
+            if keep is None or metric.query_id in keep:
+                measure = metric.measure
+                # str(measure) is costly (it re-renders the notation); cache it per object,
+                # holding the object so its id cannot be reused.
+                cached = label_cache.get(id(measure))
+                if cached is None or cached[0] is not measure:
+                    cached = label_cache[id(measure)] = (measure, str(measure))
+                per_query[cached[1]][metric.query_id] = float(metric.value)
+        queries = set().union(*(v.keys() for v in per_query.values())) if per_query else set()
+        means = {
+            name: (math.fsum(values.values()) / len(values) if values else None) for name, values in per_query.items()
+        }
+        results[run_name] = {"n_queries": len(queries), "mean": means, "per_query": per_query}
+    return results
+
+
+def evaluate_ptkb(qrels: Qrels, runs: Mapping[str, Run]) -> dict[str, dict[str, Any]]:
+    """Evaluate PTKB statement rankings (qid = turn, docid = statement key) with :func:`ptkb_measures`."""
+    return evaluate_runs(qrels, runs, ptkb_measures())
+
+
+def _finite(value) -> float | None:
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def ranking_correlation(scores_a: Mapping[str, float], scores_b: Mapping[str, float]) -> dict[str, Any]:
+    """Compare two orderings of the same runs: Kendall's tau-b and Spearman's rho (scipy.stats).
+
+    Typically a run's mean under qrels source A vs source B. Only runs scored in both (and not None)
+    count. Degenerate: fewer than 2 runs or a constant side gives None values.
+    """
+    from scipy.stats import kendalltau, spearmanr
+
+    common = [r for r in scores_a if r in scores_b and scores_a[r] is not None and scores_b[r] is not None]
+    x = [float(scores_a[r]) for r in common]
+    y = [float(scores_b[r]) for r in common]
+    out: dict[str, Any] = {
+        "n": len(common),
+        "kendall_tau": None,
+        "kendall_p": None,
+        "spearman_rho": None,
+        "spearman_p": None,
+    }
+    if len(common) < 2 or len(set(x)) < 2 or len(set(y)) < 2:
+        return out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tau = kendalltau(x, y)
+        rho = spearmanr(x, y)
+    out.update(
+        kendall_tau=_finite(tau.statistic),
+        kendall_p=_finite(tau.pvalue),
+        spearman_rho=_finite(rho.statistic),
+        spearman_p=_finite(rho.pvalue),
+    )
+    return out
+
+
+def compare_qrels(
+    qrels_a: Qrels, qrels_b: Qrels, runs: Mapping[str, Run], measures: Iterable | None = None, *, threshold: int = 2
+) -> dict[str, dict[str, Any]]:
+    """Evaluate the runs under two qrels sources and correlate the run orderings, per measure.
+
+    Returns ``{measure: {"a": {run: mean}, "b": {run: mean}, **ranking_correlation(a, b)}}``.
+    """
+    chosen = _measures(measures, threshold)
+    first = evaluate_runs(qrels_a, runs, chosen)
+    second = evaluate_runs(qrels_b, runs, chosen)
+    out = {}
+    for m in chosen:
+        name = str(m)
+        a = {r: first[r]["mean"][name] for r in runs}
+        b = {r: second[r]["mean"][name] for r in runs}
+        out[name] = {"a": a, "b": b, **ranking_correlation(a, b)}
+    return out
+
+
+def paired_t_tests(
+    per_query: Mapping[str, Mapping[str, float]], *, alpha: float = 0.05, pairs: Sequence[tuple[str, str]] | None = None
+) -> list[dict[str, Any]]:
+    """Run paired t-tests between runs on per-query scores, Bonferroni-corrected.
+
+    ``per_query`` is ``{run: {qid: score}}`` for one measure (e.g. ``evaluate_runs(...)[run]
+    ["per_query"]["nDCG@3"]``). Each pair is tested with ``scipy.stats.ttest_rel`` over the queries
+    both runs have; with m tests (all pairs by default), p_bonferroni = min(1, m * p) and
+    significant = p_bonferroni < alpha. Degenerate: fewer than 2 shared queries, or identical
+    differences (zero variance), give t = p = None and significant = False.
+    """
+    from scipy.stats import ttest_rel
+
+    names = list(per_query)
+    chosen = list(pairs) if pairs is not None else list(combinations(names, 2))
+    for a, b in chosen:
+        if a not in per_query or b not in per_query:
+            raise AssessError(f"unknown run in pair ({a!r}, {b!r})")
+    m = len(chosen)
+    results = []
+    for a, b in chosen:
+        shared = sorted(set(per_query[a]) & set(per_query[b]))
+        x = [float(per_query[a][q]) for q in shared]
+        y = [float(per_query[b][q]) for q in shared]
+        diffs = [u - v for u, v in zip(x, y)]
+        row: dict[str, Any] = {
+            "a": a,
+            "b": b,
+            "n": len(shared),
+            "mean_diff": math.fsum(diffs) / len(diffs) if diffs else None,
+            "t": None,
+            "p": None,
+            "p_bonferroni": None,
+            "significant": False,
+        }
+        if len(shared) >= 2 and len(set(diffs)) > 1:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                test = ttest_rel(x, y)
+            t, p = _finite(test.statistic), _finite(test.pvalue)
+            if t is not None and p is not None:
+                adjusted = min(1.0, p * m)
+                row.update(t=t, p=p, p_bonferroni=adjusted, significant=adjusted < alpha)
+        results.append(row)
+    return results

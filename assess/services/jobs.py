@@ -1,0 +1,628 @@
+"""Pre-judging jobs: which items a task covers, what a run will cost, and running it resumably.
+
+A run is planned first (:func:`plan`): every item the task covers is rendered with the task's
+prompt and hashed; items the source already has an answer for (same model, prompt version and
+input) are left out, answers another source got from the same model, prompt and input are copied
+instead of asked again, and ``limit`` caps what is left. :func:`run` then asks the judge with
+bounded concurrency and stores each result in its own transaction the moment it arrives, so an
+interrupted run loses nothing and the next run picks up exactly the items still missing.
+
+No Streamlit and no SQL here: the store functions live in :mod:`store.prejudgments`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from assess.errors import AssessError
+from assess.llm.clients import DEFAULT_CONCURRENCY, ChatJudge, JudgeError, NliJudge, Reply, complete_all
+from assess.llm.prompts import Prompt, format_history, format_ptkb, prompt_for
+from store import prejudgments as store
+
+TASKS = ("passage", "ptkb", "ntr", "nuggets", "response-nuggets", "aepd")
+DEFAULT_LATENCY_S = 2.0  # assumed seconds per call when the store has no measured latency
+MAX_CONSECUTIVE_ERRORS = 10  # a run stops (as failed) after this many failed calls in a row
+
+Progress = Callable[[int, int, dict], None]
+
+
+@dataclass(frozen=True)
+class Item:
+    turn_id: str
+    item_id: str
+    messages: list
+    input_hash: str
+    parse_context: dict = field(default_factory=dict)
+    label_context: dict = field(default_factory=dict)
+
+
+@dataclass
+class Plan:
+    """What a run will do: items to ask, answers to copy, and what it leaves out and why."""
+
+    task: str
+    source: str
+    model: str
+    prompt_version: str
+    prompt: Prompt | None  # None for the NLI backend
+    items: list[Item]  # to ask the judge
+    copies: list[tuple[Item, dict]]  # answered before (another source or item): copied, no call
+    covered: int  # items the task covers
+    already: int  # answered before for this source: nothing to do
+    skipped: int  # left out, see skipped_reason
+    skipped_reason: str | None
+    deferred: int  # left for a later run by ``limit``
+    max_tokens: int | None = None
+
+    @property
+    def todo(self) -> int:
+        return len(self.items) + len(self.copies)
+
+
+def input_hash(messages: Any, settings: dict) -> str:
+    """sha256 of the rendered input and the generation settings (the cache key with model and prompt version)."""
+    blob = json.dumps({"input": messages, "settings": settings}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _query(ctx: dict) -> str:
+    return ctx["resolved_utterance"] or ctx["utterance"] or ""
+
+
+def _raw_items(
+    db, task: str, *, depth: int | None, nugget_source: str | None, qrels: str | None, relevant: int, dedup: bool
+) -> tuple[list[tuple[str, str, dict, dict, dict]], int, str | None]:
+    """(turn, item, template fields, parse context, label context) of every item, and how many were left out."""
+    contexts = store.turn_contexts(db)
+    out, skipped, reason = [], 0, None
+
+    def turn_fields(turn):
+        ctx = contexts[turn]
+        return {
+            "history": format_history(ctx["history"]),
+            "utterance": ctx["utterance"] or "",
+            "resolved": _query(ctx),
+            "ptkb": format_ptkb(ctx["ptkb"]),
+        }
+
+    if task == "passage":
+        for turn, pid, text in store.passage_items(db, depth=depth):
+            if not text:
+                skipped += 1
+                continue
+            out.append((turn, pid, {**turn_fields(turn), "passage": text}, {}, {}))
+        reason = "passages without text"
+    elif task == "ptkb":
+        for turn, sid, statement in store.ptkb_items(db):
+            out.append((turn, sid, {**turn_fields(turn), "statement": statement}, {}, {}))
+    elif task == "ntr":
+        source = resolve_nugget_source(db, nugget_source)
+        for turn, nid, nugget, run, response in store.ntr_items(db, source, dedup=dedup):
+            out.append((turn, f"{nid} {run}", {"nugget": nugget, "response": response}, {}, {}))
+    elif task == "nuggets":
+        rows = (
+            store.relevant_passage_items(db, qrels, relevant)
+            if qrels
+            else [(*r, None) for r in store.passage_items(db, depth=depth)]
+        )
+        for turn, pid, text, grade in rows:
+            if not text:
+                skipped += 1
+                continue
+            out.append((turn, pid, {"query": _query(contexts[turn]), "text": text}, {"source": text}, {"grade": grade}))
+        reason = "passages without text"
+    elif task == "response-nuggets":
+        for turn, run, text in store.response_items(db):
+            out.append((turn, run, {"query": _query(contexts[turn]), "text": text}, {"source": text}, {}))
+    elif task == "aepd":
+        for turn, run, text in store.response_items(db):
+            ctx = contexts[turn]
+            out.append(
+                (
+                    turn,
+                    run,
+                    {"query": _query(ctx), "ptkb": format_ptkb(ctx["ptkb"]), "response": text},
+                    {"source": text, "statements": [s["id"] for s in ctx["ptkb"]]},
+                    {},
+                )
+            )
+    else:
+        raise AssessError(f"task is one of {', '.join(TASKS)}, not {task!r}")
+    return out, skipped, reason if skipped else None
+
+
+def resolve_nugget_source(db, nugget_source: str | None) -> str:
+    """The nugget set NtR matches against: the one given, or the store's only non-LLM nugget source."""
+    sources = store.nugget_sources(db)
+    if nugget_source:
+        if nugget_source not in sources:
+            raise AssessError(f"no nuggets of source {nugget_source!r}; nugget sources: {', '.join(sources) or 'none'}")
+        return nugget_source
+    human = [s for s in sources if not s.startswith("llm:")]
+    if len(human) != 1:
+        raise AssessError(
+            f"name the gold nuggets with --nuggets SOURCE (nugget sources: {', '.join(sources) or 'none'})"
+        )
+    return human[0]
+
+
+def plan(
+    db,
+    task: str,
+    source: str,
+    model: str,
+    *,
+    limit: int | None = None,
+    depth: int | None = None,
+    nugget_source: str | None = None,
+    qrels: str | None = None,
+    relevant: int = 2,
+    dedup: bool = False,
+    backend: str = "chat",
+    nli_threshold: float = 0.5,
+) -> Plan:
+    """Plan a run of ``task`` for ``source`` with ``model``: render, hash, drop what is done, copy cached answers.
+
+    ``depth``: the passage (or nugget) task covers the top ``depth`` of every stored run instead of the
+    pool (adaptive pooling grades candidates before they enter the pool). ``qrels``/``relevant``: the
+    nugget task reads only passages that source graded >= relevant. ``backend='nli'`` (NtR only) scores
+    entailment with a local NLI model instead of asking a chat model.
+    """
+    if task not in TASKS:
+        raise AssessError(f"task is one of {', '.join(TASKS)}, not {task!r}")
+    if limit is not None and limit < 0:
+        raise AssessError(f"--limit is a number of items >= 0, not {limit}")
+    store.check_llm_source(db, source, model)
+    if backend == "nli":
+        if task != "ntr":
+            raise AssessError("the NLI backend judges the ntr task only (entailment of a nugget by a response)")
+        prompt, version, max_tokens = None, f"nli-entailment@p>={nli_threshold:g}", None
+        settings = {"threshold": nli_threshold}
+    elif backend == "chat":
+        prompt = prompt_for(task)
+        version, max_tokens = prompt.version, prompt.max_tokens
+        settings = {"max_tokens": max_tokens, "temperature": 0}
+    else:
+        raise AssessError(f"backend is chat or nli, not {backend!r}")
+    raw, skipped, reason = _raw_items(
+        db, task, depth=depth, nugget_source=nugget_source, qrels=qrels, relevant=relevant, dedup=dedup
+    )
+    items = []
+    for turn, item_id, fields, parse_ctx, label_ctx in raw:
+        messages = [fields["response"], fields["nugget"]] if prompt is None else prompt.render(**fields)
+        items.append(Item(turn, item_id, messages, input_hash(messages, settings), parse_ctx, label_ctx))
+    done = store.judged(db, source, task, model, version) if _source_exists(db, source) else set()
+    pending = [it for it in items if (it.turn_id, it.item_id, it.input_hash) not in done]
+    already = len(items) - len(pending)
+    deferred = 0
+    if limit is not None and len(pending) > limit:
+        deferred, pending = len(pending) - limit, pending[:limit]
+    hits = store.cached(db, model, version, {it.input_hash for it in pending})
+    copies = [(it, hits[it.input_hash]) for it in pending if it.input_hash in hits]
+    calls = [it for it in pending if it.input_hash not in hits]
+    return Plan(
+        task, source, model, version, prompt, calls, copies, len(items), already, skipped, reason, deferred, max_tokens
+    )
+
+
+def _source_exists(db, source: str) -> bool:
+    return source in store.llm_sources(db)
+
+
+def estimate(
+    plan_: Plan,
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    latency_s: float | None = None,
+    price_in: float | None = None,
+    price_out: float | None = None,
+) -> dict:
+    """Tokens, cost and time of the calls a plan will make.
+
+    Input tokens ≈ characters / 4 of the rendered messages; output tokens = the prompt's expected
+    answer length; cost = tokens × price per million (None when no price is given); time =
+    ceil(calls / concurrency) × seconds per call (measured before, or :data:`DEFAULT_LATENCY_S`).
+    """
+    calls = len(plan_.items)
+    chars = sum(len(m["content"]) if isinstance(m, dict) else len(m) for it in plan_.items for m in it.messages)
+    tokens_in = math.ceil(chars / 4)
+    tokens_out = calls * (plan_.prompt.expected_output_tokens if plan_.prompt else 0)
+    latency = DEFAULT_LATENCY_S if latency_s is None else latency_s
+    cost = None
+    if price_in is not None or price_out is not None:
+        cost = tokens_in * (price_in or 0) / 1e6 + tokens_out * (price_out or 0) / 1e6
+    return {
+        "task": plan_.task,
+        "source": plan_.source,
+        "model": plan_.model,
+        "prompt_version": plan_.prompt_version,
+        "covered": plan_.covered,
+        "already": plan_.already,
+        "skipped": plan_.skipped,
+        "skipped_reason": plan_.skipped_reason,
+        "deferred": plan_.deferred,
+        "calls": calls,
+        "copies": len(plan_.copies),
+        "tokens_in": tokens_in,
+        "tokens_out": tokens_out,
+        "cost": cost,
+        "latency_s": latency,
+        "concurrency": concurrency,
+        "seconds": math.ceil(calls / max(1, concurrency)) * latency if calls else 0.0,
+    }
+
+
+def describe_estimate(e: dict) -> str:
+    """The estimate as two lines for people."""
+    skipped = f", {e['skipped']} {e['skipped_reason']} skipped" if e["skipped"] else ""
+    deferred = f", {e['deferred']} left for later (--limit)" if e["deferred"] else ""
+    cost = (
+        "cost unknown (give --price-in/--price-out, USD per million tokens)"
+        if e["cost"] is None
+        else f"≈ ${e['cost']:.2f}"
+    )
+    return (
+        f"{e['task']} for {e['source']} with {e['model']} ({e['prompt_version']}): {e['covered']} items"
+        f"{skipped}; {e['already']} already judged, {e['copies']} from cache, {e['calls']} to ask{deferred}.\n"
+        f"≈ {e['tokens_in']:,} input + {e['tokens_out']:,} output tokens, {cost}; "
+        f"≈ {_duration(e['seconds'])} at concurrency {e['concurrency']} ({e['latency_s']:.2f} s per call)"
+    )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def measured_latency_s(db, model: str) -> float | None:
+    ms = store.median_latency_ms(db, model)
+    return None if ms is None else ms / 1000
+
+
+# ------------------------------------------------------------------------------------------- running
+
+
+class _Tally:
+    def __init__(self, plan_: Plan):
+        self.plan = plan_
+        self.counts = {"ok": 0, "repaired": 0, "unparseable": 0, "error": 0}
+        self.asked = self.copied = self.tokens_in = self.tokens_out = 0
+        self.consecutive_errors = 0
+        self.last_error: str | None = None
+        self.start = time.perf_counter()
+
+    @property
+    def done(self) -> int:
+        return self.asked + self.copied
+
+    def summary(self, job_id: int, status: str) -> dict:
+        seconds = time.perf_counter() - self.start
+        return {
+            "job": job_id,
+            "status": status,
+            "task": self.plan.task,
+            "source": self.plan.source,
+            "model": self.plan.model,
+            "prompt_version": self.plan.prompt_version,
+            "planned": self.plan.todo,
+            "asked": self.asked,
+            "copied": self.copied,
+            **self.counts,
+            "already": self.plan.already,
+            "skipped": self.plan.skipped,
+            "skipped_reason": self.plan.skipped_reason,
+            "deferred": self.plan.deferred,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "seconds": round(seconds, 3),
+            "items_per_s": round(self.asked / seconds, 2) if seconds > 0 else None,
+            "last_error": self.last_error,
+        }
+
+
+def _store_result(db, plan_: Plan, item: Item, reply: Reply, job_id: int, tally: _Tally) -> None:
+    if reply.ok:
+        parsed = plan_.prompt.parse(reply.text, **item.parse_context)
+        status, value, note = parsed
+        tally.consecutive_errors = 0
+    else:
+        status, value, note = "error", None, None
+        tally.consecutive_errors += 1
+        tally.last_error = reply.error
+    store.save(
+        db,
+        store.Prejudgment(
+            plan_.source,
+            plan_.task,
+            item.turn_id,
+            item.item_id,
+            plan_.model,
+            plan_.prompt_version,
+            item.input_hash,
+            reply.text if reply.ok else None,
+            status,
+            value,
+            note,
+            reply.error,
+            reply.latency_ms,
+            reply.prompt_tokens,
+            reply.completion_tokens,
+            reply.attempts,
+            None,
+            job_id,
+        ),
+        label_context=item.label_context,
+    )
+    tally.counts[status] += 1
+    tally.asked += 1
+    tally.tokens_in += reply.prompt_tokens or 0
+    tally.tokens_out += reply.completion_tokens or 0
+
+
+def _copy_cached(db, plan_: Plan, item: Item, row: dict, job_id: int, tally: _Tally) -> None:
+    store.save(
+        db,
+        store.Prejudgment(
+            plan_.source,
+            plan_.task,
+            item.turn_id,
+            item.item_id,
+            plan_.model,
+            plan_.prompt_version,
+            item.input_hash,
+            row["raw_output"],
+            row["parse_status"],
+            row["parsed"],
+            row["note"],
+            None,
+            0,
+            None,
+            None,
+            0,
+            row["id"],
+            job_id,
+        ),
+        label_context=item.label_context,
+    )
+    tally.counts[row["parse_status"]] += 1
+    tally.copied += 1
+
+
+def check_not_running(db, source: str, task: str) -> None:
+    """Refuse to start (:class:`AssessError`, one line) while a live job of the same source and task runs:
+    both would ask the model about every item. A killed job (process gone, no heartbeat) does not count."""
+    store.check_not_running(db, source, task)
+
+
+def _begin(db, plan_: Plan, *, base_url: str | None, concurrency: int, stale_after_s: float) -> int:
+    check_not_running(db, plan_.source, plan_.task)
+    store.ensure_llm_source(db, plan_.source, plan_.model, plan_.prompt_version)
+    if plan_.prompt is not None:
+        p = plan_.prompt
+        store.record_prompt(db, p.version, p.name, p.task, p.system, p.template)
+    return store.start_job(
+        db,
+        source=plan_.source,
+        task=plan_.task,
+        model=plan_.model,
+        prompt_version=plan_.prompt_version,
+        base_url=base_url,
+        concurrency=concurrency,
+        planned=plan_.todo,
+        skipped=plan_.skipped,
+        stale_after_s=stale_after_s,
+    )
+
+
+def stale_after_s(timeout: float | None) -> float:
+    """How long a job may go without a heartbeat before it counts as killed: 2 × the call timeout, at least
+    :data:`store.prejudgments.MIN_STALE_S`."""
+    from assess.llm.clients import DEFAULT_TIMEOUT
+
+    return max(store.MIN_STALE_S, 2 * (timeout or DEFAULT_TIMEOUT))
+
+
+def run(
+    db,
+    plan_: Plan,
+    judge: ChatJudge,
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    progress: Progress | None = None,
+    base_url: str | None = None,
+) -> dict:
+    """Ask ``judge`` about every planned item, ``concurrency`` calls at a time, storing each result as it arrives.
+
+    A fatal reply (bad key, unknown model) or :data:`MAX_CONSECUTIVE_ERRORS` failed calls in a row stop
+    the run (job 'failed', :class:`JudgeError`); an interrupt (Ctrl-C, a Streamlit rerun) marks it
+    'stopped' and propagates. Either way every stored result stays, and the next run resumes. A kill
+    leaves the job 'running' until its heartbeat stops and the next start or job listing marks it
+    'interrupted'. Refused (:class:`AssessError`) while a live job of the same source and task runs.
+    """
+    if plan_.prompt is None:
+        raise AssessError("this plan is for the NLI backend: use run_nli")
+    job_id = _begin(
+        db,
+        plan_,
+        base_url=base_url,
+        concurrency=concurrency,
+        stale_after_s=stale_after_s(getattr(judge, "timeout", None)),
+    )
+    tally = _Tally(plan_)
+    total = plan_.todo
+
+    def tick():
+        if progress is not None:
+            progress(tally.done, total, tally.counts)
+
+    try:
+        with store.heartbeat(db, job_id):
+            tick()
+            for item, row in plan_.copies:
+                _copy_cached(db, plan_, item, row, job_id, tally)
+                tick()
+            requests = ((item, item.messages, plan_.max_tokens) for item in plan_.items)
+            with contextlib.closing(complete_all(judge, requests, concurrency=concurrency)) as replies:
+                for item, reply in replies:
+                    _store_result(db, plan_, item, reply, job_id, tally)
+                    tick()
+                    if reply.fatal:
+                        raise JudgeError(f"{plan_.model}: {reply.error}; stopped after {tally.done} of {total} items")
+                    if tally.consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
+                        raise JudgeError(
+                            f"{MAX_CONSECUTIVE_ERRORS} calls in a row failed (last: {reply.error}); "
+                            f"stopped after {tally.done} of {total} items, run again to resume"
+                        )
+    except JudgeError as exc:
+        store.finish_job(db, job_id, "failed", str(exc))
+        raise
+    except BaseException as exc:
+        store.finish_job(db, job_id, "stopped", f"interrupted ({type(exc).__name__}) after {tally.done} of {total}")
+        raise
+    store.finish_job(db, job_id, "done", f"{tally.done} of {total} stored")
+    return tally.summary(job_id, "done")
+
+
+def run_nli(db, plan_: Plan, nli: NliJudge, *, threshold: float = 0.5, progress: Progress | None = None) -> dict:
+    """Score a planned NtR run with a local NLI model (premise = response, hypothesis = nugget), in batches;
+    each result is stored in its own transaction as its batch finishes."""
+    job_id = _begin(db, plan_, base_url=None, concurrency=nli.batch_size, stale_after_s=store.MIN_STALE_S)
+    tally = _Tally(plan_)
+    total = plan_.todo
+    try:
+        with store.heartbeat(db, job_id):
+            for item, row in plan_.copies:
+                _copy_cached(db, plan_, item, row, job_id, tally)
+            for b in range(0, len(plan_.items), nli.batch_size):
+                batch = plan_.items[b : b + nli.batch_size]
+                start = time.perf_counter()
+                probs = nli.entailment([(it.messages[0], it.messages[1]) for it in batch])
+                each = int(round((time.perf_counter() - start) * 1000 / len(batch)))
+                for it, p in zip(batch, probs):
+                    store.save(
+                        db,
+                        store.Prejudgment(
+                            plan_.source,
+                            plan_.task,
+                            it.turn_id,
+                            it.item_id,
+                            plan_.model,
+                            plan_.prompt_version,
+                            it.input_hash,
+                            json.dumps({"entailment": round(p, 6)}),
+                            "ok",
+                            int(p >= threshold),
+                            None,
+                            None,
+                            each,
+                            None,
+                            None,
+                            1,
+                            None,
+                            job_id,
+                        ),
+                    )
+                    tally.counts["ok"] += 1
+                    tally.asked += 1
+                if progress is not None:
+                    progress(tally.done, total, tally.counts)
+    except BaseException as exc:
+        store.finish_job(db, job_id, "stopped", f"interrupted ({type(exc).__name__}) after {tally.done} of {total}")
+        raise
+    store.finish_job(db, job_id, "done", f"{tally.done} of {total} stored")
+    return tally.summary(job_id, "done")
+
+
+def aepd_document(db, source: str) -> dict:
+    """The source's parsed AEPD aspects as an AEPD input document (``score aepd`` / :func:`assess.measures.aepd.score_aepd_document`)."""
+    turns = []
+    for row in reversed(store.rows(db, source, "aepd", limit=1_000_000)):
+        if row["parse_status"] in store.LABELLED_STATUSES and row["parsed"]:
+            aspects = json.loads(row["parsed"])["aspects"]
+            turns.append(
+                {
+                    "id": f"{row['item_id']}/{row['turn_id']}",
+                    "system": row["item_id"],
+                    "aspects": [{"aspect": a["aspect"], "ptkb": a["ptkb"], "text": a["text"]} for a in aspects],
+                }
+            )
+    latest = {t["id"]: t for t in turns}  # the newest answer per run and turn
+    return {"turns": list(latest.values())}
+
+
+def prepare(
+    db,
+    task: str,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    source: str | None = None,
+    limit: int | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    starting: bool = False,
+    **options,
+) -> tuple[Plan, dict, dict]:
+    """Endpoint settings (arguments over environment), the plan and its estimate: what the app shows before a run.
+
+    ``starting``: refuse first (:func:`check_not_running`) when a live job of the same source and task runs."""
+    from assess.llm.clients import endpoint_settings
+
+    cfg = endpoint_settings(base_url=base_url, model=model)
+    source = source or f"llm:{cfg['model']}"
+    if starting:
+        check_not_running(db, source, task)
+    plan_ = plan(db, task, source, cfg["model"], limit=limit, **options)
+    return plan_, estimate(plan_, concurrency=concurrency, latency_s=measured_latency_s(db, cfg["model"])), cfg
+
+
+def run_with_settings(
+    db,
+    plan_: Plan,
+    cfg: dict,
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    progress: Progress | None = None,
+    **judge_options,
+) -> dict:
+    """Run a plan against the endpoint of :func:`prepare` (an :class:`~assess.llm.clients.OpenAIJudge`)."""
+    from assess.llm.clients import OpenAIJudge
+
+    judge = OpenAIJudge(cfg["model"], base_url=cfg["base_url"], api_key=cfg["api_key"], **judge_options)
+    return run(db, plan_, judge, concurrency=concurrency, progress=progress, base_url=cfg["base_url"])
+
+
+def describe_adaptive(r: dict) -> str:
+    """An adaptive pooling report (:func:`store.prejudgments.adaptive_pool`) as lines for people."""
+    if r["mode"] == "runs":
+        lines = [
+            f"{r['runs']} runs, depth {r['depth']}: {r['depth_pool']} pairs; adaptive pool (top {r['always']} + "
+            f"{r['source']} >= {r['threshold']}): {r['adaptive_pool']} pairs, {r['saved']} saved "
+            f"({r['saved_share']:.1%}); {r['ungraded']} candidates not graded by {r['source']} left out"
+        ]
+    else:
+        share = "n/a" if r["saved_share"] is None else f"{r['saved_share']:.1%}"
+        both = f" and {r['qrels']}" if r["qrels"] else ""
+        lines = [
+            f"no stored runs: over the {r['pairs']} pairs judged by {r['source']}{both}, {r['source']} >= "
+            f"{r['threshold']} keeps {r['kept']} and drops {r['saved']} ({share})"
+        ]
+    if r.get("qrels"):
+        share = "n/a" if r["relevant_dropped_share"] is None else f"{r['relevant_dropped_share']:.1%}"
+        lines.append(
+            f"{r['qrels']}: {r['relevant']} relevant pairs (grade >= {r['relevant_grade']}), "
+            f"{r['relevant_dropped']} dropped by the filter ({share}); dropped by grade "
+            f"{r['relevant_dropped_by_grade']}"
+        )
+    if "added_to_pool" in r:
+        lines.append(f"added {r['added_to_pool']} pairs to the pool (method adaptive)")
+    return "\n".join(lines)

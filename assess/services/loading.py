@@ -1,0 +1,97 @@
+"""One entry point that reads a file of a given kind and imports it: used by the CLI, the app and the demo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from assess import formats
+from store import imports
+
+IMPORT_KINDS = ("topics", "qrels", "ptkb-qrels", "run", "passages", "nuggets", "responses", "ntr-labels")
+
+DEFAULT_SOURCES = {"qrels": "nist", "ptkb-qrels": "nist", "nuggets": "human", "ntr-labels": "crowd:mturk"}
+
+DEMO_DIR = Path(__file__).resolve().parents[2] / "assets" / "demo"
+DEMO_LLM = "llm:demo-gpt"
+
+
+def load_file(
+    db: Database,
+    kind: str,
+    path: str | Path,
+    *,
+    source: str | None = None,
+    depth: int = 10,
+    name: str | None = None,
+    dedup: bool = False,
+    nugget_source: str = "human",
+    gold: bool = False,
+    year: int | None = None,
+    collection: str | None = None,
+) -> dict:
+    """Parse ``path`` as ``kind`` and import it; raises FormatError (nothing written) on bad input."""
+    file = str(path)
+    source = source or DEFAULT_SOURCES.get(kind)
+    if kind == "topics":
+        return imports.import_topics(db, file, formats.parse_topics(path, year=year), collection=collection)
+    if kind == "qrels":
+        return imports.import_passage_qrels(db, file, formats.parse_qrels(path), source=source)
+    if kind == "ptkb-qrels":
+        return imports.import_ptkb_qrels(db, file, formats.parse_ptkb_qrels(path), source=source)
+    if kind == "run":
+        return imports.import_run(db, file, formats.parse_run(path), name=name, depth=depth)
+    if kind == "passages":
+        return imports.import_passages(db, file, formats.parse_passages(path))
+    if kind == "nuggets":
+        return imports.import_nuggets(db, file, formats.parse_nuggets(path), source=source, dedup=dedup)
+    if kind == "responses":
+        return imports.import_responses(
+            db, file, formats.parse_responses(path), gold_source=(source or "gold") if gold else None
+        )
+    if kind == "ntr-labels":
+        return imports.import_ntr_labels(
+            db, file, formats.parse_ntr_labels(path), source=source, nugget_source=nugget_source
+        )
+    raise ValueError(f"unknown import kind {kind!r}; choose one of {', '.join(IMPORT_KINDS)}")
+
+
+def load_demo(db: Database) -> dict:
+    """Load the embedded demo (assets/demo): topics, passages, 3 runs pooled at depth 10, nuggets,
+    responses, and precomputed LLM pre-judgments under the source ``llm:demo-gpt``."""
+    from store.db import write
+
+    with write(db):  # all or nothing: a half-loaded demo would never be retried
+        return _load_demo(db, DEMO_DIR)
+
+
+def _load_demo(db: Database, d: Path) -> dict:
+    done = {"topics": load_file(db, "topics", d / "topics.json", collection="demo")}
+    done["passages"] = load_file(db, "passages", d / "passages.jsonl")
+    for run in sorted((d / "runs").glob("*.run")):
+        done[run.stem] = load_file(db, "run", run, depth=10)
+    done["nuggets"] = load_file(db, "nuggets", d / "nuggets.json", source="gold")
+    done["responses"] = load_file(db, "responses", d / "responses.json")
+    done["llm-passages"] = load_file(db, "qrels", d / "llm-passages.qrels", source=DEMO_LLM)
+    done["llm-ptkb"] = load_file(db, "ptkb-qrels", d / "llm-ptkb.qrels", source=DEMO_LLM)
+    done["llm-ntr"] = load_file(db, "ntr-labels", d / "llm-ntr.tsv", source=DEMO_LLM, nugget_source="gold")
+    return done
+
+
+def is_empty(db: Database) -> bool:
+    return db.conn.execute("SELECT COUNT(*) FROM conversations").fetchone()[0] == 0
+
+
+def load_upload(db: Database, kind: str, filename: str, data: bytes, **options) -> dict:
+    """Import an uploaded file: it is written to a temporary file named like the upload (for messages)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / Path(filename).name
+        path.write_bytes(data)
+        try:
+            return load_file(db, kind, path, **options)
+        except formats.FormatError as exc:
+            exc.args = (str(exc).replace(str(path), Path(filename).name),)
+            raise

@@ -1,0 +1,329 @@
+"""The task vocabulary: every kind of label the workbench stores, declared once.
+
+A :class:`LabelKind` says, for one task, which table holds its labels, which columns name an
+item, which column holds the value and on which :class:`Scale`, how the history triggers spell
+the item, which LLM prompt judges it and how it is exported. The store, the pages, the prompts,
+the exports and the crowd rules read this registry instead of keeping maps of their own, so a new
+label kind is one entry here, one migration and one page (``docs/architecture.md`` walks through
+an example).
+
+Shipped migrations never read this module (a migration must not change once released); a test
+checks that the registry and the schema agree.
+
+Pure logic: no store, no Streamlit, no LLM client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+from typing import NamedTuple
+
+from assess.errors import AssessError, InvalidSpan
+
+
+class Task(StrEnum):
+    """A kind of judgment; the value is the name used on the command line and in the history."""
+
+    PASSAGE = "passage"  # passage relevance for a turn, 0-4
+    PTKB = "ptkb"  # relevance of a PTKB statement to a turn
+    NTR = "ntr"  # does a response contain a nugget (CONE-RAG NtR)
+    RESPONSE = "response"  # a criterion of a generated response (iKAT 2023), -1..4
+
+
+class JudgingMode(StrEnum):
+    """How a label came about: the study's judging modes plus the modes of labels not typed by an assessor."""
+
+    BLIND = "blind"  # no other source's label is ever shown
+    REVEAL = "reveal"  # blind, then other sources are shown after one's own label is written
+    SHOWN = "shown"  # other sources are shown before judging
+    IMPORT = "import"  # read from a file
+    ADJUDICATION = "adjudication"  # an adjudicator's decision between two sources
+    LLM = "llm"  # a parsed LLM answer
+    CROWD = "crowd"  # a crowd study's aggregate
+
+
+STUDY_MODES: tuple[JudgingMode, ...] = (JudgingMode.BLIND, JudgingMode.REVEAL, JudgingMode.SHOWN)
+"""The judging modes an organizer can choose for a study (the rest describe labels' origins)."""
+
+
+class JobStatus(StrEnum):
+    """The life of an LLM pre-judging job."""
+
+    RUNNING = "running"
+    DONE = "done"
+    STOPPED = "stopped"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+class ParseStatus(StrEnum):
+    """What became of one LLM answer; only ``ok`` and ``repaired`` ever become labels."""
+
+    OK = "ok"
+    REPAIRED = "repaired"
+    UNPARSEABLE = "unparseable"
+    ERROR = "error"
+
+
+LABELLED_STATUSES: tuple[ParseStatus, ...] = (ParseStatus.OK, ParseStatus.REPAIRED)
+
+
+# ------------------------------------------------------------------------------------------- scales
+
+
+@dataclass(frozen=True)
+class Scale:
+    """An ordered integer scale with a short name (and optionally a definition) for each value.
+
+    The same mapping serves display (key captions, rubric), validation (:meth:`check`), prompts
+    and exports. ``missing`` names what a NULL value means, when the task allows one.
+    """
+
+    names: Mapping[int, str]
+    definitions: Mapping[int, str] = field(default_factory=dict)
+    missing: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "names", MappingProxyType(dict(self.names)))
+        object.__setattr__(self, "definitions", MappingProxyType(dict(self.definitions)))
+
+    @property
+    def values(self) -> tuple[int, ...]:
+        return tuple(sorted(self.names))
+
+    @property
+    def low(self) -> int:
+        return min(self.names)
+
+    @property
+    def high(self) -> int:
+        return max(self.names)
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value in self.names
+
+    def check(self, value: object, *, what: str = "value") -> int | None:
+        """Return ``value`` when it is on the scale (or None where the scale allows a missing value); else raise.
+
+        Only true integers pass: ``True``, ``2.0`` and ``"2"`` are refused, never coerced.
+        """
+        if value is None and self.missing is not None:
+            return None
+        if value not in self:
+            allowed = ", ".join(str(v) for v in self.values)
+            extra = f" or none ({self.missing})" if self.missing else ""
+            raise AssessError(f"{what} must be one of {allowed}{extra}, not {value!r}")
+        return value  # type: ignore[return-value]
+
+    def label(self, value: int | None) -> str:
+        """``"3 · Highly meets"``; the missing value's name for None."""
+        if value is None:
+            return self.missing or "none"
+        return f"{value} · {self.names[value]}"
+
+
+GRADES = Scale(
+    names={
+        4: "Fully meets",
+        3: "Highly meets",
+        2: "Moderately meets",
+        1: "Slightly meets",
+        0: "Fails to meet",
+    },
+    definitions={
+        4: "the passage is about the user's need in this turn and answers it completely; nothing important is missing",
+        3: "the passage answers the need well, with a detail missing or a little unrelated material around it",
+        2: "the passage answers part of the need, or answers it only with effort or indirectly",
+        1: "the passage is on the topic of the turn but does not answer the need; marginal help at best",
+        0: "the passage does not help with this turn: off topic, a wrong sense, or empty of content",
+    },
+    missing="cannot judge",
+)
+"""The iKAT / CAsT passage relevance scale (names as in the iKAT guidelines, definitions in our words)."""
+
+PTKB_RELEVANCE = Scale(
+    names={
+        0: "not relevant",
+        1: "relevant",
+        2: "relevant (graded 2)",
+        3: "relevant (graded 3)",
+        4: "relevant (graded 4)",
+    },
+)
+"""PTKB statement relevance: assessors give 0 or 1; imported PTKB qrels may carry grades up to 4."""
+
+PTKB_KEYS = Scale(names={0: "not relevant", 1: "relevant"})
+"""The two values an assessor gives a PTKB statement by key."""
+
+MATCH = Scale(names={0: "no match", 1: "match"})
+"""NtR: the response contains the nugget (1) or not (0)."""
+
+RESPONSE_VALUE = Scale(
+    names={-1: "unable to judge", 0: "0", 1: "1", 2: "2", 3: "3", 4: "4"},
+)
+"""iKAT 2023 response criteria (relevance, completeness, naturalness, conciseness, groundedness); -1 unable to judge."""
+
+NUGGET_RELEVANCE = Scale(names={0: "0", 1: "1", 2: "2", 3: "3", 4: "4"})
+"""A gold nugget's relevance grade, when its file gives one."""
+
+
+# ------------------------------------------------------------------------------------------- label kinds
+
+
+@dataclass(frozen=True)
+class LabelKind:
+    """One task's labels: where they live, what names an item, what the value means, how they leave.
+
+    ``item_columns`` are the columns that, with ``source``, key a label (the turn first);
+    ``history_item`` is how the history triggers spell an item (the columns joined by spaces).
+    """
+
+    task: Task
+    table: str
+    item_columns: tuple[str, ...]
+    value_column: str
+    scale: Scale
+    item_name: str  # what one item is called in messages ("passage", "statement", ...)
+    prompt: str | None  # name of the LLM prompt that judges this task (assess.llm.prompts), if any
+    export: str  # how the labels are written out
+    description: str
+    unique_columns: tuple[str, ...] | None = None  # the table's primary key, when it is not source + item
+
+    @property
+    def key_columns(self) -> tuple[str, ...]:
+        return ("source", *self.item_columns)
+
+    @property
+    def conflict_columns(self) -> tuple[str, ...]:
+        """The columns of the table's primary key (an upsert's conflict target)."""
+        return self.unique_columns or self.key_columns
+
+    def history_item(self, *parts: object) -> str:
+        """The ``item`` string the history triggers write for a label keyed by ``parts``."""
+        if len(parts) != len(self.item_columns):
+            raise AssessError(f"a {self.task} label is keyed by {', '.join(self.item_columns)}, got {len(parts)} parts")
+        return " ".join(str(p) for p in parts)
+
+    def check(self, value: object) -> int | None:
+        """Validate a value for this task (see :meth:`Scale.check`)."""
+        return self.scale.check(value, what=f"a {self.task} label")
+
+
+LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
+    {
+        Task.PASSAGE: LabelKind(
+            task=Task.PASSAGE,
+            table="passage_labels",
+            item_columns=("turn_id", "passage_id"),
+            value_column="grade",
+            scale=GRADES,
+            item_name="passage",
+            prompt="passage",
+            export="TREC qrels: turn Q0 passage grade (cannot-judge labels are left out)",
+            description="relevance of a pooled passage to a turn, 0-4",
+        ),
+        Task.PTKB: LabelKind(
+            task=Task.PTKB,
+            table="ptkb_labels",
+            item_columns=("turn_id", "statement_id"),
+            value_column="relevant",
+            scale=PTKB_RELEVANCE,
+            item_name="statement",
+            prompt="ptkb",
+            export="PTKB qrels: turn Q0 statement relevance",
+            description="relevance of a PTKB statement to a turn",
+        ),
+        Task.NTR: LabelKind(
+            task=Task.NTR,
+            table="ntr_labels",
+            item_columns=("turn_id", "nugget_id", "run"),
+            value_column="match",
+            scale=MATCH,
+            item_name="nugget and response",
+            prompt="ntr",
+            export="CONE-RAG NtR labels: {nugget_id: 0/1} per run and turn",
+            description="does a run's response for a turn contain a gold nugget",
+            unique_columns=("source", "nugget_id", "run"),
+        ),
+        Task.RESPONSE: LabelKind(
+            task=Task.RESPONSE,
+            table="response_labels",
+            item_columns=("turn_id", "run", "criterion"),
+            value_column="value",
+            scale=RESPONSE_VALUE,
+            item_name="response criterion",
+            prompt=None,
+            export="iKAT 2023 response judgments (JSON)",
+            description="a criterion of a run's response for a turn, -1 (unable) or 0-4",
+        ),
+    }
+)
+"""Every label kind. Nugget decisions (spans, duplicates, gold responses) have their own tables and history kinds."""
+
+
+def label_kind(task: str | Task) -> LabelKind:
+    """The registry entry of ``task``; a clear error naming the known tasks otherwise."""
+    try:
+        return LABEL_KINDS[Task(task)]
+    except ValueError:
+        known = ", ".join(t.value for t in LABEL_KINDS)
+        raise AssessError(f"unknown task {task!r}; choose one of {known}") from None
+
+
+def kind_of_table(table: str) -> LabelKind:
+    """The registry entry whose labels live in ``table``."""
+    for kind in LABEL_KINDS.values():
+        if kind.table == table:
+            return kind
+    raise AssessError(f"{table!r} is not a label table")
+
+
+# ------------------------------------------------------------------------------------------- records
+
+
+class Label(NamedTuple):
+    """One stored label of any task: who gave it, on what item, which value, how."""
+
+    task: Task
+    source: str
+    item: tuple[str, ...]  # the values of the task's item columns, turn first
+    value: int | None
+    note: str | None = None
+    mode: str | None = None
+    via: str | None = None
+
+
+class Passage(NamedTuple):
+    """A passage; ``text`` is None when only its id is known (judged iKAT texts are not public)."""
+
+    id: str
+    text: str | None
+
+
+class TurnContext(NamedTuple):
+    """What a judging screen shows beside an item: the conversation so far and the user's PTKB."""
+
+    turn_id: str
+    conversation_id: str
+    utterance: str
+    resolved: str | None
+    history: tuple[Mapping, ...]  # earlier turns: {"turn_id", "utterance", "response"}
+    ptkb: tuple[Mapping, ...]  # {"statement_id", "text"}
+
+
+class NuggetSpan(NamedTuple):
+    """A nugget's place in its text: code-point offsets, ``0 <= start < end <= len(text)``, and the exact text there."""
+
+    start: int
+    end: int
+    text: str
+
+    @classmethod
+    def of(cls, source: str, start: int, end: int) -> NuggetSpan:
+        """The span ``source[start:end]``, checked."""
+        if isinstance(start, bool) or isinstance(end, bool) or not (0 <= start < end <= len(source)):
+            raise InvalidSpan(f"span {start}:{end} does not lie inside a text of {len(source)} characters")
+        return cls(start, end, source[start:end])

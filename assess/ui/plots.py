@@ -1,0 +1,217 @@
+"""Plotly figures for the scoring results, and their export to HTML and PNG.
+
+Builders take the plain dicts the scoring functions return; nothing here computes a measure
+except the summary statistic shown in a title. No Streamlit: pages call these and render them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
+from assess.errors import AssessError
+
+# Where Debian/Ubuntu put Chromium; kaleido 1.x (through choreographer) reads BROWSER_PATH.
+_BROWSERS = (
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+    "/usr/bin/google-chrome",
+    "/usr/bin/google-chrome-stable",
+)
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def gfrc2_curves(results_by_run: Mapping[str, Mapping[str, Any]]) -> go.Figure:
+    """Plot GNP and each GF^m against word count, one line per run (GFRC2 paper Figs. 4-5).
+
+    ``results_by_run`` maps a run name to one conversation's result from
+    :func:`assess.measures.gfrc.score_gfrc2_document` (``{"clusters": [{"wc", "GNP", "GF": {attr: v}}], ...}``).
+    One panel per component (GNP, then each attribute set), sharing the word-count axis; each point
+    is one user cluster (the end of a relevant nugget).
+    """
+    attrs: list[str] = []
+    for result in results_by_run.values():
+        for cluster in result.get("clusters", []):
+            attrs.extend(a for a in cluster.get("GF", {}) if a not in attrs)
+    panels = ["GNP"] + [f"GF {a}" for a in attrs]
+    fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, subplot_titles=panels, vertical_spacing=0.08)
+    palette = qualitative.Plotly
+    for i, (run, result) in enumerate(results_by_run.items()):
+        clusters = result.get("clusters", [])
+        wc = [c["wc"] for c in clusters]
+        color = palette[i % len(palette)]
+        series = [[c["GNP"] for c in clusters]] + [[c["GF"].get(a) for c in clusters] for a in attrs]
+        for row, values in enumerate(series, start=1):
+            fig.add_trace(
+                go.Scatter(
+                    x=wc,
+                    y=values,
+                    mode="lines+markers",
+                    name=str(run),
+                    legendgroup=str(run),
+                    showlegend=row == 1,
+                    line={"color": color},
+                ),
+                row=row,
+                col=1,
+            )
+    for row in range(1, len(panels) + 1):
+        fig.update_yaxes(range=[0, 1.02], row=row, col=1)
+    fig.update_xaxes(title_text="word count (end of a relevant nugget)", row=len(panels), col=1)
+    fig.update_layout(title="GFRC2 user clusters: utility and group fairness", height=260 * len(panels))
+    return fig
+
+
+def aepd_scatter(points: Sequence[Mapping[str, Any]] | Mapping[str, Any], color_by: str | None = None) -> go.Figure:
+    """Scatter P_score against D_score per turn, with Kendall's tau and p in the title (AEPD Fig. 4).
+
+    ``points`` is a list of ``{"P", "D", ...}`` dicts (other keys, e.g. ``id`` or ``run``, may be
+    used by ``color_by`` and show on hover) or the result of
+    :func:`assess.measures.aepd.score_aepd_document`. tau is over the turns where both scores are > 0
+    (:func:`assess.measures.aepd.tradeoff`).
+    """
+    from assess.measures.aepd import tradeoff
+
+    if isinstance(points, Mapping):
+        points = [{"id": tid, **scores} for tid, scores in points.get("turns", {}).items()]
+    rows = list(points)
+    trade = tradeoff([p["P"] for p in rows], [p["D"] for p in rows])
+    groups: dict[Any, list[Mapping[str, Any]]] = {}
+    for p in rows:
+        groups.setdefault(p.get(color_by) if color_by else "turns", []).append(p)
+    fig = go.Figure()
+    for key, members in groups.items():
+        fig.add_trace(
+            go.Scatter(
+                x=[p["P"] for p in members],
+                y=[p["D"] for p in members],
+                mode="markers",
+                name=str(key),
+                text=[str(p.get("id", "")) for p in members],
+                hovertemplate="%{text}<br>P=%{x:.4f}<br>D=%{y:.4f}",
+            )
+        )
+    fig.update_layout(
+        title=f"P vs D per turn: Kendall τ = {_fmt(trade['kendall_tau'])}, p = {_fmt(trade['p_value'], 4)} "
+        f"(n = {trade['n']} turns with P > 0 and D > 0)",
+        xaxis_title="P_score (personalization)",
+        yaxis_title="D_score (diversification)",
+        xaxis_range=[-0.02, 1.02],
+        yaxis_range=[-0.02, 1.02],
+        showlegend=color_by is not None,
+    )
+    return fig
+
+
+def confusion_heatmap(
+    report: Mapping[str, Any], *, names: tuple[str, str] = ("annotator A", "annotator B")
+) -> go.Figure:
+    """Draw the confusion matrix of :func:`assess.measures.agreement.agreement_report` (rows = A, columns = B)."""
+    if "confusion" not in report or "labels" not in report:
+        raise AssessError("confusion_heatmap needs an agreement_report with 'confusion' and 'labels'")
+    labels = [str(x) for x in report["labels"]]
+    z = report["confusion"]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=labels,
+            y=labels,
+            colorscale="Blues",
+            text=z,
+            texttemplate="%{text}",
+            hovertemplate=f"{names[0]}=%{{y}}<br>{names[1]}=%{{x}}<br>items=%{{z}}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=f"Confusion (n = {report.get('n')}): κ = {_fmt(report.get('kappa'))}, "
+        f"agreement = {_fmt(report.get('agreement'))}",
+        xaxis_title=names[1],
+        yaxis_title=names[0],
+        yaxis_autorange="reversed",
+    )
+    return fig
+
+
+def kappa_bars(per_group: Mapping[Any, Mapping[str, Any]]) -> go.Figure:
+    """Draw one bar per group from :func:`assess.measures.agreement.kappa_by_group` (undefined kappa: no bar, 'n/a')."""
+    keys = list(per_group)
+    kappas = [per_group[k].get("kappa") for k in keys]
+    fig = go.Figure(
+        go.Bar(
+            x=[str(k) for k in keys],
+            y=[0 if v is None else v for v in kappas],
+            text=[_fmt(v) for v in kappas],
+            textposition="outside",
+            customdata=[[per_group[k].get("n"), _fmt(per_group[k].get("agreement"))] for k in keys],
+            hovertemplate="%{x}<br>κ=%{text}<br>n=%{customdata[0]}<br>agreement=%{customdata[1]}<extra></extra>",
+        )
+    )
+    fig.update_layout(title="Cohen's κ per group", xaxis_title="group", yaxis_title="κ", yaxis_range=[-1, 1.1])
+    return fig
+
+
+def ranking_scatter(
+    metric_a: Mapping[str, float],
+    metric_b: Mapping[str, float],
+    tau: float | None = None,
+    *,
+    labels: tuple[str, str] = ("qrels A", "qrels B"),
+) -> go.Figure:
+    """Scatter each run's score under two qrels sources (or measures), with Kendall's tau in the title.
+
+    ``tau`` defaults to :func:`assess.measures.rankings.ranking_correlation` over the runs in both mappings.
+    """
+    runs = [r for r in metric_a if r in metric_b and metric_a[r] is not None and metric_b[r] is not None]
+    if tau is None:
+        from assess.measures.rankings import ranking_correlation
+
+        tau = ranking_correlation({r: metric_a[r] for r in runs}, {r: metric_b[r] for r in runs})["kendall_tau"]
+    fig = go.Figure(
+        go.Scatter(
+            x=[metric_a[r] for r in runs],
+            y=[metric_b[r] for r in runs],
+            mode="markers",
+            text=runs,
+            hovertemplate="%{text}<br>%{x:.4f} vs %{y:.4f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=f"Run scores: Kendall τ = {_fmt(tau)} over {len(runs)} runs", xaxis_title=labels[0], yaxis_title=labels[1]
+    )
+    return fig
+
+
+def figure_html(fig: go.Figure) -> str:
+    """Return a self-contained HTML page for ``fig`` with plotly.js inlined (works offline)."""
+    return fig.to_html(include_plotlyjs=True, full_html=True)
+
+
+def _ensure_browser_path() -> None:
+    if os.environ.get("BROWSER_PATH"):
+        return
+    for candidate in _BROWSERS + tuple(filter(None, (shutil.which("chromium"), shutil.which("google-chrome")))):
+        if os.path.exists(candidate):
+            os.environ["BROWSER_PATH"] = candidate
+            return
+
+
+def figure_png(fig: go.Figure, *, width: int | None = None, height: int | None = None) -> bytes | None:
+    """Render ``fig`` to PNG bytes with kaleido; None when no headless browser can be started.
+
+    kaleido 1.x drives a local Chrome/Chromium; if BROWSER_PATH is unset we point it at a Debian
+    Chromium when one is installed.
+    """
+    _ensure_browser_path()
+    try:
+        return fig.to_image(format="png", width=width, height=height)
+    except Exception:
+        return None

@@ -1,0 +1,250 @@
+"""Every label of every task: write, note, undo, look up — through the task registry.
+
+A label is keyed by its source and its task's item columns (:mod:`assess.tasks`); its value is
+checked against the task's scale before anything is written. Each single-label write is its own
+transaction (:func:`store.db.write`, joined when the caller already holds one); the history
+triggers record every change, so undo is a walk back through the history.
+
+Bulk paths (qrels imports, LLM jobs, crowd aggregates) call :func:`save` inside their own
+transaction, or :func:`save_many` for many labels at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from sqlite_utils import Database
+
+from assess.errors import AssessError
+from assess.tasks import LabelKind, Task, label_kind
+from store.db import column, each, row, rows, run, run_many, write
+from store.imports import now
+
+Item = tuple[str, ...]
+
+
+def _item(kind: LabelKind, item: Sequence) -> Item:
+    if len(item) != len(kind.item_columns):
+        raise AssessError(f"a {kind.task} label is keyed by {', '.join(kind.item_columns)}; got {tuple(item)!r}")
+    return tuple(item)
+
+
+def _where(kind: LabelKind) -> str:
+    return " AND ".join(f"{c} = ?" for c in kind.key_columns)
+
+
+def _upsert_sql(kind: LabelKind, extra: Sequence[str]) -> str:
+    columns = [*kind.key_columns, *extra, kind.value_column, "note", "mode", "via", "updated_at"]
+    updates = [f"{kind.value_column} = excluded.{kind.value_column}", "note = COALESCE(excluded.note, note)"]
+    updates += [f"{c} = excluded.{c}" for c in (*extra, "mode", "via", "updated_at")]
+    return (
+        f"INSERT INTO {kind.table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+        f"ON CONFLICT({', '.join(kind.conflict_columns)}) DO UPDATE SET {', '.join(updates)}"
+    )
+
+
+def _extra_columns(db: Database, kind: LabelKind, item: Item, extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Columns a table needs beyond key and value (a PTKB label records its conversation)."""
+    out = dict(extra or {})
+    if kind.task is Task.PTKB and "conversation_id" not in out:
+        conversation = row(db, "SELECT conversation_id FROM turns WHERE id = ?", (item[0],))
+        if conversation is None:
+            from assess.errors import UnknownItem
+
+            raise UnknownItem(f"unknown turn {item[0]!r}")
+        out["conversation_id"] = conversation["conversation_id"]
+    return out
+
+
+def save(
+    db: Database,
+    task: str | Task,
+    source: str,
+    item: Sequence,
+    value: object,
+    *,
+    note: str | None = None,
+    mode: str,
+    via: str | None,
+    extra: Mapping[str, Any] | None = None,
+    at: str | None = None,
+) -> None:
+    """Write (insert or replace) one label; a note given as None keeps the label's existing note."""
+    kind = label_kind(task)
+    key = _item(kind, item)
+    checked = kind.check(value)
+    with write(db):
+        columns = _extra_columns(db, kind, key, extra)
+        run(
+            db,
+            _upsert_sql(kind, tuple(columns)),
+            (source, *key, *columns.values(), checked, note, mode, via, at or now()),
+        )
+
+
+def save_many(
+    db: Database,
+    task: str | Task,
+    source: str,
+    labels: Iterable[tuple[Sequence, object]],
+    *,
+    mode: str,
+    via: str | None,
+    extra: Mapping[str, Any] | None = None,
+) -> int:
+    """Write many (item, value) labels of one source in one transaction; return how many."""
+    kind = label_kind(task)
+    at = now()
+    batch = []
+    for item, value in labels:
+        key = _item(kind, item)
+        batch.append((key, kind.check(value)))
+    with write(db):
+        if not batch:
+            return 0
+        columns = _extra_columns(db, kind, batch[0][0], extra) if kind.task is not Task.PTKB else None
+        if columns is not None:
+            run_many(
+                db,
+                _upsert_sql(kind, tuple(columns)),
+                [(source, *key, *columns.values(), v, None, mode, via, at) for key, v in batch],
+            )
+        else:
+            for key, v in batch:
+                cols = _extra_columns(db, kind, key, extra)
+                run(db, _upsert_sql(kind, tuple(cols)), (source, *key, *cols.values(), v, None, mode, via, at))
+    return len(batch)
+
+
+def set_note(db: Database, task: str | Task, source: str, item: Sequence, note: str | None) -> bool:
+    """Attach a note to an existing label; False when there is no label yet."""
+    kind = label_kind(task)
+    key = _item(kind, item)
+    with write(db):
+        changed = run(
+            db,
+            f"UPDATE {kind.table} SET note = ?, updated_at = ? WHERE {_where(kind)}",
+            (note or None, now(), source, *key),
+        )
+    return changed > 0
+
+
+def get(db: Database, task: str | Task, source: str, item: Sequence) -> dict | None:
+    """One label of the source: ``{"value", "note", "mode", "via"}``, or None."""
+    kind = label_kind(task)
+    found = row(
+        db,
+        f"SELECT {kind.value_column} AS value, note, mode, via FROM {kind.table} WHERE {_where(kind)}",
+        (source, *_item(kind, item)),
+    )
+    return found
+
+
+def delete(db: Database, task: str | Task, source: str, item: Sequence) -> bool:
+    """Remove one label (the history keeps it); False when there was none."""
+    kind = label_kind(task)
+    with write(db):
+        return run(db, f"DELETE FROM {kind.table} WHERE {_where(kind)}", (source, *_item(kind, item))) > 0
+
+
+def labelled(db: Database, task: str | Task, source: str) -> frozenset[Item]:
+    """The items the source has labelled (any value, 'cannot judge' included)."""
+    kind = label_kind(task)
+    cols = ", ".join(kind.item_columns)
+    return frozenset(
+        tuple(r.values()) for r in each(db, f"SELECT {cols} FROM {kind.table} WHERE source = ?", (source,))
+    )
+
+
+def values(db: Database, task: str | Task, source: str, *, turn_id: str | None = None) -> dict[Item, int | None]:
+    """The source's labels as {item: value} (optionally of one turn)."""
+    kind = label_kind(task)
+    cols = ", ".join(kind.item_columns)
+    sql = f"SELECT {cols}, {kind.value_column} AS label_value FROM {kind.table} WHERE source = ?"
+    params: tuple = (source,)
+    if turn_id is not None:
+        sql += " AND turn_id = ?"
+        params += (turn_id,)
+    out = {}
+    for r in each(db, sql, params):
+        value = r.pop("label_value")
+        out[tuple(r.values())] = value
+    return out
+
+
+def sources(db: Database, task: str | Task, *, turn_id: str | None = None) -> list[str]:
+    """The sources with at least one label of the task (of one turn, when given), by name."""
+    kind = label_kind(task)
+    if turn_id is None:
+        return column(db, f"SELECT DISTINCT source FROM {kind.table} ORDER BY source")
+    return column(db, f"SELECT DISTINCT source FROM {kind.table} WHERE turn_id = ? ORDER BY source", (turn_id,))
+
+
+def others(db: Database, task: str | Task, item: Sequence, *, kinds: Sequence[str], exclude: str) -> list[dict]:
+    """Labels of one item by sources of the given kinds other than ``exclude``: [{source, kind, value}]."""
+    kind = label_kind(task)
+    key = _item(kind, item)
+    marks = ", ".join("?" * len(kinds))
+    match = " AND ".join(f"l.{c} = ?" for c in kind.item_columns)
+    return rows(
+        db,
+        f"SELECT l.source AS source, s.kind AS kind, l.{kind.value_column} AS value FROM sources s "
+        f"JOIN {kind.table} l ON l.source = s.name AND {match} "
+        f"WHERE s.kind IN ({marks}) AND s.name != ? ORDER BY l.source",
+        (*key, *kinds, exclude),
+    )
+
+
+# ------------------------------------------------------------------------------------------- undo
+
+
+def last_change(db: Database, source: str, history_kind: str) -> tuple[str, str | None] | None:
+    """The (history item, old value) of the source's latest change of one kind that no undo has cancelled.
+
+    Walks the history backwards: each undo row (via 'undo') cancels one earlier change. Bulk imports
+    are not undoable. Used inside the undo's own write transaction.
+    """
+    pending = 0
+    for change in each(
+        db,
+        "SELECT item, old_value, via FROM label_history WHERE source = ? AND label_table = ? "
+        "AND via IS NOT 'bulk' ORDER BY id DESC",
+        (source, history_kind),
+    ):
+        if change["via"] == "undo":
+            pending += 1
+        elif pending:
+            pending -= 1
+        else:
+            return change["item"], change["old_value"]
+    return None
+
+
+def _history_value(kind: LabelKind, old: str) -> int | None:
+    """A value as the history triggers wrote it back to the table's value ('cannot-judge' is NULL)."""
+    return None if old == "cannot-judge" else int(old)
+
+
+def undo(db: Database, task: str | Task, source: str) -> Item | None:
+    """Revert the source's latest change of the task not yet undone; return the item it touched.
+
+    Repeated undos walk further back: each undo write is itself in the history (via 'undo') and
+    cancels one earlier change.
+    """
+    kind = label_kind(task)
+    with write(db):
+        target = last_change(db, source, kind.task.value)
+        if target is None:
+            return None
+        history_item, old = target
+        key = tuple(history_item.split(" ", len(kind.item_columns) - 1))
+        if old is None:
+            run(db, f"DELETE FROM {kind.table} WHERE {_where(kind)}", (source, *key))
+        else:
+            run(
+                db,
+                f"UPDATE {kind.table} SET {kind.value_column} = ?, via = 'undo', updated_at = ? WHERE {_where(kind)}",
+                (_history_value(kind, old), now(), source, *key),
+            )
+        return key

@@ -1,0 +1,342 @@
+"""Schema migrations. Each entry is one SQL script; the file's PRAGMA user_version counts those applied.
+
+Never edit a migration that has shipped: append a new one.
+"""
+
+_V1 = r"""
+CREATE TABLE conversations (
+    id TEXT PRIMARY KEY,                 -- '0' (iKAT 2024), '9-1' (iKAT 2023), '1-1' (iKAT 2025)
+    number TEXT NOT NULL,
+    title TEXT,
+    collection TEXT,                     -- 'ikat-2024', 'demo', ...
+    year INTEGER
+);
+
+CREATE TABLE turns (
+    id TEXT PRIMARY KEY,                 -- '0_8', '9-1_3'
+    conversation_id TEXT NOT NULL REFERENCES conversations(id),
+    turn_number INTEGER NOT NULL,
+    position INTEGER NOT NULL,           -- order inside the conversation, 0-based
+    utterance TEXT,
+    resolved_utterance TEXT,
+    response TEXT,                       -- the canonical response
+    response_provenance TEXT,            -- JSON list of passage ids
+    parent_turn_id TEXT REFERENCES turns(id)   -- CAsT 2022 conversation trees
+);
+CREATE INDEX turns_by_conversation ON turns(conversation_id, position);
+
+CREATE TABLE ptkb_statements (
+    conversation_id TEXT NOT NULL REFERENCES conversations(id),
+    statement_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, statement_id)
+);
+
+CREATE TABLE passages (
+    id TEXT PRIMARY KEY,                 -- '<ClueWeb22 doc id>:<passage number>'
+    doc_id TEXT,
+    text TEXT                            -- NULL: text not available (ClueWeb22 licence)
+);
+
+CREATE TABLE runs (
+    name TEXT PRIMARY KEY,
+    kind TEXT NOT NULL DEFAULT 'ranking' CHECK (kind IN ('ranking', 'response')),
+    file TEXT,
+    imported_at TEXT NOT NULL
+);
+
+CREATE TABLE rankings (
+    run TEXT NOT NULL REFERENCES runs(name) ON DELETE CASCADE,
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    passage_id TEXT NOT NULL REFERENCES passages(id),
+    rank INTEGER NOT NULL,
+    score REAL NOT NULL,
+    PRIMARY KEY (run, turn_id, passage_id)
+) WITHOUT ROWID;
+
+CREATE TABLE responses (
+    run TEXT NOT NULL REFERENCES runs(name) ON DELETE CASCADE,
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    text TEXT NOT NULL,
+    PRIMARY KEY (run, turn_id)
+);
+
+CREATE TABLE pool (
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    passage_id TEXT NOT NULL REFERENCES passages(id),
+    method TEXT NOT NULL CHECK (method IN ('depth', 'qrels', 'adaptive', 'manual')),
+    detail TEXT,                         -- runs with ranks 'bm25@7 dense@2', 'qrels:nist', ...
+    best_rank INTEGER,
+    added_at TEXT NOT NULL,
+    PRIMARY KEY (turn_id, passage_id)
+) WITHOUT ROWID;
+
+CREATE TABLE sources (
+    name TEXT PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('assessor', 'import', 'llm', 'adjudication', 'organizers', 'crowd')),
+    model TEXT,
+    prompt_version TEXT,
+    description TEXT,
+    created_at TEXT NOT NULL
+);
+
+CREATE TABLE passage_labels (
+    source TEXT NOT NULL REFERENCES sources(name),
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    passage_id TEXT NOT NULL REFERENCES passages(id),
+    grade INTEGER CHECK (grade BETWEEN 0 AND 4),   -- NULL: 'cannot judge'
+    note TEXT,
+    mode TEXT NOT NULL DEFAULT 'import',           -- blind | shown | import
+    via TEXT,                                      -- ui (key or click) | undo | bulk | llm | click | NULL
+    updated_at TEXT NOT NULL,
+    -- One B-tree only: a source's labels are contiguous (bulk imports append in key order), and
+    -- item-by-item lookups always name the source (they start from the few sources of a kind).
+    PRIMARY KEY (source, turn_id, passage_id)
+) WITHOUT ROWID;
+
+CREATE TABLE ptkb_labels (
+    source TEXT NOT NULL REFERENCES sources(name),
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    conversation_id TEXT NOT NULL,
+    statement_id TEXT NOT NULL,
+    relevant INTEGER NOT NULL CHECK (relevant BETWEEN 0 AND 4),
+    note TEXT,
+    mode TEXT NOT NULL DEFAULT 'import',
+    via TEXT,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (source, turn_id, statement_id),
+    FOREIGN KEY (conversation_id, statement_id) REFERENCES ptkb_statements(conversation_id, statement_id)
+) WITHOUT ROWID;
+CREATE INDEX ptkb_labels_by_turn ON ptkb_labels(turn_id, statement_id);
+
+CREATE TABLE nuggets (
+    id INTEGER PRIMARY KEY,
+    source TEXT NOT NULL REFERENCES sources(name),
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    key TEXT NOT NULL,                   -- '[3]' in the CONE-RAG files
+    text TEXT NOT NULL,
+    relevance INTEGER,
+    passage_id TEXT REFERENCES passages(id),
+    start_char INTEGER,
+    end_char INTEGER,
+    in_dedup INTEGER CHECK (in_dedup IN (0, 1)),   -- kept in the de-duplicated set? NULL: unknown
+    created_at TEXT NOT NULL,
+    UNIQUE (source, turn_id, key),
+    CHECK ((start_char IS NULL AND end_char IS NULL)
+           OR (passage_id IS NOT NULL AND start_char >= 0 AND end_char > start_char))
+);
+
+CREATE TABLE ntr_labels (
+    source TEXT NOT NULL REFERENCES sources(name),
+    nugget_id INTEGER NOT NULL REFERENCES nuggets(id),
+    run TEXT NOT NULL REFERENCES runs(name),
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    match INTEGER NOT NULL CHECK (match IN (0, 1)),
+    batch TEXT,
+    note TEXT,
+    mode TEXT NOT NULL DEFAULT 'import',
+    via TEXT,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (source, nugget_id, run)
+) WITHOUT ROWID;
+
+CREATE TABLE response_labels (
+    source TEXT NOT NULL REFERENCES sources(name),
+    run TEXT NOT NULL REFERENCES runs(name),
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    criterion TEXT NOT NULL,             -- relevance, completeness, naturalness, conciseness, groundedness
+    value INTEGER NOT NULL CHECK (value BETWEEN -1 AND 4),   -- -1: unable to judge (iKAT 2023)
+    note TEXT,
+    mode TEXT NOT NULL DEFAULT 'import',
+    via TEXT,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (source, run, turn_id, criterion)
+) WITHOUT ROWID;
+
+CREATE TABLE gold_responses (
+    source TEXT NOT NULL REFERENCES sources(name),
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    text TEXT NOT NULL,
+    nuggets_used TEXT,                   -- JSON list of nugget ids or texts
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (source, turn_id)
+);
+
+CREATE TABLE assignments (
+    assessor TEXT NOT NULL,
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    assigned_at TEXT NOT NULL,
+    PRIMARY KEY (assessor, turn_id)
+) WITHOUT ROWID;
+
+-- Append-only history of every label change, written by triggers so no code path can skip it.
+CREATE TABLE label_history (
+    id INTEGER PRIMARY KEY,
+    label_table TEXT NOT NULL,
+    source TEXT NOT NULL,
+    item TEXT NOT NULL,                  -- 'turn passage', 'turn statement', 'nugget run', ...
+    old_value TEXT,                      -- NULL: no label before
+    new_value TEXT,                      -- NULL: label removed (undo)
+    mode TEXT,
+    via TEXT,
+    at TEXT NOT NULL
+);
+
+-- Key/value settings of the study (judging mode blind|shown, ...).
+CREATE TABLE settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE INDEX label_history_by_source ON label_history(source, at);
+
+CREATE TRIGGER label_history_no_update BEFORE UPDATE ON label_history
+BEGIN SELECT RAISE(ABORT, 'label_history is append-only'); END;
+CREATE TRIGGER label_history_no_delete BEFORE DELETE ON label_history
+BEGIN SELECT RAISE(ABORT, 'label_history is append-only'); END;
+"""
+
+
+HISTORY_TABLES = {  # label table: (history kind, item expression, value expression); X. is NEW. or OLD.
+    "passage_labels": (
+        "passage",
+        "X.turn_id || ' ' || X.passage_id",
+        "COALESCE(CAST(X.grade AS TEXT), 'cannot-judge')",
+    ),
+    "ptkb_labels": ("ptkb", "X.turn_id || ' ' || X.statement_id", "CAST(X.relevant AS TEXT)"),
+    "ntr_labels": ("ntr", "X.turn_id || ' ' || X.nugget_id || ' ' || X.run", "CAST(X.match AS TEXT)"),
+    "response_labels": ("response", "X.turn_id || ' ' || X.run || ' ' || X.criterion", "CAST(X.value AS TEXT)"),
+}
+_NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+
+
+def _history_triggers(
+    table: str,
+    kind: str,
+    item: str,
+    value: str,
+    *,
+    mode: str = "X.mode",
+    via: str = "X.via",
+    at: str = "X.updated_at",
+    also_changed: str = " OR OLD.note IS NOT NEW.note",
+    deleted_via: str = "'undo'",
+    insert_when: str = "",
+) -> dict[str, str]:
+    """The insert, update and delete triggers that append a table's changes to ``label_history``.
+
+    ``item`` / ``value`` (and ``mode``, ``via``, ``at``) are SQL over the row written with ``X.``;
+    an update is recorded only when the value changed (or ``also_changed`` holds). Returns the three
+    CREATE TRIGGER statements by event, so a migration can replace one of them.
+    """
+
+    def row(prefix: str, expr: str) -> str:
+        return expr.replace("X.", prefix)
+
+    columns = "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at)"
+    old_value, new_value = row("OLD.", value), row("NEW.", value)
+    changed = f"{old_value} IS NOT {new_value}{also_changed.replace('X.', 'NEW.')}"
+    return {
+        "insert": f"""
+CREATE TRIGGER {table}_history_insert AFTER INSERT ON {table}{insert_when}
+BEGIN
+    {columns}
+    VALUES ('{kind}', NEW.source, {row("NEW.", item)}, NULL, {new_value}, {row("NEW.", mode)}, {row("NEW.", via)},
+            {row("NEW.", at)});
+END;
+""",
+        "update": f"""
+CREATE TRIGGER {table}_history_update AFTER UPDATE ON {table}
+WHEN {changed}
+BEGIN
+    {columns}
+    VALUES ('{kind}', NEW.source, {row("NEW.", item)}, {old_value}, {new_value}, {row("NEW.", mode)},
+            {row("NEW.", via)}, {row("NEW.", at)});
+END;
+""",
+        "delete": f"""
+CREATE TRIGGER {table}_history_delete AFTER DELETE ON {table}
+BEGIN
+    {columns}
+    VALUES ('{kind}', OLD.source, {row("OLD.", item)}, {old_value}, NULL, {row("OLD.", mode)}, {deleted_via}, {_NOW});
+END;
+""",
+    }
+
+
+def _label_triggers(table: str, **options) -> dict[str, str]:
+    return _history_triggers(table, *HISTORY_TABLES[table], **options)
+
+
+# (Schema 1 skipped inserts with via = 'bulk' in the trigger itself; from schema 5 on the bulk importer
+# drops and restores the insert trigger inside its own transaction instead.)
+for _table in HISTORY_TABLES:
+    _V1 += "".join(_label_triggers(_table, insert_when="\nWHEN NEW.via IS NOT 'bulk'").values())
+
+# Schema 5: faster bulk imports.
+# - The pool's CHECK on `method` is written as comparisons: SQLite 3.40 evaluates a CHECK with an
+#   IN list by building a temporary table for every inserted row, which tripled the cost of pooling.
+# - A bulk import is one history event (via 'bulk'); its label rows say via NULL like other imported
+#   labels (so later changes of them are never mistaken for bulk rows), and the history index covers
+#   (source, label_table), which every reader of the history names.
+# - Every insert trigger fires unconditionally (a bulk import drops it within its own transaction).
+_V5_HISTORY = """
+CREATE TABLE pool_v5 (
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    passage_id TEXT NOT NULL REFERENCES passages(id),
+    method TEXT NOT NULL CHECK (method = 'depth' OR method = 'qrels' OR method = 'adaptive' OR method = 'manual'),
+    detail TEXT,                         -- runs with ranks 'bm25@7 dense@2', 'qrels:nist', ...
+    best_rank INTEGER,
+    added_at TEXT NOT NULL,
+    PRIMARY KEY (turn_id, passage_id)
+) WITHOUT ROWID;
+INSERT INTO pool_v5 (turn_id, passage_id, method, detail, best_rank, added_at)
+    SELECT turn_id, passage_id, method, detail, best_rank, added_at FROM pool;
+DROP TABLE pool;
+ALTER TABLE pool_v5 RENAME TO pool;
+DROP INDEX label_history_by_source;
+CREATE INDEX label_history_by_source ON label_history(source, label_table);
+UPDATE passage_labels SET via = NULL WHERE via = 'bulk';
+""" + "".join(f"DROP TRIGGER {t}_history_insert;\n{_label_triggers(t)['insert']}" for t in HISTORY_TABLES)
+
+# Schema 6: nuggets, duplicate decisions and gold responses are annotations too: their changes join the
+# append-only history (values as JSON where a row has several fields), so an edited or deleted nugget
+# keeps its old text and span.
+_ANNOTATION = {"mode": "NULL", "also_changed": "", "deleted_via": "'delete'"}
+_V6_ANNOTATIONS = "".join(
+    "".join(triggers.values())
+    for triggers in (
+        _history_triggers(
+            "nuggets",
+            "nugget",
+            "X.turn_id || ' ' || X.key",
+            "json_object('text', X.text, 'relevance', X.relevance, 'passage_id', X.passage_id, "
+            "'start', X.start_char, 'end', X.end_char)",
+            via="X.span_method",
+            at=_NOW,
+            **_ANNOTATION,
+        ),
+        _history_triggers(
+            "nugget_duplicates",
+            "nugget-duplicate",
+            "X.turn_id || ' ' || X.nugget_a || ' ' || X.nugget_b",
+            "X.decision",
+            via="X.decided_by",
+            insert_when="\nWHEN NEW.decision IS NOT NULL",
+            **_ANNOTATION,
+        ),
+        _history_triggers(
+            "gold_responses",
+            "gold-response",
+            "X.turn_id",
+            "json_object('text', X.text, 'nuggets_used', X.nuggets_used)",
+            via="NULL",
+            **_ANNOTATION,
+        ),
+    )
+)
+
+from store.schema.crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd studies, batches, workers)
+from store.schema.llm import MIGRATION as _V2_LLM  # noqa: E402  (LLM pre-judgments, jobs)
+from store.schema.nuggets import MIGRATION as _V4_NUGGETS  # noqa: E402  (duplicates, response nuggets, aspects)
+
+MIGRATIONS: list[str] = [_V1, _V2_LLM, _V3_CROWD, _V4_NUGGETS, _V5_HISTORY, _V6_ANNOTATIONS]
