@@ -281,6 +281,72 @@ def kind_of_table(table: str) -> LabelKind:
     raise AssessError(f"{table!r} is not a label table")
 
 
+# ------------------------------------------------------------------------------------------- annotations
+
+
+class DuplicateDecision(StrEnum):
+    """An assessor's decision on a suggested pair of gold nuggets (a < b by id)."""
+
+    SAME = "same"
+    A_COVERS_B = "a_covers_b"
+    B_COVERS_A = "b_covers_a"
+    DISTINCT = "distinct"
+
+
+@dataclass(frozen=True)
+class AnnotationKind:
+    """A judgment that is not a single value on a scale: its table, item key, value and history kind.
+
+    Nugget decisions (spans, duplicates, gold responses) and crowd answers are declared here, beside
+    the label kinds, so every kind of human input the workbench stores has one entry.
+    """
+
+    name: str  # the history's ``label_table`` (None: not in the history)
+    table: str
+    item_columns: tuple[str, ...]
+    value: str  # what the value is
+    history: bool  # are its changes in label_history?
+    description: str
+
+
+ANNOTATION_KINDS: Mapping[str, AnnotationKind] = MappingProxyType(
+    {
+        "nugget": AnnotationKind(
+            name="nugget",
+            table="nuggets",
+            item_columns=("source", "turn_id", "key"),
+            value="text, relevance (NUGGET_RELEVANCE) and span (passage_id, start_char, end_char)",
+            history=True,
+            description="a gold nugget, as an exact span of a passage or typed text",
+        ),
+        "nugget-duplicate": AnnotationKind(
+            name="nugget-duplicate",
+            table="nugget_duplicates",
+            item_columns=("turn_id", "nugget_a", "nugget_b"),
+            value="decision: " + ", ".join(d.value for d in DuplicateDecision),
+            history=True,
+            description="whether two gold nuggets of a turn say the same thing",
+        ),
+        "gold-response": AnnotationKind(
+            name="gold-response",
+            table="gold_responses",
+            item_columns=("source", "turn_id"),
+            value="text and the nuggets it uses",
+            history=True,
+            description="an assessor's reference response for a turn",
+        ),
+        "crowd-answer": AnnotationKind(
+            name="crowd-answer",
+            table="crowd_answers",
+            item_columns=("assignment_id", "item_id"),
+            value="the study task's scale (MATCH for NtR, RESPONSE_VALUE for response criteria)",
+            history=False,  # kept as first given (a trigger refuses updates), so no history is needed
+            description="one crowd worker's answer to one item of a study; aggregated into a label source",
+        ),
+    }
+)
+
+
 # ------------------------------------------------------------------------------------------- records
 
 
