@@ -1,4 +1,4 @@
-"""AEPD (assess.measures.aepd): the paper's Figure 2 inputs (MEASURES.md section 4), degenerate turns,
+"""AEPD (assess.measures.aepd): the paper's Figure 2 inputs (docs/measures.md#aepd), degenerate turns,
 the P-D trade-off, and bounds."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ ROUNDED = 5e-7
 
 def test_figure_2_worked_example():
     # AEPD paper Figure 2 / Sections 3.2-3.3: 7 topic aspects, aspects 2, 3, 5 personal; the
-    # response covers aspect 1 (46 words), 2 (65) and 3 (16). Values from Eqs. 1-15 (MEASURES.md 4).
+    # response covers aspect 1 (46 words), 2 (65) and 3 (16). Values from Eqs. 1-15 (docs/measures.md#aepd).
     lengths = [46, 65, 16, 0, 0, 0, 0]
     personal = [False, True, True, False, True, False, False]
     s = score_aepd_turn(lengths, personal)
@@ -35,7 +35,7 @@ def test_figure_2_worked_example():
 
 
 def test_synthetic_turn():
-    # MEASURES.md 4, second example: a1 (personal, 30 words) and a3 (10 words) of 4 aspects.
+    # docs/measures.md#aepd, second example: a1 (personal, 30 words) and a3 (10 words) of 4 aspects.
     s = score_aepd_turn([30, 0, 10, 0], [True, False, False, False])
     assert s == pytest.approx({"NPP": 1 / 3, "NPCL": 2 / 3, "P": 2 / 9, "AR": 0.5, "CLU": 0.75, "D": 0.375})
 

@@ -1,4 +1,4 @@
-"""Agreement (assess.measures.agreement): the toy check of MEASURES.md section 8, cross-checks against
+"""Agreement (assess.measures.agreement): the toy check of docs/measures.md#agreement, cross-checks against
 scikit-learn and statsmodels, degenerate cases, properties, and real iKAT/CONE-RAG judgments."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from assess.measures.agreement import (
 from tests.conftest import shared_file
 
 SCALE = [0, 1, 2, 3, 4]
-# MEASURES.md 8, toy check: 10 items on the 0-4 scale, three annotators.
+# docs/measures.md#agreement, toy check: 10 items on the 0-4 scale, three annotators.
 A = [0, 1, 2, 3, 4, 2, 2, 1, 0, 3]
 B = [0, 2, 2, 3, 3, 2, 1, 1, 0, 4]
 C = [0, 1, 2, 4, 4, 2, 2, 0, 0, 3]

@@ -1,5 +1,5 @@
 """CAsT 2022 path measures (assess.measures.cast_paths): the overview's CPS example and the synthetic path
-of MEASURES.md section 6, the > / >= choice, and properties."""
+of docs/measures.md#cast-paths, the > / >= choice, and properties."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def test_cps_example_of_the_overview():
 
 
 def test_synthetic_path():
-    # MEASURES.md 6, theta = 0.33.
+    # docs/measures.md#cast-paths, theta = 0.33.
     assert ccg(SYNTHETIC) == pytest.approx(0.36)
     assert cps(SYNTHETIC, gamma=2) == pytest.approx(0.2)
     assert cps(SYNTHETIC, gamma=3) == pytest.approx(0.072)

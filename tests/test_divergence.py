@@ -1,4 +1,4 @@
-"""Divergences (assess.measures.divergence) against the verified numbers of MEASURES.md section 1.6."""
+"""Divergences (assess.measures.divergence) against the verified numbers of docs/measures.md#divergences."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from assess.measures.divergence import distr_sim, divergence, jsd, nmd, rnod, rn
 U3, U4 = uniform(3), uniform(4)
 
 
-# GFRC2 paper Tables 1-2 (DistrSim columns), re-derived in MEASURES.md 1.6. Published values are
+# GFRC2 paper Tables 1-2 (DistrSim columns), re-derived in docs/measures.md#jsd and #rnod. Published values are
 # rounded to 6 decimals; (1/2,1/2,0) was printed 0.809126 where the exact value is 0.8091254954,
 # a double-rounding artifact, hence its wider tolerance.
 @pytest.mark.parametrize(
@@ -34,7 +34,7 @@ def test_jsd_distr_sim_matches_gfrc2_tables(p, expected, tol):
 
 
 def test_jsd_point_mass_vs_uniform_is_exact():
-    # KL(p||m) = log2 1.5, KL(p*||m) = 1/3 (MEASURES.md 1.1)
+    # KL(p||m) = log2 1.5, KL(p*||m) = 1/3 (docs/measures.md#jsd)
     assert jsd((1, 0, 0), U3) == pytest.approx((math.log2(1.5) + 1 / 3) / 2, abs=1e-15)
     assert jsd((1 / 2, 1 / 2, 0), U3) == pytest.approx(
         (math.log2(6 / 5) + (2 / 3) * math.log2(4 / 5) + 1 / 3) / 2, abs=1e-15
@@ -45,7 +45,7 @@ def test_rnod_is_the_asymmetric_target_support_variant():
     # GFRC2 Table 1, HINDEX (0,0,0,1) vs uniform(4): DistrSim 0.404881 = 1 - sqrt(17/48).
     assert rnod((0, 0, 0, 1), U4) == pytest.approx(math.sqrt(17 / 48), abs=1e-15)
     assert distr_sim((0, 0, 0, 1), U4, "RNOD") == pytest.approx(0.404881, abs=5e-7)
-    # The symmetric RSNOD and NMD give other values (MEASURES.md 1.3, 1.6).
+    # The symmetric RSNOD and NMD give other values (docs/measures.md#rsnod, #nmd).
     assert distr_sim((0, 0, 0, 1), U4, "RSNOD") == pytest.approx(0.510527, abs=5e-7)
     assert distr_sim((0, 0, 0, 1), U4, "NMD") == pytest.approx(0.5, abs=1e-15)
     # Asymmetric: swapping achieved and target changes the averaging support.

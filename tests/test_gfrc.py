@@ -1,5 +1,5 @@
 """GFRC2 and GFRC (assess.measures.gfrc): golden values from the GFRC2 paper's Tables 1-5 (topic R112,
-MEASURES.md sections 2-3), an independent word-by-word reference implementation, and properties."""
+docs/measures.md#gfrc2 and #gfrc), an independent word-by-word reference implementation, and properties."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def nugget(turn, start, end, pronoun, level=2, hindex="G4"):
     return {"turn": turn, "start": start, "end": end, "level": level, "groups": {"PRONOUN": pronoun, "HINDEX": hindex}}
 
 
-# Spans from the paper's Figures 2-3 and the GWCrel/WCnonrel columns (MEASURES.md 2.2-2.3).
+# Spans from the paper's Figures 2-3 and the GWCrel/WCnonrel columns (docs/measures.md#gfrc2).
 COPWA = [
     nugget(1, 32, 33, "he"),
     nugget(1, 34, 36, "he"),
@@ -144,7 +144,7 @@ def test_table_4_position_weights_times_gain():
 
 
 def test_nmd_variant_for_hindex():
-    # MEASURES.md 2.4 (not published): EGF(HINDEX, NMD) = 0.003000 (COPWA) and 0.002500 (ORG).
+    # docs/measures.md#gfrc2 (not published): EGF(HINDEX, NMD) = 0.003000 (COPWA) and 0.002500 (ORG).
     attributes = [ATTRIBUTES[0], {**ATTRIBUTES[1], "divergence": "NMD"}]
     result = score_gfrc2_document(document(("COPWA", COPWA), ("ORG", ORG), attributes=attributes))
     assert result["COPWA"]["EGF"]["HINDEX"] == pytest.approx(0.003, abs=1e-12)

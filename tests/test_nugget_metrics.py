@@ -1,5 +1,5 @@
 """CONE-RAG nugget metrics (assess.measures.nugget_recall): hand-computed turns, the reference code's skip
-rules (MEASURES.md section 5), de-duplicated gold sets, the personal split, and the NtR crowd labels."""
+rules (docs/measures.md#nugget-recall), de-duplicated gold sets, the personal split, and the NtR crowd labels."""
 
 from __future__ import annotations
 

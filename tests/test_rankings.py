@@ -1,4 +1,4 @@
-"""Run evaluation (assess.measures.rankings): the trec_eval v10.0 toy regression (MEASURES.md 7.3),
+"""Run evaluation (assess.measures.rankings): the trec_eval v10.0 toy regression (docs/measures.md#trec_eval-conventions),
 averaging conventions, correlations, t-tests, PTKB measures, and real iKAT PTKB qrels."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ RUN = {
     "q1": {"d5": 10, "d4": 9, "d3": 8, "dX": 7, "d1": 6, "d7": 5, "d2": 5},
     "q2": {"e1": 3, "e3": 2, "e2": 1},
 }
-# trec_eval v10.0 output for the toy qrels/run, printed to 4 decimals (MEASURES.md 7.3):
+# trec_eval v10.0 output for the toy qrels/run, printed to 4 decimals (docs/measures.md#trec_eval-conventions):
 # measure -> (q1 -l1, q2 -l1, all -l1, q1 -l2, q2 -l2, all -l2); ir_measures names with rel=level.
 TOY = {
     "nDCG@3": (0.2366, 0.3471, 0.2919, 0.2366, 0.3471, 0.2919),

@@ -1,7 +1,7 @@
 """AEPD: personalization and diversification scores of a conversational turn.
 
-Hiramatsu, Takehi, Sakai (2025), BREV-RAG @ SIGIR-AP (../shared/papers/aepd-*), Section 3;
-MEASURES.md section 4; reference code ``risa-hira/AEPD`` ``AEPD_calculation.py``.
+Hiramatsu, Takehi, Sakai (2025), BREV-RAG @ SIGIR-AP, Section 3; docs/measures.md#aepd;
+reference code ``risa-hira/AEPD`` ``AEPD_calculation.py``.
 
 A turn lists the aspects A'_all of its topic. Each aspect is personal when it is linked to at
 least one profile (PTKB) statement (A'_per) and has the words the response spends on it; the

@@ -1,5 +1,5 @@
 """Inter-annotator agreement: Cohen's kappa (unweighted, linear, quadratic, binarised), per-group
-kappa, bootstrap intervals, Fleiss' kappa and Krippendorff's alpha. MEASURES.md section 8.
+kappa, bootstrap intervals, Fleiss' kappa and Krippendorff's alpha. docs/measures.md#agreement.
 
 Pure functions over plain sequences of labels. Labels are mapped to their index in an explicit
 ``scale`` (e.g. ``[0, 1, 2, 3, 4]``): weights use those indices, exactly like scikit-learn's

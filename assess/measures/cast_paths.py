@@ -1,9 +1,9 @@
 """TREC CAsT 2022 conversation-path measures: CCG, CPS, TBCCG and WTBCCG.
 
-TREC CAsT 2022 overview (../shared/papers/trec-cast-2022-overview.txt), Sections 3.1 and 5.1.1;
-MEASURES.md section 6. A path p = (t_1..t_n) is one root-to-leaf conversation of a topic tree,
-scored from its turns' scores s_t (officially NDCG@3 under the strict qrels); results are the mean
-over all paths of all topics (:func:`mean_over_paths`).
+TREC CAsT 2022 overview, Sections 3.1 and 5.1.1; docs/measures.md#cast-paths. A path
+p = (t_1..t_n) is one root-to-leaf conversation of a topic tree, scored from its turns' scores s_t
+(officially NDCG@3 under the strict qrels); results are the mean over all paths of all topics
+(:func:`mean_over_paths`).
 
 A turn "satisfies" the user when s_t > theta (theta = 0.33). The definitions use ">" while the
 paper's results discussion says ">="; we follow the definitions (``strict=True``) and offer

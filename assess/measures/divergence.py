@@ -1,7 +1,7 @@
 """Divergences between an achieved and a target probability distribution.
 
 Sakai's measures as used by GFR/GFRC/GFRC2 (group fairness) and AEPD (content-length uniformity);
-see ../shared/MEASURES.md section 1. Every divergence here lies in [0, 1], and
+see docs/measures.md#divergences. Every divergence here lies in [0, 1], and
 ``DistrSim = 1 - divergence``.
 
 Each function takes ``p`` (achieved) and ``target`` (gold) either as 1-D vectors (returns a float)
@@ -62,7 +62,7 @@ def jsd(p, target, *, check: bool = True):
     """Compute the Jensen-Shannon divergence in bits (nominal groups).
 
     JSD(p, p*) = (KL(p || m) + KL(p* || m)) / 2 with m = (p + p*) / 2 and KL in log base 2,
-    so JSD lies in [0, 1] (Sakai 2021, ACL; MEASURES.md 1.1). Zero entries contribute 0 (0 log 0 = 0).
+    so JSD lies in [0, 1] (Sakai 2021, ACL; docs/measures.md#jsd). Zero entries contribute 0 (0 log 0 = 0).
     Example: (1,0,0) vs uniform(3) gives 0.459148.
     """
     rows, t, single = _as_distributions(p, target, check=check)
@@ -75,7 +75,7 @@ def nmd(p, target, *, check: bool = True):
     """Compute the Normalised Match Distance (ordinal groups).
 
     NMD = sum_i |cp_i - cp*_i| / (|C| - 1) with cp the cumulative distributions, i.e. the earth
-    mover's distance between the histograms scaled to [0, 1] (MEASURES.md 1.2).
+    mover's distance between the histograms scaled to [0, 1] (docs/measures.md#nmd).
     Degenerate: with a single class (|C| = 1) both distributions are (1,) and NMD is 0.
     """
     rows, t, single = _as_distributions(p, target, check=check)
@@ -105,7 +105,7 @@ def rnod(p, target, *, check: bool = True):
 
     DW_i = sum_j |i - j| (p_j - p*_j)^2; OD = mean of DW_i over C* = {i : p*_i > 0}, the support
     of the TARGET (asymmetric, Sakai 2021 ACL Eqs. 12-13, as in NTCIREVAL ``sysgold2rnod``);
-    RNOD = sqrt(OD / (|C| - 1)) (MEASURES.md 1.3). Example: (0,0,0,1) vs uniform(4) gives
+    RNOD = sqrt(OD / (|C| - 1)) (docs/measures.md#rnod). Example: (0,0,0,1) vs uniform(4) gives
     sqrt(17/48) = 0.595119. Degenerate: |C| = 1 gives 0.
     """
     rows, t, single = _as_distributions(p, target, check=check)
@@ -120,7 +120,7 @@ def rsnod(p, target, *, check: bool = True):
     """Compute the symmetric RSNOD = sqrt((OD(p||p*) + OD(p*||p)) / 2 / (|C| - 1)).
 
     Not the measure GFRC/GFRC2 use (they use :func:`rnod`); kept so that the difference can be
-    shown and tested (MEASURES.md 1.3: (0,0,0,1) vs uniform(4) gives 0.489473, not 0.595119).
+    shown and tested (docs/measures.md#rsnod: (0,0,0,1) vs uniform(4) gives 0.489473, not 0.595119).
     Degenerate: |C| = 1 gives 0.
     """
     rows, t, single = _as_distributions(p, target, check=check)
@@ -137,7 +137,7 @@ def rnss(p, target, *, check: bool = True):
     """Compute the Root Normalised Sum of Squares RNSS = sqrt(sum_i (p_i - p*_i)^2 / 2).
 
     The largest sum of squares between two distributions is 2, so RNSS is in [0, 1]
-    (Sakai 2018 SIGIR; AEPD Eqs. 12-13; MEASURES.md 1.4).
+    (Sakai 2018 SIGIR; AEPD Eqs. 12-13; docs/measures.md#rnss).
     """
     rows, t, single = _as_distributions(p, target, check=check)
     values = np.sqrt(((rows - t) ** 2).sum(axis=1) / 2.0)

@@ -1,6 +1,7 @@
 """GFRC2 and the original GFRC: group fairness and relevance of generated conversations.
 
-Sakai, Tao, Song (2025), "GFRC2" (../shared/papers/gfrc2-*), Sections 2-3; MEASURES.md sections 2-3.
+Sakai, Tao, Song (2025), "Evaluating Group Fairness and Relevance in Conversational Search: An
+Alternative Formulation", Sections 2-3; docs/measures.md#gfrc2 and docs/measures.md#gfrc.
 
 A conversation is a sequence of words (user and system turns, split on whitespace upstream; the
 tokeniser is the caller's choice and should be recorded beside the scores). Each relevant nugget
@@ -63,7 +64,7 @@ def parse_attributes(items: Sequence[Mapping], *, source: str = "<data>") -> lis
     """Validate attribute-set declarations ``{"name", "kind", "groups", "target"?, "divergence"?}``.
 
     The target defaults to the uniform distribution over the groups; the divergence defaults to
-    JSD for nominal and RNOD for ordinal sets (NTCIREVAL README.groupfair; MEASURES.md 1.5).
+    JSD for nominal and RNOD for ordinal sets (NTCIREVAL README.groupfair; docs/measures.md#divergences).
     """
     if not isinstance(items, Sequence) or isinstance(items, (str, bytes)):
         _fail(source, "a list of attribute sets", type(items).__name__)

@@ -1,7 +1,7 @@
 """CONE-RAG nugget matching scores: NtN recall/precision and NtR recall, per turn and per run.
 
-Abbasiantaeb, Lupart et al. (2025), "Conversational Gold" (../shared/papers/cone-rag-*), Sections
-4.2-4.3 and 6.1; MEASURES.md section 5; reference code ``irlabamsterdam/CONE-RAG`` ``matching/NtN.py``
+Abbasiantaeb, Lupart et al. (2025), "Conversational Gold", Sections 4.2-4.3 and 6.1;
+docs/measures.md#nugget-recall; reference code ``irlabamsterdam/CONE-RAG`` ``matching/NtN.py``
 and ``matching/NtR.py``. The matching itself (NLI entailment, LLM or crowd yes/no) happens
 elsewhere; these functions take its outcome as plain sets and booleans.
 

@@ -1,6 +1,6 @@
 """Passage-ranking and PTKB-ranking evaluation under a qrels source, with ir_measures/pytrec_eval.
 
-MEASURES.md section 7. Inputs are plain dicts: qrels ``{qid: {docid: int label}}`` and runs
+docs/measures.md#run-rankings. Inputs are plain dicts: qrels ``{qid: {docid: int label}}`` and runs
 ``{run name: {qid: {docid: float score}}}``. Every measure is computed by ir_measures' pytrec_eval
 provider, i.e. exactly trec_eval: documents sorted by score descending, ties by docid descending;
 nDCG@k (``ndcg_cut.k``) with the raw label as linear gain; binary measures count label >= threshold
