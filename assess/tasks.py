@@ -374,10 +374,16 @@ class TurnContext(NamedTuple):
 
     turn_id: str
     conversation_id: str
-    utterance: str
-    resolved: str | None
+    title: str | None  # the conversation's title
+    utterance: str | None
+    resolved: str | None  # the manually resolved utterance, when the topic file has one
     history: tuple[Mapping, ...]  # earlier turns: {"turn_id", "utterance", "response"}
-    ptkb: tuple[Mapping, ...]  # {"statement_id", "text"}
+    ptkb: tuple[Mapping, ...]  # the user's statements: {"id", "text"}
+
+    @property
+    def query(self) -> str:
+        """The utterance a passage is judged against: the resolved one when there is one."""
+        return self.resolved or self.utterance or ""
 
 
 class NuggetSpan(NamedTuple):

@@ -14,17 +14,17 @@ from assess import ui
 from assess.errors import AssessError
 from assess.services import audit as scoreboard
 from assess.ui import plots
+from store import conversations
 from store import nuggets as store
-from store import queue
 
 ui.frame_guard(organizer=True)
 database = ui.db()
 st.title("Aspects (AEPD)")
 turn_id = ui.pick_turn(store.all_turns(database), "asp_turn")
-ctx = queue.turn_context(database, turn_id)
-statements = {s["id"]: s["text"] for s in ctx["ptkb"]}
+ctx = conversations.turn_context(database, turn_id)
+statements = {s["id"]: s["text"] for s in ctx.ptkb}
 st.markdown("**Utterance of the turn:**")
-ui.inert(ctx["resolved_utterance"] or ctx["utterance"] or "")
+ui.inert(ctx.query)
 listed = store.aspects(database, turn_id)
 by_id = {a["id"]: a for a in listed}
 number = {a["id"]: n for n, a in enumerate(listed, start=1)}

@@ -5,7 +5,7 @@ import streamlit as st
 from assess import ui
 from assess.errors import AssessError
 from assess.services import loading
-from store import exports, queue, stats
+from store import conversations, exports
 
 ui.frame_guard(organizer=True)
 database = ui.db()
@@ -31,17 +31,15 @@ if st.button("Import", disabled=upload is None, type="primary"):
         st.error(f"Nothing was imported. {exc}")
 
 st.subheader("Assign turns to an assessor")
-convs = stats.conversations(database)
+convs = conversations.conversations(database)
 c1, c2, c3 = st.columns(3)
 who = c1.text_input("Assessor name", key="assign_who")
 chosen = c2.multiselect("Conversations (all their pooled turns)", [c["id"] for c in convs], key="assign_convs")
-single = c3.multiselect(
-    "and/or single turns", queue.pooled_turns(database, [c["id"] for c in convs]), key="assign_turns"
-)
+single = c3.multiselect("and/or single turns", conversations.pooled_turns(database), key="assign_turns")
 if st.button("Assign", disabled=not (who and (chosen or single))):
     try:
-        turns = queue.pooled_turns(database, chosen) + [t for t in single if t.rsplit("_", 1)[0] not in chosen]
-        added = queue.assign(database, who, turns)
+        turns = conversations.pooled_turns(database, chosen) + [t for t in single if t.rsplit("_", 1)[0] not in chosen]
+        added = conversations.assign(database, who, turns)
         st.success(f"Assigned {added} new turns to {who}")
     except AssessError as exc:
         st.error(str(exc))

@@ -7,8 +7,8 @@ import streamlit as st
 
 from assess import ui
 from assess.errors import AssessError
+from store import conversations
 from store import nuggets as store
-from store import queue
 
 ui.frame_guard()
 database = ui.db()
@@ -21,10 +21,10 @@ sources = store.nugget_sources(database)
 default = [s for s in (name, "gold", "human") if s in sources] or sources[:1]
 with top[1]:
     chosen_sources = st.multiselect("Nuggets from", sources, default=default, key="gold_sources")
-ctx = queue.turn_context(database, turn_id)
-ui.line(f"Turn {turn_id}:", ctx["utterance"] or "")
-if ctx["resolved_utterance"]:
-    ui.line("Resolved:", ctx["resolved_utterance"], resolved=True)
+ctx = conversations.turn_context(database, turn_id)
+ui.line(f"Turn {turn_id}:", ctx.utterance or "")
+if ctx.resolved:
+    ui.line("Resolved:", ctx.resolved, resolved=True)
 with st.expander("Conversation so far and persona (PTKB)"):
     ui.conversation(ctx)
     ui.ptkb(ctx)

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from assess import settings, ui
-from store import stats
+from store import conversations, stats
 
 ui.frame_guard()
 database = ui.db()
@@ -33,7 +33,7 @@ else:
     st.dataframe(sources, hide_index=True, width="stretch")
 
 st.subheader("Conversations")
-st.dataframe(pd.DataFrame(stats.conversations(database)), hide_index=True, width="stretch")
+st.dataframe(pd.DataFrame(conversations.conversations(database)), hide_index=True, width="stretch")
 
 name = ui.assessor()
 if name:

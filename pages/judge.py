@@ -9,7 +9,7 @@ import streamlit as st
 from assess import ui
 from assess.formats import GRADES
 from assess.text import query_terms
-from store import prejudgments, queue
+from store import conversations, prejudgments, queue
 
 ui.frame_guard()
 database = ui.db()
@@ -52,8 +52,8 @@ with right:
         text=f"Turn {turn_id}: {done_turn} / {total_turn} judged · all: {prog['judged']} / {prog['total']}",
     )
     st.markdown(f"Passage `{passage_id}` ({pos + 1} of {len(state)})")
-    text = queue.passage_text(database, passage_id)
-    ui.show_passage(text, query_terms(ctx["resolved_utterance"] or ctx["utterance"]))
+    text = conversations.passage_text(database, passage_id)
+    ui.show_passage(text, query_terms(ctx.query))
     own = queue.label_of(database, name, "passage", turn_id, passage_id)
     if own:
         shown = "cannot judge" if own["value"] is None else f"{own['value']} ({GRADES[own['value']]})"

@@ -11,8 +11,8 @@ import streamlit as st
 from assess import nuggets as pure
 from assess import ui
 from assess.errors import AssessError
+from store import conversations, queue
 from store import nuggets as store
-from store import queue
 
 ui.frame_guard()
 database = ui.db()
@@ -36,11 +36,11 @@ relevance_source = top[1].selectbox(
 threshold = top[2].selectbox("Grade at least", [1, 2, 3, 4], index=1, key="nug_threshold")
 passages = store.relevant_passages(database, turn_id, source=relevance_source or None, threshold=threshold)
 
-ctx = queue.turn_context(database, turn_id)
-with st.expander(f"Conversation: {ctx['title'] or ctx['conversation_id']}", expanded=False):
+ctx = conversations.turn_context(database, turn_id)
+with st.expander(f"Conversation: {ctx.title or ctx.conversation_id}", expanded=False):
     ui.conversation(ctx)
     ui.ptkb(ctx)
-ui.line(f"Turn {turn_id}:", ctx["resolved_utterance"] or ctx["utterance"] or "")
+ui.line(f"Turn {turn_id}:", ctx.query)
 missing = store.passages_without_text(database, turn_id)
 if missing:
     st.caption(f"{missing} pooled passage(s) of this turn have no text (licensed ClueWeb22): not listed.")

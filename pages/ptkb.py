@@ -38,7 +38,7 @@ with right:
     st.progress(done_turn / total_turn, text=f"Turn {turn_id}: {done_turn} / {total_turn} statements labelled")
     st.markdown("Is this statement about the user **relevant** to answering the current turn?")
     for row in queue.turn_items(database, name, turn_id, task="ptkb"):
-        text = next(s["text"] for s in ctx["ptkb"] if s["id"] == row[1])
+        text = next(s["text"] for s in ctx.ptkb if s["id"] == row[1])
         own = queue.label_of(database, name, "ptkb", turn_id, row[1])
         mark = "·" if own is None else ("✅ relevant" if own["value"] else "✖ not relevant")
         current = row[1] == statement_id

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,11 @@ from assess.errors import AssessError
 from store.schema import MIGRATIONS
 
 BUSY_TIMEOUT_MS = 30_000
+
+
+def now() -> str:
+    """UTC time with milliseconds, the timestamp format used in every table."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def open_db(path: str | Path, *, migrate: bool = True) -> Database:

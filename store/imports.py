@@ -12,7 +12,6 @@ import contextlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import UTC, datetime
 from operator import attrgetter, itemgetter
 
 from sqlite_utils import Database
@@ -31,13 +30,7 @@ from assess.formats import (
     rank_run,
     read_text,
 )
-from store.db import write
-
-
-def now() -> str:
-    """UTC time with milliseconds, the timestamp format used in every table."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
+from store.db import now, write
 
 SOURCE_KINDS = ("assessor", "import", "llm", "adjudication", "organizers", "crowd")
 

@@ -8,7 +8,6 @@ in its own transaction the moment it is given; the history triggers record every
 
 from __future__ import annotations
 
-import json
 from typing import NamedTuple
 
 from sqlite_utils import Database
@@ -41,29 +40,6 @@ def sign_in(db: Database, name: str) -> str:
         with write(db):
             ensure_source(db, name, "assessor")
     return name
-
-
-def assign(db: Database, assessor: str, turn_ids: list[str]) -> int:
-    """Assign turns to an assessor (topics: pass all their turn ids); return how many are new."""
-    sign_in(db, assessor)
-    known = {r[0] for r in db.conn.execute("SELECT id FROM turns")}
-    missing = [t for t in turn_ids if t not in known]
-    if missing:
-        raise UnknownItem(f"unknown turn id {missing[0]!r}")
-    with write(db):
-        before = db.conn.total_changes
-        db.conn.executemany(
-            "INSERT INTO assignments (assessor, turn_id, assigned_at) VALUES (?,?,?) ON CONFLICT DO NOTHING",
-            [(assessor, t, now()) for t in turn_ids],
-        )
-        return db.conn.total_changes - before
-
-
-def unassign(db: Database, assessor: str, turn_ids: list[str]) -> None:
-    with write(db):
-        db.conn.executemany(
-            "DELETE FROM assignments WHERE assessor = ? AND turn_id = ?", [(assessor, t) for t in turn_ids]
-        )
 
 
 def get_setting(db: Database, key: str, default: str) -> str:
@@ -313,41 +289,7 @@ def undo(db: Database, source: str, task: str = "passage") -> tuple[str, str] | 
         return turn_id, item_id
 
 
-# ------------------------------------------------------------------------------------------- context
-
-
-def turn_context(db: Database, turn_id: str) -> dict:
-    """What the judging screen shows for a turn: conversation so far, resolved utterance, PTKB."""
-    turn = db.conn.execute(
-        "SELECT t.id, t.conversation_id, t.position, t.utterance, t.resolved_utterance, c.title "
-        "FROM turns t JOIN conversations c ON c.id = t.conversation_id WHERE t.id = ?",
-        (turn_id,),
-    ).fetchone()
-    if turn is None:
-        raise UnknownItem(f"unknown turn {turn_id!r}")
-    history = db.conn.execute(
-        "SELECT id, utterance, response FROM turns WHERE conversation_id = ? AND position < ? ORDER BY position",
-        (turn[1], turn[2]),
-    ).fetchall()
-    ptkb = db.conn.execute(
-        "SELECT statement_id, text FROM ptkb_statements WHERE conversation_id = ? "
-        "ORDER BY CAST(statement_id AS INTEGER), statement_id",
-        (turn[1],),
-    ).fetchall()
-    return {
-        "turn_id": turn[0],
-        "conversation_id": turn[1],
-        "title": turn[5],
-        "utterance": turn[3],
-        "resolved_utterance": turn[4],
-        "history": [{"turn_id": h[0], "utterance": h[1], "response": h[2]} for h in history],
-        "ptkb": [{"id": p[0], "text": p[1]} for p in ptkb],
-    }
-
-
-def passage_text(db: Database, passage_id: str) -> str | None:
-    row = db.conn.execute("SELECT text FROM passages WHERE id = ?", (passage_id,)).fetchone()
-    return None if row is None else row[0]
+# ------------------------------------------------------------------------------------------- reveal
 
 
 def revealed_labels(db: Database, assessor: str, task: str, turn_id: str, item_id: str) -> list[dict]:
@@ -369,21 +311,3 @@ def revealed_labels(db: Database, assessor: str, task: str, turn_id: str, item_i
         (turn_id, item_id, assessor),
     ).fetchall()
     return [{"source": r[0], "kind": r[1], "value": r[2]} for r in rows]
-
-
-def response_provenance(db: Database, turn_id: str) -> list[str]:
-    row = db.conn.execute("SELECT response_provenance FROM turns WHERE id = ?", (turn_id,)).fetchone()
-    return json.loads(row[0]) if row and row[0] else []
-
-
-def pooled_turns(db: Database, conversation_ids: list[str]) -> list[str]:
-    """The pooled turns of the given conversations, in order (what assigning a topic assigns)."""
-    marks = ",".join("?" * len(conversation_ids))
-    return [
-        r[0]
-        for r in db.conn.execute(
-            f"SELECT t.id FROM turns t WHERE t.conversation_id IN ({marks}) "
-            f"AND EXISTS (SELECT 1 FROM pool p WHERE p.turn_id = t.id) ORDER BY t.conversation_id, t.position",
-            conversation_ids,
-        )
-    ]

@@ -59,13 +59,3 @@ def sources(db: Database) -> list[dict]:
         "FROM sources s ORDER BY s.kind, s.name"
     )
     return rows
-
-
-def conversations(db: Database) -> list[dict]:
-    """Conversations with their turn counts and how many pooled pairs they hold."""
-    return db.execute_returning_dicts(
-        "SELECT c.id, c.title, c.collection, COUNT(DISTINCT t.id) AS turns, "
-        "(SELECT COUNT(*) FROM pool p JOIN turns t2 ON t2.id = p.turn_id WHERE t2.conversation_id = c.id) "
-        "AS pooled FROM conversations c LEFT JOIN turns t ON t.conversation_id = c.id "
-        "GROUP BY c.id ORDER BY c.collection, CAST(c.number AS INTEGER), c.number"
-    )

@@ -11,7 +11,7 @@ import pytest
 
 from assess.errors import AssessError
 from assess.services.loading import load_demo
-from store import open_db, queue
+from store import conversations, open_db, queue
 from tests.helpers import ROOT
 
 
@@ -76,7 +76,7 @@ def test_queue_resumes_at_first_unjudged_and_assignments_scope_it(demo):
     assert state.progress()["turns"]["101_1"] == [3, 16]
     assert state.move(items[1][:2], "next_unjudged") == 3
     assert state.move(items[1][:2], "prev") == 0 and state.move(None, None) == 3
-    queue.assign(demo, name, queue.pooled_turns(demo, ["102"]))
+    conversations.assign(demo, name, conversations.pooled_turns(demo, ["102"]))
     scoped = queue.queue(demo, name)
     assert {t for t, _, _ in scoped} == {f"102_{i}" for i in range(1, 7)}
     assert queue.queue(demo, "nobody-assigned", open_mode=False) == []

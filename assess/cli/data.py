@@ -244,21 +244,21 @@ def cmd_history(args) -> int:
 
 def cmd_assign(args) -> int:
     from assess.errors import AssessError
-    from store import queue
+    from store import conversations
 
     db = _open(args)
     if not args.conversation and not args.turn:
         raise AssessError("assign needs --conversation or --turn")
-    known = {r[0] for r in db.conn.execute("SELECT id FROM conversations")}
+    known = set(conversations.conversation_ids(db))
     for conv in args.conversation:
         if conv not in known:
             raise AssessError(f"unknown conversation {conv!r}")
-    turns = queue.pooled_turns(db, args.conversation) if args.conversation else []
+    turns = conversations.pooled_turns(db, args.conversation) if args.conversation else []
     turns += [t for t in args.turn if t not in turns]
     if args.remove:
-        queue.unassign(db, args.assessor, turns)
+        conversations.unassign(db, args.assessor, turns)
         print(f"{args.assessor}: {len(turns)} turns unassigned")
     else:
-        added = queue.assign(db, args.assessor, turns)
+        added = conversations.assign(db, args.assessor, turns)
         print(f"{args.assessor}: {added} new turns assigned ({len(turns)} given)")
     return 0

@@ -1,0 +1,135 @@
+"""Conversations, turns, passages, PTKB statements, pools and assignments: what gets judged.
+
+Turns are ordered everywhere as the queues order them: conversations in import order, then turn
+position within the conversation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from sqlite_utils import Database
+
+from assess.errors import UnknownItem
+from assess.tasks import TurnContext
+from store.db import column, now, row, rows, run, run_many, value, write
+
+_TURN_ORDER = "ORDER BY c.rowid, t.position"
+
+
+def conversations(db: Database) -> list[dict]:
+    """Conversations with their turn counts and how many pooled pairs they hold."""
+    return rows(
+        db,
+        "SELECT c.id, c.title, c.collection, COUNT(DISTINCT t.id) AS turns, "
+        "(SELECT COUNT(*) FROM pool p JOIN turns t2 ON t2.id = p.turn_id WHERE t2.conversation_id = c.id) "
+        "AS pooled FROM conversations c LEFT JOIN turns t ON t.conversation_id = c.id "
+        "GROUP BY c.id ORDER BY c.collection, CAST(c.number AS INTEGER), c.number",
+    )
+
+
+def conversation_ids(db: Database) -> list[str]:
+    """Every conversation id, in import order."""
+    return column(db, "SELECT id FROM conversations ORDER BY rowid")
+
+
+def pooled_turns(db: Database, conversation_ids: Sequence[str] | None = None) -> list[str]:
+    """Turns with pooled passages (of the given conversations, or all): conversation import order, then position.
+
+    This is what assigning a topic assigns and what the nugget pages offer.
+    """
+    where, params = "", ()
+    if conversation_ids is not None:
+        where = f"t.conversation_id IN ({', '.join('?' * len(conversation_ids))}) AND "
+        params = tuple(conversation_ids)
+    return column(
+        db,
+        "SELECT t.id AS id FROM turns t JOIN conversations c ON c.id = t.conversation_id "
+        f"WHERE {where}EXISTS (SELECT 1 FROM pool p WHERE p.turn_id = t.id) {_TURN_ORDER}",
+        params,
+    )
+
+
+def turn_context(db: Database, turn_id: str) -> TurnContext:
+    """What a judging screen shows for a turn: the conversation so far, the resolved utterance, the PTKB."""
+    turn = row(
+        db,
+        "SELECT t.conversation_id AS conversation_id, t.position AS position, t.utterance AS utterance, "
+        "t.resolved_utterance AS resolved, c.title AS title "
+        "FROM turns t JOIN conversations c ON c.id = t.conversation_id WHERE t.id = ?",
+        (turn_id,),
+    )
+    if turn is None:
+        raise UnknownItem(f"unknown turn {turn_id!r}")
+    history = rows(
+        db,
+        "SELECT id AS turn_id, utterance, response FROM turns WHERE conversation_id = ? AND position < ? "
+        "ORDER BY position",
+        (turn["conversation_id"], turn["position"]),
+    )
+    return TurnContext(
+        turn_id=turn_id,
+        conversation_id=turn["conversation_id"],
+        title=turn["title"],
+        utterance=turn["utterance"],
+        resolved=turn["resolved"],
+        history=tuple(history),
+        ptkb=tuple(ptkb_statements(db, turn["conversation_id"])),
+    )
+
+
+def ptkb_statements(db: Database, conversation_id: str) -> list[dict]:
+    """A conversation's PTKB statements as [{"id", "text"}], in statement number order."""
+    return rows(
+        db,
+        "SELECT statement_id AS id, text FROM ptkb_statements WHERE conversation_id = ? "
+        "ORDER BY CAST(statement_id AS INTEGER), statement_id",
+        (conversation_id,),
+    )
+
+
+def passage_text(db: Database, passage_id: str) -> str | None:
+    """A passage's text; None when only its id is known (judged iKAT texts are licensed).
+
+    An id the store has never seen is an error (:class:`UnknownItem`), not a missing text.
+    """
+    found = row(db, "SELECT text FROM passages WHERE id = ?", (passage_id,))
+    if found is None:
+        raise UnknownItem(f"unknown passage {passage_id!r}")
+    return found["text"]
+
+
+def response_provenance(db: Database, turn_id: str) -> list[str]:
+    """The passage ids the turn's canonical response was built from ([] when none are recorded)."""
+    stored = value(db, "SELECT response_provenance FROM turns WHERE id = ?", (turn_id,))
+    return json.loads(stored) if stored else []
+
+
+# ------------------------------------------------------------------------------------------- assignments
+
+
+def assign(db: Database, assessor: str, turn_ids: Sequence[str]) -> int:
+    """Assign turns to an assessor (topics: pass all their turn ids); return how many are new."""
+    from store.queue import sign_in  # the queue module owns assessor names
+
+    sign_in(db, assessor)
+    known = set(column(db, "SELECT id FROM turns"))
+    missing = [t for t in turn_ids if t not in known]
+    if missing:
+        raise UnknownItem(f"unknown turn id {missing[0]!r}")
+    with write(db):
+        added = 0
+        at = now()
+        for turn_id in turn_ids:
+            added += run(
+                db,
+                "INSERT INTO assignments (assessor, turn_id, assigned_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                (assessor, turn_id, at),
+            )
+        return added
+
+
+def unassign(db: Database, assessor: str, turn_ids: Sequence[str]) -> None:
+    with write(db):
+        run_many(db, "DELETE FROM assignments WHERE assessor = ? AND turn_id = ?", [(assessor, t) for t in turn_ids])
