@@ -1,0 +1,123 @@
+"""The app frame: the store of a script run, first start, sign-in, the organizer check, the page guard."""
+
+from __future__ import annotations
+
+import hmac
+
+import streamlit as st
+
+from assess import settings
+from assess.errors import AssessError
+from assess.ui.internals import legacy_pages_off
+from assess.ui.widgets import line
+
+legacy_pages_off()
+
+
+def db():
+    """Open the store for this script run (a new connection per run; never cached across threads)."""
+    from store import open_db
+
+    return open_db(settings.db_path())
+
+
+def ensure_started():
+    """Create the store on first start and load the embedded demo when it is empty."""
+    from assess.services.loading import is_empty, load_demo
+    from store import open_db
+
+    if st.session_state.get("_store_checked"):
+        return
+    database = open_db(settings.db_path())
+    if is_empty(database):
+        with st.spinner("First start: loading the demo data…"):
+            load_demo(database)
+    st.session_state["_store_checked"] = True
+
+
+def assessor() -> str | None:
+    """The signed-in assessor (session), or None."""
+    return st.session_state.get("assessor")
+
+
+def require_assessor(page: str) -> str:
+    """The signed-in assessor, or stop the page with how to sign in."""
+    name = assessor()
+    if not name:
+        st.info(f"Sign in with your assessor name in the sidebar, or open /{page}?assessor=NAME.")
+        st.stop()
+    return name
+
+
+def sign_in_from_query(database) -> None:
+    """Open mode: ``?assessor=NAME`` signs the assessor in."""
+    from store.queue import sign_in
+
+    name = st.query_params.get("assessor")
+    if name and name != st.session_state.get("assessor") and settings.open_mode():
+        try:
+            st.session_state["assessor"] = sign_in(database, name)
+        except AssessError as exc:
+            st.session_state["sign_in_error"] = str(exc)
+
+
+def sidebar_sign_in(database) -> None:
+    """Sign-in box in the sidebar (assessor name; organizer password when one is configured)."""
+    from store.queue import sign_in
+
+    with st.sidebar:
+        name = assessor()
+        if name:
+            line("Signed in as", name)
+            if st.button("Sign out", key="sign_out"):
+                st.session_state.pop("assessor", None)
+                st.query_params.pop("assessor", None)
+                st.rerun()
+        else:
+            with st.form("sign_in_form", border=False):
+                entered = st.text_input("Assessor name", key="sign_in_name")
+                if st.form_submit_button("Sign in"):
+                    try:
+                        st.session_state["assessor"] = sign_in(database, entered)
+                        st.rerun()
+                    except AssessError as exc:
+                        st.error(str(exc))
+        if "sign_in_error" in st.session_state:
+            st.error(st.session_state.pop("sign_in_error"))
+        password = settings.organizer_password()
+        if password and not st.session_state.get("organizer"):
+            entered = st.text_input("Organizer password", type="password", key="org_pw")
+            if entered:
+                if hmac.compare_digest(entered, password):
+                    st.session_state["organizer"] = True  # navigation, built after this, now lists them
+                else:
+                    st.error("Wrong organizer password")
+
+
+def is_organizer() -> bool:
+    """Organizer pages are open when no password is configured ($ASSESS_ORGANIZER_PASSWORD)."""
+    return settings.organizer_password() is None or bool(st.session_state.get("organizer"))
+
+
+def frame_guard(organizer: bool = False) -> None:
+    """First line of every page: make sure the app frame (app.py) is in charge.
+
+    Streamlit runs a script of a ``pages/`` folder directly (its legacy multipage mode) until a
+    session of the server has run ``st.navigation``; a first visitor of ``/judge`` or ``/data``
+    would then skip sign-in, the demo start-up and the organizer password. Turn that mode off and
+    rerun, which runs app.py with the same URL. Organizer pages also stop here without the password.
+    """
+    if not st.session_state.pop("_frame", False):  # app.py sets it on every run it makes
+        legacy_pages_off()
+        st.rerun()
+    if organizer and not is_organizer():
+        st.warning("This page is for organizers: enter the organizer password in the sidebar.")
+        st.stop()
+
+
+@st.cache_resource(show_spinner=False)
+def entailment_judge(model: str | None):
+    """The duplicate suggester: the NLI judge of ``model`` (cached per server), else the lexical one."""
+    from assess import nuggets as pure
+
+    return pure.configured_entailment(model)

@@ -1,0 +1,65 @@
+"""The one patch of Streamlit's private API (assess.ui.internals): it must still find what it patches,
+and it must still work, after every Streamlit upgrade. A failure here names the version and the piece."""
+
+from __future__ import annotations
+
+import streamlit
+
+
+def _pages_manager():
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError as exc:  # pragma: no cover - only after an incompatible upgrade
+        raise AssertionError(
+            f"Streamlit {streamlit.__version__} moved streamlit.runtime.pages_manager.PagesManager ({exc}); "
+            "update assess/ui/internals.py"
+        ) from None
+    assert hasattr(PagesManager, "uses_pages_directory"), (
+        f"Streamlit {streamlit.__version__}: PagesManager has no attribute 'uses_pages_directory'; "
+        "update assess/ui/internals.py"
+    )
+    return PagesManager
+
+
+def test_streamlit_still_has_what_the_patch_needs():
+    _pages_manager()
+
+
+def test_a_pages_folder_no_longer_switches_on_the_legacy_mode(tmp_path):
+    from assess.ui.internals import legacy_pages_off
+
+    manager = _pages_manager()
+    (tmp_path / "pages").mkdir()
+    script = tmp_path / "app.py"
+    script.write_text("")
+    saved = manager.uses_pages_directory
+    try:
+        legacy_pages_off()
+        manager.uses_pages_directory = None  # as on a fresh server, before any manager decided
+        manager(str(script))
+        assert manager.uses_pages_directory is False, (
+            f"Streamlit {streamlit.__version__}: a pages/ folder still turns on the legacy multipage mode "
+            "despite assess.ui.internals.legacy_pages_off"
+        )
+        legacy_pages_off()  # a second call keeps one patch
+        assert manager.uses_pages_directory is False
+    finally:
+        manager.uses_pages_directory = saved
+
+
+def test_without_the_patch_streamlit_would_use_the_pages_folder(tmp_path):
+    """Proves the test above tests something: Streamlit's own rule reads a pages/ folder as legacy mode."""
+    manager = _pages_manager()
+    (tmp_path / "pages").mkdir()
+    saved = manager.uses_pages_directory
+    try:
+        manager.uses_pages_directory = None
+        init = getattr(manager.__init__, "_assess_original", manager.__init__)  # Streamlit's own rule
+        instance = object.__new__(manager)
+        init(instance, str(tmp_path / "app.py"))
+        assert manager.uses_pages_directory is True, (
+            f"Streamlit {streamlit.__version__} no longer derives the legacy mode from a pages/ folder; "
+            "assess/ui/internals.py may be unnecessary"
+        )
+    finally:
+        manager.uses_pages_directory = saved
