@@ -19,6 +19,8 @@ from assess.ui.frame import (
 )
 from assess.ui.spans import picked_span, span_picker
 from assess.ui.widgets import (
+    AGREEMENT_TASKS,
+    agreement_panel,
     case_input,
     context_columns,
     conversation,
@@ -32,12 +34,15 @@ from assess.ui.widgets import (
     plain,
     ptkb,
     queue_overview,
+    ranking_panel,
     rubric,
     set_flash,
     show_passage,
 )
 
 __all__ = [
+    "AGREEMENT_TASKS",
+    "agreement_panel",
     "Cursor",
     "assessor",
     "case_input",
@@ -66,6 +71,7 @@ __all__ = [
     "plain",
     "ptkb",
     "queue_overview",
+    "ranking_panel",
     "release_keys_from_inputs",
     "require_assessor",
     "rubric",

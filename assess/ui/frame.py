@@ -118,6 +118,6 @@ def frame_guard(organizer: bool = False) -> None:
 @st.cache_resource(show_spinner=False)
 def entailment_judge(model: str | None):
     """The duplicate suggester: the NLI judge of ``model`` (cached per server), else the lexical one."""
-    from assess import nuggets as pure
+    from assess.llm.entailment import configured_entailment
 
-    return pure.configured_entailment(model)
+    return configured_entailment(model)

@@ -24,7 +24,7 @@ def span_picker(
 ) -> None:
     """Show ``text`` inertly with ``spans`` highlighted; selecting text and pressing ``shortcut`` (or the
     button) calls ``on_pick`` with the selection waiting in :func:`picked_span` (UTF-16 offsets)."""
-    from assess.nuggets import segments
+    from assess.nuggets.spans import segments
 
     data = {"id": item_id, "segments": segments(text, spans), "button": button, "key": shortcut, "hint": hint}
     _span_picker_component(key=key, data=data, on_span_change=on_pick, height="content")

@@ -190,3 +190,72 @@ def nugget_table(rows: list[dict], *, key: str) -> None:
         ]
     )
     st.dataframe(frame, hide_index=True, width="stretch", key=key)
+
+
+AGREEMENT_TASKS = ("passage", "ptkb", "ntr")
+"""The label kinds whose sources can be compared (one value per item on an integer scale)."""
+
+
+def agreement_panel(database, task: str, names: list[str], *, key: str, audit: bool = False):
+    """Compare two label sources of ``task``: pickers, the agreement metrics, the confusion matrix and
+    per-topic kappa. Returns (source A, source B, report).
+
+    The Scores page (``audit=False``) offers unweighted kappa and always draws; the judge audit
+    (``audit=True``) picks an LLM as source B, shows plain and weighted kappa side by side and draws
+    only when the two sources share items.
+    """
+    from assess.services.audit import agreement_from_store
+    from assess.ui import plots
+
+    c1, c2, c3, c4 = st.columns(4)
+    a = c1.selectbox("Source A", names, key=f"{key}_a")
+    if audit:
+        llm = [n for n in names if n.startswith("llm:")]
+        b_index = names.index(llm[0]) if llm and llm[0] != names[0] else 1
+        b = c2.selectbox("Source B (e.g. the LLM)", names, key=f"{key}_b", index=b_index)
+        weights = c3.selectbox("Weights", ["linear", "quadratic"], key=f"{key}_w")
+    else:
+        b = c2.selectbox("Source B", names, index=min(1, len(names) - 1), key=f"{key}_b")
+        weights = c3.selectbox("Weights", ["none", "linear", "quadratic"], key=f"{key}_w")
+    threshold = c4.number_input("Binarise at ≥", 0, 4, 2 if task == "passage" else 1, key=f"{key}_t")
+    report = agreement_from_store(
+        database, task, a, b, weights=None if weights == "none" else weights, threshold=threshold
+    )
+    if audit:
+        shown = {
+            "n": "n",
+            "agreement": "agreement",
+            "kappa_unweighted": "κ",
+            f"kappa_{weights}": f"κ {weights}",
+            "kappa_binary": f"κ binary (≥ {threshold})",
+        }
+    else:
+        shown = {name: name for name in ("n", "agreement", "kappa", "kappa_binary")}
+    for col, (name, label) in zip(st.columns(len(shown)), shown.items()):
+        value = report.get(name)
+        col.metric(label, "n/a" if value is None else (f"{value:,}" if name == "n" else f"{value:.3f}"))
+    if report["n"] or not audit:
+        prefix = "audit_" if audit else ""
+        figure(plots.confusion_heatmap(report, names=(a, b)), f"{prefix}confusion")
+        figure(plots.kappa_bars(report["per_topic"]), f"{prefix}kappa_per_topic")
+    return a, b, report
+
+
+def ranking_panel(database, a: str, b: str, *, key: str, name: str, empty: str, table: bool = False) -> None:
+    """The runs ranked by a measure under label sources ``a`` and ``b``: a scatter with Kendall's tau
+    (and, with ``table``, the scores themselves); ``empty`` is shown when the store holds no runs."""
+    import pandas as pd
+
+    from assess.services.audit import ranking_view
+    from assess.ui import plots
+
+    view = ranking_view(database, a, b)
+    if not view:
+        st.info(empty)
+        return
+    measure = st.selectbox("Measure", list(view), key=key)
+    scores = view[measure]
+    if table:
+        st.dataframe(pd.DataFrame({a: scores["a"], b: scores["b"]}), width="stretch")
+    labels = (f"{measure} under {a}", f"{measure} under {b}")
+    figure(plots.ranking_scatter(scores["a"], scores["b"], scores["kendall_tau"], labels=labels), name)
