@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from assess import formats
 from assess.errors import FormatError
+from assess.formats import trec
 
 
 def write(tmp_path, name, content, mode="w"):
@@ -227,7 +228,7 @@ def test_qrels_column_reader_agrees_with_the_line_reader(tmp_path_factory, lines
     included) or the same refusal, whatever the whitespace, blank lines, repeats or bad fields."""
     path = tmp_path_factory.mktemp("q") / "q.qrels"
     path.write_bytes((newline.join(lines) + (newline if final_newline else "")).encode("utf-8"))
-    expected = _outcome(lambda: formats._read_qrels(path, 0, 4, "passage id"))
+    expected = _outcome(lambda: trec._read_qrels(path, 0, 4, "passage id"))
     assert _outcome(lambda: formats.parse_qrels(path)) == expected
 
 
@@ -237,8 +238,8 @@ def test_qrels_well_formed_files_take_the_column_reader(tmp_path_factory, lines,
     path = tmp_path_factory.mktemp("q") / "q.qrels"
     path.write_bytes((newline.join(lines) + (newline if final_newline else "")).encode("utf-8"))
     keys = [(line.split()[0], line.split()[2]) for line in lines]
-    fast = formats._qrels_by_column(formats.read_text(path), 0, 4)
+    fast = trec._qrels_by_column(formats.read_text(path), 0, 4)
     assert (fast is not None) == (len(set(keys)) == len(keys))  # repeated items go line by line
     assert _outcome(lambda: formats.parse_qrels(path)) == _outcome(
-        lambda: formats._read_qrels(path, 0, 4, "passage id")
+        lambda: trec._read_qrels(path, 0, 4, "passage id")
     )

@@ -1,0 +1,160 @@
+"""iKAT files: topics (the 2023, 2024 and 2025 schemas) and generated responses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+from assess.formats.reading import JsonChecker, load_json
+
+
+class Turn(NamedTuple):
+    id: str
+    turn_number: int
+    utterance: str | None
+    resolved_utterance: str | None
+    response: str | None
+    relevant_ptkb: tuple[str, ...]
+    response_provenance: tuple[str, ...]
+    parent_turn_id: str | None = None
+
+
+class Conversation(NamedTuple):
+    id: str
+    number: str
+    title: str | None
+    year: int | None
+    ptkb: dict[str, str]
+    turns: tuple[Turn, ...]
+
+
+class ResponseRecord(NamedTuple):
+    turn_id: str
+    run: str
+    text: str
+    nuggets_used: tuple[str, ...] | None
+    line: int | None
+
+
+def parse_topics(path: str | Path, *, year: int | None = None) -> list[Conversation]:
+    """Read iKAT topics JSON: the 2023/2024 schema (``ptkb`` dict, ``turns``) or 2025 (``ptkb`` list, ``responses``).
+
+    Turn ids are ``<number>_<turn_id>`` as in the qrels. The year is taken from ``year`` or guessed
+    from the schema: string numbers with ``turns`` → 2023, int numbers → 2024, ``responses`` → 2025.
+    """
+    data, text = load_json(path)
+    check = JsonChecker(path, text)
+    if not isinstance(data, list):
+        check.fail((), "a list of conversations", data)
+    conversations = []
+    seen_turns: set[str] = set()
+    for ci, conv in enumerate(data):
+        if not isinstance(conv, dict):
+            check.fail((ci,), "a conversation object", conv)
+        number = check.get(conv, "number", (int, str), (ci,))
+        title = check.get(conv, "title", str, (ci,), required=False)
+        if "responses" in conv and "turns" not in conv:
+            schema_year = 2025
+            raw_ptkb = check.get(conv, "ptkb", list, (ci,))
+            ptkb = {}
+            for si, statement in enumerate(raw_ptkb):
+                if not isinstance(statement, str):
+                    check.fail((ci, "ptkb", si), "a statement string", statement)
+                ptkb[str(si + 1)] = statement
+            turns_key, utt_key, ptkb_key, prov_key = "responses", "user_utterance", "relevant_ptkbs", "citations"
+        else:
+            schema_year = 2024 if isinstance(number, int) else 2023
+            raw_ptkb = check.get(conv, "ptkb", dict, (ci,))
+            ptkb = {}
+            for key, statement in raw_ptkb.items():
+                if not isinstance(statement, str):
+                    check.fail((ci, "ptkb", key), "a statement string", statement)
+                ptkb[str(key).strip()] = statement
+            turns_key, utt_key, ptkb_key, prov_key = "turns", "utterance", "ptkb_provenance", "response_provenance"
+        conv_id = str(number).strip()
+        raw_turns = check.get(conv, turns_key, list, (ci,))
+        turns = []
+        for ti, t in enumerate(raw_turns):
+            tp = (ci, turns_key, ti)
+            if not isinstance(t, dict):
+                check.fail(tp, "a turn object", t)
+            turn_no = check.get(t, "turn_id", (int, str), tp)
+            try:
+                turn_no = int(turn_no)
+            except ValueError:
+                check.fail(tp + ("turn_id",), "an integer turn id", turn_no)
+            turn_id = f"{conv_id}_{turn_no}"
+            if turn_id in seen_turns:
+                check.fail(tp + ("turn_id",), "each turn id once", f"turn {turn_id} again")
+            seen_turns.add(turn_id)
+            relevant = check.get(t, ptkb_key, list, tp, required=False) or []
+            rel_keys = []
+            for ri, r in enumerate(relevant):
+                if isinstance(r, bool) or not isinstance(r, (int, str)):
+                    check.fail(tp + (ptkb_key, ri), "a PTKB statement number", r)
+                key = str(r).strip()
+                if key not in ptkb:
+                    # 2025 files may cite the statement text itself
+                    match = [k for k, s in ptkb.items() if s == r]
+                    if not match:
+                        check.fail(
+                            tp + (ptkb_key, ri),
+                            f"one of the conversation's PTKB keys {sorted(ptkb, key=_natural)}",
+                            str(r),
+                        )
+                    key = match[0]
+                rel_keys.append(key)
+            prov = check.get(t, prov_key, list, tp, required=False) or []
+            prov_ids = []
+            for pi, p in enumerate(prov):
+                if isinstance(p, dict):
+                    p = p.get("passage_id") or p.get("id") or p.get("doc_id")
+                if not isinstance(p, str):
+                    check.fail(tp + (prov_key, pi), "a passage id string", p)
+                prov_ids.append(p.strip())
+            turns.append(
+                Turn(
+                    id=turn_id,
+                    turn_number=turn_no,
+                    utterance=check.get(t, utt_key, str, tp, required=False),
+                    resolved_utterance=check.get(t, "resolved_utterance", str, tp, required=False),
+                    response=check.get(t, "response", str, tp, required=False),
+                    relevant_ptkb=tuple(dict.fromkeys(rel_keys)),
+                    response_provenance=tuple(dict.fromkeys(prov_ids)),
+                    parent_turn_id=(f"{conv_id}_{t['parent']}" if isinstance(t.get("parent"), (int, str)) else None),
+                )
+            )
+        conversations.append(Conversation(conv_id, str(number), title, year or schema_year, ptkb, tuple(turns)))
+    if not conversations:
+        check.fail((), "at least one conversation", "an empty list")
+    return conversations
+
+
+def _natural(key: str):
+    return (0, int(key), "") if key.isdigit() else (1, 0, key)
+
+
+def parse_responses(path: str | Path) -> list[ResponseRecord]:
+    """Read responses: CONE-RAG ``{turn: {run: text}}``, ``{turn: {run: {"response", "nuggets"}}}``
+    (response nuggets and the gold ``manual`` file), with the matched nugget texts when present."""
+    data, text = load_json(path)
+    check = JsonChecker(path, text)
+    if not isinstance(data, dict):
+        check.fail((), "an object {turn id: {run: response}}", data)
+    out = []
+    for turn, runs in data.items():
+        if not isinstance(runs, dict):
+            check.fail((turn,), "an object {run: response}", runs)
+        for run, value in runs.items():
+            used = None
+            if isinstance(value, dict):
+                body = check.get(value, "response", str, (turn, run))
+                nug = value.get("nuggets")
+                if isinstance(nug, dict) and isinstance(nug.get("matched"), list):
+                    used = tuple(str(x) for x in nug["matched"])
+            elif isinstance(value, str):
+                body = value
+            else:
+                check.fail((turn, run), "a response string or object", value)
+            out.append(ResponseRecord(turn.strip(), run.strip(), body, used, None))
+    return out

@@ -1,0 +1,100 @@
+"""CONE-RAG nugget files: gold nuggets, nugget-to-response (NtR) labels, and the nugget writer."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+from assess.errors import FormatError
+from assess.formats.reading import JsonChecker, load_json, read_lines, short
+from assess.tasks import MATCH, NUGGET_RELEVANCE
+
+
+class NuggetRecord(NamedTuple):
+    turn_id: str
+    key: str
+    text: str
+    relevance: int | None
+    line: int | None
+
+
+class NtrRecord(NamedTuple):
+    batch: str
+    turn_id: str
+    nugget_key: str  # '[k]'
+    run: str
+    match: int
+    line: int
+
+
+_NUGGET_KEY = re.compile(r"^\[?(\d+)\]?$")
+_RELEVANCE = f"a relevance {NUGGET_RELEVANCE.low}..{NUGGET_RELEVANCE.high}"
+_MATCHES = {str(v) for v in MATCH.values}
+
+
+def parse_nuggets(path: str | Path) -> list[NuggetRecord]:
+    """Read CONE-RAG gold nuggets: ``{turn: {"[k]": {"text", "relevance"}}}`` (k 1-based)."""
+    data, text = load_json(path)
+    check = JsonChecker(path, text)
+    if not isinstance(data, dict):
+        check.fail((), "an object {turn id: {nugget key: nugget}}", data)
+    out = []
+    for turn, nuggets in data.items():
+        if not isinstance(nuggets, dict):
+            check.fail((turn,), "an object of nuggets", nuggets)
+        for key, nugget in nuggets.items():
+            if not _NUGGET_KEY.match(key.strip()):
+                check.fail((turn,), "nugget keys like '[1]'", key)
+            if isinstance(nugget, str):
+                nugget = {"text": nugget}
+            if not isinstance(nugget, dict):
+                check.fail((turn, key), "a nugget object with 'text'", nugget)
+            body = check.get(nugget, "text", str, (turn, key))
+            rel = nugget.get("relevance")
+            if rel is not None:
+                try:
+                    rel = int(rel)
+                except (TypeError, ValueError):
+                    check.fail((turn, key, "relevance"), _RELEVANCE, rel)
+                if rel not in NUGGET_RELEVANCE:
+                    check.fail((turn, key, "relevance"), _RELEVANCE, str(rel))
+            k = "[" + _NUGGET_KEY.match(key.strip()).group(1) + "]"
+            out.append(NuggetRecord(turn.strip(), k, body, rel, None))
+    return out
+
+
+# The id of one NtR label: batch, conversation, turn number, nugget number (1-based), run.
+NTR_ID = re.compile(r"^(?P<batch>[^_\s]+)_(?P<conv>[^_\s]+)_(?P<turn>\d+)_(?P<k>\d+)_(?P<run>\S+)$")
+
+
+def parse_ntr_labels(path: str | Path) -> list[NtrRecord]:
+    """Read NtR labels (CONE-RAG TSV): ``<batch>_<conv>_<turn>_<k>_<run>`` then ``0|1``."""
+    out = []
+    for number, text in read_lines(path):
+        fields = text.split()
+        if len(fields) != 2:
+            raise FormatError(
+                path, number, "2 fields (<batch>_<conv>_<turn>_<k>_<run>, 0|1)", f"{len(fields)} fields: {short(text)}"
+            )
+        m = NTR_ID.match(fields[0])
+        if not m:
+            raise FormatError(path, number, "an id <batch>_<conv>_<turn>_<k>_<run>", short(fields[0]))
+        if fields[1] not in _MATCHES:
+            raise FormatError(path, number, "a label 0 or 1", short(fields[1]))
+        out.append(NtrRecord(m["batch"], f"{m['conv']}_{m['turn']}", f"[{m['k']}]", m["run"], int(fields[1]), number))
+    if not out:
+        raise FormatError(path, None, "at least one label line", "an empty file")
+    return out
+
+
+def nuggets_to_json(rows: Iterable[tuple[str, str, str, int | None]]) -> dict:
+    """Build the CONE-RAG nugget layout from (turn, key, text, relevance) rows."""
+    out: dict[str, dict] = {}
+    for turn, key, body, rel in rows:
+        entry = {"text": body}
+        if rel is not None:
+            entry["relevance"] = str(rel)
+        out.setdefault(turn, {})[key] = entry
+    return out
