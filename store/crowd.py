@@ -43,7 +43,7 @@ from assess.crowd.rules import (
     worker_report,
 )
 from assess.errors import AssessError, FormatError, UnknownItem
-from store.db import write
+from store.db import each, row, write
 from store.imports import ensure_source, now
 
 
@@ -547,7 +547,7 @@ def _rejected(db: Database, study: str) -> set[str]:
     }
 
 
-def _items(db: Database, study: str) -> dict[int, dict]:
+def study_items(db: Database, study: str) -> dict[int, dict]:
     """Every item of the study with its content keys and (regular items) its batch label."""
     rows = db.conn.execute(
         "SELECT i.id, i.turn_id, i.run, i.nugget_id, n.key, n.text, i.criterion, i.known_answer, "
@@ -659,7 +659,7 @@ def aggregated_rows(db: Database, study: str) -> list[dict]:
     """The aggregated label of every regular item with answers: votes, mean, tie, label (None: undecided)."""
     s = get_study(db, study)
     votes = aggregate(answers(db, study), s.config, rejected=_rejected(db, study))
-    items = _items(db, study)
+    items = study_items(db, study)
     rows = []
     for item, vote in votes.items():
         it = items[item]
@@ -681,53 +681,29 @@ def aggregated_rows(db: Database, study: str) -> list[dict]:
     return rows
 
 
-def compare(db: Database, study: str, other: str) -> dict:
-    """Accuracy and Cohen's kappa of the study's current majority labels against the NtR label source
-    ``other``, as ``agreement --task ntr --a crowd:NAME --b OTHER`` gives them after ``aggregate``
-    (items matched on turn, nugget text and run; undecided items left out), computed from the
-    answers now, so nothing needs to be written first and nothing is written. A study imported
-    with labels only (no worker answers) is compared through its stored labels."""
-    from assess.measures.agreement import agreement_report
-    from assess.services.audit import agreement_from_store
+def has_assignments(db: Database, study: str) -> bool:
+    """Did any worker take a batch of the study (an imported study with labels only has none)?"""
+    return row(db, "SELECT 1 AS one FROM crowd_assignments WHERE study = ? LIMIT 1", (study,)) is not None
 
-    s = get_study(db, study)
-    if s.task != "ntr":
-        raise AssessError("--compare works for NtR studies (agreement --task ntr)")
-    sources = {r[0] for r in db.conn.execute("SELECT DISTINCT source FROM ntr_labels")}
-    if other not in sources:
-        raise AssessError(
-            f"source {other!r} has no ntr labels; sources with ntr labels: {', '.join(sorted(sources)) or 'none'}"
-        )
-    if (
-        s.status == "imported"
-        and not db.conn.execute("SELECT 1 FROM crowd_assignments WHERE study = ? LIMIT 1", (study,)).fetchone()
-    ):
-        rep = agreement_from_store(db, "ntr", s.source, other, weights=None, threshold=None)
-        return {"n": rep["n"], "accuracy": rep["agreement"], "kappa": rep["kappa"], "from": "stored labels"}
+
+def ntr_labels_by_text(db: Database, source: str) -> dict[tuple[str, str, str], list[int]]:
+    """The NtR labels of ``source`` keyed by (turn, nugget text, run), as crowd studies match them."""
     theirs = defaultdict(list)
-    for turn, text, run, match in db.conn.execute(
-        "SELECT l.turn_id, n.text, l.run, l.match FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id "
-        "WHERE l.source = ?",
-        (other,),
+    for r in each(
+        db,
+        "SELECT l.turn_id AS turn_id, n.text AS text, l.run AS run, l.match AS match FROM ntr_labels l "
+        "JOIN nuggets n ON n.id = l.nugget_id WHERE l.source = ?",
+        (source,),
     ):
-        theirs[(turn, text, run)].append(match)
-    items = _items(db, study)
-    mine, other_labels = [], []
-    for r in aggregated_rows(db, study):
-        if r["label"] is None:
-            continue
-        for value in theirs.get((r["turn_id"], items[r["item_id"]]["nugget"], r["run"]), ()):
-            mine.append(r["label"])
-            other_labels.append(value)
-    rep = agreement_report(mine, other_labels, scale=(0, 1), ci=False)
-    return {"n": rep["n"], "accuracy": rep["agreement"], "kappa": rep["kappa"], "from": "current majority"}
+        theirs[(r["turn_id"], r["text"], r["run"])].append(r["match"])
+    return theirs
 
 
 def raw_rows(db: Database, study: str) -> list[dict]:
     """Every answer (completed and unfinished assignments), with worker, batch, test flag, known answer,
     time, and whether QC keeps it."""
     s = get_study(db, study)
-    items = _items(db, study)
+    items = study_items(db, study)
     given = answers(db, study, completed_only=False)
     verdict = screen_assignments(given, s.config.qc, s.config.bad_threshold)
     extra = {
@@ -779,7 +755,7 @@ def write_aggregate(db: Database, study: str) -> dict:
     (a label written by an earlier run is removed)."""
     s = get_study(db, study)
     rows = [r for r in aggregated_rows(db, study) if r["label"] is not None]
-    items = _items(db, study)
+    items = study_items(db, study)
     stamp = now()
     c = db.conn
     with write(db):

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from assess.crowd import rules as crowd
 from assess.crowd.rules import Answer, KnownAnswer, StudyConfig
 from assess.errors import AssessError, FormatError
+from assess.services import crowd as crowd_service
 from assess.services.loading import load_demo
 from store import crowd as store_crowd
 from store import open_db
@@ -580,7 +581,7 @@ def test_compare_uses_the_current_majority_without_aggregate(demo, tmp_path):
     # batch 1: 10 pairs, all three answer as the LLM did -> 10 decided labels equal to llm:demo-gpt
     llm = [oracle(crowd.ItemView(r["item_id"], "ntr", "")) for r in store_crowd.aggregated_rows(demo, "demo")]
     assert len(llm) == 10 and 0 < sum(llm) < 10
-    assert store_crowd.compare(demo, "demo", "llm:demo-gpt") == {
+    assert crowd_service.compare(demo, "demo", "llm:demo-gpt") == {
         "n": 10,
         "accuracy": 1.0,
         "kappa": 1.0,
@@ -602,18 +603,18 @@ def test_compare_uses_the_current_majority_without_aggregate(demo, tmp_path):
             ),
         )
     # per item: a (= llm) against d, e (both the opposite): 2 to 1 -> every decided label is the opposite
-    result = store_crowd.compare(demo, "demo", "llm:demo-gpt")
+    result = crowd_service.compare(demo, "demo", "llm:demo-gpt")
     assert (result["n"], result["accuracy"]) == (10, 0.0) and result["kappa"] < 0
     with pytest.raises(AssessError, match="source 'llm:nobody' has no ntr labels"):
-        store_crowd.compare(demo, "demo", "llm:nobody")
+        crowd_service.compare(demo, "demo", "llm:nobody")
     store_crowd.create_demo_study(demo, "response")
     with pytest.raises(AssessError, match="NtR studies"):
-        store_crowd.compare(demo, "demo-response", "llm:demo-gpt")
+        crowd_service.compare(demo, "demo-response", "llm:demo-gpt")
     # a study imported with labels only is compared through its stored labels
     path = tmp_path / "labels.tsv"
     path.write_text("1_101_1_1_demo-dense\t1\n1_101_1_2_demo-dense\t0\n")
     store_crowd.import_ntr_study(demo, str(path), crowd.parse_crowd_ntr(path), study="plain", nugget_source="gold")
-    plain = store_crowd.compare(demo, "plain", "llm:demo-gpt")
+    plain = crowd_service.compare(demo, "plain", "llm:demo-gpt")
     assert (plain["n"], plain["from"]) == (2, "stored labels")
 
 

@@ -11,6 +11,7 @@ import pytest
 from assess.llm import clients as judges
 from assess.llm.clients import JudgeConfigError, OpenAIJudge, Reply, complete_all, endpoint_settings
 from tests.stub_llm import Reply as StubReply
+from tests.stub_llm import stub_llm  # noqa: F401  (fixture)
 
 MESSAGES = [{"role": "user", "content": "Grade this passage."}]
 

@@ -344,11 +344,12 @@ def _fmt(value, digits: int = 3) -> str:
 
 
 def cmd_report(args) -> int:
+    from assess.services import crowd as crowd_service
     from store import crowd as store_crowd
 
     db = _open(args)
     result = store_crowd.report(db, args.name)
-    result["compare"] = {other: store_crowd.compare(db, args.name, other) for other in args.compare}
+    result["compare"] = {other: crowd_service.compare(db, args.name, other) for other in args.compare}
     if args.json:
         print(json.dumps(result, default=str))
         return 0

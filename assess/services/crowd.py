@@ -1,0 +1,39 @@
+"""Crowd studies beside other label sources: the store's answers and labels combined with the agreement measures."""
+
+from __future__ import annotations
+
+from assess.errors import AssessError
+from assess.measures.agreement import agreement_report
+from assess.services.audit import agreement_from_store
+from store import crowd as store_crowd
+from store import labels
+
+
+def compare(db, study: str, other: str) -> dict:
+    """Accuracy and Cohen's kappa of the study's current majority labels against the NtR label source
+    ``other``, as ``agreement --task ntr --a crowd:NAME --b OTHER`` gives them after ``aggregate``
+    (items matched on turn, nugget text and run; undecided items left out), computed from the
+    answers now, so nothing needs to be written first and nothing is written. A study imported
+    with labels only (no worker answers) is compared through its stored labels."""
+    s = store_crowd.get_study(db, study)
+    if s.task != "ntr":
+        raise AssessError("--compare works for NtR studies (agreement --task ntr)")
+    sources = labels.sources(db, "ntr")
+    if other not in sources:
+        raise AssessError(
+            f"source {other!r} has no ntr labels; sources with ntr labels: {', '.join(sorted(sources)) or 'none'}"
+        )
+    if s.status == "imported" and not store_crowd.has_assignments(db, study):
+        rep = agreement_from_store(db, "ntr", s.source, other, weights=None, threshold=None)
+        return {"n": rep["n"], "accuracy": rep["agreement"], "kappa": rep["kappa"], "from": "stored labels"}
+    theirs = store_crowd.ntr_labels_by_text(db, other)
+    items = store_crowd.study_items(db, study)
+    mine, other_labels = [], []
+    for r in store_crowd.aggregated_rows(db, study):
+        if r["label"] is None:
+            continue
+        for value in theirs.get((r["turn_id"], items[r["item_id"]]["nugget"], r["run"]), ()):
+            mine.append(r["label"])
+            other_labels.append(value)
+    rep = agreement_report(mine, other_labels, scale=(0, 1), ci=False)
+    return {"n": rep["n"], "accuracy": rep["agreement"], "kappa": rep["kappa"], "from": "current majority"}
