@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from assess.formats.reading import JsonChecker, load_json
+from assess.formats.reading import JsonChecker, load_json, per_turn
 
 
 class Turn(NamedTuple):
@@ -137,24 +137,17 @@ def _natural(key: str):
 def parse_responses(path: str | Path) -> list[ResponseRecord]:
     """Read responses: CONE-RAG ``{turn: {run: text}}``, ``{turn: {run: {"response", "nuggets"}}}``
     (response nuggets and the gold ``manual`` file), with the matched nugget texts when present."""
-    data, text = load_json(path)
-    check = JsonChecker(path, text)
-    if not isinstance(data, dict):
-        check.fail((), "an object {turn id: {run: response}}", data)
     out = []
-    for turn, runs in data.items():
-        if not isinstance(runs, dict):
-            check.fail((turn,), "an object {run: response}", runs)
-        for run, value in runs.items():
-            used = None
-            if isinstance(value, dict):
-                body = check.get(value, "response", str, (turn, run))
-                nug = value.get("nuggets")
-                if isinstance(nug, dict) and isinstance(nug.get("matched"), list):
-                    used = tuple(str(x) for x in nug["matched"])
-            elif isinstance(value, str):
-                body = value
-            else:
-                check.fail((turn, run), "a response string or object", value)
-            out.append(ResponseRecord(turn.strip(), run.strip(), body, used, None))
+    for check, turn, run, value in per_turn(path, "an object {turn id: {run: response}}", "an object {run: response}"):
+        used = None
+        if isinstance(value, dict):
+            body = check.get(value, "response", str, (turn, run))
+            nug = value.get("nuggets")
+            if isinstance(nug, dict) and isinstance(nug.get("matched"), list):
+                used = tuple(str(x) for x in nug["matched"])
+        elif isinstance(value, str):
+            body = value
+        else:
+            check.fail((turn, run), "a response string or object", value)
+        out.append(ResponseRecord(turn.strip(), run.strip(), body, used, None))
     return out

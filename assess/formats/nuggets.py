@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from assess.errors import FormatError
-from assess.formats.reading import JsonChecker, load_json, read_lines, short
+from assess.formats.reading import per_turn, read_lines, short
 from assess.tasks import MATCH, NUGGET_RELEVANCE
 
 
@@ -36,32 +36,25 @@ _MATCHES = {str(v) for v in MATCH.values}
 
 def parse_nuggets(path: str | Path) -> list[NuggetRecord]:
     """Read CONE-RAG gold nuggets: ``{turn: {"[k]": {"text", "relevance"}}}`` (k 1-based)."""
-    data, text = load_json(path)
-    check = JsonChecker(path, text)
-    if not isinstance(data, dict):
-        check.fail((), "an object {turn id: {nugget key: nugget}}", data)
     out = []
-    for turn, nuggets in data.items():
-        if not isinstance(nuggets, dict):
-            check.fail((turn,), "an object of nuggets", nuggets)
-        for key, nugget in nuggets.items():
-            if not _NUGGET_KEY.match(key.strip()):
-                check.fail((turn,), "nugget keys like '[1]'", key)
-            if isinstance(nugget, str):
-                nugget = {"text": nugget}
-            if not isinstance(nugget, dict):
-                check.fail((turn, key), "a nugget object with 'text'", nugget)
-            body = check.get(nugget, "text", str, (turn, key))
-            rel = nugget.get("relevance")
-            if rel is not None:
-                try:
-                    rel = int(rel)
-                except (TypeError, ValueError):
-                    check.fail((turn, key, "relevance"), _RELEVANCE, rel)
-                if rel not in NUGGET_RELEVANCE:
-                    check.fail((turn, key, "relevance"), _RELEVANCE, str(rel))
-            k = "[" + _NUGGET_KEY.match(key.strip()).group(1) + "]"
-            out.append(NuggetRecord(turn.strip(), k, body, rel, None))
+    for check, turn, key, nugget in per_turn(path, "an object {turn id: {nugget key: nugget}}", "an object of nuggets"):
+        if not _NUGGET_KEY.match(key.strip()):
+            check.fail((turn,), "nugget keys like '[1]'", key)
+        if isinstance(nugget, str):
+            nugget = {"text": nugget}
+        if not isinstance(nugget, dict):
+            check.fail((turn, key), "a nugget object with 'text'", nugget)
+        body = check.get(nugget, "text", str, (turn, key))
+        rel = nugget.get("relevance")
+        if rel is not None:
+            try:
+                rel = int(rel)
+            except (TypeError, ValueError):
+                check.fail((turn, key, "relevance"), _RELEVANCE, rel)
+            if rel not in NUGGET_RELEVANCE:
+                check.fail((turn, key, "relevance"), _RELEVANCE, str(rel))
+        k = "[" + _NUGGET_KEY.match(key.strip()).group(1) + "]"
+        out.append(NuggetRecord(turn.strip(), k, body, rel, None))
     return out
 
 

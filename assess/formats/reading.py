@@ -70,6 +70,15 @@ def to_int(path, line, value: str, what: str) -> int:
         raise FormatError(path, line, what, short(value)) from None
 
 
+def split_fields(path, line: int, text: str, count: int, expected: str) -> list[str]:
+    """The whitespace-separated fields of a line that must have ``count`` of them (``expected`` names them)."""
+    fields = text.split()
+    if len(fields) != count:
+        found = f"{len(fields)} field{'s' if len(fields) != 1 else ''}: {short(text)}"
+        raise FormatError(path, line, f"{count} fields ({expected})", found)
+    return fields
+
+
 def load_json(path: str | Path) -> tuple[Any, str]:
     """Parse a JSON file; return (value, text). Invalid UTF-8 or JSON names the line."""
     path = Path(path)
@@ -163,3 +172,19 @@ class JsonChecker:
             name = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
             self.fail(json_path + (key,), f"a {name}", value)
         return value
+
+
+def per_turn(path: str | Path, top: str, inner: str) -> Iterator[tuple[JsonChecker, str, str, Any]]:
+    """(checker, turn id, key, value) for each entry of a JSON file shaped ``{turn id: {key: value}}``.
+
+    ``top`` and ``inner`` say what the file and each turn's object should be, for the error message.
+    """
+    data, text = load_json(path)
+    check = JsonChecker(path, text)
+    if not isinstance(data, dict):
+        check.fail((), top, data)
+    for turn, entries in data.items():
+        if not isinstance(entries, dict):
+            check.fail((turn,), inner, entries)
+        for key, value in entries.items():
+            yield check, turn, key, value

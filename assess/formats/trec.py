@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from assess.errors import FormatError
-from assess.formats.reading import paused_gc, read_lines, read_text, short, to_int
+from assess.formats.reading import paused_gc, read_lines, read_text, short, split_fields, to_int
 from assess.tasks import GRADES, PTKB_RELEVANCE
 
 
@@ -73,14 +73,7 @@ def _read_qrels(path: str | Path, low: int, high: int, item: str) -> list[Qrel]:
     valid = {str(g): g for g in range(low, high + 1)}
     new_qrel = tuple.__new__
     for number, text in read_lines(path):
-        fields = text.split()
-        if len(fields) != 4:
-            raise FormatError(
-                path,
-                number,
-                f"4 fields (turn id, 0, {item}, grade)",
-                f"{len(fields)} field{'s' if len(fields) != 1 else ''}: {short(text)}",
-            )
+        fields = split_fields(path, number, text, 4, f"turn id, 0, {item}, grade")
         turn, _iteration, item_id, grade_text = fields
         grade = valid.get(grade_text)
         if grade is None:
@@ -110,14 +103,7 @@ def parse_run(path: str | Path) -> list[RunRow]:
     """Read a TREC run: ``turn Q0 passage rank score tag`` per line."""
     rows = []
     for number, text in read_lines(path):
-        fields = text.split()
-        if len(fields) != 6:
-            raise FormatError(
-                path,
-                number,
-                "6 fields (turn id, Q0, passage id, rank, score, run tag)",
-                f"{len(fields)} field{'s' if len(fields) != 1 else ''}: {short(text)}",
-            )
+        fields = split_fields(path, number, text, 6, "turn id, Q0, passage id, rank, score, run tag")
         turn, _q0, passage, rank_text, score_text, tag = fields
         rank = to_int(path, number, rank_text, "an integer rank")
         try:
