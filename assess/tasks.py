@@ -399,3 +399,42 @@ class NuggetSpan(NamedTuple):
         if isinstance(start, bool) or isinstance(end, bool) or not (0 <= start < end <= len(source)):
             raise InvalidSpan(f"span {start}:{end} does not lie inside a text of {len(source)} characters")
         return cls(start, end, source[start:end])
+
+
+# ------------------------------------------------------------------------------------------- tables
+
+EXPORT_TABLES: tuple[str, ...] = (
+    LABEL_KINDS[Task.PASSAGE].table,
+    LABEL_KINDS[Task.PTKB].table,
+    "nuggets",
+    LABEL_KINDS[Task.NTR].table,
+    LABEL_KINDS[Task.RESPONSE].table,
+    "gold_responses",
+    "label_history",
+    "pool",
+    "rankings",
+    "sources",
+    "assignments",
+)
+"""The tables ``export table`` writes out: the label kinds' tables among the other tables that hold labels
+or say where they came from (this order is the command's ``--table`` choices)."""
+
+UNSOURCED_TABLES: tuple[str, ...] = ("pool", "rankings", "assignments")
+"""Exportable tables without a label source column."""
+
+IMPORT_KINDS: tuple[str, ...] = (
+    "topics",
+    "qrels",
+    "ptkb-qrels",
+    "run",
+    "passages",
+    "nuggets",
+    "responses",
+    "ntr-labels",
+)
+"""The kinds of file ``import`` (and the Import page) reads, in the order they are offered."""
+
+DEFAULT_SOURCES: Mapping[str, str] = MappingProxyType(
+    {"qrels": "nist", "ptkb-qrels": "nist", "nuggets": "human", "ntr-labels": "crowd:mturk"}
+)
+"""The label source an imported file's labels go to when none is named."""

@@ -7,13 +7,12 @@ from typing import NamedTuple
 from sqlite_utils import Database
 
 from assess.errors import AssessError
+from assess.tasks import PTKB_KEYS, Task, label_kind
+from store import labels
+from store.db import each, rows
 
-TASKS = {
-    # task: (table, item columns, value column, scale)
-    "passage": ("passage_labels", ("turn_id", "passage_id"), "grade", (0, 1, 2, 3, 4)),
-    "ptkb": ("ptkb_labels", ("turn_id", "statement_id"), "relevant", (0, 1)),
-    "ntr": ("ntr_labels", ("turn_id", "nugget_id", "run"), "match", (0, 1)),
-}
+COMPARABLE = (Task.PASSAGE, Task.PTKB, Task.NTR)
+"""The tasks two sources can be aligned on (response criteria are not compared)."""
 
 
 class Pairs(NamedTuple):
@@ -28,55 +27,63 @@ def label_pairs(db: Database, task: str, a: str, b: str) -> Pairs:
     """The items both sources labelled (cannot-judge left out), with both labels, in item order.
 
     NtR items are matched on (turn, nugget text, run) so that two nugget sources with the same
-    texts (e.g. the same gold file imported twice) still align.
+    texts (e.g. the same gold file imported twice) still align. PTKB labels are compared as
+    relevant (> 0) or not, since imported PTKB qrels may be graded.
     """
-    if task not in TASKS:
-        raise AssessError(f"task is one of {', '.join(TASKS)}, not {task!r}")
-    table, cols, value, scale = TASKS[task]
-    known = {r[0] for r in db.conn.execute(f"SELECT DISTINCT source FROM {table}")}
+    if task not in COMPARABLE:
+        raise AssessError(f"task is one of {', '.join(COMPARABLE)}, not {task!r}")
+    kind = label_kind(task)
+    known = labels.sources(db, kind.task)
     for name in (a, b):
         if name not in known:
             raise AssessError(
                 f"source {name!r} has no {task} labels; sources with {task} labels: "
                 f"{', '.join(sorted(known)) or 'none'}"
             )
-    if task == "ntr":
-        sql = (
-            "SELECT la.turn_id, na.text, la.run, la.match, lb.match, t.conversation_id "
-            "FROM ntr_labels la JOIN nuggets na ON na.id = la.nugget_id "
+    if kind.task is Task.NTR:
+        found = rows(
+            db,
+            "SELECT la.turn_id AS turn_id, na.text AS nugget, la.run AS run, la.match AS a, lb.match AS b, "
+            "t.conversation_id AS topic FROM ntr_labels la JOIN nuggets na ON na.id = la.nugget_id "
             "JOIN ntr_labels lb ON lb.source = ? AND lb.turn_id = la.turn_id AND lb.run = la.run "
             "JOIN nuggets nb ON nb.id = lb.nugget_id AND nb.text = na.text "
-            "JOIN turns t ON t.id = la.turn_id WHERE la.source = ? ORDER BY la.turn_id, na.text, la.run"
+            "JOIN turns t ON t.id = la.turn_id WHERE la.source = ? ORDER BY la.turn_id, na.text, la.run",
+            (b, a),
         )
-        rows = db.conn.execute(sql, (b, a)).fetchall()
-        return Pairs([r[:3] for r in rows], [r[3] for r in rows], [r[4] for r in rows], [r[5] for r in rows], scale)
+        items = [(r["turn_id"], r["nugget"], r["run"]) for r in found]
+        return Pairs(
+            items, [r["a"] for r in found], [r["b"] for r in found], [r["topic"] for r in found], kind.scale.values
+        )
+    cols, value = kind.item_columns, kind.value_column
     on = " AND ".join(f"lb.{c} = la.{c}" for c in cols)
-    sql = (
-        f"SELECT {', '.join('la.' + c for c in cols)}, la.{value}, lb.{value}, t.conversation_id "
-        f"FROM {table} la JOIN {table} lb ON {on} AND lb.source = ? JOIN turns t ON t.id = la.turn_id "
-        f"WHERE la.source = ? AND la.{value} IS NOT NULL AND lb.{value} IS NOT NULL "
-        f"ORDER BY {', '.join('la.' + c for c in cols)}"
+    found = rows(
+        db,
+        f"SELECT {', '.join(f'la.{c} AS {c}' for c in cols)}, la.{value} AS a, lb.{value} AS b, "
+        f"t.conversation_id AS topic FROM {kind.table} la JOIN {kind.table} lb ON {on} AND lb.source = ? "
+        f"JOIN turns t ON t.id = la.turn_id WHERE la.source = ? AND la.{value} IS NOT NULL "
+        f"AND lb.{value} IS NOT NULL ORDER BY {', '.join('la.' + c for c in cols)}",
+        (b, a),
     )
-    rows = db.conn.execute(sql, (b, a)).fetchall()
-    k = len(cols)
-    if task == "ptkb":  # graded PTKB labels count as relevant when > 0
-        rows = [(*r[:k], int(r[k] > 0), int(r[k + 1] > 0), r[k + 2]) for r in rows]
-    return Pairs([r[:k] for r in rows], [r[k] for r in rows], [r[k + 1] for r in rows], [r[k + 2] for r in rows], scale)
+    scale, a_values, b_values = kind.scale.values, [r["a"] for r in found], [r["b"] for r in found]
+    if kind.task is Task.PTKB:
+        scale, a_values, b_values = PTKB_KEYS.values, [int(v > 0) for v in a_values], [int(v > 0) for v in b_values]
+    items = [tuple(r[c] for c in cols) for r in found]
+    return Pairs(items, a_values, b_values, [r["topic"] for r in found], scale)
 
 
 def qrels_of(db: Database, source: str) -> dict[str, dict[str, int]]:
     """One source's passage labels as {turn: {passage: grade}} ('cannot judge' left out)."""
     out: dict[str, dict[str, int]] = {}
-    for turn, passage, grade in db.conn.execute(
-        "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = ? AND grade IS NOT NULL", (source,)
+    for r in each(
+        db, "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = ? AND grade IS NOT NULL", (source,)
     ):
-        out.setdefault(turn, {})[passage] = grade
+        out.setdefault(r["turn_id"], {})[r["passage_id"]] = r["grade"]
     return out
 
 
 def runs_of(db: Database) -> dict[str, dict[str, dict[str, float]]]:
     """Every stored ranking run as {run: {turn: {passage: score}}}."""
     out: dict[str, dict[str, dict[str, float]]] = {}
-    for run, turn, passage, score in db.conn.execute("SELECT run, turn_id, passage_id, score FROM rankings"):
-        out.setdefault(run, {}).setdefault(turn, {})[passage] = score
+    for r in each(db, "SELECT run, turn_id, passage_id, score FROM rankings"):
+        out.setdefault(r["run"], {}).setdefault(r["turn_id"], {})[r["passage_id"]] = r["score"]
     return out

@@ -164,6 +164,13 @@ def column(db: Database, sql: str, params: Sequence | Mapping = ()) -> list:
     return out
 
 
+def frame(db: Database, sql: str, params: Sequence | Mapping = ()):
+    """The rows of ``sql`` as a pandas DataFrame (columns as the query names them, even with no rows)."""
+    import pandas as pd
+
+    return pd.read_sql_query(sql, db.conn, params=params)
+
+
 def run(db: Database, sql: str, params: Sequence | Mapping = ()) -> int:
     """Execute one writing statement; return the number of rows it changed."""
     return db.execute(sql, params).rowcount

@@ -7,33 +7,28 @@ from collections.abc import Iterator
 from sqlite_utils import Database
 
 from assess.errors import AssessError
-
-LABEL_TABLES = (
-    "passage_labels",
-    "ptkb_labels",
-    "nuggets",
-    "ntr_labels",
-    "response_labels",
-    "gold_responses",
-    "label_history",
-    "pool",
-    "rankings",
-    "sources",
-    "assignments",
-)
+from assess.tasks import EXPORT_TABLES, UNSOURCED_TABLES, Task, kind_of_table
+from store import labels
+from store.db import column, each, frame, row
 
 
 def require_source(db: Database, source: str) -> None:
     """Refuse a label source name the store does not have, listing the ones it has."""
-    if not db.conn.execute("SELECT 1 FROM sources WHERE name = ?", (source,)).fetchone():
-        names = [r[0] for r in db.conn.execute("SELECT name FROM sources ORDER BY name")]
+    if row(db, "SELECT 1 AS known FROM sources WHERE name = ?", (source,)) is None:
+        names = column(db, "SELECT name FROM sources ORDER BY name")
         raise AssessError(f"no label source named {source!r}; the store has: {', '.join(names) or 'none'}")
+
+
+def _triples(db: Database, sql: str, params: tuple) -> Iterator[tuple]:
+    for r in each(db, sql, params):
+        yield tuple(r.values())
 
 
 def passage_qrels(db: Database, source: str) -> Iterator[tuple[str, str, int]]:
     """(turn, passage, grade) of ``source`` in turn order; 'cannot judge' labels are left out."""
     require_source(db, source)
-    yield from db.conn.execute(
+    yield from _triples(
+        db,
         "SELECT l.turn_id, l.passage_id, l.grade FROM passage_labels l JOIN turns t ON t.id = l.turn_id "
         "WHERE l.source = ? AND l.grade IS NOT NULL "
         "ORDER BY t.conversation_id, t.position, l.passage_id",
@@ -44,7 +39,8 @@ def passage_qrels(db: Database, source: str) -> Iterator[tuple[str, str, int]]:
 def ptkb_qrels(db: Database, source: str) -> Iterator[tuple[str, str, int]]:
     """(turn, statement, relevance) of ``source`` in turn and statement order."""
     require_source(db, source)
-    yield from db.conn.execute(
+    yield from _triples(
+        db,
         "SELECT l.turn_id, l.statement_id, l.relevant FROM ptkb_labels l JOIN turns t ON t.id = l.turn_id "
         "WHERE l.source = ? ORDER BY t.conversation_id, t.position, "
         "CAST(l.statement_id AS INTEGER), l.statement_id",
@@ -56,7 +52,8 @@ def nuggets(db: Database, source: str, *, dedup: bool = False) -> Iterator[tuple
     """(turn, key, text, relevance) of ``source``; ``dedup`` keeps only the de-duplicated set."""
     require_source(db, source)
     where = " AND n.in_dedup = 1" if dedup else ""
-    yield from db.conn.execute(
+    yield from _triples(
+        db,
         "SELECT n.turn_id, n.key, n.text, n.relevance FROM nuggets n JOIN turns t ON t.id = n.turn_id "
         f"WHERE n.source = ?{where} ORDER BY t.conversation_id, t.position, n.id",
         (source,),
@@ -65,27 +62,23 @@ def nuggets(db: Database, source: str, *, dedup: bool = False) -> Iterator[tuple
 
 def table_frame(db: Database, table: str, source: str | None = None):
     """Any label table as a pandas DataFrame (optionally one source's rows)."""
-    import pandas as pd
-
-    if table not in LABEL_TABLES:
-        raise AssessError(f"unknown table {table!r}; choose one of {', '.join(LABEL_TABLES)}")
+    if table not in EXPORT_TABLES:
+        raise AssessError(f"unknown table {table!r}; choose one of {', '.join(EXPORT_TABLES)}")
     sql, params = f"SELECT * FROM {table}", ()
-    if source is not None and table not in ("pool", "rankings", "assignments"):
+    if source is not None and table not in UNSOURCED_TABLES:
         col = "name" if table == "sources" else "source"
         sql, params = sql + f" WHERE {col} = ?", (source,)
-    return pd.read_sql_query(sql, db.conn, params=params)
+    return frame(db, sql, params)
 
 
 def qrels_text(db: Database, source: str, task: str = "passage") -> str:
     """TREC qrels text of one source: passage qrels (task 'passage') or PTKB qrels (task 'ptkb')."""
     from assess.formats import format_qrels
 
-    rows = passage_qrels(db, source) if task == "passage" else ptkb_qrels(db, source)
+    rows = passage_qrels(db, source) if task == Task.PASSAGE else ptkb_qrels(db, source)
     return "".join(format_qrels(rows))
 
 
 def label_sources(db: Database, table: str = "passage_labels") -> list[str]:
-    """Names of the sources that hold labels in ``table``."""
-    if table not in LABEL_TABLES:
-        raise AssessError(f"unknown table {table!r}")
-    return [r[0] for r in db.conn.execute(f"SELECT DISTINCT source FROM {table} ORDER BY source")]
+    """Names of the sources that hold labels in the label table ``table``."""
+    return labels.sources(db, kind_of_table(table).task)

@@ -18,8 +18,7 @@ from sqlite_utils import Database
 
 from assess.errors import AssessError
 from assess.tasks import LabelKind, Task, label_kind
-from store.db import column, each, row, rows, run, run_many, write
-from store.imports import now
+from store.db import column, each, now, row, rows, run, run_many, write
 
 Item = tuple[str, ...]
 
@@ -221,9 +220,32 @@ def last_change(db: Database, source: str, history_kind: str) -> tuple[str, str 
     return None
 
 
+CANNOT_JUDGE = "cannot-judge"
+"""How the passage history triggers spell a NULL grade (fixed by the shipped migrations)."""
+
+
 def _history_value(kind: LabelKind, old: str) -> int | None:
     """A value as the history triggers wrote it back to the table's value ('cannot-judge' is NULL)."""
-    return None if old == "cannot-judge" else int(old)
+    return None if old == CANNOT_JUDGE else int(old)
+
+
+def history_text(task: str | Task, value: int | None) -> str | None:
+    """A label value as the history triggers write it (the inverse of reading it back)."""
+    kind = label_kind(task)
+    if value is None:
+        return CANNOT_JUDGE if kind.scale.missing else None
+    return str(value)
+
+
+def get_by_history_item(db: Database, task: str | Task, source: str, history_item: str) -> dict | None:
+    """:func:`get` for an item spelled as the history spells it (item columns joined by spaces)."""
+    kind = label_kind(task)
+    joined = " || ' ' || ".join(kind.item_columns)
+    return row(
+        db,
+        f"SELECT {kind.value_column} AS value, note, mode, via FROM {kind.table} WHERE source = ? AND {joined} = ?",
+        (source, history_item),
+    )
 
 
 def undo(db: Database, task: str | Task, source: str) -> Item | None:

@@ -14,10 +14,12 @@ from sqlite_utils import Database
 
 from assess.errors import AssessError, UnknownItem
 from assess.queueing import QueueOrder, QueueState
-from store.db import write
-from store.imports import ensure_source, now
+from assess.tasks import PTKB_KEYS, STUDY_MODES, JudgingMode, Task, label_kind
+from store import labels
+from store.db import each, row, run, write
+from store.imports import ensure_source
 
-MODES = ("blind", "reveal", "shown")
+MODES = tuple(m.value for m in STUDY_MODES)
 
 
 class QueueItem(NamedTuple):
@@ -33,23 +35,24 @@ def sign_in(db: Database, name: str) -> str:
     name = (name or "").strip()
     if not name or len(name) > 64 or any(c.isspace() for c in name) or ":" in name:
         raise AssessError("an assessor name is 1-64 characters without spaces or ':'")
-    row = db.conn.execute("SELECT kind FROM sources WHERE name = ?", (name,)).fetchone()
-    if row and row[0] != "assessor":
-        raise AssessError(f"{name!r} is the name of a {row[0]} label source; choose another assessor name")
-    if not row:
+    found = row(db, "SELECT kind FROM sources WHERE name = ?", (name,))
+    if found and found["kind"] != "assessor":
+        raise AssessError(f"{name!r} is the name of a {found['kind']} label source; choose another assessor name")
+    if not found:
         with write(db):
             ensure_source(db, name, "assessor")
     return name
 
 
 def get_setting(db: Database, key: str, default: str) -> str:
-    row = db.conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
-    return row[0] if row else default
+    found = row(db, "SELECT value FROM settings WHERE key = ?", (key,))
+    return default if found is None else found["value"]
 
 
 def set_setting(db: Database, key: str, value: str) -> None:
     with write(db):
-        db.conn.execute(
+        run(
+            db,
             "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
@@ -59,70 +62,64 @@ def judging_mode(db: Database) -> str:
     """The study's judging mode: 'blind' (default: no other source's label is ever shown),
     'reveal' (blind-then-reveal: LLM labels appear only after one's own label is committed), or
     'shown' (LLM labels are shown before judging)."""
-    return get_setting(db, "judging_mode", "blind")
+    return get_setting(db, "judging_mode", JudgingMode.BLIND.value)
 
 
 # ------------------------------------------------------------------------------------------- queues
 
-_TASKS = {
-    # task: (item source query, label table, item column, value column)
-    "passage": (
-        "SELECT p.turn_id AS turn_id, p.passage_id AS item_id FROM pool p",
-        "passage_labels",
-        "passage_id",
-        "grade",
-    ),
-    "ptkb": (
+_ITEMS = {
+    # the items a task's queue holds, as (turn_id, item_id) rows
+    Task.PASSAGE: "SELECT p.turn_id AS turn_id, p.passage_id AS item_id FROM pool p",
+    Task.PTKB: (
         "SELECT t0.id AS turn_id, s.statement_id AS item_id FROM turns t0 "
-        "JOIN ptkb_statements s ON s.conversation_id = t0.conversation_id",
-        "ptkb_labels",
-        "statement_id",
-        "relevant",
+        "JOIN ptkb_statements s ON s.conversation_id = t0.conversation_id"
     ),
 }
 
 
 def _scope(db: Database, assessor: str, open_mode: bool) -> tuple[str, tuple]:
-    has = db.conn.execute("SELECT 1 FROM assignments WHERE assessor = ? LIMIT 1", (assessor,)).fetchone()
-    if has:
+    if row(db, "SELECT 1 AS assigned FROM assignments WHERE assessor = ? LIMIT 1", (assessor,)):
         return "q.turn_id IN (SELECT turn_id FROM assignments WHERE assessor = ?)", (assessor,)
     if open_mode:
-        return "1", ()
-    return "0", ()
+        return "1 = 1", ()
+    return "1 = 0", ()
 
 
-def _order_sql(task: str, where: str) -> str:
-    items = _TASKS[task][0]
-    order_item = "q.item_id" if task == "passage" else "CAST(q.item_id AS INTEGER), q.item_id"
-    return (
-        f"SELECT q.turn_id, q.item_id FROM ({items}) q "
+def _ordered(db: Database, task: str, where: str, params: tuple) -> QueueOrder:
+    """The task's items matching ``where``: conversation import order, turn position, then item id
+    (statement ids numerically)."""
+    task = Task(task)
+    order_item = "q.item_id" if task is Task.PASSAGE else "CAST(q.item_id AS INTEGER), q.item_id"
+    sql = (
+        f"SELECT q.turn_id AS turn_id, q.item_id AS item_id FROM ({_ITEMS[task]}) q "
         f"JOIN turns t ON t.id = q.turn_id JOIN conversations c ON c.id = t.conversation_id "
         f"WHERE {where} ORDER BY c.rowid, t.position, {order_item}"
     )
+    return QueueOrder.of((r["turn_id"], r["item_id"]) for r in each(db, sql, params))
 
 
 def queue_order(db: Database, assessor: str, *, task: str = "passage", open_mode: bool = True) -> QueueOrder:
     """The assessor's items in judging order (cacheable until :func:`queue_version` changes)."""
     where, params = _scope(db, assessor, open_mode)
-    return QueueOrder.of(db.conn.execute(_order_sql(task, where), params))
+    return _ordered(db, task, where, params)
 
 
 def queue_version(db: Database, assessor: str) -> tuple:
     """Changes whenever the pool, the turns or the assessor's assignments change."""
-    return tuple(
-        db.conn.execute(
-            "SELECT (SELECT COUNT(*) FROM pool), (SELECT MAX(added_at) FROM pool), (SELECT COUNT(*) FROM turns), "
-            "(SELECT COUNT(*) FROM ptkb_statements), (SELECT COUNT(*) FROM assignments WHERE assessor = ?), "
-            "(SELECT MAX(assigned_at) FROM assignments WHERE assessor = ?)",
-            (assessor, assessor),
-        ).fetchone()
+    found = row(
+        db,
+        "SELECT (SELECT COUNT(*) FROM pool) AS pooled, (SELECT MAX(added_at) FROM pool) AS pooled_at, "
+        "(SELECT COUNT(*) FROM turns) AS turns, (SELECT COUNT(*) FROM ptkb_statements) AS statements, "
+        "(SELECT COUNT(*) FROM assignments WHERE assessor = ?) AS assigned, "
+        "(SELECT MAX(assigned_at) FROM assignments WHERE assessor = ?) AS assigned_at",
+        (assessor, assessor),
     )
+    return tuple(found.values())
 
 
 def labelled(db: Database, assessor: str, task: str = "passage") -> frozenset:
     """The (turn, item) pairs the source has labelled (any value, 'cannot judge' included)."""
-    _, table, col, _ = _TASKS[task]
-    return frozenset(db.conn.execute(f"SELECT turn_id, {col} FROM {table} WHERE source = ?", (assessor,)))
+    return labels.labelled(db, task, assessor)
 
 
 def load_queue(
@@ -141,7 +138,7 @@ def queue(db: Database, assessor: str, *, task: str = "passage", open_mode: bool
 
 def turn_items(db: Database, assessor: str, turn_id: str, *, task: str = "passage") -> list[tuple]:
     """One turn's items: [(turn_id, item_id, judged)] in queue order."""
-    order = QueueOrder.of(db.conn.execute(_order_sql(task, "q.turn_id = ?"), (turn_id,)))
+    order = _ordered(db, task, "q.turn_id = ?", (turn_id,))
     done = labelled(db, assessor, task)
     return [(t, i, (t, i) in done) for t, i in order.items]
 
@@ -155,6 +152,13 @@ def resume_position(items: list[tuple]) -> int | None:
 
 
 # ------------------------------------------------------------------------------------------- labels
+# An assessor's writes: the queue's own rules (study modes, pool membership, the two PTKB keys),
+# then store.labels, which checks the value against the task's scale and writes.
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in (*MODES, JudgingMode.ADJUDICATION):
+        raise AssessError(f"mode is one of {', '.join(MODES)}, not {mode!r}")
 
 
 def save_passage_label(
@@ -169,22 +173,12 @@ def save_passage_label(
     via: str = "key",
 ) -> None:
     """Write one passage judgment (grade 0-4, or None for 'cannot judge') in its own transaction."""
-    if grade is not None and (isinstance(grade, bool) or grade not in (0, 1, 2, 3, 4)):
-        raise AssessError(f"a grade is 0, 1, 2, 3 or 4 (or cannot judge), not {grade!r}")
-    if mode not in MODES + ("adjudication",):
-        raise AssessError(f"mode is one of {', '.join(MODES)}, not {mode!r}")
+    label_kind(Task.PASSAGE).check(grade)
+    _check_mode(mode)
     with write(db):
-        if not db.conn.execute(
-            "SELECT 1 FROM pool WHERE turn_id = ? AND passage_id = ?", (turn_id, passage_id)
-        ).fetchone():
+        if not row(db, "SELECT 1 AS pooled FROM pool WHERE turn_id = ? AND passage_id = ?", (turn_id, passage_id)):
             raise UnknownItem(f"passage {passage_id} is not in the pool of turn {turn_id}")
-        db.conn.execute(
-            "INSERT INTO passage_labels (source, turn_id, passage_id, grade, note, mode, via, updated_at) "
-            "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(source, turn_id, passage_id) DO UPDATE SET "
-            "grade=excluded.grade, note=COALESCE(excluded.note, note), mode=excluded.mode, via=excluded.via, "
-            "updated_at=excluded.updated_at",
-            (source, turn_id, passage_id, grade, note, mode, via, now()),
-        )
+        labels.save(db, Task.PASSAGE, source, (turn_id, passage_id), grade, note=note, mode=mode, via=via)
 
 
 def save_ptkb_label(
@@ -199,94 +193,26 @@ def save_ptkb_label(
     via: str = "key",
 ) -> None:
     """Write one PTKB statement label (1 relevant, 0 not relevant) in its own transaction."""
-    if relevant not in (0, 1):
-        raise AssessError(f"a PTKB label is 0 or 1, not {relevant!r}")
-    with write(db):
-        row = db.conn.execute("SELECT conversation_id FROM turns WHERE id = ?", (turn_id,)).fetchone()
-        if row is None:
-            raise UnknownItem(f"unknown turn {turn_id!r}")
-        db.conn.execute(
-            "INSERT INTO ptkb_labels (source, turn_id, conversation_id, statement_id, relevant, note, mode, via, "
-            "updated_at) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(source, turn_id, statement_id) DO UPDATE SET "
-            "relevant=excluded.relevant, note=COALESCE(excluded.note, note), mode=excluded.mode, "
-            "via=excluded.via, updated_at=excluded.updated_at",
-            (source, turn_id, row[0], statement_id, relevant, note, mode, via, now()),
-        )
+    PTKB_KEYS.check(relevant, what="a PTKB label")
+    labels.save(db, Task.PTKB, source, (turn_id, statement_id), relevant, note=note, mode=mode, via=via)
 
 
 def save_note(db: Database, source: str, task: str, turn_id: str, item_id: str, note: str) -> bool:
     """Attach a note to an existing label; False when there is no label yet."""
-    table, col = ("passage_labels", "passage_id") if task == "passage" else ("ptkb_labels", "statement_id")
-    with write(db):
-        cur = db.conn.execute(
-            f"UPDATE {table} SET note = ?, updated_at = ? WHERE source = ? AND turn_id = ? AND {col} = ?",
-            (note or None, now(), source, turn_id, item_id),
-        )
-        return cur.rowcount > 0
+    return labels.set_note(db, task, source, (turn_id, item_id), note)
 
 
 def label_of(db: Database, source: str, task: str, turn_id: str, item_id: str) -> dict | None:
-    """The source's own label for one item (value, note, mode), or None."""
-    table, col, val = {
-        "passage": ("passage_labels", "passage_id", "grade"),
-        "ptkb": ("ptkb_labels", "statement_id", "relevant"),
-    }[task]
-    row = db.conn.execute(
-        f"SELECT {val}, note, mode FROM {table} WHERE source = ? AND turn_id = ? AND {col} = ?",
-        (source, turn_id, item_id),
-    ).fetchone()
-    return None if row is None else {"value": row[0], "note": row[1], "mode": row[2]}
-
-
-def last_change(db: Database, source: str, kind: str) -> tuple[str, str | None] | None:
-    """The (item, old value) of the source's latest change of one label kind that no undo has cancelled.
-
-    Walks the history backwards: each undo row (via 'undo') cancels one earlier change. Used inside
-    the undo's own write transaction.
-    """
-    pending = 0
-    for item, old, via in db.conn.execute(
-        "SELECT item, old_value, via FROM label_history WHERE source = ? AND label_table = ? AND via IS NOT 'bulk' "
-        "ORDER BY id DESC",
-        (source, kind),
-    ):
-        if via == "undo":
-            pending += 1
-        elif pending:
-            pending -= 1
-        else:
-            return item, old
-    return None
+    """The source's own label for one item (value, note, mode, via), or None."""
+    return labels.get(db, task, source, (turn_id, item_id))
 
 
 def undo(db: Database, source: str, task: str = "passage") -> tuple[str, str] | None:
     """Revert the source's latest label change not yet undone; return the (turn, item) it touched.
 
-    Repeated undos walk further back: each undo write is itself in the history (via 'undo') and
-    cancels one earlier change.
+    Repeated undos walk further back (see :func:`store.labels.undo`).
     """
-    table, col, val, kind = {
-        "passage": ("passage_labels", "passage_id", "grade", "passage"),
-        "ptkb": ("ptkb_labels", "statement_id", "relevant", "ptkb"),
-    }[task]
-    with write(db):
-        target = last_change(db, source, kind)
-        if target is None:
-            return None
-        turn_id, item_id = target[0].split(" ", 1)
-        old = target[1]
-        if old is None:
-            db.conn.execute(
-                f"DELETE FROM {table} WHERE source = ? AND turn_id = ? AND {col} = ?", (source, turn_id, item_id)
-            )
-        else:
-            value = None if old == "cannot-judge" else int(old)
-            db.conn.execute(
-                f"UPDATE {table} SET {val} = ?, via = 'undo', updated_at = ? WHERE source = ? "
-                f"AND turn_id = ? AND {col} = ?",
-                (value, now(), source, turn_id, item_id),
-            )
-        return turn_id, item_id
+    return labels.undo(db, task, source)
 
 
 # ------------------------------------------------------------------------------------------- reveal
@@ -301,13 +227,4 @@ def revealed_labels(db: Database, assessor: str, task: str, turn_id: str, item_i
     mode = judging_mode(db)
     if mode == "blind" or (mode == "reveal" and label_of(db, assessor, task, turn_id, item_id) is None):
         return []
-    table, col, val = {
-        "passage": ("passage_labels", "passage_id", "grade"),
-        "ptkb": ("ptkb_labels", "statement_id", "relevant"),
-    }[task]
-    rows = db.conn.execute(
-        f"SELECT l.source, s.kind, l.{val} FROM sources s JOIN {table} l ON l.source = s.name "
-        f"AND l.turn_id = ? AND l.{col} = ? WHERE s.kind = 'llm' AND s.name != ? ORDER BY l.source",
-        (turn_id, item_id, assessor),
-    ).fetchall()
-    return [{"source": r[0], "kind": r[1], "value": r[2]} for r in rows]
+    return labels.others(db, task, (turn_id, item_id), kinds=("llm",), exclude=assessor)

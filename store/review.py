@@ -3,14 +3,16 @@ disagreements between two sources and adjudication."""
 
 from __future__ import annotations
 
+import statistics
 from datetime import datetime
 
 from sqlite_utils import Database
 
 from assess.errors import AssessError
-from store.db import write
-from store.imports import ensure_source, now
-from store.schema import HISTORY_TABLES
+from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, Task
+from store import labels
+from store.db import column, each, row, rows, value, write
+from store.imports import ensure_source
 
 BREAK_SECONDS = 300  # a gap longer than this between two labels is a pause, not judging time
 
@@ -21,28 +23,33 @@ def assessor_summary(db: Database, *, open_mode: bool = True) -> list[dict]:
     from store.queue import load_queue
 
     out = []
-    for (name,) in db.conn.execute("SELECT name FROM sources WHERE kind = 'assessor' ORDER BY name"):
+    for name in column(db, "SELECT name FROM sources WHERE kind = 'assessor' ORDER BY name"):
         state = load_queue(db, name, open_mode=open_mode)
         progress = state.progress()
-        grades = [0] * 5
-        for g, n in db.conn.execute(
-            "SELECT grade, COUNT(*) FROM passage_labels WHERE source = ? AND grade IS NOT NULL GROUP BY grade", (name,)
+        grades = dict.fromkeys(GRADES.values, 0)
+        for r in each(
+            db,
+            "SELECT grade, COUNT(*) AS n FROM passage_labels WHERE source = ? AND grade IS NOT NULL GROUP BY grade",
+            (name,),
         ):
-            grades[g] = n
-        labels, turns, cannot = db.conn.execute(
-            "SELECT COUNT(*), COUNT(DISTINCT turn_id), SUM(grade IS NULL) FROM passage_labels WHERE source = ?", (name,)
-        ).fetchone()
-        ptkb = db.conn.execute("SELECT COUNT(*) FROM ptkb_labels WHERE source = ?", (name,)).fetchone()[0]
+            grades[r["grade"]] = r["n"]
+        counts = row(
+            db,
+            "SELECT COUNT(*) AS labels, COUNT(DISTINCT turn_id) AS turns, SUM(grade IS NULL) AS cannot "
+            "FROM passage_labels WHERE source = ?",
+            (name,),
+        )
+        ptkb = value(db, "SELECT COUNT(*) AS n FROM ptkb_labels WHERE source = ?", (name,))
         speed = seconds_per_label(db, name)
         out.append(
             {
                 "assessor": name,
                 "queue_judged": progress["judged"],
                 "queue_total": progress["total"],
-                "passage_labels": labels,
-                "turns": turns,
-                "cannot_judge": cannot or 0,
-                **{f"grade_{g}": grades[g] for g in range(5)},
+                "passage_labels": counts["labels"],
+                "turns": counts["turns"],
+                "cannot_judge": counts["cannot"] or 0,
+                **{f"grade_{g}": grades[g] for g in GRADES.values},
                 "ptkb_labels": ptkb,
                 "median_seconds": speed["median"],
                 "mean_seconds": speed["mean"],
@@ -54,14 +61,12 @@ def assessor_summary(db: Database, *, open_mode: bool = True) -> list[dict]:
 def seconds_per_label(db: Database, source: str, task: str = "passage") -> dict:
     """Seconds between consecutive label writes of ``source`` for one task (from the history), pauses
     > 5 min left out."""
-    import statistics
-
     stamps = [
-        datetime.fromisoformat(r[0].replace("Z", "+00:00"))
-        for r in db.conn.execute(
+        datetime.fromisoformat(at.replace("Z", "+00:00"))
+        for at in column(
+            db,
             "SELECT at FROM label_history WHERE source = ? AND label_table = ? AND via IS NOT 'bulk' "
-            "AND (via IS NULL OR via != 'undo') "
-            "ORDER BY id",
+            "AND (via IS NULL OR via != 'undo') ORDER BY id",
             (source, task),
         )
     ]
@@ -70,13 +75,6 @@ def seconds_per_label(db: Database, source: str, task: str = "passage") -> dict:
     if not gaps:
         return {"n": 0, "median": None, "mean": None}
     return {"n": len(gaps), "median": statistics.median(gaps), "mean": statistics.fmean(gaps)}
-
-
-# history kind -> (label table, item expression, value expression), as the history triggers write them
-_LABEL_TABLES = {
-    kind: (table, item.replace("X.", ""), value.replace("X.", ""))
-    for table, (kind, item, value) in HISTORY_TABLES.items()
-}
 
 
 def item_history(db: Database, source: str, item: str, kind: str = "passage") -> list[dict]:
@@ -88,38 +86,30 @@ def item_history(db: Database, source: str, item: str, kind: str = "passage") ->
     entry is rebuilt from the import event (item '*'): the imported value is the old value of the
     item's first later change, or its current value if it never changed.
     """
-    rows = [
-        dict(zip(("at", "old", "new", "mode", "via"), r))
-        for r in db.conn.execute(
-            "SELECT at, old_value, new_value, mode, via FROM label_history WHERE source = ? AND label_table = ? "
-            "AND item = ? ORDER BY id",
-            (source, kind, item),
-        )
-    ]
-    if kind not in _LABEL_TABLES:  # nuggets, duplicate decisions, gold responses: never bulk-imported
-        return rows
-    table, key, value = _LABEL_TABLES[kind]
-    imports = [
-        r[0]
-        for r in db.conn.execute(
-            "SELECT at FROM label_history WHERE source = ? AND label_table = ? AND item = '*' AND via = 'bulk' "
-            "ORDER BY id",
-            (source, kind),
-        )
-    ]
-    if not imports or (rows and rows[0]["old"] is None):
-        return rows  # no bulk import, or the item's own first row is its creation
-    if rows:
-        imported = rows[0]["old"]
+    changes = rows(
+        db,
+        "SELECT at, old_value AS old, new_value AS new, mode, via FROM label_history "
+        "WHERE source = ? AND label_table = ? AND item = ? ORDER BY id",
+        (source, kind, item),
+    )
+    if kind not in {t.value for t in LABEL_KINDS}:  # nuggets, duplicate decisions, gold responses: never bulk
+        return changes
+    imports = column(
+        db,
+        "SELECT at FROM label_history WHERE source = ? AND label_table = ? AND item = '*' AND via = 'bulk' ORDER BY id",
+        (source, kind),
+    )
+    if not imports or (changes and changes[0]["old"] is None):
+        return changes  # no bulk import, or the item's own first row is its creation
+    if changes:
+        imported = changes[0]["old"]
     else:
-        current = db.conn.execute(
-            f"SELECT {value} FROM {table} WHERE source = ? AND {key} = ?", (source, item)
-        ).fetchone()
+        current = labels.get_by_history_item(db, kind, source, item)
         if current is None:
-            return rows
-        imported = current[0]
+            return changes
+        imported = labels.history_text(kind, current["value"])
     event = {"at": imports[0], "old": None, "new": imported, "mode": "import", "via": "bulk"}
-    return [event] + rows
+    return [event] + changes
 
 
 def topic_progress(db: Database, source: str | None = None) -> list[dict]:
@@ -128,7 +118,8 @@ def topic_progress(db: Database, source: str | None = None) -> list[dict]:
         cond, params = "s.kind = 'assessor'", ()
     else:
         cond, params = "s.name = ?", (source,)
-    return db.execute_returning_dicts(
+    return rows(
+        db,
         "SELECT t.conversation_id AS conversation, COUNT(*) AS pooled, "
         "SUM(EXISTS (SELECT 1 FROM sources s JOIN passage_labels l ON l.source = s.name "
         f"AND l.turn_id = p.turn_id AND l.passage_id = p.passage_id WHERE {cond})) AS judged "
@@ -140,7 +131,8 @@ def topic_progress(db: Database, source: str | None = None) -> list[dict]:
 
 def disagreements(db: Database, a: str, b: str, *, limit: int = 500) -> list[dict]:
     """Passage items both sources labelled with different grades, largest difference first."""
-    return db.execute_returning_dicts(
+    return rows(
+        db,
         "SELECT la.turn_id, la.passage_id, la.grade AS grade_a, lb.grade AS grade_b, "
         "(SELECT grade FROM passage_labels x WHERE x.source = 'adjudication' AND x.turn_id = la.turn_id "
         " AND x.passage_id = la.passage_id) AS adjudicated "
@@ -155,13 +147,18 @@ def adjudicate(
     db: Database, turn_id: str, passage_id: str, grade: int, *, by: str, source: str = "adjudication"
 ) -> None:
     """Record an adjudicated grade: a label of its own source (kind 'adjudication'), noting who decided."""
-    if grade not in (0, 1, 2, 3, 4):
-        raise AssessError(f"a grade is 0-4, not {grade!r}")
+    if grade is None:  # an adjudicator decides a grade; 'cannot judge' is not a decision
+        raise AssessError(f"a grade is {GRADES.low}-{GRADES.high}, not None")
+    GRADES.check(grade, what="an adjudicated grade")
     with write(db):
         ensure_source(db, source, "adjudication")
-        db.conn.execute(
-            "INSERT INTO passage_labels (source, turn_id, passage_id, grade, note, mode, via, updated_at) "
-            "VALUES (?,?,?,?,?,'adjudication','click',?) ON CONFLICT(source, turn_id, passage_id) DO UPDATE SET "
-            "grade=excluded.grade, note=excluded.note, updated_at=excluded.updated_at",
-            (source, turn_id, passage_id, grade, f"by {by}", now()),
+        labels.save(
+            db,
+            Task.PASSAGE,
+            source,
+            (turn_id, passage_id),
+            grade,
+            note=f"by {by}",
+            mode=JudgingMode.ADJUDICATION.value,
+            via="click",
         )

@@ -6,21 +6,7 @@ import json
 import sys
 
 from assess.cli import add_db_argument
-
-IMPORT_KINDS = ("topics", "qrels", "ptkb-qrels", "run", "passages", "nuggets", "responses", "ntr-labels")
-TABLES = (
-    "passage_labels",
-    "ptkb_labels",
-    "nuggets",
-    "ntr_labels",
-    "response_labels",
-    "gold_responses",
-    "label_history",
-    "pool",
-    "rankings",
-    "sources",
-    "assignments",
-)
+from assess.tasks import EXPORT_TABLES, IMPORT_KINDS
 
 
 def add_commands(sub) -> None:
@@ -75,7 +61,7 @@ def add_commands(sub) -> None:
     add_db_argument(p)
     p.add_argument("--source", help="label source (an assessor's labels are under the assessor's name)")
     p.add_argument("--dedup", action="store_true", help="nuggets: only the de-duplicated set")
-    p.add_argument("--table", choices=TABLES, help="table: which table")
+    p.add_argument("--table", choices=EXPORT_TABLES, help="table: which table")
     p.add_argument("--output", "-o", help="table: output file (.csv or .parquet; default CSV on stdout)")
     p.set_defaults(func=cmd_export)
 

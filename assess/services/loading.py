@@ -7,11 +7,8 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from assess import formats
-from store import imports
-
-IMPORT_KINDS = ("topics", "qrels", "ptkb-qrels", "run", "passages", "nuggets", "responses", "ntr-labels")
-
-DEFAULT_SOURCES = {"qrels": "nist", "ptkb-qrels": "nist", "nuggets": "human", "ntr-labels": "crowd:mturk"}
+from assess.tasks import DEFAULT_SOURCES, IMPORT_KINDS
+from store import imports, stats
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "assets" / "demo"
 DEMO_LLM = "llm:demo-gpt"
@@ -80,7 +77,8 @@ def _load_demo(db: Database, d: Path) -> dict:
 
 
 def is_empty(db: Database) -> bool:
-    return db.conn.execute("SELECT COUNT(*) FROM conversations").fetchone()[0] == 0
+    """True before anything has been imported (the app then loads the demo)."""
+    return stats.is_empty(db)
 
 
 def load_upload(db: Database, kind: str, filename: str, data: bytes, **options) -> dict:
