@@ -11,11 +11,6 @@ from assess.text import inert_html, line_html
 from assess.ui.assets import CSS
 
 
-def plain(text: str) -> str:
-    """Escape markdown so a user-given string shows as typed."""
-    return "".join("\\" + c if c in "\\`*_{}[]()#+-.!|$<>~" else c for c in text)
-
-
 def show_passage(text: str | None, terms=()) -> None:
     """Render untrusted passage text inertly (escaped), highlighting query terms; say so when text is absent."""
     st.markdown(CSS, unsafe_allow_html=True)
