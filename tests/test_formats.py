@@ -62,7 +62,7 @@ def test_invalid_utf8_names_line_and_byte(tmp_path):
 
 
 def test_run_is_ranked_like_trec_eval(tmp_path):
-    # Score descending, ties broken by passage id descending (MEASURES.md 7.1); the rank column is ignored.
+    # Score descending, ties broken by passage id descending (docs/measures.md, "trec_eval conventions"); the rank column is ignored.
     path = write(tmp_path, "r.run", "1_1 Q0 d2 1 5 tag\n1_1 Q0 d7 2 5 tag\n1_1 Q0 d1 3 9 tag\n")
     ranked = formats.rank_run(formats.parse_run(path))[("tag", "1_1")]
     assert [r.passage_id for r in ranked] == ["d1", "d7", "d2"]
@@ -240,6 +240,4 @@ def test_qrels_well_formed_files_take_the_column_reader(tmp_path_factory, lines,
     keys = [(line.split()[0], line.split()[2]) for line in lines]
     fast = trec._qrels_by_column(formats.read_text(path), 0, 4)
     assert (fast is not None) == (len(set(keys)) == len(keys))  # repeated items go line by line
-    assert _outcome(lambda: formats.parse_qrels(path)) == _outcome(
-        lambda: trec._read_qrels(path, 0, 4, "passage id")
-    )
+    assert _outcome(lambda: formats.parse_qrels(path)) == _outcome(lambda: trec._read_qrels(path, 0, 4, "passage id"))
