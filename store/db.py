@@ -48,7 +48,7 @@ def open_db(path: str | Path, *, migrate: bool = True) -> Database:
 
 
 def schema_version(db: Database) -> int:
-    return db.execute("PRAGMA user_version").fetchone()[0]
+    return value(db, "PRAGMA user_version")
 
 
 def migrate_db(db: Database) -> int:
@@ -66,13 +66,13 @@ def migrate_db(db: Database) -> int:
         current = schema_version(db)
         for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
             for statement in _statements(script):
-                db.conn.execute(statement)
-            db.conn.execute(f"PRAGMA user_version = {number}")
+                run(db, statement)
+            run(db, f"PRAGMA user_version = {number}")  # a pragma takes no parameters
     return schema_version(db)
 
 
 def _file_of(db: Database) -> str:
-    return db.conn.execute("PRAGMA database_list").fetchone()[2] or ":memory:"
+    return row(db, "PRAGMA database_list")["file"] or ":memory:"
 
 
 def _statements(script: str) -> Iterator[str]:
@@ -184,3 +184,8 @@ def run_many(db: Database, sql: str, seq: Iterable[Sequence | Mapping]) -> None:
 def is_database_error(exc: BaseException) -> bool:
     """True for SQLite's own errors (a file that is not a database, a corrupt or locked one)."""
     return isinstance(exc, sqlite3.DatabaseError)
+
+
+def file_of(db: Database) -> str | None:
+    """The path of the file the store lives in; None for an in-memory store."""
+    return row(db, "PRAGMA database_list")["file"] or None

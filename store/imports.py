@@ -30,7 +30,10 @@ from assess.formats import (
     rank_run,
     read_text,
 )
-from store.db import now, write
+from assess.tasks import LABEL_KINDS, Task
+from store.db import column, now, row, rows, run, run_many, value, write
+
+_PASSAGE, _PTKB, _NTR = (LABEL_KINDS[t] for t in (Task.PASSAGE, Task.PTKB, Task.NTR))
 
 SOURCE_KINDS = ("assessor", "import", "llm", "adjudication", "organizers", "crowd")
 
@@ -63,8 +66,8 @@ def ensure_source(
     kind = kind or source_kind(name)
     if kind == "llm" and model is None:
         model = name.split(":", 1)[1] if ":" in name else None
-    existing = db.conn.execute("SELECT kind FROM sources WHERE name = ?", (name,)).fetchone()
-    if existing and existing[0] == "assessor" and kind != "assessor":
+    existing = row(db, "SELECT kind FROM sources WHERE name = ?", (name,))
+    if existing and existing["kind"] == "assessor" and kind != "assessor":
         # an assessor signed in under this name: imported or machine labels must never mix with theirs
         raise FormatError(
             "--source",
@@ -72,7 +75,8 @@ def ensure_source(
             f"a source name that is not an assessor's ({name!r} is the assessor {name}'s own labels)",
             f"an attempt to write {kind} labels into it",
         )
-    db.conn.execute(
+    run(
+        db,
         "INSERT INTO sources (name, kind, model, prompt_version, description, created_at) "
         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING",
         (name, kind, model, prompt_version, description, now()),
@@ -81,7 +85,7 @@ def ensure_source(
 
 
 def _known_turns(db: Database) -> set[str]:
-    return {row[0] for row in db.conn.execute("SELECT id FROM turns")}
+    return set(column(db, "SELECT id FROM turns"))
 
 
 def _check_turns(db: Database, file: str, records: Sequence) -> set[str]:
@@ -122,7 +126,7 @@ def import_topics(
     relevant (1) if the topics file lists it in the turn's provenance, else not relevant (0).
     """
     stamp = now()
-    existing = dict(db.conn.execute("SELECT id, collection FROM conversations"))
+    existing = {r["id"]: r["collection"] for r in rows(db, "SELECT id, collection FROM conversations")}
     conv_rows, turn_rows, ptkb_rows, label_rows = [], [], [], []
     for index, conv in enumerate(conversations):
         coll = collection or (f"ikat-{conv.year}" if conv.year else None)
@@ -156,21 +160,23 @@ def import_topics(
             for key in conv.ptkb:
                 label_rows.append((labels_source, t.id, conv.id, key, int(key in relevant), stamp))
     with write(db):
-        c = db.conn
-        c.executemany(
+        run_many(
+            db,
             "INSERT INTO conversations (id, number, title, collection, year) VALUES (?,?,?,?,?) "
             "ON CONFLICT(id) DO UPDATE SET number=excluded.number, title=excluded.title, "
             "collection=excluded.collection, year=excluded.year",
             conv_rows,
         )
-        c.executemany(
+        run_many(
+            db,
             "INSERT INTO ptkb_statements (conversation_id, statement_id, text) VALUES (?,?,?) "
             "ON CONFLICT DO UPDATE SET text=excluded.text",
             ptkb_rows,
         )
         # Parents first would matter only for CAsT trees: defer the FK check to commit.
-        c.execute("PRAGMA defer_foreign_keys = ON")
-        c.executemany(
+        run(db, "PRAGMA defer_foreign_keys = ON")
+        run_many(
+            db,
             "INSERT INTO turns (id, conversation_id, turn_number, position, utterance, resolved_utterance, "
             "response, response_provenance, parent_turn_id) VALUES (?,?,?,?,?,?,?,?,?) "
             "ON CONFLICT(id) DO UPDATE SET conversation_id=excluded.conversation_id, "
@@ -189,20 +195,23 @@ def import_topics(
     }
 
 
-def _upsert_ptkb_labels(db: Database, rows, *, mode: str) -> None:
-    db.conn.executemany(
-        "INSERT INTO ptkb_labels (source, turn_id, conversation_id, statement_id, relevant, mode, updated_at) "
-        f"VALUES (?,?,?,?,?,'{mode}',?) ON CONFLICT(source, turn_id, statement_id) DO UPDATE SET "
-        "relevant=excluded.relevant, updated_at=excluded.updated_at WHERE relevant IS NOT excluded.relevant",
-        rows,
+def _upsert_ptkb_labels(db: Database, labels, *, mode: str) -> None:
+    col = _PTKB.value_column
+    run_many(
+        db,
+        f"INSERT INTO {_PTKB.table} (source, turn_id, conversation_id, statement_id, {col}, mode, updated_at) "
+        f"VALUES (?,?,?,?,?,{_sql_text(mode)},?) ON CONFLICT({', '.join(_PTKB.conflict_columns)}) DO UPDATE SET "
+        f"{col}=excluded.{col}, updated_at=excluded.updated_at WHERE {col} IS NOT excluded.{col}",
+        labels,
     )
 
 
 def _ensure_passages(db: Database, passage_ids: Iterable[str]) -> None:
     """Create the passages (id only, no text) that the store does not have yet."""
-    known = {r[0] for r in db.conn.execute("SELECT id FROM passages")}
+    known = set(column(db, "SELECT id FROM passages"))
     new = sorted(set(passage_ids) - known)
-    db.conn.executemany(
+    run_many(
+        db,
         "INSERT INTO passages (id, doc_id) VALUES (?, ?) ON CONFLICT(id) DO NOTHING",
         ((p, p.rsplit(":", 1)[0]) for p in new),
     )
@@ -224,10 +233,10 @@ def _history_trigger_off(db: Database, table: str) -> Iterator[None]:
     re-create it from its own stored SQL. Schema changes are transactional in SQLite, so no other
     connection ever sees the table without its trigger, and a failure rolls the drop back."""
     name = f"{table}_history_insert"
-    (sql,) = db.conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (name,)).fetchone()
-    db.conn.execute(f"DROP TRIGGER {name}")
+    sql = value(db, "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (name,))
+    run(db, f"DROP TRIGGER {name}")
     yield
-    db.conn.execute(sql)
+    run(db, sql)
 
 
 def import_passage_qrels(
@@ -244,40 +253,40 @@ def import_passage_qrels(
     with its old value.
     """
     stamp = now()
-    c = db.conn
-    columns = "INSERT INTO passage_labels (source, turn_id, passage_id, grade, mode, via, updated_at) "
+    table, grade = _PASSAGE.table, _PASSAGE.value_column
+    columns = f"INSERT INTO {table} (source, turn_id, passage_id, {grade}, mode, via, updated_at) "
     values = f"VALUES ({_sql_text(source)}, ?, ?, ?, 'import', NULL, {_sql_text(stamp)})"
     with paused_gc(), write(db, references_checked=True):
         turns = _check_turns(db, file, qrels)
         ensure_source(db, source)
         # First means the source has never had a passage label (none now, none in the history), so a
         # source has at most one bulk event and every label's trail can be rebuilt from it.
-        first = (
-            bool(qrels)
-            and c.execute(
-                "SELECT NOT EXISTS (SELECT 1 FROM passage_labels WHERE source = ?1) AND NOT EXISTS "
-                "(SELECT 1 FROM label_history WHERE source = ?1 AND label_table = 'passage')",
-                (source,),
-            ).fetchone()[0]
+        first = bool(qrels) and value(
+            db,
+            f"SELECT NOT EXISTS (SELECT 1 FROM {table} WHERE source = ?) AND NOT EXISTS "
+            "(SELECT 1 FROM label_history WHERE source = ? AND label_table = ?) AS first",
+            (source, source, _PASSAGE.task.value),
         )
         _ensure_passages(db, map(itemgetter(1), qrels))
         # File order (qrels files are grouped by turn): sorting first was measured to cost more than it saves.
-        rows = map(itemgetter(0, 1, 2), qrels)  # turn, passage, grade
+        labels = map(itemgetter(0, 1, 2), qrels)  # turn, passage, grade
         if first:
-            with _history_trigger_off(db, "passage_labels"):
-                c.executemany(columns + values, rows)
-            c.execute(BULK_EVENT, ("passage", source, str(len(qrels)), stamp))
+            with _history_trigger_off(db, table):
+                run_many(db, columns + values, labels)
+            run(db, BULK_EVENT, (_PASSAGE.task.value, source, str(len(qrels)), stamp))
         else:
-            c.executemany(
-                columns + values + " ON CONFLICT(source, turn_id, passage_id) DO UPDATE SET "
-                "grade=excluded.grade, via=excluded.via, updated_at=excluded.updated_at "
-                "WHERE grade IS NOT excluded.grade",
-                rows,
+            run_many(
+                db,
+                columns + values + f" ON CONFLICT({', '.join(_PASSAGE.conflict_columns)}) DO UPDATE SET "
+                f"{grade}=excluded.{grade}, via=excluded.via, updated_at=excluded.updated_at "
+                f"WHERE {grade} IS NOT excluded.{grade}",
+                labels,
             )
         if add_to_pool:
-            c.execute(
+            run(
+                db,
                 "INSERT INTO pool (turn_id, passage_id, method, detail, added_at) "
-                "SELECT turn_id, passage_id, 'qrels', ?, ? FROM passage_labels WHERE source = ? "
+                f"SELECT turn_id, passage_id, 'qrels', ?, ? FROM {table} WHERE source = ? "
                 "ON CONFLICT DO NOTHING",
                 (f"qrels:{source}", stamp, source),
             )
@@ -286,8 +295,11 @@ def import_passage_qrels(
 
 def import_ptkb_qrels(db: Database, file: str, qrels: Sequence[Qrel], *, source: str) -> dict:
     """Store PTKB statement labels of ``source``; every statement must belong to the turn's conversation."""
-    conv_of = dict(db.conn.execute("SELECT id, conversation_id FROM turns"))
-    statements = {tuple(r) for r in db.conn.execute("SELECT conversation_id, statement_id FROM ptkb_statements")}
+    conv_of = {r["id"]: r["conversation_id"] for r in rows(db, "SELECT id, conversation_id FROM turns")}
+    statements = {
+        (r["conversation_id"], r["statement_id"])
+        for r in rows(db, "SELECT conversation_id, statement_id FROM ptkb_statements")
+    }
     _check_turns(db, file, qrels)
     for q in qrels:
         if (conv_of[q.turn_id], q.item_id) not in statements:
@@ -328,17 +340,17 @@ def import_run(
     tags = sorted({t for t, _ in groups})
     with write(db):
         for tag in tags:
-            db.conn.execute(
+            run(
+                db,
                 "INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'ranking', ?, ?) "
                 "ON CONFLICT(name) DO UPDATE SET file=excluded.file, imported_at=excluded.imported_at",
                 (tag, str(file), stamp),
             )
-            db.conn.execute("DELETE FROM rankings WHERE run = ?", (tag,))
+            run(db, "DELETE FROM rankings WHERE run = ?", (tag,))
         _ensure_passages(db, {r.passage_id for r in rows})
-        db.conn.executemany(
-            "INSERT INTO rankings (run, turn_id, passage_id, rank, score) VALUES (?,?,?,?,?)", ranking_rows
-        )
-        db.conn.executemany(
+        run_many(db, "INSERT INTO rankings (run, turn_id, passage_id, rank, score) VALUES (?,?,?,?,?)", ranking_rows)
+        run_many(
+            db,
             # detail lists every run that brought the passage, as 'run@rank' (the pool's provenance)
             "INSERT INTO pool (turn_id, passage_id, method, detail, best_rank, added_at) "
             "VALUES (?,?,'depth',?,?,?) ON CONFLICT(turn_id, passage_id) DO UPDATE SET "
@@ -354,7 +366,8 @@ def import_run(
 def import_passages(db: Database, file: str, passages: Sequence[PassageText]) -> dict:
     """Store passage texts (new passages are created; a text given again replaces the old one)."""
     with write(db):
-        db.conn.executemany(
+        run_many(
+            db,
             "INSERT INTO passages (id, doc_id, text) VALUES (?,?,?) ON CONFLICT(id) DO UPDATE SET "
             "text=excluded.text, doc_id=COALESCE(excluded.doc_id, doc_id)",
             ((p.passage_id, p.doc_id, p.text) for p in passages),
@@ -375,7 +388,8 @@ def import_nuggets(
     stamp = now()
     with write(db):
         ensure_source(db, source)
-        db.conn.executemany(
+        run_many(
+            db,
             "INSERT INTO nuggets (source, turn_id, key, text, relevance, in_dedup, created_at) "
             "VALUES (?,?,?,?,?,?,?) ON CONFLICT(source, turn_id, key) DO UPDATE SET text=excluded.text, "
             "relevance=excluded.relevance",
@@ -385,10 +399,15 @@ def import_nuggets(
             kept = defaultdict(set)
             for n in nuggets:
                 kept[n.turn_id].add(n.key)
-            rows = db.conn.execute("SELECT id, turn_id, key FROM nuggets WHERE source = ?", (source,)).fetchall()
-            db.conn.executemany(
+            stored = rows(db, "SELECT id, turn_id, key FROM nuggets WHERE source = ?", (source,))
+            run_many(
+                db,
                 "UPDATE nuggets SET in_dedup = ? WHERE id = ?",
-                [(int(key in kept.get(turn, ())), nid) for nid, turn, key in rows if turn in kept or not kept],
+                [
+                    (int(r["key"] in kept.get(r["turn_id"], ())), r["id"])
+                    for r in stored
+                    if r["turn_id"] in kept or not kept
+                ],
             )
     return {"nuggets": len(nuggets), "turns": len({n.turn_id for n in nuggets}), "source": source}
 
@@ -402,20 +421,17 @@ def import_responses(
     with write(db):
         if gold_source:
             ensure_source(db, gold_source)
-            db.conn.executemany(
+            run_many(
+                db,
                 "INSERT INTO gold_responses (source, turn_id, text, nuggets_used, updated_at) VALUES (?,?,?,?,?) "
                 "ON CONFLICT DO UPDATE SET text=excluded.text, nuggets_used=excluded.nuggets_used, "
                 "updated_at=excluded.updated_at",
                 ((gold_source, r.turn_id, r.text, json.dumps(list(r.nuggets_used or ())), stamp) for r in responses),
             )
             return {"gold_responses": len(responses), "source": gold_source}
-        for run in sorted({r.run for r in responses}):
-            db.conn.execute(
-                "INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'response', ?, ?) "
-                "ON CONFLICT(name) DO NOTHING",
-                (run, str(file), stamp),
-            )
-        db.conn.executemany(
+        _response_runs(db, {r.run for r in responses}, file, stamp)
+        run_many(
+            db,
             "INSERT INTO responses (run, turn_id, text) VALUES (?,?,?) ON CONFLICT DO UPDATE SET text=excluded.text",
             ((r.run, r.turn_id, r.text) for r in responses),
         )
@@ -426,10 +442,10 @@ def import_ntr_labels(db: Database, file: str, labels: Sequence[NtrRecord], *, s
     """Store nugget-to-response labels; ``<k>`` names nugget ``[k]`` of ``nugget_source`` for that turn."""
     _check_turns(db, file, labels)
     nugget_ids = {
-        (t, k): i
-        for i, t, k in db.conn.execute("SELECT id, turn_id, key FROM nuggets WHERE source = ?", (nugget_source,))
+        (r["turn_id"], r["key"]): r["id"]
+        for r in rows(db, "SELECT id, turn_id, key FROM nuggets WHERE source = ?", (nugget_source,))
     }
-    rows = []
+    batch = []
     stamp = now()
     for rec in labels:
         nid = nugget_ids.get((rec.turn_id, rec.nugget_key))
@@ -441,28 +457,38 @@ def import_ntr_labels(db: Database, file: str, labels: Sequence[NtrRecord], *, s
                 f"{rec.turn_id} (import the nuggets first)",
                 "no such nugget",
             )
-        rows.append((source, nid, rec.run, rec.turn_id, rec.match, rec.batch, stamp))
+        batch.append((source, nid, rec.run, rec.turn_id, rec.match, rec.batch, stamp))
     seen = {}
-    for rec, row in zip(labels, rows):
-        key = (row[1], row[2])
-        if key in seen and seen[key][0] != row[4]:
+    for rec in labels:  # one value per (nugget, run) within the file
+        key = (nugget_ids[(rec.turn_id, rec.nugget_key)], rec.run)
+        if key in seen and seen[key][0] != rec.match:
             raise FormatError(
-                file, rec.line, f"one label per nugget and run (line {seen[key][1]} says {seen[key][0]})", str(row[4])
+                file,
+                rec.line,
+                f"one label per nugget and run (line {seen[key][1]} says {seen[key][0]})",
+                str(rec.match),
             )
-        seen.setdefault(key, (row[4], rec.line))
+        seen.setdefault(key, (rec.match, rec.line))
+    match = _NTR.value_column
     with write(db):
         ensure_source(db, source)
-        for run in sorted({r.run for r in labels}):
-            db.conn.execute(
-                "INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'response', ?, ?) "
-                "ON CONFLICT(name) DO NOTHING",
-                (run, str(file), stamp),
-            )
-        db.conn.executemany(
-            "INSERT INTO ntr_labels (source, nugget_id, run, turn_id, match, batch, mode, updated_at) "
-            "VALUES (?,?,?,?,?,?,'import',?) ON CONFLICT(source, nugget_id, run) DO UPDATE SET "
-            "match=excluded.match, batch=excluded.batch, updated_at=excluded.updated_at "
-            "WHERE match IS NOT excluded.match",
-            rows,
+        _response_runs(db, {r.run for r in labels}, file, stamp)
+        run_many(
+            db,
+            f"INSERT INTO {_NTR.table} (source, nugget_id, run, turn_id, {match}, batch, mode, updated_at) "
+            f"VALUES (?,?,?,?,?,?,'import',?) ON CONFLICT({', '.join(_NTR.conflict_columns)}) DO UPDATE SET "
+            f"{match}=excluded.{match}, batch=excluded.batch, updated_at=excluded.updated_at "
+            f"WHERE {match} IS NOT excluded.{match}",
+            batch,
         )
-    return {"labels": len(rows), "yes": sum(r[4] for r in rows), "source": source}
+    return {"labels": len(batch), "yes": sum(rec.match for rec in labels), "source": source}
+
+
+def _response_runs(db: Database, names: Iterable[str], file: str, stamp: str) -> None:
+    """Register the response runs a file names (an existing run keeps its first file)."""
+    for name in sorted(names):
+        run(
+            db,
+            "INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'response', ?, ?) ON CONFLICT(name) DO NOTHING",
+            (name, str(file), stamp),
+        )
