@@ -5,60 +5,59 @@ The de-duplicated set keeps every nugget no other kept nugget entails (CONE-RAG 
 updated at once and exported with ``python -m assess export nuggets --source S --dedup``.
 """
 
-import json
-
 import streamlit as st
 
-from assess import formats, ui
-from assess import nuggets as pure
+from assess import ui
 from assess.errors import AssessError
-from store import exports
-from store import nuggets as store
+from assess.llm.entailment import nli_model_from_env
+from assess.nuggets.dedup import DECISION_KEYS, DECISIONS, decision_label, default_threshold, judge_name, pair_table
+from assess.services.nuggets import nugget_files
+from store.nuggets import duplicates, gold
 
 ui.frame_guard()
 database = ui.db()
 name = ui.require_assessor("duplicates")
 
-sources = store.nugget_sources(database)
+sources = gold.nugget_sources(database)
 if not sources:
     st.info("No nuggets yet: extract some on the Passage nuggets page or import a nugget file.")
     st.stop()
 default = next((s for s in (name, "gold", "human") if s in sources), sources[0])
 top = st.columns([2, 2, 1])
 source = top[0].selectbox("Nugget set", sources, index=sources.index(default), key="dup_source")
-turns = store.nugget_turns(database, source)
+turns = gold.nugget_turns(database, source)
 with top[1]:
     turn_id = ui.pick_turn(turns, f"dup_turn_{source}")
-nuggets = store.turn_nuggets(database, source, turn_id)
+nuggets = gold.turn_nuggets(database, source, turn_id)
 by_id = {n["id"]: n for n in nuggets}
-judge = ui.entailment_judge(pure.nli_model_from_env())
-threshold = top[2].number_input("Suggest at", 0.0, 1.0, pure.default_threshold(judge), 0.05, key="dup_threshold")
+judge = ui.entailment_judge(nli_model_from_env())
+threshold = top[2].number_input("Suggest at", 0.0, 1.0, default_threshold(judge), 0.05, key="dup_threshold")
 
 
 def suggest():
     try:
-        found = store.suggest_duplicates(database, source, turn_id, judge, threshold=threshold)
-        ui.set_flash("success", f"{found} pair(s) suggested by {pure.judge_name(judge)}")
+        found = duplicates.suggest_duplicates(database, source, turn_id, judge, threshold=threshold)
+        ui.set_flash("success", f"{found} pair(s) suggested by {judge_name(judge)}")
     except AssessError as exc:
         ui.set_flash("error", f"No suggestions: {exc}")
 
 
 def decide(a, b, decision):
     try:
-        store.decide_duplicate(database, a, b, decision, by=name)
+        duplicates.decide_duplicate(database, a, b, decision, by=name)
     except AssessError as exc:
         ui.set_flash("error", str(exc))
 
 
-counts = store.dedup_counts(database, source, turn_id)
+counts = duplicates.dedup_counts(database, source, turn_id)
 st.caption(
     f"{counts['nuggets']} nuggets · {counts['kept']} kept in the de-duplicated set · "
-    f"{counts['unknown']} unknown · {counts['open_pairs']} open pair(s) · suggester: {pure.judge_name(judge)}"
+    f"{counts['unknown']} unknown · {counts['open_pairs']} open pair(s) · suggester: {judge_name(judge)}"
 )
 st.button("Suggest duplicate pairs", key="dup_suggest", on_click=suggest)
 ui.flash()
 
-pairs = store.duplicate_pairs(database, source, turn_id)
+pairs = duplicates.duplicate_pairs(database, source, turn_id)
 open_pairs = [p for p in pairs if p["decision"] is None]
 if open_pairs:
     p = open_pairs[0]
@@ -67,10 +66,9 @@ if open_pairs:
     ui.line(f"A {p['key_a']}:", p["text_a"], container=cols[0])
     ui.line(f"B {p['key_b']}:", p["text_b"], container=cols[1])
     st.caption(f"{p['suggested_by']}: P(A ⊨ B) = {p['score_ab']:.2f}, P(B ⊨ A) = {p['score_ba']:.2f}")
-    keys = st.columns(4)
-    for col, (decision, key) in zip(keys, (("same", "S"), ("a_covers_b", "A"), ("b_covers_a", "B"), ("distinct", "D"))):
+    for col, (decision, key) in zip(st.columns(4), DECISION_KEYS.items()):
         col.button(
-            f"{key} · {pure.DECISIONS[decision]}",
+            f"{key} · {DECISIONS[decision]}",
             key=f"dup_{decision}",
             shortcut=key,
             on_click=decide,
@@ -80,6 +78,13 @@ if open_pairs:
 elif pairs:
     st.success("Every suggested pair of this turn is decided.")
 
+
+def decide_manual():  # read at click time, not render time
+    chosen = st.session_state[f"dup_manual_decision_{turn_id}"]
+    a, b = st.session_state[f"dup_manual_a_{turn_id}"], st.session_state[f"dup_manual_b_{turn_id}"]
+    decide(a, b, None if chosen == "open" else chosen)
+
+
 with st.expander("Mark or change a pair yourself"):
     if len(nuggets) >= 2:
         ids = list(by_id)
@@ -87,56 +92,13 @@ with st.expander("Mark or change a pair yourself"):
         c = st.columns([3, 3, 2, 1])
         c[0].selectbox("A", ids, format_func=label, key=f"dup_manual_a_{turn_id}")
         c[1].selectbox("B", ids, index=1, format_func=label, key=f"dup_manual_b_{turn_id}")
-        c[2].selectbox(
-            "Decision",
-            [*pure.DECISIONS, "open"],
-            key=f"dup_manual_decision_{turn_id}",
-            format_func=lambda d: pure.DECISIONS.get(d, "reopen (undecided)"),
-        )
-        c[3].button(
-            "Save",
-            key="dup_manual_save",
-            on_click=lambda: decide(  # read at click time, not render time
-                st.session_state[f"dup_manual_a_{turn_id}"],
-                st.session_state[f"dup_manual_b_{turn_id}"],
-                None
-                if st.session_state[f"dup_manual_decision_{turn_id}"] == "open"
-                else st.session_state[f"dup_manual_decision_{turn_id}"],
-            ),
-        )
+        options = [*DECISIONS, "open"]
+        c[2].selectbox("Decision", options, key=f"dup_manual_decision_{turn_id}", format_func=decision_label)
+        c[3].button("Save", key="dup_manual_save", on_click=decide_manual)
 
 if pairs:
-    st.dataframe(
-        [
-            {
-                "A": p["key_a"],
-                "B": p["key_b"],
-                "P(A⊨B)": round(p["score_ab"] or 0, 2),
-                "P(B⊨A)": round(p["score_ba"] or 0, 2),
-                "decision": pure.DECISIONS.get(p["decision"], "open"),
-                "by": p["decided_by"] or "",
-            }
-            for p in pairs
-        ],
-        hide_index=True,
-        key="dup_pairs",
-    )
+    st.dataframe(pair_table(pairs), hide_index=True, key="dup_pairs")
 st.subheader("Nuggets of the turn")
 ui.nugget_table(nuggets, key="dup_nuggets")
-full = formats.nuggets_to_json(exports.nuggets(database, source))
-dedup = formats.nuggets_to_json(exports.nuggets(database, source, dedup=True))
-d = st.columns(2)
-d[0].download_button(
-    "Download all nuggets (CONE-RAG JSON)",
-    json.dumps(full, indent=1, ensure_ascii=False),
-    file_name=f"nuggets_{source}.json",
-    mime="application/json",
-    key="dup_dl_full",
-)
-d[1].download_button(
-    "Download the de-duplicated set",
-    json.dumps(dedup, indent=1, ensure_ascii=False),
-    file_name=f"nuggets_{source}_deduplicated.json",
-    mime="application/json",
-    key="dup_dl_dedup",
-)
+for col, (what, (label, file_name, text)) in zip(st.columns(2), nugget_files(database, source).items()):
+    col.download_button(label, text, file_name=file_name, mime="application/json", key=f"dup_dl_{what}")

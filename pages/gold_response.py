@@ -8,7 +8,7 @@ import streamlit as st
 from assess import ui
 from assess.errors import AssessError
 from store import conversations
-from store import nuggets as store
+from store.nuggets import gold, gold_responses
 
 ui.frame_guard()
 database = ui.db()
@@ -16,8 +16,8 @@ name = ui.require_assessor("gold-response")
 
 top = st.columns([1, 3])
 with top[0]:
-    turn_id = ui.pick_turn(store.all_turns(database), "gold_turn")
-sources = store.nugget_sources(database)
+    turn_id = ui.pick_turn(gold.all_turns(database), "gold_turn")
+sources = gold.nugget_sources(database)
 default = [s for s in (name, "gold", "human") if s in sources] or sources[:1]
 with top[1]:
     chosen_sources = st.multiselect("Nuggets from", sources, default=default, key="gold_sources")
@@ -30,26 +30,26 @@ with st.expander("Conversation so far and persona (PTKB)"):
     ui.ptkb(ctx)
 
 left, right = st.columns([3, 2], gap="large")
-nuggets = store.turn_nugget_choices(database, turn_id, chosen_sources) if chosen_sources else []
+nuggets = gold_responses.turn_nugget_choices(database, turn_id, chosen_sources) if chosen_sources else []
 by_id = {n["id"]: n for n in nuggets}
-saved = store.gold_response(database, name, turn_id)
+saved = gold_responses.gold_response(database, name, turn_id)
 with right:
     st.subheader(f"Nuggets ({len(nuggets)})")
     for n in nuggets:
         where = f" · {n['passage_id']}" if n["passage_id"] else ""
         ui.line(f"{n['source']} {n['key']}{where}:", n["text"])
-    own = store.has_labels(database, name, turn_id)
-    passages = store.relevant_passages(database, turn_id, source=name if own else None, threshold=2)
+    own = gold.has_grades(database, name, turn_id)
+    passages = gold.relevant_passages(database, turn_id, source=name if own else None, threshold=2)
     st.subheader(f"Relevant passages ({len(passages)})")
     st.caption("Graded 2 or more by you." if own else "All pooled passages with text (you have not judged this turn).")
     for p in passages:
         with st.expander(f"{p['passage_id']} · {p['words']} words"):
-            ui.show_passage(store.passage_text(database, p["passage_id"]))
+            ui.show_passage(conversations.passage_text(database, p["passage_id"]))
 
 
 def save():
     try:
-        store.save_gold_response(
+        gold_responses.save_gold_response(
             database,
             name,
             turn_id,

@@ -8,31 +8,31 @@ first unanswered item. These labels feed ``python -m assess agreement --task ntr
 import streamlit as st
 
 from assess import settings, ui
-from store import nuggets as store
 from store import queue
+from store.nuggets import gold, ntr
 
 ui.frame_guard()
 database = ui.db()
 name = ui.require_assessor("ntr")
 
-sources = store.nugget_sources(database)
+sources = gold.nugget_sources(database)
 if not sources:
     st.info("No gold nuggets in the store yet: import them (Import & export page) first.")
     st.stop()
 default = next((s for s in ("gold", "human") if s in sources), sources[0])
 nugget_source = st.sidebar.selectbox("Gold nuggets", sources, index=sources.index(default), key="ntr_source")
-state = store.ntr_queue(database, name, nugget_source, open_mode=settings.open_mode())
+state = ntr.ntr_queue(database, name, nugget_source, open_mode=settings.open_mode())
 if not len(state):
     st.info("Nothing to match: no turn has both nuggets of this set and system responses.")
     st.stop()
 cursor = ui.Cursor("ntr", state)
 pos, turn_id, item = cursor.position, cursor.turn_id, cursor.item_id
-current = store.ntr_item(database, item)
+current = ntr.ntr_item(database, item)
 mode = queue.judging_mode(database)
 
 
 def answer(value):
-    store.save_ntr_label(database, name, current["nugget_id"], current["run"], value, mode=mode, via="ui")
+    ntr.save_label(database, name, current["nugget_id"], current["run"], value, mode=mode, via="ui")
     cursor.go("next_unjudged")
 
 
@@ -48,7 +48,7 @@ with right:
     ui.show_passage(current["response"])
     ui.line(f"Gold nugget {current['key']}:", current["nugget"])
     st.markdown("**Is the gold nugget of information covered in the response?**")
-    own = store.ntr_label_of(database, name, current["nugget_id"], current["run"])
+    own = ntr.label_of(database, name, current["nugget_id"], current["run"])
     if own is not None:
         st.success(f"Your answer: {'yes' if own else 'no'}")
     cols = st.columns(2)
@@ -70,4 +70,4 @@ with right:
         width="stretch",
         type="primary" if own == 0 else "secondary",
     )
-    cursor.nav_buttons(st.columns(4), lambda: store.undo_ntr(database, name), key_prefix="ntr_", skip=True)
+    cursor.nav_buttons(st.columns(4), lambda: ntr.undo(database, name), key_prefix="ntr_", skip=True)

@@ -329,7 +329,7 @@ def mini_store(tmp_path):
         ("B", "7_1", 3, 1),
         ("B", "7_4", 1, 0),
     ]:
-        stored.save_ntr_label(db, "amy", gold[turn, f"[{key}]"], run, match)
+        stored.ntr.save_label(db, "amy", gold[turn, f"[{key}]"], run, match)
     db.conn.close()
     return path
 
@@ -412,8 +412,8 @@ def test_nuggets_store_form_refuses_bad_input(mini_store, tmp_path):
     from tests.helpers import snapshot
 
     db = open_db(mini_store)
-    own = stored.add_text_nugget(db, "amy", "7_1", "my own nugget")
-    stored.save_ntr_label(db, "amy", own, "A", 1)
+    own = stored.gold.add_text_nugget(db, "amy", "7_1", "my own nugget")
+    stored.ntr.save_label(db, "amy", own, "A", 1)
     db.conn.close()
     before = snapshot(mini_store)
     for args, message in [
@@ -459,8 +459,8 @@ def test_nuggets_ntr_recall_of_the_demo_llm_labels(tmp_path):
     load_demo(db)
     # de-duplicate two turns by hand: 101_1 [2] is covered by [1]; 102_3 [1] and [3] say the same
     ids = {(t, k): i for i, t, k in db.conn.execute("SELECT id, turn_id, key FROM nuggets WHERE source = 'gold'")}
-    stored.decide_duplicate(db, ids["101_1", "[1]"], ids["101_1", "[2]"], "a_covers_b", by="org")
-    stored.decide_duplicate(db, ids["102_3", "[1]"], ids["102_3", "[3]"], "same", by="org")
+    stored.duplicates.decide_duplicate(db, ids["101_1", "[1]"], ids["101_1", "[2]"], "a_covers_b", by="org")
+    stored.duplicates.decide_duplicate(db, ids["102_3", "[1]"], ids["102_3", "[3]"], "same", by="org")
     db.conn.close()
     out = score_store(path, "--ntr-source", "llm:demo-gpt", "--dedup", "--personal")
 

@@ -227,7 +227,7 @@ def test_long_passage_with_many_nuggets_stays_responsive(server, page):
     for i in range(60):
         needle = f"Step {i}:" if i < 50 else f"初心者 {i - 50}."
         at = long_text.index(needle)
-        store.add_span_nugget(db, "e2e-perf", "101_1", passage_id, at, at + len(needle), needle)
+        store.gold.add_span_nugget(db, "e2e-perf", "101_1", passage_id, at, at + len(needle), needle)
     db.conn.close()
     shown = open_picker(page, base, "e2e-perf", passage_id)
     assert shown == long_text
@@ -261,7 +261,7 @@ def test_move_span_reselects_an_existing_nugget(server, page):
     at, start = words[0].start(), words[6].start()
     old, new = passage[at : words[2].end()], passage[start : words[10].end()]
     db = open_db(db_path)
-    store.add_span_nugget(db, "e2e-move", "101_1", passage_id, at, at + len(old), old)
+    store.gold.add_span_nugget(db, "e2e-move", "101_1", passage_id, at, at + len(old), old)
     db.conn.close()
     open_picker(page, base, "e2e-move", passage_id)
     page.get_by_role("button", name="Move span").click()

@@ -239,9 +239,9 @@ def test_duplicates_page_suggests_and_records_decisions(app_db):
     at = start("pages/duplicates.py", assessor="dan")  # dan has no nuggets: the gold set
     assert at.selectbox(key="dup_source").value == "gold"
     db = open_db(app_db)
-    n1 = store.add_text_nugget(db, "dan", "101_2", "Run before your shift, not after it")
-    n2 = store.add_text_nugget(db, "dan", "101_2", "Run before your shift and not after it")
-    n3 = store.add_text_nugget(db, "dan", "101_2", "Protect your sleep")
+    n1 = store.gold.add_text_nugget(db, "dan", "101_2", "Run before your shift, not after it")
+    n2 = store.gold.add_text_nugget(db, "dan", "101_2", "Run before your shift and not after it")
+    n3 = store.gold.add_text_nugget(db, "dan", "101_2", "Protect your sleep")
     at = start("pages/duplicates.py", assessor="dan")
     assert at.selectbox(key="dup_source").value == "dan" and at.selectbox(key="dup_turn_dan").value == "101_2"
     at.button(key="dup_suggest").click().run()
@@ -346,7 +346,7 @@ def test_response_nuggets_page_marks_words_and_scores(app_db):
     from store import nuggets as store
     from store import open_db
 
-    offsets = pure.response_offsets(store.system_conversation(open_db(app_db), "demo-dense", "101"))
+    offsets = pure.documents.response_offsets(store.responses.system_conversation(open_db(app_db), "demo-dense", "101"))
     table = at.dataframe[0].value
     assert table["words"].tolist() == [
         f"{offsets['101_1'][0] + 2}-{offsets['101_1'][0] + 4}",
@@ -411,7 +411,7 @@ def test_aspects_page_prefills_from_an_llm_and_highlights_assigned_content(app_d
 
     start("pages/aspects.py", turn="101_1")  # creates the demo store
     db = open_db(app_db)
-    response = store.response_text(db, "demo-bm25", "101_1")
+    response = store.responses.response_text(db, "demo-bm25", "101_1")
     raw = json.dumps(
         {
             "aspects": [
@@ -438,7 +438,7 @@ def test_aspects_page_prefills_from_an_llm_and_highlights_assigned_content(app_d
     assert preview["words"].tolist() == [9, 7, 0]
     at.button(key="asp_prefill").click().run()
     assert any("3 aspects added" in s.value for s in at.success)
-    listed = store.aspects(db, "101_1")
+    listed = store.aspects.turn_aspects(db, "101_1")
     assert [(a["aspect"], a["ptkb"], a["content"]) for a in listed] == [
         ("What a 10K is", ["7"], {"demo-bm25": "The 10K is a road race of 10 kilometres"}),
         ("Race day <b>tips</b> **now**", [], {"demo-bm25": "On race day, start near the back"}),
@@ -479,13 +479,13 @@ def test_aspects_page_prefills_from_an_llm_and_highlights_assigned_content(app_d
     # pre-filling again keeps the organizer's edits; only the aspect she renamed comes back, to delete
     at.button(key="asp_prefill").click().run()
     assert any("1 aspects added, 2 already listed, content of 1 set" in s.value for s in at.success)
-    assert [a["aspect"] for a in store.aspects(db, "101_1")] == [
+    assert [a["aspect"] for a in store.aspects.turn_aspects(db, "101_1")] == [
         "What a 10K is",
         "Race-day tips",
         "Plan length",
         "Race day <b>tips</b> **now**",
     ]
-    assert store.aspects(db, "101_1")[0]["content"]["demo-bm25"] == "The 10K is a road race"
+    assert store.aspects.turn_aspects(db, "101_1")[0]["content"]["demo-bm25"] == "The 10K is a road race"
     # another run has no LLM answer: the action says how to get one
     at.selectbox(key="asp_run").set_value("demo-dense").run()
     assert not [s for s in at.selectbox if s.key == "asp_llm_source"]

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from assess import nuggets as pure
 from assess.errors import AssessError, InvalidSpan
 from assess.services.loading import load_demo
+from store import conversations, open_db
 from store import nuggets as store
-from store import open_db
 from tests.helpers import ROOT, run_cli, snapshot
 
 UNICODE_PASSAGE = "demo-doc-022:0"
@@ -47,11 +47,11 @@ def js_slice(text: str, start16: int, end16: int) -> str:
 def test_utf16_offsets_of_any_substring_convert_back_to_that_substring(text, data):
     i = data.draw(st.integers(0, len(text)))
     j = data.draw(st.integers(i, len(text)))
-    s16, e16 = pure.index_to_utf16(text, i), pure.index_to_utf16(text, j)
+    s16, e16 = pure.spans.index_to_utf16(text, i), pure.spans.index_to_utf16(text, j)
     assert js_slice(text, s16, e16) == text[i:j]  # what the browser selected
-    assert (pure.utf16_to_index(text, s16), pure.utf16_to_index(text, e16)) == (i, j)
+    assert (pure.spans.utf16_to_index(text, s16), pure.spans.utf16_to_index(text, e16)) == (i, j)
     if i < j:
-        span = pure.span_from_utf16(text, s16, e16, text[i:j], trim=False)
+        span = pure.spans.span_from_utf16(text, s16, e16, text[i:j], trim=False)
         assert span == (i, j, text[i:j]) and text[span.start : span.end] == span.text
 
 
@@ -62,43 +62,43 @@ def test_offsets_inside_a_surrogate_pair_are_refused(text):
     for ch in text:
         if ord(ch) > 0xFFFF:
             with pytest.raises(InvalidSpan, match="surrogate"):
-                pure.utf16_to_index(text, units + 1)
+                pure.spans.utf16_to_index(text, units + 1)
         units += 2 if ord(ch) > 0xFFFF else 1
-    assert units == pure.utf16_length(text)
+    assert units == pure.spans.utf16_length(text)
 
 
 def test_unicode_passage_offsets(demo):
-    passage = store.passage_text(demo, UNICODE_PASSAGE)
+    passage = conversations.passage_text(demo, UNICODE_PASSAGE)
     for needle in ["🏃\u200d♀️", "👍🏽", "初心者歓迎", "بالتوفيق", "cafe\u0301", "Zoe\u0308"]:
         i = passage.index(needle)
-        s16 = pure.index_to_utf16(passage, i)
-        e16 = s16 + pure.utf16_length(needle)
-        assert pure.span_from_utf16(passage, s16, e16, needle) == (i, i + len(needle), needle)
+        s16 = pure.spans.index_to_utf16(passage, i)
+        e16 = s16 + pure.spans.utf16_length(needle)
+        assert pure.spans.span_from_utf16(passage, s16, e16, needle) == (i, i + len(needle), needle)
     # the runner emoji is 4 code points but 5 UTF-16 units; offsets after it shift by 1 per astral char
-    assert len("🏃\u200d♀️") == 4 and pure.utf16_length("🏃\u200d♀️") == 5
+    assert len("🏃\u200d♀️") == 4 and pure.spans.utf16_length("🏃\u200d♀️") == 5
 
 
 def test_span_checks():
-    assert pure.validate_span("abcdef", 1, 3, "bc") == (1, 3, "bc")
+    assert pure.spans.validate_span("abcdef", 1, 3, "bc") == (1, 3, "bc")
     for start, end in [(-1, 2), (3, 3), (4, 2), (0, 7)]:
         with pytest.raises(InvalidSpan):
-            pure.validate_span("abcdef", start, end)
+            pure.spans.validate_span("abcdef", start, end)
     with pytest.raises(InvalidSpan, match="not the passage's text"):
-        pure.validate_span("abcdef", 1, 3, "xy")
+        pure.spans.validate_span("abcdef", 1, 3, "xy")
     with pytest.raises(InvalidSpan, match="not the passage's text"):
-        pure.span_from_utf16("abcdef", 1, 3, "xy")
-    assert pure.span_from_utf16("  ab cd  ", 0, 9, "  ab cd  ") == (2, 7, "ab cd")  # trimmed
-    assert pure.span_from_utf16("ab cd", 4, 1) == (1, 4, "b c")  # backwards selection
+        pure.spans.span_from_utf16("abcdef", 1, 3, "xy")
+    assert pure.spans.span_from_utf16("  ab cd  ", 0, 9, "  ab cd  ") == (2, 7, "ab cd")  # trimmed
+    assert pure.spans.span_from_utf16("ab cd", 4, 1) == (1, 4, "b c")  # backwards selection
     with pytest.raises(InvalidSpan, match="empty"):
-        pure.span_from_utf16("ab   cd", 2, 5)
+        pure.spans.span_from_utf16("ab   cd", 2, 5)
     with pytest.raises(InvalidSpan):
-        pure.utf16_to_index("ab", 3)
+        pure.spans.utf16_to_index("ab", 3)
 
 
 @settings(max_examples=200, deadline=None)
 @given(TEXTS, st.lists(st.tuples(st.integers(0, 70), st.integers(0, 70)), max_size=6))
 def test_segments_cover_the_text_exactly(text, spans):
-    pieces = pure.segments(text, spans)
+    pieces = pure.spans.segments(text, spans)
     assert "".join(p for p, _ in pieces) == text
     covered = set()
     for s, e in spans:
@@ -116,21 +116,23 @@ def test_segments_cover_the_text_exactly(text, spans):
 
 def test_locate_exact_then_normalised():
     passage = "Most beginner plans last 10 to 12 weeks.\nStraße  und\tMeer."
-    assert pure.locate(passage, "plans last 10") == ((14, 27, "plans last 10"), "exact")
-    span, how = pure.locate(passage, "MOST BEGINNER   plans")
+    assert pure.spans.locate(passage, "plans last 10") == ((14, 27, "plans last 10"), "exact")
+    span, how = pure.spans.locate(passage, "MOST BEGINNER   plans")
     assert how == "normalised" and span.text == "Most beginner plans"
-    span, how = pure.locate(passage, "12 weeks. strasse und meer")  # newline, tab, ß -> ss, case
+    span, how = pure.spans.locate(passage, "12 weeks. strasse und meer")  # newline, tab, ß -> ss, case
     assert how == "normalised" and span.text == "12 weeks.\nStraße  und\tMeer"
-    span, how = pure.locate(passage, '"last 10 to 12 weeks."')  # quotes and final period
+    span, how = pure.spans.locate(passage, '"last 10 to 12 weeks."')  # quotes and final period
     assert span.text == "last 10 to 12 weeks" and passage[span.start : span.end] == span.text
-    assert pure.locate(passage, "ten to twelve weeks") is None
-    assert pure.locate(passage, "  ") is None
+    assert pure.spans.locate(passage, "ten to twelve weeks") is None
+    assert pure.spans.locate(passage, "  ") is None
 
 
 def test_locate_in_passages_prefers_an_exact_match_anywhere():
-    found = pure.locate_in_passages("Walk Run", [("p1", "a walk run plan"), ("p2", "the Walk Run plan"), ("p3", None)])
+    found = pure.spans.locate_in_passages(
+        "Walk Run", [("p1", "a walk run plan"), ("p2", "the Walk Run plan"), ("p3", None)]
+    )
     assert found == ("p2", (4, 12, "Walk Run"), "exact")
-    found = pure.locate_in_passages("walk  RUN", [("p3", None), ("p1", "a walk run plan")])
+    found = pure.spans.locate_in_passages("walk  RUN", [("p3", None), ("p1", "a walk run plan")])
     assert found.passage_id == "p1" and found.method == "normalised"
 
 
@@ -141,17 +143,17 @@ def test_locate_pieces_finds_the_selections_an_aspect_content_joins():
     )
     # two selections appended with a space (the page's N), out of response order, plus a typed word
     content = "start near the back. The 10K is a road race. banana 🏃 on the"
-    pieces = pure.locate_pieces(response, content)
+    pieces = pure.spans.locate_pieces(response, content)
     assert [p.text for p in pieces] == ["start near the back.", "The 10K is a road race.", "🏃 on the"]
     assert all(response[p.start : p.end] == p.text for p in pieces)
     # case and white space are folded as in locate; the span keeps the response's own characters
     at = response.index("road race.")
-    assert pure.locate_pieces(response, "ROAD race. on RACE day") == [(at, at + 22, "road race.\nOn race day")]
+    assert pure.spans.locate_pieces(response, "ROAD race. on RACE day") == [(at, at + 22, "road race.\nOn race day")]
     # a repeated phrase: the later piece is looked for after the earlier one first
-    assert [p.start for p in pure.locate_pieces("on the day on the day", "on the day on the day")] == [0]
-    assert [p.start for p in pure.locate_pieces("a b. x a b.", "x a b.")] == [5]
-    assert pure.locate_pieces(response, "") == [] and pure.locate_pieces("", "x") == []
-    assert pure.locate_pieces(response, "nothing here") == []
+    assert [p.start for p in pure.spans.locate_pieces("on the day on the day", "on the day on the day")] == [0]
+    assert [p.start for p in pure.spans.locate_pieces("a b. x a b.", "x a b.")] == [5]
+    assert pure.spans.locate_pieces(response, "") == [] and pure.spans.locate_pieces("", "x") == []
+    assert pure.spans.locate_pieces(response, "nothing here") == []
 
 
 WORDS = st.lists(
@@ -166,24 +168,24 @@ def test_located_pieces_hold_every_selected_word(words, data):
     cuts = sorted(set(data.draw(st.lists(st.integers(0, len(words)), max_size=4))) | {0, len(words)})
     picked = [" ".join(words[a:b]) for a, b in zip(cuts, cuts[1:]) if b > a and data.draw(st.booleans())]
     content = " ".join(picked)
-    pieces = pure.locate_pieces(text, content)
+    pieces = pure.spans.locate_pieces(text, content)
     assert all(text[p.start : p.end] == p.text for p in pieces)
     assert " ".join(p.text for p in pieces).casefold().split() == content.casefold().split()
 
 
 def test_next_key():
-    assert pure.next_key([]) == "[1]"
-    assert pure.next_key(["[1]", "[7]", "x"]) == "[8]"
+    assert pure.spans.next_key([]) == "[1]"
+    assert pure.spans.next_key(["[1]", "[7]", "x"]) == "[8]"
 
 
 # ------------------------------------------------------------------------------------------- store: passage nuggets
 
 
 def test_span_nuggets_are_checked_against_the_stored_passage(demo):
-    passage = store.passage_text(demo, UNICODE_PASSAGE)
+    passage = conversations.passage_text(demo, UNICODE_PASSAGE)
     i = passage.index("👍🏽")
-    nid = store.add_span_nugget(demo, "amy", "101_1", UNICODE_PASSAGE, i, i + 2, "👍🏽")
-    row = store.nugget(demo, nid)
+    nid = store.gold.add_span_nugget(demo, "amy", "101_1", UNICODE_PASSAGE, i, i + 2, "👍🏽")
+    row = store.gold.nugget(demo, nid)
     assert (row["key"], row["text"], row["start_char"], row["end_char"], row["span_method"], row["in_dedup"]) == (
         "[1]",
         "👍🏽",
@@ -195,55 +197,55 @@ def test_span_nuggets_are_checked_against_the_stored_passage(demo):
     assert demo.execute("SELECT kind FROM sources WHERE name = 'amy'").fetchone() == ("assessor",)
     before = demo.execute("SELECT COUNT(*) FROM nuggets").fetchone()
     with pytest.raises(InvalidSpan):
-        store.add_span_nugget(demo, "amy", "101_1", UNICODE_PASSAGE, i, i + 2, "👍")
+        store.gold.add_span_nugget(demo, "amy", "101_1", UNICODE_PASSAGE, i, i + 2, "👍")
     with pytest.raises(InvalidSpan):
-        store.add_span_nugget(demo, "amy", "101_1", UNICODE_PASSAGE, i, len(passage) + 1, "x")
+        store.gold.add_span_nugget(demo, "amy", "101_1", UNICODE_PASSAGE, i, len(passage) + 1, "x")
     with pytest.raises(InvalidSpan, match="no text"):
-        store.add_span_nugget(demo, "amy", "101_1", "demo-doc-900:0", 0, 1, "x")
+        store.gold.add_span_nugget(demo, "amy", "101_1", "demo-doc-900:0", 0, 1, "x")
     assert demo.execute("SELECT COUNT(*) FROM nuggets").fetchone() == before
-    assert store.passage_spans(demo, "amy", "101_1", UNICODE_PASSAGE) == [(i, i + 2)]
+    assert store.gold.passage_spans(demo, "amy", "101_1", UNICODE_PASSAGE) == [(i, i + 2)]
 
 
 def test_typed_edited_and_deleted_nuggets(demo):
-    passage = store.passage_text(demo, "demo-doc-001:0")
-    nid = store.add_text_nugget(demo, "amy", "101_1", "  WALK-RUN plan ", passage_id="demo-doc-001:0")
-    row = store.nugget(demo, nid)
+    passage = conversations.passage_text(demo, "demo-doc-001:0")
+    nid = store.gold.add_text_nugget(demo, "amy", "101_1", "  WALK-RUN plan ", passage_id="demo-doc-001:0")
+    row = store.gold.nugget(demo, nid)
     assert (
         row["span_method"] == "typed" and passage[row["start_char"] : row["end_char"]] == row["text"] == "walk-run plan"
     )
-    free = store.add_text_nugget(demo, "amy", "101_1", "Not in any passage", passage_id="demo-doc-001:0")
-    assert store.nugget(demo, free)["start_char"] is None and store.nugget(demo, free)["key"] == "[2]"
-    edited = store.update_nugget(demo, "amy", nid, text="complete beginners", relevance=3)
+    free = store.gold.add_text_nugget(demo, "amy", "101_1", "Not in any passage", passage_id="demo-doc-001:0")
+    assert store.gold.nugget(demo, free)["start_char"] is None and store.gold.nugget(demo, free)["key"] == "[2]"
+    edited = store.gold.update_nugget(demo, "amy", nid, text="complete beginners", relevance=3)
     assert edited["relevance"] == 3 and passage[edited["start_char"] : edited["end_char"]] == "complete beginners"
-    edited = store.update_nugget(demo, "amy", nid, text="beginners run ten kilometres")  # rephrased
+    edited = store.gold.update_nugget(demo, "amy", nid, text="beginners run ten kilometres")  # rephrased
     assert edited["start_char"] is None and edited["passage_id"] == "demo-doc-001:0"
     assert edited["relevance"] == 3
     with pytest.raises(AssessError, match="belongs to"):
-        store.update_nugget(demo, "bob", nid, text="x")
+        store.gold.update_nugget(demo, "bob", nid, text="x")
     with pytest.raises(AssessError, match="belongs to"):
-        store.delete_nugget(demo, "bob", nid)
-    store.delete_nugget(demo, "amy", nid)
-    assert [r["id"] for r in store.turn_nuggets(demo, "amy", "101_1")] == [free]
-    assert store.add_text_nugget(demo, "amy", "101_1", "again") and [
-        r["key"] for r in store.turn_nuggets(demo, "amy", "101_1")
+        store.gold.delete_nugget(demo, "bob", nid)
+    store.gold.delete_nugget(demo, "amy", nid)
+    assert [r["id"] for r in store.gold.turn_nuggets(demo, "amy", "101_1")] == [free]
+    assert store.gold.add_text_nugget(demo, "amy", "101_1", "again") and [
+        r["key"] for r in store.gold.turn_nuggets(demo, "amy", "101_1")
     ] == ["[2]", "[3]"]
 
 
 def test_relevant_passages_follow_source_and_threshold(demo):
-    llm = store.relevant_passages(demo, "101_1", source="llm:demo-gpt", threshold=2)
+    llm = store.gold.relevant_passages(demo, "101_1", source="llm:demo-gpt", threshold=2)
     assert llm and all(p["grade"] >= 2 for p in llm)
-    assert len(store.relevant_passages(demo, "101_1", source="llm:demo-gpt", threshold=4)) < len(llm)
-    pooled = store.relevant_passages(demo, "101_1", source=None)
+    assert len(store.gold.relevant_passages(demo, "101_1", source="llm:demo-gpt", threshold=4)) < len(llm)
+    pooled = store.gold.relevant_passages(demo, "101_1", source=None)
     assert {p["passage_id"] for p in llm} <= {p["passage_id"] for p in pooled}
-    assert store.relevant_passages(demo, "101_1", source="amy") == []
-    assert not store.has_labels(demo, "amy", "101_1")
+    assert store.gold.relevant_passages(demo, "101_1", source="amy") == []
+    assert not store.gold.has_grades(demo, "amy", "101_1")
 
 
 # ------------------------------------------------------------------------------------------- duplicates
 
 
 def test_lexical_entailment_is_token_containment():
-    judge = pure.LexicalEntailment()
+    judge = pure.dedup.LexicalEntailment()
     a, b = "Beginner plans last 10 to 12 weeks", "Plans last 12 weeks"
     ab, ba = judge.entailment([(a, b), (b, a)])
     assert ab == 1.0 and ba == pytest.approx(
@@ -255,7 +257,7 @@ def test_lexical_entailment_is_token_containment():
 
 def test_suggestions_use_any_injected_judge():
     texts = [(1, "alpha beta"), (2, "beta alpha"), (3, "gamma")]
-    found = pure.suggest_duplicates(texts, None, threshold=0.6)
+    found = pure.dedup.suggest_duplicates(texts, None, threshold=0.6)
     assert [(s.a, s.b, s.score_ab, s.score_ba) for s in found] == [(1, 2, 1.0, 1.0)]
     calls = []
 
@@ -263,42 +265,49 @@ def test_suggestions_use_any_injected_judge():
         calls.append((premise, hypothesis))
         return 0.9 if "gamma" in premise else 0.1
 
-    found = pure.suggest_duplicates(texts, entails, threshold=0.5)
+    found = pure.dedup.suggest_duplicates(texts, entails, threshold=0.5)
     assert {(s.a, s.b) for s in found} == {(1, 3), (2, 3)} and len(calls) == 6
-    assert pure.suggest_duplicates(texts[:1], entails) == []
+    assert pure.dedup.suggest_duplicates(texts[:1], entails) == []
 
 
 def test_dedup_rule_keeps_nuggets_no_kept_nugget_entails():
     order = [1, 2, 3, 4]
-    assert pure.dedup_keep(order, set()) == {1: True, 2: True, 3: True, 4: True}
-    same = pure.entailment_edges([(1, 2, "same")])  # mutual: the earlier is kept
-    assert pure.dedup_keep(order, same) == {1: True, 2: False, 3: True, 4: True}
-    covers = pure.entailment_edges([(1, 3, "b_covers_a"), (2, 4, "distinct")])  # 3 entails 1
-    assert pure.dedup_keep(order, covers) == {1: False, 2: True, 3: True, 4: True}
-    chain = pure.entailment_edges([(1, 2, "a_covers_b"), (2, 3, "a_covers_b")])  # 1 ⊨ 2 ⊨ 3
-    assert pure.dedup_keep(order, chain) == {1: True, 2: False, 3: False, 4: True}
-    cycle = pure.entailment_edges([(1, 2, "same"), (2, 3, "same"), (1, 3, "same")])
-    assert pure.dedup_keep(order, cycle) == {1: True, 2: False, 3: False, 4: True}
+    assert pure.dedup.dedup_keep(order, set()) == {1: True, 2: True, 3: True, 4: True}
+    same = pure.dedup.entailment_edges([(1, 2, "same")])  # mutual: the earlier is kept
+    assert pure.dedup.dedup_keep(order, same) == {1: True, 2: False, 3: True, 4: True}
+    covers = pure.dedup.entailment_edges([(1, 3, "b_covers_a"), (2, 4, "distinct")])  # 3 entails 1
+    assert pure.dedup.dedup_keep(order, covers) == {1: False, 2: True, 3: True, 4: True}
+    chain = pure.dedup.entailment_edges([(1, 2, "a_covers_b"), (2, 3, "a_covers_b")])  # 1 ⊨ 2 ⊨ 3
+    assert pure.dedup.dedup_keep(order, chain) == {1: True, 2: False, 3: False, 4: True}
+    cycle = pure.dedup.entailment_edges([(1, 2, "same"), (2, 3, "same"), (1, 3, "same")])
+    assert pure.dedup.dedup_keep(order, cycle) == {1: True, 2: False, 3: False, 4: True}
     with pytest.raises(AssessError):
-        pure.entailment_edges([(1, 2, "maybe")])
+        pure.dedup.entailment_edges([(1, 2, "maybe")])
 
 
 def test_decisions_set_in_dedup_and_the_dedup_export(demo, tmp_path):
-    gold = store.turn_nuggets(demo, "gold", "101_1")
+    gold = store.gold.turn_nuggets(demo, "gold", "101_1")
     assert len(gold) == 5 and {n["in_dedup"] for n in gold} == {None}
     a, b, c = (n["id"] for n in gold[:3])
-    store.decide_duplicate(demo, b, a, "a_covers_b", by="amy")  # given as (b, a): b covers a
-    flags = {n["id"]: n["in_dedup"] for n in store.turn_nuggets(demo, "gold", "101_1")}
+    store.duplicates.decide_duplicate(demo, b, a, "a_covers_b", by="amy")  # given as (b, a): b covers a
+    flags = {n["id"]: n["in_dedup"] for n in store.gold.turn_nuggets(demo, "gold", "101_1")}
     assert flags == {a: 0, b: 1, c: 1, gold[3]["id"]: 1, gold[4]["id"]: 1}
     assert demo.execute("SELECT nugget_a, nugget_b, decision, decided_by FROM nugget_duplicates").fetchall() == [
         (a, b, "b_covers_a", "amy")
     ]
-    store.decide_duplicate(demo, a, b, None, by="amy")  # reopened: everything kept again
-    assert {n["in_dedup"] for n in store.turn_nuggets(demo, "gold", "101_1")} == {1}
-    store.decide_duplicate(demo, b, c, "same", by="amy")
-    assert store.dedup_counts(demo, "gold", "101_1") == {"nuggets": 5, "kept": 4, "unknown": 0, "open_pairs": 1}
+    store.duplicates.decide_duplicate(demo, a, b, None, by="amy")  # reopened: everything kept again
+    assert {n["in_dedup"] for n in store.gold.turn_nuggets(demo, "gold", "101_1")} == {1}
+    store.duplicates.decide_duplicate(demo, b, c, "same", by="amy")
+    assert store.duplicates.dedup_counts(demo, "gold", "101_1") == {
+        "nuggets": 5,
+        "kept": 4,
+        "unknown": 0,
+        "open_pairs": 1,
+    }
     with pytest.raises(AssessError):
-        store.decide_duplicate(demo, a, store.turn_nuggets(demo, "gold", "101_2")[0]["id"], "same", by="amy")
+        store.duplicates.decide_duplicate(
+            demo, a, store.gold.turn_nuggets(demo, "gold", "101_2")[0]["id"], "same", by="amy"
+        )
     demo.conn.close()
     full = json.loads(run_cli("export", "nuggets", "--source", "gold", db=tmp_path / "demo.db", check=True).stdout)
     dedup = json.loads(
@@ -309,20 +318,22 @@ def test_decisions_set_in_dedup_and_the_dedup_export(demo, tmp_path):
 
 
 def test_stored_suggestions_keep_decisions(demo):
-    nid = store.add_text_nugget(demo, "amy", "101_1", "Most beginner plans last 10 to 12 weeks")
-    twin = store.add_text_nugget(demo, "amy", "101_1", "Beginner plans last 10-12 weeks mostly")
-    other = store.add_text_nugget(demo, "amy", "101_1", "Buy shoes in a running shop")
-    assert store.suggest_duplicates(demo, "amy", "101_1") == 1
-    (pair,) = store.duplicate_pairs(demo, "amy", "101_1")
+    nid = store.gold.add_text_nugget(demo, "amy", "101_1", "Most beginner plans last 10 to 12 weeks")
+    twin = store.gold.add_text_nugget(demo, "amy", "101_1", "Beginner plans last 10-12 weeks mostly")
+    other = store.gold.add_text_nugget(demo, "amy", "101_1", "Buy shoes in a running shop")
+    assert store.duplicates.suggest_duplicates(demo, "amy", "101_1") == 1
+    (pair,) = store.duplicates.duplicate_pairs(demo, "amy", "101_1")
     assert (pair["a"], pair["b"], pair["suggested_by"], pair["decision"]) == (nid, twin, "lexical", None)
-    store.decide_duplicate(demo, nid, twin, "same", by="amy")
-    assert store.suggest_duplicates(demo, "amy", "101_1") == 1  # re-suggesting keeps the decision
-    assert store.duplicate_pairs(demo, "amy", "101_1")[0]["decision"] == "same"
-    assert [n["in_dedup"] for n in store.turn_nuggets(demo, "amy", "101_1")] == [1, 0, 1]
-    later = store.add_text_nugget(demo, "amy", "101_1", "A new one")  # joins the kept set
-    assert store.nugget(demo, later)["in_dedup"] == 1
-    store.delete_nugget(demo, "amy", twin)  # its pairs go with it
-    assert store.duplicate_pairs(demo, "amy", "101_1") == [] and store.nugget(demo, other)["in_dedup"] == 1
+    store.duplicates.decide_duplicate(demo, nid, twin, "same", by="amy")
+    assert store.duplicates.suggest_duplicates(demo, "amy", "101_1") == 1  # re-suggesting keeps the decision
+    assert store.duplicates.duplicate_pairs(demo, "amy", "101_1")[0]["decision"] == "same"
+    assert [n["in_dedup"] for n in store.gold.turn_nuggets(demo, "amy", "101_1")] == [1, 0, 1]
+    later = store.gold.add_text_nugget(demo, "amy", "101_1", "A new one")  # joins the kept set
+    assert store.gold.nugget(demo, later)["in_dedup"] == 1
+    store.gold.delete_nugget(demo, "amy", twin)  # its pairs go with it
+    assert (
+        store.duplicates.duplicate_pairs(demo, "amy", "101_1") == [] and store.gold.nugget(demo, other)["in_dedup"] == 1
+    )
 
 
 def test_cli_suggest_duplicates(demo, tmp_path):
@@ -343,17 +354,17 @@ DEMO_GFRC2 = json.loads((ROOT / "assets" / "demo" / "gfrc2.json").read_text(enco
 
 def test_word_positions_over_the_conversation():
     turns = [
-        pure.TurnText("c_1", 1, "How do I start?", "Walk, then run."),
-        pure.TurnText("c_2", 2, "And shoes?", None),
-        pure.TurnText("c_3", 3, "Thanks  a lot", "You are\twelcome."),
+        pure.documents.TurnText("c_1", 1, "How do I start?", "Walk, then run."),
+        pure.documents.TurnText("c_2", 2, "And shoes?", None),
+        pure.documents.TurnText("c_3", 3, "Thanks  a lot", "You are\twelcome."),
     ]
-    assert pure.response_offsets(turns) == {"c_1": (4, 3), "c_2": (9, 0), "c_3": (12, 3)}
+    assert pure.documents.response_offsets(turns) == {"c_1": (4, 3), "c_2": (9, 0), "c_3": (12, 3)}
     text = "Walk, then  run fast."
-    assert pure.words_in_span(text, 0, 4) == (1, 1) and pure.words_in_span(text, 2, 13) == (1, 3)
-    assert pure.words_in_span(text, 10, 13) == (3, 3)  # a selection touching a word takes the word
+    assert pure.documents.words_in_span(text, 0, 4) == (1, 1) and pure.documents.words_in_span(text, 2, 13) == (1, 3)
+    assert pure.documents.words_in_span(text, 10, 13) == (3, 3)  # a selection touching a word takes the word
     with pytest.raises(InvalidSpan):
-        pure.words_in_span(text, 10, 11)  # only whitespace
-    assert pure.mark_spans(text, [(2, 3), (4, 9)]) == [(6, 15)]
+        pure.documents.words_in_span(text, 10, 11)  # only whitespace
+    assert pure.documents.mark_spans(text, [(2, 3), (4, 9)]) == [(6, 15)]
 
 
 def demo_marks(db) -> dict:
@@ -361,8 +372,8 @@ def demo_marks(db) -> dict:
     out = {}
     for conv in DEMO_GFRC2["conversations"]:
         run, conversation = conv["id"].split("/")
-        turns = store.system_conversation(db, run, conversation)
-        offsets = pure.response_offsets(turns)
+        turns = store.responses.system_conversation(db, run, conversation)
+        offsets = pure.documents.response_offsets(turns)
         by_number = {t.number: t for t in turns}
         for n in conv["nuggets"]:
             t = by_number[n["turn"]]
@@ -376,12 +387,12 @@ def demo_marks(db) -> dict:
 
 def test_gfrc2_export_round_trips_through_score(demo, tmp_path):
     marks = demo_marks(demo)
-    store.save_study(demo, "demo", DEMO_GFRC2["attributes"], max_level=2, L=1000)
+    store.responses.save_study(demo, "demo", DEMO_GFRC2["attributes"], max_level=2, L=1000)
     for cid, rows in marks.items():
         run = cid.split("/")[0]
         for turn_id, start, end, level, groups in rows:
-            store.mark_response_nugget(demo, "demo", run, turn_id, start, end, level, groups)
-    document = store.gfrc2_export(demo, "demo")
+            store.responses.mark_response_nugget(demo, "demo", run, turn_id, start, end, level, groups)
+    document = store.responses.gfrc2_export(demo, "demo")
     assert [c["id"] for c in document["conversations"]] == [c["id"] for c in DEMO_GFRC2["conversations"]]
     assert [c["nuggets"] for c in document["conversations"]] == [c["nuggets"] for c in DEMO_GFRC2["conversations"]]
     exported = tmp_path / "exported.json"
@@ -396,12 +407,12 @@ def test_gfrc2_export_round_trips_through_score(demo, tmp_path):
 
 
 def test_response_marks_are_checked(demo):
-    store.save_study(demo, "s", pure.EXAMPLE_ATTRIBUTES)
-    assert store.study(demo, "s")["attributes"][0]["target"] == pytest.approx([1 / 3] * 3)
+    store.responses.save_study(demo, "s", pure.documents.EXAMPLE_ATTRIBUTES)
+    assert store.responses.study(demo, "s")["attributes"][0]["target"] == pytest.approx([1 / 3] * 3)
     groups = {"PRONOUN": "she", "HINDEX": "G4"}
-    mid = store.mark_response_nugget(demo, "s", "demo-dense", "101_1", 3, 5, 2, groups)
-    words = store.response_text(demo, "demo-dense", "101_1").split()
-    assert store.response_marks(demo, "s", "demo-dense", "101") == [
+    mid = store.responses.mark_response_nugget(demo, "s", "demo-dense", "101_1", 3, 5, 2, groups)
+    words = store.responses.response_text(demo, "demo-dense", "101_1").split()
+    assert store.responses.response_marks(demo, "s", "demo-dense", "101") == [
         {
             "id": mid,
             "turn_id": "101_1",
@@ -421,17 +432,19 @@ def test_response_marks_are_checked(demo):
     ]:
         args = {"start_word": 6, "end_word": 6, "level": 1, "groups": groups, **bad}
         with pytest.raises(AssessError):
-            store.mark_response_nugget(demo, "s", "demo-dense", "101_1", **args)
+            store.responses.mark_response_nugget(demo, "s", "demo-dense", "101_1", **args)
     with pytest.raises(AssessError):
-        store.save_study(demo, "bad", [{"name": "X", "kind": "ordinal", "groups": ["a"], "target": [0.5]}])
-    store.delete_mark(demo, mid)
-    assert store.response_marks(demo, "s", "demo-dense") == []
+        store.responses.save_study(demo, "bad", [{"name": "X", "kind": "ordinal", "groups": ["a"], "target": [0.5]}])
+    store.responses.delete_mark(demo, mid)
+    assert store.responses.response_marks(demo, "s", "demo-dense") == []
 
 
 def test_cli_study_and_bad_attributes(demo, tmp_path):
     demo.conn.close()
     db = tmp_path / "demo.db"
-    out = run_cli("nuggets", "study", "fair", "--attributes", json.dumps(pure.EXAMPLE_ATTRIBUTES), db=db, check=True)
+    out = run_cli(
+        "nuggets", "study", "fair", "--attributes", json.dumps(pure.documents.EXAMPLE_ATTRIBUTES), db=db, check=True
+    )
     assert "PRONOUN (nominal, he/she/other)" in out.stdout
     before = snapshot(db)
     bad = run_cli(
@@ -453,9 +466,11 @@ def test_aepd_export_round_trips_through_score(demo, tmp_path):
         run, turn_id = entry["id"].split("/")
         for a in entry["aspects"]:
             if (turn_id, a["aspect"]) not in ids:
-                ids[turn_id, a["aspect"]] = store.save_aspect(demo, turn_id, a["aspect"], [str(p) for p in a["ptkb"]])
-            store.set_aspect_content(demo, ids[turn_id, a["aspect"]], run, a["text"])
-    document = store.aepd_export(demo)
+                ids[turn_id, a["aspect"]] = store.aspects.save_aspect(
+                    demo, turn_id, a["aspect"], [str(p) for p in a["ptkb"]]
+                )
+            store.aspects.set_aspect_content(demo, ids[turn_id, a["aspect"]], run, a["text"])
+    document = store.aspects.aepd_export(demo)
     assert [t["id"] for t in document["turns"]] == [t["id"] for t in DEMO_AEPD["turns"]]
     assert [t["aspects"] for t in document["turns"]] == [t["aspects"] for t in DEMO_AEPD["turns"]]
     exported = tmp_path / "aepd.json"
@@ -469,19 +484,19 @@ def test_aepd_export_round_trips_through_score(demo, tmp_path):
 
 
 def test_aspects_are_checked_and_edited(demo):
-    aid = store.save_aspect(demo, "101_1", "Plan length", ["7"])
-    other = store.save_aspect(demo, "101_1", "Shoes", [])
+    aid = store.aspects.save_aspect(demo, "101_1", "Plan length", ["7"])
+    other = store.aspects.save_aspect(demo, "101_1", "Shoes", [])
     with pytest.raises(AssessError, match="already has"):
-        store.save_aspect(demo, "101_1", "Plan length")
+        store.aspects.save_aspect(demo, "101_1", "Plan length")
     with pytest.raises(AssessError, match="no PTKB statement"):
-        store.save_aspect(demo, "101_1", "Other", ["99"])
+        store.aspects.save_aspect(demo, "101_1", "Other", ["99"])
     with pytest.raises(AssessError):
-        store.save_aspect(demo, "101_1", "  ")
-    store.save_aspect(demo, "101_1", "Plan length and race date", ["7", "3"], aspect_id=aid)
-    store.set_aspect_content(demo, aid, "demo-dense", "  twelve weeks  ")
+        store.aspects.save_aspect(demo, "101_1", "  ")
+    store.aspects.save_aspect(demo, "101_1", "Plan length and race date", ["7", "3"], aspect_id=aid)
+    store.aspects.set_aspect_content(demo, aid, "demo-dense", "  twelve weeks  ")
     with pytest.raises(AssessError):
-        store.set_aspect_content(demo, aid, "no-such-run", "x")
-    assert store.aspects(demo, "101_1") == [
+        store.aspects.set_aspect_content(demo, aid, "no-such-run", "x")
+    assert store.aspects.turn_aspects(demo, "101_1") == [
         {
             "id": aid,
             "aspect": "Plan length and race date",
@@ -490,9 +505,9 @@ def test_aspects_are_checked_and_edited(demo):
         },
         {"id": other, "aspect": "Shoes", "ptkb": [], "content": {}},
     ]
-    store.delete_aspect(demo, aid)
-    assert [a["id"] for a in store.aspects(demo, "101_1")] == [other]
-    doc = store.aepd_export(demo, runs=["demo-dense"])
+    store.aspects.delete_aspect(demo, aid)
+    assert [a["id"] for a in store.aspects.turn_aspects(demo, "101_1")] == [other]
+    doc = store.aspects.aepd_export(demo, runs=["demo-dense"])
     assert doc["turns"] == [
         {
             "id": "demo-dense/101_1",
@@ -525,44 +540,44 @@ def test_prefill_aspects_from_a_prejudge_run(demo):
     with StubLLM(reply=aepd_reply(aspects)) as stub:
         plan = prejudge.plan(demo, "aepd", "llm:stub", "stub-1", limit=3)  # 101_1 x the three runs
         prejudge.run(demo, plan, OpenAIJudge("stub-1", base_url=stub.base_url, api_key="k", timeout=5))
-    assert store.llm_aspect_sources(demo, "101_1", "demo-bm25") == ["llm:stub"]
-    assert store.llm_aspect_sources(demo, "101_2", "demo-bm25") == []
-    bm25 = store.response_text(demo, "demo-bm25", "101_1")
+    assert store.aspects.llm_aspect_sources(demo, "101_1", "demo-bm25") == ["llm:stub"]
+    assert store.aspects.llm_aspect_sources(demo, "101_2", "demo-bm25") == []
+    bm25 = store.responses.response_text(demo, "demo-bm25", "101_1")
     first = bm25.split(". ")[0]
-    assert store.llm_aspects(demo, "llm:stub", "101_1", "demo-bm25") == [
+    assert store.aspects.llm_aspects(demo, "llm:stub", "101_1", "demo-bm25") == [
         {"aspect": "Race day", "ptkb": ["7"], "text": first},
         {"aspect": "Shoes", "ptkb": ["3"], "text": ""},
     ]
     # the organizer already has "race day" with her own content for demo-bm25: kept as it is
-    own = store.save_aspect(demo, "101_1", "race day", [])
-    store.set_aspect_content(demo, own, "demo-bm25", "On race day")
-    assert store.prefill_aspects(demo, "llm:stub", "101_1", "demo-bm25") == {
+    own = store.aspects.save_aspect(demo, "101_1", "race day", [])
+    store.aspects.set_aspect_content(demo, own, "demo-bm25", "On race day")
+    assert store.aspects.prefill_aspects(demo, "llm:stub", "101_1", "demo-bm25") == {
         "added": 1,
         "existing": 1,
         "content": 1,
         "dropped_ptkb": 0,
     }
-    listed = store.aspects(demo, "101_1")
+    listed = store.aspects.turn_aspects(demo, "101_1")
     assert [(a["aspect"], a["ptkb"], a["content"]) for a in listed] == [
         ("race day", [], {"demo-bm25": "On race day"}),
         ("Shoes", ["3"], {"demo-bm25": ""}),
     ]
     # another run: nothing new to add, the empty content of "race day" for demo-dense is filled
-    assert store.prefill_aspects(demo, "llm:stub", "101_1", "demo-dense") == {
+    assert store.aspects.prefill_aspects(demo, "llm:stub", "101_1", "demo-dense") == {
         "added": 0,
         "existing": 2,
         "content": 2,
         "dropped_ptkb": 0,
     }
-    dense = store.response_text(demo, "demo-dense", "101_1")
-    assert store.aspects(demo, "101_1")[0]["content"]["demo-dense"] == dense.split(". ")[0]
-    assert store.prefill_aspects(demo, "llm:stub", "101_1", "demo-dense")["content"] == 0  # idempotent
+    dense = store.responses.response_text(demo, "demo-dense", "101_1")
+    assert store.aspects.turn_aspects(demo, "101_1")[0]["content"]["demo-dense"] == dense.split(". ")[0]
+    assert store.aspects.prefill_aspects(demo, "llm:stub", "101_1", "demo-dense")["content"] == 0  # idempotent
     # highlighting: the contents are located in the response
     i = bm25.index("On race day")
-    assert store.content_spans(demo, "101_1", "demo-bm25") == [(i, i + len("On race day"))]
-    assert store.content_spans(demo, "101_1", "demo-dense") == [(0, len(dense.split(". ")[0]))]
+    assert store.aspects.content_spans(demo, "101_1", "demo-bm25") == [(i, i + len("On race day"))]
+    assert store.aspects.content_spans(demo, "101_1", "demo-dense") == [(0, len(dense.split(". ")[0]))]
     with pytest.raises(AssessError, match="no AEPD aspects"):
-        store.prefill_aspects(demo, "llm:stub", "101_2", "demo-bm25")
+        store.aspects.prefill_aspects(demo, "llm:stub", "101_2", "demo-bm25")
 
 
 def test_prefill_drops_unknown_statements_and_uses_the_latest_answer(demo):
@@ -585,16 +600,16 @@ def test_prefill_drops_unknown_statements_and_uses_the_latest_answer(demo):
         demo,
         prejudgments.Prejudgment("llm:x", "aepd", "101_2", "demo-dense", "x", "v1", "h3", "junk", "unparseable", None),
     )
-    assert store.llm_aspects(demo, "llm:x", "101_2", "demo-dense") == [
+    assert store.aspects.llm_aspects(demo, "llm:x", "101_2", "demo-dense") == [
         {"aspect": "Plan", "ptkb": ["7", "99"], "text": "walk"}
     ]
-    assert store.prefill_aspects(demo, "llm:x", "101_2", "demo-dense") == {
+    assert store.aspects.prefill_aspects(demo, "llm:x", "101_2", "demo-dense") == {
         "added": 1,
         "existing": 0,
         "content": 1,
         "dropped_ptkb": 1,
     }
-    assert [(a["aspect"], a["ptkb"]) for a in store.aspects(demo, "101_2")] == [("Plan", ["7"])]
+    assert [(a["aspect"], a["ptkb"]) for a in store.aspects.turn_aspects(demo, "101_2")] == [("Plan", ["7"])]
 
 
 def test_nugget_edits_decisions_and_gold_responses_go_to_the_history(demo, tmp_path):
@@ -602,16 +617,16 @@ def test_nugget_edits_decisions_and_gold_responses_go_to_the_history(demo, tmp_p
     from store.review import item_history
 
     passage = "demo-doc-001:0"
-    body = store.passage_text(demo, passage)
-    nid = store.add_span_nugget(demo, "ann", "101_1", passage, 0, 20, body[:20], relevance=3)
-    key = store.nugget(demo, nid)["key"]
-    other = store.add_text_nugget(demo, "ann", "101_1", "a typed nugget")
-    other_key = store.nugget(demo, other)["key"]
-    store.update_nugget(demo, "ann", nid, relevance=2)
-    store.update_nugget(demo, "ann", nid, relevance=2)  # no change: no history row
-    store.decide_duplicate(demo, nid, other, "distinct", by="ann")
-    store.save_gold_response(demo, "ann", "101_1", "A response.", [nid])
-    store.delete_nugget(demo, "ann", other)
+    body = conversations.passage_text(demo, passage)
+    nid = store.gold.add_span_nugget(demo, "ann", "101_1", passage, 0, 20, body[:20], relevance=3)
+    key = store.gold.nugget(demo, nid)["key"]
+    other = store.gold.add_text_nugget(demo, "ann", "101_1", "a typed nugget")
+    other_key = store.gold.nugget(demo, other)["key"]
+    store.gold.update_nugget(demo, "ann", nid, relevance=2)
+    store.gold.update_nugget(demo, "ann", nid, relevance=2)  # no change: no history row
+    store.duplicates.decide_duplicate(demo, nid, other, "distinct", by="ann")
+    store.gold_responses.save_gold_response(demo, "ann", "101_1", "A response.", [nid])
+    store.gold.delete_nugget(demo, "ann", other)
 
     trail = item_history(demo, "ann", f"101_1 {key}", "nugget")
     values = [
@@ -652,13 +667,13 @@ def test_nugget_edits_decisions_and_gold_responses_go_to_the_history(demo, tmp_p
 
 def test_moving_a_nugget_needs_its_own_passage(demo):
     passage = "demo-doc-001:0"
-    body = store.passage_text(demo, passage)
-    nid = store.add_span_nugget(demo, "ann", "101_1", passage, 0, 10, body[:10])
+    body = conversations.passage_text(demo, passage)
+    nid = store.gold.add_span_nugget(demo, "ann", "101_1", passage, 0, 10, body[:10])
     with pytest.raises(InvalidSpan, match="belongs to passage demo-doc-001:0"):
-        store.set_nugget_span(demo, "ann", nid, 0, 5, "x", passage_id="demo-doc-002:0")
-    row = store.set_nugget_span(demo, "ann", nid, 5, 12, body[5:12], passage_id=passage)
+        store.gold.set_nugget_span(demo, "ann", nid, 0, 5, "x", passage_id="demo-doc-002:0")
+    row = store.gold.set_nugget_span(demo, "ann", nid, 5, 12, body[5:12], passage_id=passage)
     assert (row["start_char"], row["end_char"], row["text"]) == (5, 12, body[5:12])
-    assert store.movable_nugget(demo, "ann", nid, "101_1")["id"] == nid
-    assert store.movable_nugget(demo, "ann", nid, "101_2") is None  # the turn changed meanwhile
-    assert store.movable_nugget(demo, "bob", nid, "101_1") is None  # someone else's nugget
-    assert store.movable_nugget(demo, "ann", None, "101_1") is None
+    assert store.gold.movable_nugget(demo, "ann", nid, "101_1")["id"] == nid
+    assert store.gold.movable_nugget(demo, "ann", nid, "101_2") is None  # the turn changed meanwhile
+    assert store.gold.movable_nugget(demo, "bob", nid, "101_1") is None  # someone else's nugget
+    assert store.gold.movable_nugget(demo, "ann", None, "101_1") is None

@@ -104,9 +104,9 @@ def _write(document: dict, output: str | None) -> None:
 
 
 def cmd_locate(args) -> int:
-    from store import nuggets
+    from store.nuggets import gold
 
-    counts = nuggets.locate_nuggets(_open(args), args.source, relocate=args.relocate)
+    counts = gold.locate_nuggets(_open(args), args.source, relocate=args.relocate)
     if args.json:
         print(json.dumps({"source": args.source, **counts}))
         return 0
@@ -122,26 +122,24 @@ def cmd_locate(args) -> int:
 
 
 def cmd_suggest(args) -> int:
-    from assess import nuggets as pure
-    from store import nuggets
+    from assess.nuggets.dedup import LexicalEntailment, judge_name
+    from store.nuggets import duplicates, gold
 
     db = _open(args)
-    judge = pure.LexicalEntailment()
+    judge = LexicalEntailment()
     if args.nli:
         from assess.llm.clients import NliJudge
 
         judge = NliJudge(args.nli)
     threshold = args.threshold
-    turns = args.turns or sorted(
-        {r[0] for r in db.conn.execute("SELECT DISTINCT turn_id FROM nuggets WHERE source = ?", (args.source,))}
-    )
-    found = {t: nuggets.suggest_duplicates(db, args.source, t, judge, threshold=threshold) for t in turns}
+    turns = args.turns or sorted(gold.nugget_turns(db, args.source))
+    found = {t: duplicates.suggest_duplicates(db, args.source, t, judge, threshold=threshold) for t in turns}
     if args.json:
         print(
             json.dumps(
                 {
                     "source": args.source,
-                    "judge": pure.judge_name(judge),
+                    "judge": judge_name(judge),
                     "threshold": threshold,
                     "pairs": sum(found.values()),
                     "per_turn": found,
@@ -151,7 +149,7 @@ def cmd_suggest(args) -> int:
     else:
         print(
             f"{args.source}: {sum(found.values())} suggested pairs over {len(turns)} turns "
-            f"({pure.judge_name(judge)}, threshold {threshold})"
+            f"({judge_name(judge)}, threshold {threshold})"
         )
     return 0
 
@@ -159,18 +157,13 @@ def cmd_suggest(args) -> int:
 def cmd_study(args) -> int:
     from pathlib import Path
 
-    from assess.errors import AssessError
-    from store import nuggets
+    from assess.nuggets.documents import parse_attributes_json
+    from store.nuggets import responses
 
     raw = args.attributes
     text = Path(raw).read_text(encoding="utf-8") if not raw.lstrip().startswith("[") else raw
-    try:
-        attributes = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise AssessError(
-            f"--attributes: expected a JSON list of attribute sets, found invalid JSON ({exc.msg})"
-        ) from None
-    config = nuggets.save_study(_open(args), args.name, attributes, max_level=args.max_level, L=args.L)
+    attributes = parse_attributes_json(text, where="--attributes")
+    config = responses.save_study(_open(args), args.name, attributes, max_level=args.max_level, L=args.L)
     print(
         f"study {config['name']}: "
         + "; ".join(f"{a['name']} ({a['kind']}, {'/'.join(a['groups'])})" for a in config["attributes"])
@@ -179,14 +172,14 @@ def cmd_study(args) -> int:
 
 
 def cmd_export_gfrc2(args) -> int:
-    from store import nuggets
+    from store.nuggets import responses
 
-    _write(nuggets.gfrc2_export(_open(args), args.study, runs=args.runs), args.output)
+    _write(responses.gfrc2_export(_open(args), args.study, runs=args.runs), args.output)
     return 0
 
 
 def cmd_export_aepd(args) -> int:
-    from store import nuggets
+    from store.nuggets import aspects
 
-    _write(nuggets.aepd_export(_open(args), runs=args.runs), args.output)
+    _write(aspects.aepd_export(_open(args), runs=args.runs), args.output)
     return 0

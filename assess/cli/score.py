@@ -516,19 +516,19 @@ def _nuggets_from_store(args: argparse.Namespace) -> int:
     import os
 
     from assess.errors import AssessError
-    from store import nuggets as stored
-    from store import open_db
+    from store import labels, open_db
+    from store.nuggets import ntr
 
     if not os.path.exists(args.db):
         raise AssessError(f"{args.db}: no such database (create it with: python -m assess init --db {args.db})")
     db = open_db(args.db)
     ptkb_source, personal = None, None
     if args.personal:
-        if args.personal not in stored.ptkb_sources(db) and os.path.isfile(args.personal):
+        if args.personal not in labels.sources(db, "ptkb") and os.path.isfile(args.personal):
             personal = _personal_turns(args.personal)  # a PTKB qrels or topics file
         else:
             ptkb_source = str(args.personal)
-    data = stored.ntr_scoring_input(db, args.ntr_source, nugget_source=args.nugget_source, ptkb_source=ptkb_source)
+    data = ntr.ntr_scoring_input(db, args.ntr_source, nugget_source=args.nugget_source, ptkb_source=ptkb_source)
     if ptkb_source is not None:
         personal = data["personal"]
     gold_sets = {"original": data["gold"]}

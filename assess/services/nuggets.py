@@ -1,0 +1,186 @@
+"""What the nugget pages do in one call: a browser selection stored as a nugget, a mark or an aspect's
+words; the sources that may pick relevant passages; the nugget files to download. ``db`` is an open store
+(:func:`store.open_db`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from assess import formats
+from assess.nuggets import documents, spans
+from assess.services import audit
+from assess.tasks import JudgingMode, Task
+from store import conversations, exports, labels, queue
+from store.nuggets import aspects, gold, responses
+
+
+def _json(document) -> str:
+    return json.dumps(document, indent=1, ensure_ascii=False)
+
+
+def nugget_files(db, source: str) -> dict[str, tuple[str, str, str]]:
+    """The source's nuggets as CONE-RAG JSON, all and de-duplicated: {name: (button label, file name, text)}."""
+    return {
+        "full": (
+            "Download all nuggets (CONE-RAG JSON)",
+            f"nuggets_{source}.json",
+            _json(formats.nuggets_to_json(exports.nuggets(db, source))),
+        ),
+        "dedup": (
+            "Download the de-duplicated set",
+            f"nuggets_{source}_deduplicated.json",
+            _json(formats.nuggets_to_json(exports.nuggets(db, source, dedup=True))),
+        ),
+    }
+
+
+# ------------------------------------------------------------------------------------------- passage nuggets
+
+
+def relevance_sources(db, assessor: str, turn_id: str) -> tuple[list[str], int, dict[str, str]]:
+    """Whose grades may pick a turn's relevant passages, which to offer first, and how to name the choices.
+
+    The assessor first, other label sources unless the study is blind (then not even as a filter),
+    and '' for every pooled passage with text, the default until the assessor has graded the turn.
+    """
+    blind = queue.judging_mode(db) == JudgingMode.BLIND
+    others = [] if blind else [s for s in labels.sources(db, Task.PASSAGE, turn_id=turn_id) if s != assessor]
+    options = [assessor, *others, ""]
+    names = {assessor: f"your labels ({assessor})", "": "all pooled passages with text"}
+    return options, 0 if gold.has_grades(db, assessor, turn_id) else len(options) - 1, names
+
+
+def store_selection(db, assessor: str, turn_id: str, picked: Mapping, moving: Mapping | None) -> str:
+    """Store a span picker's selection as a new nugget, or as the new span of the nugget being moved."""
+    body = conversations.passage_text(db, picked["id"])
+    span = spans.span_from_utf16(body or "", int(picked["start"]), int(picked["end"]), picked.get("text"))
+    where = f"“{span.text}” ({picked['id']} {span.start}–{span.end})"
+    if moving:
+        moved = gold.set_nugget_span(
+            db, assessor, moving["id"], span.start, span.end, span.text, passage_id=picked["id"]
+        )
+        return f"Nugget {moved['key']} moved: {where}"
+    gold.add_span_nugget(db, assessor, turn_id, picked["id"], span.start, span.end, span.text)
+    return f"Nugget added: {where}"
+
+
+def add_typed(db, assessor: str, turn_id: str, text: str, passage_id: str) -> str:
+    """Store a typed nugget, with its span when the passage holds the text; say which."""
+    added = gold.nugget(db, gold.add_text_nugget(db, assessor, turn_id, text, passage_id=passage_id))
+    where = (
+        f"found at {added['start_char']}–{added['end_char']}"
+        if added["start_char"] is not None
+        else "not found in the passage: stored as free text"
+    )
+    return f"Nugget {added['key']} added ({where})"
+
+
+def edit_nugget(db, assessor: str, nugget_id: int, text: str | None, relevance: str) -> str:
+    """Save a nugget's edited text and relevance ('none' or a grade); say whether its span was kept."""
+    saved = gold.update_nugget(
+        db, assessor, nugget_id, text=text, relevance=None if relevance == "none" else int(relevance)
+    )
+    kind = "span kept" if saved["start_char"] is not None else "free text (not found in its passage)"
+    return f"Nugget {saved['key']} saved: {kind}"
+
+
+# ------------------------------------------------------------------------------------------- response marks and aspects
+
+
+def save_study(db, name: str, attributes_json: str, *, max_level: int, L: int) -> str:
+    """Create or update a GFRC2 study from its attribute sets as JSON text; return its name."""
+    attributes = documents.parse_attributes_json(attributes_json)
+    return responses.save_study(db, name, attributes, max_level=max_level, L=L)["name"]
+
+
+def mark_words(
+    db,
+    study: str,
+    run: str,
+    turn_id: str,
+    level: int,
+    groups: Mapping,
+    *,
+    picked: Mapping | None = None,
+    words: tuple[int, int] | None = None,
+) -> tuple[int, int]:
+    """Mark a range of a run's response: the words a span picker's selection touches, or the word numbers given."""
+    if picked is not None:
+        text = responses.response_text(db, run, turn_id) or ""
+        span = spans.span_from_utf16(text, int(picked["start"]), int(picked["end"]), picked.get("text"))
+        words = documents.words_in_span(text, span.start, span.end)
+    start_word, end_word = int(words[0]), int(words[1])
+    responses.mark_response_nugget(db, study, run, turn_id, start_word, end_word, level, dict(groups))
+    return start_word, end_word
+
+
+def gfrc2_file(db, study: str) -> tuple[str, str, dict]:
+    """The study as a ``score gfrc2`` input: (file name, JSON text, document)."""
+    document = responses.gfrc2_export(db, study)
+    return f"gfrc2_{study}.json", _json(document), document
+
+
+def gfrc2_scores(document: dict, run: str, conversation: str) -> tuple[str, dict]:
+    """One run's GFRC2 scores on one conversation as a line of text, and the conversation's curves to plot."""
+    view = audit.gfrc2_view(document)
+    scores = next(r for r in view["table"] if r["run"] == run and r["conversation"] == conversation)
+    line = f"**{run} on {conversation}:** GFRC2 {scores['GFRC2']:.6f} · EGNP {scores['EGNP']:.6f} · " + " · ".join(
+        f"{k} {v:.6f}" for k, v in scores.items() if k.startswith("EGF")
+    )
+    return line, view["by_conversation"][conversation]
+
+
+def add_selection_to_aspect(db, aspect_id: int, run: str, turn_id: str, picked: Mapping) -> str:
+    """Append the words of a selection in a run's response to an aspect's content; say how many."""
+    response = responses.response_text(db, run, turn_id) or ""
+    span = spans.span_from_utf16(response, int(picked["start"]), int(picked["end"]), picked.get("text"))
+    aspects.add_to_content(db, aspect_id, run, span.text)
+    ids = [a["id"] for a in aspects.turn_aspects(db, turn_id)]
+    number = ids.index(aspect_id) + 1 if aspect_id in ids else ""
+    return f"Added {documents.word_count(span.text)} words to aspect {number}"
+
+
+def save_contents(db, run: str, texts: Mapping[int, str]) -> None:
+    """Save a run's edited content of several aspects, each in its own transaction (as typed, words only)."""
+    for aspect_id, text in texts.items():
+        aspects.set_aspect_content(db, aspect_id, run, text)
+
+
+def delete_nugget(db, assessor: str, nugget_id: int) -> str:
+    gold.delete_nugget(db, assessor, nugget_id)
+    return "Nugget deleted"
+
+
+def prefill_aspects(db, source: str, turn_id: str, run: str) -> str:
+    """Pre-fill a turn's aspects and a run's content from an LLM's AEPD answer; say what changed."""
+    n = aspects.prefill_aspects(db, source, turn_id, run)
+    return (
+        f"Pre-filled: {n['added']} aspects added, {n['existing']} already listed, "
+        f"content of {n['content']} set for this run; review and edit them below"
+    )
+
+
+def aspect_preview(db, source: str, turn_id: str, run: str) -> list[dict]:
+    """An LLM's proposed aspects as table rows: aspect, PTKB ids, content length in words, content."""
+    return [
+        {
+            "aspect": a["aspect"],
+            "PTKB": ", ".join(a["ptkb"]),
+            "words": documents.word_count(a["text"]),
+            "content": a["text"],
+        }
+        for a in aspects.llm_aspects(db, source, turn_id, run)
+    ]
+
+
+def aepd_file(db) -> tuple[str, dict]:
+    """Every turn's aspects as a ``score aepd`` input: (JSON text, document)."""
+    document = aspects.aepd_export(db)
+    return _json(document), document
+
+
+def aepd_scores(document: dict, turn_id: str) -> tuple[list[dict], list[dict]]:
+    """AEPD scores of every (run, turn): the points of one turn (for its table) and all points (for the scatter)."""
+    points = audit.aepd_view(document)["points"]
+    return [p for p in points if str(p["id"]).endswith(f"/{turn_id}")], points

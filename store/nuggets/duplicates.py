@@ -1,0 +1,97 @@
+"""Duplicate pairs of a nugget set: suggestions (scores both ways) and the assessors' decisions.
+
+A decision changes the set's ``in_dedup`` flags in the same transaction (:func:`store.nuggets.gold.refresh_dedup`).
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database
+
+from assess.errors import AssessError
+from assess.nuggets import dedup
+from store.db import now, rows, run, value, write
+from store.nuggets.gold import nugget, refresh_dedup, turn_nuggets
+
+
+def suggest_duplicates(
+    db: Database, source: str, turn_id: str, judge: dedup.Entailment | None = None, *, threshold: float = 0.5
+) -> int:
+    """Score every pair of the turn's nuggets both ways and store the pairs at or above ``threshold``.
+
+    Decisions already made are kept; scores are refreshed. Returns the number of suggested pairs.
+    """
+    judge = dedup.as_entailment(judge)
+    nuggets = turn_nuggets(db, source, turn_id)
+    found = dedup.suggest_duplicates([(r["id"], r["text"]) for r in nuggets], judge, threshold=threshold)
+    name = dedup.judge_name(judge)
+    stamp = now()
+    with write(db):
+        for s in found:
+            a, b, ab, ba = (s.a, s.b, s.score_ab, s.score_ba) if s.a < s.b else (s.b, s.a, s.score_ba, s.score_ab)
+            run(
+                db,
+                "INSERT INTO nugget_duplicates (nugget_a, nugget_b, turn_id, source, score_ab, score_ba, suggested_by, "
+                "updated_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(nugget_a, nugget_b) DO UPDATE SET "
+                "score_ab = excluded.score_ab, score_ba = excluded.score_ba, suggested_by = excluded.suggested_by",
+                (a, b, turn_id, source, ab, ba, name, stamp),
+            )
+    return len(found)
+
+
+def duplicate_pairs(db: Database, source: str, turn_id: str) -> list[dict]:
+    """The turn's stored pairs with both texts, open ones first, most mutual first."""
+    pairs = rows(
+        db,
+        "SELECT d.nugget_a AS a, na.key AS key_a, na.text AS text_a, d.nugget_b AS b, nb.key AS key_b, "
+        "nb.text AS text_b, d.score_ab AS score_ab, d.score_ba AS score_ba, d.suggested_by AS suggested_by, "
+        "d.decision AS decision, d.decided_by AS decided_by FROM nugget_duplicates d "
+        "JOIN nuggets na ON na.id = d.nugget_a JOIN nuggets nb ON nb.id = d.nugget_b "
+        "WHERE d.source = ? AND d.turn_id = ?",
+        (source, turn_id),
+    )
+    return sorted(
+        pairs, key=lambda r: (r["decision"] is not None, -min(r["score_ab"] or 0, r["score_ba"] or 0), r["a"], r["b"])
+    )
+
+
+def decide_duplicate(db: Database, a: int, b: int, decision: str | None, *, by: str) -> None:
+    """Confirm (``same``, ``a_covers_b``, ``b_covers_a``), reject (``distinct``) or reopen (None) a pair;
+    the turn's ``in_dedup`` flags follow at once."""
+    dedup.check_decision(decision)
+    if a == b:
+        raise AssessError("a nugget cannot duplicate itself")
+    na, nb = nugget(db, a), nugget(db, b)
+    if (na["source"], na["turn_id"]) != (nb["source"], nb["turn_id"]):
+        raise AssessError("duplicates are pairs of nuggets of one set and one turn")
+    if a > b:
+        a, b, decision = b, a, dedup.flipped(decision)
+    with write(db):
+        run(
+            db,
+            "INSERT INTO nugget_duplicates (nugget_a, nugget_b, turn_id, source, suggested_by, decision, decided_by, "
+            "updated_at) VALUES (?,?,?,?, 'manual', ?,?,?) ON CONFLICT(nugget_a, nugget_b) DO UPDATE SET "
+            "decision = excluded.decision, decided_by = excluded.decided_by, updated_at = excluded.updated_at",
+            (a, b, na["turn_id"], na["source"], decision, by if decision else None, now()),
+        )
+        refresh_dedup(db, na["source"], na["turn_id"])
+
+
+def dedup_counts(db: Database, source: str, turn_id: str) -> dict:
+    """How many nuggets the turn's set has, keeps, does not know about, and how many pairs are open."""
+    counts = rows(
+        db,
+        "SELECT COUNT(*) AS nuggets, SUM(in_dedup = 1) AS kept, SUM(in_dedup IS NULL) AS unknown FROM nuggets "
+        "WHERE source = ? AND turn_id = ?",
+        (source, turn_id),
+    )[0]
+    open_pairs = value(
+        db,
+        "SELECT COUNT(*) AS n FROM nugget_duplicates WHERE source = ? AND turn_id = ? AND decision IS NULL",
+        (source, turn_id),
+    )
+    return {
+        "nuggets": counts["nuggets"],
+        "kept": counts["kept"] or 0,
+        "unknown": counts["unknown"] or 0,
+        "open_pairs": open_pairs,
+    }

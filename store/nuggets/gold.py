@@ -1,0 +1,364 @@
+"""Gold nuggets of a turn: the passages they come from, spans, edits, locating imported nuggets.
+
+A span is re-checked against the stored passage text inside the write transaction, so it is never
+stored unless ``text == passage[start:end]``. The ``in_dedup`` flags of a set follow its confirmed
+duplicate decisions (:func:`refresh_dedup`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from sqlite_utils import Database
+
+from assess.errors import AssessError, InvalidSpan, UnknownItem
+from assess.nuggets import dedup, spans
+from assess.tasks import NUGGET_RELEVANCE
+from store import labels
+from store.conversations import passage_text, response_provenance
+from store.db import column, each, now, row, rows, run, run_many, value, write
+from store.imports import ensure_source
+
+NUGGET_COLUMNS = "id, source, turn_id, key, text, relevance, passage_id, start_char, end_char, in_dedup, span_method"
+
+_TURN_ORDER = "JOIN conversations c ON c.id = t.conversation_id"
+
+
+# ------------------------------------------------------------------------------------------- turns and passages
+
+
+def all_turns(db: Database) -> list[str]:
+    """Every turn, in conversation and turn order."""
+    return column(db, f"SELECT t.id AS id FROM turns t {_TURN_ORDER} ORDER BY c.rowid, t.position")
+
+
+def has_grades(db: Database, source: str, turn_id: str) -> bool:
+    """Whether ``source`` has given a grade (not 'cannot judge') to a passage of the turn."""
+    return any(v is not None for v in labels.values(db, "passage", source, turn_id=turn_id).values())
+
+
+def relevant_passages(db: Database, turn_id: str, *, source: str | None, threshold: int = 2) -> list[dict]:
+    """Pooled passages of a turn with text: graded >= ``threshold`` by ``source``, or all when source is None.
+
+    Each row: passage_id, grade (None when all pooled are listed), words. Passage id order.
+    """
+    if source is None:
+        found = each(
+            db,
+            "SELECT p.passage_id AS passage_id, NULL AS grade, s.text AS text FROM pool p "
+            "JOIN passages s ON s.id = p.passage_id WHERE p.turn_id = ? AND s.text IS NOT NULL ORDER BY p.passage_id",
+            (turn_id,),
+        )
+    else:
+        found = each(
+            db,
+            "SELECT l.passage_id AS passage_id, l.grade AS grade, s.text AS text FROM passage_labels l "
+            "JOIN passages s ON s.id = l.passage_id WHERE l.source = ? AND l.turn_id = ? AND l.grade >= ? "
+            "AND s.text IS NOT NULL ORDER BY l.passage_id",
+            (source, turn_id, threshold),
+        )
+    return [{"passage_id": r["passage_id"], "grade": r["grade"], "words": len(r["text"].split())} for r in found]
+
+
+def passages_without_text(db: Database, turn_id: str) -> int:
+    return value(
+        db,
+        "SELECT COUNT(*) AS n FROM pool p JOIN passages s ON s.id = p.passage_id WHERE p.turn_id = ? AND s.text IS NULL",
+        (turn_id,),
+    )
+
+
+# ------------------------------------------------------------------------------------------- nuggets
+
+
+def nugget(db: Database, nugget_id: int) -> dict:
+    found = row(db, f"SELECT {NUGGET_COLUMNS} FROM nuggets WHERE id = ?", (nugget_id,))
+    if found is None:
+        raise UnknownItem(f"unknown nugget {nugget_id!r}")
+    return found
+
+
+def in_key_order(nuggets: list[dict]) -> list[dict]:
+    """Nuggets in their set's order: key ('[2]' before '[10]'), then id."""
+    return sorted(nuggets, key=lambda r: (spans.key_order(r["key"]), r["id"]))
+
+
+def turn_nuggets(db: Database, source: str, turn_id: str) -> list[dict]:
+    """The nuggets of one source for a turn, in key order (the set's order)."""
+    found = rows(db, f"SELECT {NUGGET_COLUMNS} FROM nuggets WHERE source = ? AND turn_id = ?", (source, turn_id))
+    return in_key_order(found)
+
+
+def passage_spans(db: Database, source: str, turn_id: str, passage_id: str) -> list[tuple[int, int]]:
+    """(start, end) of the source's nuggets of a turn inside one passage (for highlighting)."""
+    return [
+        (r["start_char"], r["end_char"])
+        for r in each(
+            db,
+            "SELECT start_char, end_char FROM nuggets WHERE source = ? AND turn_id = ? AND passage_id = ? "
+            "AND start_char IS NOT NULL ORDER BY start_char",
+            (source, turn_id, passage_id),
+        )
+    ]
+
+
+def nugget_turns(db: Database, source: str) -> list[str]:
+    """Turns where ``source`` has nuggets, in conversation and turn order."""
+    return column(
+        db,
+        f"SELECT t.id AS id FROM turns t {_TURN_ORDER} WHERE EXISTS "
+        "(SELECT 1 FROM nuggets n WHERE n.turn_id = t.id AND n.source = ?) ORDER BY c.rowid, t.position",
+        (source,),
+    )
+
+
+def nugget_sources(db: Database) -> list[str]:
+    return column(db, "SELECT DISTINCT source FROM nuggets ORDER BY source")
+
+
+def check_turn(db: Database, turn_id: str) -> None:
+    if row(db, "SELECT 1 AS found FROM turns WHERE id = ?", (turn_id,)) is None:
+        raise UnknownItem(f"unknown turn {turn_id!r}")
+
+
+def _new_key(db: Database, source: str, turn_id: str) -> str:
+    return spans.next_key(column(db, "SELECT key FROM nuggets WHERE source = ? AND turn_id = ?", (source, turn_id)))
+
+
+def _check_relevance(relevance: int | None) -> None:
+    if relevance is not None and relevance not in NUGGET_RELEVANCE:
+        raise AssessError(f"a nugget relevance is 0-4 or none, not {relevance!r}")
+
+
+def ensure_author(db: Database, source: str) -> None:
+    """Register who writes nuggets or gold responses: an assessor, unless the name says 'llm:...' and the like."""
+    ensure_source(db, source, "assessor" if ":" not in source else None)
+
+
+def _insert_nugget(db: Database, source: str, turn_id: str, fields: dict[str, Any]) -> int:
+    """Insert one nugget of the source (a new key, kept in the de-duplicated set) and refresh the set's flags."""
+    ensure_author(db, source)
+    columns = {"source": source, "turn_id": turn_id, "key": _new_key(db, source, turn_id), **fields}
+    columns.update(in_dedup=1, created_at=now())
+    nid = rows(
+        db,
+        f"INSERT INTO nuggets ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) RETURNING id",
+        tuple(columns.values()),
+    )[0]["id"]
+    refresh_dedup(db, source, turn_id, only_if_decided=True)
+    return nid
+
+
+def add_span_nugget(
+    db: Database,
+    source: str,
+    turn_id: str,
+    passage_id: str,
+    start: int,
+    end: int,
+    text: str,
+    *,
+    relevance: int | None = None,
+    method: str = "selected",
+) -> int:
+    """Store a nugget at code-point span ``start..end`` of a passage; ``text`` must equal the passage there."""
+    _check_relevance(relevance)
+    with write(db):
+        check_turn(db, turn_id)
+        body = passage_text(db, passage_id)
+        if body is None:
+            raise InvalidSpan(f"passage {passage_id} has no text: a span cannot be stored")
+        span = spans.validate_span(body, start, end, text)
+        return _insert_nugget(
+            db,
+            source,
+            turn_id,
+            {
+                "text": span.text,
+                "relevance": relevance,
+                "passage_id": passage_id,
+                "start_char": span.start,
+                "end_char": span.end,
+                "span_method": method,
+            },
+        )
+
+
+def add_text_nugget(
+    db: Database, source: str, turn_id: str, text: str, *, passage_id: str | None = None, relevance: int | None = None
+) -> int:
+    """Store a typed nugget; when ``passage_id`` is given and the text is found there, with its span."""
+    text = (text or "").strip()
+    if not text:
+        raise AssessError("a nugget needs some text")
+    if passage_id is not None:
+        found = spans.locate(passage_text(db, passage_id) or "", text)
+        if found:
+            span = found[0]
+            return add_span_nugget(
+                db, source, turn_id, passage_id, span.start, span.end, span.text, relevance=relevance, method="typed"
+            )
+    _check_relevance(relevance)
+    with write(db):
+        check_turn(db, turn_id)
+        return _insert_nugget(db, source, turn_id, {"text": text, "relevance": relevance, "passage_id": passage_id})
+
+
+def _own(db: Database, nugget_id: int, source: str) -> dict:
+    found = nugget(db, nugget_id)
+    if found["source"] != source:
+        raise AssessError(f"nugget {nugget_id} belongs to {found['source']!r}, not to {source!r}")
+    return found
+
+
+def update_nugget(
+    db: Database, source: str, nugget_id: int, *, text: str | None = None, relevance: int | None | str = "keep"
+) -> dict:
+    """Edit a nugget's text and/or relevance. A new text is looked up in the nugget's passage: found, the
+    span follows it; not found, the nugget becomes free text (its passage kept, offsets cleared)."""
+    old = _own(db, nugget_id, source)
+    changes: dict[str, Any] = {}
+    if relevance != "keep":
+        _check_relevance(relevance)  # type: ignore[arg-type]
+        changes["relevance"] = relevance
+    if text is not None and text.strip() != old["text"]:
+        text = text.strip()
+        if not text:
+            raise AssessError("a nugget needs some text (delete it instead)")
+        changes.update(text=text, start_char=None, end_char=None, span_method=None)
+        body = passage_text(db, old["passage_id"]) if old["passage_id"] else None
+        found = spans.locate(body or "", text)
+        if found:
+            changes.update(text=found[0].text, start_char=found[0].start, end_char=found[0].end, span_method="typed")
+    if changes:
+        with write(db):
+            sets = ", ".join(f"{k} = ?" for k in changes)
+            run(db, f"UPDATE nuggets SET {sets} WHERE id = ?", (*changes.values(), nugget_id))
+    return nugget(db, nugget_id)
+
+
+def set_nugget_span(
+    db: Database, source: str, nugget_id: int, start: int, end: int, text: str, *, passage_id: str | None = None
+) -> dict:
+    """Move a nugget to a new span of its passage (re-selected in the browser). ``passage_id``, when
+    given, is the passage the selection was made in: it must be the nugget's own."""
+    old = _own(db, nugget_id, source)
+    if not old["passage_id"]:
+        raise InvalidSpan(f"nugget {old['key']} has no passage")
+    if passage_id is not None and passage_id != old["passage_id"]:
+        raise InvalidSpan(
+            f"nugget {old['key']} belongs to passage {old['passage_id']}: select its new span there, "
+            f"not in {passage_id}"
+        )
+    with write(db):
+        span = spans.validate_span(passage_text(db, old["passage_id"]) or "", start, end, text)
+        run(
+            db,
+            "UPDATE nuggets SET text = ?, start_char = ?, end_char = ?, span_method = 'selected' WHERE id = ?",
+            (span.text, span.start, span.end, nugget_id),
+        )
+    return nugget(db, nugget_id)
+
+
+def movable_nugget(db: Database, source: str, nugget_id, turn_id: str) -> dict | None:
+    """The nugget being moved to a new span, if ``nugget_id`` is one of the source's nuggets of this
+    turn with a passage; else None (e.g. the turn changed since "Move span" was pressed)."""
+    if nugget_id is None:
+        return None
+    found = row(db, f"SELECT {NUGGET_COLUMNS} FROM nuggets WHERE id = ?", (nugget_id,))
+    if found is None or found["source"] != source or found["turn_id"] != turn_id or not found["passage_id"]:
+        return None
+    return found
+
+
+def delete_nugget(db: Database, source: str, nugget_id: int) -> None:
+    """Delete one of the source's own nuggets (refused when labels refer to it)."""
+    old = _own(db, nugget_id, source)
+    try:
+        with write(db):
+            run(db, "DELETE FROM nuggets WHERE id = ?", (nugget_id,))
+            refresh_dedup(db, source, old["turn_id"], only_if_decided=True)
+    except sqlite3.IntegrityError:
+        raise AssessError(
+            f"nugget {old['key']} has NtR or crowd labels that refer to it; it cannot be deleted"
+        ) from None
+
+
+def refresh_dedup(db: Database, source: str, turn_id: str, *, only_if_decided: bool = False) -> None:
+    """Recompute ``in_dedup`` of a source's nuggets of a turn from the confirmed duplicate decisions."""
+    decided = [
+        (r["nugget_a"], r["nugget_b"], r["decision"])
+        for r in each(
+            db,
+            "SELECT nugget_a, nugget_b, decision FROM nugget_duplicates WHERE source = ? AND turn_id = ? "
+            "AND decision IS NOT NULL",
+            (source, turn_id),
+        )
+    ]
+    if only_if_decided and not decided:
+        return
+    order = [r["id"] for r in turn_nuggets(db, source, turn_id)]
+    keep = dedup.dedup_keep(order, dedup.entailment_edges(decided))
+    run_many(db, "UPDATE nuggets SET in_dedup = ? WHERE id = ?", [(int(keep[i]), i) for i in order])
+
+
+# ------------------------------------------------------------------------------------------- locating imported nuggets
+
+
+def _candidate_passages(db: Database, turn_id: str) -> list[tuple[str, str | None]]:
+    """A turn's passages to search: its response provenance first, then the pool by best rank, then id."""
+    out = []
+    for pid in response_provenance(db, turn_id):
+        found = row(db, "SELECT text FROM passages WHERE id = ?", (pid,))
+        if found is not None:
+            out.append((pid, found["text"]))
+    seen = {p for p, _ in out}
+    out += [
+        (r["passage_id"], r["text"])
+        for r in each(
+            db,
+            "SELECT p.passage_id AS passage_id, s.text AS text FROM pool p JOIN passages s ON s.id = p.passage_id "
+            "WHERE p.turn_id = ? ORDER BY COALESCE(p.best_rank, 1000000), p.passage_id",
+            (turn_id,),
+        )
+        if r["passage_id"] not in seen
+    ]
+    return out
+
+
+def locate_nuggets(db: Database, source: str, *, relocate: bool = False) -> dict:
+    """Locate a source's text-only nuggets in their turn's passages (exact, then whitespace/case-normalised).
+
+    Found: passage id, code-point offsets and the method are recorded (the stored text stays the
+    nugget's own). Not found, or no passage text: the nugget stays free text. Returns counts.
+    """
+    if row(db, "SELECT 1 AS found FROM sources WHERE name = ?", (source,)) is None:
+        raise UnknownItem(f"no nugget source named {source!r}")
+    counts = {"nuggets": 0, "exact": 0, "normalised": 0, "already_located": 0, "not_found": 0, "no_passage_text": 0}
+    updates = []
+    with write(db):
+        cache: dict[str, list] = {}
+        for n in rows(db, "SELECT id, turn_id, text, start_char FROM nuggets WHERE source = ? ORDER BY id", (source,)):
+            counts["nuggets"] += 1
+            if n["start_char"] is not None and not relocate:
+                counts["already_located"] += 1
+                continue
+            if n["turn_id"] not in cache:
+                cache[n["turn_id"]] = _candidate_passages(db, n["turn_id"])
+            candidates = cache[n["turn_id"]]
+            if not any(t for _, t in candidates):
+                counts["no_passage_text"] += 1
+                continue
+            found = spans.locate_in_passages(n["text"], candidates)
+            if found is None:
+                counts["not_found"] += 1
+                continue
+            counts[found.method] += 1
+            updates.append((found.passage_id, found.span.start, found.span.end, found.method, n["id"]))
+        run_many(
+            db, "UPDATE nuggets SET passage_id = ?, start_char = ?, end_char = ?, span_method = ? WHERE id = ?", updates
+        )
+    counts["located"] = counts["exact"] + counts["normalised"]
+    counts["free_text"] = counts["not_found"] + counts["no_passage_text"]
+    return counts

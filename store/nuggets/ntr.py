@@ -1,0 +1,187 @@
+"""The NtR judging queue (CONE-RAG nugget-to-response matching) and NtR recall's input from the store.
+
+The labels themselves are written, undone and read through :mod:`store.labels` (task ``ntr``,
+item ``(turn_id, nugget_id, run)``); this module knows which items exist and what they show.
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database
+
+from assess.errors import AssessError, UnknownItem
+from assess.nuggets import spans
+from assess.queueing import QueueOrder, QueueState
+from assess.tasks import JudgingMode, Task
+from store import labels
+from store.db import column, each, row
+from store.nuggets.gold import all_turns, nugget, nugget_sources
+
+
+def ntr_order(db: Database, assessor: str, nugget_source: str, *, open_mode: bool = True) -> QueueOrder:
+    """NtR items (turn, 'run nugget_id') in judging order: conversation, turn, run, nugget key.
+
+    Items are every gold nugget of ``nugget_source`` x every run with a response to that turn, over
+    the assessor's assigned turns (or all turns in open mode without assignments).
+    """
+    from store.queue import _scope
+
+    where, params = _scope(db, assessor, open_mode)
+    grouped: dict[tuple, list] = {}
+    for r in each(
+        db,
+        "SELECT q.turn_id AS turn_id, r.run AS run, n.id AS id, n.key AS key FROM (SELECT id AS turn_id FROM turns) q "
+        "JOIN turns t ON t.id = q.turn_id JOIN conversations c ON c.id = t.conversation_id "
+        "JOIN nuggets n ON n.turn_id = q.turn_id AND n.source = ? "
+        "JOIN responses r ON r.turn_id = q.turn_id AND length(trim(r.text)) > 0 "
+        f"WHERE {where} ORDER BY c.rowid, t.position, r.run",
+        (nugget_source, *params),
+    ):
+        grouped.setdefault((r["turn_id"], r["run"]), []).append((spans.key_order(r["key"]), r["id"]))
+    items = [(turn, f"{run} {nid}") for (turn, run), ns in grouped.items() for _, nid in sorted(ns)]
+    return QueueOrder.of(items)
+
+
+def ntr_queue(db: Database, assessor: str, nugget_source: str, *, open_mode: bool = True) -> QueueState:
+    order = ntr_order(db, assessor, nugget_source, open_mode=open_mode)
+    done = frozenset((turn, f"{run} {nid}") for turn, nid, run in labels.labelled(db, Task.NTR, assessor))
+    return QueueState(order, done)
+
+
+def _key(db: Database, nugget_id: int, run: str) -> tuple[str, int, str]:
+    """The NtR label key (turn, nugget id, run); an error when the run has no response to the nugget's turn."""
+    found = row(
+        db,
+        "SELECT n.turn_id AS turn_id FROM nuggets n JOIN responses r ON r.turn_id = n.turn_id AND r.run = ? "
+        "WHERE n.id = ?",
+        (run, nugget_id),
+    )
+    if found is None:
+        raise UnknownItem(f"nugget {nugget_id} with a response of run {run} does not exist")
+    return found["turn_id"], nugget_id, run
+
+
+def ntr_item(db: Database, item: str) -> dict:
+    """What the NtR screen shows for an item 'run nugget_id': the response and the gold nugget."""
+    run, nid = item.split(" ", 1)
+    gold = nugget(db, int(nid))
+    response = row(db, "SELECT text FROM responses WHERE run = ? AND turn_id = ?", (run, gold["turn_id"]))
+    if response is None:
+        raise UnknownItem(f"run {run} has no response to turn {gold['turn_id']}")
+    return {
+        "run": run,
+        "nugget_id": gold["id"],
+        "key": gold["key"],
+        "nugget": gold["text"],
+        "turn_id": gold["turn_id"],
+        "response": response["text"],
+    }
+
+
+def save_label(
+    db: Database, source: str, nugget_id: int, run: str, match: int, *, mode: str = JudgingMode.BLIND, via: str = "ui"
+) -> None:
+    """Write one assessor's NtR label (1 = the nugget is covered by the response) in its own transaction."""
+    labels.save(db, Task.NTR, source, _key(db, nugget_id, run), match, mode=mode, via=via)
+
+
+def label_of(db: Database, source: str, nugget_id: int, run: str) -> int | None:
+    """The source's NtR label of a nugget and a run's response, or None."""
+    found = labels.get(db, Task.NTR, source, _key(db, nugget_id, run))
+    return None if found is None else found["value"]
+
+
+def undo(db: Database, source: str) -> tuple[str, str] | None:
+    """Revert the source's latest NtR label change; return the queue position (turn, 'run nugget_id') it touched."""
+    touched = labels.undo(db, Task.NTR, source)
+    if touched is None:
+        return None
+    turn_id, nid, run = touched
+    return turn_id, f"{run} {nid}"
+
+
+def ntr_scoring_input(
+    db: Database, ntr_source: str, *, nugget_source: str | None = None, ptkb_source: str | None = None
+) -> dict:
+    """What NtR recall of ``ntr_source`` needs, read from the store as plain values.
+
+    - ``matches``: ``{run: {turn: {nugget id: captured}}}`` over the labels of ``ntr_source`` on
+      nuggets of the gold set; a (run, turn) is present when the source labelled at least one of
+      its gold nuggets (as a line of the NtR TSV does). Labels on a stored response that is empty
+      or only white space are left out (CONE-RAG skips empty responses) and counted.
+    - ``gold`` / ``gold_dedup``: ``{turn: {nugget ids}}`` of the nugget set (``nugget_source``, or
+      the one set the labels refer to) and of its de-duplicated subset (``in_dedup = 1``);
+      the de-duplicated set is the one ``export nuggets --dedup`` writes. ``dedup_unknown_turns``:
+      turns with nuggets whose status is unknown (imported without ``--dedup`` and never decided on
+      the Duplicates page); they are not in the de-duplicated set.
+    - ``personal``: with ``ptkb_source``, the turns with at least one statement it labelled relevant.
+    """
+    sources = labels.sources(db, Task.NTR)
+    if ntr_source not in sources:
+        raise UnknownItem(
+            f"no NtR labels of source {ntr_source!r}; sources with NtR labels: {', '.join(sources) or 'none'}"
+        )
+    labelled_sets = column(
+        db,
+        "SELECT DISTINCT n.source AS source FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id "
+        "WHERE l.source = ? ORDER BY n.source",
+        (ntr_source,),
+    )
+    if nugget_source is None:
+        if len(labelled_sets) != 1:
+            raise AssessError(
+                f"the labels of {ntr_source} refer to the nugget sets {', '.join(labelled_sets)}: "
+                f"name one with --nugget-source"
+            )
+        nugget_source = labelled_sets[0]
+    elif nugget_source not in nugget_sources(db):
+        raise UnknownItem(
+            f"no nuggets of source {nugget_source!r}; nugget sources: {', '.join(nugget_sources(db)) or 'none'}"
+        )
+    gold: dict[str, set[int]] = {}
+    gold_dedup: dict[str, set[int]] = {}
+    status: dict[str, set] = {}
+    for n in each(db, "SELECT id, turn_id, in_dedup FROM nuggets WHERE source = ?", (nugget_source,)):
+        gold.setdefault(n["turn_id"], set()).add(n["id"])
+        status.setdefault(n["turn_id"], set()).add(n["in_dedup"])
+        if n["in_dedup"] == 1:
+            gold_dedup.setdefault(n["turn_id"], set()).add(n["id"])
+    matches: dict[str, dict[str, dict[int, bool]]] = {}
+    counts = {"labels": 0, "other_set_labels": 0, "empty_response_labels": 0}
+    for r in each(
+        db,
+        "SELECT l.nugget_id AS nugget_id, l.run AS run, l.turn_id AS turn_id, l.match AS match, "
+        "n.source = ? AS in_set, length(trim(r.text)) = 0 AS empty "
+        "FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id JOIN turns t ON t.id = l.turn_id "
+        "JOIN conversations c ON c.id = t.conversation_id "
+        "LEFT JOIN responses r ON r.run = l.run AND r.turn_id = l.turn_id WHERE l.source = ? "
+        "ORDER BY l.run, c.rowid, t.position, l.nugget_id",
+        (nugget_source, ntr_source),
+    ):
+        if not r["in_set"]:
+            counts["other_set_labels"] += 1
+        elif r["empty"]:
+            counts["empty_response_labels"] += 1
+        else:
+            counts["labels"] += 1
+            matches.setdefault(r["run"], {}).setdefault(r["turn_id"], {})[r["nugget_id"]] = bool(r["match"])
+    personal = None
+    if ptkb_source is not None:
+        ptkb_sources = labels.sources(db, Task.PTKB)
+        if ptkb_source not in ptkb_sources:
+            raise UnknownItem(
+                f"no PTKB labels of source {ptkb_source!r}; PTKB label sources: {', '.join(ptkb_sources) or 'none'}"
+            )
+        personal = set(
+            column(db, "SELECT DISTINCT turn_id FROM ptkb_labels WHERE source = ? AND relevant > 0", (ptkb_source,))
+        )
+    return {
+        "ntr_source": ntr_source,
+        "nugget_source": nugget_source,
+        "ptkb_source": ptkb_source,
+        "matches": matches,
+        "gold": gold,
+        "gold_dedup": gold_dedup,
+        "dedup_unknown_turns": [t for t in all_turns(db) if None in status.get(t, ())],
+        "personal": personal,
+        **counts,
+    }
