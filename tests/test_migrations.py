@@ -1,0 +1,65 @@
+"""The shipped migrations never change, and the task registry agrees with the schema they build."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from assess.tasks import LABEL_KINDS
+from store import open_db
+from store.db import column, rows
+from store.schema import HISTORY_TABLES, MIGRATIONS
+
+# sha256 of each released migration's SQL. A released migration must never change (stores in the
+# field have already run it): add a new migration instead, and its hash here once it ships.
+SHIPPED = {
+    1: "dc60994385e0ebda506390f6e11d619d0a6e0d68746efda7ce82a928f6c87ad3",
+    2: "7bd76f850571853c023b79900bb3ab6f6c5134ac28a7d3c71ae9f53e09d61415",
+    3: "36fe16033e126843bf7733a4e4e24d411c3e90292440a29cbdc2cc3fad8e0721",
+    4: "b80c884a7eced0e1becdb38c272c57237c44e4d53c0bc185ed8d47915d61a35f",
+    5: "a2de05949ff3e1b25cc02ee2fdcf9b73b70db11eec41b78ce48adfd9bf571329",
+    6: "b716bedbe2c65ed466730f9c06527d6b2863df89804d6bf9129361308d9ddc01",
+}
+
+
+@pytest.mark.parametrize("number", sorted(SHIPPED))
+def test_shipped_migration_is_unchanged(number):
+    assert number <= len(MIGRATIONS), f"migration {number} was released and must not be removed"
+    digest = hashlib.sha256(MIGRATIONS[number - 1].encode()).hexdigest()
+    assert digest == SHIPPED[number], (
+        f"migration {number} was released and its SQL changed (sha256 {digest}); "
+        "restore it and put the change in a new migration"
+    )
+
+
+def test_every_migration_is_pinned():
+    unpinned = [n for n in range(1, len(MIGRATIONS) + 1) if n not in SHIPPED]
+    assert not unpinned, f"pin the hash of migration(s) {unpinned} in SHIPPED once released"
+
+
+@pytest.fixture(scope="module")
+def schema(tmp_path_factory):
+    db = open_db(tmp_path_factory.mktemp("schema") / "schema.db")
+    tables = set(column(db, "SELECT name FROM sqlite_master WHERE type = 'table'"))
+    columns = {t: {r["name"] for r in rows(db, f"PRAGMA table_info({t})")} for t in tables}
+    return columns
+
+
+@pytest.mark.parametrize("kind", LABEL_KINDS.values(), ids=lambda k: k.task.value)
+def test_registry_matches_schema(schema, kind):
+    assert kind.table in schema, f"{kind.task}: no table {kind.table}"
+    needed = {*kind.key_columns, kind.value_column, *kind.conflict_columns, "note", "mode", "via", "updated_at"}
+    assert needed <= schema[kind.table], f"{kind.table} lacks {sorted(needed - schema[kind.table])}"
+
+
+@pytest.mark.parametrize("kind", LABEL_KINDS.values(), ids=lambda k: k.task.value)
+def test_history_triggers_name_the_registry_kind(kind):
+    history_kind, item, value = HISTORY_TABLES[kind.table]
+    assert history_kind == kind.task.value
+    assert item == " || ' ' || ".join(f"X.{c}" for c in kind.item_columns)
+    assert f"X.{kind.value_column}" in value
+
+
+def test_every_history_table_is_a_label_kind():
+    assert set(HISTORY_TABLES) == {k.table for k in LABEL_KINDS.values()}
