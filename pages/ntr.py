@@ -51,23 +51,14 @@ with right:
     own = ntr.label_of(database, name, current["nugget_id"], current["run"])
     if own is not None:
         st.success(f"Your answer: {'yes' if own else 'no'}")
-    cols = st.columns(2)
-    cols[0].button(
-        "Y · Yes, covered",
-        key="ntr_yes",
-        shortcut="Y",
-        on_click=answer,
-        args=(1,),
-        width="stretch",
-        type="primary" if own == 1 else "secondary",
-    )
-    cols[1].button(
-        "N · No",
-        key="ntr_no",
-        shortcut="N",
-        on_click=answer,
-        args=(0,),
-        width="stretch",
-        type="primary" if own == 0 else "secondary",
-    )
+    for col, (value, label, key) in zip(st.columns(2), ((1, "Y · Yes, covered", "Y"), (0, "N · No", "N"))):
+        col.button(
+            label,
+            key=f"ntr_{'yes' if value else 'no'}",
+            shortcut=key,
+            on_click=answer,
+            args=(value,),
+            width="stretch",
+            type="primary" if own == value else "secondary",
+        )
     cursor.nav_buttons(st.columns(4), lambda: ntr.undo(database, name), key_prefix="ntr_", skip=True)

@@ -84,14 +84,9 @@ def add_commands(sub) -> None:
 
 
 def _open(args):
-    from pathlib import Path
+    from assess.cli.data import _open as open_store
 
-    from assess.errors import AssessError
-    from store import open_db
-
-    if not Path(args.db).exists():
-        raise AssessError(f"{args.db}: no such database (create it with: python -m assess init --db {args.db})")
-    return open_db(args.db)
+    return open_store(args)
 
 
 def _write(document: dict, output: str | None) -> None:
