@@ -5,19 +5,20 @@ import streamlit as st
 from assess import ui
 from assess.errors import AssessError
 from assess.services import loading
-from store import conversations, exports
+from assess.tasks import DEFAULT_SOURCES, IMPORT_KINDS
+from store import conversations, exports, labels
 
 ui.frame_guard(organizer=True)
 database = ui.db()
 st.title("Import & export")
 
 st.subheader("Import a file")
-kind = st.selectbox("What the file holds", loading.IMPORT_KINDS, key="import_kind")
+kind = st.selectbox("What the file holds", IMPORT_KINDS, key="import_kind")
 upload = st.file_uploader("File", key="import_file")
 c1, c2 = st.columns(2)
 source = c1.text_input(
     "Label source (qrels, PTKB qrels, nuggets, NtR labels)",
-    value=loading.DEFAULT_SOURCES.get(kind, ""),
+    value=DEFAULT_SOURCES.get(kind, ""),
     key="import_source",
 )
 depth = c2.number_input("Run: pool depth per turn (0: no pooling)", 0, 1000, 10, key="import_depth")
@@ -38,8 +39,7 @@ chosen = c2.multiselect("Conversations (all their pooled turns)", [c["id"] for c
 single = c3.multiselect("and/or single turns", conversations.pooled_turns(database), key="assign_turns")
 if st.button("Assign", disabled=not (who and (chosen or single))):
     try:
-        turns = conversations.pooled_turns(database, chosen) + [t for t in single if t.rsplit("_", 1)[0] not in chosen]
-        added = conversations.assign(database, who, turns)
+        added = conversations.assign(database, who, conversations.turns_to_assign(database, chosen, single))
         st.success(f"Assigned {added} new turns to {who}")
     except AssessError as exc:
         st.error(str(exc))
@@ -52,7 +52,7 @@ task = st.radio(
     key="export_task",
     format_func={"passage": "Passage qrels", "ptkb": "PTKB qrels"}.get,
 )
-names = exports.label_sources(database, "passage_labels" if task == "passage" else "ptkb_labels")
+names = labels.sources(database, task)
 if names:
     pick = st.selectbox("Source", names, key="export_source")
     st.download_button(

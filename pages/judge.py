@@ -7,7 +7,7 @@ S skip, U undo. Every key press is stored at once.
 import streamlit as st
 
 from assess import ui
-from assess.formats import GRADES
+from assess.tasks import GRADES
 from assess.text import query_terms
 from store import conversations, prejudgments, queue
 
@@ -56,15 +56,15 @@ with right:
     ui.show_passage(text, query_terms(ctx.query))
     own = queue.label_of(database, name, "passage", turn_id, passage_id)
     if own:
-        shown = "cannot judge" if own["value"] is None else f"{own['value']} ({GRADES[own['value']]})"
+        shown = GRADES.missing if own["value"] is None else f"{own['value']} ({GRADES.names[own['value']]})"
         st.success(f"Your label: {shown}")
     for other in prejudgments.revealed_with_rationale(database, name, "passage", turn_id, passage_id):
         with st.expander(f"{other['source']} says {other['value']}"):
             ui.inert(other["rationale"] or "(imported label: no rationale stored)")
     cols = st.columns(5)
-    for g in range(5):
+    for g in GRADES.values:
         cols[g].button(
-            f"{g} · {GRADES[g]}",
+            GRADES.label(g),
             key=f"g{g}",
             shortcut=str(g),
             on_click=grade,

@@ -6,7 +6,7 @@ import streamlit as st
 
 from assess import settings, ui
 from assess.errors import AssessError
-from assess.formats import GRADES
+from assess.tasks import GRADES
 from store import exports, queue, review
 
 ui.frame_guard(organizer=True)
@@ -37,8 +37,7 @@ mode = st.radio(
         "shown": "shown before judging",
     }.get,
 )
-if mode != queue.judging_mode(database):
-    queue.set_setting(database, "judging_mode", mode)
+if queue.set_judging_mode(database, mode):
     st.success(f"Judging mode set to {mode}")
 
 st.subheader("Disagreements")
@@ -59,7 +58,9 @@ if not rows.empty:
             rows.index,
             format_func=lambda i: f"{rows.turn_id[i]} {rows.passage_id[i]}",
         )
-        grade = st.radio("Adjudicated grade", list(GRADES), horizontal=True, format_func=lambda g: f"{g} {GRADES[g]}")
+        grade = st.radio(
+            "Adjudicated grade", list(GRADES.names), horizontal=True, format_func=lambda g: f"{g} {GRADES.names[g]}"
+        )
         if st.form_submit_button("Save adjudicated label"):
             try:
                 review.adjudicate(

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from sqlite_utils import Database
 
-from assess.errors import UnknownItem
+from assess.errors import AssessError, UnknownItem
 from assess.tasks import TurnContext
 from store.db import column, now, row, rows, run, run_many, value, write
 
@@ -107,6 +107,16 @@ def response_provenance(db: Database, turn_id: str) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------- assignments
+
+
+def turns_to_assign(db: Database, topics: Sequence[str], turn_ids: Sequence[str]) -> list[str]:
+    """The pooled turns of the conversations ``topics``, then the single turns not already among them."""
+    known = set(conversation_ids(db)) if topics else set()
+    for topic in topics:
+        if topic not in known:
+            raise AssessError(f"unknown conversation {topic!r}")
+    turns = pooled_turns(db, topics) if topics else []
+    return turns + [t for t in turn_ids if t not in turns]
 
 
 def assign(db: Database, assessor: str, turn_ids: Sequence[str]) -> int:

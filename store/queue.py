@@ -65,6 +65,16 @@ def judging_mode(db: Database) -> str:
     return get_setting(db, "judging_mode", JudgingMode.BLIND.value)
 
 
+def set_judging_mode(db: Database, mode: str) -> bool:
+    """Set the study's judging mode; False when it already was ``mode``."""
+    if mode not in MODES:
+        raise AssessError(f"mode is one of {', '.join(MODES)}, not {mode!r}")
+    if judging_mode(db) == mode:
+        return False
+    set_setting(db, "judging_mode", mode)
+    return True
+
+
 # ------------------------------------------------------------------------------------------- queues
 
 _ITEMS = {

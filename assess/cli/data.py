@@ -235,12 +235,7 @@ def cmd_assign(args) -> int:
     db = _open(args)
     if not args.conversation and not args.turn:
         raise AssessError("assign needs --conversation or --turn")
-    known = set(conversations.conversation_ids(db))
-    for conv in args.conversation:
-        if conv not in known:
-            raise AssessError(f"unknown conversation {conv!r}")
-    turns = conversations.pooled_turns(db, args.conversation) if args.conversation else []
-    turns += [t for t in args.turn if t not in turns]
+    turns = conversations.turns_to_assign(db, args.conversation, args.turn)
     if args.remove:
         conversations.unassign(db, args.assessor, turns)
         print(f"{args.assessor}: {len(turns)} turns unassigned")
