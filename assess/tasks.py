@@ -400,6 +400,11 @@ class NuggetSpan(NamedTuple):
             raise InvalidSpan(f"span {start}:{end} does not lie inside a text of {len(source)} characters")
         return cls(start, end, source[start:end])
 
+    def check(self, source: str) -> None:
+        """Raise :class:`InvalidSpan` unless the span lies inside ``source`` and its text is what is there."""
+        if not (0 <= self.start < self.end <= len(source)) or source[self.start : self.end] != self.text:
+            raise InvalidSpan(f"span {self.start}:{self.end} does not match its text {self.text[:40]!r}")
+
 
 # ------------------------------------------------------------------------------------------- tables
 

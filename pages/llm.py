@@ -1,5 +1,4 @@
-"""Organizers: LLM pre-judging jobs (estimate, progress, stop and resume, the jobs table) and adaptive pooling
-(report and apply, as `python -m assess pool adaptive`)."""
+"""Organizers: LLM pre-judging jobs (estimate, run, resume, the jobs table) and adaptive pooling (as `pool adaptive`)."""
 
 import pandas as pd
 import streamlit as st
@@ -7,7 +6,7 @@ import streamlit as st
 from assess import settings, ui
 from assess.errors import AssessError
 from assess.services import jobs as prejudge
-from store import exports, prejudgments
+from store import jobs, prejudgments
 
 ui.frame_guard(organizer=True)
 database = ui.db()
@@ -34,14 +33,9 @@ with run_tab:
             help="passage and nuggets tasks: the top K of every stored run instead of the pool, "
             "e.g. 30 to grade ranks 6–30 before adaptive pooling",
         )
-        st.caption(
-            "API key: "
-            + (
-                "from ASSESS_LLM_API_KEY / OPENAI_API_KEY"
-                if env["api_key"]
-                else "none set (fine for a local server; set ASSESS_LLM_API_KEY for OpenAI)"
-            )
-        )
+        key_from = "from ASSESS_LLM_API_KEY / OPENAI_API_KEY"
+        no_key = "none set (fine for a local server; set ASSESS_LLM_API_KEY for OpenAI)"
+        st.caption("API key: " + (key_from if env["api_key"] else no_key))
         c1, c2, c3 = st.columns(3)
         estimate_clicked = c1.form_submit_button("Estimate")
         start_clicked = c2.form_submit_button("Start / resume", type="primary")
@@ -64,20 +58,13 @@ with run_tab:
                 bar = st.progress(0.0, text="Starting…")
 
                 def progress(done, total, counts):
-                    bar.progress(
-                        done / total if total else 1.0,
-                        text=f"{done} / {total} stored · "
-                        f"{counts['unparseable']} unparseable · {counts['error']} failed",
-                    )
+                    fraction, caption = prejudge.describe_progress(done, total, counts)
+                    bar.progress(fraction, text=caption)
 
                 summary = prejudge.run_with_settings(
                     database, plan, cfg, concurrency=int(concurrency), progress=progress
                 )
-                st.success(
-                    f"Job {summary['job']}: {summary['asked'] + summary['copied']} stored "
-                    f"({summary['ok']} ok, {summary['repaired']} repaired, {summary['unparseable']} "
-                    f"unparseable, {summary['error']} failed), {summary['copied']} from cache"
-                )
+                st.success(f"Job {summary['job']}: {prejudge.describe_stored(summary)}")
         except AssessError as exc:
             st.error(str(exc))
     st.subheader("Jobs")
@@ -85,7 +72,7 @@ with run_tab:
         "A job killed without a chance to stop (its process gone, or no heartbeat for 2 × the call "
         "timeout, at least 60 s) is shown as interrupted; Start / resume picks up what it left."
     )
-    st.dataframe(pd.DataFrame(prejudgments.jobs(database)), hide_index=True, width="stretch", key="pj_jobs")
+    st.dataframe(pd.DataFrame(jobs.jobs(database)), hide_index=True, width="stretch", key="pj_jobs")
 
 with pool_tab:
     st.caption(
@@ -93,8 +80,7 @@ with pool_tab:
         "down to *depth*, only when the LLM source graded the passage at or above the threshold. Pre-judge "
         "the candidates first (tab Pre-judge, task passage, depth 30)."
     )
-    llm_sources = prejudgments.llm_sources(database)
-    humans = [s for s in exports.label_sources(database, "passage_labels") if s not in llm_sources]
+    llm_sources, humans = prejudge.adaptive_sources(database)
     if not llm_sources:
         st.info("No LLM source yet: pre-judge passages first.")
     else:
@@ -124,19 +110,7 @@ with pool_tab:
             except AssessError as exc:
                 st.error(str(exc))
             else:
-                before, after = (
-                    (r["depth_pool"], r["adaptive_pool"]) if r["mode"] == "runs" else (r["pairs"], r["kept"])
-                )
-                shown = {
-                    "Pool before (depth pool)" if r["mode"] == "runs" else "Pairs judged": before,
-                    "Pool after (adaptive)": after,
-                    "Saved": r["saved"],
-                }
-                if r["mode"] == "runs":
-                    shown["Not graded (left out)"] = r["ungraded"]
-                if r.get("qrels"):
-                    shown[f"Relevant in {r['qrels']}"] = r["relevant"]
-                    shown["Relevant dropped"] = r["relevant_dropped"]
+                shown = prejudge.adaptive_metrics(r)
                 for col, (label, value) in zip(st.columns(len(shown)), shown.items()):
                     col.metric(label, f"{value:,}")
                 st.info(prejudge.describe_adaptive(r))

@@ -43,8 +43,11 @@ from assess.crowd.rules import (
     worker_report,
 )
 from assess.errors import AssessError, FormatError, UnknownItem
-from store.db import each, row, write
-from store.imports import ensure_source, now
+from assess.tasks import JudgingMode, Task, label_kind
+from store import db as sql
+from store import labels as label_store
+from store.db import now, write
+from store.imports import ensure_source
 
 
 class Study(NamedTuple):
@@ -89,36 +92,43 @@ class AnswerResult(NamedTuple):
 
 def get_study(db: Database, name: str) -> Study:
     """The study ``name`` (settings and guideline); AssessError when there is none."""
-    row = db.conn.execute(
-        "SELECT name, task, source, config, guideline, status FROM crowd_studies WHERE name = ?", (name,)
-    ).fetchone()
-    if row is None:
+    found = sql.row(
+        db, "SELECT name, task, source, config, guideline, status FROM crowd_studies WHERE name = ?", (name,)
+    )
+    if found is None:
         raise UnknownItem(f"there is no crowd study {name!r}")
-    return Study(row[0], row[1], row[2], StudyConfig.from_json(row[3]), json.loads(row[4]), row[5])
+    return Study(
+        found["name"],
+        found["task"],
+        found["source"],
+        StudyConfig.from_json(found["config"]),
+        json.loads(found["guideline"]),
+        found["status"],
+    )
 
 
 def list_studies(db: Database) -> list[dict]:
-    return [
-        {"name": r[0], "task": r[1], "status": r[2], "source": r[3], "created_at": r[4]}
-        for r in db.conn.execute("SELECT name, task, status, source, created_at FROM crowd_studies ORDER BY created_at")
-    ]
+    return sql.rows(db, "SELECT name, task, status, source, created_at FROM crowd_studies ORDER BY created_at")
 
 
 def _candidates(db: Database, task: str, nugget_source: str, criteria: Sequence[str]) -> list[tuple]:
     """Every possible item of the stored data: (turn, run, nugget id, nugget key, criterion), in
     conversation, turn, run, nugget order."""
-    responses = db.conn.execute(
-        "SELECT r.turn_id, r.run, t.conversation_id FROM responses r JOIN turns t ON t.id = r.turn_id "
-        "JOIN conversations c ON c.id = t.conversation_id ORDER BY c.rowid, t.position, r.run"
-    ).fetchall()
-    if task == "response":
-        return [(turn, run, None, None, c, conv) for turn, run, conv in responses for c in criteria]
+    responses = [
+        (r["turn_id"], r["run"], r["conversation_id"])
+        for r in sql.each(
+            db,
+            "SELECT r.turn_id AS turn_id, r.run AS run, t.conversation_id AS conversation_id FROM responses r "
+            "JOIN turns t ON t.id = r.turn_id JOIN conversations c ON c.id = t.conversation_id "
+            "ORDER BY c.rowid, t.position, r.run",
+        )
+    ]
+    if task == Task.RESPONSE:
+        return [(turn, run_, None, None, c, conv) for turn, run_, conv in responses for c in criteria]
     nuggets = defaultdict(list)
-    for nid, turn, key in db.conn.execute(
-        "SELECT id, turn_id, key FROM nuggets WHERE source = ? ORDER BY id", (nugget_source,)
-    ):
-        nuggets[turn].append((nid, key))
-    return [(turn, run, nid, key, None, conv) for turn, run, conv in responses for nid, key in nuggets[turn]]
+    for n in sql.each(db, "SELECT id, turn_id, key FROM nuggets WHERE source = ? ORDER BY id", (nugget_source,)):
+        nuggets[n["turn_id"]].append((n["id"], n["key"]))
+    return [(turn, run_, nid, key, None, conv) for turn, run_, conv in responses for nid, key in nuggets[turn]]
 
 
 def create_study(
@@ -140,7 +150,7 @@ def create_study(
     Known-answer items are used only as tests (they are not regular items of any batch).
     """
     check_study_name(name)
-    if db.conn.execute("SELECT 1 FROM crowd_studies WHERE name = ?", (name,)).fetchone():
+    if sql.row(db, "SELECT 1 AS one FROM crowd_studies WHERE name = ?", (name,)):
         raise AssessError(f"a crowd study {name!r} exists already; choose another name")
     known = list(known)
     everything = _candidates(db, config.task, nugget_source, config.criteria)
@@ -185,28 +195,28 @@ def create_study(
         raise AssessError("no items left to judge after the filters and the known-answer items")
     guide = merge_guideline(config, guideline)
     stamp = now()
-    c = db.conn
     with write(db):
-        c.execute(
+        sql.run(
+            db,
             "INSERT INTO crowd_studies (name, task, source, config, guideline, secret, status, created_at) "
             "VALUES (?,?,?,?,?,?,'open',?)",
             (name, config.task, f"crowd:{name}", config.to_json(), json.dumps(guide), secrets.token_hex(16), stamp),
         )
         ids = {}
         for cand in [*regular, *tests]:
-            ids[cand] = c.execute(
+            ids[cand] = sql.value(
+                db,
                 "INSERT INTO crowd_items (study, turn_id, run, nugget_id, criterion, known_answer) "
-                "VALUES (?,?,?,?,?,?)",
+                "VALUES (?,?,?,?,?,?) RETURNING id",
                 (name, cand[0], cand[1], cand[2], cand[4], tests.get(cand)),
-            ).lastrowid
+            )
         batches = make_batches(
             [ids[x] for x in regular], [ids[x] for x in tests], batch_size=config.batch_size, seed=config.seed
         )
         for number, batch in enumerate(batches, start=1):
-            bid = c.execute(
-                "INSERT INTO crowd_batches (study, number, label) VALUES (?,?,?)", (name, number, str(number))
-            ).lastrowid
-            c.executemany(
+            bid = _add_batch(db, name, number, str(number))
+            sql.run_many(
+                db,
                 "INSERT INTO crowd_batch_items (batch_id, position, item_id, is_test) VALUES (?,?,?,?)",
                 [(bid, pos, item, int(is_test)) for pos, (item, is_test) in enumerate(batch)],
             )
@@ -244,7 +254,7 @@ def set_status(db: Database, study: str, status: str) -> None:
         raise AssessError(f"status is open or closed, not {status!r}")
     get_study(db, study)
     with write(db):
-        db.conn.execute("UPDATE crowd_studies SET status = ? WHERE name = ? AND status != 'imported'", (status, study))
+        sql.run(db, "UPDATE crowd_studies SET status = ? WHERE name = ? AND status != 'imported'", (status, study))
 
 
 def set_decision(db: Database, study: str, worker: str, decision: str | None) -> None:
@@ -252,28 +262,30 @@ def set_decision(db: Database, study: str, worker: str, decision: str | None) ->
     if decision not in ("approved", "rejected", None):
         raise AssessError(f"decision is approved or rejected, not {decision!r}")
     with write(db):
-        cur = db.conn.execute(
-            "UPDATE crowd_workers SET decision = ? WHERE study = ? AND worker = ?", (decision, study, worker)
+        changed = sql.run(
+            db, "UPDATE crowd_workers SET decision = ? WHERE study = ? AND worker = ?", (decision, study, worker)
         )
-        if cur.rowcount == 0:
+        if changed == 0:
             raise UnknownItem(f"no worker {worker!r} in study {study!r}")
 
 
 # ------------------------------------------------------------------------------------------- the worker page
 
 _ASSIGNMENT = (
-    "SELECT a.id, a.study, a.worker, b.label, a.session, a.submit_to, a.status, "
-    "a.consented_at IS NOT NULL, a.completion_code FROM crowd_assignments a "
-    "JOIN crowd_batches b ON b.id = a.batch_id "
+    "SELECT a.id AS id, a.study AS study, a.worker AS worker, b.label AS batch, a.session AS session, "
+    "a.submit_to AS submit_to, a.status AS status, a.consented_at IS NOT NULL AS consented, "
+    "a.completion_code AS code FROM crowd_assignments a JOIN crowd_batches b ON b.id = a.batch_id "
 )
 
 
 def _assignment(db: Database, where: str, params: tuple) -> Assignment | None:
-    row = db.conn.execute(_ASSIGNMENT + where, params).fetchone()
-    return (
-        None
-        if row is None
-        else Assignment(row[0], row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]), row[8])
+    found = sql.row(db, _ASSIGNMENT + where, params)
+    return None if found is None else Assignment(**{**found, "consented": bool(found["consented"])})
+
+
+def _add_batch(db: Database, study: str, number: int, label: str) -> int:
+    return sql.value(
+        db, "INSERT INTO crowd_batches (study, number, label) VALUES (?,?,?) RETURNING id", (study, number, label)
     )
 
 
@@ -301,7 +313,7 @@ _HOLDS_SLOT = f"(CASE WHEN a.status = 'active' THEN a.last_seen >= :cutoff ELSE 
 
 def _slot_params(db: Database, study: Study) -> dict:
     """Register the QC rule for the slot SQL on this connection; the parameters that SQL needs."""
-    db.conn.create_function("crowd_qc_failed", 4, qc_failed, deterministic=True)
+    db.register_function(qc_failed, deterministic=True, name="crowd_qc_failed")
     cutoff = _iso(datetime.now(UTC) - timedelta(minutes=study.config.stale_minutes))
     return {"cutoff": cutoff, "qc": study.config.qc, "bad_threshold": study.config.bad_threshold}
 
@@ -310,13 +322,15 @@ def holding(db: Database, study: str) -> dict[str, int]:
     """Per batch label: the assignments holding one of its k slots (active and not stale, or completed
     and kept), as :func:`enter` counts them; one read, so a consistent snapshot."""
     params = _slot_params(db, get_study(db, study))
-    return dict(
-        db.conn.execute(
-            f"SELECT b.label, (SELECT COUNT(*) FROM crowd_assignments a WHERE a.batch_id = b.id AND {_HOLDS_SLOT}) "
-            "FROM crowd_batches b WHERE b.study = :study ORDER BY b.number",
+    return {
+        r["label"]: r["holding"]
+        for r in sql.each(
+            db,
+            f"SELECT b.label AS label, (SELECT COUNT(*) FROM crowd_assignments a WHERE a.batch_id = b.id "
+            f"AND {_HOLDS_SLOT}) AS holding FROM crowd_batches b WHERE b.study = :study ORDER BY b.number",
             {**params, "study": study},
         )
-    )
+    }
 
 
 def enter(db: Database, entry: Entry) -> Assignment | None:
@@ -348,17 +362,19 @@ def enter(db: Database, entry: Entry) -> Assignment | None:
         found = _current(db, entry)  # again under the write lock: another tab may have been faster
         if found:
             return found
-        c = db.conn
         limit = study.config.max_batches_per_worker
         if (
             limit
-            and c.execute(
-                "SELECT COUNT(*) FROM crowd_assignments WHERE study = ? AND worker = ?", (entry.study, entry.worker)
-            ).fetchone()[0]
+            and sql.value(
+                db,
+                "SELECT COUNT(*) AS n FROM crowd_assignments WHERE study = ? AND worker = ?",
+                (entry.study, entry.worker),
+            )
             >= limit
         ):
             return None
-        row = c.execute(
+        batch = sql.row(
+            db,
             f"""
             SELECT b.id,
                    (SELECT COUNT(*) FROM crowd_assignments a WHERE a.batch_id = b.id AND {_HOLDS_SLOT}) AS taken,
@@ -372,18 +388,20 @@ def enter(db: Database, entry: Entry) -> Assignment | None:
               AND taken < :k
             ORDER BY seen_test, taken DESC, b.number LIMIT 1""",
             {**params, "worker": entry.worker, "study": entry.study, "k": study.config.k},
-        ).fetchone()
-        if row is None:
+        )
+        if batch is None:
             return None
-        c.execute(
+        sql.run(
+            db,
             "INSERT INTO crowd_workers (study, worker, platform, first_seen) VALUES (?,?,?,?) ON CONFLICT DO NOTHING",
             (entry.study, entry.worker, entry.platform, stamp),
         )
-        aid = c.execute(
+        aid = sql.value(
+            db,
             "INSERT INTO crowd_assignments (study, worker, batch_id, session, hit, submit_to, status, "
-            "started_at, last_seen) VALUES (?,?,?,?,?,?,'active',?,?)",
-            (entry.study, entry.worker, row[0], entry.session, entry.hit, entry.submit_to, stamp, stamp),
-        ).lastrowid
+            "started_at, last_seen) VALUES (?,?,?,?,?,?,'active',?,?) RETURNING id",
+            (entry.study, entry.worker, batch["id"], entry.session, entry.hit, entry.submit_to, stamp, stamp),
+        )
     return _assignment(db, "WHERE a.id = ?", (aid,))
 
 
@@ -394,7 +412,8 @@ def _iso(moment: datetime) -> str:
 def consent(db: Database, assignment_id: int) -> None:
     """Record that the worker gave consent (the first time only)."""
     with _one_writer(db), write(db):
-        db.conn.execute(
+        sql.run(
+            db,
             "UPDATE crowd_assignments SET consented_at = ? WHERE id = ? AND consented_at IS NULL",
             (now(), assignment_id),
         )
@@ -405,17 +424,20 @@ def screen(db: Database, assignment_id: int) -> Screen:
     a = _assignment(db, "WHERE a.id = ?", (assignment_id,))
     if a is None:
         raise UnknownItem(f"no assignment {assignment_id}")
-    c = db.conn
-    total, answered = c.execute(
-        "SELECT COUNT(*), COUNT(x.item_id) FROM crowd_assignments a "
+    count = sql.row(
+        db,
+        "SELECT COUNT(*) AS total, COUNT(x.item_id) AS answered FROM crowd_assignments a "
         "JOIN crowd_batch_items bi ON bi.batch_id = a.batch_id "
         "LEFT JOIN crowd_answers x ON x.assignment_id = a.id AND x.item_id = bi.item_id WHERE a.id = ?",
         (assignment_id,),
-    ).fetchone()
+    )
+    total, answered = count["total"], count["answered"]
     if a.status == "completed":
         return Screen(a, answered, total, None, True, a.code)
-    row = c.execute(
-        "SELECT i.id, s.task, r.text, n.text, i.criterion, i.turn_id FROM crowd_assignments a "
+    nxt = sql.row(
+        db,
+        "SELECT i.id AS item_id, s.task AS task, r.text AS response, n.text AS nugget, i.criterion AS criterion, "
+        "i.turn_id AS turn_id FROM crowd_assignments a "
         "JOIN crowd_batch_items bi ON bi.batch_id = a.batch_id JOIN crowd_items i ON i.id = bi.item_id "
         "JOIN crowd_studies s ON s.name = i.study "
         "LEFT JOIN responses r ON r.run = i.run AND r.turn_id = i.turn_id "
@@ -423,22 +445,24 @@ def screen(db: Database, assignment_id: int) -> Screen:
         "WHERE a.id = ? AND NOT EXISTS (SELECT 1 FROM crowd_answers x WHERE x.assignment_id = a.id "
         "AND x.item_id = i.id) ORDER BY bi.position LIMIT 1",
         (assignment_id,),
-    ).fetchone()
-    if row is None:  # every item answered but not marked (cannot happen through answer())
+    )
+    if nxt is None:  # every item answered but not marked (cannot happen through answer())
         return Screen(a, answered, total, None, True, a.code)
-    item_id, task, response, nugget, criterion, turn_id = row
     utterance, history = None, ()
-    if task == "response":
-        turn = c.execute("SELECT conversation_id, position, utterance FROM turns WHERE id = ?", (turn_id,)).fetchone()
-        utterance = turn[2]
+    if nxt["task"] == Task.RESPONSE:
+        turn = sql.row(db, "SELECT conversation_id, position, utterance FROM turns WHERE id = ?", (nxt["turn_id"],))
+        utterance = turn["utterance"]
         history = tuple(
-            tuple(h)
-            for h in c.execute(
+            (h["utterance"], h["response"])
+            for h in sql.each(
+                db,
                 "SELECT utterance, response FROM turns WHERE conversation_id = ? AND position < ? ORDER BY position",
-                (turn[0], turn[1]),
+                (turn["conversation_id"], turn["position"]),
             )
         )
-    view = ItemView(item_id, task, response or "", nugget, criterion, utterance, history)
+    view = ItemView(
+        nxt["item_id"], nxt["task"], nxt["response"] or "", nxt["nugget"], nxt["criterion"], utterance, history
+    )
     return Screen(a, answered, total, view, False, None)
 
 
@@ -454,49 +478,53 @@ def answer(
     """
     if seconds is not None and not seconds >= 0:
         seconds = None
-    c = db.conn
-    row = c.execute(
-        "SELECT a.status, a.batch_id, a.study, a.worker, a.consented_at, b.label, s.config, s.secret, "
-        "a.completion_code, EXISTS (SELECT 1 FROM crowd_batch_items bi WHERE bi.batch_id = a.batch_id "
-        "AND bi.item_id = ?) FROM crowd_assignments a JOIN crowd_batches b ON b.id = a.batch_id "
+    a = sql.row(
+        db,
+        "SELECT a.status AS status, a.batch_id AS batch_id, a.study AS study, a.worker AS worker, "
+        "a.consented_at AS consented_at, b.label AS label, s.config AS config, s.secret AS secret, "
+        "a.completion_code AS code, EXISTS (SELECT 1 FROM crowd_batch_items bi WHERE bi.batch_id = a.batch_id "
+        "AND bi.item_id = ?) AS in_batch FROM crowd_assignments a JOIN crowd_batches b ON b.id = a.batch_id "
         "JOIN crowd_studies s ON s.name = a.study WHERE a.id = ?",
         (item_id, assignment_id),
-    ).fetchone()
-    if row is None:
+    )
+    if a is None:
         raise UnknownItem(f"no assignment {assignment_id}")
-    status, batch_id, study, worker, consented, label, config, secret, code, in_batch = row
-    if consented is None:
+    code = a["code"]
+    if a["consented_at"] is None:
         raise AssessError("consent comes first")
-    if not in_batch:
+    if not a["in_batch"]:
         raise AssessError(f"item {item_id} is not in this worker's batch")
-    if value not in StudyConfig.from_json(config).allowed():
+    if value not in StudyConfig.from_json(a["config"]).allowed():
         raise AssessError(f"answer {value!r} is not on this study's scale")
-    if status == "completed":
+    if a["status"] == "completed":
         return AnswerResult(False, True, 0, code)
     stamp = now()
     with _one_writer(db), write(db):
         new = (
-            c.execute(
+            sql.run(
+                db,
                 "INSERT INTO crowd_answers (assignment_id, item_id, value, seconds, via, answered_at) "
                 "VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING",
                 (assignment_id, item_id, value, seconds, via, stamp),
-            ).rowcount
+            )
             == 1
         )
-        remaining = c.execute(
-            "SELECT COUNT(*) FROM crowd_batch_items bi WHERE bi.batch_id = ? AND NOT EXISTS "
+        remaining = sql.value(
+            db,
+            "SELECT COUNT(*) AS n FROM crowd_batch_items bi WHERE bi.batch_id = ? AND NOT EXISTS "
             "(SELECT 1 FROM crowd_answers x WHERE x.assignment_id = ? AND x.item_id = bi.item_id)",
-            (batch_id, assignment_id),
-        ).fetchone()[0]
+            (a["batch_id"], assignment_id),
+        )
         if remaining == 0:
-            code = completion_code(secret, study, worker, label)
-            c.execute(
+            code = completion_code(a["secret"], a["study"], a["worker"], a["label"])
+            sql.run(
+                db,
                 "UPDATE crowd_assignments SET status = 'completed', completed_at = ?, last_seen = ?, "
                 "completion_code = ? WHERE id = ? AND status = 'active'",
                 (stamp, stamp, code, assignment_id),
             )
         elif new:
-            c.execute("UPDATE crowd_assignments SET last_seen = ? WHERE id = ?", (stamp, assignment_id))
+            sql.run(db, "UPDATE crowd_assignments SET last_seen = ? WHERE id = ?", (stamp, assignment_id))
     return AnswerResult(new, remaining == 0, remaining, code if remaining == 0 else None)
 
 
@@ -513,7 +541,7 @@ def _one_writer(db: Database):
     answers the unlucky ones wait seconds; a lock handed over in order avoids that. Other
     processes are still kept apart by SQLite itself (BEGIN IMMEDIATE, busy timeout).
     """
-    name = db.conn.execute("PRAGMA database_list").fetchone()[2] or ":memory:"
+    name = sql.file_of(db) or ":memory:"
     with _WRITERS_LOCK:
         lock = _WRITERS.setdefault(name, threading.Lock())
     with lock:
@@ -528,9 +556,11 @@ def answers(db: Database, study: str, *, completed_only: bool = True) -> list[An
     for nothing, as an unsubmitted HIT), with test flags and known answers, in assignment order."""
     where = " AND a.status = 'completed'" if completed_only else ""
     return [
-        Answer(*r[:6], bool(r[6]), r[7], r[8])
-        for r in db.conn.execute(
-            "SELECT a.worker, a.id, b.label, x.item_id, x.value, x.seconds, bi.is_test, i.known_answer, i.criterion "
+        Answer(**{**r, "is_test": bool(r["is_test"])})
+        for r in sql.each(
+            db,
+            "SELECT a.worker AS worker, a.id AS assignment, b.label AS batch, x.item_id AS item, x.value AS value, "
+            "x.seconds AS seconds, bi.is_test AS is_test, i.known_answer AS known, i.criterion AS criterion "
             "FROM crowd_answers x JOIN crowd_assignments a ON a.id = x.assignment_id "
             "JOIN crowd_batches b ON b.id = a.batch_id "
             "JOIN crowd_batch_items bi ON bi.batch_id = a.batch_id AND bi.item_id = x.item_id "
@@ -541,23 +571,21 @@ def answers(db: Database, study: str, *, completed_only: bool = True) -> list[An
 
 
 def _rejected(db: Database, study: str) -> set[str]:
-    return {
-        r[0]
-        for r in db.conn.execute("SELECT worker FROM crowd_workers WHERE study = ? AND decision = 'rejected'", (study,))
-    }
+    return set(sql.column(db, "SELECT worker FROM crowd_workers WHERE study = ? AND decision = 'rejected'", (study,)))
 
 
 def study_items(db: Database, study: str) -> dict[int, dict]:
     """Every item of the study with its content keys and (regular items) its batch label."""
-    rows = db.conn.execute(
-        "SELECT i.id, i.turn_id, i.run, i.nugget_id, n.key, n.text, i.criterion, i.known_answer, "
+    found = sql.each(
+        db,
+        "SELECT i.id AS item_id, i.turn_id AS turn_id, i.run AS run, i.nugget_id AS nugget_id, n.key AS nugget_key, "
+        "n.text AS nugget, i.criterion AS criterion, i.known_answer AS known_answer, "
         "(SELECT b.label FROM crowd_batch_items bi JOIN crowd_batches b ON b.id = bi.batch_id "
-        " WHERE bi.item_id = i.id AND bi.is_test = 0 ORDER BY b.number LIMIT 1) "
+        " WHERE bi.item_id = i.id AND bi.is_test = 0 ORDER BY b.number LIMIT 1) AS batch "
         "FROM crowd_items i LEFT JOIN nuggets n ON n.id = i.nugget_id WHERE i.study = ? ORDER BY i.id",
         (study,),
     )
-    keys = ("item_id", "turn_id", "run", "nugget_id", "nugget_key", "nugget", "criterion", "known_answer", "batch")
-    return {r[0]: dict(zip(keys, r)) for r in rows}
+    return {r["item_id"]: r for r in found}
 
 
 def progress(db: Database, study: str) -> dict:
@@ -567,22 +595,14 @@ def progress(db: Database, study: str) -> dict:
     s = get_study(db, study)
     params = _slot_params(db, s)
     batches = [
-        {
-            "batch": r[0],
-            "items": r[1],
-            "completed": r[2],
-            "kept": r[3],
-            "discarded": r[4],
-            "active": r[5],
-            "stale": r[6],
-            "k": s.config.k,
-            "workers": r[7] or "",
-        }
-        for r in db.conn.execute(
-            "SELECT b.label, (SELECT COUNT(*) FROM crowd_batch_items bi WHERE bi.batch_id = b.id), "
-            f"SUM(a.status = 'completed'), SUM(a.status = 'completed' AND NOT {_DISCARDED}), "
-            f"SUM(a.status = 'completed' AND {_DISCARDED}), SUM(a.status = 'active' AND a.last_seen >= :cutoff), "
-            "SUM(a.status = 'active' AND a.last_seen < :cutoff), GROUP_CONCAT(a.worker, ' ') "
+        {**r, "k": s.config.k, "workers": r["workers"] or ""}
+        for r in sql.each(
+            db,
+            "SELECT b.label AS batch, (SELECT COUNT(*) FROM crowd_batch_items bi WHERE bi.batch_id = b.id) AS items, "
+            f"SUM(a.status = 'completed') AS completed, SUM(a.status = 'completed' AND NOT {_DISCARDED}) AS kept, "
+            f"SUM(a.status = 'completed' AND {_DISCARDED}) AS discarded, "
+            "SUM(a.status = 'active' AND a.last_seen >= :cutoff) AS active, "
+            "SUM(a.status = 'active' AND a.last_seen < :cutoff) AS stale, GROUP_CONCAT(a.worker, ' ') AS workers "
             "FROM crowd_batches b LEFT JOIN crowd_assignments a ON a.batch_id = b.id WHERE b.study = :study "
             "GROUP BY b.id ORDER BY b.number",
             {**params, "study": study},
@@ -593,27 +613,24 @@ def progress(db: Database, study: str) -> dict:
             b[key] = b[key] or 0
     workers = [
         {
-            "worker": r[0],
-            "platform": r[1],
-            "decision": r[2],
-            "completed": r[3] or 0,
-            "active": r[4] or 0,
-            "answers": r[5],
-            "seconds": r[6],
-            "codes": r[7] or "",
+            **r,
+            "completed": r["completed"] or 0,
+            "active": r["active"] or 0,
+            "codes": r["codes"] or "",
         }
-        for r in db.conn.execute(
-            "SELECT w.worker, w.platform, w.decision, "
+        for r in sql.each(
+            db,
+            "SELECT w.worker AS worker, w.platform AS platform, w.decision AS decision, "
             "(SELECT COUNT(*) FROM crowd_assignments a WHERE a.study = w.study AND a.worker = w.worker "
-            " AND a.status = 'completed'), "
+            " AND a.status = 'completed') AS completed, "
             "(SELECT COUNT(*) FROM crowd_assignments a WHERE a.study = w.study AND a.worker = w.worker "
-            " AND a.status = 'active'), "
+            " AND a.status = 'active') AS active, "
             "(SELECT COUNT(*) FROM crowd_answers x JOIN crowd_assignments a ON a.id = x.assignment_id "
-            " WHERE a.study = w.study AND a.worker = w.worker), "
+            " WHERE a.study = w.study AND a.worker = w.worker) AS answers, "
             "(SELECT ROUND(SUM(x.seconds), 1) FROM crowd_answers x JOIN crowd_assignments a ON a.id = x.assignment_id "
-            " WHERE a.study = w.study AND a.worker = w.worker), "
+            " WHERE a.study = w.study AND a.worker = w.worker) AS seconds, "
             "(SELECT GROUP_CONCAT(a.completion_code, ' ') FROM crowd_assignments a WHERE a.study = w.study "
-            " AND a.worker = w.worker AND a.completion_code IS NOT NULL) "
+            " AND a.worker = w.worker AND a.completion_code IS NOT NULL) AS codes "
             "FROM crowd_workers w WHERE w.study = ? ORDER BY w.first_seen, w.worker",
             (study,),
         )
@@ -638,7 +655,10 @@ def report(db: Database, study: str) -> dict:
     s = get_study(db, study)
     given = answers(db, study)
     rejected = _rejected(db, study)
-    decisions = dict(db.conn.execute("SELECT worker, decision FROM crowd_workers WHERE study = ?", (study,)))
+    decisions = {
+        r["worker"]: r["decision"]
+        for r in sql.each(db, "SELECT worker, decision FROM crowd_workers WHERE study = ?", (study,))
+    }
     verdict = screen_assignments(given, s.config.qc, s.config.bad_threshold)
     votes = aggregate(given, s.config, rejected=rejected)
     return {
@@ -683,13 +703,13 @@ def aggregated_rows(db: Database, study: str) -> list[dict]:
 
 def has_assignments(db: Database, study: str) -> bool:
     """Did any worker take a batch of the study (an imported study with labels only has none)?"""
-    return row(db, "SELECT 1 AS one FROM crowd_assignments WHERE study = ? LIMIT 1", (study,)) is not None
+    return sql.row(db, "SELECT 1 AS one FROM crowd_assignments WHERE study = ? LIMIT 1", (study,)) is not None
 
 
 def ntr_labels_by_text(db: Database, source: str) -> dict[tuple[str, str, str], list[int]]:
     """The NtR labels of ``source`` keyed by (turn, nugget text, run), as crowd studies match them."""
     theirs = defaultdict(list)
-    for r in each(
+    for r in sql.each(
         db,
         "SELECT l.turn_id AS turn_id, n.text AS text, l.run AS run, l.match AS match FROM ntr_labels l "
         "JOIN nuggets n ON n.id = l.nugget_id WHERE l.source = ?",
@@ -707,9 +727,11 @@ def raw_rows(db: Database, study: str) -> list[dict]:
     given = answers(db, study, completed_only=False)
     verdict = screen_assignments(given, s.config.qc, s.config.bad_threshold)
     extra = {
-        (r[0], r[1]): r[2:]
-        for r in db.conn.execute(
-            "SELECT a.id, x.item_id, w.platform, a.status, x.answered_at, bi.position FROM crowd_answers x "
+        (r["assignment"], r["item"]): r
+        for r in sql.each(
+            db,
+            "SELECT a.id AS assignment, x.item_id AS item, w.platform AS platform, a.status AS status, "
+            "x.answered_at AS answered_at, bi.position AS position FROM crowd_answers x "
             "JOIN crowd_assignments a ON a.id = x.assignment_id JOIN crowd_workers w ON w.study = a.study "
             "AND w.worker = a.worker JOIN crowd_batch_items bi ON bi.batch_id = a.batch_id AND bi.item_id = x.item_id "
             "WHERE a.study = ?",
@@ -720,18 +742,18 @@ def raw_rows(db: Database, study: str) -> list[dict]:
     rows = []
     for a in given:
         it = items[a.item]
-        platform, status, at, position = extra[(a.assignment, a.item)]
+        more = extra[(a.assignment, a.item)]
         reason = verdict.get(a.assignment) or ("worker rejected" if a.worker in rejected else None)
-        if status != "completed":
+        if more["status"] != "completed":
             reason = "batch not finished"
         rows.append(
             {
                 "study": study,
                 "batch": a.batch,
                 "worker": a.worker,
-                "platform": platform,
+                "platform": more["platform"],
                 "assignment": a.assignment,
-                "position": position,
+                "position": more["position"],
                 "item_id": a.item,
                 "is_test": a.is_test,
                 "known_answer": a.known,
@@ -741,7 +763,7 @@ def raw_rows(db: Database, study: str) -> list[dict]:
                 "criterion": it["criterion"],
                 "value": a.value,
                 "seconds": a.seconds,
-                "answered_at": at,
+                "answered_at": more["answered_at"],
                 "kept": reason is None and not a.is_test,
                 "discarded_because": reason,
             }
@@ -754,10 +776,13 @@ def write_aggregate(db: Database, study: str) -> dict:
     response_labels, mode 'crowd', via 'majority'), in one transaction; undecided items get no label
     (a label written by an earlier run is removed)."""
     s = get_study(db, study)
-    rows = [r for r in aggregated_rows(db, study) if r["label"] is not None]
+    task = Task(s.task)
+    decided = [r for r in aggregated_rows(db, study) if r["label"] is not None]
     items = study_items(db, study)
-    stamp = now()
-    c = db.conn
+    if task is Task.NTR:
+        by_item = {(r["turn_id"], items[r["item_id"]]["nugget_id"], r["run"]): r for r in decided}
+    else:
+        by_item = {(r["turn_id"], r["run"], r["criterion"]): r for r in decided}
     with write(db):
         ensure_source(
             db,
@@ -765,48 +790,30 @@ def write_aggregate(db: Database, study: str) -> dict:
             "crowd",
             description=f"majority vote of crowd study {study} (qc {s.config.qc}, ties {s.config.tie})",
         )
-        if s.task == "ntr":
-            c.executemany(
-                "INSERT INTO ntr_labels (source, nugget_id, run, turn_id, match, batch, mode, via, updated_at) "
-                "VALUES (?,?,?,?,?,?,'crowd','majority',?) ON CONFLICT(source, nugget_id, run) DO UPDATE SET "
-                "match = excluded.match, batch = excluded.batch, via = excluded.via, updated_at = excluded.updated_at "
-                "WHERE match IS NOT excluded.match",
-                [
-                    (s.source, items[r["item_id"]]["nugget_id"], r["run"], r["turn_id"], r["label"], r["batch"], stamp)
-                    for r in rows
-                ],
+        for item, r in by_item.items():
+            extra = {"batch": r["batch"]} if task is Task.NTR else None
+            label_store.save_changed(
+                db, task, s.source, item, r["label"], mode=JudgingMode.CROWD, via="majority", extra=extra
             )
-            keep = {(items[r["item_id"]]["nugget_id"], r["run"]) for r in rows}
-            stale = [
-                k
-                for k in c.execute("SELECT nugget_id, run FROM ntr_labels WHERE source = ?", (s.source,))
-                if tuple(k) not in keep
-            ]
-            c.executemany(
-                "DELETE FROM ntr_labels WHERE source = ? AND nugget_id = ? AND run = ?", [(s.source, *k) for k in stale]
-            )
-        else:
-            c.executemany(
-                "INSERT INTO response_labels (source, run, turn_id, criterion, value, mode, via, updated_at) "
-                "VALUES (?,?,?,?,?,'crowd','majority',?) ON CONFLICT(source, run, turn_id, criterion) DO UPDATE "
-                "SET value = excluded.value, via = excluded.via, updated_at = excluded.updated_at "
-                "WHERE value IS NOT excluded.value",
-                [(s.source, r["run"], r["turn_id"], r["criterion"], r["label"], stamp) for r in rows],
-            )
-            keep = {(r["run"], r["turn_id"], r["criterion"]) for r in rows}
-            stale = [
-                k
-                for k in c.execute("SELECT run, turn_id, criterion FROM response_labels WHERE source = ?", (s.source,))
-                if tuple(k) not in keep
-            ]
-            c.executemany(
-                "DELETE FROM response_labels WHERE source = ? AND run = ? AND turn_id = ? AND criterion = ?",
-                [(s.source, *k) for k in stale],
-            )
+        stale = [item for item in _labelled_items(db, task, s.source) if item not in by_item]
+        for item in stale:
+            label_store.delete(db, task, s.source, item)
     values = defaultdict(int)
-    for r in rows:
+    for r in decided:
         values[r["label"]] += 1
-    return {"source": s.source, "labels": len(rows), "removed": len(stale), "values": dict(sorted(values.items()))}
+    return {"source": s.source, "labels": len(decided), "removed": len(stale), "values": dict(sorted(values.items()))}
+
+
+def _labelled_items(db: Database, task: Task, source: str) -> list[tuple]:
+    """The items ``source`` has labels of, in the order of the table's key."""
+    kind = label_kind(task)
+    order = ", ".join(c for c in kind.conflict_columns if c != "source")
+    return [
+        tuple(r.values())
+        for r in sql.each(
+            db, f"SELECT {', '.join(kind.item_columns)} FROM {kind.table} WHERE source = ? ORDER BY {order}", (source,)
+        )
+    ]
 
 
 # ------------------------------------------------------------------------------------------- import
@@ -824,10 +831,10 @@ def import_ntr_study(
     majority vote is written as ``crowd:<study>``. Re-importing replaces an imported study.
     """
     check_study_name(study)
-    known_turns = {r[0] for r in db.conn.execute("SELECT id FROM turns")}
+    known_turns = set(sql.column(db, "SELECT id FROM turns"))
     nuggets = {
-        (t, k): i
-        for i, t, k in db.conn.execute("SELECT id, turn_id, key FROM nuggets WHERE source = ?", (nugget_source,))
+        (n["turn_id"], n["key"]): n["id"]
+        for n in sql.each(db, "SELECT id, turn_id, key FROM nuggets WHERE source = ?", (nugget_source,))
     }
     for r in rows:
         if r.turn_id not in known_turns:
@@ -859,8 +866,8 @@ def import_ntr_study(
                 raise FormatError(
                     file, r.line, f"one label per nugget and run (line {prev.line} says {prev.value})", str(r.value)
                 )
-    existing = db.conn.execute("SELECT status FROM crowd_studies WHERE name = ?", (study,)).fetchone()
-    if existing and existing[0] != "imported":
+    existing = sql.row(db, "SELECT status FROM crowd_studies WHERE name = ?", (study,))
+    if existing and existing["status"] != "imported":
         raise AssessError(f"crowd study {study!r} exists and was not imported; choose another --study")
     labels = sorted({r.batch for r in rows}, key=lambda b: (not b.isdigit(), int(b) if b.isdigit() else 0, b))
     per_batch = defaultdict(set)
@@ -876,12 +883,12 @@ def import_ntr_study(
         batch_size=max(sum(1 for _ in g) for g in _group(first.values(), raw)),
     )
     stamp = now()
-    c = db.conn
     source = f"crowd:{study}"
     with write(db):
         if existing:
-            c.execute("DELETE FROM crowd_studies WHERE name = ?", (study,))
-        c.execute(
+            sql.run(db, "DELETE FROM crowd_studies WHERE name = ?", (study,))
+        sql.run(
+            db,
             "INSERT INTO crowd_studies (name, task, source, config, guideline, secret, status, created_at) "
             "VALUES (?, 'ntr', ?, ?, ?, ?, 'imported', ?)",
             (
@@ -893,46 +900,49 @@ def import_ntr_study(
                 stamp,
             ),
         )
-        for run in sorted({r.run for r in rows}):
-            c.execute(
-                "INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'response', ?, ?) "
-                "ON CONFLICT(name) DO NOTHING",
-                (run, str(file), stamp),
-            )
+        sql.run_many(
+            db,
+            "INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'response', ?, ?) ON CONFLICT(name) DO NOTHING",
+            [(run_name, str(file), stamp) for run_name in sorted({r.run for r in rows})],
+        )
         item_ids = {}
         for r in rows:
             pair = (r.turn_id, r.run, nuggets[(r.turn_id, r.nugget_key)])
             if pair not in item_ids:
-                item_ids[pair] = c.execute(
-                    "INSERT INTO crowd_items (study, turn_id, run, nugget_id) VALUES (?,?,?,?)", (study, *pair)
-                ).lastrowid
+                item_ids[pair] = sql.value(
+                    db,
+                    "INSERT INTO crowd_items (study, turn_id, run, nugget_id) VALUES (?,?,?,?) RETURNING id",
+                    (study, *pair),
+                )
         batch_ids = {}
         for number, label in enumerate(labels, start=1):
-            batch_ids[label] = c.execute(
-                "INSERT INTO crowd_batches (study, number, label) VALUES (?,?,?)", (study, number, label)
-            ).lastrowid
+            batch_ids[label] = _add_batch(db, study, number, label)
         placed: dict[str, list[int]] = defaultdict(list)
         for r in rows:
             item = item_ids[(r.turn_id, r.run, nuggets[(r.turn_id, r.nugget_key)])]
             if item not in placed[r.batch]:
                 placed[r.batch].append(item)
-        c.executemany(
+        sql.run_many(
+            db,
             "INSERT INTO crowd_batch_items (batch_id, position, item_id, is_test) VALUES (?,?,?,0)",
             [(batch_ids[b], pos, item) for b, items in placed.items() for pos, item in enumerate(items)],
         )
         if raw:
-            c.executemany(
+            sql.run_many(
+                db,
                 "INSERT INTO crowd_workers (study, worker, platform, first_seen) VALUES (?,?,'import',?)",
                 [(study, w, stamp) for w in sorted({r.worker for r in rows})],
             )
             assignment = {}
             for b, w in sorted({(r.batch, r.worker) for r in rows}):
-                assignment[(b, w)] = c.execute(
+                assignment[(b, w)] = sql.value(
+                    db,
                     "INSERT INTO crowd_assignments (study, worker, batch_id, status, started_at, last_seen, "
-                    "consented_at, completed_at) VALUES (?,?,?,'completed',?,?,?,?)",
+                    "consented_at, completed_at) VALUES (?,?,?,'completed',?,?,?,?) RETURNING id",
                     (study, w, batch_ids[b], stamp, stamp, stamp, stamp),
-                ).lastrowid
-            c.executemany(
+                )
+            sql.run_many(
+                db,
                 "INSERT INTO crowd_answers (assignment_id, item_id, value, via, answered_at) VALUES (?,?,?,'import',?)",
                 [
                     (
@@ -947,16 +957,17 @@ def import_ntr_study(
             summary = write_aggregate(db, study)
         else:
             ensure_source(db, source, "crowd", description=f"crowd NtR labels imported from {file}")
-            c.executemany(
-                "INSERT INTO ntr_labels (source, nugget_id, run, turn_id, match, batch, mode, updated_at) "
-                "VALUES (?,?,?,?,?,?,'import',?) ON CONFLICT(source, nugget_id, run) DO UPDATE SET "
-                "match=excluded.match, batch=excluded.batch, updated_at=excluded.updated_at "
-                "WHERE match IS NOT excluded.match",
-                [
-                    (source, nuggets[(r.turn_id, r.nugget_key)], r.run, r.turn_id, r.value, r.batch, stamp)
-                    for r in first.values()
-                ],
-            )
+            for r in first.values():
+                label_store.save_changed(
+                    db,
+                    Task.NTR,
+                    source,
+                    (r.turn_id, nuggets[(r.turn_id, r.nugget_key)], r.run),
+                    r.value,
+                    mode=JudgingMode.IMPORT,
+                    via=None,
+                    extra={"batch": r.batch},
+                )
             summary = {"source": source, "labels": len(first)}
     yes = sum(r.value for r in first.values())
     return {

@@ -270,3 +270,25 @@ def undo(db: Database, task: str | Task, source: str) -> Item | None:
                 (_history_value(kind, old), now(), source, *key),
             )
         return key
+
+
+def save_changed(
+    db: Database,
+    task: str | Task,
+    source: str,
+    item: Sequence,
+    value: object,
+    *,
+    mode: str,
+    via: str | None,
+    extra: Mapping[str, Any] | None = None,
+) -> bool:
+    """:func:`save`, unless the source's label of the item already holds ``value``: then nothing changes,
+    not even its mode or time (re-running an LLM job or a crowd aggregate leaves equal labels alone).
+    True when the label was written."""
+    with write(db):
+        current = get(db, task, source, item)
+        if current is not None and current["value"] == value:
+            return False
+        save(db, task, source, item, value, mode=mode, via=via, extra=extra)
+        return True

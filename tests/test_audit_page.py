@@ -137,11 +137,11 @@ def test_anchoring_table_after_reveal(app_db):
 
 def test_a_second_start_while_a_job_runs_is_refused(app_db, stub_llm):
     at = open_llm()
-    from store import open_db, prejudgments
+    from store import jobs, open_db, prejudgments
 
     db = open_db(app_db)
     prejudgments.ensure_llm_source(db, "llm:stub-1", "stub-1", "v")
-    running = prejudgments.start_job(
+    running = jobs.start_job(
         db,
         source="llm:stub-1",
         task="passage",

@@ -292,10 +292,10 @@ def test_a_job_without_a_heartbeat_is_interrupted_and_a_live_one_blocks(demo_db)
     import socket
 
     from assess.errors import AssessError
-    from store import prejudgments as store
+    from store import jobs as store_jobs
 
     def start(source):
-        return store.start_job(
+        return store_jobs.start_job(
             demo_db,
             source=source,
             task="passage",
@@ -309,7 +309,7 @@ def test_a_job_without_a_heartbeat_is_interrupted_and_a_live_one_blocks(demo_db)
         )
 
     alive = start("llm:demo-gpt")
-    job = store.job(demo_db, alive)
+    job = store_jobs.job(demo_db, alive)
     assert (job["status"], job["pid"], job["host"], job["stale_after_s"]) == (
         "running",
         os.getpid(),
@@ -318,7 +318,7 @@ def test_a_job_without_a_heartbeat_is_interrupted_and_a_live_one_blocks(demo_db)
     )
     with pytest.raises(AssessError, match=rf"job {alive} is already pre-judging passage for llm:demo-gpt"):
         start("llm:demo-gpt")
-    other_task = store.start_job(
+    other_task = store_jobs.start_job(
         demo_db,
         source="llm:demo-gpt",
         task="ptkb",
@@ -329,10 +329,10 @@ def test_a_job_without_a_heartbeat_is_interrupted_and_a_live_one_blocks(demo_db)
         planned=1,
         skipped=0,
     )
-    assert store.job(demo_db, other_task)["status"] == "running"  # another task of the source may run
+    assert store_jobs.job(demo_db, other_task)["status"] == "running"  # another task of the source may run
     # our process is alive, but its heartbeat is 3 minutes old (> 120 s): the job is dead all the same
     demo_db.execute("UPDATE prejudge_jobs SET heartbeat_at = '2000-01-01T00:00:00.000Z' WHERE id = ?", [alive])
-    listed = {j["id"]: j for j in store.jobs(demo_db)}
+    listed = {j["id"]: j for j in store_jobs.jobs(demo_db)}
     assert listed[alive]["status"] == "interrupted" and "no heartbeat for" in listed[alive]["message"]
     assert "limit 120 s" in listed[alive]["message"] and listed[other_task]["status"] == "running"
     # a job of another host: its pid says nothing here; a fresh heartbeat blocks, an old one does not
@@ -341,20 +341,20 @@ def test_a_job_without_a_heartbeat_is_interrupted_and_a_live_one_blocks(demo_db)
     with pytest.raises(AssessError, match=r"on elsewhere, last heartbeat \d+ s ago"):
         start("llm:demo-gpt")
     demo_db.execute("UPDATE prejudge_jobs SET heartbeat_at = '2000-01-01T00:00:00.000Z' WHERE id = ?", [again])
-    assert store.job(demo_db, start("llm:demo-gpt"))["status"] == "running"
-    assert store.job(demo_db, again)["status"] == "interrupted"
+    assert store_jobs.job(demo_db, start("llm:demo-gpt"))["status"] == "running"
+    assert store_jobs.job(demo_db, again)["status"] == "interrupted"
     # a process that is gone: interrupted at once, whatever the heartbeat
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     demo_db.execute("UPDATE prejudge_jobs SET pid = ? WHERE id = ?", [gone.pid, other_task])
-    assert store.reap_stale_jobs(demo_db) == [other_task]
-    assert f"process {gone.pid} on {socket.gethostname()} is gone" in store.job(demo_db, other_task)["message"]
+    assert store_jobs.reap_stale_jobs(demo_db) == [other_task]
+    assert f"process {gone.pid} on {socket.gethostname()} is gone" in store_jobs.job(demo_db, other_task)["message"]
 
 
 def test_the_heartbeat_beats_while_no_result_arrives(demo_db):
-    from store import prejudgments as store
+    from store import jobs as store_jobs
 
-    job_id = store.start_job(
+    job_id = store_jobs.start_job(
         demo_db,
         source="llm:demo-gpt",
         task="passage",
@@ -366,9 +366,9 @@ def test_the_heartbeat_beats_while_no_result_arrives(demo_db):
         skipped=0,
     )
     demo_db.execute("UPDATE prejudge_jobs SET heartbeat_at = '2000-01-01T00:00:00.000Z' WHERE id = ?", [job_id])
-    with store.heartbeat(demo_db, job_id, every=0.05):
-        wait_for(lambda: store.job(demo_db, job_id)["heartbeat_at"] > "2001", timeout=10)
-    assert store.reap_stale_jobs(demo_db) == []
+    with store_jobs.heartbeat(demo_db, job_id, every=0.05):
+        wait_for(lambda: store_jobs.job(demo_db, job_id)["heartbeat_at"] > "2001", timeout=10)
+    assert store_jobs.reap_stale_jobs(demo_db) == []
 
 
 def test_two_overlapping_runs_of_a_source_and_task_ask_each_item_once(demo, no_llm_env):
@@ -715,9 +715,9 @@ def test_an_interrupt_marks_the_job_stopped_and_keeps_what_arrived(demo_db, stub
     plan = prejudge.plan(demo_db, "passage", "llm:s", "stub-1")
     with pytest.raises(KeyboardInterrupt):
         prejudge.run(demo_db, plan, stub_judge(stub_llm), concurrency=2, progress=progress)
-    from store import prejudgments as store
+    from store import jobs as store_jobs
 
-    job = store.jobs(demo_db)[0]
+    job = store_jobs.jobs(demo_db)[0]
     assert job["status"] == "stopped" and job["done"] == 7 and "after 7 of 214" in job["message"]
     assert demo_db.execute("SELECT COUNT(*) FROM prejudgments").fetchone() == (7,)
     assert prejudge.plan(demo_db, "passage", "llm:s", "stub-1").already == 7

@@ -192,8 +192,7 @@ def cmd_prejudge(args) -> int:
     s = summary
     skipped = f", {s['skipped']} {s['skipped_reason']} skipped" if s["skipped"] else ""
     print(
-        f"{s['source']} {s['task']}: {s['asked'] + s['copied']} stored ({s['ok']} ok, {s['repaired']} repaired, "
-        f"{s['unparseable']} unparseable, {s['error']} failed), {s['copied']} from cache, {s['already']} already "
+        f"{s['source']} {s['task']}: {prejudge.describe_stored(s)}, {s['already']} already "
         f"judged{skipped}; {s['tokens_in']:,} + {s['tokens_out']:,} tokens in {s['seconds']:.1f} s"
     )
     if s["error"]:
@@ -205,7 +204,7 @@ def cmd_prejudge(args) -> int:
 
 def cmd_jobs(args) -> int:
     from assess.cli.data import _open
-    from store.prejudgments import jobs
+    from store.jobs import jobs
 
     rows = jobs(_open(args), limit=args.limit)
     if args.json:

@@ -21,36 +21,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from assess.errors import InvalidSpan
-
-PARSE_STATUSES = ("ok", "repaired", "unparseable", "error")
-"""How a stored pre-judgment came out: parsed as is, parsed after span repair, not parsed, call failed."""
+from assess.tasks import GRADES, NuggetSpan, ParseStatus
 
 
 class Parsed(NamedTuple):
-    status: str  # ok | repaired | unparseable
+    status: ParseStatus  # ok | repaired | unparseable ('error' is a failed call, never a parse)
     value: Any  # grade (int), 0/1, {"spans": [...], "rejected": [...]}, {"aspects": [...]}; None if unparseable
     note: str | None = None
-
-
-@dataclass(frozen=True)
-class NuggetSpan:
-    """A nugget as character offsets into its text: ``0 <= start < end <= len(text)``, ``text == source[start:end]``."""
-
-    start: int
-    end: int
-    text: str
-
-    @classmethod
-    def of(cls, source: str, start: int, end: int) -> NuggetSpan:
-        """The span ``source[start:end]``, checked."""
-        if not (0 <= start < end <= len(source)):
-            raise InvalidSpan(f"span {start}:{end} does not lie inside a text of {len(source)} characters")
-        return cls(start, end, source[start:end])
-
-    def check(self, source: str) -> None:
-        if not (0 <= self.start < self.end <= len(source)) or source[self.start : self.end] != self.text:
-            raise InvalidSpan(f"span {self.start}:{self.end} does not match its text {self.text[:40]!r}")
 
 
 # ------------------------------------------------------------------------------------------- templates
@@ -89,21 +66,28 @@ class Prompt:
 
     def parse(self, text: str | None, **context) -> Parsed:
         if text is None or not text.strip():
-            return Parsed("unparseable", None, "empty answer")
+            return Parsed(ParseStatus.UNPARSEABLE, None, "empty answer")
         answer = _THINK.sub("", text)  # reasoning models (e.g. via Ollama) think aloud first
         if not answer.strip():
-            return Parsed("unparseable", None, "only reasoning, no answer")
+            return Parsed(ParseStatus.UNPARSEABLE, None, "only reasoning, no answer")
         return self.parser(answer, **context)
 
 
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.S | re.I)
 
 
-_SCALE = """4 = fully meets: it answers the current need completely, fitting what is known about this user
-3 = highly meets: it answers the need well but leaves a small gap or needs a little inference
-2 = moderately meets: it gives part of the answer, or an answer that ignores the user's situation
-1 = slightly meets: it is on the topic but hardly helps answer the question
-0 = fails to meet: it is off topic or useless for this turn"""
+# The grade names come from the registry; what each grade means is said for the model (the prompt's own
+# wording, part of its version hash, so it is not the rubric's definitions).
+_PROMPT_MEANINGS = {
+    4: "it answers the current need completely, fitting what is known about this user",
+    3: "it answers the need well but leaves a small gap or needs a little inference",
+    2: "it gives part of the answer, or an answer that ignores the user's situation",
+    1: "it is on the topic but hardly helps answer the question",
+    0: "it is off topic or useless for this turn",
+}
+_SCALE = "\n".join(
+    f"{g} = {GRADES.names[g].lower()}: {_PROMPT_MEANINGS[g]}" for g in sorted(GRADES.names, reverse=True)
+)
 
 PASSAGE_SYSTEM = (
     "You assess passages for a conversational search evaluation. For the user's current turn you "
@@ -237,7 +221,7 @@ def _as_grade(value: Any, top: int) -> int | None:
     return None
 
 
-def parse_grade(text: str, *, top: int = 4, **_) -> Parsed:
+def parse_grade(text: str, *, top: int = GRADES.high, **_) -> Parsed:
     """A grade 0..top from a bare number, 'Score: 3' / 'Grade: 3/4' lines, or JSON {"grade"|"score": 3}."""
     for obj in _json_objects(text):
         if isinstance(obj, dict):
@@ -247,39 +231,47 @@ def parse_grade(text: str, *, top: int = 4, **_) -> Parsed:
             if found:
                 values = {json.dumps(obj[k]) for k in found}
                 if len(values) > 1:  # {"grade": 3, "score": 1}: which one? never guess
-                    return Parsed("unparseable", None, f"conflicting grade fields {', '.join(map(str, found))}")
+                    return Parsed(
+                        ParseStatus.UNPARSEABLE, None, f"conflicting grade fields {', '.join(map(str, found))}"
+                    )
                 grade = _as_grade(obj[found[0]], top)
                 return (
-                    Parsed("ok", grade)
+                    Parsed(ParseStatus.OK, grade)
                     if grade is not None
-                    else Parsed("unparseable", None, f"{found[0]} {obj[found[0]]!r} is not a grade 0-{top}")
+                    else Parsed(ParseStatus.UNPARSEABLE, None, f"{found[0]} {obj[found[0]]!r} is not a grade 0-{top}")
                 )
         elif _as_grade(obj, top) is not None and not isinstance(obj, str):
-            return Parsed("ok", _as_grade(obj, top))
+            return Parsed(ParseStatus.OK, _as_grade(obj, top))
     bare = text.strip().strip("*`'\". ")
     if re.fullmatch(r"\d+", bare):
         grade = _as_grade(bare, top)
-        return Parsed("ok", grade) if grade is not None else Parsed("unparseable", None, f"{bare} is off the scale")
+        return (
+            Parsed(ParseStatus.OK, grade)
+            if grade is not None
+            else Parsed(ParseStatus.UNPARSEABLE, None, f"{bare} is off the scale")
+        )
     found = {}
     for m in _GRADE_LINE.finditer(text):
         denominator = m.group(2)
         if denominator is not None and int(denominator) != top:
-            return Parsed("unparseable", None, f"a grade out of {denominator}, not {top}")
+            return Parsed(ParseStatus.UNPARSEABLE, None, f"a grade out of {denominator}, not {top}")
         if _ALTERNATIVE.match(text, m.end()):  # 'Grade 2 or 3', 'Score: 2-3'
-            return Parsed("unparseable", None, "a range or choice of grades, not one grade")
+            return Parsed(ParseStatus.UNPARSEABLE, None, "a range or choice of grades, not one grade")
         found[m.group(1)] = True
     if len(found) == 1:
         value = next(iter(found))
         grade = _as_grade(value, top) if re.fullmatch(r"\d+", value) else None
         return (
-            Parsed("ok", grade) if grade is not None else Parsed("unparseable", None, f"{value} is not a grade 0-{top}")
+            Parsed(ParseStatus.OK, grade)
+            if grade is not None
+            else Parsed(ParseStatus.UNPARSEABLE, None, f"{value} is not a grade 0-{top}")
         )
     if len(found) > 1:
-        return Parsed("unparseable", None, f"several different grades: {', '.join(found)}")
+        return Parsed(ParseStatus.UNPARSEABLE, None, f"several different grades: {', '.join(found)}")
     first_line = text.strip().splitlines()[0].strip().strip("*`'\". ")
     if re.fullmatch(r"\d", first_line) and _as_grade(first_line, top) is not None:
-        return Parsed("ok", int(first_line))
-    return Parsed("unparseable", None, "no grade found")
+        return Parsed(ParseStatus.OK, int(first_line))
+    return Parsed(ParseStatus.UNPARSEABLE, None, "no grade found")
 
 
 _YES = {"yes", "y", "true", "1", "relevant", "match", "matched"}
@@ -308,24 +300,24 @@ def parse_yes_no(text: str, **_) -> Parsed:
                 if key in obj:
                     value = _yes_no_value(obj[key])
                     return (
-                        Parsed("ok", value)
+                        Parsed(ParseStatus.OK, value)
                         if value is not None
-                        else Parsed("unparseable", None, f"{key} {obj[key]!r} is not yes/no")
+                        else Parsed(ParseStatus.UNPARSEABLE, None, f"{key} {obj[key]!r} is not yes/no")
                     )
     value = _yes_no_value(text)
     if value is not None:
-        return Parsed("ok", value)
+        return Parsed(ParseStatus.OK, value)
     m = re.search(r"\banswer\b\**\s*(?:\(yes/no\))?\s*[:=]\s*\**\s*(yes|no)\b", text, re.I)
     if m:
-        return Parsed("ok", int(m.group(1).lower() == "yes"))
+        return Parsed(ParseStatus.OK, int(m.group(1).lower() == "yes"))
     m = re.match(r"\s*\**\s*(yes|no)\b[\s,.;:!*-]", text + " ", re.I)
     if m:
         first_sentence = re.split(r"[.!?\n]", text.strip(), maxsplit=1)[0].lower()
         words = set(re.findall(r"[a-z]+", first_sentence))
         if {"yes", "no"} <= words:  # 'Yes, but no': both answers in one breath
-            return Parsed("unparseable", None, "both yes and no in the answer")
-        return Parsed("ok", int(m.group(1).lower() == "yes"))
-    return Parsed("unparseable", None, "no yes/no answer found")
+            return Parsed(ParseStatus.UNPARSEABLE, None, "both yes and no in the answer")
+        return Parsed(ParseStatus.OK, int(m.group(1).lower() == "yes"))
+    return Parsed(ParseStatus.UNPARSEABLE, None, "no yes/no answer found")
 
 
 # ------------------------------------------------------------------------------------------- spans
@@ -462,8 +454,8 @@ def resolve_spans(candidates: Sequence[str], source: str) -> Parsed:
     )
     value = {"spans": spans, "rejected": rejected}
     if candidates and not spans:
-        return Parsed("unparseable", value, note)
-    return Parsed("repaired" if repaired else "ok", value, note)
+        return Parsed(ParseStatus.UNPARSEABLE, value, note)
+    return Parsed(ParseStatus.REPAIRED if repaired else ParseStatus.OK, value, note)
 
 
 _NO_NUGGET = re.compile(r"^\W*no\s+nuggets?\W*$", re.I)
@@ -472,7 +464,7 @@ _NO_NUGGET = re.compile(r"^\W*no\s+nuggets?\W*$", re.I)
 def parse_spans(text: str, *, source: str = "", **_) -> Parsed:
     """Extracted nuggets, one per line (or a JSON list of strings), resolved to exact spans of ``source``."""
     if _NO_NUGGET.match(text.strip()):
-        return Parsed("ok", {"spans": [], "rejected": []}, "no nugget")
+        return Parsed(ParseStatus.OK, {"spans": [], "rejected": []}, "no nugget")
     candidates = None
     for obj in _json_objects(text):
         if isinstance(obj, list) and all(isinstance(x, str) for x in obj):
@@ -491,7 +483,7 @@ def parse_spans(text: str, *, source: str = "", **_) -> Parsed:
         candidates = [ln.strip() for ln in lines]
     candidates = [c for c in candidates if c.strip()]
     if not candidates:
-        return Parsed("unparseable", None, "no nuggets listed")
+        return Parsed(ParseStatus.UNPARSEABLE, None, "no nuggets listed")
     return resolve_spans(candidates, source)
 
 
@@ -511,7 +503,7 @@ def parse_aspects(text: str, *, source: str = "", statements: Sequence[str] = ()
             data = obj
             break
     if data is None or not all(isinstance(a, dict) and isinstance(a.get("aspect"), str) for a in data):
-        return Parsed("unparseable", None, "no JSON aspects list")
+        return Parsed(ParseStatus.UNPARSEABLE, None, "no JSON aspects list")
     known = {str(s) for s in statements}
     aspects, notes, repaired, taken = [], [], 0, []
     for a in data:
@@ -534,7 +526,7 @@ def parse_aspects(text: str, *, source: str = "", statements: Sequence[str] = ()
         aspects.append(entry)
     if repaired:
         notes.insert(0, f"{repaired} repaired")
-    return Parsed("repaired" if repaired else "ok", {"aspects": aspects}, "; ".join(notes) or None)
+    return Parsed(ParseStatus.REPAIRED if repaired else ParseStatus.OK, {"aspects": aspects}, "; ".join(notes) or None)
 
 
 # ------------------------------------------------------------------------------------------- the library

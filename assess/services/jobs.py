@@ -7,7 +7,7 @@ instead of asked again, and ``limit`` caps what is left. :func:`run` then asks t
 bounded concurrency and stores each result in its own transaction the moment it arrives, so an
 interrupted run loses nothing and the next run picks up exactly the items still missing.
 
-No Streamlit and no SQL here: the store functions live in :mod:`store.prejudgments`.
+No Streamlit and no SQL here: the store functions live in :mod:`store.prejudgments` and :mod:`store.jobs`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from typing import Any
 from assess.errors import AssessError
 from assess.llm.clients import DEFAULT_CONCURRENCY, ChatJudge, JudgeError, NliJudge, Reply, complete_all
 from assess.llm.prompts import Prompt, format_history, format_ptkb, prompt_for
+from assess.tasks import LABELLED_STATUSES, JobStatus, ParseStatus
+from store import jobs as store_jobs
 from store import prejudgments as store
 
 TASKS = ("passage", "ptkb", "ntr", "nuggets", "response-nuggets", "aepd")
@@ -93,41 +95,42 @@ def _raw_items(
         }
 
     if task == "passage":
-        for turn, pid, text in store.passage_items(db, depth=depth):
-            if not text:
+        for r in store.passage_items(db, depth=depth):
+            if not r["text"]:
                 skipped += 1
                 continue
-            out.append((turn, pid, {**turn_fields(turn), "passage": text}, {}, {}))
+            out.append((r["turn_id"], r["passage_id"], {**turn_fields(r["turn_id"]), "passage": r["text"]}, {}, {}))
         reason = "passages without text"
     elif task == "ptkb":
-        for turn, sid, statement in store.ptkb_items(db):
-            out.append((turn, sid, {**turn_fields(turn), "statement": statement}, {}, {}))
+        for r in store.ptkb_items(db):
+            out.append((r["turn_id"], r["statement_id"], {**turn_fields(r["turn_id"]), "statement": r["text"]}, {}, {}))
     elif task == "ntr":
         source = resolve_nugget_source(db, nugget_source)
-        for turn, nid, nugget, run, response in store.ntr_items(db, source, dedup=dedup):
-            out.append((turn, f"{nid} {run}", {"nugget": nugget, "response": response}, {}, {}))
+        for r in store.ntr_items(db, source, dedup=dedup):
+            fields = {"nugget": r["nugget"], "response": r["response"]}
+            out.append((r["turn_id"], f"{r['nugget_id']} {r['run']}", fields, {}, {}))
     elif task == "nuggets":
-        rows = (
-            store.relevant_passage_items(db, qrels, relevant)
-            if qrels
-            else [(*r, None) for r in store.passage_items(db, depth=depth)]
-        )
-        for turn, pid, text, grade in rows:
+        rows = store.relevant_passage_items(db, qrels, relevant) if qrels else store.passage_items(db, depth=depth)
+        for r in rows:
+            turn, text = r["turn_id"], r["text"]
             if not text:
                 skipped += 1
                 continue
-            out.append((turn, pid, {"query": _query(contexts[turn]), "text": text}, {"source": text}, {"grade": grade}))
+            fields = {"query": _query(contexts[turn]), "text": text}
+            out.append((turn, r["passage_id"], fields, {"source": text}, {"grade": r.get("grade")}))
         reason = "passages without text"
     elif task == "response-nuggets":
-        for turn, run, text in store.response_items(db):
-            out.append((turn, run, {"query": _query(contexts[turn]), "text": text}, {"source": text}, {}))
+        for r in store.response_items(db):
+            turn, text = r["turn_id"], r["text"]
+            out.append((turn, r["run"], {"query": _query(contexts[turn]), "text": text}, {"source": text}, {}))
     elif task == "aepd":
-        for turn, run, text in store.response_items(db):
+        for r in store.response_items(db):
+            turn, text = r["turn_id"], r["text"]
             ctx = contexts[turn]
             out.append(
                 (
                     turn,
-                    run,
+                    r["run"],
                     {"query": _query(ctx), "ptkb": format_ptkb(ctx["ptkb"]), "response": text},
                     {"source": text, "statements": [s["id"] for s in ctx["ptkb"]]},
                     {},
@@ -295,7 +298,7 @@ def measured_latency_s(db, model: str) -> float | None:
 class _Tally:
     def __init__(self, plan_: Plan):
         self.plan = plan_
-        self.counts = {"ok": 0, "repaired": 0, "unparseable": 0, "error": 0}
+        self.counts = {status.value: 0 for status in ParseStatus}
         self.asked = self.copied = self.tokens_in = self.tokens_out = 0
         self.consecutive_errors = 0
         self.last_error: str | None = None
@@ -336,7 +339,7 @@ def _store_result(db, plan_: Plan, item: Item, reply: Reply, job_id: int, tally:
         status, value, note = parsed
         tally.consecutive_errors = 0
     else:
-        status, value, note = "error", None, None
+        status, value, note = ParseStatus.ERROR, None, None
         tally.consecutive_errors += 1
         tally.last_error = reply.error
     store.save(
@@ -401,7 +404,7 @@ def _copy_cached(db, plan_: Plan, item: Item, row: dict, job_id: int, tally: _Ta
 def check_not_running(db, source: str, task: str) -> None:
     """Refuse to start (:class:`AssessError`, one line) while a live job of the same source and task runs:
     both would ask the model about every item. A killed job (process gone, no heartbeat) does not count."""
-    store.check_not_running(db, source, task)
+    store_jobs.check_not_running(db, source, task)
 
 
 def _begin(db, plan_: Plan, *, base_url: str | None, concurrency: int, stale_after_s: float) -> int:
@@ -410,7 +413,7 @@ def _begin(db, plan_: Plan, *, base_url: str | None, concurrency: int, stale_aft
     if plan_.prompt is not None:
         p = plan_.prompt
         store.record_prompt(db, p.version, p.name, p.task, p.system, p.template)
-    return store.start_job(
+    return store_jobs.start_job(
         db,
         source=plan_.source,
         task=plan_.task,
@@ -426,10 +429,10 @@ def _begin(db, plan_: Plan, *, base_url: str | None, concurrency: int, stale_aft
 
 def stale_after_s(timeout: float | None) -> float:
     """How long a job may go without a heartbeat before it counts as killed: 2 × the call timeout, at least
-    :data:`store.prejudgments.MIN_STALE_S`."""
+    :data:`store.jobs.MIN_STALE_S`."""
     from assess.llm.clients import DEFAULT_TIMEOUT
 
-    return max(store.MIN_STALE_S, 2 * (timeout or DEFAULT_TIMEOUT))
+    return max(store_jobs.MIN_STALE_S, 2 * (timeout or DEFAULT_TIMEOUT))
 
 
 def run(
@@ -466,7 +469,7 @@ def run(
             progress(tally.done, total, tally.counts)
 
     try:
-        with store.heartbeat(db, job_id):
+        with store_jobs.heartbeat(db, job_id):
             tick()
             for item, row in plan_.copies:
                 _copy_cached(db, plan_, item, row, job_id, tally)
@@ -484,23 +487,25 @@ def run(
                             f"stopped after {tally.done} of {total} items, run again to resume"
                         )
     except JudgeError as exc:
-        store.finish_job(db, job_id, "failed", str(exc))
+        store_jobs.finish_job(db, job_id, JobStatus.FAILED, str(exc))
         raise
     except BaseException as exc:
-        store.finish_job(db, job_id, "stopped", f"interrupted ({type(exc).__name__}) after {tally.done} of {total}")
+        store_jobs.finish_job(
+            db, job_id, JobStatus.STOPPED, f"interrupted ({type(exc).__name__}) after {tally.done} of {total}"
+        )
         raise
-    store.finish_job(db, job_id, "done", f"{tally.done} of {total} stored")
-    return tally.summary(job_id, "done")
+    store_jobs.finish_job(db, job_id, JobStatus.DONE, f"{tally.done} of {total} stored")
+    return tally.summary(job_id, JobStatus.DONE.value)
 
 
 def run_nli(db, plan_: Plan, nli: NliJudge, *, threshold: float = 0.5, progress: Progress | None = None) -> dict:
     """Score a planned NtR run with a local NLI model (premise = response, hypothesis = nugget), in batches;
     each result is stored in its own transaction as its batch finishes."""
-    job_id = _begin(db, plan_, base_url=None, concurrency=nli.batch_size, stale_after_s=store.MIN_STALE_S)
+    job_id = _begin(db, plan_, base_url=None, concurrency=nli.batch_size, stale_after_s=store_jobs.MIN_STALE_S)
     tally = _Tally(plan_)
     total = plan_.todo
     try:
-        with store.heartbeat(db, job_id):
+        with store_jobs.heartbeat(db, job_id):
             for item, row in plan_.copies:
                 _copy_cached(db, plan_, item, row, job_id, tally)
             for b in range(0, len(plan_.items), nli.batch_size):
@@ -520,7 +525,7 @@ def run_nli(db, plan_: Plan, nli: NliJudge, *, threshold: float = 0.5, progress:
                             plan_.prompt_version,
                             it.input_hash,
                             json.dumps({"entailment": round(p, 6)}),
-                            "ok",
+                            ParseStatus.OK,
                             int(p >= threshold),
                             None,
                             None,
@@ -532,22 +537,24 @@ def run_nli(db, plan_: Plan, nli: NliJudge, *, threshold: float = 0.5, progress:
                             job_id,
                         ),
                     )
-                    tally.counts["ok"] += 1
+                    tally.counts[ParseStatus.OK] += 1
                     tally.asked += 1
                 if progress is not None:
                     progress(tally.done, total, tally.counts)
     except BaseException as exc:
-        store.finish_job(db, job_id, "stopped", f"interrupted ({type(exc).__name__}) after {tally.done} of {total}")
+        store_jobs.finish_job(
+            db, job_id, JobStatus.STOPPED, f"interrupted ({type(exc).__name__}) after {tally.done} of {total}"
+        )
         raise
-    store.finish_job(db, job_id, "done", f"{tally.done} of {total} stored")
-    return tally.summary(job_id, "done")
+    store_jobs.finish_job(db, job_id, JobStatus.DONE, f"{tally.done} of {total} stored")
+    return tally.summary(job_id, JobStatus.DONE.value)
 
 
 def aepd_document(db, source: str) -> dict:
     """The source's parsed AEPD aspects as an AEPD input document (``score aepd`` / :func:`assess.measures.aepd.score_aepd_document`)."""
     turns = []
-    for row in reversed(store.rows(db, source, "aepd", limit=1_000_000)):
-        if row["parse_status"] in store.LABELLED_STATUSES and row["parsed"]:
+    for row in reversed(store.stored(db, source, "aepd", limit=1_000_000)):
+        if row["parse_status"] in LABELLED_STATUSES and row["parsed"]:
             aspects = json.loads(row["parsed"])["aspects"]
             turns.append(
                 {
@@ -626,3 +633,43 @@ def describe_adaptive(r: dict) -> str:
     if "added_to_pool" in r:
         lines.append(f"added {r['added_to_pool']} pairs to the pool (method adaptive)")
     return "\n".join(lines)
+
+
+def describe_stored(s: dict) -> str:
+    """What a run stored, by parse status: the part of a run summary the CLI and the LLM page share."""
+    return (
+        f"{s['asked'] + s['copied']} stored ({s['ok']} ok, {s['repaired']} repaired, {s['unparseable']} "
+        f"unparseable, {s['error']} failed), {s['copied']} from cache"
+    )
+
+
+def describe_progress(done: int, total: int, counts: dict) -> tuple[float, str]:
+    """A running job's progress as a fraction and a caption."""
+    return (
+        done / total if total else 1.0,
+        f"{done} / {total} stored · {counts['unparseable']} unparseable · {counts['error']} failed",
+    )
+
+
+def adaptive_sources(db) -> tuple[list[str], list[str]]:
+    """The LLM sources that can drive adaptive pooling, and the other passage label sources (human qrels)."""
+    from store import labels
+
+    llm = store.llm_sources(db)
+    return llm, [s for s in labels.sources(db, "passage") if s not in llm]
+
+
+def adaptive_metrics(r: dict) -> dict[str, int]:
+    """The headline numbers of an adaptive pooling report, by caption."""
+    runs = r["mode"] == "runs"
+    shown = {
+        "Pool before (depth pool)" if runs else "Pairs judged": r["depth_pool"] if runs else r["pairs"],
+        "Pool after (adaptive)": r["adaptive_pool"] if runs else r["kept"],
+        "Saved": r["saved"],
+    }
+    if runs:
+        shown["Not graded (left out)"] = r["ungraded"]
+    if r.get("qrels"):
+        shown[f"Relevant in {r['qrels']}"] = r["relevant"]
+        shown["Relevant dropped"] = r["relevant_dropped"]
+    return shown
