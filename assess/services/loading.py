@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlite_utils import Database
-
 from assess import formats
 from assess.tasks import DEFAULT_SOURCES, IMPORT_KINDS
-from store import imports, stats
+from store import Database, imports, stats
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "assets" / "demo"
 DEMO_LLM = "llm:demo-gpt"
