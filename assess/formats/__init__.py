@@ -26,13 +26,8 @@ from assess.formats.trec import (
     parse_run,
     rank_run,
 )
-from assess.tasks import GRADES as _GRADES
-
-GRADES = dict(_GRADES.names)
-"""The passage grades by value, for pages not yet reading :data:`assess.tasks.GRADES` itself."""
 
 __all__ = [
-    "GRADES",
     "Conversation",
     "NtrRecord",
     "NuggetRecord",
