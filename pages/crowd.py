@@ -90,7 +90,7 @@ else:
     cols = st.columns(len(config.scale) + int(config.allow_unable))
     for col, value in zip(cols, config.scale):
         col.button(
-            f"{value} · {rubric['scale'][value].split(':')[0]}",
+            crowd.answer_caption(item.criterion, value),
             key=f"crowd_v{value}",
             shortcut=str(value),
             on_click=give,

@@ -376,7 +376,7 @@ def enter(db: Database, entry: Entry) -> Assignment | None:
         batch = sql.row(
             db,
             f"""
-            SELECT b.id,
+            SELECT b.id,  -- read as "id" (a test pins this statement's start)
                    (SELECT COUNT(*) FROM crowd_assignments a WHERE a.batch_id = b.id AND {_HOLDS_SLOT}) AS taken,
                    EXISTS (SELECT 1 FROM crowd_batch_items t
                            JOIN crowd_batch_items seen ON seen.item_id = t.item_id AND seen.is_test = 1

@@ -329,25 +329,7 @@ def status_counts(db: Database, source: str, task: str | None = None) -> dict[st
     return {r["parse_status"]: r["n"] for r in each(db, sql + " GROUP BY parse_status", params)}
 
 
-_ROW_COLUMNS = (
-    "id",
-    "task",
-    "turn_id",
-    "item_id",
-    "model",
-    "prompt_version",
-    "parse_status",
-    "parsed",
-    "raw_output",
-    "note",
-    "error",
-    "latency_ms",
-    "prompt_tokens",
-    "completion_tokens",
-    "attempts",
-    "cached_from",
-    "job_id",
-)
+_ROW_COLUMNS = ("id", *(c for c in _COLUMNS if c not in ("source", "input_hash", "created_at")))
 
 
 def stored(db: Database, source: str, task: str | None = None, limit: int = 1000) -> list[dict]:

@@ -113,7 +113,7 @@ def test_runs_json_matches_trec_eval_toy(trec_files):
     out = json.loads(result.stdout)
     toy = out["runs"]["toy"]
     assert toy["n_queries"] == 2
-    # MEASURES.md 7.3 (trec_eval -l 2): ndcg_cut_3 0.2919, ndcg_cut_5 0.3688, map 0.2286, recip_rank 0.3333
+    # docs/measures.md#trec_eval-conventions (trec_eval -l 2): ndcg_cut_3 0.2919, ndcg_cut_5 0.3688, map 0.2286, recip_rank 0.3333
     assert toy["mean"]["nDCG@3"] == pytest.approx(0.2919, abs=5e-5)
     assert toy["mean"]["nDCG@5"] == pytest.approx(0.3688, abs=5e-5)
     assert toy["mean"]["AP(rel=2)"] == pytest.approx(0.2286, abs=5e-5)

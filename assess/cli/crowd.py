@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import sys
@@ -422,8 +423,8 @@ def cmd_export(args) -> int:
             rows = [r for r in rows if r["kept"]]
     else:
         rows = store_crowd.aggregated_rows(db, args.name)
-    out = open(args.output, "w", newline="", encoding="utf-8") if args.output else sys.stdout
-    try:
+    with contextlib.ExitStack() as files:
+        out = files.enter_context(open(args.output, "w", newline="", encoding="utf-8")) if args.output else sys.stdout
         if args.format == "csv":
             writer = csv.DictWriter(out, fieldnames=EXPORT_FIELDS[args.what], extrasaction="ignore")
             writer.writeheader()
@@ -442,9 +443,6 @@ def cmd_export(args) -> int:
             )
             tail = f"\t{r['worker']}" if args.what == "raw" else ""
             out.write(f"{head}\t{value}{tail}\n")
-    finally:
-        if args.output:
-            out.close()
     return 0
 
 

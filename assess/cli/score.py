@@ -487,7 +487,7 @@ def _nuggets(args: argparse.Namespace) -> int:
 
 
 def _ntr_recall(labels: dict, gold_sets: dict, unjudged: str, summary) -> dict[str, Any]:
-    """NtR recall per run and gold set (MEASURES.md section 5: macro over turns, skip rules of ``NtR.py``)."""
+    """NtR recall per run and gold set (docs/measures.md#ntr: macro over turns, skip rules of ``NtR.py``)."""
     from assess.measures.nugget_recall import ntr_run
 
     out: dict[str, Any] = {"unjudged": unjudged, "runs": {}}

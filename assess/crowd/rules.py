@@ -34,6 +34,7 @@ from typing import Literal, NamedTuple
 from urllib.parse import urlsplit
 
 from assess.errors import AssessError, FormatError
+from assess.formats.nuggets import NTR_ID
 
 TASKS = ("ntr", "response")
 QC_RULES = ("test", "known-bad", "none")
@@ -301,9 +302,6 @@ def _nugget_key(key: str) -> str:
     return f"[{key}]" if key.isdigit() else key
 
 
-_NTR_ID = re.compile(r"^(?P<batch>[^_\s]+)_(?P<conv>[^_\s]+)_(?P<turn>\d+)_(?P<k>\d+)_(?P<run>\S+)$")
-
-
 def parse_known_file(path: str | Path, task: str) -> list[KnownAnswer]:
     """Read known answers: for NtR the CONE-RAG TSV layout (``<batch>_<conv>_<turn>_<k>_<run>  0|1``,
     the batch field ignored); for response studies ``TURN RUN CRITERION VALUE`` per line."""
@@ -311,7 +309,7 @@ def parse_known_file(path: str | Path, task: str) -> list[KnownAnswer]:
     for number, text in _lines(path):
         fields = text.split()
         if task == "ntr":
-            m = _NTR_ID.match(fields[0]) if len(fields) == 2 else None
+            m = NTR_ID.match(fields[0]) if len(fields) == 2 else None
             if not m or fields[1] not in ("0", "1"):
                 raise FormatError(path, number, "<batch>_<conv>_<turn>_<k>_<run> then 0|1", repr(text[:60]))
             out.append(KnownAnswer(f"{m['conv']}_{m['turn']}", m["run"], f"[{m['k']}]", int(fields[1]), number))
@@ -346,7 +344,7 @@ def parse_crowd_ntr(path: str | Path) -> list[CrowdNtrRow]:
             raise FormatError(
                 path, number, "2 or 3 fields (<batch>_<conv>_<turn>_<k>_<run>, 0|1[, worker])", f"{len(fields)} fields"
             )
-        m = _NTR_ID.match(fields[0])
+        m = NTR_ID.match(fields[0])
         if not m:
             raise FormatError(path, number, "an id <batch>_<conv>_<turn>_<k>_<run>", repr(fields[0][:60]))
         if fields[1] not in ("0", "1"):
@@ -604,6 +602,11 @@ class Entry(NamedTuple):
     hit: str | None  # Prolific STUDY_ID / MTurk hitId
     submit_to: str | None  # MTurk turkSubmitTo, checked against the MTurk hosts
     preview: bool  # MTurk preview (the HIT is not accepted yet)
+
+
+def answer_caption(criterion: str, value: int) -> str:
+    """The short caption of a response-quality answer button (``"3 · ..."``): the rubric's words before the colon."""
+    return f"{value} · {CRITERIA[criterion]['scale'][value].split(':')[0]}"
 
 
 def entry_from_params(params: Mapping[str, str | None]) -> Entry:

@@ -333,6 +333,23 @@ class _Tally:
         }
 
 
+def _outcome(plan_: Plan, item: Item, job_id: int, raw_output: str | None, status: str, **fields) -> store.Prejudgment:
+    """One answer (or failed call) about ``item`` in a job of ``plan_``, as the store keeps it."""
+    return store.Prejudgment(
+        plan_.source,
+        plan_.task,
+        item.turn_id,
+        item.item_id,
+        plan_.model,
+        plan_.prompt_version,
+        item.input_hash,
+        raw_output,
+        status,
+        job_id=job_id,
+        **fields,
+    )
+
+
 def _store_result(db, plan_: Plan, item: Item, reply: Reply, job_id: int, tally: _Tally) -> None:
     if reply.ok:
         parsed = plan_.prompt.parse(reply.text, **item.parse_context)
@@ -342,30 +359,21 @@ def _store_result(db, plan_: Plan, item: Item, reply: Reply, job_id: int, tally:
         status, value, note = ParseStatus.ERROR, None, None
         tally.consecutive_errors += 1
         tally.last_error = reply.error
-    store.save(
-        db,
-        store.Prejudgment(
-            plan_.source,
-            plan_.task,
-            item.turn_id,
-            item.item_id,
-            plan_.model,
-            plan_.prompt_version,
-            item.input_hash,
-            reply.text if reply.ok else None,
-            status,
-            value,
-            note,
-            reply.error,
-            reply.latency_ms,
-            reply.prompt_tokens,
-            reply.completion_tokens,
-            reply.attempts,
-            None,
-            job_id,
-        ),
-        label_context=item.label_context,
+    outcome = _outcome(
+        plan_,
+        item,
+        job_id,
+        reply.text if reply.ok else None,
+        status,
+        parsed=value,
+        note=note,
+        error=reply.error,
+        latency_ms=reply.latency_ms,
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        attempts=reply.attempts,
     )
+    store.save(db, outcome, label_context=item.label_context)
     tally.counts[status] += 1
     tally.asked += 1
     tally.tokens_in += reply.prompt_tokens or 0
@@ -373,30 +381,19 @@ def _store_result(db, plan_: Plan, item: Item, reply: Reply, job_id: int, tally:
 
 
 def _copy_cached(db, plan_: Plan, item: Item, row: dict, job_id: int, tally: _Tally) -> None:
-    store.save(
-        db,
-        store.Prejudgment(
-            plan_.source,
-            plan_.task,
-            item.turn_id,
-            item.item_id,
-            plan_.model,
-            plan_.prompt_version,
-            item.input_hash,
-            row["raw_output"],
-            row["parse_status"],
-            row["parsed"],
-            row["note"],
-            None,
-            0,
-            None,
-            None,
-            0,
-            row["id"],
-            job_id,
-        ),
-        label_context=item.label_context,
+    outcome = _outcome(
+        plan_,
+        item,
+        job_id,
+        row["raw_output"],
+        row["parse_status"],
+        parsed=row["parsed"],
+        note=row["note"],
+        latency_ms=0,
+        attempts=0,
+        cached_from=row["id"],
     )
+    store.save(db, outcome, label_context=item.label_context)
     tally.counts[row["parse_status"]] += 1
     tally.copied += 1
 
@@ -514,29 +511,11 @@ def run_nli(db, plan_: Plan, nli: NliJudge, *, threshold: float = 0.5, progress:
                 probs = nli.entailment([(it.messages[0], it.messages[1]) for it in batch])
                 each = int(round((time.perf_counter() - start) * 1000 / len(batch)))
                 for it, p in zip(batch, probs):
-                    store.save(
-                        db,
-                        store.Prejudgment(
-                            plan_.source,
-                            plan_.task,
-                            it.turn_id,
-                            it.item_id,
-                            plan_.model,
-                            plan_.prompt_version,
-                            it.input_hash,
-                            json.dumps({"entailment": round(p, 6)}),
-                            ParseStatus.OK,
-                            int(p >= threshold),
-                            None,
-                            None,
-                            each,
-                            None,
-                            None,
-                            1,
-                            None,
-                            job_id,
-                        ),
+                    raw = json.dumps({"entailment": round(p, 6)})
+                    outcome = _outcome(
+                        plan_, it, job_id, raw, ParseStatus.OK, parsed=int(p >= threshold), latency_ms=each, attempts=1
                     )
+                    store.save(db, outcome)
                     tally.counts[ParseStatus.OK] += 1
                     tally.asked += 1
                 if progress is not None:
