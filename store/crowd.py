@@ -595,7 +595,7 @@ def progress(db: Database, study: str) -> dict:
     s = get_study(db, study)
     params = _slot_params(db, s)
     batches = [
-        {**r, "k": s.config.k, "workers": r["workers"] or ""}
+        {**{c: v for c, v in r.items() if c != "workers"}, "k": s.config.k, "workers": r["workers"] or ""}
         for r in sql.each(
             db,
             "SELECT b.label AS batch, (SELECT COUNT(*) FROM crowd_batch_items bi WHERE bi.batch_id = b.id) AS items, "
