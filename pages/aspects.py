@@ -12,7 +12,7 @@ from assess.nuggets.documents import word_count
 from assess.services import nuggets as service
 from assess.ui import plots
 from store import conversations
-from store.nuggets import aspects, gold, responses
+from store.nuggets import aspects, responses
 
 DOWNLOAD = "Download all aspects as a `score aepd` input"
 PREFILL = "Pre-fill the aspects and this run's content"
@@ -25,7 +25,7 @@ ui.frame_guard(organizer=True)
 database = ui.db()
 state = st.session_state
 st.title("Aspects (AEPD)")
-turn_id = ui.pick_turn(gold.all_turns(database), "asp_turn")
+turn_id = ui.pick_turn(conversations.all_turns(database), "asp_turn")
 ctx = conversations.turn_context(database, turn_id)
 statements = {s["id"]: s["text"] for s in ctx.ptkb}
 st.markdown("**Utterance of the turn:**")

@@ -16,7 +16,7 @@ name = ui.require_assessor("gold-response")
 
 top = st.columns([1, 3])
 with top[0]:
-    turn_id = ui.pick_turn(gold.all_turns(database), "gold_turn")
+    turn_id = ui.pick_turn(conversations.all_turns(database), "gold_turn")
 sources = gold.nugget_sources(database)
 default = [s for s in (name, "gold", "human") if s in sources] or sources[:1]
 with top[1]:

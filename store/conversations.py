@@ -34,6 +34,11 @@ def conversation_ids(db: Database) -> list[str]:
     return column(db, "SELECT id FROM conversations ORDER BY rowid")
 
 
+def all_turns(db: Database) -> list[str]:
+    """Every turn, conversations in import order, then turn position."""
+    return column(db, f"SELECT t.id AS id FROM turns t JOIN conversations c ON c.id = t.conversation_id {_TURN_ORDER}")
+
+
 def pooled_turns(db: Database, conversation_ids: Sequence[str] | None = None) -> list[str]:
     """Turns with pooled passages (of the given conversations, or all): conversation import order, then position.
 

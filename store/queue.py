@@ -87,7 +87,7 @@ _ITEMS = {
 }
 
 
-def _scope(db: Database, assessor: str, open_mode: bool) -> tuple[str, tuple]:
+def assessor_scope(db: Database, assessor: str, open_mode: bool) -> tuple[str, tuple]:
     if row(db, "SELECT 1 AS assigned FROM assignments WHERE assessor = ? LIMIT 1", (assessor,)):
         return "q.turn_id IN (SELECT turn_id FROM assignments WHERE assessor = ?)", (assessor,)
     if open_mode:
@@ -110,7 +110,7 @@ def _ordered(db: Database, task: str, where: str, params: tuple) -> QueueOrder:
 
 def queue_order(db: Database, assessor: str, *, task: str = "passage", open_mode: bool = True) -> QueueOrder:
     """The assessor's items in judging order (cacheable until :func:`queue_version` changes)."""
-    where, params = _scope(db, assessor, open_mode)
+    where, params = assessor_scope(db, assessor, open_mode)
     return _ordered(db, task, where, params)
 
 

@@ -364,16 +364,12 @@ def ntn_matches(
 
 
 def dedup_keep(nli: NliJudge, nuggets: Sequence[str], *, threshold: float = 0.5) -> list[bool]:
-    """CONE-RAG duplicate removal (Section 4.3): drop a nugget another kept nugget of the set entails.
+    """CONE-RAG duplicate removal (Section 4.3) with the NLI model's entailments as the edges of
+    :func:`assess.nuggets.dedup.dedup_keep` (the one home of the keep rule)."""
+    from assess.nuggets.dedup import dedup_keep as keep_rule
 
-    Of nuggets that entail each other the earliest is kept (nuggets are visited last to first, and a
-    nugget is dropped when any other nugget not yet dropped entails it).
-    """
     n = len(nuggets)
     pairs = [(j, i) for i in range(n) for j in range(n) if i != j]
-    entailed = dict(zip(pairs, nli.entails([(nuggets[j], nuggets[i]) for j, i in pairs], threshold=threshold)))
-    keep = [True] * n
-    for i in reversed(range(n)):
-        if any(keep[j] and entailed[(j, i)] for j in range(n) if j != i):
-            keep[i] = False
-    return keep
+    entailed = nli.entails([(nuggets[j], nuggets[i]) for j, i in pairs], threshold=threshold)
+    kept = keep_rule(list(range(n)), {pair for pair, e in zip(pairs, entailed) if e})
+    return [kept[i] for i in range(n)]

@@ -191,7 +191,7 @@ def dedup_keep(order: Sequence[Any], edges: set[tuple[Any, Any]]) -> dict[Any, b
     """CONE-RAG Section 4.3: keep a nugget unless another *kept* nugget entails it.
 
     Nuggets are visited last to first, so of nuggets that entail each other the earliest is kept
-    (the same rule as ``assess.llm.clients.dedup_keep``). ``edges`` holds (premise, hypothesis) pairs.
+    (``assess.llm.clients.dedup_keep`` applies it to an NLI model's entailments). ``edges`` holds (premise, hypothesis) pairs.
     """
     premises: dict[Any, list[Any]] = {}
     for p, h in edges:

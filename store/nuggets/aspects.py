@@ -15,9 +15,8 @@ from sqlite_utils import Database
 from assess.errors import AssessError, UnknownItem
 from assess.nuggets import documents, spans
 from assess.tasks import LABELLED_STATUSES
-from store.conversations import ptkb_statements
+from store.conversations import all_turns, ptkb_statements
 from store.db import column, each, now, rows, run, run_many, value, write
-from store.nuggets.gold import all_turns
 from store.nuggets.responses import response_runs, response_text
 
 

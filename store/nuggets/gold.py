@@ -28,11 +28,6 @@ _TURN_ORDER = "JOIN conversations c ON c.id = t.conversation_id"
 # ------------------------------------------------------------------------------------------- turns and passages
 
 
-def all_turns(db: Database) -> list[str]:
-    """Every turn, in conversation and turn order."""
-    return column(db, f"SELECT t.id AS id FROM turns t {_TURN_ORDER} ORDER BY c.rowid, t.position")
-
-
 def has_grades(db: Database, source: str, turn_id: str) -> bool:
     """Whether ``source`` has given a grade (not 'cannot judge') to a passage of the turn."""
     return any(v is not None for v in labels.values(db, "passage", source, turn_id=turn_id).values())

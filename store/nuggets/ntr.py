@@ -13,8 +13,9 @@ from assess.nuggets import spans
 from assess.queueing import QueueOrder, QueueState
 from assess.tasks import JudgingMode, Task
 from store import labels
+from store.conversations import all_turns
 from store.db import column, each, row
-from store.nuggets.gold import all_turns, nugget, nugget_sources
+from store.nuggets.gold import nugget, nugget_sources
 
 
 def ntr_order(db: Database, assessor: str, nugget_source: str, *, open_mode: bool = True) -> QueueOrder:
@@ -23,9 +24,9 @@ def ntr_order(db: Database, assessor: str, nugget_source: str, *, open_mode: boo
     Items are every gold nugget of ``nugget_source`` x every run with a response to that turn, over
     the assessor's assigned turns (or all turns in open mode without assignments).
     """
-    from store.queue import _scope
+    from store.queue import assessor_scope
 
-    where, params = _scope(db, assessor, open_mode)
+    where, params = assessor_scope(db, assessor, open_mode)
     grouped: dict[tuple, list] = {}
     for r in each(
         db,
