@@ -9,7 +9,7 @@ Failed calls ('error') are kept too and retried by the next run.
 A job records the process running it (``pid``, ``host``) and a ``heartbeat_at`` refreshed as results
 arrive and every few seconds; a 'running' job whose process is gone (same host) or whose heartbeat
 is older than ``stale_after_s`` was killed and is marked 'interrupted' (see
-:func:`store.prejudgments.reap_stale_jobs`). One live job per (source, task) at a time.
+:func:`store.jobs.reap_stale_jobs`). One live job per (source, task) at a time.
 """
 
 MIGRATION = r"""
