@@ -2,9 +2,16 @@
 
 import streamlit as st
 
-from assess import ui
+# Users never see a traceback, an exception's text or a server path: Streamlit shows its generic
+# "the app has encountered an error" and logs the exception with its traceback on the server.
+st.set_option("client.showErrorDetails", "none")
 
+from assess import ui  # noqa: E402  (after the option: an error while importing is redacted too)
+
+if ui.legacy_run():  # a cold start's first run, in Streamlit's legacy pages mode: run again as the frame
+    st.rerun()
 st.set_page_config(page_title="Assessment workbench", page_icon=":material/fact_check:", layout="wide")
+ui.server_log()
 
 ui.ensure_started()
 st.session_state["_frame"] = True  # pages check this (ui.frame_guard)

@@ -443,3 +443,18 @@ DEFAULT_SOURCES: Mapping[str, str] = MappingProxyType(
     {"qrels": "nist", "ptkb-qrels": "nist", "nuggets": "human", "ntr-labels": "crowd:mturk"}
 )
 """The label source an imported file's labels go to when none is named."""
+
+RESERVED_SOURCES: frozenset[str] = frozenset(
+    {*DEFAULT_SOURCES.values(), "nist", "human", "gold", "adjudication", "organizers"}
+)
+"""Label source names the workbench itself writes to (default imports, adjudication, the topics' PTKB
+provenance, gold nuggets): nobody can sign in under one of them, in any letter case."""
+
+RESERVED_SOURCE_PREFIXES: tuple[str, ...] = ("crowd:", "llm:")
+"""Prefixes of the crowd aggregates' and LLM judges' source names, reserved like :data:`RESERVED_SOURCES`."""
+
+
+def reserved_source(name: str) -> bool:
+    """True when ``name`` (compared case-insensitively) is one of the workbench's own source names."""
+    folded = name.strip().casefold()
+    return folded in RESERVED_SOURCES or folded.startswith(RESERVED_SOURCE_PREFIXES)

@@ -185,7 +185,7 @@ _ENTITIES = str.maketrans({c: f"&#{ord(c)};" for c in "<>&\"'\\`*_{}[]()#+-!|$~:
 
 def _escape(text: str) -> str:
     # Newlines become <br> so the whole passage stays one raw HTML block (a blank line would end it).
-    return text.translate(_ENTITIES).replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
+    return showable(text).translate(_ENTITIES).replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
 
 
 def inline_html(text: str) -> str:
@@ -204,3 +204,52 @@ def line_html(label: str | None, text: str, *, css: str = "inert-line", strong: 
         body = f"<strong>{body}</strong>"
     head = f"<strong>{inline_html(label)}</strong> " if label else ""
     return f'<div class="{css}">{head}{body}</div>'
+
+
+# C0/C1 control characters (tab and line breaks aside) and lone surrogates: never shown, never sent to the browser
+# (a lone surrogate cannot even be encoded for it).
+_UNSHOWABLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def showable(text: object) -> str:
+    """``text`` as a string a page can carry: control characters and lone surrogates become U+FFFD."""
+    return _UNSHOWABLE.sub("\ufffd", "" if text is None else str(text))
+
+
+# Markdown syntax that can start anywhere in a line: brackets (links, images, directives), autolinks, emphasis,
+# code, math, tables, strike-through, HTML, entities. "_" only at a word edge (inside a word it is no emphasis),
+# ":" only before "/" (a URL scheme), "." only after "www" (a bare-domain autolink), "@" always (an e-mail).
+_MD_INLINE = re.compile(r"[\\`*\[\]<>!$|~&{}@]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])|:(?=/)|(?<=[wW]{3})\.")
+# Block syntax counts only where a line starts: a heading, list, quote, rule or setext underline.
+_MD_LINE_START = re.compile(r"^(\s*)([-+#=>]|\d+[.)])")
+
+
+def inert_markdown(text: object) -> str:
+    """Untrusted text made inert for a place Streamlit renders as markdown without raw HTML (a title, a
+    caption, an error or info box, an expander, tab, button or metric label, a progress text).
+
+    Each character that could start markdown, Streamlit directive or LaTeX syntax where it stands becomes a
+    numeric character reference, which a markdown renderer shows as that literal character and never reads as
+    syntax, so no link, image, autolink, emphasis, colour or math can form. Ordinary ids and names
+    (``llm:demo-gpt``, ``101_1``) come out unchanged. Line breaks become spaces so the text stays inside
+    the one line or label it was meant for.
+    """
+    flat = re.sub(r"\r\n|[\r\n\t]", " ", showable(text))
+    head = ""
+    if start := _MD_LINE_START.match(flat):
+        head, flat = start.group(1) + _entities(start.group(2)), flat[start.end() :]
+    return head + _MD_INLINE.sub(lambda m: _entities(m.group()), flat)
+
+
+def _entities(text: str) -> str:
+    return "".join(f"&#{ord(c)};" for c in text)
+
+
+def code_span(text: object) -> str:
+    """Untrusted text as one markdown code span (shown verbatim, monospaced): the fence is one backtick
+    longer than any run of backticks inside, and line breaks become spaces so the span cannot end early."""
+    flat = showable(text).replace("\r", " ").replace("\n", " ").replace("\t", " ")
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") or (flat.startswith(" ") and flat.endswith(" ")) else ""
+    return f"{fence}{pad}{flat}{pad}{fence}" if flat else "` `"

@@ -115,4 +115,4 @@ try:
     st.dataframe(pd.DataFrame(here), hide_index=True, width="stretch", key="asp_scores")
     ui.figure(plots.aepd_scatter(points, color_by="system"), "aepd_scatter_store")
 except AssessError as exc:
-    st.error(f"Not scored: {exc}")
+    ui.error("Not scored: ", exc)

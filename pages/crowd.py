@@ -23,10 +23,10 @@ try:
     entry = crowd.entry_from_params(ui.crowd_query())
     study = store_crowd.get_study(database, entry.study)
 except AssessError as exc:
-    st.error(f"This study link does not work: {exc}")
+    ui.error("This study link does not work: ", exc)
     st.stop()
 guide, config = study.guideline, study.config
-st.title(guide.get("title") or "Study")
+st.title(ui.esc(guide.get("title") or "Study"))
 
 if entry.preview:  # MTurk shows the HIT before it is accepted: instructions only, no batch
     ui.crowd_guideline(guide, config)
@@ -35,7 +35,7 @@ if entry.preview:  # MTurk shows the HIT before it is accepted: instructions onl
 try:
     assignment = store_crowd.enter(database, entry)
 except AssessError as exc:
-    st.error(str(exc))
+    ui.error("", exc)
     st.stop()
 if assignment is None:
     st.info("There is no more work for you in this study. Thank you for your interest.")
@@ -76,7 +76,7 @@ def give(item_id: int, value: int) -> None:
 
 
 if "crowd_error" in st.session_state:
-    st.error(st.session_state.pop("crowd_error"))
+    ui.error("", st.session_state.pop("crowd_error"))
 st.progress(view.answered / view.total, text=f"Item {view.answered + 1} of {view.total}")
 ui.crowd_item(item)
 if item.task == "ntr":

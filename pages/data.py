@@ -22,14 +22,14 @@ source = c1.text_input(
     key="import_source",
 )
 depth = c2.number_input("Run: pool depth per turn (0: no pooling)", 0, 1000, 10, key="import_depth")
-if st.button("Import", disabled=upload is None, type="primary"):
+if st.button("Import", disabled=upload is None, type="primary") and (file_name := ui.upload_name(upload)):
     try:
         summary = loading.load_upload(
-            database, kind, upload.name, upload.getvalue(), source=source or None, depth=int(depth)
+            database, kind, file_name, upload.getvalue(), source=source or None, depth=int(depth)
         )
-        st.success(f"Imported {upload.name}: " + ", ".join(f"{k} {v}" for k, v in summary.items()))
+        st.success(f"Imported {ui.esc(file_name)}: " + ui.esc(", ".join(f"{k} {v}" for k, v in summary.items())))
     except AssessError as exc:
-        st.error(f"Nothing was imported. {exc}")
+        ui.error("Nothing was imported. ", exc)
 
 st.subheader("Assign turns to an assessor")
 convs = conversations.conversations(database)
@@ -40,9 +40,9 @@ single = c3.multiselect("and/or single turns", conversations.pooled_turns(databa
 if st.button("Assign", disabled=not (who and (chosen or single))):
     try:
         added = conversations.assign(database, who, conversations.turns_to_assign(database, chosen, single))
-        st.success(f"Assigned {added} new turns to {who}")
+        st.success(f"Assigned {added} new turns to {ui.esc(who)}")
     except AssessError as exc:
-        st.error(str(exc))
+        ui.error("", exc)
 
 st.subheader("Export labels")
 task = st.radio(

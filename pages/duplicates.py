@@ -52,7 +52,7 @@ def decide(a, b, decision):
 counts = duplicates.dedup_counts(database, source, turn_id)
 st.caption(
     f"{counts['nuggets']} nuggets · {counts['kept']} kept in the de-duplicated set · "
-    f"{counts['unknown']} unknown · {counts['open_pairs']} open pair(s) · suggester: {judge_name(judge)}"
+    f"{counts['unknown']} unknown · {counts['open_pairs']} open pair(s) · suggester: {ui.esc(judge_name(judge))}"
 )
 st.button("Suggest duplicate pairs", key="dup_suggest", on_click=suggest)
 ui.flash()
@@ -65,7 +65,7 @@ if open_pairs:
     cols = st.columns(2)
     ui.line(f"A {p['key_a']}:", p["text_a"], container=cols[0])
     ui.line(f"B {p['key_b']}:", p["text_b"], container=cols[1])
-    st.caption(f"{p['suggested_by']}: P(A ⊨ B) = {p['score_ab']:.2f}, P(B ⊨ A) = {p['score_ba']:.2f}")
+    st.caption(f"{ui.esc(p['suggested_by'])}: P(A ⊨ B) = {p['score_ab']:.2f}, P(B ⊨ A) = {p['score_ba']:.2f}")
     for col, (decision, key) in zip(st.columns(4), DECISION_KEYS.items()):
         col.button(
             f"{key} · {DECISIONS[decision]}",

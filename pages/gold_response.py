@@ -43,7 +43,7 @@ with right:
     st.subheader(f"Relevant passages ({len(passages)})")
     st.caption("Graded 2 or more by you." if own else "All pooled passages with text (you have not judged this turn).")
     for p in passages:
-        with st.expander(f"{p['passage_id']} · {p['words']} words"):
+        with st.expander(f"{ui.esc(p['passage_id'])} · {p['words']} words"):
             ui.show_passage(conversations.passage_text(database, p["passage_id"]))
 
 
@@ -65,7 +65,7 @@ with left:
     st.subheader("Your gold response")
     ui.flash()
     if saved:
-        st.caption(f"Saved {saved['updated_at']} · uses {len(saved['nuggets_used'])} nugget(s)")
+        st.caption(f"Saved {ui.esc(saved['updated_at'])} · uses {len(saved['nuggets_used'])} nugget(s)")
     st.text_area("Response", value=saved["text"] if saved else "", height=260, key=f"gold_text_{turn_id}")
     used_default = [i for i in (saved["nuggets_used"] if saved else []) if i in by_id]
     st.multiselect(

@@ -1,4 +1,5 @@
-"""Home: what is in the store, label sources, and the signed-in assessor's progress."""
+"""Home: what is in the store and the signed-in assessor's own progress; organizers also see the
+label sources (with their assessors' names) and where the store lives."""
 
 import pandas as pd
 import streamlit as st
@@ -8,10 +9,12 @@ from store import conversations, stats
 
 ui.frame_guard()
 database = ui.db()
+organizer = ui.is_organizer()  # least disclosure: nothing about other sources for anyone else
 summary = stats.stats(database)
 
 st.title("Assessment workbench")
-st.caption(f"Store: {settings.db_path()}")
+if organizer:
+    st.caption(f"Store: {ui.esc(settings.db_path())}")
 cols = st.columns(5)
 for col, (label, key) in zip(
     cols,
@@ -25,19 +28,20 @@ for col, (label, key) in zip(
 ):
     col.metric(label, f"{summary[key]:,}")
 
-st.subheader("Label sources")
-sources = pd.DataFrame(stats.sources(database))
-if sources.empty:
-    st.info("No labels yet. Import qrels on the Import page or start judging.")
-else:
-    st.dataframe(sources, hide_index=True, width="stretch")
+if organizer:
+    st.subheader("Label sources")
+    sources = pd.DataFrame(stats.sources(database))
+    if sources.empty:
+        st.info("No labels yet. Import qrels on the Import page or start judging.")
+    else:
+        st.dataframe(sources, hide_index=True, width="stretch")
 
 st.subheader("Conversations")
 st.dataframe(pd.DataFrame(conversations.conversations(database)), hide_index=True, width="stretch")
 
 name = ui.assessor()
 if name:
-    st.subheader(f"Your progress, {name}")
+    st.subheader(f"Your progress, {ui.esc(name)}")
     prog = ui.load_queue(database, name).progress()
     st.progress(
         prog["judged"] / prog["total"] if prog["total"] else 0.0,

@@ -49,9 +49,9 @@ with left:
 with right:
     st.progress(
         done_turn / total_turn,
-        text=f"Turn {turn_id}: {done_turn} / {total_turn} judged · all: {prog['judged']} / {prog['total']}",
+        text=f"Turn {ui.esc(turn_id)}: {done_turn} / {total_turn} judged · all: {prog['judged']} / {prog['total']}",
     )
-    st.markdown(f"Passage `{passage_id}` ({pos + 1} of {len(state)})")
+    st.markdown(f"Passage {ui.code(passage_id)} ({pos + 1} of {len(state)})")
     text = conversations.passage_text(database, passage_id)
     ui.show_passage(text, query_terms(ctx.query))
     own = queue.label_of(database, name, "passage", turn_id, passage_id)
@@ -59,7 +59,7 @@ with right:
         shown = GRADES.missing if own["value"] is None else f"{own['value']} ({GRADES.names[own['value']]})"
         st.success(f"Your label: {shown}")
     for other in prejudgments.revealed_with_rationale(database, name, "passage", turn_id, passage_id):
-        with st.expander(f"{other['source']} says {other['value']}"):
+        with st.expander(f"{ui.esc(other['source'])} says {other['value']}"):
             ui.inert(other["rationale"] or "(imported label: no rationale stored)")
     cols = st.columns(5)
     for g in GRADES.values:

@@ -53,20 +53,20 @@ with run_tab:
     elif estimate_clicked or start_clicked:
         try:
             plan, estimate, cfg = prejudge.prepare(database, job_task, starting=start_clicked, **options)
-            st.info(prejudge.describe_estimate(estimate))
+            st.info(ui.esc(prejudge.describe_estimate(estimate)))
             if start_clicked:
                 bar = st.progress(0.0, text="Starting…")
 
                 def progress(done, total, counts):
                     fraction, caption = prejudge.describe_progress(done, total, counts)
-                    bar.progress(fraction, text=caption)
+                    bar.progress(fraction, text=ui.esc(caption))
 
                 summary = prejudge.run_with_settings(
                     database, plan, cfg, concurrency=int(concurrency), progress=progress
                 )
-                st.success(f"Job {summary['job']}: {prejudge.describe_stored(summary)}")
+                st.success(f"Job {summary['job']}: {ui.esc(prejudge.describe_stored(summary))}")
         except AssessError as exc:
-            st.error(str(exc))
+            ui.error("", exc)
     st.subheader("Jobs")
     st.caption(
         "A job killed without a chance to stop (its process gone, or no heartbeat for 2 × the call "
@@ -108,12 +108,12 @@ with pool_tab:
                     apply=apply_clicked,
                 )
             except AssessError as exc:
-                st.error(str(exc))
+                ui.error("", exc)
             else:
                 shown = prejudge.adaptive_metrics(r)
                 for col, (label, value) in zip(st.columns(len(shown)), shown.items()):
                     col.metric(label, f"{value:,}")
-                st.info(prejudge.describe_adaptive(r))
+                st.info(ui.esc(prejudge.describe_adaptive(r)))
                 if apply_clicked and "added_to_pool" in r:
                     st.success(f"Added {r['added_to_pool']:,} pairs to the pool (method adaptive).")
                 elif apply_clicked:

@@ -42,9 +42,9 @@ done_turn, total_turn = prog["turns"][turn_id]
 with right:
     st.progress(
         done_turn / total_turn,
-        text=f"Turn {turn_id}: {done_turn} / {total_turn} answered · all: {prog['judged']} / {prog['total']}",
+        text=f"Turn {ui.esc(turn_id)}: {done_turn} / {total_turn} answered · all: {prog['judged']} / {prog['total']}",
     )
-    st.markdown(f"Item {pos + 1} of {len(state)} · response of system `{current['run']}`")
+    st.markdown(f"Item {pos + 1} of {len(state)} · response of system {ui.code(current['run'])}")
     ui.show_passage(current["response"])
     ui.line(f"Gold nugget {current['key']}:", current["nugget"])
     st.markdown("**Is the gold nugget of information covered in the response?**")

@@ -31,7 +31,7 @@ threshold = top[2].selectbox("Grade at least", [1, 2, 3, 4], index=1, key="nug_t
 passages = gold.relevant_passages(database, turn_id, source=relevance_source or None, threshold=threshold)
 
 ctx = conversations.turn_context(database, turn_id)
-with st.expander(f"Conversation: {ctx.title or ctx.conversation_id}", expanded=False):
+with st.expander(f"Conversation: {ui.esc(ctx.title or ctx.conversation_id)}", expanded=False):
     ui.conversation(ctx)
     ui.ptkb(ctx)
 ui.line(f"Turn {turn_id}:", ctx.query)
@@ -67,8 +67,8 @@ def add_selection():
 
 ui.flash()
 if moving:
-    st.info(f"Moving nugget {moving['key']}: {MOVING}")
-button = f"Move nugget {moving['key']} to the selection (N)" if moving else "Add selection as nugget (N)"
+    st.info(f"Moving nugget {ui.esc(moving['key'])}: {MOVING}")
+button = f"Move nugget {ui.esc(moving['key'])} to the selection (N)" if moving else "Add selection as nugget (N)"
 text, marked = conversations.passage_text(database, passage_id), gold.passage_spans(database, name, turn_id, passage_id)
 ui.span_picker(passage_id, text, marked, key="span_picker", on_pick=add_selection, button=button)
 
@@ -83,7 +83,7 @@ with st.expander("Type or paste a nugget instead"):
     st.button("Add typed nugget", key="nug_add_typed", on_click=add_typed)
 
 rows = gold.turn_nuggets(database, name, turn_id)
-st.subheader(f"Your nuggets for turn {turn_id} ({len(rows)})")
+st.subheader(f"Your nuggets for turn {ui.esc(turn_id)} ({len(rows)})")
 ui.nugget_table(rows, key="nug_table")
 if not rows:
     st.stop()

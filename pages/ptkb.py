@@ -35,7 +35,7 @@ ctx, left, right = ui.context_columns(database, turn_id)
 prog = state.progress()
 done_turn, total_turn = prog["turns"][turn_id]
 with right:
-    st.progress(done_turn / total_turn, text=f"Turn {turn_id}: {done_turn} / {total_turn} statements labelled")
+    st.progress(done_turn / total_turn, text=f"Turn {ui.esc(turn_id)}: {done_turn} / {total_turn} statements labelled")
     st.markdown("Is this statement about the user **relevant** to answering the current turn?")
     for row in queue.turn_items(database, name, turn_id, task="ptkb"):
         text = next(s["text"] for s in ctx.ptkb if s["id"] == row[1])
@@ -44,7 +44,7 @@ with right:
         current = row[1] == statement_id
         ui.line(f"▶ {row[1]}." if current else f"{row[1]}.", f"{text} — {mark}", strong=current)
     for other in prejudgments.revealed_with_rationale(database, name, "ptkb", turn_id, statement_id):
-        with st.expander(f"{other['source']} says {'relevant' if other['value'] else 'not relevant'}"):
+        with st.expander(f"{ui.esc(other['source'])} says {'relevant' if other['value'] else 'not relevant'}"):
             ui.inert(other["rationale"] or "(imported label: no rationale stored)")
     cols = st.columns(5)
     cols[0].button("1 · Relevant", key="rel", shortcut="1", on_click=label, args=(1,), width="stretch")

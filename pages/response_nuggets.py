@@ -59,7 +59,7 @@ st.markdown("**Marking with**")
 c = st.columns(1 + len(config["attributes"]))
 c[0].selectbox("Level", list(range(1, config["max_level"] + 1)), index=config["max_level"] - 1, key="rn_level")
 for col, a in zip(c[1:], config["attributes"]):
-    col.selectbox(f"{a['name']} ({a['kind']})", a["groups"], key=f"rn_group_{study_name}_{a['name']}")
+    col.selectbox(ui.esc(f"{a['name']} ({a['kind']})"), a["groups"], key=f"rn_group_{study_name}_{a['name']}")
 
 
 def mark(turn_id=None):  # a turn's span picker, or (no turn) the word numbers typed below
@@ -84,7 +84,7 @@ marks = responses.response_marks(database, study_name, run, conv)
 for t in turns:
     ui.line(f"U{t.number} ({t.turn_id}):", t.utterance or "")
     if not t.response:
-        st.caption(f"S{t.number}: no response of {run} to this turn.")
+        st.caption(f"S{t.number}: no response of {ui.esc(run)} to this turn.")
         continue
     before, n = offsets[t.turn_id]
     st.caption(f"S{t.number}: words {before + 1}-{before + n} of the conversation")
@@ -114,7 +114,7 @@ st.download_button(
 )
 try:
     line, curves = service.gfrc2_scores(document, run, conv)
-    st.markdown(line)
+    st.markdown(line)  # markdown of our own; its run and conversation names come escaped
     ui.figure(plots.gfrc2_curves(curves), f"gfrc2_{study_name}_{conv}")
 except AssessError as exc:
-    st.error(f"Not scored: {exc}")
+    ui.error("Not scored: ", exc)

@@ -69,4 +69,4 @@ if not rows.empty:
                 st.toast("Saved under the source 'adjudication'")
                 st.rerun()  # the table above shows the adjudicated grade at once
             except AssessError as exc:
-                st.error(str(exc))
+                ui.error("", exc)

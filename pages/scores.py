@@ -50,7 +50,7 @@ with gfrc_tab:
             conv = st.selectbox("Conversation", list(view["by_conversation"]), key="gf_conv")
             ui.figure(plots.gfrc2_curves(view["by_conversation"][conv]), "gfrc2_curves")
         except AssessError as exc:
-            st.error(f"{name}: {exc}")
+            ui.error("", f"{name}: {exc}")
 
 with aepd_tab:
     document, name = ui.case_input("aepd", "AEPD input (the `score aepd` format)")
@@ -61,4 +61,4 @@ with aepd_tab:
             ui.figure(plots.aepd_scatter(view["points"], color_by=color), "aepd_scatter")
             st.dataframe(pd.DataFrame(view["points"]), hide_index=True, width="stretch")
         except AssessError as exc:
-            st.error(f"{name}: {exc}")
+            ui.error("", f"{name}: {exc}")

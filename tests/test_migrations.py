@@ -20,6 +20,7 @@ SHIPPED = {
     4: "b80c884a7eced0e1becdb38c272c57237c44e4d53c0bc185ed8d47915d61a35f",
     5: "a2de05949ff3e1b25cc02ee2fdcf9b73b70db11eec41b78ce48adfd9bf571329",
     6: "b716bedbe2c65ed466730f9c06527d6b2863df89804d6bf9129361308d9ddc01",
+    7: "f8af03ef0320f1a5c5551ae1a5881cf3a940372be65952502d7220bcd0e3c130",
 }
 
 
@@ -63,3 +64,29 @@ def test_history_triggers_name_the_registry_kind(kind):
 
 def test_every_history_table_is_a_label_kind():
     assert set(HISTORY_TABLES) == {k.table for k in LABEL_KINDS.values()}
+
+
+@pytest.mark.parametrize("recursive", [False, True], ids=["plain", "recursive_triggers"])
+def test_history_refuses_insert_or_replace_of_an_existing_row(tmp_path, recursive):
+    """Another SQLite client cannot overwrite a history row (a REPLACE conflict skips delete triggers)."""
+    import sqlite3
+
+    path = tmp_path / "h.db"
+    open_db(path).conn.close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    if recursive:
+        conn.execute("PRAGMA recursive_triggers = ON")
+    add = "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) VALUES "
+    conn.execute(add + "('passage', 'amy', '101_1 d:0', NULL, '3', 'blind', 'ui', '2026-01-01')")
+    before = conn.execute("SELECT * FROM label_history").fetchall()
+    forged = "('passage', 'amy', '101_1 d:0', NULL, '0', 'blind', 'ui', '2000-01-01')"
+    for verb in ("INSERT OR REPLACE", "REPLACE", "INSERT OR IGNORE", "INSERT"):
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            conn.execute(
+                f"{verb} INTO label_history (id, label_table, source, item, old_value, new_value, mode, via, at) "
+                f"VALUES ({before[0][0]}, {forged[1:]}"
+            )
+        assert conn.execute("SELECT * FROM label_history").fetchall() == before, verb
+    conn.execute(add + forged)  # appending a new row still works
+    assert len(conn.execute("SELECT * FROM label_history").fetchall()) == 2
+    conn.close()

@@ -11,6 +11,7 @@ from assess import formats
 from assess.nuggets import documents, spans
 from assess.services import audit
 from assess.tasks import JudgingMode, Task
+from assess.text import inert_markdown
 from store import conversations, exports, labels, queue
 from store.nuggets import aspects, gold, responses
 
@@ -125,8 +126,9 @@ def gfrc2_scores(document: dict, run: str, conversation: str) -> tuple[str, dict
     """One run's GFRC2 scores on one conversation as a line of text, and the conversation's curves to plot."""
     view = audit.gfrc2_view(document)
     scores = next(r for r in view["table"] if r["run"] == run and r["conversation"] == conversation)
-    line = f"**{run} on {conversation}:** GFRC2 {scores['GFRC2']:.6f} · EGNP {scores['EGNP']:.6f} · " + " · ".join(
-        f"{k} {v:.6f}" for k, v in scores.items() if k.startswith("EGF")
+    name = f"{inert_markdown(run)} on {inert_markdown(conversation)}"  # data, inside our markdown
+    line = f"**{name}:** GFRC2 {scores['GFRC2']:.6f} · EGNP {scores['EGNP']:.6f} · " + " · ".join(
+        f"{inert_markdown(k)} {v:.6f}" for k, v in scores.items() if k.startswith("EGF")
     )
     return line, view["by_conversation"][conversation]
 

@@ -14,16 +14,21 @@ from assess.ui.frame import (
     frame_guard,
     is_organizer,
     require_assessor,
+    server_log,
     sidebar_sign_in,
     sign_in_from_query,
 )
+from assess.ui.internals import legacy_run
 from assess.ui.spans import picked_span, span_picker
 from assess.ui.widgets import (
     AGREEMENT_TASKS,
     agreement_panel,
     case_input,
+    code,
     context_columns,
     conversation,
+    error,
+    esc,
     figure,
     flash,
     inert,
@@ -37,6 +42,7 @@ from assess.ui.widgets import (
     rubric,
     set_flash,
     show_passage,
+    upload_name,
 )
 
 __all__ = [
@@ -45,6 +51,7 @@ __all__ = [
     "Cursor",
     "assessor",
     "case_input",
+    "code",
     "context_columns",
     "conversation",
     "crowd_completion",
@@ -56,11 +63,14 @@ __all__ = [
     "db",
     "ensure_started",
     "entailment_judge",
+    "error",
+    "esc",
     "figure",
     "flash",
     "frame_guard",
     "inert",
     "is_organizer",
+    "legacy_run",
     "line",
     "load_queue",
     "nugget_table",
@@ -74,8 +84,10 @@ __all__ = [
     "require_assessor",
     "rubric",
     "set_flash",
+    "server_log",
     "show_passage",
     "sidebar_sign_in",
     "sign_in_from_query",
     "span_picker",
+    "upload_name",
 ]

@@ -6,21 +6,52 @@ from __future__ import annotations
 import streamlit as st
 
 from assess.text import inert_html
-from assess.ui.assets import CSS
-from assess.ui.widgets import line
+from assess.ui.assets import CSS, asset
+from assess.ui.widgets import esc, line
+
+CROWD_COOKIE = "assess_crowd"
+CROWD_COOKIE_SECONDS = 7 * 24 * 3600
+
+_crowd_mark = st.components.v2.component("assess_crowd_mark", js=asset("crowd_mark.js"), isolate_styles=False)
+
+
+def crowd_link() -> dict[str, str] | None:
+    """The crowd link this browser came with: the entry parameters of ``?study=…`` in the URL, else those
+    this session or this browser (cookie) entered with; None for a visitor who never followed one."""
+    from urllib.parse import parse_qsl, unquote
+
+    from assess.crowd.rules import ENTRY_PARAMS, STUDY_PARAM
+
+    given = {key: st.query_params.get(key) for key in ENTRY_PARAMS if key in st.query_params}
+    if STUDY_PARAM in given:
+        return given
+    if saved := st.session_state.get("_crowd_link"):
+        return saved
+    cookie = st.context.cookies.get(CROWD_COOKIE) or ""
+    remembered = {k: v for k, v in parse_qsl(unquote(cookie)) if k in ENTRY_PARAMS}
+    return remembered if STUDY_PARAM in remembered else None
 
 
 def crowd_frame() -> None:
-    """In app.py, before sign-in: with ``?study=`` in the URL run only the crowd page (hidden navigation)."""
-    from assess.crowd.rules import STUDY_PARAM
+    """In app.py, before sign-in: a visitor who came with a crowd link (now or earlier in this session or
+    browser) gets the crowd page of that study alone (hidden navigation, no sign-in, no other page), even
+    after dropping or editing ``?study=`` in the URL."""
+    from urllib.parse import urlencode
 
-    if STUDY_PARAM not in st.query_params:
+    link = crowd_link()
+    if link is None:
         return
     st.session_state["_frame"] = True
+    st.session_state["_crowd_link"] = link
+    if st.query_params.to_dict() != link:
+        st.query_params.from_dict(link)  # the crowd page reads the link from the URL
+    _crowd_mark(
+        key="assess_crowd_mark", data={"name": CROWD_COOKIE, "link": urlencode(link), "max_age": CROWD_COOKIE_SECONDS}
+    )
     crowd_page = st.Page("pages/crowd.py", title="Study", icon=":material/groups:", url_path="crowd")
 
-    def start():  # the default page answers at "/" (a default page has no url path of its own)
-        st.switch_page(crowd_page, query_params=st.query_params.to_dict())
+    def start():  # the default page answers at "/" and at any other path (a default page has no url path)
+        st.switch_page(crowd_page, query_params=link)
 
     st.navigation([st.Page(start, title="Study", default=True), crowd_page], position="hidden").run()
     st.stop()
@@ -78,7 +109,7 @@ def crowd_completion(code: str | None, config, entry) -> None:
 
     st.success("Thank you: you have answered every item of your batch.")
     if entry.platform == "prolific" and config.prolific_code:
-        st.markdown(f"Your Prolific completion code: **{config.prolific_code}**")
+        st.markdown(f"Your Prolific completion code: **{esc(config.prolific_code)}**")
         st.link_button("Return to Prolific", PROLIFIC_COMPLETE + config.prolific_code, type="primary")
     st.markdown("Your completion code (keep it; paste it where the platform asks for it):")
     st.code(code or "", language=None)

@@ -9,9 +9,21 @@ import streamlit as st
 from assess import settings
 from assess.errors import AssessError
 from assess.ui.internals import legacy_pages_off
-from assess.ui.widgets import line
+from assess.ui.widgets import error, line
 
 legacy_pages_off()
+
+
+def server_log() -> None:
+    """Errors shown to users are logged on the server (stderr) with their detail, once per process."""
+    import logging
+
+    log = logging.getLogger("assess")
+    if not log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
 
 
 def db():
@@ -81,9 +93,9 @@ def sidebar_sign_in(database) -> None:
                         st.session_state["assessor"] = sign_in(database, entered)
                         st.rerun()
                     except AssessError as exc:
-                        st.error(str(exc))
+                        error("", exc)
         if "sign_in_error" in st.session_state:
-            st.error(st.session_state.pop("sign_in_error"))
+            error("", st.session_state.pop("sign_in_error"))
         password = settings.organizer_password()
         if password and not st.session_state.get("organizer"):
             entered = st.text_input("Organizer password", type="password", key="org_pw")

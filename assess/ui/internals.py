@@ -37,3 +37,28 @@ def legacy_pages_off() -> None:
         __init__._assess_original = original  # Streamlit's own, for the test that proves the patch matters
         PagesManager.__init__ = __init__
     PagesManager.uses_pages_directory = False
+
+
+def legacy_run() -> bool:
+    """True when the running script was started in Streamlit's legacy ``pages/``-folder mode.
+
+    On a cold start the server's first session is created before app.py has imported this module, so
+    its first run goes through Streamlit's ``_mpa_v1``, which lists every script of ``pages/`` (the
+    organizer pages too) as the navigation and runs app.py as one of them. app.py asks this first and
+    reruns (with the mode now off), so the first visitor gets the app frame, never that list.
+    """
+    import sys
+
+    try:
+        from streamlit.runtime.scriptrunner import script_runner
+    except ImportError as exc:
+        raise StreamlitInternalsChanged(f"Streamlit {streamlit.__version__} has no script_runner ({exc})") from None
+    legacy = getattr(script_runner, "_mpa_v1", None)
+    if legacy is None:
+        raise StreamlitInternalsChanged(f"Streamlit {streamlit.__version__}: script_runner has no '_mpa_v1'")
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is legacy.__code__:
+            return True
+        frame = frame.f_back
+    return False

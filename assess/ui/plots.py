@@ -6,6 +6,7 @@ except the summary statistic shown in a title. No Streamlit: pages call these an
 
 from __future__ import annotations
 
+import html
 import os
 import shutil
 from collections.abc import Mapping, Sequence
@@ -26,6 +27,12 @@ _BROWSERS = (
 )
 
 
+def _plain(value: Any) -> str:
+    """Data (a run, source, topic or attribute name) for a plotly text: plotly reads a few HTML tags in every
+    text (``<a href>`` among them), so ``<``, ``>`` and ``&`` become entities it shows literally."""
+    return html.escape(str(value), quote=False)
+
+
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
@@ -42,7 +49,7 @@ def gfrc2_curves(results_by_run: Mapping[str, Mapping[str, Any]]) -> go.Figure:
     for result in results_by_run.values():
         for cluster in result.get("clusters", []):
             attrs.extend(a for a in cluster.get("GF", {}) if a not in attrs)
-    panels = ["GNP"] + [f"GF {a}" for a in attrs]
+    panels = ["GNP"] + [f"GF {_plain(a)}" for a in attrs]
     fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, subplot_titles=panels, vertical_spacing=0.08)
     palette = qualitative.Plotly
     for i, (run, result) in enumerate(results_by_run.items()):
@@ -56,7 +63,7 @@ def gfrc2_curves(results_by_run: Mapping[str, Mapping[str, Any]]) -> go.Figure:
                     x=wc,
                     y=values,
                     mode="lines+markers",
-                    name=str(run),
+                    name=_plain(run),
                     legendgroup=str(run),
                     showlegend=row == 1,
                     line={"color": color},
@@ -95,8 +102,8 @@ def aepd_scatter(points: Sequence[Mapping[str, Any]] | Mapping[str, Any], color_
                 x=[p["P"] for p in members],
                 y=[p["D"] for p in members],
                 mode="markers",
-                name=str(key),
-                text=[str(p.get("id", "")) for p in members],
+                name=_plain(key),
+                text=[_plain(p.get("id", "")) for p in members],
                 hovertemplate="%{text}<br>P=%{x:.4f}<br>D=%{y:.4f}",
             )
         )
@@ -120,6 +127,7 @@ def confusion_heatmap(
         raise AssessError("confusion_heatmap needs an agreement_report with 'confusion' and 'labels'")
     labels = [str(x) for x in report["labels"]]
     z = report["confusion"]
+    names = (_plain(names[0]), _plain(names[1]))
     fig = go.Figure(
         go.Heatmap(
             z=z,
@@ -147,7 +155,7 @@ def kappa_bars(per_group: Mapping[Any, Mapping[str, Any]]) -> go.Figure:
     kappas = [per_group[k].get("kappa") for k in keys]
     fig = go.Figure(
         go.Bar(
-            x=[str(k) for k in keys],
+            x=[_plain(k) for k in keys],
             y=[0 if v is None else v for v in kappas],
             text=[_fmt(v) for v in kappas],
             textposition="outside",
@@ -180,12 +188,14 @@ def ranking_scatter(
             x=[metric_a[r] for r in runs],
             y=[metric_b[r] for r in runs],
             mode="markers",
-            text=runs,
+            text=[_plain(r) for r in runs],
             hovertemplate="%{text}<br>%{x:.4f} vs %{y:.4f}<extra></extra>",
         )
     )
     fig.update_layout(
-        title=f"Run scores: Kendall τ = {_fmt(tau)} over {len(runs)} runs", xaxis_title=labels[0], yaxis_title=labels[1]
+        title=f"Run scores: Kendall τ = {_fmt(tau)} over {len(runs)} runs",
+        xaxis_title=_plain(labels[0]),
+        yaxis_title=_plain(labels[1]),
     )
     return fig
 

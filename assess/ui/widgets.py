@@ -3,12 +3,52 @@ messages left by callbacks, figures with downloads, tables and the agreement pan
 
 from __future__ import annotations
 
+import logging
+
 import streamlit as st
 
 from assess.errors import AssessError
 from assess.tasks import GRADES, TurnContext
-from assess.text import inert_html, line_html
+from assess.text import code_span, inert_html, inert_markdown, line_html, showable
 from assess.ui.assets import CSS
+
+_log = logging.getLogger("assess.ui")
+
+
+def esc(text: object) -> str:
+    """The one way data reaches a Streamlit call that renders markdown: a title, subheader, caption, an
+    error / warning / info / success / toast text, an expander, tab, widget, button or metric label, a
+    progress text. Conversation titles, ids, run and source names, URL parameters and exception texts
+    all pass through here (see :func:`assess.text.inert_markdown`); option labels of a selectbox or
+    multiselect are plain text and need nothing."""
+    return inert_markdown(text)
+
+
+def code(text: object) -> str:
+    """An id shown verbatim as a markdown code span (``Passage `id```), whatever backticks it holds."""
+    return code_span(text)
+
+
+def error(message: str, detail: object = None, *, container=None) -> None:
+    """``st.error(message + detail)`` with ``detail`` (an exception, data) escaped; the detail is logged
+    on the server too, so an organizer finds what a user saw."""
+    if detail is not None:
+        unexpected = isinstance(detail, BaseException) and not isinstance(detail, AssessError)
+        _log.warning("%s%s", message, detail, exc_info=detail if unexpected else None)
+    (container or st).error(message + ("" if detail is None else esc(detail)))
+
+
+def upload_name(upload) -> str | None:
+    """The base name of an uploaded file, safe to use as a file name and to show; None (with an error
+    on the page) for a name that is no file name at all (empty, ``.``, ``..``, control characters)."""
+    from pathlib import PurePosixPath
+
+    raw = str(upload.name or "")
+    base = PurePosixPath(raw.replace("\\", "/")).name
+    if base in ("", ".", "..") or showable(base) != base:
+        error("The upload's file name is not usable as a file name: ", repr(raw))
+        return None
+    return base
 
 
 def show_passage(text: str | None, terms=()) -> None:
@@ -70,7 +110,7 @@ def context_columns(database, turn_id: str) -> tuple[TurnContext, object, object
     ctx = turn_context(database, turn_id)
     left, right = st.columns([2, 3], gap="large")
     with left:
-        st.subheader(ctx.title or f"Conversation {ctx.conversation_id}")
+        st.subheader(esc(ctx.title or f"Conversation {ctx.conversation_id}"))
         conversation(ctx)
     return ctx, left, right
 
@@ -102,11 +142,12 @@ def case_input(kind: str, label: str):
     try:
         if upload is None:
             document, name = scoreboard.demo_case(kind)
-            st.caption(f"Showing the demo's {name}; upload a file to score your own.")
+            st.caption(f"Showing the demo's {esc(name)}; upload a file to score your own.")
             return document, name
-        return scoreboard.read_case(upload.getvalue(), upload.name), upload.name
+        name = upload_name(upload)
+        return (None, None) if name is None else (scoreboard.read_case(upload.getvalue(), name), name)
     except AssessError as exc:
-        st.error(f"Nothing scored. {exc}")
+        error("Nothing scored. ", exc)
         return None, None
 
 
@@ -135,12 +176,15 @@ def flash(slot: str = "nugget_flash") -> None:
     """Show (once) the message a callback left: ('success' | 'error', text)."""
     kind, text = st.session_state.pop(slot, (None, None))
     if kind == "error":
-        st.error(text)
+        st.error(esc(text))
     elif kind:
-        st.success(text)
+        st.success(esc(text))
 
 
 def set_flash(kind: str, text: str, slot: str = "nugget_flash") -> None:
+    """Leave a message for :func:`flash` (it may hold data or an exception's text: shown escaped)."""
+    if kind == "error":
+        _log.info("%s", text)
     st.session_state[slot] = (kind, text)
 
 

@@ -18,8 +18,20 @@ from store.db import column, each, row
 from store.nuggets.gold import nugget, nugget_sources
 
 
+def item_key(nugget_id: int, run: str) -> str:
+    """The queue's item id of an NtR item: ``'<nugget id> <run>'``. The nugget id (an integer) comes first,
+    so :func:`item_parts` splits at the first space and a run name may hold any character."""
+    return f"{int(nugget_id)} {run}"
+
+
+def item_parts(item: str) -> tuple[int, str]:
+    """(nugget id, run) of an item id written by :func:`item_key`."""
+    nid, run = item.split(" ", 1)
+    return int(nid), run
+
+
 def ntr_order(db: Database, assessor: str, nugget_source: str, *, open_mode: bool = True) -> QueueOrder:
-    """NtR items (turn, 'run nugget_id') in judging order: conversation, turn, run, nugget key.
+    """NtR items (turn, :func:`item_key`) in judging order: conversation, turn, run, nugget key.
 
     Items are every gold nugget of ``nugget_source`` x every run with a response to that turn, over
     the assessor's assigned turns (or all turns in open mode without assignments).
@@ -38,13 +50,13 @@ def ntr_order(db: Database, assessor: str, nugget_source: str, *, open_mode: boo
         (nugget_source, *params),
     ):
         grouped.setdefault((r["turn_id"], r["run"]), []).append((spans.key_order(r["key"]), r["id"]))
-    items = [(turn, f"{run} {nid}") for (turn, run), ns in grouped.items() for _, nid in sorted(ns)]
+    items = [(turn, item_key(nid, run)) for (turn, run), ns in grouped.items() for _, nid in sorted(ns)]
     return QueueOrder.of(items)
 
 
 def ntr_queue(db: Database, assessor: str, nugget_source: str, *, open_mode: bool = True) -> QueueState:
     order = ntr_order(db, assessor, nugget_source, open_mode=open_mode)
-    done = frozenset((turn, f"{run} {nid}") for turn, nid, run in labels.labelled(db, Task.NTR, assessor))
+    done = frozenset((turn, item_key(nid, run)) for turn, nid, run in labels.labelled(db, Task.NTR, assessor))
     return QueueState(order, done)
 
 
@@ -62,9 +74,9 @@ def _key(db: Database, nugget_id: int, run: str) -> tuple[str, int, str]:
 
 
 def ntr_item(db: Database, item: str) -> dict:
-    """What the NtR screen shows for an item 'run nugget_id': the response and the gold nugget."""
-    run, nid = item.split(" ", 1)
-    gold = nugget(db, int(nid))
+    """What the NtR screen shows for an item (:func:`item_key`): the response and the gold nugget."""
+    nid, run = item_parts(item)
+    gold = nugget(db, nid)
     response = row(db, "SELECT text FROM responses WHERE run = ? AND turn_id = ?", (run, gold["turn_id"]))
     if response is None:
         raise UnknownItem(f"run {run} has no response to turn {gold['turn_id']}")
@@ -92,12 +104,12 @@ def label_of(db: Database, source: str, nugget_id: int, run: str) -> int | None:
 
 
 def undo(db: Database, source: str) -> tuple[str, str] | None:
-    """Revert the source's latest NtR label change; return the queue position (turn, 'run nugget_id') it touched."""
+    """Revert the source's latest NtR label change; return the queue position (turn, :func:`item_key`) it touched."""
     touched = labels.undo(db, Task.NTR, source)
     if touched is None:
         return None
     turn_id, nid, run = touched
-    return turn_id, f"{run} {nid}"
+    return turn_id, item_key(nid, run)
 
 
 def ntr_scoring_input(
