@@ -88,9 +88,9 @@ def _known_turns(db: Database) -> set[str]:
     return set(column(db, "SELECT id FROM turns"))
 
 
-def _check_turns(db: Database, file: str, records: Sequence) -> set[str]:
+def _check_turns(db: Database, file: str, records: Sequence, known: set[str] | None = None) -> set[str]:
     """The records' turn ids, all present in the store; else the first record whose turn is not."""
-    known = _known_turns(db)
+    known = _known_turns(db) if known is None else known
     turns = set(map(attrgetter("turn_id"), records))
     if not turns <= known:
         rec = next(r for r in records if r.turn_id not in known)
@@ -128,6 +128,7 @@ def import_topics(
     stamp = now()
     existing = {r["id"]: r["collection"] for r in rows(db, "SELECT id, collection FROM conversations")}
     conv_rows, turn_rows, ptkb_rows, label_rows = [], [], [], []
+    _check_parents(db, file, conversations)
     for index, conv in enumerate(conversations):
         coll = collection or (f"ikat-{conv.year}" if conv.year else None)
         if conv.id in existing and existing[conv.id] != coll:
@@ -195,6 +196,25 @@ def import_topics(
     }
 
 
+def _check_parents(db: Database, file: str, conversations: Sequence[Conversation]) -> None:
+    """Every parent turn (CAsT trees) is a turn of the file or of the store; else the file's line of it."""
+    given = {t.id for conv in conversations for t in conv.turns}
+    known: set[str] | None = None
+    for index, conv in enumerate(conversations):
+        for position, t in enumerate(conv.turns):
+            if t.parent_turn_id is None or t.parent_turn_id in given:
+                continue
+            known = _known_turns(db) if known is None else known
+            if t.parent_turn_id not in known:
+                turns_key = "responses" if conv.year == 2025 else "turns"
+                raise FormatError(
+                    file,
+                    _json_line_of(file, (index, turns_key, position, "parent")),
+                    "a parent turn given in the file or already stored",
+                    f"turn {t.parent_turn_id!r}, which is neither",
+                )
+
+
 def _upsert_ptkb_labels(db: Database, labels, *, mode: str) -> None:
     col = _PTKB.value_column
     run_many(
@@ -207,13 +227,13 @@ def _upsert_ptkb_labels(db: Database, labels, *, mode: str) -> None:
 
 
 def _ensure_passages(db: Database, passage_ids: Iterable[str]) -> None:
-    """Create the passages (id only, no text) that the store does not have yet."""
-    known = set(column(db, "SELECT id FROM passages"))
-    new = sorted(set(passage_ids) - known)
+    """Create the passages (id only, no text) that the store does not have yet (in id order, which
+    keeps the B-tree inserts local; no set of every stored id is built, as a block of a large file
+    would then pay for the whole table)."""
     run_many(
         db,
         "INSERT INTO passages (id, doc_id) VALUES (?, ?) ON CONFLICT(id) DO NOTHING",
-        ((p, p.rsplit(":", 1)[0]) for p in new),
+        ((p, p.rsplit(":", 1)[0]) for p in sorted(set(passage_ids))),
     )
 
 
@@ -240,9 +260,14 @@ def _history_trigger_off(db: Database, table: str) -> Iterator[None]:
 
 
 def import_passage_qrels(
-    db: Database, file: str, qrels: Sequence[Qrel], *, source: str, add_to_pool: bool = True
+    db: Database, file: str, qrels: Sequence[Qrel] | Iterable[Sequence[Qrel]], *, source: str, add_to_pool: bool = True
 ) -> dict:
     """Store passage judgments of ``source`` (grades as given); the judged pairs join the pool.
+
+    ``qrels`` is a list of records or an iterable of lists (blocks, e.g. a
+    :class:`~assess.formats.trec.QrelsStream`): the blocks are written one after another inside the
+    one transaction, so memory is bounded by a block whatever the file's size; a FormatError raised
+    while iterating (a bad line, an item repeated with another grade) rolls everything back.
 
     Speed matters here (a year's qrels are 20,000–50,000 lines), so the import is shaped around
     SQLite's costs: every reference (turn, passage, source) is checked or created here under the
@@ -252,36 +277,43 @@ def import_passage_qrels(
     imports of the same source upsert row by row, so the history triggers record each real change
     with its old value.
     """
+    blocks = [qrels] if isinstance(qrels, Sequence) else qrels
     stamp = now()
     table, grade = _PASSAGE.table, _PASSAGE.value_column
     columns = f"INSERT INTO {table} (source, turn_id, passage_id, {grade}, mode, via, updated_at) "
     values = f"VALUES ({_sql_text(source)}, ?, ?, ?, 'import', NULL, {_sql_text(stamp)})"
+    conflict = f" ON CONFLICT({', '.join(_PASSAGE.conflict_columns)}) "
+    turns: set[str] = set()
+    count = 0
     with paused_gc(), write(db, references_checked=True):
-        turns = _check_turns(db, file, qrels)
+        known = _known_turns(db)
         ensure_source(db, source)
         # First means the source has never had a passage label (none now, none in the history), so a
         # source has at most one bulk event and every label's trail can be rebuilt from it.
-        first = bool(qrels) and value(
+        first = value(
             db,
             f"SELECT NOT EXISTS (SELECT 1 FROM {table} WHERE source = ?) AND NOT EXISTS "
             "(SELECT 1 FROM label_history WHERE source = ? AND label_table = ?) AS first",
             (source, source, _PASSAGE.task.value),
         )
-        _ensure_passages(db, map(itemgetter(1), qrels))
-        # File order (qrels files are grouped by turn): sorting first was measured to cost more than it saves.
-        labels = map(itemgetter(0, 1, 2), qrels)  # turn, passage, grade
         if first:
-            with _history_trigger_off(db, table):
-                run_many(db, columns + values, labels)
-            run(db, BULK_EVENT, (_PASSAGE.task.value, source, str(len(qrels)), stamp))
+            # a repeat across blocks is the same grade (the reader refuses any other): kept once
+            sql = columns + values + conflict + "DO NOTHING"
         else:
-            run_many(
-                db,
-                columns + values + f" ON CONFLICT({', '.join(_PASSAGE.conflict_columns)}) DO UPDATE SET "
-                f"{grade}=excluded.{grade}, via=excluded.via, updated_at=excluded.updated_at "
-                f"WHERE {grade} IS NOT excluded.{grade}",
-                labels,
+            sql = (
+                columns + values + conflict + f"DO UPDATE SET {grade}=excluded.{grade}, via=excluded.via, "
+                f"updated_at=excluded.updated_at WHERE {grade} IS NOT excluded.{grade}"
             )
+        with _history_trigger_off(db, table) if first else contextlib.nullcontext():
+            for block in blocks:
+                turns |= _check_turns(db, file, block, known)
+                _ensure_passages(db, map(itemgetter(1), block))
+                # File order (qrels files are grouped by turn): sorting was measured to cost more than it saves.
+                run_many(db, sql, map(itemgetter(0, 1, 2), block))  # turn, passage, grade
+                count += len(block)
+        count = getattr(qrels, "count", count) or count
+        if first and count:
+            run(db, BULK_EVENT, (_PASSAGE.task.value, source, str(count), stamp))
         if add_to_pool:
             run(
                 db,
@@ -290,7 +322,7 @@ def import_passage_qrels(
                 "ON CONFLICT DO NOTHING",
                 (f"qrels:{source}", stamp, source),
             )
-    return {"labels": len(qrels), "turns": len(turns), "source": source}
+    return {"labels": count, "turns": len(turns), "source": source}
 
 
 def import_ptkb_qrels(db: Database, file: str, qrels: Sequence[Qrel], *, source: str) -> dict:
@@ -363,16 +395,24 @@ def import_run(
     return {"runs": tags, "rankings": len(ranking_rows), "pooled": len(pool_rows), "depth": depth}
 
 
-def import_passages(db: Database, file: str, passages: Sequence[PassageText]) -> dict:
-    """Store passage texts (new passages are created; a text given again replaces the old one)."""
+def import_passages(db: Database, file: str, passages: Sequence[PassageText] | Iterable[Sequence[PassageText]]) -> dict:
+    """Store passage texts (new passages are created; a text given again replaces the old one).
+
+    ``passages`` is a list or an iterable of lists (a :class:`~assess.formats.trec.PassageStream`),
+    written block by block inside the one transaction.
+    """
+    blocks = [passages] if isinstance(passages, Sequence) else passages
+    count = 0
     with write(db):
-        run_many(
-            db,
-            "INSERT INTO passages (id, doc_id, text) VALUES (?,?,?) ON CONFLICT(id) DO UPDATE SET "
-            "text=excluded.text, doc_id=COALESCE(excluded.doc_id, doc_id)",
-            ((p.passage_id, p.doc_id, p.text) for p in passages),
-        )
-    return {"passages": len(passages)}
+        for block in blocks:
+            run_many(
+                db,
+                "INSERT INTO passages (id, doc_id, text) VALUES (?,?,?) ON CONFLICT(id) DO UPDATE SET "
+                "text=excluded.text, doc_id=COALESCE(excluded.doc_id, doc_id)",
+                ((p.passage_id, p.doc_id, p.text) for p in block),
+            )
+            count += len(block)
+    return {"passages": count}
 
 
 def import_nuggets(

@@ -256,9 +256,9 @@ def default_guideline(config: StudyConfig) -> dict:
 
 def read_guideline(path: str | Path) -> dict:
     """Read an organizer's guideline file: a JSON object with any of title, consent, instructions, examples."""
-    from assess.formats import json_object
+    from assess.formats.reading import read_json_object
 
-    return json_object(Path(path).read_bytes(), str(path))
+    return read_json_object(path)
 
 
 def merge_guideline(config: StudyConfig, override: Mapping | None) -> dict:
@@ -314,8 +314,8 @@ def parse_known_file(path: str | Path, task: str) -> list[KnownAnswer]:
                 raise FormatError(path, number, "<batch>_<conv>_<turn>_<k>_<run> then 0|1", repr(text[:60]))
             out.append(KnownAnswer(f"{m['conv']}_{m['turn']}", m["run"], f"[{m['k']}]", int(fields[1]), number))
         else:
-            if len(fields) != 4 or not re.fullmatch(r"-?\d+", fields[3]):
-                raise FormatError(path, number, "TURN RUN CRITERION VALUE", repr(text[:60]))
+            if len(fields) != 4 or not re.fullmatch(r"[0-9]{1,9}", fields[3]):
+                raise FormatError(path, number, "TURN RUN CRITERION VALUE (VALUE in ASCII digits)", repr(text[:60]))
             out.append(KnownAnswer(fields[0], fields[1], fields[2], int(fields[3]), number))
     if not out:
         raise FormatError(path, None, "at least one known answer", "an empty file")
@@ -366,7 +366,7 @@ def parse_crowd_ntr(path: str | Path) -> list[CrowdNtrRow]:
 def _lines(path: str | Path) -> list[tuple[int, str]]:
     from assess.formats import read_lines
 
-    return read_lines(path)
+    return read_lines(path, fields=True)
 
 
 def ntr_id(batch: str, turn_id: str, nugget_key: str, run: str) -> str:

@@ -7,6 +7,8 @@ from typing import NamedTuple
 
 from assess.formats.reading import JsonChecker, load_json, per_turn
 
+MAX_TURN_NUMBER = 10**9
+
 
 class Turn(NamedTuple):
     id: str
@@ -52,6 +54,8 @@ def parse_topics(path: str | Path, *, year: int | None = None) -> list[Conversat
         if not isinstance(conv, dict):
             check.fail((ci,), "a conversation object", conv)
         number = check.get(conv, "number", (int, str), (ci,))
+        if isinstance(number, bool) or (isinstance(number, int) and not 0 <= number <= MAX_TURN_NUMBER):
+            check.fail((ci, "number"), f"a conversation number 0..{MAX_TURN_NUMBER:,} or an id string", number)
         title = check.get(conv, "title", str, (ci,), required=False)
         if "responses" in conv and "turns" not in conv:
             schema_year = 2025
@@ -61,6 +65,9 @@ def parse_topics(path: str | Path, *, year: int | None = None) -> list[Conversat
                 if not isinstance(statement, str):
                     check.fail((ci, "ptkb", si), "a statement string", statement)
                 ptkb[str(si + 1)] = statement
+            if len(set(raw_ptkb)) != len(raw_ptkb):
+                repeated = next(i for i, x in enumerate(raw_ptkb) if raw_ptkb.index(x) != i)
+                check.fail((ci, "ptkb", repeated), "each PTKB statement once", raw_ptkb[repeated])
             turns_key, utt_key, ptkb_key, prov_key = "responses", "user_utterance", "relevant_ptkbs", "citations"
         else:
             schema_year = 2024 if isinstance(number, int) else 2023
@@ -69,20 +76,21 @@ def parse_topics(path: str | Path, *, year: int | None = None) -> list[Conversat
             for key, statement in raw_ptkb.items():
                 if not isinstance(statement, str):
                     check.fail((ci, "ptkb", key), "a statement string", statement)
-                ptkb[str(key).strip()] = statement
+                key_id = check.id(key, (ci, "ptkb", key), "a PTKB statement key")
+                if key_id in ptkb and ptkb[key_id] != statement:
+                    check.fail(
+                        (ci, "ptkb", key), f"one text per PTKB statement key ({key_id!r} is given twice)", statement
+                    )
+                ptkb[key_id] = statement
             turns_key, utt_key, ptkb_key, prov_key = "turns", "utterance", "ptkb_provenance", "response_provenance"
-        conv_id = str(number).strip()
+        conv_id = check.id(str(number), (ci, "number"), "a conversation id")
         raw_turns = check.get(conv, turns_key, list, (ci,))
         turns = []
         for ti, t in enumerate(raw_turns):
             tp = (ci, turns_key, ti)
             if not isinstance(t, dict):
                 check.fail(tp, "a turn object", t)
-            turn_no = check.get(t, "turn_id", (int, str), tp)
-            try:
-                turn_no = int(turn_no)
-            except ValueError:
-                check.fail(tp + ("turn_id",), "an integer turn id", turn_no)
+            turn_no = _turn_number(check, check.get(t, "turn_id", (int, str), tp), tp + ("turn_id",))
             turn_id = f"{conv_id}_{turn_no}"
             if turn_id in seen_turns:
                 check.fail(tp + ("turn_id",), "each turn id once", f"turn {turn_id} again")
@@ -109,9 +117,7 @@ def parse_topics(path: str | Path, *, year: int | None = None) -> list[Conversat
             for pi, p in enumerate(prov):
                 if isinstance(p, dict):
                     p = p.get("passage_id") or p.get("id") or p.get("doc_id")
-                if not isinstance(p, str):
-                    check.fail(tp + (prov_key, pi), "a passage id string", p)
-                prov_ids.append(p.strip())
+                prov_ids.append(check.id(p, tp + (prov_key, pi), "a passage id"))
             turns.append(
                 Turn(
                     id=turn_id,
@@ -121,13 +127,35 @@ def parse_topics(path: str | Path, *, year: int | None = None) -> list[Conversat
                     response=check.get(t, "response", str, tp, required=False),
                     relevant_ptkb=tuple(dict.fromkeys(rel_keys)),
                     response_provenance=tuple(dict.fromkeys(prov_ids)),
-                    parent_turn_id=(f"{conv_id}_{t['parent']}" if isinstance(t.get("parent"), (int, str)) else None),
+                    parent_turn_id=_parent(check, conv_id, t.get("parent"), tp + ("parent",)),
                 )
             )
         conversations.append(Conversation(conv_id, str(number), title, year or schema_year, ptkb, tuple(turns)))
     if not conversations:
         check.fail((), "at least one conversation", "an empty list")
     return conversations
+
+
+def _turn_number(check: JsonChecker, value, json_path: tuple) -> int:
+    """A turn number: an integer 0..MAX_TURN_NUMBER, or a string of ASCII digits (no sign)."""
+    expected = f"an integer turn id 0..{MAX_TURN_NUMBER:,}"
+    if isinstance(value, str):
+        text = value.strip()
+        if not (text.isascii() and text.isdigit() and len(text) <= 10):
+            check.fail(json_path, expected, value)
+        value = int(text)
+    if isinstance(value, bool) or not 0 <= value <= MAX_TURN_NUMBER:
+        check.fail(json_path, expected, value)
+    return value
+
+
+def _parent(check: JsonChecker, conv_id: str, value, json_path: tuple) -> str | None:
+    """The parent turn's id (CAsT trees): the conversation's own turn of that number, or absent."""
+    if value is None:
+        return None
+    if isinstance(value, str) and not value.strip().isdigit():
+        return f"{conv_id}_{check.id(value, json_path, 'a parent turn id')}"
+    return f"{conv_id}_{_turn_number(check, value, json_path)}"
 
 
 def _natural(key: str):
@@ -149,5 +177,5 @@ def parse_responses(path: str | Path) -> list[ResponseRecord]:
             body = value
         else:
             check.fail((turn, run), "a response string or object", value)
-        out.append(ResponseRecord(turn.strip(), run.strip(), body, used, None))
+        out.append(ResponseRecord(turn, run, body, used, None))
     return out

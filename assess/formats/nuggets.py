@@ -29,16 +29,22 @@ class NtrRecord(NamedTuple):
     line: int
 
 
-_NUGGET_KEY = re.compile(r"^\[?(\d+)\]?$")
+_NUGGET_KEY = re.compile(r"\[?([0-9]{1,9})\]?")
 _RELEVANCE = f"a relevance {NUGGET_RELEVANCE.low}..{NUGGET_RELEVANCE.high}"
 _MATCHES = {str(v) for v in MATCH.values}
 
 
 def parse_nuggets(path: str | Path) -> list[NuggetRecord]:
-    """Read CONE-RAG gold nuggets: ``{turn: {"[k]": {"text", "relevance"}}}`` (k 1-based)."""
+    """Read CONE-RAG gold nuggets: ``{turn: {"[k]": {"text", "relevance"}}}`` (k 1-based).
+
+    ``1`` and ``[1]`` name the same nugget: given both with different contents, the file is refused.
+    Relevance is an integer (a JSON integer or a string of ASCII digits) in the nugget scale.
+    """
     out = []
+    seen: dict[tuple[str, str], tuple[str, int | None]] = {}
     for check, turn, key, nugget in per_turn(path, "an object {turn id: {nugget key: nugget}}", "an object of nuggets"):
-        if not _NUGGET_KEY.match(key.strip()):
+        matched = _NUGGET_KEY.fullmatch(key)
+        if not matched:
             check.fail((turn,), "nugget keys like '[1]'", key)
         if isinstance(nugget, str):
             nugget = {"text": nugget}
@@ -47,25 +53,35 @@ def parse_nuggets(path: str | Path) -> list[NuggetRecord]:
         body = check.get(nugget, "text", str, (turn, key))
         rel = nugget.get("relevance")
         if rel is not None:
-            try:
-                rel = int(rel)
-            except (TypeError, ValueError):
-                check.fail((turn, key, "relevance"), _RELEVANCE, rel)
-            if rel not in NUGGET_RELEVANCE:
-                check.fail((turn, key, "relevance"), _RELEVANCE, str(rel))
-        k = "[" + _NUGGET_KEY.match(key.strip()).group(1) + "]"
-        out.append(NuggetRecord(turn.strip(), k, body, rel, None))
+            rel = _relevance(check, rel, (turn, key, "relevance"))
+        k = f"[{matched.group(1)}]"
+        first = seen.get((turn, k))
+        if first is not None:
+            if first != (body, rel):
+                check.fail((turn, key), f"one nugget per key ({k} is given twice with different contents)", key)
+            continue  # the same nugget under '1' and '[1]': kept once
+        seen[(turn, k)] = (body, rel)
+        out.append(NuggetRecord(turn, k, body, rel, None))
     return out
 
 
+def _relevance(check, value, json_path: tuple) -> int:
+    """A nugget relevance: a JSON integer or a string of ASCII digits, in the scale (3.9 is refused, not cut to 3)."""
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value.strip()) <= 3:
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or value not in NUGGET_RELEVANCE:
+        check.fail(json_path, _RELEVANCE + " (an integer)", value if not isinstance(value, int) else str(value))
+    return value
+
+
 # The id of one NtR label: batch, conversation, turn number, nugget number (1-based), run.
-NTR_ID = re.compile(r"^(?P<batch>[^_\s]+)_(?P<conv>[^_\s]+)_(?P<turn>\d+)_(?P<k>\d+)_(?P<run>\S+)$")
+NTR_ID = re.compile(r"^(?P<batch>[^_\s]+)_(?P<conv>[^_\s]+)_(?P<turn>[0-9]{1,10})_(?P<k>[0-9]{1,9})_(?P<run>\S+)$")
 
 
 def parse_ntr_labels(path: str | Path) -> list[NtrRecord]:
     """Read NtR labels (CONE-RAG TSV): ``<batch>_<conv>_<turn>_<k>_<run>`` then ``0|1``."""
     out = []
-    for number, text in read_lines(path):
+    for number, text in read_lines(path, fields=True):
         fields = text.split()
         if len(fields) != 2:
             raise FormatError(

@@ -1,6 +1,21 @@
-"""Reading text and JSON files and uploads: UTF-8 (a byte-order mark dropped), errors that name the line.
+"""The one reading path of the workbench: files, uploads, lines and JSON, refused cleanly when hostile.
 
-Shared by every reader of the package; see :mod:`assess.formats` for the tolerance rules.
+Every failure becomes a :class:`~assess.errors.FormatError` naming the input, the line (or JSON
+path) and what was expected vs found:
+
+- only regular files are read: a directory, FIFO, socket or device (``/dev/zero``) is refused after
+  ``fstat`` on a descriptor opened without blocking, so neither a FIFO nor an endless device is read;
+- size limits are checked before reading: JSON files at most :data:`MAX_JSON_BYTES`; line files
+  (qrels, runs, passages JSONL, label TSVs) are read in blocks of :data:`BLOCK_BYTES` with no total
+  limit, but no line may be longer than :data:`MAX_LINE_BYTES`;
+- text is UTF-8 (a byte-order mark at the very start is dropped; anywhere else it is a format
+  character and refused in ids and field lines); invalid bytes name their line and column;
+- field lines are separated by spaces or tabs only: control, format and other space characters
+  (no-break space, U+2003, ...) are refused with their line and column;
+- JSON: nesting at most :data:`MAX_DEPTH` levels; numbers are finite (no ``NaN``, ``Infinity``,
+  ``1e309``) and integers fit in 64 bits; no lone surrogate escapes (``"\\ud800"``); a key given
+  twice in one object with different values is refused;
+- ids (turns, passages, runs, sources, nugget and PTKB keys) follow one rule, :func:`id_problem`.
 """
 
 from __future__ import annotations
@@ -8,21 +23,142 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import math
+import os
+import re
+import stat
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from assess.errors import FormatError
 
+MiB = 2**20
+MAX_JSON_BYTES = 256 * MiB  # a whole JSON file (topics, nuggets, responses, score inputs, uploads)
+MAX_LINE_BYTES = 4 * MiB  # one line of a line file (a passage JSONL line with a long text fits)
+BLOCK_BYTES = 2 * MiB  # line files are read, checked and parsed this much at a time
+MAX_DEPTH = 200  # JSON nesting (the iKAT files nest 4 levels deep)
+MAX_ID_CHARS = 1000
+_BOM = b"\xef\xbb\xbf"
 
-def _decode(path: Path, data: bytes, *, column: bool) -> str:
-    """``data`` as UTF-8 text, a byte-order mark dropped; a bad byte is refused with its line (and column)."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
+# Characters no id and no field line may hold: C0/C1 controls (tab, LF, CR aside), the Unicode
+# format characters (zero-width and direction marks, BOM, soft hyphen, ...), spaces other than
+# the ASCII space and tab, and surrogates (only a JSON escape can produce one).
+_CONTROL = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
+_FORMAT = (
+    "\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+)
+_SPACES = "\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_SURROGATES = "\ud800-\udfff"
+_BAD_IN_FIELDS = re.compile(f"[{_CONTROL}{_FORMAT}{_SPACES}{_SURROGATES}]|\r(?!\n)")
+_BAD_IN_ID = re.compile(f"[\\s{_CONTROL}{_FORMAT}{_SPACES}{_SURROGATES}]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile(f"[{_SURROGATES}]")
+
+
+def describe_char(char: str) -> str:
+    """``U+00A0 (NO-BREAK SPACE)``: a character named so that a message shows what it is."""
+    return f"U+{ord(char):04X} ({unicodedata.name(char, 'a control character')})"
+
+
+def short(text: str, limit: int = 60) -> str:
+    """``repr`` of ``text`` cut to ``limit`` characters: safe to print whatever it holds."""
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return repr(text)
+
+
+# ------------------------------------------------------------------------------------------- ids
+
+
+def id_problem(value: str) -> str | None:
+    """What is wrong with ``value`` as an id (None when nothing is).
+
+    The one id rule of every reader and option: non-empty, at most :data:`MAX_ID_CHARS` characters,
+    no whitespace, control, format or surrogate characters. Ids are joined with spaces in history
+    item keys and shown in pages, so this keeps both unambiguous.
+    """
+    if not value:
+        return "an empty id"
+    if len(value) > MAX_ID_CHARS:
+        return f"an id of {len(value):,} characters"
+    bad = _BAD_IN_ID.search(value)
+    if bad:
+        return f"{describe_char(bad.group())} in {short(value, 40)}"
+    return None
+
+
+ID_RULE = f"an id of 1..{MAX_ID_CHARS} characters without whitespace or control characters"
+
+
+def check_id(value: Any, file, where: int | None, what: str) -> str:
+    """``value`` if it is a valid id (see :func:`id_problem`), else a FormatError naming ``what``."""
+    if not isinstance(value, str):
+        raise FormatError(file, where, f"{what} as a string", type(value).__name__)
+    problem = id_problem(value)
+    if problem:
+        raise FormatError(file, where, f"{what}: {ID_RULE}", problem)
+    return value
+
+
+# ------------------------------------------------------------------------------------- opening
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def open_regular(path: str | Path, limit: int | None = None) -> BinaryIO:
+    """Open ``path`` for binary reading if it is a regular file of at most ``limit`` bytes.
+
+    The descriptor is opened non-blocking (a FIFO without writer does not hang the open) and checked
+    with ``fstat`` before anything is read, so a swap of the file in between cannot slip through.
+    A missing file raises FileNotFoundError (the CLI says "file not found").
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except IsADirectoryError:
+        raise FormatError(path, None, "a regular file", "a directory") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FormatError(path, None, "a regular file", _kind(info.st_mode))
+        if limit is not None and info.st_size > limit:
+            raise FormatError(path, None, f"a file of at most {limit // MiB} MiB", f"{info.st_size:,} bytes")
+        os.set_blocking(fd, True)
+        return open(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(path: str | Path, limit: int = MAX_JSON_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (also if it grows while being read)."""
+    with open_regular(path, limit) as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise FormatError(path, None, f"a file of at most {limit // MiB} MiB", "a file that grew beyond it")
+    return data
+
+
+def _decode(path, data: bytes, *, first_line: int = 1, column: bool = True) -> str:
+    """``data`` as UTF-8; a bad byte is refused with its line (and column). Python's codec refuses
+    encoded surrogates and overlong forms, so the text holds no surrogate."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        number = data.count(b"\n", 0, exc.start) + 1
+        number = first_line + data.count(b"\n", 0, exc.start)
         found = f"the byte 0x{data[exc.start]:02x}"
         if column:
             line_start = data.rfind(b"\n", 0, exc.start) + 1
@@ -30,16 +166,100 @@ def _decode(path: Path, data: bytes, *, column: bool) -> str:
         raise FormatError(path, number, "UTF-8 text", found) from None
 
 
-def read_text(path: str | Path) -> str:
-    """The file's text (a UTF-8 BOM dropped); bytes that are not UTF-8 are refused with their line and column."""
-    path = Path(path)
-    return _decode(path, path.read_bytes(), column=True)
+def read_text(path: str | Path, limit: int = MAX_JSON_BYTES) -> str:
+    """The file's text (a UTF-8 BOM at the start dropped); bytes that are not UTF-8 name their line and column."""
+    data = read_bytes(path, limit)
+    return _decode(path, data[3:] if data.startswith(_BOM) else data)
 
 
-def read_lines(path: str | Path) -> list[tuple[int, str]]:
-    """Return (line number, text) for every non-blank line, stripped; refuse bytes that are not UTF-8."""
-    lines = read_text(path).split("\n")
-    return [(number, text) for number, line in enumerate(lines, start=1) if (text := line.strip())]
+# ---------------------------------------------------------------------------------- line files
+
+
+def _refuse_character(path, text: str, first_line: int, match: re.Match) -> None:
+    start = text.rfind("\n", 0, match.start()) + 1
+    number = first_line + text.count("\n", 0, match.start())
+    found = "a carriage return inside a line" if match.group() == "\r" else describe_char(match.group())
+    raise FormatError(
+        path,
+        number,
+        "fields separated by spaces or tabs, without control or format characters",
+        f"{found} at column {match.start() - start + 1}",
+    )
+
+
+def read_blocks(path: str | Path, *, fields: bool = False) -> Iterator[tuple[int, str]]:
+    """(number of the first line, text of whole lines) for each block of about :data:`BLOCK_BYTES`.
+
+    Memory stays bounded whatever the file's size. With ``fields=True`` (qrels, runs, TSVs) the
+    text may hold no control, format or non-ASCII space character (see the module docstring).
+    """
+    with open_regular(path) as handle:
+        rest = handle.read(len(_BOM))
+        if rest == _BOM:
+            rest = b""
+        first_line = 1
+        while True:
+            data = handle.read(BLOCK_BYTES)
+            buffer = rest + data if rest else data
+            if data:
+                cut = buffer.rfind(b"\n") + 1
+                if not cut:
+                    if len(buffer) > MAX_LINE_BYTES:
+                        raise FormatError(
+                            path, first_line, f"lines of at most {MAX_LINE_BYTES // MiB} MiB", "a longer line"
+                        )
+                    rest = buffer
+                    continue
+                block, rest = buffer[:cut], buffer[cut:]
+                if len(rest) > MAX_LINE_BYTES:  # an unfinished line already longer than any line may be
+                    raise FormatError(
+                        path,
+                        first_line + block.count(b"\n"),
+                        f"lines of at most {MAX_LINE_BYTES // MiB} MiB",
+                        "a longer line",
+                    )
+            else:
+                block, rest = buffer, b""
+            if not block:
+                return
+            text = _decode(path, block, first_line=first_line)
+            if fields:
+                bad = _BAD_IN_FIELDS.search(text)
+                if bad:
+                    _refuse_character(path, text, first_line, bad)
+            yield first_line, text
+            first_line += block.count(b"\n")
+            if not data:
+                return
+
+
+def lines_of(text: str, first_line: int) -> Iterator[tuple[int, str]]:
+    """(line number, stripped text) of every non-blank line of a block."""
+    for number, line in enumerate(text.split("\n"), start=first_line):
+        if stripped := line.strip():
+            yield number, stripped
+
+
+def iter_lines(path: str | Path, *, fields: bool = False) -> Iterator[tuple[int, str]]:
+    """(line number, stripped text) of every non-blank line, read block by block."""
+    for first_line, text in read_blocks(path, fields=fields):
+        yield from lines_of(text, first_line)
+
+
+def read_lines(path: str | Path, *, fields: bool = False) -> list[tuple[int, str]]:
+    """Return (line number, text) for every non-blank line, stripped; see :func:`read_blocks`."""
+    return list(iter_lines(path, fields=fields))
+
+
+def line_texts(path: str | Path, numbers: set[int]) -> dict[int, str]:
+    """The stripped text of the given lines (for messages about lines read long before)."""
+    found = {}
+    for number, text in iter_lines(path):
+        if number in numbers:
+            found[number] = text
+            if len(found) == len(numbers):
+                break
+    return found
 
 
 @contextlib.contextmanager
@@ -58,20 +278,34 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def short(text: str, limit: int = 60) -> str:
-    text = text if len(text) <= limit else text[: limit - 1] + "…"
-    return repr(text)
+_DIGITS = re.compile(r"[0-9]{1,18}")
 
 
-def to_int(path, line, value: str, what: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise FormatError(path, line, what, short(value)) from None
+def to_int(path, line, value: str, what: str, low: int | None = None, high: int | None = None) -> int:
+    """``value`` as a non-negative integer written in ASCII digits (no sign, no other digits), in range."""
+    if not _DIGITS.fullmatch(value):
+        raise FormatError(path, line, what, short(value))
+    number = int(value)
+    if (low is not None and number < low) or (high is not None and number > high):
+        raise FormatError(path, line, what, value)
+    return number
+
+
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?")
+
+
+def to_float(path, line, value: str, what: str) -> float:
+    """``value`` as a finite number in ASCII notation (no ``nan``, ``inf``, ``1_0`` or other digits)."""
+    if len(value) > 100 or not _FLOAT.fullmatch(value):
+        raise FormatError(path, line, what, short(value))
+    number = float(value)
+    if not math.isfinite(number):
+        raise FormatError(path, line, f"{what} (finite)", value)
+    return number
 
 
 def split_fields(path, line: int, text: str, count: int, expected: str) -> list[str]:
-    """The whitespace-separated fields of a line that must have ``count`` of them (``expected`` names them)."""
+    """The space/tab-separated fields of a line that must have ``count`` of them (``expected`` names them)."""
     fields = text.split()
     if len(fields) != count:
         found = f"{len(fields)} field{'s' if len(fields) != 1 else ''}: {short(text)}"
@@ -79,28 +313,146 @@ def split_fields(path, line: int, text: str, count: int, expected: str) -> list[
     return fields
 
 
-def load_json(path: str | Path) -> tuple[Any, str]:
-    """Parse a JSON file; return (value, text). Invalid UTF-8 or JSON names the line."""
-    path = Path(path)
-    text = _decode(path, path.read_bytes(), column=False)
+# ---------------------------------------------------------------------------------------- JSON
+
+
+class _Refused(Exception):
+    """Raised from inside the JSON parser's hooks; turned into a FormatError with the line."""
+
+    def __init__(self, literal: str, expected: str, found: str | None = None):
+        self.literal, self.expected, self.found = literal, expected, found or short(literal, 40)
+
+
+def _parse_int(literal: str) -> int:
+    if len(literal.lstrip("-")) > 19:
+        raise _Refused(literal, "an integer of at most 19 digits", f"{len(literal.lstrip('-')):,} digits")
+    number = int(literal)
+    if not -(2**63) <= number < 2**63:
+        raise _Refused(literal, "an integer within 64 bits")
+    return number
+
+
+def _parse_float(literal: str) -> float:
+    number = float(literal)
+    if not math.isfinite(number):
+        raise _Refused(literal, "a finite number")
+    return number
+
+
+def _parse_constant(literal: str):
+    raise _Refused(literal, "a number (NaN and Infinity are not JSON)")
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: dict = {}
+        for key, value in pairs:
+            if key in seen and seen[key] != value:
+                raise _Refused(
+                    json.dumps(key, ensure_ascii=False),
+                    "each key once per object",
+                    f"the key {short(key, 40)} twice with different values",
+                )
+            seen[key] = value
+    return obj
+
+
+_DECODER = json.JSONDecoder(
+    parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant, object_pairs_hook=_object
+)
+
+
+def _line_of_literal(text: str, literal: str) -> int | None:
+    """Line of the first occurrence of a literal as a JSON token (not inside a longer token)."""
+    pattern = re.escape(literal) if literal.startswith('"') else rf"(?<![\w.+-]){re.escape(literal)}(?![\w.])"
+    match = re.search(pattern + (r"\s*:" if literal.startswith('"') else ""), text)
+    return None if match is None else text.count("\n", 0, match.start()) + 1
+
+
+def _depth_line(text: str) -> int | None:
+    """The line where the nesting first exceeds :data:`MAX_DEPTH` (the error path of a very deep file)."""
+    depth = 0
+    for token in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):
+        char = token.group()
+        if char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return text.count("\n", 0, token.start()) + 1
+        elif char in "]}":
+            depth -= 1
+    return None
+
+
+def _where(json_path: tuple) -> str:
+    shown = json_path if len(json_path) <= 8 else json_path[:8]
+    text = "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in shown)
+    return text + ("…" if len(json_path) > 8 else "") or "the top level"
+
+
+def _check_tree(path, text: str, value: Any) -> None:
+    """Nesting depth and lone surrogates, walked without recursion."""
+    surrogates = bool(_SURROGATE_ESCAPE.search(text))
+    stack: list[tuple[Any, tuple]] = [(value, ())]
+    while stack:
+        node, json_path = stack.pop()
+        if len(json_path) > MAX_DEPTH:
+            raise FormatError(
+                path,
+                _depth_line(text),
+                f"JSON nested at most {MAX_DEPTH} levels deep",
+                f"deeper at {_where(json_path)}",
+            )
+        if isinstance(node, dict):
+            for key, item in node.items():
+                if surrogates and _SURROGATE.search(key):
+                    JsonChecker(path, text).fail(
+                        json_path, "keys without lone surrogates (\\ud800-\\udfff)", short(key)
+                    )
+                stack.append((item, json_path + (key,)))
+        elif isinstance(node, list):
+            stack.extend((item, json_path + (index,)) for index, item in enumerate(node))
+        elif surrogates and isinstance(node, str) and _SURROGATE.search(node):
+            JsonChecker(path, text).fail(json_path, "text without lone surrogates (\\ud800-\\udfff)", short(node))
+
+
+def parse_json_text(path, text: str) -> Any:
+    """Parse JSON text strictly (see the module docstring); every failure a FormatError naming ``path``."""
     try:
-        return json.loads(text), text
+        value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         found = "the end of the file" if exc.pos >= len(text.rstrip()) else exc.msg
         raise FormatError(path, exc.lineno, "complete, valid JSON", found) from None
+    except _Refused as exc:
+        raise FormatError(path, _line_of_literal(text, exc.literal), exc.expected, exc.found) from None
+    except RecursionError:
+        raise FormatError(
+            path, _depth_line(text), f"JSON nested at most {MAX_DEPTH} levels deep", "deeper nesting"
+        ) from None
+    _check_tree(path, text, value)
+    return value
+
+
+def load_json(path: str | Path) -> tuple[Any, str]:
+    """Parse a JSON file of at most :data:`MAX_JSON_BYTES`; return (value, text)."""
+    text = read_text(path)
+    return parse_json_text(path, text), text
 
 
 def json_object(data: bytes, name: str) -> dict:
     """Parse bytes (an upload or a small file) as one JSON object, naming ``name`` and the line on error."""
-    try:
-        value = json.loads(data.decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise FormatError(name, None, "UTF-8 text", "other bytes") from None
-    except json.JSONDecodeError as exc:
-        raise FormatError(name, exc.lineno, "valid JSON", exc.msg) from None
+    if len(data) > MAX_JSON_BYTES:
+        raise FormatError(name, None, f"a file of at most {MAX_JSON_BYTES // MiB} MiB", f"{len(data):,} bytes")
+    text = _decode(name, data[3:] if data.startswith(_BOM) else data)
+    value = parse_json_text(name, text)
     if not isinstance(value, dict):
         raise FormatError(name, 1, "a JSON object", type(value).__name__)
     return value
+
+
+def read_json_object(path: str | Path) -> dict:
+    """A JSON file holding one object (guidelines and other small inputs)."""
+    return json_object(read_bytes(path), str(path))
 
 
 def json_line(text: str, json_path: tuple) -> int | None:
@@ -132,7 +484,7 @@ def json_line(text: str, json_path: tuple) -> int | None:
     dec.scan_once = scanner.py_make_scanner(dec)
     try:
         value = dec.decode(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
         return None
     position = starts.get(id(value))
     for step in json_path:
@@ -151,12 +503,9 @@ class JsonChecker:
         self.path, self.text = path, text
 
     def fail(self, json_path: tuple, expected: str, found: Any):
-        where = "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in json_path)
         if not isinstance(found, str):
             found = f"{type(found).__name__} {short(json.dumps(found, ensure_ascii=False), 40)}"
-        raise FormatError(
-            self.path, json_line(self.text, json_path), f"{expected} at {where or 'the top level'}", found
-        )
+        raise FormatError(self.path, json_line(self.text, json_path), f"{expected} at {_where(json_path)}", found)
 
     def get(self, obj: dict, key: str, kind, json_path: tuple, required: bool = True):
         if key not in obj:
@@ -173,18 +522,30 @@ class JsonChecker:
             self.fail(json_path + (key,), f"a {name}", value)
         return value
 
+    def id(self, value: Any, json_path: tuple, what: str) -> str:
+        """``value`` (a string, stripped) if it passes the id rule (:func:`id_problem`)."""
+        if not isinstance(value, str):
+            self.fail(json_path, f"{what} as a string", value)
+        value = value.strip()
+        problem = id_problem(value)
+        if problem:
+            self.fail(json_path, f"{what}: {ID_RULE}", problem)
+        return value
+
 
 def per_turn(path: str | Path, top: str, inner: str) -> Iterator[tuple[JsonChecker, str, str, Any]]:
     """(checker, turn id, key, value) for each entry of a JSON file shaped ``{turn id: {key: value}}``.
 
     ``top`` and ``inner`` say what the file and each turn's object should be, for the error message.
+    Turn ids and keys pass the id rule; they are given stripped.
     """
     data, text = load_json(path)
     check = JsonChecker(path, text)
     if not isinstance(data, dict):
         check.fail((), top, data)
     for turn, entries in data.items():
+        turn_id = check.id(turn, (turn,), "a turn id")
         if not isinstance(entries, dict):
             check.fail((turn,), inner, entries)
         for key, value in entries.items():
-            yield check, turn, key, value
+            yield check, turn_id, check.id(key, (turn, key), "a key"), value

@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Iterable, Iterator
+from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
 from assess.errors import FormatError
-from assess.formats.reading import paused_gc, read_lines, read_text, short, split_fields, to_int
+from assess.formats.reading import (
+    MAX_ID_CHARS,
+    check_id,
+    iter_lines,
+    line_texts,
+    lines_of,
+    parse_json_text,
+    paused_gc,
+    read_blocks,
+    short,
+    split_fields,
+    to_float,
+    to_int,
+)
 from assess.tasks import GRADES, PTKB_RELEVANCE
 
 
@@ -39,23 +52,114 @@ class PassageText(NamedTuple):
 def parse_qrels(
     path: str | Path, *, low: int = GRADES.low, high: int = GRADES.high, item: str = "passage id"
 ) -> list[Qrel]:
-    """Read a TREC qrels file: ``turn 0 item grade`` per line (any whitespace), grades in [low, high].
+    """Read a TREC qrels file: ``turn 0 item grade`` per line (spaces or tabs), grades in [low, high].
 
-    A year's qrels are tens of thousands of lines, so a well-formed file (four fields on every line,
-    no blank line, every grade in range, no repeated item) is read column-wise with C-level string
-    and list operations. Anything else takes the line-by-line reader, which names the first bad line
-    or keeps verbatim repeats once.
+    Lines repeated verbatim are kept once. For files too large to hold, :class:`QrelsStream` gives
+    the same records block by block.
     """
+    stream = QrelsStream(path, low=low, high=high, item=item)
     with paused_gc():
-        rows = _qrels_by_column(read_text(path), low, high)
-        return rows if rows is not None else _read_qrels(path, low, high, item)
+        rows = [q for block in stream for q in block]
+    if stream.repeated:
+        rows = [q for q in rows if q.line not in stream.repeated]
+    return rows
 
 
-def _qrels_by_column(text: str, low: int, high: int) -> list[Qrel] | None:
+class QrelsStream:
+    """The records of a qrels file, one list per block of the file (memory bounded by the block).
+
+    Each block is read column-wise with C-level string and list operations when it is well formed
+    (four fields on every line, no blank line, every grade valid, no repeated item), else line by
+    line, which names the first bad line. A repeated item across blocks is found by
+    :class:`RepeatGuard` when the last block has been read: with a different grade it is refused
+    (raised from the iteration, so an import consuming the blocks inside its transaction rolls
+    back); repeated verbatim, its line numbers are in ``repeated`` afterwards (``count`` is the
+    number of distinct items).
+    """
+
+    def __init__(self, path: str | Path, *, low: int = GRADES.low, high: int = GRADES.high, item: str = "passage id"):
+        self.path, self.low, self.high, self.item = path, low, high, item
+        self.repeated: set[int] = set()
+        self.count = 0
+
+    def __iter__(self) -> Iterator[list[Qrel]]:
+        guard = RepeatGuard()
+        total = 0
+        for first_line, text in read_blocks(self.path, fields=True):
+            rows = _qrels_by_column(text, self.low, self.high, first_line)
+            if rows is None:
+                rows = _qrels_by_line(self.path, lines_of(text, first_line), self.low, self.high, self.item)
+            if rows:
+                guard.add(map(itemgetter(0, 1), rows), map(itemgetter(2), rows), map(itemgetter(3), rows), len(rows))
+                total += len(rows)
+                yield rows
+        if not total:
+            raise FormatError(self.path, None, "at least one qrels line", "an empty file")
+        self.repeated = guard.finish(self.path, self._conflict)
+        self.count = total - len(self.repeated)
+
+    def _conflict(self, first: int, later: int) -> FormatError | None:
+        """The error for two lines with one key and different grades (None on a hash collision)."""
+        texts = line_texts(self.path, {first, later})
+        a, b = (texts[first].split(), texts[later].split())
+        if (a[0], a[2]) != (b[0], b[2]):
+            return None
+        return FormatError(
+            self.path, later, f"one value per item ({a[0]} {a[2]} is {int(a[3])} on line {first})", str(int(b[3]))
+        )
+
+
+class RepeatGuard:
+    """Finds items given more than once in a file too large to keep its keys: it keeps a 64-bit hash
+    of each key (8 bytes per record, in numpy arrays) with its value and line, and compares them
+    once the file has been read. Equal hashes with different values are checked against the lines
+    themselves (a hash collision is not a conflict)."""
+
+    def __init__(self):
+        self._hashes: list = []
+        self._values: list = []
+        self._lines: list = []
+
+    def add(self, keys: Iterable, values: Iterable[int], lines: Iterable[int], count: int) -> None:
+        import numpy as np
+
+        self._hashes.append(np.fromiter(map(hash, keys), dtype=np.int64, count=count))
+        self._values.append(np.fromiter(values, dtype=np.int64, count=count))
+        self._lines.append(np.fromiter(lines, dtype=np.int64, count=count))
+
+    def finish(self, path, conflict) -> set[int]:
+        """Lines that repeat an earlier line verbatim; raises ``conflict(first, later)`` for the first
+        line (in file order) whose key was given before with a different value."""
+        import numpy as np
+
+        if len(self._hashes) < 2:  # within one block the parser has compared the keys themselves
+            return set()
+        hashes = np.concatenate(self._hashes)
+        values = np.concatenate(self._values)
+        lines = np.concatenate(self._lines)
+        self._hashes = self._values = self._lines = []
+        order = np.lexsort((lines, hashes))
+        hashes, values, lines = hashes[order], values[order], lines[order]
+        same = np.flatnonzero(hashes[1:] == hashes[:-1]) + 1  # positions that repeat the previous hash
+        if not len(same):
+            return set()
+        group_start = np.maximum.accumulate(np.where(np.r_[True, hashes[1:] != hashes[:-1]], np.arange(len(hashes)), 0))
+        firsts = group_start[same]
+        differing = same[values[same] != values[firsts]]
+        for position in differing[np.argsort(lines[differing], kind="stable")]:
+            error = conflict(int(lines[group_start[position]]), int(lines[position]))
+            if error is not None:
+                raise error
+        return set(lines[same].tolist())
+
+
+def _qrels_by_column(text: str, low: int, high: int, first_line: int = 1) -> list[Qrel] | None:
     """Read a well-formed qrels text column-wise (no Python loop per line); None if any line is not."""
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
+    if not lines:
+        return None
     parts = list(map(str.split, lines))
     if set(map(len, parts)) != {4}:  # a blank line, a missing or extra field
         return None
@@ -64,22 +168,30 @@ def _qrels_by_column(text: str, low: int, high: int) -> list[Qrel] | None:
     grades = list(map(valid.get, grade_texts))
     if None in grades or len(set(zip(turns, items))) != len(turns):  # a bad grade, a repeated item
         return None
-    return list(map(tuple.__new__, itertools.repeat(Qrel), zip(turns, items, grades, itertools.count(1))))
+    return list(map(tuple.__new__, itertools.repeat(Qrel), zip(turns, items, grades, itertools.count(first_line))))
 
 
 def _read_qrels(path: str | Path, low: int, high: int, item: str) -> list[Qrel]:
+    """The line-by-line reader over a whole file (the reference the column reader must agree with)."""
+    rows = _qrels_by_line(path, iter_lines(path, fields=True), low, high, item)
+    if not rows:
+        raise FormatError(path, None, "at least one qrels line", "an empty file")
+    return rows
+
+
+def _qrels_by_line(path, lines: Iterable[tuple[int, str]], low: int, high: int, item: str) -> list[Qrel]:
     rows: list[Qrel] = []
     seen: dict[tuple[str, str], tuple[int, int]] = {}
     valid = {str(g): g for g in range(low, high + 1)}
     new_qrel = tuple.__new__
-    for number, text in read_lines(path):
+    what = f"a grade {low}..{high} (an integer grade: ASCII digits, no sign)"
+    for number, text in lines:
         fields = split_fields(path, number, text, 4, f"turn id, 0, {item}, grade")
         turn, _iteration, item_id, grade_text = fields
         grade = valid.get(grade_text)
         if grade is None:
-            grade = to_int(path, number, grade_text, f"an integer grade {low}..{high}")
-            if not low <= grade <= high:
-                raise FormatError(path, number, f"a grade {low}..{high}", str(grade))
+            grade = to_int(path, number, grade_text, what, low, high)
+        _check_ids(path, number, turn, item_id)
         key = (turn, item_id)
         first = seen.setdefault(key, (grade, number))
         if first[1] != number:
@@ -89,9 +201,14 @@ def _read_qrels(path: str | Path, low: int, high: int, item: str) -> list[Qrel]:
                 )
             continue  # the same line again: kept once
         rows.append(new_qrel(Qrel, (turn, item_id, grade, number)))
-    if not rows:
-        raise FormatError(path, None, "at least one qrels line", "an empty file")
     return rows
+
+
+def _check_ids(path, number: int, *ids: str) -> None:
+    """Field lines hold no control or space characters (checked per block); ids are also bounded in length."""
+    for value in ids:
+        if len(value) > MAX_ID_CHARS:
+            check_id(value, path, number, "an id")
 
 
 def parse_ptkb_qrels(path: str | Path) -> list[Qrel]:
@@ -100,32 +217,27 @@ def parse_ptkb_qrels(path: str | Path) -> list[Qrel]:
 
 
 def parse_run(path: str | Path) -> list[RunRow]:
-    """Read a TREC run: ``turn Q0 passage rank score tag`` per line."""
+    """Read a TREC run: ``turn Q0 passage rank score tag`` per line (rank: ASCII digits; score: a finite number)."""
     rows = []
-    for number, text in read_lines(path):
+    seen: dict = {}
+    for number, text in iter_lines(path, fields=True):
         fields = split_fields(path, number, text, 6, "turn id, Q0, passage id, rank, score, run tag")
         turn, _q0, passage, rank_text, score_text, tag = fields
-        rank = to_int(path, number, rank_text, "an integer rank")
-        try:
-            score = float(score_text)
-        except ValueError:
-            raise FormatError(path, number, "a numeric score", short(score_text)) from None
-        if score != score or score in (float("inf"), float("-inf")):
-            raise FormatError(path, number, "a finite score", score_text)
-        rows.append(RunRow(turn, passage, rank, score, tag, number))
-    if not rows:
-        raise FormatError(path, None, "at least one run line", "an empty file")
-    seen: dict = {}
-    for r in rows:
-        key = (r.tag, r.turn_id, r.passage_id)
+        rank = to_int(path, number, rank_text, "an integer rank (ASCII digits, no sign)")
+        score = to_float(path, number, score_text, "a numeric score (a finite score in ASCII notation)")
+        _check_ids(path, number, turn, passage, tag)
+        key = (tag, turn, passage)
         if key in seen:
             raise FormatError(
                 path,
-                r.line,
+                number,
                 f"each passage once per turn (it is on line {seen[key]})",
-                f"{r.passage_id} again for turn {r.turn_id}",
+                f"{passage} again for turn {turn}",
             )
-        seen[key] = r.line
+        seen[key] = number
+        rows.append(RunRow(turn, passage, rank, score, tag, number))
+    if not rows:
+        raise FormatError(path, None, "at least one run line", "an empty file")
     return rows
 
 
@@ -144,33 +256,73 @@ def parse_passages(path: str | Path) -> list[PassageText]:
     """Read passage text JSONL (iKAT ``psg_text``: ``doc_id``, ``passage_id``, ``passage_text``).
 
     Also accepted: ``{"id", "contents"}`` / ``{"id", "text"}`` (Pyserini / ir_datasets style).
-    A ``passage_id`` without ':' is joined to its ``doc_id`` as ``doc_id:passage_id``.
+    A ``passage_id`` without ':' is joined to its ``doc_id`` as ``doc_id:passage_id``. One passage
+    given twice with the same text is kept once; with different texts it is refused.
     """
-    out = []
-    for number, text in read_lines(path):
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise FormatError(path, number, "one JSON object per line", f"invalid JSON ({exc.msg})") from None
-        if not isinstance(obj, dict):
-            raise FormatError(path, number, "a JSON object", type(obj).__name__)
-        doc = obj.get("doc_id")
-        pid = obj.get("passage_id", obj.get("id"))
-        body = obj.get("passage_text", obj.get("contents", obj.get("text")))
-        if pid is None or body is None:
-            raise FormatError(
-                path, number, "fields passage_id (or id) and passage_text (or contents/text)", f"fields {sorted(obj)}"
-            )
-        if not isinstance(body, str):
-            raise FormatError(path, number, "passage_text as a string", type(body).__name__)
-        if not isinstance(pid, (str, int)) or (doc is not None and not isinstance(doc, str)):
-            raise FormatError(path, number, "string ids", f"passage_id {type(pid).__name__}")
-        pid = str(pid)
-        full = pid if (":" in pid or not doc) else f"{doc}:{pid}"
-        out.append(PassageText(full, doc or full.rsplit(":", 1)[0], body, number))
-    if not out:
-        raise FormatError(path, None, "at least one passage", "an empty file")
-    return out
+    return [p for block in PassageStream(path) for p in block]
+
+
+class PassageStream:
+    """The passages of a JSONL file, one list per block of the file (see :func:`parse_passages`).
+
+    The ids seen so far are kept with a hash of their text, to refuse a passage given twice with
+    different texts; ``count`` is the number of distinct passages once iterated.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = path
+        self.count = 0
+
+    def __iter__(self) -> Iterator[list[PassageText]]:
+        path = self.path
+        seen: dict[str, tuple[int, int]] = {}
+        for first_line, block in read_blocks(path):
+            out = []
+            for number, text in lines_of(block, first_line):
+                passage = _passage(path, number, text)
+                digest = hash(passage.text)
+                first = seen.setdefault(passage.passage_id, (digest, number))
+                if first[1] != number:
+                    if first[0] != digest:
+                        raise FormatError(
+                            path,
+                            number,
+                            f"one text per passage ({short(passage.passage_id, 40)} has another text on line {first[1]})",
+                            "a different text",
+                        )
+                    continue
+                out.append(passage)
+            if out:
+                self.count += len(out)
+                yield out
+        if not self.count:
+            raise FormatError(path, None, "at least one passage", "an empty file")
+
+
+def _passage(path, number: int, text: str) -> PassageText:
+    try:
+        obj = parse_json_text(path, text)
+    except FormatError as exc:
+        raise FormatError(path, number, f"one JSON object per line ({exc.expected})", exc.found) from None
+    if not isinstance(obj, dict):
+        raise FormatError(path, number, "one JSON object per line", short(text, 40))
+    doc = obj.get("doc_id")
+    pid = obj.get("passage_id", obj.get("id"))
+    body = obj.get("passage_text", obj.get("contents", obj.get("text")))
+    if pid is None or body is None:
+        raise FormatError(
+            path, number, "fields passage_id (or id) and passage_text (or contents/text)", f"fields {sorted(obj)}"
+        )
+    if not isinstance(body, str):
+        raise FormatError(path, number, "passage_text as a string", type(body).__name__)
+    if isinstance(pid, bool) or not isinstance(pid, (str, int)) or (doc is not None and not isinstance(doc, str)):
+        raise FormatError(path, number, "string ids", f"passage_id {type(pid).__name__}")
+    pid = check_id(str(pid), path, number, "a passage id")
+    if doc is not None:
+        check_id(doc, path, number, "a doc_id")
+    full = pid if (":" in pid or not doc) else f"{doc}:{pid}"
+    check_id(full, path, number, "a passage id")
+    return PassageText(full, doc or full.rsplit(":", 1)[0], body, number)
 
 
 def format_qrels(rows: Iterable[tuple[str, str, int]]) -> Iterator[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from assess import formats
+from assess.formats.trec import PassageStream, QrelsStream
 from assess.tasks import DEFAULT_SOURCES, IMPORT_KINDS
 from store import Database, imports, stats
 
@@ -32,13 +33,13 @@ def load_file(
     if kind == "topics":
         return imports.import_topics(db, file, formats.parse_topics(path, year=year), collection=collection)
     if kind == "qrels":
-        return imports.import_passage_qrels(db, file, formats.parse_qrels(path), source=source)
+        return imports.import_passage_qrels(db, file, QrelsStream(path), source=source)
     if kind == "ptkb-qrels":
         return imports.import_ptkb_qrels(db, file, formats.parse_ptkb_qrels(path), source=source)
     if kind == "run":
         return imports.import_run(db, file, formats.parse_run(path), name=name, depth=depth)
     if kind == "passages":
-        return imports.import_passages(db, file, formats.parse_passages(path))
+        return imports.import_passages(db, file, PassageStream(path))
     if kind == "nuggets":
         return imports.import_nuggets(db, file, formats.parse_nuggets(path), source=source, dedup=dedup)
     if kind == "responses":
@@ -79,15 +80,40 @@ def is_empty(db: Database) -> bool:
     return stats.is_empty(db)
 
 
+def upload_name(filename: str) -> str:
+    """The base name of an uploaded file, safe to use as a file name and to show: the last path part
+    (``/`` or ``\\``), stripped; empty, ``.``, ``..``, over-long names or names with control
+    characters are refused (FormatError naming the upload)."""
+    from assess.errors import FormatError
+    from assess.formats.reading import id_problem, short
+
+    base = str(filename).replace("\\", "/").rsplit("/", 1)[-1].strip()
+    problem = (
+        "an empty name"
+        if not base
+        else "a name that is only dots"
+        if not base.strip(".")
+        else "a name over 255 characters"
+        if len(base) > 255
+        else id_problem(base.replace(" ", "_"))
+    )
+    if problem:
+        raise FormatError(f"upload {short(str(filename), 60)}", None, "a file name", problem)
+    return base
+
+
 def load_upload(db: Database, kind: str, filename: str, data: bytes, **options) -> dict:
-    """Import an uploaded file: it is written to a temporary file named like the upload (for messages)."""
+    """Import an uploaded file: it is written to a temporary file named like the upload's base name
+    (for messages, which then name the upload, never the temporary folder)."""
     import tempfile
 
+    name = upload_name(filename)
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / Path(filename).name
+        path = Path(tmp) / name
         path.write_bytes(data)
         try:
             return load_file(db, kind, path, **options)
         except formats.FormatError as exc:
-            exc.args = (str(exc).replace(str(path), Path(filename).name),)
+            exc.args = (str(exc).replace(str(path), name),)
+            exc.file = name
             raise
