@@ -9,7 +9,7 @@ st.set_option("client.showErrorDetails", "none")
 from assess import ui  # noqa: E402  (after the option: an error while importing is redacted too)
 
 if ui.legacy_run():  # a cold start's first run, in Streamlit's legacy pages mode: run again as the frame
-    st.rerun()
+    ui.leave_legacy_run()
 st.set_page_config(page_title="Assessment workbench", page_icon=":material/fact_check:", layout="wide")
 ui.server_log()
 

@@ -106,6 +106,18 @@ def sidebar_sign_in(database) -> None:
                     st.error("Wrong organizer password")
 
 
+def leave_legacy_run() -> None:
+    """End a run Streamlit started in its legacy pages mode (see :func:`assess.ui.internals.legacy_run`):
+    replace at once the list of every page script it has just sent with an empty hidden navigation,
+    then run app.py again, now as the frame."""
+    st.navigation([st.Page(_nothing, title="Assessment workbench", default=True)], position="hidden")
+    st.rerun()
+
+
+def _nothing() -> None:
+    pass
+
+
 def is_organizer() -> bool:
     """Organizer pages are open when no password is configured ($ASSESS_ORGANIZER_PASSWORD)."""
     return settings.organizer_password() is None or bool(st.session_state.get("organizer"))
@@ -121,7 +133,7 @@ def frame_guard(organizer: bool = False) -> None:
     """
     if not st.session_state.pop("_frame", False):  # app.py sets it on every run it makes
         legacy_pages_off()
-        st.rerun()
+        leave_legacy_run()
     if organizer and not is_organizer():
         st.warning("This page is for organizers: enter the organizer password in the sidebar.")
         st.stop()
