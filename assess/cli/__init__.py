@@ -42,6 +42,23 @@ def add_db_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def check_options(args, ids: dict[str, str] | None = None, counts: dict[str, str] | None = None) -> None:
+    """Refuse bad option values with one line (``--name: expected ..., found ...``): the options named
+    in ``ids`` must pass the id rule of :func:`assess.formats.reading.id_problem` when given, those in
+    ``counts`` must be non-negative integers (both map option name to ``args`` attribute)."""
+    from assess.errors import FormatError
+    from assess.formats.reading import ID_RULE, id_problem
+
+    for option, dest in (ids or {}).items():
+        given = getattr(args, dest, None)
+        if given is not None and (problem := id_problem(given)):
+            raise FormatError(option, None, ID_RULE, problem)
+    for option, dest in (counts or {}).items():
+        given = getattr(args, dest, None)
+        if given is not None and given < 0:
+            raise FormatError(option, None, "a number >= 0", str(given))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m assess",

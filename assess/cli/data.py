@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from assess.cli import add_db_argument
+from assess.cli import add_db_argument, check_options
+from assess.formats.reading import MAX_DEPTH, MAX_JSON_BYTES, MAX_LINE_BYTES, MiB
 from assess.tasks import EXPORT_TABLES, IMPORT_KINDS
 
 
@@ -24,7 +25,12 @@ def add_commands(sub) -> None:
         "import",
         help="import a file (topics, qrels, runs, passages, nuggets, ...)",
         description="Import one file into the store, in one transaction. Bad input: exit 2, "
-        "one line naming the file and line, nothing written.",
+        "one line naming the file and line (or JSON path), nothing written. Limits: only regular "
+        f"files are read (no directory, FIFO or device); JSON files (topics, nuggets, responses) at "
+        f"most {MAX_JSON_BYTES // MiB} MiB and {MAX_DEPTH} levels deep; line files (qrels, runs, "
+        f"passages JSONL, NtR labels) have no size limit and are streamed, but no line may exceed "
+        f"{MAX_LINE_BYTES // MiB} MiB. Ids (turns, passages, runs, sources) have no whitespace or "
+        "control characters; grades are ASCII digits without sign.",
     )
     p.add_argument("kind", choices=IMPORT_KINDS, help="what the file holds")
     p.add_argument("file", help="the file to import")
@@ -138,6 +144,11 @@ def cmd_init(args) -> int:
 def cmd_import(args) -> int:
     from assess.services.loading import load_file
 
+    check_options(
+        args,
+        ids={"--source": "source", "--name": "name", "--nuggets": "nugget_source", "--collection": "collection"},
+        counts={"--depth": "depth"},
+    )
     db = _open(args, must_exist=False)
     summary = load_file(
         db,

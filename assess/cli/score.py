@@ -222,8 +222,9 @@ def _ntr_labels(path: str) -> dict[str, dict[str, dict[str, bool]]]:
 def _personal_turns(path: str) -> set[str]:
     """Personal turns: iKAT topics JSON (turns with relevant PTKB statements) or PTKB qrels (a grade > 0)."""
     from assess.formats import parse_topics
+    from assess.formats.reading import open_regular
 
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         head = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
     if head[:1] in (b"[", b"{"):
         return {t.id for conv in parse_topics(path) for t in conv.turns if t.relevant_ptkb}

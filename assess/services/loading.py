@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from assess import formats
+from assess.errors import FormatError
 from assess.formats.trec import PassageStream, QrelsStream
 from assess.tasks import DEFAULT_SOURCES, IMPORT_KINDS
 from store import Database, imports, stats
@@ -84,7 +85,6 @@ def upload_name(filename: str) -> str:
     """The base name of an uploaded file, safe to use as a file name and to show: the last path part
     (``/`` or ``\\``), stripped; empty, ``.``, ``..``, over-long names or names with control
     characters are refused (FormatError naming the upload)."""
-    from assess.errors import FormatError
     from assess.formats.reading import id_problem, short
 
     base = str(filename).replace("\\", "/").rsplit("/", 1)[-1].strip()
@@ -113,7 +113,7 @@ def load_upload(db: Database, kind: str, filename: str, data: bytes, **options) 
         path.write_bytes(data)
         try:
             return load_file(db, kind, path, **options)
-        except formats.FormatError as exc:
+        except FormatError as exc:
             exc.args = (str(exc).replace(str(path), name),)
             exc.file = name
             raise
