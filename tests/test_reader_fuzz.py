@@ -1,0 +1,148 @@
+"""Fuzz every reader with arbitrary bytes and arbitrary JSON: the outcome is a FormatError or a valid
+import, never another exception, and a refused import leaves the store file byte for byte as it was."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import unicodedata
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from assess.errors import FormatError
+from assess.formats.reading import id_problem
+from assess.services.loading import load_file
+from store import open_db
+from tests.helpers import ROOT, snapshot
+
+DEMO = ROOT / "assets" / "demo"
+KINDS = ("topics", "qrels", "ptkb-qrels", "run", "passages", "nuggets", "responses", "ntr-labels")
+OPTIONS = {"ntr-labels": {"nugget_source": "gold"}}
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory):
+    from assess.services.loading import load_demo
+
+    path = tmp_path_factory.mktemp("fuzz") / "demo.db"
+    db = open_db(path)
+    load_demo(db)
+    db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.conn.close()
+    return path
+
+
+def attempt(demo_db, tmp_path, kind: str, content: bytes) -> None:
+    """Import ``content`` as ``kind`` into a copy of the demo store: refused cleanly or imported."""
+    db_path = tmp_path / "f.db"
+    db_path.unlink(missing_ok=True)
+    src, dst = sqlite3.connect(demo_db), sqlite3.connect(db_path)
+    src.backup(dst)
+    src.close()
+    dst.close()
+    before_bytes, before = db_path.read_bytes(), snapshot(db_path)
+    path = tmp_path / f"input.{kind}"
+    path.write_bytes(content)
+    db = open_db(db_path)
+    try:
+        load_file(db, kind, path, source="fuzz", **OPTIONS.get(kind, {}))
+    except FormatError as exc:
+        assert str(exc).startswith(str(path)) or str(exc).startswith("--"), exc  # the input is named
+        db.conn.close()
+        assert snapshot(db_path) == before
+        assert db_path.read_bytes() == before_bytes or snapshot(db_path) == before
+    else:
+        db.conn.close()
+
+
+# bytes near the formats: fragments of good lines, separators, digits of other scripts, controls
+_PIECES = st.sampled_from(
+    [
+        b"101_1",
+        b"102_3",
+        b" ",
+        b"\t",
+        b"\n",
+        b"\r\n",
+        b"0",
+        b"Q0",
+        b"3",
+        b"-0",
+        b"+2",
+        "٢".encode(),
+        "\u00a0".encode(),
+        b"\x00",
+        b"\x0b",
+        b"demo-doc-001:0",
+        b"0_101_1_1_demo-bm25",
+        b"1.5",
+        b"1e309",
+        b"nan",
+        b"\xff",
+        b"\xef\xbb\xbf",
+        b"{",
+        b"}",
+        b"[",
+        b'"',
+        b":",
+        b",",
+        b"\\ud800",
+    ]
+)
+_BYTES = st.one_of(st.binary(max_size=200), st.lists(_PIECES, max_size=40).map(b"".join))
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**30), 10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20)
+    | st.sampled_from(["101_1", "[1]", "1", "demo-bm25"]),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.one_of(st.text(max_size=8), st.sampled_from(["101_1", "[1]", "text", "turns"])), children, max_size=4
+        )
+    ),
+    max_leaves=20,
+)
+
+FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@FUZZ
+@given(content=_BYTES)
+def test_arbitrary_bytes(demo_db, tmp_path, kind, content):
+    attempt(demo_db, tmp_path, kind, content)
+
+
+@pytest.mark.parametrize("kind", ("topics", "nuggets", "responses", "passages"))
+@FUZZ
+@given(value=_JSON)
+def test_arbitrary_json(demo_db, tmp_path, kind, value):
+    text = json.dumps(value) if kind != "passages" else "\n".join(json.dumps(v) for v in (value, value))
+    attempt(demo_db, tmp_path, kind, text.encode())
+
+
+_BAD_CATEGORIES = {"Cc", "Cf", "Cs", "Zs", "Zl", "Zp"}
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(min_size=1, max_size=30))
+def test_the_id_rule_refuses_every_control_format_surrogate_or_space_character(text):
+    bad = any(unicodedata.category(c) in _BAD_CATEGORIES or c.isspace() for c in text)
+    assert (id_problem(text) is not None) == bad
+
+
+def test_the_id_rule_over_all_of_unicode():
+    """Every code point: refused as an id exactly when it is a control, format, surrogate or space character."""
+    wrong = [
+        hex(code)
+        for code in range(0x110000)
+        if (id_problem(chr(code)) is not None)
+        != (unicodedata.category(chr(code)) in _BAD_CATEGORIES or chr(code).isspace())
+    ]
+    assert wrong == []
