@@ -1,6 +1,9 @@
 """LLM pre-judgments in the store: the items a task covers, the cache, one transaction per result
 (the raw outcome and, when it parsed, the source's label), adaptive pooling and the audit queries
-(raw outputs beside labels, anchoring after reveal). Jobs live in :mod:`store.jobs`."""
+(raw outputs beside labels, anchoring after reveal). Jobs live in :mod:`store.jobs`.
+
+Answers of susceptibility probes (:mod:`assess.llm.probes`, prompt versions marked ``~probe:``) are
+stored like any answer but never give a label, and the audit queries leave them out."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from sqlite_utils import Database
 
 from assess.errors import AssessError
 from assess.llm.pooling import adaptive_keep
+from assess.llm.probes import PROBE_MARK, is_probe
 from assess.tasks import LABEL_KINDS, LABELLED_STATUSES, JudgingMode, ParseStatus, Task, label_kind
 from store import jobs, labels
 from store.db import column, each, now, row, rows, run, run_many, value, write
@@ -122,6 +126,9 @@ def turn_contexts(db: Database) -> dict[str, dict]:
     return out
 
 
+_NOT_PROBE = f"instr(prompt_version, '{PROBE_MARK}') = 0"  # a real answer, not one of a probe
+
+
 _TURN_ORDER = "JOIN turns t ON t.id = x.turn_id JOIN conversations c ON c.id = t.conversation_id"
 
 
@@ -151,6 +158,24 @@ def relevant_passage_items(db: Database, qrels: str, threshold: int) -> list[dic
         "WHERE x.source = ? AND x.grade >= ? ORDER BY c.rowid, t.position, x.passage_id",
         (qrels, threshold),
     )
+
+
+def graded_passage_items(db: Database, source: str) -> list[dict]:
+    """{turn_id, passage_id, text, grade} of every passage with text that ``source`` gave a grade (not 'cannot
+    judge'), in queue order: the items a susceptibility probe can re-judge."""
+    return rows(
+        db,
+        "SELECT x.turn_id AS turn_id, x.passage_id AS passage_id, p.text AS text, x.grade AS grade "
+        f"FROM passage_labels x {_TURN_ORDER} JOIN passages p ON p.id = x.passage_id "
+        "WHERE x.source = ? AND x.grade IS NOT NULL AND p.text IS NOT NULL AND p.text != '' "
+        "ORDER BY c.rowid, t.position, x.passage_id",
+        (source,),
+    )
+
+
+def source_model(db: Database, source: str) -> str | None:
+    """The model an LLM source records (None for another kind of source or an unknown name)."""
+    return value(db, "SELECT model FROM sources WHERE name = ? AND kind = 'llm'", (source,))
 
 
 def ptkb_items(db: Database) -> list[dict]:
@@ -281,7 +306,7 @@ def save(db: Database, p: Prejudgment, *, label_context: dict | None = None) -> 
             "ON CONFLICT DO NOTHING RETURNING id",
             values,
         )
-        if row_id and p.parse_status in LABELLED_STATUSES:
+        if row_id and p.parse_status in LABELLED_STATUSES and not is_probe(p.prompt_version):
             _write_label(db, p, label_context or {})
         if p.job_id is not None and row_id:
             jobs.count_result(db, p.job_id, p.parse_status, cached=p.cached_from is not None)
@@ -323,7 +348,7 @@ def _write_label(db: Database, p: Prejudgment, ctx: dict) -> None:
 
 def status_counts(db: Database, source: str, task: str | None = None) -> dict[str, int]:
     """How many stored answers of the source came out ok / repaired / unparseable / error."""
-    sql, params = "SELECT parse_status, COUNT(*) AS n FROM prejudgments WHERE source = ?", [source]
+    sql, params = f"SELECT parse_status, COUNT(*) AS n FROM prejudgments WHERE source = ? AND {_NOT_PROBE}", [source]
     if task:
         sql, params = sql + " AND task = ?", params + [task]
     return {r["parse_status"]: r["n"] for r in each(db, sql + " GROUP BY parse_status", params)}
@@ -333,8 +358,8 @@ _ROW_COLUMNS = ("id", *(c for c in _COLUMNS if c not in ("source", "input_hash",
 
 
 def stored(db: Database, source: str, task: str | None = None, limit: int = 1000) -> list[dict]:
-    """Stored answers of a source (newest first) with every recorded field."""
-    sql, params = f"SELECT {', '.join(_ROW_COLUMNS)} FROM prejudgments WHERE source = ?", [source]
+    """Stored answers of a source (newest first) with every recorded field; probe answers left out."""
+    sql, params = f"SELECT {', '.join(_ROW_COLUMNS)} FROM prejudgments WHERE source = ? AND {_NOT_PROBE}", [source]
     if task:
         sql, params = sql + " AND task = ?", params + [task]
     return rows(db, sql + " ORDER BY id DESC LIMIT ?", params + [limit])
@@ -351,7 +376,7 @@ def raw_outputs(db: Database, source: str, task: str) -> dict[tuple, str]:
     answers = each(
         db,
         "SELECT turn_id, item_id, raw_output FROM prejudgments WHERE source = ? AND task = ? "
-        "AND parse_status != ? ORDER BY id",
+        f"AND parse_status != ? AND {_NOT_PROBE} ORDER BY id",
         (source, task, ParseStatus.ERROR),
     )
     if task != Task.NTR:
@@ -370,7 +395,7 @@ def rationale(db: Database, source: str, task: str, turn_id: str, item_id: str) 
     return value(
         db,
         "SELECT raw_output FROM prejudgments WHERE source = ? AND task = ? AND turn_id = ? AND "
-        "item_id = ? AND parse_status != ? ORDER BY id DESC LIMIT 1",
+        f"item_id = ? AND parse_status != ? AND {_NOT_PROBE} ORDER BY id DESC LIMIT 1",
         (source, task, turn_id, item_id, ParseStatus.ERROR),
     )
 

@@ -37,6 +37,33 @@ def prompt_text(request: dict) -> str:
     return "\n".join(str(m.get("content", "")) for m in request.get("messages", []))
 
 
+_ENCLOSED = re.compile(r'<data-([0-9a-f]+) field="([\w-]+)">\n(.*?)\n</data-\1>', re.S)
+
+
+def enclosed(request: dict | str, field: str | None = None) -> dict[str, str] | str:
+    """What a prompt encloses as data: every field's text by name, or one field's text (``field``).
+
+    Reads the enclosure the way a model should: a field ends only at the closing tag with the call's code.
+    """
+    text = request if isinstance(request, str) else request["messages"][-1]["content"]
+    found = {m.group(2): m.group(3) for m in _ENCLOSED.finditer(text)}
+    return found if field is None else found[field]
+
+
+def canonical(request: dict) -> str:
+    """A request's user message with its delimiter code replaced by a fixed one: equal for two calls about
+    the same input (each call draws a fresh random code)."""
+    text = request["messages"][-1]["content"]
+    for code in delimiter_codes(request):
+        text = text.replace(f"data-{code}", "data-CODE")
+    return text
+
+
+def delimiter_codes(request: dict) -> set[str]:
+    """The delimiter codes a request's user message uses (one per well-formed call)."""
+    return {m.group(1) for m in _ENCLOSED.finditer(request["messages"][-1]["content"])}
+
+
 def default_reply(request: dict) -> Reply:
     """A grade (or yes/no, or spans) derived from a hash of the prompt, in rotating answer shapes."""
     text = prompt_text(request)
@@ -44,7 +71,7 @@ def default_reply(request: dict) -> Reply:
     if "yes or no" in text.lower() or "yes/no" in text.lower():
         return Reply(content=("yes" if h % 3 == 0 else "no"))
     if "exact copies" in text.lower():  # nugget extraction: copy the first sentence of the text
-        body = text.rsplit("<<<", 1)[-1].split(">>>", 1)[0]
+        body = enclosed(request, "text")
         first = re.split(r"(?<=[.!?])\s", body.strip(), maxsplit=1)[0]
         return Reply(content=first or "No nugget")
     grade = h % 5

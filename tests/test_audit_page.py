@@ -5,13 +5,20 @@ Apply equal `python -m assess pool adaptive`."""
 
 from __future__ import annotations
 
+import html
 import json
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import ROOT, open_app, rows, run_cli  # noqa: F401
-from tests.stub_llm import Reply, stub_llm  # noqa: F401  (fixture)
+from tests.stub_llm import Reply, canonical, enclosed, stub_llm  # noqa: F401  (fixture)
+
+
+def box_text(element) -> str:
+    """The text a message box shows: its markdown source with the character references data is escaped with
+    (assess.text.inert_markdown) read back."""
+    return html.unescape(element.value)
 
 
 @pytest.fixture
@@ -49,8 +56,8 @@ def test_audit_page_shows_the_stores_kappas_and_the_llm_outputs(app_db, stub_llm
     fill_job_form(at, stub_llm, limit=40)
     click(at, "Start / resume")
     assert not at.exception, at.exception
-    assert any("40 to ask" in i.value for i in at.info)  # the estimate
-    assert any("Job 1: 40 stored (40 ok" in s.value for s in at.success)
+    assert any("40 to ask" in box_text(i) for i in at.info)  # the estimate
+    assert any("Job 1: 40 stored (40 ok" in box_text(s) for s in at.success)
     assert rows(
         app_db, "SELECT COUNT(*), COUNT(DISTINCT raw_output) > 1 FROM prejudgments WHERE source = 'llm:stub-1'"
     ) == [(40, 1)]
@@ -91,8 +98,8 @@ def test_audit_page_shows_the_stores_kappas_and_the_llm_outputs(app_db, stub_llm
     at.run()
     fill_job_form(at, stub_llm, limit=40)
     click(at, "Start / resume")
-    assert any("40 already judged, 0 from cache, 40 to ask" in i.value for i in at.info)
-    prompts_sent = [r["messages"][-1]["content"] for r in stub_llm.requests]
+    assert any("40 already judged, 0 from cache, 40 to ask" in box_text(i) for i in at.info)
+    prompts_sent = [canonical(r) for r in stub_llm.requests]
     assert len(prompts_sent) == len(set(prompts_sent)) == 80
     assert rows(app_db, "SELECT COUNT(*) FROM prejudgments") == [(80,)]
 
@@ -101,10 +108,10 @@ def test_prejudge_form_says_what_is_missing_instead_of_crashing(app_db):
     at = open_llm()
     next(b for b in at.button if b.label == "Estimate").click().run()
     assert not at.exception
-    assert any("no LLM model given" in e.value for e in at.error)
+    assert any("no LLM model given" in box_text(e) for e in at.error)
     at.text_input(key="pj_model").input("gpt-4o")
     next(b for b in at.button if b.label == "Estimate").click().run()
-    assert any("no LLM endpoint configured" in e.value for e in at.error)
+    assert any("no LLM endpoint configured" in box_text(e) for e in at.error)
     assert rows(app_db, "SELECT COUNT(*) FROM prejudge_jobs") == [(0,)]
 
 
@@ -159,12 +166,12 @@ def test_a_second_start_while_a_job_runs_is_refused(app_db, stub_llm):
     assert not at.info and not at.success and not stub_llm.requests  # no estimate, no call
     # an estimate is fine meanwhile
     click(at, "Estimate")
-    assert not at.error and any("3 to ask" in i.value for i in at.info)
+    assert not at.error and any("3 to ask" in box_text(i) for i in at.info)
     # the job's process (this one) lives, but without a heartbeat for long it counts as killed
     db.execute("UPDATE prejudge_jobs SET heartbeat_at = '2000-01-01T00:00:00.000Z' WHERE id = ?", [running])
     fill_job_form(at, stub_llm, limit=3)
     click(at, "Start / resume")
-    assert not at.error and any(f"Job {running + 1}: 3 stored" in s.value for s in at.success)
+    assert not at.error and any(f"Job {running + 1}: 3 stored" in box_text(s) for s in at.success)
     jobs = next(d.value for d in at.dataframe if "heartbeat_at" in d.value.columns)
     assert list(jobs["status"]) == ["done", "interrupted"]
     assert "no heartbeat for" in jobs["message"][1]
@@ -199,7 +206,7 @@ def test_adaptive_pool_from_the_page_equals_the_cli(app_db, stub_llm):
     zero = {texts[p] for _, p in deep_relevant}
 
     def grade(request):
-        text = request["messages"][-1]["content"].split("<<<", 1)[1].split(">>>", 1)[0]
+        text = enclosed(request, "passage")
         return Reply(content=f"Score: {0 if text in zero else len(text) % 5}")
 
     stub_llm.reply = grade
@@ -207,7 +214,7 @@ def test_adaptive_pool_from_the_page_equals_the_cli(app_db, stub_llm):
     fill_job_form(at, stub_llm, concurrency=8, depth=10)
     click(at, "Start / resume")
     assert any(
-        "214 items, 3 passages without text skipped; 0 already judged, 0 from cache, 214 to ask" in i.value
+        "214 items, 3 passages without text skipped; 0 already judged, 0 from cache, 214 to ask" in box_text(i)
         for i in at.info
     )
     assert len(stub_llm.requests) == 214
@@ -249,7 +256,7 @@ def test_adaptive_pool_from_the_page_equals_the_cli(app_db, stub_llm):
         "Relevant dropped": f"{r['relevant_dropped']:,}",
     }
     assert any(
-        f"adaptive pool (top 5 + llm:stub-1 >= 2): {r['adaptive_pool']} pairs, {r['saved']} saved" in i.value
+        f"adaptive pool (top 5 + llm:stub-1 >= 2): {r['adaptive_pool']} pairs, {r['saved']} saved" in box_text(i)
         for i in at.info
     )
     grades = dict(
@@ -270,7 +277,9 @@ def test_adaptive_pool_from_the_page_equals_the_cli(app_db, stub_llm):
     click(at, "Apply: add to the pool")
     pool_after = set(rows(app_db, "SELECT turn_id, passage_id FROM pool"))
     assert pool_after == pool_before | kept and kept - pool_before
-    assert any(f"Added {len(kept - pool_before):,} pairs to the pool (method adaptive)." in s.value for s in at.success)
+    assert any(
+        f"Added {len(kept - pool_before):,} pairs to the pool (method adaptive)." in box_text(s) for s in at.success
+    )
     assert rows(app_db, "SELECT COUNT(*) FROM pool WHERE method = 'adaptive'") == [(len(kept - pool_before),)]
     again = json.loads(run_cli(*args, "--apply", db=app_db).stdout)  # the CLI's --apply: nothing left
     assert again["added_to_pool"] == 0 and again["adaptive_pool"] == r["adaptive_pool"]

@@ -58,6 +58,17 @@ def add_commands(sub) -> None:
     p.add_argument("--device", help="nli: cpu, cuda, ... (default: cuda when available)")
     p.add_argument("--batch-size", type=int, default=32, help="nli: pairs per batch (default 32)")
     p.add_argument("--nli-threshold", type=float, default=0.5, help="nli: P(entailment) that counts as a match")
+    p.add_argument(
+        "--probe",
+        metavar="KIND",
+        help="instead of pre-judging: probe how easily the judge of --source is manipulated. KIND is injection "
+        "(an instruction to grade 4 appended to the passage), stuffing (the turn's query terms appended, "
+        "repeated), all, or a comma-separated list. Re-judges --sample graded passages of --source (task "
+        "passage), each unaltered (control) and altered, and reports how often the grade rises vs the stored "
+        "grade and vs the control. Probe answers are stored but never become labels or pool decisions",
+    )
+    p.add_argument("--sample", type=int, default=50, help="probe: how many graded passages to re-judge (default 50)")
+    p.add_argument("--seed", type=int, default=0, help="probe: seed of the sample (default 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=cmd_prejudge)
@@ -133,6 +144,8 @@ def cmd_prejudge(args) -> int:
     concurrency = args.concurrency if args.concurrency is not None else judges.DEFAULT_CONCURRENCY
     if concurrency < 1:
         raise AssessError(f"--concurrency is at least 1, not {concurrency}")
+    if args.probe is not None:
+        return _probe(db, args, concurrency)
     if args.backend == "nli":
         model = args.model or judges.DEFAULT_NLI_MODEL
         cfg = None
@@ -199,6 +212,53 @@ def cmd_prejudge(args) -> int:
         print(
             f"{s['error']} calls failed (last: {s['last_error']}); run the command again to retry them", file=sys.stderr
         )
+    return 0
+
+
+def _probe(db, args, concurrency: int) -> int:
+    """``prejudge --probe KIND``: the susceptibility probe of :mod:`assess.services.probes`."""
+    from assess.errors import AssessError
+    from assess.llm import clients as judges
+    from assess.llm.probes import describe, parse_kinds
+    from assess.services import probes
+
+    if args.task != "passage" or args.backend != "chat":
+        raise AssessError("--probe re-judges passages with a chat model: use --task passage (and no --backend nli)")
+    try:
+        kinds = parse_kinds(args.probe)
+    except ValueError as exc:
+        raise AssessError(str(exc)) from None
+    if not args.source:
+        raise AssessError("--probe needs --source llm:NAME, the LLM source whose judge is probed")
+    model = probes.probe_model(db, args.source, args.model)
+    cfg = judges.endpoint_settings(base_url=args.base_url, model=model)
+    judge = judges.OpenAIJudge(
+        model, base_url=cfg["base_url"], api_key=cfg["api_key"], timeout=args.timeout, max_retries=args.retries
+    )
+    from tqdm import tqdm
+
+    with tqdm(file=sys.stderr, unit="call", disable=args.no_progress, mininterval=0.25) as bar:
+
+        def progress(done, total):
+            bar.total = total
+            bar.update(done - bar.n)
+
+        try:
+            report = probes.probe(
+                db,
+                args.source,
+                judge,
+                kinds=kinds,
+                sample=args.sample,
+                seed=args.seed,
+                concurrency=concurrency,
+                progress=progress,
+            )
+        except KeyboardInterrupt:
+            bar.close()
+            print("stopped: every probe answer received so far is stored; run again to resume", file=sys.stderr)
+            return 130
+    print(json.dumps(report) if args.json else describe(report))
     return 0
 
 

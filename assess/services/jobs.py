@@ -69,13 +69,52 @@ class Plan:
 
 
 def input_hash(messages: Any, settings: dict) -> str:
-    """sha256 of the rendered input and the generation settings (the cache key with model and prompt version)."""
+    """sha256 of an input and the generation settings (the cache key with model and prompt version).
+
+    For a chat prompt the input is the prompt's version and its untrusted values (:meth:`Prompt.inputs`),
+    never the rendered messages: those carry a random delimiter code that changes with every call."""
     blob = json.dumps({"input": messages, "settings": settings}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+def chat_item(
+    prompt: Prompt,
+    settings: dict,
+    turn_id: str,
+    item_id: str,
+    fields: dict,
+    parse_context: dict | None = None,
+    label_context: dict | None = None,
+) -> Item:
+    """One chat item: messages rendered with a fresh delimiter code, hashed by version and values only."""
+    key = {"prompt": prompt.version, "inputs": prompt.inputs(**fields)}
+    return Item(
+        turn_id,
+        item_id,
+        prompt.render(**fields),
+        input_hash(key, settings),
+        parse_context or {},
+        label_context or {},
+    )
+
+
+def chat_settings(prompt: Prompt) -> dict:
+    """The generation settings every chat call of ``prompt`` is made with (part of the cache key)."""
+    return {"max_tokens": prompt.max_tokens, "temperature": 0}
+
+
 def _query(ctx: dict) -> str:
     return ctx["resolved_utterance"] or ctx["utterance"] or ""
+
+
+def turn_prompt_fields(ctx: dict) -> dict[str, str]:
+    """The fields a turn gives the passage and PTKB prompts: conversation so far, utterance, resolved, PTKB."""
+    return {
+        "history": format_history(ctx["history"]),
+        "utterance": ctx["utterance"] or "",
+        "resolved": _query(ctx),
+        "ptkb": format_ptkb(ctx["ptkb"]),
+    }
 
 
 def _raw_items(
@@ -86,13 +125,7 @@ def _raw_items(
     out, skipped, reason = [], 0, None
 
     def turn_fields(turn):
-        ctx = contexts[turn]
-        return {
-            "history": format_history(ctx["history"]),
-            "utterance": ctx["utterance"] or "",
-            "resolved": _query(ctx),
-            "ptkb": format_ptkb(ctx["ptkb"]),
-        }
+        return turn_prompt_fields(contexts[turn])
 
     if task == "passage":
         for r in store.passage_items(db, depth=depth):
@@ -191,7 +224,7 @@ def plan(
     elif backend == "chat":
         prompt = prompt_for(task)
         version, max_tokens = prompt.version, prompt.max_tokens
-        settings = {"max_tokens": max_tokens, "temperature": 0}
+        settings = chat_settings(prompt)
     else:
         raise AssessError(f"backend is chat or nli, not {backend!r}")
     raw, skipped, reason = _raw_items(
@@ -199,8 +232,11 @@ def plan(
     )
     items = []
     for turn, item_id, fields, parse_ctx, label_ctx in raw:
-        messages = [fields["response"], fields["nugget"]] if prompt is None else prompt.render(**fields)
-        items.append(Item(turn, item_id, messages, input_hash(messages, settings), parse_ctx, label_ctx))
+        if prompt is None:  # NLI: a (premise, hypothesis) pair, no prompt and no delimiters
+            messages = [fields["response"], fields["nugget"]]
+            items.append(Item(turn, item_id, messages, input_hash(messages, settings), parse_ctx, label_ctx))
+        else:
+            items.append(chat_item(prompt, settings, turn, item_id, fields, parse_ctx, label_ctx))
     done = store.judged(db, source, task, model, version) if _source_exists(db, source) else set()
     pending = [it for it in items if (it.turn_id, it.item_id, it.input_hash) not in done]
     already = len(items) - len(pending)
@@ -350,19 +386,23 @@ def _outcome(plan_: Plan, item: Item, job_id: int, raw_output: str | None, statu
     )
 
 
-def _store_result(db, plan_: Plan, item: Item, reply: Reply, job_id: int, tally: _Tally) -> None:
+def reply_outcome(
+    prompt: Prompt, item: Item, reply: Reply, *, source: str, task: str, model: str, version: str, job_id=None
+) -> store.Prejudgment:
+    """One call's reply about ``item`` as the store keeps it: parsed by ``prompt`` when the call succeeded,
+    an 'error' outcome with the reason when it failed."""
     if reply.ok:
-        parsed = plan_.prompt.parse(reply.text, **item.parse_context)
-        status, value, note = parsed
-        tally.consecutive_errors = 0
+        status, value, note = prompt.parse(reply.text, **item.parse_context)
     else:
         status, value, note = ParseStatus.ERROR, None, None
-        tally.consecutive_errors += 1
-        tally.last_error = reply.error
-    outcome = _outcome(
-        plan_,
-        item,
-        job_id,
+    return store.Prejudgment(
+        source,
+        task,
+        item.turn_id,
+        item.item_id,
+        model,
+        version,
+        item.input_hash,
         reply.text if reply.ok else None,
         status,
         parsed=value,
@@ -372,9 +412,22 @@ def _store_result(db, plan_: Plan, item: Item, reply: Reply, job_id: int, tally:
         prompt_tokens=reply.prompt_tokens,
         completion_tokens=reply.completion_tokens,
         attempts=reply.attempts,
+        job_id=job_id,
     )
+
+
+def _store_result(db, plan_: Plan, item: Item, reply: Reply, job_id: int, tally: _Tally) -> None:
+    p = plan_
+    outcome = reply_outcome(
+        p.prompt, item, reply, source=p.source, task=p.task, model=p.model, version=p.prompt_version, job_id=job_id
+    )
+    if reply.ok:
+        tally.consecutive_errors = 0
+    else:
+        tally.consecutive_errors += 1
+        tally.last_error = reply.error
     store.save(db, outcome, label_context=item.label_context)
-    tally.counts[status] += 1
+    tally.counts[outcome.parse_status] += 1
     tally.asked += 1
     tally.tokens_in += reply.prompt_tokens or 0
     tally.tokens_out += reply.completion_tokens or 0
