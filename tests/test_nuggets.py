@@ -528,10 +528,10 @@ def test_prefill_aspects_from_a_prejudge_run(demo):
     """A tiny ``prejudge --task aepd`` against the stub endpoint, then its aspects pre-fill the organizer's list."""
     from assess.llm.clients import OpenAIJudge
     from assess.services import jobs as prejudge
-    from tests.stub_llm import StubLLM
+    from tests.stub_llm import StubLLM, enclosed
 
     def aspects(request):
-        response = request["messages"][-1]["content"].rsplit("<<<", 1)[1].split(">>>", 1)[0]
+        response = enclosed(request, "response")
         return [
             {"aspect": "Race day", "ptkb": [7], "text": response.split(". ")[0]},
             {"aspect": "Shoes", "ptkb": [3, 99], "text": ""},
