@@ -3,6 +3,10 @@ sqlite3.executemany of the same rows, in the same run; and `python -m assess --h
 
 Run: python tests/benchmarks/bench_import.py [RUNS]   (needs ../shared/data; RUNS defaults to 9)
      python tests/benchmarks/bench_import.py --instructions
+     python tests/benchmarks/bench_import.py --big [MB] [--baseline DIR]
+        a synthetic qrels file of about MB megabytes (default 200) imported in a child process:
+        peak memory (ru_maxrss) and time per line; with --baseline, the same in a checkout DIR of
+        an earlier version (e.g. `git archive COMMIT | tar -x -C DIR`)
 
 Wall-clock times on a shared 2-core machine swing by ±40% within a minute, so the two sides are
 timed interleaved and the ratio is reported run by run. ``--instructions`` counts CPU instructions
@@ -13,6 +17,7 @@ the work and one that stops just before it (reading the rows; opening the store 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import statistics
 import subprocess
@@ -145,7 +150,77 @@ def help_time() -> float:
     return time.perf_counter() - start
 
 
+def big_files(tmp: Path, megabytes: int) -> tuple[Path, Path, int]:
+    """Topics with 1,000 turns and a qrels file of about ``megabytes`` MB over them (unique items)."""
+    topics = tmp / "topics.json"
+    topics.write_text(
+        json.dumps(
+            [
+                {"number": c, "ptkb": {"1": "s"}, "turns": [{"turn_id": t, "utterance": "u"} for t in range(1, 11)]}
+                for c in range(100)
+            ]
+        )
+    )
+    qrels = tmp / "big.qrels"
+    lines = 0
+    with open(qrels, "w") as out:
+        block = []
+        while out.tell() < megabytes * 1_000_000:
+            for _ in range(10_000):
+                turn = f"{lines % 100}_{lines // 100 % 10 + 1}"
+                block.append(
+                    f"{turn} 0 clueweb22-en{lines % 9999:04d}-{lines // 9999:02d}-{lines:08d}:{lines % 37} {lines % 5}\n"
+                )
+                lines += 1
+            out.write("".join(block))
+            block.clear()
+    return topics, qrels, lines
+
+
+def big_child(topics: str, qrels: str, db: str) -> None:
+    """In a fresh process: import the topics, then time the qrels import; print seconds and peak RSS (MiB)."""
+    import resource
+
+    from assess.services.loading import load_file
+    from store import open_db
+
+    store = open_db(db)
+    load_file(store, "topics", topics)
+    start = time.perf_counter()
+    load_file(store, "qrels", qrels, source="nist")
+    elapsed = time.perf_counter() - start
+    print(json.dumps({"seconds": elapsed, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
+def big(megabytes: int, baseline: str | None) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        topics, qrels, lines = big_files(tmp, megabytes)
+        size = qrels.stat().st_size / 1e6
+        for name, root in (("ours", ROOT), ("baseline", baseline)):
+            if root is None:
+                continue
+            code = (
+                f"import sys; sys.path.insert(0, {str(root)!r}); sys.path.insert(1, {str(Path(__file__).parent)!r}); "
+                f"import bench_import; bench_import.big_child({str(topics)!r}, {str(qrels)!r}, {str(tmp / (name + '.db'))!r})"
+            )
+            proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+            if proc.returncode:
+                print(f"{name}: failed: {proc.stderr.strip().splitlines()[-1:]}")
+                continue
+            result = json.loads(proc.stdout.strip().splitlines()[-1])
+            print(
+                f"{name}: {size:.0f} MB qrels, {lines:,} lines: {result['seconds']:.1f} s, "
+                f"{result['seconds'] / lines * 1e6:.2f} µs per line, peak RSS {result['peak_mib']:.0f} MiB"
+            )
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--big"]:
+        rest = sys.argv[2:]
+        baseline = rest[rest.index("--baseline") + 1] if "--baseline" in rest else None
+        numbers = [a for a in rest if a.isdigit()]
+        return big(int(numbers[0]) if numbers else 200, baseline)
     if not TOPICS.exists():
         sys.exit("../shared/data is absent: nothing to benchmark")
     if sys.argv[1:2] == ["--one"]:
