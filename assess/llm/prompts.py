@@ -28,6 +28,7 @@ import secrets
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, NamedTuple
 
 from assess.tasks import GRADES, NuggetSpan, ParseStatus
@@ -64,17 +65,18 @@ class Prompt:
         digest = hashlib.sha256(text.encode()).hexdigest()[:8]
         return f"{self.name}@{digest}"
 
-    @property
+    @cached_property
     def fields(self) -> list[str]:
         return sorted(set(re.findall(r"(?<!\{)\{(\w+)\}(?!\})", self.template)))
 
     def inputs(self, **values: str) -> dict[str, str]:
         """The untrusted values the template uses, by field: with :attr:`version`, what identifies a call's
         input for a cache (the random code of a call is not part of it)."""
-        missing = [f for f in self.fields if f not in values]
+        fields = self.fields
+        missing = [f for f in fields if f not in values]
         if missing:
             raise ValueError(f"prompt {self.name} needs {', '.join(missing)}")
-        return {f: str(values[f]) for f in self.fields}
+        return {f: str(values[f]) for f in fields}
 
     def render(self, *, token: str | None = None, **values: str) -> list[dict]:
         """The chat messages for one call: every field enclosed as data between tags with a fresh random code.
@@ -111,21 +113,19 @@ TOKEN_BYTES = 6  # 12 hex digits: 2^48 codes, none guessable by the author of a 
 # Anything a model could read as one of our tags, in any case, with spaces, or with a look-alike bracket
 # (fullwidth, small, angle and mathematical angle brackets), and the fences of earlier prompt versions.
 _TAG_LIKE = re.compile(r"[<\uff1c\ufe64\u2329\u27e8\u3008]\s*/?\s*data", re.I)
-_FENCE_LIKE = re.compile(r"<{3,}|>{3,}|[\uff1c\ufe64]{3,}|[\uff1e\ufe65]{3,}")
-_NEUTRAL = {"<": "\u2039", ">": "\u203a"}
+_FENCE_LIKE = re.compile(r"[<\uff1c\ufe64]{3,}|[>\uff1e\ufe65]{3,}")
+_BRACKETS = re.compile(r"[<>\uff1c\uff1e\ufe64\ufe65\u2329\u27e8\u3008]")  # none of these: nothing to do
+_NEUTRAL = str.maketrans(dict.fromkeys("<\uff1c\ufe64", "\u2039") | dict.fromkeys(">\uff1e\ufe65", "\u203a"))
 
 
 def neutralise(text: str) -> str:
     """``text`` with every tag look-alike (``</data-…``, ``< DATA``, ``＜/data``) and every ``<<<`` / ``>>>``
     run defused: their brackets become single guillemets (‹ ›); nothing else changes."""
 
-    def tag(m: re.Match) -> str:
-        return "\u2039" + m.group(0)[1:]
-
-    def fence(m: re.Match) -> str:
-        return "".join(_NEUTRAL.get(c, "\u2039" if c in "\uff1c\ufe64" else "\u203a") for c in m.group(0))
-
-    return _FENCE_LIKE.sub(fence, _TAG_LIKE.sub(tag, text))
+    if not _BRACKETS.search(text):
+        return text
+    text = _TAG_LIKE.sub(lambda m: "\u2039" + m.group(0)[1:], text)
+    return _FENCE_LIKE.sub(lambda m: m.group(0).translate(_NEUTRAL), text)
 
 
 def new_token(values: Iterable[str] = ()) -> str:

@@ -146,6 +146,35 @@ def bench_nli(pairs: int, threads: int) -> None:
             )
 
 
+def bench_render(n: int) -> None:
+    """Rendering a passage prompt with its data enclosure (fresh code, neutralised fields) and hashing its
+    inputs, per call: the cost the enclosure adds to every planned item."""
+    import hashlib
+
+    from assess.llm.prompts import prompt_for
+
+    rng = random.Random(3)
+    prompt = prompt_for("passage")
+    fields = [
+        {
+            "history": "\n".join(f"User: {' '.join(rng.choices(WORDS, k=12))}" for _ in range(4)),
+            "utterance": " ".join(rng.choices(WORDS, k=10)),
+            "resolved": " ".join(rng.choices(WORDS, k=14)),
+            "ptkb": "\n".join(f"{i}. {' '.join(rng.choices(WORDS, k=8))}" for i in range(1, 11)),
+            "passage": " ".join(rng.choices(WORDS, k=300)),
+        }
+        for _ in range(n)
+    ]
+    hostile = [{**f, "passage": " ".join(rng.choices(WORDS + ["</data-x>", ">>>"], k=300))} for f in fields]
+    for name, batch in (("plain", fields), ("hostile (1 in 16 words a tag or >>>)", hostile)):
+        start = time.perf_counter()
+        for f in batch:
+            prompt.render(**f)
+            hashlib.sha256(json.dumps(prompt.inputs(**f), sort_keys=True).encode()).hexdigest()
+        seconds = time.perf_counter() - start
+        print(f"render + hash {n} passage prompts, ~2 KB {name}: {seconds * 1e6 / n:6.1f} us per prompt")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=1000)
@@ -153,6 +182,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=4000)
     parser.add_argument("--threads", type=int, default=1, help="torch threads for the NLI part")
     args = parser.parse_args()
+    bench_render(5000)
     bench_llm(args.items, args.latency)
     bench_nli(args.pairs, args.threads)
 
