@@ -251,17 +251,6 @@ def read_lines(path: str | Path, *, fields: bool = False) -> list[tuple[int, str
     return list(iter_lines(path, fields=fields))
 
 
-def line_texts(path: str | Path, numbers: set[int]) -> dict[int, str]:
-    """The stripped text of the given lines (for messages about lines read long before)."""
-    found = {}
-    for number, text in iter_lines(path):
-        if number in numbers:
-            found[number] = text
-            if len(found) == len(numbers):
-                break
-    return found
-
-
 @contextlib.contextmanager
 def paused_gc() -> Iterator[None]:
     """Pause Python's cyclic garbage collector for a bulk read or write.

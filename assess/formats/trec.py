@@ -13,7 +13,6 @@ from assess.formats.reading import (
     MAX_ID_CHARS,
     check_id,
     iter_lines,
-    line_texts,
     lines_of,
     parse_json_text,
     paused_gc,
@@ -70,8 +69,8 @@ class QrelsStream:
 
     Each block is read column-wise with C-level string and list operations when it is well formed
     (four fields on every line, no blank line, every grade valid, no repeated item), else line by
-    line, which names the first bad line. A repeated item across blocks is found by
-    :class:`RepeatGuard` when the last block has been read: with a different grade it is refused
+    line, which names the first bad line. An item repeated across blocks is found by
+    :class:`RepeatGuard` once the last block has been read: with a different grade it is refused
     (raised from the iteration, so an import consuming the blocks inside its transaction rolls
     back); repeated verbatim, its line numbers are in ``repeated`` afterwards (``count`` is the
     number of distinct items).
@@ -82,75 +81,82 @@ class QrelsStream:
         self.repeated: set[int] = set()
         self.count = 0
 
-    def __iter__(self) -> Iterator[list[Qrel]]:
-        guard = RepeatGuard()
-        total = 0
+    def blocks(self) -> Iterator[list[Qrel]]:
+        """The records block by block, each block checked on its own (no check across blocks)."""
         for first_line, text in read_blocks(self.path, fields=True):
             rows = _qrels_by_column(text, self.low, self.high, first_line)
             if rows is None:
                 rows = _qrels_by_line(self.path, lines_of(text, first_line), self.low, self.high, self.item)
             if rows:
-                guard.add(map(itemgetter(0, 1), rows), map(itemgetter(2), rows), map(itemgetter(3), rows), len(rows))
-                total += len(rows)
                 yield rows
+
+    def __iter__(self) -> Iterator[list[Qrel]]:
+        guard = RepeatGuard()
+        total = 0
+        for rows in self.blocks():
+            guard.add(map(itemgetter(0, 1), rows), len(rows))
+            total += len(rows)
+            yield rows
         if not total:
             raise FormatError(self.path, None, "at least one qrels line", "an empty file")
-        self.repeated = guard.finish(self.path, self._conflict)
+        suspects = guard.repeated_hashes()
+        self.repeated = self._repeats(suspects) if suspects else set()
         self.count = total - len(self.repeated)
 
-    def _conflict(self, first: int, later: int) -> FormatError | None:
-        """The error for two lines with one key and different grades (None on a hash collision)."""
-        texts = line_texts(self.path, {first, later})
-        a, b = (texts[first].split(), texts[later].split())
-        if (a[0], a[2]) != (b[0], b[2]):
-            return None
-        return FormatError(
-            self.path, later, f"one value per item ({a[0]} {a[2]} is {int(a[3])} on line {first})", str(int(b[3]))
-        )
+    def _repeats(self, suspects: set[int]) -> set[int]:
+        """A second pass over the file for the keys whose hash occurs twice: the lines repeating an
+        earlier line verbatim; the first line giving an earlier item another grade is refused."""
+        first: dict[tuple[str, str], tuple[int, int]] = {}
+        repeated = set()
+        for rows in self.blocks():
+            for turn, item_id, grade, number in rows:
+                key = (turn, item_id)
+                if hash(key) not in suspects:
+                    continue
+                seen = first.setdefault(key, (grade, number))
+                if seen[1] == number:
+                    continue
+                if seen[0] != grade:
+                    raise FormatError(
+                        self.path,
+                        number,
+                        f"one value per item ({turn} {item_id} is {seen[0]} on line {seen[1]})",
+                        str(grade),
+                    )
+                repeated.add(number)
+        return repeated
 
 
 class RepeatGuard:
-    """Finds items given more than once in a file too large to keep its keys: it keeps a 64-bit hash
-    of each key (8 bytes per record, in numpy arrays) with its value and line, and compares them
-    once the file has been read. Equal hashes with different values are checked against the lines
-    themselves (a hash collision is not a conflict)."""
+    """Finds keys given more than once in a file too large to keep its keys: it keeps a 64-bit hash
+    of each key (8 bytes per record, in numpy arrays) and, once the file has been read, sorts them in
+    place and returns the hashes that occur more than once (usually none; the caller then looks at
+    those keys themselves, so a hash collision costs only a second look)."""
 
     def __init__(self):
-        self._hashes: list = []
-        self._values: list = []
-        self._lines: list = []
+        self._blocks: list = []
+        self._size = 0
 
-    def add(self, keys: Iterable, values: Iterable[int], lines: Iterable[int], count: int) -> None:
+    def add(self, keys: Iterable, count: int) -> None:
         import numpy as np
 
-        self._hashes.append(np.fromiter(map(hash, keys), dtype=np.int64, count=count))
-        self._values.append(np.fromiter(values, dtype=np.int64, count=count))
-        self._lines.append(np.fromiter(lines, dtype=np.int64, count=count))
+        self._blocks.append(np.fromiter(map(hash, keys), dtype=np.int64, count=count))
+        self._size += count
 
-    def finish(self, path, conflict) -> set[int]:
-        """Lines that repeat an earlier line verbatim; raises ``conflict(first, later)`` for the first
-        line (in file order) whose key was given before with a different value."""
+    def repeated_hashes(self) -> set[int]:
         import numpy as np
 
-        if len(self._hashes) < 2:  # within one block the parser has compared the keys themselves
+        if len(self._blocks) < 2:  # within one block the parser has compared the keys themselves
             return set()
-        hashes = np.concatenate(self._hashes)
-        values = np.concatenate(self._values)
-        lines = np.concatenate(self._lines)
-        self._hashes = self._values = self._lines = []
-        order = np.lexsort((lines, hashes))
-        hashes, values, lines = hashes[order], values[order], lines[order]
-        same = np.flatnonzero(hashes[1:] == hashes[:-1]) + 1  # positions that repeat the previous hash
-        if not len(same):
-            return set()
-        group_start = np.maximum.accumulate(np.where(np.r_[True, hashes[1:] != hashes[:-1]], np.arange(len(hashes)), 0))
-        firsts = group_start[same]
-        differing = same[values[same] != values[firsts]]
-        for position in differing[np.argsort(lines[differing], kind="stable")]:
-            error = conflict(int(lines[group_start[position]]), int(lines[position]))
-            if error is not None:
-                raise error
-        return set(lines[same].tolist())
+        hashes = np.empty(self._size, dtype=np.int64)
+        at = 0
+        self._blocks.reverse()
+        while self._blocks:  # copy block by block, freeing each: memory stays at one array
+            block = self._blocks.pop()
+            hashes[at : at + len(block)] = block
+            at += len(block)
+        hashes.sort()
+        return set(np.unique(hashes[1:][hashes[1:] == hashes[:-1]]).tolist())
 
 
 def _qrels_by_column(text: str, low: int, high: int, first_line: int = 1) -> list[Qrel] | None:
