@@ -216,10 +216,23 @@ def showable(text: object) -> str:
     return _UNSHOWABLE.sub("\ufffd", "" if text is None else str(text))
 
 
-# Markdown syntax that can start anywhere in a line: brackets (links, images, directives), autolinks, emphasis,
-# code, math, tables, strike-through, HTML, entities. "_" only at a word edge (inside a word it is no emphasis),
-# ":" only before "/" (a URL scheme), "." only after "www" (a bare-domain autolink), "@" always (an e-mail).
-_MD_INLINE = re.compile(r"[\\`*\[\]<>!$|~&{}@]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])|:(?=/)|(?<=[wW]{3})\.")
+# Markdown syntax that can start anywhere in a line: brackets (links, images, directives), emphasis, code,
+# math, tables, strike-through, HTML, entities. "_" only at a word edge (inside a word it is no emphasis).
+_MD_INLINE = re.compile(r"[\\`*\[\]<>!$|~&{}]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+# GitHub's bare autolinks (http://…, www.…, a@b.c) are found by a search over the text *after* parsing, so
+# an entity cannot stop them: an invisible WORD JOINER (U+2060) goes before the ':' of '://', the '.' after
+# 'www' and every '@', which those searches then no longer match.
+_AUTOLINK = re.compile(r":(?=//)|(?<=[wW]{3})\.|@")
+WORD_JOINER = "\u2060"
+# Streamlit's directives that render something even without a [label] (":red" is an empty coloured span,
+# ":small", ":help" …): their colon becomes an entity. Unknown directive names are shown as written.
+_DIRECTIVE = re.compile(
+    r":(?=(?:red|orange|yellow|green|blue|violet|gray|grey|rainbow|primary|small|shimmer|help|color)(?![\w-])"
+    r"|[\w-]+-(?:background|badge)(?![\w-]))"
+)
+# Emoji shortcodes, ":material_…:" icons and ":streamlit:" are replaced in the text after parsing, like
+# autolinks: a word joiner after the opening colon keeps them as written.
+_SHORTCODE = re.compile(r"(?<=:)(?=[\w+-]+:)")
 # Block syntax counts only where a line starts: a heading, list, quote, rule or setext underline.
 _MD_LINE_START = re.compile(r"^(\s*)([-+#=>]|\d+[.)])")
 
@@ -230,7 +243,8 @@ def inert_markdown(text: object) -> str:
 
     Each character that could start markdown, Streamlit directive or LaTeX syntax where it stands becomes a
     numeric character reference, which a markdown renderer shows as that literal character and never reads as
-    syntax, so no link, image, autolink, emphasis, colour or math can form. Ordinary ids and names
+    syntax, and bare autolinks are broken by an invisible word joiner, so no link, image, autolink, emphasis,
+    colour or math can form. Ordinary ids and names
     (``llm:demo-gpt``, ``101_1``) come out unchanged. Line breaks become spaces so the text stays inside
     the one line or label it was meant for.
     """
@@ -238,7 +252,8 @@ def inert_markdown(text: object) -> str:
     head = ""
     if start := _MD_LINE_START.match(flat):
         head, flat = start.group(1) + _entities(start.group(2)), flat[start.end() :]
-    return head + _MD_INLINE.sub(lambda m: _entities(m.group()), flat)
+    flat = _DIRECTIVE.sub("&#58;", _MD_INLINE.sub(lambda m: _entities(m.group()), flat))
+    return head + _SHORTCODE.sub(WORD_JOINER, _AUTOLINK.sub(lambda m: WORD_JOINER + m.group(), flat))
 
 
 def _entities(text: str) -> str:

@@ -198,8 +198,8 @@ def others(db: Database, task: str | Task, item: Sequence, *, kinds: Sequence[st
 # ------------------------------------------------------------------------------------------- undo
 
 
-def last_change(db: Database, source: str, history_kind: str) -> tuple[str, str | None, str] | None:
-    """The (history item, old value, time) of the source's latest change of one kind that no undo has cancelled.
+def last_change(db: Database, source: str, history_kind: str) -> tuple[str, str | None, str | None, str] | None:
+    """The (history item, old value, new value, time) of the source's latest change of one kind that no undo has cancelled.
 
     Walks the history backwards: each undo row (via 'undo') cancels one earlier change. Bulk imports
     are not undoable. Used inside the undo's own write transaction.
@@ -207,7 +207,7 @@ def last_change(db: Database, source: str, history_kind: str) -> tuple[str, str 
     pending = 0
     for change in each(
         db,
-        "SELECT item, old_value, via, at FROM label_history WHERE source = ? AND label_table = ? "
+        "SELECT item, old_value, new_value, via, at FROM label_history WHERE source = ? AND label_table = ? "
         "AND via IS NOT 'bulk' ORDER BY id DESC",
         (source, history_kind),
     ):
@@ -216,7 +216,7 @@ def last_change(db: Database, source: str, history_kind: str) -> tuple[str, str 
         elif pending:
             pending -= 1
         else:
-            return change["item"], change["old_value"], change["at"]
+            return change["item"], change["old_value"], change["new_value"], change["at"]
     return None
 
 
@@ -248,22 +248,30 @@ def get_by_history_item(db: Database, task: str | Task, source: str, history_ite
     )
 
 
-def _history_key(db: Database, kind: LabelKind, source: str, history_item: str, at: str) -> Item | None:
+def _history_key(
+    db: Database, kind: LabelKind, source: str, history_item: str, new: str | None, at: str
+) -> Item | None:
     """The key of the label a history item names, read from the label table's own columns.
 
     The history spells an item as its columns joined by spaces, and an id may hold a space, so the item is
-    never split: the row whose joined columns spell it is looked up instead (of several such rows, the one
-    written at the history row's time). None when no label row spells it any more.
+    never split: the row whose joined columns spell it is looked up instead. Of several such rows (ids
+    that spell alike), the one the change left behind wins: its value is the change's new value and it was
+    written at the change's time. None when no label row spells it any more.
     """
     joined = " || ' ' || ".join(kind.item_columns)
     found = rows(
         db,
-        f"SELECT {', '.join(kind.item_columns)}, updated_at FROM {kind.table} WHERE source = ? AND {joined} = ?",
+        f"SELECT {', '.join(kind.item_columns)}, {kind.value_column} AS label_value, updated_at FROM {kind.table} "
+        f"WHERE source = ? AND {joined} = ?",
         (source, history_item),
     )
     if not found:
         return None
-    best = next((r for r in found if r["updated_at"] == at), found[0])
+
+    def fit(r: dict) -> tuple[bool, bool]:
+        return history_text(kind.task, r["label_value"]) == new, r["updated_at"] == at
+
+    best = max(found, key=fit)
     return tuple(str(best[c]) for c in kind.item_columns)  # as the history spells them
 
 
@@ -278,8 +286,8 @@ def undo(db: Database, task: str | Task, source: str) -> Item | None:
         target = last_change(db, source, kind.task.value)
         if target is None:
             return None
-        history_item, old, at = target
-        key = _history_key(db, kind, source, history_item, at)
+        history_item, old, new, at = target
+        key = _history_key(db, kind, source, history_item, new, at)
         if key is None:  # the label is gone (deleted outside the history walk): nothing to revert
             return None
         if old is None:

@@ -62,3 +62,68 @@ def open_app(page: str | None = None, assessor: str | None = None, *, timeout: f
         at.run()
         assert not at.exception, at.exception
     return at
+
+
+# ------------------------------------------------------------------------------------------- hostile data
+# Strings an attacker could place in imported data, in a URL or in an error: each tries a markdown image and
+# link, an HTML image and link, bare autolinks and Streamlit's own directives. The images point at port 9 of
+# this machine (nothing listens there) and the links at evil.example, so a test can see any request leave.
+TRAP = "127.0.0.1:9"
+HOSTILE_TITLE = (
+    f"Title ![t](http://{TRAP}/title.png) [t-link](http://evil.example/title) "
+    f'<img src="http://{TRAP}/title-html.png"> www.evil.example :red[alarm] **loud**'
+)
+HOSTILE_PASSAGE = f"!`[p-link](http://evil.example/p)` ![p](http://{TRAP}/passage.png)"
+HOSTILE_RUN = f"!run with space [r-link](http://evil.example/run) ![r](http://{TRAP}/run.png)"
+HOSTILE_LLM = f"llm:![l](http://{TRAP}/llm.png)[l-link](http://evil.example/llm)"
+HOSTILE_KEY = f"[k-link](http://evil.example/key) ![k](http://{TRAP}/key.png)"
+HOSTILE_STUDY = f"x](http://evil.example/study) ![s](http://{TRAP}/study.png) <a href=http://evil.example>a</a>"
+
+
+def hostile_store(path: Path) -> None:
+    """The demo plus hostile strings where data can carry them, written past the importers' checks (as
+    another SQLite client could): the first conversation's title, a pooled passage id (first in the queue
+    of turn 101_1, with text), a response run (first NtR item of 101_1), an LLM source with a label on
+    that passage and on PTKB statement 1 (the judging mode 'shown' reveals them), a gold nugget key; and the
+    demo crowd study."""
+    from assess.services.loading import load_demo
+    from store import labels, open_db
+    from store.crowd import create_demo_study
+    from store.db import write
+    from store.imports import ensure_source
+    from store.queue import set_judging_mode
+
+    db = open_db(path)
+    load_demo(db)
+    create_demo_study(db)  # before the nugget key changes: its known answers name the demo's keys
+    at = "2026-01-01T00:00:00Z"
+    with write(db):
+        conn = db.conn
+        conn.execute(
+            "UPDATE conversations SET title = ? WHERE id = (SELECT conversation_id FROM turns WHERE id = '101_1')",
+            (HOSTILE_TITLE,),
+        )
+        conn.execute(
+            "INSERT INTO passages (id, doc_id, text) VALUES (?, 'evil', ?)",
+            (HOSTILE_PASSAGE, f"Running a 10k ![in](http://{TRAP}/in.png)"),
+        )
+        conn.execute(
+            "INSERT INTO pool (turn_id, passage_id, method, detail, best_rank, added_at) VALUES ('101_1', ?, 'manual', NULL, 1, ?)",
+            (HOSTILE_PASSAGE, at),
+        )
+        conn.execute(
+            "INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'response', NULL, ?)", (HOSTILE_RUN, at)
+        )
+        conn.execute(
+            "INSERT INTO responses (run, turn_id, text) VALUES (?, '101_1', ?)",
+            (HOSTILE_RUN, "A 10k plan: run three times a week."),
+        )
+        conn.execute(
+            "UPDATE nuggets SET key = ? WHERE id = (SELECT MIN(id) FROM nuggets WHERE turn_id = '101_1' AND source = 'gold')",
+            (HOSTILE_KEY,),
+        )
+        ensure_source(db, HOSTILE_LLM, "llm")
+    labels.save(db, "passage", HOSTILE_LLM, ("101_1", HOSTILE_PASSAGE), 3, mode="import", via="llm")
+    labels.save(db, "ptkb", HOSTILE_LLM, ("101_1", "1"), 1, mode="import", via="llm")
+    set_judging_mode(db, "shown")
+    db.conn.close()

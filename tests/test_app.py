@@ -274,3 +274,44 @@ def test_a_note_typed_after_grading_is_saved_with_the_label(app_db):
         "3",
         "3",
     )  # the note change is in the history too
+
+
+def test_undo_finds_labels_whose_ids_hold_spaces(app_db):
+    """The history spells an item as its ids joined by spaces; undo must not split it (turn 'a b' with
+    passage 'c' and turn 'a' with passage 'b c' spell alike) and must revert exactly the latest label."""
+    from assess.services.loading import load_demo
+    from store import labels, open_db, queue
+
+    db = open_db(app_db)
+    load_demo(db)
+    with db.conn:
+        db.conn.execute("INSERT INTO turns (id, conversation_id, turn_number, position) VALUES ('a b', '101', 90, 90)")
+        db.conn.execute("INSERT INTO turns (id, conversation_id, turn_number, position) VALUES ('a', '101', 91, 91)")
+        db.conn.executemany("INSERT INTO passages (id, doc_id, text) VALUES (?, 'd', 'x')", [("c",), ("b c",)])
+    queue.sign_in(db, "uma")
+    labels.save(db, "passage", "uma", ("a", "b c"), 1, mode="blind", via="ui")
+    labels.save(db, "passage", "uma", ("a b", "c"), 2, mode="blind", via="ui")
+    labels.save(db, "passage", "uma", ("a b", "c"), 4, mode="blind", via="ui")
+    assert labels.undo(db, "passage", "uma") == ("a b", "c")
+    got = rows(app_db, "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'uma' ORDER BY turn_id")
+    assert got == [("a", "b c", 1), ("a b", "c", 2)]
+    assert labels.undo(db, "passage", "uma") == ("a b", "c")
+    assert labels.undo(db, "passage", "uma") == ("a", "b c")
+    assert rows(app_db, "SELECT COUNT(*) FROM passage_labels WHERE source = 'uma'") == [(0,)]
+
+
+def test_judge_page_renders_hostile_ids_and_titles_inertly(app_db):
+    from tests.helpers import HOSTILE_LLM, HOSTILE_PASSAGE, HOSTILE_TITLE, hostile_store
+
+    hostile_store(app_db)
+    at = start("pages/judge.py", assessor="vic")
+    heading = next(h.value for h in at.subheader if "Title" in h.value)
+    for raw in ("![", "](", "<img", "www.evil", "http://", ":red["):
+        assert raw not in heading  # every syntax character escaped or broken
+    assert any(f"Passage ``{HOSTILE_PASSAGE}`` (1 of 218)" in m.value for m in at.markdown)
+    label = next(e.label for e in at.expander if "says 3" in e.label)
+    assert "](" not in label and "![" not in label and "http://" not in label
+    import html
+
+    assert html.unescape(label).replace("\u2060", "") == f"{HOSTILE_LLM} says 3"
+    assert html.unescape(heading).replace("\u2060", "") == HOSTILE_TITLE

@@ -7,6 +7,7 @@ Pages call ``ui.<name>``: the names below are re-exported from the modules that 
 from assess.ui.crowd import crowd_completion, crowd_frame, crowd_guideline, crowd_item, crowd_query, crowd_text
 from assess.ui.cursor import Cursor, load_queue, release_keys_from_inputs
 from assess.ui.frame import (
+    app_pages,
     assessor,
     db,
     ensure_started,
@@ -49,6 +50,7 @@ from assess.ui.widgets import (
 __all__ = [
     "AGREEMENT_TASKS",
     "agreement_panel",
+    "app_pages",
     "Cursor",
     "assessor",
     "case_input",

@@ -32,6 +32,11 @@ def crowd_link() -> dict[str, str] | None:
     return remembered if STUDY_PARAM in remembered else None
 
 
+def crowd_page():
+    """The crowd worker page (pages/crowd.py at /crowd)."""
+    return st.Page("pages/crowd.py", title="Study", icon="👥", url_path="crowd")
+
+
 def crowd_frame() -> None:
     """In app.py, before sign-in: a visitor who came with a crowd link (now or earlier in this session or
     browser) gets the crowd page of that study alone (hidden navigation, no sign-in, no other page), even
@@ -48,12 +53,12 @@ def crowd_frame() -> None:
     _crowd_mark(
         key="assess_crowd_mark", data={"name": CROWD_COOKIE, "link": urlencode(link), "max_age": CROWD_COOKIE_SECONDS}
     )
-    crowd_page = st.Page("pages/crowd.py", title="Study", icon=":material/groups:", url_path="crowd")
+    page = crowd_page()
 
     def start():  # the default page answers at "/" and at any other path (a default page has no url path)
-        st.switch_page(crowd_page, query_params=link)
+        st.switch_page(page, query_params=link)
 
-    st.navigation([st.Page(start, title="Study", default=True), crowd_page], position="hidden").run()
+    st.navigation([st.Page(start, title="Study", default=True), page], position="hidden").run()
     st.stop()
 
 

@@ -106,16 +106,48 @@ def sidebar_sign_in(database) -> None:
                     st.error("Wrong organizer password")
 
 
-def leave_legacy_run() -> None:
-    """End a run Streamlit started in its legacy pages mode (see :func:`assess.ui.internals.legacy_run`):
-    replace at once the list of every page script it has just sent with an empty hidden navigation,
-    then run app.py again, now as the frame."""
-    st.navigation([st.Page(_nothing, title="Assessment workbench", default=True)], position="hidden")
-    st.rerun()
+def app_pages() -> tuple[list, list]:
+    """The workbench's pages: (assessor pages, organizer pages), in navigation order."""
+    assess_pages = [
+        st.Page("pages/home.py", title="Home", icon="🏠", url_path="home", default=True),
+        st.Page("pages/judge.py", title="Judge passages", icon="📝", url_path="judge"),
+        st.Page("pages/ptkb.py", title="PTKB relevance", icon="👤", url_path="ptkb"),
+        st.Page("pages/nuggets.py", title="Passage nuggets", icon="💬", url_path="nuggets"),
+        st.Page("pages/ntr.py", title="Nugget matching (NtR)", icon="✅", url_path="ntr"),
+        st.Page("pages/duplicates.py", title="Duplicate nuggets", icon="🔗", url_path="duplicates"),
+        st.Page("pages/gold_response.py", title="Gold responses", icon="🖊", url_path="gold-response"),
+    ]
+    organizer_pages = [
+        st.Page("pages/data.py", title="Import & export", icon="📤", url_path="data"),
+        st.Page("pages/review.py", title="Review", icon="📊", url_path="review"),
+        st.Page("pages/scores.py", title="Scores", icon="📈", url_path="scores"),
+        st.Page("pages/audit.py", title="Judge audit", icon="🤖", url_path="audit"),
+        st.Page("pages/llm.py", title="LLM pre-judging", icon="🧠", url_path="llm"),
+        st.Page(
+            "pages/response_nuggets.py",
+            title="Response nuggets (GFRC2)",
+            icon="🖍",
+            url_path="response-nuggets",
+        ),
+        st.Page("pages/aspects.py", title="Aspects (AEPD)", icon="🗂", url_path="aspects"),
+    ]
+    return assess_pages, organizer_pages
 
 
-def _nothing() -> None:
-    pass
+def leave_legacy_run(*, rerun: bool) -> None:
+    """Leave a run Streamlit started in its legacy pages mode (see :func:`assess.ui.internals.legacy_run`):
+    replace the list of every page script it has just sent with the navigation app.py shows (the same
+    addresses, so the URL asked for stays valid). From app.py the run then goes on as the frame; from a
+    page script run directly (``rerun``) app.py runs again first."""
+    from assess.ui.crowd import crowd_link, crowd_page
+
+    if crowd_link() is not None:
+        st.navigation([crowd_page()], position="hidden")
+    else:
+        assess_pages, organizer_pages = app_pages()
+        st.navigation({"Assess": assess_pages, **({"Organize": organizer_pages} if is_organizer() else {})})
+    if rerun:
+        st.rerun()
 
 
 def is_organizer() -> bool:
@@ -133,7 +165,7 @@ def frame_guard(organizer: bool = False) -> None:
     """
     if not st.session_state.pop("_frame", False):  # app.py sets it on every run it makes
         legacy_pages_off()
-        leave_legacy_run()
+        leave_legacy_run(rerun=True)
     if organizer and not is_organizer():
         st.warning("This page is for organizers: enter the organizer password in the sidebar.")
         st.stop()
