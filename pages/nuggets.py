@@ -68,7 +68,7 @@ def add_selection():
 ui.flash()
 if moving:
     st.info(f"Moving nugget {ui.esc(moving['key'])}: {MOVING}")
-button = f"Move nugget {ui.esc(moving['key'])} to the selection (N)" if moving else "Add selection as nugget (N)"
+button = f"Move nugget {moving['key']} to the selection (N)" if moving else "Add selection as nugget (N)"
 text, marked = conversations.passage_text(database, passage_id), gold.passage_spans(database, name, turn_id, passage_id)
 ui.span_picker(passage_id, text, marked, key="span_picker", on_pick=add_selection, button=button)
 

@@ -141,13 +141,17 @@ def leave_legacy_run(*, rerun: bool) -> None:
     page script run directly (``rerun``) app.py runs again first."""
     from assess.ui.crowd import crowd_link, crowd_page
 
-    if crowd_link() is not None:
-        st.navigation([crowd_page()], position="hidden")
+    if crowd_link() is not None:  # as crowd_frame: a default page (it has no address of its own), then /crowd
+        st.navigation([st.Page(_crowd_start, title="Study", default=True), crowd_page()], position="hidden")
     else:
         assess_pages, organizer_pages = app_pages()
         st.navigation({"Assess": assess_pages, **({"Organize": organizer_pages} if is_organizer() else {})})
     if rerun:
         st.rerun()
+
+
+def _crowd_start() -> None:  # never run: app.py's rerun of the crowd frame takes over
+    pass
 
 
 def is_organizer() -> bool:
