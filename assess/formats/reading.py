@@ -37,7 +37,7 @@ from assess.errors import FormatError
 MiB = 2**20
 MAX_JSON_BYTES = 256 * MiB  # a whole JSON file (topics, nuggets, responses, score inputs, uploads)
 MAX_LINE_BYTES = 4 * MiB  # one line of a line file (a passage JSONL line with a long text fits)
-BLOCK_BYTES = 2 * MiB  # line files are read, checked and parsed this much at a time
+BLOCK_BYTES = 1 * MiB  # line files are read, checked and parsed this much at a time
 MAX_DEPTH = 200  # JSON nesting (the iKAT files nest 4 levels deep)
 MAX_ID_CHARS = 1000
 _BOM = b"\xef\xbb\xbf"
