@@ -92,6 +92,16 @@ class Guarded:
         assert "Traceback" not in text and "/work/" not in text and "site-packages" not in text
 
 
+def eventually(condition, seconds: float = 20) -> None:
+    """Wait until ``condition()`` holds (a rerun writes the store a moment after the key press)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the store never reached the expected state"
+        time.sleep(0.1)
+
+
 def fragment(value: str) -> str:
     """A piece of a hostile string the page must show verbatim (its link target, which markdown would hide)."""
     return re.search(r"\(http://[^)]*\)", value).group(0)
@@ -128,12 +138,14 @@ def test_ntr_handles_a_run_name_with_spaces_and_links(server, new_page):
     page = guarded.open("/ntr?assessor=ina")
     guarded.check_inert(HOSTILE_RUN, fragment(HOSTILE_TITLE))
     press(page, "Y")  # the first item is the hostile run's: answered and stored under its parts
+    answered = "SELECT run, match FROM ntr_labels WHERE source = 'ina'"
+    eventually(lambda: query(db_path, answered) == [(HOSTILE_RUN, 1)])
+    expect(page.get_by_text("Item 2 of", exact=False)).to_be_visible()
     settled(page)
-
-    assert query(db_path, "SELECT run, match FROM ntr_labels WHERE source = 'ina'") == [(HOSTILE_RUN, 1)]
     press(page, "U")  # undo finds the label by its stored columns, whatever the run name holds
+    eventually(lambda: query(db_path, answered) == [])
+    expect(page.get_by_text("Item 1 of", exact=False)).to_be_visible()
     settled(page)
-    assert query(db_path, "SELECT COUNT(*) FROM ntr_labels WHERE source = 'ina'") == [(0,)]
     guarded.check_inert(HOSTILE_RUN)
 
 
