@@ -34,13 +34,17 @@ def sign_in(db: Database, name: str) -> str:
     """Register ``name`` as an assessor source (idempotent); refuse reserved names (:func:`assess.tasks.reserved_source`)
     and names of other kinds of source."""
     name = (name or "").strip()
+    found = row(db, "SELECT kind FROM sources WHERE name = ?", (name,)) if name else None
+    other_kind = found["kind"] if found and found["kind"] != "assessor" else None
+    problems = []
     if reserved_source(name):
-        raise AssessError(f"{name!r} is reserved for the workbench's own label sources; choose another assessor name")
+        problems.append(f"{name!r} is reserved for the workbench's own label sources")
     if not name or len(name) > 64 or any(c.isspace() for c in name) or ":" in name:
-        raise AssessError("an assessor name is 1-64 characters without spaces or ':'")
-    found = row(db, "SELECT kind FROM sources WHERE name = ?", (name,))
-    if found and found["kind"] != "assessor":
-        raise AssessError(f"{name!r} is the name of a {found['kind']} label source; choose another assessor name")
+        problems.append("an assessor name is 1-64 characters without spaces or ':'")
+    if other_kind:
+        problems.append(f"{name!r} is the name of a {other_kind} label source")
+    if problems:
+        raise AssessError("; ".join(problems) + "; choose another assessor name")
     if not found:
         with write(db):
             ensure_source(db, name, "assessor")
