@@ -5,6 +5,9 @@ import streamlit as st
 # Users never see a traceback, an exception's text or a server path: Streamlit shows its generic
 # "the app has encountered an error" and logs the exception with its traceback on the server.
 st.set_option("client.showErrorDetails", "none")
+# .streamlit/config.toml hides the legacy pages/-folder menu a fresh server's first session would draw
+# before this script runs; the frame's own menu (st.navigation below) is shown.
+st.set_option("client.showSidebarNavigation", True)
 
 from assess import ui  # noqa: E402  (after the option: an error while importing is redacted too)
 

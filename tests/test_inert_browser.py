@@ -212,6 +212,14 @@ def test_the_first_request_after_a_cold_start_gets_the_app_frame(tmp_path, new_p
     app.py); the visitor must end in the app frame at the address asked for, with its navigation."""
     with streamlit_server(tmp_path) as (url, _):
         page = new_page()
+        # Record every navigation text the page ever shows, from its first paint on.
+        page.add_init_script(
+            """window.__navSeen = [];
+            new MutationObserver(() => {
+                for (const nav of document.querySelectorAll('[data-testid="stSidebarNav"]'))
+                    window.__navSeen.push(nav.innerText);
+            }).observe(document, {subtree: true, childList: true, characterData: true});"""
+        )
         page.goto(url + path)
         nav = page.locator('[data-testid="stSidebarNav"]')
         expect(nav).to_contain_text("Judge passages", timeout=LOAD_TIMEOUT_MS)
@@ -222,3 +230,5 @@ def test_the_first_request_after_a_cold_start_gets_the_app_frame(tmp_path, new_p
         else:
             expect(page.get_by_role("heading", name="Import & export")).to_be_visible()
         assert "Traceback" not in page.locator('[data-testid="stApp"]').inner_text()
+        seen = page.evaluate("window.__navSeen")
+        assert seen and not [s for s in seen if "response nuggets" in s or "Judge passages" not in s]
