@@ -18,7 +18,7 @@ ui.frame_guard()
 database = ui.db()
 name = ui.require_assessor("duplicates")
 
-sources = gold.nugget_sources(database)
+sources = gold.nugget_sources(database, viewer=None if ui.is_organizer() else name)
 if not sources:
     st.info("No nuggets yet: extract some on the Passage nuggets page or import a nugget file.")
     st.stop()

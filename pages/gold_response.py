@@ -17,7 +17,7 @@ name = ui.require_assessor("gold-response")
 top = st.columns([1, 3])
 with top[0]:
     turn_id = ui.pick_turn(conversations.all_turns(database), "gold_turn")
-sources = gold.nugget_sources(database)
+sources = gold.nugget_sources(database, viewer=None if ui.is_organizer() else name)
 default = [s for s in (name, "gold", "human") if s in sources] or sources[:1]
 with top[1]:
     chosen_sources = st.multiselect("Nuggets from", sources, default=default, key="gold_sources")

@@ -15,7 +15,7 @@ ui.frame_guard()
 database = ui.db()
 name = ui.require_assessor("ntr")
 
-sources = gold.nugget_sources(database)
+sources = gold.nugget_sources(database, viewer=None if ui.is_organizer() else name)
 if not sources:
     st.info("No gold nuggets in the store yet: import them (Import & export page) first.")
     st.stop()

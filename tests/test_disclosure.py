@@ -163,3 +163,20 @@ def test_an_unexpected_error_shows_no_traceback_and_no_path(tmp_path, monkeypatc
     shown = at.exception[0]
     assert "secret-dir" not in shown.message and not list(shown.stack_trace)
     assert "redacted" in shown.message or "error" in shown.message.lower()
+
+
+@pytest.mark.parametrize("page", ["pages/ntr.py", "pages/duplicates.py", "pages/gold_response.py"])
+def test_nugget_set_pickers_show_an_assessor_only_their_own_and_the_organizers_sets(store, page):
+    from store.nuggets import gold
+
+    db = open_db(store)
+    with write(db):
+        ensure_source(db, "llm:nuggeteer", "llm")
+    gold.add_text_nugget(db, OTHER, "101_1", "a nugget of another assessor")
+    gold.add_text_nugget(db, "llm:nuggeteer", "101_1", "a nugget of an LLM")
+    queue.sign_in(db, "amy")
+    gold.add_text_nugget(db, "amy", "101_1", "amy's own nugget")
+    db.conn.close()
+    shown = everything(open_app(page, assessor="amy"))
+    assert "gold" in shown and "amy" in shown
+    assert OTHER not in shown and "llm:nuggeteer" not in shown

@@ -108,8 +108,18 @@ def nugget_turns(db: Database, source: str) -> list[str]:
     )
 
 
-def nugget_sources(db: Database) -> list[str]:
-    return column(db, "SELECT DISTINCT source FROM nuggets ORDER BY source")
+def nugget_sources(db: Database, *, viewer: str | None = None) -> list[str]:
+    """The sources with gold nuggets, by name: all of them for an organizer (``viewer`` None); for an
+    assessor only their own set and the sets the organizers provide (imported, adjudicated or their own
+    sources) -- other assessors' and LLM or crowd sets are organizer information."""
+    if viewer is None:
+        return column(db, "SELECT DISTINCT source FROM nuggets ORDER BY source")
+    return column(
+        db,
+        "SELECT DISTINCT n.source AS source FROM nuggets n JOIN sources s ON s.name = n.source "
+        "WHERE n.source = ? OR s.kind IN ('import', 'organizers', 'adjudication') ORDER BY n.source",
+        (viewer,),
+    )
 
 
 def check_turn(db: Database, turn_id: str) -> None:
