@@ -15,13 +15,35 @@ def db_path() -> Path:
 
 
 def organizer_password() -> str | None:
-    """The organizer password ($ASSESS_ORGANIZER_PASSWORD); None means organizer pages are open."""
+    """Legacy, open mode only: the shared organizer password ($ASSESS_ORGANIZER_PASSWORD); None means the
+    organizer pages are open in open mode. With accounts only the organizer role opens them."""
     return os.environ.get("ASSESS_ORGANIZER_PASSWORD") or None
 
 
 def open_mode() -> bool:
-    """Open mode: anyone who signs in gets a queue over all pools (default on; ASSESS_OPEN=0 turns it off)."""
+    """Queue scope: an assessor without assignments gets a queue over all pools (default on; ASSESS_OPEN=0
+    turns it off). Whether anyone may sign in under a typed name is :func:`open_mode_setting` plus the store
+    (``store.accounts.open_sign_in``)."""
     return os.environ.get("ASSESS_OPEN", "1") not in ("0", "false", "no")
+
+
+def open_mode_setting() -> bool | None:
+    """$ASSESS_OPEN as given: True (1/true/yes), False (0/false/no) or None when unset (the store decides:
+    open on the embedded demo only)."""
+    value = (os.environ.get("ASSESS_OPEN") or "").strip().lower()
+    if not value:
+        return None
+    return value not in ("0", "false", "no")
+
+
+def secret_key() -> str | None:
+    """$ASSESS_SECRET_KEY, the key that signs personal sign-in links; None: a key file beside the store."""
+    return os.environ.get("ASSESS_SECRET_KEY") or None
+
+
+def trust_forwarded_for() -> bool:
+    """$ASSESS_TRUST_PROXY=1: the client address is the last X-Forwarded-For entry (behind our own proxy)."""
+    return os.environ.get("ASSESS_TRUST_PROXY", "0") in ("1", "true", "yes")
 
 
 def llm_settings() -> dict:

@@ -45,6 +45,19 @@ class JudgingMode(StrEnum):
     CROWD = "crowd"  # a crowd study's aggregate
 
 
+class Role(StrEnum):
+    """What a signed-in account may do (docs/accounts.md). Crowd workers have no role: a study link only."""
+
+    ASSESSOR = "assessor"  # judges their own queue
+    ADJUDICATOR = "adjudicator"  # an assessor who may also adjudicate disagreements
+    ORGANIZER = "organizer"  # everything: imports, assignments, adjudication, judging mode, accounts
+
+
+ORGANIZER_ACTIONS: tuple[str, ...] = ("account", "assignment", "adjudication", "judging-mode", "import")
+"""The ``label_table`` values of the history rows that record who did an organizer's action (the row's
+``source`` is the person, ``item`` what was acted on)."""
+
+
 STUDY_MODES: tuple[JudgingMode, ...] = (JudgingMode.BLIND, JudgingMode.REVEAL, JudgingMode.SHOWN)
 """The judging modes an organizer can choose for a study (the rest describe labels' origins)."""
 

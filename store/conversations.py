@@ -124,8 +124,10 @@ def turns_to_assign(db: Database, topics: Sequence[str], turn_ids: Sequence[str]
     return turns + [t for t in turn_ids if t not in turns]
 
 
-def assign(db: Database, assessor: str, turn_ids: Sequence[str]) -> int:
-    """Assign turns to an assessor (topics: pass all their turn ids); return how many are new."""
+def assign(db: Database, assessor: str, turn_ids: Sequence[str], *, by: str | None = None) -> int:
+    """Assign turns to an assessor (topics: pass all their turn ids); return how many are new. The
+    assignment is recorded in the history as ``by``'s action."""
+    from store.accounts import record_action
     from store.queue import sign_in  # the queue module owns assessor names
 
     sign_in(db, assessor)
@@ -142,9 +144,15 @@ def assign(db: Database, assessor: str, turn_ids: Sequence[str]) -> int:
                 "INSERT INTO assignments (assessor, turn_id, assigned_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                 (assessor, turn_id, at),
             )
+        if added:
+            record_action(db, by, "assignment", assessor, None, sorted(turn_ids), via="assign")
         return added
 
 
-def unassign(db: Database, assessor: str, turn_ids: Sequence[str]) -> None:
+def unassign(db: Database, assessor: str, turn_ids: Sequence[str], *, by: str | None = None) -> None:
+    """Take turns away from an assessor, recorded in the history as ``by``'s action."""
+    from store.accounts import record_action
+
     with write(db):
         run_many(db, "DELETE FROM assignments WHERE assessor = ? AND turn_id = ?", [(assessor, t) for t in turn_ids])
+        record_action(db, by, "assignment", assessor, sorted(turn_ids), None, via="unassign")

@@ -30,10 +30,13 @@ class QueueItem(NamedTuple):
 # ------------------------------------------------------------------------------------------- assessors
 
 
-def sign_in(db: Database, name: str) -> str:
+def sign_in(db: Database, name: str, *, guest: bool = False) -> str:
     """Register ``name`` as an assessor source (idempotent); refuse reserved names (:func:`assess.tasks.reserved_source`)
-    and names of other kinds of source."""
+    and names of other kinds of source. ``guest``: a name typed in open mode, refused when it belongs to an
+    account (nobody acts under another person's name)."""
     name = (name or "").strip()
+    if guest and name and row(db, "SELECT 1 AS taken FROM accounts WHERE name = ?", (name,)):
+        raise AssessError(f"{name!r} belongs to an account: sign in with its password or sign-in link")
     found = row(db, "SELECT kind FROM sources WHERE name = ?", (name,)) if name else None
     other_kind = found["kind"] if found and found["kind"] != "assessor" else None
     problems = []
@@ -72,13 +75,19 @@ def judging_mode(db: Database) -> str:
     return get_setting(db, "judging_mode", JudgingMode.BLIND.value)
 
 
-def set_judging_mode(db: Database, mode: str) -> bool:
-    """Set the study's judging mode; False when it already was ``mode``."""
+def set_judging_mode(db: Database, mode: str, *, by: str | None = None) -> bool:
+    """Set the study's judging mode (recorded in the history as ``by``'s action); False when it already was
+    ``mode``."""
+    from store.accounts import record_action
+
     if mode not in MODES:
         raise AssessError(f"mode is one of {', '.join(MODES)}, not {mode!r}")
-    if judging_mode(db) == mode:
-        return False
-    set_setting(db, "judging_mode", mode)
+    with write(db):
+        before = judging_mode(db)
+        if before == mode:
+            return False
+        set_setting(db, "judging_mode", mode)
+        record_action(db, by, "judging-mode", "judging_mode", before, mode, via="set")
     return True
 
 

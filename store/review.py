@@ -146,7 +146,10 @@ def disagreements(db: Database, a: str, b: str, *, limit: int = 500) -> list[dic
 def adjudicate(
     db: Database, turn_id: str, passage_id: str, grade: int, *, by: str, source: str = "adjudication"
 ) -> None:
-    """Record an adjudicated grade: a label of its own source (kind 'adjudication'), noting who decided."""
+    """Record an adjudicated grade: a label of its own source (kind 'adjudication'), noting who decided (in
+    the label's note and as an organizer action in the history)."""
+    from store.accounts import record_action
+
     if grade is None:  # an adjudicator decides a grade; 'cannot judge' is not a decision
         raise AssessError(f"a grade is {GRADES.low}-{GRADES.high}, not None")
     GRADES.check(grade, what="an adjudicated grade")
@@ -162,3 +165,4 @@ def adjudicate(
             mode=JudgingMode.ADJUDICATION.value,
             via="click",
         )
+        record_action(db, by, "adjudication", f"{turn_id} {passage_id}", None, str(grade), via=source)

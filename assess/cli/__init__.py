@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "assess.cli.judge",
     "assess.cli.crowd",
     "assess.cli.nuggets",
+    "assess.cli.users",
 )
 
 

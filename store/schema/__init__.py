@@ -335,9 +335,19 @@ _V6_ANNOTATIONS = "".join(
     )
 )
 
+from store.schema.accounts import MIGRATION as _V8_ACCOUNTS  # noqa: E402  (accounts, roles, failed sign-ins)
 from store.schema.crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd studies, batches, workers)
 from store.schema.history_guard import MIGRATION as _V7_HISTORY_GUARD  # noqa: E402  (no INSERT OR REPLACE)
 from store.schema.llm import MIGRATION as _V2_LLM  # noqa: E402  (LLM pre-judgments, jobs)
 from store.schema.nuggets import MIGRATION as _V4_NUGGETS  # noqa: E402  (duplicates, response nuggets, aspects)
 
-MIGRATIONS: list[str] = [_V1, _V2_LLM, _V3_CROWD, _V4_NUGGETS, _V5_HISTORY, _V6_ANNOTATIONS, _V7_HISTORY_GUARD]
+MIGRATIONS: list[str] = [
+    _V1,
+    _V2_LLM,
+    _V3_CROWD,
+    _V4_NUGGETS,
+    _V5_HISTORY,
+    _V6_ANNOTATIONS,
+    _V7_HISTORY_GUARD,
+    _V8_ACCOUNTS,
+]

@@ -1,0 +1,248 @@
+"""Signing in: Argon2 passwords, signed expiring sign-in links, the rate limit on failed attempts.
+
+The store holds accounts (``store.accounts``); this module holds the secrets' side: it hashes a password
+with Argon2id (argon2-cffi) and never keeps the password, and it signs sign-in links with itsdangerous
+using a key from $ASSESS_SECRET_KEY or from a key file beside the SQLite store (0600, made once). A link
+carries the account's name, its ``link_version`` and an expiry time; a reset raises the version, so
+older links stop working. Nothing here logs a password, a hash, a link or the key.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import quote, urlsplit
+
+from assess import settings
+from assess.errors import AssessError
+from assess.tasks import Role
+from store import Database, accounts
+from store.db import file_of
+
+MAX_FAILURES = 5
+"""Failed sign-ins allowed per account and per client address within :data:`WINDOW`."""
+WINDOW = timedelta(minutes=15)
+LINK_MINUTES = 24 * 60
+LINK_SALT = "assess-sign-in"
+MIN_PASSWORD = 10
+
+
+class SignInRefused(AssessError):
+    """A sign-in that did not succeed; the message says why in one line, with no secret in it."""
+
+
+@dataclass(frozen=True)
+class Person:
+    """Someone signed in: their account name (also their label source) and role."""
+
+    name: str
+    role: Role
+
+    @property
+    def organizer(self) -> bool:
+        return self.role is Role.ORGANIZER
+
+    @property
+    def adjudicator(self) -> bool:
+        return self.role in (Role.ADJUDICATOR, Role.ORGANIZER)
+
+
+def _hasher():
+    from argon2 import PasswordHasher
+
+    return PasswordHasher()  # Argon2id with argon2-cffi's current recommended parameters
+
+
+def hash_password(password: str) -> str:
+    if len(password) < MIN_PASSWORD:
+        raise AssessError(f"a password has at least {MIN_PASSWORD} characters, found {len(password)}")
+    return _hasher().hash(password)
+
+
+def new_password() -> str:
+    """A strong random password (20 URL-safe characters, 120 bits)."""
+    return secrets.token_urlsafe(15)
+
+
+def _clock(at: datetime | None) -> datetime:
+    return at or datetime.now(UTC)
+
+
+# ------------------------------------------------------------------------------------------- accounts
+
+
+def add_account(
+    db: Database,
+    name: str,
+    role: str,
+    *,
+    password: str | None = None,
+    by: str | None,
+    email: str | None = None,
+    generate: bool = True,
+) -> str | None:
+    """Create an account with ``password``, or with a generated one when none is given and ``generate``
+    (returned, to be shown once), or with none (link sign-in only). Returns the generated password."""
+    made = new_password() if password is None and generate else None
+    chosen = password if password is not None else made
+    accounts.add(db, name, role, hash_password(chosen) if chosen else None, by=by, email=email)
+    return made
+
+
+def reset_account(
+    db: Database, name: str, *, password: str | None = None, by: str | None, generate: bool = True
+) -> str | None:
+    """New password (given, generated and returned, or none) and every earlier sign-in link invalidated."""
+    made = new_password() if password is None and generate else None
+    chosen = password if password is not None else made
+    accounts.reset(db, name, hash_password(chosen) if chosen else None, by=by)
+    return made
+
+
+def _person(account: dict) -> Person:
+    if account["disabled"]:
+        raise SignInRefused(f"the account {account['name']!r} is disabled; ask an organizer to enable it")
+    return Person(account["name"], Role(account["role"]))
+
+
+def account_person(db: Database, name: str) -> Person | None:
+    """The signed-in person ``name`` as the store has them now (role changes and disabling take effect on the
+    next page run), or None when the account is gone or disabled."""
+    found = accounts.get(db, name)
+    if found is None or found["disabled"]:
+        return None
+    return Person(found["name"], Role(found["role"]))
+
+
+# ------------------------------------------------------------------------------------------- passwords
+
+
+def _wait(first: str | None, at: datetime) -> int:
+    if not first:
+        return int(WINDOW.total_seconds() // 60)
+    since = datetime.fromisoformat(first.replace("Z", "+00:00"))
+    return max(1, int((since + WINDOW - at).total_seconds() // 60) + 1)
+
+
+def check_password(
+    db: Database, name: str, password: str, *, address: str | None = None, at: datetime | None = None
+) -> Person:
+    """The person whose name and password these are, or :class:`SignInRefused`. After
+    :data:`MAX_FAILURES` failures within :data:`WINDOW` for the account or for the client address, every
+    attempt is refused (correct or not) until the oldest of them leaves the window."""
+    at = _clock(at)
+    name = (name or "").strip()
+    scopes = [f"account:{name}"] + ([f"address:{address}"] if address else [])
+    for scope in scopes:
+        failed, first = accounts.failures_since(db, scope, at - WINDOW)
+        if failed >= MAX_FAILURES:
+            what = "this account" if scope.startswith("account:") else "this address"
+            raise SignInRefused(f"too many failed sign-ins for {what}: try again in {_wait(first, at)} minutes")
+    found = accounts.get(db, name) if name else None
+    ok = False
+    if found is not None and found["password_hash"]:
+        from argon2.exceptions import InvalidHashError, VerificationError
+
+        try:
+            ok = _hasher().verify(found["password_hash"], password or "")
+        except (VerificationError, InvalidHashError):
+            ok = False
+    if not ok:
+        accounts.record_failure(db, scopes, at, window=WINDOW)
+        raise SignInRefused("wrong name or password")
+    person = _person(found)
+    accounts.clear_failures(db, scopes[0])
+    if _hasher().check_needs_rehash(found["password_hash"]):
+        accounts.rehash(db, name, _hasher().hash(password))
+    return person
+
+
+# ------------------------------------------------------------------------------------------- links
+
+
+def key_file(db: Database) -> Path | None:
+    """Where the link-signing key lives when $ASSESS_SECRET_KEY is unset: beside the SQLite file."""
+    where = file_of(db)
+    return Path(where + ".secret") if where else None
+
+
+def signing_key(db: Database) -> str:
+    """$ASSESS_SECRET_KEY, else the key file beside the store (created once with mode 0600)."""
+    given = settings.secret_key()
+    if given:
+        return given
+    path = key_file(db)
+    if path is None:
+        raise AssessError("set ASSESS_SECRET_KEY: sign-in links need a key and this store has no file beside it")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text(encoding="ascii").strip()
+    with os.fdopen(fd, "w", encoding="ascii") as out:
+        out.write(secrets.token_urlsafe(48))
+    return path.read_text(encoding="ascii").strip()
+
+
+def _serializer(db: Database):
+    from itsdangerous import URLSafeSerializer
+
+    return URLSafeSerializer(signing_key(db), salt=LINK_SALT)
+
+
+def make_link(
+    db: Database, name: str, base_url: str, *, minutes: int = LINK_MINUTES, at: datetime | None = None
+) -> str:
+    """A personal sign-in link ``BASE/?signin=TOKEN`` valid for ``minutes`` (until the account is reset)."""
+    parts = urlsplit(base_url or "")
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise AssessError(
+            f"--base-url: expected the app's address such as https://assess.example.org, found {base_url!r}"
+        )
+    if minutes <= 0 or minutes > 366 * 24 * 60:
+        raise AssessError(f"--minutes: expected 1 to {366 * 24 * 60}, found {minutes}")
+    found = accounts.get(db, name)
+    if found is None:
+        raise accounts.AccountError(f"no account {name!r} (python -m assess users list shows them)")
+    _person(found)
+    expires = int((_clock(at) + timedelta(minutes=minutes)).timestamp())
+    token = _serializer(db).dumps({"n": found["name"], "v": found["link_version"], "x": expires})
+    return f"{base_url.rstrip('/')}/?signin={quote(token)}"
+
+
+def check_link(db: Database, token: str, *, at: datetime | None = None) -> Person:
+    """The person a sign-in link's token names, or :class:`SignInRefused` (damaged, expired, replaced by a
+    reset, disabled or deleted account)."""
+    from itsdangerous import BadSignature
+
+    try:
+        data = _serializer(db).loads(token or "")
+        name, version, expires = data["n"], int(data["v"]), int(data["x"])
+    except (BadSignature, KeyError, TypeError, ValueError):
+        raise SignInRefused("this sign-in link is not valid (damaged, or not made by this workbench)") from None
+    if _clock(at).timestamp() > expires:
+        when = datetime.fromtimestamp(expires, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        raise SignInRefused(f"this sign-in link expired on {when}; ask an organizer for a new one")
+    found = accounts.get(db, name)
+    if found is None:
+        raise SignInRefused("this sign-in link's account no longer exists")
+    if found["link_version"] != version:
+        raise SignInRefused("this sign-in link was replaced (the account was reset); ask an organizer for a new one")
+    return _person(found)
+
+
+# ------------------------------------------------------------------------------------------- OpenID Connect
+
+
+def openid_person(db: Database, email: str | None, name: str | None) -> Person:
+    """The account of someone signed in by the deployment's identity provider (st.login): matched by email,
+    else by account name; an unknown identity is refused (an organizer creates the account first)."""
+    found = (accounts.by_email(db, email) if email else None) or (accounts.get(db, name) if name else None)
+    if found is None:
+        raise SignInRefused(
+            f"{email or name or 'this identity'} has no account here; ask an organizer to add one "
+            "(python -m assess users add NAME --email ADDRESS)"
+        )
+    return _person(found)
