@@ -113,14 +113,15 @@ def new_page(browser):
 
 
 @contextlib.contextmanager
-def streamlit_server(tmp: Path, prepare=None, **extra_env: str):
+def streamlit_server(tmp: Path, prepare=None, *, db: Path | None = None, **extra_env: str):
     """``prepare(db_path)``, when given, runs before the server starts.
 
-    Run ``streamlit run app.py`` on a free port with an empty store in ``tmp``; yield (base URL, db path).
+    Run ``streamlit run app.py`` on a free port with an empty store in ``tmp`` (or the store ``db``,
+    which several servers may share, as the processes behind a proxy do); yield (base URL, db path).
 
     The server runs in its own process group, which is killed on exit (no orphan is left).
     """
-    db_path = tmp / "assess.db"
+    db_path = tmp / "assess.db" if db is None else db
     if prepare is not None:  # e.g. seed the store before the server's first session
         prepare(db_path)
     log_path = tmp / "streamlit.log"
