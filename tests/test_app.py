@@ -172,6 +172,7 @@ def test_scores_page_on_real_nist_and_gpt4_labels(tmp_path, monkeypatch):
     from tests.helpers import run_cli
 
     db = tmp_path / "real.db"
+    monkeypatch.setenv("ASSESS_OPEN", "1")  # a store of real data signs in by account unless open mode is asked for
     run_cli(
         "import",
         "topics",

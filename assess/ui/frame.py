@@ -52,52 +52,167 @@ def assessor() -> str | None:
     return st.session_state.get("assessor")
 
 
+def role() -> str | None:
+    """The signed-in account's role (assessor, adjudicator, organizer); None for a name typed in open mode."""
+    return st.session_state.get("role") if assessor() else None
+
+
+def actor() -> str | None:
+    """Who acts, for the history of organizer actions: the signed-in name (``open:NAME`` for a name typed in
+    open mode, ``open`` for nobody signed in there)."""
+    name = assessor()
+    if role():
+        return name
+    return f"open:{name}" if name else ("open" if open_sign_in() else None)
+
+
+def open_sign_in() -> bool:
+    """Open mode for this run (set by :func:`sign_in_from_query`): anyone signs in by typing a name."""
+    return bool(st.session_state.get("_open_mode", False))
+
+
 def require_assessor(page: str) -> str:
     """The signed-in assessor, or stop the page with how to sign in."""
     name = assessor()
     if not name:
-        st.info(f"Sign in with your assessor name in the sidebar, or open /{page}?assessor=NAME.")
+        if open_sign_in():
+            st.info(f"Sign in with your assessor name in the sidebar, or open /{page}?assessor=NAME.")
+        else:
+            st.info("Sign in with your account in the sidebar (or open your personal sign-in link).")
         st.stop()
     return name
 
 
+def _client_address() -> str | None:
+    """The client's address: Streamlit's, or behind our own proxy ($ASSESS_TRUST_PROXY=1) the last
+    X-Forwarded-For entry (the one that proxy added)."""
+    try:
+        if settings.trust_forwarded_for():
+            forwarded = st.context.headers.get("X-Forwarded-For") or ""
+            if forwarded.strip():
+                return forwarded.split(",")[-1].strip()
+        return st.context.ip_address
+    except Exception:  # no browser connection (tests without a context)
+        return None
+
+
+def _signed_in(person) -> None:
+    st.session_state["assessor"] = person.name
+    st.session_state["role"] = person.role.value
+    st.session_state.pop("organizer", None)
+
+
+def sign_out() -> None:
+    for key in ("assessor", "role", "organizer"):
+        st.session_state.pop(key, None)
+    st.query_params.pop("assessor", None)
+
+
+def openid_configured() -> bool:
+    """True when the deployment configures OpenID Connect (an ``[auth]`` table in .streamlit/secrets.toml)."""
+    try:
+        return bool(st.secrets.load_if_toml_exists() and "auth" in st.secrets)
+    except Exception:
+        return False
+
+
+def _openid_sign_in(database) -> None:
+    """Match the identity provider's user (st.user) to an account, by email, else by name."""
+    from assess.services.accounts import openid_person
+
+    user = st.user
+    if not user.is_logged_in or assessor():
+        return
+    try:
+        _signed_in(openid_person(database, user.get("email"), user.get("name")))
+    except AssessError as exc:
+        st.session_state["sign_in_error"] = str(exc)
+
+
 def sign_in_from_query(database) -> None:
-    """Open mode: ``?assessor=NAME`` signs the assessor in."""
+    """Decide this run's sign-in mode and sign in from the address: ``?signin=TOKEN`` (a personal link), the
+    identity provider's user, or in open mode ``?assessor=NAME``. A signed-in account that was disabled
+    meanwhile is signed out; with accounts, ``?assessor=`` signs nobody in."""
+    from assess.services.accounts import account_person, check_link
+    from store.accounts import open_sign_in as store_open
     from store.queue import sign_in
 
-    name = st.query_params.get("assessor")
-    if name and name != st.session_state.get("assessor") and settings.open_mode():
+    open_mode = store_open(database, settings.open_mode_setting())
+    st.session_state["_open_mode"] = open_mode
+    token = st.query_params.get("signin")
+    if token:
+        st.query_params.pop("signin", None)  # the token leaves the address bar (and its history) at once
         try:
-            st.session_state["assessor"] = sign_in(database, name)
+            _signed_in(check_link(database, token))
+        except AssessError as exc:
+            st.session_state["sign_in_error"] = str(exc)
+    if openid_configured():
+        _openid_sign_in(database)
+    if role() and account_person(database, assessor()) is None:
+        sign_out()
+        st.session_state["sign_in_error"] = "your account was disabled or removed: you are signed out"
+    name = st.query_params.get("assessor")
+    if name and name != assessor() and open_mode and not role():
+        try:
+            st.session_state["assessor"] = sign_in(database, name, guest=True)
+            st.session_state.pop("role", None)
         except AssessError as exc:
             st.session_state["sign_in_error"] = str(exc)
 
 
+def _password_form(database) -> None:
+    from assess.services.accounts import check_password
+
+    with st.form("account_sign_in_form", border=False):
+        name = st.text_input("Account name", key="account_name")
+        password = st.text_input("Password", type="password", key="account_password")
+        if st.form_submit_button("Sign in", key="account_sign_in"):
+            try:
+                _signed_in(check_password(database, name, password, address=_client_address()))
+                st.rerun()
+            except AssessError as exc:
+                error("", exc)
+
+
 def sidebar_sign_in(database) -> None:
-    """Sign-in box in the sidebar (assessor name; organizer password when one is configured)."""
+    """Sign-in box in the sidebar: the open-mode notice; who is signed in; a name (open mode), a password or
+    the identity provider; in open mode also the legacy organizer password when one is configured."""
     from store.queue import sign_in
 
+    open_mode = open_sign_in()
     with st.sidebar:
+        if open_mode:
+            st.warning("Open mode: anyone can sign in under any name (a local demo). See docs/accounts.md.")
         name = assessor()
         if name:
             line("Signed in as", name)
+            if role():
+                st.caption(f"Role: {role()}")
             if st.button("Sign out", key="sign_out"):
-                st.session_state.pop("assessor", None)
-                st.query_params.pop("assessor", None)
+                sign_out()
+                if openid_configured() and st.user.is_logged_in:
+                    st.logout()
                 st.rerun()
-        else:
+        elif openid_configured():
+            if st.button("Sign in with your organization's account", key="openid_sign_in"):
+                st.login()
+        elif open_mode:
             with st.form("sign_in_form", border=False):
                 entered = st.text_input("Assessor name", key="sign_in_name")
                 if st.form_submit_button("Sign in"):
                     try:
-                        st.session_state["assessor"] = sign_in(database, entered)
+                        st.session_state["assessor"] = sign_in(database, entered, guest=True)
                         st.rerun()
                     except AssessError as exc:
                         error("", exc)
+            with st.expander("Sign in with an account"):
+                _password_form(database)
+        else:
+            _password_form(database)
         if "sign_in_error" in st.session_state:
             error("", st.session_state.pop("sign_in_error"))
         password = settings.organizer_password()
-        if password and not st.session_state.get("organizer"):
+        if open_mode and not role() and password and not st.session_state.get("organizer"):
             entered = st.text_input("Organizer password", type="password", key="org_pw")
             if entered:
                 if hmac.compare_digest(entered, password):
@@ -130,6 +245,7 @@ def app_pages() -> tuple[list, list]:
             url_path="response-nuggets",
         ),
         st.Page("pages/aspects.py", title="Aspects (AEPD)", icon="🗂", url_path="aspects"),
+        st.Page("pages/users.py", title="Accounts", icon="🔑", url_path="users"),
     ]
     return assess_pages, organizer_pages
 
@@ -155,8 +271,18 @@ def _crowd_start() -> None:  # never run: app.py's rerun of the crowd frame take
 
 
 def is_organizer() -> bool:
-    """Organizer pages are open when no password is configured ($ASSESS_ORGANIZER_PASSWORD)."""
+    """An organizer account is signed in; in open mode also (legacy) anyone when no $ASSESS_ORGANIZER_PASSWORD
+    is configured, or whoever entered it."""
+    if role():
+        return role() == "organizer"
+    if not open_sign_in():
+        return False
     return settings.organizer_password() is None or bool(st.session_state.get("organizer"))
+
+
+def is_adjudicator() -> bool:
+    """May adjudicate: an adjudicator or organizer account (in open mode: whoever is an organizer)."""
+    return role() == "adjudicator" or is_organizer()
 
 
 def frame_guard(organizer: bool = False) -> None:
@@ -171,7 +297,10 @@ def frame_guard(organizer: bool = False) -> None:
         legacy_pages_off()
         leave_legacy_run(rerun=True)
     if organizer and not is_organizer():
-        st.warning("This page is for organizers: enter the organizer password in the sidebar.")
+        if open_sign_in():
+            st.warning("This page is for organizers: enter the organizer password in the sidebar.")
+        else:
+            st.warning("This page is for organizers: sign in with an organizer account in the sidebar.")
         st.stop()
 
 
