@@ -48,5 +48,7 @@ if name:
         text=f"{prog['judged']} of {prog['total']} passages judged",
     )
     st.page_link("pages/judge.py", label="Continue judging", icon=":material/grading:")
-else:
+elif ui.open_sign_in():
     st.info("Sign in with your assessor name in the sidebar (or open /judge?assessor=NAME) to start judging.")
+else:
+    st.info("Sign in with your account in the sidebar (or open your personal sign-in link) to start judging.")
