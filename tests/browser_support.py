@@ -131,8 +131,8 @@ def streamlit_server(tmp: Path, prepare=None, *, db: Path | None = None, **extra
         ASSESS_OPEN="1",
         STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
         PYTHONUNBUFFERED="1",
-        **extra_env,
     )
+    env.update(extra_env)  # a test may override the defaults above (ASSESS_OPEN="" for sign-in by account)
     last_log = ""
     for _attempt in range(3):  # a free port can be taken between probing and binding: retry
         port = _free_port()
