@@ -67,8 +67,13 @@ def actor() -> str | None:
 
 
 def open_sign_in() -> bool:
-    """Open mode for this run (set by :func:`sign_in_from_query`): anyone signs in by typing a name."""
-    return bool(st.session_state.get("_open_mode", False))
+    """Open mode for this run (set by :func:`sign_in_from_query`; read from the store when a legacy run asks
+    before app.py has run): anyone signs in by typing a name."""
+    if "_open_mode" not in st.session_state:
+        from store.accounts import open_sign_in as store_open
+
+        st.session_state["_open_mode"] = store_open(db(), settings.open_mode_setting())
+    return bool(st.session_state["_open_mode"])
 
 
 def require_assessor(page: str) -> str:
