@@ -39,7 +39,9 @@ chosen = c2.multiselect("Conversations (all their pooled turns)", [c["id"] for c
 single = c3.multiselect("and/or single turns", conversations.pooled_turns(database), key="assign_turns")
 if st.button("Assign", disabled=not (who and (chosen or single))):
     try:
-        added = conversations.assign(database, who, conversations.turns_to_assign(database, chosen, single))
+        added = conversations.assign(
+            database, who, conversations.turns_to_assign(database, chosen, single), by=ui.actor()
+        )
         st.success(f"Assigned {added} new turns to {ui.esc(who)}")
     except AssessError as exc:
         ui.error("", exc)

@@ -13,10 +13,7 @@ from store import conversations, prejudgments, queue
 
 ui.frame_guard()
 database = ui.db()
-name = ui.assessor()
-if not name:
-    st.info("Sign in with your assessor name in the sidebar, or open /judge?assessor=NAME.")
-    st.stop()
+name = ui.require_assessor("judge")
 
 state = ui.load_queue(database, name)
 if not len(state):

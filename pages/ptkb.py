@@ -11,10 +11,7 @@ from store import prejudgments, queue
 
 ui.frame_guard()
 database = ui.db()
-name = ui.assessor()
-if not name:
-    st.info("Sign in with your assessor name in the sidebar, or open /ptkb?assessor=NAME.")
-    st.stop()
+name = ui.require_assessor("ptkb")
 
 state = ui.load_queue(database, name, task="ptkb")
 if not len(state):

@@ -37,7 +37,7 @@ mode = st.radio(
         "shown": "shown before judging",
     }.get,
 )
-if queue.set_judging_mode(database, mode):
+if queue.set_judging_mode(database, mode, by=ui.actor()):
     st.success(f"Judging mode set to {mode}")
 
 st.subheader("Disagreements")
@@ -64,7 +64,7 @@ if not rows.empty:
         if st.form_submit_button("Save adjudicated label"):
             try:
                 review.adjudicate(
-                    database, rows.turn_id[item], rows.passage_id[item], grade, by=ui.assessor() or "organizer"
+                    database, rows.turn_id[item], rows.passage_id[item], grade, by=ui.actor() or "organizer"
                 )
                 st.toast("Saved under the source 'adjudication'")
                 st.rerun()  # the table above shows the adjudicated grade at once

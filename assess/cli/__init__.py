@@ -60,6 +60,22 @@ def check_options(args, ids: dict[str, str] | None = None, counts: dict[str, str
             raise FormatError(option, None, "a number >= 0", str(given))
 
 
+def add_by_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--by", help="who makes the change, for the history (default os:$USER)")
+
+
+def actor(args) -> str:
+    """Who acts, for the history of organizer actions: ``--by``, else ``os:`` and the operating-system user."""
+    import getpass
+
+    if getattr(args, "by", None):
+        return args.by
+    try:
+        return f"os:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "os:unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m assess",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from assess.cli import add_db_argument, check_options
+from assess.cli import actor, add_by_argument, add_db_argument, check_options
 from assess.formats.reading import MAX_DEPTH, MAX_JSON_BYTES, MAX_LINE_BYTES, MiB
 from assess.tasks import EXPORT_TABLES, IMPORT_KINDS
 
@@ -79,6 +79,7 @@ def add_commands(sub) -> None:
     )
     add_db_argument(p)
     p.add_argument("--assessor", required=True, help="the assessor's name")
+    add_by_argument(p)
     p.add_argument("--conversation", nargs="*", default=[], help="conversation ids (all their pooled turns)")
     p.add_argument("--turn", nargs="*", default=[], help="turn ids, e.g. 0_8")
     p.add_argument("--remove", action="store_true", help="remove these assignments instead")
@@ -248,9 +249,9 @@ def cmd_assign(args) -> int:
         raise AssessError("assign needs --conversation or --turn")
     turns = conversations.turns_to_assign(db, args.conversation, args.turn)
     if args.remove:
-        conversations.unassign(db, args.assessor, turns)
+        conversations.unassign(db, args.assessor, turns, by=actor(args))
         print(f"{args.assessor}: {len(turns)} turns unassigned")
     else:
-        added = conversations.assign(db, args.assessor, turns)
+        added = conversations.assign(db, args.assessor, turns, by=actor(args))
         print(f"{args.assessor}: {added} new turns assigned ({len(turns)} given)")
     return 0

@@ -7,11 +7,10 @@ recorded in the history as the action of ``--by`` (default ``os:`` + the operati
 
 from __future__ import annotations
 
-import getpass
 import json
 import sys
 
-from assess.cli import add_db_argument
+from assess.cli import actor, add_by_argument, add_db_argument
 
 ROLES = ("assessor", "adjudicator", "organizer")
 
@@ -31,7 +30,7 @@ def add_commands(sub) -> None:
         add_db_argument(q)
         if named:
             q.add_argument("name", metavar="NAME", help="the account name (also its label source)")
-        q.add_argument("--by", help="who makes the change, for the history (default os:$USER)")
+        add_by_argument(q)
         return q
 
     q = action("add", "create an account; prints a generated password once unless --password-stdin")
@@ -67,15 +66,6 @@ def add_commands(sub) -> None:
     q.set_defaults(func=cmd_link)
 
 
-def _by(args) -> str:
-    if args.by:
-        return args.by
-    try:
-        return f"os:{getpass.getuser()}"
-    except (KeyError, OSError):
-        return "os:unknown"
-
-
 def _password(args) -> tuple[str | None, bool]:
     """(password from stdin or None, whether to generate one)."""
     from assess.errors import AssessError
@@ -105,7 +95,7 @@ def cmd_add(args) -> int:
     if password is not None:
         hash_password(password)  # refuse a short password before the store is opened or created
     db = _open(args, must_exist=False)
-    made = add_account(db, args.name, args.role, password=password, by=_by(args), email=args.email, generate=generate)
+    made = add_account(db, args.name, args.role, password=password, by=actor(args), email=args.email, generate=generate)
     print(f"added {args.name} ({args.role})")
     if made:
         print(f"password: {made}")
@@ -134,7 +124,7 @@ def cmd_list(args) -> int:
 def cmd_disable(args) -> int:
     from store.accounts import set_disabled
 
-    changed = set_disabled(_open(args), args.name, args.disabled, by=_by(args))
+    changed = set_disabled(_open(args), args.name, args.disabled, by=actor(args))
     word = "disabled" if args.disabled else "enabled"
     print(f"{args.name} {word}" if changed else f"{args.name} was already {word}")
     return 0
@@ -143,7 +133,7 @@ def cmd_disable(args) -> int:
 def cmd_role(args) -> int:
     from store.accounts import set_role
 
-    changed = set_role(_open(args), args.name, args.role, by=_by(args))
+    changed = set_role(_open(args), args.name, args.role, by=actor(args))
     print(f"{args.name} is now {args.role}" if changed else f"{args.name} already was {args.role}")
     return 0
 
@@ -154,7 +144,7 @@ def cmd_reset(args) -> int:
     password, generate = _password(args)
     if password is not None:
         hash_password(password)
-    made = reset_account(_open(args), args.name, password=password, by=_by(args), generate=generate)
+    made = reset_account(_open(args), args.name, password=password, by=actor(args), generate=generate)
     print(f"reset {args.name}: earlier sign-in links no longer work")
     if made:
         print(f"password: {made}")
