@@ -9,6 +9,7 @@ natural keys; the history triggers fire only on real changes).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -27,11 +28,11 @@ from assess.formats import (
     RunRow,
     json_line,
     paused_gc,
-    rank_run,
     read_text,
+    repeated_run_line,
 )
 from assess.tasks import LABEL_KINDS, Task
-from store.db import column, now, row, rows, run, run_many, value, write
+from store.db import column, each, is_database_error, now, row, rows, run, run_many, value, write
 
 _PASSAGE, _PTKB, _NTR = (LABEL_KINDS[t] for t in (Task.PASSAGE, Task.PTKB, Task.NTR))
 
@@ -348,7 +349,13 @@ def import_ptkb_qrels(db: Database, file: str, qrels: Sequence[Qrel], *, source:
 
 
 def import_run(
-    db: Database, file: str, rows: Sequence[RunRow], *, name: str | None = None, depth: int = 10, pool_filter=None
+    db: Database,
+    file: str,
+    rows: Sequence[RunRow] | Iterable[Sequence[RunRow]],
+    *,
+    name: str | None = None,
+    depth: int = 10,
+    pool_filter=None,
 ) -> dict:
     """Store a TREC run's rankings and add its top ``depth`` passages per turn to the pool (0: no pooling).
 
@@ -357,20 +364,50 @@ def import_run(
 
     ``pool_filter(turn_id, passage_id, rank) -> bool`` is the hook for adaptive pooling: when given,
     a passage below the always-pooled ranks enters only if it returns True.
+
+    ``rows`` is a list of records or an iterable of lists (blocks, e.g. a
+    :class:`~assess.formats.trec.RunStream`), so memory stays bounded whatever the file's size: the
+    blocks are appended to a temporary table; once the file has been read, one SQL statement ranks
+    every (run, turn) as :func:`~assess.formats.trec.rank_run` does (score desc, then passage id
+    desc) into ``rankings``, whose primary key refuses a passage given twice for a turn (the error
+    names the line that repeats and the line it repeats); the pool is read from the top ``depth``
+    of each ranking, rankings in the order they first appear in the file. What stays in memory is
+    one block, SQLite's page cache and sorter (bounded by the cache size; sorts and the temporary
+    table spill to temporary files) and one entry per (run, turn). Errors come as if the file had
+    been read whole first: a bad line or a repeat, whichever comes first, then an unknown turn.
     """
-    _check_turns(db, file, rows)
-    if name:
-        rows = [r._replace(tag=name) for r in rows]
-    groups = rank_run(rows)
+    blocks = [rows] if isinstance(rows, Sequence) else rows
     stamp = now()
-    ranking_rows, pool_rows = [], []
-    for (tag, turn), items in groups.items():
-        for rank, r in enumerate(items, start=1):
-            ranking_rows.append((tag, turn, r.passage_id, rank, r.score))
-            if rank <= depth and (pool_filter is None or pool_filter(turn, r.passage_id, rank)):
-                pool_rows.append((turn, r.passage_id, f"{tag}@{rank}", rank, stamp))
-    tags = sorted({t for t, _ in groups})
-    with write(db):
+    groups: dict[tuple[str, str], None] = {}  # (run, turn) in the order of their first line
+    count = 0
+    unknown_turn: FormatError | None = None
+    with paused_gc(), _sorts_on_disk(db), write(db, references_checked=True):
+        run(db, "DROP TABLE IF EXISTS temp.run_lines")
+        run(db, "CREATE TEMP TABLE run_lines (run TEXT, turn_id TEXT, passage_id TEXT, score REAL, line INTEGER)")
+        known = _known_turns(db)
+        try:
+            for block in blocks:
+                if unknown_turn is None:
+                    try:
+                        _check_turns(db, file, block, known)
+                    except FormatError as exc:  # reported once the file has been read: bad lines come first
+                        unknown_turn = exc
+                tags = itertools.repeat(name) if name else map(attrgetter("tag"), block)
+                groups.update(dict.fromkeys(zip(tags, map(attrgetter("turn_id"), block))))
+                _ensure_passages(db, map(attrgetter("passage_id"), block))
+                run_many(
+                    db,
+                    "INSERT INTO temp.run_lines (run, turn_id, passage_id, score, line) VALUES (?,?,?,?,?)",
+                    ((name or r.tag, r.turn_id, r.passage_id, r.score, r.line) for r in block),
+                )
+                count += len(block)
+        except FormatError:
+            _refuse_repeat(db, file)  # a repeat before the bad line goes first
+            raise
+        if unknown_turn is not None:
+            _refuse_repeat(db, file)
+            raise unknown_turn
+        tags = sorted({tag for tag, _turn in groups})
         for tag in tags:
             run(
                 db,
@@ -379,8 +416,19 @@ def import_run(
                 (tag, str(file), stamp),
             )
             run(db, "DELETE FROM rankings WHERE run = ?", (tag,))
-        _ensure_passages(db, {r.passage_id for r in rows})
-        run_many(db, "INSERT INTO rankings (run, turn_id, passage_id, rank, score) VALUES (?,?,?,?,?)", ranking_rows)
+        try:
+            run(
+                db,
+                "INSERT INTO rankings (run, turn_id, passage_id, rank, score) "
+                "SELECT run, turn_id, passage_id, ROW_NUMBER() OVER "
+                "(PARTITION BY run, turn_id ORDER BY score DESC, passage_id DESC), score FROM temp.run_lines",
+            )
+        except Exception as exc:
+            if is_database_error(exc):  # the primary key: a passage given twice for a turn
+                _refuse_repeat(db, file)
+            raise
+        run(db, "DROP TABLE temp.run_lines")
+        pool_rows = _DepthPool(db, groups, depth, pool_filter, stamp)
         run_many(
             db,
             # detail lists every run that brought the passage, as 'run@rank' (the pool's provenance)
@@ -392,7 +440,66 @@ def import_run(
             "ELSE detail || ' ' || excluded.detail END",
             pool_rows,
         )
-    return {"runs": tags, "rankings": len(ranking_rows), "pooled": len(pool_rows), "depth": depth}
+    return {"runs": tags, "rankings": count, "pooled": pool_rows.count, "depth": depth}
+
+
+@contextlib.contextmanager
+def _sorts_on_disk(db: Database) -> Iterator[None]:
+    """Temporary tables and sorts in temporary files for the block. The store runs with
+    ``temp_store = MEMORY``, under which SQLite keeps both wholly in memory (a 200 MB run would
+    need gigabytes); with files they keep at most about the page cache's size in memory. SQLite
+    cannot change the setting inside a transaction once a temporary table exists, so an import
+    nested in an outer transaction (the demo, which is small) leaves it as it is."""
+    if db.conn.in_transaction:
+        yield
+        return
+    before = value(db, "PRAGMA temp_store")
+    run(db, "PRAGMA temp_store = FILE")
+    try:
+        yield
+    finally:
+        run(db, f"PRAGMA temp_store = {int(before)}")
+
+
+def _refuse_repeat(db: Database, file: str) -> None:
+    """If the lines read so far (``temp.run_lines``) give a (run, turn, passage) twice: the error
+    for the first line that repeats an earlier one. On the error path only (it builds an index)."""
+    run(db, "CREATE INDEX temp.run_lines_key ON run_lines (run, turn_id, passage_id, line)")
+    repeat = row(
+        db,
+        "SELECT later.line AS line, later.turn_id AS turn_id, later.passage_id AS passage_id, "
+        "later.score AS score, later.run AS run, MIN(earlier.line) AS first "
+        "FROM run_lines AS later JOIN run_lines AS earlier ON earlier.run = later.run "
+        "AND earlier.turn_id = later.turn_id AND earlier.passage_id = later.passage_id AND earlier.line < later.line "
+        "GROUP BY later.line ORDER BY later.line LIMIT 1",
+    )
+    if repeat is not None:
+        r = RunRow(repeat["turn_id"], repeat["passage_id"], 0, repeat["score"], repeat["run"], repeat["line"])
+        raise repeated_run_line(file, r, repeat["first"])
+
+
+class _DepthPool:
+    """The pool rows of the top ``depth`` of each ranking, rankings in the order of ``groups``
+    (their first lines in the file) and ranks in order within each, so that ``detail`` lists the
+    runs as the file did; ``count`` is the number of rows given once iterated."""
+
+    def __init__(self, db: Database, groups: Iterable[tuple[str, str]], depth: int, pool_filter, stamp: str):
+        self.db, self.groups, self.depth, self.pool_filter, self.stamp = db, groups, depth, pool_filter, stamp
+        self.count = 0
+
+    def __iter__(self) -> Iterator[tuple]:
+        if self.depth <= 0:
+            return
+        keep = self.pool_filter
+        for tag, turn in self.groups:
+            for r in each(
+                self.db,
+                "SELECT passage_id, rank FROM rankings WHERE run = ? AND turn_id = ? AND rank <= ? ORDER BY rank",
+                (tag, turn, self.depth),
+            ):
+                if keep is None or keep(turn, r["passage_id"], r["rank"]):
+                    self.count += 1
+                    yield turn, r["passage_id"], f"{tag}@{r['rank']}", r["rank"], self.stamp
 
 
 def import_passages(db: Database, file: str, passages: Sequence[PassageText] | Iterable[Sequence[PassageText]]) -> dict:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from assess.errors import AssessError, FormatError
 from assess.services.loading import load_file
@@ -14,7 +16,7 @@ from store.db import write
 from store.imports import _history_trigger_off
 from store.review import item_history
 from store.schema import MIGRATIONS
-from tests.helpers import ROOT
+from tests.helpers import ROOT, snapshot
 
 TOPICS = ROOT / "assets" / "demo" / "topics.json"
 
@@ -212,3 +214,170 @@ def test_schema_5_keeps_the_pool_of_an_older_file_and_its_method_check(tmp_path)
         db.conn.execute("INSERT INTO pool (turn_id, passage_id, method, added_at) VALUES ('1_1', 'p:1', 'x', 't')")
     assert db.execute("PRAGMA foreign_key_check").fetchall() == []
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+# ------------------------------------------------------------------------------------------- runs
+# The run import streams: blocks go into a temporary table and SQL ranks them. It must agree with the
+# in-memory ranking (parse_run + rank_run, the pre-streaming import) on every ranking, pool row and
+# error, whatever the block boundaries; small blocks put several of them in every file.
+
+_TAGS = st.sampled_from(["bm25", "dense", "r\u00e9rank"])
+_PASSAGES = st.sampled_from(["d:1", "d:2", "d:10", "D:1", "\u00e9:1", "z", "a:b:c", "\u4e2d:3", "d:1x"])
+_SCORES = st.sampled_from(["1", "2", "2.0", "0", "-0", "-0.0", "0.5", ".5", "-3.25", "1e300", "-1e-300", "7"])
+_BLOCK = st.sampled_from([16, 40, 100, 4096])
+
+
+def run_lines(draw_lines, turns):
+    """Unique (tag, turn, passage) lines in the drawn order, as text."""
+    seen, out = set(), []
+    for tag, t, passage, rank, score in draw_lines:
+        if (tag, turns[t], passage) not in seen:
+            seen.add((tag, turns[t], passage))
+            out.append(f"{turns[t]} Q0 {passage} {rank} {score} {tag}")
+    return out
+
+
+_LINES = st.lists(st.tuples(_TAGS, st.integers(0, 2), _PASSAGES, st.integers(0, 50), _SCORES), min_size=1, max_size=40)
+
+
+def reference_import(pool: dict, rows, *, name, depth):
+    """The pre-streaming import in memory: rankings by rank_run, pool rows in group order, ranks within."""
+    from assess.formats import rank_run
+
+    if name:
+        rows = [r._replace(tag=name) for r in rows]
+    rankings = {}
+    for (tag, turn), items in rank_run(rows).items():
+        for rank, r in enumerate(items, start=1):
+            rankings[(tag, turn, r.passage_id)] = (rank, r.score)
+            if rank <= depth:
+                detail, best = pool.get((turn, r.passage_id), (None, None))
+                here = f"{tag}@{rank}"
+                if detail is None:
+                    detail = here
+                elif f" {here} " not in f" {detail} ":
+                    detail = f"{detail} {here}"
+                pool[(turn, r.passage_id)] = (detail, rank if best is None else min(best, rank))
+    return rankings
+
+
+def stored_rankings(db, tags) -> dict:
+    return {
+        (run, turn, passage): (rank, score)
+        for run, turn, passage, rank, score in db.execute("SELECT run, turn_id, passage_id, rank, score FROM rankings")
+        if run in tags
+    }
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    first=_LINES,
+    second=_LINES,
+    depths=st.tuples(st.sampled_from([0, 1, 2, 3, 100]), st.sampled_from([1, 5])),
+    rename=st.booleans(),
+    block=_BLOCK,
+)
+def test_streamed_run_import_ranks_and_pools_as_the_in_memory_ranking(
+    tmp_path_factory, first, second, depths, rename, block
+):
+    from assess.formats import parse_run
+
+    tmp = tmp_path_factory.mktemp("runs")
+    db = open_db(tmp / "r.db")
+    load_file(db, "topics", TOPICS)
+    turns = [r[0] for r in db.execute("SELECT id FROM turns ORDER BY id LIMIT 3")]
+    pool: dict = {}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("assess.formats.reading.BLOCK_BYTES", block)
+        for number, (drawn, depth) in enumerate(zip((first, second), depths)):
+            path = tmp / f"{number}.run"
+            path.write_text("".join(f"{line}\n" for line in run_lines(drawn, turns)))
+            name = "merged" if rename and number == 1 and len({line[0] for line in drawn}) == 1 else None
+            expected = reference_import(pool, parse_run(path), name=name, depth=depth)
+            report = load_file(db, "run", path, depth=depth, name=name)
+            tags = sorted({tag for tag, _turn, _passage in expected})
+            assert report == {"runs": tags, "rankings": len(expected), "pooled": report["pooled"], "depth": depth}
+            assert report["pooled"] == sum(rank <= depth for rank, _score in expected.values())
+            assert stored_rankings(db, tags) == expected
+    stored_pool = {
+        (turn, passage): (detail, best)
+        for turn, passage, method, detail, best in db.execute(
+            "SELECT turn_id, passage_id, method, detail, best_rank FROM pool"
+        )
+        if method == "depth"
+    }
+    assert stored_pool == pool
+    assert db.execute("PRAGMA temp_store").fetchone() == (2,)  # MEMORY again, as the store opened it
+    assert db.execute("SELECT name FROM sqlite_temp_master").fetchall() == []
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+_FAULTS = st.lists(
+    st.tuples(st.sampled_from(["repeat", "score", "fields", "turn", "rank"]), st.integers(0, 10**6)), max_size=3
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(drawn=_LINES, faults=_FAULTS, block=_BLOCK)
+def test_run_errors_come_in_line_order_whatever_the_blocks(tmp_path_factory, drawn, faults, block):
+    """The first bad line or repeat in the file is reported, else the first unknown turn; the store is unchanged."""
+    from assess.formats import parse_run
+
+    tmp = tmp_path_factory.mktemp("badruns")
+    db_path = tmp / "r.db"
+    db = open_db(db_path)
+    load_file(db, "topics", TOPICS)
+    turns = [r[0] for r in db.execute("SELECT id FROM turns ORDER BY id LIMIT 3")]
+    lines = run_lines(drawn, turns)
+    for kind, at in faults:
+        fields = lines[at % len(lines)].split()
+        if kind == "repeat":
+            fields[4] = "9.5"
+        elif kind == "score":
+            fields[4] = "x"
+        elif kind == "fields":
+            fields = fields[:5]
+        elif kind == "turn":
+            fields[0] = "999_9"
+        else:
+            fields[3] = "-1"
+        lines.insert(at % (len(lines) + 1), " ".join(fields))
+    path = tmp / "bad.run"
+    path.write_text("".join(f"{line}\n" for line in lines))
+    # what reading the whole file first finds: the first bad line or repeat, else the first unknown turn
+    expected, seen, unknown = None, {}, None
+    for number, line in enumerate(lines, start=1):
+        fields = line.split()
+        if len(fields) != 6 or fields[4] == "x" or fields[3] == "-1":
+            expected = (
+                number,
+                "expected 6 fields"
+                if len(fields) != 6
+                else "expected an integer rank"
+                if fields[3] == "-1"
+                else "expected a numeric score",
+            )
+            break
+        first = seen.setdefault((fields[5], fields[0], fields[2]), number)
+        if first != number:
+            expected = (number, f"expected each passage once per turn (it is on line {first})")
+            break
+        if fields[0] == "999_9" and unknown is None:
+            unknown = (number, "expected a turn id present in the store")
+    expected = expected or unknown
+    db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = snapshot(db_path)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("assess.formats.reading.BLOCK_BYTES", block)
+        if expected is None:
+            assert load_file(db, "run", path)["rankings"] == len(lines)
+            return
+        with pytest.raises(FormatError) as caught:
+            load_file(db, "run", path)
+        if unknown is None or expected != unknown:  # the pure reader finds the same first bad line
+            with pytest.raises(FormatError) as pure:
+                parse_run(path)
+            assert str(pure.value) == str(caught.value)
+    assert str(caught.value).startswith(f"{path}:{expected[0]}: {expected[1]}"), (str(caught.value), expected)
+    assert snapshot(db_path) == before
+    assert db.execute("PRAGMA temp_store").fetchone() == (2,)

@@ -14,6 +14,7 @@ from tests.helpers import ROOT, run_cli, snapshot
 
 DEMO = ROOT / "assets" / "demo"
 Q = "101_1 0 demo-doc-001:0 3\n"  # a good qrels line of the demo
+RUN_LINES = b"".join(b"101_1 Q0 p%d 1 1 r\n" % n for n in range(60_000))  # 1.1 MB: more than one block
 
 
 def deep(levels: int) -> bytes:
@@ -124,6 +125,10 @@ HOSTILE = [
     ),
     ("qrels-conflict", "qrels", Q.encode() + b"101_1 0 demo-doc-001:0 2\n", [], 2, "one value per item"),
     ("run-repeat", "run", b"101_1 Q0 a 1 2 r\n101_1 Q0 a 2 1 r\n", [], 2, "each passage once per turn"),
+    # runs are streamed: a repeat is found whatever block its first line was in, and under --name
+    ("run-repeat-across-blocks", "run", RUN_LINES + b"101_1 Q0 p0 9 1 r\n", [], 60_001, "(it is on line 1)"),
+    ("run-repeat-under-one-name", "run", b"101_1 Q0 a 1 2 r\n101_1 Q0 a 1 1 s\n", ["--name", "m"], 2, "on line 1)"),
+    ("run-bad-line-before-unknown-turn", "run", b"999_9 Q0 a 1 2 r\n101_1 Q0 b 1 x r\n", [], 2, "a numeric score"),
     # references: errors name the file, never the database
     ("missing-parent-turn", "topics", topics({"turn_id": 2, "parent": 1}), [], 9, "a parent turn"),
     ("unknown-turn", "qrels", Q.encode() + b"999_1 0 x 1\n", [], 2, "a turn id present in the store"),

@@ -18,6 +18,7 @@ from assess.formats.trec import (
     PassageText,
     Qrel,
     RunRow,
+    RunStream,
     format_qrels,
     format_run,
     parse_passages,
@@ -25,6 +26,7 @@ from assess.formats.trec import (
     parse_qrels,
     parse_run,
     rank_run,
+    repeated_run_line,
 )
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "Qrel",
     "ResponseRecord",
     "RunRow",
+    "RunStream",
     "Turn",
     "format_qrels",
     "format_run",
@@ -54,4 +57,5 @@ __all__ = [
     "rank_run",
     "read_lines",
     "read_text",
+    "repeated_run_line",
 ]

@@ -223,32 +223,81 @@ def parse_ptkb_qrels(path: str | Path) -> list[Qrel]:
 
 
 def parse_run(path: str | Path) -> list[RunRow]:
-    """Read a TREC run: ``turn Q0 passage rank score tag`` per line (rank: ASCII digits; score: a finite number)."""
+    """Read a TREC run: ``turn Q0 passage rank score tag`` per line (rank: ASCII digits; score: a finite number).
+
+    A (tag, turn, passage) given twice is refused (:func:`repeated_run_line`). For files too large to
+    hold, :class:`RunStream` gives the same records block by block (the store then finds repeats).
+    """
     rows = []
-    seen: dict = {}
-    for number, text in iter_lines(path, fields=True):
-        fields = split_fields(path, number, text, 6, "turn id, Q0, passage id, rank, score, run tag")
-        turn, _q0, passage, rank_text, score_text, tag = fields
-        rank = to_int(path, number, rank_text, "an integer rank (ASCII digits, no sign)")
-        score = to_float(path, number, score_text, "a numeric score (a finite score in ASCII notation)")
-        _check_ids(path, number, turn, passage, tag)
-        key = (tag, turn, passage)
-        if key in seen:
-            raise FormatError(
-                path,
-                number,
-                f"each passage once per turn (it is on line {seen[key]})",
-                f"{passage} again for turn {turn}",
-            )
-        seen[key] = number
-        rows.append(RunRow(turn, passage, rank, score, tag, number))
-    if not rows:
-        raise FormatError(path, None, "at least one run line", "an empty file")
+    seen: dict[tuple[str, str, str], int] = {}
+    with paused_gc():
+        for block in RunStream(path):
+            for r in block:
+                first = seen.setdefault((r.tag, r.turn_id, r.passage_id), r.line)
+                if first != r.line:
+                    raise repeated_run_line(path, r, first)
+            rows.extend(block)
     return rows
 
 
+def repeated_run_line(path, row: RunRow, first_line: int) -> FormatError:
+    """The error for a run line repeating the (tag, turn, passage) of ``first_line``."""
+    return FormatError(
+        path,
+        row.line,
+        f"each passage once per turn (it is on line {first_line})",
+        f"{row.passage_id} again for turn {row.turn_id}",
+    )
+
+
+class RunStream:
+    """The records of a run file, one list per block of the file (memory bounded by the block).
+
+    Lines are checked as :func:`parse_run` checks them, except for repeats, which need every key
+    seen so far: the consumer looks for them (:func:`parse_run` in a dict, the store's import in
+    the rankings table's primary key). Errors come in line order: when a line is bad, the lines
+    of its block before it are yielded first, then the error is raised, so a repeat among those
+    lines is still reported before it. ``count`` is the number of records once iterated.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = path
+        self.count = 0
+
+    def __iter__(self) -> Iterator[list[RunRow]]:
+        path = self.path
+        for first_line, text in read_blocks(path, fields=True):
+            rows: list[RunRow] = []
+            try:
+                for number, line in lines_of(text, first_line):
+                    rows.append(_run_row(path, number, line))
+            except FormatError:
+                if rows:
+                    self.count += len(rows)
+                    yield rows
+                raise
+            if rows:
+                self.count += len(rows)
+                yield rows
+        if not self.count:
+            raise FormatError(path, None, "at least one run line", "an empty file")
+
+
+def _run_row(path, number: int, text: str) -> RunRow:
+    fields = split_fields(path, number, text, 6, "turn id, Q0, passage id, rank, score, run tag")
+    turn, _q0, passage, rank_text, score_text, tag = fields
+    rank = to_int(path, number, rank_text, "an integer rank (ASCII digits, no sign)")
+    score = to_float(path, number, score_text, "a numeric score (a finite score in ASCII notation)")
+    _check_ids(path, number, turn, passage, tag)
+    return RunRow(turn, passage, rank, score, tag, number)
+
+
 def rank_run(rows: Iterable[RunRow]) -> dict[tuple[str, str], list[RunRow]]:
-    """Group a run by (tag, turn) and order each ranking as trec_eval does: score desc, then passage id desc."""
+    """Group a run by (tag, turn) and order each ranking as trec_eval does: score desc, then passage id desc.
+
+    The in-memory ranking; the store's run import ranks the same way in SQL, block by block
+    (:func:`store.imports.import_run`), and the tests hold the two equal.
+    """
     groups: dict[tuple[str, str], list[RunRow]] = {}
     for r in rows:
         groups.setdefault((r.tag, r.turn_id), []).append(r)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from assess import formats
 from assess.errors import FormatError
-from assess.formats.trec import PassageStream, QrelsStream
+from assess.formats.trec import PassageStream, QrelsStream, RunStream
 from assess.tasks import DEFAULT_SOURCES, IMPORT_KINDS
 from store import Database, imports, stats
 
@@ -38,7 +38,7 @@ def load_file(
     if kind == "ptkb-qrels":
         return imports.import_ptkb_qrels(db, file, formats.parse_ptkb_qrels(path), source=source)
     if kind == "run":
-        return imports.import_run(db, file, formats.parse_run(path), name=name, depth=depth)
+        return imports.import_run(db, file, RunStream(path), name=name, depth=depth)
     if kind == "passages":
         return imports.import_passages(db, file, PassageStream(path))
     if kind == "nuggets":

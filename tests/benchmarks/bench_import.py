@@ -3,10 +3,11 @@ sqlite3.executemany of the same rows, in the same run; and `python -m assess --h
 
 Run: python tests/benchmarks/bench_import.py [RUNS]   (needs ../shared/data; RUNS defaults to 9)
      python tests/benchmarks/bench_import.py --instructions
-     python tests/benchmarks/bench_import.py --big [MB] [--baseline DIR]
-        a synthetic qrels file of about MB megabytes (default 200) imported in a child process:
-        peak memory (ru_maxrss) and time per line; with --baseline, the same in a checkout DIR of
-        an earlier version (e.g. `git archive COMMIT | tar -x -C DIR`)
+     python tests/benchmarks/bench_import.py --big [MB] [--baseline DIR] [--kind qrels|run]
+        a synthetic qrels or run file (default: both, one after the other) of about MB megabytes
+        (default 200) imported in a child process: peak memory (ru_maxrss) and time per line; with
+        --baseline, the same in a checkout DIR of an earlier version (e.g. `git worktree add DIR
+        34714a8`), whose own code the child then imports
 
 Wall-clock times on a shared 2-core machine swing by ±40% within a minute, so the two sides are
 timed interleaved and the ratio is reported run by run. ``--instructions`` counts CPU instructions
@@ -27,7 +28,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+if __name__ == "__main__":  # imported as a module by a --big child, the child's own checkout comes first
+    sys.path.insert(0, str(ROOT))
 DATA = ROOT.parent / "shared" / "data"
 TOPICS = DATA / "irlabamsterdam-iKAT/2024/data/2024_test_topics.json"
 QRELS = [
@@ -150,8 +152,8 @@ def help_time() -> float:
     return time.perf_counter() - start
 
 
-def big_files(tmp: Path, megabytes: int) -> tuple[Path, Path, int]:
-    """Topics with 1,000 turns and a qrels file of about ``megabytes`` MB over them (unique items)."""
+def big_topics(tmp: Path) -> Path:
+    """Topics with 1,000 turns (100 conversations of 10), ids ``c_t``."""
     topics = tmp / "topics.json"
     topics.write_text(
         json.dumps(
@@ -161,6 +163,11 @@ def big_files(tmp: Path, megabytes: int) -> tuple[Path, Path, int]:
             ]
         )
     )
+    return topics
+
+
+def big_qrels(tmp: Path, megabytes: int) -> tuple[Path, int]:
+    """A qrels file of about ``megabytes`` MB over the 1,000 turns (unique items)."""
     qrels = tmp / "big.qrels"
     lines = 0
     with open(qrels, "w") as out:
@@ -174,11 +181,36 @@ def big_files(tmp: Path, megabytes: int) -> tuple[Path, Path, int]:
                 lines += 1
             out.write("".join(block))
             block.clear()
-    return topics, qrels, lines
+    return qrels, lines
 
 
-def big_child(topics: str, qrels: str, db: str) -> None:
-    """In a fresh process: import the topics, then time the qrels import; print seconds and peak RSS (MiB)."""
+def big_run(tmp: Path, megabytes: int) -> tuple[Path, int]:
+    """A run file of about ``megabytes`` MB: per run tag, 200 turns x 1,000 passages ranked by a
+    descending score (every tenth score tied with the one before), tags added until the size is
+    reached; passages shared between tags as in pooled runs."""
+    run = tmp / "big.run"
+    lines = 0
+    with open(run, "w") as out:
+        tag = 0
+        while out.tell() < megabytes * 1_000_000:
+            for t in range(200):
+                turn = f"{t % 100}_{t // 100 + 1}"
+                block = []
+                for rank in range(1, 1001):
+                    passage = (rank * 7 + tag * 131 + t) % 1500
+                    score = 40.0 - (rank - rank % 10 // 9) * 0.0371
+                    block.append(
+                        f"{turn} Q0 clueweb22-en{t:04d}-{passage // 100:02d}-{passage:05d}:{passage % 7} "
+                        f"{rank} {score:.4f} run{tag}\n"
+                    )
+                out.write("".join(block))
+                lines += len(block)
+            tag += 1
+    return run, lines
+
+
+def big_child(topics: str, file: str, db: str, kind: str = "qrels") -> None:
+    """In a fresh process: import the topics, then time the import of ``file``; print seconds and peak RSS (MiB)."""
     import resource
 
     from assess.services.loading import load_file
@@ -187,40 +219,52 @@ def big_child(topics: str, qrels: str, db: str) -> None:
     store = open_db(db)
     load_file(store, "topics", topics)
     start = time.perf_counter()
-    load_file(store, "qrels", qrels, source="nist")
+    if kind == "run":
+        load_file(store, "run", file, depth=10)
+    else:
+        load_file(store, "qrels", file, source="nist")
     elapsed = time.perf_counter() - start
     print(json.dumps({"seconds": elapsed, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
-def big(megabytes: int, baseline: str | None) -> None:
+def big(megabytes: int, baseline: str | None, kinds: tuple[str, ...] = ("qrels", "run")) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        topics, qrels, lines = big_files(tmp, megabytes)
-        size = qrels.stat().st_size / 1e6
-        for name, root in (("ours", ROOT), ("baseline", baseline)):
-            if root is None:
-                continue
-            code = (
-                f"import sys; sys.path.insert(0, {str(root)!r}); sys.path.insert(1, {str(Path(__file__).parent)!r}); "
-                f"import bench_import; bench_import.big_child({str(topics)!r}, {str(qrels)!r}, {str(tmp / (name + '.db'))!r})"
-            )
-            proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
-            if proc.returncode:
-                print(f"{name}: failed: {proc.stderr.strip().splitlines()[-1:]}")
-                continue
-            result = json.loads(proc.stdout.strip().splitlines()[-1])
-            print(
-                f"{name}: {size:.0f} MB qrels, {lines:,} lines: {result['seconds']:.1f} s, "
-                f"{result['seconds'] / lines * 1e6:.2f} µs per line, peak RSS {result['peak_mib']:.0f} MiB"
-            )
+        topics = big_topics(tmp)
+        for kind in kinds:
+            file, lines = big_run(tmp, megabytes) if kind == "run" else big_qrels(tmp, megabytes)
+            size = file.stat().st_size / 1e6
+            for name, root in (("ours", ROOT), ("baseline", baseline)):
+                if root is None:
+                    continue
+                db = tmp / f"{name}-{kind}.db"
+                code = (
+                    f"import sys; sys.path.insert(0, {str(root)!r}); "
+                    f"sys.path.insert(1, {str(Path(__file__).parent)!r}); import bench_import; "
+                    f"bench_import.big_child({str(topics)!r}, {str(file)!r}, {str(db)!r}, {kind!r})"
+                )
+                proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+                for leftover in tmp.glob(f"{db.name}*"):
+                    leftover.unlink()
+                if proc.returncode:
+                    print(f"{name}: failed: {proc.stderr.strip().splitlines()[-1:]}")
+                    continue
+                result = json.loads(proc.stdout.strip().splitlines()[-1])
+                print(
+                    f"{name}: {size:.0f} MB {kind}, {lines:,} lines: {result['seconds']:.1f} s, "
+                    f"{result['seconds'] / lines * 1e6:.2f} µs per line, peak RSS {result['peak_mib']:.0f} MiB",
+                    flush=True,
+                )
+            file.unlink()
 
 
 def main() -> None:
     if sys.argv[1:2] == ["--big"]:
         rest = sys.argv[2:]
         baseline = rest[rest.index("--baseline") + 1] if "--baseline" in rest else None
+        kinds = (rest[rest.index("--kind") + 1],) if "--kind" in rest else ("qrels", "run")
         numbers = [a for a in rest if a.isdigit()]
-        return big(int(numbers[0]) if numbers else 200, baseline)
+        return big(int(numbers[0]) if numbers else 200, baseline, kinds)
     if not TOPICS.exists():
         sys.exit("../shared/data is absent: nothing to benchmark")
     if sys.argv[1:2] == ["--one"]:
