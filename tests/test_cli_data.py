@@ -255,3 +255,17 @@ def test_history_of_one_label_includes_its_bulk_import(tmp_path):
     assert text.strip().endswith("- -> 1  mode=import via=bulk")
     proc = run_cli("history", "--source", "nobody", "--turn", "101_1", "--item", "x", db=db_path)
     assert proc.returncode == 2 and "no label source named 'nobody'" in proc.stderr
+
+
+def test_processes_starting_on_one_new_store_load_the_demo_once(tmp_path):
+    """Several app processes (or `init --demo`) starting at once on one new store: one loads the demo."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    db = tmp_path / "shared.db"
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: run_cli("init", "--demo", db=db), range(4)))
+    assert [r.returncode for r in results] == [0, 0, 0, 0]
+    said = sorted(r.stdout.strip().split(": ", 1)[1] for r in results)
+    assert said == ["created with the demo data"] + ["not empty, demo not loaded"] * 3
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM pool").fetchone()[0] == 217

@@ -128,12 +128,11 @@ def _open(args, *, must_exist: bool = True):
 
 
 def cmd_init(args) -> int:
-    from assess.services.loading import is_empty, load_demo
+    from assess.services.loading import load_demo_if_empty
 
     db = _open(args, must_exist=False)
     if args.demo:
-        if is_empty(db):
-            load_demo(db)
+        if load_demo_if_empty(db):
             print(f"{args.db}: created with the demo data")
         else:
             print(f"{args.db}: not empty, demo not loaded")

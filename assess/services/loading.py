@@ -63,6 +63,18 @@ def load_demo(db: Database) -> dict:
         return _load_demo(db, DEMO_DIR)
 
 
+def load_demo_if_empty(db: Database) -> bool:
+    """Load the embedded demo when the store is empty; False when it is not. The emptiness check runs under
+    the write lock, so app processes starting on one new store at once load the demo exactly once."""
+    from store.db import write
+
+    with write(db):
+        if not is_empty(db):
+            return False
+        _load_demo(db, DEMO_DIR)
+    return True
+
+
 def _load_demo(db: Database, d: Path) -> dict:
     done = {"topics": load_file(db, "topics", d / "topics.json", collection="demo")}
     done["passages"] = load_file(db, "passages", d / "passages.jsonl")

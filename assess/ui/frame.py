@@ -35,7 +35,7 @@ def db():
 
 def ensure_started():
     """Create the store on first start and load the embedded demo when it is empty."""
-    from assess.services.loading import is_empty, load_demo
+    from assess.services.loading import is_empty, load_demo_if_empty
     from store import open_db
 
     if st.session_state.get("_store_checked"):
@@ -43,7 +43,7 @@ def ensure_started():
     database = open_db(settings.db_path())
     if is_empty(database):
         with st.spinner("First start: loading the demo data…"):
-            load_demo(database)
+            load_demo_if_empty(database)
     st.session_state["_store_checked"] = True
 
 
