@@ -146,3 +146,28 @@ def test_the_id_rule_over_all_of_unicode():
         != (unicodedata.category(chr(code)) in _BAD_CATEGORIES or chr(code).isspace())
     ]
     assert wrong == []
+
+
+_RUN_PIECES = st.sampled_from(
+    [b"101_1", b"101_2", b"999_9", b" ", b"\t", b"\n", b"Q0", b"demo-doc-001:0", b"demo-doc-002:1", b"1", b"-1"]
+    + [b"2.5", b"1e309", b"-0", b"x", b"demo-bm25", b"other", b"\xc3\xa9", b"\x00", b"\r\n"]
+)
+_RUN_LINE = st.one_of(
+    st.lists(_RUN_PIECES, min_size=1, max_size=8).map(b" ".join),
+    st.tuples(  # a well-formed line (its turn may be unknown, its key a repeat)
+        st.sampled_from([b"101_1", b"101_2", b"101_2", b"999_9"]),
+        st.sampled_from([b"demo-doc-001:0", b"demo-doc-002:1", b"d:\xc3\xa9", b"z"]),
+        st.sampled_from([b"1", b"20"]),
+        st.sampled_from([b"2.5", b"-0", b"1e300", b"2.50"]),
+        st.sampled_from([b"demo-bm25", b"other"]),
+    ).map(lambda f: b"%s Q0 %s %s %s %s" % f),
+)
+
+
+@FUZZ
+@given(lines=st.lists(_RUN_LINE, max_size=30), block=st.sampled_from([8, 32, 200]))
+def test_run_shaped_bytes_in_small_blocks(demo_db, tmp_path, lines, block):
+    """Runs are streamed block by block: with blocks of a few bytes too, a FormatError (store unchanged) or an import."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("assess.formats.reading.BLOCK_BYTES", block)
+        attempt(demo_db, tmp_path, "run", b"\n".join(lines))
