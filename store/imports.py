@@ -392,9 +392,10 @@ def import_run(
                         _check_turns(db, file, block, known)
                     except FormatError as exc:  # reported once the file has been read: bad lines come first
                         unknown_turn = exc
-                tags = itertools.repeat(name) if name else map(attrgetter("tag"), block)
-                groups.update(dict.fromkeys(zip(tags, map(attrgetter("turn_id"), block))))
-                _ensure_passages(db, map(attrgetter("passage_id"), block))
+                if unknown_turn is None:  # else the file is read on only for a bad line or repeat, which come first
+                    tags = itertools.repeat(name) if name else map(attrgetter("tag"), block)
+                    groups.update(dict.fromkeys(zip(tags, map(attrgetter("turn_id"), block))))
+                    _ensure_passages(db, map(attrgetter("passage_id"), block))
                 run_many(
                     db,
                     "INSERT INTO temp.run_lines (run, turn_id, passage_id, score, line) VALUES (?,?,?,?,?)",
