@@ -385,6 +385,15 @@ def import_run(
         run(db, "DROP TABLE IF EXISTS temp.run_lines")
         run(db, "CREATE TEMP TABLE run_lines (run TEXT, turn_id TEXT, passage_id TEXT, score REAL, line INTEGER)")
         known = _known_turns(db)
+        # the RunRow fields as they come (a --name is a constant of the statement)
+        if name:
+            staging = (
+                f"INSERT INTO temp.run_lines (turn_id, passage_id, score, line, run) VALUES (?,?,?,?,{_sql_text(name)})"
+            )
+            fields = itemgetter(0, 1, 3, 5)  # turn, passage, score, line
+        else:
+            staging = "INSERT INTO temp.run_lines (turn_id, passage_id, score, run, line) VALUES (?,?,?,?,?)"
+            fields = itemgetter(0, 1, 3, 4, 5)  # turn, passage, score, tag, line
         try:
             for block in blocks:
                 if unknown_turn is None:
@@ -396,11 +405,7 @@ def import_run(
                     tags = itertools.repeat(name) if name else map(attrgetter("tag"), block)
                     groups.update(dict.fromkeys(zip(tags, map(attrgetter("turn_id"), block))))
                     _ensure_passages(db, map(attrgetter("passage_id"), block))
-                run_many(
-                    db,
-                    "INSERT INTO temp.run_lines (run, turn_id, passage_id, score, line) VALUES (?,?,?,?,?)",
-                    ((name or r.tag, r.turn_id, r.passage_id, r.score, r.line) for r in block),
-                )
+                run_many(db, staging, map(fields, block))
                 count += len(block)
         except FormatError:
             _refuse_repeat(db, file)  # a repeat before the bad line goes first
