@@ -241,3 +241,40 @@ def test_qrels_well_formed_files_take_the_column_reader(tmp_path_factory, lines,
     fast = trec._qrels_by_column(formats.read_text(path), 0, 4)
     assert (fast is not None) == (len(set(keys)) == len(keys))  # repeated items go line by line
     assert _outcome(lambda: formats.parse_qrels(path)) == _outcome(lambda: trec._read_qrels(path, 0, 4, "passage id"))
+
+
+_RUN_FIELD = st.sampled_from(
+    ["1_1", "Q0", "d:1", "tag", "7", "007", "-1", "+1", "2.5", ".5", "5.", "1e5", "1E-3", "1e999", "-0", "nan"]
+    + ["inf", "1_0", "\u0662", "\uff12", "x" * 1001, "", "1e99999", "0x1", "1" * 19]
+)
+
+
+_RUN_LINE = st.one_of(
+    st.lists(_RUN_FIELD, min_size=5, max_size=7).map(" ".join),
+    st.tuples(  # six fields, ranks and scores mostly valid
+        st.sampled_from(["1_1", "x" * 1000, "x" * 1001]),
+        st.sampled_from(["7", "007", "1" * 18, "1" * 19, "+1"]),
+        st.sampled_from(["2.5", ".5", "5.", "-1e-300", "1e308", "1e309", "-0", "9" * 101, "1_0"]),
+        st.sampled_from(["tag", "\tt", "t\t"]),
+    ).map(lambda f: f"{f[0]} Q0 d:1 {f[1]} {f[2]} {f[3]}"),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_RUN_LINE, min_size=1, max_size=6),
+    st.sampled_from(["\n", "\r\n"]),
+    st.integers(1, 99),
+)
+def test_run_blocks_read_by_column_as_line_by_line(lines, end, first_line):
+    """The column-wise reader of a run block accepts only blocks the line reader accepts, with the same records."""
+    text = end.join(lines) + end
+    by_column = trec._run_by_column(text, first_line)
+    try:
+        by_line = [trec._run_row("r.run", n, line) for n, line in formats.reading.lines_of(text, first_line)]
+    except FormatError:
+        by_line = None
+    if by_column is not None:
+        assert by_column == by_line
+    elif by_line is not None:  # line by line where the column reader declined: only for blank lines
+        assert any(not line.strip() for line in text.split("\n")[:-1])
