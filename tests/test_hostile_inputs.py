@@ -274,3 +274,14 @@ def test_a_good_file_still_imports(demo_db, tmp_path):
     db = copy_of(demo_db, tmp_path)
     proc = run_cli("import", "qrels", tmp_path / "good.qrels", "--source", "again", "--json", db=db, check=True)
     assert json.loads(proc.stdout)["labels"] == 214
+
+
+def test_score_runs_with_a_measure_pytrec_eval_lacks_is_exit_2_without_traceback():
+    run = sorted((ROOT / "assets" / "demo" / "runs").glob("*.run"))[0]
+    proc = run_cli(
+        "score", "runs", "--qrels", ROOT / "assets/demo/llm-passages.qrels", "--run", run, "--measure", "Judged@10"
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "error: measure 'Judged@10' is not computed here (pytrec_eval); use e.g. nDCG@k, P@k, R@k, AP, RR, P(rel=2)@k"
+    ]

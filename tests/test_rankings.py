@@ -193,3 +193,8 @@ def test_ikat_2023_ptkb_rankings_against_nist():
     for name, value in result["org"]["mean"].items():
         assert 0.0 <= value <= 1.0
         assert value > result["reverse"]["mean"][name]
+
+
+def test_a_measure_pytrec_eval_does_not_compute_is_refused_by_name():
+    with pytest.raises(AssessError, match="'Judged@10' is not computed here"):
+        evaluate_runs(QRELS, {"r": RUN}, ["Judged@10"])

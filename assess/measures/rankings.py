@@ -57,6 +57,11 @@ def _measures(measures: Iterable | None, threshold: int) -> list:
             parsed.append(ir_measures.parse_measure(m) if isinstance(m, str) else m)
         except (ValueError, NameError, SyntaxError, TypeError):
             raise AssessError(f"unknown measure {m!r}; use ir_measures notation such as 'P(rel=2)@20'") from None
+        if not ir_measures.pytrec_eval.supports(parsed[-1]):
+            raise AssessError(
+                f"measure {str(parsed[-1])!r} is not computed here (pytrec_eval); "
+                "use e.g. nDCG@k, P@k, R@k, AP, RR, P(rel=2)@k"
+            )
     return parsed
 
 
