@@ -161,17 +161,26 @@ class RepeatGuard:
         return set(np.unique(hashes[1:][hashes[1:] == hashes[:-1]]).tolist())
 
 
-def _qrels_by_column(text: str, low: int, high: int, first_line: int = 1) -> list[Qrel] | None:
-    """Read a well-formed qrels text column-wise (no Python loop per line); None if any line is not."""
+def _block_columns(text: str, fields: int) -> list[tuple[str, ...]] | None:
+    """The whitespace-separated fields of a block's lines as columns; None when the block is empty or a
+    line has another number of fields (a blank line, a missing or extra field)."""
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
     if not lines:
         return None
     parts = list(map(str.split, lines))
-    if set(map(len, parts)) != {4}:  # a blank line, a missing or extra field
+    if set(map(len, parts)) != {fields}:
         return None
-    turns, _iterations, items, grade_texts = zip(*parts)
+    return list(zip(*parts))
+
+
+def _qrels_by_column(text: str, low: int, high: int, first_line: int = 1) -> list[Qrel] | None:
+    """Read a well-formed qrels text column-wise (no Python loop per line); None if any line is not."""
+    columns = _block_columns(text, 4)
+    if columns is None:
+        return None
+    turns, _iterations, items, grade_texts = columns
     valid = {str(g): g for g in range(low, high + 1)}
     grades = list(map(valid.get, grade_texts))
     if None in grades or len(set(zip(turns, items))) != len(turns):  # a bad grade, a repeated item
@@ -294,15 +303,10 @@ def _run_by_column(text: str, first_line: int) -> list[RunRow] | None:
     """Read a well-formed run block column-wise (no Python loop per line, the checks of
     :func:`_run_row` over whole columns); None if any line is not (the caller then reads the block
     line by line, which names the first bad line)."""
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    if not lines:
+    columns = _block_columns(text, 6)
+    if columns is None:
         return None
-    parts = list(map(str.split, lines))
-    if set(map(len, parts)) != {6}:  # a blank line, a missing or extra field
-        return None
-    turns, _q0, passages, rank_texts, score_texts, tags = zip(*parts)
+    turns, _q0, passages, rank_texts, score_texts, tags = columns
     if (
         max(map(len, turns)) > MAX_ID_CHARS
         or max(map(len, passages)) > MAX_ID_CHARS
