@@ -231,18 +231,7 @@ def test_a_killed_run_loses_nothing_and_the_rerun_duplicates_nothing(demo, no_ll
             "passage_labels l WHERE l.source = p.source AND l.turn_id = p.turn_id AND "
             "l.passage_id = p.item_id)",
         ) == [(0,)]
-        again = run_cli(
-            "prejudge",
-            "--task",
-            "passage",
-            "--source",
-            "llm:stub",
-            "--model",
-            "stub-1",
-            "--base-url",
-            stub.base_url,
-            db=demo,
-        )
+        again = prejudge_cli(demo, stub)
         assert again.returncode == 0, again.stderr
         assert f"{kept} already judged" in again.stderr
         assert rows(demo, "SELECT COUNT(*), COUNT(DISTINCT turn_id || ' ' || item_id) FROM prejudgments") == [
@@ -264,20 +253,7 @@ def test_a_kill_found_by_a_new_start_not_only_by_the_listing(demo, no_llm_env):
         wait_for(lambda: rows(demo, "SELECT done FROM prejudge_jobs WHERE status = 'running'") >= [(10,)])
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
-        again = run_cli(
-            "prejudge",
-            "--task",
-            "passage",
-            "--source",
-            "llm:stub",
-            "--model",
-            "stub-1",
-            "--base-url",
-            stub.base_url,
-            "--limit",
-            "5",
-            db=demo,
-        )
+        again = prejudge_cli(demo, stub, "--limit", "5")
         assert again.returncode == 0, again.stderr
     assert [s for _, s in rows(demo, "SELECT id, status FROM prejudge_jobs ORDER BY id")] == ["interrupted", "done"]
 
@@ -387,53 +363,15 @@ def test_two_overlapping_runs_of_a_source_and_task_ask_each_item_once(demo, no_l
         )
         try:
             wait_for(lambda: rows(demo, "SELECT status FROM prejudge_jobs") == [("running",)])
-            second = run_cli(
-                "prejudge",
-                "--task",
-                "passage",
-                "--source",
-                "llm:stub",
-                "--model",
-                "stub-1",
-                "--base-url",
-                stub.base_url,
-                "--limit",
-                "60",
-                db=demo,
-            )
+            second = prejudge_cli(demo, stub, "--limit", "60")
             assert second.returncode == 2
             [line] = second.stderr.strip().splitlines()  # one line, before any estimate
             assert line.startswith(f"error: job 1 is already pre-judging passage for llm:stub (pid {first.pid} on ")
             assert "wait for it or stop it" in line
             assert first.poll() is None, "the first run should still be running"
-            estimate = run_cli(
-                "prejudge",
-                "--task",
-                "passage",
-                "--source",
-                "llm:stub",
-                "--model",
-                "stub-1",
-                "--base-url",
-                stub.base_url,
-                "--estimate",
-                db=demo,
-            )
+            estimate = prejudge_cli(demo, stub, "--estimate")
             assert estimate.returncode == 0  # an estimate asks nothing: allowed meanwhile
-            other = run_cli(
-                "prejudge",
-                "--task",
-                "passage",
-                "--source",
-                "llm:other",
-                "--model",
-                "stub-2",
-                "--base-url",
-                stub.base_url,
-                "--limit",
-                "3",
-                db=demo,
-            )
+            other = prejudge_cli(demo, stub, "--limit", "3", source="llm:other", model="stub-2")
             assert other.returncode == 0, other.stderr  # another source may run alongside
         finally:
             out, err = first.communicate(timeout=120)
@@ -445,20 +383,7 @@ def test_two_overlapping_runs_of_a_source_and_task_ask_each_item_once(demo, no_l
             ("llm:other", "done", 3),
         ]
         # once the first is done, the same command runs again (and resumes)
-        third = run_cli(
-            "prejudge",
-            "--task",
-            "passage",
-            "--source",
-            "llm:stub",
-            "--model",
-            "stub-1",
-            "--base-url",
-            stub.base_url,
-            "--limit",
-            "5",
-            db=demo,
-        )
+        third = prejudge_cli(demo, stub, "--limit", "5")
         assert third.returncode == 0 and "120 already judged" in third.stderr
 
 
