@@ -8,10 +8,10 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
-def db_path() -> Path:
-    """The SQLite file: $ASSESS_DB, else data/assess.db under the project (git-ignored)."""
-    value = os.environ.get("ASSESS_DB")
-    return Path(value) if value else PROJECT_ROOT / "data" / "assess.db"
+def db_target() -> str:
+    """The store: $ASSESS_DB (a SQLite file path, ``sqlite:///path`` or a ``postgresql://`` URL), else the
+    SQLite file data/assess.db under the project (git-ignored)."""
+    return os.environ.get("ASSESS_DB") or str(PROJECT_ROOT / "data" / "assess.db")
 
 
 def organizer_password() -> str | None:

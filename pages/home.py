@@ -6,6 +6,7 @@ import streamlit as st
 
 from assess import settings, ui
 from store import conversations, stats
+from store.db import display as store_location
 
 ui.frame_guard()
 database = ui.db()
@@ -14,7 +15,7 @@ summary = stats.stats(database)
 
 st.title("Assessment workbench")
 if organizer:
-    st.caption(f"Store: {ui.esc(settings.db_path())}")
+    st.caption(f"Store: {ui.esc(store_location(settings.db_target()))}")
 cols = st.columns(5)
 for col, (label, key) in zip(
     cols,

@@ -1,26 +1,56 @@
-"""Opening the database, migrations and the one write-transaction helper.
+"""Opening the store on either engine, migrations, and the one write-transaction helper.
 
-Every write in the workbench goes through :func:`write`, which takes SQLite's write lock up
-front (``BEGIN IMMEDIATE``) so that two processes never deadlock on a lock upgrade, commits on
-success and rolls everything back on any exception: a refused input or a crash leaves the
-store as it was.
+A store lives in an embedded SQLite file (the default: a path, or ``sqlite:///path``) or in a
+PostgreSQL database (``postgresql://user@host:port/name``). Both are reached through SQLAlchemy
+Core, and every query of the store is one SQL text both engines accept, with named parameters
+(``:name``) that SQLAlchemy passes to each driver in its own style. Engine differences live only
+here and in :mod:`store.schema` (the DDL of each engine):
+
+- SQLite gets the two functions PostgreSQL has built in or in its schema: ``string_agg(x, sep)``
+  (SQLite 3.40 has only ``group_concat``) and ``int_prefix(text)`` (the leading integer of a text,
+  0 when there is none, the value SQLite's ``CAST(x AS INTEGER)`` gives, used to sort ids such
+  as '9-1' < '10-1' numerically).
+- Results are plain Python values on both: PostgreSQL's ``numeric`` (``AVG``, ``SUM`` of integers)
+  comes back as float, its booleans (``x IS NULL AS flag``) as 0/1, as SQLite returns them.
+
+Every write goes through :func:`write`: one transaction that holds the store's single write lock
+(SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: a transaction-scoped advisory lock), so writers never
+interleave their read-check-write steps on either engine, and commits on success or rolls back on
+any exception: a refused input or a crash leaves the store as it was.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import re
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import threading
+import weakref
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from sqlite_utils import Database
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.pool import NullPool
 
 from assess.errors import AssessError
 from store.schema import MIGRATIONS
 
 BUSY_TIMEOUT_MS = 30_000
+WRITE_LOCK_KEY = 0x41535345  # 'ASSE': the advisory lock every PostgreSQL write transaction holds
+CHUNK = 5_000  # rows per executemany call of run_many (imports stream; a chunk bounds the memory)
+
+# Raised by both engines (SQLAlchemy wraps the driver's error): a constraint refused the write.
+IntegrityError = sa_exc.IntegrityError
+
+
+class StoreUnavailable(AssessError):
+    """The database could not be reached, or the connection broke in the middle of a write."""
 
 
 def now() -> str:
@@ -28,35 +58,213 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def open_db(path: str | Path, *, migrate: bool = True) -> Database:
-    """Open (creating if needed) the store at ``path``: WAL, foreign keys, busy timeout, schema up to date."""
-    path = Path(path)
-    if str(path) != ":memory:":
-        path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA foreign_keys = ON")
-    if str(path) != ":memory:":
-        conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: bulk imports touch several B-trees at once
-    conn.execute("PRAGMA temp_store = MEMORY")
-    db = Database(conn, execute_plugins=False)
+# ------------------------------------------------------------------------------------------- targets
+
+
+def is_postgres(target: str | Path) -> bool:
+    return str(target).startswith(("postgresql://", "postgres://", "postgresql+psycopg://"))
+
+
+def _url(target: str | Path) -> sa.URL:
+    text = str(target)
+    if is_postgres(text):
+        return sa.make_url(text).set(drivername="postgresql+psycopg")
+    if text.startswith("sqlite:///"):
+        text = text.removeprefix("sqlite:///")
+    if text != ":memory:":
+        Path(text).parent.mkdir(parents=True, exist_ok=True)
+    return sa.URL.create("sqlite", database=text)
+
+
+def display(target: str | Path) -> str:
+    """The store's location as it may be shown or logged: a file path, or the URL without its password."""
+    text = str(target)
+    if is_postgres(text):
+        try:
+            return sa.make_url(text).set(drivername="postgresql").render_as_string(hide_password=True)
+        except sa_exc.ArgumentError:
+            return "postgresql://(a URL that cannot be parsed)"
+    return text.removeprefix("sqlite:///")
+
+
+_ENGINES: dict[str, sa.Engine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def _engine(url: sa.URL) -> sa.Engine:
+    key = url.render_as_string(hide_password=False)
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(key)
+        if engine is None:
+            if url.get_backend_name() == "sqlite":
+                # A connection per open store, closed with it (as sqlite3 itself): nothing pooled.
+                engine = sa.create_engine(
+                    url,
+                    isolation_level="AUTOCOMMIT",
+                    poolclass=NullPool,
+                    connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
+                )
+                event.listen(engine, "connect", _prepare_sqlite)
+            else:
+                engine = sa.create_engine(
+                    url,
+                    isolation_level="AUTOCOMMIT",  # transactions are begun explicitly by write()
+                    pool_pre_ping=True,  # a server restarted since the last use: reconnect on checkout
+                    pool_size=5,
+                    max_overflow=20,
+                    connect_args={"connect_timeout": 10, "application_name": "assess"},
+                )
+            _ENGINES[key] = engine
+        return engine
+
+
+def _int_prefix(value) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, int):
+        return value
+    match = re.match(r"\s*([+-]?\d{1,18})", str(value))
+    return int(match.group(1)) if match else 0
+
+
+class _StringAgg:
+    def __init__(self):
+        self.parts: list[str] = []
+        self.sep = ","
+
+    def step(self, value, sep):
+        if value is not None:
+            self.parts.append(str(value))
+            self.sep = sep
+
+    def finalize(self):
+        return self.sep.join(self.parts) if self.parts else None
+
+
+def _prepare_sqlite(dbapi_conn, _record) -> None:
+    dbapi_conn.isolation_level = None  # autocommit: write() issues BEGIN IMMEDIATE itself
+    for pragma in (
+        f"busy_timeout = {BUSY_TIMEOUT_MS}",
+        "foreign_keys = ON",
+        "synchronous = NORMAL",
+        "cache_size = -65536",  # 64 MiB: bulk imports touch several B-trees at once
+        "temp_store = MEMORY",
+    ):
+        dbapi_conn.execute(f"PRAGMA {pragma}")
+    if dbapi_conn.execute("PRAGMA database_list").fetchone()[2]:  # a file, not :memory:
+        dbapi_conn.execute("PRAGMA journal_mode = WAL")
+    dbapi_conn.create_function("int_prefix", 1, _int_prefix, deterministic=True)
+    dbapi_conn.create_aggregate("string_agg", 2, _StringAgg)
+
+
+# --------------------------------------------------------------------------------------------- store
+
+
+class Store:
+    """An open store: one connection to SQLite or PostgreSQL, the handle every store function takes.
+
+    ``engine`` is 'sqlite' or 'postgresql'; ``location`` is the file path or the URL without its
+    password (safe to show). ``raw`` is the driver's own connection, for the few engine-specific
+    statements (pragmas, DDL scripts) and for tests that inspect one engine.
+    """
+
+    def __init__(self, target: str | Path):
+        self.target = str(target)
+        self.url = _url(target)
+        self.engine = self.url.get_backend_name()
+        self.location = display(target)
+        self._sa_engine = _engine(self.url)
+        self.depth = 0  # nesting of write(): 0 outside any transaction
+        self.sa = self._connect()
+        self._finalizer = weakref.finalize(self, _close_quietly, self.sa)
+
+    def _connect(self) -> sa.Connection:
+        try:
+            return self._sa_engine.connect()
+        except sa_exc.DBAPIError as exc:
+            raise StoreUnavailable(f"{self.location}: cannot open the store: {database_reason(exc)}") from None
+
+    @property
+    def raw(self):
+        return self.sa.connection.driver_connection
+
+    @property
+    def sqlite(self) -> bool:
+        return self.engine == "sqlite"
+
+    def reconnect(self) -> None:
+        """Drop a broken connection and open a new one (nothing may be pending: only outside write())."""
+        _close_quietly(self.sa)
+        self._finalizer.detach()
+        self.sa = self._connect()
+        self._finalizer = weakref.finalize(self, _close_quietly, self.sa)
+        self.depth = 0
+
+    def close(self) -> None:
+        self._finalizer()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Store {self.engine} {self.location}>"
+
+
+def _close_quietly(conn: sa.Connection) -> None:
+    with contextlib.suppress(Exception):
+        conn.close()
+
+
+def database_reason(exc: BaseException) -> str:
+    """The driver's one-line message of a database error (never a password: URLs are not part of it)."""
+    inner = getattr(exc, "orig", None) or exc
+    text = str(inner).strip().splitlines()
+    return text[0] if text else type(inner).__name__
+
+
+def open_db(target: str | Path, *, migrate: bool = True) -> Store:
+    """Open (creating if needed) the store at ``target`` (a file path, ``sqlite:///path`` or a
+    ``postgresql://`` URL), with its schema brought up to date."""
+    db = Store(target)
     if migrate:
-        migrate_db(db)
+        try:
+            migrate_db(db)
+        except BaseException:
+            db.close()
+            raise
     return db
 
 
-def schema_version(db: Database) -> int:
-    return value(db, "PRAGMA user_version")
+def exists(target: str | Path) -> bool:
+    """Whether a store is already there: the SQLite file exists, or the PostgreSQL database has the
+    store's schema (the database itself is created by its administrator, the schema by ``init``)."""
+    if not is_postgres(target):
+        text = str(target).removeprefix("sqlite:///")
+        return text == ":memory:" or Path(text).exists()
+    with Store(target) as db:
+        return schema_version(db) > 0
 
 
-def migrate_db(db: Database) -> int:
-    """Apply the migrations the file has not seen yet, each in its own transaction; return the version."""
+# ---------------------------------------------------------------------------------------- migrations
+
+
+def schema_version(db: Store) -> int:
+    if db.sqlite:
+        return value(db, "PRAGMA user_version")
+    if value(db, "SELECT to_regclass('assess_schema') IS NOT NULL AS present") != 1:
+        return 0
+    return value(db, "SELECT MAX(version) AS v FROM assess_schema", default=0) or 0
+
+
+def migrate_db(db: Store) -> int:
+    """Apply the migrations the store has not seen yet (all in one transaction); return the version."""
     current = schema_version(db)
     if current > len(MIGRATIONS):
         raise AssessError(
-            f"{_file_of(db)}: the store has schema version {current}, written by a newer version "
+            f"{db.location}: the store has schema version {current}, written by a newer version "
             f"of the workbench (this one knows up to {len(MIGRATIONS)}); update the code"
         )
     if current == len(MIGRATIONS):
@@ -64,19 +272,22 @@ def migrate_db(db: Database) -> int:
     with write(db):
         # Re-read under the write lock: another process may have migrated meanwhile.
         current = schema_version(db)
-        for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
-            for statement in _statements(script):
-                run(db, statement)
-            run(db, f"PRAGMA user_version = {number}")  # a pragma takes no parameters
+        if db.sqlite:
+            for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
+                for statement in _statements(script):
+                    db.raw.execute(statement)
+                db.raw.execute(f"PRAGMA user_version = {number}")  # a pragma takes no parameters
+        else:
+            from store.schema.postgres import migrations_from
+
+            for number, script in migrations_from(current):
+                db.raw.execute(script)  # a script without parameters: several statements at once
+                run(db, "INSERT INTO assess_schema (version, applied_at) VALUES (:v, :at)", {"v": number, "at": now()})
     return schema_version(db)
 
 
-def _file_of(db: Database) -> str:
-    return row(db, "PRAGMA database_list")["file"] or ":memory:"
-
-
 def _statements(script: str) -> Iterator[str]:
-    """Split a migration script into statements (triggers contain ';' so use sqlite3.complete_statement)."""
+    """Split a SQLite migration script into statements (triggers contain ';': sqlite3.complete_statement)."""
     buffer = ""
     for line in script.splitlines(keepends=True):
         buffer += line
@@ -88,63 +299,183 @@ def _statements(script: str) -> Iterator[str]:
         yield buffer
 
 
+# -------------------------------------------------------------------------------------- transactions
+
+
 @contextlib.contextmanager
-def write(db: Database, *, references_checked: bool = False) -> Iterator[Database]:
-    """Run the block as one write transaction (BEGIN IMMEDIATE … COMMIT, ROLLBACK on any error).
+def write(db: Store, *, references_checked: bool = False) -> Iterator[Store]:
+    """Run the block as one write transaction holding the store's write lock; ROLLBACK on any error.
 
     Nested use joins the outer transaction through a savepoint.
 
     ``references_checked=True`` is for bulk importers that verify, inside this same transaction
     (so under the write lock), that every row they insert refers to existing rows: SQLite's
     per-row foreign-key lookups are then switched off for the transaction, which roughly halves
-    the cost of a 50,000-row import. It has no effect when nested (SQLite ignores the pragma
-    inside a transaction), so the checks then simply stay on.
+    the cost of a 50,000-row import (PostgreSQL keeps its checks: they are cheap there). It has no
+    effect when nested, so the checks then simply stay on.
     """
-    conn = db.conn
-    if conn.in_transaction:
-        with db.atomic():
-            yield db
-        return
-    if references_checked:
-        conn.execute("PRAGMA foreign_keys = OFF")
-    try:
-        conn.execute("BEGIN IMMEDIATE")
+    if db.depth:
+        name = f"assess_sp{db.depth}"
+        _driver(db, f"SAVEPOINT {name}")
+        db.depth += 1
         try:
             yield db
         except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            with contextlib.suppress(Exception):
+                _driver(db, f"ROLLBACK TO SAVEPOINT {name}")
+                _driver(db, f"RELEASE SAVEPOINT {name}")
             raise
         else:
-            conn.execute("COMMIT")
+            _driver(db, f"RELEASE SAVEPOINT {name}")
+        finally:
+            db.depth -= 1
+        return
+    checks_off = references_checked and db.sqlite
+    if checks_off:
+        _driver(db, "PRAGMA foreign_keys = OFF")
+    try:
+        _begin(db)
+        db.depth = 1
+        try:
+            yield db
+        except BaseException:
+            _rollback(db)
+            raise
+        else:
+            try:
+                _driver(db, "COMMIT")
+            except sa_exc.DBAPIError as exc:
+                _rollback(db)
+                if _connection_lost(exc):
+                    raise StoreUnavailable(
+                        f"{db.location}: the connection to the database broke while saving; "
+                        f"this change was NOT saved ({database_reason(exc)})"
+                    ) from None
+                raise
+        finally:
+            db.depth = 0
     finally:
-        if references_checked:
-            if conn.in_transaction:  # a failed COMMIT: the pragma below would be ignored otherwise
-                conn.execute("ROLLBACK")
-            conn.execute("PRAGMA foreign_keys = ON")
+        if checks_off:
+            _driver(db, "PRAGMA foreign_keys = ON")
+
+
+def _begin(db: Store) -> None:
+    statements = ["BEGIN IMMEDIATE"] if db.sqlite else ["BEGIN", f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"]
+    for attempt in (1, 2):
+        try:
+            for statement in statements:
+                _driver(db, statement)
+            return
+        except sa_exc.DBAPIError as exc:
+            # Nothing has been written yet: a connection that broke since its last use (a database
+            # restart) is replaced once; a second failure is reported.
+            if attempt == 1 and _connection_lost(exc):
+                db.reconnect()
+                continue
+            if _connection_lost(exc) or isinstance(exc, sa_exc.OperationalError) and not db.sqlite:
+                raise StoreUnavailable(
+                    f"{db.location}: the database cannot be reached; nothing was saved ({database_reason(exc)})"
+                ) from None
+            raise
+
+
+def _rollback(db: Store) -> None:
+    try:
+        _driver(db, "ROLLBACK")
+    except sa_exc.DBAPIError:
+        if not db.sqlite:
+            db.reconnect()  # the server ended the transaction (and the connection) itself
+
+
+def _driver(db: Store, statement: str) -> None:
+    """A statement without parameters, straight to the driver (transaction control, pragmas)."""
+    db.sa.exec_driver_sql(statement)
+
+
+def _connection_lost(exc: sa_exc.DBAPIError) -> bool:
+    if exc.connection_invalidated:
+        return True
+    orig = getattr(exc, "orig", None)
+    if orig is None or isinstance(orig, sqlite3.Error):
+        return False
+    import psycopg
+
+    return isinstance(orig, psycopg.OperationalError | psycopg.InterfaceError) and bool(
+        getattr(orig, "sqlstate", None) in (None, "57P01", "57P02", "57P03", "08000", "08003", "08006")
+    )
+
+
+def in_transaction(db: Store) -> bool:
+    return db.depth > 0
 
 
 # ------------------------------------------------------------------------------------------- queries
-# The one way the store reads rows: by column name. Every query is parameterised (``?`` marks), so
-# the SQL carries no data and stays portable to a second engine.
+# The one way the store reads and writes rows: SQL both engines accept, with named parameters
+# (``:name``, a dict). A literal colon followed by a word character inside the SQL text (a time
+# '00:00' in a string literal) must be written ``\:``; PostgreSQL casts (``x::text``) are not used.
 
 
-def rows(db: Database, sql: str, params: Sequence | Mapping = ()) -> list[dict]:
+@functools.lru_cache(maxsize=4096)
+def _text(sql: str) -> sa.TextClause:
+    return sa.text(sql)
+
+
+def _execute(db: Store, sql: str, params: Mapping | None, *, read: bool) -> sa.CursorResult:
+    if params is not None and not isinstance(params, Mapping):
+        if db.sqlite:  # TRANSITION: '?' queries still being converted (removed when none is left)
+            return db.sa.exec_driver_sql(sql, tuple(params))
+        raise TypeError(f"store queries take named parameters (a dict), got {type(params).__name__}: {sql[:80]}")
+    try:
+        return db.sa.execute(_text(sql), dict(params or {}))
+    except sa_exc.DBAPIError as exc:
+        if read and not db.depth and _connection_lost(exc):
+            db.reconnect()  # a read outside any transaction is safe to repeat on a new connection
+            try:
+                return db.sa.execute(_text(sql), dict(params or {}))
+            except sa_exc.DBAPIError as again:
+                if _connection_lost(again):
+                    raise StoreUnavailable(
+                        f"{db.location}: the database cannot be reached ({database_reason(again)})"
+                    ) from None
+                raise
+        if _connection_lost(exc):
+            raise StoreUnavailable(
+                f"{db.location}: the connection to the database broke; this change was NOT saved ({database_reason(exc)})"
+            ) from None
+        raise
+
+
+def _plain(db: Store, mapping) -> dict:
+    out = dict(mapping)
+    if not db.sqlite:
+        for key, item in out.items():
+            if isinstance(item, bool):
+                out[key] = int(item)
+            elif isinstance(item, Decimal):
+                out[key] = (
+                    int(item) if item == item.to_integral_value() and item.as_tuple().exponent >= 0 else float(item)
+                )
+    return out
+
+
+def rows(db: Store, sql: str, params: Mapping | None = None) -> list[dict]:
     """Every row of ``sql`` as a dict keyed by column name."""
-    return list(db.query(sql, params))
+    return [_plain(db, m) for m in _execute(db, sql, params, read=True).mappings()]
 
 
-def each(db: Database, sql: str, params: Sequence | Mapping = ()) -> Iterator[dict]:
+def each(db: Store, sql: str, params: Mapping | None = None) -> Iterator[dict]:
     """The rows of ``sql`` one at a time (for large results), each a dict keyed by column name."""
-    return db.query(sql, params)
+    for m in _execute(db, sql, params, read=True).mappings():
+        yield _plain(db, m)
 
 
-def row(db: Database, sql: str, params: Sequence | Mapping = ()) -> dict | None:
+def row(db: Store, sql: str, params: Mapping | None = None) -> dict | None:
     """The first row of ``sql`` as a dict, or None when there is none."""
-    return next(iter(db.query(sql, params)), None)
+    first = _execute(db, sql, params, read=True).mappings().first()
+    return None if first is None else _plain(db, first)
 
 
-def value(db: Database, sql: str, params: Sequence | Mapping = (), default: Any = None) -> Any:
+def value(db: Store, sql: str, params: Mapping | None = None, default: Any = None) -> Any:
     """The single column of the first row of ``sql`` (``SELECT COUNT(*) AS n ...``); ``default`` when no row."""
     first = row(db, sql, params)
     if first is None:
@@ -154,38 +485,73 @@ def value(db: Database, sql: str, params: Sequence | Mapping = (), default: Any 
     return next(iter(first.values()))
 
 
-def column(db: Database, sql: str, params: Sequence | Mapping = ()) -> list:
+def column(db: Store, sql: str, params: Mapping | None = None) -> list:
     """The single column of every row of ``sql``, as a list."""
     out = []
-    for r in db.query(sql, params):
+    for r in rows(db, sql, params):
         if len(r) != 1:
             raise ValueError(f"column() needs a query with one column, got {', '.join(r)}")
         out.append(next(iter(r.values())))
     return out
 
 
-def frame(db: Database, sql: str, params: Sequence | Mapping = ()):
+def frame(db: Store, sql: str, params: Mapping | None = None):
     """The rows of ``sql`` as a pandas DataFrame (columns as the query names them, even with no rows)."""
     import pandas as pd
 
-    return pd.read_sql_query(sql, db.conn, params=params)
+    result = _execute(db, sql, params, read=True)
+    return pd.DataFrame([_plain(db, m) for m in result.mappings()], columns=list(result.keys()))
 
 
-def run(db: Database, sql: str, params: Sequence | Mapping = ()) -> int:
+def run(db: Store, sql: str, params: Mapping | None = None) -> int:
     """Execute one writing statement; return the number of rows it changed."""
-    return db.execute(sql, params).rowcount
+    return _execute(db, sql, params, read=False).rowcount
 
 
-def run_many(db: Database, sql: str, seq: Iterable[Sequence | Mapping]) -> None:
-    """Execute one writing statement for every parameter tuple of ``seq``."""
-    db.conn.executemany(sql, seq)
+def returning(db: Store, sql: str, params: Mapping | None = None) -> dict | None:
+    """Execute one writing statement with a RETURNING clause; its first returned row (None if none)."""
+    result = _execute(db, sql, params, read=False)
+    first = result.mappings().first()
+    return None if first is None else _plain(db, first)
+
+
+def run_many(db: Store, sql: str, seq: Iterable[Mapping]) -> None:
+    """Execute one writing statement for every parameter dict of ``seq`` (streamed in chunks)."""
+    chunk: list[dict] = []
+    seq = iter(seq)
+    for params in seq:
+        if not isinstance(params, Mapping):
+            if db.sqlite:  # TRANSITION: '?' statements still being converted
+                db.raw.executemany(sql, [tuple(params), *(tuple(p) for p in seq)])
+                return
+            raise TypeError(f"run_many takes named parameters (dicts), got {type(params).__name__}")
+        chunk.append(params)
+        if len(chunk) >= CHUNK:
+            _execute_many(db, sql, chunk)
+            chunk = []
+    if chunk:
+        _execute_many(db, sql, chunk)
+
+
+def _execute_many(db: Store, sql: str, chunk: list[dict]) -> None:
+    try:
+        db.sa.execute(_text(sql), chunk)
+    except sa_exc.DBAPIError as exc:
+        if _connection_lost(exc):
+            raise StoreUnavailable(
+                f"{db.location}: the connection to the database broke; this change was NOT saved ({database_reason(exc)})"
+            ) from None
+        raise
 
 
 def is_database_error(exc: BaseException) -> bool:
-    """True for SQLite's own errors (a file that is not a database, a corrupt or locked one)."""
-    return isinstance(exc, sqlite3.DatabaseError)
+    """True for an error of the database itself (a file that is not a database, a corrupt or locked one,
+    a refused statement), on either engine."""
+    return isinstance(exc, sa_exc.DBAPIError | sqlite3.DatabaseError | StoreUnavailable)
 
 
-def file_of(db: Database) -> str | None:
-    """The path of the file the store lives in; None for an in-memory store."""
-    return row(db, "PRAGMA database_list")["file"] or None
+def file_of(db: Store) -> str | None:
+    """The path of the SQLite file the store lives in; None for an in-memory or a PostgreSQL store."""
+    if not db.sqlite:
+        return None
+    return db.raw.execute("PRAGMA database_list").fetchone()[2] or None

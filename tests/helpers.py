@@ -26,20 +26,31 @@ def run_cli(
     return proc
 
 
-def snapshot(db: Path) -> str:
-    """A digest of every row of every table: equal digests mean the store did not change."""
-    conn = sqlite3.connect(db)
+def snapshot(target) -> str:
+    """A digest of every row of every table (either engine): equal digests mean the store did not change."""
+    import sqlalchemy as sa
+
+    from store.db import Store
+    from store.db import rows as query
+
     h = hashlib.sha256()
-    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"):
-        for row in sorted(conn.execute(f'SELECT * FROM "{name}"'), key=repr):
-            h.update(repr((name, row)).encode())
-    conn.close()
+    with Store(target) as db:
+        for name in sorted(sa.inspect(db.sa).get_table_names()):
+            for row in sorted((tuple(r.values()) for r in query(db, f'SELECT * FROM "{name}"')), key=repr):
+                h.update(repr((name, row)).encode())
     return h.hexdigest()
 
 
-def rows(path, sql: str, *params) -> list[tuple]:
-    """Run one read query on the store file (a fresh connection, closed at once)."""
-    conn = sqlite3.connect(path)
+def rows(target, sql: str, *params) -> list[tuple]:
+    """Run one read query on the store (a fresh connection, closed at once). Positional ``?`` parameters
+    on a SQLite file; one dict of named ``:name`` parameters on either engine."""
+    from store.db import Store, is_postgres
+    from store.db import rows as query
+
+    if is_postgres(target) or (len(params) == 1 and isinstance(params[0], dict)):
+        with Store(target) as db:
+            return [tuple(r.values()) for r in query(db, sql, params[0] if params else {})]
+    conn = sqlite3.connect(target)
     try:
         return conn.execute(sql, params).fetchall()
     finally:
@@ -89,7 +100,7 @@ def hostile_store(path: Path) -> None:
     from assess.services.loading import load_demo
     from store import labels, open_db
     from store.crowd import create_demo_study
-    from store.db import write
+    from store.db import run, write
     from store.imports import ensure_source
     from store.queue import set_judging_mode
 
@@ -98,32 +109,40 @@ def hostile_store(path: Path) -> None:
     create_demo_study(db)  # before the nugget key changes: its known answers name the demo's keys
     at = "2026-01-01T00:00:00Z"
     with write(db):
-        conn = db.conn
-        conn.execute(
-            "UPDATE conversations SET title = ? WHERE id = (SELECT conversation_id FROM turns WHERE id = '101_1')",
-            (HOSTILE_TITLE,),
+        run(
+            db,
+            "UPDATE conversations SET title = :t WHERE id = (SELECT conversation_id FROM turns WHERE id = '101_1')",
+            {"t": HOSTILE_TITLE},
         )
-        conn.execute(
-            "INSERT INTO passages (id, doc_id, text) VALUES (?, 'evil', ?)",
-            (HOSTILE_PASSAGE, f"Running a 10k ![in](http://{TRAP}/in.png)"),
+        run(
+            db,
+            "INSERT INTO passages (id, doc_id, text) VALUES (:p, 'evil', :text)",
+            {"p": HOSTILE_PASSAGE, "text": f"Running a 10k ![in](http://{TRAP}/in.png)"},
         )
-        conn.execute(
-            "INSERT INTO pool (turn_id, passage_id, method, detail, best_rank, added_at) VALUES ('101_1', ?, 'manual', NULL, 1, ?)",
-            (HOSTILE_PASSAGE, at),
+        run(
+            db,
+            "INSERT INTO pool (turn_id, passage_id, method, detail, best_rank, added_at) "
+            "VALUES ('101_1', :p, 'manual', NULL, 1, :at)",
+            {"p": HOSTILE_PASSAGE, "at": at},
         )
-        conn.execute(
-            "INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'response', NULL, ?)", (HOSTILE_RUN, at)
+        run(
+            db,
+            "INSERT INTO runs (name, kind, file, imported_at) VALUES (:run, 'response', NULL, :at)",
+            {"run": HOSTILE_RUN, "at": at},
         )
-        conn.execute(
-            "INSERT INTO responses (run, turn_id, text) VALUES (?, '101_1', ?)",
-            (HOSTILE_RUN, "A 10k plan: run three times a week."),
+        run(
+            db,
+            "INSERT INTO responses (run, turn_id, text) VALUES (:run, '101_1', :text)",
+            {"run": HOSTILE_RUN, "text": "A 10k plan: run three times a week."},
         )
-        conn.execute(
-            "UPDATE nuggets SET key = ? WHERE id = (SELECT MIN(id) FROM nuggets WHERE turn_id = '101_1' AND source = 'gold')",
-            (HOSTILE_KEY,),
+        run(
+            db,
+            "UPDATE nuggets SET key = :k WHERE id = "
+            "(SELECT MIN(id) FROM nuggets WHERE turn_id = '101_1' AND source = 'gold')",
+            {"k": HOSTILE_KEY},
         )
         ensure_source(db, HOSTILE_LLM, "llm")
     labels.save(db, "passage", HOSTILE_LLM, ("101_1", HOSTILE_PASSAGE), 3, mode="import", via="llm")
     labels.save(db, "ptkb", HOSTILE_LLM, ("101_1", "1"), 1, mode="import", via="llm")
     set_judging_mode(db, "shown")
-    db.conn.close()
+    db.close()

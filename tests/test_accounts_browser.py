@@ -31,7 +31,7 @@ def _campaign(db_path):
     db = open_db(db_path)
     load_demo(db)
     add_account(db, "boss", "organizer", password=BOSS_PASSWORD, by="setup")
-    db.conn.close()
+    db.raw.close()
 
 
 def _sign_in(page, name: str, password: str) -> None:

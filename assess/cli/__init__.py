@@ -30,16 +30,17 @@ COMMAND_MODULES = (
 
 def default_db() -> str:
     """The database the CLI and the app use: $ASSESS_DB, else data/assess.db in the project."""
-    from assess.settings import db_path
+    from assess.settings import db_target
 
-    return str(db_path())
+    return db_target()
 
 
 def add_db_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
         default=os.environ.get("ASSESS_DB") or None,
-        help="SQLite database file (default: $ASSESS_DB, else data/assess.db)",
+        help="the store: a SQLite file (or sqlite:///FILE) or a postgresql://USER@HOST:PORT/DB URL "
+        "(default: $ASSESS_DB, else data/assess.db)",
     )
 
 
@@ -115,9 +116,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     except Exception as exc:
-        from store.db import is_database_error
+        from store.db import database_reason, display, is_database_error
 
         if is_database_error(exc):
-            print(f"error: {getattr(args, 'db', '')}: {exc}", file=sys.stderr)
+            print(f"error: {display(getattr(args, 'db', '') or '')}: {database_reason(exc)}", file=sys.stderr)
             return 2
         raise

@@ -107,6 +107,19 @@ def add_commands(sub) -> None:
     p.set_defaults(func=cmd_history)
 
     p = sub.add_parser(
+        "copy",
+        help="copy a whole store to another (SQLite <-> PostgreSQL), history included",
+        description="Copy every row of the store --from into the empty store --to, the label history with it "
+        "(same ids and times), in one transaction. Each is a SQLite file (or sqlite:///FILE) or a "
+        "postgresql:// URL; the target is created (SQLite) or initialised (PostgreSQL) when needed and must "
+        "be empty. See docs/deploy.md.",
+    )
+    p.add_argument("--from", dest="source", required=True, metavar="SRC", help="the store to copy")
+    p.add_argument("--to", dest="target", required=True, metavar="DST", help="the empty store to fill")
+    p.add_argument("--json", action="store_true", help="print the rows copied per table as one JSON object")
+    p.set_defaults(func=cmd_copy)
+
+    p = sub.add_parser(
         "stats",
         help="counts of what is in the store",
         description="Conversations, turns, passages, pooled pairs and labels per source.",
@@ -117,27 +130,28 @@ def add_commands(sub) -> None:
 
 
 def _open(args, *, must_exist: bool = True):
-    from pathlib import Path
-
     from assess.errors import AssessError
     from store import open_db
+    from store.db import display, exists
 
-    if must_exist and not Path(args.db).exists():
-        raise AssessError(f"{args.db}: no such database (create it with: python -m assess init --db {args.db})")
+    if must_exist and not exists(args.db):
+        where = display(args.db)
+        raise AssessError(f"{where}: no such database (create it with: python -m assess init --db {where})")
     return open_db(args.db)
 
 
 def cmd_init(args) -> int:
     from assess.services.loading import load_demo_if_empty
+    from store.db import display
 
     db = _open(args, must_exist=False)
     if args.demo:
         if load_demo_if_empty(db):
-            print(f"{args.db}: created with the demo data")
+            print(f"{display(args.db)}: created with the demo data")
         else:
-            print(f"{args.db}: not empty, demo not loaded")
+            print(f"{display(args.db)}: not empty, demo not loaded")
     else:
-        print(f"{args.db}: ready")
+        print(f"{display(args.db)}: ready")
     return 0
 
 
@@ -196,6 +210,26 @@ def cmd_export(args) -> int:
             frame.to_csv(args.output, index=False)
         else:
             frame.to_csv(sys.stdout, index=False)
+    return 0
+
+
+def cmd_copy(args) -> int:
+    from assess.errors import AssessError
+    from store import open_db
+    from store.db import display, exists
+    from store.transfer import copy_store
+
+    if not exists(args.source):
+        raise AssessError(f"{display(args.source)}: no such database (--from must name an existing store)")
+    with open_db(args.source) as source, open_db(args.target) as target:
+        copied = copy_store(source, target)
+    if args.json:
+        print(json.dumps(copied, sort_keys=True))
+    else:
+        print(f"{display(args.source)} -> {display(args.target)}: {sum(copied.values())} rows copied")
+        for table, n in sorted(copied.items()):
+            if n:
+                print(f"  {table:28} {n}")
     return 0
 
 

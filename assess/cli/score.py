@@ -518,10 +518,13 @@ def _nuggets_from_store(args: argparse.Namespace) -> int:
 
     from assess.errors import AssessError
     from store import labels, open_db
+    from store.db import display
+    from store.db import exists as store_exists
     from store.nuggets import ntr
 
-    if not os.path.exists(args.db):
-        raise AssessError(f"{args.db}: no such database (create it with: python -m assess init --db {args.db})")
+    if not store_exists(args.db):
+        where = display(args.db)
+        raise AssessError(f"{where}: no such database (create it with: python -m assess init --db {where})")
     db = open_db(args.db)
     ptkb_source, personal = None, None
     if args.personal:
@@ -546,7 +549,7 @@ def _nuggets_from_store(args: argparse.Namespace) -> int:
         return _nugget_summary(per_turn, mean, n, personal)
 
     out: dict[str, Any] = {
-        "db": args.db,
+        "db": display(args.db),
         "ntr_source": data["ntr_source"],
         "nugget_source": data["nugget_source"],
         "personal": str(args.personal) if args.personal else None,

@@ -19,7 +19,7 @@ from urllib.parse import quote, urlsplit
 from assess import settings
 from assess.errors import AssessError
 from assess.tasks import Role
-from store import Database, accounts
+from store import Store, accounts
 from store.db import file_of
 
 MAX_FAILURES = 5
@@ -75,7 +75,7 @@ def _clock(at: datetime | None) -> datetime:
 
 
 def add_account(
-    db: Database,
+    db: Store,
     name: str,
     role: str,
     *,
@@ -93,7 +93,7 @@ def add_account(
 
 
 def reset_account(
-    db: Database, name: str, *, password: str | None = None, by: str | None, generate: bool = True
+    db: Store, name: str, *, password: str | None = None, by: str | None, generate: bool = True
 ) -> str | None:
     """New password (given, generated and returned, or none) and every earlier sign-in link invalidated."""
     made = new_password() if password is None and generate else None
@@ -108,7 +108,7 @@ def _person(account: dict) -> Person:
     return Person(account["name"], Role(account["role"]))
 
 
-def account_person(db: Database, name: str) -> Person | None:
+def account_person(db: Store, name: str) -> Person | None:
     """The signed-in person ``name`` as the store has them now (role changes and disabling take effect on the
     next page run), or None when the account is gone or disabled."""
     found = accounts.get(db, name)
@@ -128,7 +128,7 @@ def _wait(first: str | None, at: datetime) -> int:
 
 
 def check_password(
-    db: Database, name: str, password: str, *, address: str | None = None, at: datetime | None = None
+    db: Store, name: str, password: str, *, address: str | None = None, at: datetime | None = None
 ) -> Person:
     """The person whose name and password these are, or :class:`SignInRefused`. After
     :data:`MAX_FAILURES` failures within :data:`WINDOW` for the account or for the client address, every
@@ -163,13 +163,13 @@ def check_password(
 # ------------------------------------------------------------------------------------------- links
 
 
-def key_file(db: Database) -> Path | None:
+def key_file(db: Store) -> Path | None:
     """Where the link-signing key lives when $ASSESS_SECRET_KEY is unset: beside the SQLite file."""
     where = file_of(db)
     return Path(where + ".secret") if where else None
 
 
-def signing_key(db: Database) -> str:
+def signing_key(db: Store) -> str:
     """$ASSESS_SECRET_KEY, else the key file beside the store (created once with mode 0600)."""
     given = settings.secret_key()
     if given:
@@ -186,15 +186,13 @@ def signing_key(db: Database) -> str:
     return path.read_text(encoding="ascii").strip()
 
 
-def _serializer(db: Database):
+def _serializer(db: Store):
     from itsdangerous import URLSafeSerializer
 
     return URLSafeSerializer(signing_key(db), salt=LINK_SALT)
 
 
-def make_link(
-    db: Database, name: str, base_url: str, *, minutes: int = LINK_MINUTES, at: datetime | None = None
-) -> str:
+def make_link(db: Store, name: str, base_url: str, *, minutes: int = LINK_MINUTES, at: datetime | None = None) -> str:
     """A personal sign-in link ``BASE/?signin=TOKEN`` valid for ``minutes`` (until the account is reset)."""
     parts = urlsplit(base_url or "")
     if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -212,7 +210,7 @@ def make_link(
     return f"{base_url.rstrip('/')}/?signin={quote(token)}"
 
 
-def check_link(db: Database, token: str, *, at: datetime | None = None) -> Person:
+def check_link(db: Store, token: str, *, at: datetime | None = None) -> Person:
     """The person a sign-in link's token names, or :class:`SignInRefused` (damaged, expired, replaced by a
     reset, disabled or deleted account)."""
     from itsdangerous import BadSignature
@@ -236,7 +234,7 @@ def check_link(db: Database, token: str, *, at: datetime | None = None) -> Perso
 # ------------------------------------------------------------------------------------------- OpenID Connect
 
 
-def openid_person(db: Database, email: str | None, name: str | None) -> Person:
+def openid_person(db: Store, email: str | None, name: str | None) -> Person:
     """The account of someone signed in by the deployment's identity provider (st.login): matched by email,
     else by account name; an unknown identity is refused (an organizer creates the account first)."""
     found = (accounts.by_email(db, email) if email else None) or (accounts.get(db, name) if name else None)

@@ -8,14 +8,14 @@ from assess import formats
 from assess.errors import FormatError
 from assess.formats.trec import PassageStream, QrelsStream, RunStream
 from assess.tasks import DEFAULT_SOURCES, IMPORT_KINDS
-from store import Database, imports, stats
+from store import Store, imports, stats
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "assets" / "demo"
 DEMO_LLM = "llm:demo-gpt"
 
 
 def load_file(
-    db: Database,
+    db: Store,
     kind: str,
     path: str | Path,
     *,
@@ -54,7 +54,7 @@ def load_file(
     raise ValueError(f"unknown import kind {kind!r}; choose one of {', '.join(IMPORT_KINDS)}")
 
 
-def load_demo(db: Database) -> dict:
+def load_demo(db: Store) -> dict:
     """Load the embedded demo (assets/demo): topics, passages, 3 runs pooled at depth 10, nuggets,
     responses, and precomputed LLM pre-judgments under the source ``llm:demo-gpt``."""
     from store.db import write
@@ -63,7 +63,7 @@ def load_demo(db: Database) -> dict:
         return _load_demo(db, DEMO_DIR)
 
 
-def load_demo_if_empty(db: Database) -> bool:
+def load_demo_if_empty(db: Store) -> bool:
     """Load the embedded demo when the store is empty; False when it is not. The emptiness check runs under
     the write lock, so app processes starting on one new store at once load the demo exactly once."""
     from store.db import write
@@ -75,7 +75,7 @@ def load_demo_if_empty(db: Database) -> bool:
     return True
 
 
-def _load_demo(db: Database, d: Path) -> dict:
+def _load_demo(db: Store, d: Path) -> dict:
     done = {"topics": load_file(db, "topics", d / "topics.json", collection="demo")}
     done["passages"] = load_file(db, "passages", d / "passages.jsonl")
     for run in sorted((d / "runs").glob("*.run")):
@@ -88,7 +88,7 @@ def _load_demo(db: Database, d: Path) -> dict:
     return done
 
 
-def is_empty(db: Database) -> bool:
+def is_empty(db: Store) -> bool:
     """True before anything has been imported (the app then loads the demo)."""
     return stats.is_empty(db)
 
@@ -114,7 +114,7 @@ def upload_name(filename: str) -> str:
     return base
 
 
-def load_upload(db: Database, kind: str, filename: str, data: bytes, **options) -> dict:
+def load_upload(db: Store, kind: str, filename: str, data: bytes, **options) -> dict:
     """Import an uploaded file: it is written to a temporary file named like the upload's base name
     (for messages, which then name the upload, never the temporary folder)."""
     import tempfile

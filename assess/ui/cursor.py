@@ -14,7 +14,8 @@ def _cached_order(db_file: str, assessor_name: str, task: str, open_mode: bool, 
     from store import open_db
     from store import queue as store_queue
 
-    return store_queue.queue_order(open_db(db_file), assessor_name, task=task, open_mode=open_mode)
+    with open_db(db_file, migrate=False) as database:
+        return store_queue.queue_order(database, assessor_name, task=task, open_mode=open_mode)
 
 
 def load_queue(database, assessor_name: str, task: str = "passage"):
@@ -22,7 +23,7 @@ def load_queue(database, assessor_name: str, task: str = "passage"):
     from store import queue as store_queue
 
     version = store_queue.queue_version(database, assessor_name)
-    order = _cached_order(str(settings.db_path()), assessor_name, task, settings.open_mode(), version)
+    order = _cached_order(str(settings.db_target()), assessor_name, task, settings.open_mode(), version)
     return store_queue.load_queue(database, assessor_name, task=task, order=order)
 
 

@@ -30,7 +30,7 @@ def db():
     """Open the store for this script run (a new connection per run; never cached across threads)."""
     from store import open_db
 
-    return open_db(settings.db_path())
+    return open_db(settings.db_target())
 
 
 def ensure_started():
@@ -40,7 +40,7 @@ def ensure_started():
 
     if st.session_state.get("_store_checked"):
         return
-    database = open_db(settings.db_path())
+    database = open_db(settings.db_target())
     if is_empty(database):
         with st.spinner("First start: loading the demo data…"):
             load_demo_if_empty(database)
