@@ -5,16 +5,14 @@ A decision changes the set's ``in_dedup`` flags in the same transaction (:func:`
 
 from __future__ import annotations
 
-from sqlite_utils import Database
-
 from assess.errors import AssessError
 from assess.nuggets import dedup
-from store.db import now, rows, run, value, write
+from store.db import Store, now, rows, run, value, write
 from store.nuggets.gold import nugget, refresh_dedup, turn_nuggets
 
 
 def suggest_duplicates(
-    db: Database, source: str, turn_id: str, judge: dedup.Entailment | None = None, *, threshold: float = 0.5
+    db: Store, source: str, turn_id: str, judge: dedup.Entailment | None = None, *, threshold: float = 0.5
 ) -> int:
     """Score every pair of the turn's nuggets both ways and store the pairs at or above ``threshold``.
 
@@ -31,14 +29,15 @@ def suggest_duplicates(
             run(
                 db,
                 "INSERT INTO nugget_duplicates (nugget_a, nugget_b, turn_id, source, score_ab, score_ba, suggested_by, "
-                "updated_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(nugget_a, nugget_b) DO UPDATE SET "
-                "score_ab = excluded.score_ab, score_ba = excluded.score_ba, suggested_by = excluded.suggested_by",
-                (a, b, turn_id, source, ab, ba, name, stamp),
+                "updated_at) VALUES (:a, :b, :turn_id, :source, :ab, :ba, :by, :at) ON CONFLICT(nugget_a, nugget_b) "
+                "DO UPDATE SET score_ab = excluded.score_ab, score_ba = excluded.score_ba, "
+                "suggested_by = excluded.suggested_by",
+                {"a": a, "b": b, "turn_id": turn_id, "source": source, "ab": ab, "ba": ba, "by": name, "at": stamp},
             )
     return len(found)
 
 
-def duplicate_pairs(db: Database, source: str, turn_id: str) -> list[dict]:
+def duplicate_pairs(db: Store, source: str, turn_id: str) -> list[dict]:
     """The turn's stored pairs with both texts, open ones first, most mutual first."""
     pairs = rows(
         db,
@@ -46,15 +45,15 @@ def duplicate_pairs(db: Database, source: str, turn_id: str) -> list[dict]:
         "nb.text AS text_b, d.score_ab AS score_ab, d.score_ba AS score_ba, d.suggested_by AS suggested_by, "
         "d.decision AS decision, d.decided_by AS decided_by FROM nugget_duplicates d "
         "JOIN nuggets na ON na.id = d.nugget_a JOIN nuggets nb ON nb.id = d.nugget_b "
-        "WHERE d.source = ? AND d.turn_id = ?",
-        (source, turn_id),
+        "WHERE d.source = :source AND d.turn_id = :turn_id",
+        {"source": source, "turn_id": turn_id},
     )
     return sorted(
         pairs, key=lambda r: (r["decision"] is not None, -min(r["score_ab"] or 0, r["score_ba"] or 0), r["a"], r["b"])
     )
 
 
-def decide_duplicate(db: Database, a: int, b: int, decision: str | None, *, by: str) -> None:
+def decide_duplicate(db: Store, a: int, b: int, decision: str | None, *, by: str) -> None:
     """Confirm (``same``, ``a_covers_b``, ``b_covers_a``), reject (``distinct``) or reopen (None) a pair;
     the turn's ``in_dedup`` flags follow at once."""
     dedup.check_decision(decision)
@@ -69,25 +68,35 @@ def decide_duplicate(db: Database, a: int, b: int, decision: str | None, *, by: 
         run(
             db,
             "INSERT INTO nugget_duplicates (nugget_a, nugget_b, turn_id, source, suggested_by, decision, decided_by, "
-            "updated_at) VALUES (?,?,?,?, 'manual', ?,?,?) ON CONFLICT(nugget_a, nugget_b) DO UPDATE SET "
-            "decision = excluded.decision, decided_by = excluded.decided_by, updated_at = excluded.updated_at",
-            (a, b, na["turn_id"], na["source"], decision, by if decision else None, now()),
+            "updated_at) VALUES (:a, :b, :turn_id, :source, 'manual', :decision, :by, :at) "
+            "ON CONFLICT(nugget_a, nugget_b) DO UPDATE SET decision = excluded.decision, "
+            "decided_by = excluded.decided_by, updated_at = excluded.updated_at",
+            {
+                "a": a,
+                "b": b,
+                "turn_id": na["turn_id"],
+                "source": na["source"],
+                "decision": decision,
+                "by": by if decision else None,
+                "at": now(),
+            },
         )
         refresh_dedup(db, na["source"], na["turn_id"])
 
 
-def dedup_counts(db: Database, source: str, turn_id: str) -> dict:
+def dedup_counts(db: Store, source: str, turn_id: str) -> dict:
     """How many nuggets the turn's set has, keeps, does not know about, and how many pairs are open."""
     counts = rows(
         db,
-        "SELECT COUNT(*) AS nuggets, SUM(in_dedup = 1) AS kept, SUM(in_dedup IS NULL) AS unknown FROM nuggets "
-        "WHERE source = ? AND turn_id = ?",
-        (source, turn_id),
+        "SELECT COUNT(*) AS nuggets, COUNT(*) FILTER (WHERE in_dedup = 1) AS kept, "
+        "COUNT(*) FILTER (WHERE in_dedup IS NULL) AS unknown FROM nuggets WHERE source = :source AND turn_id = :turn_id",
+        {"source": source, "turn_id": turn_id},
     )[0]
     open_pairs = value(
         db,
-        "SELECT COUNT(*) AS n FROM nugget_duplicates WHERE source = ? AND turn_id = ? AND decision IS NULL",
-        (source, turn_id),
+        "SELECT COUNT(*) AS n FROM nugget_duplicates WHERE source = :source AND turn_id = :turn_id "
+        "AND decision IS NULL",
+        {"source": source, "turn_id": turn_id},
     )
     return {
         "nuggets": counts["nuggets"],

@@ -7,17 +7,14 @@ duplicate decisions (:func:`refresh_dedup`).
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
-
-from sqlite_utils import Database
 
 from assess.errors import AssessError, InvalidSpan, UnknownItem
 from assess.nuggets import dedup, spans
 from assess.tasks import NUGGET_RELEVANCE
 from store import labels
 from store.conversations import passage_text, response_provenance
-from store.db import column, each, now, row, rows, run, run_many, value, write
+from store.db import IntegrityError, Store, column, each, now, returning, row, rows, run, run_many, value, write
 from store.imports import ensure_source
 
 NUGGET_COLUMNS = "id, source, turn_id, key, text, relevance, passage_id, start_char, end_char, in_dedup, span_method"
@@ -28,12 +25,12 @@ _TURN_ORDER = "JOIN conversations c ON c.id = t.conversation_id"
 # ------------------------------------------------------------------------------------------- turns and passages
 
 
-def has_grades(db: Database, source: str, turn_id: str) -> bool:
+def has_grades(db: Store, source: str, turn_id: str) -> bool:
     """Whether ``source`` has given a grade (not 'cannot judge') to a passage of the turn."""
     return any(v is not None for v in labels.values(db, "passage", source, turn_id=turn_id).values())
 
 
-def relevant_passages(db: Database, turn_id: str, *, source: str | None, threshold: int = 2) -> list[dict]:
+def relevant_passages(db: Store, turn_id: str, *, source: str | None, threshold: int = 2) -> list[dict]:
     """Pooled passages of a turn with text: graded >= ``threshold`` by ``source``, or all when source is None.
 
     Each row: passage_id, grade (None when all pooled are listed), words. Passage id order.
@@ -42,33 +39,33 @@ def relevant_passages(db: Database, turn_id: str, *, source: str | None, thresho
         found = each(
             db,
             "SELECT p.passage_id AS passage_id, NULL AS grade, s.text AS text FROM pool p "
-            "JOIN passages s ON s.id = p.passage_id WHERE p.turn_id = ? AND s.text IS NOT NULL ORDER BY p.passage_id",
-            (turn_id,),
+            "JOIN passages s ON s.id = p.passage_id WHERE p.turn_id = :turn_id AND s.text IS NOT NULL ORDER BY p.passage_id",
+            {"turn_id": turn_id},
         )
     else:
         found = each(
             db,
             "SELECT l.passage_id AS passage_id, l.grade AS grade, s.text AS text FROM passage_labels l "
-            "JOIN passages s ON s.id = l.passage_id WHERE l.source = ? AND l.turn_id = ? AND l.grade >= ? "
-            "AND s.text IS NOT NULL ORDER BY l.passage_id",
-            (source, turn_id, threshold),
+            "JOIN passages s ON s.id = l.passage_id WHERE l.source = :source AND l.turn_id = :turn_id "
+            "AND l.grade >= :threshold AND s.text IS NOT NULL ORDER BY l.passage_id",
+            {"source": source, "turn_id": turn_id, "threshold": threshold},
         )
     return [{"passage_id": r["passage_id"], "grade": r["grade"], "words": len(r["text"].split())} for r in found]
 
 
-def passages_without_text(db: Database, turn_id: str) -> int:
+def passages_without_text(db: Store, turn_id: str) -> int:
     return value(
         db,
-        "SELECT COUNT(*) AS n FROM pool p JOIN passages s ON s.id = p.passage_id WHERE p.turn_id = ? AND s.text IS NULL",
-        (turn_id,),
+        "SELECT COUNT(*) AS n FROM pool p JOIN passages s ON s.id = p.passage_id WHERE p.turn_id = :turn_id AND s.text IS NULL",
+        {"turn_id": turn_id},
     )
 
 
 # ------------------------------------------------------------------------------------------- nuggets
 
 
-def nugget(db: Database, nugget_id: int) -> dict:
-    found = row(db, f"SELECT {NUGGET_COLUMNS} FROM nuggets WHERE id = ?", (nugget_id,))
+def nugget(db: Store, nugget_id: int) -> dict:
+    found = row(db, f"SELECT {NUGGET_COLUMNS} FROM nuggets WHERE id = :id", {"id": nugget_id})
     if found is None:
         raise UnknownItem(f"unknown nugget {nugget_id!r}")
     return found
@@ -79,36 +76,40 @@ def in_key_order(nuggets: list[dict]) -> list[dict]:
     return sorted(nuggets, key=lambda r: (spans.key_order(r["key"]), r["id"]))
 
 
-def turn_nuggets(db: Database, source: str, turn_id: str) -> list[dict]:
+def turn_nuggets(db: Store, source: str, turn_id: str) -> list[dict]:
     """The nuggets of one source for a turn, in key order (the set's order)."""
-    found = rows(db, f"SELECT {NUGGET_COLUMNS} FROM nuggets WHERE source = ? AND turn_id = ?", (source, turn_id))
+    found = rows(
+        db,
+        f"SELECT {NUGGET_COLUMNS} FROM nuggets WHERE source = :source AND turn_id = :turn_id",
+        {"source": source, "turn_id": turn_id},
+    )
     return in_key_order(found)
 
 
-def passage_spans(db: Database, source: str, turn_id: str, passage_id: str) -> list[tuple[int, int]]:
+def passage_spans(db: Store, source: str, turn_id: str, passage_id: str) -> list[tuple[int, int]]:
     """(start, end) of the source's nuggets of a turn inside one passage (for highlighting)."""
     return [
         (r["start_char"], r["end_char"])
         for r in each(
             db,
-            "SELECT start_char, end_char FROM nuggets WHERE source = ? AND turn_id = ? AND passage_id = ? "
-            "AND start_char IS NOT NULL ORDER BY start_char",
-            (source, turn_id, passage_id),
+            "SELECT start_char, end_char FROM nuggets WHERE source = :source AND turn_id = :turn_id "
+            "AND passage_id = :passage_id AND start_char IS NOT NULL ORDER BY start_char",
+            {"source": source, "turn_id": turn_id, "passage_id": passage_id},
         )
     ]
 
 
-def nugget_turns(db: Database, source: str) -> list[str]:
+def nugget_turns(db: Store, source: str) -> list[str]:
     """Turns where ``source`` has nuggets, in conversation and turn order."""
     return column(
         db,
         f"SELECT t.id AS id FROM turns t {_TURN_ORDER} WHERE EXISTS "
-        "(SELECT 1 FROM nuggets n WHERE n.turn_id = t.id AND n.source = ?) ORDER BY c.rowid, t.position",
-        (source,),
+        "(SELECT 1 FROM nuggets n WHERE n.turn_id = t.id AND n.source = :source) ORDER BY c.rowid, t.position",
+        {"source": source},
     )
 
 
-def nugget_sources(db: Database, *, viewer: str | None = None) -> list[str]:
+def nugget_sources(db: Store, *, viewer: str | None = None) -> list[str]:
     """The sources with gold nuggets, by name: all of them for an organizer (``viewer`` None); for an
     assessor only their own set and the sets the organizers provide (imported, adjudicated or their own
     sources) -- other assessors' and LLM or crowd sets are organizer information."""
@@ -117,18 +118,24 @@ def nugget_sources(db: Database, *, viewer: str | None = None) -> list[str]:
     return column(
         db,
         "SELECT DISTINCT n.source AS source FROM nuggets n JOIN sources s ON s.name = n.source "
-        "WHERE n.source = ? OR s.kind IN ('import', 'organizers', 'adjudication') ORDER BY n.source",
-        (viewer,),
+        "WHERE n.source = :viewer OR s.kind IN ('import', 'organizers', 'adjudication') ORDER BY n.source",
+        {"viewer": viewer},
     )
 
 
-def check_turn(db: Database, turn_id: str) -> None:
-    if row(db, "SELECT 1 AS found FROM turns WHERE id = ?", (turn_id,)) is None:
+def check_turn(db: Store, turn_id: str) -> None:
+    if row(db, "SELECT 1 AS found FROM turns WHERE id = :id", {"id": turn_id}) is None:
         raise UnknownItem(f"unknown turn {turn_id!r}")
 
 
-def _new_key(db: Database, source: str, turn_id: str) -> str:
-    return spans.next_key(column(db, "SELECT key FROM nuggets WHERE source = ? AND turn_id = ?", (source, turn_id)))
+def _new_key(db: Store, source: str, turn_id: str) -> str:
+    return spans.next_key(
+        column(
+            db,
+            "SELECT key FROM nuggets WHERE source = :source AND turn_id = :turn_id",
+            {"source": source, "turn_id": turn_id},
+        )
+    )
 
 
 def _check_relevance(relevance: int | None) -> None:
@@ -136,27 +143,27 @@ def _check_relevance(relevance: int | None) -> None:
         raise AssessError(f"a nugget relevance is 0-4 or none, not {relevance!r}")
 
 
-def ensure_author(db: Database, source: str) -> None:
+def ensure_author(db: Store, source: str) -> None:
     """Register who writes nuggets or gold responses: an assessor, unless the name says 'llm:...' and the like."""
     ensure_source(db, source, "assessor" if ":" not in source else None)
 
 
-def _insert_nugget(db: Database, source: str, turn_id: str, fields: dict[str, Any]) -> int:
+def _insert_nugget(db: Store, source: str, turn_id: str, fields: dict[str, Any]) -> int:
     """Insert one nugget of the source (a new key, kept in the de-duplicated set) and refresh the set's flags."""
     ensure_author(db, source)
     columns = {"source": source, "turn_id": turn_id, "key": _new_key(db, source, turn_id), **fields}
     columns.update(in_dedup=1, created_at=now())
-    nid = rows(
+    nid = returning(
         db,
-        f"INSERT INTO nuggets ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) RETURNING id",
-        tuple(columns.values()),
-    )[0]["id"]
+        f"INSERT INTO nuggets ({', '.join(columns)}) VALUES ({', '.join(':' + c for c in columns)}) RETURNING id",
+        columns,
+    )["id"]
     refresh_dedup(db, source, turn_id, only_if_decided=True)
     return nid
 
 
 def add_span_nugget(
-    db: Database,
+    db: Store,
     source: str,
     turn_id: str,
     passage_id: str,
@@ -191,7 +198,7 @@ def add_span_nugget(
 
 
 def add_text_nugget(
-    db: Database, source: str, turn_id: str, text: str, *, passage_id: str | None = None, relevance: int | None = None
+    db: Store, source: str, turn_id: str, text: str, *, passage_id: str | None = None, relevance: int | None = None
 ) -> int:
     """Store a typed nugget; when ``passage_id`` is given and the text is found there, with its span."""
     text = (text or "").strip()
@@ -210,7 +217,7 @@ def add_text_nugget(
         return _insert_nugget(db, source, turn_id, {"text": text, "relevance": relevance, "passage_id": passage_id})
 
 
-def _own(db: Database, nugget_id: int, source: str) -> dict:
+def _own(db: Store, nugget_id: int, source: str) -> dict:
     found = nugget(db, nugget_id)
     if found["source"] != source:
         raise AssessError(f"nugget {nugget_id} belongs to {found['source']!r}, not to {source!r}")
@@ -218,7 +225,7 @@ def _own(db: Database, nugget_id: int, source: str) -> dict:
 
 
 def update_nugget(
-    db: Database, source: str, nugget_id: int, *, text: str | None = None, relevance: int | None | str = "keep"
+    db: Store, source: str, nugget_id: int, *, text: str | None = None, relevance: int | None | str = "keep"
 ) -> dict:
     """Edit a nugget's text and/or relevance. A new text is looked up in the nugget's passage: found, the
     span follows it; not found, the nugget becomes free text (its passage kept, offsets cleared)."""
@@ -238,13 +245,13 @@ def update_nugget(
             changes.update(text=found[0].text, start_char=found[0].start, end_char=found[0].end, span_method="typed")
     if changes:
         with write(db):
-            sets = ", ".join(f"{k} = ?" for k in changes)
-            run(db, f"UPDATE nuggets SET {sets} WHERE id = ?", (*changes.values(), nugget_id))
+            sets = ", ".join(f"{k} = :{k}" for k in changes)
+            run(db, f"UPDATE nuggets SET {sets} WHERE id = :id", {**changes, "id": nugget_id})
     return nugget(db, nugget_id)
 
 
 def set_nugget_span(
-    db: Database, source: str, nugget_id: int, start: int, end: int, text: str, *, passage_id: str | None = None
+    db: Store, source: str, nugget_id: int, start: int, end: int, text: str, *, passage_id: str | None = None
 ) -> dict:
     """Move a nugget to a new span of its passage (re-selected in the browser). ``passage_id``, when
     given, is the passage the selection was made in: it must be the nugget's own."""
@@ -260,62 +267,63 @@ def set_nugget_span(
         span = spans.validate_span(passage_text(db, old["passage_id"]) or "", start, end, text)
         run(
             db,
-            "UPDATE nuggets SET text = ?, start_char = ?, end_char = ?, span_method = 'selected' WHERE id = ?",
-            (span.text, span.start, span.end, nugget_id),
+            "UPDATE nuggets SET text = :text, start_char = :start, end_char = :end, span_method = 'selected' "
+            "WHERE id = :id",
+            {"text": span.text, "start": span.start, "end": span.end, "id": nugget_id},
         )
     return nugget(db, nugget_id)
 
 
-def movable_nugget(db: Database, source: str, nugget_id, turn_id: str) -> dict | None:
+def movable_nugget(db: Store, source: str, nugget_id, turn_id: str) -> dict | None:
     """The nugget being moved to a new span, if ``nugget_id`` is one of the source's nuggets of this
     turn with a passage; else None (e.g. the turn changed since "Move span" was pressed)."""
     if nugget_id is None:
         return None
-    found = row(db, f"SELECT {NUGGET_COLUMNS} FROM nuggets WHERE id = ?", (nugget_id,))
+    found = row(db, f"SELECT {NUGGET_COLUMNS} FROM nuggets WHERE id = :id", {"id": nugget_id})
     if found is None or found["source"] != source or found["turn_id"] != turn_id or not found["passage_id"]:
         return None
     return found
 
 
-def delete_nugget(db: Database, source: str, nugget_id: int) -> None:
+def delete_nugget(db: Store, source: str, nugget_id: int) -> None:
     """Delete one of the source's own nuggets (refused when labels refer to it)."""
     old = _own(db, nugget_id, source)
     try:
         with write(db):
-            run(db, "DELETE FROM nuggets WHERE id = ?", (nugget_id,))
+            run(db, "DELETE FROM nuggets WHERE id = :id", {"id": nugget_id})
             refresh_dedup(db, source, old["turn_id"], only_if_decided=True)
-    except sqlite3.IntegrityError:
+    except IntegrityError:
         raise AssessError(
             f"nugget {old['key']} has NtR or crowd labels that refer to it; it cannot be deleted"
         ) from None
 
 
-def refresh_dedup(db: Database, source: str, turn_id: str, *, only_if_decided: bool = False) -> None:
+def refresh_dedup(db: Store, source: str, turn_id: str, *, only_if_decided: bool = False) -> None:
     """Recompute ``in_dedup`` of a source's nuggets of a turn from the confirmed duplicate decisions."""
     decided = [
         (r["nugget_a"], r["nugget_b"], r["decision"])
         for r in each(
             db,
-            "SELECT nugget_a, nugget_b, decision FROM nugget_duplicates WHERE source = ? AND turn_id = ? "
-            "AND decision IS NOT NULL",
-            (source, turn_id),
+            "SELECT nugget_a, nugget_b, decision FROM nugget_duplicates WHERE source = :source "
+            "AND turn_id = :turn_id AND decision IS NOT NULL",
+            {"source": source, "turn_id": turn_id},
         )
     ]
     if only_if_decided and not decided:
         return
     order = [r["id"] for r in turn_nuggets(db, source, turn_id)]
     keep = dedup.dedup_keep(order, dedup.entailment_edges(decided))
-    run_many(db, "UPDATE nuggets SET in_dedup = ? WHERE id = ?", [(int(keep[i]), i) for i in order])
+    run_many(db, "UPDATE nuggets SET in_dedup = :keep WHERE id = :id", [{"keep": int(keep[i]), "id": i} for i in order])
 
 
 # ------------------------------------------------------------------------------------------- locating imported nuggets
 
 
-def _candidate_passages(db: Database, turn_id: str) -> list[tuple[str, str | None]]:
+def _candidate_passages(db: Store, turn_id: str) -> list[tuple[str, str | None]]:
     """A turn's passages to search: its response provenance first, then the pool by best rank, then id."""
     out = []
     for pid in response_provenance(db, turn_id):
-        found = row(db, "SELECT text FROM passages WHERE id = ?", (pid,))
+        found = row(db, "SELECT text FROM passages WHERE id = :id", {"id": pid})
         if found is not None:
             out.append((pid, found["text"]))
     seen = {p for p, _ in out}
@@ -324,27 +332,31 @@ def _candidate_passages(db: Database, turn_id: str) -> list[tuple[str, str | Non
         for r in each(
             db,
             "SELECT p.passage_id AS passage_id, s.text AS text FROM pool p JOIN passages s ON s.id = p.passage_id "
-            "WHERE p.turn_id = ? ORDER BY COALESCE(p.best_rank, 1000000), p.passage_id",
-            (turn_id,),
+            "WHERE p.turn_id = :turn_id ORDER BY COALESCE(p.best_rank, 1000000), p.passage_id",
+            {"turn_id": turn_id},
         )
         if r["passage_id"] not in seen
     ]
     return out
 
 
-def locate_nuggets(db: Database, source: str, *, relocate: bool = False) -> dict:
+def locate_nuggets(db: Store, source: str, *, relocate: bool = False) -> dict:
     """Locate a source's text-only nuggets in their turn's passages (exact, then whitespace/case-normalised).
 
     Found: passage id, code-point offsets and the method are recorded (the stored text stays the
     nugget's own). Not found, or no passage text: the nugget stays free text. Returns counts.
     """
-    if row(db, "SELECT 1 AS found FROM sources WHERE name = ?", (source,)) is None:
+    if row(db, "SELECT 1 AS found FROM sources WHERE name = :name", {"name": source}) is None:
         raise UnknownItem(f"no nugget source named {source!r}")
     counts = {"nuggets": 0, "exact": 0, "normalised": 0, "already_located": 0, "not_found": 0, "no_passage_text": 0}
     updates = []
     with write(db):
         cache: dict[str, list] = {}
-        for n in rows(db, "SELECT id, turn_id, text, start_char FROM nuggets WHERE source = ? ORDER BY id", (source,)):
+        for n in rows(
+            db,
+            "SELECT id, turn_id, text, start_char FROM nuggets WHERE source = :source ORDER BY id",
+            {"source": source},
+        ):
             counts["nuggets"] += 1
             if n["start_char"] is not None and not relocate:
                 counts["already_located"] += 1
@@ -360,9 +372,20 @@ def locate_nuggets(db: Database, source: str, *, relocate: bool = False) -> dict
                 counts["not_found"] += 1
                 continue
             counts[found.method] += 1
-            updates.append((found.passage_id, found.span.start, found.span.end, found.method, n["id"]))
+            updates.append(
+                {
+                    "passage_id": found.passage_id,
+                    "start": found.span.start,
+                    "end": found.span.end,
+                    "method": found.method,
+                    "id": n["id"],
+                }
+            )
         run_many(
-            db, "UPDATE nuggets SET passage_id = ?, start_char = ?, end_char = ?, span_method = ? WHERE id = ?", updates
+            db,
+            "UPDATE nuggets SET passage_id = :passage_id, start_char = :start, end_char = :end, "
+            "span_method = :method WHERE id = :id",
+            updates,
         )
     counts["located"] = counts["exact"] + counts["normalised"]
     counts["free_text"] = counts["not_found"] + counts["no_passage_text"]

@@ -6,15 +6,13 @@ item ``(turn_id, nugget_id, run)``); this module knows which items exist and wha
 
 from __future__ import annotations
 
-from sqlite_utils import Database
-
 from assess.errors import AssessError, UnknownItem
 from assess.nuggets import spans
 from assess.queueing import QueueOrder, QueueState
 from assess.tasks import JudgingMode, Task
 from store import labels
 from store.conversations import all_turns
-from store.db import column, each, row
+from store.db import Store, column, each, row
 from store.nuggets.gold import nugget, nugget_sources
 
 
@@ -30,7 +28,7 @@ def item_parts(item: str) -> tuple[int, str]:
     return int(nid), run
 
 
-def ntr_order(db: Database, assessor: str, nugget_source: str, *, open_mode: bool = True) -> QueueOrder:
+def ntr_order(db: Store, assessor: str, nugget_source: str, *, open_mode: bool = True) -> QueueOrder:
     """NtR items (turn, :func:`item_key`) in judging order: conversation, turn, run, nugget key.
 
     Items are every gold nugget of ``nugget_source`` x every run with a response to that turn, over
@@ -44,40 +42,44 @@ def ntr_order(db: Database, assessor: str, nugget_source: str, *, open_mode: boo
         db,
         "SELECT q.turn_id AS turn_id, r.run AS run, n.id AS id, n.key AS key FROM (SELECT id AS turn_id FROM turns) q "
         "JOIN turns t ON t.id = q.turn_id JOIN conversations c ON c.id = t.conversation_id "
-        "JOIN nuggets n ON n.turn_id = q.turn_id AND n.source = ? "
+        "JOIN nuggets n ON n.turn_id = q.turn_id AND n.source = :nugget_source "
         "JOIN responses r ON r.turn_id = q.turn_id AND length(trim(r.text)) > 0 "
         f"WHERE {where} ORDER BY c.rowid, t.position, r.run",
-        (nugget_source, *params),
+        {**params, "nugget_source": nugget_source},
     ):
         grouped.setdefault((r["turn_id"], r["run"]), []).append((spans.key_order(r["key"]), r["id"]))
     items = [(turn, item_key(nid, run)) for (turn, run), ns in grouped.items() for _, nid in sorted(ns)]
     return QueueOrder.of(items)
 
 
-def ntr_queue(db: Database, assessor: str, nugget_source: str, *, open_mode: bool = True) -> QueueState:
+def ntr_queue(db: Store, assessor: str, nugget_source: str, *, open_mode: bool = True) -> QueueState:
     order = ntr_order(db, assessor, nugget_source, open_mode=open_mode)
     done = frozenset((turn, item_key(nid, run)) for turn, nid, run in labels.labelled(db, Task.NTR, assessor))
     return QueueState(order, done)
 
 
-def _key(db: Database, nugget_id: int, run: str) -> tuple[str, int, str]:
+def _key(db: Store, nugget_id: int, run: str) -> tuple[str, int, str]:
     """The NtR label key (turn, nugget id, run); an error when the run has no response to the nugget's turn."""
     found = row(
         db,
-        "SELECT n.turn_id AS turn_id FROM nuggets n JOIN responses r ON r.turn_id = n.turn_id AND r.run = ? "
-        "WHERE n.id = ?",
-        (run, nugget_id),
+        "SELECT n.turn_id AS turn_id FROM nuggets n JOIN responses r ON r.turn_id = n.turn_id AND r.run = :run "
+        "WHERE n.id = :id",
+        {"run": run, "id": nugget_id},
     )
     if found is None:
         raise UnknownItem(f"nugget {nugget_id} with a response of run {run} does not exist")
     return found["turn_id"], nugget_id, run
 
 
-def ntr_item(db: Database, item: str) -> dict:
+def ntr_item(db: Store, item: str) -> dict:
     """What the NtR screen shows for an item (:func:`item_key`): the response and the gold nugget."""
     nid, run = item_parts(item)
     gold = nugget(db, nid)
-    response = row(db, "SELECT text FROM responses WHERE run = ? AND turn_id = ?", (run, gold["turn_id"]))
+    response = row(
+        db,
+        "SELECT text FROM responses WHERE run = :run AND turn_id = :turn_id",
+        {"run": run, "turn_id": gold["turn_id"]},
+    )
     if response is None:
         raise UnknownItem(f"run {run} has no response to turn {gold['turn_id']}")
     return {
@@ -91,19 +93,19 @@ def ntr_item(db: Database, item: str) -> dict:
 
 
 def save_label(
-    db: Database, source: str, nugget_id: int, run: str, match: int, *, mode: str = JudgingMode.BLIND, via: str = "ui"
+    db: Store, source: str, nugget_id: int, run: str, match: int, *, mode: str = JudgingMode.BLIND, via: str = "ui"
 ) -> None:
     """Write one assessor's NtR label (1 = the nugget is covered by the response) in its own transaction."""
     labels.save(db, Task.NTR, source, _key(db, nugget_id, run), match, mode=mode, via=via)
 
 
-def label_of(db: Database, source: str, nugget_id: int, run: str) -> int | None:
+def label_of(db: Store, source: str, nugget_id: int, run: str) -> int | None:
     """The source's NtR label of a nugget and a run's response, or None."""
     found = labels.get(db, Task.NTR, source, _key(db, nugget_id, run))
     return None if found is None else found["value"]
 
 
-def undo(db: Database, source: str) -> tuple[str, str] | None:
+def undo(db: Store, source: str) -> tuple[str, str] | None:
     """Revert the source's latest NtR label change; return the queue position (turn, :func:`item_key`) it touched."""
     touched = labels.undo(db, Task.NTR, source)
     if touched is None:
@@ -113,7 +115,7 @@ def undo(db: Database, source: str) -> tuple[str, str] | None:
 
 
 def ntr_scoring_input(
-    db: Database, ntr_source: str, *, nugget_source: str | None = None, ptkb_source: str | None = None
+    db: Store, ntr_source: str, *, nugget_source: str | None = None, ptkb_source: str | None = None
 ) -> dict:
     """What NtR recall of ``ntr_source`` needs, read from the store as plain values.
 
@@ -136,8 +138,8 @@ def ntr_scoring_input(
     labelled_sets = column(
         db,
         "SELECT DISTINCT n.source AS source FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id "
-        "WHERE l.source = ? ORDER BY n.source",
-        (ntr_source,),
+        "WHERE l.source = :source ORDER BY n.source",
+        {"source": ntr_source},
     )
     if nugget_source is None:
         if len(labelled_sets) != 1:
@@ -153,7 +155,7 @@ def ntr_scoring_input(
     gold: dict[str, set[int]] = {}
     gold_dedup: dict[str, set[int]] = {}
     status: dict[str, set] = {}
-    for n in each(db, "SELECT id, turn_id, in_dedup FROM nuggets WHERE source = ?", (nugget_source,)):
+    for n in each(db, "SELECT id, turn_id, in_dedup FROM nuggets WHERE source = :source", {"source": nugget_source}):
         gold.setdefault(n["turn_id"], set()).add(n["id"])
         status.setdefault(n["turn_id"], set()).add(n["in_dedup"])
         if n["in_dedup"] == 1:
@@ -163,12 +165,12 @@ def ntr_scoring_input(
     for r in each(
         db,
         "SELECT l.nugget_id AS nugget_id, l.run AS run, l.turn_id AS turn_id, l.match AS match, "
-        "n.source = ? AS in_set, length(trim(r.text)) = 0 AS empty "
+        "n.source = :nugget_source AS in_set, length(trim(r.text)) = 0 AS empty "
         "FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id JOIN turns t ON t.id = l.turn_id "
         "JOIN conversations c ON c.id = t.conversation_id "
-        "LEFT JOIN responses r ON r.run = l.run AND r.turn_id = l.turn_id WHERE l.source = ? "
+        "LEFT JOIN responses r ON r.run = l.run AND r.turn_id = l.turn_id WHERE l.source = :ntr_source "
         "ORDER BY l.run, c.rowid, t.position, l.nugget_id",
-        (nugget_source, ntr_source),
+        {"nugget_source": nugget_source, "ntr_source": ntr_source},
     ):
         if not r["in_set"]:
             counts["other_set_labels"] += 1
@@ -185,7 +187,11 @@ def ntr_scoring_input(
                 f"no PTKB labels of source {ptkb_source!r}; PTKB label sources: {', '.join(ptkb_sources) or 'none'}"
             )
         personal = set(
-            column(db, "SELECT DISTINCT turn_id FROM ptkb_labels WHERE source = ? AND relevant > 0", (ptkb_source,))
+            column(
+                db,
+                "SELECT DISTINCT turn_id FROM ptkb_labels WHERE source = :source AND relevant > 0",
+                {"source": ptkb_source},
+            )
         )
     return {
         "ntr_source": ntr_source,
