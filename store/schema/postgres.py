@@ -1,0 +1,631 @@
+"""The store's schema on PostgreSQL: one baseline script equal to SQLite's schema after all of
+:data:`store.schema.MIGRATIONS`, then the PostgreSQL halves of later migrations.
+
+A PostgreSQL store starts at the baseline (version 8); the version is the highest row of
+``assess_schema`` (:func:`store.db.schema_version`), which :func:`store.db.migrate_db` appends after
+each script of :func:`migrations_from`. Never edit a script that has shipped: append a new pair.
+
+Differences from SQLite, all deliberate:
+
+- ``id INTEGER PRIMARY KEY`` is an identity column, and columns referring to such ids are BIGINT;
+  REAL is DOUBLE PRECISION. ``conversations`` has an explicit ``rowid`` identity column (insertion
+  order, as SQLite's implicit rowid), the only rowid queries may use.
+- The column ``gfrc_studies.L`` keeps its capital by being quoted: queries name it ``"L"`` (both
+  engines accept that spelling).
+- Every foreign key is ``DEFERRABLE INITIALLY IMMEDIATE``: checked per statement as on SQLite,
+  unless a transaction says ``SET CONSTRAINTS ALL DEFERRED``.
+- Triggers are PL/pgSQL functions recording the same label_history rows as SQLite's; JSON values are
+  built as the same compact text SQLite's ``json_object`` writes (``{"text":"a","relevance":2}``).
+  The guards raise SQLSTATE 23000, which drivers report as an integrity error, as SQLite's
+  ``RAISE(ABORT)`` is. TRUNCATE of label_history is refused too. SQLite's ``label_history_no_replace``
+  has no counterpart: PostgreSQL has no ``INSERT OR REPLACE``, and an upsert on the history runs
+  into the update guard.
+"""
+
+from __future__ import annotations
+
+# ------------------------------------------------------------------------------------ history triggers
+
+_NOW = """to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"""
+
+
+def _json_object(*pairs: tuple[str, str]) -> str:
+    """SQL text of a JSON object written exactly as SQLite's json_object: no spaces, keys in order,
+    NULL as null (to_json escapes strings the way SQLite does)."""
+    parts = []
+    for i, (key, expr) in enumerate(pairs):
+        opening = "{" if i == 0 else ","
+        parts.append(f"""'{opening}"{key}":' || COALESCE(CAST(to_json({expr}) AS TEXT), 'null')""")
+    return "(" + " || ".join(parts) + " || '}')"
+
+
+# label table: (history kind, item expression, value expression); X. stands for NEW. or OLD.
+HISTORY_TABLES = {
+    "passage_labels": (
+        "passage",
+        "X.turn_id || ' ' || X.passage_id",
+        "COALESCE(CAST(X.grade AS TEXT), 'cannot-judge')",
+    ),
+    "ptkb_labels": ("ptkb", "X.turn_id || ' ' || X.statement_id", "CAST(X.relevant AS TEXT)"),
+    "ntr_labels": ("ntr", "X.turn_id || ' ' || X.nugget_id || ' ' || X.run", "CAST(X.match AS TEXT)"),
+    "response_labels": ("response", "X.turn_id || ' ' || X.run || ' ' || X.criterion", "CAST(X.value AS TEXT)"),
+}
+_ANNOTATION = {"mode": "NULL", "also_changed": "", "deleted_via": "'delete'"}
+ANNOTATION_TABLES = {
+    "nuggets": (
+        ("nugget", "X.turn_id || ' ' || X.key"),
+        {
+            "value": _json_object(
+                ("text", "X.text"),
+                ("relevance", "X.relevance"),
+                ("passage_id", "X.passage_id"),
+                ("start", "X.start_char"),
+                ("end", "X.end_char"),
+            ),
+            "via": "X.span_method",
+            "at": _NOW,
+            **_ANNOTATION,
+        },
+    ),
+    "nugget_duplicates": (
+        ("nugget-duplicate", "X.turn_id || ' ' || X.nugget_a || ' ' || X.nugget_b"),
+        {"value": "X.decision", "via": "X.decided_by", "insert_when": "NEW.decision IS NOT NULL", **_ANNOTATION},
+    ),
+    "gold_responses": (
+        ("gold-response", "X.turn_id"),
+        {
+            "value": _json_object(("text", "X.text"), ("nuggets_used", "X.nuggets_used")),
+            "via": "NULL",
+            **_ANNOTATION,
+        },
+    ),
+}
+
+
+def _history_triggers(
+    table: str,
+    kind: str,
+    item: str,
+    value: str,
+    *,
+    mode: str = "X.mode",
+    via: str = "X.via",
+    at: str = "X.updated_at",
+    also_changed: str = " OR OLD.note IS DISTINCT FROM NEW.note",
+    deleted_via: str = "'undo'",
+    insert_when: str = "",
+) -> str:
+    """Functions and triggers appending ``table``'s inserts, changes and deletions to label_history,
+    row for row what SQLite's triggers of the same names write."""
+
+    def at_row(prefix: str, expr: str) -> str:
+        return expr.replace("X.", prefix)
+
+    old_value, new_value = at_row("OLD.", value), at_row("NEW.", value)
+    events = {
+        "insert": (
+            f"AFTER INSERT ON {table} FOR EACH ROW" + (f" WHEN ({insert_when})" if insert_when else ""),
+            f"'{kind}', NEW.source, {at_row('NEW.', item)}, NULL, {new_value}, {at_row('NEW.', mode)}, "
+            f"{at_row('NEW.', via)}, {at_row('NEW.', at)}",
+        ),
+        "update": (
+            f"AFTER UPDATE ON {table} FOR EACH ROW WHEN ({old_value} IS DISTINCT FROM {new_value}{also_changed})",
+            f"'{kind}', NEW.source, {at_row('NEW.', item)}, {old_value}, {new_value}, {at_row('NEW.', mode)}, "
+            f"{at_row('NEW.', via)}, {at_row('NEW.', at)}",
+        ),
+        "delete": (
+            f"AFTER DELETE ON {table} FOR EACH ROW",
+            f"'{kind}', OLD.source, {at_row('OLD.', item)}, {old_value}, NULL, {at_row('OLD.', mode)}, "
+            f"{deleted_via}, {_NOW}",
+        ),
+    }
+    out = []
+    for event, (when, values) in events.items():
+        name = f"{table}_history_{event}"
+        out.append(f"""
+CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at)
+    VALUES ({values});
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER {name} {when} EXECUTE FUNCTION {name}();
+""")
+    return "".join(out)
+
+
+def history_insert_trigger(table: str, enabled: bool) -> str:
+    """The statement switching ``table``'s insert-history trigger off or back on (bulk imports, inside
+    their own transaction: the change is transactional and rolled back with it)."""
+    if table not in HISTORY_TABLES and table not in ANNOTATION_TABLES:
+        raise ValueError(f"{table} has no history triggers")
+    return f"ALTER TABLE {table} {'ENABLE' if enabled else 'DISABLE'} TRIGGER {table}_history_insert"
+
+
+# ------------------------------------------------------------------------------------------ baseline
+
+_FUNCTIONS = r"""
+-- The leading integer of a text (after blanks, optional sign, at most 18 digits), else 0: what
+-- store.db gives SQLite under the same name, to sort ids such as '9-1' < '10-1' numerically.
+CREATE FUNCTION int_prefix(value text) RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT COALESCE(CAST(substring(value FROM '^\s*([+-]?[0-9]{1,18})') AS bigint), 0) $$;
+CREATE FUNCTION int_prefix(value bigint) RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT COALESCE(value, 0) $$;
+
+CREATE FUNCTION label_history_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'label_history is append-only' USING ERRCODE = 'integrity_constraint_violation';
+END
+$$;
+
+CREATE FUNCTION crowd_answers_no_update() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'crowd answers are kept as first given' USING ERRCODE = 'integrity_constraint_violation';
+END
+$$;
+"""
+
+_FK = "DEFERRABLE INITIALLY IMMEDIATE"
+
+_TABLES = rf"""
+CREATE TABLE assess_schema (
+    version INTEGER NOT NULL PRIMARY KEY,
+    applied_at TEXT NOT NULL
+);
+
+CREATE TABLE conversations (
+    id TEXT PRIMARY KEY,
+    number TEXT NOT NULL,
+    title TEXT,
+    collection TEXT,
+    year INTEGER,
+    rowid BIGINT GENERATED BY DEFAULT AS IDENTITY UNIQUE   -- insertion order (SQLite's implicit rowid)
+);
+
+CREATE TABLE turns (
+    id TEXT PRIMARY KEY,
+    conversation_id TEXT NOT NULL REFERENCES conversations(id) {_FK},
+    turn_number INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    utterance TEXT,
+    resolved_utterance TEXT,
+    response TEXT,
+    response_provenance TEXT,
+    parent_turn_id TEXT REFERENCES turns(id) {_FK}
+);
+CREATE INDEX turns_by_conversation ON turns(conversation_id, position);
+
+CREATE TABLE ptkb_statements (
+    conversation_id TEXT NOT NULL REFERENCES conversations(id) {_FK},
+    statement_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, statement_id)
+);
+
+CREATE TABLE passages (
+    id TEXT PRIMARY KEY,
+    doc_id TEXT,
+    text TEXT
+);
+
+CREATE TABLE runs (
+    name TEXT PRIMARY KEY,
+    kind TEXT NOT NULL DEFAULT 'ranking' CHECK (kind IN ('ranking', 'response')),
+    file TEXT,
+    imported_at TEXT NOT NULL
+);
+
+CREATE TABLE rankings (
+    run TEXT NOT NULL REFERENCES runs(name) ON DELETE CASCADE {_FK},
+    turn_id TEXT NOT NULL REFERENCES turns(id) {_FK},
+    passage_id TEXT NOT NULL REFERENCES passages(id) {_FK},
+    rank INTEGER NOT NULL,
+    score DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (run, turn_id, passage_id)
+);
+
+CREATE TABLE responses (
+    run TEXT NOT NULL REFERENCES runs(name) ON DELETE CASCADE {_FK},
+    turn_id TEXT NOT NULL REFERENCES turns(id) {_FK},
+    text TEXT NOT NULL,
+    PRIMARY KEY (run, turn_id)
+);
+
+CREATE TABLE pool (
+    turn_id TEXT NOT NULL REFERENCES turns(id) {_FK},
+    passage_id TEXT NOT NULL REFERENCES passages(id) {_FK},
+    method TEXT NOT NULL CHECK (method = 'depth' OR method = 'qrels' OR method = 'adaptive' OR method = 'manual'),
+    detail TEXT,
+    best_rank INTEGER,
+    added_at TEXT NOT NULL,
+    PRIMARY KEY (turn_id, passage_id)
+);
+
+CREATE TABLE sources (
+    name TEXT PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('assessor', 'import', 'llm', 'adjudication', 'organizers', 'crowd')),
+    model TEXT,
+    prompt_version TEXT,
+    description TEXT,
+    created_at TEXT NOT NULL
+);
+
+CREATE TABLE passage_labels (
+    source TEXT NOT NULL REFERENCES sources(name) {_FK},
+    turn_id TEXT NOT NULL REFERENCES turns(id) {_FK},
+    passage_id TEXT NOT NULL REFERENCES passages(id) {_FK},
+    grade INTEGER CHECK (grade BETWEEN 0 AND 4),
+    note TEXT,
+    mode TEXT NOT NULL DEFAULT 'import',
+    via TEXT,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (source, turn_id, passage_id)
+);
+
+CREATE TABLE ptkb_labels (
+    source TEXT NOT NULL REFERENCES sources(name) {_FK},
+    turn_id TEXT NOT NULL REFERENCES turns(id) {_FK},
+    conversation_id TEXT NOT NULL,
+    statement_id TEXT NOT NULL,
+    relevant INTEGER NOT NULL CHECK (relevant BETWEEN 0 AND 4),
+    note TEXT,
+    mode TEXT NOT NULL DEFAULT 'import',
+    via TEXT,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (source, turn_id, statement_id),
+    FOREIGN KEY (conversation_id, statement_id) REFERENCES ptkb_statements(conversation_id, statement_id) {_FK}
+);
+CREATE INDEX ptkb_labels_by_turn ON ptkb_labels(turn_id, statement_id);
+
+CREATE TABLE nuggets (
+    id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+    source TEXT NOT NULL REFERENCES sources(name) {_FK},
+    turn_id TEXT NOT NULL REFERENCES turns(id) {_FK},
+    key TEXT NOT NULL,
+    text TEXT NOT NULL,
+    relevance INTEGER,
+    passage_id TEXT REFERENCES passages(id) {_FK},
+    start_char INTEGER,
+    end_char INTEGER,
+    in_dedup INTEGER CHECK (in_dedup IN (0, 1)),
+    created_at TEXT NOT NULL,
+    span_method TEXT CHECK (span_method IS NULL OR span_method IN ('selected', 'typed', 'exact', 'normalised')),
+    UNIQUE (source, turn_id, key),
+    CHECK ((start_char IS NULL AND end_char IS NULL)
+           OR (passage_id IS NOT NULL AND start_char >= 0 AND end_char > start_char))
+);
+CREATE INDEX nuggets_by_turn ON nuggets(turn_id, source);
+
+CREATE TABLE ntr_labels (
+    source TEXT NOT NULL REFERENCES sources(name) {_FK},
+    nugget_id BIGINT NOT NULL REFERENCES nuggets(id) {_FK},
+    run TEXT NOT NULL REFERENCES runs(name) {_FK},
+    turn_id TEXT NOT NULL REFERENCES turns(id) {_FK},
+    match INTEGER NOT NULL CHECK (match IN (0, 1)),
+    batch TEXT,
+    note TEXT,
+    mode TEXT NOT NULL DEFAULT 'import',
+    via TEXT,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (source, nugget_id, run)
+);
+
+CREATE TABLE response_labels (
+    source TEXT NOT NULL REFERENCES sources(name) {_FK},
+    run TEXT NOT NULL REFERENCES runs(name) {_FK},
+    turn_id TEXT NOT NULL REFERENCES turns(id) {_FK},
+    criterion TEXT NOT NULL,
+    value INTEGER NOT NULL CHECK (value BETWEEN -1 AND 4),
+    note TEXT,
+    mode TEXT NOT NULL DEFAULT 'import',
+    via TEXT,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (source, run, turn_id, criterion)
+);
+
+CREATE TABLE gold_responses (
+    source TEXT NOT NULL REFERENCES sources(name) {_FK},
+    turn_id TEXT NOT NULL REFERENCES turns(id) {_FK},
+    text TEXT NOT NULL,
+    nuggets_used TEXT,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (source, turn_id)
+);
+
+CREATE TABLE assignments (
+    assessor TEXT NOT NULL,
+    turn_id TEXT NOT NULL REFERENCES turns(id) {_FK},
+    assigned_at TEXT NOT NULL,
+    PRIMARY KEY (assessor, turn_id)
+);
+
+CREATE TABLE label_history (
+    id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+    label_table TEXT NOT NULL,
+    source TEXT NOT NULL,
+    item TEXT NOT NULL,
+    old_value TEXT,
+    new_value TEXT,
+    mode TEXT,
+    via TEXT,
+    at TEXT NOT NULL
+);
+CREATE INDEX label_history_by_source ON label_history(source, label_table);
+CREATE TRIGGER label_history_no_update BEFORE UPDATE ON label_history
+    FOR EACH ROW EXECUTE FUNCTION label_history_append_only();
+CREATE TRIGGER label_history_no_delete BEFORE DELETE ON label_history
+    FOR EACH ROW EXECUTE FUNCTION label_history_append_only();
+CREATE TRIGGER label_history_no_truncate BEFORE TRUNCATE ON label_history
+    FOR EACH STATEMENT EXECUTE FUNCTION label_history_append_only();
+
+CREATE TABLE settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+-- LLM pre-judgments (SQLite migration 2)
+CREATE TABLE llm_prompts (
+    version TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    task TEXT NOT NULL,
+    system TEXT NOT NULL,
+    template TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+
+CREATE TABLE prejudge_jobs (
+    id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+    source TEXT NOT NULL REFERENCES sources(name) {_FK},
+    task TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    base_url TEXT,
+    concurrency INTEGER,
+    status TEXT NOT NULL CHECK (status IN ('running', 'done', 'stopped', 'failed', 'interrupted')),
+    planned INTEGER NOT NULL DEFAULT 0,
+    done INTEGER NOT NULL DEFAULT 0,
+    unparseable INTEGER NOT NULL DEFAULT 0,
+    errors INTEGER NOT NULL DEFAULT 0,
+    cached INTEGER NOT NULL DEFAULT 0,
+    skipped INTEGER NOT NULL DEFAULT 0,
+    message TEXT,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    pid INTEGER,
+    host TEXT,
+    heartbeat_at TEXT,
+    stale_after_s DOUBLE PRECISION NOT NULL DEFAULT 60
+);
+CREATE INDEX prejudge_jobs_running ON prejudge_jobs(source, task) WHERE status = 'running';
+
+CREATE TABLE prejudgments (
+    id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+    source TEXT NOT NULL REFERENCES sources(name) {_FK},
+    task TEXT NOT NULL CHECK (task IN ('passage', 'ptkb', 'ntr', 'nuggets', 'response-nuggets', 'aepd')),
+    turn_id TEXT NOT NULL REFERENCES turns(id) {_FK},
+    item_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    input_hash TEXT NOT NULL,
+    raw_output TEXT,
+    parse_status TEXT NOT NULL CHECK (parse_status IN ('ok', 'repaired', 'unparseable', 'error')),
+    parsed TEXT,
+    note TEXT,
+    error TEXT,
+    latency_ms INTEGER,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    attempts INTEGER,
+    cached_from BIGINT REFERENCES prejudgments(id) {_FK},
+    job_id BIGINT REFERENCES prejudge_jobs(id) {_FK},
+    created_at TEXT NOT NULL
+);
+CREATE UNIQUE INDEX prejudgments_once ON prejudgments(source, task, turn_id, item_id, model, prompt_version, input_hash)
+    WHERE parse_status != 'error';
+CREATE INDEX prejudgments_cache ON prejudgments(model, prompt_version, input_hash) WHERE parse_status != 'error';
+CREATE INDEX prejudgments_by_item ON prejudgments(task, turn_id, item_id);
+
+-- crowd studies (SQLite migration 3)
+CREATE TABLE crowd_studies (
+    name TEXT PRIMARY KEY,
+    task TEXT NOT NULL CHECK (task IN ('ntr', 'response')),
+    source TEXT NOT NULL,
+    config TEXT NOT NULL,
+    guideline TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'closed', 'imported')),
+    created_at TEXT NOT NULL
+);
+
+CREATE TABLE crowd_items (
+    id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+    study TEXT NOT NULL REFERENCES crowd_studies(name) ON DELETE CASCADE {_FK},
+    turn_id TEXT NOT NULL REFERENCES turns(id) {_FK},
+    run TEXT NOT NULL REFERENCES runs(name) {_FK},
+    nugget_id BIGINT REFERENCES nuggets(id) {_FK},
+    criterion TEXT,
+    known_answer INTEGER,
+    CHECK ((nugget_id IS NULL) <> (criterion IS NULL))
+);
+CREATE UNIQUE INDEX crowd_items_natural ON crowd_items(study, turn_id, run, (COALESCE(nugget_id, 0)),
+                                                       (COALESCE(criterion, '')));
+
+CREATE TABLE crowd_batches (
+    id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+    study TEXT NOT NULL REFERENCES crowd_studies(name) ON DELETE CASCADE {_FK},
+    number INTEGER NOT NULL,
+    label TEXT NOT NULL,
+    UNIQUE (study, number),
+    UNIQUE (study, label)
+);
+
+CREATE TABLE crowd_batch_items (
+    batch_id BIGINT NOT NULL REFERENCES crowd_batches(id) ON DELETE CASCADE {_FK},
+    position INTEGER NOT NULL,
+    item_id BIGINT NOT NULL REFERENCES crowd_items(id) ON DELETE CASCADE {_FK},
+    is_test INTEGER NOT NULL DEFAULT 0 CHECK (is_test IN (0, 1)),
+    PRIMARY KEY (batch_id, position),
+    UNIQUE (batch_id, item_id)
+);
+CREATE INDEX crowd_batch_items_by_item ON crowd_batch_items(item_id);
+
+CREATE TABLE crowd_workers (
+    study TEXT NOT NULL REFERENCES crowd_studies(name) ON DELETE CASCADE {_FK},
+    worker TEXT NOT NULL,
+    platform TEXT NOT NULL CHECK (platform IN ('prolific', 'mturk', 'direct', 'import')),
+    decision TEXT CHECK (decision IN ('approved', 'rejected')),
+    first_seen TEXT NOT NULL,
+    PRIMARY KEY (study, worker)
+);
+
+CREATE TABLE crowd_assignments (
+    id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+    study TEXT NOT NULL,
+    worker TEXT NOT NULL,
+    batch_id BIGINT NOT NULL REFERENCES crowd_batches(id) ON DELETE CASCADE {_FK},
+    session TEXT NOT NULL DEFAULT '',
+    hit TEXT,
+    submit_to TEXT,
+    status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'completed')),
+    started_at TEXT NOT NULL,
+    last_seen TEXT NOT NULL,
+    consented_at TEXT,
+    completed_at TEXT,
+    completion_code TEXT,
+    UNIQUE (batch_id, worker),
+    FOREIGN KEY (study, worker) REFERENCES crowd_workers(study, worker) ON DELETE CASCADE {_FK}
+);
+CREATE UNIQUE INDEX crowd_one_active_batch ON crowd_assignments(study, worker) WHERE status = 'active';
+CREATE INDEX crowd_assignments_by_session ON crowd_assignments(study, worker, session);
+
+CREATE TABLE crowd_answers (
+    assignment_id BIGINT NOT NULL REFERENCES crowd_assignments(id) ON DELETE CASCADE {_FK},
+    item_id BIGINT NOT NULL REFERENCES crowd_items(id) ON DELETE CASCADE {_FK},
+    value INTEGER NOT NULL CHECK (value BETWEEN -1 AND 4),
+    seconds DOUBLE PRECISION CHECK (seconds IS NULL OR seconds >= 0),
+    via TEXT NOT NULL DEFAULT 'page',
+    answered_at TEXT NOT NULL,
+    PRIMARY KEY (assignment_id, item_id)
+);
+CREATE TRIGGER crowd_answers_no_update BEFORE UPDATE ON crowd_answers
+    FOR EACH ROW EXECUTE FUNCTION crowd_answers_no_update();
+
+-- the nugget workbench (SQLite migration 4)
+CREATE TABLE nugget_duplicates (
+    nugget_a BIGINT NOT NULL REFERENCES nuggets(id) ON DELETE CASCADE {_FK},
+    nugget_b BIGINT NOT NULL REFERENCES nuggets(id) ON DELETE CASCADE {_FK},
+    turn_id TEXT NOT NULL REFERENCES turns(id) {_FK},
+    source TEXT NOT NULL REFERENCES sources(name) {_FK},
+    score_ab DOUBLE PRECISION,
+    score_ba DOUBLE PRECISION,
+    suggested_by TEXT,
+    decision TEXT CHECK (decision IS NULL OR decision IN ('same', 'a_covers_b', 'b_covers_a', 'distinct')),
+    decided_by TEXT,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (nugget_a, nugget_b),
+    CHECK (nugget_a < nugget_b)
+);
+CREATE INDEX nugget_duplicates_by_turn ON nugget_duplicates(source, turn_id);
+
+CREATE TABLE gfrc_studies (
+    name TEXT PRIMARY KEY,
+    attributes TEXT NOT NULL,
+    max_level INTEGER NOT NULL DEFAULT 2 CHECK (max_level >= 1),
+    "L" INTEGER NOT NULL DEFAULT 1000 CHECK ("L" >= 1),
+    created_at TEXT NOT NULL
+);
+
+CREATE TABLE response_nuggets (
+    id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+    study TEXT NOT NULL REFERENCES gfrc_studies(name) ON DELETE CASCADE {_FK},
+    run TEXT NOT NULL REFERENCES runs(name) {_FK},
+    turn_id TEXT NOT NULL REFERENCES turns(id) {_FK},
+    start_word INTEGER NOT NULL,
+    end_word INTEGER NOT NULL,
+    level INTEGER NOT NULL CHECK (level >= 1),
+    groups TEXT NOT NULL,
+    text TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    CHECK (start_word >= 1 AND end_word >= start_word),
+    UNIQUE (study, run, turn_id, start_word)
+);
+CREATE INDEX response_nuggets_by_run ON response_nuggets(study, run, turn_id);
+
+CREATE TABLE aspects (
+    id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+    turn_id TEXT NOT NULL REFERENCES turns(id) {_FK},
+    position INTEGER NOT NULL,
+    text TEXT NOT NULL CHECK (length(trim(text)) > 0),
+    updated_at TEXT NOT NULL,
+    UNIQUE (turn_id, text)
+);
+
+CREATE TABLE aspect_ptkb (
+    aspect_id BIGINT NOT NULL REFERENCES aspects(id) ON DELETE CASCADE {_FK},
+    conversation_id TEXT NOT NULL,
+    statement_id TEXT NOT NULL,
+    PRIMARY KEY (aspect_id, statement_id),
+    FOREIGN KEY (conversation_id, statement_id) REFERENCES ptkb_statements(conversation_id, statement_id) {_FK}
+);
+
+CREATE TABLE aspect_content (
+    aspect_id BIGINT NOT NULL REFERENCES aspects(id) ON DELETE CASCADE {_FK},
+    run TEXT NOT NULL REFERENCES runs(name) {_FK},
+    text TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (aspect_id, run)
+);
+
+-- accounts (SQLite migration 8)
+CREATE TABLE accounts (
+    name TEXT PRIMARY KEY,
+    role TEXT NOT NULL CHECK (role = 'assessor' OR role = 'adjudicator' OR role = 'organizer'),
+    password_hash TEXT,
+    link_version INTEGER NOT NULL DEFAULT 0,
+    email TEXT UNIQUE,
+    disabled INTEGER NOT NULL DEFAULT 0 CHECK (disabled = 0 OR disabled = 1),
+    created_by TEXT,
+    created_at TEXT NOT NULL,
+    changed_by TEXT,
+    changed_at TEXT NOT NULL
+);
+
+CREATE TABLE sign_in_failures (
+    id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+    scope TEXT NOT NULL,
+    at TEXT NOT NULL
+);
+CREATE INDEX sign_in_failures_by_scope ON sign_in_failures(scope, at);
+"""
+
+BASELINE_VERSION = 8  # the SQLite schema version the baseline equals
+
+_BASELINE = (
+    _FUNCTIONS
+    + _TABLES
+    + "".join(_history_triggers(t, *spec) for t, spec in HISTORY_TABLES.items())
+    + "".join(_history_triggers(t, kind, item, **opts) for t, ((kind, item), opts) in ANNOTATION_TABLES.items())
+)
+
+# The PostgreSQL halves of the migrations after the baseline: (version, script), in order.
+LATER: list[tuple[int, str]] = []
+
+
+def migrations_from(current: int) -> list[tuple[int, str]]:
+    """The (version, script) pairs a PostgreSQL store at schema ``current`` still needs."""
+    from store.schema import MIGRATIONS
+
+    last = LATER[-1][0] if LATER else BASELINE_VERSION
+    if last != len(MIGRATIONS):
+        raise RuntimeError(
+            f"the PostgreSQL schema stops at version {last} but SQLite's is at {len(MIGRATIONS)}: "
+            "store/schema/postgres.py lacks a migration"
+        )
+    if current == 0:
+        return [(BASELINE_VERSION, _BASELINE), *LATER]
+    if current < BASELINE_VERSION:
+        raise RuntimeError(f"a PostgreSQL store at schema version {current} cannot exist (the baseline is 8)")
+    return [(version, script) for version, script in LATER if version > current]
