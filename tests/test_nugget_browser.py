@@ -217,18 +217,20 @@ def test_long_passage_with_many_nuggets_stays_responsive(server, page):
     """A 450-word passage with 60 nuggets already marked: select, press N, stored and re-rendered quickly."""
     from store import nuggets as store
     from store import open_db
+    from store.db import run, write
 
     base, db_path = server
     passage_id = "demo-doc-002:3"
     long_text = " ".join(f"Step {i}: run 🏃 then walk, café au lait, 初心者 {i}." for i in range(50))
     assert len(long_text.split()) >= 250
     db = open_db(db_path)
-    db.conn.execute("UPDATE passages SET text = ? WHERE id = ?", (long_text, passage_id))
+    with write(db):
+        run(db, "UPDATE passages SET text = :text WHERE id = :id", {"text": long_text, "id": passage_id})
     for i in range(60):
         needle = f"Step {i}:" if i < 50 else f"初心者 {i - 50}."
         at = long_text.index(needle)
         store.gold.add_span_nugget(db, "e2e-perf", "101_1", passage_id, at, at + len(needle), needle)
-    db.conn.close()
+    db.close()
     shown = open_picker(page, base, "e2e-perf", passage_id)
     assert shown == long_text
     assert page.locator(".sp-text mark.sp-nugget").count() == 60
@@ -262,7 +264,7 @@ def test_move_span_reselects_an_existing_nugget(server, page):
     old, new = passage[at : words[2].end()], passage[start : words[10].end()]
     db = open_db(db_path)
     store.gold.add_span_nugget(db, "e2e-move", "101_1", passage_id, at, at + len(old), old)
-    db.conn.close()
+    db.close()
     open_picker(page, base, "e2e-move", passage_id)
     page.get_by_role("button", name="Move span").click()
     expect(page.get_by_text("Moving nugget [1]")).to_be_visible()

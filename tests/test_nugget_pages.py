@@ -8,7 +8,6 @@ The real selection and key press are covered in tests/test_nugget_browser.py.
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -25,15 +24,6 @@ def app_db(tmp_path, monkeypatch):
     monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
     monkeypatch.delenv("ASSESS_NLI_MODEL", raising=False)
     return path
-
-
-def execute(path, sql, *params):
-    conn = sqlite3.connect(path)
-    try:
-        conn.execute(sql, params)
-        conn.commit()
-    finally:
-        conn.close()
 
 
 def utf16(text: str) -> int:
@@ -116,7 +106,7 @@ def test_nuggets_page_defaults_to_all_pooled_then_own_labels(app_db):
 def test_selection_event_stores_the_exact_unicode_span(app_db):
     at = start("pages/nuggets.py", assessor="amy", turn="101_1", passage=UNICODE_PASSAGE)
     passage = picker_text(at)
-    assert rows(app_db, "SELECT text FROM passages WHERE id = ?", UNICODE_PASSAGE) == [(passage,)]
+    assert rows(app_db, "SELECT text FROM passages WHERE id = :id", {"id": UNICODE_PASSAGE}) == [(passage,)]
     expected = []
     for needle in ["🏃\u200d♀️ — new intake", "初心者歓迎", "بالتوفيق", "Zoe\u0308,"]:
         i = passage.index(needle)
@@ -161,9 +151,9 @@ def test_typed_nugget_edit_and_delete(app_db):
     at.text_input(key=f"nug_text_{nid}").set_value("complete beginners")
     at.selectbox(key=f"nug_rel_{nid}").set_value("4")
     at.button(key="nug_save").click().run()
-    assert rows(app_db, "SELECT text, relevance, start_char IS NOT NULL FROM nuggets WHERE id = ?", nid) == [
-        ("complete beginners", 4, 1)
-    ]
+    assert rows(
+        app_db, "SELECT text, relevance, start_char IS NOT NULL AS located FROM nuggets WHERE id = :id", {"id": nid}
+    ) == [("complete beginners", 4, 1)]
     at.button(key="nug_delete").click().run()
     assert rows(app_db, "SELECT text FROM nuggets WHERE source = 'amy'") == [("Run slowly on hills",)]
 
@@ -190,7 +180,8 @@ def test_ntr_page_stores_answers_resumes_and_feeds_agreement(app_db):
         SELECT n.turn_id, r.run, n.id FROM nuggets n JOIN responses r ON r.turn_id = n.turn_id
         JOIN turns t ON t.id = n.turn_id JOIN conversations c ON c.id = t.conversation_id
         WHERE n.source = 'gold' AND length(trim(r.text)) > 0
-        ORDER BY c.rowid, t.position, r.run, CAST(trim(n.key, '[]') AS INTEGER)""",
+        ORDER BY c.rowid, t.position, r.run, int_prefix(trim(n.key, '[]'))""",
+        {},  # through the store: int_prefix is the store's function
     )
     assert (first, total) == (1, len(order))
     assert "Is the gold nugget of information covered in the response?" in " ".join(m.value for m in at.markdown)
@@ -214,9 +205,8 @@ def test_ntr_page_stores_answers_resumes_and_feeds_agreement(app_db):
     at.button(key="ntr_yes").click().run()  # change of mind, then next unjudged
     assert rows(
         app_db,
-        "SELECT match FROM ntr_labels WHERE source = 'nia' AND nugget_id = ? AND run = ?",
-        order[1][2],
-        order[1][1],
+        "SELECT match FROM ntr_labels WHERE source = 'nia' AND nugget_id = :nid AND run = :run",
+        {"nid": order[1][2], "run": order[1][1]},
     ) == [(1,)]
     assert ntr_position(at) == (3, total)
     again = start("pages/ntr.py", assessor="nia")  # a fresh session resumes
@@ -263,7 +253,9 @@ def test_duplicates_page_suggests_and_records_decisions(app_db):
     at.selectbox(key="dup_manual_decision_101_2").set_value("a_covers_b")
     at.button(key="dup_manual_save").click().run()
     assert rows(
-        app_db, "SELECT decision, suggested_by FROM nugget_duplicates WHERE nugget_a = ? AND nugget_b = ?", n1, n3
+        app_db,
+        "SELECT decision, suggested_by FROM nugget_duplicates WHERE nugget_a = :a AND nugget_b = :b",
+        {"a": n1, "b": n3},
     ) == [("b_covers_a", "manual")]
     assert rows(app_db, "SELECT id, in_dedup FROM nuggets WHERE source = 'dan' ORDER BY id") == [
         (n1, 0),
@@ -382,7 +374,7 @@ def test_aspects_page_lists_links_assigns_and_scores(app_db):
     # edit the text directly, and link the second aspect to a statement
     at.text_area(key=f"asp_content_{aspects[0][0]}_demo-bm25").set_value("10K is a road race")
     at.button(key="asp_save_texts").click().run()
-    assert rows(app_db, "SELECT text FROM aspect_content WHERE aspect_id = ?", aspects[0][0]) == [
+    assert rows(app_db, "SELECT text FROM aspect_content WHERE aspect_id = :id", {"id": aspects[0][0]}) == [
         ("10K is a road race",)
     ]
     at.selectbox(key="asp_edit_101_1").set_value(aspects[1][0]).run()
