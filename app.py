@@ -23,8 +23,4 @@ ui.crowd_frame()  # a crowd study link (?study=…): only pages/crowd.py, no sig
 ui.sign_in_from_query(database)
 ui.sidebar_sign_in(database)
 
-assess_pages, organizer_pages = ui.app_pages()
-pages = {"Assess": assess_pages}
-if ui.is_organizer():
-    pages["Organize"] = organizer_pages
-st.navigation(pages).run()
+st.navigation(ui.navigation_pages()).run()

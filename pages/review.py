@@ -1,13 +1,11 @@
-"""Organizers: progress per topic and assessor, judging speed, grade distributions, disagreements
-between two sources, and adjudication (its own label source)."""
+"""Organizers: progress per topic and assessor and the judging mode; disagreements and adjudication are on
+the Adjudicate page (pages/adjudicate.py), which adjudicators reach too."""
 
 import pandas as pd
 import streamlit as st
 
 from assess import settings, ui
-from assess.errors import AssessError
-from assess.tasks import GRADES
-from store import exports, queue, review
+from store import queue, review
 
 ui.frame_guard(organizer=True)
 database = ui.db()
@@ -41,32 +39,4 @@ if queue.set_judging_mode(database, mode, by=ui.actor()):
     st.success(f"Judging mode set to {mode}")
 
 st.subheader("Disagreements")
-names = exports.label_sources(database)
-if len(names) < 2:
-    st.info("Two label sources are needed to compare.")
-    st.stop()
-c1, c2 = st.columns(2)
-a = c1.selectbox("Source A", names, key="dis_a")
-b = c2.selectbox("Source B", names, index=1, key="dis_b")
-rows = pd.DataFrame(review.disagreements(database, a, b))
-st.caption(f"{len(rows)} items with different grades (at most 500 shown)")
-if not rows.empty:
-    st.dataframe(rows, hide_index=True, width="stretch")
-    with st.form("adjudicate"):
-        item = st.selectbox(
-            "Re-open an item for adjudication",
-            rows.index,
-            format_func=lambda i: f"{rows.turn_id[i]} {rows.passage_id[i]}",
-        )
-        grade = st.radio(
-            "Adjudicated grade", list(GRADES.names), horizontal=True, format_func=lambda g: f"{g} {GRADES.names[g]}"
-        )
-        if st.form_submit_button("Save adjudicated label"):
-            try:
-                review.adjudicate(
-                    database, rows.turn_id[item], rows.passage_id[item], grade, by=ui.actor() or "organizer"
-                )
-                st.toast("Saved under the source 'adjudication'")
-                st.rerun()  # the table above shows the adjudicated grade at once
-            except AssessError as exc:
-                ui.error("", exc)
+st.page_link(ui.adjudication_page(), label="Compare two sources and adjudicate their disagreements")

@@ -8,6 +8,7 @@ from assess.ui.crowd import crowd_completion, crowd_frame, crowd_guideline, crow
 from assess.ui.cursor import Cursor, load_queue, release_keys_from_inputs
 from assess.ui.frame import (
     actor,
+    adjudication_page,
     app_pages,
     assessor,
     db,
@@ -17,6 +18,7 @@ from assess.ui.frame import (
     is_adjudicator,
     is_organizer,
     leave_legacy_run,
+    navigation_pages,
     open_sign_in,
     require_assessor,
     role,
@@ -55,7 +57,9 @@ __all__ = [
     "AGREEMENT_TASKS",
     "actor",
     "agreement_panel",
+    "adjudication_page",
     "app_pages",
+    "navigation_pages",
     "Cursor",
     "assessor",
     "case_input",

@@ -240,6 +240,7 @@ def app_pages() -> tuple[list, list]:
     organizer_pages = [
         st.Page("pages/data.py", title="Import & export", icon="📤", url_path="data"),
         st.Page("pages/review.py", title="Review", icon="📊", url_path="review"),
+        adjudication_page(),
         st.Page("pages/scores.py", title="Scores", icon="📈", url_path="scores"),
         st.Page("pages/audit.py", title="Judge audit", icon="🤖", url_path="audit"),
         st.Page("pages/llm.py", title="LLM pre-judging", icon="🧠", url_path="llm"),
@@ -255,6 +256,22 @@ def app_pages() -> tuple[list, list]:
     return assess_pages, organizer_pages
 
 
+def adjudication_page():
+    return st.Page("pages/adjudicate.py", title="Adjudicate", icon="⚖", url_path="adjudicate")
+
+
+def navigation_pages() -> dict[str, list]:
+    """The menu for the signed-in role: everyone's pages; organizers' pages (adjudication among them)
+    for organizers; the adjudication page alone for adjudicators."""
+    assess_pages, organizer_pages = app_pages()
+    pages = {"Assess": assess_pages}
+    if is_organizer():
+        pages["Organize"] = organizer_pages
+    elif is_adjudicator():
+        pages["Adjudicate"] = [adjudication_page()]
+    return pages
+
+
 def leave_legacy_run(*, rerun: bool) -> None:
     """Leave a run Streamlit started in its legacy pages mode (see :func:`assess.ui.internals.legacy_run`):
     replace the list of every page script it has just sent with the navigation app.py shows (the same
@@ -265,8 +282,7 @@ def leave_legacy_run(*, rerun: bool) -> None:
     if crowd_link() is not None:  # as crowd_frame: a default page (it has no address of its own), then /crowd
         st.navigation([st.Page(_crowd_start, title="Study", default=True), crowd_page()], position="hidden")
     else:
-        assess_pages, organizer_pages = app_pages()
-        st.navigation({"Assess": assess_pages, **({"Organize": organizer_pages} if is_organizer() else {})})
+        st.navigation(navigation_pages())
     if rerun:
         st.rerun()
 
@@ -290,13 +306,14 @@ def is_adjudicator() -> bool:
     return role() == "adjudicator" or is_organizer()
 
 
-def frame_guard(organizer: bool = False) -> None:
+def frame_guard(organizer: bool = False, adjudicator: bool = False) -> None:
     """First line of every page: make sure the app frame (app.py) is in charge.
 
     Streamlit runs a script of a ``pages/`` folder directly (its legacy multipage mode) until a
     session of the server has run ``st.navigation``; a first visitor of ``/judge`` or ``/data``
     would then skip sign-in, the demo start-up and the organizer password. Turn that mode off and
-    rerun, which runs app.py with the same URL. Organizer pages also stop here without the password.
+    rerun, which runs app.py with the same URL. Organizer pages stop here for anyone but an organizer,
+    the adjudication page for anyone but an adjudicator or organizer.
     """
     if not st.session_state.pop("_frame", False):  # app.py sets it on every run it makes
         legacy_pages_off()
@@ -306,6 +323,9 @@ def frame_guard(organizer: bool = False) -> None:
             st.warning("This page is for organizers: enter the organizer password in the sidebar.")
         else:
             st.warning("This page is for organizers: sign in with an organizer account in the sidebar.")
+        st.stop()
+    if adjudicator and not is_adjudicator():
+        st.warning("This page is for adjudicators: sign in with an adjudicator or organizer account in the sidebar.")
         st.stop()
 
 
