@@ -25,7 +25,7 @@ depth = c2.number_input("Run: pool depth per turn (0: no pooling)", 0, 1000, 10,
 if st.button("Import", disabled=upload is None, type="primary") and (file_name := ui.upload_name(upload)):
     try:
         summary = loading.load_upload(
-            database, kind, file_name, upload.getvalue(), source=source or None, depth=int(depth)
+            database, kind, file_name, upload.getvalue(), source=source or None, depth=int(depth), by=ui.actor()
         )
         st.success(f"Imported {ui.esc(file_name)}: " + ui.esc(", ".join(f"{k} {v}" for k, v in summary.items())))
     except AssessError as exc:

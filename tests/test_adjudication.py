@@ -86,3 +86,22 @@ def test_an_assessor_has_no_adjudication_and_an_adjudicator_no_organizer_page(ca
         signed_in("ada", "pages/review.py")
     at = signed_in("boss", "pages/adjudicate.py")
     assert not at.warning and at.dataframe[0].value.shape[0] == 3
+
+
+def test_imports_are_organizer_actions_naming_who(tmp_path):
+    import getpass
+
+    from assess.services.loading import DEMO_DIR, load_upload
+    from tests.helpers import run_cli
+
+    path = tmp_path / "imports.db"
+    run_cli("import", "topics", DEMO_DIR / "topics.json", db=path, check=True)
+    with open_db(path) as db:
+        load_upload(db, "passages", "my passages.jsonl", (DEMO_DIR / "passages.jsonl").read_bytes(), by="boss")
+        got = [(a["by"], a["item"], a["via"]) for a in accounts.actions(db, "import")]
+        summary = accounts.actions(db, "import")[1]["new"]
+    assert got == [
+        (f"cli:{getpass.getuser()}", "topics topics.json", "topics"),
+        ("boss", "passages my passages.jsonl", "passages"),
+    ]
+    assert summary.startswith('{"passages": ')

@@ -155,6 +155,16 @@ def cmd_init(args) -> int:
     return 0
 
 
+def _login() -> str:
+    """Who runs the command: the operating system's login (the CLI has no sign-in of its own)."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
 def cmd_import(args) -> int:
     from assess.services.loading import load_file
 
@@ -176,6 +186,7 @@ def cmd_import(args) -> int:
         gold=args.gold,
         year=args.year,
         collection=args.collection,
+        by=f"cli:{_login()}",
     )
     if args.json:
         print(json.dumps(summary))

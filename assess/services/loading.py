@@ -27,8 +27,36 @@ def load_file(
     gold: bool = False,
     year: int | None = None,
     collection: str | None = None,
+    by: str | None = None,
 ) -> dict:
-    """Parse ``path`` as ``kind`` and import it; raises FormatError (nothing written) on bad input."""
+    """Parse ``path`` as ``kind`` and import it; raises FormatError (nothing written) on bad input.
+
+    ``by`` (the organizer's name; the CLI gives ``cli:<login>``) records the import in the history as an
+    organizer action: what was imported, from which file, with the summary. It is written right after the
+    import's own transaction (a bulk import runs alone for its memory and speed settings)."""
+    summary = _load_file(
+        db,
+        kind,
+        path,
+        source=source,
+        depth=depth,
+        name=name,
+        dedup=dedup,
+        nugget_source=nugget_source,
+        gold=gold,
+        year=year,
+        collection=collection,
+    )
+    if by is not None:
+        from store.accounts import record_action
+
+        record_action(db, by, "import", f"{kind} {Path(path).name}", None, summary, via=source or kind)
+    return summary
+
+
+def _load_file(
+    db: Store, kind: str, path: str | Path, *, source, depth, name, dedup, nugget_source, gold, year, collection
+) -> dict:
     file = str(path)
     source = source or DEFAULT_SOURCES.get(kind)
     if kind == "topics":
@@ -114,7 +142,7 @@ def upload_name(filename: str) -> str:
     return base
 
 
-def load_upload(db: Store, kind: str, filename: str, data: bytes, **options) -> dict:
+def load_upload(db: Store, kind: str, filename: str, data: bytes, *, by: str | None = None, **options) -> dict:
     """Import an uploaded file: it is written to a temporary file named like the upload's base name
     (for messages, which then name the upload, never the temporary folder)."""
     import tempfile
@@ -124,7 +152,7 @@ def load_upload(db: Store, kind: str, filename: str, data: bytes, **options) -> 
         path = Path(tmp) / name
         path.write_bytes(data)
         try:
-            return load_file(db, kind, path, **options)
+            return load_file(db, kind, path, by=by, **options)
         except FormatError as exc:
             exc.args = (str(exc).replace(str(path), name),)
             exc.file = name
