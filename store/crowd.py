@@ -22,8 +22,6 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
-from sqlite_utils import Database
-
 from assess.crowd.rules import (
     Answer,
     CrowdNtrRow,
@@ -46,7 +44,7 @@ from assess.errors import AssessError, FormatError, UnknownItem
 from assess.tasks import JudgingMode, Task, label_kind
 from store import db as sql
 from store import labels as label_store
-from store.db import now, write
+from store.db import Store, now, write
 from store.imports import ensure_source
 
 
@@ -90,10 +88,10 @@ class AnswerResult(NamedTuple):
 # ------------------------------------------------------------------------------------------- studies
 
 
-def get_study(db: Database, name: str) -> Study:
+def get_study(db: Store, name: str) -> Study:
     """The study ``name`` (settings and guideline); AssessError when there is none."""
     found = sql.row(
-        db, "SELECT name, task, source, config, guideline, status FROM crowd_studies WHERE name = ?", (name,)
+        db, "SELECT name, task, source, config, guideline, status FROM crowd_studies WHERE name = :name", {"name": name}
     )
     if found is None:
         raise UnknownItem(f"there is no crowd study {name!r}")
@@ -107,11 +105,11 @@ def get_study(db: Database, name: str) -> Study:
     )
 
 
-def list_studies(db: Database) -> list[dict]:
+def list_studies(db: Store) -> list[dict]:
     return sql.rows(db, "SELECT name, task, status, source, created_at FROM crowd_studies ORDER BY created_at")
 
 
-def _candidates(db: Database, task: str, nugget_source: str, criteria: Sequence[str]) -> list[tuple]:
+def _candidates(db: Store, task: str, nugget_source: str, criteria: Sequence[str]) -> list[tuple]:
     """Every possible item of the stored data: (turn, run, nugget id, nugget key, criterion), in
     conversation, turn, run, nugget order."""
     responses = [
@@ -126,13 +124,15 @@ def _candidates(db: Database, task: str, nugget_source: str, criteria: Sequence[
     if task == Task.RESPONSE:
         return [(turn, run_, None, None, c, conv) for turn, run_, conv in responses for c in criteria]
     nuggets = defaultdict(list)
-    for n in sql.each(db, "SELECT id, turn_id, key FROM nuggets WHERE source = ? ORDER BY id", (nugget_source,)):
+    for n in sql.each(
+        db, "SELECT id, turn_id, key FROM nuggets WHERE source = :source ORDER BY id", {"source": nugget_source}
+    ):
         nuggets[n["turn_id"]].append((n["id"], n["key"]))
     return [(turn, run_, nid, key, None, conv) for turn, run_, conv in responses for nid, key in nuggets[turn]]
 
 
 def create_study(
-    db: Database,
+    db: Store,
     name: str,
     config: StudyConfig,
     *,
@@ -150,7 +150,7 @@ def create_study(
     Known-answer items are used only as tests (they are not regular items of any batch).
     """
     check_study_name(name)
-    if sql.row(db, "SELECT 1 AS one FROM crowd_studies WHERE name = ?", (name,)):
+    if sql.row(db, "SELECT 1 AS one FROM crowd_studies WHERE name = :name", {"name": name}):
         raise AssessError(f"a crowd study {name!r} exists already; choose another name")
     known = list(known)
     everything = _candidates(db, config.task, nugget_source, config.criteria)
@@ -199,17 +199,32 @@ def create_study(
         sql.run(
             db,
             "INSERT INTO crowd_studies (name, task, source, config, guideline, secret, status, created_at) "
-            "VALUES (?,?,?,?,?,?,'open',?)",
-            (name, config.task, f"crowd:{name}", config.to_json(), json.dumps(guide), secrets.token_hex(16), stamp),
+            "VALUES (:name, :task, :source, :config, :guideline, :secret, 'open', :at)",
+            {
+                "name": name,
+                "task": config.task,
+                "source": f"crowd:{name}",
+                "config": config.to_json(),
+                "guideline": json.dumps(guide),
+                "secret": secrets.token_hex(16),
+                "at": stamp,
+            },
         )
         ids = {}
         for cand in [*regular, *tests]:
-            ids[cand] = sql.value(
+            ids[cand] = sql.returning(
                 db,
                 "INSERT INTO crowd_items (study, turn_id, run, nugget_id, criterion, known_answer) "
-                "VALUES (?,?,?,?,?,?) RETURNING id",
-                (name, cand[0], cand[1], cand[2], cand[4], tests.get(cand)),
-            )
+                "VALUES (:study, :turn, :run, :nugget, :criterion, :known) RETURNING id",
+                {
+                    "study": name,
+                    "turn": cand[0],
+                    "run": cand[1],
+                    "nugget": cand[2],
+                    "criterion": cand[4],
+                    "known": tests.get(cand),
+                },
+            )["id"]
         batches = make_batches(
             [ids[x] for x in regular], [ids[x] for x in tests], batch_size=config.batch_size, seed=config.seed
         )
@@ -217,8 +232,11 @@ def create_study(
             bid = _add_batch(db, name, number, str(number))
             sql.run_many(
                 db,
-                "INSERT INTO crowd_batch_items (batch_id, position, item_id, is_test) VALUES (?,?,?,?)",
-                [(bid, pos, item, int(is_test)) for pos, (item, is_test) in enumerate(batch)],
+                "INSERT INTO crowd_batch_items (batch_id, position, item_id, is_test) VALUES (:batch, :pos, :item, :test)",
+                [
+                    {"batch": bid, "pos": pos, "item": item, "test": int(is_test)}
+                    for pos, (item, is_test) in enumerate(batch)
+                ],
             )
     return {
         "study": name,
@@ -232,7 +250,7 @@ def create_study(
     }
 
 
-def create_demo_study(db: Database, task: str = "ntr", name: str | None = None, **overrides) -> dict:
+def create_demo_study(db: Store, task: str = "ntr", name: str | None = None, **overrides) -> dict:
     """The demo study on the embedded demo: NtR over all 3 runs x 12 turns x gold nuggets (186 pairs,
     19 batches, 6 obvious known-answer items as tests), or response quality (relevance and
     completeness of the 36 responses, 3 known-bad tests)."""
@@ -248,22 +266,28 @@ def create_demo_study(db: Database, task: str = "ntr", name: str | None = None, 
     )
 
 
-def set_status(db: Database, study: str, status: str) -> None:
+def set_status(db: Store, study: str, status: str) -> None:
     """Open or close a study (a closed study gives no new batches; started ones can be finished)."""
     if status not in ("open", "closed"):
         raise AssessError(f"status is open or closed, not {status!r}")
     get_study(db, study)
     with write(db):
-        sql.run(db, "UPDATE crowd_studies SET status = ? WHERE name = ? AND status != 'imported'", (status, study))
+        sql.run(
+            db,
+            "UPDATE crowd_studies SET status = :status WHERE name = :study AND status != 'imported'",
+            {"status": status, "study": study},
+        )
 
 
-def set_decision(db: Database, study: str, worker: str, decision: str | None) -> None:
+def set_decision(db: Store, study: str, worker: str, decision: str | None) -> None:
     """Record the organizer's approve/reject decision (rejected workers' labels are left out)."""
     if decision not in ("approved", "rejected", None):
         raise AssessError(f"decision is approved or rejected, not {decision!r}")
     with write(db):
         changed = sql.run(
-            db, "UPDATE crowd_workers SET decision = ? WHERE study = ? AND worker = ?", (decision, study, worker)
+            db,
+            "UPDATE crowd_workers SET decision = :decision WHERE study = :study AND worker = :worker",
+            {"decision": decision, "study": study, "worker": worker},
         )
         if changed == 0:
             raise UnknownItem(f"no worker {worker!r} in study {study!r}")
@@ -278,62 +302,87 @@ _ASSIGNMENT = (
 )
 
 
-def _assignment(db: Database, where: str, params: tuple) -> Assignment | None:
+def _assignment(db: Store, where: str, params: dict) -> Assignment | None:
     found = sql.row(db, _ASSIGNMENT + where, params)
     return None if found is None else Assignment(**{**found, "consented": bool(found["consented"])})
 
 
-def _add_batch(db: Database, study: str, number: int, label: str) -> int:
-    return sql.value(
-        db, "INSERT INTO crowd_batches (study, number, label) VALUES (?,?,?) RETURNING id", (study, number, label)
-    )
+def _add_batch(db: Store, study: str, number: int, label: str) -> int:
+    return sql.returning(
+        db,
+        "INSERT INTO crowd_batches (study, number, label) VALUES (:study, :number, :label) RETURNING id",
+        {"study": study, "number": number, "label": label},
+    )["id"]
 
 
-def _current(db: Database, entry: Entry) -> Assignment | None:
+def _current(db: Store, entry: Entry) -> Assignment | None:
     """The assignment this visit continues: the one of this platform session, else the worker's active one."""
     return _assignment(
         db,
-        "WHERE a.study = ? AND a.worker = ? AND a.session = ? ORDER BY a.id DESC LIMIT 1",
-        (entry.study, entry.worker, entry.session),
-    ) or _assignment(db, "WHERE a.study = ? AND a.worker = ? AND a.status = 'active'", (entry.study, entry.worker))
+        "WHERE a.study = :study AND a.worker = :worker AND a.session = :session ORDER BY a.id DESC LIMIT 1",
+        {"study": entry.study, "worker": entry.worker, "session": entry.session},
+    ) or _assignment(
+        db,
+        "WHERE a.study = :study AND a.worker = :worker AND a.status = 'active'",
+        {"study": entry.study, "worker": entry.worker},
+    )
 
 
-# A completed assignment is discarded when one of its test answers fails the study's QC rule
-# (assess.crowd.rules.qc_failed, called through SQLite) or the organizer rejected its worker; otherwise kept.
+# Every value crowd_answers.value may hold (its CHECK): the QC rule is listed over these pairs.
+_VALUES = range(-1, 5)
+
+# A completed assignment is discarded when one of its test answers fails the study's QC rule (the
+# pairs (answer, known answer) assess.crowd.rules.qc_failed refuses, listed into the SQL) or the
+# organizer rejected its worker; otherwise kept.
 _DISCARDED = """(EXISTS (SELECT 1 FROM crowd_batch_items t
                  JOIN crowd_answers x ON x.assignment_id = a.id AND x.item_id = t.item_id
                  JOIN crowd_items i ON i.id = t.item_id
-                 WHERE t.batch_id = a.batch_id AND t.is_test = 1
-                   AND crowd_qc_failed(x.value, i.known_answer, :qc, :bad_threshold))
+                 WHERE t.batch_id = a.batch_id AND t.is_test = 1 AND {fails})
         OR EXISTS (SELECT 1 FROM crowd_workers w WHERE w.study = a.study AND w.worker = a.worker
                    AND w.decision = 'rejected'))"""
 # An assignment holds one of its batch's k slots while it is active and not stale, or completed and kept.
-_HOLDS_SLOT = f"(CASE WHEN a.status = 'active' THEN a.last_seen >= :cutoff ELSE NOT {_DISCARDED} END)"
+_HOLDS_SLOT = "(CASE WHEN a.status = 'active' THEN a.last_seen >= :cutoff ELSE NOT {discarded} END)"
 
 
-def _slot_params(db: Database, study: Study) -> dict:
-    """Register the QC rule for the slot SQL on this connection; the parameters that SQL needs."""
-    db.register_function(qc_failed, deterministic=True, name="crowd_qc_failed")
-    cutoff = _iso(datetime.now(UTC) - timedelta(minutes=study.config.stale_minutes))
-    return {"cutoff": cutoff, "qc": study.config.qc, "bad_threshold": study.config.bad_threshold}
+class _Slots(NamedTuple):
+    discarded: str  # SQL: the assignment ``a`` is discarded
+    holds: str  # SQL: the assignment ``a`` holds a slot of its batch
+    params: dict  # what both need
 
 
-def holding(db: Database, study: str) -> dict[str, int]:
+def _slots(study: Study) -> _Slots:
+    """The SQL of a study's slot count (its QC rule written out as the failing answer pairs) and its parameters."""
+    config = study.config
+    failing = [(v, k) for k in _VALUES for v in _VALUES if qc_failed(v, k, config.qc, config.bad_threshold)]
+    params = {"cutoff": _iso(datetime.now(UTC) - timedelta(minutes=config.stale_minutes))}
+    if failing:
+        fails = "(x.value, i.known_answer) IN (VALUES {})".format(
+            ", ".join(f"(:qc_v{n}, :qc_k{n})" for n in range(len(failing)))
+        )
+        for n, (v, k) in enumerate(failing):
+            params[f"qc_v{n}"], params[f"qc_k{n}"] = v, k
+    else:
+        fails = "1 = 0"
+    discarded = _DISCARDED.format(fails=fails)
+    return _Slots(discarded, _HOLDS_SLOT.format(discarded=discarded), params)
+
+
+def holding(db: Store, study: str) -> dict[str, int]:
     """Per batch label: the assignments holding one of its k slots (active and not stale, or completed
     and kept), as :func:`enter` counts them; one read, so a consistent snapshot."""
-    params = _slot_params(db, get_study(db, study))
+    slots = _slots(get_study(db, study))
     return {
         r["label"]: r["holding"]
         for r in sql.each(
             db,
             f"SELECT b.label AS label, (SELECT COUNT(*) FROM crowd_assignments a WHERE a.batch_id = b.id "
-            f"AND {_HOLDS_SLOT}) AS holding FROM crowd_batches b WHERE b.study = :study ORDER BY b.number",
-            {**params, "study": study},
+            f"AND {slots.holds}) AS holding FROM crowd_batches b WHERE b.study = :study ORDER BY b.number",
+            {**slots.params, "study": study},
         )
     }
 
 
-def enter(db: Database, entry: Entry) -> Assignment | None:
+def enter(db: Store, entry: Entry) -> Assignment | None:
     """The worker's batch: the assignment of this session (resumed), else their unfinished one, else a
     new batch (one transaction, so two workers never take the last slot of a batch). None: no batch
     is left for this worker.
@@ -358,7 +407,7 @@ def enter(db: Database, entry: Entry) -> Assignment | None:
         raise AssessError("this study is closed: it takes no new work")
     stamp = now()
     with _one_writer(db), write(db):
-        params = _slot_params(db, study)
+        slots = _slots(study)
         found = _current(db, entry)  # again under the write lock: another tab may have been faster
         if found:
             return found
@@ -367,8 +416,8 @@ def enter(db: Database, entry: Entry) -> Assignment | None:
             limit
             and sql.value(
                 db,
-                "SELECT COUNT(*) AS n FROM crowd_assignments WHERE study = ? AND worker = ?",
-                (entry.study, entry.worker),
+                "SELECT COUNT(*) AS n FROM crowd_assignments WHERE study = :study AND worker = :worker",
+                {"study": entry.study, "worker": entry.worker},
             )
             >= limit
         ):
@@ -376,60 +425,72 @@ def enter(db: Database, entry: Entry) -> Assignment | None:
         batch = sql.row(
             db,
             f"""
-            SELECT b.id,  -- read as "id" (a test pins this statement's start)
-                   (SELECT COUNT(*) FROM crowd_assignments a WHERE a.batch_id = b.id AND {_HOLDS_SLOT}) AS taken,
-                   EXISTS (SELECT 1 FROM crowd_batch_items t
-                           JOIN crowd_batch_items seen ON seen.item_id = t.item_id AND seen.is_test = 1
-                           JOIN crowd_assignments mine ON mine.batch_id = seen.batch_id AND mine.worker = :worker
-                           WHERE t.batch_id = b.id AND t.is_test = 1) AS seen_test
-            FROM crowd_batches b
-            WHERE b.study = :study
-              AND NOT EXISTS (SELECT 1 FROM crowd_assignments a WHERE a.batch_id = b.id AND a.worker = :worker)
-              AND taken < :k
-            ORDER BY seen_test, taken DESC, b.number LIMIT 1""",
-            {**params, "worker": entry.worker, "study": entry.study, "k": study.config.k},
+            SELECT id FROM (  -- a test pins this statement's start
+                SELECT b.id AS id, b.number AS number,
+                       (SELECT COUNT(*) FROM crowd_assignments a WHERE a.batch_id = b.id AND {slots.holds}) AS taken,
+                       EXISTS (SELECT 1 FROM crowd_batch_items t
+                               JOIN crowd_batch_items seen ON seen.item_id = t.item_id AND seen.is_test = 1
+                               JOIN crowd_assignments mine ON mine.batch_id = seen.batch_id AND mine.worker = :worker
+                               WHERE t.batch_id = b.id AND t.is_test = 1) AS seen_test
+                FROM crowd_batches b
+                WHERE b.study = :study
+                  AND NOT EXISTS (SELECT 1 FROM crowd_assignments a WHERE a.batch_id = b.id AND a.worker = :worker)
+            ) free
+            WHERE taken < :k
+            ORDER BY seen_test, taken DESC, number LIMIT 1""",
+            {**slots.params, "worker": entry.worker, "study": entry.study, "k": study.config.k},
         )
         if batch is None:
             return None
         sql.run(
             db,
-            "INSERT INTO crowd_workers (study, worker, platform, first_seen) VALUES (?,?,?,?) ON CONFLICT DO NOTHING",
-            (entry.study, entry.worker, entry.platform, stamp),
+            "INSERT INTO crowd_workers (study, worker, platform, first_seen) "
+            "VALUES (:study, :worker, :platform, :at) ON CONFLICT DO NOTHING",
+            {"study": entry.study, "worker": entry.worker, "platform": entry.platform, "at": stamp},
         )
-        aid = sql.value(
+        aid = sql.returning(
             db,
             "INSERT INTO crowd_assignments (study, worker, batch_id, session, hit, submit_to, status, "
-            "started_at, last_seen) VALUES (?,?,?,?,?,?,'active',?,?) RETURNING id",
-            (entry.study, entry.worker, batch["id"], entry.session, entry.hit, entry.submit_to, stamp, stamp),
-        )
-    return _assignment(db, "WHERE a.id = ?", (aid,))
+            "started_at, last_seen) VALUES (:study, :worker, :batch, :session, :hit, :submit_to, 'active', :at, :at) "
+            "RETURNING id",
+            {
+                "study": entry.study,
+                "worker": entry.worker,
+                "batch": batch["id"],
+                "session": entry.session,
+                "hit": entry.hit,
+                "submit_to": entry.submit_to,
+                "at": stamp,
+            },
+        )["id"]
+    return _assignment(db, "WHERE a.id = :id", {"id": aid})
 
 
 def _iso(moment: datetime) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def consent(db: Database, assignment_id: int) -> None:
+def consent(db: Store, assignment_id: int) -> None:
     """Record that the worker gave consent (the first time only)."""
     with _one_writer(db), write(db):
         sql.run(
             db,
-            "UPDATE crowd_assignments SET consented_at = ? WHERE id = ? AND consented_at IS NULL",
-            (now(), assignment_id),
+            "UPDATE crowd_assignments SET consented_at = :at WHERE id = :id AND consented_at IS NULL",
+            {"at": now(), "id": assignment_id},
         )
 
 
-def screen(db: Database, assignment_id: int) -> Screen:
+def screen(db: Store, assignment_id: int) -> Screen:
     """What the worker sees now: their next unanswered item (in batch order) or the completion code."""
-    a = _assignment(db, "WHERE a.id = ?", (assignment_id,))
+    a = _assignment(db, "WHERE a.id = :id", {"id": assignment_id})
     if a is None:
         raise UnknownItem(f"no assignment {assignment_id}")
     count = sql.row(
         db,
         "SELECT COUNT(*) AS total, COUNT(x.item_id) AS answered FROM crowd_assignments a "
         "JOIN crowd_batch_items bi ON bi.batch_id = a.batch_id "
-        "LEFT JOIN crowd_answers x ON x.assignment_id = a.id AND x.item_id = bi.item_id WHERE a.id = ?",
-        (assignment_id,),
+        "LEFT JOIN crowd_answers x ON x.assignment_id = a.id AND x.item_id = bi.item_id WHERE a.id = :id",
+        {"id": assignment_id},
     )
     total, answered = count["total"], count["answered"]
     if a.status == "completed":
@@ -442,22 +503,25 @@ def screen(db: Database, assignment_id: int) -> Screen:
         "JOIN crowd_studies s ON s.name = i.study "
         "LEFT JOIN responses r ON r.run = i.run AND r.turn_id = i.turn_id "
         "LEFT JOIN nuggets n ON n.id = i.nugget_id "
-        "WHERE a.id = ? AND NOT EXISTS (SELECT 1 FROM crowd_answers x WHERE x.assignment_id = a.id "
+        "WHERE a.id = :id AND NOT EXISTS (SELECT 1 FROM crowd_answers x WHERE x.assignment_id = a.id "
         "AND x.item_id = i.id) ORDER BY bi.position LIMIT 1",
-        (assignment_id,),
+        {"id": assignment_id},
     )
     if nxt is None:  # every item answered but not marked (cannot happen through answer())
         return Screen(a, answered, total, None, True, a.code)
     utterance, history = None, ()
     if nxt["task"] == Task.RESPONSE:
-        turn = sql.row(db, "SELECT conversation_id, position, utterance FROM turns WHERE id = ?", (nxt["turn_id"],))
+        turn = sql.row(
+            db, "SELECT conversation_id, position, utterance FROM turns WHERE id = :id", {"id": nxt["turn_id"]}
+        )
         utterance = turn["utterance"]
         history = tuple(
             (h["utterance"], h["response"])
             for h in sql.each(
                 db,
-                "SELECT utterance, response FROM turns WHERE conversation_id = ? AND position < ? ORDER BY position",
-                (turn["conversation_id"], turn["position"]),
+                "SELECT utterance, response FROM turns WHERE conversation_id = :conversation AND position < :position "
+                "ORDER BY position",
+                {"conversation": turn["conversation_id"], "position": turn["position"]},
             )
         )
     view = ItemView(
@@ -467,7 +531,7 @@ def screen(db: Database, assignment_id: int) -> Screen:
 
 
 def answer(
-    db: Database, assignment_id: int, item_id: int, value: int, *, seconds: float | None = None, via: str = "page"
+    db: Store, assignment_id: int, item_id: int, value: int, *, seconds: float | None = None, via: str = "page"
 ) -> AnswerResult:
     """Record one answer, in its own transaction; a repeated (assignment, item) changes nothing.
 
@@ -483,9 +547,9 @@ def answer(
         "SELECT a.status AS status, a.batch_id AS batch_id, a.study AS study, a.worker AS worker, "
         "a.consented_at AS consented_at, b.label AS label, s.config AS config, s.secret AS secret, "
         "a.completion_code AS code, EXISTS (SELECT 1 FROM crowd_batch_items bi WHERE bi.batch_id = a.batch_id "
-        "AND bi.item_id = ?) AS in_batch FROM crowd_assignments a JOIN crowd_batches b ON b.id = a.batch_id "
-        "JOIN crowd_studies s ON s.name = a.study WHERE a.id = ?",
-        (item_id, assignment_id),
+        "AND bi.item_id = :item) AS in_batch FROM crowd_assignments a JOIN crowd_batches b ON b.id = a.batch_id "
+        "JOIN crowd_studies s ON s.name = a.study WHERE a.id = :id",
+        {"item": item_id, "id": assignment_id},
     )
     if a is None:
         raise UnknownItem(f"no assignment {assignment_id}")
@@ -504,27 +568,29 @@ def answer(
             sql.run(
                 db,
                 "INSERT INTO crowd_answers (assignment_id, item_id, value, seconds, via, answered_at) "
-                "VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-                (assignment_id, item_id, value, seconds, via, stamp),
+                "VALUES (:id, :item, :value, :seconds, :via, :at) ON CONFLICT DO NOTHING",
+                {"id": assignment_id, "item": item_id, "value": value, "seconds": seconds, "via": via, "at": stamp},
             )
             == 1
         )
         remaining = sql.value(
             db,
-            "SELECT COUNT(*) AS n FROM crowd_batch_items bi WHERE bi.batch_id = ? AND NOT EXISTS "
-            "(SELECT 1 FROM crowd_answers x WHERE x.assignment_id = ? AND x.item_id = bi.item_id)",
-            (a["batch_id"], assignment_id),
+            "SELECT COUNT(*) AS n FROM crowd_batch_items bi WHERE bi.batch_id = :batch AND NOT EXISTS "
+            "(SELECT 1 FROM crowd_answers x WHERE x.assignment_id = :id AND x.item_id = bi.item_id)",
+            {"batch": a["batch_id"], "id": assignment_id},
         )
         if remaining == 0:
             code = completion_code(a["secret"], a["study"], a["worker"], a["label"])
             sql.run(
                 db,
-                "UPDATE crowd_assignments SET status = 'completed', completed_at = ?, last_seen = ?, "
-                "completion_code = ? WHERE id = ? AND status = 'active'",
-                (stamp, stamp, code, assignment_id),
+                "UPDATE crowd_assignments SET status = 'completed', completed_at = :at, last_seen = :at, "
+                "completion_code = :code WHERE id = :id AND status = 'active'",
+                {"at": stamp, "code": code, "id": assignment_id},
             )
         elif new:
-            sql.run(db, "UPDATE crowd_assignments SET last_seen = ? WHERE id = ?", (stamp, assignment_id))
+            sql.run(
+                db, "UPDATE crowd_assignments SET last_seen = :at WHERE id = :id", {"at": stamp, "id": assignment_id}
+            )
     return AnswerResult(new, remaining == 0, remaining, code if remaining == 0 else None)
 
 
@@ -533,15 +599,21 @@ _WRITERS_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def _one_writer(db: Database):
-    """Queue this process's crowd writers to one file on a Python lock before SQLite's write lock.
+def _one_writer(db: Store):
+    """Queue this process's crowd writers to one SQLite file on a Python lock before SQLite's write lock.
 
     Streamlit runs every session's script in a thread of one process. Threads that meet SQLite's
     lock wait in its busy handler, which sleeps up to 100 ms between tries, so under a burst of
     answers the unlucky ones wait seconds; a lock handed over in order avoids that. Other
     processes are still kept apart by SQLite itself (BEGIN IMMEDIATE, busy timeout).
+
+    PostgreSQL queues the waiters of its advisory write lock itself and wakes them in turn, so it
+    needs no such lock; nor does a call inside a write transaction, which holds the store's lock.
     """
-    name = sql.file_of(db) or ":memory:"
+    if not db.sqlite or db.depth:
+        yield
+        return
+    name = sql.file_of(db) or db.location
     with _WRITERS_LOCK:
         lock = _WRITERS.setdefault(name, threading.Lock())
     with lock:
@@ -551,7 +623,7 @@ def _one_writer(db: Database):
 # ------------------------------------------------------------------------------------------- organizers
 
 
-def answers(db: Database, study: str, *, completed_only: bool = True) -> list[Answer]:
+def answers(db: Store, study: str, *, completed_only: bool = True) -> list[Answer]:
     """Every answer of the study (by default of completed assignments only: an abandoned batch counts
     for nothing, as an unsubmitted HIT), with test flags and known answers, in assignment order."""
     where = " AND a.status = 'completed'" if completed_only else ""
@@ -564,17 +636,21 @@ def answers(db: Database, study: str, *, completed_only: bool = True) -> list[An
             "FROM crowd_answers x JOIN crowd_assignments a ON a.id = x.assignment_id "
             "JOIN crowd_batches b ON b.id = a.batch_id "
             "JOIN crowd_batch_items bi ON bi.batch_id = a.batch_id AND bi.item_id = x.item_id "
-            f"JOIN crowd_items i ON i.id = x.item_id WHERE a.study = ?{where} ORDER BY a.id, bi.position",
-            (study,),
+            f"JOIN crowd_items i ON i.id = x.item_id WHERE a.study = :study{where} ORDER BY a.id, bi.position",
+            {"study": study},
         )
     ]
 
 
-def _rejected(db: Database, study: str) -> set[str]:
-    return set(sql.column(db, "SELECT worker FROM crowd_workers WHERE study = ? AND decision = 'rejected'", (study,)))
+def _rejected(db: Store, study: str) -> set[str]:
+    return set(
+        sql.column(
+            db, "SELECT worker FROM crowd_workers WHERE study = :study AND decision = 'rejected'", {"study": study}
+        )
+    )
 
 
-def study_items(db: Database, study: str) -> dict[int, dict]:
+def study_items(db: Store, study: str) -> dict[int, dict]:
     """Every item of the study with its content keys and (regular items) its batch label."""
     found = sql.each(
         db,
@@ -582,42 +658,54 @@ def study_items(db: Database, study: str) -> dict[int, dict]:
         "n.text AS nugget, i.criterion AS criterion, i.known_answer AS known_answer, "
         "(SELECT b.label FROM crowd_batch_items bi JOIN crowd_batches b ON b.id = bi.batch_id "
         " WHERE bi.item_id = i.id AND bi.is_test = 0 ORDER BY b.number LIMIT 1) AS batch "
-        "FROM crowd_items i LEFT JOIN nuggets n ON n.id = i.nugget_id WHERE i.study = ? ORDER BY i.id",
-        (study,),
+        "FROM crowd_items i LEFT JOIN nuggets n ON n.id = i.nugget_id WHERE i.study = :study ORDER BY i.id",
+        {"study": study},
     )
     return {r["item_id"]: r for r in found}
 
 
-def progress(db: Database, study: str) -> dict:
+def progress(db: Store, study: str) -> dict:
     """Progress per batch (workers completed, of them kept and discarded by QC or rejection, active,
     stale; k) and per worker (batches, answers, seconds, codes). A batch is complete with k kept
     assignments; ``assignments_done`` counts kept ones (at most k per batch)."""
     s = get_study(db, study)
-    params = _slot_params(db, s)
-    batches = [
-        {**{c: v for c, v in r.items() if c != "workers"}, "k": s.config.k, "workers": r["workers"] or ""}
-        for r in sql.each(
-            db,
-            "SELECT b.label AS batch, (SELECT COUNT(*) FROM crowd_batch_items bi WHERE bi.batch_id = b.id) AS items, "
-            f"SUM(a.status = 'completed') AS completed, SUM(a.status = 'completed' AND NOT {_DISCARDED}) AS kept, "
-            f"SUM(a.status = 'completed' AND {_DISCARDED}) AS discarded, "
-            "SUM(a.status = 'active' AND a.last_seen >= :cutoff) AS active, "
-            "SUM(a.status = 'active' AND a.last_seen < :cutoff) AS stale, GROUP_CONCAT(a.worker, ' ') AS workers "
-            "FROM crowd_batches b LEFT JOIN crowd_assignments a ON a.batch_id = b.id WHERE b.study = :study "
-            "GROUP BY b.id ORDER BY b.number",
-            {**params, "study": study},
-        )
-    ]
-    for b in batches:
-        for key in ("completed", "kept", "discarded", "active", "stale"):
-            b[key] = b[key] or 0
+    slots = _slots(s)
+    batches: dict[str, dict] = {}
+    names: dict[str, list[str]] = defaultdict(list)
+    # One row per assignment (one with NULLs for a batch nobody took), counted here.
+    for r in sql.each(
+        db,
+        "SELECT b.label AS batch, (SELECT COUNT(*) FROM crowd_batch_items bi WHERE bi.batch_id = b.id) AS items, "
+        f"a.worker AS worker, a.status AS status, a.last_seen >= :cutoff AS fresh, {slots.discarded} AS discarded "
+        "FROM crowd_batches b LEFT JOIN crowd_assignments a ON a.batch_id = b.id WHERE b.study = :study "
+        "ORDER BY b.number",
+        {**slots.params, "study": study},
+    ):
+        b = batches.get(r["batch"])
+        if b is None:
+            b = batches[r["batch"]] = {"batch": r["batch"], "items": r["items"]}
+            b.update(dict.fromkeys(("completed", "kept", "discarded", "active", "stale"), 0), k=s.config.k)
+        if r["worker"] is None:
+            continue
+        names[r["batch"]].append(r["worker"])
+        if r["status"] == "completed":
+            b["completed"] += 1
+            b["discarded" if r["discarded"] else "kept"] += 1
+        else:
+            b["active" if r["fresh"] else "stale"] += 1
+    for label, b in batches.items():
+        b["workers"] = " ".join(sorted(names[label]))  # by code point, as the key (batch, worker) orders them
+    batches = list(batches.values())
+    codes: dict[str, list[str]] = defaultdict(list)
+    for r in sql.each(
+        db,
+        "SELECT worker, completion_code AS code FROM crowd_assignments WHERE study = :study "
+        "AND completion_code IS NOT NULL ORDER BY id",
+        {"study": study},
+    ):
+        codes[r["worker"]].append(r["code"])
     workers = [
-        {
-            **r,
-            "completed": r["completed"] or 0,
-            "active": r["active"] or 0,
-            "codes": r["codes"] or "",
-        }
+        {**r, "codes": " ".join(codes[r["worker"]])}
         for r in sql.each(
             db,
             "SELECT w.worker AS worker, w.platform AS platform, w.decision AS decision, "
@@ -627,12 +715,12 @@ def progress(db: Database, study: str) -> dict:
             " AND a.status = 'active') AS active, "
             "(SELECT COUNT(*) FROM crowd_answers x JOIN crowd_assignments a ON a.id = x.assignment_id "
             " WHERE a.study = w.study AND a.worker = w.worker) AS answers, "
-            "(SELECT ROUND(SUM(x.seconds), 1) FROM crowd_answers x JOIN crowd_assignments a ON a.id = x.assignment_id "
-            " WHERE a.study = w.study AND a.worker = w.worker) AS seconds, "
-            "(SELECT GROUP_CONCAT(a.completion_code, ' ') FROM crowd_assignments a WHERE a.study = w.study "
-            " AND a.worker = w.worker AND a.completion_code IS NOT NULL) AS codes "
-            "FROM crowd_workers w WHERE w.study = ? ORDER BY w.first_seen, w.worker",
-            (study,),
+            # rounded as a decimal on both engines (PostgreSQL rounds no floating-point value to places)
+            "(SELECT ROUND(CAST(SUM(x.seconds) AS NUMERIC), 1) FROM crowd_answers x "
+            " JOIN crowd_assignments a ON a.id = x.assignment_id "
+            " WHERE a.study = w.study AND a.worker = w.worker) AS seconds "
+            "FROM crowd_workers w WHERE w.study = :study ORDER BY w.first_seen, w.worker",
+            {"study": study},
         )
     ]
     done = sum(min(b["kept"], b["k"]) for b in batches)
@@ -649,7 +737,7 @@ def progress(db: Database, study: str) -> dict:
     }
 
 
-def report(db: Database, study: str) -> dict:
+def report(db: Store, study: str) -> dict:
     """Quality control for approve/reject decisions: per-worker rows, the discarded assignments, and
     Fleiss' kappa / Krippendorff's alpha over the raw labels (all completed, and kept after QC)."""
     s = get_study(db, study)
@@ -657,7 +745,7 @@ def report(db: Database, study: str) -> dict:
     rejected = _rejected(db, study)
     decisions = {
         r["worker"]: r["decision"]
-        for r in sql.each(db, "SELECT worker, decision FROM crowd_workers WHERE study = ?", (study,))
+        for r in sql.each(db, "SELECT worker, decision FROM crowd_workers WHERE study = :study", {"study": study})
     }
     verdict = screen_assignments(given, s.config.qc, s.config.bad_threshold)
     votes = aggregate(given, s.config, rejected=rejected)
@@ -675,7 +763,7 @@ def report(db: Database, study: str) -> dict:
     }
 
 
-def aggregated_rows(db: Database, study: str) -> list[dict]:
+def aggregated_rows(db: Store, study: str) -> list[dict]:
     """The aggregated label of every regular item with answers: votes, mean, tie, label (None: undecided)."""
     s = get_study(db, study)
     votes = aggregate(answers(db, study), s.config, rejected=_rejected(db, study))
@@ -701,25 +789,27 @@ def aggregated_rows(db: Database, study: str) -> list[dict]:
     return rows
 
 
-def has_assignments(db: Database, study: str) -> bool:
+def has_assignments(db: Store, study: str) -> bool:
     """Did any worker take a batch of the study (an imported study with labels only has none)?"""
-    return sql.row(db, "SELECT 1 AS one FROM crowd_assignments WHERE study = ? LIMIT 1", (study,)) is not None
+    return (
+        sql.row(db, "SELECT 1 AS one FROM crowd_assignments WHERE study = :study LIMIT 1", {"study": study}) is not None
+    )
 
 
-def ntr_labels_by_text(db: Database, source: str) -> dict[tuple[str, str, str], list[int]]:
+def ntr_labels_by_text(db: Store, source: str) -> dict[tuple[str, str, str], list[int]]:
     """The NtR labels of ``source`` keyed by (turn, nugget text, run), as crowd studies match them."""
     theirs = defaultdict(list)
     for r in sql.each(
         db,
         "SELECT l.turn_id AS turn_id, n.text AS text, l.run AS run, l.match AS match FROM ntr_labels l "
-        "JOIN nuggets n ON n.id = l.nugget_id WHERE l.source = ?",
-        (source,),
+        "JOIN nuggets n ON n.id = l.nugget_id WHERE l.source = :source",
+        {"source": source},
     ):
         theirs[(r["turn_id"], r["text"], r["run"])].append(r["match"])
     return theirs
 
 
-def raw_rows(db: Database, study: str) -> list[dict]:
+def raw_rows(db: Store, study: str) -> list[dict]:
     """Every answer (completed and unfinished assignments), with worker, batch, test flag, known answer,
     time, and whether QC keeps it."""
     s = get_study(db, study)
@@ -734,8 +824,8 @@ def raw_rows(db: Database, study: str) -> list[dict]:
             "x.answered_at AS answered_at, bi.position AS position FROM crowd_answers x "
             "JOIN crowd_assignments a ON a.id = x.assignment_id JOIN crowd_workers w ON w.study = a.study "
             "AND w.worker = a.worker JOIN crowd_batch_items bi ON bi.batch_id = a.batch_id AND bi.item_id = x.item_id "
-            "WHERE a.study = ?",
-            (study,),
+            "WHERE a.study = :study",
+            {"study": study},
         )
     }
     rejected = _rejected(db, study)
@@ -771,7 +861,7 @@ def raw_rows(db: Database, study: str) -> list[dict]:
     return rows
 
 
-def write_aggregate(db: Database, study: str) -> dict:
+def write_aggregate(db: Store, study: str) -> dict:
     """Write the study's majority labels as the label source ``crowd:<study>`` (ntr_labels or
     response_labels, mode 'crowd', via 'majority'), in one transaction; undecided items get no label
     (a label written by an earlier run is removed)."""
@@ -804,14 +894,16 @@ def write_aggregate(db: Database, study: str) -> dict:
     return {"source": s.source, "labels": len(decided), "removed": len(stale), "values": dict(sorted(values.items()))}
 
 
-def _labelled_items(db: Database, task: Task, source: str) -> list[tuple]:
+def _labelled_items(db: Store, task: Task, source: str) -> list[tuple]:
     """The items ``source`` has labels of, in the order of the table's key."""
     kind = label_kind(task)
     order = ", ".join(c for c in kind.conflict_columns if c != "source")
     return [
         tuple(r.values())
         for r in sql.each(
-            db, f"SELECT {', '.join(kind.item_columns)} FROM {kind.table} WHERE source = ? ORDER BY {order}", (source,)
+            db,
+            f"SELECT {', '.join(kind.item_columns)} FROM {kind.table} WHERE source = :source ORDER BY {order}",
+            {"source": source},
         )
     ]
 
@@ -820,7 +912,7 @@ def _labelled_items(db: Database, task: Task, source: str) -> list[tuple]:
 
 
 def import_ntr_study(
-    db: Database, file: str, rows: Sequence[CrowdNtrRow], *, study: str = "mturk", nugget_source: str = "human"
+    db: Store, file: str, rows: Sequence[CrowdNtrRow], *, study: str = "mturk", nugget_source: str = "human"
 ) -> dict:
     """Import a crowd NtR file as an imported study ``study`` keeping its batches (and workers when the
     file names them), in one transaction.
@@ -834,7 +926,7 @@ def import_ntr_study(
     known_turns = set(sql.column(db, "SELECT id FROM turns"))
     nuggets = {
         (n["turn_id"], n["key"]): n["id"]
-        for n in sql.each(db, "SELECT id, turn_id, key FROM nuggets WHERE source = ?", (nugget_source,))
+        for n in sql.each(db, "SELECT id, turn_id, key FROM nuggets WHERE source = :source", {"source": nugget_source})
     }
     for r in rows:
         if r.turn_id not in known_turns:
@@ -866,7 +958,7 @@ def import_ntr_study(
                 raise FormatError(
                     file, r.line, f"one label per nugget and run (line {prev.line} says {prev.value})", str(r.value)
                 )
-    existing = sql.row(db, "SELECT status FROM crowd_studies WHERE name = ?", (study,))
+    existing = sql.row(db, "SELECT status FROM crowd_studies WHERE name = :name", {"name": study})
     if existing and existing["status"] != "imported":
         raise AssessError(f"crowd study {study!r} exists and was not imported; choose another --study")
     labels = sorted({r.batch for r in rows}, key=lambda b: (not b.isdigit(), int(b) if b.isdigit() else 0, b))
@@ -886,34 +978,36 @@ def import_ntr_study(
     source = f"crowd:{study}"
     with write(db):
         if existing:
-            sql.run(db, "DELETE FROM crowd_studies WHERE name = ?", (study,))
+            sql.run(db, "DELETE FROM crowd_studies WHERE name = :name", {"name": study})
         sql.run(
             db,
             "INSERT INTO crowd_studies (name, task, source, config, guideline, secret, status, created_at) "
-            "VALUES (?, 'ntr', ?, ?, ?, ?, 'imported', ?)",
-            (
-                study,
-                source,
-                config.to_json(),
-                json.dumps({**default_guideline(config), "file": str(file)}),
-                secrets.token_hex(16),
-                stamp,
-            ),
+            "VALUES (:name, 'ntr', :source, :config, :guideline, :secret, 'imported', :at)",
+            {
+                "name": study,
+                "source": source,
+                "config": config.to_json(),
+                "guideline": json.dumps({**default_guideline(config), "file": str(file)}),
+                "secret": secrets.token_hex(16),
+                "at": stamp,
+            },
         )
         sql.run_many(
             db,
-            "INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'response', ?, ?) ON CONFLICT(name) DO NOTHING",
-            [(run_name, str(file), stamp) for run_name in sorted({r.run for r in rows})],
+            "INSERT INTO runs (name, kind, file, imported_at) VALUES (:name, 'response', :file, :at) "
+            "ON CONFLICT (name) DO NOTHING",
+            [{"name": run_name, "file": str(file), "at": stamp} for run_name in sorted({r.run for r in rows})],
         )
         item_ids = {}
         for r in rows:
             pair = (r.turn_id, r.run, nuggets[(r.turn_id, r.nugget_key)])
             if pair not in item_ids:
-                item_ids[pair] = sql.value(
+                item_ids[pair] = sql.returning(
                     db,
-                    "INSERT INTO crowd_items (study, turn_id, run, nugget_id) VALUES (?,?,?,?) RETURNING id",
-                    (study, *pair),
-                )
+                    "INSERT INTO crowd_items (study, turn_id, run, nugget_id) VALUES (:study, :turn, :run, :nugget) "
+                    "RETURNING id",
+                    {"study": study, "turn": pair[0], "run": pair[1], "nugget": pair[2]},
+                )["id"]
         batch_ids = {}
         for number, label in enumerate(labels, start=1):
             batch_ids[label] = _add_batch(db, study, number, label)
@@ -924,33 +1018,39 @@ def import_ntr_study(
                 placed[r.batch].append(item)
         sql.run_many(
             db,
-            "INSERT INTO crowd_batch_items (batch_id, position, item_id, is_test) VALUES (?,?,?,0)",
-            [(batch_ids[b], pos, item) for b, items in placed.items() for pos, item in enumerate(items)],
+            "INSERT INTO crowd_batch_items (batch_id, position, item_id, is_test) VALUES (:batch, :pos, :item, 0)",
+            [
+                {"batch": batch_ids[b], "pos": pos, "item": item}
+                for b, items in placed.items()
+                for pos, item in enumerate(items)
+            ],
         )
         if raw:
             sql.run_many(
                 db,
-                "INSERT INTO crowd_workers (study, worker, platform, first_seen) VALUES (?,?,'import',?)",
-                [(study, w, stamp) for w in sorted({r.worker for r in rows})],
+                "INSERT INTO crowd_workers (study, worker, platform, first_seen) VALUES (:study, :worker, 'import', :at)",
+                [{"study": study, "worker": w, "at": stamp} for w in sorted({r.worker for r in rows})],
             )
             assignment = {}
             for b, w in sorted({(r.batch, r.worker) for r in rows}):
-                assignment[(b, w)] = sql.value(
+                assignment[(b, w)] = sql.returning(
                     db,
                     "INSERT INTO crowd_assignments (study, worker, batch_id, status, started_at, last_seen, "
-                    "consented_at, completed_at) VALUES (?,?,?,'completed',?,?,?,?) RETURNING id",
-                    (study, w, batch_ids[b], stamp, stamp, stamp, stamp),
-                )
+                    "consented_at, completed_at) VALUES (:study, :worker, :batch, 'completed', :at, :at, :at, :at) "
+                    "RETURNING id",
+                    {"study": study, "worker": w, "batch": batch_ids[b], "at": stamp},
+                )["id"]
             sql.run_many(
                 db,
-                "INSERT INTO crowd_answers (assignment_id, item_id, value, via, answered_at) VALUES (?,?,?,'import',?)",
+                "INSERT INTO crowd_answers (assignment_id, item_id, value, via, answered_at) "
+                "VALUES (:assignment, :item, :value, 'import', :at)",
                 [
-                    (
-                        assignment[(r.batch, r.worker)],
-                        item_ids[(r.turn_id, r.run, nuggets[(r.turn_id, r.nugget_key)])],
-                        r.value,
-                        stamp,
-                    )
+                    {
+                        "assignment": assignment[(r.batch, r.worker)],
+                        "item": item_ids[(r.turn_id, r.run, nuggets[(r.turn_id, r.nugget_key)])],
+                        "value": r.value,
+                        "at": stamp,
+                    }
                     for r in first.values()
                 ],
             )

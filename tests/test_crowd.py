@@ -6,11 +6,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sqlite3
+import threading
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sqlalchemy import event as sa_event
 
 from assess.crowd import rules as crowd
 from assess.crowd.rules import Answer, KnownAnswer, StudyConfig
@@ -18,18 +19,27 @@ from assess.errors import AssessError, FormatError
 from assess.services import crowd as crowd_service
 from assess.services.loading import load_demo
 from store import crowd as store_crowd
+from store import db as sql
 from store import open_db
-from tests.conftest import shared_file
+from tests.conftest import ENGINES, shared_file
+from tests.helpers import rows as read_rows
 from tests.helpers import run_cli, snapshot
 
 LABEL_TABLES = ("ntr_labels", "passage_labels", "response_labels", "ptkb_labels", "label_history", "sources")
 
 
 @pytest.fixture
-def demo(tmp_path):
-    db = open_db(tmp_path / "demo.db")
+def demo(store_target):
+    """The embedded demo in a store of each engine (its target is ``demo.target``)."""
+    db = open_db(store_target)
     load_demo(db)
-    return db
+    yield db
+    db.close()
+
+
+def q(db, query: str, params: dict | None = None) -> list[tuple]:
+    """The rows of a read on an open store of either engine, as tuples."""
+    return [tuple(r.values()) for r in sql.rows(db, query, params)]
 
 
 def entry(worker: str, study: str = "demo", **extra) -> crowd.Entry:
@@ -50,14 +60,15 @@ def llm_answer(db):
     """A simulated worker who answers as the demo LLM did (the test's oracle, not the page's code path)."""
     labels = {
         (n, r): m
-        for n, r, m in db.execute(
+        for n, r, m in q(
+            db,
             "SELECT nug.text, l.run, l.match FROM ntr_labels l JOIN nuggets nug ON nug.id = l.nugget_id "
-            "WHERE l.source = 'llm:demo-gpt'"
+            "WHERE l.source = 'llm:demo-gpt'",
         )
     }
     items = {
         i: (t, r)
-        for i, t, r in db.execute("SELECT i.id, n.text, i.run FROM crowd_items i JOIN nuggets n ON n.id = i.nugget_id")
+        for i, t, r in q(db, "SELECT i.id, n.text, i.run FROM crowd_items i JOIN nuggets n ON n.id = i.nugget_id")
     }
     return lambda view: labels[items[view.item_id]]
 
@@ -296,16 +307,19 @@ def test_demo_study_batches(demo):
         "assignments_needed": 57,
         "source": "crowd:demo",
     }
-    per_batch = demo.execute(
-        "SELECT batch_id, COUNT(*), SUM(is_test) FROM crowd_batch_items GROUP BY batch_id"
-    ).fetchall()
+    per_batch = q(
+        demo,
+        "SELECT b.number, COUNT(*), SUM(bi.is_test) FROM crowd_batch_items bi "
+        "JOIN crowd_batches b ON b.id = bi.batch_id GROUP BY b.number ORDER BY b.number",
+    )
     assert [n for _, n, _ in per_batch] == [11] * 18 + [7] and all(t == 1 for *_, t in per_batch)
-    regular = demo.execute("SELECT item_id FROM crowd_batch_items WHERE is_test = 0").fetchall()
+    regular = q(demo, "SELECT item_id FROM crowd_batch_items WHERE is_test = 0")
     assert len(regular) == len(set(regular)) == 186
-    tests = demo.execute(
+    tests = q(
+        demo,
         "SELECT DISTINCT bi.item_id FROM crowd_batch_items bi JOIN crowd_items i ON i.id = bi.item_id "
-        "WHERE bi.is_test = 1 AND i.known_answer IS NOT NULL"
-    ).fetchall()
+        "WHERE bi.is_test = 1 AND i.known_answer IS NOT NULL",
+    )
     assert len(tests) == 6 and not set(tests) & set(regular)
     with pytest.raises(AssessError, match="exists already"):
         store_crowd.create_demo_study(demo)
@@ -323,7 +337,7 @@ def test_create_refuses_bad_requests(demo):
         store_crowd.create_study(demo, "s1", StudyConfig(qc="none"), runs=["nope"])
     with pytest.raises(AssessError, match="no items"):
         store_crowd.create_study(demo, "s1", StudyConfig(qc="none"), nugget_source="nobody")
-    assert demo.execute("SELECT COUNT(*) FROM crowd_studies").fetchone() == (0,)
+    assert sql.value(demo, "SELECT COUNT(*) AS n FROM crowd_studies") == 0
     small = store_crowd.create_study(
         demo, "s2", StudyConfig(qc="none", batch_size=4, k=2), runs=["demo-dense"], turns=["101_1", "101_2"]
     )
@@ -340,15 +354,13 @@ def test_k_distinct_workers_per_batch_and_never_the_same_batch_twice(demo):
     assert again.id == first[0].id and again.status == "completed"
     second = store_crowd.enter(demo, entry("a", session="s2"))  # a new session: a new batch, never batch 1
     assert second.batch == "2"
-    batches = demo.execute(
-        "SELECT batch_id, COUNT(*), COUNT(DISTINCT worker) FROM crowd_assignments GROUP BY batch_id"
-    ).fetchall()
+    batches = q(demo, "SELECT batch_id, COUNT(*), COUNT(DISTINCT worker) FROM crowd_assignments GROUP BY batch_id")
     assert all(n == distinct <= 3 for _, n, distinct in batches)
 
 
 def test_a_batch_discarded_by_qc_goes_to_new_workers_until_k_kept(demo):
     store_crowd.create_demo_study(demo)  # k = 3, qc test
-    known = dict(demo.execute("SELECT id, known_answer FROM crowd_items WHERE known_answer IS NOT NULL"))
+    known = dict(q(demo, "SELECT id, known_answer FROM crowd_items WHERE known_answer IS NOT NULL"))
     right = lambda v: known.get(v.item_id, 1)  # noqa: E731
     wrong = lambda v: 1 - known[v.item_id] if v.item_id in known else 1  # noqa: E731
 
@@ -375,20 +387,19 @@ def test_a_batch_discarded_by_qc_goes_to_new_workers_until_k_kept(demo):
     progress = store_crowd.progress(demo, "demo")
     assert (progress["assignments_done"], progress["complete_batches"], progress["assignments_discarded"]) == (3, 1, 2)
     # the discarded workers' answers stay stored (11 each), out of the majority: 3 kept labels per item
-    assert demo.execute(
+    assert q(
+        demo,
         "SELECT a.worker, COUNT(*) FROM crowd_answers x JOIN crowd_assignments a ON "
         "a.id = x.assignment_id WHERE a.worker IN ('b', 'c') AND a.status = 'completed' "
-        "GROUP BY a.worker ORDER BY 1"
-    ).fetchall() == [("b", 11), ("c", 11)]
+        "GROUP BY a.worker ORDER BY 1",
+    ) == [("b", 11), ("c", 11)]
     votes = store_crowd.aggregated_rows(demo, "demo")
     assert len(votes) == 10 and {r["n"] for r in votes} == {3}
     # an organizer's rejection frees the slot too: batch 2 is full (e, b, g), so h gets batch 1
     store_crowd.set_decision(demo, "demo", "d", "rejected")
     assert batch1() == (5, 2, 3, 0)
     assert store_crowd.enter(demo, entry("h")).batch == "1"
-    batches = demo.execute(
-        "SELECT batch_id, COUNT(*), COUNT(DISTINCT worker) FROM crowd_assignments GROUP BY batch_id"
-    ).fetchall()
+    batches = q(demo, "SELECT batch_id, COUNT(*), COUNT(DISTINCT worker) FROM crowd_assignments GROUP BY batch_id")
     assert all(n == distinct for _, n, distinct in batches)
 
 
@@ -399,11 +410,12 @@ def test_test_items_prefer_batches_whose_test_is_new_to_the_worker(demo):
         a = store_crowd.enter(demo, entry("w", session=f"s{n}"))
         do_batch(demo, a)
         seen.append(
-            demo.execute(
+            sql.value(
+                demo,
                 "SELECT item_id FROM crowd_batch_items bi JOIN crowd_assignments a ON "
-                "a.batch_id = bi.batch_id WHERE a.id = ? AND bi.is_test = 1",
-                (a.id,),
-            ).fetchone()[0]
+                "a.batch_id = bi.batch_id WHERE a.id = :id AND bi.is_test = 1",
+                {"id": a.id},
+            )
         )
     assert len(set(seen)) == 6  # six batches, six different test items
 
@@ -418,27 +430,28 @@ def test_answers_are_idempotent_checked_and_complete_the_batch(demo):
     first = store_crowd.answer(demo, a.id, view.item.item_id, 1, seconds=3.25)
     repeat = store_crowd.answer(demo, a.id, view.item.item_id, 0, seconds=9.0)  # a retried or doubled request
     assert (first.new, repeat.new, first.remaining) == (True, False, 10)
-    assert demo.execute(
-        "SELECT value, seconds, via FROM crowd_answers WHERE assignment_id = ?", (a.id,)
-    ).fetchall() == [(1, 3.25, "page")]
+    assert q(demo, "SELECT value, seconds, via FROM crowd_answers WHERE assignment_id = :id", {"id": a.id}) == [
+        (1, 3.25, "page")
+    ]
     with pytest.raises(AssessError, match="scale"):
         store_crowd.answer(demo, a.id, store_crowd.screen(demo, a.id).item.item_id, 2)
-    other = demo.execute(
+    other = sql.value(
+        demo,
         "SELECT item_id FROM crowd_batch_items WHERE batch_id != (SELECT batch_id FROM "
-        "crowd_assignments WHERE id = ?) LIMIT 1",
-        (a.id,),
-    ).fetchone()[0]
+        "crowd_assignments WHERE id = :id) ORDER BY batch_id, position LIMIT 1",
+        {"id": a.id},
+    )
     with pytest.raises(AssessError, match="not in this worker's batch"):
         store_crowd.answer(demo, a.id, other, 1)
-    with pytest.raises(sqlite3.IntegrityError, match="kept as first given"):
-        demo.execute("UPDATE crowd_answers SET value = 0")
+    with pytest.raises(sql.IntegrityError, match="kept as first given"), sql.write(demo):  # append-only
+        sql.run(demo, "UPDATE crowd_answers SET value = 0")
+    assert q(demo, "SELECT value FROM crowd_answers") == [(1,)]
     code = do_batch(demo, a)
-    secret = demo.execute("SELECT secret FROM crowd_studies WHERE name = 'demo'").fetchone()[0]
+    secret = sql.value(demo, "SELECT secret FROM crowd_studies WHERE name = 'demo'")
     assert code == crowd.completion_code(secret, "demo", "amy", "1")
-    assert demo.execute("SELECT status, completion_code FROM crowd_assignments WHERE id = ?", (a.id,)).fetchone() == (
-        "completed",
-        code,
-    )
+    assert q(demo, "SELECT status, completion_code FROM crowd_assignments WHERE id = :id", {"id": a.id}) == [
+        ("completed", code)
+    ]
     assert store_crowd.answer(demo, a.id, view.item.item_id, 1) == (False, True, 0, code)
 
 
@@ -447,7 +460,11 @@ def test_the_worker_code_path_never_reads_labels(demo):
     read no label table, and what they return holds no known answer or test flag."""
     store_crowd.create_demo_study(demo)
     statements = []
-    demo.conn.set_trace_callback(statements.append)
+
+    def trace(_conn, _cursor, statement, *_):
+        statements.append(statement)
+
+    sa_event.listen(demo.sa, "before_cursor_execute", trace)  # every statement, on either engine
     study = store_crowd.get_study(demo, "demo")
     a = store_crowd.enter(demo, entry("tracer"))
     store_crowd.consent(demo, a.id)
@@ -455,14 +472,14 @@ def test_the_worker_code_path_never_reads_labels(demo):
     while not (view := store_crowd.screen(demo, a.id)).completed:
         views.append(view.item)
         store_crowd.answer(demo, a.id, view.item.item_id, 0, seconds=1.0)
-    demo.conn.set_trace_callback(None)
+    sa_event.remove(demo.sa, "before_cursor_execute", trace)
     assert len(views) == 11 and study.name == "demo"
     touched = [s for s in statements if any(t in s for t in LABEL_TABLES)]
     assert touched == []
     # known answers are read only by enter's count of a batch's slots (discarded batches free theirs);
     # that statement returns the batch id, its count and a flag, and enter returns an Assignment
     reading = [s for s in statements if "known_answer" in s]
-    assert len(reading) == 1 and reading[0].lstrip().startswith("SELECT b.id,") and "AS taken" in reading[0]
+    assert len(reading) == 1 and reading[0].lstrip().startswith("SELECT id FROM (") and "AS taken" in reading[0]
     assert set(store_crowd.Assignment._fields) == {
         "id",
         "study",
@@ -485,7 +502,7 @@ def test_the_worker_code_path_never_reads_labels(demo):
     }
 
 
-def test_full_demo_study_aggregates_and_compares_with_the_llm(demo, tmp_path):
+def test_full_demo_study_aggregates_and_compares_with_the_llm(demo):
     store_crowd.create_demo_study(demo)
     oracle = llm_answer(demo)
     spammer = store_crowd.enter(demo, entry("spam"))
@@ -523,13 +540,13 @@ def test_full_demo_study_aggregates_and_compares_with_the_llm(demo, tmp_path):
     assert sum(r["worker"] == "spam" and not r["kept"] for r in raw) == 11
     summary = store_crowd.write_aggregate(demo, "demo")
     assert (summary["labels"], summary["removed"]) == (186, 0)
-    assert demo.execute(
-        "SELECT COUNT(*), MIN(mode), MIN(via) FROM ntr_labels WHERE source = 'crowd:demo'"
-    ).fetchone() == (186, "crowd", "majority")
-    assert demo.execute("SELECT kind FROM sources WHERE name = 'crowd:demo'").fetchone() == ("crowd",)
+    assert q(demo, "SELECT COUNT(*), MIN(mode), MIN(via) FROM ntr_labels WHERE source = 'crowd:demo'") == [
+        (186, "crowd", "majority")
+    ]
+    assert q(demo, "SELECT kind FROM sources WHERE name = 'crowd:demo'") == [("crowd",)]
     assert store_crowd.write_aggregate(demo, "demo")["labels"] == 186  # again: no change, no new history
-    assert demo.execute("SELECT COUNT(*) FROM label_history WHERE source = 'crowd:demo'").fetchone() == (186,)
-    demo.conn.close()
+    assert sql.value(demo, "SELECT COUNT(*) AS n FROM label_history WHERE source = 'crowd:demo'") == 186
+    demo.close()
     out = run_cli(
         "agreement",
         "--task",
@@ -539,7 +556,7 @@ def test_full_demo_study_aggregates_and_compares_with_the_llm(demo, tmp_path):
         "--b",
         "llm:demo-gpt",
         "--json",
-        db=tmp_path / "demo.db",
+        db=demo.target,
         check=True,
     )
     result = json.loads(out.stdout)
@@ -555,7 +572,7 @@ def test_response_study_known_bad_screening_and_mean_ties(demo):
     view = store_crowd.screen(demo, a.id)
     assert view.item.task == "response" and view.item.criterion in ("relevance", "completeness")
     assert view.item.utterance  # the conversation so far is shown
-    known = dict(demo.execute("SELECT id, known_answer FROM crowd_items WHERE known_answer IS NOT NULL"))
+    known = dict(q(demo, "SELECT id, known_answer FROM crowd_items WHERE known_answer IS NOT NULL"))
     do_batch(demo, a, lambda v: 0 if v.item_id in known else 2)
     do_batch(demo, b, lambda v: 3)  # rates the known-bad response 3: screened out
     votes = {r["item_id"]: r for r in store_crowd.aggregated_rows(demo, "demo-response")}
@@ -564,13 +581,19 @@ def test_response_study_known_bad_screening_and_mean_ties(demo):
     report = store_crowd.report(demo, "demo-response")
     assert [w["discarded"] for w in report["workers"]] == [1, 0]
     # with no screening, ok (2) and bad (3) tie on every item: mean 2.5 rounds half up to 3
-    demo.execute("UPDATE crowd_studies SET config = json_set(config, '$.qc', 'none') WHERE name = 'demo-response'")
+    config = json.loads(sql.value(demo, "SELECT config FROM crowd_studies WHERE name = 'demo-response'"))
+    with sql.write(demo):
+        sql.run(
+            demo,
+            "UPDATE crowd_studies SET config = :config WHERE name = 'demo-response'",
+            {"config": json.dumps({**config, "qc": "none"}, sort_keys=True)},
+        )
     rows = store_crowd.aggregated_rows(demo, "demo-response")
     assert all((r["tie"], r["mean"], r["label"]) == (True, 2.5, 3) for r in rows)
     store_crowd.write_aggregate(demo, "demo-response")
-    assert demo.execute(
-        "SELECT COUNT(*), MIN(value), MAX(value) FROM response_labels WHERE source = 'crowd:demo-response'"
-    ).fetchone() == (10, 3, 3)
+    assert q(
+        demo, "SELECT COUNT(*), MIN(value), MAX(value) FROM response_labels WHERE source = 'crowd:demo-response'"
+    ) == [(10, 3, 3)]
 
 
 def test_compare_uses_the_current_majority_without_aggregate(demo, tmp_path):
@@ -587,7 +610,7 @@ def test_compare_uses_the_current_majority_without_aggregate(demo, tmp_path):
         "kappa": 1.0,
         "from": "current majority",
     }
-    assert demo.execute("SELECT COUNT(*) FROM ntr_labels WHERE source = 'crowd:demo'").fetchone() == (0,)
+    assert sql.value(demo, "SELECT COUNT(*) AS n FROM ntr_labels WHERE source = 'crowd:demo'") == 0
     # a 4th and 5th worker who say the opposite of b and c: a rejection of b and c changes the majority at once
     store_crowd.set_decision(demo, "demo", "b", "rejected")
     store_crowd.set_decision(demo, "demo", "c", "rejected")
@@ -597,8 +620,7 @@ def test_compare_uses_the_current_majority_without_aggregate(demo, tmp_path):
             store_crowd.enter(demo, entry(w)),
             lambda v: (
                 1 - oracle(v)
-                if v.item_id
-                not in {i for (i,) in demo.execute("SELECT id FROM crowd_items WHERE known_answer IS NOT NULL")}
+                if v.item_id not in set(sql.column(demo, "SELECT id FROM crowd_items WHERE known_answer IS NOT NULL"))
                 else oracle(v)
             ),
         )
@@ -648,15 +670,17 @@ def test_import_keeps_batches_and_workers(demo, tmp_path):
         demo, str(path), crowd.parse_crowd_ntr(path), study="pilot", nugget_source="gold"
     )
     assert (summary["rows"], summary["batches"], summary["items"], summary["workers"]) == (8, 2, 3, 3)
-    assert demo.execute(
+    assert q(
+        demo,
         "SELECT b.label, a.worker, COUNT(*) FROM crowd_answers x JOIN crowd_assignments a ON "
-        "a.id = x.assignment_id JOIN crowd_batches b ON b.id = a.batch_id GROUP BY a.id "
-        "ORDER BY b.label, a.worker"
-    ).fetchall() == [("1", "w1", 2), ("1", "w2", 2), ("1", "w3", 2), ("2", "w1", 1), ("2", "w3", 1)]
-    labels = demo.execute(
+        "a.id = x.assignment_id JOIN crowd_batches b ON b.id = a.batch_id GROUP BY a.id, b.label, a.worker "
+        "ORDER BY b.label, a.worker",
+    ) == [("1", "w1", 2), ("1", "w2", 2), ("1", "w3", 2), ("2", "w1", 1), ("2", "w3", 1)]
+    labels = q(
+        demo,
         "SELECT l.turn_id, n.key, l.run, l.match, l.batch FROM ntr_labels l JOIN nuggets n ON "
-        "n.id = l.nugget_id WHERE l.source = 'crowd:pilot' ORDER BY 1, 2, 3"
-    ).fetchall()
+        "n.id = l.nugget_id WHERE l.source = 'crowd:pilot' ORDER BY 1, 2, 3",
+    )
     assert labels == [
         ("101_1", "[1]", "demo-dense", 1, "1"),
         ("101_1", "[2]", "demo-dense", 0, "1"),
@@ -665,7 +689,7 @@ def test_import_keeps_batches_and_workers(demo, tmp_path):
     again = store_crowd.import_ntr_study(
         demo, str(path), crowd.parse_crowd_ntr(path), study="pilot", nugget_source="gold"
     )
-    assert again["items"] == 3 and demo.execute("SELECT COUNT(*) FROM crowd_studies").fetchone() == (1,)
+    assert again["items"] == 3 and sql.value(demo, "SELECT COUNT(*) AS n FROM crowd_studies") == 1
     bad = tmp_path / "bad.tsv"
     bad.write_text("1_101_1_1_demo-dense\t1\tw1\n1_101_1_1_demo-dense\t0\tw1\n")
     with pytest.raises(FormatError, match=r"bad.tsv:2: expected one label per worker and pair"):
@@ -675,17 +699,26 @@ def test_import_keeps_batches_and_workers(demo, tmp_path):
         store_crowd.import_ntr_study(demo, str(bad), crowd.parse_crowd_ntr(bad), study="p2", nugget_source="gold")
 
 
-@pytest.fixture(scope="module")
-def cli_db(tmp_path_factory):
-    db = tmp_path_factory.mktemp("crowd") / "demo.db"
+@pytest.fixture(scope="module", params=ENGINES)
+def cli_db(request, tmp_path_factory):
+    """A demo store with a demo study whose batches 1 and 2 are complete, once per engine."""
+    cluster = name = None
+    if request.param == "sqlite":
+        db = str(tmp_path_factory.mktemp("crowd") / "demo.db")
+    else:
+        cluster = request.getfixturevalue("pg_cluster")
+        name = cluster.create_database()
+        db = cluster.url(name)
     run_cli("init", "--demo", db=db, check=True)
     run_cli("crowd", "create", "--demo", db=db, check=True)
     conn = open_db(db)
     oracle = llm_answer(conn)
     for n in range(6):  # batches 1 and 2 complete, k = 3
         do_batch(conn, store_crowd.enter(conn, entry(f"w{n}")), oracle)
-    conn.conn.close()
-    return db
+    conn.close()
+    yield db
+    if cluster is not None:
+        cluster.drop_database(name)
 
 
 def test_cli_create_status_report_aggregate_export(cli_db, tmp_path):
@@ -722,9 +755,9 @@ def test_cli_create_status_report_aggregate_export(cli_db, tmp_path):
     assert (json.loads(again.stdout)["n"], json.loads(again.stdout)["agreement"]) == (20, 1.0)
 
 
-def test_cli_warns_when_the_organizer_pages_have_no_password(tmp_path, monkeypatch):
+def test_cli_warns_when_the_organizer_pages_have_no_password(store_target, monkeypatch):
     monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
-    db = tmp_path / "warn.db"
+    db = store_target
     run_cli("init", "--demo", db=db, check=True)
     created = run_cli("crowd", "create", "--demo", db=db, check=True)
     warning = [line for line in created.stderr.splitlines() if line.startswith("warning: ")]
@@ -762,7 +795,7 @@ def test_cli_refuses_bad_input_with_one_line_and_writes_nothing(cli_db):
 
 
 @pytest.mark.realdata
-def test_cone_rag_mturk_labels_import(tmp_path):
+def test_cone_rag_mturk_labels_import(store_target, tmp_path):
     """The public CONE-RAG MTurk NtR file: one label per (batch, conv, turn, k, run) id, so these are the
     already aggregated (majority) labels; 1,086 rows, 154 yes, 932 no, in 122 batches of at most 10."""
     labels = shared_file(
@@ -774,7 +807,7 @@ def test_cone_rag_mturk_labels_import(tmp_path):
     ids = [r.line for r in rows]
     assert len(rows) == 1086 and len({(r.batch, r.turn_id, r.nugget_key, r.run) for r in rows}) == 1086 == len(ids)
     assert all(r.worker is None for r in rows)
-    db = tmp_path / "ikat.db"
+    db = store_target
     run_cli("import", "topics", topics, db=db, check=True)
     run_cli("import", "nuggets", nuggets, "--source", "human", db=db, check=True)
     summary = json.loads(run_cli("crowd", "import", labels, "--json", db=db, check=True).stdout)
@@ -785,28 +818,21 @@ def test_cone_rag_mturk_labels_import(tmp_path):
         932,
         122,
     )
-    conn = sqlite3.connect(db)
-    assert conn.execute("SELECT COUNT(*), SUM(match) FROM ntr_labels WHERE source = 'crowd:mturk'").fetchone() == (
-        1086,
-        154,
+    conn = open_db(db)
+    assert q(conn, "SELECT COUNT(*), SUM(match) FROM ntr_labels WHERE source = 'crowd:mturk'") == [(1086, 154)]
+    sizes = sql.column(
+        conn,
+        "SELECT COUNT(*) AS n FROM crowd_batch_items bi JOIN crowd_batches b ON "
+        "b.id = bi.batch_id WHERE b.study = 'mturk' GROUP BY b.id",
     )
-    sizes = [
-        n
-        for (n,) in conn.execute(
-            "SELECT COUNT(*) FROM crowd_batch_items bi JOIN crowd_batches b ON "
-            "b.id = bi.batch_id WHERE b.study = 'mturk' GROUP BY b.id"
-        )
-    ]
     assert max(sizes) == 10 and sum(sizes) == 1086
-    assert conn.execute("SELECT COUNT(*) FROM crowd_answers").fetchone() == (0,)  # no worker answers in the file
+    assert sql.value(conn, "SELECT COUNT(*) AS n FROM crowd_answers") == 0  # no worker answers in the file
     # most batches hold the pairs of one turn; 17 span two turns
-    spans = [
-        n
-        for (n,) in conn.execute(
-            "SELECT COUNT(DISTINCT i.turn_id) FROM crowd_batch_items bi "
-            "JOIN crowd_items i ON i.id = bi.item_id GROUP BY bi.batch_id"
-        )
-    ]
+    spans = sql.column(
+        conn,
+        "SELECT COUNT(DISTINCT i.turn_id) AS n FROM crowd_batch_items bi "
+        "JOIN crowd_items i ON i.id = bi.item_id GROUP BY bi.batch_id",
+    )
     assert (spans.count(1), spans.count(2), len(spans)) == (105, 17, 122)
     conn.close()
     # the plain `import ntr-labels` of the same file gives the very same labels
@@ -818,10 +844,7 @@ def test_cone_rag_mturk_labels_import(tmp_path):
         "SELECT l.turn_id, n.key, l.run, l.match, l.batch FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id "
         "WHERE l.source = 'crowd:mturk' ORDER BY 1, 2, 3"
     )
-    a, b = sqlite3.connect(db), sqlite3.connect(plain)
-    assert a.execute(query).fetchall() == b.execute(query).fetchall()
-    a.close()
-    b.close()
+    assert read_rows(db, query, {}) == read_rows(str(plain), query, {})
 
 
 def test_workers_at_once_lose_no_answer_and_duplicate_none(tmp_path):
@@ -844,3 +867,60 @@ def test_workers_at_once_lose_no_answer_and_duplicate_none(tmp_path):
     assert result["resent_reported_not_new"] == served and result["resent_values_stored"] == 0
     assert result["batches_over_k"] == result["monitor_over_k"] == 0 and result["monitor_max_holding"] <= result["k"]
     assert result["kept"] <= result["k"] * result["batches"]
+
+
+def test_two_tabs_of_each_worker_answering_at_once_lose_no_answer_and_duplicate_none(store_target):
+    """Workers arrive at once, each in two tabs (two threads, each with its own connection), and both
+    tabs enter, consent and answer every item of the batch at once, the tabs giving opposite values:
+    each worker gets one assignment (the same in both tabs), no batch more than k, every item is
+    stored once with the value of the one answer reported new, and the other is reported not new."""
+    db = open_db(store_target)
+    load_demo(db)
+    store_crowd.create_demo_study(db, name="race", k=2)
+    db.close()
+    workers, tabs = 8, 2
+    start = threading.Barrier(workers * tabs)
+    seen: dict[tuple[int, int], list] = {}
+    errors: list[str] = []
+
+    def tab(worker: int, number: int) -> None:
+        got = seen[(worker, number)] = []
+        try:
+            start.wait(timeout=60)
+            with open_db(store_target) as conn:
+                a = store_crowd.enter(conn, entry(f"t{worker}", study="race"))
+                store_crowd.consent(conn, a.id)
+                got.append(a.id)
+                while not (view := store_crowd.screen(conn, a.id)).completed:
+                    result = store_crowd.answer(conn, a.id, view.item.item_id, number, seconds=1.0)
+                    got.append((view.item.item_id, number, result.new))
+        except Exception as exc:  # reported below with the tab that failed
+            errors.append(f"worker {worker} tab {number}: {type(exc).__name__}: {exc}")
+
+    threads = [threading.Thread(target=tab, args=(w, t)) for w in range(workers) for t in range(tabs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not errors and not any(t.is_alive() for t in threads), errors
+    db = open_db(store_target)
+    try:
+        ids = {w: {seen[(w, t)][0] for t in range(tabs)} for w in range(workers)}
+        assert all(len(one) == 1 for one in ids.values()), ids  # both tabs continue the same assignment
+        assert q(db, "SELECT COUNT(*), COUNT(DISTINCT worker) FROM crowd_assignments") == [(workers, workers)]
+        assert max(store_crowd.holding(db, "race").values()) <= 2
+        for w in range(workers):
+            (aid,) = ids[w]
+            new = {item: value for t in range(tabs) for item, value, fresh in seen[(w, t)][1:] if fresh}
+            stored = dict(q(db, "SELECT item_id, value FROM crowd_answers WHERE assignment_id = :id", {"id": aid}))
+            items = sql.value(
+                db,
+                "SELECT COUNT(*) AS n FROM crowd_batch_items bi JOIN crowd_assignments a "
+                "ON a.batch_id = bi.batch_id WHERE a.id = :id",
+                {"id": aid},
+            )
+            acknowledged = sum(fresh for t in range(tabs) for *_, fresh in seen[(w, t)][1:])
+            assert stored == new and len(stored) == items == acknowledged, w
+        assert q(db, "SELECT DISTINCT status FROM crowd_assignments") == [("completed",)]
+    finally:
+        db.close()

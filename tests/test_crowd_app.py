@@ -28,7 +28,7 @@ def crowd_db(tmp_path, monkeypatch):
         StudyConfig(qc="none", batch_size=2, platform="prolific", prolific_code="C1A2B3C4"),
         runs=["demo-dense"],
     )
-    db.conn.close()
+    db.close()
     monkeypatch.setenv("ASSESS_DB", str(path))
     monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
     return path

@@ -39,7 +39,7 @@ def _seed(db_path) -> None:
     db = open_db(db_path)
     load_demo(db)
     store_crowd.create_demo_study(db)
-    db.conn.close()
+    db.close()
 
 
 @pytest.fixture(scope="module")
