@@ -60,6 +60,8 @@ ENGINES = ("sqlite", "postgresql")
 def pytest_generate_tests(metafunc):
     if "store_target" in metafunc.fixturenames:
         metafunc.parametrize("store_target", ENGINES, indirect=True, ids=ENGINES)
+    if "module_store_target" in metafunc.fixturenames:
+        metafunc.parametrize("module_store_target", ENGINES, indirect=True, ids=ENGINES, scope="module")
 
 
 @pytest.fixture
@@ -68,3 +70,14 @@ def store_target(request, tmp_path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "store.db")
     return request.getfixturevalue("pg_url")
+
+
+@pytest.fixture(scope="module")
+def module_store_target(request, tmp_path_factory) -> str:
+    """As ``store_target``, shared by the tests of a module (for a module-scoped store with loaded data)."""
+    if request.param == "sqlite":
+        return str(tmp_path_factory.mktemp("store") / "store.db")
+    cluster = request.getfixturevalue("pg_cluster")
+    name = cluster.create_database()
+    request.addfinalizer(lambda: cluster.drop_database(name))
+    return cluster.url(name)
