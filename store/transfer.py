@@ -126,17 +126,19 @@ class _history_triggers_off:
                 "WHERE NOT g.tgisinternal AND c.relnamespace = to_regnamespace(current_schema()) ORDER BY t",
             ):
                 self.saved.append(table)
-                self.db.raw.execute(f'ALTER TABLE "{table}" DISABLE TRIGGER USER')
+                run(self.db, f'ALTER TABLE "{table}" DISABLE TRIGGER USER')
         return self
 
     def __exit__(self, *exc):
         if exc[0] is not None:
             return False  # the transaction rolls back, which restores them
+        if not self.db.sqlite:
+            run(self.db, "SET CONSTRAINTS ALL IMMEDIATE")  # check the copied references now (none may pend)
         for item in self.saved:
             if self.db.sqlite:
                 self.db.raw.execute(item)
             else:
-                self.db.raw.execute(f'ALTER TABLE "{item}" ENABLE TRIGGER USER')
+                run(self.db, f'ALTER TABLE "{item}" ENABLE TRIGGER USER')
         return False
 
 

@@ -40,10 +40,10 @@ from tests.browser_support import (  # noqa: E402, F401  (fixtures)
     browser,
     expect,
     press,
-    query,
     settled,
     streamlit_server,
 )
+from tests.helpers import rows as store_rows  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -158,7 +158,7 @@ def wait_for_log(path: Path, predicate, timeout_s: float = 15) -> list:
 # ------------------------------------------------------------------------------------------- cluster
 
 
-def init_demo(db_path: Path) -> None:
+def init_demo(db_path) -> None:
     """Create the shared store with the demo before any app process starts (as docs/deploy.md says)."""
     done = subprocess.run(
         [sys.executable, "-m", "assess", "init", "--demo", "--db", str(db_path)],
@@ -177,11 +177,16 @@ def app_dir(tmp: Path, name: str) -> Path:
     return tmp / name
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    """Two app processes on one SQLite file behind nginx: (proxy URL, [app A URL, app B URL], db, access log)."""
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def cluster(request, tmp_path_factory):
+    """Two app processes on one store behind nginx — one SQLite file, or one PostgreSQL database:
+    (proxy URL, [app A URL, app B URL], store, access log)."""
     tmp = tmp_path_factory.mktemp("deploy")
-    db_path = tmp / "shared.db"
+    if request.param == "sqlite":
+        db_path = tmp / "shared.db"
+    else:
+        server = request.getfixturevalue("pg_cluster")
+        db_path = server.url(server.create_database())
     init_demo(db_path)
     with contextlib.ExitStack() as stack:
         apps = [stack.enter_context(streamlit_server(app_dir(tmp, name), db=db_path))[0] for name in ("a", "b")]
@@ -270,7 +275,7 @@ def test_a_label_made_through_one_process_is_seen_through_the_other(cluster, bro
         expect(page_a.get_by_text(re.compile(rf"^Turn \S+: 1 / \d+ judged · all: 1 / {TOTAL}$"))).to_be_visible()
     finally:
         context_a.close()
-    rows = query(db_path, "SELECT passage_id, grade, via FROM passage_labels WHERE source = ?", (assessor,))
+    rows = store_rows(db_path, "SELECT passage_id, grade, via FROM passage_labels WHERE source = :s", {"s": assessor})
     assert rows == [(first, 3, "ui")]
 
     context_b, page_b = pinned_page(browser, proxy, key_b)

@@ -1,0 +1,114 @@
+"""Moving a store between engines, and the faults of a server database: an unreachable URL, a restart in
+the middle of a judging session, a copy into a store that is not empty."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import sqlalchemy as sa
+
+from assess.services.loading import load_demo
+from store import labels, open_db
+from store.db import StoreUnavailable, rows
+from store.imports import ensure_source
+from tests.helpers import run_cli, snapshot
+
+
+def judge(db, turn_id: str, passage_id: str, grade: int) -> None:
+    """A key press of the assessor amy on the judge page."""
+    ensure_source(db, "amy", "assessor")
+    labels.save(db, "passage", "amy", (turn_id, passage_id), grade, mode="blind", via="key")
+
+
+def table_rows(target) -> dict[str, list]:
+    """Every row of every table, as sorted lists of tuples (conversations with their insertion order)."""
+    out = {}
+    with open_db(target) as db:
+        names = sa.inspect(db.sa).get_table_names()
+        for name in sorted(set(names) - {"assess_schema"}):
+            got = rows(db, f'SELECT * FROM "{name}"')
+            out[name] = sorted((tuple((k, v) for k, v in sorted(r.items()) if k != "rowid") for r in got), key=repr)
+        out["conversation order"] = [r["id"] for r in rows(db, "SELECT id FROM conversations c ORDER BY c.rowid")]
+    return out
+
+
+def test_copy_sqlite_to_postgresql_and_back_keeps_every_row_and_the_history(tmp_path, pg_url):
+    first, back = tmp_path / "first.db", tmp_path / "back.db"
+    with open_db(first) as db:
+        load_demo(db)
+        judge(db, "101_1", "demo-doc-001:0", 3)
+        judge(db, "101_1", "demo-doc-001:0", 2)
+    there = run_cli("copy", "--from", first, "--to", pg_url, "--json", check=True)
+    copied = json.loads(there.stdout)
+    assert copied["label_history"] > 500 and copied["passage_labels"] > 200
+    run_cli("copy", "--from", pg_url, "--to", back, check=True)
+    original, on_pg, returned = table_rows(first), table_rows(pg_url), table_rows(back)
+    assert original == returned
+    assert {k: len(v) for k, v in on_pg.items()} == {k: len(v) for k, v in original.items()}
+    assert on_pg["label_history"] == original["label_history"]  # same ids, items, values, times
+    assert on_pg["conversation order"] == original["conversation order"] == ["101", "102"]
+    stats = [run_cli("stats", "--json", db=t, check=True).stdout for t in (first, pg_url, back)]
+    assert stats[0] == stats[1] == stats[2]
+    # Labels written after the copy get new history ids after the copied ones, on PostgreSQL too.
+    with open_db(pg_url) as db:
+        judge(db, "101_1", "demo-doc-001:0", 4)
+        top = rows(db, "SELECT id, old_value, new_value FROM label_history ORDER BY id DESC LIMIT 1")[0]
+    assert top == {"id": copied["label_history"] + 1, "old_value": "2", "new_value": "4"}
+
+
+def test_copy_into_a_store_that_is_not_empty_is_refused_and_changes_nothing(tmp_path, store_target):
+    source = tmp_path / "source.db"
+    with open_db(source) as db:
+        load_demo(db)
+    with open_db(store_target) as db:
+        load_demo(db)
+    before = snapshot(store_target)
+    proc = run_cli("copy", "--from", source, "--to", store_target)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "the target store is not empty (conversations: 2 rows" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert snapshot(store_target) == before
+
+
+def test_an_unreachable_database_url_is_one_line_without_the_password():
+    url = "postgresql://campaign:s3cret-pw@127.0.0.1:9/assess"  # nothing listens on port 9
+    for argv in (["stats", "--json"], ["init"], ["users", "list"]):
+        proc = run_cli(*argv, db=url, timeout=60)
+        assert proc.returncode == 2, (argv, proc.stdout, proc.stderr)
+        assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert "s3cret-pw" not in proc.stderr + proc.stdout
+        assert proc.stderr.startswith("error: postgresql://campaign:***@127.0.0.1:9/assess: ")
+
+
+def test_a_server_restart_in_a_judging_session_loses_no_label(pg_cluster, pg_url):
+    from tests import pg
+
+    db = open_db(pg_url)
+    load_demo(db)
+    judge(db, "101_1", "demo-doc-001:0", 3)
+    pg.restart(pg_cluster)  # the store's connection is now closed by the server
+    # The next key press reconnects (nothing of it had been sent) and is saved.
+    judge(db, "101_1", "demo-doc-002:0", 1)
+    pg.restart(pg_cluster)
+    assert labels.values(db, "passage", "amy") == {("101_1", "demo-doc-001:0"): 3, ("101_1", "demo-doc-002:0"): 1}
+    history = rows(db, "SELECT item, new_value FROM label_history WHERE source = 'amy' ORDER BY id")
+    assert history == [
+        {"item": "101_1 demo-doc-001:0", "new_value": "3"},
+        {"item": "101_1 demo-doc-002:0", "new_value": "1"},
+    ]
+    db.close()
+
+
+def test_a_server_that_stays_down_is_a_plain_message_and_nothing_is_half_written(pg_cluster, pg_url):
+    db = open_db(pg_url)
+    load_demo(db)
+    before = labels.values(db, "passage", "amy")
+    pg_cluster.stop("fast")
+    try:
+        with pytest.raises(StoreUnavailable, match="cannot be reached; nothing was saved"):
+            judge(db, "101_1", "demo-doc-001:0", 3)
+    finally:
+        pg_cluster.start()
+    assert labels.values(db, "passage", "amy") == before
+    db.close()
