@@ -4,7 +4,8 @@ The server binaries are looked up on PATH, then in Debian's /usr/lib/postgresql/
 them the PostgreSQL tests skip. The cluster lives in a temporary directory, listens on a free port
 of 127.0.0.1 (its socket directory is inside the temporary directory too), trusts local
 connections and trades durability for speed. PostgreSQL refuses to run as root: under root the
-cluster belongs to the unprivileged user ``nobody`` and its commands run through ``runuser``.
+cluster belongs to the unprivileged user ``nobody`` (or a system account ``assess-pg`` created when
+there is no ``nobody``) and its commands run through ``runuser``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 MISSING = "PostgreSQL server binaries not found (Debian package postgresql)"
 SUPERUSER = "postgres"  # the cluster's database superuser (not an operating-system account)
 RUN_AS = "nobody"  # the operating-system user owning the cluster when the tests run as root
+FALLBACK_ACCOUNT = "assess-pg"  # created (a system account) on a machine without ``nobody``
 
 SETTINGS = {
     "listen_addresses": "'127.0.0.1'",
@@ -148,7 +150,18 @@ def _run_as() -> str | None:
         return None
     if not shutil.which("runuser"):
         raise RuntimeError("the tests run as root and runuser (util-linux) is missing to start PostgreSQL")
-    return RUN_AS
+    import pwd
+
+    for name in (RUN_AS, FALLBACK_ACCOUNT):
+        with contextlib.suppress(KeyError):
+            pwd.getpwnam(name)
+            return name
+    subprocess.run(
+        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", FALLBACK_ACCOUNT],
+        check=True,
+        capture_output=True,
+    )
+    return FALLBACK_ACCOUNT
 
 
 def start_cluster() -> Cluster:
