@@ -21,7 +21,7 @@ from assess.services.loading import load_demo
 from store import crowd as store_crowd
 from store import db as sql
 from store import open_db
-from tests.conftest import ENGINES, shared_file
+from tests.conftest import shared_file
 from tests.helpers import rows as read_rows
 from tests.helpers import run_cli, snapshot
 
@@ -38,7 +38,8 @@ def demo(store_target):
 
 
 def q(db, query: str, params: dict | None = None) -> list[tuple]:
-    """The rows of a read on an open store of either engine, as tuples."""
+    """The rows of a read on an open store of either engine, as tuples (name every column: PostgreSQL
+    calls two COUNT(*) columns both "count", and the row dict keeps one)."""
     return [tuple(r.values()) for r in sql.rows(db, query, params)]
 
 
@@ -354,7 +355,10 @@ def test_k_distinct_workers_per_batch_and_never_the_same_batch_twice(demo):
     assert again.id == first[0].id and again.status == "completed"
     second = store_crowd.enter(demo, entry("a", session="s2"))  # a new session: a new batch, never batch 1
     assert second.batch == "2"
-    batches = q(demo, "SELECT batch_id, COUNT(*), COUNT(DISTINCT worker) FROM crowd_assignments GROUP BY batch_id")
+    batches = q(
+        demo,
+        "SELECT batch_id, COUNT(*) AS n, COUNT(DISTINCT worker) AS workers FROM crowd_assignments GROUP BY batch_id",
+    )
     assert all(n == distinct <= 3 for _, n, distinct in batches)
 
 
@@ -399,7 +403,10 @@ def test_a_batch_discarded_by_qc_goes_to_new_workers_until_k_kept(demo):
     store_crowd.set_decision(demo, "demo", "d", "rejected")
     assert batch1() == (5, 2, 3, 0)
     assert store_crowd.enter(demo, entry("h")).batch == "1"
-    batches = q(demo, "SELECT batch_id, COUNT(*), COUNT(DISTINCT worker) FROM crowd_assignments GROUP BY batch_id")
+    batches = q(
+        demo,
+        "SELECT batch_id, COUNT(*) AS n, COUNT(DISTINCT worker) AS workers FROM crowd_assignments GROUP BY batch_id",
+    )
     assert all(n == distinct for _, n, distinct in batches)
 
 
@@ -540,9 +547,9 @@ def test_full_demo_study_aggregates_and_compares_with_the_llm(demo):
     assert sum(r["worker"] == "spam" and not r["kept"] for r in raw) == 11
     summary = store_crowd.write_aggregate(demo, "demo")
     assert (summary["labels"], summary["removed"]) == (186, 0)
-    assert q(demo, "SELECT COUNT(*), MIN(mode), MIN(via) FROM ntr_labels WHERE source = 'crowd:demo'") == [
-        (186, "crowd", "majority")
-    ]
+    assert q(
+        demo, "SELECT COUNT(*) AS n, MIN(mode) AS mode, MIN(via) AS via FROM ntr_labels WHERE source = 'crowd:demo'"
+    ) == [(186, "crowd", "majority")]
     assert q(demo, "SELECT kind FROM sources WHERE name = 'crowd:demo'") == [("crowd",)]
     assert store_crowd.write_aggregate(demo, "demo")["labels"] == 186  # again: no change, no new history
     assert sql.value(demo, "SELECT COUNT(*) AS n FROM label_history WHERE source = 'crowd:demo'") == 186
@@ -699,16 +706,10 @@ def test_import_keeps_batches_and_workers(demo, tmp_path):
         store_crowd.import_ntr_study(demo, str(bad), crowd.parse_crowd_ntr(bad), study="p2", nugget_source="gold")
 
 
-@pytest.fixture(scope="module", params=ENGINES)
-def cli_db(request, tmp_path_factory):
+@pytest.fixture(scope="module")
+def cli_db(module_store_target):
     """A demo store with a demo study whose batches 1 and 2 are complete, once per engine."""
-    cluster = name = None
-    if request.param == "sqlite":
-        db = str(tmp_path_factory.mktemp("crowd") / "demo.db")
-    else:
-        cluster = request.getfixturevalue("pg_cluster")
-        name = cluster.create_database()
-        db = cluster.url(name)
+    db = module_store_target
     run_cli("init", "--demo", db=db, check=True)
     run_cli("crowd", "create", "--demo", db=db, check=True)
     conn = open_db(db)
@@ -716,9 +717,7 @@ def cli_db(request, tmp_path_factory):
     for n in range(6):  # batches 1 and 2 complete, k = 3
         do_batch(conn, store_crowd.enter(conn, entry(f"w{n}")), oracle)
     conn.close()
-    yield db
-    if cluster is not None:
-        cluster.drop_database(name)
+    return db
 
 
 def test_cli_create_status_report_aggregate_export(cli_db, tmp_path):
@@ -907,7 +906,9 @@ def test_two_tabs_of_each_worker_answering_at_once_lose_no_answer_and_duplicate_
     try:
         ids = {w: {seen[(w, t)][0] for t in range(tabs)} for w in range(workers)}
         assert all(len(one) == 1 for one in ids.values()), ids  # both tabs continue the same assignment
-        assert q(db, "SELECT COUNT(*), COUNT(DISTINCT worker) FROM crowd_assignments") == [(workers, workers)]
+        assert q(db, "SELECT COUNT(*) AS n, COUNT(DISTINCT worker) AS workers FROM crowd_assignments") == [
+            (workers, workers)
+        ]
         assert max(store_crowd.holding(db, "race").values()) <= 2
         for w in range(workers):
             (aid,) = ids[w]

@@ -16,8 +16,9 @@ APP = str(ROOT / "app.py")
 
 
 @pytest.fixture
-def crowd_db(tmp_path, monkeypatch):
-    path = tmp_path / "crowd.db"
+def crowd_db(store_target, monkeypatch):
+    """The demo with three crowd studies, on each engine; the page opens it through ASSESS_DB."""
+    path = store_target
     db = open_db(path)
     load_demo(db)
     store_crowd.create_demo_study(db)
