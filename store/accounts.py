@@ -17,11 +17,9 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta
 
-from sqlite_utils import Database
-
 from assess.errors import AssessError
 from assess.tasks import ORGANIZER_ACTIONS, Role
-from store.db import now, row, rows, run, value, write
+from store.db import Store, now, row, rows, run, value, write
 
 UNKNOWN_ACTOR = "(unknown)"
 """The ``source`` of an organizer-action history row whose caller named nobody (a library call)."""
@@ -36,19 +34,19 @@ class AccountError(AssessError):
 # ------------------------------------------------------------------------------------------- sign-in mode
 
 
-def is_demo_store(db: Database) -> bool:
+def is_demo_store(db: Store) -> bool:
     """True when the store holds the embedded demo and nothing else (or nothing yet: the app loads the demo
     on first start): every conversation is of the collection 'demo', and no account exists."""
     found = row(
         db,
-        "SELECT (SELECT COUNT(*) FROM conversations WHERE collection IS NOT ?) AS others, "
+        "SELECT (SELECT COUNT(*) FROM conversations WHERE collection IS DISTINCT FROM :demo) AS others, "
         "(SELECT COUNT(*) FROM accounts) AS accounts",
-        (DEMO_COLLECTION,),
+        {"demo": DEMO_COLLECTION},
     )
     return found["others"] == 0 and found["accounts"] == 0
 
 
-def open_sign_in(db: Database, setting: bool | None) -> bool:
+def open_sign_in(db: Store, setting: bool | None) -> bool:
     """Open mode (anyone signs in by typing a name): ``setting`` ($ASSESS_OPEN) when given, else only on the
     embedded demo (:func:`is_demo_store`). Never the default for a store with data of its own."""
     return setting if setting is not None else is_demo_store(db)
@@ -58,7 +56,7 @@ def open_sign_in(db: Database, setting: bool | None) -> bool:
 
 
 def record_action(
-    db: Database, by: str | None, kind: str, item: str, old: object = None, new: object = None, *, via: str
+    db: Store, by: str | None, kind: str, item: str, old: object = None, new: object = None, *, via: str
 ) -> None:
     """Append one organizer action to the history (inside the caller's transaction, or its own)."""
     if kind not in ORGANIZER_ACTIONS:
@@ -71,23 +69,30 @@ def record_action(
         run(
             db,
             "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
-            "VALUES (?, ?, ?, ?, ?, NULL, ?, ?)",
-            (kind, by or UNKNOWN_ACTOR, item, text(old), text(new), via, now()),
+            "VALUES (:kind, :source, :item, :old, :new, NULL, :via, :at)",
+            {
+                "kind": kind,
+                "source": by or UNKNOWN_ACTOR,
+                "item": item,
+                "old": text(old),
+                "new": text(new),
+                "via": via,
+                "at": now(),
+            },
         )
 
 
-def actions(db: Database, kind: str | None = None, item: str | None = None) -> list[dict]:
+def actions(db: Store, kind: str | None = None, item: str | None = None) -> list[dict]:
     """Organizer-action history rows (oldest first): kind, by, item, old, new, via, at."""
     kinds = (kind,) if kind else ORGANIZER_ACTIONS
-    marks = ", ".join("?" for _ in kinds)
+    params: dict[str, str] = {f"kind{i}": str(k) for i, k in enumerate(kinds)}
     sql = (
-        "SELECT label_table AS kind, source AS by, item, old_value AS old, new_value AS new, via, at "
-        f"FROM label_history WHERE label_table IN ({marks})"
+        'SELECT label_table AS kind, source AS "by", item, old_value AS old, new_value AS new, via, at '
+        f"FROM label_history WHERE label_table IN ({', '.join(':' + name for name in params)})"
     )
-    params: tuple = tuple(kinds)
     if item is not None:
-        sql += " AND item = ?"
-        params += (item,)
+        sql += " AND item = :item"
+        params["item"] = item
     return rows(db, sql + " ORDER BY id", params)
 
 
@@ -103,17 +108,19 @@ def role_of(role: str) -> Role:
         raise AccountError(f"a role is one of {', '.join(r.value for r in Role)}, not {role!r}") from None
 
 
-def get(db: Database, name: str) -> dict | None:
+def get(db: Store, name: str) -> dict | None:
     """The account ``name`` with its password hash (for checking only), or None."""
-    return row(db, f"SELECT {_PUBLIC}, password_hash FROM accounts WHERE name = ?", (name,))
+    return row(db, f"SELECT {_PUBLIC}, password_hash FROM accounts WHERE name = :name", {"name": name})
 
 
-def by_email(db: Database, email: str) -> dict | None:
+def by_email(db: Store, email: str) -> dict | None:
     """The account whose email is ``email`` (case-insensitive), or None."""
-    return row(db, f"SELECT {_PUBLIC}, password_hash FROM accounts WHERE lower(email) = lower(?)", (email,))
+    return row(
+        db, f"SELECT {_PUBLIC}, password_hash FROM accounts WHERE lower(email) = lower(:email)", {"email": email}
+    )
 
 
-def accounts(db: Database) -> list[dict]:
+def accounts(db: Store) -> list[dict]:
     """Every account without its hash (``password`` says whether one is set), by name."""
     return rows(
         db,
@@ -125,16 +132,14 @@ def _state(account: dict) -> dict:
     return {"role": account["role"], "disabled": bool(account["disabled"])}
 
 
-def _existing(db: Database, name: str) -> dict:
+def _existing(db: Store, name: str) -> dict:
     found = get(db, name)
     if found is None:
         raise AccountError(f"no account {name!r} (python -m assess users list shows them)")
     return found
 
 
-def add(
-    db: Database, name: str, role: str, password_hash: str | None, *, by: str | None, email: str | None = None
-) -> str:
+def add(db: Store, name: str, role: str, password_hash: str | None, *, by: str | None, email: str | None = None) -> str:
     """Create an account (its name must be a valid assessor name, not yet an account); return the name."""
     from store.queue import sign_in  # the queue module owns assessor names and their label sources
 
@@ -149,14 +154,21 @@ def add(
         run(
             db,
             "INSERT INTO accounts (name, role, password_hash, email, created_by, created_at, changed_by, changed_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (name, role.value, password_hash, email or None, by, at, by, at),
+            "VALUES (:name, :role, :password_hash, :email, :by, :at, :by, :at)",
+            {
+                "name": name,
+                "role": role.value,
+                "password_hash": password_hash,
+                "email": email or None,
+                "by": by,
+                "at": at,
+            },
         )
         record_action(db, by, "account", name, None, {"role": role.value, "disabled": False}, via="add")
     return name
 
 
-def set_disabled(db: Database, name: str, disabled: bool, *, by: str | None) -> bool:
+def set_disabled(db: Store, name: str, disabled: bool, *, by: str | None) -> bool:
     """Disable (or enable) an account; False when it already was."""
     with write(db):
         found = _existing(db, name)
@@ -164,8 +176,8 @@ def set_disabled(db: Database, name: str, disabled: bool, *, by: str | None) -> 
             return False
         run(
             db,
-            "UPDATE accounts SET disabled = ?, changed_by = ?, changed_at = ? WHERE name = ?",
-            (int(disabled), by, now(), name),
+            "UPDATE accounts SET disabled = :disabled, changed_by = :by, changed_at = :at WHERE name = :name",
+            {"disabled": int(disabled), "by": by, "at": now(), "name": name},
         )
         record_action(
             db,
@@ -179,7 +191,7 @@ def set_disabled(db: Database, name: str, disabled: bool, *, by: str | None) -> 
     return True
 
 
-def set_role(db: Database, name: str, role: str, *, by: str | None) -> bool:
+def set_role(db: Store, name: str, role: str, *, by: str | None) -> bool:
     """Change an account's role; False when it already had it."""
     role = role_of(role)
     with write(db):
@@ -188,14 +200,14 @@ def set_role(db: Database, name: str, role: str, *, by: str | None) -> bool:
             return False
         run(
             db,
-            "UPDATE accounts SET role = ?, changed_by = ?, changed_at = ? WHERE name = ?",
-            (role.value, by, now(), name),
+            "UPDATE accounts SET role = :role, changed_by = :by, changed_at = :at WHERE name = :name",
+            {"role": role.value, "by": by, "at": now(), "name": name},
         )
         record_action(db, by, "account", name, _state(found), {**_state(found), "role": role.value}, via="role")
     return True
 
 
-def reset(db: Database, name: str, password_hash: str | None, *, by: str | None) -> int:
+def reset(db: Store, name: str, password_hash: str | None, *, by: str | None) -> int:
     """Replace the password hash (None: link sign-in only) and invalidate every earlier sign-in link;
     return the new link version."""
     with write(db):
@@ -203,17 +215,22 @@ def reset(db: Database, name: str, password_hash: str | None, *, by: str | None)
         version = found["link_version"] + 1
         run(
             db,
-            "UPDATE accounts SET password_hash = ?, link_version = ?, changed_by = ?, changed_at = ? WHERE name = ?",
-            (password_hash, version, by, now(), name),
+            "UPDATE accounts SET password_hash = :password_hash, link_version = :version, changed_by = :by, "
+            "changed_at = :at WHERE name = :name",
+            {"password_hash": password_hash, "version": version, "by": by, "at": now(), "name": name},
         )
         record_action(db, by, "account", name, _state(found), _state(found), via="reset")
     return version
 
 
-def rehash(db: Database, name: str, password_hash: str) -> None:
+def rehash(db: Store, name: str, password_hash: str) -> None:
     """Store a stronger hash of the same password (Argon2 parameters raised); not an action of anyone."""
     with write(db):
-        run(db, "UPDATE accounts SET password_hash = ? WHERE name = ?", (password_hash, name))
+        run(
+            db,
+            "UPDATE accounts SET password_hash = :password_hash WHERE name = :name",
+            {"password_hash": password_hash, "name": name},
+        )
 
 
 # ------------------------------------------------------------------------------------------- failed sign-ins
@@ -223,29 +240,29 @@ def _stamp(at: datetime) -> str:
     return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def failures_since(db: Database, scope: str, since: datetime) -> tuple[int, str | None]:
+def failures_since(db: Store, scope: str, since: datetime) -> tuple[int, str | None]:
     """How many failed sign-ins ``scope`` ('account:NAME', 'address:IP') has had since ``since``, and the
     oldest of them (ISO time) or None."""
     found = row(
         db,
-        "SELECT COUNT(*) AS n, MIN(at) AS first FROM sign_in_failures WHERE scope = ? AND at >= ?",
-        (scope, _stamp(since)),
+        "SELECT COUNT(*) AS n, MIN(at) AS first FROM sign_in_failures WHERE scope = :scope AND at >= :since",
+        {"scope": scope, "since": _stamp(since)},
     )
     return found["n"], found["first"]
 
 
-def record_failure(db: Database, scopes: list[str], at: datetime, *, window: timedelta) -> None:
+def record_failure(db: Store, scopes: list[str], at: datetime, *, window: timedelta) -> None:
     """Count one failed sign-in for each scope; forget failures older than the window."""
     with write(db):
-        run(db, "DELETE FROM sign_in_failures WHERE at < ?", (_stamp(at - window),))
+        run(db, "DELETE FROM sign_in_failures WHERE at < :before", {"before": _stamp(at - window)})
         for scope in scopes:
-            run(db, "INSERT INTO sign_in_failures (scope, at) VALUES (?, ?)", (scope, _stamp(at)))
+            run(db, "INSERT INTO sign_in_failures (scope, at) VALUES (:scope, :at)", {"scope": scope, "at": _stamp(at)})
 
 
-def clear_failures(db: Database, scope: str) -> None:
+def clear_failures(db: Store, scope: str) -> None:
     with write(db):
-        run(db, "DELETE FROM sign_in_failures WHERE scope = ?", (scope,))
+        run(db, "DELETE FROM sign_in_failures WHERE scope = :scope", {"scope": scope})
 
 
-def count(db: Database) -> int:
+def count(db: Store) -> int:
     return value(db, "SELECT COUNT(*) AS n FROM accounts")

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from sqlite_utils import Database
-
 from assess.errors import AssessError
 from assess.tasks import PTKB_KEYS, Task, label_kind
 from store import labels
-from store.db import each, rows
+from store.db import Store, each, rows
 
 COMPARABLE = (Task.PASSAGE, Task.PTKB, Task.NTR)
 """The tasks two sources can be aligned on (response criteria are not compared)."""
@@ -23,7 +21,7 @@ class Pairs(NamedTuple):
     scale: tuple[int, ...]
 
 
-def label_pairs(db: Database, task: str, a: str, b: str) -> Pairs:
+def label_pairs(db: Store, task: str, a: str, b: str) -> Pairs:
     """The items both sources labelled (cannot-judge left out), with both labels, in item order.
 
     NtR items are matched on (turn, nugget text, run) so that two nugget sources with the same
@@ -45,10 +43,10 @@ def label_pairs(db: Database, task: str, a: str, b: str) -> Pairs:
             db,
             "SELECT la.turn_id AS turn_id, na.text AS nugget, la.run AS run, la.match AS a, lb.match AS b, "
             "t.conversation_id AS topic FROM ntr_labels la JOIN nuggets na ON na.id = la.nugget_id "
-            "JOIN ntr_labels lb ON lb.source = ? AND lb.turn_id = la.turn_id AND lb.run = la.run "
+            "JOIN ntr_labels lb ON lb.source = :b AND lb.turn_id = la.turn_id AND lb.run = la.run "
             "JOIN nuggets nb ON nb.id = lb.nugget_id AND nb.text = na.text "
-            "JOIN turns t ON t.id = la.turn_id WHERE la.source = ? ORDER BY la.turn_id, na.text, la.run",
-            (b, a),
+            "JOIN turns t ON t.id = la.turn_id WHERE la.source = :a ORDER BY la.turn_id, na.text, la.run",
+            {"a": a, "b": b},
         )
         items = [(r["turn_id"], r["nugget"], r["run"]) for r in found]
         return Pairs(
@@ -59,10 +57,10 @@ def label_pairs(db: Database, task: str, a: str, b: str) -> Pairs:
     found = rows(
         db,
         f"SELECT {', '.join(f'la.{c} AS {c}' for c in cols)}, la.{value} AS a, lb.{value} AS b, "
-        f"t.conversation_id AS topic FROM {kind.table} la JOIN {kind.table} lb ON {on} AND lb.source = ? "
-        f"JOIN turns t ON t.id = la.turn_id WHERE la.source = ? AND la.{value} IS NOT NULL "
+        f"t.conversation_id AS topic FROM {kind.table} la JOIN {kind.table} lb ON {on} AND lb.source = :b "
+        f"JOIN turns t ON t.id = la.turn_id WHERE la.source = :a AND la.{value} IS NOT NULL "
         f"AND lb.{value} IS NOT NULL ORDER BY {', '.join('la.' + c for c in cols)}",
-        (b, a),
+        {"a": a, "b": b},
     )
     scale, a_values, b_values = kind.scale.values, [r["a"] for r in found], [r["b"] for r in found]
     if kind.task is Task.PTKB:
@@ -71,17 +69,19 @@ def label_pairs(db: Database, task: str, a: str, b: str) -> Pairs:
     return Pairs(items, a_values, b_values, [r["topic"] for r in found], scale)
 
 
-def qrels_of(db: Database, source: str) -> dict[str, dict[str, int]]:
+def qrels_of(db: Store, source: str) -> dict[str, dict[str, int]]:
     """One source's passage labels as {turn: {passage: grade}} ('cannot judge' left out)."""
     out: dict[str, dict[str, int]] = {}
     for r in each(
-        db, "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = ? AND grade IS NOT NULL", (source,)
+        db,
+        "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = :source AND grade IS NOT NULL",
+        {"source": source},
     ):
         out.setdefault(r["turn_id"], {})[r["passage_id"]] = r["grade"]
     return out
 
 
-def runs_of(db: Database) -> dict[str, dict[str, dict[str, float]]]:
+def runs_of(db: Store) -> dict[str, dict[str, dict[str, float]]]:
     """Every stored ranking run as {run: {turn: {passage: score}}}."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for r in each(db, "SELECT run, turn_id, passage_id, score FROM rankings"):

@@ -9,45 +9,45 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from sqlite_utils import Database
-
 from assess.errors import AssessError, UnknownItem
 from assess.tasks import TurnContext
-from store.db import column, now, row, rows, run, run_many, value, write
+from store.db import Store, column, now, row, rows, run, run_many, value, write
 
 _TURN_ORDER = "ORDER BY c.rowid, t.position"
 
 
-def conversations(db: Database) -> list[dict]:
+def conversations(db: Store) -> list[dict]:
     """Conversations with their turn counts and how many pooled pairs they hold."""
     return rows(
         db,
         "SELECT c.id, c.title, c.collection, COUNT(DISTINCT t.id) AS turns, "
         "(SELECT COUNT(*) FROM pool p JOIN turns t2 ON t2.id = p.turn_id WHERE t2.conversation_id = c.id) "
         "AS pooled FROM conversations c LEFT JOIN turns t ON t.conversation_id = c.id "
-        "GROUP BY c.id ORDER BY c.collection, CAST(c.number AS INTEGER), c.number",
+        "GROUP BY c.id, c.title, c.collection, c.number ORDER BY c.collection, int_prefix(c.number), c.number",
     )
 
 
-def conversation_ids(db: Database) -> list[str]:
+def conversation_ids(db: Store) -> list[str]:
     """Every conversation id, in import order."""
     return column(db, "SELECT id FROM conversations ORDER BY rowid")
 
 
-def all_turns(db: Database) -> list[str]:
+def all_turns(db: Store) -> list[str]:
     """Every turn, conversations in import order, then turn position."""
     return column(db, f"SELECT t.id AS id FROM turns t JOIN conversations c ON c.id = t.conversation_id {_TURN_ORDER}")
 
 
-def pooled_turns(db: Database, conversation_ids: Sequence[str] | None = None) -> list[str]:
+def pooled_turns(db: Store, conversation_ids: Sequence[str] | None = None) -> list[str]:
     """Turns with pooled passages (of the given conversations, or all): conversation import order, then position.
 
     This is what assigning a topic assigns and what the nugget pages offer.
     """
-    where, params = "", ()
+    where, params = "", {}
     if conversation_ids is not None:
-        where = f"t.conversation_id IN ({', '.join('?' * len(conversation_ids))}) AND "
-        params = tuple(conversation_ids)
+        if not conversation_ids:
+            return []
+        params = {f"c{i}": c for i, c in enumerate(conversation_ids)}
+        where = f"t.conversation_id IN ({', '.join(':' + name for name in params)}) AND "
     return column(
         db,
         "SELECT t.id AS id FROM turns t JOIN conversations c ON c.id = t.conversation_id "
@@ -56,22 +56,22 @@ def pooled_turns(db: Database, conversation_ids: Sequence[str] | None = None) ->
     )
 
 
-def turn_context(db: Database, turn_id: str) -> TurnContext:
+def turn_context(db: Store, turn_id: str) -> TurnContext:
     """What a judging screen shows for a turn: the conversation so far, the resolved utterance, the PTKB."""
     turn = row(
         db,
         "SELECT t.conversation_id AS conversation_id, t.position AS position, t.utterance AS utterance, "
         "t.resolved_utterance AS resolved, c.title AS title "
-        "FROM turns t JOIN conversations c ON c.id = t.conversation_id WHERE t.id = ?",
-        (turn_id,),
+        "FROM turns t JOIN conversations c ON c.id = t.conversation_id WHERE t.id = :turn_id",
+        {"turn_id": turn_id},
     )
     if turn is None:
         raise UnknownItem(f"unknown turn {turn_id!r}")
     history = rows(
         db,
-        "SELECT id AS turn_id, utterance, response FROM turns WHERE conversation_id = ? AND position < ? "
-        "ORDER BY position",
-        (turn["conversation_id"], turn["position"]),
+        "SELECT id AS turn_id, utterance, response FROM turns WHERE conversation_id = :conversation_id "
+        "AND position < :position ORDER BY position",
+        {"conversation_id": turn["conversation_id"], "position": turn["position"]},
     )
     return TurnContext(
         turn_id=turn_id,
@@ -84,37 +84,37 @@ def turn_context(db: Database, turn_id: str) -> TurnContext:
     )
 
 
-def ptkb_statements(db: Database, conversation_id: str) -> list[dict]:
+def ptkb_statements(db: Store, conversation_id: str) -> list[dict]:
     """A conversation's PTKB statements as [{"id", "text"}], in statement number order."""
     return rows(
         db,
-        "SELECT statement_id AS id, text FROM ptkb_statements WHERE conversation_id = ? "
-        "ORDER BY CAST(statement_id AS INTEGER), statement_id",
-        (conversation_id,),
+        "SELECT statement_id AS id, text FROM ptkb_statements WHERE conversation_id = :conversation_id "
+        "ORDER BY int_prefix(statement_id), statement_id",
+        {"conversation_id": conversation_id},
     )
 
 
-def passage_text(db: Database, passage_id: str) -> str | None:
+def passage_text(db: Store, passage_id: str) -> str | None:
     """A passage's text; None when only its id is known (judged iKAT texts are licensed).
 
     An id the store has never seen is an error (:class:`UnknownItem`), not a missing text.
     """
-    found = row(db, "SELECT text FROM passages WHERE id = ?", (passage_id,))
+    found = row(db, "SELECT text FROM passages WHERE id = :id", {"id": passage_id})
     if found is None:
         raise UnknownItem(f"unknown passage {passage_id!r}")
     return found["text"]
 
 
-def response_provenance(db: Database, turn_id: str) -> list[str]:
+def response_provenance(db: Store, turn_id: str) -> list[str]:
     """The passage ids the turn's canonical response was built from ([] when none are recorded)."""
-    stored = value(db, "SELECT response_provenance FROM turns WHERE id = ?", (turn_id,))
+    stored = value(db, "SELECT response_provenance FROM turns WHERE id = :id", {"id": turn_id})
     return json.loads(stored) if stored else []
 
 
 # ------------------------------------------------------------------------------------------- assignments
 
 
-def turns_to_assign(db: Database, topics: Sequence[str], turn_ids: Sequence[str]) -> list[str]:
+def turns_to_assign(db: Store, topics: Sequence[str], turn_ids: Sequence[str]) -> list[str]:
     """The pooled turns of the conversations ``topics``, then the single turns not already among them."""
     known = set(conversation_ids(db)) if topics else set()
     for topic in topics:
@@ -124,7 +124,7 @@ def turns_to_assign(db: Database, topics: Sequence[str], turn_ids: Sequence[str]
     return turns + [t for t in turn_ids if t not in turns]
 
 
-def assign(db: Database, assessor: str, turn_ids: Sequence[str], *, by: str | None = None) -> int:
+def assign(db: Store, assessor: str, turn_ids: Sequence[str], *, by: str | None = None) -> int:
     """Assign turns to an assessor (topics: pass all their turn ids); return how many are new. The
     assignment is recorded in the history as ``by``'s action."""
     from store.accounts import record_action
@@ -141,18 +141,23 @@ def assign(db: Database, assessor: str, turn_ids: Sequence[str], *, by: str | No
         for turn_id in turn_ids:
             added += run(
                 db,
-                "INSERT INTO assignments (assessor, turn_id, assigned_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                (assessor, turn_id, at),
+                "INSERT INTO assignments (assessor, turn_id, assigned_at) VALUES (:assessor, :turn_id, :at) "
+                "ON CONFLICT DO NOTHING",
+                {"assessor": assessor, "turn_id": turn_id, "at": at},
             )
         if added:
             record_action(db, by, "assignment", assessor, None, sorted(turn_ids), via="assign")
         return added
 
 
-def unassign(db: Database, assessor: str, turn_ids: Sequence[str], *, by: str | None = None) -> None:
+def unassign(db: Store, assessor: str, turn_ids: Sequence[str], *, by: str | None = None) -> None:
     """Take turns away from an assessor, recorded in the history as ``by``'s action."""
     from store.accounts import record_action
 
     with write(db):
-        run_many(db, "DELETE FROM assignments WHERE assessor = ? AND turn_id = ?", [(assessor, t) for t in turn_ids])
+        run_many(
+            db,
+            "DELETE FROM assignments WHERE assessor = :assessor AND turn_id = :turn_id",
+            [{"assessor": assessor, "turn_id": t} for t in turn_ids],
+        )
         record_action(db, by, "assignment", assessor, sorted(turn_ids), None, via="unassign")

@@ -4,74 +4,72 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from sqlite_utils import Database
-
 from assess.errors import AssessError
 from assess.tasks import EXPORT_TABLES, UNSOURCED_TABLES, Task, kind_of_table
 from store import labels
-from store.db import column, each, frame, row
+from store.db import Store, column, each, frame, row
 
 
-def require_source(db: Database, source: str) -> None:
+def require_source(db: Store, source: str) -> None:
     """Refuse a label source name the store does not have, listing the ones it has."""
-    if row(db, "SELECT 1 AS known FROM sources WHERE name = ?", (source,)) is None:
+    if row(db, "SELECT 1 AS known FROM sources WHERE name = :name", {"name": source}) is None:
         names = column(db, "SELECT name FROM sources ORDER BY name")
         raise AssessError(f"no label source named {source!r}; the store has: {', '.join(names) or 'none'}")
 
 
-def _triples(db: Database, sql: str, params: tuple) -> Iterator[tuple]:
+def _triples(db: Store, sql: str, params: dict) -> Iterator[tuple]:
     for r in each(db, sql, params):
         yield tuple(r.values())
 
 
-def passage_qrels(db: Database, source: str) -> Iterator[tuple[str, str, int]]:
+def passage_qrels(db: Store, source: str) -> Iterator[tuple[str, str, int]]:
     """(turn, passage, grade) of ``source`` in turn order; 'cannot judge' labels are left out."""
     require_source(db, source)
     yield from _triples(
         db,
         "SELECT l.turn_id, l.passage_id, l.grade FROM passage_labels l JOIN turns t ON t.id = l.turn_id "
-        "WHERE l.source = ? AND l.grade IS NOT NULL "
+        "WHERE l.source = :source AND l.grade IS NOT NULL "
         "ORDER BY t.conversation_id, t.position, l.passage_id",
-        (source,),
+        {"source": source},
     )
 
 
-def ptkb_qrels(db: Database, source: str) -> Iterator[tuple[str, str, int]]:
+def ptkb_qrels(db: Store, source: str) -> Iterator[tuple[str, str, int]]:
     """(turn, statement, relevance) of ``source`` in turn and statement order."""
     require_source(db, source)
     yield from _triples(
         db,
         "SELECT l.turn_id, l.statement_id, l.relevant FROM ptkb_labels l JOIN turns t ON t.id = l.turn_id "
-        "WHERE l.source = ? ORDER BY t.conversation_id, t.position, "
-        "CAST(l.statement_id AS INTEGER), l.statement_id",
-        (source,),
+        "WHERE l.source = :source ORDER BY t.conversation_id, t.position, "
+        "int_prefix(l.statement_id), l.statement_id",
+        {"source": source},
     )
 
 
-def nuggets(db: Database, source: str, *, dedup: bool = False) -> Iterator[tuple[str, str, str, int | None]]:
+def nuggets(db: Store, source: str, *, dedup: bool = False) -> Iterator[tuple[str, str, str, int | None]]:
     """(turn, key, text, relevance) of ``source``; ``dedup`` keeps only the de-duplicated set."""
     require_source(db, source)
     where = " AND n.in_dedup = 1" if dedup else ""
     yield from _triples(
         db,
         "SELECT n.turn_id, n.key, n.text, n.relevance FROM nuggets n JOIN turns t ON t.id = n.turn_id "
-        f"WHERE n.source = ?{where} ORDER BY t.conversation_id, t.position, n.id",
-        (source,),
+        f"WHERE n.source = :source{where} ORDER BY t.conversation_id, t.position, n.id",
+        {"source": source},
     )
 
 
-def table_frame(db: Database, table: str, source: str | None = None):
+def table_frame(db: Store, table: str, source: str | None = None):
     """Any label table as a pandas DataFrame (optionally one source's rows)."""
     if table not in EXPORT_TABLES:
         raise AssessError(f"unknown table {table!r}; choose one of {', '.join(EXPORT_TABLES)}")
-    sql, params = f"SELECT * FROM {table}", ()
+    sql, params = f"SELECT * FROM {table}", {}
     if source is not None and table not in UNSOURCED_TABLES:
         col = "name" if table == "sources" else "source"
-        sql, params = sql + f" WHERE {col} = ?", (source,)
+        sql, params = sql + f" WHERE {col} = :source", {"source": source}
     return frame(db, sql, params)
 
 
-def qrels_text(db: Database, source: str, task: str = "passage") -> str:
+def qrels_text(db: Store, source: str, task: str = "passage") -> str:
     """TREC qrels text of one source: passage qrels (task 'passage') or PTKB qrels (task 'ptkb')."""
     from assess.formats import format_qrels
 
@@ -79,6 +77,6 @@ def qrels_text(db: Database, source: str, task: str = "passage") -> str:
     return "".join(format_qrels(rows))
 
 
-def label_sources(db: Database, table: str = "passage_labels") -> list[str]:
+def label_sources(db: Store, table: str = "passage_labels") -> list[str]:
     """Names of the sources that hold labels in the label table ``table``."""
     return labels.sources(db, kind_of_table(table).task)

@@ -14,11 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlite_utils import Database
-
 from assess.errors import AssessError
 from assess.tasks import LabelKind, Task, label_kind
-from store.db import column, each, now, row, rows, run, run_many, write
+from store.db import Store, column, each, now, row, rows, run, run_many, write
 
 Item = tuple[str, ...]
 
@@ -30,24 +28,47 @@ def _item(kind: LabelKind, item: Sequence) -> Item:
 
 
 def _where(kind: LabelKind) -> str:
-    return " AND ".join(f"{c} = ?" for c in kind.key_columns)
+    return " AND ".join(f"{c} = :{c}" for c in kind.key_columns)
+
+
+def _key(kind: LabelKind, source: str, item: Item) -> dict[str, Any]:
+    """The parameters of :func:`_where`: the source and the item's columns by name."""
+    return dict(zip(kind.key_columns, (source, *item), strict=True))
 
 
 def _upsert_sql(kind: LabelKind, extra: Sequence[str]) -> str:
     columns = [*kind.key_columns, *extra, kind.value_column, "note", "mode", "via", "updated_at"]
-    updates = [f"{kind.value_column} = excluded.{kind.value_column}", "note = COALESCE(excluded.note, note)"]
+    updates = [
+        f"{kind.value_column} = excluded.{kind.value_column}",
+        f"note = COALESCE(excluded.note, {kind.table}.note)",
+    ]
     updates += [f"{c} = excluded.{c}" for c in (*extra, "mode", "via", "updated_at")]
     return (
-        f"INSERT INTO {kind.table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+        f"INSERT INTO {kind.table} ({', '.join(columns)}) VALUES ({', '.join(':' + c for c in columns)}) "
         f"ON CONFLICT({', '.join(kind.conflict_columns)}) DO UPDATE SET {', '.join(updates)}"
     )
 
 
-def _extra_columns(db: Database, kind: LabelKind, item: Item, extra: Mapping[str, Any] | None) -> dict[str, Any]:
+def _upsert_params(
+    kind: LabelKind, source: str, key: Item, extra: Mapping[str, Any], value, note, mode, via, at: str
+) -> dict[str, Any]:
+    """The parameters of :func:`_upsert_sql` for one label."""
+    return {
+        **_key(kind, source, key),
+        **extra,
+        kind.value_column: value,
+        "note": note,
+        "mode": mode,
+        "via": via,
+        "updated_at": at,
+    }
+
+
+def _extra_columns(db: Store, kind: LabelKind, item: Item, extra: Mapping[str, Any] | None) -> dict[str, Any]:
     """Columns a table needs beyond key and value (a PTKB label records its conversation)."""
     out = dict(extra or {})
     if kind.task is Task.PTKB and "conversation_id" not in out:
-        conversation = row(db, "SELECT conversation_id FROM turns WHERE id = ?", (item[0],))
+        conversation = row(db, "SELECT conversation_id FROM turns WHERE id = :id", {"id": item[0]})
         if conversation is None:
             from assess.errors import UnknownItem
 
@@ -57,7 +78,7 @@ def _extra_columns(db: Database, kind: LabelKind, item: Item, extra: Mapping[str
 
 
 def save(
-    db: Database,
+    db: Store,
     task: str | Task,
     source: str,
     item: Sequence,
@@ -78,12 +99,12 @@ def save(
         run(
             db,
             _upsert_sql(kind, tuple(columns)),
-            (source, *key, *columns.values(), checked, note, mode, via, at or now()),
+            _upsert_params(kind, source, key, columns, checked, note, mode, via, at or now()),
         )
 
 
 def save_many(
-    db: Database,
+    db: Store,
     task: str | Task,
     source: str,
     labels: Iterable[tuple[Sequence, object]],
@@ -107,64 +128,65 @@ def save_many(
             run_many(
                 db,
                 _upsert_sql(kind, tuple(columns)),
-                [(source, *key, *columns.values(), v, None, mode, via, at) for key, v in batch],
+                [_upsert_params(kind, source, key, columns, v, None, mode, via, at) for key, v in batch],
             )
         else:
             for key, v in batch:
                 cols = _extra_columns(db, kind, key, extra)
-                run(db, _upsert_sql(kind, tuple(cols)), (source, *key, *cols.values(), v, None, mode, via, at))
+                run(db, _upsert_sql(kind, tuple(cols)), _upsert_params(kind, source, key, cols, v, None, mode, via, at))
     return len(batch)
 
 
-def set_note(db: Database, task: str | Task, source: str, item: Sequence, note: str | None) -> bool:
+def set_note(db: Store, task: str | Task, source: str, item: Sequence, note: str | None) -> bool:
     """Attach a note to an existing label; False when there is no label yet."""
     kind = label_kind(task)
     key = _item(kind, item)
     with write(db):
         changed = run(
             db,
-            f"UPDATE {kind.table} SET note = ?, updated_at = ? WHERE {_where(kind)}",
-            (note or None, now(), source, *key),
+            f"UPDATE {kind.table} SET note = :note, updated_at = :updated_at WHERE {_where(kind)}",
+            {"note": note or None, "updated_at": now(), **_key(kind, source, key)},
         )
     return changed > 0
 
 
-def get(db: Database, task: str | Task, source: str, item: Sequence) -> dict | None:
+def get(db: Store, task: str | Task, source: str, item: Sequence) -> dict | None:
     """One label of the source: ``{"value", "note", "mode", "via"}``, or None."""
     kind = label_kind(task)
     found = row(
         db,
         f"SELECT {kind.value_column} AS value, note, mode, via FROM {kind.table} WHERE {_where(kind)}",
-        (source, *_item(kind, item)),
+        _key(kind, source, _item(kind, item)),
     )
     return found
 
 
-def delete(db: Database, task: str | Task, source: str, item: Sequence) -> bool:
+def delete(db: Store, task: str | Task, source: str, item: Sequence) -> bool:
     """Remove one label (the history keeps it); False when there was none."""
     kind = label_kind(task)
     with write(db):
-        return run(db, f"DELETE FROM {kind.table} WHERE {_where(kind)}", (source, *_item(kind, item))) > 0
+        return run(db, f"DELETE FROM {kind.table} WHERE {_where(kind)}", _key(kind, source, _item(kind, item))) > 0
 
 
-def labelled(db: Database, task: str | Task, source: str) -> frozenset[Item]:
+def labelled(db: Store, task: str | Task, source: str) -> frozenset[Item]:
     """The items the source has labelled (any value, 'cannot judge' included)."""
     kind = label_kind(task)
     cols = ", ".join(kind.item_columns)
     return frozenset(
-        tuple(r.values()) for r in each(db, f"SELECT {cols} FROM {kind.table} WHERE source = ?", (source,))
+        tuple(r.values())
+        for r in each(db, f"SELECT {cols} FROM {kind.table} WHERE source = :source", {"source": source})
     )
 
 
-def values(db: Database, task: str | Task, source: str, *, turn_id: str | None = None) -> dict[Item, int | None]:
+def values(db: Store, task: str | Task, source: str, *, turn_id: str | None = None) -> dict[Item, int | None]:
     """The source's labels as {item: value} (optionally of one turn)."""
     kind = label_kind(task)
     cols = ", ".join(kind.item_columns)
-    sql = f"SELECT {cols}, {kind.value_column} AS label_value FROM {kind.table} WHERE source = ?"
-    params: tuple = (source,)
+    sql = f"SELECT {cols}, {kind.value_column} AS label_value FROM {kind.table} WHERE source = :source"
+    params: dict[str, Any] = {"source": source}
     if turn_id is not None:
-        sql += " AND turn_id = ?"
-        params += (turn_id,)
+        sql += " AND turn_id = :turn_id"
+        params["turn_id"] = turn_id
     out = {}
     for r in each(db, sql, params):
         value = r.pop("label_value")
@@ -172,33 +194,41 @@ def values(db: Database, task: str | Task, source: str, *, turn_id: str | None =
     return out
 
 
-def sources(db: Database, task: str | Task, *, turn_id: str | None = None) -> list[str]:
+def sources(db: Store, task: str | Task, *, turn_id: str | None = None) -> list[str]:
     """The sources with at least one label of the task (of one turn, when given), by name."""
     kind = label_kind(task)
     if turn_id is None:
         return column(db, f"SELECT DISTINCT source FROM {kind.table} ORDER BY source")
-    return column(db, f"SELECT DISTINCT source FROM {kind.table} WHERE turn_id = ? ORDER BY source", (turn_id,))
+    return column(
+        db, f"SELECT DISTINCT source FROM {kind.table} WHERE turn_id = :turn_id ORDER BY source", {"turn_id": turn_id}
+    )
 
 
-def others(db: Database, task: str | Task, item: Sequence, *, kinds: Sequence[str], exclude: str) -> list[dict]:
+def others(db: Store, task: str | Task, item: Sequence, *, kinds: Sequence[str], exclude: str) -> list[dict]:
     """Labels of one item by sources of the given kinds other than ``exclude``: [{source, kind, value}]."""
     kind = label_kind(task)
     key = _item(kind, item)
-    marks = ", ".join("?" * len(kinds))
-    match = " AND ".join(f"l.{c} = ?" for c in kind.item_columns)
+    if not kinds:
+        return []
+    marks = ", ".join(f":kind{i}" for i in range(len(kinds)))
+    match = " AND ".join(f"l.{c} = :{c}" for c in kind.item_columns)
     return rows(
         db,
         f"SELECT l.source AS source, s.kind AS kind, l.{kind.value_column} AS value FROM sources s "
         f"JOIN {kind.table} l ON l.source = s.name AND {match} "
-        f"WHERE s.kind IN ({marks}) AND s.name != ? ORDER BY l.source",
-        (*key, *kinds, exclude),
+        f"WHERE s.kind IN ({marks}) AND s.name != :exclude ORDER BY l.source",
+        {
+            **dict(zip(kind.item_columns, key, strict=True)),
+            **{f"kind{i}": str(k) for i, k in enumerate(kinds)},
+            "exclude": exclude,
+        },
     )
 
 
 # ------------------------------------------------------------------------------------------- undo
 
 
-def last_change(db: Database, source: str, history_kind: str) -> tuple[str, str | None, str | None, str] | None:
+def last_change(db: Store, source: str, history_kind: str) -> tuple[str, str | None, str | None, str] | None:
     """The (history item, old value, new value, time) of the source's latest change of one kind that no undo has cancelled.
 
     Walks the history backwards: each undo row (via 'undo') cancels one earlier change. Bulk imports
@@ -207,9 +237,9 @@ def last_change(db: Database, source: str, history_kind: str) -> tuple[str, str 
     pending = 0
     for change in each(
         db,
-        "SELECT item, old_value, new_value, via, at FROM label_history WHERE source = ? AND label_table = ? "
-        "AND via IS NOT 'bulk' ORDER BY id DESC",
-        (source, history_kind),
+        "SELECT item, old_value, new_value, via, at FROM label_history WHERE source = :source "
+        "AND label_table = :label_table AND via IS DISTINCT FROM 'bulk' ORDER BY id DESC",
+        {"source": source, "label_table": history_kind},
     ):
         if change["via"] == "undo":
             pending += 1
@@ -237,20 +267,19 @@ def history_text(task: str | Task, value: int | None) -> str | None:
     return str(value)
 
 
-def get_by_history_item(db: Database, task: str | Task, source: str, history_item: str) -> dict | None:
+def get_by_history_item(db: Store, task: str | Task, source: str, history_item: str) -> dict | None:
     """:func:`get` for an item spelled as the history spells it (item columns joined by spaces)."""
     kind = label_kind(task)
     joined = " || ' ' || ".join(kind.item_columns)
     return row(
         db,
-        f"SELECT {kind.value_column} AS value, note, mode, via FROM {kind.table} WHERE source = ? AND {joined} = ?",
-        (source, history_item),
+        f"SELECT {kind.value_column} AS value, note, mode, via FROM {kind.table} "
+        f"WHERE source = :source AND {joined} = :item",
+        {"source": source, "item": history_item},
     )
 
 
-def _history_key(
-    db: Database, kind: LabelKind, source: str, history_item: str, new: str | None, at: str
-) -> Item | None:
+def _history_key(db: Store, kind: LabelKind, source: str, history_item: str, new: str | None, at: str) -> Item | None:
     """The key of the label a history item names, read from the label table's own columns.
 
     The history spells an item as its columns joined by spaces, and an id may hold a space, so the item is
@@ -262,8 +291,8 @@ def _history_key(
     found = rows(
         db,
         f"SELECT {', '.join(kind.item_columns)}, {kind.value_column} AS label_value, updated_at FROM {kind.table} "
-        f"WHERE source = ? AND {joined} = ?",
-        (source, history_item),
+        f"WHERE source = :source AND {joined} = :item",
+        {"source": source, "item": history_item},
     )
     if not found:
         return None
@@ -275,7 +304,7 @@ def _history_key(
     return tuple(str(best[c]) for c in kind.item_columns)  # as the history spells them
 
 
-def undo(db: Database, task: str | Task, source: str) -> Item | None:
+def undo(db: Store, task: str | Task, source: str) -> Item | None:
     """Revert the source's latest change of the task not yet undone; return the item it touched.
 
     Repeated undos walk further back: each undo write is itself in the history (via 'undo') and
@@ -291,18 +320,19 @@ def undo(db: Database, task: str | Task, source: str) -> Item | None:
         if key is None:  # the label is gone (deleted outside the history walk): nothing to revert
             return None
         if old is None:
-            run(db, f"DELETE FROM {kind.table} WHERE {_where(kind)}", (source, *key))
+            run(db, f"DELETE FROM {kind.table} WHERE {_where(kind)}", _key(kind, source, key))
         else:
             run(
                 db,
-                f"UPDATE {kind.table} SET {kind.value_column} = ?, via = 'undo', updated_at = ? WHERE {_where(kind)}",
-                (_history_value(kind, old), now(), source, *key),
+                f"UPDATE {kind.table} SET {kind.value_column} = :label_value, via = 'undo', "
+                f"updated_at = :updated_at WHERE {_where(kind)}",
+                {"label_value": _history_value(kind, old), "updated_at": now(), **_key(kind, source, key)},
             )
         return key
 
 
 def save_changed(
-    db: Database,
+    db: Store,
     task: str | Task,
     source: str,
     item: Sequence,

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from sqlite_utils import Database
-
 from assess.errors import AssessError, UnknownItem
 from assess.queueing import QueueOrder, QueueState
 from assess.tasks import PTKB_KEYS, STUDY_MODES, JudgingMode, Task, label_kind, reserved_source
 from store import labels
-from store.db import each, row, run, write
+from store.db import Store, each, row, run, write
 from store.imports import ensure_source
 
 MODES = tuple(m.value for m in STUDY_MODES)
@@ -30,14 +28,14 @@ class QueueItem(NamedTuple):
 # ------------------------------------------------------------------------------------------- assessors
 
 
-def sign_in(db: Database, name: str, *, guest: bool = False) -> str:
+def sign_in(db: Store, name: str, *, guest: bool = False) -> str:
     """Register ``name`` as an assessor source (idempotent); refuse reserved names (:func:`assess.tasks.reserved_source`)
     and names of other kinds of source. ``guest``: a name typed in open mode, refused when it belongs to an
     account (nobody acts under another person's name)."""
     name = (name or "").strip()
-    if guest and name and row(db, "SELECT 1 AS taken FROM accounts WHERE name = ?", (name,)):
+    if guest and name and row(db, "SELECT 1 AS taken FROM accounts WHERE name = :name", {"name": name}):
         raise AssessError(f"{name!r} belongs to an account: sign in with its password or sign-in link")
-    found = row(db, "SELECT kind FROM sources WHERE name = ?", (name,)) if name else None
+    found = row(db, "SELECT kind FROM sources WHERE name = :name", {"name": name}) if name else None
     other_kind = found["kind"] if found and found["kind"] != "assessor" else None
     problems = []
     if reserved_source(name):
@@ -54,28 +52,29 @@ def sign_in(db: Database, name: str, *, guest: bool = False) -> str:
     return name
 
 
-def get_setting(db: Database, key: str, default: str) -> str:
-    found = row(db, "SELECT value FROM settings WHERE key = ?", (key,))
+def get_setting(db: Store, key: str, default: str) -> str:
+    found = row(db, "SELECT value FROM settings WHERE key = :key", {"key": key})
     return default if found is None else found["value"]
 
 
-def set_setting(db: Database, key: str, value: str) -> None:
+def set_setting(db: Store, key: str, value: str) -> None:
     with write(db):
         run(
             db,
-            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (key, value),
+            "INSERT INTO settings (key, value) VALUES (:key, :value) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            {"key": key, "value": value},
         )
 
 
-def judging_mode(db: Database) -> str:
+def judging_mode(db: Store) -> str:
     """The study's judging mode: 'blind' (default: no other source's label is ever shown),
     'reveal' (blind-then-reveal: LLM labels appear only after one's own label is committed), or
     'shown' (LLM labels are shown before judging)."""
     return get_setting(db, "judging_mode", JudgingMode.BLIND.value)
 
 
-def set_judging_mode(db: Database, mode: str, *, by: str | None = None) -> bool:
+def set_judging_mode(db: Store, mode: str, *, by: str | None = None) -> bool:
     """Set the study's judging mode (recorded in the history as ``by``'s action); False when it already was
     ``mode``."""
     from store.accounts import record_action
@@ -103,19 +102,19 @@ _ITEMS = {
 }
 
 
-def assessor_scope(db: Database, assessor: str, open_mode: bool) -> tuple[str, tuple]:
-    if row(db, "SELECT 1 AS assigned FROM assignments WHERE assessor = ? LIMIT 1", (assessor,)):
-        return "q.turn_id IN (SELECT turn_id FROM assignments WHERE assessor = ?)", (assessor,)
+def assessor_scope(db: Store, assessor: str, open_mode: bool) -> tuple[str, dict]:
+    if row(db, "SELECT 1 AS assigned FROM assignments WHERE assessor = :assessor LIMIT 1", {"assessor": assessor}):
+        return "q.turn_id IN (SELECT turn_id FROM assignments WHERE assessor = :assessor)", {"assessor": assessor}
     if open_mode:
-        return "1 = 1", ()
-    return "1 = 0", ()
+        return "1 = 1", {}
+    return "1 = 0", {}
 
 
-def _ordered(db: Database, task: str, where: str, params: tuple) -> QueueOrder:
+def _ordered(db: Store, task: str, where: str, params: dict) -> QueueOrder:
     """The task's items matching ``where``: conversation import order, turn position, then item id
     (statement ids numerically)."""
     task = Task(task)
-    order_item = "q.item_id" if task is Task.PASSAGE else "CAST(q.item_id AS INTEGER), q.item_id"
+    order_item = "q.item_id" if task is Task.PASSAGE else "int_prefix(q.item_id), q.item_id"
     sql = (
         f"SELECT q.turn_id AS turn_id, q.item_id AS item_id FROM ({_ITEMS[task]}) q "
         f"JOIN turns t ON t.id = q.turn_id JOIN conversations c ON c.id = t.conversation_id "
@@ -124,47 +123,47 @@ def _ordered(db: Database, task: str, where: str, params: tuple) -> QueueOrder:
     return QueueOrder.of((r["turn_id"], r["item_id"]) for r in each(db, sql, params))
 
 
-def queue_order(db: Database, assessor: str, *, task: str = "passage", open_mode: bool = True) -> QueueOrder:
+def queue_order(db: Store, assessor: str, *, task: str = "passage", open_mode: bool = True) -> QueueOrder:
     """The assessor's items in judging order (cacheable until :func:`queue_version` changes)."""
     where, params = assessor_scope(db, assessor, open_mode)
     return _ordered(db, task, where, params)
 
 
-def queue_version(db: Database, assessor: str) -> tuple:
+def queue_version(db: Store, assessor: str) -> tuple:
     """Changes whenever the pool, the turns or the assessor's assignments change."""
     found = row(
         db,
         "SELECT (SELECT COUNT(*) FROM pool) AS pooled, (SELECT MAX(added_at) FROM pool) AS pooled_at, "
         "(SELECT COUNT(*) FROM turns) AS turns, (SELECT COUNT(*) FROM ptkb_statements) AS statements, "
-        "(SELECT COUNT(*) FROM assignments WHERE assessor = ?) AS assigned, "
-        "(SELECT MAX(assigned_at) FROM assignments WHERE assessor = ?) AS assigned_at",
-        (assessor, assessor),
+        "(SELECT COUNT(*) FROM assignments WHERE assessor = :assessor) AS assigned, "
+        "(SELECT MAX(assigned_at) FROM assignments WHERE assessor = :assessor) AS assigned_at",
+        {"assessor": assessor},
     )
     return tuple(found.values())
 
 
-def labelled(db: Database, assessor: str, task: str = "passage") -> frozenset:
+def labelled(db: Store, assessor: str, task: str = "passage") -> frozenset:
     """The (turn, item) pairs the source has labelled (any value, 'cannot judge' included)."""
     return labels.labelled(db, task, assessor)
 
 
 def load_queue(
-    db: Database, assessor: str, *, task: str = "passage", open_mode: bool = True, order: QueueOrder | None = None
+    db: Store, assessor: str, *, task: str = "passage", open_mode: bool = True, order: QueueOrder | None = None
 ) -> QueueState:
     """The assessor's queue with what they have judged (pass a cached ``order`` to skip the ordering query)."""
     order = order if order is not None else queue_order(db, assessor, task=task, open_mode=open_mode)
     return QueueState(order, labelled(db, assessor, task))
 
 
-def queue(db: Database, assessor: str, *, task: str = "passage", open_mode: bool = True) -> list[tuple]:
+def queue(db: Store, assessor: str, *, task: str = "passage", open_mode: bool = True) -> list[tuple]:
     """The assessor's queue as [(turn_id, item_id, judged)] in queue order."""
     state = load_queue(db, assessor, task=task, open_mode=open_mode)
     return [state.item(i) for i in range(len(state))]
 
 
-def turn_items(db: Database, assessor: str, turn_id: str, *, task: str = "passage") -> list[tuple]:
+def turn_items(db: Store, assessor: str, turn_id: str, *, task: str = "passage") -> list[tuple]:
     """One turn's items: [(turn_id, item_id, judged)] in queue order."""
-    order = _ordered(db, task, "q.turn_id = ?", (turn_id,))
+    order = _ordered(db, task, "q.turn_id = :turn_id", {"turn_id": turn_id})
     done = labelled(db, assessor, task)
     return [(t, i, (t, i) in done) for t, i in order.items]
 
@@ -188,7 +187,7 @@ def _check_mode(mode: str) -> None:
 
 
 def save_passage_label(
-    db: Database,
+    db: Store,
     source: str,
     turn_id: str,
     passage_id: str,
@@ -202,13 +201,17 @@ def save_passage_label(
     label_kind(Task.PASSAGE).check(grade)
     _check_mode(mode)
     with write(db):
-        if not row(db, "SELECT 1 AS pooled FROM pool WHERE turn_id = ? AND passage_id = ?", (turn_id, passage_id)):
+        if not row(
+            db,
+            "SELECT 1 AS pooled FROM pool WHERE turn_id = :turn_id AND passage_id = :passage_id",
+            {"turn_id": turn_id, "passage_id": passage_id},
+        ):
             raise UnknownItem(f"passage {passage_id} is not in the pool of turn {turn_id}")
         labels.save(db, Task.PASSAGE, source, (turn_id, passage_id), grade, note=note, mode=mode, via=via)
 
 
 def save_ptkb_label(
-    db: Database,
+    db: Store,
     source: str,
     turn_id: str,
     statement_id: str,
@@ -223,17 +226,17 @@ def save_ptkb_label(
     labels.save(db, Task.PTKB, source, (turn_id, statement_id), relevant, note=note, mode=mode, via=via)
 
 
-def save_note(db: Database, source: str, task: str, turn_id: str, item_id: str, note: str) -> bool:
+def save_note(db: Store, source: str, task: str, turn_id: str, item_id: str, note: str) -> bool:
     """Attach a note to an existing label; False when there is no label yet."""
     return labels.set_note(db, task, source, (turn_id, item_id), note)
 
 
-def label_of(db: Database, source: str, task: str, turn_id: str, item_id: str) -> dict | None:
+def label_of(db: Store, source: str, task: str, turn_id: str, item_id: str) -> dict | None:
     """The source's own label for one item (value, note, mode, via), or None."""
     return labels.get(db, task, source, (turn_id, item_id))
 
 
-def undo(db: Database, source: str, task: str = "passage") -> tuple[str, str] | None:
+def undo(db: Store, source: str, task: str = "passage") -> tuple[str, str] | None:
     """Revert the source's latest label change not yet undone; return the (turn, item) it touched.
 
     Repeated undos walk further back (see :func:`store.labels.undo`).
@@ -244,7 +247,7 @@ def undo(db: Database, source: str, task: str = "passage") -> tuple[str, str] | 
 # ------------------------------------------------------------------------------------------- reveal
 
 
-def revealed_labels(db: Database, assessor: str, task: str, turn_id: str, item_id: str) -> list[dict]:
+def revealed_labels(db: Store, assessor: str, task: str, turn_id: str, item_id: str) -> list[dict]:
     """Other sources' labels for an item, for 'shown' mode or after the assessor's own label exists.
 
     Blind by default: returns [] in 'blind' mode, and in 'reveal' mode until the assessor has

@@ -6,18 +6,16 @@ from __future__ import annotations
 import statistics
 from datetime import datetime
 
-from sqlite_utils import Database
-
 from assess.errors import AssessError
 from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, Task
 from store import labels
-from store.db import column, each, row, rows, value, write
+from store.db import Store, column, each, row, rows, value, write
 from store.imports import ensure_source
 
 BREAK_SECONDS = 300  # a gap longer than this between two labels is a pause, not judging time
 
 
-def assessor_summary(db: Database, *, open_mode: bool = True) -> list[dict]:
+def assessor_summary(db: Store, *, open_mode: bool = True) -> list[dict]:
     """Per assessor: progress over their queue (judged / total), passage labels, turns touched, grade
     counts 0..4, cannot-judge, PTKB labels, median and mean seconds per passage label."""
     from store.queue import load_queue
@@ -29,17 +27,18 @@ def assessor_summary(db: Database, *, open_mode: bool = True) -> list[dict]:
         grades = dict.fromkeys(GRADES.values, 0)
         for r in each(
             db,
-            "SELECT grade, COUNT(*) AS n FROM passage_labels WHERE source = ? AND grade IS NOT NULL GROUP BY grade",
-            (name,),
+            "SELECT grade, COUNT(*) AS n FROM passage_labels WHERE source = :source AND grade IS NOT NULL "
+            "GROUP BY grade",
+            {"source": name},
         ):
             grades[r["grade"]] = r["n"]
         counts = row(
             db,
-            "SELECT COUNT(*) AS labels, COUNT(DISTINCT turn_id) AS turns, SUM(grade IS NULL) AS cannot "
-            "FROM passage_labels WHERE source = ?",
-            (name,),
+            "SELECT COUNT(*) AS labels, COUNT(DISTINCT turn_id) AS turns, "
+            "COUNT(*) FILTER (WHERE grade IS NULL) AS cannot FROM passage_labels WHERE source = :source",
+            {"source": name},
         )
-        ptkb = value(db, "SELECT COUNT(*) AS n FROM ptkb_labels WHERE source = ?", (name,))
+        ptkb = value(db, "SELECT COUNT(*) AS n FROM ptkb_labels WHERE source = :source", {"source": name})
         speed = seconds_per_label(db, name)
         out.append(
             {
@@ -58,16 +57,16 @@ def assessor_summary(db: Database, *, open_mode: bool = True) -> list[dict]:
     return out
 
 
-def seconds_per_label(db: Database, source: str, task: str = "passage") -> dict:
+def seconds_per_label(db: Store, source: str, task: str = "passage") -> dict:
     """Seconds between consecutive label writes of ``source`` for one task (from the history), pauses
     > 5 min left out."""
     stamps = [
         datetime.fromisoformat(at.replace("Z", "+00:00"))
         for at in column(
             db,
-            "SELECT at FROM label_history WHERE source = ? AND label_table = ? AND via IS NOT 'bulk' "
-            "AND (via IS NULL OR via != 'undo') ORDER BY id",
-            (source, task),
+            "SELECT at FROM label_history WHERE source = :source AND label_table = :label_table "
+            "AND via IS DISTINCT FROM 'bulk' AND (via IS NULL OR via != 'undo') ORDER BY id",
+            {"source": source, "label_table": str(task)},
         )
     ]
     gaps = [(b - a).total_seconds() for a, b in zip(stamps, stamps[1:])]
@@ -77,7 +76,7 @@ def seconds_per_label(db: Database, source: str, task: str = "passage") -> dict:
     return {"n": len(gaps), "median": statistics.median(gaps), "mean": statistics.fmean(gaps)}
 
 
-def item_history(db: Database, source: str, item: str, kind: str = "passage") -> list[dict]:
+def item_history(db: Store, source: str, item: str, kind: str = "passage") -> list[dict]:
     """Every change of one label, oldest first: ``at``, ``old``, ``new``, ``mode``, ``via``.
 
     ``item`` is written as in the history ('turn passage' for passages, 'turn statement' for PTKB,
@@ -89,15 +88,16 @@ def item_history(db: Database, source: str, item: str, kind: str = "passage") ->
     changes = rows(
         db,
         "SELECT at, old_value AS old, new_value AS new, mode, via FROM label_history "
-        "WHERE source = ? AND label_table = ? AND item = ? ORDER BY id",
-        (source, kind, item),
+        "WHERE source = :source AND label_table = :label_table AND item = :item ORDER BY id",
+        {"source": source, "label_table": str(kind), "item": item},
     )
     if kind not in {t.value for t in LABEL_KINDS}:  # nuggets, duplicate decisions, gold responses: never bulk
         return changes
     imports = column(
         db,
-        "SELECT at FROM label_history WHERE source = ? AND label_table = ? AND item = '*' AND via = 'bulk' ORDER BY id",
-        (source, kind),
+        "SELECT at FROM label_history WHERE source = :source AND label_table = :label_table AND item = '*' "
+        "AND via = 'bulk' ORDER BY id",
+        {"source": source, "label_table": str(kind)},
     )
     if not imports or (changes and changes[0]["old"] is None):
         return changes  # no bulk import, or the item's own first row is its creation
@@ -112,24 +112,24 @@ def item_history(db: Database, source: str, item: str, kind: str = "passage") ->
     return [event] + changes
 
 
-def topic_progress(db: Database, source: str | None = None) -> list[dict]:
+def topic_progress(db: Store, source: str | None = None) -> list[dict]:
     """Per conversation: pooled pairs and how many carry a label of ``source`` (any assessor if None)."""
     if source is None:
-        cond, params = "s.kind = 'assessor'", ()
+        cond, params = "s.kind = 'assessor'", {}
     else:
-        cond, params = "s.name = ?", (source,)
+        cond, params = "s.name = :source", {"source": source}
     return rows(
         db,
         "SELECT t.conversation_id AS conversation, COUNT(*) AS pooled, "
-        "SUM(EXISTS (SELECT 1 FROM sources s JOIN passage_labels l ON l.source = s.name "
+        "COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM sources s JOIN passage_labels l ON l.source = s.name "
         f"AND l.turn_id = p.turn_id AND l.passage_id = p.passage_id WHERE {cond})) AS judged "
-        "FROM pool p JOIN turns t ON t.id = p.turn_id GROUP BY t.conversation_id "
-        "ORDER BY MIN((SELECT rowid FROM conversations c WHERE c.id = t.conversation_id))",
+        "FROM pool p JOIN turns t ON t.id = p.turn_id JOIN conversations c ON c.id = t.conversation_id "
+        "GROUP BY t.conversation_id, c.rowid ORDER BY c.rowid",
         params,
     )
 
 
-def disagreements(db: Database, a: str, b: str, *, limit: int = 500) -> list[dict]:
+def disagreements(db: Store, a: str, b: str, *, limit: int = 500) -> list[dict]:
     """Passage items both sources labelled with different grades, largest difference first."""
     return rows(
         db,
@@ -137,15 +137,13 @@ def disagreements(db: Database, a: str, b: str, *, limit: int = 500) -> list[dic
         "(SELECT grade FROM passage_labels x WHERE x.source = 'adjudication' AND x.turn_id = la.turn_id "
         " AND x.passage_id = la.passage_id) AS adjudicated "
         "FROM passage_labels la JOIN passage_labels lb ON lb.turn_id = la.turn_id AND lb.passage_id = la.passage_id "
-        "WHERE la.source = ? AND lb.source = ? AND la.grade IS NOT lb.grade "
-        "ORDER BY ABS(COALESCE(la.grade, -1) - COALESCE(lb.grade, -1)) DESC, la.turn_id, la.passage_id LIMIT ?",
-        (a, b, limit),
+        "WHERE la.source = :a AND lb.source = :b AND la.grade IS DISTINCT FROM lb.grade "
+        "ORDER BY ABS(COALESCE(la.grade, -1) - COALESCE(lb.grade, -1)) DESC, la.turn_id, la.passage_id LIMIT :limit",
+        {"a": a, "b": b, "limit": int(limit)},
     )
 
 
-def adjudicate(
-    db: Database, turn_id: str, passage_id: str, grade: int, *, by: str, source: str = "adjudication"
-) -> None:
+def adjudicate(db: Store, turn_id: str, passage_id: str, grade: int, *, by: str, source: str = "adjudication") -> None:
     """Record an adjudicated grade: a label of its own source (kind 'adjudication'), noting who decided (in
     the label's note and as an organizer action in the history)."""
     from store.accounts import record_action

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from sqlite_utils import Database
-
 from assess.tasks import GRADES, LABEL_KINDS, Task
-from store.db import each, rows, value
+from store.db import Store, each, rows, value
 
 _COUNTS = {
     "conversations": "SELECT COUNT(*) AS n FROM conversations",
@@ -18,19 +16,19 @@ _COUNTS = {
 }
 
 
-def is_empty(db: Database) -> bool:
+def is_empty(db: Store) -> bool:
     """True when no conversation has been imported yet."""
     return value(db, "SELECT COUNT(*) AS n FROM conversations") == 0
 
 
-def stats(db: Database) -> dict:
+def stats(db: Store) -> dict:
     """Counts of conversations, turns, passages, pooled pairs and labels per source."""
     out: dict = {key: value(db, sql) for key, sql in _COUNTS.items()}
     passage, ptkb, ntr = (LABEL_KINDS[t].table for t in (Task.PASSAGE, Task.PTKB, Task.NTR))
     out.update({passage: {}, ptkb: {}, "nuggets": {}, ntr: {}})
     for r in each(
         db,
-        "SELECT source, COUNT(grade) AS count, COUNT(DISTINCT turn_id) AS turns, SUM(grade IS NULL) AS cannot "
+        "SELECT source, COUNT(grade) AS count, COUNT(DISTINCT turn_id) AS turns, COUNT(*) FILTER (WHERE grade IS NULL) AS cannot "
         f"FROM {passage} GROUP BY source ORDER BY source",
     ):
         out[passage][r["source"]] = {
@@ -45,14 +43,14 @@ def stats(db: Database) -> dict:
         out[passage][r["source"]]["grades"][r["grade"] - GRADES.low] = r["n"]
     for r in each(
         db,
-        "SELECT source, COUNT(*) AS count, SUM(relevant > 0) AS relevant, COUNT(DISTINCT turn_id) AS turns "
+        "SELECT source, COUNT(*) AS count, COUNT(*) FILTER (WHERE relevant > 0) AS relevant, COUNT(DISTINCT turn_id) AS turns "
         f"FROM {ptkb} GROUP BY source ORDER BY source",
     ):
         out[ptkb][r.pop("source")] = r
     for r in each(
         db,
         "SELECT source, COUNT(*) AS count, COUNT(DISTINCT turn_id) AS turns, COUNT(start_char) AS with_span, "
-        "SUM(in_dedup = 1) AS deduplicated FROM nuggets GROUP BY source ORDER BY source",
+        "COUNT(*) FILTER (WHERE in_dedup = 1) AS deduplicated FROM nuggets GROUP BY source ORDER BY source",
     ):
         out["nuggets"][r.pop("source")] = r
     for r in each(
@@ -62,7 +60,7 @@ def stats(db: Database) -> dict:
     return out
 
 
-def sources(db: Database) -> list[dict]:
+def sources(db: Store) -> list[dict]:
     """Every label source with its kind, model and how many labels it holds per task."""
     return rows(
         db,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -12,24 +11,30 @@ import pytest
 from assess.errors import AssessError
 from assess.services.loading import load_demo
 from store import conversations, open_db, queue
+from store.db import IntegrityError, rows, run, value
 from tests.helpers import ROOT
 
 
 @pytest.fixture
-def demo(tmp_path):
-    db = open_db(tmp_path / "demo.db")
+def demo(store_target):
+    db = open_db(store_target)
     load_demo(db)
-    return db
+    yield db
+    db.close()
+
+
+def tuples(db, sql: str) -> list[tuple]:
+    return [tuple(r.values()) for r in rows(db, sql)]
 
 
 def test_schema_is_versioned_and_pragmas_set(tmp_path):
     db = open_db(tmp_path / "a.db")
-    assert db.execute("PRAGMA user_version").fetchone()[0] >= 1
-    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
-    assert db.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
+    assert db.raw.execute("PRAGMA user_version").fetchone()[0] >= 1
+    assert db.raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.raw.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert db.raw.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
     open_db(tmp_path / "a.db")  # re-opening migrates nothing twice
-    assert db.execute("PRAGMA user_version").fetchone()[0] >= 1
+    assert db.raw.execute("PRAGMA user_version").fetchone()[0] >= 1
 
 
 def test_label_changes_go_to_an_append_only_history(demo):
@@ -38,14 +43,16 @@ def test_label_changes_go_to_an_append_only_history(demo):
     queue.save_passage_label(demo, name, turn, passage, 2)
     queue.save_passage_label(demo, name, turn, passage, 2)  # same grade again: no history row
     queue.save_passage_label(demo, name, turn, passage, 4, note="clear answer")
-    rows = demo.execute(
-        "SELECT old_value, new_value, mode, via FROM label_history WHERE source = 'ann' ORDER BY id"
-    ).fetchall()
-    assert rows == [(None, "2", "blind", "key"), ("2", "4", "blind", "key")]
-    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-        demo.execute("UPDATE label_history SET new_value = '0'")
-    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-        demo.execute("DELETE FROM label_history")
+    changes = tuples(demo, "SELECT old_value, new_value, mode, via FROM label_history WHERE source = 'ann' ORDER BY id")
+    assert changes == [(None, "2", "blind", "key"), ("2", "4", "blind", "key")]
+    with pytest.raises(IntegrityError, match="append-only"):
+        run(demo, "UPDATE label_history SET new_value = '0'")
+    with pytest.raises(IntegrityError, match="append-only"):
+        run(demo, "DELETE FROM label_history")
+    assert tuples(demo, "SELECT old_value, new_value FROM label_history WHERE source = 'ann' ORDER BY id") == [
+        (None, "2"),
+        ("2", "4"),
+    ]
 
 
 def test_undo_walks_back_one_change_at_a_time(demo):
@@ -91,7 +98,7 @@ def test_blind_mode_reveals_nothing_before_own_label(demo):
     queue.save_passage_label(demo, name, turn, passage, 3, mode="reveal")
     revealed = queue.revealed_labels(demo, name, "passage", turn, passage)
     assert [r["source"] for r in revealed] == ["llm:demo-gpt"]
-    assert demo.execute("SELECT mode FROM passage_labels WHERE source = 'di'").fetchone()[0] == "reveal"
+    assert value(demo, "SELECT mode FROM passage_labels WHERE source = 'di'") == "reveal"
 
 
 def test_sign_in_refuses_names_of_other_sources(demo):
@@ -105,12 +112,12 @@ def test_sign_in_refuses_names_of_other_sources(demo):
 
 def test_bad_grade_is_refused_and_nothing_written(demo):
     name = queue.sign_in(demo, "ed")
-    before = demo.execute("SELECT COUNT(*) FROM label_history").fetchone()[0]
+    before = value(demo, "SELECT COUNT(*) AS n FROM label_history")
     with pytest.raises(AssessError):
         queue.save_passage_label(demo, name, "101_1", "demo-doc-001:0", 7)
     with pytest.raises(AssessError):
         queue.save_passage_label(demo, name, "101_1", "not-pooled:0", 2)
-    assert demo.execute("SELECT COUNT(*) FROM label_history").fetchone()[0] == before
+    assert value(demo, "SELECT COUNT(*) AS n FROM label_history") == before
 
 
 WORKER = textwrap.dedent("""
@@ -128,11 +135,11 @@ WORKER = textwrap.dedent("""
 """)
 
 
-def test_two_processes_writing_at_once_lose_nothing(tmp_path):
-    path = tmp_path / "shared.db"
+def test_two_processes_writing_at_once_lose_nothing(store_target, tmp_path):
+    path = store_target
     db = open_db(path)
     load_demo(db)
-    pairs = db.execute("SELECT turn_id, passage_id FROM pool").fetchall()
+    pairs = tuples(db, "SELECT turn_id, passage_id FROM pool")
     qrels = tmp_path / "bulk.qrels"
     qrels.write_text("".join(f"{t} 0 {p} {i % 5}\n" for i, (t, p) in enumerate(pairs)))
     script = WORKER.format(root=str(ROOT))
@@ -143,25 +150,33 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     for p in procs:
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err
-    counts = dict(db.execute("SELECT source, COUNT(*) FROM passage_labels GROUP BY source").fetchall())
+    counts = dict(tuples(db, "SELECT source, COUNT(*) AS n FROM passage_labels GROUP BY source"))
     assert counts["w1"] == counts["w2"] == counts["bulk"] == len(pairs) == 217
+    distinct = value(
+        db, "SELECT COUNT(*) AS n FROM (SELECT DISTINCT source, turn_id, passage_id FROM passage_labels) d"
+    )
+    assert distinct == sum(counts.values())  # no duplicate label
     history = dict(
-        db.execute(
-            "SELECT source, COUNT(*) FROM label_history WHERE label_table = 'passage' GROUP BY source"
-        ).fetchall()
+        tuples(db, "SELECT source, COUNT(*) AS n FROM label_history WHERE label_table = 'passage' GROUP BY source")
     )
     assert history["w1"] == history["w2"] == 217
-    # the import is one history event; the insert trigger it dropped meanwhile is back
-    assert db.execute("SELECT item, new_value FROM label_history WHERE source = 'bulk'").fetchall() == [("*", "217")]
-    assert db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'passage_labels_history_insert'").fetchone() == (
-        1,
-    )
+    # the import is one history event; the insert trigger it dropped (SQLite) or disabled (PostgreSQL)
+    # meanwhile is back
+    assert tuples(db, "SELECT item, new_value FROM label_history WHERE source = 'bulk'") == [("*", "217")]
+    if db.sqlite:
+        trigger = "SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'passage_labels_history_insert'"
+    else:
+        trigger = (
+            "SELECT COUNT(*) AS n FROM pg_trigger WHERE tgname = 'passage_labels_history_insert' AND tgenabled = 'O'"
+        )
+    assert value(db, trigger) == 1
+    db.close()
 
 
-def test_pool_records_every_run_that_brought_a_passage(tmp_path):
+def test_pool_records_every_run_that_brought_a_passage(store_target, tmp_path):
     from assess.services.loading import load_file
 
-    db = open_db(tmp_path / "p.db")
+    db = open_db(store_target)
     load_file(db, "topics", ROOT / "assets" / "demo" / "topics.json")
     a, b = tmp_path / "a.run", tmp_path / "b.run"
     a.write_text("101_1 Q0 p:1 1 9 runA\n101_1 Q0 p:2 2 8 runA\n101_1 Q0 p:3 3 7 runA\n")
@@ -169,7 +184,7 @@ def test_pool_records_every_run_that_brought_a_passage(tmp_path):
     load_file(db, "run", a, depth=3)
     load_file(db, "run", b, depth=3)
     load_file(db, "run", b, depth=3)  # importing a run again adds nothing twice
-    pool = db.execute("SELECT passage_id, method, best_rank, detail FROM pool ORDER BY passage_id").fetchall()
+    pool = tuples(db, "SELECT passage_id, method, best_rank, detail FROM pool ORDER BY passage_id")
     assert pool == [
         ("p:1", "depth", 1, "runA@1"),
         ("p:2", "depth", 2, "runA@2"),
