@@ -8,7 +8,7 @@ import pytest
 
 from assess.tasks import LABEL_KINDS
 from store import open_db
-from store.db import column, rows
+from store.db import column, rows, run
 from store.schema import HISTORY_TABLES, MIGRATIONS
 
 # sha256 of each released migration's SQL. A released migration must never change (stores in the
@@ -69,25 +69,26 @@ def test_every_history_table_is_a_label_kind():
 
 @pytest.mark.parametrize("recursive", [False, True], ids=["plain", "recursive_triggers"])
 def test_history_refuses_insert_or_replace_of_an_existing_row(tmp_path, recursive):
-    """Another SQLite client cannot overwrite a history row (a REPLACE conflict skips delete triggers)."""
-    import sqlite3
+    """Another SQLite client cannot overwrite a history row (a REPLACE conflict skips delete triggers).
 
-    path = tmp_path / "h.db"
-    open_db(path).conn.close()
-    conn = sqlite3.connect(path, isolation_level=None)
+    SQLite only: PostgreSQL has no INSERT OR REPLACE (its guards are in tests/test_engines.py)."""
+    from sqlalchemy.exc import DatabaseError
+
+    db = open_db(tmp_path / "h.db")
     if recursive:
-        conn.execute("PRAGMA recursive_triggers = ON")
+        db.raw.execute("PRAGMA recursive_triggers = ON")
     add = "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) VALUES "
-    conn.execute(add + "('passage', 'amy', '101_1 d:0', NULL, '3', 'blind', 'ui', '2026-01-01')")
-    before = conn.execute("SELECT * FROM label_history").fetchall()
+    run(db, add + "('passage', 'amy', '101_1 d:0', NULL, '3', 'blind', 'ui', '2026-01-01')")
+    before = rows(db, "SELECT * FROM label_history")
     forged = "('passage', 'amy', '101_1 d:0', NULL, '0', 'blind', 'ui', '2000-01-01')"
     for verb in ("INSERT OR REPLACE", "REPLACE", "INSERT OR IGNORE", "INSERT"):
-        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-            conn.execute(
+        with pytest.raises(DatabaseError, match="append-only"):
+            run(
+                db,
                 f"{verb} INTO label_history (id, label_table, source, item, old_value, new_value, mode, via, at) "
-                f"VALUES ({before[0][0]}, {forged[1:]}"
+                f"VALUES ({before[0]['id']}, {forged[1:]}",
             )
-        assert conn.execute("SELECT * FROM label_history").fetchall() == before, verb
-    conn.execute(add + forged)  # appending a new row still works
-    assert len(conn.execute("SELECT * FROM label_history").fetchall()) == 2
-    conn.close()
+        assert rows(db, "SELECT * FROM label_history") == before, verb
+    run(db, add + forged)  # appending a new row still works
+    assert len(rows(db, "SELECT * FROM label_history")) == 2
+    db.close()
