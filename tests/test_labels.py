@@ -1,4 +1,4 @@
-"""store.labels on a real SQLite file: writes, notes, undo walking back, and refused values."""
+"""store.labels on a real store of each engine: writes, notes, undo walking back, and refused values."""
 
 from __future__ import annotations
 
@@ -29,10 +29,11 @@ VALUES = {  # three different values per task, written in turn
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    database = open_db(tmp_path_factory.mktemp("labels") / "labels.db")
+def db(module_store_target):
+    database = open_db(module_store_target)
     load_demo(database)
-    return database
+    yield database
+    database.close()
 
 
 _names = itertools.count()
@@ -50,7 +51,11 @@ def fresh_source(db) -> str:
 
 def table_rows(db, task, source):
     kind = LABEL_KINDS[task]
-    return rows(db, f"SELECT * FROM {kind.table} WHERE source = ? ORDER BY {', '.join(kind.item_columns)}", (source,))
+    return rows(
+        db,
+        f"SELECT * FROM {kind.table} WHERE source = :source ORDER BY {', '.join(kind.item_columns)}",
+        {"source": source},
+    )
 
 
 @pytest.mark.parametrize("task", list(Task))
@@ -86,13 +91,13 @@ def test_refused_values_leave_the_store_unchanged(db, task, bad):
     source, item = fresh_source(db), ITEMS[task]
     labels.save(db, task, source, item, VALUES[task][0], mode="blind", via="key")
     before = table_rows(db, task, source)
-    history = rows(db, "SELECT * FROM label_history WHERE source = ?", (source,))
+    history = rows(db, "SELECT * FROM label_history WHERE source = :source ORDER BY id", {"source": source})
     with pytest.raises(AssessError):
         labels.save(db, task, source, item, bad, mode="blind", via="key")
     with pytest.raises(AssessError):
         labels.save_many(db, task, source, [(item, bad)], mode="blind", via="key")
     assert table_rows(db, task, source) == before
-    assert rows(db, "SELECT * FROM label_history WHERE source = ?", (source,)) == history
+    assert rows(db, "SELECT * FROM label_history WHERE source = :source ORDER BY id", {"source": source}) == history
 
 
 PASSAGES = ["demo-doc-001:0", "demo-doc-002:3", "demo-doc-003:0"]  # pooled for turn 101_1
@@ -105,7 +110,7 @@ def test_as_many_undos_as_saves_restore_the_empty_table(db, saves):
     for passage, grade in saves:
         labels.save(db, Task.PASSAGE, source, ("101_1", passage), grade, mode="blind", via="key")
     # a save that changes nothing leaves no history row: its undo finds nothing left and returns None
-    changes = len(rows(db, "SELECT id FROM label_history WHERE source = ?", (source,)))
+    changes = len(rows(db, "SELECT id FROM label_history WHERE source = :source", {"source": source}))
     undone = [labels.undo(db, Task.PASSAGE, source) for _ in saves]
     assert sum(u is not None for u in undone) == changes
     assert table_rows(db, Task.PASSAGE, source) == []
