@@ -23,12 +23,13 @@ PASSWORD = "correct-horse-battery"
 
 
 @pytest.fixture
-def db(tmp_path):
+def db(store_target):
     from assess.services.loading import load_demo
 
-    database = open_db(tmp_path / "acc.db")
+    database = open_db(store_target)
     load_demo(database)
-    return database
+    yield database
+    database.close()
 
 
 # ------------------------------------------------------------------------------------------- store and service
@@ -99,9 +100,13 @@ def test_failed_sign_ins_are_limited_per_address(db):
     assert service.check_password(db, "amy", PASSWORD, address="10.0.0.8", at=T0).name == "amy"
 
 
-def test_sign_in_link_valid_expired_tampered_and_after_reset(db, tmp_path, monkeypatch):
+def test_sign_in_link_valid_expired_tampered_and_after_reset(db, monkeypatch):
     monkeypatch.delenv("ASSESS_SECRET_KEY", raising=False)
     service.add_account(db, "amy", "assessor", password=PASSWORD, by="boss")
+    if not db.sqlite:  # no file beside the store to keep a key in: $ASSESS_SECRET_KEY is needed
+        with pytest.raises(AssessError, match="set ASSESS_SECRET_KEY"):
+            service.make_link(db, "amy", "https://assess.example.org/", at=T0)
+        monkeypatch.setenv("ASSESS_SECRET_KEY", "a-key-for-the-tests-of-sign-in-links")
     link = service.make_link(db, "amy", "https://assess.example.org/", minutes=60, at=T0)
     assert link.startswith("https://assess.example.org/?signin=")
     token = unquote(link.split("signin=", 1)[1])
@@ -110,8 +115,10 @@ def test_sign_in_link_valid_expired_tampered_and_after_reset(db, tmp_path, monke
         service.check_link(db, token, at=T0 + timedelta(minutes=61))
     with pytest.raises(service.SignInRefused, match="not valid"):
         service.check_link(db, token[:-2] + ("AA" if not token.endswith("AA") else "BB"), at=T0)
-    key = tmp_path / "acc.db.secret"
-    assert stat.S_IMODE(key.stat().st_mode) == 0o600 and key.read_text() not in snapshot(tmp_path / "acc.db")
+    if db.sqlite:
+        key = service.key_file(db)
+        assert key.name == "store.db.secret" and stat.S_IMODE(key.stat().st_mode) == 0o600
+        assert key.read_text() not in snapshot(db.target)
     service.reset_account(db, "amy", by="boss")
     with pytest.raises(service.SignInRefused, match="replaced"):
         service.check_link(db, token, at=T0)
@@ -146,8 +153,10 @@ def test_demo_store_is_open_by_default_and_any_other_is_not(db):
 # ------------------------------------------------------------------------------------------- command line
 
 
-def test_cli_add_list_disable_reset_link(tmp_path):
-    path = tmp_path / "cli.db"
+def test_cli_add_list_disable_reset_link(store_target, monkeypatch):
+    path = store_target
+    if not store_target.endswith(".db"):
+        monkeypatch.setenv("ASSESS_SECRET_KEY", "a-key-for-the-tests-of-sign-in-links")
     added = run_cli("users", "add", "boss", "--role", "organizer", db=path)
     assert added.returncode == 0, added.stderr
     assert added.stdout.startswith("added boss (organizer)\npassword: ")
@@ -209,15 +218,17 @@ def test_cli_bad_input_exits_2_with_one_line_and_the_store_unchanged(tmp_path, a
 
 
 @pytest.fixture
-def campaign(tmp_path, monkeypatch):
+def campaign(store_target, monkeypatch):
     """The demo store with accounts (so not open by default): an organizer and an assessor."""
     from assess.services.loading import load_demo
 
-    path = tmp_path / "campaign.db"
-    database = open_db(path)
-    load_demo(database)
-    service.add_account(database, "boss", "organizer", password=PASSWORD, by="setup")
-    service.add_account(database, "amy", "assessor", password=PASSWORD, by="boss")
+    path = store_target
+    with open_db(path) as database:
+        load_demo(database)
+        service.add_account(database, "boss", "organizer", password=PASSWORD, by="setup")
+        service.add_account(database, "amy", "assessor", password=PASSWORD, by="boss")
+        if not database.sqlite:
+            monkeypatch.setenv("ASSESS_SECRET_KEY", "a-key-for-the-tests-of-sign-in-links")
     monkeypatch.setenv("ASSESS_DB", str(path))
     monkeypatch.delenv("ASSESS_OPEN", raising=False)
     monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
