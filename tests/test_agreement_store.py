@@ -12,10 +12,9 @@ from tests.helpers import ROOT, run_cli
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    db = tmp_path_factory.mktemp("agree") / "demo.db"
-    run_cli("init", "--demo", db=db, check=True)
-    return db
+def demo_db(module_store_target):
+    run_cli("init", "--demo", db=module_store_target, check=True)
+    return module_store_target
 
 
 def test_demo_ptkb_llm_vs_organizers(demo_db):

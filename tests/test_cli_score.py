@@ -280,12 +280,13 @@ def _nuggets(keys: dict) -> dict:
 
 
 @pytest.fixture
-def mini_store(tmp_path):
+def mini_store(store_target, tmp_path):
     """Conversation 7: turns 7_1 and 7_3 personal (organizers); gold nuggets 3/2/1/2; run A answers every
     turn (7_3 with white space only), run B answers 7_1, 7_2 and 7_4; a de-duplicated set of every turn."""
     from assess.services.loading import load_file
     from store import nuggets as stored
     from store import open_db, write
+    from store.db import rows
     from store.imports import ensure_source
 
     files = {
@@ -305,7 +306,7 @@ def mini_store(tmp_path):
         "0_7_1_1_A\t1\n0_7_1_2_A\t0\n0_7_1_3_A\t0\n0_7_2_1_A\t1\n0_7_2_2_A\t1\n0_7_4_1_B\t1\n0_7_4_2_B\t0\n"
     )
     (tmp_path / "llm-ptkb.qrels").write_text("7_2 0 1 1\n7_1 0 1 0\n")
-    path = tmp_path / "mini.db"
+    path = store_target
     db = open_db(path)
     load_file(db, "topics", tmp_path / "topics.json")
     load_file(db, "nuggets", tmp_path / "gold.json", source="gold")
@@ -314,7 +315,10 @@ def mini_store(tmp_path):
     load_file(db, "ntr-labels", tmp_path / "llm.tsv", source="llm:mini", nugget_source="gold")
     load_file(db, "ntr-labels", tmp_path / "llm.tsv", source="crowd:mini", nugget_source="gold")
     load_file(db, "ptkb-qrels", tmp_path / "llm-ptkb.qrels", source="llm:mini")
-    gold = {(t, k): i for i, t, k in db.conn.execute("SELECT id, turn_id, key FROM nuggets WHERE source = 'gold'")}
+    gold = {
+        (r["turn_id"], r["key"]): r["id"]
+        for r in rows(db, "SELECT id, turn_id, key FROM nuggets WHERE source = 'gold'")
+    }
     # the assessor amy on the /ntr page (signing in creates her source)
     with write(db):
         ensure_source(db, "amy", "assessor")
@@ -330,7 +334,7 @@ def mini_store(tmp_path):
         ("B", "7_4", 1, 0),
     ]:
         stored.ntr.save_label(db, "amy", gold[turn, f"[{key}]"], run, match)
-    db.conn.close()
+    db.close()
     return path
 
 
@@ -414,7 +418,7 @@ def test_nuggets_store_form_refuses_bad_input(mini_store, tmp_path):
     db = open_db(mini_store)
     own = stored.gold.add_text_nugget(db, "amy", "7_1", "my own nugget")
     stored.ntr.save_label(db, "amy", own, "A", 1)
-    db.conn.close()
+    db.close()
     before = snapshot(mini_store)
     for args, message in [
         (
@@ -444,39 +448,41 @@ def test_nuggets_store_form_refuses_bad_input(mini_store, tmp_path):
     assert no_file.returncode == 2 and "PTKB qrels or topics file" in no_file.stderr
 
 
-def test_nuggets_ntr_recall_of_the_demo_llm_labels(tmp_path):
+def test_nuggets_ntr_recall_of_the_demo_llm_labels(store_target):
     """The demo's llm:demo-gpt NtR labels, cross-checked by a computation straight from the tables and by
     the file form on the demo's own files."""
-    import sqlite3
     from statistics import mean
 
     from assess.services.loading import load_demo
     from store import nuggets as stored
     from store import open_db
+    from tests.helpers import rows
 
-    path = tmp_path / "demo.db"
+    path = store_target
     db = open_db(path)
     load_demo(db)
     # de-duplicate two turns by hand: 101_1 [2] is covered by [1]; 102_3 [1] and [3] say the same
-    ids = {(t, k): i for i, t, k in db.conn.execute("SELECT id, turn_id, key FROM nuggets WHERE source = 'gold'")}
+    ids = {(t, k): i for i, t, k in rows(path, "SELECT id, turn_id, key FROM nuggets WHERE source = 'gold'", {})}
     stored.duplicates.decide_duplicate(db, ids["101_1", "[1]"], ids["101_1", "[2]"], "a_covers_b", by="org")
     stored.duplicates.decide_duplicate(db, ids["102_3", "[1]"], ids["102_3", "[3]"], "same", by="org")
-    db.conn.close()
+    db.close()
     out = score_store(path, "--ntr-source", "llm:demo-gpt", "--dedup", "--personal")
 
-    conn = sqlite3.connect(path)
     personal = {
         t
-        for (t,) in conn.execute(
-            "SELECT DISTINCT turn_id FROM ptkb_labels WHERE source = 'organizers' AND relevant > 0"
+        for (t,) in rows(
+            path, "SELECT DISTINCT turn_id FROM ptkb_labels WHERE source = 'organizers' AND relevant > 0", {}
         )
     }
-    labels = conn.execute(
+    labels = rows(
+        path,
         "SELECT l.run, l.turn_id, l.match, n.in_dedup FROM ntr_labels l JOIN nuggets n "
-        "ON n.id = l.nugget_id WHERE l.source = 'llm:demo-gpt' AND n.source = 'gold'"
-    ).fetchall()
-    decided = {t for (t,) in conn.execute("SELECT turn_id FROM nuggets WHERE source = 'gold' AND in_dedup IS NOT NULL")}
-    conn.close()
+        "ON n.id = l.nugget_id WHERE l.source = 'llm:demo-gpt' AND n.source = 'gold'",
+        {},
+    )
+    decided = {
+        t for (t,) in rows(path, "SELECT turn_id FROM nuggets WHERE source = 'gold' AND in_dedup IS NOT NULL", {})
+    }
     assert decided == {"101_1", "102_3"}
     for dedup in (False, True):
         per: dict = {}
