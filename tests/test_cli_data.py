@@ -2,28 +2,44 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
-import sqlite3
 
 import pytest
 
-from tests.helpers import ROOT, run_cli, snapshot
+from tests.helpers import ROOT, rows, run_cli, snapshot
 
 DEMO = ROOT / "assets" / "demo"
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    db = tmp_path_factory.mktemp("demo") / "demo.db"
-    run_cli("init", "--demo", db=db, check=True)
-    return db
+def demo_db(module_store_target):
+    """The demo store, once per engine; tests that use it must leave it as they found it."""
+    run_cli("init", "--demo", db=module_store_target, check=True)
+    return module_store_target
 
 
 @pytest.fixture
-def topics_db(tmp_path):
-    db = tmp_path / "t.db"
-    run_cli("import", "topics", DEMO / "topics.json", db=db, check=True)
-    return db
+def topics_db(store_target):
+    run_cli("import", "topics", DEMO / "topics.json", db=store_target, check=True)
+    return store_target
+
+
+def snapshot_but_import_actions(target) -> str:
+    """:func:`snapshot` of every table, leaving out the history rows that record who imported what (every
+    import, even one that changes no label, is an organizer action in the history)."""
+    import sqlalchemy as sa
+
+    from store.db import Store
+    from store.db import rows as query
+
+    h = hashlib.sha256()
+    with Store(target) as db:
+        for name in sorted(sa.inspect(db.sa).get_table_names()):
+            where = " WHERE label_table != 'import'" if name == "label_history" else ""
+            for row in sorted((tuple(r.values()) for r in query(db, f'SELECT * FROM "{name}"{where}')), key=repr):
+                h.update(repr((name, row)).encode())
+    return h.hexdigest()
 
 
 def test_every_command_has_help():
@@ -80,9 +96,13 @@ def test_qrels_round_trip_same_content(topics_db, tmp_path):
     assert out == "101_1 0 demo-doc-001:0 3\n101_2 0 demo-doc-002:1 0\n102_1 0 x:9 4\n"
     again = tmp_path / "again.qrels"
     again.write_text(out)
-    before = snapshot(topics_db)
+    before = snapshot_but_import_actions(topics_db)
+    imports = "SELECT source, item, via FROM label_history WHERE label_table = 'import' ORDER BY id"
+    recorded = rows(topics_db, imports, {})
     run_cli("import", "qrels", again, "--source", "nist", db=topics_db, check=True)
-    assert snapshot(topics_db) == before  # re-importing the export changes nothing
+    assert snapshot_but_import_actions(topics_db) == before  # re-importing the export changes nothing
+    assert rows(topics_db, imports, {})[:-1] == recorded  # but who imported it is in the history
+    assert rows(topics_db, imports, {})[-1][1:] == ("qrels again.qrels", "nist")
 
 
 def test_demo_llm_qrels_round_trip(demo_db):
@@ -130,12 +150,7 @@ MALFORMED = [
 
 @pytest.mark.parametrize("kind, name, content, line, words", MALFORMED, ids=[m[1] for m in MALFORMED])
 def test_malformed_file_is_refused_cleanly(demo_db, tmp_path, kind, name, content, line, words):
-    db = tmp_path / "copy.db"
-    src = sqlite3.connect(demo_db)
-    dst = sqlite3.connect(db)
-    src.backup(dst)
-    src.close()
-    dst.close()
+    db = demo_db  # refused: the shared demo store stays as it was (checked below)
     path = tmp_path / name
     path.write_bytes(content if isinstance(content, bytes) else content.encode())
     before = snapshot(db)
@@ -167,7 +182,7 @@ def test_a_file_that_is_not_a_database_is_exit_2(tmp_path):
     bogus.write_text("these are notes, not a database\n")
     proc = run_cli("stats", db=bogus)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == f"error: {bogus}: file is not a database"
+    assert proc.stderr.strip() == f"error: {bogus}: cannot open the store: file is not a database"
     assert bogus.read_text() == "these are notes, not a database\n"
 
 
@@ -178,13 +193,14 @@ def test_a_directory_given_as_file_is_exit_2(tmp_path):
     assert proc.stderr == f"error: {tmp_path}: expected a regular file, found a directory\n"
 
 
-def test_an_import_cannot_write_into_an_assessors_source(tmp_path):
+def test_an_import_cannot_write_into_an_assessors_source(store_target, tmp_path):
     from store import open_db, queue
 
-    db_path = tmp_path / "d.db"
+    db_path = store_target
     run_cli("init", "--demo", db=db_path, check=True)
     # 'nist' itself is now reserved at sign-in (store.queue); any other assessor name stays protected
-    queue.sign_in(open_db(db_path), "kim")
+    with open_db(db_path) as db:
+        queue.sign_in(db, "kim")
     qrels = tmp_path / "n.qrels"
     qrels.write_text("101_1 0 demo-doc-001:0 3\n")
     before = snapshot(db_path)
@@ -193,23 +209,25 @@ def test_an_import_cannot_write_into_an_assessors_source(tmp_path):
     assert snapshot(db_path) == before
 
 
-def test_assign_turns_and_conversations(tmp_path):
+def test_assign_turns_and_conversations(store_target):
     from store import open_db, queue
 
-    db_path = tmp_path / "a.db"
+    db_path = store_target
     run_cli("init", "--demo", db=db_path, check=True)
     out = run_cli("assign", "--assessor", "lee", "--conversation", "102", "--turn", "101_3", db=db_path, check=True)
     assert out.stdout.strip() == "lee: 7 new turns assigned (7 given)"
-    items = queue.queue(open_db(db_path), "lee")
+    with open_db(db_path) as db:
+        items = queue.queue(db, "lee")
     assert {t for t, _, _ in items} == {"101_3", *(f"102_{i}" for i in range(1, 7))}
     run_cli("assign", "--assessor", "lee", "--turn", "101_3", "--remove", db=db_path, check=True)
-    assert "101_3" not in {t for t, _, _ in queue.queue(open_db(db_path), "lee")}
+    with open_db(db_path) as db:
+        assert "101_3" not in {t for t, _, _ in queue.queue(db, "lee")}
     proc = run_cli("assign", "--assessor", "lee", "--turn", "9_9", db=db_path)
     assert proc.returncode == 2 and "unknown turn id '9_9'" in proc.stderr
 
 
-def test_topics_whose_conversation_ids_belong_to_another_collection_are_refused_with_the_line(tmp_path):
-    db_path = tmp_path / "c.db"
+def test_topics_whose_conversation_ids_belong_to_another_collection_are_refused_with_the_line(store_target, tmp_path):
+    db_path = store_target
     run_cli("init", "--demo", db=db_path, check=True)  # conversations 101 and 102, collection 'demo'
     other = tmp_path / "2024.json"
     other.write_text(
@@ -233,8 +251,8 @@ def test_topics_whose_conversation_ids_belong_to_another_collection_are_refused_
     assert snapshot(db_path) == before
 
 
-def test_history_of_one_label_includes_its_bulk_import(tmp_path):
-    db_path = tmp_path / "h.db"
+def test_history_of_one_label_includes_its_bulk_import(store_target, tmp_path):
+    db_path = store_target
     run_cli("init", "--demo", db=db_path, check=True)
     first, second = tmp_path / "a.qrels", tmp_path / "b.qrels"
     first.write_text("101_1 0 demo-doc-001:0 3\n101_1 0 demo-doc-002:0 1\n")
@@ -257,15 +275,56 @@ def test_history_of_one_label_includes_its_bulk_import(tmp_path):
     assert proc.returncode == 2 and "no label source named 'nobody'" in proc.stderr
 
 
-def test_processes_starting_on_one_new_store_load_the_demo_once(tmp_path):
+def test_processes_starting_on_one_new_store_load_the_demo_once(store_target):
     """Several app processes (or `init --demo`) starting at once on one new store: one loads the demo."""
     from concurrent.futures import ThreadPoolExecutor
 
-    db = tmp_path / "shared.db"
+    db = store_target
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda _: run_cli("init", "--demo", db=db), range(4)))
     assert [r.returncode for r in results] == [0, 0, 0, 0]
     said = sorted(r.stdout.strip().split(": ", 1)[1] for r in results)
     assert said == ["created with the demo data"] + ["not empty, demo not loaded"] * 3
-    with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM pool").fetchone()[0] == 217
+    assert rows(db, "SELECT COUNT(*) FROM pool", {}) == [(217,)]
+
+
+STATS_OF_DEMO_AND_FILES = {
+    "conversations": 2,
+    "turns": 12,
+    "passages": 62,
+    "passages_with_text": 58,
+    "runs": 3,
+    "pooled_pairs": 219,
+    "pooled_turns": 12,
+    "passage_labels": {
+        "kim": {"count": 1, "turns": 1, "grades": [0, 0, 1, 0, 0], "cannot_judge": 1},
+        "llm:demo-gpt": {"count": 214, "turns": 12, "grades": [125, 38, 18, 17, 16], "cannot_judge": 0},
+        "nist": {"count": 3, "turns": 2, "grades": [1, 1, 0, 1, 0], "cannot_judge": 0},
+    },
+    "ptkb_labels": {
+        "kim": {"count": 2, "relevant": 1, "turns": 1},
+        "llm:demo-gpt": {"count": 126, "relevant": 18, "turns": 12},
+        "organizers": {"count": 126, "relevant": 17, "turns": 12},
+    },
+    "nuggets": {"gold": {"count": 64, "turns": 12, "with_span": 0, "deduplicated": 0}},
+    "ntr_labels": {"llm:demo-gpt": {"count": 192, "yes": 87}},
+}
+
+
+def test_stats_count_the_same_on_both_engines(store_target, tmp_path):
+    """The same imports and labels give the same `stats --json`, key for key, on SQLite and PostgreSQL."""
+    from store import open_db, queue
+
+    run_cli("init", "--demo", db=store_target, check=True)
+    qrels = tmp_path / "n.qrels"
+    qrels.write_text("101_1 0 demo-doc-001:0 3\n101_1 0 demo-doc-002:0 1\n102_2 0 x:1 0\n")
+    run_cli("import", "qrels", qrels, "--source", "nist", db=store_target, check=True)
+    with open_db(store_target) as db:
+        name = queue.sign_in(db, "kim")
+        queue.save_passage_label(db, name, "101_1", "demo-doc-001:0", 2)
+        queue.save_passage_label(db, name, "101_1", "demo-doc-002:0", None)  # cannot judge
+        queue.save_ptkb_label(db, name, "101_1", "1", 1)
+        queue.save_ptkb_label(db, name, "101_1", "2", 0)
+    out = run_cli("stats", "--json", db=store_target, check=True).stdout
+    assert json.loads(out) == STATS_OF_DEMO_AND_FILES
+    assert list(json.loads(out)["passage_labels"]) == ["kim", "llm:demo-gpt", "nist"]  # sources by name
