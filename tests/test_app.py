@@ -9,8 +9,8 @@ from tests.helpers import open_app, rows
 
 
 @pytest.fixture
-def app_db(tmp_path, monkeypatch):
-    path = tmp_path / "app.db"
+def app_db(store_target, monkeypatch):
+    path = store_target
     monkeypatch.setenv("ASSESS_DB", str(path))
     monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
     return path
@@ -99,14 +99,16 @@ def test_review_page_lists_assessors_and_adjudicates(app_db):
     row = summary[summary["assessor"] == "fay"].iloc[0]
     assert (row["passage_labels"], row["grade_4"], row["grade_0"], row["grade_1"]) == (3, 1, 1, 1)
     assert (row["queue_judged"], row["queue_total"]) == (3, 217)
+    at.switch_page("pages/adjudicate.py").run()  # disagreements and adjudication have a page of their own
+    assert not at.exception
     at.selectbox(key="dis_a").select("fay").run()
     at.selectbox(key="dis_b").select("llm:demo-gpt").run()
-    disagreements = at.dataframe[2].value
+    disagreements = at.dataframe[0].value
     assert len(disagreements) >= 1
     at.radio[-1].set_value(2)
     next(b for b in at.button if b.label == "Save adjudicated label").click().run()
     first = disagreements.iloc[0]
-    shown_again = at.dataframe[2].value  # the table shows the adjudicated grade right away
+    shown_again = at.dataframe[0].value  # the table shows the adjudicated grade right away
     assert (
         shown_again[(shown_again.turn_id == first["turn_id"]) & (shown_again.passage_id == first["passage_id"])].iloc[
             0
@@ -115,9 +117,8 @@ def test_review_page_lists_assessors_and_adjudicates(app_db):
     )
     assert rows(
         app_db,
-        "SELECT grade, mode FROM passage_labels WHERE source = 'adjudication' AND turn_id = ? AND passage_id = ?",
-        first["turn_id"],
-        first["passage_id"],
+        "SELECT grade, mode FROM passage_labels WHERE source = 'adjudication' AND turn_id = :t AND passage_id = :p",
+        {"t": first["turn_id"], "p": first["passage_id"]},
     ) == [(2, "adjudication")]
 
 
@@ -154,7 +155,7 @@ def test_scores_page_shows_the_four_kinds_of_plot_on_the_demo(app_db):
     assert metrics["n"] == "4"
     labels = rows(
         app_db,
-        "SELECT a.grade, b.grade FROM passage_labels a JOIN passage_labels b ON "
+        "SELECT a.grade AS a, b.grade AS b FROM passage_labels a JOIN passage_labels b ON "
         "a.turn_id = b.turn_id AND a.passage_id = b.passage_id AND b.source = 'llm:demo-gpt' "
         "WHERE a.source = 'hal'",
     )
@@ -212,14 +213,15 @@ def test_scores_page_on_real_nist_and_gpt4_labels(tmp_path, monkeypatch):
 def test_reveal_mode_shows_the_llm_label_only_after_ones_own(app_db):
     from store import open_db, queue
 
-    queue.set_setting(open_db(app_db), "judging_mode", "reveal")
+    with open_db(app_db) as db:
+        queue.set_setting(db, "judging_mode", "reveal")
     at = start("pages/judge.py", assessor="ivy")
     assert not [e for e in at.expander if "llm:demo-gpt" in e.label]  # blind before committing
     first = rows(app_db, "SELECT passage_id FROM pool WHERE turn_id = '101_1' ORDER BY passage_id LIMIT 1")[0][0]
     llm = rows(
         app_db,
-        "SELECT grade FROM passage_labels WHERE source = 'llm:demo-gpt' AND turn_id = '101_1' AND passage_id = ?",
-        first,
+        "SELECT grade FROM passage_labels WHERE source = 'llm:demo-gpt' AND turn_id = '101_1' AND passage_id = :p",
+        {"p": first},
     )[0][0]
     at.button(key="g1").click().run()  # committed: the page stays and reveals the LLM's label
     assert any(f"Passage `{first}` (1 of 217)" in m.value for m in at.markdown)
@@ -248,13 +250,15 @@ def shown(at) -> str:
 def test_untrusted_conversation_text_renders_as_inert_html(app_db):
     from assess.services.loading import load_demo
     from store import open_db
+    from store.db import run
 
-    db = open_db(app_db)
-    load_demo(db)
-    db.conn.execute(
-        "UPDATE turns SET utterance = ? WHERE id = '101_1'",
-        ("see www.evil.example :red[alarm] :material/home: **loud** <b>x</b> $x^2$",),
-    )
+    with open_db(app_db) as db:
+        load_demo(db)
+        run(
+            db,
+            "UPDATE turns SET utterance = :u WHERE id = '101_1'",
+            {"u": "see www.evil.example :red[alarm] :material/home: **loud** <b>x</b> $x^2$"},
+        )
     at = start("pages/judge.py", assessor="jon")
     block = next(m.value for m in at.markdown if "evil" in m.value and "User" in m.value)
     for raw in ("www.evil.example", ":red[", ":material/", "**loud**", "<b>", "$x"):
@@ -282,13 +286,14 @@ def test_undo_finds_labels_whose_ids_hold_spaces(app_db):
     passage 'c' and turn 'a' with passage 'b c' spell alike) and must revert exactly the latest label."""
     from assess.services.loading import load_demo
     from store import labels, open_db, queue
+    from store.db import run, run_many, write
 
     db = open_db(app_db)
     load_demo(db)
-    with db.conn:
-        db.conn.execute("INSERT INTO turns (id, conversation_id, turn_number, position) VALUES ('a b', '101', 90, 90)")
-        db.conn.execute("INSERT INTO turns (id, conversation_id, turn_number, position) VALUES ('a', '101', 91, 91)")
-        db.conn.executemany("INSERT INTO passages (id, doc_id, text) VALUES (?, 'd', 'x')", [("c",), ("b c",)])
+    with write(db):
+        run(db, "INSERT INTO turns (id, conversation_id, turn_number, position) VALUES ('a b', '101', 90, 90)")
+        run(db, "INSERT INTO turns (id, conversation_id, turn_number, position) VALUES ('a', '101', 91, 91)")
+        run_many(db, "INSERT INTO passages (id, doc_id, text) VALUES (:id, 'd', 'x')", [{"id": "c"}, {"id": "b c"}])
     queue.sign_in(db, "uma")
     labels.save(db, "passage", "uma", ("a", "b c"), 1, mode="blind", via="ui")
     labels.save(db, "passage", "uma", ("a b", "c"), 2, mode="blind", via="ui")
@@ -299,6 +304,7 @@ def test_undo_finds_labels_whose_ids_hold_spaces(app_db):
     assert labels.undo(db, "passage", "uma") == ("a b", "c")
     assert labels.undo(db, "passage", "uma") == ("a", "b c")
     assert rows(app_db, "SELECT COUNT(*) FROM passage_labels WHERE source = 'uma'") == [(0,)]
+    db.close()
 
 
 def test_judge_page_renders_hostile_ids_and_titles_inertly(app_db):
