@@ -18,9 +18,10 @@ UNICODE_PASSAGE = "demo-doc-022:0"
 
 
 @pytest.fixture
-def app_db(tmp_path, monkeypatch):
-    path = tmp_path / "app.db"
-    monkeypatch.setenv("ASSESS_DB", str(path))
+def app_db(store_target, monkeypatch):
+    """The app's store, once per engine: the pages create the demo in it on first use."""
+    path = store_target
+    monkeypatch.setenv("ASSESS_DB", path)
     monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
     monkeypatch.delenv("ASSESS_NLI_MODEL", raising=False)
     return path

@@ -31,10 +31,12 @@ TEXTS = st.lists(ALPHABET, max_size=60).map("".join)
 
 
 @pytest.fixture
-def demo(tmp_path):
-    db = open_db(tmp_path / "demo.db")
+def demo(store_target):
+    """The demo store, once per engine (SQLite file, PostgreSQL database)."""
+    db = open_db(store_target)
     load_demo(db)
-    return db
+    yield db
+    db.close()
 
 
 def js_slice(text: str, start16: int, end16: int) -> str:
