@@ -65,8 +65,8 @@ def test_an_assessor_signs_in_opens_judge_and_a_grade_is_stored_and_the_next_pas
     at, found = seen
     assert found.group(3) == "2" and found.group(2) != first_id
     assert pressed.sent_at < at <= pressed.finished_at
-    assert rows(db, "SELECT grade FROM passage_labels WHERE source = ?", NAME) == [(3,)]
-    assert rows(db, "SELECT passage_id FROM passage_labels WHERE source = ?", NAME) == [(first_id,)]
+    assert rows(db, "SELECT grade FROM passage_labels WHERE source = :s", {"s": NAME}) == [(3,)]
+    assert rows(db, "SELECT passage_id FROM passage_labels WHERE source = :s", {"s": NAME}) == [(first_id,)]
 
 
 def test_a_crowd_worker_consents_and_each_answer_is_stored_once(app):
@@ -91,7 +91,7 @@ def test_a_crowd_worker_consents_and_each_answer_is_stored_once(app):
     stored = rows(
         db,
         "SELECT x.value FROM crowd_answers x JOIN crowd_assignments a ON a.id = x.assignment_id "
-        "WHERE a.worker = ? ORDER BY x.answered_at",
-        worker,
+        "WHERE a.worker = :w ORDER BY x.answered_at",
+        {"w": worker},
     )
     assert stored == [(1,), (0,)]

@@ -46,6 +46,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,10 +103,13 @@ class Load:
     presses: list[Press] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     ready: int = 0  # clients signed in (or consented) and waiting for the clock
+    queue_sizes: list[int] = field(default_factory=list)  # each assessor's queue length, as the page says
     loads: int = 0  # pages opened during the measured window (new crowd workers)
     turned_away: int = 0
     batches_done: int = 0
     start: asyncio.Event = field(default_factory=asyncio.Event)
+    on_start: Callable[[], None] | None = None  # called just before the clock starts
+    client_cpu_s: float = 0.0  # CPU time of this (client) process during the measured window
     started_at: float = 0.0
     stop_at: float = 0.0
 
@@ -144,6 +148,7 @@ async def assessor(load: Load, name: str, sign_in: tuple[str, str], delay: float
         shown = judge_position(client.texts())
         if shown is None:
             raise RuntimeError(f"{name}: no passage on the judge page after signing in: {client.texts()[:3]}")
+        load.queue_sizes.append(shown[3])
         load.ready += 1
         await asyncio.wait_for(load.start.wait(), load.timeout * 4)
         while True:
@@ -264,6 +269,9 @@ async def run_clients(load: Load, study: str, assessors: dict[str, tuple[str, st
     deadline = time.monotonic() + load.timeout * 3 + 0.05 * len(tasks)
     while time.monotonic() < deadline and load.ready + sum(t.done() for t in tasks) < len(tasks):
         await asyncio.sleep(0.1)
+    if load.on_start is not None:
+        load.on_start()
+    client_cpu = time.process_time()
     load.started_at = time.perf_counter()
     load.stop_at = load.started_at + load.seconds
     load.start.set()
@@ -272,9 +280,13 @@ async def run_clients(load: Load, study: str, assessors: dict[str, tuple[str, st
         load.errors.append("a client did not finish in time")
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)
+    load.client_cpu_s = time.process_time() - client_cpu
 
 
 # ------------------------------------------------------------------------------------------- the store
+
+
+SECRET_KEY = secrets.token_urlsafe(32)  # signs the sign-in links, for the CLI and the app processes alike
 
 
 def cli(*args: str, db: str, stdin: str | None = None, timeout: float = 600) -> str:
@@ -295,11 +307,8 @@ def cli(*args: str, db: str, stdin: str | None = None, timeout: float = 600) -> 
     return done.stdout
 
 
-SECRET_KEY = secrets.token_urlsafe(32)  # signs the sign-in links, for the CLI and the app processes alike
-
-
 def prepare(db: str, *, tag: str, assessors: int, workers: int, ikat: bool, sign_in: str) -> tuple[str, dict]:
-    """Demo (+ iKAT pool), accounts and the crowd study; returns (study, {assessor: (how, password or name)})."""
+    """Demo (+ iKAT pool), accounts and the crowd study; returns (study, {assessor: ("password", password)})."""
     cli("init", "--demo", db=db)
     names = [f"{tag}-a{i:02d}" for i in range(assessors)]
     if ikat and not count(db, "SELECT COUNT(*) AS n FROM conversations WHERE collection IS DISTINCT FROM 'demo'"):
@@ -322,7 +331,7 @@ def prepare(db: str, *, tag: str, assessors: int, workers: int, ikat: bool, sign
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(add, names))
     batches = 19  # the demo NtR study: 186 items in batches of 10
-    k = max(3, -(-workers * 3 // batches))  # room for every worker's first batch and two more each
+    k = max(3, -(-workers * 3 // batches))  # 19 k slots: room for three batches per crowd seat
     study = f"{tag}-study"
     cli("crowd", "create", "--demo", study, "--k", str(k), db=db)
     return study, {name: ("password", passwords[name]) for name in names}
@@ -495,6 +504,19 @@ def sessions_per_process(log: Path) -> dict[str, int]:
 # ------------------------------------------------------------------------------------------- one configuration
 
 
+def _cpu(processes) -> list[float]:
+    """CPU seconds (user + system) each process has used so far, from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    out = []
+    for proc in processes:
+        try:
+            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            out.append((int(fields[11]) + int(fields[12])) / ticks)
+        except (OSError, IndexError, ValueError):
+            out.append(float("nan"))
+    return out
+
+
 def percentile(values: list[float], q: float) -> float | None:
     ordered = sorted(values)
     return ordered[int(q * (len(ordered) - 1))] if ordered else None
@@ -515,9 +537,12 @@ def run_configuration(args, processes: int, db: str | None, tmp: Path) -> dict:
         target, tag=tag, assessors=args.assessors, workers=args.workers, ikat=args.ikat, sign_in=args.sign_in
     )
     proxied = processes > 1 or args.nginx
+    servers: list = []
     with contextlib.ExitStack() as stack:
         apps = [
-            stack.enter_context(app_server(target, tmp / f"app{i}.log", ASSESS_SECRET_KEY=SECRET_KEY))
+            stack.enter_context(
+                app_server(target, tmp / f"app{i}.log", processes=servers, ASSESS_SECRET_KEY=SECRET_KEY)
+            )
             for i in range(processes)
         ]
         if proxied:
@@ -528,9 +553,12 @@ def run_configuration(args, processes: int, db: str | None, tmp: Path) -> dict:
             url, access_log = apps[0], None
         if args.sign_in == "link":
             assessors = links(target, url, assessors)
+        cpu: dict = {}
         load = Load(url, args.seconds, args.think, args.timeout, args.seed)
+        load.on_start = lambda: cpu.update(before=_cpu(servers), loadavg=os.getloadavg()[0])
         asyncio.run(run_clients(load, study, assessors, args.workers, tag))
         ended = time.perf_counter()
+        server_cpu = [round(a - b, 1) for a, b in zip(_cpu(servers), cpu.get("before", []))]
     spread = sessions_per_process(access_log) if access_log else {apps[0]: None}
     checked = check_store(target, load, study, list(assessors))
     presses = load.presses
@@ -542,6 +570,7 @@ def run_configuration(args, processes: int, db: str | None, tmp: Path) -> dict:
         "proxy": "nginx" if proxied else "none",
         "engine": engine_of(target),
         "pool": "demo + iKAT 2024 NIST" if args.ikat else "demo",
+        "judge_queue": sorted(set(load.queue_sizes)),
         "crowd_workers": args.workers,
         "assessors": args.assessors,
         "think_s": args.think,
@@ -565,6 +594,9 @@ def run_configuration(args, processes: int, db: str | None, tmp: Path) -> dict:
         "crowd_pages_opened_in_window": load.loads,
         "turned_away": load.turned_away,
         "sessions_per_process": spread,
+        "server_cpu_s": server_cpu,
+        "client_cpu_s": round(load.client_cpu_s, 1),
+        "loadavg_at_start": round(cpu.get("loadavg", 0.0), 2),
         "error_samples": [f"{p.who}: {p.error or 'next item never shown'}" for p in failed][:5] + load.errors[:5],
         "wall_s": round(ended - load.started_at, 1),
     }
@@ -587,6 +619,8 @@ COLUMNS = [
     ("errors", "errors"),
     ("lost", "lost"),
     ("duplicated", "duplicated"),
+    ("server_cpu_s", "server CPU s"),
+    ("loadavg_at_start", "load avg"),
 ]
 
 

@@ -374,10 +374,11 @@ def stop_process(proc: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def app_server(db: str, log_path: Path, *, start_timeout: float = 90, **env_extra: str):
+def app_server(db: str, log_path: Path, *, start_timeout: float = 90, processes: list | None = None, **env_extra: str):
     """``streamlit run app.py`` on a free port of 127.0.0.1 with the store ``db`` (a SQLite file or a
-    PostgreSQL URL); yields its URL. $ASSESS_* of this process are not passed on (``env_extra`` sets
-    them); the server runs in its own process group, stopped on exit."""
+    PostgreSQL URL); yields its URL (and appends its Popen to ``processes`` when given). $ASSESS_* of
+    this process are not passed on (``env_extra`` sets them); the server runs in its own process
+    group, stopped on exit."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSESS_")}
     env.update(ASSESS_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", PYTHONUNBUFFERED="1")
     env.update(env_extra)
@@ -401,6 +402,8 @@ def app_server(db: str, log_path: Path, *, start_timeout: float = 90, **env_extr
             while time.monotonic() < deadline and proc.poll() is None and not healthy(url):
                 time.sleep(0.2)
             if proc.poll() is None and healthy(url):
+                if processes is not None:
+                    processes.append(proc)
                 yield url
                 return
         finally:
