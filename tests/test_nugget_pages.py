@@ -309,7 +309,7 @@ def test_response_nuggets_page_marks_words_and_scores(app_db):
     at.text_input(key="rn_new_name").set_value("fair")
     at.button(key="rn_save_study").click().run()
     assert any("Study saved" in s.value for s in at.success)
-    assert rows(app_db, "SELECT name, max_level, L FROM gfrc_studies") == [("fair", 2, 1000)]
+    assert rows(app_db, 'SELECT name, max_level, "L" FROM gfrc_studies') == [("fair", 2, 1000)]
     at.selectbox(key="rn_run").set_value("demo-dense").run()
     at.selectbox(key="rn_conv").set_value("101").run()
     pickers = component(at)
@@ -461,7 +461,7 @@ def test_aspects_page_prefills_from_an_llm_and_highlights_assigned_content(app_d
     send_span(at, utf16(response[:i]), utf16(response[: i + len(needle)]), needle)
     assert rows(
         app_db,
-        "SELECT a.text, c.text FROM aspects a JOIN aspect_content c ON c.aspect_id = a.id "
+        "SELECT a.text AS aspect, c.text AS content FROM aspects a JOIN aspect_content c ON c.aspect_id = a.id "
         "WHERE c.run = 'demo-bm25' ORDER BY a.position",
     ) == [
         ("What a 10K is", "The 10K is a road race"),

@@ -26,9 +26,10 @@ def save_study(db: Store, name: str, attributes: Sequence[dict], *, max_level: i
     with write(db):
         run(
             db,
-            "INSERT INTO gfrc_studies (name, attributes, max_level, L, created_at) VALUES (:name, :attributes, :max_level, :L, :at) "
+            'INSERT INTO gfrc_studies (name, attributes, max_level, "L", created_at) '
+            "VALUES (:name, :attributes, :max_level, :L, :at) "
             "ON CONFLICT(name) DO UPDATE SET attributes = excluded.attributes, max_level = excluded.max_level, "
-            "L = excluded.L",
+            '"L" = excluded."L"',
             {"name": name, "attributes": json.dumps(clean), "max_level": max_level, "L": L, "at": now()},
         )
     return study(db, name)
@@ -39,7 +40,7 @@ def studies(db: Store) -> list[str]:
 
 
 def study(db: Store, name: str) -> dict:
-    found = row(db, "SELECT attributes, max_level, L FROM gfrc_studies WHERE name = :name", {"name": name})
+    found = row(db, 'SELECT attributes, max_level, "L" FROM gfrc_studies WHERE name = :name', {"name": name})
     if found is None:
         raise UnknownItem(f"no GFRC2 study named {name!r}")
     return {
