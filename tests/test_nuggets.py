@@ -687,3 +687,24 @@ def test_moving_a_nugget_needs_its_own_passage(demo):
     assert store.gold.movable_nugget(demo, "ann", nid, "101_2") is None  # the turn changed meanwhile
     assert store.gold.movable_nugget(demo, "bob", nid, "101_1") is None  # someone else's nugget
     assert store.gold.movable_nugget(demo, "ann", None, "101_1") is None
+
+
+def test_refused_deletes_and_aspects_leave_the_transaction_usable(demo):
+    """A refused write (a constraint) is reported and undone alone, even inside a caller's transaction
+    (PostgreSQL aborts a transaction on a failed statement unless it ran in a savepoint)."""
+    from store.db import write
+
+    nid = store.gold.add_text_nugget(demo, "ann", "101_1", "a nugget with a label")
+    store.ntr.save_label(demo, "ann", nid, "demo-dense", 1)
+    with pytest.raises(AssessError, match="cannot be deleted"):
+        store.gold.delete_nugget(demo, "ann", nid)
+    assert store.ntr.label_of(demo, "ann", nid, "demo-dense") == 1
+    with write(demo):
+        kept = store.aspects.save_aspect(demo, "101_1", "Plan length")
+        with pytest.raises(AssessError, match="already has this aspect"):
+            store.aspects.save_aspect(demo, "101_1", "Plan length")
+        with pytest.raises(AssessError, match="cannot be deleted"):
+            store.gold.delete_nugget(demo, "ann", nid)
+        other = store.aspects.save_aspect(demo, "101_1", "Shoes")  # the transaction goes on
+    assert [a["id"] for a in store.aspects.turn_aspects(demo, "101_1")] == [kept, other]
+    assert store.gold.nugget(demo, nid)["text"] == "a nugget with a label"
