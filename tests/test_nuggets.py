@@ -708,3 +708,22 @@ def test_refused_deletes_and_aspects_leave_the_transaction_usable(demo):
         other = store.aspects.save_aspect(demo, "101_1", "Shoes")  # the transaction goes on
     assert [a["id"] for a in store.aspects.turn_aspects(demo, "101_1")] == [kept, other]
     assert store.gold.nugget(demo, nid)["text"] == "a nugget with a label"
+
+
+def test_locating_imported_nuggets_records_exact_spans(demo):
+    counts = store.gold.locate_nuggets(demo, "gold", relocate=True)
+    total = value(demo, "SELECT COUNT(*) AS n FROM nuggets WHERE source = 'gold'")
+    assert counts["nuggets"] == total and counts["located"] + counts["free_text"] == total
+    located = query(
+        demo,
+        "SELECT passage_id, start_char, end_char, span_method FROM nuggets WHERE source = 'gold' "
+        "AND start_char IS NOT NULL ORDER BY id",
+    )
+    assert len(located) == counts["located"] > 0
+    for n in located:
+        body = conversations.passage_text(demo, n["passage_id"])
+        assert 0 <= n["start_char"] < n["end_char"] <= len(body) and n["span_method"] in ("exact", "normalised")
+    again = store.gold.locate_nuggets(demo, "gold")  # offsets kept: nothing looked for again
+    assert again["already_located"] == counts["located"] and again["located"] == 0
+    with pytest.raises(AssessError, match="no nugget source"):
+        store.gold.locate_nuggets(demo, "nobody")
