@@ -1,4 +1,4 @@
-"""The public iKAT files in ../shared/data through the CLI, with the counts the issue states."""
+"""The public iKAT files in ../shared/data through the CLI, with the counts the issue states, on each engine."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ pytestmark = pytest.mark.realdata
 
 
 @pytest.fixture(scope="module")
-def ikat2024(tmp_path_factory):
+def ikat2024(module_store_target):
     topics = shared_file("data", "irlabamsterdam-iKAT", "2024", "data", "2024_test_topics.json")
     nist = shared_file("data", "gyeozai-CFDA-TREC-iKAT2025", "DATA", "topics", "2024_test_qrels.trec")
     gpt4 = shared_file(
         "data", "irlabamsterdam-CONE-RAG", "resources", "automatic_resources", "llm-gpt4-pool-depth-30.txt"
     )
-    db = tmp_path_factory.mktemp("real") / "ikat2024.db"
+    db = module_store_target
     run_cli("import", "topics", topics, db=db, check=True)
     run_cli("import", "qrels", nist, "--source", "nist", db=db, check=True)
     run_cli("import", "qrels", gpt4, "--source", "llm:gpt-4", db=db, check=True)
@@ -52,9 +52,9 @@ def test_ikat2024_nist_export_equals_the_file(ikat2024):
     assert len(exported) == 20575 and set(exported) == original
 
 
-def test_ikat2023_ptkb_and_passages(tmp_path):
+def test_ikat2023_ptkb_and_passages(store_target):
     base = ("data", "irlabamsterdam-iKAT", "2023")
-    db = tmp_path / "ikat2023.db"
+    db = store_target
     run_cli("import", "topics", shared_file(*base, "data", "2023_test_topics.json"), db=db, check=True)
     run_cli(
         "import", "ptkb-qrels", shared_file(*base, "evaluation", "ptkb_rel_nist"), "--source", "nist", db=db, check=True
@@ -71,9 +71,9 @@ def test_ikat2023_ptkb_and_passages(tmp_path):
     assert {(l.split()[0], l.split()[2]) for l in out.splitlines() if l.split()[3] == "1"} == relevant
 
 
-def test_cone_rag_nuggets_and_crowd_labels(tmp_path):
+def test_cone_rag_nuggets_and_crowd_labels(store_target):
     cone = ("data", "irlabamsterdam-CONE-RAG", "resources")
-    db = tmp_path / "cone.db"
+    db = store_target
     run_cli(
         "import",
         "topics",
