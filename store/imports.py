@@ -15,8 +15,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from operator import attrgetter, itemgetter
 
-from sqlite_utils import Database
-
 from assess.errors import FormatError
 from assess.formats import (
     Conversation,
@@ -32,7 +30,7 @@ from assess.formats import (
     repeated_run_line,
 )
 from assess.tasks import LABEL_KINDS, Task
-from store.db import column, each, is_database_error, now, row, rows, run, run_many, value, write
+from store.db import Store, column, each, is_database_error, now, row, rows, run, run_many, value, write
 
 _PASSAGE, _PTKB, _NTR = (LABEL_KINDS[t] for t in (Task.PASSAGE, Task.PTKB, Task.NTR))
 
@@ -53,7 +51,7 @@ def source_kind(name: str) -> str:
 
 
 def ensure_source(
-    db: Database,
+    db: Store,
     name: str,
     kind: str | None = None,
     *,
@@ -67,7 +65,7 @@ def ensure_source(
     kind = kind or source_kind(name)
     if kind == "llm" and model is None:
         model = name.split(":", 1)[1] if ":" in name else None
-    existing = row(db, "SELECT kind FROM sources WHERE name = ?", (name,))
+    existing = row(db, "SELECT kind FROM sources WHERE name = :name", {"name": name})
     if existing and existing["kind"] == "assessor" and kind != "assessor":
         # an assessor signed in under this name: imported or machine labels must never mix with theirs
         raise FormatError(
@@ -79,17 +77,24 @@ def ensure_source(
     run(
         db,
         "INSERT INTO sources (name, kind, model, prompt_version, description, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING",
-        (name, kind, model, prompt_version, description, now()),
+        "VALUES (:name, :kind, :model, :prompt_version, :description, :at) ON CONFLICT(name) DO NOTHING",
+        {
+            "name": name,
+            "kind": kind,
+            "model": model,
+            "prompt_version": prompt_version,
+            "description": description,
+            "at": now(),
+        },
     )
     return name
 
 
-def _known_turns(db: Database) -> set[str]:
+def _known_turns(db: Store) -> set[str]:
     return set(column(db, "SELECT id FROM turns"))
 
 
-def _check_turns(db: Database, file: str, records: Sequence, known: set[str] | None = None) -> set[str]:
+def _check_turns(db: Store, file: str, records: Sequence, known: set[str] | None = None) -> set[str]:
     """The records' turn ids, all present in the store; else the first record whose turn is not."""
     known = _known_turns(db) if known is None else known
     turns = set(map(attrgetter("turn_id"), records))
@@ -100,9 +105,57 @@ def _check_turns(db: Database, file: str, records: Sequence, known: set[str] | N
     return turns
 
 
-def _sql_text(value: str) -> str:
-    """A string as an SQL literal (for constants of a bulk statement, so rows need not repeat them)."""
-    return "'" + value.replace("'", "''") + "'"
+def _dicts(keys: Sequence[str], records: Iterable[Sequence]) -> Iterator[dict]:
+    """Records (tuples) as parameter dicts: field i under ``keys[i]``."""
+    return map(dict, map(zip, itertools.repeat(keys), records))
+
+
+ROWS_PER_INSERT = 50  # records per INSERT statement of the bulk imports
+_STATEMENTS_PER_CALL = 100  # statements per run_many call: 5,000 records in memory as parameters
+
+
+def _insert_rows(
+    db: Store, head: str, cells: Sequence[str], tail: str, records: Iterable[Sequence], shared: dict | None = None
+) -> None:
+    """``head VALUES (cells), (cells), ... tail`` for the records, :data:`ROWS_PER_INSERT` of them per statement.
+
+    ``cells`` gives each column's SQL: an entry ``'?'`` takes the record's next field, any other is
+    written as it is (a literal, or a ``:name`` of ``shared``, the parameters every row uses, bound
+    once per statement). Records have exactly as many fields as ``cells`` has '?'. Bound per row,
+    parameters cost the store layer a few microseconds each call; many rows per statement make a
+    50,000-line import about twice as fast, and the rows still go in in the order given. The
+    records must not repeat a key when ``tail`` is an ON CONFLICT DO UPDATE (PostgreSQL refuses to
+    update a row twice in one statement).
+    """
+    fields = cells.count("?")
+    shared = shared or {}
+
+    def statement(n: int) -> str:
+        values = []
+        for i in range(n):
+            field = iter(range(fields))
+            values.append("(" + ", ".join(f":v{i}_{next(field)}" if c == "?" else c for c in cells) + ")")
+        return f"{head} VALUES {', '.join(values)}{tail}"
+
+    names = [f"v{i}_{k}" for i in range(ROWS_PER_INSERT) for k in range(fields)]
+    full = statement(ROWS_PER_INSERT)
+    records = iter(records)
+    batch: list[dict] = []
+    while group := list(itertools.islice(records, ROWS_PER_INSERT)):
+        params = dict(zip(names, itertools.chain.from_iterable(group)))
+        params.update(shared)
+        if len(group) < ROWS_PER_INSERT:  # the last records: a shorter statement, after the others
+            if batch:
+                run_many(db, full, batch)
+                batch = []
+            run(db, statement(len(group)), params)
+            break
+        batch.append(params)
+        if len(batch) >= _STATEMENTS_PER_CALL:
+            run_many(db, full, batch)
+            batch = []
+    if batch:
+        run_many(db, full, batch)
 
 
 def _json_line_of(file: str, json_path: tuple) -> int | None:
@@ -114,7 +167,7 @@ def _json_line_of(file: str, json_path: tuple) -> int | None:
 
 
 def import_topics(
-    db: Database,
+    db: Store,
     file: str,
     conversations: Sequence[Conversation],
     *,
@@ -141,22 +194,24 @@ def import_topics(
                 f"separate --db)",
                 coll,
             )
-        conv_rows.append((conv.id, conv.number, conv.title, coll, conv.year))
+        conv_rows.append(
+            {"id": conv.id, "number": conv.number, "title": conv.title, "collection": coll, "year": conv.year}
+        )
         for key, text in conv.ptkb.items():
-            ptkb_rows.append((conv.id, key, text))
+            ptkb_rows.append({"conversation_id": conv.id, "statement_id": key, "text": text})
         for position, t in enumerate(conv.turns):
             turn_rows.append(
-                (
-                    t.id,
-                    conv.id,
-                    t.turn_number,
-                    position,
-                    t.utterance,
-                    t.resolved_utterance,
-                    t.response,
-                    json.dumps(list(t.response_provenance)),
-                    t.parent_turn_id,
-                )
+                {
+                    "id": t.id,
+                    "conversation_id": conv.id,
+                    "turn_number": t.turn_number,
+                    "position": position,
+                    "utterance": t.utterance,
+                    "resolved_utterance": t.resolved_utterance,
+                    "response": t.response,
+                    "response_provenance": json.dumps(list(t.response_provenance)),
+                    "parent_turn_id": t.parent_turn_id,
+                }
             )
             relevant = set(t.relevant_ptkb)
             for key in conv.ptkb:
@@ -164,23 +219,26 @@ def import_topics(
     with write(db):
         run_many(
             db,
-            "INSERT INTO conversations (id, number, title, collection, year) VALUES (?,?,?,?,?) "
+            "INSERT INTO conversations (id, number, title, collection, year) "
+            "VALUES (:id, :number, :title, :collection, :year) "
             "ON CONFLICT(id) DO UPDATE SET number=excluded.number, title=excluded.title, "
             "collection=excluded.collection, year=excluded.year",
             conv_rows,
         )
         run_many(
             db,
-            "INSERT INTO ptkb_statements (conversation_id, statement_id, text) VALUES (?,?,?) "
-            "ON CONFLICT DO UPDATE SET text=excluded.text",
+            "INSERT INTO ptkb_statements (conversation_id, statement_id, text) "
+            "VALUES (:conversation_id, :statement_id, :text) "
+            "ON CONFLICT (conversation_id, statement_id) DO UPDATE SET text=excluded.text",
             ptkb_rows,
         )
         # Parents first would matter only for CAsT trees: defer the FK check to commit.
-        run(db, "PRAGMA defer_foreign_keys = ON")
+        _defer_foreign_keys(db)
         run_many(
             db,
             "INSERT INTO turns (id, conversation_id, turn_number, position, utterance, resolved_utterance, "
-            "response, response_provenance, parent_turn_id) VALUES (?,?,?,?,?,?,?,?,?) "
+            "response, response_provenance, parent_turn_id) VALUES (:id, :conversation_id, :turn_number, "
+            ":position, :utterance, :resolved_utterance, :response, :response_provenance, :parent_turn_id) "
             "ON CONFLICT(id) DO UPDATE SET conversation_id=excluded.conversation_id, "
             "turn_number=excluded.turn_number, position=excluded.position, utterance=excluded.utterance, "
             "resolved_utterance=excluded.resolved_utterance, response=excluded.response, "
@@ -197,7 +255,7 @@ def import_topics(
     }
 
 
-def _check_parents(db: Database, file: str, conversations: Sequence[Conversation]) -> None:
+def _check_parents(db: Store, file: str, conversations: Sequence[Conversation]) -> None:
     """Every parent turn (CAsT trees) is a turn of the file or of the store; else the file's line of it."""
     given = {t.id for conv in conversations for t in conv.turns}
     known: set[str] | None = None
@@ -216,24 +274,31 @@ def _check_parents(db: Database, file: str, conversations: Sequence[Conversation
                 )
 
 
-def _upsert_ptkb_labels(db: Database, labels, *, mode: str) -> None:
-    col = _PTKB.value_column
+_PTKB_LABEL = ("source", "turn_id", "conversation_id", "statement_id", "value", "updated_at")
+
+
+def _upsert_ptkb_labels(db: Store, labels, *, mode: str) -> None:
+    """``labels``: tuples (source, turn, conversation, statement, value, stamp)."""
+    table, col = _PTKB.table, _PTKB.value_column
     run_many(
         db,
-        f"INSERT INTO {_PTKB.table} (source, turn_id, conversation_id, statement_id, {col}, mode, updated_at) "
-        f"VALUES (?,?,?,?,?,{_sql_text(mode)},?) ON CONFLICT({', '.join(_PTKB.conflict_columns)}) DO UPDATE SET "
-        f"{col}=excluded.{col}, updated_at=excluded.updated_at WHERE {col} IS NOT excluded.{col}",
-        labels,
+        f"INSERT INTO {table} (source, turn_id, conversation_id, statement_id, {col}, mode, updated_at) "
+        "VALUES (:source, :turn_id, :conversation_id, :statement_id, :value, :mode, :updated_at) "
+        f"ON CONFLICT({', '.join(_PTKB.conflict_columns)}) DO UPDATE SET "
+        f"{col}=excluded.{col}, updated_at=excluded.updated_at WHERE {table}.{col} IS DISTINCT FROM excluded.{col}",
+        (d | {"mode": mode} for d in _dicts(_PTKB_LABEL, labels)),
     )
 
 
-def _ensure_passages(db: Database, passage_ids: Iterable[str]) -> None:
+def _ensure_passages(db: Store, passage_ids: Iterable[str]) -> None:
     """Create the passages (id only, no text) that the store does not have yet (in id order, which
     keeps the B-tree inserts local; no set of every stored id is built, as a block of a large file
     would then pay for the whole table)."""
-    run_many(
+    _insert_rows(
         db,
-        "INSERT INTO passages (id, doc_id) VALUES (?, ?) ON CONFLICT(id) DO NOTHING",
+        "INSERT INTO passages (id, doc_id)",
+        ("?", "?"),
+        " ON CONFLICT(id) DO NOTHING",
         ((p, p.rsplit(":", 1)[0]) for p in sorted(set(passage_ids))),
     )
 
@@ -244,24 +309,36 @@ def _ensure_passages(db: Database, passage_ids: Iterable[str]) -> None:
 # later history row, or its current value if it never changed (store.review.item_history does this).
 BULK_EVENT = (
     "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
-    "VALUES (?, ?, '*', NULL, ?, 'import', 'bulk', ?)"
+    "VALUES (:label_table, :source, '*', NULL, :count, 'import', 'bulk', :at)"
 )
 
 
 @contextlib.contextmanager
-def _history_trigger_off(db: Database, table: str) -> Iterator[None]:
+def _history_trigger_off(db: Store, table: str) -> Iterator[None]:
     """Inside a write transaction: drop ``table``'s insert-history trigger for the block, then
     re-create it from its own stored SQL. Schema changes are transactional in SQLite, so no other
     connection ever sees the table without its trigger, and a failure rolls the drop back."""
+    if not db.sqlite:
+        from store.schema.postgres import history_insert_trigger
+
+        run(db, history_insert_trigger(table, enabled=False))
+        yield
+        run(db, history_insert_trigger(table, enabled=True))
+        return
     name = f"{table}_history_insert"
-    sql = value(db, "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (name,))
+    sql = value(db, "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = :name", {"name": name})
     run(db, f"DROP TRIGGER {name}")
     yield
     run(db, sql)
 
 
+def _defer_foreign_keys(db: Store) -> None:
+    """Inside a write transaction: check the foreign keys at commit rather than at each row."""
+    run(db, "PRAGMA defer_foreign_keys = ON" if db.sqlite else "SET CONSTRAINTS ALL DEFERRED")
+
+
 def import_passage_qrels(
-    db: Database, file: str, qrels: Sequence[Qrel] | Iterable[Sequence[Qrel]], *, source: str, add_to_pool: bool = True
+    db: Store, file: str, qrels: Sequence[Qrel] | Iterable[Sequence[Qrel]], *, source: str, add_to_pool: bool = True
 ) -> dict:
     """Store passage judgments of ``source`` (grades as given); the judged pairs join the pool.
 
@@ -273,7 +350,7 @@ def import_passage_qrels(
     Speed matters here (a year's qrels are 20,000–50,000 lines), so the import is shaped around
     SQLite's costs: every reference (turn, passage, source) is checked or created here under the
     write lock, which lets the transaction skip SQLite's per-row foreign-key lookups; constants
-    are written once into the statement, not bound per row; and a source's first import is one
+    are bound once per statement of many rows, not per row; and a source's first import is one
     event in the history (see :data:`BULK_EVENT`) rather than one history row per label. Later
     imports of the same source upsert row by row, so the history triggers record each real change
     with its old value.
@@ -281,8 +358,8 @@ def import_passage_qrels(
     blocks = [qrels] if isinstance(qrels, Sequence) else qrels
     stamp = now()
     table, grade = _PASSAGE.table, _PASSAGE.value_column
-    columns = f"INSERT INTO {table} (source, turn_id, passage_id, {grade}, mode, via, updated_at) "
-    values = f"VALUES ({_sql_text(source)}, ?, ?, ?, 'import', NULL, {_sql_text(stamp)})"
+    head = f"INSERT INTO {table} (source, turn_id, passage_id, {grade}, mode, via, updated_at)"
+    cells = (":source", "?", "?", "?", "'import'", "NULL", ":stamp")  # turn, passage, grade
     conflict = f" ON CONFLICT({', '.join(_PASSAGE.conflict_columns)}) "
     turns: set[str] = set()
     count = 0
@@ -293,40 +370,42 @@ def import_passage_qrels(
         # source has at most one bulk event and every label's trail can be rebuilt from it.
         first = value(
             db,
-            f"SELECT NOT EXISTS (SELECT 1 FROM {table} WHERE source = ?) AND NOT EXISTS "
-            "(SELECT 1 FROM label_history WHERE source = ? AND label_table = ?) AS first",
-            (source, source, _PASSAGE.task.value),
+            f"SELECT NOT EXISTS (SELECT 1 FROM {table} WHERE source = :source) AND NOT EXISTS "
+            "(SELECT 1 FROM label_history WHERE source = :source AND label_table = :label_table) AS first",
+            {"source": source, "label_table": _PASSAGE.task.value},
         )
         if first:
             # a repeat across blocks is the same grade (the reader refuses any other): kept once
-            sql = columns + values + conflict + "DO NOTHING"
-        else:
-            sql = (
-                columns + values + conflict + f"DO UPDATE SET {grade}=excluded.{grade}, via=excluded.via, "
-                f"updated_at=excluded.updated_at WHERE {grade} IS NOT excluded.{grade}"
+            tail = conflict + "DO NOTHING"
+        else:  # (a block never repeats an item: no row is updated twice by one statement)
+            tail = (
+                conflict + f"DO UPDATE SET {grade}=excluded.{grade}, via=excluded.via, "
+                f"updated_at=excluded.updated_at WHERE {table}.{grade} IS DISTINCT FROM excluded.{grade}"
             )
         with _history_trigger_off(db, table) if first else contextlib.nullcontext():
             for block in blocks:
                 turns |= _check_turns(db, file, block, known)
                 _ensure_passages(db, map(itemgetter(1), block))
                 # File order (qrels files are grouped by turn): sorting was measured to cost more than it saves.
-                run_many(db, sql, map(itemgetter(0, 1, 2), block))  # turn, passage, grade
+                _insert_rows(db, head, cells, tail, map(itemgetter(0, 1, 2), block), {"source": source, "stamp": stamp})
                 count += len(block)
         count = getattr(qrels, "count", count) or count
         if first and count:
-            run(db, BULK_EVENT, (_PASSAGE.task.value, source, str(count), stamp))
+            run(
+                db, BULK_EVENT, {"label_table": _PASSAGE.task.value, "source": source, "count": str(count), "at": stamp}
+            )
         if add_to_pool:
             run(
                 db,
                 "INSERT INTO pool (turn_id, passage_id, method, detail, added_at) "
-                f"SELECT turn_id, passage_id, 'qrels', ?, ? FROM {table} WHERE source = ? "
+                f"SELECT turn_id, passage_id, 'qrels', :detail, :at FROM {table} WHERE source = :source "
                 "ON CONFLICT DO NOTHING",
-                (f"qrels:{source}", stamp, source),
+                {"detail": f"qrels:{source}", "at": stamp, "source": source},
             )
     return {"labels": count, "turns": len(turns), "source": source}
 
 
-def import_ptkb_qrels(db: Database, file: str, qrels: Sequence[Qrel], *, source: str) -> dict:
+def import_ptkb_qrels(db: Store, file: str, qrels: Sequence[Qrel], *, source: str) -> dict:
     """Store PTKB statement labels of ``source``; every statement must belong to the turn's conversation."""
     conv_of = {r["id"]: r["conversation_id"] for r in rows(db, "SELECT id, conversation_id FROM turns")}
     statements = {
@@ -349,7 +428,7 @@ def import_ptkb_qrels(db: Database, file: str, qrels: Sequence[Qrel], *, source:
 
 
 def import_run(
-    db: Database,
+    db: Store,
     file: str,
     rows: Sequence[RunRow] | Iterable[Sequence[RunRow]],
     *,
@@ -382,18 +461,19 @@ def import_run(
     count = 0
     unknown_turn: FormatError | None = None
     with paused_gc(), _sorts_on_disk(db), write(db, references_checked=True):
-        run(db, "DROP TABLE IF EXISTS temp.run_lines")
-        run(db, "CREATE TEMP TABLE run_lines (run TEXT, turn_id TEXT, passage_id TEXT, score REAL, line INTEGER)")
+        run(db, "DROP TABLE IF EXISTS run_lines")
+        run(
+            db,
+            "CREATE TEMP TABLE run_lines (run TEXT, turn_id TEXT, passage_id TEXT, score DOUBLE PRECISION, line INTEGER)",
+        )
         known = _known_turns(db)
-        # the RunRow fields as they come (a --name is a constant of the statement)
+        # the RunRow fields as they come (a --name is bound once per statement)
         if name:
-            staging = (
-                f"INSERT INTO temp.run_lines (turn_id, passage_id, score, line, run) VALUES (?,?,?,?,{_sql_text(name)})"
-            )
-            fields = itemgetter(0, 1, 3, 5)  # turn, passage, score, line
+            staging = "INSERT INTO run_lines (turn_id, passage_id, score, line, run)"
+            fields, cells = itemgetter(0, 1, 3, 5), ("?", "?", "?", "?", ":name")  # turn, passage, score, line
         else:
-            staging = "INSERT INTO temp.run_lines (turn_id, passage_id, score, run, line) VALUES (?,?,?,?,?)"
-            fields = itemgetter(0, 1, 3, 4, 5)  # turn, passage, score, tag, line
+            staging = "INSERT INTO run_lines (turn_id, passage_id, score, run, line)"
+            fields, cells = itemgetter(0, 1, 3, 4, 5), ("?", "?", "?", "?", "?")  # turn, passage, score, tag, line
         try:
             for block in blocks:
                 if unknown_turn is None:
@@ -405,7 +485,7 @@ def import_run(
                     tags = itertools.repeat(name) if name else map(attrgetter("tag"), block)
                     groups.update(dict.fromkeys(zip(tags, map(attrgetter("turn_id"), block))))
                     _ensure_passages(db, map(attrgetter("passage_id"), block))
-                run_many(db, staging, map(fields, block))
+                _insert_rows(db, staging, cells, "", map(fields, block), {"name": name} if name else None)
                 count += len(block)
         except FormatError:
             _refuse_repeat(db, file)  # a repeat before the bad line goes first
@@ -417,46 +497,50 @@ def import_run(
         for tag in tags:
             run(
                 db,
-                "INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'ranking', ?, ?) "
+                "INSERT INTO runs (name, kind, file, imported_at) VALUES (:name, 'ranking', :file, :at) "
                 "ON CONFLICT(name) DO UPDATE SET file=excluded.file, imported_at=excluded.imported_at",
-                (tag, str(file), stamp),
+                {"name": tag, "file": str(file), "at": stamp},
             )
-            run(db, "DELETE FROM rankings WHERE run = ?", (tag,))
+            run(db, "DELETE FROM rankings WHERE run = :run", {"run": tag})
         try:
-            run(
-                db,
-                "INSERT INTO rankings (run, turn_id, passage_id, rank, score) "
-                "SELECT run, turn_id, passage_id, ROW_NUMBER() OVER "
-                "(PARTITION BY run, turn_id ORDER BY score DESC, passage_id DESC), score FROM temp.run_lines",
-            )
+            with write(db):  # a savepoint: after a refused insert, PostgreSQL's transaction can go on
+                run(
+                    db,
+                    "INSERT INTO rankings (run, turn_id, passage_id, rank, score) "
+                    "SELECT run, turn_id, passage_id, ROW_NUMBER() OVER "
+                    "(PARTITION BY run, turn_id ORDER BY score DESC, passage_id DESC), score FROM run_lines",
+                )
         except Exception as exc:
             if is_database_error(exc):  # the primary key: a passage given twice for a turn
                 _refuse_repeat(db, file)
             raise
-        run(db, "DROP TABLE temp.run_lines")
+        run(db, "DROP TABLE run_lines")
         pool_rows = _DepthPool(db, groups, depth, pool_filter, stamp)
         run_many(
             db,
             # detail lists every run that brought the passage, as 'run@rank' (the pool's provenance)
             "INSERT INTO pool (turn_id, passage_id, method, detail, best_rank, added_at) "
-            "VALUES (?,?,'depth',?,?,?) ON CONFLICT(turn_id, passage_id) DO UPDATE SET "
-            "best_rank = MIN(COALESCE(best_rank, excluded.best_rank), excluded.best_rank), "
-            "detail = CASE WHEN detail IS NULL THEN excluded.detail "
-            "WHEN instr(' ' || detail || ' ', ' ' || excluded.detail || ' ') > 0 THEN detail "
-            "ELSE detail || ' ' || excluded.detail END",
+            "VALUES (:turn_id, :passage_id, 'depth', :detail, :best_rank, :added_at) "
+            "ON CONFLICT(turn_id, passage_id) DO UPDATE SET "
+            "best_rank = CASE WHEN excluded.best_rank IS NULL THEN NULL WHEN pool.best_rank IS NULL "
+            "OR excluded.best_rank < pool.best_rank THEN excluded.best_rank ELSE pool.best_rank END, "
+            "detail = CASE WHEN pool.detail IS NULL THEN excluded.detail "
+            "WHEN replace(' ' || pool.detail || ' ', ' ' || excluded.detail || ' ', '') "
+            "<> ' ' || pool.detail || ' ' THEN pool.detail "
+            "ELSE pool.detail || ' ' || excluded.detail END",
             pool_rows,
         )
     return {"runs": tags, "rankings": count, "pooled": pool_rows.count, "depth": depth}
 
 
 @contextlib.contextmanager
-def _sorts_on_disk(db: Database) -> Iterator[None]:
+def _sorts_on_disk(db: Store) -> Iterator[None]:
     """Temporary tables and sorts in temporary files for the block. The store runs with
     ``temp_store = MEMORY``, under which SQLite keeps both wholly in memory (a 200 MB run would
     need gigabytes); with files they keep at most about the page cache's size in memory. SQLite
     cannot change the setting inside a transaction once a temporary table exists, so an import
     nested in an outer transaction (the demo, which is small) leaves it as it is."""
-    if db.conn.in_transaction:
+    if db.depth or not db.sqlite:  # PostgreSQL spills large sorts to disk by itself
         yield
         return
     before = value(db, "PRAGMA temp_store")
@@ -467,17 +551,17 @@ def _sorts_on_disk(db: Database) -> Iterator[None]:
         run(db, f"PRAGMA temp_store = {int(before)}")
 
 
-def _refuse_repeat(db: Database, file: str) -> None:
-    """If the lines read so far (``temp.run_lines``) give a (run, turn, passage) twice: the error
+def _refuse_repeat(db: Store, file: str) -> None:
+    """If the lines read so far (``run_lines``) give a (run, turn, passage) twice: the error
     for the first line that repeats an earlier one. On the error path only (it builds an index)."""
-    run(db, "CREATE INDEX temp.run_lines_key ON run_lines (run, turn_id, passage_id, line)")
+    run(db, "CREATE INDEX run_lines_key ON run_lines (run, turn_id, passage_id, line)")
     repeat = row(
         db,
         "SELECT later.line AS line, later.turn_id AS turn_id, later.passage_id AS passage_id, "
         "later.score AS score, later.run AS run, MIN(earlier.line) AS first "
         "FROM run_lines AS later JOIN run_lines AS earlier ON earlier.run = later.run "
         "AND earlier.turn_id = later.turn_id AND earlier.passage_id = later.passage_id AND earlier.line < later.line "
-        "GROUP BY later.line ORDER BY later.line LIMIT 1",
+        "GROUP BY later.line, later.turn_id, later.passage_id, later.score, later.run ORDER BY later.line LIMIT 1",
     )
     if repeat is not None:
         r = RunRow(repeat["turn_id"], repeat["passage_id"], 0, repeat["score"], repeat["run"], repeat["line"])
@@ -489,26 +573,33 @@ class _DepthPool:
     (their first lines in the file) and ranks in order within each, so that ``detail`` lists the
     runs as the file did; ``count`` is the number of rows given once iterated."""
 
-    def __init__(self, db: Database, groups: Iterable[tuple[str, str]], depth: int, pool_filter, stamp: str):
+    def __init__(self, db: Store, groups: Iterable[tuple[str, str]], depth: int, pool_filter, stamp: str):
         self.db, self.groups, self.depth, self.pool_filter, self.stamp = db, groups, depth, pool_filter, stamp
         self.count = 0
 
-    def __iter__(self) -> Iterator[tuple]:
+    def __iter__(self) -> Iterator[dict]:
         if self.depth <= 0:
             return
         keep = self.pool_filter
         for tag, turn in self.groups:
             for r in each(
                 self.db,
-                "SELECT passage_id, rank FROM rankings WHERE run = ? AND turn_id = ? AND rank <= ? ORDER BY rank",
-                (tag, turn, self.depth),
+                "SELECT passage_id, rank FROM rankings WHERE run = :run AND turn_id = :turn AND rank <= :depth "
+                "ORDER BY rank",
+                {"run": tag, "turn": turn, "depth": self.depth},
             ):
                 if keep is None or keep(turn, r["passage_id"], r["rank"]):
                     self.count += 1
-                    yield turn, r["passage_id"], f"{tag}@{r['rank']}", r["rank"], self.stamp
+                    yield {
+                        "turn_id": turn,
+                        "passage_id": r["passage_id"],
+                        "detail": f"{tag}@{r['rank']}",
+                        "best_rank": r["rank"],
+                        "added_at": self.stamp,
+                    }
 
 
-def import_passages(db: Database, file: str, passages: Sequence[PassageText] | Iterable[Sequence[PassageText]]) -> dict:
+def import_passages(db: Store, file: str, passages: Sequence[PassageText] | Iterable[Sequence[PassageText]]) -> dict:
     """Store passage texts (new passages are created; a text given again replaces the old one).
 
     ``passages`` is a list or an iterable of lists (a :class:`~assess.formats.trec.PassageStream`),
@@ -520,17 +611,15 @@ def import_passages(db: Database, file: str, passages: Sequence[PassageText] | I
         for block in blocks:
             run_many(
                 db,
-                "INSERT INTO passages (id, doc_id, text) VALUES (?,?,?) ON CONFLICT(id) DO UPDATE SET "
-                "text=excluded.text, doc_id=COALESCE(excluded.doc_id, doc_id)",
-                ((p.passage_id, p.doc_id, p.text) for p in block),
+                "INSERT INTO passages (id, doc_id, text) VALUES (:id, :doc_id, :text) ON CONFLICT(id) DO UPDATE SET "
+                "text=excluded.text, doc_id=COALESCE(excluded.doc_id, passages.doc_id)",
+                _dicts(("id", "doc_id", "text"), block),
             )
             count += len(block)
     return {"passages": count}
 
 
-def import_nuggets(
-    db: Database, file: str, nuggets: Sequence[NuggetRecord], *, source: str, dedup: bool = False
-) -> dict:
+def import_nuggets(db: Store, file: str, nuggets: Sequence[NuggetRecord], *, source: str, dedup: bool = False) -> dict:
     """Store gold nuggets (text only, as the public CONE-RAG files have no offsets).
 
     ``dedup=True`` reads the file as the de-duplicated subset of ``source``: its keys are marked
@@ -544,20 +633,31 @@ def import_nuggets(
         run_many(
             db,
             "INSERT INTO nuggets (source, turn_id, key, text, relevance, in_dedup, created_at) "
-            "VALUES (?,?,?,?,?,?,?) ON CONFLICT(source, turn_id, key) DO UPDATE SET text=excluded.text, "
-            "relevance=excluded.relevance",
-            ((source, n.turn_id, n.key, n.text, n.relevance, 1 if dedup else None, stamp) for n in nuggets),
+            "VALUES (:source, :turn_id, :key, :text, :relevance, :in_dedup, :created_at) "
+            "ON CONFLICT(source, turn_id, key) DO UPDATE SET text=excluded.text, relevance=excluded.relevance",
+            (
+                {
+                    "source": source,
+                    "turn_id": n.turn_id,
+                    "key": n.key,
+                    "text": n.text,
+                    "relevance": n.relevance,
+                    "in_dedup": 1 if dedup else None,
+                    "created_at": stamp,
+                }
+                for n in nuggets
+            ),
         )
         if dedup:
             kept = defaultdict(set)
             for n in nuggets:
                 kept[n.turn_id].add(n.key)
-            stored = rows(db, "SELECT id, turn_id, key FROM nuggets WHERE source = ?", (source,))
+            stored = rows(db, "SELECT id, turn_id, key FROM nuggets WHERE source = :source", {"source": source})
             run_many(
                 db,
-                "UPDATE nuggets SET in_dedup = ? WHERE id = ?",
+                "UPDATE nuggets SET in_dedup = :in_dedup WHERE id = :id",
                 [
-                    (int(r["key"] in kept.get(r["turn_id"], ())), r["id"])
+                    {"in_dedup": int(r["key"] in kept.get(r["turn_id"], ())), "id": r["id"]}
                     for r in stored
                     if r["turn_id"] in kept or not kept
                 ],
@@ -566,7 +666,7 @@ def import_nuggets(
 
 
 def import_responses(
-    db: Database, file: str, responses: Sequence[ResponseRecord], *, gold_source: str | None = None
+    db: Store, file: str, responses: Sequence[ResponseRecord], *, gold_source: str | None = None
 ) -> dict:
     """Store system responses per run and turn; with ``gold_source``, store them as gold responses instead."""
     _check_turns(db, file, responses)
@@ -576,27 +676,38 @@ def import_responses(
             ensure_source(db, gold_source)
             run_many(
                 db,
-                "INSERT INTO gold_responses (source, turn_id, text, nuggets_used, updated_at) VALUES (?,?,?,?,?) "
-                "ON CONFLICT DO UPDATE SET text=excluded.text, nuggets_used=excluded.nuggets_used, "
+                "INSERT INTO gold_responses (source, turn_id, text, nuggets_used, updated_at) "
+                "VALUES (:source, :turn_id, :text, :nuggets_used, :updated_at) "
+                "ON CONFLICT (source, turn_id) DO UPDATE SET text=excluded.text, nuggets_used=excluded.nuggets_used, "
                 "updated_at=excluded.updated_at",
-                ((gold_source, r.turn_id, r.text, json.dumps(list(r.nuggets_used or ())), stamp) for r in responses),
+                (
+                    {
+                        "source": gold_source,
+                        "turn_id": r.turn_id,
+                        "text": r.text,
+                        "nuggets_used": json.dumps(list(r.nuggets_used or ())),
+                        "updated_at": stamp,
+                    }
+                    for r in responses
+                ),
             )
             return {"gold_responses": len(responses), "source": gold_source}
         _response_runs(db, {r.run for r in responses}, file, stamp)
         run_many(
             db,
-            "INSERT INTO responses (run, turn_id, text) VALUES (?,?,?) ON CONFLICT DO UPDATE SET text=excluded.text",
-            ((r.run, r.turn_id, r.text) for r in responses),
+            "INSERT INTO responses (run, turn_id, text) VALUES (:run, :turn_id, :text) "
+            "ON CONFLICT (run, turn_id) DO UPDATE SET text=excluded.text",
+            ({"run": r.run, "turn_id": r.turn_id, "text": r.text} for r in responses),
         )
     return {"responses": len(responses), "runs": len({r.run for r in responses})}
 
 
-def import_ntr_labels(db: Database, file: str, labels: Sequence[NtrRecord], *, source: str, nugget_source: str) -> dict:
+def import_ntr_labels(db: Store, file: str, labels: Sequence[NtrRecord], *, source: str, nugget_source: str) -> dict:
     """Store nugget-to-response labels; ``<k>`` names nugget ``[k]`` of ``nugget_source`` for that turn."""
     _check_turns(db, file, labels)
     nugget_ids = {
         (r["turn_id"], r["key"]): r["id"]
-        for r in rows(db, "SELECT id, turn_id, key FROM nuggets WHERE source = ?", (nugget_source,))
+        for r in rows(db, "SELECT id, turn_id, key FROM nuggets WHERE source = :source", {"source": nugget_source})
     }
     batch = []
     stamp = now()
@@ -610,7 +721,17 @@ def import_ntr_labels(db: Database, file: str, labels: Sequence[NtrRecord], *, s
                 f"{rec.turn_id} (import the nuggets first)",
                 "no such nugget",
             )
-        batch.append((source, nid, rec.run, rec.turn_id, rec.match, rec.batch, stamp))
+        batch.append(
+            {
+                "source": source,
+                "nugget_id": nid,
+                "run": rec.run,
+                "turn_id": rec.turn_id,
+                "value": rec.match,
+                "batch": rec.batch,
+                "updated_at": stamp,
+            }
+        )
     seen = {}
     for rec in labels:  # one value per (nugget, run) within the file
         key = (nugget_ids[(rec.turn_id, rec.nugget_key)], rec.run)
@@ -622,26 +743,28 @@ def import_ntr_labels(db: Database, file: str, labels: Sequence[NtrRecord], *, s
                 str(rec.match),
             )
         seen.setdefault(key, (rec.match, rec.line))
-    match = _NTR.value_column
+    table, match = _NTR.table, _NTR.value_column
     with write(db):
         ensure_source(db, source)
         _response_runs(db, {r.run for r in labels}, file, stamp)
         run_many(
             db,
-            f"INSERT INTO {_NTR.table} (source, nugget_id, run, turn_id, {match}, batch, mode, updated_at) "
-            f"VALUES (?,?,?,?,?,?,'import',?) ON CONFLICT({', '.join(_NTR.conflict_columns)}) DO UPDATE SET "
+            f"INSERT INTO {table} (source, nugget_id, run, turn_id, {match}, batch, mode, updated_at) "
+            "VALUES (:source, :nugget_id, :run, :turn_id, :value, :batch, 'import', :updated_at) "
+            f"ON CONFLICT({', '.join(_NTR.conflict_columns)}) DO UPDATE SET "
             f"{match}=excluded.{match}, batch=excluded.batch, updated_at=excluded.updated_at "
-            f"WHERE {match} IS NOT excluded.{match}",
+            f"WHERE {table}.{match} IS DISTINCT FROM excluded.{match}",
             batch,
         )
     return {"labels": len(batch), "yes": sum(rec.match for rec in labels), "source": source}
 
 
-def _response_runs(db: Database, names: Iterable[str], file: str, stamp: str) -> None:
+def _response_runs(db: Store, names: Iterable[str], file: str, stamp: str) -> None:
     """Register the response runs a file names (an existing run keeps its first file)."""
     for name in sorted(names):
         run(
             db,
-            "INSERT INTO runs (name, kind, file, imported_at) VALUES (?, 'response', ?, ?) ON CONFLICT(name) DO NOTHING",
-            (name, str(file), stamp),
+            "INSERT INTO runs (name, kind, file, imported_at) VALUES (:name, 'response', :file, :at) "
+            "ON CONFLICT(name) DO NOTHING",
+            {"name": name, "file": str(file), "at": stamp},
         )

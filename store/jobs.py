@@ -11,16 +11,13 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import sqlite3
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from sqlite_utils import Database
-
 from assess.errors import AssessError
 from assess.tasks import JobStatus, ParseStatus
-from store.db import BUSY_TIMEOUT_MS, file_of, now, row, rows, run, value, write
+from store.db import Store, file_of, now, open_db, returning, row, rows, run, write
 
 JOB_COLUMNS = (
     "id",
@@ -85,32 +82,33 @@ def stale_reason(job_: dict) -> str | None:
     return None
 
 
-def reap_stale_jobs(db: Database) -> list[int]:
+def reap_stale_jobs(db: Store) -> list[int]:
     """Mark 'interrupted' every 'running' job that was killed (see :func:`stale_reason`); return their ids."""
-    running = rows(db, f"{_SELECT} WHERE status = ?", (JobStatus.RUNNING,))
+    running = rows(db, f"{_SELECT} WHERE status = :status", {"status": JobStatus.RUNNING.value})
     dead = [(j, why) for j in running if (why := stale_reason(j))]
     if dead:
         with write(db):
             for j, why in dead:
                 run(
                     db,
-                    "UPDATE prejudge_jobs SET status = ?, message = ?, finished_at = ? WHERE id = ? AND status = ?",
-                    (
-                        JobStatus.INTERRUPTED,
-                        f"interrupted: {why}; after {j['done']} of {j['planned']}",
-                        now(),
-                        j["id"],
-                        JobStatus.RUNNING,
-                    ),
+                    "UPDATE prejudge_jobs SET status = :status, message = :message, finished_at = :at "
+                    "WHERE id = :id AND status = :running",
+                    {
+                        "status": JobStatus.INTERRUPTED.value,
+                        "message": f"interrupted: {why}; after {j['done']} of {j['planned']}",
+                        "at": now(),
+                        "id": j["id"],
+                        "running": JobStatus.RUNNING.value,
+                    },
                 )
     return [j["id"] for j, _ in dead]
 
 
-def _running(db: Database, source: str, task: str) -> dict | None:
+def _running(db: Store, source: str, task: str) -> dict | None:
     return row(
         db,
-        f"{_SELECT} WHERE status = ? AND source = ? AND task = ? ORDER BY id LIMIT 1",
-        (JobStatus.RUNNING, source, task),
+        f"{_SELECT} WHERE status = :status AND source = :source AND task = :task ORDER BY id LIMIT 1",
+        {"status": JobStatus.RUNNING.value, "source": source, "task": str(task)},
     )
 
 
@@ -124,7 +122,7 @@ def _busy_message(j: dict) -> str:
     )
 
 
-def check_not_running(db: Database, source: str, task: str) -> None:
+def check_not_running(db: Store, source: str, task: str) -> None:
     """Refuse (:class:`AssessError`, one line) when a live job of the same source and task runs."""
     reap_stale_jobs(db)
     other = _running(db, source, task)
@@ -133,7 +131,7 @@ def check_not_running(db: Database, source: str, task: str) -> None:
 
 
 def start_job(
-    db: Database,
+    db: Store,
     *,
     source: str,
     task: str,
@@ -153,62 +151,71 @@ def start_job(
         if other is not None and stale_reason(other) is None:
             raise AssessError(_busy_message(other))
         stamp = now()
-        return value(
+        return returning(
             db,
             "INSERT INTO prejudge_jobs (source, task, model, prompt_version, base_url, concurrency, status, planned, "
-            "skipped, started_at, pid, host, heartbeat_at, stale_after_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-            "RETURNING id",
-            (
-                source,
-                task,
-                model,
-                prompt_version,
-                base_url,
-                concurrency,
-                JobStatus.RUNNING,
-                planned,
-                skipped,
-                stamp,
-                os.getpid(),
-                socket.gethostname(),
-                stamp,
-                max(MIN_STALE_S, stale_after_s),
-            ),
-        )
+            "skipped, started_at, pid, host, heartbeat_at, stale_after_s) VALUES (:source, :task, :model, "
+            ":prompt_version, :base_url, :concurrency, :status, :planned, :skipped, :started_at, :pid, :host, "
+            ":heartbeat_at, :stale_after_s) RETURNING id",
+            {
+                "source": source,
+                "task": str(task),
+                "model": model,
+                "prompt_version": prompt_version,
+                "base_url": base_url,
+                "concurrency": concurrency,
+                "status": JobStatus.RUNNING.value,
+                "planned": planned,
+                "skipped": skipped,
+                "started_at": stamp,
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "heartbeat_at": stamp,
+                "stale_after_s": float(max(MIN_STALE_S, stale_after_s)),
+            },
+        )["id"]
 
 
-def count_result(db: Database, job_id: int, status: str, *, cached: bool) -> None:
+def count_result(db: Store, job_id: int, status: str, *, cached: bool) -> None:
     """Count one stored result of the job (inside the transaction that stored it) and refresh its heartbeat."""
     run(
         db,
-        "UPDATE prejudge_jobs SET done = done + 1, unparseable = unparseable + ?, errors = errors + ?, "
-        "cached = cached + ?, heartbeat_at = ? WHERE id = ?",
-        (int(status == ParseStatus.UNPARSEABLE), int(status == ParseStatus.ERROR), int(cached), now(), job_id),
+        "UPDATE prejudge_jobs SET done = done + 1, unparseable = unparseable + :unparseable, "
+        "errors = errors + :errors, cached = cached + :cached, heartbeat_at = :at WHERE id = :id",
+        {
+            "unparseable": int(status == ParseStatus.UNPARSEABLE),
+            "errors": int(status == ParseStatus.ERROR),
+            "cached": int(cached),
+            "at": now(),
+            "id": job_id,
+        },
     )
 
 
 @contextlib.contextmanager
-def heartbeat(db: Database, job_id: int, every: float = HEARTBEAT_EVERY_S) -> Iterator[None]:
+def heartbeat(db: Store, job_id: int, every: float = HEARTBEAT_EVERY_S) -> Iterator[None]:
     """Refresh the job's heartbeat every ``every`` seconds from a background thread (its own connection)
     while the block runs, so a slow endpoint with no result for minutes does not look like a dead job."""
-    path = file_of(db)
-    if not path:  # an in-memory store: no other process can see the job anyway
+    if db.sqlite and not file_of(db):  # an in-memory store: no other process can see the job anyway
         yield
         return
     stop = threading.Event()
 
     def loop():
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+        beat: Store | None = None
         try:
             while not stop.wait(every):
-                # locked for longer than the busy timeout: try at the next beat
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute(
-                        "UPDATE prejudge_jobs SET heartbeat_at = ? WHERE id = ? AND status = ?",
-                        (now(), job_id, JobStatus.RUNNING),
+                # locked for longer than the busy timeout, or the database briefly away: the next beat
+                with contextlib.suppress(Exception):
+                    beat = beat or open_db(db.target, migrate=False)
+                    run(
+                        beat,
+                        "UPDATE prejudge_jobs SET heartbeat_at = :at WHERE id = :id AND status = :status",
+                        {"at": now(), "id": job_id, "status": JobStatus.RUNNING.value},
                     )
         finally:
-            conn.close()
+            if beat is not None:
+                beat.close()
 
     thread = threading.Thread(target=loop, daemon=True, name=f"prejudge-job-{job_id}-heartbeat")
     thread.start()
@@ -219,20 +226,21 @@ def heartbeat(db: Database, job_id: int, every: float = HEARTBEAT_EVERY_S) -> It
         thread.join(timeout=5)
 
 
-def finish_job(db: Database, job_id: int, status: JobStatus | str, message: str | None = None) -> None:
+def finish_job(db: Store, job_id: int, status: JobStatus | str, message: str | None = None) -> None:
     with write(db):
         run(
             db,
-            "UPDATE prejudge_jobs SET status = ?, message = ?, finished_at = ?, heartbeat_at = ? WHERE id = ?",
-            (JobStatus(status), message, now(), now(), job_id),
+            "UPDATE prejudge_jobs SET status = :status, message = :message, finished_at = :at, heartbeat_at = :at "
+            "WHERE id = :id",
+            {"status": JobStatus(status).value, "message": message, "at": now(), "id": job_id},
         )
 
 
-def jobs(db: Database, limit: int = 20) -> list[dict]:
+def jobs(db: Store, limit: int = 20) -> list[dict]:
     """The latest pre-judging jobs, newest first (killed ones marked 'interrupted' first)."""
     reap_stale_jobs(db)
-    return rows(db, f"{_SELECT} ORDER BY id DESC LIMIT ?", (limit,))
+    return rows(db, f"{_SELECT} ORDER BY id DESC LIMIT :limit", {"limit": int(limit)})
 
 
-def job(db: Database, job_id: int) -> dict:
-    return row(db, f"{_SELECT} WHERE id = ?", (job_id,))
+def job(db: Store, job_id: int) -> dict:
+    return row(db, f"{_SELECT} WHERE id = :id", {"id": job_id})

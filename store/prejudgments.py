@@ -10,16 +10,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
-
-from sqlite_utils import Database
 
 from assess.errors import AssessError
 from assess.llm.pooling import adaptive_keep
 from assess.llm.probes import PROBE_MARK, is_probe
 from assess.tasks import LABEL_KINDS, LABELLED_STATUSES, JudgingMode, ParseStatus, Task, label_kind
 from store import jobs, labels
-from store.db import column, each, now, row, rows, run, run_many, value, write
+from store.db import Store, column, each, now, returning, row, rows, run, run_many, value, write
 from store.imports import ensure_source
 
 
@@ -50,61 +49,67 @@ class Prejudgment:
 # ------------------------------------------------------------------------------------------- sources, prompts
 
 
-def check_llm_source(db: Database, source: str, model: str) -> None:
+def check_llm_source(db: Store, source: str, model: str) -> None:
     """Refuse a source name with spaces, one that belongs to another kind of source, or to another model.
 
     Any name is accepted for a new LLM source (``llm:MODEL`` is the convention and the default).
     """
     if not source or any(c.isspace() for c in source):
         raise AssessError(f"an LLM label source name has no spaces (e.g. llm:{model}), not {source!r}")
-    found = row(db, "SELECT kind, model FROM sources WHERE name = ?", (source,))
+    found = row(db, "SELECT kind, model FROM sources WHERE name = :source", {"source": source})
     if found and found["kind"] != "llm":
         raise AssessError(f"{source!r} is a source of kind {found['kind']}, not an LLM source")
     held = found and found["model"] and found["model"] != model
-    if held and row(db, "SELECT 1 AS one FROM prejudgments WHERE source = ? LIMIT 1", (source,)):
+    if held and row(db, "SELECT 1 AS one FROM prejudgments WHERE source = :source LIMIT 1", {"source": source}):
         raise AssessError(
             f"source {source!r} holds pre-judgments of model {found['model']!r}, not {model!r}; "
             f"name another source (e.g. llm:{model})"
         )
 
 
-def ensure_llm_source(db: Database, source: str, model: str, prompt_version: str) -> None:
+def ensure_llm_source(db: Store, source: str, model: str, prompt_version: str) -> None:
     """Create the LLM source (after :func:`check_llm_source`) and record its model and latest prompt version."""
     check_llm_source(db, source, model)
     with write(db):
         ensure_source(db, source, "llm", model=model, prompt_version=prompt_version, description="LLM pre-judgments")
-        run(db, "UPDATE sources SET model = ?, prompt_version = ? WHERE name = ?", (model, prompt_version, source))
+        run(
+            db,
+            "UPDATE sources SET model = :model, prompt_version = :prompt_version WHERE name = :source",
+            {"model": model, "prompt_version": prompt_version, "source": source},
+        )
 
 
-def record_prompt(db: Database, version: str, name: str, task: str, system: str, template: str) -> None:
+def record_prompt(db: Store, version: str, name: str, task: str, system: str, template: str) -> None:
     """Keep the text of a prompt version (once) so every stored answer can be read with its prompt."""
     with write(db):
         run(
             db,
             "INSERT INTO llm_prompts (version, name, task, system, template, created_at) "
-            "VALUES (?,?,?,?,?,?) ON CONFLICT(version) DO NOTHING",
-            (version, name, task, system, template, now()),
+            "VALUES (:version, :name, :task, :system, :template, :at) ON CONFLICT(version) DO NOTHING",
+            {"version": version, "name": name, "task": str(task), "system": system, "template": template, "at": now()},
         )
 
 
-def prompt_text(db: Database, version: str) -> dict | None:
-    return row(db, "SELECT name, task, system, template FROM llm_prompts WHERE version = ?", (version,))
+def prompt_text(db: Store, version: str) -> dict | None:
+    return row(
+        db, "SELECT name, task, system, template FROM llm_prompts WHERE version = :version", {"version": version}
+    )
 
 
-def llm_sources(db: Database) -> list[str]:
+def llm_sources(db: Store) -> list[str]:
     return column(db, "SELECT name FROM sources WHERE kind = 'llm' ORDER BY name")
 
 
 # ------------------------------------------------------------------------------------------- items
 
 
-def turn_contexts(db: Database) -> dict[str, dict]:
+def turn_contexts(db: Store) -> dict[str, dict]:
     """Every turn's conversation so far, utterances and PTKB (one query per table, not per turn)."""
     ptkb: dict[str, list] = {}
     for s in each(
         db,
         "SELECT conversation_id, statement_id, text FROM ptkb_statements "
-        "ORDER BY conversation_id, CAST(statement_id AS INTEGER), statement_id",
+        "ORDER BY conversation_id, int_prefix(statement_id), statement_id",
     ):
         ptkb.setdefault(s["conversation_id"], []).append({"id": s["statement_id"], "text": s["text"]})
     out, history = {}, {}
@@ -126,21 +131,22 @@ def turn_contexts(db: Database) -> dict[str, dict]:
     return out
 
 
-_NOT_PROBE = f"instr(prompt_version, '{PROBE_MARK}') = 0"  # a real answer, not one of a probe
+# a real answer, not one of a probe (the version does not contain the mark)
+_NOT_PROBE = f"replace(prompt_version, '{PROBE_MARK}', '') = prompt_version"
 
 
 _TURN_ORDER = "JOIN turns t ON t.id = x.turn_id JOIN conversations c ON c.id = t.conversation_id"
 
 
-def passage_items(db: Database, *, depth: int | None = None) -> list[dict]:
+def passage_items(db: Store, *, depth: int | None = None) -> list[dict]:
     """{turn_id, passage_id, text} of the pool in queue order; with ``depth``, the top ``depth`` of every run instead."""
     if depth:
         return rows(
             db,
             "SELECT x.turn_id AS turn_id, x.passage_id AS passage_id, p.text AS text FROM (SELECT turn_id, passage_id "
-            f"FROM rankings WHERE rank <= ? GROUP BY turn_id, passage_id) x {_TURN_ORDER} "
+            f"FROM rankings WHERE rank <= :depth GROUP BY turn_id, passage_id) x {_TURN_ORDER} "
             "JOIN passages p ON p.id = x.passage_id ORDER BY c.rowid, t.position, x.passage_id",
-            (depth,),
+            {"depth": int(depth)},
         )
     return rows(
         db,
@@ -149,47 +155,47 @@ def passage_items(db: Database, *, depth: int | None = None) -> list[dict]:
     )
 
 
-def relevant_passage_items(db: Database, qrels: str, threshold: int) -> list[dict]:
+def relevant_passage_items(db: Store, qrels: str, threshold: int) -> list[dict]:
     """{turn_id, passage_id, text, grade} of the passages ``qrels`` graded >= threshold (nugget extraction input)."""
     return rows(
         db,
         "SELECT x.turn_id AS turn_id, x.passage_id AS passage_id, p.text AS text, x.grade AS grade "
         f"FROM passage_labels x {_TURN_ORDER} JOIN passages p ON p.id = x.passage_id "
-        "WHERE x.source = ? AND x.grade >= ? ORDER BY c.rowid, t.position, x.passage_id",
-        (qrels, threshold),
+        "WHERE x.source = :source AND x.grade >= :threshold ORDER BY c.rowid, t.position, x.passage_id",
+        {"source": qrels, "threshold": int(threshold)},
     )
 
 
-def graded_passage_items(db: Database, source: str) -> list[dict]:
+def graded_passage_items(db: Store, source: str) -> list[dict]:
     """{turn_id, passage_id, text, grade} of every passage with text that ``source`` gave a grade (not 'cannot
     judge'), in queue order: the items a susceptibility probe can re-judge."""
     return rows(
         db,
         "SELECT x.turn_id AS turn_id, x.passage_id AS passage_id, p.text AS text, x.grade AS grade "
         f"FROM passage_labels x {_TURN_ORDER} JOIN passages p ON p.id = x.passage_id "
-        "WHERE x.source = ? AND x.grade IS NOT NULL AND p.text IS NOT NULL AND p.text != '' "
+        "WHERE x.source = :source AND x.grade IS NOT NULL AND p.text IS NOT NULL AND p.text != '' "
         "ORDER BY c.rowid, t.position, x.passage_id",
-        (source,),
+        {"source": source},
     )
 
 
-def source_model(db: Database, source: str) -> str | None:
+def source_model(db: Store, source: str) -> str | None:
     """The model an LLM source records (None for another kind of source or an unknown name)."""
-    return value(db, "SELECT model FROM sources WHERE name = ? AND kind = 'llm'", (source,))
+    return value(db, "SELECT model FROM sources WHERE name = :source AND kind = 'llm'", {"source": source})
 
 
-def ptkb_items(db: Database) -> list[dict]:
+def ptkb_items(db: Store) -> list[dict]:
     """{turn_id, statement_id, text} for every turn and every PTKB statement of its conversation."""
     return rows(
         db,
         "SELECT t.id AS turn_id, s.statement_id AS statement_id, s.text AS text FROM turns t "
         "JOIN ptkb_statements s ON s.conversation_id = t.conversation_id "
         "JOIN conversations c ON c.id = t.conversation_id "
-        "ORDER BY c.rowid, t.position, CAST(s.statement_id AS INTEGER), s.statement_id",
+        "ORDER BY c.rowid, t.position, int_prefix(s.statement_id), s.statement_id",
     )
 
 
-def response_items(db: Database) -> list[dict]:
+def response_items(db: Store) -> list[dict]:
     """{turn_id, run, text} of every stored system response."""
     return rows(
         db,
@@ -198,40 +204,46 @@ def response_items(db: Database) -> list[dict]:
     )
 
 
-def nugget_sources(db: Database) -> list[str]:
+def nugget_sources(db: Store) -> list[str]:
     return column(db, "SELECT DISTINCT source FROM nuggets ORDER BY source")
 
 
-def ntr_items(db: Database, nugget_source: str, *, dedup: bool = False) -> list[dict]:
+def ntr_items(db: Store, nugget_source: str, *, dedup: bool = False) -> list[dict]:
     """{turn_id, nugget_id, nugget, run, response} for every response × every nugget of its turn."""
     where = " AND n.in_dedup = 1" if dedup else ""
     return rows(
         db,
         "SELECT r.turn_id AS turn_id, n.id AS nugget_id, n.text AS nugget, r.run AS run, r.text AS response "
         "FROM responses r JOIN nuggets n ON n.turn_id = r.turn_id JOIN turns t ON t.id = r.turn_id "
-        f"JOIN conversations c ON c.id = t.conversation_id WHERE n.source = ?{where} "
+        f"JOIN conversations c ON c.id = t.conversation_id WHERE n.source = :source{where} "
         "ORDER BY c.rowid, t.position, r.run, n.id",
-        (nugget_source,),
+        {"source": nugget_source},
     )
 
 
 # ------------------------------------------------------------------------------------------- cache
 
 
-def judged(db: Database, source: str, task: str, model: str, prompt_version: str) -> set[tuple[str, str, str]]:
+def judged(db: Store, source: str, task: str, model: str, prompt_version: str) -> set[tuple[str, str, str]]:
     """(turn, item, input hash) the source already has a non-error answer for, under this model and prompt."""
     return {
         (r["turn_id"], r["item_id"], r["input_hash"])
         for r in each(
             db,
-            "SELECT turn_id, item_id, input_hash FROM prejudgments WHERE source = ? AND task = ? AND model = ? "
-            "AND prompt_version = ? AND parse_status != ?",
-            (source, task, model, prompt_version, ParseStatus.ERROR),
+            "SELECT turn_id, item_id, input_hash FROM prejudgments WHERE source = :source AND task = :task "
+            "AND model = :model AND prompt_version = :prompt_version AND parse_status != :error",
+            {
+                "source": source,
+                "task": str(task),
+                "model": model,
+                "prompt_version": prompt_version,
+                "error": ParseStatus.ERROR.value,
+            },
         )
     }
 
 
-def cached(db: Database, model: str, prompt_version: str, hashes: Iterable[str]) -> dict[str, dict]:
+def cached(db: Store, model: str, prompt_version: str, hashes: Iterable[str]) -> dict[str, dict]:
     """Earlier non-error answers (any source) to the same model, prompt version and input, by input hash."""
     wanted = set(hashes)
     if not wanted:
@@ -240,9 +252,9 @@ def cached(db: Database, model: str, prompt_version: str, hashes: Iterable[str])
     for r in each(
         db,
         "SELECT id, input_hash, raw_output, parse_status, parsed, note, latency_ms, prompt_tokens, "
-        "completion_tokens, attempts FROM prejudgments WHERE model = ? AND prompt_version = ? "
-        "AND parse_status != ? AND cached_from IS NULL ORDER BY id",
-        (model, prompt_version, ParseStatus.ERROR),
+        "completion_tokens, attempts FROM prejudgments WHERE model = :model AND prompt_version = :prompt_version "
+        "AND parse_status != :error AND cached_from IS NULL ORDER BY id",
+        {"model": model, "prompt_version": prompt_version, "error": ParseStatus.ERROR.value},
     ):
         if r["input_hash"] in wanted and r["input_hash"] not in out:
             r["parsed"] = json.loads(r["parsed"]) if r["parsed"] is not None else None
@@ -250,15 +262,15 @@ def cached(db: Database, model: str, prompt_version: str, hashes: Iterable[str])
     return out
 
 
-def median_latency_ms(db: Database, model: str) -> float | None:
+def median_latency_ms(db: Store, model: str) -> float | None:
     """The median latency of this model's successful stored calls (for time estimates), or None.
 
     Failed calls are left out: a timeout or a refused key says nothing about how long an answer takes."""
     latencies = column(
         db,
-        "SELECT latency_ms FROM prejudgments WHERE model = ? AND cached_from IS NULL AND latency_ms IS NOT NULL "
-        "AND parse_status != ? ORDER BY id DESC LIMIT 500",
-        (model, ParseStatus.ERROR),
+        "SELECT latency_ms FROM prejudgments WHERE model = :model AND cached_from IS NULL "
+        "AND latency_ms IS NOT NULL AND parse_status != :error ORDER BY id DESC LIMIT 500",
+        {"model": model, "error": ParseStatus.ERROR.value},
     )
     if not latencies:
         return None
@@ -292,20 +304,21 @@ _COLUMNS = (
 )
 
 
-def save(db: Database, p: Prejudgment, *, label_context: dict | None = None) -> int | None:
+def save(db: Store, p: Prejudgment, *, label_context: dict | None = None) -> int | None:
     """Store one outcome and, when it parsed, the source's label: one transaction, at once.
 
     Returns the new row id, or None when the same answer was already stored (a second writer).
     """
     parsed = None if p.parsed is None else json.dumps(p.parsed, ensure_ascii=False)
-    values = (*(getattr(p, c) for c in _COLUMNS[:9]), parsed, *(getattr(p, c) for c in _COLUMNS[10:-1]), now())
+    values = {c: _plain_value(getattr(p, c)) for c in _COLUMNS[:-1]} | {"parsed": parsed, "created_at": now()}
     with write(db):
-        row_id = value(
+        inserted = returning(
             db,
-            f"INSERT INTO prejudgments ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
+            f"INSERT INTO prejudgments ({', '.join(_COLUMNS)}) VALUES ({', '.join(':' + c for c in _COLUMNS)}) "
             "ON CONFLICT DO NOTHING RETURNING id",
             values,
         )
+        row_id = inserted["id"] if inserted else None
         if row_id and p.parse_status in LABELLED_STATUSES and not is_probe(p.prompt_version):
             _write_label(db, p, label_context or {})
         if p.job_id is not None and row_id:
@@ -313,7 +326,12 @@ def save(db: Database, p: Prejudgment, *, label_context: dict | None = None) -> 
     return row_id
 
 
-def _write_label(db: Database, p: Prejudgment, ctx: dict) -> None:
+def _plain_value(item):
+    """An enum member as its plain value (PostgreSQL's driver takes str and int, not their subclasses)."""
+    return item.value if isinstance(item, Enum) else item
+
+
+def _write_label(db: Store, p: Prejudgment, ctx: dict) -> None:
     """The label a parsed answer gives its source (a label already holding the value is left alone)."""
     if p.task in LABEL_KINDS:
         if p.task == Task.NTR:
@@ -327,57 +345,60 @@ def _write_label(db: Database, p: Prejudgment, ctx: dict) -> None:
         run_many(
             db,
             "INSERT INTO nuggets (source, turn_id, key, text, relevance, passage_id, start_char, end_char, created_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(source, turn_id, key) DO NOTHING",
+            "VALUES (:source, :turn_id, :key, :text, :relevance, :passage_id, :start_char, :end_char, :created_at) "
+            "ON CONFLICT(source, turn_id, key) DO NOTHING",
             [
-                (
-                    p.source,
-                    p.turn_id,
-                    f"{p.item_id}@{s['start']}-{s['end']}",
-                    s["text"],
-                    ctx.get("grade"),
-                    p.item_id,
-                    s["start"],
-                    s["end"],
-                    stamp,
-                )
+                {
+                    "source": p.source,
+                    "turn_id": p.turn_id,
+                    "key": f"{p.item_id}@{s['start']}-{s['end']}",
+                    "text": s["text"],
+                    "relevance": ctx.get("grade"),
+                    "passage_id": p.item_id,
+                    "start_char": s["start"],
+                    "end_char": s["end"],
+                    "created_at": stamp,
+                }
                 for s in p.parsed["spans"]
             ],
         )
     # response nuggets and AEPD aspects have no label table: they live in prejudgments.parsed
 
 
-def status_counts(db: Database, source: str, task: str | None = None) -> dict[str, int]:
+def status_counts(db: Store, source: str, task: str | None = None) -> dict[str, int]:
     """How many stored answers of the source came out ok / repaired / unparseable / error."""
-    sql, params = f"SELECT parse_status, COUNT(*) AS n FROM prejudgments WHERE source = ? AND {_NOT_PROBE}", [source]
+    sql = f"SELECT parse_status, COUNT(*) AS n FROM prejudgments WHERE source = :source AND {_NOT_PROBE}"
+    params = {"source": source}
     if task:
-        sql, params = sql + " AND task = ?", params + [task]
+        sql, params = sql + " AND task = :task", params | {"task": str(task)}
     return {r["parse_status"]: r["n"] for r in each(db, sql + " GROUP BY parse_status", params)}
 
 
 _ROW_COLUMNS = ("id", *(c for c in _COLUMNS if c not in ("source", "input_hash", "created_at")))
 
 
-def stored(db: Database, source: str, task: str | None = None, limit: int = 1000) -> list[dict]:
+def stored(db: Store, source: str, task: str | None = None, limit: int = 1000) -> list[dict]:
     """Stored answers of a source (newest first) with every recorded field; probe answers left out."""
-    sql, params = f"SELECT {', '.join(_ROW_COLUMNS)} FROM prejudgments WHERE source = ? AND {_NOT_PROBE}", [source]
+    sql = f"SELECT {', '.join(_ROW_COLUMNS)} FROM prejudgments WHERE source = :source AND {_NOT_PROBE}"
+    params = {"source": source, "limit": int(limit)}
     if task:
-        sql, params = sql + " AND task = ?", params + [task]
-    return rows(db, sql + " ORDER BY id DESC LIMIT ?", params + [limit])
+        sql, params = sql + " AND task = :task", params | {"task": str(task)}
+    return rows(db, sql + " ORDER BY id DESC LIMIT :limit", params)
 
 
 # ------------------------------------------------------------------------------------------- audit
 
 
-def raw_outputs(db: Database, source: str, task: str) -> dict[tuple, str]:
+def raw_outputs(db: Store, source: str, task: str) -> dict[tuple, str]:
     """The latest answer text of ``source`` per item, keyed like :func:`store.compare.label_pairs` items.
 
     Passage and PTKB items are (turn, item); NtR items are (turn, nugget text, run).
     """
     answers = each(
         db,
-        "SELECT turn_id, item_id, raw_output FROM prejudgments WHERE source = ? AND task = ? "
-        f"AND parse_status != ? AND {_NOT_PROBE} ORDER BY id",
-        (source, task, ParseStatus.ERROR),
+        "SELECT turn_id, item_id, raw_output FROM prejudgments WHERE source = :source AND task = :task "
+        f"AND parse_status != :error AND {_NOT_PROBE} ORDER BY id",
+        {"source": source, "task": str(task), "error": ParseStatus.ERROR.value},
     )
     if task != Task.NTR:
         return {(r["turn_id"], r["item_id"]): r["raw_output"] for r in answers}
@@ -390,17 +411,23 @@ def raw_outputs(db: Database, source: str, task: str) -> dict[tuple, str]:
     return out
 
 
-def rationale(db: Database, source: str, task: str, turn_id: str, item_id: str) -> str | None:
+def rationale(db: Store, source: str, task: str, turn_id: str, item_id: str) -> str | None:
     """The latest raw answer of an LLM source for one item (what the model said, as its rationale)."""
     return value(
         db,
-        "SELECT raw_output FROM prejudgments WHERE source = ? AND task = ? AND turn_id = ? AND "
-        f"item_id = ? AND parse_status != ? AND {_NOT_PROBE} ORDER BY id DESC LIMIT 1",
-        (source, task, turn_id, item_id, ParseStatus.ERROR),
+        "SELECT raw_output FROM prejudgments WHERE source = :source AND task = :task AND turn_id = :turn_id AND "
+        f"item_id = :item_id AND parse_status != :error AND {_NOT_PROBE} ORDER BY id DESC LIMIT 1",
+        {
+            "source": source,
+            "task": str(task),
+            "turn_id": turn_id,
+            "item_id": str(item_id),
+            "error": ParseStatus.ERROR.value,
+        },
     )
 
 
-def revealed_with_rationale(db: Database, assessor: str, task: str, turn_id: str, item_id: str) -> list[dict]:
+def revealed_with_rationale(db: Store, assessor: str, task: str, turn_id: str, item_id: str) -> list[dict]:
     """:func:`store.queue.revealed_labels` (blind-then-reveal rules unchanged) plus each LLM's raw answer."""
     from store.queue import revealed_labels
 
@@ -410,7 +437,7 @@ def revealed_with_rationale(db: Database, assessor: str, task: str, turn_id: str
     return out
 
 
-def disagreements(db: Database, task: str, a: str, b: str, *, limit: int = 500) -> list[dict]:
+def disagreements(db: Store, task: str, a: str, b: str, *, limit: int = 500) -> list[dict]:
     """Items where two sources differ, with both labels and each LLM source's raw answer."""
     from store.compare import label_pairs
 
@@ -432,7 +459,7 @@ def disagreements(db: Database, task: str, a: str, b: str, *, limit: int = 500) 
 _ANCHORING_TASKS = (Task.PASSAGE, Task.PTKB)
 
 
-def anchoring(db: Database, task: str = "passage", *, assessor: str | None = None) -> list[dict]:
+def anchoring(db: Store, task: str = "passage", *, assessor: str | None = None) -> list[dict]:
     """Did assessors move toward the LLM after a reveal? Per assessor and LLM source, over items first labelled
     in 'reveal' mode and later changed (final label differs from the first; 'cannot judge' and removed labels
     left out): how many changes moved toward the LLM's grade (closer than before), away, or kept the distance,
@@ -443,11 +470,12 @@ def anchoring(db: Database, task: str = "passage", *, assessor: str | None = Non
         raise AssessError(f"anchoring is measured for {' and '.join(_ANCHORING_TASKS)} labels, not {task!r}")
     sql = (
         "SELECT h.source AS source, h.item AS item, h.old_value AS old, h.new_value AS new, h.mode AS mode "
-        "FROM label_history h JOIN sources s ON s.name = h.source AND s.kind = 'assessor' WHERE h.label_table = ?"
+        "FROM label_history h JOIN sources s ON s.name = h.source AND s.kind = 'assessor' "
+        "WHERE h.label_table = :label_table"
     )
-    params: list = [kind.task.value]
+    params = {"label_table": kind.task.value}
     if assessor:
-        sql, params = sql + " AND h.source = ?", params + [assessor]
+        sql, params = sql + " AND h.source = :assessor", params | {"assessor": assessor}
     first: dict[tuple, str | None] = {}
     last: dict[tuple, str | None] = {}
     for h in each(db, sql + " ORDER BY h.id", params):
@@ -498,13 +526,13 @@ def anchoring(db: Database, task: str = "passage", *, assessor: str | None = Non
 # ------------------------------------------------------------------------------------------- adaptive pooling
 
 
-def _graded(db: Database, source: str) -> dict[tuple[str, str], int]:
+def _graded(db: Store, source: str) -> dict[tuple[str, str], int]:
     """The source's passage grades by (turn, passage), 'cannot judge' left out."""
     return {item: grade for item, grade in labels.values(db, Task.PASSAGE, source).items() if grade is not None}
 
 
 def adaptive_pool(
-    db: Database,
+    db: Store,
     source: str,
     threshold: int,
     always: int = 5,
@@ -527,12 +555,12 @@ def adaptive_pool(
     """
     if threshold < 0 or always < 0 or depth < always:
         raise AssessError(f"need threshold >= 0 and 0 <= always <= depth, got {threshold}, {always}, {depth}")
-    has_labels = "SELECT 1 AS one FROM passage_labels WHERE source = ? LIMIT 1"
-    if not row(db, has_labels, (source,)):
+    has_labels = "SELECT 1 AS one FROM passage_labels WHERE source = :source LIMIT 1"
+    if not row(db, has_labels, {"source": source}):
         raise AssessError(f"source {source!r} has no passage labels (pre-judge the candidates first)")
     human = {}
     if qrels:
-        if not row(db, has_labels, (qrels,)):
+        if not row(db, has_labels, {"source": qrels}):
             raise AssessError(f"source {qrels!r} has no passage labels")
         human = _graded(db, qrels)
     grades = _graded(db, source)
@@ -556,9 +584,9 @@ def adaptive_pool(
             (r["turn_id"], r["passage_id"]): r["best"]
             for r in each(
                 db,
-                "SELECT turn_id, passage_id, MIN(rank) AS best FROM rankings WHERE rank <= ? "
+                "SELECT turn_id, passage_id, MIN(rank) AS best FROM rankings WHERE rank <= :depth "
                 "GROUP BY turn_id, passage_id",
-                (depth,),
+                {"depth": int(depth)},
             )
         }
         kept = {k: r for k, r in best.items() if keep(k, r)}
@@ -597,14 +625,18 @@ def adaptive_pool(
             run_many(
                 db,
                 "INSERT INTO pool (turn_id, passage_id, method, detail, best_rank, added_at) "
-                "VALUES (?,?,'adaptive',?,?,?) ON CONFLICT(turn_id, passage_id) DO NOTHING",
-                [(t, p, detail, r, stamp) for (t, p), r in sorted(kept.items())],
+                "VALUES (:turn_id, :passage_id, 'adaptive', :detail, :best_rank, :added_at) "
+                "ON CONFLICT(turn_id, passage_id) DO NOTHING",
+                [
+                    {"turn_id": t, "passage_id": p, "detail": detail, "best_rank": r, "added_at": stamp}
+                    for (t, p), r in sorted(kept.items())
+                ],
             )
             report["added_to_pool"] = value(db, "SELECT COUNT(*) AS n FROM pool") - before
     return report
 
 
-def adaptive_filter(db: Database, source: str, threshold: int, always: int = 5):
+def adaptive_filter(db: Store, source: str, threshold: int, always: int = 5):
     """A ``pool_filter(turn_id, passage_id, rank)`` for :func:`store.imports.import_run`: the top ``always``
     ranks, and below them the passages ``source`` graded >= ``threshold``."""
     grades = _graded(db, source)
