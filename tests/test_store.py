@@ -191,3 +191,82 @@ def test_pool_records_every_run_that_brought_a_passage(store_target, tmp_path):
         ("p:3", "depth", 1, "runA@3 runB@1"),
         ("p:4", "depth", 2, "runB@2"),
     ]
+
+
+def store_answers(target) -> dict:
+    """What the store's read functions answer after the demo and a few writes of every kind (times left out)."""
+    from assess.services import accounts as service
+    from store import accounts, compare, exports, labels, review, stats
+    from store.nuggets import gold_responses
+
+    out: dict = {}
+    with open_db(target) as db:
+        load_demo(db)
+        service.add_account(db, "amy", "assessor", password="correct-horse-battery", by="boss", email="Amy@Ex.org")
+        out["by_email"] = (accounts.by_email(db, "amy@ex.ORG")["name"], accounts.by_email(db, "x@y.org"))
+        out["actions"] = [(a["kind"], a["by"], a["item"], a["via"]) for a in accounts.actions(db, "account", "amy")]
+        out["conversations"] = conversations.conversations(db)
+        out["pooled_turns"] = (conversations.pooled_turns(db, ["102"]), conversations.pooled_turns(db, []))
+        context = conversations.turn_context(db, "101_3")
+        out["context"] = (context.title, context.history, context.ptkb)
+        out["provenance"] = conversations.response_provenance(db, "101_1")
+        name = queue.sign_in(db, "kim")
+        queue.set_judging_mode(db, "shown", by="boss")
+        for (turn, passage, _), grade in zip(queue.queue(db, name), [0, 1, 2, 3, 4, None]):
+            queue.save_passage_label(db, name, turn, passage, grade)
+        queue.save_passage_label(db, name, "101_1", "demo-doc-001:0", 4)
+        queue.save_ptkb_label(db, name, "101_2", "10", 1)
+        out["revealed"] = queue.revealed_labels(db, name, "passage", "101_1", "demo-doc-001:0")
+        out["ptkb_queue"] = queue.queue(db, name, task="ptkb")[:12]
+        out["turn_items"] = queue.turn_items(db, name, "101_2", task="ptkb")
+        out["summary"] = [{k: v for k, v in r.items() if "seconds" not in k} for r in review.assessor_summary(db)]
+        out["history"] = [
+            {k: v for k, v in change.items() if k != "at"}
+            for source in (name, "llm:demo-gpt")
+            for change in review.item_history(db, source, "101_1 demo-doc-001:0")
+        ]
+        out["progress"] = (review.topic_progress(db), review.topic_progress(db, name))
+        out["disagreements"] = review.disagreements(db, name, "llm:demo-gpt", limit=3)
+        review.adjudicate(db, "101_1", "demo-doc-001:0", 2, by="boss")
+        out["adjudicated"] = review.disagreements(db, name, "llm:demo-gpt", limit=3)
+        out["stats"] = (stats.stats(db), stats.sources(db), stats.is_empty(db))
+        out["pairs"] = [
+            compare.label_pairs(db, task, "organizers" if task == "ptkb" else name, "llm:demo-gpt")
+            for task in ("passage", "ptkb")
+        ]
+        out["pairs_ntr"] = compare.label_pairs(db, "ntr", "llm:demo-gpt", "llm:demo-gpt")
+        out["exports"] = (
+            exports.qrels_text(db, name),
+            exports.qrels_text(db, "organizers", "ptkb"),
+            list(exports.nuggets(db, "gold")),
+            exports.label_sources(db, "ptkb_labels"),
+        )
+        frame = exports.table_frame(db, "passage_labels", name).drop(columns=["updated_at"])
+        out["frame"] = frame.sort_values("passage_id").to_csv(index=False)  # as written out (NaN != NaN)
+        out["undo"] = [queue.undo(db, name) for _ in range(3)]
+        out["values"] = (
+            labels.values(db, "passage", name, turn_id="101_1"),
+            labels.sources(db, "passage", turn_id="101_1"),
+        )
+        nuggets = [r["id"] for r in rows(db, "SELECT id FROM nuggets WHERE turn_id = '101_1' ORDER BY id")]
+        gold_responses.save_gold_response(db, name, "101_1", "an answer", nuggets[1::-1])
+        answer = gold_responses.gold_response(db, name, "101_1")
+        out["gold_response"] = (answer["text"], answer["nuggets_used"] == nuggets[:2])
+        out["choices"] = [(c["source"], c["key"]) for c in gold_responses.turn_nugget_choices(db, "101_1", ["gold"])]
+        labels.save(db, "ntr", name, ("101_1", nuggets[0], "demo-bm25"), 1, mode="blind", via="key")
+        labels.save(db, "ntr", name, ("101_1", nuggets[0], "demo-bm25"), 0, mode="blind", via="key")
+        out["ntr_undo"] = (
+            labels.undo(db, "ntr", name),
+            labels.get(db, "ntr", name, ("101_1", nuggets[0], "demo-bm25")),
+        )
+    return out
+
+
+def test_the_store_answers_alike_on_both_engines(tmp_path, pg_url):
+    """Every read of the store modules (queues, review, stats, compare, exports, accounts, undo) gives the same
+    answer, in the same order, on SQLite and on PostgreSQL."""
+    on_sqlite = store_answers(str(tmp_path / "alike.db"))
+    on_postgres = store_answers(pg_url)
+    assert on_sqlite["stats"][0]["passage_labels"]["kim"]["cannot_judge"] == 1  # the scenario wrote what it says
+    for key in on_sqlite:
+        assert on_postgres[key] == on_sqlite[key], key
