@@ -55,13 +55,14 @@ def run_load(
     from assess.services.loading import load_demo
     from store import crowd as store_crowd
     from store import open_db
+    from store.db import row, value
 
     db = open_db(db_path)
     load_demo(db)
     batches = math.ceil(186 / batch_size)
     k = math.ceil(workers / batches)
     store_crowd.create_demo_study(db, name="load", k=k, batch_size=batch_size)
-    db.conn.close()
+    db.close()
 
     latencies: list[float] = []
     repeats: list[bool] = []
@@ -78,19 +79,19 @@ def run_load(
             conn = open_db(db_path)  # the page's first script run: enter, consent
             assignment = store_crowd.enter(conn, entry_from_params({"study": "load", "worker": f"lw{n:04d}"}))
             if assignment is None:
-                conn.conn.close()
+                conn.close()
                 with lock:
                     turned_away.append(n)
                 return
             store_crowd.consent(conn, assignment.id)
-            conn.conn.close()
+            conn.close()
             own, again = [], []
             answered = 0
             while True:
                 conn = open_db(db_path)  # one script run per key press: a fresh connection
                 view = store_crowd.screen(conn, assignment.id)
                 if view.completed:
-                    conn.conn.close()
+                    conn.close()
                     break
                 value = (n + answered) % 2
                 if think_s:
@@ -104,7 +105,7 @@ def run_load(
                         not store_crowd.answer(conn, assignment.id, view.item.item_id, 1 - value, seconds=9.0).new
                     )
                     own.append(time.perf_counter() - t0)
-                conn.conn.close()
+                conn.close()
                 answered += 1 if result.new else 0
             with lock:
                 latencies.extend(own)
@@ -140,7 +141,7 @@ def run_load(
                         watched["over_k"].append((batch, holding))
                 watched["samples"] += 1
                 time.sleep(0.02)
-            conn.conn.close()
+            conn.close()
         except Exception as exc:
             with lock:
                 errors.append(f"monitor: {type(exc).__name__}: {exc}")
@@ -152,7 +153,7 @@ def run_load(
     if second_wave and not alive:
         check = open_db(db_path)
         freed = k * batches - sum(b["kept"] for b in store_crowd.progress(check, "load")["batches"])
-        check.conn.close()
+        check.close()
         refill = freed + workers // 10
         elapsed2, alive2 = wave(range(workers, workers + refill))
         elapsed, alive = elapsed + elapsed2, alive + alive2
@@ -160,26 +161,29 @@ def run_load(
     watcher.join(timeout=10)
 
     check = open_db(db_path)
-    c = check.conn
-    expected = c.execute(
-        "SELECT COUNT(*) FROM crowd_assignments a JOIN crowd_batch_items bi "
-        "ON bi.batch_id = a.batch_id WHERE a.study = 'load'"
-    ).fetchone()[0]
-    stored = c.execute("SELECT COUNT(*), COUNT(DISTINCT assignment_id || ' ' || item_id) FROM crowd_answers").fetchone()
-    resent_kept = c.execute("SELECT COUNT(*) FROM crowd_answers WHERE seconds = 9.0").fetchone()[0]
-    beyond_k = c.execute(
-        "SELECT COALESCE(SUM(n - ?), 0) FROM (SELECT COUNT(*) AS n FROM crowd_assignments "
-        "GROUP BY batch_id HAVING COUNT(*) > ?)",
-        (k, k),
-    ).fetchone()[0]
-    second = c.execute("SELECT COUNT(*) FROM crowd_assignments WHERE worker >= ?", (f"lw{workers:04d}",)).fetchone()[0]
-    per_worker = c.execute(
-        "SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM crowd_assignments GROUP BY worker)"
-    ).fetchone()[0]
-    completed = c.execute("SELECT COUNT(*) FROM crowd_assignments WHERE status = 'completed'").fetchone()[0]
+    expected = value(
+        check,
+        "SELECT COUNT(*) AS n FROM crowd_assignments a JOIN crowd_batch_items bi "
+        "ON bi.batch_id = a.batch_id WHERE a.study = 'load'",
+    )
+    counted = row(
+        check,
+        "SELECT COUNT(*) AS n, COUNT(DISTINCT CAST(assignment_id AS TEXT) || ' ' || CAST(item_id AS TEXT)) AS d FROM crowd_answers",
+    )
+    stored = (counted["n"], counted["d"])
+    resent_kept = value(check, "SELECT COUNT(*) AS n FROM crowd_answers WHERE seconds = 9.0")
+    beyond_k = value(
+        check,
+        "SELECT COALESCE(SUM(n - :k), 0) AS s FROM (SELECT COUNT(*) AS n FROM crowd_assignments "
+        "GROUP BY batch_id HAVING COUNT(*) > :k) x",
+        {"k": k},
+    )
+    second = value(check, "SELECT COUNT(*) AS n FROM crowd_assignments WHERE worker >= :w", {"w": f"lw{workers:04d}"})
+    per_worker = value(check, "SELECT MAX(n) AS m FROM (SELECT COUNT(*) AS n FROM crowd_assignments GROUP BY worker) x")
+    completed = value(check, "SELECT COUNT(*) AS n FROM crowd_assignments WHERE status = 'completed'")
     final = store_crowd.progress(check, "load")
     over_k = sum(b["kept"] + b["active"] > k for b in final["batches"])
-    check.conn.close()
+    check.close()
     served = workers + refill - len(turned_away)
     ordered = sorted(latencies)
     result = {
