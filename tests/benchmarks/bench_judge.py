@@ -76,7 +76,7 @@ def main() -> None:
         with mp.get_context("spawn").Pool(args.assessors) as pool:
             results = pool.map(assessor, jobs)
         all_times = sorted(t for r in results for t in r)
-        labels = db.execute("SELECT COUNT(*) FROM passage_labels WHERE source LIKE 'a%'").fetchone()[0]
+        labels = db.raw.execute("SELECT COUNT(*) FROM passage_labels WHERE source LIKE 'a%'").fetchone()[0]
     p95 = all_times[int(0.95 * (len(all_times) - 1))]
     print(
         f"{args.assessors} assessors x {args.presses} key presses (think time {args.think} s) on the 20,575-pair NIST pool "

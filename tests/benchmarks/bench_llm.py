@@ -60,7 +60,7 @@ def build_store(path: Path, n: int):
 
     db = open_db(path)
     load_demo(db)
-    turns = [r[0] for r in db.execute("SELECT id FROM turns ORDER BY id")]
+    turns = [r[0] for r in db.raw.execute("SELECT id FROM turns ORDER BY id")]
     rng = random.Random(0)
     passages, run = path.with_suffix(".jsonl"), path.with_suffix(".run")
     per_turn = -(-n // len(turns))
@@ -84,7 +84,7 @@ def bench_llm(items: int, latency: float) -> None:
     with tempfile.TemporaryDirectory() as tmp, StubLLM(latency=latency) as stub:
         db = build_store(Path(tmp) / "bench.db", items)
         print(
-            f"stub endpoint answering in {latency * 1000:.0f} ms; pool {db.execute('SELECT COUNT(*) FROM pool').fetchone()[0]} pairs"
+            f"stub endpoint answering in {latency * 1000:.0f} ms; pool {db.raw.execute('SELECT COUNT(*) FROM pool').fetchone()[0]} pairs"
         )
         results = {}
         for label, model, concurrency, n in (
@@ -99,7 +99,9 @@ def bench_llm(items: int, latency: float) -> None:
             start = time.perf_counter()
             summary = prejudge.run(db, plan, judge, concurrency=concurrency)
             seconds = time.perf_counter() - start
-            stored = db.execute("SELECT COUNT(*) FROM prejudgments WHERE source = ?", (f"llm:{model}",)).fetchone()[0]
+            stored = db.raw.execute("SELECT COUNT(*) FROM prejudgments WHERE source = ?", (f"llm:{model}",)).fetchone()[
+                0
+            ]
             assert stored == n == summary["asked"], (stored, n, summary)
             results[label] = n / seconds
             print(
