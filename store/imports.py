@@ -232,19 +232,19 @@ def import_topics(
             "ON CONFLICT (conversation_id, statement_id) DO UPDATE SET text=excluded.text",
             ptkb_rows,
         )
-        # Parents first would matter only for CAsT trees: defer the FK check to commit.
-        _defer_foreign_keys(db)
-        run_many(
-            db,
-            "INSERT INTO turns (id, conversation_id, turn_number, position, utterance, resolved_utterance, "
-            "response, response_provenance, parent_turn_id) VALUES (:id, :conversation_id, :turn_number, "
-            ":position, :utterance, :resolved_utterance, :response, :response_provenance, :parent_turn_id) "
-            "ON CONFLICT(id) DO UPDATE SET conversation_id=excluded.conversation_id, "
-            "turn_number=excluded.turn_number, position=excluded.position, utterance=excluded.utterance, "
-            "resolved_utterance=excluded.resolved_utterance, response=excluded.response, "
-            "response_provenance=excluded.response_provenance, parent_turn_id=excluded.parent_turn_id",
-            turn_rows,
-        )
+        # Parents first would matter only for CAsT trees: the FK check waits for every turn.
+        with _foreign_keys_deferred(db):
+            run_many(
+                db,
+                "INSERT INTO turns (id, conversation_id, turn_number, position, utterance, resolved_utterance, "
+                "response, response_provenance, parent_turn_id) VALUES (:id, :conversation_id, :turn_number, "
+                ":position, :utterance, :resolved_utterance, :response, :response_provenance, :parent_turn_id) "
+                "ON CONFLICT(id) DO UPDATE SET conversation_id=excluded.conversation_id, "
+                "turn_number=excluded.turn_number, position=excluded.position, utterance=excluded.utterance, "
+                "resolved_utterance=excluded.resolved_utterance, response=excluded.response, "
+                "response_provenance=excluded.response_provenance, parent_turn_id=excluded.parent_turn_id",
+                turn_rows,
+            )
         ensure_source(db, labels_source, "organizers", description="ptkb_provenance of the topics file")
         _upsert_ptkb_labels(db, label_rows, mode="import")
     return {
@@ -316,11 +316,15 @@ BULK_EVENT = (
 @contextlib.contextmanager
 def _history_trigger_off(db: Store, table: str) -> Iterator[None]:
     """Inside a write transaction: drop ``table``'s insert-history trigger for the block, then
-    re-create it from its own stored SQL. Schema changes are transactional in SQLite, so no other
-    connection ever sees the table without its trigger, and a failure rolls the drop back."""
+    re-create it from its own stored SQL (PostgreSQL: disable it, then enable it again). Schema
+    changes are transactional in both engines, so no other connection ever sees the table without
+    its trigger, and a failure rolls the drop back."""
     if not db.sqlite:
         from store.schema.postgres import history_insert_trigger
 
+        # PostgreSQL alters no table with foreign-key checks still pending (deferred earlier in an
+        # enclosing transaction, e.g. by a topics import of the demo): they are made now
+        run(db, "SET CONSTRAINTS ALL IMMEDIATE")
         run(db, history_insert_trigger(table, enabled=False))
         yield
         run(db, history_insert_trigger(table, enabled=True))
@@ -332,9 +336,17 @@ def _history_trigger_off(db: Store, table: str) -> Iterator[None]:
     run(db, sql)
 
 
-def _defer_foreign_keys(db: Store) -> None:
-    """Inside a write transaction: check the foreign keys at commit rather than at each row."""
-    run(db, "PRAGMA defer_foreign_keys = ON" if db.sqlite else "SET CONSTRAINTS ALL DEFERRED")
+@contextlib.contextmanager
+def _foreign_keys_deferred(db: Store) -> Iterator[None]:
+    """Inside a write transaction: check the foreign keys of the block's rows at its end, not at
+    each row (SQLite: at commit, as its pragma lasts to the end of the transaction)."""
+    if db.sqlite:
+        run(db, "PRAGMA defer_foreign_keys = ON")
+        yield
+        return
+    run(db, "SET CONSTRAINTS ALL DEFERRED")
+    yield
+    run(db, "SET CONSTRAINTS ALL IMMEDIATE")
 
 
 def import_passage_qrels(

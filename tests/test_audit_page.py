@@ -11,6 +11,8 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from store.db import run as execute
+from store.db import write
 from tests.helpers import ROOT, open_app, rows, run_cli  # noqa: F401
 from tests.stub_llm import Reply, canonical, enclosed, stub_llm  # noqa: F401  (fixture)
 
@@ -22,8 +24,11 @@ def box_text(element) -> str:
 
 
 @pytest.fixture
-def app_db(tmp_path, monkeypatch):
+def app_db(request, tmp_path, monkeypatch):
+    """The app's store: a SQLite file; once per engine for a test that also asks for ``store_target``."""
     path = tmp_path / "app.db"
+    if "store_target" in request.fixturenames:
+        path = request.getfixturevalue("store_target")
     monkeypatch.setenv("ASSESS_DB", str(path))
     monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
     for var in ("ASSESS_LLM_BASE_URL", "ASSESS_LLM_MODEL", "ASSESS_LLM_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
@@ -115,17 +120,18 @@ def test_prejudge_form_says_what_is_missing_instead_of_crashing(app_db):
     assert rows(app_db, "SELECT COUNT(*) FROM prejudge_jobs") == [(0,)]
 
 
-def test_anchoring_table_after_reveal(app_db):
+def test_anchoring_table_after_reveal(store_target, app_db):
     at = open_audit()
     from store import open_db, queue
 
     db = open_db(app_db)
     queue.set_setting(db, "judging_mode", "reveal")
     queue.sign_in(db, "ann")
-    turn, pid, llm = db.execute(
+    [(turn, pid, llm)] = rows(
+        app_db,
         "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'llm:demo-gpt' "
-        "AND grade BETWEEN 1 AND 3 LIMIT 1"
-    ).fetchone()
+        "AND grade BETWEEN 1 AND 3 ORDER BY turn_id, passage_id LIMIT 1",
+    )
     queue.save_passage_label(db, "ann", turn, pid, 0 if llm > 1 else 4, mode="reveal")
     queue.save_passage_label(db, "ann", turn, pid, llm, mode="reveal")
     at.run()
@@ -142,7 +148,7 @@ def test_anchoring_table_after_reveal(app_db):
     }
 
 
-def test_a_second_start_while_a_job_runs_is_refused(app_db, stub_llm):
+def test_a_second_start_while_a_job_runs_is_refused(store_target, app_db, stub_llm):
     at = open_llm()
     from store import jobs, open_db, prejudgments
 
@@ -168,7 +174,10 @@ def test_a_second_start_while_a_job_runs_is_refused(app_db, stub_llm):
     click(at, "Estimate")
     assert not at.error and any("3 to ask" in box_text(i) for i in at.info)
     # the job's process (this one) lives, but without a heartbeat for long it counts as killed
-    db.execute("UPDATE prejudge_jobs SET heartbeat_at = '2000-01-01T00:00:00.000Z' WHERE id = ?", [running])
+    with write(db):
+        execute(
+            db, "UPDATE prejudge_jobs SET heartbeat_at = '2000-01-01T00:00:00.000Z' WHERE id = :id", {"id": running}
+        )
     fill_job_form(at, stub_llm, limit=3)
     click(at, "Start / resume")
     assert not at.error and any(f"Job {running + 1}: 3 stored" in box_text(s) for s in at.success)
@@ -177,7 +186,7 @@ def test_a_second_start_while_a_job_runs_is_refused(app_db, stub_llm):
     assert "no heartbeat for" in jobs["message"][1]
 
 
-def test_adaptive_pool_from_the_page_equals_the_cli(app_db, stub_llm):
+def test_adaptive_pool_from_the_page_equals_the_cli(store_target, app_db, stub_llm):
     """Runs pooled to depth 5; pre-judge the top 10 of every run from the page (depth 10), then the adaptive
     pool's report and Apply, against `pool adaptive --json` and an independent count."""
     from assess.services.loading import DEMO_DIR, load_file
@@ -189,7 +198,8 @@ def test_adaptive_pool_from_the_page_equals_the_cli(app_db, stub_llm):
     for run in sorted((DEMO_DIR / "runs").glob("*.run")):
         load_file(db, "run", run, depth=5)
     load_file(db, "qrels", DEMO_DIR / "llm-passages.qrels", source="nist")  # stands in for human qrels
-    db.execute("DELETE FROM pool WHERE method = 'qrels'")  # importing qrels pooled them
+    with write(db):
+        execute(db, "DELETE FROM pool WHERE method = 'qrels'")  # importing qrels pooled them
     pool_before = set(rows(app_db, "SELECT turn_id, passage_id FROM pool"))
     best = {}
     for turn, pid, rank in rows(app_db, "SELECT turn_id, passage_id, rank FROM rankings WHERE rank <= 10"):

@@ -174,20 +174,23 @@ def test_ntr_prejudgments_with_the_nli_backend(tmp_path, tiny_model, monkeypatch
     assert code == 0, out.err
     summary = json.loads(out.out)
     from store import open_db
+    from store.db import rows as query
+    from store.db import value
 
     store = open_db(db)
-    expected = store.execute(
-        "SELECT COUNT(*) FROM responses r JOIN nuggets n ON n.turn_id = r.turn_id WHERE n.source = 'gold'"
-    ).fetchone()[0]
+    expected = value(
+        store, "SELECT COUNT(*) AS n FROM responses r JOIN nuggets n ON n.turn_id = r.turn_id WHERE n.source = 'gold'"
+    )
     assert summary["asked"] == summary["ok"] == expected
-    rows = store.execute(
-        "SELECT p.raw_output, l.match FROM prejudgments p JOIN ntr_labels l ON l.source = p.source "
-        "AND l.nugget_id = CAST(substr(p.item_id, 1, instr(p.item_id, ' ') - 1) AS INTEGER) "
-        "AND l.run = substr(p.item_id, instr(p.item_id, ' ') + 1) "
-        "WHERE p.source = 'llm:tiny-nli'"
-    ).fetchall()
-    assert len(rows) == expected
-    assert all(m == int(json.loads(raw)["entailment"] >= 0.5) for raw, m in rows)
+    # each answer (item 'nugget_id run') beside the label it gave
+    labels = {
+        (f"{r['nugget_id']} {r['run']}"): r["match"]
+        for r in query(store, "SELECT nugget_id, run, match FROM ntr_labels WHERE source = 'llm:tiny-nli'")
+    }
+    answers = query(store, "SELECT item_id, raw_output FROM prejudgments WHERE source = 'llm:tiny-nli'")
+    store.close()
+    assert len(answers) == len(labels) == expected
+    assert all(labels[a["item_id"]] == int(json.loads(a["raw_output"])["entailment"] >= 0.5) for a in answers)
     again = run_cli(
         "prejudge",
         "--task",
