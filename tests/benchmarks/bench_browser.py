@@ -528,7 +528,8 @@ def main(argv=None) -> int:
         + "/".join(f"{x:.2f}" for x in load_end)
         + " (other work on the machine is not excluded)"
     )
-    print(f"- command: `python tests/benchmarks/bench_browser.py {' '.join(sys.argv[1:] if argv is None else argv)}`")
+    command = " ".join(["python tests/benchmarks/bench_browser.py", *(sys.argv[1:] if argv is None else argv)])
+    print(f"- command: `{command}`")
     ok = stored == judged and not any(c.errors for c in crowds)
     return 0 if ok else 1
 
