@@ -64,19 +64,21 @@ with right:
             GRADES.label(g),
             key=f"g{g}",
             shortcut=str(g),
-            on_click=grade,
+            on_click=ui.saving(grade),
             args=(g,),
             type="primary" if own and own["value"] == g else "secondary",
             width="stretch",
         )
     nav = st.columns(5)
     cursor.nav_buttons(nav, lambda: queue.undo(database, name, "passage"), skip=True)
-    nav[4].button("Cannot judge", key="cannot", shortcut="X", on_click=grade, args=(None,), width="stretch")
+    nav[4].button("Cannot judge", key="cannot", shortcut="X", on_click=ui.saving(grade), args=(None,), width="stretch")
     ui.release_keys_from_inputs()
     note_key = f"note_{turn_id}_{passage_id}"
     st.text_input(
         "Note (optional; Enter or Esc returns to the keys)",
         key=note_key,
         value=(own or {}).get("note") or "",
-        on_change=lambda: queue.save_note(database, name, "passage", turn_id, passage_id, st.session_state[note_key]),
+        on_change=ui.saving(
+            lambda: queue.save_note(database, name, "passage", turn_id, passage_id, st.session_state[note_key])
+        ),
     )

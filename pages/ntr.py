@@ -56,7 +56,7 @@ with right:
             label,
             key=f"ntr_{'yes' if value else 'no'}",
             shortcut=key,
-            on_click=answer,
+            on_click=ui.saving(answer),
             args=(value,),
             width="stretch",
             type="primary" if own == value else "secondary",

@@ -44,6 +44,8 @@ with right:
         with st.expander(f"{ui.esc(other['source'])} says {'relevant' if other['value'] else 'not relevant'}"):
             ui.inert(other["rationale"] or "(imported label: no rationale stored)")
     cols = st.columns(5)
-    cols[0].button("1 · Relevant", key="rel", shortcut="1", on_click=label, args=(1,), width="stretch")
-    cols[1].button("0 · Not relevant", key="nonrel", shortcut="0", on_click=label, args=(0,), width="stretch")
+    cols[0].button("1 · Relevant", key="rel", shortcut="1", on_click=ui.saving(label), args=(1,), width="stretch")
+    cols[1].button(
+        "0 · Not relevant", key="nonrel", shortcut="0", on_click=ui.saving(label), args=(0,), width="stretch"
+    )
     cursor.nav_buttons(cols[2:], lambda: queue.undo(database, name, "ptkb"))

@@ -52,6 +52,10 @@ IntegrityError = sa_exc.IntegrityError
 class StoreUnavailable(AssessError):
     """The database could not be reached, or the connection broke in the middle of a write."""
 
+    def __init__(self, message: str, reason: str = ""):
+        super().__init__(message)
+        self.reason = reason
+
 
 def now() -> str:
     """UTC time with milliseconds, the timestamp format used in every table."""
@@ -182,10 +186,12 @@ class Store:
         try:
             return self._sa_engine.connect()
         except sa_exc.DBAPIError as exc:
-            raise StoreUnavailable(f"{self.location}: cannot open the store: {database_reason(exc)}") from None
+            reason = database_reason(exc)
+            raise StoreUnavailable(f"{self.location}: cannot open the store: {reason}", reason) from None
 
     @property
     def raw(self):
+        self.ensure_open()
         return self.sa.connection.driver_connection
 
     @property
@@ -193,12 +199,18 @@ class Store:
         return self.engine == "sqlite"
 
     def reconnect(self) -> None:
-        """Drop a broken connection and open a new one (nothing may be pending: only outside write())."""
+        """Drop a broken connection and open a new one (nothing may be pending: only outside write()).
+        If the database cannot be reached the store stays closed, and its next use tries again."""
         _close_quietly(self.sa)
-        self._finalizer.detach()
-        self.sa = self._connect()
-        self._finalizer = weakref.finalize(self, _close_quietly, self.sa)
         self.depth = 0
+        self.sa = self._connect()
+        self._finalizer.detach()
+        self._finalizer = weakref.finalize(self, _close_quietly, self.sa)
+
+    def ensure_open(self) -> None:
+        """After a failed reconnect: connect again before the next statement."""
+        if self.sa.closed:
+            self.reconnect()
 
     def close(self) -> None:
         self._finalizer()
@@ -363,20 +375,31 @@ def _begin(db: Store) -> None:
     statements = ["BEGIN IMMEDIATE"] if db.sqlite else ["BEGIN", f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"]
     for attempt in (1, 2):
         try:
+            if db.sa.closed:
+                db.ensure_open()
             for statement in statements:
                 _driver(db, statement)
             return
+        except StoreUnavailable as down:
+            raise _unreachable(db, down.reason) from None
         except sa_exc.DBAPIError as exc:
             # Nothing has been written yet: a connection that broke since its last use (a database
             # restart) is replaced once; a second failure is reported.
             if attempt == 1 and _connection_lost(exc):
-                db.reconnect()
+                try:
+                    db.reconnect()
+                except StoreUnavailable as down:
+                    raise _unreachable(db, down.reason) from None
                 continue
             if _connection_lost(exc) or isinstance(exc, sa_exc.OperationalError) and not db.sqlite:
                 raise StoreUnavailable(
                     f"{db.location}: the database cannot be reached; nothing was saved ({database_reason(exc)})"
                 ) from None
             raise
+
+
+def _unreachable(db: Store, reason: str) -> StoreUnavailable:
+    return StoreUnavailable(f"{db.location}: the database cannot be reached; nothing was saved ({reason})", reason)
 
 
 def _rollback(db: Store) -> None:
@@ -424,17 +447,22 @@ def _execute(db: Store, sql: str, params: Mapping | None, *, read: bool) -> sa.C
     if params is not None and not isinstance(params, Mapping):
         raise TypeError(f"store queries take named parameters (a dict), got {type(params).__name__}: {sql[:80]}")
     try:
+        if db.sa.closed:
+            db.ensure_open()
         return db.sa.execute(_text(sql), dict(params or {}))
+    except StoreUnavailable as down:
+        raise _unreachable(db, down.reason) from None
     except sa_exc.DBAPIError as exc:
         if read and not db.depth and _connection_lost(exc):
-            db.reconnect()  # a read outside any transaction is safe to repeat on a new connection
+            # A read outside any transaction is safe to repeat on a new connection.
             try:
+                db.reconnect()
                 return db.sa.execute(_text(sql), dict(params or {}))
+            except StoreUnavailable as down:
+                raise _unreachable(db, down.reason) from None
             except sa_exc.DBAPIError as again:
                 if _connection_lost(again):
-                    raise StoreUnavailable(
-                        f"{db.location}: the database cannot be reached ({database_reason(again)})"
-                    ) from None
+                    raise _unreachable(db, database_reason(again)) from None
                 raise
         if _connection_lost(exc):
             raise StoreUnavailable(

@@ -86,17 +86,18 @@ def test_a_server_restart_in_a_judging_session_loses_no_label(pg_cluster, pg_url
 
     db = open_db(pg_url)
     load_demo(db)
-    judge(db, "101_1", "demo-doc-001:0", 3)
+    first, second = (
+        r["passage_id"]
+        for r in rows(db, "SELECT passage_id FROM pool WHERE turn_id = '101_1' ORDER BY passage_id LIMIT 2")
+    )
+    judge(db, "101_1", first, 3)
     pg.restart(pg_cluster)  # the store's connection is now closed by the server
     # The next key press reconnects (nothing of it had been sent) and is saved.
-    judge(db, "101_1", "demo-doc-002:0", 1)
+    judge(db, "101_1", second, 1)
     pg.restart(pg_cluster)
-    assert labels.values(db, "passage", "amy") == {("101_1", "demo-doc-001:0"): 3, ("101_1", "demo-doc-002:0"): 1}
+    assert labels.values(db, "passage", "amy") == {("101_1", first): 3, ("101_1", second): 1}
     history = rows(db, "SELECT item, new_value FROM label_history WHERE source = 'amy' ORDER BY id")
-    assert history == [
-        {"item": "101_1 demo-doc-001:0", "new_value": "3"},
-        {"item": "101_1 demo-doc-002:0", "new_value": "1"},
-    ]
+    assert history == [{"item": f"101_1 {first}", "new_value": "3"}, {"item": f"101_1 {second}", "new_value": "1"}]
     db.close()
 
 
@@ -112,3 +113,29 @@ def test_a_server_that_stays_down_is_a_plain_message_and_nothing_is_half_written
         pg_cluster.start()
     assert labels.values(db, "passage", "amy") == before
     db.close()
+
+
+def test_the_judge_page_says_a_key_press_was_not_saved_while_the_server_is_down(pg_cluster, pg_url, monkeypatch):
+    from tests.helpers import open_app
+
+    with open_db(pg_url) as db:
+        load_demo(db)
+    monkeypatch.setenv("ASSESS_DB", pg_url)
+    monkeypatch.delenv("ASSESS_OPEN", raising=False)
+    at = open_app("pages/judge.py", assessor="amy")
+    pg_cluster.stop("fast")
+    try:
+        at.button(key="g3").click().run()
+        assert not at.exception, at.exception
+        shown = [e.value for e in at.error]
+        assert any(m.startswith("NOT SAVED: ") and "cannot be reached; nothing was saved" in m for m in shown), shown
+        assert any("The store cannot be reached" in m for m in shown), shown
+    finally:
+        pg_cluster.start()
+    with open_db(pg_url) as db:
+        assert labels.values(db, "passage", "amy") == {}
+    at.run()  # the page comes back with the server; the same key press now saves
+    at.button(key="g3").click().run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    with open_db(pg_url) as db:
+        assert list(labels.values(db, "passage", "amy").values()) == [3]

@@ -6,6 +6,7 @@ import streamlit as st
 
 from assess import settings
 from assess.ui.assets import asset
+from assess.ui.frame import saving
 
 
 # cache_resource, not cache_data: the order is immutable and shared, so no per-run copy of 20,000 items.
@@ -61,7 +62,9 @@ class Cursor:
             "Previous", key=f"{k}prev", shortcut="Left", on_click=self.go, args=("prev",), width="stretch"
         )
         columns[1].button("Next", key=f"{k}next", shortcut="Right", on_click=self.go, args=("next",), width="stretch")
-        columns[2].button("Undo", key=f"{k}undo", shortcut="U", on_click=self.undo, args=(undo_fn,), width="stretch")
+        columns[2].button(
+            "Undo", key=f"{k}undo", shortcut="U", on_click=saving(self.undo), args=(undo_fn,), width="stretch"
+        )
         if skip:
             columns[3].button(
                 "Skip", key=f"{k}skip", shortcut="S", on_click=self.go, args=("next_unjudged",), width="stretch"

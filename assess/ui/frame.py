@@ -9,7 +9,7 @@ import streamlit as st
 from assess import settings
 from assess.errors import AssessError
 from assess.ui.internals import legacy_pages_off
-from assess.ui.widgets import error, line
+from assess.ui.widgets import error, flash, line, set_flash
 
 legacy_pages_off()
 
@@ -26,11 +26,40 @@ def server_log() -> None:
         log.setLevel(logging.INFO)
 
 
-def db():
-    """Open the store for this script run (a new connection per run; never cached across threads)."""
-    from store import open_db
+STORE_FLASH = "store_flash"
 
-    return open_db(settings.db_target())
+
+def db():
+    """Open the store for this script run (a new connection per run; never cached across threads). A store
+    that cannot be reached stops the page with one plain message; a message a key press left (its label
+    was not saved) is shown first."""
+    from store import open_db
+    from store.db import StoreUnavailable
+
+    flash(STORE_FLASH)
+    try:
+        return open_db(settings.db_target())
+    except StoreUnavailable as exc:
+        error("The store cannot be reached, so nothing can be shown or saved now; try again in a moment. ", exc)
+        st.stop()
+
+
+def saving(callback):
+    """Wrap a key or button callback that writes to the store: if the database cannot be reached (or the
+    connection breaks while writing), the page says plainly that this change was not saved, instead of
+    failing; nothing is half-written (the store's transaction rolled back)."""
+    import functools
+
+    from store.db import StoreUnavailable
+
+    @functools.wraps(callback)
+    def guarded(*args, **kwargs):
+        try:
+            return callback(*args, **kwargs)
+        except StoreUnavailable as exc:
+            set_flash("error", f"NOT SAVED: {exc}", slot=STORE_FLASH)
+
+    return guarded
 
 
 def ensure_started():
