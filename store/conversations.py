@@ -23,7 +23,7 @@ def conversations(db: Store) -> list[dict]:
         "SELECT c.id, c.title, c.collection, COUNT(DISTINCT t.id) AS turns, "
         "(SELECT COUNT(*) FROM pool p JOIN turns t2 ON t2.id = p.turn_id WHERE t2.conversation_id = c.id) "
         "AS pooled FROM conversations c LEFT JOIN turns t ON t.conversation_id = c.id "
-        "GROUP BY c.id, c.title, c.collection, c.number ORDER BY c.collection, int_prefix(c.number), c.number",
+        "GROUP BY c.id, c.title, c.collection, c.number ORDER BY c.collection IS NOT NULL, c.collection, int_prefix(c.number), c.number",
     )
 
 

@@ -66,28 +66,40 @@ def now() -> str:
 
 
 def is_postgres(target: str | Path) -> bool:
-    return str(target).startswith(("postgresql://", "postgres://", "postgresql+psycopg://"))
+    scheme = str(target).split("://", 1)[0].lower() if "://" in str(target) else ""
+    return scheme in ("postgresql", "postgres") or scheme.startswith("postgresql+")
 
 
 def _url(target: str | Path) -> sa.URL:
     text = str(target)
     if is_postgres(text):
-        return sa.make_url(text).set(drivername="postgresql+psycopg")
+        try:
+            return sa.make_url(text).set(drivername="postgresql+psycopg")
+        except sa_exc.ArgumentError:
+            raise AssessError(f"{display(text)}: not a valid postgresql:// URL") from None
     if text.startswith("sqlite:///"):
         text = text.removeprefix("sqlite:///")
+    elif re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text):
+        # Not a file path: a URL of an engine the store does not speak (never created as a folder).
+        raise AssessError(f"{display(text)}: a store is a SQLite file (or sqlite:///FILE) or a postgresql:// URL")
     if text != ":memory:":
         Path(text).parent.mkdir(parents=True, exist_ok=True)
     return sa.URL.create("sqlite", database=text)
 
 
 def display(target: str | Path) -> str:
-    """The store's location as it may be shown or logged: a file path, or the URL without its password."""
+    """The store's location as it may be shown or logged: a file path, or the URL without its password
+    (in the user part or as a ``password=`` query parameter)."""
     text = str(target)
-    if is_postgres(text):
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text) and not text.startswith("sqlite:///"):
         try:
-            return sa.make_url(text).set(drivername="postgresql").render_as_string(hide_password=True)
+            url = sa.make_url(text)
         except sa_exc.ArgumentError:
-            return "postgresql://(a URL that cannot be parsed)"
+            return text.split("://", 1)[0] + "://(a URL that cannot be read)"
+        url = url.difference_update_query([k for k in url.query if k.lower() in ("password", "passfile")])
+        if url.drivername.lower().startswith(("postgresql", "postgres")):
+            url = url.set(drivername="postgresql")
+        return url.render_as_string(hide_password=True)
     return text.removeprefix("sqlite:///")
 
 
@@ -360,8 +372,8 @@ def write(db: Store, *, references_checked: bool = False) -> Iterator[Store]:
                 _rollback(db)
                 if _connection_lost(exc):
                     raise StoreUnavailable(
-                        f"{db.location}: the connection to the database broke while saving; "
-                        f"this change was NOT saved ({database_reason(exc)})"
+                        f"{db.location}: the connection to the database broke while committing; this change "
+                        f"may not have been saved: look before repeating it ({database_reason(exc)})"
                     ) from None
                 raise
         finally:
@@ -374,15 +386,19 @@ def write(db: Store, *, references_checked: bool = False) -> Iterator[Store]:
 def _begin(db: Store) -> None:
     statements = ["BEGIN IMMEDIATE"] if db.sqlite else ["BEGIN", f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"]
     for attempt in (1, 2):
+        begun = False
         try:
             if db.sa.closed:
                 db.ensure_open()
             for statement in statements:
                 _driver(db, statement)
+                begun = True
             return
         except StoreUnavailable as down:
             raise _unreachable(db, down.reason) from None
         except sa_exc.DBAPIError as exc:
+            if begun:  # BEGIN went through but the lock did not (a timeout, a cancel): end that transaction
+                _rollback(db)
             # Nothing has been written yet: a connection that broke since its last use (a database
             # restart) is replaced once; a second failure is reported.
             if attempt == 1 and _connection_lost(exc):
@@ -392,9 +408,7 @@ def _begin(db: Store) -> None:
                     raise _unreachable(db, down.reason) from None
                 continue
             if _connection_lost(exc) or isinstance(exc, sa_exc.OperationalError) and not db.sqlite:
-                raise StoreUnavailable(
-                    f"{db.location}: the database cannot be reached; nothing was saved ({database_reason(exc)})"
-                ) from None
+                raise _unreachable(db, database_reason(exc)) from None
             raise
 
 
@@ -426,6 +440,24 @@ def _connection_lost(exc: sa_exc.DBAPIError) -> bool:
     return isinstance(orig, psycopg.OperationalError | psycopg.InterfaceError) and bool(
         getattr(orig, "sqlstate", None) in (None, "57P01", "57P02", "57P03", "08000", "08003", "08006")
     )
+
+
+@contextlib.contextmanager
+def snapshot(db: Store) -> Iterator[Store]:
+    """Read the block's queries from one consistent state of the store (a read-only transaction: SQLite's
+    WAL snapshot, PostgreSQL's REPEATABLE READ), while other processes go on writing."""
+    if db.depth:
+        yield db
+        return
+    _driver(db, "BEGIN" if db.sqlite else "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    db.depth = 1
+    try:
+        if db.sqlite:
+            _driver(db, "SELECT 1 FROM sqlite_master LIMIT 1")  # SQLite takes its snapshot at the first read
+        yield db
+    finally:
+        db.depth = 0
+        _rollback(db)
 
 
 def in_transaction(db: Store) -> bool:

@@ -315,16 +315,14 @@ BULK_EVENT = (
 
 @contextlib.contextmanager
 def _history_trigger_off(db: Store, table: str) -> Iterator[None]:
-    """Inside a write transaction: drop ``table``'s insert-history trigger for the block, then
-    re-create it from its own stored SQL (PostgreSQL: disable it, then enable it again). Schema
-    changes are transactional in both engines, so no other connection ever sees the table without
-    its trigger, and a failure rolls the drop back."""
+    """Inside a write transaction: no history row per inserted label for the block. SQLite: drop the
+    table's insert-history trigger, then re-create it from its own stored SQL (schema changes are
+    transactional, so no other connection ever sees the table without it, and a failure rolls the
+    drop back). PostgreSQL: the trigger skips the table named in a transaction-local setting (no
+    lock, so readers carry on during the import)."""
     if not db.sqlite:
         from store.schema.postgres import history_insert_trigger
 
-        # PostgreSQL alters no table with foreign-key checks still pending (deferred earlier in an
-        # enclosing transaction, e.g. by a topics import of the demo): they are made now
-        run(db, "SET CONSTRAINTS ALL IMMEDIATE")
         run(db, history_insert_trigger(table, enabled=False))
         yield
         run(db, history_insert_trigger(table, enabled=True))
@@ -476,7 +474,11 @@ def import_run(
         run(db, "DROP TABLE IF EXISTS run_lines")
         run(
             db,
-            "CREATE TEMP TABLE run_lines (run TEXT, turn_id TEXT, passage_id TEXT, score DOUBLE PRECISION, line INTEGER)",
+            # ties in score are broken by passage id, compared by code point on both engines (the store's
+            # own tables have PostgreSQL's C collation; a temporary table gets it here)
+            "CREATE TEMP TABLE run_lines (run {t}, turn_id {t}, passage_id {t}, score DOUBLE PRECISION, line INTEGER)".format(
+                t="TEXT" if db.sqlite else 'TEXT COLLATE "C"'
+            ),
         )
         known = _known_turns(db)
         # the RunRow fields as they come (a --name is bound once per statement)

@@ -327,8 +327,14 @@ def save(db: Store, p: Prejudgment, *, label_context: dict | None = None) -> int
 
 
 def _plain_value(item):
-    """An enum member as its plain value (PostgreSQL's driver takes str and int, not their subclasses)."""
-    return item.value if isinstance(item, Enum) else item
+    """An enum member as its plain value (PostgreSQL's driver takes str and int, not their subclasses);
+    a NUL character in a model's output as U+FFFD (PostgreSQL cannot store NUL in text; the output is
+    kept as received otherwise)."""
+    if isinstance(item, Enum):
+        return item.value
+    if isinstance(item, str) and "\x00" in item:
+        return item.replace("\x00", "\ufffd")
+    return item
 
 
 def _write_label(db: Store, p: Prejudgment, ctx: dict) -> None:

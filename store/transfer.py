@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import sqlalchemy as sa
 
 from assess.errors import AssessError
-from store.db import Store, column, each, run, run_many, value, write
+from store.db import Store, column, each, run, run_many, snapshot, value, write
 
 # Tables the copy leaves out: each engine keeps its own record of the migrations it applied.
 _OWN_TABLES = {"assess_schema", "sqlite_sequence", "sqlite_stat1"}
@@ -54,17 +54,10 @@ def copy_store(source: Store, target: Store) -> dict[str, int]:
     """Copy every row of ``source`` into the empty store ``target``; return the rows copied per table."""
     if source.target == target.target:
         raise AssessError(f"{target.location}: the source and the target are the same store")
-    busy = {name: n for name, n in counts(target).items() if n}
-    if busy:
-        listed = ", ".join(f"{name}: {n} rows" for name, n in sorted(busy.items())[:3])
-        if len(busy) > 3:
-            listed += f", and {len(busy) - 3} more tables"
-        raise AssessError(
-            f"{target.location}: the target store is not empty ({listed}); copy only into a new, empty store"
-        )
     target_tables = {t.name: t for t in _tables(target)}
     copied: dict[str, int] = {}
-    with write(target, references_checked=True):
+    with snapshot(source), write(target, references_checked=True):
+        _refuse_busy(target)  # under the target's write lock: nobody fills it meanwhile
         with _history_triggers_off(target):
             if not target.sqlite:
                 run(target, "SET CONSTRAINTS ALL DEFERRED")
@@ -92,6 +85,17 @@ def copy_store(source: Store, target: Store) -> dict[str, int]:
         if not target.sqlite:
             _advance_identities(target)
     return copied
+
+
+def _refuse_busy(target: Store) -> None:
+    busy = {name: n for name, n in counts(target).items() if n}
+    if busy:
+        listed = ", ".join(f"{name}: {n} rows" for name, n in sorted(busy.items())[:3])
+        if len(busy) > 3:
+            listed += f", and {len(busy) - 3} more tables"
+        raise AssessError(
+            f"{target.location}: the target store is not empty ({listed}); copy only into a new, empty store"
+        )
 
 
 class _Counter:

@@ -35,8 +35,14 @@ def triggers(db) -> dict[str, str]:
 
 
 def insert_trigger_on(db, table: str) -> bool:
+    """The table's insert-history trigger exists and fires (PostgreSQL: enabled, and this transaction's
+    bulk setting does not name the table)."""
     name = f"{table}_history_insert"
-    return name in triggers(db) and triggers(db)[name] != "D"
+    if name not in triggers(db) or triggers(db)[name] == "D":
+        return False
+    if db.sqlite:
+        return True
+    return q(db, "SELECT COALESCE(current_setting('assess.bulk_insert', true), '') AS t") != [(table,)]
 
 
 def history(db, source):

@@ -4,6 +4,9 @@ the middle of a judging session, a copy into a store that is not empty."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 import sqlalchemy as sa
@@ -12,7 +15,7 @@ from assess.services.loading import load_demo
 from store import labels, open_db
 from store.db import StoreUnavailable, rows
 from store.imports import ensure_source
-from tests.helpers import run_cli, snapshot
+from tests.helpers import ROOT, run_cli, snapshot
 
 
 def judge(db, turn_id: str, passage_id: str, grade: int) -> None:
@@ -128,8 +131,9 @@ def test_the_judge_page_says_a_key_press_was_not_saved_while_the_server_is_down(
         at.button(key="g3").click().run()
         assert not at.exception, at.exception
         shown = [e.value for e in at.error]
-        assert any(m.startswith("NOT SAVED: ") and "cannot be reached; nothing was saved" in m for m in shown), shown
+        assert any(m.startswith("NOT SAVED: the store cannot be reached; nothing was saved") for m in shown), shown
         assert any("The store cannot be reached" in m for m in shown), shown
+        assert not any("127.0.0.1" in m or "postgresql" in m for m in shown), shown  # nothing about the store
     finally:
         pg_cluster.start()
     with open_db(pg_url) as db:
@@ -139,3 +143,47 @@ def test_the_judge_page_says_a_key_press_was_not_saved_while_the_server_is_down(
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
     with open_db(pg_url) as db:
         assert list(labels.values(db, "passage", "amy").values()) == [3]
+
+
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("postgresql://campaign:s3cret-pw@127.0.0.1:9/assess", "postgresql://campaign:***@127.0.0.1:9/assess"),
+        ("postgresql://campaign@127.0.0.1:9/assess?password=s3cret-pw", "postgresql://campaign@127.0.0.1:9/assess"),
+        ("POSTGRESQL+psycopg://campaign:s3cret-pw@127.0.0.1:9/assess", "postgresql://campaign:***@127.0.0.1:9/assess"),
+    ],
+)
+def test_a_password_in_any_url_form_is_never_shown(url, shown, tmp_path):
+    from store.db import display
+
+    assert display(url) == shown
+    proc = run_cli("stats", db=url, timeout=60)
+    assert proc.returncode == 2 and "s3cret-pw" not in proc.stderr + proc.stdout, proc.stderr
+
+
+def test_a_url_of_another_engine_is_refused_and_creates_nothing(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "assess", "init", "--db", "mysql://root:s3cret-pw@localhost/assess"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+    )
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "a store is a SQLite file (or sqlite:///FILE) or a postgresql:// URL" in proc.stderr
+    assert "s3cret-pw" not in proc.stderr and list(tmp_path.iterdir()) == []
+
+
+def test_a_nul_character_in_imported_text_is_refused_with_its_line(tmp_path, store_target):
+    passages = tmp_path / "passages.jsonl"
+    passages.write_text('{"id": "d:1", "contents": "fine"}\n{"id": "d:2", "contents": "bad \\u0000 text"}\n')
+    with open_db(store_target) as db:
+        load_demo(db)
+    before = snapshot(store_target)
+    proc = run_cli("import", "passages", passages, db=store_target)
+    assert proc.returncode == 2, proc.stderr
+    assert (
+        proc.stderr == f"error: {passages}:2: expected one JSON object per line (text without NUL characters), found \\u0000 (a NUL character)\n"
+    )
+    assert snapshot(store_target) == before

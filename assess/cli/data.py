@@ -227,13 +227,21 @@ def cmd_export(args) -> int:
 def cmd_copy(args) -> int:
     from assess.errors import AssessError
     from store import open_db
-    from store.db import display, exists
+    from store.db import database_reason, display, exists, is_database_error
     from store.transfer import copy_store
 
     if not exists(args.source):
         raise AssessError(f"{display(args.source)}: no such database (--from must name an existing store)")
-    with open_db(args.source) as source, open_db(args.target) as target:
-        copied = copy_store(source, target)
+    try:
+        with open_db(args.source) as source, open_db(args.target) as target:
+            copied = copy_store(source, target)
+    except AssessError:
+        raise
+    except Exception as exc:  # a database refused a row or a statement: name both stores, nothing was copied
+        if not is_database_error(exc):
+            raise
+        where = f"{display(args.source)} -> {display(args.target)}"
+        raise AssessError(f"{where}: {database_reason(exc)}; nothing was copied") from None
     if args.json:
         print(json.dumps(copied, sort_keys=True))
     else:

@@ -419,7 +419,19 @@ def parse_json_text(path, text: str) -> Any:
             path, _depth_line(text), f"JSON nested at most {MAX_DEPTH} levels deep", "deeper nesting"
         ) from None
     _check_tree(path, text, value)
+    if "\\u0000" in text.lower() and (line := _nul_line(text)):
+        raise FormatError(path, line, "text without NUL characters", "\\u0000 (a NUL character)")
     return value
+
+
+_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000", re.IGNORECASE)  # \u0000 not itself escaped as \\u0000
+
+
+def _nul_line(text: str) -> int | None:
+    """The line of the first escaped NUL character (``\\u0000``) in JSON text; None if there is none.
+    A NUL is refused: PostgreSQL cannot store it in text, and it is no character of any real text."""
+    found = _NUL.search(text)
+    return text.count("\n", 0, found.start()) + 1 if found else None
 
 
 def load_json(path: str | Path) -> tuple[Any, str]:

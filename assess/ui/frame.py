@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+import logging
 
 import streamlit as st
 
@@ -39,9 +40,16 @@ def db():
     flash(STORE_FLASH)
     try:
         return open_db(settings.db_target())
-    except StoreUnavailable as exc:
-        error("The store cannot be reached, so nothing can be shown or saved now; try again in a moment. ", exc)
+    except StoreUnavailable as exc:  # the detail (which names the store) goes to the server log only
+        logging.getLogger("assess").warning("store unavailable: %s", exc)
+        st.error("The store cannot be reached, so nothing can be shown or saved now; try again in a moment.")
         st.stop()
+
+
+def _not_saved(exc) -> str:
+    if "may not have been saved" in str(exc):
+        return "the connection to the store broke while saving; look whether your last key press shows before repeating it."
+    return "the store cannot be reached; nothing was saved. Press the key again in a moment."
 
 
 def saving(callback):
@@ -56,8 +64,9 @@ def saving(callback):
     def guarded(*args, **kwargs):
         try:
             return callback(*args, **kwargs)
-        except StoreUnavailable as exc:
-            set_flash("error", f"NOT SAVED: {exc}", slot=STORE_FLASH)
+        except StoreUnavailable as exc:  # the detail (which names the store) goes to the server log only
+            logging.getLogger("assess").warning("not saved: %s", exc)
+            set_flash("error", f"NOT SAVED: {_not_saved(exc)}", slot=STORE_FLASH)
 
     return guarded
 

@@ -107,7 +107,9 @@ def _history_triggers(
     old_value, new_value = at_row("OLD.", value), at_row("NEW.", value)
     events = {
         "insert": (
-            f"AFTER INSERT ON {table} FOR EACH ROW" + (f" WHEN ({insert_when})" if insert_when else ""),
+            f"AFTER INSERT ON {table} FOR EACH ROW WHEN ({_NOT_BULK.format(table=table)}"
+            + (f" AND ({insert_when})" if insert_when else "")
+            + ")",
             f"'{kind}', NEW.source, {at_row('NEW.', item)}, NULL, {new_value}, {at_row('NEW.', mode)}, "
             f"{at_row('NEW.', via)}, {at_row('NEW.', at)}",
         ),
@@ -138,12 +140,19 @@ CREATE TRIGGER {name} {when} EXECUTE FUNCTION {name}();
     return "".join(out)
 
 
+# A bulk import names its table in this transaction-local setting; the table's insert trigger then
+# records nothing for the rows (the import writes one history event itself). Unlike ALTER TABLE ...
+# DISABLE TRIGGER it takes no lock, so judging pages keep reading the table during an import.
+_BULK_SETTING = "assess.bulk_insert"
+_NOT_BULK = "current_setting('" + _BULK_SETTING + "', true) IS DISTINCT FROM '{table}'"
+
+
 def history_insert_trigger(table: str, enabled: bool) -> str:
-    """The statement switching ``table``'s insert-history trigger off or back on (bulk imports, inside
-    their own transaction: the change is transactional and rolled back with it)."""
+    """The statement switching ``table``'s insert-history trigger off or back on for the rest of the
+    current transaction (bulk imports; it ends with the transaction and is rolled back with it)."""
     if table not in HISTORY_TABLES and table not in ANNOTATION_TABLES:
         raise ValueError(f"{table} has no history triggers")
-    return f"ALTER TABLE {table} {'ENABLE' if enabled else 'DISABLE'} TRIGGER {table}_history_insert"
+    return f"SELECT set_config('{_BULK_SETTING}', '{'' if enabled else table}', true)"
 
 
 # ------------------------------------------------------------------------------------------ baseline

@@ -649,7 +649,8 @@ def main() -> int:
     parser.add_argument(
         "--db",
         help="the store: a SQLite file or a postgresql:// URL, shared by the runs under distinct names "
-        "(default: a fresh temporary SQLite file per run)",
+        "(default: a fresh temporary SQLite file per run); the word 'postgresql' starts a throwaway "
+        "PostgreSQL cluster (tests/pg.py, Debian's server binaries) with a fresh database per run",
     )
     parser.add_argument(
         "--ikat", action="store_true", help="also load the iKAT 2024 NIST pool (../shared) and judge it"
@@ -668,11 +669,23 @@ def main() -> int:
     if args.ikat and not NIST.exists():
         parser.error(f"--ikat: {NIST} is absent")
     results = []
-    for processes in args.processes:
-        with tempfile.TemporaryDirectory(prefix="bench_load_") as tmp:
-            result = run_configuration(args, processes, args.db, Path(tmp))
-        results.append(result)
-        print(json.dumps(result), file=sys.stderr, flush=True)
+    cluster = None
+    if args.db == "postgresql":
+        from tests import pg
+
+        if pg.find_bindir() is None:
+            parser.error(f"--db postgresql: {pg.MISSING}")
+        cluster = pg.start_cluster()
+    try:
+        for processes in args.processes:
+            db = cluster.url(cluster.create_database()) if cluster else args.db
+            with tempfile.TemporaryDirectory(prefix="bench_load_") as tmp:
+                result = run_configuration(args, processes, db, Path(tmp))
+            results.append(result)
+            print(json.dumps(result), file=sys.stderr, flush=True)
+    finally:
+        if cluster:
+            pg.remove_cluster(cluster)
     print(table(results))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
