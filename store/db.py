@@ -125,9 +125,11 @@ def _engine(url: sa.URL) -> sa.Engine:
                 engine = sa.create_engine(
                     url,
                     isolation_level="AUTOCOMMIT",  # transactions are begun explicitly by write()
-                    pool_pre_ping=True,  # a server restarted since the last use: reconnect on checkout
+                    # No ping per checkout: a connection the server closed (a restart) fails its first
+                    # statement, which store.db repeats on a new one when nothing can have been written.
                     pool_size=5,
-                    max_overflow=20,
+                    max_overflow=15,
+                    pool_timeout=30,
                     connect_args={"connect_timeout": 10, "application_name": "assess"},
                 )
             _ENGINES[key] = engine
@@ -177,7 +179,12 @@ def _prepare_sqlite(dbapi_conn, _record) -> None:
 
 
 class Store:
-    """An open store: one connection to SQLite or PostgreSQL, the handle every store function takes.
+    """An open store on SQLite or PostgreSQL, the handle every store function takes.
+
+    On SQLite the store keeps its one connection to the file. On PostgreSQL it takes a connection
+    from the process's pool for each unit of work (a statement and its rows, or a whole write
+    transaction) and gives it back at once, so an app process serving hundreds of browser sessions
+    needs only a handful of server connections.
 
     ``engine`` is 'sqlite' or 'postgresql'; ``location`` is the file path or the URL without its
     password (safe to show). ``raw`` is the driver's own connection, for the few engine-specific
@@ -190,9 +197,12 @@ class Store:
         self.engine = self.url.get_backend_name()
         self.location = display(target)
         self._sa_engine = _engine(self.url)
-        self.depth = 0  # nesting of write(): 0 outside any transaction
-        self.sa = self._connect()
-        self._finalizer = weakref.finalize(self, _close_quietly, self.sa)
+        self.depth = 0  # nesting of write() / snapshot(): 0 outside any transaction
+        self.busy = 0  # result sets still being read (each())
+        self._held: list[sa.Connection | None] = [None]
+        self._finalizer = weakref.finalize(self, _close_held, self._held)
+        self.ensure_open()  # an unreachable database or a bad file is reported when the store is opened
+        self.release()
 
     def _connect(self) -> sa.Connection:
         try:
@@ -202,27 +212,41 @@ class Store:
             raise StoreUnavailable(f"{self.location}: cannot open the store: {reason}", reason) from None
 
     @property
+    def sa(self) -> sa.Connection:
+        """The connection for the current unit of work (taken from the pool, or opened, when needed)."""
+        conn = self._held[0]
+        if conn is None or conn.closed:
+            conn = self._held[0] = self._connect()
+        return conn
+
+    @property
     def raw(self):
-        self.ensure_open()
         return self.sa.connection.driver_connection
 
     @property
     def sqlite(self) -> bool:
         return self.engine == "sqlite"
 
+    def release(self) -> None:
+        """PostgreSQL, between units of work: give the connection back to the pool."""
+        if not self.sqlite and not self.depth and not self.busy and self._held[0] is not None:
+            _close_quietly(self._held[0])
+            self._held[0] = None
+
     def reconnect(self) -> None:
         """Drop a broken connection and open a new one (nothing may be pending: only outside write()).
-        If the database cannot be reached the store stays closed, and its next use tries again."""
-        _close_quietly(self.sa)
-        self.depth = 0
-        self.sa = self._connect()
-        self._finalizer.detach()
-        self._finalizer = weakref.finalize(self, _close_quietly, self.sa)
+        If the database cannot be reached the store stays without a connection, and its next use
+        tries again."""
+        conn, self._held[0] = self._held[0], None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.invalidate()
+            _close_quietly(conn)
+        self.depth = self.busy = 0
+        self.ensure_open()
 
     def ensure_open(self) -> None:
-        """After a failed reconnect: connect again before the next statement."""
-        if self.sa.closed:
-            self.reconnect()
+        self.sa  # noqa: B018  (connects when there is no live connection)
 
     def close(self) -> None:
         self._finalizer()
@@ -235,6 +259,12 @@ class Store:
 
     def __repr__(self) -> str:
         return f"<Store {self.engine} {self.location}>"
+
+
+def _close_held(held: list) -> None:
+    if held[0] is not None:
+        _close_quietly(held[0])
+        held[0] = None
 
 
 def _close_quietly(conn: sa.Connection) -> None:
@@ -381,6 +411,7 @@ def write(db: Store, *, references_checked: bool = False) -> Iterator[Store]:
     finally:
         if checks_off:
             _driver(db, "PRAGMA foreign_keys = ON")
+        db.release()
 
 
 def _begin(db: Store) -> None:
@@ -388,8 +419,7 @@ def _begin(db: Store) -> None:
     for attempt in (1, 2):
         begun = False
         try:
-            if db.sa.closed:
-                db.ensure_open()
+            db.ensure_open()
             for statement in statements:
                 _driver(db, statement)
                 begun = True
@@ -458,6 +488,7 @@ def snapshot(db: Store) -> Iterator[Store]:
     finally:
         db.depth = 0
         _rollback(db)
+        db.release()
 
 
 def in_transaction(db: Store) -> bool:
@@ -479,8 +510,7 @@ def _execute(db: Store, sql: str, params: Mapping | None, *, read: bool) -> sa.C
     if params is not None and not isinstance(params, Mapping):
         raise TypeError(f"store queries take named parameters (a dict), got {type(params).__name__}: {sql[:80]}")
     try:
-        if db.sa.closed:
-            db.ensure_open()
+        db.ensure_open()
         return db.sa.execute(_text(sql), dict(params or {}))
     except StoreUnavailable as down:
         raise _unreachable(db, down.reason) from None
@@ -518,18 +548,29 @@ def _plain(db: Store, mapping) -> dict:
 
 def rows(db: Store, sql: str, params: Mapping | None = None) -> list[dict]:
     """Every row of ``sql`` as a dict keyed by column name."""
-    return [_plain(db, m) for m in _execute(db, sql, params, read=True).mappings()]
+    try:
+        return [_plain(db, m) for m in _execute(db, sql, params, read=True).mappings()]
+    finally:
+        db.release()
 
 
 def each(db: Store, sql: str, params: Mapping | None = None) -> Iterator[dict]:
     """The rows of ``sql`` one at a time (for large results), each a dict keyed by column name."""
-    for m in _execute(db, sql, params, read=True).mappings():
-        yield _plain(db, m)
+    db.busy += 1
+    try:
+        for m in _execute(db, sql, params, read=True).mappings():
+            yield _plain(db, m)
+    finally:
+        db.busy = max(0, db.busy - 1)
+        db.release()
 
 
 def row(db: Store, sql: str, params: Mapping | None = None) -> dict | None:
     """The first row of ``sql`` as a dict, or None when there is none."""
-    first = _execute(db, sql, params, read=True).mappings().first()
+    try:
+        first = _execute(db, sql, params, read=True).mappings().first()
+    finally:
+        db.release()
     return None if first is None else _plain(db, first)
 
 
@@ -557,19 +598,27 @@ def frame(db: Store, sql: str, params: Mapping | None = None):
     """The rows of ``sql`` as a pandas DataFrame (columns as the query names them, even with no rows)."""
     import pandas as pd
 
-    result = _execute(db, sql, params, read=True)
-    return pd.DataFrame([_plain(db, m) for m in result.mappings()], columns=list(result.keys()))
+    try:
+        result = _execute(db, sql, params, read=True)
+        return pd.DataFrame([_plain(db, m) for m in result.mappings()], columns=list(result.keys()))
+    finally:
+        db.release()
 
 
 def run(db: Store, sql: str, params: Mapping | None = None) -> int:
     """Execute one writing statement; return the number of rows it changed."""
-    return _execute(db, sql, params, read=False).rowcount
+    try:
+        return _execute(db, sql, params, read=False).rowcount
+    finally:
+        db.release()
 
 
 def returning(db: Store, sql: str, params: Mapping | None = None) -> dict | None:
     """Execute one writing statement with a RETURNING clause; its first returned row (None if none)."""
-    result = _execute(db, sql, params, read=False)
-    first = result.mappings().first()
+    try:
+        first = _execute(db, sql, params, read=False).mappings().first()
+    finally:
+        db.release()
     return None if first is None else _plain(db, first)
 
 
@@ -586,6 +635,7 @@ def run_many(db: Store, sql: str, seq: Iterable[Mapping]) -> None:
             chunk = []
     if chunk:
         _execute_many(db, sql, chunk)
+    db.release()
 
 
 def _execute_many(db: Store, sql: str, chunk: list[dict]) -> None:

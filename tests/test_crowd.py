@@ -471,7 +471,7 @@ def test_the_worker_code_path_never_reads_labels(demo):
     def trace(_conn, _cursor, statement, *_):
         statements.append(statement)
 
-    sa_event.listen(demo.sa, "before_cursor_execute", trace)  # every statement, on either engine
+    sa_event.listen(demo.sa.engine, "before_cursor_execute", trace)  # every statement, on either engine
     study = store_crowd.get_study(demo, "demo")
     a = store_crowd.enter(demo, entry("tracer"))
     store_crowd.consent(demo, a.id)
@@ -479,7 +479,7 @@ def test_the_worker_code_path_never_reads_labels(demo):
     while not (view := store_crowd.screen(demo, a.id)).completed:
         views.append(view.item)
         store_crowd.answer(demo, a.id, view.item.item_id, 0, seconds=1.0)
-    sa_event.remove(demo.sa, "before_cursor_execute", trace)
+    sa_event.remove(demo.sa.engine, "before_cursor_execute", trace)
     assert len(views) == 11 and study.name == "demo"
     touched = [s for s in statements if any(t in s for t in LABEL_TABLES)]
     assert touched == []

@@ -188,3 +188,24 @@ def test_a_nul_character_in_imported_text_is_refused_with_its_line(tmp_path, sto
         == f"error: {passages}:2: expected one JSON object per line (text without NUL characters), found \\u0000 (a NUL character)\n"
     )
     assert snapshot(store_target) == before
+
+
+def test_open_stores_hold_no_postgresql_connection_between_units_of_work(pg_url):
+    """An app process opens a store per script run and keeps some alive in callbacks: on PostgreSQL they
+    share the process's small pool, each taking a connection only for a statement or a transaction."""
+    from store.db import each, value, write
+
+    stores = [open_db(pg_url) for _ in range(60)]  # more than the pool may ever hold (5 + 15)
+    pool = stores[0].sa.engine.pool
+    stores[0].release()
+    for db in stores:
+        with write(db):
+            ensure_source(db, "amy", "assessor")
+        assert value(db, "SELECT COUNT(*) AS n FROM sources") == 1
+    reading = each(stores[0], "SELECT name FROM sources")
+    assert next(reading) == {"name": "amy"}
+    assert pool.checkedout() == 1  # the result set being read keeps its connection ...
+    assert list(reading) == []
+    assert pool.checkedout() == 0  # ... until it is read to the end
+    for db in stores:
+        db.close()
