@@ -185,7 +185,7 @@ def test_a_nul_character_in_imported_text_is_refused_with_its_line(tmp_path, sto
     assert proc.returncode == 2, proc.stderr
     assert (
         proc.stderr
-        == f"error: {passages}:2: expected one JSON object per line (text without NUL characters), found \\u0000 (a NUL character)\n"
+        == f"error: {passages}:2: expected one JSON object per line (text without NUL characters), found U+0000 (a NUL character)\n"
     )
     assert snapshot(store_target) == before
 

@@ -420,7 +420,7 @@ def parse_json_text(path, text: str) -> Any:
         ) from None
     _check_tree(path, text, value)
     if "\\u0000" in text.lower() and (line := _nul_line(text)):
-        raise FormatError(path, line, "text without NUL characters", "\\u0000 (a NUL character)")
+        raise FormatError(path, line, "text without NUL characters", "U+0000 (a NUL character)")
     return value
 
 
