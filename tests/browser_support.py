@@ -10,17 +10,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
-import socket
 import sqlite3
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.processes import free_port as _free_port  # noqa: F401  (used by test_deploy)
+from tests.processes import streamlit_app
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path(os.environ.get("ASSESS_E2E_CHROMIUM", "/usr/bin/chromium"))
@@ -47,40 +43,6 @@ sync_api = pytest.importorskip(
 expect = sync_api.expect
 
 # ------------------------------------------------------------------------------------------- server
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-            return r.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """Stop the server's whole process group: SIGTERM, then SIGKILL for anything left in the group.
-
-    The group leader is not reaped until the end, so its process-group id cannot be reused meanwhile.
-    """
-
-    def exited() -> bool:
-        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        while not exited() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=10)
 
 
 # ------------------------------------------------------------------------------------------- browser
@@ -133,47 +95,12 @@ def streamlit_server(tmp: Path, prepare=None, *, db: Path | None = None, **extra
         PYTHONUNBUFFERED="1",
     )
     env.update(extra_env)  # a test may override the defaults above (ASSESS_OPEN="" for sign-in by account)
-    last_log = ""
-    for _attempt in range(3):  # a free port can be taken between probing and binding: retry
-        port = _free_port()
-        url = f"http://127.0.0.1:{port}"
-        with open(log_path, "ab") as log:
-            proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "streamlit",
-                    "run",
-                    "app.py",
-                    "--server.headless",
-                    "true",
-                    "--server.port",
-                    str(port),
-                    "--server.address",
-                    "127.0.0.1",
-                    "--server.fileWatcherType",
-                    "none",
-                    "--browser.gatherUsageStats",
-                    "false",
-                ],
-                cwd=ROOT,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
+    with contextlib.ExitStack() as stack:
         try:
-            deadline = time.monotonic() + START_TIMEOUT_S
-            while time.monotonic() < deadline and proc.poll() is None and not _healthy(url):
-                time.sleep(0.2)
-            if proc.poll() is None and _healthy(url):
-                yield url, db_path
-                return
-            last_log = log_path.read_text(errors="replace")[-3000:]
-        finally:
-            _stop(proc)
-    pytest.fail(f"the Streamlit server did not become healthy; its log ends with:\n{last_log}")
+            url, _proc = stack.enter_context(streamlit_app("app.py", log_path, env, start_timeout=START_TIMEOUT_S))
+        except RuntimeError as exc:
+            pytest.fail(str(exc))
+        yield url, db_path
 
 
 def query(db_path: Path, sql: str, params=()) -> list[tuple]:

@@ -16,11 +16,12 @@ import glob
 import itertools
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tests.processes import free_port
 
 MISSING = "PostgreSQL server binaries not found (Debian package postgresql)"
 SUPERUSER = "postgres"  # the cluster's database superuser (not an operating-system account)
@@ -54,12 +55,6 @@ def find_bindir() -> Path | None:
         return tuple(int(part) for part in number.split(".")) if number.replace(".", "").isdigit() else (0,)
 
     return max(candidates, key=version) if candidates else None
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass
@@ -171,7 +166,7 @@ def start_cluster() -> Cluster:
         raise FileNotFoundError(MISSING)
     os_user = _run_as()
     base = Path(tempfile.mkdtemp(prefix="assess-pg-"))
-    cluster = Cluster(bindir=bindir, base=base, port=_free_port(), os_user=os_user)
+    cluster = Cluster(bindir=bindir, base=base, port=free_port(), os_user=os_user)
     try:
         cluster.socket_dir.mkdir()
         if os_user:

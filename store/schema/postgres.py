@@ -27,6 +27,8 @@ Differences from SQLite, all deliberate:
 
 from __future__ import annotations
 
+from store.schema import HISTORY_TABLES
+
 # ------------------------------------------------------------------------------------ history triggers
 
 _NOW = """to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"""
@@ -42,17 +44,7 @@ def _json_object(*pairs: tuple[str, str]) -> str:
     return "(" + " || ".join(parts) + " || '}')"
 
 
-# label table: (history kind, item expression, value expression); X. stands for NEW. or OLD.
-HISTORY_TABLES = {
-    "passage_labels": (
-        "passage",
-        "X.turn_id || ' ' || X.passage_id",
-        "COALESCE(CAST(X.grade AS TEXT), 'cannot-judge')",
-    ),
-    "ptkb_labels": ("ptkb", "X.turn_id || ' ' || X.statement_id", "CAST(X.relevant AS TEXT)"),
-    "ntr_labels": ("ntr", "X.turn_id || ' ' || X.nugget_id || ' ' || X.run", "CAST(X.match AS TEXT)"),
-    "response_labels": ("response", "X.turn_id || ' ' || X.run || ' ' || X.criterion", "CAST(X.value AS TEXT)"),
-}
+# The label tables' history (kind, item and value expressions) is the one SQLite's triggers use.
 _ANNOTATION = {"mode": "NULL", "also_changed": "", "deleted_via": "'delete'"}
 ANNOTATION_TABLES = {
     "nuggets": (

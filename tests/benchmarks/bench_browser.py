@@ -33,7 +33,6 @@ import platform
 import random
 import re
 import secrets
-import subprocess
 import sys
 import tempfile
 import threading
@@ -178,36 +177,12 @@ def interleaved(pages: dict[str, tuple], presses: int, block: int, gap: float, s
 def floor_server(log_path: Path, *, start_timeout: float = 90):
     """``streamlit run tests/benchmarks/floor_app.py`` on a free port of 127.0.0.1 (same flags and working
     directory as the workbench's server); yields its URL; stopped (its process group) on exit."""
-    from tests.benchmarks.st_client import free_port, healthy, stop_process
+    from tests.processes import streamlit_app
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSESS_")}
     env.update(STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", PYTHONUNBUFFERED="1")
-    for _attempt in range(3):  # a free port can be taken between probing and binding: retry
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        with open(log_path, "ab") as log:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "streamlit", "run", str(FLOOR_APP), "--server.headless", "true"]
-                + ["--server.port", str(port), "--server.address", "127.0.0.1"]
-                + ["--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
-                cwd=ROOT,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        try:
-            deadline = time.monotonic() + start_timeout
-            while time.monotonic() < deadline and proc.poll() is None and not healthy(url):
-                time.sleep(0.2)
-            if proc.poll() is None and healthy(url):
-                yield url
-                return
-        finally:
-            stop_process(proc)
-    tail = log_path.read_text(errors="replace")[-3000:]
-    raise RuntimeError(f"the floor app's server did not become healthy; its log ends with:\n{tail}")
+    with streamlit_app(str(FLOOR_APP), log_path, env, start_timeout=start_timeout) as (url, _proc):
+        yield url
 
 
 # ------------------------------------------------------------------------------------------- other assessors

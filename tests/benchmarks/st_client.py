@@ -30,10 +30,6 @@ import asyncio
 import contextlib
 import os
 import re
-import signal
-import socket
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.parse
@@ -45,6 +41,8 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import connect
+
+from tests.processes import free_port, healthy, stop_process, streamlit_app  # noqa: F401  (re-exported)
 
 ROOT = Path(__file__).resolve().parents[2]
 FINISHED_EARLY_FOR_RERUN = 2
@@ -341,38 +339,6 @@ def _state(wid: str, value: object) -> WidgetState:
 # ------------------------------------------------------------------------------------------- servers
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-            return r.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
-
-
-def stop_process(proc: subprocess.Popen) -> None:
-    """Stop a process started in its own session and everything in its group: SIGTERM, then SIGKILL.
-    The leader is reaped only at the end, so the group id cannot be reused meanwhile."""
-
-    def exited() -> bool:
-        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        while not exited() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=10)
-
-
 @contextlib.contextmanager
 def app_server(db: str, log_path: Path, *, start_timeout: float = 90, processes: list | None = None, **env_extra: str):
     """``streamlit run app.py`` on a free port of 127.0.0.1 with the store ``db`` (a SQLite file or a
@@ -382,31 +348,7 @@ def app_server(db: str, log_path: Path, *, start_timeout: float = 90, processes:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSESS_")}
     env.update(ASSESS_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", PYTHONUNBUFFERED="1")
     env.update(env_extra)
-    for _attempt in range(3):  # a free port can be taken between probing and binding: retry
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        with open(log_path, "ab") as log:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true"]
-                + ["--server.port", str(port), "--server.address", "127.0.0.1"]
-                + ["--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
-                cwd=ROOT,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        try:
-            deadline = time.monotonic() + start_timeout
-            while time.monotonic() < deadline and proc.poll() is None and not healthy(url):
-                time.sleep(0.2)
-            if proc.poll() is None and healthy(url):
-                if processes is not None:
-                    processes.append(proc)
-                yield url
-                return
-        finally:
-            stop_process(proc)
-    tail = log_path.read_text(errors="replace")[-3000:]
-    raise RuntimeError(f"the Streamlit server did not become healthy; its log ends with:\n{tail}")
+    with streamlit_app("app.py", log_path, env, start_timeout=start_timeout) as (url, proc):
+        if processes is not None:
+            processes.append(proc)
+        yield url
