@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -347,3 +347,274 @@ def agreement_report(
         report["agreement_binary"] = float(np.trace(binary) / n) if n else None
         report["kappa_binary"] = kappa_from_confusion(binary)
     return report
+
+
+# ------------------------------------------------------------------------------ several sources at once
+# docs/measures.md#agreement-matrix. Every figure of a pair is a function of its confusion matrix,
+# so one multinomial draw of the confusion cells per bootstrap replicate gives all of them at once.
+
+MATRIX_STATISTICS = ("agreement", "kappa_unweighted", "kappa_linear", "kappa_quadratic", "kappa_binary", "alpha")
+SOURCE_KINDS = ("human", "llm", "crowd", "import")
+ALPHA_LEVELS = ("nominal", "ordinal", "interval")
+
+
+def _alpha_batch(counts: np.ndarray, level: str, values: np.ndarray | None) -> np.ndarray:
+    """Krippendorff's alpha of two coders from their confusion matrices (last two axes), NaN where undefined.
+
+    With two values per item the coincidence matrix is C = O + O^T, n_c its margins and n = sum n_c;
+    alpha = 1 - (n - 1) sum C d^2 / sum n_c n_k d^2, with the metric d^2 of ``level`` (ordinal:
+    (sum of n_g for g between c and k - (n_c + n_k) / 2)^2, Krippendorff 2011).
+    """
+    counts = counts.astype(float)
+    coincidence = counts + np.swapaxes(counts, -1, -2)
+    margins = coincidence.sum(axis=-1)
+    n = margins.sum(axis=-1)
+    k = counts.shape[-1]
+    idx = np.arange(k)
+    if level == "nominal":
+        d2 = np.broadcast_to((idx[:, None] != idx[None, :]).astype(float), coincidence.shape)
+    elif level == "interval":
+        d2 = np.broadcast_to((values[:, None] - values[None, :]) ** 2, coincidence.shape)
+    else:
+        cum = np.cumsum(margins, axis=-1)
+        lo = np.minimum(idx[:, None], idx[None, :])
+        hi = np.maximum(idx[:, None], idx[None, :])
+        between = cum[..., hi] - cum[..., lo] + margins[..., lo]
+        d2 = (between - (margins[..., :, None] + margins[..., None, :]) / 2.0) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        observed = (coincidence * d2).sum(axis=(-2, -1))
+        expected = (margins[..., :, None] * margins[..., None, :] * d2).sum(axis=(-2, -1))
+        alpha = 1.0 - (n - 1.0) * observed / expected
+    return np.where((n > 2) & (expected > 0), alpha, np.nan)
+
+
+def _matrix_figures(counts: np.ndarray, relevant: np.ndarray | None, level: str, values) -> dict[str, np.ndarray]:
+    """Every statistic of MATRIX_STATISTICS for confusion matrices on the last two axes."""
+    k = counts.shape[-1]
+    n = counts.sum(axis=(-2, -1)).astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        agreement = np.where(n > 0, np.trace(counts, axis1=-2, axis2=-1) / n, np.nan)
+    out = {"agreement": agreement}
+    for name, w in (("kappa_unweighted", None), ("kappa_linear", "linear"), ("kappa_quadratic", "quadratic")):
+        out[name] = _kappa_batch(counts, weight_matrix(k, w))
+    if relevant is None:
+        out["kappa_binary"] = np.full(n.shape, np.nan)
+    else:
+        collapse = np.stack([~relevant, relevant], axis=1).astype(float)  # k x 2
+        out["kappa_binary"] = _kappa_batch(collapse.T @ counts @ collapse, weight_matrix(2))
+    out["alpha"] = _alpha_batch(counts, level, values)
+    return out
+
+
+def _percentile_ci(samples: np.ndarray, level: float) -> list[float] | None:
+    kept = samples[~np.isnan(samples)]
+    if kept.size == 0:
+        return None
+    tail = (1.0 - level) / 2.0 * 100.0
+    low, high = np.percentile(kept, [tail, 100.0 - tail])
+    return [float(low), float(high)]
+
+
+def _figures_entry(
+    counts: np.ndarray, relevant, level: str, values, replicates: int, ci_level: float, rng
+) -> dict[str, Any]:
+    """One entry of the matrix: n, every statistic, and (replicates > 0) its percentile interval."""
+    figures = _matrix_figures(counts, relevant, level, values)
+    n = int(counts.sum())
+    entry: dict[str, Any] = {"n": n}
+    entry.update({name: _none_if_nan(figures[name]) for name in MATRIX_STATISTICS})
+    if replicates > 0 and n > 0:
+        k = counts.shape[0]
+        draws = rng.multinomial(n, counts.ravel() / n, size=replicates).reshape(replicates, k, k)
+        boot = _matrix_figures(draws, relevant, level, values)
+        entry["ci"] = {name: _percentile_ci(boot[name], ci_level) for name in MATRIX_STATISTICS}
+    else:
+        entry["ci"] = dict.fromkeys(MATRIX_STATISTICS)
+    return entry
+
+
+def _sorted_keys(keys) -> list:
+    try:
+        return sorted(keys)
+    except TypeError:  # mixed key types: a stable, readable order
+        return sorted(keys, key=lambda g: (type(g).__name__, str(g)))
+
+
+def agreement_matrix(
+    labels: Mapping[str, Mapping[Hashable, Any]],
+    *,
+    scale: Sequence,
+    threshold: float | None = 2,
+    groups: Mapping[str, Mapping[Hashable, Hashable]] | None = None,
+    kinds: Mapping[str, str] | None = None,
+    bootstrap: int = 1000,
+    group_bootstrap: bool = True,
+    level: float = 0.95,
+    alpha_level: str = "ordinal",
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Agreement of every unordered pair of label sources over the items both labelled.
+
+    ``labels`` is ``{source: {item: label}}`` (labels on ``scale``); ``groups`` is ``{breakdown:
+    {item: group}}`` (e.g. ``"topic"``, ``"depth"``, ``"personal"``); ``kinds`` is ``{source:
+    "human" | "llm" | "crowd" | "import"}``. For each pair sharing at least one item (sources in
+    the order given, never a source with itself): ``n`` and every statistic of
+    ``MATRIX_STATISTICS`` (observed agreement, Cohen's kappa unweighted / linear / quadratic,
+    unweighted kappa binarised at label >= ``threshold``, Krippendorff's alpha at ``alpha_level``),
+    each with a percentile bootstrap interval (``bootstrap`` replicates resampling the pair's
+    items; 0 turns intervals off), and ``by``: the same figures per group of each breakdown
+    (items without a group in a breakdown are left out of it; ``group_bootstrap=False`` skips the
+    group intervals). ``ceiling``: the same figures pooled over every pair of two human sources
+    (None when no two humans share an item). Undefined values are None. See
+    docs/measures.md#agreement-matrix.
+    """
+    if not isinstance(labels, Mapping):
+        raise AssessError("labels must be a mapping {source: {item: label}}")
+    if alpha_level not in ALPHA_LEVELS:
+        raise AssessError(f"unknown level of measurement {alpha_level!r}; expected one of {', '.join(ALPHA_LEVELS)}")
+    if bootstrap < 0 or not 0 < level < 1:
+        raise AssessError(f"bootstrap needs replicates >= 0 and 0 < level < 1, found {bootstrap}, {level}")
+    scale_values = list(scale)
+    _scale_array(scale_values)
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in scale_values)
+    if alpha_level == "interval" and not numeric:
+        raise AssessError(f"interval alpha needs a numeric scale, found {scale_values!r}")
+    values = np.asarray(scale_values, dtype=float) if numeric else None
+    relevant = None
+    if threshold is not None:
+        if not numeric:
+            raise AssessError("a binary threshold needs a numeric scale")
+        relevant = values >= threshold
+    kinds = dict(kinds or {})
+    for source, kind in kinds.items():
+        if kind not in SOURCE_KINDS:
+            raise AssessError(f"source {source!r} has kind {kind!r}; expected one of {', '.join(SOURCE_KINDS)}")
+
+    # One column per item of any source; one row of scale indices (-1: not labelled) per source.
+    sources = list(labels)
+    index: dict[Hashable, int] = {}
+    positions, codes = [], []
+    for source in sources:
+        mapping = labels[source]
+        if not isinstance(mapping, Mapping):
+            raise AssessError(f"the labels of source {source!r} must be a mapping {{item: label}}")
+        try:
+            pos = np.fromiter((index.setdefault(item, len(index)) for item in mapping), np.int64, len(mapping))
+        except TypeError:
+            raise AssessError(f"the items of source {source!r} must be hashable") from None
+        positions.append(pos)
+        codes.append(_codes(list(mapping.values()), scale_values, f"the labels of source {source!r}"))
+    table = np.full((len(sources), len(index)), -1, dtype=np.int16)
+    for row, (pos, code) in enumerate(zip(positions, codes)):
+        table[row, pos] = code
+
+    breakdowns: dict[str, tuple[list, np.ndarray]] = {}
+    for name, mapping in (groups or {}).items():
+        if not isinstance(mapping, Mapping):
+            raise AssessError(f"breakdown {name!r} must be a mapping {{item: group}}")
+        try:
+            keys = _sorted_keys({g for item, g in mapping.items() if item in index})
+        except TypeError:
+            raise AssessError(f"the groups of breakdown {name!r} must be hashable") from None
+        key_code = {g: i for i, g in enumerate(keys)}
+        gcodes = np.full(len(index), -1, dtype=np.int64)
+        known = [(index[item], key_code[g]) for item, g in mapping.items() if item in index]
+        if known:
+            at, code = np.asarray(known, dtype=np.int64).T
+            gcodes[at] = code
+        breakdowns[name] = (keys, gcodes)
+
+    k = len(scale_values)
+    rng = np.random.default_rng(seed)
+    replicates = int(bootstrap)
+    group_replicates = replicates if group_bootstrap else 0
+    pairs = []
+    ceiling_counts = np.zeros((k, k), dtype=np.int64)
+    ceiling_groups = {name: np.zeros((len(keys), k, k), dtype=np.int64) for name, (keys, _) in breakdowns.items()}
+    ceiling_pairs = []
+    for i in range(len(sources)):
+        for j in range(i + 1, len(sources)):
+            a, b = table[i], table[j]
+            both = (a >= 0) & (b >= 0)
+            if not both.any():
+                continue
+            ca, cb = a[both].astype(np.int64), b[both].astype(np.int64)
+            counts = np.bincount(ca * k + cb, minlength=k * k).reshape(k, k)
+            kind_a, kind_b = kinds.get(sources[i]), kinds.get(sources[j])
+            human_pair = kind_a == "human" and kind_b == "human"
+            entry = {"a": sources[i], "b": sources[j], "kinds": [kind_a, kind_b], "human_pair": human_pair}
+            entry.update(_figures_entry(counts, relevant, alpha_level, values, replicates, level, rng))
+            entry["by"] = {}
+            for name, (keys, gcodes) in breakdowns.items():
+                g = gcodes[both]
+                has = g >= 0
+                per_group = np.bincount((g[has] * k + ca[has]) * k + cb[has], minlength=len(keys) * k * k).reshape(
+                    len(keys), k, k
+                )
+                entry["by"][name] = [
+                    {
+                        "group": key,
+                        **_figures_entry(per_group[gi], relevant, alpha_level, values, group_replicates, level, rng),
+                    }
+                    for gi, key in enumerate(keys)
+                    if per_group[gi].any()
+                ]
+                if human_pair:
+                    ceiling_groups[name] += per_group
+            if human_pair:
+                ceiling_counts += counts
+                ceiling_pairs.append([sources[i], sources[j]])
+            pairs.append(entry)
+
+    ceiling = None
+    if ceiling_pairs:
+        ceiling = {"pairs": ceiling_pairs}
+        ceiling.update(_figures_entry(ceiling_counts, relevant, alpha_level, values, replicates, level, rng))
+        ceiling["by"] = {
+            name: [
+                {
+                    "group": key,
+                    **_figures_entry(
+                        ceiling_groups[name][gi], relevant, alpha_level, values, group_replicates, level, rng
+                    ),
+                }
+                for gi, key in enumerate(keys)
+                if ceiling_groups[name][gi].any()
+            ]
+            for name, (keys, _) in breakdowns.items()
+        }
+    return {
+        "sources": sources,
+        "kinds": {s: kinds.get(s) for s in sources},
+        "scale": scale_values,
+        "threshold": threshold,
+        "alpha_level": alpha_level,
+        "statistics": list(MATRIX_STATISTICS),
+        "bootstrap": {
+            "replicates": replicates,
+            "groups": group_replicates,
+            "level": level,
+            "seed": seed,
+            "method": "percentile; items resampled with replacement (multinomial over confusion cells)",
+        },
+        "pairs": pairs,
+        "ceiling": ceiling,
+    }
+
+
+def matrix_grid(matrix: Mapping[str, Any], statistic: str = "kappa_quadratic") -> dict[str, Any]:
+    """Lay one statistic of :func:`agreement_matrix` out as a symmetric sources x sources grid.
+
+    Returns ``{"sources", "statistic", "values", "n"}``; the diagonal and pairs sharing no item are None.
+    """
+    if statistic not in MATRIX_STATISTICS:
+        raise AssessError(f"unknown statistic {statistic!r}; expected one of {', '.join(MATRIX_STATISTICS)}")
+    sources = list(matrix["sources"])
+    where = {s: i for i, s in enumerate(sources)}
+    values: list[list[float | None]] = [[None] * len(sources) for _ in sources]
+    n: list[list[int]] = [[0] * len(sources) for _ in sources]
+    for pair in matrix["pairs"]:
+        i, j = where[pair["a"]], where[pair["b"]]
+        values[i][j] = values[j][i] = pair[statistic]
+        n[i][j] = n[j][i] = pair["n"]
+    return {"sources": sources, "statistic": statistic, "values": values, "n": n}
