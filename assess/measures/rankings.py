@@ -178,17 +178,29 @@ def compare_qrels(
 
 
 def paired_t_tests(
-    per_query: Mapping[str, Mapping[str, float]], *, alpha: float = 0.05, pairs: Sequence[tuple[str, str]] | None = None
+    per_query: Mapping[str, Mapping[str, float]],
+    *,
+    alpha: float = 0.05,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    correction: str = "bonferroni",
+    batched: bool = False,
 ) -> list[dict[str, Any]]:
-    """Run paired t-tests between runs on per-query scores, Bonferroni-corrected.
+    """Run paired t-tests between runs on per-query scores, Bonferroni- (or Holm-) corrected.
 
     ``per_query`` is ``{run: {qid: score}}`` for one measure (e.g. ``evaluate_runs(...)[run]
     ["per_query"]["nDCG@3"]``). Each pair is tested with ``scipy.stats.ttest_rel`` over the queries
     both runs have; with m tests (all pairs by default), p_bonferroni = min(1, m * p) and
     significant = p_bonferroni < alpha. Degenerate: fewer than 2 shared queries, or identical
     differences (zero variance), give t = p = None and significant = False.
+    ``correction='holm'`` adds ``p_holm`` (statsmodels ``multipletests``, Holm's step-down over the
+    same m tests, an undefined p counting as 1) and decides ``significant`` by it instead.
+    ``batched=True`` runs one vectorised ``ttest_rel`` over all pairs sharing the same queries
+    (much faster for hundreds of pairs; values may differ from the per-pair call in the last bit).
     """
     from scipy.stats import ttest_rel
+
+    if correction not in ("bonferroni", "holm"):
+        raise AssessError(f"unknown multiple-testing correction {correction!r}; expected 'bonferroni' or 'holm'")
 
     names = list(per_query)
     chosen = list(pairs) if pairs is not None else list(combinations(names, 2))
@@ -197,7 +209,10 @@ def paired_t_tests(
             raise AssessError(f"unknown run in pair ({a!r}, {b!r})")
     m = len(chosen)
     results = []
-    for a, b in chosen:
+    batch: dict[int, tuple[float | None, float | None]] = {}
+    if batched and chosen:
+        batch = _batched_t(per_query, chosen)
+    for index, (a, b) in enumerate(chosen):
         shared = sorted(set(per_query[a]) & set(per_query[b]))
         x = [float(per_query[a][q]) for q in shared]
         y = [float(per_query[b][q]) for q in shared]
@@ -213,12 +228,47 @@ def paired_t_tests(
             "significant": False,
         }
         if len(shared) >= 2 and len(set(diffs)) > 1:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                test = ttest_rel(x, y)
-            t, p = _finite(test.statistic), _finite(test.pvalue)
+            if index in batch:
+                t, p = batch[index]
+            else:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    test = ttest_rel(x, y)
+                t, p = _finite(test.statistic), _finite(test.pvalue)
             if t is not None and p is not None:
                 adjusted = min(1.0, p * m)
                 row.update(t=t, p=p, p_bonferroni=adjusted, significant=adjusted < alpha)
         results.append(row)
+    if correction == "holm" and results:
+        from statsmodels.stats.multitest import multipletests
+
+        raw = [1.0 if row["p"] is None else row["p"] for row in results]
+        adjusted = multipletests(raw, alpha=alpha, method="holm")[1]
+        for row, p_holm in zip(results, adjusted):
+            row["p_holm"] = None if row["p"] is None else float(p_holm)
+            row["significant"] = row["p"] is not None and float(p_holm) < alpha
     return results
+
+
+def _batched_t(
+    per_query: Mapping[str, Mapping[str, float]], chosen: Sequence[tuple[str, str]]
+) -> dict[int, tuple[float | None, float | None]]:
+    """t and p of every pair whose shared queries are those of the first pair, in one ttest_rel call."""
+    import numpy as np
+    from scipy.stats import ttest_rel
+
+    first = sorted(set(per_query[chosen[0][0]]) & set(per_query[chosen[0][1]]))
+    if len(first) < 2:
+        return {}
+    same = [i for i, (a, b) in enumerate(chosen) if len(set(per_query[a]) & set(per_query[b])) == len(first)]
+    same = [i for i in same if set(per_query[chosen[i][0]]) & set(per_query[chosen[i][1]]) == set(first)]
+    runs = sorted({r for i in same for r in chosen[i]})
+    matrix = {r: np.asarray([float(per_query[r][q]) for q in first]) for r in runs}
+    x = np.stack([matrix[chosen[i][0]] for i in same])
+    y = np.stack([matrix[chosen[i][1]] for i in same])
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        test = ttest_rel(x, y, axis=1)
+    return {
+        i: (_finite(t), _finite(p)) for i, t, p in zip(same, np.atleast_1d(test.statistic), np.atleast_1d(test.pvalue))
+    }
