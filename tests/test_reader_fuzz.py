@@ -171,3 +171,71 @@ def test_run_shaped_bytes_in_small_blocks(demo_db, tmp_path, lines, block):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("assess.formats.reading.BLOCK_BYTES", block)
         attempt(demo_db, tmp_path, "run", b"\n".join(lines))
+
+
+# ------------------------------------------------------------- responses with citations (issue 16)
+# The readers of assess/formats/responses.py: arbitrary bytes, arbitrary JSON and RAG-shaped lines
+# give records or a FormatError naming the file, never another exception.
+
+_RAG_JSON = st.fixed_dictionaries(
+    {},
+    optional={
+        "run_id": st.sampled_from(["r1", "", " r", 1, None]),
+        "topic_id": st.sampled_from(["1", 2, True, "a b", None]),
+        "metadata": st.one_of(_JSON, st.fixed_dictionaries({"run_id": st.just("r"), "narrative_id": st.just(1)})),
+        "references": st.one_of(_JSON, st.lists(st.sampled_from(["p:1", "p:2", "", "p 3", 4]), max_size=4)),
+        "answer": st.one_of(
+            _JSON,
+            st.lists(
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "text": st.one_of(st.text(max_size=20), st.integers()),
+                        "citations": st.lists(
+                            st.one_of(st.integers(-2, 5), st.sampled_from(["p:1", "p:9", True, 1.5])), max_size=4
+                        ),
+                    },
+                ),
+                max_size=3,
+            ),
+        ),
+    },
+)
+
+
+def _read_responses(reader, path):
+    from assess.formats import responses
+
+    try:
+        records = getattr(responses, reader)(path)
+    except FormatError as exc:
+        assert str(exc).startswith(str(path)), exc
+        return
+    for record in records:  # what is read is consistent
+        assert all(record.text[s.start : s.end] == s.text for s in record.sentences)
+
+
+@pytest.mark.parametrize("reader", ("parse_rag_answers", "parse_ikat_responses"))
+@FUZZ
+@given(content=_BYTES)
+def test_response_readers_on_arbitrary_bytes(tmp_path, reader, content):
+    path = tmp_path / "responses.in"
+    path.write_bytes(content)
+    _read_responses(reader, path)
+
+
+@pytest.mark.parametrize("reader", ("parse_rag_answers", "parse_ikat_responses"))
+@FUZZ
+@given(value=_JSON)
+def test_response_readers_on_arbitrary_json(tmp_path, reader, value):
+    path = tmp_path / "responses.json"
+    path.write_text(json.dumps(value), encoding="utf-8")
+    _read_responses(reader, path)
+
+
+@FUZZ
+@given(lines=st.lists(_RAG_JSON, min_size=1, max_size=3))
+def test_rag_answer_reader_on_answer_shaped_lines(tmp_path, lines):
+    path = tmp_path / "answers.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines), encoding="utf-8")
+    _read_responses("parse_rag_answers", path)

@@ -1,4 +1,8 @@
-"""iKAT files: topics (the 2023, 2024 and 2025 schemas) and generated responses."""
+"""iKAT files: topics (the 2023, 2024 and 2025 schemas) and generated responses.
+
+Responses with their citations (the 2025 topics' ``citations``, TREC RAG answers) are read by
+:mod:`assess.formats.responses`.
+"""
 
 from __future__ import annotations
 
@@ -90,7 +94,7 @@ def parse_topics(path: str | Path, *, year: int | None = None) -> list[Conversat
             tp = (ci, turns_key, ti)
             if not isinstance(t, dict):
                 check.fail(tp, "a turn object", t)
-            turn_no = _turn_number(check, check.get(t, "turn_id", (int, str), tp), tp + ("turn_id",))
+            turn_no = turn_number(check, check.get(t, "turn_id", (int, str), tp), tp + ("turn_id",))
             turn_id = f"{conv_id}_{turn_no}"
             if turn_id in seen_turns:
                 check.fail(tp + ("turn_id",), "each turn id once", f"turn {turn_id} again")
@@ -136,7 +140,7 @@ def parse_topics(path: str | Path, *, year: int | None = None) -> list[Conversat
     return conversations
 
 
-def _turn_number(check: JsonChecker, value, json_path: tuple) -> int:
+def turn_number(check: JsonChecker, value, json_path: tuple) -> int:
     """A turn number: an integer 0..MAX_TURN_NUMBER, or a string of ASCII digits (no sign)."""
     expected = f"an integer turn id 0..{MAX_TURN_NUMBER:,}"
     if isinstance(value, str):
@@ -155,7 +159,7 @@ def _parent(check: JsonChecker, conv_id: str, value, json_path: tuple) -> str | 
         return None
     if isinstance(value, str) and not value.strip().isdigit():
         return f"{conv_id}_{check.id(value, json_path, 'a parent turn id')}"
-    return f"{conv_id}_{_turn_number(check, value, json_path)}"
+    return f"{conv_id}_{turn_number(check, value, json_path)}"
 
 
 def _natural(key: str):

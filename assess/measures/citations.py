@@ -1,0 +1,213 @@
+"""Citation measures of generated responses from human (or LLM) citation-support labels.
+
+A label says how one cited passage bears on one response sentence (:class:`Support`, the codes of
+the task registry's ``citation`` scale): 2 fully supported, 1 partially supported, 0 not supported,
+-1 the citation is irrelevant to the sentence. The measures are ALCE's citation recall and precision (Gao, Yen, Yu & Chen 2023,
+"Enabling Large Language Models to Generate Text with Citations", EMNLP, section 2.3 and the
+``compute_autoais`` function of its code), which ask an NLI model whether a set of passages entails
+a sentence. Here the labels answer instead, one (sentence, passage) pair at a time:
+
+- a sentence's citations *jointly support* it when at least one is labelled fully supported
+  (strict), or fully or partially supported (lax). Per-pair labels cannot see support that only the
+  combination of several passages gives; partial support is what the lax reading counts.
+- **citation recall** of a response = supported sentences / all sentences; a sentence citing
+  nothing counts 0 (as in ALCE).
+- **citation precision** of a response = precise citations / all citations (0 when the response
+  cites nothing, as in ALCE). ALCE calls a citation imprecise when it does not support the sentence
+  alone *and* the others support it without it. With labels: strict, a citation is precise exactly
+  when it is labelled fully supported (a partial one beside a full one adds nothing; with no full
+  one the sentence is unsupported, so none of its citations is precise); lax, a fully supported
+  citation is precise, and so is a partially supported one when no citation of the sentence is
+  fully supported (the partial ones are then what supports it).
+- **supported share** = sentences with at least one supporting citation (strict: fully, lax: fully
+  or partially) / all sentences, pooled over a run's responses (recall is its mean per response).
+
+Citations of a whole response (the iKAT topics name no sentence): every sentence is labelled
+against each of them; for recall they count as citations of every sentence, and for precision each
+is one citation, precise when it is precise for at least one sentence.
+
+A citation cited twice by one sentence counts once. Unlabelled citations are never counted as
+anything: a response with one is not scored (its scores are None) and is counted in
+``unlabelled``; ``require_all=True`` refuses it instead. A label of a pair that is not a citation
+of the response is refused (:class:`~assess.errors.AssessError`). A response without sentences has
+no recall (None). A run's recall and precision are means over its scored responses (None when none
+is scored).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+
+from assess.errors import AssessError
+
+
+class Support(IntEnum):
+    """How a cited passage bears on a response sentence."""
+
+    IRRELEVANT = -1  # the passage is not about what the sentence says
+    NOT_SUPPORTED = 0  # on the subject, but it does not back the sentence (or contradicts it)
+    PARTIAL = 1  # backs part of the sentence
+    FULL = 2  # backs the whole sentence
+
+
+@dataclass(frozen=True, slots=True)
+class CitationScores:
+    """Citation recall, precision and supported share, strict and lax, with what they were computed on."""
+
+    recall: float | None
+    precision: float | None
+    supported: float | None
+    recall_lax: float | None
+    precision_lax: float | None
+    supported_lax: float | None
+    sentences: int  # sentences scored
+    citations: int  # citations scored (precision's denominator)
+    responses: int = 1  # responses scored
+    unlabelled: int = 0  # responses (in a run: of all given) left unscored for want of labels
+
+
+@dataclass(frozen=True, slots=True)
+class _Counts:
+    supported: int  # sentences
+    precise: int  # citations
+    supported_lax: int
+    precise_lax: int
+    sentences: int
+    citations: int
+
+
+def response_citation_scores(
+    sentences: Sequence[Iterable[str]],
+    labels: Mapping[tuple[int, str], int],
+    *,
+    response_citations: Iterable[str] = (),
+    require_all: bool = False,
+) -> CitationScores:
+    """Citation recall, precision and supported share of one response (definitions in the module docstring).
+
+    ``sentences``: per sentence (in order) the passage ids it cites; ``labels``: (sentence index,
+    passage id) → :class:`Support` value; ``response_citations``: passages cited by the whole response.
+    """
+    counts = _counts(sentences, labels, response_citations, require_all)
+    if counts is None:
+        return CitationScores(None, None, None, None, None, None, 0, 0, responses=0, unlabelled=1)
+    return CitationScores(
+        recall=_ratio(counts.supported, counts.sentences),
+        precision=counts.precise / counts.citations if counts.citations else 0.0 if counts.sentences else None,
+        supported=_ratio(counts.supported, counts.sentences),
+        recall_lax=_ratio(counts.supported_lax, counts.sentences),
+        precision_lax=counts.precise_lax / counts.citations if counts.citations else 0.0 if counts.sentences else None,
+        supported_lax=_ratio(counts.supported_lax, counts.sentences),
+        sentences=counts.sentences,
+        citations=counts.citations,
+    )
+
+
+def run_citation_scores(
+    responses: Mapping[str, tuple[Sequence[Iterable[str]], Iterable[str]]],
+    labels: Mapping[str, Mapping[tuple[int, str], int]],
+    *,
+    require_all: bool = False,
+) -> CitationScores:
+    """The run's citation scores: recall and precision are means over its scored responses (ALCE
+    averages per response), the supported share is pooled over their sentences.
+
+    ``responses``: response key (e.g. the turn id) → (per sentence the cited passage ids, the
+    response's own citations); ``labels``: response key → that response's labels. Labels of a
+    response not in ``responses`` are refused.
+    """
+    unknown = sorted(set(labels) - set(responses))
+    if unknown:
+        raise AssessError(f"citation labels for {len(unknown)} responses the run does not have, e.g. {unknown[0]!r}")
+    per = []
+    unlabelled = 0
+    for key, (sentences, own) in responses.items():
+        counts = _counts(sentences, labels.get(key, {}), own, require_all, key)
+        if counts is None:
+            unlabelled += 1
+        else:
+            per.append(counts)
+    scored = [c for c in per if c.sentences]
+    total_sentences = sum(c.sentences for c in per)
+    return CitationScores(
+        recall=_mean([c.supported / c.sentences for c in scored]),
+        precision=_mean([c.precise / c.citations if c.citations else 0.0 for c in scored]),
+        supported=_ratio(sum(c.supported for c in per), total_sentences),
+        recall_lax=_mean([c.supported_lax / c.sentences for c in scored]),
+        precision_lax=_mean([c.precise_lax / c.citations if c.citations else 0.0 for c in scored]),
+        supported_lax=_ratio(sum(c.supported_lax for c in per), total_sentences),
+        sentences=total_sentences,
+        citations=sum(c.citations for c in per),
+        responses=len(scored),
+        unlabelled=unlabelled,
+    )
+
+
+def _counts(
+    sentences: Sequence[Iterable[str]],
+    labels: Mapping[tuple[int, str], int],
+    response_citations: Iterable[str],
+    require_all: bool,
+    key: str | None = None,
+) -> _Counts | None:
+    """The response's supported sentences and precise citations, strict and lax; None when a citation is unlabelled."""
+    where = f" of response {key!r}" if key is not None else ""
+    own = tuple(dict.fromkeys(response_citations))
+    cited = [tuple(dict.fromkeys((*passages, *own))) for passages in sentences]
+    pairs = {(i, p) for i, passages in enumerate(cited) for p in passages}
+    stray = sorted((k for k in labels if k not in pairs), key=repr)
+    if stray:
+        raise AssessError(
+            f"{len(stray)} citation labels{where} for pairs that are not citations, e.g. sentence {stray[0][0]!r} "
+            f"and passage {stray[0][1]!r}"
+        )
+    missing = len(pairs) - len(labels)
+    if missing:
+        if require_all:
+            first = min((k for k in pairs if k not in labels), key=repr)
+            raise AssessError(
+                f"{missing} citations{where} have no label, e.g. sentence {first[0]} and passage {first[1]!r}"
+            )
+        return None
+    for pair, value in labels.items():
+        if isinstance(value, bool) or value not in Support._value2member_map_:
+            raise AssessError(f"citation label{where} for {pair!r}: expected one of -1..2, found {value!r}")
+    supported = supported_lax = precise = precise_lax = citations = 0
+    precise_own: set[str] = set()
+    precise_own_lax: set[str] = set()
+    for i, passages in enumerate(cited):
+        values = {p: labels[(i, p)] for p in passages}
+        full = any(v == Support.FULL for v in values.values())
+        partial = any(v == Support.PARTIAL for v in values.values())
+        supported += full
+        supported_lax += full or partial
+        for p, v in values.items():
+            strict_ok = v == Support.FULL
+            lax_ok = strict_ok or (v == Support.PARTIAL and not full)
+            if p in own:
+                if strict_ok:
+                    precise_own.add(p)
+                if lax_ok:
+                    precise_own_lax.add(p)
+                continue
+            citations += 1
+            precise += strict_ok
+            precise_lax += lax_ok
+    return _Counts(
+        supported=supported,
+        precise=precise + len(precise_own),
+        supported_lax=supported_lax,
+        precise_lax=precise_lax + len(precise_own_lax),
+        sentences=len(cited),
+        citations=citations + (len(own) if cited else 0),
+    )
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None

@@ -1,0 +1,137 @@
+"""Citation recall, precision and supported share (ALCE's definitions read from per-pair labels):
+hand-computed cases, the degenerate ones, refusals, and invariants."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assess import tasks
+from assess.errors import AssessError
+from assess.measures.citations import Support, response_citation_scores, run_citation_scores
+
+FULL, PARTIAL, NOT, IRRELEVANT = Support.FULL, Support.PARTIAL, Support.NOT_SUPPORTED, Support.IRRELEVANT
+
+# Response A: s0 cites a (full) and b (partial); s1 cites c (partial) and d (not supported); s2 cites nothing.
+A_SENTENCES = [["a", "b"], ["c", "d"], []]
+A_LABELS = {(0, "a"): FULL, (0, "b"): PARTIAL, (1, "c"): PARTIAL, (1, "d"): NOT}
+# Response B: one sentence citing e twice; e is irrelevant to it.
+B_SENTENCES = [["e", "e"]]
+B_LABELS = {(0, "e"): IRRELEVANT}
+
+
+def test_codes_are_the_registry_scale():
+    scale = getattr(tasks, "CITATION_SUPPORT", None)
+    if scale is None:
+        pytest.skip("the task registry has no citation scale yet (assess.tasks.CITATION_SUPPORT)")
+    assert {s.value for s in Support} == set(scale.names)
+    assert scale.names[FULL] == "fully supported" and scale.names[IRRELEVANT] == "citation irrelevant"
+
+
+def test_one_response_by_hand():
+    scores = response_citation_scores(A_SENTENCES, A_LABELS)
+    # strict: only s0 has a fully supporting citation; only a is precise (b adds nothing beside a)
+    assert scores.recall == pytest.approx(1 / 3)
+    assert scores.precision == pytest.approx(1 / 4)
+    assert scores.supported == pytest.approx(1 / 3)
+    # lax: s1 counts through c; c is precise (no full citation in s1), b still is not
+    assert scores.recall_lax == pytest.approx(2 / 3)
+    assert scores.precision_lax == pytest.approx(2 / 4)
+    assert scores.supported_lax == pytest.approx(2 / 3)
+    assert (scores.sentences, scores.citations, scores.responses, scores.unlabelled) == (3, 4, 1, 0)
+
+
+def test_a_passage_cited_twice_by_one_sentence_counts_once():
+    scores = response_citation_scores(B_SENTENCES, B_LABELS)
+    assert (scores.recall, scores.precision, scores.citations) == (0.0, 0.0, 1)
+
+
+def test_a_run_by_hand():
+    scores = run_citation_scores({"t1": (A_SENTENCES, ()), "t2": (B_SENTENCES, ())}, {"t1": A_LABELS, "t2": B_LABELS})
+    assert scores.recall == pytest.approx((1 / 3 + 0) / 2)  # mean over responses, as ALCE
+    assert scores.precision == pytest.approx((1 / 4 + 0) / 2)
+    assert scores.supported == pytest.approx(1 / 4)  # pooled over the run's 4 sentences
+    assert scores.recall_lax == pytest.approx((2 / 3 + 0) / 2)
+    assert scores.precision_lax == pytest.approx((2 / 4 + 0) / 2)
+    assert scores.supported_lax == pytest.approx(2 / 4)
+    assert (scores.sentences, scores.citations, scores.responses, scores.unlabelled) == (4, 5, 2, 0)
+
+
+def test_two_fully_supporting_citations_are_both_precise():
+    scores = response_citation_scores([["a", "b"]], {(0, "a"): FULL, (0, "b"): FULL})
+    assert (scores.recall, scores.precision, scores.precision_lax) == (1.0, 1.0, 1.0)
+
+
+def test_partial_citations_alone_are_precise_only_in_the_lax_reading():
+    scores = response_citation_scores([["a", "b", "c"]], {(0, "a"): PARTIAL, (0, "b"): PARTIAL, (0, "c"): IRRELEVANT})
+    assert (scores.recall, scores.precision) == (0.0, 0.0)
+    assert scores.recall_lax == 1.0
+    assert scores.precision_lax == pytest.approx(2 / 3)
+
+
+def test_citations_of_the_whole_response():
+    """iKAT topics: each sentence is labelled against every citation of the response; for precision
+    each such citation is one, precise when precise for some sentence."""
+    labels = {(0, "p"): FULL, (0, "q"): IRRELEVANT, (1, "p"): NOT, (1, "q"): PARTIAL}
+    scores = response_citation_scores([[], []], labels, response_citations=["p", "q", "p"])
+    assert (scores.recall, scores.precision) == (0.5, 0.5)
+    assert (scores.recall_lax, scores.precision_lax) == (1.0, 1.0)
+    assert scores.citations == 2
+
+
+def test_degenerate_cases():
+    nothing_cited = response_citation_scores([[], []], {})
+    assert (nothing_cited.recall, nothing_cited.precision, nothing_cited.supported) == (0.0, 0.0, 0.0)
+    no_sentences = response_citation_scores([], {})
+    assert (no_sentences.recall, no_sentences.precision, no_sentences.sentences) == (None, None, 0)
+    empty_run = run_citation_scores({}, {})
+    assert (empty_run.recall, empty_run.precision, empty_run.supported, empty_run.responses) == (None, None, None, 0)
+
+
+def test_unlabelled_citations_are_never_counted():
+    partly = {(0, "a"): FULL, (0, "b"): PARTIAL}  # s1's two citations have no label
+    scores = response_citation_scores(A_SENTENCES, partly)
+    assert (scores.recall, scores.precision, scores.responses, scores.unlabelled) == (None, None, 0, 1)
+    run = run_citation_scores({"t1": (A_SENTENCES, ()), "t2": (B_SENTENCES, ())}, {"t1": partly, "t2": B_LABELS})
+    assert (run.responses, run.unlabelled, run.recall, run.sentences) == (1, 1, 0.0, 1)  # t2 alone
+    with pytest.raises(
+        AssessError, match=r"2 citations of response 't1' have no label, e.g. sentence 1 and passage 'c'"
+    ):
+        run_citation_scores({"t1": (A_SENTENCES, ())}, {"t1": partly}, require_all=True)
+
+
+def test_labels_of_pairs_that_are_not_citations_are_refused():
+    with pytest.raises(AssessError, match=r"not citations, e.g. sentence 2 and passage 'a'"):
+        response_citation_scores(A_SENTENCES, {**A_LABELS, (2, "a"): FULL})
+    with pytest.raises(AssessError, match=r"responses the run does not have, e.g. 'nope'"):
+        run_citation_scores({"t1": (A_SENTENCES, ())}, {"t1": A_LABELS, "nope": {}})
+
+
+@pytest.mark.parametrize("value", [3, -2, True, 1.5, "2"])
+def test_values_off_the_scale_are_refused(value):
+    with pytest.raises(AssessError, match=r"expected one of -1..2"):
+        response_citation_scores([["a"]], {(0, "a"): value})
+
+
+_RESPONSE = st.lists(st.lists(st.sampled_from("abcd"), max_size=3), min_size=1, max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(sentences=_RESPONSE, data=st.data())
+def test_scores_lie_in_0_1_and_lax_is_never_below_strict(sentences, data):
+    pairs = sorted({(i, p) for i, ps in enumerate(sentences) for p in ps})
+    labels = {pair: data.draw(st.sampled_from(list(Support))) for pair in pairs}
+    scores = response_citation_scores(sentences, labels)
+    for strict, lax in (
+        (scores.recall, scores.recall_lax),
+        (scores.precision, scores.precision_lax),
+        (scores.supported, scores.supported_lax),
+    ):
+        assert 0.0 <= strict <= lax <= 1.0
+    # the supported share of one response is its recall; full labels everywhere give 1 and 1
+    assert scores.supported == scores.recall
+    if pairs:
+        perfect = response_citation_scores(sentences, dict.fromkeys(pairs, FULL))
+        assert perfect.precision == 1.0
+        assert perfect.recall == sum(1 for ps in sentences if ps) / len(sentences)
