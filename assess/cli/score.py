@@ -3,8 +3,15 @@
 Sub-commands: ``gfrc2`` (GFRC2 + original GFRC from a case document), ``aepd`` (AEPD per turn and
 the P-D trade-off), ``runs`` (trec_eval-style run evaluation, optionally under a second qrels
 source with Kendall/Spearman between the run orderings) and ``nuggets`` (CONE-RAG NtR recall
-from yes/no match labels and/or NtN from entailment matches, from files; or NtR recall from the
-labels stored for a source with ``--ntr-source``).
+from yes/no match labels and/or NtN from entailment matches, and the TREC RAG AutoNuggetizer
+All / Vital / Weighted scores, strict and lax, from ``nuggetizer`` assignment files; or NtR
+recall from the labels stored for a source with ``--ntr-source``).
+
+Every input file is checked against its documented shape before anything is scored (exit 2 with
+one line naming the file, the line or JSON path, expected vs found). What the files hold but
+scoring would leave out (labels of unknown turns or nuggets, unjudged gold nuggets, gold turns
+without labels, labels against another nugget list) is reported: one ``warning:`` line each on
+stderr and, with ``--json``, a ``warnings`` list (present only when there is something to say).
 
 Heavy libraries are imported inside the handlers so that ``python -m assess --help`` stays fast.
 ``--json`` prints one JSON object (floats at full precision); otherwise a plain table.
@@ -15,10 +22,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import Any, NamedTuple
 
 from assess.cli import add_db_argument
 from assess.errors import FormatError
+from assess.measures.nugget_recall import UNJUDGED_DEFAULT
 
 _ORGANIZERS = "organizers"  # the PTKB label source the topics' ptkb_provenance is imported as
 
@@ -109,14 +117,42 @@ def add_commands(sub) -> None:
 
     p = commands.add_parser(
         "nuggets",
-        help="CONE-RAG nugget recall (NtR) / recall and precision (NtN) per run",
-        description="NtR recall per run from yes/no labels, and/or NtN from entailment matches, against a gold "
-        "nugget set (and optionally its de-duplicated version). Files: --gold with --matches and/or "
-        "--ntn. Store: --ntr-source SOURCE scores the NtR labels stored for that source (an "
-        "assessor of the NtR page, crowd:NAME, llm:MODEL, an import) against a stored nugget set.",
+        help="nugget scores per run: CONE-RAG NtR / NtN, TREC RAG All / Vital / Weighted",
+        description="NtR recall per run from yes/no labels, and/or NtN from entailment matches, and/or the "
+        "AutoNuggetizer All / Vital / Weighted scores (strict and lax) with NtR recall at both "
+        "thresholds from nuggetizer assignment files, against a gold nugget set (and optionally its "
+        "de-duplicated version). Files: --gold with --matches, --ntn and/or --assignments "
+        "(--assignments alone scores each record against its own nugget list). Store: --ntr-source "
+        "SOURCE scores the NtR labels stored for that source (an assessor of the NtR page, "
+        "crowd:NAME, llm:MODEL, an import) against a stored nugget set. Every file is checked "
+        "before scoring (exit 2 naming file, line or JSON path, expected vs found); labels of "
+        "unknown turns or nuggets, unjudged gold nuggets and gold turns without labels are reported "
+        "as warnings on stderr (and in the JSON output), never dropped silently.",
     )
-    p.add_argument("--gold", help='gold nuggets JSON {turn: {"[k]": {"text", "relevance"}}}')
-    p.add_argument("--gold-dedup", help="de-duplicated gold nuggets JSON (same layout): also score against it")
+    p.add_argument(
+        "--gold",
+        help='gold nuggets: CONE-RAG JSON {turn: {"[k]": {"text", "relevance"}}} or nuggetizer nugget JSONL '
+        '({"qid", "nuggets": [{"text", "importance"}]} per line; see --gold-format)',
+    )
+    p.add_argument(
+        "--gold-dedup",
+        help="de-duplicated gold nuggets (same layout as --gold): also score against it; must be a subset of --gold",
+    )
+    p.add_argument(
+        "--gold-format",
+        choices=("auto", "cone-rag", "nuggetizer"),
+        default="auto",
+        help="layout of --gold/--gold-dedup: auto (default) reads nuggetizer JSONL when the first line is an "
+        'object with "qid" and "nuggets", else CONE-RAG JSON',
+    )
+    p.add_argument(
+        "--assignments",
+        action="append",
+        metavar="FILE",
+        help="nuggetizer assignment JSONL ({qid, run_id, nuggets: [{text, importance, assignment: "
+        "support|partial_support|not_support}]} per line; repeatable): All / Vital / Weighted strict and lax",
+    )
+    p.add_argument("--per-turn", action="store_true", help="text output: also one row per turn")
     p.add_argument("--matches", help="NtR labels TSV: <batch>_<conv>_<turn>_<k>_<run> TAB <0|1>")
     p.add_argument(
         "--ntn", help='NtN matches JSON {run: {turn: {"response": [ids], "pairs": [[response id, gold id], ...]}}}'
@@ -137,9 +173,11 @@ def add_commands(sub) -> None:
     )
     p.add_argument(
         "--unjudged",
-        choices=("ignore", "no"),
-        default="ignore",
-        help="NtR: gold nuggets without a label are left out (ignore, default) or count as not captured (no)",
+        choices=("no", "ignore"),
+        default=UNJUDGED_DEFAULT,
+        help="gold nuggets without a label count as not captured / not supported (no, the default, as the "
+        "library and the CONE-RAG reference code, which asks every gold nugget; their number is reported) "
+        "or are left out of the denominators (ignore, for partially labelled studies)",
     )
     p.add_argument(
         "--empty-gold",
@@ -190,21 +228,62 @@ def _run_file(path: str) -> dict[str, dict[str, dict[str, float]]]:
     return runs
 
 
-def _gold(path: str) -> dict[str, set[str]]:
-    """``{turn: {"[k]", ...}}`` from CONE-RAG gold nuggets (turns without nuggets are left out)."""
+class _Gold(NamedTuple):
+    """A gold nugget file: ``{turn: {"[k]": text}}`` and, when the layout has it, each nugget's importance."""
+
+    path: str
+    text: dict[str, dict[str, str]]
+    importance: dict[str, dict[str, str]] | None
+
+    def keys(self) -> dict[str, set[str]]:
+        """``{turn: {"[k]", ...}}`` (turns without nuggets are left out)."""
+        return {turn: set(nuggets) for turn, nuggets in self.text.items() if nuggets}
+
+
+def _gold(path: str, layout: str = "auto") -> _Gold:
+    """Gold nuggets from a CONE-RAG JSON or a nuggetizer nugget JSONL file (``--gold-format``)."""
     from assess.formats import parse_nuggets
+    from assess.formats.nuggetizer import looks_like_nuggetizer, parse_nuggetizer_nuggets
 
-    gold: dict[str, set[str]] = {}
+    text: dict[str, dict[str, str]] = {}
+    if layout == "nuggetizer" or (layout == "auto" and looks_like_nuggetizer(path)):
+        importance: dict[str, dict[str, str]] = {}
+        for n in parse_nuggetizer_nuggets(path):
+            text.setdefault(n.qid, {})[n.key] = n.text
+            importance.setdefault(n.qid, {})[n.key] = n.importance
+        return _Gold(path, text, importance)
     for record in parse_nuggets(path):
-        gold.setdefault(record.turn_id, set()).add(record.key)
-    return gold
+        text.setdefault(record.turn_id, {})[record.key] = record.text
+    return _Gold(path, text, None)
 
 
-def _ntr_labels(path: str) -> dict[str, dict[str, dict[str, bool]]]:
-    """``{run: {turn: {"[k]": captured}}}`` from the NtR labels TSV; two different labels for one nugget are refused."""
+def _gold_sets(args: argparse.Namespace) -> tuple[_Gold, _Gold | None]:
+    """``--gold`` and ``--gold-dedup``; a de-duplicated set that is not a subset of the full one is refused."""
+    from assess.formats.nuggets import check_subset
+
+    gold = _gold(args.gold, args.gold_format)
+    if not args.gold_dedup:
+        return gold, None
+    dedup = _gold(args.gold_dedup, args.gold_format)
+    if (gold.importance is None) != (dedup.importance is None):
+        raise FormatError(args.gold_dedup, None, f"the layout of --gold {args.gold}", "the other nugget layout")
+    triples = [(t, k, body) for t, nuggets in gold.text.items() for k, body in nuggets.items()]
+    check_subset(
+        triples,
+        [(t, k, body) for t, nuggets in dedup.text.items() for k, body in nuggets.items()],
+        args.gold,
+        args.gold_dedup,
+    )
+    return gold, dedup
+
+
+def _ntr_labels(path: str) -> tuple[dict[str, dict[str, dict[str, bool]]], dict[tuple[str, str, str], int]]:
+    """``{run: {turn: {"[k]": captured}}}`` from the NtR labels TSV, and each label's line by (run, turn, key);
+    two different labels for one nugget are refused."""
     from assess.formats import parse_ntr_labels
 
     labels: dict[str, dict[str, dict[str, bool]]] = {}
+    lines: dict[tuple[str, str, str], int] = {}
     for record in parse_ntr_labels(path):
         judged = labels.setdefault(record.run, {}).setdefault(record.turn_id, {})
         value = bool(record.match)
@@ -216,7 +295,8 @@ def _ntr_labels(path: str) -> dict[str, dict[str, dict[str, bool]]]:
                 str(record.match),
             )
         judged[record.nugget_key] = value
-    return labels
+        lines.setdefault((record.run, record.turn_id, record.nugget_key), record.line)
+    return labels, lines
 
 
 def _personal_turns(path: str) -> set[str]:
@@ -391,36 +471,149 @@ def _runs(args: argparse.Namespace) -> int:
     return 0
 
 
+_NTN_SHAPE = '{run: {turn: {"response": [ids], "pairs": [[response id, gold id], ...]}}}'
+
+
 def _read_ntn(path: str) -> dict[str, dict[str, Any]]:
+    """NtN matches, checked value by value: ``{run: {turn: NtnTurn}}``.
+
+    ``response`` is a list of distinct ids (a string is refused, not read as its characters),
+    ``pairs`` (optional) a list of [response id, gold id] whose response id is in ``response``;
+    no other field. Gold ids are compared with the gold set later (unknown ones are reported).
+    """
+    from assess.formats import load_json
+    from assess.formats.reading import JsonChecker, short
     from assess.measures.nugget_recall import NtnTurn
 
-    data = _read_json(path)
+    data, text = load_json(path)
+    check = JsonChecker(path, text)
     if not isinstance(data, dict):
-        raise FormatError(path, None, "an object {run: {turn: {response, pairs}}}", type(data).__name__)
+        check.fail((), f"an object {_NTN_SHAPE}", data)
     runs: dict[str, dict[str, Any]] = {}
     for run, turns in data.items():
+        run_id = check.id(run, (run,), "a run name")
         if not isinstance(turns, dict):
-            raise FormatError(path, None, f"an object of turns for run {run!r}", type(turns).__name__)
-        runs[run] = {}
+            check.fail((run,), "an object {turn: {response, pairs}}", turns)
+        runs[run_id] = {}
         for turn, entry in turns.items():
-            try:
-                pairs = [(str(r), str(g)) for r, g in entry.get("pairs", [])]
-                runs[run][str(turn)] = NtnTurn([str(x) for x in entry["response"]], pairs)
-            except (AttributeError, KeyError, TypeError, ValueError):
-                raise FormatError(
-                    path,
-                    None,
-                    f'{{"response": [ids], "pairs": [[r, g], ...]}} for run {run!r} turn {turn!r}',
-                    repr(entry)[:60],
-                ) from None
+            at = (run, turn)
+            turn_id = check.id(turn, at, "a turn id")
+            if not isinstance(entry, dict):
+                check.fail(at, 'an object {"response": [ids], "pairs": [[r, g], ...]}', entry)
+            extra = sorted(set(entry) - {"response", "pairs"})
+            if extra:
+                check.fail(at, 'only the fields "response" and "pairs"', f"field {short(extra[0], 40)}")
+            response = check.get(entry, "response", list, at)
+            ids: list[str] = []
+            for i, item in enumerate(response):
+                rid = check.id(item, (*at, "response", i), "a response nugget id")
+                if rid in ids:
+                    check.fail((*at, "response", i), "distinct response nugget ids", f"{short(rid, 40)} twice")
+                ids.append(rid)
+            pairs = []
+            for i, pair in enumerate(check.get(entry, "pairs", list, at, required=False) or []):
+                where = (*at, "pairs", i)
+                if not isinstance(pair, list) or len(pair) != 2:
+                    check.fail(where, "a pair [response id, gold id]", pair)
+                r, g = (check.id(x, where, "a nugget id") for x in pair)
+                if r not in ids:
+                    check.fail(where, f"a response id listed in {list(at)}['response']", short(r, 40))
+                pairs.append((r, g))
+            runs[run_id][turn_id] = NtnTurn(ids, pairs)
     return runs
+
+
+def _assignments(paths: list[str], gold: _Gold | None, warn) -> tuple[dict, dict, dict]:
+    """Nuggetizer assignments as ``({run: {turn: {nugget: level}}}, {run: {turn: {nugget: importance}}},
+    {turn: {nugget ids}})``.
+
+    With ``--gold``, nuggets are matched to the gold nuggets of their qid by text (ids ``[k]`` of the
+    gold file) and the gold file's nuggets are the denominators; assigned nuggets the gold set does
+    not have, and qids it does not have, are reported and left out. Without it, each record is scored
+    against its own list (as ``nuggetizer``'s metrics do) and runs that list different nuggets for one
+    qid are reported.
+    """
+    from assess.formats.nuggetizer import parse_nuggetizer_assignments
+    from assess.formats.reading import short
+
+    support: dict[str, dict[str, dict[str, int]]] = {}
+    importance: dict[str, dict[str, dict[str, str]]] = {}
+    by_text = {t: {body: k for k, body in nuggets.items()} for t, nuggets in gold.text.items()} if gold else {}
+    unknown_qids: dict[str, tuple[str, int]] = {}
+    other_set: list[tuple[str, int, str, str]] = []
+    lists: dict[str, tuple[frozenset, str]] = {}
+    seen: dict[tuple[str, str], str] = {}
+    for path in paths:
+        records = parse_nuggetizer_assignments(path)
+        for a in records:
+            first = seen.setdefault((a.run, a.qid), path)
+            if first != path:
+                raise FormatError(
+                    path, a.line, f"run {a.run!r} qid {a.qid!r} in one assignment file only", f"it in {first} too"
+                )
+            if gold is None:
+                support.setdefault(a.run, {}).setdefault(a.qid, {})[a.text] = a.support
+                importance.setdefault(a.run, {}).setdefault(a.qid, {})[a.text] = a.importance
+                continue
+            if a.qid not in gold.text:
+                unknown_qids.setdefault(a.qid, (path, a.line))
+                continue
+            key = by_text[a.qid].get(a.text)
+            gold_importance = gold.importance.get(a.qid, {}).get(key) if gold.importance and key else None
+            if key is None or (gold_importance is not None and gold_importance != a.importance):
+                other_set.append((path, a.line, a.qid, a.text))
+                continue
+            support.setdefault(a.run, {}).setdefault(a.qid, {})[key] = a.support
+            importance.setdefault(a.run, {}).setdefault(a.qid, {})[key] = gold_importance or a.importance
+    if gold is None:
+        for run, turns in importance.items():
+            for qid, nuggets in turns.items():
+                first = lists.setdefault(qid, (frozenset(nuggets.items()), run))
+                if first[0] != frozenset(nuggets.items()):
+                    warn(
+                        f"runs {first[1]} and {run} list different nuggets for qid {qid!r}: their scores on it "
+                        "are not comparable (give --gold to score both against one set)"
+                    )
+        gold_keys = {qid: set(n) for turns in importance.values() for qid, n in turns.items()}
+        return support, importance, gold_keys
+    if unknown_qids:
+        qid, (path, line) = next(iter(unknown_qids.items()))
+        warn(
+            f"{len(unknown_qids)} qid(s) of the assignments are not in the gold set {gold.path} and are left out "
+            f"(first: {qid!r} at {path}:{line})"
+        )
+    if other_set:
+        path, line, qid, body = other_set[0]
+        warn(
+            f"{len(other_set)} assigned nugget(s) are not nuggets of the gold set {gold.path} (another nugget set?) "
+            f"and are left out (first: qid {qid!r} {short(body, 40)} at {path}:{line})"
+        )
+    # The denominators are the gold file's nuggets: importance from the gold file (nuggetizer layout),
+    # else from the assignments that name the nugget; one that no assignment names counts as okay.
+    full: dict[str, dict[str, str]] = {}
+    unknown_importance = 0
+    for turn, nuggets in gold.text.items():
+        for key in nuggets:
+            given = gold.importance.get(turn, {}).get(key) if gold.importance else None
+            if given is None:
+                given = next((imp[turn][key] for imp in importance.values() if key in imp.get(turn, {})), None)
+            if given is None:
+                unknown_importance += 1
+            full.setdefault(turn, {})[key] = given or "okay"
+    if unknown_importance:
+        warn(
+            f"{unknown_importance} gold nugget(s) of {gold.path} have no importance (no assignment names them): "
+            "counted as okay in the Vital and Weighted scores"
+        )
+    return support, dict.fromkeys(support, full), gold.keys()
 
 
 def _nuggets(args: argparse.Namespace) -> int:
     from assess.measures.nugget_recall import ntn_run
 
+    files = ("gold", "gold_dedup", "matches", "ntn", "assignments")
     if args.ntr_source:
-        given = [f"--{n.replace('_', '-')}" for n in ("gold", "gold_dedup", "matches", "ntn") if getattr(args, n)]
+        given = [f"--{n.replace('_', '-')}" for n in files if getattr(args, n)]
         if given:
             raise FormatError(
                 "arguments",
@@ -436,55 +629,227 @@ def _nuggets(args: argparse.Namespace) -> int:
             "--dedup and --nugget-source with --ntr-source (files: --gold-dedup FILE)",
             "--dedup" if args.dedup else "--nugget-source",
         )
-    if not args.gold:
-        raise FormatError("arguments", None, "--gold FILE (with --matches/--ntn) or --ntr-source SOURCE", "neither")
-    if not args.matches and not args.ntn:
-        raise FormatError("arguments", None, "--matches (NtR labels) and/or --ntn (NtN matches)", "neither")
+    if not args.gold and not args.assignments:
+        raise FormatError(
+            "arguments", None, "--gold FILE (with --matches/--ntn/--assignments) or --ntr-source SOURCE", "neither"
+        )
+    if not args.matches and not args.ntn and not args.assignments:
+        raise FormatError(
+            "arguments", None, "--matches (NtR labels), --ntn (NtN matches) and/or --assignments", "none of them"
+        )
+    if not args.gold and (args.matches or args.ntn or args.gold_dedup):
+        raise FormatError("arguments", None, "--gold FILE with --matches, --ntn or --gold-dedup", "no --gold")
     if args.personal is _PERSONAL_DEFAULT:
         raise FormatError("--personal", None, "a PTKB qrels or topics file", "no file")
-    gold_sets = {"original": _gold(args.gold)}
-    if args.gold_dedup:
-        gold_sets["deduplicated"] = _gold(args.gold_dedup)
+
+    # Every file is read and checked before anything is scored or printed.
+    warnings: list[str] = []
+    gold, dedup = _gold_sets(args) if args.gold else (None, None)
+    gold_sets = {"original": gold.keys()} if gold else {}
+    if dedup is not None:
+        gold_sets["deduplicated"] = dedup.keys()
+    labels = _ntr_labels(args.matches) if args.matches else None
+    ntn = _read_ntn(args.ntn) if args.ntn else None
+    assigned = _assignments(args.assignments, gold, warnings.append) if args.assignments else None
     personal = _personal_turns(args.personal) if args.personal else None
+    if labels is not None:
+        _check_labels(args.matches, labels, gold, args.unjudged, warnings.append)
+    if ntn is not None:
+        _check_ntn(args.ntn, ntn, gold, warnings.append)
 
     def summary(per_turn: dict, mean: float | None, n: int) -> dict[str, Any]:
         return _nugget_summary(per_turn, mean, n, personal)
 
     out: dict[str, Any] = {"gold": args.gold, "gold_dedup": args.gold_dedup}
-    if args.matches:
-        out["ntr_recall"] = _ntr_recall(_ntr_labels(args.matches), gold_sets, args.unjudged, summary)
-    if args.ntn:
+    if labels is not None:
+        out["ntr_recall"] = _ntr_recall(labels[0], gold_sets, args.unjudged, summary)
+    if ntn is not None:
         out["ntn"] = {"empty_gold": args.empty_gold, "runs": {}}
-        for run, responses in _read_ntn(args.ntn).items():
+        for run, responses in ntn.items():
             out["ntn"]["runs"][run] = {}
-            for name, gold in gold_sets.items():
-                res = ntn_run(responses, gold, empty_gold=args.empty_gold)
+            for name, keys in gold_sets.items():
+                res = ntn_run(responses, keys, empty_gold=args.empty_gold)
                 out["ntn"]["runs"][run][name] = {
                     m: summary(res[m]["per_turn"], res[m]["mean"], res[m]["n"]) for m in ("recall", "precision")
                 }
+    if assigned is not None:
+        out["assignments"] = args.assignments
+        out["nugget_scores"] = _graded_scores(assigned, dedup, args.unjudged, personal, warnings.append)
+    for line in warnings:
+        print(f"warning: {line}", file=sys.stderr)
+    if warnings:
+        out["warnings"] = warnings
     if args.json:
         _print_json(out)
         return 0
     split_cols = ["personal", "non-personal"] if personal is not None else []
-    if args.matches:
-        print(f"NtR recall (unjudged gold nuggets: {args.unjudged})")
-        _ntr_table(out["ntr_recall"], personal is not None)
-    if args.ntn:
-        print(
-            f"\nNtN (turns without gold nuggets: {args.empty_gold})"
-            if args.matches
-            else f"NtN (turns without gold nuggets: {args.empty_gold})"
+    sections = []
+    if labels is not None:
+        sections.append(lambda: _ntr_text(out, args, personal is not None))
+    if ntn is not None:
+        sections.append(
+            lambda: (
+                print(f"NtN (turns without gold nuggets: {args.empty_gold})"),
+                _table(
+                    ["run", "gold", "measure", "value", "turns", *split_cols],
+                    [
+                        [run, name, m, *_cells(row[m], personal is not None)]
+                        for run, per in out["ntn"]["runs"].items()
+                        for name, row in per.items()
+                        for m in ("recall", "precision")
+                    ],
+                ),
+            )
         )
+    if assigned is not None:
+        sections.append(lambda: _graded_text(out["nugget_scores"], args))
+    for i, section in enumerate(sections):
+        if i:
+            print()
+        section()
+    return 0
+
+
+def _ntr_text(out: dict, args: argparse.Namespace, split: bool) -> None:
+    print(f"NtR recall (unjudged gold nuggets: {args.unjudged})")
+    _ntr_table(out["ntr_recall"], split)
+    if args.per_turn:
+        print()
         _table(
-            ["run", "gold", "measure", "value", "turns", *split_cols],
+            ["run", "gold", "turn", "recall"],
             [
-                [run, name, m, *_cells(row[m], personal is not None)]
-                for run, per in out["ntn"]["runs"].items()
+                [run, name, turn, value]
+                for run, per in out["ntr_recall"]["runs"].items()
                 for name, row in per.items()
-                for m in ("recall", "precision")
+                for turn, value in row["per_turn"].items()
             ],
         )
-    return 0
+
+
+def _check_labels(path: str, labels: tuple, gold: _Gold, unjudged: str, warn) -> None:
+    """Report NtR labels the gold set does not know, unjudged gold nuggets and gold turns without labels."""
+    from assess.measures.nugget_recall import label_coverage
+
+    matches, lines = labels
+    keys = gold.keys()
+    unknown_turns, unknown_nuggets, unjudged_n, unlabelled = [], [], 0, 0
+    for run, turns in matches.items():
+        cov = label_coverage(turns, keys)
+        unknown_turns += [(run, t, k) for t, k in cov.unknown_turns]
+        unknown_nuggets += [(run, t, k) for t, k in cov.unknown_nuggets]
+        unjudged_n += cov.unjudged
+        unlabelled += len(cov.unlabelled_turns)
+    for found, what in (
+        (unknown_turns, f"are on turns without gold nuggets in {gold.path} and are left out"),
+        (unknown_nuggets, f"name nuggets that {gold.path} does not have for their turn and are left out"),
+    ):
+        if found:
+            run, turn, key = found[0]
+            warn(f"{len(found)} NtR label(s) {what} (first: {path}:{lines[run, turn, key]} {turn} {key} {run})")
+    if unjudged_n:
+        rule = "count as not captured" if unjudged == "no" else "are left out (--unjudged ignore)"
+        warn(f"{unjudged_n} gold nugget(s) have no NtR label in turns their run was judged on and {rule}")
+    if unlabelled:
+        warn(
+            f"{unlabelled} (run, gold turn) pair(s) have no NtR label at all and are skipped as empty responses "
+            f"(labels in {path}, gold {gold.path})"
+        )
+
+
+def _check_ntn(path: str, ntn: dict, gold: _Gold, warn) -> None:
+    """Report NtN pairs on gold nuggets the gold set does not have and turns without gold nuggets."""
+    keys = gold.keys()
+    unknown = [
+        (run, turn, g)
+        for run, turns in ntn.items()
+        for turn, entry in turns.items()
+        for _, g in entry.pairs
+        if g not in keys.get(turn, ())
+    ]
+    if unknown:
+        run, turn, g = unknown[0]
+        warn(
+            f"{len(unknown)} NtN pair(s) in {path} name gold nuggets that {gold.path} does not have and are left "
+            f"out (first: [{run!r}][{turn!r}] {g})"
+        )
+    empty = sorted({turn for turns in ntn.values() for turn in turns if not keys.get(turn)})
+    if empty:
+        warn(
+            f"{len(empty)} NtN turn(s) have no gold nuggets in {gold.path} (first: {empty[0]}): "
+            "see --empty-gold for how they count"
+        )
+
+
+_GRADED = ("all_strict", "all_lax", "vital_strict", "vital_lax", "weighted_strict", "weighted_lax")
+_NTR = ("ntr_recall_strict", "ntr_recall_lax")
+
+
+def _graded_scores(assigned: tuple, dedup: _Gold | None, unjudged: str, personal, warn) -> dict[str, Any]:
+    """AutoNuggetizer scores and NtR recall (strict: support; lax: support or partial) per run and gold set."""
+    from assess.measures.nugget_recall import LAX, STRICT, label_coverage, ntr_run, nugget_scores_run, split_personal
+
+    support, importance, _ = assigned
+    unjudged_n = 0
+    out: dict[str, Any] = {"unjudged": unjudged, "scores": [*_GRADED, *_NTR], "runs": {}}
+    for run, turns in support.items():
+        full = importance[run]
+        sets = {"original": full}
+        if dedup is not None:
+            kept = dedup.keys()
+            sets["deduplicated"] = {t: {k: v for k, v in n.items() if k in kept.get(t, ())} for t, n in full.items()}
+        unjudged_n += label_coverage(turns, {t: set(n) for t, n in full.items()}).unjudged
+        out["runs"][run] = {}
+        for name, weights in sets.items():
+            keys = {t: set(n) for t, n in weights.items()}
+            res = nugget_scores_run(turns, weights, unjudged=unjudged)
+            ntr = {
+                m: ntr_run(turns, keys, unjudged=unjudged, threshold=threshold)
+                for m, threshold in (("ntr_recall_strict", STRICT), ("ntr_recall_lax", LAX))
+            }
+            per_turn = {t: {**v, **{m: ntr[m]["per_turn"].get(t) for m in _NTR}} for t, v in res["per_turn"].items()}
+            row: dict[str, Any] = {
+                "mean": {**res["mean"], **{m: ntr[m]["mean"] for m in _NTR}},
+                "n_turns": res["n"],
+                "per_turn": per_turn,
+            }
+            if personal is not None:
+                for part in ("personal", "non_personal"):
+                    row[part] = {
+                        m: split_personal({t: v[m] for t, v in per_turn.items()}, personal)[part]["mean"]
+                        for m in (*_GRADED, *_NTR)
+                    }
+            out["runs"][run][name] = row
+    if unjudged_n:
+        rule = "count as not supported" if unjudged == "no" else "are left out (--unjudged ignore)"
+        warn(f"{unjudged_n} gold nugget(s) have no assignment in turns their run was assessed on and {rule}")
+    return out
+
+
+def _graded_text(scores: dict, args: argparse.Namespace) -> None:
+    names = scores["scores"]
+    print(
+        f"TREC RAG nugget scores (strict: support only; lax: partial support counts 0.5, NtR lax counts it 1; "
+        f"unjudged gold nuggets: {scores['unjudged']})"
+    )
+    _table(
+        ["run", "gold", "turns", *names],
+        [
+            [run, name, row["n_turns"], *(row["mean"][m] for m in names)]
+            for run, per in scores["runs"].items()
+            for name, row in per.items()
+        ],
+    )
+    if args.per_turn:
+        print()
+        _table(
+            ["run", "gold", "turn", *names],
+            [
+                [run, name, turn, *(v[m] for m in names)]
+                for run, per in scores["runs"].items()
+                for name, row in per.items()
+                for turn, v in row["per_turn"].items()
+            ],
+        )
 
 
 def _ntr_recall(labels: dict, gold_sets: dict, unjudged: str, summary) -> dict[str, Any]:
@@ -562,6 +927,7 @@ def _nuggets_from_store(args: argparse.Namespace) -> int:
     }
     if args.dedup:
         out["dedup_unknown_turns"] = data["dedup_unknown_turns"]
+    _store_warnings(out, data, args.unjudged)
     if args.json:
         _print_json(out)
         return 0
@@ -585,3 +951,16 @@ def _nuggets_from_store(args: argparse.Namespace) -> int:
             f"their undecided nuggets are not in the de-duplicated set"
         )
     return 0
+
+
+def _store_warnings(out: dict, data: dict, unjudged: str) -> None:
+    """Report unjudged gold nuggets of the stored labels (stderr, and ``warnings`` in the JSON output)."""
+    from assess.measures.nugget_recall import label_coverage
+
+    count = sum(label_coverage(turns, data["gold"]).unjudged for turns in data["matches"].values())
+    if not count:
+        return
+    rule = "count as not captured" if unjudged == "no" else "are left out (--unjudged ignore)"
+    warning = f"{count} gold nugget(s) have no NtR label of {data['ntr_source']} in turns it judged and {rule}"
+    print(f"warning: {warning}", file=sys.stderr)
+    out["warnings"] = [warning]

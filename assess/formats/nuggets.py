@@ -107,3 +107,41 @@ def nuggets_to_json(rows: Iterable[tuple[str, str, str, int | None]]) -> dict:
             entry["relevance"] = str(rel)
         out.setdefault(turn, {})[key] = entry
     return out
+
+
+def check_subset(
+    full: Iterable[tuple[str, str, str]], subset: Iterable[tuple[str, str, str]], full_path, subset_path
+) -> None:
+    """Refuse a de-duplicated nugget set that is not a subset of its full set.
+
+    Both are (turn, key, text) triples; every nugget of ``subset`` must be in ``full`` under the same
+    turn and key with the same text. The error names the subset file, the JSON path of the first
+    nugget that is not (its line when the file is a JSON document), and what the full set holds.
+    """
+    known = {(turn, key): body for turn, key, body in full}
+    for turn, key, body in subset:
+        if known.get((turn, key)) == body:
+            continue
+        expected = f"a nugget of the full set {full_path} (a de-duplicated set is a subset of it)"
+        found = (
+            f"{key} of turn {turn!r}, which the full set does not have"
+            if (turn, key) not in known
+            else f"{key} of turn {turn!r} with another text: {short(body, 40)} instead of {short(known[turn, key], 40)}"
+        )
+        line = _json_line_of(subset_path, turn, key)
+        raise FormatError(subset_path, line, f"{expected} at [{turn!r}][{key!r}]", found)
+
+
+def _json_line_of(path, turn: str, key: str) -> int | None:
+    """The line of nugget ``key`` ('[k]', or written 'k') of ``turn`` in a CONE-RAG JSON file (error path only)."""
+    from assess.formats.reading import json_line, load_json
+
+    try:
+        data, text = load_json(path)
+    except FormatError:
+        return None
+    entries = data.get(turn) if isinstance(data, dict) else None
+    if not isinstance(entries, dict):
+        return json_line(text, (turn,))
+    raw = next((k for k in entries if f"[{k.strip().strip('[]')}]" == key), key)
+    return json_line(text, (turn, raw))

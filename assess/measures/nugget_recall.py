@@ -7,7 +7,18 @@ elsewhere; these functions take its outcome as plain sets and booleans.
 
 The gold nugget set is always an input (``{turn: gold nugget ids}``), so the same matches can be
 scored against the original and the de-duplicated ("[D]") gold sets: a match on a nugget outside
-the given gold set is ignored.
+the given gold set is ignored here (the command line reports such labels before scoring).
+
+Graded support (TREC RAG 2024/2025, AutoNuggetizer): a nugget's presence in a response is
+``SUPPORT`` (2), ``PARTIAL`` (1) or ``NO_SUPPORT`` (0); a yes/no label is read as yes = support,
+no = no support (:func:`support_level`). NtR recall is made binary at a threshold: strict counts
+support only, lax counts support and partial support. Nugget importance is ``"vital"`` or ``"okay"``.
+
+Unjudged gold nuggets: one default for the library and the command line,
+:data:`UNJUDGED_DEFAULT` = ``"no"`` (a gold nugget without a label counts as not captured / not
+supported). The reference code asks every gold nugget, so a missing label is missing work, and
+leaving it out of the denominator would raise recall for less work; the command line reports how
+many gold nuggets were unjudged. ``"ignore"`` stays available for partially labelled studies.
 """
 
 from __future__ import annotations
@@ -20,6 +31,30 @@ from assess.errors import AssessError
 
 Turn = Hashable
 NuggetId = Hashable
+
+UNJUDGED_DEFAULT = "no"
+UNJUDGED_CHOICES = ("no", "ignore")
+
+NO_SUPPORT, PARTIAL, SUPPORT = 0, 1, 2
+VITAL, OKAY = "vital", "okay"
+IMPORTANCE_WEIGHT = {VITAL: 1.0, OKAY: 0.5}  # AutoNuggetizer Weighted score
+STRICT, LAX = SUPPORT, PARTIAL  # NtR binary thresholds: support only / support or partial support
+THRESHOLDS = {"strict": STRICT, "lax": LAX}
+SCORE_NAMES = ("all_strict", "all_lax", "vital_strict", "vital_lax", "weighted_strict", "weighted_lax")
+
+
+def support_level(value: bool | int) -> int:
+    """A label as a support level: yes/no (bool) is support / no support; 0, 1, 2 pass unchanged."""
+    if isinstance(value, bool):
+        return SUPPORT if value else NO_SUPPORT
+    if value in (NO_SUPPORT, PARTIAL, SUPPORT):
+        return int(value)
+    raise AssessError(f"a support level must be 0, 1, 2 or a yes/no label, found {value!r}")
+
+
+def _check_unjudged(unjudged: str) -> None:
+    if unjudged not in UNJUDGED_CHOICES:
+        raise AssessError(f"unjudged must be 'no' or 'ignore', found {unjudged!r}")
 
 
 class NtnTurn(NamedTuple):
@@ -47,23 +82,31 @@ def ntn_turn(
     return recall, precision
 
 
-def ntr_turn(gold: Collection[NuggetId], captured: Mapping[NuggetId, bool], *, unjudged: str = "no") -> float | None:
+def ntr_turn(
+    gold: Collection[NuggetId],
+    captured: Mapping[NuggetId, bool | int],
+    *,
+    unjudged: str = UNJUDGED_DEFAULT,
+    threshold: int = STRICT,
+) -> float | None:
     """Compute NtR recall of one turn: gold nuggets the response captures / gold nuggets.
 
-    ``captured[g]`` is the yes/no judgment "does the response capture gold nugget g" (CONE-RAG
-    Section 4.2, Table 4 prompt). Gold nuggets without a judgment count as not captured
-    (``unjudged='no'``, every gold nugget was asked in the reference code) or are left out of the
-    denominator (``unjudged='ignore'``, for partially labelled studies). None if no gold nugget
-    remains.
+    ``captured[g]`` is the judgment "does the response capture gold nugget g" (CONE-RAG Section
+    4.2, Table 4 prompt): yes/no, or a support level (0..2) that counts as captured when it is at
+    least ``threshold`` (``STRICT`` = support only, ``LAX`` = support or partial support; yes is
+    support, so yes/no labels score the same under both). Gold nuggets without a judgment count as
+    not captured (``unjudged='no'``, the default: every gold nugget was asked in the reference code)
+    or are left out of the denominator (``unjudged='ignore'``, for partially labelled studies).
+    None if no gold nugget remains.
     """
-    if unjudged not in ("no", "ignore"):
-        raise AssessError(f"unjudged must be 'no' or 'ignore', found {unjudged!r}")
+    _check_unjudged(unjudged)
     gold_set = set(gold)
     if unjudged == "ignore":
         gold_set = {g for g in gold_set if g in captured}
     if not gold_set:
         return None
-    return sum(1 for g in gold_set if captured.get(g)) / len(gold_set)
+    hits = sum(1 for g in gold_set if g in captured and support_level(captured[g]) >= threshold)
+    return hits / len(gold_set)
 
 
 def _summary(per_turn: Mapping[Turn, float | None]) -> dict[str, Any]:
@@ -95,7 +138,11 @@ def ntn_run(
 
 
 def ntr_run(
-    matches: Mapping[Turn, Mapping[NuggetId, bool]], gold: Mapping[Turn, Collection[NuggetId]], *, unjudged: str = "no"
+    matches: Mapping[Turn, Mapping[NuggetId, bool | int]],
+    gold: Mapping[Turn, Collection[NuggetId]],
+    *,
+    unjudged: str = UNJUDGED_DEFAULT,
+    threshold: int = STRICT,
 ) -> dict[str, Any]:
     """Macro-average NtR recall of one run over its turns.
 
@@ -104,7 +151,10 @@ def ntr_run(
     ``unjudged``, see :func:`ntr_turn`) are skipped too. Returns ``{"mean", "n", "per_turn"}``;
     the mean over no turns is None.
     """
-    per_turn = {turn: ntr_turn(gold.get(turn, ()), captured, unjudged=unjudged) for turn, captured in matches.items()}
+    per_turn = {
+        turn: ntr_turn(gold.get(turn, ()), captured, unjudged=unjudged, threshold=threshold)
+        for turn, captured in matches.items()
+    }
     return _summary({t: v for t, v in per_turn.items() if v is not None})
 
 
@@ -127,3 +177,99 @@ def split_personal(
         values = [v for t, v in per_turn.items() if v is not None and keep(t)]
         out[name] = {"mean": math.fsum(values) / len(values) if values else None, "n": len(values)}
     return out
+
+
+def nugget_scores_turn(
+    importance: Mapping[NuggetId, str], support: Mapping[NuggetId, bool | int], *, unjudged: str = UNJUDGED_DEFAULT
+) -> dict[str, float] | None:
+    """Compute the AutoNuggetizer scores of one response: All, Vital and Weighted, strict and lax.
+
+    Pradeep et al. (2024/2025), "Initial nugget evaluation results for the TREC 2024 RAG track with
+    the AutoNuggetizer framework", Section 3; ``castorini/nuggetizer`` ``core/metrics.py``. Each gold
+    nugget i gets s_i: strict 1 for support, else 0; lax 1 for support, 0.5 for partial support,
+    0 for no support. With N the gold nuggets and V the vital ones:
+    All = sum_N s_i / |N|; Vital = sum_V s_i / |V|; Weighted = sum_N w_i s_i / sum_N w_i with
+    w_i = 1 (vital) or 0.5 (okay). ``importance`` maps each gold nugget to "vital" or "okay".
+    Unjudged nuggets count as no support (``unjudged='no'``) or are left out (``'ignore'``).
+    Degenerate: None when no gold nugget remains (the turn is skipped, as NtR recall does); Vital
+    is 0.0 when the turn has no vital nugget (as the reference ``calculate_nugget_scores``).
+    """
+    _check_unjudged(unjudged)
+    n = vital = 0
+    weight_sum = 0.0
+    sums = dict.fromkeys(SCORE_NAMES, 0.0)
+    for nugget, kind in importance.items():
+        if nugget in support:
+            level = support_level(support[nugget])
+        elif unjudged == "ignore":
+            continue
+        else:
+            level = NO_SUPPORT
+        weight = IMPORTANCE_WEIGHT[kind]
+        strict = 1.0 if level == SUPPORT else 0.0
+        lax = strict or (0.5 if level == PARTIAL else 0.0)
+        n += 1
+        weight_sum += weight
+        sums["all_strict"] += strict
+        sums["all_lax"] += lax
+        sums["weighted_strict"] += weight * strict
+        sums["weighted_lax"] += weight * lax
+        if kind == VITAL:
+            vital += 1
+            sums["vital_strict"] += strict
+            sums["vital_lax"] += lax
+    if not n:
+        return None
+    return {
+        "all_strict": sums["all_strict"] / n,
+        "all_lax": sums["all_lax"] / n,
+        "vital_strict": sums["vital_strict"] / vital if vital else 0.0,
+        "vital_lax": sums["vital_lax"] / vital if vital else 0.0,
+        "weighted_strict": sums["weighted_strict"] / weight_sum,
+        "weighted_lax": sums["weighted_lax"] / weight_sum,
+    }
+
+
+def nugget_scores_run(
+    support: Mapping[Turn, Mapping[NuggetId, bool | int]],
+    importance: Mapping[Turn, Mapping[NuggetId, str]],
+    *,
+    unjudged: str = UNJUDGED_DEFAULT,
+) -> dict[str, Any]:
+    """Macro-average the AutoNuggetizer scores of one run over its turns (see :func:`nugget_scores_turn`).
+
+    ``support`` has one entry per turn the run answered; a turn without gold nuggets (after
+    ``unjudged``) is skipped. Returns ``{"mean": {score: value}, "n", "per_turn": {turn: {score:
+    value}}}``; the means over no turns are None.
+    """
+    per_turn = {}
+    for turn, labels in support.items():
+        scores = nugget_scores_turn(importance.get(turn, {}), labels, unjudged=unjudged)
+        if scores is not None:
+            per_turn[turn] = scores
+    n = len(per_turn)
+    mean = {name: (math.fsum(s[name] for s in per_turn.values()) / n if n else None) for name in SCORE_NAMES}
+    return {"mean": mean, "n": n, "per_turn": per_turn}
+
+
+class Coverage(NamedTuple):
+    """How one run's labels meet a gold nugget set (what scoring would otherwise leave out silently)."""
+
+    unknown_turns: list  # (turn, nugget) labels on turns without gold nuggets
+    unknown_nuggets: list  # (turn, nugget) labels on nuggets not in their turn's gold set
+    unjudged: int  # gold nuggets without a label, in turns the run has labels for
+    unlabelled_turns: list  # gold turns the run has no label for (scored as no response: skipped)
+
+
+def label_coverage(labels: Mapping[Turn, Collection[NuggetId]], gold: Mapping[Turn, Collection[NuggetId]]) -> Coverage:
+    """Compare one run's labelled nuggets per turn with the gold nuggets per turn."""
+    unknown_turns, unknown_nuggets, unjudged = [], [], 0
+    for turn, judged in labels.items():
+        known = gold.get(turn)
+        if not known:
+            unknown_turns.extend((turn, g) for g in judged)
+            continue
+        unknown_nuggets.extend((turn, g) for g in judged if g not in known)
+        unjudged += sum(1 for g in known if g not in judged)
+    unlabelled = [turn for turn, known in gold.items() if known and turn not in labels]
+    return Coverage(unknown_turns, unknown_nuggets, unjudged, unlabelled)
