@@ -116,12 +116,7 @@ def parse_topics(path: str | Path, *, year: int | None = None) -> list[Conversat
                         )
                     key = match[0]
                 rel_keys.append(key)
-            prov = check.get(t, prov_key, list, tp, required=False) or []
-            prov_ids = []
-            for pi, p in enumerate(prov):
-                if isinstance(p, dict):
-                    p = p.get("passage_id") or p.get("id") or p.get("doc_id")
-                prov_ids.append(check.id(p, tp + (prov_key, pi), "a passage id"))
+            prov_ids = cited_passages(check, t, prov_key, tp)
             turns.append(
                 Turn(
                     id=turn_id,
@@ -138,6 +133,17 @@ def parse_topics(path: str | Path, *, year: int | None = None) -> list[Conversat
     if not conversations:
         check.fail((), "at least one conversation", "an empty list")
     return conversations
+
+
+def cited_passages(check: JsonChecker, turn: dict, key: str, json_path: tuple) -> list[str]:
+    """The passage ids a turn's ``key`` lists (absent or null: none), in order, repeats kept; an
+    element may be an id or an object with ``passage_id`` (or ``id`` / ``doc_id``)."""
+    ids = []
+    for index, cited in enumerate(check.get(turn, key, list, json_path, required=False) or []):
+        if isinstance(cited, dict):
+            cited = cited.get("passage_id") or cited.get("id") or cited.get("doc_id")
+        ids.append(check.id(cited, json_path + (key, index), "a passage id"))
+    return ids
 
 
 def turn_number(check: JsonChecker, value, json_path: tuple) -> int:

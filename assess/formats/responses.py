@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from assess.errors import FormatError
-from assess.formats.ikat import turn_number
+from assess.formats.ikat import cited_passages, turn_number
 from assess.formats.reading import JsonChecker, iter_lines, load_json, parse_json_text, short
 
 IKAT_TOPICS = "ikat-topics"
@@ -202,11 +202,7 @@ def parse_ikat_responses(path: str | Path, *, run: str = DEFAULT_TOPICS_RUN) -> 
             body = check.get(turn, "response", str, where, required=False)
             if body is None:
                 continue
-            citations = []
-            for pi, cited in enumerate(check.get(turn, cite_key, list, where, required=False) or []):
-                if isinstance(cited, dict):  # {"passage_id": ...} as parse_topics accepts
-                    cited = cited.get("passage_id") or cited.get("id") or cited.get("doc_id")
-                citations.append(check.id(cited, where + (cite_key, pi), "a passage id"))
+            citations = cited_passages(check, turn, cite_key, where)
             out.append(
                 CitedResponse(
                     run=run,
