@@ -210,7 +210,9 @@ def _tuned(design: Design, a: np.ndarray, b: np.ndarray, lam: float | None) -> t
     v_bb = design.covariance(b, b)
     v_ab = design.covariance(a, b)
     if lam is None:
-        lam = min(1.0, max(0.0, v_ab / v_bb)) if v_bb > 1e-300 else 0.0
+        # The judge's values do not vary within strata: every lam gives the same variance; take the
+        # original PPI (lam = 1), which is exact for a perfect judge.
+        lam = min(1.0, max(0.0, v_ab / v_bb)) if v_bb > 1e-300 else 1.0
     var = v_aa - 2 * lam * v_ab + lam * lam * v_bb
     return lam, v_aa, max(var, 0.0), design.total(a - lam * b)
 
@@ -638,7 +640,7 @@ def coverage(
         v_ff = (fc * fc).sum(axis=1) / (sample - 1)
         v_yf = (yc * fc).sum(axis=1) / (sample - 1)
         with np.errstate(divide="ignore", invalid="ignore"):
-            lam = np.where(v_ff > 0, np.clip(v_yf / v_ff, 0.0, 1.0), 0.0)
+            lam = np.where(v_ff > 0, np.clip(v_yf / v_ff, 0.0, 1.0), 1.0)
         est_ppi = lam * f_mean + ym - lam * fm
         var_ppi = np.maximum(v_yy - 2 * lam * v_yf + lam * lam * v_ff, 0.0) * fpc / sample
         half_ppi = z * np.sqrt(var_ppi)

@@ -87,33 +87,31 @@ def allocate(sizes: Sequence[int], weights: Sequence[float], budget: int, *, min
         )
     if budget > N.sum():
         raise AssessError(f"the budget {budget} is larger than the {int(N.sum())} items")
-    target = low.copy()
-    free = np.ones(len(N), dtype=bool)
-    # water-filling: spread what is left over strata that still have room, by weight
-    for _ in range(len(N) + 1):
-        left = budget - target.sum()
-        room = free & (target < N)
-        if left <= 1e-9 or not room.any():
+    # Proportional to the weights, with strata pushed below their minimum or above their size fixed
+    # there and the rest shared again among the others, until no stratum is out of bounds.
+    target = np.zeros(len(N))
+    fixed = np.zeros(len(N), dtype=bool)
+    for _ in range(2 * len(N) + 1):
+        free = ~fixed
+        left = budget - target[fixed].sum()
+        wf = np.where(free, w, 0.0)
+        if wf.sum() <= 0:
+            wf = np.where(free, N, 0.0)
+        target[free] = left * wf[free] / wf.sum() if wf.sum() > 0 else 0.0
+        under = free & (target < low)
+        over = free & (target > N)
+        if not (under.any() or over.any()):
             break
-        wr = np.where(room, w, 0.0)
-        if wr.sum() <= 0:
-            wr = np.where(room, N - target, 0.0)
-        share = left * wr / wr.sum()
-        over = room & (target + share > N)
-        if over.any():
-            target[over] = N[over]
-            free[over] = False
-            continue
-        target = target + share
-        break
+        target[under] = low[under]
+        target[over] = N[over]
+        fixed |= under | over
     n = np.floor(target + 1e-9)
     rest = int(round(budget - n.sum()))
-    if rest > 0:
-        order = np.argsort(-(target - n) + 1e-12 * np.arange(len(N)), kind="stable")
+    # largest remainders first; then, if strata were capped, any stratum with room (budget <= sum N)
+    order = list(np.argsort(-(target - n), kind="stable"))
+    while rest > 0:
         for h in order:
-            if rest == 0:
-                break
-            if n[h] < N[h]:
+            if rest > 0 and n[h] < N[h]:
                 n[h] += 1
                 rest -= 1
     return [int(x) for x in n]
