@@ -503,7 +503,9 @@ def _read_ntn(path: str) -> dict[str, dict[str, Any]]:
             extra = sorted(set(entry) - {"response", "pairs"})
             if extra:
                 check.fail(at, 'only the fields "response" and "pairs"', f"field {short(extra[0], 40)}")
-            response = check.get(entry, "response", list, at)
+            response = check.get(entry, "response", (list, str), at)
+            if isinstance(response, str):  # would otherwise be read as one id per character
+                check.fail((*at, "response"), "a list of response nugget ids", f"a string {short(response, 40)}")
             ids: list[str] = []
             for i, item in enumerate(response):
                 rid = check.id(item, (*at, "response", i), "a response nugget id")

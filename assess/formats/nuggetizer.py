@@ -79,7 +79,8 @@ def _field(path, number: int, obj: dict, key: str, kind: type, where: str = "") 
         raise FormatError(path, number, f"a field {key!r}{where}", f"fields {sorted(obj)}")
     value = obj[key]
     if not isinstance(value, kind) or isinstance(value, bool):
-        found = f"{type(value).__name__} {short(json.dumps(value, ensure_ascii=False), 40)}"
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        found = f"{type(value).__name__} {short(shown, 40)}"
         raise FormatError(path, number, f"{key!r}{where} as a {kind.__name__}", found)
     return value
 
