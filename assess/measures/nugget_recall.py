@@ -43,6 +43,10 @@ THRESHOLDS = {"strict": STRICT, "lax": LAX}
 SCORE_NAMES = ("all_strict", "all_lax", "vital_strict", "vital_lax", "weighted_strict", "weighted_lax")
 
 
+_MISSING = object()
+_LEVELS = {NO_SUPPORT: NO_SUPPORT, PARTIAL: PARTIAL, SUPPORT: SUPPORT}
+
+
 def support_level(value: bool | int) -> int:
     """A label as a support level: yes/no (bool) is support / no support; 0, 1, 2 pass unchanged."""
     if isinstance(value, bool):
@@ -105,7 +109,14 @@ def ntr_turn(
         gold_set = {g for g in gold_set if g in captured}
     if not gold_set:
         return None
-    hits = sum(1 for g in gold_set if g in captured and support_level(captured[g]) >= threshold)
+    hits = 0
+    for g in gold_set:
+        value = captured.get(g, _MISSING)
+        if value is _MISSING:
+            continue
+        level = SUPPORT if value is True else NO_SUPPORT if value is False else _LEVELS.get(value)
+        if (level if level is not None else support_level(value)) >= threshold:
+            hits += 1
     return hits / len(gold_set)
 
 
@@ -195,38 +206,42 @@ def nugget_scores_turn(
     is 0.0 when the turn has no vital nugget (as the reference ``calculate_nugget_scores``).
     """
     _check_unjudged(unjudged)
+    skip = unjudged == "ignore"
     n = vital = 0
-    weight_sum = 0.0
-    sums = dict.fromkeys(SCORE_NAMES, 0.0)
+    weights = all_strict = all_lax = vital_strict = vital_lax = weighted_strict = weighted_lax = 0.0
+    # Plain local sums: this loop runs once per (run, turn, nugget), 300,000 times in the benchmark.
     for nugget, kind in importance.items():
-        if nugget in support:
-            level = support_level(support[nugget])
-        elif unjudged == "ignore":
-            continue
-        else:
+        value = support.get(nugget, _MISSING)
+        if value is _MISSING:
+            if skip:
+                continue
             level = NO_SUPPORT
+        else:
+            level = SUPPORT if value is True else NO_SUPPORT if value is False else _LEVELS.get(value)
+            if level is None:
+                level = support_level(value)  # raises the one clear error
         weight = IMPORTANCE_WEIGHT[kind]
         strict = 1.0 if level == SUPPORT else 0.0
-        lax = strict or (0.5 if level == PARTIAL else 0.0)
+        lax = 1.0 if level == SUPPORT else (0.5 if level == PARTIAL else 0.0)
         n += 1
-        weight_sum += weight
-        sums["all_strict"] += strict
-        sums["all_lax"] += lax
-        sums["weighted_strict"] += weight * strict
-        sums["weighted_lax"] += weight * lax
+        weights += weight
+        all_strict += strict
+        all_lax += lax
+        weighted_strict += weight * strict
+        weighted_lax += weight * lax
         if kind == VITAL:
             vital += 1
-            sums["vital_strict"] += strict
-            sums["vital_lax"] += lax
+            vital_strict += strict
+            vital_lax += lax
     if not n:
         return None
     return {
-        "all_strict": sums["all_strict"] / n,
-        "all_lax": sums["all_lax"] / n,
-        "vital_strict": sums["vital_strict"] / vital if vital else 0.0,
-        "vital_lax": sums["vital_lax"] / vital if vital else 0.0,
-        "weighted_strict": sums["weighted_strict"] / weight_sum,
-        "weighted_lax": sums["weighted_lax"] / weight_sum,
+        "all_strict": all_strict / n,
+        "all_lax": all_lax / n,
+        "vital_strict": vital_strict / vital if vital else 0.0,
+        "vital_lax": vital_lax / vital if vital else 0.0,
+        "weighted_strict": weighted_strict / weights,
+        "weighted_lax": weighted_lax / weights,
     }
 
 
