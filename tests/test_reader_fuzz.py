@@ -239,3 +239,88 @@ def test_rag_answer_reader_on_answer_shaped_lines(tmp_path, lines):
     path = tmp_path / "answers.jsonl"
     path.write_text("\n".join(json.dumps(line) for line in lines), encoding="utf-8")
     _read_responses("parse_rag_answers", path)
+
+
+# ------------------------------------------------------------- score inputs: nuggetizer layouts and NtN
+
+_NUGGETIZER_NUGGET = st.fixed_dictionaries(
+    {
+        "text": st.one_of(st.sampled_from(["a", "b", "", " "]), st.integers(), st.none()),
+        "importance": st.sampled_from(["vital", "okay", "high", 1]),
+    },
+    optional={"assignment": st.sampled_from(["support", "partial_support", "not_support", "maybe", 2])},
+)
+_NUGGETIZER_LINE = st.fixed_dictionaries(
+    {},
+    optional={
+        "qid": st.sampled_from(["0_1", "0_2", "", "a b", 7]),
+        "run_id": st.sampled_from(["r1", "r2", None, "", 3]),
+        "nuggets": st.one_of(st.lists(_NUGGETIZER_NUGGET, max_size=4), st.text(max_size=3), st.none()),
+    },
+)
+
+
+def _read_score_input(reader: str, path) -> None:
+    """A score input reader: records, or a FormatError naming the file; never another exception."""
+    from assess.formats import nuggetizer
+
+    try:
+        records = getattr(nuggetizer, reader)(path)
+    except FormatError as exc:
+        assert str(exc).startswith(str(path)), exc
+        return
+    for record in records:
+        assert record.importance in ("vital", "okay") and record.text.strip() and record.key.startswith("[")
+
+
+@pytest.mark.parametrize("reader", ("parse_nuggetizer_nuggets", "parse_nuggetizer_assignments"))
+@FUZZ
+@given(content=_BYTES)
+def test_nuggetizer_readers_on_arbitrary_bytes(tmp_path, reader, content):
+    path = tmp_path / "nuggetizer.jsonl"
+    path.write_bytes(content)
+    _read_score_input(reader, path)
+
+
+@pytest.mark.parametrize("reader", ("parse_nuggetizer_nuggets", "parse_nuggetizer_assignments"))
+@FUZZ
+@given(lines=st.lists(st.one_of(_NUGGETIZER_LINE, _JSON), min_size=1, max_size=4))
+def test_nuggetizer_readers_on_layout_shaped_lines(tmp_path, reader, lines):
+    path = tmp_path / "nuggetizer.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines), encoding="utf-8")
+    _read_score_input(reader, path)
+
+
+_NTN_ENTRY = st.one_of(
+    _JSON,
+    st.fixed_dictionaries(
+        {"response": st.one_of(st.lists(st.sampled_from(["r1", "r2", "", 5]), max_size=3), st.text(max_size=3))},
+        optional={
+            "pairs": st.lists(st.lists(st.sampled_from(["r1", "r2", "[1]", 0]), max_size=3), max_size=3),
+            "extra": st.none(),
+        },
+    ),
+)
+
+
+@FUZZ
+@given(
+    value=st.one_of(
+        _JSON,
+        st.dictionaries(st.sampled_from(["runA", ""]), st.dictionaries(st.sampled_from(["0_1", "a b"]), _NTN_ENTRY)),
+    )
+)
+def test_ntn_reader_on_arbitrary_json(tmp_path, value):
+    from assess.cli.score import _read_ntn
+
+    path = tmp_path / "ntn.json"
+    path.write_text(json.dumps(value), encoding="utf-8")
+    try:
+        runs = _read_ntn(str(path))
+    except FormatError as exc:
+        assert str(exc).startswith(str(path)), exc
+        return
+    for turns in runs.values():
+        for entry in turns.values():  # what is read is consistent: lists of ids, pairs on listed ids
+            assert isinstance(entry.response, list) and len(set(entry.response)) == len(entry.response)
+            assert all(r in entry.response for r, _ in entry.pairs)
