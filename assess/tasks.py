@@ -31,6 +31,9 @@ class Task(StrEnum):
     PTKB = "ptkb"  # relevance of a PTKB statement to a turn
     NTR = "ntr"  # does a response contain a nugget (CONE-RAG NtR)
     RESPONSE = "response"  # a criterion of a generated response (iKAT 2023), -1..4
+    NTR_SUPPORT = "ntr-support"  # graded NtR: how far a response supports a nugget (TREC RAG), 0-2
+    IMPORTANCE = "importance"  # a gold nugget's importance: vital or okay (TREC RAG AutoNuggetizer)
+    CITATION = "citation"  # does a cited passage support a sentence of a generated response, -1..2
 
 
 class JudgingMode(StrEnum):
@@ -182,6 +185,41 @@ RESPONSE_VALUE = Scale(
 NUGGET_RELEVANCE = Scale(names={0: "0", 1: "1", 2: "2", 3: "3", 4: "4"})
 """A gold nugget's relevance grade, when its file gives one."""
 
+SUPPORT = Scale(
+    names={2: "support", 1: "partial support", 0: "no support"},
+    definitions={
+        2: "the response states the nugget's information, fully",
+        1: "the response states part of the nugget's information, or states it only vaguely",
+        0: "the response does not state the nugget's information",
+    },
+)
+"""Graded NtR (TREC 2024/2025 RAG: support, partial support, no support), stored in ``ntr_support_labels``."""
+
+MATCH_SUPPORT: Mapping[int, int] = MappingProxyType({1: 2, 0: 0})
+"""How a yes/no NtR label (:data:`MATCH`) reads on the :data:`SUPPORT` scale: yes = support, no = no support.
+Stored yes/no labels are read this way, never rewritten (:func:`store.labels.ntr_support`)."""
+
+IMPORTANCE = Scale(
+    names={1: "vital", 0: "okay"},
+    definitions={
+        1: "a good answer to the turn must contain this nugget",
+        0: "a good answer may contain this nugget; it is useful but not required",
+    },
+)
+"""A gold nugget's importance (TREC RAG AutoNuggetizer: vital / okay)."""
+
+CITATION_SUPPORT = Scale(
+    names={2: "fully supported", 1: "partially supported", 0: "not supported", -1: "citation irrelevant"},
+    definitions={
+        2: "the cited passage supports everything the sentence states",
+        1: "the cited passage supports part of what the sentence states",
+        0: "the cited passage is about the sentence's topic but does not support what it states",
+        -1: "the cited passage has nothing to do with the sentence",
+    },
+)
+"""Citation support of one response sentence by one passage it cites. Codes: 2 fully, 1 partially, 0 not
+supported, -1 irrelevant citation (below 0 so that "supported" is always ``value >= 1``)."""
+
 
 # ------------------------------------------------------------------------------------------- label kinds
 
@@ -272,9 +310,55 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             export="iKAT 2023 response judgments (JSON)",
             description="a criterion of a run's response for a turn, -1 (unable) or 0-4",
         ),
+        Task.NTR_SUPPORT: LabelKind(
+            task=Task.NTR_SUPPORT,
+            table="ntr_support_labels",
+            item_columns=("turn_id", "nugget_id", "run"),
+            value_column="support",
+            scale=SUPPORT,
+            item_name="nugget and response",
+            prompt="ntr-support",
+            export="nuggetizer assignments: support / partial_support / not_support per nugget, run and turn",
+            description="how far a run's response for a turn supports a gold nugget: 2 support, 1 partial, 0 none",
+            unique_columns=("source", "nugget_id", "run"),
+        ),
+        Task.IMPORTANCE: LabelKind(
+            task=Task.IMPORTANCE,
+            table="nugget_importance_labels",
+            item_columns=("turn_id", "nugget_id"),
+            value_column="importance",
+            scale=IMPORTANCE,
+            item_name="nugget",
+            prompt="importance",
+            export="nuggetizer nuggets: importance vital / okay per nugget",
+            description="a gold nugget's importance: 1 vital, 0 okay",
+            unique_columns=("source", "nugget_id"),
+        ),
+        Task.CITATION: LabelKind(
+            task=Task.CITATION,
+            table="citation_labels",
+            item_columns=("turn_id", "run", "sentence", "passage_id"),
+            value_column="support",
+            scale=CITATION_SUPPORT,
+            item_name="cited passage",
+            prompt="citation",
+            export="JSON: {run: {turn: {sentence: {passage: support}}}}",
+            description="does a passage a response sentence cites support it: 2 fully, 1 partially, 0 not, -1 irrelevant",
+        ),
     }
 )
 """Every label kind. Nugget decisions (spans, duplicates, gold responses) have their own tables and history kinds."""
+
+
+PREJUDGMENT_TASKS: tuple[str, ...] = (
+    *(t.value for t in Task),
+    "nuggets",  # gold nugget spans extracted from a relevant passage
+    "response-nuggets",  # nuggets extracted from a run's response (CONE-RAG NtN, step one)
+    "aepd",  # AEPD aspects of a turn
+    "ntn",  # a gold nugget matched against a response's nuggets (CONE-RAG NtN, step two); item as NtR
+)
+"""The tasks an LLM (or NLI) outcome in ``prejudgments`` may be about: every label kind plus the annotations
+a model proposes. The schema's CHECK lists the same names (a test checks that they agree)."""
 
 
 def label_kind(task: str | Task) -> LabelKind:
@@ -397,6 +481,66 @@ class TurnContext(NamedTuple):
     def query(self) -> str:
         """The utterance a passage is judged against: the resolved one when there is one."""
         return self.resolved or self.utterance or ""
+
+
+class CitedSentence(NamedTuple):
+    """One sentence of a generated response and the passages it cites, in the order it cites them.
+
+    ``start`` / ``end`` are code-point offsets into the response's text; None: the store finds the
+    sentence in the text itself, after the previous sentence (:meth:`CitedResponse.spans`)."""
+
+    text: str
+    citations: tuple[str, ...] = ()
+    start: int | None = None
+    end: int | None = None
+
+
+class CitedResponse(NamedTuple):
+    """A run's generated response to a turn, as sentences with citations (what a reader of response files
+    hands the store: :func:`store.responses.add_responses`).
+
+    A response is named by its run and turn (one response per run and turn, as everywhere in the store);
+    a file's responses without a run of their own (the iKAT 2025 topics' responses) get a run name from
+    their reader. ``text`` None: the sentences joined by single spaces. ``citations``: passages the
+    response cites as a whole rather than sentence by sentence (the iKAT 2025 topics), stored as
+    sentence 0. ``line``: where the response is in its file, for messages.
+    """
+
+    run: str
+    turn_id: str
+    sentences: tuple[CitedSentence, ...]
+    text: str | None = None
+    citations: tuple[str, ...] = ()
+    line: int | None = None
+
+    @property
+    def full_text(self) -> str:
+        return self.text if self.text is not None else " ".join(s.text for s in self.sentences)
+
+    def spans(self) -> list[tuple[int, int]]:
+        """Each sentence's (start, end) in :attr:`full_text`: the given offsets, checked, or the first place
+        at or after the previous sentence's end where the sentence's text occurs. Raises
+        :class:`~assess.errors.InvalidSpan` naming the sentence when it is not there."""
+        text, out, cursor = self.full_text, [], 0
+        for n, sentence in enumerate(self.sentences, start=1):
+            if not sentence.text.strip():
+                raise InvalidSpan(f"sentence {n} is empty")
+            if sentence.start is None or sentence.end is None:
+                start = text.find(sentence.text, cursor)
+                if start < 0:
+                    raise InvalidSpan(
+                        f"sentence {n} ({sentence.text[:40]!r}) is not in the response's text after sentence {n - 1}"
+                    )
+                span = NuggetSpan(start, start + len(sentence.text), sentence.text)
+            else:
+                span = NuggetSpan(sentence.start, sentence.end, sentence.text)
+                try:
+                    span.check(text)
+                except InvalidSpan as e:
+                    raise InvalidSpan(f"sentence {n}: {e}") from None
+            out.append((span.start, span.end))
+            cursor = span.end
+        return out
 
 
 class NuggetSpan(NamedTuple):

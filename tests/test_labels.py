@@ -19,12 +19,18 @@ ITEMS = {
     Task.PTKB: ("101_1", "1"),
     Task.NTR: ("101_1", 1, "demo-bm25"),
     Task.RESPONSE: ("101_1", "demo-bm25", "relevance"),
+    Task.NTR_SUPPORT: ("101_1", 1, "demo-bm25"),
+    Task.IMPORTANCE: ("101_1", 1),
+    Task.CITATION: ("101_1", "demo-bm25", 1, "demo-doc-001:0"),
 }
 VALUES = {  # three different values per task, written in turn
     Task.PASSAGE: (3, None, 1),
     Task.PTKB: (1, 0, 1),
     Task.NTR: (1, 0, 1),
     Task.RESPONSE: (4, -1, 2),
+    Task.NTR_SUPPORT: (2, 1, 0),
+    Task.IMPORTANCE: (1, 0, 1),
+    Task.CITATION: (2, -1, 1),
 }
 
 

@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from assess.tasks import LABEL_KINDS
+from assess.tasks import LABEL_KINDS, PREJUDGMENT_TASKS
 from store import open_db
 from store.db import column, rows, run
 from store.schema import HISTORY_TABLES, MIGRATIONS
@@ -22,6 +22,7 @@ SHIPPED = {
     6: "b716bedbe2c65ed466730f9c06527d6b2863df89804d6bf9129361308d9ddc01",
     7: "f8af03ef0320f1a5c5551ae1a5881cf3a940372be65952502d7220bcd0e3c130",
     8: "168e071fa1fa716ada4319339a6cc3acc6aae5b576f5d46c5e3f603954170b4c",
+    9: "6e042826ab0715c62405f15d34ad991d55b761c56c8566ac60a7f6aa944ffff4",
 }
 
 
@@ -65,6 +66,102 @@ def test_history_triggers_name_the_registry_kind(kind):
 
 def test_every_history_table_is_a_label_kind():
     assert set(HISTORY_TABLES) == {k.table for k in LABEL_KINDS.values()}
+
+
+@pytest.mark.parametrize("kind", LABEL_KINDS.values(), ids=lambda k: k.task.value)
+def test_the_table_refuses_values_off_the_registry_scale(tmp_path, kind):
+    """The CHECK of the value column admits exactly the registry's scale (one value below and above refused)."""
+    from sqlalchemy.exc import IntegrityError
+
+    from assess.services.loading import load_demo
+    from store.db import write
+
+    db = open_db(tmp_path / "scale.db")
+    load_demo(db)
+    nugget = rows(db, "SELECT id, turn_id FROM nuggets ORDER BY id LIMIT 1")[0]
+    run_name = column(db, "SELECT name FROM runs ORDER BY name LIMIT 1")[0]
+    passage = column(db, "SELECT passage_id FROM pool WHERE turn_id = :t LIMIT 1", {"t": nugget["turn_id"]})[0]
+    statement = column(db, "SELECT statement_id FROM ptkb_statements LIMIT 1")[0]
+    known = {
+        "turn_id": nugget["turn_id"],
+        "passage_id": passage,
+        "statement_id": statement,
+        "nugget_id": nugget["id"],
+        "run": run_name,
+        "criterion": "relevance",
+        "sentence": 1,
+    }
+    conversation = column(db, "SELECT conversation_id FROM turns WHERE id = :t", {"t": nugget["turn_id"]})[0]
+    extra = {"conversation_id": conversation} if kind.table == "ptkb_labels" else {}
+    source = column(db, "SELECT name FROM sources ORDER BY name LIMIT 1")[0]
+    columns = {**{c: known[c] for c in kind.item_columns}, **extra, "source": source, "updated_at": "2026-01-01"}
+
+    def insert(value: int) -> None:
+        names = [*columns, kind.value_column]
+        with write(db):
+            run(db, f"DELETE FROM {kind.table} WHERE source = :source", {"source": source})
+            run(
+                db,
+                f"INSERT INTO {kind.table} ({', '.join(names)}) VALUES ({', '.join(':' + n for n in names)})",
+                {**columns, kind.value_column: value},
+            )
+
+    for value in kind.scale.values:
+        insert(value)
+    for value in (kind.scale.low - 1, kind.scale.high + 1):
+        with pytest.raises(IntegrityError):
+            insert(value)
+    db.close()
+
+
+def test_prejudgment_tasks_are_the_schema_check():
+    """The tasks ``prejudgments`` admits are exactly the registry's PREJUDGMENT_TASKS (on both halves)."""
+    import re
+
+    from store.schema.postgres import LATER
+
+    for script in (MIGRATIONS[-1], dict(LATER)[9]):
+        check = re.search(r"CHECK \(task IN \(([^)]*)\)\)", script)
+        assert check is not None
+        assert set(re.findall(r"'([^']+)'", check.group(1))) == set(PREJUDGMENT_TASKS)
+
+
+def test_migration_9_keeps_the_stored_prejudgments(tmp_path):
+    """A store at schema 8 with answers (one a cache copy of another) keeps them, ids included, as sample 0."""
+    import sqlite3
+
+    from store.db import _statements
+
+    path = tmp_path / "v8.db"
+    raw = sqlite3.connect(path)
+    raw.execute("PRAGMA foreign_keys = ON")
+    for number, script in enumerate(MIGRATIONS[:8], start=1):
+        for statement in _statements(script):
+            raw.execute(statement)
+        raw.execute(f"PRAGMA user_version = {number}")
+    raw.executescript(
+        "INSERT INTO conversations (id, number) VALUES ('1', '1');"
+        "INSERT INTO turns (id, conversation_id, turn_number, position) VALUES ('1_1', '1', 1, 0);"
+        "INSERT INTO sources (name, kind, created_at) VALUES ('llm:m', 'llm', 'x');"
+        "INSERT INTO prejudgments (id, source, task, turn_id, item_id, model, prompt_version, input_hash, "
+        "parse_status, parsed, created_at) VALUES (7, 'llm:m', 'passage', '1_1', 'd:1', 'm', 'v', 'h', 'ok', '3', 'x');"
+        "INSERT INTO prejudgments (id, source, task, turn_id, item_id, model, prompt_version, input_hash, "
+        "parse_status, parsed, cached_from, created_at) "
+        "VALUES (9, 'llm:m', 'passage', '1_1', 'd:2', 'm', 'v', 'h', 'ok', '3', 7, 'x');"
+    )
+    raw.commit()
+    raw.close()
+    db = open_db(path)
+    found = rows(db, "SELECT id, item_id, cached_from, sample FROM prejudgments ORDER BY id")
+    assert found == [
+        {"id": 7, "item_id": "d:1", "cached_from": None, "sample": 0},
+        {"id": 9, "item_id": "d:2", "cached_from": 7, "sample": 0},
+    ]
+    assert rows(db, "PRAGMA foreign_key_check") == []
+    assert "REFERENCES prejudgments(id)" in column(db, "SELECT sql FROM sqlite_master WHERE name = 'prejudgments'")[
+        0
+    ].replace('"', "")
+    db.close()
 
 
 @pytest.mark.parametrize("recursive", [False, True], ids=["plain", "recursive_triggers"])

@@ -196,7 +196,7 @@ BEGIN SELECT RAISE(ABORT, 'label_history is append-only'); END;
 """
 
 
-HISTORY_TABLES = {  # label table: (history kind, item expression, value expression); X. is NEW. or OLD.
+_V1_HISTORY_TABLES = {  # label table: (history kind, item expression, value expression); X. is NEW. or OLD.
     "passage_labels": (
         "passage",
         "X.turn_id || ' ' || X.passage_id",
@@ -264,12 +264,12 @@ END;
 
 
 def _label_triggers(table: str, **options) -> dict[str, str]:
-    return _history_triggers(table, *HISTORY_TABLES[table], **options)
+    return _history_triggers(table, *_V1_HISTORY_TABLES[table], **options)
 
 
 # (Schema 1 skipped inserts with via = 'bulk' in the trigger itself; from schema 5 on the bulk importer
 # drops and restores the insert trigger inside its own transaction instead.)
-for _table in HISTORY_TABLES:
+for _table in _V1_HISTORY_TABLES:
     _V1 += "".join(_label_triggers(_table, insert_when="\nWHEN NEW.via IS NOT 'bulk'").values())
 
 # Schema 5: faster bulk imports.
@@ -296,7 +296,7 @@ ALTER TABLE pool_v5 RENAME TO pool;
 DROP INDEX label_history_by_source;
 CREATE INDEX label_history_by_source ON label_history(source, label_table);
 UPDATE passage_labels SET via = NULL WHERE via = 'bulk';
-""" + "".join(f"DROP TRIGGER {t}_history_insert;\n{_label_triggers(t)['insert']}" for t in HISTORY_TABLES)
+""" + "".join(f"DROP TRIGGER {t}_history_insert;\n{_label_triggers(t)['insert']}" for t in _V1_HISTORY_TABLES)
 
 # Schema 6: nuggets, duplicate decisions and gold responses are annotations too: their changes join the
 # append-only history (values as JSON where a row has several fields), so an edited or deleted nugget
@@ -340,6 +340,29 @@ from store.schema.crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd stud
 from store.schema.history_guard import MIGRATION as _V7_HISTORY_GUARD  # noqa: E402  (no INSERT OR REPLACE)
 from store.schema.llm import MIGRATION as _V2_LLM  # noqa: E402  (LLM pre-judgments, jobs)
 from store.schema.nuggets import MIGRATION as _V4_NUGGETS  # noqa: E402  (duplicates, response nuggets, aspects)
+from store.schema.rag_audit import MIGRATION as _V9_TABLES  # noqa: E402  (cited responses, new labels, audit)
+
+# Schema 9: the label tables it adds, with history triggers as the others have (insert triggers unconditional,
+# as from schema 5 on).
+V9_HISTORY_TABLES = {
+    "ntr_support_labels": (
+        "ntr-support",
+        "X.turn_id || ' ' || X.nugget_id || ' ' || X.run",
+        "CAST(X.support AS TEXT)",
+    ),
+    "nugget_importance_labels": ("importance", "X.turn_id || ' ' || X.nugget_id", "CAST(X.importance AS TEXT)"),
+    "citation_labels": (
+        "citation",
+        "X.turn_id || ' ' || X.run || ' ' || X.sentence || ' ' || X.passage_id",
+        "CAST(X.support AS TEXT)",
+    ),
+}
+_V9_RAG_AUDIT = _V9_TABLES + "".join(
+    "".join(_history_triggers(table, *spec).values()) for table, spec in V9_HISTORY_TABLES.items()
+)
+
+HISTORY_TABLES = {**_V1_HISTORY_TABLES, **V9_HISTORY_TABLES}
+"""Every label table's history: (history kind, item expression, value expression)."""
 
 MIGRATIONS: list[str] = [
     _V1,
@@ -350,4 +373,5 @@ MIGRATIONS: list[str] = [
     _V6_ANNOTATIONS,
     _V7_HISTORY_GUARD,
     _V8_ACCOUNTS,
+    _V9_RAG_AUDIT,
 ]

@@ -1,9 +1,10 @@
 """The store's schema on PostgreSQL: one baseline script equal to SQLite's schema after all of
 :data:`store.schema.MIGRATIONS`, then the PostgreSQL halves of later migrations.
 
-A PostgreSQL store starts at the baseline (version 8); the version is the highest row of
-``assess_schema`` (:func:`store.db.schema_version`), which :func:`store.db.migrate_db` appends after
-each script of :func:`migrations_from`. Never edit a script that has shipped: append a new pair.
+A fresh PostgreSQL store runs the baseline (version 8) and every later half as one script, recorded as
+the latest version; a store made earlier runs the later halves it lacks, one by one. The version is the
+highest row of ``assess_schema`` (:func:`store.db.schema_version`), which :func:`store.db.migrate_db`
+appends after each script of :func:`migrations_from`. Never edit a script that has shipped: append a new pair.
 
 Differences from SQLite, all deliberate:
 
@@ -27,7 +28,7 @@ Differences from SQLite, all deliberate:
 
 from __future__ import annotations
 
-from store.schema import HISTORY_TABLES
+from store.schema import _V1_HISTORY_TABLES, HISTORY_TABLES, V9_HISTORY_TABLES
 
 # ------------------------------------------------------------------------------------ history triggers
 
@@ -610,12 +611,126 @@ BASELINE_VERSION = 8  # the SQLite schema version the baseline equals
 _BASELINE = (
     _FUNCTIONS
     + _TABLES
-    + "".join(_history_triggers(t, *spec) for t, spec in HISTORY_TABLES.items())
+    + "".join(_history_triggers(t, *spec) for t, spec in _V1_HISTORY_TABLES.items())
     + "".join(_history_triggers(t, kind, item, **opts) for t, ((kind, item), opts) in ANNOTATION_TABLES.items())
 )
 
+# ------------------------------------------------------------------------------------------ later
+
+# Migration 9 (store/schema/rag_audit.py): cited responses, graded NtR, importance and citation labels,
+# samples of answers and budgeted human samples. PostgreSQL changes the prejudgments CHECK and key in place.
+_V9 = rf"""
+ALTER TABLE responses ADD COLUMN imported_from TEXT COLLATE "C";
+
+CREATE TABLE response_sentences (
+    run TEXT COLLATE "C" NOT NULL,
+    turn_id TEXT COLLATE "C" NOT NULL,
+    sentence INTEGER NOT NULL CHECK (sentence >= 1),
+    text TEXT COLLATE "C" NOT NULL,
+    start_char INTEGER NOT NULL,
+    end_char INTEGER NOT NULL,
+    PRIMARY KEY (run, turn_id, sentence),
+    FOREIGN KEY (run, turn_id) REFERENCES responses(run, turn_id) ON DELETE CASCADE {_FK},
+    CHECK (start_char >= 0 AND end_char > start_char)
+);
+
+CREATE TABLE response_citations (
+    run TEXT COLLATE "C" NOT NULL,
+    turn_id TEXT COLLATE "C" NOT NULL,
+    sentence INTEGER NOT NULL CHECK (sentence >= 0),
+    position INTEGER NOT NULL CHECK (position >= 0),
+    passage_id TEXT COLLATE "C" NOT NULL REFERENCES passages(id) {_FK},
+    PRIMARY KEY (run, turn_id, sentence, position),
+    UNIQUE (run, turn_id, sentence, passage_id),
+    FOREIGN KEY (run, turn_id) REFERENCES responses(run, turn_id) ON DELETE CASCADE {_FK}
+);
+CREATE INDEX response_citations_by_passage ON response_citations(passage_id);
+
+CREATE FUNCTION responses_text_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM response_citations WHERE run = NEW.run AND turn_id = NEW.turn_id;
+    DELETE FROM response_sentences WHERE run = NEW.run AND turn_id = NEW.turn_id;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER responses_text_changed AFTER UPDATE OF text ON responses
+    FOR EACH ROW WHEN (OLD.text IS DISTINCT FROM NEW.text) EXECUTE FUNCTION responses_text_changed();
+
+CREATE TABLE ntr_support_labels (
+    source TEXT COLLATE "C" NOT NULL REFERENCES sources(name) {_FK},
+    nugget_id BIGINT NOT NULL REFERENCES nuggets(id) {_FK},
+    run TEXT COLLATE "C" NOT NULL REFERENCES runs(name) {_FK},
+    turn_id TEXT COLLATE "C" NOT NULL REFERENCES turns(id) {_FK},
+    support INTEGER NOT NULL CHECK (support BETWEEN 0 AND 2),
+    note TEXT COLLATE "C",
+    mode TEXT COLLATE "C" NOT NULL DEFAULT 'import',
+    via TEXT COLLATE "C",
+    updated_at TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (source, nugget_id, run)
+);
+
+CREATE TABLE nugget_importance_labels (
+    source TEXT COLLATE "C" NOT NULL REFERENCES sources(name) {_FK},
+    nugget_id BIGINT NOT NULL REFERENCES nuggets(id) {_FK},
+    turn_id TEXT COLLATE "C" NOT NULL REFERENCES turns(id) {_FK},
+    importance INTEGER NOT NULL CHECK (importance = 0 OR importance = 1),
+    note TEXT COLLATE "C",
+    mode TEXT COLLATE "C" NOT NULL DEFAULT 'import',
+    via TEXT COLLATE "C",
+    updated_at TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (source, nugget_id)
+);
+
+CREATE TABLE citation_labels (
+    source TEXT COLLATE "C" NOT NULL REFERENCES sources(name) {_FK},
+    turn_id TEXT COLLATE "C" NOT NULL REFERENCES turns(id) {_FK},
+    run TEXT COLLATE "C" NOT NULL REFERENCES runs(name) {_FK},
+    sentence INTEGER NOT NULL CHECK (sentence >= 0),
+    passage_id TEXT COLLATE "C" NOT NULL REFERENCES passages(id) {_FK},
+    support INTEGER NOT NULL CHECK (support BETWEEN -1 AND 2),
+    note TEXT COLLATE "C",
+    mode TEXT COLLATE "C" NOT NULL DEFAULT 'import',
+    via TEXT COLLATE "C",
+    updated_at TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (source, turn_id, run, sentence, passage_id)
+);
+
+ALTER TABLE prejudgments DROP CONSTRAINT prejudgments_task_check;
+ALTER TABLE prejudgments ADD CONSTRAINT prejudgments_task_check CHECK (task IN (
+    'passage', 'ptkb', 'ntr', 'response', 'ntr-support', 'importance', 'citation',
+    'nuggets', 'response-nuggets', 'aepd', 'ntn'));
+ALTER TABLE prejudgments ADD COLUMN sample INTEGER NOT NULL DEFAULT 0 CHECK (sample >= 0);
+DROP INDEX prejudgments_once;
+CREATE UNIQUE INDEX prejudgments_once
+    ON prejudgments(source, task, turn_id, item_id, model, prompt_version, input_hash, sample)
+    WHERE parse_status != 'error';
+
+CREATE TABLE samples (
+    name TEXT COLLATE "C" PRIMARY KEY,
+    task TEXT COLLATE "C" NOT NULL,
+    design TEXT COLLATE "C" NOT NULL,
+    population INTEGER NOT NULL CHECK (population >= 0),
+    budget INTEGER NOT NULL CHECK (budget >= 0),
+    details TEXT COLLATE "C",
+    created_by TEXT COLLATE "C",
+    created_at TEXT COLLATE "C" NOT NULL
+);
+
+CREATE TABLE sample_items (
+    sample TEXT COLLATE "C" NOT NULL REFERENCES samples(name) ON DELETE CASCADE {_FK},
+    turn_id TEXT COLLATE "C" NOT NULL REFERENCES turns(id) {_FK},
+    item_id TEXT COLLATE "C" NOT NULL,
+    stratum TEXT COLLATE "C",
+    inclusion DOUBLE PRECISION NOT NULL CHECK (inclusion > 0 AND inclusion <= 1),
+    assessor TEXT COLLATE "C",
+    position INTEGER NOT NULL CHECK (position >= 0),
+    PRIMARY KEY (sample, turn_id, item_id)
+);
+CREATE INDEX sample_items_by_assessor ON sample_items(assessor, sample, position);
+""" + "".join(_history_triggers(t, *spec) for t, spec in V9_HISTORY_TABLES.items())
+
 # The PostgreSQL halves of the migrations after the baseline: (version, script), in order.
-LATER: list[tuple[int, str]] = []
+LATER: list[tuple[int, str]] = [(9, _V9)]
 
 
 def migrations_from(current: int) -> list[tuple[int, str]]:
@@ -628,8 +743,8 @@ def migrations_from(current: int) -> list[tuple[int, str]]:
             f"the PostgreSQL schema stops at version {last} but SQLite's is at {len(MIGRATIONS)}: "
             "store/schema/postgres.py lacks a migration"
         )
-    if current == 0:
-        return [(BASELINE_VERSION, _BASELINE), *LATER]
+    if current == 0:  # a fresh store: the baseline and every later half as one step, recorded as the latest
+        return [(last, _BASELINE + "".join(script for _, script in LATER))]
     if current < BASELINE_VERSION:
         raise RuntimeError(f"a PostgreSQL store at schema version {current} cannot exist (the baseline is 8)")
     return [(version, script) for version, script in LATER if version > current]
