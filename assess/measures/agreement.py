@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -406,31 +408,55 @@ def _matrix_figures(counts: np.ndarray, relevant: np.ndarray | None, level: str,
     return out
 
 
-def _percentile_ci(samples: np.ndarray, level: float) -> list[float] | None:
-    kept = samples[~np.isnan(samples)]
-    if kept.size == 0:
-        return None
-    tail = (1.0 - level) / 2.0 * 100.0
-    low, high = np.percentile(kept, [tail, 100.0 - tail])
-    return [float(low), float(high)]
+def _nan_percentiles(samples: np.ndarray, qs: Sequence[float]) -> np.ndarray:
+    """Percentiles (numpy's default 'linear' rule) of each column over its non-NaN rows; NaN for an all-NaN column.
+
+    Same values as ``np.nanpercentile(samples, qs, axis=0).T`` at a fraction of its cost for many columns.
+    """
+    ordered = np.sort(samples, axis=0)  # NaN sorts last
+    valid = (~np.isnan(samples)).sum(axis=0)
+    out = np.full((samples.shape[1], len(qs)), np.nan)
+    has = valid > 0
+    for column, q in enumerate(qs):
+        pos = (valid[has] - 1) * (q / 100.0)
+        low = np.floor(pos).astype(np.int64)
+        high = np.minimum(low + 1, valid[has] - 1)
+        cols = np.flatnonzero(has)
+        a, b = ordered[low, cols], ordered[high, cols]
+        out[has, column] = a + (b - a) * (pos - low)
+    return out
 
 
-def _figures_entry(
-    counts: np.ndarray, relevant, level: str, values, replicates: int, ci_level: float, rng
-) -> dict[str, Any]:
-    """One entry of the matrix: n, every statistic, and (replicates > 0) its percentile interval."""
+_CELLS_PER_DRAW = 4_000_000  # bootstrap replicates x groups x cells drawn at once
+
+
+def _entries(counts: np.ndarray, relevant, level: str, values, replicates: int, ci_level: float, rng) -> list[dict]:
+    """One entry per confusion matrix of ``counts`` (groups x k x k): n, every statistic and its
+    percentile interval over ``replicates`` multinomial redraws of that matrix's cells (none if 0)."""
+    groups, k = counts.shape[0], counts.shape[-1]
     figures = _matrix_figures(counts, relevant, level, values)
-    n = int(counts.sum())
-    entry: dict[str, Any] = {"n": n}
-    entry.update({name: _none_if_nan(figures[name]) for name in MATRIX_STATISTICS})
-    if replicates > 0 and n > 0:
-        k = counts.shape[0]
-        draws = rng.multinomial(n, counts.ravel() / n, size=replicates).reshape(replicates, k, k)
-        boot = _matrix_figures(draws, relevant, level, values)
-        entry["ci"] = {name: _percentile_ci(boot[name], ci_level) for name in MATRIX_STATISTICS}
-    else:
-        entry["ci"] = dict.fromkeys(MATRIX_STATISTICS)
-    return entry
+    n = counts.sum(axis=(1, 2))
+    bounds = {name: np.full((groups, 2), np.nan) for name in MATRIX_STATISTICS}
+    drawn = np.flatnonzero(n > 0) if replicates > 0 else np.zeros(0, dtype=np.int64)
+    tail = (1.0 - ci_level) / 2.0 * 100.0
+    step = max(1, _CELLS_PER_DRAW // (replicates * k * k)) if replicates > 0 else 1
+    for begin in range(0, drawn.size, step):
+        chosen = drawn[begin : begin + step]
+        probabilities = counts[chosen].reshape(chosen.size, k * k) / n[chosen, None]
+        draws = rng.multinomial(n[chosen], probabilities, size=(replicates, chosen.size))
+        boot = _matrix_figures(draws.reshape(replicates, chosen.size, k, k), relevant, level, values)
+        for name in MATRIX_STATISTICS:
+            bounds[name][chosen] = _nan_percentiles(boot[name], (tail, 100.0 - tail))
+    entries = []
+    for g in range(groups):
+        entry: dict[str, Any] = {"n": int(n[g])}
+        entry.update({name: _none_if_nan(figures[name][g]) for name in MATRIX_STATISTICS})
+        entry["ci"] = {
+            name: None if np.isnan(bounds[name][g]).any() else [float(bounds[name][g, 0]), float(bounds[name][g, 1])]
+            for name in MATRIX_STATISTICS
+        }
+        entries.append(entry)
+    return entries
 
 
 def _sorted_keys(keys) -> list:
@@ -472,8 +498,10 @@ def agreement_matrix(
         raise AssessError("labels must be a mapping {source: {item: label}}")
     if alpha_level not in ALPHA_LEVELS:
         raise AssessError(f"unknown level of measurement {alpha_level!r}; expected one of {', '.join(ALPHA_LEVELS)}")
-    if bootstrap < 0 or not 0 < level < 1:
-        raise AssessError(f"bootstrap needs replicates >= 0 and 0 < level < 1, found {bootstrap}, {level}")
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0 or not 0 < level < 1:
+        raise AssessError(
+            f"bootstrap needs an integer number of replicates >= 0 and 0 < level < 1, found {bootstrap!r}, {level!r}"
+        )
     scale_values = list(scale)
     _scale_array(scale_values)
     numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in scale_values)
@@ -492,42 +520,47 @@ def agreement_matrix(
 
     # One column per item of any source; one row of scale indices (-1: not labelled) per source.
     sources = list(labels)
-    index: dict[Hashable, int] = {}
-    positions, codes = [], []
+    union: dict[Hashable, Any] = {}
     for source in sources:
         mapping = labels[source]
         if not isinstance(mapping, Mapping):
             raise AssessError(f"the labels of source {source!r} must be a mapping {{item: label}}")
         try:
-            pos = np.fromiter((index.setdefault(item, len(index)) for item in mapping), np.int64, len(mapping))
+            union.update(dict.fromkeys(mapping))
         except TypeError:
             raise AssessError(f"the items of source {source!r} must be hashable") from None
-        positions.append(pos)
-        codes.append(_codes(list(mapping.values()), scale_values, f"the labels of source {source!r}"))
+    index = dict(zip(union, range(len(union))))
     table = np.full((len(sources), len(index)), -1, dtype=np.int16)
-    for row, (pos, code) in enumerate(zip(positions, codes)):
-        table[row, pos] = code
+    for row, source in enumerate(sources):
+        mapping = labels[source]
+        pos = np.asarray(itemgetter(*mapping)(index) if len(mapping) > 1 else [index[i] for i in mapping], np.int64)
+        table[row, pos] = _codes(list(mapping.values()), scale_values, f"the labels of source {source!r}")
 
     breakdowns: dict[str, tuple[list, np.ndarray]] = {}
     for name, mapping in (groups or {}).items():
         if not isinstance(mapping, Mapping):
             raise AssessError(f"breakdown {name!r} must be a mapping {{item: group}}")
         try:
-            keys = _sorted_keys({g for item, g in mapping.items() if item in index})
+            keys = _sorted_keys(set(mapping.values()))
         except TypeError:
             raise AssessError(f"the groups of breakdown {name!r} must be hashable") from None
-        key_code = {g: i for i, g in enumerate(keys)}
+        key_code = dict(zip(keys, range(len(keys))))
+        at = np.fromiter(map(index.get, mapping, repeat(-1)), np.int64, len(mapping))
+        code = np.fromiter(map(key_code.__getitem__, mapping.values()), np.int64, len(mapping))
         gcodes = np.full(len(index), -1, dtype=np.int64)
-        known = [(index[item], key_code[g]) for item, g in mapping.items() if item in index]
-        if known:
-            at, code = np.asarray(known, dtype=np.int64).T
-            gcodes[at] = code
+        gcodes[at[at >= 0]] = code[at >= 0]
         breakdowns[name] = (keys, gcodes)
 
     k = len(scale_values)
     rng = np.random.default_rng(seed)
     replicates = int(bootstrap)
     group_replicates = replicates if group_bootstrap else 0
+
+    def grouped(keys: list, counts: np.ndarray) -> list[dict[str, Any]]:
+        present = [gi for gi in range(len(keys)) if counts[gi].any()]
+        entries = _entries(counts[present], relevant, alpha_level, values, group_replicates, level, rng)
+        return [{"group": keys[gi], **entry} for gi, entry in zip(present, entries)]
+
     pairs = []
     ceiling_counts = np.zeros((k, k), dtype=np.int64)
     ceiling_groups = {name: np.zeros((len(keys), k, k), dtype=np.int64) for name, (keys, _) in breakdowns.items()}
@@ -538,27 +571,19 @@ def agreement_matrix(
             both = (a >= 0) & (b >= 0)
             if not both.any():
                 continue
-            ca, cb = a[both].astype(np.int64), b[both].astype(np.int64)
-            counts = np.bincount(ca * k + cb, minlength=k * k).reshape(k, k)
+            cells = a[both].astype(np.int64) * k + b[both]
+            counts = np.bincount(cells, minlength=k * k).reshape(k, k)
             kind_a, kind_b = kinds.get(sources[i]), kinds.get(sources[j])
             human_pair = kind_a == "human" and kind_b == "human"
             entry = {"a": sources[i], "b": sources[j], "kinds": [kind_a, kind_b], "human_pair": human_pair}
-            entry.update(_figures_entry(counts, relevant, alpha_level, values, replicates, level, rng))
+            entry.update(_entries(counts[None], relevant, alpha_level, values, replicates, level, rng)[0])
             entry["by"] = {}
             for name, (keys, gcodes) in breakdowns.items():
                 g = gcodes[both]
                 has = g >= 0
-                per_group = np.bincount((g[has] * k + ca[has]) * k + cb[has], minlength=len(keys) * k * k).reshape(
-                    len(keys), k, k
-                )
-                entry["by"][name] = [
-                    {
-                        "group": key,
-                        **_figures_entry(per_group[gi], relevant, alpha_level, values, group_replicates, level, rng),
-                    }
-                    for gi, key in enumerate(keys)
-                    if per_group[gi].any()
-                ]
+                per_group = np.bincount(g[has] * (k * k) + cells[has], minlength=len(keys) * k * k)
+                per_group = per_group.reshape(len(keys), k, k)
+                entry["by"][name] = grouped(keys, per_group)
                 if human_pair:
                     ceiling_groups[name] += per_group
             if human_pair:
@@ -569,20 +594,8 @@ def agreement_matrix(
     ceiling = None
     if ceiling_pairs:
         ceiling = {"pairs": ceiling_pairs}
-        ceiling.update(_figures_entry(ceiling_counts, relevant, alpha_level, values, replicates, level, rng))
-        ceiling["by"] = {
-            name: [
-                {
-                    "group": key,
-                    **_figures_entry(
-                        ceiling_groups[name][gi], relevant, alpha_level, values, group_replicates, level, rng
-                    ),
-                }
-                for gi, key in enumerate(keys)
-                if ceiling_groups[name][gi].any()
-            ]
-            for name, (keys, _) in breakdowns.items()
-        }
+        ceiling.update(_entries(ceiling_counts[None], relevant, alpha_level, values, replicates, level, rng)[0])
+        ceiling["by"] = {name: grouped(keys, ceiling_groups[name]) for name, (keys, _) in breakdowns.items()}
     return {
         "sources": sources,
         "kinds": {s: kinds.get(s) for s in sources},
