@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from assess.errors import AssessError
-from assess.tasks import LabelKind, Task, label_kind
+from assess.tasks import MATCH_SUPPORT, LabelKind, Task, label_kind
 from store.db import Store, column, each, now, row, rows, run, run_many, write
 
 Item = tuple[str, ...]
@@ -191,6 +191,18 @@ def values(db: Store, task: str | Task, source: str, *, turn_id: str | None = No
     for r in each(db, sql, params):
         value = r.pop("label_value")
         out[tuple(r.values())] = value
+    return out
+
+
+def ntr_support(db: Store, source: str, *, turn_id: str | None = None) -> dict[Item, int]:
+    """The source's NtR labels on the graded scale (:data:`assess.tasks.SUPPORT`) as {(turn, nugget id, run): value}.
+
+    Graded labels (``ntr-support``) are read as stored; yes/no labels (``ntr``) are read through
+    :data:`assess.tasks.MATCH_SUPPORT` (yes = 2 support, no = 0 no support) and never rewritten. Where a
+    source holds both for one item, the graded label wins.
+    """
+    out = {item: MATCH_SUPPORT[v] for item, v in values(db, Task.NTR, source, turn_id=turn_id).items()}
+    out.update(values(db, Task.NTR_SUPPORT, source, turn_id=turn_id))
     return out
 
 

@@ -1,0 +1,268 @@
+"""Generated responses with citations: a run's response to a turn cut into sentences, and the passages
+each sentence cites (schema 9).
+
+A response is named by its run and turn; its text lives in ``responses`` (where every other reader of
+responses finds it), its sentences in ``response_sentences`` (numbered from 1, with code-point offsets
+into the text) and its citations in ``response_citations`` (sentence 0: the response as a whole). A
+reader of response files hands over :class:`assess.tasks.CitedResponse` records; writing them is one
+transaction, and a response written again replaces its sentences and citations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from assess.errors import FormatError, InvalidSpan, UnknownItem
+from assess.tasks import CitedResponse, CitedSentence
+from store.accounts import record_action
+from store.db import Store, each, now, row, run, run_many, write
+from store.imports import _check_turns, _ensure_passages, _response_runs
+
+_WHOLE = 0  # the sentence number of citations given for the response as a whole
+
+
+def _checked(file: str, response: CitedResponse) -> list[tuple[int, int]]:
+    """The sentences' offsets; a FormatError naming the file and line when a sentence or citation is wrong."""
+    where = f"the response of run {response.run!r} to turn {response.turn_id!r}"
+    try:
+        spans = response.spans()
+    except InvalidSpan as e:
+        raise FormatError(file, response.line, f"{where}: sentences that are in its text", str(e)) from None
+    for number, cited in [
+        (_WHOLE, response.citations),
+        *((n, s.citations) for n, s in enumerate(response.sentences, 1)),
+    ]:
+        repeated = sorted({p for p in cited if cited.count(p) > 1})
+        if repeated:
+            what = "the response" if number == _WHOLE else f"sentence {number}"
+            raise FormatError(file, response.line, f"{where}: {what} cites each passage once", f"{repeated[0]!r} again")
+    return spans
+
+
+def add_responses(db: Store, file: str | Path, responses: Sequence[CitedResponse], *, by: str | None = None) -> dict:
+    """Store responses with their sentences and citations, all in one transaction; return the counts.
+
+    The turns must exist (a FormatError names the first unknown one); runs and cited passages that the
+    store does not know yet are created (passages by id only, as run imports do). A response already
+    stored for the run and turn gets the new text, sentences and citations. ``by`` (who imported the
+    file) is recorded in the history as an organizer's import, as other imports are.
+    """
+    file = str(file)
+    seen: dict[tuple[str, str], int | None] = {}
+    for r in responses:
+        if (r.run, r.turn_id) in seen:
+            raise FormatError(
+                file,
+                r.line,
+                f"one response per run and turn (line {seen[(r.run, r.turn_id)]} has run {r.run!r}, turn {r.turn_id!r})",
+                "a second one",
+            )
+        seen[(r.run, r.turn_id)] = r.line
+    spans = [_checked(file, r) for r in responses]
+    _check_turns(db, file, responses)
+    stamp = now()
+    sentences, citations = [], []
+    for r, offsets in zip(responses, spans, strict=True):
+        key = {"run": r.run, "turn_id": r.turn_id}
+        for number, (s, (start, end)) in enumerate(zip(r.sentences, offsets, strict=True), start=1):
+            sentences.append({**key, "sentence": number, "text": s.text, "start_char": start, "end_char": end})
+        for number, cited in [(_WHOLE, r.citations), *((n, s.citations) for n, s in enumerate(r.sentences, 1))]:
+            citations += [{**key, "sentence": number, "position": i, "passage_id": p} for i, p in enumerate(cited)]
+    summary = counts_of(responses)
+    with write(db):
+        _response_runs(db, {r.run for r in responses}, file, stamp)
+        _ensure_passages(db, (c["passage_id"] for c in citations))
+        run_many(
+            db,
+            "INSERT INTO responses (run, turn_id, text, imported_from) VALUES (:run, :turn_id, :text, :file) "
+            "ON CONFLICT (run, turn_id) DO UPDATE SET text = excluded.text, imported_from = excluded.imported_from",
+            [{"run": r.run, "turn_id": r.turn_id, "text": r.full_text, "file": file} for r in responses],
+        )
+        # a text that did not change keeps its rows (the trigger clears only changed texts): replace them all
+        for r in responses:
+            key = {"run": r.run, "turn_id": r.turn_id}
+            run(db, "DELETE FROM response_citations WHERE run = :run AND turn_id = :turn_id", key)
+            run(db, "DELETE FROM response_sentences WHERE run = :run AND turn_id = :turn_id", key)
+        run_many(
+            db,
+            "INSERT INTO response_sentences (run, turn_id, sentence, text, start_char, end_char) "
+            "VALUES (:run, :turn_id, :sentence, :text, :start_char, :end_char)",
+            sentences,
+        )
+        run_many(
+            db,
+            "INSERT INTO response_citations (run, turn_id, sentence, position, passage_id) "
+            "VALUES (:run, :turn_id, :sentence, :position, :passage_id)",
+            citations,
+        )
+        if by is not None:
+            record_action(db, by, "import", f"responses {Path(file).name}", None, summary, via="responses")
+    return summary
+
+
+def add_response(db: Store, file: str | Path, response: CitedResponse, *, by: str | None = None) -> dict:
+    """:func:`add_responses` for one response."""
+    return add_responses(db, file, [response], by=by)
+
+
+def counts_of(responses: Sequence[CitedResponse]) -> dict:
+    """``{count, with_citations, citations}`` of records (what :func:`counts` will say once they are stored)."""
+
+    def cited(r: CitedResponse) -> int:
+        return len(r.citations) + sum(len(s.citations) for s in r.sentences)
+
+    return {
+        "count": len(responses),
+        "with_citations": sum(1 for r in responses if cited(r)),
+        "citations": sum(cited(r) for r in responses),
+    }
+
+
+def counts(db: Store) -> dict:
+    """``{count, with_citations, citations}``: stored responses, those citing at least one passage, and
+    citations (one per sentence and passage it cites; sentence 0 for the response as a whole)."""
+    found = row(
+        db,
+        "SELECT (SELECT COUNT(*) FROM responses) AS count, "
+        "(SELECT COUNT(*) FROM (SELECT DISTINCT run, turn_id FROM response_citations) c) AS with_citations, "
+        "(SELECT COUNT(*) FROM response_citations) AS citations",
+    )
+    return dict(found)
+
+
+def responses(db: Store, *, run: str | None = None, turn_id: str | None = None) -> list[dict]:
+    """Stored responses (of one run and/or turn), in conversation and turn order, then run:
+    ``{run, turn_id, text, imported_from, sentences: [{sentence, text, start, end, citations}], citations}``
+    where ``citations`` are passage ids in citing order (the response's own: those given for it as a whole).
+    Responses without sentences (stored by a plain run import) have ``sentences == []``."""
+    where, params = [], {}
+    for name, given in (("run", run), ("turn_id", turn_id)):
+        if given is not None:
+            where.append(f"r.{name} = :{name}")
+            params[name] = given
+    condition = f"WHERE {' AND '.join(where)}" if where else ""
+    out: dict[tuple[str, str], dict] = {}
+    for r in each(
+        db,
+        "SELECT r.run AS run, r.turn_id AS turn_id, r.text AS text, r.imported_from AS imported_from FROM responses r "
+        f"JOIN turns t ON t.id = r.turn_id JOIN conversations c ON c.id = t.conversation_id {condition} "
+        "ORDER BY c.rowid, t.position, r.run",
+        params,
+    ):
+        out[(r["run"], r["turn_id"])] = {**r, "sentences": [], "citations": []}
+    if not out:
+        return []
+    sentences: dict[tuple[str, str, int], dict] = {}
+    for s in each(
+        db,
+        "SELECT r.run AS run, r.turn_id AS turn_id, r.sentence AS sentence, r.text AS text, r.start_char AS start, "
+        f"r.end_char AS end_ FROM response_sentences r {condition} ORDER BY r.run, r.turn_id, r.sentence",
+        params,
+    ):
+        if (s["run"], s["turn_id"]) in out:
+            entry = {
+                "sentence": s["sentence"],
+                "text": s["text"],
+                "start": s["start"],
+                "end": s["end_"],
+                "citations": [],
+            }
+            out[(s["run"], s["turn_id"])]["sentences"].append(entry)
+            sentences[(s["run"], s["turn_id"], s["sentence"])] = entry
+    for c in each(
+        db,
+        "SELECT r.run AS run, r.turn_id AS turn_id, r.sentence AS sentence, r.passage_id AS passage_id "
+        f"FROM response_citations r {condition} ORDER BY r.run, r.turn_id, r.sentence, r.position",
+        params,
+    ):
+        if c["sentence"] == _WHOLE:
+            if (c["run"], c["turn_id"]) in out:
+                out[(c["run"], c["turn_id"])]["citations"].append(c["passage_id"])
+        elif (c["run"], c["turn_id"], c["sentence"]) in sentences:
+            sentences[(c["run"], c["turn_id"], c["sentence"])]["citations"].append(c["passage_id"])
+    return list(out.values())
+
+
+def response(db: Store, run: str, turn_id: str) -> dict | None:
+    """One stored response as :func:`responses` gives it, or None."""
+    found = responses(db, run=run, turn_id=turn_id)
+    return found[0] if found else None
+
+
+def records(db: Store, *, run: str | None = None) -> list[CitedResponse]:
+    """Stored responses as the records they were written from (for the writers of response files)."""
+    return [
+        CitedResponse(
+            run=r["run"],
+            turn_id=r["turn_id"],
+            sentences=tuple(
+                CitedSentence(s["text"], tuple(s["citations"]), s["start"], s["end"]) for s in r["sentences"]
+            ),
+            text=r["text"],
+            citations=tuple(r["citations"]),
+        )
+        for r in responses(db, run=run)
+    ]
+
+
+def citation_items(db: Store, *, run: str | None = None, turn_id: str | None = None) -> list[dict]:
+    """Every (sentence, cited passage) pair, the items of citation-support labels, in conversation, turn, run,
+    sentence and citing order: ``{turn_id, run, sentence, passage_id, sentence_text, passage_text}``;
+    ``passage_text`` None when the store has no text for the passage. Citations of a response as a whole
+    (sentence 0) come with the whole response as ``sentence_text``."""
+    where, params = [], {}
+    for name, given in (("run", run), ("turn_id", turn_id)):
+        if given is not None:
+            where.append(f"x.{name} = :{name}")
+            params[name] = given
+    condition = f"AND {' AND '.join(where)}" if where else ""
+    return [
+        dict(r)
+        for r in each(
+            db,
+            "SELECT x.turn_id AS turn_id, x.run AS run, x.sentence AS sentence, x.passage_id AS passage_id, "
+            "COALESCE(s.text, r.text) AS sentence_text, p.text AS passage_text FROM response_citations x "
+            "JOIN responses r ON r.run = x.run AND r.turn_id = x.turn_id "
+            "LEFT JOIN response_sentences s ON s.run = x.run AND s.turn_id = x.turn_id AND s.sentence = x.sentence "
+            "JOIN passages p ON p.id = x.passage_id "
+            "JOIN turns t ON t.id = x.turn_id JOIN conversations c ON c.id = t.conversation_id "
+            f"WHERE 1 = 1 {condition} ORDER BY c.rowid, t.position, x.run, x.sentence, x.position",
+            params,
+        )
+    ]
+
+
+def check_sentence(db: Store, run: str, turn_id: str, sentence: int, passage_id: str) -> None:
+    """Raise unless the response's sentence cites the passage (what a citation label must be about)."""
+    if not row(
+        db,
+        "SELECT 1 AS cited FROM response_citations WHERE run = :run AND turn_id = :turn_id AND sentence = :sentence "
+        "AND passage_id = :passage_id",
+        {"run": run, "turn_id": turn_id, "sentence": sentence, "passage_id": passage_id},
+    ):
+        raise UnknownItem(f"sentence {sentence} of run {run!r}'s response to turn {turn_id} does not cite {passage_id}")
+
+
+def save_citation_label(
+    db: Store,
+    source: str,
+    turn_id: str,
+    run: str,
+    sentence: int,
+    passage_id: str,
+    support: int,
+    *,
+    note: str | None = None,
+    mode: str = "blind",
+    via: str = "key",
+) -> None:
+    """Write one citation-support label (:data:`assess.tasks.CITATION_SUPPORT`) in its own transaction, after
+    checking that the sentence does cite the passage."""
+    from store import labels
+
+    with write(db):
+        check_sentence(db, run, turn_id, sentence, passage_id)
+        labels.save(
+            db, "citation", source, (turn_id, run, sentence, passage_id), support, note=note, mode=mode, via=via
+        )
