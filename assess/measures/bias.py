@@ -34,9 +34,11 @@ RANK_EDGES = (1, 2, 4, 6, 11, 21, 51, 101)
 LABEL_RULES = ("majority", "mean")
 
 
-def _grade(value: Any, where: str) -> float:
+def _grade(value: Any, who: str, item: Hashable) -> float:
+    if type(value) is int:  # the common case, without further checks
+        return float(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise AssessError(f"{where} must be a number, found {value!r}")
+        raise AssessError(f"the {who} grade of item {item!r} must be a number, found {value!r}")
     return float(value)
 
 
@@ -45,8 +47,7 @@ def differences(llm: Mapping[Hashable, Any], human: Mapping[Hashable, Any]) -> d
     if not isinstance(llm, Mapping) or not isinstance(human, Mapping):
         raise AssessError("the LLM and human labels must be mappings {item: grade}")
     return {
-        item: _grade(grade, f"the LLM grade of item {item!r}")
-        - _grade(human[item], f"the human grade of item {item!r}")
+        item: _grade(grade, "LLM", item) - _grade(human[item], "human", item)
         for item, grade in llm.items()
         if item in human
     }
@@ -129,11 +130,21 @@ def bias_by(
     on the raw covariate with HC3 standard errors. Returns ``{"n", "overall", "groups": [{"group",
     ...summary}], "slope"}`` where a summary is n, mean_diff, its t interval, shares higher / equal / lower.
     """
+    return _bias_of(differences(llm, human), covariate, edges=edges, numeric=numeric, level=level)
+
+
+def _bias_of(
+    diffs: Mapping[Hashable, float],
+    covariate: Mapping[Hashable, Any],
+    *,
+    edges: Sequence[float] | None,
+    numeric: bool | None,
+    level: float,
+) -> dict[str, Any]:
     if not 0 < level < 1:
         raise AssessError(f"the interval level must be between 0 and 1, found {level}")
     if edges is not None and (len(edges) < 1 or list(edges) != sorted(set(edges))):
         raise AssessError(f"bin edges must be strictly increasing, found {list(edges)!r}")
-    diffs = differences(llm, human)
     items = [item for item in diffs if item in covariate]
     values = [covariate[item] for item in items]
     is_number = all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values)
@@ -214,16 +225,18 @@ def bias_report(
     """Every probe the inputs allow: ``length`` (words, LENGTH_EDGES bins), ``rank`` (best rank over
     ``runs``, RANK_EDGES bins), ``depth`` (turn depth, one group per depth), ``personal`` (personal
     vs non-personal turn) and ``runs`` (per run, top ``k``); plus ``overall``. Missing inputs give None."""
-    overall = bias_by(llm, human, dict.fromkeys(differences(llm, human), "all"), level=level)
+    diffs = differences(llm, human)
+    overall = _bias_of(diffs, dict.fromkeys(diffs, "all"), edges=None, numeric=False, level=level)
     report: dict[str, Any] = {"overall": overall["overall"], "level": level}
-    report["length"] = bias_by(llm, human, lengths, edges=LENGTH_EDGES, level=level) if lengths is not None else None
-    report["rank"] = bias_by(llm, human, best_ranks(runs), edges=RANK_EDGES, level=level) if runs is not None else None
-    report["depth"] = bias_by(llm, human, depth, numeric=True, level=level) if depth is not None else None
-    report["personal"] = (
-        bias_by(llm, human, {i: bool(v) for i, v in personal.items()}, numeric=False, level=level)
-        if personal is not None
-        else None
-    )
+
+    def probe(covariate, **how) -> dict[str, Any] | None:
+        return None if covariate is None else _bias_of(diffs, covariate, level=level, **how)
+
+    report["length"] = probe(lengths, edges=LENGTH_EDGES, numeric=None)
+    report["rank"] = probe(best_ranks(runs) if runs is not None else None, edges=RANK_EDGES, numeric=None)
+    report["depth"] = probe(depth, edges=None, numeric=True)
+    personal_flags = {i: bool(v) for i, v in personal.items()} if personal is not None else None
+    report["personal"] = probe(personal_flags, edges=None, numeric=False)
     report["runs"] = bias_per_run(llm, human, runs, k=k, level=level) if runs is not None else None
     return report
 
