@@ -487,3 +487,44 @@ def test_persona_sensitivity_by_hand():
     )
     groups = {g["group"]: g for g in out["groups"]}
     assert groups["personal"]["changed"] == 2 and groups["other"]["changed"] == 0
+
+
+# ------------------------------------------------------------------------------ real data (skipped without ../shared)
+
+
+def _qrels(path) -> dict[tuple[str, str], int]:
+    out = {}
+    for line in path.read_text().splitlines():
+        fields = line.split()
+        if len(fields) == 4:
+            out[(fields[0], fields[2])] = int(fields[3])
+    return out
+
+
+@pytest.mark.realdata
+def test_nist_vs_gpt4_2024_matrix_and_bias():
+    from tests.conftest import shared_file
+
+    gpt = _qrels(
+        shared_file("data", "irlabamsterdam-CONE-RAG", "resources", "automatic_resources", "llm-gpt4-pool-depth-30.txt")
+    )
+    nist = _qrels(shared_file("data", "gyeozai-CFDA-TREC-iKAT2025", "DATA", "topics", "2024_test_qrels.trec"))
+    depth = {item: int(item[0].rsplit("_", 1)[1]) for item in set(gpt) | set(nist)}
+    matrix = agreement_matrix(
+        {"nist": nist, "gpt4": gpt}, scale=SCALE, kinds={"nist": "human", "gpt4": "llm"}, groups={"depth": depth}
+    )
+    [p] = matrix["pairs"]
+    # docs/measures.md#agreement: 8,103 shared items, observed 0.438, kappa 0.240 / 0.366 / 0.468, binary 0.360.
+    assert p["n"] == 8103
+    assert p["agreement"] == pytest.approx(0.438, abs=5e-4)
+    assert p["kappa_unweighted"] == pytest.approx(0.240, abs=5e-4)
+    assert p["kappa_linear"] == pytest.approx(0.366, abs=5e-4)
+    assert p["kappa_quadratic"] == pytest.approx(0.468, abs=5e-4)
+    assert p["kappa_binary"] == pytest.approx(0.360, abs=5e-4)
+    assert p["alpha"] == pytest.approx(0.4475, abs=5e-4)
+    assert sum(g["n"] for g in p["by"]["depth"]) == 8103
+    assert matrix["ceiling"] is None  # one human source only
+    # GPT-4 grades higher than NIST on average, and more so deeper into the conversation.
+    bias = bias_by(gpt, nist, depth)
+    assert bias["overall"]["mean_diff"] == pytest.approx(0.631, abs=5e-4)
+    assert bias["slope"]["slope"] > 0 and bias["slope"]["ci"][0] > 0
