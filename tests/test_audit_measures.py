@@ -493,12 +493,9 @@ def test_persona_sensitivity_by_hand():
 
 
 def _qrels(path) -> dict[tuple[str, str], int]:
-    out = {}
-    for line in path.read_text().splitlines():
-        fields = line.split()
-        if len(fields) == 4:
-            out[(fields[0], fields[2])] = int(fields[3])
-    return out
+    from assess.formats.trec import parse_qrels
+
+    return {(q.turn_id, q.item_id): q.grade for q in parse_qrels(path)}
 
 
 @pytest.mark.realdata
