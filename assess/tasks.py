@@ -15,7 +15,9 @@ Pure logic: no store, no Streamlit, no LLM client.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
@@ -139,6 +141,20 @@ class Scale:
         if value is None:
             return self.missing or "none"
         return f"{value} · {self.names[value]}"
+
+
+def consensus(values: Sequence[int]) -> int:
+    """The label K answers to one input give (an LLM judge asked K times): the most frequent value; on a tie,
+    the mean of all K values rounded half up (as the crowd's 'mean' tie rule, CAsT 2022). Every value counts,
+    -1 included (on the citation scale it is an answer, "irrelevant", not a missing one)."""
+    if not values:
+        raise AssessError("a consensus needs at least one value")
+    counts = Counter(values)
+    top = max(counts.values())
+    leaders = [v for v, c in counts.items() if c == top]
+    if len(leaders) == 1:
+        return leaders[0]
+    return math.floor(sum(values) / len(values) + 0.5)
 
 
 GRADES = Scale(

@@ -16,7 +16,7 @@ from typing import Any
 from assess.errors import AssessError
 from assess.llm.pooling import adaptive_keep
 from assess.llm.probes import PROBE_MARK, is_probe
-from assess.tasks import LABEL_KINDS, LABELLED_STATUSES, JudgingMode, ParseStatus, Task, label_kind
+from assess.tasks import LABEL_KINDS, LABELLED_STATUSES, JudgingMode, ParseStatus, Task, consensus, label_kind
 from store import jobs, labels
 from store.db import Store, column, each, now, returning, row, rows, run, run_many, value, write
 from store.imports import ensure_source
@@ -44,6 +44,7 @@ class Prejudgment:
     attempts: int | None = None
     cached_from: int | None = None
     job_id: int | None = None
+    sample: int = 0  # which of K answers asked for the same input (self-consistency); 0 when one is asked
 
 
 # ------------------------------------------------------------------------------------------- sources, prompts
@@ -224,27 +225,32 @@ def ntr_items(db: Store, nugget_source: str, *, dedup: bool = False) -> list[dic
 # ------------------------------------------------------------------------------------------- cache
 
 
-def judged(db: Store, source: str, task: str, model: str, prompt_version: str) -> set[tuple[str, str, str]]:
-    """(turn, item, input hash) the source already has a non-error answer for, under this model and prompt."""
+def judged(
+    db: Store, source: str, task: str, model: str, prompt_version: str, *, sample: int = 0
+) -> set[tuple[str, str, str]]:
+    """(turn, item, input hash) the source already has a non-error answer for, under this model and prompt
+    (answer number ``sample`` of K; the only one when one answer is asked for)."""
     return {
         (r["turn_id"], r["item_id"], r["input_hash"])
         for r in each(
             db,
             "SELECT turn_id, item_id, input_hash FROM prejudgments WHERE source = :source AND task = :task "
-            "AND model = :model AND prompt_version = :prompt_version AND parse_status != :error",
+            "AND model = :model AND prompt_version = :prompt_version AND parse_status != :error AND sample = :sample",
             {
                 "source": source,
                 "task": str(task),
                 "model": model,
                 "prompt_version": prompt_version,
                 "error": ParseStatus.ERROR.value,
+                "sample": int(sample),
             },
         )
     }
 
 
-def cached(db: Store, model: str, prompt_version: str, hashes: Iterable[str]) -> dict[str, dict]:
-    """Earlier non-error answers (any source) to the same model, prompt version and input, by input hash."""
+def cached(db: Store, model: str, prompt_version: str, hashes: Iterable[str], *, sample: int = 0) -> dict[str, dict]:
+    """Earlier non-error answers (any source) to the same model, prompt version and input, by input hash
+    (answer number ``sample``: another source's K answers are copied answer by answer)."""
     wanted = set(hashes)
     if not wanted:
         return {}
@@ -253,8 +259,8 @@ def cached(db: Store, model: str, prompt_version: str, hashes: Iterable[str]) ->
         db,
         "SELECT id, input_hash, raw_output, parse_status, parsed, note, latency_ms, prompt_tokens, "
         "completion_tokens, attempts FROM prejudgments WHERE model = :model AND prompt_version = :prompt_version "
-        "AND parse_status != :error AND cached_from IS NULL ORDER BY id",
-        {"model": model, "prompt_version": prompt_version, "error": ParseStatus.ERROR.value},
+        "AND parse_status != :error AND cached_from IS NULL AND sample = :sample ORDER BY id",
+        {"model": model, "prompt_version": prompt_version, "error": ParseStatus.ERROR.value, "sample": int(sample)},
     ):
         if r["input_hash"] in wanted and r["input_hash"] not in out:
             r["parsed"] = json.loads(r["parsed"]) if r["parsed"] is not None else None
@@ -311,12 +317,13 @@ def save(db: Store, p: Prejudgment, *, label_context: dict | None = None) -> int
     """
     parsed = None if p.parsed is None else json.dumps(p.parsed, ensure_ascii=False)
     values = {c: _plain_value(getattr(p, c)) for c in _COLUMNS[:-1]} | {"parsed": parsed, "created_at": now()}
+    columns = (*_COLUMNS, "sample")
     with write(db):
         inserted = returning(
             db,
-            f"INSERT INTO prejudgments ({', '.join(_COLUMNS)}) VALUES ({', '.join(':' + c for c in _COLUMNS)}) "
+            f"INSERT INTO prejudgments ({', '.join(columns)}) VALUES ({', '.join(':' + c for c in columns)}) "
             "ON CONFLICT DO NOTHING RETURNING id",
-            values,
+            values | {"sample": int(p.sample)},
         )
         row_id = inserted["id"] if inserted else None
         if row_id and p.parse_status in LABELLED_STATUSES and not is_probe(p.prompt_version):
@@ -337,15 +344,55 @@ def _plain_value(item):
     return item
 
 
+def label_item(task: str, turn_id: str, item_id: str) -> tuple:
+    """The label item a prejudgment's ``item_id`` names: the item's columns after the turn, joined by spaces as
+    the history spells them ('<nugget id> <run>', '<run> <sentence> <passage id>', '<nugget id>', ...)."""
+    task = Task(task)
+    if task in (Task.NTR, Task.NTR_SUPPORT):
+        nugget_id, run_name = item_id.split(" ", 1)
+        return (turn_id, int(nugget_id), run_name)
+    if task is Task.IMPORTANCE:
+        return (turn_id, int(item_id))
+    if task is Task.CITATION:
+        run_name, sentence, passage_id = item_id.rsplit(" ", 2)
+        return (turn_id, run_name, int(sentence), passage_id)
+    if task is Task.RESPONSE:
+        run_name, criterion = item_id.rsplit(" ", 1)
+        return (turn_id, run_name, criterion)
+    return (turn_id, item_id)
+
+
+_SAMPLE_VALUES = (
+    "SELECT parsed FROM prejudgments WHERE source = :source AND task = :task AND turn_id = :turn_id "
+    "AND item_id = :item_id AND model = :model AND prompt_version = :prompt_version AND input_hash = :input_hash "
+    "AND parse_status IN (:ok, :repaired)"
+)
+
+
 def _write_label(db: Store, p: Prejudgment, ctx: dict) -> None:
-    """The label a parsed answer gives its source (a label already holding the value is left alone)."""
+    """The label a parsed answer gives its source (a label already holding the value is left alone).
+
+    When the judge was asked K times about the same input (:attr:`Prejudgment.sample`), the label is the
+    :func:`assess.tasks.consensus` of the parsed answers stored so far (one answer: that answer)."""
     if p.task in LABEL_KINDS:
-        if p.task == Task.NTR:
-            nugget_id, run_name = p.item_id.split(" ", 1)
-            item = (p.turn_id, int(nugget_id), run_name)
-        else:
-            item = (p.turn_id, p.item_id)
-        labels.save_changed(db, p.task, p.source, item, int(p.parsed), mode=JudgingMode.LLM, via="llm")
+        answers = column(
+            db,
+            _SAMPLE_VALUES,
+            {
+                "source": p.source,
+                "task": str(p.task),
+                "turn_id": p.turn_id,
+                "item_id": p.item_id,
+                "model": p.model,
+                "prompt_version": p.prompt_version,
+                "input_hash": p.input_hash,
+                "ok": ParseStatus.OK.value,
+                "repaired": ParseStatus.REPAIRED.value,
+            },
+        )
+        value_ = consensus([int(json.loads(a)) for a in answers]) if len(answers) > 1 else int(p.parsed)
+        item = label_item(p.task, p.turn_id, p.item_id)
+        labels.save_changed(db, p.task, p.source, item, value_, mode=JudgingMode.LLM, via="llm")
     elif p.task == "nuggets":
         stamp = now()
         run_many(
@@ -415,6 +462,63 @@ def raw_outputs(db: Store, source: str, task: str) -> dict[tuple, str]:
         if int(nugget_id) in texts:  # an answer about a nugget since deleted has no item to sit beside
             out[(r["turn_id"], texts[int(nugget_id)], run_name)] = r["raw_output"]
     return out
+
+
+def _answers(
+    db: Store, task: str, *, source: str | None, model: str | None, prompt_versions: Iterable[str] | None
+) -> dict[tuple, dict[str, list[int]]]:
+    """{label item: {prompt version: parsed values by sample index}} of the labelled answers to each item's
+    latest input under each version (an input changed since, e.g. new passage text, leaves earlier answers out)."""
+    sql = (
+        "SELECT turn_id, item_id, prompt_version, input_hash, sample, parsed FROM prejudgments WHERE task = :task "
+        f"AND parse_status IN (:ok, :repaired) AND {_NOT_PROBE}"
+    )
+    params: dict[str, Any] = {"task": str(task), "ok": ParseStatus.OK.value, "repaired": ParseStatus.REPAIRED.value}
+    for name, given in (("source", source), ("model", model)):
+        if given is not None:
+            sql, params = sql + f" AND {name} = :{name}", params | {name: given}
+    wanted = None if prompt_versions is None else list(dict.fromkeys(prompt_versions))
+    if wanted is not None:
+        if not wanted:
+            return {}
+        marks = ", ".join(f":version{i}" for i in range(len(wanted)))
+        sql, params = (
+            sql + f" AND prompt_version IN ({marks})",
+            params | {f"version{i}": v for i, v in enumerate(wanted)},
+        )
+    latest: dict[tuple, str] = {}
+    found: dict[tuple, dict[int, int]] = {}
+    for r in each(db, sql + " ORDER BY id", params):
+        key = (r["turn_id"], r["item_id"], r["prompt_version"])
+        if latest.get(key) != r["input_hash"]:
+            latest[key], found[key] = r["input_hash"], {}
+        found[key][r["sample"]] = int(json.loads(r["parsed"]))
+    out: dict[tuple, dict[str, list[int]]] = {}
+    for (turn_id, item_id, version), by_sample in found.items():
+        item = label_item(task, turn_id, item_id)
+        out.setdefault(item, {})[version] = [by_sample[n] for n in sorted(by_sample)]
+    return out
+
+
+def sample_answers(db: Store, source: str, task: str, *, prompt_version: str | None = None) -> dict[tuple, list[int]]:
+    """Self-consistency: {label item: the parsed values of the source's K answers, by sample index}, for its latest
+    prompt version of each item (or ``prompt_version``). Items asked once have one value."""
+    versions = None if prompt_version is None else [prompt_version]
+    out = {}
+    for item, by_version in _answers(db, task, source=source, model=None, prompt_versions=versions).items():
+        out[item] = by_version[prompt_version] if prompt_version is not None else list(by_version.values())[-1]
+    return out
+
+
+def answers_by_prompt_version(
+    db: Store, task: str, prompt_versions: Iterable[str], *, source: str | None = None, model: str | None = None
+) -> dict[tuple, dict[str, int]]:
+    """Persona sensitivity and other prompt variants: {label item: {prompt version: value}} for the items answered
+    under at least one of ``prompt_versions`` (by ``source`` and/or ``model``, when given); a version's value is
+    the :func:`assess.tasks.consensus` of its K answers. Items answered under every version are the ones to
+    compare; the labels table keeps one value per source, the outcomes keep every version's."""
+    found = _answers(db, task, source=source, model=model, prompt_versions=list(prompt_versions))
+    return {item: {v: consensus(values) for v, values in by_version.items()} for item, by_version in found.items()}
 
 
 def rationale(db: Store, source: str, task: str, turn_id: str, item_id: str) -> str | None:
