@@ -15,12 +15,9 @@ if ui.legacy_run():  # a cold start's first run, in Streamlit's legacy pages mod
     ui.leave_legacy_run(rerun=False)
 st.set_page_config(page_title="Assessment workbench", page_icon="📋", layout="wide")
 ui.server_log()
+ui.styles()  # the inert-text styles, once per run of the frame
 
 ui.ensure_started()
 st.session_state["_frame"] = True  # pages check this (ui.frame_guard)
 database = ui.db()
-ui.crowd_frame()  # a crowd study link (?study=…): only pages/crowd.py, no sign-in, no other page
-ui.sign_in_from_query(database)
-ui.sidebar_sign_in(database)
-
-st.navigation(ui.navigation_pages()).run()
+ui.run_frame(database)  # a crowd study link, or sign-in, the menu and the page asked for

@@ -61,12 +61,9 @@ if view.completed:
     ui.crowd_completion(view.code, config, entry)
     st.stop()
 
-item = view.item
-shown = st.session_state.setdefault("crowd_shown", {})
-shown.setdefault((assignment.id, item.item_id), time.monotonic())  # time per item starts on first display
 
-
-def give(item_id: int, value: int) -> None:
+def give(value: int) -> None:
+    item_id = st.session_state["crowd_item"]  # the item on screen when the key was pressed
     started = st.session_state.get("crowd_shown", {}).get((assignment.id, item_id))
     seconds = round(time.monotonic() - started, 3) if started is not None else None
     try:
@@ -75,37 +72,49 @@ def give(item_id: int, value: int) -> None:
         st.session_state["crowd_error"] = str(exc)
 
 
-if "crowd_error" in st.session_state:
-    ui.error("", st.session_state.pop("crowd_error"))
-st.progress(view.answered / view.total, text=f"Item {view.answered + 1} of {view.total}")
-ui.crowd_item(item)
-if item.task == "ntr":
-    st.subheader(crowd.NTR_QUESTION)
-    yes, no, _ = st.columns([1, 1, 3])
-    yes.button("Yes", key="crowd_yes", shortcut="Y", on_click=give, args=(item.item_id, 1), width="stretch")
-    no.button("No", key="crowd_no", shortcut="N", on_click=give, args=(item.item_id, 0), width="stretch")
-else:
-    rubric = crowd.CRITERIA[item.criterion]
-    st.subheader(rubric["question"])
-    cols = st.columns(len(config.scale) + int(config.allow_unable))
-    for col, value in zip(cols, config.scale):
-        col.button(
-            crowd.answer_caption(item.criterion, value),
-            key=f"crowd_v{value}",
-            shortcut=str(value),
-            on_click=give,
-            args=(item.item_id, value),
-            width="stretch",
-            help=rubric["scale"][value],
-        )
-    if config.allow_unable:
-        cols[-1].button(
-            "Unable to judge",
-            key="crowd_unable",
-            shortcut="X",
-            on_click=give,
-            args=(item.item_id, crowd.UNABLE),
-            width="stretch",
-        )
+@ui.key_panel
+def item_panel():  # an answer re-runs only this panel; the end of the batch runs the whole page
+    view = store_crowd.screen(database, assignment.id)
+    if view.completed:
+        st.rerun(scope="app")
+    item = view.item
+    shown = st.session_state.setdefault("crowd_shown", {})
+    shown.setdefault((assignment.id, item.item_id), time.monotonic())  # time per item starts on first display
+    if "crowd_error" in st.session_state:
+        ui.error("", st.session_state.pop("crowd_error"))
+    st.progress(view.answered / view.total, text=f"Item {view.answered + 1} of {view.total}")
+    st.session_state["crowd_item"] = item.item_id  # from now on a key press is about this item
+    ui.crowd_item(item)
+    if item.task == "ntr":
+        st.subheader(crowd.NTR_QUESTION)
+        keys = st.container(horizontal=True, gap="small")
+        keys.button("Yes", key="crowd_yes", shortcut="Y", on_click=give, args=(1,), width=160)
+        keys.button("No", key="crowd_no", shortcut="N", on_click=give, args=(0,), width=160)
+    else:
+        rubric = crowd.CRITERIA[item.criterion]
+        st.subheader(rubric["question"])
+        keys = st.container(horizontal=True, gap="small")
+        for value in config.scale:
+            keys.button(
+                crowd.answer_caption(item.criterion, value),
+                key=f"crowd_v{value}",
+                shortcut=str(value),
+                on_click=give,
+                args=(value,),
+                width="stretch",
+                help=rubric["scale"][value],
+            )
+        if config.allow_unable:
+            keys.button(
+                "Unable to judge",
+                key="crowd_unable",
+                shortcut="X",
+                on_click=give,
+                args=(crowd.UNABLE,),
+                width="stretch",
+            )
+
+
+item_panel()
 with st.expander("Instructions and examples"):
     ui.crowd_guideline(guide, config)

@@ -1,66 +1,74 @@
 """Judge passages 0-4 for a turn, with the conversation, the resolved utterance and the PTKB beside them.
 
 Keys: 0-4 grade and move to the next unjudged passage, X cannot judge, Left/Right previous/next,
-S skip, U undo. Every key press is stored at once.
+S skip, U undo. Every key press is stored at once. A key press re-runs only the item panel (a
+fragment); the whole page runs again when the next item belongs to another turn.
 """
 
 import streamlit as st
 
 from assess import ui
+from assess.services.judging import item_screen
 from assess.tasks import GRADES
 from assess.text import query_terms
-from store import conversations, prejudgments, queue
+from store import queue
 
 ui.frame_guard()
 database = ui.db()
 name = ui.require_assessor("judge")
 
-state = ui.load_queue(database, name)
-if not len(state):
+order = ui.queue_order(database, name)
+desk = ui.KeyQueue("judge", database, name, "passage", order, lambda: queue.labelled(database, name))
+if not len(desk.order.items):
     st.info("Your queue is empty: ask an organizer to assign you a topic.")
     st.stop()
 if "turn" in st.query_params and "passage" in st.query_params:  # a deep link to one item, used once
     st.session_state["judge_key"] = (st.query_params.pop("turn"), st.query_params.pop("passage"))
-cursor = ui.Cursor("judge", state)
-pos, turn_id, passage_id = cursor.position, cursor.turn_id, cursor.item_id
-mode = queue.judging_mode(database)
-
-
-def grade(value):
-    note = st.session_state.get(f"note_{turn_id}_{passage_id}") or None  # a note typed before grading
-    first = queue.label_of(database, name, "passage", turn_id, passage_id) is None
-    queue.save_passage_label(database, name, turn_id, passage_id, value, note=note, mode=mode, via="ui")
-    # blind-then-reveal: stay to show the LLM's label; the next key (a grade or Right) moves on
-    cursor.go(None if mode == "reveal" and first else "next_unjudged")
-
-
-ctx, left, right = ui.context_columns(database, turn_id)
-prog = state.progress()
-done_turn, total_turn = prog["turns"][turn_id]
+shown_turn = ui.Cursor("judge", desk.state()).turn_id
+ctx, left, right = ui.context_columns(database, shown_turn)
 with left:
     with st.expander("Persona (PTKB statements)", expanded=True):
         ui.ptkb(ctx)
     with st.expander("Grade rubric", expanded=True):
         ui.rubric()
-    ui.queue_overview(prog, turn_id)
-with right:
+
+
+@ui.key_panel
+def item_panel():
+    state = desk.state()
+    cursor = ui.Cursor("judge", state)
+    if cursor.turn_id != shown_turn:  # the conversation on the left changes: run the whole page
+        st.rerun(scope="app")
+    pos, turn_id, passage_id = cursor.position, cursor.turn_id, cursor.item_id
+    screen = item_screen(database, name, "passage", turn_id, passage_id, text=True)
+    own = screen.own
+
+    def grade(value):
+        turn, passage = cursor.on_screen()
+        note = st.session_state.get(f"note_{turn}_{passage}") or None  # a note typed before grading
+        first = screen.mode == "reveal" and queue.label_of(database, name, "passage", turn, passage) is None
+        queue.save_passage_label(database, name, turn, passage, value, note=note, mode=screen.mode, via="ui")
+        desk.mark((turn, passage))
+        cursor.go(None if first else "next_unjudged")  # blind-then-reveal: stay to show the LLM's label
+
+    prog = state.progress()
+    done_turn, total_turn = prog["turns"][turn_id]
     st.progress(
         done_turn / total_turn,
         text=f"Turn {ui.esc(turn_id)}: {done_turn} / {total_turn} judged · all: {prog['judged']} / {prog['total']}",
     )
     st.markdown(f"Passage {ui.code(passage_id)} ({pos + 1} of {len(state)})")
-    text = conversations.passage_text(database, passage_id)
-    ui.show_passage(text, query_terms(ctx.query))
-    own = queue.label_of(database, name, "passage", turn_id, passage_id)
+    cursor.shown()
+    ui.show_passage(screen.text, query_terms(ctx.query))
     if own:
         shown = GRADES.missing if own["value"] is None else f"{own['value']} ({GRADES.names[own['value']]})"
         st.success(f"Your label: {shown}")
-    for other in prejudgments.revealed_with_rationale(database, name, "passage", turn_id, passage_id):
+    for other in screen.revealed:
         with st.expander(f"{ui.esc(other['source'])} says {other['value']}"):
             ui.inert(other["rationale"] or "(imported label: no rationale stored)")
-    cols = st.columns(5)
+    grades = st.container(horizontal=True, gap="small")
     for g in GRADES.values:
-        cols[g].button(
+        grades.button(
             GRADES.label(g),
             key=f"g{g}",
             shortcut=str(g),
@@ -69,10 +77,9 @@ with right:
             type="primary" if own and own["value"] == g else "secondary",
             width="stretch",
         )
-    nav = st.columns(5)
+    nav = st.container(horizontal=True, gap="small")
     cursor.nav_buttons(nav, lambda: queue.undo(database, name, "passage"), skip=True)
-    nav[4].button("Cannot judge", key="cannot", shortcut="X", on_click=ui.saving(grade), args=(None,), width="stretch")
-    ui.release_keys_from_inputs()
+    nav.button("Cannot judge", key="cannot", shortcut="X", on_click=ui.saving(grade), args=(None,), width="stretch")
     note_key = f"note_{turn_id}_{passage_id}"
     st.text_input(
         "Note (optional; Enter or Esc returns to the keys)",
@@ -82,3 +89,9 @@ with right:
             lambda: queue.save_note(database, name, "passage", turn_id, passage_id, st.session_state[note_key])
         ),
     )
+    ui.queue_overview(state, turn_id)
+
+
+with right:
+    item_panel()
+ui.release_keys_from_inputs()  # once per page: Enter or Esc in the note field gives the keys back

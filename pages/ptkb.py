@@ -1,51 +1,65 @@
 """Label which PTKB (persona) statements are relevant to each turn.
 
 Keys: 1 relevant, 0 not relevant (both move to the next unlabelled statement), Left/Right
-previous/next, U undo. These labels form the assessor's own PTKB source.
+previous/next, U undo. These labels form the assessor's own PTKB source. A key press re-runs only the
+statement panel (a fragment); the whole page runs again when the next statement belongs to another turn.
 """
 
 import streamlit as st
 
 from assess import ui
-from store import prejudgments, queue
+from assess.services.judging import item_screen, turn_labels
+from store import queue
 
 ui.frame_guard()
 database = ui.db()
 name = ui.require_assessor("ptkb")
 
-state = ui.load_queue(database, name, task="ptkb")
-if not len(state):
+order = ui.queue_order(database, name, task="ptkb")
+desk = ui.KeyQueue("ptkb", database, name, "ptkb", order, lambda: queue.labelled(database, name, "ptkb"))
+if not len(order.items):
     st.info("No PTKB statements to label in your queue.")
     st.stop()
-cursor = ui.Cursor("ptkb", state)
-turn_id, statement_id = cursor.turn_id, cursor.item_id
-mode = queue.judging_mode(database)
+shown_turn = ui.Cursor("ptkb", desk.state()).turn_id
+ctx, left, right = ui.context_columns(database, shown_turn)
+statements = {s["id"]: s["text"] for s in ctx.ptkb}
+in_turn = [item for turn, item in order.items if turn == shown_turn]
 
 
-def label(value):
-    first = queue.label_of(database, name, "ptkb", turn_id, statement_id) is None
-    queue.save_ptkb_label(database, name, turn_id, statement_id, value, mode=mode, via="ui")
-    cursor.go(None if mode == "reveal" and first else "next_unjudged")  # reveal: stay to show the LLM
+@ui.key_panel
+def statement_panel():
+    state = desk.state()
+    cursor = ui.Cursor("ptkb", state)
+    if cursor.turn_id != shown_turn:  # the conversation on the left changes: run the whole page
+        st.rerun(scope="app")
+    turn_id, statement_id = cursor.turn_id, cursor.item_id
+    screen = item_screen(database, name, "ptkb", turn_id, statement_id)
 
+    def label(value):
+        turn, statement = cursor.on_screen()
+        first = screen.mode == "reveal" and queue.label_of(database, name, "ptkb", turn, statement) is None
+        queue.save_ptkb_label(database, name, turn, statement, value, mode=screen.mode, via="ui")
+        desk.mark((turn, statement))
+        cursor.go(None if first else "next_unjudged")  # blind-then-reveal: stay to show the LLM's label
 
-ctx, left, right = ui.context_columns(database, turn_id)
-prog = state.progress()
-done_turn, total_turn = prog["turns"][turn_id]
-with right:
+    done_turn, total_turn = state.progress()["turns"][turn_id]
     st.progress(done_turn / total_turn, text=f"Turn {ui.esc(turn_id)}: {done_turn} / {total_turn} statements labelled")
     st.markdown("Is this statement about the user **relevant** to answering the current turn?")
-    for row in queue.turn_items(database, name, turn_id, task="ptkb"):
-        text = next(s["text"] for s in ctx.ptkb if s["id"] == row[1])
-        own = queue.label_of(database, name, "ptkb", turn_id, row[1])
-        mark = "·" if own is None else ("✅ relevant" if own["value"] else "✖ not relevant")
-        current = row[1] == statement_id
-        ui.line(f"▶ {row[1]}." if current else f"{row[1]}.", f"{text} — {mark}", strong=current)
-    for other in prejudgments.revealed_with_rationale(database, name, "ptkb", turn_id, statement_id):
+    own_labels = turn_labels(database, name, "ptkb", turn_id)
+    for item in in_turn:
+        own = own_labels.get(item, "unlabelled")
+        mark = "·" if own == "unlabelled" else ("✅ relevant" if own else "✖ not relevant")
+        current = item == statement_id
+        ui.line(f"▶ {item}." if current else f"{item}.", f"{statements[item]} — {mark}", strong=current)
+    cursor.shown()
+    for other in screen.revealed:
         with st.expander(f"{ui.esc(other['source'])} says {'relevant' if other['value'] else 'not relevant'}"):
             ui.inert(other["rationale"] or "(imported label: no rationale stored)")
-    cols = st.columns(5)
-    cols[0].button("1 · Relevant", key="rel", shortcut="1", on_click=ui.saving(label), args=(1,), width="stretch")
-    cols[1].button(
-        "0 · Not relevant", key="nonrel", shortcut="0", on_click=ui.saving(label), args=(0,), width="stretch"
-    )
-    cursor.nav_buttons(cols[2:], lambda: queue.undo(database, name, "ptkb"))
+    keys = st.container(horizontal=True, gap="small")
+    keys.button("1 · Relevant", key="rel", shortcut="1", on_click=ui.saving(label), args=(1,), width="stretch")
+    keys.button("0 · Not relevant", key="nonrel", shortcut="0", on_click=ui.saving(label), args=(0,), width="stretch")
+    cursor.nav_buttons(keys, lambda: queue.undo(database, name, "ptkb"))
+
+
+with right:
+    statement_panel()

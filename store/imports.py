@@ -31,6 +31,7 @@ from assess.formats import (
 )
 from assess.tasks import LABEL_KINDS, Task
 from store.db import Store, column, each, is_database_error, now, row, rows, run, run_many, value, write
+from store.screens import bump_topics_version
 
 _PASSAGE, _PTKB, _NTR = (LABEL_KINDS[t] for t in (Task.PASSAGE, Task.PTKB, Task.NTR))
 
@@ -247,6 +248,7 @@ def import_topics(
             )
         ensure_source(db, labels_source, "organizers", description="ptkb_provenance of the topics file")
         _upsert_ptkb_labels(db, label_rows, mode="import")
+        bump_topics_version(db)  # judging pages re-read the conversations they cached
     return {
         "conversations": len(conv_rows),
         "turns": len(turn_rows),

@@ -52,9 +52,9 @@ def stop_process(proc: subprocess.Popen) -> None:
 
 @contextlib.contextmanager
 def streamlit_app(
-    script: str, log_path: Path, env: dict[str, str], *, start_timeout: float = 90
+    script: str, log_path: Path, env: dict[str, str], *, start_timeout: float = 90, cwd: Path = ROOT
 ) -> Iterator[tuple[str, subprocess.Popen]]:
-    """``streamlit run SCRIPT`` (from the project root) on a free port of 127.0.0.1 with exactly ``env``,
+    """``streamlit run SCRIPT`` (from ``cwd``, by default the project root) on a free port of 127.0.0.1 with exactly ``env``,
     in its own process group, stopped on exit; yields (URL, process) once it answers its health check.
     Raises RuntimeError with the end of its log when it does not start."""
     for _attempt in range(3):  # a free port can be taken between probing and binding: retry
@@ -65,7 +65,7 @@ def streamlit_app(
                 [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true"]
                 + ["--server.port", str(port), "--server.address", "127.0.0.1"]
                 + ["--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
-                cwd=ROOT,
+                cwd=cwd,
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -147,6 +147,33 @@ def test_keys_grade_store_and_resume(server, new_page):
     assert progress_text(other) == resumed
 
 
+def test_thirty_grades_pressed_quickly_are_all_stored_in_order(server, new_page):
+    """An assessor who knows the passages presses the next grade as soon as the next passage is shown,
+    without waiting for the page's run to end. Every press is one label of the passage it was
+    pressed on, in queue order (across a turn boundary too), with the history in the same order."""
+    base, db_path = server
+    expected = passage_queue(db_path)
+    first_turn = sum(1 for t, _p in expected if t == expected[0][0])
+    assert first_turn < 30, "the presses should cross into the second turn (a whole-page run)"
+    page, (first, _n), _ = open_judge(new_page, base, "e2e-fast", 1)
+    assert first == expected[0][1]
+    grades = [(3 * n + 1) % 5 for n in range(30)]  # every grade, in no particular order
+    for n, g in enumerate(grades, start=1):
+        press(page, str(g))
+        line = page.get_by_text(re.compile(rf"^Passage \S+ \({n + 1} of {TOTAL}\)$")).first
+        expect(line).to_be_visible(timeout=LOAD_TIMEOUT_MS)  # the next passage is on screen: press again
+    settled(page)
+    stored = query(
+        db_path,
+        "SELECT item, new_value FROM label_history WHERE source = 'e2e-fast' ORDER BY id",
+    )
+    assert stored == [(f"{t} {p}", str(g)) for (t, p), g in zip(expected[:30], grades)]
+    labels = query(db_path, "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'e2e-fast'")
+    assert sorted(labels, key=lambda r: expected.index((r[0], r[1]))) == [
+        (t, p, g) for (t, p), g in zip(expected[:30], grades)
+    ]
+
+
 def test_untrusted_passage_text_is_inert(server, new_page):
     base, db_path = server
     page, (shown, n), dialogs = open_judge(new_page, base, "e2e-xss", None, turn="101_4", passage="demo-doc-012:2")

@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-from tests.benchmarks.st_client import StreamlitClient, app_server
+from assess.tasks import GRADES
+from tests.benchmarks.st_client import FINISHED_FRAGMENT, StreamlitClient, app_server
 from tests.helpers import ROOT, rows
 
 NAME, PASSWORD = "wsclient", "a-long-test-password"
@@ -55,8 +56,12 @@ def test_an_assessor_signs_in_opens_judge_and_a_grade_is_stored_and_the_next_pas
             assert signed_in.status == 0 and not signed_in.errors, signed_in.errors
             first = client.find(PASSAGE)
             assert first and first.group(3) == "1", client.texts()
+            assert client.fragment_of("g3"), "the grade keys are drawn by the item panel's fragment"
             pressed = await client.click("g3")
-            assert pressed.status == 0 and not pressed.errors, pressed.errors
+            # only the item panel ran (a fragment's run), as in a browser
+            assert pressed.status == FINISHED_FRAGMENT and not pressed.errors, pressed.errors
+            rubric = GRADES.definitions[4]
+            assert any(rubric in t for t in client.texts()), "the rubric beside the panel stays on the page"
             seen = pressed.first(PASSAGE)
             return first.group(2), seen, pressed
 

@@ -5,7 +5,7 @@ Pages call ``ui.<name>``: the names below are re-exported from the modules that 
 """
 
 from assess.ui.crowd import crowd_completion, crowd_frame, crowd_guideline, crowd_item, crowd_query, crowd_text
-from assess.ui.cursor import Cursor, load_queue, release_keys_from_inputs
+from assess.ui.cursor import Cursor, KeyQueue, load_queue, queue_order, release_keys_from_inputs
 from assess.ui.frame import (
     actor,
     adjudication_page,
@@ -17,15 +17,18 @@ from assess.ui.frame import (
     frame_guard,
     is_adjudicator,
     is_organizer,
+    key_panel,
     leave_legacy_run,
     navigation_pages,
     open_sign_in,
     require_assessor,
     role,
+    run_frame,
     saving,
     server_log,
     sidebar_sign_in,
     sign_in_from_query,
+    store_unreachable,
 )
 from assess.ui.internals import legacy_run
 from assess.ui.spans import picked_span, span_picker
@@ -51,6 +54,7 @@ from assess.ui.widgets import (
     rubric,
     set_flash,
     show_passage,
+    styles,
     upload_name,
 )
 
@@ -62,6 +66,8 @@ __all__ = [
     "app_pages",
     "navigation_pages",
     "Cursor",
+    "KeyQueue",
+    "queue_order",
     "assessor",
     "case_input",
     "code",
@@ -85,6 +91,7 @@ __all__ = [
     "inert",
     "is_adjudicator",
     "is_organizer",
+    "key_panel",
     "leave_legacy_run",
     "legacy_run",
     "line",
@@ -100,12 +107,15 @@ __all__ = [
     "release_keys_from_inputs",
     "require_assessor",
     "role",
+    "run_frame",
     "rubric",
     "set_flash",
     "server_log",
     "show_passage",
+    "styles",
     "sidebar_sign_in",
     "sign_in_from_query",
+    "store_unreachable",
     "span_picker",
     "upload_name",
 ]

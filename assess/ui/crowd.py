@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from assess.text import inert_html
-from assess.ui.assets import CSS, asset
+from assess.ui.assets import asset
 from assess.ui.widgets import esc, line
 
 CROWD_COOKIE = "assess_crowd"
@@ -96,7 +96,6 @@ def crowd_guideline(guide: dict, config) -> None:
 
 def crowd_item(view) -> None:
     """One item's content: the conversation so far (response studies), the response, the nugget."""
-    st.markdown(CSS, unsafe_allow_html=True)
     if view.task == "response":
         for utterance, response in view.history:
             crowd_text(utterance, "User")

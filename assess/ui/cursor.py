@@ -11,21 +11,64 @@ from assess.ui.frame import saving
 
 # cache_resource, not cache_data: the order is immutable and shared, so no per-run copy of 20,000 items.
 @st.cache_resource(max_entries=256, show_spinner=False)
-def _cached_order(db_file: str, assessor_name: str, task: str, open_mode: bool, version: tuple):
-    from store import open_db
+def _cached_order(_database, target: str, assessor_name: str, task: str, open_mode: bool, version: tuple):
     from store import queue as store_queue
 
-    with open_db(db_file, migrate=False) as database:
-        return store_queue.queue_order(database, assessor_name, task=task, open_mode=open_mode)
+    return store_queue.queue_order(_database, assessor_name, task=task, open_mode=open_mode)
+
+
+def queue_order(database, assessor_name: str, task: str = "passage"):
+    """The assessor's queue order, cached until the pool or their assignments change."""
+    from store import queue as store_queue
+
+    version = store_queue.queue_version(database, assessor_name)
+    return _cached_order(database, database.target, assessor_name, task, settings.open_mode(), version)
 
 
 def load_queue(database, assessor_name: str, task: str = "passage"):
     """The assessor's queue; its item order is cached until the pool or their assignments change."""
     from store import queue as store_queue
 
-    version = store_queue.queue_version(database, assessor_name)
-    order = _cached_order(str(settings.db_target()), assessor_name, task, settings.open_mode(), version)
+    order = queue_order(database, assessor_name, task)
     return store_queue.load_queue(database, assessor_name, task=task, order=order)
+
+
+class KeyQueue:
+    """What a keyboard page keeps between key presses: the queue's order (read on the page's full runs)
+    and the set of items the assessor has labelled, kept in the session and read again only when the
+    assessor's labels of the task change in the store (another tab, an undo, an import): a key press
+    costs one indexed check instead of reading every label.
+
+    ``read_done()`` reads the labelled items as queue keys; ``mark(item)`` records the page's own write.
+    """
+
+    def __init__(self, prefix: str, database, source: str, task: str, order, read_done):
+        self.prefix, self.database, self.source, self.task = prefix, database, source, task
+        self.order, self.read_done = order, read_done
+        self._slot = f"_{prefix}_done"
+
+    def _version(self) -> tuple:
+        from store.screens import labels_version
+
+        return (self.source, id(self.order), labels_version(self.database, self.task, self.source))
+
+    def state(self):
+        """The queue with the labelled items as the store has them now."""
+        from assess.queueing import QueueState
+
+        version = self._version()
+        kept = st.session_state.get(self._slot)
+        if kept is None or kept[0] != version:
+            kept = (version, self.read_done())
+            st.session_state[self._slot] = kept
+        return QueueState(self.order, kept[1])
+
+    def mark(self, item) -> None:
+        """After the page wrote the label of ``item`` (a queue key): count it as labelled without
+        reading every label again."""
+        kept = st.session_state.get(self._slot)
+        if kept is not None:
+            st.session_state[self._slot] = (self._version(), kept[1] | {tuple(item)})
 
 
 class Cursor:
@@ -41,6 +84,19 @@ class Cursor:
         self.turn_id, self.item_id, _ = state.item(position)
         st.session_state[f"{prefix}_key"] = (self.turn_id, self.item_id)
 
+    def shown(self) -> None:
+        """Call right after drawing the line that names the item: from now on a key press is about it."""
+        st.session_state[f"{self.prefix}_shown"] = (self.turn_id, self.item_id)
+
+    def on_screen(self) -> tuple[str, str]:
+        """In a key's callback: the (turn, item) the page showed when the key was pressed (see :meth:`shown`).
+
+        Read from the session, not from the callback's closure: a key pressed while the next item's run
+        was still drawing reaches the callbacks that run registered last, whose closure is the item
+        before; and the cursor's own position moves before the new item is drawn."""
+        shown = st.session_state.get(f"{self.prefix}_shown") or st.session_state[f"{self.prefix}_key"]
+        return tuple(shown)
+
     def open(self, turn_id: str, item_id: str) -> None:
         st.session_state[f"{self.prefix}_key"] = (turn_id, item_id)
 
@@ -55,18 +111,18 @@ class Cursor:
         if touched:
             self.open(*touched)
 
-    def nav_buttons(self, columns, undo_fn, *, key_prefix: str = "", skip: bool = False) -> None:
-        """Previous (Left), Next (Right), Undo (U) and, with ``skip``, Skip (S) buttons in ``columns``."""
+    def nav_buttons(self, place, undo_fn, *, key_prefix: str = "", skip: bool = False) -> None:
+        """Previous (Left), Next (Right), Undo (U) and, with ``skip``, Skip (S) buttons: one per column of
+        ``place`` when it is a list of columns, else all in ``place`` (a horizontal container)."""
+        slots = list(place) if isinstance(place, list | tuple) else [place] * 4
         k = key_prefix
-        columns[0].button(
-            "Previous", key=f"{k}prev", shortcut="Left", on_click=self.go, args=("prev",), width="stretch"
-        )
-        columns[1].button("Next", key=f"{k}next", shortcut="Right", on_click=self.go, args=("next",), width="stretch")
-        columns[2].button(
+        slots[0].button("Previous", key=f"{k}prev", shortcut="Left", on_click=self.go, args=("prev",), width="stretch")
+        slots[1].button("Next", key=f"{k}next", shortcut="Right", on_click=self.go, args=("next",), width="stretch")
+        slots[2].button(
             "Undo", key=f"{k}undo", shortcut="U", on_click=saving(self.undo), args=(undo_fn,), width="stretch"
         )
         if skip:
-            columns[3].button(
+            slots[3].button(
                 "Skip", key=f"{k}skip", shortcut="S", on_click=self.go, args=("next_unjudged",), width="stretch"
             )
 

@@ -31,19 +31,32 @@ STORE_FLASH = "store_flash"
 
 
 def db():
-    """Open the store for this script run (a new connection per run; never cached across threads). A store
-    that cannot be reached stops the page with one plain message; a message a key press left (its label
-    was not saved) is shown first."""
+    """The store of this browser session: opened on the session's first run and kept for its later runs
+    (and the item panels' reruns), so a key press opens nothing. A store that cannot be reached stops
+    the page with one plain message; a message a key press left (its label was not saved) is shown first.
+
+    Runs of one session never overlap (Streamlit runs them one after another), so the handle is never
+    used by two threads at once; on PostgreSQL it holds no server connection between units of work, on
+    SQLite one connection per session, closed when the session ends.
+    """
     from store import open_db
     from store.db import StoreUnavailable
 
     flash(STORE_FLASH)
+    target = str(settings.db_target())
+    held = st.session_state.get(_SESSION_STORE)
+    if held is not None and held.target == target:
+        return held
     try:
-        return open_db(settings.db_target())
-    except StoreUnavailable as exc:  # the detail (which names the store) goes to the server log only
-        logging.getLogger("assess").warning("store unavailable: %s", exc)
-        st.error("The store cannot be reached, so nothing can be shown or saved now; try again in a moment.")
+        database = open_db(target)
+    except StoreUnavailable as exc:
+        store_unreachable(exc)
         st.stop()
+    st.session_state[_SESSION_STORE] = database
+    return database
+
+
+_SESSION_STORE = "_store"
 
 
 def _not_saved(exc) -> str:
@@ -71,14 +84,46 @@ def saving(callback):
     return guarded
 
 
+STORE_UNREACHABLE = "The store cannot be reached, so nothing can be shown or saved now; try again in a moment."
+
+
+def store_unreachable(exc) -> None:
+    """Say plainly on the page that the store cannot be reached (the detail, which names the store, goes
+    to the server log only)."""
+    logging.getLogger("assess").warning("store unavailable: %s", exc)
+    st.error(STORE_UNREACHABLE)
+
+
+def key_panel(func):
+    """``st.fragment`` for the item panel of a keyboard page: a key press re-runs only this panel. It shows
+    the message a key's callback left (its label was not saved) and, when the store cannot be reached
+    while drawing, says so instead of failing."""
+    import functools
+
+    from store.db import StoreUnavailable
+
+    @st.fragment
+    @functools.wraps(func)
+    def panel(*args, **kwargs):
+        flash(STORE_FLASH)
+        try:
+            return func(*args, **kwargs)
+        except StoreUnavailable as exc:
+            store_unreachable(exc)
+
+    return panel
+
+
 def ensure_started():
     """Create the store on first start and load the embedded demo when it is empty."""
     from assess.services.loading import is_empty, load_demo_if_empty
-    from store import open_db
 
     if st.session_state.get("_store_checked"):
         return
-    database = open_db(settings.db_target())
+    from store import open_db
+
+    database = open_db(settings.db_target())  # a store that cannot be opened at all fails here, redacted
+    st.session_state[_SESSION_STORE] = database  # kept for the session's runs (see db())
     if is_empty(database):
         with st.spinner("First start: loading the demo data…"):
             load_demo_if_empty(database)
@@ -308,6 +353,22 @@ def navigation_pages() -> dict[str, list]:
     elif is_adjudicator():
         pages["Adjudicate"] = [adjudication_page()]
     return pages
+
+
+def run_frame(database) -> None:
+    """The rest of app.py's run: a visitor with a crowd study link gets that study's page alone (no
+    sign-in, no other page); anyone else signs in and gets the page the address asks for, in their
+    role's menu. A store that goes away meanwhile is one plain message on the page, nothing else."""
+    from assess.ui.crowd import crowd_frame
+    from store.db import StoreUnavailable
+
+    try:
+        crowd_frame()
+        sign_in_from_query(database)
+        sidebar_sign_in(database)
+        st.navigation(navigation_pages()).run()
+    except StoreUnavailable as exc:
+        store_unreachable(exc)
 
 
 def leave_legacy_run(*, rerun: bool) -> None:

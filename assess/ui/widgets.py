@@ -51,9 +51,14 @@ def upload_name(upload) -> str | None:
     return base
 
 
+def styles() -> None:
+    """The inert-text styles, sent once per full run of the app (app.py) and kept by the page: the text
+    blocks themselves carry only class names. Style-only HTML takes no room on the page."""
+    st.html(CSS)
+
+
 def show_passage(text: str | None, terms=()) -> None:
     """Render untrusted passage text inertly (escaped), highlighting query terms; say so when text is absent."""
-    st.markdown(CSS, unsafe_allow_html=True)
     if text is None:
         st.warning(
             "Passage text not available (only its id is known; judged ClueWeb22 texts are licensed). "
@@ -65,14 +70,13 @@ def show_passage(text: str | None, terms=()) -> None:
 
 def inert(text: str) -> None:
     """Show untrusted text (an LLM's raw answer, a response) as inert, escaped text."""
-    st.markdown(CSS, unsafe_allow_html=True)
     st.markdown(inert_html(text), unsafe_allow_html=True)
 
 
 def line(label: str | None, text: str, *, strong: bool = False, resolved: bool = False, container=None) -> None:
     """Show untrusted text (an utterance, a response, a nugget, a statement) inertly after a bold label."""
     css = "inert-resolved" if resolved else "inert-line"
-    (container or st).markdown(CSS + line_html(label, text, css=css, strong=strong), unsafe_allow_html=True)
+    (container or st).markdown(line_html(label, text, css=css, strong=strong), unsafe_allow_html=True)
 
 
 def rubric() -> None:
@@ -100,13 +104,25 @@ def ptkb(ctx: TurnContext) -> None:
         line(f"{s['id']}.", s["text"])
 
 
+@st.cache_data(max_entries=512, show_spinner=False)
+def _turn_context(_database, target: str, turn_id: str, version: str) -> TurnContext:
+    from store.conversations import turn_context
+
+    return turn_context(_database, turn_id)  # the store itself is not part of the key (underscore)
+
+
+def turn_context(database, turn_id: str) -> TurnContext:
+    """A turn's conversation so far and PTKB, cached per store and turn until topics are imported again."""
+    from store.screens import topics_version
+
+    return _turn_context(database, database.target, turn_id, topics_version(database))
+
+
 def context_columns(database, turn_id: str) -> tuple[TurnContext, object, object]:
     """The two columns of a judging screen; the left one shows the conversation so far.
 
     Returns (turn context, left column, right column).
     """
-    from store.conversations import turn_context
-
     ctx = turn_context(database, turn_id)
     left, right = st.columns([2, 3], gap="large")
     with left:
@@ -151,11 +167,16 @@ def case_input(kind: str, label: str):
         return None, None
 
 
-def queue_overview(progress: dict, current_turn: str) -> None:
-    """An expander with judged / total per topic (conversation) and per turn of the assessor's queue."""
+def queue_overview(state, current_turn: str) -> None:
+    """An expander with judged / total per topic (conversation) and per turn of the assessor's queue
+    (``state``, a :class:`assess.queueing.QueueState`); its tables are built only while it is open."""
     import pandas as pd
 
-    with st.expander("Your queue: progress per topic and turn"):
+    box = st.expander("Your queue: progress per topic and turn", key="queue_overview", on_change="rerun")
+    if not box.open:
+        return
+    progress = state.progress()
+    with box:
         topics = pd.DataFrame(
             [
                 {"topic": c, "judged": d, "total": t, "done": f"{d / t:.0%}" if t else "-"}

@@ -49,6 +49,7 @@ TOPICS = DATA / "irlabamsterdam-iKAT/2024/data/2024_test_topics.json"
 NIST = DATA / "gyeozai-CFDA-TREC-iKAT2025/DATA/topics/2024_test_qrels.trec"
 FLOOR_APP = Path(__file__).resolve().parent / "floor_app.py"
 IKAT_PAIRS, IKAT_TURNS, IKAT_TOPICS = 20_575, 116, 17  # the iKAT 2024 NIST pool
+ASSESSORS_LOADED = 20
 
 FIRST_LOAD_MS = 180_000  # a first /judge page on a 20k-pair store, while other sessions open too
 PRESS_TIMEOUT_MS = 60_000  # one key press -> next item on screen
@@ -174,15 +175,26 @@ def interleaved(pages: dict[str, tuple], presses: int, block: int, gap: float, s
 
 
 @contextlib.contextmanager
-def floor_server(log_path: Path, *, start_timeout: float = 90):
-    """``streamlit run tests/benchmarks/floor_app.py`` on a free port of 127.0.0.1 (same flags and working
-    directory as the workbench's server); yields its URL; stopped (its process group) on exit."""
+def floor_server(log_path: Path, *, bare: bool = True, start_timeout: float = 90):
+    """``streamlit run floor_app.py`` on a free port of 127.0.0.1; yields its URL; stopped (its process
+    group) on exit. ``bare``: from a folder of its own, so Streamlit runs with its defaults (no
+    configuration file), as a bare app does; else from the project root, with the workbench's
+    .streamlit/config.toml (the same Streamlit settings as the workbench's server)."""
+    import shutil
+
     from tests.processes import streamlit_app
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSESS_")}
     env.update(STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", PYTHONUNBUFFERED="1")
-    with streamlit_app(str(FLOOR_APP), log_path, env, start_timeout=start_timeout) as (url, _proc):
-        yield url
+    if bare:
+        folder = log_path.parent / "floor-bare"
+        folder.mkdir(exist_ok=True)
+        script = shutil.copy(FLOOR_APP, folder / FLOOR_APP.name)
+        with streamlit_app(str(script), log_path, env, start_timeout=start_timeout, cwd=folder) as (url, _proc):
+            yield url
+    else:
+        with streamlit_app(str(FLOOR_APP), log_path, env, start_timeout=start_timeout) as (url, _proc):
+            yield url
 
 
 # ------------------------------------------------------------------------------------------- other assessors
@@ -350,18 +362,47 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def table(results: dict[str, list[Press]], pool: str) -> str:
-    floor = [p.ms for p in results["floor"]]
-    judge = [p.ms for p in results["judge"]]
-    f50, f95 = percentile(floor, 0.5), percentile(floor, 0.95)
-    j50, j95 = percentile(judge, 0.5), percentile(judge, 0.95)
-    lines = [
-        "| key press -> next item on screen | presses | p50 (ms) | p95 (ms) |",
-        "|---|---:|---:|---:|",
-        f"| floor: bare one-button Streamlit app | {len(floor)} | {f50:.0f} | {f95:.0f} |",
-        f"| /judge ({pool}) | {len(judge)} | {j50:.0f} | {j95:.0f} |",
-        f"| ratio judge / floor | | {j50 / f50:.1f}x | {j95 / f95:.1f}x |",
-    ]
+    """One phase's rows: both floors, /judge, and /judge's ratios to each floor."""
+    stats = {
+        name: (percentile([p.ms for p in v], 0.5), percentile([p.ms for p in v], 0.95), len(v))
+        for name, v in results.items()
+    }
+    names = {
+        "floor": "floor: bare one-button Streamlit app (Streamlit's defaults)",
+        "floor-tuned": "floor with the workbench's Streamlit settings (.streamlit/config.toml)",
+        "judge": f"/judge ({pool})",
+    }
+    lines = ["| key press -> next item on screen | presses | p50 (ms) | p95 (ms) |", "|---|---:|---:|---:|"]
+    for name, label in names.items():
+        if name in stats:
+            p50, p95, n = stats[name]
+            lines.append(f"| {label} | {n} | {p50:.0f} | {p95:.0f} |")
+    j50, j95, _ = stats["judge"]
+    for name, label in (("floor", "bare floor"), ("floor-tuned", "floor with the same settings")):
+        if name in stats:
+            f50, f95, _ = stats[name]
+            lines.append(f"| ratio /judge / {label} | | {j50 / f50:.2f}x | {j95 / f95:.2f}x |")
     return "\n".join(lines)
+
+
+def verdicts(alone: dict[str, list[Press]], loaded: dict[str, list[Press]] | None) -> list[str]:
+    """The issue's targets, against the bare floor measured alone (single user) in the same run."""
+    f50 = percentile([p.ms for p in alone["floor"]], 0.5)
+    f95 = percentile([p.ms for p in alone["floor"]], 0.95)
+    j50 = percentile([p.ms for p in alone["judge"]], 0.5)
+    j95 = percentile([p.ms for p in alone["judge"]], 0.95)
+    out = [
+        f"- target, 1 assessor: /judge p50 {j50:.0f} ms <= 1.5 x floor p50 {f50:.0f} ms "
+        f"({'met' if j50 <= 1.5 * f50 else 'NOT met'}); p95 {j95:.0f} ms <= 1.5 x floor p95 {f95:.0f} ms "
+        f"({'met' if j95 <= 1.5 * f95 else 'NOT met'})"
+    ]
+    if loaded:
+        l95 = percentile([p.ms for p in loaded["judge"]], 0.95)
+        out.append(
+            f"- target, {ASSESSORS_LOADED} assessors: /judge p95 {l95:.0f} ms <= 2 x the floor's single-user p95 "
+            f"{f95:.0f} ms ({'met' if l95 <= 2 * f95 else 'NOT met'})"
+        )
+    return out
 
 
 def cpu_model() -> str:
@@ -430,31 +471,35 @@ def main(argv=None) -> int:
         with (
             streamlit_server(tmp, db=target) as (judge_url, _),
             floor_server(tmp / "floor.log") as floor_url,
+            floor_server(tmp / "floor-tuned.log", bare=False) as tuned_url,
             sync_playwright() as p,
         ):
             browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
             try:
                 judge = open_page(browser, f"{judge_url}/judge?assessor={name}", JUDGE)
                 floor = open_page(browser, floor_url + "/", FLOOR)
+                tuned = open_page(browser, tuned_url + "/", FLOOR)
                 line = judge.get_by_text(re.compile(r"^Passage \S+ \(\d+ of \d+\)$")).first.inner_text()
                 queue = int(re.search(r"of (\d+)\)", line).group(1))
                 warm = random.Random(0)
-                measure(floor, FLOOR, args.warmup, rng=warm)
-                measure(judge, JUDGE, args.warmup, rng=warm)
-                if args.assessors > 1:
+                for page, kind in ((floor, FLOOR), (tuned, FLOOR), (judge, JUDGE)):
+                    measure(page, kind, args.warmup, rng=warm)
+                pages = {"floor": (floor, FLOOR), "floor-tuned": (tuned, FLOOR), "judge": (judge, JUDGE)}
+                alone = interleaved(pages, args.presses, args.block, args.gap)
+                loaded = None
+                if args.assessors > 1:  # then the same again while the others press on every app
                     others = args.assessors - 1
                     crowds = [
                         Crowd(judge_url, "judge", others, args.think, tag),
                         Crowd(floor_url, "floor", others, args.think, tag),
+                        Crowd(tuned_url, "floor", others, args.think, tag + "t"),
                     ]
                     for crowd in crowds:
                         crowd.start()
                     for crowd in crowds:
                         crowd.wait_ready(CLIENT_TIMEOUT_S + 0.3 * others)
                     time.sleep(args.think)  # the others are pressing before the first measured press
-                results = interleaved(
-                    {"floor": (floor, FLOOR), "judge": (judge, JUDGE)}, args.presses, args.block, args.gap
-                )
+                    loaded = interleaved(pages, args.presses, args.block, args.gap, seed=2)
                 chromium = browser.version
             finally:
                 for crowd in crowds:
@@ -463,21 +508,27 @@ def main(argv=None) -> int:
         stored = label_count(target, name)
     load_end = os.getloadavg()
 
-    judged = args.warmup + args.presses
+    judged = args.warmup + args.presses * (2 if loaded else 1)
     pool_name = f"queue of {queue:,} pairs"
     import streamlit
 
     print()
-    print(
-        f"## Key press -> next passage on /judge vs the bare Streamlit floor: "
-        f"{args.assessors} assessor{'s' if args.assessors > 1 else ''}"
-    )
+    print("## Key press -> next passage on /judge vs a bare Streamlit app (the framework floor)")
     print()
-    print(table(results, pool_name))
+    print("1 assessor (nothing else pressing):")
     print()
+    print(table(alone, pool_name))
+    if loaded:
+        print()
+        print(f"{args.assessors} assessors ({args.assessors - 1} more on each app, think {args.think} s mean):")
+        print()
+        print(table(loaded, pool_name))
+    print()
+    for line in verdicts(alone, loaded):
+        print(line)
     print(f"- measured in headless Chromium {chromium} (page clock: keydown -> DOM shows the next id)")
     print(
-        f"- floor and judge interleaved in blocks of {args.block}; {args.warmup} unmeasured presses each first; "
+        f"- the three apps interleaved in blocks of {args.block}; {args.warmup} unmeasured presses each first; "
         f"{args.gap} s after each run before the next press"
     )
     if crowds:

@@ -13,11 +13,13 @@ client:
 4. Every script run comes back as ForwardMsgs: ``new_session`` (the page's script hash),
    ``page_info_changed`` (the query string the script left), ``navigation`` (the pages),
    ``delta`` (``new_element`` / ``add_block`` at ``metadata.delta_path``) and ``script_finished``
-   (status 2: stopped for a rerun, another run follows at once).
+   (status 2: stopped for a rerun, another run follows at once; 3: a fragment's run finished).
 5. A click, or a button's keyboard shortcut (handled in the browser: the server cannot tell them
    apart), is another ``rerun_script`` with the page's script hash, the query string and
    ``widget_states``: every value widget on the page with its value, and the pressed button with
-   ``trigger_value``. A changed checkbox or text field is a rerun with its new value; a form sends
+   ``trigger_value``; a widget drawn by an ``st.fragment`` (its deltas carry ``fragment_id``) also
+   sends that ``fragment_id``, and only the fragment runs: its elements are replaced, the rest of the
+   page stays. A changed checkbox or text field is a rerun with its new value; a form sends
    its fields' values with its submit button's trigger.
 
 The client announces no cached message, so the server sends every delta in full (no ``ref_hash``).
@@ -46,6 +48,7 @@ from tests.processes import free_port, healthy, stop_process, streamlit_app  # n
 
 ROOT = Path(__file__).resolve().parents[2]
 FINISHED_EARLY_FOR_RERUN = 2
+FINISHED_FRAGMENT = 3
 VALUE_WIDGETS = ("text_input", "text_area", "checkbox")  # the value widgets this app's keyboard pages show
 
 
@@ -119,6 +122,8 @@ class StreamlitClient:
         self.elements: dict[tuple, object] = {}  # the page of the last finished run: delta path -> Element
         self.session_id: str | None = None
         self._building: dict[tuple, object] = {}
+        self._fragment_of: dict[tuple, str] = {}  # delta path -> the fragment that drew it ('' outside any)
+        self._pending_fragment = ""  # the fragment a request re-runs, until its run starts
         self._values: dict[str, object] = {}  # widget id -> value the user set (committed)
         self._run: Run | None = None
         self._ws = None
@@ -202,8 +207,11 @@ class StreamlitClient:
         if run is not None:
             run.messages.append((at, msg))
         kind = msg.WhichOneof("type")
-        if kind == "new_session":  # a script run starts
-            self._building = {}
+        if kind == "new_session":  # a script run starts: a fragment's run keeps everything outside it
+            fragment, self._pending_fragment = self._pending_fragment, ""
+            self._building = (
+                {p: e for p, e in self.elements.items() if self._fragment_of.get(p) != fragment} if fragment else {}
+            )
             self.page_script_hash = msg.new_session.page_script_hash or self.page_script_hash
             self.session_id = msg.new_session.initialize.session_id or self.session_id
         elif kind == "page_info_changed":
@@ -216,7 +224,9 @@ class StreamlitClient:
             which = delta.WhichOneof("type")
             if which == "new_element":
                 element = delta.new_element
-                self._building[tuple(msg.metadata.delta_path)] = element
+                path = tuple(msg.metadata.delta_path)
+                self._building[path] = element
+                self._fragment_of[path] = delta.fragment_id
             if which == "new_element" and run is not None:
                 if element.WhichOneof("type") == "exception":
                     run.errors.append(f"exception: {element.exception.type}: {element.exception.message}")
@@ -233,10 +243,18 @@ class StreamlitClient:
     # ------------------------------------------------------------------------------------- sending
 
     def _rerun_message(
-        self, *, page_name: str = "", widgets: bool = True, triggers=(), page_script_hash: str | None = None
+        self,
+        *,
+        page_name: str = "",
+        widgets: bool = True,
+        triggers=(),
+        page_script_hash: str | None = None,
+        fragment: str = "",
     ) -> BackMsg:
         msg = BackMsg()
         state = msg.rerun_script
+        if fragment:  # a widget inside an st.fragment: the browser asks for that fragment's run only
+            state.fragment_id = fragment
         state.query_string = self.query
         state.page_name = page_name
         state.page_script_hash = self.page_script_hash if page_script_hash is None else page_script_hash
@@ -257,6 +275,7 @@ class StreamlitClient:
             raise RuntimeError("one request at a time: the previous run has not finished")
         if self.closed_reason:
             raise StreamlitClosed(self.closed_reason)
+        self._pending_fragment = msg.rerun_script.fragment_id
         run = Run(sent_at=time.perf_counter())
         self._run = run
         await asyncio.wait_for(self._ws.send(msg.SerializeToString()), self.timeout)
@@ -282,23 +301,33 @@ class StreamlitClient:
                 values[proto.id] = proto.value if proto.set_value else proto.default
         return values
 
-    def widget(self, key: str):
-        """The widget proto of ``key`` (the user key given to st.button / st.text_input …) on the page."""
-        for element in self.elements.values():
+    def _widget(self, key: str) -> tuple[object, str]:
+        for path, element in self.elements.items():
             kind = element.WhichOneof("type")
             proto = getattr(element, kind) if kind else None
             if proto is not None and getattr(proto, "id", "").endswith(f"-{key}"):
-                return proto
+                return proto, self._fragment_of.get(path, "")
         raise LookupError(f"no widget with key {key!r} on the page")
 
+    def widget(self, key: str):
+        """The widget proto of ``key`` (the user key given to st.button / st.text_input …) on the page."""
+        return self._widget(key)[0]
+
+    def fragment_of(self, key: str) -> str:
+        """The id of the st.fragment that drew the widget ``key`` ('' when it is outside every fragment)."""
+        return self._widget(key)[1]
+
     async def click(self, key: str) -> Run:
-        """Press the button ``key`` (a click, or its keyboard shortcut)."""
-        return await self._request(self._rerun_message(triggers=[self.widget(key).id]))
+        """Press the button ``key`` (a click, or its keyboard shortcut); inside a fragment, as a browser
+        does, only that fragment runs."""
+        proto, fragment = self._widget(key)
+        return await self._request(self._rerun_message(triggers=[proto.id], fragment=fragment))
 
     async def set_value(self, key: str, value: object) -> Run:
         """Change a checkbox or text field (Enter / leaving the field): a rerun with its new value."""
-        self._values[self.widget(key).id] = value
-        return await self._request(self._rerun_message())
+        proto, fragment = self._widget(key)
+        self._values[proto.id] = value
+        return await self._request(self._rerun_message(fragment=fragment))
 
     async def submit(self, button_key: str, fields: dict[str, object]) -> Run:
         """Fill a form's fields and press its submit button."""

@@ -1,0 +1,48 @@
+"""What a keyboard judging screen shows for one item, read in as few queries as the blindness rules allow.
+
+A key press on /judge or /ptkb re-runs only the item panel; it asks here once for the item's text, the
+assessor's own label and, when the judging mode allows it, the LLM labels to reveal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from assess.tasks import JudgingMode
+from store import conversations, labels, prejudgments, queue
+
+
+@dataclass(frozen=True)
+class ItemScreen:
+    mode: str
+    own: dict | None  # the assessor's label {value, note, mode, via}, or None
+    revealed: tuple[dict, ...]  # other sources' labels with their rationale (empty while blind)
+    text: str | None = None  # the passage text (passage screens); None when only its id is known
+
+
+def _revealed(db, assessor: str, task: str, turn_id: str, item_id: str, mode: str, own) -> tuple[dict, ...]:
+    # Blind, or blind-then-reveal before the assessor's own label: nothing of another source is read.
+    if mode == JudgingMode.BLIND or (mode == JudgingMode.REVEAL and own is None):
+        return ()
+    return tuple(prejudgments.revealed_with_rationale(db, assessor, task, turn_id, item_id))
+
+
+def item_screen(db, assessor: str, task: str, turn_id: str, item_id: str, *, text: bool = False) -> ItemScreen:
+    """The judging mode, the assessor's own label and what may be revealed of one item (``text``: and the
+    passage's text)."""
+    mode = queue.judging_mode(db)
+    own = queue.label_of(db, assessor, task, turn_id, item_id)
+    shown = conversations.passage_text(db, item_id) if text else None
+    return ItemScreen(mode, own, _revealed(db, assessor, task, turn_id, item_id, mode, own), shown)
+
+
+def turn_labels(db, assessor: str, task: str, turn_id: str) -> dict[str, int | None]:
+    """The assessor's labels of one turn's items as {item id: value}, in one query."""
+    return {item[-1]: value for item, value in labels.values(db, task, assessor, turn_id=turn_id).items()}
+
+
+def ntr_done(db, assessor: str) -> frozenset:
+    """The NtR items the assessor has answered, as queue keys (turn, '<nugget id> <run>')."""
+    from store.nuggets.ntr import item_key
+
+    return frozenset((turn, item_key(nid, run)) for turn, nid, run in labels.labelled(db, "ntr", assessor))
