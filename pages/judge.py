@@ -8,7 +8,7 @@ fragment); the whole page runs again when the next item belongs to another turn.
 import streamlit as st
 
 from assess import ui
-from assess.services.judging import item_screen
+from assess.services.judging import item_screen, passage_text
 from assess.tasks import GRADES
 from assess.text import query_terms
 from store import queue
@@ -18,6 +18,7 @@ database = ui.db()
 name = ui.require_assessor("judge")
 
 order = ui.queue_order(database, name)
+read_text = lambda passage_id: passage_text(database, passage_id)  # noqa: E731
 desk = ui.KeyQueue("judge", database, name, "passage", order, lambda: queue.labelled(database, name))
 if not len(desk.order.items):
     st.info("Your queue is empty: ask an organizer to assign you a topic.")
@@ -40,7 +41,7 @@ def item_panel():
     if cursor.turn_id != shown_turn:  # the conversation on the left changes: run the whole page
         st.rerun(scope="app")
     pos, turn_id, passage_id = cursor.position, cursor.turn_id, cursor.item_id
-    screen = item_screen(database, name, "passage", turn_id, passage_id, text=True)
+    screen = item_screen(database, name, "passage", turn_id, passage_id, text=lambda pid: desk.prepared(pid, read_text))
     own = screen.own
 
     def grade(value):
@@ -90,6 +91,8 @@ def item_panel():
         ),
     )
     ui.queue_overview(state, turn_id)
+    upcoming = state.next_unjudged(pos)  # the next grade key most likely shows it: read its text now
+    desk.prepare(None if upcoming is None else state.item(upcoming)[1], read_text)
 
 
 with right:

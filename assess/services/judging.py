@@ -27,13 +27,18 @@ def _revealed(db, assessor: str, task: str, turn_id: str, item_id: str, mode: st
     return tuple(prejudgments.revealed_with_rationale(db, assessor, task, turn_id, item_id))
 
 
-def item_screen(db, assessor: str, task: str, turn_id: str, item_id: str, *, text: bool = False) -> ItemScreen:
-    """The judging mode, the assessor's own label and what may be revealed of one item (``text``: and the
-    passage's text)."""
+def item_screen(db, assessor: str, task: str, turn_id: str, item_id: str, *, text=None) -> ItemScreen:
+    """The judging mode, the assessor's own label and what may be revealed of one item; ``text``: a
+    function giving the passage's text (e.g. :func:`passage_text`, or one that has it ready)."""
     mode = queue.judging_mode(db)
     own = queue.label_of(db, assessor, task, turn_id, item_id)
-    shown = conversations.passage_text(db, item_id) if text else None
+    shown = text(item_id) if text else None
     return ItemScreen(mode, own, _revealed(db, assessor, task, turn_id, item_id, mode, own), shown)
+
+
+def passage_text(db, passage_id: str) -> str | None:
+    """A passage's text (None when only its id is known)."""
+    return conversations.passage_text(db, passage_id)
 
 
 def turn_labels(db, assessor: str, task: str, turn_id: str) -> dict[str, int | None]:

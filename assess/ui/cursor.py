@@ -63,6 +63,17 @@ class KeyQueue:
             st.session_state[self._slot] = kept
         return QueueState(self.order, kept[1])
 
+    def prepare(self, item, load) -> None:
+        """After the panel is drawn: read what the item the next key press will most likely show needs
+        (``load(item)``), so that press does not wait for it."""
+        if item is not None:
+            st.session_state[f"_{self.prefix}_prepared"] = (tuple(item), load(item))
+
+    def prepared(self, item, load):
+        """What :meth:`prepare` read for ``item``, or ``load(item)`` now."""
+        kept = st.session_state.pop(f"_{self.prefix}_prepared", None)
+        return kept[1] if kept is not None and kept[0] == tuple(item) else load(item)
+
     def mark(self, item) -> None:
         """After the page wrote the label of ``item`` (a queue key): count it as labelled without
         reading every label again."""
