@@ -1,0 +1,312 @@
+"""What the RAG assessor pages read and write: cited responses as a citation-support queue, graded NtR and
+nugget importance by key, and the RAG scores of stored labels (/citations, /ntr, /nuggets, /scores).
+
+A citation item is one (sentence, cited passage) pair of a run's response to a turn; sentence 0 stands for
+the response as a whole (the iKAT 2025 topics cite passages for a whole response). Its queue id is the JSON
+list ``[run, sentence, passage id]``, so run and passage names may hold any character.
+
+Scores from stored labels (docs/responses.md, "Assessing"):
+
+- NtR recall strict / lax and the TREC RAG All / Vital / Weighted scores strict / lax per run
+  (:mod:`assess.measures.nugget_recall`): the NtR labels of one source read on the graded scale (yes =
+  support, no = no support; a graded label wins over a yes/no one of the same item), on the gold nuggets of
+  one nugget set; a run is scored on the turns where the source labelled at least one of its gold nuggets;
+  unjudged gold nuggets there count as no support (the library's and the CLI's one default). Importance
+  comes from the ``importance`` labels of one source; a gold nugget without one counts as okay (reported).
+- Citation recall, precision and the supported share per run (:mod:`assess.measures.citations`, ALCE's
+  definitions on labels). A label of a whole-response citation stands for every sentence of the response
+  (the measure's reading of such citations); a response without stored sentences is one sentence.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from assess.errors import AssessError, UnknownItem
+from assess.measures.citations import run_citation_scores
+from assess.measures.nugget_recall import (
+    LAX,
+    OKAY,
+    SCORE_NAMES,
+    STRICT,
+    UNJUDGED_DEFAULT,
+    VITAL,
+    label_coverage,
+    ntr_run,
+    nugget_scores_run,
+)
+from assess.queueing import QueueOrder
+from assess.tasks import JudgingMode, Task
+from store import conversations, labels
+from store import responses as cited
+from store.nuggets import gold, ntr
+
+WHOLE = 0  # the sentence number of a whole response's citations
+
+# ------------------------------------------------------------------------------------------- citation queue
+
+
+def citation_key(run: str, sentence: int, passage_id: str) -> str:
+    """The queue id of a citation item."""
+    return json.dumps([str(run), int(sentence), str(passage_id)], ensure_ascii=False)
+
+
+def citation_parts(item: str) -> tuple[str, int, str]:
+    """(run, sentence, passage id) of a queue id written by :func:`citation_key`."""
+    run, sentence, passage_id = json.loads(item)
+    return run, int(sentence), passage_id
+
+
+def citation_order(db) -> QueueOrder:
+    """Every stored citation as queue items (turn, :func:`citation_key`), in conversation, turn, run,
+    sentence and citing order. Every assessor sees every citation (no assignment scope)."""
+    return QueueOrder.of(
+        (i["turn_id"], citation_key(i["run"], i["sentence"], i["passage_id"])) for i in cited.citation_items(db)
+    )
+
+
+def citations_version(db) -> tuple:
+    """Changes when responses or citations are imported (the citation order is cached until then)."""
+    return tuple(cited.counts(db).values())
+
+
+def citation_done(db, assessor: str) -> frozenset:
+    """The citation items the assessor has labelled, as queue keys."""
+    return frozenset(
+        (turn, citation_key(run, sentence, passage))
+        for turn, run, sentence, passage in labels.labelled(db, Task.CITATION, assessor)
+    )
+
+
+@dataclass(frozen=True)
+class CitationScreen:
+    turn_id: str
+    run: str
+    sentence: int  # 0: the response as a whole
+    sentences: int  # how many sentences the response has
+    sentence_text: str
+    passage_id: str
+    passage_text: str | None  # None: only the passage's id is known
+    cites: tuple[str, ...]  # every passage the sentence (or the whole response) cites, in citing order
+    own: int | None  # the assessor's label, or None
+
+
+def citation_screen(db, assessor: str, turn_id: str, item: str) -> CitationScreen:
+    """What /citations shows for one item: the sentence, every passage it cites, the passage judged now
+    and the assessor's own label (never another source's: the page is blind)."""
+    run, sentence, passage_id = citation_parts(item)
+    response = cited.response(db, run, turn_id)
+    if response is None:
+        raise UnknownItem(f"run {run!r} has no response to turn {turn_id}")
+    if sentence == WHOLE:
+        text, cites = response["text"], response["citations"]
+    else:
+        found = next((s for s in response["sentences"] if s["sentence"] == sentence), None)
+        if found is None:
+            raise UnknownItem(f"run {run!r}'s response to turn {turn_id} has no sentence {sentence}")
+        text, cites = found["text"], found["citations"]
+    own = labels.get(db, Task.CITATION, assessor, (turn_id, run, sentence, passage_id))
+    return CitationScreen(
+        turn_id=turn_id,
+        run=run,
+        sentence=sentence,
+        sentences=len(response["sentences"]),
+        sentence_text=text,
+        passage_id=passage_id,
+        passage_text=conversations.passage_text(db, passage_id),
+        cites=tuple(cites),
+        own=None if own is None else own["value"],
+    )
+
+
+def save_citation(db, assessor: str, turn_id: str, item: str, value: int) -> None:
+    """One key press: the assessor's citation-support label of the item, in one transaction."""
+    run, sentence, passage_id = citation_parts(item)
+    cited.save_citation_label(
+        db, assessor, turn_id, run, sentence, passage_id, value, mode=JudgingMode.BLIND, via="key"
+    )
+
+
+def undo_citation(db, assessor: str) -> tuple[str, str] | None:
+    """Revert the assessor's latest citation label change; the queue key (turn, item) it touched."""
+    touched = labels.undo(db, Task.CITATION, assessor)
+    if touched is None:
+        return None
+    turn_id, run, sentence, passage_id = touched
+    return turn_id, citation_key(run, int(sentence), passage_id)
+
+
+# ------------------------------------------------------------------------------------------- graded NtR
+
+
+def _ntr_label_key(db, item: str) -> tuple[str, int, str]:
+    """The label key (turn, nugget id, run) of an NtR queue item; an error when the run has no response."""
+    shown = ntr.ntr_item(db, item)
+    return shown["turn_id"], shown["nugget_id"], shown["run"]
+
+
+def ntr_support_done(db, assessor: str) -> frozenset:
+    """The NtR items the assessor has a graded (``ntr-support``) label of, as queue keys."""
+    return frozenset(
+        (turn, ntr.item_key(int(nid), run)) for turn, nid, run in labels.labelled(db, Task.NTR_SUPPORT, assessor)
+    )
+
+
+def ntr_support_of(db, assessor: str, item: str) -> int | None:
+    """The assessor's graded NtR label of an item (2 support, 1 partial, 0 none), or None."""
+    found = labels.get(db, Task.NTR_SUPPORT, assessor, _ntr_label_key(db, item))
+    return None if found is None else found["value"]
+
+
+def save_ntr_support(db, assessor: str, item: str, value: int, *, mode: str) -> None:
+    """One key press: the assessor's graded NtR label of the item (one transaction)."""
+    labels.save(db, Task.NTR_SUPPORT, assessor, _ntr_label_key(db, item), value, mode=mode, via="ui")
+
+
+def undo_ntr_support(db, assessor: str) -> tuple[str, str] | None:
+    """Revert the assessor's latest graded NtR change; the queue key (turn, item) it touched."""
+    touched = labels.undo(db, Task.NTR_SUPPORT, assessor)
+    if touched is None:
+        return None
+    turn_id, nid, run = touched
+    return turn_id, ntr.item_key(int(nid), run)
+
+
+# ------------------------------------------------------------------------------------------- importance
+
+
+def importance_of(db, source: str, turn_id: str) -> dict[int, int]:
+    """The source's importance labels of one turn's nuggets: {nugget id: 1 vital / 0 okay}."""
+    return {int(nid): v for (_, nid), v in labels.values(db, Task.IMPORTANCE, source, turn_id=turn_id).items()}
+
+
+def save_importance(db, source: str, nugget_id: int, value: int) -> None:
+    """One key press: the source's importance label of a nugget (one transaction)."""
+    found = gold.nugget(db, nugget_id)
+    labels.save(db, Task.IMPORTANCE, source, (found["turn_id"], found["id"]), value, mode=JudgingMode.BLIND, via="key")
+
+
+def next_without_importance(nugget_ids: list[int], marked: dict[int, int], current: int) -> int:
+    """The next nugget after ``current`` (wrapping) without an importance label; ``current`` when all have one."""
+    if current not in nugget_ids:
+        return current
+    start = nugget_ids.index(current)
+    for step in range(1, len(nugget_ids) + 1):
+        candidate = nugget_ids[(start + step) % len(nugget_ids)]
+        if candidate not in marked:
+            return candidate
+    return current
+
+
+# ------------------------------------------------------------------------------------------- scores
+
+
+def score_sources(db) -> dict[str, list[str]]:
+    """The sources /scores offers: NtR labels (yes/no or graded), gold nugget sets, importance, citations."""
+    return {
+        "ntr": sorted({*labels.sources(db, Task.NTR), *labels.sources(db, Task.NTR_SUPPORT)}),
+        "nuggets": gold.nugget_sources(db),
+        "importance": labels.sources(db, Task.IMPORTANCE),
+        "citation": labels.sources(db, Task.CITATION),
+    }
+
+
+NTR_SCORES = ("ntr_recall_strict", "ntr_recall_lax")
+NUGGET_SCORES = (*NTR_SCORES, *SCORE_NAMES)
+
+
+def nugget_scores(
+    db, ntr_source: str, nugget_source: str, importance_source: str | None, *, unjudged: str = UNJUDGED_DEFAULT
+) -> dict:
+    """NtR recall and All / Vital / Weighted (strict, lax) per run and per turn from stored labels.
+
+    Returns ``{"runs": [{run, turns, <score>: value}], "per_turn": [{run, turn, <score>: value}],
+    "notes": {labels, other_set_labels, empty_response_labels, unjudged, without_importance}}``.
+    """
+    nugget_ids = {
+        t: {n["id"] for n in gold.turn_nuggets(db, nugget_source, t)} for t in gold.nugget_turns(db, nugget_source)
+    }
+    if not nugget_ids:
+        raise AssessError(f"no gold nuggets of source {nugget_source!r}")
+    marked = {}
+    if importance_source is not None:
+        marked = {int(nid): v for (_, nid), v in labels.values(db, Task.IMPORTANCE, importance_source).items()}
+    importance = {t: {n: VITAL if marked.get(n) == 1 else OKAY for n in ids} for t, ids in nugget_ids.items()}
+    texts = {(r["run"], r["turn_id"]): r["text"] for r in cited.responses(db)}
+    notes = {"labels": 0, "other_set_labels": 0, "empty_response_labels": 0}
+    support: dict[str, dict[str, dict[int, int]]] = {}
+    for (turn, nid, run), value in labels.ntr_support(db, ntr_source).items():
+        nid = int(nid)
+        if nid not in nugget_ids.get(turn, ()):
+            notes["other_set_labels"] += 1
+        elif not (texts.get((run, turn)) or "").strip():
+            notes["empty_response_labels"] += 1
+        else:
+            notes["labels"] += 1
+            support.setdefault(run, {}).setdefault(turn, {})[nid] = value
+    notes["unjudged"] = sum(label_coverage(turns, nugget_ids).unjudged for turns in support.values())
+    notes["without_importance"] = sum(1 for ids in nugget_ids.values() for n in ids if n not in marked)
+    runs, per_turn = [], []
+    for run in sorted(support):
+        turns = support[run]
+        graded = nugget_scores_run(turns, importance, unjudged=unjudged)
+        recall = {
+            name: ntr_run(turns, nugget_ids, unjudged=unjudged, threshold=threshold)
+            for name, threshold in (("ntr_recall_strict", STRICT), ("ntr_recall_lax", LAX))
+        }
+        runs.append({"run": run, "turns": graded["n"], **{m: recall[m]["mean"] for m in NTR_SCORES}, **graded["mean"]})
+        for turn, scores in graded["per_turn"].items():
+            per_turn.append(
+                {"run": run, "turn": turn, **{m: recall[m]["per_turn"].get(turn) for m in NTR_SCORES}, **scores}
+            )
+    return {"runs": runs, "per_turn": per_turn, "notes": notes}
+
+
+CITATION_SCORES = ("recall", "precision", "supported", "recall_lax", "precision_lax", "supported_lax")
+
+
+def citation_scores(db, source: str) -> list[dict]:
+    """Citation recall, precision and supported share (strict and lax) per run of the source's citation
+    labels: ``[{run, responses, unlabelled, sentences, citations, <score>: value}]`` over the runs it labelled."""
+    given = labels.values(db, Task.CITATION, source)
+    by_run: dict[str, dict[str, dict[tuple[int, str], int]]] = {}
+    for (turn, run, sentence, passage), value in given.items():
+        by_run.setdefault(run, {}).setdefault(turn, {})[(int(sentence), passage)] = value
+    out = []
+    for run in sorted(by_run):
+        units, unit_labels = {}, {}
+        for response in cited.responses(db, run=run):
+            turn = response["turn_id"]
+            units[turn], unit_labels[turn] = _units(response, by_run[run].get(turn, {}))
+        scores = run_citation_scores(units, {t: v for t, v in unit_labels.items() if v})
+        out.append(
+            {
+                "run": run,
+                "responses": scores.responses,
+                "unlabelled": scores.unlabelled,
+                "sentences": scores.sentences,
+                "citations": scores.citations,
+                **{m: getattr(scores, m) for m in CITATION_SCORES},
+            }
+        )
+    return out
+
+
+def _units(
+    response: dict, given: dict[tuple[int, str], int]
+) -> tuple[tuple[list[list[str]], list[str]], dict[tuple[int, str], int]]:
+    """A stored response as the measure's input: (per sentence the passages it cites, the whole response's
+    citations) and the labels by (sentence index, passage), a whole-response label standing for every
+    sentence. A response without stored sentences is one sentence."""
+    own = list(response["citations"])
+    parts = response["sentences"] or [{"sentence": WHOLE, "citations": []}]
+    out = {}
+    for index, s in enumerate(parts):
+        for p in dict.fromkeys([*s["citations"], *own]):
+            value = given.get((s["sentence"], p))
+            if value is None and p in own:
+                value = given.get((WHOLE, p))
+            if value is not None:
+                out[(index, p)] = value
+    return ([list(s["citations"]) for s in parts], own), out

@@ -1,0 +1,168 @@
+"""The RAG assessor parts of the pages: rows of answer keys, a response sentence beside the passage it cites,
+nugget importance by key on /nuggets and the RAG tab of /scores. Every name and text from the data passes
+through ``ui.esc`` / ``ui.code`` / ``ui.line`` / ``ui.show_passage`` (inert)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from assess.services import rag
+from assess.tasks import CITATION_SUPPORT, IMPORTANCE
+from assess.ui.frame import saving
+from assess.ui.widgets import code, esc, line, show_passage
+
+CITATION_KEYS = ((2, "2"), (1, "1"), (0, "0"), (-1, "X"))
+"""Citation support by key: 2 fully, 1 partially, 0 not supported, X the citation is irrelevant."""
+
+SUPPORT_KEYS = ((2, "2 · Support"), (1, "1 · Partial support"), (0, "0 · No support"))
+"""Graded NtR by key (the shortcut is the value's digit)."""
+
+
+def key_row(options, on_click, own, *, key_prefix: str) -> None:
+    """One horizontal row of answer buttons: ``options`` are (value, caption, shortcut); the assessor's own
+    answer is the primary one."""
+    row = st.container(horizontal=True, gap="small")
+    for value, caption, shortcut in options:
+        row.button(
+            caption,
+            key=f"{key_prefix}{'m' if value < 0 else ''}{abs(value)}",
+            shortcut=shortcut,
+            on_click=saving(on_click),
+            args=(value,),
+            width="stretch",
+            type="primary" if own == value else "secondary",
+        )
+
+
+# cache_resource: the order is immutable and shared by every session until a response import changes it.
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _cached_citation_order(_database, target: str, version: tuple):
+    return rag.citation_order(_database)
+
+
+def citation_order(database):
+    """Every stored citation as a queue order, cached until responses are imported again."""
+    return _cached_citation_order(database, database.target, rag.citations_version(database))
+
+
+def citation_rubric() -> None:
+    st.markdown(
+        "\n".join(
+            f"- **{key} · {CITATION_SUPPORT.names[v]}**: {CITATION_SUPPORT.definitions[v]}" for v, key in CITATION_KEYS
+        )
+    )
+
+
+def citation_buttons(on_click, own) -> None:
+    key_row(
+        [(v, f"{key} · {CITATION_SUPPORT.names[v]}", key) for v, key in CITATION_KEYS],
+        on_click,
+        own,
+        key_prefix="cite_",
+    )
+
+
+def citation_view(screen: rag.CitationScreen) -> None:
+    """The sentence (or the whole response) on the left, the passage it cites on the right."""
+    left, right = st.columns(2, gap="medium")
+    with left:
+        if screen.sentence == rag.WHOLE:
+            st.markdown("**The response as a whole** (its citations name no sentence)")
+        else:
+            st.markdown(f"**Sentence {screen.sentence} of {screen.sentences}**")
+        line(None, screen.sentence_text)
+        others = [p for p in screen.cites if p != screen.passage_id]
+        if others:
+            st.caption("Also cited here: " + ", ".join(code(p) for p in others))
+    with right:
+        st.markdown(f"**Cited passage** {code(screen.passage_id)}")
+        show_passage(screen.passage_text)
+    if screen.own is not None:
+        st.success(f"Your label: {CITATION_SUPPORT.label(screen.own)}")
+
+
+# ------------------------------------------------------------------------------------------- /nuggets
+
+
+def importance_keys(database, source: str, turn_id: str, nuggets: dict, select_key: str) -> None:
+    """V vital / O okay for the nugget chosen in ``select_key``; then the next nugget without an importance."""
+    marked = rag.importance_of(database, source, turn_id)
+    chosen = st.session_state.get(select_key)
+    if chosen not in nuggets:
+        return
+
+    def mark(value):
+        shown = st.session_state.get(select_key)
+        rag.save_importance(database, source, shown, value)
+        done = {**marked, shown: value}
+        st.session_state[select_key] = rag.next_without_importance(list(nuggets), done, shown)
+
+    row = st.columns([4, 1, 1])
+    given = marked.get(chosen)
+    row[0].markdown(
+        f"Importance of {code(nuggets[chosen]['key'])}: **{IMPORTANCE.names[given] if given is not None else 'not set'}**"
+        f" · {len(marked)} of {len(nuggets)} set"
+    )
+    for slot, (value, shortcut) in zip(row[1:], ((1, "V"), (0, "O")), strict=True):
+        slot.button(
+            f"{shortcut} · {IMPORTANCE.names[value]}",
+            key=f"nug_importance_{value}",
+            shortcut=shortcut,
+            on_click=saving(mark),
+            args=(value,),
+            width="stretch",
+            type="primary" if given == value else "secondary",
+        )
+
+
+# ------------------------------------------------------------------------------------------- /scores
+
+
+def _table(rows: list[dict], name: str, *, key: str) -> None:
+    frame = pd.DataFrame(rows)
+    st.dataframe(frame, hide_index=True, width="stretch", key=f"{key}_table")
+    st.download_button(
+        "Download CSV", frame.to_csv(index=False), file_name=f"{name}.csv", mime="text/csv", key=f"{key}_csv"
+    )
+
+
+def scores_tab(database) -> None:
+    """NtR recall and All / Vital / Weighted per run, and citation precision / recall per run, from stored labels."""
+    sources = rag.score_sources(database)
+    st.subheader("Nugget scores (CONE-RAG NtR recall, TREC RAG All / Vital / Weighted)")
+    if not sources["ntr"] or not sources["nuggets"]:
+        st.info("No NtR labels (yes/no or graded) on gold nuggets yet.")
+    else:
+        c1, c2, c3 = st.columns(3)
+        ntr_source = c1.selectbox("NtR labels of", sources["ntr"], key="rag_ntr")
+        nugget_source = c2.selectbox("Gold nuggets", sources["nuggets"], key="rag_nuggets")
+        importance_source = c3.selectbox(
+            "Importance labels of", sources["importance"], index=None, placeholder="none", key="rag_importance"
+        )
+        scores = rag.nugget_scores(database, ntr_source, nugget_source, importance_source)
+        notes = scores["notes"]
+        st.caption(
+            f"{notes['labels']} labels of {esc(ntr_source)} on {esc(nugget_source)}; strict: support only, lax: "
+            f"partial support counts 0.5 (NtR recall: 1); yes = support, no = no support; "
+            f"{notes['unjudged']} unjudged gold nuggets count as no support; "
+            f"{notes['without_importance']} gold nuggets without an importance label count as okay; left out: "
+            f"{notes['other_set_labels']} labels on other nugget sets, {notes['empty_response_labels']} on empty responses."
+        )
+        if scores["runs"]:
+            _table(scores["runs"], "nugget_scores", key="rag_nug")
+            with st.expander("Per turn"):
+                _table(scores["per_turn"], "nugget_scores_per_turn", key="rag_nug_turn")
+        else:
+            st.info("These labels score no run on this nugget set.")
+    st.subheader("Citation support (ALCE citation recall and precision)")
+    if not sources["citation"]:
+        st.info("No citation-support labels yet: label them on the Citation support page.")
+        return
+    citation_source = st.selectbox("Citation labels of", sources["citation"], key="rag_citation")
+    st.caption(
+        "Recall: supported sentences / sentences, precision: precise citations / citations, means over a run's "
+        "responses; supported: share of sentences with a supporting citation. Strict: fully supported; lax: "
+        "partially counts. Responses with an unlabelled citation are left out (column unlabelled)."
+    )
+    _table(rag.citation_scores(database, citation_source), "citation_scores", key="rag_cite")

@@ -1,0 +1,66 @@
+"""Citation support: each sentence of a generated response beside a passage it cites; does the passage support it?
+
+Keys: 2 fully supported, 1 partially, 0 not supported, X the citation is irrelevant to the sentence (each
+stores the label at once and moves to the next unlabelled citation), Left/Right previous/next, S skip,
+U undo. Citations of a response as a whole (the iKAT 2025 topics name no sentence) are shown as such.
+Blind: no other source's label is ever shown. Reloading resumes at the first unlabelled citation. A key
+press re-runs only the item panel (a fragment); the whole page runs again when the turn changes.
+"""
+
+import streamlit as st
+
+from assess import ui
+from assess.services import rag
+from assess.ui import rag as rag_ui
+
+ui.frame_guard()
+database = ui.db()
+name = ui.require_assessor("citations")
+
+order = rag_ui.citation_order(database)
+desk = ui.KeyQueue("cite", database, name, "citation", order, lambda: rag.citation_done(database, name))
+if not len(order.items):
+    st.info("No cited responses yet: an organizer imports responses with citations (Import & export page).")
+    st.stop()
+shown_turn = ui.Cursor("cite", desk.state()).turn_id
+ctx, left, right = ui.context_columns(database, shown_turn)
+with left, st.expander("Labels", expanded=True):
+    rag_ui.citation_rubric()
+
+
+@ui.key_panel
+def citation_panel():
+    state = desk.state()
+    cursor = ui.Cursor("cite", state)
+    if cursor.turn_id != shown_turn:  # the conversation on the left changes: run the whole page
+        st.rerun(scope="app")
+    pos, turn_id, item = cursor.position, cursor.turn_id, cursor.item_id
+    screen = rag.citation_screen(database, name, turn_id, item)
+
+    def label(value):
+        turn, shown = cursor.on_screen()
+        rag.save_citation(database, name, turn, shown, value)
+        desk.mark((turn, shown))
+        cursor.go("next_unjudged")
+
+    prog = state.progress()
+    done_turn, total_turn = prog["turns"][turn_id]
+    st.progress(
+        done_turn / total_turn,
+        text=f"Turn {ui.esc(turn_id)}: {done_turn} / {total_turn} labelled · all: {prog['judged']} / {prog['total']}",
+    )
+    st.markdown(f"Citation {pos + 1} of {len(state)} · response of system {ui.code(screen.run)}")
+    cursor.shown()
+    rag_ui.citation_view(screen)
+    st.markdown("**Does the cited passage support the sentence?**")
+    rag_ui.citation_buttons(label, screen.own)
+    cursor.nav_buttons(
+        st.container(horizontal=True, gap="small"),
+        lambda: rag.undo_citation(database, name),
+        key_prefix="cite_",
+        skip=True,
+    )
+
+
+with right:
+    citation_panel()
