@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from assess.tasks import GRADES, NuggetSpan, ParseStatus
+from assess.tasks import CITATION_SUPPORT, GRADES, IMPORTANCE, SUPPORT, NuggetSpan, ParseStatus, Scale
 
 
 class Parsed(NamedTuple):
@@ -279,6 +279,111 @@ overlap).
 Reply with JSON only, in this shape: {{"aspects": [{{"aspect": "name", "ptkb": [1], "text": "copied text"}}]}}"""
 
 
+# The passage prompt without the user's facts (persona sensitivity): the same grades and wording except that the
+# system message does not mention the facts and the template has no facts block. Grading the same items with both
+# prompts shows how far the PTKB statements move the judge's grades.
+PASSAGE_NOPTKB_SYSTEM = _system(
+    "You assess passages for a conversational search evaluation. For the user's current turn you "
+    "decide how well one passage meets the information need, reading the conversation so far. "
+    "Be strict and consistent."
+)
+
+PASSAGE_NOPTKB_TEMPLATE = PASSAGE_TEMPLATE.replace("Facts the system knows about the user:\n{ptkb}\n\n", "")
+
+
+def _options(scale: Scale, meanings: dict[int, str]) -> str:
+    """The answer words of a choice prompt, one per line with what each means: the names come from the
+    registry's scale (the words the parser accepts), the meanings are the prompt's own wording."""
+    return "\n".join(f"- {scale.names[v]}: {meanings[v]}" for v in sorted(scale.names, reverse=True))
+
+
+def _choice_list(scale: Scale) -> str:
+    names = [scale.names[v] for v in sorted(scale.names, reverse=True)]
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+NTR_SUPPORT_SYSTEM = _system(
+    "You check how far a system's answer states a given piece of reference information (a nugget)."
+)
+
+NTR_SUPPORT_TEMPLATE = (
+    """Reference information:
+{nugget}
+
+System answer:
+{response}
+
+How far does the system answer state the reference information, in any wording?
+"""
+    + _options(
+        SUPPORT,
+        {
+            2: "the answer states all of the reference information",
+            1: "the answer states some of it, or states it only vaguely or with hedging",
+            0: "the answer does not state it, or contradicts it",
+        },
+    )
+    + "\n\nReply with exactly one of: "
+    + _choice_list(SUPPORT)
+    + ". No explanation."
+)
+
+IMPORTANCE_SYSTEM = _system(
+    "You decide how important one piece of information (a nugget) is for answering a user's question."
+)
+
+IMPORTANCE_TEMPLATE = (
+    """User question:
+{query}
+
+Piece of information:
+{nugget}
+
+How important is this piece of information for a good answer to the question?
+"""
+    + _options(
+        IMPORTANCE,
+        {
+            1: "an answer that leaves it out fails the user: it must be there",
+            0: "useful to have, but an answer without it can still be good",
+        },
+    )
+    + "\n\nReply with exactly one word: "
+    + _choice_list(IMPORTANCE)
+    + "."
+)
+
+CITATION_SYSTEM = _system(
+    "You check the citations of a generated answer: whether a passage the answer cites backs up one of its sentences."
+)
+
+CITATION_TEMPLATE = (
+    """User question:
+{query}
+
+Sentence of the system answer:
+{sentence}
+
+Passage this sentence cites:
+{passage}
+
+Does the cited passage back up what the sentence states?
+"""
+    + _options(
+        CITATION_SUPPORT,
+        {
+            2: "the passage backs up everything the sentence states",
+            1: "the passage backs up some of what the sentence states, not all of it",
+            0: "the passage is about the sentence's subject but does not back up what it states",
+            -1: "the passage has nothing to do with the sentence",
+        },
+    )
+    + "\n\nReply with exactly one of: "
+    + _choice_list(CITATION_SUPPORT)
+    + ". No explanation."
+)
+
+
 # ------------------------------------------------------------------------------------------- parsing
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
@@ -414,6 +519,112 @@ def parse_yes_no(text: str, **_) -> Parsed:
             return Parsed(ParseStatus.UNPARSEABLE, None, "both yes and no in the answer")
         return Parsed(ParseStatus.OK, int(m.group(1).lower() == "yes"))
     return Parsed(ParseStatus.UNPARSEABLE, None, "no yes/no answer found")
+
+
+# Choice answers (graded NtR support, nugget importance, citation support): the answer is one of a scale's names.
+# Accepted: the name alone, a JSON object or string naming it, an 'Answer: <name>' line, or the name opening the
+# first line before a comma, full stop, dash or colon (then nothing else in that sentence may name another value).
+# Each vocabulary holds the scale's names and a few spellings models commonly use (nuggetizer's
+# ``partial_support``, 'not supported'); anything else is unparseable, never mapped to the nearest value.
+
+SUPPORT_WORDS: dict[str, int] = {
+    **{name: value for value, name in SUPPORT.names.items()},
+    "supported": 2,
+    "full support": 2,
+    "fully supported": 2,
+    "partially supported": 1,
+    "partly supported": 1,
+    "not support": 0,  # nuggetizer's not_support
+    "not supported": 0,
+    "unsupported": 0,
+}
+IMPORTANCE_WORDS: dict[str, int] = {**{name: value for value, name in IMPORTANCE.names.items()}, "ok": 0}
+CITATION_WORDS: dict[str, int] = {
+    **{name: value for value, name in CITATION_SUPPORT.names.items()},
+    "supported": 2,
+    "full support": 2,
+    "fully": 2,
+    "partial support": 1,
+    "partly supported": 1,
+    "partially": 1,
+    "no support": 0,
+    "unsupported": 0,
+    "irrelevant": -1,
+    "irrelevant citation": -1,
+    "citation is irrelevant": -1,
+}
+_CHOICE_KEYS = ("answer", "label", "support", "importance", "citation", "verdict", "decision", "judgment", "judgement")
+_CHOICE_LINE = re.compile(r"^\W*(?:" + "|".join(_CHOICE_KEYS) + r")\W*?\s*[:=]\s*(.+?)\s*$", re.I | re.M)
+
+
+def _choice_word(text: str) -> str:
+    """An answer folded for lookup: NFKC, lower case, '_' and '-' as spaces, runs of white space as one,
+    markdown, quotes and end punctuation stripped."""
+    text = unicodedata.normalize("NFKC", text).lower().replace("_", " ").replace("-", " ")
+    return " ".join(text.split()).strip("*`'\"“”‘’.,;:!?()[]{} ")
+
+
+def _named_values(text: str, words: dict[str, int]) -> set[int]:
+    """The values of every vocabulary phrase named in ``text`` as whole words."""
+    folded = " " + re.sub(r"[^a-z ]+", " ", _choice_word(text)) + " "
+    folded = " ".join(folded.split())
+    return {v for w, v in words.items() if re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", folded)}
+
+
+def parse_choice(text: str, words: dict[str, int], what: str) -> Parsed:
+    """One value of a named scale from an answer (see the vocabularies above); several or none: unparseable."""
+
+    def looked_up(answer: Any, where: str) -> Parsed:
+        value = words.get(_choice_word(answer)) if isinstance(answer, str) else None
+        if value is None:
+            return Parsed(ParseStatus.UNPARSEABLE, None, f"{where} {answer!r} is not one of the {what} answers")
+        return Parsed(ParseStatus.OK, value)
+
+    for obj in _json_objects(text):
+        if isinstance(obj, dict):
+            found = [k for k in obj if str(k).lower() in _CHOICE_KEYS]
+            if found:
+                if len({json.dumps(obj[k]) for k in found}) > 1:
+                    return Parsed(ParseStatus.UNPARSEABLE, None, f"conflicting fields {', '.join(map(str, found))}")
+                return looked_up(obj[found[0]], found[0])
+        elif isinstance(obj, str):
+            return looked_up(obj, "answer")
+    whole = words.get(_choice_word(text))
+    if whole is not None:
+        return Parsed(ParseStatus.OK, whole)
+    stated = {m.group(1) for m in _CHOICE_LINE.finditer(text)}
+    if stated:
+        values = {words.get(_choice_word(a)) for a in stated}
+        if len(values) > 1:
+            return Parsed(ParseStatus.UNPARSEABLE, None, f"several different answers: {', '.join(sorted(stated))}")
+        return looked_up(next(iter(stated)), "answer")
+    first = text.strip().splitlines()[0]
+    if _choice_word(first) in words:  # the answer on its own line, an explanation below
+        return Parsed(ParseStatus.OK, words[_choice_word(first)])
+    folded = _choice_word(first)
+    for word in sorted(words, key=len, reverse=True):  # 'not supported, because ...': longest name first
+        m = re.match(rf"{re.escape(word)}\s*[,.;:—–]\s*", folded)
+        if m:
+            rest = re.split(r"[.!?]", folded[m.end() :], maxsplit=1)[0]
+            if _named_values(rest, words) - {words[word]}:
+                return Parsed(ParseStatus.UNPARSEABLE, None, f"more than one {what} answer in one sentence")
+            return Parsed(ParseStatus.OK, words[word])
+    return Parsed(ParseStatus.UNPARSEABLE, None, f"no {what} answer found")
+
+
+def parse_support(text: str, **_) -> Parsed:
+    """Graded NtR: 2 support, 1 partial support, 0 no support."""
+    return parse_choice(text, SUPPORT_WORDS, "support")
+
+
+def parse_importance(text: str, **_) -> Parsed:
+    """Nugget importance: 1 vital, 0 okay."""
+    return parse_choice(text, IMPORTANCE_WORDS, "importance")
+
+
+def parse_citation(text: str, **_) -> Parsed:
+    """Citation support: 2 fully, 1 partially, 0 not supported, -1 citation irrelevant."""
+    return parse_choice(text, CITATION_WORDS, "citation support")
 
 
 # ------------------------------------------------------------------------------------------- spans
@@ -670,15 +881,65 @@ PROMPTS: dict[str, Prompt] = {
             max_tokens=1200,
             expected_output_tokens=300,
         ),
+        Prompt(
+            "ntr-support-grade",
+            "ntr-support",
+            NTR_SUPPORT_SYSTEM,
+            NTR_SUPPORT_TEMPLATE,
+            parse_support,
+            max_tokens=20,
+            expected_output_tokens=3,
+        ),
+        Prompt(
+            "nugget-importance",
+            "importance",
+            IMPORTANCE_SYSTEM,
+            IMPORTANCE_TEMPLATE,
+            parse_importance,
+            max_tokens=10,
+            expected_output_tokens=2,
+        ),
+        Prompt(
+            "citation-support",
+            "citation",
+            CITATION_SYSTEM,
+            CITATION_TEMPLATE,
+            parse_citation,
+            max_tokens=20,
+            expected_output_tokens=4,
+        ),
     )
 }
-"""The current prompt of each task (``passage``, ``ptkb``, ``ntr``, ``nuggets``, ``response-nuggets``, ``aepd``)."""
+"""The current prompt of each task (``passage``, ``ptkb``, ``ntr``, ``nuggets``, ``response-nuggets``, ``aepd``,
+``ntr-support``, ``importance``, ``citation``)."""
+
+NO_PTKB = "no-ptkb"
+"""The variant of the passage prompt without the user's PTKB statements (persona sensitivity)."""
+
+VARIANTS: dict[tuple[str, str], Prompt] = {
+    ("passage", NO_PTKB): Prompt(
+        "passage-relevance-noptkb",
+        "passage",
+        PASSAGE_NOPTKB_SYSTEM,
+        PASSAGE_NOPTKB_TEMPLATE,
+        parse_grade,
+        max_tokens=200,
+        expected_output_tokens=50,
+    ),
+}
+"""Prompt variants by (task, variant): same task, same parser and labels, a version of their own."""
 
 
-def prompt_for(task: str) -> Prompt:
+def prompt_for(task: str, variant: str | None = None) -> Prompt:
+    """The current prompt of ``task``, or its ``variant`` (:data:`VARIANTS`)."""
     if task not in PROMPTS:
         raise ValueError(f"no prompt for task {task!r}; tasks: {', '.join(PROMPTS)}")
-    return PROMPTS[task]
+    if variant is None:
+        return PROMPTS[task]
+    if (task, variant) not in VARIANTS:
+        known = ", ".join(f"{v} ({t})" for t, v in VARIANTS) or "none"
+        raise ValueError(f"no prompt variant {variant!r} of task {task!r}; variants: {known}")
+    return VARIANTS[(task, variant)]
 
 
 def format_history(history: Sequence[dict]) -> str:
