@@ -210,6 +210,7 @@ class Crowd:
     n: int
     think: float
     tag: str
+    label: str = ""  # how the report names the app (default: kind)
     timeout: float = CLIENT_TIMEOUT_S
     ready: int = 0
     failed: int = 0
@@ -492,7 +493,7 @@ def main(argv=None) -> int:
                     crowds = [
                         Crowd(judge_url, "judge", others, args.think, tag),
                         Crowd(floor_url, "floor", others, args.think, tag),
-                        Crowd(tuned_url, "floor", others, args.think, tag + "t"),
+                        Crowd(tuned_url, "floor", others, args.think, tag + "t", label="same-settings floor"),
                     ]
                     for crowd in crowds:
                         crowd.start()
@@ -539,7 +540,7 @@ def main(argv=None) -> int:
                 else "no press"
             )
             print(
-                f"- {crowd.n} more {crowd.kind} clients (websocket, think {args.think} s mean): "
+                f"- {crowd.n} more {crowd.label or crowd.kind} clients (websocket, think {args.think} s mean): "
                 f"{len(crowd.ms)} presses, {extra}; {len(crowd.errors)} errors"
             )
             for error in crowd.errors[:3]:
