@@ -1,16 +1,22 @@
 """Generated responses with citations: a run's response to a turn cut into sentences, and the passages
-each sentence cites (schema 9).
+each sentence cites (schemas 9 and 10).
 
 A response is named by its run and turn; its text lives in ``responses`` (where every other reader of
 responses finds it), its sentences in ``response_sentences`` (numbered from 1, with code-point offsets
 into the text) and its citations in ``response_citations`` (sentence 0: the response as a whole). A
 reader of response files hands over :class:`assess.tasks.CitedResponse` records; writing them is one
-transaction, and a response written again replaces its sentences and citations.
+transaction, and a response written again replaces its sentences and citations (or, with
+``replace=False``, is refused when it differs from the stored one and left alone when it does not).
+A passage cited twice (the iKAT 2025 topics do it) is stored twice, as the file gives it (schema 10);
+:func:`citation_items` lists it once. A response read from a file keeps the file's layout and that
+layout's other fields (``layout``, ``file_fields``: a TREC RAG answer's references, topic text and
+other fields), so that it can be written back as it came.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from assess.errors import FormatError, InvalidSpan, UnknownItem
@@ -23,32 +29,80 @@ _WHOLE = 0  # the sentence number of citations given for the response as a whole
 
 
 def _checked(file: str, response: CitedResponse) -> list[tuple[int, int]]:
-    """The sentences' offsets; a FormatError naming the file and line when a sentence or citation is wrong."""
+    """The sentences' offsets; a FormatError naming the file and line when a sentence is not in the text."""
     where = f"the response of run {response.run!r} to turn {response.turn_id!r}"
     try:
-        spans = response.spans()
+        return response.spans()
     except InvalidSpan as e:
         raise FormatError(file, response.line, f"{where}: sentences that are in its text", str(e)) from None
-    for number, cited in [
-        (_WHOLE, response.citations),
-        *((n, s.citations) for n, s in enumerate(response.sentences, 1)),
-    ]:
-        repeated = sorted({p for p in cited if cited.count(p) > 1})
-        if repeated:
-            what = "the response" if number == _WHOLE else f"sentence {number}"
-            raise FormatError(file, response.line, f"{where}: {what} cites each passage once", f"{repeated[0]!r} again")
-    return spans
 
 
-def add_responses(db: Store, file: str | Path, responses: Sequence[CitedResponse], *, by: str | None = None) -> dict:
+Origin = tuple[str | None, Mapping | None]
+"""The layout a response was read from and that layout's other fields (JSON-able), or (None, None)."""
+
+
+def _content(
+    response: CitedResponse, spans: Sequence[tuple[int, int]], origin: Origin
+) -> tuple[str, list, list, str | None, object]:
+    """What makes two versions of a response the same: text, sentences with offsets and citations, the
+    response's own citations, layout and other fields (compared as they are stored)."""
+    layout, fields = origin
+    sentences = [(s.text, a, b, list(s.citations)) for s, (a, b) in zip(response.sentences, spans, strict=True)]
+    return response.full_text, sentences, list(response.citations), layout, _json(fields)
+
+
+def _stored_content(found: dict) -> tuple[str, list, list, str | None, object]:
+    sentences = [(s["text"], s["start"], s["end"], s["citations"]) for s in found["sentences"]]
+    return found["text"], sentences, found["citations"], found["layout"], _json(found["file_fields"])
+
+
+def _json(fields: Mapping | None) -> str | None:
+    return None if fields is None else json.dumps(fields, ensure_ascii=False)
+
+
+def _difference(new: tuple, old: tuple) -> str:
+    """What differs between two contents (:func:`_content`), in words, for a refusal."""
+    if new[0] != old[0]:
+        return "a different text"
+    if len(new[1]) != len(old[1]):
+        return f"{len(new[1])} sentences where {len(old[1])} are stored"
+    for n, (a, b) in enumerate(zip(new[1], old[1], strict=True), start=1):
+        if a[:3] != b[:3]:
+            return f"sentence {n} cut differently"
+        if a[3] != b[3]:
+            return f"other citations of sentence {n}"
+    if new[2] != old[2]:
+        return "other citations of the whole response"
+    return "the same text and citations from another layout or with other fields"
+
+
+def add_responses(
+    db: Store,
+    file: str | Path,
+    responses: Sequence[CitedResponse],
+    *,
+    by: str | None = None,
+    origins: Sequence[Origin] | None = None,
+    replace: bool = True,
+    tally: bool = False,
+) -> dict:
     """Store responses with their sentences and citations, all in one transaction; return the counts.
 
     The turns must exist (a FormatError names the first unknown one); runs and cited passages that the
-    store does not know yet are created (passages by id only, as run imports do). A response already
-    stored for the run and turn gets the new text, sentences and citations. ``by`` (who imported the
-    file) is recorded in the history as an organizer's import, as other imports are.
+    store does not know yet are created (passages by id only, as run imports do). ``origins`` (one per
+    response): the layout each was read from and its other fields. A response already stored for the
+    run and turn gets the new text, sentences and citations; with ``replace=False`` a response that
+    differs from the stored one is refused instead (a FormatError naming the file, the line and what
+    differs; nothing is written) and one that does not is left as it is; a response stored without
+    sentences (a plain ``responses`` import) with the same text counts as different.
+    The summary counts ``count``, ``with_citations``, ``citations`` of the given records, and with
+    ``tally`` how many of them were ``new``, ``replaced`` and ``unchanged``. ``by`` (who imported the file) is recorded in the history as an
+    organizer's import, as other imports are.
     """
     file = str(file)
+    origins = list(origins) if origins is not None else [(None, None)] * len(responses)
+    if len(origins) != len(responses):
+        raise ValueError("one origin per response")
     seen: dict[tuple[str, str], int | None] = {}
     for r in responses:
         if (r.run, r.turn_id) in seen:
@@ -62,6 +116,69 @@ def add_responses(db: Store, file: str | Path, responses: Sequence[CitedResponse
     spans = [_checked(file, r) for r in responses]
     _check_turns(db, file, responses)
     stamp = now()
+    summary, tallies = counts_of(responses), {"new": 0, "replaced": 0, "unchanged": 0}
+    if tally:
+        summary = {**summary, **tallies}
+    with write(db):
+        kept = _compare_stored(db, file, responses, spans, origins, replace, tallies)
+        if tally:
+            summary.update(tallies)
+        chosen = [i for i in range(len(responses)) if i not in kept]
+        _write_responses(
+            db, file, [responses[i] for i in chosen], [spans[i] for i in chosen], [origins[i] for i in chosen], stamp
+        )
+        if by is not None:
+            record_action(db, by, "import", f"responses {Path(file).name}", None, summary, via="responses")
+    return summary
+
+
+def _compare_stored(
+    db: Store,
+    file: str,
+    responses: Sequence[CitedResponse],
+    spans: Sequence[list[tuple[int, int]]],
+    origins: Sequence[Origin],
+    replace: bool,
+    summary: dict,
+) -> set[int]:
+    """Count new, replaced and unchanged responses; the positions of the unchanged ones (left as stored).
+    Without ``replace``, the first response that differs from the stored one is refused."""
+    stored: dict[tuple[str, str], dict] = {}
+    for name in sorted({r.run for r in responses}):
+        stored.update({(s["run"], s["turn_id"]): s for s in _responses(db, run=name)})
+    kept: set[int] = set()
+    for i, (r, offsets, origin) in enumerate(zip(responses, spans, origins, strict=True)):
+        old = stored.get((r.run, r.turn_id))
+        if old is None:
+            summary["new"] += 1
+            continue
+        new, before = _content(r, offsets, origin), _stored_content(old)
+        if new == before:
+            summary["unchanged"] += 1
+            kept.add(i)
+        elif replace:
+            summary["replaced"] += 1
+        else:
+            raise FormatError(
+                file,
+                r.line,
+                f"the response stored for run {r.run!r} and turn {r.turn_id!r} (from "
+                f"{Path(old['imported_from'] or 'an earlier import').name}), or replacing it asked for",
+                _difference(new, before),
+            )
+    return kept
+
+
+def _write_responses(
+    db: Store,
+    file: str,
+    responses: Sequence[CitedResponse],
+    spans: Sequence[list[tuple[int, int]]],
+    origins: Sequence[Origin],
+    stamp: str,
+) -> None:
+    if not responses:
+        return
     sentences, citations = [], []
     for r, offsets in zip(responses, spans, strict=True):
         key = {"run": r.run, "turn_id": r.turn_id}
@@ -69,36 +186,43 @@ def add_responses(db: Store, file: str | Path, responses: Sequence[CitedResponse
             sentences.append({**key, "sentence": number, "text": s.text, "start_char": start, "end_char": end})
         for number, cited in [(_WHOLE, r.citations), *((n, s.citations) for n, s in enumerate(r.sentences, 1))]:
             citations += [{**key, "sentence": number, "position": i, "passage_id": p} for i, p in enumerate(cited)]
-    summary = counts_of(responses)
-    with write(db):
-        _response_runs(db, {r.run for r in responses}, file, stamp)
-        _ensure_passages(db, (c["passage_id"] for c in citations))
-        run_many(
-            db,
-            "INSERT INTO responses (run, turn_id, text, imported_from) VALUES (:run, :turn_id, :text, :file) "
-            "ON CONFLICT (run, turn_id) DO UPDATE SET text = excluded.text, imported_from = excluded.imported_from",
-            [{"run": r.run, "turn_id": r.turn_id, "text": r.full_text, "file": file} for r in responses],
-        )
-        # a text that did not change keeps its rows (the trigger clears only changed texts): replace them all
-        for r in responses:
-            key = {"run": r.run, "turn_id": r.turn_id}
-            run(db, "DELETE FROM response_citations WHERE run = :run AND turn_id = :turn_id", key)
-            run(db, "DELETE FROM response_sentences WHERE run = :run AND turn_id = :turn_id", key)
-        run_many(
-            db,
-            "INSERT INTO response_sentences (run, turn_id, sentence, text, start_char, end_char) "
-            "VALUES (:run, :turn_id, :sentence, :text, :start_char, :end_char)",
-            sentences,
-        )
-        run_many(
-            db,
-            "INSERT INTO response_citations (run, turn_id, sentence, position, passage_id) "
-            "VALUES (:run, :turn_id, :sentence, :position, :passage_id)",
-            citations,
-        )
-        if by is not None:
-            record_action(db, by, "import", f"responses {Path(file).name}", None, summary, via="responses")
-    return summary
+    _response_runs(db, {r.run for r in responses}, file, stamp)
+    _ensure_passages(db, (c["passage_id"] for c in citations))
+    run_many(
+        db,
+        "INSERT INTO responses (run, turn_id, text, imported_from, layout, file_fields) "
+        "VALUES (:run, :turn_id, :text, :file, :layout, :file_fields) "
+        "ON CONFLICT (run, turn_id) DO UPDATE SET text = excluded.text, imported_from = excluded.imported_from, "
+        "layout = excluded.layout, file_fields = excluded.file_fields",
+        [
+            {
+                "run": r.run,
+                "turn_id": r.turn_id,
+                "text": r.full_text,
+                "file": file,
+                "layout": layout,
+                "file_fields": _json(fields),
+            }
+            for r, (layout, fields) in zip(responses, origins, strict=True)
+        ],
+    )
+    # a text that did not change keeps its rows (the trigger clears only changed texts): replace them all
+    for r in responses:
+        key = {"run": r.run, "turn_id": r.turn_id}
+        run(db, "DELETE FROM response_citations WHERE run = :run AND turn_id = :turn_id", key)
+        run(db, "DELETE FROM response_sentences WHERE run = :run AND turn_id = :turn_id", key)
+    run_many(
+        db,
+        "INSERT INTO response_sentences (run, turn_id, sentence, text, start_char, end_char) "
+        "VALUES (:run, :turn_id, :sentence, :text, :start_char, :end_char)",
+        sentences,
+    )
+    run_many(
+        db,
+        "INSERT INTO response_citations (run, turn_id, sentence, position, passage_id) "
+        "VALUES (:run, :turn_id, :sentence, :position, :passage_id)",
+        citations,
+    )
 
 
 def add_response(db: Store, file: str | Path, response: CitedResponse, *, by: str | None = None) -> dict:
@@ -133,9 +257,15 @@ def counts(db: Store) -> dict:
 
 def responses(db: Store, *, run: str | None = None, turn_id: str | None = None) -> list[dict]:
     """Stored responses (of one run and/or turn), in conversation and turn order, then run:
-    ``{run, turn_id, text, imported_from, sentences: [{sentence, text, start, end, citations}], citations}``
-    where ``citations`` are passage ids in citing order (the response's own: those given for it as a whole).
+    ``{run, turn_id, text, imported_from, layout, file_fields, sentences: [{sentence, text, start, end,
+    citations}], citations}`` where ``citations`` are passage ids in citing order, repeats kept (the
+    response's own: those given for it as a whole), ``layout`` the layout it was read from and
+    ``file_fields`` that layout's other fields (a dict; both None when it was stored otherwise).
     Responses without sentences (stored by a plain run import) have ``sentences == []``."""
+    return _responses(db, run=run, turn_id=turn_id)
+
+
+def _responses(db: Store, *, run: str | None = None, turn_id: str | None = None) -> list[dict]:
     where, params = [], {}
     for name, given in (("run", run), ("turn_id", turn_id)):
         if given is not None:
@@ -145,12 +275,14 @@ def responses(db: Store, *, run: str | None = None, turn_id: str | None = None) 
     out: dict[tuple[str, str], dict] = {}
     for r in each(
         db,
-        "SELECT r.run AS run, r.turn_id AS turn_id, r.text AS text, r.imported_from AS imported_from FROM responses r "
+        "SELECT r.run AS run, r.turn_id AS turn_id, r.text AS text, r.imported_from AS imported_from, "
+        "r.layout AS layout, r.file_fields AS file_fields FROM responses r "
         f"JOIN turns t ON t.id = r.turn_id JOIN conversations c ON c.id = t.conversation_id {condition} "
         "ORDER BY c.rowid, t.position, r.run",
         params,
     ):
-        out[(r["run"], r["turn_id"])] = {**r, "sentences": [], "citations": []}
+        fields = json.loads(r["file_fields"]) if r["file_fields"] is not None else None
+        out[(r["run"], r["turn_id"])] = {**r, "file_fields": fields, "sentences": [], "citations": []}
     if not out:
         return []
     sentences: dict[tuple[str, str, int], dict] = {}
@@ -210,7 +342,8 @@ def citation_items(db: Store, *, run: str | None = None, turn_id: str | None = N
     """Every (sentence, cited passage) pair, the items of citation-support labels, in conversation, turn, run,
     sentence and citing order: ``{turn_id, run, sentence, passage_id, sentence_text, passage_text}``;
     ``passage_text`` None when the store has no text for the passage. Citations of a response as a whole
-    (sentence 0) come with the whole response as ``sentence_text``."""
+    (sentence 0) come with the whole response as ``sentence_text``. A passage cited twice by one sentence
+    is one item (at its first place)."""
     where, params = [], {}
     for name, given in (("run", run), ("turn_id", turn_id)):
         if given is not None:
@@ -227,7 +360,9 @@ def citation_items(db: Store, *, run: str | None = None, turn_id: str | None = N
             "LEFT JOIN response_sentences s ON s.run = x.run AND s.turn_id = x.turn_id AND s.sentence = x.sentence "
             "JOIN passages p ON p.id = x.passage_id "
             "JOIN turns t ON t.id = x.turn_id JOIN conversations c ON c.id = t.conversation_id "
-            f"WHERE 1 = 1 {condition} ORDER BY c.rowid, t.position, x.run, x.sentence, x.position",
+            "WHERE NOT EXISTS (SELECT 1 FROM response_citations y WHERE y.run = x.run AND y.turn_id = x.turn_id "
+            "AND y.sentence = x.sentence AND y.passage_id = x.passage_id AND y.position < x.position) "
+            f"{condition} ORDER BY c.rowid, t.position, x.run, x.sentence, x.position",
             params,
         )
     ]

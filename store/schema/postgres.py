@@ -729,8 +729,16 @@ CREATE TABLE sample_items (
 CREATE INDEX sample_items_by_assessor ON sample_items(assessor, sample, position);
 """ + "".join(_history_triggers(t, *spec) for t, spec in V9_HISTORY_TABLES.items())
 
+# Migration 10 (store/schema/response_files.py): a passage cited twice by one sentence is two rows; the
+# layout a response was read from and that layout's other fields. PostgreSQL drops the constraint in place.
+_V10 = """
+ALTER TABLE response_citations DROP CONSTRAINT response_citations_run_turn_id_sentence_passage_id_key;
+ALTER TABLE responses ADD COLUMN layout TEXT COLLATE "C";
+ALTER TABLE responses ADD COLUMN file_fields TEXT COLLATE "C";
+"""
+
 # The PostgreSQL halves of the migrations after the baseline: (version, script), in order.
-LATER: list[tuple[int, str]] = [(9, _V9)]
+LATER: list[tuple[int, str]] = [(9, _V9), (10, _V10)]
 
 
 def migrations_from(current: int) -> list[tuple[int, str]]:
