@@ -1,13 +1,14 @@
-"""CLI: agreement between two label sources of the store."""
+"""CLI: agreement between two label sources of the store (`agreement`), and the judge audit (`audit ...`)."""
 
 from __future__ import annotations
 
 import json
 
 from assess.cli import add_db_argument
+from assess.errors import AssessError
 
 
-def add_commands(sub) -> None:
+def _add_agreement(sub) -> None:
     p = sub.add_parser(
         "agreement",
         help="agreement (Cohen's kappa and more) between two label sources",
@@ -47,4 +48,460 @@ def cmd_agreement(args) -> int:
     print("  confusion (rows a, columns b):")
     for label, row in zip(report["labels"], report["confusion"]):
         print(f"    {label}: " + " ".join(f"{v:6d}" for v in row))
+    return 0
+
+
+# ------------------------------------------------------------------------------------------ audit ...
+# `python -m assess audit agreement|systems|bias|consistency|persona|estimate|coverage|sample|plan`: the
+# judge audit's numbers (assess/services/audit.py), as the /audit page shows them. --json prints one JSON
+# object; without it a readable table.
+
+
+def add_commands(sub) -> None:
+    """The top-level `agreement` command (two sources), then the `audit` group."""
+    from assess.cli import add_by_argument
+
+    _add_agreement(sub)
+    group = sub.add_parser(
+        "audit",
+        help="the judge audit: several sources, system level, bias, consistency, corrected estimates, samples",
+        description="The judge audit (docs/cli.md#the-judge-audit): agreement of several sources with a human "
+        "ceiling and breakdowns, system-level agreement, bias and consistency probes, corrected (PPI) "
+        "estimates with intervals, coverage of those intervals, budgeted human samples.",
+    )
+    commands = group.add_subparsers(dest="audit_command", metavar="ACTION")
+    commands.required = True
+
+    def command(name: str, help_text: str, func, description: str):
+        p = commands.add_parser(name, help=help_text, description=description)
+        add_db_argument(p)
+        p.add_argument("--json", action="store_true", help="print one JSON object")
+        p.set_defaults(func=func)
+        return p
+
+    def pair(p, other: str = "--judge", other_help: str = "the judge (e.g. an LLM source)") -> None:
+        p.add_argument("--reference", required=True, help="the reference source (e.g. NIST or an assessor)")
+        p.add_argument(other, required=True, help=other_help)
+
+    p = command(
+        "agreement",
+        "agreement matrix of several sources with a human ceiling",
+        cmd_matrix,
+        "Every pair of the chosen sources over the items both labelled: observed agreement, kappa "
+        "unweighted/linear/quadratic, binarised kappa, Krippendorff's alpha, bootstrap intervals, the "
+        "human<->human ceiling, by topic, turn depth and personal turn.",
+    )
+    p.add_argument("--task", default="passage", choices=("passage", "ptkb", "ntr", "ntr-support", "importance"))
+    p.add_argument("--source", action="append", help="a source to include (repeat; default: every source)")
+    p.add_argument("--threshold", type=float, help="binarise at label >= T (default 2 for passages, else none)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap replicates (default 1000; 0: none)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--ptkb-source", help="whose PTKB labels make a turn personal (default: organizers)")
+    p.add_argument(
+        "--statistic", default="kappa_quadratic", help="the statistic of the table (default kappa_quadratic)"
+    )
+
+    p = command(
+        "systems",
+        "run rankings under two sources: tau, tau_AP, rho, r, top-k, significance preservation",
+        cmd_systems,
+        "Score the stored runs under each source's qrels and compare: Kendall tau, tau_AP, Spearman rho, "
+        "Pearson r, top-k overlap (topic bootstrap intervals), which significant differences survive, "
+        "whether the leading run changes.",
+    )
+    pair(p, "--other", "the source compared with the reference")
+    p.add_argument("--measure", default="nDCG@5", help="ir_measures notation (default nDCG@5)")
+    p.add_argument("--threshold", type=int, default=2, help="relevant = grade >= T for binary measures (default 2)")
+    p.add_argument("--k", type=int, action="append", help="top-k overlap at k (repeat; default 1, 3, 5)")
+    p.add_argument("--correction", choices=("holm", "bonferroni"), default="holm")
+    p.add_argument("--bootstrap", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+
+    p = command(
+        "bias",
+        "judge - reference differences by length, rank, depth, personal turn and run",
+        cmd_bias,
+        "The judge's grade minus the reference's on the passages both graded, against passage length "
+        "(words), best rank in the runs, turn depth, personal turns, and per run over its top k.",
+    )
+    pair(p)
+    p.add_argument("--k", type=int, default=10, help="a run's top k for the per-run probe (default 10)")
+
+    p = command(
+        "consistency",
+        "how well a judge agrees with itself over its K stored answers",
+        cmd_consistency,
+        "Self-consistency of the K answers per item stored by prejudge --samples K.",
+    )
+    p.add_argument("--source", required=True, help="the LLM source")
+    p.add_argument("--task", default="passage")
+
+    p = command(
+        "persona",
+        "grades with and without the PTKB in the prompt",
+        cmd_persona,
+        "Persona sensitivity: the same items answered under a prompt version with the PTKB statements and "
+        "one without; how many grades change and in which direction.",
+    )
+    p.add_argument("--source", required=True, help="the LLM source")
+    p.add_argument("--with", dest="with_version", required=True, help="the prompt version with the PTKB")
+    p.add_argument("--without", dest="without_version", required=True, help="the prompt version without it")
+    p.add_argument("--task", default="passage")
+
+    p = command(
+        "estimate",
+        "corrected (PPI) estimates of run measures and topic shares beside the human-only ones",
+        cmd_estimate,
+        "Each run's P@k, nDCG@k and NtR recall and each topic's share of relevant items, estimated from the "
+        "judge's labels on every item and the reference's on a sample (a stored sample, or every item the "
+        "reference graded taken as a uniform sample), with intervals, beside the human-only estimate.",
+    )
+    pair(p)
+    p.add_argument("--sample", help="a stored sample (audit sample) whose graded items are the human sample")
+    p.add_argument("--threshold", type=int, default=2)
+    p.add_argument("--k", type=int, default=5, help="cutoff of P@k and nDCG@k (default 5)")
+    p.add_argument("--measure", action="append", choices=("P@k", "nDCG@k", "ntr"), help="repeat; default all")
+    p.add_argument("--seed", type=int, default=0)
+
+    p = command(
+        "coverage",
+        "how often the intervals hold the full-reference value, PPI vs human-only",
+        cmd_coverage,
+        "Repeatedly sample N reference labels among the items both sources labelled, estimate the share at "
+        "or above the threshold with and without the judge, and count how often each interval holds the "
+        "value computed from all reference labels.",
+    )
+    pair(p)
+    p.add_argument("--threshold", type=float, default=2)
+    p.add_argument("--sample", type=int, required=True, help="reference labels per repeat")
+    p.add_argument("--repeats", type=int, required=True)
+    p.add_argument("--seed", type=int, default=0)
+
+    p = command(
+        "sample",
+        "draw a budgeted human sample and queue it for an assessor",
+        cmd_sample,
+        "Draw --budget of the judge's graded passages (stratified by its grade with Neyman allocation, or "
+        "by disagreement with a second judge), store each item's inclusion probability, and put the items "
+        "at the head of the assessor's queue.",
+    )
+    p.add_argument("--name", required=True, help="the sample's name (one word)")
+    p.add_argument("--judge", required=True)
+    p.add_argument("--budget", type=int, required=True)
+    p.add_argument("--design", choices=("stratified", "disagreement"), default="stratified")
+    p.add_argument("--second", help="the second judge (disagreement design)")
+    p.add_argument("--assessor", required=True, help="who judges the sample (an existing assessor)")
+    p.add_argument("--threshold", type=float, default=2)
+    p.add_argument("--seed", type=int, default=0)
+    add_by_argument(p)
+
+    p = command(
+        "plan",
+        "expected interval width for several budgets, before anyone judges",
+        cmd_plan,
+        "Expected width of the interval of the share at the threshold for each budget: uniform human-only, "
+        "uniform PPI, stratified by the judge's grade, by disagreement with --second when given.",
+    )
+    p.add_argument("--judge", required=True)
+    p.add_argument("--budget", type=int, action="append", help="repeat; default 100, 200, 500, 1000")
+    p.add_argument("--design", choices=("stratified", "disagreement"), default="stratified")
+    p.add_argument("--second", help="the second judge (disagreement design)")
+    p.add_argument("--threshold", type=float, default=2)
+
+
+def _print_json(report) -> int:
+    print(json.dumps(report, allow_nan=False))
+    return 0
+
+
+def _num(value, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _ci(ci) -> str:
+    return "" if not ci else f" [{_num(ci[0])}, {_num(ci[1])}]"
+
+
+def _table(header: list[str], rows: list[list]) -> None:
+    cells = [header] + [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    for r in cells:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+def cmd_matrix(args) -> int:
+    from assess.cli.data import _open
+    from assess.measures.agreement import MATRIX_STATISTICS
+    from assess.services.audit import agreement_view
+
+    if args.statistic not in MATRIX_STATISTICS:
+        raise AssessError(f"--statistic: expected one of {', '.join(MATRIX_STATISTICS)}, found {args.statistic!r}")
+    threshold = args.threshold if args.threshold is not None else (2 if args.task == "passage" else None)
+    report = agreement_view(
+        _open(args),
+        args.task,
+        args.source,
+        threshold=threshold,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+        ptkb_source=args.ptkb_source,
+    )
+    if args.json:
+        return _print_json(report)
+    print(f"{args.task}: {len(report['sources'])} sources, {len(report['pairs'])} pairs sharing items")
+    rows = [
+        [
+            p["a"],
+            p["b"],
+            p["n"],
+            _num(p["agreement"]),
+            _num(p["kappa_unweighted"]),
+            _num(p["kappa_quadratic"]) + _ci(p["ci"]["kappa_quadratic"] if p["ci"] else None),
+            _num(p["kappa_binary"]),
+            _num(p["alpha"]),
+        ]
+        for p in report["pairs"]
+    ]
+    _table(["a", "b", "n", "agreement", "kappa", "kappa_quadratic [95%]", "kappa_binary", "alpha"], rows)
+    ceiling = report["ceiling"]
+    if ceiling:
+        print(
+            f"human ceiling over {len(ceiling['pairs'])} human pair(s), n {ceiling['n']}: "
+            f"kappa_quadratic {_num(ceiling['kappa_quadratic'])}{_ci(ceiling.get('kappa_quadratic_ci'))}"
+        )
+    else:
+        print("human ceiling: no two human sources share an item")
+    grid = report["grids"][args.statistic]
+    print(f"{args.statistic}:")
+    _table([""] + grid["sources"], [[s] + [_num(v) for v in row] for s, row in zip(grid["sources"], grid["values"])])
+    return 0
+
+
+def cmd_systems(args) -> int:
+    from assess.cli.data import _open
+    from assess.services.audit import systems_view
+
+    report = systems_view(
+        _open(args),
+        args.reference,
+        args.other,
+        measure=args.measure,
+        threshold=args.threshold,
+        k=tuple(args.k or (1, 3, 5)),
+        correction=args.correction,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+    )
+    if args.json:
+        return _print_json(report)
+    print(
+        f"{report['measure']}: {report['n_runs']} runs over {report['n_topics']} topics, "
+        f"{args.reference} (reference) vs {args.other}"
+    )
+    for name, figure in report["correlations"].items():
+        print(f"  {name:18} {_num(figure['value'])}{_ci(figure['ci'])}")
+    for row in report["top_k"]:
+        print(f"  top-{row['k']} overlap{'':7} {_num(row['overlap'])}{_ci(row['ci'])}")
+    sig = report["significance"]
+    if sig:
+        print(
+            f"  significant under the reference ({sig['correction']}, alpha {sig['alpha']}): "
+            f"{sig['significant_reference']} of {sig['pairs']} pairs; same {sig['same']}, lost {sig['lost']}, "
+            f"flipped {sig['flipped']}; gained {sig['gained']}"
+        )
+    leader = report["leader"]
+    if leader:
+        print(f"  leader: {leader['reference']} -> {leader['other']} ({'changes' if leader['changed'] else 'same'})")
+    return 0
+
+
+def _bias_rows(title: str, probe) -> None:
+    if not probe:
+        return
+    print(f"{title}:")
+    groups = probe["groups"] if isinstance(probe, dict) else probe
+    key = "group" if isinstance(probe, dict) else "run"
+    _table(
+        ["", "n", "mean diff", "95%"],
+        [[g[key], g["n"], _num(g["mean_diff"]), _ci(g.get("ci")).strip()] for g in groups],
+    )
+
+
+def cmd_bias(args) -> int:
+    from assess.cli.data import _open
+    from assess.services.audit import bias_view
+
+    report = bias_view(_open(args), args.reference, args.judge, k=args.k)
+    if args.json:
+        return _print_json(report)
+    overall = report["overall"]
+    print(
+        f"{args.judge} - {args.reference} over {report['n_shared']} shared passages: mean "
+        f"{_num(overall['mean_diff'])}{_ci(overall.get('ci'))} ({report['length_unknown']} without text)"
+    )
+    for name in ("length", "rank", "depth", "personal"):
+        _bias_rows(name, report[name])
+    _bias_rows(f"runs (top {args.k})", report["runs"])
+    return 0
+
+
+def cmd_consistency(args) -> int:
+    from assess.cli.data import _open
+    from assess.services.audit import consistency_view
+
+    report = consistency_view(_open(args), args.source, args.task)
+    if args.json:
+        return _print_json(report)
+    print(
+        f"{args.source} ({args.task}): {report['n_items']} items, {report['n_multi']} with 2+ answers; "
+        f"alpha {_num(report['alpha'])}, unanimous {_num(report['unanimous'])}, pairwise {_num(report['pairwise'])}; "
+        f"{report['changed_by_consensus']} labels differ from the first answer"
+    )
+    return 0
+
+
+def cmd_persona(args) -> int:
+    from assess.cli.data import _open
+    from assess.services.audit import persona_view
+
+    report = persona_view(_open(args), args.source, args.with_version, args.without_version, args.task)
+    if args.json:
+        return _print_json(report)
+    print(
+        f"{args.source}: {report['n']} items answered with ({args.with_version}) and without "
+        f"({args.without_version}) the PTKB; changed {report['changed']} (up {report['up']}, down {report['down']}), "
+        f"mean change {_num(report['mean_change'])}"
+    )
+    return 0
+
+
+def cmd_estimate(args) -> int:
+    from assess.cli.data import _open
+    from assess.services.audit import ESTIMATE_MEASURES, estimate_view
+
+    report = estimate_view(
+        _open(args),
+        args.reference,
+        args.judge,
+        sample=args.sample,
+        threshold=args.threshold,
+        k=args.k,
+        measures=tuple(args.measure or ESTIMATE_MEASURES),
+        seed=args.seed,
+    )
+    if args.json:
+        return _print_json(report)
+    design = report["design"]
+    print(
+        f"{design['kind']}: {design['graded']} reference labels of {design['population']} judge-labelled passages "
+        f"({design['rule']})"
+    )
+
+    def show(title: str, entries: dict) -> None:
+        rows = []
+        for name, entry in entries.items():
+            est = entry.get("estimate", entry)
+            if est is None:
+                continue
+            ppi, human = est["ppi"], est["human_only"]
+            rows.append(
+                [
+                    name,
+                    _num(ppi["value"]),
+                    _ci([ppi["low"], ppi["high"]]).strip(),
+                    _num(human["value"]),
+                    _ci([human["low"], human["high"]]).strip(),
+                    _num(est["judge_only"]),
+                ]
+            )
+        print(f"{title}:")
+        _table(["", "PPI", "95%", "human only", "95%", "judge only"], rows)
+
+    for key in ("P@k", "nDCG@k"):
+        if key in report:
+            show(key.replace("k", str(args.k)), report[key])
+    if report.get("ntr"):
+        show("NtR recall", report["ntr"]["runs"])
+    show(f"share of passages >= {args.threshold} per topic", report["topic_shares"])
+    return 0
+
+
+def cmd_coverage(args) -> int:
+    from assess.cli.data import _open
+    from assess.services.audit import coverage_view
+
+    report = coverage_view(
+        _open(args),
+        args.reference,
+        args.judge,
+        threshold=args.threshold,
+        sample=args.sample,
+        repeats=args.repeats,
+        seed=args.seed,
+    )
+    if args.json:
+        return _print_json(report)
+    print(
+        f"{report['n_items']} shared items, true share {_num(report['true_value'], 4)}; {report['repeats']} samples "
+        f"of {report['sample']}, nominal {report['nominal']}"
+    )
+    _table(
+        ["", "coverage", "mean width"],
+        [[name, _num(report[name]["coverage"]), _num(report[name]["mean_width"], 4)] for name in ("ppi", "human_only")],
+    )
+    return 0
+
+
+def cmd_sample(args) -> int:
+    from assess.cli import actor, check_options
+    from assess.cli.data import _open
+    from assess.services.audit import create_sample
+
+    check_options(args, ids={"--name": "name"})
+    report = create_sample(
+        _open(args),
+        args.name,
+        args.judge,
+        budget=args.budget,
+        design=args.design,
+        second=args.second,
+        assessor=args.assessor,
+        seed=args.seed,
+        threshold=args.threshold,
+        by=actor(args),
+    )
+    if args.json:
+        return _print_json(report)
+    print(
+        f"sample {report['sample']}: {report['items']} of {report['population']} passages ({report['design']}) "
+        f"queued for {', '.join(report['assessors'])}"
+    )
+    _table(
+        ["stratum", "N", "n", "probability"],
+        [[h, a["N"], a["n"], _num(a["probability"], 4)] for h, a in report["allocation"].items()],
+    )
+    return 0
+
+
+def cmd_plan(args) -> int:
+    from assess.cli.data import _open
+    from assess.services.audit import sample_plan
+
+    report = sample_plan(
+        _open(args),
+        args.judge,
+        budgets=tuple(args.budget or (100, 200, 500, 1000)),
+        design=args.design,
+        second=args.second,
+        threshold=args.threshold,
+    )
+    if args.json:
+        return _print_json(report)
+    print(
+        f"expected 95% interval width of the share >= {args.threshold}, {report['population']} judge-labelled passages"
+    )
+    columns = ["uniform_human_only", "uniform_ppi", "stratified"] + (["disagreement"] if args.second else [])
+    _table(["budget"] + columns, [[r["budget"]] + [_num(r.get(c), 4) for c in columns] for r in report["rows"]])
+    if report["skipped"]:
+        print(f"skipped (above the population): {', '.join(map(str, report['skipped']))}")
     return 0

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from assess.errors import AssessError
+
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
 
 
@@ -89,3 +91,621 @@ def agreement_from_store(db, task: str, a: str, b: str, *, weights: str | None, 
         kappa_by_group(pairs.a, pairs.b, pairs.topics, scale=pairs.scale, weights=weights) if pairs.a else {}
     )
     return report
+
+
+# ------------------------------------------------------------------------------------------ the judge audit
+# Several sources side by side, system-level agreement, bias and consistency probes, corrected estimates
+# and budgeted human samples (issue 15). Each view reads the store once, calls the pure measures
+# (assess/measures/agreement, systems, bias, ppi, sampling) and returns plain JSON-serialisable values
+# for the /audit page and `python -m assess audit ...`.
+
+# The sources table's kinds as the agreement matrix groups them. Adjudicated labels are reconciled from
+# the assessors' own, so they are not an independent person: kept out of the human ceiling.
+MATRIX_KIND = {
+    "assessor": "human",
+    "organizers": "human",
+    "adjudication": "import",
+    "import": "import",
+    "llm": "llm",
+    "crowd": "crowd",
+}
+BREAKDOWNS = ("topic", "depth", "personal")
+GROUP_BOOTSTRAP_LIMIT = 20_000
+"""Above this many labelled items in the largest chosen source, the agreement view gives the per-group
+figures without bootstrap intervals (group intervals cost replicates x groups x cells per pair)."""
+PTKB_DEFAULT = "organizers"
+ESTIMATE_MEASURES = ("P@k", "nDCG@k", "ntr")
+DEPTH_RULE = "turn depth: the turn's position in its conversation, 1 = the first turn"
+TOPIC_RULE = "topic: the turn's conversation"
+
+
+def _json_safe(value: Any) -> Any:
+    """Plain JSON values: NaN and infinities as None, numpy scalars as Python ones, tuples as lists, keys as text."""
+    import math
+
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else _key_text(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _key_text(key: Any) -> str:
+    if isinstance(key, tuple):
+        return " ".join(map(str, key))
+    if isinstance(key, bool):
+        return "personal" if key else "non-personal"
+    return str(key)
+
+
+def _known(db, task: str, names, *, role: str = "source") -> list[str]:
+    """The names, each checked to have labels of ``task`` (one error naming the first that has none)."""
+    from store.labels import sources
+
+    known = sources(db, task)
+    for name in names:
+        if name not in known:
+            raise AssessError(
+                f"{role} {name!r} has no {task} labels; sources with {task} labels: {', '.join(known) or 'none'}"
+            )
+    return list(names)
+
+
+def _two(db, reference: str, other: str, *, task: str = "passage", roles=("reference", "judge")) -> None:
+    if reference == other:
+        raise AssessError(f"the {roles[0]} and the {roles[1]} are both {reference!r}: compare two different sources")
+    _known(db, task, [reference], role=roles[0])
+    _known(db, task, [other], role=roles[1])
+
+
+def audit_sources(db, task: str = "passage") -> list[str]:
+    """Every source with labels of ``task`` (by name): assessors, LLMs, crowd aggregates, imports, adjudication."""
+    from store.labels import sources
+
+    return sources(db, task)
+
+
+def source_kinds(db, names) -> dict[str, str]:
+    """{source: "human" | "llm" | "crowd" | "import"} as the agreement matrix groups them (see MATRIX_KIND)."""
+    from store.audit import source_kinds as stored
+
+    kinds = stored(db)
+    return {name: MATRIX_KIND.get(kinds.get(name, "import"), "import") for name in names}
+
+
+def _ptkb_source(db, given: str | None) -> str | None:
+    from store.labels import sources
+
+    with_ptkb = sources(db, "ptkb")
+    if given is not None:
+        if given not in with_ptkb:
+            raise AssessError(
+                f"PTKB source {given!r} has no PTKB labels; sources with PTKB labels: {', '.join(with_ptkb) or 'none'}"
+            )
+        return given
+    if PTKB_DEFAULT in with_ptkb:
+        return PTKB_DEFAULT
+    return with_ptkb[0] if len(with_ptkb) == 1 else None
+
+
+def personal_turns(db, ptkb_source: str | None = None) -> dict[str, Any]:
+    """Which turns are personal: ``{"source", "rule", "turns": {turn: bool}}``.
+
+    A turn is personal when the PTKB source marks at least one of its conversation's statements relevant
+    (label > 0) for the turn, non-personal when it labelled the turn's statements and marked none; turns it
+    did not label are unknown (left out of the personal breakdown). The source: ``ptkb_source`` when given,
+    else 'organizers' (the topics' PTKB provenance) when it has PTKB labels, else the only source with PTKB
+    labels; with none, no turn is known.
+    """
+    from store.audit import task_labels
+
+    source = _ptkb_source(db, ptkb_source)
+    rule = "personal: at least one PTKB statement marked relevant (> 0) for the turn by the PTKB source"
+    if source is None:
+        return {"source": None, "rule": rule + " (no PTKB source: no turn is known)", "turns": {}}
+    turns: dict[str, bool] = {}
+    for (turn, _statement), value in task_labels(db, "ptkb", [source])[source].items():
+        turns[turn] = turns.get(turn, False) or value > 0
+    return {"source": source, "rule": rule, "turns": turns}
+
+
+def _item_groups(db, items, breakdowns, ptkb_source: str | None) -> tuple[dict, dict]:
+    """{breakdown: {item: group}} for the items (turn first) and how each breakdown is defined."""
+    from store.audit import turn_places
+
+    unknown = [b for b in breakdowns if b not in BREAKDOWNS]
+    if unknown:
+        raise AssessError(f"unknown breakdown {unknown[0]!r}; expected one of {', '.join(BREAKDOWNS)}")
+    places = turn_places(db) if {"topic", "depth"} & set(breakdowns) else {}
+    groups, rules = {}, {}
+    if "topic" in breakdowns:
+        groups["topic"] = {i: places[i[0]][0] for i in items if i[0] in places}
+        rules["topic"] = TOPIC_RULE
+    if "depth" in breakdowns:
+        groups["depth"] = {i: places[i[0]][1] + 1 for i in items if i[0] in places}
+        rules["depth"] = DEPTH_RULE
+    if "personal" in breakdowns:
+        personal = personal_turns(db, ptkb_source)
+        flags = personal["turns"]
+        groups["personal"] = {i: flags[i[0]] for i in items if i[0] in flags}
+        rules["personal"] = {"rule": personal["rule"], "ptkb_source": personal["source"]}
+    return groups, rules
+
+
+def agreement_view(
+    db,
+    task: str,
+    sources=None,
+    *,
+    threshold: float | None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    breakdowns=BREAKDOWNS,
+    ptkb_source: str | None = None,
+) -> dict[str, Any]:
+    """The agreement matrix of the chosen sources (default: every source with labels of ``task``).
+
+    Every pair's observed agreement, Cohen's kappa (unweighted / linear / quadratic), kappa binarised at
+    ``threshold`` and Krippendorff's alpha (ordinal), with percentile bootstrap intervals over items; the
+    human<->human ceiling pooled over pairs of two human sources (assessors, organizers); every figure per
+    topic, turn depth and personal turn (see :func:`personal_turns`). The per-group figures get intervals
+    only while the largest chosen source holds at most GROUP_BOOTSTRAP_LIMIT labels. ``grids``: each
+    statistic as a sources x sources grid for a heat map.
+    """
+    from assess.measures.agreement import MATRIX_STATISTICS, agreement_matrix, matrix_grid
+    from store.audit import scale_of, task_labels
+
+    chosen = list(sources) if sources is not None else audit_sources(db, task)
+    if len(set(chosen)) != len(chosen):
+        twice = next(s for s in chosen if chosen.count(s) > 1)
+        raise AssessError(f"source {twice!r} is chosen twice: never a source against itself")
+    if len(chosen) < 2:
+        raise AssessError(
+            f"the agreement matrix needs two sources with {task} labels; found {', '.join(chosen) or 'none'}"
+        )
+    _known(db, task, chosen)
+    labels = task_labels(db, task, chosen)
+    items = set().union(*(labels[s].keys() for s in chosen))
+    groups, rules = _item_groups(db, items, tuple(breakdowns), ptkb_source)
+    largest = max(len(v) for v in labels.values())
+    matrix = agreement_matrix(
+        labels,
+        scale=scale_of(task),
+        threshold=threshold,
+        groups=groups,
+        kinds=source_kinds(db, chosen),
+        bootstrap=bootstrap,
+        group_bootstrap=largest <= GROUP_BOOTSTRAP_LIMIT,
+        seed=seed,
+    )
+    matrix["grids"] = {name: matrix_grid(matrix, name) for name in MATRIX_STATISTICS}
+    matrix["task"] = task
+    matrix["labels"] = {s: len(labels[s]) for s in chosen}
+    matrix["breakdowns"] = rules
+    matrix["group_bootstrap_limit"] = GROUP_BOOTSTRAP_LIMIT
+    return _json_safe(matrix)
+
+
+def _measure(name: str, threshold: int):
+    """One ir_measures measure; a binary one without its own ``rel`` counts grades >= ``threshold``."""
+    import ir_measures
+
+    try:
+        measure = ir_measures.parse_measure(name)
+    except (ValueError, NameError, SyntaxError, TypeError):
+        raise AssessError(f"unknown measure {name!r}; use ir_measures notation such as nDCG@5 or P@10") from None
+    if "rel" in measure.SUPPORTED_PARAMS and "rel" not in measure.params:
+        measure = measure(rel=int(threshold))
+    return measure
+
+
+def systems_view(
+    db,
+    reference: str,
+    other: str,
+    *,
+    measure: str = "nDCG@5",
+    threshold: int = 2,
+    k=(1, 3, 5),
+    correction: str = "holm",
+    bootstrap: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> dict[str, Any]:
+    """The stored runs scored under each source's qrels with one measure, then compared: Kendall tau,
+    tau_AP, Spearman, Pearson and top-k overlap with topic-bootstrap intervals, per-topic tau, significance
+    preservation (paired t-tests, ``correction`` 'holm' or 'bonferroni') and whether the leader changes.
+    Binary measures without ``(rel=...)`` count grades >= ``threshold``."""
+    from assess.measures.rankings import evaluate_runs
+    from assess.measures.systems import compare_systems
+    from store.compare import qrels_of, runs_of
+
+    _two(db, reference, other, roles=("reference", "other source"))
+    if correction not in ("holm", "bonferroni"):
+        raise AssessError(f"unknown correction {correction!r}; expected 'holm' or 'bonferroni'")
+    chosen = _measure(measure, threshold)
+    runs = runs_of(db)
+    if not runs:
+        raise AssessError("the store has no ranking runs to rank: import a run first")
+    name = str(chosen)
+    scores = {}
+    for source in (reference, other):
+        evaluated = evaluate_runs(qrels_of(db, source), runs, [chosen], threshold=threshold)
+        scores[source] = {run: result["per_query"][name] for run, result in evaluated.items()}
+    report = compare_systems(
+        scores[reference],
+        scores[other],
+        ks=tuple(k),
+        bootstrap=bootstrap,
+        seed=seed,
+        alpha=alpha,
+        correction=correction,
+    )
+    report.update(reference=reference, other=other, measure=name, threshold=threshold)
+    return _json_safe(report)
+
+
+def _passage_pair(db, reference: str, judge: str) -> tuple[dict, dict]:
+    """The judge's and the reference's passage grades ('cannot judge' left out)."""
+    from store.audit import task_labels
+
+    labels = task_labels(db, "passage", [judge, reference])
+    return labels[judge], labels[reference]
+
+
+def bias_view(db, reference: str, judge: str, *, k: int = 10) -> dict[str, Any]:
+    """Where the judge grades differently from the reference (judge - reference, on the items both graded):
+    against passage length (words of the stored text, split on white space; passages without text have an
+    unknown length and are left out of that probe, counted in ``length_unknown``), best rank in the stored
+    runs, turn depth, personal turns, and per run over each run's top ``k``."""
+    from assess.measures.bias import bias_report
+    from store.audit import labelled_passage_texts, ranked_runs
+
+    _two(db, reference, judge)
+    llm, human = _passage_pair(db, reference, judge)
+    shared = [i for i in llm if i in human]
+    texts = labelled_passage_texts(db, reference)
+    lengths = {i: len(texts[i[1]].split()) for i in shared if texts.get(i[1])}
+    groups, rules = _item_groups(db, shared, ("depth", "personal"), None)
+    runs = ranked_runs(db)
+    report = bias_report(
+        llm,
+        human,
+        lengths=lengths,
+        runs=runs or None,
+        depth=groups["depth"],
+        personal=groups["personal"],
+        k=k,
+    )
+    report.update(
+        reference=reference,
+        judge=judge,
+        difference="judge grade - reference grade",
+        n_shared=len(shared),
+        length_unknown=len(shared) - len(lengths),
+        length_rule="words of the stored passage text (split on white space); no stored text: unknown length",
+        rank_rule="best (smallest) rank of the passage over the stored runs; not retrieved: left out",
+        k=k,
+        breakdowns=rules,
+    )
+    return _json_safe(report)
+
+
+def consistency_view(db, source: str, task: str = "passage") -> dict[str, Any]:
+    """How well a judge agrees with itself over the K answers stored per item (prejudge --samples K): alpha
+    over the items with at least 2 answers, the share unanimous, the mean share of agreeing answer pairs;
+    the label stored is the answers' consensus (assess.tasks.consensus: most frequent, ties by the mean
+    rounded half up), and ``changed_by_consensus`` counts items whose first answer differs from it."""
+    from assess.measures.bias import self_consistency
+    from assess.tasks import consensus
+    from store.prejudgments import sample_answers
+
+    samples = sample_answers(db, source, task)
+    if not samples:
+        raise AssessError(f"source {source!r} has no stored answers for task {task!r} (prejudge it first)")
+    report = self_consistency(samples, scale=label_kind_values(task))
+    report.pop("labels")
+    sizes: dict[int, int] = {}
+    for values in samples.values():
+        sizes[len(values)] = sizes.get(len(values), 0) + 1
+    report.update(
+        source=source,
+        task=task,
+        items_by_k={str(n): c for n, c in sorted(sizes.items())},
+        label_rule="consensus: most frequent answer, ties by the mean rounded half up (the stored label)",
+        changed_by_consensus=sum(values[0] != consensus(values) for values in samples.values()),
+        scale=list(label_kind_values(task)),
+    )
+    return _json_safe(report)
+
+
+def label_kind_values(task: str) -> tuple[int, ...]:
+    """The scale of a task's stored labels (as answers are parsed: PTKB as stored, not binarised)."""
+    from assess.tasks import label_kind
+
+    return label_kind(task).scale.values
+
+
+def persona_view(db, source: str, with_version: str, without_version: str, task: str = "passage") -> dict[str, Any]:
+    """How the source's grades change when the PTKB statements are in the prompt: the items answered under
+    both prompt versions (each version's value the consensus of its answers), how many change, up or down,
+    the mean change and the without x with matrix, also per personal vs non-personal turn."""
+    from assess.measures.bias import persona_sensitivity
+    from store.prejudgments import answers_by_prompt_version
+
+    if with_version == without_version:
+        raise AssessError(f"both prompt versions are {with_version!r}: give the version with and the one without PTKB")
+    answers = answers_by_prompt_version(db, task, [with_version, without_version], source=source)
+    both = {i: v for i, v in answers.items() if with_version in v and without_version in v}
+    if not both:
+        raise AssessError(
+            f"source {source!r} has no {task} item answered under both {with_version!r} and {without_version!r}"
+        )
+    groups, rules = _item_groups(db, both, ("personal",), None)
+    report = persona_sensitivity(
+        {i: v[with_version] for i, v in both.items()},
+        {i: v[without_version] for i, v in both.items()},
+        scale=label_kind_values(task),
+        groups=groups["personal"],
+    )
+    report.update(
+        source=source,
+        task=task,
+        with_version=with_version,
+        without_version=without_version,
+        change="grade with PTKB - grade without",
+        breakdowns=rules,
+    )
+    return _json_safe(report)
+
+
+def _human_sample(db, sample: str | None, judge: dict, human: dict) -> tuple[dict, dict | None, dict | None, dict]:
+    """The human labels of the sample, their inclusion probabilities and strata, and how they were chosen.
+
+    A stored sample: its items the reference has graded, each with its stratum; items drawn but not graded
+    yet are treated as missing at random within their stratum, so a stratum with m of its n drawn items
+    graded gets probability m / N_h (N_h = n / the stored probability). Without a sample: every item the
+    reference graded among the judge's items, taken as a uniform sample of them (n / N each) — an
+    assumption the organizer must be able to defend (a pool judged by depth is not a random sample).
+    """
+    from store.queue import inclusion_probabilities, sample_items, samples
+
+    if sample is None:
+        chosen = {i: human[i] for i in human if i in judge}
+        design = {
+            "kind": "uniform",
+            "rule": "every item the reference graded among the judge's items, taken as a uniform random sample",
+            "drawn": len(chosen),
+            "graded": len(chosen),
+        }
+        return chosen, None, None, design
+    stored = {s["name"]: s for s in samples(db)}
+    if sample not in stored:
+        raise AssessError(f"no sample named {sample!r}; samples: {', '.join(sorted(stored)) or 'none'}")
+    if stored[sample]["task"] != "passage":
+        raise AssessError(f"sample {sample!r} is of task {stored[sample]['task']!r}, not passage")
+    drawn = inclusion_probabilities(db, sample)
+    stratum = {(r["turn_id"], r["item_id"]): r["stratum"] or "all" for r in sample_items(db, sample)}
+    outside = [i for i in drawn if i not in judge]
+    if outside:
+        raise AssessError(f"sample {sample!r} holds {outside[0]!r}, which the judge did not grade: not its sample")
+    graded = {i: human[i] for i in drawn if i in human}
+    drawn_in: dict[Any, int] = {}
+    graded_in: dict[Any, int] = {}
+    for i in drawn:
+        drawn_in[stratum[i]] = drawn_in.get(stratum[i], 0) + 1
+        if i in graded:
+            graded_in[stratum[i]] = graded_in.get(stratum[i], 0) + 1
+    probability = {i: drawn[i] * graded_in[stratum[i]] / drawn_in[stratum[i]] for i in graded}
+    design = {
+        "kind": "stored sample",
+        "sample": sample,
+        "design": stored[sample]["design"],
+        "rule": "the sample's graded items; ungraded ones missing at random within their stratum",
+        "drawn": len(drawn),
+        "graded": len(graded),
+    }
+    return graded, probability, {i: stratum[i] for i in graded}, design
+
+
+def estimate_view(
+    db,
+    reference: str,
+    judge: str,
+    *,
+    sample: str | None = None,
+    threshold: int = 2,
+    k: int = 5,
+    measures=ESTIMATE_MEASURES,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Corrected estimates (prediction-powered inference, power-tuned) beside the human-only ones from the
+    same sample: each stored run's P@k at ``threshold`` and nDCG@k, CONE-RAG NtR recall (the runs' NtR
+    labels: captured = full support, i.e. yes), and each topic's (conversation's) share of items at or
+    above ``threshold``. The human sample: see :func:`_human_sample`. Formulas: docs/estimates.md."""
+    from assess.measures import ppi
+    from store.audit import ranked_runs
+
+    unknown = [m for m in measures if m not in ESTIMATE_MEASURES]
+    if unknown:
+        raise AssessError(f"unknown measure {unknown[0]!r}; expected some of {', '.join(ESTIMATE_MEASURES)}")
+    _two(db, reference, judge)
+    f, y = _passage_pair(db, reference, judge)
+    human, probability, strata, design = _human_sample(db, sample, f, y)
+    design.update(population=len(f))
+    if len(human) < 2:
+        raise AssessError(
+            f"the reference {reference!r} graded {len(human)} of the judge's items: an estimate needs at least 2"
+        )
+    from store.audit import turn_places
+
+    places = turn_places(db)
+    report: dict[str, Any] = {
+        "reference": reference,
+        "judge": judge,
+        "threshold": threshold,
+        "k": k,
+        "alpha": alpha,
+        "design": design,
+        "estimator": "PPI++ (power-tuned lambda in [0, 1]); human_only = lambda 0 on the same sample",
+    }
+    report["topic_shares"] = ppi.corrected_shares(
+        f, human, probability, threshold=threshold, topic_of=lambda i: places[i[0]][0], strata=strata, alpha=alpha
+    )
+    runs = ranked_runs(db) if {"P@k", "nDCG@k"} & set(measures) else {}
+    if "P@k" in measures:
+        report["P@k"] = ppi.corrected_precision(
+            runs, f, human, probability, k=k, threshold=threshold, strata=strata, alpha=alpha
+        )
+    if "nDCG@k" in measures:
+        report["nDCG@k"] = ppi.corrected_ndcg(runs, f, human, probability, k=k, strata=strata, alpha=alpha, seed=seed)
+    if "ntr" in measures:
+        report["ntr"] = _ntr_estimate(db, reference, judge, alpha)
+    return _json_safe(report)
+
+
+def _ntr_estimate(db, reference: str, judge: str, alpha: float) -> dict[str, Any] | None:
+    """NtR recall per run from the judge's NtR labels on every item and the reference's on some (a uniform
+    sample of them); None when either has no NtR label."""
+    from assess.measures import ppi
+    from store.audit import ntr_gold
+    from store.labels import ntr_support
+
+    graded_judge, graded_ref = ntr_support(db, judge), ntr_support(db, reference)
+    if not graded_judge or not graded_ref:
+        return None
+    f = {(run, turn, nugget): float(v == 2) for (turn, nugget, run), v in graded_judge.items()}
+    y = {
+        (run, turn, nugget): float(v == 2) for (turn, nugget, run), v in graded_ref.items() if (run, turn, nugget) in f
+    }
+    if len(y) < 2:
+        return None
+    return {
+        "rule": "captured = full support (2, a yes); gold = every nugget of the labels' nugget sources on the turn; "
+        "the reference's NtR labels taken as a uniform sample of the judge's",
+        "runs": ppi.corrected_ntr(ntr_gold(db, judge), f, y, None, alpha=alpha),
+    }
+
+
+def coverage_view(
+    db,
+    reference: str,
+    judge: str,
+    *,
+    threshold: float = 2,
+    sample: int,
+    repeats: int,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> dict[str, Any]:
+    """How honest the intervals are, over the items both sources graded (assess.measures.ppi.coverage):
+    exactly ``{"n_items", "sample", "repeats", "nominal", "true_value", "ppi": {"coverage", "mean_width"},
+    "human_only": {...}}``."""
+    from assess.measures.ppi import coverage
+
+    _two(db, reference, judge)
+    f, y = _passage_pair(db, reference, judge)
+    return coverage(y, f, threshold=threshold, sample=sample, repeats=repeats, seed=seed, alpha=alpha)
+
+
+def _designed(db, judge: str, design: str, second: str | None) -> tuple[dict, dict | None]:
+    from assess.measures.sampling import DESIGNS
+
+    if design not in DESIGNS:
+        raise AssessError(f"unknown design {design!r}; expected one of {', '.join(DESIGNS)}")
+    if design == "disagreement" and second is None:
+        raise AssessError("the disagreement design needs a second judge (--second SOURCE)")
+    if second is not None:
+        _two(db, judge, second, roles=("judge", "second judge"))
+        f, g = _passage_pair(db, second, judge)
+        return f, g
+    _known(db, "passage", [judge], role="judge")
+    return _passage_pair(db, judge, judge)[0], None
+
+
+def _budget(budget) -> int:
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise AssessError(f"a budget is a whole number of items >= 1, found {budget!r}")
+    return budget
+
+
+def sample_plan(
+    db,
+    judge: str,
+    *,
+    budgets=(100, 200, 500, 1000),
+    design: str = "stratified",
+    second: str | None = None,
+    threshold: float = 2,
+    alpha: float = 0.05,
+) -> dict[str, Any]:
+    """Expected interval width of the share at ``threshold`` for each budget, before anyone judges
+    (assess.measures.sampling.expected_width: uniform human-only, uniform PPI, stratified by the judge's
+    grade, and by disagreement with ``second`` when given). Budgets above the judge's item count are skipped."""
+    from assess.measures.sampling import expected_width
+
+    budgets = [_budget(b) for b in budgets]
+    f, g = _designed(db, judge, design, second)
+    usable = [b for b in budgets if b <= len(f)]
+    rows = expected_width(usable, f, second=g, threshold=threshold, alpha=alpha) if usable else []
+    return _json_safe(
+        {
+            "judge": judge,
+            "second": second,
+            "design": design,
+            "population": len(f),
+            "threshold": threshold,
+            "alpha": alpha,
+            "prior": "P(human >= t | judge grade g) = 1 / (1 + exp(-(g - t + 0.5))) (docs/estimates.md)",
+            "rows": rows,
+            "skipped": [b for b in budgets if b > len(f)],
+        }
+    )
+
+
+def create_sample(
+    db,
+    name: str,
+    judge: str,
+    *,
+    budget: int,
+    design: str = "stratified",
+    second: str | None = None,
+    assessor: str,
+    seed: int = 0,
+    threshold: float = 2,
+    by: str | None,
+) -> dict[str, Any]:
+    """Draw ``budget`` of the judge's graded passages (stratified by its grade with Neyman allocation, or by
+    disagreement with ``second``) and store them as sample ``name`` at the head of ``assessor``'s queue,
+    each with its inclusion probability (store.queue.create_sample; ``by``'s action in the history)."""
+    from assess.measures.sampling import disagreement_sample, stratified_sample
+    from store.queue import SampledItem
+    from store.queue import create_sample as store_sample
+
+    _budget(budget)
+    f, g = _designed(db, judge, design, second)
+    if budget > len(f):
+        raise AssessError(f"the budget {budget} is larger than the {len(f)} passages {judge!r} graded")
+    if design == "disagreement":
+        drawn = disagreement_sample(budget, f, g, seed=seed)
+    else:
+        drawn = stratified_sample(budget, f, threshold=threshold, seed=seed)
+    items = [
+        SampledItem(turn, passage, drawn.probability[(turn, passage)], str(drawn.stratum[(turn, passage)]), assessor)
+        for turn, passage in drawn.items
+    ]
+    allocation = {str(h): v for h, v in drawn.allocation.items()}
+    details = {"judge": judge, "second": second, "seed": seed, "threshold": threshold, "allocation": allocation}
+    summary = store_sample(
+        db, name, task="passage", design=design, population=len(f), items=items, details=details, by=by
+    )
+    summary.update(design=design, population=len(f), budget=budget, allocation=allocation, judge=judge)
+    return _json_safe(summary)

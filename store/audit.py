@@ -1,0 +1,102 @@
+"""Bulk reads for the judge audit (assess/services/audit.py): many sources' labels at once, where each turn
+sits in its conversation, the runs' ranked lists and passage texts. One query per call, rows by column name."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from assess.tasks import PTKB_KEYS, Task, label_kind
+from store.db import Store, each, rows
+
+
+def source_kinds(db: Store) -> dict[str, str]:
+    """{source name: its kind in the sources table} ('assessor', 'import', 'llm', 'adjudication', ...)."""
+    return {r["name"]: r["kind"] for r in rows(db, "SELECT name, kind FROM sources ORDER BY name")}
+
+
+def scale_of(task: str) -> tuple[int, ...]:
+    """The values labels of ``task`` take as :func:`task_labels` returns them (PTKB read as relevant or not)."""
+    kind = label_kind(task)
+    return PTKB_KEYS.values if kind.task is Task.PTKB else kind.scale.values
+
+
+def task_labels(db: Store, task: str, sources: Sequence[str]) -> dict[str, dict[tuple, int]]:
+    """{source: {item: value}} of the given sources' labels of ``task`` ('cannot judge' left out), one query.
+
+    Items are the task's item columns with the turn first, except NtR, whose items are (turn, nugget text,
+    run) so that two nugget sources with the same texts align (as :func:`store.compare.label_pairs`). PTKB
+    labels are read as relevant (> 0) or not, since imported PTKB qrels may be graded.
+    """
+    kind = label_kind(task)
+    out: dict[str, dict[tuple, int]] = {s: {} for s in sources}
+    if not sources:
+        return out
+    params = {f"s{i}": s for i, s in enumerate(sources)}
+    marks = ", ".join(f":{p}" for p in params)
+    if kind.task is Task.NTR:
+        sql = (
+            "SELECT l.source AS source, l.turn_id AS turn_id, n.text AS nugget, l.run AS run, l.match AS label_value "
+            f"FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id WHERE l.source IN ({marks}) "
+            "AND l.match IS NOT NULL"
+        )
+        columns: Sequence[str] = ("turn_id", "nugget", "run")
+    else:
+        columns = kind.item_columns
+        sql = (
+            f"SELECT source, {', '.join(columns)}, {kind.value_column} AS label_value FROM {kind.table} "
+            f"WHERE source IN ({marks}) AND {kind.value_column} IS NOT NULL"
+        )
+    ptkb = kind.task is Task.PTKB
+    if len(columns) == 2:  # the common case (passages, PTKB statements), without a generator per row
+        first, second = columns
+        for r in each(db, sql, params):
+            v = r["label_value"]
+            out[r["source"]][(r[first], r[second])] = int(v > 0) if ptkb else v
+        return out
+    for r in each(db, sql, params):
+        out[r["source"]][tuple(r[c] for c in columns)] = r["label_value"]
+    return out
+
+
+def turn_places(db: Store) -> dict[str, tuple[str, int]]:
+    """{turn id: (conversation id, position in the conversation, 0-based)} of every turn."""
+    return {
+        r["id"]: (r["conversation_id"], r["position"])
+        for r in each(db, "SELECT id, conversation_id, position FROM turns")
+    }
+
+
+def ranked_runs(db: Store) -> dict[str, dict[str, list[str]]]:
+    """Every stored ranking run as {run: {turn: [passage ids in rank order]}} (ties in rank by passage id)."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for r in each(db, "SELECT run, turn_id, passage_id FROM rankings ORDER BY run, turn_id, rank, passage_id"):
+        out.setdefault(r["run"], {}).setdefault(r["turn_id"], []).append(r["passage_id"])
+    return out
+
+
+def labelled_passage_texts(db: Store, source: str) -> dict[str, str | None]:
+    """{passage id: stored text, None when the store has none} of the passages ``source`` gave a grade."""
+    return {
+        r["id"]: r["text"]
+        for r in each(
+            db,
+            "SELECT DISTINCT p.id AS id, p.text AS text FROM passage_labels l JOIN passages p ON p.id = l.passage_id "
+            "WHERE l.source = :source AND l.grade IS NOT NULL",
+            {"source": source},
+        )
+    }
+
+
+def ntr_gold(db: Store, source: str) -> dict[str, set[int]]:
+    """{turn: ids of the gold nuggets} for NtR recall of ``source``'s NtR labels (yes/no or graded): every
+    nugget, on each turn, of the nugget sources those labels refer to."""
+    out: dict[str, set[int]] = {}
+    for r in each(
+        db,
+        "SELECT n.turn_id AS turn_id, n.id AS id FROM nuggets n WHERE n.source IN ("
+        "SELECT m.source FROM nuggets m JOIN ntr_labels l ON l.nugget_id = m.id WHERE l.source = :source "
+        "UNION SELECT m.source FROM nuggets m JOIN ntr_support_labels l ON l.nugget_id = m.id WHERE l.source = :source)",
+        {"source": source},
+    ):
+        out.setdefault(r["turn_id"], set()).add(r["id"])
+    return out
