@@ -588,16 +588,29 @@ EXPORT_TABLES: tuple[str, ...] = (
     LABEL_KINDS[Task.NTR].table,
     LABEL_KINDS[Task.RESPONSE].table,
     "gold_responses",
+    LABEL_KINDS[Task.NTR_SUPPORT].table,
+    LABEL_KINDS[Task.IMPORTANCE].table,
+    LABEL_KINDS[Task.CITATION].table,
     "label_history",
     "pool",
     "rankings",
+    "responses",
+    "response_sentences",
+    "response_citations",
     "sources",
     "assignments",
 )
 """The tables ``export table`` writes out: the label kinds' tables among the other tables that hold labels
 or say where they came from (this order is the command's ``--table`` choices)."""
 
-UNSOURCED_TABLES: tuple[str, ...] = ("pool", "rankings", "assignments")
+UNSOURCED_TABLES: tuple[str, ...] = (
+    "pool",
+    "rankings",
+    "responses",
+    "response_sentences",
+    "response_citations",
+    "assignments",
+)
 """Exportable tables without a label source column."""
 
 IMPORT_KINDS: tuple[str, ...] = (
@@ -608,9 +621,15 @@ IMPORT_KINDS: tuple[str, ...] = (
     "passages",
     "nuggets",
     "responses",
+    "ikat-responses",
+    "rag-answers",
     "ntr-labels",
 )
 """The kinds of file ``import`` (and the Import page) reads, in the order they are offered."""
+
+RESPONSE_FILE_KINDS: tuple[str, ...] = ("ikat-responses", "rag-answers")
+"""The import kinds of generated responses with citations (sentences and cited passages; also ``export``
+kinds): the iKAT topics' responses and TREC RAG answer files (docs/responses.md)."""
 
 DEFAULT_SOURCES: Mapping[str, str] = MappingProxyType(
     {"qrels": "nist", "ptkb-qrels": "nist", "nuggets": "human", "ntr-labels": "crowd:mturk"}

@@ -1,0 +1,168 @@
+"""Generated responses with citations in and out of the store: the iKAT topics' responses and TREC RAG
+answer files (``import ikat-responses`` / ``rag-answers``, ``export ikat-responses`` / ``rag-answers``).
+
+The files are read and written by :mod:`assess.formats.responses` (layouts, the sentence rule and their
+sources: docs/responses.md); the store keeps a response as its text, sentences and citations
+(:mod:`store.responses`) plus the layout it came in and that layout's other fields (a RAG answer's
+reference list, topic text, ``response_length``, ``metadata``), so an export writes a response back as it
+was read: importing the export gives equal records.
+
+Choices (stated in docs/responses.md and ``--help``):
+
+- The iKAT topics' responses are stored under the run ``topics`` unless a run name is given.
+- A RAG file's responses keep their ``run_id``; a run name given renames them (only a file of one run:
+  the file's fields are renamed with it, so the export names the new run).
+- Cited passages the store does not know are added as passages without text (as qrels and run imports
+  add them); the turns must exist (import the topics first).
+- A response already stored for the same run and turn: the same content is left as it is (a re-import
+  changes nothing); a different content is refused unless replacing is asked for (``--replace``): an
+  organizer then learns that a file differs from the one imported before instead of losing the first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+from assess.errors import AssessError, FormatError
+from assess.formats import responses as layouts
+from assess.tasks import RESPONSE_FILE_KINDS, CitedResponse, CitedSentence
+from store import Store
+from store import responses as stored
+
+IKAT_RESPONSES, RAG_ANSWERS = RESPONSE_FILE_KINDS
+KINDS = RESPONSE_FILE_KINDS
+
+
+def read(kind: str, path: str | Path, *, run: str | None = None) -> list[layouts.CitedResponse]:
+    """The responses of a file of ``kind``; ``run`` names their run (see the module docstring)."""
+    if kind == IKAT_RESPONSES:
+        return layouts.parse_ikat_responses(path, run=run or layouts.DEFAULT_TOPICS_RUN)
+    if kind != RAG_ANSWERS:
+        raise ValueError(f"unknown response file kind {kind!r}; choose one of {', '.join(KINDS)}")
+    found = layouts.parse_rag_answers(path)
+    if run is None:
+        return found
+    runs = sorted({r.run for r in found})
+    if len(runs) > 1:
+        raise FormatError(path, None, "answers of one run (to store them under another name)", f"runs {runs[:5]}")
+    return [_renamed(r, run) for r in found]
+
+
+def _renamed(response: layouts.CitedResponse, run: str) -> layouts.CitedResponse:
+    """The response under another run name, the run id among its fields renamed with it."""
+    fields = dict(response.fields)
+    if response.layout == layouts.RAG_2025 and isinstance(fields.get("metadata"), dict):
+        fields["metadata"] = {**fields["metadata"], "run_id": run}
+    elif "run_id" in fields:
+        fields["run_id"] = run
+    return dataclasses.replace(response, run=run, fields=fields)
+
+
+def to_store(response: layouts.CitedResponse) -> tuple[CitedResponse, stored.Origin]:
+    """The store's record of a response read from a file, and its origin (layout, other fields)."""
+    record = CitedResponse(
+        run=response.run,
+        turn_id=response.turn_id,
+        sentences=tuple(CitedSentence(s.text, s.citations, s.start, s.end) for s in response.sentences),
+        text=response.text,
+        citations=response.citations,
+        line=response.line,
+    )
+    fields = {"references": list(response.references), "topic": response.topic, "fields": dict(response.fields)}
+    return record, (response.layout, fields)
+
+
+def from_store(found: dict) -> layouts.CitedResponse:
+    """A stored response (:func:`store.responses.responses`) as the record its file's reader gave.
+
+    A response stored without sentences (a plain ``responses`` import) is cut by the sentence rule; one
+    stored without a layout has the distinct passages it cites as references and is a 2024 RAG answer
+    when written in that layout."""
+    text = found["text"]
+    if found["sentences"]:
+        sentences = tuple(
+            layouts.Sentence(s["text"], s["start"], s["end"], tuple(s["citations"])) for s in found["sentences"]
+        )
+    else:
+        sentences = layouts.sentences_of(text)
+    whole = tuple(found["citations"])
+    extra = found["file_fields"] or {}
+    references = extra.get("references")
+    if references is None:
+        references = list(dict.fromkeys([*(p for s in sentences for p in s.citations), *whole]))
+    return layouts.CitedResponse(
+        run=found["run"],
+        turn_id=found["turn_id"],
+        text=text,
+        sentences=sentences,
+        references=tuple(references),
+        citations=whole,
+        layout=found["layout"] or (layouts.IKAT_TOPICS if whole else layouts.RAG_2024),
+        topic=extra.get("topic"),
+        fields=extra.get("fields") or {},
+    )
+
+
+def import_file(
+    db: Store, kind: str, path: str | Path, *, run: str | None = None, replace: bool = False, by: str | None = None
+) -> dict:
+    """Read a response file and store its responses in one transaction (nothing written on a refusal).
+    The summary: ``responses``, ``with_citations``, ``citations`` (as the file gives them, a passage cited
+    twice counted twice), ``new``, ``replaced``, ``unchanged``, ``runs`` (their number)."""
+    found = read(kind, path, run=run)
+    records, origins = zip(*map(to_store, found), strict=True) if found else ((), ())
+    summary = stored.add_responses(db, path, records, origins=origins, replace=replace, tally=True, by=by)
+    return {
+        "responses": summary["count"],
+        "with_citations": summary["with_citations"],
+        "citations": summary["citations"],
+        "new": summary["new"],
+        "replaced": summary["replaced"],
+        "unchanged": summary["unchanged"],
+        "runs": len({r.run for r in records}),
+    }
+
+
+def records(db: Store, *, runs: Sequence[str] = ()) -> list[layouts.CitedResponse]:
+    """The stored responses (of ``runs``, all when none is named) as file records, in conversation and
+    turn order, then run; an unknown run is refused, naming the runs that have responses."""
+    out = []
+    for name in runs or [None]:
+        found = stored.responses(db, run=name)
+        if name is not None and not found:
+            have = sorted({r["run"] for r in stored.responses(db)})
+            raise AssessError(f"no responses of run {name!r}; runs with responses: {', '.join(have) or 'none'}")
+        out += [from_store(r) for r in found]
+    if not out:
+        raise AssessError(
+            "no responses are stored (import them with: python -m assess import ikat-responses|rag-answers)"
+        )
+    return out
+
+
+def export_file(db: Store, kind: str, path: str | Path, *, runs: Sequence[str] = (), layout: str | None = None) -> dict:
+    """Write the stored responses (of ``runs``) as an iKAT topics file or a TREC RAG answer file (one run
+    after another, each in turn order). ``layout`` (RAG only): ``trec-rag-2024`` or ``trec-rag-2025`` for
+    every answer; by default each keeps the layout it was read in. Returns the counts written.
+
+    The iKAT topics layout holds one response per turn: responses of several runs are refused there.
+    The RAG layout has citations per sentence only: a response citing passages as a whole (the iKAT
+    topics' responses) is refused there (a FormatError naming the run and turn)."""
+    found = records(db, runs=runs)
+    if kind == IKAT_RESPONSES:
+        names = sorted({r.run for r in found})
+        if len(names) > 1:
+            raise AssessError(
+                f"the iKAT topics layout holds one response per turn: name one run with --run (runs: {', '.join(names)})"
+            )
+        layouts.write_ikat_responses(path, found)
+    elif kind == RAG_ANSWERS:
+        found.sort(key=lambda r: r.run)  # stable: each run's answers stay in turn order
+        for response in found:  # refused before the file is opened: no half-written file
+            layouts.rag_document(response, layout=layout)
+        layouts.write_rag_answers(path, found, layout=layout)
+    else:
+        raise ValueError(f"unknown response file kind {kind!r}; choose one of {', '.join(KINDS)}")
+    return layouts.response_counts(found)
