@@ -1,14 +1,19 @@
 """Nugget-to-response matching (CONE-RAG NtR): is this gold nugget covered by the system's response?
 
-Keys: Y yes (covered), N no, Left/Right previous/next, S skip, U undo. Each answer is stored at once
-as the assessor's own NtR label (blind: no other source's answer is shown); reloading resumes at the
-first unanswered item. A key press re-runs only the item panel (a fragment). These labels feed ``python -m assess agreement --task ntr``.
+Keys: Y yes (covered), N no, Left/Right previous/next, S skip, U undo. With "Graded support" on in the
+sidebar (off by default) the keys are 2 support, 1 partial support, 0 no support (TREC RAG), stored as
+graded labels (task ntr-support) beside the yes/no ones; each mode has its own progress. Each answer is
+stored at once as the assessor's own label (blind: no other source's answer is shown); reloading resumes
+at the first unanswered item. A key press re-runs only the item panel (a fragment). These labels feed ``python -m assess agreement --task ntr``.
 """
 
 import streamlit as st
 
 from assess import settings, ui
+from assess.services import rag
 from assess.services.judging import ntr_done
+from assess.tasks import SUPPORT
+from assess.ui import rag as rag_ui
 from store import queue
 from store.nuggets import gold, ntr
 
@@ -23,7 +28,9 @@ if not sources:
 default = next((s for s in ("gold", "human") if s in sources), sources[0])
 nugget_source = st.sidebar.selectbox("Gold nuggets", sources, index=sources.index(default), key="ntr_source")
 order = ntr.ntr_order(database, name, nugget_source, open_mode=settings.open_mode())
-desk = ui.KeyQueue("ntr", database, name, "ntr", order, lambda: ntr_done(database, name))
+graded = st.sidebar.toggle("Graded support (2 / 1 / 0)", key="ntr_graded", help="Off: yes / no (Y / N)")
+read_done = (lambda: rag.ntr_support_done(database, name)) if graded else (lambda: ntr_done(database, name))
+desk = ui.KeyQueue("ntrg" if graded else "ntr", database, name, "ntr-support" if graded else "ntr", order, read_done)
 if not len(order.items):
     st.info("Nothing to match: no turn has both nuggets of this set and system responses.")
     st.stop()
@@ -39,13 +46,16 @@ def match_panel():
         st.rerun(scope="app")
     pos, turn_id, item = cursor.position, cursor.turn_id, cursor.item_id
     current = ntr.ntr_item(database, item)
-    own = ntr.label_of(database, name, current["nugget_id"], current["run"])
+    own = (rag.ntr_support_of if graded else ntr.label_of)(database, name, current["nugget_id"], current["run"])
     mode = queue.judging_mode(database)
 
     def answer(value):
         turn, shown = cursor.on_screen()
-        nugget_id, run = ntr.item_parts(shown)
-        ntr.save_label(database, name, nugget_id, run, value, mode=mode, via="ui")
+        if graded:
+            rag.save_ntr_support(database, name, shown, value, mode=mode)
+        else:
+            nugget_id, run = ntr.item_parts(shown)
+            ntr.save_label(database, name, nugget_id, run, value, mode=mode, via="ui")
         desk.mark((turn, shown))
         cursor.go("next_unjudged")
 
@@ -59,23 +69,28 @@ def match_panel():
     cursor.shown()
     ui.show_passage(current["response"])
     ui.line(f"Gold nugget {current['key']}:", current["nugget"])
-    st.markdown("**Is the gold nugget of information covered in the response?**")
-    if own is not None:
-        st.success(f"Your answer: {'yes' if own else 'no'}")
-    keys = st.container(horizontal=True, gap="small")
-    for value, label, key in ((1, "Y · Yes, covered", "Y"), (0, "N · No", "N")):
-        keys.button(
-            label,
-            key=f"ntr_{'yes' if value else 'no'}",
-            shortcut=key,
-            on_click=ui.saving(answer),
-            args=(value,),
-            width="stretch",
-            type="primary" if own == value else "secondary",
-        )
-    cursor.nav_buttons(
-        st.container(horizontal=True, gap="small"), lambda: ntr.undo(database, name), key_prefix="ntr_", skip=True
-    )
+    if graded:
+        st.markdown("**How far does the response support the gold nugget of information?**")
+        if own is not None:
+            st.success(f"Your answer: {SUPPORT.label(own)}")
+        rag_ui.key_row([(v, c, str(v)) for v, c in rag_ui.SUPPORT_KEYS], answer, own, key_prefix="ntr_g")
+    else:
+        st.markdown("**Is the gold nugget of information covered in the response?**")
+        if own is not None:
+            st.success(f"Your answer: {'yes' if own else 'no'}")
+        keys = st.container(horizontal=True, gap="small")
+        for value, label, key in ((1, "Y · Yes, covered", "Y"), (0, "N · No", "N")):
+            keys.button(
+                label,
+                key=f"ntr_{'yes' if value else 'no'}",
+                shortcut=key,
+                on_click=ui.saving(answer),
+                args=(value,),
+                width="stretch",
+                type="primary" if own == value else "secondary",
+            )
+    undo = (lambda: rag.undo_ntr_support(database, name)) if graded else (lambda: ntr.undo(database, name))
+    cursor.nav_buttons(st.container(horizontal=True, gap="small"), undo, key_prefix="ntr_", skip=True)
 
 
 with right:

@@ -2,13 +2,14 @@
 
 Relevant = graded >= the threshold by the chosen source (your own labels; all pooled passages with text
 until you judge the turn; other sources only when the study is not blind). Nuggets can also be typed,
-edited, moved to a new span ("Move span") and deleted."""
+edited, moved to a new span ("Move span"), deleted, and marked V vital or O okay (importance, TREC RAG)."""
 
 import streamlit as st
 
 from assess import ui
 from assess.errors import AssessError
 from assess.services import nuggets as service
+from assess.ui.rag import importance_keys
 from store import conversations
 from store.nuggets import gold
 
@@ -29,7 +30,6 @@ relevance_source = top[1].selectbox(
 )
 threshold = top[2].selectbox("Grade at least", [1, 2, 3, 4], index=1, key="nug_threshold")
 passages = gold.relevant_passages(database, turn_id, source=relevance_source or None, threshold=threshold)
-
 ctx = conversations.turn_context(database, turn_id)
 with st.expander(f"Conversation: {ui.esc(ctx.title or ctx.conversation_id)}", expanded=False):
     ui.conversation(ctx)
@@ -40,7 +40,6 @@ if missing := gold.passages_without_text(database, turn_id):
 if not passages:
     st.info("No passage of this turn meets the threshold for that source: lower it or choose another source.")
     st.stop()
-
 info = {p["passage_id"]: p for p in passages}
 graded = relevance_source == name
 describe = lambda p: f"{p} · {info[p]['words']} words" + (f" · grade {info[p]['grade']}" if graded else "")  # noqa: E731
@@ -118,3 +117,4 @@ if moving:
     )
 else:
     edit[4].button("Move span", key="nug_move_start", on_click=move, width="stretch", help=MOVE_HELP)
+importance_keys(database, name, turn_id, by_id, f"nug_edit_{turn_id}")  # V / O: the chosen nugget's importance

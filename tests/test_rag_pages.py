@@ -144,3 +144,156 @@ def test_citation_page_is_blind_and_shows_hostile_sentences_inertly(app_db):
     assert HOSTILE_SENTENCE in shown(at)
     page = " ".join(str(getattr(e, "value", "")) for e in at.main)
     assert "llm:judge" not in page and "Your label" not in page  # blind: another source's label is never shown
+
+
+# ------------------------------------------------------------------------------------------- /ntr graded
+
+
+def test_ntr_graded_keys_store_support_labels_beside_yes_no(app_db):
+    from store import labels, open_db
+    from store.nuggets import ntr
+
+    with open_db(app_db) as db:
+        order = [(t, *ntr.item_parts(i)) for t, i in ntr.ntr_order(db, "gus", "gold").items]
+    at = open_app("pages/ntr.py", "gus")
+    assert at.toggle(key="ntr_graded").value is False  # yes / no by default: the Y / N keys
+    assert at.button(key="ntr_yes") and position(at, "Item") == (1, len(order))
+    at.toggle(key="ntr_graded").set_value(True).run()
+    assert "How far does the response support the gold nugget of information?" in shown(at)
+    for key in ("ntr_g2", "ntr_g1", "ntr_g0"):
+        at.button(key=key).click().run()
+    assert position(at, "Item") == (4, len(order))
+    graded = rows(
+        app_db,
+        "SELECT turn_id, nugget_id, run, support, via FROM ntr_support_labels WHERE source = 'gus' ORDER BY updated_at",
+        {},
+    )
+    expected = [(order[i][0], order[i][1], order[i][2], v, "ui") for i, v in enumerate((2, 1, 0))]
+    assert graded == expected
+    assert rows(app_db, "SELECT 1 FROM ntr_labels WHERE source = 'gus'", {}) == []  # nothing written as yes/no
+    at.button(key="ntr_undo").click().run()
+    assert position(at, "Item") == (3, len(order))
+    assert len(rows(app_db, "SELECT 1 FROM ntr_support_labels WHERE source = 'gus'", {})) == 2
+    at.button(key="ntr_prev").click().run()
+    assert any("Your answer: 1 · partial support" in s.value for s in at.success)
+    at.toggle(key="ntr_graded").set_value(False).run()  # back to yes / no: Y writes a yes/no label
+    at.button(key="ntr_yes").click().run()
+    assert rows(app_db, "SELECT nugget_id, run, match FROM ntr_labels WHERE source = 'gus'", {}) == [
+        (order[1][1], order[1][2], 1)
+    ]
+    with open_db(app_db) as db:  # read on the graded scale: the graded label of the item wins
+        assert labels.ntr_support(db, "gus") == {order[0]: 2, order[1]: 1}
+
+
+# ------------------------------------------------------------------------------------------- /nuggets importance
+
+
+def test_nugget_importance_keys_mark_the_chosen_nugget_and_move_on(app_db):
+    from store import open_db
+    from store.nuggets import gold
+
+    with open_db(app_db) as db:
+        ids = [gold.add_text_nugget(db, "ivy", "101_1", t) for t in ("Start slowly", "Sleep well", "Buy shoes")]
+    at = open_app("pages/nuggets.py", "ivy", turn="101_1")
+    assert at.selectbox(key="nug_edit_101_1").value == ids[0]
+    at.button(key="nug_importance_1").click().run()  # V
+    assert at.selectbox(key="nug_edit_101_1").value == ids[1]
+    at.button(key="nug_importance_0").click().run()  # O
+    at.button(key="nug_importance_1").click().run()
+    assert rows(
+        app_db,
+        "SELECT nugget_id, turn_id, importance, via FROM nugget_importance_labels WHERE source = 'ivy' ORDER BY nugget_id",
+        {},
+    ) == [(ids[0], "101_1", 1, "key"), (ids[1], "101_1", 0, "key"), (ids[2], "101_1", 1, "key")]
+    assert at.selectbox(key="nug_edit_101_1").value == ids[2]  # all marked: the cursor stays
+    assert "Importance of `[3]`: **vital** · 3 of 3 set" in shown(at)
+    at.selectbox(key="nug_edit_101_1").set_value(ids[1]).run()
+    at.button(key="nug_importance_1").click().run()  # a change of mind
+    assert rows(app_db, "SELECT importance FROM nugget_importance_labels WHERE nugget_id = :n", {"n": ids[1]}) == [(1,)]
+
+
+# ------------------------------------------------------------------------------------------- /scores
+
+
+def test_scores_page_rag_numbers_by_hand(app_db):
+    from store import labels, open_db
+    from store import responses as cited
+    from store.imports import ensure_source
+    from store.nuggets import gold, ntr
+
+    with open_db(app_db) as db:
+        a, b, c = (gold.add_text_nugget(db, "g2", "101_1", t) for t in ("Start slowly", "Sleep well", "Buy shoes"))
+        ensure_source(db, "lab", "import")
+        for nid, support in ((a, 2), (b, 1)):  # c unjudged: no support
+            labels.save(db, "ntr-support", "lab", ("101_1", nid, "demo-bm25"), support, mode="import", via="test")
+        for nid, match in ((a, 1), (b, 0), (c, 1)):  # yes/no labels read as support / no support
+            ntr.save_label(db, "lab", nid, "demo-dense", match, mode="import")
+        labels.save(db, "importance", "lab", ("101_1", a), 1, mode="import", via="test")  # a vital
+        labels.save(db, "importance", "lab", ("101_1", b), 0, mode="import", via="test")  # b okay, c none: okay
+        for sentence, passage, value in ((1, "demo-doc-001:0", 2), (1, "demo-doc-002:3", 1), (2, "no-text-doc:7", 1)):
+            cited.save_citation_label(db, "lab", "101_1", "rag-a", sentence, passage, value, mode="import")
+        cited.save_citation_label(db, "lab", "101_2", "topics", 0, "demo-doc-003:0", 2, mode="import")
+    at = open_app("pages/scores.py")
+    at.selectbox(key="rag_ntr").select("lab").run()
+    at.selectbox(key="rag_nuggets").select("g2").run()
+    at.selectbox(key="rag_importance").select("lab").run()
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "weighted_lax" in d.value.columns)
+    got = {r["run"]: r for r in table.to_dict("records")}
+    # demo-bm25: a support (vital), b partial (okay), c unjudged (okay); weights 1, 0.5, 0.5
+    assert got["demo-bm25"] == pytest.approx(
+        {
+            "run": "demo-bm25",
+            "turns": 1,
+            "ntr_recall_strict": 1 / 3,
+            "ntr_recall_lax": 2 / 3,
+            "all_strict": 1 / 3,
+            "all_lax": 1.5 / 3,
+            "vital_strict": 1.0,
+            "vital_lax": 1.0,
+            "weighted_strict": 1 / 2,
+            "weighted_lax": (1 + 0.5 * 0.5) / 2,
+        }
+    )
+    # demo-dense: yes, no, yes = support, none, support
+    assert got["demo-dense"] == pytest.approx(
+        {
+            "run": "demo-dense",
+            "turns": 1,
+            "ntr_recall_strict": 2 / 3,
+            "ntr_recall_lax": 2 / 3,
+            "all_strict": 2 / 3,
+            "all_lax": 2 / 3,
+            "vital_strict": 1.0,
+            "vital_lax": 1.0,
+            "weighted_strict": 1.5 / 2,
+            "weighted_lax": 1.5 / 2,
+        }
+    )
+    caption = " ".join(c.value for c in at.caption)
+    assert "1 unjudged gold nuggets count as no support" in caption
+    assert "1 gold nuggets without an importance label count as okay" in caption
+    at.selectbox(key="rag_citation").select("lab").run()
+    cites = next(d.value for d in at.dataframe if "precision_lax" in d.value.columns)
+    got = {r["run"]: r for r in cites.to_dict("records")}
+    # rag-a: s1 cites 001 (fully) and 002 (partially), s2 cites no-text-doc (partially), s3 cites nothing.
+    # strict: s1 supported -> recall 1/3; precise: 001 only of 3 citations -> 1/3.
+    # lax: s1, s2 supported -> 2/3; precise: 001 and no-text-doc (002 is partial beside a full one) -> 2/3.
+    assert got["rag-a"] == pytest.approx(
+        {
+            "run": "rag-a",
+            "responses": 1,
+            "unlabelled": 0,
+            "sentences": 3,
+            "citations": 3,
+            "recall": 1 / 3,
+            "precision": 1 / 3,
+            "supported": 1 / 3,
+            "recall_lax": 2 / 3,
+            "precision_lax": 2 / 3,
+            "supported_lax": 2 / 3,
+        }
+    )
+    # topics: one sentence, its whole-response citation fully supports it
+    assert got["topics"]["recall"] == got["topics"]["precision"] == got["topics"]["supported"] == 1.0
+    assert [b.label for b in at.get("download_button")].count("Download CSV") >= 2

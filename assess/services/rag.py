@@ -153,9 +153,10 @@ def ntr_support_done(db, assessor: str) -> frozenset:
     )
 
 
-def ntr_support_of(db, assessor: str, item: str) -> int | None:
-    """The assessor's graded NtR label of an item (2 support, 1 partial, 0 none), or None."""
-    found = labels.get(db, Task.NTR_SUPPORT, assessor, _ntr_label_key(db, item))
+def ntr_support_of(db, assessor: str, nugget_id: int, run: str) -> int | None:
+    """The assessor's graded NtR label of a nugget and a run's response (2 support, 1 partial, 0 none), or None
+    (called as :func:`store.nuggets.ntr.label_of` is)."""
+    found = labels.get(db, Task.NTR_SUPPORT, assessor, _ntr_label_key(db, ntr.item_key(nugget_id, run)))
     return None if found is None else found["value"]
 
 
