@@ -1,4 +1,5 @@
-"""Organizers: agreement between label sources, run rankings under two qrels, GFRC2 curves, AEPD scatter."""
+"""Organizers: agreement between label sources, run rankings under two qrels, GFRC2 curves, AEPD scatter, and
+the RAG scores of stored labels (NtR recall, All / Vital / Weighted, citation precision and recall)."""
 
 import pandas as pd
 import streamlit as st
@@ -8,12 +9,13 @@ from assess.errors import AssessError
 from assess.services import audit as scoreboard
 from assess.tasks import label_kind
 from assess.ui import plots
+from assess.ui import rag as rag_scores
 from store import exports
 
 ui.frame_guard(organizer=True)
 database = ui.db()
 st.title("Scores")
-agree_tab, runs_tab, gfrc_tab, aepd_tab = st.tabs(["Agreement", "Run rankings", "GFRC2", "AEPD"])
+agree_tab, runs_tab, gfrc_tab, aepd_tab, rag_tab = st.tabs(["Agreement", "Run rankings", "GFRC2", "AEPD", "RAG"])
 
 with agree_tab:
     task = st.radio("Labels", list(ui.AGREEMENT_TASKS), horizontal=True, key="ag_task")
@@ -62,3 +64,6 @@ with aepd_tab:
             st.dataframe(pd.DataFrame(view["points"]), hide_index=True, width="stretch")
         except AssessError as exc:
             ui.error("", f"{name}: {exc}")
+
+with rag_tab:
+    rag_scores.scores_tab(database)
