@@ -1,0 +1,103 @@
+"""/citations in headless Chromium (Debian chromium + Playwright): an assessor labels citation support with
+the keys 2, 1, X, undoes with U, reloads and resumes; the labels are checked in the SQLite file itself.
+
+Never downloads a browser: the module skips when /usr/bin/chromium or playwright is absent.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.browser_support import (  # noqa: F401  (fixtures)
+    LOAD_TIMEOUT_MS,
+    STEP_TIMEOUT_MS,
+    browser,
+    expect,
+    new_page,
+    press,
+    query,
+    settled,
+    streamlit_server,
+)
+from tests.test_rag_pages import cited_responses
+
+pytestmark = pytest.mark.browser
+
+LINE = re.compile(r"^Citation (\d+) of (\d+)")
+
+
+def seed(db_path) -> None:
+    """The demo plus two cited responses, written before the server's first session."""
+    from assess.services.loading import load_demo
+    from store import open_db
+    from store import responses as cited
+
+    with open_db(db_path) as db:
+        load_demo(db)
+        cited.add_responses(db, "answers.jsonl", cited_responses())
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, browser):
+    with streamlit_server(tmp_path_factory.mktemp("e2e-cite"), seed) as s:
+        yield s
+
+
+def citations(db_path) -> list[tuple]:
+    """The citation queue, written independently of the store's readers: conversation, turn, run, sentence,
+    citing position."""
+    return query(
+        db_path,
+        "SELECT x.turn_id, x.run, x.sentence, x.passage_id FROM response_citations x "
+        "JOIN turns t ON t.id = x.turn_id JOIN conversations c ON c.id = t.conversation_id "
+        "GROUP BY x.turn_id, x.run, x.sentence, x.passage_id "
+        "ORDER BY c.rowid, t.position, x.run, x.sentence, MIN(x.position)",
+    )
+
+
+def wait_item(page, n: int, total: int, timeout: int = STEP_TIMEOUT_MS) -> None:
+    expect(page.get_by_text(re.compile(rf"^Citation {n} of {total} ")).first).to_be_visible(timeout=timeout)
+    settled(page)
+
+
+def test_keys_label_citations_undo_and_resume(server, new_page):
+    base, db_path = server
+    items = citations(db_path)
+    total = len(items)
+    assert items[:3] == [
+        ("101_1", "rag-a", 1, "demo-doc-001:0"),
+        ("101_1", "rag-a", 1, "demo-doc-002:3"),
+        ("101_1", "rag-a", 2, "no-text-doc:7"),
+    ]
+    page = new_page()
+    page.goto(f"{base}/citations?assessor=cb1")
+    wait_item(page, 1, total, LOAD_TIMEOUT_MS)
+    expect(page.get_by_text("Start with walk-run intervals.").first).to_be_visible()
+    press(page, "2")
+    wait_item(page, 2, total)
+    press(page, "1")
+    wait_item(page, 3, total)
+    expect(page.get_by_text(re.compile("^Passage text not available")).first).to_be_visible()
+    press(page, "X")
+    wait_item(page, 4, total)
+    expect(page.get_by_text("The response as a whole").first).to_be_visible()
+    stored = query(
+        db_path, "SELECT turn_id, run, sentence, passage_id, support, via FROM citation_labels WHERE source = 'cb1'"
+    )
+    assert sorted(stored, key=lambda r: items.index(r[:4])) == [
+        (*items[0], 2, "key"),
+        (*items[1], 1, "key"),
+        (*items[2], -1, "key"),
+    ]
+    history = query(db_path, "SELECT new_value FROM label_history WHERE source = 'cb1' ORDER BY id")
+    assert history == [("2",), ("1",), ("-1",)]  # one write per key press, in order
+    press(page, "U")
+    wait_item(page, 3, total)
+    assert len(query(db_path, "SELECT 1 FROM citation_labels WHERE source = 'cb1'")) == 2
+    page.reload()  # a new session resumes at the first unlabelled citation
+    wait_item(page, 3, total, LOAD_TIMEOUT_MS)
+    press(page, "0")
+    wait_item(page, 4, total)
+    assert query(db_path, "SELECT support FROM citation_labels WHERE source = 'cb1' AND sentence = 2") == [(0,)]
