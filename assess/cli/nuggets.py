@@ -82,6 +82,54 @@ def add_commands(sub) -> None:
     p.add_argument("--output", "-o", help="file to write (default stdout)")
     p.set_defaults(func=cmd_export_aepd)
 
+    p = commands.add_parser(
+        "match",
+        help="CONE-RAG's automatic matching: gold nuggets against runs' responses, stored as NtR labels",
+        description="Match every gold nugget of --gold against the responses of each --run and store the "
+        "matches as NtR labels (1 matched, 0 not) of an LLM or NLI label source, which `score nuggets "
+        "--ntr-source SOURCE` then scores. --method ntr: the nugget against the whole response (chat: the "
+        "ntr-match yes/no prompt; nli: P(response entails nugget) >= --threshold). --method ntn: the "
+        "response's nuggets are extracted first by a chat model (the response-nuggets prompt; only for "
+        "responses without them), then a gold nugget is matched when at least one extracted nugget "
+        "entails it (CONE-RAG Eq. 2, one direction: extracted => gold; nli: P >= --threshold; chat: the "
+        "ntr-match prompt per pair, any yes). Each answer is stored with its label in one transaction: a "
+        "re-run asks only for what is missing, answers of another source to the same input are copied. "
+        "Empty responses are skipped.",
+    )
+    add_db_argument(p)
+    p.add_argument("--gold", required=True, metavar="SOURCE", help="the gold nugget set (a nugget source)")
+    p.add_argument("--run", action="append", dest="runs", required=True, metavar="RUN", help="a run (repeatable)")
+    p.add_argument("--method", choices=("ntn", "ntr"), required=True, help="ntn: nugget to nugget; ntr: to response")
+    p.add_argument("--backend", choices=("chat", "nli"), required=True, help="chat: an LLM; nli: a local NLI model")
+    p.add_argument(
+        "--model",
+        help="chat: the model (default $ASSESS_LLM_MODEL); nli: a Hugging Face name or local folder "
+        "(default $ASSESS_NLI_MODEL, else MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli)",
+    )
+    p.add_argument("--endpoint", metavar="URL", help="OpenAI-compatible base URL (default $ASSESS_LLM_BASE_URL)")
+    p.add_argument(
+        "--source",
+        help="the label source written (default: llm:MODEL / nli:MODEL for ntr, llm-ntn:MODEL / nli-ntn:MODEL for ntn)",
+    )
+    p.add_argument(
+        "--extract-model",
+        metavar="M",
+        help="ntn: the chat model extracting response nuggets (default: --model with --backend chat, "
+        "else $ASSESS_LLM_MODEL)",
+    )
+    p.add_argument(
+        "--nuggets-source",
+        metavar="SOURCE",
+        help="ntn: the LLM source whose extracted response nuggets are used and completed (default llm:EXTRACT-MODEL)",
+    )
+    p.add_argument("--threshold", type=float, default=0.5, help="nli: P(entailment) that counts (default 0.5)")
+    p.add_argument("--batch", type=int, default=32, metavar="N", help="nli: pairs per forward pass (default 32)")
+    p.add_argument("--device", help="nli: cpu, cuda, ... (default: cuda when available)")
+    p.add_argument("--concurrency", type=int, default=16, help="chat: calls in flight (default 16)")
+    p.add_argument("--limit", type=int, metavar="N", help="at most N new items per step (extraction, matching)")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.set_defaults(func=cmd_match)
+
 
 def _open(args):
     from assess.cli.data import _open as open_store
@@ -178,3 +226,143 @@ def cmd_export_aepd(args) -> int:
 
     _write(aspects.aepd_export(_open(args), runs=args.runs), args.output)
     return 0
+
+
+def _chat_judge(cfg: dict):
+    from assess.llm.clients import OpenAIJudge
+
+    return OpenAIJudge(cfg["model"], base_url=cfg["base_url"], api_key=cfg["api_key"])
+
+
+def _extract(db, args, chat_model: str | None, chat_cfg: dict | None) -> tuple[str, dict | None]:
+    """NtN step one: the source of the extracted response nuggets, after extracting those still missing."""
+    from assess.errors import AssessError
+    from assess.llm.clients import endpoint_settings
+    from assess.services import jobs, matching
+    from assess.settings import llm_settings
+    from store.prejudgments import source_model
+
+    model = (
+        args.extract_model
+        or chat_model
+        or (source_model(db, args.nuggets_source) if args.nuggets_source else None)
+        or llm_settings()["model"]
+    )
+    if not model:
+        raise AssessError(
+            "--method ntn extracts the responses' nuggets with a chat model: give --extract-model M (with "
+            "--endpoint URL), or --nuggets-source SOURCE holding extracted response nuggets"
+        )
+    source = args.nuggets_source or f"llm:{model}"
+    plan = matching.extraction_plan(db, args.runs, source, model, limit=args.limit)
+    if not plan.todo:
+        return source, None
+    cfg = (
+        chat_cfg if chat_cfg and chat_cfg["model"] == model else endpoint_settings(base_url=args.endpoint, model=model)
+    )
+    summary = jobs.run(db, plan, _chat_judge(cfg), concurrency=args.concurrency, base_url=cfg["base_url"])
+    return source, summary
+
+
+def cmd_match(args) -> int:
+    from assess.cli import check_options
+    from assess.errors import AssessError
+    from assess.llm import clients
+    from assess.llm.entailment import nli_model_from_env
+    from assess.services import jobs, matching
+
+    check_options(args, counts={"--limit": "limit"})
+    if not 0.0 <= args.threshold <= 1.0:
+        raise AssessError(f"--threshold is a probability in [0, 1], not {args.threshold}")
+    if args.batch < 1 or args.concurrency < 1:
+        raise AssessError("--batch and --concurrency are at least 1")
+    db = _open(args)
+    matching.check_request(db, args.gold, args.runs, args.method, args.backend)
+    chat_cfg = None
+    if args.backend == "nli":
+        model = args.model or nli_model_from_env() or clients.DEFAULT_NLI_MODEL
+    else:
+        chat_cfg = clients.endpoint_settings(base_url=args.endpoint, model=args.model)
+        model = chat_cfg["model"]
+    source = args.source or matching.default_source(args.method, args.backend, model)
+    jobs.check_not_running(db, source, args.method)
+    out: dict = {"method": args.method, "backend": args.backend, "gold": args.gold, "runs": args.runs}
+    try:
+        if args.method == "ntr":
+            plan = matching.ntr_plan(
+                db,
+                args.gold,
+                args.runs,
+                source,
+                model,
+                backend=args.backend,
+                threshold=args.threshold,
+                limit=args.limit,
+            )
+            if args.backend == "nli":
+                nli = clients.NliJudge(model, device=args.device, batch_size=args.batch)
+                summary = jobs.run_nli(db, plan, nli, threshold=args.threshold)
+            else:
+                judge = _chat_judge(chat_cfg)
+                summary = jobs.run(db, plan, judge, concurrency=args.concurrency, base_url=chat_cfg["base_url"])
+            summary["covered"] = plan.covered
+        else:
+            chat_model = model if args.backend == "chat" else None
+            nuggets_source, extraction = _extract(db, args, chat_model, chat_cfg)
+            out["nuggets_source"], out["extraction"] = nuggets_source, extraction
+            extracted = matching.response_nuggets(db, nuggets_source, args.runs)
+            ntn = matching.ntn_plan(
+                db,
+                args.gold,
+                args.runs,
+                source,
+                model,
+                extracted,
+                backend=args.backend,
+                threshold=args.threshold,
+                limit=args.limit,
+            )
+            if args.backend == "nli":
+                nli = clients.NliJudge(model, device=args.device, batch_size=args.batch)
+                summary = matching.run_ntn_nli(db, ntn, nli, threshold=args.threshold)
+            else:
+                summary = matching.run_ntn_chat(
+                    db, ntn, _chat_judge(chat_cfg), concurrency=args.concurrency, base_url=chat_cfg["base_url"]
+                )
+    except KeyboardInterrupt:
+        print("stopped: every match stored so far is kept; run the same command again to resume", file=sys.stderr)
+        return 130
+    out["matching"] = summary
+    from store.db import display
+
+    out["score"] = (
+        f"python -m assess score nuggets --db {display(args.db)} --ntr-source {source} --nugget-source {args.gold}"
+    )
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    _print_match(out)
+    return 0
+
+
+def _print_match(out: dict) -> None:
+    extraction = out.get("extraction")
+    if "nuggets_source" in out:
+        if extraction is None:
+            print(f"response nuggets of {out['nuggets_source']}: every response of the runs has them")
+        else:
+            print(
+                f"response nuggets of {out['nuggets_source']}: {extraction['asked']} asked, {extraction['copied']} "
+                f"from cache, {extraction['already']} already extracted, {extraction['unparseable']} unparseable, "
+                f"{extraction['error']} failed"
+            )
+    s = out["matching"]
+    skipped = f", {s['skipped']} {s['skipped_reason']} left out" if s.get("skipped") else ""
+    deferred = f", {s['deferred']} left for later (--limit)" if s.get("deferred") else ""
+    matched = f", {s['matched']} matched" if "matched" in s else ""
+    print(
+        f"{s['source']} {out['method']} ({s['prompt_version']}): {s['covered']} items{skipped}; {s['already']} "
+        f"already stored, {s['asked']} asked, {s['copied']} from cache{matched}{deferred}; "
+        f"{s['unparseable']} unparseable, {s['error']} failed"
+    )
+    print(f"score them: {out['score']}")

@@ -1,0 +1,490 @@
+"""CONE-RAG's automatic pipeline end to end: gold nuggets matched against a run's generated responses,
+the matches stored as NtR labels of an LLM or NLI source so that ``score nuggets --ntr-source`` scores them.
+
+Two methods (CONE-RAG, Section 4.2):
+
+- **NtR** (Eq. 3): every gold nugget of a turn against the whole response. Chat: the ``ntr-match``
+  prompt (yes/no); NLI: P(the response entails the nugget) >= threshold. This is the ``ntr`` task of
+  ``prejudge`` restricted to the given runs, so its answers, cache and jobs are the same ones.
+- **NtN** (Eq. 2): the response's nuggets are extracted first (the ``response-nuggets`` prompt,
+  asked only for responses that have none yet), then a gold nugget is *matched* when at least one
+  extracted nugget entails it: NtN(n_i, n_j) = 1 iff extracted nugget n_i entails gold nugget n_j,
+  and the gold nugget counts as captured iff some i gives 1 (the rule behind CONE-RAG's Recall_NtN,
+  one direction only: the extracted nugget is the premise). NLI: P(entailment) of the pair
+  (extracted, gold) >= threshold. Chat: the ``ntr-match`` prompt asked once per pair with the single
+  extracted nugget in the place of the response; any "yes" matches.
+
+What is stored, per gold nugget and response (item ``'<nugget id> <run>'`` of the turn): one
+pre-judgment (task ``ntr`` or ``ntn``; the NtN one keeps every pair's answer in its raw output) and
+the NtR label of the source (1 matched, 0 not) in the **same transaction**, so an interrupted run
+never leaves an answer without its label nor the reverse, and the next run asks only for items
+still missing (same model, prompt or rule version and input). Answers another source got for the
+same input are copied, not asked again. Empty responses are skipped (CONE-RAG skips them; the
+scorer leaves their labels out anyway).
+
+No Streamlit and no SQL here: :mod:`store.prejudgments`, :mod:`store.labels`, :mod:`store.jobs`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from assess.errors import AssessError
+from assess.llm.clients import DEFAULT_CONCURRENCY, ChatJudge, JudgeError, NliJudge, Reply, complete_all
+from assess.llm.prompts import prompt_for
+from assess.services import jobs
+from assess.tasks import LABELLED_STATUSES, JobStatus, JudgingMode, ParseStatus, Task
+from store import jobs as store_jobs
+from store import labels
+from store import prejudgments as store
+from store.db import write
+from store.nuggets.responses import response_runs
+
+METHODS = ("ntn", "ntr")
+BACKENDS = ("chat", "nli")
+DEFAULT_THRESHOLD = 0.5
+NTN_RULE = "any-extracted-entails-gold"  # part of the NtN cache key: change the rule, change the key
+
+Progress = Callable[[int, int, dict], None]
+
+
+def default_source(method: str, backend: str, model: str) -> str:
+    """The label source a match run writes by default: ``llm:M`` / ``nli:M`` for NtR (the ``prejudge``
+    names), ``llm-ntn:M`` / ``nli-ntn:M`` for NtN, so the two methods never overwrite each other."""
+    prefix = "llm" if backend == "chat" else "nli"
+    return f"{prefix}:{model}" if method == "ntr" else f"{prefix}-ntn:{model}"
+
+
+def check_request(db, gold: str, runs: Sequence[str], method: str, backend: str) -> None:
+    """Refuse (one line each) an unknown method, backend, gold nugget set or run (a run without responses)."""
+    if method not in METHODS:
+        raise AssessError(f"--method is ntn or ntr, not {method!r}")
+    if backend not in BACKENDS:
+        raise AssessError(f"--backend is chat or nli, not {backend!r}")
+    if not runs:
+        raise AssessError("name at least one run with --run RUN")
+    jobs.resolve_nugget_source(db, gold)  # an unknown set is refused, naming the sets there are
+    known = response_runs(db)
+    missing = [r for r in runs if r not in known]
+    if missing:
+        raise AssessError(
+            f"no responses of run {', '.join(map(repr, missing))} in the store (method {method} matches gold "
+            f"nuggets against a run's responses; runs with responses: {', '.join(known) or 'none'})"
+        )
+
+
+def _answered_responses(db, runs: Sequence[str]) -> set[tuple[str, str]]:
+    """(turn, run) of the given runs' responses that have text."""
+    wanted = set(runs)
+    return {(r["turn_id"], r["run"]) for r in store.response_items(db) if r["run"] in wanted and r["text"].strip()}
+
+
+def _restrict(plan_: jobs.Plan, keep: Callable[[jobs.Item], bool], limit: int | None, covered: int) -> jobs.Plan:
+    """A prejudge plan cut down to the items ``keep`` accepts, then to ``limit`` (calls and copies together)."""
+    items, copies = [it for it in plan_.items if keep(it)], [c for c in plan_.copies if keep(c[0])]
+    todo = len(items) + len(copies)
+    deferred = 0
+    if limit is not None and todo > limit:
+        deferred = todo - limit
+        copies = copies[:limit]
+        items = items[: max(0, limit - len(copies))]
+    return dataclasses.replace(
+        plan_, items=items, copies=copies, covered=covered, already=covered - todo, deferred=deferred
+    )
+
+
+# ------------------------------------------------------------------------------------------- NtR
+
+
+def ntr_plan(
+    db,
+    gold: str,
+    runs: Sequence[str],
+    source: str,
+    model: str,
+    *,
+    backend: str,
+    threshold: float = DEFAULT_THRESHOLD,
+    limit: int | None = None,
+) -> jobs.Plan:
+    """The ``prejudge`` NtR plan of ``gold`` against the non-empty responses of ``runs`` only."""
+    whole = jobs.plan(db, "ntr", source, model, nugget_source=gold, backend=backend, nli_threshold=threshold)
+    answered = _answered_responses(db, runs)
+
+    def keep(it: jobs.Item) -> bool:
+        return (it.turn_id, it.item_id.split(" ", 1)[1]) in answered
+
+    covered = sum(1 for r in store.ntr_items(db, gold) if (r["turn_id"], r["run"]) in answered)
+    return _restrict(whole, keep, limit, covered)
+
+
+# ------------------------------------------------------------------------------------------- NtN, step one
+
+
+def extraction_plan(db, runs: Sequence[str], source: str, model: str, *, limit: int | None = None) -> jobs.Plan:
+    """The ``prejudge`` response-nuggets plan for the non-empty responses of ``runs`` that ``source`` has
+    no answer for yet (under the current prompt), at most ``limit`` of them."""
+    whole = jobs.plan(db, "response-nuggets", source, model)
+    answered = _answered_responses(db, runs)
+    return _restrict(whole, lambda it: (it.turn_id, it.item_id) in answered, limit, len(answered))
+
+
+def response_nuggets(db, source: str, runs: Sequence[str]) -> dict[tuple[str, str], list[str] | None]:
+    """{(turn, run): extracted nugget texts} of ``source`` under the current ``response-nuggets`` prompt
+    (the newest answer per response); None for a response whose only answers did not parse."""
+    version = prompt_for("response-nuggets").version
+    wanted = set(runs)
+    out: dict[tuple[str, str], list[str] | None] = {}
+    for r in reversed(store.stored(db, source, "response-nuggets", limit=10_000_000)):  # oldest first
+        if r["item_id"] not in wanted or r["prompt_version"] != version:
+            continue
+        key = (r["turn_id"], r["item_id"])
+        if r["parse_status"] in LABELLED_STATUSES and r["parsed"]:
+            out[key] = [s["text"] for s in json.loads(r["parsed"])["spans"]]
+        elif r["parse_status"] != ParseStatus.ERROR:
+            out.setdefault(key, None)
+    return out
+
+
+# ------------------------------------------------------------------------------------------- NtN, step two
+
+
+def _ntn_version(backend: str, threshold: float) -> tuple[str, dict]:
+    """The rule version stored with every NtN answer, and the settings hashed into its cache key."""
+    if backend == "nli":
+        return f"ntn-nli@p>={threshold:g}", {"threshold": threshold, "rule": NTN_RULE}
+    prompt = prompt_for("ntr")
+    return f"ntn-{prompt.version}", {**jobs.chat_settings(prompt), "rule": NTN_RULE}
+
+
+@dataclasses.dataclass
+class NtnPlan:
+    """A :class:`jobs.Plan` of NtN items plus what the matcher needs: each item's texts."""
+
+    plan: jobs.Plan
+    texts: dict[tuple[str, str], tuple[str, list[str]]]  # (turn, item id) -> (gold nugget, extracted nuggets)
+    without_nuggets: int  # items left out: their response has no parsed extracted nuggets yet
+
+
+def ntn_plan(
+    db,
+    gold: str,
+    runs: Sequence[str],
+    source: str,
+    model: str,
+    extracted: dict[tuple[str, str], list[str] | None],
+    *,
+    backend: str,
+    threshold: float = DEFAULT_THRESHOLD,
+    limit: int | None = None,
+) -> NtnPlan:
+    """Every gold nugget of ``gold`` x every non-empty response of ``runs``; an item's input is the gold
+    nugget and the response's extracted nuggets (``extracted``, from :func:`response_nuggets`)."""
+    store.check_llm_source(db, source, model)
+    version, settings = _ntn_version(backend, threshold)
+    answered = _answered_responses(db, runs)
+    items, texts, without = [], {}, 0
+    for r in store.ntr_items(db, gold):
+        key = (r["turn_id"], r["run"])
+        if key not in answered:
+            continue
+        found = extracted.get(key)
+        if found is None:
+            without += 1
+            continue
+        item_id = f"{r['nugget_id']} {r['run']}"
+        document = {"gold": r["nugget"], "extracted": found}
+        items.append(jobs.Item(r["turn_id"], item_id, [], jobs.input_hash(document, settings)))
+        texts[(r["turn_id"], item_id)] = (r["nugget"], found)
+    covered = len(items) + without
+    done = store.judged(db, source, "ntn", model, version) if source in store.llm_sources(db) else set()
+    pending = [it for it in items if (it.turn_id, it.item_id, it.input_hash) not in done]
+    already = len(items) - len(pending)
+    deferred = 0
+    if limit is not None and len(pending) > limit:
+        deferred, pending = len(pending) - limit, pending[:limit]
+    hits = store.cached(db, model, version, {it.input_hash for it in pending})
+    plan_ = jobs.Plan(
+        "ntn",
+        source,
+        model,
+        version,
+        prompt_for("ntr") if backend == "chat" else None,
+        [it for it in pending if it.input_hash not in hits],
+        [(it, hits[it.input_hash]) for it in pending if it.input_hash in hits],
+        covered,
+        already,
+        without,
+        "gold nuggets of responses without extracted nuggets" if without else None,
+        deferred,
+    )
+    return NtnPlan(plan_, texts, without)
+
+
+def _store_ntn(db, plan_: jobs.Plan, item: jobs.Item, job_id: int, raw: str | None, status: str, **fields) -> None:
+    """One NtN answer and, when it gives one, the source's NtR label, in the caller's transaction."""
+    outcome = store.Prejudgment(
+        plan_.source,
+        "ntn",
+        item.turn_id,
+        item.item_id,
+        plan_.model,
+        plan_.prompt_version,
+        item.input_hash,
+        raw,
+        status,
+        job_id=job_id,
+        **fields,
+    )
+    with write(db):
+        if store.save(db, outcome) and status in LABELLED_STATUSES:
+            nugget_id, run_name = item.item_id.split(" ", 1)
+            labels.save_changed(
+                db,
+                Task.NTR,
+                plan_.source,
+                (item.turn_id, int(nugget_id), run_name),
+                int(fields["parsed"]),
+                mode=JudgingMode.LLM,
+                via="llm",
+            )
+
+
+def _begin(db, plan_: jobs.Plan, *, base_url: str | None, concurrency: int) -> int:
+    """Record the source (and the prompt a chat run asks with) and start the job (refused while one runs)."""
+    jobs.check_not_running(db, plan_.source, plan_.task)
+    store.ensure_llm_source(db, plan_.source, plan_.model, plan_.prompt_version)
+    if plan_.prompt is not None:
+        p = plan_.prompt
+        store.record_prompt(db, p.version, p.name, p.task, p.system, p.template)
+    return store_jobs.start_job(
+        db,
+        source=plan_.source,
+        task=plan_.task,
+        model=plan_.model,
+        prompt_version=plan_.prompt_version,
+        base_url=base_url,
+        concurrency=concurrency,
+        planned=plan_.todo,
+        skipped=plan_.skipped,
+    )
+
+
+class _Count:
+    def __init__(self, plan_: jobs.Plan):
+        self.plan = plan_
+        self.counts = {s.value: 0 for s in ParseStatus}
+        self.asked = self.copied = self.calls = self.matched = 0
+        self.start = time.perf_counter()
+
+    @property
+    def done(self) -> int:
+        return self.asked + self.copied
+
+    def summary(self, job_id: int) -> dict:
+        seconds = time.perf_counter() - self.start
+        p = self.plan
+        return {
+            "job": job_id,
+            "task": p.task,
+            "source": p.source,
+            "model": p.model,
+            "prompt_version": p.prompt_version,
+            "covered": p.covered,
+            "planned": p.todo,
+            "asked": self.asked,
+            "copied": self.copied,
+            "calls": self.calls,
+            "matched": self.matched,
+            **self.counts,
+            "already": p.already,
+            "skipped": p.skipped,
+            "skipped_reason": p.skipped_reason,
+            "deferred": p.deferred,
+            "seconds": round(seconds, 3),
+        }
+
+
+def _finish(db, job_id: int, count: _Count, run_items: Callable[[], None]) -> dict:
+    total = count.plan.todo
+    try:
+        with store_jobs.heartbeat(db, job_id):
+            for item, row in count.plan.copies:
+                _store_ntn(
+                    db,
+                    count.plan,
+                    item,
+                    job_id,
+                    row["raw_output"],
+                    row["parse_status"],
+                    parsed=row["parsed"],
+                    note=row["note"],
+                    latency_ms=0,
+                    attempts=0,
+                    cached_from=row["id"],
+                )
+                count.counts[row["parse_status"]] += 1
+                count.copied += 1
+                count.matched += row["parsed"] == 1
+            run_items()
+    except JudgeError as exc:
+        store_jobs.finish_job(db, job_id, JobStatus.FAILED, str(exc))
+        raise
+    except BaseException as exc:
+        store_jobs.finish_job(
+            db, job_id, JobStatus.STOPPED, f"interrupted ({type(exc).__name__}) after {count.done} of {total}"
+        )
+        raise
+    store_jobs.finish_job(db, job_id, JobStatus.DONE, f"{count.done} of {total} stored")
+    return {**count.summary(job_id), "status": JobStatus.DONE.value}
+
+
+def run_ntn_nli(
+    db, ntn: NtnPlan, nli: NliJudge, *, threshold: float = DEFAULT_THRESHOLD, progress: Progress | None = None
+) -> dict:
+    """Match the planned NtN items with a local NLI model: every (extracted, gold) pair of a response is
+    scored in batches of ``nli.batch_size``; each response's items are stored in one transaction."""
+    plan_ = ntn.plan
+    job_id = _begin(db, plan_, base_url=None, concurrency=nli.batch_size)
+    count = _Count(plan_)
+    groups: dict[tuple[str, str], list[jobs.Item]] = {}
+    for it in plan_.items:
+        groups.setdefault((it.turn_id, it.item_id.split(" ", 1)[1]), []).append(it)
+
+    def score(chunk: list[list[jobs.Item]]) -> None:
+        pairs = [(e, ntn.texts[(it.turn_id, it.item_id)][0]) for g in chunk for it in g for e in _ext(ntn, it)]
+        start = time.perf_counter()
+        probs = iter(nli.entailment(pairs) if pairs else [])
+        each_ms = int(round((time.perf_counter() - start) * 1000 / max(1, len(pairs))))
+        for group in chunk:
+            with write(db):
+                for it in group:
+                    p = [round(next(probs), 6) for _ in _ext(ntn, it)]
+                    matched = int(any(x >= threshold for x in p))
+                    raw = json.dumps({"entailment": p})
+                    _store_ntn(
+                        db,
+                        plan_,
+                        it,
+                        job_id,
+                        raw,
+                        ParseStatus.OK,
+                        parsed=matched,
+                        latency_ms=each_ms * len(p),
+                        attempts=1,
+                    )
+                    count.counts[ParseStatus.OK] += 1
+                    count.asked += 1
+                    count.matched += matched
+        count.calls += len(pairs)
+        if progress is not None:
+            progress(count.done, plan_.todo, count.counts)
+
+    def run_items() -> None:
+        chunk, size = [], 0
+        for group in groups.values():
+            chunk.append(group)
+            size += sum(len(_ext(ntn, it)) for it in group)
+            if size >= 4 * nli.batch_size:
+                score(chunk)
+                chunk, size = [], 0
+        if chunk:
+            score(chunk)
+
+    return _finish(db, job_id, count, run_items)
+
+
+def _ext(ntn: NtnPlan, it: jobs.Item) -> list[str]:
+    return ntn.texts[(it.turn_id, it.item_id)][1]
+
+
+def pair_outcome(answers: Sequence[tuple[Reply, Any]]) -> tuple[str, int | None]:
+    """The NtN answer of one gold nugget from its pairs' (reply, parsed) answers: matched (1) when any pair
+    says yes; else not matched (0) when every pair parsed; else 'error' when a call failed (asked again
+    next run) or 'unparseable' (no label)."""
+    if any(parsed is not None and parsed.value == 1 for _, parsed in answers):
+        return ParseStatus.OK, 1
+    if any(not reply.ok for reply, _ in answers):
+        return ParseStatus.ERROR, None
+    if any(parsed.value is None for _, parsed in answers):
+        return ParseStatus.UNPARSEABLE, None
+    return ParseStatus.OK, 0
+
+
+def run_ntn_chat(
+    db,
+    ntn: NtnPlan,
+    judge: ChatJudge,
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    progress: Progress | None = None,
+    base_url: str | None = None,
+) -> dict:
+    """Match the planned NtN items with a chat model: one ``ntr-match`` call per (extracted, gold) pair
+    (the extracted nugget in the place of the response), ``concurrency`` at a time; an item is stored
+    (answer and label, one transaction) the moment its last pair's reply arrives. A fatal reply or
+    :data:`jobs.MAX_CONSECUTIVE_ERRORS` failed calls in a row stop the run; what is stored stays."""
+    plan_ = ntn.plan
+    prompt = plan_.prompt
+    job_id = _begin(db, plan_, base_url=base_url, concurrency=concurrency)
+    count = _Count(plan_)
+    waiting: dict[int, list] = {}
+    failures = [0]
+
+    def store_item(it: jobs.Item, answers: list) -> None:
+        status, value = pair_outcome(answers)
+        raw = json.dumps([reply.text for reply, _ in answers], ensure_ascii=False)
+        errors = [reply.error for reply, _ in answers if not reply.ok]
+        _store_ntn(
+            db,
+            plan_,
+            it,
+            job_id,
+            raw,
+            status,
+            parsed=value,
+            error=errors[0] if errors else None,
+            latency_ms=sum(reply.latency_ms for reply, _ in answers),
+            attempts=sum(reply.attempts for reply, _ in answers),
+            prompt_tokens=sum(reply.prompt_tokens or 0 for reply, _ in answers),
+            completion_tokens=sum(reply.completion_tokens or 0 for reply, _ in answers),
+        )
+        count.counts[status] += 1
+        count.asked += 1
+        count.matched += value == 1
+        if progress is not None:
+            progress(count.done, plan_.todo, count.counts)
+
+    def requests():
+        for n, it in enumerate(plan_.items):
+            gold, extracted = ntn.texts[(it.turn_id, it.item_id)]
+            waiting[n] = [None] * len(extracted)
+            for i, text in enumerate(extracted):
+                yield (n, i), prompt.render(nugget=gold, response=text), prompt.max_tokens
+
+    def run_items() -> None:
+        for it in plan_.items:  # nothing extracted: nothing can entail the gold nugget
+            if not ntn.texts[(it.turn_id, it.item_id)][1]:
+                store_item(it, [])
+        with contextlib.closing(complete_all(judge, requests(), concurrency=concurrency)) as replies:
+            for (n, i), reply in replies:
+                count.calls += 1
+                parsed = prompt.parse(reply.text) if reply.ok else None
+                waiting[n][i] = (reply, parsed)
+                if all(a is not None for a in waiting[n]):
+                    store_item(plan_.items[n], waiting.pop(n))
+                failures[0] = 0 if reply.ok else failures[0] + 1
+                if reply.fatal:
+                    raise JudgeError(f"{plan_.model}: {reply.error}; stopped after {count.done} of {plan_.todo} items")
+                if failures[0] >= jobs.MAX_CONSECUTIVE_ERRORS:
+                    raise JudgeError(
+                        f"{jobs.MAX_CONSECUTIVE_ERRORS} calls in a row failed (last: {reply.error}); stopped "
+                        f"after {count.done} of {plan_.todo} items, run again to resume"
+                    )
+
+    return _finish(db, job_id, count, run_items)
