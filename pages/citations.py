@@ -43,12 +43,7 @@ def citation_panel():
         desk.mark((turn, shown))
         cursor.go("next_unjudged")
 
-    prog = state.progress()
-    done_turn, total_turn = prog["turns"][turn_id]
-    st.progress(
-        done_turn / total_turn,
-        text=f"Turn {ui.esc(turn_id)}: {done_turn} / {total_turn} labelled · all: {prog['judged']} / {prog['total']}",
-    )
+    rag_ui.turn_progress(state, turn_id, "labelled")
     st.markdown(f"Citation {pos + 1} of {len(state)} · response of system {ui.code(screen.run)}")
     cursor.shown()
     rag_ui.citation_view(screen)

@@ -59,12 +59,7 @@ def match_panel():
         desk.mark((turn, shown))
         cursor.go("next_unjudged")
 
-    prog = state.progress()
-    done_turn, total_turn = prog["turns"][turn_id]
-    st.progress(
-        done_turn / total_turn,
-        text=f"Turn {ui.esc(turn_id)}: {done_turn} / {total_turn} answered · all: {prog['judged']} / {prog['total']}",
-    )
+    rag_ui.turn_progress(state, turn_id, "answered")
     st.markdown(f"Item {pos + 1} of {len(state)} · response of system {ui.code(current['run'])}")
     cursor.shown()
     ui.show_passage(current["response"])

@@ -19,6 +19,16 @@ SUPPORT_KEYS = ((2, "2 · Support"), (1, "1 · Partial support"), (0, "0 · No s
 """Graded NtR by key (the shortcut is the value's digit)."""
 
 
+def turn_progress(state, turn_id: str, done: str) -> None:
+    """The progress bar of a keyboard queue: the turn's and the whole queue's items ``done`` (e.g. "labelled")."""
+    prog = state.progress()
+    done_turn, total_turn = prog["turns"][turn_id]
+    st.progress(
+        done_turn / total_turn,
+        text=f"Turn {esc(turn_id)}: {done_turn} / {total_turn} {done} · all: {prog['judged']} / {prog['total']}",
+    )
+
+
 def key_row(options, on_click, own, *, key_prefix: str) -> None:
     """One horizontal row of answer buttons: ``options`` are (value, caption, shortcut); the assessor's own
     answer is the primary one."""
@@ -98,22 +108,14 @@ def importance_keys(database, source: str, turn_id: str, nuggets: dict, select_k
         done = {**marked, shown: value}
         st.session_state[select_key] = rag.next_without_importance(list(nuggets), done, shown)
 
-    row = st.columns([4, 1, 1])
+    row = st.columns([4, 2])
     given = marked.get(chosen)
     row[0].markdown(
         f"Importance of {code(nuggets[chosen]['key'])}: **{IMPORTANCE.names[given] if given is not None else 'not set'}**"
         f" · {len(marked)} of {len(nuggets)} set"
     )
-    for slot, (value, shortcut) in zip(row[1:], ((1, "V"), (0, "O")), strict=True):
-        slot.button(
-            f"{shortcut} · {IMPORTANCE.names[value]}",
-            key=f"nug_importance_{value}",
-            shortcut=shortcut,
-            on_click=saving(mark),
-            args=(value,),
-            width="stretch",
-            type="primary" if given == value else "secondary",
-        )
+    with row[1]:
+        key_row([(1, "V · vital", "V"), (0, "O · okay", "O")], mark, given, key_prefix="nug_importance_")
 
 
 # ------------------------------------------------------------------------------------------- /scores
