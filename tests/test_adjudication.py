@@ -29,7 +29,7 @@ def campaign(tmp_path, monkeypatch):
     ensure_source(database, "second", "import")
     for item in rows(
         database,
-        "SELECT turn_id, passage_id, grade FROM passage_labels WHERE grade IS NOT NULL "
+        "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'llm:demo-gpt' AND grade IS NOT NULL "
         "ORDER BY turn_id, passage_id LIMIT 3",
     ):
         labels.save(
@@ -85,6 +85,8 @@ def test_an_assessor_has_no_adjudication_and_an_adjudicator_no_organizer_page(ca
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         signed_in("ada", "pages/review.py")
     at = signed_in("boss", "pages/adjudicate.py")
+    at.selectbox(key="dis_a").select("llm:demo-gpt")
+    at.selectbox(key="dis_b").select("second").run()
     assert not at.warning and at.dataframe[0].value.shape[0] == 3
 
 

@@ -67,12 +67,12 @@ def test_export_any_label_table_as_csv_and_parquet(demo_db, tmp_path):
     parquet = tmp_path / "labels.parquet"
     run_cli("export", "table", "--table", "passage_labels", "-o", parquet, db=demo_db, check=True)
     table = pd.read_parquet(parquet)
-    assert len(table) == 214 and sorted(table["grade"].value_counts().to_dict().items()) == [
-        (0, 125),
-        (1, 38),
-        (2, 18),
-        (3, 17),
-        (4, 16),
+    assert len(table) == 751 and sorted(table["grade"].value_counts().to_dict().items()) == [
+        (0, 439),
+        (1, 140),
+        (2, 77),
+        (3, 53),
+        (4, 42),
     ]
 
 
@@ -297,11 +297,15 @@ STATS_OF_DEMO_AND_FILES = {
     "pooled_pairs": 219,
     "pooled_turns": 12,
     "passage_labels": {
+        "demo-ann": {"count": 162, "turns": 9, "grades": [104, 24, 19, 6, 9], "cannot_judge": 0},
+        "demo-ben": {"count": 161, "turns": 9, "grades": [102, 26, 15, 12, 6], "cannot_judge": 0},
         "kim": {"count": 1, "turns": 1, "grades": [0, 0, 1, 0, 0], "cannot_judge": 1},
         "llm:demo-gpt": {"count": 214, "turns": 12, "grades": [125, 38, 18, 17, 16], "cannot_judge": 0},
+        "llm:demo-llama": {"count": 214, "turns": 12, "grades": [108, 52, 25, 18, 11], "cannot_judge": 0},
         "nist": {"count": 3, "turns": 2, "grades": [1, 1, 0, 1, 0], "cannot_judge": 0},
     },
     "ptkb_labels": {
+        "demo-ann": {"count": 126, "relevant": 17, "turns": 12},
         "kim": {"count": 2, "relevant": 1, "turns": 1},
         "llm:demo-gpt": {"count": 126, "relevant": 18, "turns": 12},
         "organizers": {"count": 126, "relevant": 17, "turns": 12},
@@ -327,4 +331,11 @@ def test_stats_count_the_same_on_both_engines(store_target, tmp_path):
         queue.save_ptkb_label(db, name, "101_1", "2", 0)
     out = run_cli("stats", "--json", db=store_target, check=True).stdout
     assert json.loads(out) == STATS_OF_DEMO_AND_FILES
-    assert list(json.loads(out)["passage_labels"]) == ["kim", "llm:demo-gpt", "nist"]  # sources by name
+    assert list(json.loads(out)["passage_labels"]) == [
+        "demo-ann",
+        "demo-ben",
+        "kim",
+        "llm:demo-gpt",
+        "llm:demo-llama",
+        "nist",
+    ]  # sources by name

@@ -97,7 +97,7 @@ def test_blind_mode_reveals_nothing_before_own_label(demo):
     assert queue.revealed_labels(demo, name, "passage", turn, passage) == []
     queue.save_passage_label(demo, name, turn, passage, 3, mode="reveal")
     revealed = queue.revealed_labels(demo, name, "passage", turn, passage)
-    assert [r["source"] for r in revealed] == ["llm:demo-gpt"]
+    assert [r["source"] for r in revealed] == ["llm:demo-gpt", "llm:demo-llama"]
     assert value(demo, "SELECT mode FROM passage_labels WHERE source = 'di'") == "reveal"
 
 
