@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from assess.tasks import GRADES, LABEL_KINDS, Task
+from store import responses
 from store.db import Store, each, rows, value
 
 _COUNTS = {
@@ -22,7 +23,8 @@ def is_empty(db: Store) -> bool:
 
 
 def stats(db: Store) -> dict:
-    """Counts of conversations, turns, passages, pooled pairs and labels per source."""
+    """Counts of conversations, turns, passages, pooled pairs, labels per source and generated responses
+    (``responses``: ``{count, with_citations, citations}``, :func:`store.responses.counts`)."""
     out: dict = {key: value(db, sql) for key, sql in _COUNTS.items()}
     passage, ptkb, ntr = (LABEL_KINDS[t].table for t in (Task.PASSAGE, Task.PTKB, Task.NTR))
     out.update({passage: {}, ptkb: {}, "nuggets": {}, ntr: {}})
@@ -57,6 +59,7 @@ def stats(db: Store) -> dict:
         db, f"SELECT source, COUNT(*) AS count, SUM(match) AS yes FROM {ntr} GROUP BY source ORDER BY source"
     ):
         out[ntr][r.pop("source")] = r
+    out["responses"] = responses.counts(db)
     return out
 
 

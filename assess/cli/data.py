@@ -7,7 +7,7 @@ import sys
 
 from assess.cli import actor, add_by_argument, add_db_argument, check_options
 from assess.formats.reading import MAX_DEPTH, MAX_JSON_BYTES, MAX_LINE_BYTES, MiB
-from assess.tasks import EXPORT_TABLES, IMPORT_KINDS
+from assess.tasks import EXPORT_TABLES, IMPORT_KINDS, RESPONSE_FILE_KINDS
 
 
 def add_commands(sub) -> None:
@@ -30,7 +30,12 @@ def add_commands(sub) -> None:
         f"most {MAX_JSON_BYTES // MiB} MiB and {MAX_DEPTH} levels deep; line files (qrels, runs, "
         f"passages JSONL, NtR labels) have no size limit and are streamed, but no line may exceed "
         f"{MAX_LINE_BYTES // MiB} MiB. Ids (turns, passages, runs, sources) have no whitespace or "
-        "control characters; grades are ASCII digits without sign.",
+        "control characters; grades are ASCII digits without sign. Response files with citations "
+        "(ikat-responses: the iKAT topics' responses, stored under the run 'topics' unless --run names one; "
+        "rag-answers: TREC RAG 2024/2025 answer JSONL, each line's run_id): sentences and cited passages are "
+        "stored, cited passages the store lacks are added without text, the turns must exist; a re-import "
+        "of the same responses changes nothing, a different response for a stored run and turn is refused "
+        "unless --replace.",
     )
     p.add_argument("kind", choices=IMPORT_KINDS, help="what the file holds")
     p.add_argument("file", help="the file to import")
@@ -41,7 +46,19 @@ def add_commands(sub) -> None:
         "ntr-labels: crowd:mturk; LLM sources are named llm:MODEL)",
     )
     p.add_argument("--depth", type=int, default=10, help="run: pool the top K passages per turn (0: no pooling)")
-    p.add_argument("--name", help="run: store the run under this name instead of its tag")
+    p.add_argument(
+        "--name",
+        "--run",
+        dest="name",
+        help="run, rag-answers: store the run under this name instead of its tag (rag-answers: a file of one "
+        "run); ikat-responses: the run name of the topics' responses (default topics)",
+    )
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="ikat-responses, rag-answers: a response that differs from the one stored for its run and turn "
+        "replaces it (default: refused, nothing imported)",
+    )
     p.add_argument(
         "--dedup", action="store_true", help="nuggets: the file is the de-duplicated subset of the source's nuggets"
     )
@@ -59,16 +76,30 @@ def add_commands(sub) -> None:
 
     p = sub.add_parser(
         "export",
-        help="export labels (TREC qrels, PTKB qrels, nuggets JSON, CSV/Parquet)",
-        description="Write one source's labels to stdout (qrels, ptkb-qrels, nuggets) or "
-        "a label table to a CSV/Parquet file (table).",
+        help="export labels (TREC qrels, PTKB qrels, nuggets JSON, CSV/Parquet) or responses with citations",
+        description="Write one source's labels to stdout (qrels, ptkb-qrels, nuggets), "
+        "a label table to a CSV/Parquet file (table), or the stored responses with their citations to --out "
+        "(ikat-responses: the iKAT topics layout, one run; rag-answers: TREC RAG answer JSONL, each response "
+        "in the layout it was read in unless --layout). Importing the file gives the same responses.",
     )
-    p.add_argument("kind", choices=("qrels", "ptkb-qrels", "nuggets", "table"))
+    p.add_argument("kind", choices=("qrels", "ptkb-qrels", "nuggets", "table", *RESPONSE_FILE_KINDS))
     add_db_argument(p)
     p.add_argument("--source", help="label source (an assessor's labels are under the assessor's name)")
     p.add_argument("--dedup", action="store_true", help="nuggets: only the de-duplicated set")
     p.add_argument("--table", choices=EXPORT_TABLES, help="table: which table")
-    p.add_argument("--output", "-o", help="table: output file (.csv or .parquet; default CSV on stdout)")
+    p.add_argument(
+        "--output",
+        "--out",
+        "-o",
+        help="table: output file (.csv or .parquet; default CSV on stdout); ikat-responses, rag-answers: "
+        "the file to write (required)",
+    )
+    p.add_argument("--run", action="append", default=[], help="ikat-responses, rag-answers: only this run (repeatable)")
+    p.add_argument(
+        "--layout",
+        choices=("trec-rag-2024", "trec-rag-2025"),
+        help="rag-answers: write every answer in this layout (default: the layout each was read in)",
+    )
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser(
@@ -122,7 +153,9 @@ def add_commands(sub) -> None:
     p = sub.add_parser(
         "stats",
         help="counts of what is in the store",
-        description="Conversations, turns, passages, pooled pairs and labels per source.",
+        description="Conversations, turns, passages, pooled pairs, labels per source, and generated responses "
+        '("responses": {"count", "with_citations", "citations"}: responses, those citing at least one '
+        "passage, and citations, a passage cited twice counted twice).",
     )
     add_db_argument(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -166,6 +199,7 @@ def _login() -> str:
 
 
 def cmd_import(args) -> int:
+    from assess.errors import AssessError
     from assess.services.loading import load_file
 
     check_options(
@@ -173,6 +207,8 @@ def cmd_import(args) -> int:
         ids={"--source": "source", "--name": "name", "--nuggets": "nugget_source", "--collection": "collection"},
         counts={"--depth": "depth"},
     )
+    if args.replace and args.kind not in RESPONSE_FILE_KINDS:
+        raise AssessError(f"--replace is for {' and '.join(RESPONSE_FILE_KINDS)} imports, not {args.kind}")
     db = _open(args, must_exist=False)
     summary = load_file(
         db,
@@ -186,6 +222,8 @@ def cmd_import(args) -> int:
         gold=args.gold,
         year=args.year,
         collection=args.collection,
+        run=args.name,
+        replace=args.replace,
         by=f"cli:{_login()}",
     )
     if args.json:
@@ -201,6 +239,10 @@ def cmd_export(args) -> int:
     from store import exports
 
     db = _open(args)
+    if args.kind in RESPONSE_FILE_KINDS:
+        return _export_responses(db, args)
+    if args.run or args.layout:
+        raise AssessError(f"--run and --layout are for {' and '.join(RESPONSE_FILE_KINDS)} exports, not {args.kind}")
     if args.kind in ("qrels", "ptkb-qrels", "nuggets") and not args.source:
         raise AssessError(f"export {args.kind} needs --source NAME")
     if args.kind == "qrels":
@@ -221,6 +263,19 @@ def cmd_export(args) -> int:
             frame.to_csv(args.output, index=False)
         else:
             frame.to_csv(sys.stdout, index=False)
+    return 0
+
+
+def _export_responses(db, args) -> int:
+    from assess.errors import AssessError
+    from assess.services.response_files import export_file
+
+    if not args.output:
+        raise AssessError(f"export {args.kind} needs --out FILE")
+    if args.layout and args.kind != "rag-answers":
+        raise AssessError("--layout is for rag-answers exports")
+    written = export_file(db, args.kind, args.output, runs=args.run, layout=args.layout)
+    print(f"{args.output}: wrote " + ", ".join(f"{k} {v}" for k, v in written.items()))
     return 0
 
 
@@ -269,6 +324,8 @@ def cmd_stats(args) -> int:
         print(f"nuggets        {source:20} {s['count']:7} over {s['turns']} turns")
     for source, s in result["ntr_labels"].items():
         print(f"NtR labels     {source:20} {s['count']:7} ({s['yes']} yes)")
+    r = result["responses"]
+    print(f"{'responses':20} {r['count']} ({r['with_citations']} with citations, {r['citations']} citations)")
     return 0
 
 
