@@ -138,9 +138,8 @@ def _load_demo(db: Store, d: Path) -> dict:
     done["llm-passages"] = load_file(db, "qrels", d / "llm-passages.qrels", source=DEMO_LLM)
     done["llm-ptkb"] = load_file(db, "ptkb-qrels", d / "llm-ptkb.qrels", source=DEMO_LLM)
     done["llm-ntr"] = load_file(db, "ntr-labels", d / "llm-ntr.tsv", source=DEMO_LLM, nugget_source="gold")
-    # Two simulated assessors (overlapping turns, so human-human agreement exists) and a second LLM whose
-    # answers are stored as outcomes: K = 3 samples on conversation 101, and a no-PTKB prompt variant there
-    # (assets/demo/README.md says how they were simulated).
+    # Two simulated assessors (overlapping turns, so human-human agreement exists), demo-ann's PTKB labels
+    # and a second LLM (assets/demo/README.md says how they were simulated).
     from assess.formats.trec import parse_ptkb_qrels, parse_qrels
     from store import labels, queue
 
@@ -150,52 +149,12 @@ def _load_demo(db: Store, d: Path) -> dict:
         done[name] = labels.save_many(db, "passage", name, grades, mode="blind", via="demo")
     statements = [((q.turn_id, q.item_id), q.grade) for q in parse_ptkb_qrels(d / "demo-ann-ptkb.qrels")]
     done["demo-ann-ptkb"] = labels.save_many(db, "ptkb", DEMO_ASSESSORS[0], statements, mode="blind", via="demo")
-    done["llm-llama"] = _demo_answers(db, d / "llm-llama-answers.jsonl")
+    done["llm-llama"] = load_file(db, "qrels", d / "llm-llama-passages.qrels", source=DEMO_SECOND_LLM)
     return done
 
 
 DEMO_ASSESSORS = ("demo-ann", "demo-ben")
 DEMO_SECOND_LLM = "llm:demo-llama"
-DEMO_PROMPTS = {"with-ptkb": "demo-passage-v1", "without-ptkb": "demo-passage-noptkb-v1"}
-"""The demo's prompt versions of the second LLM: the passage prompt with the PTKB statements and without them."""
-
-
-def _demo_answers(db: Store, path: Path) -> int:
-    """Store the demo's second LLM's answers as outcomes (one per sample); the label of each item is the
-    consensus of its with-PTKB answers, so the no-PTKB variant is stored first."""
-    import hashlib
-    import json
-
-    from assess.tasks import ParseStatus
-    from store import prejudgments
-
-    model = DEMO_SECOND_LLM.split(":", 1)[1]
-    prejudgments.ensure_llm_source(db, DEMO_SECOND_LLM, model, DEMO_PROMPTS["with-ptkb"])
-    for variant, version in DEMO_PROMPTS.items():
-        note = "Demo: simulated answers written for this project; no prompt was sent."
-        prejudgments.record_prompt(db, version, f"demo passage ({variant})", "passage", note, note)
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    records.sort(key=lambda r: r["prompt"] != "without-ptkb")  # stable: the with-PTKB labels are written last
-    stored = 0
-    for r in records:
-        version = DEMO_PROMPTS[r["prompt"]]
-        digest = hashlib.sha256(f"{version}\n{r['turn_id']}\n{r['passage_id']}".encode()).hexdigest()
-        for sample, grade in enumerate(r["samples"]):
-            answer = prejudgments.Prejudgment(
-                source=DEMO_SECOND_LLM,
-                task="passage",
-                turn_id=r["turn_id"],
-                item_id=r["passage_id"],
-                model=model,
-                prompt_version=version,
-                input_hash=digest,
-                raw_output=f"Score: {grade}",
-                parse_status=ParseStatus.OK,
-                parsed=grade,
-                sample=sample,
-            )
-            stored += prejudgments.save(db, answer) is not None
-    return stored
 
 
 def is_empty(db: Store) -> bool:
