@@ -9,12 +9,16 @@ from assess.measures.agreement import agreement_report, kappa_by_group
 from assess.measures.gfrc import score_gfrc2_document
 from assess.ui.plots import (
     aepd_scatter,
+    agreement_matrix_heatmap,
+    change_heatmap,
     confusion_heatmap,
     figure_html,
     figure_png,
     gfrc2_curves,
+    interval_plot,
     kappa_bars,
     ranking_scatter,
+    width_curves,
 )
 from tests.test_gfrc import COPWA, ORG, document
 
@@ -94,3 +98,69 @@ def test_figure_png_without_a_browser_returns_none(monkeypatch, r112):
 
     monkeypatch.setattr(type(fig), "to_image", broken)
     assert figure_png(fig) is None
+
+
+def test_agreement_matrix_heatmap_cells_are_the_grids_values_and_human_pairs_are_outlined():
+    from assess.measures.agreement import agreement_matrix, cohen_kappa, matrix_grid
+
+    ann = {i: i % 5 for i in range(40)}
+    ben = {i: (i % 5 if i % 4 else (i + 1) % 5) for i in range(10, 50)}
+    llm = {i: min(4, i % 5 + (i % 3 == 0)) for i in range(50)}
+    kinds = {"ann": "human", "<b>ben</b>": "human", "llm:x": "llm"}
+    matrix = agreement_matrix({"ann": ann, "<b>ben</b>": ben, "llm:x": llm}, scale=range(5), kinds=kinds, bootstrap=0)
+    grid = matrix_grid(matrix, "kappa_unweighted")
+    fig = agreement_matrix_heatmap(grid, kinds=matrix["kinds"], ceiling=matrix["ceiling"]["kappa_unweighted"])
+    heat = fig.data[0]
+    shared = sorted(set(ann) & set(ben))
+    expected = cohen_kappa([ann[i] for i in shared], [ben[i] for i in shared], scale=range(5))
+    assert heat.z[0][1] == heat.z[1][0] == pytest.approx(expected) and heat.z[0][0] is None
+    assert heat.text[0][1] == f"{expected:.3f}<br>n={len(shared)}"
+    assert list(heat.x) == ["ann (human)", "&lt;b&gt;ben&lt;/b&gt; (human)", "llm:x (llm)"]  # names are data
+    assert {(s.x0, s.y0) for s in fig.layout.shapes} == {(0.5, -0.5), (-0.5, 0.5)}  # ann-ben both ways
+    assert f"human ceiling (outlined) = {expected:.3f}" in fig.layout.title.text
+    alone = agreement_matrix_heatmap(matrix_grid(agreement_matrix({"a": ann, "b": llm}, scale=range(5), bootstrap=0)))
+    assert "no two humans share an item" in alone.layout.title.text and not alone.layout.shapes
+
+
+def test_interval_plot_draws_asymmetric_bars_per_series():
+    rows = [
+        {"name": "run-1", "series": "PPI", "value": 0.5, "low": 0.4, "high": 0.7},
+        {"name": "run-1", "series": "human only", "value": 0.45, "low": 0.2, "high": 0.6},
+        {"name": "<i>run-2</i>", "series": "PPI", "value": None, "low": None, "high": None},
+    ]
+    fig = interval_plot(rows, title="t", axis="P@5", reference=0)
+    ppi, human = fig.data
+    assert (ppi.name, human.name) == ("PPI", "human only")
+    assert list(ppi.x) == ["run-1"] and list(ppi.y) == [0.5]  # no point without a value
+    assert list(ppi.error_y.array) == [pytest.approx(0.2)] and list(ppi.error_y.arrayminus) == [pytest.approx(0.1)]
+    assert list(human.error_y.array) == [pytest.approx(0.15)] and list(human.error_y.arrayminus) == [
+        pytest.approx(0.25)
+    ]
+    assert fig.layout.shapes[0].y0 == 0 and fig.layout.yaxis.title.text == "P@5"
+    escaped = interval_plot([{**rows[2], "value": 1.0}], title="t", axis="a")
+    assert list(escaped.data[0].x) == ["&lt;i&gt;run-2&lt;/i&gt;"] and list(escaped.data[0].error_y.array) == [None]
+
+
+def test_width_curves_one_line_per_design_with_values():
+    from assess.measures.sampling import expected_width
+
+    judge = {i: i % 5 for i in range(400)}
+    plan = expected_width([50, 100, 200], judge)
+    fig = width_curves(plan)
+    assert [t.name for t in fig.data] == [
+        "uniform sample, human only",
+        "uniform sample, PPI",
+        "stratified by the LLM label (Neyman), PPI",
+    ]
+    assert list(fig.data[0].x) == [50, 100, 200]
+    assert list(fig.data[2].y) == [row["stratified"] for row in plan]
+    assert fig.data[0].y[0] > fig.data[0].y[2]  # more humans, narrower
+
+
+def test_change_heatmap_counts_the_changes():
+    from assess.measures.bias import persona_sensitivity
+
+    report = persona_sensitivity({1: 3, 2: 2, 3: 0}, {1: 2, 2: 2, 3: 1}, scale=range(5))
+    fig = change_heatmap(report, before="without PTKB", after="with PTKB")
+    assert [list(r) for r in fig.data[0].z] == report["matrix"] and fig.data[0].z[2][3] == 1
+    assert fig.layout.title.text == "Grades of 3 items: 2 changed (1 up, 1 down)"

@@ -200,6 +200,157 @@ def ranking_scatter(
     return fig
 
 
+_STATISTIC_NAMES = {
+    "agreement": "observed agreement",
+    "kappa_unweighted": "κ",
+    "kappa_linear": "κ linear",
+    "kappa_quadratic": "κ quadratic",
+    "kappa_binary": "κ binary",
+    "alpha": "Krippendorff's α",
+}
+
+
+def statistic_name(statistic: str) -> str:
+    """The reader's name of an agreement statistic (MATRIX_STATISTICS key)."""
+    return _STATISTIC_NAMES.get(statistic, statistic)
+
+
+def agreement_matrix_heatmap(
+    grid: Mapping[str, Any], *, kinds: Mapping[str, str | None] | None = None, ceiling: float | None = None
+) -> go.Figure:
+    """Draw :func:`assess.measures.agreement.matrix_grid` as a sources x sources heat map (value and n per cell).
+
+    Pairs of two human sources are outlined: their agreement is the ceiling an LLM can be held to; the
+    pooled human-human value (``ceiling``) is in the title. Empty cells: the diagonal and pairs sharing no item.
+    """
+    sources = list(grid["sources"])
+    kinds = kinds or {}
+    shown = [_plain(f"{s} ({kinds[s]})" if kinds.get(s) else s) for s in sources]
+    values, counts = grid["values"], grid["n"]
+    text = [
+        ["" if v is None else f"{v:.3f}<br>n={n:,}" for v, n in zip(row, nrow)] for row, nrow in zip(values, counts)
+    ]
+    name = statistic_name(grid["statistic"])
+    fig = go.Figure(
+        go.Heatmap(
+            z=[[None if v is None else v for v in row] for row in values],
+            x=shown,
+            y=shown,
+            zmin=-1 if grid["statistic"] != "agreement" else 0,
+            zmax=1,
+            colorscale="RdBu",
+            text=text,
+            texttemplate="%{text}",
+            hovertemplate=f"%{{y}} vs %{{x}}<br>{name} = %{{z:.3f}}<extra></extra>",
+            colorbar={"title": name},
+        )
+    )
+    for i, a in enumerate(sources):
+        for j, b in enumerate(sources):
+            if i != j and kinds.get(a) == "human" and kinds.get(b) == "human" and values[i][j] is not None:
+                fig.add_shape(
+                    type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5, line={"color": "black", "width": 3}
+                )
+    ceiling_text = (
+        f"; human ceiling (outlined) = {_fmt(ceiling)}" if ceiling is not None else "; no two humans share an item"
+    )
+    fig.update_layout(
+        title=f"{name} of every pair of sources{ceiling_text}",
+        yaxis_autorange="reversed",
+        height=max(360, 90 * len(sources) + 160),
+    )
+    return fig
+
+
+def interval_plot(
+    rows: Sequence[Mapping[str, Any]], *, title: str, axis: str, reference: float | None = None
+) -> go.Figure:
+    """Point estimates with their intervals, one marker per row and one colour per ``series``.
+
+    ``rows``: ``[{"name", "series", "value", "low", "high"}]`` (``low`` / ``high`` None: no bar; ``value``
+    None: no point). Used for system-level correlations, bias per group and corrected estimates per run.
+    ``reference`` draws a dashed line (e.g. 0 for a difference, 1 for a correlation).
+    """
+    fig = go.Figure()
+    series: dict[str, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        series.setdefault(str(r.get("series", "")), []).append(r)
+    for name, members in series.items():
+        kept = [r for r in members if r.get("value") is not None]
+        plus = [None if r.get("high") is None else r["high"] - r["value"] for r in kept]
+        minus = [None if r.get("low") is None else r["value"] - r["low"] for r in kept]
+        fig.add_trace(
+            go.Scatter(
+                x=[_plain(r["name"]) for r in kept],
+                y=[r["value"] for r in kept],
+                mode="markers",
+                name=_plain(name),
+                error_y={"type": "data", "array": plus, "arrayminus": minus, "symmetric": False, "visible": True},
+                customdata=[[_fmt(r.get("low")), _fmt(r.get("high"))] for r in kept],
+                hovertemplate="%{x}<br>%{y:.3f} [%{customdata[0]}, %{customdata[1]}]<extra>%{fullData.name}</extra>",
+            )
+        )
+    if reference is not None:
+        fig.add_hline(y=reference, line_dash="dash", line_color="grey")
+    fig.update_layout(title=title, yaxis_title=_plain(axis), scattermode="group", showlegend=len(series) > 1)
+    return fig
+
+
+def width_curves(plan: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """Expected interval width against the human budget, one line per design
+    (:func:`assess.measures.sampling.expected_width` rows; a design without a value at a budget is left out)."""
+    names = {
+        "uniform_human_only": "uniform sample, human only",
+        "uniform_ppi": "uniform sample, PPI",
+        "stratified": "stratified by the LLM label (Neyman), PPI",
+        "disagreement": "stratified by disagreement, PPI",
+    }
+    designs = [k for k in names if any(row.get(k) is not None for row in plan)]
+    fig = go.Figure()
+    for design in designs:
+        points = [(row["budget"], row[design]) for row in plan if row.get(design) is not None]
+        fig.add_trace(
+            go.Scatter(
+                x=[b for b, _ in points],
+                y=[w for _, w in points],
+                mode="lines+markers",
+                name=names[design],
+                hovertemplate="budget %{x}<br>width %{y:.4f}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title="Expected 95% interval width of the share of relevant items, by human budget",
+        xaxis_title="items judged by humans",
+        yaxis_title="interval width",
+    )
+    return fig
+
+
+def change_heatmap(report: Mapping[str, Any], *, before: str, after: str) -> go.Figure:
+    """Grades before (rows) against after (columns), e.g. without vs with the PTKB statements in the prompt
+    (:func:`assess.measures.bias.persona_sensitivity`: ``scale``, ``matrix``, ``n``, ``changed``, ``up``, ``down``)."""
+    labels = [str(x) for x in report["scale"]]
+    before, after = _plain(before), _plain(after)
+    fig = go.Figure(
+        go.Heatmap(
+            z=report["matrix"],
+            x=labels,
+            y=labels,
+            colorscale="Blues",
+            text=report["matrix"],
+            texttemplate="%{text}",
+            hovertemplate=f"{before}=%{{y}}<br>{after}=%{{x}}<br>items=%{{z}}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=f"Grades of {report['n']} items: {report['changed']} changed ({report['up']} up, {report['down']} down)",
+        xaxis_title=after,
+        yaxis_title=before,
+        yaxis_autorange="reversed",
+    )
+    return fig
+
+
 def figure_html(fig: go.Figure) -> str:
     """Return a self-contained HTML page for ``fig`` with plotly.js inlined (works offline)."""
     return fig.to_html(include_plotlyjs=True, full_html=True)
