@@ -20,15 +20,15 @@ agree_tab, runs_tab, gfrc_tab, aepd_tab, rag_tab = st.tabs(["Agreement", "Run ra
 with agree_tab:
     task = st.radio("Labels", list(ui.AGREEMENT_TASKS), horizontal=True, key="ag_task")
     names = exports.label_sources(database, label_kind(task).table)
-    if len(names) < 1:
-        st.info("No labels of this kind yet.")
+    if len(names) < 2:  # never a source against itself
+        st.info("Two label sources of this kind are needed to compare.")
     else:
         ui.agreement_panel(database, task, names, key="ag")
 
 with runs_tab:
     names = exports.label_sources(database, label_kind("passage").table)
-    if len(names) < 1:
-        st.info("Import passage qrels first.")
+    if len(names) < 2:
+        st.info("Two sets of passage qrels are needed: import qrels or judge passages first.")
     else:
         c1, c2 = st.columns(2)
         qa = c1.selectbox("Qrels A", names, key="rk_a")
