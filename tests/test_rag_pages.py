@@ -8,6 +8,8 @@ import html
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from assess.tasks import CitedResponse, CitedSentence
 from tests.helpers import TRAP, open_app, rows
@@ -297,3 +299,97 @@ def test_scores_page_rag_numbers_by_hand(app_db):
     # topics: one sentence, its whole-response citation fully supports it
     assert got["topics"]["recall"] == got["topics"]["precision"] == got["topics"]["supported"] == 1.0
     assert [b.label for b in at.get("download_button")].count("Download CSV") >= 2
+
+
+def test_hostile_source_and_run_names_on_scores_are_inert(app_db):
+    from store import labels, open_db
+    from store.imports import ensure_source
+    from store.nuggets import gold
+    from tests.helpers import HOSTILE_LLM
+
+    with open_db(app_db) as db:
+        nid = gold.add_text_nugget(db, "g3", "101_1", "Start slowly")
+        ensure_source(db, HOSTILE_LLM, "llm")
+        labels.save(db, "ntr-support", HOSTILE_LLM, ("101_1", nid, "demo-bm25"), 1, mode="llm", via="llm")
+    at = open_app("pages/scores.py")
+    at.selectbox(key="rag_ntr").select(HOSTILE_LLM).run()
+    at.selectbox(key="rag_nuggets").select("g3").run()
+    caption = next(c.value for c in at.caption if "labels of" in c.value)
+    assert "![l](" not in caption and "](http" not in caption  # escaped: no image, no link
+    table = next(d.value for d in at.dataframe if "all_lax" in d.value.columns)
+    assert table.to_dict("records")[0]["all_lax"] == pytest.approx(0.5)
+
+
+# ------------------------------------------------------------------------------------------- real data
+
+
+def test_a_newcomer_labels_the_ikat_2025_topics_citations(tmp_path, monkeypatch):
+    from assess.services.loading import load_file
+    from store import open_db
+    from tests.conftest import shared_file
+
+    topics = shared_file("data", "irlabamsterdam-iKAT", "2025", "data", "2025_test_topics.json")
+    target = str(tmp_path / "store.db")
+    monkeypatch.setenv("ASSESS_DB", target)
+    monkeypatch.setenv("ASSESS_OPEN", "1")  # a store of one's own: sign-in by name only when opened so
+    monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
+    with open_db(target) as db:
+        load_file(db, "topics", topics)
+        assert load_file(db, "ikat-responses", topics)["citations"] == 398
+    ((distinct,),) = rows(
+        target, "SELECT COUNT(*) FROM (SELECT DISTINCT turn_id, run, sentence, passage_id FROM response_citations) x"
+    )
+    at = open_app("pages/citations.py", "nel")
+    assert position(at) == (1, distinct)  # 398 citations, a passage cited twice by one response counted once
+    assert "The response as a whole" in shown(at)
+    assert any("Passage text not available" in w.value for w in at.warning)  # ClueWeb22 text is licensed
+    at.button(key="cite_1").click().run()
+    assert position(at) == (2, distinct)
+    assert rows(target, "SELECT sentence, support FROM citation_labels WHERE source = 'nel'") == [(0, 1)]
+
+
+# ------------------------------------------------------------------------------------------- properties
+
+
+@given(st.text(), st.integers(min_value=0, max_value=10_000), st.text())
+def test_citation_queue_ids_round_trip_any_names(run, sentence, passage):
+    from assess.services.rag import citation_key, citation_parts
+
+    assert citation_parts(citation_key(run, sentence, passage)) == (run, sentence, passage)
+
+
+@given(st.lists(st.integers(), unique=True, min_size=1), st.data())
+def test_importance_cursor_moves_to_an_unmarked_nugget_or_stays(ids, data):
+    from assess.services.rag import next_without_importance
+
+    marked = dict.fromkeys(data.draw(st.lists(st.sampled_from(ids), unique=True)), 1)
+    current = data.draw(st.sampled_from(ids))
+    after = next_without_importance(ids, marked, current)
+    if all(i in marked for i in ids if i != current):
+        assert after == current
+    else:
+        assert after not in marked and after != current
+
+
+CITED = st.lists(st.sampled_from(["p1", "p2", "p3", "p 4"]), max_size=3, unique=True)
+
+
+@given(st.lists(CITED, max_size=4), CITED, st.data())
+def test_labelling_every_citation_item_makes_a_response_scorable(sentence_cites, own, data):
+    """Whatever mix of sentence and whole-response citations a stored response has, labelling each of its
+    citation items (what /citations asks) is exactly what the citation measures need."""
+    from assess.measures.citations import response_citation_scores
+    from assess.services.rag import _units
+
+    response = {
+        "citations": own,
+        "sentences": [{"sentence": n, "citations": c} for n, c in enumerate(sentence_cites, 1)],
+    }
+    items = [(0, p) for p in own] + [(n, p) for n, c in enumerate(sentence_cites, 1) for p in c]
+    given_labels = {item: data.draw(st.sampled_from([-1, 0, 1, 2])) for item in items}
+    (sentences, whole), labels_by_index = _units(response, given_labels)
+    scores = response_citation_scores(sentences, labels_by_index, response_citations=whole, require_all=True)
+    assert scores.unlabelled == 0 and scores.sentences == max(1, len(sentence_cites))
+    every_sentence_cites = bool(own) or bool(sentence_cites and all(sentence_cites))
+    if every_sentence_cites and all(v == 2 for v in given_labels.values()):
+        assert scores.supported == scores.recall == scores.precision == 1.0
