@@ -5,7 +5,7 @@ import streamlit as st
 from assess import ui
 from assess.errors import AssessError
 from assess.services import loading
-from assess.tasks import DEFAULT_SOURCES, IMPORT_KINDS
+from assess.tasks import DEFAULT_SOURCES, IMPORT_KINDS, RESPONSE_FILE_KINDS
 from store import conversations, exports, labels
 
 ui.frame_guard(organizer=True)
@@ -22,10 +22,19 @@ source = c1.text_input(
     key="import_source",
 )
 depth = c2.number_input("Run: pool depth per turn (0: no pooling)", 0, 1000, 10, key="import_depth")
+run_name = c1.text_input("Responses with citations: run name (iKAT topics: topics)", key="import_run")
+replace = c2.checkbox("Responses with citations: replace stored responses that differ", key="import_replace")
 if st.button("Import", disabled=upload is None, type="primary") and (file_name := ui.upload_name(upload)):
     try:
         summary = loading.load_upload(
-            database, kind, file_name, upload.getvalue(), source=source or None, depth=int(depth), by=ui.actor()
+            database,
+            kind,
+            file_name,
+            upload.getvalue(),
+            source=source or None,
+            depth=int(depth),
+            by=ui.actor(),
+            **({"run": run_name.strip() or None, "replace": replace} if kind in RESPONSE_FILE_KINDS else {}),
         )
         st.success(f"Imported {ui.esc(file_name)}: " + ui.esc(", ".join(f"{k} {v}" for k, v in summary.items())))
     except AssessError as exc:

@@ -407,3 +407,25 @@ def test_the_service_refuses_an_unknown_kind_and_a_missing_run(tmp_path, files):
             response_files.records(db)
         with pytest.raises(FormatError, match="answers of one run"):
             response_files.read("rag-answers", files[1], run="x")
+        with pytest.raises(AssessError, match="is not an id: U\\+0020"):
+            response_files.read("ikat-responses", files[0], run="two words")
+
+
+def test_an_upload_on_the_import_page_path_names_the_upload(tmp_path, files):
+    """The Import & export page's call (load_upload with the run name and replace box): stored under the run,
+    recorded as the organizer's import; a changed upload is refused naming the upload, not a temporary file."""
+    from assess.services.loading import load_upload
+
+    with open_db(tmp_path / "s.db") as db:
+        load_file(db, "topics", files[0])
+        data = files[0].read_bytes()
+        summary = load_upload(db, "ikat-responses", "topics 2025.json", data, run="gpt", replace=False, by="olga")
+        assert (summary["responses"], summary["new"]) == (3, 3)
+        assert [r["run"] for r in stored.responses(db)] == ["gpt", "gpt", "gpt"]
+        changed = data.replace(b"Green tea.", b"Black tea.")
+        with pytest.raises(FormatError) as caught:
+            load_upload(db, "ikat-responses", "topics 2025.json", changed, run="gpt", replace=False, by="olga")
+        assert str(caught.value).startswith("topics 2025.json: expected the response stored for run 'gpt'")
+        assert "a different text" in str(caught.value) and "/tmp" not in str(caught.value)
+        assert load_upload(db, "ikat-responses", "t.json", changed, run="gpt", replace=True)["replaced"] == 1
+        assert stored.response(db, "gpt", "1-1_2")["text"] == "Black tea."

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from assess.errors import AssessError, FormatError
 from assess.formats import responses as layouts
+from assess.formats.reading import id_problem, short
 from assess.tasks import RESPONSE_FILE_KINDS, CitedResponse, CitedSentence
 from store import Store
 from store import responses as stored
@@ -37,6 +38,8 @@ KINDS = RESPONSE_FILE_KINDS
 
 def read(kind: str, path: str | Path, *, run: str | None = None) -> list[layouts.CitedResponse]:
     """The responses of a file of ``kind``; ``run`` names their run (see the module docstring)."""
+    if run is not None and (problem := id_problem(run)):
+        raise AssessError(f"the run name {short(run)} is not an id: {problem}")
     if kind == IKAT_RESPONSES:
         return layouts.parse_ikat_responses(path, run=run or layouts.DEFAULT_TOPICS_RUN)
     if kind != RAG_ANSWERS:
