@@ -213,6 +213,15 @@ def score_sources(db) -> dict[str, list[str]]:
     }
 
 
+def scores_version(db, *sources: str | None) -> tuple:
+    """Changes when the labels of the given sources (NtR yes/no and graded, importance, citations) or the stored
+    responses change: what a cached score table is keyed by."""
+    from store.screens import labels_version
+
+    tasks = (Task.NTR, Task.NTR_SUPPORT, Task.IMPORTANCE, Task.CITATION)
+    return (citations_version(db), *(labels_version(db, t, s) for s in sources if s is not None for t in tasks))
+
+
 NTR_SCORES = ("ntr_recall_strict", "ntr_recall_lax")
 NUGGET_SCORES = (*NTR_SCORES, *SCORE_NAMES)
 

@@ -129,6 +129,18 @@ def _table(rows: list[dict], name: str, *, key: str) -> None:
     )
 
 
+# The tab runs with every rerun of /scores (a widget of any tab): 300,000 labels take seconds to score, so the
+# tables are kept until the sources' labels or the responses change (nugget edits alone: at most 5 minutes).
+@st.cache_data(max_entries=32, ttl=300, show_spinner="Scoring…")
+def _nugget_scores(_database, target: str, ntr_source: str, nugget_source: str, importance: str | None, version):
+    return rag.nugget_scores(_database, ntr_source, nugget_source, importance)
+
+
+@st.cache_data(max_entries=32, ttl=300, show_spinner="Scoring…")
+def _citation_scores(_database, target: str, source: str, version):
+    return rag.citation_scores(_database, source)
+
+
 def scores_tab(database) -> None:
     """NtR recall and All / Vital / Weighted per run, and citation precision / recall per run, from stored labels."""
     sources = rag.score_sources(database)
@@ -142,7 +154,8 @@ def scores_tab(database) -> None:
         importance_source = c3.selectbox(
             "Importance labels of", sources["importance"], index=None, placeholder="none", key="rag_importance"
         )
-        scores = rag.nugget_scores(database, ntr_source, nugget_source, importance_source)
+        version = rag.scores_version(database, ntr_source, importance_source)
+        scores = _nugget_scores(database, database.target, ntr_source, nugget_source, importance_source, version)
         notes = scores["notes"]
         st.caption(
             f"{notes['labels']} labels of {esc(ntr_source)} on {esc(nugget_source)}; strict: support only, lax: "
@@ -167,4 +180,5 @@ def scores_tab(database) -> None:
         "responses; supported: share of sentences with a supporting citation. Strict: fully supported; lax: "
         "partially counts. Responses with an unlabelled citation are left out (column unlabelled)."
     )
-    _table(rag.citation_scores(database, citation_source), "citation_scores", key="rag_cite")
+    version = rag.scores_version(database, citation_source)
+    _table(_citation_scores(database, database.target, citation_source, version), "citation_scores", key="rag_cite")
