@@ -101,3 +101,23 @@ def test_keys_label_citations_undo_and_resume(server, new_page):
     press(page, "0")
     wait_item(page, 4, total)
     assert query(db_path, "SELECT support FROM citation_labels WHERE source = 'cb1' AND sentence = 2") == [(0,)]
+
+
+def test_graded_ntr_keys_after_the_sidebar_toggle(server, new_page):
+    base, db_path = server
+    page = new_page()
+    page.goto(f"{base}/ntr?assessor=cb2")
+    expect(page.get_by_text(re.compile(r"^Item 1 of \d+ ")).first).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    settled(page)
+    page.get_by_text("Graded support (2 / 1 / 0)").click()
+    expect(page.get_by_text("How far does the response support the gold nugget of information?")).to_be_visible()
+    settled(page)
+    press(page, "2")
+    expect(page.get_by_text(re.compile(r"^Item 2 of \d+ ")).first).to_be_visible()
+    settled(page)
+    press(page, "1")
+    expect(page.get_by_text(re.compile(r"^Item 3 of \d+ ")).first).to_be_visible()
+    settled(page)
+    stored = query(db_path, "SELECT support FROM ntr_support_labels WHERE source = 'cb2' ORDER BY updated_at")
+    assert stored == [(2,), (1,)]
+    assert query(db_path, "SELECT 1 FROM ntr_labels WHERE source = 'cb2'") == []
