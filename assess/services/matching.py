@@ -255,24 +255,9 @@ def _store_ntn(db, plan_: jobs.Plan, item: jobs.Item, job_id: int, raw: str | No
             )
 
 
-def _begin(db, plan_: jobs.Plan, *, base_url: str | None, concurrency: int) -> int:
-    """Record the source (and the prompt a chat run asks with) and start the job (refused while one runs)."""
-    jobs.check_not_running(db, plan_.source, plan_.task)
-    store.ensure_llm_source(db, plan_.source, plan_.model, plan_.prompt_version)
-    if plan_.prompt is not None:
-        p = plan_.prompt
-        store.record_prompt(db, p.version, p.name, p.task, p.system, p.template)
-    return store_jobs.start_job(
-        db,
-        source=plan_.source,
-        task=plan_.task,
-        model=plan_.model,
-        prompt_version=plan_.prompt_version,
-        base_url=base_url,
-        concurrency=concurrency,
-        planned=plan_.todo,
-        skipped=plan_.skipped,
-    )
+def _begin(db, plan_: jobs.Plan, *, base_url: str | None, concurrency: int, timeout: float | None = None) -> int:
+    """Record the source (and the prompt a chat run asks with) and start the job, as ``prejudge`` does."""
+    return jobs._begin(db, plan_, base_url=base_url, concurrency=concurrency, stale_after_s=jobs.stale_after_s(timeout))
 
 
 class _Count:
@@ -285,6 +270,11 @@ class _Count:
     @property
     def done(self) -> int:
         return self.asked + self.copied
+
+    def answered(self, status: str, matched: bool) -> None:
+        self.counts[status] += 1
+        self.asked += 1
+        self.matched += bool(matched)
 
     def summary(self, job_id: int) -> dict:
         seconds = time.perf_counter() - self.start
@@ -378,9 +368,7 @@ def run_ntn_nli(
                         latency_ms=each_ms * len(p),
                         attempts=1,
                     )
-                    count.counts[ParseStatus.OK] += 1
-                    count.asked += 1
-                    count.matched += matched
+                    count.answered(ParseStatus.OK, matched)
         count.calls += len(pairs)
         if progress is not None:
             progress(count.done, plan_.todo, count.counts)
@@ -431,7 +419,7 @@ def run_ntn_chat(
     :data:`jobs.MAX_CONSECUTIVE_ERRORS` failed calls in a row stop the run; what is stored stays."""
     plan_ = ntn.plan
     prompt = plan_.prompt
-    job_id = _begin(db, plan_, base_url=base_url, concurrency=concurrency)
+    job_id = _begin(db, plan_, base_url=base_url, concurrency=concurrency, timeout=getattr(judge, "timeout", None))
     count = _Count(plan_)
     waiting: dict[int, list] = {}
     failures = [0]
@@ -454,9 +442,7 @@ def run_ntn_chat(
             prompt_tokens=sum(reply.prompt_tokens or 0 for reply, _ in answers),
             completion_tokens=sum(reply.completion_tokens or 0 for reply, _ in answers),
         )
-        count.counts[status] += 1
-        count.asked += 1
-        count.matched += value == 1
+        count.answered(status, value == 1)
         if progress is not None:
             progress(count.done, plan_.todo, count.counts)
 

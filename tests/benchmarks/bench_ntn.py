@@ -40,31 +40,10 @@ BASE_LAYERS, BASE_HIDDEN = 12, 768
 GPUS = {"T4 (65 TFLOPS FP16)": 65e12, "A100 (312 TFLOPS FP16)": 312e12}
 UTILISATION = 0.25
 
-WORDS = [
-    "the",
-    "a",
-    "runner",
-    "runs",
-    "plan",
-    "week",
-    "weeks",
-    "knee",
-    "sister",
-    "race",
-    "slow",
-    "fast",
-    "shoes",
-    "walk",
-    "ten",
-    "k",
-    "is",
-    "not",
-    "most",
-    "beginner",
-]
-
 
 def nugget(rng: random.Random) -> str:
+    from tests.test_nli import WORDS  # the tiny model's vocabulary
+
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 18)))
 
 
