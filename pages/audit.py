@@ -1,11 +1,15 @@
-"""Organizers: audit a judge against another label source (kappa, confusion, per-topic kappa, disagreements
-with the LLM's own words, run rankings, anchoring after reveal). Pre-judging jobs: pages/llm.py."""
+"""Organizers: the judge audit. Several label sources side by side (agreement matrix with the human ceiling,
+breakdowns), two sources in detail (kappa, confusion, disagreements with the LLM's own words, run rankings,
+anchoring after reveal), system-level agreement, bias and consistency probes, corrected estimates and budgeted
+human samples. Pre-judging jobs: pages/llm.py."""
 
 import pandas as pd
 import streamlit as st
 
 from assess import ui
+from assess.services import audit as service
 from assess.tasks import label_kind
+from assess.ui import audit as panels
 from store import exports, prejudgments
 
 ui.frame_guard(organizer=True)
@@ -17,7 +21,20 @@ task = st.radio("Labels", list(ui.AGREEMENT_TASKS), horizontal=True, key="au_tas
 names = exports.label_sources(database, label_kind(task).table)
 if len(names) < 2:
     st.info("Two label sources are needed to compare.")
-else:
+    st.stop()
+
+tabs = ["Side by side", "Two sources"]
+chosen = None
+if task == "passage":
+    tabs += ["Systems", "Bias and consistency", "Estimates", "Budgeted sample"]
+    st.caption("Reference and judge of the Systems, Bias, Estimates and Budgeted sample tabs:")
+    chosen = panels.pick_pair(database, names)
+side, pair, *passage_tabs = st.tabs(tabs)
+
+with side:
+    panels.matrix_panel(database, task, names)
+
+with pair:
     a, b, _report = ui.agreement_panel(database, task, names, key="au", audit=True)
     st.subheader("Disagreements")
     rows = pd.DataFrame(prejudgments.disagreements(database, task, a, b))
@@ -33,3 +50,18 @@ else:
             st.dataframe(pd.DataFrame(anchoring), hide_index=True, width="stretch", key="au_anchor")
         else:
             st.caption("No assessor has changed a label after an LLM label was revealed (judging mode 'reveal').")
+
+if passage_tabs and chosen:
+    systems, bias, estimates, sample = passage_tabs
+    reference, judge = chosen
+    with systems:
+        panels.systems_panel(database, reference, judge)
+    with bias:
+        panels.bias_panel(database, reference, judge)
+        st.subheader("Self-consistency and persona sensitivity")
+        kinds = service.source_kinds(database, names)
+        panels.consistency_panel(database, [n for n in names if kinds[n] == "llm"])
+    with estimates:
+        panels.estimate_panel(database, reference, judge)
+    with sample:
+        panels.sample_panel(database, names, judge)

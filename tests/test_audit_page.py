@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -301,3 +302,217 @@ def open_audit(assessor: str | None = None) -> AppTest:
 
 def open_llm() -> AppTest:
     return open_app("pages/llm.py", timeout=120)
+
+
+# ------------------------------------------------------------------------------------------ the judge audit (issue 15)
+
+DEMO_SOURCES = ["demo-ann", "demo-ben", "llm:demo-gpt", "llm:demo-llama"]
+
+
+def chart(at, title_part: str) -> dict:
+    """The plotly figure (as JSON) whose title holds ``title_part``."""
+    for c in at.get("plotly_chart"):
+        spec = json.loads(c.proto.spec)
+        if title_part in (spec["layout"].get("title") or {}).get("text", ""):
+            return spec
+    raise AssertionError(f"no figure titled with {title_part!r}")
+
+
+def frame_with(at, *columns):
+    return next(d.value for d in at.dataframe if set(columns) <= set(d.value.columns))
+
+
+def test_audit_on_the_demo_shows_every_judge_side_by_side_with_the_services_numbers(app_db):
+    from assess.services import audit as service
+    from store import open_db
+
+    at = open_audit()
+    assert not at.exception and not at.error
+    db = open_db(app_db)
+    # defaults: a human reference against an LLM judge, never a source against itself
+    assert (at.selectbox(key="au_ref").value, at.selectbox(key="au_judge").value) == ("demo-ann", "llm:demo-gpt")
+    assert at.multiselect(key="au_mx_sources").value == DEMO_SOURCES
+    view = service.agreement_view(db, "passage", DEMO_SOURCES, threshold=2, breakdowns=("topic",))
+    heat = chart(at, "of every pair of sources")
+    assert heat["data"][0]["x"] == [
+        "demo-ann (human)",
+        "demo-ben (human)",
+        "llm:demo-gpt (llm)",
+        "llm:demo-llama (llm)",
+    ]
+    assert heat["data"][0]["z"] == view["grids"]["kappa_unweighted"]["values"]
+    ceiling = view["ceiling"]
+    assert ceiling["pairs"] == [["demo-ann", "demo-ben"]] and ceiling["n"] == 109
+    assert f"human ceiling (outlined) = {ceiling['kappa_unweighted']:.3f}" in heat["layout"]["title"]["text"]
+    pairs = frame_with(at, "a", "b", "κ", "κ CI")
+    first = view["pairs"][0]
+    assert (pairs["a"][0], pairs["b"][0], pairs["n"][0]) == ("demo-ann", "demo-ben", 109)
+    assert pairs["κ"][0] == round(first["kappa_unweighted"], 4)
+    assert pairs["κ CI"][0] == f"[{first['ci']['kappa_unweighted'][0]:.3f}, {first['ci']['kappa_unweighted'][1]:.3f}]"
+    assert list(pairs["a"]) == ["demo-ann"] * 3 + ["demo-ben"] * 2 + ["llm:demo-gpt", "human ceiling"]
+    # humans agree more with each other than with either LLM (the demo's simulated assessors)
+    assert all(p["kappa_unweighted"] < ceiling["kappa_unweighted"] for p in view["pairs"] if not p["human_pair"])
+    by_topic = frame_with(at, "pair", "group", "value", "CI")
+    assert set(by_topic["group"]) == {"101", "102"}
+    assert by_topic["value"][0] == round(first["by"]["topic"][0]["kappa_unweighted"], 4)
+    at.selectbox(key="au_mx_stat").select("alpha").run()
+    assert chart(at, "Krippendorff's α of every pair")["data"][0]["z"] == view["grids"]["alpha"]["values"]
+
+
+def test_audit_systems_bias_and_estimates_on_the_demo(app_db):
+    from assess.services import audit as service
+    from store import open_db
+
+    at = open_audit()
+    db = open_db(app_db)
+    systems = service.systems_view(db, "demo-ann", "llm:demo-gpt", measure="nDCG@5", correction="holm")
+    shown = frame_with(at, "name", "value", "low", "high")
+    tau = systems["correlations"]["kendall_tau"]
+    assert shown["name"][0] == "Kendall τ" and shown["value"][0] == tau["value"]
+    assert [shown["low"][0], shown["high"][0]] == tau["ci"]
+    sig = systems["significance"]
+    text = next(m.value for m in at.markdown if m.value.startswith("**Significance preservation**"))
+    assert f"of {sig['significant_reference']} run pairs significant under the reference, {sig['same']} keep" in text
+    assert f"{sig['lost']} lose significance, {sig['flipped']} flip; {sig['gained']} become significant" in text
+    lead = systems["leader"]
+    assert any(f"Leading run under `demo-ann`: `{lead['reference']}`" in m.value for m in at.markdown)
+    assert len(frame_with(at, "run A", "run B", "outcome")) == sig["pairs"] == 3
+
+    bias = service.bias_view(db, "demo-ann", "llm:demo-gpt")
+    lengths = frame_with(at, "name", "value", "n", "higher")
+    assert list(lengths["name"]) == [g["group"] for g in bias["length"]["groups"]]
+    assert list(lengths["value"]) == [g["mean_diff"] for g in bias["length"]["groups"]]
+    assert bias["overall"]["mean_diff"] > 0  # the demo's LLM is lenient
+    at.radio(key="au_bias_p").set_value("runs").run()
+    runs = frame_with(at, "name", "value", "n", "higher")
+    assert list(runs["name"]) == ["demo-bm25", "demo-dense", "demo-rerank"]
+    assert list(runs["n"]) == [r["n"] for r in bias["runs"]]
+
+    estimate = service.estimate_view(db, "demo-ann", "llm:demo-gpt", k=5, threshold=2)
+    table = frame_with(at, "name", "PPI value", "human only value")
+    for _, row in table.iterrows():
+        entry = estimate["P@k"][row["name"]]["estimate"]
+        assert row["PPI value"] == round(entry["ppi"]["value"], 4)
+        assert row["human only high"] == round(entry["human_only"]["high"], 4)
+        assert entry["ppi"]["width"] <= entry["human_only"]["width"] + 1e-12
+    assert list(table["name"]) == ["demo-bm25", "demo-dense", "demo-rerank"]
+
+
+def test_audit_budgeted_sample_becomes_the_assessors_queue(app_db):
+    from assess.services import audit as service
+    from store import open_db, queue
+
+    at = open_audit()
+    db = open_db(app_db)
+    plan = service.sample_plan(db, "llm:demo-gpt", budgets=(25, 50, 100, 200, 500), design="stratified")
+    widths = frame_with(at, "budget", "uniform_human_only", "stratified")
+    assert list(widths["budget"]) == [25, 50, 100, 200] == [r["budget"] for r in plan["rows"]]
+    assert list(widths["stratified"]) == [r["stratified"] for r in plan["rows"]]
+    assert [t["name"] for t in chart(at, "Expected 95% interval width")["data"]][-1].startswith("stratified")
+
+    at.text_input(key="au_sa_name").input("first-20")
+    at.selectbox(key="au_sa_who").select("demo-ben")
+    next(n for n in at.number_input if n.label == "Budget (items)").set_value(20)
+    next(b for b in at.button if b.label == "Create sample").click().run()
+    assert not at.exception and not at.error
+    assert any("Sample first-20: 20 items lead demo-ben's queue." in box_text(s) for s in at.success)
+    items = queue.sample_items(db, "first-20")
+    assert len(items) == 20 and {i["assessor"] for i in items} == {"demo-ben"}
+    assert all(0 < i["inclusion"] <= 1 for i in items)
+    order = [(i["turn_id"], i["item_id"]) for i in sorted(items, key=lambda i: i["position"])]
+    assert list(queue.sampled_order(db, "demo-ben", task="passage").items)[:20] == order
+    # the same name again is refused in one line, nothing more stored
+    at.text_input(key="au_sa_name").input("first-20")
+    next(b for b in at.button if b.label == "Create sample").click().run()
+    assert any("exists already" in box_text(e) for e in at.error) and len(queue.sample_items(db, "first-20")) == 20
+
+
+def test_audit_consistency_and_persona_when_an_llm_answered_k_times_and_without_ptkb(app_db):
+    from assess.services import audit as service
+    from assess.tasks import ParseStatus
+    from store import open_db, prejudgments
+
+    at = open_audit()
+    db = open_db(app_db)
+    items = rows(app_db, "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'llm:demo-llama'")[:12]
+    prejudgments.ensure_llm_source(db, "llm:demo-llama", "demo-llama", "p-v1")
+    for n, (turn, passage, grade) in enumerate(items):
+        answers = {"p-noptkb-v1": [max(0, grade - (n % 3 == 0))], "p-v1": [grade, grade, min(4, grade + n % 2)]}
+        for version, grades in answers.items():
+            for sample, g in enumerate(grades):
+                prejudgments.save(
+                    db,
+                    prejudgments.Prejudgment(
+                        "llm:demo-llama",
+                        "passage",
+                        turn,
+                        passage,
+                        "demo-llama",
+                        version,
+                        f"h-{version}-{n}",
+                        f"Score: {g}",
+                        ParseStatus.OK,
+                        parsed=g,
+                        sample=sample,
+                    ),
+                )
+    at.run()
+    assert not at.exception
+    consistency = service.consistency_view(db, "llm:demo-llama")
+    text = next(m.value for m in at.markdown if "answered" in m.value and "at least twice" in m.value)
+    assert (
+        f"answered {consistency['n_multi']} items at least twice: Krippendorff's α = {consistency['alpha']:.3f}" in text
+    )
+    assert at.selectbox(key="au_pn_llm:demo-llama").value == "p-noptkb-v1"
+    persona = service.persona_view(db, "llm:demo-llama", "p-v1", "p-noptkb-v1")
+    heat = chart(at, "Grades of 12 items")
+    lowered = sum(1 for n, (_, _, grade) in enumerate(items) if n % 3 == 0 and grade > 0)
+    assert heat["data"][0]["z"] == persona["matrix"] and persona["changed"] == lowered == persona["up"] > 0
+    assert heat["layout"]["title"]["text"] == f"Grades of 12 items: {lowered} changed ({lowered} up, 0 down)"
+
+
+def test_review_and_scores_open_on_two_different_demo_sources(app_db):
+    from store import open_db, review
+
+    at = open_app("pages/adjudicate.py")
+    a, b = at.selectbox(key="dis_a").value, at.selectbox(key="dis_b").value
+    assert (a, b) == ("demo-ann", "demo-ben")
+    found = review.disagreements(open_db(app_db), a, b)
+    assert found and f"{len(found)} items with different grades" in at.caption[0].value
+    assert at.dataframe[0].value.shape[0] == len(found)
+
+    at = open_app("pages/scores.py")
+    for task in ("passage", "ptkb", "ntr"):
+        at.radio(key="ag_task").set_value(task).run()
+        if task == "ntr":  # the demo has one NtR source: nothing compared with itself
+            assert any("Two label sources of this kind are needed" in i.value for i in at.info)
+            assert not any(s.key == "ag_a" for s in at.selectbox)
+        else:
+            assert at.selectbox(key="ag_a").value != at.selectbox(key="ag_b").value
+    assert at.selectbox(key="rk_a").value != at.selectbox(key="rk_b").value
+
+
+def test_audit_names_are_data_everywhere(app_db):
+    """A source named like markup: inert in the heat map, the tables and every text."""
+    from assess.formats.trec import Qrel
+    from store import open_db
+    from store.imports import import_passage_qrels
+
+    at = open_audit()  # loads the demo
+    db = open_db(app_db)
+    evil = "<img_src=x_onerror=alert(1)>**bold**[link](http://example.org)"
+    labelled = rows(app_db, "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'demo-ann'")
+    import_passage_qrels(db, "evil", [Qrel(t, p, (g + 1) % 5, n) for n, (t, p, g) in enumerate(labelled)], source=evil)
+    at.run()
+    at.multiselect(key="au_mx_sources").select(evil).run()  # a source added since is chosen by hand
+    assert not at.exception
+    at.selectbox(key="au_judge").select(evil).run()
+    assert not at.exception
+    heat = chart(at, "of every pair of sources")
+    assert "&lt;img_src=x_onerror=alert(1)&gt;**bold**[link](http://example.org) (import)" in heat["data"][0]["x"]
+    assert not any("<img" in json.dumps(c.proto.spec) for c in at.get("plotly_chart"))
+    assert evil in set(frame_with(at, "a", "b", "κ")["b"])  # a table cell holds the name as it is
+    for element in (*at.markdown, *at.caption, *at.info):
+        text = re.sub(r"`[^`]*`", "", element.value)  # a code span shows its text verbatim: inert
+        assert "<img" not in text and "](http" not in text
+    assert any(f"under `{evil}`" in m.value for m in at.markdown)  # the leader line names it as code

@@ -1,0 +1,353 @@
+"""The /audit page's panels: several judges side by side, system-level agreement, bias and consistency probes,
+corrected estimates and budgeted human samples. Numbers come from :mod:`assess.services.audit`; figures from
+:mod:`assess.ui.plots`. Names of sources, runs and topics are data: they reach markdown only through ``esc`` /
+``code`` and plotly only through the plot builders (which escape them); table cells are plain text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from assess.errors import AssessError
+from assess.services import audit as service
+from assess.ui import plots
+from assess.ui.widgets import code, error, esc, figure
+
+STATISTICS = ("kappa_unweighted", "kappa_linear", "kappa_quadratic", "kappa_binary", "alpha", "agreement")
+BREAKDOWN_NAMES = {"topic": "topic (conversation)", "depth": "turn depth", "personal": "personal turn"}
+BIAS_PROBES = {"length": "passage length (words)", "rank": "best rank in the runs", "depth": "turn depth"}
+BIAS_PROBES |= {"personal": "personal turn", "runs": "run (its top k)"}
+BUDGETS = (25, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
+
+
+def _ci(ci) -> str:
+    return "" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def _num(value) -> float | None:
+    return None if value is None else round(float(value), 4)
+
+
+def table(frame: pd.DataFrame, name: str, *, key: str) -> None:
+    """A table with its CSV download (cells are plain text: names need no escaping)."""
+    st.dataframe(frame, hide_index=True, width="stretch", key=f"tb_{key}")
+    csv = frame.to_csv(index=False).encode("utf-8")
+    st.download_button("Download CSV", csv, file_name=f"{name}.csv", mime="text/csv", key=f"csv_{key}")
+
+
+def default_pair(names: list[str], kinds: dict[str, str]) -> tuple[int, int]:
+    """Indexes of the default reference (a human source, else the first) and judge (an LLM other than the
+    reference, else the next source): never a source against itself (needs two names)."""
+    reference = next((i for i, n in enumerate(names) if kinds.get(n) == "human"), 0)
+    judge = next((i for i, n in enumerate(names) if kinds.get(n) == "llm" and i != reference), None)
+    return reference, judge if judge is not None else (reference + 1) % len(names)
+
+
+def pick_pair(database, names: list[str]) -> tuple[str, str] | None:
+    """Reference and judge pickers (defaults: a human source and an LLM); None when both are the same."""
+    kinds = service.source_kinds(database, names)
+    ref_i, judge_i = default_pair(names, kinds)
+    c1, c2 = st.columns(2)
+    reference = c1.selectbox("Reference (e.g. an assessor)", names, index=ref_i, key="au_ref")
+    judge = c2.selectbox("Judge (e.g. an LLM)", names, index=judge_i, key="au_judge")
+    if reference == judge:
+        st.info("Choose two different sources: a source is never compared with itself.")
+        return None
+    return reference, judge
+
+
+def matrix_panel(database, task: str, names: list[str]) -> None:
+    """Agreement of every pair of chosen sources: heat map with the human ceiling, per-pair table with
+    intervals, and the breakdown by topic, turn depth and personal turn."""
+    chosen = st.multiselect("Sources", names, default=names[:10], key="au_mx_sources")
+    c1, c2, c3 = st.columns(3)
+    statistic = c1.selectbox("Statistic", STATISTICS, format_func=plots.statistic_name, key="au_mx_stat")
+    threshold = c2.number_input("Binarise at ≥", 0, 4, 2 if task == "passage" else 1, key="au_mx_t")
+    breakdown = c3.selectbox("Break down by", list(BREAKDOWN_NAMES), format_func=BREAKDOWN_NAMES.get, key="au_mx_by")
+    try:  # only the chosen breakdown is computed: group intervals are most of the cost
+        view = service.agreement_view(database, task, chosen, threshold=threshold, breakdowns=(breakdown,))
+    except AssessError as exc:
+        st.info(esc(exc))
+        return
+    ceiling = view["ceiling"]
+    fig = plots.agreement_matrix_heatmap(
+        view["grids"][statistic], kinds=view["kinds"], ceiling=ceiling[statistic] if ceiling else None
+    )
+    figure(fig, "audit_matrix")
+    pairs = [
+        {"a": p["a"], "b": p["b"], "kinds": " / ".join(map(str, p["kinds"])), "n": p["n"]}
+        | {plots.statistic_name(s): _num(p[s]) for s in STATISTICS}
+        | {f"{plots.statistic_name(s)} CI": _ci(p["ci"][s]) for s in STATISTICS}
+        for p in view["pairs"]
+    ]
+    if ceiling:
+        pairs.append(
+            {"a": "human ceiling", "b": f"{len(ceiling['pairs'])} human pair(s)", "kinds": "human / human"}
+            | {"n": ceiling["n"]}
+            | {plots.statistic_name(s): _num(ceiling[s]) for s in STATISTICS}
+            | {f"{plots.statistic_name(s)} CI": _ci(ceiling["ci"][s]) for s in STATISTICS}
+        )
+    level = view["bootstrap"]["level"]
+    st.caption(
+        f"Intervals: {level:.0%} percentile bootstrap over items ({view['bootstrap']['replicates']} replicates)."
+    )
+    table(pd.DataFrame(pairs), "agreement_pairs", key="au_mx_pairs")
+    rows = [
+        {"pair": f"{p['a']} vs {p['b']}", "group": str(g["group"]), "n": g["n"], "value": _num(g[statistic])}
+        | {"CI": _ci(g["ci"][statistic])}
+        for p in view["pairs"]
+        for g in p["by"].get(breakdown, [])
+    ]
+    rule = view["breakdowns"].get(breakdown)
+    if isinstance(rule, dict):
+        st.caption(esc(f"{rule['rule']}; PTKB source: {rule['ptkb_source'] or 'none'}"))
+    if not rows:
+        st.caption("No group of this breakdown is known for these sources.")
+        return
+    points = [
+        {"name": r["group"], "series": r["pair"], "value": r["value"]}
+        | dict(zip(("low", "high"), g["ci"][statistic] or (None, None)))
+        for r, g in zip(rows, (g for p in view["pairs"] for g in p["by"].get(breakdown, [])))
+    ]
+    title = f"{plots.statistic_name(statistic)} per {BREAKDOWN_NAMES[breakdown]}"
+    figure(plots.interval_plot(points, title=title, axis=plots.statistic_name(statistic)), "audit_breakdown")
+    table(pd.DataFrame(rows), f"agreement_by_{breakdown}", key="au_mx_by")
+
+
+def systems_panel(database, reference: str, judge: str) -> None:
+    """The runs ranked under both sources: correlations and top-k overlap with intervals, significance
+    preservation, leader change."""
+    c1, c2 = st.columns(2)
+    measure = c1.selectbox("Measure", ["nDCG@5", "nDCG@3", "nDCG@10", "P@5", "P@10"], key="au_sys_m")
+    correction = c2.radio("Correction", ["holm", "bonferroni"], horizontal=True, key="au_sys_c")
+    try:
+        view = service.systems_view(database, reference, judge, measure=measure, correction=correction)
+    except AssessError as exc:
+        st.info(esc(exc))
+        return
+    if not view["n_topics"] or view["n_runs"] < 2:
+        st.info(f"Runs: {view['n_runs']}, topics judged by both: {view['n_topics']}: too few to compare rankings.")
+        return
+    names = {"kendall_tau": "Kendall τ", "tau_ap": "τ_AP", "spearman_rho": "Spearman ρ", "pearson_r": "Pearson r"}
+    points = [{"name": names[n], "series": "correlation", **_bounds(view["correlations"][n])} for n in names]
+    points += [{"name": f"top-{t['k']} overlap", "series": "top-k overlap", **_bounds(t)} for t in view["top_k"]]
+    title = f"{view['measure']}: {view['n_runs']} runs over {view['n_topics']} topics ({view['bootstrap']['method']})"
+    figure(plots.interval_plot(points, title=title, axis="agreement of the rankings", reference=1), "audit_systems")
+    table(pd.DataFrame([{k: p[k] for k in ("name", "value", "low", "high")} for p in points]), "systems", key="sy")
+    sig = view["significance"]
+    st.markdown(
+        f"**Significance preservation** ({esc(sig['test'])}, {sig['correction']} correction, α = {sig['alpha']}): "
+        f"of {sig['significant_reference']} run pairs significant under the reference, {sig['same']} keep their "
+        f"direction, {sig['lost']} lose significance, {sig['flipped']} flip; {sig['gained']} become significant."
+    )
+    details = [
+        {"run A": d["a"], "run B": d["b"], "outcome": d["outcome"]}
+        | {f"{side} {key}": _num(d[side].get(key)) for side in ("reference", "other") for key in ("mean_diff", "p")}
+        | {f"{side} significant": d[side]["significant"] for side in ("reference", "other")}
+        for d in sig["details"]
+    ]
+    table(pd.DataFrame(details), "significance", key="au_sig")
+    lead = view["leader"]
+    change = "changes" if lead["changed"] else "stays the same"
+    st.markdown(
+        f"Leading run under {code(reference)}: {code(lead['reference'])}; under {code(judge)}: "
+        f"{code(lead['other'])}. The leader {change} (the reference's leader is ranked "
+        f"{lead['reference_leader_rank_under_other']} under the judge)."
+    )
+
+
+def _bounds(entry: dict[str, Any]) -> dict[str, Any]:
+    value = entry.get("value", entry.get("overlap"))
+    ci = entry.get("ci") or (None, None)
+    return {"value": value, "low": ci[0], "high": ci[1]}
+
+
+def bias_panel(database, reference: str, judge: str) -> None:
+    """Judge - reference grade differences against a covariate, with intervals."""
+    try:
+        view = service.bias_view(database, reference, judge)
+    except AssessError as exc:
+        st.info(esc(exc))
+        return
+    overall = view["overall"]
+    if not overall["n"]:
+        st.info("The two sources share no graded passage.")
+        return
+    st.caption(
+        f"{view['difference']}: mean {overall['mean_diff']:+.3f} {_ci(overall['ci'])} over {overall['n']} passages; "
+        f"judge higher on {overall['higher']:.0%}, equal {overall['equal']:.0%}, lower {overall['lower']:.0%}."
+    )
+    probes = [p for p in BIAS_PROBES if view.get(p)]
+    probe = st.radio("Against", probes, format_func=BIAS_PROBES.get, horizontal=True, key="au_bias_p")
+    groups = view[probe] if probe == "runs" else view[probe]["groups"]
+    label = "run" if probe == "runs" else "group"
+    rows = [
+        {"name": str(g[label]), "series": "judge - reference", "value": g["mean_diff"]}
+        | dict(zip(("low", "high"), g["ci"] or (None, None)))
+        | {"n": g["n"], "higher": g["higher"], "equal": g["equal"], "lower": g["lower"]}
+        for g in groups
+    ]
+    title = f"Grade difference ({judge} - {reference}) by {BIAS_PROBES[probe]}"
+    figure(plots.interval_plot(rows, title=title, axis="mean difference", reference=0), "audit_bias")
+    slope = view[probe].get("slope") if probe != "runs" else None
+    if slope:
+        st.caption(f"OLS slope of the difference on the raw value: {slope['slope']:+.4f} {_ci(slope['ci'])}.")
+    if probe == "length" and view["length_unknown"]:
+        st.caption(f"{view['length_unknown']} passages without stored text: length unknown, left out.")
+    table(pd.DataFrame(rows).drop(columns=["series"]), f"bias_{probe}", key="au_bias")
+
+
+def consistency_panel(database, llms: list[str]) -> None:
+    """Self-consistency of the LLM sources with K answers per item, and persona sensitivity where a source
+    answered the same items with and without the PTKB statements."""
+    from store.prejudgments import stored
+
+    found = False
+    for source in llms:
+        try:
+            view = service.consistency_view(database, source)
+        except AssessError:
+            continue
+        versions = sorted({r["prompt_version"] for r in stored(database, source, "passage", limit=5000)})
+        if view["samples"] and view["samples"]["max"] > 1:
+            found = True
+            st.markdown(
+                f"**{esc(source)}** answered {view['n_multi']} items at least twice: Krippendorff's α = "
+                f"{view['alpha']:.3f}, unanimous {view['unanimous']:.0%}, agreeing answer pairs {view['pairwise']:.0%}; "
+                f"the consensus differs from the first answer on {view['changed_by_consensus']} items."
+            )
+        if len(versions) >= 2:
+            found = True
+            persona_panel(database, source, versions)
+    if not found:
+        st.caption("No LLM source has several answers per item (prejudge --samples K) or two prompt versions.")
+
+
+def persona_panel(database, source: str, versions: list[str]) -> None:
+    """The source's grades with and without the PTKB statements (default: a version named ...noptkb... is
+    the one without)."""
+    without = next((v for v in versions if "noptkb" in v.replace("-", "").replace("_", "")), versions[-1])
+    with_default = next(v for v in versions if v != without)
+    c1, c2 = st.columns(2)
+    with_v = c1.selectbox("Prompt with PTKB", versions, index=versions.index(with_default), key=f"au_pw_{source}")
+    without_v = c2.selectbox("Prompt without PTKB", versions, index=versions.index(without), key=f"au_pn_{source}")
+    try:
+        view = service.persona_view(database, source, with_v, without_v)
+    except AssessError as exc:
+        st.caption(esc(exc))
+        return
+    figure(plots.change_heatmap(view, before="without PTKB", after="with PTKB"), f"audit_persona_{source}")
+    rows = [{"turns": "all", **{k: view[k] for k in ("n", "changed", "up", "down", "mean_change")}}]
+    rows += [
+        {"turns": str(g["group"]), **{k: g[k] for k in ("n", "changed", "up", "down", "mean_change")}}
+        for g in view.get("groups", [])
+    ]
+    table(pd.DataFrame(rows), "persona", key=f"au_persona_{source}")
+
+
+ESTIMATES = {"P@k": "P@k at the threshold", "nDCG@k": "nDCG@k", "ntr": "NtR recall", "topics": "topic share"}
+
+
+def estimate_panel(database, reference: str, judge: str) -> None:
+    """Each run's corrected (PPI) estimate beside the human-only one from the same sample."""
+    from store.queue import samples
+
+    names = [None] + [s["name"] for s in samples(database) if s["task"] == "passage"]
+    c1, c2, c3 = st.columns(3)
+    sample = c1.selectbox(
+        "Human sample", names, format_func=lambda s: "the reference's labels" if s is None else s, key="au_es_s"
+    )
+    k = c2.number_input("k", 1, 100, 5, key="au_es_k")
+    threshold = c3.number_input("Relevant at ≥", 1, 4, 2, key="au_es_t")
+    try:
+        view = service.estimate_view(database, reference, judge, sample=sample, k=int(k), threshold=int(threshold))
+    except AssessError as exc:
+        st.info(esc(exc))
+        return
+    st.caption(esc(f"{view['estimator']}. Sample: {view['design']['rule']} ({view['design']['graded']} graded)."))
+    shown = [m for m in ESTIMATES if m == "topics" or view.get(m)]
+    measure = st.radio("Estimate", shown, format_func=ESTIMATES.get, horizontal=True, key="au_es_m")
+    if measure == "topics":
+        entries = {str(t): v for t, v in view["topic_shares"].items()}
+    elif measure == "ntr":
+        entries = {r: v["estimate"] for r, v in view["ntr"]["runs"].items()}
+    else:
+        entries = {r: v["estimate"] for r, v in view[measure].items()}
+    rows, points = [], []
+    for name, e in entries.items():
+        if not e:
+            continue
+        rows.append({"name": name, "judge only": _num(e["judge_only"]), "λ": e["lambda"], "sampled": e["sampled"]})
+        for series, key in (("PPI", "ppi"), ("human only", "human_only")):
+            points.append({"name": name, "series": series, **{x: e[key][x] for x in ("value", "low", "high")}})
+            rows[-1] |= {f"{series} {x}": _num(e[key][x]) for x in ("value", "low", "high")}
+    title = f"{ESTIMATES[measure].replace('@k', f'@{k}')}: PPI vs human only"
+    figure(plots.interval_plot(points, title=title, axis=ESTIMATES[measure]), "audit_estimates")
+    table(pd.DataFrame(rows), f"estimates_{measure}", key="au_es")
+    with st.form("au_cov"):
+        c1, c2 = st.columns(2)
+        n = c1.number_input("Sample size", 2, 100000, 50, key="au_cov_n")
+        repeats = c2.number_input("Repeats", 1, 10000, 500, key="au_cov_r")
+        if st.form_submit_button("Simulate coverage"):
+            try:
+                cov = service.coverage_view(database, reference, judge, sample=int(n), repeats=int(repeats))
+            except AssessError as exc:
+                error("", exc)
+            else:
+                st.caption(
+                    f"Nominal {cov['nominal']:.0%}, true share {cov['true_value']:.3f} of {cov['n_items']} items."
+                )
+                rows = [{"estimate": k, **cov[k]} for k in ("ppi", "human_only")]
+                table(pd.DataFrame(rows), "coverage", key="au_cov")
+
+
+def sample_panel(database, names: list[str], judge: str) -> None:
+    """Expected interval widths by budget, and a form to draw a budgeted sample into an assessor's queue."""
+    from store.audit import source_kinds
+
+    assessors = sorted(n for n, kind in source_kinds(database).items() if kind == "assessor")
+    others = [n for n in names if n != judge]
+    c1, c2 = st.columns(2)
+    design = c1.radio("Design", ["stratified", "disagreement"], horizontal=True, key="au_sa_d")
+    second = c2.selectbox("Second judge (disagreement)", others, key="au_sa_2") if design == "disagreement" else None
+    try:
+        plan = service.sample_plan(database, judge, budgets=BUDGETS, design=design, second=second)
+    except AssessError as exc:
+        st.info(esc(exc))
+        return
+    st.caption(esc(f"{plan['population']} passages graded by {judge}. Prior: {plan['prior']}."))
+    if plan["rows"]:
+        figure(plots.width_curves(plan["rows"]), "audit_widths")
+        table(pd.DataFrame(plan["rows"]), "expected_widths", key="au_sa_w")
+    if not assessors:
+        st.caption("No assessor yet: sign one in (or create an account) to give them a sample.")
+        return
+    with st.form("au_sample"):
+        c1, c2, c3 = st.columns(3)
+        name = c1.text_input("Sample name", key="au_sa_name")
+        budget = c2.number_input("Budget (items)", 1, max(1, plan["population"]), min(50, plan["population"]))
+        assessor = c3.selectbox("Assessor", assessors, key="au_sa_who")
+        if st.form_submit_button("Create sample"):
+            try:
+                done = service.create_sample(
+                    database,
+                    name,
+                    judge,
+                    budget=int(budget),
+                    design=design,
+                    second=second,
+                    assessor=assessor,
+                    by=_actor(),
+                )
+            except AssessError as exc:
+                error("Sample not created: ", exc)
+            else:
+                st.success(esc(f"Sample {done['sample']}: {done['items']} items lead {assessor}'s queue."))
+
+
+def _actor() -> str | None:
+    from assess.ui.frame import actor
+
+    return actor()
