@@ -137,8 +137,9 @@ def test_interval_plot_draws_asymmetric_bars_per_series():
         pytest.approx(0.25)
     ]
     assert fig.layout.shapes[0].y0 == 0 and fig.layout.yaxis.title.text == "P@5"
-    escaped = interval_plot([{**rows[2], "value": 1.0}], title="t", axis="a")
+    escaped = interval_plot([{**rows[2], "value": 1.0}], title="judge <b>x</b>", axis="a")
     assert list(escaped.data[0].x) == ["&lt;i&gt;run-2&lt;/i&gt;"] and list(escaped.data[0].error_y.array) == [None]
+    assert escaped.layout.title.text == "judge &lt;b&gt;x&lt;/b&gt;"
 
 
 def test_width_curves_one_line_per_design_with_values():

@@ -269,7 +269,8 @@ def interval_plot(
 
     ``rows``: ``[{"name", "series", "value", "low", "high"}]`` (``low`` / ``high`` None: no bar; ``value``
     None: no point). Used for system-level correlations, bias per group and corrected estimates per run.
-    ``reference`` draws a dashed line (e.g. 0 for a difference, 1 for a correlation).
+    ``reference`` draws a dashed line (e.g. 0 for a difference, 1 for a correlation). ``title`` and ``axis`` are
+    plain text (they may hold source and run names): escaped like the names.
     """
     fig = go.Figure()
     series: dict[str, list[Mapping[str, Any]]] = {}
@@ -292,7 +293,7 @@ def interval_plot(
         )
     if reference is not None:
         fig.add_hline(y=reference, line_dash="dash", line_color="grey")
-    fig.update_layout(title=title, yaxis_title=_plain(axis), scattermode="group", showlegend=len(series) > 1)
+    fig.update_layout(title=_plain(title), yaxis_title=_plain(axis), scattermode="group", showlegend=len(series) > 1)
     return fig
 
 
