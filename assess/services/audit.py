@@ -289,7 +289,7 @@ def agreement_view(
     matrix["labels"] = {s: len(labels[s]) for s in chosen}
     matrix["breakdowns"] = rules
     matrix["group_bootstrap_limit"] = GROUP_BOOTSTRAP_LIMIT
-    return _json_safe(matrix)
+    return matrix  # plain values already (groups: conversation text, depth int, personal bool)
 
 
 def _measure(name: str, threshold: int):
