@@ -10,6 +10,7 @@ press re-runs only the item panel (a fragment); the whole page runs again when t
 import streamlit as st
 
 from assess import ui
+from assess.errors import UnknownItem
 from assess.services import rag
 from assess.ui import rag as rag_ui
 
@@ -35,7 +36,12 @@ def citation_panel():
     if cursor.turn_id != shown_turn:  # the conversation on the left changes: run the whole page
         st.rerun(scope="app")
     pos, turn_id, item = cursor.position, cursor.turn_id, cursor.item_id
-    screen = rag.citation_screen(database, name, turn_id, item)
+    rag_ui.messages()
+    try:
+        screen = rag.citation_screen(database, name, turn_id, item)
+    except UnknownItem as exc:
+        rag_ui.stale_citation(exc)
+        return
 
     def label(value):
         turn, shown = cursor.on_screen()

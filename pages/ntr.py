@@ -45,6 +45,7 @@ def match_panel():
     if cursor.turn_id != shown_turn:  # the conversation on the left changes: run the whole page
         st.rerun(scope="app")
     pos, turn_id, item = cursor.position, cursor.turn_id, cursor.item_id
+    rag_ui.messages()
     current = ntr.ntr_item(database, item)
     own = (rag.ntr_support_of if graded else ntr.label_of)(database, name, current["nugget_id"], current["run"])
     mode = queue.judging_mode(database)

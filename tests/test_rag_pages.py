@@ -148,6 +148,36 @@ def test_citation_page_is_blind_and_shows_hostile_sentences_inertly(app_db):
     assert "llm:judge" not in page and "Your label" not in page  # blind: another source's label is never shown
 
 
+def test_a_citation_gone_since_the_page_was_drawn_is_refused_plainly(app_db):
+    from store import open_db
+    from store import responses as cited
+
+    at = open_app("pages/citations.py", "cia")
+    assert position(at)[0] == 1  # sentence 1 citing demo-doc-001:0 is on screen
+    with open_db(app_db) as db:  # the response is imported again, citing another passage
+        cited.add_responses(
+            db,
+            "answers-v2.jsonl",
+            [
+                CitedResponse(
+                    run="rag-a", turn_id="101_1", sentences=(CitedSentence("Walk first.", ("demo-doc-005:0",)),)
+                )
+            ],
+        )
+    at.button(key="cite_2").click().run()
+    assert not at.exception
+    assert any("Not saved" in e.value and "does not cite" in e.value for e in at.error)
+    assert rows(app_db, "SELECT 1 FROM citation_labels WHERE source = 'cia'", {}) == []
+    # the page now shows the queue as it is (a key press that re-runs only the item panel, in a browser, says
+    # instead that the item is no longer stored)
+    assert "Walk first." in shown(at) or any("no longer stored" in w.value for w in at.warning)
+    from assess.errors import UnknownItem
+    from assess.services import rag
+
+    with open_db(app_db) as db, pytest.raises(UnknownItem, match="sentence 1 of run 'rag-a'.* does not cite"):
+        rag.citation_screen(db, "cia", "101_1", rag.citation_key("rag-a", 1, "demo-doc-001:0"))
+
+
 # ------------------------------------------------------------------------------------------- /ntr graded
 
 

@@ -106,6 +106,9 @@ def citation_screen(db, assessor: str, turn_id: str, item: str) -> CitationScree
         if found is None:
             raise UnknownItem(f"run {run!r}'s response to turn {turn_id} has no sentence {sentence}")
         text, cites = found["text"], found["citations"]
+    if passage_id not in cites:
+        where = "the response" if sentence == WHOLE else f"sentence {sentence}"
+        raise UnknownItem(f"{where} of run {run!r}'s response to turn {turn_id} does not cite {passage_id}")
     own = labels.get(db, Task.CITATION, assessor, (turn_id, run, sentence, passage_id))
     return CitationScreen(
         turn_id=turn_id,

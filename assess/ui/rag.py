@@ -7,16 +7,43 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from assess.errors import AssessError
 from assess.services import rag
 from assess.tasks import CITATION_SUPPORT, IMPORTANCE
 from assess.ui.frame import saving
-from assess.ui.widgets import code, esc, line, show_passage
+from assess.ui.widgets import code, esc, flash, line, set_flash, show_passage
 
 CITATION_KEYS = ((2, "2"), (1, "1"), (0, "0"), (-1, "X"))
 """Citation support by key: 2 fully, 1 partially, 0 not supported, X the citation is irrelevant."""
 
 SUPPORT_KEYS = ((2, "2 · Support"), (1, "1 · Partial support"), (0, "0 · No support"))
 """Graded NtR by key (the shortcut is the value's digit)."""
+
+FLASH = "rag_flash"
+
+
+def refused(on_click):
+    """A key's callback whose refusal (the item is no longer stored, a value off the scale) is said on the
+    page, escaped, by :func:`messages` instead of failing; nothing was written."""
+
+    def guarded(value):
+        try:
+            on_click(value)
+        except AssessError as exc:
+            set_flash("error", f"Not saved: {exc}", slot=FLASH)
+
+    return guarded
+
+
+def messages() -> None:
+    """The message a key's callback left (see :func:`refused`)."""
+    flash(FLASH)
+
+
+def stale_citation(exc: AssessError) -> None:
+    """The item on screen is gone (its response was imported again): say so and read the queue again."""
+    _cached_citation_order.clear()
+    st.warning(f"This citation is no longer stored ({esc(exc)}): reload the page to see the queue as it is now.")
 
 
 def turn_progress(state, turn_id: str, done: str) -> None:
@@ -38,7 +65,7 @@ def key_row(options, on_click, own, *, key_prefix: str) -> None:
             caption,
             key=f"{key_prefix}{'m' if value < 0 else ''}{abs(value)}",
             shortcut=shortcut,
-            on_click=saving(on_click),
+            on_click=saving(refused(on_click)),
             args=(value,),
             width="stretch",
             type="primary" if own == value else "secondary",
@@ -97,6 +124,7 @@ def citation_view(screen: rag.CitationScreen) -> None:
 
 def importance_keys(database, source: str, turn_id: str, nuggets: dict, select_key: str) -> None:
     """V vital / O okay for the nugget chosen in ``select_key``; then the next nugget without an importance."""
+    messages()
     marked = rag.importance_of(database, source, turn_id)
     chosen = st.session_state.get(select_key)
     if chosen not in nuggets:
