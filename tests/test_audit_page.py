@@ -331,7 +331,7 @@ def test_audit_on_the_demo_shows_every_judge_side_by_side_with_the_services_numb
     db = open_db(app_db)
     # defaults: a human reference against an LLM judge, never a source against itself
     assert (at.selectbox(key="au_ref").value, at.selectbox(key="au_judge").value) == ("demo-ann", "llm:demo-gpt")
-    assert at.multiselect(key="au_mx_sources").value == DEMO_SOURCES
+    assert at.multiselect(key="au_mx_sources_passage").value == DEMO_SOURCES
     view = service.agreement_view(db, "passage", DEMO_SOURCES, threshold=2, breakdowns=("topic",))
     heat = chart(at, "of every pair of sources")
     assert heat["data"][0]["x"] == [
@@ -357,6 +357,18 @@ def test_audit_on_the_demo_shows_every_judge_side_by_side_with_the_services_numb
     assert by_topic["value"][0] == round(first["by"]["topic"][0]["kappa_unweighted"], 4)
     at.selectbox(key="au_mx_stat").select("alpha").run()
     assert chart(at, "Krippendorff's α of every pair")["data"][0]["z"] == view["grids"]["alpha"]["values"]
+    # PTKB: demo-ann, the LLM and the topics' provenance (organizers, a human source) side by side
+    at.radio(key="au_task").set_value("ptkb").run()
+    assert not at.exception and at.multiselect(key="au_mx_sources_ptkb").value == [
+        "demo-ann",
+        "llm:demo-gpt",
+        "organizers",
+    ]
+    ptkb = service.agreement_view(db, "ptkb", ["demo-ann", "llm:demo-gpt", "organizers"], threshold=1)
+    heat = chart(at, "of every pair of sources")
+    assert heat["data"][0]["z"] == ptkb["grids"]["alpha"]["values"] and ptkb["ceiling"]["n"] == 126
+    at.radio(key="au_task").set_value("ntr").run()  # one NtR source in the demo
+    assert any("Two label sources are needed" in i.value for i in at.info) and not at.exception
 
 
 def test_audit_systems_bias_and_estimates_on_the_demo(app_db):
@@ -396,6 +408,14 @@ def test_audit_systems_bias_and_estimates_on_the_demo(app_db):
         assert row["human only high"] == round(entry["human_only"]["high"], 4)
         assert entry["ppi"]["width"] <= entry["human_only"]["width"] + 1e-12
     assert list(table["name"]) == ["demo-bm25", "demo-dense", "demo-rerank"]
+
+    at.number_input(key="au_cov_n").set_value(40)
+    at.number_input(key="au_cov_r").set_value(300)
+    next(b for b in at.button if b.label == "Simulate coverage").click().run()
+    cov = service.coverage_view(db, "demo-ann", "llm:demo-gpt", sample=40, repeats=300)
+    simulated = frame_with(at, "estimate", "coverage", "mean_width")
+    assert simulated.to_dict("records") == [{"estimate": k, **cov[k]} for k in ("ppi", "human_only")]
+    assert any(f"true share {cov['true_value']:.3f} of {cov['n_items']} items" in c.value for c in at.caption)
 
 
 def test_audit_budgeted_sample_becomes_the_assessors_queue(app_db):
@@ -504,7 +524,7 @@ def test_audit_names_are_data_everywhere(app_db):
     labelled = rows(app_db, "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'demo-ann'")
     import_passage_qrels(db, "evil", [Qrel(t, p, (g + 1) % 5, n) for n, (t, p, g) in enumerate(labelled)], source=evil)
     at.run()
-    at.multiselect(key="au_mx_sources").select(evil).run()  # a source added since is chosen by hand
+    at.multiselect(key="au_mx_sources_passage").select(evil).run()  # a source added since is chosen by hand
     assert not at.exception
     at.selectbox(key="au_judge").select(evil).run()
     assert not at.exception

@@ -61,10 +61,10 @@ def pick_pair(database, names: list[str]) -> tuple[str, str] | None:
 def matrix_panel(database, task: str, names: list[str]) -> None:
     """Agreement of every pair of chosen sources: heat map with the human ceiling, per-pair table with
     intervals, and the breakdown by topic, turn depth and personal turn."""
-    chosen = st.multiselect("Sources", names, default=names[:10], key="au_mx_sources")
+    chosen = st.multiselect("Sources", names, default=names[:10], key=f"au_mx_sources_{task}")  # per task
     c1, c2, c3 = st.columns(3)
     statistic = c1.selectbox("Statistic", STATISTICS, format_func=plots.statistic_name, key="au_mx_stat")
-    threshold = c2.number_input("Binarise at ≥", 0, 4, 2 if task == "passage" else 1, key="au_mx_t")
+    threshold = c2.number_input("Binarise at ≥", 0, 4, 2 if task == "passage" else 1, key=f"au_mx_t_{task}")
     breakdown = c3.selectbox("Break down by", list(BREAKDOWN_NAMES), format_func=BREAKDOWN_NAMES.get, key="au_mx_by")
     try:  # only the chosen breakdown is computed: group intervals are most of the cost
         view = service.agreement_view(database, task, chosen, threshold=threshold, breakdowns=(breakdown,))
