@@ -7,7 +7,8 @@ import sys
 
 from assess.cli import add_db_argument
 
-TASKS = ("passage", "ptkb", "ntr", "nuggets", "response-nuggets", "aepd")
+# the tasks of assess.services.jobs.TASKS (not imported here: building the parser stays free of the store)
+TASKS = ("passage", "ptkb", "ntr", "ntr-support", "importance", "citation", "nuggets", "response-nuggets", "aepd")
 
 
 def add_commands(sub) -> None:
@@ -21,7 +22,11 @@ def add_commands(sub) -> None:
         "another live job of the same source and task runs; a killed job (process gone, or no "
         "heartbeat for 2 x --timeout, at least 60 s) is marked interrupted. Endpoint: --base-url or "
         "ASSESS_LLM_BASE_URL (vLLM, Ollama: http://localhost:11434/v1), key from ASSESS_LLM_API_KEY "
-        "or OPENAI_API_KEY (never a flag).",
+        "or OPENAI_API_KEY (never a flag). Self-consistency: --samples K asks K times about every item (answers "
+        "numbered 0..K-1, each stored as an outcome of its own) and the label is their consensus: the most "
+        "frequent value, a tie broken by the mean of all K rounded half up; a later run with a larger K asks only "
+        "for the new answers. Persona sensitivity: --no-ptkb grades passages with the prompt variant without the "
+        "user's PTKB statements (its own prompt version, by default into the source llm:MODEL:no-ptkb).",
     )
     add_db_argument(p)
     p.add_argument(
@@ -29,7 +34,10 @@ def add_commands(sub) -> None:
         choices=TASKS,
         required=True,
         help="passage: pooled passages 0-4; ptkb: statement relevance; ntr: gold nugget in response "
-        "yes/no; nuggets: spans of passages; response-nuggets: spans of responses; aepd: aspects",
+        "yes/no; ntr-support: gold nugget in response as support / partial support / no support (2/1/0); "
+        "importance: gold nugget vital / okay (1/0); citation: does a passage a response sentence cites support it "
+        "(fully 2 / partially 1 / not 0 / citation irrelevant -1; cited passages without text are skipped and "
+        "counted); nuggets: spans of passages; response-nuggets: spans of responses; aepd: aspects",
     )
     p.add_argument("--source", help="label source of the answers, llm:NAME (default llm:MODEL)")
     p.add_argument(
@@ -42,8 +50,35 @@ def add_commands(sub) -> None:
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per call before it is retried (default 60)")
     p.add_argument("--retries", type=int, default=4, help="retries of a call on 429/5xx/timeouts (default 4)")
     p.add_argument("--depth", type=int, help="passage/nuggets: the top K of every stored run instead of the pool")
-    p.add_argument("--nuggets", dest="nugget_source", help="ntr: the gold nugget source (default: the only one)")
-    p.add_argument("--dedup", action="store_true", help="ntr: only the de-duplicated gold nuggets")
+    p.add_argument(
+        "--nuggets",
+        dest="nugget_source",
+        help="ntr, ntr-support, importance: the gold nugget source (default: the only one)",
+    )
+    p.add_argument(
+        "--dedup", action="store_true", help="ntr, ntr-support, importance: only the de-duplicated gold nuggets"
+    )
+    p.add_argument(
+        "--samples",
+        type=int,
+        default=1,
+        metavar="K",
+        help="answers per item (1-20, default 1); the label is their consensus (most frequent value, a tie by "
+        "the mean rounded half up); the labelling tasks only",
+    )
+    p.add_argument(
+        "--temperature",
+        type=float,
+        default=None,
+        metavar="T",
+        help="sampling temperature sent with every call (0-2, default 0); part of the answer cache's key",
+    )
+    p.add_argument(
+        "--no-ptkb",
+        action="store_true",
+        help="passage: the prompt variant without the user's PTKB statements (persona sensitivity); default "
+        "source llm:MODEL:no-ptkb, so the with-PTKB labels of llm:MODEL stay as they are",
+    )
     p.add_argument("--qrels", help="nuggets: read only passages this source graded >= --relevant")
     p.add_argument("--relevant", type=int, default=2, help="nuggets: grade that counts as relevant (default 2)")
     p.add_argument("--price-in", type=float, help="USD per million input tokens (for the estimate)")
@@ -67,7 +102,7 @@ def add_commands(sub) -> None:
         "passage), each unaltered (control) and altered, and reports how often the grade rises vs the stored "
         "grade and vs the control. Probe answers are stored but never become labels or pool decisions",
     )
-    p.add_argument("--sample", type=int, default=50, help="probe: how many graded passages to re-judge (default 50)")
+    p.add_argument("--sample", type=int, help="probe: how many graded passages to re-judge (default 50)")
     p.add_argument("--seed", type=int, default=0, help="probe: seed of the sample (default 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -145,14 +180,27 @@ def cmd_prejudge(args) -> int:
     if concurrency < 1:
         raise AssessError(f"--concurrency is at least 1, not {concurrency}")
     if args.probe is not None:
+        if args.samples != 1 or args.temperature is not None or args.no_ptkb:
+            raise AssessError(
+                "--probe re-judges with the passage prompt once: no --samples, --temperature or --no-ptkb"
+            )
         return _probe(db, args, concurrency)
+    if args.sample is not None:
+        raise AssessError("--sample N is the size of a --probe; K answers per item is --samples K")
+    variant = None
+    if args.no_ptkb:
+        if args.task != "passage":
+            raise AssessError(f"--no-ptkb is a variant of the passage prompt, not of the {args.task} task")
+        from assess.llm.prompts import NO_PTKB
+
+        variant = NO_PTKB
     if args.backend == "nli":
         model = args.model or judges.DEFAULT_NLI_MODEL
         cfg = None
     else:
         cfg = judges.endpoint_settings(base_url=args.base_url, model=args.model)
         model = cfg["model"]
-    source = args.source or f"llm:{model}"
+    source = args.source or prejudge.default_source(args.task, model, variant)
     if not args.estimate:  # one live job per source and task: a second would ask the model about every item again
         prejudge.check_not_running(db, source, args.task)
     plan = prejudge.plan(
@@ -168,6 +216,9 @@ def cmd_prejudge(args) -> int:
         dedup=args.dedup,
         backend=args.backend,
         nli_threshold=args.nli_threshold,
+        samples=args.samples,
+        temperature=args.temperature,
+        variant=variant,
     )
     estimate = prejudge.estimate(
         plan,
@@ -188,7 +239,12 @@ def cmd_prejudge(args) -> int:
             summary = prejudge.run_nli(db, plan, nli, threshold=args.nli_threshold, progress=progress)
         else:
             judge = judges.OpenAIJudge(
-                model, base_url=cfg["base_url"], api_key=cfg["api_key"], timeout=args.timeout, max_retries=args.retries
+                model,
+                base_url=cfg["base_url"],
+                api_key=cfg["api_key"],
+                timeout=args.timeout,
+                max_retries=args.retries,
+                temperature=plan.temperature,
             )
             summary = prejudge.run(
                 db, plan, judge, concurrency=concurrency, progress=progress, base_url=cfg["base_url"]
@@ -249,7 +305,7 @@ def _probe(db, args, concurrency: int) -> int:
                 args.source,
                 judge,
                 kinds=kinds,
-                sample=args.sample,
+                sample=50 if args.sample is None else args.sample,
                 seed=args.seed,
                 concurrency=concurrency,
                 progress=progress,

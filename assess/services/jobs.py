@@ -7,6 +7,12 @@ instead of asked again, and ``limit`` caps what is left. :func:`run` then asks t
 bounded concurrency and stores each result in its own transaction the moment it arrives, so an
 interrupted run loses nothing and the next run picks up exactly the items still missing.
 
+Self-consistency: with ``samples=K`` the judge is asked K times about each item (answers numbered 0..K-1,
+each an outcome of its own, ``prejudgments.sample``); the label is their :func:`assess.tasks.consensus`
+(the most frequent value, a tie by the mean rounded half up), recomputed by the store as each answer
+arrives. The temperature is part of the cache key (an answer at 0.7 is not one at 0) and is sent with
+every call; a run with a larger K asks only for the answers numbered from the old K on.
+
 No Streamlit and no SQL here: the store functions live in :mod:`store.prejudgments` and :mod:`store.jobs`.
 """
 
@@ -23,12 +29,16 @@ from typing import Any
 
 from assess.errors import AssessError
 from assess.llm.clients import DEFAULT_CONCURRENCY, ChatJudge, JudgeError, NliJudge, Reply, complete_all
-from assess.llm.prompts import Prompt, format_history, format_ptkb, prompt_for
+from assess.llm.prompts import NO_PTKB, VARIANTS, Prompt, format_history, format_ptkb, prompt_for
 from assess.tasks import LABELLED_STATUSES, JobStatus, ParseStatus
 from store import jobs as store_jobs
 from store import prejudgments as store
+from store import responses as cited
+from store.nuggets import gold
 
-TASKS = ("passage", "ptkb", "ntr", "nuggets", "response-nuggets", "aepd")
+TASKS = ("passage", "ptkb", "ntr", "ntr-support", "importance", "citation", "nuggets", "response-nuggets", "aepd")
+LABEL_TASKS = ("passage", "ptkb", "ntr", "ntr-support", "importance", "citation")  # tasks whose answers are labels
+MAX_SAMPLES = 20  # answers per item a run may ask for
 DEFAULT_LATENCY_S = 2.0  # assumed seconds per call when the store has no measured latency
 MAX_CONSECUTIVE_ERRORS = 10  # a run stops (as failed) after this many failed calls in a row
 
@@ -43,6 +53,7 @@ class Item:
     input_hash: str
     parse_context: dict = field(default_factory=dict)
     label_context: dict = field(default_factory=dict)
+    sample: int = 0  # which of the K answers about this input the call asks for
 
 
 @dataclass
@@ -62,10 +73,18 @@ class Plan:
     skipped_reason: str | None
     deferred: int  # left for a later run by ``limit``
     max_tokens: int | None = None
+    samples: int = 1  # answers asked per item (self-consistency)
+    temperature: float = 0  # sent with every call; part of the cache key
 
     @property
     def todo(self) -> int:
         return len(self.items) + len(self.copies)
+
+    @property
+    def settings_text(self) -> str:
+        """The generation settings for people and for the job's record."""
+        answers = "1 answer" if self.samples == 1 else f"{self.samples} answers (their consensus the label)"
+        return f"temperature {self.temperature:g}, {answers} per item"
 
 
 def input_hash(messages: Any, settings: dict) -> str:
@@ -85,8 +104,10 @@ def chat_item(
     fields: dict,
     parse_context: dict | None = None,
     label_context: dict | None = None,
+    sample: int = 0,
 ) -> Item:
-    """One chat item: messages rendered with a fresh delimiter code, hashed by version and values only."""
+    """One chat item: messages rendered with a fresh delimiter code, hashed by version and values only
+    (the answer number ``sample`` is not part of the hash: the K answers are to one input)."""
     key = {"prompt": prompt.version, "inputs": prompt.inputs(**fields)}
     return Item(
         turn_id,
@@ -95,12 +116,25 @@ def chat_item(
         input_hash(key, settings),
         parse_context or {},
         label_context or {},
+        sample,
     )
 
 
-def chat_settings(prompt: Prompt) -> dict:
-    """The generation settings every chat call of ``prompt`` is made with (part of the cache key)."""
-    return {"max_tokens": prompt.max_tokens, "temperature": 0}
+def chat_settings(prompt: Prompt, temperature: float = 0) -> dict:
+    """The generation settings every chat call of ``prompt`` is made with (part of the cache key).
+
+    Temperature 0 is written as the integer 0 whichever way it is given, so the key of a default run is the
+    one it has always been."""
+    return {"max_tokens": prompt.max_tokens, "temperature": _temperature(temperature)}
+
+
+def _temperature(value: float | None) -> float:
+    if value is None:
+        return 0
+    value = float(value)
+    if not (math.isfinite(value) and 0 <= value <= 2):
+        raise AssessError(f"--temperature is between 0 and 2, not {value:g}")
+    return 0 if value == 0 else value
 
 
 def _query(ctx: dict) -> str:
@@ -137,11 +171,28 @@ def _raw_items(
     elif task == "ptkb":
         for r in store.ptkb_items(db):
             out.append((r["turn_id"], r["statement_id"], {**turn_fields(r["turn_id"]), "statement": r["text"]}, {}, {}))
-    elif task == "ntr":
+    elif task in ("ntr", "ntr-support"):
         source = resolve_nugget_source(db, nugget_source)
         for r in store.ntr_items(db, source, dedup=dedup):
             fields = {"nugget": r["nugget"], "response": r["response"]}
             out.append((r["turn_id"], f"{r['nugget_id']} {r['run']}", fields, {}, {}))
+    elif task == "importance":
+        source = resolve_nugget_source(db, nugget_source)
+        for turn in gold.nugget_turns(db, source):
+            for n in gold.turn_nuggets(db, source, turn):
+                if dedup and not n["in_dedup"]:
+                    continue
+                fields = {"query": _query(contexts[turn]), "nugget": n["text"]}
+                out.append((turn, str(n["id"]), fields, {}, {}))
+    elif task == "citation":
+        for r in cited.citation_items(db):
+            if not r["passage_text"]:
+                skipped += 1
+                continue
+            turn = r["turn_id"]
+            fields = {"query": _query(contexts[turn]), "sentence": r["sentence_text"], "passage": r["passage_text"]}
+            out.append((turn, f"{r['run']} {r['sentence']} {r['passage_id']}", fields, {}, {}))
+        reason = "cited passages without text"
     elif task == "nuggets":
         rows = store.relevant_passage_items(db, qrels, relevant) if qrels else store.passage_items(db, depth=depth)
         for r in rows:
@@ -203,52 +254,127 @@ def plan(
     dedup: bool = False,
     backend: str = "chat",
     nli_threshold: float = 0.5,
+    samples: int = 1,
+    temperature: float | None = None,
+    variant: str | None = None,
 ) -> Plan:
     """Plan a run of ``task`` for ``source`` with ``model``: render, hash, drop what is done, copy cached answers.
 
     ``depth``: the passage (or nugget) task covers the top ``depth`` of every stored run instead of the
     pool (adaptive pooling grades candidates before they enter the pool). ``qrels``/``relevant``: the
     nugget task reads only passages that source graded >= relevant. ``backend='nli'`` (NtR only) scores
-    entailment with a local NLI model instead of asking a chat model.
+    entailment with a local NLI model instead of asking a chat model. ``samples``: K answers per item
+    (numbered 0..K-1; only the missing numbers are asked); ``temperature``: sent with every call (default 0).
+    ``variant``: a prompt variant of the task (:data:`assess.llm.prompts.VARIANTS`, e.g. ``no-ptkb``).
+    ``limit`` counts items: an item with any answer missing is asked for all its missing answers.
     """
     if task not in TASKS:
         raise AssessError(f"task is one of {', '.join(TASKS)}, not {task!r}")
     if limit is not None and limit < 0:
         raise AssessError(f"--limit is a number of items >= 0, not {limit}")
+    if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= MAX_SAMPLES:
+        raise AssessError(f"--samples is a number of answers per item from 1 to {MAX_SAMPLES}, not {samples!r}")
+    if samples > 1 and task not in LABEL_TASKS:
+        raise AssessError(
+            f"--samples K asks for K answers to a labelling task ({', '.join(LABEL_TASKS)}), not to {task!r}"
+        )
+    temperature_ = _temperature(temperature)
     store.check_llm_source(db, source, model)
     if backend == "nli":
         if task != "ntr":
             raise AssessError("the NLI backend judges the ntr task only (entailment of a nugget by a response)")
+        if samples > 1 or temperature_ or variant:
+            raise AssessError("the NLI backend gives one deterministic answer: no --samples, --temperature or variant")
         prompt, version, max_tokens = None, f"nli-entailment@p>={nli_threshold:g}", None
         settings = {"threshold": nli_threshold}
     elif backend == "chat":
-        prompt = prompt_for(task)
+        try:
+            prompt = prompt_for(task, variant)
+        except ValueError as exc:
+            raise AssessError(str(exc)) from None
         version, max_tokens = prompt.version, prompt.max_tokens
-        settings = chat_settings(prompt)
+        settings = chat_settings(prompt, temperature_)
+        _check_variant_source(db, source, task, prompt)
     else:
         raise AssessError(f"backend is chat or nli, not {backend!r}")
     raw, skipped, reason = _raw_items(
         db, task, depth=depth, nugget_source=nugget_source, qrels=qrels, relevant=relevant, dedup=dedup
     )
-    items = []
+    exists = _source_exists(db, source)
+    done = [store.judged(db, source, task, model, version, sample=k) if exists else set() for k in range(samples)]
+    pending: list[list[Item]] = []  # per item, its missing answers
     for turn, item_id, fields, parse_ctx, label_ctx in raw:
         if prompt is None:  # NLI: a (premise, hypothesis) pair, no prompt and no delimiters
             messages = [fields["response"], fields["nugget"]]
-            items.append(Item(turn, item_id, messages, input_hash(messages, settings), parse_ctx, label_ctx))
+            item = Item(turn, item_id, messages, input_hash(messages, settings), parse_ctx, label_ctx)
+            missing = [] if (turn, item_id, item.input_hash) in done[0] else [item]
         else:
-            items.append(chat_item(prompt, settings, turn, item_id, fields, parse_ctx, label_ctx))
-    done = store.judged(db, source, task, model, version) if _source_exists(db, source) else set()
-    pending = [it for it in items if (it.turn_id, it.item_id, it.input_hash) not in done]
-    already = len(items) - len(pending)
+            first = chat_item(prompt, settings, turn, item_id, fields, parse_ctx, label_ctx)
+            key = (turn, item_id, first.input_hash)
+            missing = [
+                first if k == 0 else chat_item(prompt, settings, turn, item_id, fields, parse_ctx, label_ctx, k)
+                for k in range(samples)
+                if key not in done[k]
+            ]
+        if missing:
+            pending.append(missing)
+    already = len(raw) - len(pending)
     deferred = 0
     if limit is not None and len(pending) > limit:
         deferred, pending = len(pending) - limit, pending[:limit]
-    hits = store.cached(db, model, version, {it.input_hash for it in pending})
-    copies = [(it, hits[it.input_hash]) for it in pending if it.input_hash in hits]
-    calls = [it for it in pending if it.input_hash not in hits]
+    asks = [it for missing in pending for it in missing]
+    hits = {
+        k: store.cached(db, model, version, {it.input_hash for it in asks if it.sample == k}, sample=k)
+        for k in sorted({it.sample for it in asks})
+    }
+    copies = [(it, hits[it.sample][it.input_hash]) for it in asks if it.input_hash in hits[it.sample]]
+    calls = [it for it in asks if it.input_hash not in hits[it.sample]]
     return Plan(
-        task, source, model, version, prompt, calls, copies, len(items), already, skipped, reason, deferred, max_tokens
+        task,
+        source,
+        model,
+        version,
+        prompt,
+        calls,
+        copies,
+        len(raw),
+        already,
+        skipped,
+        reason,
+        deferred,
+        max_tokens,
+        samples=samples,
+        temperature=temperature_,
     )
+
+
+def _check_variant_source(db, source: str, task: str, prompt: Prompt) -> None:
+    """Refuse to mix a task's prompt and its variants in one source: the source's labels would become the
+    other prompt's answers (a source has one label per item). A variant's answers go to a source of their own."""
+    variants = {p.name: v for (t, v), p in VARIANTS.items() if t == task}
+    if not variants or not _source_exists(db, source):
+        return
+    latest = store.stored(db, source, task, limit=1)
+    other = latest[0]["prompt_version"].split("@")[0] if latest else None
+    if other in {*variants, prompt_for(task).name} and other != prompt.name:
+        hint = f" (e.g. {source}:{variants[prompt.name]})" if prompt.name in variants else ""
+        raise AssessError(
+            f"{source!r} holds {task} answers of the prompt {other!r}: answers of {prompt.name!r} would replace "
+            f"its labels; give another --source{hint}"
+        )
+
+
+def default_source(task: str, model: str, variant: str | None = None) -> str:
+    """The default source of a run: ``llm:MODEL``; a prompt variant's answers ``llm:MODEL:VARIANT`` (e.g.
+    ``llm:gpt-4o:no-ptkb``), so that they never replace the labels of the task's own prompt."""
+    source = f"llm:{model}"
+    return source if variant is None else f"{source}:{variant}"
+
+
+def persona_versions() -> tuple[str, str]:
+    """The prompt versions a persona-sensitivity audit compares: the passage prompt with and without the PTKB
+    statements (read both with :func:`store.prejudgments.answers_by_prompt_version` by model)."""
+    return prompt_for("passage").version, prompt_for("passage", NO_PTKB).version
 
 
 def _source_exists(db, source: str) -> bool:
@@ -287,6 +413,8 @@ def estimate(
         "skipped": plan_.skipped,
         "skipped_reason": plan_.skipped_reason,
         "deferred": plan_.deferred,
+        "samples": plan_.samples,
+        "temperature": plan_.temperature,
         "calls": calls,
         "copies": len(plan_.copies),
         "tokens_in": tokens_in,
@@ -307,9 +435,14 @@ def describe_estimate(e: dict) -> str:
         if e["cost"] is None
         else f"≈ ${e['cost']:.2f}"
     )
+    answers = ""
+    if e.get("samples", 1) > 1:
+        answers = f", {e['samples']} answers each at temperature {e['temperature']:g} (their consensus the label)"
+        if not e["temperature"]:
+            answers += " -- at temperature 0 the answers hardly differ; give --temperature"
     return (
         f"{e['task']} for {e['source']} with {e['model']} ({e['prompt_version']}): {e['covered']} items"
-        f"{skipped}; {e['already']} already judged, {e['copies']} from cache, {e['calls']} to ask{deferred}.\n"
+        f"{skipped}{answers}; {e['already']} already judged, {e['copies']} from cache, {e['calls']} to ask{deferred}.\n"
         f"≈ {e['tokens_in']:,} input + {e['tokens_out']:,} output tokens, {cost}; "
         f"≈ {_duration(e['seconds'])} at concurrency {e['concurrency']} ({e['latency_s']:.2f} s per call)"
     )
@@ -361,6 +494,8 @@ class _Tally:
             "skipped": self.plan.skipped,
             "skipped_reason": self.plan.skipped_reason,
             "deferred": self.plan.deferred,
+            "samples": self.plan.samples,
+            "temperature": self.plan.temperature,
             "tokens_in": self.tokens_in,
             "tokens_out": self.tokens_out,
             "seconds": round(seconds, 3),
@@ -382,6 +517,7 @@ def _outcome(plan_: Plan, item: Item, job_id: int, raw_output: str | None, statu
         raw_output,
         status,
         job_id=job_id,
+        sample=item.sample,
         **fields,
     )
 
@@ -413,6 +549,7 @@ def reply_outcome(
         completion_tokens=reply.completion_tokens,
         attempts=reply.attempts,
         job_id=job_id,
+        sample=item.sample,
     )
 
 
@@ -504,6 +641,12 @@ def run(
     """
     if plan_.prompt is None:
         raise AssessError("this plan is for the NLI backend: use run_nli")
+    sent = getattr(judge, "temperature", plan_.temperature)
+    if (sent or 0) != plan_.temperature:
+        raise AssessError(
+            f"the plan is for temperature {plan_.temperature:g} but the judge sends {sent}: answers would be cached "
+            "under the wrong settings"
+        )
     job_id = _begin(
         db,
         plan_,
@@ -537,14 +680,17 @@ def run(
                             f"stopped after {tally.done} of {total} items, run again to resume"
                         )
     except JudgeError as exc:
-        store_jobs.finish_job(db, job_id, JobStatus.FAILED, str(exc))
+        store_jobs.finish_job(db, job_id, JobStatus.FAILED, f"{exc}; {plan_.settings_text}")
         raise
     except BaseException as exc:
         store_jobs.finish_job(
-            db, job_id, JobStatus.STOPPED, f"interrupted ({type(exc).__name__}) after {tally.done} of {total}"
+            db,
+            job_id,
+            JobStatus.STOPPED,
+            f"interrupted ({type(exc).__name__}) after {tally.done} of {total}; {plan_.settings_text}",
         )
         raise
-    store_jobs.finish_job(db, job_id, JobStatus.DONE, f"{tally.done} of {total} stored")
+    store_jobs.finish_job(db, job_id, JobStatus.DONE, f"{tally.done} of {total} stored; {plan_.settings_text}")
     return tally.summary(job_id, JobStatus.DONE.value)
 
 
@@ -617,7 +763,7 @@ def prepare(
     from assess.llm.clients import endpoint_settings
 
     cfg = endpoint_settings(base_url=base_url, model=model)
-    source = source or f"llm:{cfg['model']}"
+    source = source or default_source(task, cfg["model"], options.get("variant"))
     if starting:
         check_not_running(db, source, task)
     plan_ = plan(db, task, source, cfg["model"], limit=limit, **options)
@@ -636,6 +782,7 @@ def run_with_settings(
     """Run a plan against the endpoint of :func:`prepare` (an :class:`~assess.llm.clients.OpenAIJudge`)."""
     from assess.llm.clients import OpenAIJudge
 
+    judge_options.setdefault("temperature", plan_.temperature)
     judge = OpenAIJudge(cfg["model"], base_url=cfg["base_url"], api_key=cfg["api_key"], **judge_options)
     return run(db, plan_, judge, concurrency=concurrency, progress=progress, base_url=cfg["base_url"])
 
