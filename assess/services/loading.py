@@ -139,16 +139,16 @@ def _load_demo(db: Store, d: Path) -> dict:
     done["llm-ptkb"] = load_file(db, "ptkb-qrels", d / "llm-ptkb.qrels", source=DEMO_LLM)
     done["llm-ntr"] = load_file(db, "ntr-labels", d / "llm-ntr.tsv", source=DEMO_LLM, nugget_source="gold")
     # Two simulated assessors (overlapping turns, so human-human agreement exists), demo-ann's PTKB labels
-    # and a second LLM (assets/demo/README.md says how they were simulated).
+    # and a second LLM (assets/demo/README.md says how they were simulated); the labels are read from files.
     from assess.formats.trec import parse_ptkb_qrels, parse_qrels
     from store import labels, queue
 
     for name in DEMO_ASSESSORS:
         queue.sign_in(db, name)
         grades = [((q.turn_id, q.item_id), q.grade) for q in parse_qrels(d / f"{name}.qrels")]
-        done[name] = labels.save_many(db, "passage", name, grades, mode="blind", via="demo")
+        done[name] = labels.save_many(db, "passage", name, grades, mode="import", via=None)
     statements = [((q.turn_id, q.item_id), q.grade) for q in parse_ptkb_qrels(d / "demo-ann-ptkb.qrels")]
-    done["demo-ann-ptkb"] = labels.save_many(db, "ptkb", DEMO_ASSESSORS[0], statements, mode="blind", via="demo")
+    done["demo-ann-ptkb"] = labels.save_many(db, "ptkb", DEMO_ASSESSORS[0], statements, mode="import", via=None)
     done["llm-llama"] = load_file(db, "qrels", d / "llm-llama-passages.qrels", source=DEMO_SECOND_LLM)
     return done
 
