@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from assess.tasks import PTKB_KEYS, Task, label_kind
 from store.db import Store, each, rows
+from store.db import columns as read_columns
 
 
 def source_kinds(db: Store) -> dict[str, str]:
@@ -47,24 +48,10 @@ def task_labels(db: Store, task: str, sources: Sequence[str]) -> dict[str, dict[
             f"WHERE source IN ({marks}) AND {kind.value_column} IS NOT NULL"
         )
     ptkb = kind.task is Task.PTKB
-    if len(columns) == 2:
-        # The common case (passages, PTKB statements), read as one row per source and value: the items joined
-        # by string_agg ("turn item turn item ...", ids hold no white space: the id rule of
-        # assess/formats/reading.py). 500,000 labels one row each cost 2.1 s of CPU through the row mappings,
-        # one row per item with a column per source 1.3 s, this 0.8 s (SQLite; string_agg is native on PostgreSQL).
-        first, second = columns
-        grouped = (
-            f"SELECT source, {kind.value_column} AS label_value, string_agg({first} || ' ' || {second}, ' ') AS items "
-            f"FROM {kind.table} WHERE source IN ({marks}) AND {kind.value_column} IS NOT NULL "
-            f"GROUP BY source, {kind.value_column}"
-        )
-        for r in each(db, grouped, params):
-            v = int(r["label_value"] > 0) if ptkb else r["label_value"]
-            parts = r["items"].split(" ")
-            out[r["source"]].update(dict.fromkeys(zip(parts[0::2], parts[1::2]), v))
-        return out
-    for r in each(db, sql, params):
-        out[r["source"]][tuple(r[c] for c in columns)] = r["label_value"]
+    got = read_columns(db, sql, params)  # a bulk read, without a dict per label
+    items = zip(*(got[c] for c in columns))
+    for source, item, v in zip(got["source"], items, got["label_value"], strict=True):
+        out[source][item] = int(v > 0) if ptkb else v
     return out
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from assess.errors import AssessError
 from assess.tasks import MATCH_SUPPORT, LabelKind, Task, label_kind
-from store.db import Store, column, each, now, row, rows, run, run_many, write
+from store.db import Store, column, columns, each, now, row, rows, run, run_many, write
 
 Item = tuple[str, ...]
 
@@ -172,10 +172,8 @@ def labelled(db: Store, task: str | Task, source: str) -> frozenset[Item]:
     """The items the source has labelled (any value, 'cannot judge' included)."""
     kind = label_kind(task)
     cols = ", ".join(kind.item_columns)
-    return frozenset(
-        tuple(r.values())
-        for r in each(db, f"SELECT {cols} FROM {kind.table} WHERE source = :source", {"source": source})
-    )
+    got = columns(db, f"SELECT {cols} FROM {kind.table} WHERE source = :source", {"source": source})
+    return frozenset(zip(*(got[c] for c in kind.item_columns)))
 
 
 def values(db: Store, task: str | Task, source: str, *, turn_id: str | None = None) -> dict[Item, int | None]:
@@ -187,11 +185,8 @@ def values(db: Store, task: str | Task, source: str, *, turn_id: str | None = No
     if turn_id is not None:
         sql += " AND turn_id = :turn_id"
         params["turn_id"] = turn_id
-    out = {}
-    for r in each(db, sql, params):
-        value = r.pop("label_value")
-        out[tuple(r.values())] = value
-    return out
+    got = columns(db, sql, params)  # a bulk read: a run's labels can be hundreds of thousands
+    return dict(zip(zip(*(got[c] for c in kind.item_columns)), got["label_value"]))
 
 
 def ntr_support(db: Store, source: str, *, turn_id: str | None = None) -> dict[Item, int]:

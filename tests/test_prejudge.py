@@ -255,9 +255,10 @@ def test_a_killed_run_loses_nothing_and_the_rerun_duplicates_nothing(store_targe
             demo, "SELECT COUNT(*) AS n, COUNT(DISTINCT turn_id || ' ' || item_id) AS items FROM prejudgments"
         ) == [(POOL_WITH_TEXT, POOL_WITH_TEXT)]
         asked = [canonical(r) for r in stub.requests]  # one prompt per (turn, passage)
-        # each passage asked once, except those in flight at the kill (at most --concurrency), asked again
+        # each passage asked once, except those whose answer was not stored at the kill, asked again: at
+        # most --concurrency in flight plus the one answer received and being written
         assert len(stub.requests) - asked_before == POOL_WITH_TEXT - kept
-        assert len(asked) - len(set(asked)) <= 4
+        assert len(asked) - len(set(asked)) <= 4 + 1
         assert rows(demo, "SELECT id, status FROM prejudge_jobs ORDER BY id") == [(1, "interrupted"), (2, "done")]
         text = run_cli("jobs", db=demo).stdout.splitlines()
         assert text[0].startswith("job 2 done: passage for llm:stub (stub-1), ")
