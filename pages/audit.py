@@ -7,7 +7,6 @@ import pandas as pd
 import streamlit as st
 
 from assess import ui
-from assess.services import audit as service
 from assess.tasks import label_kind
 from assess.ui import audit as panels
 from store import exports, prejudgments
@@ -59,8 +58,7 @@ if passage_tabs and chosen:
     with bias:
         panels.bias_panel(database, reference, judge)
         st.subheader("Self-consistency and persona sensitivity")
-        kinds = service.source_kinds(database, names)
-        panels.consistency_panel(database, [n for n in names if kinds[n] == "llm"])
+        panels.consistency_panel(database, names)
     with estimates:
         panels.estimate_panel(database, reference, judge)
     with sample:

@@ -199,13 +199,14 @@ def bias_panel(database, reference: str, judge: str) -> None:
     table(pd.DataFrame(rows).drop(columns=["series"]), f"bias_{probe}", key="au_bias")
 
 
-def consistency_panel(database, llms: list[str]) -> None:
-    """Self-consistency of the LLM sources with K answers per item, and persona sensitivity where a source
-    answered the same items with and without the PTKB statements."""
+def consistency_panel(database, names: list[str]) -> None:
+    """Self-consistency of the LLM sources among ``names`` with K answers per item, and persona sensitivity
+    where a source answered the same items with and without the PTKB statements."""
     from store.prejudgments import stored
 
+    kinds = service.source_kinds(database, names)
     found = False
-    for source in llms:
+    for source in (n for n in names if kinds[n] == "llm"):
         try:
             view = service.consistency_view(database, source)
         except AssessError:
