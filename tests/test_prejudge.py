@@ -840,7 +840,8 @@ def test_reveal_shows_the_llm_rationale_only_after_ones_own_label(demo_db):
             "kind": "llm",
             "value": 3,
             "rationale": '{"rationale": "a walk-run plan fits", "grade": 3}',
-        }
+        },
+        {"source": "llm:demo-llama", "kind": "llm", "value": 3, "rationale": None},  # the demo's second LLM
     ]
 
 
