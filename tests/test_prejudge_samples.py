@@ -228,6 +228,22 @@ def test_the_no_ptkb_variant_sends_no_statements_and_is_a_version_of_its_own(sto
         {},
     )
     assert sorted(counts) == [("llm:stub-1", 3, 4), ("llm:stub-1:no-ptkb", 2, 4)]
+    # the audit compares the two prompt versions of the model, across its two sources
+    audit = run_cli(
+        "audit",
+        "persona",
+        "--source",
+        "llm:stub-1",
+        "--with",
+        with_version,
+        "--without",
+        without_version,
+        "--json",
+        db=demo,
+    )
+    assert audit.returncode == 0, audit.stderr
+    persona = json.loads(audit.stdout)
+    assert persona["n"] == 4 and persona["changed"] == 4 and persona["up"] == 4 and persona["mean_change"] == 1
 
 
 def test_the_variant_into_a_source_holding_the_other_prompt_is_refused(demo, stub_llm, no_llm_env):

@@ -437,11 +437,16 @@ def persona_view(db, source: str, with_version: str, without_version: str, task:
     both prompt versions (each version's value the consensus of its answers), how many change, up or down,
     the mean change and the without x with matrix, also per personal vs non-personal turn."""
     from assess.measures.bias import persona_sensitivity
-    from store.prejudgments import answers_by_prompt_version
+    from store.prejudgments import answers_by_prompt_version, source_model
 
     if with_version == without_version:
         raise AssessError(f"both prompt versions are {with_version!r}: give the version with and the one without PTKB")
-    answers = answers_by_prompt_version(db, task, [with_version, without_version], source=source)
+    # `prejudge --no-ptkb` stores the variant's answers under a source of their own (llm:MODEL:no-ptkb, so
+    # they never overwrite the labels): both versions are read by the source's model.
+    model = source_model(db, source)
+    answers = answers_by_prompt_version(
+        db, task, [with_version, without_version], **({"model": model} if model else {"source": source})
+    )
     both = {i: v for i, v in answers.items() if with_version in v and without_version in v}
     if not both:
         raise AssessError(
