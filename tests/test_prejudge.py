@@ -875,7 +875,8 @@ def test_anchoring_counts_changes_toward_the_llm_from_the_history(demo_db):
     )
     queue.save_passage_label(demo_db, "ann", turn, pid, 0, mode="blind")
     queue.save_passage_label(demo_db, "ann", turn, pid, 4, mode="reveal")
-    [report] = anchoring(demo_db)
+    report, second = anchoring(demo_db)  # one row per LLM source: the demo has two
+    assert (second["assessor"], second["llm"]) == ("ann", "llm:demo-llama")
     changed = toward + away + same
     assert report == {
         "assessor": "ann",
@@ -889,7 +890,7 @@ def test_anchoring_counts_changes_toward_the_llm_from_the_history(demo_db):
     }
     assert changed == 4
     cli = run_cli("anchoring", "--json", db=demo_db.target)
-    assert json.loads(cli.stdout) == [report]
+    assert json.loads(cli.stdout) == [report, second]
 
 
 def test_disagreements_carry_both_labels_and_the_llm_output(demo_db, stub_llm):
