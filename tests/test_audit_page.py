@@ -456,6 +456,8 @@ def test_audit_consistency_and_persona_when_an_llm_answered_k_times_and_without_
     db = open_db(app_db)
     items = rows(app_db, "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'llm:demo-llama'")[:12]
     prejudgments.ensure_llm_source(db, "llm:demo-llama", "demo-llama", "p-v1")
+    # as prejudge --no-ptkb does, the variant's answers go to a source of their own (same model)
+    prejudgments.ensure_llm_source(db, "llm:demo-llama:no-ptkb", "demo-llama", "p-noptkb-v1")
     for n, (turn, passage, grade) in enumerate(items):
         answers = {"p-noptkb-v1": [max(0, grade - (n % 3 == 0))], "p-v1": [grade, grade, min(4, grade + n % 2)]}
         for version, grades in answers.items():
@@ -463,7 +465,7 @@ def test_audit_consistency_and_persona_when_an_llm_answered_k_times_and_without_
                 prejudgments.save(
                     db,
                     prejudgments.Prejudgment(
-                        "llm:demo-llama",
+                        "llm:demo-llama:no-ptkb" if "noptkb" in version else "llm:demo-llama",
                         "passage",
                         turn,
                         passage,

@@ -200,18 +200,20 @@ def bias_panel(database, reference: str, judge: str) -> None:
 
 
 def consistency_panel(database, names: list[str]) -> None:
-    """Self-consistency of the LLM sources among ``names`` with K answers per item, and persona sensitivity
-    where a source answered the same items with and without the PTKB statements."""
-    from store.prejudgments import stored
+    """Self-consistency of the LLM sources among ``names`` with K answers per item, and persona sensitivity of
+    each model that answered with and without the PTKB statements (``prejudge --no-ptkb`` keeps the variant's
+    answers in a source of its own, ``llm:MODEL:no-ptkb``: the versions are gathered over the model's sources)."""
+    from store.prejudgments import source_model, stored
 
     kinds = service.source_kinds(database, names)
     found = False
+    by_model: dict[str, list[str]] = {}
     for source in (n for n in names if kinds[n] == "llm"):
+        by_model.setdefault(source_model(database, source) or source, []).append(source)
         try:
             view = service.consistency_view(database, source)
         except AssessError:
             continue
-        versions = sorted({r["prompt_version"] for r in stored(database, source, "passage", limit=5000)})
         if view["samples"] and view["samples"]["max"] > 1:
             found = True
             st.markdown(
@@ -219,18 +221,25 @@ def consistency_panel(database, names: list[str]) -> None:
                 f"{view['alpha']:.3f}, unanimous {view['unanimous']:.0%}, agreeing answer pairs {view['pairwise']:.0%}; "
                 f"the consensus differs from the first answer on {view['changed_by_consensus']} items."
             )
+    for sources in by_model.values():
+        versions = sorted({r["prompt_version"] for s in sources for r in stored(database, s, "passage", limit=5000)})
         if len(versions) >= 2:
             found = True
-            persona_panel(database, source, versions)
+            main = next((s for s in sources if not s.endswith(":no-ptkb")), sources[0])
+            persona_panel(database, main, versions)
     if not found:
         st.caption("No LLM source has several answers per item (prejudge --samples K) or two prompt versions.")
 
 
 def persona_panel(database, source: str, versions: list[str]) -> None:
-    """The source's grades with and without the PTKB statements (default: a version named ...noptkb... is
-    the one without)."""
-    without = next((v for v in versions if "noptkb" in v.replace("-", "").replace("_", "")), versions[-1])
-    with_default = next(v for v in versions if v != without)
+    """The model's grades with and without the PTKB statements (defaults: the passage prompt and its no-PTKB
+    variant when both were asked, else a version named ...noptkb... as the one without)."""
+    from assess.services.jobs import persona_versions
+
+    with_default, without = persona_versions()
+    if with_default not in versions or without not in versions:
+        without = next((v for v in versions if "noptkb" in v.replace("-", "").replace("_", "")), versions[-1])
+        with_default = next(v for v in versions if v != without)
     c1, c2 = st.columns(2)
     with_v = c1.selectbox("Prompt with PTKB", versions, index=versions.index(with_default), key=f"au_pw_{source}")
     without_v = c2.selectbox("Prompt without PTKB", versions, index=versions.index(without), key=f"au_pn_{source}")
