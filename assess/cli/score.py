@@ -5,7 +5,9 @@ the P-D trade-off), ``runs`` (trec_eval-style run evaluation, optionally under a
 source with Kendall/Spearman between the run orderings) and ``nuggets`` (CONE-RAG NtR recall
 from yes/no match labels and/or NtN from entailment matches, and the TREC RAG AutoNuggetizer
 All / Vital / Weighted scores, strict and lax, from ``nuggetizer`` assignment files; or NtR
-recall from the labels stored for a source with ``--ntr-source``).
+recall, graded NtR recall strict / lax and All / Vital / Weighted from the labels stored for a source with
+``--ntr-source``) and ``citations`` (ALCE citation recall and precision and the supported share from the
+citation-support labels stored for a source; the same service functions as the RAG tab of /scores).
 
 Every input file is checked against its documented shape before anything is scored (exit 2 with
 one line naming the file, the line or JSON path, expected vs found). What the files hold but
@@ -53,7 +55,7 @@ def add_commands(sub) -> None:
     """Register the ``score`` command group on the top-level sub-parsers."""
     score = sub.add_parser(
         "score",
-        help="compute evaluation measures (GFRC2, AEPD, runs, nuggets)",
+        help="compute evaluation measures (GFRC2, AEPD, runs, nuggets, citations)",
         description="Compute evaluation measures from files.",
     )
     commands = score.add_subparsers(dest="score_command", metavar="MEASURE")
@@ -124,7 +126,11 @@ def add_commands(sub) -> None:
         "de-duplicated version). Files: --gold with --matches, --ntn and/or --assignments "
         "(--assignments alone scores each record against its own nugget list). Store: --ntr-source "
         "SOURCE scores the NtR labels stored for that source (an assessor of the NtR page, "
-        "crowd:NAME, llm:MODEL, an import) against a stored nugget set. Every file is checked "
+        "crowd:NAME, llm:MODEL, an import) against a stored nugget set: yes/no NtR recall (ntr_recall, "
+        "when the source has yes/no labels) and, as the RAG tab of /scores computes them, NtR recall strict "
+        "(support) and lax (support or partial support) and All / Vital / Weighted strict and lax "
+        "(nugget_scores) from its graded labels, a yes/no label read as support / no support, with the "
+        "importance labels of --importance-source (a gold nugget without one counts as okay). Every file is checked "
         "before scoring (exit 2 naming file, line or JSON path, expected vs found); labels of "
         "unknown turns or nuggets, unjudged gold nuggets and gold turns without labels are reported "
         "as warnings on stderr (and in the JSON output), never dropped silently.",
@@ -152,7 +158,9 @@ def add_commands(sub) -> None:
         help="nuggetizer assignment JSONL ({qid, run_id, nuggets: [{text, importance, assignment: "
         "support|partial_support|not_support}]} per line; repeatable): All / Vital / Weighted strict and lax",
     )
-    p.add_argument("--per-turn", action="store_true", help="text output: also one row per turn")
+    p.add_argument(
+        "--per-turn", action="store_true", help="text output: also one row per turn (the JSON output always has them)"
+    )
     p.add_argument("--matches", help="NtR labels TSV: <batch>_<conv>_<turn>_<k>_<run> TAB <0|1>")
     p.add_argument(
         "--ntn", help='NtN matches JSON {run: {turn: {"response": [ids], "pairs": [[response id, gold id], ...]}}}'
@@ -167,6 +175,13 @@ def add_commands(sub) -> None:
         "--nugget-source",
         metavar="SOURCE",
         help="store: the gold nugget set (default: the one set the labels refer to)",
+    )
+    p.add_argument(
+        "--importance-source",
+        metavar="SOURCE",
+        help="store: the nugget importance labels (vital / okay) the Vital and Weighted scores read (default: "
+        "those of the nugget set's own source, when it has any, e.g. from import nuggetizer-nuggets); a gold "
+        "nugget without an importance label counts as okay (as on /scores; their number is reported)",
     )
     p.add_argument(
         "--dedup", action="store_true", help="store: also score against the de-duplicated subset of the nugget set"
@@ -196,6 +211,34 @@ def add_commands(sub) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_nuggets)
+
+    p = commands.add_parser(
+        "citations",
+        help="citation recall, precision and supported share per run from stored citation labels",
+        description="Citation support of generated responses from the citation labels stored for --source "
+        "(the /citations page, an LLM's prejudge citation task): per run ALCE's citation recall and "
+        "citation precision (Gao, Yen, Yu & Chen 2023, 'Enabling Large Language Models to Generate Text "
+        "with Citations', section 2.3; a label stands for ALCE's NLI verdict: strict counts fully "
+        "supported citations, lax also partially supported ones; docs/measures.md) and the share of "
+        "sentences with at least one supporting citation, strict and lax; the numbers of the RAG tab of "
+        "/scores. A response with an unlabelled citation is not scored: responses and citations without "
+        "a label are reported as counts (unlabelled, unlabelled_citations), never counted as anything. "
+        "Unknown source or run: exit 2.",
+    )
+    add_db_argument(p)
+    p.add_argument(
+        "--source", required=True, metavar="SOURCE", help="the citation label source (an assessor, llm:MODEL)"
+    )
+    p.add_argument(
+        "--run",
+        action="append",
+        dest="runs",
+        metavar="RUN",
+        help="only this run (repeatable; default: every run the source labelled)",
+    )
+    p.add_argument("--per-response", action="store_true", help="also one row per response")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_citations)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -624,12 +667,12 @@ def _nuggets(args: argparse.Namespace) -> int:
                 f"--ntr-source with {', '.join(given)}",
             )
         return _nuggets_from_store(args)
-    if args.dedup or args.nugget_source:
+    if args.dedup or args.nugget_source or args.importance_source:
         raise FormatError(
             "arguments",
             None,
-            "--dedup and --nugget-source with --ntr-source (files: --gold-dedup FILE)",
-            "--dedup" if args.dedup else "--nugget-source",
+            "--dedup, --nugget-source and --importance-source with --ntr-source (files: --gold-dedup FILE)",
+            "--dedup" if args.dedup else "--nugget-source" if args.nugget_source else "--importance-source",
         )
     if not args.gold and not args.assignments:
         raise FormatError(
@@ -880,10 +923,12 @@ def _ntr_table(ntr: dict, split: bool) -> None:
 
 
 def _nuggets_from_store(args: argparse.Namespace) -> int:
-    """``score nuggets --ntr-source SOURCE``: NtR recall from the labels stored in the database."""
+    """``score nuggets --ntr-source SOURCE``: NtR recall and the graded nugget scores from the stored labels."""
     import os
 
-    from assess.errors import AssessError
+    from assess.errors import AssessError, UnknownItem
+    from assess.services import rag
+    from assess.tasks import Task
     from store import labels, open_db
     from store.db import display
     from store.db import exists as store_exists
@@ -893,64 +938,222 @@ def _nuggets_from_store(args: argparse.Namespace) -> int:
         where = display(args.db)
         raise AssessError(f"{where}: no such database (create it with: python -m assess init --db {where})")
     db = open_db(args.db)
+    have = rag.ntr_sources(db)
+    if args.ntr_source not in have:
+        raise UnknownItem(
+            f"no NtR labels of source {args.ntr_source!r}; sources with NtR labels: {', '.join(have) or 'none'}"
+        )
+    yes_no = args.ntr_source in labels.sources(db, Task.NTR)
+    graded = args.ntr_source in labels.sources(db, Task.NTR_SUPPORT)
     ptkb_source, personal = None, None
     if args.personal:
         if args.personal not in labels.sources(db, "ptkb") and os.path.isfile(args.personal):
             personal = _personal_turns(args.personal)  # a PTKB qrels or topics file
         else:
             ptkb_source = str(args.personal)
-    data = ntr.ntr_scoring_input(db, args.ntr_source, nugget_source=args.nugget_source, ptkb_source=ptkb_source)
-    if ptkb_source is not None:
-        personal = data["personal"]
-    gold_sets = {"original": data["gold"]}
-    if args.dedup:
-        if not data["gold_dedup"]:
-            raise AssessError(
-                f"nugget set {data['nugget_source']} has no de-duplicated set: import one with "
-                f"`import nuggets FILE --source {data['nugget_source']} --dedup` or decide duplicates "
-                f"on the Duplicates page"
-            )
-        gold_sets["deduplicated"] = data["gold_dedup"]
+    out: dict[str, Any] = {"db": display(args.db), "ntr_source": args.ntr_source}
+    if yes_no:
+        data = ntr.ntr_scoring_input(db, args.ntr_source, nugget_source=args.nugget_source, ptkb_source=ptkb_source)
+        nugget_source = data["nugget_source"]
+        if ptkb_source is not None:
+            personal = data["personal"]
+        gold_sets = {"original": data["gold"]}
+        if args.dedup:
+            if not data["gold_dedup"]:
+                raise AssessError(rag.no_dedup_message(nugget_source))
+            gold_sets["deduplicated"] = data["gold_dedup"]
+    else:  # graded labels only: no yes/no NtR recall, the graded scores below
+        nugget_source = _graded_nugget_source(db, args)
+        if ptkb_source is not None:
+            personal = rag.personal_turns(db, ptkb_source)
+    importance_source = _importance_source(db, args.importance_source, nugget_source)
+    scored = {
+        name: rag.nugget_scores(
+            db, args.ntr_source, nugget_source, importance_source, unjudged=args.unjudged, dedup=name != "original"
+        )
+        for name in ("original", "deduplicated")
+        if name == "original" or args.dedup
+    }
+    notes = scored["original"]["notes"]
 
     def summary(per_turn: dict, mean: float | None, n: int) -> dict[str, Any]:
         return _nugget_summary(per_turn, mean, n, personal)
 
-    out: dict[str, Any] = {
-        "db": display(args.db),
-        "ntr_source": data["ntr_source"],
-        "nugget_source": data["nugget_source"],
-        "personal": str(args.personal) if args.personal else None,
-        "labels": data["labels"],
-        "ignored_labels": {
+    out["nugget_source"] = nugget_source
+    out["personal"] = str(args.personal) if args.personal else None
+    if yes_no:  # the fields (and their order) of the yes/no form, then the graded scores
+        out["labels"] = data["labels"]
+        out["ignored_labels"] = {
             "other_nugget_sets": data["other_set_labels"],
             "empty_responses": data["empty_response_labels"],
-        },
-        "ntr_recall": _ntr_recall(dict(sorted(data["matches"].items())), gold_sets, args.unjudged, summary),
-    }
-    if args.dedup:
-        out["dedup_unknown_turns"] = data["dedup_unknown_turns"]
-    _store_warnings(out, data, args.unjudged)
+        }
+        out["ntr_recall"] = _ntr_recall(dict(sorted(data["matches"].items())), gold_sets, args.unjudged, summary)
+        if args.dedup:
+            out["dedup_unknown_turns"] = data["dedup_unknown_turns"]
+    else:
+        out["labels"] = notes["labels"]
+        out["ignored_labels"] = {
+            "other_nugget_sets": notes["other_set_labels"],
+            "empty_responses": notes["empty_response_labels"],
+        }
+    out["importance_source"] = importance_source
+    out["nugget_scores"] = _stored_graded(scored, args.unjudged, personal)
+    if yes_no:
+        _store_warnings(out, data, args.unjudged)
+    if graded and notes["unjudged"]:
+        rule = "count as not supported" if args.unjudged == "no" else "are left out (--unjudged ignore)"
+        warning = (
+            f"{notes['unjudged']} gold nugget(s) have no NtR label (yes/no or graded) of {args.ntr_source} in "
+            f"turns it judged and {rule}"
+        )
+        print(f"warning: {warning}", file=sys.stderr)
+        out.setdefault("warnings", []).append(warning)
     if args.json:
         _print_json(out)
         return 0
-    print(
-        f"NtR recall of {out['ntr_source']} on nugget set {out['nugget_source']} ({out['labels']} labels; "
-        f"unjudged gold nuggets: {args.unjudged}"
-        + (f"; personal = a relevant PTKB statement by {out['personal']}" if args.personal else "")
-        + ")"
-    )
-    _ntr_table(out["ntr_recall"], personal is not None)
+    if yes_no:
+        print(
+            f"NtR recall of {out['ntr_source']} on nugget set {out['nugget_source']} ({out['labels']} labels; "
+            f"unjudged gold nuggets: {args.unjudged}"
+            + (f"; personal = a relevant PTKB statement by {out['personal']}" if args.personal else "")
+            + ")"
+        )
+        _ntr_table(out["ntr_recall"], personal is not None)
+    else:
+        print(f"Graded NtR labels of {out['ntr_source']} on nugget set {out['nugget_source']} ({out['labels']} labels)")
     ignored = out["ignored_labels"]
     if ignored["other_nugget_sets"] or ignored["empty_responses"]:
         print(
             f"\nleft out: {ignored['other_nugget_sets']} labels on nuggets of other sets, "
             f"{ignored['empty_responses']} on empty responses"
         )
-    if args.dedup and out["dedup_unknown_turns"]:
+    if args.dedup and yes_no and out["dedup_unknown_turns"]:
         print(
             f"\nde-duplication undecided in {len(out['dedup_unknown_turns'])} turn(s) "
             f"({', '.join(out['dedup_unknown_turns'][:10])}{' …' if len(out['dedup_unknown_turns']) > 10 else ''}): "
             f"their undecided nuggets are not in the de-duplicated set"
+        )
+    print()
+    _graded_text(out["nugget_scores"], args)
+    without = out["nugget_scores"]["notes"]["without_importance"]
+    shown = f"importance: labels of {importance_source}" if importance_source else "importance: no labels"
+    if without:
+        shown += f" ({without} gold nugget(s) without an importance label count as okay)"
+    print(shown)
+    return 0
+
+
+def _graded_nugget_source(db, args: argparse.Namespace) -> str:
+    """The nugget set graded-only labels are scored on: --nugget-source, else the one set they refer to."""
+    from assess.errors import AssessError, UnknownItem
+    from assess.services import rag
+    from store.nuggets import gold
+
+    if args.nugget_source is not None:
+        known = gold.nugget_sources(db)
+        if args.nugget_source not in known:
+            raise UnknownItem(
+                f"no nuggets of source {args.nugget_source!r}; nugget sources: {', '.join(known) or 'none'}"
+            )
+        return args.nugget_source
+    sets = rag.ntr_nugget_sets(db, args.ntr_source)
+    if len(sets) != 1:
+        raise AssessError(
+            f"the labels of {args.ntr_source} refer to the nugget sets {', '.join(sets) or 'none'}: "
+            "name one with --nugget-source"
+        )
+    return sets[0]
+
+
+def _importance_source(db, given: str | None, nugget_source: str) -> str | None:
+    """--importance-source (it must have importance labels), else the nugget set's own source when it has
+    importance labels, else None (every gold nugget okay)."""
+    from assess.errors import UnknownItem
+    from assess.tasks import Task
+    from store import labels
+
+    have = labels.sources(db, Task.IMPORTANCE)
+    if given is None:
+        return nugget_source if nugget_source in have else None
+    if given not in have:
+        raise UnknownItem(
+            f"no importance labels of source {given!r}; sources with importance labels: {', '.join(have) or 'none'}"
+        )
+    return given
+
+
+def _stored_graded(scored: dict[str, dict], unjudged: str, personal) -> dict[str, Any]:
+    """The rows of :func:`assess.services.rag.nugget_scores` (one result per gold set) in the shape of the
+    file form's ``nugget_scores``: ``{unjudged, scores, runs: {run: {set: {mean, n_turns, per_turn}}}, notes}``."""
+    from assess.measures.nugget_recall import split_personal
+
+    names = [*_GRADED, *_NTR]
+    out: dict[str, Any] = {"unjudged": unjudged, "scores": names, "runs": {}, "notes": scored["original"]["notes"]}
+    for name, result in scored.items():
+        per_turn: dict[str, dict[str, dict]] = {}
+        for r in result["per_turn"]:
+            per_turn.setdefault(r["run"], {})[r["turn"]] = {m: r[m] for m in names}
+        for r in result["runs"]:
+            turns = per_turn.get(r["run"], {})
+            row: dict[str, Any] = {"mean": {m: r[m] for m in names}, "n_turns": r["turns"], "per_turn": turns}
+            if personal is not None:
+                for part in ("personal", "non_personal"):
+                    row[part] = {
+                        m: split_personal({t: v[m] for t, v in turns.items()}, personal)[part]["mean"] for m in names
+                    }
+            out["runs"].setdefault(r["run"], {})[name] = row
+    return out
+
+
+def _citations(args: argparse.Namespace) -> int:
+    """``score citations --db PATH --source SOURCE``: citation measures from the stored citation labels."""
+    from assess.errors import AssessError
+    from assess.services import rag
+    from store import open_db
+    from store.db import display
+    from store.db import exists as store_exists
+
+    if not store_exists(args.db):
+        where = display(args.db)
+        raise AssessError(f"{where}: no such database (create it with: python -m assess init --db {where})")
+    report = rag.citation_report(open_db(args.db), args.source, list(dict.fromkeys(args.runs)) if args.runs else None)
+    out: dict[str, Any] = {
+        "db": display(args.db),
+        "source": args.source,
+        "scores": list(rag.CITATION_SCORES),
+        "runs": {r["run"]: {k: v for k, v in r.items() if k != "run"} for r in report["runs"]},
+    }
+    if args.per_response:
+        out["per_response"] = report["per_response"]
+    unlabelled = sum(r["unlabelled_citations"] for r in report["runs"])
+    if unlabelled:
+        warning = (
+            f"{unlabelled} citation(s) have no label of {args.source}: their responses are not scored "
+            "(see unlabelled and unlabelled_citations)"
+        )
+        print(f"warning: {warning}", file=sys.stderr)
+        out["warnings"] = [warning]
+    if args.json:
+        _print_json(out)
+        return 0
+    print(
+        f"Citation support labels of {args.source} (ALCE citation recall / precision; strict: fully supported, "
+        "lax: fully or partially; supported: share of sentences with a supporting citation)"
+    )
+    counts = ["responses", "unlabelled", "unlabelled_citations", "sentences", "citations"]
+    _table(
+        ["run", *counts, *rag.CITATION_SCORES],
+        [[run, *(r[c] for c in counts), *(r[m] for m in rag.CITATION_SCORES)] for run, r in out["runs"].items()],
+    )
+    if args.per_response:
+        print()
+        columns = ["labelled", "unlabelled_citations", "sentences", "citations"]
+        _table(
+            ["run", "turn", *columns, *rag.CITATION_SCORES],
+            [
+                [r["run"], r["turn"], *(r[c] for c in columns), *(r[m] for m in rag.CITATION_SCORES)]
+                for r in out["per_response"]
+            ],
         )
     return 0
 

@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass
 
 from assess.errors import AssessError, UnknownItem
-from assess.measures.citations import run_citation_scores
+from assess.measures.citations import response_citation_scores, run_citation_scores
 from assess.measures.nugget_recall import (
     LAX,
     OKAY,
@@ -209,7 +209,7 @@ def next_without_importance(nugget_ids: list[int], marked: dict[int, int], curre
 def score_sources(db) -> dict[str, list[str]]:
     """The sources /scores offers: NtR labels (yes/no or graded), gold nugget sets, importance, citations."""
     return {
-        "ntr": sorted({*labels.sources(db, Task.NTR), *labels.sources(db, Task.NTR_SUPPORT)}),
+        "ntr": ntr_sources(db),
         "nuggets": gold.nugget_sources(db),
         "importance": labels.sources(db, Task.IMPORTANCE),
         "citation": labels.sources(db, Task.CITATION),
@@ -230,24 +230,36 @@ NUGGET_SCORES = (*NTR_SCORES, *SCORE_NAMES)
 
 
 def nugget_scores(
-    db, ntr_source: str, nugget_source: str, importance_source: str | None, *, unjudged: str = UNJUDGED_DEFAULT
+    db,
+    ntr_source: str,
+    nugget_source: str,
+    importance_source: str | None,
+    *,
+    unjudged: str = UNJUDGED_DEFAULT,
+    dedup: bool = False,
 ) -> dict:
     """NtR recall and All / Vital / Weighted (strict, lax) per run and per turn from stored labels.
+
+    ``dedup``: score against the de-duplicated subset of the nugget set (its nuggets with ``in_dedup = 1``,
+    the set ``export nuggets --dedup`` writes); labels of the set's other nuggets are then not counted.
 
     Returns ``{"runs": [{run, turns, <score>: value}], "per_turn": [{run, turn, <score>: value}],
     "notes": {labels, other_set_labels, empty_response_labels, unjudged, without_importance}}``.
     """
-    nugget_ids = {
-        t: {n["id"] for n in gold.turn_nuggets(db, nugget_source, t)} for t in gold.nugget_turns(db, nugget_source)
-    }
-    if not nugget_ids:
+    members = {t: gold.turn_nuggets(db, nugget_source, t) for t in gold.nugget_turns(db, nugget_source)}
+    if not members:
         raise AssessError(f"no gold nuggets of source {nugget_source!r}")
+    # the set the labels must belong to, and the (possibly de-duplicated) set scored
+    turn_of = {n["id"]: t for t, found in members.items() for n in found}
+    nugget_ids = {t: {n["id"] for n in found if not dedup or n["in_dedup"] == 1} for t, found in members.items()}
+    nugget_ids = {t: ids for t, ids in nugget_ids.items() if ids}
+    if dedup and not nugget_ids:
+        raise AssessError(no_dedup_message(nugget_source))
     marked = {}
     if importance_source is not None:
         marked = {int(nid): v for (_, nid), v in labels.values(db, Task.IMPORTANCE, importance_source).items()}
     importance = {t: {n: VITAL if marked.get(n) == 1 else OKAY for n in ids} for t, ids in nugget_ids.items()}
     # one pass over every label (300,000 in the benchmark): plain lookups only
-    turn_of = {n: t for t, ids in nugget_ids.items() for n in ids}
     empty = {(r["run"], r["turn_id"]) for r in cited.responses(db) if not r["text"].strip()}
     kept = other = blank = 0
     support: dict[str, dict[str, dict[int, int]]] = {}
@@ -284,34 +296,123 @@ def nugget_scores(
     return {"runs": runs, "per_turn": per_turn, "notes": notes}
 
 
+def no_dedup_message(nugget_source: str) -> str:
+    """Why a nugget set cannot be scored de-duplicated (it has no de-duplicated subset yet)."""
+    return (
+        f"nugget set {nugget_source} has no de-duplicated set: import one with "
+        f"`import nuggets FILE --source {nugget_source} --dedup` or decide duplicates on the Duplicates page"
+    )
+
+
+def ntr_sources(db) -> list[str]:
+    """The sources with NtR labels, yes/no or graded, by name."""
+    return sorted({*labels.sources(db, Task.NTR), *labels.sources(db, Task.NTR_SUPPORT)})
+
+
+def ntr_nugget_sets(db, ntr_source: str) -> list[str]:
+    """The nugget sets the NtR labels (yes/no and graded) of a source refer to, by name."""
+    labelled = {nid for _, nid, _ in labels.ntr_support(db, ntr_source)}
+    found = []
+    for source in gold.nugget_sources(db):
+        ids = {n["id"] for t in gold.nugget_turns(db, source) for n in gold.turn_nuggets(db, source, t)}
+        if ids & labelled:
+            found.append(source)
+    return found
+
+
+def personal_turns(db, ptkb_source: str) -> set[str]:
+    """The turns with at least one PTKB statement the source labelled relevant (CONE-RAG's personal turns)."""
+    have = labels.sources(db, Task.PTKB)
+    if ptkb_source not in have:
+        raise UnknownItem(f"no PTKB labels of source {ptkb_source!r}; PTKB label sources: {', '.join(have) or 'none'}")
+    return {turn for (turn, _), value in labels.values(db, Task.PTKB, ptkb_source).items() if value and value > 0}
+
+
 CITATION_SCORES = ("recall", "precision", "supported", "recall_lax", "precision_lax", "supported_lax")
 
 
 def citation_scores(db, source: str) -> list[dict]:
     """Citation recall, precision and supported share (strict and lax) per run of the source's citation
     labels: ``[{run, responses, unlabelled, sentences, citations, <score>: value}]`` over the runs it labelled."""
+    return [row for row, _ in _citation_runs(db, source, None)]
+
+
+def citation_report(db, source: str, runs: list[str] | None = None) -> dict:
+    """What ``score citations`` prints: per run the rows of :func:`citation_scores` (the same numbers) plus
+    ``unlabelled_citations``, the citations (items of /citations) the source has not labelled; and per
+    response its own scores. ``runs``: these runs (each must have responses; a run the source has not
+    labelled is scored on no labels: every response unlabelled); None: the runs the source labelled.
+
+    Returns ``{"runs": [row], "per_response": [{run, turn, labelled, unlabelled_citations, sentences,
+    citations, <score>: value}]}``; a response's scores are None while one of its citations is unlabelled."""
+    have = labels.sources(db, Task.CITATION)
+    if source not in have:
+        raise UnknownItem(
+            f"no citation labels of source {source!r}; sources with citation labels: {', '.join(have) or 'none'}"
+        )
+    if runs:
+        stored = sorted({r["run"] for r in cited.responses(db)})
+        unknown = [r for r in runs if r not in stored]
+        if unknown:
+            raise UnknownItem(f"no responses of run {unknown[0]!r}; runs with responses: {', '.join(stored) or 'none'}")
+    done = labels.labelled(db, Task.CITATION, source)
+    out_runs, per_response = [], []
+    for row, responses in _citation_runs(db, source, runs):
+        missing: dict[str, int] = {}
+        for item in cited.citation_items(db, run=row["run"]):
+            if (item["turn_id"], item["run"], item["sentence"], item["passage_id"]) not in done:
+                missing[item["turn_id"]] = missing.get(item["turn_id"], 0) + 1
+        out_runs.append({**row, "unlabelled_citations": sum(missing.values())})
+        for turn, ((sentences, own), given) in responses.items():
+            one = response_citation_scores(sentences, given, response_citations=own)
+            per_response.append(
+                {
+                    "run": row["run"],
+                    "turn": turn,
+                    "labelled": len(given),
+                    "unlabelled_citations": missing.get(turn, 0),
+                    "sentences": len(sentences),
+                    "citations": _citation_count(sentences, own),
+                    **{m: getattr(one, m) for m in CITATION_SCORES},
+                }
+            )
+    return {"runs": out_runs, "per_response": per_response}
+
+
+def _citation_count(sentences: list[list[str]], own: list[str]) -> int:
+    """The citations of a response as the measure counts them (precision's denominator): per sentence its
+    distinct passages, plus each passage the whole response cites once."""
+    whole = set(own)
+    per_sentence = sum(sum(1 for p in dict.fromkeys(cites) if p not in whole) for cites in sentences)
+    return per_sentence + (len(whole) if sentences else 0)
+
+
+def _citation_runs(db, source: str, runs: list[str] | None):
+    """Per run (the given ones, else those the source labelled, by name): its row of citation scores and
+    its responses as the measure's input, ``{turn: ((per sentence the cited passages, own citations),
+    labels)}``."""
     given = labels.values(db, Task.CITATION, source)
     by_run: dict[str, dict[str, dict[tuple[int, str], int]]] = {}
     for (turn, run, sentence, passage), value in given.items():
         by_run.setdefault(run, {}).setdefault(turn, {})[(int(sentence), passage)] = value
-    out = []
-    for run in sorted(by_run):
-        units, unit_labels = {}, {}
+    for run in sorted(by_run) if runs is None else runs:
+        responses = {}
         for response in cited.responses(db, run=run):
             turn = response["turn_id"]
-            units[turn], unit_labels[turn] = _units(response, by_run[run].get(turn, {}))
-        scores = run_citation_scores(units, {t: v for t, v in unit_labels.items() if v})
-        out.append(
-            {
-                "run": run,
-                "responses": scores.responses,
-                "unlabelled": scores.unlabelled,
-                "sentences": scores.sentences,
-                "citations": scores.citations,
-                **{m: getattr(scores, m) for m in CITATION_SCORES},
-            }
+            responses[turn] = _units(response, by_run.get(run, {}).get(turn, {}))
+        scores = run_citation_scores(
+            {t: units for t, (units, _) in responses.items()},
+            {t: v for t, (_, v) in responses.items() if v},
         )
-    return out
+        row = {
+            "run": run,
+            "responses": scores.responses,
+            "unlabelled": scores.unlabelled,
+            "sentences": scores.sentences,
+            "citations": scores.citations,
+            **{m: getattr(scores, m) for m in CITATION_SCORES},
+        }
+        yield row, responses
 
 
 def _units(
