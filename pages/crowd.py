@@ -15,6 +15,7 @@ import streamlit as st
 from assess import ui
 from assess.crowd import rules as crowd
 from assess.errors import AssessError
+from assess.ui.crowd import crowd_keys
 from store import crowd as store_crowd
 
 ui.frame_guard()
@@ -62,12 +63,12 @@ if view.completed:
     st.stop()
 
 
-def give(value: int) -> None:
+def give(value: int, graded: bool | None) -> None:  # graded: the kind of NtR answer the key gives
     item_id = st.session_state["crowd_item"]  # the item on screen when the key was pressed
     started = st.session_state.get("crowd_shown", {}).get((assignment.id, item_id))
     seconds = round(time.monotonic() - started, 3) if started is not None else None
     try:
-        store_crowd.answer(database, assignment.id, item_id, value, seconds=seconds)
+        store_crowd.answer(database, assignment.id, item_id, value, seconds=seconds, graded=graded)
     except AssessError as exc:
         st.session_state["crowd_error"] = str(exc)
 
@@ -85,34 +86,7 @@ def item_panel():  # an answer re-runs only this panel; the end of the batch run
     st.progress(view.answered / view.total, text=f"Item {view.answered + 1} of {view.total}")
     st.session_state["crowd_item"] = item.item_id  # from now on a key press is about this item
     ui.crowd_item(item)
-    if item.task == "ntr":
-        st.subheader(crowd.NTR_QUESTION)
-        keys = st.container(horizontal=True, gap="small")
-        keys.button("Yes", key="crowd_yes", shortcut="Y", on_click=give, args=(1,), width=160)
-        keys.button("No", key="crowd_no", shortcut="N", on_click=give, args=(0,), width=160)
-    else:
-        rubric = crowd.CRITERIA[item.criterion]
-        st.subheader(rubric["question"])
-        keys = st.container(horizontal=True, gap="small")
-        for value in config.scale:
-            keys.button(
-                crowd.answer_caption(item.criterion, value),
-                key=f"crowd_v{value}",
-                shortcut=str(value),
-                on_click=give,
-                args=(value,),
-                width="stretch",
-                help=rubric["scale"][value],
-            )
-        if config.allow_unable:
-            keys.button(
-                "Unable to judge",
-                key="crowd_unable",
-                shortcut="X",
-                on_click=give,
-                args=(crowd.UNABLE,),
-                width="stretch",
-            )
+    crowd_keys(item, config, give)
 
 
 item_panel()

@@ -38,6 +38,7 @@ from assess.crowd.rules import (
     merge_guideline,
     qc_failed,
     screen_assignments,
+    support_word,
     worker_report,
 )
 from assess.errors import AssessError, FormatError, UnknownItem
@@ -252,17 +253,18 @@ def create_study(
 
 def create_demo_study(db: Store, task: str = "ntr", name: str | None = None, **overrides) -> dict:
     """The demo study on the embedded demo: NtR over all 3 runs x 12 turns x gold nuggets (186 pairs,
-    19 batches, 6 obvious known-answer items as tests), or response quality (relevance and
+    19 batches, 6 obvious known-answer items as tests; ``graded=True``: the same items answered
+    support / partial support / no support, study demo-graded), or response quality (relevance and
     completeness of the 36 responses, 3 known-bad tests)."""
-    from assess.crowd.rules import DEMO_KNOWN_NTR, DEMO_KNOWN_RESPONSE, DEMO_STUDY, demo_config
+    from assess.crowd.rules import demo_config, demo_known, demo_name
 
-    known = DEMO_KNOWN_NTR if task == "ntr" else DEMO_KNOWN_RESPONSE
+    graded = bool(overrides.get("graded"))
     return create_study(
         db,
-        name or (DEMO_STUDY if task == "ntr" else f"{DEMO_STUDY}-response"),
+        name or demo_name(task, graded=graded),
         demo_config(task, **overrides),
         nugget_source="gold",
-        known=known,
+        known=demo_known(task, graded=graded),
     )
 
 
@@ -531,14 +533,24 @@ def screen(db: Store, assignment_id: int) -> Screen:
 
 
 def answer(
-    db: Store, assignment_id: int, item_id: int, value: int, *, seconds: float | None = None, via: str = "page"
+    db: Store,
+    assignment_id: int,
+    item_id: int,
+    value: int,
+    *,
+    seconds: float | None = None,
+    via: str = "page",
+    graded: bool | None = None,
 ) -> AnswerResult:
     """Record one answer, in its own transaction; a repeated (assignment, item) changes nothing.
 
     The last answer of a batch completes the assignment and sets its completion code in the same
-    transaction. Refuses items outside the worker's batch, values off the study's scale and answers
-    before consent. The checks read before the write lock is taken, so the locked part is two
-    statements (three for the last answer of a batch).
+    transaction. Refuses items outside the worker's batch, values off the study's scale, answers
+    before consent and, when the caller says what kind of NtR answer it gives (``graded``: True for
+    support / partial support / no support, False for yes/no), an answer of the other kind (a 1
+    means partial support on a graded study but yes on a yes/no one, so it is never guessed). The
+    checks read before the write lock is taken, so the locked part is two statements (three for the
+    last answer of a batch).
     """
     if seconds is not None and not seconds >= 0:
         seconds = None
@@ -558,8 +570,12 @@ def answer(
         raise AssessError("consent comes first")
     if not a["in_batch"]:
         raise AssessError(f"item {item_id} is not in this worker's batch")
-    if value not in StudyConfig.from_json(a["config"]).allowed():
-        raise AssessError(f"answer {value!r} is not on this study's scale")
+    config = StudyConfig.from_json(a["config"])
+    if graded is not None and config.task == "ntr" and graded != config.graded:
+        given = "a graded answer (support / partial support / no support)" if graded else "a yes/no answer"
+        raise AssessError(f"{given} is refused: this study's answers are {config.answers_named}")
+    if value not in config.allowed():
+        raise AssessError(f"answer {value!r} is not on this study's scale ({config.answers_named})")
     if a["status"] == "completed":
         return AnswerResult(False, True, 0, code)
     stamp = now()
@@ -862,14 +878,15 @@ def raw_rows(db: Store, study: str) -> list[dict]:
 
 
 def write_aggregate(db: Store, study: str) -> dict:
-    """Write the study's majority labels as the label source ``crowd:<study>`` (ntr_labels or
-    response_labels, mode 'crowd', via 'majority'), in one transaction; undecided items get no label
-    (a label written by an earlier run is removed)."""
+    """Write the study's majority labels as the label source ``crowd:<study>`` (ntr_labels, the
+    graded ntr_support_labels of a graded NtR study, or response_labels; mode 'crowd', via
+    'majority'), in one transaction; undecided items get no label (a label written by an earlier run
+    is removed)."""
     s = get_study(db, study)
-    task = Task(s.task)
+    task = s.config.label_task
     decided = [r for r in aggregated_rows(db, study) if r["label"] is not None]
     items = study_items(db, study)
-    if task is Task.NTR:
+    if task in (Task.NTR, Task.NTR_SUPPORT):
         by_item = {(r["turn_id"], items[r["item_id"]]["nugget_id"], r["run"]): r for r in decided}
     else:
         by_item = {(r["turn_id"], r["run"], r["criterion"]): r for r in decided}
@@ -881,7 +898,7 @@ def write_aggregate(db: Store, study: str) -> dict:
             description=f"majority vote of crowd study {study} (qc {s.config.qc}, ties {s.config.tie})",
         )
         for item, r in by_item.items():
-            extra = {"batch": r["batch"]} if task is Task.NTR else None
+            extra = {"batch": r["batch"]} if task is Task.NTR else None  # ntr_support_labels keep no batch
             label_store.save_changed(
                 db, task, s.source, item, r["label"], mode=JudgingMode.CROWD, via="majority", extra=extra
             )
@@ -958,21 +975,29 @@ def import_ntr_study(
                 raise FormatError(
                     file, r.line, f"one label per nugget and run (line {prev.line} says {prev.value})", str(r.value)
                 )
-    existing = sql.row(db, "SELECT status FROM crowd_studies WHERE name = :name", {"name": study})
+    existing = sql.row(db, "SELECT status, config FROM crowd_studies WHERE name = :name", {"name": study})
     if existing and existing["status"] != "imported":
         raise AssessError(f"crowd study {study!r} exists and was not imported; choose another --study")
+    if existing and StudyConfig.from_json(existing["config"]).graded != rows[0].graded:
+        was = "graded" if not rows[0].graded else "yes/no"
+        raise AssessError(
+            f"crowd study {study!r} was imported {was}, this file is not: its labels would sit beside the "
+            "other kind's; choose another --study"
+        )
     labels = sorted({r.batch for r in rows}, key=lambda b: (not b.isdigit(), int(b) if b.isdigit() else 0, b))
     per_batch = defaultdict(set)
     for r in first.values():
         if raw:
             per_batch[r.batch].add(r.worker)
     k = max((len(v) for v in per_batch.values()), default=3)
+    graded = rows[0].graded  # a file answered with support words (parse_crowd_ntr keeps one kind per file)
     config = StudyConfig(
         task="ntr",
         k=k,
         qc="none",
-        tie="undecided",
+        tie="mean" if graded else "undecided",
         batch_size=max(sum(1 for _ in g) for g in _group(first.values(), raw)),
+        graded=graded,
     )
     stamp = now()
     source = f"crowd:{study}"
@@ -1060,24 +1085,29 @@ def import_ntr_study(
             for r in first.values():
                 label_store.save_changed(
                     db,
-                    Task.NTR,
+                    config.label_task,
                     source,
                     (r.turn_id, nuggets[(r.turn_id, r.nugget_key)], r.run),
                     r.value,
                     mode=JudgingMode.IMPORT,
                     via=None,
-                    extra={"batch": r.batch},
+                    extra=None if graded else {"batch": r.batch},
                 )
             summary = {"source": source, "labels": len(first)}
-    yes = sum(r.value for r in first.values())
+    if graded:
+        answered = {
+            f"answers_{support_word(v)}": sum(r.value == v for r in first.values()) for v in sorted(config.scale)
+        }
+    else:
+        yes = sum(r.value for r in first.values())
+        answered = {"answers_yes": yes, "answers_no": len(first) - yes}
     return {
         "study": study,
         "rows": len(rows),
         "batches": len(labels),
         "items": len(item_ids),
         "workers": len({r.worker for r in rows}) if raw else None,
-        "answers_yes": yes,
-        "answers_no": len(first) - yes,
+        **answered,
         **{f"source_{k}": v for k, v in summary.items()},
     }
 

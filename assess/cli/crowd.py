@@ -69,6 +69,13 @@ def add_commands(sub) -> None:
         "--demo", action="store_true", help="the demo study on the embedded demo (its known answers are built in)"
     )
     p.add_argument("--task", choices=("ntr", "response"), default="ntr")
+    p.add_argument(
+        "--graded",
+        action="store_true",
+        help="ntr: workers answer 2 support / 1 partial support / 0 no support (keys 2, 1, 0) instead of yes/no; "
+        "the aggregated labels become ntr-support labels of crowd:NAME (ties default to the mean rounded "
+        "half up); known answers are written support / partial_support / not_support",
+    )
     p.add_argument("--run", action="append", dest="runs", help="only this run (repeatable; default all)")
     p.add_argument("--turn", action="append", dest="turns", help="only this turn id (repeatable)")
     p.add_argument("--conversation", action="append", dest="conversations", help="only this conversation")
@@ -83,12 +90,13 @@ def add_commands(sub) -> None:
         action="append",
         default=[],
         metavar="TURN,RUN,KEY,VALUE",
-        help="a known-answer item used as a hidden test (KEY: nugget key [k] or criterion); repeatable",
+        help="a known-answer item used as a hidden test (KEY: nugget key [k] or criterion; VALUE: 0|1 or yes|no, "
+        "--graded: 2|1|0 or support|partial_support|not_support); repeatable",
     )
     p.add_argument(
         "--known-file",
-        help="known answers: NtR TSV (<batch>_<conv>_<turn>_<k>_<run> 0|1) or, for "
-        "response studies, lines TURN RUN CRITERION VALUE",
+        help="known answers: NtR TSV (<batch>_<conv>_<turn>_<k>_<run> 0|1; --graded: support|partial_support|"
+        "not_support) or, for response studies, lines TURN RUN CRITERION VALUE",
     )
     p.add_argument("--batch-size", type=int, help="regular items per batch (default 10)")
     p.add_argument("--k", type=int, help="workers per batch (default 3)")
@@ -103,8 +111,8 @@ def add_commands(sub) -> None:
     p.add_argument(
         "--tie",
         choices=("undecided", "mean"),
-        help="majority-vote ties: undecided (no label; default for ntr) or mean of the labels rounded "
-        "half up (CAsT; default for response)",
+        help="majority-vote ties: undecided (no label; default for yes/no ntr) or mean of the labels rounded "
+        "half up (CAsT; default for response and --graded: 2-1-0 gives 1 partial support)",
     )
     p.add_argument("--unable", action="store_true", help="response: offer -1 'unable to judge' (iKAT 2023)")
     p.add_argument("--platform", choices=("any", "prolific", "mturk"), help="accept workers from (default any)")
@@ -162,9 +170,9 @@ def add_commands(sub) -> None:
         help="raw answers or aggregated labels as CSV or TSV",
         description="raw: every answer with worker, batch, test flag, time and QC verdict; "
         "aggregated: votes, mean, tie and label per item. --format tsv writes the "
-        "CONE-RAG NtR layout <batch>_<conv>_<turn>_<k>_<run>\\t0|1 (raw: a third "
-        "column with the worker; `crowd import` reads both back); for response "
-        "studies TURN RUN CRITERION VALUE [WORKER].",
+        "CONE-RAG NtR layout <batch>_<conv>_<turn>_<k>_<run>\\t0|1 (graded studies: "
+        "support|partial_support|not_support; raw: a third column with the worker; "
+        "`crowd import` reads both back); for response studies TURN RUN CRITERION VALUE [WORKER].",
     )
     p.add_argument("name")
     p.add_argument("what", choices=("raw", "aggregated"))
@@ -179,7 +187,9 @@ def add_commands(sub) -> None:
         help="import crowd NtR labels keeping their batches (and workers)",
         description="Import a crowd NtR file (<batch>_<conv>_<turn>_<k>_<run>\\t0|1, optionally "
         "a third column with the worker) as an imported study; its labels become "
-        "source crowd:STUDY (the public CONE-RAG file: one aggregated label per pair).",
+        "source crowd:STUDY (the public CONE-RAG file: one aggregated label per pair). "
+        "A file answered support|partial_support|not_support (a graded study's export) "
+        "becomes a graded study with ntr-support labels; a file mixing both is refused.",
     )
     p.add_argument("file")
     add_db_argument(p)
@@ -242,17 +252,25 @@ def _config(args):
         from assess.errors import AssessError
 
         raise AssessError("--criteria applies to --task response")
+    if args.graded:
+        if args.task != "ntr":
+            from assess.errors import AssessError
+
+            raise AssessError("--graded applies to --task ntr (support / partial support / no support)")
+        given["graded"] = True
     if args.demo:
         return demo_config(args.task, **given)
-    defaults = {"qc": "test", "tie": "undecided"} if args.task == "ntr" else {"qc": "known-bad", "tie": "mean"}
+    if args.task == "ntr":
+        defaults = {"qc": "test", "tie": "mean" if args.graded else "undecided"}
+    else:
+        defaults = {"qc": "known-bad", "tie": "mean"}
     return StudyConfig(task=args.task, **{**defaults, **given})
 
 
 def cmd_create(args) -> int:
     from assess.crowd.rules import (
-        DEMO_KNOWN_NTR,
-        DEMO_KNOWN_RESPONSE,
-        DEMO_STUDY,
+        demo_known,
+        demo_name,
         entry_urls,
         parse_known_file,
         parse_known_spec,
@@ -262,12 +280,12 @@ def cmd_create(args) -> int:
     from store import crowd as store_crowd
 
     config = _config(args)
-    known = [parse_known_spec(s) for s in args.known]
+    known = [parse_known_spec(s, graded=config.graded) for s in args.known]
     if args.known_file:
-        known += parse_known_file(args.known_file, args.task)
+        known += parse_known_file(args.known_file, args.task, graded=config.graded)
     if args.demo:
-        known = known or list(DEMO_KNOWN_NTR if args.task == "ntr" else DEMO_KNOWN_RESPONSE)
-        name = args.name or (DEMO_STUDY if args.task == "ntr" else f"{DEMO_STUDY}-response")
+        known = known or list(demo_known(args.task, graded=config.graded))
+        name = args.name or demo_name(args.task, graded=config.graded)
     elif not args.name:
         raise AssessError("crowd create needs a study NAME (or --demo)")
     else:
@@ -290,9 +308,10 @@ def cmd_create(args) -> int:
     if args.json:
         print(json.dumps(summary))
         return 0
+    kind = f" as {config.label_task} labels ({config.answers_named})" if config.graded else ""
     print(
         f"study {name}: {summary['items']} items + {summary['tests']} test items in {summary['batches']} batches, "
-        f"k = {summary['k']} ({summary['assignments_needed']} assignments); labels go to {summary['source']}"
+        f"k = {summary['k']} ({summary['assignments_needed']} assignments); labels go to {summary['source']}{kind}"
     )
     for platform, url in summary["urls"].items():
         print(f"  {platform:9} {url}")
@@ -349,6 +368,13 @@ def cmd_report(args) -> int:
     from store import crowd as store_crowd
 
     db = _open(args)
+    if args.compare and store_crowd.get_study(db, args.name).config.graded:
+        from assess.errors import AssessError
+
+        raise AssessError(
+            f"--compare reads yes/no NtR labels; compare the graded study {args.name!r} after `crowd aggregate` "
+            f"with `audit agreement --task ntr-support --source crowd:{args.name} --source OTHER`"
+        )
     result = store_crowd.report(db, args.name)
     result["compare"] = {other: crowd_service.compare(db, args.name, other) for other in args.compare}
     if args.json:
@@ -400,19 +426,21 @@ def cmd_decide(args) -> int:
 def cmd_aggregate(args) -> int:
     from store import crowd as store_crowd
 
-    summary = store_crowd.write_aggregate(_open(args), args.name)
+    db = _open(args)
+    summary = store_crowd.write_aggregate(db, args.name)
+    task = store_crowd.get_study(db, args.name).config.label_task
     if args.json:
-        print(json.dumps(summary))
+        print(json.dumps({**summary, "task": str(task)}))
     else:
         print(
-            f"{summary['source']}: {summary['labels']} labels written (values {summary['values']}), "
+            f"{summary['source']}: {summary['labels']} {task} labels written (values {summary['values']}), "
             f"{summary['removed']} removed"
         )
     return 0
 
 
 def cmd_export(args) -> int:
-    from assess.crowd.rules import ntr_id
+    from assess.crowd.rules import ntr_id, support_word
     from store import crowd as store_crowd
 
     db = _open(args)
@@ -436,6 +464,8 @@ def cmd_export(args) -> int:
             value = r["value"] if args.what == "raw" else r["label"]
             if value is None:
                 continue  # undecided
+            if study.config.graded:
+                value = support_word(value)  # a graded file never reads as yes/no
             head = (
                 ntr_id(r["batch"], r["turn_id"], r["nugget_key"], r["run"])
                 if study.task == "ntr"

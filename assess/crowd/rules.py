@@ -22,7 +22,6 @@ import hashlib
 import hmac
 import html
 import json
-import math
 import random
 import re
 import statistics
@@ -34,7 +33,9 @@ from typing import Literal, NamedTuple
 from urllib.parse import urlsplit
 
 from assess.errors import AssessError, FormatError
+from assess.formats.nuggetizer import ASSIGNMENTS, SUPPORT_NAMES
 from assess.formats.nuggets import NTR_ID
+from assess.tasks import MATCH_SUPPORT, SUPPORT, Task, consensus
 
 TASKS = ("ntr", "response")
 QC_RULES = ("test", "known-bad", "none")
@@ -43,6 +44,16 @@ PLATFORMS = ("prolific", "mturk", "direct", "import")
 
 NTR_QUESTION = "Is the gold nugget of information covered in the response?"
 NTR_SCALE = {1: "Yes", 0: "No"}
+# Graded NtR studies (TREC 2024/2025 RAG): the registry's support scale, answered with keys 2 / 1 / 0.
+NTR_GRADED_QUESTION = "How much of the gold nugget's information does the response contain?"
+# The words a graded known answer or label may be written with (nuggetizer's assignment labels and
+# the registry's names); yes/no words are refused on a graded study, these on a yes/no one.
+SUPPORT_WORDS = {
+    **ASSIGNMENTS,  # support, partial_support, not_support (written by exports)
+    **{name.replace(" ", "_"): value for value, name in SUPPORT.names.items()},  # no_support
+    "partial": 1,
+}
+YES_NO_WORDS = {"yes": 1, "no": 0, "y": 1, "n": 0}
 UNABLE = -1  # iKAT 2023: "unable to judge"
 
 # Response-quality criteria (0-3), as used by CAsT 2022 (relevance, naturalness, conciseness) and
@@ -123,15 +134,20 @@ class StudyConfig:
     seed: int = 0  # test-item draw and position
     qc: Literal["test", "known-bad", "none"] = "test"
     bad_threshold: int = 3  # known-bad rule: a rating >= this on a known-bad item fails
-    tie: Literal["undecided", "mean"] = "undecided"
+    # majority-vote ties: None takes the task's default, 'mean' for a graded study (on three ordered
+    # levels a 2-1-0 or 2-2-0-0 split reads as 1 partial support), else 'undecided'
+    tie: Literal["undecided", "mean"] | None = None
     criteria: tuple[str, ...] = ()  # response task: which criteria (one screen each)
     allow_unable: bool = False  # response task: offer -1 "unable to judge" (iKAT 2023)
     platform: Literal["prolific", "mturk", "any"] = "any"
     prolific_code: str | None = None  # the study's Prolific completion code (redirect link)
     stale_minutes: int = 60  # an unfinished assignment idle this long frees its slot
     max_batches_per_worker: int = 0  # 0: no limit
+    graded: bool = False  # ntr: support / partial support / no support (2/1/0) instead of yes/no
 
     def __post_init__(self):
+        if self.tie is None:
+            object.__setattr__(self, "tie", "mean" if self.graded is True else "undecided")
         if self.task not in TASKS:
             raise AssessError(f"task is one of {', '.join(TASKS)}, not {self.task!r}")
         if self.qc not in QC_RULES:
@@ -151,19 +167,45 @@ class StudyConfig:
                 raise AssessError(f"unknown criterion {unknown[0]!r}; choose from {', '.join(CRITERIA)}")
         elif self.criteria:
             raise AssessError("criteria apply to response studies only")
+        if not isinstance(self.graded, bool):
+            raise AssessError(f"graded is true or false, not {self.graded!r}")
+        if self.graded and self.task != "ntr":
+            raise AssessError("graded applies to NtR studies only (support / partial support / no support)")
         if self.prolific_code is not None and not re.fullmatch(r"[A-Za-z0-9]{4,32}", self.prolific_code):
             raise AssessError(f"a Prolific completion code is 4-32 letters or digits, not {self.prolific_code!r}")
 
     @property
     def scale(self) -> tuple[int, ...]:
         """The answer values a worker can give (without -1)."""
-        return (0, 1) if self.task == "ntr" else RESPONSE_SCALE
+        if self.task == "ntr":
+            return SUPPORT.values if self.graded else (0, 1)
+        return RESPONSE_SCALE
+
+    @property
+    def label_task(self) -> Task:
+        """The label kind the aggregated labels are written as: ``ntr-support`` for a graded study
+        (so scores read them on the graded scale), ``ntr`` for yes/no, ``response`` for quality."""
+        if self.task == "ntr":
+            return Task.NTR_SUPPORT if self.graded else Task.NTR
+        return Task.RESPONSE
+
+    @property
+    def answers_named(self) -> str:
+        """What this study's answers are, for messages: 'yes/no' or the graded scale with its keys."""
+        if self.task != "ntr":
+            return "ratings " + "/".join(str(v) for v in self.scale)
+        if self.graded:
+            return "graded: " + ", ".join(f"{v} {SUPPORT.names[v]}" for v in sorted(SUPPORT.values, reverse=True))
+        return "yes/no: 1 yes, 0 no"
 
     def allowed(self) -> tuple[int, ...]:
         return self.scale + ((UNABLE,) if self.task == "response" and self.allow_unable else ())
 
     def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+        data = dataclasses.asdict(self)
+        if not self.graded:
+            del data["graded"]  # a yes/no study's stored settings read as before graded studies existed
+        return json.dumps(data, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> StudyConfig:
@@ -194,6 +236,8 @@ def default_guideline(config: StudyConfig) -> dict:
         "answers are stored with your platform worker id and the time you took per item, and "
         "are used only for research. You may stop at any time by closing the page."
     )
+    if config.task == "ntr" and config.graded:
+        return _graded_guideline(consent)
     if config.task == "ntr":
         return {
             "title": "Does the response contain this information?",
@@ -254,6 +298,43 @@ def default_guideline(config: StudyConfig) -> dict:
     }
 
 
+def _graded_guideline(consent: str) -> dict:
+    """The default guideline of a graded NtR study: the three answers in the registry's words, keys 2 / 1 / 0."""
+    name, meaning = SUPPORT.names, SUPPORT.definitions
+    keys = "; ".join(f"**{v}** {name[v]}: {meaning[v]}" for v in sorted(SUPPORT.values, reverse=True))
+    return {
+        "title": "How much of this information does the response contain?",
+        "consent": consent,
+        "instructions": (
+            "Each screen shows a **response** written by a search assistant and a **nugget**: a short "
+            "piece of information that a good answer should contain. Decide how much of the nugget's "
+            "information a reader of the response learns; the wording may differ. Answer with a key "
+            f"or click the buttons: {keys}. If the response says something different from the nugget, "
+            f"answer **0** {name[0]}."
+        ),
+        "examples": [
+            {
+                "response": "Most beginners train for about three months, running three times a week.",
+                "nugget": "Beginner plans usually last 10 to 12 weeks with three sessions a week.",
+                "answer": f"2 {name[2]}",
+                "why": "Three months is about 12 weeks; both say three sessions a week.",
+            },
+            {
+                "response": "Solar panels still produce some power under cloud, though less than in sun.",
+                "nugget": "On overcast days output falls to 10 to 25 percent of rated power.",
+                "answer": f"1 {name[1]}",
+                "why": "The response says output falls, but not how much: part of the nugget, stated vaguely.",
+            },
+            {
+                "response": "Choose shoes that fit well and replace them every 500 to 800 km.",
+                "nugget": "Take a rest day between running sessions.",
+                "answer": f"0 {name[0]}",
+                "why": "The response says nothing about rest days.",
+            },
+        ],
+    }
+
+
 def read_guideline(path: str | Path) -> dict:
     """Read an organizer's guideline file: a JSON object with any of title, consent, instructions, examples."""
     from assess.formats.reading import read_json_object
@@ -285,12 +366,19 @@ class KnownAnswer(NamedTuple):
     line: int | None = None
 
 
-def parse_known_spec(spec: str) -> KnownAnswer:
-    """Read ``TURN,RUN,KEY,VALUE`` (KEY: nugget key like [2] or 2, or a criterion)."""
+def parse_known_spec(spec: str, *, graded: bool = False) -> KnownAnswer:
+    """Read ``TURN,RUN,KEY,VALUE`` (KEY: nugget key like [2] or 2, or a criterion).
+
+    VALUE is an integer; for NtR also a word: yes / no on a yes/no study, support / partial_support /
+    not_support on a graded one (``graded``). A word of the other kind is refused, never converted.
+    """
     parts = [p.strip() for p in spec.split(",")]
     if len(parts) != 4 or not all(parts):
         raise AssessError(f"--known expects TURN,RUN,KEY,VALUE (e.g. 101_1,demo-bm25,[1],0), not {spec!r}")
     turn, run, key, value = parts
+    word = ntr_answer_word(value, graded=graded)
+    if word is not None:
+        return KnownAnswer(turn, run, _nugget_key(key), word)
     try:
         number = int(value)
     except ValueError:
@@ -298,21 +386,50 @@ def parse_known_spec(spec: str) -> KnownAnswer:
     return KnownAnswer(turn, run, _nugget_key(key), number)
 
 
+def support_word(value: int) -> str:
+    """A graded NtR value as the word graded files carry (nuggetizer's: support, partial_support, not_support)."""
+    return SUPPORT_NAMES[value]
+
+
+def ntr_answer_word(text: str, *, graded: bool) -> int | None:
+    """The value of an NtR answer written as a word (None: not a word); a word of the other kind of study
+    (a yes/no word on a graded study, a graded word on a yes/no one) is refused with what is expected."""
+    word = text.strip().lower().replace(" ", "_").replace("-", "_")
+    own, other = (SUPPORT_WORDS, YES_NO_WORDS) if graded else (YES_NO_WORDS, SUPPORT_WORDS)
+    if word in own:
+        return own[word]
+    if word in other:
+        if graded:
+            raise AssessError(
+                f"{text!r} is a yes/no answer, but the study is graded: expected support, partial_support or "
+                "not_support (2, 1, 0)"
+            )
+        raise AssessError(
+            f"{text!r} is a graded answer, but the study is yes/no: expected yes or no (1, 0); "
+            "create the study with --graded for support / partial support / no support"
+        )
+    return None
+
+
 def _nugget_key(key: str) -> str:
     return f"[{key}]" if key.isdigit() else key
 
 
-def parse_known_file(path: str | Path, task: str) -> list[KnownAnswer]:
+def parse_known_file(path: str | Path, task: str, *, graded: bool = False) -> list[KnownAnswer]:
     """Read known answers: for NtR the CONE-RAG TSV layout (``<batch>_<conv>_<turn>_<k>_<run>  0|1``,
-    the batch field ignored); for response studies ``TURN RUN CRITERION VALUE`` per line."""
+    the batch field ignored; a graded study's file writes the answer as a word, support /
+    partial_support / not_support, so a yes/no file is never read as graded); for response studies
+    ``TURN RUN CRITERION VALUE`` per line."""
     out = []
+    expected = "support|partial_support|not_support (a graded study)" if graded else "0|1"
     for number, text in _lines(path):
         fields = text.split()
         if task == "ntr":
             m = NTR_ID.match(fields[0]) if len(fields) == 2 else None
-            if not m or fields[1] not in ("0", "1"):
-                raise FormatError(path, number, "<batch>_<conv>_<turn>_<k>_<run> then 0|1", repr(text[:60]))
-            out.append(KnownAnswer(f"{m['conv']}_{m['turn']}", m["run"], f"[{m['k']}]", int(fields[1]), number))
+            if not m:
+                raise FormatError(path, number, f"<batch>_<conv>_<turn>_<k>_<run> then {expected}", repr(text[:60]))
+            value = _known_ntr_value(path, number, fields[1], graded)
+            out.append(KnownAnswer(f"{m['conv']}_{m['turn']}", m["run"], f"[{m['k']}]", value, number))
         else:
             if len(fields) != 4 or not re.fullmatch(r"[0-9]{1,9}", fields[3]):
                 raise FormatError(path, number, "TURN RUN CRITERION VALUE (VALUE in ASCII digits)", repr(text[:60]))
@@ -320,6 +437,23 @@ def parse_known_file(path: str | Path, task: str) -> list[KnownAnswer]:
     if not out:
         raise FormatError(path, None, "at least one known answer", "an empty file")
     return out
+
+
+def _known_ntr_value(path, number: int, text: str, graded: bool) -> int:
+    """The answer field of a known-answer line: 0|1 on a yes/no study, a support word on a graded one."""
+    if graded:
+        if text.strip().lower() in SUPPORT_WORDS:
+            return SUPPORT_WORDS[text.strip().lower()]
+        found = (
+            f"{text[:20]!r} (a yes/no answer)"
+            if text in ("0", "1") or text.lower() in YES_NO_WORDS
+            else repr(text[:20])
+        )
+        raise FormatError(path, number, "support, partial_support or not_support (the study is graded)", found)
+    if text in ("0", "1"):
+        return int(text)
+    found = f"{text[:20]!r} (a graded answer)" if text.lower() in SUPPORT_WORDS or text == "2" else repr(text[:20])
+    raise FormatError(path, number, "0|1 (the study is yes/no; --graded for support words)", found)
 
 
 class CrowdNtrRow(NamedTuple):
@@ -332,11 +466,14 @@ class CrowdNtrRow(NamedTuple):
     value: int
     worker: str | None
     line: int
+    graded: bool = False  # the label was written as a support word (a graded study's file)
 
 
 def parse_crowd_ntr(path: str | Path) -> list[CrowdNtrRow]:
     """Read ``<batch>_<conv>_<turn>_<k>_<run>\\t0|1[\\tworker]`` lines (2 fields: one aggregated label per
-    pair, as in the public CONE-RAG file; 3 fields: one row per worker answer)."""
+    pair, as in the public CONE-RAG file; 3 fields: one row per worker answer). A graded study's file
+    writes the label as support / partial_support / not_support (2 / 1 / 0); every line of a file
+    answers the same way (yes/no or graded)."""
     out = []
     for number, text in _lines(path):
         fields = text.split()
@@ -347,19 +484,34 @@ def parse_crowd_ntr(path: str | Path) -> list[CrowdNtrRow]:
         m = NTR_ID.match(fields[0])
         if not m:
             raise FormatError(path, number, "an id <batch>_<conv>_<turn>_<k>_<run>", repr(fields[0][:60]))
-        if fields[1] not in ("0", "1"):
-            raise FormatError(path, number, "a label 0 or 1", repr(fields[1][:20]))
+        if fields[1] in ("0", "1"):
+            value, graded = int(fields[1]), False
+        elif fields[1] in ASSIGNMENTS:
+            value, graded = ASSIGNMENTS[fields[1]], True
+        else:
+            raise FormatError(
+                path, number, "a label 0 or 1 (graded: support, partial_support or not_support)", repr(fields[1][:20])
+            )
         worker = fields[2] if len(fields) == 3 else None
         if worker is not None and not _WORKER.match(worker):
             raise FormatError(path, number, "a worker id of letters, digits and ._:@-", repr(worker[:60]))
         out.append(
-            CrowdNtrRow(m["batch"], f"{m['conv']}_{m['turn']}", f"[{m['k']}]", m["run"], int(fields[1]), worker, number)
+            CrowdNtrRow(m["batch"], f"{m['conv']}_{m['turn']}", f"[{m['k']}]", m["run"], value, worker, number, graded)
         )
     if not out:
         raise FormatError(path, None, "at least one label line", "an empty file")
     if len({r.worker is None for r in out}) > 1:
         first = next(r for r in out if (r.worker is None) != (out[0].worker is None))
         raise FormatError(path, first.line, "the same number of fields on every line", "a change")
+    if len({r.graded for r in out}) > 1:
+        first = next(r for r in out if r.graded != out[0].graded)
+        kinds = ("0|1 (yes/no)", "support|partial_support|not_support (graded)")
+        raise FormatError(
+            path,
+            first.line,
+            f"the same kind of label on every line (line {out[0].line}: {kinds[out[0].graded]})",
+            f"{kinds[first.graded]}",
+        )
     return out
 
 
@@ -483,7 +635,7 @@ def majority_vote(values: Sequence[int], tie: str = "undecided") -> Vote:
     mean = sum(counted) / len(counted)
     if len(leaders) == 1:
         return Vote(leaders[0], mean, len(counted), dict(sorted(counts.items())), False)
-    label = math.floor(mean + 0.5) if tie == "mean" else None
+    label = consensus(counted) if tie == "mean" else None  # the mean rounded half up, as K LLM answers
     return Vote(label, mean, len(counted), dict(sorted(counts.items())), True)
 
 
@@ -536,7 +688,10 @@ def agreement(
             "fleiss_raters": raters,
             "fleiss_kappa": fleiss_kappa(exact, scale=config.scale, min_labels=raters) if exact else None,
             "krippendorff_alpha": krippendorff_alpha(
-                labels, scale=config.scale, min_labels=2, level="nominal" if config.task == "ntr" else "ordinal"
+                labels,
+                scale=config.scale,
+                min_labels=2,
+                level="nominal" if config.task == "ntr" and not config.graded else "ordinal",
             ),
         }
     return out
@@ -704,10 +859,30 @@ DEMO_KNOWN_RESPONSE = (
 )
 
 
+def demo_known(task: str = "ntr", *, graded: bool = False) -> tuple[KnownAnswer, ...]:
+    """The demo's known answers: a graded demo reads the yes/no ones on the support scale (the rerank
+    responses copy the nugget: yes = 2 support; the bm25 ones are about something else: no = 0)."""
+    if task != "ntr":
+        return DEMO_KNOWN_RESPONSE
+    if graded:
+        return tuple(k._replace(value=MATCH_SUPPORT[k.value]) for k in DEMO_KNOWN_NTR)
+    return DEMO_KNOWN_NTR
+
+
+def demo_name(task: str = "ntr", *, graded: bool = False) -> str:
+    """The demo study's name: demo, demo-graded (graded NtR) or demo-response."""
+    if task != "ntr":
+        return f"{DEMO_STUDY}-response"
+    return f"{DEMO_STUDY}-graded" if graded else DEMO_STUDY
+
+
 def demo_config(task: str = "ntr", **overrides) -> StudyConfig:
-    """The demo study's settings: NtR with the CONE-RAG rules, or response quality (relevance and
-    completeness, iKAT 2023 scale with -1) with the CAsT 2022 known-bad screening."""
-    if task == "ntr":
+    """The demo study's settings: NtR with the CONE-RAG rules (graded: ties by the mean rounded half
+    up, as :func:`assess.tasks.consensus`), or response quality (relevance and completeness, iKAT
+    2023 scale with -1) with the CAsT 2022 known-bad screening."""
+    if task == "ntr" and overrides.get("graded"):
+        base = dict(task="ntr", qc="test", tie="mean")
+    elif task == "ntr":
         base = dict(task="ntr", qc="test", tie="undecided")
     else:
         base = dict(

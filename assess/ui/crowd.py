@@ -107,6 +107,52 @@ def crowd_item(view) -> None:
         crowd_text(view.nugget, "Nugget")
 
 
+def crowd_keys(item, config, give) -> None:
+    """The question and answer buttons of one item, each calling ``give(value, graded)``: Y / N on a
+    yes/no NtR study (graded False), 2 / 1 / 0 on a graded one (graded True; captions and help from
+    the registry's support scale), 0-3 and X "unable" per criterion on a response study (graded None)."""
+    from assess.crowd.rules import CRITERIA, NTR_GRADED_QUESTION, NTR_QUESTION, UNABLE, answer_caption
+    from assess.tasks import SUPPORT
+
+    if item.task == "ntr" and config.graded:
+        st.subheader(NTR_GRADED_QUESTION)
+        keys = st.container(horizontal=True, gap="small")
+        for value in sorted(SUPPORT.values, reverse=True):
+            keys.button(
+                SUPPORT.label(value),
+                key=f"crowd_s{value}",
+                shortcut=str(value),
+                on_click=give,
+                args=(value, True),
+                width="stretch",
+                help=SUPPORT.definitions[value],
+            )
+        return
+    if item.task == "ntr":
+        st.subheader(NTR_QUESTION)
+        keys = st.container(horizontal=True, gap="small")
+        keys.button("Yes", key="crowd_yes", shortcut="Y", on_click=give, args=(1, False), width=160)
+        keys.button("No", key="crowd_no", shortcut="N", on_click=give, args=(0, False), width=160)
+        return
+    rubric = CRITERIA[item.criterion]
+    st.subheader(rubric["question"])
+    keys = st.container(horizontal=True, gap="small")
+    for value in config.scale:
+        keys.button(
+            answer_caption(item.criterion, value),
+            key=f"crowd_v{value}",
+            shortcut=str(value),
+            on_click=give,
+            args=(value, None),
+            width="stretch",
+            help=rubric["scale"][value],
+        )
+    if config.allow_unable:
+        keys.button(
+            "Unable to judge", key="crowd_unable", shortcut="X", on_click=give, args=(UNABLE, None), width="stretch"
+        )
+
+
 def crowd_completion(code: str | None, config, entry) -> None:
     """The end of a batch: the completion code, Prolific's return link, or the MTurk submit form."""
     from assess.crowd.rules import PROLIFIC_COMPLETE, mturk_form_html
