@@ -624,15 +624,27 @@ IMPORT_KINDS: tuple[str, ...] = (
     "ikat-responses",
     "rag-answers",
     "ntr-labels",
+    "nuggetizer-nuggets",
+    "nuggetizer-assignments",
 )
 """The kinds of file ``import`` (and the Import page) reads, in the order they are offered."""
+
+NUGGETIZER_FILE_KINDS: tuple[str, ...] = ("nuggetizer-nuggets", "nuggetizer-assignments")
+"""The import (and ``export``) kinds of the ``nuggetizer`` package's layouts (TREC RAG AutoNuggetizer): gold
+nuggets with their importance, and graded NtR assignments of runs' answers (assess/services/nuggetizer_files.py)."""
 
 RESPONSE_FILE_KINDS: tuple[str, ...] = ("ikat-responses", "rag-answers")
 """The import kinds of generated responses with citations (sentences and cited passages; also ``export``
 kinds): the iKAT topics' responses and TREC RAG answer files (docs/responses.md)."""
 
 DEFAULT_SOURCES: Mapping[str, str] = MappingProxyType(
-    {"qrels": "nist", "ptkb-qrels": "nist", "nuggets": "human", "ntr-labels": "crowd:mturk"}
+    {
+        "qrels": "nist",
+        "ptkb-qrels": "nist",
+        "nuggets": "human",
+        "ntr-labels": "crowd:mturk",
+        "nuggetizer-nuggets": "human",
+    }
 )
 """The label source an imported file's labels go to when none is named."""
 

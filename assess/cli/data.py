@@ -7,7 +7,7 @@ import sys
 
 from assess.cli import actor, add_by_argument, add_db_argument, check_options
 from assess.formats.reading import MAX_DEPTH, MAX_JSON_BYTES, MAX_LINE_BYTES, MiB
-from assess.tasks import EXPORT_TABLES, IMPORT_KINDS, RESPONSE_FILE_KINDS
+from assess.tasks import EXPORT_TABLES, IMPORT_KINDS, NUGGETIZER_FILE_KINDS, RESPONSE_FILE_KINDS
 
 
 def add_commands(sub) -> None:
@@ -35,15 +35,21 @@ def add_commands(sub) -> None:
         "rag-answers: TREC RAG 2024/2025 answer JSONL, each line's run_id): sentences and cited passages are "
         "stored, cited passages the store lacks are added without text, the turns must exist; a re-import "
         "of the same responses changes nothing, a different response for a stored run and turn is refused "
-        "unless --replace.",
+        "unless --replace. nuggetizer layouts (TREC RAG AutoNuggetizer JSONL; docs/responses.md): "
+        "nuggetizer-nuggets stores each qid's (a turn id; the turn must exist) nuggets as gold nuggets [1], [2], "
+        "... of --source with their importance as importance labels of --source; nuggetizer-assignments "
+        "stores each nugget's assignment (support / partial_support / not_support) as an ntr-support label of "
+        "--source (required) for the gold nugget of --nugget-source with the same text and the record's "
+        "run_id (its response to the qid must be stored); assigned nuggets the set does not have are "
+        "reported (unknown_nuggets and a warning naming the first), not stored.",
     )
     p.add_argument("kind", choices=IMPORT_KINDS, help="what the file holds")
     p.add_argument("file", help="the file to import")
     add_db_argument(p)
     p.add_argument(
         "--source",
-        help="label source name (qrels: nist; ptkb-qrels: nist; nuggets: human; "
-        "ntr-labels: crowd:mturk; LLM sources are named llm:MODEL)",
+        help="label source name (qrels: nist; ptkb-qrels: nist; nuggets, nuggetizer-nuggets: human; "
+        "ntr-labels: crowd:mturk; nuggetizer-assignments: required; LLM sources are named llm:MODEL)",
     )
     p.add_argument("--depth", type=int, default=10, help="run: pool the top K passages per turn (0: no pooling)")
     p.add_argument(
@@ -64,9 +70,11 @@ def add_commands(sub) -> None:
     )
     p.add_argument(
         "--nuggets",
+        "--nugget-source",
         dest="nugget_source",
         default="human",
-        help="ntr-labels: the nugget source whose [k] keys the labels refer to (default human)",
+        help="ntr-labels: the nugget source whose [k] keys the labels refer to; nuggetizer-assignments: the "
+        "nugget set whose nuggets the assignments name by text (default human)",
     )
     p.add_argument("--gold", action="store_true", help="responses: store as gold responses of --source")
     p.add_argument("--year", type=int, help="topics: the iKAT year (default: guessed from the schema)")
@@ -76,25 +84,41 @@ def add_commands(sub) -> None:
 
     p = sub.add_parser(
         "export",
-        help="export labels (TREC qrels, PTKB qrels, nuggets JSON, CSV/Parquet) or responses with citations",
+        help="export labels (TREC qrels, PTKB qrels, nuggets JSON, CSV/Parquet, nuggetizer JSONL) or responses "
+        "with citations",
         description="Write one source's labels to stdout (qrels, ptkb-qrels, nuggets), "
         "a label table to a CSV/Parquet file (table), or the stored responses with their citations to --out "
         "(ikat-responses: the iKAT topics layout, one run; rag-answers: TREC RAG answer JSONL, each response "
-        "in the layout it was read in unless --layout). Importing the file gives the same responses.",
+        "in the layout it was read in unless --layout). Importing the file gives the same responses. "
+        "nuggetizer-nuggets: the gold nuggets of --source with its importance labels (a nugget without one is "
+        "written okay and counted); nuggetizer-assignments: the NtR labels of --source (graded; yes/no as "
+        "support / not_support) on the nuggets of --nugget-source (default: the one set they refer to), one "
+        "record per run and turn; both to --out, turns in conversation order, nuggets in key order.",
     )
-    p.add_argument("kind", choices=("qrels", "ptkb-qrels", "nuggets", "table", *RESPONSE_FILE_KINDS))
+    p.add_argument(
+        "kind", choices=("qrels", "ptkb-qrels", "nuggets", "table", *RESPONSE_FILE_KINDS, *NUGGETIZER_FILE_KINDS)
+    )
     add_db_argument(p)
     p.add_argument("--source", help="label source (an assessor's labels are under the assessor's name)")
-    p.add_argument("--dedup", action="store_true", help="nuggets: only the de-duplicated set")
+    p.add_argument("--dedup", action="store_true", help="nuggets, nuggetizer-nuggets: only the de-duplicated set")
+    p.add_argument(
+        "--nugget-source",
+        help="nuggetizer-assignments: the nugget set the labels are written for (default: the one they refer to)",
+    )
     p.add_argument("--table", choices=EXPORT_TABLES, help="table: which table")
     p.add_argument(
         "--output",
         "--out",
         "-o",
-        help="table: output file (.csv or .parquet; default CSV on stdout); ikat-responses, rag-answers: "
-        "the file to write (required)",
+        help="table: output file (.csv or .parquet; default CSV on stdout); ikat-responses, rag-answers, "
+        "nuggetizer-nuggets, nuggetizer-assignments: the file to write (required)",
     )
-    p.add_argument("--run", action="append", default=[], help="ikat-responses, rag-answers: only this run (repeatable)")
+    p.add_argument(
+        "--run",
+        action="append",
+        default=[],
+        help="ikat-responses, rag-answers, nuggetizer-assignments: only this run (repeatable)",
+    )
     p.add_argument(
         "--layout",
         choices=("trec-rag-2024", "trec-rag-2025"),
@@ -226,10 +250,13 @@ def cmd_import(args) -> int:
         replace=args.replace,
         by=f"cli:{_login()}",
     )
+    for warning in summary.get("warnings", ()):  # what the file held but was not stored
+        print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(summary))
-    else:
-        print(f"{args.file}: imported " + ", ".join(f"{k} {v}" for k, v in summary.items()))
+        return 0
+    summary.pop("warnings", None)
+    print(f"{args.file}: imported " + ", ".join(f"{k} {v}" for k, v in summary.items()))
     return 0
 
 
@@ -239,8 +266,12 @@ def cmd_export(args) -> int:
     from store import exports
 
     db = _open(args)
+    if args.nugget_source and args.kind != "nuggetizer-assignments":
+        raise AssessError(f"--nugget-source is for nuggetizer-assignments exports, not {args.kind}")
     if args.kind in RESPONSE_FILE_KINDS:
         return _export_responses(db, args)
+    if args.kind in NUGGETIZER_FILE_KINDS:
+        return _export_nuggetizer(db, args)
     if args.run or args.layout:
         raise AssessError(f"--run and --layout are for {' and '.join(RESPONSE_FILE_KINDS)} exports, not {args.kind}")
     if args.kind in ("qrels", "ptkb-qrels", "nuggets") and not args.source:
@@ -275,6 +306,30 @@ def _export_responses(db, args) -> int:
     if args.layout and args.kind != "rag-answers":
         raise AssessError("--layout is for rag-answers exports")
     written = export_file(db, args.kind, args.output, runs=args.run, layout=args.layout)
+    print(f"{args.output}: wrote " + ", ".join(f"{k} {v}" for k, v in written.items()))
+    return 0
+
+
+def _export_nuggetizer(db, args) -> int:
+    from assess.errors import AssessError
+    from assess.services import nuggetizer_files
+
+    if not args.output:
+        raise AssessError(f"export {args.kind} needs --out FILE")
+    if not args.source:
+        raise AssessError(f"export {args.kind} needs --source NAME")
+    if args.layout:
+        raise AssessError(f"--layout is for rag-answers exports, not {args.kind}")
+    if args.kind == nuggetizer_files.NUGGETS:
+        if args.run:
+            raise AssessError(f"--run is for response and assignment exports, not {args.kind}")
+        written = nuggetizer_files.export_nuggets(db, args.output, source=args.source, dedup=args.dedup)
+    else:
+        if args.dedup:
+            raise AssessError(f"--dedup is for nuggets exports, not {args.kind}")
+        written = nuggetizer_files.export_assignments(
+            db, args.output, source=args.source, nugget_source=args.nugget_source, runs=args.run
+        )
     print(f"{args.output}: wrote " + ", ".join(f"{k} {v}" for k, v in written.items()))
     return 0
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from assess import formats
 from assess.errors import FormatError
 from assess.formats.trec import PassageStream, QrelsStream, RunStream
-from assess.tasks import DEFAULT_SOURCES, IMPORT_KINDS, RESPONSE_FILE_KINDS
+from assess.tasks import DEFAULT_SOURCES, IMPORT_KINDS, NUGGETIZER_FILE_KINDS, RESPONSE_FILE_KINDS
 from store import Store, imports, stats
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "assets" / "demo"
@@ -100,6 +100,12 @@ def _load_file(
         from assess.services import response_files
 
         return response_files.import_file(db, kind, path, run=run, replace=replace)
+    if kind in NUGGETIZER_FILE_KINDS:
+        from assess.services import nuggetizer_files
+
+        if kind == nuggetizer_files.NUGGETS:
+            return nuggetizer_files.import_nuggets(db, path, source=source)
+        return nuggetizer_files.import_assignments(db, path, source=source, nugget_source=nugget_source)
     if kind == "ntr-labels":
         return imports.import_ntr_labels(
             db, file, formats.parse_ntr_labels(path), source=source, nugget_source=nugget_source
