@@ -137,8 +137,8 @@ def figure(fig, name: str) -> None:
 
     st.plotly_chart(fig, width="stretch", key=f"chart_{name}")
     c1, c2 = st.columns(2)
-    c1.download_button(
-        "Download HTML", figure_html(fig), file_name=f"{name}.html", mime="text/html", key=f"html_{name}"
+    c1.download_button(  # the self-contained HTML (several MB) is built when the button is clicked
+        "Download HTML", lambda: figure_html(fig), file_name=f"{name}.html", mime="text/html", key=f"html_{name}"
     )
     if c2.button("Prepare PNG", key=f"png_{name}"):
         from assess.ui.plots import figure_png
