@@ -107,7 +107,13 @@ def get_study(db: Store, name: str) -> Study:
 
 
 def list_studies(db: Store) -> list[dict]:
-    return sql.rows(db, "SELECT name, task, status, source, created_at FROM crowd_studies ORDER BY created_at")
+    """Every study (name, task, status, source, creation time) and whether it is a graded NtR study."""
+    return [
+        {**r, "graded": StudyConfig.from_json(r.pop("config")).graded}
+        for r in sql.rows(
+            db, "SELECT name, task, status, source, created_at, config FROM crowd_studies ORDER BY created_at"
+        )
+    ]
 
 
 def _candidates(db: Store, task: str, nugget_source: str, criteria: Sequence[str]) -> list[tuple]:
@@ -743,6 +749,7 @@ def progress(db: Store, study: str) -> dict:
     return {
         "study": study,
         "task": s.task,
+        "graded": s.config.graded,
         "status": s.status,
         "batches": batches,
         "workers": workers,

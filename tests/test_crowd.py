@@ -925,3 +925,255 @@ def test_two_tabs_of_each_worker_answering_at_once_lose_no_answer_and_duplicate_
         assert q(db, "SELECT DISTINCT status FROM crowd_assignments") == [("completed",)]
     finally:
         db.close()
+
+
+# ------------------------------------------------------------------------------------------- graded NtR
+
+
+def test_graded_study_settings_guideline_and_tie_rule_by_hand():
+    graded = StudyConfig(graded=True)
+    assert (graded.scale, graded.tie, graded.label_task) == ((0, 1, 2), "mean", "ntr-support")
+    assert (StudyConfig().scale, StudyConfig().tie, StudyConfig().label_task) == ((0, 1), "undecided", "ntr")
+    assert StudyConfig(graded=True, tie="undecided").tie == "undecided"  # stated, it is kept
+    assert StudyConfig.from_json(graded.to_json()) == graded and json.loads(graded.to_json())["graded"] is True
+    assert "graded" not in json.loads(StudyConfig().to_json())  # a yes/no study's settings read as before
+    with pytest.raises(AssessError, match="graded applies to NtR studies only"):
+        StudyConfig(task="response", criteria=("relevance",), graded=True)
+    # ties over three levels: the mean rounded half up (assess.tasks.consensus)
+    assert crowd.majority_vote([2, 1, 0], "mean") == (1, 1.0, 3, {0: 1, 1: 1, 2: 1}, True)  # 2-1-0: partial
+    assert crowd.majority_vote([2, 2, 0, 0], "mean")[:2] == (1, 1.0)  # support vs none: partial
+    assert crowd.majority_vote([2, 1], "mean")[:2] == (2, 1.5)  # 1.5 rounds half up to support
+    assert crowd.majority_vote([1, 0], "mean")[:2] == (1, 0.5)
+    assert crowd.majority_vote([2, 2, 1], "mean") == (2, 5 / 3, 3, {1: 1, 2: 2}, False)  # no tie: the majority
+    assert crowd.majority_vote([2, 1, 0], "undecided").label is None
+    assert crowd.qc_failed(1, 2, "test") and not crowd.qc_failed(2, 2, "test")  # a test answer must be exact
+    assert crowd.qc_failed(2, 0, "known-bad", 2) and not crowd.qc_failed(1, 0, "known-bad", 2)
+    guide = crowd.default_guideline(graded)
+    for words in ("**2** support", "**1** partial support", "**0** no support"):
+        assert words in guide["instructions"]
+    assert [e["answer"] for e in guide["examples"]] == ["2 support", "1 partial support", "0 no support"]
+    assert "**Y**" in crowd.default_guideline(StudyConfig())["instructions"]  # yes/no unchanged
+
+
+def test_graded_known_answers_are_words_and_the_other_kind_is_refused(tmp_path):
+    spec = crowd.parse_known_spec
+    assert spec("101_1,demo-rerank,[2],support", graded=True) == KnownAnswer("101_1", "demo-rerank", "[2]", 2)
+    assert spec("101_1,r,2,partial_support", graded=True).value == 1
+    assert spec("101_1,r,2,no support", graded=True).value == 0
+    assert spec("101_1,r,2,2", graded=True).value == 2  # the key numbers
+    assert spec("101_1,r,2,yes").value == 1 and spec("101_1,r,2,0").value == 0
+    with pytest.raises(AssessError, match="'yes' is a yes/no answer, but the study is graded"):
+        spec("101_1,r,2,yes", graded=True)
+    with pytest.raises(AssessError, match="'support' is a graded answer, but the study is yes/no"):
+        spec("101_1,r,2,support")
+    good = tmp_path / "known.tsv"
+    good.write_text("1_101_1_2_demo-rerank\tsupport\n1_101_1_3_demo-bm25\tnot_support\n")
+    assert [(k.key, k.value) for k in crowd.parse_known_file(good, "ntr", graded=True)] == [("[2]", 2), ("[3]", 0)]
+    with pytest.raises(FormatError, match=r"known.tsv:1: expected 0\|1 .*found 'support' \(a graded answer\)"):
+        crowd.parse_known_file(good, "ntr")
+    yes_no = tmp_path / "yesno.tsv"
+    yes_no.write_text("1_101_1_2_demo-rerank\t1\n")  # a CONE-RAG yes/no file is never read as graded
+    with pytest.raises(FormatError, match=r"yesno.tsv:1: expected support, partial_support .*'1' \(a yes/no answer\)"):
+        crowd.parse_known_file(yes_no, "ntr", graded=True)
+    mixed = tmp_path / "mixed.tsv"
+    mixed.write_text("1_101_1_1_demo-dense\t1\n1_101_1_2_demo-dense\tsupport\n")
+    with pytest.raises(FormatError, match=r"mixed.tsv:2: expected the same kind of label on every line"):
+        crowd.parse_crowd_ntr(mixed)
+
+
+def graded_study(db, name: str = "g", **settings) -> dict[str, int]:
+    """A graded study over demo-dense's 5 nuggets of turn 101_1 in one batch of 5 + 1 test item (demo-rerank's
+    [2], known support), k = 3; returns the item id of each nugget key."""
+    store_crowd.create_study(
+        db,
+        name,
+        StudyConfig(graded=True, batch_size=5, **settings),
+        runs=["demo-dense"],
+        turns=["101_1"],
+        known=[crowd.parse_known_spec("101_1,demo-rerank,[2],support", graded=True)],
+    )
+    items = store_crowd.study_items(db, name)
+    return {it["nugget_key"]: i for i, it in items.items() if it["run"] == "demo-dense"}
+
+
+# Hand-worked: each worker's answer per nugget key of demo-dense in 101_1.
+GRADED_ANSWERS = {
+    "a": {"[1]": 2, "[2]": 2, "[3]": 0, "[4]": 1, "[5]": 2},
+    "b": {"[1]": 1, "[2]": 2, "[3]": 0, "[4]": 1, "[5]": 1},
+    "c": {"[1]": 0, "[2]": 1, "[3]": 1, "[4]": 2, "[5]": 2},
+}
+# [1] 2-1-0 is a tie: mean 1.0 -> 1 partial support; the others have a majority.
+GRADED_MAJORITY = {"[1]": 1, "[2]": 2, "[3]": 0, "[4]": 1, "[5]": 2}
+
+
+def test_graded_study_end_to_end(demo):
+    keys = graded_study(demo)
+    key_of = {i: k for k, i in keys.items()}
+    test_item = sql.value(demo, "SELECT id FROM crowd_items WHERE study = 'g' AND known_answer IS NOT NULL")
+    assert sql.value(demo, "SELECT known_answer FROM crowd_items WHERE id = :id", {"id": test_item}) == 2
+
+    def answers_of(worker, test_answer=2):  # the hand-worked answers; the test item answered test_answer
+        return lambda view: test_answer if view.item_id == test_item else GRADED_ANSWERS[worker][key_of[view.item_id]]
+
+    def give_all(assignment, answer_of):
+        store_crowd.consent(demo, assignment.id)
+        while not (view := store_crowd.screen(demo, assignment.id)).completed:
+            store_crowd.answer(demo, assignment.id, view.item.item_id, answer_of(view.item), graded=True)
+
+    a, b, d = (store_crowd.enter(demo, entry(w, study="g")) for w in "abd")
+    first = store_crowd.screen(demo, a.id).item
+    store_crowd.consent(demo, a.id)
+    before = sql.value(demo, "SELECT COUNT(*) AS n FROM crowd_answers")
+    with pytest.raises(AssessError, match="a yes/no answer is refused: this study's answers are graded: 2 support"):
+        store_crowd.answer(demo, a.id, first.item_id, 1, graded=False)
+    with pytest.raises(AssessError, match=r"answer 3 is not on this study's scale \(graded"):
+        store_crowd.answer(demo, a.id, first.item_id, 3, graded=True)
+    assert sql.value(demo, "SELECT COUNT(*) AS n FROM crowd_answers") == before == 0
+    give_all(d, answers_of("a", test_answer=1))  # partial support on a known support: fails QC
+    assert store_crowd.enter(demo, entry("c", study="g")).batch == "1"  # d's discarded batch frees its slot
+    for worker, assignment in (("a", a), ("b", b), ("c", store_crowd.enter(demo, entry("c", study="g")))):
+        give_all(assignment, answers_of(worker))
+    assert store_crowd.enter(demo, entry("e", study="g")) is None  # 3 kept workers: nothing left
+    report = store_crowd.report(demo, "g")
+    assert len(report["discarded"]) == 1 and "answered 1, known 2" in next(iter(report["discarded"].values()))
+    assert (report["items_labelled"], report["items_decided"], report["ties"]) == (5, 5, 1)
+    kept = report["agreement_kept"]["match"]
+    assert (kept["items"], kept["fleiss_items"], kept["fleiss_raters"]) == (5, 5, 3)
+    votes = {key_of[r["item_id"]]: (r["label"], r["tie"], r["counts"]) for r in store_crowd.aggregated_rows(demo, "g")}
+    assert votes["[1]"] == (1, True, json.dumps({"0": 1, "1": 1, "2": 1}))
+    assert {k: v[0] for k, v in votes.items()} == GRADED_MAJORITY
+    summary = store_crowd.write_aggregate(demo, "g")
+    assert (summary["source"], summary["labels"], summary["values"]) == ("crowd:g", 5, {0: 1, 1: 2, 2: 2})
+    stored = q(
+        demo,
+        "SELECT n.key, l.support, l.mode, l.via FROM ntr_support_labels l JOIN nuggets n ON n.id = l.nugget_id "
+        "WHERE l.source = 'crowd:g' AND l.run = 'demo-dense' ORDER BY n.key",
+    )
+    assert stored == [(k, v, "crowd", "majority") for k, v in sorted(GRADED_MAJORITY.items())]
+    assert sql.value(demo, "SELECT COUNT(*) AS n FROM ntr_labels WHERE source = 'crowd:g'") == 0
+    assert q(demo, "SELECT kind FROM sources WHERE name = 'crowd:g'") == [("crowd",)]
+    # the scores read them on the graded scale
+    from store import labels
+
+    nugget = dict(q(demo, "SELECT key, id FROM nuggets WHERE source = 'gold' AND turn_id = '101_1'"))
+    assert labels.ntr_support(demo, "crowd:g") == {
+        ("101_1", nugget[k], "demo-dense"): v for k, v in GRADED_MAJORITY.items()
+    }
+    # 'undecided' ties: the tied item loses its label on the next aggregate
+    config = json.loads(sql.value(demo, "SELECT config FROM crowd_studies WHERE name = 'g'"))
+    with sql.write(demo):
+        sql.run(
+            demo,
+            "UPDATE crowd_studies SET config = :config WHERE name = 'g'",
+            {"config": json.dumps({**config, "tie": "undecided"}, sort_keys=True)},
+        )
+    again = store_crowd.write_aggregate(demo, "g")
+    assert (again["labels"], again["removed"]) == (4, 1)
+    assert "[1]" not in dict(
+        q(
+            demo,
+            "SELECT n.key, l.support FROM ntr_support_labels l JOIN nuggets n ON n.id = l.nugget_id "
+            "WHERE l.source = 'crowd:g'",
+        )
+    )
+
+
+def test_a_yes_no_study_beside_a_graded_one_still_writes_ntr_labels(demo):
+    graded_study(demo, qc="none")
+    store_crowd.create_study(demo, "yn", StudyConfig(qc="none", batch_size=5), runs=["demo-dense"], turns=["101_1"])
+    a = store_crowd.enter(demo, entry("a", study="yn"))
+    store_crowd.consent(demo, a.id)
+    item = store_crowd.screen(demo, a.id).item
+    with pytest.raises(AssessError, match="a graded answer .* is refused: this study's answers are yes/no"):
+        store_crowd.answer(demo, a.id, item.item_id, 1, graded=True)
+    with pytest.raises(AssessError, match="answer 2 is not on this study's scale"):
+        store_crowd.answer(demo, a.id, item.item_id, 2)
+    do_batch(demo, a, lambda view: 1)
+    assert store_crowd.write_aggregate(demo, "yn")["labels"] == 5
+    assert q(demo, "SELECT COUNT(*) AS n, MIN(match) AS m FROM ntr_labels WHERE source = 'crowd:yn'") == [(5, 1)]
+    assert sql.value(demo, "SELECT COUNT(*) AS n FROM ntr_support_labels WHERE source = 'crowd:yn'") == 0
+    g = store_crowd.enter(demo, entry("a", study="g"))
+    do_batch(demo, g, lambda view: 1)  # graded 1: partial support
+    store_crowd.write_aggregate(demo, "g")
+    assert q(demo, "SELECT COUNT(*) AS n, MIN(support) AS s FROM ntr_support_labels WHERE source = 'crowd:g'") == [
+        (5, 1)
+    ]
+    assert sql.value(demo, "SELECT COUNT(*) AS n FROM ntr_labels WHERE source = 'crowd:g'") == 0
+
+
+def test_cli_graded_study_create_aggregate_score_export_import(store_target, tmp_path):
+    db = store_target
+    run_cli("init", "--demo", db=db, check=True)
+    before = snapshot(db)
+    known_file = tmp_path / "known.tsv"
+    known_file.write_text("1_101_1_2_demo-rerank\t1\n")  # a yes/no known file for a graded study
+    for args, says in (
+        (["--known", "101_1,demo-rerank,[2],yes"], "'yes' is a yes/no answer, but the study is graded"),
+        (["--known-file", known_file], f"{known_file}:1: expected support, partial_support or not_support"),
+        (["--task", "response"], "--graded applies to --task ntr"),
+        (["--known", "101_1,demo-rerank,[2],3"], "value 3 is not on the scale [0, 1, 2]"),
+    ):
+        proc = run_cli("crowd", "create", "g", "--graded", *args, db=db)
+        assert proc.returncode == 2 and proc.stderr.count("error: ") == 1 and says in proc.stderr, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr
+    proc = run_cli("crowd", "create", "y", "--known", "101_1,demo-rerank,[2],support", db=db)  # vice versa
+    assert proc.returncode == 2 and "'support' is a graded answer, but the study is yes/no" in proc.stderr
+    assert snapshot(db) == before
+    created = run_cli(
+        "crowd", "create", "g", "--graded", "--run", "demo-dense", "--turn", "101_1", "--batch-size", "5",
+        "--known", "101_1,demo-rerank,[2],support", db=db, check=True,
+    ).stdout  # fmt: skip
+    assert "labels go to crowd:g as ntr-support labels (graded: 2 support, 1 partial support, 0 no support)" in created
+    conn = open_db(db)
+    items = store_crowd.study_items(conn, "g")
+    for worker in GRADED_ANSWERS:
+        do_batch(
+            conn,
+            store_crowd.enter(conn, entry(worker, study="g")),
+            lambda view, w=worker: (
+                2
+                if items[view.item_id]["known_answer"] is not None
+                else GRADED_ANSWERS[w][items[view.item_id]["nugget_key"]]
+            ),
+        )
+    conn.close()
+    assert json.loads(run_cli("crowd", "status", "g", "--json", db=db, check=True).stdout)["graded"] is True
+    compare = run_cli("crowd", "report", "g", "--compare", "llm:demo-gpt", db=db)
+    assert compare.returncode == 2 and "audit agreement --task ntr-support" in compare.stderr
+    summary = json.loads(run_cli("crowd", "aggregate", "g", "--json", db=db, check=True).stdout)
+    assert (summary["task"], summary["labels"], summary["values"]) == ("ntr-support", 5, {"0": 1, "1": 2, "2": 2})
+    # score nuggets reads them as graded: 2 of 5 supported, 2 partial (hand-computed)
+    scores = json.loads(run_cli("score", "nuggets", "--ntr-source", "crowd:g", "--json", db=db, check=True).stdout)
+    mean = scores["nugget_scores"]["runs"]["demo-dense"]["original"]["mean"]
+    assert (mean["all_strict"], mean["all_lax"], mean["ntr_recall_strict"], mean["ntr_recall_lax"]) == (
+        0.4,
+        0.6,
+        0.4,
+        0.8,
+    )
+    # TSV exports write support words (never readable as yes/no) and import back as a graded study
+    agg = run_cli("crowd", "export", "g", "aggregated", "--format", "tsv", db=db, check=True).stdout.splitlines()
+    assert agg == [
+        f"1_101_1_{k.strip('[]')}_demo-dense\t{crowd.support_word(v)}" for k, v in sorted(GRADED_MAJORITY.items())
+    ]
+    raw = tmp_path / "raw.tsv"
+    run_cli("crowd", "export", "g", "raw", "--format", "tsv", "--kept", "-o", raw, db=db, check=True)
+    assert len(raw.read_text().splitlines()) == 15 and "1_101_1_1_demo-dense\tnot_support\tc" in raw.read_text()
+    back = json.loads(
+        run_cli("crowd", "import", raw, "--study", "back", "--nuggets", "gold", "--json", db=db, check=True).stdout
+    )
+    assert (back["workers"], back["answers_support"], back["answers_partial_support"]) == (3, 6, 6)
+    query = (
+        "SELECT n.key, l.support FROM ntr_support_labels l JOIN nuggets n ON n.id = l.nugget_id "
+        "WHERE l.source = :source ORDER BY n.key"
+    )
+    assert read_rows(db, query, {"source": "crowd:back"}) == read_rows(db, query, {"source": "crowd:g"})
+    assert read_rows(db, "SELECT COUNT(*) FROM ntr_labels WHERE source = 'crowd:back'", {}) == [(0,)]
+    listed = run_cli("crowd", "status", db=db, check=True).stdout
+    assert "ntr (graded)" in listed.splitlines()[0] and listed.splitlines()[1].startswith("back")
+    yes_no = tmp_path / "yesno.tsv"  # the same study name again with yes/no labels: refused, nothing changed
+    yes_no.write_text("1_101_1_1_demo-dense\t1\n")
+    before = snapshot(db)
+    proc = run_cli("crowd", "import", yes_no, "--study", "back", "--nuggets", "gold", db=db)
+    assert proc.returncode == 2 and "was imported graded, this file is not" in proc.stderr
+    assert snapshot(db) == before

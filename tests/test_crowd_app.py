@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 from assess.crowd.rules import StudyConfig, completion_code
 from assess.services.loading import load_demo
 from store import crowd as store_crowd
+from store import db as sql
 from store import open_db
 from tests.helpers import ROOT, open_app, rows  # noqa: F401
 
@@ -17,12 +18,13 @@ APP = str(ROOT / "app.py")
 
 @pytest.fixture
 def crowd_db(store_target, monkeypatch):
-    """The demo with three crowd studies, on each engine; the page opens it through ASSESS_DB."""
+    """The demo with four crowd studies, on each engine; the page opens it through ASSESS_DB."""
     path = store_target
     db = open_db(path)
     load_demo(db)
     store_crowd.create_demo_study(db)
     store_crowd.create_demo_study(db, "response")
+    store_crowd.create_demo_study(db, graded=True)  # demo-graded: support / partial support / no support
     store_crowd.create_study(
         db,
         "pro",
@@ -168,3 +170,39 @@ def test_prolific_study_returns_workers_with_its_completion_code(crowd_db):
     assert any("C1A2B3C4" in m.value for m in at.markdown)
     mturk = open_link(study="pro", workerId="A9", assignmentId="X9", hitId="H")
     assert any("runs on prolific" in e.value for e in mturk.error)
+
+
+def test_graded_study_keys_2_1_0_store_support_levels_and_refuse_the_other_kind(crowd_db):
+    at = open_link(study="demo-graded", worker="g1")
+    intro = texts(at)
+    assert "**2** support" in intro and "**1** partial support" in intro and "**0** no support" in intro
+    consent(at)
+    assert any("How much of the gold nugget's information" in s.value for s in at.subheader)
+    keys = {b.key: b for b in at.button}
+    assert {"crowd_s2", "crowd_s1", "crowd_s0"} <= set(keys) and "crowd_yes" not in keys and "crowd_no" not in keys
+    assert [keys[f"crowd_s{v}"].label for v in (2, 1, 0)] == ["2 · support", "1 · partial support", "0 · no support"]
+    for value in (2, 1, 0):
+        at.button(key=f"crowd_s{value}").click().run()
+        assert not at.exception, at.exception
+    assert progress(at) == "Item 4 of 11"
+    query = (
+        "SELECT x.value FROM crowd_answers x JOIN crowd_assignments a ON a.id = x.assignment_id "
+        "WHERE a.study = 'demo-graded' ORDER BY x.answered_at"
+    )
+    assert rows(crowd_db, query, {}) == [(2,), (1,), (0,)]
+    # the study turns yes/no under the open page (an organizer's edit): a graded key is refused, nothing stored
+    db = open_db(crowd_db)
+    with sql.write(db):
+        sql.run(
+            db,
+            "UPDATE crowd_studies SET config = :config WHERE name = 'demo-graded'",
+            {"config": StudyConfig().to_json()},
+        )
+    db.close()
+    at.button(key="crowd_s2").click().run()
+    assert not at.exception, at.exception
+    assert any("a graded answer" in e.value and "this study's answers are yes/no" in e.value for e in at.error)
+    assert rows(crowd_db, query, {}) == [(2,), (1,), (0,)] and progress(at) == "Item 4 of 11"
+    assert rows(crowd_db, "SELECT COUNT(*) FROM ntr_support_labels WHERE source LIKE 'crowd:%'", {}) == [
+        (0,)
+    ]  # answers, not labels

@@ -329,7 +329,8 @@ def cmd_status(args) -> int:
         if args.json:
             print(json.dumps(studies))
         for s in studies if not args.json else ():
-            print(f"{s['name']:20} {s['task']:9} {s['status']:9} {s['source']}")
+            task = f"{s['task']} (graded)" if s["graded"] else s["task"]
+            print(f"{s['name']:20} {task:9} {s['status']:9} {s['source']}")
         return 0
     result = store_crowd.progress(db, args.name)
     if result["status"] == "open":
@@ -337,8 +338,9 @@ def cmd_status(args) -> int:
     if args.json:
         print(json.dumps(result))
         return 0
+    task = f"{result['task']} graded" if result["graded"] else result["task"]
     print(
-        f"study {args.name} ({result['task']}, {result['status']}): {result['assignments_done']} / "
+        f"study {args.name} ({task}, {result['status']}): {result['assignments_done']} / "
         f"{result['assignments_needed']} assignments done (kept after QC; {result['assignments_discarded']} "
         f"discarded, their batches offered again), {result['complete_batches']} / "
         f"{len(result['batches'])} batches complete"
