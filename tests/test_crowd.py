@@ -47,6 +47,17 @@ def entry(worker: str, study: str = "demo", **extra) -> crowd.Entry:
     return crowd.entry_from_params({"study": study, "worker": worker, **extra})
 
 
+def change_settings(db, study: str, **changes) -> None:
+    """Rewrite stored settings of a study (as an organizer editing the row would), for rule variants."""
+    config = json.loads(sql.value(db, "SELECT config FROM crowd_studies WHERE name = :name", {"name": study}))
+    with sql.write(db):
+        sql.run(
+            db,
+            "UPDATE crowd_studies SET config = :config WHERE name = :name",
+            {"config": json.dumps({**config, **changes}, sort_keys=True), "name": study},
+        )
+
+
 def do_batch(db, assignment, answer_of=lambda view: 1, seconds=2.0):
     """Answer every item of an assignment through the page's store functions; return the code."""
     store_crowd.consent(db, assignment.id)
@@ -588,13 +599,7 @@ def test_response_study_known_bad_screening_and_mean_ties(demo):
     report = store_crowd.report(demo, "demo-response")
     assert [w["discarded"] for w in report["workers"]] == [1, 0]
     # with no screening, ok (2) and bad (3) tie on every item: mean 2.5 rounds half up to 3
-    config = json.loads(sql.value(demo, "SELECT config FROM crowd_studies WHERE name = 'demo-response'"))
-    with sql.write(demo):
-        sql.run(
-            demo,
-            "UPDATE crowd_studies SET config = :config WHERE name = 'demo-response'",
-            {"config": json.dumps({**config, "qc": "none"}, sort_keys=True)},
-        )
+    change_settings(demo, "demo-response", qc="none")
     rows = store_crowd.aggregated_rows(demo, "demo-response")
     assert all((r["tie"], r["mean"], r["label"]) == (True, 2.5, 3) for r in rows)
     store_crowd.write_aggregate(demo, "demo-response")
@@ -955,6 +960,29 @@ def test_graded_study_settings_guideline_and_tie_rule_by_hand():
     assert "**Y**" in crowd.default_guideline(StudyConfig())["instructions"]  # yes/no unchanged
 
 
+@given(st.lists(st.integers(0, 2), min_size=1, max_size=12))
+@settings(max_examples=120, deadline=None)
+def test_graded_votes_stay_on_the_scale_and_agree_with_consensus(values):
+    from assess.tasks import consensus
+
+    vote = crowd.majority_vote(values, StudyConfig(graded=True).tie)
+    assert vote.label in (0, 1, 2) and vote.label == consensus(values)
+    top = max(vote.counts.values())
+    if not vote.tie:
+        assert vote.counts[vote.label] == top
+    else:  # between the lowest and highest answer, never outside what workers said
+        assert min(values) <= vote.label <= max(values)
+
+
+@given(st.lists(st.tuples(st.integers(1, 9), st.integers(0, 2)), min_size=1, max_size=20, unique_by=lambda t: t[0]))
+@settings(max_examples=60, deadline=None)
+def test_graded_tsv_lines_read_back_as_written(tmp_path_factory, labels):
+    path = tmp_path_factory.mktemp("tsv") / "graded.tsv"
+    path.write_text("".join(f"1_101_1_{k}_demo-dense\t{crowd.support_word(v)}\n" for k, v in labels))
+    read = crowd.parse_crowd_ntr(path)
+    assert [(r.nugget_key, r.value, r.graded) for r in read] == [(f"[{k}]", v, True) for k, v in labels]
+
+
 def test_graded_known_answers_are_words_and_the_other_kind_is_refused(tmp_path):
     spec = crowd.parse_known_spec
     assert spec("101_1,demo-rerank,[2],support", graded=True) == KnownAnswer("101_1", "demo-rerank", "[2]", 2)
@@ -1060,13 +1088,7 @@ def test_graded_study_end_to_end(demo):
         ("101_1", nugget[k], "demo-dense"): v for k, v in GRADED_MAJORITY.items()
     }
     # 'undecided' ties: the tied item loses its label on the next aggregate
-    config = json.loads(sql.value(demo, "SELECT config FROM crowd_studies WHERE name = 'g'"))
-    with sql.write(demo):
-        sql.run(
-            demo,
-            "UPDATE crowd_studies SET config = :config WHERE name = 'g'",
-            {"config": json.dumps({**config, "tie": "undecided"}, sort_keys=True)},
-        )
+    change_settings(demo, "g", tie="undecided")
     again = store_crowd.write_aggregate(demo, "g")
     assert (again["labels"], again["removed"]) == (4, 1)
     assert "[1]" not in dict(
