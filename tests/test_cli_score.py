@@ -518,3 +518,269 @@ def test_nuggets_ntr_recall_of_the_demo_llm_labels(store_target):
     assert {r: v["original"] for r, v in from_files.items()} == {
         r: v["original"] for r, v in out["ntr_recall"]["runs"].items()
     }
+
+
+# ------------------------------------------------------------------------------------------- graded NtR from the store
+
+
+def _graded_labels(path) -> None:
+    """bea's graded NtR labels and the gold set's importance labels on mini_store (see the hand-worked test)."""
+    from assess.tasks import Task
+    from store import labels, open_db, write
+    from store.db import rows
+    from store.imports import ensure_source
+
+    db = open_db(path)
+    gold = {
+        (r["turn_id"], r["key"]): r["id"]
+        for r in rows(db, "SELECT id, turn_id, key FROM nuggets WHERE source = 'gold'")
+    }
+    with write(db):
+        ensure_source(db, "bea", "assessor")
+    for run, turn, key, support in [
+        ("A", "7_1", 1, 2),
+        ("A", "7_1", 2, 1),
+        ("A", "7_1", 3, 0),
+        ("A", "7_2", 1, 1),
+        ("B", "7_4", 1, 2),
+        ("B", "7_4", 2, 2),
+    ]:
+        labels.save(db, Task.NTR_SUPPORT, "bea", (turn, gold[turn, f"[{key}]"], run), support, mode="blind", via="ui")
+    for turn, key, vital in [("7_1", 1, 1), ("7_1", 2, 0), ("7_1", 3, 1), ("7_2", 2, 1)]:
+        labels.save(db, Task.IMPORTANCE, "gold", (turn, gold[turn, f"[{key}]"]), vital, mode="blind", via="key")
+    db.close()
+
+
+def test_graded_nugget_scores_from_the_store_hand_worked(mini_store):
+    _graded_labels(mini_store)
+    out = score_store(mini_store, "--ntr-source", "bea")
+    assert "ntr_recall" not in out  # graded labels only: no yes/no recall; the graded scores below
+    assert (out["nugget_source"], out["importance_source"], out["labels"]) == ("gold", "gold", 6)
+    scores = out["nugget_scores"]
+    assert scores["notes"] == {
+        "labels": 6,
+        "other_set_labels": 0,
+        "empty_response_labels": 0,
+        "unjudged": 1,  # A 7_2 [2]
+        "without_importance": 4,  # 7_2 [1], 7_3 [1], 7_4 [1] and [2]: okay
+    }
+    a = scores["runs"]["A"]["original"]
+    # 7_1: [1] vital support, [2] okay partial, [3] vital none; 7_2: [1] okay partial, [2] vital unjudged = none
+    assert a["per_turn"]["7_1"] == pytest.approx(
+        {
+            "all_strict": 1 / 3,
+            "all_lax": 0.5,
+            "vital_strict": 0.5,
+            "vital_lax": 0.5,
+            "weighted_strict": 1 / 2.5,
+            "weighted_lax": 1.25 / 2.5,
+            "ntr_recall_strict": 1 / 3,
+            "ntr_recall_lax": 2 / 3,
+        }
+    )
+    assert a["per_turn"]["7_2"] == pytest.approx(
+        {
+            "all_strict": 0.0,
+            "all_lax": 0.25,
+            "vital_strict": 0.0,
+            "vital_lax": 0.0,
+            "weighted_strict": 0.0,
+            "weighted_lax": 0.25 / 1.5,
+            "ntr_recall_strict": 0.0,
+            "ntr_recall_lax": 0.5,
+        }
+    )
+    assert a["n_turns"] == 2 and a["mean"] == pytest.approx(
+        {
+            "all_strict": 1 / 6,
+            "all_lax": 0.375,
+            "vital_strict": 0.25,
+            "vital_lax": 0.25,
+            "weighted_strict": 0.2,
+            "weighted_lax": (0.5 + 1 / 6) / 2,
+            "ntr_recall_strict": 1 / 6,
+            "ntr_recall_lax": 7 / 12,
+        }
+    )
+    # B 7_4: two okay nuggets supported; no vital nugget: Vital 0 (as nuggetizer's metrics)
+    b = scores["runs"]["B"]["original"]["mean"]
+    assert b["all_strict"] == b["weighted_lax"] == b["ntr_recall_strict"] == 1.0 and b["vital_strict"] == 0.0
+    # unjudged left out: A 7_2 keeps [1] alone
+    ignore = score_store(mini_store, "--ntr-source", "bea", "--unjudged", "ignore")["nugget_scores"]["runs"]["A"]
+    assert ignore["original"]["per_turn"]["7_2"]["all_lax"] == 0.5
+    text = run_cli("score", "nuggets", "--db", str(mini_store), "--ntr-source", "bea", "--per-turn")
+    assert text.returncode == 0, text.stderr
+    assert "Graded NtR labels of bea on nugget set gold (6 labels)" in text.stdout
+    assert "importance: labels of gold (4 gold nugget(s) without an importance label count as okay)" in text.stdout
+    per_turn = [line.split() for line in text.stdout.splitlines() if line.split()[:3] == ["A", "original", "7_2"]]
+    assert per_turn == [
+        ["A", "original", "7_2", "0.000000", "0.250000", *["0.000000"] * 3, "0.166667", "0.000000", "0.500000"]
+    ]
+    assert "warning: 1 gold nugget(s) have no NtR label (yes/no or graded) of bea" in text.stderr
+
+
+def test_store_scores_equal_the_scores_page_service(mini_store):
+    """The CLI's numbers are those of assess.services.rag.nugget_scores, what the RAG tab of /scores shows."""
+    from assess.services import rag
+    from store import open_db
+
+    _graded_labels(mini_store)
+    db = open_db(mini_store)
+    for source in ("bea", "amy", "llm:mini"):
+        page = rag.nugget_scores(db, source, "gold", "gold")
+        cli = score_store(mini_store, "--ntr-source", source, "--nugget-source", "gold")["nugget_scores"]
+        assert cli["notes"] == page["notes"]
+        for row in page["runs"]:
+            got = cli["runs"][row["run"]]["original"]
+            assert got["n_turns"] == row["turns"]
+            assert got["mean"] == {m: row[m] for m in rag.NUGGET_SCORES}
+        for row in page["per_turn"]:
+            assert cli["runs"][row["run"]]["original"]["per_turn"][row["turn"]] == {
+                m: row[m] for m in rag.NUGGET_SCORES
+            }
+    db.close()
+    # yes/no labels: strict and lax NtR recall are the yes/no recall (yes = support)
+    amy = score_store(mini_store, "--ntr-source", "amy", "--nugget-source", "gold", "--dedup")
+    for run, per in amy["ntr_recall"]["runs"].items():
+        for name, row in per.items():
+            graded = amy["nugget_scores"]["runs"][run][name]
+            assert graded["mean"]["ntr_recall_strict"] == graded["mean"]["ntr_recall_lax"] == row["mean"]
+
+
+def test_graded_store_form_refuses_bad_input(mini_store):
+    from tests.helpers import snapshot
+
+    _graded_labels(mini_store)
+    before = snapshot(mini_store)
+    for args, message in [
+        (["--ntr-source", "nobody"], "sources with NtR labels: amy, bea, crowd:mini, llm:mini"),
+        (["--ntr-source", "bea", "--importance-source", "nobody"], "no importance labels of source 'nobody'"),
+        (["--ntr-source", "bea", "--nugget-source", "none"], "no nuggets of source 'none'"),
+        (["--ntr-source", "bea", "--personal", "nist"], "no PTKB labels of source 'nist'"),
+        (["--importance-source", "gold", "--gold", "g.json", "--matches", "m.tsv"], "--importance-source"),
+    ]:
+        result = run_cli("score", "nuggets", "--db", str(mini_store), *args)
+        assert result.returncode == 2 and result.stdout == "" and message in result.stderr, result.stderr
+        assert result.stderr.count("\n") == 1
+    assert snapshot(mini_store) == before
+
+
+# ------------------------------------------------------------------------------------------- citations from the store
+
+
+@pytest.fixture
+def cited_store(store_target, tmp_path):
+    """Runs R1 (7_1: three sentences citing p1+p2, p3, nothing; 7_2: one sentence citing p1) and R2 (7_1:
+    one sentence citing p4 and p5) as TREC RAG answers; cat labels every citation but R2's p5."""
+    from store import open_db, write
+    from store import responses as cited
+    from store.imports import ensure_source
+
+    (tmp_path / "topics.json").write_text(json.dumps(MINI_TOPICS))
+    answers = [
+        {
+            "run_id": "R1",
+            "topic_id": "7_1",
+            "references": ["p1", "p2", "p3"],
+            "answer": [
+                {"text": "One.", "citations": [0, 1]},
+                {"text": "Two.", "citations": [2]},
+                {"text": "Three.", "citations": []},
+            ],
+        },
+        {"run_id": "R1", "topic_id": "7_2", "references": ["p1"], "answer": [{"text": "Four.", "citations": [0]}]},
+        {
+            "run_id": "R2",
+            "topic_id": "7_1",
+            "references": ["p4", "p5"],
+            "answer": [{"text": "Five.", "citations": [0, 1]}],
+        },
+    ]
+    (tmp_path / "answers.jsonl").write_text("".join(json.dumps(a) + "\n" for a in answers))
+    for kind, name in (("topics", "topics.json"), ("rag-answers", "answers.jsonl")):
+        result = run_cli("import", kind, str(tmp_path / name), "--db", store_target)
+        assert result.returncode == 0, result.stderr
+    db = open_db(store_target)
+    with write(db):
+        ensure_source(db, "cat", "assessor")  # as signing in on /citations does
+    for run, turn, sentence, passage, value in [
+        ("R1", "7_1", 1, "p1", 2),
+        ("R1", "7_1", 1, "p2", 1),
+        ("R1", "7_1", 2, "p3", 1),
+        ("R1", "7_2", 1, "p1", -1),
+        ("R2", "7_1", 1, "p4", 2),
+    ]:
+        cited.save_citation_label(db, "cat", turn, run, sentence, passage, value, mode="blind", via="key")
+    db.close()
+    return store_target
+
+
+def score_citations(path, *args):
+    result = run_cli("score", "citations", "--db", str(path), "--source", "cat", *args, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout), result.stderr
+
+
+def test_citation_scores_hand_worked(cited_store):
+    out, stderr = score_citations(cited_store, "--per-response")
+    r1, r2 = out["runs"]["R1"], out["runs"]["R2"]
+    # R1 7_1: strict s1 supported (p1 fully), precise p1 of 3 citations; lax s1 and s2 (p3 partial, alone)
+    # supported, precise p1 and p3 (p2 is partial beside a full one). 7_2: p1 irrelevant: 0 and 0.
+    assert r1 == {
+        "responses": 2,
+        "unlabelled": 0,
+        "sentences": 4,
+        "citations": 4,
+        "recall": pytest.approx(1 / 6),
+        "precision": pytest.approx(1 / 6),
+        "supported": pytest.approx(1 / 4),
+        "recall_lax": pytest.approx(1 / 3),
+        "precision_lax": pytest.approx(1 / 3),
+        "supported_lax": pytest.approx(1 / 2),
+        "unlabelled_citations": 0,
+    }
+    # R2: p5 has no label: the response is not scored and said so, never counted as unsupported
+    assert (r2["responses"], r2["unlabelled"], r2["unlabelled_citations"], r2["recall"]) == (0, 1, 1, None)
+    assert "warning: 1 citation(s) have no label of cat" in stderr and out["warnings"]
+    per = {(r["run"], r["turn"]): r for r in out["per_response"]}
+    assert per["R1", "7_1"]["recall"] == pytest.approx(1 / 3) and per["R1", "7_1"]["precision_lax"] == pytest.approx(
+        2 / 3
+    )
+    assert (per["R1", "7_1"]["sentences"], per["R1", "7_1"]["citations"], per["R1", "7_1"]["labelled"]) == (3, 3, 3)
+    assert per["R2", "7_1"]["unlabelled_citations"] == 1 and per["R2", "7_1"]["precision"] is None
+    only, _ = score_citations(cited_store, "--run", "R1")
+    assert list(only["runs"]) == ["R1"] and only["runs"]["R1"] == r1 and "warnings" not in only
+    text = run_cli("score", "citations", "--db", str(cited_store), "--source", "cat", "--per-response")
+    assert text.returncode == 0 and "ALCE citation recall / precision" in text.stdout
+    assert "R1   7_1" in text.stdout and "0.166667" in text.stdout
+
+
+def test_citation_scores_equal_the_scores_page_service(cited_store):
+    from assess.services import rag
+    from store import open_db
+
+    out, _ = score_citations(cited_store)
+    db = open_db(cited_store)
+    page = rag.citation_scores(db, "cat")
+    db.close()
+    assert [r["run"] for r in page] == list(out["runs"])
+    for row in page:
+        got = dict(out["runs"][row["run"]])
+        assert got.pop("unlabelled_citations") >= 0
+        assert got == {k: v for k, v in row.items() if k != "run"}
+
+
+def test_citation_scores_refuse_bad_input(cited_store, tmp_path):
+    from tests.helpers import snapshot
+
+    before = snapshot(cited_store)
+    for args, message in [
+        (["--source", "nobody"], "no citation labels of source 'nobody'; sources with citation labels: cat"),
+        (["--source", "cat", "--run", "R9"], "no responses of run 'R9'; runs with responses: R1, R2"),
+    ]:
+        result = run_cli("score", "citations", "--db", str(cited_store), *args)
+        assert result.returncode == 2 and result.stdout == "" and message in result.stderr, result.stderr
+        assert result.stderr.count("\n") == 1
+    missing = run_cli("score", "citations", "--db", str(tmp_path / "none.db"), "--source", "cat")
+    assert missing.returncode == 2 and "no such database" in missing.stderr
+    assert snapshot(cited_store) == before
