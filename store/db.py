@@ -192,6 +192,8 @@ class Store:
     """
 
     def __init__(self, target: str | Path):
+        if not isinstance(target, str | Path):  # e.g. an open Store: its repr is no place to create a file
+            raise TypeError(f"a store is opened from a path or a URL, not {type(target).__name__}")
         self.target = str(target)
         self.url = _url(target)
         self.engine = self.url.get_backend_name()

@@ -1199,3 +1199,11 @@ def test_cli_graded_study_create_aggregate_score_export_import(store_target, tmp
     proc = run_cli("crowd", "import", yes_no, "--study", "back", "--nuggets", "gold", db=db)
     assert proc.returncode == 2 and "was imported graded, this file is not" in proc.stderr
     assert snapshot(db) == before
+
+
+def test_a_graded_study_is_not_compared_on_the_yes_no_scale(demo):
+    from assess.services.crowd import compare
+
+    study = store_crowd.create_demo_study(demo, graded=True)["study"]
+    with pytest.raises(AssessError, match="audit agreement --task ntr-support"):
+        compare(demo, study, "llm:demo-gpt")

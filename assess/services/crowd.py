@@ -18,6 +18,11 @@ def compare(db, study: str, other: str) -> dict:
     s = store_crowd.get_study(db, study)
     if s.task != "ntr":
         raise AssessError("--compare works for NtR studies (agreement --task ntr)")
+    if s.config.graded:  # its answers are on the 0-2 support scale, not yes/no
+        raise AssessError(
+            f"study {study!r} is graded (support / partial / no support): after aggregate, compare it with "
+            "audit agreement --task ntr-support"
+        )
     sources = labels.sources(db, "ntr")
     if other not in sources:
         raise AssessError(
