@@ -605,6 +605,9 @@ def test_graded_nugget_scores_from_the_store_hand_worked(mini_store):
     # B 7_4: two okay nuggets supported; no vital nugget: Vital 0 (as nuggetizer's metrics)
     b = scores["runs"]["B"]["original"]["mean"]
     assert b["all_strict"] == b["weighted_lax"] == b["ntr_recall_strict"] == 1.0 and b["vital_strict"] == 0.0
+    # the organizers' PTKB provenance makes 7_1 personal: A's personal turns 7_1, non-personal 7_2
+    split = score_store(mini_store, "--ntr-source", "bea", "--personal")["nugget_scores"]["runs"]["A"]["original"]
+    assert split["personal"]["all_strict"] == pytest.approx(1 / 3) and split["non_personal"]["all_lax"] == 0.25
     # unjudged left out: A 7_2 keeps [1] alone
     ignore = score_store(mini_store, "--ntr-source", "bea", "--unjudged", "ignore")["nugget_scores"]["runs"]["A"]
     assert ignore["original"]["per_turn"]["7_2"]["all_lax"] == 0.5
