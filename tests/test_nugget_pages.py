@@ -93,7 +93,9 @@ def test_nuggets_page_defaults_to_all_pooled_then_own_labels(app_db):
     shown = start("pages/nuggets.py", assessor="amy", turn="101_1")
     assert shown.selectbox(key="nug_source_101_1").options == [
         "your labels (amy)",
+        "demo-ann",  # the demo's simulated assessor and two LLMs labelled turn 101_1
         "llm:demo-gpt",
+        "llm:demo-llama",
         "all pooled passages with text",
     ]
     shown.selectbox(key="nug_source_101_1").set_value("llm:demo-gpt").run()
