@@ -28,38 +28,45 @@ if task == "passage":
     tabs += ["Systems", "Bias and consistency", "Estimates", "Budgeted sample"]
     st.caption("Reference and judge of the Systems, Bias, Estimates and Budgeted sample tabs:")
     chosen = panels.pick_pair(database, names)
-side, pair, *passage_tabs = st.tabs(tabs)
+# Only the open tab runs (each tab's numbers take a while on a large store): switching tabs reruns the page.
+side, pair, *passage_tabs = st.tabs(tabs, key="au_tab", on_change="rerun")
 
-with side:
-    panels.matrix_panel(database, task, names)
+if side.open:
+    with side:
+        panels.matrix_panel(database, task, names)
 
-with pair:
-    a, b, _report = ui.agreement_panel(database, task, names, key="au", audit=True)
-    st.subheader("Disagreements")
-    rows = pd.DataFrame(prejudgments.disagreements(database, task, a, b))
-    st.caption(f"{len(rows)} items labelled differently (at most 500 shown), with what each LLM answered")
-    st.dataframe(rows, hide_index=True, width="stretch", key="au_dis")
-    if task == "passage":
-        st.subheader("Run rankings under both label sets")
-        ui.ranking_panel(database, a, b, key="au_m", name="audit_rank", empty="No ranking runs in the store.")
-    if task in ("passage", "ptkb"):
-        st.subheader("Anchoring after reveal")
-        anchoring = prejudgments.anchoring(database, task)
-        if anchoring:
-            st.dataframe(pd.DataFrame(anchoring), hide_index=True, width="stretch", key="au_anchor")
-        else:
-            st.caption("No assessor has changed a label after an LLM label was revealed (judging mode 'reveal').")
+if pair.open:
+    with pair:
+        a, b, _report = ui.agreement_panel(database, task, names, key="au", audit=True)
+        st.subheader("Disagreements")
+        rows = pd.DataFrame(prejudgments.disagreements(database, task, a, b))
+        st.caption(f"{len(rows)} items labelled differently (at most 500 shown), with what each LLM answered")
+        st.dataframe(rows, hide_index=True, width="stretch", key="au_dis")
+        if task == "passage":
+            st.subheader("Run rankings under both label sets")
+            ui.ranking_panel(database, a, b, key="au_m", name="audit_rank", empty="No ranking runs in the store.")
+        if task in ("passage", "ptkb"):
+            st.subheader("Anchoring after reveal")
+            anchoring = prejudgments.anchoring(database, task)
+            if anchoring:
+                st.dataframe(pd.DataFrame(anchoring), hide_index=True, width="stretch", key="au_anchor")
+            else:
+                st.caption("No assessor has changed a label after an LLM label was revealed (judging mode 'reveal').")
 
 if passage_tabs and chosen:
     systems, bias, estimates, sample = passage_tabs
     reference, judge = chosen
-    with systems:
-        panels.systems_panel(database, reference, judge)
-    with bias:
-        panels.bias_panel(database, reference, judge)
-        st.subheader("Self-consistency and persona sensitivity")
-        panels.consistency_panel(database, names)
-    with estimates:
-        panels.estimate_panel(database, reference, judge)
-    with sample:
-        panels.sample_panel(database, names, judge)
+    if systems.open:
+        with systems:
+            panels.systems_panel(database, reference, judge)
+    if bias.open:
+        with bias:
+            panels.bias_panel(database, reference, judge)
+            st.subheader("Self-consistency and persona sensitivity")
+            panels.consistency_panel(database, names)
+    if estimates.open:
+        with estimates:
+            panels.estimate_panel(database, reference, judge)
+    if sample.open:
+        with sample:
+            panels.sample_panel(database, names, judge)

@@ -22,7 +22,8 @@ def scale_of(task: str) -> tuple[int, ...]:
 
 
 def task_labels(db: Store, task: str, sources: Sequence[str]) -> dict[str, dict[tuple, int]]:
-    """{source: {item: value}} of the given sources' labels of ``task`` ('cannot judge' left out), one query.
+    """{source: {item: value}} of the given sources' labels of ``task`` ('cannot judge' left out), a bulk read
+    per source.
 
     Items are the task's item columns with the turn first, except NtR, whose items are (turn, nugget text,
     run) so that two nugget sources with the same texts align (as :func:`store.compare.label_pairs`). PTKB
@@ -32,26 +33,25 @@ def task_labels(db: Store, task: str, sources: Sequence[str]) -> dict[str, dict[
     out: dict[str, dict[tuple, int]] = {s: {} for s in sources}
     if not sources:
         return out
-    params = {f"s{i}": s for i, s in enumerate(sources)}
-    marks = ", ".join(f":{p}" for p in params)
+    ptkb = kind.task is Task.PTKB
     if kind.task is Task.NTR:
         sql = (
-            "SELECT l.source AS source, l.turn_id AS turn_id, n.text AS nugget, l.run AS run, l.match AS label_value "
-            f"FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id WHERE l.source IN ({marks}) "
-            "AND l.match IS NOT NULL"
+            "SELECT l.turn_id AS turn_id, n.text AS nugget, l.run AS run, l.match AS label_value "
+            "FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id WHERE l.source = :source AND l.match IS NOT NULL"
         )
         columns: Sequence[str] = ("turn_id", "nugget", "run")
     else:
         columns = kind.item_columns
         sql = (
-            f"SELECT source, {', '.join(columns)}, {kind.value_column} AS label_value FROM {kind.table} "
-            f"WHERE source IN ({marks}) AND {kind.value_column} IS NOT NULL"
+            f"SELECT {', '.join(columns)}, {kind.value_column} AS label_value FROM {kind.table} "
+            f"WHERE source = :source AND {kind.value_column} IS NOT NULL"
         )
-    ptkb = kind.task is Task.PTKB
-    got = read_columns(db, sql, params)  # a bulk read, without a dict per label
-    items = zip(*(got[c] for c in columns))
-    for source, item, v in zip(got["source"], items, got["label_value"], strict=True):
-        out[source][item] = int(v > 0) if ptkb else v
+    for source in sources:  # one bulk read per source: a range of the label table's primary key
+        got = read_columns(db, sql, {"source": source})
+        found = got["label_value"]
+        if ptkb:
+            found = [int(v > 0) for v in found]
+        out[source] = dict(zip(zip(*(got[c] for c in columns)), found))
     return out
 
 

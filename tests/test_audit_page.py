@@ -73,6 +73,7 @@ def test_audit_page_shows_the_stores_kappas_and_the_llm_outputs(app_db, stub_llm
     at.switch_page("pages/audit.py")
     at.run()
     assert at.title[0].value == "Judge audit"
+    show_tab(at, "Two sources")
     at.selectbox(key="au_a").select("llm:demo-gpt").run()
     at.selectbox(key="au_b").select("llm:stub-1").run()
     at.selectbox(key="au_w").select("quadratic").run()
@@ -122,7 +123,7 @@ def test_prejudge_form_says_what_is_missing_instead_of_crashing(app_db):
 
 
 def test_anchoring_table_after_reveal(store_target, app_db):
-    at = open_audit()
+    at = open_audit(tab="Two sources")
     from store import open_db, queue
 
     db = open_db(app_db)
@@ -296,8 +297,17 @@ def test_adaptive_pool_from_the_page_equals_the_cli(store_target, app_db, stub_l
     assert again["added_to_pool"] == 0 and again["adaptive_pool"] == r["adaptive_pool"]
 
 
-def open_audit(assessor: str | None = None) -> AppTest:
-    return open_app("pages/audit.py", assessor, timeout=120)
+def open_audit(assessor: str | None = None, tab: str | None = None) -> AppTest:
+    at = open_app("pages/audit.py", assessor, timeout=120)
+    return show_tab(at, tab) if tab else at
+
+
+def show_tab(at: AppTest, label: str) -> AppTest:
+    """Open a tab of /audit as a click on it does: only the open tab's panels run."""
+    at.session_state["au_tab"] = label
+    at.run()
+    assert not at.exception, at.exception
+    return at
 
 
 def open_llm() -> AppTest:
@@ -375,7 +385,7 @@ def test_audit_systems_bias_and_estimates_on_the_demo(app_db):
     from assess.services import audit as service
     from store import open_db
 
-    at = open_audit()
+    at = open_audit(tab="Systems")
     db = open_db(app_db)
     systems = service.systems_view(db, "demo-ann", "llm:demo-gpt", measure="nDCG@5", correction="holm")
     shown = frame_with(at, "name", "value", "low", "high")
@@ -391,6 +401,7 @@ def test_audit_systems_bias_and_estimates_on_the_demo(app_db):
     assert len(frame_with(at, "run A", "run B", "outcome")) == sig["pairs"] == 3
 
     bias = service.bias_view(db, "demo-ann", "llm:demo-gpt")
+    show_tab(at, "Bias and consistency")
     lengths = frame_with(at, "name", "value", "n", "higher")
     assert list(lengths["name"]) == [g["group"] for g in bias["length"]["groups"]]
     assert list(lengths["value"]) == [g["mean_diff"] for g in bias["length"]["groups"]]
@@ -401,6 +412,7 @@ def test_audit_systems_bias_and_estimates_on_the_demo(app_db):
     assert list(runs["n"]) == [r["n"] for r in bias["runs"]]
 
     estimate = service.estimate_view(db, "demo-ann", "llm:demo-gpt", k=5, threshold=2)
+    show_tab(at, "Estimates")
     table = frame_with(at, "name", "PPI value", "human only value")
     for _, row in table.iterrows():
         entry = estimate["P@k"][row["name"]]["estimate"]
@@ -422,7 +434,7 @@ def test_audit_budgeted_sample_becomes_the_assessors_queue(app_db):
     from assess.services import audit as service
     from store import open_db, queue
 
-    at = open_audit()
+    at = open_audit(tab="Budgeted sample")
     db = open_db(app_db)
     plan = service.sample_plan(db, "llm:demo-gpt", budgets=(25, 50, 100, 200, 500), design="stratified")
     widths = frame_with(at, "budget", "uniform_human_only", "stratified")
@@ -452,7 +464,7 @@ def test_audit_consistency_and_persona_when_an_llm_answered_k_times_and_without_
     from assess.tasks import ParseStatus
     from store import open_db, prejudgments
 
-    at = open_audit()
+    at = open_audit(tab="Bias and consistency")
     db = open_db(app_db)
     items = rows(app_db, "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'llm:demo-llama'")[:12]
     prejudgments.ensure_llm_source(db, "llm:demo-llama", "demo-llama", "p-v1")
@@ -532,9 +544,12 @@ def test_audit_names_are_data_everywhere(app_db):
     assert not at.exception
     heat = chart(at, "of every pair of sources")
     assert "&lt;img_src=x_onerror=alert(1)&gt;**bold**[link](http://example.org) (import)" in heat["data"][0]["x"]
-    assert not any("<img" in json.dumps(c.proto.spec) for c in at.get("plotly_chart"))
     assert evil in set(frame_with(at, "a", "b", "κ")["b"])  # a table cell holds the name as it is
-    for element in (*at.markdown, *at.caption, *at.info):
-        text = re.sub(r"`[^`]*`", "", element.value)  # a code span shows its text verbatim: inert
-        assert "<img" not in text and "](http" not in text
-    assert any(f"under `{evil}`" in m.value for m in at.markdown)  # the leader line names it as code
+    for tab in ("Side by side", "Two sources", "Systems", "Bias and consistency", "Estimates", "Budgeted sample"):
+        show_tab(at, tab)  # only the open tab runs: look at each
+        assert not any("<img" in json.dumps(c.proto.spec) for c in at.get("plotly_chart")), tab
+        for element in (*at.markdown, *at.caption, *at.info):
+            text = re.sub(r"`[^`]*`", "", element.value)  # a code span shows its text verbatim: inert
+            assert "<img" not in text and "](http" not in text, tab
+        if tab == "Systems":
+            assert any(f"under `{evil}`" in m.value for m in at.markdown)  # the leader line names it as code

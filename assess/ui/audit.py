@@ -58,6 +58,20 @@ def pick_pair(database, names: list[str]) -> tuple[str, str] | None:
     return reference, judge
 
 
+@st.cache_data(max_entries=32, show_spinner="Computing the agreement of every pair…")
+def _cached_agreement(_database, target: str, task: str, chosen: tuple, threshold: int, breakdown: str, version):
+    return service.agreement_view(_database, task, list(chosen), threshold=threshold, breakdowns=(breakdown,))
+
+
+def _agreement_view(database, task: str, chosen: tuple, threshold: int, breakdown: str) -> dict:
+    """The agreement matrix, kept until one of the chosen sources' labels change (changing the statistic,
+    opening another tab and coming back redraw it at once)."""
+    from store.screens import labels_version
+
+    version = tuple(labels_version(database, task, source) for source in chosen)
+    return _cached_agreement(database, database.target, task, chosen, threshold, breakdown, version)
+
+
 def matrix_panel(database, task: str, names: list[str]) -> None:
     """Agreement of every pair of chosen sources: heat map with the human ceiling, per-pair table with
     intervals, and the breakdown by topic, turn depth and personal turn."""
@@ -67,7 +81,7 @@ def matrix_panel(database, task: str, names: list[str]) -> None:
     threshold = c2.number_input("Binarise at ≥", 0, 4, 2 if task == "passage" else 1, key=f"au_mx_t_{task}")
     breakdown = c3.selectbox("Break down by", list(BREAKDOWN_NAMES), format_func=BREAKDOWN_NAMES.get, key="au_mx_by")
     try:  # only the chosen breakdown is computed: group intervals are most of the cost
-        view = service.agreement_view(database, task, chosen, threshold=threshold, breakdowns=(breakdown,))
+        view = _agreement_view(database, task, tuple(chosen), threshold, breakdown)
     except AssessError as exc:
         st.info(esc(exc))
         return
@@ -179,7 +193,10 @@ def bias_panel(database, reference: str, judge: str) -> None:
         f"{view['difference']}: mean {overall['mean_diff']:+.3f} {_ci(overall['ci'])} over {overall['n']} passages; "
         f"judge higher on {overall['higher']:.0%}, equal {overall['equal']:.0%}, lower {overall['lower']:.0%}."
     )
-    probes = [p for p in BIAS_PROBES if view.get(p)]
+    probes = [p for p in BIAS_PROBES if view.get(p) and (p == "runs" or view[p].get("groups"))]
+    if not probes:
+        st.info("No probe has groups to show here (no passage texts, runs, turn depths or PTKB labels to group by).")
+        return
     probe = st.radio("Against", probes, format_func=BIAS_PROBES.get, horizontal=True, key="au_bias_p")
     groups = view[probe] if probe == "runs" else view[probe]["groups"]
     label = "run" if probe == "runs" else "group"
@@ -196,7 +213,7 @@ def bias_panel(database, reference: str, judge: str) -> None:
         st.caption(f"OLS slope of the difference on the raw value: {slope['slope']:+.4f} {_ci(slope['ci'])}.")
     if probe == "length" and view["length_unknown"]:
         st.caption(f"{view['length_unknown']} passages without stored text: length unknown, left out.")
-    table(pd.DataFrame(rows).drop(columns=["series"]), f"bias_{probe}", key="au_bias")
+    table(pd.DataFrame(rows).drop(columns=["series"], errors="ignore"), f"bias_{probe}", key="au_bias")
 
 
 def consistency_panel(database, names: list[str]) -> None:
