@@ -588,7 +588,7 @@ def columns(db: Store, sql: str, params: Mapping | None = None) -> dict[str, tup
         finally:
             db.release()
     if not data:
-        return {name: () for name in names}
+        return dict.fromkeys(names, ())
     return dict(zip(names, zip(*data), strict=True))
 
 
