@@ -10,7 +10,7 @@ from itertools import combinations, product
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from assess.errors import AssessError
@@ -403,6 +403,7 @@ def test_coverage_on_ikat_2024_nist_vs_gpt4():
     st.integers(1, 480),
     st.integers(1, 3),
 )
+@example([(1, 0.0), (1, 0.0), (2, 1.0)], 3, 1)  # minimums and a size cap reached in the same step
 def test_allocation_respects_budget_and_bounds(strata, budget, minimum):
     sizes = [n for n, _ in strata]
     weights = [w for _, w in strata]

@@ -102,9 +102,11 @@ def allocate(sizes: Sequence[int], weights: Sequence[float], budget: int, *, min
         over = free & (target > N)
         if not (under.any() or over.any()):
             break
-        target[under] = low[under]
-        target[over] = N[over]
-        fixed |= under | over
+        # One side at a time: raising strata to their minimum leaves less for the others, so fixing strata
+        # at their size in the same step could overshoot the budget (sizes 1, 1, 2, weights 0, 0, 1, budget 3).
+        moved = under if under.any() else over
+        target[moved] = np.where(under.any(), low, N)[moved]
+        fixed |= moved
     n = np.floor(target + 1e-9)
     rest = int(round(budget - n.sum()))
     # largest remainders first; then, if strata were capped, any stratum with room (budget <= sum N)
