@@ -23,7 +23,7 @@ desk = ui.KeyQueue("cite", database, name, "citation", order, lambda: rag.citati
 if not len(order.items):
     st.info("No cited responses yet: an organizer imports responses with citations (Import & export page).")
     st.stop()
-shown_turn = ui.Cursor("cite", desk.state()).turn_id
+shown_turn = desk.cursor().turn_id
 ctx, left, right = ui.context_columns(database, shown_turn)
 with left, st.expander("Labels", expanded=True):
     rag_ui.citation_rubric()
@@ -31,10 +31,8 @@ with left, st.expander("Labels", expanded=True):
 
 @ui.key_panel
 def citation_panel():
-    state = desk.state()
-    cursor = ui.Cursor("cite", state)
-    if cursor.turn_id != shown_turn:  # the conversation on the left changes: run the whole page
-        st.rerun(scope="app")
+    cursor = desk.cursor(shown_turn)  # another turn: the whole page runs again
+    state = cursor.state
     pos, turn_id, item = cursor.position, cursor.turn_id, cursor.item_id
     rag_ui.messages()
     try:

@@ -25,7 +25,7 @@ if not len(desk.order.items):
     st.stop()
 if "turn" in st.query_params and "passage" in st.query_params:  # a deep link to one item, used once
     st.session_state["judge_key"] = (st.query_params.pop("turn"), st.query_params.pop("passage"))
-shown_turn = ui.Cursor("judge", desk.state()).turn_id
+shown_turn = desk.cursor().turn_id
 ctx, left, right = ui.context_columns(database, shown_turn)
 with left:
     with st.expander("Persona (PTKB statements)", expanded=True):
@@ -36,10 +36,8 @@ with left:
 
 @ui.key_panel
 def item_panel():
-    state = desk.state()
-    cursor = ui.Cursor("judge", state)
-    if cursor.turn_id != shown_turn:  # the conversation on the left changes: run the whole page
-        st.rerun(scope="app")
+    cursor = desk.cursor(shown_turn)  # another turn: the whole page runs again
+    state = cursor.state
     pos, turn_id, passage_id = cursor.position, cursor.turn_id, cursor.item_id
     screen = item_screen(database, name, "passage", turn_id, passage_id, text=lambda pid: desk.prepared(pid, read_text))
     own = screen.own

@@ -30,20 +30,18 @@ nugget_source = st.sidebar.selectbox("Gold nuggets", sources, index=sources.inde
 order = ntr.ntr_order(database, name, nugget_source, open_mode=settings.open_mode())
 graded = st.sidebar.toggle("Graded support (2 / 1 / 0)", key="ntr_graded", help="Off: yes / no (Y / N)")
 read_done = (lambda: rag.ntr_support_done(database, name)) if graded else (lambda: ntr_done(database, name))
-desk = ui.KeyQueue("ntrg" if graded else "ntr", database, name, "ntr-support" if graded else "ntr", order, read_done)
+desk = ui.KeyQueue("ntr", database, name, "ntr-support" if graded else "ntr", order, read_done)
 if not len(order.items):
     st.info("Nothing to match: no turn has both nuggets of this set and system responses.")
     st.stop()
-shown_turn = ui.Cursor("ntr", desk.state()).turn_id
+shown_turn = desk.cursor().turn_id
 ctx, left, right = ui.context_columns(database, shown_turn)
 
 
 @ui.key_panel
 def match_panel():
-    state = desk.state()
-    cursor = ui.Cursor("ntr", state)
-    if cursor.turn_id != shown_turn:  # the conversation on the left changes: run the whole page
-        st.rerun(scope="app")
+    cursor = desk.cursor(shown_turn)  # another turn: the whole page runs again
+    state = cursor.state
     pos, turn_id, item = cursor.position, cursor.turn_id, cursor.item_id
     rag_ui.messages()
     current = ntr.ntr_item(database, item)

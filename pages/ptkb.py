@@ -20,7 +20,7 @@ desk = ui.KeyQueue("ptkb", database, name, "ptkb", order, lambda: queue.labelled
 if not len(order.items):
     st.info("No PTKB statements to label in your queue.")
     st.stop()
-shown_turn = ui.Cursor("ptkb", desk.state()).turn_id
+shown_turn = desk.cursor().turn_id
 ctx, left, right = ui.context_columns(database, shown_turn)
 statements = {s["id"]: s["text"] for s in ctx.ptkb}
 in_turn = [item for turn, item in order.items if turn == shown_turn]
@@ -28,10 +28,8 @@ in_turn = [item for turn, item in order.items if turn == shown_turn]
 
 @ui.key_panel
 def statement_panel():
-    state = desk.state()
-    cursor = ui.Cursor("ptkb", state)
-    if cursor.turn_id != shown_turn:  # the conversation on the left changes: run the whole page
-        st.rerun(scope="app")
+    cursor = desk.cursor(shown_turn)  # another turn: the whole page runs again
+    state = cursor.state
     turn_id, statement_id = cursor.turn_id, cursor.item_id
     screen = item_screen(database, name, "ptkb", turn_id, statement_id)
 

@@ -9,26 +9,23 @@ is one indexed query.
 from __future__ import annotations
 
 from assess.tasks import label_kind
-from store.db import Store, now, row, run, write
+from store.db import Store, now, row
 
 TOPICS_VERSION = "topics_version"
 
 
 def topics_version(db: Store) -> str:
     """Changes whenever topics are imported (conversations, turns or PTKB statements written)."""
-    found = row(db, "SELECT value FROM settings WHERE key = :key", {"key": TOPICS_VERSION})
-    return "" if found is None else found["value"]
+    from store.queue import get_setting  # store.queue imports store.imports, which imports this module
+
+    return get_setting(db, TOPICS_VERSION, "")
 
 
 def bump_topics_version(db: Store) -> None:
     """Called by every write of conversations, turns or PTKB statements (inside its transaction)."""
-    with write(db):
-        run(
-            db,
-            "INSERT INTO settings (key, value) VALUES (:key, :value) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            {"key": TOPICS_VERSION, "value": now()},
-        )
+    from store.queue import set_setting
+
+    set_setting(db, TOPICS_VERSION, now())
 
 
 def labels_version(db: Store, task: str, source: str) -> tuple:

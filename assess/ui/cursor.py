@@ -45,7 +45,7 @@ class KeyQueue:
     def __init__(self, prefix: str, database, source: str, task: str, order, read_done):
         self.prefix, self.database, self.source, self.task = prefix, database, source, task
         self.order, self.read_done = order, read_done
-        self._slot = f"_{prefix}_done"
+        self._slot = f"_{prefix}_{task}_done"  # one page may keep queues of two tasks (/ntr: yes/no, graded)
 
     def _version(self) -> tuple:
         from store.screens import labels_version
@@ -73,6 +73,15 @@ class KeyQueue:
         """What :meth:`prepare` read for ``item``, or ``load(item)`` now."""
         kept = st.session_state.pop(f"_{self.prefix}_prepared", None)
         return kept[1] if kept is not None and kept[0] == tuple(item) else load(item)
+
+    def cursor(self, shown_turn: str | None = None) -> Cursor:
+        """The item on screen after the pending move (``cursor.state`` is the queue it moved in). Inside the
+        item panel, give the turn the page around it shows: when the item moved to another turn, the whole
+        page runs again (the conversation beside the panel changes)."""
+        cursor = Cursor(self.prefix, self.state())
+        if shown_turn is not None and cursor.turn_id != shown_turn:
+            st.rerun(scope="app")
+        return cursor
 
     def mark(self, item) -> None:
         """After the page wrote the label of ``item`` (a queue key): count it as labelled without
