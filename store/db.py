@@ -26,6 +26,7 @@ import functools
 import re
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
@@ -170,9 +171,29 @@ def _prepare_sqlite(dbapi_conn, _record) -> None:
     ):
         dbapi_conn.execute(f"PRAGMA {pragma}")
     if dbapi_conn.execute("PRAGMA database_list").fetchone()[2]:  # a file, not :memory:
-        dbapi_conn.execute("PRAGMA journal_mode = WAL")
+        _enter_wal(dbapi_conn)
     dbapi_conn.create_function("int_prefix", 1, _int_prefix, deterministic=True)
     dbapi_conn.create_aggregate("string_agg", 2, _StringAgg)
+
+
+def _enter_wal(dbapi_conn) -> None:
+    """Switch the file to write-ahead logging, waiting for other processes as every other statement does.
+
+    Switching needs the file to itself for a moment, and SQLite answers "database is locked" at once
+    (without the busy handler) when another process holds it: several processes opening one new
+    store at the same moment hit this. So the switch is tried again until the busy timeout.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.005
+    while True:
+        try:
+            dbapi_conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 
 # --------------------------------------------------------------------------------------------- store

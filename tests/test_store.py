@@ -37,6 +37,27 @@ def test_schema_is_versioned_and_pragmas_set(tmp_path):
     assert db.raw.execute("PRAGMA user_version").fetchone()[0] >= 1
 
 
+def test_a_new_file_held_by_another_writer_is_opened_once_it_is_free(tmp_path):
+    """Switching a file to WAL fails at once (no busy handler) while another process holds a write lock
+    in rollback mode: opening a store waits for the lock as every other statement does."""
+    import sqlite3
+    import threading
+
+    path = tmp_path / "new.db"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("CREATE TABLE held(a)")
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("INSERT INTO held VALUES (1)")
+    with pytest.raises(sqlite3.OperationalError, match="locked"):  # what SQLite itself does
+        sqlite3.connect(path, timeout=5, isolation_level=None).execute("PRAGMA journal_mode = WAL")
+    threading.Timer(0.3, lambda: holder.execute("COMMIT")).start()
+    db = open_db(path)
+    assert value(db, "PRAGMA journal_mode") == "wal"
+    assert rows(db, "SELECT a FROM held") == [{"a": 1}]
+    db.close()
+    holder.close()
+
+
 def test_label_changes_go_to_an_append_only_history(demo):
     name = queue.sign_in(demo, "ann")
     turn, passage, _ = queue.queue(demo, name)[0]
