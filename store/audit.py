@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from assess.tasks import PTKB_KEYS, Task, label_kind
-from store.db import Store, each, rows
-from store.db import columns as read_columns
+from store.db import Store, each, rows, tuples
 
 
 def source_kinds(db: Store) -> dict[str, str]:
@@ -46,12 +45,13 @@ def task_labels(db: Store, task: str, sources: Sequence[str]) -> dict[str, dict[
             f"SELECT {', '.join(columns)}, {kind.value_column} AS label_value FROM {kind.table} "
             f"WHERE source = :source AND {kind.value_column} IS NOT NULL"
         )
+    width = len(columns)
     for source in sources:  # one bulk read per source: a range of the label table's primary key
-        got = read_columns(db, sql, {"source": source})
-        found = got["label_value"]
+        _, found = tuples(db, sql, {"source": source})
         if ptkb:
-            found = [int(v > 0) for v in found]
-        out[source] = dict(zip(zip(*(got[c] for c in columns)), found))
+            out[source] = {r[:width]: int(r[width] > 0) for r in found}
+        else:
+            out[source] = {r[:width]: r[width] for r in found}
     return out
 
 

@@ -204,8 +204,12 @@ def ntr_support(db: Store, source: str, *, turn_id: str | None = None) -> dict[I
 def sources(db: Store, task: str | Task, *, turn_id: str | None = None) -> list[str]:
     """The sources with at least one label of the task (of one turn, when given), by name."""
     kind = label_kind(task)
-    if turn_id is None:
-        return column(db, f"SELECT DISTINCT source FROM {kind.table} ORDER BY source")
+    if turn_id is None:  # every label table's key starts with its source: one probe per source, not a scan
+        return column(
+            db,
+            f"SELECT s.name AS source FROM sources s WHERE EXISTS "
+            f"(SELECT 1 FROM {kind.table} l WHERE l.source = s.name) ORDER BY s.name",
+        )
     return column(
         db, f"SELECT DISTINCT source FROM {kind.table} WHERE turn_id = :turn_id ORDER BY source", {"turn_id": turn_id}
     )

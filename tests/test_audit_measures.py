@@ -127,6 +127,30 @@ def test_matrix_breakdowns_and_human_ceiling():
     json.dumps(matrix)  # plain data all the way down
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    st.dictionaries(
+        st.tuples(st.sampled_from(["t1_1", "t1_2", "t2_1", "t3_4"]), st.integers(0, 30)),
+        st.tuples(st.integers(0, 4), st.integers(0, 4), st.booleans()),
+        min_size=1,
+        max_size=60,
+    ),
+    st.dictionaries(st.sampled_from(["t1_1", "t1_2", "t2_1", "t3_4"]), st.sampled_from(["x", "y"])),
+)
+def test_groups_keyed_by_an_items_turn_equal_groups_keyed_by_item(labelled, by_turn):
+    """group_key: a breakdown given per turn (the item's first part) gives the figures of the same
+    breakdown spelled out per item, including items whose turn has no group (left out)."""
+    labels = {
+        "a": {item: a for item, (a, _, _) in labelled.items()},
+        "b": {item: b for item, (_, b, both) in labelled.items() if both},
+    }
+    per_item = {item: by_turn[item[0]] for item in labelled if item[0] in by_turn}
+    common = {"scale": SCALE, "bootstrap": 20, "seed": 4}
+    keyed = agreement_matrix(labels, groups={"g": by_turn}, group_key=lambda item: item[0], **common)
+    spelled = agreement_matrix(labels, groups={"g": per_item}, **common)
+    assert keyed == spelled
+
+
 def test_matrix_without_two_humans_has_no_ceiling_and_skips_disjoint_pairs():
     labels = {"a": {"x": 1, "y": 2}, "b": {"x": 1, "y": 3}, "c": {"z": 0}}
     matrix = agreement_matrix(labels, scale=SCALE, kinds={"a": "human", "b": "llm"}, bootstrap=0)

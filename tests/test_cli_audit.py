@@ -508,3 +508,96 @@ def test_coverage_on_ikat_2024_nist_vs_gpt4(tmp_path):
     assert got["n_items"] == 8103 and got["true_value"] == pytest.approx(2519 / 8103)
     assert 0.92 <= got["ppi"]["coverage"] <= 0.98
     assert got["ppi"]["mean_width"] <= got["human_only"]["mean_width"]
+
+
+# ------------------------------------------------------------------------------------------ NtR recall estimate
+
+
+def test_ntr_recall_estimate_worked_by_hand(capsys, tmp_path):
+    """CONE-RAG NtR recall per run from the judge's NtR labels on every item and a reference's on all or half.
+
+    The demo's LLM labelled every gold nugget of every turn for the three runs. The reference ("nist",
+    NtR labels only, no passage grades) agrees except on every third item. With a census the corrected and
+    the human-only estimates are the reference's recall exactly (zero width); with half the items the
+    human-only estimate is (N / n) * sum over the sample of w * y, w = 1 / (turns * |gold of the turn|),
+    and the corrected interval is no wider."""
+    from assess.services.loading import load_demo
+    from store import labels, open_db
+    from store.db import rows
+    from store.imports import ensure_source
+
+    target = str(tmp_path / "ntr.db")
+    db = open_db(target)
+    load_demo(db)
+    judge = {
+        (run, turn, nugget): int(v == 2) for (turn, nugget, run), v in labels.ntr_support(db, "llm:demo-gpt").items()
+    }
+    items = sorted(judge)
+    assert len(items) == 192
+    reference = {item: 1 - judge[item] if n % 3 == 0 else judge[item] for n, item in enumerate(items)}
+    gold: dict[str, set] = {}
+    for r in rows(db, "SELECT turn_id, id FROM nuggets WHERE source = 'gold'"):
+        gold.setdefault(r["turn_id"], set()).add(r["id"])
+    ensure_source(db, "nist", "import")
+    half = items[::2]
+
+    def store_reference(chosen):
+        with_values = [((turn, nugget, run), reference[(run, turn, nugget)]) for run, turn, nugget in chosen]
+        labels.save_many(db, "ntr", "nist", with_values, mode="import", via=None)
+
+    def weights(run):
+        turns = sorted({t for r, t, _ in items if r == run})
+        return {(run, t, g): 1 / (len(turns) * len(gold[t])) for t in turns for g in gold[t]}
+
+    runs = sorted({r for r, _, _ in items})
+    store_reference(items)
+    got = report(capsys, target, "estimate", "--reference", "nist", "--judge", "llm:demo-gpt", "--measure", "ntr")
+    assert got["design"] == {
+        "kind": "uniform",
+        "rule": "every NtR item the reference labelled among the judge's, taken as a uniform random sample",
+        "drawn": 192,
+        "graded": 192,
+        "population": 192,
+    }
+    assert "topic_shares" not in got and sorted(got["ntr"]["runs"]) == runs
+    for run in runs:
+        w = weights(run)
+        exact = sum(wi * reference[i] for i, wi in w.items())
+        est = got["ntr"]["runs"][run]["estimate"]
+        assert got["ntr"]["runs"][run]["turns"] == 12
+        assert est["ppi"]["value"] == pytest.approx(exact) and est["human_only"]["value"] == pytest.approx(exact)
+        assert est["ppi"]["width"] == pytest.approx(0, abs=1e-12)
+        assert est["judge_only"] == pytest.approx(sum(wi * judge[i] for i, wi in w.items()))
+
+    db.close()
+    db = open_db(target)
+    from store.db import run, write
+
+    with write(db):
+        run(db, "DELETE FROM ntr_labels WHERE source = 'nist'")
+    store_reference(half)
+    got = report(capsys, target, "estimate", "--reference", "nist", "--judge", "llm:demo-gpt", "--measure", "ntr")
+    assert got["design"]["graded"] == 96 and got["design"]["population"] == 192
+    for run_name in runs:
+        w = weights(run_name)
+        est = got["ntr"]["runs"][run_name]["estimate"]
+        by_hand = 192 / 96 * sum(wi * reference[i] for i, wi in w.items() if i in set(half))
+        assert est["human_only"]["value"] == pytest.approx(by_hand)
+        assert est["ppi"]["width"] <= est["human_only"]["width"] + 1e-12
+    db.close()
+    assert "judge 'demo-ann' has no NtR labels" in refused(
+        capsys, target, "estimate", "--reference", "nist", "--judge", "demo-ann", "--measure", "ntr"
+    )
+    assert "NtR recall is estimated without --sample" in refused(
+        capsys,
+        target,
+        "estimate",
+        "--reference",
+        "nist",
+        "--judge",
+        "llm:demo-gpt",
+        "--measure",
+        "ntr",
+        "--sample",
+        "s",
+    )

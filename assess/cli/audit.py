@@ -160,7 +160,12 @@ def add_commands(sub) -> None:
     p.add_argument("--sample", help="a stored sample (audit sample) whose graded items are the human sample")
     p.add_argument("--threshold", type=int, default=2)
     p.add_argument("--k", type=int, default=5, help="cutoff of P@k and nDCG@k (default 5)")
-    p.add_argument("--measure", action="append", choices=("P@k", "nDCG@k", "ntr"), help="repeat; default all")
+    p.add_argument(
+        "--measure",
+        action="append",
+        choices=("P@k", "nDCG@k", "ntr"),
+        help="repeat; default all (ntr alone needs NtR labels of both sources, not passage grades)",
+    )
     p.add_argument("--seed", type=int, default=0)
 
     p = command(
@@ -392,8 +397,9 @@ def cmd_estimate(args) -> int:
     if args.json:
         return _print_json(report)
     design = report["design"]
+    what = "passages" if "topic_shares" in report else "NtR items"
     print(
-        f"{design['kind']}: {design['graded']} reference labels of {design['population']} judge-labelled passages "
+        f"{design['kind']}: {design['graded']} reference labels of {design['population']} judge-labelled {what} "
         f"({design['rule']})"
     )
 
@@ -422,7 +428,8 @@ def cmd_estimate(args) -> int:
             show(key.replace("k", str(args.k)), report[key])
     if report.get("ntr"):
         show("NtR recall", report["ntr"]["runs"])
-    show(f"share of passages >= {args.threshold} per topic", report["topic_shares"])
+    if "topic_shares" in report:
+        show(f"share of passages >= {args.threshold} per topic", report["topic_shares"])
     return 0
 
 

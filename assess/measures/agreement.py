@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Hashable, Mapping, Sequence
-from itertools import repeat
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any
 
@@ -447,16 +447,21 @@ def _entries(counts: np.ndarray, relevant, level: str, values, replicates: int, 
         boot = _matrix_figures(draws.reshape(replicates, chosen.size, k, k), relevant, level, values)
         for name in MATRIX_STATISTICS:
             bounds[name][chosen] = _nan_percentiles(boot[name], (tail, 100.0 - tail))
-    entries = []
-    for g in range(groups):
-        entry: dict[str, Any] = {"n": int(n[g])}
-        entry.update({name: _none_if_nan(figures[name][g]) for name in MATRIX_STATISTICS})
-        entry["ci"] = {
-            name: None if np.isnan(bounds[name][g]).any() else [float(bounds[name][g, 0]), float(bounds[name][g, 1])]
-            for name in MATRIX_STATISTICS
+    # Plain values, built from lists (a per-group numpy lookup for each of thousands of groups cost more
+    # than the statistics themselves).
+    point = {name: [None if v != v else v for v in figures[name].astype(float).tolist()] for name in MATRIX_STATISTICS}
+    interval = {
+        name: [None if lo != lo or hi != hi else [lo, hi] for lo, hi in bounds[name].tolist()]
+        for name in MATRIX_STATISTICS
+    }
+    return [
+        {
+            "n": count,
+            **{name: point[name][g] for name in MATRIX_STATISTICS},
+            "ci": {name: interval[name][g] for name in MATRIX_STATISTICS},
         }
-        entries.append(entry)
-    return entries
+        for g, count in enumerate(n.tolist())
+    ]
 
 
 def _sorted_keys(keys) -> list:
@@ -472,6 +477,7 @@ def agreement_matrix(
     scale: Sequence,
     threshold: float | None = 2,
     groups: Mapping[str, Mapping[Hashable, Hashable]] | None = None,
+    group_key: Callable[[Hashable], Hashable] | None = None,
     kinds: Mapping[str, str] | None = None,
     bootstrap: int = 1000,
     group_bootstrap: bool = True,
@@ -490,7 +496,8 @@ def agreement_matrix(
     each with a percentile bootstrap interval (``bootstrap`` replicates resampling the pair's
     items; 0 turns intervals off), and ``by``: the same figures per group of each breakdown
     (items without a group in a breakdown are left out of it; ``group_bootstrap=False`` skips the
-    group intervals). ``ceiling``: the same figures pooled over every pair of two human sources
+    group intervals). With ``group_key``, each breakdown maps ``group_key(item)`` rather than the item
+    to its group (e.g. the item's turn: one entry per turn instead of one per labelled item). ``ceiling``: the same figures pooled over every pair of two human sources
     (None when no two humans share an item). Undefined values are None. See
     docs/measures.md#agreement-matrix.
     """
@@ -520,15 +527,14 @@ def agreement_matrix(
 
     # One column per item of any source; one row of scale indices (-1: not labelled) per source.
     sources = list(labels)
-    union: dict[Hashable, Any] = {}
     for source in sources:
-        mapping = labels[source]
-        if not isinstance(mapping, Mapping):
+        if not isinstance(labels[source], Mapping):
             raise AssessError(f"the labels of source {source!r} must be a mapping {{item: label}}")
-        try:
-            union.update(dict.fromkeys(mapping))
-        except TypeError:
-            raise AssessError(f"the items of source {source!r} must be hashable") from None
+    try:
+        union = dict.fromkeys(chain.from_iterable(labels[source] for source in sources))
+    except TypeError:
+        bad = next(s for s in sources if not all(isinstance(i, Hashable) for i in labels[s]))
+        raise AssessError(f"the items of source {bad!r} must be hashable") from None
     index = dict(zip(union, range(len(union))))
     table = np.full((len(sources), len(index)), -1, dtype=np.int16)
     for row, source in enumerate(sources):
@@ -537,6 +543,7 @@ def agreement_matrix(
         table[row, pos] = _codes(list(mapping.values()), scale_values, f"the labels of source {source!r}")
 
     breakdowns: dict[str, tuple[list, np.ndarray]] = {}
+    item_keys = None
     for name, mapping in (groups or {}).items():
         if not isinstance(mapping, Mapping):
             raise AssessError(f"breakdown {name!r} must be a mapping {{item: group}}")
@@ -545,10 +552,16 @@ def agreement_matrix(
         except TypeError:
             raise AssessError(f"the groups of breakdown {name!r} must be hashable") from None
         key_code = dict(zip(keys, range(len(keys))))
-        at = np.fromiter(map(index.get, mapping, repeat(-1)), np.int64, len(mapping))
-        code = np.fromiter(map(key_code.__getitem__, mapping.values()), np.int64, len(mapping))
-        gcodes = np.full(len(index), -1, dtype=np.int64)
-        gcodes[at[at >= 0]] = code[at >= 0]
+        if group_key is not None:
+            if item_keys is None:
+                item_keys = list(map(group_key, index))
+            code_of = {key: key_code[group] for key, group in mapping.items()}
+            gcodes = np.fromiter(map(code_of.get, item_keys, repeat(-1)), np.int64, len(index))
+        else:
+            at = np.fromiter(map(index.get, mapping, repeat(-1)), np.int64, len(mapping))
+            code = np.fromiter(map(key_code.__getitem__, mapping.values()), np.int64, len(mapping))
+            gcodes = np.full(len(index), -1, dtype=np.int64)
+            gcodes[at[at >= 0]] = code[at >= 0]
         breakdowns[name] = (keys, gcodes)
 
     k = len(scale_values)

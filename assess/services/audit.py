@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -215,8 +216,8 @@ def personal_turns(db, ptkb_source: str | None = None) -> dict[str, Any]:
     return {"source": source, "rule": rule, "turns": turns}
 
 
-def _item_groups(db, items, breakdowns, ptkb_source: str | None) -> tuple[dict, dict]:
-    """{breakdown: {item: group}} for the items (turn first) and how each breakdown is defined."""
+def _turn_groups(db, breakdowns, ptkb_source: str | None) -> tuple[dict, dict]:
+    """{breakdown: {turn: group}} of every known turn, and how each breakdown is defined."""
     from store.audit import turn_places
 
     unknown = [b for b in breakdowns if b not in BREAKDOWNS]
@@ -225,16 +226,22 @@ def _item_groups(db, items, breakdowns, ptkb_source: str | None) -> tuple[dict, 
     places = turn_places(db) if {"topic", "depth"} & set(breakdowns) else {}
     groups, rules = {}, {}
     if "topic" in breakdowns:
-        groups["topic"] = {i: places[i[0]][0] for i in items if i[0] in places}
+        groups["topic"] = {turn: conversation for turn, (conversation, _) in places.items()}
         rules["topic"] = TOPIC_RULE
     if "depth" in breakdowns:
-        groups["depth"] = {i: places[i[0]][1] + 1 for i in items if i[0] in places}
+        groups["depth"] = {turn: position + 1 for turn, (_, position) in places.items()}
         rules["depth"] = DEPTH_RULE
     if "personal" in breakdowns:
         personal = personal_turns(db, ptkb_source)
-        flags = personal["turns"]
-        groups["personal"] = {i: flags[i[0]] for i in items if i[0] in flags}
+        groups["personal"] = dict(personal["turns"])
         rules["personal"] = {"rule": personal["rule"], "ptkb_source": personal["source"]}
+    return groups, rules
+
+
+def _item_groups(db, items, breakdowns, ptkb_source: str | None) -> tuple[dict, dict]:
+    """{breakdown: {item: group}} for the items (turn first) and how each breakdown is defined."""
+    by_turn, rules = _turn_groups(db, breakdowns, ptkb_source)
+    groups = {name: {i: mapping[i[0]] for i in items if i[0] in mapping} for name, mapping in by_turn.items()}
     return groups, rules
 
 
@@ -271,14 +278,14 @@ def agreement_view(
         )
     _known(db, task, chosen)
     labels = task_labels(db, task, chosen)
-    items = set().union(*(labels[s].keys() for s in chosen))
-    groups, rules = _item_groups(db, items, tuple(breakdowns), ptkb_source)
+    groups, rules = _turn_groups(db, tuple(breakdowns), ptkb_source)
     largest = max(len(v) for v in labels.values())
     matrix = agreement_matrix(
         labels,
         scale=scale_of(task),
         threshold=threshold,
         groups=groups,
+        group_key=itemgetter(0),  # every item's turn comes first
         kinds=source_kinds(db, chosen),
         bootstrap=bootstrap,
         group_bootstrap=largest <= GROUP_BOOTSTRAP_LIMIT,
@@ -534,13 +541,30 @@ def estimate_view(
     """Corrected estimates (prediction-powered inference, power-tuned) beside the human-only ones from the
     same sample: each stored run's P@k at ``threshold`` and nDCG@k, CONE-RAG NtR recall (the runs' NtR
     labels: captured = full support, i.e. yes), and each topic's (conversation's) share of items at or
-    above ``threshold``. The human sample: see :func:`_human_sample`. Formulas: docs/estimates.md."""
+    above ``threshold``. The human sample: see :func:`_human_sample`. Asked for NtR recall alone, the two
+    sources need NtR labels only (every NtR item the reference labelled is the uniform sample; passage
+    grades and topic shares are not involved). Formulas: docs/estimates.md."""
     from assess.measures import ppi
     from store.audit import ranked_runs
 
     unknown = [m for m in measures if m not in ESTIMATE_MEASURES]
     if unknown:
         raise AssessError(f"unknown measure {unknown[0]!r}; expected some of {', '.join(ESTIMATE_MEASURES)}")
+    report: dict[str, Any] = {
+        "reference": reference,
+        "judge": judge,
+        "threshold": threshold,
+        "k": k,
+        "alpha": alpha,
+        "estimator": "PPI++ (power-tuned lambda in [0, 1]); human_only = lambda 0 on the same sample",
+    }
+    if not set(measures) - {"ntr"}:  # NtR recall alone: the sources need NtR labels, not passage grades
+        if sample is not None:
+            raise AssessError("a stored sample holds passages: NtR recall is estimated without --sample")
+        ntr = _ntr_estimate(db, reference, judge, alpha, required=True)
+        report["design"] = ntr.pop("design")
+        report["ntr"] = ntr
+        return _json_safe(report)
     _two(db, reference, judge)
     f, y = _passage_pair(db, reference, judge)
     human, probability, strata, design = _human_sample(db, sample, f, y)
@@ -552,15 +576,7 @@ def estimate_view(
     from store.audit import turn_places
 
     places = turn_places(db)
-    report: dict[str, Any] = {
-        "reference": reference,
-        "judge": judge,
-        "threshold": threshold,
-        "k": k,
-        "alpha": alpha,
-        "design": design,
-        "estimator": "PPI++ (power-tuned lambda in [0, 1]); human_only = lambda 0 on the same sample",
-    }
+    report["design"] = design
     report["topic_shares"] = ppi.corrected_shares(
         f, human, probability, threshold=threshold, topic_of=lambda i: places[i[0]][0], strata=strata, alpha=alpha
     )
@@ -572,18 +588,26 @@ def estimate_view(
     if "nDCG@k" in measures:
         report["nDCG@k"] = ppi.corrected_ndcg(runs, f, human, probability, k=k, strata=strata, alpha=alpha, seed=seed)
     if "ntr" in measures:
-        report["ntr"] = _ntr_estimate(db, reference, judge, alpha)
+        ntr = _ntr_estimate(db, reference, judge, alpha)
+        if ntr is not None:
+            ntr.pop("design")
+        report["ntr"] = ntr
     return _json_safe(report)
 
 
-def _ntr_estimate(db, reference: str, judge: str, alpha: float) -> dict[str, Any] | None:
+def _ntr_estimate(db, reference: str, judge: str, alpha: float, *, required: bool = False) -> dict[str, Any] | None:
     """NtR recall per run from the judge's NtR labels on every item and the reference's on some (a uniform
-    sample of them); None when either has no NtR label."""
+    sample of them); None when either has no NtR label (an error when ``required``)."""
     from assess.measures import ppi
     from store.audit import ntr_gold
     from store.labels import ntr_support
 
+    if reference == judge:
+        raise AssessError(f"the reference and the judge are both {reference!r}: compare two different sources")
     graded_judge, graded_ref = ntr_support(db, judge), ntr_support(db, reference)
+    for role, name, found in (("judge", judge, graded_judge), ("reference", reference, graded_ref)):
+        if required and not found:
+            raise AssessError(f"{role} {name!r} has no NtR labels (yes/no or graded)")
     if not graded_judge or not graded_ref:
         return None
     f = {(run, turn, nugget): float(v == 2) for (turn, nugget, run), v in graded_judge.items()}
@@ -591,10 +615,21 @@ def _ntr_estimate(db, reference: str, judge: str, alpha: float) -> dict[str, Any
         (run, turn, nugget): float(v == 2) for (turn, nugget, run), v in graded_ref.items() if (run, turn, nugget) in f
     }
     if len(y) < 2:
+        if required:
+            raise AssessError(
+                f"the reference {reference!r} labelled {len(y)} of the judge's NtR items: an estimate needs at least 2"
+            )
         return None
     return {
         "rule": "captured = full support (2, a yes); gold = every nugget of the labels' nugget sources on the turn; "
         "the reference's NtR labels taken as a uniform sample of the judge's",
+        "design": {
+            "kind": "uniform",
+            "rule": "every NtR item the reference labelled among the judge's, taken as a uniform random sample",
+            "drawn": len(y),
+            "graded": len(y),
+            "population": len(f),
+        },
         "runs": ppi.corrected_ntr(ntr_gold(db, judge), f, y, None, alpha=alpha),
     }
 
