@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pytest
 
 from assess.measures.aepd import score_aepd_turn
@@ -137,8 +140,12 @@ def test_interval_plot_draws_asymmetric_bars_per_series():
         pytest.approx(0.25)
     ]
     assert fig.layout.shapes[0].y0 == 0 and fig.layout.yaxis.title.text == "P@5"
+    assert fig.layout.xaxis.type == "category"  # conversation 101 is a name, not a position on a line
     escaped = interval_plot([{**rows[2], "value": 1.0}], title="judge <b>x</b>", axis="a")
-    assert list(escaped.data[0].x) == ["&lt;i&gt;run-2&lt;/i&gt;"] and list(escaped.data[0].error_y.array) == [None]
+    sent = json.loads(escaped.to_json())["data"][0]
+    assert sent["x"] == ["&lt;i&gt;run-2&lt;/i&gt;"] and sent["customdata"] == [["n/a", "n/a"]]
+    # No bar without an interval: NaN, sent as a typed array (plotly.js draws no bar for a non-number).
+    assert np.isnan(escaped.data[0].error_y.array).all() and sent["error_y"]["array"]["dtype"] == "f8"
     assert escaped.layout.title.text == "judge &lt;b&gt;x&lt;/b&gt;"
 
 

@@ -11,7 +11,8 @@ Each figure is the median of several repetitions (after one warm-up call, so imp
 
 ``--store`` measures the services end to end instead (assess/services/audit.py on a SQLite store built once
 in a temporary folder): ``agreement_view`` over the same 10 sources x 50,000 items read from the store (the
-/audit page's numbers; target < 2 s), and ``coverage_view`` with 1,000 repeats on the iKAT 2024 NIST vs GPT-4
+/audit page's numbers), the /audit page's first render on that store (target < 2 s: read, computed, drawn,
+sent; AppTest in process, so without a browser's drawing), and ``coverage_view`` with 1,000 repeats on the iKAT 2024 NIST vs GPT-4
 labels (8,103 shared pairs; target < 5 s), the latter skipped without ../shared.
 """
 
@@ -97,6 +98,25 @@ def main() -> None:
     print(f"self_consistency, {len(samples):,} items x 3 samples: {seconds:.3f} s")
 
 
+def page_render(target: str) -> tuple[float, float]:
+    """Seconds of the /audit page's first render on ``target`` (nothing cached: the agreement matrix of every
+    chosen source is computed, drawn and sent) and of a rerun, in Streamlit's AppTest (no browser)."""
+    from streamlit.testing.v1 import AppTest
+
+    os.environ.update(ASSESS_DB=target, ASSESS_OPEN="1")
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=300)
+    at.run()
+    at.switch_page("pages/audit.py")
+    start = time.perf_counter()
+    at.run()
+    first = time.perf_counter() - start
+    if at.exception or at.error or not at.dataframe:
+        raise SystemExit(f"/audit did not render the matrix: {[e.value for e in [*at.exception, *at.error]]}")
+    start = time.perf_counter()
+    at.run()
+    return first, time.perf_counter() - start
+
+
 def store_figures() -> None:
     import tempfile
 
@@ -134,6 +154,8 @@ def store_figures() -> None:
         seconds = median_time(lambda: agreement_view(db, "passage", threshold=2, breakdowns=("topic",)), repeat=3)
         print(f"  as /audit asks for it (one breakdown, by topic): {seconds:.3f} s")
         db.close()
+        first, again = page_render(str(Path(folder) / "bench.db"))
+        print(f"/audit page on that store (AppTest, in process): first render {first:.3f} s, rerun {again:.3f} s")
 
         root = Path(__file__).resolve().parents[2].parent / "shared" / "data"
         files = (
