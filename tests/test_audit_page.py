@@ -328,6 +328,16 @@ def chart(at, title_part: str) -> dict:
     raise AssertionError(f"no figure titled with {title_part!r}")
 
 
+DEMO_PAIRS = [
+    "demo-ann vs demo-ben",
+    "demo-ann vs llm:demo-gpt",
+    "demo-ann vs llm:demo-llama",
+    "demo-ben vs llm:demo-gpt",
+    "demo-ben vs llm:demo-llama",
+    "llm:demo-gpt vs llm:demo-llama",
+]
+
+
 def frame_with(at, *columns):
     return next(d.value for d in at.dataframe if set(columns) <= set(d.value.columns))
 
@@ -379,6 +389,27 @@ def test_audit_on_the_demo_shows_every_judge_side_by_side_with_the_services_numb
     assert heat["data"][0]["z"] == ptkb["grids"]["alpha"]["values"] and ptkb["ceiling"]["n"] == 126
     at.radio(key="au_task").set_value("ntr").run()  # one NtR source in the demo
     assert any("Two label sources are needed" in i.value for i in at.info) and not at.exception
+
+
+def test_a_breakdown_too_large_to_draw_shows_one_sources_pairs_and_downloads_all(app_db, monkeypatch):
+    """Past BREAKDOWN_POINTS figures (45 pairs x 200 topics on a large store), the chart and the table hold
+    the pairs of one chosen source (default: the first human); the download has every pair's rows."""
+    from assess.ui import audit as panels
+
+    monkeypatch.setattr(panels, "BREAKDOWN_POINTS", 5)  # the demo: 6 pairs x 2 topics = 12 figures
+    at = open_audit()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="au_mx_focus").value == "demo-ann"
+    shown = frame_with(at, "pair", "group", "value", "CI")
+    assert list(shown["pair"]) == [p for p in DEMO_PAIRS if "demo-ann" in p for _ in range(2)]
+    assert "the 6 of the pairs with demo-ann" in " ".join(c.value for c in at.caption)
+    plot = chart(at, "per topic")
+    assert [trace["name"] for trace in plot["data"]] == [p for p in DEMO_PAIRS if "demo-ann" in p]
+    assert any(b.proto.label == "Download every pair (CSV)" for b in at.get("download_button"))
+    at.selectbox(key="au_mx_focus").select("llm:demo-llama").run()
+    assert list(frame_with(at, "pair", "group", "value", "CI")["pair"]) == [
+        p for p in DEMO_PAIRS if "llm:demo-llama" in p for _ in range(2)
+    ]
 
 
 def test_audit_systems_bias_and_estimates_on_the_demo(app_db):

@@ -569,15 +569,22 @@ def agreement_matrix(
     replicates = int(bootstrap)
     group_replicates = replicates if group_bootstrap else 0
 
-    def grouped(keys: list, counts: np.ndarray) -> list[dict[str, Any]]:
-        present = [gi for gi in range(len(keys)) if counts[gi].any()]
-        entries = _entries(counts[present], relevant, alpha_level, values, group_replicates, level, rng)
-        return [{"group": keys[gi], **entry} for gi, entry in zip(present, entries)]
+    def grouped(keys: list, counts: np.ndarray) -> list[list[dict[str, Any]]]:
+        """Entries of the groups present in each of a stack of per-group matrices (stack x groups x k x k),
+        computed in one batch (one bootstrap draw for all of them, not one per pair)."""
+        flat = counts.reshape(-1, k, k)
+        present = np.flatnonzero(flat.any(axis=(1, 2)))
+        entries = iter(_entries(flat[present], relevant, alpha_level, values, group_replicates, level, rng))
+        out: list[list[dict[str, Any]]] = [[] for _ in range(counts.shape[0])]
+        for at in present.tolist():
+            out[at // len(keys)].append({"group": keys[at % len(keys)], **next(entries)})
+        return out
 
+    # Every pair's confusion matrix (and per group) first; then the statistics and their bootstrap
+    # intervals of all pairs in one batch, which costs a fraction of one batch per pair.
     pairs = []
-    ceiling_counts = np.zeros((k, k), dtype=np.int64)
-    ceiling_groups = {name: np.zeros((len(keys), k, k), dtype=np.int64) for name, (keys, _) in breakdowns.items()}
-    ceiling_pairs = []
+    pair_counts = []
+    pair_groups: dict[str, list[np.ndarray]] = {name: [] for name in breakdowns}
     for i in range(len(sources)):
         for j in range(i + 1, len(sources)):
             a, b = table[i], table[j]
@@ -585,30 +592,35 @@ def agreement_matrix(
             if not both.any():
                 continue
             cells = a[both].astype(np.int64) * k + b[both]
-            counts = np.bincount(cells, minlength=k * k).reshape(k, k)
-            kind_a, kind_b = kinds.get(sources[i]), kinds.get(sources[j])
-            human_pair = kind_a == "human" and kind_b == "human"
-            entry = {"a": sources[i], "b": sources[j], "kinds": [kind_a, kind_b], "human_pair": human_pair}
-            entry.update(_entries(counts[None], relevant, alpha_level, values, replicates, level, rng)[0])
-            entry["by"] = {}
+            pair_counts.append(np.bincount(cells, minlength=k * k).reshape(k, k))
             for name, (keys, gcodes) in breakdowns.items():
                 g = gcodes[both]
                 has = g >= 0
                 per_group = np.bincount(g[has] * (k * k) + cells[has], minlength=len(keys) * k * k)
-                per_group = per_group.reshape(len(keys), k, k)
-                entry["by"][name] = grouped(keys, per_group)
-                if human_pair:
-                    ceiling_groups[name] += per_group
-            if human_pair:
-                ceiling_counts += counts
-                ceiling_pairs.append([sources[i], sources[j]])
-            pairs.append(entry)
+                pair_groups[name].append(per_group.reshape(len(keys), k, k))
+            kind_a, kind_b = kinds.get(sources[i]), kinds.get(sources[j])
+            human_pair = kind_a == "human" and kind_b == "human"
+            pairs.append({"a": sources[i], "b": sources[j], "kinds": [kind_a, kind_b], "human_pair": human_pair})
+
+    if pairs:
+        stacked = np.stack(pair_counts)
+        for entry, figures in zip(pairs, _entries(stacked, relevant, alpha_level, values, replicates, level, rng)):
+            entry.update(figures)
+            entry["by"] = {}
+        for name, (keys, _) in breakdowns.items():
+            for entry, groups_of_pair in zip(pairs, grouped(keys, np.stack(pair_groups[name]))):
+                entry["by"][name] = groups_of_pair
 
     ceiling = None
-    if ceiling_pairs:
-        ceiling = {"pairs": ceiling_pairs}
-        ceiling.update(_entries(ceiling_counts[None], relevant, alpha_level, values, replicates, level, rng)[0])
-        ceiling["by"] = {name: grouped(keys, ceiling_groups[name]) for name, (keys, _) in breakdowns.items()}
+    humans = [p for p, entry in enumerate(pairs) if entry["human_pair"]]
+    if humans:
+        ceiling = {"pairs": [[pairs[p]["a"], pairs[p]["b"]] for p in humans]}
+        total = stacked[humans].sum(axis=0)
+        ceiling.update(_entries(total[None], relevant, alpha_level, values, replicates, level, rng)[0])
+        ceiling["by"] = {
+            name: grouped(keys, np.stack(pair_groups[name])[humans].sum(axis=0)[None])[0]
+            for name, (keys, _) in breakdowns.items()
+        }
     return {
         "sources": sources,
         "kinds": {s: kinds.get(s) for s in sources},

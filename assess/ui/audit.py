@@ -16,6 +16,7 @@ from assess.ui import plots
 from assess.ui.widgets import code, error, esc, figure
 
 STATISTICS = ("kappa_unweighted", "kappa_linear", "kappa_quadratic", "kappa_binary", "alpha", "agreement")
+BREAKDOWN_POINTS = 1_000  # more figures than this in a breakdown: chart and table show one source's pairs
 BREAKDOWN_NAMES = {"topic": "topic (conversation)", "depth": "turn depth", "personal": "personal turn"}
 BIAS_PROBES = {"length": "passage length (words)", "rank": "best rank in the runs", "depth": "turn depth"}
 BIAS_PROBES |= {"personal": "personal turn", "runs": "run (its top k)"}
@@ -33,8 +34,18 @@ def _num(value) -> float | None:
 def table(frame: pd.DataFrame, name: str, *, key: str) -> None:
     """A table with its CSV download (cells are plain text: names need no escaping)."""
     st.dataframe(frame, hide_index=True, width="stretch", key=f"tb_{key}")
-    csv = frame.to_csv(index=False).encode("utf-8")
-    st.download_button("Download CSV", csv, file_name=f"{name}.csv", mime="text/csv", key=f"csv_{key}")
+    download_csv(frame, name, key=key)
+
+
+def download_csv(frame: pd.DataFrame, name: str, *, key: str, label: str = "Download CSV") -> None:
+    """A CSV download of ``frame``, written when the button is clicked (not on every run)."""
+    st.download_button(
+        label,
+        lambda: frame.to_csv(index=False).encode("utf-8"),
+        file_name=f"{name}.csv",
+        mime="text/csv",
+        key=f"csv_{key}",
+    )
 
 
 def default_pair(names: list[str], kinds: dict[str, str]) -> tuple[int, int]:
@@ -120,14 +131,39 @@ def matrix_panel(database, task: str, names: list[str]) -> None:
     if not rows:
         st.caption("No group of this breakdown is known for these sources.")
         return
+    groups = [g for p in view["pairs"] for g in p["by"].get(breakdown, [])]
+    shown = [True] * len(rows)
+    if len(rows) > BREAKDOWN_POINTS:  # e.g. 45 pairs x 200 topics: one source's pairs at a time
+        humans = [s for s in view["sources"] if view["kinds"].get(s) == "human"]
+        focus = st.selectbox(
+            "Breakdown of the pairs with",
+            view["sources"],
+            index=view["sources"].index(humans[0]) if humans else 0,
+            key="au_mx_focus",
+        )
+        pair_of = [(p["a"], p["b"]) for p in view["pairs"] for _ in p["by"].get(breakdown, [])]
+        shown = [focus in pair for pair in pair_of]
+        st.caption(
+            esc(
+                f"{len(rows):,} figures ({len(view['pairs'])} pairs by {BREAKDOWN_NAMES[breakdown]}) are more than a "
+                f"chart can show: the chart and the table hold the {sum(shown):,} of the pairs with {focus}; "
+                "the download below the table has every pair."
+            )
+        )
     points = [
         {"name": r["group"], "series": r["pair"], "value": r["value"]}
         | dict(zip(("low", "high"), g["ci"][statistic] or (None, None)))
-        for r, g in zip(rows, (g for p in view["pairs"] for g in p["by"].get(breakdown, [])))
+        for r, g, keep in zip(rows, groups, shown)
+        if keep
     ]
     title = f"{plots.statistic_name(statistic)} per {BREAKDOWN_NAMES[breakdown]}"
     figure(plots.interval_plot(points, title=title, axis=plots.statistic_name(statistic)), "audit_breakdown")
-    table(pd.DataFrame(rows), f"agreement_by_{breakdown}", key="au_mx_by")
+    every = pd.DataFrame(rows)
+    if all(shown):
+        table(every, f"agreement_by_{breakdown}", key="au_mx_by")
+    else:
+        table(every[shown], f"agreement_by_{breakdown}_shown", key="au_mx_by")
+        download_csv(every, f"agreement_by_{breakdown}", key="au_mx_by_all", label="Download every pair (CSV)")
 
 
 def systems_panel(database, reference: str, judge: str) -> None:

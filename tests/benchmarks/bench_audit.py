@@ -11,9 +11,12 @@ Each figure is the median of several repetitions (after one warm-up call, so imp
 
 ``--store`` measures the services end to end instead (assess/services/audit.py on a SQLite store built once
 in a temporary folder): ``agreement_view`` over the same 10 sources x 50,000 items read from the store (the
-/audit page's numbers), the /audit page's first render on that store (target < 2 s: read, computed, drawn,
-sent; AppTest in process, so without a browser's drawing), and ``coverage_view`` with 1,000 repeats on the iKAT 2024 NIST vs GPT-4
-labels (8,103 shared pairs; target < 5 s), the latter skipped without ../shared.
+/audit page's numbers), the /audit page's first render on that store (target < 2 s: labels read, matrix
+computed, page drawn and sent; AppTest in process, so without a browser's drawing), and ``coverage_view``
+with 1,000 repeats on the iKAT 2024 NIST vs GPT-4 labels (8,103 shared pairs; target < 5 s), the latter
+skipped without ../shared.
+
+``--browser`` times /audit in headless Chromium on the same store and on the demo (see browser_figures).
 """
 
 from __future__ import annotations
@@ -117,38 +120,105 @@ def page_render(target: str) -> tuple[float, float]:
     return first, time.perf_counter() - start
 
 
-def store_figures() -> None:
-    import tempfile
-
-    from assess.services.audit import agreement_view, coverage_view
-    from assess.services.loading import load_file
+def build_store(target: str):
+    """A SQLite store at ``target`` holding the labels of :func:`sources` (10 sources x 50,000 items)."""
     from store import labels as store_labels
     from store import open_db
     from store.db import run_many, write
     from store.imports import ensure_source
 
     labels, kinds, _groups = sources()
+    db = open_db(target)
+    items = sorted(set().union(*(set(v) for v in labels.values())))
+    turns = sorted({t for t, _ in items})
+    with write(db):
+        conversations = sorted({t.split("_")[0] for t in turns})
+        run_many(
+            db,
+            "INSERT INTO conversations (id, number, title) VALUES (:id, :id, :id)",
+            [{"id": c} for c in conversations],
+        )
+        run_many(
+            db,
+            "INSERT INTO turns (id, conversation_id, turn_number, position) VALUES (:id, :c, :n, :n)",
+            [{"id": t, "c": t.split("_")[0], "n": int(t.split("_")[1])} for t in turns],
+        )
+        run_many(db, "INSERT INTO passages (id) VALUES (:id)", [{"id": p} for p in sorted({p for _, p in items})])
+        for name in labels:
+            ensure_source(db, name, "assessor" if kinds[name] == "human" else "llm", model="m")
+    for name, mapping in labels.items():
+        store_labels.save_many(db, "passage", name, mapping.items(), mode="import", via="bench")
+    return db
+
+
+def browser_figures(repeat: int = 3) -> None:
+    """/audit in headless Chromium (Debian's) on the 10 x 50,000 store: navigation to the page until its
+    script run has finished with the breakdown chart drawn, the matrix computed afresh (a label changed
+    just before) and kept (the same labels again), beside the demo's /audit (the page's floor: Streamlit's
+    page load and plotly, with next to no data). The browser loads plotly once before anything is timed."""
+    import tempfile
+
+    from playwright.sync_api import sync_playwright
+
+    from assess.services.loading import load_demo
+    from store import open_db
+    from store.db import run, write
+    from tests.browser_support import settled, streamlit_server
+
+    def change_a_label(target: Path) -> None:
+        with open_db(str(target)) as db, write(db):
+            run(
+                db,
+                "UPDATE passage_labels SET grade = 4 - grade, updated_at = :now WHERE source = 'source0' AND "
+                "(turn_id, passage_id) = (SELECT turn_id, passage_id FROM passage_labels WHERE source = 'source0' "
+                "ORDER BY turn_id, passage_id LIMIT 1)",
+                {"now": time.strftime("%Y-%m-%dT%H:%M:%S") + f".{time.time_ns() % 10**9:09d}Z"},
+            )
+
+    def visit(page, url: str) -> float:
+        start = time.perf_counter()
+        page.goto(url + "/audit")
+        page.locator(".js-plotly-plot g.errorbar").first.wait_for(state="attached", timeout=120_000)
+        settled(page)
+        return time.perf_counter() - start
+
+    with tempfile.TemporaryDirectory() as folder, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium")
+        try:
+            for name, prepare in (("demo", lambda t: load_demo(open_db(str(t)))), ("10 x 50,000", None)):
+                where = Path(folder) / name.replace(" ", "")
+                where.mkdir()
+                target = where / "assess.db"
+                if prepare is None:
+                    build_store(str(target)).close()
+                else:
+                    prepare(target)
+                with streamlit_server(where, db=target) as (url, _):
+                    page = browser.new_page(viewport={"width": 1400, "height": 1200})
+                    visit(page, url)  # plotly's script into the browser's cache, the matrix into the server's
+                    fresh, kept = [], []
+                    for _ in range(repeat):
+                        change_a_label(target)
+                        fresh.append(visit(page, url))
+                        kept.append(visit(page, url))
+                    page.close()
+                print(
+                    f"/audit in Chromium, {name}: matrix computed {statistics.median(fresh):.2f} s, "
+                    f"kept {statistics.median(kept):.2f} s (median of {repeat})"
+                )
+        finally:
+            browser.close()
+
+
+def store_figures() -> None:
+    import tempfile
+
+    from assess.services.audit import agreement_view, coverage_view
+    from assess.services.loading import load_file
+    from store import open_db
+
     with tempfile.TemporaryDirectory() as folder:
-        db = open_db(str(Path(folder) / "bench.db"))
-        items = sorted(set().union(*(set(v) for v in labels.values())))
-        turns = sorted({t for t, _ in items})
-        with write(db):
-            conversations = sorted({t.split("_")[0] for t in turns})
-            run_many(
-                db,
-                "INSERT INTO conversations (id, number, title) VALUES (:id, :id, :id)",
-                [{"id": c} for c in conversations],
-            )
-            run_many(
-                db,
-                "INSERT INTO turns (id, conversation_id, turn_number, position) VALUES (:id, :c, :n, :n)",
-                [{"id": t, "c": t.split("_")[0], "n": int(t.split("_")[1])} for t in turns],
-            )
-            run_many(db, "INSERT INTO passages (id) VALUES (:id)", [{"id": p} for p in sorted({p for _, p in items})])
-            for name in labels:
-                ensure_source(db, name, "assessor" if kinds[name] == "human" else "llm", model="m")
-        for name, mapping in labels.items():
-            store_labels.save_many(db, "passage", name, mapping.items(), mode="import", via="bench")
+        db = build_store(str(Path(folder) / "bench.db"))
         seconds = median_time(lambda: agreement_view(db, "passage", threshold=2), repeat=3)
         print(f"agreement_view from the store, 10 sources x 50,000 items, 45 pairs, 3 breakdowns: {seconds:.3f} s")
         seconds = median_time(lambda: agreement_view(db, "passage", threshold=2, breakdowns=("topic",)), repeat=3)
@@ -178,7 +248,9 @@ def store_figures() -> None:
 
 
 if __name__ == "__main__":
-    if "--store" in sys.argv:
+    if "--browser" in sys.argv:
+        browser_figures()
+    elif "--store" in sys.argv:
         store_figures()
     else:
         main()
