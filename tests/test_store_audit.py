@@ -303,3 +303,36 @@ def test_a_postgresql_store_of_schema_8_is_migrated_with_its_answers(pg_url):
         assert value(db, "SELECT COUNT(*) AS n FROM prejudgments WHERE task = 'citation'") == 1
     finally:
         db.close()
+
+
+# ------------------------------------------------------------------------------------------ packed labels
+
+
+def test_packed_labels_are_the_row_labels_with_each_item_joined(db, monkeypatch):
+    """The agreement matrix's fast read gives the labels of the row read, each item's parts joined by PART;
+    None for NtR and whenever an id holds a separator; the matrix is the same either way."""
+    from assess.services import audit as service
+    from store import audit as store_audit
+    from store.db import run
+
+    for task in ("passage", "ptkb"):
+        names = labels.sources(db, task)
+        by_rows = store_audit.task_labels(db, task, names)
+        expected = {s: {store_audit.PART.join(item): v for item, v in got.items()} for s, got in by_rows.items()}
+        assert store_audit.packed_task_labels(db, task, names) == expected
+        assert sum(map(len, expected.values())) > 100
+    assert store_audit.packed_task_labels(db, "ntr", labels.sources(db, "ntr")) is None
+
+    fast = service.agreement_view(db, "passage", threshold=2, bootstrap=50)
+    monkeypatch.setattr(store_audit, "packed_task_labels", lambda *_: None)
+    assert service.agreement_view(db, "passage", threshold=2, bootstrap=50) == fast
+    monkeypatch.undo()
+
+    for odd in ("odd\x1eid", "odd\x1fid"):  # a store written by other means than the checked imports
+        with write(db):
+            run(db, "INSERT INTO passages (id) VALUES (:id)", {"id": odd})
+        labels.save_many(db, "passage", "demo-ann", [((TURN, odd), 2)], mode="import", via=None)
+        assert store_audit.packed_task_labels(db, "passage", ["demo-ben", "demo-ann"]) is None
+        assert store_audit.task_labels(db, "passage", ["demo-ann"])["demo-ann"][(TURN, odd)] == 2
+        with write(db):
+            run(db, "DELETE FROM passage_labels WHERE passage_id = :id", {"id": odd})

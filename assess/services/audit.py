@@ -266,7 +266,7 @@ def agreement_view(
     statistic as a sources x sources grid for a heat map.
     """
     from assess.measures.agreement import MATRIX_STATISTICS, agreement_matrix, matrix_grid
-    from store.audit import scale_of, task_labels
+    from store.audit import PART, packed_task_labels, scale_of, task_labels
 
     chosen = list(sources) if sources is not None else audit_sources(db, task)
     if len(set(chosen)) != len(chosen):
@@ -277,7 +277,13 @@ def agreement_view(
             f"the agreement matrix needs two sources with {task} labels; found {', '.join(chosen) or 'none'}"
         )
     _known(db, task, chosen)
-    labels = task_labels(db, task, chosen)
+    labels = packed_task_labels(db, task, chosen)  # items as strings, the turn first: half the reading time
+
+    def turn_of(item: str) -> str:
+        return item.partition(PART)[0]
+
+    if labels is None:
+        labels, turn_of = task_labels(db, task, chosen), itemgetter(0)
     groups, rules = _turn_groups(db, tuple(breakdowns), ptkb_source)
     largest = max(len(v) for v in labels.values())
     matrix = agreement_matrix(
@@ -285,7 +291,7 @@ def agreement_view(
         scale=scale_of(task),
         threshold=threshold,
         groups=groups,
-        group_key=itemgetter(0),  # every item's turn comes first
+        group_key=turn_of,  # breakdowns are per turn
         kinds=source_kinds(db, chosen),
         bootstrap=bootstrap,
         group_bootstrap=largest <= GROUP_BOOTSTRAP_LIMIT,
