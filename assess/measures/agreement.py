@@ -512,10 +512,10 @@ def agreement_matrix(
     each with a percentile bootstrap interval (``bootstrap`` replicates resampling the pair's
     items; 0 turns intervals off), and ``by``: the same figures per group of each breakdown
     (items without a group in a breakdown are left out of it; ``group_bootstrap=False`` skips the
-    group intervals). With ``group_key``, each breakdown maps ``group_key(item)`` rather than the item
-    to its group (e.g. the item's turn: one entry per turn instead of one per labelled item). ``ceiling``: the same figures pooled over every pair of two human sources
-    (None when no two humans share an item). Undefined values are None. See
-    docs/measures.md#agreement-matrix.
+    group intervals). With ``group_key``, each breakdown maps ``group_key(item)`` rather than the
+    item to its group (e.g. the item's turn: one entry per turn instead of one per labelled item).
+    ``ceiling``: the same figures pooled over every pair of two human sources (None when no two
+    humans share an item). Undefined values are None. See docs/measures.md#agreement-matrix.
     """
     if not isinstance(labels, Mapping):
         raise AssessError("labels must be a mapping {source: {item: label}}")

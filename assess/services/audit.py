@@ -564,7 +564,7 @@ def estimate_view(
         "alpha": alpha,
         "estimator": "PPI++ (power-tuned lambda in [0, 1]); human_only = lambda 0 on the same sample",
     }
-    if not set(measures) - {"ntr"}:  # NtR recall alone: the sources need NtR labels, not passage grades
+    if set(measures) == {"ntr"}:  # NtR recall alone: the sources need NtR labels, not passage grades
         if sample is not None:
             raise AssessError("a stored sample holds passages: NtR recall is estimated without --sample")
         ntr = _ntr_estimate(db, reference, judge, alpha, required=True)
