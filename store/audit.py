@@ -35,13 +35,18 @@ def task_labels(db: Store, task: str, sources: Sequence[str]) -> dict[str, dict[
     columns, source_table, value = _label_query(kind)
     sql = f"SELECT {', '.join(columns)}, {value} AS label_value {source_table}"
     width = len(columns)
-    read = _relevant if kind.task is Task.PTKB else None
+    read = _value_reader(kind)
     for source in sources:  # one bulk read per source: a range of the label table's primary key
         _, found = tuples(db, sql, {"source": source})
         out[source] = (
             {r[:width]: r[width] for r in found} if read is None else {r[:width]: read(r[width]) for r in found}
         )
     return out
+
+
+def _value_reader(kind):
+    """How a stored value is read for the audit: PTKB as relevant (> 0) or not, the others as stored (None)."""
+    return _relevant if kind.task is Task.PTKB else None
 
 
 def _relevant(value: int) -> int:
@@ -85,6 +90,7 @@ def packed_task_labels(db: Store, task: str, sources: Sequence[str]) -> dict[str
     joined = f" || {part} || ".join(columns)
     aggregate = f"group_concat({joined}, {item})" if db.sqlite else f"string_agg({joined}, {item})"
     sql = f"SELECT {value} AS label_value, COUNT(*) AS n, {aggregate} AS items {source_table} GROUP BY {value}"
+    read = _value_reader(kind)
     out: dict[str, dict[str, int]] = {}
     for source in sources:
         labels: dict[str, int] = {}
@@ -92,7 +98,7 @@ def packed_task_labels(db: Store, task: str, sources: Sequence[str]) -> dict[str
             keys = text.split(ITEM) if text is not None else []
             if len(keys) != n or text.count(PART) != n * (len(columns) - 1):
                 return None  # a separator inside an id (or a part missing): the packing is ambiguous
-            labels.update(dict.fromkeys(keys, _relevant(label_value) if kind.task is Task.PTKB else label_value))
+            labels.update(dict.fromkeys(keys, label_value if read is None else read(label_value)))
         out[source] = labels
     return out
 

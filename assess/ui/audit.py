@@ -119,11 +119,11 @@ def matrix_panel(database, task: str, names: list[str]) -> None:
         f"Intervals: {level:.0%} percentile bootstrap over items ({view['bootstrap']['replicates']} replicates)."
     )
     table(pd.DataFrame(pairs), "agreement_pairs", key="au_mx_pairs")
+    figures = [(p, g) for p in view["pairs"] for g in p["by"].get(breakdown, [])]  # (pair, group) in table order
     rows = [
         {"pair": f"{p['a']} vs {p['b']}", "group": str(g["group"]), "n": g["n"], "value": _num(g[statistic])}
         | {"CI": _ci(g["ci"][statistic])}
-        for p in view["pairs"]
-        for g in p["by"].get(breakdown, [])
+        for p, g in figures
     ]
     rule = view["breakdowns"].get(breakdown)
     if isinstance(rule, dict):
@@ -131,7 +131,6 @@ def matrix_panel(database, task: str, names: list[str]) -> None:
     if not rows:
         st.caption("No group of this breakdown is known for these sources.")
         return
-    groups = [g for p in view["pairs"] for g in p["by"].get(breakdown, [])]
     shown = [True] * len(rows)
     if len(rows) > BREAKDOWN_POINTS:  # e.g. 45 pairs x 200 topics: one source's pairs at a time
         humans = [s for s in view["sources"] if view["kinds"].get(s) == "human"]
@@ -141,8 +140,7 @@ def matrix_panel(database, task: str, names: list[str]) -> None:
             index=view["sources"].index(humans[0]) if humans else 0,
             key="au_mx_focus",
         )
-        pair_of = [(p["a"], p["b"]) for p in view["pairs"] for _ in p["by"].get(breakdown, [])]
-        shown = [focus in pair for pair in pair_of]
+        shown = [focus in (p["a"], p["b"]) for p, _ in figures]
         st.caption(
             esc(
                 f"{len(rows):,} figures ({len(view['pairs'])} pairs by {BREAKDOWN_NAMES[breakdown]}) are more than a "
@@ -153,7 +151,7 @@ def matrix_panel(database, task: str, names: list[str]) -> None:
     points = [
         {"name": r["group"], "series": r["pair"], "value": r["value"]}
         | dict(zip(("low", "high"), g["ci"][statistic] or (None, None)))
-        for r, g, keep in zip(rows, groups, shown)
+        for r, (_, g), keep in zip(rows, figures, shown)
         if keep
     ]
     title = f"{plots.statistic_name(statistic)} per {BREAKDOWN_NAMES[breakdown]}"
