@@ -342,6 +342,7 @@ from store.schema.llm import MIGRATION as _V2_LLM  # noqa: E402  (LLM pre-judgme
 from store.schema.nuggets import MIGRATION as _V4_NUGGETS  # noqa: E402  (duplicates, response nuggets, aspects)
 from store.schema.rag_audit import MIGRATION as _V9_TABLES  # noqa: E402  (cited responses, new labels, audit)
 from store.schema.response_files import MIGRATION as _V10_RESPONSE_FILES  # noqa: E402  (repeated citations, layouts)
+from store.schema.sessions import MIGRATION as _V11_SESSIONS  # noqa: E402  (sessions, single-use links)
 
 # Schema 9: the label tables it adds, with history triggers as the others have (insert triggers unconditional,
 # as from schema 5 on).
@@ -376,4 +377,5 @@ MIGRATIONS: list[str] = [
     _V8_ACCOUNTS,
     _V9_RAG_AUDIT,
     _V10_RESPONSE_FILES,
+    _V11_SESSIONS,
 ]
