@@ -130,6 +130,27 @@ def test_runs_threshold_ttest_and_text(trec_files):
     assert "nDCG@3" in text.stdout and "Bonferroni" in text.stdout
 
 
+def test_runs_measures_without_rel_use_the_threshold(trec_files):
+    """Issue 22 item 3: --measure P@5 --threshold 2 is trec_eval -l 2 (the toy's trec_eval v10.0 values,
+    tests/test_rankings.py TOY): P_5 0.3000, map 0.2286, recip_rank 0.3333, not the label >= 1 ones."""
+    qrels, run, other = trec_files
+    args = ["score", "runs", "--qrels", str(qrels), "--run", str(run), "--run", str(other)]
+    measures = ["--measure", "P@5", "--measure", "AP", "--measure", "RR", "--measure", "P(rel=1)@5"]
+    result = run_cli(*args, *measures, "--threshold", "2", "--ttest", "P@5", "--json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["measures"] == ["P(rel=2)@5", "AP(rel=2)", "RR(rel=2)", "P@5"]
+    toy = out["runs"]["toy"]["mean"]
+    assert toy["P(rel=2)@5"] == pytest.approx(0.3, abs=5e-5)
+    assert toy["AP(rel=2)"] == pytest.approx(0.2286, abs=5e-5)
+    assert toy["RR(rel=2)"] == pytest.approx(0.3333, abs=5e-5)
+    assert toy["P@5"] == pytest.approx(0.5, abs=5e-5)  # its own rel=1: trec_eval -l 1's P_5
+    assert out["ttest"]["measure"] == "P(rel=2)@5"
+    assert "label >= 2" in out["binary_relevance"]
+    lenient = json.loads(run_cli(*args, "--measure", "AP", "--threshold", "1", "--json").stdout)
+    assert lenient["runs"]["toy"]["mean"]["AP"] == pytest.approx(0.5401, abs=5e-5)
+
+
 def test_runs_bad_input_exit_2_with_one_line(tmp_path, trec_files):
     qrels, run, _ = trec_files
     bad = tmp_path / "bad.run"

@@ -18,6 +18,7 @@ from assess.measures.rankings import (
     evaluate_ptkb,
     evaluate_runs,
     paired_t_tests,
+    parse_measure,
     ranking_correlation,
 )
 from tests.conftest import shared_file
@@ -63,6 +64,33 @@ def test_tie_is_broken_by_docid_descending():
     only_tie = {"q1": {"d7": 5, "d2": 5}}
     result = evaluate_runs(QRELS, {"r": only_tie}, ["RR(rel=3)"])["r"]
     assert result["mean"]["RR(rel=3)"] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_measures_without_rel_take_the_threshold(level):
+    """Issue 22 item 3: ``P@5`` at threshold 2 is trec_eval -l 2's P_5 (the TOY values above, printed by
+    trec_eval v10.0), not P at label >= 1; a measure with its own rel keeps it."""
+    import ir_measures
+
+    given = ["P@5", "R@5", "AP", "RR", "nDCG@3"]
+    result = evaluate_runs(QRELS, {"toy": RUN}, given, threshold=level)["toy"]
+    named = {
+        "P@5": "P(rel={l})@5",
+        "R@5": "R(rel={l})@5",
+        "AP": "AP(rel={l})",
+        "RR": "RR(rel={l})",
+        "nDCG@3": "nDCG@3",
+    }
+    for short, template in named.items():
+        name = str(ir_measures.parse_measure(template.format(l=level)))
+        q1, q2, mean = TOY[template][3:] if level == 2 else TOY[template][:3]
+        assert result["per_query"][name] == pytest.approx({"q1": q1, "q2": q2}, abs=5e-5), short
+        assert result["mean"][name] == pytest.approx(mean, abs=5e-5), short
+    own = evaluate_runs(QRELS, {"toy": RUN}, ["P(rel=1)@5"], threshold=2)["toy"]
+    assert own["mean"] == {"P@5": pytest.approx(0.5, abs=5e-5)}  # rel=1 given: the threshold does not apply
+    assert str(parse_measure("AP", 3)) == "AP(rel=3)" and str(parse_measure("nDCG@5", 3)) == "nDCG@5"
+    with pytest.raises(AssessError, match="threshold"):
+        parse_measure("P@5", 0)
 
 
 def test_default_measures_follow_the_threshold():

@@ -97,14 +97,19 @@ def add_commands(sub) -> None:
     )
     p.add_argument("--qrels-b", help="second qrels source: also correlate the run orderings (Kendall, Spearman)")
     p.add_argument(
-        "--threshold", type=int, default=2, help="binary relevance: label >= THRESHOLD (default 2, CAsT strict)"
+        "--threshold",
+        type=int,
+        default=2,
+        help="binary relevance: label >= THRESHOLD (default 2, CAsT strict; trec_eval -l), for the default "
+        "measures and every --measure given without its own rel",
     )
     p.add_argument(
         "--measure",
         action="append",
         dest="measures",
         metavar="M",
-        help="ir_measures notation, e.g. 'nDCG@10' or 'P(rel=2)@10' (repeatable; replaces the defaults)",
+        help="ir_measures notation, e.g. 'nDCG@10' or 'P(rel=2)@10' (repeatable; replaces the defaults); P@10, AP, "
+        "RR ... without rel count label >= --threshold and are named with it (P(rel=2)@10)",
     )
     p.add_argument(
         "--ptkb", action="store_true", help="PTKB statement ranking measures: nDCG@3, P@3, R@3, MRR (label >= 1)"
@@ -436,10 +441,12 @@ def _aepd(args: argparse.Namespace) -> int:
 
 
 def _runs(args: argparse.Namespace) -> int:
+    from assess.errors import AssessError
     from assess.measures.rankings import (
         cast_measures,
         evaluate_runs,
         paired_t_tests,
+        parse_measure,
         ptkb_measures,
         ranking_correlation,
     )
@@ -454,7 +461,8 @@ def _runs(args: argparse.Namespace) -> int:
     if args.ptkb:
         measures, binary = ptkb_measures(), "PTKB measures, label >= 1"
     elif args.measures:
-        measures, binary = args.measures, "as given by each measure"
+        measures = [parse_measure(m, args.threshold) for m in args.measures]
+        binary = f"label >= {args.threshold} unless a measure gives its own rel"
     else:
         measures, binary = cast_measures(args.threshold), f"label >= {args.threshold}"
     first = evaluate_runs(qrels, runs, measures, threshold=args.threshold, all_queries=args.all_queries)
@@ -479,12 +487,18 @@ def _runs(args: argparse.Namespace) -> int:
             m: ranking_correlation({r: first[r]["mean"][m] for r in runs}, {r: second[r]["mean"][m] for r in runs})
             for m in names
         }
+    ttest = None
     if args.ttest:
-        if args.ttest not in names:
+        # --ttest P@10 names the measure as --measure P@10 does: at the threshold when it gives no rel
+        try:
+            ttest = str(parse_measure(args.ttest, 1 if args.ptkb else args.threshold))
+        except AssessError:
+            ttest = args.ttest
+        if ttest not in names:
             raise FormatError("--ttest", None, f"one of the evaluated measures {names}", repr(args.ttest))
         out["ttest"] = {
-            "measure": args.ttest,
-            "tests": paired_t_tests({r: v["per_query"][args.ttest] for r, v in first.items()}),
+            "measure": ttest,
+            "tests": paired_t_tests({r: v["per_query"][ttest] for r, v in first.items()}),
         }
     if args.json:
         _print_json(out)
@@ -502,8 +516,8 @@ def _runs(args: argparse.Namespace) -> int:
                 for m, c in out["correlation"].items()
             ],
         )
-    if args.ttest:
-        print(f"\npaired t-tests on {args.ttest} (Bonferroni over {len(out['ttest']['tests'])} pairs)")
+    if ttest:
+        print(f"\npaired t-tests on {ttest} (Bonferroni over {len(out['ttest']['tests'])} pairs)")
         _table(
             ["run A", "run B", "queries", "mean diff", "t", "p", "p (Bonferroni)", "significant"],
             [

@@ -4,7 +4,8 @@ docs/measures.md#run-rankings. Inputs are plain dicts: qrels ``{qid: {docid: int
 ``{run name: {qid: {docid: float score}}}``. Every measure is computed by ir_measures' pytrec_eval
 provider, i.e. exactly trec_eval: documents sorted by score descending, ties by docid descending;
 nDCG@k (``ndcg_cut.k``) with the raw label as linear gain; binary measures count label >= threshold
-(``trec_eval -l``; CAsT/iKAT "strict" = 2 on the 0-4 scale).
+(``trec_eval -l``; CAsT/iKAT "strict" = 2 on the 0-4 scale). A measure given without its own
+``rel`` (``P@10``, ``AP``) takes the threshold (``P(rel=2)@10`` at 2); one with ``rel`` keeps it.
 
 Averaging follows trec_eval without ``-c``: a run's mean is over the queries that are both in the
 qrels and in the run (with at least one document). ``all_queries=True`` gives ``-c`` instead
@@ -33,9 +34,7 @@ def cast_measures(threshold: int = 2) -> list:
     """
     from ir_measures import AP, RR, P, R, nDCG
 
-    if int(threshold) != threshold or threshold < 1:
-        raise AssessError(f"the relevance threshold must be an integer >= 1, found {threshold!r}")
-    t = int(threshold)
+    t = _threshold(threshold)
     return [nDCG @ 3, nDCG @ 5, P(rel=t) @ 20, R(rel=t) @ 20, AP(rel=t), RR(rel=t)]
 
 
@@ -46,23 +45,41 @@ def ptkb_measures() -> list:
     return [nDCG @ 3, P(rel=1) @ 3, R(rel=1) @ 3, RR(rel=1)]
 
 
-def _measures(measures: Iterable | None, threshold: int) -> list:
+def _threshold(threshold: int) -> int:
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float))
+        or not math.isfinite(threshold)
+        or int(threshold) != threshold
+        or threshold < 1
+    ):
+        raise AssessError(f"the relevance threshold must be an integer >= 1, found {threshold!r}")
+    return int(threshold)
+
+
+def parse_measure(measure, threshold: int = 2):
+    """One measure in ir_measures notation (or a measure object); a binary one without its own ``rel``
+    counts label >= ``threshold`` (``P@10`` at 2 is ``P(rel=2)@10``, as ``trec_eval -l 2``)."""
     import ir_measures
 
+    t = _threshold(threshold)
+    try:
+        parsed = ir_measures.parse_measure(measure) if isinstance(measure, str) else measure
+    except (ValueError, NameError, SyntaxError, TypeError):
+        raise AssessError(f"unknown measure {measure!r}; use ir_measures notation such as 'P(rel=2)@20'") from None
+    if not ir_measures.pytrec_eval.supports(parsed):
+        raise AssessError(
+            f"measure {str(parsed)!r} is not computed here (pytrec_eval); use e.g. nDCG@k, P@k, R@k, AP, RR, P(rel=2)@k"
+        )
+    if "rel" in parsed.SUPPORTED_PARAMS and "rel" not in parsed.params:
+        parsed = parsed(rel=t)
+    return parsed
+
+
+def _measures(measures: Iterable | None, threshold: int) -> list:
     if measures is None:
         return cast_measures(threshold)
-    parsed = []
-    for m in measures:
-        try:
-            parsed.append(ir_measures.parse_measure(m) if isinstance(m, str) else m)
-        except (ValueError, NameError, SyntaxError, TypeError):
-            raise AssessError(f"unknown measure {m!r}; use ir_measures notation such as 'P(rel=2)@20'") from None
-        if not ir_measures.pytrec_eval.supports(parsed[-1]):
-            raise AssessError(
-                f"measure {str(parsed[-1])!r} is not computed here (pytrec_eval); "
-                "use e.g. nDCG@k, P@k, R@k, AP, RR, P(rel=2)@k"
-            )
-    return parsed
+    return [parse_measure(m, threshold) for m in measures]
 
 
 def evaluate_runs(
@@ -77,7 +94,8 @@ def evaluate_runs(
 
     Returns ``{run: {"n_queries": int, "mean": {measure: float | None}, "per_query": {measure:
     {qid: float}}}}`` with measure names in ir_measures notation (``str(measure)``). Default
-    measures: :func:`cast_measures` (threshold). Mean = trec_eval "all" line: over queries in both
+    measures: :func:`cast_measures` (threshold); a given binary measure without its own ``rel`` counts
+    label >= ``threshold`` (:func:`parse_measure`). Mean = trec_eval "all" line: over queries in both
     qrels and run (``all_queries`` averages over every qrels query, missing = 0, as ``-c``).
     A query with qrels but no document at or above the threshold still counts (its binary
     measures are 0). Degenerate: a run sharing no query with the qrels has mean None everywhere.
