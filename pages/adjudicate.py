@@ -1,43 +1,146 @@
-"""Adjudicators and organizers: the items two label sources grade differently, and an adjudicated grade for
-any of them (a label of its own source, 'adjudication', recorded in the history with who decided)."""
+"""Adjudicators and organizers: the passages the compared label sources grade differently, one at a time as a
+keyboard queue, with the conversation, the resolved utterance, the PTKB, the passage and every source's grade,
+note and rationale side by side.
 
-import pandas as pd
+Keys: 0-4 record the adjudicated grade and go to the next disagreement not yet adjudicated, X cannot judge,
+Left/Right previous/next, S skip, U undo (the adjudicator's own last change). The reason typed in the note
+field is stored with the grade. Adjudicated labels are a source of their own, 'adjudication', whose note
+names who decided; each one is also an organizer action in the history. Organizers choose the sources
+compared and whether adjudicators see their names or only letters (drawn per item).
+"""
+
 import streamlit as st
 
 from assess import ui
 from assess.errors import AssessError
+from assess.services.judging import adjudication_order, adjudication_screen, adjudication_sources, passage_text
 from assess.tasks import GRADES
+from assess.text import query_terms
 from store import exports, review
 
 ui.frame_guard(adjudicator=True)
 database = ui.db()
-st.title("Adjudicate")
+who = ui.actor() or "organizer"
+if ui.assessor():
+    ui.keyboard_preference(database, ui.assessor())
 
-names = exports.label_sources(database)
-if len(names) < 2:
-    st.info("Two label sources are needed to compare.")
+sources, blind = adjudication_sources(database)
+if ui.is_organizer():
+    with st.sidebar.expander("Adjudication settings (organizers)", expanded=len(sources) < 2):
+        every = [s for s in exports.label_sources(database) if s != review.ADJUDICATION]
+        with st.form("adjudication_settings", border=False):
+            chosen = st.multiselect("Sources compared", every, default=[s for s in sources if s in every])
+            hide = st.toggle("Blind: adjudicators see letters, not the sources' names", value=blind)
+            if st.form_submit_button("Save"):
+                review.set_adjudication_settings(database, chosen, hide, by=who)
+                st.rerun()
+if len(sources) < 2:
+    st.title("Adjudicate")
+    st.info("Two label sources are needed to compare (an organizer chooses them in the sidebar).")
     st.stop()
-c1, c2 = st.columns(2)
-a = c1.selectbox("Source A", names, key="dis_a")
-b = c2.selectbox("Source B", names, index=1, key="dis_b")
-rows = pd.DataFrame(review.disagreements(database, a, b))
-st.caption(f"{len(rows)} items with different grades (at most 500 shown)")
-if rows.empty:
+
+order = adjudication_order(database, sources)
+read_text = lambda passage_id: passage_text(database, passage_id)  # noqa: E731
+desk = ui.KeyQueue("adj", database, review.ADJUDICATION, "passage", order, lambda: review.adjudicated(database))
+if not len(order.items):
+    st.title("Adjudicate")
+    st.success("No disagreements: the compared sources agree on every passage they share.")
     st.stop()
-st.dataframe(rows, hide_index=True, width="stretch")
-with st.form("adjudicate"):
-    item = st.selectbox(
-        "Item to adjudicate",
-        rows.index,
-        format_func=lambda i: f"{rows.turn_id[i]} {rows.passage_id[i]}",
+shown_turn = desk.cursor().turn_id
+ctx, left, right = ui.context_columns(database, shown_turn)
+with left:
+    with st.expander("Persona (PTKB statements)", expanded=True):
+        ui.ptkb(ctx)
+    with st.expander("Grade rubric"):
+        ui.rubric()
+
+
+def grade_text(value) -> str:
+    return GRADES.missing if value is None else f"{value} ({GRADES.names[value]})"
+
+
+@ui.key_panel
+def adjudication_panel():
+    cursor = desk.cursor(shown_turn)  # another turn: the whole page runs again
+    state = cursor.state
+    pos, turn_id, passage_id = cursor.position, cursor.turn_id, cursor.item_id
+    undo = lambda: review.undo_adjudication(database, who)  # noqa: E731
+    if cursor.finished:
+        cursor.end_screen("disagreements adjudicated", undo, key_prefix="adj_")
+        return
+    screen = adjudication_screen(
+        database, turn_id, passage_id, sources, blind=blind, text=lambda pid: desk.prepared(pid, read_text)
     )
-    grade = st.radio(
-        "Adjudicated grade", list(GRADES.names), horizontal=True, format_func=lambda g: f"{g} {GRADES.names[g]}"
-    )
-    if st.form_submit_button("Save adjudicated label"):
+
+    def decide(value):
+        turn, passage = cursor.on_screen()
+        reason = st.session_state.get(f"adj_note_{turn}_{passage}") or None
         try:
-            review.adjudicate(database, rows.turn_id[item], rows.passage_id[item], grade, by=ui.actor() or "organizer")
-            st.toast("Saved under the source 'adjudication'")
-            st.rerun()  # the table above shows the adjudicated grade at once
+            review.adjudicate(database, turn, passage, value, by=who, reason=reason)
         except AssessError as exc:
-            ui.error("", exc)
+            ui.set_flash("error", f"Not saved: {exc}", slot="adj_flash")
+            return
+        desk.mark((turn, passage))
+        cursor.go("next_unjudged")
+
+    ui.flash("adj_flash")
+    prog = state.progress()
+    st.progress(prog["judged"] / prog["total"], text=f"{prog['judged']} / {prog['total']} disagreements adjudicated")
+    st.markdown(f"Passage {ui.code(passage_id)} of turn {ui.code(turn_id)} ({pos + 1} of {len(state)})")
+    cursor.shown()
+    ui.show_passage(screen.text, query_terms(ctx.query))
+    if screen.own:
+        st.success(f"Adjudicated: {grade_text(screen.own['value'])}")
+    st.markdown("**What the sources say**")
+    per_row = 4
+    for start in range(0, len(screen.labels), per_row):
+        for column, label in zip(st.columns(per_row), screen.labels[start : start + per_row]):
+            with column.container(border=True):
+                ui.line(None, label["shown_as"], strong=True)
+                st.markdown(f"**{grade_text(label['grade'])}**")
+                if label["note"]:
+                    ui.line("Note:", label["note"])
+                if label["rationale"]:
+                    with st.expander("Rationale"):
+                        ui.inert(label["rationale"])
+    grades = st.container(horizontal=True, gap="small")
+    own = (screen.own or {}).get("value", "none")
+    for g in GRADES.values:
+        grades.button(
+            GRADES.label(g),
+            key=f"adj_g{g}",
+            shortcut=ui.keys(str(g)),
+            on_click=ui.saving(decide),
+            args=(g,),
+            type="primary" if own == g else "secondary",
+            width="stretch",
+        )
+    nav = st.container(horizontal=True, gap="small")
+    cursor.nav_buttons(nav, undo, key_prefix="adj_", skip=True)
+    nav.button(
+        "Cannot judge",
+        key="adj_cannot",
+        shortcut=ui.keys("X"),
+        on_click=ui.saving(decide),
+        args=(None,),
+        type="primary" if own is None else "secondary",
+        width="stretch",
+    )
+    note_key = f"adj_note_{turn_id}_{passage_id}"
+    stored = (screen.own or {}).get("note") or ""
+    mine = stored == f"by {who}" or stored.startswith(f"by {who}: ")
+    st.text_input(
+        "Reason (optional; stored with the grade; Enter or Esc returns to the keys)",
+        key=note_key,
+        value=stored.removeprefix(f"by {who}").removeprefix(": ") if mine else "",
+        on_change=ui.saving(
+            lambda: review.set_reason(database, turn_id, passage_id, st.session_state[note_key], by=who)
+        ),
+    )
+    upcoming = state.next_unjudged(pos)
+    desk.prepare(None if upcoming is None else state.item(upcoming)[1], read_text)
+
+
+with right:
+    adjudication_panel()
+ui.release_keys_from_inputs()

@@ -17,6 +17,7 @@ from assess.ui import rag as rag_ui
 ui.frame_guard()
 database = ui.db()
 name = ui.require_assessor("citations")
+ui.keyboard_preference(database, name)
 
 order = rag_ui.citation_order(database)
 desk = ui.KeyQueue("cite", database, name, "citation", order, lambda: rag.citation_done(database, name))
@@ -35,6 +36,10 @@ def citation_panel():
     state = cursor.state
     pos, turn_id, item = cursor.position, cursor.turn_id, cursor.item_id
     rag_ui.messages()
+    undo = lambda: rag.undo_citation(database, name)  # noqa: E731
+    if cursor.finished:
+        cursor.end_screen("citations labelled", undo, key_prefix="cite_")
+        return
     try:
         screen = rag.citation_screen(database, name, turn_id, item)
     except UnknownItem as exc:
@@ -55,7 +60,7 @@ def citation_panel():
     rag_ui.citation_buttons(label, screen.own)
     cursor.nav_buttons(
         st.container(horizontal=True, gap="small"),
-        lambda: rag.undo_citation(database, name),
+        undo,
         key_prefix="cite_",
         skip=True,
     )

@@ -16,6 +16,7 @@ from store import queue
 ui.frame_guard()
 database = ui.db()
 name = ui.require_assessor("judge")
+ui.keyboard_preference(database, name)
 
 order = ui.queue_order(database, name)
 read_text = lambda passage_id: passage_text(database, passage_id)  # noqa: E731
@@ -39,6 +40,10 @@ def item_panel():
     cursor = desk.cursor(shown_turn)  # another turn: the whole page runs again
     state = cursor.state
     pos, turn_id, passage_id = cursor.position, cursor.turn_id, cursor.item_id
+    undo = lambda: queue.undo(database, name, "passage")  # noqa: E731
+    if cursor.finished:
+        cursor.end_screen("passages of your queue judged", undo)
+        return
     screen = item_screen(database, name, "passage", turn_id, passage_id, text=lambda pid: desk.prepared(pid, read_text))
     own = screen.own
 
@@ -70,15 +75,17 @@ def item_panel():
         grades.button(
             GRADES.label(g),
             key=f"g{g}",
-            shortcut=str(g),
+            shortcut=ui.keys(str(g)),
             on_click=ui.saving(grade),
             args=(g,),
             type="primary" if own and own["value"] == g else "secondary",
             width="stretch",
         )
     nav = st.container(horizontal=True, gap="small")
-    cursor.nav_buttons(nav, lambda: queue.undo(database, name, "passage"), skip=True)
-    nav.button("Cannot judge", key="cannot", shortcut="X", on_click=ui.saving(grade), args=(None,), width="stretch")
+    cursor.nav_buttons(nav, undo, skip=True)
+    nav.button(
+        "Cannot judge", key="cannot", shortcut=ui.keys("X"), on_click=ui.saving(grade), args=(None,), width="stretch"
+    )
     note_key = f"note_{turn_id}_{passage_id}"
     st.text_input(
         "Note (optional; Enter or Esc returns to the keys)",

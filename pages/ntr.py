@@ -20,6 +20,7 @@ from store.nuggets import gold, ntr
 ui.frame_guard()
 database = ui.db()
 name = ui.require_assessor("ntr")
+ui.keyboard_preference(database, name)
 
 sources = gold.nugget_sources(database, viewer=None if ui.is_organizer() else name)
 if not sources:
@@ -44,6 +45,10 @@ def match_panel():
     state = cursor.state
     pos, turn_id, item = cursor.position, cursor.turn_id, cursor.item_id
     rag_ui.messages()
+    undo = (lambda: rag.undo_ntr_support(database, name)) if graded else (lambda: ntr.undo(database, name))
+    if cursor.finished:
+        cursor.end_screen("nugget matches of this set answered", undo, key_prefix="ntr_")
+        return
     current = ntr.ntr_item(database, item)
     own = (rag.ntr_support_of if graded else ntr.label_of)(database, name, current["nugget_id"], current["run"])
     mode = queue.judging_mode(database)
@@ -77,13 +82,12 @@ def match_panel():
             keys.button(
                 label,
                 key=f"ntr_{'yes' if value else 'no'}",
-                shortcut=key,
+                shortcut=ui.keys(key),
                 on_click=ui.saving(answer),
                 args=(value,),
                 width="stretch",
                 type="primary" if own == value else "secondary",
             )
-    undo = (lambda: rag.undo_ntr_support(database, name)) if graded else (lambda: ntr.undo(database, name))
     cursor.nav_buttons(st.container(horizontal=True, gap="small"), undo, key_prefix="ntr_", skip=True)
 
 

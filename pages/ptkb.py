@@ -14,6 +14,7 @@ from store import queue
 ui.frame_guard()
 database = ui.db()
 name = ui.require_assessor("ptkb")
+ui.keyboard_preference(database, name)
 
 order = ui.queue_order(database, name, task="ptkb")
 desk = ui.KeyQueue("ptkb", database, name, "ptkb", order, lambda: queue.labelled(database, name, "ptkb"))
@@ -31,6 +32,10 @@ def statement_panel():
     cursor = desk.cursor(shown_turn)  # another turn: the whole page runs again
     state = cursor.state
     turn_id, statement_id = cursor.turn_id, cursor.item_id
+    undo = lambda: queue.undo(database, name, "ptkb")  # noqa: E731
+    if cursor.finished:
+        cursor.end_screen("PTKB statements of your queue labelled", undo)
+        return
     screen = item_screen(database, name, "ptkb", turn_id, statement_id)
 
     def label(value):
@@ -54,9 +59,11 @@ def statement_panel():
         with st.expander(f"{ui.esc(other['source'])} says {'relevant' if other['value'] else 'not relevant'}"):
             ui.inert(other["rationale"] or "(imported label: no rationale stored)")
     keys = st.container(horizontal=True, gap="small")
-    keys.button("1 · Relevant", key="rel", shortcut="1", on_click=ui.saving(label), args=(1,), width="stretch")
-    keys.button("0 · Not relevant", key="nonrel", shortcut="0", on_click=ui.saving(label), args=(0,), width="stretch")
-    cursor.nav_buttons(keys, lambda: queue.undo(database, name, "ptkb"))
+    keys.button("1 · Relevant", key="rel", shortcut=ui.keys("1"), on_click=ui.saving(label), args=(1,), width="stretch")
+    keys.button(
+        "0 · Not relevant", key="nonrel", shortcut=ui.keys("0"), on_click=ui.saving(label), args=(0,), width="stretch"
+    )
+    cursor.nav_buttons(keys, undo)
 
 
 with right:

@@ -4,9 +4,9 @@ disagreements between two sources and adjudication."""
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from datetime import datetime
 
-from assess.errors import AssessError
 from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, Task
 from store import labels
 from store.db import Store, column, each, row, rows, value, write
@@ -143,24 +143,173 @@ def disagreements(db: Store, a: str, b: str, *, limit: int = 500) -> list[dict]:
     )
 
 
-def adjudicate(db: Store, turn_id: str, passage_id: str, grade: int, *, by: str, source: str = "adjudication") -> None:
-    """Record an adjudicated grade: a label of its own source (kind 'adjudication'), noting who decided (in
-    the label's note and as an organizer action in the history)."""
+ADJUDICATION = "adjudication"
+"""The source of adjudicated labels (kind 'adjudication')."""
+
+
+def _in_list(names: Sequence[str], prefix: str = "s") -> tuple[str, dict]:
+    params = {f"{prefix}{i}": str(n) for i, n in enumerate(names)}
+    return ", ".join(":" + k for k in params) or "NULL", params
+
+
+def adjudication_order(db: Store, sources: Sequence[str]) -> list[tuple[str, str]]:
+    """The passage items at least two of ``sources`` labelled differently ('cannot judge' differs from every
+    grade), as a queue: conversation import order, turn position, passage id."""
+    listed, params = _in_list(sources)
+    found = rows(
+        db,
+        "SELECT l.turn_id, l.passage_id FROM passage_labels l JOIN turns t ON t.id = l.turn_id "
+        "JOIN conversations c ON c.id = t.conversation_id "
+        f"WHERE l.source IN ({listed}) GROUP BY l.turn_id, l.passage_id, c.rowid, t.position "
+        "HAVING COUNT(*) >= 2 AND (COUNT(DISTINCT l.grade) > 1 OR (COUNT(l.grade) BETWEEN 1 AND COUNT(*) - 1)) "
+        "ORDER BY c.rowid, t.position, l.passage_id",
+        params,
+    )
+    return [(r["turn_id"], r["passage_id"]) for r in found]
+
+
+def adjudicated(db: Store, source: str = ADJUDICATION) -> frozenset:
+    """The passage items that hold an adjudicated label (a grade or 'cannot judge')."""
+    return labels.labelled(db, Task.PASSAGE, source)
+
+
+def item_labels(db: Store, turn_id: str, passage_id: str, sources: Sequence[str]) -> list[dict]:
+    """Each of ``sources``' label of one passage item, in the order given: source, grade (None: cannot
+    judge), note and, for an LLM source, its raw answer as the rationale; sources without a label are left out."""
+    from store.prejudgments import rationale
+
+    listed, params = _in_list(sources)
+    found = {
+        r["source"]: r
+        for r in rows(
+            db,
+            f"SELECT source, grade, note FROM passage_labels WHERE source IN ({listed}) "
+            "AND turn_id = :turn_id AND passage_id = :passage_id",
+            {**params, "turn_id": turn_id, "passage_id": passage_id},
+        )
+    }
+    out = []
+    for source in sources:
+        if source in found:
+            said = rationale(db, source, Task.PASSAGE, turn_id, passage_id) if source.startswith("llm:") else None
+            out.append({**found[source], "rationale": said})
+    return out
+
+
+def _action_value(grade: int | None) -> str:
+    return "cannot-judge" if grade is None else str(grade)
+
+
+def adjudicate(
+    db: Store,
+    turn_id: str,
+    passage_id: str,
+    grade: int | None,
+    *,
+    by: str,
+    reason: str | None = None,
+    source: str = ADJUDICATION,
+) -> None:
+    """Record an adjudicated grade (None: the adjudicator cannot judge it, e.g. no text): a label of its own
+    source (kind 'adjudication') whose note names who decided and their reason ("by NAME: reason"), and an
+    organizer action in the history naming who, the label before and after."""
     from store.accounts import record_action
 
-    if grade is None:  # an adjudicator decides a grade; 'cannot judge' is not a decision
-        raise AssessError(f"a grade is {GRADES.low}-{GRADES.high}, not None")
-    GRADES.check(grade, what="an adjudicated grade")
+    if grade is not None:
+        GRADES.check(grade, what="an adjudicated grade")
+    reason = (reason or "").strip() or None
     with write(db):
         ensure_source(db, source, "adjudication")
+        before = labels.get(db, Task.PASSAGE, source, (turn_id, passage_id))
         labels.save(
             db,
             Task.PASSAGE,
             source,
             (turn_id, passage_id),
             grade,
-            note=f"by {by}",
+            note=f"by {by}" + (f": {reason}" if reason else ""),
             mode=JudgingMode.ADJUDICATION.value,
             via="click",
         )
-        record_action(db, by, "adjudication", f"{turn_id} {passage_id}", None, str(grade), via=source)
+        old = None if before is None else _action_value(before["value"])
+        record_action(db, by, "adjudication", f"{turn_id} {passage_id}", old, _action_value(grade), via=source)
+
+
+def undo_adjudication(db: Store, by: str, source: str = ADJUDICATION) -> tuple[str, str] | None:
+    """Revert ``by``'s latest adjudication not yet undone whose label still stands (another adjudicator's later
+    change of the item is left alone); return the (turn, passage) it touched. Repeated undos walk further back.
+    The undo is itself an organizer action (via 'undo')."""
+    from store.accounts import actions, record_action
+
+    with write(db):
+        mine = [a for a in actions(db, "adjudication") if a["by"] == by and a["via"] in (source, "undo")]
+        pending_undos = 0
+        for action in reversed(mine):
+            if action["via"] == "undo":
+                pending_undos += 1
+                continue
+            if pending_undos:
+                pending_undos -= 1
+                continue
+            turn_id, passage_id = action["item"].split(" ", 1)
+            current = labels.get(db, Task.PASSAGE, source, (turn_id, passage_id))
+            if current is None or _action_value(current["value"]) != action["new"]:
+                continue  # changed since by someone else (or gone): not this person's to undo
+            old = action["old"]
+            if old is None:
+                labels.delete(db, Task.PASSAGE, source, (turn_id, passage_id))
+            else:
+                restored = None if old == "cannot-judge" else int(old)
+                labels.save(
+                    db,
+                    Task.PASSAGE,
+                    source,
+                    (turn_id, passage_id),
+                    restored,
+                    mode=JudgingMode.ADJUDICATION.value,
+                    via="undo",
+                )
+            record_action(db, by, "adjudication", action["item"], action["new"], old, via="undo")
+            return turn_id, passage_id
+    return None
+
+
+_ADJ_SOURCES, _ADJ_BLIND = "adjudication_sources", "adjudication_blind"
+
+
+def adjudication_settings(db: Store) -> tuple[list[str] | None, bool]:
+    """The organizer's choice for the adjudication queue: the sources compared (None: every source of
+    passage labels but the adjudication itself) and whether adjudicators see the sources' names (False)
+    or only letters (True)."""
+    import json
+
+    from store.queue import get_setting
+
+    chosen = get_setting(db, _ADJ_SOURCES, "")
+    return (json.loads(chosen) if chosen else None), get_setting(db, _ADJ_BLIND, "0") == "1"
+
+
+def set_adjudication_settings(db: Store, sources: Sequence[str] | None, blind: bool, *, by: str | None) -> None:
+    """Keep the adjudication queue's sources and blindness (an organizer action in the history)."""
+    import json
+
+    from store.accounts import record_action
+    from store.queue import set_setting
+
+    chosen = "" if sources is None else json.dumps([str(s) for s in sources])
+    with write(db):
+        before = adjudication_settings(db)
+        set_setting(db, _ADJ_SOURCES, chosen)
+        set_setting(db, _ADJ_BLIND, "1" if blind else "0")
+        after = adjudication_settings(db)
+        if after != before:
+            record_action(db, by, "judging-mode", "adjudication", list(before), list(after), via="set")
+
+
+def set_reason(db: Store, turn_id: str, passage_id: str, reason: str, *, by: str, source: str = ADJUDICATION) -> bool:
+    """The reason of an item's adjudicated label, typed after its grade (the note names ``by``); False when
+    the item has no adjudicated label yet."""
+    reason = (reason or "").strip()
+    return labels.set_note(
+        db, Task.PASSAGE, source, (turn_id, passage_id), f"by {by}" + (f": {reason}" if reason else "")
+    )

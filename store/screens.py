@@ -38,3 +38,21 @@ def labels_version(db: Store, task: str, source: str) -> tuple:
         {"source": source},
     )
     return (found["n"], found["latest"])
+
+
+def _shortcuts_key(person: str) -> str:
+    return f"shortcuts:{person}"
+
+
+def shortcuts_on(db: Store, person: str) -> bool:
+    """Whether ``person``'s single-key shortcuts are on (the default; WCAG 2.1.4 lets each person turn them off)."""
+    from store.queue import get_setting
+
+    return get_setting(db, _shortcuts_key(person), "on") != "off"
+
+
+def set_shortcuts(db: Store, person: str, on: bool) -> None:
+    """Keep ``person``'s choice of single-key shortcuts (a setting of the store: it holds in every session)."""
+    from store.queue import set_setting
+
+    set_setting(db, _shortcuts_key(person), "on" if on else "off")

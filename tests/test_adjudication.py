@@ -6,10 +6,9 @@ from __future__ import annotations
 import pytest
 
 from assess.services import accounts as service
-from store import accounts, labels, open_db
+from store import accounts, labels, open_db, review
 from store.db import rows
 from store.imports import ensure_source
-from store.review import disagreements
 from tests.helpers import open_app
 
 PASSWORD = "correct-horse-battery"
@@ -61,21 +60,76 @@ def signed_in(name: str, page: str):
 
 
 def test_an_adjudicator_saves_a_grade_recorded_with_their_name(campaign):
-    at = signed_in("ada", "pages/adjudicate.py")
-    a, b = at.selectbox(key="dis_a").value, at.selectbox(key="dis_b").value
     with open_db(campaign) as db:
-        before = disagreements(db, a, b)
-    assert before, "the demo's first two sources disagree somewhere"
-    first = before[0]
-    assert at.dataframe[0].value.shape[0] == len(before)
-    at.radio[0].set_value(4)
-    at.button[0].click().run()  # the form's submit button
+        review.set_adjudication_settings(db, ["llm:demo-gpt", "second"], False, by="boss")
+        first = review.adjudication_order(db, ["llm:demo-gpt", "second"])[0]
+    at = signed_in("ada", "pages/adjudicate.py")
+    assert any("(1 of 3)" in m.value for m in at.markdown)
+    at.text_input(key=f"adj_note_{first[0]}_{first[1]}").input("the passage answers the question").run()
+    at.button(key="adj_g4").click().run()
     assert not at.exception, at.exception
     with open_db(campaign) as db:
-        stored = labels.get(db, "passage", "adjudication", (first["turn_id"], first["passage_id"]))
-        assert (stored["value"], stored["note"], stored["mode"]) == (4, "by ada", "adjudication")
-        got = [(x["kind"], x["by"], x["item"], x["new"]) for x in accounts.actions(db, "adjudication")]
-    assert got == [("adjudication", "ada", f"{first['turn_id']} {first['passage_id']}", "4")]
+        stored = labels.get(db, "passage", "adjudication", first)
+        assert (stored["value"], stored["note"], stored["mode"]) == (
+            4,
+            "by ada: the passage answers the question",
+            "adjudication",
+        )
+        got = [(x["kind"], x["by"], x["item"], x["old"], x["new"]) for x in accounts.actions(db, "adjudication")]
+    assert got == [("adjudication", "ada", f"{first[0]} {first[1]}", None, "4")]
+    assert any("(2 of 3)" in m.value for m in at.markdown), "the next disagreement is shown after saving"
+
+
+def test_adjudication_order_holds_exactly_the_disagreements(campaign):
+    with open_db(campaign) as db:
+        got = review.adjudication_order(db, ["llm:demo-gpt", "second"])
+        by_hand = sorted(
+            (r["turn_id"], r["passage_id"])
+            for r in rows(
+                db,
+                "SELECT a.turn_id, a.passage_id FROM passage_labels a JOIN passage_labels b "
+                "ON b.turn_id = a.turn_id AND b.passage_id = a.passage_id "
+                "WHERE a.source = 'llm:demo-gpt' AND b.source = 'second' AND a.grade IS DISTINCT FROM b.grade",
+            )
+        )
+    assert sorted(got) == by_hand and len(got) == 3
+
+
+def test_cannot_judge_and_undo_walk_back_only_ones_own_adjudications(campaign):
+    with open_db(campaign) as db:
+        one, two = review.adjudication_order(db, ["llm:demo-gpt", "second"])[:2]
+        review.adjudicate(db, *one, 2, by="ada")
+        review.adjudicate(db, *two, None, by="ada", reason="no text")
+        review.adjudicate(db, *one, 3, by="boss")  # a later decision of someone else on ada's first item
+        assert labels.get(db, "passage", "adjudication", two)["value"] is None
+        assert review.undo_adjudication(db, "ada") == two
+        assert labels.get(db, "passage", "adjudication", two) is None
+        assert review.undo_adjudication(db, "ada") is None  # item one is boss's decision now
+        assert labels.get(db, "passage", "adjudication", one)["value"] == 3
+        assert review.undo_adjudication(db, "boss") == one
+        assert labels.get(db, "passage", "adjudication", one)["value"] == 2
+        got = [(x["by"], x["old"], x["new"], x["via"]) for x in accounts.actions(db, "adjudication")]
+    assert got == [
+        ("ada", None, "2", "adjudication"),
+        ("ada", None, "cannot-judge", "adjudication"),
+        ("boss", "2", "3", "adjudication"),
+        ("ada", "cannot-judge", None, "undo"),
+        ("boss", "3", "2", "undo"),
+    ]
+
+
+def test_blind_adjudication_shows_letters_not_names(campaign):
+    from assess.services.judging import adjudication_screen
+
+    with open_db(campaign) as db:
+        review.set_adjudication_settings(db, ["llm:demo-gpt", "second"], True, by="boss")
+        item = review.adjudication_order(db, ["llm:demo-gpt", "second"])[0]
+        screen = adjudication_screen(db, *item, ["llm:demo-gpt", "second"], blind=True)
+    assert [label["shown_as"] for label in screen.labels] == ["Source A", "Source B"]
+    assert all("source" not in label for label in screen.labels)
+    at = signed_in("ada", "pages/adjudicate.py")
+    shown = " ".join(m.value for m in at.markdown)
+    assert "Source A" in shown and "demo-gpt" not in shown and "second" not in shown
 
 
 def test_an_assessor_has_no_adjudication_and_an_adjudicator_no_organizer_page(campaign):
@@ -84,10 +138,10 @@ def test_an_assessor_has_no_adjudication_and_an_adjudicator_no_organizer_page(ca
         signed_in("amy", "pages/adjudicate.py")
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         signed_in("ada", "pages/review.py")
+    with open_db(campaign) as db:
+        review.set_adjudication_settings(db, ["llm:demo-gpt", "second"], False, by="boss")
     at = signed_in("boss", "pages/adjudicate.py")
-    at.selectbox(key="dis_a").select("llm:demo-gpt")
-    at.selectbox(key="dis_b").select("second").run()
-    assert not at.warning and at.dataframe[0].value.shape[0] == 3
+    assert not at.warning and any("(1 of 3)" in m.value for m in at.markdown)
 
 
 def test_imports_are_organizer_actions_naming_who(tmp_path):

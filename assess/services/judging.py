@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assess.tasks import JudgingMode
-from store import conversations, labels, prejudgments, queue
+from store import conversations, labels, prejudgments, queue, review
 
 
 @dataclass(frozen=True)
@@ -51,3 +51,59 @@ def ntr_done(db, assessor: str) -> frozenset:
     from store.nuggets.ntr import item_key
 
     return frozenset((turn, item_key(nid, run)) for turn, nid, run in labels.labelled(db, "ntr", assessor))
+
+
+# ------------------------------------------------------------------------------------------- adjudication
+
+
+@dataclass(frozen=True)
+class AdjudicationScreen:
+    own: dict | None  # the adjudicated label {value, note, ...}, or None
+    labels: tuple[dict, ...]  # per source: shown_as (its name, or a letter when blind), grade, note, rationale
+    text: str | None = None
+
+
+def adjudication_sources(db) -> tuple[list[str], bool]:
+    """The sources the adjudication queue compares and whether their names are hidden from adjudicators."""
+    chosen, blind = review.adjudication_settings(db)
+    every = [s for s in labels.sources(db, "passage") if s != review.ADJUDICATION]
+    sources = every if chosen is None else [s for s in chosen if s in every]
+    return sources, blind
+
+
+def adjudication_order(db, sources):
+    """The disagreements among ``sources`` as a queue order."""
+    from assess.queueing import QueueOrder
+
+    return QueueOrder.of(review.adjudication_order(db, sources))
+
+
+def _letters(turn_id: str, passage_id: str, n: int) -> list[str]:
+    """Letters for ``n`` sources in an order drawn per item (the same each time the item is shown), so that a
+    letter says nothing about which source it is across items."""
+    import hashlib
+    import random
+    import string
+
+    seed = int.from_bytes(hashlib.sha256(f"{turn_id}\0{passage_id}".encode()).digest()[:8], "big")
+    letters = list(string.ascii_uppercase[:n]) if n <= 26 else [str(i + 1) for i in range(n)]
+    random.Random(seed).shuffle(letters)
+    return letters
+
+
+def adjudication_screen(db, turn_id: str, passage_id: str, sources, *, blind: bool, text=None) -> AdjudicationScreen:
+    """One disagreement: the adjudicated label so far, every compared source's grade, note and rationale
+    (named, or when ``blind`` lettered in an order drawn per item and listed by letter) and the passage's text."""
+    found = review.item_labels(db, turn_id, passage_id, sources)
+    if blind:
+        letters = _letters(turn_id, passage_id, len(found))
+        shown = sorted(
+            ({**label, "shown_as": f"Source {letter}"} for label, letter in zip(found, letters)),
+            key=lambda label: label["shown_as"],
+        )
+        for label in shown:
+            label.pop("source")
+    else:
+        shown = [{**label, "shown_as": label["source"]} for label in found]
+    own = queue.label_of(db, review.ADJUDICATION, "passage", turn_id, passage_id)
+    return AdjudicationScreen(own, tuple(shown), text(passage_id) if text else passage_text(db, passage_id))

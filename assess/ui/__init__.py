@@ -5,7 +5,15 @@ Pages call ``ui.<name>``: the names below are re-exported from the modules that 
 """
 
 from assess.ui.crowd import crowd_completion, crowd_frame, crowd_guideline, crowd_item, crowd_query, crowd_text
-from assess.ui.cursor import Cursor, KeyQueue, load_queue, queue_order, release_keys_from_inputs
+from assess.ui.cursor import (
+    Cursor,
+    KeyQueue,
+    keyboard_preference,
+    keys,
+    load_queue,
+    queue_order,
+    release_keys_from_inputs,
+)
 from assess.ui.frame import (
     actor,
     adjudication_page,
@@ -67,6 +75,8 @@ __all__ = [
     "navigation_pages",
     "Cursor",
     "KeyQueue",
+    "keyboard_preference",
+    "keys",
     "queue_order",
     "assessor",
     "case_input",

@@ -95,18 +95,62 @@ class Cursor:
     """The item on screen of a keyboard queue page (judge, PTKB, NtR), kept in session state.
 
     Only the item key and the pending move live in the session; labels are in the store.
+
+    ``finished`` is true when the queue is complete and the assessor has just finished it (a key moved on
+    from the last unlabelled item) or opens it complete: the page shows :meth:`end_screen` instead of an
+    item, until a move back (Previous, Undo) shows an item again.
     """
 
     def __init__(self, prefix: str, state):
         self.prefix, self.state = prefix, state
-        position = state.move(st.session_state.get(f"{prefix}_key"), st.session_state.pop(f"{prefix}_action", None))
+        key = st.session_state.get(f"{prefix}_key")
+        action = st.session_state.pop(f"{prefix}_action", None)
+        position = state.move(key, None if action == "stay" else action)
         self.position = position
         self.turn_id, self.item_id, _ = state.item(position)
         st.session_state[f"{prefix}_key"] = (self.turn_id, self.item_id)
+        complete = len(state) > 0 and state.judged() >= len(state)
+        slot = f"_{prefix}_finished"
+        if action == "next_unjudged" or key is None:
+            st.session_state[slot] = complete
+        elif action is not None:  # Previous, Next, back to the last item
+            st.session_state[slot] = False
+        self.finished = complete and bool(st.session_state.get(slot))
 
     def shown(self) -> None:
-        """Call right after drawing the line that names the item: from now on a key press is about it."""
+        """Call right after drawing the line that names the item: from now on a key press is about it.
+        A new item also opens at its top: its id line and first lines are scrolled into view."""
         st.session_state[f"{self.prefix}_shown"] = (self.turn_id, self.item_id)
+        _item_top_component(key=f"{self.prefix}_item_top", data={"page": self.prefix, "item": list(self.key())})
+
+    def key(self) -> tuple[str, str]:
+        return (self.turn_id, self.item_id)
+
+    def end_screen(self, what: str, undo_fn, *, key_prefix: str = "") -> None:
+        """The screen after the queue's last item: everything is labelled (``what``: "passages judged");
+        the keys go back to the last item (Left) or undo (U)."""
+        total = len(self.state)
+        st.session_state[f"{self.prefix}_shown"] = (self.turn_id, self.item_id)  # Undo and Left act from here
+        _item_top_component(key=f"{self.prefix}_item_top", data={"page": self.prefix, "item": ["", "(done)"]})
+        st.success(f"You're done: all {total} {what}. Thank you!")
+        st.markdown("Your labels are saved. Go back to review them (the last item first), or undo your last change.")
+        row = st.container(horizontal=True, gap="small")
+        row.button(
+            "Back to the last item",
+            key=f"{key_prefix}done_back",
+            shortcut=keys("Left"),
+            on_click=self.go,
+            args=("stay",),
+            width="stretch",
+        )
+        row.button(
+            "Undo",
+            key=f"{key_prefix}done_undo",
+            shortcut=keys("U"),
+            on_click=saving(self.undo),
+            args=(undo_fn,),
+            width="stretch",
+        )
 
     def on_screen(self) -> tuple[str, str]:
         """In a key's callback: the (turn, item) the page showed when the key was pressed (see :meth:`shown`).
@@ -136,15 +180,53 @@ class Cursor:
         ``place`` when it is a list of columns, else all in ``place`` (a horizontal container)."""
         slots = list(place) if isinstance(place, list | tuple) else [place] * 4
         k = key_prefix
-        slots[0].button("Previous", key=f"{k}prev", shortcut="Left", on_click=self.go, args=("prev",), width="stretch")
-        slots[1].button("Next", key=f"{k}next", shortcut="Right", on_click=self.go, args=("next",), width="stretch")
+        slots[0].button(
+            "Previous", key=f"{k}prev", shortcut=keys("Left"), on_click=self.go, args=("prev",), width="stretch"
+        )
+        slots[1].button(
+            "Next", key=f"{k}next", shortcut=keys("Right"), on_click=self.go, args=("next",), width="stretch"
+        )
         slots[2].button(
-            "Undo", key=f"{k}undo", shortcut="U", on_click=saving(self.undo), args=(undo_fn,), width="stretch"
+            "Undo", key=f"{k}undo", shortcut=keys("U"), on_click=saving(self.undo), args=(undo_fn,), width="stretch"
         )
         if skip:
             slots[3].button(
-                "Skip", key=f"{k}skip", shortcut="S", on_click=self.go, args=("next_unjudged",), width="stretch"
+                "Skip", key=f"{k}skip", shortcut=keys("S"), on_click=self.go, args=("next_unjudged",), width="stretch"
             )
+
+
+_item_top_component = st.components.v2.component("assess_item_top", js=asset("item_top.js"), isolate_styles=False)
+
+SHORTCUTS = "_shortcuts_on"
+
+
+def keyboard_preference(database, person: str) -> bool:
+    """The sidebar switch of the signed-in person's single-key shortcuts (on unless they turned them off;
+    stored per person, so it holds in every browser and session); returns whether they are on. Call it on
+    every keyboard page before drawing its buttons: with shortcuts off, the pages offer buttons only."""
+    from store.screens import set_shortcuts, shortcuts_on
+
+    slot = "_shortcuts_switch"
+    if st.session_state.get("_shortcuts_person") != person or slot not in st.session_state:
+        st.session_state[slot] = shortcuts_on(database, person)
+        st.session_state["_shortcuts_person"] = person
+
+    def changed():
+        set_shortcuts(database, person, bool(st.session_state[slot]))
+
+    on = st.sidebar.toggle(
+        "Single-key shortcuts",
+        key=slot,
+        on_change=saving(changed),
+        help="Off: no key does anything on its own; use the buttons (saved for you, in every browser).",
+    )
+    st.session_state[SHORTCUTS] = bool(on)
+    return bool(on)
+
+
+def keys(shortcut: str) -> str | None:
+    """A button's shortcut, or None when the signed-in person turned single-key shortcuts off."""
+    return shortcut if st.session_state.get(SHORTCUTS, True) else None
 
 
 _key_release_component = st.components.v2.component(

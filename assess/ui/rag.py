@@ -8,8 +8,10 @@ import pandas as pd
 import streamlit as st
 
 from assess.errors import AssessError
+from assess.formats.inert_csv import frame_csv
 from assess.services import rag
 from assess.tasks import CITATION_SUPPORT, IMPORTANCE
+from assess.ui.cursor import keys
 from assess.ui.frame import saving
 from assess.ui.widgets import code, esc, flash, line, set_flash, show_passage
 
@@ -64,7 +66,7 @@ def key_row(options, on_click, own, *, key_prefix: str) -> None:
         row.button(
             caption,
             key=f"{key_prefix}{'m' if value < 0 else ''}{abs(value)}",
-            shortcut=shortcut,
+            shortcut=keys(shortcut),
             on_click=saving(refused(on_click)),
             args=(value,),
             width="stretch",
@@ -153,7 +155,7 @@ def _table(rows: list[dict], name: str, *, key: str) -> None:
     frame = pd.DataFrame(rows)
     st.dataframe(frame, hide_index=True, width="stretch", key=f"{key}_table")
     st.download_button(
-        "Download CSV", frame.to_csv(index=False), file_name=f"{name}.csv", mime="text/csv", key=f"{key}_csv"
+        "Download CSV", frame_csv(frame), file_name=f"{name}.csv", mime="text/csv", key=f"{key}_csv"
     )
 
 
