@@ -8,7 +8,8 @@ Both sides are reduced to one runs x topics matrix: the runs scored under both s
 topics where every one of those runs has a score under both (so each run's mean, each bootstrap
 replicate and each t-test use the same topics on both sides). A run's score is its mean over those
 topics. Rankings sort by score descending with ties broken by run name (code point order), so
-top-k sets and tau_AP positions are reproducible.
+top-k sets and leaders are reproducible; tau_AP keeps tied scores tied (Urbano & Marrero's
+tau_AP,b, see :func:`_tau_ap`) instead of ordering them by name.
 
 Every correlation gets a percentile bootstrap interval over topics: a replicate draws the topics
 with replacement (as multinomial weights), recomputes both sides' run means and the statistic.
@@ -88,23 +89,27 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _tau_ap(truth: np.ndarray, judged: np.ndarray) -> np.ndarray:
-    """tau_AP of the ``judged`` ranking against ``truth`` per row (Yilmaz, Aslam & Robertson 2008).
+    """tau_AP of the ``judged`` ranking against ``truth`` per row, tie-aware (Urbano & Marrero 2017).
 
-    tau_AP = 2 / (N - 1) * sum_{i=2..N} C(i) / (i - 1) - 1, i the position in the judged ranking,
-    C(i) the runs above i that the truth also puts above it; a pair tied in either ranking earns 1/2.
+    Yilmaz, Aslam & Robertson (2008): tau_AP = 2 / (N - 1) * sum_{i=2..N} C(i) / (i - 1) - 1, i the
+    position in the judged ranking, C(i) the runs above i that the truth also puts above it. With
+    ties, the judged half of Urbano & Marrero's tau_AP,b (ircor ``tauAP_b.ties``, pyircore
+    ``tauap_b_ties``, as trec-auto-judge's auto-judge-evaluate computes it): p(i) = the runs strictly
+    above i in the judged ranking, C(i) = those of them the truth puts strictly above i, the runs
+    tied at the top (p = 0) are skipped, tau = 2 / |{i: p(i) > 0}| * sum C(i) / p(i) - 1. A pair tied
+    in the judged ranking is not compared; one tied only in the truth counts as discordant. Without
+    ties it is Yilmaz's tau_AP. NaN when every run ties at the top of the judged ranking (or N < 2).
     """
     n = truth.shape[-1]
     if n < 2:
         return np.full(truth.shape[:-1], np.nan)
-    pos = _positions(judged)
-    above = pos[..., :, None] < pos[..., None, :]  # [j, i]: j placed above i
-    t_j, t_i = truth[..., :, None], truth[..., None, :]
-    credit = np.where(t_j > t_i, 1.0, np.where(t_j == t_i, 0.5, 0.0))
-    credit = np.where(judged[..., :, None] == judged[..., None, :], 0.5, credit)
-    c = (above * credit).sum(axis=-2)
+    above = judged[..., :, None] > judged[..., None, :]  # [j, i]: j strictly above i in the judged ranking
+    p = above.sum(axis=-2)
+    c = (above & (truth[..., :, None] > truth[..., None, :])).sum(axis=-2)
+    share = np.where(p > 0, c / np.maximum(p, 1), 0.0).sum(axis=-1)
+    counted = (p > 0).sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(pos > 0, c / np.maximum(pos, 1), 0.0)
-    return 2.0 / (n - 1) * share.sum(axis=-1) - 1.0
+        return np.where(counted > 0, 2.0 / counted * share - 1.0, np.nan)
 
 
 def _overlap(x: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
@@ -134,16 +139,27 @@ def _scalar(value) -> float | None:
 
 
 def tau_ap(reference: Mapping[str, float], other: Mapping[str, float], *, symmetric: bool = False) -> float | None:
-    """tau_AP of the ``other`` ordering of runs against the ``reference`` ordering (runs in both).
+    """tau_AP of the ``other`` ordering of runs against the ``reference`` ordering (runs in both), tie-aware.
 
-    ``symmetric=True`` averages it with the reverse (``reference`` judged against ``other``).
-    None with fewer than 2 runs. docs/measures.md#tau_ap.
+    ``symmetric=True`` averages it with the reverse (``reference`` judged against ``other``): Urbano &
+    Marrero's tau_AP,b (:func:`tau_ap_b`). None with fewer than 2 runs or when every run ties at the top
+    of the judged ordering. docs/measures.md#tau_ap.
     """
     x, y = _pair_vectors(reference, other)
     value = _tau_ap(x, y)
     if symmetric:
         value = (value + _tau_ap(y, x)) / 2.0
     return _scalar(value)
+
+
+def tau_ap_b(reference: Mapping[str, float], other: Mapping[str, float]) -> float | None:
+    """Urbano & Marrero's (2017) tie-aware AP correlation tau_AP,b of two orderings of runs (runs in both).
+
+    The mean of the two directions of :func:`_tau_ap` (each ordering judged against the other), as ircor's
+    ``tauAP_b`` and trec-auto-judge's ``tauap_b``: 1 for identical orderings, ties included. None with fewer
+    than 2 runs or when one ordering ties every run (the measure is undefined there; pyircore warns and uses 0).
+    """
+    return tau_ap(reference, other, symmetric=True)
 
 
 def topk_overlap(reference: Mapping[str, float], other: Mapping[str, float], k: int) -> float | None:
