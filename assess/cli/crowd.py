@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import csv
 import json
 import sys
 
@@ -443,6 +442,7 @@ def cmd_aggregate(args) -> int:
 
 def cmd_export(args) -> int:
     from assess.crowd.rules import ntr_id, support_word
+    from assess.formats.inert_csv import write_dicts
     from store import crowd as store_crowd
 
     db = _open(args)
@@ -456,9 +456,7 @@ def cmd_export(args) -> int:
     with contextlib.ExitStack() as files:
         out = files.enter_context(open(args.output, "w", newline="", encoding="utf-8")) if args.output else sys.stdout
         if args.format == "csv":
-            writer = csv.DictWriter(out, fieldnames=EXPORT_FIELDS[args.what], extrasaction="ignore")
-            writer.writeheader()
-            writer.writerows(rows)
+            write_dicts(out, EXPORT_FIELDS[args.what], rows)
             return 0
         for r in rows:
             if args.what == "raw" and (r["is_test"] or r["discarded_because"] == "batch not finished"):

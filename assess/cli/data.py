@@ -263,6 +263,7 @@ def cmd_import(args) -> int:
 def cmd_export(args) -> int:
     from assess import formats
     from assess.errors import AssessError
+    from assess.formats.inert_csv import frame_csv
     from store import exports
 
     db = _open(args)
@@ -289,11 +290,9 @@ def cmd_export(args) -> int:
             raise AssessError("export table needs --table NAME")
         frame = exports.table_frame(db, args.table, args.source)
         if args.output and args.output.endswith(".parquet"):
-            frame.to_parquet(args.output, index=False)
-        elif args.output:
-            frame.to_csv(args.output, index=False)
+            frame.to_parquet(args.output, index=False)  # typed columns: no spreadsheet reads a formula there
         else:
-            frame.to_csv(sys.stdout, index=False)
+            frame_csv(frame, args.output or sys.stdout)
     return 0
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from assess.errors import AssessError
+from assess.formats.inert_csv import frame_csv
 from assess.services import audit as service
 from assess.ui import plots
 from assess.ui.widgets import code, error, esc, figure
@@ -41,7 +42,7 @@ def download_csv(frame: pd.DataFrame, name: str, *, key: str, label: str = "Down
     """A CSV download of ``frame``, written when the button is clicked (not on every run)."""
     st.download_button(
         label,
-        lambda: frame.to_csv(index=False).encode("utf-8"),
+        lambda: frame_csv(frame).encode("utf-8"),
         file_name=f"{name}.csv",
         mime="text/csv",
         key=f"csv_{key}",
