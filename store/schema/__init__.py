@@ -337,6 +337,7 @@ _V6_ANNOTATIONS = "".join(
 
 from store.schema.accounts import MIGRATION as _V8_ACCOUNTS  # noqa: E402  (accounts, roles, failed sign-ins)
 from store.schema.crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd studies, batches, workers)
+from store.schema.crowd_bindings import MIGRATION as _V12_CROWD_BINDINGS  # noqa: E402  (worker ids bound to a browser)
 from store.schema.history_guard import MIGRATION as _V7_HISTORY_GUARD  # noqa: E402  (no INSERT OR REPLACE)
 from store.schema.llm import MIGRATION as _V2_LLM  # noqa: E402  (LLM pre-judgments, jobs)
 from store.schema.nuggets import MIGRATION as _V4_NUGGETS  # noqa: E402  (duplicates, response nuggets, aspects)
@@ -378,4 +379,5 @@ MIGRATIONS: list[str] = [
     _V9_RAG_AUDIT,
     _V10_RESPONSE_FILES,
     _V11_SESSIONS,
+    _V12_CROWD_BINDINGS,
 ]

@@ -740,8 +740,11 @@ ALTER TABLE responses ADD COLUMN file_fields TEXT COLLATE "C";
 # Migration 11 (store/schema/sessions.py): sign-in sessions and single-use sign-in links.
 from store.schema.sessions import POSTGRES as _V11  # noqa: E402
 
+# Migration 12 (store/schema/crowd_bindings.py): a crowd worker id bound to the browser that first came with it.
+from store.schema.crowd_bindings import POSTGRES as _V12  # noqa: E402
+
 # The PostgreSQL halves of the migrations after the baseline: (version, script), in order.
-LATER: list[tuple[int, str]] = [(9, _V9), (10, _V10), (11, _V11)]
+LATER: list[tuple[int, str]] = [(9, _V9), (10, _V10), (11, _V11), (12, _V12)]
 
 
 def migrations_from(current: int) -> list[tuple[int, str]]:
