@@ -11,7 +11,7 @@ passages), :mod:`~assess.formats.ikat` (topics, responses), :mod:`~assess.format
 (CONE-RAG nuggets and NtR labels). Value scales are the task registry's (:mod:`assess.tasks`).
 """
 
-from assess.formats.ikat import Conversation, ResponseRecord, Turn, parse_responses, parse_topics
+from assess.formats.ikat import Conversation, ResponseRecord, Turn, iter_topics, parse_responses, parse_topics
 from assess.formats.nuggets import NtrRecord, NuggetRecord, nuggets_to_json, parse_ntr_labels, parse_nuggets
 from assess.formats.reading import json_line, json_object, load_json, paused_gc, read_lines, read_text
 from assess.formats.trec import (
@@ -41,6 +41,7 @@ __all__ = [
     "Turn",
     "format_qrels",
     "format_run",
+    "iter_topics",
     "json_line",
     "json_object",
     "load_json",

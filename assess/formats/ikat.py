@@ -6,10 +6,11 @@ Responses with their citations (the 2025 topics' ``citations``, TREC RAG answers
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
-from assess.formats.reading import JsonChecker, load_json, per_turn
+from assess.formats.reading import JsonChecker, JsonRecords, per_turn
 
 MAX_TURN_NUMBER = 10**9
 
@@ -47,92 +48,107 @@ def parse_topics(path: str | Path, *, year: int | None = None) -> list[Conversat
 
     Turn ids are ``<number>_<turn_id>`` as in the qrels. The year is taken from ``year`` or guessed
     from the schema: string numbers with ``turns`` → 2023, int numbers → 2024, ``responses`` → 2025.
+    All of them, as a list; :func:`iter_topics` gives them one at a time.
     """
-    data, text = load_json(path)
-    check = JsonChecker(path, text)
-    if not isinstance(data, list):
-        check.fail((), "a list of conversations", data)
-    conversations = []
-    seen_turns: set[str] = set()
-    for ci, conv in enumerate(data):
-        if not isinstance(conv, dict):
-            check.fail((ci,), "a conversation object", conv)
-        number = check.get(conv, "number", (int, str), (ci,))
-        if isinstance(number, bool) or (isinstance(number, int) and not 0 <= number <= MAX_TURN_NUMBER):
-            check.fail((ci, "number"), f"a conversation number 0..{MAX_TURN_NUMBER:,} or an id string", number)
-        title = check.get(conv, "title", str, (ci,), required=False)
-        if "responses" in conv and "turns" not in conv:
-            schema_year = 2025
-            raw_ptkb = check.get(conv, "ptkb", list, (ci,))
-            ptkb = {}
-            for si, statement in enumerate(raw_ptkb):
-                if not isinstance(statement, str):
-                    check.fail((ci, "ptkb", si), "a statement string", statement)
-                ptkb[str(si + 1)] = statement
-            if len(set(raw_ptkb)) != len(raw_ptkb):
-                repeated = next(i for i, x in enumerate(raw_ptkb) if raw_ptkb.index(x) != i)
-                check.fail((ci, "ptkb", repeated), "each PTKB statement once", raw_ptkb[repeated])
-            turns_key, utt_key, ptkb_key, prov_key = "responses", "user_utterance", "relevant_ptkbs", "citations"
-        else:
-            schema_year = 2024 if isinstance(number, int) else 2023
-            raw_ptkb = check.get(conv, "ptkb", dict, (ci,))
-            ptkb = {}
-            for key, statement in raw_ptkb.items():
-                if not isinstance(statement, str):
-                    check.fail((ci, "ptkb", key), "a statement string", statement)
-                key_id = check.id(key, (ci, "ptkb", key), "a PTKB statement key")
-                if key_id in ptkb and ptkb[key_id] != statement:
+    return list(iter_topics(path, year=year))
+
+
+def iter_topics(path: str | Path | BinaryIO, *, year: int | None = None, name=None) -> Iterator[Conversation]:
+    """The conversations of an iKAT topics file (see :func:`parse_topics`), read and checked one at a time.
+
+    Only one conversation's JSON is in memory at a time (:class:`~assess.formats.reading.JsonRecords`),
+    plus the set of turn ids seen (a turn id given twice is refused across the file). A FormatError is
+    raised where the file breaks, after the conversations before it have been given: an importer that
+    must leave the store unchanged writes them inside one transaction. ``path`` may be a binary file
+    object (``name`` then names it in errors).
+    """
+    with JsonRecords(path, name) as records:
+        if records.kind is not list:
+            records.fail("a list of conversations")
+        count = 0
+        seen_turns: set[str] = set()
+        for ci, conv, check in records:
+            count += 1
+            yield _conversation(check, ci, conv, seen_turns, year)
+        if not count:
+            records.fail("at least one conversation", "an empty list")
+
+
+def _conversation(check: JsonChecker, ci: int, conv, seen_turns: set[str], year: int | None) -> Conversation:
+    """One conversation of a topics file (``ci``: its index), its turns checked against ``seen_turns``."""
+    if not isinstance(conv, dict):
+        check.fail((ci,), "a conversation object", conv)
+    number = check.get(conv, "number", (int, str), (ci,))
+    if isinstance(number, bool) or (isinstance(number, int) and not 0 <= number <= MAX_TURN_NUMBER):
+        check.fail((ci, "number"), f"a conversation number 0..{MAX_TURN_NUMBER:,} or an id string", number)
+    title = check.get(conv, "title", str, (ci,), required=False)
+    if "responses" in conv and "turns" not in conv:
+        schema_year = 2025
+        raw_ptkb = check.get(conv, "ptkb", list, (ci,))
+        ptkb = {}
+        for si, statement in enumerate(raw_ptkb):
+            if not isinstance(statement, str):
+                check.fail((ci, "ptkb", si), "a statement string", statement)
+            ptkb[str(si + 1)] = statement
+        if len(set(raw_ptkb)) != len(raw_ptkb):
+            repeated = next(i for i, x in enumerate(raw_ptkb) if raw_ptkb.index(x) != i)
+            check.fail((ci, "ptkb", repeated), "each PTKB statement once", raw_ptkb[repeated])
+        turns_key, utt_key, ptkb_key, prov_key = "responses", "user_utterance", "relevant_ptkbs", "citations"
+    else:
+        schema_year = 2024 if isinstance(number, int) else 2023
+        raw_ptkb = check.get(conv, "ptkb", dict, (ci,))
+        ptkb = {}
+        for key, statement in raw_ptkb.items():
+            if not isinstance(statement, str):
+                check.fail((ci, "ptkb", key), "a statement string", statement)
+            key_id = check.id(key, (ci, "ptkb", key), "a PTKB statement key")
+            if key_id in ptkb and ptkb[key_id] != statement:
+                check.fail((ci, "ptkb", key), f"one text per PTKB statement key ({key_id!r} is given twice)", statement)
+            ptkb[key_id] = statement
+        turns_key, utt_key, ptkb_key, prov_key = "turns", "utterance", "ptkb_provenance", "response_provenance"
+    conv_id = check.id(str(number), (ci, "number"), "a conversation id")
+    raw_turns = check.get(conv, turns_key, list, (ci,))
+    turns = []
+    for ti, t in enumerate(raw_turns):
+        tp = (ci, turns_key, ti)
+        if not isinstance(t, dict):
+            check.fail(tp, "a turn object", t)
+        turn_no = turn_number(check, check.get(t, "turn_id", (int, str), tp), tp + ("turn_id",))
+        turn_id = f"{conv_id}_{turn_no}"
+        if turn_id in seen_turns:
+            check.fail(tp + ("turn_id",), "each turn id once", f"turn {turn_id} again")
+        seen_turns.add(turn_id)
+        relevant = check.get(t, ptkb_key, list, tp, required=False) or []
+        rel_keys = []
+        for ri, r in enumerate(relevant):
+            if isinstance(r, bool) or not isinstance(r, (int, str)):
+                check.fail(tp + (ptkb_key, ri), "a PTKB statement number", r)
+            key = str(r).strip()
+            if key not in ptkb:
+                # 2025 files may cite the statement text itself
+                match = [k for k, s in ptkb.items() if s == r]
+                if not match:
                     check.fail(
-                        (ci, "ptkb", key), f"one text per PTKB statement key ({key_id!r} is given twice)", statement
+                        tp + (ptkb_key, ri),
+                        f"one of the conversation's PTKB keys {sorted(ptkb, key=_natural)}",
+                        str(r),
                     )
-                ptkb[key_id] = statement
-            turns_key, utt_key, ptkb_key, prov_key = "turns", "utterance", "ptkb_provenance", "response_provenance"
-        conv_id = check.id(str(number), (ci, "number"), "a conversation id")
-        raw_turns = check.get(conv, turns_key, list, (ci,))
-        turns = []
-        for ti, t in enumerate(raw_turns):
-            tp = (ci, turns_key, ti)
-            if not isinstance(t, dict):
-                check.fail(tp, "a turn object", t)
-            turn_no = turn_number(check, check.get(t, "turn_id", (int, str), tp), tp + ("turn_id",))
-            turn_id = f"{conv_id}_{turn_no}"
-            if turn_id in seen_turns:
-                check.fail(tp + ("turn_id",), "each turn id once", f"turn {turn_id} again")
-            seen_turns.add(turn_id)
-            relevant = check.get(t, ptkb_key, list, tp, required=False) or []
-            rel_keys = []
-            for ri, r in enumerate(relevant):
-                if isinstance(r, bool) or not isinstance(r, (int, str)):
-                    check.fail(tp + (ptkb_key, ri), "a PTKB statement number", r)
-                key = str(r).strip()
-                if key not in ptkb:
-                    # 2025 files may cite the statement text itself
-                    match = [k for k, s in ptkb.items() if s == r]
-                    if not match:
-                        check.fail(
-                            tp + (ptkb_key, ri),
-                            f"one of the conversation's PTKB keys {sorted(ptkb, key=_natural)}",
-                            str(r),
-                        )
-                    key = match[0]
-                rel_keys.append(key)
-            prov_ids = cited_passages(check, t, prov_key, tp)
-            turns.append(
-                Turn(
-                    id=turn_id,
-                    turn_number=turn_no,
-                    utterance=check.get(t, utt_key, str, tp, required=False),
-                    resolved_utterance=check.get(t, "resolved_utterance", str, tp, required=False),
-                    response=check.get(t, "response", str, tp, required=False),
-                    relevant_ptkb=tuple(dict.fromkeys(rel_keys)),
-                    response_provenance=tuple(dict.fromkeys(prov_ids)),
-                    parent_turn_id=_parent(check, conv_id, t.get("parent"), tp + ("parent",)),
-                )
+                key = match[0]
+            rel_keys.append(key)
+        prov_ids = cited_passages(check, t, prov_key, tp)
+        turns.append(
+            Turn(
+                id=turn_id,
+                turn_number=turn_no,
+                utterance=check.get(t, utt_key, str, tp, required=False),
+                resolved_utterance=check.get(t, "resolved_utterance", str, tp, required=False),
+                response=check.get(t, "response", str, tp, required=False),
+                relevant_ptkb=tuple(dict.fromkeys(rel_keys)),
+                response_provenance=tuple(dict.fromkeys(prov_ids)),
+                parent_turn_id=_parent(check, conv_id, t.get("parent"), tp + ("parent",)),
             )
-        conversations.append(Conversation(conv_id, str(number), title, year or schema_year, ptkb, tuple(turns)))
-    if not conversations:
-        check.fail((), "at least one conversation", "an empty list")
-    return conversations
+        )
+    return Conversation(conv_id, str(number), title, year or schema_year, ptkb, tuple(turns))
 
 
 def cited_passages(check: JsonChecker, turn: dict, key: str, json_path: tuple) -> list[str]:

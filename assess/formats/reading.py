@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import json
 import math
 import os
@@ -359,9 +360,10 @@ def _line_of_literal(text: str, literal: str) -> int | None:
     return None if match is None else text.count("\n", 0, match.start()) + 1
 
 
-def _depth_line(text: str) -> int | None:
-    """The line where the nesting first exceeds :data:`MAX_DEPTH` (the error path of a very deep file)."""
-    depth = 0
+def _depth_line(text: str, start: int = 0) -> int | None:
+    """The line where the nesting first exceeds :data:`MAX_DEPTH` (the error path of a very deep file);
+    ``start``: the depth the text itself is nested at (a record of a streamed file: 1)."""
+    depth = start
     for token in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):
         char = token.group()
         if char in "[{":
@@ -379,48 +381,65 @@ def _where(json_path: tuple) -> str:
     return text + ("…" if len(json_path) > 8 else "") or "the top level"
 
 
-def _check_tree(path, text: str, value: Any) -> None:
+def _shifted(line: int | None, first_line: int) -> int | None:
+    return None if line is None else line + first_line - 1
+
+
+def _check_tree(path, text: str, value: Any, first_line: int = 1, prefix: tuple = ()) -> None:
     """Nesting depth and lone surrogates, walked without recursion."""
     surrogates = bool(_SURROGATE_ESCAPE.search(text))
-    stack: list[tuple[Any, tuple]] = [(value, ())]
+    stack: list[tuple[Any, tuple]] = [(value, prefix)]
     while stack:
         node, json_path = stack.pop()
         if len(json_path) > MAX_DEPTH:
             raise FormatError(
                 path,
-                _depth_line(text),
+                _shifted(_depth_line(text, len(prefix)), first_line),
                 f"JSON nested at most {MAX_DEPTH} levels deep",
                 f"deeper at {_where(json_path)}",
             )
         if isinstance(node, dict):
             for key, item in node.items():
                 if surrogates and _SURROGATE.search(key):
-                    JsonChecker(path, text).fail(
+                    JsonChecker(path, text, first_line, prefix).fail(
                         json_path, "keys without lone surrogates (\\ud800-\\udfff)", short(key)
                     )
                 stack.append((item, json_path + (key,)))
         elif isinstance(node, list):
             stack.extend((item, json_path + (index,)) for index, item in enumerate(node))
         elif surrogates and isinstance(node, str) and _SURROGATE.search(node):
-            JsonChecker(path, text).fail(json_path, "text without lone surrogates (\\ud800-\\udfff)", short(node))
+            JsonChecker(path, text, first_line, prefix).fail(
+                json_path, "text without lone surrogates (\\ud800-\\udfff)", short(node)
+            )
 
 
-def parse_json_text(path, text: str) -> Any:
-    """Parse JSON text strictly (see the module docstring); every failure a FormatError naming ``path``."""
+def parse_json_text(path, text: str, *, first_line: int = 1, prefix: tuple = ()) -> Any:
+    """Parse JSON text strictly (see the module docstring); every failure a FormatError naming ``path``.
+
+    ``first_line`` and ``prefix``: where the text sits in its file when it is one record of a streamed
+    file (:class:`JsonRecords`): the line it starts on and the JSON path of its value (the record's
+    index or key), so that errors name the file's line and the whole path, and the nesting limit
+    counts the levels above it.
+    """
     try:
         value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
-        found = "the end of the file" if exc.pos >= len(text.rstrip()) else exc.msg
-        raise FormatError(path, exc.lineno, "complete, valid JSON", found) from None
+        found = "the end of the file" if exc.pos >= len(text.rstrip()) and not prefix else exc.msg
+        raise FormatError(path, _shifted(exc.lineno, first_line), "complete, valid JSON", found) from None
     except _Refused as exc:
-        raise FormatError(path, _line_of_literal(text, exc.literal), exc.expected, exc.found) from None
+        raise FormatError(
+            path, _shifted(_line_of_literal(text, exc.literal), first_line), exc.expected, exc.found
+        ) from None
     except RecursionError:
         raise FormatError(
-            path, _depth_line(text), f"JSON nested at most {MAX_DEPTH} levels deep", "deeper nesting"
+            path,
+            _shifted(_depth_line(text, len(prefix)), first_line),
+            f"JSON nested at most {MAX_DEPTH} levels deep",
+            "deeper nesting",
         ) from None
-    _check_tree(path, text, value)
+    _check_tree(path, text, value, first_line, prefix)
     if "\\u0000" in text.lower() and (line := _nul_line(text)):
-        raise FormatError(path, line, "text without NUL characters", "U+0000 (a NUL character)")
+        raise FormatError(path, _shifted(line, first_line), "text without NUL characters", "U+0000 (a NUL character)")
     return value
 
 
@@ -498,15 +517,26 @@ def json_line(text: str, json_path: tuple) -> int | None:
 
 
 class JsonChecker:
-    """Raises FormatError with the line of the offending JSON value."""
+    """Raises FormatError with the line of the offending JSON value.
 
-    def __init__(self, path, text):
-        self.path, self.text = path, text
+    ``text`` is the whole file, or one record of a streamed file (:class:`JsonRecords`): then
+    ``first_line`` is the file's line it starts on and ``prefix`` the JSON path of its value, and the
+    paths given to :meth:`fail` are whole paths (they start with ``prefix``).
+    """
+
+    def __init__(self, path, text, first_line: int = 1, prefix: tuple = ()):
+        self.path, self.text, self.first_line, self.prefix = path, text, first_line, tuple(prefix)
+
+    def line(self, json_path: tuple) -> int | None:
+        """The file's line where the value at ``json_path`` starts (error path only: it re-parses)."""
+        inner = tuple(json_path[len(self.prefix) :]) if tuple(json_path[: len(self.prefix)]) == self.prefix else ()
+        line = _shifted(json_line(self.text, inner), self.first_line)
+        return self.first_line if line is None and self.prefix else line  # a record's scalar: its line
 
     def fail(self, json_path: tuple, expected: str, found: Any):
         if not isinstance(found, str):
             found = f"{type(found).__name__} {short(json.dumps(found, ensure_ascii=False), 40)}"
-        raise FormatError(self.path, json_line(self.text, json_path), f"{expected} at {_where(json_path)}", found)
+        raise FormatError(self.path, self.line(json_path), f"{expected} at {_where(json_path)}", found)
 
     def get(self, obj: dict, key: str, kind, json_path: tuple, required: bool = True):
         if key not in obj:
@@ -534,19 +564,345 @@ class JsonChecker:
         return value
 
 
+# ------------------------------------------------------------------------------- streamed JSON
+
+
+class _Decoded:
+    """The text of a binary stream, decoded as UTF-8 piece by piece (a BOM at the very start dropped).
+
+    A piece never ends inside a multi-byte character; a byte that is not UTF-8 is refused with its
+    line and column as :func:`read_text` refuses it, and more than ``limit`` bytes are refused.
+    """
+
+    def __init__(self, handle: BinaryIO, name, limit: int):
+        self.handle, self.name, self.limit = handle, name, limit
+        self.total = 0
+        self.line = 1  # the line the next piece starts on
+        self.column = 0  # bytes of that line already decoded
+        self.pending = b""  # the start of a character cut by the last read
+        self.started = False
+
+    def read(self, size: int) -> str:
+        """At least one character, or '' at the end of the stream."""
+        while True:
+            data = self.handle.read(size)
+            if not isinstance(data, bytes | bytearray | memoryview):
+                raise FormatError(self.name, None, "a binary file", type(data).__name__)
+            data = bytes(data)
+            self.total += len(data)
+            if self.total > self.limit:
+                raise FormatError(self.name, None, f"a file of at most {self.limit // MiB} MiB", "a longer file")
+            buffer = self.pending + data
+            if not self.started:
+                if len(buffer) < len(_BOM) and data and _BOM.startswith(buffer):
+                    self.pending = buffer
+                    continue
+                self.started = True
+                if buffer.startswith(_BOM):
+                    buffer = buffer[len(_BOM) :]
+            self.pending = b""
+            if data:  # keep an unfinished character for the next read
+                lead = len(buffer) - 1
+                while lead >= 0 and len(buffer) - lead <= 3 and buffer[lead] & 0xC0 == 0x80:
+                    lead -= 1
+                if lead >= 0 and buffer[lead] >= 0xC0:
+                    need = 2 if buffer[lead] < 0xE0 else 3 if buffer[lead] < 0xF0 else 4
+                    if len(buffer) - lead < need:
+                        buffer, self.pending = buffer[:lead], buffer[lead:]
+            if not buffer:
+                if not data:
+                    return ""
+                continue
+            try:
+                text = buffer.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                number = self.line + buffer.count(b"\n", 0, exc.start)
+                line_start = buffer.rfind(b"\n", 0, exc.start) + 1
+                column = exc.start - line_start + 1 + (self.column if line_start == 0 else 0)
+                found = f"the byte 0x{buffer[exc.start]:02x} at column {column}"
+                raise FormatError(self.name, number, "UTF-8 text", found) from None
+            newlines = buffer.count(b"\n")
+            self.line += newlines
+            self.column = len(buffer) - buffer.rfind(b"\n") - 1 if newlines else self.column + len(buffer)
+            return text
+
+
+_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*(")?|[\[\]{}]', re.DOTALL)  # group 1: the string is closed
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*(")?', re.DOTALL)
+_SCALAR_END = re.compile(r"[\s,\]}]")
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+class JsonRecords:
+    """The records of a JSON file, read incrementally: the elements of its top-level array, or the
+    values of its top-level object, one at a time, each with a :class:`JsonChecker` for its errors.
+
+    Only one record is in memory at a time (with at most about two reads of :data:`BLOCK_BYTES`
+    around it), so memory is bounded by the largest record, not by the file. Every rule of
+    :func:`parse_json_text` holds as if the file had been parsed whole: each record is parsed by it
+    with the line it starts on and its index or key as the start of its JSON path (so errors name the
+    file's line and the whole path, and the depth limit counts the top level); UTF-8, the size limit
+    (:data:`MAX_JSON_BYTES`) and the syntax between records are checked as the file is read. A key of
+    the top-level object given twice is refused when its values differ (compared by a digest of their
+    canonical JSON, sorted keys) and otherwise yielded once; the error names the key's first line, as
+    the whole-file parser does.
+
+    ``source``: a path (a regular file, see :func:`open_regular`) or a binary file object (an upload),
+    read from where it stands; ``name`` names it in errors (default: the path, or the object's
+    ``name``). After opening, :attr:`kind` is ``list``, ``dict`` or, for a top-level scalar, its type
+    (then :attr:`value` holds it and there are no records); :meth:`fail` refuses the top level.
+    Iterating gives ``(index or key, value, checker)``; a FormatError is raised where the file
+    breaks, after the records before it have been given (an importer that must write nothing then
+    works in one transaction, or reads the file twice).
+    """
+
+    def __init__(self, source: str | Path | BinaryIO, name=None):
+        if isinstance(source, str | os.PathLike):
+            self.name = name if name is not None else source
+            self._handle: BinaryIO | None = open_regular(source, MAX_JSON_BYTES)
+            handle = self._handle
+        else:
+            self.name = name if name is not None else getattr(source, "name", "the upload")
+            self._handle, handle = None, source
+        self._text = _Decoded(handle, self.name, MAX_JSON_BYTES)
+        self._buffer = ""
+        self._counted, self._line = 0, 1  # lines counted up to position _counted of the buffer
+        self._read_size = BLOCK_BYTES
+        self.value: Any = None
+        self._seen: dict[str, tuple[bytes, int]] = {}
+        try:
+            position = self._skip_space(0)
+            self.top_line = self._line_at(position)
+            first = self._buffer[position : position + 1]
+            if first in ("[", "{"):
+                self.kind: type = list if first == "[" else dict
+                self._position = position + 1
+                return
+            while self._more():  # a scalar (or not JSON): the rest of the file, parsed as it was before
+                pass
+            self.value = parse_json_text(self.name, self._buffer[position:], first_line=self.top_line)
+            self.kind = type(self.value)
+            self._position = len(self._buffer)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- the buffer
+
+    def _more(self) -> bool:
+        """Read more text into the buffer (reads grow with the buffer, so a long record is read in
+        few pieces); False at the end of the file."""
+        text = self._text.read(max(self._read_size, len(self._buffer)))
+        self._buffer += text
+        return bool(text)
+
+    def _line_at(self, position: int) -> int:
+        if position < self._counted:
+            return self._line - self._buffer.count("\n", position, self._counted)
+        self._line += self._buffer.count("\n", self._counted, position)
+        self._counted = position
+        return self._line
+
+    def _drop(self, position: int) -> int:
+        """Forget the buffer before ``position`` (read and done with); its new index 0."""
+        self._line_at(position)
+        self._buffer = self._buffer[position:]
+        self._counted = 0
+        return 0
+
+    def _skip_space(self, position: int) -> int:
+        while True:
+            position = _SPACE.match(self._buffer, position).end()
+            if position < len(self._buffer) or not self._more():
+                return position
+
+    def _syntax(self, position: int, found: str):
+        at_end = position >= len(self._buffer) and not self._more()
+        raise FormatError(
+            self.name, self._line_at(position), "complete, valid JSON", "the end of the file" if at_end else found
+        )
+
+    def _end_of_string(self, start: int) -> int:
+        while True:
+            match = _STRING.match(self._buffer, start)
+            if match.group(1) is not None:
+                return match.end()
+            if not self._more():
+                self._syntax(len(self._buffer), "")
+
+    def _end_of_value(self, start: int) -> int:
+        """Where the value starting at ``start`` ends (its text is checked when it is parsed)."""
+        first = self._buffer[start]
+        if first == '"':
+            return self._end_of_string(start)
+        if first not in "[{":
+            while True:
+                match = _SCALAR_END.search(self._buffer, start)
+                if match is not None:
+                    return match.start()
+                if not self._more():
+                    return len(self._buffer)
+        depth, position = 0, start
+        while True:
+            match = _STRING_OR_BRACKET.search(self._buffer, position)
+            if match is None or (match.group()[0] == '"' and match.group(1) is None):
+                position = len(self._buffer) if match is None else match.start()
+                if not self._more():
+                    self._syntax(len(self._buffer), "")
+                continue
+            token = match.group()
+            if token in ("[", "{"):
+                depth += 1
+            elif token in ("]", "}"):
+                depth -= 1
+                if depth == 0:
+                    return match.end()
+            position = match.end()
+
+    # -- the records
+
+    def _raw(self) -> Iterator[tuple[Any, str, int]]:
+        """(index or key, the value's text, its first line) of every record, unparsed."""
+        if self.kind not in (list, dict):
+            return
+        close = "]" if self.kind is list else "}"
+        position = self._skip_space(self._position)
+        index = 0
+        if self._buffer[position : position + 1] == close:
+            self._end(position + 1)
+            return
+        while True:
+            if position > BLOCK_BYTES:
+                position = self._drop(position)
+            if self.kind is dict:
+                if self._buffer[position : position + 1] != '"':
+                    self._syntax(position, "Expecting property name enclosed in double quotes")
+                end = self._end_of_string(position)
+                key_line = self._line_at(position)
+                key = self._key(self._buffer[position:end], key_line)
+                position = self._skip_space(end)
+                if self._buffer[position : position + 1] != ":":
+                    self._syntax(position, "Expecting ':' delimiter")
+                position = self._skip_space(position + 1)
+            else:
+                key, key_line = index, None
+            if position >= len(self._buffer) or self._buffer[position] in ",]}:":
+                self._syntax(position, "Expecting value")
+            end = self._end_of_value(position)
+            line = self._line_at(position)
+            yield (key if key_line is None else (key, key_line)), self._buffer[position:end], line
+            index += 1
+            position = self._skip_space(end)
+            following = self._buffer[position : position + 1]
+            if following == close:
+                self._end(position + 1)
+                return
+            if following != ",":
+                self._syntax(position, "Expecting ',' delimiter")
+            position = self._skip_space(position + 1)
+
+    def _key(self, text: str, line: int) -> str:
+        """A key of the top-level object, as strict as any key inside a record."""
+        try:
+            key = _DECODER.decode(text)
+        except json.JSONDecodeError as exc:
+            raise FormatError(self.name, _shifted(exc.lineno, line), "complete, valid JSON", exc.msg) from None
+        if "\x00" in key:
+            raise FormatError(self.name, line, "text without NUL characters", "U+0000 (a NUL character)")
+        if _SURROGATE.search(key):
+            raise FormatError(
+                self.name, line, "keys without lone surrogates (\\ud800-\\udfff) at the top level", short(key)
+            )
+        return key
+
+    def _end(self, position: int) -> None:
+        position = self._skip_space(position)
+        if position < len(self._buffer):
+            self._syntax(position, "Extra data")
+
+    def __iter__(self) -> Iterator[tuple[Any, Any, JsonChecker]]:
+        try:
+            for key, text, line in self._raw():
+                if self.kind is dict:
+                    key, key_line = key
+                value = parse_json_text(self.name, text, first_line=line, prefix=(key,))
+                if self.kind is dict:
+                    digest = hashlib.blake2b(
+                        json.dumps(value, sort_keys=True, ensure_ascii=False).encode(), digest_size=16
+                    ).digest()
+                    entry = (digest, key_line)
+                    first = self._seen.setdefault(key, entry)
+                    if first is not entry:
+                        if first[0] != digest:
+                            raise FormatError(
+                                self.name,
+                                first[1],
+                                "each key once per object",
+                                f"the key {short(key, 40)} twice with different values (again on line {key_line})",
+                            )
+                        continue  # the same value under the same key again: given once
+                yield key, value, JsonChecker(self.name, text, line, (key,))
+        finally:
+            self.close()
+
+    def fail(self, expected: str, found: Any = None):
+        """Refuse the top level: ``expected`` at the top level, found what it is (or ``found``)."""
+        if found is None:
+            head = " ".join(self._buffer[:200].split())
+            found = (
+                f"{self.kind.__name__} {short(head, 40)}"
+                if self.kind in (list, dict)
+                else f"{self.kind.__name__} {short(json.dumps(self.value, ensure_ascii=False), 40)}"
+            )
+        raise FormatError(self.name, self.top_line, f"{expected} at the top level", found)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def __enter__(self) -> JsonRecords:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def json_records(source: str | Path | BinaryIO, name=None) -> JsonRecords:
+    """The records of a JSON file, read incrementally (see :class:`JsonRecords`)."""
+    return JsonRecords(source, name)
+
+
+def json_path_line(source: str | Path, json_path: tuple) -> int | None:
+    """The line where the value at ``json_path`` starts in a JSON file, read incrementally (for an
+    error found after a record was read: only the record holding the value is parsed); None if the
+    file cannot be read or has no such value."""
+    try:
+        with JsonRecords(source) as records:
+            if not json_path:
+                return records.top_line
+            for key, text, line in records._raw():
+                key = key[0] if records.kind is dict else key
+                if key == json_path[0]:
+                    return _shifted(json_line(text, tuple(json_path[1:])), line)
+    except (OSError, FormatError):
+        return None
+    return None
+
+
 def per_turn(path: str | Path, top: str, inner: str) -> Iterator[tuple[JsonChecker, str, str, Any]]:
     """(checker, turn id, key, value) for each entry of a JSON file shaped ``{turn id: {key: value}}``.
 
     ``top`` and ``inner`` say what the file and each turn's object should be, for the error message.
-    Turn ids and keys pass the id rule; they are given stripped.
+    Turn ids and keys pass the id rule; they are given stripped. The file is read one turn at a time
+    (:class:`JsonRecords`): a FormatError comes after the entries before it.
     """
-    data, text = load_json(path)
-    check = JsonChecker(path, text)
-    if not isinstance(data, dict):
-        check.fail((), top, data)
-    for turn, entries in data.items():
-        turn_id = check.id(turn, (turn,), "a turn id")
-        if not isinstance(entries, dict):
-            check.fail((turn,), inner, entries)
-        for key, value in entries.items():
-            yield check, turn_id, check.id(key, (turn, key), "a key"), value
+    with JsonRecords(path) as records:
+        if records.kind is not dict:
+            records.fail(top)
+        for turn, entries, check in records:
+            turn_id = check.id(turn, (turn,), "a turn id")
+            if not isinstance(entries, dict):
+                check.fail((turn,), inner, entries)
+            for key, value in entries.items():
+                yield check, turn_id, check.id(key, (turn, key), "a key"), value
