@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Iterable
 
 # Words too common to be worth highlighting.
 STOPWORDS = frozenset(
@@ -268,3 +270,132 @@ def code_span(text: object) -> str:
     fence = "`" * (longest + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") or (flat.startswith(" ") and flat.endswith(" ")) else ""
     return f"{fence}{pad}{flat}{pad}{fence}" if flat else "` `"
+
+
+# ------------------------------------------------------------------------------------------- names
+
+NAME_MAX = 64
+NAME_RULE = "an assessor name is 1-64 characters, each printable, without spaces or ':'"
+
+# Characters that draw nothing although Unicode counts them as letters or marks (fillers, blank patterns,
+# the combining grapheme joiner, variation selectors): refused in names like the format characters.
+_INVISIBLE = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u180f\u2800\u3164\uffa0"
+    + "".join(map(chr, range(0xFE00, 0xFE10)))
+)
+# Categories a name may not hold: controls, format characters (bidi controls, zero-width space / joiners,
+# soft hyphen, tags), surrogates, private use, unassigned code points, and line / paragraph separators.
+_NOT_IN_NAMES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def normal_name(name: object) -> str:
+    """A typed name as it is kept: NFKC-normalised (fullwidth, ligatures, compatibility forms folded) and
+    stripped of surrounding spaces."""
+    return unicodedata.normalize("NFKC", "" if name is None else str(name)).strip()
+
+
+def name_problem(name: str) -> str | None:
+    """What is wrong with ``name`` (already :func:`normal_name`) as an assessor or account name, or None.
+
+    A name is 1-64 characters, each printable: no control, format (bidi override, zero-width), private-use,
+    unassigned or invisible character, no space of any kind, and no ':' or a look-alike of it (the
+    workbench's own source names hold one: ``llm:…``, ``crowd:…``)."""
+    if not name or len(name) > NAME_MAX:
+        return NAME_RULE
+    for c in name:
+        if unicodedata.category(c) in _NOT_IN_NAMES or c in _INVISIBLE:
+            return f"{NAME_RULE}, found U+{ord(c):04X} {unicodedata.name(c, '(a control character)')}".rstrip()
+        if c.isspace() or not c.isprintable():
+            return NAME_RULE
+    if ":" in skeleton(name):
+        return NAME_RULE
+    return None
+
+
+# Look-alikes that NFKD does not fold, mapped to the Latin letter (or digit, or punctuation) they pass for.
+# Capitals first (before case folding turns a Greek capital eta, which looks like H, into an eta, which
+# looks like n), then small letters; the glyph folds last (0 as o; 1, I, i and | as l; rn as m, vv as w).
+_UPPER_ALIKES = str.maketrans(
+    {
+        **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹͿ", "ABEZHIKMNOPTYXCJ", strict=True)),
+        **dict(zip("АВЕЅІЈКМНОРСТУХҮԚԜҺӀЗ", "ABESIJKMHOPCTYXYQWHl3", strict=True)),
+        **dict(zip("ՕՍ", "OU", strict=True)),
+    }
+)
+_LOWER_ALIKES = str.maketrans(
+    {
+        **dict(zip("аеорсхуіјѕԁһԛԝүӏмктнв", "aeopcxyijsdhqwylmkthb", strict=True)),
+        **dict(zip("αβγεηικνορτυχωϲϳμ", "abyeniknoptuxwcju", strict=True)),
+        **dict(zip("օսհոɑɡıȷɩǀ", "oshnagijll", strict=True)),
+        **dict(zip("ᴀʙᴄᴅᴇɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ", "abcdeghijklmnoprstuvwyz", strict=True)),
+        **dict.fromkeys("\u02d0\u02f8\ua789\u2236\u05c3\u0589\u0703\u0704\u1361\u16ec\ua4fd\ufe30", ":"),
+        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2212\u02d7\u2043\u2796\u058a\u05be\u1806", "-"),
+        **dict.fromkeys("0", "o"),
+        **dict.fromkeys("1i|\u01c0\u2223\u05c0\u07ca", "l"),
+    }
+)
+_DIGRAPH_ALIKES = (("rn", "m"), ("vv", "w"))
+
+
+def skeleton(text: str) -> str:
+    """The shape of ``text`` for spotting look-alikes (in the spirit of Unicode's confusables skeleton, with
+    a compact table of our own): compatibility decomposition, combining marks and format / invisible
+    characters dropped, Greek, Cyrillic, Armenian and small-capital letters that look Latin mapped to
+    Latin, case folded, and 0 / o, 1 / l / I / i, rn / m, vv / w made one. Two names with one skeleton
+    are easy to mistake for each other on a page or in a terminal."""
+    # twice: a Cyrillic i becomes i, then l like every i
+    folded = _bare(_bare(text).translate(_UPPER_ALIKES).casefold()).translate(_LOWER_ALIKES).translate(_LOWER_ALIKES)
+    for pair, single in _DIGRAPH_ALIKES:
+        folded = folded.replace(pair, single)
+    return folded
+
+
+def _bare(text: str) -> str:
+    # NFKD without the combining marks and the format and invisible characters.
+    return "".join(
+        c
+        for c in unicodedata.normalize("NFKD", text)
+        if unicodedata.category(c) not in ("Cf", "Mn", "Me") and c not in _INVISIBLE
+    )
+
+
+def look_alike(name: str, others: Iterable[str], prefixes: Iterable[str] = ()) -> str | None:
+    """The first of ``others`` (other than ``name`` itself) that ``name`` may be mistaken for, or the first
+    of ``prefixes`` followed by ``*`` that its skeleton starts with; None when there is none."""
+    shape = skeleton(name)
+    for prefix in prefixes:
+        if shape.startswith(skeleton(prefix)):
+            return f"{prefix}*"
+    for other in others:
+        if other != name and skeleton(other) == shape:
+            return other
+    return None
+
+
+# ------------------------------------------------------------------------------------------- terminals
+
+# Everything outside printable ASCII, tab and newline is looked at one character at a time.
+_NOT_PLAIN = re.compile(r"[^\t\n\x20-\x7e]")
+# What a terminal must never receive raw: controls (ESC starts colour, cursor and title sequences; CR
+# overwrites a line), format characters (bidi overrides reorder what is shown; zero-width characters hide
+# text), lone surrogates and line / paragraph separators.
+_NOT_FOR_TERMINALS = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def terminal_text(text: object) -> str:
+    """``text`` safe to write to a terminal: each control, format (bidi, zero-width) or separator character
+    becomes a visible escape, ``\\u001b`` for ESC, ``\\u202e`` for RIGHT-TO-LEFT OVERRIDE (``\\ud83d\\udc00``
+    style pairs above U+FFFF); tab, newline and every printable character stay. The escapes are JSON's, so
+    a JSON document passed through stays a JSON document with the same content."""
+
+    def visible(m: re.Match) -> str:
+        c = m.group()
+        if unicodedata.category(c) not in _NOT_FOR_TERMINALS:
+            return c
+        code = ord(c)
+        if code > 0xFFFF:
+            code -= 0x10000
+            return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+        return f"\\u{code:04x}"
+
+    return _NOT_PLAIN.sub(visible, "" if text is None else str(text))

@@ -15,9 +15,19 @@ from typing import NamedTuple
 
 from assess.errors import AssessError, UnknownItem
 from assess.queueing import QueueOrder, QueueState
-from assess.tasks import PTKB_KEYS, STUDY_MODES, JudgingMode, Task, label_kind, reserved_source
+from assess.tasks import (
+    PTKB_KEYS,
+    RESERVED_SOURCE_PREFIXES,
+    RESERVED_SOURCES,
+    STUDY_MODES,
+    JudgingMode,
+    Task,
+    label_kind,
+    reserved_source,
+)
+from assess.text import look_alike, name_problem, normal_name
 from store import labels
-from store.db import IntegrityError, Store, each, now, row, rows, run, run_many, value, write
+from store.db import IntegrityError, Store, column, each, now, row, rows, run, run_many, value, write
 from store.imports import ensure_source
 
 MODES = tuple(m.value for m in STUDY_MODES)
@@ -32,21 +42,29 @@ class QueueItem(NamedTuple):
 
 
 def sign_in(db: Store, name: str, *, guest: bool = False) -> str:
-    """Register ``name`` as an assessor source (idempotent); refuse reserved names (:func:`assess.tasks.reserved_source`)
-    and names of other kinds of source. ``guest``: a name typed in open mode, refused when it belongs to an
-    account (nobody acts under another person's name)."""
-    name = (name or "").strip()
-    if guest and name and row(db, "SELECT 1 AS taken FROM accounts WHERE name = :name", {"name": name}):
-        raise AssessError(f"{name!r} belongs to an account: sign in with its password or sign-in link")
-    found = row(db, "SELECT kind FROM sources WHERE name = :name", {"name": name}) if name else None
-    other_kind = found["kind"] if found and found["kind"] != "assessor" else None
+    """Register ``name`` as an assessor source (idempotent) and return it as kept (NFKC-normalised, see
+    :func:`assess.text.normal_name`). Refused: a name breaking the name rule (:func:`assess.text.name_problem`:
+    printable characters only, checked before the name reaches the database), a reserved name or a look-alike
+    of one (:func:`assess.tasks.reserved_source`, :func:`assess.text.look_alike`), the name of another kind
+    of source, and a new name that looks like an existing source or account name. ``guest``: a name typed
+    in open mode, refused when it belongs to an account (nobody acts under another person's name)."""
+    name = normal_name(name)
     problems = []
-    if reserved_source(name):
-        problems.append(f"{name!r} is reserved for the workbench's own label sources")
-    if not name or len(name) > 64 or any(c.isspace() for c in name) or ":" in name:
-        problems.append("an assessor name is 1-64 characters without spaces or ':'")
-    if other_kind:
-        problems.append(f"{name!r} is the name of a {other_kind} label source")
+    if reserved_source(name) or (alike := look_alike(name, RESERVED_SOURCES, RESERVED_SOURCE_PREFIXES)):
+        shown = "" if reserved_source(name) else f" (it looks like {alike!r})"
+        problems.append(f"{name!r} is reserved for the workbench's own label sources{shown}")
+    if rule := name_problem(name):
+        problems.append(rule)  # nothing is asked of the database about such a name (PostgreSQL refuses NUL)
+        raise AssessError("; ".join(problems) + "; choose another assessor name")
+    if guest and row(db, "SELECT 1 AS taken FROM accounts WHERE name = :name", {"name": name}):
+        raise AssessError(f"{name!r} belongs to an account: sign in with its password or sign-in link")
+    found = row(db, "SELECT kind FROM sources WHERE name = :name", {"name": name})
+    if found and found["kind"] != "assessor":
+        problems.append(f"{name!r} is the name of a {found['kind']} label source")
+    if not found and not problems:
+        taken = column(db, "SELECT name FROM sources UNION SELECT name FROM accounts")
+        if alike := look_alike(name, taken):
+            problems.append(f"{name!r} looks like the existing name {alike!r}")
     if problems:
         raise AssessError("; ".join(problems) + "; choose another assessor name")
     if not found:
