@@ -95,7 +95,51 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class TerminalStream:
+    """Standard output or error with every piece of text passed through :func:`assess.text.terminal_text`:
+    data (a name, a title, a file's text) never reaches a terminal with a raw control character (ESC
+    sequences, carriage returns, bidi overrides, zero-width characters are written as ``\\u001b`` ...).
+    Its escapes are JSON's, so ``--json`` output stays the same JSON. ``unescaped`` is the stream itself,
+    for a data file written to standard output (:func:`data_output`)."""
+
+    def __init__(self, stream):
+        self.unescaped = stream
+
+    def write(self, text: str) -> int:
+        from assess.text import terminal_text
+
+        self.unescaped.write(terminal_text(text))
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for text in lines:
+            self.write(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self.unescaped, name)
+
+
+def data_output():
+    """Where a command writes a data file (an export) asked for on standard output: the stream itself when it
+    is a file or a pipe (the file's bytes unchanged), escaped like every other output on a terminal."""
+    out = sys.stdout
+    try:
+        terminal = out.isatty()
+    except (AttributeError, ValueError, OSError):
+        terminal = False
+    return out if terminal else getattr(out, "unescaped", out)
+
+
 def main(argv: list[str] | None = None) -> int:
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalStream(out), TerminalStream(err)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _main(argv: list[str] | None) -> int:
     from assess.errors import AssessError
 
     parser = build_parser()

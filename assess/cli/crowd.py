@@ -6,7 +6,7 @@ import contextlib
 import json
 import sys
 
-from assess.cli import add_db_argument
+from assess.cli import add_db_argument, data_output
 
 EXPORT_FIELDS = {
     "raw": (
@@ -454,7 +454,9 @@ def cmd_export(args) -> int:
     else:
         rows = store_crowd.aggregated_rows(db, args.name)
     with contextlib.ExitStack() as files:
-        out = files.enter_context(open(args.output, "w", newline="", encoding="utf-8")) if args.output else sys.stdout
+        out = (
+            files.enter_context(open(args.output, "w", newline="", encoding="utf-8")) if args.output else data_output()
+        )
         if args.format == "csv":
             write_dicts(out, EXPORT_FIELDS[args.what], rows)
             return 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from assess.cli import add_db_argument
+from assess.cli import add_db_argument, data_output
 
 
 def add_commands(sub) -> None:
@@ -143,7 +143,7 @@ def _write(document: dict, output: str | None) -> None:
         with open(output, "w", encoding="utf-8") as f:
             f.write(text)
     else:
-        sys.stdout.write(text)
+        data_output().write(text)
 
 
 def cmd_locate(args) -> int:
