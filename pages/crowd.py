@@ -3,8 +3,10 @@ completion code at the end of the batch.
 
 Reached only by a study link (``/crowd?study=NAME`` plus Prolific's PROLIFIC_PID, STUDY_ID,
 SESSION_ID, MTurk's workerId, assignmentId, hitId, turkSubmitTo, or ``worker=NAME`` for a pilot);
-app.py then shows this page alone. The worker sees only their own batch; every answer is stored
-at once with the seconds spent on the item, so closing the tab and coming back resumes the batch.
+app.py then shows this page alone. The worker id is bound to the browser that first came with it
+(a cookie holding a secret whose hash the store keeps): another browser with the same id gets a plain
+refusal, no batch and no code. The worker sees only their own batch; every answer is stored at once
+with the seconds spent on the item, so closing the tab and coming back resumes the batch.
 Nothing from other workers, assessors or LLMs is read here.
 """
 
@@ -15,7 +17,7 @@ import streamlit as st
 from assess import ui
 from assess.crowd import rules as crowd
 from assess.errors import AssessError
-from assess.ui.crowd import crowd_keys
+from assess.ui.crowd import crowd_bind, crowd_keys, crowd_leave_link, crowd_mark, crowd_refused
 from store import crowd as store_crowd
 
 ui.frame_guard()
@@ -23,24 +25,34 @@ database = ui.db()
 try:
     entry = crowd.entry_from_params(ui.crowd_query())
     study = store_crowd.get_study(database, entry.study)
+    binding = crowd_bind(database, entry)  # None for an MTurk preview (no worker id yet)
 except AssessError as exc:
+    crowd_mark()
     ui.error("This study link does not work: ", exc)
+    st.stop()
+if binding is not None and not binding.allowed:  # this worker id is bound to another browser
+    crowd_mark()
+    crowd_refused()
     st.stop()
 guide, config = study.guideline, study.config
 st.title(ui.esc(guide.get("title") or "Study"))
 
 if entry.preview:  # MTurk shows the HIT before it is accepted: instructions only, no batch
+    crowd_mark()
     ui.crowd_guideline(guide, config)
     st.info("Accept the HIT to start.")
     st.stop()
 try:
     assignment = store_crowd.enter(database, entry)
 except AssessError as exc:
+    crowd_mark(entry, binding)
     ui.error("", exc)
     st.stop()
 if assignment is None:
+    crowd_mark(entry, binding)
     st.info("There is no more work for you in this study. Thank you for your interest.")
     st.stop()
+crowd_mark(entry, binding, unfinished=assignment.status != "completed")
 
 if not assignment.consented:
     st.markdown(guide.get("consent", ""))
@@ -55,6 +67,7 @@ if not assignment.consented:
         on_click=store_crowd.consent,
         args=(database, assignment.id),
     )
+    crowd_leave_link()
     st.stop()
 
 view = store_crowd.screen(database, assignment.id)
@@ -92,3 +105,4 @@ def item_panel():  # an answer re-runs only this panel; the end of the batch run
 item_panel()
 with st.expander("Instructions and examples"):
     ui.crowd_guideline(guide, config)
+crowd_leave_link()

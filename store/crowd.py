@@ -1,8 +1,8 @@
 """Crowd studies in the store: creating a study from stored responses and nuggets, giving batches to
 workers, recording answers, progress, and writing the aggregated labels as a label source.
 
-The worker page calls only :func:`get_study`, :func:`enter`, :func:`consent`, :func:`screen` and
-:func:`answer`; they read the study's own tables plus the task content (turns, responses, gold
+The worker page calls only :func:`get_study`, :func:`bind`, :func:`enter`, :func:`consent`, :func:`screen`
+and :func:`answer`; they read the study's own tables plus the task content (turns, responses, gold
 nugget texts) and never a label table, so nothing another worker, an assessor or an LLM said can
 reach a worker's browser. Known answers are read on that path only inside :func:`enter`'s count
 of a batch's slots (which completed assignments QC keeps), which returns a batch id, never them.
@@ -14,6 +14,8 @@ once per worker.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import secrets
 import threading
@@ -640,6 +642,62 @@ def _one_writer(db: Store):
         lock = _WRITERS.setdefault(name, threading.Lock())
     with lock:
         yield
+
+
+# ------------------------------------------------------------------------------------------- browser binding
+
+
+class Binding(NamedTuple):
+    allowed: bool  # this browser may act as the worker
+    secret: str | None  # the secret this browser keeps in its cookie (None when refused)
+    new: bool  # the binding was made by this call
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def bind(db: Store, study: str, worker: str, presented: Iterable[str | None] = ()) -> Binding:
+    """Bind ``worker`` of ``study`` to the browser that first arrives with that id, or check a later arrival.
+
+    The first arrival makes a random secret, stores its SHA-256 and returns it (the worker page puts it in a
+    cookie of that browser); the insert is one statement on the (study, worker) key, so of two browsers
+    arriving at once exactly one wins and the other is checked against the winner's secret. A later arrival
+    is allowed when one of the ``presented`` secrets (the page's session, the browser's cookie) matches the
+    stored hash, else refused. Nothing is written for a refused arrival."""
+    params = {"study": study, "worker": worker}
+    query = "SELECT secret_hash FROM crowd_bindings WHERE study = :study AND worker = :worker"
+    stored = sql.value(db, query, params)
+    if stored is None:
+        get_study(db, study)  # an unknown study is one clear error, not a foreign-key failure
+        secret = secrets.token_urlsafe(32)
+        with _one_writer(db), write(db):
+            made = sql.run(
+                db,
+                "INSERT INTO crowd_bindings (study, worker, secret_hash, created_at) "
+                "VALUES (:study, :worker, :hash, :at) ON CONFLICT DO NOTHING",
+                {**params, "hash": _digest(secret), "at": now()},
+            )
+        if made:
+            return Binding(True, secret, True)
+        stored = sql.value(db, query, params)  # another browser was faster
+    for candidate in presented:
+        if isinstance(candidate, str) and candidate and hmac.compare_digest(_digest(candidate), stored):
+            return Binding(True, candidate, False)
+    return Binding(False, None, False)
+
+
+def release(db: Store, study: str, worker: str) -> None:
+    """Forget the browser ``worker`` of ``study`` is bound to (the worker changed browser, or lost its cookie):
+    the next browser that arrives with that id is bound afresh. Their batch and answers stay."""
+    get_study(db, study)
+    with write(db):
+        if not sql.run(
+            db,
+            "DELETE FROM crowd_bindings WHERE study = :study AND worker = :worker",
+            {"study": study, "worker": worker},
+        ):
+            raise UnknownItem(f"worker {worker!r} of study {study!r} is bound to no browser")
 
 
 # ------------------------------------------------------------------------------------------- organizers

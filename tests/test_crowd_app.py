@@ -86,18 +86,24 @@ def test_consent_items_completion_code_and_rows(crowd_db):
     assert [v for v, _, _ in answers] == [n % 2 for n in range(11)]
     assert all(s is not None and s >= 0 for _, s, _ in answers) and {v for *_, v in answers} == {"page"}
     assert rows(crowd_db, "SELECT COUNT(*) FROM ntr_labels WHERE source LIKE 'crowd:%'") == [(0,)]
-    again = open_link(**PROLIFIC)  # coming back after the end shows the code again
-    assert again.code[0].value == code
+    at.run()  # coming back in this browser after the end shows the code again
+    assert at.code[0].value == code
+    other = open_link(**PROLIFIC)  # another browser with the same link: refused, no code
+    assert any("already in use in another browser" in e.value for e in other.error) and not other.code
 
 
-def test_closing_the_tab_resumes_the_batch(crowd_db):
+def test_a_page_load_resumes_the_batch_and_another_browser_is_refused(crowd_db):
     at = open_link(study="demo", worker="pilot-amy")
     consent(at)
     for _ in range(3):
         at.button(key="crowd_yes").click().run()
     assert progress(at) == "Item 4 of 11"
-    back = open_link(study="demo", worker="pilot-amy")  # a new session: same batch, next unanswered item
-    assert progress(back) == "Item 4 of 11"
+    at.run()  # the page again in this browser: same batch, next unanswered item
+    assert progress(at) == "Item 4 of 11"
+    # a new session is another browser here (AppTest sends no cookie): pilot-amy's link is hers alone
+    # (a new tab or a reload of her own browser resumes: tests/test_crowd_browser.py)
+    back = open_link(study="demo", worker="pilot-amy")
+    assert any("already in use in another browser" in e.value for e in back.error) and not back.get("progress")
     assert rows(crowd_db, "SELECT COUNT(*) FROM crowd_assignments") == [(1,)]
 
 

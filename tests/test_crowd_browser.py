@@ -129,3 +129,96 @@ def test_mturk_batch_ends_with_the_submit_form(server, new_page):
     code = query(db_path, "SELECT completion_code FROM crowd_assignments WHERE worker = 'E2EMTURK'")[0][0]
     assert form.locator('input[name="completion_code"]').get_attribute("value") == code
     expect(form.get_by_role("button", name="Submit the HIT")).to_be_visible()
+
+
+def crowd_cookies(page) -> dict[str, str]:
+    return {c["name"]: c["value"] for c in page.context.cookies() if c["name"].startswith("assess_crowd")}
+
+
+def test_crowd_takeover_by_url_refused(server, new_page):
+    """Bob's link opened in another browser: a plain refusal, no batch, no completion code; Bob's own browser
+    (a new tab, a reload) goes on with his batch and ends with his code."""
+    import hashlib
+
+    base, db_path = server
+    url = f"{base}/crowd?study=demo&worker=bob"
+    bob = start_batch(new_page, url)
+    press(bob, "y")
+    wait_item(bob, 2)
+    secret = next(v for k, v in crowd_cookies(bob).items() if k.startswith("assess_crowd_id_"))
+    # the store holds the hash of the secret in Bob's cookie, never the secret
+    assert query(db_path, "SELECT secret_hash FROM crowd_bindings WHERE study = 'demo' AND worker = 'bob'") == [
+        (hashlib.sha256(secret.encode()).hexdigest(),)
+    ]
+
+    thief = new_page()  # another browser (a fresh context: no cookie)
+    thief.goto(url)
+    expect(thief.get_by_text("already in use in another browser")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    settled(thief)
+    expect(thief.get_by_text(re.compile(r"^Item \d+ of"))).to_have_count(0)
+    expect(thief.get_by_text("I have read the information above")).to_have_count(0)
+    expect(thief.locator('[data-testid="stButton"]')).to_have_count(0)
+
+    tab = bob.context.new_page()  # Bob's browser, a new tab: his batch, where he left it
+    tab.goto(url)
+    wait_item(tab, 2, timeout=LOAD_TIMEOUT_MS)
+    for n in range(2, BATCH + 1):
+        press(tab, "n")
+        if n < BATCH:
+            wait_item(tab, n + 1)
+    expect(tab.get_by_text("you have answered every item of your batch")).to_be_visible()
+    code = query(db_path, "SELECT completion_code FROM crowd_assignments WHERE worker = 'bob'")[0][0]
+    expect(tab.locator("code").filter(has_text=code)).to_have_count(1)
+
+    thief.goto(url)  # still refused once the batch is done, and never shown the code
+    expect(thief.get_by_text("already in use in another browser")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    settled(thief)
+    assert code not in thief.content()
+    assert query(db_path, "SELECT COUNT(*) FROM crowd_assignments WHERE worker = 'bob'") == [(1,)]
+
+
+def workbench(page) -> None:
+    """The workbench's own home (not the crowd page): its title and the sidebar's sign-in."""
+    expect(page.get_by_role("heading", name="Assessment workbench")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    settled(page)
+    expect(page.get_by_text("I have read the information above")).to_have_count(0)
+
+
+def test_the_crowd_cookie_never_traps_anyone_who_leaves_or_signs_in(server, new_page):
+    base, _ = server
+    url = f"{base}/crowd?study=demo&worker=carol"
+    page = start_batch(new_page, url)
+    press(page, "y")
+    wait_item(page, 2)
+    assert "assess_crowd" in crowd_cookies(page)
+    page.goto(base + "/")  # unfinished batch: the address without ?study= brings the crowd page back
+    wait_item(page, 2, timeout=LOAD_TIMEOUT_MS)
+    page.goto(base + "/judge?assessor=organizer-olga")  # an address that signs someone in: the workbench
+    expect(page.get_by_text("Signed in as")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    expect(page.get_by_text(re.compile(r"^Item \d+ of"))).to_have_count(0)
+    page.goto(url)  # the study link still continues Carol's batch in this browser
+    wait_item(page, 2, timeout=LOAD_TIMEOUT_MS)
+
+    page.goto(base + "/?leave-study=1")  # the explicit way out: the workbench, the crowd link forgotten
+    workbench(page)
+    expect(page.get_by_text(re.compile(r"^Item \d+ of"))).to_have_count(0)
+    page.wait_for_function("() => !document.cookie.split('; ').some((c) => c.startsWith('assess_crowd='))")
+    page.goto(base + "/")
+    workbench(page)
+    assert "assess_crowd" not in crowd_cookies(page)
+    assert any(k.startswith("assess_crowd_id_") for k in crowd_cookies(page))  # Carol's binding stays
+    page.goto(url)
+    wait_item(page, 2, timeout=LOAD_TIMEOUT_MS)
+
+
+def test_a_finished_batch_no_longer_brings_the_crowd_page_back(server, new_page):
+    base, _ = server
+    page = start_batch(new_page, f"{base}/crowd?study=demo&worker=dora")
+    for n in range(1, BATCH + 1):
+        press(page, "y")
+        if n < BATCH:
+            wait_item(page, n + 1)
+    expect(page.get_by_text("you have answered every item of your batch")).to_be_visible()
+    page.wait_for_function("() => !document.cookie.split('; ').some((c) => c.startsWith('assess_crowd='))")
+    page.goto(base + "/")
+    workbench(page)

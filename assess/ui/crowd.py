@@ -9,15 +9,44 @@ from assess.text import inert_html
 from assess.ui.assets import asset
 from assess.ui.widgets import esc, line
 
-CROWD_COOKIE = "assess_crowd"
+CROWD_COOKIE = "assess_crowd"  # the crowd link this browser follows (brings the crowd page back)
 CROWD_COOKIE_SECONDS = 7 * 24 * 3600
+CROWD_ID_PREFIX = "assess_crowd_id_"  # + a digest of (study, worker id): that worker's binding secret
+CROWD_ID_SECONDS = 90 * 24 * 3600
+LEAVE_PARAM = "leave-study"  # /?leave-study=1: this browser forgets its crowd link
+SIGN_IN_PARAMS = ("signin", "assessor")  # an address that signs someone in is not a crowd visit
 
 _crowd_mark = st.components.v2.component("assess_crowd_mark", js=asset("crowd_mark.js"), isolate_styles=False)
 
 
+def _cookie(name: str) -> str | None:
+    """The value of this browser's cookie ``name`` as the session's first request sent it (None if absent)."""
+    try:
+        value = st.context.cookies.get(name)
+    except Exception:  # no browser connection
+        return None
+    return value if isinstance(value, str) and value else None
+
+
+def _someone_signed_in() -> bool:
+    """A person is signed in in this session (or by the identity provider), or the address signs one in."""
+    from assess.services import accounts
+
+    if st.session_state.get("assessor") or any(key in st.query_params for key in SIGN_IN_PARAMS):
+        return True
+    if _cookie(getattr(accounts, "SESSION_COOKIE", "")):  # a sign-in session this browser holds
+        return True
+    try:
+        return bool(st.user.is_logged_in)
+    except Exception:  # no identity provider configured
+        return False
+
+
 def crowd_link() -> dict[str, str] | None:
-    """The crowd link this browser came with: the entry parameters of ``?study=…`` in the URL, else those
-    this session or this browser (cookie) entered with; None for a visitor who never followed one."""
+    """The crowd link this visit follows, None for the workbench. In order: ``?study=…`` in the address
+    (its entry parameters); ``?leave-study=1`` (None); a signed-in person or a sign-in address (None); the
+    link this session entered with; the link this browser's crowd cookie remembers (set while a batch is
+    unfinished, removed once it is finished)."""
     from urllib.parse import parse_qsl, unquote
 
     from assess.crowd.rules import ENTRY_PARAMS, STUDY_PARAM
@@ -25,9 +54,11 @@ def crowd_link() -> dict[str, str] | None:
     given = {key: st.query_params.get(key) for key in ENTRY_PARAMS if key in st.query_params}
     if STUDY_PARAM in given:
         return given
+    if LEAVE_PARAM in st.query_params or _someone_signed_in():
+        return None
     if saved := st.session_state.get("_crowd_link"):
         return saved
-    cookie = st.context.cookies.get(CROWD_COOKIE) or ""
+    cookie = _cookie(CROWD_COOKIE) or ""
     remembered = {k: v for k, v in parse_qsl(unquote(cookie)) if k in ENTRY_PARAMS}
     return remembered if STUDY_PARAM in remembered else None
 
@@ -37,22 +68,29 @@ def crowd_page():
     return st.Page("pages/crowd.py", title="Study", icon="👥", url_path="crowd")
 
 
-def crowd_frame() -> None:
-    """In app.py, before sign-in: a visitor who came with a crowd link (now or earlier in this session or
-    browser) gets the crowd page of that study alone (hidden navigation, no sign-in, no other page), even
-    after dropping or editing ``?study=`` in the URL."""
-    from urllib.parse import urlencode
+def _forget_crowd_link() -> None:
+    """The workbench is asked for (``?leave-study=1``, or someone signs in): the session and the browser
+    forget the crowd link (the worker-id cookies stay, so the study link still continues a batch here)."""
+    st.session_state.pop("_crowd_link", None)
+    if LEAVE_PARAM in st.query_params:
+        st.query_params.pop(LEAVE_PARAM)
+    if _cookie(CROWD_COOKIE) and not st.session_state.get("_crowd_cookie_removed"):
+        st.session_state["_crowd_cookie_removed"] = True  # the session keeps the cookies it started with
+        _crowd_mark(key="assess_crowd_mark", data={"cookies": [{"name": CROWD_COOKIE, "value": "", "max_age": 0}]})
 
+
+def crowd_frame() -> None:
+    """In app.py, before sign-in: a visitor who follows a crowd link (:func:`crowd_link`) gets the crowd page
+    of that study alone (hidden navigation, no sign-in, no other page), even after dropping or editing
+    ``?study=`` in the URL; anyone else gets the workbench, and their browser forgets its crowd link."""
     link = crowd_link()
     if link is None:
+        _forget_crowd_link()
         return
     st.session_state["_frame"] = True
     st.session_state["_crowd_link"] = link
     if st.query_params.to_dict() != link:
         st.query_params.from_dict(link)  # the crowd page reads the link from the URL
-    _crowd_mark(
-        key="assess_crowd_mark", data={"name": CROWD_COOKIE, "link": urlencode(link), "max_age": CROWD_COOKIE_SECONDS}
-    )
     page = crowd_page()
 
     def start():  # the default page answers at "/" and at any other path (a default page has no url path)
@@ -60,6 +98,65 @@ def crowd_frame() -> None:
 
     st.navigation([st.Page(start, title="Study", default=True), page], position="hidden").run()
     st.stop()
+
+
+def _id_cookie(study: str, worker: str) -> str:
+    """The name of the cookie holding the binding secret of (study, worker): a digest, as a worker id may hold
+    characters a cookie name may not."""
+    import hashlib
+
+    return CROWD_ID_PREFIX + hashlib.sha256(f"{study}\x1f{worker}".encode()).hexdigest()[:24]
+
+
+def crowd_bind(database, entry):
+    """Bind the entry's worker id to this browser, or check that it is bound here (``store.crowd.bind``): the
+    secrets shown are this session's and this browser's cookie. None for an entry without a worker id
+    (an MTurk preview, or a link that lacks one). The session keeps an allowed secret."""
+    from store.crowd import bind
+
+    if entry.preview or not entry.worker:
+        return None
+    cookie = _id_cookie(entry.study, entry.worker)
+    held = st.session_state.setdefault("_crowd_secrets", {})
+    binding = bind(database, entry.study, entry.worker, (held.get(cookie), _cookie(cookie)))
+    if binding.allowed:
+        held[cookie] = binding.secret
+    return binding
+
+
+def crowd_mark(entry=None, binding=None, *, unfinished: bool = False) -> None:
+    """Once per run of the crowd page, the cookies of this browser: the worker id's binding secret (when
+    allowed); the crowd link cookie while the batch is ``unfinished``, removed otherwise (a finished,
+    refused or broken link no longer brings this browser back to the crowd page)."""
+    from urllib.parse import urlencode
+
+    link = st.session_state.get("_crowd_link") or {}
+    cookies = [
+        {"name": CROWD_COOKIE, "value": urlencode(link), "max_age": CROWD_COOKIE_SECONDS}
+        if unfinished and link
+        else {"name": CROWD_COOKIE, "value": "", "max_age": 0}
+    ]
+    if entry is not None and binding is not None and binding.allowed:
+        cookies.append(
+            {"name": _id_cookie(entry.study, entry.worker), "value": binding.secret, "max_age": CROWD_ID_SECONDS}
+        )
+    _crowd_mark(key="assess_crowd_mark", data={"cookies": cookies})
+
+
+CROWD_REFUSED = (
+    "This study link is already in use in another browser. If you started this study, open the link in "
+    "the browser you started in; otherwise contact the researcher."
+)
+
+
+def crowd_refused() -> None:
+    """The page for a worker id bound to another browser: a plain message, no batch, no completion code."""
+    st.error(CROWD_REFUSED)
+
+
+def crowd_leave_link() -> None:
+    """A discreet way out for a researcher trying the link: the workbench, with this browser's crowd link forgotten."""
+    st.caption(f"Not taking part (trying this link as a researcher)? [Leave the study page](./?{LEAVE_PARAM}=1)")
 
 
 def crowd_query() -> dict:

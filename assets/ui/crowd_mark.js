@@ -1,8 +1,15 @@
-// A crowd link marks this browser (cookie assess_crowd: this site only, not readable by other sites,
-// a limited lifetime) so that a later visit without ?study= (the worker edited the URL, or reloaded a
-// page of the workbench) still opens only the crowd page of that study (assess.ui.crowd.crowd_frame).
+// The crowd page's cookies (assess.ui.crowd.crowd_mark), each this site's only and with a limited
+// lifetime: the crowd link this browser follows while its batch is unfinished (a later visit without
+// ?study= still opens only that crowd page; max_age 0 removes it), and per worker id the secret that
+// binds that id to this browser (assess.ui.crowd.crowd_bind). Over https the cookies are
+// SameSite=None; Secure; Partitioned, so that they also work inside MTurk's frame (kept per top-level
+// site); over plain http (a local pilot) SameSite=Strict.
 export default function (component) {
   const { data } = component;
-  const value = encodeURIComponent(data.link || "");
-  document.cookie = `${data.name}=${value}; path=/; max-age=${data.max_age}; SameSite=Strict`;
+  const attributes =
+    window.location.protocol === "https:" ? "; SameSite=None; Secure; Partitioned" : "; SameSite=Strict";
+  for (const cookie of data.cookies || []) {
+    const value = encodeURIComponent(cookie.value || "");
+    document.cookie = `${cookie.name}=${value}; path=/; max-age=${cookie.max_age}${attributes}`;
+  }
 }
