@@ -35,9 +35,10 @@ def test_one_response_by_hand():
     assert scores.recall == pytest.approx(1 / 3)
     assert scores.precision == pytest.approx(1 / 4)
     assert scores.supported == pytest.approx(1 / 3)
-    # lax: s1 counts through c; c is precise (no full citation in s1), b still is not
+    # lax: s1 counts through c; a, b and c are precise (each supports its sentence alone under the lax
+    # oracle: ALCE's condition A), d is not
     assert scores.recall_lax == pytest.approx(2 / 3)
-    assert scores.precision_lax == pytest.approx(2 / 4)
+    assert scores.precision_lax == pytest.approx(3 / 4)
     assert scores.supported_lax == pytest.approx(2 / 3)
     assert (scores.sentences, scores.citations, scores.responses, scores.unlabelled) == (3, 4, 1, 0)
 
@@ -53,7 +54,7 @@ def test_a_run_by_hand():
     assert scores.precision == pytest.approx((1 / 4 + 0) / 2)
     assert scores.supported == pytest.approx(1 / 4)  # pooled over the run's 4 sentences
     assert scores.recall_lax == pytest.approx((2 / 3 + 0) / 2)
-    assert scores.precision_lax == pytest.approx((2 / 4 + 0) / 2)
+    assert scores.precision_lax == pytest.approx((3 / 4 + 0) / 2)
     assert scores.supported_lax == pytest.approx(2 / 4)
     assert (scores.sentences, scores.citations, scores.responses, scores.unlabelled) == (4, 5, 2, 0)
 
@@ -68,6 +69,41 @@ def test_partial_citations_alone_are_precise_only_in_the_lax_reading():
     assert (scores.recall, scores.precision) == (0.0, 0.0)
     assert scores.recall_lax == 1.0
     assert scores.precision_lax == pytest.approx(2 / 3)
+
+
+def _alce_precise(values: dict[str, int], supports) -> dict[str, bool]:
+    """ALCE's compute_autoais precision check for one sentence with a label oracle: a passage entails when
+    ``supports(label)``, a set of passages when one of them does (princeton-nlp/ALCE eval.py)."""
+    joint = any(supports(v) for v in values.values())
+    if not joint:
+        return dict.fromkeys(values, False)
+    if len(values) == 1:
+        return dict.fromkeys(values, True)
+    out = {}
+    for p, v in values.items():
+        alone = supports(v)  # condition A
+        rest = any(supports(w) for q, w in values.items() if q != p)  # condition B: the others without p
+        out[p] = alone or not rest
+    return out
+
+
+def test_lax_precision_follows_alces_rule():
+    """Issue 22 item 6: a partial citation beside a full one is precise in the lax reading, as ALCE's own
+    rule with the lax oracle (partial counts as entailing) makes it."""
+    scores = response_citation_scores([["a", "b"]], {(0, "a"): FULL, (0, "b"): PARTIAL})
+    assert (scores.precision, scores.precision_lax) == (0.5, 1.0)
+    # every labelling of a 3-citation sentence: our counts equal ALCE's check with each oracle
+    values = [FULL, PARTIAL, NOT, IRRELEVANT]
+    for x in values:
+        for y in values:
+            for z in values:
+                labels = {(0, "a"): x, (0, "b"): y, (0, "c"): z}
+                got = response_citation_scores([["a", "b", "c"]], labels)
+                given = {"a": x, "b": y, "c": z}
+                strict = _alce_precise(given, lambda v: v == FULL)
+                lax = _alce_precise(given, lambda v: v in (FULL, PARTIAL))
+                assert got.precision == pytest.approx(sum(strict.values()) / 3), given
+                assert got.precision_lax == pytest.approx(sum(lax.values()) / 3), given
 
 
 def test_citations_of_the_whole_response():

@@ -282,6 +282,80 @@ def test_score_nuggets_assignments_end_to_end(tmp_path):
     assert "warnings" not in alone
 
 
+def test_an_empty_nuggets_list_scores_zero_as_nuggetizer(tmp_path):
+    """Issue 22 item 4: castorini/nuggetizer src/nuggetizer/core/metrics.py, calculate_nugget_scores, gives a
+    record whose nuggets list is empty 0.0 on every score (each `... if nuggets else 0.0`) and
+    calculate_global_metrics averages over every record. Worked by hand: q1 supports both its nuggets (1 on
+    every score), q2 lists none (0): the run's mean is 0.5, not 1.0 (the record was dropped before)."""
+    assign = _write_jsonl(
+        tmp_path / "assign.jsonl",
+        [
+            {
+                "qid": "q1",
+                "run_id": "r",
+                "nuggets": [
+                    {"text": "A", "importance": "vital", "assignment": "support"},
+                    {"text": "B", "importance": "okay", "assignment": "support"},
+                ],
+            },
+            {"qid": "q2", "run_id": "r", "nuggets": []},
+        ],
+    )
+    result = run_cli("score", "nuggets", "--assignments", str(assign), "--json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    row = out["nugget_scores"]["runs"]["r"]["original"]
+    assert row["n_turns"] == 2
+    assert row["mean"] == pytest.approx(dict.fromkeys([*SCORE_NAMES, "ntr_recall_strict", "ntr_recall_lax"], 0.5))
+    assert row["per_turn"]["q2"] == pytest.approx(dict.fromkeys(row["per_turn"]["q2"], 0.0))
+    assert out["nugget_scores"]["empty_records"] == {"r": ["q2"]}
+    assert "1 assignment record(s) have an empty nuggets list and score 0" in result.stderr
+    assert any("empty nuggets list" in w for w in out["warnings"])
+
+
+def test_gold_qids_without_a_record_score_zero_and_are_reported(tmp_path):
+    """Issue 22 item 4, with --gold: a gold qid the run has no record for (and one whose record lists no
+    nugget) is a response that supports nothing: 0 on every score, whatever --unjudged, named in the output.
+    By hand: q1 all supported (1), q2 empty record (0), q3 missing (0): mean 1/3."""
+    gold = _write_jsonl(
+        tmp_path / "gold.jsonl",
+        [
+            {"qid": "q1", "nuggets": [{"text": "A", "importance": "vital"}, {"text": "B", "importance": "okay"}]},
+            {"qid": "q2", "nuggets": [{"text": "C", "importance": "vital"}]},
+            {"qid": "q3", "nuggets": [{"text": "D", "importance": "okay"}]},
+        ],
+    )
+    assign = _write_jsonl(
+        tmp_path / "assign.jsonl",
+        [
+            {
+                "qid": "q1",
+                "run_id": "r",
+                "nuggets": [
+                    {"text": "A", "importance": "vital", "assignment": "support"},
+                    {"text": "B", "importance": "okay", "assignment": "support"},
+                ],
+            },
+            {"qid": "q2", "run_id": "r", "nuggets": []},
+        ],
+    )
+    for unjudged in ("no", "ignore"):
+        result = run_cli(
+            "score", "nuggets", "--gold", str(gold), "--assignments", str(assign), "--unjudged", unjudged, "--json"
+        )
+        assert result.returncode == 0, result.stderr
+        out = json.loads(result.stdout)
+        row = out["nugget_scores"]["runs"]["r"]["original"]
+        assert row["n_turns"] == 3, unjudged
+        assert row["mean"]["all_strict"] == pytest.approx(1 / 3), unjudged
+        assert row["mean"]["ntr_recall_lax"] == pytest.approx(1 / 3), unjudged
+        assert row["per_turn"]["q3"]["weighted_lax"] == 0.0
+        assert out["nugget_scores"]["missing_qids"] == {"r": ["q3"]}
+        assert out["nugget_scores"]["empty_records"] == {"r": ["q2"]}
+        assert "have no assignment record and score 0" in result.stderr
+        assert not any("have no assignment in turns" in w for w in out["warnings"])  # not counted twice
+
+
 def test_yes_no_output_unchanged_when_fully_judged(tmp_path):
     """Yes/no labels on every gold nugget: the output is what it was before graded support existed."""
     gold = tmp_path / "gold.json"

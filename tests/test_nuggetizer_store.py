@@ -170,13 +170,20 @@ def test_assignments_round_trip_labels_and_scores(base, tmp_path):
     stored = cli_json("score", "nuggets", "--ntr-source", "llm:nz", db=base)
     files = run_cli("score", "nuggets", "--gold", nuggets, "--assignments", assignments, "--json")
     assert files.returncode == 0, files.stderr
-    from_files = json.loads(files.stdout)["nugget_scores"]["runs"]
+    file_scores = json.loads(files.stdout)["nugget_scores"]
+    from_files = file_scores["runs"]
     assert stored["importance_source"] == "gold" and stored["nugget_scores"]["notes"]["without_importance"] == 0
+    # B has no record for gold qid 5_2: the file form scores it 0 and names it (issue 22 item 4); the store
+    # form scores the turns the source labelled. Every turn both score agrees.
+    assert file_scores["missing_qids"] == {"B": ["5_2"]}
+    assert set(from_files["B"]["original"]["per_turn"]["5_2"].values()) == {0.0}
     for run in ("A", "B"):
         got, want = stored["nugget_scores"]["runs"][run]["original"], from_files[run]["original"]
-        assert got["mean"] == pytest.approx(want["mean"]) and set(got["per_turn"]) == set(want["per_turn"])
-        for turn, scores in want["per_turn"].items():
-            assert got["per_turn"][turn] == pytest.approx(scores)
+        if run == "A":
+            assert got["mean"] == pytest.approx(want["mean"]) and set(got["per_turn"]) == set(want["per_turn"])
+        assert set(got["per_turn"]) == set(want["per_turn"]) - set(file_scores["missing_qids"].get(run, ()))
+        for turn, scores in got["per_turn"].items():
+            assert scores == pytest.approx(want["per_turn"][turn])
     # hand-worked: B on 5_1 (vital [1] support, okay [2] none, vital [3] unjudged = none)
     b = stored["nugget_scores"]["runs"]["B"]["original"]["per_turn"]["5_1"]
     assert b["all_strict"] == pytest.approx(1 / 3) and b["vital_strict"] == pytest.approx(1 / 2)

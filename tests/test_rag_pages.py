@@ -268,7 +268,7 @@ def test_scores_page_rag_numbers_by_hand(app_db):
     at = open_app("pages/scores.py")
     at.selectbox(key="rag_ntr").select("lab").run()
     at.selectbox(key="rag_nuggets").select("g2").run()
-    at.selectbox(key="rag_importance").select("lab").run()
+    at.selectbox(key="rag_importance:g2").select("lab").run()
     assert not at.exception
     table = next(d.value for d in at.dataframe if "weighted_lax" in d.value.columns)
     got = {r["run"]: r for r in table.to_dict("records")}
@@ -310,25 +310,69 @@ def test_scores_page_rag_numbers_by_hand(app_db):
     got = {r["run"]: r for r in cites.to_dict("records")}
     # rag-a: s1 cites 001 (fully) and 002 (partially), s2 cites no-text-doc (partially), s3 cites nothing.
     # strict: s1 supported -> recall 1/3; precise: 001 only of 3 citations -> 1/3.
-    # lax: s1, s2 supported -> 2/3; precise: 001 and no-text-doc (002 is partial beside a full one) -> 2/3.
+    # lax: s1, s2 supported -> 2/3; precise: all three (002, partial beside a full one, supports s1 alone
+    # under the lax oracle: ALCE's condition A) -> 3/3.
     assert got["rag-a"] == pytest.approx(
         {
             "run": "rag-a",
             "responses": 1,
             "unlabelled": 0,
+            "uncited": 0,
+            "uncited_left_out": 0,
+            "unlabelled_citations": 0,
+            "coverage": 1.0,
             "sentences": 3,
             "citations": 3,
             "recall": 1 / 3,
             "precision": 1 / 3,
             "supported": 1 / 3,
             "recall_lax": 2 / 3,
-            "precision_lax": 2 / 3,
+            "precision_lax": 1.0,
             "supported_lax": 2 / 3,
         }
     )
     # topics: one sentence, its whole-response citation fully supports it
     assert got["topics"]["recall"] == got["topics"]["precision"] == got["topics"]["supported"] == 1.0
     assert [b.label for b in at.get("download_button")].count("Download CSV") >= 2
+
+
+def test_scores_page_reads_the_nugget_sets_own_importance_as_score_nuggets_does(app_db):
+    """Issue 22 item 7: with no importance source chosen, the RAG tab reads the nugget set's own importance
+    labels (as `score nuggets --db` does), so both give Vital 1 here, not 0 (every nugget okay)."""
+    import json
+
+    from store import labels, open_db
+    from store.imports import ensure_source
+    from store.nuggets import gold
+    from tests.helpers import run_cli
+
+    with open_db(app_db) as db:
+        a, b = (gold.add_text_nugget(db, "g4", "101_1", t) for t in ("Start slowly", "Sleep well"))
+        ensure_source(db, "lab", "import")
+        for nid, support in ((a, 2), (b, 0)):
+            labels.save(db, "ntr-support", "lab", ("101_1", nid, "demo-bm25"), support, mode="import", via="test")
+        labels.save(db, "importance", "g4", ("101_1", a), 1, mode="import", via="test")  # a vital, by the set
+        labels.save(db, "importance", "g4", ("101_1", b), 0, mode="import", via="test")
+    at = open_app("pages/scores.py")
+    at.selectbox(key="rag_ntr").select("lab").run()
+    at.selectbox(key="rag_nuggets").select("g4").run()
+    assert not at.exception
+    assert at.selectbox(key="rag_importance:g4").value == "g4"
+    table = next(d.value for d in at.dataframe if "weighted_lax" in d.value.columns)
+    page = {r["run"]: r for r in table.to_dict("records")}["demo-bm25"]
+    # a (vital) supported, b (okay) not: Vital 1, Weighted 1 / (1 + 0.5), All 1/2
+    assert (page["vital_strict"], page["weighted_strict"], page["all_strict"]) == pytest.approx((1.0, 2 / 3, 0.5))
+    cli = run_cli("score", "nuggets", "--db", app_db, "--ntr-source", "lab", "--nugget-source", "g4", "--json")
+    assert cli.returncode == 0, cli.stderr
+    out = json.loads(cli.stdout)
+    assert out["importance_source"] == "g4"
+    mean = out["nugget_scores"]["runs"]["demo-bm25"]["original"]["mean"]
+    assert mean == pytest.approx({k: v for k, v in page.items() if k not in ("run", "turns")})
+    # "none" stays a choice: every nugget okay, Vital 0
+    at.selectbox(key="rag_importance:g4").select_index(0).run()
+    assert at.selectbox(key="rag_importance:g4").value is None
+    table = next(d.value for d in at.dataframe if "weighted_lax" in d.value.columns)
+    assert {r["run"]: r for r in table.to_dict("records")}["demo-bm25"]["vital_strict"] == 0.0
 
 
 def test_hostile_source_and_run_names_on_scores_are_inert(app_db):

@@ -226,8 +226,11 @@ def add_commands(sub) -> None:
         "with Citations', section 2.3; a label stands for ALCE's NLI verdict: strict counts fully "
         "supported citations, lax also partially supported ones; docs/measures.md) and the share of "
         "sentences with at least one supporting citation, strict and lax; the numbers of the RAG tab of "
-        "/scores. A response with an unlabelled citation is not scored: responses and citations without "
-        "a label are reported as counts (unlabelled, unlabelled_citations), never counted as anything. "
+        "/scores. A response with an unlabelled citation is not scored, and while a run is partly labelled "
+        "neither are its responses that cite nothing (they score 0 once every citation of the run is "
+        "labelled, as in ALCE): they are reported as counts (unlabelled, uncited_left_out, "
+        "unlabelled_citations) with the labelled share of the run's citations (coverage), never counted as "
+        "zeros. "
         "Unknown source or run: exit 2.",
     )
     add_db_argument(p)
@@ -582,17 +585,20 @@ def _read_ntn(path: str) -> dict[str, dict[str, Any]]:
     return runs
 
 
-def _assignments(paths: list[str], gold: _Gold | None, warn) -> tuple[dict, dict, dict]:
+def _assignments(paths: list[str], gold: _Gold | None, warn) -> tuple[dict, dict, dict, dict]:
     """Nuggetizer assignments as ``({run: {turn: {nugget: level}}}, {run: {turn: {nugget: importance}}},
-    {turn: {nugget ids}})``.
+    {turn: {nugget ids}}, {"empty_records": {run: [qids]}, "missing_qids": {run: [qids]}})``.
 
     With ``--gold``, nuggets are matched to the gold nuggets of their qid by text (ids ``[k]`` of the
     gold file) and the gold file's nuggets are the denominators; assigned nuggets the gold set does
     not have, and qids it does not have, are reported and left out. Without it, each record is scored
     against its own list (as ``nuggetizer``'s metrics do) and runs that list different nuggets for one
-    qid are reported.
+    qid are reported. A record whose ``nuggets`` list is empty stays, scored 0 (as ``nuggetizer``'s
+    ``calculate_nugget_scores``); with ``--gold`` so does every gold qid (with nuggets) a run has no
+    record for: a missing response captures nothing, as trec_eval -c counts a missing topic. Both are
+    reported (``empty_records``, ``missing_qids``).
     """
-    from assess.formats.nuggetizer import parse_nuggetizer_assignments
+    from assess.formats.nuggetizer import parse_nuggetizer_assignment_records
     from assess.formats.reading import short
 
     support: dict[str, dict[str, dict[str, int]]] = {}
@@ -602,28 +608,44 @@ def _assignments(paths: list[str], gold: _Gold | None, warn) -> tuple[dict, dict
     other_set: list[tuple[str, int, str, str]] = []
     lists: dict[str, tuple[frozenset, str]] = {}
     seen: dict[tuple[str, str], str] = {}
+    empty: dict[str, list[str]] = {}
     for path in paths:
-        records = parse_nuggetizer_assignments(path)
-        for a in records:
-            first = seen.setdefault((a.run, a.qid), path)
+        for record in parse_nuggetizer_assignment_records(path):
+            first = seen.setdefault((record.run, record.qid), path)
             if first != path:
                 raise FormatError(
-                    path, a.line, f"run {a.run!r} qid {a.qid!r} in one assignment file only", f"it in {first} too"
+                    path,
+                    record.line,
+                    f"run {record.run!r} qid {record.qid!r} in one assignment file only",
+                    f"it in {first} too",
                 )
-            if gold is None:
-                support.setdefault(a.run, {}).setdefault(a.qid, {})[a.text] = a.support
-                importance.setdefault(a.run, {}).setdefault(a.qid, {})[a.text] = a.importance
+            if gold is not None and record.qid not in gold.text:
+                unknown_qids.setdefault(record.qid, (path, record.line))
                 continue
-            if a.qid not in gold.text:
-                unknown_qids.setdefault(a.qid, (path, a.line))
-                continue
-            key = by_text[a.qid].get(a.text)
-            gold_importance = gold.importance.get(a.qid, {}).get(key) if gold.importance and key else None
-            if key is None or (gold_importance is not None and gold_importance != a.importance):
-                other_set.append((path, a.line, a.qid, a.text))
-                continue
-            support.setdefault(a.run, {}).setdefault(a.qid, {})[key] = a.support
-            importance.setdefault(a.run, {}).setdefault(a.qid, {})[key] = gold_importance or a.importance
+            # the record is a response to the qid even when it lists no nugget
+            support.setdefault(record.run, {}).setdefault(record.qid, {})
+            importance.setdefault(record.run, {}).setdefault(record.qid, {})
+            if not record.nuggets:
+                empty.setdefault(record.run, []).append(record.qid)
+            for a in record.nuggets:
+                if gold is None:
+                    support[a.run][a.qid][a.text] = a.support
+                    importance[a.run][a.qid][a.text] = a.importance
+                    continue
+                key = by_text[a.qid].get(a.text)
+                gold_importance = gold.importance.get(a.qid, {}).get(key) if gold.importance and key else None
+                if key is None or (gold_importance is not None and gold_importance != a.importance):
+                    other_set.append((path, a.line, a.qid, a.text))
+                    continue
+                support[a.run][a.qid][key] = a.support
+                importance[a.run][a.qid][key] = gold_importance or a.importance
+    notes: dict[str, Any] = {"empty_records": empty, "missing_qids": {}, "own_lists": gold is None}
+    if empty:
+        first_run = next(iter(empty))
+        warn(
+            f"{sum(map(len, empty.values()))} assignment record(s) have an empty nuggets list and score 0 on "
+            f"every score, as nuggetizer's calculate_nugget_scores (first: run {first_run} qid {empty[first_run][0]!r})"
+        )
     if gold is None:
         for run, turns in importance.items():
             for qid, nuggets in turns.items():
@@ -634,7 +656,7 @@ def _assignments(paths: list[str], gold: _Gold | None, warn) -> tuple[dict, dict
                         "are not comparable (give --gold to score both against one set)"
                     )
         gold_keys = {qid: set(n) for turns in importance.values() for qid, n in turns.items()}
-        return support, importance, gold_keys
+        return support, importance, gold_keys, notes
     if unknown_qids:
         qid, (path, line) = next(iter(unknown_qids.items()))
         warn(
@@ -664,7 +686,25 @@ def _assignments(paths: list[str], gold: _Gold | None, warn) -> tuple[dict, dict
             f"{unknown_importance} gold nugget(s) of {gold.path} have no importance (no assignment names them): "
             "counted as okay in the Vital and Weighted scores"
         )
-    return support, dict.fromkeys(support, full), gold.keys()
+    # A response without assignments (an empty record, or no record) supports none of the gold nuggets: they
+    # are scored as not supported, whatever --unjudged says of the nuggets a record leaves out.
+    keys = gold.keys()
+    missing = {}
+    for run, turns in support.items():
+        absent = [turn for turn, nuggets in gold.text.items() if nuggets and turn not in turns]
+        if absent:
+            missing[run] = absent
+        for turn in [*absent, *empty.get(run, ())]:
+            turns[turn] = dict.fromkeys(keys.get(turn, ()), 0)
+    notes["missing_qids"] = missing
+    if missing:
+        first_run = next(iter(missing))
+        warn(
+            f"{sum(map(len, missing.values()))} (run, gold qid) pair(s) of {gold.path} have no assignment record "
+            f"and score 0 on every score, as a missing response (first: run {first_run} qid "
+            f"{missing[first_run][0]!r}; runs: {', '.join(f'{r} {len(q)}' for r, q in missing.items())})"
+        )
+    return support, dict.fromkeys(support, full), gold.keys(), notes
 
 
 def _nuggets(args: argparse.Namespace) -> int:
@@ -847,9 +887,19 @@ def _graded_scores(assigned: tuple, dedup: _Gold | None, unjudged: str, personal
     """AutoNuggetizer scores and NtR recall (strict: support; lax: support or partial) per run and gold set."""
     from assess.measures.nugget_recall import LAX, STRICT, label_coverage, ntr_run, nugget_scores_run, split_personal
 
-    support, importance, _ = assigned
+    support, importance, _, notes = assigned
+    # Each record against its own list (no --gold): an empty list scores 0, as nuggetizer's metrics. With a
+    # gold set, empty and missing records already hold "not supported" for every gold nugget; a turn
+    # without gold nuggets (in the de-duplicated set, say) is skipped.
+    empty = "zero" if notes["own_lists"] else "skip"
     unjudged_n = 0
-    out: dict[str, Any] = {"unjudged": unjudged, "scores": [*_GRADED, *_NTR], "runs": {}}
+    out: dict[str, Any] = {
+        "unjudged": unjudged,
+        "scores": [*_GRADED, *_NTR],
+        "runs": {},
+        "empty_records": notes["empty_records"],
+        "missing_qids": notes["missing_qids"],
+    }
     for run, turns in support.items():
         full = importance[run]
         sets = {"original": full}
@@ -860,9 +910,9 @@ def _graded_scores(assigned: tuple, dedup: _Gold | None, unjudged: str, personal
         out["runs"][run] = {}
         for name, weights in sets.items():
             keys = {t: set(n) for t, n in weights.items()}
-            res = nugget_scores_run(turns, weights, unjudged=unjudged)
+            res = nugget_scores_run(turns, weights, unjudged=unjudged, empty=empty)
             ntr = {
-                m: ntr_run(turns, keys, unjudged=unjudged, threshold=threshold)
+                m: ntr_run(turns, keys, unjudged=unjudged, threshold=threshold, empty=empty)
                 for m, threshold in (("ntr_recall_strict", STRICT), ("ntr_recall_lax", LAX))
             }
             per_turn = {t: {**v, **{m: ntr[m]["per_turn"].get(t) for m in _NTR}} for t, v in res["per_turn"].items()}
@@ -1083,12 +1133,13 @@ def _importance_source(db, given: str | None, nugget_source: str) -> str | None:
     """--importance-source (it must have importance labels), else the nugget set's own source when it has
     importance labels, else None (every gold nugget okay)."""
     from assess.errors import UnknownItem
+    from assess.services.rag import default_importance_source
     from assess.tasks import Task
     from store import labels
 
-    have = labels.sources(db, Task.IMPORTANCE)
     if given is None:
-        return nugget_source if nugget_source in have else None
+        return default_importance_source(db, nugget_source)
+    have = labels.sources(db, Task.IMPORTANCE)
     if given not in have:
         raise UnknownItem(
             f"no importance labels of source {given!r}; sources with importance labels: {', '.join(have) or 'none'}"
@@ -1141,9 +1192,12 @@ def _citations(args: argparse.Namespace) -> int:
         out["per_response"] = report["per_response"]
     unlabelled = sum(r["unlabelled_citations"] for r in report["runs"])
     if unlabelled:
+        responses = sum(r["unlabelled"] for r in report["runs"])
+        uncited = sum(r["uncited_left_out"] for r in report["runs"])
         warning = (
-            f"{unlabelled} citation(s) have no label of {args.source}: their responses are not scored "
-            "(see unlabelled and unlabelled_citations)"
+            f"{unlabelled} citation(s) have no label of {args.source}: {responses} response(s) with them and "
+            f"{uncited} response(s) citing nothing (in partly labelled runs) are left out of the scores, never "
+            "counted as zeros (see unlabelled, uncited_left_out, unlabelled_citations and coverage)"
         )
         print(f"warning: {warning}", file=sys.stderr)
         out["warnings"] = [warning]
@@ -1154,7 +1208,16 @@ def _citations(args: argparse.Namespace) -> int:
         f"Citation support labels of {args.source} (ALCE citation recall / precision; strict: fully supported, "
         "lax: fully or partially; supported: share of sentences with a supporting citation)"
     )
-    counts = ["responses", "unlabelled", "unlabelled_citations", "sentences", "citations"]
+    counts = [
+        "responses",
+        "unlabelled",
+        "uncited",
+        "uncited_left_out",
+        "unlabelled_citations",
+        "coverage",
+        "sentences",
+        "citations",
+    ]
     _table(
         ["run", *counts, *rag.CITATION_SCORES],
         [[run, *(r[c] for c in counts), *(r[m] for m in rag.CITATION_SCORES)] for run, r in out["runs"].items()],

@@ -16,6 +16,8 @@ Both are JSONL, one JSON object per line:
     {"qid": "q1", "query": "...", "answer_text": "...", "response_length": 42, "run_id": "run-123",
      "nuggets": [{"text": "...", "importance": "vital", "assignment": "support"}, ...]}
 
+A record's ``nuggets`` list may be empty: ``metrics.py`` then scores the response 0 on every score
+(it divides by no nugget as 0.0), and the scorers here keep such a record instead of losing it.
 ``importance`` is ``vital`` or ``okay``; ``assignment`` is ``support``, ``partial_support`` or
 ``not_support`` (the 2-grade mode writes only ``support`` / ``not_support``). ``query``,
 ``answer_text``, ``response_length`` and ``run_id`` are optional here (``metrics.py`` needs none of
@@ -130,10 +132,27 @@ def parse_nuggetizer_nuggets(path: str | Path) -> list[NuggetizerNugget]:
     return out
 
 
+class AssignmentRecord(NamedTuple):
+    """One line of an assignment file: a run's response to a qid and its assigned nuggets (maybe none)."""
+
+    run: str
+    qid: str
+    line: int
+    nuggets: tuple[NuggetizerAssignment, ...]
+
+
 def parse_nuggetizer_assignments(path: str | Path) -> list[NuggetizerAssignment]:
-    """Read a nuggetizer assignment file (``assign`` output JSONL; layout in the module docstring)."""
+    """Read a nuggetizer assignment file (``assign`` output JSONL; layout in the module docstring): every
+    assigned nugget of every record (a record with an empty ``nuggets`` list adds none; see
+    :func:`parse_nuggetizer_assignment_records` for the records themselves)."""
+    return [a for record in parse_nuggetizer_assignment_records(path) for a in record.nuggets]
+
+
+def parse_nuggetizer_assignment_records(path: str | Path) -> list[AssignmentRecord]:
+    """Read a nuggetizer assignment file record by record, a record whose ``nuggets`` list is empty
+    included (``nuggetizer``'s ``calculate_nugget_scores`` scores such a response 0)."""
     default_run = Path(path).name.removesuffix(".jsonl")
-    out: list[NuggetizerAssignment] = []
+    out: list[AssignmentRecord] = []
     lines: dict[tuple[str, str], int] = {}
     for number, obj in _objects(path):
         qid = check_id(_field(path, number, obj, "qid", str), path, number, "a qid")
@@ -146,10 +165,11 @@ def parse_nuggetizer_assignments(path: str | Path) -> list[NuggetizerAssignment]
                 path, number, f"each (run_id, qid) once (run {run!r} qid {qid!r} is on line {lines[run, qid]})", qid
             )
         lines[run, qid] = number
-        out.extend(
+        nuggets = tuple(
             NuggetizerAssignment(run, qid, key, text, importance, support, number)
             for key, text, importance, support in _nuggets_of(path, number, obj, assigned=True)
         )
+        out.append(AssignmentRecord(run, qid, number, nuggets))
     if not lines:
         raise FormatError(path, None, "at least one assignment record", "an empty file")
     return out

@@ -13,12 +13,15 @@ a sentence. Here the labels answer instead, one (sentence, passage) pair at a ti
 - **citation recall** of a response = supported sentences / all sentences; a sentence citing
   nothing counts 0 (as in ALCE).
 - **citation precision** of a response = precise citations / all citations (0 when the response
-  cites nothing, as in ALCE). ALCE calls a citation imprecise when it does not support the sentence
-  alone *and* the others support it without it. With labels: strict, a citation is precise exactly
-  when it is labelled fully supported (a partial one beside a full one adds nothing; with no full
-  one the sentence is unsupported, so none of its citations is precise); lax, a fully supported
-  citation is precise, and so is a partially supported one when no citation of the sentence is
-  fully supported (the partial ones are then what supports it).
+  cites nothing, as in ALCE). ALCE's rule (``compute_autoais``): when the sentence's citations
+  jointly support it, a citation is precise if it supports the sentence alone (condition A) or if
+  the others do not support it without it (condition B); when they do not, none is precise. Here
+  the labels are the NLI oracle, read strictly (a passage supports when labelled fully supported)
+  or laxly (fully or partially), and a set supports when one of its passages does. ALCE's rule then
+  gives: strict, a citation is precise exactly when it is labelled fully supported; lax, exactly
+  when it is labelled fully or partially supported (it passes condition A), so a partial citation
+  beside a full one is precise in the lax reading. This follows ALCE; an earlier version called a
+  partial citation beside a full one imprecise under the lax reading, which ALCE's rule does not.
 - **supported share** = sentences with at least one supporting citation (strict: fully, lax: fully
   or partially) / all sentences, pooled over a run's responses (recall is its mean per response).
 
@@ -32,6 +35,13 @@ anything: a response with one is not scored (its scores are None) and is counted
 of the response is refused (:class:`~assess.errors.AssessError`). A response without sentences has
 no recall (None). A run's recall and precision are means over its scored responses (None when none
 is scored).
+
+A response that cites nothing needs no label and scores 0 (as in ALCE), but in a run it counts only
+when every citation of the run is labelled: while a run is partly labelled, its responses without
+citations are left out (``uncited_left_out``) with the responses that wait for labels, so a run is
+never scored on its uncited responses' zeros beside a few labelled ones (a run of 31 uncited and 2
+labelled, fully supported responses would otherwise show recall 0.06). A fully labelled run gets
+ALCE's numbers.
 """
 
 from __future__ import annotations
@@ -66,6 +76,8 @@ class CitationScores:
     citations: int  # citations scored (precision's denominator)
     responses: int = 1  # responses scored
     unlabelled: int = 0  # responses (in a run: of all given) left unscored for want of labels
+    uncited: int = 0  # responses citing nothing (scored 0 when the run is fully labelled)
+    uncited_left_out: int = 0  # of those, left out because other responses of the run wait for labels
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,13 +134,18 @@ def run_citation_scores(
     if unknown:
         raise AssessError(f"citation labels for {len(unknown)} responses the run does not have, e.g. {unknown[0]!r}")
     per = []
+    uncited = []
     unlabelled = 0
     for key, (sentences, own) in responses.items():
         counts = _counts(sentences, labels.get(key, {}), own, require_all, key)
         if counts is None:
             unlabelled += 1
+        elif counts.citations == 0 and counts.sentences:
+            uncited.append(counts)
         else:
             per.append(counts)
+    if not unlabelled:  # fully labelled: the uncited responses' zeros are ALCE's numbers
+        per.extend(uncited)
     scored = [c for c in per if c.sentences]
     total_sentences = sum(c.sentences for c in per)
     return CitationScores(
@@ -142,6 +159,8 @@ def run_citation_scores(
         citations=sum(c.citations for c in per),
         responses=len(scored),
         unlabelled=unlabelled,
+        uncited=len(uncited),
+        uncited_left_out=len(uncited) if unlabelled else 0,
     )
 
 
@@ -185,7 +204,7 @@ def _counts(
         supported_lax += full or partial
         for p, v in values.items():
             strict_ok = v == Support.FULL
-            lax_ok = strict_ok or (v == Support.PARTIAL and not full)
+            lax_ok = strict_ok or v == Support.PARTIAL  # ALCE condition A under the lax oracle
             if p in own:
                 if strict_ok:
                     precise_own.add(p)

@@ -148,24 +148,37 @@ def ntn_run(
     return {"recall": _summary(recall), "precision": _summary(precision)}
 
 
+EMPTY_CHOICES = ("skip", "zero")
+
+
+def _check_empty(empty: str) -> None:
+    if empty not in EMPTY_CHOICES:
+        raise AssessError(f"empty must be 'skip' or 'zero', found {empty!r}")
+
+
 def ntr_run(
     matches: Mapping[Turn, Mapping[NuggetId, bool | int]],
     gold: Mapping[Turn, Collection[NuggetId]],
     *,
     unjudged: str = UNJUDGED_DEFAULT,
     threshold: int = STRICT,
+    empty: str = "skip",
 ) -> dict[str, Any]:
     """Macro-average NtR recall of one run over its turns.
 
     ``matches`` has one entry per turn with a non-empty response (a turn absent from it is treated
     as an empty response and skipped, like ``NtR.py``); turns with no gold nuggets (after
-    ``unjudged``, see :func:`ntr_turn`) are skipped too. Returns ``{"mean", "n", "per_turn"}``;
-    the mean over no turns is None.
+    ``unjudged``, see :func:`ntr_turn`) are skipped too (``empty='skip'``) or count 0
+    (``empty='zero'``, as ``nuggetizer`` scores a record without nuggets). Returns ``{"mean", "n",
+    "per_turn"}``; the mean over no turns is None.
     """
+    _check_empty(empty)
     per_turn = {
         turn: ntr_turn(gold.get(turn, ()), captured, unjudged=unjudged, threshold=threshold)
         for turn, captured in matches.items()
     }
+    if empty == "zero":
+        per_turn = {t: 0.0 if v is None else v for t, v in per_turn.items()}
     return _summary({t: v for t, v in per_turn.items() if v is not None})
 
 
@@ -250,16 +263,21 @@ def nugget_scores_run(
     importance: Mapping[Turn, Mapping[NuggetId, str]],
     *,
     unjudged: str = UNJUDGED_DEFAULT,
+    empty: str = "skip",
 ) -> dict[str, Any]:
     """Macro-average the AutoNuggetizer scores of one run over its turns (see :func:`nugget_scores_turn`).
 
     ``support`` has one entry per turn the run answered; a turn without gold nuggets (after
-    ``unjudged``) is skipped. Returns ``{"mean": {score: value}, "n", "per_turn": {turn: {score:
-    value}}}``; the means over no turns are None.
+    ``unjudged``) is skipped (``empty='skip'``) or scores 0 on every score (``empty='zero'``: what
+    ``nuggetizer``'s ``calculate_nugget_scores`` gives a record whose nugget list is empty). Returns
+    ``{"mean": {score: value}, "n", "per_turn": {turn: {score: value}}}``; the means over no turns are None.
     """
+    _check_empty(empty)
     per_turn = {}
     for turn, labels in support.items():
         scores = nugget_scores_turn(importance.get(turn, {}), labels, unjudged=unjudged)
+        if scores is None and empty == "zero":
+            scores = dict.fromkeys(SCORE_NAMES, 0.0)
         if scores is not None:
             per_turn[turn] = scores
     n = len(per_turn)

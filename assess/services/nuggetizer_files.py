@@ -15,7 +15,8 @@ the store keeps of them:
   for that turn, or whose importance differs from the set's importance label (a nugget of another nugget
   set), is not stored: it is counted (``unknown_nuggets``) and the first one named with its line
   (``warnings``). A gold nugget without an importance label gets the file's importance as a label of the
-  nugget set's source (``importance_added``). ``answer_text`` and ``query`` are not kept.
+  nugget set's source (``importance_added``). ``answer_text`` and ``query`` are not kept. A record whose
+  ``nuggets`` list is empty has nothing to store: it is counted (``empty_records``) and named (``warnings``).
 
 Exports write the stored nuggets (with the importance labels of the set's source; a nugget without one is
 written ``okay`` and counted) and the stored graded NtR labels of a source (a yes/no label is written
@@ -33,7 +34,7 @@ from assess.formats.nuggetizer import (
     IMPORTANCE,
     format_nuggetizer_assignments,
     format_nuggetizer_nuggets,
-    parse_nuggetizer_assignments,
+    parse_nuggetizer_assignment_records,
     parse_nuggetizer_nuggets,
 )
 from assess.formats.nuggets import NuggetRecord
@@ -106,7 +107,9 @@ def import_assignments(db: Store, path: str | Path, *, source: str | None, nugge
             f"import {ASSIGNMENTS} needs --source NAME (whose labels these are: an assessor, llm:MODEL, ...)"
         )
     file = str(path)
-    found = parse_nuggetizer_assignments(path)
+    records = parse_nuggetizer_assignment_records(path)
+    found = [a for record in records for a in record.nuggets]
+    empty = [record for record in records if not record.nuggets]
     _check_nugget_source(db, nugget_source)
     responses: dict[str, set[str]] = {}
     for r in cited.responses(db):
@@ -153,12 +156,21 @@ def import_assignments(db: Store, path: str | Path, *, source: str | None, nugge
         "importance_added": len(added),
         "source": source,
     }
+    warnings = []
     if unknown:
         line, qid, text = unknown[0]
-        summary["warnings"] = [
+        warnings.append(
             f"{len(unknown)} assigned nugget(s) are not nuggets of {nugget_source} for their qid (or have another "
             f"importance there) and were not stored (first: {file}:{line} qid {qid} {short(text, 60)})"
-        ]
+        )
+    if empty:  # nothing to store, but never dropped unsaid: nuggetizer scores such a response 0
+        summary["empty_records"] = len(empty)
+        warnings.append(
+            f"{len(empty)} record(s) have an empty nuggets list: no label to store for them (nuggetizer scores "
+            f"such a response 0; first: {file}:{empty[0].line} qid {short(empty[0].qid, 40)})"
+        )
+    if warnings:
+        summary["warnings"] = warnings
     return summary
 
 

@@ -225,6 +225,13 @@ def scores_version(db, *sources: str | None) -> tuple:
     return (citations_version(db), *(labels_version(db, t, s) for s in sources if s is not None for t in tasks))
 
 
+def default_importance_source(db, nugget_source: str) -> str | None:
+    """The importance labels the nugget scores read unless told otherwise: the nugget set's own source when it
+    has importance labels (e.g. from ``import nuggetizer-nuggets``), else None (every gold nugget okay). One
+    rule for the RAG tab of /scores and ``score nuggets --db``."""
+    return nugget_source if nugget_source in labels.sources(db, Task.IMPORTANCE) else None
+
+
 NTR_SCORES = ("ntr_recall_strict", "ntr_recall_lax")
 NUGGET_SCORES = (*NTR_SCORES, *SCORE_NAMES)
 
@@ -333,15 +340,21 @@ CITATION_SCORES = ("recall", "precision", "supported", "recall_lax", "precision_
 
 def citation_scores(db, source: str) -> list[dict]:
     """Citation recall, precision and supported share (strict and lax) per run of the source's citation
-    labels: ``[{run, responses, unlabelled, sentences, citations, <score>: value}]`` over the runs it labelled."""
-    return [row for row, _ in _citation_runs(db, source, None)]
+    labels: ``[{run, responses, unlabelled, uncited, uncited_left_out, unlabelled_citations, coverage,
+    sentences, citations, <score>: value}]`` over the runs it labelled (the fields: :func:`citation_report`)."""
+    return [row for row, _, _ in _citation_runs(db, source, None)]
 
 
 def citation_report(db, source: str, runs: list[str] | None = None) -> dict:
-    """What ``score citations`` prints: per run the rows of :func:`citation_scores` (the same numbers) plus
-    ``unlabelled_citations``, the citations (items of /citations) the source has not labelled; and per
+    """What ``score citations`` prints: per run the rows of :func:`citation_scores` (the same numbers), and per
     response its own scores. ``runs``: these runs (each must have responses; a run the source has not
     labelled is scored on no labels: every response unlabelled); None: the runs the source labelled.
+
+    A run's row: ``responses`` scored; ``unlabelled`` responses left out because a citation has no label;
+    ``uncited`` responses citing nothing, of which ``uncited_left_out`` were left out because the run is
+    partly labelled (they score 0 once every citation of the run is labelled,
+    :mod:`assess.measures.citations`); ``unlabelled_citations`` the citations (items of /citations) the
+    source has not labelled and ``coverage`` the labelled share of the run's citations (None: no citations).
 
     Returns ``{"runs": [row], "per_response": [{run, turn, labelled, unlabelled_citations, sentences,
     citations, <score>: value}]}``; a response's scores are None while one of its citations is unlabelled."""
@@ -355,14 +368,9 @@ def citation_report(db, source: str, runs: list[str] | None = None) -> dict:
         unknown = [r for r in runs if r not in stored]
         if unknown:
             raise UnknownItem(f"no responses of run {unknown[0]!r}; runs with responses: {', '.join(stored) or 'none'}")
-    done = labels.labelled(db, Task.CITATION, source)
     out_runs, per_response = [], []
-    for row, responses in _citation_runs(db, source, runs):
-        missing: dict[str, int] = {}
-        for item in cited.citation_items(db, run=row["run"]):
-            if (item["turn_id"], item["run"], item["sentence"], item["passage_id"]) not in done:
-                missing[item["turn_id"]] = missing.get(item["turn_id"], 0) + 1
-        out_runs.append({**row, "unlabelled_citations": sum(missing.values())})
+    for row, responses, missing in _citation_runs(db, source, runs):
+        out_runs.append(row)
         for turn, ((sentences, own), given) in responses.items():
             one = response_citation_scores(sentences, given, response_citations=own)
             per_response.append(
@@ -388,10 +396,11 @@ def _citation_count(sentences: list[list[str]], own: list[str]) -> int:
 
 
 def _citation_runs(db, source: str, runs: list[str] | None):
-    """Per run (the given ones, else those the source labelled, by name): its row of citation scores and
-    its responses as the measure's input, ``{turn: ((per sentence the cited passages, own citations),
-    labels)}``."""
+    """Per run (the given ones, else those the source labelled, by name): its row of citation scores, its
+    responses as the measure's input, ``{turn: ((per sentence the cited passages, own citations), labels)}``,
+    and per turn the number of its citations (items of /citations) without a label of the source."""
     given = labels.values(db, Task.CITATION, source)
+    done = set(given)
     by_run: dict[str, dict[str, dict[tuple[int, str], int]]] = {}
     for (turn, run, sentence, passage), value in given.items():
         by_run.setdefault(run, {}).setdefault(turn, {})[(int(sentence), passage)] = value
@@ -404,15 +413,26 @@ def _citation_runs(db, source: str, runs: list[str] | None):
             {t: units for t, (units, _) in responses.items()},
             {t: v for t, (_, v) in responses.items() if v},
         )
+        missing: dict[str, int] = {}
+        items = 0
+        for item in cited.citation_items(db, run=run):
+            items += 1
+            if (item["turn_id"], item["run"], item["sentence"], item["passage_id"]) not in done:
+                missing[item["turn_id"]] = missing.get(item["turn_id"], 0) + 1
+        unlabelled_citations = sum(missing.values())
         row = {
             "run": run,
             "responses": scores.responses,
             "unlabelled": scores.unlabelled,
+            "uncited": scores.uncited,
+            "uncited_left_out": scores.uncited_left_out,
+            "unlabelled_citations": unlabelled_citations,
+            "coverage": (items - unlabelled_citations) / items if items else None,
             "sentences": scores.sentences,
             "citations": scores.citations,
             **{m: getattr(scores, m) for m in CITATION_SCORES},
         }
-        yield row, responses
+        yield row, responses, missing
 
 
 def _units(

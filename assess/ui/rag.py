@@ -15,8 +15,9 @@ from assess.ui.cursor import keys
 from assess.ui.frame import saving
 from assess.ui.widgets import code, esc, flash, line, set_flash, show_passage
 
-CITATION_KEYS = ((2, "2"), (1, "1"), (0, "0"), (-1, "X"))
-"""Citation support by key: 2 fully, 1 partially, 0 not supported, X the citation is irrelevant."""
+CITATION_KEYS = ((2, "2"), (1, "1"), (0, "0"), (-1, "I"))
+"""Citation support by key: 2 fully, 1 partially, 0 not supported, I the citation is irrelevant. X is "cannot
+judge", as on /judge: the citation stays unlabelled (see pages/citations.py)."""
 
 SUPPORT_KEYS = ((2, "2 · Support"), (1, "1 · Partial support"), (0, "0 · No support"))
 """Graded NtR by key (the shortcut is the value's digit)."""
@@ -90,6 +91,7 @@ def citation_rubric() -> None:
         "\n".join(
             f"- **{key} · {CITATION_SUPPORT.names[v]}**: {CITATION_SUPPORT.definitions[v]}" for v, key in CITATION_KEYS
         )
+        + "\n- **X · cannot judge**: you cannot tell (e.g. the passage has no text); the citation stays unlabelled"
     )
 
 
@@ -154,9 +156,7 @@ def importance_keys(database, source: str, turn_id: str, nuggets: dict, select_k
 def _table(rows: list[dict], name: str, *, key: str) -> None:
     frame = pd.DataFrame(rows)
     st.dataframe(frame, hide_index=True, width="stretch", key=f"{key}_table")
-    st.download_button(
-        "Download CSV", frame_csv(frame), file_name=f"{name}.csv", mime="text/csv", key=f"{key}_csv"
-    )
+    st.download_button("Download CSV", frame_csv(frame), file_name=f"{name}.csv", mime="text/csv", key=f"{key}_csv")
 
 
 # The tab runs with every rerun of /scores (a widget of any tab): 300,000 labels take seconds to score, so the
@@ -181,8 +181,15 @@ def scores_tab(database) -> None:
         c1, c2, c3 = st.columns(3)
         ntr_source = c1.selectbox("NtR labels of", sources["ntr"], key="rag_ntr")
         nugget_source = c2.selectbox("Gold nuggets", sources["nuggets"], key="rag_nuggets")
+        # The nugget set's own importance labels by default, as `score nuggets --db` reads them; one widget
+        # per nugget set, so choosing another set brings its own default.
+        options = [None, *sources["importance"]]
         importance_source = c3.selectbox(
-            "Importance labels of", sources["importance"], index=None, placeholder="none", key="rag_importance"
+            "Importance labels of",
+            options,
+            index=options.index(rag.default_importance_source(database, nugget_source)),
+            format_func=lambda name: "none (every nugget okay)" if name is None else name,
+            key=f"rag_importance:{nugget_source}",
         )
         version = rag.scores_version(database, ntr_source, importance_source)
         scores = _nugget_scores(database, database.target, ntr_source, nugget_source, importance_source, version)
@@ -208,7 +215,9 @@ def scores_tab(database) -> None:
     st.caption(
         "Recall: supported sentences / sentences, precision: precise citations / citations, means over a run's "
         "responses; supported: share of sentences with a supporting citation. Strict: fully supported; lax: "
-        "partially counts. Responses with an unlabelled citation are left out (column unlabelled)."
+        "partially counts. Responses with an unlabelled citation are left out (column unlabelled), and so, while "
+        "a run is partly labelled, are its responses that cite nothing (uncited_left_out; ALCE scores them 0, "
+        "counted once every citation of the run is labelled); coverage: the labelled share of the run's citations."
     )
     version = rag.scores_version(database, citation_source)
     _table(_citation_scores(database, database.target, citation_source, version), "citation_scores", key="rag_cite")
