@@ -17,7 +17,7 @@ from assess.services.loading import load_demo
 from store import crowd as store_crowd
 from store import db as sql
 from store import open_db
-from tests.helpers import ROOT, rows
+from tests.helpers import ROOT, rows, run_cli
 
 APP = str(ROOT / "app.py")
 
@@ -91,6 +91,26 @@ def test_two_browsers_arriving_at_once_bind_exactly_one(store_target):
     winner = next(r for r in results if r.allowed)
     db = open_db(store_target)
     assert bindings(db) == [("demo", "bob", hashlib.sha256(winner.secret.encode()).hexdigest())]
+    db.close()
+
+
+def test_cli_release_lets_the_worker_bind_another_browser(tmp_path):
+    path = tmp_path / "store.db"
+    db = open_db(path)
+    load_demo(db)
+    store_crowd.create_demo_study(db)
+    first = store_crowd.bind(db, "demo", "bob")
+    db.close()
+    done = run_cli("crowd", "release", "demo", "bob", db=path)
+    assert done.returncode == 0, done.stderr
+    assert "worker bob released" in done.stdout
+    assert rows(path, "SELECT COUNT(*) FROM crowd_bindings") == [(0,)]
+    again = run_cli("crowd", "release", "demo", "bob", db=path)  # nothing bound: one line, exit 2
+    assert again.returncode == 2 and again.stderr.strip().count("\n") == 0
+    assert "bound to no browser" in again.stderr and "Traceback" not in again.stderr
+    assert run_cli("crowd", "release", "nope", "bob", db=path).returncode == 2
+    db = open_db(path)
+    assert store_crowd.bind(db, "demo", "bob", (first.secret,)).new  # the next browser binds afresh
     db.close()
 
 

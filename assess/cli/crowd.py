@@ -1,4 +1,4 @@
-"""CLI: crowd studies (create, status, report, decide, aggregate, export, import, close)."""
+"""CLI: crowd studies (create, status, report, decide, release, aggregate, export, import, close)."""
 
 from __future__ import annotations
 
@@ -157,6 +157,18 @@ def add_commands(sub) -> None:
     p.add_argument("decision", choices=("approve", "reject", "clear"))
     add_db_argument(p)
     p.set_defaults(func=cmd_decide)
+
+    p = cs.add_parser(
+        "release",
+        help="let a worker continue in another browser: forget the browser their worker id is bound to",
+        description="The worker page binds a worker id to the browser that first arrived with it; another browser "
+        "with that id is refused. After `release` the next browser that arrives with the id is bound instead "
+        "(the worker's batch and answers stay).",
+    )
+    p.add_argument("name")
+    p.add_argument("worker")
+    add_db_argument(p)
+    p.set_defaults(func=cmd_release)
 
     p = cs.add_parser("aggregate", help="write the majority labels as the label source crowd:NAME")
     p.add_argument("name")
@@ -421,6 +433,14 @@ def cmd_decide(args) -> int:
     decision = {"approve": "approved", "reject": "rejected", "clear": None}[args.decision]
     store_crowd.set_decision(_open(args), args.name, args.worker, decision)
     print(f"{args.name}: worker {args.worker} {decision or 'undecided'}")
+    return 0
+
+
+def cmd_release(args) -> int:
+    from store import crowd as store_crowd
+
+    store_crowd.release(_open(args), args.name, args.worker)
+    print(f"{args.name}: worker {args.worker} released; the next browser with their link is bound to them")
     return 0
 
 
