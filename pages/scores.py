@@ -31,8 +31,9 @@ with runs_tab:
         st.info("Two sets of passage qrels are needed: import qrels or judge passages first.")
     else:
         c1, c2 = st.columns(2)
-        qa = c1.selectbox("Qrels A", names, key="rk_a")
-        qb = c2.selectbox("Qrels B", names, index=min(1, len(names) - 1), key="rk_b")
+        first, second = scoreboard.default_roles(database, names)  # a human source, then an LLM
+        qa = c1.selectbox("Qrels A", names, index=names.index(first), key="rk_a")
+        qb = c2.selectbox("Qrels B", names, index=names.index(second), key="rk_b")
         ui.ranking_panel(
             database,
             qa,

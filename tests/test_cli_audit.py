@@ -307,7 +307,8 @@ def test_estimate_from_a_census_is_the_human_value(capsys, store):
     import ir_measures
 
     got = report(capsys, store, "estimate", "--reference", "nist", "--judge", "llm:a", "--k", "3")
-    assert got["design"]["kind"] == "uniform" and got["design"]["graded"] == got["design"]["population"] == 24
+    assert got["design"]["kind"] == "assumed-uniform" and got["design"]["graded"] == got["design"]["population"] == 24
+    assert "taken as a uniform random sample of the judge's 24 passages" in got["design"]["statement"]
     qrels = [ir_measures.Qrel(t, p, g) for (t, p), g in labels_of("nist").items()]
     order = {"r1": range(PER_TURN), "r2": list(reversed(range(PER_TURN))), "r3": [2, 3, 4, 0, 1, 5]}
     for run, ranking in order.items():
@@ -451,7 +452,8 @@ def test_disagreement_sample_and_estimate_from_it(capsys, store):
     assert {h: a["N"] for h, a in got["allocation"].items()} == diffs
     # nist graded every sampled item: the estimate uses the sample's stored probabilities
     est = report(capsys, store, "estimate", "--reference", "nist", "--judge", "llm:a", "--sample", "s-dis")
-    assert est["design"]["kind"] == "stored sample" and est["design"]["graded"] == est["design"]["drawn"] == 16
+    assert est["design"]["kind"] == "drawn" and est["design"]["graded"] == est["design"]["drawn"] == 16
+    assert "drawn by the workbench's sampler (disagreement)" in est["design"]["statement"]
 
 
 def test_plan_expected_widths(capsys, store):
@@ -553,8 +555,11 @@ def test_ntr_recall_estimate_worked_by_hand(capsys, tmp_path):
     store_reference(items)
     got = report(capsys, target, "estimate", "--reference", "nist", "--judge", "llm:demo-gpt", "--measure", "ntr")
     assert got["design"] == {
-        "kind": "uniform",
-        "rule": "every NtR item the reference labelled among the judge's, taken as a uniform random sample",
+        "kind": "assumed-uniform",
+        "statement": "assumed: the reference's 192 labels were not drawn by the workbench's sampler; they are "
+        "taken as a uniform random sample of the judge's 192 NtR items, and the estimates hold only if that is "
+        "true (a pool judged to a depth, or the items someone chose to judge, is not a random sample)",
+        "rule": "every NtR item the reference labelled, taken as a uniform random sample of the judge's",
         "drawn": 192,
         "graded": 192,
         "population": 192,

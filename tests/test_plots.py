@@ -61,11 +61,32 @@ def test_confusion_heatmap_and_kappa_bars():
     report = agreement_report(a, b, scale=[0, 1, 2, 3, 4])
     fig = confusion_heatmap(report)
     assert [list(r) for r in fig.data[0].z] == report["confusion"]
-    assert "κ = 0.487" in fig.layout.title.text
+    assert "κ unweighted = 0.487" in fig.layout.title.text
     bars = kappa_bars(kappa_by_group(a, b, ["x"] * 5 + ["y"] * 5, scale=[0, 1, 2, 3, 4]))
     assert list(bars.data[0].x) == ["x", "y"]
     none_bar = kappa_bars({"g": {"n": 2, "agreement": 1.0, "kappa": None}})
     assert list(none_bar.data[0].text) == ["n/a"]
+
+
+def test_confusion_title_names_each_kappa_as_the_headline_does():
+    """Issue 22 item 7: the Two sources headline shows κ unweighted and κ linear; the heat map's title said
+    'κ = ' with the linear value. Now it names both, each with the headline's name and value."""
+    a = [0, 1, 2, 3, 4, 2, 2, 1, 0, 3]
+    b = [0, 2, 2, 3, 3, 2, 1, 1, 0, 4]
+    report = agreement_report(a, b, scale=[0, 1, 2, 3, 4], weights="linear")
+    assert report["kappa_linear"] != report["kappa_unweighted"]
+    title = confusion_heatmap(report).layout.title.text
+    assert f"κ unweighted = {report['kappa_unweighted']:.3f}" in title
+    assert f"κ linear = {report['kappa_linear']:.3f}" in title
+    assert "κ = " not in title
+    bars = kappa_bars(kappa_by_group(a, b, ["x"] * 10, scale=[0, 1, 2, 3, 4], weights="linear"), weights="linear")
+    assert bars.layout.title.text == "Cohen's κ linear per group"
+
+
+def test_topic_axes_sort_conversation_ids_as_numbers():
+    """Issue 22 item 13: conversation ids 0, 1, 10, 11, 2 sorted as text put 10 before 2."""
+    per_group = {str(c): {"n": 3, "agreement": 1.0, "kappa": 0.5} for c in (0, 1, 10, 11, 2, 9)}
+    assert list(kappa_bars(per_group).data[0].x) == ["0", "1", "2", "9", "10", "11"]
 
 
 def test_ranking_scatter_computes_tau_when_missing():

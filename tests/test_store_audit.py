@@ -296,9 +296,10 @@ def test_a_postgresql_store_of_schema_8_is_migrated_with_its_answers(pg_url):
         raw.close()
     db = open_db(pg_url)
     try:
-        assert BASELINE_VERSION == 8 and schema_version(db) == len(MIGRATIONS) == 10
+        # every migration after the baseline applied (9, 10 and whatever has shipped since)
+        assert BASELINE_VERSION == 8 and schema_version(db) == len(MIGRATIONS) >= 10
         assert rows(db, "SELECT id, sample FROM prejudgments") == [{"id": 7, "sample": 0}]
-        assert value(db, "SELECT COUNT(*) AS n FROM assess_schema") == 3  # migrations 9 and 10
+        assert value(db, "SELECT COUNT(*) AS n FROM assess_schema") == 1 + len(MIGRATIONS) - BASELINE_VERSION
         pj.save(db, pj.Prejudgment("llm:m", "citation", "1_1", "r 1 d:1", "m", "v", "h2", "{}", "unparseable"))
         assert value(db, "SELECT COUNT(*) AS n FROM prejudgments WHERE task = 'citation'") == 1
     finally:

@@ -79,9 +79,11 @@ def add_commands(sub) -> None:
         p.set_defaults(func=func)
         return p
 
-    def pair(p, other: str = "--judge", other_help: str = "the judge (e.g. an LLM source)") -> None:
-        p.add_argument("--reference", required=True, help="the reference source (e.g. NIST or an assessor)")
-        p.add_argument(other, required=True, help=other_help)
+    def pair(p, other: str = "--judge", other_help: str = "the judge (default: an LLM source)") -> None:
+        p.add_argument(
+            "--reference", help="the reference source (default: a human one: an assessor, else imported qrels)"
+        )
+        p.add_argument(other, help=other_help)
 
     p = command(
         "agreement",
@@ -109,7 +111,7 @@ def add_commands(sub) -> None:
         "Pearson r, top-k overlap (topic bootstrap intervals), which significant differences survive, "
         "whether the leading run changes.",
     )
-    pair(p, "--other", "the source compared with the reference")
+    pair(p, "--other", "the source compared with the reference (default: an LLM source)")
     p.add_argument("--measure", default="nDCG@5", help="ir_measures notation (default nDCG@5)")
     p.add_argument("--threshold", type=int, default=2, help="relevant = grade >= T for binary measures (default 2)")
     p.add_argument("--k", type=int, action="append", help="top-k overlap at k (repeat; default 1, 3, 5)")
@@ -207,7 +209,7 @@ def add_commands(sub) -> None:
         "Expected width of the interval of the share at the threshold for each budget: uniform human-only, "
         "uniform PPI, stratified by the judge's grade, by disagreement with --second when given.",
     )
-    p.add_argument("--judge", required=True)
+    p.add_argument("--judge", help="the judge whose items are sampled (default: an LLM source)")
     p.add_argument("--budget", type=int, action="append", help="repeat; default 100, 200, 500, 1000")
     p.add_argument("--design", choices=("stratified", "disagreement"), default="stratified")
     p.add_argument("--second", help="the second judge (disagreement design)")
@@ -301,7 +303,7 @@ def cmd_systems(args) -> int:
         return _print_json(report)
     print(
         f"{report['measure']}: {report['n_runs']} runs over {report['n_topics']} topics, "
-        f"{args.reference} (reference) vs {args.other}"
+        f"{report['reference']} (reference) vs {report['other']}"
     )
     for name, figure in report["correlations"].items():
         print(f"  {name:18} {_num(figure['value'])}{_ci(figure['ci'])}")
@@ -341,7 +343,7 @@ def cmd_bias(args) -> int:
         return _print_json(report)
     overall = report["overall"]
     print(
-        f"{args.judge} - {args.reference} over {report['n_shared']} shared passages: mean "
+        f"{report['judge']} - {report['reference']} over {report['n_shared']} shared passages: mean "
         f"{_num(overall['mean_diff'])}{_ci(overall.get('ci'))} ({report['length_unknown']} without text)"
     )
     for name in ("length", "rank", "depth", "personal"):
@@ -399,15 +401,19 @@ def cmd_estimate(args) -> int:
     design = report["design"]
     what = "passages" if "topic_shares" in report else "NtR items"
     print(
-        f"{design['kind']}: {design['graded']} reference labels of {design['population']} judge-labelled {what} "
-        f"({design['rule']})"
+        f"{report['reference']} (reference) vs {report['judge']} (judge), {design['kind']}: {design['graded']} "
+        f"reference labels of {design['population']} judge-labelled {what}"
     )
+    print(f"  {design['statement']}")
 
     def show(title: str, entries: dict) -> None:
         rows = []
         for name, entry in entries.items():
             est = entry.get("estimate", entry)
             if est is None:
+                continue
+            if not est["estimable"]:
+                rows.append([name, "not estimable", "", "", "", _num(est["judge_only"])])
                 continue
             ppi, human = est["ppi"], est["human_only"]
             rows.append(
@@ -428,6 +434,8 @@ def cmd_estimate(args) -> int:
             show(key.replace("k", str(args.k)), report[key])
     if report.get("ntr"):
         show("NtR recall", report["ntr"]["runs"])
+    for name, reason in (report.get("refused") or {}).items():
+        print(f"{name}: not estimated: {reason}")
     if "topic_shares" in report:
         show(f"share of passages >= {args.threshold} per topic", report["topic_shares"])
     return 0
@@ -435,12 +443,14 @@ def cmd_estimate(args) -> int:
 
 def cmd_coverage(args) -> int:
     from assess.cli.data import _open
-    from assess.services.audit import coverage_view
+    from assess.services.audit import coverage_view, default_roles
 
+    db = _open(args)
+    reference, judge = default_roles(db, reference=args.reference, judge=args.judge)
     report = coverage_view(
-        _open(args),
-        args.reference,
-        args.judge,
+        db,
+        reference,
+        judge,
         threshold=args.threshold,
         sample=args.sample,
         repeats=args.repeats,
@@ -449,8 +459,9 @@ def cmd_coverage(args) -> int:
     if args.json:
         return _print_json(report)
     print(
-        f"{report['n_items']} shared items, true share {_num(report['true_value'], 4)}; {report['repeats']} samples "
-        f"of {report['sample']}, nominal {report['nominal']}"
+        f"{reference} (reference) vs {judge} (judge): {report['n_items']} shared items, true "
+        f"share {_num(report['true_value'], 4)}; {report['repeats']} samples of {report['sample']}, "
+        f"nominal {report['nominal']}"
     )
     _table(
         ["", "coverage", "mean width"],

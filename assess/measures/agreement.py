@@ -481,6 +481,11 @@ def _entries(counts: np.ndarray, relevant, level: str, values, replicates: int, 
 
 
 def _sorted_keys(keys) -> list:
+    from assess.measures.ppi import natural_key
+
+    keys = list(keys)
+    if keys and all(isinstance(k, str) for k in keys):  # ids such as conversations: 2 before 10
+        return sorted(keys, key=natural_key)
     try:
         return sorted(keys)
     except TypeError:  # mixed key types: a stable, readable order

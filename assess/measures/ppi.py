@@ -28,6 +28,7 @@ Pure numpy: no store, no Streamlit.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -65,6 +66,15 @@ class Interval:
     def as_dict(self) -> dict[str, float]:
         return {"value": self.value, "se": self.se, "low": self.low, "high": self.high, "width": self.width}
 
+    def within(self, low: float, high: float) -> Interval:
+        """The estimate and interval clipped to [low, high] (a share is never reported outside [0, 1]); the
+        standard error stays the estimator's."""
+
+        def clip(x: float) -> float:
+            return min(max(x, low), high)
+
+        return Interval(clip(self.value), self.se, clip(self.low), clip(self.high))
+
 
 def _interval(value: float, var: float, z: float) -> Interval:
     se = math.sqrt(max(var, 0.0))
@@ -83,12 +93,43 @@ class Corrected:
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "estimable": True,
             "ppi": self.ppi.as_dict(),
             "human_only": self.human_only.as_dict(),
             "judge_only": self.judge_only,
             "lambda": self.lam,
             "sampled": self.sampled,
         }
+
+    def within(self, low: float, high: float) -> Corrected:
+        """Both intervals clipped to [low, high] (see :meth:`Interval.within`)."""
+        return Corrected(
+            self.ppi.within(low, high), self.human_only.within(low, high), self.judge_only, self.lam, self.sampled
+        )
+
+
+NOT_ESTIMABLE = "not estimable: no sampled item carries weight in this figure"
+
+
+def not_estimable(judge_only: float, reason: str = NOT_ESTIMABLE) -> dict[str, Any]:
+    """The entry of a figure that no human label informs: no estimate and no interval (a zero-width interval
+    around the judge's value, or a human-only 0, would claim a certainty nothing supports)."""
+    return {
+        "estimable": False,
+        "reason": reason,
+        "ppi": None,
+        "human_only": None,
+        "judge_only": judge_only,
+        "lambda": None,
+        "sampled": 0,
+    }
+
+
+def natural_key(key: Hashable) -> tuple:
+    """Sort key reading the digit runs of ``str(key)`` as numbers: conversation 2 before 10, '1_2' before '1_10'."""
+    text = str(key)
+    parts = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", text) if p)
+    return parts, text  # the text breaks ties such as '01' and '1'
 
 
 # ---------------------------------------------------------------------------------------- the design
@@ -235,6 +276,15 @@ def _check_labels(judge: Labels, human: Labels) -> tuple[dict, dict]:
     return _values(judge, "judge"), _values(human, "human")
 
 
+def _share(design: Design, weights: Mapping[Item, float], judge: dict, human: dict, z: float) -> dict[str, Any]:
+    """A share's entry (P@k, NtR recall, a topic's share): not estimable when no sampled item has a weight,
+    else the tuned estimate with both intervals inside [0, 1]."""
+    found = _linear(design, weights, judge, human, z, None)
+    if not found.sampled:
+        return not_estimable(found.judge_only)
+    return found.within(0.0, 1.0).as_dict()
+
+
 def _linear(
     design: Design, weights: Mapping[Item, float], judge: dict, human: dict, z: float, lam: float | None
 ) -> Corrected:
@@ -302,8 +352,10 @@ def corrected_shares(
 
     A topic is a domain: its share is (1/N_t) * sum over its items, with the known size N_t and the
     variance computed over the whole sample (the topic's indicator times the residual), so topics
-    with few sampled items get honest, wide intervals. ``topic_of`` maps an item to its topic
-    (default: the first element of an item tuple, ``(turn, passage)``).
+    with few sampled items get honest, wide intervals; a topic with no sampled item is not estimable
+    (:func:`not_estimable`), and every share is reported inside [0, 1]. Topics in natural order
+    (:func:`natural_key`: conversation 2 before 10). ``topic_of`` maps an item to its topic (default: the
+    first element of an item tuple, ``(turn, passage)``).
     """
     topic_of = topic_of or (lambda item: item[0])
     f, y = at_least(judge, threshold), at_least(human, threshold)
@@ -313,10 +365,10 @@ def corrected_shares(
     for item in f:
         members.setdefault(topic_of(item), []).append(item)
     out = {}
-    for topic in _sorted(members):
+    for topic in sorted(members, key=natural_key):
         items = members[topic]
         weights = dict.fromkeys(items, 1.0 / len(items))
-        out[topic] = {"items": len(items), **_linear(design, weights, f, y, z, None).as_dict()}
+        out[topic] = {"items": len(items), **_share(design, weights, f, y, z)}
     return out
 
 
@@ -374,7 +426,7 @@ def corrected_precision(
                     weights[(t, doc)] = 1.0 / (k * len(chosen))
                 else:
                     unjudged += 1
-        entry = _linear(design, weights, f, y, z, None).as_dict() if chosen else None
+        entry = _share(design, weights, f, y, z) if chosen else None
         out[name] = {"topics": len(chosen), "unjudged": unjudged, "estimate": entry}
     return out
 
@@ -410,7 +462,7 @@ def corrected_ntr(
     for run in _sorted(turns_of):
         turns = _sorted(turns_of[run])
         weights = {(run, t, g): 1.0 / (len(turns) * len(set(gold[t]))) for t in turns for g in set(gold[t])}
-        out[run] = {"turns": len(turns), "estimate": _linear(design, weights, judge_v, human_v, z, None).as_dict()}
+        out[run] = {"turns": len(turns), "estimate": _share(design, weights, judge_v, human_v, z)}
     return out
 
 
@@ -540,13 +592,21 @@ def corrected_ndcg(
                 values[li] = np.where(ideal > 0, dcg / ideal, 0.0).mean(axis=0)
         spread = values[:, 1:].std(axis=1, ddof=1)
         best = int(np.argmin(spread))
-        entry = {
-            "ppi": _interval(values[best, 0], spread[best] ** 2, z).as_dict(),
-            "human_only": _interval(values[0, 0], spread[0] ** 2, z).as_dict(),
-            "judge_only": _judge_ndcg(dcg_f, f_counts[rows], grades, disc),
-            "lambda": float(lams[best]),
-            "sampled": len(at_sample),
-        }
+        judge_only = _judge_ndcg(dcg_f, f_counts[rows], grades, disc)
+        if not at_sample:  # no sampled item in any top k of the run: its DCG has no human label
+            entry = not_estimable(judge_only)
+        else:
+            entry = (
+                Corrected(
+                    ppi=_interval(values[best, 0], spread[best] ** 2, z),
+                    human_only=_interval(values[0, 0], spread[0] ** 2, z),
+                    judge_only=judge_only,
+                    lam=float(lams[best]),
+                    sampled=len(at_sample),
+                )
+                .within(0.0, 1.0)
+                .as_dict()
+            )
         out[name] = {"topics": len(chosen), "unjudged": unjudged, "estimate": entry}
     return out
 

@@ -180,6 +180,82 @@ def source_kinds(db, names) -> dict[str, str]:
     return {name: MATRIX_KIND.get(kinds.get(name, "import"), "import") for name in names}
 
 
+# What each kind of the sources table is, in words, and the order in which a kind is preferred as the
+# reference (a person first) and as the judge (a machine first). Imported qrels without an 'llm:' name are
+# taken as human qrels (NIST's); adjudicated labels usually cover only the items that were disputed, so a
+# full human set comes before them.
+KIND_NAMES = {
+    "assessor": "human assessor",
+    "organizers": "organizers (human)",
+    "import": "imported human qrels",
+    "adjudication": "adjudication",
+    "crowd": "crowd",
+    "llm": "LLM",
+}
+REFERENCE_ORDER = ("assessor", "organizers", "import", "adjudication", "crowd", "llm")
+JUDGE_ORDER = ("llm", "crowd", "import", "adjudication", "organizers", "assessor")
+
+
+def stored_kinds(db, names) -> dict[str, str]:
+    """{source: its kind in the sources table} for ``names`` (a name the table lacks: 'import')."""
+    from store.audit import source_kinds as stored
+
+    kinds = stored(db)
+    return {name: kinds.get(name, "import") for name in names}
+
+
+def _by_kind(names, kinds: dict[str, str], order: tuple[str, ...]) -> list[str]:
+    def key(name: str):
+        kind = kinds.get(name, "import")
+        return (order.index(kind) if kind in order else len(order), name)
+
+    return sorted(names, key=key)
+
+
+def rank_roles(
+    names, kinds: dict[str, str], *, reference: str | None = None, judge: str | None = None
+) -> tuple[str, str]:
+    """The default (reference, judge) among ``names``: the reference the first source of the most human kind
+    (REFERENCE_ORDER, then name order), the judge the first of the most machine-like kind (JUDGE_ORDER) other
+    than the reference. A role given is kept and the other chosen around it: never a source against itself."""
+    names = list(dict.fromkeys(names))
+    if reference is None:
+        candidates = [n for n in names if n != judge]
+        if not candidates:
+            raise AssessError(f"no source to be the reference; sources: {', '.join(names) or 'none'}")
+        reference = _by_kind(candidates, kinds, REFERENCE_ORDER)[0]
+    if judge is None:
+        candidates = [n for n in names if n != reference]
+        if not candidates:
+            raise AssessError(
+                f"no source other than the reference {reference!r} to be the judge; sources: {', '.join(names)}"
+            )
+        judge = _by_kind(candidates, kinds, JUDGE_ORDER)[0]
+    return reference, judge
+
+
+def default_roles(
+    db, names=None, *, task: str = "passage", reference: str | None = None, judge: str | None = None
+) -> tuple[str, str]:
+    """The reference (default: a human source) and judge (default: an LLM) among ``names`` (default: every
+    source with labels of ``task``), by the kinds of the sources table: see :func:`rank_roles`."""
+    names = list(names) if names is not None else audit_sources(db, task)
+    return rank_roles(names, stored_kinds(db, names), reference=reference, judge=judge)
+
+
+def role_label(name: str, kinds: dict[str, str]) -> str:
+    """A source's name with its kind in words, for a picker: 'nist (imported human qrels)'."""
+    kind = kinds.get(name, "import")
+    return f"{name} ({KIND_NAMES.get(kind, kind)})"
+
+
+def _roles(db, reference: str | None, judge: str | None, *, task: str = "passage") -> tuple[str, str]:
+    """The reference and judge given, each one left out (None) chosen by kind (:func:`default_roles`)."""
+    if reference is not None and judge is not None:
+        return reference, judge
+    return default_roles(db, task=task, reference=reference, judge=judge)
+
+
 def _ptkb_source(db, given: str | None) -> str | None:
     from store.labels import sources
 
@@ -320,8 +396,8 @@ def _measure(name: str, threshold: int):
 
 def systems_view(
     db,
-    reference: str,
-    other: str,
+    reference: str | None,
+    other: str | None,
     *,
     measure: str = "nDCG@5",
     threshold: int = 2,
@@ -339,6 +415,7 @@ def systems_view(
     from assess.measures.systems import compare_systems
     from store.compare import qrels_of, runs_of
 
+    reference, other = _roles(db, reference, other)
     _two(db, reference, other, roles=("reference", "other source"))
     if correction not in ("holm", "bonferroni"):
         raise AssessError(f"unknown correction {correction!r}; expected 'holm' or 'bonferroni'")
@@ -372,7 +449,7 @@ def _passage_pair(db, reference: str, judge: str) -> tuple[dict, dict]:
     return labels[judge], labels[reference]
 
 
-def bias_view(db, reference: str, judge: str, *, k: int = 10) -> dict[str, Any]:
+def bias_view(db, reference: str | None, judge: str | None, *, k: int = 10) -> dict[str, Any]:
     """Where the judge grades differently from the reference (judge - reference, on the items both graded):
     against passage length (words of the stored text, split on white space; passages without text have an
     unknown length and are left out of that probe, counted in ``length_unknown``), best rank in the stored
@@ -380,6 +457,7 @@ def bias_view(db, reference: str, judge: str, *, k: int = 10) -> dict[str, Any]:
     from assess.measures.bias import bias_report
     from store.audit import labelled_passage_texts, ranked_runs
 
+    reference, judge = _roles(db, reference, judge)
     _two(db, reference, judge)
     llm, human = _passage_pair(db, reference, judge)
     shared = [i for i in llm if i in human]
@@ -483,36 +561,73 @@ def persona_view(db, source: str, with_version: str, without_version: str, task:
     return _json_safe(report)
 
 
-def _human_sample(db, sample: str | None, judge: dict, human: dict) -> tuple[dict, dict | None, dict | None, dict]:
-    """The human labels of the sample, their inclusion probabilities and strata, and how they were chosen.
+ASSUMED_UNIFORM = "assumed-uniform"
+DRAWN = "drawn"
 
-    A stored sample: its items the reference has graded, each with its stratum; items drawn but not graded
-    yet are treated as missing at random within their stratum, so a stratum with m of its n drawn items
-    graded gets probability m / N_h (N_h = n / the stored probability). Without a sample: every item the
-    reference graded among the judge's items, taken as a uniform sample of them (n / N each) — an
-    assumption the organizer must be able to defend (a pool judged by depth is not a random sample).
+
+def _assumed_uniform(chosen: int, population: int, what: str) -> str:
+    return (
+        f"assumed: the reference's {chosen:,} labels were not drawn by the workbench's sampler; they are taken "
+        f"as a uniform random sample of the judge's {population:,} {what}, and the estimates hold only if that "
+        "is true (a pool judged to a depth, or the items someone chose to judge, is not a random sample)"
+    )
+
+
+def _outside_refusal(reference: str, judge: str, outside: list, what: str) -> AssessError:
+    return AssessError(
+        f"the reference {reference!r} labelled {len(outside):,} {what} the judge {judge!r} did not label (e.g. "
+        f"{' '.join(map(str, outside[0]))}): its labels were not drawn from the judge's items, so they cannot be "
+        "taken as a uniform random sample of them; draw a sample of the judge's items (audit sample, or the "
+        "Budgeted sample tab), have it graded and estimate from it"
+    )
+
+
+def _human_sample(
+    db, sample: str | None, judge: dict, human: dict, names: tuple[str, str]
+) -> tuple[dict, dict | None, dict | None, dict]:
+    """The human labels of the sample, their inclusion probabilities and strata, and how they were chosen
+    (``design``: its ``kind`` is 'drawn' or 'assumed-uniform', its ``statement`` says so in words).
+
+    A stored sample (drawn by the workbench's sampler, which stored each item's inclusion probability): its
+    items the reference has graded, each with its stratum; items drawn but not graded yet are treated as
+    missing at random within their stratum, so a stratum with m of its n drawn items graded gets probability
+    m / N_h (N_h = n / the stored probability). A stratum with none graded, or a judge whose items are not
+    the population the sample was drawn from, is refused: the estimate is not estimable. Without a sample:
+    every item the reference graded, *assumed* to be a uniform sample of the judge's items (n / N each);
+    refused when the reference graded an item the judge did not (then its labels cannot be such a sample).
     """
     from store.queue import inclusion_probabilities, sample_items, samples
 
+    reference, judge_name = names
     if sample is None:
-        chosen = {i: human[i] for i in human if i in judge}
+        outside = [i for i in human if i not in judge]
+        if outside:
+            raise _outside_refusal(reference, judge_name, sorted(outside), "passages")
         design = {
-            "kind": "uniform",
-            "rule": "every item the reference graded among the judge's items, taken as a uniform random sample",
-            "drawn": len(chosen),
-            "graded": len(chosen),
+            "kind": ASSUMED_UNIFORM,
+            "statement": _assumed_uniform(len(human), len(judge), "passages"),
+            "rule": "every item the reference graded, taken as a uniform random sample of the judge's items",
+            "drawn": len(human),
+            "graded": len(human),
         }
-        return chosen, None, None, design
+        return dict(human), None, None, design
     stored = {s["name"]: s for s in samples(db)}
     if sample not in stored:
         raise AssessError(f"no sample named {sample!r}; samples: {', '.join(sorted(stored)) or 'none'}")
-    if stored[sample]["task"] != "passage":
-        raise AssessError(f"sample {sample!r} is of task {stored[sample]['task']!r}, not passage")
+    found = stored[sample]
+    if found["task"] != "passage":
+        raise AssessError(f"sample {sample!r} is of task {found['task']!r}, not passage")
     drawn = inclusion_probabilities(db, sample)
     stratum = {(r["turn_id"], r["item_id"]): r["stratum"] or "all" for r in sample_items(db, sample)}
     outside = [i for i in drawn if i not in judge]
     if outside:
         raise AssessError(f"sample {sample!r} holds {outside[0]!r}, which the judge did not grade: not its sample")
+    if found["population"] != len(judge):
+        drawn_from = (found["details"] or {}).get("judge") or "its judge"
+        raise AssessError(
+            f"sample {sample!r} was drawn from the {found['population']:,} passages of {drawn_from}; the judge "
+            f"{judge_name!r} graded {len(judge):,}: its inclusion probabilities are not those of this population"
+        )
     graded = {i: human[i] for i in drawn if i in human}
     drawn_in: dict[Any, int] = {}
     graded_in: dict[Any, int] = {}
@@ -520,11 +635,21 @@ def _human_sample(db, sample: str | None, judge: dict, human: dict) -> tuple[dic
         drawn_in[stratum[i]] = drawn_in.get(stratum[i], 0) + 1
         if i in graded:
             graded_in[stratum[i]] = graded_in.get(stratum[i], 0) + 1
+    empty = sorted(h for h in drawn_in if h not in graded_in)
+    if empty:
+        raise AssessError(
+            f"not estimable: the reference {reference!r} has graded none of the {drawn_in[empty[0]]} items drawn "
+            f"in stratum {empty[0]!r} of sample {sample!r} (nothing sampled there says what its items are); "
+            "grade at least 2 items of every stratum"
+        )
     probability = {i: drawn[i] * graded_in[stratum[i]] / drawn_in[stratum[i]] for i in graded}
     design = {
-        "kind": "stored sample",
+        "kind": DRAWN,
+        "statement": f"sample {sample!r}, drawn by the workbench's sampler ({found['design']}): each graded item "
+        "weighed by its stored inclusion probability; items not graded yet taken as missing at random within "
+        "their stratum",
         "sample": sample,
-        "design": stored[sample]["design"],
+        "design": found["design"],
         "rule": "the sample's graded items; ungraded ones missing at random within their stratum",
         "drawn": len(drawn),
         "graded": len(graded),
@@ -534,8 +659,8 @@ def _human_sample(db, sample: str | None, judge: dict, human: dict) -> tuple[dic
 
 def estimate_view(
     db,
-    reference: str,
-    judge: str,
+    reference: str | None,
+    judge: str | None,
     *,
     sample: str | None = None,
     threshold: int = 2,
@@ -547,15 +672,21 @@ def estimate_view(
     """Corrected estimates (prediction-powered inference, power-tuned) beside the human-only ones from the
     same sample: each stored run's P@k at ``threshold`` and nDCG@k, CONE-RAG NtR recall (the runs' NtR
     labels: captured = full support, i.e. yes), and each topic's (conversation's) share of items at or
-    above ``threshold``. The human sample: see :func:`_human_sample`. Asked for NtR recall alone, the two
-    sources need NtR labels only (every NtR item the reference labelled is the uniform sample; passage
-    grades and topic shares are not involved). Formulas: docs/estimates.md."""
+    above ``threshold``. The human sample and its ``design`` (drawn by the workbench's sampler, or an
+    assumed uniform sample, refused where it cannot be one): see :func:`_human_sample`. A topic or run whose
+    figure no sampled item informs is not estimable (``estimable`` false, no interval); every estimate is a
+    share, reported inside [0, 1]. Asked for NtR recall alone, the two sources need NtR labels only (every
+    NtR item the reference labelled is the assumed uniform sample; passage grades and topic shares are not
+    involved). A reference or judge left out (None) is chosen by kind (:func:`default_roles`).
+    Formulas: docs/estimates.md."""
     from assess.measures import ppi
     from store.audit import ranked_runs
 
     unknown = [m for m in measures if m not in ESTIMATE_MEASURES]
     if unknown:
         raise AssessError(f"unknown measure {unknown[0]!r}; expected some of {', '.join(ESTIMATE_MEASURES)}")
+    ntr_only = set(measures) == {"ntr"}
+    reference, judge = _roles(db, reference, judge, task="ntr" if ntr_only else "passage")
     report: dict[str, Any] = {
         "reference": reference,
         "judge": judge,
@@ -564,7 +695,7 @@ def estimate_view(
         "alpha": alpha,
         "estimator": "PPI++ (power-tuned lambda in [0, 1]); human_only = lambda 0 on the same sample",
     }
-    if set(measures) == {"ntr"}:  # NtR recall alone: the sources need NtR labels, not passage grades
+    if ntr_only:  # NtR recall alone: the sources need NtR labels, not passage grades
         if sample is not None:
             raise AssessError("a stored sample holds passages: NtR recall is estimated without --sample")
         ntr = _ntr_estimate(db, reference, judge, alpha, required=True)
@@ -573,7 +704,7 @@ def estimate_view(
         return _json_safe(report)
     _two(db, reference, judge)
     f, y = _passage_pair(db, reference, judge)
-    human, probability, strata, design = _human_sample(db, sample, f, y)
+    human, probability, strata, design = _human_sample(db, sample, f, y, (reference, judge))
     design.update(population=len(f))
     if len(human) < 2:
         raise AssessError(
@@ -594,16 +725,21 @@ def estimate_view(
     if "nDCG@k" in measures:
         report["nDCG@k"] = ppi.corrected_ndcg(runs, f, human, probability, k=k, strata=strata, alpha=alpha, seed=seed)
     if "ntr" in measures:
-        ntr = _ntr_estimate(db, reference, judge, alpha)
+        try:
+            ntr = _ntr_estimate(db, reference, judge, alpha)
+        except AssessError as exc:  # NtR labels that cannot be a sample: said, the passage estimates kept
+            ntr = None
+            report["refused"] = {"ntr": str(exc)}
         if ntr is not None:
-            ntr.pop("design")
+            report["ntr_design"] = ntr.pop("design")
         report["ntr"] = ntr
     return _json_safe(report)
 
 
 def _ntr_estimate(db, reference: str, judge: str, alpha: float, *, required: bool = False) -> dict[str, Any] | None:
-    """NtR recall per run from the judge's NtR labels on every item and the reference's on some (a uniform
-    sample of them); None when either has no NtR label (an error when ``required``)."""
+    """NtR recall per run from the judge's NtR labels on every item and the reference's on some (assumed a
+    uniform sample of them: refused when the reference labelled an item the judge did not); None when either
+    has no NtR label or the reference fewer than 2 (an error when ``required``)."""
     from assess.measures import ppi
     from store.audit import ntr_gold
     from store.labels import ntr_support
@@ -617,9 +753,10 @@ def _ntr_estimate(db, reference: str, judge: str, alpha: float, *, required: boo
     if not graded_judge or not graded_ref:
         return None
     f = {(run, turn, nugget): float(v == 2) for (turn, nugget, run), v in graded_judge.items()}
-    y = {
-        (run, turn, nugget): float(v == 2) for (turn, nugget, run), v in graded_ref.items() if (run, turn, nugget) in f
-    }
+    y = {(run, turn, nugget): float(v == 2) for (turn, nugget, run), v in graded_ref.items()}
+    outside = sorted(i for i in y if i not in f)
+    if outside:
+        raise _outside_refusal(reference, judge, outside, "NtR items (run, turn, nugget)")
     if len(y) < 2:
         if required:
             raise AssessError(
@@ -630,8 +767,9 @@ def _ntr_estimate(db, reference: str, judge: str, alpha: float, *, required: boo
         "rule": "captured = full support (2, a yes); gold = every nugget of the labels' nugget sources on the turn; "
         "the reference's NtR labels taken as a uniform sample of the judge's",
         "design": {
-            "kind": "uniform",
-            "rule": "every NtR item the reference labelled among the judge's, taken as a uniform random sample",
+            "kind": ASSUMED_UNIFORM,
+            "statement": _assumed_uniform(len(y), len(f), "NtR items"),
+            "rule": "every NtR item the reference labelled, taken as a uniform random sample of the judge's",
             "drawn": len(y),
             "graded": len(y),
             "population": len(f),
@@ -642,8 +780,8 @@ def _ntr_estimate(db, reference: str, judge: str, alpha: float, *, required: boo
 
 def coverage_view(
     db,
-    reference: str,
-    judge: str,
+    reference: str | None,
+    judge: str | None,
     *,
     threshold: float = 2,
     sample: int,
@@ -656,6 +794,7 @@ def coverage_view(
     "human_only": {...}}``."""
     from assess.measures.ppi import coverage
 
+    reference, judge = _roles(db, reference, judge)
     _two(db, reference, judge)
     f, y = _passage_pair(db, reference, judge)
     return coverage(y, f, threshold=threshold, sample=sample, repeats=repeats, seed=seed, alpha=alpha)
@@ -676,6 +815,15 @@ def _designed(db, judge: str, design: str, second: str | None) -> tuple[dict, di
     return _passage_pair(db, judge, judge)[0], None
 
 
+def _default_judge(db) -> str:
+    """The judge a page or command opens on when none is named: the one :func:`default_roles` picks (the
+    only source when there is one)."""
+    names = audit_sources(db, "passage")
+    if len(names) == 1:
+        return names[0]
+    return default_roles(db, names)[1]
+
+
 def _budget(budget) -> int:
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise AssessError(f"a budget is a whole number of items >= 1, found {budget!r}")
@@ -684,7 +832,7 @@ def _budget(budget) -> int:
 
 def sample_plan(
     db,
-    judge: str,
+    judge: str | None,
     *,
     budgets=(100, 200, 500, 1000),
     design: str = "stratified",
@@ -698,6 +846,8 @@ def sample_plan(
     from assess.measures.sampling import expected_width
 
     budgets = [_budget(b) for b in budgets]
+    if judge is None:
+        judge = _default_judge(db)
     f, g = _designed(db, judge, design, second)
     usable = [b for b in budgets if b <= len(f)]
     rows = expected_width(usable, f, second=g, threshold=threshold, alpha=alpha) if usable else []

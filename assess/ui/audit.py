@@ -49,21 +49,26 @@ def download_csv(frame: pd.DataFrame, name: str, *, key: str, label: str = "Down
     )
 
 
-def default_pair(names: list[str], kinds: dict[str, str]) -> tuple[int, int]:
-    """Indexes of the default reference (a human source, else the first) and judge (an LLM other than the
-    reference, else the next source): never a source against itself (needs two names)."""
-    reference = next((i for i, n in enumerate(names) if kinds.get(n) == "human"), 0)
-    judge = next((i for i, n in enumerate(names) if kinds.get(n) == "llm" and i != reference), None)
-    return reference, judge if judge is not None else (reference + 1) % len(names)
-
-
 def pick_pair(database, names: list[str]) -> tuple[str, str] | None:
-    """Reference and judge pickers (defaults: a human source and an LLM); None when both are the same."""
-    kinds = service.source_kinds(database, names)
-    ref_i, judge_i = default_pair(names, kinds)
+    """Reference and judge pickers, each source shown with its kind (defaults by role: a human source and an
+    LLM, :func:`assess.services.audit.default_roles`); None when both are the same."""
+    kinds = service.stored_kinds(database, names)
+    default_reference, default_judge = service.rank_roles(names, kinds)
     c1, c2 = st.columns(2)
-    reference = c1.selectbox("Reference (e.g. an assessor)", names, index=ref_i, key="au_ref")
-    judge = c2.selectbox("Judge (e.g. an LLM)", names, index=judge_i, key="au_judge")
+
+    def label(name: str) -> str:
+        return service.role_label(name, kinds)
+
+    reference = c1.selectbox(
+        "Reference (default: a human source)",
+        names,
+        index=names.index(default_reference),
+        format_func=label,
+        key="au_ref",
+    )
+    judge = c2.selectbox(
+        "Judge (default: an LLM)", names, index=names.index(default_judge), format_func=label, key="au_judge"
+    )
     if reference == judge:
         st.info("Choose two different sources: a source is never compared with itself.")
         return None
@@ -313,7 +318,8 @@ ESTIMATES = {"P@k": "P@k at the threshold", "nDCG@k": "nDCG@k", "ntr": "NtR reca
 
 
 def estimate_panel(database, reference: str, judge: str) -> None:
-    """Each run's corrected (PPI) estimate beside the human-only one from the same sample."""
+    """Each run's corrected (PPI) estimate beside the human-only one from the same sample, with the sample's
+    design said in words; then the coverage simulation (shown also where the estimate is refused)."""
     from store.queue import samples
 
     names = [None] + [s["name"] for s in samples(database) if s["task"] == "passage"]
@@ -326,9 +332,19 @@ def estimate_panel(database, reference: str, judge: str) -> None:
     try:
         view = service.estimate_view(database, reference, judge, sample=sample, k=int(k), threshold=int(threshold))
     except AssessError as exc:
-        st.info(esc(exc))
-        return
-    st.caption(esc(f"{view['estimator']}. Sample: {view['design']['rule']} ({view['design']['graded']} graded)."))
+        st.info(esc(f"No estimate: {exc}"))
+    else:
+        estimates(view, k=int(k))
+    st.subheader("Coverage of the intervals")
+    coverage_panel(database, reference, judge)
+
+
+def estimates(view: dict, *, k: int) -> None:
+    """The estimate view's figures: the design in words, a chart and a table per measure."""
+    design = view["design"]
+    st.caption(esc(f"{view['estimator']}. Sample ({design['kind']}): {design['statement']}."))
+    for reason in (view.get("refused") or {}).values():
+        st.caption(esc(f"NtR recall not estimated: {reason}"))
     shown = [m for m in ESTIMATES if m == "topics" or view.get(m)]
     measure = st.radio("Estimate", shown, format_func=ESTIMATES.get, horizontal=True, key="au_es_m")
     if measure == "topics":
@@ -337,32 +353,64 @@ def estimate_panel(database, reference: str, judge: str) -> None:
         entries = {r: v["estimate"] for r, v in view["ntr"]["runs"].items()}
     else:
         entries = {r: v["estimate"] for r, v in view[measure].items()}
-    rows, points = [], []
+    rows, points, missing = [], [], []
     for name, e in entries.items():
         if not e:
             continue
         rows.append({"name": name, "judge only": _num(e["judge_only"]), "λ": e["lambda"], "sampled": e["sampled"]})
+        if not e["estimable"]:
+            missing.append(name)
+            rows[-1] |= {f"{series} {x}": None for series in ("PPI", "human only") for x in ("value", "low", "high")}
+            rows[-1]["estimable"] = "no: nothing sampled"
+            continue
         for series, key in (("PPI", "ppi"), ("human only", "human_only")):
             points.append({"name": name, "series": series, **{x: e[key][x] for x in ("value", "low", "high")}})
             rows[-1] |= {f"{series} {x}": _num(e[key][x]) for x in ("value", "low", "high")}
+        rows[-1]["estimable"] = "yes"
     title = f"{ESTIMATES[measure].replace('@k', f'@{k}')}: PPI vs human only"
     figure(plots.interval_plot(points, title=title, axis=ESTIMATES[measure]), "audit_estimates")
+    if missing:
+        st.caption(
+            esc(
+                f"Not estimable (no sampled item informs it, so no interval is shown): {', '.join(missing)}. "
+                "Shares are reported inside [0, 1]."
+            )
+        )
     table(pd.DataFrame(rows), f"estimates_{measure}", key="au_es")
+
+
+def coverage_panel(database, reference: str, judge: str) -> None:
+    """The coverage simulation: a form for its size, its result kept for the pair and drawn below the form (a
+    download button cannot sit inside a form)."""
     with st.form("au_cov"):
         c1, c2 = st.columns(2)
         n = c1.number_input("Sample size", 2, 100000, 50, key="au_cov_n")
         repeats = c2.number_input("Repeats", 1, 10000, 500, key="au_cov_r")
-        if st.form_submit_button("Simulate coverage"):
-            try:
-                cov = service.coverage_view(database, reference, judge, sample=int(n), repeats=int(repeats))
-            except AssessError as exc:
-                error("", exc)
-            else:
-                st.caption(
-                    f"Nominal {cov['nominal']:.0%}, true share {cov['true_value']:.3f} of {cov['n_items']} items."
-                )
-                rows = [{"estimate": k, **cov[k]} for k in ("ppi", "human_only")]
-                table(pd.DataFrame(rows), "coverage", key="au_cov")
+        submitted = st.form_submit_button("Simulate coverage")
+    asked = (reference, judge, int(n), int(repeats))
+    if submitted:
+        try:
+            st.session_state["au_cov_result"] = (
+                asked,
+                service.coverage_view(database, reference, judge, sample=int(n), repeats=int(repeats)),
+            )
+        except AssessError as exc:
+            st.session_state.pop("au_cov_result", None)
+            error("", exc)
+            return
+    kept = st.session_state.get("au_cov_result")
+    if not kept or kept[0] != asked:  # another pair or size since: simulate again
+        return
+    cov = kept[1]
+    st.caption(
+        esc(
+            f"{reference} (reference) vs {judge} (judge): nominal {cov['nominal']:.0%}, true share "
+            f"{cov['true_value']:.3f} of {cov['n_items']} items both graded; {cov['repeats']} uniform samples "
+            f"of {cov['sample']}."
+        )
+    )
+    rows = [{"estimate": k, **cov[k]} for k in ("ppi", "human_only")]
+    table(pd.DataFrame(rows), "coverage", key="au_cov")
 
 
 def sample_panel(database, names: list[str], judge: str) -> None:

@@ -141,8 +141,7 @@ def confusion_heatmap(
         )
     )
     fig.update_layout(
-        title=f"Confusion (n = {report.get('n')}): κ = {_fmt(report.get('kappa'))}, "
-        f"agreement = {_fmt(report.get('agreement'))}",
+        title=f"Confusion (n = {report.get('n')}): {kappa_title(report)}, agreement = {_fmt(report.get('agreement'))}",
         xaxis_title=names[1],
         yaxis_title=names[0],
         yaxis_autorange="reversed",
@@ -150,9 +149,26 @@ def confusion_heatmap(
     return fig
 
 
-def kappa_bars(per_group: Mapping[Any, Mapping[str, Any]]) -> go.Figure:
-    """Draw one bar per group from :func:`assess.measures.agreement.kappa_by_group` (undefined kappa: no bar, 'n/a')."""
-    keys = list(per_group)
+def kappa_title(report: Mapping[str, Any]) -> str:
+    """Which kappa a figure shows, named as the page's headline names it: 'κ unweighted = 0.240', and beside
+    it the weighted one the report was asked for ('κ linear = 0.366')."""
+    if "kappa_unweighted" not in report:  # a bare report: its one kappa, with its weights named
+        return f"κ {report.get('weights') or 'unweighted'} = {_fmt(report.get('kappa'))}"
+    names = ["kappa_unweighted"] + ([f"kappa_{report['weights']}"] if report.get("weights") else [])
+    return ", ".join(f"{statistic_name(n)} = {_fmt(report.get(n))}" for n in names)
+
+
+def natural_order(keys) -> list:
+    """``keys`` with the digit runs of their text read as numbers: conversation 2 before 10."""
+    from assess.measures.ppi import natural_key
+
+    return sorted(keys, key=natural_key)
+
+
+def kappa_bars(per_group: Mapping[Any, Mapping[str, Any]], *, weights: str | None = None) -> go.Figure:
+    """Draw one bar per group from :func:`assess.measures.agreement.kappa_by_group` (undefined kappa: no bar, 'n/a'),
+    groups in natural order (conversation 2 before 10); ``weights`` names the kappa (None: unweighted)."""
+    keys = natural_order(per_group)
     kappas = [per_group[k].get("kappa") for k in keys]
     fig = go.Figure(
         go.Bar(
@@ -164,7 +180,8 @@ def kappa_bars(per_group: Mapping[Any, Mapping[str, Any]]) -> go.Figure:
             hovertemplate="%{x}<br>κ=%{text}<br>n=%{customdata[0]}<br>agreement=%{customdata[1]}<extra></extra>",
         )
     )
-    fig.update_layout(title="Cohen's κ per group", xaxis_title="group", yaxis_title="κ", yaxis_range=[-1, 1.1])
+    name = f"κ {weights or 'unweighted'}"
+    fig.update_layout(title=f"Cohen's {name} per group", xaxis_title="group", yaxis_title=name, yaxis_range=[-1, 1.1])
     return fig
 
 
@@ -203,7 +220,7 @@ def ranking_scatter(
 
 _STATISTIC_NAMES = {
     "agreement": "observed agreement",
-    "kappa_unweighted": "κ",
+    "kappa_unweighted": "κ unweighted",  # one name wherever it is shown, beside the weighted ones
     "kappa_linear": "κ linear",
     "kappa_quadratic": "κ quadratic",
     "kappa_binary": "κ binary",

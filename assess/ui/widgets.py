@@ -260,22 +260,29 @@ def agreement_panel(database, task: str, names: list[str], *, key: str, audit: b
     """Compare two label sources of ``task``: pickers, the agreement metrics, the confusion matrix and
     per-topic kappa. Returns (source A, source B, report).
 
-    The Scores page (``audit=False``) offers unweighted kappa and always draws; the judge audit
-    (``audit=True``) picks an LLM as source B, shows plain and weighted kappa side by side and draws
-    only when the two sources share items.
+    Source A defaults to a human source and source B to an LLM (by the sources' kinds:
+    :func:`assess.services.audit.default_roles`), each shown with its kind. The Scores page
+    (``audit=False``) offers unweighted kappa and always draws; the judge audit (``audit=True``) shows
+    plain and weighted kappa side by side and draws only when the two sources share items.
     """
-    from assess.services.audit import agreement_from_store
+    from assess.services.audit import agreement_from_store, rank_roles, role_label, stored_kinds
     from assess.ui import plots
 
+    kinds = stored_kinds(database, names)
+    first, second = rank_roles(names, kinds)
     c1, c2, c3, c4 = st.columns(4)
-    a = c1.selectbox("Source A", names, key=f"{key}_a")
+
+    def kind_label(name: str) -> str:
+        return role_label(name, kinds)
+
+    a = c1.selectbox("Source A", names, index=names.index(first), format_func=kind_label, key=f"{key}_a")
     if audit:
-        llm = [n for n in names if n.startswith("llm:")]
-        b_index = names.index(llm[0]) if llm and llm[0] != names[0] else 1
-        b = c2.selectbox("Source B (e.g. the LLM)", names, key=f"{key}_b", index=b_index)
+        b = c2.selectbox(
+            "Source B (e.g. the LLM)", names, index=names.index(second), format_func=kind_label, key=f"{key}_b"
+        )
         weights = c3.selectbox("Weights", ["linear", "quadratic"], key=f"{key}_w")
     else:
-        b = c2.selectbox("Source B", names, index=min(1, len(names) - 1), key=f"{key}_b")
+        b = c2.selectbox("Source B", names, index=names.index(second), format_func=kind_label, key=f"{key}_b")
         weights = c3.selectbox("Weights", ["none", "linear", "quadratic"], key=f"{key}_w")
     threshold = c4.number_input("Binarise at ≥", 0, 4, 2 if task == "passage" else 1, key=f"{key}_t")
     report = agreement_from_store(
@@ -285,7 +292,7 @@ def agreement_panel(database, task: str, names: list[str], *, key: str, audit: b
         shown = {
             "n": "n",
             "agreement": "agreement",
-            "kappa_unweighted": "κ",
+            "kappa_unweighted": "κ unweighted",
             f"kappa_{weights}": f"κ {weights}",
             "kappa_binary": f"κ binary (≥ {threshold})",
         }
@@ -297,7 +304,7 @@ def agreement_panel(database, task: str, names: list[str], *, key: str, audit: b
     if report["n"] or not audit:
         prefix = "audit_" if audit else ""
         figure(plots.confusion_heatmap(report, names=(a, b)), f"{prefix}confusion")
-        figure(plots.kappa_bars(report["per_topic"]), f"{prefix}kappa_per_topic")
+        figure(plots.kappa_bars(report["per_topic"], weights=report.get("weights")), f"{prefix}kappa_per_topic")
     return a, b, report
 
 
