@@ -145,7 +145,13 @@ def _compare_stored(
     Without ``replace``, the first response that differs from the stored one is refused."""
     stored: dict[tuple[str, str], dict] = {}
     for name in sorted({r.run for r in responses}):
-        stored.update({(s["run"], s["turn_id"]): s for s in _responses(db, run=name)})
+        given = [r.turn_id for r in responses if r.run == name]
+        have = row(db, "SELECT COUNT(*) AS n FROM responses WHERE run = :run", {"run": name})["n"]
+        if have <= 2 * len(given):  # the run's stored responses are few beside these: read them all at once
+            stored.update({(s["run"], s["turn_id"]): s for s in _responses(db, run=name)})
+        else:  # a block of a large file (or a few responses of a large run): only the ones given
+            for turn in given:
+                stored.update({(s["run"], s["turn_id"]): s for s in _responses(db, run=name, turn_id=turn)})
     kept: set[int] = set()
     for i, (r, offsets, origin) in enumerate(zip(responses, spans, origins, strict=True)):
         old = stored.get((r.run, r.turn_id))

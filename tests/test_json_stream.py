@@ -1,0 +1,298 @@
+"""JSON and JSONL inputs read incrementally (issue 21): records come one at a time, before the rest of
+the file is read; errors still name the file, the line (or JSON path) and expected vs found, as the
+whole-file parser does; an import that fails in a later block leaves the store unchanged.
+
+Memory itself is measured by tests/benchmarks/bench_json.py, not here."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from assess.errors import FormatError
+from assess.formats import reading
+from assess.formats.ikat import iter_topics
+from assess.formats.reading import JsonRecords, json_path_line, parse_json_text
+from assess.formats.responses import iter_rag_answers
+from assess.services.loading import load_file, load_upload
+from store import open_db
+from tests.helpers import snapshot
+
+
+class Recording(io.BytesIO):
+    """A binary file object that remembers how far it has been read."""
+
+    def __init__(self, data: bytes):
+        super().__init__(data)
+        self.furthest = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = super().read(size)
+        self.furthest = max(self.furthest, self.tell())
+        return data
+
+
+def conversation(number: int, turns: int = 3, text: str = "x" * 500) -> dict:
+    return {
+        "number": number,
+        "title": f"c{number}",
+        "ptkb": {"1": "I like tea.", "2": "I live in Delft."},
+        "turns": [
+            {"turn_id": t, "utterance": "u", "resolved_utterance": "r", "response": text, "ptkb_provenance": [1]}
+            for t in range(1, turns + 1)
+        ],
+    }
+
+
+def topics_bytes(count: int, **kwargs) -> bytes:
+    return json.dumps([conversation(n, **kwargs) for n in range(count)], indent=1).encode()
+
+
+# ------------------------------------------------------------------------------- incrementality
+
+
+def test_the_first_conversation_comes_before_the_end_of_the_file_is_read():
+    data = topics_bytes(3000)  # about 5.5 MB
+    upload = Recording(data)
+    conversations = iter_topics(upload, name="big.json")
+    first = next(conversations)
+    assert first.id == "0" and len(first.turns) == 3
+    assert upload.furthest <= 2 * reading.BLOCK_BYTES < len(data)
+    assert sum(1 for _ in conversations) == 2999  # and the rest is there
+    assert upload.furthest == len(data)
+
+
+def test_records_are_read_a_block_at_a_time_from_a_file_object():
+    data = json.dumps({f"t{i}": {"[1]": "n" * 300} for i in range(30_000)}).encode()  # about 10 MB
+    upload = Recording(data)
+    records = iter(JsonRecords(upload, "nuggets.json"))
+    for seen, _record in enumerate(records, start=1):
+        if seen == 10_000:
+            break
+    assert upload.furthest < len(data) * 0.5  # a third of the records, well under half the file read
+
+
+def test_a_jsonl_answer_file_gives_its_first_answer_before_a_bad_last_line_is_read(tmp_path):
+    path = tmp_path / "answers.jsonl"
+    line = {"run_id": "r", "topic_id": "t0", "references": ["p"], "answer": [{"text": "A.", "citations": [0]}]}
+    with open(path, "w") as out:
+        for n in range(20_000):  # about 2 MB: more than one block of lines
+            out.write(json.dumps({**line, "topic_id": f"t{n}"}) + "\n")
+        out.write("{not json\n")
+    answers = iter_rag_answers(path)
+    assert next(answers).turn_id == "t0"  # given before the broken line at the end is read
+    with pytest.raises(FormatError, match=r"answers.jsonl:20001: expected one JSON object per line"):
+        list(answers)
+
+
+# ------------------------------------------------------------------ the same values and errors
+
+
+@pytest.fixture(params=[1, 2, 3, 7, 64, 2**20], ids=lambda n: f"reads-of-{n}")
+def small_reads(request, monkeypatch):
+    """Read the file this many bytes at a time, so that records, strings, escapes and UTF-8 characters
+    are cut at every possible place between two reads."""
+    monkeypatch.setattr(reading, "BLOCK_BYTES", request.param)
+    return request.param
+
+
+def records_of(data: bytes, name: str = "f.json") -> tuple[type, list]:
+    with JsonRecords(io.BytesIO(data), name) as records:
+        return records.kind, [(key, value) for key, value, _check in records]
+
+
+VALID = [
+    b"[]",
+    b" {}\n",
+    b'[1, -2.5e3, "a", true, null, {"k": [1, {"x": "y"}]}, []]',
+    '\ufeff[{"t\u00e9": "caf\u00e9 \U0001f600 \\u00e9 \\" \\\\ ] } [ {"}]'.encode(),
+    b'{"a": {"b": 1},\n "c": [1, 2, 3],\n "d": "\\\\"}',
+    b'{"a": 1, "a": 1}',  # the same value twice: given once
+    b'\n\n  [\n  {"deep": ' + b"[" * 150 + b"]" * 150 + b"}\n]\n",
+    b'"just a string"',
+    b"42",
+]
+
+
+@pytest.mark.parametrize("data", VALID, ids=range(len(VALID)))
+def test_records_are_the_values_the_whole_file_parser_gives(data, small_reads):
+    whole = parse_json_text("f.json", data.decode("utf-8-sig"))
+    kind, records = records_of(data)
+    assert kind is type(whole)
+    if isinstance(whole, list):
+        assert [value for _index, value in records] == whole
+        assert [index for index, _value in records] == list(range(len(whole)))
+    elif isinstance(whole, dict):
+        assert dict(records) == whole and len(records) == len(whole)
+    else:
+        assert records == []
+
+
+# (bytes, the line named, words of the message): each as the whole-file parser says it
+MALFORMED = [
+    (b"", 1, "expected complete, valid JSON, found the end of the file"),
+    (b'[\n{"a": 1},\n{"b": 2}', 3, "found the end of the file"),
+    (b'[\n{"a": 1},\n{"b": "unfinished', 3, "found the end of the file"),
+    (b'[\n{"a": 1}\n{"b": 2}]', 3, "Expecting ',' delimiter"),
+    (b'[\n{"a": 1},\n{"b" 2}]', 3, "Expecting ':' delimiter"),
+    (b'[\n{"a": 1},\n]', 3, "Expecting value"),
+    (b'{\n"a": 1,\n2: 3}', 3, "Expecting property name"),
+    (b'{\n"a": 1\n"b": 2}', 3, "Expecting ',' delimiter"),
+    (b"[1]\n\nx", 3, "Extra data"),
+    (b'[\n{"a": 1},\n{"b": NaN}]', 3, "NaN and Infinity are not JSON"),
+    (b'[\n{"a": 1},\n{"b": 1e999}]', 3, "a finite number"),
+    (b'[\n{"a": 1},\n{"b": 99999999999999999999}]', 3, "at most 19 digits"),
+    (b'[\n1,\n{"b": 1,\n "b": 2}]', 3, "the key 'b' twice with different values"),
+    (b'{"a": 1,\n "b": 2,\n "a": 3}', 1, "the key 'a' twice with different values (again on line 3)"),
+    (b'[\n1,\n"\\ud800"]', 3, "text without lone surrogates"),
+    (b'{"x": 1,\n"\\udc00": 1}', 2, "keys without lone surrogates"),
+    (b'[\n1,\n"a\\u0000"]', 3, "text without NUL characters"),
+    (b'[\n1,\n"\xff"]', 3, "expected UTF-8 text, found the byte 0xff at column 2"),
+    (b'[\n1,\n "\xc3\xa9\xc3"]', 3, "found the byte 0xc3 at column 5"),
+    (b"[\n1,\n" + b"[" * 250 + b"]" * 250 + b"]", 3, "nested at most 200 levels"),
+    (b'{"a":\n' + b'{"a":' * 200 + b"1" + b"}" * 201, 2, "nested at most 200 levels"),
+    (b'[\n1,\n"a\tb"]', 3, "Invalid control character"),
+]
+
+
+@pytest.mark.parametrize(("data", "line", "words"), MALFORMED, ids=range(len(MALFORMED)))
+def test_a_malformed_file_is_refused_naming_its_line(data, line, words, small_reads):
+    with pytest.raises(FormatError) as err:
+        records_of(data)
+    assert err.value.line == line, str(err.value)
+    assert str(err.value).startswith(f"f.json:{line}: expected ")
+    assert words in str(err.value)
+
+
+def test_wrong_shapes_name_the_line_and_the_json_path(tmp_path, small_reads):
+    path = tmp_path / "t.json"
+    good = json.dumps(conversation(1), indent=1)
+    bad = json.dumps(conversation(2), indent=1).replace('"turn_id": 3', '"turn_id": -3')
+    text = "[" + good + ",\n" + bad + "]"
+    path.write_text(text)
+    with pytest.raises(FormatError) as err:
+        list(iter_topics(path))
+    # the line the whole-file reader named: where the turn holding the value starts
+    assert err.value.line == reading.json_line(text, (1, "turns", 2, "turn_id")) == 64
+    assert "an integer turn id 0..1,000,000,000 at [1]['turns'][2]['turn_id'], found int '-3'" in str(err.value)
+    assert json_path_line(path, (1, "turns", 2, "turn_id")) == err.value.line
+    path.write_text('{"not": "a list"}')
+    with pytest.raises(FormatError, match=r"t.json:1: expected a list of conversations at the top level, found dict"):
+        list(iter_topics(path))
+    path.write_text("[\n\n3]")
+    with pytest.raises(FormatError, match=r"t.json:3: expected a conversation object at \[0\], found int '3'"):
+        list(iter_topics(path))
+    path.write_text("  []")
+    with pytest.raises(FormatError, match=r"t.json:1: expected at least one conversation at the top level"):
+        list(iter_topics(path))
+
+
+def test_the_size_limit_holds_for_a_file_object(monkeypatch):
+    monkeypatch.setattr(reading, "MAX_JSON_BYTES", 1000)
+    with pytest.raises(FormatError, match=r"big.json: expected a file of at most 0 MiB"):
+        records_of(b"[" + b"1, " * 1000 + b"1]", "big.json")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    value=st.one_of(
+        st.lists(st.recursive(st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(), st.lists)),
+        st.dictionaries(
+            st.text(), st.recursive(st.integers(0, 9) | st.text(), lambda c: st.dictionaries(st.text(), c))
+        ),
+    ),
+    indent=st.sampled_from([None, 0, 1, 4]),
+    ascii_only=st.booleans(),
+    read=st.integers(1, 40),
+)
+def test_any_document_streams_to_the_values_parsed_whole(value, indent, ascii_only, read, monkeypatch):
+    monkeypatch.setattr(reading, "BLOCK_BYTES", read)
+    text = json.dumps(value, indent=indent, ensure_ascii=ascii_only)
+    try:
+        whole = parse_json_text("f.json", text)
+    except FormatError as exc:  # lone surrogates, NUL: the stream refuses them on the same line
+        with pytest.raises(FormatError) as err:
+            records_of(text.encode("utf-8", "surrogatepass"))
+        assert err.value.line == exc.line
+        return
+    kind, records = records_of(text.encode())
+    assert kind is type(whole)
+    assert (dict(records) if kind is dict else [v for _k, v in records]) == whole
+
+
+# ------------------------------------------------------------------------- imports in blocks
+
+
+def test_a_topics_import_refused_in_a_later_block_leaves_the_store_unchanged(store_target, tmp_path, monkeypatch):
+    from store import imports
+
+    monkeypatch.setattr(imports, "TOPICS_PER_BLOCK", 2)
+    db = open_db(store_target)
+    path = tmp_path / "topics.json"
+    path.write_bytes(topics_bytes(3))
+    assert load_file(db, "topics", path)["conversations"] == 3
+    before = snapshot(store_target)
+    bad = [conversation(n) for n in range(10, 15)] + [{**conversation(15), "ptkb": ["a list"]}]
+    path.write_text(json.dumps(bad, indent=1))
+    with pytest.raises(FormatError, match=r"topics.json:\d+: expected a dict at \[5\]\['ptkb'\]"):
+        load_file(db, "topics", path)  # blocks of 2: four conversations were written before the error
+    missing_parent = [conversation(n) for n in range(20, 25)]
+    missing_parent[4]["turns"][1]["parent"] = 9
+    path.write_text(json.dumps(missing_parent, indent=1))
+    with pytest.raises(FormatError) as err:
+        load_file(db, "topics", path)
+    assert "a parent turn given in the file or already stored" in str(err.value)
+    assert err.value.line == json_path_line(path, (4, "turns", 1, "parent"))
+    db.close()
+    assert snapshot(store_target) == before
+
+
+def test_a_rag_import_refused_in_a_later_block_leaves_the_store_unchanged(store_target, tmp_path, monkeypatch):
+    from assess.services import response_files
+
+    monkeypatch.setattr(response_files, "RESPONSES_PER_BLOCK", 2)
+    db = open_db(store_target)
+    topics = tmp_path / "topics.json"
+    topics.write_bytes(topics_bytes(2))
+    load_file(db, "topics", topics)
+    answers = tmp_path / "answers.jsonl"
+    lines = [
+        {"run_id": "r", "topic_id": f"{c}_{t}", "references": ["p:1"], "answer": [{"text": "A.", "citations": [0]}]}
+        for c in range(2)
+        for t in range(1, 4)
+    ]
+    answers.write_text("".join(json.dumps(line) + "\n" for line in lines[:5]))
+    summary = load_file(db, "rag-answers", answers)
+    assert summary == {
+        "responses": 5,
+        "with_citations": 5,
+        "citations": 5,
+        "new": 5,
+        "replaced": 0,
+        "unchanged": 0,
+        "runs": 1,
+    }
+    before = snapshot(store_target)
+    changed = {**lines[4], "answer": [{"text": "B.", "citations": [0]}]}
+    answers.write_text("".join(json.dumps(line) + "\n" for line in [lines[5], *lines[:4], changed]))
+    with pytest.raises(FormatError, match=r"answers.jsonl:6: expected the response stored for run 'r'"):
+        load_file(db, "rag-answers", answers)  # the new response of line 1 was written in the first block
+    answers.write_text("".join(json.dumps(line) + "\n" for line in [lines[5], *lines[:4]]) + '{"run_id": 1}\n')
+    with pytest.raises(FormatError, match=r"answers.jsonl:6: "):
+        load_file(db, "rag-answers", answers)
+    db.close()
+    assert snapshot(store_target) == before
+
+
+def test_an_upload_is_read_from_its_file_object(tmp_path):
+    db = open_db(tmp_path / "s.db")
+    upload = Recording(topics_bytes(4))
+    assert load_upload(db, "topics", "my topics.json", upload)["turns"] == 12
+    bad = Recording(b"[\n" + json.dumps(conversation(9)).encode() + b",\n{]")
+    with pytest.raises(FormatError, match=r"^my topics.json:3: expected complete, valid JSON"):
+        load_upload(db, "topics", "my topics.json", bad)
+    db.close()
