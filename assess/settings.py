@@ -41,6 +41,25 @@ def secret_key() -> str | None:
     return os.environ.get("ASSESS_SECRET_KEY") or None
 
 
+SESSION_HOURS = 10.0
+"""How long a sign-in lasts by default: a working day."""
+
+
+def session_hours() -> float:
+    """$ASSESS_SESSION_HOURS: how long a sign-in lasts in a browser (reloads, bookmarks and other tabs
+    included), from 0.1 to 720 hours; default :data:`SESSION_HOURS`. Any other value is refused."""
+    given = (os.environ.get("ASSESS_SESSION_HOURS") or "").strip()
+    if not given:
+        return SESSION_HOURS
+    try:
+        hours = float(given)
+    except ValueError:
+        hours = float("nan")
+    if not 0.1 <= hours <= 720:
+        raise ValueError(f"ASSESS_SESSION_HOURS: expected a number of hours from 0.1 to 720, found {given!r}")
+    return hours
+
+
 def trust_forwarded_for() -> bool:
     """$ASSESS_TRUST_PROXY=1: the client address is the last X-Forwarded-For entry (behind our own proxy)."""
     return os.environ.get("ASSESS_TRUST_PROXY", "0") in ("1", "true", "yes")

@@ -15,7 +15,7 @@ embedded demo.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from assess.errors import AssessError
 from assess.tasks import ORGANIZER_ACTIONS, Role
@@ -66,6 +66,7 @@ def record_action(
         return None if v is None else v if isinstance(v, str) else json.dumps(v, sort_keys=True)
 
     with write(db):
+        check_writer(db, by, action=kind)
         run(
             db,
             "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
@@ -145,6 +146,7 @@ def add(db: Store, name: str, role: str, password_hash: str | None, *, by: str |
 
     role = role_of(role)
     with write(db):
+        check_writer(db, by, action="account")  # before the change: an organizer demoted meanwhile changes nothing
         name = sign_in(db, name)
         if get(db, name) is not None:
             raise AccountError(f"an account {name!r} exists already (users reset gives it a new password)")
@@ -171,6 +173,7 @@ def add(db: Store, name: str, role: str, password_hash: str | None, *, by: str |
 def set_disabled(db: Store, name: str, disabled: bool, *, by: str | None) -> bool:
     """Disable (or enable) an account; False when it already was."""
     with write(db):
+        check_writer(db, by, action="account")  # before the change: an organizer demoted meanwhile changes nothing
         found = _existing(db, name)
         if bool(found["disabled"]) == disabled:
             return False
@@ -188,6 +191,8 @@ def set_disabled(db: Store, name: str, disabled: bool, *, by: str | None) -> boo
             {**_state(found), "disabled": disabled},
             via="disable" if disabled else "enable",
         )
+        if disabled:  # every open browser session of the account ends with it
+            end_sessions(db, name, datetime.now(UTC), by=by)
     return True
 
 
@@ -195,6 +200,7 @@ def set_role(db: Store, name: str, role: str, *, by: str | None) -> bool:
     """Change an account's role; False when it already had it."""
     role = role_of(role)
     with write(db):
+        check_writer(db, by, action="account")  # before the change: an organizer demoted meanwhile changes nothing
         found = _existing(db, name)
         if found["role"] == role.value:
             return False
@@ -211,6 +217,7 @@ def reset(db: Store, name: str, password_hash: str | None, *, by: str | None) ->
     """Replace the password hash (None: link sign-in only) and invalidate every earlier sign-in link;
     return the new link version."""
     with write(db):
+        check_writer(db, by, action="account")  # before the change: an organizer demoted meanwhile changes nothing
         found = _existing(db, name)
         version = found["link_version"] + 1
         run(
@@ -220,6 +227,7 @@ def reset(db: Store, name: str, password_hash: str | None, *, by: str | None) ->
             {"password_hash": password_hash, "version": version, "by": by, "at": now(), "name": name},
         )
         record_action(db, by, "account", name, _state(found), _state(found), via="reset")
+        end_sessions(db, name, datetime.now(UTC), by=by)  # a reset signs the account out everywhere
     return version
 
 
@@ -266,3 +274,138 @@ def clear_failures(db: Store, scope: str) -> None:
 
 def count(db: Store) -> int:
     return value(db, "SELECT COUNT(*) AS n FROM accounts")
+
+
+def reserve_attempt(db: Store, scopes: list[str], at: datetime, *, window: timedelta, limit: int) -> list[int] | None:
+    """Count one sign-in attempt for each scope before its password is checked, atomically: under the store's
+    write lock, refuse (None, nothing written) when a scope already has ``limit`` failures or attempts in
+    flight within the window; otherwise insert the attempt's rows and return their ids. The caller deletes
+    them (:func:`attempt_succeeded`) when the password was right; a wrong password leaves them as the failures
+    they are. So concurrent attempts cannot all pass a count that none of them had written yet."""
+    with write(db):
+        run(db, "DELETE FROM sign_in_failures WHERE at < :before", {"before": _stamp(at - window)})
+        for scope in scopes:
+            failed, _first = failures_since(db, scope, at - window)
+            if failed >= limit:
+                return None
+        ids = []
+        for scope in scopes:
+            run(db, "INSERT INTO sign_in_failures (scope, at) VALUES (:scope, :at)", {"scope": scope, "at": _stamp(at)})
+            ids.append(value(db, "SELECT MAX(id) AS id FROM sign_in_failures WHERE scope = :scope", {"scope": scope}))
+        return ids
+
+
+def attempt_succeeded(db: Store, account_scope: str, attempt: list[int]) -> None:
+    """A right password: forget this attempt's rows and the account's earlier failures (the address keeps
+    its other failures)."""
+    with write(db):
+        for found in attempt:
+            run(db, "DELETE FROM sign_in_failures WHERE id = :id", {"id": found})
+        run(db, "DELETE FROM sign_in_failures WHERE scope = :scope", {"scope": account_scope})
+
+
+# ------------------------------------------------------------------------------------------- sessions
+
+
+def start_session(db: Store, session_id: str, name: str, kind: str, via: str, at: datetime, expires: datetime) -> None:
+    """Record a browser session (``session_id``: the hash of the cookie's secret)."""
+    with write(db):
+        if kind == "account":
+            found = get(db, name)
+            if found is None or found["disabled"]:
+                raise AccountError(f"the account {name!r} is disabled or gone: no session started")
+        run(
+            db,
+            "INSERT INTO sign_in_sessions (id, name, kind, via, created_at, expires_at) "
+            "VALUES (:id, :name, :kind, :via, :at, :expires)",
+            {"id": session_id, "name": name, "kind": kind, "via": via, "at": _stamp(at), "expires": _stamp(expires)},
+        )
+
+
+def live_session(db: Store, session_id: str, at: datetime) -> dict | None:
+    """The session ``session_id`` when it has neither ended nor expired, with the account's current role and
+    state (``role`` None for an open-mode name; ``disabled`` 1 for a disabled or deleted account)."""
+    found = row(
+        db,
+        "SELECT s.name, s.kind, s.via, s.expires_at, a.role, "
+        "CASE WHEN s.kind = 'open' THEN 0 WHEN a.name IS NULL THEN 1 ELSE a.disabled END AS disabled "
+        "FROM sign_in_sessions s LEFT JOIN accounts a ON a.name = s.name AND s.kind = 'account' "
+        "WHERE s.id = :id AND s.ended_at IS NULL AND s.expires_at > :at",
+        {"id": session_id, "at": _stamp(at)},
+    )
+    return found
+
+
+def end_sessions(db: Store, name: str, at: datetime, *, by: str | None, session_id: str | None = None) -> int:
+    """End every open session of ``name`` (or only ``session_id``); return how many ended."""
+    with write(db):
+        sql = "UPDATE sign_in_sessions SET ended_at = :at, ended_by = :by WHERE name = :name AND ended_at IS NULL"
+        params = {"at": _stamp(at), "by": by or UNKNOWN_ACTOR, "name": name}
+        if session_id is not None:
+            sql += " AND id = :id"
+            params["id"] = session_id
+        before = value(
+            db, "SELECT COUNT(*) AS n FROM sign_in_sessions WHERE name = :name AND ended_at IS NULL", {"name": name}
+        )
+        run(db, sql, params)
+        after = value(
+            db, "SELECT COUNT(*) AS n FROM sign_in_sessions WHERE name = :name AND ended_at IS NULL", {"name": name}
+        )
+        return before - after
+
+
+def open_sessions(db: Store, name: str, at: datetime) -> int:
+    """How many sessions of ``name`` are open now."""
+    return value(
+        db,
+        "SELECT COUNT(*) AS n FROM sign_in_sessions WHERE name = :name AND ended_at IS NULL AND expires_at > :at",
+        {"name": name, "at": _stamp(at)},
+    )
+
+
+def use_link(db: Store, nonce: str, name: str, at: datetime, expires: datetime) -> bool:
+    """Mark a sign-in link's nonce used; False when it was used before (the link signs in once). Nonces of
+    links that have expired anyway are forgotten."""
+    with write(db):
+        run(db, "DELETE FROM sign_in_links_used WHERE expires_at < :at", {"at": _stamp(at)})
+        if row(db, "SELECT 1 AS used FROM sign_in_links_used WHERE nonce = :nonce", {"nonce": nonce}):
+            return False
+        run(
+            db,
+            "INSERT INTO sign_in_links_used (nonce, name, used_at, expires_at) VALUES (:nonce, :name, :at, :expires)",
+            {"nonce": nonce, "name": name, "at": _stamp(at), "expires": _stamp(expires)},
+        )
+        return True
+
+
+# ------------------------------------------------------------------------------------------- writers
+
+
+class NotAllowed(AssessError):
+    """A write by someone whose account is disabled (or gone), or whose role no longer allows it."""
+
+
+ACTION_ROLES: dict[str, tuple[str, ...]] = {
+    "account": ("organizer",),
+    "assignment": ("organizer",),
+    "judging-mode": ("organizer",),
+    "import": ("organizer",),
+    "adjudication": ("organizer", "adjudicator"),
+}
+"""The roles whose accounts may take each organizer action (checked in the action's own transaction)."""
+
+
+def check_writer(db: Store, name: str | None, *, action: str | None = None) -> None:
+    """Inside a write transaction: refuse a write by an account that is disabled now, or (``action``) whose
+    current role may not take that action. Names that are no account (imported sources, LLMs, open-mode
+    names, ``os:USER`` of the command line) are not accounts' writes and pass."""
+    if not name:
+        return
+    found = row(db, "SELECT role, disabled FROM accounts WHERE name = :name", {"name": name})
+    if found is None:
+        return
+    if found["disabled"]:
+        raise NotAllowed(f"the account {name!r} is disabled: nothing was saved")
+    allowed = ACTION_ROLES.get(action or "")
+    if allowed and found["role"] not in allowed:
+        raise NotAllowed(f"{name!r} is now {found['role']}, which may not do this ({action}): nothing was saved")

@@ -16,6 +16,7 @@ from typing import Any
 
 from assess.errors import AssessError
 from assess.tasks import MATCH_SUPPORT, LabelKind, Task, label_kind
+from store.accounts import check_writer
 from store.db import Store, column, columns, each, now, row, rows, run, run_many, write
 
 Item = tuple[str, ...]
@@ -95,6 +96,7 @@ def save(
     key = _item(kind, item)
     checked = kind.check(value)
     with write(db):
+        check_writer(db, source)  # an account disabled meanwhile saves nothing (same transaction)
         columns = _extra_columns(db, kind, key, extra)
         run(
             db,
@@ -123,6 +125,7 @@ def save_many(
     with write(db):
         if not batch:
             return 0
+        check_writer(db, source)
         columns = _extra_columns(db, kind, batch[0][0], extra) if kind.task is not Task.PTKB else None
         if columns is not None:
             run_many(
@@ -142,6 +145,7 @@ def set_note(db: Store, task: str | Task, source: str, item: Sequence, note: str
     kind = label_kind(task)
     key = _item(kind, item)
     with write(db):
+        check_writer(db, source)
         changed = run(
             db,
             f"UPDATE {kind.table} SET note = :note, updated_at = :updated_at WHERE {_where(kind)}",
@@ -165,6 +169,7 @@ def delete(db: Store, task: str | Task, source: str, item: Sequence) -> bool:
     """Remove one label (the history keeps it); False when there was none."""
     kind = label_kind(task)
     with write(db):
+        check_writer(db, source)
         return run(db, f"DELETE FROM {kind.table} WHERE {_where(kind)}", _key(kind, source, _item(kind, item))) > 0
 
 
@@ -323,6 +328,7 @@ def undo(db: Store, task: str | Task, source: str) -> Item | None:
     """
     kind = label_kind(task)
     with write(db):
+        check_writer(db, source)
         target = last_change(db, source, kind.task.value)
         if target is None:
             return None

@@ -9,6 +9,7 @@ older links stop working. Nothing here logs a password, a hash, a link or the ke
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from dataclasses import dataclass
@@ -127,35 +128,51 @@ def _wait(first: str | None, at: datetime) -> int:
     return max(1, int((since + WINDOW - at).total_seconds() // 60) + 1)
 
 
+_DUMMY_HASH: list[str] = []
+
+
+def _dummy_hash() -> str:
+    """A hash of a random password, made once per process with the same parameters as real ones: an unknown
+    name is verified against it, so it costs the same time as a known name with a wrong password."""
+    if not _DUMMY_HASH:
+        _DUMMY_HASH.append(_hasher().hash(secrets.token_urlsafe(16)))
+    return _DUMMY_HASH[0]
+
+
 def check_password(
     db: Store, name: str, password: str, *, address: str | None = None, at: datetime | None = None
 ) -> Person:
     """The person whose name and password these are, or :class:`SignInRefused`. After
     :data:`MAX_FAILURES` failures within :data:`WINDOW` for the account or for the client address, every
-    attempt is refused (correct or not) until the oldest of them leaves the window."""
+    attempt is refused (correct or not) until the oldest of them leaves the window.
+
+    The attempt is counted before the password is checked, in one transaction under the store's write lock
+    (attempts in flight count as failures until they succeed), so concurrent attempts cannot get more
+    than :data:`MAX_FAILURES` checks between them. A name without an account (or without a password) is
+    checked against a dummy hash, so it takes as long as a wrong password for a real account."""
     at = _clock(at)
     name = (name or "").strip()
     scopes = [f"account:{name}"] + ([f"address:{address}"] if address else [])
-    for scope in scopes:
-        failed, first = accounts.failures_since(db, scope, at - WINDOW)
-        if failed >= MAX_FAILURES:
-            what = "this account" if scope.startswith("account:") else "this address"
-            raise SignInRefused(f"too many failed sign-ins for {what}: try again in {_wait(first, at)} minutes")
+    attempt = accounts.reserve_attempt(db, scopes, at, window=WINDOW, limit=MAX_FAILURES)
+    if attempt is None:
+        firsts = [accounts.failures_since(db, scope, at - WINDOW) for scope in scopes]
+        blocked = [(scope, first) for scope, (n, first) in zip(scopes, firsts) if n >= MAX_FAILURES]
+        scope, first = blocked[0] if blocked else (scopes[0], None)
+        what = "this account" if scope.startswith("account:") else "this address"
+        raise SignInRefused(f"too many failed sign-ins for {what}: try again in {_wait(first, at)} minutes")
     found = accounts.get(db, name) if name else None
-    ok = False
-    if found is not None and found["password_hash"]:
-        from argon2.exceptions import InvalidHashError, VerificationError
+    stored = found["password_hash"] if found is not None and found["password_hash"] else None
+    from argon2.exceptions import InvalidHashError, VerificationError
 
-        try:
-            ok = _hasher().verify(found["password_hash"], password or "")
-        except (VerificationError, InvalidHashError):
-            ok = False
+    try:
+        ok = _hasher().verify(stored or _dummy_hash(), password or "") and stored is not None
+    except (VerificationError, InvalidHashError):
+        ok = False
     if not ok:
-        accounts.record_failure(db, scopes, at, window=WINDOW)
         raise SignInRefused("wrong name or password")
     person = _person(found)
-    accounts.clear_failures(db, scopes[0])
-    if _hasher().check_needs_rehash(found["password_hash"]):
+    accounts.attempt_succeeded(db, scopes[0], attempt)
+    if _hasher().check_needs_rehash(stored):
         accounts.rehash(db, name, _hasher().hash(password))
     return person
 
@@ -193,7 +210,9 @@ def _serializer(db: Store):
 
 
 def make_link(db: Store, name: str, base_url: str, *, minutes: int = LINK_MINUTES, at: datetime | None = None) -> str:
-    """A personal sign-in link ``BASE/?signin=TOKEN`` valid for ``minutes`` (until the account is reset)."""
+    """A personal sign-in link ``BASE/#signin=TOKEN``, valid once, for ``minutes`` (and until the account is
+    reset). The token is in the address's fragment, which browsers never send to a server: no request line,
+    referrer or proxy log holds it; the page reads it, signs in and removes it from the address bar."""
     parts = urlsplit(base_url or "")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise AssessError(
@@ -206,21 +225,24 @@ def make_link(db: Store, name: str, base_url: str, *, minutes: int = LINK_MINUTE
         raise accounts.AccountError(f"no account {name!r} (python -m assess users list shows them)")
     _person(found)
     expires = int((_clock(at) + timedelta(minutes=minutes)).timestamp())
-    token = _serializer(db).dumps({"n": found["name"], "v": found["link_version"], "x": expires})
-    return f"{base_url.rstrip('/')}/?signin={quote(token)}"
+    nonce = secrets.token_urlsafe(12)
+    token = _serializer(db).dumps({"n": found["name"], "v": found["link_version"], "x": expires, "j": nonce})
+    return f"{base_url.rstrip('/')}/#signin={quote(token)}"
 
 
 def check_link(db: Store, token: str, *, at: datetime | None = None) -> Person:
-    """The person a sign-in link's token names, or :class:`SignInRefused` (damaged, expired, replaced by a
-    reset, disabled or deleted account)."""
+    """The person a sign-in link's token names, or :class:`SignInRefused` (damaged, expired, used before,
+    replaced by a reset, disabled or deleted account). A link signs in once: its nonce is recorded on first
+    use (until it would have expired)."""
     from itsdangerous import BadSignature
 
     try:
         data = _serializer(db).loads(token or "")
-        name, version, expires = data["n"], int(data["v"]), int(data["x"])
+        name, version, expires, nonce = data["n"], int(data["v"]), int(data["x"]), str(data["j"])
     except (BadSignature, KeyError, TypeError, ValueError):
         raise SignInRefused("this sign-in link is not valid (damaged, or not made by this workbench)") from None
-    if _clock(at).timestamp() > expires:
+    now_at = _clock(at)
+    if now_at.timestamp() > expires:
         when = datetime.fromtimestamp(expires, UTC).strftime("%Y-%m-%d %H:%M UTC")
         raise SignInRefused(f"this sign-in link expired on {when}; ask an organizer for a new one")
     found = accounts.get(db, name)
@@ -228,7 +250,70 @@ def check_link(db: Store, token: str, *, at: datetime | None = None) -> Person:
         raise SignInRefused("this sign-in link's account no longer exists")
     if found["link_version"] != version:
         raise SignInRefused("this sign-in link was replaced (the account was reset); ask an organizer for a new one")
-    return _person(found)
+    person = _person(found)
+    if not accounts.use_link(db, nonce, name, now_at, datetime.fromtimestamp(expires, UTC)):
+        raise SignInRefused("this sign-in link was used already (a link signs in once); ask an organizer for a new one")
+    return person
+
+
+# ------------------------------------------------------------------------------------------- sessions
+
+
+SESSION_COOKIE = "assess_session"
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Whoever a browser session belongs to now: an account with its current role, or (``role`` None) a
+    name typed in open mode."""
+
+    name: str
+    role: Role | None
+    session: str
+
+
+def _session_id(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def start_session(db: Store, name: str, *, kind: str, via: str, at: datetime | None = None) -> str:
+    """Start a browser session for ``name`` (an account, or an open-mode name) lasting
+    :func:`assess.settings.session_hours`; return the secret for the cookie (only its hash is stored)."""
+    at = _clock(at)
+    secret = secrets.token_urlsafe(32)
+    try:
+        expires = at + timedelta(hours=settings.session_hours())
+    except ValueError as exc:
+        raise AssessError(str(exc)) from None
+    accounts.start_session(db, _session_id(secret), name, kind, via, at, expires)
+    return secret
+
+
+def session_holder(db: Store, secret: str | None, *, at: datetime | None = None) -> Holder | None:
+    """The holder of the session whose cookie secret is ``secret``, as the store has them now: None when the
+    session ended or expired, or its account is disabled or gone. Read at every script and fragment run."""
+    if not isinstance(secret, str) or not secret or len(secret) > 200:
+        return None
+    session = _session_id(secret)
+    found = accounts.live_session(db, session, _clock(at))
+    if found is None or found["disabled"]:
+        return None
+    if found["kind"] == "open":
+        return Holder(found["name"], None, session)
+    return Holder(found["name"], Role(found["role"]), session)
+
+
+def end_session(db: Store, secret: str | None, *, everywhere: bool = True, at: datetime | None = None) -> int:
+    """Sign out: end this session, and (``everywhere``) every other open session of the same person."""
+    if not secret:
+        return 0
+    session = _session_id(secret)
+    found = accounts.live_session(db, session, _clock(at))
+    if found is None:
+        return 0
+    return accounts.end_sessions(
+        db, found["name"], _clock(at), by=found["name"], session_id=None if everywhere else session
+    )
 
 
 # ------------------------------------------------------------------------------------------- OpenID Connect

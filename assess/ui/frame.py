@@ -9,6 +9,7 @@ import streamlit as st
 
 from assess import settings
 from assess.errors import AssessError
+from assess.ui.assets import asset
 from assess.ui.internals import legacy_pages_off
 from assess.ui.widgets import error, flash, line, set_flash
 
@@ -76,6 +77,10 @@ def saving(callback):
     @functools.wraps(callback)
     def guarded(*args, **kwargs):
         try:
+            if not still_signed_in(db()) and not assessor():  # a changed role alone: the store checks the write
+                set_flash("error", f"NOT SAVED: {SESSION_ENDED}", slot=STORE_FLASH)
+                st.session_state["_rights_changed"] = True
+                return None
             return callback(*args, **kwargs)
         except StoreUnavailable as exc:  # the detail (which names the store) goes to the server log only
             logging.getLogger("assess").warning("not saved: %s", exc)
@@ -107,6 +112,9 @@ def key_panel(func):
     def panel(*args, **kwargs):
         flash(STORE_FLASH)
         try:
+            # disabled, demoted or signed out elsewhere (seen now, or by a key's callback): the whole page again
+            if not still_signed_in(db()) or st.session_state.pop("_rights_changed", False):
+                st.rerun(scope="app")
             return func(*args, **kwargs)
         except StoreUnavailable as exc:
             store_unreachable(exc)
@@ -179,21 +187,129 @@ def _client_address() -> str | None:
             forwarded = st.context.headers.get("X-Forwarded-For") or ""
             if forwarded.strip():
                 return forwarded.split(",")[-1].strip()
-        return st.context.ip_address
+        # Streamlit gives None for a peer on this machine (a local proxy, or a browser on the host):
+        # those count as one address, "local" (docs/accounts.md: set ASSESS_TRUST_PROXY behind a proxy).
+        return st.context.ip_address or "local"
     except Exception:  # no browser connection (tests without a context)
         return None
 
 
-def _signed_in(person) -> None:
-    st.session_state["assessor"] = person.name
-    st.session_state["role"] = person.role.value
+SESSION_ENDED = (
+    "your sign-in ended (signed out elsewhere, the account was disabled or reset, or the session expired); "
+    "sign in again"
+)
+
+_session_component = st.components.v2.component("assess_session", js=asset("session.js"), isolate_styles=False)
+
+
+def _signed_in(database, name: str, role: str | None, *, via: str) -> None:
+    """Start a session for ``name`` (an account with ``role``, or an open-mode name when ``role`` is None):
+    a row in the store and, from the next run on, its cookie in the browser, so that a reload, a bookmark or
+    another tab keeps the person signed in."""
+    from assess.services.accounts import start_session
+
+    secret = start_session(database, name, kind="account" if role else "open", via=via)
+    st.session_state["assessor"] = name
+    st.session_state["_session_secret"] = secret
+    st.session_state.pop("_cookie_clear", None)
+    if role:
+        st.session_state["role"] = role
+    else:
+        st.session_state.pop("role", None)
     st.session_state.pop("organizer", None)
 
 
-def sign_out() -> None:
-    for key in ("assessor", "role", "organizer"):
+def _forget(*, clear_cookie: bool) -> None:
+    for key in ("assessor", "role", "organizer", "_session_secret"):
         st.session_state.pop(key, None)
+    if clear_cookie:
+        st.session_state["_cookie_clear"] = True
+
+
+def sign_out() -> None:
+    """End this person's sessions everywhere (every tab and browser) and forget them here."""
+    from assess.services.accounts import end_session
+
+    secret = st.session_state.get("_session_secret")
+    if secret:
+        end_session(db(), secret, everywhere=True)
+    _forget(clear_cookie=True)
     st.query_params.pop("assessor", None)
+
+
+def still_signed_in(database) -> bool:
+    """Re-read the signed-in person's session and account from the store (at every script and fragment run,
+    and before every write a callback makes): a session that ended or expired, or an account disabled or
+    gone, signs the person out; a changed role takes effect now. True when nothing changed (also when nobody
+    is signed in); False when it did (a fragment then re-runs the whole page)."""
+    from assess.services.accounts import session_holder
+
+    secret = st.session_state.get("_session_secret")
+    if not secret:
+        return True
+    holder = session_holder(database, secret)
+    if holder is None or (holder.role is None and not open_sign_in()):
+        _forget(clear_cookie=True)
+        st.session_state["sign_in_error"] = SESSION_ENDED
+        return False
+    role_now = holder.role.value if holder.role else None
+    if role_now != st.session_state.get("role"):
+        if role_now:
+            st.session_state["role"] = role_now
+        else:
+            st.session_state.pop("role", None)
+        return False
+    return True
+
+
+def _cookie_secret() -> str | None:
+    from urllib.parse import unquote
+
+    from assess.services.accounts import SESSION_COOKIE
+
+    try:
+        given = st.context.cookies.get(SESSION_COOKIE)
+    except Exception:  # no browser connection (tests without a context)
+        return None
+    return unquote(given) if isinstance(given, str) and given else None
+
+
+def _resume(database) -> None:
+    """A page load (reload, bookmark, another tab) that brings the cookie of a live session: signed in again
+    as that person, with the account's current role."""
+    from assess.services.accounts import session_holder
+
+    secret = _cookie_secret()
+    if not secret or st.session_state.get("_cookie_clear"):
+        return
+    holder = session_holder(database, secret)
+    if holder is None or (holder.role is None and not open_sign_in()):
+        return
+    st.session_state["assessor"] = holder.name
+    st.session_state["_session_secret"] = secret
+    if holder.role:
+        st.session_state["role"] = holder.role.value
+    else:
+        st.session_state.pop("role", None)
+
+
+def session_cookie(database) -> str | None:
+    """Keep the browser's session cookie in step with this session (written while signed in, removed after
+    a sign-out) and return a sign-in link's token that the page found in the address's fragment."""
+    from assess.services.accounts import SESSION_COOKIE
+
+    data: dict = {"name": SESSION_COOKIE}
+    secret = st.session_state.get("_session_secret")
+    if secret:
+        try:
+            data.update(set=secret, max_age=int(settings.session_hours() * 3600))
+        except ValueError as exc:
+            error("", exc)
+    elif st.session_state.get("_cookie_clear"):
+        data["clear"] = True
+    with st.sidebar:
+        result = _session_component(key="assess_session", data=data, on_signin_change=lambda: None)
+    return getattr(result, "signin", None) if result is not None else None
 
 
 def openid_configured() -> bool:
@@ -212,40 +328,51 @@ def _openid_sign_in(database) -> None:
     if not user.is_logged_in or assessor():
         return
     try:
-        _signed_in(openid_person(database, user.get("email"), user.get("name")))
+        person = openid_person(database, user.get("email"), user.get("name"))
+        _signed_in(database, person.name, person.role.value, via="openid")
     except AssessError as exc:
         st.session_state["sign_in_error"] = str(exc)
+    else:
+        st.rerun()
 
 
-def sign_in_from_query(database) -> None:
-    """Decide this run's sign-in mode and sign in from the address: ``?signin=TOKEN`` (a personal link), the
-    identity provider's user, or in open mode ``?assessor=NAME``. A signed-in account that was disabled
-    meanwhile is signed out; with accounts, ``?assessor=`` signs nobody in."""
-    from assess.services.accounts import account_person, check_link
+def sign_in_from_query(database, link_token: str | None = None) -> None:
+    """Decide this run's sign-in mode and who is signed in: a personal link's token (from the address's
+    fragment, ``link_token``, or a legacy ``?signin=``), the identity provider's user, the session this
+    browser session holds (re-read from the store: disabled, signed out elsewhere or demoted take effect
+    now), the session cookie of a page load, or in open mode ``?assessor=NAME``. With accounts,
+    ``?assessor=`` signs nobody in."""
+    from assess.services.accounts import check_link
     from store.accounts import open_sign_in as store_open
     from store.queue import sign_in
 
     open_mode = store_open(database, settings.open_mode_setting())
     st.session_state["_open_mode"] = open_mode
-    token = st.query_params.get("signin")
-    if token:
+    token = link_token or st.query_params.get("signin")
+    if st.query_params.get("signin"):
         st.query_params.pop("signin", None)  # the token leaves the address bar (and its history) at once
+    if token:
         try:
-            _signed_in(check_link(database, token))
+            person = check_link(database, token)
+            _forget(clear_cookie=False)
+            _signed_in(database, person.name, person.role.value, via="link")
         except AssessError as exc:
             st.session_state["sign_in_error"] = str(exc)
+        else:
+            st.rerun()  # the whole page as the person signed in, and their session cookie written
     if openid_configured():
         _openid_sign_in(database)
-    if role() and account_person(database, assessor()) is None:
-        sign_out()
-        st.session_state["sign_in_error"] = "your account was disabled or removed: you are signed out"
+    still_signed_in(database)  # this run shows the person as the store has them now
+    if not assessor():
+        _resume(database)
     name = st.query_params.get("assessor")
     if name and name != assessor() and open_mode and not role():
         try:
-            st.session_state["assessor"] = sign_in(database, name, guest=True)
-            st.session_state.pop("role", None)
+            _signed_in(database, sign_in(database, name, guest=True), None, via="open")
         except AssessError as exc:
             st.session_state["sign_in_error"] = str(exc)
+        else:
+            st.rerun()
 
 
 def _password_form(database) -> None:
@@ -256,7 +383,8 @@ def _password_form(database) -> None:
         password = st.text_input("Password", type="password", key="account_password")
         if st.form_submit_button("Sign in", key="account_sign_in"):
             try:
-                _signed_in(check_password(database, name, password, address=_client_address()))
+                person = check_password(database, name, password, address=_client_address())
+                _signed_in(database, person.name, person.role.value, via="password")
                 st.rerun()
             except AssessError as exc:
                 error("", exc)
@@ -289,7 +417,7 @@ def sidebar_sign_in(database) -> None:
                 entered = st.text_input("Assessor name", key="sign_in_name")
                 if st.form_submit_button("Sign in"):
                     try:
-                        st.session_state["assessor"] = sign_in(database, entered, guest=True)
+                        _signed_in(database, sign_in(database, entered, guest=True), None, via="open")
                         st.rerun()
                     except AssessError as exc:
                         error("", exc)
@@ -365,7 +493,7 @@ def run_frame(database) -> None:
 
     try:
         crowd_frame()
-        sign_in_from_query(database)
+        sign_in_from_query(database, session_cookie(database))
         sidebar_sign_in(database)
         st.navigation(navigation_pages()).run()
     except StoreUnavailable as exc:
