@@ -93,15 +93,11 @@ def test_reload_and_second_tab_keep_the_session_sign_out_ends_it_everywhere(tmp_
         tab.goto(f"{base}/judge")
         _signed_in_as(tab, "amy")
         expect(tab.get_by_text(PASSAGE)).to_be_visible(timeout=LOAD_TIMEOUT_MS)
-        assert query(db_path, "SELECT COUNT(*) FROM sign_in_sessions WHERE name = 'amy' AND ended_at IS NULL") == [
-            (1,)
-        ]
+        assert query(db_path, "SELECT COUNT(*) FROM sign_in_sessions WHERE name = 'amy' AND ended_at IS NULL") == [(1,)]
 
         page.get_by_test_id("stSidebar").get_by_role("button", name="Sign out").click()
         _signed_out(page)
-        assert query(db_path, "SELECT COUNT(*) FROM sign_in_sessions WHERE name = 'amy' AND ended_at IS NULL") == [
-            (0,)
-        ]
+        assert query(db_path, "SELECT COUNT(*) FROM sign_in_sessions WHERE name = 'amy' AND ended_at IS NULL") == [(0,)]
         # the other tab is signed out at its next run: a key press there saves nothing
         before = query(db_path, "SELECT COUNT(*) FROM passage_labels WHERE source = 'amy'")
         tab.bring_to_front()
