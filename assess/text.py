@@ -232,9 +232,10 @@ _DIRECTIVE = re.compile(
     r":(?=(?:red|orange|yellow|green|blue|violet|gray|grey|rainbow|primary|small|shimmer|help|color)(?![\w-])"
     r"|[\w-]+-(?:background|badge)(?![\w-]))"
 )
-# Emoji shortcodes, ":material_…:" icons and ":streamlit:" are replaced in the text after parsing, like
-# autolinks: a word joiner after the opening colon keeps them as written.
-_SHORTCODE = re.compile(r"(?<=:)(?=[\w+-]+:)")
+# Emoji shortcodes, ":material/…:" icons (Streamlit rewrites them to ":material_…:" before parsing) and
+# ":streamlit:" are replaced in the text after parsing, like autolinks: a word joiner after the opening
+# colon keeps them as written.
+_SHORTCODE = re.compile(r"(?<=:)(?=[\w/+-]+:)")
 # Block syntax counts only where a line starts: a heading, list, quote, rule or setext underline.
 _MD_LINE_START = re.compile(r"^(\s*)([-+#=>]|\d+[.)])")
 
@@ -256,6 +257,14 @@ def inert_markdown(text: object) -> str:
         head, flat = start.group(1) + _entities(start.group(2)), flat[start.end() :]
     flat = _DIRECTIVE.sub("&#58;", _MD_INLINE.sub(lambda m: _entities(m.group()), flat))
     return head + _SHORTCODE.sub(WORD_JOINER, _AUTOLINK.sub(lambda m: WORD_JOINER + m.group(), flat))
+
+
+def inert_images(markdown: object) -> str:
+    """Markdown written by an organizer (a crowd study's consent text and instructions) with its images made
+    inert: a word joiner between the ``!`` and the ``[`` of every ``![…](…)`` and ``![…][…]`` leaves an
+    ordinary link, so the page never fetches an address from the text (a tracking pixel in every worker's
+    browser); everything else keeps its formatting. Streamlit escapes raw HTML (``<img>``) itself."""
+    return showable(markdown).replace("![", "!" + WORD_JOINER + "[")
 
 
 def _entities(text: str) -> str:

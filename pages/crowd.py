@@ -55,7 +55,7 @@ if assignment is None:
 crowd_mark(entry, binding, unfinished=assignment.status != "completed")
 
 if not assignment.consented:
-    st.markdown(guide.get("consent", ""))
+    ui.crowd_markdown(guide.get("consent", ""))
     with st.container(border=True):
         ui.crowd_guideline(guide, config)
     agreed = st.checkbox("I have read the information above and agree to take part", key="crowd_agree")

@@ -1,5 +1,6 @@
 """Home: what is in the store and the signed-in assessor's own progress; organizers also see the
-label sources (with their assessors' names) and where the store lives."""
+label sources (with their assessors' names) and where the store lives. A visitor who has not signed in to
+a store with accounts sees the counts only, not the conversations' titles."""
 
 import pandas as pd
 import streamlit as st
@@ -37,10 +38,11 @@ if organizer:
     else:
         st.dataframe(sources, hide_index=True, width="stretch")
 
-st.subheader("Conversations")
-st.dataframe(pd.DataFrame(conversations.conversations(database)), hide_index=True, width="stretch")
-
 name = ui.assessor()
+if name or organizer or ui.open_sign_in():  # with accounts, nobody unknown reads the conversations' titles
+    st.subheader("Conversations")
+    st.dataframe(pd.DataFrame(conversations.conversations(database)), hide_index=True, width="stretch")
+
 if name:
     st.subheader(f"Your progress, {ui.esc(name)}")
     prog = ui.load_queue(database, name).progress()

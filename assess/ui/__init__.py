@@ -4,7 +4,15 @@ Pages call ``ui.<name>``: the names below are re-exported from the modules that 
 (frame, widgets, cursor, spans, crowd; plots for the figures).
 """
 
-from assess.ui.crowd import crowd_completion, crowd_frame, crowd_guideline, crowd_item, crowd_query, crowd_text
+from assess.ui.crowd import (
+    crowd_completion,
+    crowd_frame,
+    crowd_guideline,
+    crowd_item,
+    crowd_markdown,
+    crowd_query,
+    crowd_text,
+)
 from assess.ui.cursor import (
     Cursor,
     KeyQueue,
@@ -87,6 +95,7 @@ __all__ = [
     "crowd_frame",
     "crowd_guideline",
     "crowd_item",
+    "crowd_markdown",
     "crowd_query",
     "crowd_text",
     "db",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from assess.text import inert_html
+from assess.text import inert_html, inert_images
 from assess.ui.assets import asset
 from assess.ui.widgets import esc, line
 
@@ -172,11 +172,18 @@ def crowd_text(text: str | None, label: str) -> None:
     st.markdown(inert_html(text or ""), unsafe_allow_html=True)
 
 
+def crowd_markdown(text: object) -> None:
+    """A study's own markdown (its consent text, its instructions) as written, except that an image becomes a
+    plain link (:func:`assess.text.inert_images`): nothing from the study's text loads in a worker's
+    browser."""
+    st.markdown(inert_images(text or ""))
+
+
 def crowd_guideline(guide: dict, config) -> None:
     """The study's instructions, worked examples and (response studies) the rating scales."""
     from assess.crowd.rules import CRITERIA
 
-    st.markdown(guide.get("instructions", ""))
+    crowd_markdown(guide.get("instructions", ""))
     for criterion in config.criteria:
         st.markdown(f"**{criterion.capitalize()}**: {CRITERIA[criterion]['question']}")
         st.markdown("\n".join(f"- **{v}** {text}" for v, text in CRITERIA[criterion]["scale"].items()))
