@@ -19,6 +19,8 @@ by = ui.actor()
 st.title("Accounts")
 st.caption("Passwords are stored as Argon2 hashes only: a generated password or link is shown here once.")
 ui.flash()
+if not ui.first_organizer(database, "Adding the first account"):
+    st.stop()
 shown = st.session_state.pop("users_secret", None)
 if shown:
     st.success(ui.esc(shown[0]))

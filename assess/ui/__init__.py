@@ -22,6 +22,7 @@ from assess.ui.cursor import (
     queue_order,
     release_keys_from_inputs,
 )
+from assess.ui.demo import first_organizer
 from assess.ui.frame import (
     actor,
     adjudication_page,
@@ -75,6 +76,7 @@ from assess.ui.widgets import (
 )
 
 __all__ = [
+    "first_organizer",
     "AGREEMENT_TASKS",
     "actor",
     "agreement_panel",
