@@ -171,3 +171,49 @@ def test_a_sign_in_link_works_once_and_its_token_reaches_no_request_line(tmp_pat
         other.goto(link)
         expect(other.get_by_text(re.compile("used already"))).to_be_visible(timeout=LOAD_TIMEOUT_MS)
         _signed_out(other)
+
+
+@pytest.mark.slow
+def test_twenty_sign_ins_at_once_from_browsers_then_the_right_password_is_refused(tmp_path, new_page, store_target):
+    """19 browsers send a wrong password for amy at the same moment (the issue's race: all 19 were checked
+    and the 20th, right, one signed in); then the right password: refused, on both engines."""
+    from assess.services.accounts import MAX_FAILURES
+    from store import open_db
+
+    def prepare(_path):
+        _campaign(store_target)
+
+    with streamlit_server(tmp_path, prepare, db=store_target, ASSESS_OPEN="", ASSESS_SECRET_KEY="k" * 32) as (
+        base,
+        _db,
+    ):
+        pages = []
+        for i in range(19):
+            page = new_page()
+            page.goto(f"{base}/judge")
+            sidebar = page.get_by_test_id("stSidebar")
+            expect(sidebar.get_by_label("Account name")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+            sidebar.get_by_label("Account name").fill("amy")
+            sidebar.get_by_label("Password", exact=True).fill(f"wrong-password-{i:02d}")
+            pages.append(page)
+        for page in pages:  # the clicks go out together; the server checks them as they come
+            page.get_by_test_id("stSidebar").get_by_role("button", name="Sign in").click(no_wait_after=True)
+        for page in pages:
+            expect(page.get_by_text(re.compile("wrong name or password|too many failed sign-ins"))).to_be_visible(
+                timeout=LOAD_TIMEOUT_MS
+            )
+        wrong = sum(page.get_by_text(re.compile("wrong name or password")).count() for page in pages)
+        assert wrong <= MAX_FAILURES
+        last = new_page()
+        last.goto(f"{base}/judge")
+        sidebar = last.get_by_test_id("stSidebar")
+        expect(sidebar.get_by_label("Account name")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+        sidebar.get_by_label("Account name").fill("amy")
+        sidebar.get_by_label("Password", exact=True).fill(AMY_PASSWORD)
+        sidebar.get_by_role("button", name="Sign in").click()
+        expect(last.get_by_text(re.compile("too many failed sign-ins for this account"))).to_be_visible()
+        expect(sidebar.get_by_role("button", name="Sign out")).to_have_count(0)
+        with open_db(store_target, migrate=False) as db:
+            from store.db import value
+
+            assert value(db, "SELECT COUNT(*) AS n FROM sign_in_sessions WHERE name = 'amy'") == 0
