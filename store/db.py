@@ -74,10 +74,14 @@ def is_postgres(target: str | Path) -> bool:
 def _url(target: str | Path) -> sa.URL:
     text = str(target)
     if is_postgres(text):
-        try:
-            return sa.make_url(text).set(drivername="postgresql+psycopg")
-        except sa_exc.ArgumentError:
-            raise AssessError(f"{display(text)}: not a valid postgresql:// URL") from None
+        if problem := _url_problem(text):
+            raise AssessError(f"{display(text)}: not a valid postgresql:// URL: {problem}")
+        url = sa.make_url(text).set(drivername="postgresql+psycopg")
+        try:  # the hosts and ports a query may list (?host=…&port=…) are read only when connecting
+            url.get_dialect()().create_connect_args(url)
+        except (sa_exc.ArgumentError, ValueError, TypeError):
+            raise AssessError(f"{display(text)}: not a valid postgresql:// URL: a host or port cannot be read") from None
+        return url
     if text.startswith("sqlite:///"):
         text = text.removeprefix("sqlite:///")
     elif re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text):
@@ -88,16 +92,61 @@ def _url(target: str | Path) -> sa.URL:
     return sa.URL.create("sqlite", database=text)
 
 
+# Query parameters that carry a secret (libpq's password, password file and client key's password).
+_SECRET_PARAMETERS = ("password", "passfile", "sslpassword")
+
+
+def _readable(text: str) -> sa.URL | None:
+    """The URL ``text`` parsed, when where its user part ends is certain (so its password can be hidden): at
+    most one '@', and that one ending a user part; None otherwise (an unencoded '@' in a password made
+    part of the password read as the host), or when it cannot be parsed at all."""
+    rest = text.split("://", 1)[1]
+    if rest.count("@") > 1:
+        return None
+    try:
+        url = sa.make_url(text)
+    except (sa_exc.ArgumentError, ValueError, TypeError):  # ValueError: a port that is no number
+        return None
+    if "@" in rest and url.username is None:
+        return None
+    return url
+
+
+def _url_problem(text: str) -> str | None:
+    """What makes the URL ``text`` unusable, in words that quote none of it (it may hold a password)."""
+    rest = text.split("://", 1)[1]
+    if rest.count("@") > 1:
+        return "it has more than one '@' (write an '@' inside a user name or password as %40)"
+    url = _readable(text)
+    if url is None and "@" in rest:
+        try:
+            sa.make_url(text)
+        except (sa_exc.ArgumentError, ValueError, TypeError):
+            return "expected postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
+        return "its '@' does not end a user name (write an '@' elsewhere as %40)"
+    if url is None:
+        try:
+            sa.make_url(text)
+        except ValueError:
+            return "the port is not a number from 1 to 65535"
+        except (sa_exc.ArgumentError, TypeError):
+            pass
+        return "expected postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
+    if url.port is not None and not 0 < url.port < 65536:
+        return "the port is not a number from 1 to 65535"
+    return None
+
+
 def display(target: str | Path) -> str:
     """The store's location as it may be shown or logged: a file path, or the URL without its password
-    (in the user part or as a ``password=`` query parameter)."""
+    (in the user part or as a ``password=``, ``sslpassword=`` or ``passfile=`` query parameter). A URL
+    whose password cannot be told apart with certainty shows only its scheme."""
     text = str(target)
     if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text) and not text.startswith("sqlite:///"):
-        try:
-            url = sa.make_url(text)
-        except sa_exc.ArgumentError:
+        url = _readable(text)
+        if url is None:
             return text.split("://", 1)[0] + "://(a URL that cannot be read)"
-        url = url.difference_update_query([k for k in url.query if k.lower() in ("password", "passfile")])
+        url = url.difference_update_query([k for k in url.query if k.lower() in _SECRET_PARAMETERS])
         if url.drivername.lower().startswith(("postgresql", "postgres")):
             url = url.set(drivername="postgresql")
         return url.render_as_string(hide_password=True)

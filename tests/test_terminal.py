@@ -20,6 +20,7 @@ from tests.helpers import ROOT, run_cli
 # a screen clear, a colour, BEL, a carriage return that overwrites the line, C1 CSI, a right-to-left
 # override, a zero-width space, an isolate and a hidden tag character.
 HOSTILE_ACCOUNT = "evil\x1b]0;pwned\x07\x1b[2J\rok"
+NUGGET_TEXT = "Plans \u202eseeks 01 tsal\u202c \x85 with a\u200b gap"
 HOSTILE_SOURCE = "src\x1b[31mred\x9b\u202eevil\u200b\u2066\U000e0041"
 
 
@@ -72,6 +73,12 @@ def hostile(tmp_path_factory):
             ensure_source(db, HOSTILE_SOURCE, "import")
         labels.save(db, "passage", HOSTILE_SOURCE, ("101_1", "demo-doc-001:0"), 2, mode="import", via=None)
         labels.save(db, "passage", HOSTILE_SOURCE, ("101_1", "demo-doc-001:0"), 3, mode="key", via="key\x1b[2J")
+        with write(db):
+            run(
+                db,
+                "UPDATE nuggets SET text = :t WHERE key = '[1]' AND turn_id = '101_1' AND source = 'gold'",
+                {"t": NUGGET_TEXT},
+            )
     return path
 
 
@@ -114,7 +121,8 @@ def test_an_error_line_quoting_data_is_escaped(hostile):
     assert not raw_controls(proc.stdout + proc.stderr)
 
 
-def test_on_a_terminal_the_output_is_escaped_too(hostile):
+def on_a_terminal(*argv: str) -> str:
+    """What ``python -m assess ARGV`` writes when its standard output and error are a terminal (a pty)."""
     import pty
     import subprocess
     import sys
@@ -122,7 +130,7 @@ def test_on_a_terminal_the_output_is_escaped_too(hostile):
     leader, follower = pty.openpty()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "assess", "users", "list", "--db", str(hostile)],
+        [sys.executable, "-m", "assess", *argv],
         cwd=ROOT,
         env=env,
         stdout=follower,
@@ -140,5 +148,19 @@ def test_on_a_terminal_the_output_is_escaped_too(hostile):
         chunks.append(chunk)
     os.close(leader)
     assert proc.wait(timeout=120) == 0
-    seen = b"".join(chunks).decode("utf-8")
-    assert "\\u001b]0;pwned" in seen and not raw_controls(seen.replace("\r\n", "\n"))
+    return b"".join(chunks).decode("utf-8").replace("\r\n", "\n")  # the terminal's own line ends
+
+
+def test_on_a_terminal_the_output_is_escaped_too(hostile):
+    seen = on_a_terminal("users", "list", "--db", str(hostile))
+    assert "\\u001b]0;pwned" in seen and not raw_controls(seen)
+
+
+def test_an_export_to_a_pipe_is_the_file_unchanged_and_escaped_on_a_terminal(hostile):
+    piped = run_cli("export", "nuggets", "--source", "gold", db=hostile)
+    assert piped.returncode == 0, piped.stderr
+    assert "\u202e" in piped.stdout  # the data file as it is
+    assert json.loads(piped.stdout)["101_1"]["[1]"]["text"] == NUGGET_TEXT
+    seen = on_a_terminal("export", "nuggets", "--source", "gold", "--db", str(hostile))
+    assert not raw_controls(seen) and "\\u202e" in seen
+    assert json.loads(seen)["101_1"]["[1]"]["text"] == NUGGET_TEXT  # still the same JSON

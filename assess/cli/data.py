@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from assess.cli import actor, add_by_argument, add_db_argument, check_options
+from assess.cli import actor, add_by_argument, add_db_argument, check_options, data_output
 from assess.formats.reading import MAX_DEPTH, MAX_JSON_BYTES, MAX_LINE_BYTES, MiB
 from assess.tasks import EXPORT_TABLES, IMPORT_KINDS, NUGGETIZER_FILE_KINDS, RESPONSE_FILE_KINDS
 
@@ -278,13 +278,13 @@ def cmd_export(args) -> int:
     if args.kind in ("qrels", "ptkb-qrels", "nuggets") and not args.source:
         raise AssessError(f"export {args.kind} needs --source NAME")
     if args.kind == "qrels":
-        sys.stdout.writelines(formats.format_qrels(exports.passage_qrels(db, args.source)))
+        data_output().writelines(formats.format_qrels(exports.passage_qrels(db, args.source)))
     elif args.kind == "ptkb-qrels":
-        sys.stdout.writelines(formats.format_qrels(exports.ptkb_qrels(db, args.source)))
+        data_output().writelines(formats.format_qrels(exports.ptkb_qrels(db, args.source)))
     elif args.kind == "nuggets":
         data = formats.nuggets_to_json(exports.nuggets(db, args.source, dedup=args.dedup))
-        json.dump(data, sys.stdout, indent=1, ensure_ascii=False)
-        sys.stdout.write("\n")
+        json.dump(data, data_output(), indent=1, ensure_ascii=False)
+        data_output().write("\n")
     else:
         if not args.table:
             raise AssessError("export table needs --table NAME")
@@ -292,7 +292,7 @@ def cmd_export(args) -> int:
         if args.output and args.output.endswith(".parquet"):
             frame.to_parquet(args.output, index=False)  # typed columns: no spreadsheet reads a formula there
         else:
-            frame_csv(frame, args.output or sys.stdout)
+            frame_csv(frame, args.output or data_output())
     return 0
 
 
