@@ -1,5 +1,5 @@
 """/citations in headless Chromium (Debian chromium + Playwright): an assessor labels citation support with
-the keys 2, 1, X, undoes with U, reloads and resumes; the labels are checked in the SQLite file itself.
+the keys 2, 1, X (cannot judge), I (irrelevant), undoes with U, reloads and resumes; the labels are checked in the SQLite file itself.
 
 Never downloads a browser: the module skips when /usr/bin/chromium or playwright is absent.
 """
@@ -80,7 +80,12 @@ def test_keys_label_citations_undo_and_resume(server, new_page):
     press(page, "1")
     wait_item(page, 3, total)
     expect(page.get_by_text(re.compile("^Passage text not available")).first).to_be_visible()
-    press(page, "X")
+    press(page, "X")  # cannot judge, as on /judge: nothing stored, the next unlabelled citation
+    wait_item(page, 4, total)
+    assert len(query(db_path, "SELECT 1 FROM citation_labels WHERE source = 'cb1'")) == 2
+    press(page, "Left")
+    wait_item(page, 3, total)
+    press(page, "I")  # the citation is irrelevant
     wait_item(page, 4, total)
     expect(page.get_by_text("The response as a whole").first).to_be_visible()
     stored = query(
