@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -46,11 +47,31 @@ def pg_cluster():
     pg.remove_cluster(cluster)
 
 
+# ASSESS_TEST_PG_ROLE=app runs the PostgreSQL tests as a campaign's app role (docs/deploy.md): each database
+# is then created with its two roles, migrated by the owner, and the tests get the app role's URL. Tests that
+# build or migrate the schema themselves fail in that mode; it checks that everything else works without
+# the owner's privileges.
+AS_APP_ROLE = os.environ.get("ASSESS_TEST_PG_ROLE") == "app"
+
+
+def _pg_database_url(cluster, name: str) -> str:
+    return cluster.app_store(name) if AS_APP_ROLE else cluster.url(name)
+
+
 @pytest.fixture
 def pg_url(pg_cluster) -> str:
     """A fresh empty database of the session's cluster, dropped after the test."""
     name = pg_cluster.create_database()
-    yield pg_cluster.url(name)
+    yield _pg_database_url(pg_cluster, name)
+    pg_cluster.drop_database(name)
+
+
+@pytest.fixture
+def pg_roles(pg_cluster):
+    """A fresh empty database with a campaign's two roles (``tests.pg.Roles``: the owner's and the app role's
+    names and URLs); the app role has no privileges until the owner grants them (``init --app-role``)."""
+    name = pg_cluster.create_database()
+    yield pg_cluster.create_roles(name)
     pg_cluster.drop_database(name)
 
 
@@ -80,4 +101,4 @@ def module_store_target(request, tmp_path_factory) -> str:
     cluster = request.getfixturevalue("pg_cluster")
     name = cluster.create_database()
     request.addfinalizer(lambda: cluster.drop_database(name))
-    return cluster.url(name)
+    return _pg_database_url(cluster, name)

@@ -79,8 +79,8 @@ class Cluster:
     def log(self) -> Path:
         return self.base / "server.log"
 
-    def url(self, database: str = "postgres") -> str:
-        return f"postgresql://{self.user}@127.0.0.1:{self.port}/{database}"
+    def url(self, database: str = "postgres", user: str | None = None) -> str:
+        return f"postgresql://{user or self.user}@127.0.0.1:{self.port}/{database}"
 
     def command(self, program: str, *args: str) -> list[str]:
         argv = [str(self.bindir / program), *args]
@@ -122,6 +122,39 @@ class Cluster:
         _dispose_engines(name)
         with contextlib.suppress(Exception), self.connect() as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            conn.execute(f"DROP ROLE IF EXISTS {name}_owner, {name}_app")
+
+    def create_roles(self, database: str) -> Roles:
+        """The two roles of a campaign's store (docs/deploy.md) for ``database``: an owner, which becomes the
+        database's owner (and so, from PostgreSQL 15 on, its public schema's), and an app role; both log in,
+        neither is a superuser, and the app role owns nothing and may create nothing in the schema. The app
+        role gets its privileges when the owner runs ``init --app-role`` (or ``store.db.grant_app_role``).
+        The roles are dropped with the database (:meth:`drop_database`)."""
+        owner, app = f"{database}_owner", f"{database}_app"
+        with self.connect() as conn:
+            conn.execute(f"CREATE ROLE {owner} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE")
+            conn.execute(f"CREATE ROLE {app} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE")
+            conn.execute(f"ALTER DATABASE {database} OWNER TO {owner}")
+        with self.connect(database) as conn:
+            conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")  # the default before PostgreSQL 15
+        return Roles(owner=owner, app=app, owner_url=self.url(database, owner), app_url=self.url(database, app))
+
+    def app_store(self, database: str) -> str:
+        """Create the roles of ``database``, migrate it as the owner, grant the app role; the app role's URL."""
+        from store.db import grant_app_role, open_db
+
+        roles = self.create_roles(database)
+        with open_db(roles.owner_url) as db:
+            grant_app_role(db, roles.app)
+        return roles.app_url
+
+
+@dataclass(frozen=True)
+class Roles:
+    owner: str
+    app: str
+    owner_url: str
+    app_url: str
 
 
 def _dispose_engines(database: str) -> None:

@@ -14,11 +14,18 @@ def add_commands(sub) -> None:
     p = sub.add_parser(
         "init",
         help="create the database (and load the embedded demo with --demo)",
-        description="Create the SQLite store (schema up to date). With --demo, load the "
-        "embedded demo when the store is empty.",
+        description="Create the store, or bring its schema up to date. With --demo, load the "
+        "embedded demo when the store is empty. PostgreSQL: run it with the URL of the role that owns "
+        "the store, and name the role the app and the CLI connect as with --app-role (docs/deploy.md).",
     )
     add_db_argument(p)
     p.add_argument("--demo", action="store_true", help="load the embedded demo data")
+    p.add_argument(
+        "--app-role",
+        metavar="ROLE",
+        help="PostgreSQL: give ROLE what the app needs (read and write rows) and nothing that could change "
+        "the schema or rewrite the label history",
+    )
     p.set_defaults(func=cmd_init)
 
     p = sub.add_parser(
@@ -198,10 +205,19 @@ def _open(args, *, must_exist: bool = True):
 
 
 def cmd_init(args) -> int:
+    from assess.errors import AssessError
     from assess.services.loading import load_demo_if_empty
-    from store.db import display
+    from store.db import display, is_postgres
 
+    if args.app_role is not None and not is_postgres(args.db):
+        raise AssessError(f"{display(args.db)}: --app-role is for a PostgreSQL store (a SQLite file has no roles)")
     db = _open(args, must_exist=False)
+    if args.app_role is not None:
+        from store.db import grant_app_role
+
+        for warning in grant_app_role(db, args.app_role):
+            print(f"warning: {display(args.db)}: {warning}", file=sys.stderr)
+        print(f"{display(args.db)}: the role {args.app_role} may read and write rows, not change the schema")
     if args.demo:
         if load_demo_if_empty(db):
             print(f"{display(args.db)}: created with the demo data")

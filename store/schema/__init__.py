@@ -343,6 +343,7 @@ from store.schema.llm import MIGRATION as _V2_LLM  # noqa: E402  (LLM pre-judgme
 from store.schema.nuggets import MIGRATION as _V4_NUGGETS  # noqa: E402  (duplicates, response nuggets, aspects)
 from store.schema.rag_audit import MIGRATION as _V9_TABLES  # noqa: E402  (cited responses, new labels, audit)
 from store.schema.response_files import MIGRATION as _V10_RESPONSE_FILES  # noqa: E402  (repeated citations, layouts)
+from store.schema.roles import MIGRATION as _V13_ROLES  # noqa: E402  (PostgreSQL: owner and app roles; nothing here)
 from store.schema.sessions import MIGRATION as _V11_SESSIONS  # noqa: E402  (sessions, single-use links)
 
 # Schema 9: the label tables it adds, with history triggers as the others have (insert triggers unconditional,
@@ -380,4 +381,5 @@ MIGRATIONS: list[str] = [
     _V10_RESPONSE_FILES,
     _V11_SESSIONS,
     _V12_CROWD_BINDINGS,
+    _V13_ROLES,
 ]

@@ -29,6 +29,7 @@ Differences from SQLite, all deliberate:
 from __future__ import annotations
 
 from store.schema import _V1_HISTORY_TABLES, HISTORY_TABLES, V9_HISTORY_TABLES
+from store.schema.roles import postgres as roles_script
 
 # ------------------------------------------------------------------------------------ history triggers
 
@@ -737,14 +738,21 @@ ALTER TABLE responses ADD COLUMN layout TEXT COLLATE "C";
 ALTER TABLE responses ADD COLUMN file_fields TEXT COLLATE "C";
 """
 
-# Migration 11 (store/schema/sessions.py): sign-in sessions and single-use sign-in links.
-from store.schema.sessions import POSTGRES as _V11  # noqa: E402
-
 # Migration 12 (store/schema/crowd_bindings.py): a crowd worker id bound to the browser that first came with it.
 from store.schema.crowd_bindings import POSTGRES as _V12  # noqa: E402
 
+# Migration 11 (store/schema/sessions.py): sign-in sessions and single-use sign-in links.
+from store.schema.sessions import POSTGRES as _V11  # noqa: E402
+
+# Migration 13 (store/schema/roles.py): the bulk switch honoured only for the tables' owner, and every trigger
+# function's search path pinned, so an app role that does not own the store cannot bypass the history.
+_V13 = roles_script(
+    dict.fromkeys(HISTORY_TABLES, "")
+    | {table: options.get("insert_when", "") for table, (_, options) in ANNOTATION_TABLES.items()}
+)
+
 # The PostgreSQL halves of the migrations after the baseline: (version, script), in order.
-LATER: list[tuple[int, str]] = [(9, _V9), (10, _V10), (11, _V11), (12, _V12)]
+LATER: list[tuple[int, str]] = [(9, _V9), (10, _V10), (11, _V11), (12, _V12), (13, _V13)]
 
 
 def migrations_from(current: int) -> list[tuple[int, str]]:
