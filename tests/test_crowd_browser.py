@@ -222,3 +222,17 @@ def test_a_finished_batch_no_longer_brings_the_crowd_page_back(server, new_page)
     page.wait_for_function("() => !document.cookie.split('; ').some((c) => c.startsWith('assess_crowd='))")
     page.goto(base + "/")
     workbench(page)
+
+
+def test_a_signed_in_person_who_tries_a_crowd_link_gets_the_workbench_back(server, new_page):
+    base, _ = server
+    page = new_page()
+    page.goto(base + "/judge?assessor=organizer-pat")
+    expect(page.get_by_text("Signed in as")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    page.wait_for_function("() => document.cookie.split('; ').some((c) => c.startsWith('assess_session='))")
+    page.goto(base + "/crowd?study=demo&worker=pat-trying")  # a study link is always its crowd page
+    expect(page.get_by_text("I have read the information above")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    page.wait_for_function("() => document.cookie.split('; ').some((c) => c.startsWith('assess_crowd='))")
+    page.goto(base + "/")  # the crowd cookie does not hold a browser whose person is signed in
+    workbench(page)
+    expect(page.get_by_text("Signed in as")).to_be_visible()

@@ -30,11 +30,11 @@ def _cookie(name: str) -> str | None:
 
 def _someone_signed_in() -> bool:
     """A person is signed in in this session (or by the identity provider), or the address signs one in."""
-    from assess.services import accounts
+    from assess.services.accounts import SESSION_COOKIE
 
     if st.session_state.get("assessor") or any(key in st.query_params for key in SIGN_IN_PARAMS):
         return True
-    if _cookie(getattr(accounts, "SESSION_COOKIE", "")):  # a sign-in session this browser holds
+    if _cookie(SESSION_COOKIE):  # a sign-in session this browser holds (resumed by the frame after this check)
         return True
     try:
         return bool(st.user.is_logged_in)

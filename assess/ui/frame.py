@@ -321,14 +321,15 @@ def openid_configured() -> bool:
 
 
 def _openid_sign_in(database) -> None:
-    """Match the identity provider's user (st.user) to an account, by email, else by name."""
+    """Match the identity provider's user (st.user) to an account by email only (a display name is the user's own
+    choice at the provider); an address the provider says is unverified matches no account."""
     from assess.services.accounts import openid_person
 
     user = st.user
     if not user.is_logged_in or assessor():
         return
     try:
-        person = openid_person(database, user.get("email"), user.get("name"))
+        person = openid_person(database, user.get("email") if user.get("email_verified") is not False else None, None)
         _signed_in(database, person.name, person.role.value, via="openid")
     except AssessError as exc:
         st.session_state["sign_in_error"] = str(exc)
