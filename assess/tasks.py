@@ -58,9 +58,10 @@ class Role(StrEnum):
     ORGANIZER = "organizer"  # everything: imports, assignments, adjudication, judging mode, accounts
 
 
-ORGANIZER_ACTIONS: tuple[str, ...] = ("account", "assignment", "adjudication", "judging-mode", "import")
+ORGANIZER_ACTIONS: tuple[str, ...] = ("account", "assignment", "adjudication", "judging-mode", "import", "replace")
 """The ``label_table`` values of the history rows that record who did an organizer's action (the row's
-``source`` is the person, ``item`` what was acted on)."""
+``source`` is the person, ``item`` what was acted on; ``replace``: a stored text an import rewrote with
+``--replace``, old and new content with the labels on the item)."""
 
 
 STUDY_MODES: tuple[JudgingMode, ...] = (JudgingMode.BLIND, JudgingMode.REVEAL, JudgingMode.SHOWN)

@@ -12,8 +12,10 @@ import contextlib
 import itertools
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import attrgetter, itemgetter
+from pathlib import Path
+from typing import Any
 
 from assess.errors import FormatError
 from assess.formats import (
@@ -29,6 +31,8 @@ from assess.formats import (
     read_text,
     repeated_run_line,
 )
+from assess.formats.nuggets import entry_line, raw_entries, turn_line, twice
+from assess.formats.reading import short
 from assess.tasks import LABEL_KINDS, Task
 from store.db import Store, column, each, is_database_error, now, row, rows, run, run_many, value, write
 from store.screens import bump_topics_version
@@ -95,15 +99,132 @@ def _known_turns(db: Store) -> set[str]:
     return set(column(db, "SELECT id FROM turns"))
 
 
-def _check_turns(db: Store, file: str, records: Sequence, known: set[str] | None = None) -> set[str]:
-    """The records' turn ids, all present in the store; else the first record whose turn is not."""
+def check_turns(
+    db: Store, file: str, records: Sequence, known: set[str] | None = None, *, locate: Callable | None = None
+) -> set[str]:
+    """The records' turn ids, all present in the store; else a FormatError for the first record whose turn
+    is not, naming its line (``rec.line``, or ``locate(rec)`` for records read without one: a JSON file)."""
     known = _known_turns(db) if known is None else known
     turns = set(map(attrgetter("turn_id"), records))
     if not turns <= known:
         rec = next(r for r in records if r.turn_id not in known)
         hint = "import the topics first" if not known else f"e.g. {min(known)}"
-        raise FormatError(file, rec.line, f"a turn id present in the store ({hint})", repr(rec.turn_id))
+        line = rec.line if rec.line is not None or locate is None else locate(rec)
+        raise FormatError(file, line, f"a turn id present in the store ({hint})", repr(rec.turn_id))
     return turns
+
+
+_check_turns = check_turns  # the name other store modules import
+
+
+def _turn_line_in(file: str) -> Callable:
+    """``locate`` for :func:`check_turns` over a ``{turn id: {...}}`` JSON file (error path only)."""
+    return lambda rec: turn_line(file, rec.turn_id)
+
+
+def _entry_line_in(file: str, turn_id: str, key: str) -> int | None:
+    """The line of entry ``key`` of ``turn_id`` in a ``{turn id: {key: ...}}`` JSON file (error path only)."""
+    found = raw_entries(file, turn_id, key)
+    return entry_line(file, found[0]) if found else turn_line(file, turn_id)
+
+
+# ------------------------------------------------------------------------------------- no silent rewrites
+# An import that would change the stored text of a nugget, response, gold response or passage is refused
+# (naming the file, the line, the item and the labels on it) unless replacing is asked for; then every
+# changed text is one organizer action 'replace' in the history (old and new content, the labels on the
+# item per task) and the summary counts them. The same text again is no change.
+
+_ITEM_COLUMNS = {"nugget": ("nugget_id",), "response": ("run", "turn_id"), "passage": ("passage_id",)}
+
+
+def labels_on(db: Store, what: str, items: Iterable) -> dict[Any, dict[str, int]]:
+    """Per item, ``{task: count}`` of the labels that refer to it (tasks with none left out). ``what``:
+    ``nugget`` (items: nugget ids), ``response`` (items: (run, turn)) or ``passage`` (items: passage ids).
+    Every label kind whose item names the item counts, and also crowd answers (``crowd-answers``) on a
+    nugget or response, and nugget spans (``nugget-spans``) in a passage."""
+    wanted = set(items)
+    out: dict[Any, dict[str, int]] = {item: {} for item in wanted}
+    if not wanted:
+        return out
+    columns = _ITEM_COLUMNS[what]
+    queries = [
+        (str(kind.task), kind.table, columns) for kind in LABEL_KINDS.values() if set(columns) <= set(kind.item_columns)
+    ]
+    groups = []
+    for task, table, cols in queries:
+        names = ", ".join(cols)
+        groups.append((task, f"SELECT {names}, COUNT(*) AS n FROM {table} GROUP BY {names}", cols))
+    if what in ("nugget", "response"):
+        names = ", ".join(f"i.{c}" for c in columns)
+        groups.append(
+            (
+                "crowd-answers",
+                f"SELECT {names}, COUNT(*) AS n FROM crowd_answers a JOIN crowd_items i ON i.id = a.item_id "
+                f"GROUP BY {names}",
+                columns,
+            )
+        )
+    else:
+        groups.append(
+            (
+                "nugget-spans",
+                "SELECT passage_id, COUNT(*) AS n FROM nuggets WHERE passage_id IS NOT NULL GROUP BY passage_id",
+                columns,
+            )
+        )
+    for task, sql, cols in groups:
+        for r in each(db, sql):
+            item = r[cols[0]] if len(cols) == 1 else tuple(r[c] for c in cols)
+            if item in wanted and r["n"]:
+                out[item][task] = out[item].get(task, 0) + r["n"]
+    return out
+
+
+def _label_words(counts: dict[str, int]) -> str:
+    if not counts:
+        return "no labels on it"
+    return (
+        ", ".join(
+            f"{n} {task.replace('-', ' ')}" if task in ("crowd-answers", "nugget-spans") else f"{n} {task} labels"
+            for task, n in sorted(counts.items())
+        )
+        + " on it"
+    )
+
+
+def _rewrite_refused(file: str, line: int | None, what: str, differs: str, labels: dict[str, int]) -> FormatError:
+    return FormatError(
+        file,
+        line,
+        f"the text stored for {what} ({_label_words(labels)}), or --replace to rewrite it",
+        differs,
+    )
+
+
+def _text_differs(new: str, old: str) -> str:
+    return f"another text: {short(new, 40)} where {short(old, 40)} is stored"
+
+
+def _replaced(
+    db: Store, by: str | None, file: str, what: str, changes: Sequence[tuple[str, Any, dict, dict[str, int]]]
+) -> dict:
+    """Record each replaced text (item, old content, new content, labels on it) as an organizer action
+    'replace'; the summary entries ``replaced`` and ``labels_on_replaced`` (per task) and a warning."""
+    from store.accounts import record_action
+
+    totals: dict[str, int] = {}
+    for item, old, new, labels in changes:
+        record_action(db, by, "replace", item, old, {**new, "labels": labels}, via=Path(file).name)
+        for task, n in labels.items():
+            totals[task] = totals.get(task, 0) + n
+    out: dict = {"replaced": len(changes), "labels_on_replaced": dict(sorted(totals.items()))}
+    if totals:
+        counts = ", ".join(f"{task} {n}" for task, n in sorted(totals.items()))
+        out["warnings"] = [
+            f"{len(changes)} {what} texts replaced; labels given on the old texts now sit on the new ones "
+            f"(per task: {counts}); the history keeps the old texts (label_table 'replace')"
+        ]
+    return out
 
 
 def _dicts(keys: Sequence[str], records: Iterable[Sequence]) -> Iterator[dict]:
@@ -615,16 +736,35 @@ class _DepthPool:
                     }
 
 
-def import_passages(db: Store, file: str, passages: Sequence[PassageText] | Iterable[Sequence[PassageText]]) -> dict:
-    """Store passage texts (new passages are created; a text given again replaces the old one).
+def import_passages(
+    db: Store,
+    file: str,
+    passages: Sequence[PassageText] | Iterable[Sequence[PassageText]],
+    *,
+    replace: bool = False,
+    by: str | None = None,
+) -> dict:
+    """Store passage texts (new passages are created; a passage stored without text gets it).
 
-    ``passages`` is a list or an iterable of lists (a :class:`~assess.formats.trec.PassageStream`),
-    written block by block inside the one transaction.
+    A passage stored with another text is refused (a FormatError naming the line, the passage and the
+    labels on it; nothing written) unless ``replace``: then the text is replaced and the change recorded
+    (see :func:`labels_on`). ``passages`` is a list or an iterable of lists (a
+    :class:`~assess.formats.trec.PassageStream`), written block by block inside the one transaction.
     """
     blocks = [passages] if isinstance(passages, Sequence) else passages
     count = 0
+    changed: list[tuple[PassageText, str]] = []
     with write(db):
         for block in blocks:
+            stored = _stored_texts(db, [p.passage_id for p in block])
+            for p in block:
+                old = stored.get(p.passage_id)
+                if old is not None and old != p.text:
+                    if not replace:
+                        labels = labels_on(db, "passage", [p.passage_id])[p.passage_id]
+                        what = f"passage {short(p.passage_id, 60)}"
+                        raise _rewrite_refused(file, p.line, what, _text_differs(p.text, old), labels)
+                    changed.append((p, old))
             run_many(
                 db,
                 "INSERT INTO passages (id, doc_id, text) VALUES (:id, :doc_id, :text) ON CONFLICT(id) DO UPDATE SET "
@@ -632,20 +772,69 @@ def import_passages(db: Store, file: str, passages: Sequence[PassageText] | Iter
                 _dicts(("id", "doc_id", "text"), block),
             )
             count += len(block)
-    return {"passages": count}
+        summary: dict = {"passages": count}
+        if replace:
+            on = labels_on(db, "passage", [p.passage_id for p, _ in changed])
+            changes = [
+                (f"passage {p.passage_id}", {"text": old}, {"text": p.text}, on[p.passage_id]) for p, old in changed
+            ]
+            summary.update(_replaced(db, by, file, "passage", changes))
+    return summary
 
 
-def import_nuggets(db: Store, file: str, nuggets: Sequence[NuggetRecord], *, source: str, dedup: bool = False) -> dict:
+def record_replacements(db: Store, by: str | None, file: str, what: str, changed: Sequence[tuple]) -> dict:
+    """Record responses replaced by a response file (``what``: ``response``): ``changed`` holds (new, old)
+    records with ``run``, ``turn_id``, ``text`` and ``cited``. One organizer action 'replace' each (old and
+    new text and citations, the labels on the response); returns ``replaced``, ``labels_on_replaced`` and
+    a warning when labels sit on them (as the other imports' replacements)."""
+    on = labels_on(db, "response", [(new.run, new.turn_id) for new, _old in changed])
+    changes = [
+        (
+            f"{what} {new.run} {new.turn_id}",
+            {"text": old.text, "citations": list(old.cited)},
+            {"text": new.text, "citations": list(new.cited)},
+            on[(new.run, new.turn_id)],
+        )
+        for new, old in changed
+    ]
+    return _replaced(db, by, file, what, changes)
+
+
+def _stored_texts(db: Store, ids: Sequence[str]) -> dict[str, str]:
+    """The stored texts of those of ``ids`` that have one."""
+    out: dict[str, str] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        params = {f"p{i}": pid for i, pid in enumerate(chunk)}
+        marks = ", ".join(f":{name}" for name in params)
+        for r in rows(db, f"SELECT id, text FROM passages WHERE text IS NOT NULL AND id IN ({marks})", params):
+            out[r["id"]] = r["text"]
+    return out
+
+
+def import_nuggets(
+    db: Store,
+    file: str,
+    nuggets: Sequence[NuggetRecord],
+    *,
+    source: str,
+    dedup: bool = False,
+    replace: bool = False,
+    by: str | None = None,
+) -> dict:
     """Store gold nuggets (text only, as the public CONE-RAG files have no offsets).
 
     ``dedup=True`` reads the file as the de-duplicated subset of ``source``: its keys are marked
     kept (``in_dedup = 1``), the source's other nuggets of those turns dropped (0). Nuggets absent
-    from the store are created.
+    from the store are created. A nugget stored with another text or relevance is refused (the first
+    one, naming its line and the labels on it; nothing written) unless ``replace``: then it is rewritten
+    in place (its labels stay on it) and each change recorded (see :func:`labels_on`).
     """
-    _check_turns(db, file, nuggets)
+    check_turns(db, file, nuggets, locate=_turn_line_in(file))
     stamp = now()
     with write(db):
         ensure_source(db, source)
+        changed = _changed_nuggets(db, file, nuggets, source, replace)
         run_many(
             db,
             "INSERT INTO nuggets (source, turn_id, key, text, relevance, in_dedup, created_at) "
@@ -678,18 +867,83 @@ def import_nuggets(db: Store, file: str, nuggets: Sequence[NuggetRecord], *, sou
                     if r["turn_id"] in kept or not kept
                 ],
             )
-    return {"nuggets": len(nuggets), "turns": len({n.turn_id for n in nuggets}), "source": source}
+        summary: dict = {"nuggets": len(nuggets), "turns": len({n.turn_id for n in nuggets}), "source": source}
+        if replace:
+            summary.update(_replaced(db, by, file, "nugget", changed))
+    return summary
+
+
+def _changed_nuggets(db: Store, file: str, nuggets: Sequence[NuggetRecord], source: str, replace: bool) -> list:
+    """The stored nuggets of ``source`` that the records change (text or relevance), as changes for
+    :func:`_replaced`; without ``replace``, the refusal of the first of them."""
+    stored = {
+        (r["turn_id"], r["key"]): r
+        for r in rows(
+            db, "SELECT id, turn_id, key, text, relevance FROM nuggets WHERE source = :source", {"source": source}
+        )
+    }
+    changed = []
+    for n in nuggets:
+        old = stored.get((n.turn_id, n.key))
+        if old is not None and (old["text"], old["relevance"]) != (n.text, n.relevance):
+            changed.append((n, old))
+    if not changed:
+        return []
+    on = labels_on(db, "nugget", [old["id"] for _, old in changed])
+    if not replace:
+        n, old = changed[0]
+        differs = (
+            _text_differs(n.text, old["text"])
+            if n.text != old["text"]
+            else f"relevance {n.relevance} where {old['relevance']} is stored"
+        )
+        line = n.line if n.line is not None else _entry_line_in(file, n.turn_id, n.key)
+        what = f"nugget {n.key} of turn {n.turn_id!r} (source {source!r})"
+        raise _rewrite_refused(file, line, what, differs, on[old["id"]])
+    return [
+        (
+            f"nugget {source} {n.turn_id} {n.key}",
+            {"text": old["text"], "relevance": old["relevance"]},
+            {"text": n.text, "relevance": n.relevance},
+            on[old["id"]],
+        )
+        for n, old in changed
+    ]
 
 
 def import_responses(
-    db: Store, file: str, responses: Sequence[ResponseRecord], *, gold_source: str | None = None
+    db: Store,
+    file: str,
+    responses: Sequence[ResponseRecord],
+    *,
+    gold_source: str | None = None,
+    replace: bool = False,
+    by: str | None = None,
 ) -> dict:
-    """Store system responses per run and turn; with ``gold_source``, store them as gold responses instead."""
-    _check_turns(db, file, responses)
+    """Store system responses per run and turn; with ``gold_source``, store them as gold responses instead
+    (one per turn). A run and turn (a gold source's turn) given twice under keys that differ only by
+    surrounding whitespace is refused; a response stored with another text (a gold response: or other
+    nuggets) is refused (the first, naming its line and the labels on it; nothing written) unless
+    ``replace``: then it is rewritten and each change recorded (see :func:`labels_on`)."""
+    seen: dict[tuple[str, str | None], str] = {}
+    for r in responses:
+        key = (r.turn_id, None if gold_source else r.run)
+        if key in seen:
+            if gold_source and seen[key] != r.run:
+                raise FormatError(
+                    file,
+                    _entry_line_in(file, r.turn_id, r.run),
+                    f"one gold response per turn (turn {r.turn_id!r} has {seen[key]!r})",
+                    f"a second one, {r.run!r}",
+                )
+            raise twice(file, r.turn_id, r.run, "response")
+        seen[key] = r.run
+    check_turns(db, file, responses, locate=_turn_line_in(file))
     stamp = now()
     with write(db):
         if gold_source:
             ensure_source(db, gold_source)
+            changed = _changed_gold(db, file, responses, gold_source, replace)
             run_many(
                 db,
                 "INSERT INTO gold_responses (source, turn_id, text, nuggets_used, updated_at) "
@@ -707,7 +961,11 @@ def import_responses(
                     for r in responses
                 ),
             )
-            return {"gold_responses": len(responses), "source": gold_source}
+            summary: dict = {"gold_responses": len(responses), "source": gold_source}
+            if replace:
+                summary.update(_replaced(db, by, file, "gold response", changed))
+            return summary
+        changed = _changed_responses(db, file, responses, replace)
         _response_runs(db, {r.run for r in responses}, file, stamp)
         run_many(
             db,
@@ -715,7 +973,61 @@ def import_responses(
             "ON CONFLICT (run, turn_id) DO UPDATE SET text=excluded.text",
             ({"run": r.run, "turn_id": r.turn_id, "text": r.text} for r in responses),
         )
-    return {"responses": len(responses), "runs": len({r.run for r in responses})}
+        summary = {"responses": len(responses), "runs": len({r.run for r in responses})}
+        if replace:
+            summary.update(_replaced(db, by, file, "response", changed))
+    return summary
+
+
+def _changed_responses(db: Store, file: str, responses: Sequence[ResponseRecord], replace: bool) -> list:
+    """The stored responses that the records give another text, as changes for :func:`_replaced`;
+    without ``replace``, the refusal of the first of them."""
+    stored: dict[tuple[str, str], str] = {}
+    for name in sorted({r.run for r in responses}):
+        for s in rows(db, "SELECT turn_id, text FROM responses WHERE run = :run", {"run": name}):
+            stored[(name, s["turn_id"])] = s["text"]
+    changed = [(r, stored[(r.run, r.turn_id)]) for r in responses if stored.get((r.run, r.turn_id), r.text) != r.text]
+    if not changed:
+        return []
+    on = labels_on(db, "response", [(r.run, r.turn_id) for r, _ in changed])
+    if not replace:
+        r, old = changed[0]
+        line = r.line if r.line is not None else _entry_line_in(file, r.turn_id, r.run)
+        what = f"the response of run {r.run!r} to turn {r.turn_id!r}"
+        raise _rewrite_refused(file, line, what, _text_differs(r.text, old), on[(r.run, r.turn_id)])
+    return [
+        (f"response {r.run} {r.turn_id}", {"text": old}, {"text": r.text}, on[(r.run, r.turn_id)]) for r, old in changed
+    ]
+
+
+def _changed_gold(db: Store, file: str, responses: Sequence[ResponseRecord], source: str, replace: bool) -> list:
+    """The stored gold responses of ``source`` that the records change (text or nuggets used); without
+    ``replace``, the refusal of the first (gold responses carry no labels)."""
+    stored = {
+        g["turn_id"]: g
+        for g in rows(db, "SELECT turn_id, text, nuggets_used FROM gold_responses WHERE source = :s", {"s": source})
+    }
+    changed = []
+    for r in responses:
+        old = stored.get(r.turn_id)
+        used = json.dumps(list(r.nuggets_used or ()))
+        if old is not None and (old["text"], old["nuggets_used"]) != (r.text, used):
+            changed.append((r, old, used))
+    if changed and not replace:
+        r, old, _used = changed[0]
+        differs = _text_differs(r.text, old["text"]) if r.text != old["text"] else "other nuggets used"
+        line = r.line if r.line is not None else _entry_line_in(file, r.turn_id, r.run)
+        what = f"the gold response of source {source!r} to turn {r.turn_id!r}"
+        raise _rewrite_refused(file, line, what, differs, {})
+    return [
+        (
+            f"gold-response {source} {r.turn_id}",
+            {"text": old["text"], "nuggets_used": old["nuggets_used"]},
+            {"text": r.text, "nuggets_used": used},
+            {},
+        )
+        for r, old, used in changed
+    ]
 
 
 def import_ntr_labels(db: Store, file: str, labels: Sequence[NtrRecord], *, source: str, nugget_source: str) -> dict:

@@ -42,7 +42,11 @@ def add_commands(sub) -> None:
         "rag-answers: TREC RAG 2024/2025 answer JSONL, each line's run_id): sentences and cited passages are "
         "stored, cited passages the store lacks are added without text, the turns must exist; a re-import "
         "of the same responses changes nothing, a different response for a stored run and turn is refused "
-        "unless --replace. nuggetizer layouts (TREC RAG AutoNuggetizer JSONL; docs/responses.md): "
+        "unless --replace. No import rewrites a stored text silently: a nuggets, responses or passages file "
+        "that changes the text of a stored nugget (or its relevance), response, gold response or passage is "
+        "refused (exit 2 naming the file, the line, the first such item and the labels on it) unless "
+        "--replace, which rewrites them, records each old text in the history and says how many labels per "
+        "task sit on the rewritten items. nuggetizer layouts (TREC RAG AutoNuggetizer JSONL; docs/responses.md): "
         "nuggetizer-nuggets stores each qid's (a turn id; the turn must exist) nuggets as gold nuggets [1], [2], "
         "... of --source with their importance as importance labels of --source; nuggetizer-assignments "
         "stores each nugget's assignment (support / partial_support / not_support) as an ntr-support label of "
@@ -69,8 +73,9 @@ def add_commands(sub) -> None:
     p.add_argument(
         "--replace",
         action="store_true",
-        help="ikat-responses, rag-answers: a response that differs from the one stored for its run and turn "
-        "replaces it (default: refused, nothing imported)",
+        help="ikat-responses, rag-answers, responses, nuggets, passages: a stored text (response, nugget, "
+        "passage) that the file changes is replaced, each change recorded in the history with the labels on "
+        "the item (default: refused, nothing imported)",
     )
     p.add_argument(
         "--dedup", action="store_true", help="nuggets: the file is the de-duplicated subset of the source's nuggets"
@@ -240,15 +245,15 @@ def _login() -> str:
 
 def cmd_import(args) -> int:
     from assess.errors import AssessError
-    from assess.services.loading import load_file
+    from assess.services.loading import REPLACE_KINDS, load_file
 
     check_options(
         args,
         ids={"--source": "source", "--name": "name", "--nuggets": "nugget_source", "--collection": "collection"},
         counts={"--depth": "depth"},
     )
-    if args.replace and args.kind not in RESPONSE_FILE_KINDS:
-        raise AssessError(f"--replace is for {' and '.join(RESPONSE_FILE_KINDS)} imports, not {args.kind}")
+    if args.replace and args.kind not in REPLACE_KINDS:
+        raise AssessError(f"--replace is for {', '.join(REPLACE_KINDS)} imports, not {args.kind}")
     db = _open(args, must_exist=False)
     summary = load_file(
         db,
@@ -272,8 +277,15 @@ def cmd_import(args) -> int:
         print(json.dumps(summary))
         return 0
     summary.pop("warnings", None)
-    print(f"{args.file}: imported " + ", ".join(f"{k} {v}" for k, v in summary.items()))
+    print(f"{args.file}: imported " + ", ".join(f"{k} {_counts(v)}" for k, v in summary.items()))
     return 0
+
+
+def _counts(value) -> str:
+    """A summary value as text: counts per task read ``(ntr 3, passage 1)``."""
+    if isinstance(value, dict):
+        return "(" + ", ".join(f"{k} {v}" for k, v in value.items()) + ")"
+    return str(value)
 
 
 def cmd_export(args) -> int:

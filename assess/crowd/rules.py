@@ -335,20 +335,63 @@ def _graded_guideline(consent: str) -> dict:
     }
 
 
-def read_guideline(path: str | Path) -> dict:
-    """Read an organizer's guideline file: a JSON object with any of title, consent, instructions, examples."""
-    from assess.formats.reading import read_json_object
+GUIDELINE_TEXTS = ("title", "consent", "instructions")
+EXAMPLE_FIELDS = ("response", "nugget", "answer", "why")
+GUIDELINE_SHAPE = (
+    "a JSON object with any of title, consent, instructions (strings) and examples (a list of objects "
+    "with any of response, nugget, answer, why: strings; answer may be an integer)"
+)
 
-    return read_json_object(path)
+
+def guideline_problem(guide: object) -> tuple[tuple, str, object] | None:
+    """What is wrong with an organizer's guideline against its documented shape (:data:`GUIDELINE_SHAPE`):
+    (JSON path, expected, found), or None. Every worker page of a study draws its guideline, so a
+    wrong shape is refused when the study is created, never met by the workers."""
+    if not isinstance(guide, Mapping):
+        return (), GUIDELINE_SHAPE, guide
+    for key, value in guide.items():
+        if key not in (*GUIDELINE_TEXTS, "examples"):
+            keys = ", ".join((*GUIDELINE_TEXTS, "examples"))
+            return (key,), f"a guideline key ({keys})", repr(key)
+        if key in GUIDELINE_TEXTS and not isinstance(value, str):
+            return (key,), "a str", value
+    examples = guide.get("examples", [])
+    if not isinstance(examples, list):
+        return ("examples",), "a list of example objects", examples
+    for n, example in enumerate(examples):
+        if not isinstance(example, Mapping):
+            return ("examples", n), f"an example object with any of {', '.join(EXAMPLE_FIELDS)}", example
+        for name, value in example.items():
+            if name not in EXAMPLE_FIELDS:
+                return ("examples", n), f"example fields {', '.join(EXAMPLE_FIELDS)}", repr(name)
+            allowed = (str, int) if name == "answer" else (str,)
+            if isinstance(value, bool) or not isinstance(value, allowed):
+                return ("examples", n, name), "a str" + (" or int" if name == "answer" else ""), value
+    return None
+
+
+def read_guideline(path: str | Path) -> dict:
+    """Read an organizer's guideline file (:data:`GUIDELINE_SHAPE`); a FormatError names the file, the line
+    and the JSON path of the first value of the wrong shape."""
+    from assess.formats.reading import JsonChecker, read_json_object, read_text
+
+    guide = read_json_object(path)
+    problem = guideline_problem(guide)
+    if problem is not None:
+        JsonChecker(path, read_text(path)).fail(*problem)
+    return guide
 
 
 def merge_guideline(config: StudyConfig, override: Mapping | None) -> dict:
-    """The default guideline with the keys of an organizer's guideline file replacing it."""
+    """The default guideline with the keys of an organizer's guideline replacing it (its shape checked)."""
     guide = default_guideline(config)
     if override:
-        unknown = set(override) - set(guide)
-        if unknown:
-            raise AssessError(f"unknown guideline key {sorted(unknown)[0]!r}; keys are {', '.join(guide)}")
+        problem = guideline_problem(override)
+        if problem is not None:
+            where, expected, found = problem
+            path = "".join(f"[{p!r}]" for p in where) or "the top level"
+            found = found if isinstance(found, str) else f"{type(found).__name__} {str(found)[:40]!r}"
+            raise AssessError(f"the guideline: expected {expected} at {path}, found {found}")
         guide.update(override)
     return guide
 

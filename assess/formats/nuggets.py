@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
 from assess.errors import FormatError
-from assess.formats.reading import per_turn, read_lines, short
+from assess.formats.reading import json_line, load_json, per_turn, read_lines, short
 from assess.tasks import MATCH, NUGGET_RELEVANCE
 
 
@@ -29,36 +30,107 @@ class NtrRecord(NamedTuple):
     line: int
 
 
-_NUGGET_KEY = re.compile(r"\[?([0-9]{1,9})\]?")
+# '[k]' or 'k', k a positive integer written without leading zeros ('[01]' would be a second name of [1])
+_NUGGET_KEY = re.compile(r"\[?([1-9][0-9]{0,8})\]?")
 _RELEVANCE = f"a relevance {NUGGET_RELEVANCE.low}..{NUGGET_RELEVANCE.high}"
 _MATCHES = {str(v) for v in MATCH.values}
+
+
+def raw_entries(path: str | Path, turn_id: str, key: str | None = None) -> list[tuple]:
+    """The file's own JSON paths of turn ``turn_id`` (or of its entry ``key``) in a ``{turn id: {key: ...}}``
+    JSON file, keys compared stripped (a nugget key ``[k]`` also finds ``k``); [] when the file cannot be
+    read. For errors found after parsing: an unknown turn, one item given twice."""
+    try:
+        data, _text = load_json(path)
+    except FormatError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    turns = [raw for raw in data if isinstance(raw, str) and raw.strip() == turn_id]
+    if key is None:
+        return [(raw,) for raw in turns]
+    names = {key, key.strip("[]")} if _NUGGET_KEY.fullmatch(key) else {key}
+    return [(raw, k) for raw in turns if isinstance(data[raw], dict) for k in data[raw] if k.strip() in names]
+
+
+def entry_line(path: str | Path, json_path: tuple) -> int | None:
+    """The line of the value at ``json_path`` in a JSON file (None when the file cannot be read): where an
+    object or list starts, or for a plain value (a nugget or response given as a string) the line of its
+    key, searched after the line of the object holding it."""
+    try:
+        _data, text = load_json(path)
+    except FormatError:
+        return None
+    line = json_line(text, json_path)
+    if not json_path or not isinstance(json_path[-1], str) or line is None:
+        return line
+    parent = json_line(text, json_path[:-1]) or 1
+    if line != parent:
+        return line
+    start = 0
+    for _ in range(parent - 1):
+        start = text.index("\n", start) + 1
+    found = re.compile(re.escape(json.dumps(json_path[-1], ensure_ascii=False)) + r"\s*:").search(text, start)
+    return text.count("\n", 0, found.start()) + 1 if found else line
+
+
+def twice(path: str | Path, turn_id: str, key: str, what: str) -> FormatError:
+    """The refusal of one entry given twice in a ``{turn id: {key: ...}}`` file under keys (or turn ids)
+    that differ only by surrounding whitespace: names the second one and its line."""
+    found = raw_entries(path, turn_id, key)
+    where = found[-1] if found else (turn_id, key)
+    names = " and ".join(f"[{short(t, 40)}][{short(k, 40)}]" for t, k in found[:2]) or f"[{turn_id!r}][{key!r}]"
+    return FormatError(
+        path,
+        entry_line(path, where),
+        f"one {what} per turn and key ({names} differ only by surrounding whitespace)",
+        f"[{short(where[0], 40)}][{short(where[1], 40)}] again",
+    )
+
+
+def turn_line(path: str | Path, turn_id: str) -> int | None:
+    """The line of turn ``turn_id`` (its key, spaces around it allowed) in a ``{turn id: ...}`` JSON file;
+    None when it cannot be found. For errors found after parsing (an unknown turn)."""
+    found = raw_entries(path, turn_id)
+    return entry_line(path, found[0]) if found else None
 
 
 def parse_nuggets(path: str | Path) -> list[NuggetRecord]:
     """Read CONE-RAG gold nuggets: ``{turn: {"[k]": {"text", "relevance"}}}`` (k 1-based).
 
     ``1`` and ``[1]`` name the same nugget: given both with different contents, the file is refused.
-    Relevance is an integer (a JSON integer or a string of ASCII digits) in the nugget scale.
+    A key is ``[k]`` or ``k`` with k a positive integer without leading zeros (``[01]`` is refused, as
+    it would be a second nugget beside ``[1]``); keys or turn ids that differ only by surrounding
+    whitespace are refused; the text is not empty (nor only whitespace). Relevance is an integer (a
+    JSON integer or a string of ASCII digits) in the nugget scale.
     """
     out = []
     seen: dict[tuple[str, str], tuple[str, int | None]] = {}
+    given: set[tuple[str, str]] = set()
     for check, turn, key, nugget in per_turn(path, "an object {turn id: {nugget key: nugget}}", "an object of nuggets"):
+        if (turn, key) in given:  # the reader strips keys: ' [1]' and '[1]' (or two such turn ids) meet here
+            raise twice(path, turn, key, "nugget")
+        given.add((turn, key))
+        where = (turn, key)
         matched = _NUGGET_KEY.fullmatch(key)
         if not matched:
-            check.fail((turn,), "nugget keys like '[1]'", key)
+            check.fail(where, "nugget keys like '[1]' (a number from 1, without leading zeros)", short(key, 40))
         if isinstance(nugget, str):
-            nugget = {"text": nugget}
-        if not isinstance(nugget, dict):
-            check.fail((turn, key), "a nugget object with 'text'", nugget)
-        body = check.get(nugget, "text", str, (turn, key))
-        rel = nugget.get("relevance")
+            body, at = nugget, where
+        elif isinstance(nugget, dict):
+            body, at = check.get(nugget, "text", str, where), where + ("text",)
+        else:
+            check.fail(where, "a nugget object with 'text'", nugget)
+        if not body.strip():
+            check.fail(at, "a non-empty text", short(body, 20))
+        rel = nugget.get("relevance") if isinstance(nugget, dict) else None
         if rel is not None:
-            rel = _relevance(check, rel, (turn, key, "relevance"))
+            rel = _relevance(check, rel, where + ("relevance",))
         k = f"[{matched.group(1)}]"
         first = seen.get((turn, k))
         if first is not None:
             if first != (body, rel):
-                check.fail((turn, key), f"one nugget per key ({k} is given twice with different contents)", key)
+                check.fail(where, f"one nugget per key ({k} is given twice with different contents)", key)
             continue  # the same nugget under '1' and '[1]': kept once
         seen[(turn, k)] = (body, rel)
         out.append(NuggetRecord(turn, k, body, rel, None))

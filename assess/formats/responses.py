@@ -217,6 +217,28 @@ def parse_ikat_responses(path: str | Path, *, run: str = DEFAULT_TOPICS_RUN) -> 
     return out
 
 
+def ikat_turn_line(path: str | Path, turn_id: str) -> int | None:
+    """The line of the turn ``turn_id`` (``<number>_<turn_id>``) in an iKAT topics file; None when it is not
+    found. For errors found after parsing (a turn the store lacks)."""
+    from assess.formats.reading import json_line
+
+    try:
+        data, text = load_json(path)
+    except FormatError:
+        return None
+    for ci, conv in enumerate(data if isinstance(data, list) else ()):
+        if not isinstance(conv, dict):
+            continue
+        turns_key = "responses" if "responses" in conv or "turns" not in conv else "turns"
+        for ti, turn in enumerate(conv.get(turns_key) or ()):
+            if (
+                isinstance(turn, dict)
+                and f"{str(conv.get('number')).strip()}_{str(turn.get('turn_id')).strip()}" == turn_id
+            ):
+                return json_line(text, (ci, turns_key, ti))
+    return None
+
+
 def ikat_document(responses: Iterable[CitedResponse]) -> list[dict]:
     """The responses in the iKAT 2025 topics layout: ``[{"number", "responses": [{"turn_id", "response",
     "citations"}]}]``, conversations and turns in the order first met. A sentence's citations join the

@@ -5,10 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from assess import formats
-from assess.errors import FormatError
+from assess.errors import AssessError, FormatError
 from assess.formats.trec import PassageStream, QrelsStream, RunStream
 from assess.tasks import DEFAULT_SOURCES, IMPORT_KINDS, NUGGETIZER_FILE_KINDS, RESPONSE_FILE_KINDS
 from store import Store, imports, stats
+
+REPLACE_KINDS = (*RESPONSE_FILE_KINDS, "nuggets", "responses", "passages")
+"""The imports that may replace stored texts when asked (``--replace``); the others never change one."""
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "assets" / "demo"
 DEMO_LLM = "llm:demo-gpt"
@@ -33,9 +36,11 @@ def load_file(
 ) -> dict:
     """Parse ``path`` as ``kind`` and import it; raises FormatError (nothing written) on bad input.
 
-    ``run`` and ``replace`` are for the response files with citations (``ikat-responses``, ``rag-answers``:
-    :func:`assess.services.response_files.import_file`): the run name to store them under, and whether a
-    response that differs from the stored one replaces it (else it is refused).
+    ``run`` is for the response files with citations (``ikat-responses``, ``rag-answers``:
+    :func:`assess.services.response_files.import_file`): the run name to store them under. ``replace``
+    (those kinds and :data:`REPLACE_KINDS`): a stored text that the file changes is replaced, each change
+    recorded in the history with the labels on the item; else the import is refused (FormatError naming
+    the file, the line and the first changed item; nothing written).
 
     ``by`` (the organizer's name; the CLI gives ``cli:<login>``) records the import in the history as an
     organizer action: what was imported, from which file, with the summary. It is written right after the
@@ -54,6 +59,7 @@ def load_file(
         collection=collection,
         run=run,
         replace=replace,
+        by=by,
     )
     if by is not None:
         from store.accounts import record_action
@@ -77,7 +83,10 @@ def _load_file(
     collection,
     run=None,
     replace=False,
+    by=None,
 ) -> dict:
+    if replace and kind not in REPLACE_KINDS:
+        raise AssessError(f"replacing stored texts is for {', '.join(REPLACE_KINDS)} imports, not {kind}")
     file = str(path)
     source = source or DEFAULT_SOURCES.get(kind)
     if kind == "topics":
@@ -89,17 +98,24 @@ def _load_file(
     if kind == "run":
         return imports.import_run(db, file, RunStream(path), name=name, depth=depth)
     if kind == "passages":
-        return imports.import_passages(db, file, PassageStream(path))
+        return imports.import_passages(db, file, PassageStream(path), replace=replace, by=by)
     if kind == "nuggets":
-        return imports.import_nuggets(db, file, formats.parse_nuggets(path), source=source, dedup=dedup)
+        return imports.import_nuggets(
+            db, file, formats.parse_nuggets(path), source=source, dedup=dedup, replace=replace, by=by
+        )
     if kind == "responses":
         return imports.import_responses(
-            db, file, formats.parse_responses(path), gold_source=(source or "gold") if gold else None
+            db,
+            file,
+            formats.parse_responses(path),
+            gold_source=(source or "gold") if gold else None,
+            replace=replace,
+            by=by,
         )
     if kind in RESPONSE_FILE_KINDS:
         from assess.services import response_files
 
-        return response_files.import_file(db, kind, path, run=run, replace=replace)
+        return response_files.import_file(db, kind, path, run=run, replace=replace, who=by)
     if kind in NUGGETIZER_FILE_KINDS:
         from assess.services import nuggetizer_files
 

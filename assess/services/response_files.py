@@ -29,8 +29,9 @@ from assess.errors import AssessError, FormatError
 from assess.formats import responses as layouts
 from assess.formats.reading import id_problem, short
 from assess.tasks import RESPONSE_FILE_KINDS, CitedResponse, CitedSentence
-from store import Store
+from store import Store, imports
 from store import responses as stored
+from store.db import write
 
 IKAT_RESPONSES, RAG_ANSWERS = RESPONSE_FILE_KINDS
 KINDS = RESPONSE_FILE_KINDS
@@ -109,23 +110,51 @@ def from_store(found: dict) -> layouts.CitedResponse:
 
 
 def import_file(
-    db: Store, kind: str, path: str | Path, *, run: str | None = None, replace: bool = False, by: str | None = None
+    db: Store,
+    kind: str,
+    path: str | Path,
+    *,
+    run: str | None = None,
+    replace: bool = False,
+    by: str | None = None,
+    who: str | None = None,
 ) -> dict:
     """Read a response file and store its responses in one transaction (nothing written on a refusal).
     The summary: ``responses``, ``with_citations``, ``citations`` (as the file gives them, a passage cited
-    twice counted twice), ``new``, ``replaced``, ``unchanged``, ``runs`` (their number)."""
+    twice counted twice), ``new``, ``replaced``, ``unchanged``, ``runs`` (their number); with ``replace``
+    also ``labels_on_replaced`` (per task). ``by``: record the import as an organizer action; ``who``: the
+    person named in the history row of each replaced response (old and new text, the labels on it)."""
     found = read(kind, path, run=run)
     records, origins = zip(*map(to_store, found), strict=True) if found else ((), ())
-    summary = stored.add_responses(db, path, records, origins=origins, replace=replace, tally=True, by=by)
-    return {
-        "responses": summary["count"],
-        "with_citations": summary["with_citations"],
-        "citations": summary["citations"],
-        "new": summary["new"],
-        "replaced": summary["replaced"],
-        "unchanged": summary["unchanged"],
-        "runs": len({r.run for r in records}),
-    }
+    if kind == IKAT_RESPONSES:  # records of a JSON file carry no line: find the one of an unknown turn
+        imports.check_turns(db, str(path), records, locate=lambda r: layouts.ikat_turn_line(path, r.turn_id))
+    with write(db):
+        before = _stored_versions(db, found) if replace else {}
+        summary = stored.add_responses(db, path, records, origins=origins, replace=replace, tally=True, by=by)
+        out = {
+            "responses": summary["count"],
+            "with_citations": summary["with_citations"],
+            "citations": summary["citations"],
+            "new": summary["new"],
+            "replaced": summary["replaced"],
+            "unchanged": summary["unchanged"],
+            "runs": len({r.run for r in records}),
+        }
+        if replace:
+            changed = [(r, before[(r.run, r.turn_id)]) for r in found if before.get((r.run, r.turn_id), r) != r]
+            recorded = imports.record_replacements(db, who, str(path), "response", changed)
+            out["labels_on_replaced"] = recorded["labels_on_replaced"]
+            if "warnings" in recorded:
+                out["warnings"] = recorded["warnings"]
+    return out
+
+
+def _stored_versions(db: Store, found: Sequence[layouts.CitedResponse]) -> dict[tuple[str, str], layouts.CitedResponse]:
+    """The stored responses of the runs of ``found``, as records of the files' reader, by (run, turn)."""
+    out = {}
+    for name in sorted({r.run for r in found}):
+        out.update({(s["run"], s["turn_id"]): from_store(s) for s in stored.responses(db, run=name)})
+    return out
 
 
 def records(db: Store, *, runs: Sequence[str] = ()) -> list[layouts.CitedResponse]:
