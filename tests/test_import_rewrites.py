@@ -248,3 +248,23 @@ def test_a_guideline_file_of_the_wrong_shape_is_refused_at_create(tmp_path, case
     guide, names = GUIDELINES[case]
     path = write_json(tmp_path / "guide.json", guide)
     refused("crowd", "create", "s1", "--run", "demo-bm25", "--guideline", path, db=db, names=("guide.json", *names))
+
+
+def test_replacing_ikat_responses_records_each_changed_response_once(topics, tmp_path):
+    def topics_file(second: str) -> str:
+        conversation = {
+            "number": "101",
+            "responses": [{"turn_id": 1, "response": "A."}, {"turn_id": 2, "response": second}],
+        }
+        return write_json(tmp_path / "t25.json", [conversation])
+
+    run_cli("import", "ikat-responses", topics_file("B."), db=topics, check=True)
+    refused("import", "ikat-responses", topics_file("C."), db=topics, names=("t25.json", "101_2", "a different text"))
+    summary = json.loads(
+        run_cli("import", "ikat-responses", topics_file("C."), "--replace", "--json", db=topics, check=True).stdout
+    )
+    assert (summary["replaced"], summary["unchanged"], summary["labels_on_replaced"]) == (1, 1, {})
+    replace = [r for r in _without_import_actions(topics) if r[0] == "replace"]
+    assert [(r[2], json.loads(r[3])["text"], json.loads(r[4])["text"]) for r in replace] == [
+        ("response topics 101_2", "B.", "C.")
+    ]
