@@ -311,3 +311,20 @@ def test_every_write_of_the_store_is_granted_to_the_app_role(tmp_path):
     assert "label_history" not in APP_UPDATES | APP_DELETES  # the history is only ever appended to
     assert set(LABEL_TABLES) == set(HISTORY_TABLES)
     assert tables >= (APP_UPDATES | APP_DELETES), "a grant names a table the schema does not have"
+
+
+def test_the_app_warns_in_its_log_when_it_connects_as_the_owner(roles, monkeypatch, caplog):
+    from tests.helpers import open_app
+
+    with open_db(roles.app_url) as db:
+        load_demo(db)
+    monkeypatch.delenv("ASSESS_OPEN", raising=False)
+    for url in (roles.app_url, roles.owner_url):
+        monkeypatch.setenv("ASSESS_DB", url)
+        with caplog.at_level("WARNING", logger="assess"):
+            open_app()
+    warnings = [r.getMessage() for r in caplog.records if "owns the store's tables" in r.getMessage()]
+    assert warnings == [
+        f"{roles.owner_url}: the app connects as a role that owns the store's tables, which could rewrite the "
+        "label history; give the app a role of its own (python -m assess init --app-role, docs/deploy.md)"
+    ]

@@ -132,10 +132,31 @@ def ensure_started():
 
     database = open_db(settings.db_target())  # a store that cannot be opened at all fails here, redacted
     st.session_state[_SESSION_STORE] = database  # kept for the session's runs (see db())
+    _warn_when_owner(database)
     if is_empty(database):
         with st.spinner("First start: loading the demo data…"):
             load_demo_if_empty(database)
     st.session_state["_store_checked"] = True
+
+
+_OWNERS_SEEN: set[str] = set()
+
+
+def _warn_when_owner(database) -> None:
+    """Log once per process and store when the app connects to PostgreSQL as a role owning the tables, which
+    could switch the history triggers off (docs/deploy.md: a campaign's app connects as a role of its own)."""
+    from store.db import owns_store
+
+    if database.sqlite or database.location in _OWNERS_SEEN:
+        return
+    _OWNERS_SEEN.add(database.location)
+    if owns_store(database):
+        server_log()
+        logging.getLogger("assess").warning(
+            "%s: the app connects as a role that owns the store's tables, which could rewrite the label "
+            "history; give the app a role of its own (python -m assess init --app-role, docs/deploy.md)",
+            database.location,
+        )
 
 
 def assessor() -> str | None:
