@@ -496,6 +496,9 @@ def test_audit_budgeted_sample_becomes_the_assessors_queue(app_db):
     at.text_input(key="au_sa_name").input("first-20")
     next(b for b in at.button if b.label == "Create sample").click().run()
     assert any("exists already" in box_text(e) for e in at.error) and len(queue.sample_items(db, "first-20")) == 20
+    # the disagreement design's second judge: the other LLM, not the first source by name (a person)
+    at.radio(key="au_sa_d").set_value("disagreement").run()
+    assert not at.exception and at.selectbox(key="au_sa_2").value == "llm:demo-llama"
 
 
 def test_audit_consistency_and_persona_when_an_llm_answered_k_times_and_without_ptkb(app_db):

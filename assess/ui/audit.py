@@ -421,7 +421,17 @@ def sample_panel(database, names: list[str], judge: str) -> None:
     others = [n for n in names if n != judge]
     c1, c2 = st.columns(2)
     design = c1.radio("Design", ["stratified", "disagreement"], horizontal=True, key="au_sa_d")
-    second = c2.selectbox("Second judge (disagreement)", others, key="au_sa_2") if design == "disagreement" else None
+    second = None
+    if design == "disagreement":  # default: another judge (an LLM before a person), by the sources' kinds
+        kinds = service.stored_kinds(database, names)
+        other = service.rank_roles(names, kinds, reference=judge)[1]
+        second = c2.selectbox(
+            "Second judge (disagreement)",
+            others,
+            index=others.index(other),
+            format_func=lambda n: service.role_label(n, kinds),
+            key="au_sa_2",
+        )
     try:
         plan = service.sample_plan(database, judge, budgets=BUDGETS, design=design, second=second)
     except AssessError as exc:
