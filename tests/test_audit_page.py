@@ -496,6 +496,15 @@ def test_audit_budgeted_sample_becomes_the_assessors_queue(app_db):
     at.text_input(key="au_sa_name").input("first-20")
     next(b for b in at.button if b.label == "Create sample").click().run()
     assert any("exists already" in box_text(e) for e in at.error) and len(queue.sample_items(db, "first-20")) == 20
+    # demo-ben grades the sample; as the reference, the Estimates tab opens on it and says its design
+    from store import labels
+
+    labels.save_many(db, "passage", "demo-ben", [(item, 2) for item in order], mode="blind", via="key")
+    at.selectbox(key="au_ref").select("demo-ben").run()
+    show_tab(at, "Estimates")
+    assert at.selectbox(key="au_es_s_demo-ben").value == "first-20"
+    assert any("Sample (drawn): sample 'first-20', drawn by the workbench" in box_text(c) for c in at.caption)
+    show_tab(at, "Budgeted sample")
     # the disagreement design's second judge: the other LLM, not the first source by name (a person)
     at.radio(key="au_sa_d").set_value("disagreement").run()
     assert not at.exception and at.selectbox(key="au_sa_2").value == "llm:demo-llama"

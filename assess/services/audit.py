@@ -561,6 +561,17 @@ def persona_view(db, source: str, with_version: str, without_version: str, task:
     return _json_safe(report)
 
 
+def reference_sample(db, reference: str) -> str | None:
+    """The newest stored passage sample given to ``reference`` to judge (its drawn design is then the honest
+    default for the estimates); None when there is none."""
+    from store.queue import sample_items, samples
+
+    for found in samples(db):  # newest first
+        if found["task"] == "passage" and any(i["assessor"] == reference for i in sample_items(db, found["name"])):
+            return found["name"]
+    return None
+
+
 ASSUMED_UNIFORM = "assumed-uniform"
 DRAWN = "drawn"
 

@@ -324,8 +324,13 @@ def estimate_panel(database, reference: str, judge: str) -> None:
 
     names = [None] + [s["name"] for s in samples(database) if s["task"] == "passage"]
     c1, c2, c3 = st.columns(3)
+    drawn = service.reference_sample(database, reference)  # the sample the reference was given, when there is one
     sample = c1.selectbox(
-        "Human sample", names, format_func=lambda s: "the reference's labels" if s is None else s, key="au_es_s"
+        "Human sample",
+        names,
+        index=names.index(drawn) if drawn in names else 0,
+        format_func=lambda s: "the reference's labels (assumed uniform)" if s is None else f"{s} (drawn)",
+        key=f"au_es_s_{reference}",  # per reference: its default follows the reference picked
     )
     k = c2.number_input("k", 1, 100, 5, key="au_es_k")
     threshold = c3.number_input("Relevant at ≥", 1, 4, 2, key="au_es_t")
