@@ -180,7 +180,12 @@ def test_an_identity_without_an_account_is_refused(servers, new_page, subject, s
     sidebar = page.locator('[data-testid="stSidebar"]')
     local, _, domain = shown.partition("@")  # the message shows an address inertly (a word joiner before the @)
     at = "\u2060?@" if domain else ""
-    refusal = re.compile(re.escape(local) + at + re.escape(domain) + " has no account here; ask an organizer")
+    refusal = re.compile(
+        re.escape(local)
+        + at
+        + re.escape(domain)
+        + " has no account here \\(or the provider did not verify the address\\); ask an organizer"
+    )
     expect(sidebar.get_by_text(refusal)).to_be_visible(timeout=LOAD_TIMEOUT_MS)
     settled(page)
     expect(sidebar.get_by_text("Signed in as")).to_have_count(0)

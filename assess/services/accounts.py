@@ -319,13 +319,15 @@ def end_session(db: Store, secret: str | None, *, everywhere: bool = True, at: d
 # ------------------------------------------------------------------------------------------- OpenID Connect
 
 
-def openid_person(db: Store, email: str | None, name: str | None) -> Person:
-    """The account of someone signed in by the deployment's identity provider (st.login): matched by email,
-    else by account name; an unknown identity is refused (an organizer creates the account first)."""
-    found = (accounts.by_email(db, email) if email else None) or (accounts.get(db, name) if name else None)
+def openid_person(db: Store, email: str | None) -> Person:
+    """The account of someone signed in by the deployment's identity provider (st.login), matched by the
+    verified email the provider gives, and only by it (a display name is the user's own choice at the
+    provider, so it never picks an account); an unknown identity is refused (an organizer creates the account
+    first, with ``--email``)."""
+    found = accounts.by_email(db, email) if email else None
     if found is None:
         raise SignInRefused(
-            f"{email or name or 'this identity'} has no account here; ask an organizer to add one "
-            "(python -m assess users add NAME --email ADDRESS)"
+            f"{email or 'this identity'} has no account here (or the provider did not verify the address); ask an "
+            "organizer to add one (python -m assess users add NAME --email ADDRESS)"
         )
     return _person(found)

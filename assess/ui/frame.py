@@ -350,7 +350,7 @@ def _openid_sign_in(database) -> None:
     if not user.is_logged_in or assessor():
         return
     try:
-        person = openid_person(database, user.get("email") if user.get("email_verified") is not False else None, None)
+        person = openid_person(database, user.get("email") if user.get("email_verified") is not False else None)
         _signed_in(database, person.name, person.role.value, via="openid")
     except AssessError as exc:
         st.session_state["sign_in_error"] = str(exc)
