@@ -136,7 +136,7 @@ def test_records_are_the_values_the_whole_file_parser_gives(data, small_reads):
 MALFORMED = [
     (b"", 1, "expected complete, valid JSON, found the end of the file"),
     (b'[\n{"a": 1},\n{"b": 2}', 3, "found the end of the file"),
-    (b'[\n{"a": 1},\n{"b": "unfinished', 3, "found the end of the file"),
+    (b'[\n{"a": 1},\n{"b": "unfinished', 3, "found Unterminated string starting at"),
     (b'[\n{"a": 1}\n{"b": 2}]', 3, "Expecting ',' delimiter"),
     (b'[\n{"a": 1},\n{"b" 2}]', 3, "Expecting ':' delimiter"),
     (b'[\n{"a": 1},\n]', 3, "Expecting value"),
@@ -166,6 +166,23 @@ def test_a_malformed_file_is_refused_naming_its_line(data, line, words, small_re
     assert err.value.line == line, str(err.value)
     assert str(err.value).startswith(f"f.json:{line}: expected ")
     assert words in str(err.value)
+
+
+# where the stream says more than the whole-file parser: the line of the second key, the line of a
+# scalar record itself (the whole-file parser names the line of the list holding it)
+SAYS_MORE = {b'{"a": 1,\n "b": 2,\n "a": 3}', b'[\n1,\n"\\ud800"]', b'{"x": 1,\n"\\udc00": 1}'}
+
+
+@pytest.mark.parametrize(("data", "line", "words"), MALFORMED, ids=range(len(MALFORMED)))
+def test_the_error_is_the_whole_file_parsers(data, line, words, small_reads):
+    with pytest.raises(FormatError) as whole:
+        parse_json_text("f.json", reading._decode("f.json", data))
+    with pytest.raises(FormatError) as streamed:
+        records_of(data)
+    if data in SAYS_MORE:
+        assert str(streamed.value).startswith(str(whole.value).split(":", 2)[0])
+    else:
+        assert str(streamed.value) == str(whole.value)
 
 
 def test_wrong_shapes_name_the_line_and_the_json_path(tmp_path, small_reads):

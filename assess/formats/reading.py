@@ -437,6 +437,11 @@ def parse_json_text(path, text: str, *, first_line: int = 1, prefix: tuple = ())
             f"JSON nested at most {MAX_DEPTH} levels deep",
             "deeper nesting",
         ) from None
+    return _checked(path, text, value, first_line, prefix)
+
+
+def _checked(path, text: str, value: Any, first_line: int = 1, prefix: tuple = ()) -> Any:
+    """``value``, parsed from ``text``, once its depth, surrogates and NUL characters have been checked."""
     _check_tree(path, text, value, first_line, prefix)
     if "\\u0000" in text.lower() and (line := _nul_line(text)):
         raise FormatError(path, _shifted(line, first_line), "text without NUL characters", "U+0000 (a NUL character)")
@@ -627,10 +632,10 @@ class _Decoded:
             return text
 
 
-_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*(")?|[\[\]{}]', re.DOTALL)  # group 1: the string is closed
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*(")?', re.DOTALL)
-_SCALAR_END = re.compile(r"[\s,\]}]")
 _SPACE = re.compile(r"[ \t\n\r]*")
+
+
+_NUMBER_TAIL = re.compile(r"[0-9eE+.-]*")
 
 
 class JsonRecords:
@@ -722,47 +727,45 @@ class JsonRecords:
             self.name, self._line_at(position), "complete, valid JSON", "the end of the file" if at_end else found
         )
 
-    def _end_of_string(self, start: int) -> int:
+    def _decode_at(self, position: int, prefix: tuple) -> tuple[Any, int]:
+        """(value, end) of the JSON value starting at ``position``, parsed by the strict decoder; the
+        buffer is extended while the value runs past its end. A decoding error near the end of the
+        buffer (or an unterminated string) means more text is needed; elsewhere, or at the end of the
+        file, it is the file's error, named with its line."""
         while True:
-            match = _STRING.match(self._buffer, start)
-            if match.group(1) is not None:
-                return match.end()
-            if not self._more():
-                self._syntax(len(self._buffer), "")
-
-    def _end_of_value(self, start: int) -> int:
-        """Where the value starting at ``start`` ends (its text is checked when it is parsed)."""
-        first = self._buffer[start]
-        if first == '"':
-            return self._end_of_string(start)
-        if first not in "[{":
-            while True:
-                match = _SCALAR_END.search(self._buffer, start)
-                if match is not None:
-                    return match.start()
-                if not self._more():
-                    return len(self._buffer)
-        depth, position = 0, start
-        while True:
-            match = _STRING_OR_BRACKET.search(self._buffer, position)
-            if match is None or (match.group()[0] == '"' and match.group(1) is None):
-                position = len(self._buffer) if match is None else match.start()
-                if not self._more():
-                    self._syntax(len(self._buffer), "")
+            try:
+                value, end = _DECODER.raw_decode(self._buffer, position)
+                # a number that reaches the end of the buffer (digits, 'e', a sign) may go on past it
+                number = isinstance(value, int | float) and not isinstance(value, bool)
+                if (end < len(self._buffer) and not (number and _NUMBER_TAIL.fullmatch(self._buffer, end))) or (
+                    not self._more()
+                ):
+                    return value, end
                 continue
-            token = match.group()
-            if token in ("[", "{"):
-                depth += 1
-            elif token in ("]", "}"):
-                depth -= 1
-                if depth == 0:
-                    return match.end()
-            position = match.end()
+            except json.JSONDecodeError as exc:
+                cut = exc.pos >= len(self._buffer) - 8 or exc.msg.startswith("Unterminated string")
+                if cut and self._more():
+                    continue
+                at_end = exc.pos >= len(self._buffer.rstrip())
+                line = self._line_at(exc.pos)
+                raise FormatError(
+                    self.name, line, "complete, valid JSON", "the end of the file" if at_end else exc.msg
+                ) from None
+            except _Refused as exc:  # a number or constant refused: cutting a token never makes it valid
+                rest = self._buffer[position:]
+                line = _shifted(_line_of_literal(rest, exc.literal), self._line_at(position))
+                raise FormatError(self.name, line, exc.expected, exc.found) from None
+            except RecursionError:
+                line = _shifted(_depth_line(self._buffer[position:], len(prefix)), self._line_at(position))
+                raise FormatError(
+                    self.name, line, f"JSON nested at most {MAX_DEPTH} levels deep", "deeper nesting"
+                ) from None
 
     # -- the records
 
-    def _raw(self) -> Iterator[tuple[Any, str, int]]:
-        """(index or key, the value's text, its first line) of every record, unparsed."""
+    def _raw(self) -> Iterator[tuple[Any, int | None, Any, str, int]]:
+        """(index or key, the key's line (None in a list), value, the value's text, its first line) of
+        every record, each value checked as :func:`parse_json_text` checks a whole file."""
         if self.kind not in (list, dict):
             return
         close = "]" if self.kind is list else "}"
@@ -777,9 +780,9 @@ class JsonRecords:
             if self.kind is dict:
                 if self._buffer[position : position + 1] != '"':
                     self._syntax(position, "Expecting property name enclosed in double quotes")
-                end = self._end_of_string(position)
                 key_line = self._line_at(position)
-                key = self._key(self._buffer[position:end], key_line)
+                key, end = self._decode_at(position, ("",))
+                self._check_key(key, key_line)
                 position = self._skip_space(end)
                 if self._buffer[position : position + 1] != ":":
                     self._syntax(position, "Expecting ':' delimiter")
@@ -788,9 +791,10 @@ class JsonRecords:
                 key, key_line = index, None
             if position >= len(self._buffer) or self._buffer[position] in ",]}:":
                 self._syntax(position, "Expecting value")
-            end = self._end_of_value(position)
+            value, end = self._decode_at(position, (key,))
             line = self._line_at(position)
-            yield (key if key_line is None else (key, key_line)), self._buffer[position:end], line
+            text = self._buffer[position:end]
+            yield key, key_line, _checked(self.name, text, value, line, (key,)), text, line
             index += 1
             position = self._skip_space(end)
             following = self._buffer[position : position + 1]
@@ -801,19 +805,14 @@ class JsonRecords:
                 self._syntax(position, "Expecting ',' delimiter")
             position = self._skip_space(position + 1)
 
-    def _key(self, text: str, line: int) -> str:
+    def _check_key(self, key: str, line: int) -> None:
         """A key of the top-level object, as strict as any key inside a record."""
-        try:
-            key = _DECODER.decode(text)
-        except json.JSONDecodeError as exc:
-            raise FormatError(self.name, _shifted(exc.lineno, line), "complete, valid JSON", exc.msg) from None
         if "\x00" in key:
             raise FormatError(self.name, line, "text without NUL characters", "U+0000 (a NUL character)")
         if _SURROGATE.search(key):
             raise FormatError(
                 self.name, line, "keys without lone surrogates (\\ud800-\\udfff) at the top level", short(key)
             )
-        return key
 
     def _end(self, position: int) -> None:
         position = self._skip_space(position)
@@ -822,10 +821,7 @@ class JsonRecords:
 
     def __iter__(self) -> Iterator[tuple[Any, Any, JsonChecker]]:
         try:
-            for key, text, line in self._raw():
-                if self.kind is dict:
-                    key, key_line = key
-                value = parse_json_text(self.name, text, first_line=line, prefix=(key,))
+            for key, key_line, value, text, line in self._raw():
                 if self.kind is dict:
                     digest = hashlib.blake2b(
                         json.dumps(value, sort_keys=True, ensure_ascii=False).encode(), digest_size=16
@@ -881,8 +877,7 @@ def json_path_line(source: str | Path, json_path: tuple) -> int | None:
         with JsonRecords(source) as records:
             if not json_path:
                 return records.top_line
-            for key, text, line in records._raw():
-                key = key[0] if records.kind is dict else key
+            for key, _key_line, _value, text, line in records._raw():
                 if key == json_path[0]:
                     return _shifted(json_line(text, tuple(json_path[1:])), line)
     except (OSError, FormatError):
