@@ -112,6 +112,20 @@ def item_history(db: Store, source: str, item: str, kind: str = "passage") -> li
     return [event] + changes
 
 
+def item_history_all(db: Store, item: str, kind: str = "passage") -> list[dict]:
+    """Every change of one item's labels by every source, oldest first: :func:`item_history`'s rows, each
+    with its ``source``. A source whose bulk import holds the item shows that import as its first row."""
+    sources = column(
+        db,
+        "SELECT DISTINCT source FROM label_history WHERE label_table = :label_table "
+        "AND (item = :item OR (item = '*' AND via = 'bulk')) ORDER BY source",
+        {"label_table": str(kind), "item": item},
+    )
+    trail = [{"source": source, **change} for source in sources for change in item_history(db, source, item, kind)]
+    trail.sort(key=lambda change: change["at"])  # stable: one source's changes keep their order at a shared time
+    return trail
+
+
 def topic_progress(db: Store, source: str | None = None) -> list[dict]:
     """Per conversation: pooled pairs and how many carry a label of ``source`` (any assessor if None)."""
     if source is None:

@@ -156,12 +156,13 @@ def add_commands(sub) -> None:
         "history",
         help="every change of one label, oldest first",
         description="Every change of one label of a source, oldest first (time, old -> new, "
-        "mode, via). A label that came with its source's first bulk import shows "
+        "mode, via); without --source, every source's changes of the item, each line naming its source. "
+        "A label that came with its source's first bulk import shows "
         "that import as its first entry. Nugget edits show the text, relevance and "
         "span as JSON.",
     )
     add_db_argument(p)
-    p.add_argument("--source", required=True, help="the label source (an assessor, nist, llm:MODEL, ...)")
+    p.add_argument("--source", help="the label source (an assessor, nist, llm:MODEL, ...); default: every source")
     p.add_argument("--turn", required=True, help="the turn id, e.g. 0_8")
     p.add_argument(
         "--item",
@@ -413,20 +414,26 @@ def cmd_stats(args) -> int:
 
 def cmd_history(args) -> int:
     from store.exports import require_source
-    from store.review import item_history
+    from store.review import item_history, item_history_all
 
     db = _open(args)
-    require_source(db, args.source)
-    trail = item_history(db, args.source, f"{args.turn} {args.item}", args.task)
+    item = f"{args.turn} {args.item}"
+    if args.source is None:
+        trail = item_history_all(db, item, args.task)
+    else:
+        require_source(db, args.source)
+        trail = item_history(db, args.source, item, args.task)
     if args.json:
         print(json.dumps(trail))
         return 0
     if not trail:
-        print(f"{args.source} has never labelled {args.task} {args.item} of turn {args.turn}")
+        who = "no source has ever" if args.source is None else f"{args.source} has never"
+        print(f"{who} labelled {args.task} {args.item} of turn {args.turn}")
     for r in trail:
+        source = f"  {r['source']}" if args.source is None else ""
         print(
-            f"{r['at']}  {r['old'] if r['old'] is not None else '-'} -> {r['new'] if r['new'] is not None else '-'}"
-            f"  mode={r['mode']} via={r['via']}"
+            f"{r['at']}{source}  {r['old'] if r['old'] is not None else '-'} -> "
+            f"{r['new'] if r['new'] is not None else '-'}  mode={r['mode']} via={r['via']}"
         )
     return 0
 

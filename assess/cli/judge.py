@@ -197,6 +197,13 @@ def cmd_prejudge(args) -> int:
     if args.backend == "nli":
         model = args.model or judges.DEFAULT_NLI_MODEL
         cfg = None
+    elif args.estimate:  # the estimate asks nothing: a model name (its cache, its latency) is all it needs
+        from assess.settings import llm_settings
+
+        cfg = None
+        model = args.model or llm_settings()["model"]
+        if not model:
+            raise AssessError("no LLM model given: pass --model MODEL (or set ASSESS_LLM_MODEL)")
     else:
         cfg = judges.endpoint_settings(base_url=args.base_url, model=args.model)
         model = cfg["model"]
