@@ -164,3 +164,19 @@ def test_an_export_to_a_pipe_is_the_file_unchanged_and_escaped_on_a_terminal(hos
     seen = on_a_terminal("export", "nuggets", "--source", "gold", "--db", str(hostile))
     assert not raw_controls(seen) and "\\u202e" in seen
     assert json.loads(seen)["101_1"]["[1]"]["text"] == NUGGET_TEXT  # still the same JSON
+
+
+def test_a_progress_bar_still_draws_with_its_own_carriage_returns(tmp_path, monkeypatch):
+    # The bar (numbers only) writes to stderr itself: escaped, each redraw would be a "\u000d" on one long line.
+    from tests.stub_llm import StubLLM
+
+    for var in ("ASSESS_LLM_BASE_URL", "ASSESS_LLM_MODEL", "ASSESS_LLM_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    db = tmp_path / "demo.db"
+    run_cli("init", "--demo", db=db, check=True)
+    with StubLLM() as stub:
+        proc = run_cli(
+            "prejudge", "--task", "ptkb", "--source", "llm:stub", "--model", "m", "--base-url", stub.base_url, db=db
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert "item/s" in proc.stderr and "\\u000d" not in proc.stderr

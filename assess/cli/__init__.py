@@ -130,6 +130,12 @@ def data_output():
     return out if terminal else getattr(out, "unescaped", out)
 
 
+def progress_output():
+    """Where a progress bar draws (stderr itself, unescaped): it writes carriage returns and cursor moves of
+    its own, and only numbers, never data."""
+    return getattr(sys.stderr, "unescaped", sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     out, err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = TerminalStream(out), TerminalStream(err)

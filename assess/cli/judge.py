@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from assess.cli import add_db_argument
+from assess.cli import add_db_argument, progress_output
 
 # the tasks of assess.services.jobs.TASKS (not imported here: building the parser stays free of the store)
 TASKS = ("passage", "ptkb", "ntr", "ntr-support", "importance", "citation", "nuggets", "response-nuggets", "aepd")
@@ -160,7 +160,9 @@ def add_commands(sub) -> None:
 def _progress_bar(total: int, enabled: bool):
     from tqdm import tqdm
 
-    bar = tqdm(total=total, file=sys.stderr, unit="item", disable=not enabled, mininterval=0.25, dynamic_ncols=True)
+    bar = tqdm(
+        total=total, file=progress_output(), unit="item", disable=not enabled, mininterval=0.25, dynamic_ncols=True
+    )
 
     def progress(done, _total, counts):
         bar.update(done - bar.n)
@@ -300,7 +302,7 @@ def _probe(db, args, concurrency: int) -> int:
     )
     from tqdm import tqdm
 
-    with tqdm(file=sys.stderr, unit="call", disable=args.no_progress, mininterval=0.25) as bar:
+    with tqdm(file=progress_output(), unit="call", disable=args.no_progress, mininterval=0.25) as bar:
 
         def progress(done, total):
             bar.total = total
