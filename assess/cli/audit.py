@@ -155,8 +155,10 @@ def add_commands(sub) -> None:
         "corrected (PPI) estimates of run measures and topic shares beside the human-only ones",
         cmd_estimate,
         "Each run's P@k, nDCG@k and NtR recall and each topic's share of relevant items, estimated from the "
-        "judge's labels on every item and the reference's on a sample (a stored sample, or every item the "
-        "reference graded taken as a uniform sample), with intervals, beside the human-only estimate.",
+        "judge's labels on every item and the reference's on a sample (one drawn by `audit sample`, or every "
+        "item the reference graded, assumed a uniform sample of the judge's items and refused where it cannot "
+        "be one), with intervals, beside the human-only estimate; a topic or run with nothing sampled is not "
+        "estimable. The JSON's design says which.",
     )
     pair(p)
     p.add_argument("--sample", help="a stored sample (audit sample) whose graded items are the human sample")
