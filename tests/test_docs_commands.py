@@ -557,3 +557,15 @@ def test_synopsis_check_finds_drift(line, problem):
 def test_synopsis_check_passes_a_true_usage_line():
     assert check_synopsis("python -m assess export qrels|ptkb-qrels|nuggets --db PATH --source NAME [--dedup]") == []
     assert check_synopsis("python -m assess users reset amy [--password-stdin | --no-password]") == []
+
+
+def test_shown_output_is_compared_line_by_line_in_order():
+    cmd = Command(
+        "doc.md", 1, "python -m assess stats", shown=["conversations        2", "...", "turns                12"]
+    )
+    check_shown(cmd, "conversations        2\nturns                12\n")
+    with pytest.raises(pytest.fail.Exception):
+        check_shown(cmd, "turns                12\nconversations        2\n")
+    arrow = Command("doc.md", 1, "python -m assess stats", comment="# -> turns 12")
+    with pytest.raises(AssertionError):
+        check_shown(arrow, "turns 13\n")
