@@ -80,7 +80,9 @@ def _url(target: str | Path) -> sa.URL:
         try:  # the hosts and ports a query may list (?host=…&port=…) are read only when connecting
             url.get_dialect()().create_connect_args(url)
         except (sa_exc.ArgumentError, ValueError, TypeError):
-            raise AssessError(f"{display(text)}: not a valid postgresql:// URL: a host or port cannot be read") from None
+            raise AssessError(
+                f"{display(text)}: not a valid postgresql:// URL: a host or port cannot be read"
+            ) from None
         return url
     if text.startswith("sqlite:///"):
         text = text.removeprefix("sqlite:///")
