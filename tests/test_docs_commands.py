@@ -15,7 +15,10 @@ A trailing comment marks a command the test does not simply run:
   must exist, every option it names must be one that command takes, every choice it lists one the option
   accepts, and it must name every option the command requires. Inline spans outside README.md are
   checked this way too.
-- ``# needs: WHAT`` (an LLM endpoint, a PostgreSQL server, the network, Docker, root): skipped, saying so.
+- ``# needs: WHAT`` (an LLM endpoint, the network, Docker): skipped, saying so. ``# needs: a PostgreSQL
+  server`` is the exception: the test provides one (tests/pg.py, skipped only without the server binaries),
+  checks that its roles and database are what the doc's `sudo -u postgres ...` lines make, and runs the
+  workbench's commands on it with the doc's names mapped to the test's.
 - ``# until stopped`` (a server): started on a free port, passed once it answers HTTP, then stopped.
 
 Shown output is checked: ``# -> TEXT`` after a command (its output contains TEXT), or a ```text block
@@ -505,6 +508,73 @@ def check_shown(cmd: Command, output: str) -> None:
                 pytest.fail(f"{cmd.id}: the doc shows the line {want!r}; the command printed:\n{output}")
 
 
+POSTGRESQL = "a PostgreSQL server"
+
+
+@pytest.fixture(scope="module")
+def pg_campaign(pg_cluster):
+    """The test's PostgreSQL server for docs/deploy.md's commands: a database with a campaign's two roles (what
+    the doc's `sudo -u postgres createuser/createdb` lines make), and the doc's names mapped to them."""
+    name = pg_cluster.create_database()
+    roles = pg_cluster.create_roles(name)
+    yield {
+        "cluster": pg_cluster,
+        "roles": roles,
+        "names": {
+            "127.0.0.1:5432/assess": f"127.0.0.1:{pg_cluster.port}/{name}",
+            "assess_owner": roles.owner,
+            "assess_app": roles.app,
+        },
+        "database": name,
+    }
+    pg_cluster.drop_database(name)
+
+
+def postgresql_command(cmd: Command, campaign: dict, clones: Clones) -> None:
+    """A command that needs a PostgreSQL server, on the test's own: role and database creation is checked to
+    be what the test's cluster made; the workbench's commands run with the doc's names mapped to it."""
+    text = cmd.text
+    for doc_name, ours in campaign["names"].items():
+        text = re.sub(rf"(?<![\w]){re.escape(doc_name)}(?![\w])", ours, text)
+    words = shlex.split(text)
+    cluster = campaign["cluster"]
+    if words[:3] == ["sudo", "-u", "postgres"]:
+        with cluster.connect() as conn:
+            if words[3] == "createuser":
+                assert conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (words[4],)).fetchone()
+            elif words[3] == "createdb":
+                database = campaign["database"] if words[-1] == "assess" else words[-1]
+                owner = conn.execute(
+                    "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = %s", (database,)
+                ).fetchone()
+                assert owner == (words[words.index("--owner") + 1],)
+            else:
+                pytest.fail(f"{cmd.id}: the test does not provide {words[3]}")
+        return
+    assert tuple(words[:3]) == PROGRAM, f"{cmd.id}: the test provides PostgreSQL only to `python -m assess`"
+    clone = clones.fresh(f"pg-{cmd.line}", empty=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "assess", *words[3:]],
+        cwd=clone,
+        env=_environment(clone),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, f"{cmd.id}: `{text}` exited {proc.returncode}:\n{proc.stdout}{proc.stderr}"
+    if words[3] == "init" and "--app-role" in words:  # then the app role works the store (ASSESS_DB)
+        stats = subprocess.run(
+            [sys.executable, "-m", "assess", "stats", "--db", campaign["roles"].app_url],
+            cwd=clone,
+            env=_environment(clone),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert stats.returncode == 0, stats.stderr
+
+
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("cmd", COMMANDS, ids=[c.id for c in COMMANDS])
 def test_doc_command(cmd: Command, request):
@@ -513,6 +583,9 @@ def test_doc_command(cmd: Command, request):
         assert check_synopsis(cmd.text) == [], f"{cmd.id}: {cmd.text}"
         if cmd.run_text is None:
             return
+    if kind == "needs" and cmd.needs == POSTGRESQL:
+        postgresql_command(cmd, request.getfixturevalue("pg_campaign"), request.getfixturevalue("clones"))
+        return
     if kind == "needs":
         pytest.skip(f"{cmd.id} needs {cmd.needs}")
     if _needs_shared(cmd) and not (SHARED / "data").exists():
