@@ -642,3 +642,25 @@ def test_shown_output_is_compared_line_by_line_in_order():
     arrow = Command("doc.md", 1, "python -m assess stats", comment="# -> turns 12")
     with pytest.raises(AssertionError):
         check_shown(arrow, "turns 13\n")
+
+
+def test_readme_describes_the_demo_that_init_loads(demo_store):
+    """The README's numbers for the demo are the store's: a newcomer meets no impossible number."""
+    import json
+
+    from assess.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["stats", "--db", str(demo_store), "--json"]) == 0
+    s = json.loads(out.getvalue())
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    without = s["passages"] - s["passages_with_text"]
+    assert (
+        f"{s['conversations']} conversations, {s['turns']} turns, {s['passages_with_text']} passages with text "
+        f"(plus {without} that have only an id), {s['runs']} runs pooled at depth 10 ({s['pooled_pairs']} pooled pairs)"
+    ) in readme
+    llms = sorted(name for name in s["passage_labels"] if name.startswith("llm:"))
+    people = sorted(name for name in s["passage_labels"] if not name.startswith("llm:"))
+    assert f"under the sources `{llms[0]}` and `{llms[1]}`" in readme and len(llms) == 2
+    assert f"simulated assessors (`{people[0]}`, `{people[1]}`)" in readme and len(people) == 2
