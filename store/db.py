@@ -74,21 +74,22 @@ def is_postgres(target: str | Path) -> bool:
 def _url(target: str | Path) -> sa.URL:
     text = str(target)
     if is_postgres(text):
+        # StoreUnavailable: a page says the store cannot be reached (the line, password hidden, goes to its log)
         if problem := _url_problem(text):
-            raise AssessError(f"{display(text)}: not a valid postgresql:// URL: {problem}")
+            raise StoreUnavailable(f"{display(text)}: not a valid postgresql:// URL: {problem}", problem)
         url = sa.make_url(text).set(drivername="postgresql+psycopg")
         try:  # the hosts and ports a query may list (?host=…&port=…) are read only when connecting
             url.get_dialect()().create_connect_args(url)
         except (sa_exc.ArgumentError, ValueError, TypeError):
-            raise AssessError(
-                f"{display(text)}: not a valid postgresql:// URL: a host or port cannot be read"
-            ) from None
+            problem = "a host or port cannot be read"
+            raise StoreUnavailable(f"{display(text)}: not a valid postgresql:// URL: {problem}", problem) from None
         return url
     if text.startswith("sqlite:///"):
         text = text.removeprefix("sqlite:///")
     elif re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text):
         # Not a file path: a URL of an engine the store does not speak (never created as a folder).
-        raise AssessError(f"{display(text)}: a store is a SQLite file (or sqlite:///FILE) or a postgresql:// URL")
+        problem = "a store is a SQLite file (or sqlite:///FILE) or a postgresql:// URL"
+        raise StoreUnavailable(f"{display(text)}: {problem}", problem)
     if text != ":memory:":
         Path(text).parent.mkdir(parents=True, exist_ok=True)
     return sa.URL.create("sqlite", database=text)

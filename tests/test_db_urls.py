@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from assess.errors import AssessError
 from store.db import Store, display
@@ -74,3 +75,17 @@ def test_a_password_with_an_unencoded_at_sign_never_reaches_the_driver(pg_url):
     assert proc.returncode == 2 and "more than one '@'" in proc.stderr and "zqx" not in proc.stderr
     good = f"postgresql://{url.username}:p%40ss@{url.host}:{url.port}/{url.database}"
     assert run_cli("init", "--db", good).returncode in (0, 2)  # read as a URL; the server decides the rest
+
+
+@pytest.mark.parametrize("url", ["postgresql://u:p@zqx@host/db", "postgresql://[::1", "mysql://u:zqx@h/d"])
+def test_the_app_shows_neither_a_traceback_nor_the_password(url, monkeypatch):
+    # A store that cannot be opened on the first start stops the app with Streamlit's redacted message (the
+    # detail goes to the server log); later runs say plainly that the store cannot be reached.
+    from tests.helpers import ROOT
+
+    monkeypatch.setenv("ASSESS_DB", url)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    shown = [e.value for e in at.error] + [e.message for e in at.exception]
+    assert shown and all("zqx" not in s and "Traceback" not in s for s in shown), shown
+    assert all("redacted" in e.message and not e.stack_trace for e in at.exception)
