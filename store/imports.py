@@ -755,8 +755,11 @@ def import_passages(
     count = 0
     changed: list[tuple[PassageText, str]] = []
     with write(db):
+        # A store without any passage text (a first import) has nothing to compare: no lookups. The file
+        # itself never gives one passage two texts (PassageStream refuses it), so its own blocks never clash.
+        texts_stored = row(db, "SELECT 1 AS found FROM passages WHERE text IS NOT NULL LIMIT 1") is not None
         for block in blocks:
-            stored = _stored_texts(db, [p.passage_id for p in block])
+            stored = _stored_texts(db, [p.passage_id for p in block]) if texts_stored else {}
             for p in block:
                 old = stored.get(p.passage_id)
                 if old is not None and old != p.text:
@@ -765,11 +768,11 @@ def import_passages(
                         what = f"passage {short(p.passage_id, 60)}"
                         raise _rewrite_refused(file, p.line, what, _text_differs(p.text, old), labels)
                     changed.append((p, old))
-            run_many(
+            run_many(  # a text stored already is not written again (an import of the same file writes nothing)
                 db,
                 "INSERT INTO passages (id, doc_id, text) VALUES (:id, :doc_id, :text) ON CONFLICT(id) DO UPDATE SET "
                 "text=excluded.text, doc_id=COALESCE(excluded.doc_id, passages.doc_id)",
-                _dicts(("id", "doc_id", "text"), block),
+                _dicts(("id", "doc_id", "text"), (p for p in block if stored.get(p.passage_id) != p.text)),
             )
             count += len(block)
         summary: dict = {"passages": count}
