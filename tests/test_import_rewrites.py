@@ -268,3 +268,10 @@ def test_replacing_ikat_responses_records_each_changed_response_once(topics, tmp
     assert [(r[2], json.loads(r[3])["text"], json.loads(r[4])["text"]) for r in replace] == [
         ("response topics 101_2", "B.", "C.")
     ]
+
+
+def test_two_gold_responses_for_one_turn_are_refused_not_merged(topics, tmp_path):
+    path = write_json(tmp_path / "gold.json", {"101_1": {"manual": "One.", "other": "Two."}})
+    refused(
+        "import", "responses", path, "--gold", db=topics, names=("gold.json:4", "one gold response per turn", "other")
+    )
