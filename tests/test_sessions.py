@@ -145,3 +145,11 @@ def test_a_disabled_account_saves_no_label_and_a_demoted_organizer_takes_no_acti
     with pytest.raises(NotAllowed):
         accounts.set_role(db, "boss", "organizer", by="boss")
     assert accounts.accounts(db) == before
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "amy\u202e", "", "   "])
+def test_a_name_no_account_can_have_is_a_wrong_sign_in_not_a_crash(db, name):
+    """A NUL in a name broke password sign-in on PostgreSQL; such names are counted and refused plainly."""
+    service.add_account(db, "amy", "assessor", password=PASSWORD, by="setup")
+    with pytest.raises(service.SignInRefused, match="wrong name or password"):
+        service.check_password(db, name, PASSWORD, at=T0)

@@ -20,6 +20,7 @@ from urllib.parse import quote, urlsplit
 from assess import settings
 from assess.errors import AssessError
 from assess.tasks import Role
+from assess.text import name_problem, normal_name
 from store import Store, accounts
 from store.db import file_of
 
@@ -151,8 +152,10 @@ def check_password(
     than :data:`MAX_FAILURES` checks between them. A name without an account (or without a password) is
     checked against a dummy hash, so it takes as long as a wrong password for a real account."""
     at = _clock(at)
-    name = (name or "").strip()
-    scopes = [f"account:{name}"] + ([f"address:{address}"] if address else [])
+    name = normal_name(name)
+    if name_problem(name):  # no account can have it; counted under one scope (a NUL never reaches the store)
+        name = ""
+    scopes = [f"account:{name or '(not a name)'}"] + ([f"address:{address}"] if address else [])
     attempt = accounts.reserve_attempt(db, scopes, at, window=WINDOW, limit=MAX_FAILURES)
     if attempt is None:
         firsts = [accounts.failures_since(db, scope, at - WINDOW) for scope in scopes]

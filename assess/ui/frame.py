@@ -389,12 +389,10 @@ def sign_in_from_query(database, link_token: str | None = None) -> None:
         _resume(database)
     name = st.query_params.get("assessor")
     if name and name != assessor() and open_mode and not role():
-        try:
+        try:  # no rerun: this run goes on to the page the address names (a rerun here would open Home)
             _signed_in(database, sign_in(database, name, guest=True), None, via="open")
         except AssessError as exc:
             st.session_state["sign_in_error"] = str(exc)
-        else:
-            st.rerun()
 
 
 def _password_form(database) -> None:
