@@ -14,6 +14,13 @@ from tests.helpers import open_app
 PASSWORD = "correct-horse-battery"
 
 
+def named(source: str) -> str:
+    """How the adjudication page heads a source's card (an inert line, in bold)."""
+    from assess.text import line_html
+
+    return line_html(None, source, css="inert-line", strong=True)
+
+
 @pytest.fixture
 def campaign(tmp_path, monkeypatch):
     from assess.services.loading import load_demo
@@ -65,6 +72,8 @@ def test_an_adjudicator_saves_a_grade_recorded_with_their_name(campaign):
         first = review.adjudication_order(db, ["llm:demo-gpt", "second"])[0]
     at = signed_in("ada", "pages/adjudicate.py")
     assert any("(1 of 3)" in m.value for m in at.markdown)
+    shown = [m.value for m in at.markdown]
+    assert named("llm:demo-gpt") in shown and named("second") in shown  # not blind: the sources' names
     at.text_input(key=f"adj_note_{first[0]}_{first[1]}").input("the passage answers the question").run()
     at.button(key="adj_g4").click().run()
     assert not at.exception, at.exception
@@ -129,7 +138,8 @@ def test_blind_adjudication_shows_letters_not_names(campaign):
     assert all("source" not in label for label in screen.labels)
     at = signed_in("ada", "pages/adjudicate.py")
     shown = " ".join(m.value for m in at.markdown)
-    assert "Source A" in shown and "demo-gpt" not in shown and "second" not in shown
+    assert named("Source A") in shown and named("Source B") in shown
+    assert named("llm:demo-gpt") not in shown and named("second") not in shown
 
 
 def test_an_assessor_has_no_adjudication_and_an_adjudicator_no_organizer_page(campaign):
