@@ -213,7 +213,7 @@ def test_a_bulk_import_as_the_app_role_keeps_a_history_row_per_label(app, roles,
 
 def test_a_temporary_label_history_does_not_catch_the_app_roles_history(app, roles):
     with app_connection(roles) as conn:
-        conn.execute("CREATE TEMP TABLE label_history (LIKE public.label_history)")
+        conn.execute("CREATE TEMP TABLE label_history AS SELECT * FROM public.label_history WITH NO DATA")
         conn.execute("SET search_path = pg_temp, public")
         conn.execute(LABEL)
         assert conn.execute("SELECT COUNT(*) FROM pg_temp.label_history").fetchone() == (0,)
