@@ -127,8 +127,14 @@ def test_writing_a_response_again_replaces_its_sentences_and_citations(db):
 
 
 def test_a_response_text_changed_by_a_plain_import_drops_its_stale_sentences(db):
+    from assess.errors import FormatError
+
     cited.add_responses(db, FILE, two_responses())
-    import_responses(db, "plain.json", [ResponseRecord("101_1", "rag-a", "Another text altogether.", None, 1)])
+    changed = [ResponseRecord("101_1", "rag-a", "Another text altogether.", None, 1)]
+    with pytest.raises(FormatError, match="or --replace to rewrite it"):  # never rewritten silently
+        import_responses(db, "plain.json", changed)
+    assert cited.response(db, "rag-a", "101_1")["text"] != "Another text altogether."
+    import_responses(db, "plain.json", changed, replace=True)
     a = cited.response(db, "rag-a", "101_1")
     assert a["text"] == "Another text altogether." and a["sentences"] == []
     assert value(db, "SELECT COUNT(*) AS n FROM response_citations WHERE run = 'rag-a'") == 0
@@ -269,5 +275,5 @@ def test_citation_labels_only_for_cited_passages_with_history_and_undo(db):
     assert labels.undo(db, Task.CITATION, amy) == ("101_1", "rag-a", "1", "demo-doc-002:3")
     assert labels.get(db, Task.CITATION, amy, ("101_1", "rag-a", 1, "demo-doc-002:3"))["value"] == 2
     # a re-imported response text drops sentences, never the labels (the history keeps them too)
-    import_responses(db, "plain.json", [ResponseRecord("101_1", "rag-a", "New words.", None, 1)])
+    import_responses(db, "plain.json", [ResponseRecord("101_1", "rag-a", "New words.", None, 1)], replace=True)
     assert labels.values(db, Task.CITATION, amy)[("101_1", "rag-a", 1, "demo-doc-002:3")] == 2
