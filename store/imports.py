@@ -26,13 +26,11 @@ from assess.formats import (
     Qrel,
     ResponseRecord,
     RunRow,
-    json_line,
     paused_gc,
-    read_text,
     repeated_run_line,
 )
 from assess.formats.nuggets import entry_line, raw_entries, turn_line, twice
-from assess.formats.reading import short
+from assess.formats.reading import json_path_line, short
 from assess.tasks import LABEL_KINDS, Task
 from store.db import Store, column, each, is_database_error, now, row, rows, run, run_many, value, write
 from store.screens import bump_topics_version
@@ -281,17 +279,18 @@ def _insert_rows(
 
 
 def _json_line_of(file: str, json_path: tuple) -> int | None:
-    """The line of a value in a JSON file, for an error found after parsing (None if unreadable)."""
-    try:
-        return json_line(read_text(file), json_path)
-    except (OSError, FormatError):
-        return None
+    """The line of a value in a JSON file, for an error found after parsing (None if unreadable). The
+    file is read again one record at a time: only the record holding the value is parsed."""
+    return json_path_line(file, json_path)
+
+
+TOPICS_PER_BLOCK = 200  # conversations written per block of a topics import
 
 
 def import_topics(
     db: Store,
     file: str,
-    conversations: Sequence[Conversation],
+    conversations: Iterable[Conversation],
     *,
     collection: str | None = None,
     labels_source: str = "organizers",
@@ -300,12 +299,52 @@ def import_topics(
 
     For every turn, every statement of its conversation gets a label of source ``organizers``:
     relevant (1) if the topics file lists it in the turn's provenance, else not relevant (0).
+
+    ``conversations`` may be a list or an iterator (:func:`assess.formats.ikat.iter_topics`, which
+    reads the file one conversation at a time): they are written :data:`TOPICS_PER_BLOCK` at a time
+    inside one transaction, so memory is bounded by a block whatever the file's size. Bad input
+    leaves the store unchanged because everything happens in that one transaction: a FormatError
+    raised while reading (a bad record) or here (a conversation of another collection, a parent turn
+    that is neither in the file nor stored, checked once every turn has been written) rolls it back.
     """
     stamp = now()
-    existing = {r["id"]: r["collection"] for r in rows(db, "SELECT id, collection FROM conversations")}
+    counts = dict.fromkeys(("conversations", "turns", "ptkb_statements", "ptkb_labels"), 0)
+    parents: list[tuple[int, int, Conversation, str]] = []  # (index, position, conversation, parent id)
+    with paused_gc(), write(db), _foreign_keys_deferred(db):
+        existing = {r["id"]: r["collection"] for r in rows(db, "SELECT id, collection FROM conversations")}
+        ensure_source(db, labels_source, "organizers", description="ptkb_provenance of the topics file")
+        numbered = enumerate(conversations)
+        while block := list(itertools.islice(numbered, TOPICS_PER_BLOCK)):
+            _write_topics(db, file, block, existing, collection, labels_source, stamp, counts, parents)
+        if parents:
+            known = _known_turns(db)  # the store's turns and the file's, all written by now
+            for index, position, conv, parent in parents:
+                if parent not in known:
+                    turns_key = "responses" if conv.year == 2025 else "turns"
+                    raise FormatError(
+                        file,
+                        _json_line_of(file, (index, turns_key, position, "parent")),
+                        "a parent turn given in the file or already stored",
+                        f"turn {parent!r}, which is neither",
+                    )
+        bump_topics_version(db)  # judging pages re-read the conversations they cached
+    return counts
+
+
+def _write_topics(
+    db: Store,
+    file: str,
+    block: Sequence[tuple[int, Conversation]],
+    existing: dict[str, str | None],
+    collection: str | None,
+    labels_source: str,
+    stamp: str,
+    counts: dict[str, int],
+    parents: list,
+) -> None:
+    """Write one block of conversations (with their index in the file) for :func:`import_topics`."""
     conv_rows, turn_rows, ptkb_rows, label_rows = [], [], [], []
-    _check_parents(db, file, conversations)
-    for index, conv in enumerate(conversations):
+    for index, conv in block:
         coll = collection or (f"ikat-{conv.year}" if conv.year else None)
         if conv.id in existing and existing[conv.id] != coll:
             raise FormatError(
@@ -335,66 +374,43 @@ def import_topics(
                     "parent_turn_id": t.parent_turn_id,
                 }
             )
+            if t.parent_turn_id is not None:
+                parents.append((index, position, conv, t.parent_turn_id))
             relevant = set(t.relevant_ptkb)
             for key in conv.ptkb:
                 label_rows.append((labels_source, t.id, conv.id, key, int(key in relevant), stamp))
-    with write(db):
-        run_many(
-            db,
-            "INSERT INTO conversations (id, number, title, collection, year) "
-            "VALUES (:id, :number, :title, :collection, :year) "
-            "ON CONFLICT(id) DO UPDATE SET number=excluded.number, title=excluded.title, "
-            "collection=excluded.collection, year=excluded.year",
-            conv_rows,
-        )
-        run_many(
-            db,
-            "INSERT INTO ptkb_statements (conversation_id, statement_id, text) "
-            "VALUES (:conversation_id, :statement_id, :text) "
-            "ON CONFLICT (conversation_id, statement_id) DO UPDATE SET text=excluded.text",
-            ptkb_rows,
-        )
-        # Parents first would matter only for CAsT trees: the FK check waits for every turn.
-        with _foreign_keys_deferred(db):
-            run_many(
-                db,
-                "INSERT INTO turns (id, conversation_id, turn_number, position, utterance, resolved_utterance, "
-                "response, response_provenance, parent_turn_id) VALUES (:id, :conversation_id, :turn_number, "
-                ":position, :utterance, :resolved_utterance, :response, :response_provenance, :parent_turn_id) "
-                "ON CONFLICT(id) DO UPDATE SET conversation_id=excluded.conversation_id, "
-                "turn_number=excluded.turn_number, position=excluded.position, utterance=excluded.utterance, "
-                "resolved_utterance=excluded.resolved_utterance, response=excluded.response, "
-                "response_provenance=excluded.response_provenance, parent_turn_id=excluded.parent_turn_id",
-                turn_rows,
-            )
-        ensure_source(db, labels_source, "organizers", description="ptkb_provenance of the topics file")
-        _upsert_ptkb_labels(db, label_rows, mode="import")
-        bump_topics_version(db)  # judging pages re-read the conversations they cached
-    return {
-        "conversations": len(conv_rows),
-        "turns": len(turn_rows),
-        "ptkb_statements": len(ptkb_rows),
-        "ptkb_labels": len(label_rows),
-    }
-
-
-def _check_parents(db: Store, file: str, conversations: Sequence[Conversation]) -> None:
-    """Every parent turn (CAsT trees) is a turn of the file or of the store; else the file's line of it."""
-    given = {t.id for conv in conversations for t in conv.turns}
-    known: set[str] | None = None
-    for index, conv in enumerate(conversations):
-        for position, t in enumerate(conv.turns):
-            if t.parent_turn_id is None or t.parent_turn_id in given:
-                continue
-            known = _known_turns(db) if known is None else known
-            if t.parent_turn_id not in known:
-                turns_key = "responses" if conv.year == 2025 else "turns"
-                raise FormatError(
-                    file,
-                    _json_line_of(file, (index, turns_key, position, "parent")),
-                    "a parent turn given in the file or already stored",
-                    f"turn {t.parent_turn_id!r}, which is neither",
-                )
+    run_many(
+        db,
+        "INSERT INTO conversations (id, number, title, collection, year) "
+        "VALUES (:id, :number, :title, :collection, :year) "
+        "ON CONFLICT(id) DO UPDATE SET number=excluded.number, title=excluded.title, "
+        "collection=excluded.collection, year=excluded.year",
+        conv_rows,
+    )
+    run_many(
+        db,
+        "INSERT INTO ptkb_statements (conversation_id, statement_id, text) "
+        "VALUES (:conversation_id, :statement_id, :text) "
+        "ON CONFLICT (conversation_id, statement_id) DO UPDATE SET text=excluded.text",
+        ptkb_rows,
+    )
+    # Parents first would matter only for CAsT trees: the FK check waits for every turn (deferred).
+    run_many(
+        db,
+        "INSERT INTO turns (id, conversation_id, turn_number, position, utterance, resolved_utterance, "
+        "response, response_provenance, parent_turn_id) VALUES (:id, :conversation_id, :turn_number, "
+        ":position, :utterance, :resolved_utterance, :response, :response_provenance, :parent_turn_id) "
+        "ON CONFLICT(id) DO UPDATE SET conversation_id=excluded.conversation_id, "
+        "turn_number=excluded.turn_number, position=excluded.position, utterance=excluded.utterance, "
+        "resolved_utterance=excluded.resolved_utterance, response=excluded.response, "
+        "response_provenance=excluded.response_provenance, parent_turn_id=excluded.parent_turn_id",
+        turn_rows,
+    )
+    _upsert_ptkb_labels(db, label_rows, mode="import")
+    counts["conversations"] += len(conv_rows)
+    counts["turns"] += len(turn_rows)
+    counts["ptkb_statements"] += len(ptkb_rows)
+    counts["ptkb_labels"] += len(label_rows)
 
 
 _PTKB_LABEL = ("source", "turn_id", "conversation_id", "statement_id", "value", "updated_at")

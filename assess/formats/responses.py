@@ -36,6 +36,7 @@ missing from the references, non-string text, ids breaking the id rule, an empty
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -45,7 +46,7 @@ from typing import Any
 
 from assess.errors import FormatError
 from assess.formats.ikat import cited_passages, turn_number
-from assess.formats.reading import JsonChecker, iter_lines, load_json, parse_json_text, short
+from assess.formats.reading import JsonChecker, JsonRecords, iter_lines, load_json, parse_json_text, short
 
 IKAT_TOPICS = "ikat-topics"
 RAG_2024 = "trec-rag-2024"
@@ -172,48 +173,57 @@ def joined(sentences: Sequence[tuple[str, tuple[str, ...]]]) -> tuple[str, tuple
 
 def parse_ikat_responses(path: str | Path, *, run: str = DEFAULT_TOPICS_RUN) -> list[CitedResponse]:
     """The responses of an iKAT topics file (2025 ``responses`` / 2023-2024 ``turns``) with their citations."""
-    data, text = load_json(path)
-    check = JsonChecker(path, text)
-    if not isinstance(data, list):
-        check.fail((), "a list of conversations", data)
-    if not data:
-        check.fail((), "at least one conversation", "an empty list")
+    return list(iter_ikat_responses(path, run=run))
+
+
+def iter_ikat_responses(path: str | Path, *, run: str = DEFAULT_TOPICS_RUN) -> Iterator[CitedResponse]:
+    """:func:`parse_ikat_responses` one conversation at a time (:class:`~assess.formats.reading.JsonRecords`):
+    a FormatError comes after the responses of the conversations before it."""
+    with JsonRecords(path) as records:
+        if records.kind is not list:
+            records.fail("a list of conversations")
+        seen: set[str] = set()
+        count = 0
+        for ci, conv, check in records:
+            count += 1
+            yield from _ikat_conversation(check, ci, conv, seen, run)
+        if not count:
+            records.fail("at least one conversation", "an empty list")
+
+
+def _ikat_conversation(check: JsonChecker, ci: int, conv, seen: set[str], run: str) -> list[CitedResponse]:
     out: list[CitedResponse] = []
-    seen: set[str] = set()
-    for ci, conv in enumerate(data):
-        if not isinstance(conv, dict):
-            check.fail((ci,), "a conversation object", conv)
-        number = check.get(conv, "number", (int, str), (ci,))
-        if isinstance(number, bool):
-            check.fail((ci, "number"), "a conversation number or id string", number)
-        conv_id = check.id(str(number), (ci, "number"), "a conversation id")
-        turns_key = "responses" if "responses" in conv or "turns" not in conv else "turns"
-        cite_key = "citations" if turns_key == "responses" else "response_provenance"
-        for ti, turn in enumerate(check.get(conv, turns_key, list, (ci,))):
-            where = (ci, turns_key, ti)
-            if not isinstance(turn, dict):
-                check.fail(where, "a turn object", turn)
-            turn_id = (
-                f"{conv_id}_{turn_number(check, check.get(turn, 'turn_id', (int, str), where), where + ('turn_id',))}"
+    if not isinstance(conv, dict):
+        check.fail((ci,), "a conversation object", conv)
+    number = check.get(conv, "number", (int, str), (ci,))
+    if isinstance(number, bool):
+        check.fail((ci, "number"), "a conversation number or id string", number)
+    conv_id = check.id(str(number), (ci, "number"), "a conversation id")
+    turns_key = "responses" if "responses" in conv or "turns" not in conv else "turns"
+    cite_key = "citations" if turns_key == "responses" else "response_provenance"
+    for ti, turn in enumerate(check.get(conv, turns_key, list, (ci,))):
+        where = (ci, turns_key, ti)
+        if not isinstance(turn, dict):
+            check.fail(where, "a turn object", turn)
+        turn_id = f"{conv_id}_{turn_number(check, check.get(turn, 'turn_id', (int, str), where), where + ('turn_id',))}"
+        if turn_id in seen:
+            check.fail(where + ("turn_id",), "each turn id once", f"turn {turn_id} again")
+        seen.add(turn_id)
+        body = check.get(turn, "response", str, where, required=False)
+        if body is None:
+            continue
+        citations = cited_passages(check, turn, cite_key, where)
+        out.append(
+            CitedResponse(
+                run=run,
+                turn_id=turn_id,
+                text=body,
+                sentences=sentences_of(body),
+                references=tuple(dict.fromkeys(citations)),
+                citations=tuple(citations),
+                layout=IKAT_TOPICS,
             )
-            if turn_id in seen:
-                check.fail(where + ("turn_id",), "each turn id once", f"turn {turn_id} again")
-            seen.add(turn_id)
-            body = check.get(turn, "response", str, where, required=False)
-            if body is None:
-                continue
-            citations = cited_passages(check, turn, cite_key, where)
-            out.append(
-                CitedResponse(
-                    run=run,
-                    turn_id=turn_id,
-                    text=body,
-                    sentences=sentences_of(body),
-                    references=tuple(dict.fromkeys(citations)),
-                    citations=tuple(citations),
-                    layout=IKAT_TOPICS,
-                )
-            )
+        )
     return out
 
 
@@ -278,8 +288,11 @@ class _LineChecker(JsonChecker):
 
 
 def iter_rag_answers(path: str | Path) -> Iterator[CitedResponse]:
-    """The responses of a TREC RAG answer file (JSONL), line by line (see :func:`parse_rag_answers`)."""
-    seen: dict[tuple[str, str], tuple[CitedResponse, int]] = {}
+    """The responses of a TREC RAG answer file (JSONL), line by line (see :func:`parse_rag_answers`).
+
+    Memory is one line's answer plus, per (run, topic) given, a digest of its answer (:func:`_digest`)
+    and its line, so that one given again is refused when it differs and given once when it does not."""
+    seen: dict[tuple[str, str], tuple[bytes, int]] = {}
     for number, text in iter_lines(path):
         try:
             obj = parse_json_text(path, text)
@@ -292,7 +305,7 @@ def iter_rag_answers(path: str | Path) -> Iterator[CitedResponse]:
         key = (response.run, response.turn_id)
         if key in seen:
             first, first_line = seen[key]
-            if first != response:
+            if first != _digest(response):
                 check.fail(
                     (),
                     f"one answer per run and topic ({short(response.run, 40)}, topic {short(response.turn_id, 40)} "
@@ -300,10 +313,19 @@ def iter_rag_answers(path: str | Path) -> Iterator[CitedResponse]:
                     "a different answer",
                 )
             continue  # the same answer repeated verbatim: kept once
-        seen[key] = (response, number)
+        seen[key] = (_digest(response), number)
         yield response
     if not seen:
         raise FormatError(path, None, "at least one answer line", "an empty file")
+
+
+def _digest(response: CitedResponse) -> bytes:
+    """A digest of everything that makes two responses equal (the fields ``==`` compares; the other
+    fields as canonical JSON): equal responses have equal digests."""
+    fields = json.dumps(response.fields, sort_keys=True, ensure_ascii=False)
+    parts = (response.run, response.turn_id, response.text, response.sentences, response.references)
+    whole = repr((*parts, response.citations, response.layout, response.topic, fields))
+    return hashlib.blake2b(whole.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def parse_rag_answers(path: str | Path) -> list[CitedResponse]:

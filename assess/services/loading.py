@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import BinaryIO
 
 from assess import formats
 from assess.errors import AssessError, FormatError
@@ -90,7 +91,7 @@ def _load_file(
     file = str(path)
     source = source or DEFAULT_SOURCES.get(kind)
     if kind == "topics":
-        return imports.import_topics(db, file, formats.parse_topics(path, year=year), collection=collection)
+        return imports.import_topics(db, file, formats.iter_topics(path, year=year), collection=collection)
     if kind == "qrels":
         return imports.import_passage_qrels(db, file, QrelsStream(path), source=source)
     if kind == "ptkb-qrels":
@@ -205,15 +206,25 @@ def upload_name(filename: str) -> str:
     return base
 
 
-def load_upload(db: Store, kind: str, filename: str, data: bytes, *, by: str | None = None, **options) -> dict:
+def load_upload(
+    db: Store, kind: str, filename: str, data: bytes | BinaryIO, *, by: str | None = None, **options
+) -> dict:
     """Import an uploaded file: it is written to a temporary file named like the upload's base name
-    (for messages, which then name the upload, never the temporary folder)."""
+    (for messages, which then name the upload, never the temporary folder), then read from there as
+    :func:`load_file` reads any file: JSON files one record at a time, line files block by block, so
+    the upload is never parsed whole. ``data``: the upload's bytes or its binary file object (copied
+    from where it stands, block by block, and not closed)."""
+    import shutil
     import tempfile
 
     name = upload_name(filename)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / name
-        path.write_bytes(data)
+        if isinstance(data, bytes | bytearray | memoryview):
+            path.write_bytes(data)
+        else:
+            with path.open("wb") as copy:
+                shutil.copyfileobj(data, copy, 2**20)
         try:
             return load_file(db, kind, path, by=by, **options)
         except FormatError as exc:

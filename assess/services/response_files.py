@@ -22,7 +22,8 @@ Choices (stated in docs/responses.md and ``--help``):
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from assess.errors import AssessError, FormatError
@@ -35,6 +36,32 @@ from store.db import write
 
 IKAT_RESPONSES, RAG_ANSWERS = RESPONSE_FILE_KINDS
 KINDS = RESPONSE_FILE_KINDS
+
+
+def iter_read(kind: str, path: str | Path, *, run: str | None = None) -> Iterator[layouts.CitedResponse]:
+    """:func:`read` one response at a time: the file is read incrementally (a RAG file line by line, an
+    iKAT topics file one conversation at a time). With ``run``, an answer of a second run is refused
+    where it comes (naming its line)."""
+    if run is not None and (problem := id_problem(run)):
+        raise AssessError(f"the run name {short(run)} is not an id: {problem}")
+    if kind == IKAT_RESPONSES:
+        yield from layouts.iter_ikat_responses(path, run=run or layouts.DEFAULT_TOPICS_RUN)
+        return
+    if kind != RAG_ANSWERS:
+        raise ValueError(f"unknown response file kind {kind!r}; choose one of {', '.join(KINDS)}")
+    first = None
+    for response in layouts.iter_rag_answers(path):
+        if run is None:
+            yield response
+            continue
+        first = first or response.run
+        if response.run != first:
+            expected = "answers of one run (to store them under another name)"
+            raise FormatError(path, response.line, expected, f"runs {sorted({first, response.run})}")
+        yield _renamed(response, run)
+
+
+RESPONSES_PER_BLOCK = 2_000  # responses written per block of a streamed import
 
 
 def read(kind: str, path: str | Path, *, run: str | None = None) -> list[layouts.CitedResponse]:
@@ -123,7 +150,11 @@ def import_file(
     The summary: ``responses``, ``with_citations``, ``citations`` (as the file gives them, a passage cited
     twice counted twice), ``new``, ``replaced``, ``unchanged``, ``runs`` (their number); with ``replace``
     also ``labels_on_replaced`` (per task). ``by``: record the import as an organizer action; ``who``: the
-    person named in the history row of each replaced response (old and new text, the labels on it)."""
+    person named in the history row of each replaced response (old and new text, the labels on it).
+
+    Without ``replace`` the file is streamed (:func:`_import_blocks`); with it, it is read whole first."""
+    if not replace:
+        return _import_blocks(db, kind, path, run=run, by=by)
     found = read(kind, path, run=run)
     records, origins = zip(*map(to_store, found), strict=True) if found else ((), ())
     if kind == IKAT_RESPONSES:  # records of a JSON file carry no line: find the one of an unknown turn
@@ -147,6 +178,35 @@ def import_file(
             if "warnings" in recorded:
                 out["warnings"] = recorded["warnings"]
     return out
+
+
+def _import_blocks(db: Store, kind: str, path: str | Path, *, run: str | None, by: str | None) -> dict:
+    """:func:`import_file` without replacing: the file read incrementally (:func:`iter_read`) and written
+    :data:`RESPONSES_PER_BLOCK` responses at a time, so memory is bounded by a block whatever the file's
+    size. All blocks are written inside one transaction: a refusal anywhere (a bad line, an unknown turn,
+    a response that differs from the stored one) rolls every block back, so bad input leaves the store
+    unchanged."""
+    from store.accounts import record_action
+
+    totals = dict.fromkeys(("count", "with_citations", "citations", "new", "replaced", "unchanged"), 0)
+    runs: set[str] = set()
+    responses = iter_read(kind, path, run=run)
+    with write(db):
+        while block := list(itertools.islice(responses, RESPONSES_PER_BLOCK)):
+            records, origins = zip(*map(to_store, block), strict=True)
+            if kind == IKAT_RESPONSES:  # records of a JSON file carry no line: find the one of an unknown turn
+                imports.check_turns(db, str(path), records, locate=lambda r: layouts.ikat_turn_line(path, r.turn_id))
+            summary = stored.add_responses(db, path, records, origins=origins, replace=False, tally=True)
+            for key in totals:
+                totals[key] += summary[key]
+            runs.update(r.run for r in records)
+        if by is not None:
+            record_action(db, by, "import", f"responses {Path(path).name}", None, totals, via="responses")
+    return {
+        "responses": totals["count"],
+        **{key: totals[key] for key in ("with_citations", "citations", "new", "replaced", "unchanged")},
+        "runs": len(runs),
+    }
 
 
 def _stored_versions(db: Store, found: Sequence[layouts.CitedResponse]) -> dict[tuple[str, str], layouts.CitedResponse]:
