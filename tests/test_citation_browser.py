@@ -15,6 +15,7 @@ from tests.browser_support import (  # noqa: F401  (fixtures)
     STEP_TIMEOUT_MS,
     browser,
     expect,
+    focus_body,
     new_page,
     press,
     query,
@@ -24,6 +25,16 @@ from tests.browser_support import (  # noqa: F401  (fixtures)
 from tests.test_rag_pages import cited_responses
 
 pytestmark = pytest.mark.browser
+
+
+def press_left(page) -> None:
+    """The Left arrow (Playwright's ArrowLeft) once the button bound to it (shown as ←) is ready."""
+    button = page.locator('[data-testid="stButton"] button').filter(has=page.locator('[aria-label="Shortcut ←"]'))
+    expect(button).to_have_count(1)
+    expect(button).to_be_enabled()
+    focus_body(page)
+    page.keyboard.press("ArrowLeft")
+
 
 LINE = re.compile(r"^Citation (\d+) of (\d+)")
 
@@ -83,7 +94,7 @@ def test_keys_label_citations_undo_and_resume(server, new_page):
     press(page, "X")  # cannot judge, as on /judge: nothing stored, the next unlabelled citation
     wait_item(page, 4, total)
     assert len(query(db_path, "SELECT 1 FROM citation_labels WHERE source = 'cb1'")) == 2
-    press(page, "Left")
+    press_left(page)
     wait_item(page, 3, total)
     press(page, "I")  # the citation is irrelevant
     wait_item(page, 4, total)
