@@ -62,15 +62,17 @@ with st.expander(f"Aspects of the topic ({len(listed)}): add or edit", expanded=
     c[1].multiselect(
         "Relates to PTKB statements", list(statements), key=f"asp_new_ptkb_{turn_id}", format_func=ptkb_label
     )
-    c[2].button("Add", key="asp_add", on_click=save)
+    c[2].button("Add", key="asp_add", on_click=ui.saving(save))
     if listed:
         chosen = st.selectbox("Edit", list(by_id), key=f"asp_edit_{turn_id}", format_func=aspect_label)
         c = st.columns([3, 3, 1, 1])
         c[0].text_input("Aspect", value=by_id[chosen]["aspect"], key=f"asp_text_{chosen}")
         links = by_id[chosen]["ptkb"]
         c[1].multiselect("PTKB", list(statements), default=links, key=f"asp_ptkb_{chosen}", format_func=ptkb_label)
-        c[2].button("Save", key="asp_save", on_click=save, args=(chosen,))
-        c[3].button("Delete", key="asp_delete", on_click=act, args=(aspects.delete_aspect, chosen), kwargs=DELETED)
+        c[2].button("Save", key="asp_save", on_click=ui.saving(save), args=(chosen,))
+        c[3].button(
+            "Delete", key="asp_delete", on_click=ui.saving(act), args=(aspects.delete_aspect, chosen), kwargs=DELETED
+        )
 
 llm_sources = aspects.llm_aspect_sources(database, turn_id, run) if run else []
 with st.expander(f"Pre-fill from an LLM source ({len(llm_sources)})", expanded=not listed and bool(llm_sources)):
@@ -82,7 +84,11 @@ with st.expander(f"Pre-fill from an LLM source ({len(llm_sources)})", expanded=n
         st.dataframe(pd.DataFrame(preview), hide_index=True, width="stretch", key="asp_llm_preview")
         prefill = (service.prefill_aspects, source, turn_id, run)
         st.button(
-            PREFILL, key="asp_prefill", on_click=act, args=prefill, kwargs={"failed": "Not pre-filled", "fresh": True}
+            PREFILL,
+            key="asp_prefill",
+            on_click=ui.saving(act),
+            args=prefill,
+            kwargs={"failed": "Not pre-filled", "fresh": True},
         )
 ui.flash()
 if not listed or not runs:
@@ -107,7 +113,7 @@ for a in listed:
 
 
 texts = lambda: {a["id"]: state.get(f"asp_content_{a['id']}_{run}", "") for a in listed}  # noqa: E731
-st.button("Save the texts", key="asp_save_texts", on_click=lambda: act(service.save_contents, run, texts()))
+st.button("Save the texts", key="asp_save_texts", on_click=ui.saving(lambda: act(service.save_contents, run, texts())))
 text, document = service.aepd_file(database)
 st.download_button(DOWNLOAD, text, file_name="aepd.json", mime="application/json", key="asp_download")
 try:

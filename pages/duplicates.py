@@ -54,7 +54,7 @@ st.caption(
     f"{counts['nuggets']} nuggets · {counts['kept']} kept in the de-duplicated set · "
     f"{counts['unknown']} unknown · {counts['open_pairs']} open pair(s) · suggester: {ui.esc(judge_name(judge))}"
 )
-st.button("Suggest duplicate pairs", key="dup_suggest", on_click=suggest)
+st.button("Suggest duplicate pairs", key="dup_suggest", on_click=ui.saving(suggest))
 ui.flash()
 
 pairs = duplicates.duplicate_pairs(database, source, turn_id)
@@ -70,8 +70,8 @@ if open_pairs:
         col.button(
             f"{key} · {DECISIONS[decision]}",
             key=f"dup_{decision}",
-            shortcut=key,
-            on_click=decide,
+            shortcut=ui.keys(key),
+            on_click=ui.saving(decide),
             args=(p["a"], p["b"], decision),
             width="stretch",
         )
@@ -94,7 +94,7 @@ with st.expander("Mark or change a pair yourself"):
         c[1].selectbox("B", ids, index=1, format_func=label, key=f"dup_manual_b_{turn_id}")
         options = [*DECISIONS, "open"]
         c[2].selectbox("Decision", options, key=f"dup_manual_decision_{turn_id}", format_func=decision_label)
-        c[3].button("Save", key="dup_manual_save", on_click=decide_manual)
+        c[3].button("Save", key="dup_manual_save", on_click=ui.saving(decide_manual))
 
 if pairs:
     st.dataframe(pair_table(pairs), hide_index=True, key="dup_pairs")

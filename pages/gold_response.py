@@ -75,4 +75,4 @@ with left:
         key=f"gold_used_{turn_id}",
         format_func=lambda i: f"{by_id[i]['source']} {by_id[i]['key']} {by_id[i]['text'][:90]}",
     )
-    st.button("Save gold response", key="gold_save", type="primary", on_click=save)
+    st.button("Save gold response", key="gold_save", type="primary", on_click=ui.saving(save))

@@ -79,7 +79,7 @@ def add_typed():
 
 with st.expander("Type or paste a nugget instead"):
     st.text_input("Nugget text (looked up in this passage: exact, then ignoring case and spacing)", key="nug_typed")
-    st.button("Add typed nugget", key="nug_add_typed", on_click=add_typed)
+    st.button("Add typed nugget", key="nug_add_typed", on_click=ui.saving(add_typed))
 
 rows = gold.turn_nuggets(database, name, turn_id)
 st.subheader(f"Your nuggets for turn {ui.esc(turn_id)} ({len(rows)})")
@@ -109,12 +109,14 @@ edit[0].text_input("Text", value=by_id[chosen]["text"], key=f"nug_text_{chosen}"
 rel_options = ["none", "1", "2", "3", "4"]
 rel = rel_options.index(str(by_id[chosen]["relevance"] or "none"))
 edit[1].selectbox("Relevance", rel_options, key=f"nug_rel_{chosen}", index=rel)
-edit[2].button("Save", key="nug_save", on_click=save_edit, width="stretch")
-edit[3].button("Delete", key="nug_delete", on_click=act, args=(service.delete_nugget, name, chosen), width="stretch")
+edit[2].button("Save", key="nug_save", on_click=ui.saving(save_edit), width="stretch")
+edit[3].button(
+    "Delete", key="nug_delete", on_click=ui.saving(act), args=(service.delete_nugget, name, chosen), width="stretch"
+)
 if moving:
     edit[4].button(
         "Cancel move", key="nug_move_cancel", width="stretch", on_click=st.session_state.pop, args=("nug_move", None)
     )
 else:
-    edit[4].button("Move span", key="nug_move_start", on_click=move, width="stretch", help=MOVE_HELP)
+    edit[4].button("Move span", key="nug_move_start", on_click=ui.saving(move), width="stretch", help=MOVE_HELP)
 importance_keys(database, name, turn_id, by_id, f"nug_edit_{turn_id}")  # V / O: the chosen nugget's importance

@@ -42,7 +42,7 @@ with st.expander("Create or update a study (attribute sets, kinds, groups, targe
     c = st.columns(3)
     c[0].number_input("Levels 1..", 1, 10, 2, key="rn_max_level")
     c[1].number_input("L (words read)", 1, 100000, 1000, key="rn_L")
-    c[2].button("Save study", key="rn_save_study", on_click=save_study)
+    c[2].button("Save study", key="rn_save_study", on_click=ui.saving(save_study))
 ui.flash()
 if not names:
     st.stop()
@@ -97,7 +97,7 @@ with st.expander("Mark by word numbers (inside one response)"):
     c[0].selectbox("Turn", [t.turn_id for t in turns if t.response], key="rn_w_turn")
     c[1].number_input("First word", 1, 10000, 1, key="rn_w_start")
     c[2].number_input("Last word", 1, 10000, 1, key="rn_w_end")
-    c[3].button("Mark", key="rn_w_mark", on_click=mark)
+    c[3].button("Mark", key="rn_w_mark", on_click=ui.saving(mark))
 
 if marks:
     table = documents.mark_table(marks, offsets)
@@ -106,7 +106,7 @@ if marks:
     c = st.columns([3, 1])
     c[0].selectbox("Delete a mark", list(where), key="rn_delete_id", format_func=where.get)
     delete = lambda: responses.delete_mark(database, st.session_state["rn_delete_id"])  # noqa: E731
-    c[1].button("Delete", key="rn_delete", on_click=delete)
+    c[1].button("Delete", key="rn_delete", on_click=ui.saving(delete))
 
 file_name, text, document = service.gfrc2_file(database, study_name)
 st.download_button(

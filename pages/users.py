@@ -63,6 +63,8 @@ with change_tab:
                 st.rerun()
             if reset_col.button("Reset password", key="reset_account"):
                 made = service.reset_account(database, who, by=by)
+                if who == ui.assessor():  # one's own reset ended one's own sessions too: stay signed in here
+                    ui.renew_session(database)
                 st.session_state["users_secret"] = (f"New password of {who} (earlier links no longer work):", made)
                 st.rerun()
             new_role = st.selectbox("New role", ROLES, key="change_role")

@@ -324,12 +324,14 @@ def start_session(db: Store, session_id: str, name: str, kind: str, via: str, at
 
 def live_session(db: Store, session_id: str, at: datetime) -> dict | None:
     """The session ``session_id`` when it has neither ended nor expired, with the account's current role and
-    state (``role`` None for an open-mode name; ``disabled`` 1 for a disabled or deleted account)."""
+    state: ``disabled`` is 1 for a disabled or deleted account, and for an open-mode name that an account
+    has taken since (its holder never acts under the account's name)."""
     found = row(
         db,
         "SELECT s.name, s.kind, s.via, s.expires_at, a.role, "
-        "CASE WHEN s.kind = 'open' THEN 0 WHEN a.name IS NULL THEN 1 ELSE a.disabled END AS disabled "
-        "FROM sign_in_sessions s LEFT JOIN accounts a ON a.name = s.name AND s.kind = 'account' "
+        "CASE WHEN a.name IS NULL THEN (CASE WHEN s.kind = 'open' THEN 0 ELSE 1 END) "
+        "WHEN s.kind = 'open' THEN 1 ELSE a.disabled END AS disabled "
+        "FROM sign_in_sessions s LEFT JOIN accounts a ON a.name = s.name "
         "WHERE s.id = :id AND s.ended_at IS NULL AND s.expires_at > :at",
         {"id": session_id, "at": _stamp(at)},
     )

@@ -56,11 +56,6 @@ def _add_aspect(page, text: str) -> None:
     settled(page)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review of issue 21: the /aspects buttons' callbacks (and other organizer-page callbacks not wrapped "
-    "in ui.saving) write before the run that re-reads the session, and store.nuggets.aspects checks no writer",
-)
 @pytest.mark.parametrize(
     "change", [("role", "boss", "--role", "assessor"), ("disable", "boss")], ids=["demoted", "disabled"]
 )
@@ -86,11 +81,6 @@ def test_an_open_organizer_page_writes_nothing_after_the_account_is_demoted_or_d
         assert query(db_path, "SELECT text FROM aspects") == [("added while organizer",)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review of issue 21: 'Reset password' of one's own account on /users ends one's own session before the "
-    "page that shows the new password runs again, so the password is never shown and the organizer is locked out",
-)
 def test_an_organizer_who_resets_their_own_password_on_the_page_is_shown_the_new_one(tmp_path, new_page):
     with streamlit_server(tmp_path, ASSESS_OPEN="") as (base, db_path):  # a fresh store: the demo, open mode
         page = new_page()
@@ -108,11 +98,6 @@ def test_an_organizer_who_resets_their_own_password_on_the_page_is_shown_the_new
         expect(page.get_by_text("New password of me")).to_be_visible()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review of issue 21: 'Save gold response' (like the nugget buttons) is a callback not wrapped in "
-    "ui.saving, and store.nuggets.gold_responses checks no writer: a disabled account's open tab still saves",
-)
 def test_a_disabled_accounts_open_gold_response_page_saves_nothing(tmp_path, new_page):
     def campaign(db_path):
         from assess.services.accounts import add_account
@@ -147,3 +132,32 @@ def test_a_disabled_accounts_open_gold_response_page_saves_nothing(tmp_path, new
         settled(page)
         expect(sidebar.get_by_label("Account name")).to_be_visible()  # the run after the click signs amy out
         assert query(db_path, "SELECT COUNT(*) FROM gold_responses WHERE source = 'amy'") == [(0,)]
+
+
+def test_an_open_mode_session_ends_when_an_account_takes_its_name(tmp_path, new_page):
+    with streamlit_server(tmp_path) as (base, db_path):  # ASSESS_OPEN=1: anyone types a name
+        page = new_page()
+        page.goto(f"{base}/judge")
+        sidebar = page.get_by_test_id("stSidebar")
+        expect(sidebar.get_by_label("Assessor name")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+        settled(page)
+        sidebar.get_by_label("Assessor name").fill("carl")
+        sidebar.get_by_role("button", name="Sign in").first.click()
+        expect(sidebar.get_by_text(re.compile(r"Signed in as\W*carl\b"))).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+        settled(page)
+        page.wait_for_function("() => document.cookie.includes('assess_session=')")  # written by the next run
+        done = subprocess.run(
+            [sys.executable, "-m", "assess", "users", "add", "carl", "--role", "assessor", "--password-stdin"]
+            + ["--db", str(db_path)],
+            cwd=ROOT,
+            input="carls-own-passphrase\n",
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert query(db_path, "SELECT name FROM accounts") == [("carl",)]
+        page.reload()  # a page load: the cookie of the typed name's session
+        settled(page)
+        expect(sidebar.get_by_label("Assessor name")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+        expect(sidebar.get_by_text(re.compile(r"Signed in as\W*carl\b"))).to_have_count(0)

@@ -38,6 +38,7 @@ from assess.ui.frame import (
     leave_legacy_run,
     navigation_pages,
     open_sign_in,
+    renew_session,
     require_assessor,
     role,
     run_frame,
@@ -76,6 +77,7 @@ from assess.ui.widgets import (
 )
 
 __all__ = [
+    "renew_session",
     "first_organizer",
     "AGREEMENT_TASKS",
     "actor",

@@ -67,21 +67,29 @@ def _not_saved(exc) -> str:
 
 
 def saving(callback):
-    """Wrap a key or button callback that writes to the store: if the database cannot be reached (or the
-    connection breaks while writing), the page says plainly that this change was not saved, instead of
-    failing; nothing is half-written (the store's transaction rolled back)."""
+    """Wrap a key or button callback that writes to the store. Callbacks run before the page's script (and
+    its sign-in checks), so this re-reads the person first: signed out elsewhere, disabled, reset, expired,
+    or a changed role (a demoted organizer's open page) saves nothing, says why, and the whole page runs
+    again as the person now is. A write the store refuses for the same reasons (checked in its own
+    transaction) is said the same way. If the database cannot be reached (or the connection breaks while
+    writing), the page says plainly that this change was not saved; nothing is half-written."""
     import functools
 
+    from store.accounts import NotAllowed
     from store.db import StoreUnavailable
 
     @functools.wraps(callback)
     def guarded(*args, **kwargs):
         try:
-            if not still_signed_in(db()) and not assessor():  # a changed role alone: the store checks the write
-                set_flash("error", f"NOT SAVED: {SESSION_ENDED}", slot=STORE_FLASH)
+            if not still_signed_in(db()):
+                why = SESSION_ENDED if not assessor() else f"your role is now {role() or 'none'}; look again"
+                set_flash("error", f"NOT SAVED: {why}", slot=STORE_FLASH)
                 st.session_state["_rights_changed"] = True
                 return None
             return callback(*args, **kwargs)
+        except NotAllowed as exc:
+            set_flash("error", f"NOT SAVED: {exc}", slot=STORE_FLASH)
+            st.session_state["_rights_changed"] = True
         except StoreUnavailable as exc:  # the detail (which names the store) goes to the server log only
             logging.getLogger("assess").warning("not saved: %s", exc)
             set_flash("error", f"NOT SAVED: {_not_saved(exc)}", slot=STORE_FLASH)
@@ -240,6 +248,14 @@ def _signed_in(database, name: str, role: str | None, *, via: str) -> None:
     st.session_state.pop("organizer", None)
 
 
+def renew_session(database) -> None:
+    """A new session for the person signed in here, after an action of theirs ended their sessions (a reset
+    of their own password ends every session of the account, this one too)."""
+    name, held = assessor(), role()
+    if name and held:
+        _signed_in(database, name, held, via="password")
+
+
 def _forget(*, clear_cookie: bool) -> None:
     for key in ("assessor", "role", "organizer", "_session_secret"):
         st.session_state.pop(key, None)
@@ -370,6 +386,7 @@ def sign_in_from_query(database, link_token: str | None = None) -> None:
 
     open_mode = store_open(database, settings.open_mode_setting())
     st.session_state["_open_mode"] = open_mode
+    st.session_state.pop("_rights_changed", None)  # a full run shows the person as they are now (below)
     token = link_token or st.query_params.get("signin")
     if st.query_params.get("signin"):
         st.query_params.pop("signin", None)  # the token leaves the address bar (and its history) at once
