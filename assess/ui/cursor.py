@@ -220,13 +220,23 @@ def keyboard_preference(database, person: str) -> bool:
         on_change=saving(changed),
         help="Off: no key does anything on its own; use the buttons (saved for you, in every browser).",
     )
-    st.session_state[SHORTCUTS] = bool(on)
+    st.session_state[SHORTCUTS] = (person, bool(on))
     return bool(on)
 
 
 def keys(shortcut: str) -> str | None:
-    """A button's shortcut, or None when the signed-in person turned single-key shortcuts off."""
-    return shortcut if st.session_state.get(SHORTCUTS, True) else None
+    """A button's (or the span picker's) shortcut, or None when the signed-in person turned single-key
+    shortcuts off (read once per session from the store on a page without the switch)."""
+    from assess.ui.frame import assessor, db
+
+    person = assessor()
+    kept = st.session_state.get(SHORTCUTS)
+    if kept is None or kept[0] != person:
+        from store.screens import shortcuts_on
+
+        kept = (person, shortcuts_on(db(), person) if person else True)
+        st.session_state[SHORTCUTS] = kept
+    return shortcut if kept[1] else None
 
 
 _key_release_component = st.components.v2.component(

@@ -25,8 +25,13 @@ def span_picker(
     """Show ``text`` inertly with ``spans`` highlighted; selecting text and pressing ``shortcut`` (or the
     button) calls ``on_pick`` with the selection waiting in :func:`picked_span` (UTF-16 offsets)."""
     from assess.nuggets.spans import segments
+    from assess.ui.cursor import keys
 
-    data = {"id": item_id, "segments": segments(text, spans), "button": button, "key": shortcut, "hint": hint}
+    bound = keys(shortcut)  # None: the person turned single-key shortcuts off
+    if bound is None:
+        button = button.replace(f" ({shortcut.upper()})", "")
+        hint = hint.replace(f"press {shortcut.upper()} or the button", "press the button")
+    data = {"id": item_id, "segments": segments(text, spans), "button": button, "key": bound, "hint": hint}
     _span_picker_component(key=key, data=data, on_span_change=on_pick, height="content")
 
 

@@ -71,9 +71,9 @@ export default function (component) {
     setTriggerValue(data.event || "span",
                     { id: data.id, start: c.start, end: c.end, text: full.slice(c.start, c.end), units: "utf-16" });
   }
-  const key = (data.key || "n").toLowerCase();
+  const key = data.key === null ? null : (data.key || "n").toLowerCase(); // null: shortcuts turned off
   const onKey = (e) => {
-    if (e.defaultPrevented || e.repeat || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (!key || e.defaultPrevented || e.repeat || e.ctrlKey || e.metaKey || e.altKey) return;
     if ((e.key || "").toLowerCase() !== key) return;
     const t = e.target;
     if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName || ""))) return;
