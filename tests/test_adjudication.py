@@ -171,3 +171,39 @@ def test_imports_are_organizer_actions_naming_who(tmp_path):
         ("boss", "passages my passages.jsonl", "passages"),
     ]
     assert summary.startswith('{"passages": ')
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def demo_store(request, tmp_path):
+    """The demo on either engine (PostgreSQL skips, saying why, without its server binaries)."""
+    from assess.services.loading import load_demo
+
+    target = tmp_path / "demo.db" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    database = open_db(target)
+    load_demo(database)
+    yield database
+    database.close()
+
+
+def test_the_adjudication_queue_and_its_undo_on_both_engines(demo_store):
+    compared = ["llm:demo-gpt", "llm:demo-llama"]
+    order = review.adjudication_order(demo_store, compared)
+    by_hand = {
+        (r["turn_id"], r["passage_id"])
+        for r in rows(
+            demo_store,
+            "SELECT a.turn_id, a.passage_id FROM passage_labels a JOIN passage_labels b "
+            "ON b.turn_id = a.turn_id AND b.passage_id = a.passage_id "
+            "WHERE a.source = :a AND b.source = :b AND a.grade IS DISTINCT FROM b.grade",
+            {"a": compared[0], "b": compared[1]},
+        )
+    }
+    assert set(order) == by_hand and len(order) == len(by_hand) > 0
+    first = order[0]
+    review.adjudicate(demo_store, *first, 1, by="ada", reason="partly")
+    assert review.adjudicated(demo_store) == {first}
+    labels_now = review.item_labels(demo_store, *first, compared)
+    assert [label["source"] for label in labels_now] == compared
+    assert labels_now[0]["grade"] != labels_now[1]["grade"]  # a disagreement
+    assert review.undo_adjudication(demo_store, "ada") == first
+    assert review.adjudicated(demo_store) == frozenset()
