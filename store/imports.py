@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import attrgetter, itemgetter
 from pathlib import Path
@@ -203,26 +202,51 @@ def _text_differs(new: str, old: str) -> str:
     return f"another text: {short(new, 40)} where {short(old, 40)} is stored"
 
 
+class _Replacements:
+    """Replaced texts recorded block by block (one organizer action 'replace' each), summed for the summary."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.totals: dict[str, int] = {}
+
+    def record(self, db: Store, by: str | None, file: str, changes: Sequence[tuple[str, Any, dict, dict[str, int]]]):
+        from store.accounts import record_action
+
+        for item, old, new, labels in changes:
+            record_action(db, by, "replace", item, old, {**new, "labels": labels}, via=Path(file).name)
+            for task, n in labels.items():
+                self.totals[task] = self.totals.get(task, 0) + n
+        self.count += len(changes)
+
+    def summary(self, what: str) -> dict:
+        out: dict = {"replaced": self.count, "labels_on_replaced": dict(sorted(self.totals.items()))}
+        if self.totals:
+            counts = ", ".join(f"{task} {n}" for task, n in sorted(self.totals.items()))
+            out["warnings"] = [
+                f"{self.count} {what} texts replaced; labels given on the old texts now sit on the new ones "
+                f"(per task: {counts}); the history keeps the old texts (label_table 'replace')"
+            ]
+        return out
+
+
 def _replaced(
     db: Store, by: str | None, file: str, what: str, changes: Sequence[tuple[str, Any, dict, dict[str, int]]]
 ) -> dict:
     """Record each replaced text (item, old content, new content, labels on it) as an organizer action
     'replace'; the summary entries ``replaced`` and ``labels_on_replaced`` (per task) and a warning."""
-    from store.accounts import record_action
+    replacements = _Replacements()
+    replacements.record(db, by, file, changes)
+    return replacements.summary(what)
 
-    totals: dict[str, int] = {}
-    for item, old, new, labels in changes:
-        record_action(db, by, "replace", item, old, {**new, "labels": labels}, via=Path(file).name)
-        for task, n in labels.items():
-            totals[task] = totals.get(task, 0) + n
-    out: dict = {"replaced": len(changes), "labels_on_replaced": dict(sorted(totals.items()))}
-    if totals:
-        counts = ", ".join(f"{task} {n}" for task, n in sorted(totals.items()))
-        out["warnings"] = [
-            f"{len(changes)} {what} texts replaced; labels given on the old texts now sit on the new ones "
-            f"(per task: {counts}); the history keeps the old texts (label_table 'replace')"
-        ]
-    return out
+
+def _in_chunks(db: Store, sql: str, params: dict, values: Iterable[str], size: int = 500) -> Iterator[dict]:
+    """The rows of ``sql`` (holding ``{marks}`` where the list of ``values`` goes) for ``values``, asked
+    ``size`` at a time."""
+    values = sorted(set(values))
+    for start in range(0, len(values), size):
+        chunk = {f"c{i}": v for i, v in enumerate(values[start : start + size])}
+        marks = ", ".join(f":{name}" for name in chunk)
+        yield from rows(db, sql.format(marks=marks), {**params, **chunk})
 
 
 def _dicts(keys: Sequence[str], records: Iterable[Sequence]) -> Iterator[dict]:
@@ -831,10 +855,13 @@ def _stored_texts(db: Store, ids: Sequence[str]) -> dict[str, str]:
     return out
 
 
+NUGGETS_PER_BLOCK = 2000  # nuggets (or CONE-RAG responses) written per block of an import
+
+
 def import_nuggets(
     db: Store,
     file: str,
-    nuggets: Sequence[NuggetRecord],
+    nuggets: Iterable[NuggetRecord],
     *,
     source: str,
     dedup: bool = False,
@@ -848,48 +875,63 @@ def import_nuggets(
     from the store are created. A nugget stored with another text or relevance is refused (the first
     one, naming its line and the labels on it; nothing written) unless ``replace``: then it is rewritten
     in place (its labels stay on it) and each change recorded (see :func:`labels_on`).
+
+    ``nuggets`` may be an iterator (:func:`assess.formats.nuggets.iter_nuggets` reads the file one turn
+    at a time): they are checked and written :data:`NUGGETS_PER_BLOCK` at a time inside one transaction,
+    so memory is bounded by a block (and the file's turn ids) whatever the file's size. A refusal in any
+    block (an unknown turn, a rewrite, a bad record met while reading) rolls every block back.
     """
-    check_turns(db, file, nuggets, locate=_turn_line_in(file))
     stamp = now()
-    with write(db):
+    known = _known_turns(db)
+    turns: set[str] = set()
+    count = 0
+    replacements = _Replacements()
+    records = iter(nuggets)
+    with paused_gc(), write(db):
         ensure_source(db, source)
-        changed = _changed_nuggets(db, file, nuggets, source, replace)
-        run_many(
-            db,
-            "INSERT INTO nuggets (source, turn_id, key, text, relevance, in_dedup, created_at) "
-            "VALUES (:source, :turn_id, :key, :text, :relevance, :in_dedup, :created_at) "
-            "ON CONFLICT(source, turn_id, key) DO UPDATE SET text=excluded.text, relevance=excluded.relevance",
-            (
-                {
-                    "source": source,
-                    "turn_id": n.turn_id,
-                    "key": n.key,
-                    "text": n.text,
-                    "relevance": n.relevance,
-                    "in_dedup": 1 if dedup else None,
-                    "created_at": stamp,
-                }
-                for n in nuggets
-            ),
-        )
-        if dedup:
-            kept = defaultdict(set)
-            for n in nuggets:
-                kept[n.turn_id].add(n.key)
-            stored = rows(db, "SELECT id, turn_id, key FROM nuggets WHERE source = :source", {"source": source})
+        while block := list(itertools.islice(records, NUGGETS_PER_BLOCK)):
+            check_turns(db, file, block, known, locate=_turn_line_in(file))
+            met = {n.turn_id for n in block} - turns
+            if dedup and met:  # a turn met for the first time: its stored nuggets dropped, the file's kept below
+                for chunk in _chunks(sorted(met)):
+                    params = {"source": source, **{f"t{i}": t for i, t in enumerate(chunk)}}
+                    marks = ", ".join(f":t{i}" for i in range(len(chunk)))
+                    run(db, f"UPDATE nuggets SET in_dedup = 0 WHERE source = :source AND turn_id IN ({marks})", params)
+            turns |= met
+            changed = _changed_nuggets(db, file, block, source, replace)
             run_many(
                 db,
-                "UPDATE nuggets SET in_dedup = :in_dedup WHERE id = :id",
-                [
-                    {"in_dedup": int(r["key"] in kept.get(r["turn_id"], ())), "id": r["id"]}
-                    for r in stored
-                    if r["turn_id"] in kept or not kept
-                ],
+                "INSERT INTO nuggets (source, turn_id, key, text, relevance, in_dedup, created_at) "
+                "VALUES (:source, :turn_id, :key, :text, :relevance, :in_dedup, :created_at) "
+                "ON CONFLICT(source, turn_id, key) DO UPDATE SET text=excluded.text, relevance=excluded.relevance, "
+                "in_dedup=COALESCE(excluded.in_dedup, nuggets.in_dedup)",
+                (
+                    {
+                        "source": source,
+                        "turn_id": n.turn_id,
+                        "key": n.key,
+                        "text": n.text,
+                        "relevance": n.relevance,
+                        "in_dedup": 1 if dedup else None,
+                        "created_at": stamp,
+                    }
+                    for n in block
+                ),
             )
-        summary: dict = {"nuggets": len(nuggets), "turns": len({n.turn_id for n in nuggets}), "source": source}
+            if replace:
+                replacements.record(db, by, file, changed)
+            count += len(block)
+        if dedup and not turns:  # an empty subset: nothing of the source is kept
+            run(db, "UPDATE nuggets SET in_dedup = 0 WHERE source = :source", {"source": source})
+        summary: dict = {"nuggets": count, "turns": len(turns), "source": source}
         if replace:
-            summary.update(_replaced(db, by, file, "nugget", changed))
+            summary.update(replacements.summary("nugget"))
     return summary
+
+
+def _chunks(values: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
 
 
 def _changed_nuggets(db: Store, file: str, nuggets: Sequence[NuggetRecord], source: str, replace: bool) -> list:
@@ -897,8 +939,11 @@ def _changed_nuggets(db: Store, file: str, nuggets: Sequence[NuggetRecord], sour
     :func:`_replaced`; without ``replace``, the refusal of the first of them."""
     stored = {
         (r["turn_id"], r["key"]): r
-        for r in rows(
-            db, "SELECT id, turn_id, key, text, relevance FROM nuggets WHERE source = :source", {"source": source}
+        for r in _in_chunks(
+            db,
+            "SELECT id, turn_id, key, text, relevance FROM nuggets WHERE source = :source AND turn_id IN ({marks})",
+            {"source": source},
+            (n.turn_id for n in nuggets),
         )
     }
     changed = []
@@ -933,7 +978,7 @@ def _changed_nuggets(db: Store, file: str, nuggets: Sequence[NuggetRecord], sour
 def import_responses(
     db: Store,
     file: str,
-    responses: Sequence[ResponseRecord],
+    responses: Iterable[ResponseRecord],
     *,
     gold_source: str | None = None,
     replace: bool = False,
@@ -943,58 +988,72 @@ def import_responses(
     (one per turn). A run and turn (a gold source's turn) given twice under keys that differ only by
     surrounding whitespace is refused; a response stored with another text (a gold response: or other
     nuggets) is refused (the first, naming its line and the labels on it; nothing written) unless
-    ``replace``: then it is rewritten and each change recorded (see :func:`labels_on`)."""
+    ``replace``: then it is rewritten and each change recorded (see :func:`labels_on`).
+
+    ``responses`` may be an iterator (:func:`assess.formats.ikat.iter_responses` reads the file one turn
+    at a time): they are checked and written :data:`NUGGETS_PER_BLOCK` at a time inside one transaction
+    (kept across blocks: each run and turn seen), and a refusal in any block rolls every block back."""
     seen: dict[tuple[str, str | None], str] = {}
-    for r in responses:
-        key = (r.turn_id, None if gold_source else r.run)
-        if key in seen:
-            if gold_source and seen[key] != r.run:
-                raise FormatError(
-                    file,
-                    _entry_line_in(file, r.turn_id, r.run),
-                    f"one gold response per turn (turn {r.turn_id!r} has {seen[key]!r})",
-                    f"a second one, {r.run!r}",
-                )
-            raise twice(file, r.turn_id, r.run, "response")
-        seen[key] = r.run
-    check_turns(db, file, responses, locate=_turn_line_in(file))
+    known = _known_turns(db)
     stamp = now()
-    with write(db):
+    count = 0
+    runs: set[str] = set()
+    replacements = _Replacements()
+    records = iter(responses)
+    with paused_gc(), write(db):
         if gold_source:
             ensure_source(db, gold_source)
-            changed = _changed_gold(db, file, responses, gold_source, replace)
-            run_many(
-                db,
-                "INSERT INTO gold_responses (source, turn_id, text, nuggets_used, updated_at) "
-                "VALUES (:source, :turn_id, :text, :nuggets_used, :updated_at) "
-                "ON CONFLICT (source, turn_id) DO UPDATE SET text=excluded.text, nuggets_used=excluded.nuggets_used, "
-                "updated_at=excluded.updated_at",
-                (
-                    {
-                        "source": gold_source,
-                        "turn_id": r.turn_id,
-                        "text": r.text,
-                        "nuggets_used": json.dumps(list(r.nuggets_used or ())),
-                        "updated_at": stamp,
-                    }
-                    for r in responses
-                ),
-            )
-            summary: dict = {"gold_responses": len(responses), "source": gold_source}
+        while block := list(itertools.islice(records, NUGGETS_PER_BLOCK)):
+            for r in block:
+                key = (r.turn_id, None if gold_source else r.run)
+                if key in seen:
+                    if gold_source and seen[key] != r.run:
+                        raise FormatError(
+                            file,
+                            _entry_line_in(file, r.turn_id, r.run),
+                            f"one gold response per turn (turn {r.turn_id!r} has {seen[key]!r})",
+                            f"a second one, {r.run!r}",
+                        )
+                    raise twice(file, r.turn_id, r.run, "response")
+                seen[key] = r.run
+            check_turns(db, file, block, known, locate=_turn_line_in(file))
+            count += len(block)
+            if gold_source:
+                changed = _changed_gold(db, file, block, gold_source, replace)
+                run_many(
+                    db,
+                    "INSERT INTO gold_responses (source, turn_id, text, nuggets_used, updated_at) "
+                    "VALUES (:source, :turn_id, :text, :nuggets_used, :updated_at) "
+                    "ON CONFLICT (source, turn_id) DO UPDATE SET text=excluded.text, "
+                    "nuggets_used=excluded.nuggets_used, updated_at=excluded.updated_at",
+                    (
+                        {
+                            "source": gold_source,
+                            "turn_id": r.turn_id,
+                            "text": r.text,
+                            "nuggets_used": json.dumps(list(r.nuggets_used or ())),
+                            "updated_at": stamp,
+                        }
+                        for r in block
+                    ),
+                )
+            else:
+                changed = _changed_responses(db, file, block, replace)
+                _response_runs(db, {r.run for r in block} - runs, file, stamp)
+                runs.update(r.run for r in block)
+                run_many(
+                    db,
+                    "INSERT INTO responses (run, turn_id, text) VALUES (:run, :turn_id, :text) "
+                    "ON CONFLICT (run, turn_id) DO UPDATE SET text=excluded.text",
+                    ({"run": r.run, "turn_id": r.turn_id, "text": r.text} for r in block),
+                )
             if replace:
-                summary.update(_replaced(db, by, file, "gold response", changed))
-            return summary
-        changed = _changed_responses(db, file, responses, replace)
-        _response_runs(db, {r.run for r in responses}, file, stamp)
-        run_many(
-            db,
-            "INSERT INTO responses (run, turn_id, text) VALUES (:run, :turn_id, :text) "
-            "ON CONFLICT (run, turn_id) DO UPDATE SET text=excluded.text",
-            ({"run": r.run, "turn_id": r.turn_id, "text": r.text} for r in responses),
+                replacements.record(db, by, file, changed)
+        summary: dict = (
+            {"gold_responses": count, "source": gold_source} if gold_source else {"responses": count, "runs": len(runs)}
         )
-        summary = {"responses": len(responses), "runs": len({r.run for r in responses})}
         if replace:
-            summary.update(_replaced(db, by, file, "response", changed))
+            summary.update(replacements.summary("gold response" if gold_source else "response"))
     return summary
 
 
@@ -1003,7 +1062,9 @@ def _changed_responses(db: Store, file: str, responses: Sequence[ResponseRecord]
     without ``replace``, the refusal of the first of them."""
     stored: dict[tuple[str, str], str] = {}
     for name in sorted({r.run for r in responses}):
-        for s in rows(db, "SELECT turn_id, text FROM responses WHERE run = :run", {"run": name}):
+        turns = (r.turn_id for r in responses if r.run == name)
+        sql = "SELECT turn_id, text FROM responses WHERE run = :run AND turn_id IN ({marks})"
+        for s in _in_chunks(db, sql, {"run": name}, turns):
             stored[(name, s["turn_id"])] = s["text"]
     changed = [(r, stored[(r.run, r.turn_id)]) for r in responses if stored.get((r.run, r.turn_id), r.text) != r.text]
     if not changed:
@@ -1024,7 +1085,12 @@ def _changed_gold(db: Store, file: str, responses: Sequence[ResponseRecord], sou
     ``replace``, the refusal of the first (gold responses carry no labels)."""
     stored = {
         g["turn_id"]: g
-        for g in rows(db, "SELECT turn_id, text, nuggets_used FROM gold_responses WHERE source = :s", {"s": source})
+        for g in _in_chunks(
+            db,
+            "SELECT turn_id, text, nuggets_used FROM gold_responses WHERE source = :s AND turn_id IN ({marks})",
+            {"s": source},
+            (r.turn_id for r in responses),
+        )
     }
     changed = []
     for r in responses:

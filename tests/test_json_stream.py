@@ -313,3 +313,192 @@ def test_an_upload_is_read_from_its_file_object(tmp_path):
     with pytest.raises(FormatError, match=r"^my topics.json:3: expected complete, valid JSON"):
         load_upload(db, "topics", "my topics.json", bad)
     db.close()
+
+
+# --------------------------------------------------------------- CONE-RAG nuggets and responses
+
+
+@pytest.fixture
+def recorded_files(monkeypatch):
+    """Every file the readers open comes as a :class:`Recording`: the test sees how far each was read."""
+    opened: list[Recording] = []
+    real = reading.open_regular
+
+    def recording(path, limit=None):
+        with real(path, limit) as handle:
+            file = Recording(handle.read())
+        opened.append(file)
+        return file
+
+    monkeypatch.setattr(reading, "open_regular", recording)
+    return opened
+
+
+def nugget_file(turns: int, per_turn: int = 10) -> dict:
+    return {
+        f"{c}_{t}": {
+            f"[{k}]": {"text": f"nugget {k} of {c}_{t} " + "n" * 80, "relevance": "2"} for k in range(1, per_turn + 1)
+        }
+        for c in range(turns // 3 + 1)
+        for t in range(1, 4)
+        if c * 3 + t <= turns
+    }
+
+
+def test_nuggets_come_one_turn_at_a_time(tmp_path, recorded_files):
+    from assess.formats.nuggets import iter_nuggets
+
+    path = tmp_path / "nuggets.json"
+    path.write_text(json.dumps(nugget_file(6000), indent=1))  # about 7 MB
+    nuggets = iter_nuggets(path)
+    first = next(nuggets)
+    assert (first.turn_id, first.key, first.relevance) == ("0_1", "[1]", 2)
+    (file,) = recorded_files
+    assert file.furthest <= 2 * reading.BLOCK_BYTES < path.stat().st_size
+    assert sum(1 for _ in nuggets) == 59_999
+
+
+def test_cone_rag_responses_come_one_turn_at_a_time(tmp_path, recorded_files):
+    from assess.formats.ikat import iter_responses
+
+    path = tmp_path / "responses.json"
+    document = {f"{c}_1": {"run-a": "r" * 500, "run-b": {"response": "s" * 500}} for c in range(8000)}
+    path.write_text(json.dumps(document, indent=1))  # about 8 MB
+    responses = iter_responses(path)
+    assert next(responses)[:3] == ("0_1", "run-a", "r" * 500)
+    assert recorded_files[0].furthest <= 2 * reading.BLOCK_BYTES < path.stat().st_size
+    assert sum(1 for _ in responses) == 15_999
+
+
+def test_an_error_line_is_found_reading_only_up_to_its_turn(tmp_path, recorded_files):
+    """The line helpers of errors found after parsing (an unknown turn, an entry given twice) read the file
+    one turn at a time and stop at the turn they look for: a big file costs no more memory than its import."""
+    from assess.formats.nuggets import entry_line, raw_entries, turn_line
+    from assess.formats.reading import json_line
+    from assess.formats.responses import ikat_turn_line
+
+    path = tmp_path / "nuggets.json"
+    path.write_text(json.dumps(nugget_file(6000), indent=1))
+    text = path.read_text()
+    assert turn_line(path, "1_2") == json_line(text, ("1_2",))
+    assert entry_line(path, ("1_2", "[3]")) == json_line(text, ("1_2", "[3]"))
+    assert [file.furthest <= 2 * reading.BLOCK_BYTES < len(text) for file in recorded_files] == [True, True]
+    assert raw_entries(path, "1_2", "[3]") == [
+        ("1_2", "[3]")
+    ]  # every spelling of the turn: to the end, a turn at a time
+    topics = tmp_path / "topics.json"
+    topics.write_bytes(topics_bytes(3000))
+    recorded_files.clear()
+    assert ikat_turn_line(topics, "2_3") == json_line(topics.read_text(), (2, "turns", 2))
+    assert recorded_files[0].furthest <= 2 * reading.BLOCK_BYTES < topics.stat().st_size
+
+
+def test_a_nugget_given_again_under_a_turn_id_spelt_otherwise_later_in_the_file(tmp_path):
+    """Only the current turn's keys are kept while reading: a turn id met again later (with spaces
+    around it) has its earlier keys read again, so a key given twice is still refused, or given once
+    when the nugget is the same."""
+    from assess.formats.nuggets import parse_nuggets
+
+    path = tmp_path / "n.json"
+    body = json.dumps({"text": "a nugget", "relevance": 1})
+    other = json.dumps({"text": "another nugget", "relevance": 1})
+    path.write_text('{"t1": {"[1]": A},\n "t2": {"[1]": A},\n " t1": {"[2]": A,\n  "[1]": A}}'.replace("A", body))
+    with pytest.raises(FormatError, match=r"n.json:4: expected one nugget per turn and key \(\['t1'\]\['\[1\]'\] and"):
+        parse_nuggets(path)
+    path.write_text('{"t1": {"[1]": A},\n "t2": {"[1]": A},\n " t1": {"1": A}}'.replace("A", body))
+    assert [(n.turn_id, n.key) for n in parse_nuggets(path)] == [("t1", "[1]"), ("t2", "[1]")]
+    path.write_text('{"t1": {"[1]": A},\n "t2": {},\n " t1": {"1": B}}'.replace("A", body).replace("B", other))
+    with pytest.raises(FormatError, match=r"n.json:3: expected one nugget per key \(\[1\] is given twice"):
+        parse_nuggets(path)
+
+
+def test_a_nugget_import_refused_in_a_later_block_leaves_the_store_unchanged(store_target, tmp_path, monkeypatch):
+    from store import imports
+
+    monkeypatch.setattr(imports, "NUGGETS_PER_BLOCK", 3)
+    db = open_db(store_target)
+    topics = tmp_path / "topics.json"
+    topics.write_bytes(topics_bytes(3))
+    load_file(db, "topics", topics)
+    path = tmp_path / "nuggets.json"
+    path.write_text(json.dumps(nugget_file(3, per_turn=2), indent=1))
+    assert load_file(db, "nuggets", path, source="s") == {"nuggets": 6, "turns": 3, "source": "s"}
+    before = snapshot(store_target)
+    later = nugget_file(9, per_turn=2)  # 18 nuggets: blocks of 3, the new turns' first
+    later = {
+        **{k: v for k, v in later.items() if k not in ("0_1",)},
+        "0_1": {"[1]": {"text": "changed", "relevance": "2"}},
+    }
+    path.write_text(json.dumps(later, indent=1))
+    with pytest.raises(FormatError, match=r"nuggets.json:\d+: expected the text stored for nugget \[1\] of turn '0_1'"):
+        load_file(db, "nuggets", path, source="s")
+    later["0_1"] = {"[1]": {"text": "x", "relevance": "9"}}
+    path.write_text(json.dumps(later, indent=1))
+    with pytest.raises(FormatError, match=r"nuggets.json:\d+: expected a relevance"):
+        load_file(db, "nuggets", path, source="s")
+    later["0_1"] = {"[1]": {"text": "x"}}
+    path.write_text(json.dumps({**later, "9_9": {"[1]": "on no turn"}}, indent=1))
+    with pytest.raises(FormatError) as err:
+        load_file(db, "nuggets", path, source="s")
+    assert "a turn id present in the store" in str(err.value) and err.value.line == json_path_line(path, ("9_9",))
+    db.close()
+    assert snapshot(store_target) == before
+
+
+def test_a_dedup_import_in_blocks_keeps_the_file_nuggets_of_each_turn(tmp_path, monkeypatch):
+    from store import imports
+    from store.db import rows
+
+    monkeypatch.setattr(imports, "NUGGETS_PER_BLOCK", 2)
+    db = open_db(tmp_path / "s.db")
+    topics = tmp_path / "topics.json"
+    topics.write_bytes(topics_bytes(2))
+    load_file(db, "topics", topics)
+    full, subset = tmp_path / "full.json", tmp_path / "dedup.json"
+    whole = nugget_file(4, per_turn=3)
+    full.write_text(json.dumps(whole))
+    load_file(db, "nuggets", full, source="s")
+    # turn 0_1 keeps [1] and [3], split over two blocks and two spellings of its id; 0_2 keeps [2]; 0_3 and 1_1 untouched
+    kept = {
+        "0_1": {"[1]": whole["0_1"]["[1]"]},
+        "0_2": {"[2]": whole["0_2"]["[2]"]},
+        " 0_1": {"3": whole["0_1"]["[3]"]},
+    }
+    subset.write_text(json.dumps(kept))
+    assert load_file(db, "nuggets", subset, source="s", dedup=True) == {"nuggets": 3, "turns": 2, "source": "s"}
+    flags = {(r["turn_id"], r["key"]): r["in_dedup"] for r in rows(db, "SELECT turn_id, key, in_dedup FROM nuggets")}
+    assert flags == {
+        ("0_1", "[1]"): 1, ("0_1", "[2]"): 0, ("0_1", "[3]"): 1,
+        ("0_2", "[1]"): 0, ("0_2", "[2]"): 1, ("0_2", "[3]"): 0,
+        ("0_3", "[1]"): None, ("0_3", "[2]"): None, ("0_3", "[3]"): None,
+        ("1_1", "[1]"): None, ("1_1", "[2]"): None, ("1_1", "[3]"): None,
+    }  # fmt: skip
+    db.close()
+
+
+def test_a_responses_import_refused_in_a_later_block_leaves_the_store_unchanged(store_target, tmp_path, monkeypatch):
+    from store import imports
+
+    monkeypatch.setattr(imports, "NUGGETS_PER_BLOCK", 2)
+    db = open_db(store_target)
+    topics = tmp_path / "topics.json"
+    topics.write_bytes(topics_bytes(2))
+    load_file(db, "topics", topics)
+    path = tmp_path / "responses.json"
+    first = {f"{c}_{t}": {"r1": f"response {c} {t}"} for c in range(2) for t in range(1, 3)}
+    path.write_text(json.dumps(first, indent=1))
+    assert load_file(db, "responses", path) == {"responses": 4, "runs": 1}
+    before = snapshot(store_target)
+    again = {"1_3": {"r2": "new", "r1": "new"}, "0_3": {"r1": "new"}, **first, "1_2": {"r1": "changed"}}
+    path.write_text(json.dumps(again, indent=1))
+    with pytest.raises(FormatError, match=r"responses.json:\d+: expected the text stored for the response of run 'r1'"):
+        load_file(db, "responses", path)  # three new responses were written in the first two blocks
+    path.write_text(json.dumps({**again, "1_2": {"r1": "response 1 2", " r1": "response 1 2"}}, indent=1))
+    with pytest.raises(FormatError, match=r"responses.json:\d+: expected one response per turn and key"):
+        load_file(db, "responses", path)
+    gold = {"1_3": {"manual": "g"}, "0_3": {"manual": "g"}, "0_1": {"manual": "g"}, " 1_3": {"other": "g"}}
+    path.write_text(json.dumps(gold, indent=1))
+    with pytest.raises(FormatError, match=r"responses.json:12: expected one gold response per turn \(turn '1_3'"):
+        load_file(db, "responses", path, gold=True)
+    db.close()
+    assert snapshot(store_target) == before

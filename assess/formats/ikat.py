@@ -189,9 +189,14 @@ def _natural(key: str):
 
 
 def parse_responses(path: str | Path) -> list[ResponseRecord]:
+    """:func:`iter_responses` as a list."""
+    return list(iter_responses(path))
+
+
+def iter_responses(path: str | Path) -> Iterator[ResponseRecord]:
     """Read responses: CONE-RAG ``{turn: {run: text}}``, ``{turn: {run: {"response", "nuggets"}}}``
-    (response nuggets and the gold ``manual`` file), with the matched nugget texts when present."""
-    out = []
+    (response nuggets and the gold ``manual`` file), with the matched nugget texts when present. The file
+    is read one turn at a time: a FormatError comes after the responses of the turns before it."""
     for check, turn, run, value in per_turn(path, "an object {turn id: {run: response}}", "an object {run: response}"):
         used = None
         if isinstance(value, dict):
@@ -203,5 +208,4 @@ def parse_responses(path: str | Path) -> list[ResponseRecord]:
             body = value
         else:
             check.fail((turn, run), "a response string or object", value)
-        out.append(ResponseRecord(turn, run, body, used, None))
-    return out
+        yield ResponseRecord(turn, run, body, used, None)

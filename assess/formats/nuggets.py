@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 from assess.errors import FormatError
-from assess.formats.reading import json_line, load_json, per_turn, read_lines, short
+from assess.formats.reading import JsonRecords, json_line, json_path_line, read_lines, short
 from assess.tasks import MATCH, NUGGET_RELEVANCE
 
 
@@ -36,42 +36,69 @@ _RELEVANCE = f"a relevance {NUGGET_RELEVANCE.low}..{NUGGET_RELEVANCE.high}"
 _MATCHES = {str(v) for v in MATCH.values}
 
 
+def _records(path: str | Path):
+    """(raw turn key, value, checker) of each top-level entry of a ``{turn id: ...}`` JSON file, read one
+    at a time (:class:`~assess.formats.reading.JsonRecords`); nothing when the top level is no object.
+    For the error path: the caller stops at the first FormatError and keeps what it found before it."""
+    with JsonRecords(path) as records:
+        if records.kind is dict:
+            yield from records
+
+
 def raw_entries(path: str | Path, turn_id: str, key: str | None = None) -> list[tuple]:
     """The file's own JSON paths of turn ``turn_id`` (or of its entry ``key``) in a ``{turn id: {key: ...}}``
     JSON file, keys compared stripped (a nugget key ``[k]`` also finds ``k``); [] when the file cannot be
-    read. For errors found after parsing: an unknown turn, one item given twice."""
+    read. For errors found after parsing: an unknown turn, one item given twice. The file is read one turn
+    at a time, so a big file costs no more memory here than when it was imported."""
+    names = ({key, key.strip("[]")} if _NUGGET_KEY.fullmatch(key) else {key}) if key is not None else set()
+    found: list[tuple] = []
     try:
-        data, _text = load_json(path)
-    except FormatError:
-        return []
-    if not isinstance(data, dict):
-        return []
-    turns = [raw for raw in data if isinstance(raw, str) and raw.strip() == turn_id]
-    if key is None:
-        return [(raw,) for raw in turns]
-    names = {key, key.strip("[]")} if _NUGGET_KEY.fullmatch(key) else {key}
-    return [(raw, k) for raw in turns if isinstance(data[raw], dict) for k in data[raw] if k.strip() in names]
+        for raw, entries, _check in _records(path):
+            if not isinstance(raw, str) or raw.strip() != turn_id:
+                continue
+            if key is None:
+                found.append((raw,))
+            elif isinstance(entries, dict):
+                found.extend((raw, k) for k in entries if k.strip() in names)
+    except (OSError, FormatError):
+        return found if found else []
+    return found
 
 
 def entry_line(path: str | Path, json_path: tuple) -> int | None:
     """The line of the value at ``json_path`` in a JSON file (None when the file cannot be read): where an
     object or list starts, or for a plain value (a nugget or response given as a string) the line of its
-    key, searched after the line of the object holding it."""
+    key, searched after the line of the object holding it. Only the top-level entry holding the value is
+    parsed (the file is read up to it, one entry at a time)."""
+    if not json_path:
+        return json_path_line(path, json_path)
     try:
-        _data, text = load_json(path)
-    except FormatError:
+        for raw, _value, check in _records(path):
+            if raw == json_path[0]:
+                return _line_in_record(check, json_path[1:])
+    except (OSError, FormatError):
         return None
-    line = json_line(text, json_path)
-    if not json_path or not isinstance(json_path[-1], str) or line is None:
+    return None
+
+
+def _line_in_record(check, inner: tuple) -> int | None:
+    """:func:`entry_line` within one top-level entry: ``check.text`` is its value's text, starting on
+    the file's line ``check.first_line``."""
+    text, first = check.text, check.first_line
+    if not inner:
+        return first
+    found_at = json_line(text, inner)
+    line = None if found_at is None else found_at + first - 1
+    if not isinstance(inner[-1], str) or line is None:
         return line
-    parent = json_line(text, json_path[:-1]) or 1
+    parent = (json_line(text, inner[:-1]) or 1) + first - 1
     if line != parent:
         return line
     start = 0
-    for _ in range(parent - 1):
+    for _ in range(parent - first):
         start = text.index("\n", start) + 1
-    found = re.compile(re.escape(json.dumps(json_path[-1], ensure_ascii=False)) + r"\s*:").search(text, start)
-    return text.count("\n", 0, found.start()) + 1 if found else line
+    found = re.compile(re.escape(json.dumps(inner[-1], ensure_ascii=False)) + r"\s*:").search(text, start)
+    return first + text.count("\n", 0, found.start()) if found else line
 
 
 def twice(path: str | Path, turn_id: str, key: str, what: str) -> FormatError:
@@ -91,11 +118,21 @@ def twice(path: str | Path, turn_id: str, key: str, what: str) -> FormatError:
 def turn_line(path: str | Path, turn_id: str) -> int | None:
     """The line of turn ``turn_id`` (its key, spaces around it allowed) in a ``{turn id: ...}`` JSON file;
     None when it cannot be found. For errors found after parsing (an unknown turn)."""
-    found = raw_entries(path, turn_id)
-    return entry_line(path, found[0]) if found else None
+    try:
+        for raw, _value, check in _records(path):  # read up to the turn, one turn at a time
+            if isinstance(raw, str) and raw.strip() == turn_id:
+                return _line_in_record(check, ())
+    except (OSError, FormatError):
+        return None
+    return None
 
 
 def parse_nuggets(path: str | Path) -> list[NuggetRecord]:
+    """:func:`iter_nuggets` as a list."""
+    return list(iter_nuggets(path))
+
+
+def iter_nuggets(path: str | Path) -> Iterator[NuggetRecord]:
     """Read CONE-RAG gold nuggets: ``{turn: {"[k]": {"text", "relevance"}}}`` (k 1-based).
 
     ``1`` and ``[1]`` name the same nugget: given both with different contents, the file is refused.
@@ -103,38 +140,77 @@ def parse_nuggets(path: str | Path) -> list[NuggetRecord]:
     it would be a second nugget beside ``[1]``); keys or turn ids that differ only by surrounding
     whitespace are refused; the text is not empty (nor only whitespace). Relevance is an integer (a
     JSON integer or a string of ASCII digits) in the nugget scale.
+
+    The file is read one turn at a time (:func:`~assess.formats.reading.per_turn`) and the nuggets are
+    given as they are read: a FormatError comes after the nuggets of the turns before it. What is kept
+    to find a nugget given twice is the current turn's keys and contents; a turn id met again later
+    under another spelling (``" t1"`` after ``"t1"``: rare, and refused only when a key repeats) has its
+    earlier keys read again from the file.
     """
-    out = []
-    seen: dict[tuple[str, str], tuple[str, int | None]] = {}
-    given: set[tuple[str, str]] = set()
-    for check, turn, key, nugget in per_turn(path, "an object {turn id: {nugget key: nugget}}", "an object of nuggets"):
-        if (turn, key) in given:  # the reader strips keys: ' [1]' and '[1]' (or two such turn ids) meet here
-            raise twice(path, turn, key, "nugget")
-        given.add((turn, key))
-        where = (turn, key)
-        matched = _NUGGET_KEY.fullmatch(key)
-        if not matched:
-            check.fail(where, "nugget keys like '[1]' (a number from 1, without leading zeros)", short(key, 40))
-        if isinstance(nugget, str):
-            body, at = nugget, where
-        elif isinstance(nugget, dict):
-            body, at = check.get(nugget, "text", str, where), where + ("text",)
-        else:
-            check.fail(where, "a nugget object with 'text'", nugget)
-        if not body.strip():
-            check.fail(at, "a non-empty text", short(body, 20))
-        rel = nugget.get("relevance") if isinstance(nugget, dict) else None
-        if rel is not None:
-            rel = _relevance(check, rel, where + ("relevance",))
-        k = f"[{matched.group(1)}]"
-        first = seen.get((turn, k))
-        if first is not None:
-            if first != (body, rel):
-                check.fail(where, f"one nugget per key ({k} is given twice with different contents)", key)
-            continue  # the same nugget under '1' and '[1]': kept once
-        seen[(turn, k)] = (body, rel)
-        out.append(NuggetRecord(turn, k, body, rel, None))
-    return out
+    earlier: dict[str, list[int]] = {}  # turn id -> the records (by number) that gave it: a few ints per turn
+    with JsonRecords(path) as records:
+        if records.kind is not dict:
+            records.fail("an object {turn id: {nugget key: nugget}}")
+        for index, (raw, entries, check) in enumerate(records):
+            turn = check.id(raw, (raw,), "a turn id")
+            if not isinstance(entries, dict):
+                check.fail((raw,), "an object of nuggets", entries)
+            given: set[str] = set()  # keys as given, stripped
+            seen: dict[str, tuple[str, int | None]] = {}  # '[k]' -> (text, relevance)
+            if turn in earlier:  # the same turn under another spelling of its id: its keys so far
+                _given_before(path, earlier[turn], turn, given, seen)
+            earlier.setdefault(turn, []).append(index)
+            for raw_key, nugget in entries.items():
+                key = check.id(raw_key, (raw, raw_key), "a key")
+                if key in given:  # ' [1]' and '[1]' (or two such turn ids) meet here
+                    raise twice(path, turn, key, "nugget")
+                given.add(key)
+                record = _nugget(check, (turn, key), turn, key, nugget)
+                first = seen.get(record.key)
+                if first is not None:
+                    if first != (record.text, record.relevance):
+                        check.fail(
+                            (turn, key),
+                            f"one nugget per key ({record.key} is given twice with different contents)",
+                            key,
+                        )
+                    continue  # the same nugget under '1' and '[1]': kept once
+                seen[record.key] = (record.text, record.relevance)
+                yield record
+
+
+def _given_before(path, indices: list[int], turn: str, given: set[str], seen: dict) -> None:
+    """The keys and nuggets of ``turn`` in the file's records numbered ``indices`` (read again: they
+    were checked when first read)."""
+    wanted = set(indices)
+    for index, (_raw, entries, check) in enumerate(_records(path)):
+        if index > max(wanted):
+            return
+        if index in wanted:
+            for raw_key, nugget in entries.items():
+                key = raw_key.strip()
+                given.add(key)
+                record = _nugget(check, (turn, key), turn, key, nugget)
+                seen.setdefault(record.key, (record.text, record.relevance))
+
+
+def _nugget(check, where: tuple, turn: str, key: str, nugget) -> NuggetRecord:
+    """One nugget entry (at the file's JSON path ``where``) checked: its key, text and relevance."""
+    matched = _NUGGET_KEY.fullmatch(key)
+    if not matched:
+        check.fail(where, "nugget keys like '[1]' (a number from 1, without leading zeros)", short(key, 40))
+    if isinstance(nugget, str):
+        body, at = nugget, where
+    elif isinstance(nugget, dict):
+        body, at = check.get(nugget, "text", str, where), where + ("text",)
+    else:
+        check.fail(where, "a nugget object with 'text'", nugget)
+    if not body.strip():
+        check.fail(at, "a non-empty text", short(body, 20))
+    rel = nugget.get("relevance") if isinstance(nugget, dict) else None
+    if rel is not None:
+        rel = _relevance(check, rel, where + ("relevance",))
+    return NuggetRecord(turn, f"[{matched.group(1)}]", body, rel, None)
 
 
 def _relevance(check, value, json_path: tuple) -> int:
@@ -205,15 +281,16 @@ def check_subset(
 
 
 def _json_line_of(path, turn: str, key: str) -> int | None:
-    """The line of nugget ``key`` ('[k]', or written 'k') of ``turn`` in a CONE-RAG JSON file (error path only)."""
-    from assess.formats.reading import json_line, load_json
-
+    """The line of nugget ``key`` ('[k]', or written 'k') of ``turn`` in a CONE-RAG JSON file (error path
+    only; the file is read one turn at a time up to it)."""
     try:
-        data, text = load_json(path)
-    except FormatError:
+        for raw, entries, check in _records(path):
+            if raw != turn:
+                continue
+            if not isinstance(entries, dict):
+                return check.first_line
+            found = next((k for k in entries if f"[{k.strip().strip('[]')}]" == key), key)
+            return _line_in_record(check, (found,)) if found in entries else check.first_line
+    except (OSError, FormatError):
         return None
-    entries = data.get(turn) if isinstance(data, dict) else None
-    if not isinstance(entries, dict):
-        return json_line(text, (turn,))
-    raw = next((k for k in entries if f"[{k.strip().strip('[]')}]" == key), key)
-    return json_line(text, (turn, raw))
+    return None

@@ -46,7 +46,7 @@ from typing import Any
 
 from assess.errors import FormatError
 from assess.formats.ikat import cited_passages, turn_number
-from assess.formats.reading import JsonChecker, JsonRecords, iter_lines, load_json, parse_json_text, short
+from assess.formats.reading import JsonChecker, JsonRecords, iter_lines, parse_json_text, short
 
 IKAT_TOPICS = "ikat-topics"
 RAG_2024 = "trec-rag-2024"
@@ -229,23 +229,27 @@ def _ikat_conversation(check: JsonChecker, ci: int, conv, seen: set[str], run: s
 
 def ikat_turn_line(path: str | Path, turn_id: str) -> int | None:
     """The line of the turn ``turn_id`` (``<number>_<turn_id>``) in an iKAT topics file; None when it is not
-    found. For errors found after parsing (a turn the store lacks)."""
+    found. For errors found after parsing (a turn the store lacks): the file is read one conversation at a
+    time up to the turn, so a big file costs no more memory here than when it was imported."""
     from assess.formats.reading import json_line
 
     try:
-        data, text = load_json(path)
-    except FormatError:
+        with JsonRecords(path) as records:
+            if records.kind is not list:
+                return None
+            for _ci, conv, check in records:
+                if not isinstance(conv, dict):
+                    continue
+                turns_key = "responses" if "responses" in conv or "turns" not in conv else "turns"
+                for ti, turn in enumerate(conv.get(turns_key) or ()):
+                    if (
+                        isinstance(turn, dict)
+                        and f"{str(conv.get('number')).strip()}_{str(turn.get('turn_id')).strip()}" == turn_id
+                    ):
+                        line = json_line(check.text, (turns_key, ti))
+                        return None if line is None else check.first_line + line - 1
+    except (OSError, FormatError):
         return None
-    for ci, conv in enumerate(data if isinstance(data, list) else ()):
-        if not isinstance(conv, dict):
-            continue
-        turns_key = "responses" if "responses" in conv or "turns" not in conv else "turns"
-        for ti, turn in enumerate(conv.get(turns_key) or ()):
-            if (
-                isinstance(turn, dict)
-                and f"{str(conv.get('number')).strip()}_{str(turn.get('turn_id')).strip()}" == turn_id
-            ):
-                return json_line(text, (ci, turns_key, ti))
     return None
 
 

@@ -7,6 +7,8 @@ from typing import BinaryIO
 
 from assess import formats
 from assess.errors import AssessError, FormatError
+from assess.formats.ikat import iter_responses
+from assess.formats.nuggets import iter_nuggets
 from assess.formats.trec import PassageStream, QrelsStream, RunStream
 from assess.tasks import DEFAULT_SOURCES, IMPORT_KINDS, NUGGETIZER_FILE_KINDS, RESPONSE_FILE_KINDS
 from store import Store, imports, stats
@@ -101,14 +103,12 @@ def _load_file(
     if kind == "passages":
         return imports.import_passages(db, file, PassageStream(path), replace=replace, by=by)
     if kind == "nuggets":
-        return imports.import_nuggets(
-            db, file, formats.parse_nuggets(path), source=source, dedup=dedup, replace=replace, by=by
-        )
+        return imports.import_nuggets(db, file, iter_nuggets(path), source=source, dedup=dedup, replace=replace, by=by)
     if kind == "responses":
         return imports.import_responses(
             db,
             file,
-            formats.parse_responses(path),
+            iter_responses(path),
             gold_source=(source or "gold") if gold else None,
             replace=replace,
             by=by,
