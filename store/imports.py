@@ -867,6 +867,7 @@ def import_nuggets(
     dedup: bool = False,
     replace: bool = False,
     by: str | None = None,
+    after_block: Callable[[Store, Sequence[NuggetRecord]], None] | None = None,
 ) -> dict:
     """Store gold nuggets (text only, as the public CONE-RAG files have no offsets).
 
@@ -880,6 +881,7 @@ def import_nuggets(
     at a time): they are checked and written :data:`NUGGETS_PER_BLOCK` at a time inside one transaction,
     so memory is bounded by a block (and the file's turn ids) whatever the file's size. A refusal in any
     block (an unknown turn, a rewrite, a bad record met while reading) rolls every block back.
+    ``after_block(db, block)`` is called, in the transaction, once each block is written.
     """
     stamp = now()
     known = _known_turns(db)
@@ -920,6 +922,8 @@ def import_nuggets(
             )
             if replace:
                 replacements.record(db, by, file, changed)
+            if after_block is not None:
+                after_block(db, block)
             count += len(block)
         if dedup and not turns:  # an empty subset: nothing of the source is kept
             run(db, "UPDATE nuggets SET in_dedup = 0 WHERE source = :source", {"source": source})

@@ -502,3 +502,38 @@ def test_a_responses_import_refused_in_a_later_block_leaves_the_store_unchanged(
         load_file(db, "responses", path, gold=True)
     db.close()
     assert snapshot(store_target) == before
+
+
+def test_nuggetizer_nuggets_stream_line_by_line(tmp_path, store_target, monkeypatch):
+    from assess.formats.nuggetizer import iter_nuggetizer_nuggets
+    from store import imports
+    from store.db import rows
+
+    path = tmp_path / "nuggets.jsonl"
+    line = {"query": "q", "nuggets": [{"text": "n" * 100, "importance": "vital"}, {"text": "m", "importance": "okay"}]}
+    with open(path, "w") as out:
+        for n in range(20_000):  # about 3 MB: more than one block of lines
+            out.write(json.dumps({**line, "qid": f"{n}_1"}) + "\n")
+        out.write('{"qid": "0_1", "nuggets": []}\n')
+    nuggets = iter_nuggetizer_nuggets(path)
+    assert next(nuggets)[:2] == ("0_1", "[1]")  # given before the qid repeated on the last line is read
+    with pytest.raises(FormatError, match=r"nuggets.jsonl:20001: expected each qid once \(qid '0_1' is on line 1\)"):
+        list(nuggets)
+    monkeypatch.setattr(imports, "NUGGETS_PER_BLOCK", 3)
+    db = open_db(store_target)
+    topics = tmp_path / "topics.json"
+    topics.write_bytes(topics_bytes(2))
+    load_file(db, "topics", topics)
+    before = snapshot(store_target)
+    path.write_text("".join(json.dumps({**line, "qid": q}) + "\n" for q in ("0_1", "0_2", "1_1", "7_7")))
+    with pytest.raises(FormatError, match=r"nuggets.jsonl:4: expected a turn id present in the store"):
+        load_file(db, "nuggetizer-nuggets", path, source="s")  # the first two blocks were written, labels too
+    assert snapshot(store_target) == before
+    path.write_text("".join(json.dumps({**line, "qid": q}) + "\n" for q in ("0_1", "0_2", "1_1")))
+    summary = load_file(db, "nuggetizer-nuggets", path, source="s")
+    assert summary == {"nuggets": 6, "turns": 3, "vital": 3, "okay": 3, "source": "s"}
+    sql = "SELECT n.turn_id, n.key, l.importance FROM nuggets n JOIN nugget_importance_labels l ON l.nugget_id = n.id"
+    assert sorted(tuple(r.values()) for r in rows(db, sql)) == [
+        (t, k, 1 if k == "[1]" else 0) for t in ("0_1", "0_2", "1_1") for k in ("[1]", "[2]")
+    ]
+    db.close()

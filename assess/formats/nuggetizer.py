@@ -116,20 +116,25 @@ def _nuggets_of(path, number: int, obj: dict, *, assigned: bool) -> Iterator[tup
 
 def parse_nuggetizer_nuggets(path: str | Path) -> list[NuggetizerNugget]:
     """Read a nuggetizer nugget file (``create`` output JSONL; layout in the module docstring)."""
-    out: list[NuggetizerNugget] = []
+    return list(iter_nuggetizer_nuggets(path))
+
+
+def iter_nuggetizer_nuggets(path: str | Path) -> Iterator[NuggetizerNugget]:
+    """:func:`parse_nuggetizer_nuggets` line by line: memory holds one line's record and, per qid, the
+    line it is on (a qid given twice is refused); a FormatError comes after the nuggets of the lines
+    before it."""
     lines: dict[str, int] = {}
     for number, obj in _objects(path):
         qid = check_id(_field(path, number, obj, "qid", str), path, number, "a qid")
         if qid in lines:
             raise FormatError(path, number, f"each qid once (qid {qid!r} is on line {lines[qid]})", short(qid))
         lines[qid] = number
-        out.extend(
+        yield from [
             NuggetizerNugget(qid, key, text, importance, number)
             for key, text, importance, _ in _nuggets_of(path, number, obj, assigned=False)
-        )
+        ]  # the whole line checked before its first nugget is given
     if not lines:
         raise FormatError(path, None, "at least one nugget record", "an empty file")
-    return out
 
 
 class AssignmentRecord(NamedTuple):

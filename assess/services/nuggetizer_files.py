@@ -26,7 +26,7 @@ read in goes back out equal up to that order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from assess.errors import AssessError, FormatError, UnknownItem
@@ -34,8 +34,8 @@ from assess.formats.nuggetizer import (
     IMPORTANCE,
     format_nuggetizer_assignments,
     format_nuggetizer_nuggets,
+    iter_nuggetizer_nuggets,
     parse_nuggetizer_assignment_records,
-    parse_nuggetizer_nuggets,
 )
 from assess.formats.nuggets import NuggetRecord
 from assess.formats.reading import short
@@ -66,31 +66,43 @@ def _check_nugget_source(db: Store, source: str) -> None:
 def import_nuggets(db: Store, path: str | Path, *, source: str) -> dict:
     """Store a nuggetizer nugget file as gold nuggets of ``source`` with their importance labels, in one
     transaction (nothing written on a refusal). Summary: ``nuggets``, ``turns``, ``vital``, ``okay``,
-    ``source``."""
+    ``source``.
+
+    The file is read line by line (:func:`~assess.formats.nuggetizer.iter_nuggetizer_nuggets`) and written
+    in the blocks of :func:`store.imports.import_nuggets`, each block's importance labels right after it:
+    memory holds a block, not the file."""
     file = str(path)
-    found = parse_nuggetizer_nuggets(path)
-    records = [NuggetRecord(n.qid, n.key, n.text, None, n.line) for n in found]
-    with write(db):
-        summary = imports.import_nuggets(db, file, records, source=source)
+    importance: dict[tuple[str, str], str] = {}  # of the nuggets read and not yet labelled: about a block
+    counts = {"vital": 0, "okay": 0}
+
+    def records() -> Iterator[NuggetRecord]:
+        for n in iter_nuggetizer_nuggets(path):
+            importance[n.qid, n.key] = n.importance
+            counts["vital" if n.importance == _VITAL else "okay"] += 1
+            yield NuggetRecord(n.qid, n.key, n.text, None, n.line)
+
+    def label(db: Store, block: Sequence[NuggetRecord]) -> None:
         ids = {
             (n["turn_id"], n["key"]): n["id"]
-            for turn in {n.qid for n in found}
+            for turn in {n.turn_id for n in block}
             for n in gold.turn_nuggets(db, source, turn)
         }
         labels.save_many(
             db,
             Task.IMPORTANCE,
             source,
-            [((n.qid, ids[n.qid, n.key]), _LABEL[n.importance]) for n in found],
+            [((n.turn_id, ids[n.turn_id, n.key]), _LABEL[importance.pop((n.turn_id, n.key))]) for n in block],
             mode="import",
             via=None,
         )
-    vital = sum(1 for n in found if n.importance == _VITAL)
+
+    with write(db):
+        summary = imports.import_nuggets(db, file, records(), source=source, after_block=label)
     return {
         "nuggets": summary["nuggets"],
         "turns": summary["turns"],
-        "vital": vital,
-        "okay": len(found) - vital,
+        "vital": counts["vital"],
+        "okay": counts["okay"],
         "source": source,
     }
 
