@@ -49,6 +49,8 @@ def _cli(db_path, *args: str) -> None:
 
 def _add_aspect(page, text: str) -> None:
     box = page.get_by_label("New aspect")
+    expect(page.get_by_text(re.compile(r"^Aspects of the topic"))).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    settled(page)  # the expander drawn as this run leaves it (looking earlier would click it shut)
     if not box.is_visible():  # the expander is closed once the turn has an aspect
         page.get_by_text(re.compile(r"^Aspects of the topic")).click()
     box.fill(text)
@@ -74,6 +76,8 @@ def test_an_open_organizer_page_writes_nothing_after_the_account_is_demoted_or_d
         expect(page.get_by_role("heading", name="Aspects (AEPD)")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
         _add_aspect(page, "added while organizer")
         assert query(db_path, "SELECT text FROM aspects") == [("added while organizer",)]
+        expect(page.get_by_text(re.compile(r"^Aspects of the topic \(1\)"))).to_be_visible()  # that run drawn
+        settled(page)
 
         _cli(db_path, "users", *change, "--by", "os:admin")
         _add_aspect(page, "added after the change")  # the page is still open, its button still there
