@@ -202,7 +202,7 @@ def _text_differs(new: str, old: str) -> str:
     return f"another text: {short(new, 40)} where {short(old, 40)} is stored"
 
 
-class _Replacements:
+class Replacements:
     """Replaced texts recorded block by block (one organizer action 'replace' each), summed for the summary."""
 
     def __init__(self) -> None:
@@ -234,7 +234,7 @@ def _replaced(
 ) -> dict:
     """Record each replaced text (item, old content, new content, labels on it) as an organizer action
     'replace'; the summary entries ``replaced`` and ``labels_on_replaced`` (per task) and a warning."""
-    replacements = _Replacements()
+    replacements = Replacements()
     replacements.record(db, by, file, changes)
     return replacements.summary(what)
 
@@ -825,11 +825,14 @@ def import_passages(
     return summary
 
 
-def record_replacements(db: Store, by: str | None, file: str, what: str, changed: Sequence[tuple]) -> dict:
+def record_replacements(
+    db: Store, by: str | None, file: str, what: str, changed: Sequence[tuple], *, into: Replacements | None = None
+) -> dict:
     """Record responses replaced by a response file (``what``: ``response``): ``changed`` holds (new, old)
     records with ``run``, ``turn_id``, ``text`` and ``cited``. One organizer action 'replace' each (old and
     new text and citations, the labels on the response); returns ``replaced``, ``labels_on_replaced`` and
-    a warning when labels sit on them (as the other imports' replacements)."""
+    a warning when labels sit on them (as the other imports' replacements). With ``into`` (a file written
+    block by block) they are added to it instead, whose :meth:`Replacements.summary` says that at the end."""
     on = labels_on(db, "response", [(new.run, new.turn_id) for new, _old in changed])
     changes = [
         (
@@ -840,6 +843,9 @@ def record_replacements(db: Store, by: str | None, file: str, what: str, changed
         )
         for new, old in changed
     ]
+    if into is not None:
+        into.record(db, by, file, changes)
+        return {}
     return _replaced(db, by, file, what, changes)
 
 
@@ -887,7 +893,7 @@ def import_nuggets(
     known = _known_turns(db)
     turns: set[str] = set()
     count = 0
-    replacements = _Replacements()
+    replacements = Replacements()
     records = iter(nuggets)
     with paused_gc(), write(db):
         ensure_source(db, source)
@@ -1002,7 +1008,7 @@ def import_responses(
     stamp = now()
     count = 0
     runs: set[str] = set()
-    replacements = _Replacements()
+    replacements = Replacements()
     records = iter(responses)
     with paused_gc(), write(db):
         if gold_source:

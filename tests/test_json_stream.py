@@ -537,3 +537,39 @@ def test_nuggetizer_nuggets_stream_line_by_line(tmp_path, store_target, monkeypa
         (t, k, 1 if k == "[1]" else 0) for t in ("0_1", "0_2", "1_1") for k in ("[1]", "[2]")
     ]
     db.close()
+
+
+def test_rag_answers_replace_streams_too(tmp_path, recorded_files, monkeypatch):
+    """``rag-answers --replace`` writes each block (and records its replaced responses) before the rest of
+    the file is read: the first block is stored when only about a block of lines has been read."""
+    from assess.services import response_files
+
+    monkeypatch.setattr(response_files, "RESPONSES_PER_BLOCK", 50)
+    db = open_db(tmp_path / "s.db")
+    topics = tmp_path / "topics.json"
+    topics.write_bytes(topics_bytes(700, text="x"))
+    load_file(db, "topics", topics)
+    line = {"run_id": "r", "references": ["p:1"], "answer": [{"text": "A" * 1200 + ".", "citations": [0]}]}
+    ids = [f"{c}_{t}" for c in range(700) for t in range(1, 4)]
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({**line, "topic_id": i}) + "\n" for i in ids))  # about 2.7 MB
+    load_file(db, "rag-answers", answers)
+    changed = {**line, "answer": [{"text": "B.", "citations": [0]}]}
+    answers.write_text(
+        "".join(json.dumps({**(changed if n % 500 == 0 else line), "topic_id": i}) + "\n" for n, i in enumerate(ids))
+    )
+    read_when_writing: list[int] = []
+    real = response_files.stored.add_responses
+
+    def add_responses(*args, **kwargs):
+        read_when_writing.append(recorded_files[-1].furthest)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(response_files.stored, "add_responses", add_responses)
+    recorded_files.clear()
+    summary = load_file(db, "rag-answers", answers, replace=True)
+    assert (summary["responses"], summary["replaced"], summary["unchanged"]) == (2100, 5, 2095)
+    assert summary["labels_on_replaced"] == {}
+    assert read_when_writing[0] <= 2 * reading.BLOCK_BYTES < answers.stat().st_size
+    assert len(read_when_writing) == 42
+    db.close()

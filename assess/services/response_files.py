@@ -152,68 +152,66 @@ def import_file(
     also ``labels_on_replaced`` (per task). ``by``: record the import as an organizer action; ``who``: the
     person named in the history row of each replaced response (old and new text, the labels on it).
 
-    Without ``replace`` the file is streamed (:func:`_import_blocks`); with it, it is read whole first."""
-    if not replace:
-        return _import_blocks(db, kind, path, run=run, by=by)
-    found = read(kind, path, run=run)
-    records, origins = zip(*map(to_store, found), strict=True) if found else ((), ())
-    if kind == IKAT_RESPONSES:  # records of a JSON file carry no line: find the one of an unknown turn
-        imports.check_turns(db, str(path), records, locate=lambda r: layouts.ikat_turn_line(path, r.turn_id))
-    with write(db):
-        before = _stored_versions(db, found) if replace else {}
-        summary = stored.add_responses(db, path, records, origins=origins, replace=replace, tally=True, by=by)
-        out = {
-            "responses": summary["count"],
-            "with_citations": summary["with_citations"],
-            "citations": summary["citations"],
-            "new": summary["new"],
-            "replaced": summary["replaced"],
-            "unchanged": summary["unchanged"],
-            "runs": len({r.run for r in records}),
-        }
-        if replace:
-            changed = [(r, before[(r.run, r.turn_id)]) for r in found if before.get((r.run, r.turn_id), r) != r]
-            recorded = imports.record_replacements(db, who, str(path), "response", changed)
-            out["labels_on_replaced"] = recorded["labels_on_replaced"]
-            if "warnings" in recorded:
-                out["warnings"] = recorded["warnings"]
-    return out
+    The file is streamed (:func:`_import_blocks`), with ``replace`` too."""
+    return _import_blocks(db, kind, path, run=run, by=by, replace=replace, who=who)
 
 
-def _import_blocks(db: Store, kind: str, path: str | Path, *, run: str | None, by: str | None) -> dict:
-    """:func:`import_file` without replacing: the file read incrementally (:func:`iter_read`) and written
+def _import_blocks(
+    db: Store,
+    kind: str,
+    path: str | Path,
+    *,
+    run: str | None,
+    by: str | None,
+    replace: bool = False,
+    who: str | None = None,
+) -> dict:
+    """:func:`import_file`: the file read incrementally (:func:`iter_read`) and written
     :data:`RESPONSES_PER_BLOCK` responses at a time, so memory is bounded by a block whatever the file's
     size. All blocks are written inside one transaction: a refusal anywhere (a bad line, an unknown turn,
-    a response that differs from the stored one) rolls every block back, so bad input leaves the store
-    unchanged."""
+    a response that differs from the stored one without ``replace``) rolls every block back, so bad input
+    leaves the store unchanged. With ``replace``, each block's stored versions are read before it is
+    written, and its replaced responses recorded (one history row each) before the next block."""
     from store.accounts import record_action
 
     totals = dict.fromkeys(("count", "with_citations", "citations", "new", "replaced", "unchanged"), 0)
     runs: set[str] = set()
+    replacements = imports.Replacements()
     responses = iter_read(kind, path, run=run)
     with write(db):
         while block := list(itertools.islice(responses, RESPONSES_PER_BLOCK)):
             records, origins = zip(*map(to_store, block), strict=True)
             if kind == IKAT_RESPONSES:  # records of a JSON file carry no line: find the one of an unknown turn
                 imports.check_turns(db, str(path), records, locate=lambda r: layouts.ikat_turn_line(path, r.turn_id))
-            summary = stored.add_responses(db, path, records, origins=origins, replace=False, tally=True)
+            before = _stored_versions(db, block) if replace else {}
+            summary = stored.add_responses(db, path, records, origins=origins, replace=replace, tally=True)
             for key in totals:
                 totals[key] += summary[key]
             runs.update(r.run for r in records)
+            if replace:
+                changed = [(r, before[(r.run, r.turn_id)]) for r in block if before.get((r.run, r.turn_id), r) != r]
+                imports.record_replacements(db, who, str(path), "response", changed, into=replacements)
         if by is not None:
             record_action(db, by, "import", f"responses {Path(path).name}", None, totals, via="responses")
-    return {
+    out = {
         "responses": totals["count"],
         **{key: totals[key] for key in ("with_citations", "citations", "new", "replaced", "unchanged")},
         "runs": len(runs),
     }
+    if replace:
+        recorded = replacements.summary("response")
+        out["labels_on_replaced"] = recorded["labels_on_replaced"]
+        if "warnings" in recorded:
+            out["warnings"] = recorded["warnings"]
+    return out
 
 
 def _stored_versions(db: Store, found: Sequence[layouts.CitedResponse]) -> dict[tuple[str, str], layouts.CitedResponse]:
-    """The stored responses of the runs of ``found``, as records of the files' reader, by (run, turn)."""
+    """The stored responses to the runs and turns of ``found`` (one block), as records of the files'
+    reader, by (run, turn)."""
     out = {}
-    for name in sorted({r.run for r in found}):
-        out.update({(s["run"], s["turn_id"]): from_store(s) for s in stored.responses(db, run=name)})
+    for key in sorted({(r.run, r.turn_id) for r in found}):
+        out.update({(s["run"], s["turn_id"]): from_store(s) for s in stored.responses(db, run=key[0], turn_id=key[1])})
     return out
 
 

@@ -1,6 +1,6 @@
 """Benchmark: peak memory of importing large JSON and JSONL files (issue 21, "big files in bounded memory").
 
-Run: python tests/benchmarks/bench_json.py [--mb MB] [--kind topics|answers|upload] [--baseline DIR]
+Run: python tests/benchmarks/bench_json.py [--mb MB] [--kind topics|answers|upload|nuggets] [--baseline DIR]
 
 Writes synthetic files of about MB megabytes (default 200) and imports each in a child process, whose
 peak resident memory (ru_maxrss from ``wait4``, the child alone) and wall time are printed:
@@ -12,7 +12,10 @@ peak resident memory (ru_maxrss from ``wait4``, the child alone) and wall time a
   imported by ``python -m assess import rag-answers FILE --db DB`` into a store holding its topics;
 - ``upload``: the topics file through the /data page's service function,
   :func:`assess.services.loading.load_upload`, given the upload as the page has it: the whole file in
-  memory as a file object (Streamlit keeps an upload in memory), so the figure includes those bytes.
+  memory as a file object (Streamlit keeps an upload in memory), so the figure includes those bytes;
+- ``nuggets``: a CONE-RAG-style gold nugget JSON (``{turn id: {"[k]": {"text", "relevance"}}}``, 20
+  nuggets of about 120 characters per turn, as ``gold_nuggets_human.json`` is laid out), imported by
+  ``python -m assess import nuggets FILE --source human --db DB`` into a store holding its topics.
 
 With ``--baseline DIR`` (a checkout of an earlier version, e.g. ``git worktree add DIR 86a6b52``) the
 same children run that checkout's code too. Use a small MB for it: before streaming, JSON took about
@@ -150,6 +153,33 @@ def answers_file(path: Path, topics: Path, megabytes: float, runs: int = 40) -> 
     return lines
 
 
+def nuggets_file(path: Path, topics: Path, megabytes: float, per_turn: int = 20) -> tuple[int, int]:
+    """A CONE-RAG-style gold nugget file of about ``megabytes`` MB and a topics file holding its turns
+    (conversations of 10 turns); (turns, nuggets) written."""
+    turns = 0
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("{\n")
+        while out.tell() < megabytes * 1_000_000:
+            entries = {
+                f"[{k}]": {"text": _long(turns * 31 + k, 120), "relevance": str(1 + (turns + k) % 3)}
+                for k in range(1, per_turn + 1)
+            }
+            turn_id = f"{turns // 10}_{turns % 10 + 1}"
+            out.write(("" if turns == 0 else ",\n") + json.dumps(turn_id) + ": " + json.dumps(entries, indent=2))
+            turns += 1
+        out.write("\n}\n")
+    conversations = (turns + 9) // 10
+    topics.write_text(
+        json.dumps(
+            [
+                {"number": c, "ptkb": {"1": "s"}, "turns": [{"turn_id": t, "utterance": "u"} for t in range(1, 11)]}
+                for c in range(conversations)
+            ]
+        )
+    )
+    return turns, turns * per_turn
+
+
 def child(argv: list[str], cwd: Path, env: dict | None = None) -> tuple[float, float, str]:
     """Run a child process; (seconds, its own peak RSS in MiB, its stdout); exits on failure."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
@@ -212,6 +242,10 @@ def main() -> None:
             answers, small_topics = tmp / "big_answers.jsonl", tmp / "answer_topics.json"
             lines = answers_file(answers, small_topics, megabytes)
             print(f"wrote {answers.stat().st_size / 1e6:.0f} MB: {lines:,} answer lines")
+        if "nuggets" in kinds:
+            nuggets, nugget_topics = tmp / "big_nuggets.json", tmp / "nugget_topics.json"
+            turns, count = nuggets_file(nuggets, nugget_topics, megabytes)
+            print(f"wrote {nuggets.stat().st_size / 1e6:.0f} MB: {turns:,} turns, {count:,} nuggets")
         print(f"(files written in {time.perf_counter() - start:.0f} s)", flush=True)
         for label, root in roots:
             for kind in kinds:
@@ -224,6 +258,11 @@ def main() -> None:
                     size = answers.stat().st_size / 1e6
                     result = cli(root, "import", "rag-answers", answers, "--db", db, "--json")
                     report(label, root, size, "import rag-answers (CLI)", *result)
+                elif kind == "nuggets":
+                    cli(root, "import", "topics", nugget_topics, "--db", db)
+                    size = nuggets.stat().st_size / 1e6
+                    result = cli(root, "import", "nuggets", nuggets, "--source", "human", "--db", db, "--json")
+                    report(label, root, size, "import nuggets (CLI)", *result)
                 else:
                     code = (
                         f"import sys; sys.path.insert(0, {str(root)!r}); "
