@@ -56,9 +56,19 @@ def open_sign_in(db: Store, setting: bool | None) -> bool:
 
 
 def record_action(
-    db: Store, by: str | None, kind: str, item: str, old: object = None, new: object = None, *, via: str
+    db: Store,
+    by: str | None,
+    kind: str,
+    item: str,
+    old: object = None,
+    new: object = None,
+    *,
+    via: str,
+    writer_checked: bool = False,
 ) -> None:
-    """Append one organizer action to the history (inside the caller's transaction, or its own)."""
+    """Append one organizer action to the history (inside the caller's transaction, or its own), after
+    checking that ``by`` may take it now (:func:`check_writer`; ``writer_checked``: the caller did, before
+    its change)."""
     if kind not in ORGANIZER_ACTIONS:
         raise AssessError(f"an organizer action is one of {', '.join(ORGANIZER_ACTIONS)}, not {kind!r}")
 
@@ -66,7 +76,8 @@ def record_action(
         return None if v is None else v if isinstance(v, str) else json.dumps(v, sort_keys=True)
 
     with write(db):
-        check_writer(db, by, action=kind)
+        if not writer_checked:
+            check_writer(db, by, action=kind)
         run(
             db,
             "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
@@ -166,7 +177,9 @@ def add(db: Store, name: str, role: str, password_hash: str | None, *, by: str |
                 "at": at,
             },
         )
-        record_action(db, by, "account", name, None, {"role": role.value, "disabled": False}, via="add")
+        record_action(
+            db, by, "account", name, None, {"role": role.value, "disabled": False}, via="add", writer_checked=True
+        )
     return name
 
 
@@ -174,6 +187,8 @@ def set_disabled(db: Store, name: str, disabled: bool, *, by: str | None) -> boo
     """Disable (or enable) an account; False when it already was."""
     with write(db):
         check_writer(db, by, action="account")  # before the change: an organizer demoted meanwhile changes nothing
+        if disabled and by == name:
+            raise AccountError(f"{name!r} cannot disable their own account (another organizer can)")
         found = _existing(db, name)
         if bool(found["disabled"]) == disabled:
             return False
@@ -190,6 +205,7 @@ def set_disabled(db: Store, name: str, disabled: bool, *, by: str | None) -> boo
             _state(found),
             {**_state(found), "disabled": disabled},
             via="disable" if disabled else "enable",
+            writer_checked=True,
         )
         if disabled:  # every open browser session of the account ends with it
             end_sessions(db, name, datetime.now(UTC), by=by)
@@ -201,6 +217,10 @@ def set_role(db: Store, name: str, role: str, *, by: str | None) -> bool:
     role = role_of(role)
     with write(db):
         check_writer(db, by, action="account")  # before the change: an organizer demoted meanwhile changes nothing
+        if by == name and role is not Role.ORGANIZER and get(db, name) and get(db, name)["role"] == "organizer":
+            raise AccountError(
+                f"{name!r} cannot take the organizer role from their own account (another organizer can)"
+            )
         found = _existing(db, name)
         if found["role"] == role.value:
             return False
@@ -209,7 +229,16 @@ def set_role(db: Store, name: str, role: str, *, by: str | None) -> bool:
             "UPDATE accounts SET role = :role, changed_by = :by, changed_at = :at WHERE name = :name",
             {"role": role.value, "by": by, "at": now(), "name": name},
         )
-        record_action(db, by, "account", name, _state(found), {**_state(found), "role": role.value}, via="role")
+        record_action(
+            db,
+            by,
+            "account",
+            name,
+            _state(found),
+            {**_state(found), "role": role.value},
+            via="role",
+            writer_checked=True,
+        )
     return True
 
 
@@ -226,7 +255,7 @@ def reset(db: Store, name: str, password_hash: str | None, *, by: str | None) ->
             "changed_at = :at WHERE name = :name",
             {"password_hash": password_hash, "version": version, "by": by, "at": now(), "name": name},
         )
-        record_action(db, by, "account", name, _state(found), _state(found), via="reset")
+        record_action(db, by, "account", name, _state(found), _state(found), via="reset", writer_checked=True)
         end_sessions(db, name, datetime.now(UTC), by=by)  # a reset signs the account out everywhere
     return version
 

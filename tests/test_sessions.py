@@ -153,3 +153,16 @@ def test_a_name_no_account_can_have_is_a_wrong_sign_in_not_a_crash(db, name):
     service.add_account(db, "amy", "assessor", password=PASSWORD, by="setup")
     with pytest.raises(service.SignInRefused, match="wrong name or password"):
         service.check_password(db, name, PASSWORD, at=T0)
+
+
+def test_an_organizer_cannot_disable_or_demote_their_own_account_and_is_told_so(db):
+    """Neither locks the last organizer out; the message says what happened (the review found a misleading
+    'is disabled' refusal)."""
+    service.add_account(db, "boss", "organizer", password=PASSWORD, by="setup")
+    with pytest.raises(accounts.AccountError, match="'boss' cannot disable their own account"):
+        accounts.set_disabled(db, "boss", True, by="boss")
+    with pytest.raises(accounts.AccountError, match="'boss' cannot take the organizer role from their own"):
+        accounts.set_role(db, "boss", "assessor", by="boss")
+    found = accounts.get(db, "boss")
+    assert (found["role"], found["disabled"]) == ("organizer", 0)
+    assert accounts.set_role(db, "boss", "assessor", by="os:admin")  # someone else may
