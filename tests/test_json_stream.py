@@ -20,6 +20,7 @@ from assess.formats.reading import JsonRecords, json_path_line, parse_json_text
 from assess.formats.responses import iter_rag_answers
 from assess.services.loading import load_file, load_upload
 from store import open_db
+from store.db import value
 from tests.helpers import snapshot
 
 
@@ -572,4 +573,44 @@ def test_rag_answers_replace_streams_too(tmp_path, recorded_files, monkeypatch):
     assert summary["labels_on_replaced"] == {}
     assert read_when_writing[0] <= 2 * reading.BLOCK_BYTES < answers.stat().st_size
     assert len(read_when_writing) == 42
+    db.close()
+
+
+def test_nuggetizer_assignments_stream_and_a_refusal_in_a_later_block_leaves_the_store_unchanged(tmp_path):
+    """An assignment file is read and stored a block of records at a time, inside one transaction."""
+    from assess.formats.nuggetizer import iter_nuggetizer_assignment_records
+    from assess.services import nuggetizer_files
+
+    path = tmp_path / "run.jsonl"
+    record = {"run_id": "r", "nuggets": [{"text": "n" * 100, "importance": "vital", "assignment": "support"}]}
+    with open(path, "w") as out:
+        for n in range(20_000):  # about 3 MB: more than one block of lines
+            out.write(json.dumps({**record, "qid": f"{n}_1"}) + "\n")
+        out.write('{"qid": "0_1", "run_id": "r", "nuggets": []}\n')
+    records = iter_nuggetizer_assignment_records(path)
+    assert next(records).qid == "0_1"  # given before the pair repeated on the last line is read
+    with pytest.raises(FormatError, match=r"run.jsonl:20001: expected each \(run_id, qid\) once"):
+        list(records)
+
+    db = open_db(tmp_path / "a.db")
+    from assess.services.loading import load_demo
+
+    load_demo(db)
+    gold_turn = value(db, "SELECT turn_id FROM nuggets WHERE source = 'gold' ORDER BY turn_id LIMIT 1")
+    text = value(db, "SELECT text FROM nuggets WHERE source = 'gold' AND turn_id = :t ORDER BY id", {"t": gold_turn})
+    run = value(db, "SELECT run FROM responses WHERE turn_id = :t ORDER BY run LIMIT 1", {"t": gold_turn})
+    good = {"qid": gold_turn, "run_id": run, "nuggets": [{"text": text, "importance": "okay", "assignment": "support"}]}
+    bad = {**good, "run_id": "no-such-run"}
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    nuggetizer_files.ASSIGNMENTS_PER_BLOCK = 1
+    try:
+        before = snapshot(tmp_path / "a.db")
+        with pytest.raises(FormatError, match=r"run.jsonl:2: expected a run_id and qid whose response is stored"):
+            nuggetizer_files.import_assignments(db, path, source="amy", nugget_source="gold")
+        assert snapshot(tmp_path / "a.db") == before  # the first block's label rolled back with the rest
+        path.write_text(json.dumps(good) + "\n")
+        summary = nuggetizer_files.import_assignments(db, path, source="amy", nugget_source="gold")
+    finally:
+        nuggetizer_files.ASSIGNMENTS_PER_BLOCK = 2_000
+    assert summary["labels"] + summary["unknown_nuggets"] == 1
     db.close()

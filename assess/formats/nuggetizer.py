@@ -156,8 +156,14 @@ def parse_nuggetizer_assignments(path: str | Path) -> list[NuggetizerAssignment]
 def parse_nuggetizer_assignment_records(path: str | Path) -> list[AssignmentRecord]:
     """Read a nuggetizer assignment file record by record, a record whose ``nuggets`` list is empty
     included (``nuggetizer``'s ``calculate_nugget_scores`` scores such a response 0)."""
+    return list(iter_nuggetizer_assignment_records(path))
+
+
+def iter_nuggetizer_assignment_records(path: str | Path) -> Iterator[AssignmentRecord]:
+    """:func:`parse_nuggetizer_assignment_records` line by line: memory holds one line's record and, per
+    (run, qid), the line it is on (a pair given twice is refused); a FormatError comes after the records of
+    the lines before it."""
     default_run = Path(path).name.removesuffix(".jsonl")
-    out: list[AssignmentRecord] = []
     lines: dict[tuple[str, str], int] = {}
     for number, obj in _objects(path):
         qid = check_id(_field(path, number, obj, "qid", str), path, number, "a qid")
@@ -174,10 +180,9 @@ def parse_nuggetizer_assignment_records(path: str | Path) -> list[AssignmentReco
             NuggetizerAssignment(run, qid, key, text, importance, support, number)
             for key, text, importance, support in _nuggets_of(path, number, obj, assigned=True)
         )
-        out.append(AssignmentRecord(run, qid, number, nuggets))
+        yield AssignmentRecord(run, qid, number, nuggets)
     if not lines:
         raise FormatError(path, None, "at least one assignment record", "an empty file")
-    return out
 
 
 def looks_like_nuggetizer(path: str | Path) -> bool:

@@ -32,10 +32,11 @@ from pathlib import Path
 from assess.errors import AssessError, FormatError, UnknownItem
 from assess.formats.nuggetizer import (
     IMPORTANCE,
+    AssignmentRecord,
     format_nuggetizer_assignments,
     format_nuggetizer_nuggets,
+    iter_nuggetizer_assignment_records,
     iter_nuggetizer_nuggets,
-    parse_nuggetizer_assignment_records,
 )
 from assess.formats.nuggets import NuggetRecord
 from assess.formats.reading import short
@@ -107,6 +108,10 @@ def import_nuggets(db: Store, path: str | Path, *, source: str) -> dict:
     }
 
 
+ASSIGNMENTS_PER_BLOCK = 2_000
+"""Assignment records checked and stored together (inside the import's one transaction)."""
+
+
 def import_assignments(db: Store, path: str | Path, *, source: str | None, nugget_source: str) -> dict:
     """Store a nuggetizer assignment file as ``ntr-support`` labels of ``source`` on the gold nuggets of
     ``nugget_source`` (matched by text), in one transaction (nothing written on a refusal).
@@ -119,66 +124,92 @@ def import_assignments(db: Store, path: str | Path, *, source: str | None, nugge
             f"import {ASSIGNMENTS} needs --source NAME (whose labels these are: an assessor, llm:MODEL, ...)"
         )
     file = str(path)
-    records = parse_nuggetizer_assignment_records(path)
-    found = [a for record in records for a in record.nuggets]
-    empty = [record for record in records if not record.nuggets]
     _check_nugget_source(db, nugget_source)
     responses: dict[str, set[str]] = {}
     for r in cited.responses(db):
         responses.setdefault(r["run"], set()).add(r["turn_id"])
     importance = {int(nid): v for (_, nid), v in labels.values(db, Task.IMPORTANCE, nugget_source).items()}
     by_text: dict[str, dict[str, int]] = {}
-    support: dict[tuple[str, int, str], int] = {}
-    added: dict[tuple[str, int], int] = {}
-    unknown: list[tuple[int, str, str]] = []
-    for a in found:
-        if a.qid not in responses.get(a.run, ()):
-            have = "no responses" if a.run not in responses else f"no response to turn {a.qid}"
-            raise FormatError(
-                file,
-                a.line,
-                f"a run_id and qid whose response is stored (import the run's answers first: run {a.run!r} has {have})",
-                f"run_id {short(a.run, 40)} qid {short(a.qid, 40)}",
-            )
-        texts = by_text.get(a.qid)
-        if texts is None:
-            texts = by_text[a.qid] = {n["text"]: n["id"] for n in gold.turn_nuggets(db, nugget_source, a.qid)}
-        nid = texts.get(a.text)
-        level = _LABEL[a.importance]
-        stored = importance.get(nid) if nid is not None else None
-        if nid is None or (stored is not None and stored != level):
-            unknown.append((a.line, a.qid, a.text))
-            continue
-        support[a.qid, nid, a.run] = a.support
-        if stored is None:
-            added[a.qid, nid] = level
-    with write(db):
-        imports.ensure_source(db, source)
+    counts = {"labels": 0, 2: 0, 1: 0, 0: 0, "added": 0}
+    runs: set[str] = set()
+    unknown: list[tuple[int, str, str]] = []  # (line, qid, text) of the first; the rest counted
+    unknown_count = 0
+    empty: list[AssignmentRecord] = []  # the first empty record; the rest counted
+    empty_count = 0
+
+    def store_block(block: list[AssignmentRecord]) -> None:
+        nonlocal unknown_count
+        support: dict[tuple[str, int, str], int] = {}
+        added: dict[tuple[str, int], int] = {}
+        for a in (a for record in block for a in record.nuggets):
+            if a.qid not in responses.get(a.run, ()):
+                have = "no responses" if a.run not in responses else f"no response to turn {a.qid}"
+                raise FormatError(
+                    file,
+                    a.line,
+                    f"a run_id and qid whose response is stored (import the run's answers first: run {a.run!r} has {have})",
+                    f"run_id {short(a.run, 40)} qid {short(a.qid, 40)}",
+                )
+            texts = by_text.get(a.qid)
+            if texts is None:
+                texts = by_text[a.qid] = {n["text"]: n["id"] for n in gold.turn_nuggets(db, nugget_source, a.qid)}
+            nid = texts.get(a.text)
+            level = _LABEL[a.importance]
+            stored = importance.get(nid) if nid is not None else None
+            if nid is None or (stored is not None and stored != level):
+                unknown_count += 1
+                if not unknown:
+                    unknown.append((a.line, a.qid, a.text))
+                continue
+            support[a.qid, nid, a.run] = a.support
+            if stored is None:
+                added[a.qid, nid] = level
         labels.save_many(db, Task.NTR_SUPPORT, source, list(support.items()), mode="import", via=None)
         if added:
             labels.save_many(db, Task.IMPORTANCE, nugget_source, list(added.items()), mode="import", via=None)
-    values = list(support.values())
+            importance.update({nid: level for (_, nid), level in added.items()})
+        counts["labels"] += len(support)
+        counts["added"] += len(added)
+        for value in support.values():
+            counts[value] += 1
+        runs.update(run for _, _, run in support)
+
+    # One transaction: the file is read and stored a block of records at a time (memory holds a block, the
+    # gold nuggets' texts and the counts), and a refusal anywhere rolls every block back.
+    with write(db):
+        imports.ensure_source(db, source)
+        block: list[AssignmentRecord] = []
+        for record in iter_nuggetizer_assignment_records(path):
+            if not record.nuggets:
+                empty_count += 1
+                if not empty:
+                    empty.append(record)
+            block.append(record)
+            if len(block) >= ASSIGNMENTS_PER_BLOCK:
+                store_block(block)
+                block = []
+        store_block(block)
     summary: dict = {
-        "labels": len(values),
-        "support": values.count(2),
-        "partial_support": values.count(1),
-        "not_support": values.count(0),
-        "runs": len({run for _, _, run in support}),
-        "unknown_nuggets": len(unknown),
-        "importance_added": len(added),
+        "labels": counts["labels"],
+        "support": counts[2],
+        "partial_support": counts[1],
+        "not_support": counts[0],
+        "runs": len(runs),
+        "unknown_nuggets": unknown_count,
+        "importance_added": counts["added"],
         "source": source,
     }
     warnings = []
     if unknown:
         line, qid, text = unknown[0]
         warnings.append(
-            f"{len(unknown)} assigned nugget(s) are not nuggets of {nugget_source} for their qid (or have another "
+            f"{unknown_count} assigned nugget(s) are not nuggets of {nugget_source} for their qid (or have another "
             f"importance there) and were not stored (first: {file}:{line} qid {qid} {short(text, 60)})"
         )
     if empty:  # nothing to store, but never dropped unsaid: nuggetizer scores such a response 0
-        summary["empty_records"] = len(empty)
+        summary["empty_records"] = empty_count
         warnings.append(
-            f"{len(empty)} record(s) have an empty nuggets list: no label to store for them (nuggetizer scores "
+            f"{empty_count} record(s) have an empty nuggets list: no label to store for them (nuggetizer scores "
             f"such a response 0; first: {file}:{empty[0].line} qid {short(empty[0].qid, 40)})"
         )
     if warnings:
