@@ -160,3 +160,35 @@ def demo_passage_text(passage_id: str) -> str:
             if row["doc_id"] == doc_id and str(row["passage_id"]) == number:
                 return row["passage_text"]
     raise LookupError(passage_id)
+
+
+# ------------------------------------------------------------------------------------------- accounts
+
+
+def demo_with_accounts(*accounts: tuple[str, str, str]):
+    """A ``prepare`` for :func:`streamlit_server`: the demo store with these (name, role, password) accounts,
+    so the app signs in by account (not open mode)."""
+
+    def prepare(db_path) -> None:
+        from assess.services.accounts import add_account
+        from assess.services.loading import load_demo
+        from store import open_db
+
+        db = open_db(db_path)
+        load_demo(db)
+        for name, role, password in accounts:
+            add_account(db, name, role, password=password, by="setup")
+        db.close()
+
+    return prepare
+
+
+def sign_in_with_password(page, name: str, password: str) -> None:
+    """Sign in with the sidebar's account form and wait until the page shows the person signed in."""
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_label("Account name")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    sidebar.get_by_label("Account name").fill(name)
+    sidebar.get_by_label("Password", exact=True).fill(password)
+    sidebar.get_by_role("button", name="Sign in").click()
+    expect(sidebar.get_by_role("button", name="Sign out")).to_be_visible()
+    settled(page)

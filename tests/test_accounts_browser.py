@@ -10,11 +10,13 @@ import pytest
 from tests.browser_support import (  # noqa: F401  (fixtures)
     LOAD_TIMEOUT_MS,
     browser,
+    demo_with_accounts,
     expect,
     new_page,
     press,
     query,
     settled,
+    sign_in_with_password,
     streamlit_server,
 )
 
@@ -22,26 +24,10 @@ pytestmark = pytest.mark.browser
 BOSS_PASSWORD = "organizer-passphrase-1"
 
 
-def _campaign(db_path):
-    """The demo with one organizer account: a store with accounts signs in by account (not open mode)."""
-    from assess.services.accounts import add_account
-    from assess.services.loading import load_demo
-    from store import open_db
-
-    db = open_db(db_path)
-    load_demo(db)
-    add_account(db, "boss", "organizer", password=BOSS_PASSWORD, by="setup")
-    db.raw.close()
+_campaign = demo_with_accounts(("boss", "organizer", BOSS_PASSWORD))
 
 
-def _sign_in(page, name: str, password: str) -> None:
-    sidebar = page.get_by_test_id("stSidebar")
-    expect(sidebar.get_by_label("Account name")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
-    sidebar.get_by_label("Account name").fill(name)
-    sidebar.get_by_label("Password", exact=True).fill(password)
-    sidebar.get_by_role("button", name="Sign in").click()
-    expect(sidebar.get_by_role("button", name="Sign out")).to_be_visible()
-    settled(page)
+_sign_in = sign_in_with_password
 
 
 def test_organizer_creates_an_account_and_the_assessor_judges_under_it(tmp_path, new_page):

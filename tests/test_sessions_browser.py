@@ -15,11 +15,13 @@ from tests.browser_support import (  # noqa: F401  (fixtures)
     LOAD_TIMEOUT_MS,
     ROOT,
     browser,
+    demo_with_accounts,
     expect,
     new_page,
     press,
     query,
     settled,
+    sign_in_with_password,
     streamlit_server,
 )
 
@@ -29,16 +31,7 @@ AMY_PASSWORD = "assessor-passphrase-1"
 PASSAGE = re.compile(r"^Passage .* \((\d+) of \d+\)$")
 
 
-def _campaign(db_path):
-    from assess.services.accounts import add_account
-    from assess.services.loading import load_demo
-    from store import open_db
-
-    db = open_db(db_path)
-    load_demo(db)
-    add_account(db, "boss", "organizer", password=BOSS_PASSWORD, by="setup")
-    add_account(db, "amy", "assessor", password=AMY_PASSWORD, by="setup")
-    db.raw.close()
+_campaign = demo_with_accounts(("boss", "organizer", BOSS_PASSWORD), ("amy", "assessor", AMY_PASSWORD))
 
 
 def _cli(db_path, *args: str) -> subprocess.CompletedProcess:
@@ -51,14 +44,7 @@ def _cli(db_path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def _sign_in(page, name: str, password: str) -> None:
-    sidebar = page.get_by_test_id("stSidebar")
-    expect(sidebar.get_by_label("Account name")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
-    sidebar.get_by_label("Account name").fill(name)
-    sidebar.get_by_label("Password", exact=True).fill(password)
-    sidebar.get_by_role("button", name="Sign in").click()
-    expect(sidebar.get_by_role("button", name="Sign out")).to_be_visible()
-    settled(page)
+_sign_in = sign_in_with_password
 
 
 def _signed_in_as(page, name: str) -> None:
