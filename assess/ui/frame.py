@@ -530,7 +530,12 @@ def run_frame(database) -> None:
 
     try:
         crowd_frame()
-        sign_in_from_query(database, session_cookie(database))
+        sign_in_from_query(database)
+        # The cookie follows this run's sign-in at once (a reload right after it keeps the person); a
+        # personal link's token, which the same element reads from the address, signs in and reruns.
+        link = session_cookie(database)
+        if link:
+            sign_in_from_query(database, link)
         sidebar_sign_in(database)
         st.navigation(navigation_pages()).run()
     except StoreUnavailable as exc:
