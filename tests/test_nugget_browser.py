@@ -172,6 +172,7 @@ def test_mouse_drag_then_key_n(server, page):
     needle = "初心者歓迎 (beginners welcome)"
     start = passage.index(needle)
     s16 = utf16(passage[:start])
+    settled(page)  # no rerun in flight: a redraw during the drag would drop the selection (seen under load)
     first, last = page.evaluate(CHAR_RECTS, [s16, s16 + utf16(needle), 1, 1])
     y0 = (first["top"] + first["bottom"]) / 2
     y1 = (last["top"] + last["bottom"]) / 2
