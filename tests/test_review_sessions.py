@@ -51,8 +51,13 @@ def _add_aspect(page, text: str) -> None:
     box = page.get_by_label("New aspect")
     expect(page.get_by_text(re.compile(r"^Aspects of the topic"))).to_be_visible(timeout=LOAD_TIMEOUT_MS)
     settled(page)  # the expander drawn as this run leaves it (looking earlier would click it shut)
-    if not box.is_visible():  # the expander is closed once the turn has an aspect
+    usable = "e => e.offsetParent !== null && !e.closest('[inert]')"  # a closed expander's content is inert
+    if not box.evaluate(usable):  # the expander is closed once the turn has an aspect
         page.get_by_text(re.compile(r"^Aspects of the topic")).click()
+    for _ in range(100):  # until the expander's opening has finished
+        if box.evaluate(usable):
+            break
+        page.wait_for_timeout(100)
     box.fill(text)
     page.get_by_role("button", name="Add", exact=True).click()
     settled(page)
