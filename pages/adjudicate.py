@@ -55,10 +55,6 @@ with left:
         ui.rubric()
 
 
-def grade_text(value) -> str:
-    return GRADES.missing if value is None else f"{value} ({GRADES.names[value]})"
-
-
 @ui.key_panel
 def adjudication_panel():
     cursor = desk.cursor(shown_turn)  # another turn: the whole page runs again
@@ -90,19 +86,9 @@ def adjudication_panel():
     cursor.shown()
     ui.show_passage(screen.text, query_terms(ctx.query))
     if screen.own:
-        st.success(f"Adjudicated: {grade_text(screen.own['value'])}")
+        st.success(f"Adjudicated: {ui.grade_text(screen.own['value'])}")
     st.markdown("**What the sources say**")
-    per_row = 4
-    for start in range(0, len(screen.labels), per_row):
-        for column, label in zip(st.columns(per_row), screen.labels[start : start + per_row]):
-            with column.container(border=True):
-                ui.line(None, label["shown_as"], strong=True)
-                st.markdown(f"**{grade_text(label['grade'])}**")
-                if label["note"]:
-                    ui.line("Note:", label["note"])
-                if label["rationale"]:
-                    with st.expander("Rationale"):
-                        ui.inert(label["rationale"])
+    ui.source_cards(screen.labels)
     grades = st.container(horizontal=True, gap="small")
     own = (screen.own or {}).get("value", "none")
     for g in GRADES.values:
@@ -127,12 +113,10 @@ def adjudication_panel():
         width="stretch",
     )
     note_key = f"adj_note_{turn_id}_{passage_id}"
-    stored = (screen.own or {}).get("note") or ""
-    mine = stored == f"by {who}" or stored.startswith(f"by {who}: ")
     st.text_input(
         "Reason (optional; stored with the grade; Enter or Esc returns to the keys)",
         key=note_key,
-        value=stored.removeprefix(f"by {who}").removeprefix(": ") if mine else "",
+        value=review.adjudication_reason((screen.own or {}).get("note"), who),
         on_change=ui.saving(
             lambda: review.set_reason(database, turn_id, passage_id, st.session_state[note_key], by=who)
         ),

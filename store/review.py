@@ -241,7 +241,7 @@ def adjudicate(
             source,
             (turn_id, passage_id),
             grade,
-            note=f"by {by}" + (f": {reason}" if reason else ""),
+            note=adjudication_note(by, reason),
             mode=JudgingMode.ADJUDICATION.value,
             via="click",
         )
@@ -324,6 +324,18 @@ def set_reason(db: Store, turn_id: str, passage_id: str, reason: str, *, by: str
     """The reason of an item's adjudicated label, typed after its grade (the note names ``by``); False when
     the item has no adjudicated label yet."""
     reason = (reason or "").strip()
-    return labels.set_note(
-        db, Task.PASSAGE, source, (turn_id, passage_id), f"by {by}" + (f": {reason}" if reason else "")
-    )
+    return labels.set_note(db, Task.PASSAGE, source, (turn_id, passage_id), adjudication_note(by, reason))
+
+
+def adjudication_note(by: str, reason: str | None) -> str:
+    """The note of an adjudicated label: who decided and their reason ("by NAME: reason")."""
+    return f"by {by}" + (f": {reason}" if reason else "")
+
+
+def adjudication_reason(note: str | None, by: str) -> str:
+    """The reason ``by`` gave in an adjudicated label's note (:func:`adjudication_note`); "" when someone
+    else decided it or no reason was given."""
+    note = note or ""
+    if note == f"by {by}" or note.startswith(f"by {by}: "):
+        return note.removeprefix(f"by {by}").removeprefix(": ")
+    return ""

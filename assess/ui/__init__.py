@@ -61,6 +61,7 @@ from assess.ui.widgets import (
     esc,
     figure,
     flash,
+    grade_text,
     inert,
     line,
     nugget_table,
@@ -72,11 +73,14 @@ from assess.ui.widgets import (
     rubric,
     set_flash,
     show_passage,
+    source_cards,
     styles,
     upload_name,
 )
 
 __all__ = [
+    "grade_text",
+    "source_cards",
     "renew_session",
     "first_organizer",
     "AGREEMENT_TASKS",

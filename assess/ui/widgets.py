@@ -326,3 +326,22 @@ def ranking_panel(database, a: str, b: str, *, key: str, name: str, empty: str, 
         st.dataframe(pd.DataFrame({a: scores["a"], b: scores["b"]}), width="stretch")
     labels = (f"{measure} under {a}", f"{measure} under {b}")
     figure(plots.ranking_scatter(scores["a"], scores["b"], scores["kendall_tau"], labels=labels), name)
+
+
+def grade_text(value) -> str:
+    """A 0-4 grade with its name, or the "cannot judge" text."""
+    return GRADES.missing if value is None else f"{value} ({GRADES.names[value]})"
+
+
+def source_cards(labels: list[dict], *, per_row: int = 4) -> None:
+    """Each source's grade, note and rationale as cards side by side (``shown_as``: its name or letter)."""
+    for start in range(0, len(labels), per_row):
+        for column, label in zip(st.columns(per_row), labels[start : start + per_row]):
+            with column.container(border=True):
+                line(None, label["shown_as"], strong=True)
+                st.markdown(f"**{grade_text(label['grade'])}**")
+                if label["note"]:
+                    line("Note:", label["note"])
+                if label["rationale"]:
+                    with st.expander("Rationale"):
+                        inert(label["rationale"])
