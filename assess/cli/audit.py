@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from assess.cli import add_db_argument
+from assess.cli.common import open_store
 from assess.errors import AssessError
 
 
@@ -32,12 +33,13 @@ def _add_agreement(sub) -> None:
 
 
 def cmd_agreement(args) -> int:
-    from assess.cli.data import _open
 
     weights = None if args.weights == "none" else args.weights
     from assess.services.audit import agreement_from_store
 
-    report = agreement_from_store(_open(args), args.task, args.a, args.b, weights=weights, threshold=args.threshold)
+    report = agreement_from_store(
+        open_store(args), args.task, args.a, args.b, weights=weights, threshold=args.threshold
+    )
     if args.json:
         print(json.dumps(report, default=str))
         return 0
@@ -239,7 +241,6 @@ def _table(header: list[str], rows: list[list]) -> None:
 
 
 def cmd_matrix(args) -> int:
-    from assess.cli.data import _open
     from assess.measures.agreement import MATRIX_STATISTICS
     from assess.services.audit import agreement_view
 
@@ -247,7 +248,7 @@ def cmd_matrix(args) -> int:
         raise AssessError(f"--statistic: expected one of {', '.join(MATRIX_STATISTICS)}, found {args.statistic!r}")
     threshold = args.threshold if args.threshold is not None else (2 if args.task == "passage" else None)
     report = agreement_view(
-        _open(args),
+        open_store(args),
         args.task,
         args.source,
         threshold=threshold,
@@ -287,11 +288,10 @@ def cmd_matrix(args) -> int:
 
 
 def cmd_systems(args) -> int:
-    from assess.cli.data import _open
     from assess.services.audit import systems_view
 
     report = systems_view(
-        _open(args),
+        open_store(args),
         args.reference,
         args.other,
         measure=args.measure,
@@ -337,10 +337,9 @@ def _bias_rows(title: str, probe) -> None:
 
 
 def cmd_bias(args) -> int:
-    from assess.cli.data import _open
     from assess.services.audit import bias_view
 
-    report = bias_view(_open(args), args.reference, args.judge, k=args.k)
+    report = bias_view(open_store(args), args.reference, args.judge, k=args.k)
     if args.json:
         return _print_json(report)
     overall = report["overall"]
@@ -355,10 +354,9 @@ def cmd_bias(args) -> int:
 
 
 def cmd_consistency(args) -> int:
-    from assess.cli.data import _open
     from assess.services.audit import consistency_view
 
-    report = consistency_view(_open(args), args.source, args.task)
+    report = consistency_view(open_store(args), args.source, args.task)
     if args.json:
         return _print_json(report)
     print(
@@ -370,10 +368,9 @@ def cmd_consistency(args) -> int:
 
 
 def cmd_persona(args) -> int:
-    from assess.cli.data import _open
     from assess.services.audit import persona_view
 
-    report = persona_view(_open(args), args.source, args.with_version, args.without_version, args.task)
+    report = persona_view(open_store(args), args.source, args.with_version, args.without_version, args.task)
     if args.json:
         return _print_json(report)
     print(
@@ -385,11 +382,10 @@ def cmd_persona(args) -> int:
 
 
 def cmd_estimate(args) -> int:
-    from assess.cli.data import _open
     from assess.services.audit import ESTIMATE_MEASURES, estimate_view
 
     report = estimate_view(
-        _open(args),
+        open_store(args),
         args.reference,
         args.judge,
         sample=args.sample,
@@ -444,10 +440,9 @@ def cmd_estimate(args) -> int:
 
 
 def cmd_coverage(args) -> int:
-    from assess.cli.data import _open
     from assess.services.audit import coverage_view, default_roles
 
-    db = _open(args)
+    db = open_store(args)
     reference, judge = default_roles(db, reference=args.reference, judge=args.judge)
     report = coverage_view(
         db,
@@ -474,12 +469,11 @@ def cmd_coverage(args) -> int:
 
 def cmd_sample(args) -> int:
     from assess.cli import actor, check_options
-    from assess.cli.data import _open
     from assess.services.audit import create_sample
 
     check_options(args, ids={"--name": "name"})
     report = create_sample(
-        _open(args),
+        open_store(args),
         args.name,
         args.judge,
         budget=args.budget,
@@ -504,11 +498,10 @@ def cmd_sample(args) -> int:
 
 
 def cmd_plan(args) -> int:
-    from assess.cli.data import _open
     from assess.services.audit import sample_plan
 
     report = sample_plan(
-        _open(args),
+        open_store(args),
         args.judge,
         budgets=tuple(args.budget or (100, 200, 500, 1000)),
         design=args.design,

@@ -7,6 +7,7 @@ import json
 import sys
 
 from assess.cli import add_db_argument, data_output
+from assess.cli.common import open_store
 
 EXPORT_FIELDS = {
     "raw": (
@@ -231,12 +232,6 @@ def _warn_open_organizer_pages() -> None:
         print(ORGANIZER_WARNING, file=sys.stderr)
 
 
-def _open(args):
-    from assess.cli.data import _open as open_store
-
-    return open_store(args)
-
-
 def _config(args):
     """The study settings from the flags (only those given override the task's defaults)."""
     from assess.crowd.rules import StudyConfig, demo_config
@@ -302,7 +297,7 @@ def cmd_create(args) -> int:
     else:
         name = args.name
     guideline = read_guideline(args.guideline) if args.guideline else None
-    db = _open(args)
+    db = open_store(args)
     summary = store_crowd.create_study(
         db,
         name,
@@ -332,7 +327,7 @@ def cmd_create(args) -> int:
 def cmd_status(args) -> int:
     from store import crowd as store_crowd
 
-    db = _open(args)
+    db = open_store(args)
     if not args.name:
         studies = store_crowd.list_studies(db)
         if any(s["status"] == "open" for s in studies):
@@ -380,7 +375,7 @@ def cmd_report(args) -> int:
     from assess.services import crowd as crowd_service
     from store import crowd as store_crowd
 
-    db = _open(args)
+    db = open_store(args)
     if args.compare and store_crowd.get_study(db, args.name).config.graded:
         from assess.errors import AssessError
 
@@ -431,7 +426,7 @@ def cmd_decide(args) -> int:
     from store import crowd as store_crowd
 
     decision = {"approve": "approved", "reject": "rejected", "clear": None}[args.decision]
-    store_crowd.set_decision(_open(args), args.name, args.worker, decision)
+    store_crowd.set_decision(open_store(args), args.name, args.worker, decision)
     print(f"{args.name}: worker {args.worker} {decision or 'undecided'}")
     return 0
 
@@ -439,7 +434,7 @@ def cmd_decide(args) -> int:
 def cmd_release(args) -> int:
     from store import crowd as store_crowd
 
-    store_crowd.release(_open(args), args.name, args.worker)
+    store_crowd.release(open_store(args), args.name, args.worker)
     print(f"{args.name}: worker {args.worker} released; the next browser with their link is bound to them")
     return 0
 
@@ -447,7 +442,7 @@ def cmd_release(args) -> int:
 def cmd_aggregate(args) -> int:
     from store import crowd as store_crowd
 
-    db = _open(args)
+    db = open_store(args)
     summary = store_crowd.write_aggregate(db, args.name)
     task = store_crowd.get_study(db, args.name).config.label_task
     if args.json:
@@ -465,7 +460,7 @@ def cmd_export(args) -> int:
     from assess.formats.inert_csv import write_dicts
     from store import crowd as store_crowd
 
-    db = _open(args)
+    db = open_store(args)
     study = store_crowd.get_study(db, args.name)
     if args.what == "raw":
         rows = store_crowd.raw_rows(db, args.name)
@@ -502,7 +497,7 @@ def cmd_import(args) -> int:
     from assess.crowd.rules import parse_crowd_ntr
     from store import crowd as store_crowd
 
-    db = _open(args)
+    db = open_store(args)
     summary = store_crowd.import_ntr_study(
         db, args.file, parse_crowd_ntr(args.file), study=args.study, nugget_source=args.nuggets
     )
@@ -516,6 +511,6 @@ def cmd_import(args) -> int:
 def cmd_close(args) -> int:
     from store import crowd as store_crowd
 
-    store_crowd.set_status(_open(args), args.name, "open" if args.reopen else "closed")
+    store_crowd.set_status(open_store(args), args.name, "open" if args.reopen else "closed")
     print(f"{args.name}: {'open' if args.reopen else 'closed'}")
     return 0

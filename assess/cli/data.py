@@ -6,6 +6,7 @@ import json
 import sys
 
 from assess.cli import actor, add_by_argument, add_db_argument, check_options, data_output
+from assess.cli.common import open_store
 from assess.formats.reading import MAX_DEPTH, MAX_JSON_BYTES, MAX_LINE_BYTES, MiB
 from assess.tasks import EXPORT_TABLES, IMPORT_KINDS, NUGGETIZER_FILE_KINDS, RESPONSE_FILE_KINDS
 
@@ -199,17 +200,6 @@ def add_commands(sub) -> None:
     p.set_defaults(func=cmd_stats)
 
 
-def _open(args, *, must_exist: bool = True):
-    from assess.errors import AssessError
-    from store import open_db
-    from store.db import display, exists
-
-    if must_exist and not exists(args.db):
-        where = display(args.db)
-        raise AssessError(f"{where}: no such database (create it with: python -m assess init --db {where})")
-    return open_db(args.db)
-
-
 def cmd_init(args) -> int:
     from assess.errors import AssessError
     from assess.services.loading import load_demo_if_empty
@@ -217,7 +207,7 @@ def cmd_init(args) -> int:
 
     if args.app_role is not None and not is_postgres(args.db):
         raise AssessError(f"{display(args.db)}: --app-role is for a PostgreSQL store (a SQLite file has no roles)")
-    db = _open(args, must_exist=False)
+    db = open_store(args, must_exist=False)
     if args.app_role is not None:
         from store.db import grant_app_role
 
@@ -255,7 +245,7 @@ def cmd_import(args) -> int:
     )
     if args.replace and args.kind not in REPLACE_KINDS:
         raise AssessError(f"--replace is for {', '.join(REPLACE_KINDS)} imports, not {args.kind}")
-    db = _open(args, must_exist=False)
+    db = open_store(args, must_exist=False)
     summary = load_file(
         db,
         args.kind,
@@ -295,7 +285,7 @@ def cmd_export(args) -> int:
     from assess.formats.inert_csv import frame_csv
     from store import exports
 
-    db = _open(args)
+    db = open_store(args)
     if args.nugget_source and args.kind != "nuggetizer-assignments":
         raise AssessError(f"--nugget-source is for nuggetizer-assignments exports, not {args.kind}")
     if args.kind in RESPONSE_FILE_KINDS:
@@ -393,7 +383,7 @@ def cmd_copy(args) -> int:
 def cmd_stats(args) -> int:
     from store.stats import stats
 
-    result = stats(_open(args))
+    result = stats(open_store(args))
     if args.json:
         print(json.dumps(result))
         return 0
@@ -416,7 +406,7 @@ def cmd_history(args) -> int:
     from store.exports import require_source
     from store.review import item_history, item_history_all
 
-    db = _open(args)
+    db = open_store(args)
     item = f"{args.turn} {args.item}"
     if args.source is None:
         trail = item_history_all(db, item, args.task)
@@ -442,7 +432,7 @@ def cmd_assign(args) -> int:
     from assess.errors import AssessError
     from store import conversations
 
-    db = _open(args)
+    db = open_store(args)
     if not args.conversation and not args.turn:
         raise AssessError("assign needs --conversation or --turn")
     turns = conversations.turns_to_assign(db, args.conversation, args.turn)

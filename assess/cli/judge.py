@@ -6,6 +6,7 @@ import json
 import sys
 
 from assess.cli import add_db_argument, progress_output
+from assess.cli.common import open_store
 
 # the tasks of assess.services.jobs.TASKS (not imported here: building the parser stays free of the store)
 TASKS = ("passage", "ptkb", "ntr", "ntr-support", "importance", "citation", "nuggets", "response-nuggets", "aepd")
@@ -172,13 +173,12 @@ def _progress_bar(total: int, enabled: bool):
 
 
 def cmd_prejudge(args) -> int:
-    from assess.cli.data import _open
     from assess.errors import AssessError
-    from assess.llm import clients as judges
-    from assess.services import jobs as prejudge
+    from assess.llm import clients
+    from assess.services import jobs
 
-    db = _open(args)
-    concurrency = args.concurrency if args.concurrency is not None else judges.DEFAULT_CONCURRENCY
+    db = open_store(args)
+    concurrency = args.concurrency if args.concurrency is not None else clients.DEFAULT_CONCURRENCY
     if concurrency < 1:
         raise AssessError(f"--concurrency is at least 1, not {concurrency}")
     if args.probe is not None:
@@ -197,7 +197,7 @@ def cmd_prejudge(args) -> int:
 
         variant = NO_PTKB
     if args.backend == "nli":
-        model = args.model or judges.DEFAULT_NLI_MODEL
+        model = args.model or clients.DEFAULT_NLI_MODEL
         cfg = None
     elif args.estimate:  # the estimate asks nothing: a model name (its cache, its latency) is all it needs
         from assess.settings import llm_settings
@@ -207,12 +207,12 @@ def cmd_prejudge(args) -> int:
         if not model:
             raise AssessError("no LLM model given: pass --model MODEL (or set ASSESS_LLM_MODEL)")
     else:
-        cfg = judges.endpoint_settings(base_url=args.base_url, model=args.model)
+        cfg = clients.endpoint_settings(base_url=args.base_url, model=args.model)
         model = cfg["model"]
-    source = args.source or prejudge.default_source(args.task, model, variant)
+    source = args.source or jobs.default_source(args.task, model, variant)
     if not args.estimate:  # one live job per source and task: a second would ask the model about every item again
-        prejudge.check_not_running(db, source, args.task)
-    plan = prejudge.plan(
+        jobs.check_not_running(db, source, args.task)
+    plan = jobs.plan(
         db,
         args.task,
         source,
@@ -229,14 +229,14 @@ def cmd_prejudge(args) -> int:
         temperature=args.temperature,
         variant=variant,
     )
-    estimate = prejudge.estimate(
+    estimate = jobs.estimate(
         plan,
         concurrency=concurrency,
-        latency_s=prejudge.measured_latency_s(db, model),
+        latency_s=jobs.measured_latency_s(db, model),
         price_in=args.price_in,
         price_out=args.price_out,
     )
-    print(prejudge.describe_estimate(estimate), file=sys.stderr)
+    print(jobs.describe_estimate(estimate), file=sys.stderr)
     if args.estimate:
         if args.json:
             print(json.dumps(estimate))
@@ -244,10 +244,10 @@ def cmd_prejudge(args) -> int:
     bar, progress = _progress_bar(plan.todo, not args.no_progress)
     try:
         if args.backend == "nli":
-            nli = judges.NliJudge(model, device=args.device, batch_size=args.batch_size)
-            summary = prejudge.run_nli(db, plan, nli, threshold=args.nli_threshold, progress=progress)
+            nli = clients.NliJudge(model, device=args.device, batch_size=args.batch_size)
+            summary = jobs.run_nli(db, plan, nli, threshold=args.nli_threshold, progress=progress)
         else:
-            judge = judges.OpenAIJudge(
+            judge = clients.OpenAIJudge(
                 model,
                 base_url=cfg["base_url"],
                 api_key=cfg["api_key"],
@@ -255,9 +255,7 @@ def cmd_prejudge(args) -> int:
                 max_retries=args.retries,
                 temperature=plan.temperature,
             )
-            summary = prejudge.run(
-                db, plan, judge, concurrency=concurrency, progress=progress, base_url=cfg["base_url"]
-            )
+            summary = jobs.run(db, plan, judge, concurrency=concurrency, progress=progress, base_url=cfg["base_url"])
     except KeyboardInterrupt:
         bar.close()
         print("stopped: every answer received so far is stored; run the same command again to resume", file=sys.stderr)
@@ -270,7 +268,7 @@ def cmd_prejudge(args) -> int:
     s = summary
     skipped = f", {s['skipped']} {s['skipped_reason']} skipped" if s["skipped"] else ""
     print(
-        f"{s['source']} {s['task']}: {prejudge.describe_stored(s)}, {s['already']} already "
+        f"{s['source']} {s['task']}: {jobs.describe_stored(s)}, {s['already']} already "
         f"judged{skipped}; {s['tokens_in']:,} + {s['tokens_out']:,} tokens in {s['seconds']:.1f} s"
     )
     if s["error"]:
@@ -283,7 +281,7 @@ def cmd_prejudge(args) -> int:
 def _probe(db, args, concurrency: int) -> int:
     """``prejudge --probe KIND``: the susceptibility probe of :mod:`assess.services.probes`."""
     from assess.errors import AssessError
-    from assess.llm import clients as judges
+    from assess.llm import clients
     from assess.llm.probes import describe, parse_kinds
     from assess.services import probes
 
@@ -296,8 +294,8 @@ def _probe(db, args, concurrency: int) -> int:
     if not args.source:
         raise AssessError("--probe needs --source llm:NAME, the LLM source whose judge is probed")
     model = probes.probe_model(db, args.source, args.model)
-    cfg = judges.endpoint_settings(base_url=args.base_url, model=model)
-    judge = judges.OpenAIJudge(
+    cfg = clients.endpoint_settings(base_url=args.base_url, model=model)
+    judge = clients.OpenAIJudge(
         model, base_url=cfg["base_url"], api_key=cfg["api_key"], timeout=args.timeout, max_retries=args.retries
     )
     from tqdm import tqdm
@@ -328,10 +326,9 @@ def _probe(db, args, concurrency: int) -> int:
 
 
 def cmd_jobs(args) -> int:
-    from assess.cli.data import _open
     from store.jobs import jobs
 
-    rows = jobs(_open(args), limit=args.limit)
+    rows = jobs(open_store(args), limit=args.limit)
     if args.json:
         print(json.dumps(rows))
         return 0
@@ -347,12 +344,11 @@ def cmd_jobs(args) -> int:
 
 
 def cmd_pool_adaptive(args) -> int:
-    from assess.cli.data import _open
     from assess.services.jobs import describe_adaptive
     from store.prejudgments import adaptive_pool
 
     r = adaptive_pool(
-        _open(args),
+        open_store(args),
         args.source,
         args.threshold,
         args.always,
@@ -366,10 +362,9 @@ def cmd_pool_adaptive(args) -> int:
 
 
 def cmd_anchoring(args) -> int:
-    from assess.cli.data import _open
     from store.prejudgments import anchoring
 
-    rows = anchoring(_open(args), args.task, assessor=args.assessor)
+    rows = anchoring(open_store(args), args.task, assessor=args.assessor)
     if args.json:
         print(json.dumps(rows))
         return 0

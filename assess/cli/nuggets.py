@@ -7,6 +7,7 @@ import json
 import sys
 
 from assess.cli import add_db_argument, data_output
+from assess.cli.common import open_store
 
 
 def add_commands(sub) -> None:
@@ -131,12 +132,6 @@ def add_commands(sub) -> None:
     p.set_defaults(func=cmd_match)
 
 
-def _open(args):
-    from assess.cli.data import _open as open_store
-
-    return open_store(args)
-
-
 def _write(document: dict, output: str | None) -> None:
     text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
     if output:
@@ -149,7 +144,7 @@ def _write(document: dict, output: str | None) -> None:
 def cmd_locate(args) -> int:
     from store.nuggets import gold
 
-    counts = gold.locate_nuggets(_open(args), args.source, relocate=args.relocate)
+    counts = gold.locate_nuggets(open_store(args), args.source, relocate=args.relocate)
     if args.json:
         print(json.dumps({"source": args.source, **counts}))
         return 0
@@ -168,7 +163,7 @@ def cmd_suggest(args) -> int:
     from assess.nuggets.dedup import LexicalEntailment, judge_name
     from store.nuggets import duplicates, gold
 
-    db = _open(args)
+    db = open_store(args)
     judge = LexicalEntailment()
     if args.nli:
         from assess.llm.clients import NliJudge
@@ -206,7 +201,7 @@ def cmd_study(args) -> int:
     raw = args.attributes
     text = Path(raw).read_text(encoding="utf-8") if not raw.lstrip().startswith("[") else raw
     attributes = parse_attributes_json(text, where="--attributes")
-    config = responses.save_study(_open(args), args.name, attributes, max_level=args.max_level, L=args.L)
+    config = responses.save_study(open_store(args), args.name, attributes, max_level=args.max_level, L=args.L)
     print(
         f"study {config['name']}: "
         + "; ".join(f"{a['name']} ({a['kind']}, {'/'.join(a['groups'])})" for a in config["attributes"])
@@ -217,14 +212,14 @@ def cmd_study(args) -> int:
 def cmd_export_gfrc2(args) -> int:
     from store.nuggets import responses
 
-    _write(responses.gfrc2_export(_open(args), args.study, runs=args.runs), args.output)
+    _write(responses.gfrc2_export(open_store(args), args.study, runs=args.runs), args.output)
     return 0
 
 
 def cmd_export_aepd(args) -> int:
     from store.nuggets import aspects
 
-    _write(aspects.aepd_export(_open(args), runs=args.runs), args.output)
+    _write(aspects.aepd_export(open_store(args), runs=args.runs), args.output)
     return 0
 
 
@@ -276,7 +271,7 @@ def cmd_match(args) -> int:
         raise AssessError(f"--threshold is a probability in [0, 1], not {args.threshold}")
     if args.batch < 1 or args.concurrency < 1:
         raise AssessError("--batch and --concurrency are at least 1")
-    db = _open(args)
+    db = open_store(args)
     matching.check_request(db, args.gold, args.runs, args.method, args.backend)
     chat_cfg = None
     if args.backend == "nli":

@@ -11,6 +11,7 @@ import json
 import sys
 
 from assess.cli import actor, add_by_argument, add_db_argument
+from assess.cli.common import open_store
 
 ROLES = ("assessor", "adjudicator", "organizer")
 
@@ -82,19 +83,13 @@ def _password(args) -> tuple[str | None, bool]:
     return entered, False
 
 
-def _open(args, *, must_exist: bool = True):
-    from assess.cli.data import _open as open_store
-
-    return open_store(args, must_exist=must_exist)
-
-
 def cmd_add(args) -> int:
     from assess.services.accounts import add_account, hash_password
 
     password, generate = _password(args)
     if password is not None:
         hash_password(password)  # refuse a short password before the store is opened or created
-    db = _open(args, must_exist=False)
+    db = open_store(args, must_exist=False)
     made = add_account(db, args.name, args.role, password=password, by=actor(args), email=args.email, generate=generate)
     print(f"added {args.name} ({args.role})")
     if made:
@@ -106,7 +101,7 @@ def cmd_add(args) -> int:
 def cmd_list(args) -> int:
     from store.accounts import accounts
 
-    found = accounts(_open(args))
+    found = accounts(open_store(args))
     if args.json:
         print(json.dumps(found, indent=1))
         return 0
@@ -124,7 +119,7 @@ def cmd_list(args) -> int:
 def cmd_disable(args) -> int:
     from store.accounts import set_disabled
 
-    changed = set_disabled(_open(args), args.name, args.disabled, by=actor(args))
+    changed = set_disabled(open_store(args), args.name, args.disabled, by=actor(args))
     word = "disabled" if args.disabled else "enabled"
     print(f"{args.name} {word}" if changed else f"{args.name} was already {word}")
     return 0
@@ -133,7 +128,7 @@ def cmd_disable(args) -> int:
 def cmd_role(args) -> int:
     from store.accounts import set_role
 
-    changed = set_role(_open(args), args.name, args.role, by=actor(args))
+    changed = set_role(open_store(args), args.name, args.role, by=actor(args))
     print(f"{args.name} is now {args.role}" if changed else f"{args.name} already was {args.role}")
     return 0
 
@@ -144,7 +139,7 @@ def cmd_reset(args) -> int:
     password, generate = _password(args)
     if password is not None:
         hash_password(password)
-    made = reset_account(_open(args), args.name, password=password, by=actor(args), generate=generate)
+    made = reset_account(open_store(args), args.name, password=password, by=actor(args), generate=generate)
     print(f"reset {args.name}: earlier sign-in links no longer work")
     if made:
         print(f"password: {made}")
@@ -154,5 +149,5 @@ def cmd_reset(args) -> int:
 def cmd_link(args) -> int:
     from assess.services.accounts import make_link
 
-    print(make_link(_open(args), args.name, args.base_url, minutes=args.minutes))
+    print(make_link(open_store(args), args.name, args.base_url, minutes=args.minutes))
     return 0
