@@ -614,22 +614,6 @@ UNSOURCED_TABLES: tuple[str, ...] = (
 )
 """Exportable tables without a label source column."""
 
-IMPORT_KINDS: tuple[str, ...] = (
-    "topics",
-    "qrels",
-    "ptkb-qrels",
-    "run",
-    "passages",
-    "nuggets",
-    "responses",
-    "ikat-responses",
-    "rag-answers",
-    "ntr-labels",
-    "nuggetizer-nuggets",
-    "nuggetizer-assignments",
-)
-"""The kinds of file ``import`` (and the Import page) reads, in the order they are offered."""
-
 NUGGETIZER_FILE_KINDS: tuple[str, ...] = ("nuggetizer-nuggets", "nuggetizer-assignments")
 """The import (and ``export``) kinds of the ``nuggetizer`` package's layouts (TREC RAG AutoNuggetizer): gold
 nuggets with their importance, and graded NtR assignments of runs' answers (assess/services/nuggetizer_files.py)."""

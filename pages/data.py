@@ -5,7 +5,6 @@ import streamlit as st
 from assess import ui
 from assess.errors import AssessError
 from assess.services import loading
-from assess.tasks import DEFAULT_SOURCES, IMPORT_KINDS, RESPONSE_FILE_KINDS
 from store import conversations, exports, labels
 
 ui.frame_guard(organizer=True)
@@ -13,12 +12,12 @@ database = ui.db()
 st.title("Import & export")
 
 st.subheader("Import a file")
-kind = st.selectbox("What the file holds", IMPORT_KINDS, key="import_kind")
+kind = st.selectbox("What the file holds", list(loading.IMPORT_KINDS), key="import_kind")
 upload = st.file_uploader("File", key="import_file")
 c1, c2 = st.columns(2)
 source = c1.text_input(
     "Label source (qrels, PTKB qrels, nuggets, NtR labels)",
-    value=DEFAULT_SOURCES.get(kind, ""),
+    value=loading.import_kind(kind).default_source or "",
     key="import_source",
 )
 depth = c2.number_input("Run: pool depth per turn (0: no pooling)", 0, 1000, 10, key="import_depth")
@@ -36,7 +35,11 @@ if st.button("Import", disabled=upload is None or not ready, type="primary") and
             source=source or None,
             depth=int(depth),
             by=ui.actor(),
-            **({"run": run_name.strip() or None, "replace": replace} if kind in RESPONSE_FILE_KINDS else {}),
+            **(
+                {"run": run_name.strip() or None, "replace": replace}
+                if "run" in loading.import_kind(kind).options
+                else {}
+            ),
         )
         st.success(f"Imported {ui.esc(file_name)}: " + ui.esc(", ".join(f"{k} {v}" for k, v in summary.items())))
     except AssessError as exc:

@@ -8,7 +8,8 @@ import sys
 from assess.cli import actor, add_by_argument, add_db_argument, check_options, data_output
 from assess.cli.common import open_store
 from assess.formats.reading import MAX_DEPTH, MAX_JSON_BYTES, MAX_LINE_BYTES, MiB
-from assess.tasks import EXPORT_TABLES, IMPORT_KINDS, NUGGETIZER_FILE_KINDS, RESPONSE_FILE_KINDS
+from assess.services.loading import IMPORT_KINDS
+from assess.tasks import EXPORT_TABLES, NUGGETIZER_FILE_KINDS, RESPONSE_FILE_KINDS
 
 
 def add_commands(sub) -> None:
@@ -55,7 +56,7 @@ def add_commands(sub) -> None:
         "run_id (its response to the qid must be stored); assigned nuggets the set does not have are "
         "reported (unknown_nuggets and a warning naming the first), not stored.",
     )
-    p.add_argument("kind", choices=IMPORT_KINDS, help="what the file holds")
+    p.add_argument("kind", choices=list(IMPORT_KINDS), help="what the file holds")
     p.add_argument("file", help="the file to import")
     add_db_argument(p)
     p.add_argument(

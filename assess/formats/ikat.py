@@ -209,3 +209,15 @@ def iter_responses(path: str | Path) -> Iterator[ResponseRecord]:
         else:
             check.fail((turn, run), "a response string or object", value)
         yield ResponseRecord(turn, run, body, used, None)
+
+
+def personal_turns(path: str | Path) -> set[str]:
+    """Personal turns: iKAT topics JSON (turns with relevant PTKB statements) or PTKB qrels (a grade > 0)."""
+    from assess.formats.reading import open_regular
+    from assess.formats.trec import qrels_table
+
+    with open_regular(path) as handle:
+        head = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head[:1] in (b"[", b"{"):
+        return {t.id for conv in parse_topics(path) for t in conv.turns if t.relevant_ptkb}
+    return {turn for turn, grades in qrels_table(path, ptkb=True).items() if any(g > 0 for g in grades.values())}

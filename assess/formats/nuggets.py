@@ -294,3 +294,123 @@ def _json_line_of(path, turn: str, key: str) -> int | None:
     except (OSError, FormatError):
         return None
     return None
+
+
+class GoldNuggets(NamedTuple):
+    """A gold nugget file: ``{turn: {"[k]": text}}`` and, when the layout has it, each nugget's importance."""
+
+    path: str
+    text: dict[str, dict[str, str]]
+    importance: dict[str, dict[str, str]] | None
+
+    def keys(self) -> dict[str, set[str]]:
+        """``{turn: {"[k]", ...}}`` (turns without nuggets are left out)."""
+        return {turn: set(nuggets) for turn, nuggets in self.text.items() if nuggets}
+
+
+def read_gold(path: str, layout: str = "auto") -> GoldNuggets:
+    """Gold nuggets from a CONE-RAG JSON or a nuggetizer nugget JSONL file (``layout``: auto, cone-rag or
+    nuggetizer; auto reads nuggetizer JSONL when the first line is an object with "qid" and "nuggets")."""
+    from assess.formats.nuggetizer import looks_like_nuggetizer, parse_nuggetizer_nuggets
+
+    text: dict[str, dict[str, str]] = {}
+    if layout == "nuggetizer" or (layout == "auto" and looks_like_nuggetizer(path)):
+        importance: dict[str, dict[str, str]] = {}
+        for n in parse_nuggetizer_nuggets(path):
+            text.setdefault(n.qid, {})[n.key] = n.text
+            importance.setdefault(n.qid, {})[n.key] = n.importance
+        return GoldNuggets(path, text, importance)
+    for record in parse_nuggets(path):
+        text.setdefault(record.turn_id, {})[record.key] = record.text
+    return GoldNuggets(path, text, None)
+
+
+def read_gold_sets(path: str, dedup_path: str | None, layout: str = "auto") -> tuple[GoldNuggets, GoldNuggets | None]:
+    """A gold nugget set and its de-duplicated version (when given); a de-duplicated set in the other layout,
+    or that is not a subset of the full one, is refused."""
+    gold = read_gold(path, layout)
+    if not dedup_path:
+        return gold, None
+    dedup = read_gold(dedup_path, layout)
+    if (gold.importance is None) != (dedup.importance is None):
+        raise FormatError(dedup_path, None, f"the layout of --gold {path}", "the other nugget layout")
+    triples = [(t, k, body) for t, nuggets in gold.text.items() for k, body in nuggets.items()]
+    check_subset(
+        triples,
+        [(t, k, body) for t, nuggets in dedup.text.items() for k, body in nuggets.items()],
+        path,
+        dedup_path,
+    )
+    return gold, dedup
+
+
+def ntr_label_table(path: str) -> tuple[dict[str, dict[str, dict[str, bool]]], dict[tuple[str, str, str], int]]:
+    """``{run: {turn: {"[k]": captured}}}`` from the NtR labels TSV, and each label's line by (run, turn, key);
+    two different labels for one nugget are refused."""
+    labels: dict[str, dict[str, dict[str, bool]]] = {}
+    lines: dict[tuple[str, str, str], int] = {}
+    for record in parse_ntr_labels(path):
+        judged = labels.setdefault(record.run, {}).setdefault(record.turn_id, {})
+        value = bool(record.match)
+        if judged.get(record.nugget_key, value) != value:
+            raise FormatError(
+                path,
+                record.line,
+                f"one label per nugget ({record.turn_id} {record.nugget_key} {record.run} is already {int(not value)})",
+                str(record.match),
+            )
+        judged[record.nugget_key] = value
+        lines.setdefault((record.run, record.turn_id, record.nugget_key), record.line)
+    return labels, lines
+
+
+NTN_SHAPE = '{run: {turn: {"response": [ids], "pairs": [[response id, gold id], ...]}}}'
+
+
+def read_ntn(path: str) -> dict[str, dict[str, tuple[list[str], list[tuple[str, str]]]]]:
+    """NtN matches (layout :data:`NTN_SHAPE`), checked value by value: ``{run: {turn: (response ids, pairs)}}``.
+
+    ``response`` is a list of distinct ids (a string is refused, not read as its characters),
+    ``pairs`` (optional) a list of [response id, gold id] whose response id is in ``response``;
+    no other field. Gold ids are compared with the gold set later (unknown ones are reported).
+    """
+    from assess.formats.reading import JsonChecker, load_json
+
+    data, text = load_json(path)
+    check = JsonChecker(path, text)
+    if not isinstance(data, dict):
+        check.fail((), f"an object {NTN_SHAPE}", data)
+    runs: dict[str, dict[str, tuple[list[str], list[tuple[str, str]]]]] = {}
+    for run, turns in data.items():
+        run_id = check.id(run, (run,), "a run name")
+        if not isinstance(turns, dict):
+            check.fail((run,), "an object {turn: {response, pairs}}", turns)
+        runs[run_id] = {}
+        for turn, entry in turns.items():
+            at = (run, turn)
+            turn_id = check.id(turn, at, "a turn id")
+            if not isinstance(entry, dict):
+                check.fail(at, 'an object {"response": [ids], "pairs": [[r, g], ...]}', entry)
+            extra = sorted(set(entry) - {"response", "pairs"})
+            if extra:
+                check.fail(at, 'only the fields "response" and "pairs"', f"field {short(extra[0], 40)}")
+            response = check.get(entry, "response", (list, str), at)
+            if isinstance(response, str):  # would otherwise be read as one id per character
+                check.fail((*at, "response"), "a list of response nugget ids", f"a string {short(response, 40)}")
+            ids: list[str] = []
+            for i, item in enumerate(response):
+                rid = check.id(item, (*at, "response", i), "a response nugget id")
+                if rid in ids:
+                    check.fail((*at, "response", i), "distinct response nugget ids", f"{short(rid, 40)} twice")
+                ids.append(rid)
+            pairs = []
+            for i, pair in enumerate(check.get(entry, "pairs", list, at, required=False) or []):
+                where = (*at, "pairs", i)
+                if not isinstance(pair, list) or len(pair) != 2:
+                    check.fail(where, "a pair [response id, gold id]", pair)
+                r, g = (check.id(x, where, "a nugget id") for x in pair)
+                if r not in ids:
+                    check.fail(where, f"a response id listed in {list(at)}['response']", short(r, 40))
+                pairs.append((r, g))
+            runs[run_id][turn_id] = (ids, pairs)
+    return runs

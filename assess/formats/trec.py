@@ -430,3 +430,19 @@ def format_run(rows: Iterable[tuple[str, str, int, float, str]]) -> Iterator[str
     """Yield TREC run lines ``turn Q0 passage rank score tag``."""
     for turn, passage, rank, score, tag in rows:
         yield f"{turn} Q0 {passage} {rank} {score:g} {tag}\n"
+
+
+def qrels_table(path: str | Path, *, ptkb: bool = False) -> dict[str, dict[str, int]]:
+    """``{turn: {item: grade}}`` from TREC qrels (passage qrels, or PTKB statement qrels with ``ptkb``)."""
+    qrels: dict[str, dict[str, int]] = {}
+    for row in parse_ptkb_qrels(path) if ptkb else parse_qrels(path):
+        qrels.setdefault(row.turn_id, {})[row.item_id] = row.grade
+    return qrels
+
+
+def runs_table(path: str | Path) -> dict[str, dict[str, dict[str, float]]]:
+    """``{tag: {turn: {passage: score}}}`` from a TREC run (the rank column is ignored, as in trec_eval)."""
+    runs: dict[str, dict[str, dict[str, float]]] = {}
+    for row in parse_run(path):
+        runs.setdefault(row.tag, {}).setdefault(row.turn_id, {})[row.passage_id] = row.score
+    return runs

@@ -1,133 +1,242 @@
-"""One entry point that reads a file of a given kind and imports it: used by the CLI, the app and the demo."""
+"""The import kinds, one entry each (reader, options, store writer), and the one entry point that reads a file of
+a given kind and imports it: used by the CLI, the app and the demo."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from dataclasses import replace as replace_options
 from pathlib import Path
-from typing import BinaryIO
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from assess import formats
 from assess.errors import AssessError, FormatError
-from assess.formats.ikat import iter_responses
-from assess.formats.nuggets import iter_nuggets
-from assess.formats.trec import PassageStream, QrelsStream, RunStream
-from assess.tasks import DEFAULT_SOURCES, IMPORT_KINDS, NUGGETIZER_FILE_KINDS, RESPONSE_FILE_KINDS
-from store import Store, imports, stats
+from assess.tasks import DEFAULT_SOURCES
 
-REPLACE_KINDS = (*RESPONSE_FILE_KINDS, "nuggets", "responses", "passages")
+if TYPE_CHECKING:  # the store is imported where a file is written: building the CLI's parser stays light
+    from store import Store
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """What an import may be told besides its file; each kind reads the options its entry names."""
+
+    source: str | None = None
+    depth: int = 10
+    name: str | None = None
+    dedup: bool = False
+    nugget_source: str = "human"
+    gold: bool = False
+    year: int | None = None
+    collection: str | None = None
+    run: str | None = None
+    replace: bool = False
+    by: str | None = None
+
+
+@dataclass(frozen=True)
+class ImportKind:
+    """One kind of file ``import`` reads: ``read(path, options)`` gives its records (None: the writer reads the
+    file itself), ``write(db, path, records, options)`` stores them and returns the summary. ``options``: the
+    :class:`ImportOptions` it reads (``source`` defaulting to ``default_source``); ``replaces``: it may replace
+    stored texts when asked (``--replace``); the others never change one."""
+
+    name: str
+    read: Callable[[str | Path, ImportOptions], Iterable[Any]] | None
+    write: Callable[..., dict]
+    options: tuple[str, ...] = ()
+    replaces: bool = False
+
+    @property
+    def default_source(self) -> str | None:
+        """The label source the file's labels go to when none is named."""
+        return DEFAULT_SOURCES.get(self.name)
+
+
+def _topics(path: str | Path, o: ImportOptions):
+    from assess.formats.ikat import iter_topics
+
+    return iter_topics(path, year=o.year)
+
+
+def _qrels(path: str | Path, o: ImportOptions):
+    from assess.formats.trec import QrelsStream
+
+    return QrelsStream(path)
+
+
+def _ptkb_qrels(path: str | Path, o: ImportOptions):
+    from assess.formats.trec import parse_ptkb_qrels
+
+    return parse_ptkb_qrels(path)
+
+
+def _run(path: str | Path, o: ImportOptions):
+    from assess.formats.trec import RunStream
+
+    return RunStream(path)
+
+
+def _passages(path: str | Path, o: ImportOptions):
+    from assess.formats.trec import PassageStream
+
+    return PassageStream(path)
+
+
+def _nuggets(path: str | Path, o: ImportOptions):
+    from assess.formats.nuggets import iter_nuggets
+
+    return iter_nuggets(path)
+
+
+def _responses(path: str | Path, o: ImportOptions):
+    from assess.formats.ikat import iter_responses
+
+    return iter_responses(path)
+
+
+def _ntr_labels(path: str | Path, o: ImportOptions):
+    from assess.formats.nuggets import parse_ntr_labels
+
+    return parse_ntr_labels(path)
+
+
+def _store_imports():
+    from store import imports
+
+    return imports
+
+
+def _response_file(kind: str):
+    def write(db: Store, path: str | Path, records, o: ImportOptions) -> dict:
+        from assess.services import response_files
+
+        return response_files.import_file(db, kind, path, run=o.run, replace=o.replace, who=o.by)
+
+    return write
+
+
+def _nuggetizer_nuggets(db: Store, path: str | Path, records, o: ImportOptions) -> dict:
+    from assess.services import nuggetizer_files
+
+    return nuggetizer_files.import_nuggets(db, path, source=o.source)
+
+
+def _nuggetizer_assignments(db: Store, path: str | Path, records, o: ImportOptions) -> dict:
+    from assess.services import nuggetizer_files
+
+    return nuggetizer_files.import_assignments(db, path, source=o.source, nugget_source=o.nugget_source)
+
+
+_KINDS = (
+    ImportKind(
+        "topics",
+        _topics,
+        lambda db, path, records, o: _store_imports().import_topics(db, str(path), records, collection=o.collection),
+        ("year", "collection"),
+    ),
+    ImportKind(
+        "qrels",
+        _qrels,
+        lambda db, path, records, o: _store_imports().import_passage_qrels(db, str(path), records, source=o.source),
+        ("source",),
+    ),
+    ImportKind(
+        "ptkb-qrels",
+        _ptkb_qrels,
+        lambda db, path, records, o: _store_imports().import_ptkb_qrels(db, str(path), records, source=o.source),
+        ("source",),
+    ),
+    ImportKind(
+        "run",
+        _run,
+        lambda db, path, records, o: _store_imports().import_run(db, str(path), records, name=o.name, depth=o.depth),
+        ("name", "depth"),
+    ),
+    ImportKind(
+        "passages",
+        _passages,
+        lambda db, path, records, o: _store_imports().import_passages(
+            db, str(path), records, replace=o.replace, by=o.by
+        ),
+        ("replace",),
+        replaces=True,
+    ),
+    ImportKind(
+        "nuggets",
+        _nuggets,
+        lambda db, path, records, o: _store_imports().import_nuggets(
+            db, str(path), records, source=o.source, dedup=o.dedup, replace=o.replace, by=o.by
+        ),
+        ("source", "dedup", "replace"),
+        replaces=True,
+    ),
+    ImportKind(
+        "responses",
+        _responses,
+        lambda db, path, records, o: _store_imports().import_responses(
+            db, str(path), records, gold_source=(o.source or "gold") if o.gold else None, replace=o.replace, by=o.by
+        ),
+        ("source", "gold", "replace"),
+        replaces=True,
+    ),
+    ImportKind("ikat-responses", None, _response_file("ikat-responses"), ("run", "replace"), replaces=True),
+    ImportKind("rag-answers", None, _response_file("rag-answers"), ("run", "replace"), replaces=True),
+    ImportKind(
+        "ntr-labels",
+        _ntr_labels,
+        lambda db, path, records, o: _store_imports().import_ntr_labels(
+            db, str(path), records, source=o.source, nugget_source=o.nugget_source
+        ),
+        ("source", "nugget_source"),
+    ),
+    ImportKind("nuggetizer-nuggets", None, _nuggetizer_nuggets, ("source",)),
+    ImportKind("nuggetizer-assignments", None, _nuggetizer_assignments, ("source", "nugget_source")),
+)
+
+IMPORT_KINDS: MappingProxyType[str, ImportKind] = MappingProxyType({k.name: k for k in _KINDS})
+"""The kinds of file ``import`` (and the Import page) reads, in the order they are offered."""
+
+REPLACE_KINDS = tuple(name for name, k in IMPORT_KINDS.items() if k.replaces)
 """The imports that may replace stored texts when asked (``--replace``); the others never change one."""
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "assets" / "demo"
 DEMO_LLM = "llm:demo-gpt"
 
 
-def load_file(
-    db: Store,
-    kind: str,
-    path: str | Path,
-    *,
-    source: str | None = None,
-    depth: int = 10,
-    name: str | None = None,
-    dedup: bool = False,
-    nugget_source: str = "human",
-    gold: bool = False,
-    year: int | None = None,
-    collection: str | None = None,
-    run: str | None = None,
-    replace: bool = False,
-    by: str | None = None,
-) -> dict:
+def import_kind(kind: str) -> ImportKind:
+    """The entry of ``kind``; an unknown kind is refused (ValueError naming the kinds)."""
+    try:
+        return IMPORT_KINDS[kind]
+    except KeyError:
+        raise ValueError(f"unknown import kind {kind!r}; choose one of {', '.join(IMPORT_KINDS)}") from None
+
+
+def load_file(db: Store, kind: str, path: str | Path, *, by: str | None = None, **options) -> dict:
     """Parse ``path`` as ``kind`` and import it; raises FormatError (nothing written) on bad input.
 
-    ``run`` is for the response files with citations (``ikat-responses``, ``rag-answers``:
+    ``options`` are :class:`ImportOptions` fields; the kind reads those of its entry. ``run`` is for the
+    response files with citations (``ikat-responses``, ``rag-answers``:
     :func:`assess.services.response_files.import_file`): the run name to store them under. ``replace``
-    (those kinds and :data:`REPLACE_KINDS`): a stored text that the file changes is replaced, each change
-    recorded in the history with the labels on the item; else the import is refused (FormatError naming
-    the file, the line and the first changed item; nothing written).
+    (:data:`REPLACE_KINDS`): a stored text that the file changes is replaced, each change recorded in the
+    history with the labels on the item; else the import is refused (FormatError naming the file, the line
+    and the first changed item; nothing written).
 
     ``by`` (the organizer's name; the CLI gives ``cli:<login>``) records the import in the history as an
     organizer action: what was imported, from which file, with the summary. It is written right after the
     import's own transaction (a bulk import runs alone for its memory and speed settings)."""
-    summary = _load_file(
-        db,
-        kind,
-        path,
-        source=source,
-        depth=depth,
-        name=name,
-        dedup=dedup,
-        nugget_source=nugget_source,
-        gold=gold,
-        year=year,
-        collection=collection,
-        run=run,
-        replace=replace,
-        by=by,
-    )
+    given = ImportOptions(by=by, **options)
+    if given.replace and kind not in REPLACE_KINDS:
+        raise AssessError(f"replacing stored texts is for {', '.join(REPLACE_KINDS)} imports, not {kind}")
+    entry = import_kind(kind)
+    given = replace_options(given, source=given.source or entry.default_source)
+    records = entry.read(path, given) if entry.read is not None else None
+    summary = entry.write(db, path, records, given)
     if by is not None:
         from store.accounts import record_action
 
-        record_action(db, by, "import", f"{kind} {Path(path).name}", None, summary, via=source or kind)
+        record_action(db, by, "import", f"{kind} {Path(path).name}", None, summary, via=options.get("source") or kind)
     return summary
-
-
-def _load_file(
-    db: Store,
-    kind: str,
-    path: str | Path,
-    *,
-    source,
-    depth,
-    name,
-    dedup,
-    nugget_source,
-    gold,
-    year,
-    collection,
-    run=None,
-    replace=False,
-    by=None,
-) -> dict:
-    if replace and kind not in REPLACE_KINDS:
-        raise AssessError(f"replacing stored texts is for {', '.join(REPLACE_KINDS)} imports, not {kind}")
-    file = str(path)
-    source = source or DEFAULT_SOURCES.get(kind)
-    if kind == "topics":
-        return imports.import_topics(db, file, formats.iter_topics(path, year=year), collection=collection)
-    if kind == "qrels":
-        return imports.import_passage_qrels(db, file, QrelsStream(path), source=source)
-    if kind == "ptkb-qrels":
-        return imports.import_ptkb_qrels(db, file, formats.parse_ptkb_qrels(path), source=source)
-    if kind == "run":
-        return imports.import_run(db, file, RunStream(path), name=name, depth=depth)
-    if kind == "passages":
-        return imports.import_passages(db, file, PassageStream(path), replace=replace, by=by)
-    if kind == "nuggets":
-        return imports.import_nuggets(db, file, iter_nuggets(path), source=source, dedup=dedup, replace=replace, by=by)
-    if kind == "responses":
-        return imports.import_responses(
-            db,
-            file,
-            iter_responses(path),
-            gold_source=(source or "gold") if gold else None,
-            replace=replace,
-            by=by,
-        )
-    if kind in RESPONSE_FILE_KINDS:
-        from assess.services import response_files
-
-        return response_files.import_file(db, kind, path, run=run, replace=replace, who=by)
-    if kind in NUGGETIZER_FILE_KINDS:
-        from assess.services import nuggetizer_files
-
-        if kind == nuggetizer_files.NUGGETS:
-            return nuggetizer_files.import_nuggets(db, path, source=source)
-        return nuggetizer_files.import_assignments(db, path, source=source, nugget_source=nugget_source)
-    if kind == "ntr-labels":
-        return imports.import_ntr_labels(
-            db, file, formats.parse_ntr_labels(path), source=source, nugget_source=nugget_source
-        )
-    raise ValueError(f"unknown import kind {kind!r}; choose one of {', '.join(IMPORT_KINDS)}")
 
 
 def load_demo(db: Store) -> dict:
@@ -182,6 +291,8 @@ DEMO_SECOND_LLM = "llm:demo-llama"
 
 def is_empty(db: Store) -> bool:
     """True before anything has been imported (the app then loads the demo)."""
+    from store import stats
+
     return stats.is_empty(db)
 
 
