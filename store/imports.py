@@ -111,9 +111,6 @@ def check_turns(
     return turns
 
 
-_check_turns = check_turns  # the name other store modules import
-
-
 def _turn_line_in(file: str) -> Callable:
     """``locate`` for :func:`check_turns` over a ``{turn id: {...}}`` JSON file (error path only)."""
     return lambda rec: turn_line(file, rec.turn_id)
@@ -453,7 +450,7 @@ def _upsert_ptkb_labels(db: Store, labels, *, mode: str) -> None:
     )
 
 
-def _ensure_passages(db: Store, passage_ids: Iterable[str]) -> None:
+def ensure_passages(db: Store, passage_ids: Iterable[str]) -> None:
     """Create the passages (id only, no text) that the store does not have yet (in id order, which
     keeps the B-tree inserts local; no set of every stored id is built, as a block of a large file
     would then pay for the whole table)."""
@@ -557,8 +554,8 @@ def import_passage_qrels(
             )
         with _history_trigger_off(db, table) if first else contextlib.nullcontext():
             for block in blocks:
-                turns |= _check_turns(db, file, block, known)
-                _ensure_passages(db, map(itemgetter(1), block))
+                turns |= check_turns(db, file, block, known)
+                ensure_passages(db, map(itemgetter(1), block))
                 # File order (qrels files are grouped by turn): sorting was measured to cost more than it saves.
                 _insert_rows(db, head, cells, tail, map(itemgetter(0, 1, 2), block), {"source": source, "stamp": stamp})
                 count += len(block)
@@ -585,7 +582,7 @@ def import_ptkb_qrels(db: Store, file: str, qrels: Sequence[Qrel], *, source: st
         (r["conversation_id"], r["statement_id"])
         for r in rows(db, "SELECT conversation_id, statement_id FROM ptkb_statements")
     }
-    _check_turns(db, file, qrels)
+    check_turns(db, file, qrels)
     for q in qrels:
         if (conv_of[q.turn_id], q.item_id) not in statements:
             raise FormatError(
@@ -655,13 +652,13 @@ def import_run(
             for block in blocks:
                 if unknown_turn is None:
                     try:
-                        _check_turns(db, file, block, known)
+                        check_turns(db, file, block, known)
                     except FormatError as exc:  # reported once the file has been read: bad lines come first
                         unknown_turn = exc
                 if unknown_turn is None:  # else the file is read on only for a bad line or repeat, which come first
                     tags = itertools.repeat(name) if name else map(attrgetter("tag"), block)
                     groups.update(dict.fromkeys(zip(tags, map(attrgetter("turn_id"), block))))
-                    _ensure_passages(db, map(attrgetter("passage_id"), block))
+                    ensure_passages(db, map(attrgetter("passage_id"), block))
                 _insert_rows(db, staging, cells, "", map(fields, block), {"name": name} if name else None)
                 count += len(block)
         except FormatError:
@@ -1049,7 +1046,7 @@ def import_responses(
                 )
             else:
                 changed = _changed_responses(db, file, block, replace)
-                _response_runs(db, {r.run for r in block} - runs, file, stamp)
+                register_response_runs(db, {r.run for r in block} - runs, file, stamp)
                 runs.update(r.run for r in block)
                 run_many(
                     db,
@@ -1127,7 +1124,7 @@ def _changed_gold(db: Store, file: str, responses: Sequence[ResponseRecord], sou
 
 def import_ntr_labels(db: Store, file: str, labels: Sequence[NtrRecord], *, source: str, nugget_source: str) -> dict:
     """Store nugget-to-response labels; ``<k>`` names nugget ``[k]`` of ``nugget_source`` for that turn."""
-    _check_turns(db, file, labels)
+    check_turns(db, file, labels)
     nugget_ids = {
         (r["turn_id"], r["key"]): r["id"]
         for r in rows(db, "SELECT id, turn_id, key FROM nuggets WHERE source = :source", {"source": nugget_source})
@@ -1169,7 +1166,7 @@ def import_ntr_labels(db: Store, file: str, labels: Sequence[NtrRecord], *, sour
     table, match = _NTR.table, _NTR.value_column
     with write(db):
         ensure_source(db, source)
-        _response_runs(db, {r.run for r in labels}, file, stamp)
+        register_response_runs(db, {r.run for r in labels}, file, stamp)
         run_many(
             db,
             f"INSERT INTO {table} (source, nugget_id, run, turn_id, {match}, batch, mode, updated_at) "
@@ -1182,7 +1179,7 @@ def import_ntr_labels(db: Store, file: str, labels: Sequence[NtrRecord], *, sour
     return {"labels": len(batch), "yes": sum(rec.match for rec in labels), "source": source}
 
 
-def _response_runs(db: Store, names: Iterable[str], file: str, stamp: str) -> None:
+def register_response_runs(db: Store, names: Iterable[str], file: str, stamp: str) -> None:
     """Register the response runs a file names (an existing run keeps its first file)."""
     for name in sorted(names):
         run(

@@ -268,12 +268,12 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-_DIGITS = re.compile(r"[0-9]{1,18}")
+DIGITS = re.compile(r"[0-9]{1,18}")
 
 
 def to_int(path, line, value: str, what: str, low: int | None = None, high: int | None = None) -> int:
     """``value`` as a non-negative integer written in ASCII digits (no sign, no other digits), in range."""
-    if not _DIGITS.fullmatch(value):
+    if not DIGITS.fullmatch(value):
         raise FormatError(path, line, what, short(value))
     number = int(value)
     if (low is not None and number < low) or (high is not None and number > high):
@@ -281,12 +281,12 @@ def to_int(path, line, value: str, what: str, low: int | None = None, high: int 
     return number
 
 
-_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?")
+FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?")
 
 
 def to_float(path, line, value: str, what: str) -> float:
     """``value`` as a finite number in ASCII notation (no ``nan``, ``inf``, ``1_0`` or other digits)."""
-    if len(value) > 100 or not _FLOAT.fullmatch(value):
+    if len(value) > 100 or not FLOAT.fullmatch(value):
         raise FormatError(path, line, what, short(value))
     number = float(value)
     if not math.isfinite(number):

@@ -311,9 +311,9 @@ def _run_by_column(text: str, first_line: int) -> list[RunRow] | None:
         max(map(len, turns)) > MAX_ID_CHARS
         or max(map(len, passages)) > MAX_ID_CHARS
         or max(map(len, tags)) > MAX_ID_CHARS
-        or not all(map(reading._DIGITS.fullmatch, rank_texts))  # to_int's and to_float's own patterns
+        or not all(map(reading.DIGITS.fullmatch, rank_texts))  # to_int's and to_float's own patterns
         or max(map(len, score_texts)) > 100
-        or not all(map(reading._FLOAT.fullmatch, score_texts))
+        or not all(map(reading.FLOAT.fullmatch, score_texts))
     ):
         return None
     scores = list(map(float, score_texts))

@@ -135,7 +135,7 @@ def natural_key(key: Hashable) -> tuple:
 # ---------------------------------------------------------------------------------------- the design
 
 
-def _sorted(keys: Collection) -> list:
+def sorted_keys(keys: Collection) -> list:
     try:
         return sorted(keys)
     except TypeError:  # mixed types: order by type name, then text
@@ -164,7 +164,7 @@ class Design:
         pop = set(population)
         if not pop:
             raise AssessError("the judge labelled no item: there is nothing to estimate")
-        self.items = _sorted(sampled)
+        self.items = sorted_keys(sampled)
         if not self.items:
             raise AssessError("the human sample is empty: at least two human labels are needed")
         outside = [i for i in self.items if i not in pop]
@@ -193,7 +193,7 @@ class Design:
             if missing:
                 raise AssessError(f"sampled item {missing[0]!r} has no stratum")
             keys = [strata[i] for i in self.items]
-        names = _sorted(set(keys))
+        names = sorted_keys(set(keys))
         code = {k: h for h, k in enumerate(names)}
         self.stratum = np.array([code[k] for k in keys], dtype=np.intp)
         self.names = names
@@ -384,7 +384,7 @@ def _ranked(docs: Sequence[Hashable], k: int) -> list[Hashable]:
 
 def _run_topics(run: Mapping[Hashable, Sequence[Hashable]], topics: set) -> list:
     """The run's topics that have labels (trec_eval's mean is over queries both in qrels and run)."""
-    return [t for t in _sorted(run) if t in topics and run[t]]
+    return [t for t in sorted_keys(run) if t in topics and run[t]]
 
 
 def _check_k(k: int) -> int:
@@ -459,8 +459,8 @@ def corrected_ntr(
         if gold.get(turn):
             turns_of.setdefault(run, set()).add(turn)
     out = {}
-    for run in _sorted(turns_of):
-        turns = _sorted(turns_of[run])
+    for run in sorted_keys(turns_of):
+        turns = sorted_keys(turns_of[run])
         weights = {(run, t, g): 1.0 / (len(turns) * len(set(gold[t]))) for t in turns for g in set(gold[t])}
         out[run] = {"turns": len(turns), "estimate": _share(design, weights, judge_v, human_v, z)}
     return out
@@ -535,7 +535,7 @@ def corrected_ndcg(
     reps = u.shape[1]
     y_s = np.array([human_v[i] for i in design.items])
     f_s = np.array([judge_v[i] for i in design.items])
-    topic_list = _sorted({item[0] for item in judge_v})
+    topic_list = sorted_keys({item[0] for item in judge_v})
     t_index = {t: j for j, t in enumerate(topic_list)}
     g_index = {g: j for j, g in enumerate(grades)}
     # Corrected grade counts per topic are linear in lam: counts(lam) = c_human + lam * c_judge,
@@ -671,7 +671,7 @@ def coverage(
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise AssessError(f"seed must be an integer, found {seed!r}")
     z = z_value(alpha)
-    shared = _sorted(set(reference) & set(judge))
+    shared = sorted_keys(set(reference) & set(judge))
     N = len(shared)
     if sample > N:
         raise AssessError(f"sample {sample} is larger than the {N} items both sources labelled")

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from assess.errors import AssessError
-from assess.measures.ppi import _sorted, z_value
+from assess.measures.ppi import sorted_keys, z_value
 
 Item = Hashable
 DESIGNS = ("stratified", "disagreement")
@@ -123,7 +123,7 @@ def _draw(groups: dict, sizes: dict, seed: int, design: str, weights: dict) -> S
     rng = np.random.default_rng(seed)
     chosen, probability, stratum = [], {}, {}
     allocation = {}
-    for h in _sorted(groups):
+    for h in sorted_keys(groups):
         members = groups[h]  # sorted
         n_h = sizes[h]
         picked = rng.choice(len(members), size=n_h, replace=False) if n_h else []
@@ -138,7 +138,7 @@ def _draw(groups: dict, sizes: dict, seed: int, design: str, weights: dict) -> S
 
 def _groups(keys: Mapping[Item, Hashable]) -> dict:
     groups: dict[Hashable, list] = {}
-    for item in _sorted(keys):
+    for item in sorted_keys(keys):
         groups.setdefault(keys[item], []).append(item)
     return groups
 
@@ -179,7 +179,7 @@ def stratified_sample(
     _check_budget(budget, len(judge))
     groups = _groups(judge)
     sd = stratum_sd(judge, threshold=threshold, spread=spread, guess=guess)
-    names = _sorted(groups)
+    names = sorted_keys(groups)
     weights = {h: len(groups[h]) * sd[h] for h in names}
     sizes = allocate([len(groups[h]) for h in names], [weights[h] for h in names], budget, minimum=minimum)
     return _draw(groups, dict(zip(names, sizes)), seed, "stratified", weights)
@@ -209,7 +209,7 @@ def disagreement_sample(
         raise AssessError(f"the floor must be positive so every item can be chosen, found {floor!r}")
     _check_budget(budget, len(judge))
     groups = _groups(disagreement_strata(judge, second))
-    names = _sorted(groups)
+    names = sorted_keys(groups)
     weights = {h: len(groups[h]) * (floor + (1 if h == MISSING else h)) for h in names}
     sizes = allocate([len(groups[h]) for h in names], [weights[h] for h in names], budget, minimum=minimum)
     return _draw(groups, dict(zip(names, sizes)), seed, "disagreement", weights)
@@ -238,7 +238,7 @@ def expected_width(
     """
     _labels(judge, "judge")
     z = z_value(alpha)
-    items = _sorted(judge)
+    items = sorted_keys(judge)
     N = len(items)
     p = np.array([_prior_p(judge[i], threshold, spread, guess) for i in items])
     f = np.array([float(judge[i] >= threshold) for i in items])
@@ -261,7 +261,7 @@ def expected_width(
         }
         for design, keys in designs.items():
             groups = _groups(keys)
-            names = _sorted(groups)
+            names = sorted_keys(groups)
             index = {i: k for k, i in enumerate(items)}
             pb = {h: float(np.mean([p[index[i]] for i in groups[h]])) for h in names}
             size = {h: len(groups[h]) for h in names}

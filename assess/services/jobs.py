@@ -594,7 +594,7 @@ def check_not_running(db, source: str, task: str) -> None:
     store_jobs.check_not_running(db, source, task)
 
 
-def _begin(db, plan_: Plan, *, base_url: str | None, concurrency: int, stale_after_s: float) -> int:
+def begin_job(db, plan_: Plan, *, base_url: str | None, concurrency: int, stale_after_s: float) -> int:
     check_not_running(db, plan_.source, plan_.task)
     store.ensure_llm_source(db, plan_.source, plan_.model, plan_.prompt_version)
     if plan_.prompt is not None:
@@ -647,7 +647,7 @@ def run(
             f"the plan is for temperature {plan_.temperature:g} but the judge sends {sent}: answers would be cached "
             "under the wrong settings"
         )
-    job_id = _begin(
+    job_id = begin_job(
         db,
         plan_,
         base_url=base_url,
@@ -697,7 +697,7 @@ def run(
 def run_nli(db, plan_: Plan, nli: NliJudge, *, threshold: float = 0.5, progress: Progress | None = None) -> dict:
     """Score a planned NtR run with a local NLI model (premise = response, hypothesis = nugget), in batches;
     each result is stored in its own transaction as its batch finishes."""
-    job_id = _begin(db, plan_, base_url=None, concurrency=nli.batch_size, stale_after_s=store_jobs.MIN_STALE_S)
+    job_id = begin_job(db, plan_, base_url=None, concurrency=nli.batch_size, stale_after_s=store_jobs.MIN_STALE_S)
     tally = _Tally(plan_)
     total = plan_.todo
     try:

@@ -257,7 +257,9 @@ def _store_ntn(db, plan_: jobs.Plan, item: jobs.Item, job_id: int, raw: str | No
 
 def _begin(db, plan_: jobs.Plan, *, base_url: str | None, concurrency: int, timeout: float | None = None) -> int:
     """Record the source (and the prompt a chat run asks with) and start the job, as ``prejudge`` does."""
-    return jobs._begin(db, plan_, base_url=base_url, concurrency=concurrency, stale_after_s=jobs.stale_after_s(timeout))
+    return jobs.begin_job(
+        db, plan_, base_url=base_url, concurrency=concurrency, stale_after_s=jobs.stale_after_s(timeout)
+    )
 
 
 class _Count:

@@ -8,7 +8,7 @@ import streamlit as st
 
 from assess import settings
 from assess.errors import AssessError
-from assess.ui.frame import _signed_in, open_sign_in, role
+from assess.ui.frame import begin_session, open_sign_in, role
 from assess.ui.widgets import error, esc
 
 _SHOWN = "_first_organizer_secret"
@@ -58,7 +58,7 @@ def first_organizer(database, what: str) -> bool:
                 # the first account of the store (open mode on a demo store means none existed): its stored name
                 chosen = next((a["name"] for a in accounts(database) if a["created_by"] == f"open:{given}"), given)
                 st.session_state["_open_mode"] = False
-                _signed_in(database, chosen, "organizer", via="password")
+                begin_session(database, chosen, "organizer", via="password")
                 if made:
                     st.session_state[_SHOWN] = (chosen, made)
                 st.rerun()

@@ -231,7 +231,7 @@ SESSION_ENDED = (
 _session_component = st.components.v2.component("assess_session", js=asset("session.js"), isolate_styles=False)
 
 
-def _signed_in(database, name: str, role: str | None, *, via: str) -> None:
+def begin_session(database, name: str, role: str | None, *, via: str) -> None:
     """Start a session for ``name`` (an account with ``role``, or an open-mode name when ``role`` is None):
     a row in the store and, from the next run on, its cookie in the browser, so that a reload, a bookmark or
     another tab keeps the person signed in."""
@@ -253,7 +253,7 @@ def renew_session(database) -> None:
     of their own password ends every session of the account, this one too)."""
     name, held = assessor(), role()
     if name and held:
-        _signed_in(database, name, held, via="password")
+        begin_session(database, name, held, via="password")
 
 
 def _forget(*, clear_cookie: bool) -> None:
@@ -367,7 +367,7 @@ def _openid_sign_in(database) -> None:
         return
     try:
         person = openid_person(database, user.get("email") if user.get("email_verified") is not False else None)
-        _signed_in(database, person.name, person.role.value, via="openid")
+        begin_session(database, person.name, person.role.value, via="openid")
     except AssessError as exc:
         st.session_state["sign_in_error"] = str(exc)
     else:
@@ -394,7 +394,7 @@ def sign_in_from_query(database, link_token: str | None = None) -> None:
         try:
             person = check_link(database, token)
             _forget(clear_cookie=False)
-            _signed_in(database, person.name, person.role.value, via="link")
+            begin_session(database, person.name, person.role.value, via="link")
         except AssessError as exc:
             st.session_state["sign_in_error"] = str(exc)
         else:
@@ -407,7 +407,7 @@ def sign_in_from_query(database, link_token: str | None = None) -> None:
     name = st.query_params.get("assessor")
     if name and name != assessor() and open_mode and not role():
         try:  # no rerun: this run goes on to the page the address names (a rerun here would open Home)
-            _signed_in(database, sign_in(database, name, guest=True), None, via="open")
+            begin_session(database, sign_in(database, name, guest=True), None, via="open")
         except AssessError as exc:
             st.session_state["sign_in_error"] = str(exc)
 
@@ -421,7 +421,7 @@ def _password_form(database) -> None:
         if st.form_submit_button("Sign in", key="account_sign_in"):
             try:
                 person = check_password(database, name, password, address=_client_address())
-                _signed_in(database, person.name, person.role.value, via="password")
+                begin_session(database, person.name, person.role.value, via="password")
                 st.rerun()
             except AssessError as exc:
                 error("", exc)
@@ -454,7 +454,7 @@ def sidebar_sign_in(database) -> None:
                 entered = st.text_input("Assessor name", key="sign_in_name")
                 if st.form_submit_button("Sign in"):
                     try:
-                        _signed_in(database, sign_in(database, entered, guest=True), None, via="open")
+                        begin_session(database, sign_in(database, entered, guest=True), None, via="open")
                         st.rerun()
                     except AssessError as exc:
                         error("", exc)

@@ -196,7 +196,7 @@ BEGIN SELECT RAISE(ABORT, 'label_history is append-only'); END;
 """
 
 
-_V1_HISTORY_TABLES = {  # label table: (history kind, item expression, value expression); X. is NEW. or OLD.
+V1_HISTORY_TABLES = {  # label table: (history kind, item expression, value expression); X. is NEW. or OLD.
     "passage_labels": (
         "passage",
         "X.turn_id || ' ' || X.passage_id",
@@ -264,12 +264,12 @@ END;
 
 
 def _label_triggers(table: str, **options) -> dict[str, str]:
-    return _history_triggers(table, *_V1_HISTORY_TABLES[table], **options)
+    return _history_triggers(table, *V1_HISTORY_TABLES[table], **options)
 
 
 # (Schema 1 skipped inserts with via = 'bulk' in the trigger itself; from schema 5 on the bulk importer
 # drops and restores the insert trigger inside its own transaction instead.)
-for _table in _V1_HISTORY_TABLES:
+for _table in V1_HISTORY_TABLES:
     _V1 += "".join(_label_triggers(_table, insert_when="\nWHEN NEW.via IS NOT 'bulk'").values())
 
 # Schema 5: faster bulk imports.
@@ -296,7 +296,7 @@ ALTER TABLE pool_v5 RENAME TO pool;
 DROP INDEX label_history_by_source;
 CREATE INDEX label_history_by_source ON label_history(source, label_table);
 UPDATE passage_labels SET via = NULL WHERE via = 'bulk';
-""" + "".join(f"DROP TRIGGER {t}_history_insert;\n{_label_triggers(t)['insert']}" for t in _V1_HISTORY_TABLES)
+""" + "".join(f"DROP TRIGGER {t}_history_insert;\n{_label_triggers(t)['insert']}" for t in V1_HISTORY_TABLES)
 
 # Schema 6: nuggets, duplicate decisions and gold responses are annotations too: their changes join the
 # append-only history (values as JSON where a row has several fields), so an edited or deleted nugget
@@ -365,7 +365,7 @@ _V9_RAG_AUDIT = _V9_TABLES + "".join(
     "".join(_history_triggers(table, *spec).values()) for table, spec in V9_HISTORY_TABLES.items()
 )
 
-HISTORY_TABLES = {**_V1_HISTORY_TABLES, **V9_HISTORY_TABLES}
+HISTORY_TABLES = {**V1_HISTORY_TABLES, **V9_HISTORY_TABLES}
 """Every label table's history: (history kind, item expression, value expression)."""
 
 MIGRATIONS: list[str] = [

@@ -28,7 +28,7 @@ Differences from SQLite, all deliberate:
 
 from __future__ import annotations
 
-from store.schema import _V1_HISTORY_TABLES, HISTORY_TABLES, V9_HISTORY_TABLES
+from store.schema import HISTORY_TABLES, V1_HISTORY_TABLES, V9_HISTORY_TABLES
 from store.schema.roles import postgres as roles_script
 
 # ------------------------------------------------------------------------------------ history triggers
@@ -612,7 +612,7 @@ BASELINE_VERSION = 8  # the SQLite schema version the baseline equals
 _BASELINE = (
     _FUNCTIONS
     + _TABLES
-    + "".join(_history_triggers(t, *spec) for t, spec in _V1_HISTORY_TABLES.items())
+    + "".join(_history_triggers(t, *spec) for t, spec in V1_HISTORY_TABLES.items())
     + "".join(_history_triggers(t, kind, item, **opts) for t, ((kind, item), opts) in ANNOTATION_TABLES.items())
 )
 
