@@ -15,8 +15,10 @@ scoring would leave out (labels of unknown turns or nuggets, unjudged gold nugge
 without labels, labels against another nugget list) is reported: one ``warning:`` line each on
 stderr and, with ``--json``, a ``warnings`` list (present only when there is something to say).
 
-Heavy libraries are imported inside the handlers so that ``python -m assess --help`` stays fast.
-``--json`` prints one JSON object (floats at full precision); otherwise a plain table.
+Each handler parses its arguments, calls one function of :mod:`assess.services.scores` (which reads the files
+with :mod:`assess.formats` and scores them) and prints the document it returns: with ``--json`` as one JSON
+object (floats at full precision), otherwise as plain tables. Heavy libraries are imported inside the handlers
+so that ``python -m assess --help`` stays fast.
 """
 
 from __future__ import annotations

@@ -197,8 +197,9 @@ _KINDS = (
 IMPORT_KINDS: MappingProxyType[str, ImportKind] = MappingProxyType({k.name: k for k in _KINDS})
 """The kinds of file ``import`` (and the Import page) reads, in the order they are offered."""
 
-REPLACE_KINDS = tuple(name for name, k in IMPORT_KINDS.items() if k.replaces)
-"""The imports that may replace stored texts when asked (``--replace``); the others never change one."""
+REPLACE_KINDS = ("ikat-responses", "rag-answers", "nuggets", "responses", "passages")
+"""The imports that may replace stored texts when asked (``--replace``; the entries with ``replaces``), in the
+order messages name them; the others never change one."""
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "assets" / "demo"
 DEMO_LLM = "llm:demo-gpt"
