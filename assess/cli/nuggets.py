@@ -161,7 +161,7 @@ def cmd_locate(args) -> int:
 
 def cmd_suggest(args) -> int:
     from assess.nuggets.dedup import LexicalEntailment, judge_name
-    from store.nuggets import duplicates, gold
+    from assess.services.nuggets import suggest_duplicates
 
     db = open_store(args)
     judge = LexicalEntailment()
@@ -170,8 +170,8 @@ def cmd_suggest(args) -> int:
 
         judge = NliJudge(args.nli)
     threshold = args.threshold
-    turns = args.turns or sorted(gold.nugget_turns(db, args.source))
-    found = {t: duplicates.suggest_duplicates(db, args.source, t, judge, threshold=threshold) for t in turns}
+    found = suggest_duplicates(db, args.source, args.turns, judge, threshold=threshold)
+    turns = args.turns or list(found)
     if args.json:
         print(
             json.dumps(

@@ -186,3 +186,12 @@ def aepd_scores(document: dict, turn_id: str) -> tuple[list[dict], list[dict]]:
     """AEPD scores of every (run, turn): the points of one turn (for its table) and all points (for the scatter)."""
     points = audit.aepd_view(document)["points"]
     return [p for p in points if str(p["id"]).endswith(f"/{turn_id}")], points
+
+
+def suggest_duplicates(db, source: str, turns: list[str] | None, judge, *, threshold: float) -> dict[str, int]:
+    """Suggest duplicate nugget pairs of ``source`` in each of ``turns`` (default: every turn with its nuggets)
+    with the entailment ``judge``: ``{turn: pairs stored}`` (:func:`store.nuggets.duplicates.suggest_duplicates`)."""
+    from store.nuggets import duplicates
+
+    turns = turns or sorted(gold.nugget_turns(db, source))
+    return {t: duplicates.suggest_duplicates(db, source, t, judge, threshold=threshold) for t in turns}
