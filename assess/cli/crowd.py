@@ -372,19 +372,9 @@ def _fmt(value, digits: int = 3) -> str:
 
 
 def cmd_report(args) -> int:
-    from assess.services import crowd as crowd_service
-    from store import crowd as store_crowd
+    from assess.services.crowd import report
 
-    db = open_store(args)
-    if args.compare and store_crowd.get_study(db, args.name).config.graded:
-        from assess.errors import AssessError
-
-        raise AssessError(
-            f"--compare reads yes/no NtR labels; compare the graded study {args.name!r} after `crowd aggregate` "
-            f"with `audit agreement --task ntr-support --source crowd:{args.name} --source OTHER`"
-        )
-    result = store_crowd.report(db, args.name)
-    result["compare"] = {other: crowd_service.compare(db, args.name, other) for other in args.compare}
+    result = report(open_store(args), args.name, args.compare)
     if args.json:
         print(json.dumps(result, default=str))
         return 0
@@ -456,18 +446,10 @@ def cmd_aggregate(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from assess.crowd.rules import ntr_id, support_word
     from assess.formats.inert_csv import write_dicts
-    from store import crowd as store_crowd
+    from assess.services.crowd import export_rows, label_lines
 
-    db = open_store(args)
-    study = store_crowd.get_study(db, args.name)
-    if args.what == "raw":
-        rows = store_crowd.raw_rows(db, args.name)
-        if args.kept:
-            rows = [r for r in rows if r["kept"]]
-    else:
-        rows = store_crowd.aggregated_rows(db, args.name)
+    study, rows = export_rows(open_store(args), args.name, args.what, kept=args.kept)
     with contextlib.ExitStack() as files:
         out = (
             files.enter_context(open(args.output, "w", newline="", encoding="utf-8")) if args.output else data_output()
@@ -475,21 +457,7 @@ def cmd_export(args) -> int:
         if args.format == "csv":
             write_dicts(out, EXPORT_FIELDS[args.what], rows)
             return 0
-        for r in rows:
-            if args.what == "raw" and (r["is_test"] or r["discarded_because"] == "batch not finished"):
-                continue
-            value = r["value"] if args.what == "raw" else r["label"]
-            if value is None:
-                continue  # undecided
-            if study.config.graded:
-                value = support_word(value)  # a graded file never reads as yes/no
-            head = (
-                ntr_id(r["batch"], r["turn_id"], r["nugget_key"], r["run"])
-                if study.task == "ntr"
-                else f"{r['turn_id']}\t{r['run']}\t{r['criterion']}"
-            )
-            tail = f"\t{r['worker']}" if args.what == "raw" else ""
-            out.write(f"{head}\t{value}{tail}\n")
+        out.writelines(label_lines(study, args.what, rows))
     return 0
 
 

@@ -42,3 +42,49 @@ def compare(db, study: str, other: str) -> dict:
             other_labels.append(value)
     rep = agreement_report(mine, other_labels, scale=(0, 1), ci=False)
     return {"n": rep["n"], "accuracy": rep["agreement"], "kappa": rep["kappa"], "from": "current majority"}
+
+
+def report(db, study: str, compare_with: list[str]) -> dict:
+    """The study's report (:func:`store.crowd.report`) with ``compare``: :func:`compare` against each source of
+    ``compare_with``; a graded study is refused there (its labels are compared with ``audit agreement``)."""
+    if compare_with and store_crowd.get_study(db, study).config.graded:
+        raise AssessError(
+            f"--compare reads yes/no NtR labels; compare the graded study {study!r} after `crowd aggregate` "
+            f"with `audit agreement --task ntr-support --source crowd:{study} --source OTHER`"
+        )
+    result = store_crowd.report(db, study)
+    result["compare"] = {other: compare(db, study, other) for other in compare_with}
+    return result
+
+
+def export_rows(db, study: str, what: str, *, kept: bool = False) -> tuple:
+    """The study and the rows of its export: every raw answer (``what`` raw; with ``kept`` only those kept
+    after quality control) or the aggregated labels (``what`` labels)."""
+    s = store_crowd.get_study(db, study)
+    if what == "raw":
+        rows = store_crowd.raw_rows(db, study)
+        return s, [r for r in rows if r["kept"]] if kept else rows
+    return s, store_crowd.aggregated_rows(db, study)
+
+
+def label_lines(s, what: str, rows: list[dict]):
+    """The export rows as label lines: the NtR id (or turn, run and criterion), the value (a graded study's as
+    its word, never yes/no) and, for raw answers, the worker, tab-separated; test items, answers of unfinished
+    batches and undecided labels are left out."""
+    from assess.crowd.rules import ntr_id, support_word
+
+    for r in rows:
+        if what == "raw" and (r["is_test"] or r["discarded_because"] == "batch not finished"):
+            continue
+        value = r["value"] if what == "raw" else r["label"]
+        if value is None:
+            continue  # undecided
+        if s.config.graded:
+            value = support_word(value)  # a graded file never reads as yes/no
+        head = (
+            ntr_id(r["batch"], r["turn_id"], r["nugget_key"], r["run"])
+            if s.task == "ntr"
+            else f"{r['turn_id']}\t{r['run']}\t{r['criterion']}"
+        )
+        tail = f"\t{r['worker']}" if what == "raw" else ""
+        yield f"{head}\t{value}{tail}\n"
