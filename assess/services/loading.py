@@ -3,9 +3,9 @@ a given kind and imports it: used by the CLI, the app and the demo."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from dataclasses import replace as replace_options
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -230,7 +230,7 @@ def load_file(db: Store, kind: str, path: str | Path, *, by: str | None = None, 
     if given.replace and kind not in REPLACE_KINDS:
         raise AssessError(f"replacing stored texts is for {', '.join(REPLACE_KINDS)} imports, not {kind}")
     entry = import_kind(kind)
-    given = replace_options(given, source=given.source or entry.default_source)
+    given = dataclasses.replace(given, source=given.source or entry.default_source)
     records = entry.read(path, given) if entry.read is not None else None
     summary = entry.write(db, path, records, given)
     if by is not None:
