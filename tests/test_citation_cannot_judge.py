@@ -147,3 +147,34 @@ def test_a_store_at_schema_13_keeps_its_citation_labels_and_history(store_target
             assert rows(db, "PRAGMA foreign_key_check") == []
     finally:
         db.close()
+
+
+def test_exports_say_cannot_judge_in_a_column_of_its_own(db, store_target, tmp_path):
+    """``export table --table citation_labels``: a 'cannot judge' label is cannot_judge 1 with no support, every
+    other label cannot_judge 0 with its support as an integer (CSV and Parquet); the history says cannot-judge."""
+    import csv
+    import io
+
+    import pandas as pd
+
+    from tests.helpers import run_cli
+
+    amy = ensure_source(db, "amy", "assessor")
+    for sentence, passage, value in ((1, "demo-doc-001:0", 2), (1, "demo-doc-002:3", -1), (2, "no-text-doc:7", None)):
+        cited.save_citation_label(db, amy, "101_1", "rag-a", sentence, passage, value)
+    out = run_cli("export", "table", "--table", "citation_labels", "--source", "amy", db=store_target, check=True)
+    got = list(csv.DictReader(io.StringIO(out.stdout)))
+    header = out.stdout.splitlines()[0].split(",")
+    assert header[header.index("support") + 1] == "cannot_judge"
+    assert sorted((r["passage_id"], r["support"], r["cannot_judge"]) for r in got) == [
+        ("demo-doc-001:0", "2", "0"),
+        ("demo-doc-002:3", "-1", "0"),
+        ("no-text-doc:7", "", "1"),
+    ]
+    parquet = tmp_path / "citations.parquet"
+    run_cli("export", "table", "--table", "citation_labels", "-o", parquet, db=store_target, check=True)
+    table = pd.read_parquet(parquet).sort_values("passage_id")
+    assert table["cannot_judge"].tolist() == [0, 0, 1]
+    assert table["support"].tolist()[:2] == [2, -1] and pd.isna(table["support"].tolist()[2])
+    history = run_cli("export", "table", "--table", "label_history", "--source", "amy", db=store_target, check=True)
+    assert ",cannot-judge," in history.stdout
