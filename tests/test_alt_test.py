@@ -85,6 +85,7 @@ def test_hand_worked_case_at_epsilon_0_2():
     assert out.rho == 1.0
     assert out.passes is False
     assert out.computable and out.reason is None and out.skipped == ()
+    assert out.below_recommended  # 5 items < 50
     assert (out.epsilon, out.q, out.min_items, out.scoring) == (0.2, 0.05, 5, "accuracy")
 
 
@@ -167,6 +168,8 @@ def test_a_human_below_min_items_is_skipped_and_not_counted():
     assert out.skipped == (("d", 10),)
     # LLM agrees with everyone: d = 0 everywhere, p = 0, all three rejected
     assert (out.omega, out.rho, out.passes) == (1.0, 1.0, True)
+    assert out.below_recommended and out.as_dict()["below_recommended"] is True  # 40 items < 50
+    assert out.as_dict()["skipped"] == [{"annotator": "d", "items": 10}]
 
 
 # ---------------------------------------------------------------------------------------- bad input
@@ -177,6 +180,7 @@ def test_a_human_below_min_items_is_skipped_and_not_counted():
     [
         ({"epsilon": -0.1}, "epsilon must be a number in [0, 1], found -0.1"),
         ({"epsilon": 1.5}, "epsilon must be a number in [0, 1], found 1.5"),
+        ({"epsilon": True}, "epsilon must be a number in [0, 1], found True"),
         ({"q": 0}, "q must be a number in (0, 1), found 0"),
         ({"min_items": 1}, "min_items must be an integer of at least 2, found 1"),
         ({"scoring": "kappa"}, "unknown alt-test scoring 'kappa': expected one of ['accuracy', 'neg_rmse']"),
@@ -209,6 +213,14 @@ def test_custom_scoring_function():
 # ---------------------------------------------------------------------------------------- the authors' code
 
 
+ITEMS = {  # items per tested human (d in four_humans_partial has 28 and is skipped)
+    "three_humans_neg_rmse": [60, 60, 60],
+    "three_humans_accuracy": [60, 60, 60],
+    "four_humans_partial": [80, 80, 56],
+    "noisy_llm_fails": [70, 70, 70],
+}
+
+
 def test_agrees_with_the_authors_reference_code():
     data = json.loads(_fixture("alt_test_reference.json").read_text())
     assert "18428b1f4f34ac61c4978bc180263b90111e7337" in data["provenance"]["reference"]
@@ -221,6 +233,8 @@ def test_agrees_with_the_authors_reference_code():
         assert out.passes is want["passes"], case["name"]
         assert {r.annotator: r.p_value for r in out.rows} == pytest.approx(want["p_values"], rel=1e-9, abs=1e-15)
         assert {r.annotator: r.llm_advantage for r in out.rows} == pytest.approx(want["llm_advantage"], abs=1e-12)
+        assert [r.items for r in out.rows] == ITEMS[case["name"]], case["name"]
+        assert not out.below_recommended, case["name"]
     assert [c["expected"]["passes"] for c in data["cases"]] == [True, False, False, False]
     skipped = alt_test(data["cases"][2]["humans"], data["cases"][2]["llm"], epsilon=0.15).skipped
     assert skipped == (("d", 28),)  # the reference printed "Skipping annotator d with only 28 instances < 30."

@@ -34,7 +34,8 @@ Defaults and their provenance:
   the authors' ``alt_test``. Lower it when the humans agree little with each other.
 - ``q = 0.05``: the paper's FDR level.
 - ``min_items = 30``: a human is tested only on at least 30 items (the t-test's normality; the
-  authors' ``min_instances_per_human``). The paper recommends 50-100 items.
+  authors' ``min_instances_per_human``). The paper recommends 50-100 items (RECOMMENDED_ITEMS);
+  ``below_recommended`` flags a computable result with a tested human under 50.
 
 Degenerate cases: a human with fewer than ``min_items`` usable items is not tested and is listed in
 ``skipped`` (as in the authors' code; m counts tested humans only). If no human can be tested the
@@ -123,10 +124,16 @@ class AltTest:
     def computable(self) -> bool:
         return self.reason is None
 
+    @property
+    def below_recommended(self) -> bool:
+        """Some tested human has fewer items than the paper's recommended 50 (computable, but weak)."""
+        return any(r.items < RECOMMENDED_ITEMS[0] for r in self.rows)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "computable": self.computable,
             "reason": self.reason,
+            "below_recommended": self.below_recommended,
             "omega": self.omega,
             "rho": self.rho,
             "passes": self.passes,
@@ -173,9 +180,9 @@ def alt_test(
     scoring: str | Scoring = SCORING,
 ) -> AltTest:
     """Run the alt-test on human grades ``item -> {annotator: grade}`` and LLM grades ``item -> grade``."""
-    if not (isinstance(epsilon, int | float) and 0 <= epsilon <= 1):
+    if isinstance(epsilon, bool) or not (isinstance(epsilon, int | float) and 0 <= epsilon <= 1):
         raise AssessError(f"epsilon must be a number in [0, 1], found {epsilon!r}")
-    if not (isinstance(q, int | float) and 0 < q < 1):
+    if isinstance(q, bool) or not (isinstance(q, int | float) and 0 < q < 1):
         raise AssessError(f"q must be a number in (0, 1), found {q!r}")
     if isinstance(min_items, bool) or not isinstance(min_items, int) or min_items < 2:
         raise AssessError(f"min_items must be an integer of at least 2, found {min_items!r}")
