@@ -311,12 +311,12 @@ _NTN_ENTRY = st.one_of(
     )
 )
 def test_ntn_reader_on_arbitrary_json(tmp_path, value):
-    from assess.cli.score import _read_ntn
+    from assess.services.scores import ntn_matches
 
     path = tmp_path / "ntn.json"
     path.write_text(json.dumps(value), encoding="utf-8")
     try:
-        runs = _read_ntn(str(path))
+        runs = ntn_matches(str(path))
     except FormatError as exc:
         assert str(exc).startswith(str(path)), exc
         return

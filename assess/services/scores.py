@@ -150,8 +150,8 @@ def nugget_file_scores(
     ``assignments``), each per run and gold set (``original``, and ``deduplicated`` with ``gold_dedup``);
     ``personal`` (a PTKB qrels or topics file) adds the personal / non-personal split."""
     from assess.formats.ikat import personal_turns
-    from assess.formats.nuggets import ntr_label_table, read_gold_sets, read_ntn
-    from assess.measures.nugget_recall import NtnTurn, ntn_run
+    from assess.formats.nuggets import ntr_label_table, read_gold_sets
+    from assess.measures.nugget_recall import ntn_run
 
     warnings: list[str] = []
     gold_set, dedup = read_gold_sets(gold, gold_dedup, gold_format) if gold else (None, None)
@@ -159,11 +159,7 @@ def nugget_file_scores(
     if dedup is not None:
         gold_sets["deduplicated"] = dedup.keys()
     labels = ntr_label_table(matches) if matches else None
-    ntn_runs = (
-        {run: {t: NtnTurn(*entry) for t, entry in turns.items()} for run, turns in read_ntn(ntn).items()}
-        if ntn
-        else None
-    )
+    ntn_runs = ntn_matches(ntn) if ntn else None
     assigned = _assignments(assignments, gold_set, warnings.append) if assignments else None
     split = personal_turns(personal) if personal else None
     if labels is not None:
@@ -192,6 +188,15 @@ def nugget_file_scores(
     if warnings:
         out["warnings"] = warnings
     return out
+
+
+def ntn_matches(path: str) -> dict[str, dict[str, Any]]:
+    """The NtN matches file (:func:`assess.formats.nuggets.read_ntn`, checked value by value) as the measure
+    reads it: ``{run: {turn: NtnTurn(response ids, pairs)}}``."""
+    from assess.formats.nuggets import read_ntn
+    from assess.measures.nugget_recall import NtnTurn
+
+    return {run: {t: NtnTurn(*entry) for t, entry in turns.items()} for run, turns in read_ntn(path).items()}
 
 
 def _assignments(paths: list[str], gold: GoldNuggets | None, warn) -> tuple[dict, dict, dict, dict]:
