@@ -238,6 +238,86 @@ CITATION_SUPPORT = Scale(
 supported, -1 irrelevant citation (below 0 so that "supported" is always ``value >= 1``)."""
 
 
+# ------------------------------------------------------------------------------------------- item keys
+
+
+@dataclass(frozen=True)
+class ItemKey:
+    """How a kind spells one item as text: the values of its item columns, turn first, joined by single spaces.
+
+    This spelling is the label history's ``item`` (written by the history triggers, whose SQL :meth:`sql`
+    builds), and, without the turn, a pre-judgment's ``item_id`` and a queue's item id (:meth:`encode_id`).
+    One column, ``spaced``, may hold spaces (a run name may hold any character); every other column is an
+    id without spaces (the id rule of :mod:`assess.formats.reading`) or an integer (``integers``), so the
+    text splits back unambiguously: from the left up to the spaced column, from the right after it.
+    """
+
+    columns: tuple[str, ...]
+    integers: tuple[str, ...] = ()
+    spaced: str | None = None  # the column that may hold spaces; None: the last one
+
+    def __post_init__(self) -> None:
+        if not self.columns or not set(self.integers) <= set(self.columns):
+            raise ValueError(f"an item key needs columns, integers among them: {self.columns}, {self.integers}")
+        if self.spaced is not None and (self.spaced not in self.columns or self.spaced in self.integers):
+            raise ValueError(f"the spaced column {self.spaced!r} is not a text column of {self.columns}")
+
+    @property
+    def _free(self) -> int:
+        """The index of the column that may hold spaces."""
+        return len(self.columns) - 1 if self.spaced is None else self.columns.index(self.spaced)
+
+    def encode(self, item: Sequence[object]) -> str:
+        """The text of ``item`` (one value per column, turn first); an item it could not read back is refused."""
+        return _encode(self.columns, self.integers, self._free, item)
+
+    def decode(self, text: str) -> tuple:
+        """The item ``text`` spells (integer columns as int), the inverse of :meth:`encode`."""
+        return _decode(self.columns, self.integers, self._free, text)
+
+    def encode_id(self, parts: Sequence[object]) -> str:
+        """The item without its turn (the values of the columns after the first): a pre-judgment's ``item_id``."""
+        return _encode(self.columns[1:], self.integers, self._free - 1, parts)
+
+    def decode_id(self, text: str) -> tuple:
+        """The values of the columns after the turn that an :meth:`encode_id` text names (the inverse)."""
+        return _decode(self.columns[1:], self.integers, self._free - 1, text)
+
+    def sql(self, row: str = "") -> str:
+        """The SQL expression of the item's text over a row's columns (``row``: ``NEW.``, ``X.``, an alias):
+        the spelling :meth:`encode` writes, as the history triggers of both engines write it."""
+        return " || ' ' || ".join(f"{row}{c}" for c in self.columns)
+
+
+def _encode(columns: tuple[str, ...], integers: tuple[str, ...], free: int, item: Sequence[object]) -> str:
+    if len(item) != len(columns):
+        raise AssessError(f"an item of {', '.join(columns)} has {len(columns)} parts, not {len(item)}: {item!r}")
+    parts = []
+    for n, (column, part) in enumerate(zip(columns, item)):
+        if column in integers:
+            if isinstance(part, bool) or not isinstance(part, int | str) or not str(part).lstrip("-").isdigit():
+                raise AssessError(f"{column} is an integer, not {part!r}")
+            parts.append(str(int(part)))
+            continue
+        text = str(part)
+        if not text or (n != free and " " in text):
+            raise AssessError(f"{column} is an id without spaces, not {text!r}")
+        parts.append(text)
+    return " ".join(parts)
+
+
+def _decode(columns: tuple[str, ...], integers: tuple[str, ...], free: int, text: str) -> tuple:
+    *head, rest = text.split(" ", free) if free > 0 else [text]
+    tail = rest.rsplit(" ", len(columns) - 1 - free) if len(columns) - 1 > free else [rest]
+    parts = [*head, *tail]
+    if len(parts) != len(columns) or not all(parts):
+        raise AssessError(f"{text!r} does not name an item of {', '.join(columns)}")
+    try:
+        return tuple(int(p) if c in integers else p for c, p in zip(columns, parts))
+    except ValueError:
+        raise AssessError(f"{text!r} does not name an item of {', '.join(columns)} (an integer expected)") from None
+
+
 # ------------------------------------------------------------------------------------------- label kinds
 
 
@@ -245,8 +325,9 @@ supported, -1 irrelevant citation (below 0 so that "supported" is always ``value
 class LabelKind:
     """One task's labels: where they live, what names an item, what the value means, how they leave.
 
-    ``item_columns`` are the columns that, with ``source``, key a label (the turn first);
-    ``history_item`` is how the history triggers spell an item (the columns joined by spaces).
+    ``item_columns`` are the columns that, with ``source``, key a label (the turn first); ``key`` is how
+    an item is spelled as text (:class:`ItemKey`: ``integer_columns`` hold integers, ``spaced_column``
+    may hold spaces, by default the last).
     """
 
     task: Task
@@ -259,6 +340,12 @@ class LabelKind:
     export: str  # how the labels are written out
     description: str
     unique_columns: tuple[str, ...] | None = None  # the table's primary key, when it is not source + item
+    integer_columns: tuple[str, ...] = ()
+    spaced_column: str | None = None
+    key: ItemKey = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", ItemKey(self.item_columns, self.integer_columns, self.spaced_column))
 
     @property
     def key_columns(self) -> tuple[str, ...]:
@@ -273,7 +360,7 @@ class LabelKind:
         """The ``item`` string the history triggers write for a label keyed by ``parts``."""
         if len(parts) != len(self.item_columns):
             raise AssessError(f"a {self.task} label is keyed by {', '.join(self.item_columns)}, got {len(parts)} parts")
-        return " ".join(str(p) for p in parts)
+        return self.key.encode(parts)
 
     def check(self, value: object) -> int | None:
         """Validate a value for this task (see :meth:`Scale.check`)."""
@@ -315,6 +402,7 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             export="CONE-RAG NtR labels: {nugget_id: 0/1} per run and turn",
             description="does a run's response for a turn contain a gold nugget",
             unique_columns=("source", "nugget_id", "run"),
+            integer_columns=("nugget_id",),
         ),
         Task.RESPONSE: LabelKind(
             task=Task.RESPONSE,
@@ -326,6 +414,7 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             prompt=None,
             export="iKAT 2023 response judgments (JSON)",
             description="a criterion of a run's response for a turn, -1 (unable) or 0-4",
+            spaced_column="run",
         ),
         Task.NTR_SUPPORT: LabelKind(
             task=Task.NTR_SUPPORT,
@@ -338,6 +427,7 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             export="nuggetizer assignments: support / partial_support / not_support per nugget, run and turn",
             description="how far a run's response for a turn supports a gold nugget: 2 support, 1 partial, 0 none",
             unique_columns=("source", "nugget_id", "run"),
+            integer_columns=("nugget_id",),
         ),
         Task.IMPORTANCE: LabelKind(
             task=Task.IMPORTANCE,
@@ -350,6 +440,7 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             export="nuggetizer nuggets: importance vital / okay per nugget",
             description="a gold nugget's importance: 1 vital, 0 okay",
             unique_columns=("source", "nugget_id"),
+            integer_columns=("nugget_id",),
         ),
         Task.CITATION: LabelKind(
             task=Task.CITATION,
@@ -361,6 +452,8 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             prompt="citation",
             export="JSON: {run: {turn: {sentence: {passage: support}}}}",
             description="does a passage a response sentence cites support it: 2 fully, 1 partially, 0 not, -1 irrelevant",
+            integer_columns=("sentence",),
+            spaced_column="run",
         ),
     }
 )
@@ -421,6 +514,7 @@ class AnnotationKind:
     value: str  # what the value is
     history: bool  # are its changes in label_history?
     description: str
+    key: ItemKey | None = None  # how the history triggers spell an item (None: not in the history)
 
 
 ANNOTATION_KINDS: Mapping[str, AnnotationKind] = MappingProxyType(
@@ -432,6 +526,7 @@ ANNOTATION_KINDS: Mapping[str, AnnotationKind] = MappingProxyType(
             value="text, relevance (NUGGET_RELEVANCE) and span (passage_id, start_char, end_char)",
             history=True,
             description="a gold nugget, as an exact span of a passage or typed text",
+            key=ItemKey(("turn_id", "key")),
         ),
         "nugget-duplicate": AnnotationKind(
             name="nugget-duplicate",
@@ -440,6 +535,7 @@ ANNOTATION_KINDS: Mapping[str, AnnotationKind] = MappingProxyType(
             value="decision: " + ", ".join(d.value for d in DuplicateDecision),
             history=True,
             description="whether two gold nuggets of a turn say the same thing",
+            key=ItemKey(("turn_id", "nugget_a", "nugget_b"), integers=("nugget_a", "nugget_b")),
         ),
         "gold-response": AnnotationKind(
             name="gold-response",
@@ -448,6 +544,7 @@ ANNOTATION_KINDS: Mapping[str, AnnotationKind] = MappingProxyType(
             value="text and the nuggets it uses",
             history=True,
             description="an assessor's reference response for a turn",
+            key=ItemKey(("turn_id",)),
         ),
         "crowd-answer": AnnotationKind(
             name="crowd-answer",

@@ -104,34 +104,6 @@ def llm_sources(db: Store) -> list[str]:
 # ------------------------------------------------------------------------------------------- items
 
 
-def turn_contexts(db: Store) -> dict[str, dict]:
-    """Every turn's conversation so far, utterances and PTKB (one query per table, not per turn)."""
-    ptkb: dict[str, list] = {}
-    for s in each(
-        db,
-        "SELECT conversation_id, statement_id, text FROM ptkb_statements "
-        "ORDER BY conversation_id, int_prefix(statement_id), statement_id",
-    ):
-        ptkb.setdefault(s["conversation_id"], []).append({"id": s["statement_id"], "text": s["text"]})
-    out, history = {}, {}
-    for t in each(
-        db,
-        "SELECT id, conversation_id, utterance, resolved_utterance, response FROM turns "
-        "ORDER BY conversation_id, position",
-    ):
-        past = history.setdefault(t["conversation_id"], [])
-        out[t["id"]] = {
-            "turn_id": t["id"],
-            "conversation_id": t["conversation_id"],
-            "utterance": t["utterance"],
-            "resolved_utterance": t["resolved_utterance"],
-            "history": list(past),
-            "ptkb": ptkb.get(t["conversation_id"], []),
-        }
-        past.append({"turn_id": t["id"], "utterance": t["utterance"], "response": t["response"]})
-    return out
-
-
 # a real answer, not one of a probe (the version does not contain the mark)
 _NOT_PROBE = f"replace(prompt_version, '{PROBE_MARK}', '') = prompt_version"
 
@@ -345,21 +317,9 @@ def _plain_value(item):
 
 
 def label_item(task: str, turn_id: str, item_id: str) -> tuple:
-    """The label item a prejudgment's ``item_id`` names: the item's columns after the turn, joined by spaces as
-    the history spells them ('<nugget id> <run>', '<run> <sentence> <passage id>', '<nugget id>', ...)."""
-    task = Task(task)
-    if task in (Task.NTR, Task.NTR_SUPPORT):
-        nugget_id, run_name = item_id.split(" ", 1)
-        return (turn_id, int(nugget_id), run_name)
-    if task is Task.IMPORTANCE:
-        return (turn_id, int(item_id))
-    if task is Task.CITATION:
-        run_name, sentence, passage_id = item_id.rsplit(" ", 2)
-        return (turn_id, run_name, int(sentence), passage_id)
-    if task is Task.RESPONSE:
-        run_name, criterion = item_id.rsplit(" ", 1)
-        return (turn_id, run_name, criterion)
-    return (turn_id, item_id)
+    """The label item a prejudgment's ``item_id`` names: the task's item key without the turn
+    (:meth:`assess.tasks.ItemKey.decode_id`: '<nugget id> <run>', '<run> <sentence> <passage id>', ...)."""
+    return (turn_id, *label_kind(task).key.decode_id(item_id))
 
 
 _SAMPLE_VALUES = (
@@ -457,10 +417,11 @@ def raw_outputs(db: Store, source: str, task: str) -> dict[tuple, str]:
         return {(r["turn_id"], r["item_id"]): r["raw_output"] for r in answers}
     texts = {r["id"]: r["text"] for r in each(db, "SELECT id, text FROM nuggets")}
     out = {}
+    key = LABEL_KINDS[Task.NTR].key
     for r in answers:
-        nugget_id, run_name = r["item_id"].split(" ", 1)
-        if int(nugget_id) in texts:  # an answer about a nugget since deleted has no item to sit beside
-            out[(r["turn_id"], texts[int(nugget_id)], run_name)] = r["raw_output"]
+        nugget_id, run_name = key.decode_id(r["item_id"])
+        if nugget_id in texts:  # an answer about a nugget since deleted has no item to sit beside
+            out[(r["turn_id"], texts[nugget_id], run_name)] = r["raw_output"]
     return out
 
 
@@ -610,7 +571,7 @@ def anchoring(db: Store, task: str = "passage", *, assessor: str | None = None) 
         end = last[(source, item)]
         if start in ("-", None, labels.CANNOT_JUDGE) or end in (None, labels.CANNOT_JUDGE) or start == end:
             continue
-        turn, item_id = item.split(" ", 1)
+        turn, item_id = kind.key.decode(item)
         for src, grade in llm.get((turn, item_id), {}).items():
             r = report.setdefault(
                 (source, src),

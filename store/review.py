@@ -246,7 +246,8 @@ def adjudicate(
             via="click",
         )
         old = None if before is None else _action_value(before["value"])
-        record_action(db, by, "adjudication", f"{turn_id} {passage_id}", old, _action_value(grade), via=source)
+        item = LABEL_KINDS[Task.PASSAGE].key.encode((turn_id, passage_id))
+        record_action(db, by, "adjudication", item, old, _action_value(grade), via=source)
 
 
 def undo_adjudication(db: Store, by: str, source: str = ADJUDICATION) -> tuple[str, str] | None:
@@ -265,7 +266,7 @@ def undo_adjudication(db: Store, by: str, source: str = ADJUDICATION) -> tuple[s
             if pending_undos:
                 pending_undos -= 1
                 continue
-            turn_id, passage_id = action["item"].split(" ", 1)
+            turn_id, passage_id = LABEL_KINDS[Task.PASSAGE].key.decode(action["item"])
             current = labels.get(db, Task.PASSAGE, source, (turn_id, passage_id))
             if current is None or _action_value(current["value"]) != action["new"]:
                 continue  # changed since by someone else (or gone): not this person's to undo
