@@ -7,8 +7,9 @@ the exports and the crowd rules read this registry instead of keeping maps of th
 label kind is one entry here, one migration and one page (``docs/architecture.md`` walks through
 an example).
 
-Shipped migrations never read this module (a migration must not change once released); a test
-checks that the registry and the schema agree.
+The history triggers of the migrations spell items with the registry's :class:`ItemKey` (the one codec
+the store and the services read items with); ``tests/test_migrations.py`` pins every released script, so a
+change here that would alter a shipped migration fails there, and checks that the registry and the schema agree.
 
 Pure logic: no store, no Streamlit, no LLM client.
 """
@@ -295,9 +296,12 @@ def _encode(columns: tuple[str, ...], integers: tuple[str, ...], free: int, item
     parts = []
     for n, (column, part) in enumerate(zip(columns, item)):
         if column in integers:
-            if isinstance(part, bool) or not isinstance(part, int | str) or not str(part).lstrip("-").isdigit():
-                raise AssessError(f"{column} is an integer, not {part!r}")
-            parts.append(str(int(part)))
+            try:
+                if isinstance(part, bool) or not isinstance(part, int | str):
+                    raise ValueError
+                parts.append(str(int(part)))
+            except ValueError:
+                raise AssessError(f"{column} is an integer, not {part!r}") from None
             continue
         text = str(part)
         if not text or (n != free and " " in text):
@@ -307,6 +311,10 @@ def _encode(columns: tuple[str, ...], integers: tuple[str, ...], free: int, item
 
 
 def _decode(columns: tuple[str, ...], integers: tuple[str, ...], free: int, text: str) -> tuple:
+    if not columns:  # a key of the turn alone: nothing after it
+        if text:
+            raise AssessError(f"{text!r} names more than a turn")
+        return ()
     *head, rest = text.split(" ", free) if free > 0 else [text]
     tail = rest.rsplit(" ", len(columns) - 1 - free) if len(columns) - 1 > free else [rest]
     parts = [*head, *tail]
@@ -561,27 +569,9 @@ ANNOTATION_KINDS: Mapping[str, AnnotationKind] = MappingProxyType(
 # ------------------------------------------------------------------------------------------- records
 
 
-class Label(NamedTuple):
-    """One stored label of any task: who gave it, on what item, which value, how."""
-
-    task: Task
-    source: str
-    item: tuple[str, ...]  # the values of the task's item columns, turn first
-    value: int | None
-    note: str | None = None
-    mode: str | None = None
-    via: str | None = None
-
-
-class Passage(NamedTuple):
-    """A passage; ``text`` is None when only its id is known (judged iKAT texts are not public)."""
-
-    id: str
-    text: str | None
-
-
 class TurnContext(NamedTuple):
-    """What a judging screen shows beside an item: the conversation so far and the user's PTKB."""
+    """A turn's context, built once by :func:`store.conversations.turn_contexts`: what a judging screen shows
+    beside an item (the conversation so far and the user's PTKB) and what the LLM prompts are given."""
 
     turn_id: str
     conversation_id: str
@@ -760,3 +750,52 @@ def reserved_source(name: str) -> bool:
     """True when ``name`` (compared case-insensitively) is one of the workbench's own source names."""
     folded = name.strip().casefold()
     return folded in RESERVED_SOURCES or folded.startswith(RESERVED_SOURCE_PREFIXES)
+
+
+class SourceKind(StrEnum):
+    """What gave a label source's labels. The value is the ``kind`` the sources table records, except for
+    :attr:`NLI`: an NLI judge's source is recorded as ``llm`` (:attr:`stored`) and told apart by its name."""
+
+    ASSESSOR = "assessor"  # a person judging in the app
+    ORGANIZERS = "organizers"  # the organizers themselves (e.g. the topics' PTKB provenance)
+    IMPORT = "import"  # labels read from a file: NIST's qrels, a crowd platform's export, ...
+    ADJUDICATION = "adjudication"  # an adjudicator's decisions between two sources
+    CROWD = "crowd"  # a crowd study's aggregate
+    LLM = "llm"  # a chat model's parsed answers
+    NLI = "nli"  # a local NLI model's entailment decisions
+
+    @property
+    def stored(self) -> str:
+        """The ``kind`` the sources table records for a source of this kind (its CHECK knows no ``nli``)."""
+        return SourceKind.LLM.value if self is SourceKind.NLI else self.value
+
+
+NLI_SOURCE_PREFIXES: tuple[str, ...] = ("nli:", "nli-ntn:")
+"""Prefixes of the names an NLI judge's labels get by default (``nuggets match --backend nli``)."""
+
+
+def source_kind(name: str, stored: str | None = None) -> SourceKind:
+    """The kind of the source ``name``: the one place a source's kind is decided.
+
+    ``stored``: the kind the sources table records for it, which wins (an ``llm`` source whose name starts
+    with an NLI prefix is :attr:`SourceKind.NLI`). Without it the name decides, and only a reserved spelling
+    says anything (anyone may name an import or sign in as ``nli:x``): ``llm:…`` an LLM, ``crowd:…`` the crowd,
+    ``adjudication…`` adjudication, ``organizers`` the organizers; any other name is an import.
+    """
+    if stored is not None:
+        try:
+            kind = SourceKind(stored)
+        except ValueError:
+            raise AssessError(f"{stored!r} is not a kind of label source") from None
+        if kind is SourceKind.LLM and name.startswith(NLI_SOURCE_PREFIXES):
+            return SourceKind.NLI
+        return kind
+    if name.startswith("llm:"):
+        return SourceKind.LLM
+    if name.startswith("crowd:"):
+        return SourceKind.CROWD
+    if name.startswith("adjudication"):
+        return SourceKind.ADJUDICATION
+    if name == "organizers":
+        return SourceKind.ORGANIZERS
+    return SourceKind.IMPORT

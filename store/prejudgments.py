@@ -16,7 +16,17 @@ from typing import Any
 from assess.errors import AssessError
 from assess.llm.pooling import adaptive_keep
 from assess.llm.probes import PROBE_MARK, is_probe
-from assess.tasks import LABEL_KINDS, LABELLED_STATUSES, JudgingMode, ParseStatus, Task, consensus, label_kind
+from assess.tasks import (
+    LABEL_KINDS,
+    LABELLED_STATUSES,
+    JudgingMode,
+    ParseStatus,
+    SourceKind,
+    Task,
+    consensus,
+    label_kind,
+    source_kind,
+)
 from store import jobs, labels
 from store.db import Store, column, each, now, returning, row, rows, run, run_many, value, write
 from store.imports import ensure_source
@@ -58,7 +68,7 @@ def check_llm_source(db: Store, source: str, model: str) -> None:
     if not source or any(c.isspace() for c in source):
         raise AssessError(f"an LLM label source name has no spaces (e.g. llm:{model}), not {source!r}")
     found = row(db, "SELECT kind, model FROM sources WHERE name = :source", {"source": source})
-    if found and found["kind"] != "llm":
+    if found and found["kind"] != SourceKind.LLM:
         raise AssessError(f"{source!r} is a source of kind {found['kind']}, not an LLM source")
     held = found and found["model"] and found["model"] != model
     if held and row(db, "SELECT 1 AS one FROM prejudgments WHERE source = :source LIMIT 1", {"source": source}):
@@ -513,7 +523,7 @@ def disagreements(db: Store, task: str, a: str, b: str, *, limit: int = 500) -> 
     from store.compare import label_pairs
 
     pairs = label_pairs(db, task, a, b)
-    raw = {s: raw_outputs(db, s, task) for s in (a, b) if s.startswith("llm:")}
+    raw = {s: raw_outputs(db, s, task) for s in (a, b) if source_kind(s) is SourceKind.LLM}
     out = []
     for item, la, lb in zip(pairs.items, pairs.a, pairs.b):
         if la == lb:

@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Sequence
 from datetime import datetime
 
-from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, Task
+from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, SourceKind, Task, source_kind
 from store import labels
 from store.db import Store, column, each, row, rows, value, write
 from store.imports import ensure_source
@@ -205,7 +205,11 @@ def item_labels(db: Store, turn_id: str, passage_id: str, sources: Sequence[str]
     out = []
     for source in sources:
         if source in found:
-            said = rationale(db, source, Task.PASSAGE, turn_id, passage_id) if source.startswith("llm:") else None
+            said = (
+                rationale(db, source, Task.PASSAGE, turn_id, passage_id)
+                if source_kind(source) is SourceKind.LLM
+                else None
+            )
             out.append({**found[source], "rationale": said})
     return out
 

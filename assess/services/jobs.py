@@ -30,7 +30,16 @@ from typing import Any
 from assess.errors import AssessError
 from assess.llm.clients import DEFAULT_CONCURRENCY, ChatJudge, JudgeError, NliJudge, Reply, complete_all
 from assess.llm.prompts import NO_PTKB, VARIANTS, Prompt, format_history, format_ptkb, prompt_for
-from assess.tasks import LABEL_KINDS, LABELLED_STATUSES, JobStatus, ParseStatus, Task, TurnContext
+from assess.tasks import (
+    LABEL_KINDS,
+    LABELLED_STATUSES,
+    JobStatus,
+    ParseStatus,
+    SourceKind,
+    Task,
+    TurnContext,
+    source_kind,
+)
 from store import jobs as store_jobs
 from store import prejudgments
 from store import responses as cited
@@ -234,7 +243,7 @@ def resolve_nugget_source(db, nugget_source: str | None) -> str:
         if nugget_source not in sources:
             raise AssessError(f"no nuggets of source {nugget_source!r}; nugget sources: {', '.join(sources) or 'none'}")
         return nugget_source
-    human = [s for s in sources if not s.startswith("llm:")]
+    human = [s for s in sources if source_kind(s) is not SourceKind.LLM]
     if len(human) != 1:
         raise AssessError(
             f"name the gold nuggets with --nuggets SOURCE (nugget sources: {', '.join(sources) or 'none'})"
