@@ -13,8 +13,6 @@ def test_one_turn_and_every_turn_read_the_same_context(store_target):
     with open_db(store_target) as db:
         load_demo(db)
         every = conversations.turn_contexts(db)
-            every, key=lambda t: (every[t].conversation_id, conversations.all_turns(db).index(t))
-        )
         assert set(every) == set(conversations.all_turns(db))
         for turn_id, context in every.items():
             assert isinstance(context, TurnContext)
