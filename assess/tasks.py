@@ -352,6 +352,7 @@ class LabelKind:
     unique_columns: tuple[str, ...] | None = None  # the table's primary key, when it is not source + item
     integer_columns: tuple[str, ...] = ()
     spaced_column: str | None = None
+    missing_column: str | None = None  # a table export's 0/1 column after the value: 1 for a stored missing value
     key: ItemKey = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -464,6 +465,7 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             description="does a passage a response sentence cites support it: 2 fully, 1 partially, 0 not, -1 irrelevant",
             integer_columns=("sentence",),
             spaced_column="run",
+            missing_column="cannot_judge",
         ),
     }
 )
@@ -671,16 +673,14 @@ class NuggetSpan(NamedTuple):
 
 # ------------------------------------------------------------------------------------------- tables
 
+_LABEL_TABLES: tuple[str, ...] = tuple(kind.table for kind in LABEL_KINDS.values())
+
 EXPORT_TABLES: tuple[str, ...] = (
-    LABEL_KINDS[Task.PASSAGE].table,
-    LABEL_KINDS[Task.PTKB].table,
+    *_LABEL_TABLES[:2],  # passage_labels, ptkb_labels
     "nuggets",
-    LABEL_KINDS[Task.NTR].table,
-    LABEL_KINDS[Task.RESPONSE].table,
+    *_LABEL_TABLES[2:4],  # ntr_labels, response_labels
     "gold_responses",
-    LABEL_KINDS[Task.NTR_SUPPORT].table,
-    LABEL_KINDS[Task.IMPORTANCE].table,
-    LABEL_KINDS[Task.CITATION].table,
+    *_LABEL_TABLES[4:],  # ntr_support_labels, nugget_importance_labels, citation_labels and any later kind's
     "label_history",
     "pool",
     "rankings",
@@ -690,8 +690,9 @@ EXPORT_TABLES: tuple[str, ...] = (
     "sources",
     "assignments",
 )
-"""The tables ``export table`` writes out: the label kinds' tables among the other tables that hold labels
-or say where they came from (this order is the command's ``--table`` choices)."""
+"""The tables ``export table`` writes out: every label kind's table (from the registry, so a new kind's is
+exported without an edit here) among the other tables that hold labels or say where they came from (this
+order is the command's ``--table`` choices)."""
 
 UNSOURCED_TABLES: tuple[str, ...] = (
     "pool",
