@@ -20,7 +20,7 @@ from store import exports, open_db
 from store.db import rows
 from store.schema import roles
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())  # any tier folder
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 
@@ -97,9 +97,11 @@ def test_the_export_and_the_app_role_name_no_label_kind():
 
 def test_the_worked_example_names_files_that_exist():
     section = _section("Adding a label kind: a worked example")
-    named = set(re.findall(r"`((?:assess|store|pages|tests|docs)/[\w./]+\.(?:py|md))`", section))
-    assert len(named) >= 15, sorted(named)
+    named = set(re.findall(r"`((?:assess|store|pages|docs)/[\w./]+\.(?:py|md))`", section))
+    tests = set(re.findall(r"`(test_\w+\.py)`", section))  # by name: the tier folders may move them
+    assert len(named) >= 12 and len(tests) >= 5, (sorted(named), sorted(tests))
     missing = sorted(p for p in named if not (ROOT / p).is_file())
+    missing += sorted(t for t in tests if not any((ROOT / "tests").rglob(t)))
     assert not missing, f"docs/architecture.md's worked example names files that do not exist: {missing}"
 
 
