@@ -6,9 +6,11 @@ import json
 import sys
 
 from assess.cli import add_db_argument, progress_output
+from assess.tasks import PREJUDGE_TASKS
 
-# the tasks of assess.services.jobs.TASKS (not imported here: building the parser stays free of the store)
-TASKS = ("passage", "ptkb", "ntr", "ntr-support", "importance", "citation", "nuggets", "response-nuggets", "aepd")
+TASKS = tuple(
+    PREJUDGE_TASKS
+)  # the registry's table (not the jobs service: building the parser stays free of the store)
 
 
 def add_commands(sub) -> None:
