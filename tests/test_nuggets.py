@@ -529,7 +529,7 @@ def aepd_reply(aspects):
 
 def test_prefill_aspects_from_a_prejudge_run(demo):
     """A tiny ``prejudge --task aepd`` against the stub endpoint, then its aspects pre-fill the organizer's list."""
-    from assess.llm.clients import OpenAIJudge
+    from assess.llm.clients import OpenAIClient
     from assess.services import jobs as prejudge
     from tests.stub_llm import StubLLM, enclosed
 
@@ -542,7 +542,7 @@ def test_prefill_aspects_from_a_prejudge_run(demo):
 
     with StubLLM(reply=aepd_reply(aspects)) as stub:
         plan = prejudge.plan(demo, "aepd", "llm:stub", "stub-1", limit=3)  # 101_1 x the three runs
-        prejudge.run(demo, plan, OpenAIJudge("stub-1", base_url=stub.base_url, api_key="k", timeout=5))
+        prejudge.run(demo, plan, OpenAIClient("stub-1", base_url=stub.base_url, api_key="k", timeout=5))
     assert store.aspects.llm_aspect_sources(demo, "101_1", "demo-bm25") == ["llm:stub"]
     assert store.aspects.llm_aspect_sources(demo, "101_2", "demo-bm25") == []
     bm25 = store.responses.response_text(demo, "demo-bm25", "101_1")

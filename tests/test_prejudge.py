@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from assess.llm import prompts
-from assess.llm.clients import OpenAIJudge
+from assess.llm.clients import OpenAIClient
 from assess.services import jobs as prejudge
 from tests.conftest import shared_file
 from tests.helpers import ROOT, rows, run_cli, snapshot
@@ -541,7 +541,7 @@ def demo_db(store_target, demo):
 
 
 def stub_judge(stub):
-    return OpenAIJudge("stub-1", base_url=stub.base_url, api_key="k", timeout=5)
+    return OpenAIClient("stub-1", base_url=stub.base_url, api_key="k", timeout=5)
 
 
 def test_a_changed_prompt_is_a_new_version_and_judges_again(demo_db, stub_llm, monkeypatch):

@@ -3,11 +3,11 @@
 A run is planned first (:func:`plan`): every item the task covers is rendered with the task's
 prompt and hashed; items the source already has an answer for (same model, prompt version and
 input) are left out, answers another source got from the same model, prompt and input are copied
-instead of asked again, and ``limit`` caps what is left. :func:`run` then asks the judge with
+instead of asked again, and ``limit`` caps what is left. :func:`run` then asks the model with
 bounded concurrency and stores each result in its own transaction the moment it arrives, so an
 interrupted run loses nothing and the next run picks up exactly the items still missing.
 
-Self-consistency: with ``samples=K`` the judge is asked K times about each item (answers numbered 0..K-1,
+Self-consistency: with ``samples=K`` the model is asked K times about each item (answers numbered 0..K-1,
 each an outcome of its own, ``prejudgments.sample``); the label is their :func:`assess.tasks.consensus`
 (the most frequent value, a tie by the mean rounded half up), recomputed by the store as each answer
 arrives. The temperature is part of the cache key (an answer at 0.7 is not one at 0) and is sent with
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assess.errors import AssessError
-from assess.llm.clients import DEFAULT_CONCURRENCY, ChatJudge, JudgeError, NliJudge, Reply, complete_all
+from assess.llm.clients import DEFAULT_CONCURRENCY, ChatClient, ClientError, NliClient, Reply, complete_all
 from assess.llm.prompts import NO_PTKB, VARIANTS, Prompt, format_history, format_ptkb, prompt_for
 from assess.tasks import LABELLED_STATUSES, PREJUDGE_TASKS, JobStatus, ParseStatus
 from store import jobs as store_jobs
@@ -65,7 +65,7 @@ class Plan:
     model: str
     prompt_version: str
     prompt: Prompt | None  # None for the NLI backend
-    items: list[Item]  # to ask the judge
+    items: list[Item]  # to ask the model
     copies: list[tuple[Item, dict]]  # answered before (another source or item): copied, no call
     covered: int  # items the task covers
     already: int  # answered before for this source: nothing to do
@@ -558,13 +558,13 @@ class Tally:
             self.last_error = reply.error
 
     def check(self, reply: Reply) -> None:
-        """Stop the run (:class:`JudgeError`) after a fatal reply or :data:`MAX_CONSECUTIVE_ERRORS` failed calls in
+        """Stop the run (:class:`ClientError`) after a fatal reply or :data:`MAX_CONSECUTIVE_ERRORS` failed calls in
         a row."""
         total = self.plan.todo
         if reply.fatal:
-            raise JudgeError(f"{self.plan.model}: {reply.error}; stopped after {self.done} of {total} items")
+            raise ClientError(f"{self.plan.model}: {reply.error}; stopped after {self.done} of {total} items")
         if self.consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
-            raise JudgeError(
+            raise ClientError(
                 f"{MAX_CONSECUTIVE_ERRORS} calls in a row failed (last: {reply.error}); "
                 f"stopped after {self.done} of {total} items, run again to resume"
             )
@@ -706,13 +706,13 @@ def begin(db, plan_: Plan, *, base_url: str | None, concurrency: int, stale_afte
 def run_job(db, job_id: int, tally: Tally, work: Callable[[], None], *, note: str = "") -> None:
     """Do ``work`` as job ``job_id`` under its heartbeat and record how it ended (``note`` appended to the record).
 
-    A :class:`JudgeError` ends the job 'failed', any other exception (Ctrl-C, a Streamlit rerun) 'stopped'; both
+    A :class:`ClientError` ends the job 'failed', any other exception (Ctrl-C, a Streamlit rerun) 'stopped'; both
     propagate, and every result stored before stays for the next run to resume from."""
     total = tally.plan.todo
     try:
         with store_jobs.heartbeat(db, job_id):
             work()
-    except JudgeError as exc:
+    except ClientError as exc:
         store_jobs.finish_job(db, job_id, JobStatus.FAILED, f"{exc}{note}")
         raise
     except BaseException as exc:
@@ -723,11 +723,11 @@ def run_job(db, job_id: int, tally: Tally, work: Callable[[], None], *, note: st
     store_jobs.finish_job(db, job_id, JobStatus.DONE, f"{tally.done} of {total} stored{note}")
 
 
-def ask_all(judge: ChatJudge, requests: Iterable[tuple], tally: Tally, *, concurrency: int):
+def ask_all(client: ChatClient, requests: Iterable[tuple], tally: Tally, *, concurrency: int):
     """The (key, reply) of every request (key, messages, max tokens), ``concurrency`` calls at a time, each reply
     counted; once the caller has stored a reply, a fatal one or too many failures in a row stop the run
     (:meth:`Tally.check`)."""
-    with contextlib.closing(complete_all(judge, requests, concurrency=concurrency)) as replies:
+    with contextlib.closing(complete_all(client, requests, concurrency=concurrency)) as replies:
         for key, reply in replies:
             tally.replied(reply)
             yield key, reply
@@ -745,23 +745,23 @@ def stale_after_s(timeout: float | None) -> float:
 def run(
     db,
     plan_: Plan,
-    judge: ChatJudge,
+    client: ChatClient,
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
     progress: Progress | None = None,
     base_url: str | None = None,
 ) -> dict:
-    """Ask ``judge`` about every planned item, ``concurrency`` calls at a time, storing each result as it arrives.
+    """Ask ``client`` about every planned item, ``concurrency`` calls at a time, storing each result as it arrives.
 
     A fatal reply (bad key, unknown model) or :data:`MAX_CONSECUTIVE_ERRORS` failed calls in a row stop
-    the run (job 'failed', :class:`JudgeError`); an interrupt (Ctrl-C, a Streamlit rerun) marks it
+    the run (job 'failed', :class:`ClientError`); an interrupt (Ctrl-C, a Streamlit rerun) marks it
     'stopped' and propagates. Either way every stored result stays, and the next run resumes. A kill
     leaves the job 'running' until its heartbeat stops and the next start or job listing marks it
     'interrupted'. Refused (:class:`AssessError`) while a live job of the same source and task runs.
     """
     if plan_.prompt is None:
         raise AssessError("this plan is for the NLI backend: use run_nli")
-    sent = getattr(judge, "temperature", plan_.temperature)
+    sent = getattr(client, "temperature", plan_.temperature)
     if (sent or 0) != plan_.temperature:
         raise AssessError(
             f"the plan is for temperature {plan_.temperature:g} but the judge sends {sent}: answers would be cached "
@@ -772,7 +772,7 @@ def run(
         plan_,
         base_url=base_url,
         concurrency=concurrency,
-        stale_after_s=stale_after_s(getattr(judge, "timeout", None)),
+        stale_after_s=stale_after_s(getattr(client, "timeout", None)),
     )
     tally = Tally(plan_)
     total = plan_.todo
@@ -787,7 +787,7 @@ def run(
             _copy_cached(db, plan_, item, row, job_id, tally)
             tick()
         requests = ((item, item.messages, plan_.max_tokens) for item in plan_.items)
-        for item, reply in ask_all(judge, requests, tally, concurrency=concurrency):
+        for item, reply in ask_all(client, requests, tally, concurrency=concurrency):
             _store_result(db, plan_, item, reply, job_id, tally)
             tick()
 
@@ -795,7 +795,7 @@ def run(
     return tally.summary(job_id, JobStatus.DONE.value)
 
 
-def nli_batches(items: list, nli: NliJudge, pairs: Callable[[Any], list[tuple[str, str]]], per_batch: int):
+def nli_batches(items: list, nli: NliClient, pairs: Callable[[Any], list[tuple[str, str]]], per_batch: int):
     """Score the (premise, hypothesis) pairs of ``items`` with a local NLI model, a batch of items at a time (closed
     once it holds ``per_batch`` pairs): (the batch, its pairs' P(entailment) in order, milliseconds per pair)."""
     batch: list = []
@@ -810,14 +810,14 @@ def nli_batches(items: list, nli: NliJudge, pairs: Callable[[Any], list[tuple[st
         yield _nli_scored(batch, nli, pairs)
 
 
-def _nli_scored(batch: list, nli: NliJudge, pairs: Callable[[Any], list[tuple[str, str]]]):
+def _nli_scored(batch: list, nli: NliClient, pairs: Callable[[Any], list[tuple[str, str]]]):
     found = [pair for it in batch for pair in pairs(it)]
     start = time.perf_counter()
     probs = nli.entailment(found) if found else []
     return batch, probs, int(round((time.perf_counter() - start) * 1000 / max(1, len(found))))
 
 
-def run_nli(db, plan_: Plan, nli: NliJudge, *, threshold: float = 0.5, progress: Progress | None = None) -> dict:
+def run_nli(db, plan_: Plan, nli: NliClient, *, threshold: float = 0.5, progress: Progress | None = None) -> dict:
     """Score a planned NtR run with a local NLI model (premise = response, hypothesis = nugget), in batches;
     each result is stored in its own transaction as its batch finishes."""
     job_id = begin(db, plan_, base_url=None, concurrency=nli.batch_size, stale_after_s=store_jobs.MIN_STALE_S)
@@ -893,14 +893,14 @@ def run_with_settings(
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
     progress: Progress | None = None,
-    **judge_options,
+    **client_options,
 ) -> dict:
-    """Run a plan against the endpoint of :func:`prepare` (an :class:`~assess.llm.clients.OpenAIJudge`)."""
-    from assess.llm.clients import OpenAIJudge
+    """Run a plan against the endpoint of :func:`prepare` (an :class:`~assess.llm.clients.OpenAIClient`)."""
+    from assess.llm.clients import OpenAIClient
 
-    judge_options.setdefault("temperature", plan_.temperature)
-    judge = OpenAIJudge(cfg["model"], base_url=cfg["base_url"], api_key=cfg["api_key"], **judge_options)
-    return run(db, plan_, judge, concurrency=concurrency, progress=progress, base_url=cfg["base_url"])
+    client_options.setdefault("temperature", plan_.temperature)
+    client = OpenAIClient(cfg["model"], base_url=cfg["base_url"], api_key=cfg["api_key"], **client_options)
+    return run(db, plan_, client, concurrency=concurrency, progress=progress, base_url=cfg["base_url"])
 
 
 def describe_adaptive(r: dict) -> str:

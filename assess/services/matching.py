@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from assess.errors import AssessError
-from assess.llm.clients import DEFAULT_CONCURRENCY, ChatJudge, NliJudge, Reply
+from assess.llm.clients import DEFAULT_CONCURRENCY, ChatClient, NliClient, Reply
 from assess.llm.prompts import prompt_for
 from assess.services import jobs
 from assess.tasks import LABELLED_STATUSES, JobStatus, JudgingMode, ParseStatus, Task
@@ -319,7 +319,7 @@ def _run(db, job_id: int, tally: jobs.Tally, run_items: Callable[[], None]) -> d
 
 
 def run_ntn_nli(
-    db, ntn: NtnPlan, nli: NliJudge, *, threshold: float = DEFAULT_THRESHOLD, progress: Progress | None = None
+    db, ntn: NtnPlan, nli: NliClient, *, threshold: float = DEFAULT_THRESHOLD, progress: Progress | None = None
 ) -> dict:
     """Match the planned NtN items with a local NLI model: every (extracted, gold) pair of a response is
     scored in batches of ``nli.batch_size``; each response's items are stored in one transaction."""
@@ -381,7 +381,7 @@ def pair_outcome(answers: Sequence[tuple[Reply, Any]]) -> tuple[str, int | None]
 def run_ntn_chat(
     db,
     ntn: NtnPlan,
-    judge: ChatJudge,
+    client: ChatClient,
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
     progress: Progress | None = None,
@@ -393,7 +393,7 @@ def run_ntn_chat(
     :data:`jobs.MAX_CONSECUTIVE_ERRORS` failed calls in a row stop the run; what is stored stays."""
     plan_ = ntn.plan
     prompt = plan_.prompt
-    job_id = _begin(db, plan_, base_url=base_url, concurrency=concurrency, timeout=getattr(judge, "timeout", None))
+    job_id = _begin(db, plan_, base_url=base_url, concurrency=concurrency, timeout=getattr(client, "timeout", None))
     tally = jobs.Tally(plan_)
     waiting: dict[int, list] = {}
 
@@ -430,7 +430,7 @@ def run_ntn_chat(
         for it in plan_.items:  # nothing extracted: nothing can entail the gold nugget
             if not ntn.texts[(it.turn_id, it.item_id)][1]:
                 store_item(it, [])
-        for (n, i), reply in jobs.ask_all(judge, requests(), tally, concurrency=concurrency):
+        for (n, i), reply in jobs.ask_all(client, requests(), tally, concurrency=concurrency):
             parsed = prompt.parse(reply.text) if reply.ok else None
             waiting[n][i] = (reply, parsed)
             if all(a is not None for a in waiting[n]):
