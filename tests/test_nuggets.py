@@ -132,6 +132,22 @@ def test_locate_exact_then_normalised():
     assert pure.spans.locate(passage, "  ") is None
 
 
+def test_human_and_model_spans_are_matched_under_one_folding_rule():
+    """An assessor's nugget and a model's copy are found under the same rule: typographic quotes and dashes
+    match their ASCII forms and ß matches SS in both (the two matchers used to fold differently)."""
+    passage = "He said \u201chello\u201d to the man\u2014then left. Die Stra\u00dfe."
+    for copy, text in (
+        ('said "hello" to', "said \u201chello\u201d to"),
+        ("the man-then left", "the man\u2014then left"),
+        ("DIE STRASSE", "Die Stra\u00dfe"),
+    ):
+        span, how = pure.spans.locate(passage, copy)
+        assert (span.text, how) == (text, "normalised")
+        span, how = pure.spans.locate_span(copy, passage)
+        assert (span.text, how) == (text, "repaired: case/quotes/white space")
+    assert pure.spans.fold(" A\u00a0 \u201cB\u201d\u2013\u00df ") == ('a "b"-ss', [1, 2, 4, 5, 6, 7, 8, 8])
+
+
 def test_locate_in_passages_prefers_an_exact_match_anywhere():
     found = pure.spans.locate_in_passages(
         "Walk Run", [("p1", "a walk run plan"), ("p2", "the Walk Run plan"), ("p3", None)]
