@@ -30,10 +30,21 @@ from typing import Any
 from assess.errors import AssessError
 from assess.llm.clients import DEFAULT_CONCURRENCY, ChatClient, ClientError, NliClient, Reply, complete_all
 from assess.llm.prompts import NO_PTKB, VARIANTS, Prompt, format_history, format_ptkb, prompt_for
-from assess.tasks import LABELLED_STATUSES, PREJUDGE_TASKS, JobStatus, ParseStatus
+from assess.tasks import (
+    LABEL_KINDS,
+    LABELLED_STATUSES,
+    PREJUDGE_TASKS,
+    JobStatus,
+    ParseStatus,
+    SourceKind,
+    Task,
+    TurnContext,
+    source_kind,
+)
 from store import jobs as store_jobs
 from store import prejudgments
 from store import responses as cited
+from store.conversations import turn_contexts
 from store.nuggets import gold
 
 TASKS = tuple(PREJUDGE_TASKS)
@@ -137,17 +148,13 @@ def _temperature(value: float | None) -> float:
     return 0 if value == 0 else value
 
 
-def _query(ctx: dict) -> str:
-    return ctx["resolved_utterance"] or ctx["utterance"] or ""
-
-
-def turn_prompt_fields(ctx: dict) -> dict[str, str]:
+def turn_prompt_fields(ctx: TurnContext) -> dict[str, str]:
     """The fields a turn gives the passage and PTKB prompts: conversation so far, utterance, resolved, PTKB."""
     return {
-        "history": format_history(ctx["history"]),
-        "utterance": ctx["utterance"] or "",
-        "resolved": _query(ctx),
-        "ptkb": format_ptkb(ctx["ptkb"]),
+        "history": format_history(ctx.history),
+        "utterance": ctx.utterance or "",
+        "resolved": ctx.query,
+        "ptkb": format_ptkb(ctx.ptkb),
     }
 
 
@@ -210,7 +217,8 @@ def _ptkb_items(db, contexts, scope):
 @_reads("ntr-support")
 def _ntr_items(db, contexts, scope):
     for r in prejudgments.ntr_items(db, resolve_nugget_source(db, scope.nugget_source), dedup=scope.dedup):
-        yield r["turn_id"], f"{r['nugget_id']} {r['run']}", {"nugget": r["nugget"], "response": r["response"]}, {}, {}
+        item_id = LABEL_KINDS[Task.NTR].key.encode_id((r["nugget_id"], r["run"]))
+        yield r["turn_id"], item_id, {"nugget": r["nugget"], "response": r["response"]}, {}, {}
 
 
 @_reads("importance")
@@ -220,7 +228,7 @@ def _importance_items(db, contexts, scope):
         for n in gold.turn_nuggets(db, source, turn):
             if scope.dedup and not n["in_dedup"]:
                 continue
-            yield turn, str(n["id"]), {"query": _query(contexts[turn]), "nugget": n["text"]}, {}, {}
+            yield turn, str(n["id"]), {"query": contexts[turn].query, "nugget": n["text"]}, {}, {}
 
 
 @_reads("citation")
@@ -230,8 +238,8 @@ def _citation_items(db, contexts, scope):
             yield None
             continue
         turn = r["turn_id"]
-        fields = {"query": _query(contexts[turn]), "sentence": r["sentence_text"], "passage": r["passage_text"]}
-        yield turn, f"{r['run']} {r['sentence']} {r['passage_id']}", fields, {}, {}
+        fields = {"query": contexts[turn].query, "sentence": r["sentence_text"], "passage": r["passage_text"]}
+        yield turn, LABEL_KINDS[Task.CITATION].key.encode_id((r["run"], r["sentence"], r["passage_id"])), fields, {}, {}
 
 
 @_reads("nuggets")
@@ -248,7 +256,7 @@ def _nugget_span_items(db, contexts, scope):
         yield (
             turn,
             r["passage_id"],
-            {"query": _query(contexts[turn]), "text": text},
+            {"query": contexts[turn].query, "text": text},
             {"source": text},
             {"grade": r.get("grade")},
         )
@@ -258,7 +266,7 @@ def _nugget_span_items(db, contexts, scope):
 def _response_nugget_items(db, contexts, scope):
     for r in prejudgments.response_items(db):
         turn, text = r["turn_id"], r["text"]
-        yield turn, r["run"], {"query": _query(contexts[turn]), "text": text}, {"source": text}, {}
+        yield turn, r["run"], {"query": contexts[turn].query, "text": text}, {"source": text}, {}
 
 
 @_reads("aepd")
@@ -266,8 +274,8 @@ def _aepd_items(db, contexts, scope):
     for r in prejudgments.response_items(db):
         turn, text = r["turn_id"], r["text"]
         ctx = contexts[turn]
-        fields = {"query": _query(ctx), "ptkb": format_ptkb(ctx["ptkb"]), "response": text}
-        yield turn, r["run"], fields, {"source": text, "statements": [s["id"] for s in ctx["ptkb"]]}, {}
+        fields = {"query": ctx.query, "ptkb": format_ptkb(ctx.ptkb), "response": text}
+        yield turn, r["run"], fields, {"source": text, "statements": [s["id"] for s in ctx.ptkb]}, {}
 
 
 if set(_READERS) != set(PREJUDGE_TASKS):  # the table and the readers name the same tasks
@@ -282,7 +290,7 @@ def _raw_items(
         raise AssessError(f"task is one of {', '.join(TASKS)}, not {task!r}")
     scope = _Scope(depth, nugget_source, qrels, relevant, dedup)
     out, skipped = [], 0
-    for raw in _READERS[task](db, prejudgments.turn_contexts(db), scope):
+    for raw in _READERS[task](db, turn_contexts(db), scope):
         if raw is None:
             skipped += 1
         else:
@@ -297,7 +305,7 @@ def resolve_nugget_source(db, nugget_source: str | None) -> str:
         if nugget_source not in sources:
             raise AssessError(f"no nuggets of source {nugget_source!r}; nugget sources: {', '.join(sources) or 'none'}")
         return nugget_source
-    human = [s for s in sources if not s.startswith("llm:")]
+    human = [s for s in sources if source_kind(s) is not SourceKind.LLM]
     if len(human) != 1:
         raise AssessError(
             f"name the gold nuggets with --nuggets SOURCE (nugget sources: {', '.join(sources) or 'none'})"

@@ -37,7 +37,7 @@ from assess.errors import AssessError
 from assess.llm.clients import DEFAULT_CONCURRENCY, ChatClient, NliClient, Reply
 from assess.llm.prompts import prompt_for
 from assess.services import jobs
-from assess.tasks import LABELLED_STATUSES, JobStatus, JudgingMode, ParseStatus, Task
+from assess.tasks import LABEL_KINDS, LABELLED_STATUSES, JobStatus, JudgingMode, ParseStatus, Task
 from store import labels, prejudgments
 from store.db import write
 from store.nuggets.responses import response_runs
@@ -46,6 +46,7 @@ METHODS = ("ntn", "ntr")
 BACKENDS = ("chat", "nli")
 DEFAULT_THRESHOLD = 0.5
 NTN_RULE = "any-extracted-entails-gold"  # part of the NtN cache key: change the rule, change the key
+_NTR_KEY = LABEL_KINDS[Task.NTR].key  # an NtN item is spelled as an NtR item: '<nugget id> <run>'
 
 Progress = Callable[[int, int, dict], None]
 
@@ -116,7 +117,7 @@ def ntr_plan(
     answered = _answered_responses(db, runs)
 
     def keep(it: jobs.Item) -> bool:
-        return (it.turn_id, it.item_id.split(" ", 1)[1]) in answered
+        return (it.turn_id, _NTR_KEY.decode_id(it.item_id)[1]) in answered
 
     covered = sum(1 for r in prejudgments.ntr_items(db, gold) if (r["turn_id"], r["run"]) in answered)
     return _restrict(whole, keep, limit, covered)
@@ -196,7 +197,7 @@ def ntn_plan(
         if found is None:
             without += 1
             continue
-        item_id = f"{r['nugget_id']} {r['run']}"
+        item_id = _NTR_KEY.encode_id((r["nugget_id"], r["run"]))
         document = {"gold": r["nugget"], "extracted": found}
         items.append(jobs.Item(r["turn_id"], item_id, [], jobs.input_hash(document, settings)))
         texts[(r["turn_id"], item_id)] = (r["nugget"], found)
@@ -242,12 +243,11 @@ def _store_ntn(db, plan_: jobs.Plan, item: jobs.Item, job_id: int, raw: str | No
     )
     with write(db):
         if prejudgments.save(db, outcome) and status in LABELLED_STATUSES:
-            nugget_id, run_name = item.item_id.split(" ", 1)
             labels.save_changed(
                 db,
                 Task.NTR,
                 plan_.source,
-                (item.turn_id, int(nugget_id), run_name),
+                (item.turn_id, *_NTR_KEY.decode_id(item.item_id)),
                 int(fields["parsed"]),
                 mode=JudgingMode.LLM,
                 via="llm",
@@ -328,7 +328,7 @@ def run_ntn_nli(
     tally = jobs.Tally(plan_)
     groups: dict[tuple[str, str], list[jobs.Item]] = {}
     for it in plan_.items:
-        groups.setdefault((it.turn_id, it.item_id.split(" ", 1)[1]), []).append(it)
+        groups.setdefault((it.turn_id, _NTR_KEY.decode_id(it.item_id)[1]), []).append(it)
 
     def pairs(group: list[jobs.Item]) -> list[tuple[str, str]]:
         return [(e, ntn.texts[(it.turn_id, it.item_id)][0]) for it in group for e in _ext(ntn, it)]

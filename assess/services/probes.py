@@ -24,6 +24,7 @@ from assess.llm.prompts import prompt_for
 from assess.services.jobs import chat_item, chat_settings, reply_outcome, turn_prompt_fields
 from assess.tasks import LABELLED_STATUSES, ParseStatus
 from store import prejudgments
+from store.conversations import turn_contexts
 
 DEFAULT_SAMPLE = 50
 Progress = Callable[[int, int], None]
@@ -84,7 +85,7 @@ def probe(
     chosen = [graded[i] for i in sorted(random.Random(seed).sample(range(len(graded)), min(sample, len(graded))))]
     prompt = prompt_for("passage")
     settings = chat_settings(prompt)
-    contexts = prejudgments.turn_contexts(db)
+    contexts = turn_contexts(db)
     all_kinds = (probes.CONTROL, *kinds)
     versions = {kind: probes.probe_version(prompt.version, kind) for kind in all_kinds}
     for kind, version in versions.items():
