@@ -472,11 +472,45 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
 """Every label kind. Nugget decisions (spans, duplicates, gold responses) have their own tables and history kinds."""
 
 
+@dataclass(frozen=True)
+class PrejudgeTask:
+    """A task ``prejudge`` runs: what one of its items is and what becomes of a parsed answer.
+
+    The items themselves are read by :mod:`assess.services.jobs`, one reader per entry here."""
+
+    name: str
+    item: str  # what one item is, for people
+    labels: bool  # a parsed answer becomes a label of the source (the task is a label kind)
+    skipped: str | None = None  # the items left out because they have no text, for people
+    nuggets: bool = False  # the items are gold nuggets of one nugget source (--nuggets, --dedup)
+
+
+PREJUDGE_TASKS: Mapping[str, PrejudgeTask] = MappingProxyType(
+    {
+        t.name: t
+        for t in (
+            PrejudgeTask("passage", "a pooled passage of a turn", True, skipped="passages without text"),
+            PrejudgeTask("ptkb", "a PTKB statement of a turn", True),
+            PrejudgeTask("ntr", "a gold nugget and a run's response", True, nuggets=True),
+            PrejudgeTask("ntr-support", "a gold nugget and a run's response", True, nuggets=True),
+            PrejudgeTask("importance", "a gold nugget", True, nuggets=True),
+            PrejudgeTask(
+                "citation", "a passage a response sentence cites", True, skipped="cited passages without text"
+            ),
+            PrejudgeTask("nuggets", "a passage to extract gold nugget spans from", False, "passages without text"),
+            PrejudgeTask(
+                "response-nuggets", "a run's response to extract nuggets from (CONE-RAG NtN, step one)", False
+            ),
+            PrejudgeTask("aepd", "a run's response to find AEPD aspects in", False),
+        )
+    }
+)
+"""Every task ``prejudge`` runs, in the order the command offers them: the label kinds a model can judge, then
+the annotations a model proposes."""
+
 PREJUDGMENT_TASKS: tuple[str, ...] = (
     *(t.value for t in Task),
-    "nuggets",  # gold nugget spans extracted from a relevant passage
-    "response-nuggets",  # nuggets extracted from a run's response (CONE-RAG NtN, step one)
-    "aepd",  # AEPD aspects of a turn
+    *(name for name, t in PREJUDGE_TASKS.items() if not t.labels),  # nugget spans, response nuggets, AEPD aspects
     "ntn",  # a gold nugget matched against a response's nuggets (CONE-RAG NtN, step two); item as NtR
 )
 """The tasks an LLM (or NLI) outcome in ``prejudgments`` may be about: every label kind plus the annotations

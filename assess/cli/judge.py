@@ -6,9 +6,11 @@ import json
 import sys
 
 from assess.cli import add_db_argument, progress_output
+from assess.tasks import PREJUDGE_TASKS
 
-# the tasks of assess.services.jobs.TASKS (not imported here: building the parser stays free of the store)
-TASKS = ("passage", "ptkb", "ntr", "ntr-support", "importance", "citation", "nuggets", "response-nuggets", "aepd")
+TASKS = tuple(
+    PREJUDGE_TASKS
+)  # the registry's table (not the jobs service: building the parser stays free of the store)
 
 
 def add_commands(sub) -> None:
@@ -174,11 +176,11 @@ def _progress_bar(total: int, enabled: bool):
 def cmd_prejudge(args) -> int:
     from assess.cli.data import _open
     from assess.errors import AssessError
-    from assess.llm import clients as judges
+    from assess.llm import clients
     from assess.services import jobs as prejudge
 
     db = _open(args)
-    concurrency = args.concurrency if args.concurrency is not None else judges.DEFAULT_CONCURRENCY
+    concurrency = args.concurrency if args.concurrency is not None else clients.DEFAULT_CONCURRENCY
     if concurrency < 1:
         raise AssessError(f"--concurrency is at least 1, not {concurrency}")
     if args.probe is not None:
@@ -197,7 +199,7 @@ def cmd_prejudge(args) -> int:
 
         variant = NO_PTKB
     if args.backend == "nli":
-        model = args.model or judges.DEFAULT_NLI_MODEL
+        model = args.model or clients.DEFAULT_NLI_MODEL
         cfg = None
     elif args.estimate:  # the estimate asks nothing: a model name (its cache, its latency) is all it needs
         from assess.settings import llm_settings
@@ -207,7 +209,7 @@ def cmd_prejudge(args) -> int:
         if not model:
             raise AssessError("no LLM model given: pass --model MODEL (or set ASSESS_LLM_MODEL)")
     else:
-        cfg = judges.endpoint_settings(base_url=args.base_url, model=args.model)
+        cfg = clients.endpoint_settings(base_url=args.base_url, model=args.model)
         model = cfg["model"]
     source = args.source or prejudge.default_source(args.task, model, variant)
     if not args.estimate:  # one live job per source and task: a second would ask the model about every item again
@@ -244,10 +246,10 @@ def cmd_prejudge(args) -> int:
     bar, progress = _progress_bar(plan.todo, not args.no_progress)
     try:
         if args.backend == "nli":
-            nli = judges.NliJudge(model, device=args.device, batch_size=args.batch_size)
+            nli = clients.NliClient(model, device=args.device, batch_size=args.batch_size)
             summary = prejudge.run_nli(db, plan, nli, threshold=args.nli_threshold, progress=progress)
         else:
-            judge = judges.OpenAIJudge(
+            client = clients.OpenAIClient(
                 model,
                 base_url=cfg["base_url"],
                 api_key=cfg["api_key"],
@@ -256,7 +258,7 @@ def cmd_prejudge(args) -> int:
                 temperature=plan.temperature,
             )
             summary = prejudge.run(
-                db, plan, judge, concurrency=concurrency, progress=progress, base_url=cfg["base_url"]
+                db, plan, client, concurrency=concurrency, progress=progress, base_url=cfg["base_url"]
             )
     except KeyboardInterrupt:
         bar.close()
@@ -283,7 +285,7 @@ def cmd_prejudge(args) -> int:
 def _probe(db, args, concurrency: int) -> int:
     """``prejudge --probe KIND``: the susceptibility probe of :mod:`assess.services.probes`."""
     from assess.errors import AssessError
-    from assess.llm import clients as judges
+    from assess.llm import clients
     from assess.llm.probes import describe, parse_kinds
     from assess.services import probes
 
@@ -296,8 +298,8 @@ def _probe(db, args, concurrency: int) -> int:
     if not args.source:
         raise AssessError("--probe needs --source llm:NAME, the LLM source whose judge is probed")
     model = probes.probe_model(db, args.source, args.model)
-    cfg = judges.endpoint_settings(base_url=args.base_url, model=model)
-    judge = judges.OpenAIJudge(
+    cfg = clients.endpoint_settings(base_url=args.base_url, model=model)
+    client = clients.OpenAIClient(
         model, base_url=cfg["base_url"], api_key=cfg["api_key"], timeout=args.timeout, max_retries=args.retries
     )
     from tqdm import tqdm
@@ -312,7 +314,7 @@ def _probe(db, args, concurrency: int) -> int:
             report = probes.probe(
                 db,
                 args.source,
-                judge,
+                client,
                 kinds=kinds,
                 sample=50 if args.sample is None else args.sample,
                 seed=args.seed,

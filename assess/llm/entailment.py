@@ -23,7 +23,7 @@ def configured_entailment(model: str | None = None) -> Entailment:
     if not model:
         return LexicalEntailment()
     try:
-        from assess.llm.clients import NliJudge
+        from assess.llm.clients import NliClient
     except ImportError:
         return LexicalEntailment()
-    return NliJudge(model)
+    return NliClient(model)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from assess.errors import AssessError
 from assess.llm import probes
-from assess.llm.clients import DEFAULT_CONCURRENCY, ChatJudge, complete_all
+from assess.llm.clients import DEFAULT_CONCURRENCY, ChatClient, complete_all
 from assess.llm.prompts import prompt_for
 from assess.services.jobs import chat_item, chat_settings, reply_outcome, turn_prompt_fields
 from assess.tasks import LABELLED_STATUSES, ParseStatus
@@ -56,7 +56,7 @@ def probe_model(db, source: str, model: str | None) -> str:
 def probe(
     db,
     source: str,
-    judge: ChatJudge,
+    client: ChatClient,
     *,
     kinds: list[str] | tuple[str, ...] = probes.PROBES,
     sample: int = DEFAULT_SAMPLE,
@@ -64,7 +64,7 @@ def probe(
     concurrency: int = DEFAULT_CONCURRENCY,
     progress: Progress | None = None,
 ) -> dict:
-    """Probe ``judge`` (the model of LLM source ``source``) on ``sample`` of the source's graded passages.
+    """Probe the model ``client`` asks (the model of LLM source ``source``) on ``sample`` of the source's graded passages.
 
     Returns ``{source, model, prompt_version, kinds, seed, sample, sampled, judged, asked, reused, failed,
     unparseable, results, items}``: ``results`` per kind (and ``control``) from :func:`assess.llm.probes.report`,
@@ -78,7 +78,7 @@ def probe(
     unknown = [k for k in kinds if k not in probes.PROBES]
     if unknown or not kinds:
         raise AssessError(f"probe kinds are {', '.join(probes.PROBES)}, not {', '.join(unknown) or 'none'}")
-    model = probe_model(db, source, judge.model)
+    model = probe_model(db, source, client.model)
     graded = prejudgments.graded_passage_items(db, source)
     if not graded:
         raise AssessError(f"source {source!r} has no passage grades to probe: pre-judge passages first")
@@ -112,7 +112,7 @@ def probe(
 
     failed = unparseable = done = 0
     requests = (((kind, n, it), it.messages, prompt.max_tokens) for kind, n, it in calls)
-    with contextlib.closing(complete_all(judge, requests, concurrency=concurrency)) as replies:
+    with contextlib.closing(complete_all(client, requests, concurrency=concurrency)) as replies:
         for (kind, n, it), reply in replies:
             outcome = reply_outcome(
                 prompt, it, reply, source=source, task="passage", model=model, version=versions[kind]
