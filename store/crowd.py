@@ -36,6 +36,9 @@ from assess.crowd.rules import (
     check_study_name,
     completion_code,
     default_guideline,
+    demo_config,
+    demo_known,
+    demo_name,
     make_batches,
     merge_guideline,
     qc_failed,
@@ -48,7 +51,7 @@ from assess.tasks import JudgingMode, Task, label_kind
 from store import db as sql
 from store import labels as label_store
 from store.db import Store, now, write
-from store.imports import ensure_source
+from store.sources import ensure_source
 
 
 class Study(NamedTuple):
@@ -264,8 +267,6 @@ def create_demo_study(db: Store, task: str = "ntr", name: str | None = None, **o
     19 batches, 6 obvious known-answer items as tests; ``graded=True``: the same items answered
     support / partial support / no support, study demo-graded), or response quality (relevance and
     completeness of the 36 responses, 3 known-bad tests)."""
-    from assess.crowd.rules import demo_config, demo_known, demo_name
-
     graded = bool(overrides.get("graded"))
     return create_study(
         db,

@@ -32,64 +32,11 @@ from assess.formats.nuggets import entry_line, raw_entries, turn_line, twice
 from assess.formats.reading import json_path_line, short
 from assess.tasks import LABEL_KINDS, Task
 from store.db import Store, column, each, is_database_error, now, row, rows, run, run_many, value, write
+from store.history import record_action
 from store.screens import bump_topics_version
+from store.sources import ensure_source
 
 _PASSAGE, _PTKB, _NTR = (LABEL_KINDS[t] for t in (Task.PASSAGE, Task.PTKB, Task.NTR))
-
-SOURCE_KINDS = ("assessor", "import", "llm", "adjudication", "organizers", "crowd")
-
-
-def source_kind(name: str) -> str:
-    """Guess a source's kind from its name: 'llm:…', 'crowd:…', 'adjudication…', 'organizers', else import."""
-    if name.startswith("llm:"):
-        return "llm"
-    if name.startswith("crowd:"):
-        return "crowd"
-    if name.startswith("adjudication"):
-        return "adjudication"
-    if name == "organizers":
-        return "organizers"
-    return "import"
-
-
-def ensure_source(
-    db: Store,
-    name: str,
-    kind: str | None = None,
-    *,
-    model: str | None = None,
-    prompt_version: str | None = None,
-    description: str | None = None,
-) -> str:
-    """Create the label source ``name`` if it does not exist; return its name."""
-    if not name or any(c.isspace() for c in name):
-        raise FormatError("--source", None, "a source name without spaces", repr(name))
-    kind = kind or source_kind(name)
-    if kind == "llm" and model is None:
-        model = name.split(":", 1)[1] if ":" in name else None
-    existing = row(db, "SELECT kind FROM sources WHERE name = :name", {"name": name})
-    if existing and existing["kind"] == "assessor" and kind != "assessor":
-        # an assessor signed in under this name: imported or machine labels must never mix with theirs
-        raise FormatError(
-            "--source",
-            None,
-            f"a source name that is not an assessor's ({name!r} is the assessor {name}'s own labels)",
-            f"an attempt to write {kind} labels into it",
-        )
-    run(
-        db,
-        "INSERT INTO sources (name, kind, model, prompt_version, description, created_at) "
-        "VALUES (:name, :kind, :model, :prompt_version, :description, :at) ON CONFLICT(name) DO NOTHING",
-        {
-            "name": name,
-            "kind": kind,
-            "model": model,
-            "prompt_version": prompt_version,
-            "description": description,
-            "at": now(),
-        },
-    )
-    return name
 
 
 def _known_turns(db: Store) -> set[str]:
@@ -210,8 +157,6 @@ class Replacements:
         self.totals: dict[str, int] = {}
 
     def record(self, db: Store, by: str | None, file: str, changes: Sequence[tuple[str, Any, dict, dict[str, int]]]):
-        from store.accounts import record_action
-
         for item, old, new, labels in changes:
             record_action(db, by, "replace", item, old, {**new, "labels": labels}, via=Path(file).name)
             for task, n in labels.items():

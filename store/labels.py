@@ -16,8 +16,8 @@ from typing import Any
 
 from assess.errors import AssessError
 from assess.tasks import MATCH_SUPPORT, LabelKind, Task, label_kind
-from store.accounts import check_writer
 from store.db import Store, column, columns, each, now, row, rows, run, run_many, write
+from store.rights import check_writer
 
 Item = tuple[str, ...]
 

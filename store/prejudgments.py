@@ -18,8 +18,10 @@ from assess.llm.pooling import adaptive_keep
 from assess.llm.probes import PROBE_MARK, is_probe
 from assess.tasks import LABEL_KINDS, LABELLED_STATUSES, JudgingMode, ParseStatus, Task, consensus, label_kind
 from store import jobs, labels
+from store.compare import label_pairs
 from store.db import Store, column, each, now, returning, row, rows, run, run_many, value, write
-from store.imports import ensure_source
+from store.queue import revealed_labels
+from store.sources import ensure_source
 
 
 @dataclass(frozen=True)
@@ -539,8 +541,6 @@ def rationale(db: Store, source: str, task: str, turn_id: str, item_id: str) -> 
 
 def revealed_with_rationale(db: Store, assessor: str, task: str, turn_id: str, item_id: str) -> list[dict]:
     """:func:`store.queue.revealed_labels` (blind-then-reveal rules unchanged) plus each LLM's raw answer."""
-    from store.queue import revealed_labels
-
     out = []
     for label in revealed_labels(db, assessor, task, turn_id, item_id):
         out.append({**label, "rationale": rationale(db, label["source"], task, turn_id, item_id)})
@@ -549,8 +549,6 @@ def revealed_with_rationale(db: Store, assessor: str, task: str, turn_id: str, i
 
 def disagreements(db: Store, task: str, a: str, b: str, *, limit: int = 500) -> list[dict]:
     """Items where two sources differ, with both labels and each LLM source's raw answer."""
-    from store.compare import label_pairs
-
     pairs = label_pairs(db, task, a, b)
     raw = {s: raw_outputs(db, s, task) for s in (a, b) if s.startswith("llm:")}
     out = []

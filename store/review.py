@@ -10,7 +10,11 @@ from datetime import datetime
 from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, Task
 from store import labels
 from store.db import Store, column, each, row, rows, value, write
-from store.imports import ensure_source
+from store.history import actions, record_action
+from store.prejudgments import rationale
+from store.queue import load_queue
+from store.settings import get_setting, set_setting
+from store.sources import ensure_source
 
 BREAK_SECONDS = 300  # a gap longer than this between two labels is a pause, not judging time
 
@@ -18,8 +22,6 @@ BREAK_SECONDS = 300  # a gap longer than this between two labels is a pause, not
 def assessor_summary(db: Store, *, open_mode: bool = True) -> list[dict]:
     """Per assessor: progress over their queue (judged / total), passage labels, turns touched, grade
     counts 0..4, cannot-judge, PTKB labels, median and mean seconds per passage label."""
-    from store.queue import load_queue
-
     out = []
     for name in column(db, "SELECT name FROM sources WHERE kind = 'assessor' ORDER BY name"):
         state = load_queue(db, name, open_mode=open_mode)
@@ -190,8 +192,6 @@ def adjudicated(db: Store, source: str = ADJUDICATION) -> frozenset:
 def item_labels(db: Store, turn_id: str, passage_id: str, sources: Sequence[str]) -> list[dict]:
     """Each of ``sources``' label of one passage item, in the order given: source, grade (None: cannot
     judge), note and, for an LLM source, its raw answer as the rationale; sources without a label are left out."""
-    from store.prejudgments import rationale
-
     listed, params = _in_list(sources)
     found = {
         r["source"]: r
@@ -227,8 +227,6 @@ def adjudicate(
     """Record an adjudicated grade (None: the adjudicator cannot judge it, e.g. no text): a label of its own
     source (kind 'adjudication') whose note names who decided and their reason ("by NAME: reason"), and an
     organizer action in the history naming who, the label before and after."""
-    from store.accounts import record_action
-
     if grade is not None:
         GRADES.check(grade, what="an adjudicated grade")
     reason = (reason or "").strip() or None
@@ -253,8 +251,6 @@ def undo_adjudication(db: Store, by: str, source: str = ADJUDICATION) -> tuple[s
     """Revert ``by``'s latest adjudication not yet undone whose label still stands (another adjudicator's later
     change of the item is left alone); return the (turn, passage) it touched. Repeated undos walk further back.
     The undo is itself an organizer action (via 'undo')."""
-    from store.accounts import actions, record_action
-
     with write(db):
         mine = [a for a in actions(db, "adjudication") if a["by"] == by and a["via"] in (source, "undo")]
         pending_undos = 0
@@ -297,8 +293,6 @@ def adjudication_settings(db: Store) -> tuple[list[str] | None, bool]:
     or only letters (True)."""
     import json
 
-    from store.queue import get_setting
-
     chosen = get_setting(db, _ADJ_SOURCES, "")
     return (json.loads(chosen) if chosen else None), get_setting(db, _ADJ_BLIND, "0") == "1"
 
@@ -306,9 +300,6 @@ def adjudication_settings(db: Store) -> tuple[list[str] | None, bool]:
 def set_adjudication_settings(db: Store, sources: Sequence[str] | None, blind: bool, *, by: str | None) -> None:
     """Keep the adjudication queue's sources and blindness (an organizer action in the history)."""
     import json
-
-    from store.accounts import record_action
-    from store.queue import set_setting
 
     chosen = "" if sources is None else json.dumps([str(s) for s in sources])
     with write(db):

@@ -12,6 +12,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from store import settings
 from tests.helpers import ROOT, open_app, rows  # noqa: F401
 
 UNICODE_PASSAGE = "demo-doc-022:0"
@@ -89,7 +90,7 @@ def test_nuggets_page_defaults_to_all_pooled_then_own_labels(app_db):
         "your labels (amy)",
         "all pooled passages with text",
     ]  # blind: no other source offered
-    queue.set_setting(db, "judging_mode", "shown")
+    settings.set_setting(db, "judging_mode", "shown")
     shown = start("pages/nuggets.py", assessor="amy", turn="101_1")
     assert shown.selectbox(key="nug_source_101_1").options == [
         "your labels (amy)",

@@ -19,6 +19,7 @@ import pytest
 from assess.llm import prompts
 from assess.llm.clients import OpenAIJudge
 from assess.services import jobs as prejudge
+from store import settings, sources
 from tests.conftest import shared_file
 from tests.helpers import ROOT, rows, run_cli, snapshot
 from tests.stub_llm import Reply, StubLLM, canonical, delimiter_codes, enclosed, stub_llm  # noqa: F401  (fixture)
@@ -682,7 +683,7 @@ def test_adaptive_pool_on_demo_runs_against_an_independent_count(demo_db):
         llm[(turn, pid)] = grade
     # a human source: grade = 4 - rank // 3 (relevant near the top)
     from store.db import run, write
-    from store.imports import ensure_source
+    from store.sources import ensure_source
 
     with write(demo_db):
         ensure_source(demo_db, "human")
@@ -828,9 +829,9 @@ def test_reveal_shows_the_llm_rationale_only_after_ones_own_label(demo_db):
             3,
         ),
     )
-    queue.sign_in(demo_db, "ann")
+    sources.sign_in(demo_db, "ann")
     assert revealed_with_rationale(demo_db, "ann", "passage", turn, pid) == []  # blind
-    queue.set_setting(demo_db, "judging_mode", "reveal")
+    settings.set_setting(demo_db, "judging_mode", "reveal")
     assert revealed_with_rationale(demo_db, "ann", "passage", turn, pid) == []  # not judged yet
     queue.save_passage_label(demo_db, "ann", turn, pid, 1, mode="reveal")
     shown = revealed_with_rationale(demo_db, "ann", "passage", turn, pid)
@@ -849,8 +850,8 @@ def test_anchoring_counts_changes_toward_the_llm_from_the_history(demo_db):
     from store import queue
     from store.prejudgments import anchoring
 
-    queue.set_setting(demo_db, "judging_mode", "reveal")
-    queue.sign_in(demo_db, "ann")
+    settings.set_setting(demo_db, "judging_mode", "reveal")
+    sources.sign_in(demo_db, "ann")
     items = q(
         demo_db,
         "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'llm:demo-gpt' "

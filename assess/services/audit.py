@@ -564,7 +564,7 @@ def persona_view(db, source: str, with_version: str, without_version: str, task:
 def reference_sample(db, reference: str) -> str | None:
     """The newest stored passage sample given to ``reference`` to judge (its drawn design is then the honest
     default for the estimates); None when there is none."""
-    from store.queue import sample_items, samples
+    from store.samples import sample_items, samples
 
     for found in samples(db):  # newest first
         if found["task"] == "passage" and any(i["assessor"] == reference for i in sample_items(db, found["name"])):
@@ -607,7 +607,7 @@ def _human_sample(
     every item the reference graded, *assumed* to be a uniform sample of the judge's items (n / N each);
     refused when the reference graded an item the judge did not (then its labels cannot be such a sample).
     """
-    from store.queue import inclusion_probabilities, sample_items, samples
+    from store.samples import inclusion_probabilities, sample_items, samples
 
     reference, judge_name = names
     if sample is None:
@@ -892,10 +892,10 @@ def create_sample(
 ) -> dict[str, Any]:
     """Draw ``budget`` of the judge's graded passages (stratified by its grade with Neyman allocation, or by
     disagreement with ``second``) and store them as sample ``name`` at the head of ``assessor``'s queue,
-    each with its inclusion probability (store.queue.create_sample; ``by``'s action in the history)."""
+    each with its inclusion probability (store.samples.create_sample; ``by``'s action in the history)."""
     from assess.measures.sampling import disagreement_sample, stratified_sample
-    from store.queue import SampledItem
-    from store.queue import create_sample as store_sample
+    from store.samples import SampledItem
+    from store.samples import create_sample as store_sample
 
     _budget(budget)
     f, g = _designed(db, judge, design, second)
