@@ -144,7 +144,7 @@ def test_bad_grade_is_refused_and_nothing_written(demo):
 WORKER = textwrap.dedent("""
     import sys
     sys.path.insert(0, {root!r})
-    from store import open_db, queue
+    from store import open_db, queue, sources
     from assess.services.loading import load_file
     db = open_db(sys.argv[1])
     if sys.argv[2] == "import":
