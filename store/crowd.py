@@ -13,12 +13,10 @@ once per worker.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import json
 import secrets
-import threading
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -417,7 +415,7 @@ def enter(db: Store, entry: Entry) -> Assignment | None:
     if study.status != "open":
         raise AssessError("this study is closed: it takes no new work")
     stamp = now()
-    with _one_writer(db), write(db):
+    with write(db):
         slots = _slots(study)
         found = _current(db, entry)  # again under the write lock: another tab may have been faster
         if found:
@@ -483,7 +481,7 @@ def _iso(moment: datetime) -> str:
 
 def consent(db: Store, assignment_id: int) -> None:
     """Record that the worker gave consent (the first time only)."""
-    with _one_writer(db), write(db):
+    with write(db):
         sql.run(
             db,
             "UPDATE crowd_assignments SET consented_at = :at WHERE id = :id AND consented_at IS NULL",
@@ -588,7 +586,7 @@ def answer(
     if a["status"] == "completed":
         return AnswerResult(False, True, 0, code)
     stamp = now()
-    with _one_writer(db), write(db):
+    with write(db):
         new = (
             sql.run(
                 db,
@@ -619,32 +617,6 @@ def answer(
     return AnswerResult(new, remaining == 0, remaining, code if remaining == 0 else None)
 
 
-_WRITERS: dict[str, threading.Lock] = {}
-_WRITERS_LOCK = threading.Lock()
-
-
-@contextlib.contextmanager
-def _one_writer(db: Store):
-    """Queue this process's crowd writers to one SQLite file on a Python lock before SQLite's write lock.
-
-    Streamlit runs every session's script in a thread of one process. Threads that meet SQLite's
-    lock wait in its busy handler, which sleeps up to 100 ms between tries, so under a burst of
-    answers the unlucky ones wait seconds; a lock handed over in order avoids that. Other
-    processes are still kept apart by SQLite itself (BEGIN IMMEDIATE, busy timeout).
-
-    PostgreSQL queues the waiters of its advisory write lock itself and wakes them in turn, so it
-    needs no such lock; nor does a call inside a write transaction, which holds the store's lock.
-    """
-    if not db.sqlite or db.depth:
-        yield
-        return
-    name = sql.file_of(db) or db.location
-    with _WRITERS_LOCK:
-        lock = _WRITERS.setdefault(name, threading.Lock())
-    with lock:
-        yield
-
-
 # ------------------------------------------------------------------------------------------- browser binding
 
 
@@ -672,7 +644,7 @@ def bind(db: Store, study: str, worker: str, presented: Iterable[str | None] = (
     if stored is None:
         get_study(db, study)  # an unknown study is one clear error, not a foreign-key failure
         secret = secrets.token_urlsafe(32)
-        with _one_writer(db), write(db):
+        with write(db):
             made = sql.run(
                 db,
                 "INSERT INTO crowd_bindings (study, worker, secret_hash, created_at) "
