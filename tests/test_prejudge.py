@@ -671,7 +671,7 @@ def test_an_interrupt_marks_the_job_stopped_and_keeps_what_arrived(demo_db, stub
 
 
 def test_adaptive_pool_on_demo_runs_against_an_independent_count(demo_db):
-    from store.prejudgments import adaptive_pool
+    from assess.services.pooling import adaptive_pool
 
     # the demo's LLM grades every pooled pair; the runs rank 10 deep
     best, llm, human = {}, {}, {}
@@ -732,8 +732,8 @@ def test_pool_adaptive_cli_applies_the_filter(store_target, demo):
 
 def test_pool_adaptive_apply_adds_only_filtered_pairs(store_target):
     from assess.services.loading import DEMO_DIR, load_file
+    from assess.services.pooling import adaptive_pool
     from store import open_db
-    from store.prejudgments import adaptive_pool
 
     db = open_db(store_target)
     load_file(db, "topics", DEMO_DIR / "topics.json", collection="demo")
@@ -847,8 +847,8 @@ def test_reveal_shows_the_llm_rationale_only_after_ones_own_label(demo_db):
 
 
 def test_anchoring_counts_changes_toward_the_llm_from_the_history(demo_db):
+    from assess.services.audit import anchoring
     from store import queue
-    from store.prejudgments import anchoring
 
     settings.set_setting(demo_db, "judging_mode", "reveal")
     sources.sign_in(demo_db, "ann")

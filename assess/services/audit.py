@@ -916,3 +916,22 @@ def create_sample(
     )
     summary.update(design=design, population=len(f), budget=budget, allocation=allocation, judge=judge)
     return _json_safe(summary)
+
+
+ANCHORING_TASKS = ("passage", "ptkb")
+
+
+def anchoring(db, task: str = "passage", *, assessor: str | None = None) -> list[dict]:
+    """Did assessors move toward the LLM after a reveal? :func:`assess.measures.anchoring.anchoring` over the
+    assessors' label history of ``task`` (passage or PTKB labels; one assessor's with ``assessor``) and the
+    LLM sources' labels."""
+    from assess.measures.anchoring import anchoring as measure
+    from assess.tasks import JudgingMode, label_kind
+    from store.labels import CANNOT_JUDGE
+    from store.prejudgments import assessor_history, llm_values
+
+    kind = label_kind(task)
+    if kind.task not in ANCHORING_TASKS:
+        raise AssessError(f"anchoring is measured for {' and '.join(ANCHORING_TASKS)} labels, not {task!r}")
+    history = assessor_history(db, kind.task, assessor=assessor)
+    return measure(history, llm_values(db, kind.task), reveal_mode=JudgingMode.REVEAL, cannot_judge=CANNOT_JUDGE)
