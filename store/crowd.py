@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
+from assess.crowd.imported import ImportPlan
 from assess.crowd.rules import (
     Answer,
     CrowdNtrRow,
@@ -41,10 +42,9 @@ from assess.crowd.rules import (
     merge_guideline,
     qc_failed,
     screen_assignments,
-    support_word,
     worker_report,
 )
-from assess.errors import AssessError, FormatError, UnknownItem
+from assess.errors import AssessError, UnknownItem
 from assess.tasks import JudgingMode, Task, label_kind
 from store import db as sql
 from store import labels as label_store
@@ -966,81 +966,32 @@ def _labelled_items(db: Store, task: Task, source: str) -> list[tuple]:
 # ------------------------------------------------------------------------------------------- import
 
 
-def import_ntr_study(
-    db: Store, file: str, rows: Sequence[CrowdNtrRow], *, study: str = "mturk", nugget_source: str = "human"
-) -> dict:
-    """Import a crowd NtR file as an imported study ``study`` keeping its batches (and workers when the
-    file names them), in one transaction.
-
-    Two columns (the public CONE-RAG file): one label per (batch, turn, nugget, run), already
-    aggregated, written as source ``crowd:<study>`` with its batch. Three columns (one row per
-    worker answer): every answer is stored under its worker's assignment of that batch and the
-    majority vote is written as ``crowd:<study>``. Re-importing replaces an imported study.
-    """
-    check_study_name(study)
-    known_turns = set(sql.column(db, "SELECT id FROM turns"))
-    nuggets = {
+def nugget_ids(db: Store, source: str) -> dict[tuple[str, str], int]:
+    """{(turn, nugget key): nugget id} of the nuggets of ``source``."""
+    return {
         (n["turn_id"], n["key"]): n["id"]
-        for n in sql.each(db, "SELECT id, turn_id, key FROM nuggets WHERE source = :source", {"source": nugget_source})
+        for n in sql.each(db, "SELECT id, turn_id, key FROM nuggets WHERE source = :source", {"source": source})
     }
-    for r in rows:
-        if r.turn_id not in known_turns:
-            raise FormatError(file, r.line, "a turn id present in the store (import the topics first)", repr(r.turn_id))
-        if (r.turn_id, r.nugget_key) not in nuggets:
-            raise FormatError(
-                file,
-                r.line,
-                f"a nugget {r.nugget_key} of source {nugget_source!r} in turn {r.turn_id} (import the nuggets first)",
-                "no such nugget",
-            )
-    raw = rows[0].worker is not None
-    first: dict[tuple, CrowdNtrRow] = {}
-    for r in rows:
-        key = (r.batch, r.turn_id, r.nugget_key, r.run) + ((r.worker,) if raw else ())
-        if key in first and first[key].value != r.value:
-            raise FormatError(
-                file,
-                r.line,
-                f"one label per {'worker and ' if raw else ''}pair (line {first[key].line} says {first[key].value})",
-                str(r.value),
-            )
-        first.setdefault(key, r)
-    if not raw:
-        pairs: dict[tuple, CrowdNtrRow] = {}
-        for r in first.values():
-            prev = pairs.setdefault((r.turn_id, r.nugget_key, r.run), r)
-            if prev.value != r.value:
-                raise FormatError(
-                    file, r.line, f"one label per nugget and run (line {prev.line} says {prev.value})", str(r.value)
-                )
-    existing = sql.row(db, "SELECT status, config FROM crowd_studies WHERE name = :name", {"name": study})
-    if existing and existing["status"] != "imported":
-        raise AssessError(f"crowd study {study!r} exists and was not imported; choose another --study")
-    if existing and StudyConfig.from_json(existing["config"]).graded != rows[0].graded:
-        was = "graded" if not rows[0].graded else "yes/no"
-        raise AssessError(
-            f"crowd study {study!r} was imported {was}, this file is not: its labels would sit beside the "
-            "other kind's; choose another --study"
-        )
-    labels = sorted({r.batch for r in rows}, key=lambda b: (not b.isdigit(), int(b) if b.isdigit() else 0, b))
-    per_batch = defaultdict(set)
-    for r in first.values():
-        if raw:
-            per_batch[r.batch].add(r.worker)
-    k = max((len(v) for v in per_batch.values()), default=3)
-    graded = rows[0].graded  # a file answered with support words (parse_crowd_ntr keeps one kind per file)
-    config = StudyConfig(
-        task="ntr",
-        k=k,
-        qc="none",
-        tie="mean" if graded else "undecided",
-        batch_size=max(sum(1 for _ in g) for g in _group(first.values(), raw)),
-        graded=graded,
-    )
+
+
+def study_state(db: Store, study: str) -> dict | None:
+    """The study's status and config (JSON), or None when there is no such study."""
+    return sql.row(db, "SELECT status, config FROM crowd_studies WHERE name = :name", {"name": study})
+
+
+def write_imported_study(
+    db: Store, file: str, study: str, plan: ImportPlan, rows: Sequence[CrowdNtrRow], nuggets: dict, *, replace: bool
+) -> tuple[dict, int]:
+    """Write a checked crowd NtR file (``plan``: :func:`assess.crowd.imported.plan_ntr_import`) as the imported
+    study ``study``, in one transaction (``replace``: the imported study of that name goes first): its items,
+    batches and, for a file of worker answers, workers, assignments, answers and their majority labels; for
+    an aggregated file, its labels as source ``crowd:<study>``. Returns the label summary and the number of
+    items."""
+    config, first, raw = plan.config, plan.first, plan.raw
     stamp = now()
     source = f"crowd:{study}"
     with write(db):
-        if existing:
+        if replace:
             sql.run(db, "DELETE FROM crowd_studies WHERE name = :name", {"name": study})
         sql.run(
             db,
@@ -1072,7 +1023,7 @@ def import_ntr_study(
                     {"study": study, "turn": pair[0], "run": pair[1], "nugget": pair[2]},
                 )["id"]
         batch_ids = {}
-        for number, label in enumerate(labels, start=1):
+        for number, label in enumerate(plan.batches, start=1):
             batch_ids[label] = _add_batch(db, study, number, label)
         placed: dict[str, list[int]] = defaultdict(list)
         for r in rows:
@@ -1129,30 +1080,7 @@ def import_ntr_study(
                     r.value,
                     mode=JudgingMode.IMPORT,
                     via=None,
-                    extra=None if graded else {"batch": r.batch},
+                    extra=None if config.graded else {"batch": r.batch},
                 )
             summary = {"source": source, "labels": len(first)}
-    if graded:
-        answered = {
-            f"answers_{support_word(v)}": sum(r.value == v for r in first.values()) for v in sorted(config.scale)
-        }
-    else:
-        yes = sum(r.value for r in first.values())
-        answered = {"answers_yes": yes, "answers_no": len(first) - yes}
-    return {
-        "study": study,
-        "rows": len(rows),
-        "batches": len(labels),
-        "items": len(item_ids),
-        "workers": len({r.worker for r in rows}) if raw else None,
-        **answered,
-        **{f"source_{k}": v for k, v in summary.items()},
-    }
-
-
-def _group(rows: Iterable[CrowdNtrRow], raw: bool) -> list[list[CrowdNtrRow]]:
-    """Rows per batch (per batch and worker for raw files): the largest group is the batch size."""
-    groups = defaultdict(list)
-    for r in rows:
-        groups[(r.batch, r.worker) if raw else r.batch].append(r)
-    return list(groups.values())
+    return summary, len(item_ids)

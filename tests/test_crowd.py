@@ -647,7 +647,7 @@ def test_compare_uses_the_current_majority_without_aggregate(demo, tmp_path):
     # a study imported with labels only is compared through its stored labels
     path = tmp_path / "labels.tsv"
     path.write_text("1_101_1_1_demo-dense\t1\n1_101_1_2_demo-dense\t0\n")
-    store_crowd.import_ntr_study(demo, str(path), crowd.parse_crowd_ntr(path), study="plain", nugget_source="gold")
+    crowd_service.import_ntr_study(demo, str(path), crowd.parse_crowd_ntr(path), study="plain", nugget_source="gold")
     plain = crowd_service.compare(demo, "plain", "llm:demo-gpt")
     assert (plain["n"], plain["from"]) == (2, "stored labels")
 
@@ -678,7 +678,7 @@ RAW_NTR = """\
 def test_import_keeps_batches_and_workers(demo, tmp_path):
     path = tmp_path / "raw.tsv"
     path.write_text(RAW_NTR)
-    summary = store_crowd.import_ntr_study(
+    summary = crowd_service.import_ntr_study(
         demo, str(path), crowd.parse_crowd_ntr(path), study="pilot", nugget_source="gold"
     )
     assert (summary["rows"], summary["batches"], summary["items"], summary["workers"]) == (8, 2, 3, 3)
@@ -698,17 +698,17 @@ def test_import_keeps_batches_and_workers(demo, tmp_path):
         ("101_1", "[2]", "demo-dense", 0, "1"),
         ("101_2", "[1]", "demo-rerank", 1, "2"),
     ]
-    again = store_crowd.import_ntr_study(
+    again = crowd_service.import_ntr_study(
         demo, str(path), crowd.parse_crowd_ntr(path), study="pilot", nugget_source="gold"
     )
     assert again["items"] == 3 and sql.value(demo, "SELECT COUNT(*) AS n FROM crowd_studies") == 1
     bad = tmp_path / "bad.tsv"
     bad.write_text("1_101_1_1_demo-dense\t1\tw1\n1_101_1_1_demo-dense\t0\tw1\n")
     with pytest.raises(FormatError, match=r"bad.tsv:2: expected one label per worker and pair"):
-        store_crowd.import_ntr_study(demo, str(bad), crowd.parse_crowd_ntr(bad), study="p2", nugget_source="gold")
+        crowd_service.import_ntr_study(demo, str(bad), crowd.parse_crowd_ntr(bad), study="p2", nugget_source="gold")
     bad.write_text("1_101_1_9_demo-dense\t1\n")
     with pytest.raises(FormatError, match=r"bad.tsv:1: expected a nugget \[9\]"):
-        store_crowd.import_ntr_study(demo, str(bad), crowd.parse_crowd_ntr(bad), study="p2", nugget_source="gold")
+        crowd_service.import_ntr_study(demo, str(bad), crowd.parse_crowd_ntr(bad), study="p2", nugget_source="gold")
 
 
 @pytest.fixture(scope="module")
