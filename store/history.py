@@ -1,14 +1,18 @@
-"""The history of organizers' actions: every change of an account, assignment, judging mode, import,
-replaced text or adjudication is one row of ``label_history`` whose ``label_table`` is the kind of
-action (``assess.tasks.ORGANIZER_ACTIONS``) and whose ``source`` is the person who acted (``by``)."""
+"""The append-only history (``label_history``): organizers' actions, and the reads of labels' trails.
+
+Every change of an account, assignment, judging mode, import, replaced text or adjudication is one row
+whose ``label_table`` is the kind of action (``assess.tasks.ORGANIZER_ACTIONS``) and whose ``source`` is
+the person who acted (``by``). Label changes are written by the history triggers; they are read here
+(one label's trail, every source's trail of an item, the assessors' changes of a task)."""
 
 from __future__ import annotations
 
 import json
 
 from assess.errors import AssessError
-from assess.tasks import ORGANIZER_ACTIONS
-from store.db import Store, now, rows, run, write
+from assess.tasks import LABEL_KINDS, ORGANIZER_ACTIONS, label_kind
+from store import labels
+from store.db import Store, column, now, rows, run, write
 from store.rights import check_writer
 
 UNKNOWN_ACTOR = "(unknown)"
@@ -66,3 +70,71 @@ def actions(db: Store, kind: str | None = None, item: str | None = None) -> list
         sql += " AND item = :item"
         params["item"] = item
     return rows(db, sql + " ORDER BY id", params)
+
+
+# ------------------------------------------------------------------------------------------- label trails
+
+
+def item_history(db: Store, source: str, item: str, kind: str = "passage") -> list[dict]:
+    """Every change of one label, oldest first: ``at``, ``old``, ``new``, ``mode``, ``via``.
+
+    ``item`` is written as in the history ('turn passage' for passages, 'turn statement' for PTKB,
+    'turn key' for nuggets, e.g. '0_8 [3]', whose values are JSON with text, relevance and span).
+    A label that arrived with its source's first bulk import has no history row of its own; its first
+    entry is rebuilt from the import event (item '*'): the imported value is the old value of the
+    item's first later change, or its current value if it never changed.
+    """
+    changes = rows(
+        db,
+        "SELECT at, old_value AS old, new_value AS new, mode, via FROM label_history "
+        "WHERE source = :source AND label_table = :label_table AND item = :item ORDER BY id",
+        {"source": source, "label_table": str(kind), "item": item},
+    )
+    if kind not in {t.value for t in LABEL_KINDS}:  # nuggets, duplicate decisions, gold responses: never bulk
+        return changes
+    imports = column(
+        db,
+        "SELECT at FROM label_history WHERE source = :source AND label_table = :label_table AND item = '*' "
+        "AND via = 'bulk' ORDER BY id",
+        {"source": source, "label_table": str(kind)},
+    )
+    if not imports or (changes and changes[0]["old"] is None):
+        return changes  # no bulk import, or the item's own first row is its creation
+    if changes:
+        imported = changes[0]["old"]
+    else:
+        current = labels.get_by_history_item(db, kind, source, item)
+        if current is None:
+            return changes
+        imported = labels.history_text(kind, current["value"])
+    event = {"at": imports[0], "old": None, "new": imported, "mode": "import", "via": "bulk"}
+    return [event] + changes
+
+
+def item_history_all(db: Store, item: str, kind: str = "passage") -> list[dict]:
+    """Every change of one item's labels by every source, oldest first: :func:`item_history`'s rows, each
+    with its ``source``. A source whose bulk import holds the item shows that import as its first row."""
+    sources = column(
+        db,
+        "SELECT DISTINCT source FROM label_history WHERE label_table = :label_table "
+        "AND (item = :item OR (item = '*' AND via = 'bulk')) ORDER BY source",
+        {"label_table": str(kind), "item": item},
+    )
+    trail = [{"source": source, **change} for source in sources for change in item_history(db, source, item, kind)]
+    trail.sort(key=lambda change: change["at"])  # stable: one source's changes keep their order at a shared time
+    return trail
+
+
+def assessor_history(db: Store, task: str, *, assessor: str | None = None) -> list[dict]:
+    """Assessors' label history of ``task`` (one assessor's with ``assessor``), oldest first: source, item
+    (as the history spells it), old, new, mode."""
+    kind = label_kind(task)
+    sql = (
+        "SELECT h.source AS source, h.item AS item, h.old_value AS old, h.new_value AS new, h.mode AS mode "
+        "FROM label_history h JOIN sources s ON s.name = h.source AND s.kind = 'assessor' "
+        "WHERE h.label_table = :label_table"
+    )
+    params = {"label_table": kind.task.value}
+    if assessor:
+        sql, params = sql + " AND h.source = :assessor", params | {"assessor": assessor}
+    return rows(db, sql + " ORDER BY h.id", params)

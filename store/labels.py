@@ -418,7 +418,7 @@ def import_labels(
 # A source's first import of a file is one history event: item '*', new_value the number of labels,
 # via 'bulk' (the label rows themselves carry via NULL, as every imported label does). Each label's
 # imported value stays recoverable: it is the old_value of the item's first
-# later history row, or its current value if it never changed (store.review.item_history does this).
+# later history row, or its current value if it never changed (store.history.item_history does this).
 BULK_EVENT = (
     "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
     "VALUES (:label_table, :source, '*', NULL, :count, 'import', 'bulk', :at)"

@@ -544,21 +544,6 @@ def disagreements(db: Store, task: str, a: str, b: str, *, limit: int = 500) -> 
     return out
 
 
-def assessor_history(db: Store, task: str, *, assessor: str | None = None) -> list[dict]:
-    """Assessors' label history of ``task`` (one assessor's with ``assessor``), oldest first: source, item
-    (as the history spells it), old, new, mode."""
-    kind = label_kind(task)
-    sql = (
-        "SELECT h.source AS source, h.item AS item, h.old_value AS old, h.new_value AS new, h.mode AS mode "
-        "FROM label_history h JOIN sources s ON s.name = h.source AND s.kind = 'assessor' "
-        "WHERE h.label_table = :label_table"
-    )
-    params = {"label_table": kind.task.value}
-    if assessor:
-        sql, params = sql + " AND h.source = :assessor", params | {"assessor": assessor}
-    return rows(db, sql + " ORDER BY h.id", params)
-
-
 def llm_values(db: Store, task: str) -> dict[tuple[str, str], dict[str, int]]:
     """{(turn, item after the turn): {LLM source: its value}} of ``task``, 'cannot judge' left out."""
     kind = label_kind(task)

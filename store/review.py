@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Sequence
 from datetime import datetime
 
-from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, Task
+from assess.tasks import GRADES, JudgingMode, Task
 from store import labels
 from store.db import Store, column, each, row, rows, value, write
 from store.history import actions, record_action
@@ -76,56 +76,6 @@ def seconds_per_label(db: Store, source: str, task: str = "passage") -> dict:
     if not gaps:
         return {"n": 0, "median": None, "mean": None}
     return {"n": len(gaps), "median": statistics.median(gaps), "mean": statistics.fmean(gaps)}
-
-
-def item_history(db: Store, source: str, item: str, kind: str = "passage") -> list[dict]:
-    """Every change of one label, oldest first: ``at``, ``old``, ``new``, ``mode``, ``via``.
-
-    ``item`` is written as in the history ('turn passage' for passages, 'turn statement' for PTKB,
-    'turn key' for nuggets, e.g. '0_8 [3]', whose values are JSON with text, relevance and span).
-    A label that arrived with its source's first bulk import has no history row of its own; its first
-    entry is rebuilt from the import event (item '*'): the imported value is the old value of the
-    item's first later change, or its current value if it never changed.
-    """
-    changes = rows(
-        db,
-        "SELECT at, old_value AS old, new_value AS new, mode, via FROM label_history "
-        "WHERE source = :source AND label_table = :label_table AND item = :item ORDER BY id",
-        {"source": source, "label_table": str(kind), "item": item},
-    )
-    if kind not in {t.value for t in LABEL_KINDS}:  # nuggets, duplicate decisions, gold responses: never bulk
-        return changes
-    imports = column(
-        db,
-        "SELECT at FROM label_history WHERE source = :source AND label_table = :label_table AND item = '*' "
-        "AND via = 'bulk' ORDER BY id",
-        {"source": source, "label_table": str(kind)},
-    )
-    if not imports or (changes and changes[0]["old"] is None):
-        return changes  # no bulk import, or the item's own first row is its creation
-    if changes:
-        imported = changes[0]["old"]
-    else:
-        current = labels.get_by_history_item(db, kind, source, item)
-        if current is None:
-            return changes
-        imported = labels.history_text(kind, current["value"])
-    event = {"at": imports[0], "old": None, "new": imported, "mode": "import", "via": "bulk"}
-    return [event] + changes
-
-
-def item_history_all(db: Store, item: str, kind: str = "passage") -> list[dict]:
-    """Every change of one item's labels by every source, oldest first: :func:`item_history`'s rows, each
-    with its ``source``. A source whose bulk import holds the item shows that import as its first row."""
-    sources = column(
-        db,
-        "SELECT DISTINCT source FROM label_history WHERE label_table = :label_table "
-        "AND (item = :item OR (item = '*' AND via = 'bulk')) ORDER BY source",
-        {"label_table": str(kind), "item": item},
-    )
-    trail = [{"source": source, **change} for source in sources for change in item_history(db, source, item, kind)]
-    trail.sort(key=lambda change: change["at"])  # stable: one source's changes keep their order at a shared time
-    return trail
 
 
 def topic_progress(db: Store, source: str | None = None) -> list[dict]:

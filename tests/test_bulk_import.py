@@ -14,8 +14,8 @@ from assess.services.loading import load_file
 from store import open_db, queue, sources
 from store.db import IntegrityError, run, value, write
 from store.db import rows as query
+from store.history import item_history
 from store.labels import _history_trigger_off
-from store.review import item_history
 from store.schema import MIGRATIONS
 from tests.helpers import ROOT, snapshot
 

@@ -244,7 +244,7 @@ def store_answers(target) -> dict:
         out["history"] = [
             {k: v for k, v in change.items() if k != "at"}
             for source in (name, "llm:demo-gpt")
-            for change in review.item_history(db, source, "101_1 demo-doc-001:0")
+            for change in history.item_history(db, source, "101_1 demo-doc-001:0")
         ]
         out["progress"] = (review.topic_progress(db), review.topic_progress(db, name))
         out["disagreements"] = review.disagreements(db, name, "llm:demo-gpt", limit=3)

@@ -927,8 +927,9 @@ def anchoring(db, task: str = "passage", *, assessor: str | None = None) -> list
     LLM sources' labels."""
     from assess.measures.anchoring import anchoring as measure
     from assess.tasks import JudgingMode, label_kind
+    from store.history import assessor_history
     from store.labels import CANNOT_JUDGE
-    from store.prejudgments import assessor_history, llm_values
+    from store.prejudgments import llm_values
 
     kind = label_kind(task)
     if kind.task not in ANCHORING_TASKS:
