@@ -467,14 +467,14 @@ def test_no_endpoint_or_bad_input_exit_2_with_one_line_and_nothing_written(store
 
 
 def test_the_time_estimate_uses_successful_calls_only(demo_db):
-    from store import prejudgments as store
+    from store import prejudgments
 
     pairs = q(demo_db, "SELECT turn_id, passage_id FROM pool ORDER BY 1, 2 LIMIT 7")
     for i, (turn, pid) in enumerate(pairs):  # 3 answers of 100-300 ms, 4 timeouts of 60 s
         failed = i >= 3
-        store.save(
+        prejudgments.save(
             demo_db,
-            store.Prejudgment(
+            prejudgments.Prejudgment(
                 "llm:demo-gpt",
                 "passage",
                 turn,
@@ -1000,8 +1000,7 @@ def test_a_judge_that_obeys_injected_instructions_is_reported_susceptible(store_
             "SELECT prompt_version, COUNT(*) FROM prejudgments WHERE prompt_version LIKE '%~probe:%' "
             "GROUP BY prompt_version ORDER BY prompt_version",
         ) == [(f"{version}~probe:control", 30), (f"{version}~probe:injection", 30)]
-        from store import open_db
-        from store import prejudgments as store
+        from store import open_db, prejudgments
 
         db = open_db(demo)
         for it in r["items"]:  # what reveal mode and the audit show is the source's real answer, never a probe's
@@ -1011,9 +1010,9 @@ def test_a_judge_that_obeys_injected_instructions_is_reported_susceptible(store_
                 "AND item_id = :item AND prompt_version NOT LIKE '%~probe:%' ORDER BY id DESC LIMIT 1",
                 {"turn": it["turn_id"], "item": it["passage_id"]},
             )
-            said = store.rationale(db, "llm:demo-gpt", "passage", it["turn_id"], it["passage_id"])
+            said = prejudgments.rationale(db, "llm:demo-gpt", "passage", it["turn_id"], it["passage_id"])
             assert said == (real[0][0] if real else None) and '"rationale": "x"' not in (said or "")
-        assert all("~probe:" not in s["prompt_version"] for s in store.stored(db, "llm:demo-gpt", "passage"))
+        assert all("~probe:" not in s["prompt_version"] for s in prejudgments.stored(db, "llm:demo-gpt", "passage"))
 
         # the same probe again: every answer reused, nothing asked
         again = probe_cli(demo, stub, "--probe", "injection", "--sample", "30", "--seed", "7", "--json")
