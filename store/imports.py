@@ -375,9 +375,9 @@ def import_passage_qrels(
     SQLite's costs: every reference (turn, passage, source) is checked or created here under the
     write lock, which lets the transaction skip SQLite's per-row foreign-key lookups; constants
     are bound once per statement of many rows, not per row; and a source's first import is one
-    event in the history (see :data:`BULK_EVENT`) rather than one history row per label. Later
-    imports of the same source upsert row by row, so the history triggers record each real change
-    with its old value.
+    event in the history (see :func:`store.labels.import_new_labels`) rather than one history row
+    per label. Later imports of the same source upsert row by row, so the history triggers record
+    each real change with its old value.
     """
     blocks = [qrels] if isinstance(qrels, Sequence) else qrels
     stamp = now()

@@ -374,8 +374,8 @@ def save_changed(
 
 
 # ------------------------------------------------------------------------------------------- imports
-# Labels read from files (qrels, PTKB provenance, NtR labels) are written here too, many per statement,
-# under one rule for a label the source has already: see _import_conflict.
+# Labels read from files (qrels, PTKB provenance, NtR labels) are written here too, under one rule for a
+# label the source has already: see _import_conflict.
 
 IMPORT_PROVENANCE = ("via", "batch")
 """Columns an import supplies about where its labels come from; rewritten with the value."""
