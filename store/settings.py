@@ -7,11 +7,13 @@ from store.db import Store, row, run, write
 
 
 def get_setting(db: Store, key: str, default: str) -> str:
+    """The value stored under ``key``, or ``default`` when there is none."""
     found = row(db, "SELECT value FROM settings WHERE key = :key", {"key": key})
     return default if found is None else found["value"]
 
 
 def set_setting(db: Store, key: str, value: str) -> None:
+    """Store ``value`` under ``key`` (in the caller's transaction, or its own)."""
     with write(db):
         run(
             db,
