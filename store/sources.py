@@ -5,24 +5,9 @@ source is their (normalised) name, registered when they sign in."""
 from __future__ import annotations
 
 from assess.errors import AssessError, FormatError
-from assess.tasks import RESERVED_SOURCE_PREFIXES, RESERVED_SOURCES, reserved_source
+from assess.tasks import RESERVED_SOURCE_PREFIXES, RESERVED_SOURCES, reserved_source, source_kind
 from assess.text import look_alike, name_problem, normal_name
 from store.db import Store, column, now, row, run, write
-
-SOURCE_KINDS = ("assessor", "import", "llm", "adjudication", "organizers", "crowd")
-
-
-def source_kind(name: str) -> str:
-    """Guess a source's kind from its name: 'llm:…', 'crowd:…', 'adjudication…', 'organizers', else import."""
-    if name.startswith("llm:"):
-        return "llm"
-    if name.startswith("crowd:"):
-        return "crowd"
-    if name.startswith("adjudication"):
-        return "adjudication"
-    if name == "organizers":
-        return "organizers"
-    return "import"
 
 
 def ensure_source(
@@ -34,10 +19,11 @@ def ensure_source(
     prompt_version: str | None = None,
     description: str | None = None,
 ) -> str:
-    """Create the label source ``name`` if it does not exist; return its name."""
+    """Create the label source ``name`` if it does not exist; return its name. ``kind``: the sources table's
+    kind (default: the one its name says, :func:`assess.tasks.source_kind`)."""
     if not name or any(c.isspace() for c in name):
         raise FormatError("--source", None, "a source name without spaces", repr(name))
-    kind = kind or source_kind(name)
+    kind = kind or source_kind(name).stored
     if kind == "llm" and model is None:
         model = name.split(":", 1)[1] if ":" in name else None
     existing = row(db, "SELECT kind FROM sources WHERE name = :name", {"name": name})

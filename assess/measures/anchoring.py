@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 
 def anchoring(
@@ -11,6 +11,7 @@ def anchoring(
     *,
     reveal_mode: str,
     cannot_judge: str,
+    decode: Callable[[str], tuple],
 ) -> list[dict]:
     """Per assessor and LLM source, over items first labelled in ``reveal_mode`` and later changed (final
     label differs from the first; 'cannot judge' and removed labels left out): how many changes moved toward
@@ -18,7 +19,8 @@ def anchoring(
     that moved toward it (None when nothing changed).
 
     ``history``: the assessors' history rows oldest first (source, item '<turn> <item>', old, new, mode);
-    ``llm``: {(turn, item): {LLM source: value}}; ``cannot_judge``: how the history writes 'cannot judge'.
+    ``llm``: {(turn, item): {LLM source: value}}; ``cannot_judge``: how the history writes 'cannot judge';
+    ``decode``: a history item as (turn, item).
     """
     first: dict[tuple, str | None] = {}
     last: dict[tuple, str | None] = {}
@@ -35,7 +37,7 @@ def anchoring(
         end = last[(source, item)]
         if start in ("-", None, cannot_judge) or end in (None, cannot_judge) or start == end:
             continue
-        turn, item_id = item.split(" ", 1)
+        turn, item_id = decode(item)
         for src, grade in llm.get((turn, item_id), {}).items():
             r = report.setdefault(
                 (source, src),
