@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from assess.errors import AssessError, UnknownItem
 from assess.tasks import TurnContext
 from store.db import Store, column, each, now, row, rows, run, run_many, value, write
+from store.history import record_action
+from store.sources import sign_in
 
 _TURN_ORDER = "ORDER BY c.rowid, t.position"
 
@@ -145,9 +147,6 @@ def turns_to_assign(db: Store, topics: Sequence[str], turn_ids: Sequence[str]) -
 def assign(db: Store, assessor: str, turn_ids: Sequence[str], *, by: str | None = None) -> int:
     """Assign turns to an assessor (topics: pass all their turn ids); return how many are new. The
     assignment is recorded in the history as ``by``'s action."""
-    from store.accounts import record_action
-    from store.queue import sign_in  # the queue module owns assessor names
-
     sign_in(db, assessor)
     known = set(column(db, "SELECT id FROM turns"))
     missing = [t for t in turn_ids if t not in known]
@@ -170,8 +169,6 @@ def assign(db: Store, assessor: str, turn_ids: Sequence[str], *, by: str | None 
 
 def unassign(db: Store, assessor: str, turn_ids: Sequence[str], *, by: str | None = None) -> None:
     """Take turns away from an assessor, recorded in the history as ``by``'s action."""
-    from store.accounts import record_action
-
     with write(db):
         run_many(
             db,

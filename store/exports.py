@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from assess.errors import AssessError
+from assess.formats import format_qrels
 from assess.tasks import EXPORT_TABLES, LABEL_KINDS, UNSOURCED_TABLES, Task, kind_of_table
 from store import labels
 from store.db import Store, column, each, frame, row
@@ -81,8 +82,6 @@ def table_frame(db: Store, table: str, source: str | None = None):
 
 def qrels_text(db: Store, source: str, task: str = "passage") -> str:
     """TREC qrels text of one source: passage qrels (task 'passage') or PTKB qrels (task 'ptkb')."""
-    from assess.formats import format_qrels
-
     rows = passage_qrels(db, source) if task == Task.PASSAGE else ptkb_qrels(db, source)
     return "".join(format_qrels(rows))
 

@@ -21,9 +21,10 @@ from pathlib import Path
 
 from assess.errors import FormatError, InvalidSpan, UnknownItem
 from assess.tasks import CitedResponse, CitedSentence
-from store.accounts import record_action
+from store import labels
 from store.db import Store, each, now, row, run, run_many, write
-from store.imports import _check_turns, _ensure_passages, _response_runs
+from store.history import record_action
+from store.imports import check_turns, ensure_passages, register_response_runs
 
 _WHOLE = 0  # the sentence number of citations given for the response as a whole
 
@@ -114,7 +115,7 @@ def add_responses(
             )
         seen[(r.run, r.turn_id)] = r.line
     spans = [_checked(file, r) for r in responses]
-    _check_turns(db, file, responses)
+    check_turns(db, file, responses)
     stamp = now()
     summary, tallies = counts_of(responses), {"new": 0, "replaced": 0, "unchanged": 0}
     if tally:
@@ -192,8 +193,8 @@ def _write_responses(
             sentences.append({**key, "sentence": number, "text": s.text, "start_char": start, "end_char": end})
         for number, cited in [(_WHOLE, r.citations), *((n, s.citations) for n, s in enumerate(r.sentences, 1))]:
             citations += [{**key, "sentence": number, "position": i, "passage_id": p} for i, p in enumerate(cited)]
-    _response_runs(db, {r.run for r in responses}, file, stamp)
-    _ensure_passages(db, (c["passage_id"] for c in citations))
+    register_response_runs(db, {r.run for r in responses}, file, stamp)
+    ensure_passages(db, (c["passage_id"] for c in citations))
     run_many(
         db,
         "INSERT INTO responses (run, turn_id, text, imported_from, layout, file_fields) "
@@ -400,8 +401,6 @@ def save_citation_label(
 ) -> None:
     """Write one citation-support label (:data:`assess.tasks.CITATION_SUPPORT`; None: cannot judge) in its own
     transaction, after checking that the sentence does cite the passage."""
-    from store import labels
-
     with write(db):
         check_sentence(db, run, turn_id, sentence, passage_id)
         labels.save(

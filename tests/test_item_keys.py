@@ -199,7 +199,7 @@ def test_every_kind_is_recorded_as_a_kind_the_sources_table_accepts(tmp_path):
 def test_ensure_source_records_the_kind_the_name_says(tmp_path):
     from store import open_db
     from store.db import rows, write
-    from store.imports import ensure_source
+    from store.sources import ensure_source
 
     db = open_db(tmp_path / "sources.db")
     with write(db):

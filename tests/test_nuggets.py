@@ -633,7 +633,7 @@ def test_prefill_drops_unknown_statements_and_uses_the_latest_answer(demo):
 
 def test_nugget_edits_decisions_and_gold_responses_go_to_the_history(demo):
     """Schema 6: an edited or deleted nugget keeps its old text and span in the append-only history."""
-    from store.review import item_history
+    from store.history import item_history
 
     passage = "demo-doc-001:0"
     body = conversations.passage_text(demo, passage)

@@ -351,7 +351,7 @@ def cmd_jobs(args) -> int:
 def cmd_pool_adaptive(args) -> int:
     from assess.cli.data import _open
     from assess.services.jobs import describe_adaptive
-    from store.prejudgments import adaptive_pool
+    from assess.services.pooling import adaptive_pool
 
     r = adaptive_pool(
         _open(args),
@@ -369,7 +369,7 @@ def cmd_pool_adaptive(args) -> int:
 
 def cmd_anchoring(args) -> int:
     from assess.cli.data import _open
-    from store.prejudgments import anchoring
+    from assess.services.audit import anchoring
 
     rows = anchoring(_open(args), args.task, assessor=args.assessor)
     if args.json:

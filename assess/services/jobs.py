@@ -912,7 +912,7 @@ def run_with_settings(
 
 
 def describe_adaptive(r: dict) -> str:
-    """An adaptive pooling report (:func:`store.prejudgments.adaptive_pool`) as lines for people."""
+    """An adaptive pooling report (:func:`assess.services.pooling.adaptive_pool`) as lines for people."""
     if r["mode"] == "runs":
         lines = [
             f"{r['runs']} runs, depth {r['depth']}: {r['depth_pool']} pairs; adaptive pool (top {r['always']} + "

@@ -11,7 +11,7 @@ from assess.formats.ikat import iter_responses
 from assess.formats.nuggets import iter_nuggets
 from assess.formats.trec import PassageStream, QrelsStream, RunStream
 from assess.tasks import DEFAULT_SOURCES, IMPORT_KINDS, NUGGETIZER_FILE_KINDS, RESPONSE_FILE_KINDS
-from store import Store, imports, stats
+from store import Store, imports, sources, stats
 
 REPLACE_KINDS = (*RESPONSE_FILE_KINDS, "nuggets", "responses", "passages")
 """The imports that may replace stored texts when asked (``--replace``); the others never change one."""
@@ -65,7 +65,7 @@ def load_file(
         by=by,
     )
     if by is not None:
-        from store.accounts import record_action
+        from store.history import record_action
 
         record_action(db, by, "import", f"{kind} {Path(path).name}", None, summary, via=source or kind)
     return summary
@@ -164,10 +164,10 @@ def _load_demo(db: Store, d: Path) -> dict:
     # Two simulated assessors (overlapping turns, so human-human agreement exists), demo-ann's PTKB labels
     # and a second LLM (assets/demo/README.md says how they were simulated); the labels are read from files.
     from assess.formats.trec import parse_ptkb_qrels, parse_qrels
-    from store import labels, queue
+    from store import labels
 
     for name in DEMO_ASSESSORS:
-        queue.sign_in(db, name)
+        sources.sign_in(db, name)
         grades = [((q.turn_id, q.item_id), q.grade) for q in parse_qrels(d / f"{name}.qrels")]
         done[name] = labels.save_many(db, "passage", name, grades, mode="import", via=None)
     statements = [((q.turn_id, q.item_id), q.grade) for q in parse_ptkb_qrels(d / "demo-ann-ptkb.qrels")]

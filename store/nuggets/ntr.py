@@ -14,6 +14,7 @@ from store import labels
 from store.conversations import all_turns
 from store.db import Store, column, each, row
 from store.nuggets.gold import nugget, nugget_sources
+from store.queue import assessor_scope
 
 _KEY = LABEL_KINDS[Task.NTR].key
 
@@ -36,8 +37,6 @@ def ntr_order(db: Store, assessor: str, nugget_source: str, *, open_mode: bool =
     Items are every gold nugget of ``nugget_source`` x every run with a response to that turn, over
     the assessor's assigned turns (or all turns in open mode without assignments).
     """
-    from store.queue import assessor_scope
-
     where, params = assessor_scope(db, assessor, open_mode)
     grouped: dict[tuple, list] = {}
     for r in each(
