@@ -11,7 +11,17 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 def db_target() -> str:
     """The store: $ASSESS_DB (a SQLite file path, ``sqlite:///path`` or a ``postgresql://`` URL), else the
     SQLite file data/assess.db under the project (git-ignored)."""
-    return os.environ.get("ASSESS_DB") or str(PROJECT_ROOT / "data" / "assess.db")
+    return db_given() or str(PROJECT_ROOT / "data" / "assess.db")
+
+
+def db_given() -> str | None:
+    """$ASSESS_DB when it is set (None otherwise): the store named by the environment."""
+    return os.environ.get("ASSESS_DB") or None
+
+
+def nli_model() -> str | None:
+    """The NLI model duplicates are suggested with: $ASSESS_NLI_MODEL (a Hugging Face name or a local folder)."""
+    return os.environ.get("ASSESS_NLI_MODEL") or None
 
 
 def organizer_password() -> str | None:

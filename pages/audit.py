@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from assess import ui
+from assess.services import audit
 from assess.tasks import label_kind
 from assess.ui import audit as panels
 from store import exports, prejudgments
@@ -47,7 +48,7 @@ if pair.open:
             ui.ranking_panel(database, a, b, key="au_m", name="audit_rank", empty="No ranking runs in the store.")
         if task in ("passage", "ptkb"):
             st.subheader("Anchoring after reveal")
-            anchoring = prejudgments.anchoring(database, task)
+            anchoring = audit.anchoring(database, task)
             if anchoring:
                 st.dataframe(pd.DataFrame(anchoring), hide_index=True, width="stretch", key="au_anchor")
             else:

@@ -6,7 +6,8 @@ import streamlit as st
 from assess import settings, ui
 from assess.errors import AssessError
 from assess.services import jobs as prejudge
-from store import jobs, prejudgments
+from assess.services import pooling
+from store import jobs
 
 ui.frame_guard(organizer=True)
 database = ui.db()
@@ -97,7 +98,7 @@ with pool_tab:
             apply_clicked = c2.form_submit_button("Apply: add to the pool", type="primary")
         if report_clicked or apply_clicked:
             try:
-                r = prejudgments.adaptive_pool(
+                r = pooling.adaptive_pool(
                     database,
                     llm,
                     int(threshold),

@@ -14,15 +14,14 @@ embedded demo.
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 
 from assess.errors import AssessError
-from assess.tasks import ORGANIZER_ACTIONS, Role
+from assess.tasks import Role
 from store.db import Store, now, row, rows, run, value, write
-
-UNKNOWN_ACTOR = "(unknown)"
-"""The ``source`` of an organizer-action history row whose caller named nobody (a library call)."""
+from store.history import UNKNOWN_ACTOR, record_action
+from store.rights import check_writer
+from store.sources import sign_in
 
 DEMO_COLLECTION = "demo"
 
@@ -50,62 +49,6 @@ def open_sign_in(db: Store, setting: bool | None) -> bool:
     """Open mode (anyone signs in by typing a name): ``setting`` ($ASSESS_OPEN) when given, else only on the
     embedded demo (:func:`is_demo_store`). Never the default for a store with data of its own."""
     return setting if setting is not None else is_demo_store(db)
-
-
-# ------------------------------------------------------------------------------------------- history
-
-
-def record_action(
-    db: Store,
-    by: str | None,
-    kind: str,
-    item: str,
-    old: object = None,
-    new: object = None,
-    *,
-    via: str,
-    writer_checked: bool = False,
-) -> None:
-    """Append one organizer action to the history (inside the caller's transaction, or its own), after
-    checking that ``by`` may take it now (:func:`check_writer`; ``writer_checked``: the caller did, before
-    its change)."""
-    if kind not in ORGANIZER_ACTIONS:
-        raise AssessError(f"an organizer action is one of {', '.join(ORGANIZER_ACTIONS)}, not {kind!r}")
-
-    def text(v: object) -> str | None:
-        return None if v is None else v if isinstance(v, str) else json.dumps(v, sort_keys=True)
-
-    with write(db):
-        if not writer_checked:
-            check_writer(db, by, action=kind)
-        run(
-            db,
-            "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
-            "VALUES (:kind, :source, :item, :old, :new, NULL, :via, :at)",
-            {
-                "kind": kind,
-                "source": by or UNKNOWN_ACTOR,
-                "item": item,
-                "old": text(old),
-                "new": text(new),
-                "via": via,
-                "at": now(),
-            },
-        )
-
-
-def actions(db: Store, kind: str | None = None, item: str | None = None) -> list[dict]:
-    """Organizer-action history rows (oldest first): kind, by, item, old, new, via, at."""
-    kinds = (kind,) if kind else ORGANIZER_ACTIONS
-    params: dict[str, str] = {f"kind{i}": str(k) for i, k in enumerate(kinds)}
-    sql = (
-        'SELECT label_table AS kind, source AS "by", item, old_value AS old, new_value AS new, via, at '
-        f"FROM label_history WHERE label_table IN ({', '.join(':' + name for name in params)})"
-    )
-    if item is not None:
-        sql += " AND item = :item"
-        params["item"] = item
-    return rows(db, sql + " ORDER BY id", params)
 
 
 # ------------------------------------------------------------------------------------------- accounts
@@ -153,8 +96,6 @@ def _existing(db: Store, name: str) -> dict:
 
 def add(db: Store, name: str, role: str, password_hash: str | None, *, by: str | None, email: str | None = None) -> str:
     """Create an account (its name must be a valid assessor name, not yet an account); return the name."""
-    from store.queue import sign_in  # the queue module owns assessor names and their label sources
-
     role = role_of(role)
     with write(db):
         check_writer(db, by, action="account")  # before the change: an organizer demoted meanwhile changes nothing
@@ -410,33 +351,3 @@ def use_link(db: Store, nonce: str, name: str, at: datetime, expires: datetime) 
 
 
 # ------------------------------------------------------------------------------------------- writers
-
-
-class NotAllowed(AssessError):
-    """A write by someone whose account is disabled (or gone), or whose role no longer allows it."""
-
-
-ACTION_ROLES: dict[str, tuple[str, ...]] = {
-    "account": ("organizer",),
-    "assignment": ("organizer",),
-    "judging-mode": ("organizer",),
-    "import": ("organizer",),
-    "adjudication": ("organizer", "adjudicator"),
-}
-"""The roles whose accounts may take each organizer action (checked in the action's own transaction)."""
-
-
-def check_writer(db: Store, name: str | None, *, action: str | None = None) -> None:
-    """Inside a write transaction: refuse a write by an account that is disabled now, or (``action``) whose
-    current role may not take that action. Names that are no account (imported sources, LLMs, open-mode
-    names, ``os:USER`` of the command line) are not accounts' writes and pass."""
-    if not name:
-        return
-    found = row(db, "SELECT role, disabled FROM accounts WHERE name = :name", {"name": name})
-    if found is None:
-        return
-    if found["disabled"]:
-        raise NotAllowed(f"the account {name!r} is disabled: nothing was saved")
-    allowed = ACTION_ROLES.get(action or "")
-    if allowed and found["role"] not in allowed:
-        raise NotAllowed(f"{name!r} is now {found['role']}, which may not do this ({action}): nothing was saved")

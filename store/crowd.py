@@ -13,17 +13,16 @@ once per worker.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import json
 import secrets
-import threading
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
+from assess.crowd.imported import ImportPlan
 from assess.crowd.rules import (
     Answer,
     CrowdNtrRow,
@@ -36,19 +35,21 @@ from assess.crowd.rules import (
     check_study_name,
     completion_code,
     default_guideline,
+    demo_config,
+    demo_known,
+    demo_name,
     make_batches,
     merge_guideline,
     qc_failed,
     screen_assignments,
-    support_word,
     worker_report,
 )
-from assess.errors import AssessError, FormatError, UnknownItem
+from assess.errors import AssessError, UnknownItem
 from assess.tasks import JudgingMode, Task, label_kind
 from store import db as sql
 from store import labels as label_store
 from store.db import Store, now, write
-from store.imports import ensure_source
+from store.sources import ensure_source
 
 
 class Study(NamedTuple):
@@ -264,8 +265,6 @@ def create_demo_study(db: Store, task: str = "ntr", name: str | None = None, **o
     19 batches, 6 obvious known-answer items as tests; ``graded=True``: the same items answered
     support / partial support / no support, study demo-graded), or response quality (relevance and
     completeness of the 36 responses, 3 known-bad tests)."""
-    from assess.crowd.rules import demo_config, demo_known, demo_name
-
     graded = bool(overrides.get("graded"))
     return create_study(
         db,
@@ -416,7 +415,7 @@ def enter(db: Store, entry: Entry) -> Assignment | None:
     if study.status != "open":
         raise AssessError("this study is closed: it takes no new work")
     stamp = now()
-    with _one_writer(db), write(db):
+    with write(db):
         slots = _slots(study)
         found = _current(db, entry)  # again under the write lock: another tab may have been faster
         if found:
@@ -482,7 +481,7 @@ def _iso(moment: datetime) -> str:
 
 def consent(db: Store, assignment_id: int) -> None:
     """Record that the worker gave consent (the first time only)."""
-    with _one_writer(db), write(db):
+    with write(db):
         sql.run(
             db,
             "UPDATE crowd_assignments SET consented_at = :at WHERE id = :id AND consented_at IS NULL",
@@ -587,7 +586,7 @@ def answer(
     if a["status"] == "completed":
         return AnswerResult(False, True, 0, code)
     stamp = now()
-    with _one_writer(db), write(db):
+    with write(db):
         new = (
             sql.run(
                 db,
@@ -618,32 +617,6 @@ def answer(
     return AnswerResult(new, remaining == 0, remaining, code if remaining == 0 else None)
 
 
-_WRITERS: dict[str, threading.Lock] = {}
-_WRITERS_LOCK = threading.Lock()
-
-
-@contextlib.contextmanager
-def _one_writer(db: Store):
-    """Queue this process's crowd writers to one SQLite file on a Python lock before SQLite's write lock.
-
-    Streamlit runs every session's script in a thread of one process. Threads that meet SQLite's
-    lock wait in its busy handler, which sleeps up to 100 ms between tries, so under a burst of
-    answers the unlucky ones wait seconds; a lock handed over in order avoids that. Other
-    processes are still kept apart by SQLite itself (BEGIN IMMEDIATE, busy timeout).
-
-    PostgreSQL queues the waiters of its advisory write lock itself and wakes them in turn, so it
-    needs no such lock; nor does a call inside a write transaction, which holds the store's lock.
-    """
-    if not db.sqlite or db.depth:
-        yield
-        return
-    name = sql.file_of(db) or db.location
-    with _WRITERS_LOCK:
-        lock = _WRITERS.setdefault(name, threading.Lock())
-    with lock:
-        yield
-
-
 # ------------------------------------------------------------------------------------------- browser binding
 
 
@@ -671,7 +644,7 @@ def bind(db: Store, study: str, worker: str, presented: Iterable[str | None] = (
     if stored is None:
         get_study(db, study)  # an unknown study is one clear error, not a foreign-key failure
         secret = secrets.token_urlsafe(32)
-        with _one_writer(db), write(db):
+        with write(db):
             made = sql.run(
                 db,
                 "INSERT INTO crowd_bindings (study, worker, secret_hash, created_at) "
@@ -993,81 +966,32 @@ def _labelled_items(db: Store, task: Task, source: str) -> list[tuple]:
 # ------------------------------------------------------------------------------------------- import
 
 
-def import_ntr_study(
-    db: Store, file: str, rows: Sequence[CrowdNtrRow], *, study: str = "mturk", nugget_source: str = "human"
-) -> dict:
-    """Import a crowd NtR file as an imported study ``study`` keeping its batches (and workers when the
-    file names them), in one transaction.
-
-    Two columns (the public CONE-RAG file): one label per (batch, turn, nugget, run), already
-    aggregated, written as source ``crowd:<study>`` with its batch. Three columns (one row per
-    worker answer): every answer is stored under its worker's assignment of that batch and the
-    majority vote is written as ``crowd:<study>``. Re-importing replaces an imported study.
-    """
-    check_study_name(study)
-    known_turns = set(sql.column(db, "SELECT id FROM turns"))
-    nuggets = {
+def nugget_ids(db: Store, source: str) -> dict[tuple[str, str], int]:
+    """{(turn, nugget key): nugget id} of the nuggets of ``source``."""
+    return {
         (n["turn_id"], n["key"]): n["id"]
-        for n in sql.each(db, "SELECT id, turn_id, key FROM nuggets WHERE source = :source", {"source": nugget_source})
+        for n in sql.each(db, "SELECT id, turn_id, key FROM nuggets WHERE source = :source", {"source": source})
     }
-    for r in rows:
-        if r.turn_id not in known_turns:
-            raise FormatError(file, r.line, "a turn id present in the store (import the topics first)", repr(r.turn_id))
-        if (r.turn_id, r.nugget_key) not in nuggets:
-            raise FormatError(
-                file,
-                r.line,
-                f"a nugget {r.nugget_key} of source {nugget_source!r} in turn {r.turn_id} (import the nuggets first)",
-                "no such nugget",
-            )
-    raw = rows[0].worker is not None
-    first: dict[tuple, CrowdNtrRow] = {}
-    for r in rows:
-        key = (r.batch, r.turn_id, r.nugget_key, r.run) + ((r.worker,) if raw else ())
-        if key in first and first[key].value != r.value:
-            raise FormatError(
-                file,
-                r.line,
-                f"one label per {'worker and ' if raw else ''}pair (line {first[key].line} says {first[key].value})",
-                str(r.value),
-            )
-        first.setdefault(key, r)
-    if not raw:
-        pairs: dict[tuple, CrowdNtrRow] = {}
-        for r in first.values():
-            prev = pairs.setdefault((r.turn_id, r.nugget_key, r.run), r)
-            if prev.value != r.value:
-                raise FormatError(
-                    file, r.line, f"one label per nugget and run (line {prev.line} says {prev.value})", str(r.value)
-                )
-    existing = sql.row(db, "SELECT status, config FROM crowd_studies WHERE name = :name", {"name": study})
-    if existing and existing["status"] != "imported":
-        raise AssessError(f"crowd study {study!r} exists and was not imported; choose another --study")
-    if existing and StudyConfig.from_json(existing["config"]).graded != rows[0].graded:
-        was = "graded" if not rows[0].graded else "yes/no"
-        raise AssessError(
-            f"crowd study {study!r} was imported {was}, this file is not: its labels would sit beside the "
-            "other kind's; choose another --study"
-        )
-    labels = sorted({r.batch for r in rows}, key=lambda b: (not b.isdigit(), int(b) if b.isdigit() else 0, b))
-    per_batch = defaultdict(set)
-    for r in first.values():
-        if raw:
-            per_batch[r.batch].add(r.worker)
-    k = max((len(v) for v in per_batch.values()), default=3)
-    graded = rows[0].graded  # a file answered with support words (parse_crowd_ntr keeps one kind per file)
-    config = StudyConfig(
-        task="ntr",
-        k=k,
-        qc="none",
-        tie="mean" if graded else "undecided",
-        batch_size=max(sum(1 for _ in g) for g in _group(first.values(), raw)),
-        graded=graded,
-    )
+
+
+def study_state(db: Store, study: str) -> dict | None:
+    """The study's status and config (JSON), or None when there is no such study."""
+    return sql.row(db, "SELECT status, config FROM crowd_studies WHERE name = :name", {"name": study})
+
+
+def write_imported_study(
+    db: Store, file: str, study: str, plan: ImportPlan, rows: Sequence[CrowdNtrRow], nuggets: dict, *, replace: bool
+) -> tuple[dict, int]:
+    """Write a checked crowd NtR file (``plan``: :func:`assess.crowd.imported.plan_ntr_import`) as the imported
+    study ``study``, in one transaction (``replace``: the imported study of that name goes first): its items,
+    batches and, for a file of worker answers, workers, assignments, answers and their majority labels; for
+    an aggregated file, its labels as source ``crowd:<study>``. Returns the label summary and the number of
+    items."""
+    config, first, raw = plan.config, plan.first, plan.raw
     stamp = now()
     source = f"crowd:{study}"
     with write(db):
-        if existing:
+        if replace:
             sql.run(db, "DELETE FROM crowd_studies WHERE name = :name", {"name": study})
         sql.run(
             db,
@@ -1099,7 +1023,7 @@ def import_ntr_study(
                     {"study": study, "turn": pair[0], "run": pair[1], "nugget": pair[2]},
                 )["id"]
         batch_ids = {}
-        for number, label in enumerate(labels, start=1):
+        for number, label in enumerate(plan.batches, start=1):
             batch_ids[label] = _add_batch(db, study, number, label)
         placed: dict[str, list[int]] = defaultdict(list)
         for r in rows:
@@ -1156,30 +1080,7 @@ def import_ntr_study(
                     r.value,
                     mode=JudgingMode.IMPORT,
                     via=None,
-                    extra=None if graded else {"batch": r.batch},
+                    extra=None if config.graded else {"batch": r.batch},
                 )
             summary = {"source": source, "labels": len(first)}
-    if graded:
-        answered = {
-            f"answers_{support_word(v)}": sum(r.value == v for r in first.values()) for v in sorted(config.scale)
-        }
-    else:
-        yes = sum(r.value for r in first.values())
-        answered = {"answers_yes": yes, "answers_no": len(first) - yes}
-    return {
-        "study": study,
-        "rows": len(rows),
-        "batches": len(labels),
-        "items": len(item_ids),
-        "workers": len({r.worker for r in rows}) if raw else None,
-        **answered,
-        **{f"source_{k}": v for k, v in summary.items()},
-    }
-
-
-def _group(rows: Iterable[CrowdNtrRow], raw: bool) -> list[list[CrowdNtrRow]]:
-    """Rows per batch (per batch and worker for raw files): the largest group is the batch size."""
-    groups = defaultdict(list)
-    for r in rows:
-        groups[(r.batch, r.worker) if raw else r.batch].append(r)
-    return list(groups.values())
+    return summary, len(item_ids)

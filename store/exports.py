@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from assess.errors import AssessError
+from assess.formats import format_qrels
 from assess.tasks import EXPORT_TABLES, LABEL_KINDS, UNSOURCED_TABLES, Task, kind_of_table
 from store import labels
 from store.db import Store, column, each, frame, row
@@ -61,9 +62,9 @@ def nuggets(db: Store, source: str, *, dedup: bool = False) -> Iterator[tuple[st
 def table_frame(db: Store, table: str, source: str | None = None):
     """Any label table as a pandas DataFrame (optionally one source's rows).
 
-    ``citation_labels`` gets a ``cannot_judge`` column (1 or 0) after ``support``: a 'cannot judge' label is
-    1 there with no support value, so it is never read as a missing or a 0 support; support values stay
-    integers (an empty cell only beside cannot_judge 1)."""
+    A label kind with a ``missing_column`` in the registry (``citation_labels``: ``cannot_judge``) gets that
+    column (1 or 0) after its value column: a 'cannot judge' label is 1 there with no value, so it is never
+    read as a missing or a 0 value; values stay integers (an empty cell only beside a 1)."""
     if table not in EXPORT_TABLES:
         raise AssessError(f"unknown table {table!r}; choose one of {', '.join(EXPORT_TABLES)}")
     sql, params = f"SELECT * FROM {table}", {}
@@ -71,17 +72,16 @@ def table_frame(db: Store, table: str, source: str | None = None):
         col = "name" if table == "sources" else "source"
         sql, params = sql + f" WHERE {col} = :source", {"source": source}
     out = frame(db, sql, params)
-    if table == LABEL_KINDS[Task.CITATION].table:
-        value = LABEL_KINDS[Task.CITATION].value_column
+    kind = next((k for k in LABEL_KINDS.values() if k.table == table), None)
+    if kind is not None and kind.missing_column is not None:
+        value = kind.value_column
         out[value] = out[value].astype("Int64")
-        out.insert(out.columns.get_loc(value) + 1, "cannot_judge", out[value].isna().astype("int64"))
+        out.insert(out.columns.get_loc(value) + 1, kind.missing_column, out[value].isna().astype("int64"))
     return out
 
 
 def qrels_text(db: Store, source: str, task: str = "passage") -> str:
     """TREC qrels text of one source: passage qrels (task 'passage') or PTKB qrels (task 'ptkb')."""
-    from assess.formats import format_qrels
-
     rows = passage_qrels(db, source) if task == Task.PASSAGE else ptkb_qrels(db, source)
     return "".join(format_qrels(rows))
 

@@ -31,65 +31,13 @@ from assess.formats import (
 from assess.formats.nuggets import entry_line, raw_entries, turn_line, twice
 from assess.formats.reading import json_path_line, short
 from assess.tasks import LABEL_KINDS, Task
-from store.db import Store, column, each, is_database_error, now, row, rows, run, run_many, value, write
+from store.db import Store, column, each, insert_rows, is_database_error, now, row, rows, run, run_many, value, write
+from store.history import record_action
+from store.labels import import_labels, import_new_labels
 from store.screens import bump_topics_version
+from store.sources import ensure_source
 
 _PASSAGE, _PTKB, _NTR = (LABEL_KINDS[t] for t in (Task.PASSAGE, Task.PTKB, Task.NTR))
-
-SOURCE_KINDS = ("assessor", "import", "llm", "adjudication", "organizers", "crowd")
-
-
-def source_kind(name: str) -> str:
-    """Guess a source's kind from its name: 'llm:…', 'crowd:…', 'adjudication…', 'organizers', else import."""
-    if name.startswith("llm:"):
-        return "llm"
-    if name.startswith("crowd:"):
-        return "crowd"
-    if name.startswith("adjudication"):
-        return "adjudication"
-    if name == "organizers":
-        return "organizers"
-    return "import"
-
-
-def ensure_source(
-    db: Store,
-    name: str,
-    kind: str | None = None,
-    *,
-    model: str | None = None,
-    prompt_version: str | None = None,
-    description: str | None = None,
-) -> str:
-    """Create the label source ``name`` if it does not exist; return its name."""
-    if not name or any(c.isspace() for c in name):
-        raise FormatError("--source", None, "a source name without spaces", repr(name))
-    kind = kind or source_kind(name)
-    if kind == "llm" and model is None:
-        model = name.split(":", 1)[1] if ":" in name else None
-    existing = row(db, "SELECT kind FROM sources WHERE name = :name", {"name": name})
-    if existing and existing["kind"] == "assessor" and kind != "assessor":
-        # an assessor signed in under this name: imported or machine labels must never mix with theirs
-        raise FormatError(
-            "--source",
-            None,
-            f"a source name that is not an assessor's ({name!r} is the assessor {name}'s own labels)",
-            f"an attempt to write {kind} labels into it",
-        )
-    run(
-        db,
-        "INSERT INTO sources (name, kind, model, prompt_version, description, created_at) "
-        "VALUES (:name, :kind, :model, :prompt_version, :description, :at) ON CONFLICT(name) DO NOTHING",
-        {
-            "name": name,
-            "kind": kind,
-            "model": model,
-            "prompt_version": prompt_version,
-            "description": description,
-            "at": now(),
-        },
-    )
-    return name
 
 
 def _known_turns(db: Store) -> set[str]:
@@ -207,8 +155,6 @@ class Replacements:
         self.totals: dict[str, int] = {}
 
     def record(self, db: Store, by: str | None, file: str, changes: Sequence[tuple[str, Any, dict, dict[str, int]]]):
-        from store.accounts import record_action
-
         for item, old, new, labels in changes:
             record_action(db, by, "replace", item, old, {**new, "labels": labels}, via=Path(file).name)
             for task, n in labels.items():
@@ -249,54 +195,6 @@ def _in_chunks(db: Store, sql: str, params: dict, values: Iterable[str], size: i
 def _dicts(keys: Sequence[str], records: Iterable[Sequence]) -> Iterator[dict]:
     """Records (tuples) as parameter dicts: field i under ``keys[i]``."""
     return map(dict, map(zip, itertools.repeat(keys), records))
-
-
-ROWS_PER_INSERT = 50  # records per INSERT statement of the bulk imports
-_STATEMENTS_PER_CALL = 100  # statements per run_many call: 5,000 records in memory as parameters
-
-
-def _insert_rows(
-    db: Store, head: str, cells: Sequence[str], tail: str, records: Iterable[Sequence], shared: dict | None = None
-) -> None:
-    """``head VALUES (cells), (cells), ... tail`` for the records, :data:`ROWS_PER_INSERT` of them per statement.
-
-    ``cells`` gives each column's SQL: an entry ``'?'`` takes the record's next field, any other is
-    written as it is (a literal, or a ``:name`` of ``shared``, the parameters every row uses, bound
-    once per statement). Records have exactly as many fields as ``cells`` has '?'. Bound per row,
-    parameters cost the store layer a few microseconds each call; many rows per statement make a
-    50,000-line import about twice as fast, and the rows still go in in the order given. The
-    records must not repeat a key when ``tail`` is an ON CONFLICT DO UPDATE (PostgreSQL refuses to
-    update a row twice in one statement).
-    """
-    fields = cells.count("?")
-    shared = shared or {}
-
-    def statement(n: int) -> str:
-        values = []
-        for i in range(n):
-            field = iter(range(fields))
-            values.append("(" + ", ".join(f":v{i}_{next(field)}" if c == "?" else c for c in cells) + ")")
-        return f"{head} VALUES {', '.join(values)}{tail}"
-
-    names = [f"v{i}_{k}" for i in range(ROWS_PER_INSERT) for k in range(fields)]
-    full = statement(ROWS_PER_INSERT)
-    records = iter(records)
-    batch: list[dict] = []
-    while group := list(itertools.islice(records, ROWS_PER_INSERT)):
-        params = dict(zip(names, itertools.chain.from_iterable(group)))
-        params.update(shared)
-        if len(group) < ROWS_PER_INSERT:  # the last records: a shorter statement, after the others
-            if batch:
-                run_many(db, full, batch)
-                batch = []
-            run(db, statement(len(group)), params)
-            break
-        batch.append(params)
-        if len(batch) >= _STATEMENTS_PER_CALL:
-            run_many(db, full, batch)
-            batch = []
-    if batch:
-        run_many(db, full, batch)
 
 
 def _json_line_of(file: str, json_path: tuple) -> int | None:
@@ -427,71 +325,27 @@ def _write_topics(
         "response_provenance=excluded.response_provenance, parent_turn_id=excluded.parent_turn_id",
         turn_rows,
     )
-    _upsert_ptkb_labels(db, label_rows, mode="import")
+    import_labels(db, Task.PTKB, _PTKB_LABEL, label_rows)
     counts["conversations"] += len(conv_rows)
     counts["turns"] += len(turn_rows)
     counts["ptkb_statements"] += len(ptkb_rows)
     counts["ptkb_labels"] += len(label_rows)
 
 
-_PTKB_LABEL = ("source", "turn_id", "conversation_id", "statement_id", "value", "updated_at")
-
-
-def _upsert_ptkb_labels(db: Store, labels, *, mode: str) -> None:
-    """``labels``: tuples (source, turn, conversation, statement, value, stamp)."""
-    table, col = _PTKB.table, _PTKB.value_column
-    run_many(
-        db,
-        f"INSERT INTO {table} (source, turn_id, conversation_id, statement_id, {col}, mode, updated_at) "
-        "VALUES (:source, :turn_id, :conversation_id, :statement_id, :value, :mode, :updated_at) "
-        f"ON CONFLICT({', '.join(_PTKB.conflict_columns)}) DO UPDATE SET "
-        f"{col}=excluded.{col}, updated_at=excluded.updated_at WHERE {table}.{col} IS DISTINCT FROM excluded.{col}",
-        (d | {"mode": mode} for d in _dicts(_PTKB_LABEL, labels)),
-    )
+_PTKB_LABEL = ("source", "turn_id", "conversation_id", "statement_id", _PTKB.value_column, "updated_at")
 
 
 def ensure_passages(db: Store, passage_ids: Iterable[str]) -> None:
     """Create the passages (id only, no text) that the store does not have yet (in id order, which
     keeps the B-tree inserts local; no set of every stored id is built, as a block of a large file
     would then pay for the whole table)."""
-    _insert_rows(
+    insert_rows(
         db,
         "INSERT INTO passages (id, doc_id)",
         ("?", "?"),
         " ON CONFLICT(id) DO NOTHING",
         ((p, p.rsplit(":", 1)[0]) for p in sorted(set(passage_ids))),
     )
-
-
-# A source's first import of a file is one history event: item '*', new_value the number of labels,
-# via 'bulk' (the label rows themselves carry via NULL, as every imported label does). Each label's
-# imported value stays recoverable: it is the old_value of the item's first
-# later history row, or its current value if it never changed (store.review.item_history does this).
-BULK_EVENT = (
-    "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
-    "VALUES (:label_table, :source, '*', NULL, :count, 'import', 'bulk', :at)"
-)
-
-
-@contextlib.contextmanager
-def _history_trigger_off(db: Store, table: str) -> Iterator[None]:
-    """Inside a write transaction: no history row per inserted label for the block. SQLite: drop the
-    table's insert-history trigger, then re-create it from its own stored SQL (schema changes are
-    transactional, so no other connection ever sees the table without it, and a failure rolls the
-    drop back). PostgreSQL: the trigger skips the table named in a transaction-local setting (no
-    lock, so readers carry on during the import)."""
-    if not db.sqlite:
-        from store.schema.postgres import history_insert_trigger
-
-        run(db, history_insert_trigger(table, enabled=False))
-        yield
-        run(db, history_insert_trigger(table, enabled=True))
-        return
-    name = f"{table}_history_insert"
-    sql = value(db, "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = :name", {"name": name})
-    run(db, f"DROP TRIGGER {name}")
-    yield
-    run(db, sql)
 
 
 @contextlib.contextmanager
@@ -521,54 +375,31 @@ def import_passage_qrels(
     SQLite's costs: every reference (turn, passage, source) is checked or created here under the
     write lock, which lets the transaction skip SQLite's per-row foreign-key lookups; constants
     are bound once per statement of many rows, not per row; and a source's first import is one
-    event in the history (see :data:`BULK_EVENT`) rather than one history row per label. Later
-    imports of the same source upsert row by row, so the history triggers record each real change
-    with its old value.
+    event in the history (see :func:`store.labels.import_new_labels`) rather than one history row
+    per label. Later imports of the same source upsert row by row, so the history triggers record
+    each real change with its old value.
     """
     blocks = [qrels] if isinstance(qrels, Sequence) else qrels
     stamp = now()
-    table, grade = _PASSAGE.table, _PASSAGE.value_column
-    head = f"INSERT INTO {table} (source, turn_id, passage_id, {grade}, mode, via, updated_at)"
-    cells = (":source", "?", "?", "?", "'import'", "NULL", ":stamp")  # turn, passage, grade
-    conflict = f" ON CONFLICT({', '.join(_PASSAGE.conflict_columns)}) "
     turns: set[str] = set()
     count = 0
     with paused_gc(), write(db, references_checked=True):
         known = _known_turns(db)
         ensure_source(db, source)
-        # First means the source has never had a passage label (none now, none in the history), so a
-        # source has at most one bulk event and every label's trail can be rebuilt from it.
-        first = value(
-            db,
-            f"SELECT NOT EXISTS (SELECT 1 FROM {table} WHERE source = :source) AND NOT EXISTS "
-            "(SELECT 1 FROM label_history WHERE source = :source AND label_table = :label_table) AS first",
-            {"source": source, "label_table": _PASSAGE.task.value},
-        )
-        if first:
-            # a repeat across blocks is the same grade (the reader refuses any other): kept once
-            tail = conflict + "DO NOTHING"
-        else:  # (a block never repeats an item: no row is updated twice by one statement)
-            tail = (
-                conflict + f"DO UPDATE SET {grade}=excluded.{grade}, via=excluded.via, "
-                f"updated_at=excluded.updated_at WHERE {table}.{grade} IS DISTINCT FROM excluded.{grade}"
-            )
-        with _history_trigger_off(db, table) if first else contextlib.nullcontext():
+        with import_new_labels(db, Task.PASSAGE, source, stamp) as new:
             for block in blocks:
                 turns |= check_turns(db, file, block, known)
                 ensure_passages(db, map(itemgetter(1), block))
                 # File order (qrels files are grouped by turn): sorting was measured to cost more than it saves.
-                _insert_rows(db, head, cells, tail, map(itemgetter(0, 1, 2), block), {"source": source, "stamp": stamp})
+                new.write(map(itemgetter(0, 1, 2), block))
                 count += len(block)
         count = getattr(qrels, "count", count) or count
-        if first and count:
-            run(
-                db, BULK_EVENT, {"label_table": _PASSAGE.task.value, "source": source, "count": str(count), "at": stamp}
-            )
+        new.record(count)
         if add_to_pool:
             run(
                 db,
                 "INSERT INTO pool (turn_id, passage_id, method, detail, added_at) "
-                f"SELECT turn_id, passage_id, 'qrels', :detail, :at FROM {table} WHERE source = :source "
+                f"SELECT turn_id, passage_id, 'qrels', :detail, :at FROM {_PASSAGE.table} WHERE source = :source "
                 "ON CONFLICT DO NOTHING",
                 {"detail": f"qrels:{source}", "at": stamp, "source": source},
             )
@@ -591,8 +422,11 @@ def import_ptkb_qrels(db: Store, file: str, qrels: Sequence[Qrel], *, source: st
     stamp = now()
     with write(db):
         ensure_source(db, source)
-        _upsert_ptkb_labels(
-            db, [(source, q.turn_id, conv_of[q.turn_id], q.item_id, q.grade, stamp) for q in qrels], mode="import"
+        import_labels(
+            db,
+            Task.PTKB,
+            _PTKB_LABEL,
+            [(source, q.turn_id, conv_of[q.turn_id], q.item_id, q.grade, stamp) for q in qrels],
         )
     return {"labels": len(qrels), "relevant": sum(q.grade > 0 for q in qrels), "source": source}
 
@@ -659,7 +493,7 @@ def import_run(
                     tags = itertools.repeat(name) if name else map(attrgetter("tag"), block)
                     groups.update(dict.fromkeys(zip(tags, map(attrgetter("turn_id"), block))))
                     ensure_passages(db, map(attrgetter("passage_id"), block))
-                _insert_rows(db, staging, cells, "", map(fields, block), {"name": name} if name else None)
+                insert_rows(db, staging, cells, "", map(fields, block), {"name": name} if name else None)
                 count += len(block)
         except FormatError:
             _refuse_repeat(db, file)  # a repeat before the bad line goes first
@@ -1141,17 +975,7 @@ def import_ntr_labels(db: Store, file: str, labels: Sequence[NtrRecord], *, sour
                 f"{rec.turn_id} (import the nuggets first)",
                 "no such nugget",
             )
-        batch.append(
-            {
-                "source": source,
-                "nugget_id": nid,
-                "run": rec.run,
-                "turn_id": rec.turn_id,
-                "value": rec.match,
-                "batch": rec.batch,
-                "updated_at": stamp,
-            }
-        )
+        batch.append((source, nid, rec.run, rec.turn_id, rec.match, rec.batch, stamp))
     seen = {}
     for rec in labels:  # one value per (nugget, run) within the file
         key = (nugget_ids[(rec.turn_id, rec.nugget_key)], rec.run)
@@ -1163,19 +987,11 @@ def import_ntr_labels(db: Store, file: str, labels: Sequence[NtrRecord], *, sour
                 str(rec.match),
             )
         seen.setdefault(key, (rec.match, rec.line))
-    table, match = _NTR.table, _NTR.value_column
+    columns = ("source", "nugget_id", "run", "turn_id", _NTR.value_column, "batch", "updated_at")
     with write(db):
         ensure_source(db, source)
         register_response_runs(db, {r.run for r in labels}, file, stamp)
-        run_many(
-            db,
-            f"INSERT INTO {table} (source, nugget_id, run, turn_id, {match}, batch, mode, updated_at) "
-            "VALUES (:source, :nugget_id, :run, :turn_id, :value, :batch, 'import', :updated_at) "
-            f"ON CONFLICT({', '.join(_NTR.conflict_columns)}) DO UPDATE SET "
-            f"{match}=excluded.{match}, batch=excluded.batch, updated_at=excluded.updated_at "
-            f"WHERE {table}.{match} IS DISTINCT FROM excluded.{match}",
-            batch,
-        )
+        import_labels(db, Task.NTR, columns, batch)
     return {"labels": len(batch), "yes": sum(rec.match for rec in labels), "source": source}
 
 

@@ -5,19 +5,22 @@ checked against the task's scale before anything is written. Each single-label w
 transaction (:func:`store.db.write`, joined when the caller already holds one); the history
 triggers record every change, so undo is a walk back through the history.
 
-Bulk paths (qrels imports, LLM jobs, crowd aggregates) call :func:`save` inside their own
-transaction, or :func:`save_many` for many labels at once.
+Bulk paths (LLM jobs, crowd aggregates) call :func:`save` inside their own transaction, or
+:func:`save_many` for many labels at once; imports of label files call :func:`import_labels` or
+:func:`import_new_labels`, whose rule for a label stored already is :func:`_import_conflict`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from assess.errors import AssessError
 from assess.tasks import MATCH_SUPPORT, LabelKind, Task, label_kind
-from store.accounts import check_writer
-from store.db import Store, column, columns, each, now, row, rows, run, run_many, write
+from store.db import Store, column, columns, each, insert_rows, now, row, rows, run, run_many, write
+from store.rights import check_writer
+from store.schema.postgres import history_insert_trigger
 
 Item = tuple[str, ...]
 
@@ -286,11 +289,10 @@ def history_text(task: str | Task, value: int | None) -> str | None:
 def get_by_history_item(db: Store, task: str | Task, source: str, history_item: str) -> dict | None:
     """:func:`get` for an item spelled as the history spells it (item columns joined by spaces)."""
     kind = label_kind(task)
-    joined = " || ' ' || ".join(kind.item_columns)
     return row(
         db,
         f"SELECT {kind.value_column} AS value, note, mode, via FROM {kind.table} "
-        f"WHERE source = :source AND {joined} = :item",
+        f"WHERE source = :source AND {kind.key.sql()} = :item",
         {"source": source, "item": history_item},
     )
 
@@ -303,11 +305,10 @@ def _history_key(db: Store, kind: LabelKind, source: str, history_item: str, new
     that spell alike), the one the change left behind wins: its value is the change's new value and it was
     written at the change's time. None when no label row spells it any more.
     """
-    joined = " || ' ' || ".join(kind.item_columns)
     found = rows(
         db,
         f"SELECT {', '.join(kind.item_columns)}, {kind.value_column} AS label_value, updated_at FROM {kind.table} "
-        f"WHERE source = :source AND {joined} = :item",
+        f"WHERE source = :source AND {kind.key.sql()} = :item",
         {"source": source, "item": history_item},
     )
     if not found:
@@ -368,3 +369,121 @@ def save_changed(
             return False
         save(db, task, source, item, value, mode=mode, via=via, extra=extra)
         return True
+
+
+# ------------------------------------------------------------------------------------------- imports
+# Labels read from files (qrels, PTKB provenance, NtR labels) are written here too, under one rule for a
+# label the source has already: see _import_conflict.
+
+IMPORT_PROVENANCE = ("via", "batch")
+"""Columns an import supplies about where its labels come from; rewritten with the value."""
+
+
+def _import_conflict(kind: LabelKind, columns: Sequence[str], *, new_source: bool = False) -> str:
+    """The ON CONFLICT clause of every label import, the rule stated once: an imported label rewrites the
+    source's stored one only when the value differs, and then its value, the import's provenance
+    columns it gives (:data:`IMPORT_PROVENANCE`) and ``updated_at``; the mode, the note and the item's
+    other columns stay as first written. A source's first import (``new_source``) keeps the first of
+    an item given twice (its reader refuses a second value)."""
+    conflict = f" ON CONFLICT({', '.join(kind.conflict_columns)}) "
+    if new_source:
+        return conflict + "DO NOTHING"
+    col, table = kind.value_column, kind.table
+    rewritten = [col, *(c for c in IMPORT_PROVENANCE if c in columns), "updated_at"]
+    return (
+        conflict
+        + f"DO UPDATE SET {', '.join(f'{c}=excluded.{c}' for c in rewritten)} "
+        + f"WHERE {table}.{col} IS DISTINCT FROM excluded.{col}"
+    )
+
+
+def import_labels(
+    db: Store, task: str | Task, columns: Sequence[str], records: Iterable[Sequence], *, mode: str = "import"
+) -> None:
+    """Inside the caller's write transaction: write imported labels, ``records`` holding a value for each
+    of ``columns`` (source, the item's columns, the value column, ``updated_at``, any of
+    :data:`IMPORT_PROVENANCE`), one statement each (a file may give an item twice, with the same value),
+    under :func:`_import_conflict`; the history triggers record each real change."""
+    kind = label_kind(task)
+    names = [*columns, "mode"]
+    sql = (
+        f"INSERT INTO {kind.table} ({', '.join(names)}) VALUES ({', '.join(':' + c for c in names)})"
+        + _import_conflict(kind, columns)
+    )
+    run_many(db, sql, ({**dict(zip(columns, r)), "mode": mode} for r in records))
+
+
+# A source's first import of a file is one history event: item '*', new_value the number of labels,
+# via 'bulk' (the label rows themselves carry via NULL, as every imported label does). Each label's
+# imported value stays recoverable: it is the old_value of the item's first
+# later history row, or its current value if it never changed (store.history.item_history does this).
+BULK_EVENT = (
+    "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
+    "VALUES (:label_table, :source, '*', NULL, :count, 'import', 'bulk', :at)"
+)
+
+
+@contextlib.contextmanager
+def _history_trigger_off(db: Store, table: str) -> Iterator[None]:
+    """Inside a write transaction: no history row per inserted label for the block. SQLite: drop the
+    table's insert-history trigger, then re-create it from its own stored SQL (schema changes are
+    transactional, so no other connection ever sees the table without it, and a failure rolls the
+    drop back). PostgreSQL: the trigger skips the table named in a transaction-local setting (no
+    lock, so readers carry on during the import)."""
+    if not db.sqlite:
+        run(db, history_insert_trigger(table, enabled=False))
+        yield
+        run(db, history_insert_trigger(table, enabled=True))
+        return
+    name = f"{table}_history_insert"
+    sql = row(db, "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = :name", {"name": name})["sql"]
+    run(db, f"DROP TRIGGER {name}")
+    yield
+    run(db, sql)
+
+
+class NewLabels:
+    """One source's labels of one task imported block by block (see :func:`import_new_labels`)."""
+
+    def __init__(self, db: Store, kind: LabelKind, source: str, at: str, first: bool):
+        self.db, self.kind, self.source, self.at, self.first = db, kind, source, at, first
+        cells = ("?",) * len(kind.item_columns)
+        self._head = (
+            f"INSERT INTO {kind.table} (source, {', '.join(kind.item_columns)}, {kind.value_column}, mode, via, "
+            "updated_at)"
+        )
+        self._cells = (":source", *cells, "?", "'import'", "NULL", ":stamp")
+        self._tail = _import_conflict(kind, ("via",), new_source=first)
+
+    def write(self, records: Iterable[Sequence]) -> None:
+        """Write a block of (item columns..., value) records, many per statement, in the order given (a block
+        never gives an item twice: PostgreSQL refuses to update a row twice in one statement)."""
+        insert_rows(self.db, self._head, self._cells, self._tail, records, {"source": self.source, "stamp": self.at})
+
+    def record(self, count: int) -> None:
+        """A first import of ``count`` labels: its one history event (:data:`BULK_EVENT`)."""
+        if self.first and count:
+            run(
+                self.db,
+                BULK_EVENT,
+                {"label_table": self.kind.task.value, "source": self.source, "count": str(count), "at": self.at},
+            )
+
+
+@contextlib.contextmanager
+def import_new_labels(db: Store, task: str | Task, source: str, at: str) -> Iterator[NewLabels]:
+    """Inside the caller's write transaction: import labels of ``source`` block by block (mode 'import', via
+    NULL, stamped ``at``). A source that has never had a label of the task (none now, none in the history)
+    gets its labels without a history row each, and :meth:`NewLabels.record` writes the one event that
+    stands for them, so a source has at most one bulk event and every label's trail can be rebuilt from
+    it; a later import rewrites labels under :func:`_import_conflict`, each real change in the history."""
+    kind = label_kind(task)
+    first = row(
+        db,
+        f"SELECT NOT EXISTS (SELECT 1 FROM {kind.table} WHERE source = :source) AND NOT EXISTS "
+        "(SELECT 1 FROM label_history WHERE source = :source AND label_table = :label_table) AS first",
+        {"source": source, "label_table": kind.task.value},
+    )["first"]
+    labels = NewLabels(db, kind, source, at, bool(first))
+    with _history_trigger_off(db, kind.table) if labels.first else contextlib.nullcontext():
+        yield labels

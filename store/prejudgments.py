@@ -14,12 +14,24 @@ from enum import Enum
 from typing import Any
 
 from assess.errors import AssessError
-from assess.llm.pooling import adaptive_keep
 from assess.llm.probes import PROBE_MARK, is_probe
-from assess.tasks import LABEL_KINDS, LABELLED_STATUSES, JudgingMode, ParseStatus, Task, consensus, label_kind
+from assess.tasks import (
+    LABEL_KINDS,
+    LABELLED_STATUSES,
+    JudgingMode,
+    ParseStatus,
+    SourceKind,
+    Task,
+    consensus,
+    label_kind,
+    source_kind,
+)
 from store import jobs, labels
+from store.compare import label_pairs
 from store.db import Store, column, each, now, returning, row, rows, run, run_many, value, write
-from store.imports import ensure_source
+from store.nuggets import gold
+from store.queue import revealed_labels
+from store.sources import ensure_source
 
 
 @dataclass(frozen=True)
@@ -58,7 +70,7 @@ def check_llm_source(db: Store, source: str, model: str) -> None:
     if not source or any(c.isspace() for c in source):
         raise AssessError(f"an LLM label source name has no spaces (e.g. llm:{model}), not {source!r}")
     found = row(db, "SELECT kind, model FROM sources WHERE name = :source", {"source": source})
-    if found and found["kind"] != "llm":
+    if found and found["kind"] != SourceKind.LLM:
         raise AssessError(f"{source!r} is a source of kind {found['kind']}, not an LLM source")
     held = found and found["model"] and found["model"] != model
     if held and row(db, "SELECT 1 AS one FROM prejudgments WHERE source = :source LIMIT 1", {"source": source}):
@@ -102,34 +114,6 @@ def llm_sources(db: Store) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------- items
-
-
-def turn_contexts(db: Store) -> dict[str, dict]:
-    """Every turn's conversation so far, utterances and PTKB (one query per table, not per turn)."""
-    ptkb: dict[str, list] = {}
-    for s in each(
-        db,
-        "SELECT conversation_id, statement_id, text FROM ptkb_statements "
-        "ORDER BY conversation_id, int_prefix(statement_id), statement_id",
-    ):
-        ptkb.setdefault(s["conversation_id"], []).append({"id": s["statement_id"], "text": s["text"]})
-    out, history = {}, {}
-    for t in each(
-        db,
-        "SELECT id, conversation_id, utterance, resolved_utterance, response FROM turns "
-        "ORDER BY conversation_id, position",
-    ):
-        past = history.setdefault(t["conversation_id"], [])
-        out[t["id"]] = {
-            "turn_id": t["id"],
-            "conversation_id": t["conversation_id"],
-            "utterance": t["utterance"],
-            "resolved_utterance": t["resolved_utterance"],
-            "history": list(past),
-            "ptkb": ptkb.get(t["conversation_id"], []),
-        }
-        past.append({"turn_id": t["id"], "utterance": t["utterance"], "response": t["response"]})
-    return out
 
 
 # a real answer, not one of a probe (the version does not contain the mark)
@@ -345,21 +329,9 @@ def _plain_value(item):
 
 
 def label_item(task: str, turn_id: str, item_id: str) -> tuple:
-    """The label item a prejudgment's ``item_id`` names: the item's columns after the turn, joined by spaces as
-    the history spells them ('<nugget id> <run>', '<run> <sentence> <passage id>', '<nugget id>', ...)."""
-    task = Task(task)
-    if task in (Task.NTR, Task.NTR_SUPPORT):
-        nugget_id, run_name = item_id.split(" ", 1)
-        return (turn_id, int(nugget_id), run_name)
-    if task is Task.IMPORTANCE:
-        return (turn_id, int(item_id))
-    if task is Task.CITATION:
-        run_name, sentence, passage_id = item_id.rsplit(" ", 2)
-        return (turn_id, run_name, int(sentence), passage_id)
-    if task is Task.RESPONSE:
-        run_name, criterion = item_id.rsplit(" ", 1)
-        return (turn_id, run_name, criterion)
-    return (turn_id, item_id)
+    """The label item a prejudgment's ``item_id`` names: the task's item key without the turn
+    (:meth:`assess.tasks.ItemKey.decode_id`: '<nugget id> <run>', '<run> <sentence> <passage id>', ...)."""
+    return (turn_id, *label_kind(task).key.decode_id(item_id))
 
 
 _SAMPLE_VALUES = (
@@ -394,27 +366,7 @@ def _write_label(db: Store, p: Prejudgment, ctx: dict) -> None:
         item = label_item(p.task, p.turn_id, p.item_id)
         labels.save_changed(db, p.task, p.source, item, value_, mode=JudgingMode.LLM, via="llm")
     elif p.task == "nuggets":
-        stamp = now()
-        run_many(
-            db,
-            "INSERT INTO nuggets (source, turn_id, key, text, relevance, passage_id, start_char, end_char, created_at) "
-            "VALUES (:source, :turn_id, :key, :text, :relevance, :passage_id, :start_char, :end_char, :created_at) "
-            "ON CONFLICT(source, turn_id, key) DO NOTHING",
-            [
-                {
-                    "source": p.source,
-                    "turn_id": p.turn_id,
-                    "key": f"{p.item_id}@{s['start']}-{s['end']}",
-                    "text": s["text"],
-                    "relevance": ctx.get("grade"),
-                    "passage_id": p.item_id,
-                    "start_char": s["start"],
-                    "end_char": s["end"],
-                    "created_at": stamp,
-                }
-                for s in p.parsed["spans"]
-            ],
-        )
+        gold.add_llm_spans(db, p.source, p.turn_id, p.item_id, p.parsed["spans"], relevance=ctx.get("grade"))
     # response nuggets and AEPD aspects have no label table: they live in prejudgments.parsed
 
 
@@ -457,10 +409,11 @@ def raw_outputs(db: Store, source: str, task: str) -> dict[tuple, str]:
         return {(r["turn_id"], r["item_id"]): r["raw_output"] for r in answers}
     texts = {r["id"]: r["text"] for r in each(db, "SELECT id, text FROM nuggets")}
     out = {}
+    key = LABEL_KINDS[Task.NTR].key
     for r in answers:
-        nugget_id, run_name = r["item_id"].split(" ", 1)
-        if int(nugget_id) in texts:  # an answer about a nugget since deleted has no item to sit beside
-            out[(r["turn_id"], texts[int(nugget_id)], run_name)] = r["raw_output"]
+        nugget_id, run_name = key.decode_id(r["item_id"])
+        if nugget_id in texts:  # an answer about a nugget since deleted has no item to sit beside
+            out[(r["turn_id"], texts[nugget_id], run_name)] = r["raw_output"]
     return out
 
 
@@ -539,8 +492,6 @@ def rationale(db: Store, source: str, task: str, turn_id: str, item_id: str) -> 
 
 def revealed_with_rationale(db: Store, assessor: str, task: str, turn_id: str, item_id: str) -> list[dict]:
     """:func:`store.queue.revealed_labels` (blind-then-reveal rules unchanged) plus each LLM's raw answer."""
-    from store.queue import revealed_labels
-
     out = []
     for label in revealed_labels(db, assessor, task, turn_id, item_id):
         out.append({**label, "rationale": rationale(db, label["source"], task, turn_id, item_id)})
@@ -549,10 +500,8 @@ def revealed_with_rationale(db: Store, assessor: str, task: str, turn_id: str, i
 
 def disagreements(db: Store, task: str, a: str, b: str, *, limit: int = 500) -> list[dict]:
     """Items where two sources differ, with both labels and each LLM source's raw answer."""
-    from store.compare import label_pairs
-
     pairs = label_pairs(db, task, a, b)
-    raw = {s: raw_outputs(db, s, task) for s in (a, b) if s.startswith("llm:")}
+    raw = {s: raw_outputs(db, s, task) for s in (a, b) if source_kind(s) is SourceKind.LLM}
     out = []
     for item, la, lb in zip(pairs.items, pairs.a, pairs.b):
         if la == lb:
@@ -566,38 +515,11 @@ def disagreements(db: Store, task: str, a: str, b: str, *, limit: int = 500) -> 
     return out
 
 
-_ANCHORING_TASKS = (Task.PASSAGE, Task.PTKB)
-
-
-def anchoring(db: Store, task: str = "passage", *, assessor: str | None = None) -> list[dict]:
-    """Did assessors move toward the LLM after a reveal? Per assessor and LLM source, over items first labelled
-    in 'reveal' mode and later changed (final label differs from the first; 'cannot judge' and removed labels
-    left out): how many changes moved toward the LLM's grade (closer than before), away, or kept the distance,
-    and how many landed on it.
-    """
+def llm_values(db: Store, task: str) -> dict[tuple[str, str], dict[str, int]]:
+    """{(turn, item after the turn): {LLM source: its value}} of ``task``, 'cannot judge' left out."""
     kind = label_kind(task)
-    if kind.task not in _ANCHORING_TASKS:
-        raise AssessError(f"anchoring is measured for {' and '.join(_ANCHORING_TASKS)} labels, not {task!r}")
-    sql = (
-        "SELECT h.source AS source, h.item AS item, h.old_value AS old, h.new_value AS new, h.mode AS mode "
-        "FROM label_history h JOIN sources s ON s.name = h.source AND s.kind = 'assessor' "
-        "WHERE h.label_table = :label_table"
-    )
-    params = {"label_table": kind.task.value}
-    if assessor:
-        sql, params = sql + " AND h.source = :assessor", params | {"assessor": assessor}
-    first: dict[tuple, str | None] = {}
-    last: dict[tuple, str | None] = {}
-    for h in each(db, sql + " ORDER BY h.id", params):
-        key = (h["source"], h["item"])
-        if key not in first:
-            if h["old"] is None and h["mode"] == JudgingMode.REVEAL:
-                first[key] = h["new"]
-            else:
-                first[key] = "-"  # first labelled in another mode: not part of the study
-        last[key] = h["new"]
     item_column, value_column = kind.item_columns[1], kind.value_column
-    llm: dict[tuple, dict[str, int]] = {}
+    llm: dict[tuple[str, str], dict[str, int]] = {}
     for r in each(
         db,
         f"SELECT l.source AS source, l.turn_id AS turn_id, l.{item_column} AS item, l.{value_column} AS value "
@@ -605,151 +527,53 @@ def anchoring(db: Store, task: str = "passage", *, assessor: str | None = None) 
         f"WHERE l.{value_column} IS NOT NULL",
     ):
         llm.setdefault((r["turn_id"], str(r["item"])), {})[r["source"]] = int(r["value"])
-    report: dict[tuple, dict] = {}
-    for (source, item), start in first.items():
-        end = last[(source, item)]
-        if start in ("-", None, labels.CANNOT_JUDGE) or end in (None, labels.CANNOT_JUDGE) or start == end:
-            continue
-        turn, item_id = item.split(" ", 1)
-        for src, grade in llm.get((turn, item_id), {}).items():
-            r = report.setdefault(
-                (source, src),
-                {
-                    "assessor": source,
-                    "llm": src,
-                    "changed": 0,
-                    "toward": 0,
-                    "away": 0,
-                    "same_distance": 0,
-                    "landed_on_llm": 0,
-                },
-            )
-            before, after = abs(int(start) - grade), abs(int(end) - grade)
-            r["changed"] += 1
-            r["toward" if after < before else "away" if after > before else "same_distance"] += 1
-            r["landed_on_llm"] += int(int(end) == grade)
-    for r in report.values():
-        r["toward_share"] = r["toward"] / r["changed"] if r["changed"] else None
-    return sorted(report.values(), key=lambda r: (r["assessor"], r["llm"]))
+    return llm
 
 
 # ------------------------------------------------------------------------------------------- adaptive pooling
 
 
-def _graded(db: Store, source: str) -> dict[tuple[str, str], int]:
+def passage_grades(db: Store, source: str) -> dict[tuple[str, str], int]:
     """The source's passage grades by (turn, passage), 'cannot judge' left out."""
     return {item: grade for item, grade in labels.values(db, Task.PASSAGE, source).items() if grade is not None}
 
 
-def adaptive_pool(
-    db: Store,
-    source: str,
-    threshold: int,
-    always: int = 5,
-    depth: int = 30,
-    *,
-    qrels: str | None = None,
-    relevant: int = 2,
-    apply: bool = False,
-) -> dict:
-    """Adaptive pooling as in iKAT 2024 (:func:`assess.llm.pooling.adaptive_keep`): ranks 1..``always`` of
-    every run enter the pool; ranks ``always``+1..``depth`` only when ``source`` (an LLM) grades the
-    passage >= ``threshold``.
+def has_passage_labels(db: Store, source: str) -> bool:
+    return row(db, "SELECT 1 AS one FROM passage_labels WHERE source = :source LIMIT 1", {"source": source}) is not None
 
-    Returns the depth pool (union of every run's top ``depth``), the adaptive pool, how many pairs
-    that saves, how many candidates the LLM has not graded (they stay out), and with ``qrels`` (a
-    human source) how many of its relevant pairs (grade >= ``relevant``) the filter drops.
-    Without stored runs the report covers the pairs both sources judged instead (no rank known:
-    every pair is treated as below rank ``always``). ``apply`` adds the adaptive pool to the pool
-    (method 'adaptive'); pairs already pooled stay.
-    """
-    if threshold < 0 or always < 0 or depth < always:
-        raise AssessError(f"need threshold >= 0 and 0 <= always <= depth, got {threshold}, {always}, {depth}")
-    has_labels = "SELECT 1 AS one FROM passage_labels WHERE source = :source LIMIT 1"
-    if not row(db, has_labels, {"source": source}):
-        raise AssessError(f"source {source!r} has no passage labels (pre-judge the candidates first)")
-    human = {}
-    if qrels:
-        if not row(db, has_labels, {"source": qrels}):
-            raise AssessError(f"source {qrels!r} has no passage labels")
-        human = _graded(db, qrels)
-    grades = _graded(db, source)
-    runs = value(db, "SELECT COUNT(DISTINCT run) AS n FROM rankings")
-    report: dict[str, Any] = {
-        "source": source,
-        "threshold": threshold,
-        "always": always,
-        "depth": depth,
-        "qrels": qrels,
-        "relevant": relevant,
-        "relevant_grade": relevant,
-        "runs": runs,
+
+def ranking_runs(db: Store) -> int:
+    """How many runs have stored rankings."""
+    return value(db, "SELECT COUNT(DISTINCT run) AS n FROM rankings")
+
+
+def best_ranks(db: Store, depth: int) -> dict[tuple[str, str], int]:
+    """{(turn, passage): its best rank over the runs} of every passage ranked within ``depth``."""
+    return {
+        (r["turn_id"], r["passage_id"]): r["best"]
+        for r in each(
+            db,
+            "SELECT turn_id, passage_id, MIN(rank) AS best FROM rankings WHERE rank <= :depth "
+            "GROUP BY turn_id, passage_id",
+            {"depth": int(depth)},
+        )
     }
 
-    def keep(pair: tuple[str, str], rank: int | None) -> bool:
-        return adaptive_keep(rank, grades.get(pair), threshold=threshold, always=always)
 
-    if runs:
-        best = {
-            (r["turn_id"], r["passage_id"]): r["best"]
-            for r in each(
-                db,
-                "SELECT turn_id, passage_id, MIN(rank) AS best FROM rankings WHERE rank <= :depth "
-                "GROUP BY turn_id, passage_id",
-                {"depth": int(depth)},
-            )
-        }
-        kept = {k: r for k, r in best.items() if keep(k, r)}
-        report.update(
-            mode="runs",
-            depth_pool=len(best),
-            always_in=sum(r <= always for r in best.values()),
-            adaptive_pool=len(kept),
-            saved=len(best) - len(kept),
-            ungraded=sum(1 for k, r in best.items() if r > always and k not in grades),
+def add_to_pool(db: Store, pairs: dict[tuple[str, str], int | None], *, method: str, detail: str) -> int:
+    """Add (turn, passage) pairs with their best rank to the pool (pairs pooled already stay as they are);
+    return how many rows the pool gained."""
+    stamp = now()
+    with write(db):
+        before = value(db, "SELECT COUNT(*) AS n FROM pool")
+        run_many(
+            db,
+            "INSERT INTO pool (turn_id, passage_id, method, detail, best_rank, added_at) "
+            "VALUES (:turn_id, :passage_id, :method, :detail, :best_rank, :added_at) "
+            "ON CONFLICT(turn_id, passage_id) DO NOTHING",
+            [
+                {"turn_id": t, "passage_id": p, "method": method, "detail": detail, "best_rank": r, "added_at": stamp}
+                for (t, p), r in sorted(pairs.items())
+            ],
         )
-        candidates = best
-    else:
-        both = [k for k in grades if not qrels or k in human]
-        kept = {k: None for k in both if keep(k, None)}
-        report.update(mode="judged pairs", pairs=len(both), kept=len(kept), saved=len(both) - len(kept))
-        candidates = dict.fromkeys(both)
-    report["saved_share"] = report["saved"] / len(candidates) if candidates else None
-    if qrels:
-        rel = [k for k in candidates if human.get(k, -1) >= relevant]
-        dropped = [k for k in rel if k not in kept]
-        report.update(
-            judged_by_qrels=sum(1 for k in candidates if k in human),
-            relevant=len(rel),
-            relevant_dropped=len(dropped),
-            relevant_dropped_share=len(dropped) / len(rel) if rel else None,
-            relevant_dropped_by_grade={
-                g: sum(1 for k in dropped if human[k] == g) for g in sorted({human[k] for k in dropped})
-            },
-        )
-    if apply and runs:
-        stamp = now()
-        detail = f"adaptive {source} >= {threshold}, always top {always}, depth {depth}"
-        with write(db):
-            before = value(db, "SELECT COUNT(*) AS n FROM pool")
-            run_many(
-                db,
-                "INSERT INTO pool (turn_id, passage_id, method, detail, best_rank, added_at) "
-                "VALUES (:turn_id, :passage_id, 'adaptive', :detail, :best_rank, :added_at) "
-                "ON CONFLICT(turn_id, passage_id) DO NOTHING",
-                [
-                    {"turn_id": t, "passage_id": p, "detail": detail, "best_rank": r, "added_at": stamp}
-                    for (t, p), r in sorted(kept.items())
-                ],
-            )
-            report["added_to_pool"] = value(db, "SELECT COUNT(*) AS n FROM pool") - before
-    return report
-
-
-def adaptive_filter(db: Store, source: str, threshold: int, always: int = 5):
-    """A ``pool_filter(turn_id, passage_id, rank)`` for :func:`store.imports.import_run`: the top ``always``
-    ranks, and below them the passages ``source`` graded >= ``threshold``."""
-    grades = _graded(db, source)
-    return lambda turn_id, passage_id, rank: adaptive_keep(
-        rank, grades.get((turn_id, passage_id)), threshold=threshold, always=always
-    )
+        return value(db, "SELECT COUNT(*) AS n FROM pool") - before

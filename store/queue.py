@@ -8,27 +8,16 @@ in its own transaction the moment it is given; the history triggers record every
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from assess.errors import AssessError, UnknownItem
 from assess.queueing import QueueOrder, QueueState
-from assess.tasks import (
-    PTKB_KEYS,
-    RESERVED_SOURCE_PREFIXES,
-    RESERVED_SOURCES,
-    STUDY_MODES,
-    JudgingMode,
-    Task,
-    label_kind,
-    reserved_source,
-)
-from assess.text import look_alike, name_problem, normal_name
+from assess.tasks import PTKB_KEYS, STUDY_MODES, JudgingMode, Task, label_kind
 from store import labels
-from store.db import IntegrityError, Store, column, each, now, row, rows, run, run_many, value, write
-from store.imports import ensure_source
+from store.db import Store, each, row, write
+from store.history import record_action
+from store.samples import sampled_order
+from store.settings import get_setting, set_setting
 
 MODES = tuple(m.value for m in STUDY_MODES)
 
@@ -41,53 +30,6 @@ class QueueItem(NamedTuple):
 # ------------------------------------------------------------------------------------------- assessors
 
 
-def sign_in(db: Store, name: str, *, guest: bool = False) -> str:
-    """Register ``name`` as an assessor source (idempotent) and return it as kept (NFKC-normalised, see
-    :func:`assess.text.normal_name`). Refused: a name breaking the name rule (:func:`assess.text.name_problem`:
-    printable characters only, checked before the name reaches the database), a reserved name or a look-alike
-    of one (:func:`assess.tasks.reserved_source`, :func:`assess.text.look_alike`), the name of another kind
-    of source, and a new name that looks like an existing source or account name. ``guest``: a name typed
-    in open mode, refused when it belongs to an account (nobody acts under another person's name)."""
-    name = normal_name(name)
-    problems = []
-    if reserved_source(name) or (alike := look_alike(name, RESERVED_SOURCES, RESERVED_SOURCE_PREFIXES)):
-        shown = "" if reserved_source(name) else f" (it looks like {alike!r})"
-        problems.append(f"{name!r} is reserved for the workbench's own label sources{shown}")
-    if rule := name_problem(name):
-        problems.append(rule)  # nothing is asked of the database about such a name (PostgreSQL refuses NUL)
-        raise AssessError("; ".join(problems) + "; choose another assessor name")
-    if guest and row(db, "SELECT 1 AS taken FROM accounts WHERE name = :name", {"name": name}):
-        raise AssessError(f"{name!r} belongs to an account: sign in with its password or sign-in link")
-    found = row(db, "SELECT kind FROM sources WHERE name = :name", {"name": name})
-    if found and found["kind"] != "assessor":
-        problems.append(f"{name!r} is the name of a {found['kind']} label source")
-    if not found and not problems:
-        taken = column(db, "SELECT name FROM sources UNION SELECT name FROM accounts")
-        if alike := look_alike(name, taken):
-            problems.append(f"{name!r} looks like the existing name {alike!r}")
-    if problems:
-        raise AssessError("; ".join(problems) + "; choose another assessor name")
-    if not found:
-        with write(db):
-            ensure_source(db, name, "assessor")
-    return name
-
-
-def get_setting(db: Store, key: str, default: str) -> str:
-    found = row(db, "SELECT value FROM settings WHERE key = :key", {"key": key})
-    return default if found is None else found["value"]
-
-
-def set_setting(db: Store, key: str, value: str) -> None:
-    with write(db):
-        run(
-            db,
-            "INSERT INTO settings (key, value) VALUES (:key, :value) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            {"key": key, "value": value},
-        )
-
-
 def judging_mode(db: Store) -> str:
     """The study's judging mode: 'blind' (default: no other source's label is ever shown),
     'reveal' (blind-then-reveal: LLM labels appear only after one's own label is committed), or
@@ -98,8 +40,6 @@ def judging_mode(db: Store) -> str:
 def set_judging_mode(db: Store, mode: str, *, by: str | None = None) -> bool:
     """Set the study's judging mode (recorded in the history as ``by``'s action); False when it already was
     ``mode``."""
-    from store.accounts import record_action
-
     if mode not in MODES:
         raise AssessError(f"mode is one of {', '.join(MODES)}, not {mode!r}")
     with write(db):
@@ -288,152 +228,3 @@ def revealed_labels(db: Store, assessor: str, task: str, turn_id: str, item_id: 
     if mode == "blind" or (mode == "reveal" and label_of(db, assessor, task, turn_id, item_id) is None):
         return []
     return labels.others(db, task, (turn_id, item_id), kinds=("llm",), exclude=assessor)
-
-
-# ------------------------------------------------------------------------------------------- samples
-# A budgeted human sample: items drawn from a population (e.g. every item an LLM labelled) by a design
-# (stratified by the LLM's label, by judges' disagreement, ...), each with the probability it had of being
-# drawn, so that estimates from the humans' labels of the sample stay unbiased. Its items sit in the
-# assessors' queues ahead of the rest. The drawing itself is pure logic (assess.measures); this is its record.
-
-
-class SampledItem(NamedTuple):
-    """One drawn item: the turn, the task's item after the turn (spelled as in prejudgments and the history:
-    passage id, statement id, '<nugget id> <run>', ...), its inclusion probability, stratum and assessor."""
-
-    turn_id: str
-    item_id: str
-    inclusion: float
-    stratum: str | None = None
-    assessor: str | None = None
-
-
-def create_sample(
-    db: Store,
-    name: str,
-    *,
-    task: str,
-    design: str,
-    population: int,
-    items: Sequence[SampledItem],
-    details: Mapping | None = None,
-    by: str | None = None,
-) -> dict:
-    """Record a drawn sample and put its items in their assessors' queues (in the order given), in one
-    transaction; ``by``'s action is in the history. Returns ``{"sample", "items", "assessors"}``.
-
-    Refused (nothing written): a name in use or blank, an unknown task, a population smaller than the sample,
-    an item twice, an inclusion probability outside (0, 1], a turn the store does not have, an assessor name
-    that is not an assessor source.
-    """
-    from store.accounts import record_action
-
-    kind = label_kind(task)
-    name = (name or "").strip()
-    if not name or any(c.isspace() for c in name):
-        raise AssessError(f"a sample's name is a non-empty word without spaces, not {name!r}")
-    if isinstance(population, bool) or not isinstance(population, int) or population < len(items):
-        raise AssessError(f"the population ({population!r}) must be a whole number of at least {len(items)} items")
-    seen: set[tuple[str, str]] = set()
-    for n, it in enumerate(items, start=1):
-        key = (it.turn_id, it.item_id)
-        if key in seen:
-            raise AssessError(f"item {n} of sample {name!r} ({it.turn_id} {it.item_id}) is drawn twice")
-        seen.add(key)
-        p = it.inclusion
-        if isinstance(p, bool) or not isinstance(p, int | float) or not math.isfinite(p) or not 0 < p <= 1:
-            raise AssessError(f"item {n} of sample {name!r}: inclusion probability must be in (0, 1], not {p!r}")
-    position: dict[str | None, int] = {}
-    records = []
-    for it in items:
-        place = position.get(it.assessor, 0)
-        position[it.assessor] = place + 1
-        records.append({**it._asdict(), "sample": name, "inclusion": float(it.inclusion), "position": place})
-    assessors = sorted(a for a in position if a is not None)
-    with write(db):
-        if row(db, "SELECT 1 AS taken FROM samples WHERE name = :name", {"name": name}):
-            raise AssessError(f"a sample named {name!r} exists already; choose another name")
-        for assessor in assessors:
-            if value(db, "SELECT kind FROM sources WHERE name = :name", {"name": assessor}) != "assessor":
-                raise AssessError(f"{assessor!r} is not an assessor; sign them in (or create their account) first")
-        known = {r["id"] for r in rows(db, "SELECT id FROM turns")}
-        unknown = sorted({it.turn_id for it in items} - known)
-        if unknown:
-            raise UnknownItem(f"sample {name!r} names turn {unknown[0]!r}, which the store does not have")
-        run(
-            db,
-            "INSERT INTO samples (name, task, design, population, budget, details, created_by, created_at) "
-            "VALUES (:name, :task, :design, :population, :budget, :details, :by, :at)",
-            {
-                "name": name,
-                "task": kind.task.value,
-                "design": str(design),
-                "population": population,
-                "budget": len(items),
-                "details": json.dumps(dict(details or {}), sort_keys=True),
-                "by": by,
-                "at": now(),
-            },
-        )
-        try:
-            run_many(
-                db,
-                "INSERT INTO sample_items (sample, turn_id, item_id, stratum, inclusion, assessor, position) "
-                "VALUES (:sample, :turn_id, :item_id, :stratum, :inclusion, :assessor, :position)",
-                records,
-            )
-        except IntegrityError as e:  # a last line of defence: the checks above should have caught it
-            raise AssessError(f"sample {name!r} was refused by the store: {e.orig}") from None
-        summary = {"sample": name, "items": len(items), "assessors": assessors}
-        record_action(db, by, "assignment", f"sample {name}", None, summary, via=str(design))
-    return summary
-
-
-def samples(db: Store) -> list[dict]:
-    """Every recorded sample (newest first): name, task, design, population, budget, details (parsed), who, when."""
-    found = rows(
-        db,
-        "SELECT name, task, design, population, budget, details, created_by, created_at FROM samples "
-        "ORDER BY created_at DESC, name",
-    )
-    for r in found:
-        r["details"] = json.loads(r["details"]) if r["details"] else {}
-    return found
-
-
-def sample_items(db: Store, sample: str) -> list[dict]:
-    """The items of a sample: turn_id, item_id, stratum, inclusion, assessor, position (by assessor and place)."""
-    return rows(
-        db,
-        "SELECT turn_id, item_id, stratum, inclusion, assessor, position FROM sample_items WHERE sample = :sample "
-        "ORDER BY assessor, position, turn_id, item_id",
-        {"sample": sample},
-    )
-
-
-def inclusion_probabilities(db: Store, sample: str) -> dict[tuple[str, str], float]:
-    """{(turn, item): the probability the item had of being drawn} of a sample (what an unbiased estimate
-    weighs each human label by); an unknown sample is an error."""
-    if not row(db, "SELECT 1 AS known FROM samples WHERE name = :name", {"name": sample}):
-        raise AssessError(f"no sample named {sample!r}")
-    return {
-        (r["turn_id"], r["item_id"]): float(r["inclusion"])
-        for r in each(
-            db, "SELECT turn_id, item_id, inclusion FROM sample_items WHERE sample = :sample", {"sample": sample}
-        )
-    }
-
-
-def sampled_order(db: Store, assessor: str, *, task: str = "passage") -> QueueOrder:
-    """The items of the samples of ``task`` given to the assessor, oldest sample first, each in its order."""
-    return QueueOrder.of(
-        dict.fromkeys(  # an item drawn by two samples is in the queue once, at its first place
-            (r["turn_id"], r["item_id"])
-            for r in each(
-                db,
-                "SELECT i.turn_id AS turn_id, i.item_id AS item_id FROM sample_items i JOIN samples s ON s.name = i.sample "
-                "WHERE i.assessor = :assessor AND s.task = :task ORDER BY s.created_at, s.name, i.position",
-                {"assessor": assessor, "task": label_kind(task).task.value},
-            )
-        )
-    )

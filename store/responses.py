@@ -21,8 +21,9 @@ from pathlib import Path
 
 from assess.errors import FormatError, InvalidSpan, UnknownItem
 from assess.tasks import CitedResponse, CitedSentence
-from store.accounts import record_action
+from store import labels
 from store.db import Store, each, now, row, run, run_many, write
+from store.history import record_action
 from store.imports import check_turns, ensure_passages, register_response_runs
 
 _WHOLE = 0  # the sentence number of citations given for the response as a whole
@@ -400,8 +401,6 @@ def save_citation_label(
 ) -> None:
     """Write one citation-support label (:data:`assess.tasks.CITATION_SUPPORT`; None: cannot judge) in its own
     transaction, after checking that the sentence does cite the passage."""
-    from store import labels
-
     with write(db):
         check_sentence(db, run, turn_id, sentence, passage_id)
         labels.save(

@@ -7,10 +7,14 @@ import statistics
 from collections.abc import Sequence
 from datetime import datetime
 
-from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, Task
+from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, SourceKind, Task, source_kind
 from store import labels
 from store.db import Store, column, each, row, rows, value, write
-from store.imports import ensure_source
+from store.history import actions, record_action
+from store.prejudgments import rationale
+from store.queue import load_queue
+from store.settings import get_setting, set_setting
+from store.sources import ensure_source
 
 BREAK_SECONDS = 300  # a gap longer than this between two labels is a pause, not judging time
 
@@ -18,8 +22,6 @@ BREAK_SECONDS = 300  # a gap longer than this between two labels is a pause, not
 def assessor_summary(db: Store, *, open_mode: bool = True) -> list[dict]:
     """Per assessor: progress over their queue (judged / total), passage labels, turns touched, grade
     counts 0..4, cannot-judge, PTKB labels, median and mean seconds per passage label."""
-    from store.queue import load_queue
-
     out = []
     for name in column(db, "SELECT name FROM sources WHERE kind = 'assessor' ORDER BY name"):
         state = load_queue(db, name, open_mode=open_mode)
@@ -74,56 +76,6 @@ def seconds_per_label(db: Store, source: str, task: str = "passage") -> dict:
     if not gaps:
         return {"n": 0, "median": None, "mean": None}
     return {"n": len(gaps), "median": statistics.median(gaps), "mean": statistics.fmean(gaps)}
-
-
-def item_history(db: Store, source: str, item: str, kind: str = "passage") -> list[dict]:
-    """Every change of one label, oldest first: ``at``, ``old``, ``new``, ``mode``, ``via``.
-
-    ``item`` is written as in the history ('turn passage' for passages, 'turn statement' for PTKB,
-    'turn key' for nuggets, e.g. '0_8 [3]', whose values are JSON with text, relevance and span).
-    A label that arrived with its source's first bulk import has no history row of its own; its first
-    entry is rebuilt from the import event (item '*'): the imported value is the old value of the
-    item's first later change, or its current value if it never changed.
-    """
-    changes = rows(
-        db,
-        "SELECT at, old_value AS old, new_value AS new, mode, via FROM label_history "
-        "WHERE source = :source AND label_table = :label_table AND item = :item ORDER BY id",
-        {"source": source, "label_table": str(kind), "item": item},
-    )
-    if kind not in {t.value for t in LABEL_KINDS}:  # nuggets, duplicate decisions, gold responses: never bulk
-        return changes
-    imports = column(
-        db,
-        "SELECT at FROM label_history WHERE source = :source AND label_table = :label_table AND item = '*' "
-        "AND via = 'bulk' ORDER BY id",
-        {"source": source, "label_table": str(kind)},
-    )
-    if not imports or (changes and changes[0]["old"] is None):
-        return changes  # no bulk import, or the item's own first row is its creation
-    if changes:
-        imported = changes[0]["old"]
-    else:
-        current = labels.get_by_history_item(db, kind, source, item)
-        if current is None:
-            return changes
-        imported = labels.history_text(kind, current["value"])
-    event = {"at": imports[0], "old": None, "new": imported, "mode": "import", "via": "bulk"}
-    return [event] + changes
-
-
-def item_history_all(db: Store, item: str, kind: str = "passage") -> list[dict]:
-    """Every change of one item's labels by every source, oldest first: :func:`item_history`'s rows, each
-    with its ``source``. A source whose bulk import holds the item shows that import as its first row."""
-    sources = column(
-        db,
-        "SELECT DISTINCT source FROM label_history WHERE label_table = :label_table "
-        "AND (item = :item OR (item = '*' AND via = 'bulk')) ORDER BY source",
-        {"label_table": str(kind), "item": item},
-    )
-    trail = [{"source": source, **change} for source in sources for change in item_history(db, source, item, kind)]
-    trail.sort(key=lambda change: change["at"])  # stable: one source's changes keep their order at a shared time
-    return trail
 
 
 def topic_progress(db: Store, source: str | None = None) -> list[dict]:
@@ -190,8 +142,6 @@ def adjudicated(db: Store, source: str = ADJUDICATION) -> frozenset:
 def item_labels(db: Store, turn_id: str, passage_id: str, sources: Sequence[str]) -> list[dict]:
     """Each of ``sources``' label of one passage item, in the order given: source, grade (None: cannot
     judge), note and, for an LLM source, its raw answer as the rationale; sources without a label are left out."""
-    from store.prejudgments import rationale
-
     listed, params = _in_list(sources)
     found = {
         r["source"]: r
@@ -205,7 +155,11 @@ def item_labels(db: Store, turn_id: str, passage_id: str, sources: Sequence[str]
     out = []
     for source in sources:
         if source in found:
-            said = rationale(db, source, Task.PASSAGE, turn_id, passage_id) if source.startswith("llm:") else None
+            said = (
+                rationale(db, source, Task.PASSAGE, turn_id, passage_id)
+                if source_kind(source) is SourceKind.LLM
+                else None
+            )
             out.append({**found[source], "rationale": said})
     return out
 
@@ -227,8 +181,6 @@ def adjudicate(
     """Record an adjudicated grade (None: the adjudicator cannot judge it, e.g. no text): a label of its own
     source (kind 'adjudication') whose note names who decided and their reason ("by NAME: reason"), and an
     organizer action in the history naming who, the label before and after."""
-    from store.accounts import record_action
-
     if grade is not None:
         GRADES.check(grade, what="an adjudicated grade")
     reason = (reason or "").strip() or None
@@ -246,15 +198,14 @@ def adjudicate(
             via="click",
         )
         old = None if before is None else _action_value(before["value"])
-        record_action(db, by, "adjudication", f"{turn_id} {passage_id}", old, _action_value(grade), via=source)
+        item = LABEL_KINDS[Task.PASSAGE].key.encode((turn_id, passage_id))
+        record_action(db, by, "adjudication", item, old, _action_value(grade), via=source)
 
 
 def undo_adjudication(db: Store, by: str, source: str = ADJUDICATION) -> tuple[str, str] | None:
     """Revert ``by``'s latest adjudication not yet undone whose label still stands (another adjudicator's later
     change of the item is left alone); return the (turn, passage) it touched. Repeated undos walk further back.
     The undo is itself an organizer action (via 'undo')."""
-    from store.accounts import actions, record_action
-
     with write(db):
         mine = [a for a in actions(db, "adjudication") if a["by"] == by and a["via"] in (source, "undo")]
         pending_undos = 0
@@ -265,7 +216,7 @@ def undo_adjudication(db: Store, by: str, source: str = ADJUDICATION) -> tuple[s
             if pending_undos:
                 pending_undos -= 1
                 continue
-            turn_id, passage_id = action["item"].split(" ", 1)
+            turn_id, passage_id = LABEL_KINDS[Task.PASSAGE].key.decode(action["item"])
             current = labels.get(db, Task.PASSAGE, source, (turn_id, passage_id))
             if current is None or _action_value(current["value"]) != action["new"]:
                 continue  # changed since by someone else (or gone): not this person's to undo
@@ -297,8 +248,6 @@ def adjudication_settings(db: Store) -> tuple[list[str] | None, bool]:
     or only letters (True)."""
     import json
 
-    from store.queue import get_setting
-
     chosen = get_setting(db, _ADJ_SOURCES, "")
     return (json.loads(chosen) if chosen else None), get_setting(db, _ADJ_BLIND, "0") == "1"
 
@@ -306,9 +255,6 @@ def adjudication_settings(db: Store) -> tuple[list[str] | None, bool]:
 def set_adjudication_settings(db: Store, sources: Sequence[str] | None, blind: bool, *, by: str | None) -> None:
     """Keep the adjudication queue's sources and blindness (an organizer action in the history)."""
     import json
-
-    from store.accounts import record_action
-    from store.queue import set_setting
 
     chosen = "" if sources is None else json.dumps([str(s) for s in sources])
     with write(db):

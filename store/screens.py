@@ -10,21 +10,18 @@ from __future__ import annotations
 
 from assess.tasks import label_kind
 from store.db import Store, now, row
+from store.settings import get_setting, set_setting
 
 TOPICS_VERSION = "topics_version"
 
 
 def topics_version(db: Store) -> str:
     """Changes whenever topics are imported (conversations, turns or PTKB statements written)."""
-    from store.queue import get_setting  # store.queue imports store.imports, which imports this module
-
     return get_setting(db, TOPICS_VERSION, "")
 
 
 def bump_topics_version(db: Store) -> None:
     """Called by every write of conversations, turns or PTKB statements (inside its transaction)."""
-    from store.queue import set_setting
-
     set_setting(db, TOPICS_VERSION, now())
 
 
@@ -46,13 +43,9 @@ def _shortcuts_key(person: str) -> str:
 
 def shortcuts_on(db: Store, person: str) -> bool:
     """Whether ``person``'s single-key shortcuts are on (the default; WCAG 2.1.4 lets each person turn them off)."""
-    from store.queue import get_setting
-
     return get_setting(db, _shortcuts_key(person), "on") != "off"
 
 
 def set_shortcuts(db: Store, person: str, on: bool) -> None:
     """Keep ``person``'s choice of single-key shortcuts (a setting of the store: it holds in every session)."""
-    from store.queue import set_setting
-
     set_setting(db, _shortcuts_key(person), "on" if on else "off")

@@ -101,8 +101,8 @@ def hostile_store(path: Path) -> None:
     from store import labels, open_db
     from store.crowd import create_demo_study
     from store.db import run, write
-    from store.imports import ensure_source
     from store.queue import set_judging_mode
+    from store.sources import ensure_source
 
     db = open_db(path)
     load_demo(db)

@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 
 from assess.errors import AssessError
 from assess.services import accounts as service
-from store import accounts, open_db
+from store import accounts, history, open_db
 from store.conversations import assign
-from store.queue import set_judging_mode, sign_in
+from store.queue import set_judging_mode
 from store.review import adjudicate
+from store.sources import sign_in
 from tests.helpers import open_app, rows, run_cli, snapshot
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -56,22 +57,22 @@ def test_account_changes_are_history_rows_naming_who(db):
     accounts.set_disabled(db, "amy", True, by="boss")
     accounts.set_role(db, "amy", "adjudicator", by="chief")
     service.reset_account(db, "amy", by="chief")
-    got = [(a["by"], a["item"], a["via"]) for a in accounts.actions(db, "account")]
+    got = [(a["by"], a["item"], a["via"]) for a in history.actions(db, "account")]
     assert got == [
         ("boss", "amy", "add"),
         ("boss", "amy", "disable"),
         ("chief", "amy", "role"),
         ("chief", "amy", "reset"),
     ]
-    history = " ".join(str(v) for a in accounts.actions(db) for v in a.values())
-    assert "argon2" not in history and PASSWORD not in history
+    text = " ".join(str(v) for a in history.actions(db) for v in a.values())
+    assert "argon2" not in text and PASSWORD not in text
 
 
 def test_assignments_adjudication_and_judging_mode_name_who(db):
     assign(db, "amy", ["101_1"], by="boss")
     set_judging_mode(db, "reveal", by="boss")
     adjudicate(db, "101_1", "demo-doc-001:0", 3, by="judy")
-    got = [(a["kind"], a["by"], a["item"], a["new"]) for a in accounts.actions(db)]
+    got = [(a["kind"], a["by"], a["item"], a["new"]) for a in history.actions(db)]
     assert got == [
         ("assignment", "boss", "amy", '["101_1"]'),
         ("judging-mode", "boss", "judging_mode", "reveal"),

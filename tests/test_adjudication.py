@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from assess.services import accounts as service
-from store import accounts, labels, open_db, review
+from store import history, labels, open_db, review
 from store.db import rows
-from store.imports import ensure_source
+from store.sources import ensure_source
 from tests.helpers import open_app
 
 PASSWORD = "correct-horse-battery"
@@ -84,7 +84,7 @@ def test_an_adjudicator_saves_a_grade_recorded_with_their_name(campaign):
             "by ada: the passage answers the question",
             "adjudication",
         )
-        got = [(x["kind"], x["by"], x["item"], x["old"], x["new"]) for x in accounts.actions(db, "adjudication")]
+        got = [(x["kind"], x["by"], x["item"], x["old"], x["new"]) for x in history.actions(db, "adjudication")]
     assert got == [("adjudication", "ada", f"{first[0]} {first[1]}", None, "4")]
     assert any("(2 of 3)" in m.value for m in at.markdown), "the next disagreement is shown after saving"
 
@@ -117,7 +117,7 @@ def test_cannot_judge_and_undo_walk_back_only_ones_own_adjudications(campaign):
         assert labels.get(db, "passage", "adjudication", one)["value"] == 3
         assert review.undo_adjudication(db, "boss") == one
         assert labels.get(db, "passage", "adjudication", one)["value"] == 2
-        got = [(x["by"], x["old"], x["new"], x["via"]) for x in accounts.actions(db, "adjudication")]
+        got = [(x["by"], x["old"], x["new"], x["via"]) for x in history.actions(db, "adjudication")]
     assert got == [
         ("ada", None, "2", "adjudication"),
         ("ada", None, "cannot-judge", "adjudication"),
@@ -164,8 +164,8 @@ def test_imports_are_organizer_actions_naming_who(tmp_path):
     run_cli("import", "topics", DEMO_DIR / "topics.json", db=path, check=True)
     with open_db(path) as db:
         load_upload(db, "passages", "my passages.jsonl", (DEMO_DIR / "passages.jsonl").read_bytes(), by="boss")
-        got = [(a["by"], a["item"], a["via"]) for a in accounts.actions(db, "import")]
-        summary = accounts.actions(db, "import")[1]["new"]
+        got = [(a["by"], a["item"], a["via"]) for a in history.actions(db, "import")]
+        summary = history.actions(db, "import")[1]["new"]
     assert got == [
         (f"cli:{getpass.getuser()}", "topics topics.json", "topics"),
         ("boss", "passages my passages.jsonl", "passages"),

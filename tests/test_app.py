@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from store import settings, sources
 from tests.helpers import open_app, rows
 
 
@@ -205,10 +206,10 @@ def test_scores_page_on_real_nist_and_gpt4_labels(tmp_path, monkeypatch):
 
 
 def test_reveal_mode_shows_the_llm_label_only_after_ones_own(app_db):
-    from store import open_db, queue
+    from store import open_db
 
     with open_db(app_db) as db:
-        queue.set_setting(db, "judging_mode", "reveal")
+        settings.set_setting(db, "judging_mode", "reveal")
     at = start("pages/judge.py", assessor="ivy")
     assert not [e for e in at.expander if "llm:demo-gpt" in e.label]  # blind before committing
     first = rows(app_db, "SELECT passage_id FROM pool WHERE turn_id = '101_1' ORDER BY passage_id LIMIT 1")[0][0]
@@ -279,7 +280,7 @@ def test_undo_finds_labels_whose_ids_hold_spaces(app_db):
     """The history spells an item as its ids joined by spaces; undo must not split it (turn 'a b' with
     passage 'c' and turn 'a' with passage 'b c' spell alike) and must revert exactly the latest label."""
     from assess.services.loading import load_demo
-    from store import labels, open_db, queue
+    from store import labels, open_db
     from store.db import run, run_many, write
 
     db = open_db(app_db)
@@ -288,7 +289,7 @@ def test_undo_finds_labels_whose_ids_hold_spaces(app_db):
         run(db, "INSERT INTO turns (id, conversation_id, turn_number, position) VALUES ('a b', '101', 90, 90)")
         run(db, "INSERT INTO turns (id, conversation_id, turn_number, position) VALUES ('a', '101', 91, 91)")
         run_many(db, "INSERT INTO passages (id, doc_id, text) VALUES (:id, 'd', 'x')", [{"id": "c"}, {"id": "b c"}])
-    queue.sign_in(db, "uma")
+    sources.sign_in(db, "uma")
     labels.save(db, "passage", "uma", ("a", "b c"), 1, mode="blind", via="ui")
     labels.save(db, "passage", "uma", ("a b", "c"), 2, mode="blind", via="ui")
     labels.save(db, "passage", "uma", ("a b", "c"), 4, mode="blind", via="ui")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from assess.cli import main
+from store import samples, sources
 from tests.helpers import open_app, snapshot
 
 CONVERSATIONS = ("1", "2", "10")
@@ -148,18 +149,18 @@ def test_reference_labels_outside_the_judges_items_are_refused_as_a_sample(capsy
 
 
 def test_a_drawn_sample_states_its_design_and_a_stratum_with_nothing_graded_is_not_estimable(capsys, store):
-    from store import labels, open_db, queue
-    from store.imports import ensure_source
+    from store import labels, open_db
+    from store.sources import ensure_source
 
     db = open_db(store)
     try:
-        queue.sign_in(db, "carol")
+        sources.sign_in(db, "carol")
     finally:
         db.close()
     drawn = report(capsys, store, "sample", "--name", "s1", "--judge", "llm:j", "--budget", "15", "--assessor", "carol")
     db = open_db(store)
     try:
-        items = queue.sample_items(db, "s1")
+        items = samples.sample_items(db, "s1")
         strata = sorted({i["stratum"] for i in items})
         assert strata == sorted(drawn["allocation"]) and len(strata) == 5
         # carol grades the drawn items of every stratum but the last

@@ -12,6 +12,7 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from store import samples, settings, sources
 from store.db import run as execute
 from store.db import write
 from tests.helpers import ROOT, open_app, rows, run_cli  # noqa: F401
@@ -127,8 +128,8 @@ def test_anchoring_table_after_reveal(store_target, app_db):
     from store import open_db, queue
 
     db = open_db(app_db)
-    queue.set_setting(db, "judging_mode", "reveal")
-    queue.sign_in(db, "ann")
+    settings.set_setting(db, "judging_mode", "reveal")
+    sources.sign_in(db, "ann")
     [(turn, pid, llm)] = rows(
         app_db,
         "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'llm:demo-gpt' "
@@ -471,7 +472,7 @@ def test_audit_systems_bias_and_estimates_on_the_demo(app_db):
 
 def test_audit_budgeted_sample_becomes_the_assessors_queue(app_db):
     from assess.services import audit as service
-    from store import open_db, queue
+    from store import open_db
 
     at = open_audit(tab="Budgeted sample")
     db = open_db(app_db)
@@ -487,15 +488,15 @@ def test_audit_budgeted_sample_becomes_the_assessors_queue(app_db):
     next(b for b in at.button if b.label == "Create sample").click().run()
     assert not at.exception and not at.error
     assert any("Sample first-20: 20 items lead demo-ben's queue." in box_text(s) for s in at.success)
-    items = queue.sample_items(db, "first-20")
+    items = samples.sample_items(db, "first-20")
     assert len(items) == 20 and {i["assessor"] for i in items} == {"demo-ben"}
     assert all(0 < i["inclusion"] <= 1 for i in items)
     order = [(i["turn_id"], i["item_id"]) for i in sorted(items, key=lambda i: i["position"])]
-    assert list(queue.sampled_order(db, "demo-ben", task="passage").items)[:20] == order
+    assert list(samples.sampled_order(db, "demo-ben", task="passage").items)[:20] == order
     # the same name again is refused in one line, nothing more stored
     at.text_input(key="au_sa_name").input("first-20")
     next(b for b in at.button if b.label == "Create sample").click().run()
-    assert any("exists already" in box_text(e) for e in at.error) and len(queue.sample_items(db, "first-20")) == 20
+    assert any("exists already" in box_text(e) for e in at.error) and len(samples.sample_items(db, "first-20")) == 20
     # demo-ben grades the sample; as the reference, the Estimates tab opens on it and says its design
     from store import labels
 

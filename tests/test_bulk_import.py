@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 from assess.errors import AssessError, FormatError
 from assess.services.loading import load_file
-from store import open_db, queue
+from store import open_db, queue, sources
 from store.db import IntegrityError, run, value, write
 from store.db import rows as query
-from store.imports import _history_trigger_off
-from store.review import item_history
+from store.history import item_history
+from store.labels import _history_trigger_off
 from store.schema import MIGRATIONS
 from tests.helpers import ROOT, snapshot
 
@@ -199,7 +199,7 @@ def test_a_failure_inside_the_bulk_block_rolls_the_trigger_drop_back(db):
 
 def test_assessor_labels_still_get_one_history_row_each(db, tmp_path):
     load_file(db, "qrels", qrels(tmp_path, "a.qrels", ["101_1 0 p:1 2", "101_1 0 p:2 0"]), source="nist")
-    name = queue.sign_in(db, "ann")
+    name = sources.sign_in(db, "ann")
     queue.save_passage_label(db, name, "101_1", "p:1", 3)
     queue.save_passage_label(db, name, "101_1", "p:1", 1)
     assert history(db, "ann") == [("101_1 p:1", None, "3", "blind", "key"), ("101_1 p:1", "3", "1", "blind", "key")]

@@ -14,8 +14,8 @@ from assess.tasks import Task
 from store import labels, open_db
 from store import responses as cited
 from store.db import _statements, rows, run, schema_version, write
-from store.imports import ensure_source
 from store.schema import MIGRATIONS
+from store.sources import ensure_source
 from tests.test_rag_pages import cited_responses
 
 HISTORY = "SELECT label_table, source, item, old_value, new_value, mode, via FROM label_history ORDER BY id"

@@ -11,6 +11,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from assess.cli import main
+from store import samples, sources
 from tests.conftest import shared_file
 from tests.helpers import run_cli, snapshot
 
@@ -78,7 +79,7 @@ def write_files(folder: Path) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def store(module_store_target, tmp_path_factory):
     from assess.services.loading import load_file
-    from store import labels, open_db, queue
+    from store import labels, open_db
     from store import prejudgments as pj
 
     files = write_files(tmp_path_factory.mktemp("files"))
@@ -89,9 +90,9 @@ def store(module_store_target, tmp_path_factory):
     load_file(db, "run", files["run"])
     load_file(db, "passages", files["passages"])
     for name, grades in (("alice", ALICE), ("bob", BOB)):
-        queue.sign_in(db, name)
+        sources.sign_in(db, name)
         labels.save_many(db, "passage", name, grades.items(), mode="blind", via="key")
-    queue.sign_in(db, "carol")
+    sources.sign_in(db, "carol")
     pj.ensure_llm_source(db, "llm:k", "model-k", "passage@v1")
 
     def answer(item, value, sample, version):
@@ -379,7 +380,7 @@ def test_sample_is_queued_with_its_inclusion_probabilities(capsys, store):
     assert sum(a["n"] for a in got["allocation"].values()) == 12
     db = open_db(store)
     try:
-        drawn = queue.sample_items(db, "s-strat")
+        drawn = samples.sample_items(db, "s-strat")
         assert len(drawn) == 12
         grade = labels_of("llm:a")
         for item in drawn:
@@ -423,7 +424,7 @@ def test_sample_is_queued_with_its_inclusion_probabilities(capsys, store):
 
 
 def db_actions(db):
-    from store.accounts import actions
+    from store.history import actions
 
     return actions(db)
 
@@ -526,7 +527,7 @@ def test_ntr_recall_estimate_worked_by_hand(capsys, tmp_path):
     from assess.services.loading import load_demo
     from store import labels, open_db
     from store.db import rows
-    from store.imports import ensure_source
+    from store.sources import ensure_source
 
     target = str(tmp_path / "ntr.db")
     db = open_db(target)

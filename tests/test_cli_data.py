@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from store import sources
 from tests.helpers import ROOT, rows, run_cli, snapshot
 
 DEMO = ROOT / "assets" / "demo"
@@ -194,13 +195,13 @@ def test_a_directory_given_as_file_is_exit_2(tmp_path):
 
 
 def test_an_import_cannot_write_into_an_assessors_source(store_target, tmp_path):
-    from store import open_db, queue
+    from store import open_db
 
     db_path = store_target
     run_cli("init", "--demo", db=db_path, check=True)
     # 'nist' itself is now reserved at sign-in (store.queue); any other assessor name stays protected
     with open_db(db_path) as db:
-        queue.sign_in(db, "kim")
+        sources.sign_in(db, "kim")
     qrels = tmp_path / "n.qrels"
     qrels.write_text("101_1 0 demo-doc-001:0 3\n")
     before = snapshot(db_path)
@@ -325,7 +326,7 @@ def test_stats_count_the_same_on_both_engines(store_target, tmp_path):
     qrels.write_text("101_1 0 demo-doc-001:0 3\n101_1 0 demo-doc-002:0 1\n102_2 0 x:1 0\n")
     run_cli("import", "qrels", qrels, "--source", "nist", db=store_target, check=True)
     with open_db(store_target) as db:
-        name = queue.sign_in(db, "kim")
+        name = sources.sign_in(db, "kim")
         queue.save_passage_label(db, name, "101_1", "demo-doc-001:0", 2)
         queue.save_passage_label(db, name, "101_1", "demo-doc-002:0", None)  # cannot judge
         queue.save_ptkb_label(db, name, "101_1", "1", 1)

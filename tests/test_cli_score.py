@@ -308,7 +308,7 @@ def mini_store(store_target, tmp_path):
     from store import nuggets as stored
     from store import open_db, write
     from store.db import rows
-    from store.imports import ensure_source
+    from store.sources import ensure_source
 
     files = {
         "topics.json": MINI_TOPICS,
@@ -549,7 +549,7 @@ def _graded_labels(path) -> None:
     from assess.tasks import Task
     from store import labels, open_db, write
     from store.db import rows
-    from store.imports import ensure_source
+    from store.sources import ensure_source
 
     db = open_db(path)
     gold = {
@@ -698,7 +698,7 @@ def cited_store(store_target, tmp_path):
     one sentence citing p4 and p5) as TREC RAG answers; cat labels every citation but R2's p5."""
     from store import open_db, write
     from store import responses as cited
-    from store.imports import ensure_source
+    from store.sources import ensure_source
 
     (tmp_path / "topics.json").write_text(json.dumps(MINI_TOPICS))
     answers = [

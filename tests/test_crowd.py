@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import event as sa_event
 
-from assess.crowd import rules as crowd
+from assess.crowd import rules as crowd_rules
 from assess.crowd.rules import Answer, KnownAnswer, StudyConfig
 from assess.errors import AssessError, FormatError
 from assess.services import crowd as crowd_service
@@ -43,8 +43,8 @@ def q(db, query: str, params: dict | None = None) -> list[tuple]:
     return [tuple(r.values()) for r in sql.rows(db, query, params)]
 
 
-def entry(worker: str, study: str = "demo", **extra) -> crowd.Entry:
-    return crowd.entry_from_params({"study": study, "worker": worker, **extra})
+def entry(worker: str, study: str = "demo", **extra) -> crowd_rules.Entry:
+    return crowd_rules.entry_from_params({"study": study, "worker": worker, **extra})
 
 
 def change_settings(db, study: str, **changes) -> None:
@@ -89,7 +89,7 @@ def llm_answer(db):
 
 
 def test_batches_of_ten_plus_one_seeded_test_item():
-    batches = crowd.make_batches(list(range(25)), ["t1", "t2", "t3"], batch_size=10, seed=7)
+    batches = crowd_rules.make_batches(list(range(25)), ["t1", "t2", "t3"], batch_size=10, seed=7)
     assert [len(b) for b in batches] == [11, 11, 6]
     assert [[i for i, test in b if not test] for b in batches] == [
         list(range(10)),
@@ -99,23 +99,23 @@ def test_batches_of_ten_plus_one_seeded_test_item():
     tests = [[i for i, test in b if test] for b in batches]
     assert all(len(t) == 1 for t in tests)
     assert sorted(t[0] for t in tests) == ["t1", "t2", "t3"]  # each test used once before any repeats
-    assert crowd.make_batches(list(range(25)), ["t1", "t2", "t3"], batch_size=10, seed=7) == batches
+    assert crowd_rules.make_batches(list(range(25)), ["t1", "t2", "t3"], batch_size=10, seed=7) == batches
     positions = {
         tuple(
             next(p for p, (_, test) in enumerate(b) if test)
-            for b in crowd.make_batches(list(range(100)), ["t"], seed=s)
+            for b in crowd_rules.make_batches(list(range(100)), ["t"], seed=s)
         )
         for s in range(5)
     }
     assert len(positions) > 1  # the position depends on the seed
-    assert crowd.make_batches([1, 2], [], batch_size=10) == [[(1, False), (2, False)]]
-    assert crowd.make_batches([], ["t"]) == []
+    assert crowd_rules.make_batches([1, 2], [], batch_size=10) == [[(1, False), (2, False)]]
+    assert crowd_rules.make_batches([], ["t"]) == []
 
 
 @given(st.integers(0, 60), st.integers(0, 5), st.integers(1, 12), st.integers(0, 99))
 @settings(max_examples=60, deadline=None)
 def test_every_regular_item_lands_in_exactly_one_batch(n, tests, size, seed):
-    batches = crowd.make_batches(list(range(n)), [f"t{i}" for i in range(tests)], batch_size=size, seed=seed)
+    batches = crowd_rules.make_batches(list(range(n)), [f"t{i}" for i in range(tests)], batch_size=size, seed=seed)
     regular = [i for b in batches for i, test in b if not test]
     assert regular == list(range(n))
     assert all(sum(test for _, test in b) == (1 if tests else 0) for b in batches)
@@ -126,17 +126,17 @@ def test_every_regular_item_lands_in_exactly_one_batch(n, tests, size, seed):
 
 
 def test_majority_vote_and_tie_rules_by_hand():
-    assert crowd.majority_vote([1, 1, 0]) == (1, 2 / 3, 3, {0: 1, 1: 2}, False)
-    assert crowd.majority_vote([1, 0]).label is None and crowd.majority_vote([1, 0]).tie
-    assert crowd.majority_vote([1, 0], "mean").label == 1  # mean 0.5 rounds half up
-    assert crowd.majority_vote([2, 3, 3], "mean") == (3, 8 / 3, 3, {2: 1, 3: 2}, False)
-    assert crowd.majority_vote([1, 2], "mean")[:2] == (2, 1.5)
-    assert crowd.majority_vote([0, 1, 3], "mean")[:2] == (1, 4 / 3)  # three-way tie: mean 1.33 -> 1
-    assert crowd.majority_vote([0, 3, -1], "mean")[:3] == (2, 1.5, 2)  # -1 (unable to judge) not counted
-    assert crowd.majority_vote([-1, -1]) == (-1, None, 0, {}, False)
-    assert crowd.majority_vote([]) == (None, None, 0, {}, False)
+    assert crowd_rules.majority_vote([1, 1, 0]) == (1, 2 / 3, 3, {0: 1, 1: 2}, False)
+    assert crowd_rules.majority_vote([1, 0]).label is None and crowd_rules.majority_vote([1, 0]).tie
+    assert crowd_rules.majority_vote([1, 0], "mean").label == 1  # mean 0.5 rounds half up
+    assert crowd_rules.majority_vote([2, 3, 3], "mean") == (3, 8 / 3, 3, {2: 1, 3: 2}, False)
+    assert crowd_rules.majority_vote([1, 2], "mean")[:2] == (2, 1.5)
+    assert crowd_rules.majority_vote([0, 1, 3], "mean")[:2] == (1, 4 / 3)  # three-way tie: mean 1.33 -> 1
+    assert crowd_rules.majority_vote([0, 3, -1], "mean")[:3] == (2, 1.5, 2)  # -1 (unable to judge) not counted
+    assert crowd_rules.majority_vote([-1, -1]) == (-1, None, 0, {}, False)
+    assert crowd_rules.majority_vote([]) == (None, None, 0, {}, False)
     with pytest.raises(AssessError):
-        crowd.majority_vote([1], "coin")
+        crowd_rules.majority_vote([1], "coin")
 
 
 @given(st.lists(st.integers(0, 3), min_size=1, max_size=9), st.randoms())
@@ -144,9 +144,9 @@ def test_majority_vote_and_tie_rules_by_hand():
 def test_majority_vote_ignores_order(values, rnd):
     shuffled = list(values)
     rnd.shuffle(shuffled)
-    for tie in crowd.TIE_RULES:
-        assert crowd.majority_vote(values, tie) == crowd.majority_vote(shuffled, tie)
-    vote = crowd.majority_vote(values, "undecided")
+    for tie in crowd_rules.TIE_RULES:
+        assert crowd_rules.majority_vote(values, tie) == crowd_rules.majority_vote(shuffled, tie)
+    vote = crowd_rules.majority_vote(values, "undecided")
     assert vote.label is None or vote.label in values
 
 
@@ -154,13 +154,13 @@ def test_qc_rules():
     def t(value, known):
         return Answer("w", 1, "1", 9, value, None, True, known)
 
-    assert crowd.test_failed(t(0, 1), "test") and not crowd.test_failed(t(1, 1), "test")
-    assert crowd.test_failed(t(3, 0), "known-bad")  # CAsT 2022: a known-bad response rated 3
-    assert not crowd.test_failed(t(2, 0), "known-bad")
-    assert not crowd.test_failed(t(3, 3), "known-bad")  # a known-good item is no known-bad test
-    assert not crowd.test_failed(t(0, 1), "none")
+    assert crowd_rules.test_failed(t(0, 1), "test") and not crowd_rules.test_failed(t(1, 1), "test")
+    assert crowd_rules.test_failed(t(3, 0), "known-bad")  # CAsT 2022: a known-bad response rated 3
+    assert not crowd_rules.test_failed(t(2, 0), "known-bad")
+    assert not crowd_rules.test_failed(t(3, 3), "known-bad")  # a known-good item is no known-bad test
+    assert not crowd_rules.test_failed(t(0, 1), "none")
     regular = Answer("w", 1, "1", 8, 0, None, False, None)
-    assert not crowd.test_failed(regular, "test")
+    assert not crowd_rules.test_failed(regular, "test")
 
 
 # One batch (items 1-3, test item 9 with known answer 1) done by three workers; c fails the test.
@@ -182,24 +182,28 @@ SCENARIO = [
 
 def test_screening_and_aggregation_by_hand():
     config = StudyConfig(task="ntr", qc="test", tie="undecided")
-    assert crowd.screen_assignments(SCENARIO, "test") == {1: None, 2: None, 3: "test item 9: answered 0, known 1"}
-    votes = crowd.aggregate(SCENARIO, config)
+    assert crowd_rules.screen_assignments(SCENARIO, "test") == {1: None, 2: None, 3: "test item 9: answered 0, known 1"}
+    votes = crowd_rules.aggregate(SCENARIO, config)
     # c discarded: item 1 = {1, 1} -> 1; item 2 = {1, 0} -> tie, undecided; item 3 = {0, 0} -> 0
     assert {i: v.label for i, v in votes.items()} == {1: 1, 2: None, 3: 0}
     assert votes[2].tie and votes[2].mean == 0.5
-    assert {i: v.label for i, v in crowd.aggregate(SCENARIO, StudyConfig(qc="test", tie="mean")).items()} == {
+    assert {i: v.label for i, v in crowd_rules.aggregate(SCENARIO, StudyConfig(qc="test", tie="mean")).items()} == {
         1: 1,
         2: 1,
         3: 0,
     }
     # without screening c's votes count: item 2 = {1, 0, 1} -> 1, item 3 = {0, 0, 1} -> 0
-    assert {i: v.label for i, v in crowd.aggregate(SCENARIO, StudyConfig(qc="none")).items()} == {1: 1, 2: 1, 3: 0}
+    assert {i: v.label for i, v in crowd_rules.aggregate(SCENARIO, StudyConfig(qc="none")).items()} == {
+        1: 1,
+        2: 1,
+        3: 0,
+    }
     # an organizer's rejection removes a worker everywhere: item 2 = {1} -> 1 once b is rejected
-    assert crowd.aggregate(SCENARIO, config, rejected={"b"})[2].label == 1
+    assert crowd_rules.aggregate(SCENARIO, config, rejected={"b"})[2].label == 1
 
 
 def test_worker_report_by_hand():
-    rows = {r["worker"]: r for r in crowd.worker_report(SCENARIO, StudyConfig(qc="test"))}
+    rows = {r["worker"]: r for r in crowd_rules.worker_report(SCENARIO, StudyConfig(qc="test"))}
     a, c = rows["a"], rows["c"]
     assert (a["assignments"], a["discarded"], a["answers"], a["tests"], a["test_accuracy"]) == (1, 0, 3, 1, 1.0)
     assert a["median_seconds"] == 3.0 and a["mean_seconds"] == 13 / 4
@@ -213,7 +217,7 @@ def test_fleiss_and_krippendorff_by_hand():
     # Krippendorff (nominal): D_o = (2 + 2) / 12 = 1/3, D_e = 2*6*6 / (12*11) = 6/11 -> alpha = 7/18.
     labels = [[1, 1, 1], [0, 0, 0], [1, 1, 0], [0, 0, 1]]
     answers = [Answer(f"w{j}", 10 * i + j, str(i), i, v) for i, item in enumerate(labels) for j, v in enumerate(item)]
-    result = crowd.agreement(answers, StudyConfig(qc="none"))["match"]
+    result = crowd_rules.agreement(answers, StudyConfig(qc="none"))["match"]
     assert (result["items"], result["labels"], result["fleiss_items"]) == (4, 12, 4)
     assert result["fleiss_kappa"] == pytest.approx(1 / 3)
     assert result["krippendorff_alpha"] == pytest.approx(7 / 18)
@@ -225,47 +229,49 @@ def test_fleiss_after_qc_uses_the_modal_number_of_raters_by_hand():
     # Krippendorff (nominal): o_11 = 2, o_00 = 2, o_01 = o_10 = 1, n = 6: D_o = 2/6, D_e = 2*3*3 / (6*5) = 3/5
     # -> alpha = 1 - (1/3) / (3/5) = 4/9.
     config = StudyConfig(qc="test")
-    kept = crowd.agreement(SCENARIO, config, kept_only=True)["match"]
+    kept = crowd_rules.agreement(SCENARIO, config, kept_only=True)["match"]
     assert (kept["items"], kept["labels"], kept["fleiss_items"], kept["fleiss_raters"]) == (3, 6, 3, 2)
     assert kept["fleiss_kappa"] == pytest.approx(1 / 3)
     assert kept["krippendorff_alpha"] == pytest.approx(4 / 9)
     # before QC: {1, 1, 0}, {1, 0, 1}, {0, 0, 1}: P_i = 1/3 each; p_1 = 5/9 -> P_e = 41/81;
     # kappa = (27/81 - 41/81) / (40/81) = -0.35
-    every = crowd.agreement(SCENARIO, config, kept_only=False)["match"]
+    every = crowd_rules.agreement(SCENARIO, config, kept_only=False)["match"]
     assert (every["fleiss_items"], every["fleiss_raters"]) == (3, 3)
     assert every["fleiss_kappa"] == pytest.approx(-0.35)
     # mixed counts: 3 items with 3 labels, 1 with 2, 1 with 1 -> the 3 items with 3 raters:
     # [1,1,1] [0,0,0] [1,1,0]: P = (1 + 1 + 1/3) / 3 = 7/9; p_1 = 5/9 -> P_e = 41/81; kappa = (63 - 41) / 40 = 0.55
     labels = [[1, 1, 1], [0, 0, 0], [1, 1, 0], [1, 0], [1]]
     answers = [Answer(f"w{j}", 10 * i + j, str(i), i, v) for i, item in enumerate(labels) for j, v in enumerate(item)]
-    mixed = crowd.agreement(answers, StudyConfig(qc="none"))["match"]
+    mixed = crowd_rules.agreement(answers, StudyConfig(qc="none"))["match"]
     assert (mixed["items"], mixed["fleiss_items"], mixed["fleiss_raters"]) == (5, 3, 3)
     assert mixed["fleiss_kappa"] == pytest.approx(0.55)
     # a tie between 2 and 3 labels (two items each) takes the larger number of raters
     tied = [[1, 1, 1], [0, 0, 1], [1, 0], [0, 0]]
     answers = [Answer(f"w{j}", 10 * i + j, str(i), i, v) for i, item in enumerate(tied) for j, v in enumerate(item)]
-    assert crowd.agreement(answers, StudyConfig(qc="none"))["match"]["fleiss_raters"] == 3
+    assert crowd_rules.agreement(answers, StudyConfig(qc="none"))["match"]["fleiss_raters"] == 3
     # nothing with 2 labels: no kappa
-    single = crowd.agreement([Answer("w", 1, "1", 1, 1)], StudyConfig(qc="none"))["match"]
+    single = crowd_rules.agreement([Answer("w", 1, "1", 1, 1)], StudyConfig(qc="none"))["match"]
     assert (single["fleiss_items"], single["fleiss_raters"], single["fleiss_kappa"]) == (0, None, None)
 
 
 def test_qc_failed_is_the_rule_of_test_failed():
-    for rule in crowd.QC_RULES:
+    for rule in crowd_rules.QC_RULES:
         for known in (None, 0, 1, 2, 3):
             for value in (-1, 0, 1, 2, 3):
-                assert crowd.qc_failed(value, known, rule, 2) == crowd.test_failed(
+                assert crowd_rules.qc_failed(value, known, rule, 2) == crowd_rules.test_failed(
                     Answer("w", 1, "1", 9, value, None, True, known), rule, 2
                 )
 
 
 def test_completion_codes_and_entry_parameters():
-    code = crowd.completion_code("s3cret", "demo", "w1", "4")
-    assert len(code) == 10 and code.isalnum() and code == crowd.completion_code("s3cret", "demo", "w1", "4")
-    assert code != crowd.completion_code("s3cret", "demo", "w2", "4")
-    prolific = crowd.entry_from_params({"study": "demo", "PROLIFIC_PID": "5f1a", "STUDY_ID": "st", "SESSION_ID": "se"})
+    code = crowd_rules.completion_code("s3cret", "demo", "w1", "4")
+    assert len(code) == 10 and code.isalnum() and code == crowd_rules.completion_code("s3cret", "demo", "w1", "4")
+    assert code != crowd_rules.completion_code("s3cret", "demo", "w2", "4")
+    prolific = crowd_rules.entry_from_params(
+        {"study": "demo", "PROLIFIC_PID": "5f1a", "STUDY_ID": "st", "SESSION_ID": "se"}
+    )
     assert prolific == ("demo", "5f1a", "prolific", "se", "st", None, False)
-    mturk = crowd.entry_from_params(
+    mturk = crowd_rules.entry_from_params(
         {
             "study": "demo",
             "workerId": "A1B",
@@ -275,9 +281,9 @@ def test_completion_codes_and_entry_parameters():
         }
     )
     assert mturk == ("demo", "A1B", "mturk", "3X", "H", "https://workersandbox.mturk.com", False)
-    preview = crowd.entry_from_params({"study": "demo", "assignmentId": crowd.MTURK_PREVIEW, "hitId": "H"})
+    preview = crowd_rules.entry_from_params({"study": "demo", "assignmentId": crowd_rules.MTURK_PREVIEW, "hitId": "H"})
     assert preview.preview and preview.worker is None
-    assert crowd.entry_from_params({"study": "demo", "worker": "amy"}).platform == "direct"
+    assert crowd_rules.entry_from_params({"study": "demo", "worker": "amy"}).platform == "direct"
     for bad in (
         {"study": "demo", "workerId": "A", "assignmentId": "B", "turkSubmitTo": "https://evil.example"},
         {"study": "demo", "workerId": "A", "assignmentId": "B", "turkSubmitTo": "http://www.mturk.com"},
@@ -285,8 +291,8 @@ def test_completion_codes_and_entry_parameters():
         {"study": "demo", "worker": "<script>"},
     ):
         with pytest.raises(AssessError):
-            crowd.entry_from_params(bad)
-    form = crowd.mturk_form_html("https://www.mturk.com", 'A"1', "CODE")
+            crowd_rules.entry_from_params(bad)
+    form = crowd_rules.mturk_form_html("https://www.mturk.com", 'A"1', "CODE")
     assert 'method="POST" action="https://www.mturk.com/mturk/externalSubmit"' in form
     assert 'name="assignmentId" value="A&quot;1"' in form
 
@@ -301,7 +307,7 @@ def test_study_settings_are_checked():
     config = StudyConfig(task="response", criteria=("relevance",), allow_unable=True, qc="known-bad", tie="mean")
     assert StudyConfig.from_json(config.to_json()) == config
     assert config.allowed() == (0, 1, 2, 3, -1)
-    assert crowd.parse_known_spec("101_1,demo-bm25,1,0") == KnownAnswer("101_1", "demo-bm25", "[1]", 0)
+    assert crowd_rules.parse_known_spec("101_1,demo-bm25,1,0") == KnownAnswer("101_1", "demo-bm25", "[1]", 0)
 
 
 # ------------------------------------------------------------------------------------------- store
@@ -466,7 +472,7 @@ def test_answers_are_idempotent_checked_and_complete_the_batch(demo):
     assert q(demo, "SELECT value FROM crowd_answers") == [(1,)]
     code = do_batch(demo, a)
     secret = sql.value(demo, "SELECT secret FROM crowd_studies WHERE name = 'demo'")
-    assert code == crowd.completion_code(secret, "demo", "amy", "1")
+    assert code == crowd_rules.completion_code(secret, "demo", "amy", "1")
     assert q(demo, "SELECT status, completion_code FROM crowd_assignments WHERE id = :id", {"id": a.id}) == [
         ("completed", code)
     ]
@@ -509,7 +515,7 @@ def test_the_worker_code_path_never_reads_labels(demo):
         "consented",
         "code",
     }
-    assert set(crowd.ItemView.__dataclass_fields__) == {
+    assert set(crowd_rules.ItemView.__dataclass_fields__) == {
         "item_id",
         "task",
         "response",
@@ -614,7 +620,7 @@ def test_compare_uses_the_current_majority_without_aggregate(demo, tmp_path):
     for w in ("a", "b", "c"):
         do_batch(demo, store_crowd.enter(demo, entry(w)), oracle)
     # batch 1: 10 pairs, all three answer as the LLM did -> 10 decided labels equal to llm:demo-gpt
-    llm = [oracle(crowd.ItemView(r["item_id"], "ntr", "")) for r in store_crowd.aggregated_rows(demo, "demo")]
+    llm = [oracle(crowd_rules.ItemView(r["item_id"], "ntr", "")) for r in store_crowd.aggregated_rows(demo, "demo")]
     assert len(llm) == 10 and 0 < sum(llm) < 10
     assert crowd_service.compare(demo, "demo", "llm:demo-gpt") == {
         "n": 10,
@@ -647,7 +653,9 @@ def test_compare_uses_the_current_majority_without_aggregate(demo, tmp_path):
     # a study imported with labels only is compared through its stored labels
     path = tmp_path / "labels.tsv"
     path.write_text("1_101_1_1_demo-dense\t1\n1_101_1_2_demo-dense\t0\n")
-    store_crowd.import_ntr_study(demo, str(path), crowd.parse_crowd_ntr(path), study="plain", nugget_source="gold")
+    crowd_service.import_ntr_study(
+        demo, str(path), crowd_rules.parse_crowd_ntr(path), study="plain", nugget_source="gold"
+    )
     plain = crowd_service.compare(demo, "plain", "llm:demo-gpt")
     assert (plain["n"], plain["from"]) == (2, "stored labels")
 
@@ -678,8 +686,8 @@ RAW_NTR = """\
 def test_import_keeps_batches_and_workers(demo, tmp_path):
     path = tmp_path / "raw.tsv"
     path.write_text(RAW_NTR)
-    summary = store_crowd.import_ntr_study(
-        demo, str(path), crowd.parse_crowd_ntr(path), study="pilot", nugget_source="gold"
+    summary = crowd_service.import_ntr_study(
+        demo, str(path), crowd_rules.parse_crowd_ntr(path), study="pilot", nugget_source="gold"
     )
     assert (summary["rows"], summary["batches"], summary["items"], summary["workers"]) == (8, 2, 3, 3)
     assert q(
@@ -698,17 +706,21 @@ def test_import_keeps_batches_and_workers(demo, tmp_path):
         ("101_1", "[2]", "demo-dense", 0, "1"),
         ("101_2", "[1]", "demo-rerank", 1, "2"),
     ]
-    again = store_crowd.import_ntr_study(
-        demo, str(path), crowd.parse_crowd_ntr(path), study="pilot", nugget_source="gold"
+    again = crowd_service.import_ntr_study(
+        demo, str(path), crowd_rules.parse_crowd_ntr(path), study="pilot", nugget_source="gold"
     )
     assert again["items"] == 3 and sql.value(demo, "SELECT COUNT(*) AS n FROM crowd_studies") == 1
     bad = tmp_path / "bad.tsv"
     bad.write_text("1_101_1_1_demo-dense\t1\tw1\n1_101_1_1_demo-dense\t0\tw1\n")
     with pytest.raises(FormatError, match=r"bad.tsv:2: expected one label per worker and pair"):
-        store_crowd.import_ntr_study(demo, str(bad), crowd.parse_crowd_ntr(bad), study="p2", nugget_source="gold")
+        crowd_service.import_ntr_study(
+            demo, str(bad), crowd_rules.parse_crowd_ntr(bad), study="p2", nugget_source="gold"
+        )
     bad.write_text("1_101_1_9_demo-dense\t1\n")
     with pytest.raises(FormatError, match=r"bad.tsv:1: expected a nugget \[9\]"):
-        store_crowd.import_ntr_study(demo, str(bad), crowd.parse_crowd_ntr(bad), study="p2", nugget_source="gold")
+        crowd_service.import_ntr_study(
+            demo, str(bad), crowd_rules.parse_crowd_ntr(bad), study="p2", nugget_source="gold"
+        )
 
 
 @pytest.fixture(scope="module")
@@ -807,7 +819,7 @@ def test_cone_rag_mturk_labels_import(store_target, tmp_path):
     )
     topics = shared_file("data", "irlabamsterdam-iKAT", "2024", "data", "2024_test_topics.json")
     nuggets = shared_file("data", "irlabamsterdam-CONE-RAG", "resources", "human_resources", "gold_nuggets_human.json")
-    rows = crowd.parse_crowd_ntr(labels)
+    rows = crowd_rules.parse_crowd_ntr(labels)
     ids = [r.line for r in rows]
     assert len(rows) == 1086 and len({(r.batch, r.turn_id, r.nugget_key, r.run) for r in rows}) == 1086 == len(ids)
     assert all(r.worker is None for r in rows)
@@ -945,19 +957,21 @@ def test_graded_study_settings_guideline_and_tie_rule_by_hand():
     with pytest.raises(AssessError, match="graded applies to NtR studies only"):
         StudyConfig(task="response", criteria=("relevance",), graded=True)
     # ties over three levels: the mean rounded half up (assess.tasks.consensus)
-    assert crowd.majority_vote([2, 1, 0], "mean") == (1, 1.0, 3, {0: 1, 1: 1, 2: 1}, True)  # 2-1-0: partial
-    assert crowd.majority_vote([2, 2, 0, 0], "mean")[:2] == (1, 1.0)  # support vs none: partial
-    assert crowd.majority_vote([2, 1], "mean")[:2] == (2, 1.5)  # 1.5 rounds half up to support
-    assert crowd.majority_vote([1, 0], "mean")[:2] == (1, 0.5)
-    assert crowd.majority_vote([2, 2, 1], "mean") == (2, 5 / 3, 3, {1: 1, 2: 2}, False)  # no tie: the majority
-    assert crowd.majority_vote([2, 1, 0], "undecided").label is None
-    assert crowd.qc_failed(1, 2, "test") and not crowd.qc_failed(2, 2, "test")  # a test answer must be exact
-    assert crowd.qc_failed(2, 0, "known-bad", 2) and not crowd.qc_failed(1, 0, "known-bad", 2)
-    guide = crowd.default_guideline(graded)
+    assert crowd_rules.majority_vote([2, 1, 0], "mean") == (1, 1.0, 3, {0: 1, 1: 1, 2: 1}, True)  # 2-1-0: partial
+    assert crowd_rules.majority_vote([2, 2, 0, 0], "mean")[:2] == (1, 1.0)  # support vs none: partial
+    assert crowd_rules.majority_vote([2, 1], "mean")[:2] == (2, 1.5)  # 1.5 rounds half up to support
+    assert crowd_rules.majority_vote([1, 0], "mean")[:2] == (1, 0.5)
+    assert crowd_rules.majority_vote([2, 2, 1], "mean") == (2, 5 / 3, 3, {1: 1, 2: 2}, False)  # no tie: the majority
+    assert crowd_rules.majority_vote([2, 1, 0], "undecided").label is None
+    assert crowd_rules.qc_failed(1, 2, "test") and not crowd_rules.qc_failed(
+        2, 2, "test"
+    )  # a test answer must be exact
+    assert crowd_rules.qc_failed(2, 0, "known-bad", 2) and not crowd_rules.qc_failed(1, 0, "known-bad", 2)
+    guide = crowd_rules.default_guideline(graded)
     for words in ("**2** support", "**1** partial support", "**0** no support"):
         assert words in guide["instructions"]
     assert [e["answer"] for e in guide["examples"]] == ["2 support", "1 partial support", "0 no support"]
-    assert "**Y**" in crowd.default_guideline(StudyConfig())["instructions"]  # yes/no unchanged
+    assert "**Y**" in crowd_rules.default_guideline(StudyConfig())["instructions"]  # yes/no unchanged
 
 
 @given(st.lists(st.integers(0, 2), min_size=1, max_size=12))
@@ -965,7 +979,7 @@ def test_graded_study_settings_guideline_and_tie_rule_by_hand():
 def test_graded_votes_stay_on_the_scale_and_agree_with_consensus(values):
     from assess.tasks import consensus
 
-    vote = crowd.majority_vote(values, StudyConfig(graded=True).tie)
+    vote = crowd_rules.majority_vote(values, StudyConfig(graded=True).tie)
     assert vote.label in (0, 1, 2) and vote.label == consensus(values)
     top = max(vote.counts.values())
     if not vote.tie:
@@ -978,13 +992,13 @@ def test_graded_votes_stay_on_the_scale_and_agree_with_consensus(values):
 @settings(max_examples=60, deadline=None)
 def test_graded_tsv_lines_read_back_as_written(tmp_path_factory, labels):
     path = tmp_path_factory.mktemp("tsv") / "graded.tsv"
-    path.write_text("".join(f"1_101_1_{k}_demo-dense\t{crowd.support_word(v)}\n" for k, v in labels))
-    read = crowd.parse_crowd_ntr(path)
+    path.write_text("".join(f"1_101_1_{k}_demo-dense\t{crowd_rules.support_word(v)}\n" for k, v in labels))
+    read = crowd_rules.parse_crowd_ntr(path)
     assert [(r.nugget_key, r.value, r.graded) for r in read] == [(f"[{k}]", v, True) for k, v in labels]
 
 
 def test_graded_known_answers_are_words_and_the_other_kind_is_refused(tmp_path):
-    spec = crowd.parse_known_spec
+    spec = crowd_rules.parse_known_spec
     assert spec("101_1,demo-rerank,[2],support", graded=True) == KnownAnswer("101_1", "demo-rerank", "[2]", 2)
     assert spec("101_1,r,2,partial_support", graded=True).value == 1
     assert spec("101_1,r,2,no support", graded=True).value == 0
@@ -996,17 +1010,20 @@ def test_graded_known_answers_are_words_and_the_other_kind_is_refused(tmp_path):
         spec("101_1,r,2,support")
     good = tmp_path / "known.tsv"
     good.write_text("1_101_1_2_demo-rerank\tsupport\n1_101_1_3_demo-bm25\tnot_support\n")
-    assert [(k.key, k.value) for k in crowd.parse_known_file(good, "ntr", graded=True)] == [("[2]", 2), ("[3]", 0)]
+    assert [(k.key, k.value) for k in crowd_rules.parse_known_file(good, "ntr", graded=True)] == [
+        ("[2]", 2),
+        ("[3]", 0),
+    ]
     with pytest.raises(FormatError, match=r"known.tsv:1: expected 0\|1 .*found 'support' \(a graded answer\)"):
-        crowd.parse_known_file(good, "ntr")
+        crowd_rules.parse_known_file(good, "ntr")
     yes_no = tmp_path / "yesno.tsv"
     yes_no.write_text("1_101_1_2_demo-rerank\t1\n")  # a CONE-RAG yes/no file is never read as graded
     with pytest.raises(FormatError, match=r"yesno.tsv:1: expected support, partial_support .*'1' \(a yes/no answer\)"):
-        crowd.parse_known_file(yes_no, "ntr", graded=True)
+        crowd_rules.parse_known_file(yes_no, "ntr", graded=True)
     mixed = tmp_path / "mixed.tsv"
     mixed.write_text("1_101_1_1_demo-dense\t1\n1_101_1_2_demo-dense\tsupport\n")
     with pytest.raises(FormatError, match=r"mixed.tsv:2: expected the same kind of label on every line"):
-        crowd.parse_crowd_ntr(mixed)
+        crowd_rules.parse_crowd_ntr(mixed)
 
 
 def graded_study(db, name: str = "g", **settings) -> dict[str, int]:
@@ -1018,7 +1035,7 @@ def graded_study(db, name: str = "g", **settings) -> dict[str, int]:
         StudyConfig(graded=True, batch_size=5, **settings),
         runs=["demo-dense"],
         turns=["101_1"],
-        known=[crowd.parse_known_spec("101_1,demo-rerank,[2],support", graded=True)],
+        known=[crowd_rules.parse_known_spec("101_1,demo-rerank,[2],support", graded=True)],
     )
     items = store_crowd.study_items(db, name)
     return {it["nugget_key"]: i for i, it in items.items() if it["run"] == "demo-dense"}
@@ -1176,7 +1193,7 @@ def test_cli_graded_study_create_aggregate_score_export_import(store_target, tmp
     # TSV exports write support words (never readable as yes/no) and import back as a graded study
     agg = run_cli("crowd", "export", "g", "aggregated", "--format", "tsv", db=db, check=True).stdout.splitlines()
     assert agg == [
-        f"1_101_1_{k.strip('[]')}_demo-dense\t{crowd.support_word(v)}" for k, v in sorted(GRADED_MAJORITY.items())
+        f"1_101_1_{k.strip('[]')}_demo-dense\t{crowd_rules.support_word(v)}" for k, v in sorted(GRADED_MAJORITY.items())
     ]
     raw = tmp_path / "raw.tsv"
     run_cli("crowd", "export", "g", "raw", "--format", "tsv", "--kept", "-o", raw, db=db, check=True)

@@ -16,9 +16,9 @@ import pytest
 
 from assess.services.loading import load_demo
 from store import crowd as store_crowd
-from store import labels, open_db, queue
+from store import labels, open_db, sources
 from store.db import write
-from store.imports import ensure_source
+from store.sources import ensure_source
 from tests.helpers import open_app, rows
 
 PASSWORD = "s3cret-organizer"
@@ -30,7 +30,7 @@ def make_store(path, monkeypatch):
     """The demo, one other assessor with labels, a crowd study; organizer pages behind a password."""
     with open_db(path) as db:
         load_demo(db)
-        queue.sign_in(db, OTHER)
+        sources.sign_in(db, OTHER)
         labels.save(db, "passage", OTHER, ("101_1", "demo-doc-001:0"), 2, mode="blind", via="ui")
         store_crowd.create_demo_study(db)
         with write(db):
@@ -190,7 +190,7 @@ def test_nugget_set_pickers_show_an_assessor_only_their_own_and_the_organizers_s
             ensure_source(db, "llm:nuggeteer", "llm")
         gold.add_text_nugget(db, OTHER, "101_1", "a nugget of another assessor")
         gold.add_text_nugget(db, "llm:nuggeteer", "101_1", "a nugget of an LLM")
-        queue.sign_in(db, "amy")
+        sources.sign_in(db, "amy")
         gold.add_text_nugget(db, "amy", "101_1", "amy's own nugget")
     shown = everything(open_app(page, assessor="amy"))
     assert "gold" in shown and "amy" in shown

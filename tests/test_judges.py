@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from assess.llm import clients as judges
-from assess.llm.clients import JudgeConfigError, OpenAIJudge, Reply, complete_all, endpoint_settings
+from assess.llm import clients
+from assess.llm.clients import ClientConfigError, OpenAIClient, Reply, complete_all, endpoint_settings
 from tests.stub_llm import Reply as StubReply
 from tests.stub_llm import stub_llm  # noqa: F401  (fixture)
 
@@ -21,9 +21,9 @@ def sleeps():
     return []
 
 
-def judge_for(stub, sleeps, **options) -> OpenAIJudge:
+def judge_for(stub, sleeps, **options) -> OpenAIClient:
     options.setdefault("timeout", 5)
-    return OpenAIJudge("stub-model", base_url=stub.base_url, api_key="k", sleep=sleeps.append, **options)
+    return OpenAIClient("stub-model", base_url=stub.base_url, api_key="k", sleep=sleeps.append, **options)
 
 
 def test_an_answer_with_its_tokens_and_latency(stub_llm, sleeps):
@@ -90,14 +90,14 @@ def test_a_refused_max_tokens_parameter_is_renamed_once(stub_llm, sleeps):
 def test_settings_come_from_arguments_then_environment(monkeypatch):
     for var in ("ASSESS_LLM_BASE_URL", "ASSESS_LLM_MODEL", "ASSESS_LLM_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
         monkeypatch.delenv(var, raising=False)
-    with pytest.raises(JudgeConfigError, match="no LLM model given"):
+    with pytest.raises(ClientConfigError, match="no LLM model given"):
         endpoint_settings()
-    with pytest.raises(JudgeConfigError, match="no LLM endpoint configured"):
+    with pytest.raises(ClientConfigError, match="no LLM endpoint configured"):
         endpoint_settings(model="gpt-4o")
     assert endpoint_settings(model="m", base_url="http://localhost:11434/v1") == {
         "base_url": "http://localhost:11434/v1",
         "model": "m",
-        "api_key": judges.LOCAL_KEY,
+        "api_key": clients.LOCAL_KEY,
     }
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-openai-var")
     assert endpoint_settings(model="m")["api_key"] == "sk-from-openai-var"
@@ -154,7 +154,7 @@ def test_closing_the_stream_stops_new_calls():
 
 def test_concurrent_http_calls_overlap(stub_llm):
     stub_llm.latency = 0.2
-    judge = OpenAIJudge("m", base_url=stub_llm.base_url, api_key="k")
+    judge = OpenAIClient("m", base_url=stub_llm.base_url, api_key="k")
     start = time.perf_counter()
     out = list(complete_all(judge, ((i, [{"role": "user", "content": f"q{i}"}], 5) for i in range(20)), concurrency=10))
     elapsed = time.perf_counter() - start

@@ -47,7 +47,7 @@ _names = itertools.count()
 
 def fresh_source(db) -> str:
     from store.db import write
-    from store.imports import ensure_source
+    from store.sources import ensure_source
 
     name = f"tester{next(_names)}"
     with write(db):

@@ -1,4 +1,4 @@
-"""The name rule for assessor and account names (assess.text, used by store.queue.sign_in and store.accounts.add):
+"""The name rule for assessor and account names (assess.text, used by store.sources.sign_in and store.accounts.add):
 NFKC-normalised, printable characters only, and no look-alike of a reserved source or of an existing name."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from assess.errors import AssessError
 from assess.text import look_alike, name_problem, normal_name, skeleton
 from store import accounts, open_db
-from store.queue import sign_in
+from store.sources import sign_in
 from tests.helpers import rows, run_cli, snapshot
 
 # Names carrying a character a page or a terminal must never be handed raw, or that draws nothing.
@@ -101,7 +101,7 @@ def test_skeletons_join_look_alikes_and_keep_different_names_apart():
 def db(store_target):
     """A new store holding two assessors and the default sources of imported qrels and adjudication."""
     from store.db import write
-    from store.imports import ensure_source
+    from store.sources import ensure_source
 
     database = open_db(store_target)
     with write(database):

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from assess.llm.clients import JudgeConfigError, NliJudge, dedup_keep, ntn_matches
+from assess.llm.clients import ClientConfigError, NliClient, dedup_keep, ntn_matches
 from tests.helpers import run_cli
 
 WORDS = [
@@ -94,7 +94,7 @@ PAIRS = [
 
 
 def test_batched_scores_equal_one_pair_at_a_time_and_keep_the_order(tiny_model):
-    nli = NliJudge(str(tiny_model), batch_size=3, local_files_only=True)
+    nli = NliClient(str(tiny_model), batch_size=3, local_files_only=True)
     batched = nli.entailment(PAIRS)
     single = [nli.entailment([p], batch_size=1)[0] for p in PAIRS]
     assert batched == pytest.approx(single, abs=1e-5)
@@ -106,7 +106,7 @@ def test_the_entailment_class_is_found_from_id2label(tmp_path):
     import torch
 
     path = build_tiny_nli(tmp_path / "m", entail_index=2, seed=3)
-    nli = NliJudge(str(path), local_files_only=True).load()
+    nli = NliClient(str(path), local_files_only=True).load()
     assert nli._entail == 2
     enc = nli._tokenizer([PAIRS[0][0]], [PAIRS[0][1]], return_tensors="pt")
     with torch.inference_mode():
@@ -117,11 +117,11 @@ def test_the_entailment_class_is_found_from_id2label(tmp_path):
 
 
 def test_a_missing_model_is_a_clear_error(tmp_path):
-    with pytest.raises(JudgeConfigError, match="cannot load the NLI model"):
-        NliJudge(str(tmp_path / "absent"), local_files_only=True).load()
+    with pytest.raises(ClientConfigError, match="cannot load the NLI model"):
+        NliClient(str(tmp_path / "absent"), local_files_only=True).load()
 
 
-class FakeNli(NliJudge):
+class FakeNli(NliClient):
     """Entailment = every word of the hypothesis occurs in the premise."""
 
     def __init__(self):

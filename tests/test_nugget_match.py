@@ -14,7 +14,7 @@ from collections import defaultdict
 
 import pytest
 
-from assess.llm.clients import NliJudge, ntn_matches
+from assess.llm.clients import NliClient, ntn_matches
 from tests.helpers import run_cli, snapshot
 from tests.stub_llm import Reply, enclosed, stub_llm  # noqa: F401  (fixture)
 from tests.test_nli import build_tiny_nli
@@ -95,7 +95,7 @@ def assert_scores_match(db_path, source: str, expected: dict) -> None:
 
 def test_ntr_with_nli_stores_the_judges_entailment_and_scores_it(demo, tiny_nli):
     cases = items(demo)
-    probs = NliJudge(str(tiny_nli)).entailment([(c["response"], c["nugget"]) for c in cases])
+    probs = NliClient(str(tiny_nli)).entailment([(c["response"], c["nugget"]) for c in cases])
     threshold = sorted(probs)[len(probs) // 2]  # about half matched, half not
     args = ("--method", "ntr", "--backend", "nli", "--model", tiny_nli, "--threshold", threshold)
     out = ok(match(demo, *sum((("--run", r) for r in RUNS), ()), *args))
@@ -151,7 +151,7 @@ def test_ntn_with_nli_extracts_once_and_matches_by_extracted_entails_gold(demo, 
     assert len(extracted) == 24 and all(extracted.values())
 
     # the stored labels are CONE-RAG's NtN rule applied by the library function, response by response
-    judge, cases = NliJudge(str(tiny_nli)), items(demo)
+    judge, cases = NliClient(str(tiny_nli)), items(demo)
     by_response = defaultdict(list)
     for c in cases:
         by_response[(c["turn_id"], c["run"])].append(c)

@@ -12,6 +12,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from store import settings
 from tests.helpers import ROOT, open_app, rows  # noqa: F401
 
 UNICODE_PASSAGE = "demo-doc-022:0"
@@ -89,7 +90,7 @@ def test_nuggets_page_defaults_to_all_pooled_then_own_labels(app_db):
         "your labels (amy)",
         "all pooled passages with text",
     ]  # blind: no other source offered
-    queue.set_setting(db, "judging_mode", "shown")
+    settings.set_setting(db, "judging_mode", "shown")
     shown = start("pages/nuggets.py", assessor="amy", turn="101_1")
     assert shown.selectbox(key="nug_source_101_1").options == [
         "your labels (amy)",
@@ -226,15 +227,15 @@ def test_ntr_page_stores_answers_resumes_and_feeds_agreement(app_db):
 
 
 def test_duplicates_page_suggests_and_records_decisions(app_db):
-    from store import nuggets as store
+    from store import nuggets as nugget_store
     from store import open_db
 
     at = start("pages/duplicates.py", assessor="dan")  # dan has no nuggets: the gold set
     assert at.selectbox(key="dup_source").value == "gold"
     db = open_db(app_db)
-    n1 = store.gold.add_text_nugget(db, "dan", "101_2", "Run before your shift, not after it")
-    n2 = store.gold.add_text_nugget(db, "dan", "101_2", "Run before your shift and not after it")
-    n3 = store.gold.add_text_nugget(db, "dan", "101_2", "Protect your sleep")
+    n1 = nugget_store.gold.add_text_nugget(db, "dan", "101_2", "Run before your shift, not after it")
+    n2 = nugget_store.gold.add_text_nugget(db, "dan", "101_2", "Run before your shift and not after it")
+    n3 = nugget_store.gold.add_text_nugget(db, "dan", "101_2", "Protect your sleep")
     at = start("pages/duplicates.py", assessor="dan")
     assert at.selectbox(key="dup_source").value == "dan" and at.selectbox(key="dup_turn_dan").value == "101_2"
     at.button(key="dup_suggest").click().run()
@@ -338,10 +339,12 @@ def test_response_nuggets_page_marks_words_and_scores(app_db):
         ("demo-dense", "101_2", 5, 7, 1, json.dumps({"PRONOUN": "he", "HINDEX": "G1"})),
     ]
     from assess import nuggets as pure
-    from store import nuggets as store
+    from store import nuggets as nugget_store
     from store import open_db
 
-    offsets = pure.documents.response_offsets(store.responses.system_conversation(open_db(app_db), "demo-dense", "101"))
+    offsets = pure.documents.response_offsets(
+        nugget_store.responses.system_conversation(open_db(app_db), "demo-dense", "101")
+    )
     table = at.dataframe[0].value
     assert table["words"].tolist() == [
         f"{offsets['101_1'][0] + 2}-{offsets['101_1'][0] + 4}",
@@ -401,12 +404,12 @@ def marked(at: AppTest, index: int = 0) -> list[str]:
 
 def test_aspects_page_prefills_from_an_llm_and_highlights_assigned_content(app_db):
     from assess.llm.prompts import parse_aspects
-    from store import nuggets as store
+    from store import nuggets as nugget_store
     from store import open_db, prejudgments
 
     start("pages/aspects.py", turn="101_1")  # creates the demo store
     db = open_db(app_db)
-    response = store.responses.response_text(db, "demo-bm25", "101_1")
+    response = nugget_store.responses.response_text(db, "demo-bm25", "101_1")
     raw = json.dumps(
         {
             "aspects": [
@@ -433,7 +436,7 @@ def test_aspects_page_prefills_from_an_llm_and_highlights_assigned_content(app_d
     assert preview["words"].tolist() == [9, 7, 0]
     at.button(key="asp_prefill").click().run()
     assert any("3 aspects added" in s.value for s in at.success)
-    listed = store.aspects.turn_aspects(db, "101_1")
+    listed = nugget_store.aspects.turn_aspects(db, "101_1")
     assert [(a["aspect"], a["ptkb"], a["content"]) for a in listed] == [
         ("What a 10K is", ["7"], {"demo-bm25": "The 10K is a road race of 10 kilometres"}),
         ("Race day <b>tips</b> **now**", [], {"demo-bm25": "On race day, start near the back"}),
@@ -474,13 +477,13 @@ def test_aspects_page_prefills_from_an_llm_and_highlights_assigned_content(app_d
     # pre-filling again keeps the organizer's edits; only the aspect she renamed comes back, to delete
     at.button(key="asp_prefill").click().run()
     assert any("1 aspects added, 2 already listed, content of 1 set" in s.value for s in at.success)
-    assert [a["aspect"] for a in store.aspects.turn_aspects(db, "101_1")] == [
+    assert [a["aspect"] for a in nugget_store.aspects.turn_aspects(db, "101_1")] == [
         "What a 10K is",
         "Race-day tips",
         "Plan length",
         "Race day <b>tips</b> **now**",
     ]
-    assert store.aspects.turn_aspects(db, "101_1")[0]["content"]["demo-bm25"] == "The 10K is a road race"
+    assert nugget_store.aspects.turn_aspects(db, "101_1")[0]["content"]["demo-bm25"] == "The 10K is a road race"
     # another run has no LLM answer: the action says how to get one
     at.selectbox(key="asp_run").set_value("demo-dense").run()
     assert not [s for s in at.selectbox if s.key == "asp_llm_source"]

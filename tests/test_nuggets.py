@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 from assess import nuggets as pure
 from assess.errors import AssessError, InvalidSpan
 from assess.services.loading import load_demo
-from store import conversations, open_db
-from store import nuggets as store
+from store import conversations, nuggets, open_db
 from store.db import rows as query
 from store.db import value
 from tests.helpers import ROOT, run_cli, snapshot
@@ -132,6 +131,22 @@ def test_locate_exact_then_normalised():
     assert pure.spans.locate(passage, "  ") is None
 
 
+def test_human_and_model_spans_are_matched_under_one_folding_rule():
+    """An assessor's nugget and a model's copy are found under the same rule: typographic quotes and dashes
+    match their ASCII forms and ß matches SS in both (the two matchers used to fold differently)."""
+    passage = "He said \u201chello\u201d to the man\u2014then left. Die Stra\u00dfe."
+    for copy, text in (
+        ('said "hello" to', "said \u201chello\u201d to"),
+        ("the man-then left", "the man\u2014then left"),
+        ("DIE STRASSE", "Die Stra\u00dfe"),
+    ):
+        span, how = pure.spans.locate(passage, copy)
+        assert (span.text, how) == (text, "normalised")
+        span, how = pure.spans.locate_span(copy, passage)
+        assert (span.text, how) == (text, "repaired: case/quotes/white space")
+    assert pure.spans.fold(" A\u00a0 \u201cB\u201d\u2013\u00df ") == ('a "b"-ss', [1, 2, 4, 5, 6, 7, 8, 8])
+
+
 def test_locate_in_passages_prefers_an_exact_match_anywhere():
     found = pure.spans.locate_in_passages(
         "Walk Run", [("p1", "a walk run plan"), ("p2", "the Walk Run plan"), ("p3", None)]
@@ -189,8 +204,8 @@ def test_next_key():
 def test_span_nuggets_are_checked_against_the_stored_passage(demo):
     passage = conversations.passage_text(demo, UNICODE_PASSAGE)
     i = passage.index("👍🏽")
-    nid = store.gold.add_span_nugget(demo, "amy", "101_1", UNICODE_PASSAGE, i, i + 2, "👍🏽")
-    row = store.gold.nugget(demo, nid)
+    nid = nuggets.gold.add_span_nugget(demo, "amy", "101_1", UNICODE_PASSAGE, i, i + 2, "👍🏽")
+    row = nuggets.gold.nugget(demo, nid)
     assert (row["key"], row["text"], row["start_char"], row["end_char"], row["span_method"], row["in_dedup"]) == (
         "[1]",
         "👍🏽",
@@ -202,48 +217,48 @@ def test_span_nuggets_are_checked_against_the_stored_passage(demo):
     assert value(demo, "SELECT kind FROM sources WHERE name = 'amy'") == "assessor"
     before = value(demo, "SELECT COUNT(*) AS n FROM nuggets")
     with pytest.raises(InvalidSpan):
-        store.gold.add_span_nugget(demo, "amy", "101_1", UNICODE_PASSAGE, i, i + 2, "👍")
+        nuggets.gold.add_span_nugget(demo, "amy", "101_1", UNICODE_PASSAGE, i, i + 2, "👍")
     with pytest.raises(InvalidSpan):
-        store.gold.add_span_nugget(demo, "amy", "101_1", UNICODE_PASSAGE, i, len(passage) + 1, "x")
+        nuggets.gold.add_span_nugget(demo, "amy", "101_1", UNICODE_PASSAGE, i, len(passage) + 1, "x")
     with pytest.raises(InvalidSpan, match="no text"):
-        store.gold.add_span_nugget(demo, "amy", "101_1", "demo-doc-900:0", 0, 1, "x")
+        nuggets.gold.add_span_nugget(demo, "amy", "101_1", "demo-doc-900:0", 0, 1, "x")
     assert value(demo, "SELECT COUNT(*) AS n FROM nuggets") == before
-    assert store.gold.passage_spans(demo, "amy", "101_1", UNICODE_PASSAGE) == [(i, i + 2)]
+    assert nuggets.gold.passage_spans(demo, "amy", "101_1", UNICODE_PASSAGE) == [(i, i + 2)]
 
 
 def test_typed_edited_and_deleted_nuggets(demo):
     passage = conversations.passage_text(demo, "demo-doc-001:0")
-    nid = store.gold.add_text_nugget(demo, "amy", "101_1", "  WALK-RUN plan ", passage_id="demo-doc-001:0")
-    row = store.gold.nugget(demo, nid)
+    nid = nuggets.gold.add_text_nugget(demo, "amy", "101_1", "  WALK-RUN plan ", passage_id="demo-doc-001:0")
+    row = nuggets.gold.nugget(demo, nid)
     assert (
         row["span_method"] == "typed" and passage[row["start_char"] : row["end_char"]] == row["text"] == "walk-run plan"
     )
-    free = store.gold.add_text_nugget(demo, "amy", "101_1", "Not in any passage", passage_id="demo-doc-001:0")
-    assert store.gold.nugget(demo, free)["start_char"] is None and store.gold.nugget(demo, free)["key"] == "[2]"
-    edited = store.gold.update_nugget(demo, "amy", nid, text="complete beginners", relevance=3)
+    free = nuggets.gold.add_text_nugget(demo, "amy", "101_1", "Not in any passage", passage_id="demo-doc-001:0")
+    assert nuggets.gold.nugget(demo, free)["start_char"] is None and nuggets.gold.nugget(demo, free)["key"] == "[2]"
+    edited = nuggets.gold.update_nugget(demo, "amy", nid, text="complete beginners", relevance=3)
     assert edited["relevance"] == 3 and passage[edited["start_char"] : edited["end_char"]] == "complete beginners"
-    edited = store.gold.update_nugget(demo, "amy", nid, text="beginners run ten kilometres")  # rephrased
+    edited = nuggets.gold.update_nugget(demo, "amy", nid, text="beginners run ten kilometres")  # rephrased
     assert edited["start_char"] is None and edited["passage_id"] == "demo-doc-001:0"
     assert edited["relevance"] == 3
     with pytest.raises(AssessError, match="belongs to"):
-        store.gold.update_nugget(demo, "bob", nid, text="x")
+        nuggets.gold.update_nugget(demo, "bob", nid, text="x")
     with pytest.raises(AssessError, match="belongs to"):
-        store.gold.delete_nugget(demo, "bob", nid)
-    store.gold.delete_nugget(demo, "amy", nid)
-    assert [r["id"] for r in store.gold.turn_nuggets(demo, "amy", "101_1")] == [free]
-    assert store.gold.add_text_nugget(demo, "amy", "101_1", "again") and [
-        r["key"] for r in store.gold.turn_nuggets(demo, "amy", "101_1")
+        nuggets.gold.delete_nugget(demo, "bob", nid)
+    nuggets.gold.delete_nugget(demo, "amy", nid)
+    assert [r["id"] for r in nuggets.gold.turn_nuggets(demo, "amy", "101_1")] == [free]
+    assert nuggets.gold.add_text_nugget(demo, "amy", "101_1", "again") and [
+        r["key"] for r in nuggets.gold.turn_nuggets(demo, "amy", "101_1")
     ] == ["[2]", "[3]"]
 
 
 def test_relevant_passages_follow_source_and_threshold(demo):
-    llm = store.gold.relevant_passages(demo, "101_1", source="llm:demo-gpt", threshold=2)
+    llm = nuggets.gold.relevant_passages(demo, "101_1", source="llm:demo-gpt", threshold=2)
     assert llm and all(p["grade"] >= 2 for p in llm)
-    assert len(store.gold.relevant_passages(demo, "101_1", source="llm:demo-gpt", threshold=4)) < len(llm)
-    pooled = store.gold.relevant_passages(demo, "101_1", source=None)
+    assert len(nuggets.gold.relevant_passages(demo, "101_1", source="llm:demo-gpt", threshold=4)) < len(llm)
+    pooled = nuggets.gold.relevant_passages(demo, "101_1", source=None)
     assert {p["passage_id"] for p in llm} <= {p["passage_id"] for p in pooled}
-    assert store.gold.relevant_passages(demo, "101_1", source="amy") == []
-    assert not store.gold.has_grades(demo, "amy", "101_1")
+    assert nuggets.gold.relevant_passages(demo, "101_1", source="amy") == []
+    assert not nuggets.gold.has_grades(demo, "amy", "101_1")
 
 
 # ------------------------------------------------------------------------------------------- duplicates
@@ -291,27 +306,27 @@ def test_dedup_rule_keeps_nuggets_no_kept_nugget_entails():
 
 
 def test_decisions_set_in_dedup_and_the_dedup_export(demo):
-    gold = store.gold.turn_nuggets(demo, "gold", "101_1")
+    gold = nuggets.gold.turn_nuggets(demo, "gold", "101_1")
     assert len(gold) == 5 and {n["in_dedup"] for n in gold} == {None}
     a, b, c = (n["id"] for n in gold[:3])
-    store.duplicates.decide_duplicate(demo, b, a, "a_covers_b", by="amy")  # given as (b, a): b covers a
-    flags = {n["id"]: n["in_dedup"] for n in store.gold.turn_nuggets(demo, "gold", "101_1")}
+    nuggets.duplicates.decide_duplicate(demo, b, a, "a_covers_b", by="amy")  # given as (b, a): b covers a
+    flags = {n["id"]: n["in_dedup"] for n in nuggets.gold.turn_nuggets(demo, "gold", "101_1")}
     assert flags == {a: 0, b: 1, c: 1, gold[3]["id"]: 1, gold[4]["id"]: 1}
     assert query(demo, "SELECT nugget_a, nugget_b, decision, decided_by FROM nugget_duplicates") == [
         {"nugget_a": a, "nugget_b": b, "decision": "b_covers_a", "decided_by": "amy"}
     ]
-    store.duplicates.decide_duplicate(demo, a, b, None, by="amy")  # reopened: everything kept again
-    assert {n["in_dedup"] for n in store.gold.turn_nuggets(demo, "gold", "101_1")} == {1}
-    store.duplicates.decide_duplicate(demo, b, c, "same", by="amy")
-    assert store.duplicates.dedup_counts(demo, "gold", "101_1") == {
+    nuggets.duplicates.decide_duplicate(demo, a, b, None, by="amy")  # reopened: everything kept again
+    assert {n["in_dedup"] for n in nuggets.gold.turn_nuggets(demo, "gold", "101_1")} == {1}
+    nuggets.duplicates.decide_duplicate(demo, b, c, "same", by="amy")
+    assert nuggets.duplicates.dedup_counts(demo, "gold", "101_1") == {
         "nuggets": 5,
         "kept": 4,
         "unknown": 0,
         "open_pairs": 1,
     }
     with pytest.raises(AssessError):
-        store.duplicates.decide_duplicate(
-            demo, a, store.gold.turn_nuggets(demo, "gold", "101_2")[0]["id"], "same", by="amy"
+        nuggets.duplicates.decide_duplicate(
+            demo, a, nuggets.gold.turn_nuggets(demo, "gold", "101_2")[0]["id"], "same", by="amy"
         )
     demo.close()
     full = json.loads(run_cli("export", "nuggets", "--source", "gold", db=demo.target, check=True).stdout)
@@ -321,21 +336,22 @@ def test_decisions_set_in_dedup_and_the_dedup_export(demo):
 
 
 def test_stored_suggestions_keep_decisions(demo):
-    nid = store.gold.add_text_nugget(demo, "amy", "101_1", "Most beginner plans last 10 to 12 weeks")
-    twin = store.gold.add_text_nugget(demo, "amy", "101_1", "Beginner plans last 10-12 weeks mostly")
-    other = store.gold.add_text_nugget(demo, "amy", "101_1", "Buy shoes in a running shop")
-    assert store.duplicates.suggest_duplicates(demo, "amy", "101_1") == 1
-    (pair,) = store.duplicates.duplicate_pairs(demo, "amy", "101_1")
+    nid = nuggets.gold.add_text_nugget(demo, "amy", "101_1", "Most beginner plans last 10 to 12 weeks")
+    twin = nuggets.gold.add_text_nugget(demo, "amy", "101_1", "Beginner plans last 10-12 weeks mostly")
+    other = nuggets.gold.add_text_nugget(demo, "amy", "101_1", "Buy shoes in a running shop")
+    assert nuggets.duplicates.suggest_duplicates(demo, "amy", "101_1") == 1
+    (pair,) = nuggets.duplicates.duplicate_pairs(demo, "amy", "101_1")
     assert (pair["a"], pair["b"], pair["suggested_by"], pair["decision"]) == (nid, twin, "lexical", None)
-    store.duplicates.decide_duplicate(demo, nid, twin, "same", by="amy")
-    assert store.duplicates.suggest_duplicates(demo, "amy", "101_1") == 1  # re-suggesting keeps the decision
-    assert store.duplicates.duplicate_pairs(demo, "amy", "101_1")[0]["decision"] == "same"
-    assert [n["in_dedup"] for n in store.gold.turn_nuggets(demo, "amy", "101_1")] == [1, 0, 1]
-    later = store.gold.add_text_nugget(demo, "amy", "101_1", "A new one")  # joins the kept set
-    assert store.gold.nugget(demo, later)["in_dedup"] == 1
-    store.gold.delete_nugget(demo, "amy", twin)  # its pairs go with it
+    nuggets.duplicates.decide_duplicate(demo, nid, twin, "same", by="amy")
+    assert nuggets.duplicates.suggest_duplicates(demo, "amy", "101_1") == 1  # re-suggesting keeps the decision
+    assert nuggets.duplicates.duplicate_pairs(demo, "amy", "101_1")[0]["decision"] == "same"
+    assert [n["in_dedup"] for n in nuggets.gold.turn_nuggets(demo, "amy", "101_1")] == [1, 0, 1]
+    later = nuggets.gold.add_text_nugget(demo, "amy", "101_1", "A new one")  # joins the kept set
+    assert nuggets.gold.nugget(demo, later)["in_dedup"] == 1
+    nuggets.gold.delete_nugget(demo, "amy", twin)  # its pairs go with it
     assert (
-        store.duplicates.duplicate_pairs(demo, "amy", "101_1") == [] and store.gold.nugget(demo, other)["in_dedup"] == 1
+        nuggets.duplicates.duplicate_pairs(demo, "amy", "101_1") == []
+        and nuggets.gold.nugget(demo, other)["in_dedup"] == 1
     )
 
 
@@ -375,7 +391,7 @@ def demo_marks(db) -> dict:
     out = {}
     for conv in DEMO_GFRC2["conversations"]:
         run, conversation = conv["id"].split("/")
-        turns = store.responses.system_conversation(db, run, conversation)
+        turns = nuggets.responses.system_conversation(db, run, conversation)
         offsets = pure.documents.response_offsets(turns)
         by_number = {t.number: t for t in turns}
         for n in conv["nuggets"]:
@@ -390,12 +406,12 @@ def demo_marks(db) -> dict:
 
 def test_gfrc2_export_round_trips_through_score(demo, tmp_path):
     marks = demo_marks(demo)
-    store.responses.save_study(demo, "demo", DEMO_GFRC2["attributes"], max_level=2, L=1000)
+    nuggets.responses.save_study(demo, "demo", DEMO_GFRC2["attributes"], max_level=2, L=1000)
     for cid, rows in marks.items():
         run = cid.split("/")[0]
         for turn_id, start, end, level, groups in rows:
-            store.responses.mark_response_nugget(demo, "demo", run, turn_id, start, end, level, groups)
-    document = store.responses.gfrc2_export(demo, "demo")
+            nuggets.responses.mark_response_nugget(demo, "demo", run, turn_id, start, end, level, groups)
+    document = nuggets.responses.gfrc2_export(demo, "demo")
     assert [c["id"] for c in document["conversations"]] == [c["id"] for c in DEMO_GFRC2["conversations"]]
     assert [c["nuggets"] for c in document["conversations"]] == [c["nuggets"] for c in DEMO_GFRC2["conversations"]]
     exported = tmp_path / "exported.json"
@@ -410,12 +426,12 @@ def test_gfrc2_export_round_trips_through_score(demo, tmp_path):
 
 
 def test_response_marks_are_checked(demo):
-    store.responses.save_study(demo, "s", pure.documents.EXAMPLE_ATTRIBUTES)
-    assert store.responses.study(demo, "s")["attributes"][0]["target"] == pytest.approx([1 / 3] * 3)
+    nuggets.responses.save_study(demo, "s", pure.documents.EXAMPLE_ATTRIBUTES)
+    assert nuggets.responses.study(demo, "s")["attributes"][0]["target"] == pytest.approx([1 / 3] * 3)
     groups = {"PRONOUN": "she", "HINDEX": "G4"}
-    mid = store.responses.mark_response_nugget(demo, "s", "demo-dense", "101_1", 3, 5, 2, groups)
-    words = store.responses.response_text(demo, "demo-dense", "101_1").split()
-    assert store.responses.response_marks(demo, "s", "demo-dense", "101") == [
+    mid = nuggets.responses.mark_response_nugget(demo, "s", "demo-dense", "101_1", 3, 5, 2, groups)
+    words = nuggets.responses.response_text(demo, "demo-dense", "101_1").split()
+    assert nuggets.responses.response_marks(demo, "s", "demo-dense", "101") == [
         {
             "id": mid,
             "turn_id": "101_1",
@@ -435,11 +451,11 @@ def test_response_marks_are_checked(demo):
     ]:
         args = {"start_word": 6, "end_word": 6, "level": 1, "groups": groups, **bad}
         with pytest.raises(AssessError):
-            store.responses.mark_response_nugget(demo, "s", "demo-dense", "101_1", **args)
+            nuggets.responses.mark_response_nugget(demo, "s", "demo-dense", "101_1", **args)
     with pytest.raises(AssessError):
-        store.responses.save_study(demo, "bad", [{"name": "X", "kind": "ordinal", "groups": ["a"], "target": [0.5]}])
-    store.responses.delete_mark(demo, mid)
-    assert store.responses.response_marks(demo, "s", "demo-dense") == []
+        nuggets.responses.save_study(demo, "bad", [{"name": "X", "kind": "ordinal", "groups": ["a"], "target": [0.5]}])
+    nuggets.responses.delete_mark(demo, mid)
+    assert nuggets.responses.response_marks(demo, "s", "demo-dense") == []
 
 
 def test_cli_study_and_bad_attributes(demo):
@@ -469,11 +485,11 @@ def test_aepd_export_round_trips_through_score(demo, tmp_path):
         run, turn_id = entry["id"].split("/")
         for a in entry["aspects"]:
             if (turn_id, a["aspect"]) not in ids:
-                ids[turn_id, a["aspect"]] = store.aspects.save_aspect(
+                ids[turn_id, a["aspect"]] = nuggets.aspects.save_aspect(
                     demo, turn_id, a["aspect"], [str(p) for p in a["ptkb"]]
                 )
-            store.aspects.set_aspect_content(demo, ids[turn_id, a["aspect"]], run, a["text"])
-    document = store.aspects.aepd_export(demo)
+            nuggets.aspects.set_aspect_content(demo, ids[turn_id, a["aspect"]], run, a["text"])
+    document = nuggets.aspects.aepd_export(demo)
     assert [t["id"] for t in document["turns"]] == [t["id"] for t in DEMO_AEPD["turns"]]
     assert [t["aspects"] for t in document["turns"]] == [t["aspects"] for t in DEMO_AEPD["turns"]]
     exported = tmp_path / "aepd.json"
@@ -487,19 +503,19 @@ def test_aepd_export_round_trips_through_score(demo, tmp_path):
 
 
 def test_aspects_are_checked_and_edited(demo):
-    aid = store.aspects.save_aspect(demo, "101_1", "Plan length", ["7"])
-    other = store.aspects.save_aspect(demo, "101_1", "Shoes", [])
+    aid = nuggets.aspects.save_aspect(demo, "101_1", "Plan length", ["7"])
+    other = nuggets.aspects.save_aspect(demo, "101_1", "Shoes", [])
     with pytest.raises(AssessError, match="already has"):
-        store.aspects.save_aspect(demo, "101_1", "Plan length")
+        nuggets.aspects.save_aspect(demo, "101_1", "Plan length")
     with pytest.raises(AssessError, match="no PTKB statement"):
-        store.aspects.save_aspect(demo, "101_1", "Other", ["99"])
+        nuggets.aspects.save_aspect(demo, "101_1", "Other", ["99"])
     with pytest.raises(AssessError):
-        store.aspects.save_aspect(demo, "101_1", "  ")
-    store.aspects.save_aspect(demo, "101_1", "Plan length and race date", ["7", "3"], aspect_id=aid)
-    store.aspects.set_aspect_content(demo, aid, "demo-dense", "  twelve weeks  ")
+        nuggets.aspects.save_aspect(demo, "101_1", "  ")
+    nuggets.aspects.save_aspect(demo, "101_1", "Plan length and race date", ["7", "3"], aspect_id=aid)
+    nuggets.aspects.set_aspect_content(demo, aid, "demo-dense", "  twelve weeks  ")
     with pytest.raises(AssessError):
-        store.aspects.set_aspect_content(demo, aid, "no-such-run", "x")
-    assert store.aspects.turn_aspects(demo, "101_1") == [
+        nuggets.aspects.set_aspect_content(demo, aid, "no-such-run", "x")
+    assert nuggets.aspects.turn_aspects(demo, "101_1") == [
         {
             "id": aid,
             "aspect": "Plan length and race date",
@@ -508,9 +524,9 @@ def test_aspects_are_checked_and_edited(demo):
         },
         {"id": other, "aspect": "Shoes", "ptkb": [], "content": {}},
     ]
-    store.aspects.delete_aspect(demo, aid)
-    assert [a["id"] for a in store.aspects.turn_aspects(demo, "101_1")] == [other]
-    doc = store.aspects.aepd_export(demo, runs=["demo-dense"])
+    nuggets.aspects.delete_aspect(demo, aid)
+    assert [a["id"] for a in nuggets.aspects.turn_aspects(demo, "101_1")] == [other]
+    doc = nuggets.aspects.aepd_export(demo, runs=["demo-dense"])
     assert doc["turns"] == [
         {
             "id": "demo-dense/101_1",
@@ -529,7 +545,7 @@ def aepd_reply(aspects):
 
 def test_prefill_aspects_from_a_prejudge_run(demo):
     """A tiny ``prejudge --task aepd`` against the stub endpoint, then its aspects pre-fill the organizer's list."""
-    from assess.llm.clients import OpenAIJudge
+    from assess.llm.clients import OpenAIClient
     from assess.services import jobs as prejudge
     from tests.stub_llm import StubLLM, enclosed
 
@@ -542,45 +558,45 @@ def test_prefill_aspects_from_a_prejudge_run(demo):
 
     with StubLLM(reply=aepd_reply(aspects)) as stub:
         plan = prejudge.plan(demo, "aepd", "llm:stub", "stub-1", limit=3)  # 101_1 x the three runs
-        prejudge.run(demo, plan, OpenAIJudge("stub-1", base_url=stub.base_url, api_key="k", timeout=5))
-    assert store.aspects.llm_aspect_sources(demo, "101_1", "demo-bm25") == ["llm:stub"]
-    assert store.aspects.llm_aspect_sources(demo, "101_2", "demo-bm25") == []
-    bm25 = store.responses.response_text(demo, "demo-bm25", "101_1")
+        prejudge.run(demo, plan, OpenAIClient("stub-1", base_url=stub.base_url, api_key="k", timeout=5))
+    assert nuggets.aspects.llm_aspect_sources(demo, "101_1", "demo-bm25") == ["llm:stub"]
+    assert nuggets.aspects.llm_aspect_sources(demo, "101_2", "demo-bm25") == []
+    bm25 = nuggets.responses.response_text(demo, "demo-bm25", "101_1")
     first = bm25.split(". ")[0]
-    assert store.aspects.llm_aspects(demo, "llm:stub", "101_1", "demo-bm25") == [
+    assert nuggets.aspects.llm_aspects(demo, "llm:stub", "101_1", "demo-bm25") == [
         {"aspect": "Race day", "ptkb": ["7"], "text": first},
         {"aspect": "Shoes", "ptkb": ["3"], "text": ""},
     ]
     # the organizer already has "race day" with her own content for demo-bm25: kept as it is
-    own = store.aspects.save_aspect(demo, "101_1", "race day", [])
-    store.aspects.set_aspect_content(demo, own, "demo-bm25", "On race day")
-    assert store.aspects.prefill_aspects(demo, "llm:stub", "101_1", "demo-bm25") == {
+    own = nuggets.aspects.save_aspect(demo, "101_1", "race day", [])
+    nuggets.aspects.set_aspect_content(demo, own, "demo-bm25", "On race day")
+    assert nuggets.aspects.prefill_aspects(demo, "llm:stub", "101_1", "demo-bm25") == {
         "added": 1,
         "existing": 1,
         "content": 1,
         "dropped_ptkb": 0,
     }
-    listed = store.aspects.turn_aspects(demo, "101_1")
+    listed = nuggets.aspects.turn_aspects(demo, "101_1")
     assert [(a["aspect"], a["ptkb"], a["content"]) for a in listed] == [
         ("race day", [], {"demo-bm25": "On race day"}),
         ("Shoes", ["3"], {"demo-bm25": ""}),
     ]
     # another run: nothing new to add, the empty content of "race day" for demo-dense is filled
-    assert store.aspects.prefill_aspects(demo, "llm:stub", "101_1", "demo-dense") == {
+    assert nuggets.aspects.prefill_aspects(demo, "llm:stub", "101_1", "demo-dense") == {
         "added": 0,
         "existing": 2,
         "content": 2,
         "dropped_ptkb": 0,
     }
-    dense = store.responses.response_text(demo, "demo-dense", "101_1")
-    assert store.aspects.turn_aspects(demo, "101_1")[0]["content"]["demo-dense"] == dense.split(". ")[0]
-    assert store.aspects.prefill_aspects(demo, "llm:stub", "101_1", "demo-dense")["content"] == 0  # idempotent
+    dense = nuggets.responses.response_text(demo, "demo-dense", "101_1")
+    assert nuggets.aspects.turn_aspects(demo, "101_1")[0]["content"]["demo-dense"] == dense.split(". ")[0]
+    assert nuggets.aspects.prefill_aspects(demo, "llm:stub", "101_1", "demo-dense")["content"] == 0  # idempotent
     # highlighting: the contents are located in the response
     i = bm25.index("On race day")
-    assert store.aspects.content_spans(demo, "101_1", "demo-bm25") == [(i, i + len("On race day"))]
-    assert store.aspects.content_spans(demo, "101_1", "demo-dense") == [(0, len(dense.split(". ")[0]))]
+    assert nuggets.aspects.content_spans(demo, "101_1", "demo-bm25") == [(i, i + len("On race day"))]
+    assert nuggets.aspects.content_spans(demo, "101_1", "demo-dense") == [(0, len(dense.split(". ")[0]))]
     with pytest.raises(AssessError, match="no AEPD aspects"):
-        store.aspects.prefill_aspects(demo, "llm:stub", "101_2", "demo-bm25")
+        nuggets.aspects.prefill_aspects(demo, "llm:stub", "101_2", "demo-bm25")
 
 
 def test_prefill_drops_unknown_statements_and_uses_the_latest_answer(demo):
@@ -603,33 +619,33 @@ def test_prefill_drops_unknown_statements_and_uses_the_latest_answer(demo):
         demo,
         prejudgments.Prejudgment("llm:x", "aepd", "101_2", "demo-dense", "x", "v1", "h3", "junk", "unparseable", None),
     )
-    assert store.aspects.llm_aspects(demo, "llm:x", "101_2", "demo-dense") == [
+    assert nuggets.aspects.llm_aspects(demo, "llm:x", "101_2", "demo-dense") == [
         {"aspect": "Plan", "ptkb": ["7", "99"], "text": "walk"}
     ]
-    assert store.aspects.prefill_aspects(demo, "llm:x", "101_2", "demo-dense") == {
+    assert nuggets.aspects.prefill_aspects(demo, "llm:x", "101_2", "demo-dense") == {
         "added": 1,
         "existing": 0,
         "content": 1,
         "dropped_ptkb": 1,
     }
-    assert [(a["aspect"], a["ptkb"]) for a in store.aspects.turn_aspects(demo, "101_2")] == [("Plan", ["7"])]
+    assert [(a["aspect"], a["ptkb"]) for a in nuggets.aspects.turn_aspects(demo, "101_2")] == [("Plan", ["7"])]
 
 
 def test_nugget_edits_decisions_and_gold_responses_go_to_the_history(demo):
     """Schema 6: an edited or deleted nugget keeps its old text and span in the append-only history."""
-    from store.review import item_history
+    from store.history import item_history
 
     passage = "demo-doc-001:0"
     body = conversations.passage_text(demo, passage)
-    nid = store.gold.add_span_nugget(demo, "ann", "101_1", passage, 0, 20, body[:20], relevance=3)
-    key = store.gold.nugget(demo, nid)["key"]
-    other = store.gold.add_text_nugget(demo, "ann", "101_1", "a typed nugget")
-    other_key = store.gold.nugget(demo, other)["key"]
-    store.gold.update_nugget(demo, "ann", nid, relevance=2)
-    store.gold.update_nugget(demo, "ann", nid, relevance=2)  # no change: no history row
-    store.duplicates.decide_duplicate(demo, nid, other, "distinct", by="ann")
-    store.gold_responses.save_gold_response(demo, "ann", "101_1", "A response.", [nid])
-    store.gold.delete_nugget(demo, "ann", other)
+    nid = nuggets.gold.add_span_nugget(demo, "ann", "101_1", passage, 0, 20, body[:20], relevance=3)
+    key = nuggets.gold.nugget(demo, nid)["key"]
+    other = nuggets.gold.add_text_nugget(demo, "ann", "101_1", "a typed nugget")
+    other_key = nuggets.gold.nugget(demo, other)["key"]
+    nuggets.gold.update_nugget(demo, "ann", nid, relevance=2)
+    nuggets.gold.update_nugget(demo, "ann", nid, relevance=2)  # no change: no history row
+    nuggets.duplicates.decide_duplicate(demo, nid, other, "distinct", by="ann")
+    nuggets.gold_responses.save_gold_response(demo, "ann", "101_1", "A response.", [nid])
+    nuggets.gold.delete_nugget(demo, "ann", other)
 
     trail = item_history(demo, "ann", f"101_1 {key}", "nugget")
     values = [
@@ -678,15 +694,15 @@ def test_nugget_edits_decisions_and_gold_responses_go_to_the_history(demo):
 def test_moving_a_nugget_needs_its_own_passage(demo):
     passage = "demo-doc-001:0"
     body = conversations.passage_text(demo, passage)
-    nid = store.gold.add_span_nugget(demo, "ann", "101_1", passage, 0, 10, body[:10])
+    nid = nuggets.gold.add_span_nugget(demo, "ann", "101_1", passage, 0, 10, body[:10])
     with pytest.raises(InvalidSpan, match="belongs to passage demo-doc-001:0"):
-        store.gold.set_nugget_span(demo, "ann", nid, 0, 5, "x", passage_id="demo-doc-002:0")
-    row = store.gold.set_nugget_span(demo, "ann", nid, 5, 12, body[5:12], passage_id=passage)
+        nuggets.gold.set_nugget_span(demo, "ann", nid, 0, 5, "x", passage_id="demo-doc-002:0")
+    row = nuggets.gold.set_nugget_span(demo, "ann", nid, 5, 12, body[5:12], passage_id=passage)
     assert (row["start_char"], row["end_char"], row["text"]) == (5, 12, body[5:12])
-    assert store.gold.movable_nugget(demo, "ann", nid, "101_1")["id"] == nid
-    assert store.gold.movable_nugget(demo, "ann", nid, "101_2") is None  # the turn changed meanwhile
-    assert store.gold.movable_nugget(demo, "bob", nid, "101_1") is None  # someone else's nugget
-    assert store.gold.movable_nugget(demo, "ann", None, "101_1") is None
+    assert nuggets.gold.movable_nugget(demo, "ann", nid, "101_1")["id"] == nid
+    assert nuggets.gold.movable_nugget(demo, "ann", nid, "101_2") is None  # the turn changed meanwhile
+    assert nuggets.gold.movable_nugget(demo, "bob", nid, "101_1") is None  # someone else's nugget
+    assert nuggets.gold.movable_nugget(demo, "ann", None, "101_1") is None
 
 
 def test_refused_deletes_and_aspects_leave_the_transaction_usable(demo):
@@ -694,24 +710,24 @@ def test_refused_deletes_and_aspects_leave_the_transaction_usable(demo):
     (PostgreSQL aborts a transaction on a failed statement unless it ran in a savepoint)."""
     from store.db import write
 
-    nid = store.gold.add_text_nugget(demo, "ann", "101_1", "a nugget with a label")
-    store.ntr.save_label(demo, "ann", nid, "demo-dense", 1)
+    nid = nuggets.gold.add_text_nugget(demo, "ann", "101_1", "a nugget with a label")
+    nuggets.ntr.save_label(demo, "ann", nid, "demo-dense", 1)
     with pytest.raises(AssessError, match="cannot be deleted"):
-        store.gold.delete_nugget(demo, "ann", nid)
-    assert store.ntr.label_of(demo, "ann", nid, "demo-dense") == 1
+        nuggets.gold.delete_nugget(demo, "ann", nid)
+    assert nuggets.ntr.label_of(demo, "ann", nid, "demo-dense") == 1
     with write(demo):
-        kept = store.aspects.save_aspect(demo, "101_1", "Plan length")
+        kept = nuggets.aspects.save_aspect(demo, "101_1", "Plan length")
         with pytest.raises(AssessError, match="already has this aspect"):
-            store.aspects.save_aspect(demo, "101_1", "Plan length")
+            nuggets.aspects.save_aspect(demo, "101_1", "Plan length")
         with pytest.raises(AssessError, match="cannot be deleted"):
-            store.gold.delete_nugget(demo, "ann", nid)
-        other = store.aspects.save_aspect(demo, "101_1", "Shoes")  # the transaction goes on
-    assert [a["id"] for a in store.aspects.turn_aspects(demo, "101_1")] == [kept, other]
-    assert store.gold.nugget(demo, nid)["text"] == "a nugget with a label"
+            nuggets.gold.delete_nugget(demo, "ann", nid)
+        other = nuggets.aspects.save_aspect(demo, "101_1", "Shoes")  # the transaction goes on
+    assert [a["id"] for a in nuggets.aspects.turn_aspects(demo, "101_1")] == [kept, other]
+    assert nuggets.gold.nugget(demo, nid)["text"] == "a nugget with a label"
 
 
 def test_locating_imported_nuggets_records_exact_spans(demo):
-    counts = store.gold.locate_nuggets(demo, "gold", relocate=True)
+    counts = nuggets.gold.locate_nuggets(demo, "gold", relocate=True)
     total = value(demo, "SELECT COUNT(*) AS n FROM nuggets WHERE source = 'gold'")
     assert counts["nuggets"] == total and counts["located"] + counts["free_text"] == total
     located = query(
@@ -723,7 +739,7 @@ def test_locating_imported_nuggets_records_exact_spans(demo):
     for n in located:
         body = conversations.passage_text(demo, n["passage_id"])
         assert 0 <= n["start_char"] < n["end_char"] <= len(body) and n["span_method"] in ("exact", "normalised")
-    again = store.gold.locate_nuggets(demo, "gold")  # offsets kept: nothing looked for again
+    again = nuggets.gold.locate_nuggets(demo, "gold")  # offsets kept: nothing looked for again
     assert again["already_located"] == counts["located"] and again["located"] == 0
     with pytest.raises(AssessError, match="no nugget source"):
-        store.gold.locate_nuggets(demo, "nobody")
+        nuggets.gold.locate_nuggets(demo, "nobody")

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from assess.llm import prompts
-from assess.llm.clients import OpenAIJudge
+from assess.llm.clients import OpenAIClient
 from assess.services import jobs as prejudge
+from store import settings, sources
 from tests.conftest import shared_file
 from tests.helpers import ROOT, rows, run_cli, snapshot
 from tests.stub_llm import Reply, StubLLM, canonical, delimiter_codes, enclosed, stub_llm  # noqa: F401  (fixture)
@@ -466,14 +467,14 @@ def test_no_endpoint_or_bad_input_exit_2_with_one_line_and_nothing_written(store
 
 
 def test_the_time_estimate_uses_successful_calls_only(demo_db):
-    from store import prejudgments as store
+    from store import prejudgments
 
     pairs = q(demo_db, "SELECT turn_id, passage_id FROM pool ORDER BY 1, 2 LIMIT 7")
     for i, (turn, pid) in enumerate(pairs):  # 3 answers of 100-300 ms, 4 timeouts of 60 s
         failed = i >= 3
-        store.save(
+        prejudgments.save(
             demo_db,
-            store.Prejudgment(
+            prejudgments.Prejudgment(
                 "llm:demo-gpt",
                 "passage",
                 turn,
@@ -541,7 +542,7 @@ def demo_db(store_target, demo):
 
 
 def stub_judge(stub):
-    return OpenAIJudge("stub-1", base_url=stub.base_url, api_key="k", timeout=5)
+    return OpenAIClient("stub-1", base_url=stub.base_url, api_key="k", timeout=5)
 
 
 def test_a_changed_prompt_is_a_new_version_and_judges_again(demo_db, stub_llm, monkeypatch):
@@ -670,7 +671,7 @@ def test_an_interrupt_marks_the_job_stopped_and_keeps_what_arrived(demo_db, stub
 
 
 def test_adaptive_pool_on_demo_runs_against_an_independent_count(demo_db):
-    from store.prejudgments import adaptive_pool
+    from assess.services.pooling import adaptive_pool
 
     # the demo's LLM grades every pooled pair; the runs rank 10 deep
     best, llm, human = {}, {}, {}
@@ -682,7 +683,7 @@ def test_adaptive_pool_on_demo_runs_against_an_independent_count(demo_db):
         llm[(turn, pid)] = grade
     # a human source: grade = 4 - rank // 3 (relevant near the top)
     from store.db import run, write
-    from store.imports import ensure_source
+    from store.sources import ensure_source
 
     with write(demo_db):
         ensure_source(demo_db, "human")
@@ -731,8 +732,8 @@ def test_pool_adaptive_cli_applies_the_filter(store_target, demo):
 
 def test_pool_adaptive_apply_adds_only_filtered_pairs(store_target):
     from assess.services.loading import DEMO_DIR, load_file
+    from assess.services.pooling import adaptive_pool
     from store import open_db
-    from store.prejudgments import adaptive_pool
 
     db = open_db(store_target)
     load_file(db, "topics", DEMO_DIR / "topics.json", collection="demo")
@@ -828,9 +829,9 @@ def test_reveal_shows_the_llm_rationale_only_after_ones_own_label(demo_db):
             3,
         ),
     )
-    queue.sign_in(demo_db, "ann")
+    sources.sign_in(demo_db, "ann")
     assert revealed_with_rationale(demo_db, "ann", "passage", turn, pid) == []  # blind
-    queue.set_setting(demo_db, "judging_mode", "reveal")
+    settings.set_setting(demo_db, "judging_mode", "reveal")
     assert revealed_with_rationale(demo_db, "ann", "passage", turn, pid) == []  # not judged yet
     queue.save_passage_label(demo_db, "ann", turn, pid, 1, mode="reveal")
     shown = revealed_with_rationale(demo_db, "ann", "passage", turn, pid)
@@ -846,11 +847,11 @@ def test_reveal_shows_the_llm_rationale_only_after_ones_own_label(demo_db):
 
 
 def test_anchoring_counts_changes_toward_the_llm_from_the_history(demo_db):
+    from assess.services.audit import anchoring
     from store import queue
-    from store.prejudgments import anchoring
 
-    queue.set_setting(demo_db, "judging_mode", "reveal")
-    queue.sign_in(demo_db, "ann")
+    settings.set_setting(demo_db, "judging_mode", "reveal")
+    sources.sign_in(demo_db, "ann")
     items = q(
         demo_db,
         "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'llm:demo-gpt' "
@@ -999,8 +1000,7 @@ def test_a_judge_that_obeys_injected_instructions_is_reported_susceptible(store_
             "SELECT prompt_version, COUNT(*) FROM prejudgments WHERE prompt_version LIKE '%~probe:%' "
             "GROUP BY prompt_version ORDER BY prompt_version",
         ) == [(f"{version}~probe:control", 30), (f"{version}~probe:injection", 30)]
-        from store import open_db
-        from store import prejudgments as store
+        from store import open_db, prejudgments
 
         db = open_db(demo)
         for it in r["items"]:  # what reveal mode and the audit show is the source's real answer, never a probe's
@@ -1010,9 +1010,9 @@ def test_a_judge_that_obeys_injected_instructions_is_reported_susceptible(store_
                 "AND item_id = :item AND prompt_version NOT LIKE '%~probe:%' ORDER BY id DESC LIMIT 1",
                 {"turn": it["turn_id"], "item": it["passage_id"]},
             )
-            said = store.rationale(db, "llm:demo-gpt", "passage", it["turn_id"], it["passage_id"])
+            said = prejudgments.rationale(db, "llm:demo-gpt", "passage", it["turn_id"], it["passage_id"])
             assert said == (real[0][0] if real else None) and '"rationale": "x"' not in (said or "")
-        assert all("~probe:" not in s["prompt_version"] for s in store.stored(db, "llm:demo-gpt", "passage"))
+        assert all("~probe:" not in s["prompt_version"] for s in prejudgments.stored(db, "llm:demo-gpt", "passage"))
 
         # the same probe again: every answer reused, nothing asked
         again = probe_cli(demo, stub, "--probe", "injection", "--sample", "30", "--seed", "7", "--json")

@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from assess.llm import prompts
-from assess.llm.clients import OpenAIJudge
+from assess.llm.clients import OpenAIClient
 from assess.services import jobs as prejudge
 from assess.tasks import CitedResponse, CitedSentence
 from tests.helpers import rows, run_cli, snapshot
@@ -261,7 +261,7 @@ def test_the_variant_into_a_source_holding_the_other_prompt_is_refused(demo, stu
 
 
 def stub_judge(stub, temperature=0.0):
-    return OpenAIJudge("stub-1", base_url=stub.base_url, api_key="k", timeout=5, temperature=temperature)
+    return OpenAIClient("stub-1", base_url=stub.base_url, api_key="k", timeout=5, temperature=temperature)
 
 
 def test_graded_ntr_support_labels_every_pair_and_never_coerces(demo_db, stub_llm):

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from assess.errors import InvalidSpan
 from assess.llm import prompts
-from assess.llm.prompts import NuggetSpan, locate_span, parse_aspects, parse_grade, parse_spans, parse_yes_no
-from assess.tasks import ParseStatus
+from assess.llm.prompts import parse_aspects, parse_grade, parse_spans, parse_yes_no
+from assess.nuggets.spans import locate_span
+from assess.tasks import NuggetSpan, ParseStatus
 from tests.stub_llm import enclosed  # the stub server's reading of an enclosure
 
 # ------------------------------------------------------------------------------------------- versions

@@ -125,7 +125,7 @@ def test_citation_keys_store_labels_move_on_and_resume(app_db):
 def test_citation_page_is_blind_and_shows_hostile_sentences_inertly(app_db):
     from store import open_db
     from store import responses as cited
-    from store.imports import ensure_source
+    from store.sources import ensure_source
 
     with open_db(app_db) as db:
         cited.add_responses(
@@ -250,8 +250,8 @@ def test_nugget_importance_keys_mark_the_chosen_nugget_and_move_on(app_db):
 def test_scores_page_rag_numbers_by_hand(app_db):
     from store import labels, open_db
     from store import responses as cited
-    from store.imports import ensure_source
     from store.nuggets import gold, ntr
+    from store.sources import ensure_source
 
     with open_db(app_db) as db:
         a, b, c = (gold.add_text_nugget(db, "g2", "101_1", t) for t in ("Start slowly", "Sleep well", "Buy shoes"))
@@ -346,7 +346,7 @@ def test_scores_page_leaves_out_cannot_judge_citations_as_score_citations_does(a
 
     from store import open_db
     from store import responses as cited
-    from store.imports import ensure_source
+    from store.sources import ensure_source
     from tests.helpers import run_cli
 
     with open_db(app_db) as db:
@@ -394,8 +394,8 @@ def test_scores_page_reads_the_nugget_sets_own_importance_as_score_nuggets_does(
     import json
 
     from store import labels, open_db
-    from store.imports import ensure_source
     from store.nuggets import gold
+    from store.sources import ensure_source
     from tests.helpers import run_cli
 
     with open_db(app_db) as db:
@@ -429,8 +429,8 @@ def test_scores_page_reads_the_nugget_sets_own_importance_as_score_nuggets_does(
 
 def test_hostile_source_and_run_names_on_scores_are_inert(app_db):
     from store import labels, open_db
-    from store.imports import ensure_source
     from store.nuggets import gold
+    from store.sources import ensure_source
     from tests.helpers import HOSTILE_LLM
 
     with open_db(app_db) as db:

@@ -10,7 +10,7 @@ import pytest
 
 from assess.services import accounts as service
 from store import accounts, labels, open_db
-from store.accounts import NotAllowed
+from store.rights import NotAllowed
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 PASSWORD = "correct-horse-battery"

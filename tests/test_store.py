@@ -10,7 +10,7 @@ import pytest
 
 from assess.errors import AssessError
 from assess.services.loading import load_demo
-from store import conversations, open_db, queue
+from store import conversations, history, open_db, queue, settings, sources
 from store.db import IntegrityError, rows, run, value
 from tests.helpers import ROOT
 
@@ -59,7 +59,7 @@ def test_a_new_file_held_by_another_writer_is_opened_once_it_is_free(tmp_path):
 
 
 def test_label_changes_go_to_an_append_only_history(demo):
-    name = queue.sign_in(demo, "ann")
+    name = sources.sign_in(demo, "ann")
     turn, passage, _ = queue.queue(demo, name)[0]
     queue.save_passage_label(demo, name, turn, passage, 2)
     queue.save_passage_label(demo, name, turn, passage, 2)  # same grade again: no history row
@@ -77,7 +77,7 @@ def test_label_changes_go_to_an_append_only_history(demo):
 
 
 def test_undo_walks_back_one_change_at_a_time(demo):
-    name = queue.sign_in(demo, "bo")
+    name = sources.sign_in(demo, "bo")
     (t1, p1, _), (t2, p2, _) = queue.queue(demo, name)[:2]
     queue.save_passage_label(demo, name, t1, p1, 1)
     queue.save_passage_label(demo, name, t1, p1, 3)
@@ -92,7 +92,7 @@ def test_undo_walks_back_one_change_at_a_time(demo):
 
 
 def test_queue_resumes_at_first_unjudged_and_assignments_scope_it(demo):
-    name = queue.sign_in(demo, "cy")
+    name = sources.sign_in(demo, "cy")
     items = queue.queue(demo, name)
     assert len(items) == 217 and items[0][:2] == ("101_1", "demo-doc-001:0")
     for turn, passage, _ in items[:3]:
@@ -111,10 +111,10 @@ def test_queue_resumes_at_first_unjudged_and_assignments_scope_it(demo):
 
 
 def test_blind_mode_reveals_nothing_before_own_label(demo):
-    name = queue.sign_in(demo, "di")
+    name = sources.sign_in(demo, "di")
     turn, passage = "101_1", "demo-doc-001:0"
     assert queue.revealed_labels(demo, name, "passage", turn, passage) == []
-    queue.set_setting(demo, "judging_mode", "reveal")
+    settings.set_setting(demo, "judging_mode", "reveal")
     assert queue.revealed_labels(demo, name, "passage", turn, passage) == []
     queue.save_passage_label(demo, name, turn, passage, 3, mode="reveal")
     revealed = queue.revealed_labels(demo, name, "passage", turn, passage)
@@ -124,15 +124,15 @@ def test_blind_mode_reveals_nothing_before_own_label(demo):
 
 def test_sign_in_refuses_names_of_other_sources(demo):
     with pytest.raises(AssessError, match="organizers label source"):
-        queue.sign_in(demo, "organizers")
+        sources.sign_in(demo, "organizers")
     with pytest.raises(AssessError, match="without spaces or ':'"):
-        queue.sign_in(demo, "llm:demo-gpt")
+        sources.sign_in(demo, "llm:demo-gpt")
     with pytest.raises(AssessError):
-        queue.sign_in(demo, "two words")
+        sources.sign_in(demo, "two words")
 
 
 def test_bad_grade_is_refused_and_nothing_written(demo):
-    name = queue.sign_in(demo, "ed")
+    name = sources.sign_in(demo, "ed")
     before = value(demo, "SELECT COUNT(*) AS n FROM label_history")
     with pytest.raises(AssessError):
         queue.save_passage_label(demo, name, "101_1", "demo-doc-001:0", 7)
@@ -144,13 +144,13 @@ def test_bad_grade_is_refused_and_nothing_written(demo):
 WORKER = textwrap.dedent("""
     import sys
     sys.path.insert(0, {root!r})
-    from store import open_db, queue
+    from store import open_db, queue, sources
     from assess.services.loading import load_file
     db = open_db(sys.argv[1])
     if sys.argv[2] == "import":
         load_file(db, "qrels", sys.argv[3], source="bulk")
     else:
-        name = queue.sign_in(db, sys.argv[2])
+        name = sources.sign_in(db, sys.argv[2])
         for turn, passage, _ in queue.queue(db, name):
             queue.save_passage_label(db, name, turn, passage, hash(passage) % 5)
 """)
@@ -225,13 +225,13 @@ def store_answers(target) -> dict:
         load_demo(db)
         service.add_account(db, "amy", "assessor", password="correct-horse-battery", by="boss", email="Amy@Ex.org")
         out["by_email"] = (accounts.by_email(db, "amy@ex.ORG")["name"], accounts.by_email(db, "x@y.org"))
-        out["actions"] = [(a["kind"], a["by"], a["item"], a["via"]) for a in accounts.actions(db, "account", "amy")]
+        out["actions"] = [(a["kind"], a["by"], a["item"], a["via"]) for a in history.actions(db, "account", "amy")]
         out["conversations"] = conversations.conversations(db)
         out["pooled_turns"] = (conversations.pooled_turns(db, ["102"]), conversations.pooled_turns(db, []))
         context = conversations.turn_context(db, "101_3")
         out["context"] = (context.title, context.history, context.ptkb)
         out["provenance"] = conversations.response_provenance(db, "101_1")
-        name = queue.sign_in(db, "kim")
+        name = sources.sign_in(db, "kim")
         queue.set_judging_mode(db, "shown", by="boss")
         for (turn, passage, _), grade in zip(queue.queue(db, name), [0, 1, 2, 3, 4, None]):
             queue.save_passage_label(db, name, turn, passage, grade)
@@ -244,7 +244,7 @@ def store_answers(target) -> dict:
         out["history"] = [
             {k: v for k, v in change.items() if k != "at"}
             for source in (name, "llm:demo-gpt")
-            for change in review.item_history(db, source, "101_1 demo-doc-001:0")
+            for change in history.item_history(db, source, "101_1 demo-doc-001:0")
         ]
         out["progress"] = (review.topic_progress(db), review.topic_progress(db, name))
         out["disagreements"] = review.disagreements(db, name, "llm:demo-gpt", limit=3)

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from assess.errors import AssessError, UnknownItem
 from assess.services.loading import load_demo
 from assess.tasks import Task, consensus
-from store import labels, open_db, queue
+from store import labels, open_db, queue, samples
 from store import prejudgments as pj
 from store.db import rows, value, write
-from store.imports import ensure_source
+from store.sources import ensure_source
 
 MODEL = "judge-model"
 TURN = "101_1"
@@ -193,11 +193,11 @@ def test_a_budgeted_sample_is_stored_read_back_and_leads_the_assessors_queues(db
     )
     outside = ("101_2", unpooled)  # an item of the population that is not in the pool
     items = [
-        queue.SampledItem(*outside, 0.25, "llm=3", amy),
-        queue.SampledItem(TURN, PASSAGES[2], 0.5, "llm=0", amy),
-        queue.SampledItem(TURN, PASSAGES[1], 1.0, "llm=0", bob),
+        samples.SampledItem(*outside, 0.25, "llm=3", amy),
+        samples.SampledItem(TURN, PASSAGES[2], 0.5, "llm=0", amy),
+        samples.SampledItem(TURN, PASSAGES[1], 1.0, "llm=0", bob),
     ]
-    summary = queue.create_sample(
+    summary = samples.create_sample(
         db,
         "budget-3",
         task="passage",
@@ -208,15 +208,15 @@ def test_a_budgeted_sample_is_stored_read_back_and_leads_the_assessors_queues(db
         by="olga",
     )
     assert summary == {"sample": "budget-3", "items": 3, "assessors": ["amy", "bob"]}
-    assert queue.inclusion_probabilities(db, "budget-3") == {
+    assert samples.inclusion_probabilities(db, "budget-3") == {
         outside: 0.25,
         (TURN, PASSAGES[2]): 0.5,
         (TURN, PASSAGES[1]): 1.0,
     }
-    (info,) = queue.samples(db)
+    (info,) = samples.samples(db)
     assert (info["design"], info["population"], info["budget"], info["created_by"]) == ("stratified-llm", 40, 3, "olga")
     assert info["details"] == {"source": "llm:demo-gpt", "seed": 7}
-    assert [(i["assessor"], i["position"], i["stratum"]) for i in queue.sample_items(db, "budget-3")] == [
+    assert [(i["assessor"], i["position"], i["stratum"]) for i in samples.sample_items(db, "budget-3")] == [
         ("amy", 0, "llm=3"),
         ("amy", 1, "llm=0"),
         ("bob", 0, "llm=0"),
@@ -227,7 +227,7 @@ def test_a_budgeted_sample_is_stored_read_back_and_leads_the_assessors_queues(db
     assert set(order.items[2:]) == set(before.items) - {(TURN, PASSAGES[2])}
     assert len(order.items) == len(set(order.items))
     assert queue.queue_version(db, amy) != version
-    assert queue.sampled_order(db, bob).items == ((TURN, PASSAGES[1]),)
+    assert samples.sampled_order(db, bob).items == ((TURN, PASSAGES[1]),)
     # amy may label the sampled passage outside the pool; bob may not (it is not in his sample)
     queue.save_passage_label(db, amy, *outside, 2)
     assert labels.get(db, Task.PASSAGE, amy, outside)["value"] == 2
@@ -241,32 +241,32 @@ REFUSED = {
     "blank name": ({"name": " "}, "name"),
     "unknown task": ({"task": "colour"}, "unknown task"),
     "population smaller than the sample": ({"population": 0}, "population"),
-    "an item twice": ({"items": [queue.SampledItem(TURN, "d:1", 0.5)] * 2}, "drawn twice"),
-    "zero probability": ({"items": [queue.SampledItem(TURN, "d:1", 0.0)]}, "inclusion probability"),
-    "probability above one": ({"items": [queue.SampledItem(TURN, "d:1", 1.5)]}, "inclusion probability"),
-    "probability not a number": ({"items": [queue.SampledItem(TURN, "d:1", float("nan"))]}, "inclusion probability"),
-    "unknown turn": ({"items": [queue.SampledItem("999_9", "d:1", 0.5)]}, "999_9"),
-    "not an assessor": ({"items": [queue.SampledItem(TURN, "d:1", 0.5, assessor="llm:demo-gpt")]}, "not an assessor"),
+    "an item twice": ({"items": [samples.SampledItem(TURN, "d:1", 0.5)] * 2}, "drawn twice"),
+    "zero probability": ({"items": [samples.SampledItem(TURN, "d:1", 0.0)]}, "inclusion probability"),
+    "probability above one": ({"items": [samples.SampledItem(TURN, "d:1", 1.5)]}, "inclusion probability"),
+    "probability not a number": ({"items": [samples.SampledItem(TURN, "d:1", float("nan"))]}, "inclusion probability"),
+    "unknown turn": ({"items": [samples.SampledItem("999_9", "d:1", 0.5)]}, "999_9"),
+    "not an assessor": ({"items": [samples.SampledItem(TURN, "d:1", 0.5, assessor="llm:demo-gpt")]}, "not an assessor"),
     "name in use": ({"name": "taken"}, "exists already"),
 }
 
 
 @pytest.mark.parametrize("case", REFUSED, ids=list(REFUSED))
 def test_refused_samples_leave_the_store_unchanged(db, case):
-    queue.create_sample(
-        db, "taken", task="passage", design="uniform", population=5, items=[queue.SampledItem(TURN, "d:9", 0.2)]
+    samples.create_sample(
+        db, "taken", task="passage", design="uniform", population=5, items=[samples.SampledItem(TURN, "d:9", 0.2)]
     )
     arguments = {
         "name": "new",
         "task": "passage",
         "design": "uniform",
         "population": 10,
-        "items": [queue.SampledItem(TURN, "d:1", 0.5)],
+        "items": [samples.SampledItem(TURN, "d:1", 0.5)],
     }
     change, expected = REFUSED[case]
     before = sampled(db)
     with pytest.raises(AssessError, match=expected):
-        queue.create_sample(db, **(arguments | change))
+        samples.create_sample(db, **(arguments | change))
     assert sampled(db) == before
 
 

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from assess.services.loading import load_demo
 from store import labels, open_db
 from store.db import StoreUnavailable, rows
-from store.imports import ensure_source
+from store.sources import ensure_source
 from tests.helpers import ROOT, run_cli, snapshot
 
 

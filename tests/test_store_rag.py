@@ -17,7 +17,8 @@ from assess.tasks import CitedResponse, CitedSentence, Task
 from store import labels, open_db
 from store import responses as cited
 from store.db import rows, value, write
-from store.imports import ensure_source, import_responses
+from store.imports import import_responses
+from store.sources import ensure_source
 
 FILE = "answers.jsonl"
 

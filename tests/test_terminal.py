@@ -13,7 +13,7 @@ import pytest
 from assess.text import terminal_text
 from store import labels, open_db
 from store.db import now, run, write
-from store.imports import ensure_source
+from store.sources import ensure_source
 from tests.helpers import ROOT, run_cli
 
 # What a hostile import or another client of the database could leave in a name: a window-title sequence,

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
+
+from assess.settings import db_given, db_target
 
 # Modules that contribute sub-commands, in the order they appear in --help.
 COMMAND_MODULES = (
@@ -30,15 +31,13 @@ COMMAND_MODULES = (
 
 def default_db() -> str:
     """The database the CLI and the app use: $ASSESS_DB, else data/assess.db in the project."""
-    from assess.settings import db_target
-
     return db_target()
 
 
 def add_db_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
-        default=os.environ.get("ASSESS_DB") or None,
+        default=db_given(),
         help="the store: a SQLite file (or sqlite:///FILE) or a postgresql://USER@HOST:PORT/DB URL "
         "(default: $ASSESS_DB, else data/assess.db)",
     )

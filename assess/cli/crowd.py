@@ -463,10 +463,10 @@ def cmd_export(args) -> int:
 
 def cmd_import(args) -> int:
     from assess.crowd.rules import parse_crowd_ntr
-    from store import crowd as store_crowd
+    from assess.services import crowd as crowd_service
 
     db = open_store(args)
-    summary = store_crowd.import_ntr_study(
+    summary = crowd_service.import_ntr_study(
         db, args.file, parse_crowd_ntr(args.file), study=args.study, nugget_source=args.nuggets
     )
     if args.json:

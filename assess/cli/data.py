@@ -405,7 +405,7 @@ def cmd_stats(args) -> int:
 
 def cmd_history(args) -> int:
     from store.exports import require_source
-    from store.review import item_history, item_history_all
+    from store.history import item_history, item_history_all
 
     db = open_store(args)
     item = f"{args.turn} {args.item}"

@@ -7,9 +7,11 @@ import sys
 
 from assess.cli import add_db_argument, progress_output
 from assess.cli.common import open_store
+from assess.tasks import PREJUDGE_TASKS
 
-# the tasks of assess.services.jobs.TASKS (not imported here: building the parser stays free of the store)
-TASKS = ("passage", "ptkb", "ntr", "ntr-support", "importance", "citation", "nuggets", "response-nuggets", "aepd")
+TASKS = tuple(
+    PREJUDGE_TASKS
+)  # the registry's table (not the jobs service: building the parser stays free of the store)
 
 
 def add_commands(sub) -> None:
@@ -244,10 +246,10 @@ def cmd_prejudge(args) -> int:
     bar, progress = _progress_bar(plan.todo, not args.no_progress)
     try:
         if args.backend == "nli":
-            nli = clients.NliJudge(model, device=args.device, batch_size=args.batch_size)
+            nli = clients.NliClient(model, device=args.device, batch_size=args.batch_size)
             summary = jobs.run_nli(db, plan, nli, threshold=args.nli_threshold, progress=progress)
         else:
-            judge = clients.OpenAIJudge(
+            client = clients.OpenAIClient(
                 model,
                 base_url=cfg["base_url"],
                 api_key=cfg["api_key"],
@@ -255,7 +257,7 @@ def cmd_prejudge(args) -> int:
                 max_retries=args.retries,
                 temperature=plan.temperature,
             )
-            summary = jobs.run(db, plan, judge, concurrency=concurrency, progress=progress, base_url=cfg["base_url"])
+            summary = jobs.run(db, plan, client, concurrency=concurrency, progress=progress, base_url=cfg["base_url"])
     except KeyboardInterrupt:
         bar.close()
         print("stopped: every answer received so far is stored; run the same command again to resume", file=sys.stderr)
@@ -295,7 +297,7 @@ def _probe(db, args, concurrency: int) -> int:
         raise AssessError("--probe needs --source llm:NAME, the LLM source whose judge is probed")
     model = probes.probe_model(db, args.source, args.model)
     cfg = clients.endpoint_settings(base_url=args.base_url, model=model)
-    judge = clients.OpenAIJudge(
+    client = clients.OpenAIClient(
         model, base_url=cfg["base_url"], api_key=cfg["api_key"], timeout=args.timeout, max_retries=args.retries
     )
     from tqdm import tqdm
@@ -310,7 +312,7 @@ def _probe(db, args, concurrency: int) -> int:
             report = probes.probe(
                 db,
                 args.source,
-                judge,
+                client,
                 kinds=kinds,
                 sample=50 if args.sample is None else args.sample,
                 seed=args.seed,
@@ -345,7 +347,7 @@ def cmd_jobs(args) -> int:
 
 def cmd_pool_adaptive(args) -> int:
     from assess.services.jobs import describe_adaptive
-    from store.prejudgments import adaptive_pool
+    from assess.services.pooling import adaptive_pool
 
     r = adaptive_pool(
         open_store(args),
@@ -362,7 +364,7 @@ def cmd_pool_adaptive(args) -> int:
 
 
 def cmd_anchoring(args) -> int:
-    from store.prejudgments import anchoring
+    from assess.services.audit import anchoring
 
     rows = anchoring(open_store(args), args.task, assessor=args.assessor)
     if args.json:

@@ -166,9 +166,9 @@ def cmd_suggest(args) -> int:
     db = open_store(args)
     judge = LexicalEntailment()
     if args.nli:
-        from assess.llm.clients import NliJudge
+        from assess.llm.clients import NliClient
 
-        judge = NliJudge(args.nli)
+        judge = NliClient(args.nli)
     threshold = args.threshold
     found = suggest_duplicates(db, args.source, args.turns, judge, threshold=threshold)
     turns = args.turns or list(found)
@@ -223,10 +223,10 @@ def cmd_export_aepd(args) -> int:
     return 0
 
 
-def _chat_judge(cfg: dict):
-    from assess.llm.clients import OpenAIJudge
+def _chat_client(cfg: dict):
+    from assess.llm.clients import OpenAIClient
 
-    return OpenAIJudge(cfg["model"], base_url=cfg["base_url"], api_key=cfg["api_key"])
+    return OpenAIClient(cfg["model"], base_url=cfg["base_url"], api_key=cfg["api_key"])
 
 
 def _extract(db, args, chat_model: str | None, chat_cfg: dict | None) -> tuple[str, dict | None]:
@@ -255,7 +255,7 @@ def _extract(db, args, chat_model: str | None, chat_cfg: dict | None) -> tuple[s
     cfg = (
         chat_cfg if chat_cfg and chat_cfg["model"] == model else endpoint_settings(base_url=args.endpoint, model=model)
     )
-    summary = jobs.run(db, plan, _chat_judge(cfg), concurrency=args.concurrency, base_url=cfg["base_url"])
+    summary = jobs.run(db, plan, _chat_client(cfg), concurrency=args.concurrency, base_url=cfg["base_url"])
     return source, summary
 
 
@@ -295,11 +295,11 @@ def cmd_match(args) -> int:
                 limit=args.limit,
             )
             if args.backend == "nli":
-                nli = clients.NliJudge(model, device=args.device, batch_size=args.batch)
+                nli = clients.NliClient(model, device=args.device, batch_size=args.batch)
                 summary = jobs.run_nli(db, plan, nli, threshold=args.threshold)
             else:
-                judge = _chat_judge(chat_cfg)
-                summary = jobs.run(db, plan, judge, concurrency=args.concurrency, base_url=chat_cfg["base_url"])
+                client = _chat_client(chat_cfg)
+                summary = jobs.run(db, plan, client, concurrency=args.concurrency, base_url=chat_cfg["base_url"])
             summary["covered"] = plan.covered
         else:
             chat_model = model if args.backend == "chat" else None
@@ -318,11 +318,11 @@ def cmd_match(args) -> int:
                 limit=args.limit,
             )
             if args.backend == "nli":
-                nli = clients.NliJudge(model, device=args.device, batch_size=args.batch)
+                nli = clients.NliClient(model, device=args.device, batch_size=args.batch)
                 summary = matching.run_ntn_nli(db, ntn, nli, threshold=args.threshold)
             else:
                 summary = matching.run_ntn_chat(
-                    db, ntn, _chat_judge(chat_cfg), concurrency=args.concurrency, base_url=chat_cfg["base_url"]
+                    db, ntn, _chat_client(chat_cfg), concurrency=args.concurrency, base_url=chat_cfg["base_url"]
                 )
     except KeyboardInterrupt:
         print("stopped: every match stored so far is kept; run the same command again to resume", file=sys.stderr)

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 from assess.errors import AssessError, FormatError
 from assess.formats.nuggetizer import ASSIGNMENTS, SUPPORT_NAMES
-from assess.formats.nuggets import NTR_ID
+from assess.formats.nuggets import read_ntr_lines
 from assess.tasks import MATCH_SUPPORT, SUPPORT, Task, consensus
 
 TASKS = ("ntr", "response")
@@ -465,15 +465,17 @@ def parse_known_file(path: str | Path, task: str, *, graded: bool = False) -> li
     ``TURN RUN CRITERION VALUE`` per line."""
     out = []
     expected = "support|partial_support|not_support (a graded study)" if graded else "0|1"
-    for number, text in _lines(path):
-        fields = text.split()
-        if task == "ntr":
-            m = NTR_ID.match(fields[0]) if len(fields) == 2 else None
-            if not m:
-                raise FormatError(path, number, f"<batch>_<conv>_<turn>_<k>_<run> then {expected}", repr(text[:60]))
-            value = _known_ntr_value(path, number, fields[1], graded)
-            out.append(KnownAnswer(f"{m['conv']}_{m['turn']}", m["run"], f"[{m['k']}]", value, number))
-        else:
+    if task == "ntr":
+
+        def bad(number: int, text: str, fields: list[str]) -> FormatError:
+            return FormatError(path, number, f"<batch>_<conv>_<turn>_<k>_<run> then {expected}", repr(text[:60]))
+
+        for r in read_ntr_lines(path, bad_width=bad, bad_id=bad):
+            value = _known_ntr_value(path, r.line, r.rest[0], graded)
+            out.append(KnownAnswer(r.turn_id, r.run, r.nugget_key, value, r.line))
+    else:
+        for number, text in _lines(path):
+            fields = text.split()
             if len(fields) != 4 or not re.fullmatch(r"[0-9]{1,9}", fields[3]):
                 raise FormatError(path, number, "TURN RUN CRITERION VALUE (VALUE in ASCII digits)", repr(text[:60]))
             out.append(KnownAnswer(fields[0], fields[1], fields[2], int(fields[3]), number))
@@ -518,29 +520,30 @@ def parse_crowd_ntr(path: str | Path) -> list[CrowdNtrRow]:
     writes the label as support / partial_support / not_support (2 / 1 / 0); every line of a file
     answers the same way (yes/no or graded)."""
     out = []
-    for number, text in _lines(path):
-        fields = text.split()
-        if len(fields) not in (2, 3):
-            raise FormatError(
-                path, number, "2 or 3 fields (<batch>_<conv>_<turn>_<k>_<run>, 0|1[, worker])", f"{len(fields)} fields"
-            )
-        m = NTR_ID.match(fields[0])
-        if not m:
-            raise FormatError(path, number, "an id <batch>_<conv>_<turn>_<k>_<run>", repr(fields[0][:60]))
-        if fields[1] in ("0", "1"):
-            value, graded = int(fields[1]), False
-        elif fields[1] in ASSIGNMENTS:
-            value, graded = ASSIGNMENTS[fields[1]], True
+    lines = read_ntr_lines(
+        path,
+        widths=(2, 3),
+        bad_width=lambda number, text, fields: FormatError(
+            path, number, "2 or 3 fields (<batch>_<conv>_<turn>_<k>_<run>, 0|1[, worker])", f"{len(fields)} fields"
+        ),
+        bad_id=lambda number, text, fields: FormatError(
+            path, number, "an id <batch>_<conv>_<turn>_<k>_<run>", repr(fields[0][:60])
+        ),
+    )
+    for r in lines:
+        label, number = r.rest[0], r.line
+        if label in ("0", "1"):
+            value, graded = int(label), False
+        elif label in ASSIGNMENTS:
+            value, graded = ASSIGNMENTS[label], True
         else:
             raise FormatError(
-                path, number, "a label 0 or 1 (graded: support, partial_support or not_support)", repr(fields[1][:20])
+                path, number, "a label 0 or 1 (graded: support, partial_support or not_support)", repr(label[:20])
             )
-        worker = fields[2] if len(fields) == 3 else None
+        worker = r.rest[1] if len(r.rest) == 2 else None
         if worker is not None and not _WORKER.match(worker):
             raise FormatError(path, number, "a worker id of letters, digits and ._:@-", repr(worker[:60]))
-        out.append(
-            CrowdNtrRow(m["batch"], f"{m['conv']}_{m['turn']}", f"[{m['k']}]", m["run"], value, worker, number, graded)
-        )
+        out.append(CrowdNtrRow(r.batch, r.turn_id, r.nugget_key, r.run, value, worker, number, graded))
     if not out:
         raise FormatError(path, None, "at least one label line", "an empty file")
     if len({r.worker is None for r in out}) > 1:

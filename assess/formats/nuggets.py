@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -226,21 +226,52 @@ def _relevance(check, value, json_path: tuple) -> int:
 NTR_ID = re.compile(r"^(?P<batch>[^_\s]+)_(?P<conv>[^_\s]+)_(?P<turn>[0-9]{1,10})_(?P<k>[0-9]{1,9})_(?P<run>\S+)$")
 
 
+class NtrLine(NamedTuple):
+    """One line of an NtR file (CONE-RAG TSV): the parts of its id and the fields after the id."""
+
+    batch: str
+    turn_id: str  # '<conv>_<turn>'
+    nugget_key: str  # '[k]'
+    run: str
+    rest: tuple[str, ...]  # the fields after the id
+    line: int
+
+
+ReadError = Callable[[int, str, list[str]], FormatError]  # (line number, line, its fields) -> the error to raise
+
+
+def read_ntr_lines(
+    path: str | Path, *, widths: tuple[int, ...] = (2,), bad_width: ReadError, bad_id: ReadError
+) -> Iterator[NtrLine]:
+    """Each line of an NtR file, ``<batch>_<conv>_<turn>_<k>_<run>`` then more fields (``widths``: how many fields
+    a line may have, the id included): the one reader of the layout, whoever reads it (label imports, crowd files,
+    known answers). A line of another width raises ``bad_width``'s error, an id of another shape ``bad_id``'s."""
+    for number, text in read_lines(path, fields=True):
+        fields = text.split()
+        if len(fields) not in widths:
+            raise bad_width(number, text, fields)
+        m = NTR_ID.match(fields[0])
+        if not m:
+            raise bad_id(number, text, fields)
+        yield NtrLine(m["batch"], f"{m['conv']}_{m['turn']}", f"[{m['k']}]", m["run"], tuple(fields[1:]), number)
+
+
 def parse_ntr_labels(path: str | Path) -> list[NtrRecord]:
     """Read NtR labels (CONE-RAG TSV): ``<batch>_<conv>_<turn>_<k>_<run>`` then ``0|1``."""
     out = []
-    for number, text in read_lines(path, fields=True):
-        fields = text.split()
-        if len(fields) != 2:
-            raise FormatError(
-                path, number, "2 fields (<batch>_<conv>_<turn>_<k>_<run>, 0|1)", f"{len(fields)} fields: {short(text)}"
-            )
-        m = NTR_ID.match(fields[0])
-        if not m:
-            raise FormatError(path, number, "an id <batch>_<conv>_<turn>_<k>_<run>", short(fields[0]))
-        if fields[1] not in _MATCHES:
-            raise FormatError(path, number, "a label 0 or 1", short(fields[1]))
-        out.append(NtrRecord(m["batch"], f"{m['conv']}_{m['turn']}", f"[{m['k']}]", m["run"], int(fields[1]), number))
+    lines = read_ntr_lines(
+        path,
+        bad_width=lambda number, text, fields: FormatError(
+            path, number, "2 fields (<batch>_<conv>_<turn>_<k>_<run>, 0|1)", f"{len(fields)} fields: {short(text)}"
+        ),
+        bad_id=lambda number, text, fields: FormatError(
+            path, number, "an id <batch>_<conv>_<turn>_<k>_<run>", short(fields[0])
+        ),
+    )
+    for r in lines:
+        if r.rest[0] not in _MATCHES:
+            raise FormatError(path, r.line, "a label 0 or 1", short(r.rest[0]))
+        out.append(NtrRecord(r.batch, r.turn_id, r.nugget_key, r.run, int(r.rest[0]), r.line))
     if not out:
         raise FormatError(path, None, "at least one label line", "an empty file")
     return out

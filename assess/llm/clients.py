@@ -1,12 +1,12 @@
-"""Judges behind one small interface: an OpenAI-compatible chat endpoint and a local NLI cross-encoder.
+"""Model clients behind one small interface: an OpenAI-compatible chat endpoint and a local NLI cross-encoder.
 
-A chat judge has a ``model`` name and one method, ``complete(messages, max_tokens=None) -> Reply``;
+A chat client has a ``model`` name and one method, ``complete(messages, max_tokens=None) -> Reply``;
 it never raises for a failed call: the failure is a :class:`Reply` with ``ok=False`` and the
 reason, stored like any other outcome. :func:`complete_all` runs many calls with bounded
-concurrency and yields each reply the moment it arrives. Tests inject fake judges or point
-:class:`OpenAIJudge` at a local stub server.
+concurrency and yields each reply the moment it arrives. Tests inject fake clients or point
+:class:`OpenAIClient` at a local stub server.
 
-:class:`NliJudge` wraps a ``transformers`` sequence-classification model (default the DeBERTa-v3
+:class:`NliClient` wraps a ``transformers`` sequence-classification model (default the DeBERTa-v3
 MNLI/FEVER/ANLI cross-encoder CONE-RAG uses) and scores entailment of (premise, hypothesis) pairs
 in batches, for nugget-to-nugget / nugget-to-response matching and nugget de-duplication.
 
@@ -32,11 +32,11 @@ DEFAULT_NLI_MODEL = "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli"
 LOCAL_KEY = "not-needed"  # local servers (vLLM, Ollama) ignore the key but the client wants one
 
 
-class JudgeConfigError(AssessError):
+class ClientConfigError(AssessError):
     """No endpoint, key or model configured, or a model that cannot be loaded."""
 
 
-class JudgeError(AssessError):
+class ClientError(AssessError):
     """A job stopped because every further call would fail (bad key, unknown model, endpoint down)."""
 
 
@@ -54,7 +54,7 @@ class Reply:
     attempts: int = 1
 
 
-class ChatJudge(Protocol):
+class ChatClient(Protocol):
     model: str
 
     def complete(self, messages: list[dict], *, max_tokens: int | None = None) -> Reply: ...
@@ -73,9 +73,9 @@ def endpoint_settings(*, base_url: str | None = None, model: str | None = None, 
     model = model or env["model"]
     api_key = api_key or env["api_key"]
     if not model:
-        raise JudgeConfigError("no LLM model given: pass --model MODEL (or set ASSESS_LLM_MODEL)")
+        raise ClientConfigError("no LLM model given: pass --model MODEL (or set ASSESS_LLM_MODEL)")
     if not base_url and not api_key:
-        raise JudgeConfigError(
+        raise ClientConfigError(
             "no LLM endpoint configured: pass --base-url URL (or set ASSESS_LLM_BASE_URL) for a "
             "local OpenAI-compatible server, or set ASSESS_LLM_API_KEY (or OPENAI_API_KEY) "
             "for OpenAI"
@@ -87,7 +87,7 @@ _RETRY_STATUS = {408, 409, 429}
 _FATAL_STATUS = {401, 403, 404}
 
 
-class OpenAIJudge:
+class OpenAIClient:
     """A chat model behind any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp server).
 
     Each call has a timeout; 408/409/429/5xx answers, timeouts and dropped connections are retried up
@@ -126,8 +126,8 @@ class OpenAIJudge:
         self.client = client
 
     @classmethod
-    def from_settings(cls, *, model: str | None = None, base_url: str | None = None, **options) -> OpenAIJudge:
-        """A judge from explicit values and the environment (see :func:`endpoint_settings`)."""
+    def from_settings(cls, *, model: str | None = None, base_url: str | None = None, **options) -> OpenAIClient:
+        """A client from explicit values and the environment (see :func:`endpoint_settings`)."""
         cfg = endpoint_settings(base_url=base_url, model=model)
         return cls(cfg["model"], base_url=cfg["base_url"], api_key=cfg["api_key"], **options)
 
@@ -218,7 +218,10 @@ def _short(exc: BaseException, limit: int = 200) -> str:
 
 
 def complete_all(
-    judge: ChatJudge, requests: Iterable[tuple[Any, list[dict], int | None]], *, concurrency: int = DEFAULT_CONCURRENCY
+    client: ChatClient,
+    requests: Iterable[tuple[Any, list[dict], int | None]],
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
 ) -> Iterator[tuple[Any, Reply]]:
     """Run ``(key, messages, max_tokens)`` requests with at most ``concurrency`` in flight; yield ``(key, reply)``
     as each arrives (not in request order).
@@ -241,7 +244,7 @@ def complete_all(
                 return
             key, messages, max_tokens = job
             try:
-                reply = judge.complete(messages, max_tokens=max_tokens)
+                reply = client.complete(messages, max_tokens=max_tokens)
             except Exception as exc:
                 reply = Reply(None, ok=False, error=f"{type(exc).__name__}: {_short(exc)}")
             done.put((key, reply))
@@ -253,7 +256,7 @@ def complete_all(
         if in_flight == concurrency:
             break
     threads = [
-        threading.Thread(target=worker, daemon=True, name=f"judge-{i}") for i in range(min(concurrency, in_flight))
+        threading.Thread(target=worker, daemon=True, name=f"client-{i}") for i in range(min(concurrency, in_flight))
     ]
     for t in threads:
         t.start()
@@ -275,7 +278,7 @@ def complete_all(
 # ------------------------------------------------------------------------------------------- NLI
 
 
-class NliJudge:
+class NliClient:
     """Entailment probabilities from a local NLI cross-encoder (``transformers``), batched, on CPU or GPU.
 
     ``model`` is a Hugging Face name or a local directory; the model is loaded on first use. The
@@ -300,8 +303,8 @@ class NliJudge:
         self._model = None
         self._entail = None
 
-    def load(self) -> NliJudge:
-        """Load the tokenizer and model (done once; raises JudgeConfigError when the model cannot be found)."""
+    def load(self) -> NliClient:
+        """Load the tokenizer and model (done once; raises ClientConfigError when the model cannot be found)."""
         if self._model is not None:
             return self
         import torch
@@ -312,14 +315,14 @@ class NliJudge:
             tokenizer = AutoTokenizer.from_pretrained(self.model, **options)
             model = AutoModelForSequenceClassification.from_pretrained(self.model, **options)
         except (OSError, ValueError) as exc:
-            raise JudgeConfigError(
+            raise ClientConfigError(
                 f"cannot load the NLI model {self.model!r} (a Hugging Face name needs the "
                 f"network or a local cache; or give a local directory): {_short(exc)}"
             ) from None
         labels = {int(i): str(name).lower() for i, name in model.config.id2label.items()}
         entail = [i for i, name in labels.items() if "entail" in name and "not" not in name]
         if len(entail) != 1:
-            raise JudgeConfigError(f"{self.model}: no single entailment label in {labels}")
+            raise ClientConfigError(f"{self.model}: no single entailment label in {labels}")
         self.device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
         self._tokenizer, self._model, self._entail = tokenizer, model.to(self.device).eval(), entail[0]
         return self
@@ -355,7 +358,7 @@ class NliJudge:
 
 
 def ntn_matches(
-    nli: NliJudge, response_nuggets: Sequence[str], gold_nuggets: Sequence[str], *, threshold: float = 0.5
+    nli: NliClient, response_nuggets: Sequence[str], gold_nuggets: Sequence[str], *, threshold: float = 0.5
 ) -> list[tuple[int, int]]:
     """CONE-RAG NtN (Eq. 2): the (response nugget i, gold nugget j) pairs where i entails j."""
     pairs = [(i, j) for i in range(len(response_nuggets)) for j in range(len(gold_nuggets))]
@@ -363,7 +366,7 @@ def ntn_matches(
     return [pair for pair, k in zip(pairs, keep) if k]
 
 
-def dedup_keep(nli: NliJudge, nuggets: Sequence[str], *, threshold: float = 0.5) -> list[bool]:
+def dedup_keep(nli: NliClient, nuggets: Sequence[str], *, threshold: float = 0.5) -> list[bool]:
     """CONE-RAG duplicate removal (Section 4.3) with the NLI model's entailments as the edges of
     :func:`assess.nuggets.dedup.dedup_keep` (the one home of the keep rule)."""
     from assess.nuggets.dedup import dedup_keep as keep_rule

@@ -6,14 +6,13 @@ only knows the :class:`~assess.nuggets.dedup.Entailment` protocol.
 
 from __future__ import annotations
 
-import os
-
+from assess import settings
 from assess.nuggets.dedup import Entailment, LexicalEntailment
 
 
 def nli_model_from_env() -> str | None:
     """The NLI model to suggest duplicates with ($ASSESS_NLI_MODEL: a Hugging Face name or a local folder)."""
-    return os.environ.get("ASSESS_NLI_MODEL") or None
+    return settings.nli_model()
 
 
 def configured_entailment(model: str | None = None) -> Entailment:
@@ -23,7 +22,7 @@ def configured_entailment(model: str | None = None) -> Entailment:
     if not model:
         return LexicalEntailment()
     try:
-        from assess.llm.clients import NliJudge
+        from assess.llm.clients import NliClient
     except ImportError:
         return LexicalEntailment()
-    return NliJudge(model)
+    return NliClient(model)

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from assess.tasks import CITATION_SUPPORT, GRADES, IMPORTANCE, SUPPORT, NuggetSpan, ParseStatus, Scale
+from assess.nuggets.spans import locate_span
+from assess.tasks import CITATION_SUPPORT, GRADES, IMPORTANCE, SUPPORT, ParseStatus, Scale
 from assess.text import skeleton
 
 
@@ -651,109 +652,6 @@ def parse_citation(text: str, **_) -> Parsed:
 
 
 # ------------------------------------------------------------------------------------------- spans
-
-_TRANSLATE = {
-    ord(k): v
-    for k, v in {
-        "\u2018": "'",
-        "\u2019": "'",
-        "\u201a": "'",
-        "\u201b": "'",
-        "\u2032": "'",
-        "\u201c": '"',
-        "\u201d": '"',
-        "\u201e": '"',
-        "\u2033": '"',
-        "\u2010": "-",
-        "\u2011": "-",
-        "\u2012": "-",
-        "\u2013": "-",
-        "\u2014": "-",
-        "\u2212": "-",
-        "\u00a0": " ",
-    }.items()
-}
-
-
-def _normalised(text: str) -> tuple[str, list[int]]:
-    """Text folded for matching (case, quotes, dashes, runs of white space), and each folded char's original index."""
-    out, index = [], []
-    prev_space = True
-    for i, ch in enumerate(text):
-        ch = unicodedata.normalize("NFKC", ch).translate(_TRANSLATE).lower()
-        for c in ch:
-            if c.isspace():
-                if prev_space:
-                    continue
-                c = " "
-                prev_space = True
-            else:
-                prev_space = False
-            out.append(c)
-            index.append(i)
-    while out and out[-1] == " ":
-        out.pop()
-        index.pop()
-    return "".join(out), index
-
-
-def _occurrences(haystack: str, needle: str) -> list[int]:
-    found, i = [], haystack.find(needle)
-    while i >= 0:
-        found.append(i)
-        i = haystack.find(needle, i + 1)
-    return found
-
-
-def _clean_candidate(text: str) -> str:
-    text = text.strip()
-    text = re.sub(r"^(?:[-*\u2022]|\d+[.)])\s+", "", text)  # list markers
-    if len(text) >= 2 and text[0] in "\"'\u201c\u2018" and text[-1] in "\"'\u201d\u2019":
-        text = text[1:-1].strip()
-    return text
-
-
-def locate_span(candidate: str, source: str, taken: Sequence[tuple[int, int]] = ()) -> tuple[NuggetSpan | None, str]:
-    """Find ``candidate`` in ``source``: (span, how) where how is 'exact', a repair kind, or why it was rejected.
-
-    Exact copies are kept (the first occurrence not already taken). Otherwise the copy is repaired when
-    it matches exactly one place of the text after folding case, quotes, dashes and white space, or
-    when its parts around an ellipsis match one place each, in order; anything else is rejected.
-    """
-    if not candidate.strip():
-        return None, "rejected: empty"
-    for copy in dict.fromkeys((candidate, _clean_candidate(candidate))):  # as given, then without list marks/quotes
-        if copy and copy in source:
-            starts = _occurrences(source, copy)
-            start = next((s for s in starts if not any(s == t for t, _ in taken)), starts[0])
-            return NuggetSpan.of(source, start, start + len(copy)), "exact"
-    folded, index = _normalised(source)
-    want, _ = _normalised(_clean_candidate(candidate))
-    if not want:
-        return None, "rejected: empty"
-    hits = _occurrences(folded, want)
-    if len(hits) == 1:
-        start, end = index[hits[0]], index[hits[0] + len(want) - 1] + 1
-        return NuggetSpan.of(source, start, end), "repaired: case/quotes/white space"
-    if len(hits) > 1:
-        return None, f"rejected: ambiguous ({len(hits)} places match)"
-    trimmed = want.rstrip(".,;:!? ")
-    if trimmed != want and trimmed:
-        hits = _occurrences(folded, trimmed)
-        if len(hits) == 1:
-            start, end = index[hits[0]], index[hits[0] + len(trimmed) - 1] + 1
-            return NuggetSpan.of(source, start, end), "repaired: end punctuation dropped"
-    parts = [
-        p for p in (_normalised(p)[0] for p in re.split(r"\.\.\.|\u2026", _clean_candidate(candidate))) if p.strip(" .")
-    ]
-    if len(parts) > 1:
-        places = [_occurrences(folded, p.strip()) for p in parts]
-        if all(len(p) == 1 for p in places) and all(a[0] < b[0] for a, b in zip(places, places[1:])):
-            start = index[places[0][0]]
-            last = parts[-1].strip()
-            end = index[places[-1][0] + len(last) - 1] + 1
-            return NuggetSpan.of(source, start, end), "repaired: ellipsis bridged"
-    return None, "rejected: not found in the text"
 
 
 def resolve_spans(candidates: Sequence[str], source: str) -> Parsed:

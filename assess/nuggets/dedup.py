@@ -20,7 +20,7 @@ from assess.text import STOPWORDS
 
 
 class Entailment(Protocol):
-    """Anything that scores P(premise entails hypothesis) for many pairs at once (NliJudge fits)."""
+    """Anything that scores P(premise entails hypothesis) for many pairs at once (NliClient fits)."""
 
     def entailment(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
 

@@ -11,7 +11,8 @@ letter and its accent: nothing is normalised.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+import unicodedata
+from collections.abc import Iterable, Sequence
 from typing import Literal, NamedTuple
 
 from assess.errors import InvalidSpan
@@ -106,33 +107,58 @@ LocateMethod = Literal["exact", "normalised"]
 
 
 class Located(NamedTuple):
-    """Where a nugget text was found: passage, span and how (exact or whitespace/case-normalised)."""
+    """Where a nugget text was found: passage, span and how (exact, or under the folding rule :func:`fold`)."""
 
     passage_id: str
     span: NuggetSpan
     method: LocateMethod
 
 
-def _normalised(text: str) -> tuple[str, list[int]]:
-    """Case-fold ``text`` and collapse whitespace runs to one space; map each output char to its source index.
+# The one folding rule a nugget's text is matched under, whoever wrote it (an assessor, an imported file, a model):
+# each character NFKC-normalised, typographic quotes and dashes written as ASCII, case-folded (ß -> ss); runs of
+# white space as one space, none at either end.
+_FOLD = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u2033": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2212": "-",
+        "\u00a0": " ",
+    }
+)
 
-    Returns (normalised text, starts) where ``starts[i]`` is the index in ``text`` of the character
-    that produced output character ``i`` (case folding may produce several, e.g. ß -> ss).
-    """
+
+def fold(text: str) -> tuple[str, list[int]]:
+    """``text`` folded for matching (see :data:`_FOLD`'s rule), and the index in ``text`` of the character that
+    produced each folded character (one character may produce several, e.g. ß -> ss)."""
     out: list[str] = []
     starts: list[int] = []
-    previous_space = False
+    previous_space = True  # no space at the start
     for i, ch in enumerate(text):
-        if ch.isspace():
-            if not previous_space:
-                out.append(" ")
-                starts.append(i)
-            previous_space = True
-            continue
-        previous_space = False
-        folded = ch.casefold()
-        out.extend(folded)
-        starts.extend([i] * len(folded))
+        for c in unicodedata.normalize("NFKC", ch).translate(_FOLD).casefold():
+            if c.isspace():
+                if previous_space:
+                    continue
+                c = " "
+                previous_space = True
+            else:
+                previous_space = False
+            out.append(c)
+            starts.append(i)
+    while out and out[-1] == " ":  # none at the end
+        out.pop()
+        starts.pop()
     return "".join(out), starts
 
 
@@ -140,7 +166,7 @@ _EDGE = re.compile(r"^[\s\"'“”‘’«»]+|[\s\"'“”‘’«».;:,!?]+$")
 
 
 def locate(passage: str, text: str) -> tuple[NuggetSpan, LocateMethod] | None:
-    """Find nugget ``text`` in ``passage``: exact first, then case-folded with whitespace runs collapsed.
+    """Find nugget ``text`` in ``passage``: exact first, then under the folding rule (:func:`fold`).
 
     The normalised match also ignores quotes and final punctuation around the nugget. Returns the
     span of the passage's own characters (so ``span.text`` may differ from ``text`` in case and
@@ -151,11 +177,10 @@ def locate(passage: str, text: str) -> tuple[NuggetSpan, LocateMethod] | None:
     at = passage.find(text)
     if at >= 0:
         return validate_span(passage, at, at + len(text)), "exact"
-    needle, _ = _normalised(_EDGE.sub("", text))
-    needle = needle.strip()
+    needle, _ = fold(_EDGE.sub("", text))
     if not needle:
         return None
-    hay, starts = _normalised(passage)
+    hay, starts = fold(passage)
     at = hay.find(needle)
     if at < 0:
         return None
@@ -185,14 +210,14 @@ def locate_pieces(text: str, content: str) -> list[NuggetSpan]:
 
     The AEPD content of an aspect is stored as words only (selections appended with a space, or
     typed). Greedily, from the first word: the longest run of the content's words found in ``text``
-    (case-folded, white space collapsed, as :func:`locate`) is one piece, searched after the
+    (folded, as :func:`locate`) is one piece, searched after the
     previous piece first, then anywhere; a word found nowhere is skipped. Pieces come back in
     content order; an empty list when nothing is found.
     """
-    tokens = [_normalised(w)[0] for w in (content or "").split()]
+    tokens = [t for t in (fold(w)[0] for w in (content or "").split()) if t]
     if not tokens or not text:
         return []
-    hay, starts = _normalised(text)
+    hay, starts = fold(text)
 
     def find(needle: str, after: int) -> int:
         at = hay.find(needle, after)
@@ -216,6 +241,66 @@ def locate_pieces(text: str, content: str) -> list[NuggetSpan]:
                 after = at + len(needle)
         i = j
     return out
+
+
+# ------------------------------------------------------------------------------------------- a model's copies
+
+
+def _occurrences(haystack: str, needle: str) -> list[int]:
+    found, i = [], haystack.find(needle)
+    while i >= 0:
+        found.append(i)
+        i = haystack.find(needle, i + 1)
+    return found
+
+
+def _clean_candidate(text: str) -> str:
+    text = text.strip()
+    text = re.sub(r"^(?:[-*\u2022]|\d+[.)])\s+", "", text)  # list markers
+    if len(text) >= 2 and text[0] in "\"'\u201c\u2018" and text[-1] in "\"'\u201d\u2019":
+        text = text[1:-1].strip()
+    return text
+
+
+def locate_span(candidate: str, source: str, taken: Sequence[tuple[int, int]] = ()) -> tuple[NuggetSpan | None, str]:
+    """Find ``candidate`` in ``source``: (span, how) where how is 'exact', a repair kind, or why it was rejected.
+
+    Exact copies are kept (the first occurrence not already taken). Otherwise the copy is repaired when
+    it matches exactly one place of the text after folding case, quotes, dashes and white space, or
+    when its parts around an ellipsis match one place each, in order; anything else is rejected.
+    """
+    if not candidate.strip():
+        return None, "rejected: empty"
+    for copy in dict.fromkeys((candidate, _clean_candidate(candidate))):  # as given, then without list marks/quotes
+        if copy and copy in source:
+            starts = _occurrences(source, copy)
+            start = next((s for s in starts if not any(s == t for t, _ in taken)), starts[0])
+            return NuggetSpan.of(source, start, start + len(copy)), "exact"
+    folded, index = fold(source)
+    want, _ = fold(_clean_candidate(candidate))
+    if not want:
+        return None, "rejected: empty"
+    hits = _occurrences(folded, want)
+    if len(hits) == 1:
+        start, end = index[hits[0]], index[hits[0] + len(want) - 1] + 1
+        return NuggetSpan.of(source, start, end), "repaired: case/quotes/white space"
+    if len(hits) > 1:
+        return None, f"rejected: ambiguous ({len(hits)} places match)"
+    trimmed = want.rstrip(".,;:!? ")
+    if trimmed != want and trimmed:
+        hits = _occurrences(folded, trimmed)
+        if len(hits) == 1:
+            start, end = index[hits[0]], index[hits[0] + len(trimmed) - 1] + 1
+            return NuggetSpan.of(source, start, end), "repaired: end punctuation dropped"
+    parts = [p for p in (fold(p)[0] for p in re.split(r"\.\.\.|\u2026", _clean_candidate(candidate))) if p.strip(" .")]
+    if len(parts) > 1:
+        places = [_occurrences(folded, p.strip()) for p in parts]
+        if all(len(p) == 1 for p in places) and all(a[0] < b[0] for a, b in zip(places, places[1:])):
+            start = index[places[0][0]]
+            last = parts[-1].strip()
+            end = index[places[-1][0] + len(last) - 1] + 1
+            return NuggetSpan.of(source, start, end), "repaired: ellipsis bridged"
+    return None, "rejected: not found in the text"
 
 
 def segments(text: str, spans: Iterable[tuple[int, int]]) -> list[tuple[str, bool]]:

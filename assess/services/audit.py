@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from assess.errors import AssessError
+from assess.tasks import SourceKind
 
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
 
@@ -100,15 +101,16 @@ def agreement_from_store(db, task: str, a: str, b: str, *, weights: str | None, 
 # (assess/measures/agreement, systems, bias, ppi, sampling) and returns plain JSON-serialisable values
 # for the /audit page and `python -m assess audit ...`.
 
-# The sources table's kinds as the agreement matrix groups them. Adjudicated labels are reconciled from
-# the assessors' own, so they are not an independent person: kept out of the human ceiling.
+# The sources table's kinds (assess.tasks.SourceKind, as recorded: an NLI judge's is 'llm') as the agreement
+# matrix groups them. Adjudicated labels are reconciled from the assessors' own, so they are not an independent
+# person: kept out of the human ceiling.
 MATRIX_KIND = {
-    "assessor": "human",
-    "organizers": "human",
-    "adjudication": "import",
-    "import": "import",
-    "llm": "llm",
-    "crowd": "crowd",
+    SourceKind.ASSESSOR: "human",
+    SourceKind.ORGANIZERS: "human",
+    SourceKind.ADJUDICATION: "import",
+    SourceKind.IMPORT: "import",
+    SourceKind.LLM: "llm",
+    SourceKind.CROWD: "crowd",
 }
 BREAKDOWNS = ("topic", "depth", "personal")
 GROUP_BOOTSTRAP_LIMIT = 20_000
@@ -185,15 +187,29 @@ def source_kinds(db, names) -> dict[str, str]:
 # taken as human qrels (NIST's); adjudicated labels usually cover only the items that were disputed, so a
 # full human set comes before them.
 KIND_NAMES = {
-    "assessor": "human assessor",
-    "organizers": "organizers (human)",
-    "import": "imported human qrels",
-    "adjudication": "adjudication",
-    "crowd": "crowd",
-    "llm": "LLM",
+    SourceKind.ASSESSOR: "human assessor",
+    SourceKind.ORGANIZERS: "organizers (human)",
+    SourceKind.IMPORT: "imported human qrels",
+    SourceKind.ADJUDICATION: "adjudication",
+    SourceKind.CROWD: "crowd",
+    SourceKind.LLM: "LLM",
 }
-REFERENCE_ORDER = ("assessor", "organizers", "import", "adjudication", "crowd", "llm")
-JUDGE_ORDER = ("llm", "crowd", "import", "adjudication", "organizers", "assessor")
+REFERENCE_ORDER = (
+    SourceKind.ASSESSOR,
+    SourceKind.ORGANIZERS,
+    SourceKind.IMPORT,
+    SourceKind.ADJUDICATION,
+    SourceKind.CROWD,
+    SourceKind.LLM,
+)
+JUDGE_ORDER = (
+    SourceKind.LLM,
+    SourceKind.CROWD,
+    SourceKind.IMPORT,
+    SourceKind.ADJUDICATION,
+    SourceKind.ORGANIZERS,
+    SourceKind.ASSESSOR,
+)
 
 
 def stored_kinds(db, names) -> dict[str, str]:
@@ -564,7 +580,7 @@ def persona_view(db, source: str, with_version: str, without_version: str, task:
 def reference_sample(db, reference: str) -> str | None:
     """The newest stored passage sample given to ``reference`` to judge (its drawn design is then the honest
     default for the estimates); None when there is none."""
-    from store.queue import sample_items, samples
+    from store.samples import sample_items, samples
 
     for found in samples(db):  # newest first
         if found["task"] == "passage" and any(i["assessor"] == reference for i in sample_items(db, found["name"])):
@@ -607,7 +623,7 @@ def _human_sample(
     every item the reference graded, *assumed* to be a uniform sample of the judge's items (n / N each);
     refused when the reference graded an item the judge did not (then its labels cannot be such a sample).
     """
-    from store.queue import inclusion_probabilities, sample_items, samples
+    from store.samples import inclusion_probabilities, sample_items, samples
 
     reference, judge_name = names
     if sample is None:
@@ -892,10 +908,10 @@ def create_sample(
 ) -> dict[str, Any]:
     """Draw ``budget`` of the judge's graded passages (stratified by its grade with Neyman allocation, or by
     disagreement with ``second``) and store them as sample ``name`` at the head of ``assessor``'s queue,
-    each with its inclusion probability (store.queue.create_sample; ``by``'s action in the history)."""
+    each with its inclusion probability (store.samples.create_sample; ``by``'s action in the history)."""
     from assess.measures.sampling import disagreement_sample, stratified_sample
-    from store.queue import SampledItem
-    from store.queue import create_sample as store_sample
+    from store.samples import SampledItem
+    from store.samples import create_sample as store_sample
 
     _budget(budget)
     f, g = _designed(db, judge, design, second)
@@ -916,3 +932,29 @@ def create_sample(
     )
     summary.update(design=design, population=len(f), budget=budget, allocation=allocation, judge=judge)
     return _json_safe(summary)
+
+
+ANCHORING_TASKS = ("passage", "ptkb")
+
+
+def anchoring(db, task: str = "passage", *, assessor: str | None = None) -> list[dict]:
+    """Did assessors move toward the LLM after a reveal? :func:`assess.measures.anchoring.anchoring` over the
+    assessors' label history of ``task`` (passage or PTKB labels; one assessor's with ``assessor``) and the
+    LLM sources' labels."""
+    from assess.measures.anchoring import anchoring as measure
+    from assess.tasks import JudgingMode, label_kind
+    from store.history import assessor_history
+    from store.labels import CANNOT_JUDGE
+    from store.prejudgments import llm_values
+
+    kind = label_kind(task)
+    if kind.task not in ANCHORING_TASKS:
+        raise AssessError(f"anchoring is measured for {' and '.join(ANCHORING_TASKS)} labels, not {task!r}")
+    history = assessor_history(db, kind.task, assessor=assessor)
+    return measure(
+        history,
+        llm_values(db, kind.task),
+        reveal_mode=JudgingMode.REVEAL,
+        cannot_judge=CANNOT_JUDGE,
+        decode=kind.key.decode,
+    )

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from assess.crowd.imported import answered, plan_ntr_import
+from assess.crowd.rules import CrowdNtrRow, StudyConfig, check_study_name
 from assess.errors import AssessError
 from assess.measures.agreement import agreement_report
 from assess.services.audit import agreement_from_store
+from store import conversations, labels
 from store import crowd as store_crowd
-from store import labels
 
 
 def compare(db, study: str, other: str) -> dict:
@@ -88,3 +92,38 @@ def label_lines(s, what: str, rows: list[dict]):
         )
         tail = f"\t{r['worker']}" if what == "raw" else ""
         yield f"{head}\t{value}{tail}\n"
+
+
+def import_ntr_study(
+    db, file: str, rows: Sequence[CrowdNtrRow], *, study: str = "mturk", nugget_source: str = "human"
+) -> dict:
+    """Import a crowd NtR file as an imported study ``study`` keeping its batches (and workers when the
+    file names them), in one transaction.
+
+    Two columns (the public CONE-RAG file): one label per (batch, turn, nugget, run), already
+    aggregated, written as source ``crowd:<study>`` with its batch. Three columns (one row per
+    worker answer): every answer is stored under its worker's assignment of that batch and the
+    majority vote is written as ``crowd:<study>``. Re-importing replaces an imported study.
+    """
+    check_study_name(study)
+    nuggets = store_crowd.nugget_ids(db, nugget_source)
+    plan = plan_ntr_import(file, rows, set(conversations.all_turns(db)), nuggets, nugget_source)
+    existing = store_crowd.study_state(db, study)
+    if existing and existing["status"] != "imported":
+        raise AssessError(f"crowd study {study!r} exists and was not imported; choose another --study")
+    if existing and StudyConfig.from_json(existing["config"]).graded != rows[0].graded:
+        was = "graded" if not rows[0].graded else "yes/no"
+        raise AssessError(
+            f"crowd study {study!r} was imported {was}, this file is not: its labels would sit beside the "
+            "other kind's; choose another --study"
+        )
+    summary, items = store_crowd.write_imported_study(db, file, study, plan, rows, nuggets, replace=bool(existing))
+    return {
+        "study": study,
+        "rows": len(rows),
+        "batches": len(plan.batches),
+        "items": items,
+        "workers": len({r.worker for r in rows}) if plan.raw else None,
+        **answered(plan),
+        **{f"source_{k}": v for k, v in summary.items()},
+    }

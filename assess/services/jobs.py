@@ -3,11 +3,11 @@
 A run is planned first (:func:`plan`): every item the task covers is rendered with the task's
 prompt and hashed; items the source already has an answer for (same model, prompt version and
 input) are left out, answers another source got from the same model, prompt and input are copied
-instead of asked again, and ``limit`` caps what is left. :func:`run` then asks the judge with
+instead of asked again, and ``limit`` caps what is left. :func:`run` then asks the model with
 bounded concurrency and stores each result in its own transaction the moment it arrives, so an
 interrupted run loses nothing and the next run picks up exactly the items still missing.
 
-Self-consistency: with ``samples=K`` the judge is asked K times about each item (answers numbered 0..K-1,
+Self-consistency: with ``samples=K`` the model is asked K times about each item (answers numbered 0..K-1,
 each an outcome of its own, ``prejudgments.sample``); the label is their :func:`assess.tasks.consensus`
 (the most frequent value, a tie by the mean rounded half up), recomputed by the store as each answer
 arrives. The temperature is part of the cache key (an answer at 0.7 is not one at 0) and is sent with
@@ -23,21 +23,32 @@ import hashlib
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from assess.errors import AssessError
-from assess.llm.clients import DEFAULT_CONCURRENCY, ChatJudge, JudgeError, NliJudge, Reply, complete_all
+from assess.llm.clients import DEFAULT_CONCURRENCY, ChatClient, ClientError, NliClient, Reply, complete_all
 from assess.llm.prompts import NO_PTKB, VARIANTS, Prompt, format_history, format_ptkb, prompt_for
-from assess.tasks import LABELLED_STATUSES, JobStatus, ParseStatus
+from assess.tasks import (
+    LABEL_KINDS,
+    LABELLED_STATUSES,
+    PREJUDGE_TASKS,
+    JobStatus,
+    ParseStatus,
+    SourceKind,
+    Task,
+    TurnContext,
+    source_kind,
+)
 from store import jobs as store_jobs
-from store import prejudgments as store
+from store import prejudgments
 from store import responses as cited
+from store.conversations import turn_contexts
 from store.nuggets import gold
 
-TASKS = ("passage", "ptkb", "ntr", "ntr-support", "importance", "citation", "nuggets", "response-nuggets", "aepd")
-LABEL_TASKS = ("passage", "ptkb", "ntr", "ntr-support", "importance", "citation")  # tasks whose answers are labels
+TASKS = tuple(PREJUDGE_TASKS)
+LABEL_TASKS = tuple(name for name, t in PREJUDGE_TASKS.items() if t.labels)  # tasks whose answers are labels
 MAX_SAMPLES = 20  # answers per item a run may ask for
 DEFAULT_LATENCY_S = 2.0  # assumed seconds per call when the store has no measured latency
 MAX_CONSECUTIVE_ERRORS = 10  # a run stops (as failed) after this many failed calls in a row
@@ -65,7 +76,7 @@ class Plan:
     model: str
     prompt_version: str
     prompt: Prompt | None  # None for the NLI backend
-    items: list[Item]  # to ask the judge
+    items: list[Item]  # to ask the model
     copies: list[tuple[Item, dict]]  # answered before (another source or item): copied, no call
     covered: int  # items the task covers
     already: int  # answered before for this source: nothing to do
@@ -137,102 +148,164 @@ def _temperature(value: float | None) -> float:
     return 0 if value == 0 else value
 
 
-def _query(ctx: dict) -> str:
-    return ctx["resolved_utterance"] or ctx["utterance"] or ""
-
-
-def turn_prompt_fields(ctx: dict) -> dict[str, str]:
+def turn_prompt_fields(ctx: TurnContext) -> dict[str, str]:
     """The fields a turn gives the passage and PTKB prompts: conversation so far, utterance, resolved, PTKB."""
     return {
-        "history": format_history(ctx["history"]),
-        "utterance": ctx["utterance"] or "",
-        "resolved": _query(ctx),
-        "ptkb": format_ptkb(ctx["ptkb"]),
+        "history": format_history(ctx.history),
+        "utterance": ctx.utterance or "",
+        "resolved": ctx.query,
+        "ptkb": format_ptkb(ctx.ptkb),
     }
+
+
+RawItem = tuple[str, str, dict, dict, dict]  # turn, item id, template fields, parse context, label context
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """What a run's options say about which items a task covers."""
+
+    depth: int | None
+    nugget_source: str | None
+    qrels: str | None
+    relevant: int
+    dedup: bool
+
+
+_READERS: dict[str, Callable[[Any, dict, _Scope], Iterable[RawItem | None]]] = {}
+
+
+def _reads(task: str):
+    """Register the item reader of ``task`` (an entry of :data:`assess.tasks.PREJUDGE_TASKS`): it yields each
+    item the task covers, None for one left out (the entry's ``skipped``)."""
+
+    def register(reader):
+        _READERS[task] = reader
+        return reader
+
+    return register
+
+
+@_reads("passage")
+def _passage_items(db, contexts, scope):
+    for r in prejudgments.passage_items(db, depth=scope.depth):
+        if not r["text"]:
+            yield None
+            continue
+        yield (
+            r["turn_id"],
+            r["passage_id"],
+            {**turn_prompt_fields(contexts[r["turn_id"]]), "passage": r["text"]},
+            {},
+            {},
+        )
+
+
+@_reads("ptkb")
+def _ptkb_items(db, contexts, scope):
+    for r in prejudgments.ptkb_items(db):
+        yield (
+            r["turn_id"],
+            r["statement_id"],
+            {**turn_prompt_fields(contexts[r["turn_id"]]), "statement": r["text"]},
+            {},
+            {},
+        )
+
+
+@_reads("ntr")
+@_reads("ntr-support")
+def _ntr_items(db, contexts, scope):
+    for r in prejudgments.ntr_items(db, resolve_nugget_source(db, scope.nugget_source), dedup=scope.dedup):
+        item_id = LABEL_KINDS[Task.NTR].key.encode_id((r["nugget_id"], r["run"]))
+        yield r["turn_id"], item_id, {"nugget": r["nugget"], "response": r["response"]}, {}, {}
+
+
+@_reads("importance")
+def _importance_items(db, contexts, scope):
+    source = resolve_nugget_source(db, scope.nugget_source)
+    for turn in gold.nugget_turns(db, source):
+        for n in gold.turn_nuggets(db, source, turn):
+            if scope.dedup and not n["in_dedup"]:
+                continue
+            yield turn, str(n["id"]), {"query": contexts[turn].query, "nugget": n["text"]}, {}, {}
+
+
+@_reads("citation")
+def _citation_items(db, contexts, scope):
+    for r in cited.citation_items(db):
+        if not r["passage_text"]:
+            yield None
+            continue
+        turn = r["turn_id"]
+        fields = {"query": contexts[turn].query, "sentence": r["sentence_text"], "passage": r["passage_text"]}
+        yield turn, LABEL_KINDS[Task.CITATION].key.encode_id((r["run"], r["sentence"], r["passage_id"])), fields, {}, {}
+
+
+@_reads("nuggets")
+def _nugget_span_items(db, contexts, scope):
+    if scope.qrels:
+        rows = prejudgments.relevant_passage_items(db, scope.qrels, scope.relevant)
+    else:
+        rows = prejudgments.passage_items(db, depth=scope.depth)
+    for r in rows:
+        turn, text = r["turn_id"], r["text"]
+        if not text:
+            yield None
+            continue
+        yield (
+            turn,
+            r["passage_id"],
+            {"query": contexts[turn].query, "text": text},
+            {"source": text},
+            {"grade": r.get("grade")},
+        )
+
+
+@_reads("response-nuggets")
+def _response_nugget_items(db, contexts, scope):
+    for r in prejudgments.response_items(db):
+        turn, text = r["turn_id"], r["text"]
+        yield turn, r["run"], {"query": contexts[turn].query, "text": text}, {"source": text}, {}
+
+
+@_reads("aepd")
+def _aepd_items(db, contexts, scope):
+    for r in prejudgments.response_items(db):
+        turn, text = r["turn_id"], r["text"]
+        ctx = contexts[turn]
+        fields = {"query": ctx.query, "ptkb": format_ptkb(ctx.ptkb), "response": text}
+        yield turn, r["run"], fields, {"source": text, "statements": [s["id"] for s in ctx.ptkb]}, {}
+
+
+if set(_READERS) != set(PREJUDGE_TASKS):  # the table and the readers name the same tasks
+    raise RuntimeError(f"pre-judge tasks without a reader or entry: {set(_READERS) ^ set(PREJUDGE_TASKS)}")
 
 
 def _raw_items(
     db, task: str, *, depth: int | None, nugget_source: str | None, qrels: str | None, relevant: int, dedup: bool
-) -> tuple[list[tuple[str, str, dict, dict, dict]], int, str | None]:
+) -> tuple[list[RawItem], int, str | None]:
     """(turn, item, template fields, parse context, label context) of every item, and how many were left out."""
-    contexts = store.turn_contexts(db)
-    out, skipped, reason = [], 0, None
-
-    def turn_fields(turn):
-        return turn_prompt_fields(contexts[turn])
-
-    if task == "passage":
-        for r in store.passage_items(db, depth=depth):
-            if not r["text"]:
-                skipped += 1
-                continue
-            out.append((r["turn_id"], r["passage_id"], {**turn_fields(r["turn_id"]), "passage": r["text"]}, {}, {}))
-        reason = "passages without text"
-    elif task == "ptkb":
-        for r in store.ptkb_items(db):
-            out.append((r["turn_id"], r["statement_id"], {**turn_fields(r["turn_id"]), "statement": r["text"]}, {}, {}))
-    elif task in ("ntr", "ntr-support"):
-        source = resolve_nugget_source(db, nugget_source)
-        for r in store.ntr_items(db, source, dedup=dedup):
-            fields = {"nugget": r["nugget"], "response": r["response"]}
-            out.append((r["turn_id"], f"{r['nugget_id']} {r['run']}", fields, {}, {}))
-    elif task == "importance":
-        source = resolve_nugget_source(db, nugget_source)
-        for turn in gold.nugget_turns(db, source):
-            for n in gold.turn_nuggets(db, source, turn):
-                if dedup and not n["in_dedup"]:
-                    continue
-                fields = {"query": _query(contexts[turn]), "nugget": n["text"]}
-                out.append((turn, str(n["id"]), fields, {}, {}))
-    elif task == "citation":
-        for r in cited.citation_items(db):
-            if not r["passage_text"]:
-                skipped += 1
-                continue
-            turn = r["turn_id"]
-            fields = {"query": _query(contexts[turn]), "sentence": r["sentence_text"], "passage": r["passage_text"]}
-            out.append((turn, f"{r['run']} {r['sentence']} {r['passage_id']}", fields, {}, {}))
-        reason = "cited passages without text"
-    elif task == "nuggets":
-        rows = store.relevant_passage_items(db, qrels, relevant) if qrels else store.passage_items(db, depth=depth)
-        for r in rows:
-            turn, text = r["turn_id"], r["text"]
-            if not text:
-                skipped += 1
-                continue
-            fields = {"query": _query(contexts[turn]), "text": text}
-            out.append((turn, r["passage_id"], fields, {"source": text}, {"grade": r.get("grade")}))
-        reason = "passages without text"
-    elif task == "response-nuggets":
-        for r in store.response_items(db):
-            turn, text = r["turn_id"], r["text"]
-            out.append((turn, r["run"], {"query": _query(contexts[turn]), "text": text}, {"source": text}, {}))
-    elif task == "aepd":
-        for r in store.response_items(db):
-            turn, text = r["turn_id"], r["text"]
-            ctx = contexts[turn]
-            out.append(
-                (
-                    turn,
-                    r["run"],
-                    {"query": _query(ctx), "ptkb": format_ptkb(ctx["ptkb"]), "response": text},
-                    {"source": text, "statements": [s["id"] for s in ctx["ptkb"]]},
-                    {},
-                )
-            )
-    else:
+    if task not in PREJUDGE_TASKS:
         raise AssessError(f"task is one of {', '.join(TASKS)}, not {task!r}")
-    return out, skipped, reason if skipped else None
+    scope = _Scope(depth, nugget_source, qrels, relevant, dedup)
+    out, skipped = [], 0
+    for raw in _READERS[task](db, turn_contexts(db), scope):
+        if raw is None:
+            skipped += 1
+        else:
+            out.append(raw)
+    return out, skipped, PREJUDGE_TASKS[task].skipped if skipped else None
 
 
 def resolve_nugget_source(db, nugget_source: str | None) -> str:
     """The nugget set NtR matches against: the one given, or the store's only non-LLM nugget source."""
-    sources = store.nugget_sources(db)
+    sources = prejudgments.nugget_sources(db)
     if nugget_source:
         if nugget_source not in sources:
             raise AssessError(f"no nuggets of source {nugget_source!r}; nugget sources: {', '.join(sources) or 'none'}")
         return nugget_source
-    human = [s for s in sources if not s.startswith("llm:")]
+    human = [s for s in sources if source_kind(s) is not SourceKind.LLM]
     if len(human) != 1:
         raise AssessError(
             f"name the gold nuggets with --nuggets SOURCE (nugget sources: {', '.join(sources) or 'none'})"
@@ -279,7 +352,7 @@ def plan(
             f"--samples K asks for K answers to a labelling task ({', '.join(LABEL_TASKS)}), not to {task!r}"
         )
     temperature_ = _temperature(temperature)
-    store.check_llm_source(db, source, model)
+    prejudgments.check_llm_source(db, source, model)
     if backend == "nli":
         if task != "ntr":
             raise AssessError("the NLI backend judges the ntr task only (entailment of a nugget by a response)")
@@ -301,7 +374,9 @@ def plan(
         db, task, depth=depth, nugget_source=nugget_source, qrels=qrels, relevant=relevant, dedup=dedup
     )
     exists = _source_exists(db, source)
-    done = [store.judged(db, source, task, model, version, sample=k) if exists else set() for k in range(samples)]
+    done = [
+        prejudgments.judged(db, source, task, model, version, sample=k) if exists else set() for k in range(samples)
+    ]
     pending: list[list[Item]] = []  # per item, its missing answers
     for turn, item_id, fields, parse_ctx, label_ctx in raw:
         if prompt is None:  # NLI: a (premise, hypothesis) pair, no prompt and no delimiters
@@ -324,7 +399,7 @@ def plan(
         deferred, pending = len(pending) - limit, pending[:limit]
     asks = [it for missing in pending for it in missing]
     hits = {
-        k: store.cached(db, model, version, {it.input_hash for it in asks if it.sample == k}, sample=k)
+        k: prejudgments.cached(db, model, version, {it.input_hash for it in asks if it.sample == k}, sample=k)
         for k in sorted({it.sample for it in asks})
     }
     copies = [(it, hits[it.sample][it.input_hash]) for it in asks if it.input_hash in hits[it.sample]]
@@ -354,7 +429,7 @@ def _check_variant_source(db, source: str, task: str, prompt: Prompt) -> None:
     variants = {p.name: v for (t, v), p in VARIANTS.items() if t == task}
     if not variants or not _source_exists(db, source):
         return
-    latest = store.stored(db, source, task, limit=1)
+    latest = prejudgments.stored(db, source, task, limit=1)
     other = latest[0]["prompt_version"].split("@")[0] if latest else None
     if other in {*variants, prompt_for(task).name} and other != prompt.name:
         hint = f" (e.g. {source}:{variants[prompt.name]})" if prompt.name in variants else ""
@@ -378,7 +453,7 @@ def persona_versions() -> tuple[str, str]:
 
 
 def _source_exists(db, source: str) -> bool:
-    return source in store.llm_sources(db)
+    return source in prejudgments.llm_sources(db)
 
 
 def estimate(
@@ -457,18 +532,20 @@ def _duration(seconds: float) -> str:
 
 
 def measured_latency_s(db, model: str) -> float | None:
-    ms = store.median_latency_ms(db, model)
+    ms = prejudgments.median_latency_ms(db, model)
     return None if ms is None else ms / 1000
 
 
 # ------------------------------------------------------------------------------------------- running
 
 
-class _Tally:
+class Tally:
+    """What a running job has done so far: answers by parse status, calls, tokens and failed calls in a row."""
+
     def __init__(self, plan_: Plan):
         self.plan = plan_
         self.counts = {status.value: 0 for status in ParseStatus}
-        self.asked = self.copied = self.tokens_in = self.tokens_out = 0
+        self.asked = self.copied = self.calls = self.matched = self.tokens_in = self.tokens_out = 0
         self.consecutive_errors = 0
         self.last_error: str | None = None
         self.start = time.perf_counter()
@@ -476,6 +553,29 @@ class _Tally:
     @property
     def done(self) -> int:
         return self.asked + self.copied
+
+    def replied(self, reply: Reply) -> None:
+        """Count one call's reply (its tokens, and the failed calls in a row it ends or extends)."""
+        self.calls += 1
+        self.tokens_in += reply.prompt_tokens or 0
+        self.tokens_out += reply.completion_tokens or 0
+        if reply.ok:
+            self.consecutive_errors = 0
+        else:
+            self.consecutive_errors += 1
+            self.last_error = reply.error
+
+    def check(self, reply: Reply) -> None:
+        """Stop the run (:class:`ClientError`) after a fatal reply or :data:`MAX_CONSECUTIVE_ERRORS` failed calls in
+        a row."""
+        total = self.plan.todo
+        if reply.fatal:
+            raise ClientError(f"{self.plan.model}: {reply.error}; stopped after {self.done} of {total} items")
+        if self.consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
+            raise ClientError(
+                f"{MAX_CONSECUTIVE_ERRORS} calls in a row failed (last: {reply.error}); "
+                f"stopped after {self.done} of {total} items, run again to resume"
+            )
 
     def summary(self, job_id: int, status: str) -> dict:
         seconds = time.perf_counter() - self.start
@@ -504,9 +604,11 @@ class _Tally:
         }
 
 
-def _outcome(plan_: Plan, item: Item, job_id: int, raw_output: str | None, status: str, **fields) -> store.Prejudgment:
+def _outcome(
+    plan_: Plan, item: Item, job_id: int, raw_output: str | None, status: str, **fields
+) -> prejudgments.Prejudgment:
     """One answer (or failed call) about ``item`` in a job of ``plan_``, as the store keeps it."""
-    return store.Prejudgment(
+    return prejudgments.Prejudgment(
         plan_.source,
         plan_.task,
         item.turn_id,
@@ -524,14 +626,14 @@ def _outcome(plan_: Plan, item: Item, job_id: int, raw_output: str | None, statu
 
 def reply_outcome(
     prompt: Prompt, item: Item, reply: Reply, *, source: str, task: str, model: str, version: str, job_id=None
-) -> store.Prejudgment:
+) -> prejudgments.Prejudgment:
     """One call's reply about ``item`` as the store keeps it: parsed by ``prompt`` when the call succeeded,
     an 'error' outcome with the reason when it failed."""
     if reply.ok:
         status, value, note = prompt.parse(reply.text, **item.parse_context)
     else:
         status, value, note = ParseStatus.ERROR, None, None
-    return store.Prejudgment(
+    return prejudgments.Prejudgment(
         source,
         task,
         item.turn_id,
@@ -553,24 +655,17 @@ def reply_outcome(
     )
 
 
-def _store_result(db, plan_: Plan, item: Item, reply: Reply, job_id: int, tally: _Tally) -> None:
+def _store_result(db, plan_: Plan, item: Item, reply: Reply, job_id: int, tally: Tally) -> None:
     p = plan_
     outcome = reply_outcome(
         p.prompt, item, reply, source=p.source, task=p.task, model=p.model, version=p.prompt_version, job_id=job_id
     )
-    if reply.ok:
-        tally.consecutive_errors = 0
-    else:
-        tally.consecutive_errors += 1
-        tally.last_error = reply.error
-    store.save(db, outcome, label_context=item.label_context)
+    prejudgments.save(db, outcome, label_context=item.label_context)
     tally.counts[outcome.parse_status] += 1
     tally.asked += 1
-    tally.tokens_in += reply.prompt_tokens or 0
-    tally.tokens_out += reply.completion_tokens or 0
 
 
-def _copy_cached(db, plan_: Plan, item: Item, row: dict, job_id: int, tally: _Tally) -> None:
+def _copy_cached(db, plan_: Plan, item: Item, row: dict, job_id: int, tally: Tally) -> None:
     outcome = _outcome(
         plan_,
         item,
@@ -583,7 +678,7 @@ def _copy_cached(db, plan_: Plan, item: Item, row: dict, job_id: int, tally: _Ta
         attempts=0,
         cached_from=row["id"],
     )
-    store.save(db, outcome, label_context=item.label_context)
+    prejudgments.save(db, outcome, label_context=item.label_context)
     tally.counts[row["parse_status"]] += 1
     tally.copied += 1
 
@@ -594,12 +689,14 @@ def check_not_running(db, source: str, task: str) -> None:
     store_jobs.check_not_running(db, source, task)
 
 
-def begin_job(db, plan_: Plan, *, base_url: str | None, concurrency: int, stale_after_s: float) -> int:
+def begin(db, plan_: Plan, *, base_url: str | None, concurrency: int, stale_after_s: float) -> int:
+    """Record the source (and the prompt a chat run asks with) and start the job of ``plan_``; refused while a
+    live job of the same source and task runs."""
     check_not_running(db, plan_.source, plan_.task)
-    store.ensure_llm_source(db, plan_.source, plan_.model, plan_.prompt_version)
+    prejudgments.ensure_llm_source(db, plan_.source, plan_.model, plan_.prompt_version)
     if plan_.prompt is not None:
         p = plan_.prompt
-        store.record_prompt(db, p.version, p.name, p.task, p.system, p.template)
+        prejudgments.record_prompt(db, p.version, p.name, p.task, p.system, p.template)
     return store_jobs.start_job(
         db,
         source=plan_.source,
@@ -614,6 +711,37 @@ def begin_job(db, plan_: Plan, *, base_url: str | None, concurrency: int, stale_
     )
 
 
+def run_job(db, job_id: int, tally: Tally, work: Callable[[], None], *, note: str = "") -> None:
+    """Do ``work`` as job ``job_id`` under its heartbeat and record how it ended (``note`` appended to the record).
+
+    A :class:`ClientError` ends the job 'failed', any other exception (Ctrl-C, a Streamlit rerun) 'stopped'; both
+    propagate, and every result stored before stays for the next run to resume from."""
+    total = tally.plan.todo
+    try:
+        with store_jobs.heartbeat(db, job_id):
+            work()
+    except ClientError as exc:
+        store_jobs.finish_job(db, job_id, JobStatus.FAILED, f"{exc}{note}")
+        raise
+    except BaseException as exc:
+        store_jobs.finish_job(
+            db, job_id, JobStatus.STOPPED, f"interrupted ({type(exc).__name__}) after {tally.done} of {total}{note}"
+        )
+        raise
+    store_jobs.finish_job(db, job_id, JobStatus.DONE, f"{tally.done} of {total} stored{note}")
+
+
+def ask_all(client: ChatClient, requests: Iterable[tuple], tally: Tally, *, concurrency: int):
+    """The (key, reply) of every request (key, messages, max tokens), ``concurrency`` calls at a time, each reply
+    counted; once the caller has stored a reply, a fatal one or too many failures in a row stop the run
+    (:meth:`Tally.check`)."""
+    with contextlib.closing(complete_all(client, requests, concurrency=concurrency)) as replies:
+        for key, reply in replies:
+            tally.replied(reply)
+            yield key, reply
+            tally.check(reply)
+
+
 def stale_after_s(timeout: float | None) -> float:
     """How long a job may go without a heartbeat before it counts as killed: 2 × the call timeout, at least
     :data:`store.jobs.MIN_STALE_S`."""
@@ -625,113 +753,109 @@ def stale_after_s(timeout: float | None) -> float:
 def run(
     db,
     plan_: Plan,
-    judge: ChatJudge,
+    client: ChatClient,
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
     progress: Progress | None = None,
     base_url: str | None = None,
 ) -> dict:
-    """Ask ``judge`` about every planned item, ``concurrency`` calls at a time, storing each result as it arrives.
+    """Ask ``client`` about every planned item, ``concurrency`` calls at a time, storing each result as it arrives.
 
     A fatal reply (bad key, unknown model) or :data:`MAX_CONSECUTIVE_ERRORS` failed calls in a row stop
-    the run (job 'failed', :class:`JudgeError`); an interrupt (Ctrl-C, a Streamlit rerun) marks it
+    the run (job 'failed', :class:`ClientError`); an interrupt (Ctrl-C, a Streamlit rerun) marks it
     'stopped' and propagates. Either way every stored result stays, and the next run resumes. A kill
     leaves the job 'running' until its heartbeat stops and the next start or job listing marks it
     'interrupted'. Refused (:class:`AssessError`) while a live job of the same source and task runs.
     """
     if plan_.prompt is None:
         raise AssessError("this plan is for the NLI backend: use run_nli")
-    sent = getattr(judge, "temperature", plan_.temperature)
+    sent = getattr(client, "temperature", plan_.temperature)
     if (sent or 0) != plan_.temperature:
         raise AssessError(
             f"the plan is for temperature {plan_.temperature:g} but the judge sends {sent}: answers would be cached "
             "under the wrong settings"
         )
-    job_id = begin_job(
+    job_id = begin(
         db,
         plan_,
         base_url=base_url,
         concurrency=concurrency,
-        stale_after_s=stale_after_s(getattr(judge, "timeout", None)),
+        stale_after_s=stale_after_s(getattr(client, "timeout", None)),
     )
-    tally = _Tally(plan_)
+    tally = Tally(plan_)
     total = plan_.todo
 
     def tick():
         if progress is not None:
             progress(tally.done, total, tally.counts)
 
-    try:
-        with store_jobs.heartbeat(db, job_id):
+    def work():
+        tick()
+        for item, row in plan_.copies:
+            _copy_cached(db, plan_, item, row, job_id, tally)
             tick()
-            for item, row in plan_.copies:
-                _copy_cached(db, plan_, item, row, job_id, tally)
-                tick()
-            requests = ((item, item.messages, plan_.max_tokens) for item in plan_.items)
-            with contextlib.closing(complete_all(judge, requests, concurrency=concurrency)) as replies:
-                for item, reply in replies:
-                    _store_result(db, plan_, item, reply, job_id, tally)
-                    tick()
-                    if reply.fatal:
-                        raise JudgeError(f"{plan_.model}: {reply.error}; stopped after {tally.done} of {total} items")
-                    if tally.consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
-                        raise JudgeError(
-                            f"{MAX_CONSECUTIVE_ERRORS} calls in a row failed (last: {reply.error}); "
-                            f"stopped after {tally.done} of {total} items, run again to resume"
-                        )
-    except JudgeError as exc:
-        store_jobs.finish_job(db, job_id, JobStatus.FAILED, f"{exc}; {plan_.settings_text}")
-        raise
-    except BaseException as exc:
-        store_jobs.finish_job(
-            db,
-            job_id,
-            JobStatus.STOPPED,
-            f"interrupted ({type(exc).__name__}) after {tally.done} of {total}; {plan_.settings_text}",
-        )
-        raise
-    store_jobs.finish_job(db, job_id, JobStatus.DONE, f"{tally.done} of {total} stored; {plan_.settings_text}")
+        requests = ((item, item.messages, plan_.max_tokens) for item in plan_.items)
+        for item, reply in ask_all(client, requests, tally, concurrency=concurrency):
+            _store_result(db, plan_, item, reply, job_id, tally)
+            tick()
+
+    run_job(db, job_id, tally, work, note=f"; {plan_.settings_text}")
     return tally.summary(job_id, JobStatus.DONE.value)
 
 
-def run_nli(db, plan_: Plan, nli: NliJudge, *, threshold: float = 0.5, progress: Progress | None = None) -> dict:
+def nli_batches(items: list, nli: NliClient, pairs: Callable[[Any], list[tuple[str, str]]], per_batch: int):
+    """Score the (premise, hypothesis) pairs of ``items`` with a local NLI model, a batch of items at a time (closed
+    once it holds ``per_batch`` pairs): (the batch, its pairs' P(entailment) in order, milliseconds per pair)."""
+    batch: list = []
+    size = 0
+    for it in items:
+        batch.append(it)
+        size += len(pairs(it))
+        if size >= per_batch:
+            yield _nli_scored(batch, nli, pairs)
+            batch, size = [], 0
+    if batch:
+        yield _nli_scored(batch, nli, pairs)
+
+
+def _nli_scored(batch: list, nli: NliClient, pairs: Callable[[Any], list[tuple[str, str]]]):
+    found = [pair for it in batch for pair in pairs(it)]
+    start = time.perf_counter()
+    probs = nli.entailment(found) if found else []
+    return batch, probs, int(round((time.perf_counter() - start) * 1000 / max(1, len(found))))
+
+
+def run_nli(db, plan_: Plan, nli: NliClient, *, threshold: float = 0.5, progress: Progress | None = None) -> dict:
     """Score a planned NtR run with a local NLI model (premise = response, hypothesis = nugget), in batches;
     each result is stored in its own transaction as its batch finishes."""
-    job_id = begin_job(db, plan_, base_url=None, concurrency=nli.batch_size, stale_after_s=store_jobs.MIN_STALE_S)
-    tally = _Tally(plan_)
+    job_id = begin(db, plan_, base_url=None, concurrency=nli.batch_size, stale_after_s=store_jobs.MIN_STALE_S)
+    tally = Tally(plan_)
     total = plan_.todo
-    try:
-        with store_jobs.heartbeat(db, job_id):
-            for item, row in plan_.copies:
-                _copy_cached(db, plan_, item, row, job_id, tally)
-            for b in range(0, len(plan_.items), nli.batch_size):
-                batch = plan_.items[b : b + nli.batch_size]
-                start = time.perf_counter()
-                probs = nli.entailment([(it.messages[0], it.messages[1]) for it in batch])
-                each = int(round((time.perf_counter() - start) * 1000 / len(batch)))
-                for it, p in zip(batch, probs):
-                    raw = json.dumps({"entailment": round(p, 6)})
-                    outcome = _outcome(
-                        plan_, it, job_id, raw, ParseStatus.OK, parsed=int(p >= threshold), latency_ms=each, attempts=1
-                    )
-                    store.save(db, outcome)
-                    tally.counts[ParseStatus.OK] += 1
-                    tally.asked += 1
-                if progress is not None:
-                    progress(tally.done, total, tally.counts)
-    except BaseException as exc:
-        store_jobs.finish_job(
-            db, job_id, JobStatus.STOPPED, f"interrupted ({type(exc).__name__}) after {tally.done} of {total}"
-        )
-        raise
-    store_jobs.finish_job(db, job_id, JobStatus.DONE, f"{tally.done} of {total} stored")
+
+    def work():
+        for item, row in plan_.copies:
+            _copy_cached(db, plan_, item, row, job_id, tally)
+        pairs = lambda it: [(it.messages[0], it.messages[1])]  # noqa: E731
+        for batch, probs, each in nli_batches(plan_.items, nli, pairs, nli.batch_size):
+            for it, p in zip(batch, probs):
+                raw = json.dumps({"entailment": round(p, 6)})
+                outcome = _outcome(
+                    plan_, it, job_id, raw, ParseStatus.OK, parsed=int(p >= threshold), latency_ms=each, attempts=1
+                )
+                prejudgments.save(db, outcome)
+                tally.counts[ParseStatus.OK] += 1
+                tally.asked += 1
+            if progress is not None:
+                progress(tally.done, total, tally.counts)
+
+    run_job(db, job_id, tally, work)
     return tally.summary(job_id, JobStatus.DONE.value)
 
 
 def aepd_document(db, source: str) -> dict:
     """The source's parsed AEPD aspects as an AEPD input document (``score aepd`` / :func:`assess.measures.aepd.score_aepd_document`)."""
     turns = []
-    for row in reversed(store.stored(db, source, "aepd", limit=1_000_000)):
+    for row in reversed(prejudgments.stored(db, source, "aepd", limit=1_000_000)):
         if row["parse_status"] in LABELLED_STATUSES and row["parsed"]:
             aspects = json.loads(row["parsed"])["aspects"]
             turns.append(
@@ -777,18 +901,18 @@ def run_with_settings(
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
     progress: Progress | None = None,
-    **judge_options,
+    **client_options,
 ) -> dict:
-    """Run a plan against the endpoint of :func:`prepare` (an :class:`~assess.llm.clients.OpenAIJudge`)."""
-    from assess.llm.clients import OpenAIJudge
+    """Run a plan against the endpoint of :func:`prepare` (an :class:`~assess.llm.clients.OpenAIClient`)."""
+    from assess.llm.clients import OpenAIClient
 
-    judge_options.setdefault("temperature", plan_.temperature)
-    judge = OpenAIJudge(cfg["model"], base_url=cfg["base_url"], api_key=cfg["api_key"], **judge_options)
-    return run(db, plan_, judge, concurrency=concurrency, progress=progress, base_url=cfg["base_url"])
+    client_options.setdefault("temperature", plan_.temperature)
+    client = OpenAIClient(cfg["model"], base_url=cfg["base_url"], api_key=cfg["api_key"], **client_options)
+    return run(db, plan_, client, concurrency=concurrency, progress=progress, base_url=cfg["base_url"])
 
 
 def describe_adaptive(r: dict) -> str:
-    """An adaptive pooling report (:func:`store.prejudgments.adaptive_pool`) as lines for people."""
+    """An adaptive pooling report (:func:`assess.services.pooling.adaptive_pool`) as lines for people."""
     if r["mode"] == "runs":
         lines = [
             f"{r['runs']} runs, depth {r['depth']}: {r['depth_pool']} pairs; adaptive pool (top {r['always']} + "
@@ -834,7 +958,7 @@ def adaptive_sources(db) -> tuple[list[str], list[str]]:
     """The LLM sources that can drive adaptive pooling, and the other passage label sources (human qrels)."""
     from store import labels
 
-    llm = store.llm_sources(db)
+    llm = prejudgments.llm_sources(db)
     return llm, [s for s in labels.sources(db, "passage") if s not in llm]
 
 

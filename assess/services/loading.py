@@ -234,7 +234,7 @@ def load_file(db: Store, kind: str, path: str | Path, *, by: str | None = None, 
     records = entry.read(path, given) if entry.read is not None else None
     summary = entry.write(db, path, records, given)
     if by is not None:
-        from store.accounts import record_action
+        from store.history import record_action
 
         record_action(db, by, "import", f"{kind} {Path(path).name}", None, summary, via=options.get("source") or kind)
     return summary
@@ -274,10 +274,10 @@ def _load_demo(db: Store, d: Path) -> dict:
     # Two simulated assessors (overlapping turns, so human-human agreement exists), demo-ann's PTKB labels
     # and a second LLM (assets/demo/README.md says how they were simulated); the labels are read from files.
     from assess.formats.trec import parse_ptkb_qrels, parse_qrels
-    from store import labels, queue
+    from store import labels, sources
 
     for name in DEMO_ASSESSORS:
-        queue.sign_in(db, name)
+        sources.sign_in(db, name)
         grades = [((q.turn_id, q.item_id), q.grade) for q in parse_qrels(d / f"{name}.qrels")]
         done[name] = labels.save_many(db, "passage", name, grades, mode="import", via=None)
     statements = [((q.turn_id, q.item_id), q.grade) for q in parse_ptkb_qrels(d / "demo-ann-ptkb.qrels")]

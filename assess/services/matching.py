@@ -27,7 +27,6 @@ No Streamlit and no SQL here: :mod:`store.prejudgments`, :mod:`store.labels`, :m
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import time
@@ -35,13 +34,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from assess.errors import AssessError
-from assess.llm.clients import DEFAULT_CONCURRENCY, ChatJudge, JudgeError, NliJudge, Reply, complete_all
+from assess.llm.clients import DEFAULT_CONCURRENCY, ChatClient, NliClient, Reply
 from assess.llm.prompts import prompt_for
 from assess.services import jobs
-from assess.tasks import LABELLED_STATUSES, JobStatus, JudgingMode, ParseStatus, Task
-from store import jobs as store_jobs
-from store import labels
-from store import prejudgments as store
+from assess.tasks import LABEL_KINDS, LABELLED_STATUSES, JobStatus, JudgingMode, ParseStatus, Task
+from store import labels, prejudgments
 from store.db import write
 from store.nuggets.responses import response_runs
 
@@ -49,6 +46,7 @@ METHODS = ("ntn", "ntr")
 BACKENDS = ("chat", "nli")
 DEFAULT_THRESHOLD = 0.5
 NTN_RULE = "any-extracted-entails-gold"  # part of the NtN cache key: change the rule, change the key
+_NTR_KEY = LABEL_KINDS[Task.NTR].key  # an NtN item is spelled as an NtR item: '<nugget id> <run>'
 
 Progress = Callable[[int, int, dict], None]
 
@@ -81,7 +79,9 @@ def check_request(db, gold: str, runs: Sequence[str], method: str, backend: str)
 def _answered_responses(db, runs: Sequence[str]) -> set[tuple[str, str]]:
     """(turn, run) of the given runs' responses that have text."""
     wanted = set(runs)
-    return {(r["turn_id"], r["run"]) for r in store.response_items(db) if r["run"] in wanted and r["text"].strip()}
+    return {
+        (r["turn_id"], r["run"]) for r in prejudgments.response_items(db) if r["run"] in wanted and r["text"].strip()
+    }
 
 
 def _restrict(plan_: jobs.Plan, keep: Callable[[jobs.Item], bool], limit: int | None, covered: int) -> jobs.Plan:
@@ -117,9 +117,9 @@ def ntr_plan(
     answered = _answered_responses(db, runs)
 
     def keep(it: jobs.Item) -> bool:
-        return (it.turn_id, it.item_id.split(" ", 1)[1]) in answered
+        return (it.turn_id, _NTR_KEY.decode_id(it.item_id)[1]) in answered
 
-    covered = sum(1 for r in store.ntr_items(db, gold) if (r["turn_id"], r["run"]) in answered)
+    covered = sum(1 for r in prejudgments.ntr_items(db, gold) if (r["turn_id"], r["run"]) in answered)
     return _restrict(whole, keep, limit, covered)
 
 
@@ -140,7 +140,7 @@ def response_nuggets(db, source: str, runs: Sequence[str]) -> dict[tuple[str, st
     version = prompt_for("response-nuggets").version
     wanted = set(runs)
     out: dict[tuple[str, str], list[str] | None] = {}
-    for r in reversed(store.stored(db, source, "response-nuggets", limit=10_000_000)):  # oldest first
+    for r in reversed(prejudgments.stored(db, source, "response-nuggets", limit=10_000_000)):  # oldest first
         if r["item_id"] not in wanted or r["prompt_version"] != version:
             continue
         key = (r["turn_id"], r["item_id"])
@@ -185,11 +185,11 @@ def ntn_plan(
 ) -> NtnPlan:
     """Every gold nugget of ``gold`` x every non-empty response of ``runs``; an item's input is the gold
     nugget and the response's extracted nuggets (``extracted``, from :func:`response_nuggets`)."""
-    store.check_llm_source(db, source, model)
+    prejudgments.check_llm_source(db, source, model)
     version, settings = _ntn_version(backend, threshold)
     answered = _answered_responses(db, runs)
     items, texts, without = [], {}, 0
-    for r in store.ntr_items(db, gold):
+    for r in prejudgments.ntr_items(db, gold):
         key = (r["turn_id"], r["run"])
         if key not in answered:
             continue
@@ -197,18 +197,18 @@ def ntn_plan(
         if found is None:
             without += 1
             continue
-        item_id = f"{r['nugget_id']} {r['run']}"
+        item_id = _NTR_KEY.encode_id((r["nugget_id"], r["run"]))
         document = {"gold": r["nugget"], "extracted": found}
         items.append(jobs.Item(r["turn_id"], item_id, [], jobs.input_hash(document, settings)))
         texts[(r["turn_id"], item_id)] = (r["nugget"], found)
     covered = len(items) + without
-    done = store.judged(db, source, "ntn", model, version) if source in store.llm_sources(db) else set()
+    done = prejudgments.judged(db, source, "ntn", model, version) if source in prejudgments.llm_sources(db) else set()
     pending = [it for it in items if (it.turn_id, it.item_id, it.input_hash) not in done]
     already = len(items) - len(pending)
     deferred = 0
     if limit is not None and len(pending) > limit:
         deferred, pending = len(pending) - limit, pending[:limit]
-    hits = store.cached(db, model, version, {it.input_hash for it in pending})
+    hits = prejudgments.cached(db, model, version, {it.input_hash for it in pending})
     plan_ = jobs.Plan(
         "ntn",
         source,
@@ -228,7 +228,7 @@ def ntn_plan(
 
 def _store_ntn(db, plan_: jobs.Plan, item: jobs.Item, job_id: int, raw: str | None, status: str, **fields) -> None:
     """One NtN answer and, when it gives one, the source's NtR label, in the caller's transaction."""
-    outcome = store.Prejudgment(
+    outcome = prejudgments.Prejudgment(
         plan_.source,
         "ntn",
         item.turn_id,
@@ -242,13 +242,12 @@ def _store_ntn(db, plan_: jobs.Plan, item: jobs.Item, job_id: int, raw: str | No
         **fields,
     )
     with write(db):
-        if store.save(db, outcome) and status in LABELLED_STATUSES:
-            nugget_id, run_name = item.item_id.split(" ", 1)
+        if prejudgments.save(db, outcome) and status in LABELLED_STATUSES:
             labels.save_changed(
                 db,
                 Task.NTR,
                 plan_.source,
-                (item.turn_id, int(nugget_id), run_name),
+                (item.turn_id, *_NTR_KEY.decode_id(item.item_id)),
                 int(fields["parsed"]),
                 mode=JudgingMode.LLM,
                 via="llm",
@@ -257,136 +256,109 @@ def _store_ntn(db, plan_: jobs.Plan, item: jobs.Item, job_id: int, raw: str | No
 
 def _begin(db, plan_: jobs.Plan, *, base_url: str | None, concurrency: int, timeout: float | None = None) -> int:
     """Record the source (and the prompt a chat run asks with) and start the job, as ``prejudge`` does."""
-    return jobs.begin_job(
-        db, plan_, base_url=base_url, concurrency=concurrency, stale_after_s=jobs.stale_after_s(timeout)
-    )
+    return jobs.begin(db, plan_, base_url=base_url, concurrency=concurrency, stale_after_s=jobs.stale_after_s(timeout))
 
 
-class _Count:
-    def __init__(self, plan_: jobs.Plan):
-        self.plan = plan_
-        self.counts = {s.value: 0 for s in ParseStatus}
-        self.asked = self.copied = self.calls = self.matched = 0
-        self.start = time.perf_counter()
-
-    @property
-    def done(self) -> int:
-        return self.asked + self.copied
-
-    def answered(self, status: str, matched: bool) -> None:
-        self.counts[status] += 1
-        self.asked += 1
-        self.matched += bool(matched)
-
-    def summary(self, job_id: int) -> dict:
-        seconds = time.perf_counter() - self.start
-        p = self.plan
-        return {
-            "job": job_id,
-            "task": p.task,
-            "source": p.source,
-            "model": p.model,
-            "prompt_version": p.prompt_version,
-            "covered": p.covered,
-            "planned": p.todo,
-            "asked": self.asked,
-            "copied": self.copied,
-            "calls": self.calls,
-            "matched": self.matched,
-            **self.counts,
-            "already": p.already,
-            "skipped": p.skipped,
-            "skipped_reason": p.skipped_reason,
-            "deferred": p.deferred,
-            "seconds": round(seconds, 3),
-        }
+def _summary(tally: jobs.Tally, job_id: int) -> dict:
+    """What a match run did, for the command and the page."""
+    seconds = time.perf_counter() - tally.start
+    p = tally.plan
+    return {
+        "job": job_id,
+        "task": p.task,
+        "source": p.source,
+        "model": p.model,
+        "prompt_version": p.prompt_version,
+        "covered": p.covered,
+        "planned": p.todo,
+        "asked": tally.asked,
+        "copied": tally.copied,
+        "calls": tally.calls,
+        "matched": tally.matched,
+        **tally.counts,
+        "already": p.already,
+        "skipped": p.skipped,
+        "skipped_reason": p.skipped_reason,
+        "deferred": p.deferred,
+        "seconds": round(seconds, 3),
+        "status": JobStatus.DONE.value,
+    }
 
 
-def _finish(db, job_id: int, count: _Count, run_items: Callable[[], None]) -> dict:
-    total = count.plan.todo
-    try:
-        with store_jobs.heartbeat(db, job_id):
-            for item, row in count.plan.copies:
-                _store_ntn(
-                    db,
-                    count.plan,
-                    item,
-                    job_id,
-                    row["raw_output"],
-                    row["parse_status"],
-                    parsed=row["parsed"],
-                    note=row["note"],
-                    latency_ms=0,
-                    attempts=0,
-                    cached_from=row["id"],
-                )
-                count.counts[row["parse_status"]] += 1
-                count.copied += 1
-                count.matched += row["parsed"] == 1
-            run_items()
-    except JudgeError as exc:
-        store_jobs.finish_job(db, job_id, JobStatus.FAILED, str(exc))
-        raise
-    except BaseException as exc:
-        store_jobs.finish_job(
-            db, job_id, JobStatus.STOPPED, f"interrupted ({type(exc).__name__}) after {count.done} of {total}"
-        )
-        raise
-    store_jobs.finish_job(db, job_id, JobStatus.DONE, f"{count.done} of {total} stored")
-    return {**count.summary(job_id), "status": JobStatus.DONE.value}
+def _answered(tally: jobs.Tally, status: str, matched: bool) -> None:
+    tally.counts[status] += 1
+    tally.asked += 1
+    tally.matched += bool(matched)
+
+
+def _run(db, job_id: int, tally: jobs.Tally, run_items: Callable[[], None]) -> dict:
+    """Copy the plan's cached answers, then ``run_items``, as one job of the shared runner (:func:`jobs.run_job`)."""
+
+    def work() -> None:
+        for item, row in tally.plan.copies:
+            _store_ntn(
+                db,
+                tally.plan,
+                item,
+                job_id,
+                row["raw_output"],
+                row["parse_status"],
+                parsed=row["parsed"],
+                note=row["note"],
+                latency_ms=0,
+                attempts=0,
+                cached_from=row["id"],
+            )
+            tally.counts[row["parse_status"]] += 1
+            tally.copied += 1
+            tally.matched += row["parsed"] == 1
+        run_items()
+
+    jobs.run_job(db, job_id, tally, work)
+    return _summary(tally, job_id)
 
 
 def run_ntn_nli(
-    db, ntn: NtnPlan, nli: NliJudge, *, threshold: float = DEFAULT_THRESHOLD, progress: Progress | None = None
+    db, ntn: NtnPlan, nli: NliClient, *, threshold: float = DEFAULT_THRESHOLD, progress: Progress | None = None
 ) -> dict:
     """Match the planned NtN items with a local NLI model: every (extracted, gold) pair of a response is
     scored in batches of ``nli.batch_size``; each response's items are stored in one transaction."""
     plan_ = ntn.plan
     job_id = _begin(db, plan_, base_url=None, concurrency=nli.batch_size)
-    count = _Count(plan_)
+    tally = jobs.Tally(plan_)
     groups: dict[tuple[str, str], list[jobs.Item]] = {}
     for it in plan_.items:
-        groups.setdefault((it.turn_id, it.item_id.split(" ", 1)[1]), []).append(it)
+        groups.setdefault((it.turn_id, _NTR_KEY.decode_id(it.item_id)[1]), []).append(it)
 
-    def score(chunk: list[list[jobs.Item]]) -> None:
-        pairs = [(e, ntn.texts[(it.turn_id, it.item_id)][0]) for g in chunk for it in g for e in _ext(ntn, it)]
-        start = time.perf_counter()
-        probs = iter(nli.entailment(pairs) if pairs else [])
-        each_ms = int(round((time.perf_counter() - start) * 1000 / max(1, len(pairs))))
-        for group in chunk:
-            with write(db):
-                for it in group:
-                    p = [round(next(probs), 6) for _ in _ext(ntn, it)]
-                    matched = int(any(x >= threshold for x in p))
-                    raw = json.dumps({"entailment": p})
-                    _store_ntn(
-                        db,
-                        plan_,
-                        it,
-                        job_id,
-                        raw,
-                        ParseStatus.OK,
-                        parsed=matched,
-                        latency_ms=each_ms * len(p),
-                        attempts=1,
-                    )
-                    count.answered(ParseStatus.OK, matched)
-        count.calls += len(pairs)
-        if progress is not None:
-            progress(count.done, plan_.todo, count.counts)
+    def pairs(group: list[jobs.Item]) -> list[tuple[str, str]]:
+        return [(e, ntn.texts[(it.turn_id, it.item_id)][0]) for it in group for e in _ext(ntn, it)]
 
     def run_items() -> None:
-        chunk, size = [], 0
-        for group in groups.values():
-            chunk.append(group)
-            size += sum(len(_ext(ntn, it)) for it in group)
-            if size >= 4 * nli.batch_size:
-                score(chunk)
-                chunk, size = [], 0
-        if chunk:
-            score(chunk)
+        for chunk, found, each_ms in jobs.nli_batches(list(groups.values()), nli, pairs, 4 * nli.batch_size):
+            probs = iter(found)
+            for group in chunk:
+                with write(db):
+                    for it in group:
+                        p = [round(next(probs), 6) for _ in _ext(ntn, it)]
+                        matched = int(any(x >= threshold for x in p))
+                        raw = json.dumps({"entailment": p})
+                        _store_ntn(
+                            db,
+                            plan_,
+                            it,
+                            job_id,
+                            raw,
+                            ParseStatus.OK,
+                            parsed=matched,
+                            latency_ms=each_ms * len(p),
+                            attempts=1,
+                        )
+                        _answered(tally, ParseStatus.OK, matched)
+            tally.calls += len(found)
+            if progress is not None:
+                progress(tally.done, plan_.todo, tally.counts)
 
-    return _finish(db, job_id, count, run_items)
+    return _run(db, job_id, tally, run_items)
 
 
 def _ext(ntn: NtnPlan, it: jobs.Item) -> list[str]:
@@ -409,7 +381,7 @@ def pair_outcome(answers: Sequence[tuple[Reply, Any]]) -> tuple[str, int | None]
 def run_ntn_chat(
     db,
     ntn: NtnPlan,
-    judge: ChatJudge,
+    client: ChatClient,
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
     progress: Progress | None = None,
@@ -421,10 +393,9 @@ def run_ntn_chat(
     :data:`jobs.MAX_CONSECUTIVE_ERRORS` failed calls in a row stop the run; what is stored stays."""
     plan_ = ntn.plan
     prompt = plan_.prompt
-    job_id = _begin(db, plan_, base_url=base_url, concurrency=concurrency, timeout=getattr(judge, "timeout", None))
-    count = _Count(plan_)
+    job_id = _begin(db, plan_, base_url=base_url, concurrency=concurrency, timeout=getattr(client, "timeout", None))
+    tally = jobs.Tally(plan_)
     waiting: dict[int, list] = {}
-    failures = [0]
 
     def store_item(it: jobs.Item, answers: list) -> None:
         status, value = pair_outcome(answers)
@@ -444,9 +415,9 @@ def run_ntn_chat(
             prompt_tokens=sum(reply.prompt_tokens or 0 for reply, _ in answers),
             completion_tokens=sum(reply.completion_tokens or 0 for reply, _ in answers),
         )
-        count.answered(status, value == 1)
+        _answered(tally, status, value == 1)
         if progress is not None:
-            progress(count.done, plan_.todo, count.counts)
+            progress(tally.done, plan_.todo, tally.counts)
 
     def requests():
         for n, it in enumerate(plan_.items):
@@ -459,20 +430,10 @@ def run_ntn_chat(
         for it in plan_.items:  # nothing extracted: nothing can entail the gold nugget
             if not ntn.texts[(it.turn_id, it.item_id)][1]:
                 store_item(it, [])
-        with contextlib.closing(complete_all(judge, requests(), concurrency=concurrency)) as replies:
-            for (n, i), reply in replies:
-                count.calls += 1
-                parsed = prompt.parse(reply.text) if reply.ok else None
-                waiting[n][i] = (reply, parsed)
-                if all(a is not None for a in waiting[n]):
-                    store_item(plan_.items[n], waiting.pop(n))
-                failures[0] = 0 if reply.ok else failures[0] + 1
-                if reply.fatal:
-                    raise JudgeError(f"{plan_.model}: {reply.error}; stopped after {count.done} of {plan_.todo} items")
-                if failures[0] >= jobs.MAX_CONSECUTIVE_ERRORS:
-                    raise JudgeError(
-                        f"{jobs.MAX_CONSECUTIVE_ERRORS} calls in a row failed (last: {reply.error}); stopped "
-                        f"after {count.done} of {plan_.todo} items, run again to resume"
-                    )
+        for (n, i), reply in jobs.ask_all(client, requests(), tally, concurrency=concurrency):
+            parsed = prompt.parse(reply.text) if reply.ok else None
+            waiting[n][i] = (reply, parsed)
+            if all(a is not None for a in waiting[n]):
+                store_item(plan_.items[n], waiting.pop(n))
 
-    return _finish(db, job_id, count, run_items)
+    return _run(db, job_id, tally, run_items)

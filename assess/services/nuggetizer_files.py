@@ -41,7 +41,7 @@ from assess.formats.nuggetizer import (
 from assess.formats.nuggets import NuggetRecord
 from assess.formats.reading import short
 from assess.tasks import NUGGETIZER_FILE_KINDS, Task
-from store import Store, imports, labels
+from store import Store, imports, labels, sources
 from store import responses as cited
 from store.db import write
 from store.nuggets import gold
@@ -177,7 +177,7 @@ def import_assignments(db: Store, path: str | Path, *, source: str | None, nugge
     # One transaction: the file is read and stored a block of records at a time (memory holds a block, the
     # gold nuggets' texts and the counts), and a refusal anywhere rolls every block back.
     with write(db):
-        imports.ensure_source(db, source)
+        sources.ensure_source(db, source)
         block: list[AssignmentRecord] = []
         for record in iter_nuggetizer_assignment_records(path):
             if not record.nuggets:

@@ -172,7 +172,7 @@ def _import_blocks(
     a response that differs from the stored one without ``replace``) rolls every block back, so bad input
     leaves the store unchanged. With ``replace``, each block's stored versions are read before it is
     written, and its replaced responses recorded (one history row each) before the next block."""
-    from store.accounts import record_action
+    from store.history import record_action
 
     totals = dict.fromkeys(("count", "with_citations", "citations", "new", "replaced", "unchanged"), 0)
     runs: set[str] = set()

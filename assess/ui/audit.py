@@ -320,7 +320,7 @@ ESTIMATES = {"P@k": "P@k at the threshold", "nDCG@k": "nDCG@k", "ntr": "NtR reca
 def estimate_panel(database, reference: str, judge: str) -> None:
     """Each run's corrected (PPI) estimate beside the human-only one from the same sample, with the sample's
     design said in words; then the coverage simulation (shown also where the estimate is refused)."""
-    from store.queue import samples
+    from store.samples import samples
 
     names = [None] + [s["name"] for s in samples(database) if s["task"] == "passage"]
     c1, c2, c3 = st.columns(3)

@@ -75,8 +75,8 @@ def saving(callback):
     writing), the page says plainly that this change was not saved; nothing is half-written."""
     import functools
 
-    from store.accounts import NotAllowed
     from store.db import StoreUnavailable
+    from store.rights import NotAllowed
 
     @functools.wraps(callback)
     def guarded(*args, **kwargs):
@@ -382,7 +382,7 @@ def sign_in_from_query(database, link_token: str | None = None) -> None:
     ``?assessor=`` signs nobody in."""
     from assess.services.accounts import check_link
     from store.accounts import open_sign_in as store_open
-    from store.queue import sign_in
+    from store.sources import sign_in
 
     open_mode = store_open(database, settings.open_mode_setting())
     st.session_state["_open_mode"] = open_mode
@@ -430,7 +430,7 @@ def _password_form(database) -> None:
 def sidebar_sign_in(database) -> None:
     """Sign-in box in the sidebar: the open-mode notice; who is signed in; a name (open mode), a password or
     the identity provider; in open mode also the legacy organizer password when one is configured."""
-    from store.queue import sign_in
+    from store.sources import sign_in
 
     open_mode = open_sign_in()
     with st.sidebar:

@@ -7,6 +7,7 @@ duplicate decisions (:func:`refresh_dedup`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from assess.errors import AssessError, InvalidSpan, UnknownItem
@@ -15,7 +16,7 @@ from assess.tasks import NUGGET_RELEVANCE
 from store import labels
 from store.conversations import passage_text, response_provenance
 from store.db import IntegrityError, Store, column, each, now, returning, row, rows, run, run_many, value, write
-from store.imports import ensure_source
+from store.sources import ensure_source
 
 NUGGET_COLUMNS = "id, source, turn_id, key, text, relevance, passage_id, start_char, end_char, in_dedup, span_method"
 
@@ -195,6 +196,34 @@ def add_span_nugget(
                 "span_method": method,
             },
         )
+
+
+def add_llm_spans(
+    db: Store, source: str, turn_id: str, passage_id: str, found: Iterable[dict], *, relevance: int | None
+) -> None:
+    """Store an LLM's nugget spans of a passage (``found``: {start, end, text}), each keyed
+    ``<passage>@<start>-<end>``; a span the source has already is kept as it is."""
+    stamp = now()
+    run_many(
+        db,
+        "INSERT INTO nuggets (source, turn_id, key, text, relevance, passage_id, start_char, end_char, created_at) "
+        "VALUES (:source, :turn_id, :key, :text, :relevance, :passage_id, :start_char, :end_char, :created_at) "
+        "ON CONFLICT(source, turn_id, key) DO NOTHING",
+        [
+            {
+                "source": source,
+                "turn_id": turn_id,
+                "key": f"{passage_id}@{s['start']}-{s['end']}",
+                "text": s["text"],
+                "relevance": relevance,
+                "passage_id": passage_id,
+                "start_char": s["start"],
+                "end_char": s["end"],
+                "created_at": stamp,
+            }
+            for s in found
+        ],
+    )
 
 
 def add_text_nugget(

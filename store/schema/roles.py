@@ -23,6 +23,8 @@ Nothing changes on SQLite, which has no roles: its half is a statement that does
 
 from __future__ import annotations
 
+from assess.tasks import LABEL_KINDS
+
 # SQLite: the version number moves on with the PostgreSQL schema; nothing to do.
 MIGRATION = "SELECT 1;\n"
 
@@ -30,15 +32,7 @@ MIGRATION = "SELECT 1;\n"
 # (plain DELETE; cascades of a foreign key run as the owner and need no grant). Every other table gets
 # SELECT and INSERT only, assess_schema SELECT only. tests/test_pg_roles.py reads every statement of
 # store/ and fails when one writes a table in a way these lists do not grant.
-LABEL_TABLES = (
-    "passage_labels",
-    "ptkb_labels",
-    "ntr_labels",
-    "response_labels",
-    "ntr_support_labels",
-    "nugget_importance_labels",
-    "citation_labels",
-)
+LABEL_TABLES = tuple(kind.table for kind in LABEL_KINDS.values())  # every label kind's table, from the registry
 APP_UPDATES = frozenset(
     {
         *LABEL_TABLES,  # a changed label and its note: the history triggers record both

@@ -126,7 +126,7 @@ def build_store(target: str):
     from store import labels as store_labels
     from store import open_db
     from store.db import run_many, write
-    from store.imports import ensure_source
+    from store.sources import ensure_source
 
     labels, kinds, _groups = sources()
     db = open_db(target)

@@ -77,7 +77,7 @@ def build_store(path: Path, n: int):
 
 
 def bench_llm(items: int, latency: float) -> None:
-    from assess.llm.clients import DEFAULT_CONCURRENCY, OpenAIJudge
+    from assess.llm.clients import DEFAULT_CONCURRENCY, OpenAIClient
     from assess.services import jobs as prejudge
     from tests.stub_llm import StubLLM
 
@@ -94,7 +94,7 @@ def bench_llm(items: int, latency: float) -> None:
             (f"default (concurrency {DEFAULT_CONCURRENCY})", "default", DEFAULT_CONCURRENCY, items),
             ("concurrency 32", "c32", 32, items),
         ):
-            judge = OpenAIJudge(model, base_url=stub.base_url, api_key="k")
+            judge = OpenAIClient(model, base_url=stub.base_url, api_key="k")
             plan = prejudge.plan(db, "passage", f"llm:{model}", model, limit=n)
             start = time.perf_counter()
             summary = prejudge.run(db, plan, judge, concurrency=concurrency)
@@ -118,7 +118,7 @@ def bench_llm(items: int, latency: float) -> None:
 def bench_nli(pairs: int, threads: int) -> None:
     import torch
 
-    from assess.llm.clients import NliJudge
+    from assess.llm.clients import NliClient
     from tests.test_nli import build_tiny_nli
 
     torch.set_num_threads(threads)  # 1 by default: steadier figures on a shared 2-core machine
@@ -132,7 +132,7 @@ def bench_nli(pairs: int, threads: int) -> None:
         for _ in range(pairs)
     ]
     with tempfile.TemporaryDirectory() as tmp:
-        nli = NliJudge(str(build_tiny_nli(Path(tmp) / "tiny")), batch_size=32, local_files_only=True).load()
+        nli = NliClient(str(build_tiny_nli(Path(tmp) / "tiny")), batch_size=32, local_files_only=True).load()
         nli.entailment(data[:64])  # warm up
         for label, size, n in (
             ("one pair at a time", 1, pairs // 4),

@@ -50,14 +50,14 @@ def nugget(rng: random.Random) -> str:
 def bench_pairs(pairs: int, threads: int) -> tuple[float, float]:
     import torch
 
-    from assess.llm.clients import NliJudge
+    from assess.llm.clients import NliClient
     from tests.test_nli import build_tiny_nli
 
     torch.set_num_threads(threads)
     rng = random.Random(7)
     data = [(nugget(rng), nugget(rng)) for _ in range(pairs)]
     with tempfile.TemporaryDirectory() as tmp:
-        nli = NliJudge(str(build_tiny_nli(Path(tmp) / "tiny")), batch_size=32, local_files_only=True).load()
+        nli = NliClient(str(build_tiny_nli(Path(tmp) / "tiny")), batch_size=32, local_files_only=True).load()
         nli.entailment(data[:64])  # warm up
         rates = {}
         for label, size, n in (("one pair at a time", 1, pairs // 4), ("batched (32)", 32, pairs)):
@@ -76,7 +76,7 @@ def bench_pairs(pairs: int, threads: int) -> tuple[float, float]:
 def bench_pipeline(threads: int) -> None:
     import torch
 
-    from assess.llm.clients import NliJudge, OpenAIJudge
+    from assess.llm.clients import NliClient, OpenAIClient
     from assess.services import jobs, matching
     from store import open_db
     from tests.stub_llm import StubLLM
@@ -91,9 +91,9 @@ def bench_pipeline(threads: int) -> None:
         run_cli("init", "--demo", db=path, check=True)
         db = open_db(path)
         extraction = matching.extraction_plan(db, runs, "llm:stub", "stub")
-        jobs.run(db, extraction, OpenAIJudge("stub", base_url=stub.base_url, api_key="k"))
+        jobs.run(db, extraction, OpenAIClient("stub", base_url=stub.base_url, api_key="k"))
         extracted = matching.response_nuggets(db, "llm:stub", runs)
-        nli = NliJudge(str(build_tiny_nli(Path(tmp) / "tiny")), batch_size=32, local_files_only=True).load()
+        nli = NliClient(str(build_tiny_nli(Path(tmp) / "tiny")), batch_size=32, local_files_only=True).load()
         ntn = matching.ntn_plan(db, "gold", runs, "nli-ntn:tiny", "tiny", extracted, backend="nli")
         pairs = sum(len(ntn.texts[(it.turn_id, it.item_id)][1]) for it in ntn.plan.items)
         start = time.perf_counter()

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from assess.services import rag  # noqa: E402
 from store import open_db  # noqa: E402
 from store.db import column, run, run_many, write  # noqa: E402
-from store.imports import ensure_source  # noqa: E402
+from store.sources import ensure_source  # noqa: E402
 
 AT = "2026-01-01T00:00:00Z"
 

@@ -1,0 +1,137 @@
+"""A label kind is one registry entry, one migration, one page and its tests: the plumbing reads the registry.
+
+Every kind's table is exported (with its missing-value column where the registry names one) and granted to
+the PostgreSQL app role without a line naming the kind; docs/architecture.md's worked example names files
+that exist and shows the registry entry as it is; its list of engine branches is whole.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from assess.tasks import EXPORT_TABLES, LABEL_KINDS, UNSOURCED_TABLES
+from store import exports, open_db
+from store.db import rows
+from store.schema import roles
+
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())  # any tier folder
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def _section(title: str) -> str:
+    """The text of docs/architecture.md from the heading ``title`` to the next heading of its level or above."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    match = re.search(rf"^(#+) {re.escape(title)}\n", text, re.M)
+    assert match, f"docs/architecture.md has no section {title!r}"
+    level = len(match.group(1))
+    rest = text[match.end() :]
+    end = re.search(rf"^#{{1,{level}}} ", rest, re.M)
+    return rest[: end.start()] if end else rest
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    store = open_db(tmp_path_factory.mktemp("kinds") / "kinds.db")
+    yield store
+    store.close()
+
+
+def test_every_label_table_is_exported_in_registry_order():
+    label_tables = [k.table for k in LABEL_KINDS.values()]
+    exported = [t for t in EXPORT_TABLES if t in label_tables]
+    assert exported == label_tables
+    assert not set(label_tables) & set(UNSOURCED_TABLES)  # every label table is filtered by --source
+
+
+@pytest.mark.parametrize("kind", LABEL_KINDS.values(), ids=lambda k: k.task.value)
+def test_table_export_columns_follow_the_registry(db, kind):
+    stored = [r["name"] for r in rows(db, f"PRAGMA table_info({kind.table})")]
+    expected = list(stored)
+    if kind.missing_column is not None:
+        expected.insert(stored.index(kind.value_column) + 1, kind.missing_column)
+    frame = exports.table_frame(db, kind.table, source="nobody")
+    assert list(frame.columns) == expected
+    assert len(frame) == 0
+
+
+def test_only_citations_have_a_missing_column_today():
+    # pins the export's shape: passage labels keep their NULL grades without an extra column
+    assert {k.task.value: k.missing_column for k in LABEL_KINDS.values() if k.missing_column} == {
+        "citation": "cannot_judge"
+    }
+
+
+def _code(source: str) -> str:
+    """``source`` without its docstrings and comments (what runs, not what it says)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        first = body[0] if isinstance(body, list) and body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            body[0] = ast.Pass()
+    return ast.unparse(tree)
+
+
+def test_the_export_and_the_app_role_name_no_label_kind():
+    """The table export and the app role's grants read the registry: no kind's table or task is spelled there."""
+    sources = {
+        "store.exports.table_frame": _code(inspect.getsource(exports.table_frame)),
+        "store/schema/roles.py": _code((ROOT / "store" / "schema" / "roles.py").read_text(encoding="utf-8")),
+    }
+    for where, text in sources.items():
+        for kind in LABEL_KINDS.values():
+            assert kind.table not in text, f"{where} names {kind.table}"
+            assert f"Task.{kind.task.name}" not in text, f"{where} names Task.{kind.task.name}"
+    assert set(roles.LABEL_TABLES) == {k.table for k in LABEL_KINDS.values()}
+    assert set(roles.LABEL_TABLES) <= roles.APP_UPDATES & roles.APP_DELETES
+
+
+# ------------------------------------------------------------------------------------------- the worked example
+
+
+def test_the_worked_example_names_files_that_exist():
+    section = _section("Adding a label kind: a worked example")
+    named = set(re.findall(r"`((?:assess|store|pages|docs)/[\w./]+\.(?:py|md))`", section))
+    tests = set(re.findall(r"`(test_\w+\.py)`", section))  # by name: the tier folders may move them
+    assert len(named) >= 12 and len(tests) >= 5, (sorted(named), sorted(tests))
+    missing = sorted(p for p in named if not (ROOT / p).is_file())
+    missing += sorted(t for t in tests if not any((ROOT / "tests").rglob(t)))
+    assert not missing, f"docs/architecture.md's worked example names files that do not exist: {missing}"
+
+
+def test_the_worked_example_shows_the_real_registry_entry():
+    section = _section("Adding a label kind: a worked example")
+    block = re.search(r"```python\n(.*?)```", section, re.S)
+    assert block, "the worked example shows no registry entry"
+    shown = [line.strip() for line in textwrap.dedent(block.group(1)).splitlines() if line.strip()]
+    source = [line.strip() for line in (ROOT / "assess" / "tasks.py").read_text(encoding="utf-8").splitlines()]
+    start = source.index(shown[0])  # ValueError: the entry's first line is not in assess/tasks.py
+    assert source[start : start + len(shown)] == shown
+
+
+# ------------------------------------------------------------------------------------------- engine branches
+
+_ENGINE_TEST = re.compile(r"\w\.sqlite\b(?![\w.\"'])|\bis_postgres\(")
+
+
+def test_the_engine_branches_are_the_documented_ones():
+    documented = set(re.findall(r"^\| `([\w/]+\.py)` \|", _section("Engine branches"), re.M))
+    found = set()
+    for folder in ("assess", "store", "pages"):
+        for path in (ROOT / folder).rglob("*.py"):
+            rel = path.relative_to(ROOT).as_posix()
+            if rel == "store/db.py" or rel.startswith("store/schema/"):
+                continue
+            if _ENGINE_TEST.search(path.read_text(encoding="utf-8")):
+                found.add(rel)
+    assert found, "the scan finds no engine branch at all: is the pattern still right?"
+    assert found == documented, (
+        f"not in docs/architecture.md's engine branches: {sorted(found - documented)}; "
+        f"listed there without one: {sorted(documented - found)}"
+    )
