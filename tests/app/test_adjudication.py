@@ -22,12 +22,9 @@ def named(source: str) -> str:
 
 
 @pytest.fixture
-def campaign(tmp_path, monkeypatch):
-    from assess.services.loading import load_demo
-
-    path = tmp_path / "campaign.db"
+def campaign(tmp_path, monkeypatch, demo_copy):
+    path = demo_copy(tmp_path / "campaign.db")
     database = open_db(path)
-    load_demo(database)
     service.add_account(database, "boss", "organizer", password=PASSWORD, by="setup")
     service.add_account(database, "ada", "adjudicator", password=PASSWORD, by="boss")
     service.add_account(database, "amy", "assessor", password=PASSWORD, by="boss")
@@ -174,13 +171,10 @@ def test_imports_are_organizer_actions_naming_who(tmp_path):
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def demo_store(request, tmp_path):
+def demo_store(request, tmp_path, demo_copy):
     """The demo on either engine (PostgreSQL skips, saying why, without its server binaries)."""
-    from assess.services.loading import load_demo
-
     target = tmp_path / "demo.db" if request.param == "sqlite" else request.getfixturevalue("pg_url")
-    database = open_db(target)
-    load_demo(database)
+    database = open_db(demo_copy(target))
     yield database
     database.close()
 

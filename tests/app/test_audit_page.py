@@ -558,7 +558,7 @@ def test_audit_consistency_and_persona_when_an_llm_answered_k_times_and_without_
 
 def test_scores_open_on_a_human_source_against_an_llm(app_db):
     """/scores: agreement and run rankings open on a human source (A) against an LLM (B), by the sources'
-    kinds, never on a source against itself. (/adjudicate is a keyboard queue now: tests/test_adjudication.py.)"""
+    kinds, never on a source against itself. (/adjudicate is a keyboard queue now: tests/app/test_adjudication.py.)"""
     at = open_app("pages/scores.py")
     for task in ("passage", "ptkb", "ntr"):
         at.radio(key="ag_task").set_value(task).run()

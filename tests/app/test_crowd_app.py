@@ -7,7 +7,6 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from assess.crowd.rules import StudyConfig, completion_code
-from assess.services.loading import load_demo
 from store import crowd as store_crowd
 from store import db as sql
 from store import open_db
@@ -17,11 +16,10 @@ APP = str(ROOT / "app.py")
 
 
 @pytest.fixture
-def crowd_db(store_target, monkeypatch):
+def crowd_db(demo_target, monkeypatch):
     """The demo with four crowd studies, on each engine; the page opens it through ASSESS_DB."""
-    path = store_target
+    path = demo_target
     db = open_db(path)
-    load_demo(db)
     store_crowd.create_demo_study(db)
     store_crowd.create_demo_study(db, "response")
     store_crowd.create_demo_study(db, graded=True)  # demo-graded: support / partial support / no support
@@ -101,7 +99,7 @@ def test_a_page_load_resumes_the_batch_and_another_browser_is_refused(crowd_db):
     at.run()  # the page again in this browser: same batch, next unanswered item
     assert progress(at) == "Item 4 of 11"
     # a new session is another browser here (AppTest sends no cookie): pilot-amy's link is hers alone
-    # (a new tab or a reload of her own browser resumes: tests/test_crowd_browser.py)
+    # (a new tab or a reload of her own browser resumes: tests/browser/test_crowd_browser.py)
     back = open_link(study="demo", worker="pilot-amy")
     assert any("already in use in another browser" in e.value for e in back.error) and not back.get("progress")
     assert rows(crowd_db, "SELECT COUNT(*) FROM crowd_assignments") == [(1,)]

@@ -23,9 +23,8 @@ APP = str(ROOT / "app.py")
 
 
 @pytest.fixture
-def study_db(store_target):
-    db = open_db(store_target)
-    load_demo(db)
+def study_db(demo_target):
+    db = open_db(demo_target)
     store_crowd.create_demo_study(db)
     yield db
     db.close()
@@ -118,10 +117,9 @@ def test_cli_release_lets_the_worker_bind_another_browser(tmp_path):
 
 
 @pytest.fixture
-def crowd_app(tmp_path, monkeypatch):
-    path = tmp_path / "store.db"
+def crowd_app(tmp_path, monkeypatch, demo_copy):
+    path = demo_copy(tmp_path / "store.db")
     db = open_db(path)
-    load_demo(db)
     store_crowd.create_demo_study(db)
     db.close()
     monkeypatch.setenv("ASSESS_DB", str(path))

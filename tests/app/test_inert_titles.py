@@ -73,15 +73,13 @@ def _markdown(at) -> str:
 
 
 @pytest.fixture
-def crowd_store(tmp_path, monkeypatch):
+def crowd_store(tmp_path, monkeypatch, demo_copy):
     """The demo with a crowd study whose consent text and instructions hold markdown images."""
     from assess.crowd.rules import StudyConfig
-    from assess.services.loading import load_demo
     from store import crowd as store_crowd
 
-    path = tmp_path / "crowd.db"
+    path = demo_copy(tmp_path / "crowd.db")
     with open_db(path) as db:
-        load_demo(db)
         store_crowd.create_study(
             db,
             "pix",
@@ -106,14 +104,12 @@ def test_crowd_consent_and_instructions_render_no_image(crowd_store):
 
 
 @pytest.fixture
-def accounts_store(tmp_path, monkeypatch):
+def accounts_store(tmp_path, monkeypatch, demo_copy):
     """The demo with one organizer account (so not open) and a conversation title with icon shortcodes."""
     from assess.services import accounts as service
-    from assess.services.loading import load_demo
 
-    path = tmp_path / "accounts.db"
+    path = demo_copy(tmp_path / "accounts.db")
     with open_db(path) as db:
-        load_demo(db)
         with write(db):
             run(db, "UPDATE conversations SET title = :t WHERE id = '101'", {"t": TITLE})
         service.add_account(db, "boss", "organizer", password="correct-horse-battery", by="test")

@@ -2,7 +2,7 @@
 
 The span-selection component runs JavaScript, which AppTest does not execute; its event is sent the
 way the browser sends it (a trigger value on the component's events widget, see :func:`send_span`).
-The real selection and key press are covered in tests/test_nugget_browser.py.
+The real selection and key press are covered in tests/browser/test_nugget_browser.py.
 """
 
 from __future__ import annotations

@@ -39,19 +39,17 @@ def cited_responses() -> list[CitedResponse]:
 
 
 @pytest.fixture
-def app_db(store_target, monkeypatch):
+def app_db(demo_target, monkeypatch):
     """The app's store with the demo and two cited responses (imported through the store, as the CLI will)."""
-    from assess.services.loading import load_demo
     from store import open_db
     from store import responses as cited
 
-    monkeypatch.setenv("ASSESS_DB", store_target)
+    monkeypatch.setenv("ASSESS_DB", demo_target)
     monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
     monkeypatch.delenv("ASSESS_NLI_MODEL", raising=False)
-    with open_db(store_target) as db:
-        load_demo(db)
+    with open_db(demo_target) as db:
         cited.add_responses(db, "answers.jsonl", cited_responses())
-    return store_target
+    return demo_target
 
 
 def citation_items(target) -> list[tuple]:

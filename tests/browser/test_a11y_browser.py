@@ -60,7 +60,7 @@ def seed(db_path) -> None:
     from assess.services.loading import load_demo
     from store import open_db
     from store import responses as cited
-    from tests.test_rag_pages import cited_responses
+    from tests.app.test_rag_pages import cited_responses
 
     with open_db(db_path) as db:
         load_demo(db)

@@ -7,7 +7,7 @@ Each test signs in under its own assessor name, so the tests do not see each oth
 Labels are checked in the SQLite file itself, opened read-only. Keys are pressed with
 page.keyboard on the document body, as an assessor would.
 
-Run:  .venv/bin/python -m pytest tests/test_browser.py -q
+Run:  .venv/bin/python -m pytest tests/browser/test_browser.py -q
 Never downloads a browser: the tests skip when /usr/bin/chromium or playwright is absent.
 """
 

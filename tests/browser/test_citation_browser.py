@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from tests.app.test_rag_pages import cited_responses
 from tests.browser_support import (  # noqa: F401  (fixtures)
     LOAD_TIMEOUT_MS,
     STEP_TIMEOUT_MS,
@@ -22,7 +23,6 @@ from tests.browser_support import (  # noqa: F401  (fixtures)
     settled,
     streamlit_server,
 )
-from tests.test_rag_pages import cited_responses
 
 pytestmark = pytest.mark.browser
 

@@ -1,7 +1,7 @@
 """The crowd page in headless Chromium: a worker does one full batch with the keyboard (Y / N),
 closes the tab midway and resumes, and ends with the completion code (and the MTurk submit form).
 
-Same approach as tests/test_browser.py: a Streamlit server on 127.0.0.1 and a free port in its own
+Same approach as tests/browser/test_browser.py: a Streamlit server on 127.0.0.1 and a free port in its own
 process group (killed at the end), Debian's chromium driven by Playwright, the store checked
 through read-only connections. The store is prepared before the server starts (demo + demo study).
 Never downloads a browser: skips when /usr/bin/chromium or playwright is absent.

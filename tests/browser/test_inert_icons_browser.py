@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests import test_inert_browser as base
+from tests.browser import test_inert_browser as base
 from tests.browser_support import (  # noqa: F401  (fixtures)
     LOAD_TIMEOUT_MS,
     browser,

@@ -1,7 +1,7 @@
 """The span-selection component in headless Chromium: select passage text, press N, find the exact span stored.
 
 A Streamlit server with a fresh demo store is started for the module (the helpers of
-tests/test_browser.py). Selections are made the two ways a user makes them: a DOM Range set on
+tests/browser/test_browser.py). Selections are made the two ways a user makes them: a DOM Range set on
 the rendered text (for exact UTF-16 boundaries, incl. astral characters) and a real mouse drag;
 then the real key N (or the component's button) sends the selection. The stored nugget must be
 ``passage[start:end]`` in code points and equal the selected text, in the Unicode passage
@@ -289,7 +289,7 @@ def test_move_span_reselects_an_existing_nugget(server, page):
 
 
 def test_ntr_keys_y_and_n(server, page):
-    from tests.test_browser import press
+    from tests.browser.test_browser import press
 
     base, db_path = server
     page.goto(f"{base}/ntr?assessor=e2e-ntr")

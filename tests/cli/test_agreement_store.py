@@ -12,9 +12,8 @@ from tests.helpers import ROOT, run_cli
 
 
 @pytest.fixture(scope="module")
-def demo_db(module_store_target):
-    run_cli("init", "--demo", db=module_store_target, check=True)
-    return module_store_target
+def demo_db(module_demo_target):
+    return module_demo_target
 
 
 def test_demo_ptkb_llm_vs_organizers(demo_db):

@@ -7,16 +7,15 @@ import json
 
 import pytest
 
-from tests.helpers import ROOT, rows, run_cli, snapshot
+from tests.helpers import ROOT, rows, run_cli, run_cli_process, snapshot
 
 DEMO = ROOT / "assets" / "demo"
 
 
 @pytest.fixture(scope="module")
-def demo_db(module_store_target):
+def demo_db(module_demo_target):
     """The demo store, once per engine; tests that use it must leave it as they found it."""
-    run_cli("init", "--demo", db=module_store_target, check=True)
-    return module_store_target
+    return module_demo_target
 
 
 @pytest.fixture
@@ -281,7 +280,7 @@ def test_processes_starting_on_one_new_store_load_the_demo_once(store_target):
 
     db = store_target
     with ThreadPoolExecutor(4) as pool:
-        results = list(pool.map(lambda _: run_cli("init", "--demo", db=db), range(4)))
+        results = list(pool.map(lambda _: run_cli_process("init", "--demo", db=db), range(4)))
     assert [(r.returncode, r.stderr) for r in results] == [(0, "")] * 4
     said = sorted(r.stdout.strip().split(": ", 1)[1] for r in results)
     assert said == ["created with the demo data"] + ["not empty, demo not loaded"] * 3

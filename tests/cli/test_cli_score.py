@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 
 import pytest
 
+from tests import helpers
 from tests.conftest import ROOT, shared_file
 
 TOLERANCE = 6e-7  # the cases hold published values rounded to 6 decimals
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "assess", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
+    """``python -m assess ARGS`` in process (tests.helpers.run_cli), in the project root."""
+    return helpers.run_cli(*args)
 
 
 def assert_matches(expected, got, path="") -> int:
@@ -132,7 +131,7 @@ def test_runs_threshold_ttest_and_text(trec_files):
 
 def test_runs_measures_without_rel_use_the_threshold(trec_files):
     """Issue 22 item 3: --measure P@5 --threshold 2 is trec_eval -l 2 (the toy's trec_eval v10.0 values,
-    tests/test_rankings.py TOY): P_5 0.3000, map 0.2286, recip_rank 0.3333, not the label >= 1 ones."""
+    tests/unit/test_rankings.py TOY): P_5 0.3000, map 0.2286, recip_rank 0.3333, not the label >= 1 ones."""
     qrels, run, other = trec_files
     args = ["score", "runs", "--qrels", str(qrels), "--run", str(run), "--run", str(other)]
     measures = ["--measure", "P@5", "--measure", "AP", "--measure", "RR", "--measure", "P(rel=1)@5"]
@@ -274,7 +273,7 @@ def test_nuggets_on_the_crowd_labels():
 
 def test_help_is_fast():
     start = time.perf_counter()
-    result = run_cli("score", "--help")
+    result = helpers.run_cli_process("score", "--help")  # a cold interpreter: the entry point's own time
     assert result.returncode == 0 and "gfrc2" in result.stdout and "nuggets" in result.stdout
     assert time.perf_counter() - start < 3.0  # generous: a cold interpreter on a busy machine
 

@@ -29,10 +29,9 @@ LABEL_TABLES = ("ntr_labels", "passage_labels", "response_labels", "ptkb_labels"
 
 
 @pytest.fixture
-def demo(store_target):
+def demo(demo_target):
     """The embedded demo in a store of each engine (its target is ``demo.target``)."""
-    db = open_db(store_target)
-    load_demo(db)
+    db = open_db(demo_target)
     yield db
     db.close()
 

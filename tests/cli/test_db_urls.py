@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from assess.errors import AssessError
 from store.db import Store, display
-from tests.helpers import run_cli
+from tests.helpers import run_cli_process as run_cli
 
 # (URL, pieces that must never be shown: the password or any part of it)
 MALFORMED = [

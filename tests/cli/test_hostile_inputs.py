@@ -142,10 +142,8 @@ HOSTILE = [
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    db = tmp_path_factory.mktemp("hostile") / "demo.db"
-    run_cli("init", "--demo", db=db, check=True)
-    return db
+def demo_db(tmp_path_factory, demo_copy):
+    return demo_copy(tmp_path_factory.mktemp("hostile") / "demo.db")
 
 
 def copy_of(demo_db, tmp_path):

@@ -32,9 +32,8 @@ def write_json(path, data) -> str:
 
 
 @pytest.fixture
-def demo(store_target):
-    run_cli("init", "--demo", db=store_target, check=True)
-    return store_target
+def demo(demo_target):
+    return demo_target
 
 
 @pytest.fixture

@@ -30,10 +30,9 @@ def test_the_rule_prefixes_formula_text_and_leaves_numbers():
 
 
 @pytest.fixture(scope="module")
-def hostile_db(tmp_path_factory):
+def hostile_db(tmp_path_factory, demo_copy):
     """The demo plus qrels under a source whose name is a spreadsheet formula (the id rule allows it)."""
-    db = tmp_path_factory.mktemp("csv") / "s.db"
-    run_cli("init", "--demo", db=db, check=True)
+    db = demo_copy(tmp_path_factory.mktemp("csv") / "s.db")
     qrels = ROOT / "assets" / "demo" / "llm-passages.qrels"
     run_cli("import", "qrels", qrels, "--source", EVIL, db=db, check=True)
     return db

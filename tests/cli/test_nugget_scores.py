@@ -29,7 +29,7 @@ from assess.measures.nugget_recall import (
     nugget_scores_turn,
     support_level,
 )
-from tests.test_cli_score import run_cli
+from tests.cli.test_cli_score import run_cli
 
 # Turn t1: a vital support, b vital partial, c okay support, d okay not supported.
 # Turn t2: e okay partial, f vital unjudged.

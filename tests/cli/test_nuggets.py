@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from assess import nuggets as pure
 from assess.errors import AssessError, InvalidSpan
-from assess.services.loading import load_demo
 from store import conversations, open_db
 from store import nuggets as store
 from store.db import rows as query
@@ -31,10 +30,9 @@ TEXTS = st.lists(ALPHABET, max_size=60).map("".join)
 
 
 @pytest.fixture
-def demo(store_target):
+def demo(demo_target):
     """The demo store, once per engine (SQLite file, PostgreSQL database)."""
-    db = open_db(store_target)
-    load_demo(db)
+    db = open_db(demo_target)
     yield db
     db.close()
 

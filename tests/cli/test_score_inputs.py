@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from tests.cli.test_cli_score import run_cli
 from tests.helpers import snapshot
-from tests.test_cli_score import run_cli
 
 GOLD = {
     "0_1": {"[1]": {"text": "a", "relevance": "2"}, "[2]": {"text": "b", "relevance": "1"}},

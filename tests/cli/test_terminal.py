@@ -14,7 +14,8 @@ from assess.text import terminal_text
 from store import labels, open_db
 from store.db import now, run, write
 from store.imports import ensure_source
-from tests.helpers import ROOT, run_cli
+from tests.helpers import ROOT
+from tests.helpers import run_cli_process as run_cli
 
 # What a hostile import or another client of the database could leave in a name: a window-title sequence,
 # a screen clear, a colour, BEL, a carriage return that overwrites the line, C1 CSI, a right-to-left
@@ -56,14 +57,11 @@ def test_escaped_text_inside_a_json_string_is_the_same_string():
 
 
 @pytest.fixture(scope="module")
-def hostile(tmp_path_factory):
+def hostile(tmp_path_factory, demo_copy):
     """The demo plus an account and a label source whose names carry terminal sequences, written past the
     name rule (as another client of the database could)."""
-    from assess.services.loading import load_demo
-
-    path = tmp_path_factory.mktemp("terminal") / "t.db"
+    path = demo_copy(tmp_path_factory.mktemp("terminal") / "t.db")
     with open_db(path) as db:
-        load_demo(db)
         with write(db):
             run(
                 db,

@@ -16,8 +16,8 @@ import pytest
 
 from assess.llm.clients import NliJudge, ntn_matches
 from tests.helpers import run_cli, snapshot
+from tests.services.test_nli import build_tiny_nli
 from tests.stub_llm import Reply, enclosed, stub_llm  # noqa: F401  (fixture)
-from tests.test_nli import build_tiny_nli
 
 RUNS = ("demo-bm25", "demo-dense")
 
@@ -28,10 +28,8 @@ def tiny_nli(tmp_path_factory):
 
 
 @pytest.fixture
-def demo(tmp_path):
-    path = tmp_path / "demo.db"
-    run_cli("init", "--demo", db=path, check=True)
-    return path
+def demo(tmp_path, demo_copy):
+    return demo_copy(tmp_path / "demo.db")
 
 
 @pytest.fixture
@@ -290,7 +288,7 @@ def test_bad_input_is_one_line_and_leaves_the_store_alone(demo, no_llm_env, args
 def test_ntn_on_a_store_without_responses_is_refused(tmp_path, no_llm_env):
     from pathlib import Path
 
-    demo_files = Path(__file__).resolve().parent.parent / "assets" / "demo"
+    demo_files = Path(__file__).resolve().parents[2] / "assets" / "demo"
     path = tmp_path / "bare.db"
     run_cli("init", db=path, check=True)
     run_cli("import", "topics", demo_files / "topics.json", db=path, check=True)

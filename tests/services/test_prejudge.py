@@ -61,15 +61,14 @@ def x(db, sql: str, params: dict | None = None) -> None:
 
 
 @pytest.fixture
-def demo(request, tmp_path):
+def demo(request, tmp_path, demo_copy):
     """The demo store: a SQLite file; once per engine for a test that also asks for ``store_target``."""
     if "store_target" in request.fixturenames:
         target = request.getfixturevalue("store_target")
         db = Path(target) if target.endswith(".db") else target
     else:
         db = tmp_path / "demo.db"
-    run_cli("init", "--demo", db=db, check=True)
-    return db
+    return demo_copy(db)
 
 
 def is_sqlite(target) -> bool:

@@ -17,8 +17,8 @@ from assess.llm.clients import OpenAIJudge
 from assess.services import jobs as prejudge
 from assess.tasks import CitedResponse, CitedSentence
 from tests.helpers import rows, run_cli, snapshot
+from tests.services.test_prejudge import demo, demo_db, no_llm_env, q  # noqa: F401  (fixtures, shared)
 from tests.stub_llm import Reply, canonical, enclosed, stub_llm  # noqa: F401  (fixture)
-from tests.test_prejudge import demo, demo_db, no_llm_env, q  # noqa: F401  (fixtures, shared)
 
 
 def prejudge_cli(db, stub, *extra, task="passage", model="stub-1"):

@@ -9,7 +9,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assess.errors import AssessError
-from assess.services.loading import load_demo
 from assess.tasks import LABEL_KINDS, Task
 from store import labels, open_db
 from store.db import rows
@@ -35,9 +34,8 @@ VALUES = {  # three different values per task, written in turn
 
 
 @pytest.fixture(scope="module")
-def db(module_store_target):
-    database = open_db(module_store_target)
-    load_demo(database)
+def db(module_demo_target):
+    database = open_db(module_demo_target)
     yield database
     database.close()
 

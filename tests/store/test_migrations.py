@@ -172,7 +172,7 @@ def test_migration_9_keeps_the_stored_prejudgments(tmp_path):
 def test_history_refuses_insert_or_replace_of_an_existing_row(tmp_path, recursive):
     """Another SQLite client cannot overwrite a history row (a REPLACE conflict skips delete triggers).
 
-    SQLite only: PostgreSQL has no INSERT OR REPLACE (its guards are in tests/test_engines.py)."""
+    SQLite only: PostgreSQL has no INSERT OR REPLACE (its guards are in tests/store/test_engines.py)."""
     from sqlalchemy.exc import DatabaseError
 
     db = open_db(tmp_path / "h.db")

@@ -23,12 +23,9 @@ OPTIONS = {"ntr-labels": {"nugget_source": "gold"}}
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    from assess.services.loading import load_demo
-
-    path = tmp_path_factory.mktemp("fuzz") / "demo.db"
+def demo_db(tmp_path_factory, demo_copy):
+    path = demo_copy(tmp_path_factory.mktemp("fuzz") / "demo.db")
     db = open_db(path)
-    load_demo(db)
     db.raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # SQLite only: these tests compare the file's bytes
     db.close()
     return path

@@ -17,11 +17,8 @@ PASSWORD = "correct-horse-battery"
 
 
 @pytest.fixture
-def db(store_target):
-    from assess.services.loading import load_demo
-
-    database = open_db(store_target)
-    load_demo(database)
+def db(demo_target):
+    database = open_db(demo_target)
     yield database
     database.close()
 

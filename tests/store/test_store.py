@@ -16,9 +16,8 @@ from tests.helpers import ROOT
 
 
 @pytest.fixture
-def demo(store_target):
-    db = open_db(store_target)
-    load_demo(db)
+def demo(demo_target):
+    db = open_db(demo_target)
     yield db
     db.close()
 

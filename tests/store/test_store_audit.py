@@ -11,7 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assess.errors import AssessError, UnknownItem
-from assess.services.loading import load_demo
 from assess.tasks import Task, consensus
 from store import labels, open_db, queue
 from store import prejudgments as pj
@@ -24,9 +23,8 @@ PASSAGES = ["demo-doc-001:0", "demo-doc-002:3", "demo-doc-003:0"]
 
 
 @pytest.fixture
-def db(store_target):
-    database = open_db(store_target)
-    load_demo(database)
+def db(demo_target):
+    database = open_db(demo_target)
     yield database
     database.close()
 

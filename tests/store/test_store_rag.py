@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from assess.errors import AssessError, FormatError, UnknownItem
 from assess.formats import ResponseRecord
-from assess.services.loading import load_demo
 from assess.tasks import CitedResponse, CitedSentence, Task
 from store import labels, open_db
 from store import responses as cited
@@ -46,9 +45,8 @@ def two_responses() -> list[CitedResponse]:
 
 
 @pytest.fixture
-def db(store_target):
-    database = open_db(store_target)
-    load_demo(database)
+def db(demo_target):
+    database = open_db(demo_target)
     yield database
     database.close()
 
@@ -143,7 +141,7 @@ def test_a_response_text_changed_by_a_plain_import_drops_its_stale_sentences(db)
 
 
 # A passage cited twice by one sentence is no longer refused: schema 10 stores it as the file gives it
-# (tests/test_responses_import.py, the iKAT 2025 topics cite one passage twice in two responses).
+# (tests/cli/test_responses_import.py, the iKAT 2025 topics cite one passage twice in two responses).
 BAD = {
     "unknown turn": (
         CitedResponse("rag-a", "999_9", (CitedSentence("x"),), line=4),

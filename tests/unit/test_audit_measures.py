@@ -241,7 +241,7 @@ def test_tau_ap_by_hand():
     assert tau_ap(other, ref) == pytest.approx(0.0)
     assert tau_ap(ref, other, symmetric=True) == pytest.approx(-0.25)
     assert tau_ap({"A": 1.0}, {"A": 2.0}) is None
-    # Ties (Urbano & Marrero's tau_AP,b; worked cases in tests/test_tau_ap_ties.py): every run tied at the top
+    # Ties (Urbano & Marrero's tau_AP,b; worked cases in tests/unit/test_tau_ap_ties.py): every run tied at the top
     # of the judged ranking leaves no position to score, so tau_AP is undefined.
     assert tau_ap(ref, {"A": 1, "B": 1, "C": 1}) is None
 

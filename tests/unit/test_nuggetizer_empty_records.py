@@ -4,7 +4,7 @@ and ``import nuggetizer-assignments`` says how many it had nothing to store for 
 from __future__ import annotations
 
 from assess.formats.nuggetizer import parse_nuggetizer_assignment_records, parse_nuggetizer_assignments
-from tests.test_nuggetizer_store import ASSIGNMENTS, NUGGETS, base, cli_json, jsonl  # noqa: F401 (base: fixture)
+from tests.cli.test_nuggetizer_store import ASSIGNMENTS, NUGGETS, base, cli_json, jsonl  # noqa: F401 (base: fixture)
 
 
 def test_the_reader_keeps_a_record_without_nuggets(tmp_path):

@@ -23,7 +23,7 @@ from assess.ui.plots import (
     ranking_scatter,
     width_curves,
 )
-from tests.test_gfrc import COPWA, ORG, document
+from tests.unit.test_gfrc import COPWA, ORG, document
 
 
 @pytest.fixture(scope="module")
