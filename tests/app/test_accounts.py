@@ -48,6 +48,7 @@ def test_password_is_stored_as_an_argon2_hash_and_verifies(db):
     assert "password_hash" not in accounts.accounts(db)[0]
 
 
+@pytest.mark.both_engines
 def test_account_changes_are_history_rows_naming_who(db):
     service.add_account(db, "amy", "assessor", password=PASSWORD, by="boss")
     accounts.set_disabled(db, "amy", True, by="boss")

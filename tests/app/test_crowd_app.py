@@ -62,6 +62,7 @@ def progress(at) -> str:
 PROLIFIC = {"study": "demo", "PROLIFIC_PID": "5f0c0ffee", "STUDY_ID": "st1", "SESSION_ID": "se1"}
 
 
+@pytest.mark.both_engines
 def test_consent_items_completion_code_and_rows(crowd_db):
     at = open_link(**PROLIFIC)
     assert "research study" in texts(at) and "Worked examples" in texts(at)

@@ -76,6 +76,7 @@ def shown(at) -> str:
 # ------------------------------------------------------------------------------------------- /citations
 
 
+@pytest.mark.both_engines
 def test_citation_keys_store_labels_move_on_and_resume(app_db):
     items = citation_items(app_db)
     assert items[:4] == [

@@ -75,6 +75,7 @@ def test_export_any_label_table_as_csv_and_parquet(demo_db, tmp_path):
     ]
 
 
+@pytest.mark.both_engines
 def test_demo_stats(demo_db):
     stats = json.loads(run_cli("stats", "--json", db=demo_db, check=True).stdout)
     assert (stats["conversations"], stats["turns"]) == (2, 12)
@@ -315,6 +316,7 @@ STATS_OF_DEMO_AND_FILES = {
 }
 
 
+@pytest.mark.both_engines
 def test_stats_count_the_same_on_both_engines(store_target, tmp_path):
     """The same imports and labels give the same `stats --json`, key for key, on SQLite and PostgreSQL."""
     from store import open_db, queue

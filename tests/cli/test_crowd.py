@@ -797,6 +797,7 @@ def test_cli_refuses_bad_input_with_one_line_and_writes_nothing(cli_db):
         assert run_cli(*args).returncode == 0
 
 
+@pytest.mark.both_engines
 @pytest.mark.realdata
 def test_cone_rag_mturk_labels_import(store_target, tmp_path):
     """The public CONE-RAG MTurk NtR file: one label per (batch, conv, turn, k, run) id, so these are the

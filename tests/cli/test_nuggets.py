@@ -613,6 +613,7 @@ def test_prefill_drops_unknown_statements_and_uses_the_latest_answer(demo):
     assert [(a["aspect"], a["ptkb"]) for a in store.aspects.turn_aspects(demo, "101_2")] == [("Plan", ["7"])]
 
 
+@pytest.mark.both_engines
 def test_nugget_edits_decisions_and_gold_responses_go_to_the_history(demo):
     """Schema 6: an edited or deleted nugget keeps its old text and span in the append-only history."""
     from store.review import item_history

@@ -9,7 +9,7 @@ import pytest
 from tests.conftest import shared_file
 from tests.helpers import run_cli
 
-pytestmark = pytest.mark.realdata
+pytestmark = [pytest.mark.realdata, pytest.mark.both_engines]
 
 
 @pytest.fixture(scope="module")

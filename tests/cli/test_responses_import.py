@@ -176,6 +176,7 @@ def test_the_2025_topics_import_with_every_citation_and_export_back(tmp_path):
 # ---------------------------------------------------------------------------------------- round trips
 
 
+@pytest.mark.both_engines
 def test_ikat_responses_round_trip_on_both_engines(target, files, tmp_path):
     topics = files[0]
     summary = cli_json("import", "ikat-responses", topics, "--run", "organizers-gpt", db=target)
@@ -214,6 +215,7 @@ def test_ikat_responses_round_trip_on_both_engines(target, files, tmp_path):
     assert rows(target, "SELECT COUNT(*) FROM label_history WHERE item LIKE 'ikat-responses %'", {}) == [(1,)]
 
 
+@pytest.mark.both_engines
 def test_rag_answers_round_trip_byte_for_byte_on_both_engines(target, files, tmp_path):
     answers = files[1]
     summary = cli_json("import", "rag-answers", answers, db=target)
