@@ -233,9 +233,11 @@ CITATION_SUPPORT = Scale(
         0: "the cited passage is about the sentence's topic but does not support what it states",
         -1: "the cited passage has nothing to do with the sentence",
     },
+    missing="cannot judge",
 )
 """Citation support of one response sentence by one passage it cites. Codes: 2 fully, 1 partially, 0 not
-supported, -1 irrelevant citation (below 0 so that "supported" is always ``value >= 1``)."""
+supported, -1 irrelevant citation (below 0 so that "supported" is always ``value >= 1``); None (stored NULL,
+schema 14): the assessor cannot judge it (e.g. the passage has no text), left out of every citation measure."""
 
 
 # ------------------------------------------------------------------------------------------- label kinds

@@ -1,9 +1,9 @@
 """Citation support: each sentence of a generated response beside a passage it cites; does the passage support it?
 
-Keys: 2 fully supported, 1 partially, 0 not supported, I the citation is irrelevant to the sentence (each
-stores the label at once and moves to the next unlabelled citation), X cannot judge (as on /judge; the
-citation scale has no such value, so it stays unlabelled and the next unlabelled one is shown),
-Left/Right previous/next, S skip, U undo. Citations of a response as a whole (the iKAT 2025 topics name no sentence) are shown as such.
+Keys: 2 fully supported, 1 partially, 0 not supported, I the citation is irrelevant, X cannot judge (as on
+/judge: stored as the assessor's label without a support value, left out of the citation scores); each stores
+the label at once and moves to the next unlabelled citation. Left/Right previous/next, S skip, U undo.
+Citations of a response as a whole (the iKAT 2025 topics name no sentence) are shown as such.
 Blind: no other source's label is ever shown. Reloading resumes at the first unlabelled citation. A key
 press re-runs only the item panel (a fragment); the whole page runs again when the turn changes.
 """
@@ -65,8 +65,9 @@ def citation_panel():
         "Cannot judge",
         key="cite_cannot",
         shortcut=ui.keys("X"),
-        on_click=cursor.go,
-        args=("next_unjudged",),
+        on_click=ui.saving(rag_ui.refused(label)),
+        args=(None,),
+        type="primary" if screen.labelled and screen.own is None else "secondary",
         width="stretch",
     )
 

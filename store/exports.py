@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from assess.errors import AssessError
-from assess.tasks import EXPORT_TABLES, UNSOURCED_TABLES, Task, kind_of_table
+from assess.tasks import EXPORT_TABLES, LABEL_KINDS, UNSOURCED_TABLES, Task, kind_of_table
 from store import labels
 from store.db import Store, column, each, frame, row
 
@@ -59,14 +59,23 @@ def nuggets(db: Store, source: str, *, dedup: bool = False) -> Iterator[tuple[st
 
 
 def table_frame(db: Store, table: str, source: str | None = None):
-    """Any label table as a pandas DataFrame (optionally one source's rows)."""
+    """Any label table as a pandas DataFrame (optionally one source's rows).
+
+    ``citation_labels`` gets a ``cannot_judge`` column (1 or 0) after ``support``: a 'cannot judge' label is
+    1 there with no support value, so it is never read as a missing or a 0 support; support values stay
+    integers (an empty cell only beside cannot_judge 1)."""
     if table not in EXPORT_TABLES:
         raise AssessError(f"unknown table {table!r}; choose one of {', '.join(EXPORT_TABLES)}")
     sql, params = f"SELECT * FROM {table}", {}
     if source is not None and table not in UNSOURCED_TABLES:
         col = "name" if table == "sources" else "source"
         sql, params = sql + f" WHERE {col} = :source", {"source": source}
-    return frame(db, sql, params)
+    out = frame(db, sql, params)
+    if table == LABEL_KINDS[Task.CITATION].table:
+        value = LABEL_KINDS[Task.CITATION].value_column
+        out[value] = out[value].astype("Int64")
+        out.insert(out.columns.get_loc(value) + 1, "cannot_judge", out[value].isna().astype("int64"))
+    return out
 
 
 def qrels_text(db: Store, source: str, task: str = "passage") -> str:

@@ -392,14 +392,14 @@ def save_citation_label(
     run: str,
     sentence: int,
     passage_id: str,
-    support: int,
+    support: int | None,
     *,
     note: str | None = None,
     mode: str = "blind",
     via: str = "key",
 ) -> None:
-    """Write one citation-support label (:data:`assess.tasks.CITATION_SUPPORT`) in its own transaction, after
-    checking that the sentence does cite the passage."""
+    """Write one citation-support label (:data:`assess.tasks.CITATION_SUPPORT`; None: cannot judge) in its own
+    transaction, after checking that the sentence does cite the passage."""
     from store import labels
 
     with write(db):

@@ -230,7 +230,8 @@ def add_commands(sub) -> None:
         "neither are its responses that cite nothing (they score 0 once every citation of the run is "
         "labelled, as in ALCE): they are reported as counts (unlabelled, uncited_left_out, "
         "unlabelled_citations) with the labelled share of the run's citations (coverage), never counted as "
-        "zeros. "
+        "zeros. Citations labelled 'cannot judge' count as labelled and are left out of every score, never "
+        "read as 0 or unsupported (cannot_judge: how many). "
         "Unknown source or run: exit 2.",
     )
     add_db_argument(p)
@@ -1215,6 +1216,7 @@ def _citations(args: argparse.Namespace) -> int:
         "uncited_left_out",
         "unlabelled_citations",
         "coverage",
+        "cannot_judge",
         "sentences",
         "citations",
     ]
@@ -1224,7 +1226,7 @@ def _citations(args: argparse.Namespace) -> int:
     )
     if args.per_response:
         print()
-        columns = ["labelled", "unlabelled_citations", "sentences", "citations"]
+        columns = ["labelled", "unlabelled_citations", "cannot_judge", "sentences", "citations"]
         _table(
             ["run", "turn", *columns, *rag.CITATION_SCORES],
             [

@@ -29,6 +29,15 @@ Citations of a whole response (the iKAT topics name no sentence): every sentence
 against each of them; for recall they count as citations of every sentence, and for precision each
 is one citation, precise when it is precise for at least one sentence.
 
+**Cannot judge** (a label of None: the assessor could not tell, e.g. the passage has no text) is left out,
+never read as 0 or as unsupported: such a citation counts as labelled (its response is scored), is
+out of precision's numerator and denominator, and a sentence is out of recall and the supported share
+exactly when its support depends on it: none of its other citations supports it (in that reading) and
+one of its citations cannot be judged. A citation of the whole response is out of precision when it is
+precise for no sentence and cannot be judged for one. A response whose every citation is left out has no
+precision (None, not ALCE's 0 for a response citing nothing); one whose every sentence is left out has no
+recall. ``cannot_judge`` counts the citations of the scored responses labelled so.
+
 A citation cited twice by one sentence counts once. Unlabelled citations are never counted as
 anything: a response with one is not scored (its scores are None) and is counted in
 ``unlabelled``; ``require_all=True`` refuses it instead. A label of a pair that is not a citation
@@ -52,6 +61,9 @@ from enum import IntEnum
 
 from assess.errors import AssessError
 
+CANNOT_JUDGE = None
+"""The label of a pair the assessor cannot judge (stored as a NULL support, :data:`assess.tasks.CITATION_SUPPORT`)."""
+
 
 class Support(IntEnum):
     """How a cited passage bears on a response sentence."""
@@ -72,12 +84,13 @@ class CitationScores:
     recall_lax: float | None
     precision_lax: float | None
     supported_lax: float | None
-    sentences: int  # sentences scored
-    citations: int  # citations scored (precision's denominator)
+    sentences: int  # sentences of the scored responses
+    citations: int  # citations of the scored responses (precision's denominator unless some cannot be judged)
     responses: int = 1  # responses scored
     unlabelled: int = 0  # responses (in a run: of all given) left unscored for want of labels
     uncited: int = 0  # responses citing nothing (scored 0 when the run is fully labelled)
     uncited_left_out: int = 0  # of those, left out because other responses of the run wait for labels
+    cannot_judge: int = 0  # citations of the scored responses labelled 'cannot judge' (left out of the measures)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,11 +101,16 @@ class _Counts:
     precise_lax: int
     sentences: int
     citations: int
+    judged: int  # sentences whose (strict) support is known: recall's denominator
+    judged_lax: int
+    assessed: int  # citations whose (strict) precision is known: precision's denominator
+    assessed_lax: int
+    cannot_judge: int  # citations labelled 'cannot judge'
 
 
 def response_citation_scores(
     sentences: Sequence[Iterable[str]],
-    labels: Mapping[tuple[int, str], int],
+    labels: Mapping[tuple[int, str], int | None],
     *,
     response_citations: Iterable[str] = (),
     require_all: bool = False,
@@ -100,26 +118,37 @@ def response_citation_scores(
     """Citation recall, precision and supported share of one response (definitions in the module docstring).
 
     ``sentences``: per sentence (in order) the passage ids it cites; ``labels``: (sentence index,
-    passage id) → :class:`Support` value; ``response_citations``: passages cited by the whole response.
+    passage id) → :class:`Support` value or :data:`CANNOT_JUDGE`; ``response_citations``: passages cited by
+    the whole response.
     """
     counts = _counts(sentences, labels, response_citations, require_all)
     if counts is None:
         return CitationScores(None, None, None, None, None, None, 0, 0, responses=0, unlabelled=1)
     return CitationScores(
-        recall=_ratio(counts.supported, counts.sentences),
-        precision=counts.precise / counts.citations if counts.citations else 0.0 if counts.sentences else None,
-        supported=_ratio(counts.supported, counts.sentences),
-        recall_lax=_ratio(counts.supported_lax, counts.sentences),
-        precision_lax=counts.precise_lax / counts.citations if counts.citations else 0.0 if counts.sentences else None,
-        supported_lax=_ratio(counts.supported_lax, counts.sentences),
+        recall=_ratio(counts.supported, counts.judged),
+        precision=_precision(counts, lax=False),
+        supported=_ratio(counts.supported, counts.judged),
+        recall_lax=_ratio(counts.supported_lax, counts.judged_lax),
+        precision_lax=_precision(counts, lax=True),
+        supported_lax=_ratio(counts.supported_lax, counts.judged_lax),
         sentences=counts.sentences,
         citations=counts.citations,
+        cannot_judge=counts.cannot_judge,
     )
+
+
+def _precision(counts: _Counts, *, lax: bool) -> float | None:
+    """Precise / assessed citations; 0 for a response with sentences citing nothing (ALCE); None without
+    sentences, or when every citation was left out as 'cannot judge'."""
+    precise, assessed = (counts.precise_lax, counts.assessed_lax) if lax else (counts.precise, counts.assessed)
+    if assessed:
+        return precise / assessed
+    return 0.0 if counts.sentences and not counts.citations else None
 
 
 def run_citation_scores(
     responses: Mapping[str, tuple[Sequence[Iterable[str]], Iterable[str]]],
-    labels: Mapping[str, Mapping[tuple[int, str], int]],
+    labels: Mapping[str, Mapping[tuple[int, str], int | None]],
     *,
     require_all: bool = False,
 ) -> CitationScores:
@@ -147,26 +176,30 @@ def run_citation_scores(
     if not unlabelled:  # fully labelled: the uncited responses' zeros are ALCE's numbers
         per.extend(uncited)
     scored = [c for c in per if c.sentences]
-    total_sentences = sum(c.sentences for c in per)
+
+    def known(values: list[float | None]) -> list[float]:
+        return [v for v in values if v is not None]
+
     return CitationScores(
-        recall=_mean([c.supported / c.sentences for c in scored]),
-        precision=_mean([c.precise / c.citations if c.citations else 0.0 for c in scored]),
-        supported=_ratio(sum(c.supported for c in per), total_sentences),
-        recall_lax=_mean([c.supported_lax / c.sentences for c in scored]),
-        precision_lax=_mean([c.precise_lax / c.citations if c.citations else 0.0 for c in scored]),
-        supported_lax=_ratio(sum(c.supported_lax for c in per), total_sentences),
-        sentences=total_sentences,
+        recall=_mean(known([_ratio(c.supported, c.judged) for c in scored])),
+        precision=_mean(known([_precision(c, lax=False) for c in scored])),
+        supported=_ratio(sum(c.supported for c in per), sum(c.judged for c in per)),
+        recall_lax=_mean(known([_ratio(c.supported_lax, c.judged_lax) for c in scored])),
+        precision_lax=_mean(known([_precision(c, lax=True) for c in scored])),
+        supported_lax=_ratio(sum(c.supported_lax for c in per), sum(c.judged_lax for c in per)),
+        sentences=sum(c.sentences for c in per),
         citations=sum(c.citations for c in per),
         responses=len(scored),
         unlabelled=unlabelled,
         uncited=len(uncited),
         uncited_left_out=len(uncited) if unlabelled else 0,
+        cannot_judge=sum(c.cannot_judge for c in per),
     )
 
 
 def _counts(
     sentences: Sequence[Iterable[str]],
-    labels: Mapping[tuple[int, str], int],
+    labels: Mapping[tuple[int, str], int | None],
     response_citations: Iterable[str],
     require_all: bool,
     key: str | None = None,
@@ -191,17 +224,24 @@ def _counts(
             )
         return None
     for pair, value in labels.items():
-        if isinstance(value, bool) or value not in Support._value2member_map_:
-            raise AssessError(f"citation label{where} for {pair!r}: expected one of -1..2, found {value!r}")
-    supported = supported_lax = precise = precise_lax = citations = 0
+        if value is not CANNOT_JUDGE and (isinstance(value, bool) or value not in Support._value2member_map_):
+            raise AssessError(
+                f"citation label{where} for {pair!r}: expected one of -1..2 or None (cannot judge), found {value!r}"
+            )
+    supported = supported_lax = judged = judged_lax = 0
+    precise = precise_lax = citations = unknown = 0
     precise_own: set[str] = set()
     precise_own_lax: set[str] = set()
+    unknown_own: set[str] = set()
     for i, passages in enumerate(cited):
         values = {p: labels[(i, p)] for p in passages}
         full = any(v == Support.FULL for v in values.values())
-        partial = any(v == Support.PARTIAL for v in values.values())
+        lax = full or any(v == Support.PARTIAL for v in values.values())
+        undecided = any(v is CANNOT_JUDGE for v in values.values())  # could have supported the sentence
         supported += full
-        supported_lax += full or partial
+        supported_lax += lax
+        judged += full or not undecided
+        judged_lax += lax or not undecided
         for p, v in values.items():
             strict_ok = v == Support.FULL
             lax_ok = strict_ok or v == Support.PARTIAL  # ALCE condition A under the lax oracle
@@ -210,17 +250,28 @@ def _counts(
                     precise_own.add(p)
                 if lax_ok:
                     precise_own_lax.add(p)
+                if v is CANNOT_JUDGE:
+                    unknown_own.add(p)
                 continue
             citations += 1
+            if v is CANNOT_JUDGE:
+                unknown += 1
+                continue
             precise += strict_ok
             precise_lax += lax_ok
+    whole = len(own) if cited else 0
     return _Counts(
         supported=supported,
         precise=precise + len(precise_own),
         supported_lax=supported_lax,
         precise_lax=precise_lax + len(precise_own_lax),
         sentences=len(cited),
-        citations=citations + (len(own) if cited else 0),
+        citations=citations + whole,
+        judged=judged,
+        judged_lax=judged_lax,
+        assessed=citations - unknown + (whole and len(set(own) - (unknown_own - precise_own))),
+        assessed_lax=citations - unknown + (whole and len(set(own) - (unknown_own - precise_own_lax))),
+        cannot_judge=unknown + (whole and len(unknown_own)),
     )
 
 

@@ -89,7 +89,8 @@ class CitationScreen:
     passage_id: str
     passage_text: str | None  # None: only the passage's id is known
     cites: tuple[str, ...]  # every passage the sentence (or the whole response) cites, in citing order
-    own: int | None  # the assessor's label, or None
+    own: int | None  # the assessor's label: a support value, or None (no label, or 'cannot judge')
+    labelled: bool = False  # the assessor has a label (own None with labelled: 'cannot judge')
 
 
 def citation_screen(db, assessor: str, turn_id: str, item: str) -> CitationScreen:
@@ -120,11 +121,12 @@ def citation_screen(db, assessor: str, turn_id: str, item: str) -> CitationScree
         passage_text=conversations.passage_text(db, passage_id),
         cites=tuple(cites),
         own=None if own is None else own["value"],
+        labelled=own is not None,
     )
 
 
-def save_citation(db, assessor: str, turn_id: str, item: str, value: int) -> None:
-    """One key press: the assessor's citation-support label of the item, in one transaction."""
+def save_citation(db, assessor: str, turn_id: str, item: str, value: int | None) -> None:
+    """One key press: the assessor's citation-support label of the item (None: cannot judge), in one transaction."""
     run, sentence, passage_id = citation_parts(item)
     cited.save_citation_label(
         db, assessor, turn_id, run, sentence, passage_id, value, mode=JudgingMode.BLIND, via="key"
@@ -341,7 +343,7 @@ CITATION_SCORES = ("recall", "precision", "supported", "recall_lax", "precision_
 def citation_scores(db, source: str) -> list[dict]:
     """Citation recall, precision and supported share (strict and lax) per run of the source's citation
     labels: ``[{run, responses, unlabelled, uncited, uncited_left_out, unlabelled_citations, coverage,
-    sentences, citations, <score>: value}]`` over the runs it labelled (the fields: :func:`citation_report`)."""
+    cannot_judge, sentences, citations, <score>: value}]`` over the runs it labelled (the fields: :func:`citation_report`)."""
     return [row for row, _, _ in _citation_runs(db, source, None)]
 
 
@@ -354,10 +356,12 @@ def citation_report(db, source: str, runs: list[str] | None = None) -> dict:
     ``uncited`` responses citing nothing, of which ``uncited_left_out`` were left out because the run is
     partly labelled (they score 0 once every citation of the run is labelled,
     :mod:`assess.measures.citations`); ``unlabelled_citations`` the citations (items of /citations) the
-    source has not labelled and ``coverage`` the labelled share of the run's citations (None: no citations).
+    source has not labelled and ``coverage`` the labelled share of the run's citations (None: no citations),
+    a 'cannot judge' label counting as labelled; ``cannot_judge`` the citations of the scored responses
+    labelled 'cannot judge', left out of every score (never read as 0 or unsupported).
 
-    Returns ``{"runs": [row], "per_response": [{run, turn, labelled, unlabelled_citations, sentences,
-    citations, <score>: value}]}``; a response's scores are None while one of its citations is unlabelled."""
+    Returns ``{"runs": [row], "per_response": [{run, turn, labelled, unlabelled_citations, cannot_judge,
+    sentences, citations, <score>: value}]}``; a response's scores are None while one of its citations is unlabelled."""
     have = labels.sources(db, Task.CITATION)
     if source not in have:
         raise UnknownItem(
@@ -379,6 +383,7 @@ def citation_report(db, source: str, runs: list[str] | None = None) -> dict:
                     "turn": turn,
                     "labelled": len(given),
                     "unlabelled_citations": missing.get(turn, 0),
+                    "cannot_judge": one.cannot_judge,
                     "sentences": len(sentences),
                     "citations": _citation_count(sentences, own),
                     **{m: getattr(one, m) for m in CITATION_SCORES},
@@ -401,7 +406,7 @@ def _citation_runs(db, source: str, runs: list[str] | None):
     and per turn the number of its citations (items of /citations) without a label of the source."""
     given = labels.values(db, Task.CITATION, source)
     done = set(given)
-    by_run: dict[str, dict[str, dict[tuple[int, str], int]]] = {}
+    by_run: dict[str, dict[str, dict[tuple[int, str], int | None]]] = {}
     for (turn, run, sentence, passage), value in given.items():
         by_run.setdefault(run, {}).setdefault(turn, {})[(int(sentence), passage)] = value
     for run in sorted(by_run) if runs is None else runs:
@@ -428,6 +433,7 @@ def _citation_runs(db, source: str, runs: list[str] | None):
             "uncited_left_out": scores.uncited_left_out,
             "unlabelled_citations": unlabelled_citations,
             "coverage": (items - unlabelled_citations) / items if items else None,
+            "cannot_judge": scores.cannot_judge,
             "sentences": scores.sentences,
             "citations": scores.citations,
             **{m: getattr(scores, m) for m in CITATION_SCORES},
@@ -436,8 +442,8 @@ def _citation_runs(db, source: str, runs: list[str] | None):
 
 
 def _units(
-    response: dict, given: dict[tuple[int, str], int]
-) -> tuple[tuple[list[list[str]], list[str]], dict[tuple[int, str], int]]:
+    response: dict, given: dict[tuple[int, str], int | None]
+) -> tuple[tuple[list[list[str]], list[str]], dict[tuple[int, str], int | None]]:
     """A stored response as the measure's input: (per sentence the passages it cites, the whole response's
     citations) and the labels by (sentence index, passage), a whole-response label standing for every
     sentence. A response without stored sentences is one sentence."""
@@ -446,9 +452,9 @@ def _units(
     out = {}
     for index, s in enumerate(parts):
         for p in dict.fromkeys([*s["citations"], *own]):
-            value = given.get((s["sentence"], p))
-            if value is None and p in own:
-                value = given.get((WHOLE, p))
-            if value is not None:
-                out[(index, p)] = value
+            key = (s["sentence"], p)
+            if key not in given and p in own:
+                key = (WHOLE, p)
+            if key in given:  # a value, or None: 'cannot judge' (a label too)
+                out[(index, p)] = given[key]
     return ([list(s["citations"]) for s in parts], own), out

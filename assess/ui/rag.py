@@ -17,7 +17,7 @@ from assess.ui.widgets import code, esc, flash, line, set_flash, show_passage
 
 CITATION_KEYS = ((2, "2"), (1, "1"), (0, "0"), (-1, "I"))
 """Citation support by key: 2 fully, 1 partially, 0 not supported, I the citation is irrelevant. X is "cannot
-judge", as on /judge: the citation stays unlabelled (see pages/citations.py)."""
+judge", as on /judge: stored as a label without a support value (see pages/citations.py)."""
 
 SUPPORT_KEYS = ((2, "2 · Support"), (1, "1 · Partial support"), (0, "0 · No support"))
 """Graded NtR by key (the shortcut is the value's digit)."""
@@ -91,7 +91,8 @@ def citation_rubric() -> None:
         "\n".join(
             f"- **{key} · {CITATION_SUPPORT.names[v]}**: {CITATION_SUPPORT.definitions[v]}" for v, key in CITATION_KEYS
         )
-        + "\n- **X · cannot judge**: you cannot tell (e.g. the passage has no text); the citation stays unlabelled"
+        + "\n- **X · cannot judge**: you cannot tell (e.g. the passage has no text); stored as your label and left "
+        "out of the citation scores"
     )
 
 
@@ -119,8 +120,8 @@ def citation_view(screen: rag.CitationScreen) -> None:
     with right:
         st.markdown(f"**Cited passage** {code(screen.passage_id)}")
         show_passage(screen.passage_text)
-    if screen.own is not None:
-        st.success(f"Your label: {CITATION_SUPPORT.label(screen.own)}")
+    if screen.labelled:
+        st.success(f"Your label: {CITATION_SUPPORT.label(screen.own)}")  # None: 'cannot judge'
 
 
 # ------------------------------------------------------------------------------------------- /nuggets
@@ -212,12 +213,16 @@ def scores_tab(database) -> None:
         st.info("No citation-support labels yet: label them on the Citation support page.")
         return
     citation_source = st.selectbox("Citation labels of", sources["citation"], key="rag_citation")
+    version = rag.scores_version(database, citation_source)
+    scores = _citation_scores(database, database.target, citation_source, version)
+    excluded = sum(r["cannot_judge"] for r in scores)
     st.caption(
         "Recall: supported sentences / sentences, precision: precise citations / citations, means over a run's "
         "responses; supported: share of sentences with a supporting citation. Strict: fully supported; lax: "
         "partially counts. Responses with an unlabelled citation are left out (column unlabelled), and so, while "
         "a run is partly labelled, are its responses that cite nothing (uncited_left_out; ALCE scores them 0, "
-        "counted once every citation of the run is labelled); coverage: the labelled share of the run's citations."
+        "counted once every citation of the run is labelled); coverage: the labelled share of the run's citations. "
+        f"{excluded} citations labelled 'cannot judge' (column cannot_judge) count as labelled and are left out "
+        "of every score, never read as 0 or unsupported."
     )
-    version = rag.scores_version(database, citation_source)
-    _table(_citation_scores(database, database.target, citation_source, version), "citation_scores", key="rag_cite")
+    _table(scores, "citation_scores", key="rag_cite")

@@ -336,6 +336,7 @@ _V6_ANNOTATIONS = "".join(
 )
 
 from store.schema.accounts import MIGRATION as _V8_ACCOUNTS  # noqa: E402  (accounts, roles, failed sign-ins)
+from store.schema.citation_cannot_judge import MIGRATION as _V14_TABLE  # noqa: E402  (citation 'cannot judge')
 from store.schema.crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd studies, batches, workers)
 from store.schema.crowd_bindings import MIGRATION as _V12_CROWD_BINDINGS  # noqa: E402  (worker ids bound to a browser)
 from store.schema.history_guard import MIGRATION as _V7_HISTORY_GUARD  # noqa: E402  (no INSERT OR REPLACE)
@@ -365,8 +366,17 @@ _V9_RAG_AUDIT = _V9_TABLES + "".join(
     "".join(_history_triggers(table, *spec).values()) for table, spec in V9_HISTORY_TABLES.items()
 )
 
-HISTORY_TABLES = {**_V1_HISTORY_TABLES, **V9_HISTORY_TABLES}
-"""Every label table's history: (history kind, item expression, value expression)."""
+# Schema 14: a citation label may be 'cannot judge' (support NULL), written to the history as the passage
+# history writes it; the rebuilt table gets its triggers again with that value expression.
+V14_CITATION_HISTORY = (
+    "citation",
+    V9_HISTORY_TABLES["citation_labels"][1],
+    "COALESCE(CAST(X.support AS TEXT), 'cannot-judge')",
+)
+_V14_CITATION_CANNOT_JUDGE = _V14_TABLE + "".join(_history_triggers("citation_labels", *V14_CITATION_HISTORY).values())
+
+HISTORY_TABLES = {**_V1_HISTORY_TABLES, **V9_HISTORY_TABLES, "citation_labels": V14_CITATION_HISTORY}
+"""Every label table's history as its triggers now write it: (history kind, item expression, value expression)."""
 
 MIGRATIONS: list[str] = [
     _V1,
@@ -382,4 +392,5 @@ MIGRATIONS: list[str] = [
     _V11_SESSIONS,
     _V12_CROWD_BINDINGS,
     _V13_ROLES,
+    _V14_CITATION_CANNOT_JUDGE,
 ]

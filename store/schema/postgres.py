@@ -28,7 +28,8 @@ Differences from SQLite, all deliberate:
 
 from __future__ import annotations
 
-from store.schema import _V1_HISTORY_TABLES, HISTORY_TABLES, V9_HISTORY_TABLES
+from store.schema import _V1_HISTORY_TABLES, HISTORY_TABLES, V9_HISTORY_TABLES, V14_CITATION_HISTORY
+from store.schema.citation_cannot_judge import POSTGRES_TABLE as _V14_TABLE
 from store.schema.roles import postgres as roles_script
 
 # ------------------------------------------------------------------------------------ history triggers
@@ -751,8 +752,23 @@ _V13 = roles_script(
     | {table: options.get("insert_when", "") for table, (_, options) in ANNOTATION_TABLES.items()}
 )
 
+# Migration 14 (store/schema/citation_cannot_judge.py): 'cannot judge' citation labels (support NULL). The
+# column loses NOT NULL in place; the three history triggers and functions are made again with the value
+# expression that writes NULL as 'cannot-judge', then migration 13's guarded insert trigger and pinned
+# search paths are applied to them as to every other table.
+_V14 = (
+    _V14_TABLE
+    + "".join(
+        f"DROP TRIGGER citation_labels_history_{event} ON citation_labels;\n"
+        f"DROP FUNCTION citation_labels_history_{event}();\n"
+        for event in ("insert", "update", "delete")
+    )
+    + _history_triggers("citation_labels", *V14_CITATION_HISTORY)
+    + roles_script({"citation_labels": ""})
+)
+
 # The PostgreSQL halves of the migrations after the baseline: (version, script), in order.
-LATER: list[tuple[int, str]] = [(9, _V9), (10, _V10), (11, _V11), (12, _V12), (13, _V13)]
+LATER: list[tuple[int, str]] = [(9, _V9), (10, _V10), (11, _V11), (12, _V12), (13, _V13), (14, _V14)]
 
 
 def migrations_from(current: int) -> list[tuple[int, str]]:

@@ -320,6 +320,7 @@ def test_scores_page_rag_numbers_by_hand(app_db):
             "uncited_left_out": 0,
             "unlabelled_citations": 0,
             "coverage": 1.0,
+            "cannot_judge": 0,
             "sentences": 3,
             "citations": 3,
             "recall": 1 / 3,
@@ -333,6 +334,57 @@ def test_scores_page_rag_numbers_by_hand(app_db):
     # topics: one sentence, its whole-response citation fully supports it
     assert got["topics"]["recall"] == got["topics"]["precision"] == got["topics"]["supported"] == 1.0
     assert [b.label for b in at.get("download_button")].count("Download CSV") >= 2
+
+
+def test_scores_page_leaves_out_cannot_judge_citations_as_score_citations_does(app_db):
+    """Issue 22 item 11: rag-a's s1 cites 001 (not supported) and 002 (partially), s2 cites no-text-doc, which
+    lab cannot judge, s3 cites nothing. s2 is left out: strict recall 0 / 2, lax 1 / 2 (reading 'cannot judge'
+    as unsupported would give 1 / 3); precision over 001 and 002: strict 0 / 2, lax 1 / 2. The page's row and
+    caption say so with the same numbers as ``score citations --json``."""
+    import json
+
+    from store import open_db
+    from store import responses as cited
+    from store.imports import ensure_source
+    from tests.helpers import run_cli
+
+    with open_db(app_db) as db:
+        ensure_source(db, "lab", "import")
+        for sentence, passage, value in (
+            (1, "demo-doc-001:0", 0),
+            (1, "demo-doc-002:3", 1),
+            (2, "no-text-doc:7", None),
+        ):
+            cited.save_citation_label(db, "lab", "101_1", "rag-a", sentence, passage, value, mode="import")
+    at = open_app("pages/scores.py")
+    at.selectbox(key="rag_citation").select("lab").run()
+    assert not at.exception
+    cites = next(d.value for d in at.dataframe if "precision_lax" in d.value.columns)
+    row = next(r for r in cites.to_dict("records") if r["run"] == "rag-a")
+    assert row == pytest.approx(
+        {
+            "run": "rag-a",
+            "responses": 1,
+            "unlabelled": 0,
+            "uncited": 0,
+            "uncited_left_out": 0,
+            "unlabelled_citations": 0,
+            "coverage": 1.0,
+            "cannot_judge": 1,
+            "sentences": 3,
+            "citations": 3,
+            "recall": 0.0,
+            "precision": 0.0,
+            "supported": 0.0,
+            "recall_lax": 1 / 2,
+            "precision_lax": 1 / 2,
+            "supported_lax": 1 / 2,
+        }
+    )
+    caption = " ".join(c.value for c in at.caption)
+    assert "1 citations labelled 'cannot judge' (column cannot_judge) count as labelled and are left out" in caption
+    cli = run_cli("score", "citations", "--db", app_db, "--source", "lab", "--json", check=True)
+    assert json.loads(cli.stdout)["runs"]["rag-a"] == {k: v for k, v in row.items() if k != "run"}
 
 
 def test_scores_page_reads_the_nugget_sets_own_importance_as_score_nuggets_does(app_db):
@@ -459,7 +511,7 @@ def test_labelling_every_citation_item_makes_a_response_scorable(sentence_cites,
         "sentences": [{"sentence": n, "citations": c} for n, c in enumerate(sentence_cites, 1)],
     }
     items = [(0, p) for p in own] + [(n, p) for n, c in enumerate(sentence_cites, 1) for p in c]
-    given_labels = {item: data.draw(st.sampled_from([-1, 0, 1, 2])) for item in items}
+    given_labels = {item: data.draw(st.sampled_from([-1, 0, 1, 2, None])) for item in items}  # None: cannot judge
     (sentences, whole), labels_by_index = _units(response, given_labels)
     scores = response_citation_scores(sentences, labels_by_index, response_citations=whole, require_all=True)
     assert scores.unlabelled == 0 and scores.sentences == max(1, len(sentence_cites))

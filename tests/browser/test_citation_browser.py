@@ -1,5 +1,6 @@
 """/citations in headless Chromium (Debian chromium + Playwright): an assessor labels citation support with
-the keys 2, 1, X (cannot judge), I (irrelevant), undoes with U, reloads and resumes; the labels are checked in the SQLite file itself.
+the keys 2, 1, X (cannot judge, stored as the assessor's label), I (irrelevant), undoes with U, reloads, resumes
+and sees its 'cannot judge' again; the labels are checked in the SQLite file itself.
 
 Never downloads a browser: the module skips when /usr/bin/chromium or playwright is absent.
 """
@@ -91,11 +92,18 @@ def test_keys_label_citations_undo_and_resume(server, new_page):
     press(page, "1")
     wait_item(page, 3, total)
     expect(page.get_by_text(re.compile("^Passage text not available")).first).to_be_visible()
-    press(page, "X")  # cannot judge, as on /judge: nothing stored, the next unlabelled citation
+    press(page, "X")  # cannot judge, as on /judge: stored as cb1's label without support, the next citation
     wait_item(page, 4, total)
-    assert len(query(db_path, "SELECT 1 FROM citation_labels WHERE source = 'cb1'")) == 2
+    assert query(db_path, "SELECT source, support, via FROM citation_labels WHERE sentence = 2") == [
+        (
+            "cb1",
+            None,
+            "key",
+        )
+    ]
     press_left(page)
     wait_item(page, 3, total)
+    expect(page.get_by_text("Your label: cannot judge").first).to_be_visible()
     press(page, "I")  # the citation is irrelevant
     wait_item(page, 4, total)
     expect(page.get_by_text("The response as a whole").first).to_be_visible()
@@ -108,12 +116,17 @@ def test_keys_label_citations_undo_and_resume(server, new_page):
         (*items[2], -1, "key"),
     ]
     history = query(db_path, "SELECT new_value FROM label_history WHERE source = 'cb1' ORDER BY id")
-    assert history == [("2",), ("1",), ("-1",)]  # one write per key press, in order
-    press(page, "U")
+    assert history == [("2",), ("1",), ("cannot-judge",), ("-1",)]  # one write per key press, in order
+    press(page, "U")  # back to 'cannot judge', not to no label
     wait_item(page, 3, total)
-    assert len(query(db_path, "SELECT 1 FROM citation_labels WHERE source = 'cb1'")) == 2
-    page.reload()  # a new session resumes at the first unlabelled citation
-    wait_item(page, 3, total, LOAD_TIMEOUT_MS)
+    assert query(db_path, "SELECT support, via FROM citation_labels WHERE source = 'cb1' AND sentence = 2") == [
+        (None, "undo")
+    ]
+    page.reload()  # a new session resumes at the first unlabelled citation: 'cannot judge' is a label
+    wait_item(page, 4, total, LOAD_TIMEOUT_MS)
+    press_left(page)
+    wait_item(page, 3, total)
+    expect(page.get_by_text("Your label: cannot judge").first).to_be_visible()
     press(page, "0")
     wait_item(page, 4, total)
     assert query(db_path, "SELECT support FROM citation_labels WHERE source = 'cb1' AND sentence = 2") == [(0,)]

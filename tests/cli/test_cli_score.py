@@ -757,6 +757,7 @@ def test_citation_scores_hand_worked(cited_store):
         "uncited_left_out": 0,
         "unlabelled_citations": 0,
         "coverage": 1.0,
+        "cannot_judge": 0,
         "sentences": 4,
         "citations": 4,
         "recall": pytest.approx(1 / 6),
@@ -835,6 +836,48 @@ def test_citation_scores_equal_the_scores_page_service(cited_store):
     assert [r["run"] for r in page] == list(out["runs"])
     for row in page:
         assert out["runs"][row["run"]] == {k: v for k, v in row.items() if k != "run"}
+
+
+def test_a_cannot_judge_citation_is_left_out_and_counted(cited_store):
+    """Issue 22 item 11: cat cannot judge R2's p5 (its one unlabelled citation). The response is then labelled
+    and scored on p4 alone (fully supported: recall and precision 1, not 1/2 as reading p5 as unsupported
+    would give), and every output says one citation was left out, the text table as the JSON."""
+    from store import open_db
+    from store import responses as cited
+
+    db = open_db(cited_store)
+    cited.save_citation_label(db, "cat", "7_1", "R2", 1, "p5", None, mode="blind", via="key")
+    db.close()
+    out, stderr = score_citations(cited_store, "--per-response")
+    r2 = out["runs"]["R2"]
+    assert r2 == {
+        "responses": 1,
+        "unlabelled": 0,
+        "uncited": 0,
+        "uncited_left_out": 0,
+        "unlabelled_citations": 0,
+        "coverage": 1.0,
+        "cannot_judge": 1,
+        "sentences": 1,
+        "citations": 2,
+        "recall": 1.0,
+        "precision": 1.0,
+        "supported": 1.0,
+        "recall_lax": 1.0,
+        "precision_lax": 1.0,
+        "supported_lax": 1.0,
+    }
+    assert out["runs"]["R1"]["cannot_judge"] == 0 and stderr == "" and "warnings" not in out
+    per = {(r["run"], r["turn"]): r for r in out["per_response"]}
+    assert (per["R2", "7_1"]["labelled"], per["R2", "7_1"]["cannot_judge"], per["R2", "7_1"]["precision"]) == (
+        2,
+        1,
+        1.0,
+    )
+    text = run_cli("score", "citations", "--db", str(cited_store), "--source", "cat", "--run", "R2")
+    assert text.returncode == 0, text.stderr
+    header, row = (line.split() for line in text.stdout.splitlines()[1:3])
+    assert dict(zip(header, row, strict=True))["cannot_judge"] == "1"
 
 
 def test_citation_scores_refuse_bad_input(cited_store, tmp_path):

@@ -171,3 +171,52 @@ def test_scores_lie_in_0_1_and_lax_is_never_below_strict(sentences, data):
         perfect = response_citation_scores(sentences, dict.fromkeys(pairs, FULL))
         assert perfect.precision == 1.0
         assert perfect.recall == sum(1 for ps in sentences if ps) / len(sentences)
+
+
+# Response C: s0 cites a (full) and x (cannot judge); s1 cites c (not supported) and y (cannot judge); s2 cites
+# d (partial) and z (cannot judge); s3 cites e (not supported).
+CANNOT = None
+C_SENTENCES = [["a", "x"], ["c", "y"], ["d", "z"], ["e"]]
+C_LABELS = {(0, "a"): FULL, (0, "x"): CANNOT, (1, "c"): NOT, (1, "y"): CANNOT, (2, "d"): PARTIAL, (2, "z"): CANNOT}
+C_LABELS[(3, "e")] = NOT
+
+
+def test_cannot_judge_labels_are_left_out_by_hand():
+    scores = response_citation_scores(C_SENTENCES, C_LABELS)
+    # strict: s0 is supported by a whatever x is; s1 and s2 could be supported by y or z: left out; s3 is not
+    # supported -> 1 / 2 (reading 'cannot judge' as not supported would give 1 / 4)
+    assert scores.recall == pytest.approx(1 / 2)
+    assert scores.supported == pytest.approx(1 / 2)
+    # lax: s2 is supported by d (partial); s1 is still left out -> s0, s2 of s0, s2, s3
+    assert scores.recall_lax == pytest.approx(2 / 3)
+    assert scores.supported_lax == pytest.approx(2 / 3)
+    # precision over the four judged citations a, c, d, e (x, y, z out of numerator and denominator):
+    # strict a -> 1 / 4, lax a and d -> 2 / 4 (as 0, they would give 1 / 7 and 2 / 7)
+    assert scores.precision == pytest.approx(1 / 4)
+    assert scores.precision_lax == pytest.approx(2 / 4)
+    assert (scores.sentences, scores.citations, scores.cannot_judge, scores.responses) == (4, 7, 3, 1)
+
+
+def test_a_response_whose_citations_all_cannot_be_judged_has_no_scores_and_a_run_skips_it():
+    only = response_citation_scores([["x"]], {(0, "x"): CANNOT})
+    assert (only.recall, only.precision, only.recall_lax, only.precision_lax) == (None, None, None, None)
+    assert (only.responses, only.unlabelled, only.cannot_judge) == (1, 0, 1)  # labelled: scored, not waiting
+    scores = run_citation_scores({"c": (C_SENTENCES, ()), "d": ([["x"]], ())}, {"c": C_LABELS, "d": {(0, "x"): CANNOT}})
+    assert scores.recall == pytest.approx(1 / 2) and scores.precision == pytest.approx(1 / 4)  # C's alone
+    assert scores.supported == pytest.approx(1 / 2)  # pooled over the judged sentences s0 and s3 of C
+    assert (scores.responses, scores.unlabelled, scores.cannot_judge, scores.sentences) == (2, 0, 4, 5)
+
+
+def test_a_whole_response_citation_that_cannot_be_judged_is_left_out_of_precision():
+    # s0 cites a (full); the whole response cites w, which cannot be judged against either sentence
+    scores = response_citation_scores(
+        [["a"], []], {(0, "a"): FULL, (0, "w"): CANNOT, (1, "w"): CANNOT}, response_citations=["w"]
+    )
+    assert scores.recall == 1.0  # s1's only citation is w: left out; s0 is supported
+    assert scores.precision == 1.0  # a of a (w left out)
+    assert (scores.citations, scores.cannot_judge) == (2, 1)
+    # precise for one sentence, it counts although it cannot be judged for the other
+    mixed = response_citation_scores(
+        [["a"], []], {(0, "a"): FULL, (0, "w"): FULL, (1, "w"): CANNOT}, response_citations=["w"]
+    )
+    assert (mixed.recall, mixed.precision) == (1.0, 1.0)
