@@ -9,23 +9,21 @@ import sqlite3
 import pytest
 
 from assess.services import rag
-from assess.services.loading import load_demo
 from assess.tasks import Task
 from store import labels, open_db
 from store import responses as cited
 from store.db import _statements, rows, run, schema_version, write
 from store.imports import ensure_source
 from store.schema import MIGRATIONS
-from tests.test_rag_pages import cited_responses
+from tests.app.test_rag_pages import cited_responses
 
 HISTORY = "SELECT label_table, source, item, old_value, new_value, mode, via FROM label_history ORDER BY id"
 LABELS = "SELECT * FROM citation_labels ORDER BY source, turn_id, run, sentence, passage_id"
 
 
 @pytest.fixture
-def db(store_target):
-    database = open_db(store_target)
-    load_demo(database)
+def db(demo_target):
+    database = open_db(demo_target)
     cited.add_responses(database, "answers.jsonl", cited_responses())
     yield database
     database.close()
