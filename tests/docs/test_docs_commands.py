@@ -307,13 +307,8 @@ def check_synopsis(text: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def demo_store(tmp_path_factory) -> Path:
-    from assess.cli import main
-
-    path = tmp_path_factory.mktemp("demo") / "assess.db"
-    with contextlib.redirect_stdout(io.StringIO()):
-        assert main(["init", "--db", str(path), "--demo"]) == 0
-    return path
+def demo_store(tmp_path_factory, demo_copy) -> Path:
+    return demo_copy(tmp_path_factory.mktemp("demo") / "assess.db")
 
 
 class Clones:
