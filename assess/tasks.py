@@ -7,8 +7,9 @@ the exports and the crowd rules read this registry instead of keeping maps of th
 label kind is one entry here, one migration and one page (``docs/architecture.md`` walks through
 an example).
 
-Shipped migrations never read this module (a migration must not change once released); a test
-checks that the registry and the schema agree.
+The history triggers of the migrations spell items with the registry's :class:`ItemKey` (the one codec
+the store and the services read items with); ``tests/test_migrations.py`` pins every released script, so a
+change here that would alter a shipped migration fails there, and checks that the registry and the schema agree.
 
 Pure logic: no store, no Streamlit, no LLM client.
 """
@@ -240,6 +241,93 @@ supported, -1 irrelevant citation (below 0 so that "supported" is always ``value
 schema 14): the assessor cannot judge it (e.g. the passage has no text), left out of every citation measure."""
 
 
+# ------------------------------------------------------------------------------------------- item keys
+
+
+@dataclass(frozen=True)
+class ItemKey:
+    """How a kind spells one item as text: the values of its item columns, turn first, joined by single spaces.
+
+    This spelling is the label history's ``item`` (written by the history triggers, whose SQL :meth:`sql`
+    builds), and, without the turn, a pre-judgment's ``item_id`` and a queue's item id (:meth:`encode_id`).
+    One column, ``spaced``, may hold spaces (a run name may hold any character); every other column is an
+    id without spaces (the id rule of :mod:`assess.formats.reading`) or an integer (``integers``), so the
+    text splits back unambiguously: from the left up to the spaced column, from the right after it.
+    """
+
+    columns: tuple[str, ...]
+    integers: tuple[str, ...] = ()
+    spaced: str | None = None  # the column that may hold spaces; None: the last one
+
+    def __post_init__(self) -> None:
+        if not self.columns or not set(self.integers) <= set(self.columns):
+            raise ValueError(f"an item key needs columns, integers among them: {self.columns}, {self.integers}")
+        if self.spaced is not None and (self.spaced not in self.columns or self.spaced in self.integers):
+            raise ValueError(f"the spaced column {self.spaced!r} is not a text column of {self.columns}")
+
+    @property
+    def _free(self) -> int:
+        """The index of the column that may hold spaces."""
+        return len(self.columns) - 1 if self.spaced is None else self.columns.index(self.spaced)
+
+    def encode(self, item: Sequence[object]) -> str:
+        """The text of ``item`` (one value per column, turn first); an item it could not read back is refused."""
+        return _encode(self.columns, self.integers, self._free, item)
+
+    def decode(self, text: str) -> tuple:
+        """The item ``text`` spells (integer columns as int), the inverse of :meth:`encode`."""
+        return _decode(self.columns, self.integers, self._free, text)
+
+    def encode_id(self, parts: Sequence[object]) -> str:
+        """The item without its turn (the values of the columns after the first): a pre-judgment's ``item_id``."""
+        return _encode(self.columns[1:], self.integers, self._free - 1, parts)
+
+    def decode_id(self, text: str) -> tuple:
+        """The values of the columns after the turn that an :meth:`encode_id` text names (the inverse)."""
+        return _decode(self.columns[1:], self.integers, self._free - 1, text)
+
+    def sql(self, row: str = "") -> str:
+        """The SQL expression of the item's text over a row's columns (``row``: ``NEW.``, ``X.``, an alias):
+        the spelling :meth:`encode` writes, as the history triggers of both engines write it."""
+        return " || ' ' || ".join(f"{row}{c}" for c in self.columns)
+
+
+def _encode(columns: tuple[str, ...], integers: tuple[str, ...], free: int, item: Sequence[object]) -> str:
+    if len(item) != len(columns):
+        raise AssessError(f"an item of {', '.join(columns)} has {len(columns)} parts, not {len(item)}: {item!r}")
+    parts = []
+    for n, (column, part) in enumerate(zip(columns, item)):
+        if column in integers:
+            try:
+                if isinstance(part, bool) or not isinstance(part, int | str):
+                    raise ValueError
+                parts.append(str(int(part)))
+            except ValueError:
+                raise AssessError(f"{column} is an integer, not {part!r}") from None
+            continue
+        text = str(part)
+        if not text or (n != free and " " in text):
+            raise AssessError(f"{column} is an id without spaces, not {text!r}")
+        parts.append(text)
+    return " ".join(parts)
+
+
+def _decode(columns: tuple[str, ...], integers: tuple[str, ...], free: int, text: str) -> tuple:
+    if not columns:  # a key of the turn alone: nothing after it
+        if text:
+            raise AssessError(f"{text!r} names more than a turn")
+        return ()
+    *head, rest = text.split(" ", free) if free > 0 else [text]
+    tail = rest.rsplit(" ", len(columns) - 1 - free) if len(columns) - 1 > free else [rest]
+    parts = [*head, *tail]
+    if len(parts) != len(columns) or not all(parts):
+        raise AssessError(f"{text!r} does not name an item of {', '.join(columns)}")
+    try:
+        return tuple(int(p) if c in integers else p for c, p in zip(columns, parts))
+    except ValueError:
+        raise AssessError(f"{text!r} does not name an item of {', '.join(columns)} (an integer expected)") from None
+
+
 # ------------------------------------------------------------------------------------------- label kinds
 
 
@@ -247,8 +335,9 @@ schema 14): the assessor cannot judge it (e.g. the passage has no text), left ou
 class LabelKind:
     """One task's labels: where they live, what names an item, what the value means, how they leave.
 
-    ``item_columns`` are the columns that, with ``source``, key a label (the turn first);
-    ``history_item`` is how the history triggers spell an item (the columns joined by spaces).
+    ``item_columns`` are the columns that, with ``source``, key a label (the turn first); ``key`` is how
+    an item is spelled as text (:class:`ItemKey`: ``integer_columns`` hold integers, ``spaced_column``
+    may hold spaces, by default the last).
     """
 
     task: Task
@@ -261,6 +350,12 @@ class LabelKind:
     export: str  # how the labels are written out
     description: str
     unique_columns: tuple[str, ...] | None = None  # the table's primary key, when it is not source + item
+    integer_columns: tuple[str, ...] = ()
+    spaced_column: str | None = None
+    key: ItemKey = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", ItemKey(self.item_columns, self.integer_columns, self.spaced_column))
 
     @property
     def key_columns(self) -> tuple[str, ...]:
@@ -275,7 +370,7 @@ class LabelKind:
         """The ``item`` string the history triggers write for a label keyed by ``parts``."""
         if len(parts) != len(self.item_columns):
             raise AssessError(f"a {self.task} label is keyed by {', '.join(self.item_columns)}, got {len(parts)} parts")
-        return " ".join(str(p) for p in parts)
+        return self.key.encode(parts)
 
     def check(self, value: object) -> int | None:
         """Validate a value for this task (see :meth:`Scale.check`)."""
@@ -317,6 +412,7 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             export="CONE-RAG NtR labels: {nugget_id: 0/1} per run and turn",
             description="does a run's response for a turn contain a gold nugget",
             unique_columns=("source", "nugget_id", "run"),
+            integer_columns=("nugget_id",),
         ),
         Task.RESPONSE: LabelKind(
             task=Task.RESPONSE,
@@ -328,6 +424,7 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             prompt=None,
             export="iKAT 2023 response judgments (JSON)",
             description="a criterion of a run's response for a turn, -1 (unable) or 0-4",
+            spaced_column="run",
         ),
         Task.NTR_SUPPORT: LabelKind(
             task=Task.NTR_SUPPORT,
@@ -340,6 +437,7 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             export="nuggetizer assignments: support / partial_support / not_support per nugget, run and turn",
             description="how far a run's response for a turn supports a gold nugget: 2 support, 1 partial, 0 none",
             unique_columns=("source", "nugget_id", "run"),
+            integer_columns=("nugget_id",),
         ),
         Task.IMPORTANCE: LabelKind(
             task=Task.IMPORTANCE,
@@ -352,6 +450,7 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             export="nuggetizer nuggets: importance vital / okay per nugget",
             description="a gold nugget's importance: 1 vital, 0 okay",
             unique_columns=("source", "nugget_id"),
+            integer_columns=("nugget_id",),
         ),
         Task.CITATION: LabelKind(
             task=Task.CITATION,
@@ -363,6 +462,8 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             prompt="citation",
             export="JSON: {run: {turn: {sentence: {passage: support}}}}",
             description="does a passage a response sentence cites support it: 2 fully, 1 partially, 0 not, -1 irrelevant",
+            integer_columns=("sentence",),
+            spaced_column="run",
         ),
     }
 )
@@ -423,6 +524,7 @@ class AnnotationKind:
     value: str  # what the value is
     history: bool  # are its changes in label_history?
     description: str
+    key: ItemKey | None = None  # how the history triggers spell an item (None: not in the history)
 
 
 ANNOTATION_KINDS: Mapping[str, AnnotationKind] = MappingProxyType(
@@ -434,6 +536,7 @@ ANNOTATION_KINDS: Mapping[str, AnnotationKind] = MappingProxyType(
             value="text, relevance (NUGGET_RELEVANCE) and span (passage_id, start_char, end_char)",
             history=True,
             description="a gold nugget, as an exact span of a passage or typed text",
+            key=ItemKey(("turn_id", "key")),
         ),
         "nugget-duplicate": AnnotationKind(
             name="nugget-duplicate",
@@ -442,6 +545,7 @@ ANNOTATION_KINDS: Mapping[str, AnnotationKind] = MappingProxyType(
             value="decision: " + ", ".join(d.value for d in DuplicateDecision),
             history=True,
             description="whether two gold nuggets of a turn say the same thing",
+            key=ItemKey(("turn_id", "nugget_a", "nugget_b"), integers=("nugget_a", "nugget_b")),
         ),
         "gold-response": AnnotationKind(
             name="gold-response",
@@ -450,6 +554,7 @@ ANNOTATION_KINDS: Mapping[str, AnnotationKind] = MappingProxyType(
             value="text and the nuggets it uses",
             history=True,
             description="an assessor's reference response for a turn",
+            key=ItemKey(("turn_id",)),
         ),
         "crowd-answer": AnnotationKind(
             name="crowd-answer",
@@ -466,27 +571,9 @@ ANNOTATION_KINDS: Mapping[str, AnnotationKind] = MappingProxyType(
 # ------------------------------------------------------------------------------------------- records
 
 
-class Label(NamedTuple):
-    """One stored label of any task: who gave it, on what item, which value, how."""
-
-    task: Task
-    source: str
-    item: tuple[str, ...]  # the values of the task's item columns, turn first
-    value: int | None
-    note: str | None = None
-    mode: str | None = None
-    via: str | None = None
-
-
-class Passage(NamedTuple):
-    """A passage; ``text`` is None when only its id is known (judged iKAT texts are not public)."""
-
-    id: str
-    text: str | None
-
-
 class TurnContext(NamedTuple):
-    """What a judging screen shows beside an item: the conversation so far and the user's PTKB."""
+    """A turn's context, built once by :func:`store.conversations.turn_contexts`: what a judging screen shows
+    beside an item (the conversation so far and the user's PTKB) and what the LLM prompts are given."""
 
     turn_id: str
     conversation_id: str
@@ -665,3 +752,52 @@ def reserved_source(name: str) -> bool:
     """True when ``name`` (compared case-insensitively) is one of the workbench's own source names."""
     folded = name.strip().casefold()
     return folded in RESERVED_SOURCES or folded.startswith(RESERVED_SOURCE_PREFIXES)
+
+
+class SourceKind(StrEnum):
+    """What gave a label source's labels. The value is the ``kind`` the sources table records, except for
+    :attr:`NLI`: an NLI judge's source is recorded as ``llm`` (:attr:`stored`) and told apart by its name."""
+
+    ASSESSOR = "assessor"  # a person judging in the app
+    ORGANIZERS = "organizers"  # the organizers themselves (e.g. the topics' PTKB provenance)
+    IMPORT = "import"  # labels read from a file: NIST's qrels, a crowd platform's export, ...
+    ADJUDICATION = "adjudication"  # an adjudicator's decisions between two sources
+    CROWD = "crowd"  # a crowd study's aggregate
+    LLM = "llm"  # a chat model's parsed answers
+    NLI = "nli"  # a local NLI model's entailment decisions
+
+    @property
+    def stored(self) -> str:
+        """The ``kind`` the sources table records for a source of this kind (its CHECK knows no ``nli``)."""
+        return SourceKind.LLM.value if self is SourceKind.NLI else self.value
+
+
+NLI_SOURCE_PREFIXES: tuple[str, ...] = ("nli:", "nli-ntn:")
+"""Prefixes of the names an NLI judge's labels get by default (``nuggets match --backend nli``)."""
+
+
+def source_kind(name: str, stored: str | None = None) -> SourceKind:
+    """The kind of the source ``name``: the one place a source's kind is decided.
+
+    ``stored``: the kind the sources table records for it, which wins (an ``llm`` source whose name starts
+    with an NLI prefix is :attr:`SourceKind.NLI`). Without it the name decides, and only a reserved spelling
+    says anything (anyone may name an import or sign in as ``nli:x``): ``llm:…`` an LLM, ``crowd:…`` the crowd,
+    ``adjudication…`` adjudication, ``organizers`` the organizers; any other name is an import.
+    """
+    if stored is not None:
+        try:
+            kind = SourceKind(stored)
+        except ValueError:
+            raise AssessError(f"{stored!r} is not a kind of label source") from None
+        if kind is SourceKind.LLM and name.startswith(NLI_SOURCE_PREFIXES):
+            return SourceKind.NLI
+        return kind
+    if name.startswith("llm:"):
+        return SourceKind.LLM
+    if name.startswith("crowd:"):
+        return SourceKind.CROWD
+    if name.startswith("adjudication"):
+        return SourceKind.ADJUDICATION
+    if name == "organizers":
+        return SourceKind.ORGANIZERS
+    return SourceKind.IMPORT

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from assess.errors import AssessError, UnknownItem
 from assess.tasks import TurnContext
-from store.db import Store, column, now, row, rows, run, run_many, value, write
+from store.db import Store, column, each, now, row, rows, run, run_many, value, write
 
 _TURN_ORDER = "ORDER BY c.rowid, t.position"
 
@@ -56,32 +56,50 @@ def pooled_turns(db: Store, conversation_ids: Sequence[str] | None = None) -> li
     )
 
 
+def turn_contexts(db: Store, conversation_id: str | None = None) -> dict[str, TurnContext]:
+    """Every turn's context (of one conversation, or of all): the conversation so far, the utterances, the
+    PTKB. One query per table, not per turn; what a judging screen shows and what the prompts are given."""
+    where, params = ("WHERE t.conversation_id = :conversation_id", {"conversation_id": conversation_id})
+    if conversation_id is None:
+        where, params = "", {}
+    ptkb: dict[str, list] = {}
+    for s in each(
+        db,
+        f"SELECT t.conversation_id AS conversation_id, t.statement_id AS id, t.text AS text FROM ptkb_statements t "
+        f"{where} ORDER BY t.conversation_id, int_prefix(t.statement_id), t.statement_id",
+        params,
+    ):
+        ptkb.setdefault(s["conversation_id"], []).append({"id": s["id"], "text": s["text"]})
+    out: dict[str, TurnContext] = {}
+    history: dict[str, list] = {}
+    for t in each(
+        db,
+        "SELECT t.id AS id, t.conversation_id AS conversation_id, t.utterance AS utterance, "
+        "t.resolved_utterance AS resolved, t.response AS response, c.title AS title "
+        f"FROM turns t JOIN conversations c ON c.id = t.conversation_id {where} ORDER BY t.conversation_id, t.position",
+        params,
+    ):
+        past = history.setdefault(t["conversation_id"], [])
+        out[t["id"]] = TurnContext(
+            turn_id=t["id"],
+            conversation_id=t["conversation_id"],
+            title=t["title"],
+            utterance=t["utterance"],
+            resolved=t["resolved"],
+            history=tuple(past),
+            ptkb=tuple(ptkb.get(t["conversation_id"], ())),
+        )
+        past.append({"turn_id": t["id"], "utterance": t["utterance"], "response": t["response"]})
+    return out
+
+
 def turn_context(db: Store, turn_id: str) -> TurnContext:
-    """What a judging screen shows for a turn: the conversation so far, the resolved utterance, the PTKB."""
-    turn = row(
-        db,
-        "SELECT t.conversation_id AS conversation_id, t.position AS position, t.utterance AS utterance, "
-        "t.resolved_utterance AS resolved, c.title AS title "
-        "FROM turns t JOIN conversations c ON c.id = t.conversation_id WHERE t.id = :turn_id",
-        {"turn_id": turn_id},
-    )
-    if turn is None:
+    """What a judging screen shows for a turn (:func:`turn_contexts` of its conversation); an unknown turn is
+    :class:`UnknownItem`."""
+    conversation_id = value(db, "SELECT conversation_id FROM turns WHERE id = :turn_id", {"turn_id": turn_id})
+    if conversation_id is None:
         raise UnknownItem(f"unknown turn {turn_id!r}")
-    history = rows(
-        db,
-        "SELECT id AS turn_id, utterance, response FROM turns WHERE conversation_id = :conversation_id "
-        "AND position < :position ORDER BY position",
-        {"conversation_id": turn["conversation_id"], "position": turn["position"]},
-    )
-    return TurnContext(
-        turn_id=turn_id,
-        conversation_id=turn["conversation_id"],
-        title=turn["title"],
-        utterance=turn["utterance"],
-        resolved=turn["resolved"],
-        history=tuple(history),
-        ptkb=tuple(ptkb_statements(db, turn["conversation_id"])),
-    )
+    return turn_contexts(db, conversation_id)[turn_id]
 
 
 def ptkb_statements(db: Store, conversation_id: str) -> list[dict]:

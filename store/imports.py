@@ -30,26 +30,11 @@ from assess.formats import (
 )
 from assess.formats.nuggets import entry_line, raw_entries, turn_line, twice
 from assess.formats.reading import json_path_line, short
-from assess.tasks import LABEL_KINDS, Task
+from assess.tasks import LABEL_KINDS, Task, source_kind
 from store.db import Store, column, each, is_database_error, now, row, rows, run, run_many, value, write
 from store.screens import bump_topics_version
 
 _PASSAGE, _PTKB, _NTR = (LABEL_KINDS[t] for t in (Task.PASSAGE, Task.PTKB, Task.NTR))
-
-SOURCE_KINDS = ("assessor", "import", "llm", "adjudication", "organizers", "crowd")
-
-
-def source_kind(name: str) -> str:
-    """Guess a source's kind from its name: 'llm:…', 'crowd:…', 'adjudication…', 'organizers', else import."""
-    if name.startswith("llm:"):
-        return "llm"
-    if name.startswith("crowd:"):
-        return "crowd"
-    if name.startswith("adjudication"):
-        return "adjudication"
-    if name == "organizers":
-        return "organizers"
-    return "import"
 
 
 def ensure_source(
@@ -61,10 +46,11 @@ def ensure_source(
     prompt_version: str | None = None,
     description: str | None = None,
 ) -> str:
-    """Create the label source ``name`` if it does not exist; return its name."""
+    """Create the label source ``name`` if it does not exist; return its name. ``kind``: the sources table's
+    kind (default: the one its name says, :func:`assess.tasks.source_kind`)."""
     if not name or any(c.isspace() for c in name):
         raise FormatError("--source", None, "a source name without spaces", repr(name))
-    kind = kind or source_kind(name)
+    kind = kind or source_kind(name).stored
     if kind == "llm" and model is None:
         model = name.split(":", 1)[1] if ":" in name else None
     existing = row(db, "SELECT kind FROM sources WHERE name = :name", {"name": name})

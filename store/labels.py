@@ -286,11 +286,10 @@ def history_text(task: str | Task, value: int | None) -> str | None:
 def get_by_history_item(db: Store, task: str | Task, source: str, history_item: str) -> dict | None:
     """:func:`get` for an item spelled as the history spells it (item columns joined by spaces)."""
     kind = label_kind(task)
-    joined = " || ' ' || ".join(kind.item_columns)
     return row(
         db,
         f"SELECT {kind.value_column} AS value, note, mode, via FROM {kind.table} "
-        f"WHERE source = :source AND {joined} = :item",
+        f"WHERE source = :source AND {kind.key.sql()} = :item",
         {"source": source, "item": history_item},
     )
 
@@ -303,11 +302,10 @@ def _history_key(db: Store, kind: LabelKind, source: str, history_item: str, new
     that spell alike), the one the change left behind wins: its value is the change's new value and it was
     written at the change's time. None when no label row spells it any more.
     """
-    joined = " || ' ' || ".join(kind.item_columns)
     found = rows(
         db,
         f"SELECT {', '.join(kind.item_columns)}, {kind.value_column} AS label_value, updated_at FROM {kind.table} "
-        f"WHERE source = :source AND {joined} = :item",
+        f"WHERE source = :source AND {kind.key.sql()} = :item",
         {"source": source, "item": history_item},
     )
     if not found:

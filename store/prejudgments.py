@@ -16,7 +16,17 @@ from typing import Any
 from assess.errors import AssessError
 from assess.llm.pooling import adaptive_keep
 from assess.llm.probes import PROBE_MARK, is_probe
-from assess.tasks import LABEL_KINDS, LABELLED_STATUSES, JudgingMode, ParseStatus, Task, consensus, label_kind
+from assess.tasks import (
+    LABEL_KINDS,
+    LABELLED_STATUSES,
+    JudgingMode,
+    ParseStatus,
+    SourceKind,
+    Task,
+    consensus,
+    label_kind,
+    source_kind,
+)
 from store import jobs, labels
 from store.db import Store, column, each, now, returning, row, rows, run, run_many, value, write
 from store.imports import ensure_source
@@ -58,7 +68,7 @@ def check_llm_source(db: Store, source: str, model: str) -> None:
     if not source or any(c.isspace() for c in source):
         raise AssessError(f"an LLM label source name has no spaces (e.g. llm:{model}), not {source!r}")
     found = row(db, "SELECT kind, model FROM sources WHERE name = :source", {"source": source})
-    if found and found["kind"] != "llm":
+    if found and found["kind"] != SourceKind.LLM:
         raise AssessError(f"{source!r} is a source of kind {found['kind']}, not an LLM source")
     held = found and found["model"] and found["model"] != model
     if held and row(db, "SELECT 1 AS one FROM prejudgments WHERE source = :source LIMIT 1", {"source": source}):
@@ -102,34 +112,6 @@ def llm_sources(db: Store) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------- items
-
-
-def turn_contexts(db: Store) -> dict[str, dict]:
-    """Every turn's conversation so far, utterances and PTKB (one query per table, not per turn)."""
-    ptkb: dict[str, list] = {}
-    for s in each(
-        db,
-        "SELECT conversation_id, statement_id, text FROM ptkb_statements "
-        "ORDER BY conversation_id, int_prefix(statement_id), statement_id",
-    ):
-        ptkb.setdefault(s["conversation_id"], []).append({"id": s["statement_id"], "text": s["text"]})
-    out, history = {}, {}
-    for t in each(
-        db,
-        "SELECT id, conversation_id, utterance, resolved_utterance, response FROM turns "
-        "ORDER BY conversation_id, position",
-    ):
-        past = history.setdefault(t["conversation_id"], [])
-        out[t["id"]] = {
-            "turn_id": t["id"],
-            "conversation_id": t["conversation_id"],
-            "utterance": t["utterance"],
-            "resolved_utterance": t["resolved_utterance"],
-            "history": list(past),
-            "ptkb": ptkb.get(t["conversation_id"], []),
-        }
-        past.append({"turn_id": t["id"], "utterance": t["utterance"], "response": t["response"]})
-    return out
 
 
 # a real answer, not one of a probe (the version does not contain the mark)
@@ -345,21 +327,9 @@ def _plain_value(item):
 
 
 def label_item(task: str, turn_id: str, item_id: str) -> tuple:
-    """The label item a prejudgment's ``item_id`` names: the item's columns after the turn, joined by spaces as
-    the history spells them ('<nugget id> <run>', '<run> <sentence> <passage id>', '<nugget id>', ...)."""
-    task = Task(task)
-    if task in (Task.NTR, Task.NTR_SUPPORT):
-        nugget_id, run_name = item_id.split(" ", 1)
-        return (turn_id, int(nugget_id), run_name)
-    if task is Task.IMPORTANCE:
-        return (turn_id, int(item_id))
-    if task is Task.CITATION:
-        run_name, sentence, passage_id = item_id.rsplit(" ", 2)
-        return (turn_id, run_name, int(sentence), passage_id)
-    if task is Task.RESPONSE:
-        run_name, criterion = item_id.rsplit(" ", 1)
-        return (turn_id, run_name, criterion)
-    return (turn_id, item_id)
+    """The label item a prejudgment's ``item_id`` names: the task's item key without the turn
+    (:meth:`assess.tasks.ItemKey.decode_id`: '<nugget id> <run>', '<run> <sentence> <passage id>', ...)."""
+    return (turn_id, *label_kind(task).key.decode_id(item_id))
 
 
 _SAMPLE_VALUES = (
@@ -457,10 +427,11 @@ def raw_outputs(db: Store, source: str, task: str) -> dict[tuple, str]:
         return {(r["turn_id"], r["item_id"]): r["raw_output"] for r in answers}
     texts = {r["id"]: r["text"] for r in each(db, "SELECT id, text FROM nuggets")}
     out = {}
+    key = LABEL_KINDS[Task.NTR].key
     for r in answers:
-        nugget_id, run_name = r["item_id"].split(" ", 1)
-        if int(nugget_id) in texts:  # an answer about a nugget since deleted has no item to sit beside
-            out[(r["turn_id"], texts[int(nugget_id)], run_name)] = r["raw_output"]
+        nugget_id, run_name = key.decode_id(r["item_id"])
+        if nugget_id in texts:  # an answer about a nugget since deleted has no item to sit beside
+            out[(r["turn_id"], texts[nugget_id], run_name)] = r["raw_output"]
     return out
 
 
@@ -552,7 +523,7 @@ def disagreements(db: Store, task: str, a: str, b: str, *, limit: int = 500) -> 
     from store.compare import label_pairs
 
     pairs = label_pairs(db, task, a, b)
-    raw = {s: raw_outputs(db, s, task) for s in (a, b) if s.startswith("llm:")}
+    raw = {s: raw_outputs(db, s, task) for s in (a, b) if source_kind(s) is SourceKind.LLM}
     out = []
     for item, la, lb in zip(pairs.items, pairs.a, pairs.b):
         if la == lb:
@@ -610,7 +581,7 @@ def anchoring(db: Store, task: str = "passage", *, assessor: str | None = None) 
         end = last[(source, item)]
         if start in ("-", None, labels.CANNOT_JUDGE) or end in (None, labels.CANNOT_JUDGE) or start == end:
             continue
-        turn, item_id = item.split(" ", 1)
+        turn, item_id = kind.key.decode(item)
         for src, grade in llm.get((turn, item_id), {}).items():
             r = report.setdefault(
                 (source, src),

@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Sequence
 from datetime import datetime
 
-from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, Task
+from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, SourceKind, Task, source_kind
 from store import labels
 from store.db import Store, column, each, row, rows, value, write
 from store.imports import ensure_source
@@ -205,7 +205,11 @@ def item_labels(db: Store, turn_id: str, passage_id: str, sources: Sequence[str]
     out = []
     for source in sources:
         if source in found:
-            said = rationale(db, source, Task.PASSAGE, turn_id, passage_id) if source.startswith("llm:") else None
+            said = (
+                rationale(db, source, Task.PASSAGE, turn_id, passage_id)
+                if source_kind(source) is SourceKind.LLM
+                else None
+            )
             out.append({**found[source], "rationale": said})
     return out
 
@@ -246,7 +250,8 @@ def adjudicate(
             via="click",
         )
         old = None if before is None else _action_value(before["value"])
-        record_action(db, by, "adjudication", f"{turn_id} {passage_id}", old, _action_value(grade), via=source)
+        item = LABEL_KINDS[Task.PASSAGE].key.encode((turn_id, passage_id))
+        record_action(db, by, "adjudication", item, old, _action_value(grade), via=source)
 
 
 def undo_adjudication(db: Store, by: str, source: str = ADJUDICATION) -> tuple[str, str] | None:
@@ -265,7 +270,7 @@ def undo_adjudication(db: Store, by: str, source: str = ADJUDICATION) -> tuple[s
             if pending_undos:
                 pending_undos -= 1
                 continue
-            turn_id, passage_id = action["item"].split(" ", 1)
+            turn_id, passage_id = LABEL_KINDS[Task.PASSAGE].key.decode(action["item"])
             current = labels.get(db, Task.PASSAGE, source, (turn_id, passage_id))
             if current is None or _action_value(current["value"]) != action["new"]:
                 continue  # changed since by someone else (or gone): not this person's to undo

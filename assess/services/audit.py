@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from assess.errors import AssessError
+from assess.tasks import SourceKind
 
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
 
@@ -100,15 +101,16 @@ def agreement_from_store(db, task: str, a: str, b: str, *, weights: str | None, 
 # (assess/measures/agreement, systems, bias, ppi, sampling) and returns plain JSON-serialisable values
 # for the /audit page and `python -m assess audit ...`.
 
-# The sources table's kinds as the agreement matrix groups them. Adjudicated labels are reconciled from
-# the assessors' own, so they are not an independent person: kept out of the human ceiling.
+# The sources table's kinds (assess.tasks.SourceKind, as recorded: an NLI judge's is 'llm') as the agreement
+# matrix groups them. Adjudicated labels are reconciled from the assessors' own, so they are not an independent
+# person: kept out of the human ceiling.
 MATRIX_KIND = {
-    "assessor": "human",
-    "organizers": "human",
-    "adjudication": "import",
-    "import": "import",
-    "llm": "llm",
-    "crowd": "crowd",
+    SourceKind.ASSESSOR: "human",
+    SourceKind.ORGANIZERS: "human",
+    SourceKind.ADJUDICATION: "import",
+    SourceKind.IMPORT: "import",
+    SourceKind.LLM: "llm",
+    SourceKind.CROWD: "crowd",
 }
 BREAKDOWNS = ("topic", "depth", "personal")
 GROUP_BOOTSTRAP_LIMIT = 20_000
@@ -185,15 +187,29 @@ def source_kinds(db, names) -> dict[str, str]:
 # taken as human qrels (NIST's); adjudicated labels usually cover only the items that were disputed, so a
 # full human set comes before them.
 KIND_NAMES = {
-    "assessor": "human assessor",
-    "organizers": "organizers (human)",
-    "import": "imported human qrels",
-    "adjudication": "adjudication",
-    "crowd": "crowd",
-    "llm": "LLM",
+    SourceKind.ASSESSOR: "human assessor",
+    SourceKind.ORGANIZERS: "organizers (human)",
+    SourceKind.IMPORT: "imported human qrels",
+    SourceKind.ADJUDICATION: "adjudication",
+    SourceKind.CROWD: "crowd",
+    SourceKind.LLM: "LLM",
 }
-REFERENCE_ORDER = ("assessor", "organizers", "import", "adjudication", "crowd", "llm")
-JUDGE_ORDER = ("llm", "crowd", "import", "adjudication", "organizers", "assessor")
+REFERENCE_ORDER = (
+    SourceKind.ASSESSOR,
+    SourceKind.ORGANIZERS,
+    SourceKind.IMPORT,
+    SourceKind.ADJUDICATION,
+    SourceKind.CROWD,
+    SourceKind.LLM,
+)
+JUDGE_ORDER = (
+    SourceKind.LLM,
+    SourceKind.CROWD,
+    SourceKind.IMPORT,
+    SourceKind.ADJUDICATION,
+    SourceKind.ORGANIZERS,
+    SourceKind.ASSESSOR,
+)
 
 
 def stored_kinds(db, names) -> dict[str, str]:

@@ -30,10 +30,20 @@ from typing import Any
 from assess.errors import AssessError
 from assess.llm.clients import DEFAULT_CONCURRENCY, ChatJudge, JudgeError, NliJudge, Reply, complete_all
 from assess.llm.prompts import NO_PTKB, VARIANTS, Prompt, format_history, format_ptkb, prompt_for
-from assess.tasks import LABELLED_STATUSES, JobStatus, ParseStatus
+from assess.tasks import (
+    LABEL_KINDS,
+    LABELLED_STATUSES,
+    JobStatus,
+    ParseStatus,
+    SourceKind,
+    Task,
+    TurnContext,
+    source_kind,
+)
 from store import jobs as store_jobs
-from store import prejudgments as store
+from store import prejudgments
 from store import responses as cited
+from store.conversations import turn_contexts
 from store.nuggets import gold
 
 TASKS = ("passage", "ptkb", "ntr", "ntr-support", "importance", "citation", "nuggets", "response-nuggets", "aepd")
@@ -137,17 +147,13 @@ def _temperature(value: float | None) -> float:
     return 0 if value == 0 else value
 
 
-def _query(ctx: dict) -> str:
-    return ctx["resolved_utterance"] or ctx["utterance"] or ""
-
-
-def turn_prompt_fields(ctx: dict) -> dict[str, str]:
+def turn_prompt_fields(ctx: TurnContext) -> dict[str, str]:
     """The fields a turn gives the passage and PTKB prompts: conversation so far, utterance, resolved, PTKB."""
     return {
-        "history": format_history(ctx["history"]),
-        "utterance": ctx["utterance"] or "",
-        "resolved": _query(ctx),
-        "ptkb": format_ptkb(ctx["ptkb"]),
+        "history": format_history(ctx.history),
+        "utterance": ctx.utterance or "",
+        "resolved": ctx.query,
+        "ptkb": format_ptkb(ctx.ptkb),
     }
 
 
@@ -155,34 +161,34 @@ def _raw_items(
     db, task: str, *, depth: int | None, nugget_source: str | None, qrels: str | None, relevant: int, dedup: bool
 ) -> tuple[list[tuple[str, str, dict, dict, dict]], int, str | None]:
     """(turn, item, template fields, parse context, label context) of every item, and how many were left out."""
-    contexts = store.turn_contexts(db)
+    contexts = turn_contexts(db)
     out, skipped, reason = [], 0, None
 
     def turn_fields(turn):
         return turn_prompt_fields(contexts[turn])
 
     if task == "passage":
-        for r in store.passage_items(db, depth=depth):
+        for r in prejudgments.passage_items(db, depth=depth):
             if not r["text"]:
                 skipped += 1
                 continue
             out.append((r["turn_id"], r["passage_id"], {**turn_fields(r["turn_id"]), "passage": r["text"]}, {}, {}))
         reason = "passages without text"
     elif task == "ptkb":
-        for r in store.ptkb_items(db):
+        for r in prejudgments.ptkb_items(db):
             out.append((r["turn_id"], r["statement_id"], {**turn_fields(r["turn_id"]), "statement": r["text"]}, {}, {}))
     elif task in ("ntr", "ntr-support"):
         source = resolve_nugget_source(db, nugget_source)
-        for r in store.ntr_items(db, source, dedup=dedup):
+        for r in prejudgments.ntr_items(db, source, dedup=dedup):
             fields = {"nugget": r["nugget"], "response": r["response"]}
-            out.append((r["turn_id"], f"{r['nugget_id']} {r['run']}", fields, {}, {}))
+            out.append((r["turn_id"], LABEL_KINDS[Task.NTR].key.encode_id((r["nugget_id"], r["run"])), fields, {}, {}))
     elif task == "importance":
         source = resolve_nugget_source(db, nugget_source)
         for turn in gold.nugget_turns(db, source):
             for n in gold.turn_nuggets(db, source, turn):
                 if dedup and not n["in_dedup"]:
                     continue
-                fields = {"query": _query(contexts[turn]), "nugget": n["text"]}
+                fields = {"query": contexts[turn].query, "nugget": n["text"]}
                 out.append((turn, str(n["id"]), fields, {}, {}))
     elif task == "citation":
         for r in cited.citation_items(db):
@@ -190,33 +196,38 @@ def _raw_items(
                 skipped += 1
                 continue
             turn = r["turn_id"]
-            fields = {"query": _query(contexts[turn]), "sentence": r["sentence_text"], "passage": r["passage_text"]}
-            out.append((turn, f"{r['run']} {r['sentence']} {r['passage_id']}", fields, {}, {}))
+            fields = {"query": contexts[turn].query, "sentence": r["sentence_text"], "passage": r["passage_text"]}
+            item_id = LABEL_KINDS[Task.CITATION].key.encode_id((r["run"], r["sentence"], r["passage_id"]))
+            out.append((turn, item_id, fields, {}, {}))
         reason = "cited passages without text"
     elif task == "nuggets":
-        rows = store.relevant_passage_items(db, qrels, relevant) if qrels else store.passage_items(db, depth=depth)
+        rows = (
+            prejudgments.relevant_passage_items(db, qrels, relevant)
+            if qrels
+            else prejudgments.passage_items(db, depth=depth)
+        )
         for r in rows:
             turn, text = r["turn_id"], r["text"]
             if not text:
                 skipped += 1
                 continue
-            fields = {"query": _query(contexts[turn]), "text": text}
+            fields = {"query": contexts[turn].query, "text": text}
             out.append((turn, r["passage_id"], fields, {"source": text}, {"grade": r.get("grade")}))
         reason = "passages without text"
     elif task == "response-nuggets":
-        for r in store.response_items(db):
+        for r in prejudgments.response_items(db):
             turn, text = r["turn_id"], r["text"]
-            out.append((turn, r["run"], {"query": _query(contexts[turn]), "text": text}, {"source": text}, {}))
+            out.append((turn, r["run"], {"query": contexts[turn].query, "text": text}, {"source": text}, {}))
     elif task == "aepd":
-        for r in store.response_items(db):
+        for r in prejudgments.response_items(db):
             turn, text = r["turn_id"], r["text"]
             ctx = contexts[turn]
             out.append(
                 (
                     turn,
                     r["run"],
-                    {"query": _query(ctx), "ptkb": format_ptkb(ctx["ptkb"]), "response": text},
-                    {"source": text, "statements": [s["id"] for s in ctx["ptkb"]]},
+                    {"query": ctx.query, "ptkb": format_ptkb(ctx.ptkb), "response": text},
+                    {"source": text, "statements": [s["id"] for s in ctx.ptkb]},
                     {},
                 )
             )
@@ -227,12 +238,12 @@ def _raw_items(
 
 def resolve_nugget_source(db, nugget_source: str | None) -> str:
     """The nugget set NtR matches against: the one given, or the store's only non-LLM nugget source."""
-    sources = store.nugget_sources(db)
+    sources = prejudgments.nugget_sources(db)
     if nugget_source:
         if nugget_source not in sources:
             raise AssessError(f"no nuggets of source {nugget_source!r}; nugget sources: {', '.join(sources) or 'none'}")
         return nugget_source
-    human = [s for s in sources if not s.startswith("llm:")]
+    human = [s for s in sources if source_kind(s) is not SourceKind.LLM]
     if len(human) != 1:
         raise AssessError(
             f"name the gold nuggets with --nuggets SOURCE (nugget sources: {', '.join(sources) or 'none'})"
@@ -279,7 +290,7 @@ def plan(
             f"--samples K asks for K answers to a labelling task ({', '.join(LABEL_TASKS)}), not to {task!r}"
         )
     temperature_ = _temperature(temperature)
-    store.check_llm_source(db, source, model)
+    prejudgments.check_llm_source(db, source, model)
     if backend == "nli":
         if task != "ntr":
             raise AssessError("the NLI backend judges the ntr task only (entailment of a nugget by a response)")
@@ -301,7 +312,9 @@ def plan(
         db, task, depth=depth, nugget_source=nugget_source, qrels=qrels, relevant=relevant, dedup=dedup
     )
     exists = _source_exists(db, source)
-    done = [store.judged(db, source, task, model, version, sample=k) if exists else set() for k in range(samples)]
+    done = [
+        prejudgments.judged(db, source, task, model, version, sample=k) if exists else set() for k in range(samples)
+    ]
     pending: list[list[Item]] = []  # per item, its missing answers
     for turn, item_id, fields, parse_ctx, label_ctx in raw:
         if prompt is None:  # NLI: a (premise, hypothesis) pair, no prompt and no delimiters
@@ -324,7 +337,7 @@ def plan(
         deferred, pending = len(pending) - limit, pending[:limit]
     asks = [it for missing in pending for it in missing]
     hits = {
-        k: store.cached(db, model, version, {it.input_hash for it in asks if it.sample == k}, sample=k)
+        k: prejudgments.cached(db, model, version, {it.input_hash for it in asks if it.sample == k}, sample=k)
         for k in sorted({it.sample for it in asks})
     }
     copies = [(it, hits[it.sample][it.input_hash]) for it in asks if it.input_hash in hits[it.sample]]
@@ -354,7 +367,7 @@ def _check_variant_source(db, source: str, task: str, prompt: Prompt) -> None:
     variants = {p.name: v for (t, v), p in VARIANTS.items() if t == task}
     if not variants or not _source_exists(db, source):
         return
-    latest = store.stored(db, source, task, limit=1)
+    latest = prejudgments.stored(db, source, task, limit=1)
     other = latest[0]["prompt_version"].split("@")[0] if latest else None
     if other in {*variants, prompt_for(task).name} and other != prompt.name:
         hint = f" (e.g. {source}:{variants[prompt.name]})" if prompt.name in variants else ""
@@ -378,7 +391,7 @@ def persona_versions() -> tuple[str, str]:
 
 
 def _source_exists(db, source: str) -> bool:
-    return source in store.llm_sources(db)
+    return source in prejudgments.llm_sources(db)
 
 
 def estimate(
@@ -457,7 +470,7 @@ def _duration(seconds: float) -> str:
 
 
 def measured_latency_s(db, model: str) -> float | None:
-    ms = store.median_latency_ms(db, model)
+    ms = prejudgments.median_latency_ms(db, model)
     return None if ms is None else ms / 1000
 
 
@@ -504,9 +517,11 @@ class _Tally:
         }
 
 
-def _outcome(plan_: Plan, item: Item, job_id: int, raw_output: str | None, status: str, **fields) -> store.Prejudgment:
+def _outcome(
+    plan_: Plan, item: Item, job_id: int, raw_output: str | None, status: str, **fields
+) -> prejudgments.Prejudgment:
     """One answer (or failed call) about ``item`` in a job of ``plan_``, as the store keeps it."""
-    return store.Prejudgment(
+    return prejudgments.Prejudgment(
         plan_.source,
         plan_.task,
         item.turn_id,
@@ -524,14 +539,14 @@ def _outcome(plan_: Plan, item: Item, job_id: int, raw_output: str | None, statu
 
 def reply_outcome(
     prompt: Prompt, item: Item, reply: Reply, *, source: str, task: str, model: str, version: str, job_id=None
-) -> store.Prejudgment:
+) -> prejudgments.Prejudgment:
     """One call's reply about ``item`` as the store keeps it: parsed by ``prompt`` when the call succeeded,
     an 'error' outcome with the reason when it failed."""
     if reply.ok:
         status, value, note = prompt.parse(reply.text, **item.parse_context)
     else:
         status, value, note = ParseStatus.ERROR, None, None
-    return store.Prejudgment(
+    return prejudgments.Prejudgment(
         source,
         task,
         item.turn_id,
@@ -563,7 +578,7 @@ def _store_result(db, plan_: Plan, item: Item, reply: Reply, job_id: int, tally:
     else:
         tally.consecutive_errors += 1
         tally.last_error = reply.error
-    store.save(db, outcome, label_context=item.label_context)
+    prejudgments.save(db, outcome, label_context=item.label_context)
     tally.counts[outcome.parse_status] += 1
     tally.asked += 1
     tally.tokens_in += reply.prompt_tokens or 0
@@ -583,7 +598,7 @@ def _copy_cached(db, plan_: Plan, item: Item, row: dict, job_id: int, tally: _Ta
         attempts=0,
         cached_from=row["id"],
     )
-    store.save(db, outcome, label_context=item.label_context)
+    prejudgments.save(db, outcome, label_context=item.label_context)
     tally.counts[row["parse_status"]] += 1
     tally.copied += 1
 
@@ -596,10 +611,10 @@ def check_not_running(db, source: str, task: str) -> None:
 
 def _begin(db, plan_: Plan, *, base_url: str | None, concurrency: int, stale_after_s: float) -> int:
     check_not_running(db, plan_.source, plan_.task)
-    store.ensure_llm_source(db, plan_.source, plan_.model, plan_.prompt_version)
+    prejudgments.ensure_llm_source(db, plan_.source, plan_.model, plan_.prompt_version)
     if plan_.prompt is not None:
         p = plan_.prompt
-        store.record_prompt(db, p.version, p.name, p.task, p.system, p.template)
+        prejudgments.record_prompt(db, p.version, p.name, p.task, p.system, p.template)
     return store_jobs.start_job(
         db,
         source=plan_.source,
@@ -714,7 +729,7 @@ def run_nli(db, plan_: Plan, nli: NliJudge, *, threshold: float = 0.5, progress:
                     outcome = _outcome(
                         plan_, it, job_id, raw, ParseStatus.OK, parsed=int(p >= threshold), latency_ms=each, attempts=1
                     )
-                    store.save(db, outcome)
+                    prejudgments.save(db, outcome)
                     tally.counts[ParseStatus.OK] += 1
                     tally.asked += 1
                 if progress is not None:
@@ -731,7 +746,7 @@ def run_nli(db, plan_: Plan, nli: NliJudge, *, threshold: float = 0.5, progress:
 def aepd_document(db, source: str) -> dict:
     """The source's parsed AEPD aspects as an AEPD input document (``score aepd`` / :func:`assess.measures.aepd.score_aepd_document`)."""
     turns = []
-    for row in reversed(store.stored(db, source, "aepd", limit=1_000_000)):
+    for row in reversed(prejudgments.stored(db, source, "aepd", limit=1_000_000)):
         if row["parse_status"] in LABELLED_STATUSES and row["parsed"]:
             aspects = json.loads(row["parsed"])["aspects"]
             turns.append(
@@ -834,7 +849,7 @@ def adaptive_sources(db) -> tuple[list[str], list[str]]:
     """The LLM sources that can drive adaptive pooling, and the other passage label sources (human qrels)."""
     from store import labels
 
-    llm = store.llm_sources(db)
+    llm = prejudgments.llm_sources(db)
     return llm, [s for s in labels.sources(db, "passage") if s not in llm]
 
 

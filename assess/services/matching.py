@@ -38,10 +38,9 @@ from assess.errors import AssessError
 from assess.llm.clients import DEFAULT_CONCURRENCY, ChatJudge, JudgeError, NliJudge, Reply, complete_all
 from assess.llm.prompts import prompt_for
 from assess.services import jobs
-from assess.tasks import LABELLED_STATUSES, JobStatus, JudgingMode, ParseStatus, Task
+from assess.tasks import LABEL_KINDS, LABELLED_STATUSES, JobStatus, JudgingMode, ParseStatus, Task
 from store import jobs as store_jobs
-from store import labels
-from store import prejudgments as store
+from store import labels, prejudgments
 from store.db import write
 from store.nuggets.responses import response_runs
 
@@ -49,6 +48,7 @@ METHODS = ("ntn", "ntr")
 BACKENDS = ("chat", "nli")
 DEFAULT_THRESHOLD = 0.5
 NTN_RULE = "any-extracted-entails-gold"  # part of the NtN cache key: change the rule, change the key
+_NTR_KEY = LABEL_KINDS[Task.NTR].key  # an NtN item is spelled as an NtR item: '<nugget id> <run>'
 
 Progress = Callable[[int, int, dict], None]
 
@@ -81,7 +81,9 @@ def check_request(db, gold: str, runs: Sequence[str], method: str, backend: str)
 def _answered_responses(db, runs: Sequence[str]) -> set[tuple[str, str]]:
     """(turn, run) of the given runs' responses that have text."""
     wanted = set(runs)
-    return {(r["turn_id"], r["run"]) for r in store.response_items(db) if r["run"] in wanted and r["text"].strip()}
+    return {
+        (r["turn_id"], r["run"]) for r in prejudgments.response_items(db) if r["run"] in wanted and r["text"].strip()
+    }
 
 
 def _restrict(plan_: jobs.Plan, keep: Callable[[jobs.Item], bool], limit: int | None, covered: int) -> jobs.Plan:
@@ -117,9 +119,9 @@ def ntr_plan(
     answered = _answered_responses(db, runs)
 
     def keep(it: jobs.Item) -> bool:
-        return (it.turn_id, it.item_id.split(" ", 1)[1]) in answered
+        return (it.turn_id, _NTR_KEY.decode_id(it.item_id)[1]) in answered
 
-    covered = sum(1 for r in store.ntr_items(db, gold) if (r["turn_id"], r["run"]) in answered)
+    covered = sum(1 for r in prejudgments.ntr_items(db, gold) if (r["turn_id"], r["run"]) in answered)
     return _restrict(whole, keep, limit, covered)
 
 
@@ -140,7 +142,7 @@ def response_nuggets(db, source: str, runs: Sequence[str]) -> dict[tuple[str, st
     version = prompt_for("response-nuggets").version
     wanted = set(runs)
     out: dict[tuple[str, str], list[str] | None] = {}
-    for r in reversed(store.stored(db, source, "response-nuggets", limit=10_000_000)):  # oldest first
+    for r in reversed(prejudgments.stored(db, source, "response-nuggets", limit=10_000_000)):  # oldest first
         if r["item_id"] not in wanted or r["prompt_version"] != version:
             continue
         key = (r["turn_id"], r["item_id"])
@@ -185,11 +187,11 @@ def ntn_plan(
 ) -> NtnPlan:
     """Every gold nugget of ``gold`` x every non-empty response of ``runs``; an item's input is the gold
     nugget and the response's extracted nuggets (``extracted``, from :func:`response_nuggets`)."""
-    store.check_llm_source(db, source, model)
+    prejudgments.check_llm_source(db, source, model)
     version, settings = _ntn_version(backend, threshold)
     answered = _answered_responses(db, runs)
     items, texts, without = [], {}, 0
-    for r in store.ntr_items(db, gold):
+    for r in prejudgments.ntr_items(db, gold):
         key = (r["turn_id"], r["run"])
         if key not in answered:
             continue
@@ -197,18 +199,18 @@ def ntn_plan(
         if found is None:
             without += 1
             continue
-        item_id = f"{r['nugget_id']} {r['run']}"
+        item_id = _NTR_KEY.encode_id((r["nugget_id"], r["run"]))
         document = {"gold": r["nugget"], "extracted": found}
         items.append(jobs.Item(r["turn_id"], item_id, [], jobs.input_hash(document, settings)))
         texts[(r["turn_id"], item_id)] = (r["nugget"], found)
     covered = len(items) + without
-    done = store.judged(db, source, "ntn", model, version) if source in store.llm_sources(db) else set()
+    done = prejudgments.judged(db, source, "ntn", model, version) if source in prejudgments.llm_sources(db) else set()
     pending = [it for it in items if (it.turn_id, it.item_id, it.input_hash) not in done]
     already = len(items) - len(pending)
     deferred = 0
     if limit is not None and len(pending) > limit:
         deferred, pending = len(pending) - limit, pending[:limit]
-    hits = store.cached(db, model, version, {it.input_hash for it in pending})
+    hits = prejudgments.cached(db, model, version, {it.input_hash for it in pending})
     plan_ = jobs.Plan(
         "ntn",
         source,
@@ -228,7 +230,7 @@ def ntn_plan(
 
 def _store_ntn(db, plan_: jobs.Plan, item: jobs.Item, job_id: int, raw: str | None, status: str, **fields) -> None:
     """One NtN answer and, when it gives one, the source's NtR label, in the caller's transaction."""
-    outcome = store.Prejudgment(
+    outcome = prejudgments.Prejudgment(
         plan_.source,
         "ntn",
         item.turn_id,
@@ -242,13 +244,12 @@ def _store_ntn(db, plan_: jobs.Plan, item: jobs.Item, job_id: int, raw: str | No
         **fields,
     )
     with write(db):
-        if store.save(db, outcome) and status in LABELLED_STATUSES:
-            nugget_id, run_name = item.item_id.split(" ", 1)
+        if prejudgments.save(db, outcome) and status in LABELLED_STATUSES:
             labels.save_changed(
                 db,
                 Task.NTR,
                 plan_.source,
-                (item.turn_id, int(nugget_id), run_name),
+                (item.turn_id, *_NTR_KEY.decode_id(item.item_id)),
                 int(fields["parsed"]),
                 mode=JudgingMode.LLM,
                 via="llm",
@@ -344,7 +345,7 @@ def run_ntn_nli(
     count = _Count(plan_)
     groups: dict[tuple[str, str], list[jobs.Item]] = {}
     for it in plan_.items:
-        groups.setdefault((it.turn_id, it.item_id.split(" ", 1)[1]), []).append(it)
+        groups.setdefault((it.turn_id, _NTR_KEY.decode_id(it.item_id)[1]), []).append(it)
 
     def score(chunk: list[list[jobs.Item]]) -> None:
         pairs = [(e, ntn.texts[(it.turn_id, it.item_id)][0]) for g in chunk for it in g for e in _ext(ntn, it)]

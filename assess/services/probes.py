@@ -23,7 +23,8 @@ from assess.llm.clients import DEFAULT_CONCURRENCY, ChatJudge, complete_all
 from assess.llm.prompts import prompt_for
 from assess.services.jobs import chat_item, chat_settings, reply_outcome, turn_prompt_fields
 from assess.tasks import LABELLED_STATUSES, ParseStatus
-from store import prejudgments as store
+from store import prejudgments
+from store.conversations import turn_contexts
 
 DEFAULT_SAMPLE = 50
 Progress = Callable[[int, int], None]
@@ -36,10 +37,10 @@ def _grade(status: str, parsed) -> int | None:
 def probe_model(db, source: str, model: str | None) -> str:
     """The model to probe with: the one given, else the one the source records; the source must be an LLM
     source with passage grades of that model."""
-    if source not in store.llm_sources(db):
-        known = ", ".join(store.llm_sources(db)) or "none"
+    if source not in prejudgments.llm_sources(db):
+        known = ", ".join(prejudgments.llm_sources(db)) or "none"
         raise AssessError(f"--source names an LLM label source (LLM sources: {known}), not {source!r}")
-    recorded = store.source_model(db, source)
+    recorded = prejudgments.source_model(db, source)
     if model and recorded and model != recorded:
         raise AssessError(
             f"source {source!r} holds grades of model {recorded!r}, not {model!r}: probe the judge that made "
@@ -48,7 +49,7 @@ def probe_model(db, source: str, model: str | None) -> str:
     model = model or recorded
     if not model:
         raise AssessError(f"source {source!r} records no model: pass --model MODEL")
-    store.check_llm_source(db, source, model)
+    prejudgments.check_llm_source(db, source, model)
     return model
 
 
@@ -78,17 +79,17 @@ def probe(
     if unknown or not kinds:
         raise AssessError(f"probe kinds are {', '.join(probes.PROBES)}, not {', '.join(unknown) or 'none'}")
     model = probe_model(db, source, judge.model)
-    graded = store.graded_passage_items(db, source)
+    graded = prejudgments.graded_passage_items(db, source)
     if not graded:
         raise AssessError(f"source {source!r} has no passage grades to probe: pre-judge passages first")
     chosen = [graded[i] for i in sorted(random.Random(seed).sample(range(len(graded)), min(sample, len(graded))))]
     prompt = prompt_for("passage")
     settings = chat_settings(prompt)
-    contexts = store.turn_contexts(db)
+    contexts = turn_contexts(db)
     all_kinds = (probes.CONTROL, *kinds)
     versions = {kind: probes.probe_version(prompt.version, kind) for kind in all_kinds}
     for kind, version in versions.items():
-        store.record_prompt(
+        prejudgments.record_prompt(
             db, version, f"{prompt.name}{probes.PROBE_MARK}{kind}", "passage", prompt.system, prompt.template
         )
 
@@ -100,7 +101,7 @@ def probe(
             fields = turn_prompt_fields(contexts[c["turn_id"]])
             fields["passage"] = probes.altered(kind, c["text"], fields["resolved"])  # stuffing: the resolved query
             items.append((n, chat_item(prompt, settings, c["turn_id"], c["passage_id"], fields)))
-        hits = store.cached(db, model, versions[kind], {it.input_hash for _, it in items})
+        hits = prejudgments.cached(db, model, versions[kind], {it.input_hash for _, it in items})
         for n, it in items:
             hit = hits.get(it.input_hash)
             if hit is None:
@@ -116,7 +117,7 @@ def probe(
             outcome = reply_outcome(
                 prompt, it, reply, source=source, task="passage", model=model, version=versions[kind]
             )
-            store.save(db, outcome)
+            prejudgments.save(db, outcome)
             status, parsed = outcome.parse_status, outcome.parsed
             failed += status == ParseStatus.ERROR
             unparseable += status == ParseStatus.UNPARSEABLE

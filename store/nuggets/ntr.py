@@ -9,23 +9,25 @@ from __future__ import annotations
 from assess.errors import AssessError, UnknownItem
 from assess.nuggets import spans
 from assess.queueing import QueueOrder, QueueState
-from assess.tasks import JudgingMode, Task
+from assess.tasks import LABEL_KINDS, JudgingMode, Task
 from store import labels
 from store.conversations import all_turns
 from store.db import Store, column, each, row
 from store.nuggets.gold import nugget, nugget_sources
 
+_KEY = LABEL_KINDS[Task.NTR].key
+
 
 def item_key(nugget_id: int, run: str) -> str:
-    """The queue's item id of an NtR item: ``'<nugget id> <run>'``. The nugget id (an integer) comes first,
-    so :func:`item_parts` splits at the first space and a run name may hold any character."""
-    return f"{int(nugget_id)} {run}"
+    """The queue's item id of an NtR item: ``'<nugget id> <run>'``, the NtR item key without its turn
+    (:meth:`assess.tasks.ItemKey.encode_id`; a run name may hold any character)."""
+    return _KEY.encode_id((int(nugget_id), run))
 
 
 def item_parts(item: str) -> tuple[int, str]:
     """(nugget id, run) of an item id written by :func:`item_key`."""
-    nid, run = item.split(" ", 1)
-    return int(nid), run
+    nid, run = _KEY.decode_id(item)
+    return nid, run
 
 
 def ntr_order(db: Store, assessor: str, nugget_source: str, *, open_mode: bool = True) -> QueueOrder:

@@ -1,7 +1,12 @@
 """Schema migrations. Each entry is one SQL script; the file's PRAGMA user_version counts those applied.
 
-Never edit a migration that has shipped: append a new one.
+Never edit a migration that has shipped: append a new one. The history triggers spell an item with the
+registry's item key (:meth:`assess.tasks.ItemKey.sql`), the one codec the store and the services read items
+with; ``tests/test_migrations.py`` pins every shipped script's text, so a codec that changed a shipped
+trigger would fail there.
 """
+
+from assess.tasks import ANNOTATION_KINDS, LABEL_KINDS, Task
 
 _V1 = r"""
 CREATE TABLE conversations (
@@ -196,15 +201,28 @@ BEGIN SELECT RAISE(ABORT, 'label_history is append-only'); END;
 """
 
 
+def _item(task: Task) -> str:
+    """The SQL of a label table's history item over the row ``X.`` (the registry's item key)."""
+    return LABEL_KINDS[task].key.sql("X.")
+
+
+def annotation_item(name: str) -> str:
+    """The SQL of an annotation table's history item over the row ``X.`` (the registry's item key)."""
+    key = ANNOTATION_KINDS[name].key
+    if key is None:
+        raise ValueError(f"the annotation {name!r} has no history")
+    return key.sql("X.")
+
+
 _V1_HISTORY_TABLES = {  # label table: (history kind, item expression, value expression); X. is NEW. or OLD.
     "passage_labels": (
         "passage",
-        "X.turn_id || ' ' || X.passage_id",
+        _item(Task.PASSAGE),
         "COALESCE(CAST(X.grade AS TEXT), 'cannot-judge')",
     ),
-    "ptkb_labels": ("ptkb", "X.turn_id || ' ' || X.statement_id", "CAST(X.relevant AS TEXT)"),
-    "ntr_labels": ("ntr", "X.turn_id || ' ' || X.nugget_id || ' ' || X.run", "CAST(X.match AS TEXT)"),
-    "response_labels": ("response", "X.turn_id || ' ' || X.run || ' ' || X.criterion", "CAST(X.value AS TEXT)"),
+    "ptkb_labels": ("ptkb", _item(Task.PTKB), "CAST(X.relevant AS TEXT)"),
+    "ntr_labels": ("ntr", _item(Task.NTR), "CAST(X.match AS TEXT)"),
+    "response_labels": ("response", _item(Task.RESPONSE), "CAST(X.value AS TEXT)"),
 }
 _NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
@@ -308,7 +326,7 @@ _V6_ANNOTATIONS = "".join(
         _history_triggers(
             "nuggets",
             "nugget",
-            "X.turn_id || ' ' || X.key",
+            annotation_item("nugget"),
             "json_object('text', X.text, 'relevance', X.relevance, 'passage_id', X.passage_id, "
             "'start', X.start_char, 'end', X.end_char)",
             via="X.span_method",
@@ -318,7 +336,7 @@ _V6_ANNOTATIONS = "".join(
         _history_triggers(
             "nugget_duplicates",
             "nugget-duplicate",
-            "X.turn_id || ' ' || X.nugget_a || ' ' || X.nugget_b",
+            annotation_item("nugget-duplicate"),
             "X.decision",
             via="X.decided_by",
             insert_when="\nWHEN NEW.decision IS NOT NULL",
@@ -327,7 +345,7 @@ _V6_ANNOTATIONS = "".join(
         _history_triggers(
             "gold_responses",
             "gold-response",
-            "X.turn_id",
+            annotation_item("gold-response"),
             "json_object('text', X.text, 'nuggets_used', X.nuggets_used)",
             via="NULL",
             **_ANNOTATION,
@@ -350,17 +368,9 @@ from store.schema.sessions import MIGRATION as _V11_SESSIONS  # noqa: E402  (ses
 # Schema 9: the label tables it adds, with history triggers as the others have (insert triggers unconditional,
 # as from schema 5 on).
 V9_HISTORY_TABLES = {
-    "ntr_support_labels": (
-        "ntr-support",
-        "X.turn_id || ' ' || X.nugget_id || ' ' || X.run",
-        "CAST(X.support AS TEXT)",
-    ),
-    "nugget_importance_labels": ("importance", "X.turn_id || ' ' || X.nugget_id", "CAST(X.importance AS TEXT)"),
-    "citation_labels": (
-        "citation",
-        "X.turn_id || ' ' || X.run || ' ' || X.sentence || ' ' || X.passage_id",
-        "CAST(X.support AS TEXT)",
-    ),
+    "ntr_support_labels": ("ntr-support", _item(Task.NTR_SUPPORT), "CAST(X.support AS TEXT)"),
+    "nugget_importance_labels": ("importance", _item(Task.IMPORTANCE), "CAST(X.importance AS TEXT)"),
+    "citation_labels": ("citation", _item(Task.CITATION), "CAST(X.support AS TEXT)"),
 }
 _V9_RAG_AUDIT = _V9_TABLES + "".join(
     "".join(_history_triggers(table, *spec).values()) for table, spec in V9_HISTORY_TABLES.items()

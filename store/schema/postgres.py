@@ -28,7 +28,7 @@ Differences from SQLite, all deliberate:
 
 from __future__ import annotations
 
-from store.schema import _V1_HISTORY_TABLES, HISTORY_TABLES, V9_HISTORY_TABLES, V14_CITATION_HISTORY
+from store.schema import _V1_HISTORY_TABLES, HISTORY_TABLES, V9_HISTORY_TABLES, V14_CITATION_HISTORY, annotation_item
 from store.schema.citation_cannot_judge import POSTGRES_TABLE as _V14_TABLE
 from store.schema.roles import postgres as roles_script
 
@@ -47,11 +47,12 @@ def _json_object(*pairs: tuple[str, str]) -> str:
     return "(" + " || ".join(parts) + " || '}')"
 
 
-# The label tables' history (kind, item and value expressions) is the one SQLite's triggers use.
+# The label tables' history (kind, item and value expressions) is the one SQLite's triggers use; the
+# annotations' items are spelled by the registry's item keys too (assess.tasks.ANNOTATION_KINDS).
 _ANNOTATION = {"mode": "NULL", "also_changed": "", "deleted_via": "'delete'"}
 ANNOTATION_TABLES = {
     "nuggets": (
-        ("nugget", "X.turn_id || ' ' || X.key"),
+        ("nugget", annotation_item("nugget")),
         {
             "value": _json_object(
                 ("text", "X.text"),
@@ -66,11 +67,11 @@ ANNOTATION_TABLES = {
         },
     ),
     "nugget_duplicates": (
-        ("nugget-duplicate", "X.turn_id || ' ' || X.nugget_a || ' ' || X.nugget_b"),
+        ("nugget-duplicate", annotation_item("nugget-duplicate")),
         {"value": "X.decision", "via": "X.decided_by", "insert_when": "NEW.decision IS NOT NULL", **_ANNOTATION},
     ),
     "gold_responses": (
-        ("gold-response", "X.turn_id"),
+        ("gold-response", annotation_item("gold-response")),
         {
             "value": _json_object(("text", "X.text"), ("nuggets_used", "X.nuggets_used")),
             "via": "NULL",

@@ -46,6 +46,36 @@ def test_every_migration_is_pinned():
     assert not unpinned, f"pin the hash of migration(s) {unpinned} in SHIPPED once released"
 
 
+# sha256 of the PostgreSQL scripts as released: the baseline (equal to SQLite's schema 8) and each later half.
+# Their history triggers are generated (item keys from the registry's codec, assess.tasks.ItemKey), so these
+# pins are what proves a codec change left the released SQL alone, as SHIPPED does for SQLite.
+SHIPPED_POSTGRES = {
+    "baseline": "1926dd8d4c2ccf11245d1083920c083b83758022f16b1ff8ea79cb3e96433c8d",
+    9: "858576d585dd3a2efa1ffa1c8ba22ded70869d8605162af76652141e1fa52305",
+    10: "7f214ded2164039aa484590e3569688e20319c32a68ad1651adc5bf3e4dc2a47",
+    11: "c7615f588f35279d782981169db4aeae5db207ac872ab83ddb0ddfff8bd92bda",
+    12: "59d75156eca878eabf615b3e7b26e250e430a304d087ce47a75aaf314df4fd8d",
+    13: "eae6bf3d8ebdda3fef7e82fe832c7199e52a3920c597985e48511ef974d29980",
+    14: "38907c3e23e37a2deffcecf3e66fb5fec45fc4caef00ee18ef42317b473f3c2d",
+}
+
+
+def test_shipped_postgres_scripts_are_unchanged():
+    from store.schema import postgres
+
+    later = postgres.migrations_from(postgres.BASELINE_VERSION)
+    ((_, fresh),) = postgres.migrations_from(0)  # a fresh store: the baseline, then every later half
+    scripts = {"baseline": fresh.removesuffix("".join(script for _, script in later)), **dict(later)}
+    changed = {
+        version: hashlib.sha256(scripts[version].encode()).hexdigest()
+        for version, digest in SHIPPED_POSTGRES.items()
+        if hashlib.sha256(scripts[version].encode()).hexdigest() != digest
+    }
+    assert not changed, f"released PostgreSQL scripts changed (sha256 now {changed}): restore them, add a new pair"
+    unpinned = [v for v, _ in later if v not in SHIPPED_POSTGRES]
+    assert not unpinned, f"pin the hash of PostgreSQL script(s) {unpinned} in SHIPPED_POSTGRES once released"
+
+
 @pytest.fixture(scope="module")
 def schema(tmp_path_factory):
     db = open_db(tmp_path_factory.mktemp("schema") / "schema.db")
