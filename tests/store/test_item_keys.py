@@ -65,7 +65,7 @@ def test_the_sql_expression_spells_an_item_as_encode_does(name, data):
 
 
 def test_the_registry_spells_items_as_the_shipped_triggers():
-    """The expressions the shipped migrations were written with (their text is pinned by tests/test_migrations.py)."""
+    """The expressions the shipped migrations were written with (their text is pinned by tests/store/test_migrations.py)."""
     assert LABEL_KINDS[Task.PASSAGE].key.sql("X.") == "X.turn_id || ' ' || X.passage_id"
     assert LABEL_KINDS[Task.NTR].key.sql("X.") == "X.turn_id || ' ' || X.nugget_id || ' ' || X.run"
     assert (

@@ -4,14 +4,12 @@ the prompts' every turn are the same records, on each engine."""
 from __future__ import annotations
 
 from assess.services.jobs import turn_prompt_fields
-from assess.services.loading import load_demo
 from assess.tasks import TurnContext
 from store import conversations, open_db
 
 
-def test_one_turn_and_every_turn_read_the_same_context(store_target):
-    with open_db(store_target) as db:
-        load_demo(db)
+def test_one_turn_and_every_turn_read_the_same_context(demo_target):
+    with open_db(demo_target) as db:
         every = conversations.turn_contexts(db)
         assert set(every) == set(conversations.all_turns(db))
         for turn_id, context in every.items():
