@@ -8,7 +8,7 @@ label kind is one entry here, one migration and one page (``docs/architecture.md
 an example).
 
 The history triggers of the migrations spell items with the registry's :class:`ItemKey` (the one codec
-the store and the services read items with); ``tests/test_migrations.py`` pins every released script, so a
+the store and the services read items with); ``tests/store/test_migrations.py`` pins every released script, so a
 change here that would alter a shipped migration fails there, and checks that the registry and the schema agree.
 
 Pure logic: no store, no Streamlit, no LLM client.

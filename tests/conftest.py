@@ -1,14 +1,24 @@
-"""Shared fixtures: temporary databases, the shared data folder, the project root."""
+"""Shared fixtures and the suite's tiers: temporary databases (either engine), the demo store built once per
+session and copied per test, the shared data folder, the project root.
+
+Each folder under tests/ is a tier and gives its tests the marker of its name (``unit``, ``store``,
+``services``, ``cli``, ``app``, ``browser``, ``deploy``, ``docs``); a test that uses a PostgreSQL server gets
+``postgresql``. The default run (``addopts`` in pyproject.toml) leaves out ``browser``, ``deploy`` and
+``postgresql``; ``python -m pytest -m "" -n 2`` runs everything (README, .ci/run). Engines: the store and
+services tiers run ``store_target`` tests on both engines; the other tiers on SQLite, except the tests
+marked ``both_engines`` (their PostgreSQL smoke tests)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
 SHARED = ROOT.parent / "shared"
 DATA = SHARED / "data"
 CASES = SHARED / "cases"
@@ -77,12 +87,47 @@ def pg_roles(pg_cluster):
 
 ENGINES = ("sqlite", "postgresql")
 
+# ------------------------------------------------------------------------------------------------ tiers
+TIERS = ("unit", "store", "services", "cli", "app", "browser", "deploy", "docs")
+BOTH_ENGINE_TIERS = ("store", "services")  # the others: SQLite, and PostgreSQL for tests marked both_engines
+ENGINE_FIXTURES = ("store_target", "module_store_target")
+
+
+def tier_of(path) -> str | None:
+    """The tier of a test file: the folder under tests/ it lives in (None for a file outside the tiers)."""
+    parts = Path(path).resolve().relative_to(TESTS).parts
+    return parts[0] if len(parts) > 1 and parts[0] in TIERS else None
+
+
+def _engines(metafunc) -> tuple[str, ...]:
+    if tier_of(metafunc.definition.path) in BOTH_ENGINE_TIERS or metafunc.definition.get_closest_marker("both_engines"):
+        return ENGINES
+    return ENGINES[:1]
+
 
 def pytest_generate_tests(metafunc):
+    engines = _engines(metafunc)
     if "store_target" in metafunc.fixturenames:
-        metafunc.parametrize("store_target", ENGINES, indirect=True, ids=ENGINES)
+        metafunc.parametrize("store_target", engines, indirect=True, ids=engines)
     if "module_store_target" in metafunc.fixturenames:
-        metafunc.parametrize("module_store_target", ENGINES, indirect=True, ids=ENGINES, scope="module")
+        metafunc.parametrize("module_store_target", engines, indirect=True, ids=engines, scope="module")
+
+
+def _uses_postgresql(item) -> bool:
+    if "pg_cluster" in getattr(item, "fixturenames", ()):
+        return True
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return any(params.get(name) == "postgresql" for name in ENGINE_FIXTURES)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        tier = tier_of(item.path)
+        if tier is not None:
+            item.add_marker(tier)
+        if _uses_postgresql(item):
+            item.add_marker("postgresql")
 
 
 @pytest.fixture
@@ -102,3 +147,85 @@ def module_store_target(request, tmp_path_factory) -> str:
     name = cluster.create_database()
     request.addfinalizer(lambda: cluster.drop_database(name))
     return _pg_database_url(cluster, name)
+
+
+# --------------------------------------------------------------------------------------------- the demo store
+# Built once per session (under xdist, once per worker: each has its own session and temporary folder) and
+# copied into each test's store: a file copy for SQLite, CREATE DATABASE ... TEMPLATE for PostgreSQL.
+
+
+def _build_demo(target) -> None:
+    from assess.services.loading import load_demo
+    from store import open_db
+
+    with open_db(target) as db:
+        load_demo(db)
+
+
+@pytest.fixture(scope="session")
+def demo_templates(tmp_path_factory) -> dict:
+    """The session's demo templates, built on first use: 'sqlite' (a file) and 'postgresql' (a database)."""
+    return {"factory": tmp_path_factory}
+
+
+def _sqlite_template(templates: dict) -> Path:
+    if "sqlite" not in templates:
+        path = templates["factory"].mktemp("demo-template") / "demo.db"
+        _build_demo(path)
+        for extra in ("-wal", "-shm", "-journal"):  # closed cleanly: the file alone is the store
+            assert not Path(f"{path}{extra}").exists(), f"{path}{extra} left after closing the demo template"
+        templates["sqlite"] = path
+    return templates["sqlite"]
+
+
+def _postgresql_template(templates: dict, cluster) -> str:
+    from tests import pg
+
+    if "postgresql" not in templates:
+        name = cluster.create_database()
+        _build_demo(cluster.url(name))
+        pg._dispose_engines(name)  # a template database must have no open connection
+        templates["postgresql"] = name
+    return templates["postgresql"]
+
+
+@pytest.fixture(scope="session")
+def demo_copy(demo_templates, request):
+    """``demo_copy(target)``: the demo put into a new store ``target`` (a SQLite path that does not exist
+    yet, or the URL of a fresh empty database of the session's cluster); returns ``target``."""
+
+    def copy(target):
+        from store.db import is_postgres
+
+        if not is_postgres(str(target)):
+            shutil.copyfile(_sqlite_template(demo_templates), target)
+            return target
+        if AS_APP_ROLE:  # the app role's store: migrated by its owner, so the demo is loaded into it
+            _build_demo(target)
+            return target
+        from sqlalchemy.engine import make_url
+
+        from tests import pg
+
+        cluster = request.getfixturevalue("pg_cluster")
+        template = _postgresql_template(demo_templates, cluster)
+        name = make_url(str(target)).database
+        pg._dispose_engines(name)
+        with cluster.connect() as conn:
+            conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+            conn.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
+        return target
+
+    return copy
+
+
+@pytest.fixture
+def demo_target(store_target, demo_copy) -> str:
+    """``store_target`` (each engine the test's tier runs on) holding the demo."""
+    return demo_copy(store_target)
+
+
+@pytest.fixture(scope="module")
+def module_demo_target(module_store_target, demo_copy) -> str:
+    """``module_store_target`` holding the demo (shared by the tests of a module)."""
+    return demo_copy(module_store_target)

@@ -1,24 +1,70 @@
-"""Small helpers shared by tests: running the CLI in a subprocess, snapshotting a store."""
+"""Small helpers shared by tests: running the CLI (in process, or as a subprocess), snapshotting a store."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import os
 import sqlite3
 import subprocess
 import sys
+import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def cli_argv(args, db) -> list[str]:
+    argv = [*map(str, args)]
+    if db is not None:
+        argv += ["--db", str(db)]
+    return argv
+
+
 def run_cli(
     *args: str, db: Path | None = None, check: bool = False, timeout: float = 300
 ) -> subprocess.CompletedProcess:
-    """Run ``python -m assess ARGS`` as a user would (a subprocess in the project root)."""
-    argv = [sys.executable, "-m", "assess", *map(str, args)]
-    if db is not None:
-        argv += ["--db", str(db)]
+    """Run the CLI as ``python -m assess ARGS`` would, in this process: ``assess.cli.main(argv)`` in the project
+    root with standard output and error captured. An uncaught exception gives exit 1 and its traceback on
+    standard error, as the interpreter would; ``SystemExit`` (argparse) its code. The environment is the
+    test's (``monkeypatch.setenv``). ``timeout`` is :func:`run_cli_process`'s; in process pytest-timeout
+    guards a hang. For what only a real process shows (the entry point, signals, concurrent processes),
+    use :func:`run_cli_process`."""
+    from assess.cli import main
+
+    argv = cli_argv(args, db)
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as exc:
+                code = exc.code
+                if isinstance(code, str):
+                    print(code, file=sys.stderr)
+                    code = 1
+            except Exception:
+                traceback.print_exc()
+                code = 1
+    finally:
+        os.chdir(here)
+    proc = subprocess.CompletedProcess(
+        [sys.executable, "-m", "assess", *argv], int(code or 0), out.getvalue(), err.getvalue()
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{proc.args} exited {proc.returncode}: {proc.stderr}")
+    return proc
+
+
+def run_cli_process(
+    *args: str, db: Path | None = None, check: bool = False, timeout: float = 300
+) -> subprocess.CompletedProcess:
+    """Run ``python -m assess ARGS`` as a user would (a subprocess in the project root): the contract tests
+    (entry point, exit codes, terminal escaping, processes at once)."""
+    argv = [sys.executable, "-m", "assess", *cli_argv(args, db)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, env=env, timeout=timeout)
     if check and proc.returncode != 0:

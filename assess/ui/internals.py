@@ -1,4 +1,4 @@
-"""The one place that touches Streamlit's private API; tests/test_streamlit_internals.py guards it."""
+"""The one place that touches Streamlit's private API; tests/unit/test_streamlit_internals.py guards it."""
 
 from __future__ import annotations
 

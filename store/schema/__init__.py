@@ -2,7 +2,7 @@
 
 Never edit a migration that has shipped: append a new one. The history triggers spell an item with the
 registry's item key (:meth:`assess.tasks.ItemKey.sql`), the one codec the store and the services read items
-with; ``tests/test_migrations.py`` pins every shipped script's text, so a codec that changed a shipped
+with; ``tests/store/test_migrations.py`` pins every shipped script's text, so a codec that changed a shipped
 trigger would fail there.
 """
 

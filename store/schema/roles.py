@@ -16,7 +16,7 @@ Two ways around the history that did not need ownership are closed here:
   of that name (and any role may create temporary tables: the run import does) had its history written
   there. Every trigger function of the schema now runs with ``search_path = pg_catalog, <schema>, pg_temp``.
   A later migration that creates a trigger function must set its search path the same way
-  (:data:`TRIGGER_FUNCTIONS_PINNED`; ``tests/test_pg_roles.py`` checks every one).
+  (:data:`TRIGGER_FUNCTIONS_PINNED`; ``tests/deploy/test_pg_roles.py`` checks every one).
 
 Nothing changes on SQLite, which has no roles: its half is a statement that does nothing.
 """
@@ -30,7 +30,7 @@ MIGRATION = "SELECT 1;\n"
 
 # Tables the app updates rows of (UPDATE, or INSERT ... ON CONFLICT DO UPDATE) and deletes rows from
 # (plain DELETE; cascades of a foreign key run as the owner and need no grant). Every other table gets
-# SELECT and INSERT only, assess_schema SELECT only. tests/test_pg_roles.py reads every statement of
+# SELECT and INSERT only, assess_schema SELECT only. tests/deploy/test_pg_roles.py reads every statement of
 # store/ and fails when one writes a table in a way these lists do not grant.
 LABEL_TABLES = tuple(kind.table for kind in LABEL_KINDS.values())  # every label kind's table, from the registry
 APP_UPDATES = frozenset(

@@ -119,7 +119,7 @@ def bench_nli(pairs: int, threads: int) -> None:
     import torch
 
     from assess.llm.clients import NliClient
-    from tests.test_nli import build_tiny_nli
+    from tests.services.test_nli import build_tiny_nli
 
     torch.set_num_threads(threads)  # 1 by default: steadier figures on a shared 2-core machine
 

@@ -2,7 +2,7 @@
 judging at once, each a client speaking Streamlit's websocket protocol as a browser tab does
 (tests/benchmarks/st_client.py; not AppTest in-process), against 1 or more ``streamlit run app.py``
 processes on one store (2 or more behind nginx with deploy/nginx.conf, sticky by cookie, as
-tests/test_deploy.py runs it).
+tests/deploy/test_deploy.py runs it).
 
 Per configuration: the store (a SQLite file, or a ``postgresql://`` URL) gets the demo (and with
 --ikat the iKAT 2024 NIST pool, assigned to every assessor), one account per assessor
@@ -422,7 +422,7 @@ def check_store(db: str, load: Load, study: str, names) -> dict:
 
 
 def site_config(listen_port: int, app_urls: list[str]) -> str:
-    """deploy/nginx.conf with its listen port and upstream servers replaced (as tests/test_deploy.py does)."""
+    """deploy/nginx.conf with its listen port and upstream servers replaced (as tests/deploy/test_deploy.py does)."""
     text = SITE.read_text(encoding="utf-8")
     text, n_listen = re.subn(r"(?m)^(\s*)listen 80;$", rf"\1listen 127.0.0.1:{listen_port};", text)
     upstream = re.compile(r"(?m)^(\s*)server 127\.0\.0\.1:\d+( [^;\n]*)?;\n")

@@ -42,7 +42,7 @@ UTILISATION = 0.25
 
 
 def nugget(rng: random.Random) -> str:
-    from tests.test_nli import WORDS  # the tiny model's vocabulary
+    from tests.services.test_nli import WORDS  # the tiny model's vocabulary
 
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 18)))
 
@@ -51,7 +51,7 @@ def bench_pairs(pairs: int, threads: int) -> tuple[float, float]:
     import torch
 
     from assess.llm.clients import NliClient
-    from tests.test_nli import build_tiny_nli
+    from tests.services.test_nli import build_tiny_nli
 
     torch.set_num_threads(threads)
     rng = random.Random(7)
@@ -79,8 +79,8 @@ def bench_pipeline(threads: int) -> None:
     from assess.llm.clients import NliClient, OpenAIClient
     from assess.services import jobs, matching
     from store import open_db
+    from tests.services.test_nli import build_tiny_nli
     from tests.stub_llm import StubLLM
-    from tests.test_nli import build_tiny_nli
 
     torch.set_num_threads(threads)
     runs = ["demo-bm25", "demo-dense", "demo-rerank"]

@@ -1,0 +1,165 @@
+"""Sessions, the failure limit under concurrency, sign-in timing and writes checked against the account's
+state now (issue 21), on both engines."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from assess.services import accounts as service
+from store import accounts, labels, open_db
+from store.rights import NotAllowed
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+PASSWORD = "correct-horse-battery"
+
+
+@pytest.fixture
+def db(demo_target):
+    database = open_db(demo_target)
+    yield database
+    database.close()
+
+
+def test_concurrent_wrong_passwords_get_five_checks_and_the_right_one_after_them_is_refused(db, store_target):
+    """19 wrong sign-ins at once for one account (the race the issue found: all 19 were checked), then the
+    right password: at most 5 of the 19 are checked (the others are refused before any hash is verified,
+    since an attempt is counted before its check), and the right one is refused as well."""
+    service.add_account(db, "amy", "assessor", password=PASSWORD, by="boss")
+    outcomes: list[str] = []
+    start = threading.Barrier(19)
+
+    def attempt(i: int) -> None:
+        own = open_db(store_target, migrate=False)
+        try:
+            start.wait()
+            service.check_password(own, "amy", f"wrong-{i:02d}-password", address="198.51.100.7", at=T0)
+            outcomes.append("signed in")
+        except service.SignInRefused as exc:
+            outcomes.append("locked" if "too many" in str(exc) else "wrong")
+        finally:
+            own.close()
+
+    threads = [threading.Thread(target=attempt, args=(i,)) for i in range(19)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert sorted(outcomes) == ["locked"] * 14 + ["wrong"] * 5
+    with pytest.raises(service.SignInRefused, match="too many failed sign-ins for this account"):
+        service.check_password(db, "amy", PASSWORD, address="198.51.100.8", at=T0 + timedelta(seconds=1))
+    with pytest.raises(service.SignInRefused, match="too many failed sign-ins for this address"):
+        service.check_password(db, "someone-else", PASSWORD, address="198.51.100.7", at=T0 + timedelta(seconds=1))
+
+
+def test_an_unknown_name_is_checked_against_a_dummy_hash(db, monkeypatch):
+    """No timing difference by construction: an unknown name verifies one Argon2 hash, as a known one does."""
+    from argon2 import PasswordHasher
+
+    service.add_account(db, "amy", "assessor", password=PASSWORD, by="boss")
+    verified: list[str] = []
+    real = PasswordHasher.verify
+
+    def counting(self, hash_, password):
+        verified.append(hash_)
+        return real(self, hash_, password)
+
+    monkeypatch.setattr(PasswordHasher, "verify", counting)
+    for name in ("amy", "nobody"):
+        with pytest.raises(service.SignInRefused, match="wrong name or password"):
+            service.check_password(db, name, "not-the-password", at=T0)
+    assert len(verified) == 2 and all(h.startswith("$argon2id$") for h in verified)
+    assert verified[1] != accounts.get(db, "amy")["password_hash"]
+
+
+def test_sessions_follow_the_account_role_disable_reset_and_sign_out(db):
+    service.add_account(db, "boss", "organizer", password=PASSWORD, by="setup")
+    first = service.start_session(db, "boss", kind="account", via="password", at=T0)
+    second = service.start_session(db, "boss", kind="account", via="link", at=T0)
+    holder = service.session_holder(db, first, at=T0)
+    assert (holder.name, holder.role.value) == ("boss", "organizer")
+    assert accounts.get(db, "boss") and first not in str(accounts.live_session(db, holder.session, T0))
+
+    accounts.set_role(db, "boss", "assessor", by="os:admin")  # a demotion is seen at the next read
+    assert service.session_holder(db, first, at=T0).role.value == "assessor"
+    assert service.session_holder(db, "not-a-session", at=T0) is None
+
+    assert service.end_session(db, first, everywhere=True, at=T0) == 2  # sign-out ends every tab and browser
+    assert service.session_holder(db, first, at=T0) is None
+    assert service.session_holder(db, second, at=T0) is None
+
+    third = service.start_session(db, "boss", kind="account", via="password", at=T0)
+    accounts.set_disabled(db, "boss", True, by="os:admin")
+    assert service.session_holder(db, third, at=T0) is None
+    accounts.set_disabled(db, "boss", False, by="os:admin")
+    assert service.session_holder(db, third, at=T0) is None  # enabling again starts no old session
+
+    fourth = service.start_session(db, "boss", kind="account", via="password", at=T0)
+    service.reset_account(db, "boss", by="os:admin")
+    assert service.session_holder(db, fourth, at=T0) is None
+
+    fifth = service.start_session(db, "boss", kind="account", via="password", at=T0)
+    assert service.session_holder(db, fifth, at=T0 + timedelta(hours=9, minutes=59)) is not None
+    assert service.session_holder(db, fifth, at=T0 + timedelta(hours=10, minutes=1)) is None  # a working day
+
+
+def test_session_length_is_a_setting_and_a_bad_value_is_refused(db, monkeypatch):
+    from assess.errors import AssessError
+
+    service.add_account(db, "amy", "assessor", password=PASSWORD, by="setup")
+    monkeypatch.setenv("ASSESS_SESSION_HOURS", "1")
+    secret = service.start_session(db, "amy", kind="account", via="password", at=T0)
+    assert service.session_holder(db, secret, at=T0 + timedelta(minutes=61)) is None
+    monkeypatch.setenv("ASSESS_SESSION_HOURS", "a day")
+    with pytest.raises(AssessError, match="ASSESS_SESSION_HOURS: expected a number of hours from 0.1 to 720"):
+        service.start_session(db, "amy", kind="account", via="password", at=T0)
+
+
+def test_a_disabled_account_saves_no_label_and_a_demoted_organizer_takes_no_action(db):
+    service.add_account(db, "amy", "assessor", password=PASSWORD, by="setup")
+    service.add_account(db, "boss", "organizer", password=PASSWORD, by="setup")
+    item = ("101_1", "demo-doc-001:0")
+    turn, passage = next(iter(labels.values(db, "passage", "demo-ann")))
+    item = (turn, passage)
+    labels.save(db, "passage", "amy", item, 3, mode="blind", via="ui")
+    accounts.set_disabled(db, "amy", True, by="boss")
+    for write in (
+        lambda: labels.save(db, "passage", "amy", item, 1, mode="blind", via="ui"),
+        lambda: labels.set_note(db, "passage", "amy", item, "late"),
+        lambda: labels.undo(db, "passage", "amy"),
+        lambda: labels.delete(db, "passage", "amy", item),
+    ):
+        with pytest.raises(NotAllowed, match="'amy' is disabled: nothing was saved"):
+            write()
+    assert labels.get(db, "passage", "amy", item) == {"value": 3, "note": None, "mode": "blind", "via": "ui"}
+
+    accounts.set_role(db, "boss", "assessor", by="os:admin")
+    before = accounts.accounts(db)
+    with pytest.raises(NotAllowed, match="'boss' is now assessor, which may not do this"):
+        service.add_account(db, "mallory", "organizer", password=PASSWORD, by="boss")
+    with pytest.raises(NotAllowed):
+        accounts.set_role(db, "boss", "organizer", by="boss")
+    assert accounts.accounts(db) == before
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "amy\u202e", "", "   "])
+def test_a_name_no_account_can_have_is_a_wrong_sign_in_not_a_crash(db, name):
+    """A NUL in a name broke password sign-in on PostgreSQL; such names are counted and refused plainly."""
+    service.add_account(db, "amy", "assessor", password=PASSWORD, by="setup")
+    with pytest.raises(service.SignInRefused, match="wrong name or password"):
+        service.check_password(db, name, PASSWORD, at=T0)
+
+
+def test_an_organizer_cannot_disable_or_demote_their_own_account_and_is_told_so(db):
+    """Neither locks the last organizer out; the message says what happened (the review found a misleading
+    'is disabled' refusal)."""
+    service.add_account(db, "boss", "organizer", password=PASSWORD, by="setup")
+    with pytest.raises(accounts.AccountError, match="'boss' cannot disable their own account"):
+        accounts.set_disabled(db, "boss", True, by="boss")
+    with pytest.raises(accounts.AccountError, match="'boss' cannot take the organizer role from their own"):
+        accounts.set_role(db, "boss", "assessor", by="boss")
+    found = accounts.get(db, "boss")
+    assert (found["role"], found["disabled"]) == ("organizer", 0)
+    assert accounts.set_role(db, "boss", "assessor", by="os:admin")  # someone else may
