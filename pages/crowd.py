@@ -15,7 +15,7 @@ import time
 import streamlit as st
 
 from assess import ui
-from assess.crowd import rules as crowd
+from assess.crowd import rules
 from assess.errors import AssessError
 from assess.ui.crowd import crowd_bind, crowd_keys, crowd_leave_link, crowd_mark, crowd_refused
 from store import crowd as store_crowd
@@ -23,7 +23,7 @@ from store import crowd as store_crowd
 ui.frame_guard()
 database = ui.db()
 try:
-    entry = crowd.entry_from_params(ui.crowd_query())
+    entry = rules.entry_from_params(ui.crowd_query())
     study = store_crowd.get_study(database, entry.study)
     binding = crowd_bind(database, entry)  # None for an MTurk preview (no worker id yet)
 except AssessError as exc:
