@@ -174,103 +174,80 @@ def _progress_bar(total: int, enabled: bool):
     return bar, progress
 
 
-def cmd_prejudge(args) -> int:
-    from assess.errors import AssessError
-    from assess.llm import clients
-    from assess.services import jobs
+def _request(args):
+    """The command's options as one :class:`~assess.services.prejudge.PrejudgeRequest`."""
+    from assess.services.prejudge import PrejudgeRequest
 
-    db = open_store(args)
-    concurrency = args.concurrency if args.concurrency is not None else clients.DEFAULT_CONCURRENCY
-    if concurrency < 1:
-        raise AssessError(f"--concurrency is at least 1, not {concurrency}")
-    if args.probe is not None:
-        if args.samples != 1 or args.temperature is not None or args.no_ptkb:
-            raise AssessError(
-                "--probe re-judges with the passage prompt once: no --samples, --temperature or --no-ptkb"
-            )
-        return _probe(db, args, concurrency)
-    if args.sample is not None:
-        raise AssessError("--sample N is the size of a --probe; K answers per item is --samples K")
-    variant = None
-    if args.no_ptkb:
-        if args.task != "passage":
-            raise AssessError(f"--no-ptkb is a variant of the passage prompt, not of the {args.task} task")
-        from assess.llm.prompts import NO_PTKB
-
-        variant = NO_PTKB
-    if args.backend == "nli":
-        model = args.model or clients.DEFAULT_NLI_MODEL
-        cfg = None
-    elif args.estimate:  # the estimate asks nothing: a model name (its cache, its latency) is all it needs
-        from assess.settings import llm_settings
-
-        cfg = None
-        model = args.model or llm_settings()["model"]
-        if not model:
-            raise AssessError("no LLM model given: pass --model MODEL (or set ASSESS_LLM_MODEL)")
-    else:
-        cfg = clients.endpoint_settings(base_url=args.base_url, model=args.model)
-        model = cfg["model"]
-    source = args.source or jobs.default_source(args.task, model, variant)
-    if not args.estimate:  # one live job per source and task: a second would ask the model about every item again
-        jobs.check_not_running(db, source, args.task)
-    plan = jobs.plan(
-        db,
-        args.task,
-        source,
-        model,
+    return PrejudgeRequest(
+        task=args.task,
+        source=args.source,
+        model=args.model,
+        base_url=args.base_url,
+        concurrency=args.concurrency,
         limit=args.limit,
+        timeout=args.timeout,
+        retries=args.retries,
         depth=args.depth,
         nugget_source=args.nugget_source,
-        qrels=args.qrels,
-        relevant=args.relevant,
         dedup=args.dedup,
-        backend=args.backend,
-        nli_threshold=args.nli_threshold,
         samples=args.samples,
         temperature=args.temperature,
-        variant=variant,
-    )
-    estimate = jobs.estimate(
-        plan,
-        concurrency=concurrency,
-        latency_s=jobs.measured_latency_s(db, model),
+        no_ptkb=args.no_ptkb,
+        qrels=args.qrels,
+        relevant=args.relevant,
         price_in=args.price_in,
         price_out=args.price_out,
+        estimate_only=args.estimate,
+        backend=args.backend,
+        device=args.device,
+        batch_size=args.batch_size,
+        nli_threshold=args.nli_threshold,
+        probe=args.probe,
+        sample=args.sample,
+        seed=args.seed,
     )
-    print(jobs.describe_estimate(estimate), file=sys.stderr)
-    if args.estimate:
-        if args.json:
-            print(json.dumps(estimate))
-        return 0
-    bar, progress = _progress_bar(plan.todo, not args.no_progress)
+
+
+def cmd_prejudge(args) -> int:
+    from assess.services import prejudge
+    from assess.services.jobs import describe_estimate, describe_stored
+
+    db = open_store(args)
+    request = _request(args)
+    if request.probe is not None:
+        return _probe(db, request, args)
+    bar = None
+
+    def start(estimate, todo):
+        nonlocal bar
+        print(describe_estimate(estimate), file=sys.stderr)
+        if request.estimate_only:
+            return None
+        bar, progress = _progress_bar(todo, not args.no_progress)
+        return progress
+
     try:
-        if args.backend == "nli":
-            nli = clients.NliClient(model, device=args.device, batch_size=args.batch_size)
-            summary = jobs.run_nli(db, plan, nli, threshold=args.nli_threshold, progress=progress)
-        else:
-            client = clients.OpenAIClient(
-                model,
-                base_url=cfg["base_url"],
-                api_key=cfg["api_key"],
-                timeout=args.timeout,
-                max_retries=args.retries,
-                temperature=plan.temperature,
-            )
-            summary = jobs.run(db, plan, client, concurrency=concurrency, progress=progress, base_url=cfg["base_url"])
+        result = prejudge.prejudge(db, request, start=start)
     except KeyboardInterrupt:
+        if bar is None:
+            raise
         bar.close()
         print("stopped: every answer received so far is stored; run the same command again to resume", file=sys.stderr)
         return 130
     finally:
-        bar.close()
-    if args.json:
-        print(json.dumps(summary))
+        if bar is not None:
+            bar.close()
+    if request.estimate_only:
+        if args.json:
+            print(json.dumps(result.estimate))
         return 0
-    s = summary
+    s = result.summary
+    if args.json:
+        print(json.dumps(s))
+        return 0
     skipped = f", {s['skipped']} {s['skipped_reason']} skipped" if s["skipped"] else ""
     print(
-        f"{s['source']} {s['task']}: {jobs.describe_stored(s)}, {s['already']} already "
+        f"{s['source']} {s['task']}: {describe_stored(s)}, {s['already']} already "
         f"judged{skipped}; {s['tokens_in']:,} + {s['tokens_out']:,} tokens in {s['seconds']:.1f} s"
     )
     if s["error"]:
@@ -280,49 +257,36 @@ def cmd_prejudge(args) -> int:
     return 0
 
 
-def _probe(db, args, concurrency: int) -> int:
-    """``prejudge --probe KIND``: the susceptibility probe of :mod:`assess.services.probes`."""
-    from assess.errors import AssessError
-    from assess.llm import clients
-    from assess.llm.probes import describe, parse_kinds
-    from assess.services import probes
-
-    if args.task != "passage" or args.backend != "chat":
-        raise AssessError("--probe re-judges passages with a chat model: use --task passage (and no --backend nli)")
-    try:
-        kinds = parse_kinds(args.probe)
-    except ValueError as exc:
-        raise AssessError(str(exc)) from None
-    if not args.source:
-        raise AssessError("--probe needs --source llm:NAME, the LLM source whose judge is probed")
-    model = probes.probe_model(db, args.source, args.model)
-    cfg = clients.endpoint_settings(base_url=args.base_url, model=model)
-    client = clients.OpenAIClient(
-        model, base_url=cfg["base_url"], api_key=cfg["api_key"], timeout=args.timeout, max_retries=args.retries
-    )
+def _probe(db, request, args) -> int:
+    """``prejudge --probe KIND``: the susceptibility probe, with a progress bar of calls."""
     from tqdm import tqdm
 
-    with tqdm(file=progress_output(), unit="call", disable=args.no_progress, mininterval=0.25) as bar:
+    from assess.llm.probes import describe
+    from assess.services import prejudge
+
+    bar = None
+
+    def start():
+        nonlocal bar
+        bar = tqdm(file=progress_output(), unit="call", disable=args.no_progress, mininterval=0.25)
 
         def progress(done, total):
             bar.total = total
             bar.update(done - bar.n)
 
-        try:
-            report = probes.probe(
-                db,
-                args.source,
-                client,
-                kinds=kinds,
-                sample=50 if args.sample is None else args.sample,
-                seed=args.seed,
-                concurrency=concurrency,
-                progress=progress,
-            )
-        except KeyboardInterrupt:
+        return progress
+
+    try:
+        report = prejudge.probe(db, request, start=start)
+    except KeyboardInterrupt:
+        if bar is None:
+            raise
+        bar.close()
+        print("stopped: every probe answer received so far is stored; run again to resume", file=sys.stderr)
+        return 130
+    finally:
+        if bar is not None:
             bar.close()
-            print("stopped: every probe answer received so far is stored; run again to resume", file=sys.stderr)
-            return 130
     print(json.dumps(report) if args.json else describe(report))
     return 0
 

@@ -1,0 +1,189 @@
+"""One pre-judging request from a front end, checked, planned, estimated and run: the ``prejudge`` command.
+
+:class:`PrejudgeRequest` holds every option of the command; :func:`prejudge` checks their combinations,
+resolves the endpoint and model, plans and estimates the work, builds the client (chat or NLI) and runs
+it (:mod:`assess.services.jobs`); :func:`probe` does the same for a susceptibility probe
+(:mod:`assess.services.probes`). The caller only prints: it learns the estimate and the number of items
+to ask through ``start`` before anything is asked, and draws progress through the callback it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from assess.errors import AssessError
+from assess.llm import clients
+from assess.services import jobs
+
+
+@dataclass(frozen=True)
+class PrejudgeRequest:
+    """The options of one ``prejudge`` run (the command's flags, by the same names)."""
+
+    task: str
+    source: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    concurrency: int | None = None
+    limit: int | None = None
+    timeout: float = 60.0
+    retries: int = 4
+    depth: int | None = None
+    nugget_source: str | None = None
+    dedup: bool = False
+    samples: int = 1
+    temperature: float | None = None
+    no_ptkb: bool = False
+    qrels: str | None = None
+    relevant: int = 2
+    price_in: float | None = None
+    price_out: float | None = None
+    estimate_only: bool = False
+    backend: str = "chat"
+    device: str | None = None
+    batch_size: int = 32
+    nli_threshold: float = 0.5
+    probe: str | None = None
+    sample: int | None = None
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class PrejudgeResult:
+    """The estimate of a run and, unless only the estimate was asked for, the run's summary."""
+
+    estimate: dict
+    summary: dict | None = None
+
+
+def _concurrency(request: PrejudgeRequest) -> int:
+    concurrency = request.concurrency if request.concurrency is not None else clients.DEFAULT_CONCURRENCY
+    if concurrency < 1:
+        raise AssessError(f"--concurrency is at least 1, not {concurrency}")
+    return concurrency
+
+
+def _variant(request: PrejudgeRequest) -> str | None:
+    if request.sample is not None:
+        raise AssessError("--sample N is the size of a --probe; K answers per item is --samples K")
+    if not request.no_ptkb:
+        return None
+    if request.task != "passage":
+        raise AssessError(f"--no-ptkb is a variant of the passage prompt, not of the {request.task} task")
+    from assess.llm.prompts import NO_PTKB
+
+    return NO_PTKB
+
+
+def _model(request: PrejudgeRequest) -> tuple[str, dict | None]:
+    """The model to ask and the endpoint settings (none for NLI, none for an estimate: it asks nothing)."""
+    if request.backend == "nli":
+        return request.model or clients.DEFAULT_NLI_MODEL, None
+    if request.estimate_only:  # a model name (its cache, its latency) is all an estimate needs
+        from assess.settings import llm_settings
+
+        model = request.model or llm_settings()["model"]
+        if not model:
+            raise AssessError("no LLM model given: pass --model MODEL (or set ASSESS_LLM_MODEL)")
+        return model, None
+    cfg = clients.endpoint_settings(base_url=request.base_url, model=request.model)
+    return cfg["model"], cfg
+
+
+def prejudge(
+    db, request: PrejudgeRequest, *, start: Callable[[dict, int], jobs.Progress | None] | None = None
+) -> PrejudgeResult:
+    """Check, plan, estimate and (unless ``estimate_only``) run one pre-judging request.
+
+    ``start(estimate, todo)`` is called once the estimate is known, before any call; what it returns is the
+    run's progress callback. Raises :class:`AssessError` on a refused option combination or a live job of the
+    same source and task; a ``KeyboardInterrupt`` during the run leaves every answer received so far stored."""
+    if request.probe is not None:
+        raise AssessError("a --probe request is run by assess.services.prejudge.probe")
+    concurrency = _concurrency(request)
+    variant = _variant(request)
+    model, cfg = _model(request)
+    source = request.source or jobs.default_source(request.task, model, variant)
+    if not request.estimate_only:  # one live job per source and task: a second would ask about every item again
+        jobs.check_not_running(db, source, request.task)
+    plan = jobs.plan(
+        db,
+        request.task,
+        source,
+        model,
+        limit=request.limit,
+        depth=request.depth,
+        nugget_source=request.nugget_source,
+        qrels=request.qrels,
+        relevant=request.relevant,
+        dedup=request.dedup,
+        backend=request.backend,
+        nli_threshold=request.nli_threshold,
+        samples=request.samples,
+        temperature=request.temperature,
+        variant=variant,
+    )
+    estimate = jobs.estimate(
+        plan,
+        concurrency=concurrency,
+        latency_s=jobs.measured_latency_s(db, model),
+        price_in=request.price_in,
+        price_out=request.price_out,
+    )
+    progress = start(estimate, plan.todo) if start is not None else None
+    if request.estimate_only:
+        return PrejudgeResult(estimate)
+    if request.backend == "nli":
+        nli = clients.NliClient(model, device=request.device, batch_size=request.batch_size)
+        summary = jobs.run_nli(db, plan, nli, threshold=request.nli_threshold, progress=progress)
+    else:
+        client = clients.OpenAIClient(
+            model,
+            base_url=cfg["base_url"],
+            api_key=cfg["api_key"],
+            timeout=request.timeout,
+            max_retries=request.retries,
+            temperature=plan.temperature,
+        )
+        summary = jobs.run(db, plan, client, concurrency=concurrency, progress=progress, base_url=cfg["base_url"])
+    return PrejudgeResult(estimate, summary)
+
+
+def probe(
+    db, request: PrejudgeRequest, *, start: Callable[[], Callable[[int, int], None]] | None = None
+) -> dict[str, Any]:
+    """The susceptibility probe of ``request.probe`` (:func:`assess.services.probes.probe`) against the judge of
+    ``request.source``. ``start()`` is called once the client is built, before any call; it returns the
+    progress callback ``(done, total)``."""
+    from assess.llm.probes import parse_kinds
+    from assess.services import probes
+
+    concurrency = _concurrency(request)
+    if request.samples != 1 or request.temperature is not None or request.no_ptkb:
+        raise AssessError("--probe re-judges with the passage prompt once: no --samples, --temperature or --no-ptkb")
+    if request.task != "passage" or request.backend != "chat":
+        raise AssessError("--probe re-judges passages with a chat model: use --task passage (and no --backend nli)")
+    try:
+        kinds = parse_kinds(request.probe)
+    except ValueError as exc:
+        raise AssessError(str(exc)) from None
+    if not request.source:
+        raise AssessError("--probe needs --source llm:NAME, the LLM source whose judge is probed")
+    model = probes.probe_model(db, request.source, request.model)
+    cfg = clients.endpoint_settings(base_url=request.base_url, model=model)
+    client = clients.OpenAIClient(
+        model, base_url=cfg["base_url"], api_key=cfg["api_key"], timeout=request.timeout, max_retries=request.retries
+    )
+    progress = start() if start is not None else None
+    return probes.probe(
+        db,
+        request.source,
+        client,
+        kinds=kinds,
+        sample=probes.DEFAULT_SAMPLE if request.sample is None else request.sample,
+        seed=request.seed,
+        concurrency=concurrency,
+        progress=progress,
+    )
