@@ -223,115 +223,38 @@ def cmd_export_aepd(args) -> int:
     return 0
 
 
-def _chat_client(cfg: dict):
-    from assess.llm.clients import OpenAIClient
-
-    return OpenAIClient(cfg["model"], base_url=cfg["base_url"], api_key=cfg["api_key"])
-
-
-def _extract(db, args, chat_model: str | None, chat_cfg: dict | None) -> tuple[str, dict | None]:
-    """NtN step one: the source of the extracted response nuggets, after extracting those still missing."""
-    from assess.errors import AssessError
-    from assess.llm.clients import endpoint_settings
-    from assess.services import jobs, matching
-    from assess.settings import llm_settings
-    from store.prejudgments import source_model
-
-    model = (
-        args.extract_model
-        or chat_model
-        or (source_model(db, args.nuggets_source) if args.nuggets_source else None)
-        or llm_settings()["model"]
-    )
-    if not model:
-        raise AssessError(
-            "--method ntn extracts the responses' nuggets with a chat model: give --extract-model M (with "
-            "--endpoint URL), or --nuggets-source SOURCE holding extracted response nuggets"
-        )
-    source = args.nuggets_source or f"llm:{model}"
-    plan = matching.extraction_plan(db, args.runs, source, model, limit=args.limit)
-    if not plan.todo:
-        return source, None
-    cfg = (
-        chat_cfg if chat_cfg and chat_cfg["model"] == model else endpoint_settings(base_url=args.endpoint, model=model)
-    )
-    summary = jobs.run(db, plan, _chat_client(cfg), concurrency=args.concurrency, base_url=cfg["base_url"])
-    return source, summary
-
-
 def cmd_match(args) -> int:
     from assess.cli import check_options
-    from assess.errors import AssessError
-    from assess.llm import clients
-    from assess.llm.entailment import nli_model_from_env
-    from assess.services import jobs, matching
+    from assess.services.matching import MatchRequest, match
+    from store.db import display
 
     check_options(args, counts={"--limit": "limit"})
-    if not 0.0 <= args.threshold <= 1.0:
-        raise AssessError(f"--threshold is a probability in [0, 1], not {args.threshold}")
-    if args.batch < 1 or args.concurrency < 1:
-        raise AssessError("--batch and --concurrency are at least 1")
+    request = MatchRequest(
+        method=args.method,
+        backend=args.backend,
+        gold=args.gold,
+        runs=tuple(args.runs),
+        source=args.source,
+        model=args.model,
+        endpoint=args.endpoint,
+        extract_model=args.extract_model,
+        nuggets_source=args.nuggets_source,
+        threshold=args.threshold,
+        batch=args.batch,
+        device=args.device,
+        concurrency=args.concurrency,
+        limit=args.limit,
+    )
     db = open_store(args)
-    matching.check_request(db, args.gold, args.runs, args.method, args.backend)
-    chat_cfg = None
-    if args.backend == "nli":
-        model = args.model or nli_model_from_env() or clients.DEFAULT_NLI_MODEL
-    else:
-        chat_cfg = clients.endpoint_settings(base_url=args.endpoint, model=args.model)
-        model = chat_cfg["model"]
-    source = args.source or matching.default_source(args.method, args.backend, model)
-    jobs.check_not_running(db, source, args.method)
-    out: dict = {"method": args.method, "backend": args.backend, "gold": args.gold, "runs": args.runs}
     try:
-        if args.method == "ntr":
-            plan = matching.ntr_plan(
-                db,
-                args.gold,
-                args.runs,
-                source,
-                model,
-                backend=args.backend,
-                threshold=args.threshold,
-                limit=args.limit,
-            )
-            if args.backend == "nli":
-                nli = clients.NliClient(model, device=args.device, batch_size=args.batch)
-                summary = jobs.run_nli(db, plan, nli, threshold=args.threshold)
-            else:
-                client = _chat_client(chat_cfg)
-                summary = jobs.run(db, plan, client, concurrency=args.concurrency, base_url=chat_cfg["base_url"])
-            summary["covered"] = plan.covered
-        else:
-            chat_model = model if args.backend == "chat" else None
-            nuggets_source, extraction = _extract(db, args, chat_model, chat_cfg)
-            out["nuggets_source"], out["extraction"] = nuggets_source, extraction
-            extracted = matching.response_nuggets(db, nuggets_source, args.runs)
-            ntn = matching.ntn_plan(
-                db,
-                args.gold,
-                args.runs,
-                source,
-                model,
-                extracted,
-                backend=args.backend,
-                threshold=args.threshold,
-                limit=args.limit,
-            )
-            if args.backend == "nli":
-                nli = clients.NliClient(model, device=args.device, batch_size=args.batch)
-                summary = matching.run_ntn_nli(db, ntn, nli, threshold=args.threshold)
-            else:
-                summary = matching.run_ntn_chat(
-                    db, ntn, _chat_client(chat_cfg), concurrency=args.concurrency, base_url=chat_cfg["base_url"]
-                )
+        result = match(db, request)
     except KeyboardInterrupt:
         print("stopped: every match stored so far is kept; run the same command again to resume", file=sys.stderr)
         return 130
-    out["matching"] = summary
-    from store.db import display
-
+    out = result.report
     out["score"] = (
-        f"python -m assess score nuggets --db {display(args.db)} --ntr-source {source} --nugget-source {args.gold}"
+        f"python -m assess score nuggets --db {display(args.db)} --ntr-source {result.source} "
+        f"--nugget-source {args.gold}"
     )
     if args.json:
         print(json.dumps(out))

@@ -437,3 +437,136 @@ def run_ntn_chat(
                 store_item(plan_.items[n], waiting.pop(n))
 
     return _run(db, job_id, tally, run_items)
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchRequest:
+    """The options of one ``nuggets match`` run (the command's flags); the numbers are checked when it is made."""
+
+    method: str
+    backend: str
+    gold: str
+    runs: tuple[str, ...]
+    source: str | None = None
+    model: str | None = None
+    endpoint: str | None = None
+    extract_model: str | None = None
+    nuggets_source: str | None = None
+    threshold: float = DEFAULT_THRESHOLD
+    batch: int = 32
+    device: str | None = None
+    concurrency: int = DEFAULT_CONCURRENCY
+    limit: int | None = None
+
+    def __post_init__(self):
+        if not 0.0 <= self.threshold <= 1.0:
+            raise AssessError(f"--threshold is a probability in [0, 1], not {self.threshold}")
+        if self.batch < 1 or self.concurrency < 1:
+            raise AssessError("--batch and --concurrency are at least 1")
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchResult:
+    """The label source a match run wrote and its report ``{method, backend, gold, runs, [nuggets_source,
+    extraction,] matching}`` (``extraction`` is None when every response already had its nuggets)."""
+
+    source: str
+    report: dict
+
+
+def _chat_client(cfg: dict):
+    from assess.llm.clients import OpenAIClient
+
+    return OpenAIClient(cfg["model"], base_url=cfg["base_url"], api_key=cfg["api_key"])
+
+
+def _extract(db, request: MatchRequest, chat_model: str | None, chat_cfg: dict | None) -> tuple[str, dict | None]:
+    """NtN step one: the source of the extracted response nuggets, after extracting those still missing."""
+    from assess.llm.clients import endpoint_settings
+    from assess.settings import llm_settings
+
+    model = (
+        request.extract_model
+        or chat_model
+        or (prejudgments.source_model(db, request.nuggets_source) if request.nuggets_source else None)
+        or llm_settings()["model"]
+    )
+    if not model:
+        raise AssessError(
+            "--method ntn extracts the responses' nuggets with a chat model: give --extract-model M (with "
+            "--endpoint URL), or --nuggets-source SOURCE holding extracted response nuggets"
+        )
+    source = request.nuggets_source or f"llm:{model}"
+    plan_ = extraction_plan(db, list(request.runs), source, model, limit=request.limit)
+    if not plan_.todo:
+        return source, None
+    cfg = (
+        chat_cfg
+        if chat_cfg and chat_cfg["model"] == model
+        else endpoint_settings(base_url=request.endpoint, model=model)
+    )
+    summary = jobs.run(db, plan_, _chat_client(cfg), concurrency=request.concurrency, base_url=cfg["base_url"])
+    return source, summary
+
+
+def match(db, request: MatchRequest) -> MatchResult:
+    """Match the gold nuggets of ``request.gold`` against the responses of ``request.runs`` (NtR, or NtN after
+    extracting the responses' nuggets still missing), with a chat model or a local NLI model, as one job of
+    the label source written. A ``KeyboardInterrupt`` keeps every match stored so far."""
+    from assess.llm import clients
+    from assess.llm.entailment import nli_model_from_env
+
+    runs = list(request.runs)
+    check_request(db, request.gold, runs, request.method, request.backend)
+    chat_cfg = None
+    if request.backend == "nli":
+        model = request.model or nli_model_from_env() or clients.DEFAULT_NLI_MODEL
+    else:
+        chat_cfg = clients.endpoint_settings(base_url=request.endpoint, model=request.model)
+        model = chat_cfg["model"]
+    source = request.source or default_source(request.method, request.backend, model)
+    jobs.check_not_running(db, source, request.method)
+    out: dict = {"method": request.method, "backend": request.backend, "gold": request.gold, "runs": runs}
+    if request.method == "ntr":
+        plan_ = ntr_plan(
+            db,
+            request.gold,
+            runs,
+            source,
+            model,
+            backend=request.backend,
+            threshold=request.threshold,
+            limit=request.limit,
+        )
+        if request.backend == "nli":
+            nli = clients.NliClient(model, device=request.device, batch_size=request.batch)
+            summary = jobs.run_nli(db, plan_, nli, threshold=request.threshold)
+        else:
+            client = _chat_client(chat_cfg)
+            summary = jobs.run(db, plan_, client, concurrency=request.concurrency, base_url=chat_cfg["base_url"])
+        summary["covered"] = plan_.covered
+    else:
+        chat_model = model if request.backend == "chat" else None
+        nuggets_source, extraction = _extract(db, request, chat_model, chat_cfg)
+        out["nuggets_source"], out["extraction"] = nuggets_source, extraction
+        extracted = response_nuggets(db, nuggets_source, runs)
+        ntn = ntn_plan(
+            db,
+            request.gold,
+            runs,
+            source,
+            model,
+            extracted,
+            backend=request.backend,
+            threshold=request.threshold,
+            limit=request.limit,
+        )
+        if request.backend == "nli":
+            nli = clients.NliClient(model, device=request.device, batch_size=request.batch)
+            summary = run_ntn_nli(db, ntn, nli, threshold=request.threshold)
+        else:
+            summary = run_ntn_chat(
+                db, ntn, _chat_client(chat_cfg), concurrency=request.concurrency, base_url=chat_cfg["base_url"]
+            )
+    out["matching"] = summary
+    return MatchResult(source, out)
