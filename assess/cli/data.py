@@ -8,8 +8,9 @@ import sys
 from assess.cli import actor, add_by_argument, add_db_argument, check_options, data_output
 from assess.cli.common import open_store
 from assess.formats.reading import MAX_DEPTH, MAX_JSON_BYTES, MAX_LINE_BYTES, MiB
+from assess.services.exports import EXPORT_KINDS
 from assess.services.loading import IMPORT_KINDS
-from assess.tasks import EXPORT_TABLES, NUGGETIZER_FILE_KINDS, RESPONSE_FILE_KINDS
+from assess.tasks import EXPORT_TABLES
 
 
 def add_commands(sub) -> None:
@@ -109,9 +110,7 @@ def add_commands(sub) -> None:
         "support / not_support) on the nuggets of --nugget-source (default: the one set they refer to), one "
         "record per run and turn; both to --out, turns in conversation order, nuggets in key order.",
     )
-    p.add_argument(
-        "kind", choices=("qrels", "ptkb-qrels", "nuggets", "table", *RESPONSE_FILE_KINDS, *NUGGETIZER_FILE_KINDS)
-    )
+    p.add_argument("kind", choices=EXPORT_KINDS)
     add_db_argument(p)
     p.add_argument("--source", help="label source (an assessor's labels are under the assessor's name)")
     p.add_argument("--dedup", action="store_true", help="nuggets, nuggetizer-nuggets: only the de-duplicated set")
@@ -281,75 +280,21 @@ def _counts(value) -> str:
 
 
 def cmd_export(args) -> int:
-    from assess import formats
-    from assess.errors import AssessError
-    from assess.formats.inert_csv import frame_csv
-    from store import exports
+    from assess.services.exports import ExportRequest, export
 
-    db = open_store(args)
-    if args.nugget_source and args.kind != "nuggetizer-assignments":
-        raise AssessError(f"--nugget-source is for nuggetizer-assignments exports, not {args.kind}")
-    if args.kind in RESPONSE_FILE_KINDS:
-        return _export_responses(db, args)
-    if args.kind in NUGGETIZER_FILE_KINDS:
-        return _export_nuggetizer(db, args)
-    if args.run or args.layout:
-        raise AssessError(f"--run and --layout are for {' and '.join(RESPONSE_FILE_KINDS)} exports, not {args.kind}")
-    if args.kind in ("qrels", "ptkb-qrels", "nuggets") and not args.source:
-        raise AssessError(f"export {args.kind} needs --source NAME")
-    if args.kind == "qrels":
-        data_output().writelines(formats.format_qrels(exports.passage_qrels(db, args.source)))
-    elif args.kind == "ptkb-qrels":
-        data_output().writelines(formats.format_qrels(exports.ptkb_qrels(db, args.source)))
-    elif args.kind == "nuggets":
-        data = formats.nuggets_to_json(exports.nuggets(db, args.source, dedup=args.dedup))
-        json.dump(data, data_output(), indent=1, ensure_ascii=False)
-        data_output().write("\n")
-    else:
-        if not args.table:
-            raise AssessError("export table needs --table NAME")
-        frame = exports.table_frame(db, args.table, args.source)
-        if args.output and args.output.endswith(".parquet"):
-            frame.to_parquet(args.output, index=False)  # typed columns: no spreadsheet reads a formula there
-        else:
-            frame_csv(frame, args.output or data_output())
-    return 0
-
-
-def _export_responses(db, args) -> int:
-    from assess.errors import AssessError
-    from assess.services.response_files import export_file
-
-    if not args.output:
-        raise AssessError(f"export {args.kind} needs --out FILE")
-    if args.layout and args.kind != "rag-answers":
-        raise AssessError("--layout is for rag-answers exports")
-    written = export_file(db, args.kind, args.output, runs=args.run, layout=args.layout)
-    print(f"{args.output}: wrote " + ", ".join(f"{k} {v}" for k, v in written.items()))
-    return 0
-
-
-def _export_nuggetizer(db, args) -> int:
-    from assess.errors import AssessError
-    from assess.services import nuggetizer_files
-
-    if not args.output:
-        raise AssessError(f"export {args.kind} needs --out FILE")
-    if not args.source:
-        raise AssessError(f"export {args.kind} needs --source NAME")
-    if args.layout:
-        raise AssessError(f"--layout is for rag-answers exports, not {args.kind}")
-    if args.kind == nuggetizer_files.NUGGETS:
-        if args.run:
-            raise AssessError(f"--run is for response and assignment exports, not {args.kind}")
-        written = nuggetizer_files.export_nuggets(db, args.output, source=args.source, dedup=args.dedup)
-    else:
-        if args.dedup:
-            raise AssessError(f"--dedup is for nuggets exports, not {args.kind}")
-        written = nuggetizer_files.export_assignments(
-            db, args.output, source=args.source, nugget_source=args.nugget_source, runs=args.run
-        )
-    print(f"{args.output}: wrote " + ", ".join(f"{k} {v}" for k, v in written.items()))
+    request = ExportRequest(
+        kind=args.kind,
+        source=args.source,
+        dedup=args.dedup,
+        nugget_source=args.nugget_source,
+        table=args.table,
+        output=args.output,
+        runs=tuple(args.run),
+        layout=args.layout,
+    )
+    written = export(open_store(args), request, data_output())
+    if written is not None:
+        print(f"{args.output}: wrote " + ", ".join(f"{k} {v}" for k, v in written.items()))
     return 0
 
 
