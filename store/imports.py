@@ -34,6 +34,7 @@ from assess.tasks import LABEL_KINDS, Task
 from store.db import Store, column, each, insert_rows, is_database_error, now, row, rows, run, run_many, value, write
 from store.history import record_action
 from store.labels import import_labels, import_new_labels
+from store.nuggets import gold
 from store.screens import bump_topics_version
 from store.sources import ensure_source
 
@@ -718,7 +719,9 @@ def import_nuggets(
     at a time): they are checked and written :data:`NUGGETS_PER_BLOCK` at a time inside one transaction,
     so memory is bounded by a block (and the file's turn ids) whatever the file's size. A refusal in any
     block (an unknown turn, a rewrite, a bad record met while reading) rolls every block back.
-    ``after_block(db, block)`` is called, in the transaction, once each block is written.
+    ``after_block(db, block)`` is called, in the transaction, once each block is written. The rows are written
+    by :mod:`store.nuggets.gold` (:func:`~store.nuggets.gold.upsert_imported`,
+    :func:`~store.nuggets.gold.drop_from_dedup`), the one module that writes nuggets.
     """
     stamp = now()
     known = _known_turns(db)
@@ -732,47 +735,21 @@ def import_nuggets(
             check_turns(db, file, block, known, locate=_turn_line_in(file))
             met = {n.turn_id for n in block} - turns
             if dedup and met:  # a turn met for the first time: its stored nuggets dropped, the file's kept below
-                for chunk in _chunks(sorted(met)):
-                    params = {"source": source, **{f"t{i}": t for i, t in enumerate(chunk)}}
-                    marks = ", ".join(f":t{i}" for i in range(len(chunk)))
-                    run(db, f"UPDATE nuggets SET in_dedup = 0 WHERE source = :source AND turn_id IN ({marks})", params)
+                gold.drop_from_dedup(db, source, sorted(met))
             turns |= met
             changed = _changed_nuggets(db, file, block, source, replace)
-            run_many(
-                db,
-                "INSERT INTO nuggets (source, turn_id, key, text, relevance, in_dedup, created_at) "
-                "VALUES (:source, :turn_id, :key, :text, :relevance, :in_dedup, :created_at) "
-                "ON CONFLICT(source, turn_id, key) DO UPDATE SET text=excluded.text, relevance=excluded.relevance, "
-                "in_dedup=COALESCE(excluded.in_dedup, nuggets.in_dedup)",
-                (
-                    {
-                        "source": source,
-                        "turn_id": n.turn_id,
-                        "key": n.key,
-                        "text": n.text,
-                        "relevance": n.relevance,
-                        "in_dedup": 1 if dedup else None,
-                        "created_at": stamp,
-                    }
-                    for n in block
-                ),
-            )
+            gold.upsert_imported(db, source, block, dedup=dedup, stamp=stamp)
             if replace:
                 replacements.record(db, by, file, changed)
             if after_block is not None:
                 after_block(db, block)
             count += len(block)
         if dedup and not turns:  # an empty subset: nothing of the source is kept
-            run(db, "UPDATE nuggets SET in_dedup = 0 WHERE source = :source", {"source": source})
+            gold.drop_from_dedup(db, source)
         summary: dict = {"nuggets": count, "turns": len(turns), "source": source}
         if replace:
             summary.update(replacements.summary("nugget"))
     return summary
-
-
-def _chunks(values: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
 
 
 def _changed_nuggets(db: Store, file: str, nuggets: Sequence[NuggetRecord], source: str, replace: bool) -> list:

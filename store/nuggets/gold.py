@@ -7,7 +7,7 @@ duplicate decisions (:func:`refresh_dedup`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from assess.errors import AssessError, InvalidSpan, UnknownItem
@@ -161,6 +161,44 @@ def _insert_nugget(db: Store, source: str, turn_id: str, fields: dict[str, Any])
     )["id"]
     refresh_dedup(db, source, turn_id, only_if_decided=True)
     return nid
+
+
+def drop_from_dedup(db: Store, source: str, turn_ids: Sequence[str] | None = None) -> None:
+    """Mark the nuggets of ``source`` in ``turn_ids`` (every turn when None) as left out of its de-duplicated
+    set (``in_dedup = 0``): a bulk import of a de-duplicated subset, in the caller's write transaction."""
+    if turn_ids is None:
+        run(db, "UPDATE nuggets SET in_dedup = 0 WHERE source = :source", {"source": source})
+        return
+    for start in range(0, len(turn_ids), 500):
+        chunk = turn_ids[start : start + 500]
+        params = {"source": source, **{f"t{i}": t for i, t in enumerate(chunk)}}
+        marks = ", ".join(f":t{i}" for i in range(len(chunk)))
+        run(db, f"UPDATE nuggets SET in_dedup = 0 WHERE source = :source AND turn_id IN ({marks})", params)
+
+
+def upsert_imported(db: Store, source: str, nuggets: Iterable, *, dedup: bool, stamp: str) -> None:
+    """Write imported text nuggets (records with ``turn_id, key, text, relevance``) of ``source`` by key, in the
+    caller's write transaction: a stored key gets the new text and relevance in place (its labels stay on it);
+    ``dedup`` marks every one kept in the de-duplicated set, else a stored nugget keeps its flag."""
+    run_many(
+        db,
+        "INSERT INTO nuggets (source, turn_id, key, text, relevance, in_dedup, created_at) "
+        "VALUES (:source, :turn_id, :key, :text, :relevance, :in_dedup, :created_at) "
+        "ON CONFLICT(source, turn_id, key) DO UPDATE SET text=excluded.text, relevance=excluded.relevance, "
+        "in_dedup=COALESCE(excluded.in_dedup, nuggets.in_dedup)",
+        (
+            {
+                "source": source,
+                "turn_id": n.turn_id,
+                "key": n.key,
+                "text": n.text,
+                "relevance": n.relevance,
+                "in_dedup": 1 if dedup else None,
+                "created_at": stamp,
+            }
+            for n in nuggets
+        ),
+    )
 
 
 def add_span_nugget(
