@@ -551,7 +551,10 @@ def alt_test_view(
 
     names = list(dict.fromkeys(humans))
     if len(names) < 2:
-        raise AssessError(f"the alternative annotator test needs at least 2 human sources, got {len(names)}")
+        raise AssessError(
+            f"the alternative annotator test needs at least 2 human sources, got {len(names)}: have a second "
+            "assessor judge a share of the same items (the authors recommend 50-100 items per human)"
+        )
     if judge in names:
         raise AssessError(f"{judge!r} is both a human and the judge: a source is never tested against itself")
     grades: dict[str, dict[str, int]] = {}
