@@ -1,6 +1,6 @@
 """Organizers: the judge audit. Several label sources side by side (agreement matrix with the human ceiling,
 breakdowns), two sources in detail (kappa, confusion, disagreements with the LLM's own words, run rankings,
-anchoring after reveal), system-level agreement, bias and consistency probes, corrected estimates and budgeted
+anchoring after reveal), whether a judge can replace the humans (the alternative annotator test), system-level agreement, bias and consistency probes, corrected estimates and budgeted
 human samples. Pre-judging jobs: pages/llm.py."""
 
 import pandas as pd
@@ -23,14 +23,14 @@ if len(names) < 2:
     st.info("Two label sources are needed to compare.")
     st.stop()
 
-tabs = ["Side by side", "Two sources"]
+tabs = ["Side by side", "Two sources", "Replace the humans?"]
 chosen = None
 if task == "passage":
     tabs += ["Systems", "Bias and consistency", "Estimates", "Budgeted sample"]
     st.caption("Reference and judge of the Systems, Bias, Estimates and Budgeted sample tabs:")
     chosen = panels.pick_pair(database, names)
 # Only the open tab runs (each tab's numbers take a while on a large store): switching tabs reruns the page.
-side, pair, *passage_tabs = st.tabs(tabs, key="au_tab", on_change="rerun")
+side, pair, replace, *passage_tabs = st.tabs(tabs, key="au_tab", on_change="rerun")
 
 if side.open:
     with side:
@@ -53,6 +53,10 @@ if pair.open:
                 st.dataframe(pd.DataFrame(anchoring), hide_index=True, width="stretch", key="au_anchor")
             else:
                 st.caption("No assessor has changed a label after an LLM label was revealed (judging mode 'reveal').")
+
+if replace.open:
+    with replace:
+        panels.alt_test_panel(database, task, names)
 
 if passage_tabs and chosen:
     systems, bias, estimates, sample = passage_tabs

@@ -54,7 +54,7 @@ def cmd_agreement(args) -> int:
 
 
 # ------------------------------------------------------------------------------------------ audit ...
-# `python -m assess audit agreement|systems|bias|consistency|persona|estimate|coverage|sample|plan`: the
+# `python -m assess audit agreement|systems|bias|consistency|alt-test|persona|estimate|coverage|sample|plan`: the
 # judge audit's numbers (assess/services/audit.py), as the /audit page shows them. --json prints one JSON
 # object; without it a readable table.
 
@@ -139,6 +139,28 @@ def add_commands(sub) -> None:
     )
     p.add_argument("--source", required=True, help="the LLM source")
     p.add_argument("--task", default="passage")
+
+    p = command(
+        "alt-test",
+        "can the judge replace the human assessors? the alternative annotator test",
+        cmd_alt_test,
+        "The alternative annotator test (Calderon, Reichart and Dror 2025): each human left out in turn, the "
+        "judge's and that human's agreement with the other humans compared per item with a one-sided paired "
+        "t-test and a cost-benefit margin epsilon; p-values corrected by Benjamini-Yekutieli at q; the judge "
+        "passes when it wins against at least half of the humans (omega >= 0.5). Needs 2 or more humans "
+        "sharing items with the judge (at least --min-items each; 50-100 recommended).",
+    )
+    p.add_argument("--human", action="append", required=True, help="a human source (repeat: at least 2)")
+    p.add_argument("--judge", required=True, help="the source that would replace them (an LLM)")
+    p.add_argument("--task", default="passage", choices=("passage", "ptkb", "ntr"))
+    p.add_argument("--epsilon", type=float, help="the margin granted to the judge (default 0.2, expert assessors)")
+    p.add_argument("--q", type=float, help="the false discovery rate (default 0.05)")
+    p.add_argument("--min-items", type=int, help="items a human needs to be tested (default 30)")
+    p.add_argument(
+        "--scoring",
+        choices=("neg_rmse", "accuracy"),
+        help="agreement of a grade with the other humans' (default neg_rmse, for ordinal grades)",
+    )
 
     p = command(
         "persona",
@@ -364,6 +386,43 @@ def cmd_consistency(args) -> int:
         f"alpha {_num(report['alpha'])}, unanimous {_num(report['unanimous'])}, pairwise {_num(report['pairwise'])}; "
         f"{report['changed_by_consensus']} labels differ from the first answer"
     )
+    return 0
+
+
+def cmd_alt_test(args) -> int:
+    from assess.services.audit import alt_test_view
+
+    report = alt_test_view(
+        open_store(args),
+        args.human,
+        args.judge,
+        task=args.task,
+        epsilon=args.epsilon,
+        q=args.q,
+        min_items=args.min_items,
+        scoring=args.scoring,
+    )
+    if args.json:
+        return _print_json(report)
+    if not report["computable"]:
+        print(f"{args.judge} ({args.task}): {report['reason']}")
+        return 0
+    verdict = "passes" if report["passes"] else "does not pass"
+    print(
+        f"{args.judge} ({args.task}) {verdict}: omega {_num(report['omega'])} ({report['pass_rule']}), "
+        f"rho {_num(report['rho'])}, epsilon {report['epsilon']}, q {report['q']}, scoring {report['scoring']}"
+    )
+    for row in report["annotators"]:
+        won = "judge wins" if row["rejected"] else "judge does not win"
+        print(
+            f"  {row['annotator']}: {row['items']} items, advantage judge {_num(row['llm_advantage'])} vs "
+            f"human {_num(row['human_advantage'])}, p {_num(row['p_value'], 4)}, BY-corrected "
+            f"{_num(row['corrected_p'], 4)}: {won}"
+        )
+    for row in report["skipped"]:
+        print(f"  {row['annotator']}: {row['items']} items, fewer than {report['min_items']}: not tested")
+    if report["below_recommended"]:
+        print("  (a tested human has fewer than the 50 items the authors recommend)")
     return 0
 
 

@@ -532,6 +532,58 @@ def consistency_view(db, source: str, task: str = "passage") -> dict[str, Any]:
     return _json_safe(report)
 
 
+def alt_test_view(
+    db,
+    humans: list[str],
+    judge: str,
+    *,
+    task: str = "passage",
+    epsilon: float | None = None,
+    q: float | None = None,
+    min_items: int | None = None,
+    scoring: str | None = None,
+) -> dict[str, Any]:
+    """Can ``judge`` replace the human sources? The alternative annotator test (assess.measures.alt_test)
+    over the items each human labelled together with the judge (cannot-judge left out, as in agreement).
+    Defaults are the measure's (epsilon for expert assessors, q 0.05, 30 items per human)."""
+    from assess.measures import alt_test as measure
+    from store.compare import label_pairs
+
+    names = list(dict.fromkeys(humans))
+    if len(names) < 2:
+        raise AssessError(
+            f"the alternative annotator test needs at least 2 human sources, got {len(names)}: have a second "
+            "assessor judge a share of the same items (the authors recommend 50-100 items per human)"
+        )
+    if judge in names:
+        raise AssessError(f"{judge!r} is both a human and the judge: a source is never tested against itself")
+    grades: dict[str, dict[str, int]] = {}
+    judged: dict[str, int] = {}
+    for name in names:
+        pairs = label_pairs(db, task, name, judge)
+        for key, human, llm in zip(pairs.items, pairs.a, pairs.b):
+            item = _key_text(key)
+            grades.setdefault(item, {})[name] = human
+            judged[item] = llm
+    result = measure.alt_test(
+        grades,
+        judged,
+        epsilon=measure.EPSILON if epsilon is None else epsilon,
+        q=measure.Q if q is None else q,
+        min_items=measure.MIN_ITEMS if min_items is None else min_items,
+        scoring=scoring or measure.SCORING,
+    )
+    report = result.as_dict()
+    report.update(
+        task=task,
+        judge=judge,
+        humans=names,
+        shared_items=sum(len(by) >= 2 for by in grades.values()),
+        pass_rule=f"winning rate omega >= {measure.PASS_OMEGA}",
+    )
+    return _json_safe(report)
+
+
 def label_kind_values(task: str) -> tuple[int, ...]:
     """The scale of a task's stored labels (as answers are parsed: PTKB as stored, not binarised)."""
     from assess.tasks import label_kind

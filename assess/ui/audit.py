@@ -256,6 +256,84 @@ def bias_panel(database, reference: str, judge: str) -> None:
     table(pd.DataFrame(rows).drop(columns=["series"], errors="ignore"), f"bias_{probe}", key="au_bias")
 
 
+def alt_test_panel(database, task: str, names: list[str]) -> None:
+    """Can a judge replace the human sources? The alternative annotator test (``audit alt-test``): the humans
+    default to every source of a human kind, the judge to an LLM; epsilon, q and the minimum are the
+    measure's defaults, epsilon adjustable."""
+    from assess.measures import alt_test as measure
+
+    kinds = service.stored_kinds(database, names)
+    human_kinds = ("assessor", "organizers", "import")  # adjudication repeats the assessors: not a person
+    humans_default = [n for n in names if kinds[n] in human_kinds]
+    _, judge_default = service.rank_roles(names, kinds)
+    c1, c2, c3 = st.columns([3, 2, 1])
+    humans = c1.multiselect(
+        "Humans (two or more)",
+        names,
+        default=humans_default,
+        format_func=lambda n: service.role_label(n, kinds),
+        key="au_alt_humans",
+    )
+    judge = c2.selectbox(
+        "Judge that would replace them",
+        names,
+        index=names.index(judge_default),
+        format_func=lambda n: service.role_label(n, kinds),
+        key="au_alt_judge",
+    )
+    epsilon = c3.number_input(
+        "Margin ε",
+        min_value=0.0,
+        max_value=4.0,
+        value=measure.EPSILON,
+        step=0.05,
+        help="How much worse than a human the judge may be per item: 0.2 for expert assessors, 0.15 skilled "
+        "annotators, 0.1 crowd workers (the authors' rule of thumb).",
+        key="au_alt_eps",
+    )
+    try:
+        view = service.alt_test_view(database, humans, judge, task=task, epsilon=epsilon)
+    except AssessError as e:
+        error(str(e))
+        return
+    if not view["computable"]:
+        st.info(view["reason"])
+        return
+    verdict = "can replace" if view["passes"] else "cannot replace"
+    st.markdown(
+        f"**{esc(judge)} {verdict} these humans here**: it wins against {view['omega']:.0%} of them "
+        f"(winning rate ω = {view['omega']:.3f}; it passes at ω ≥ 0.5), advantage probability ρ = {view['rho']:.3f}, "
+        f"margin ε = {view['epsilon']:g}, Benjamini–Yekutieli at q = {view['q']:g}, scoring {view['scoring']}."
+    )
+    frame = pd.DataFrame(
+        [
+            {
+                "human": r["annotator"],
+                "items": r["items"],
+                "judge advantage": _num(r["llm_advantage"]),
+                "human advantage": _num(r["human_advantage"]),
+                "p": _num(r["p_value"]),
+                "corrected p": _num(r["corrected_p"]),
+                "judge wins": r["rejected"],
+            }
+            for r in view["annotators"]
+        ]
+    )
+    table(frame, "alt_test", key="au_alt")
+    if view["skipped"]:
+        st.caption(
+            "Not tested (fewer than "
+            f"{view['min_items']} items): " + ", ".join(f"{r['annotator']} ({r['items']})" for r in view["skipped"])
+        )
+    if view["below_recommended"]:
+        st.caption("A tested human has fewer than the 50 items the authors recommend: the verdict is fragile.")
+    st.caption(
+        "The alternative annotator test (Calderon, Reichart and Dror 2025): each human left out in turn, the judge "
+        "and that human scored against the other humans item by item, a one-sided paired t-test with margin ε. "
+        "The same figures: `python -m assess audit alt-test --json`."
+    )
+
+
 def consistency_panel(database, names: list[str]) -> None:
     """Self-consistency of the LLM sources among ``names`` with K answers per item, and persona sensitivity of
     each model that answered with and without the PTKB statements (``prejudge --no-ptkb`` keeps the variant's

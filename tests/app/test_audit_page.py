@@ -590,7 +590,15 @@ def test_audit_names_are_data_everywhere(app_db):
     heat = chart(at, "of every pair of sources")
     assert "&lt;img_src=x_onerror=alert(1)&gt;**bold**[link](http://example.org) (import)" in heat["data"][0]["x"]
     assert evil in set(frame_with(at, "a", "b", "κ unweighted")["b"])  # a table cell holds the name as it is
-    for tab in ("Side by side", "Two sources", "Systems", "Bias and consistency", "Estimates", "Budgeted sample"):
+    for tab in (
+        "Side by side",
+        "Two sources",
+        "Replace the humans?",
+        "Systems",
+        "Bias and consistency",
+        "Estimates",
+        "Budgeted sample",
+    ):
         show_tab(at, tab)  # only the open tab runs: look at each
         assert not any("<img" in json.dumps(c.proto.spec) for c in at.get("plotly_chart")), tab
         for element in (*at.markdown, *at.caption, *at.info):
@@ -598,3 +606,36 @@ def test_audit_names_are_data_everywhere(app_db):
             assert "<img" not in text and "](http" not in text, tab
         if tab == "Systems":
             assert any(f"under `{evil}`" in m.value for m in at.markdown)  # the leader line names it as code
+
+
+def test_replace_the_humans_tab_shows_the_alt_test_of_audit_alt_test(app_db):
+    at = open_audit(tab="Replace the humans?")
+    assert at.multiselect(key="au_alt_humans").value == ["demo-ann", "demo-ben"]  # human kinds by default
+    assert at.selectbox(key="au_alt_judge").value == "llm:demo-gpt"  # an LLM by default
+    cli = json.loads(
+        run_cli(
+            "audit", "alt-test", "--human", "demo-ann", "--human", "demo-ben", "--judge", "llm:demo-gpt", "--json",
+            db=app_db, check=True,
+        ).stdout
+    )  # fmt: skip
+    verdict = next(m.value for m in at.markdown if "these humans here" in m.value)
+    assert verdict.startswith(f"**{'llm:demo-gpt'} {'can' if cli['passes'] else 'cannot'} replace these humans here**")
+    assert f"ω = {cli['omega']:.3f}" in verdict and f"ρ = {cli['rho']:.3f}" in verdict
+    shown = frame_with(at, "human", "items", "p", "corrected p", "judge wins")
+    assert list(shown["human"]) == [r["annotator"] for r in cli["annotators"]]
+    assert list(shown["items"]) == [r["items"] for r in cli["annotators"]]
+    assert list(shown["p"]) == [round(r["p_value"], 4) for r in cli["annotators"]]
+    assert list(shown["judge wins"]) == [r["rejected"] for r in cli["annotators"]]
+
+    at.number_input(key="au_alt_eps").set_value(0.0).run()  # no margin: the demo's LLM wins against nobody
+    strict = json.loads(
+        run_cli(
+            "audit", "alt-test", "--human", "demo-ann", "--human", "demo-ben", "--judge", "llm:demo-gpt",
+            "--epsilon", "0", "--json", db=app_db, check=True,
+        ).stdout
+    )  # fmt: skip
+    verdict = next(m.value for m in at.markdown if "these humans here" in m.value)
+    assert f"ω = {strict['omega']:.3f}" in verdict and strict["omega"] < cli["omega"]
+
+    at.multiselect(key="au_alt_humans").set_value(["demo-ann"]).run()
+    assert any("needs at least 2 human sources, got 1" in box_text(e) for e in at.error)

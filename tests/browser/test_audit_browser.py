@@ -90,6 +90,13 @@ def test_an_organizer_audits_gpt4_against_nist_in_the_browser(server, new_page):
         title, timeout=SLOW_MS
     )
 
+    open_tab(page, "Replace the humans?")  # nist is the only human source: the test says what is missing
+    refused = run_cli("audit", "alt-test", "--human", "nist", "--judge", "llm:gpt-4", db=db_path)
+    assert refused.returncode == 2
+    reason = refused.stderr.strip().splitlines()[-1].removeprefix("error: ")
+    assert reason.startswith("the alternative annotator test needs at least 2 human sources, got 1")
+    expect(page.get_by_text(reason)).to_be_visible(timeout=SLOW_MS)
+
     open_tab(page, "Estimates")
     refused = run_cli("audit", "estimate", db=db_path)
     assert refused.returncode == 2
