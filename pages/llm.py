@@ -5,7 +5,7 @@ import streamlit as st
 
 from assess import settings, ui
 from assess.errors import AssessError
-from assess.services import jobs as prejudge
+from assess.services import jobs as job_service
 from assess.services import pooling
 from store import jobs
 
@@ -21,7 +21,7 @@ with run_tab:
         base_url = c1.text_input("Base URL (OpenAI-compatible; empty: OpenAI)", env["base_url"] or "", key="pj_url")
         model = c2.text_input("Model", env["model"] or "", key="pj_model")
         c1, c2, c3, c4, c5 = st.columns(5)
-        job_task = c1.selectbox("Task", list(prejudge.TASKS), key="pj_task")
+        job_task = c1.selectbox("Task", list(job_service.TASKS), key="pj_task")
         source = c2.text_input("Source (llm:NAME; empty: llm:MODEL)", key="pj_source")
         concurrency = c3.number_input("Concurrency", 1, 64, 16, key="pj_conc")
         limit = c4.number_input("Limit (0: all)", 0, 1_000_000, 0, key="pj_limit")
@@ -53,19 +53,19 @@ with run_tab:
         st.warning("Stopped. Every answer received so far is stored; Start / resume asks only what is missing.")
     elif estimate_clicked or start_clicked:
         try:
-            plan, estimate, cfg = prejudge.prepare(database, job_task, starting=start_clicked, **options)
-            st.info(ui.esc(prejudge.describe_estimate(estimate)))
+            plan, estimate, cfg = job_service.prepare(database, job_task, starting=start_clicked, **options)
+            st.info(ui.esc(job_service.describe_estimate(estimate)))
             if start_clicked:
                 bar = st.progress(0.0, text="Starting…")
 
                 def progress(done, total, counts):
-                    fraction, caption = prejudge.describe_progress(done, total, counts)
+                    fraction, caption = job_service.describe_progress(done, total, counts)
                     bar.progress(fraction, text=ui.esc(caption))
 
-                summary = prejudge.run_with_settings(
+                summary = job_service.run_with_settings(
                     database, plan, cfg, concurrency=int(concurrency), progress=progress
                 )
-                st.success(f"Job {summary['job']}: {ui.esc(prejudge.describe_stored(summary))}")
+                st.success(f"Job {summary['job']}: {ui.esc(job_service.describe_stored(summary))}")
         except AssessError as exc:
             ui.error("", exc)
     st.subheader("Jobs")
@@ -81,7 +81,7 @@ with pool_tab:
         "down to *depth*, only when the LLM source graded the passage at or above the threshold. Pre-judge "
         "the candidates first (tab Pre-judge, task passage, depth 30)."
     )
-    llm_sources, humans = prejudge.adaptive_sources(database)
+    llm_sources, humans = job_service.adaptive_sources(database)
     if not llm_sources:
         st.info("No LLM source yet: pre-judge passages first.")
     else:
@@ -111,10 +111,10 @@ with pool_tab:
             except AssessError as exc:
                 ui.error("", exc)
             else:
-                shown = prejudge.adaptive_metrics(r)
+                shown = job_service.adaptive_metrics(r)
                 for col, (label, value) in zip(st.columns(len(shown)), shown.items()):
                     col.metric(label, f"{value:,}")
-                st.info(ui.esc(prejudge.describe_adaptive(r)))
+                st.info(ui.esc(job_service.describe_adaptive(r)))
                 if apply_clicked and "added_to_pool" in r:
                     st.success(f"Added {r['added_to_pool']:,} pairs to the pool (method adaptive).")
                 elif apply_clicked:
