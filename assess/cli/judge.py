@@ -226,17 +226,13 @@ def cmd_prejudge(args) -> int:
         bar, progress = _progress_bar(todo, not args.no_progress)
         return progress
 
-    try:
-        result = prejudge.prejudge(db, request, start=start)
-    except KeyboardInterrupt:
-        if bar is None:
-            raise
-        bar.close()
-        print("stopped: every answer received so far is stored; run the same command again to resume", file=sys.stderr)
+    result = _until_stopped(
+        lambda: prejudge.prejudge(db, request, start=start),
+        lambda: bar,
+        "stopped: every answer received so far is stored; run the same command again to resume",
+    )
+    if result is STOPPED:
         return 130
-    finally:
-        if bar is not None:
-            bar.close()
     if request.estimate_only:
         if args.json:
             print(json.dumps(result.estimate))
@@ -255,6 +251,27 @@ def cmd_prejudge(args) -> int:
             f"{s['error']} calls failed (last: {s['last_error']}); run the command again to retry them", file=sys.stderr
         )
     return 0
+
+
+STOPPED = object()
+"""What :func:`_until_stopped` returns when Ctrl-C stopped the job (the command exits 130)."""
+
+
+def _until_stopped(call, current_bar, stopped: str):
+    """``call()``, with the progress bar ``current_bar()`` (None until the job starts) closed on every way out.
+    Ctrl-C once the job has started prints ``stopped`` and returns :data:`STOPPED` (what was stored stays);
+    before it, the interrupt goes on as usual."""
+    try:
+        return call()
+    except KeyboardInterrupt:
+        if current_bar() is None:
+            raise
+        current_bar().close()
+        print(stopped, file=sys.stderr)
+        return STOPPED
+    finally:
+        if current_bar() is not None:
+            current_bar().close()
 
 
 def _probe(db, request, args) -> int:
@@ -276,17 +293,13 @@ def _probe(db, request, args) -> int:
 
         return progress
 
-    try:
-        report = prejudge.probe(db, request, start=start)
-    except KeyboardInterrupt:
-        if bar is None:
-            raise
-        bar.close()
-        print("stopped: every probe answer received so far is stored; run again to resume", file=sys.stderr)
+    report = _until_stopped(
+        lambda: prejudge.probe(db, request, start=start),
+        lambda: bar,
+        "stopped: every probe answer received so far is stored; run again to resume",
+    )
+    if report is STOPPED:
         return 130
-    finally:
-        if bar is not None:
-            bar.close()
     print(json.dumps(report) if args.json else describe(report))
     return 0
 

@@ -323,7 +323,8 @@ def alt_test_panel(database, task: str, names: list[str]) -> None:
     if view["skipped"]:
         st.caption(
             "Not tested (fewer than "
-            f"{view['min_items']} items): " + ", ".join(f"{r['annotator']} ({r['items']})" for r in view["skipped"])
+            f"{view['min_items']} items): "
+            + ", ".join(f"{esc(r['annotator'])} ({r['items']})" for r in view["skipped"])
         )
     if view["below_recommended"]:
         st.caption("A tested human has fewer than the 50 items the authors recommend: the verdict is fragile.")

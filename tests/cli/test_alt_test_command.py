@@ -49,6 +49,7 @@ def test_the_command_equals_the_measure_on_the_demo_files(demo_db):
     assert report["rho"] == pytest.approx(expected.rho, abs=1e-12)
     assert report["passes"] is expected.passes
     assert report["epsilon"] == 0.2 and report["q"] == 0.05 and report["scoring"] == "neg_rmse"
+    assert (report["omega"], report["passes"]) == (0.5, True)  # as docs/cli.md says of the demo
     got = {row["annotator"]: row for row in report["annotators"]}
     assert set(got) == set(HUMANS)
     for row in expected.rows:
@@ -86,6 +87,7 @@ def test_a_larger_margin_never_fails_a_judge_that_passed(demo_db):
         return json.loads(out)["omega"]
 
     assert omega("0") <= omega("0.2") <= omega("1")
+    assert omega("0") == 0.0  # as docs/cli.md says: llm:demo-llama does not pass at epsilon 0
     assert omega("1") == 1.0  # a margin of a whole grade: the judge is never worse by more than that here
 
 

@@ -219,6 +219,30 @@ def start_prejudge(stub, demo, *options: str, **popen) -> subprocess.Popen:
     return subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, **popen)
 
 
+def test_ctrl_c_stops_the_run_with_130_keeps_what_was_stored_and_the_rerun_resumes(store_target, demo, no_llm_env):
+    with StubLLM(latency=0.05, reply=grading) as stub:
+        proc = start_prejudge(stub, demo, "--concurrency", "2", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            started = not is_sqlite(demo) or demo.with_suffix(".db-wal").exists()
+            if started and rows(demo, "SELECT COUNT(*) FROM prejudgments")[0][0] >= 20:
+                break
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)  # what Ctrl-C in the terminal sends
+        err = proc.communicate(timeout=60)[1].decode()
+        assert proc.returncode == 130, err
+        assert "stopped: every answer received so far is stored; run the same command again to resume" in err
+        assert "Traceback" not in err
+        kept = rows(demo, "SELECT COUNT(*) FROM prejudgments")[0][0]
+        assert 20 <= kept < POOL_WITH_TEXT
+        again = prejudge_cli(demo, stub)
+        assert again.returncode == 0, again.stderr
+        assert f"{kept} already judged" in again.stderr
+        assert rows(
+            demo, "SELECT COUNT(*) AS n, COUNT(DISTINCT turn_id || ' ' || item_id) AS items FROM prejudgments"
+        ) == [(POOL_WITH_TEXT, POOL_WITH_TEXT)]
+
+
 def test_a_killed_run_loses_nothing_and_the_rerun_duplicates_nothing(store_target, demo, no_llm_env):
     with StubLLM(latency=0.05, reply=grading) as stub:
         proc = start_prejudge(stub, demo, "--concurrency", "4", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
