@@ -80,8 +80,9 @@ def test_an_open_organizer_page_writes_nothing_after_the_account_is_demoted_or_d
         page.goto(f"{base}/aspects")
         expect(page.get_by_role("heading", name="Aspects (AEPD)")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
         _add_aspect(page, "added while organizer")
+        # the run the click starts draws the count (settled() may look before that run has begun)
+        expect(page.get_by_text(re.compile(r"^Aspects of the topic \(1\)"))).to_be_visible()
         assert query(db_path, "SELECT text FROM aspects") == [("added while organizer",)]
-        expect(page.get_by_text(re.compile(r"^Aspects of the topic \(1\)"))).to_be_visible()  # that run drawn
         settled(page)
 
         _cli(db_path, "users", *change, "--by", "os:admin")
