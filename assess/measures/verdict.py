@@ -253,6 +253,12 @@ def _within(low: float | None, high: float | None) -> bool | None:
     return high >= -BIAS_MARGIN and low <= BIAS_MARGIN
 
 
+def _group_name(probe: str, group: Any) -> str:
+    if probe == "personal":
+        return "personal turns" if group else "non-personal turns"
+    return f"turn depth {group}"
+
+
 def bias(report: Mapping, command: str) -> dict[str, Any]:
     """Criterion (d): mean difference judge - reference with intervals, by turn depth and personal turn
     (`audit bias --json`)."""
@@ -263,11 +269,11 @@ def bias(report: Mapping, command: str) -> dict[str, Any]:
         return criterion("bias", name, BIAS_RULE, commands=commands, missing=missing)
     threshold = f"interval reaches [-{BIAS_MARGIN}, {BIAS_MARGIN}]"
     figures = [figure("mean difference, all", report, "bias", ["overall", "mean_diff"], ci=["overall", "ci"])]
-    for probe, label in (("depth", "turn depth"), ("personal", "personal turn")):
+    for probe in ("depth", "personal"):
         for i, group in enumerate((report.get(probe) or {}).get("groups") or []):
             figures.append(
                 figure(
-                    f"mean difference, {label} {group['group']}",
+                    f"mean difference, {_group_name(probe, group['group'])}",
                     report,
                     "bias",
                     [probe, "groups", i, "mean_diff"],

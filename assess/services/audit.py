@@ -1027,23 +1027,21 @@ def _command(*args: str) -> str:
 
 
 def _overlap_how(db, reference: str, *, reference_human: bool) -> str:
-    """How to get human overlap: a share (OVERLAP_SHARE) of the reference's turns, spread over them, assigned
-    to a second assessor (two assessors when the reference is not itself an assessor or the organizers)."""
-    from assess.measures.ppi import sorted_keys
+    """How to get human overlap: a share (OVERLAP_SHARE) of the reference's turns, spread over them, given to a
+    second assessor (to two assessors when the reference is not an assessor or the organizers: the human
+    ceiling pairs only those kinds, as `audit agreement` does)."""
+    from assess.measures.ppi import natural_key
     from store.audit import task_labels
 
-    turns = sorted_keys({item[0] for item in task_labels(db, "passage", [reference])[reference]})
+    turns = sorted({item[0] for item in task_labels(db, "passage", [reference])[reference]}, key=natural_key)
     share = max(1, round(len(turns) * OVERLAP_SHARE))
     picked = " ".join(turns[:: max(1, len(turns) // share)][:share])
-    who = (
-        "a second assessor (NAME)"
-        if reference_human
-        else "two assessors (NAME, then SECOND), since the ceiling pairs two assessors or organizers"
-    )
+    who = "a second assessor" if reference_human else "two assessors"
+    why = "" if reference_human else f" (the human ceiling pairs assessors or organizers: {reference!r} is not one)"
     return (
-        f"plan {OVERLAP_SHARE:.0%} overlap: have {who} judge {share} of the {len(turns)} turns {reference!r} "
-        f"judged, e.g. python -m assess assign --assessor NAME --turn {picked} (the alternative annotator "
-        "test wants 50-100 shared items per person), then ask for the verdict again"
+        f"plan {OVERLAP_SHARE:.0%} overlap: have {who} judge the same {share} of the {len(turns)} turns "
+        f"{reference!r} judged{why}, e.g. python -m assess assign --assessor NAME --turn {picked} (the alternative "
+        "annotator test wants 50-100 shared items per person), then ask for the verdict again"
     )
 
 
