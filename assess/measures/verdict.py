@@ -124,11 +124,20 @@ AGREEMENT_RULE = (
 )
 
 
-def item_agreement(matrix: Mapping, reference: str, judge: str, command: str, *, how: str) -> dict[str, Any]:
+def item_agreement(
+    matrix: Mapping, reference: str, judge: str, command: str, *, how: str, judge_human: bool = False
+) -> dict[str, Any]:
     """Criterion (a): the judge's agreement with the reference against the human ceiling (``matrix``: the
-    agreement matrix of the reference, the judge and the other human sources); ``how``: how to get a ceiling."""
+    agreement matrix of the reference, the judge and the other human sources); ``how``: how to get a ceiling.
+    A judge of a human kind (``judge_human``) would be part of its own ceiling: missing."""
     name = "item agreement against the human ceiling"
     commands = {"agreement": command}
+    if judge_human:
+        missing = (
+            f"the judge {judge!r} is itself a human source (an assessor or the organizers), so the human ceiling "
+            "would hold its own pairs: compare an LLM, crowd or imported source with the people"
+        )
+        return criterion("agreement", name, AGREEMENT_RULE, commands=commands, missing=missing)
     index = _find_pair(matrix, reference, judge)
     if index is None:
         missing = f"the reference {reference!r} and the judge {judge!r} share no labelled item: have the judge " + (

@@ -1074,7 +1074,11 @@ def verdict_view(
     chosen = [reference, judge, *others]
     matrix = agreement_view(db, "passage", chosen, threshold=2)
     agreement_command = _command("agreement", *(arg for s in chosen for arg in ("--source", s)))
-    criteria = {"agreement": rules.item_agreement(matrix, reference, judge, agreement_command, how=how)}
+    criteria = {
+        "agreement": rules.item_agreement(
+            matrix, reference, judge, agreement_command, how=how, judge_human=kinds[judge] == "human"
+        )
+    }
 
     alt_command = _command(
         "alt-test", *(arg for h in humans for arg in ("--human", h)), "--judge", judge, "--epsilon", repr(epsilon)
