@@ -599,7 +599,7 @@ def verdict_panel(database, reference: str, judge: str) -> None:
     summary = [{"criterion": c["name"], "status": VERDICT_STATUS[c["status"]]} for c in view["criteria"]]
     st.dataframe(pd.DataFrame(summary), hide_index=True, width="stretch", key="au_vd_summary")
     for item in view["criteria"]:
-        st.subheader(f"{item['name'].capitalize()}: {VERDICT_STATUS[item['status']]}")
+        st.subheader(f"{item['name'][0].upper()}{item['name'][1:]}: {VERDICT_STATUS[item['status']]}")
         st.caption(esc(f"Rule: {item['rule']}."))
         if item["figures"]:
             rows = [
