@@ -32,6 +32,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from assess.measures.alt_test import PASS_OMEGA
+
 STATISTIC = "kappa_quadratic"
 TAU = 0.9
 TAU_AP = 0.9
@@ -39,7 +41,6 @@ SIGNIFICANT_KEPT = 0.8
 BIAS_MARGIN = 0.25
 WIDTH = 0.1
 BUDGETS = (25, 50, 100, 200, 300, 500, 1000, 2000, 3000, 5000, 10000)
-PASS_OMEGA = 0.5
 
 REPLACE, PRE_FILTER, ASSIST = "replace", "pre-filter", "assist only"
 RULE = (
