@@ -26,6 +26,12 @@ CASES = SHARED / "cases"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+# Bytecode caches are written even under PYTHONDONTWRITEBYTECODE (``__pycache__`` is git-ignored): without them
+# each worker rewrites and compiles every test module again at collection (pytest's assertion rewriting, about
+# 8 s of CPU a worker), and each CLI subprocess and Streamlit server compiles the project's modules again.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 def shared_file(*parts: str) -> Path:
     """Path to a file under ../shared, or skip the test with the reason when it is absent."""
@@ -68,18 +74,28 @@ def _pg_database_url(cluster, name: str) -> str:
     return cluster.app_store(name) if AS_APP_ROLE else cluster.url(name)
 
 
+def _marked_postgresql(request) -> None:
+    """A test reaching PostgreSQL through ``request.getfixturevalue`` carries no marker from its fixture names: it
+    must be marked itself (``pytest.param(..., marks=pytest.mark.postgresql)``), or the default run, which
+    leaves PostgreSQL out, would start a cluster for it."""
+    if request.node.get_closest_marker("postgresql") is None:
+        pytest.fail(f"{request.node.nodeid} uses PostgreSQL and is not marked postgresql")
+
+
 @pytest.fixture
-def pg_url(pg_cluster) -> str:
+def pg_url(pg_cluster, request) -> str:
     """A fresh empty database of the session's cluster, dropped after the test."""
+    _marked_postgresql(request)
     name = pg_cluster.create_database()
     yield _pg_database_url(pg_cluster, name)
     pg_cluster.drop_database(name)
 
 
 @pytest.fixture
-def pg_roles(pg_cluster):
+def pg_roles(pg_cluster, request):
     """A fresh empty database with a campaign's two roles (``tests.pg.Roles``: the owner's and the app role's
     names and URLs); the app role has no privileges until the owner grants them (``init --app-role``)."""
+    _marked_postgresql(request)
     name = pg_cluster.create_database()
     yield pg_cluster.create_roles(name)
     pg_cluster.drop_database(name)
@@ -128,6 +144,27 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(tier)
         if _uses_postgresql(item):
             item.add_marker("postgresql")
+
+
+# ------------------------------------------------------------------------------------------ password hashes
+# Argon2id with argon2-cffi's recommended parameters costs about 0.2 s of CPU a hash or a check, and the tiers that
+# run in process make a few hundred: their tests hash with Argon2id at its cheapest cost (one pass over 8 KiB),
+# the same format and code path. The tests whose point is the real cost (sign-ins racing a slow check, the stored
+# hash's parameters) are marked ``argon2_defaults``. The browser, deployment and docs tiers keep the defaults:
+# their servers and commands run in other processes, which hash with them.
+CHEAP_HASH_TIERS = ("unit", "store", "services", "cli", "app")
+
+
+def _cheap_hasher():
+    from argon2 import PasswordHasher
+
+    return PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+
+
+@pytest.fixture(autouse=True)
+def _cheap_password_hashes(request, monkeypatch):
+    if tier_of(request.node.path) in CHEAP_HASH_TIERS and not request.node.get_closest_marker("argon2_defaults"):
+        monkeypatch.setattr("assess.services.accounts._hasher", _cheap_hasher)
 
 
 @pytest.fixture

@@ -23,20 +23,22 @@ def cli_argv(args, db) -> list[str]:
 
 
 def run_cli(
-    *args: str, db: Path | None = None, check: bool = False, timeout: float = 300
+    *args: str, db: Path | None = None, check: bool = False, timeout: float = 300, stdin: str | None = None
 ) -> subprocess.CompletedProcess:
     """Run the CLI as ``python -m assess ARGS`` would, in this process: ``assess.cli.main(argv)`` in the project
-    root with standard output and error captured. An uncaught exception gives exit 1 and its traceback on
-    standard error, as the interpreter would; ``SystemExit`` (argparse) its code. The environment is the
-    test's (``monkeypatch.setenv``). ``timeout`` is :func:`run_cli_process`'s; in process pytest-timeout
-    guards a hang. For what only a real process shows (the entry point, signals, concurrent processes),
-    use :func:`run_cli_process`."""
+    root with standard output and error captured, and ``stdin`` (when given) as its standard input. An uncaught
+    exception gives exit 1 and its traceback on standard error, as the interpreter would; ``SystemExit``
+    (argparse) its code. The environment is the test's (``monkeypatch.setenv``). ``timeout`` is
+    :func:`run_cli_process`'s; in process pytest-timeout guards a hang. For what only a real process shows
+    (the entry point, signals, concurrent processes), use :func:`run_cli_process`."""
     from assess.cli import main
 
     argv = cli_argv(args, db)
     out, err = io.StringIO(), io.StringIO()
-    here = os.getcwd()
+    here, saved_stdin = os.getcwd(), sys.stdin
     os.chdir(ROOT)
+    if stdin is not None:
+        sys.stdin = io.StringIO(stdin)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
@@ -51,6 +53,7 @@ def run_cli(
                 code = 1
     finally:
         os.chdir(here)
+        sys.stdin = saved_stdin
     proc = subprocess.CompletedProcess(
         [sys.executable, "-m", "assess", *argv], int(code or 0), out.getvalue(), err.getvalue()
     )
@@ -60,13 +63,13 @@ def run_cli(
 
 
 def run_cli_process(
-    *args: str, db: Path | None = None, check: bool = False, timeout: float = 300
+    *args: str, db: Path | None = None, check: bool = False, timeout: float = 300, stdin: str | None = None
 ) -> subprocess.CompletedProcess:
-    """Run ``python -m assess ARGS`` as a user would (a subprocess in the project root): the contract tests
-    (entry point, exit codes, terminal escaping, processes at once)."""
+    """Run ``python -m assess ARGS`` as a user would (a subprocess in the project root, ``stdin`` piped to it
+    when given): the contract tests (entry point, exit codes, terminal escaping, processes at once)."""
     argv = [sys.executable, "-m", "assess", *cli_argv(args, db)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, env=env, timeout=timeout)
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, env=env, timeout=timeout, input=stdin)
     if check and proc.returncode != 0:
         raise AssertionError(f"{argv} exited {proc.returncode}: {proc.stderr}")
     return proc
@@ -76,14 +79,15 @@ def snapshot(target) -> str:
     """A digest of every row of every table (either engine): equal digests mean the store did not change."""
     import sqlalchemy as sa
 
-    from store.db import Store
-    from store.db import rows as query
+    from store.db import Store, tuples
 
     h = hashlib.sha256()
     with Store(target) as db:
         for name in sorted(sa.inspect(db.sa).get_table_names()):
-            for row in sorted((tuple(r.values()) for r in query(db, f'SELECT * FROM "{name}"')), key=repr):
-                h.update(repr((name, row)).encode())
+            # tuples(): the driver's own cursor on SQLite, a tuple per row without a dict (a fuzz test takes
+            # thousands of snapshots); each row once as its repr, sorted: the digest of the rows as a set.
+            for line in sorted(repr((name, row)) for row in tuples(db, f'SELECT * FROM "{name}"')[1]):
+                h.update(line.encode())
     return h.hexdigest()
 
 

@@ -17,7 +17,7 @@ from store.conversations import assign
 from store.queue import set_judging_mode
 from store.review import adjudicate
 from store.sources import sign_in
-from tests.helpers import open_app, rows, run_cli, snapshot
+from tests.helpers import open_app, rows, run_cli, run_cli_process, snapshot
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 PASSWORD = "correct-horse-battery"
@@ -33,6 +33,7 @@ def db(demo_target):
 # ------------------------------------------------------------------------------------------- store and service
 
 
+@pytest.mark.argon2_defaults
 def test_password_is_stored_as_an_argon2_hash_and_verifies(db):
     from argon2 import PasswordHasher
 
@@ -196,21 +197,12 @@ def added_by(path) -> str:
     ],
 )
 def test_cli_bad_input_exits_2_with_one_line_and_the_store_unchanged(tmp_path, argv, stdin, message):
-    import subprocess
-    import sys
-
-    from tests.helpers import ROOT
-
     path = tmp_path / "bad.db"
     run_cli("users", "add", "boss", "--role", "organizer", db=path, check=True)
     before = snapshot(path)
-    proc = subprocess.run(
-        [sys.executable, "-m", "assess", *argv, "--db", str(path)],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    # In process; the first case also as a real process, its password piped to the command's standard input.
+    runner = run_cli_process if message == "at least 10 characters" else run_cli
+    proc = runner(*argv, db=path, stdin=stdin)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr
     assert snapshot(path) == before

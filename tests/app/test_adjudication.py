@@ -170,7 +170,7 @@ def test_imports_are_organizer_actions_naming_who(tmp_path):
     assert summary.startswith('{"passages": ')
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgresql)])
 def demo_store(request, tmp_path, demo_copy):
     """The demo on either engine (PostgreSQL skips, saying why, without its server binaries)."""
     target = tmp_path / "demo.db" if request.param == "sqlite" else request.getfixturevalue("pg_url")

@@ -23,6 +23,7 @@ def db(demo_target):
     database.close()
 
 
+@pytest.mark.argon2_defaults
 def test_concurrent_wrong_passwords_get_five_checks_and_the_right_one_after_them_is_refused(db, store_target):
     """19 wrong sign-ins at once for one account (the race the issue found: all 19 were checked), then the
     right password: at most 5 of the 19 are checked (the others are refused before any hash is verified,
