@@ -1,14 +1,27 @@
 """The local NLI judge with a tiny randomly initialised BERT built in the test (no downloads): batching,
-the entailment class, NtN matching, de-duplication, and NtR pre-judgments from the CLI."""
+the entailment class, NtN matching, de-duplication, NtR pre-judgments from the CLI, and `nuggets match` with
+the NLI backend (NtR and NtN; the rest of `nuggets match` is in test_nugget_match.py)."""
 
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 
 import pytest
 
 from assess.llm.clients import ClientConfigError, NliClient, dedup_keep, ntn_matches
 from tests.helpers import run_cli
+from tests.services.test_nugget_match import (
+    RUNS,
+    assert_scores_match,
+    extracted_nuggets,
+    items,
+    match,
+    ok,
+    recall_by_hand,
+    stored_labels,
+)
+from tests.stub_llm import stub_llm  # noqa: F401  (fixture)
 
 WORDS = [
     "the",
@@ -207,3 +220,62 @@ def test_ntr_prejudgments_with_the_nli_backend(tmp_path, tiny_model, monkeypatch
     assert json.loads(again.stdout)["asked"] == 0 and f"{expected} already judged" in again.stderr
     wrong = run_cli("prejudge", "--task", "passage", "--backend", "nli", "--model", str(tiny_model), db=db)
     assert wrong.returncode == 2 and "ntr task only" in wrong.stderr
+
+
+# ------------------------------------------------------------------------------- `nuggets match` with the NLI judge
+# Here rather than in test_nugget_match.py: the tests that load torch share one module (one import, one model).
+
+
+@pytest.fixture
+def demo(tmp_path, demo_copy):
+    return demo_copy(tmp_path / "demo.db")
+
+
+def test_ntr_with_nli_stores_the_judges_entailment_and_scores_it(demo, tiny_model):
+    cases = items(demo)
+    probs = NliClient(str(tiny_model)).entailment([(c["response"], c["nugget"]) for c in cases])
+    threshold = sorted(probs)[len(probs) // 2]  # about half matched, half not
+    args = ("--method", "ntr", "--backend", "nli", "--model", tiny_model, "--threshold", threshold)
+    out = ok(match(demo, *sum((("--run", r) for r in RUNS), ()), *args))
+    source = f"nli:{tiny_model}"
+    assert out["matching"]["source"] == source and out["matching"]["asked"] == len(cases) == 128
+
+    want = {(c["turn_id"], c["nugget_id"], c["run"]): int(p >= threshold) for c, p in zip(cases, probs)}
+    assert stored_labels(demo, source) == want
+    assert 0 < sum(want.values()) < len(want)
+    assert_scores_match(demo, source, recall_by_hand(want))
+
+    again = ok(match(demo, *sum((("--run", r) for r in RUNS), ()), *args))["matching"]
+    assert (again["asked"], again["copied"], again["already"]) == (0, 0, 128)
+
+
+def test_ntn_with_nli_extracts_once_and_matches_by_extracted_entails_gold(demo, tiny_model, stub_llm):
+    base = ("--method", "ntn", "--backend", "nli", "--model", tiny_model, "--extract-model", "stub-1",
+            "--endpoint", stub_llm.base_url, "--run", RUNS[0], "--run", RUNS[1])  # fmt: skip
+    first = ok(match(demo, *base, "--threshold", "0.4"))
+    assert first["nuggets_source"] == "llm:stub-1"
+    assert first["extraction"]["asked"] == len(stub_llm.requests) == 24  # 12 responses per run, each asked once
+    extracted = extracted_nuggets(demo, "llm:stub-1")
+    assert len(extracted) == 24 and all(extracted.values())
+
+    # the stored labels are CONE-RAG's NtN rule applied by the library function, response by response
+    judge, cases = NliClient(str(tiny_model)), items(demo)
+    by_response = defaultdict(list)
+    for c in cases:
+        by_response[(c["turn_id"], c["run"])].append(c)
+    want = {}
+    for key, golds in by_response.items():
+        hits = {j for _, j in ntn_matches(judge, extracted[key], [g["nugget"] for g in golds], threshold=0.4)}
+        want |= {(g["turn_id"], g["nugget_id"], g["run"]): int(j in hits) for j, g in enumerate(golds)}
+    source = f"nli-ntn:{tiny_model}"
+    assert stored_labels(demo, source) == want
+    assert first["matching"]["matched"] == sum(want.values())
+    assert_scores_match(demo, source, recall_by_hand(want))
+
+    # a re-run asks nothing: no extraction call, no new NtN answer
+    again = ok(match(demo, *base, "--threshold", "0.4"))
+    assert again["extraction"] is None and len(stub_llm.requests) == 24
+    assert (again["matching"]["asked"], again["matching"]["already"]) == (0, 128)
+    # another threshold is another rule version: matched again, into the same labels
+    other = ok(match(demo, *base, "--threshold", "0.9"))["matching"]
+    assert other["asked"] == 128 and other["prompt_version"] == "ntn-nli@p>=0.9"

@@ -1,7 +1,7 @@
 """`nuggets match`: CONE-RAG's automatic pipeline end to end on the demo store.
 
-NtR and NtN with a tiny NLI model built here (no download) and with the local OpenAI-compatible stub
-(real HTTP); the stored labels are checked against an independent computation (the NLI judge called
+NtR and NtN with the local OpenAI-compatible stub (real HTTP) and with a tiny NLI model (no download; those
+tests are in test_nli.py, the module that loads torch); the stored labels are checked against an independent computation (the NLI judge called
 directly, the stub's own answering rule), `score nuggets --ntr-source` against recall worked out by
 hand from them; re-runs ask nothing twice, an interrupted run keeps whole items only, bad input is one
 line with exit 2 and leaves the store unchanged.
@@ -14,17 +14,10 @@ from collections import defaultdict
 
 import pytest
 
-from assess.llm.clients import NliClient, ntn_matches
 from tests.helpers import run_cli, snapshot
-from tests.services.test_nli import build_tiny_nli
 from tests.stub_llm import Reply, enclosed, stub_llm  # noqa: F401  (fixture)
 
 RUNS = ("demo-bm25", "demo-dense")
-
-
-@pytest.fixture(scope="module")
-def tiny_nli(tmp_path_factory):
-    return build_tiny_nli(tmp_path_factory.mktemp("nli") / "tiny")
 
 
 @pytest.fixture
@@ -91,24 +84,6 @@ def assert_scores_match(db_path, source: str, expected: dict) -> None:
 # ------------------------------------------------------------------------------------------- NtR
 
 
-def test_ntr_with_nli_stores_the_judges_entailment_and_scores_it(demo, tiny_nli):
-    cases = items(demo)
-    probs = NliClient(str(tiny_nli)).entailment([(c["response"], c["nugget"]) for c in cases])
-    threshold = sorted(probs)[len(probs) // 2]  # about half matched, half not
-    args = ("--method", "ntr", "--backend", "nli", "--model", tiny_nli, "--threshold", threshold)
-    out = ok(match(demo, *sum((("--run", r) for r in RUNS), ()), *args))
-    source = f"nli:{tiny_nli}"
-    assert out["matching"]["source"] == source and out["matching"]["asked"] == len(cases) == 128
-
-    want = {(c["turn_id"], c["nugget_id"], c["run"]): int(p >= threshold) for c, p in zip(cases, probs)}
-    assert stored_labels(demo, source) == want
-    assert 0 < sum(want.values()) < len(want)
-    assert_scores_match(demo, source, recall_by_hand(want))
-
-    again = ok(match(demo, *sum((("--run", r) for r in RUNS), ()), *args))["matching"]
-    assert (again["asked"], again["copied"], again["already"]) == (0, 0, 128)
-
-
 def test_ntr_with_chat_scores_recall_worked_out_from_the_stubs_rule(demo, stub_llm):
     def rule(request):  # yes when the gold nugget's text has an even length
         return Reply(content="yes" if len(enclosed(request, "nugget")) % 2 == 0 else "no")
@@ -137,38 +112,6 @@ def extracted_nuggets(db_path, source: str, runs=RUNS) -> dict[tuple, list[str] 
 
     with open_db(db_path) as db:
         return response_nuggets(db, source, runs)
-
-
-def test_ntn_with_nli_extracts_once_and_matches_by_extracted_entails_gold(demo, tiny_nli, stub_llm):
-    base = ("--method", "ntn", "--backend", "nli", "--model", tiny_nli, "--extract-model", "stub-1",
-            "--endpoint", stub_llm.base_url, "--run", RUNS[0], "--run", RUNS[1])  # fmt: skip
-    first = ok(match(demo, *base, "--threshold", "0.4"))
-    assert first["nuggets_source"] == "llm:stub-1"
-    assert first["extraction"]["asked"] == len(stub_llm.requests) == 24  # 12 responses per run, each asked once
-    extracted = extracted_nuggets(demo, "llm:stub-1")
-    assert len(extracted) == 24 and all(extracted.values())
-
-    # the stored labels are CONE-RAG's NtN rule applied by the library function, response by response
-    judge, cases = NliClient(str(tiny_nli)), items(demo)
-    by_response = defaultdict(list)
-    for c in cases:
-        by_response[(c["turn_id"], c["run"])].append(c)
-    want = {}
-    for key, golds in by_response.items():
-        hits = {j for _, j in ntn_matches(judge, extracted[key], [g["nugget"] for g in golds], threshold=0.4)}
-        want |= {(g["turn_id"], g["nugget_id"], g["run"]): int(j in hits) for j, g in enumerate(golds)}
-    source = f"nli-ntn:{tiny_nli}"
-    assert stored_labels(demo, source) == want
-    assert first["matching"]["matched"] == sum(want.values())
-    assert_scores_match(demo, source, recall_by_hand(want))
-
-    # a re-run asks nothing: no extraction call, no new NtN answer
-    again = ok(match(demo, *base, "--threshold", "0.4"))
-    assert again["extraction"] is None and len(stub_llm.requests) == 24
-    assert (again["matching"]["asked"], again["matching"]["already"]) == (0, 128)
-    # another threshold is another rule version: matched again, into the same labels
-    other = ok(match(demo, *base, "--threshold", "0.9"))["matching"]
-    assert other["asked"] == 128 and other["prompt_version"] == "ntn-nli@p>=0.9"
 
 
 def pair_rule(request) -> Reply:
