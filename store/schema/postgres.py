@@ -768,8 +768,12 @@ _V14 = (
     + roles_script({"citation_labels": ""})
 )
 
+# Migration 16 (store/schema/nugget_banks.py): RAGTIME nugget banks, matches, DRAGUN rubrics and judgments.
+from store.schema.nugget_banks import POSTGRES as _V_NUGGET_BANKS  # noqa: E402
+
 # The PostgreSQL halves of the migrations after the baseline: (version, script), in order.
 LATER: list[tuple[int, str]] = [(9, _V9), (10, _V10), (11, _V11), (12, _V12), (13, _V13), (14, _V14)]
+LATER.append((len(LATER) + 9, _V_NUGGET_BANKS))  # the next version: the lead renumbers banks to 16 at merge
 
 
 def migrations_from(current: int) -> list[tuple[int, str]]:
