@@ -37,6 +37,7 @@ class Task(StrEnum):
     NTR_SUPPORT = "ntr-support"  # graded NtR: how far a response supports a nugget (TREC RAG), 0-2
     IMPORTANCE = "importance"  # a gold nugget's importance: vital or okay (TREC RAG AutoNuggetizer)
     CITATION = "citation"  # does a cited passage support a sentence of a generated response, -1..2
+    BANK_MATCH = "bank-match"  # does a run's response contain an answer of a RAGTIME nugget bank, 0/1
 
 
 class JudgingMode(StrEnum):
@@ -466,6 +467,19 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             integer_columns=("sentence",),
             spaced_column="run",
             missing_column="cannot_judge",
+        ),
+        Task.BANK_MATCH: LabelKind(
+            task=Task.BANK_MATCH,
+            table="bank_matches",
+            item_columns=("turn_id", "run", "nugget", "answer"),
+            value_column="contains",
+            scale=MATCH,
+            item_name="bank answer and response",
+            prompt="bank-match",
+            export="JSONL: {topic_id, run_id, nugget, answer, contains, sentences} (nuggets bank import-matches)",
+            description="does a run's response to a topic contain an answer of the topic's nugget bank (with the sentences stating it)",
+            integer_columns=("nugget", "answer"),
+            spaced_column="run",
         ),
     }
 )

@@ -2,7 +2,7 @@
 
 Schema: store/schema/nugget_banks.py. Every write is one transaction that checks who writes
 (:func:`store.rights.check_writer`) and appends what changed to ``label_history`` (``bank-nugget``,
-``bank-answer``, ``bank-match``, ``rubric``) with who made the change; an import is also an organizer action.
+``bank-answer``, ``rubric``; ``bank_matches`` by its history triggers, as a label table) with who made the change; an import is also an organizer action.
 """
 
 from __future__ import annotations
@@ -306,7 +306,7 @@ def _check_match(db: Store, topic: str, run_name: str, nugget: int, answer: int,
             )
 
 
-def _write_match(db: Store, source: str, m: BankMatch, *, mode: str, via: str | None, by: str | None) -> bool:
+def _write_match(db: Store, source: str, m: BankMatch, *, mode: str, via: str | None) -> bool:
     key = {"s": source, "t": m.topic_id, "r": m.run, "n": m.nugget, "k": m.answer}
     found = row(
         db,
@@ -325,10 +325,7 @@ def _write_match(db: Store, source: str, m: BankMatch, *, mode: str, via: str | 
         "via = excluded.via, updated_at = excluded.updated_at",
         {**key, "c": int(m.contains), "sent": json.dumps(list(m.sentences)), "mode": mode, "via": via, "at": now()},
     )
-    _history(
-        db, "bank-match", source, f"{m.topic_id} {m.run} {m.nugget} {m.answer}", old, new, mode=mode, via=via or by
-    )
-    return True
+    return True  # the table's history triggers record the change
 
 
 def save_match(db: Store, source: str, match: BankMatch, *, mode: str = "blind", via: str | None = "key") -> bool:
@@ -338,7 +335,7 @@ def save_match(db: Store, source: str, match: BankMatch, *, mode: str = "blind",
         check_writer(db, source)
         ensure_source(db, source)
         _check_match(db, match.topic_id, match.run, match.nugget, match.answer, match.sentences)
-        return _write_match(db, source, match, mode=mode, via=via, by=source)
+        return _write_match(db, source, match, mode=mode, via=via)
 
 
 def import_matches(db: Store, matches: Sequence[BankMatch], file: str, source: str, *, by: str | None) -> dict:
@@ -353,7 +350,7 @@ def import_matches(db: Store, matches: Sequence[BankMatch], file: str, source: s
                 _check_match(db, m.topic_id, m.run, m.nugget, m.answer, m.sentences)
             except UnknownItem as e:
                 raise FormatError(file, m.line, "a stored bank answer and response", str(e)) from None
-            changed += _write_match(db, source, m, mode="import", via=file, by=by)
+            changed += _write_match(db, source, m, mode="import", via=file)
         counts = {"matches": len(matches), "changed": changed, "source": source}
         record_action(db, by, "import", f"bank-matches {file}", None, counts, via="file", writer_checked=True)
     return counts

@@ -9,16 +9,20 @@ banks and DRAGUN rubrics.
   ``created_by`` who wrote it last.
 - ``bank_answers``: each question's acceptable answers, numbered from 1, with ``refs`` (JSON list of the
   supporting document ids, as the file gives them), ``metadata``, ``origin`` and ``created_by``.
-- ``bank_matches``: which answers of a bank a run's response contains (``contains`` 1) or was judged not to
-  contain (0), per label source, with the response's sentence numbers that state it (``sentences``, JSON).
+- ``bank_matches``: the ``bank-match`` label kind (assess/tasks.py): which answers of a bank a run's response
+  contains (``contains`` 1) or was judged not to contain (0), per label source, with the response's sentence
+  numbers that state it (``sentences``, JSON). History triggers as every label table has (added by
+  ``store.schema``); a change of the sentences alone is recorded too.
 - ``rubric_topics`` / ``rubric_questions`` / ``rubric_answers``: an imported DRAGUN rubric (the file's whole
   object kept for export) and its questions (importance label) and short answers.
 - ``rubric_labels``: a report's judgment of a short answer, per label source, in half units (supports 2,
   partial 1, none 0, contradicts -2; the track's score is the value / 2).
 
-Edits of banks, matches and rubric judgments are appended to ``label_history`` by the store functions that
-make them, in the same transaction (``bank-nugget``, ``bank-answer``, ``bank-match``, ``rubric``), with who
-made them; these tables have no history triggers. The script may run twice (``IF NOT EXISTS``): PostgreSQL's last
+- ``prejudgments`` (rebuilt on SQLite, which cannot change a CHECK; in place on PostgreSQL): the task CHECK
+  admits ``bank-match``, the LLM's matching of a response against a bank.
+
+Edits of banks and rubric judgments are appended to ``label_history`` by the store functions that make them,
+in the same transaction (``bank-nugget``, ``bank-answer``, ``rubric``), with who made them. The script may run twice (``IF NOT EXISTS``): PostgreSQL's last
 migration is re-run by ``init`` to grant an app role again.
 """
 
@@ -114,6 +118,56 @@ CREATE TABLE IF NOT EXISTS rubric_labels (
     PRIMARY KEY (source, topic_id, run, answer_id),
     FOREIGN KEY (topic_id, answer_id) REFERENCES rubric_answers(topic_id, answer_id) ON DELETE CASCADE
 ) WITHOUT ROWID;
+"""
+
+_TASKS = """'passage', 'ptkb', 'ntr', 'response', 'ntr-support', 'importance', 'citation', 'bank-match',
+                                       'nuggets', 'response-nuggets', 'aepd', 'ntn'"""
+
+PREJUDGMENTS = rf"""
+DROP INDEX prejudgments_once;
+DROP INDEX prejudgments_cache;
+DROP INDEX prejudgments_by_item;
+ALTER TABLE prejudgments RENAME TO prejudgments_v15;
+CREATE TABLE prejudgments (
+    id INTEGER PRIMARY KEY,
+    source TEXT NOT NULL REFERENCES sources(name),
+    task TEXT NOT NULL CHECK (task IN ({_TASKS})),
+    turn_id TEXT NOT NULL REFERENCES turns(id),
+    item_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    input_hash TEXT NOT NULL,
+    raw_output TEXT,
+    parse_status TEXT NOT NULL CHECK (parse_status IN ('ok', 'repaired', 'unparseable', 'error')),
+    parsed TEXT,
+    note TEXT,
+    error TEXT,
+    latency_ms INTEGER,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    attempts INTEGER,
+    cached_from INTEGER REFERENCES prejudgments(id),
+    job_id INTEGER REFERENCES prejudge_jobs(id),
+    created_at TEXT NOT NULL,
+    sample INTEGER NOT NULL DEFAULT 0 CHECK (sample >= 0)
+);
+INSERT INTO prejudgments (id, source, task, turn_id, item_id, model, prompt_version, input_hash, raw_output,
+                          parse_status, parsed, note, error, latency_ms, prompt_tokens, completion_tokens, attempts,
+                          cached_from, job_id, created_at, sample)
+    SELECT id, source, task, turn_id, item_id, model, prompt_version, input_hash, raw_output, parse_status, parsed,
+           note, error, latency_ms, prompt_tokens, completion_tokens, attempts, cached_from, job_id, created_at, sample
+    FROM prejudgments_v15 ORDER BY id;
+DROP TABLE prejudgments_v15;
+CREATE UNIQUE INDEX prejudgments_once
+    ON prejudgments(source, task, turn_id, item_id, model, prompt_version, input_hash, sample)
+    WHERE parse_status != 'error';
+CREATE INDEX prejudgments_cache ON prejudgments(model, prompt_version, input_hash) WHERE parse_status != 'error';
+CREATE INDEX prejudgments_by_item ON prejudgments(task, turn_id, item_id);
+"""
+
+POSTGRES_PREJUDGMENTS = f"""
+ALTER TABLE prejudgments DROP CONSTRAINT prejudgments_task_check;
+ALTER TABLE prejudgments ADD CONSTRAINT prejudgments_task_check CHECK (task IN ({_TASKS}));
 """
 
 _FK = "DEFERRABLE INITIALLY IMMEDIATE"

@@ -749,7 +749,7 @@ from store.schema.sessions import POSTGRES as _V11  # noqa: E402
 # Migration 13 (store/schema/roles.py): the bulk switch honoured only for the tables' owner, and every trigger
 # function's search path pinned, so an app role that does not own the store cannot bypass the history.
 _V13 = roles_script(
-    dict.fromkeys(HISTORY_TABLES, "")
+    dict.fromkeys({**V1_HISTORY_TABLES, **V9_HISTORY_TABLES}, "")  # the label tables there were at migration 13
     | {table: options.get("insert_when", "") for table, (_, options) in ANNOTATION_TABLES.items()}
 )
 
@@ -768,8 +768,28 @@ _V14 = (
     + roles_script({"citation_labels": ""})
 )
 
-# Migration 16 (store/schema/nugget_banks.py): RAGTIME nugget banks, matches, DRAGUN rubrics and judgments.
-from store.schema.nugget_banks import POSTGRES as _V_NUGGET_BANKS  # noqa: E402
+# Migration 16 (store/schema/nugget_banks.py): RAGTIME nugget banks, matches, DRAGUN rubrics and judgments; the
+# bank-match label table's history triggers (guarded and pinned as migration 13 made every other one); the
+# prejudgments CHECK admitting 'bank-match'. Written to run twice (the last migration may be re-run by init).
+from store.schema import BANK_MATCH_HISTORY, BANK_MATCH_OPTIONS  # noqa: E402
+from store.schema.nugget_banks import POSTGRES as _V_BANK_TABLES  # noqa: E402
+from store.schema.nugget_banks import POSTGRES_PREJUDGMENTS as _V_BANK_PREJUDGMENTS  # noqa: E402
+
+_V_NUGGET_BANKS = (
+    _V_BANK_TABLES
+    + _V_BANK_PREJUDGMENTS
+    + "".join(
+        f"DROP TRIGGER IF EXISTS bank_matches_history_{event} ON bank_matches;\n"
+        f"DROP FUNCTION IF EXISTS bank_matches_history_{event}();\n"
+        for event in ("insert", "update", "delete")
+    )
+    + _history_triggers(
+        "bank_matches",
+        *BANK_MATCH_HISTORY,
+        also_changed=BANK_MATCH_OPTIONS["also_changed"].replace(" IS NOT ", " IS DISTINCT FROM "),
+    )
+    + roles_script({"bank_matches": ""})
+)
 
 # The PostgreSQL halves of the migrations after the baseline: (version, script), in order.
 LATER: list[tuple[int, str]] = [(9, _V9), (10, _V10), (11, _V11), (12, _V12), (13, _V13), (14, _V14)]

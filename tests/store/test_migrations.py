@@ -28,7 +28,7 @@ SHIPPED = {
     12: "e2873b63099cac2a30f6a5a851ecd9f1c6f6f9b18f65c3e31facfdd8e9d8041a",
     13: "b4e0497804e46e0a0b0b8c31975b062152d551bac49c3c2e80932567b4085dcd",
     14: "8ea3699a3cd093bdfcfae57a8a8f79b96b5f683b9c8cc6f70d5edb485c8e443e",
-    15: "452cea3903e5414aba79558b2926f7626cd54a8809a4d1ddc2d847971be22a4c",  # nugget banks + rubrics (renumbered 16 at merge)
+    15: "51620d9303f9faca1a4df37837b586ee66c5bccb8e125b19f4a7683cb9035116",  # nugget banks + rubrics (renumbered 16 at merge)
 }
 
 
@@ -58,7 +58,7 @@ SHIPPED_POSTGRES = {
     12: "59d75156eca878eabf615b3e7b26e250e430a304d087ce47a75aaf314df4fd8d",
     13: "eae6bf3d8ebdda3fef7e82fe832c7199e52a3920c597985e48511ef974d29980",
     14: "38907c3e23e37a2deffcecf3e66fb5fec45fc4caef00ee18ef42317b473f3c2d",
-    15: "bc153a1c5f37585f1051620c91b9d5e2b5533034f53882dc7b1c4ac0caf387d9",  # nugget banks + rubrics
+    15: "83e8296b912b19f60d4b9308faad25cd1f9ef041cd4419c88b383619398e3deb",  # nugget banks + rubrics
 }
 
 
@@ -127,10 +127,25 @@ def test_the_table_refuses_values_off_the_registry_scale(tmp_path, kind):
         "run": run_name,
         "criterion": "relevance",
         "sentence": 1,
+        "nugget": 1,
+        "answer": 1,
     }
     conversation = column(db, "SELECT conversation_id FROM turns WHERE id = :t", {"t": nugget["turn_id"]})[0]
     extra = {"conversation_id": conversation} if kind.table == "ptkb_labels" else {}
     source = column(db, "SELECT name FROM sources ORDER BY name LIMIT 1")[0]
+    if kind.table == "bank_matches":  # its items are a stored bank answer and a stored response
+        with write(db):
+            run(db, "INSERT INTO bank_topics VALUES (:t, '{}', NULL, 'now')", {"t": nugget["turn_id"]})
+            run(
+                db,
+                "INSERT INTO bank_nuggets VALUES (:t, 1, 'Q', 'OR', NULL, NULL, 'original', NULL, 'now')",
+                {"t": nugget["turn_id"]},
+            )
+            run(
+                db,
+                "INSERT INTO bank_answers VALUES (:t, 1, 1, 'A', '[]', NULL, 'original', NULL, 'now')",
+                {"t": nugget["turn_id"]},
+            )
     columns = {**{c: known[c] for c in kind.item_columns}, **extra, "source": source, "updated_at": "2026-01-01"}
 
     def insert(value: int) -> None:
@@ -157,7 +172,9 @@ def test_prejudgment_tasks_are_the_schema_check():
 
     from store.schema.postgres import LATER
 
-    for script in (MIGRATIONS[8], dict(LATER)[9]):
+    latest = [script for script in MIGRATIONS if "CHECK (task IN (" in script][-1]
+    latest_pg = [script for _, script in LATER if "CHECK (task IN (" in script][-1]
+    for script in (latest, latest_pg):
         check = re.search(r"CHECK \(task IN \(([^)]*)\)\)", script)
         assert check is not None
         assert set(re.findall(r"'([^']+)'", check.group(1))) == set(PREJUDGMENT_TASKS)
