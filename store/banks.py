@@ -328,12 +328,14 @@ def _write_match(db: Store, source: str, m: BankMatch, *, mode: str, via: str | 
     return True  # the table's history triggers record the change
 
 
-def save_match(db: Store, source: str, match: BankMatch, *, mode: str = "blind", via: str | None = "key") -> bool:
-    """An assessor's (or a model's) decision whether a response contains one bank answer, with the sentences
-    stating it; one transaction with its history row. Returns whether anything changed."""
+def save_match(
+    db: Store, source: str, match: BankMatch, *, kind: str = "assessor", mode: str = "blind", via: str | None = "page"
+) -> bool:
+    """An assessor's (or, with ``kind`` llm, a model's) decision whether a response contains one bank answer,
+    with the sentences stating it; one transaction with its history row. Returns whether anything changed."""
     with write(db):
         check_writer(db, source)
-        ensure_source(db, source)
+        ensure_source(db, source, kind)
         _check_match(db, match.topic_id, match.run, match.nugget, match.answer, match.sentences)
         return _write_match(db, source, match, mode=mode, via=via)
 

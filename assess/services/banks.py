@@ -186,3 +186,102 @@ def rubric_scores(db: Store, source: str) -> dict:
             for run, topics in sorted(per_topic.items())
         },
     }
+
+
+# ------------------------------------------------------------------------------------------- the page
+
+
+def _importance(text: str) -> int | float | str | None:
+    """An importance typed on the page: empty is none, a number is a number, anything else a text."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def bank_rows(db: Store, topic: str) -> list[dict]:
+    """One topic's questions and answers for display: numbers, texts, references, origin and who."""
+    out = []
+    for r in store_banks.bank_table(db, topic):
+        out.append(
+            {
+                "nugget": r["nugget"],
+                "question": r["question"],
+                "aggregator": r["aggregator"],
+                "importance": "" if r["importance"] is None else str(json.loads(r["importance"])),
+                "answer": r["answer"],
+                "answer text": r["answer_text"],
+                "references": ", ".join(str(x) for x in json.loads(r["refs"])) if r["refs"] else "",
+                "origin": r["answer_origin"] or r["question_origin"],
+                "by": r["answer_by"] or r["question_by"] or "",
+            }
+        )
+    return out
+
+
+def edit_question(
+    db: Store, by: str, topic: str, nugget: int | None, question: str, aggregator: str, importance: str
+) -> str:
+    """Write a question as a post-edit (a new one when ``nugget`` is None); the message to show."""
+    n = store_banks.save_question(db, topic, nugget, question, aggregator, _importance(importance), by=by)
+    return f"Question {n} of {topic} saved (post-edit by {by})."
+
+
+def edit_answer(db: Store, by: str, topic: str, nugget: int, answer: int | None, text: str, references: str) -> str:
+    """Write an answer with its supporting documents (comma- or space-separated ids) as a post-edit."""
+    refs = [r for r in re.split(r"[,\s]+", references) if r]
+    k = store_banks.save_answer(db, topic, nugget, answer, text, refs, by=by)
+    return f"Answer {k} of question {nugget} saved (post-edit by {by})."
+
+
+def match_screen(db: Store, source: str, topic: str, run: str) -> dict:
+    """What the matching form shows: the response's numbered sentences (stored ones, else the sentence rule's),
+    the bank's answers and the source's current labels on them."""
+    from assess.formats.responses import split_sentences
+
+    sentences = store_banks.sentences_of(db, run, topic)
+    if not sentences:
+        text = next((r["text"] for r in store_banks.responses_of(db, [topic]) if r["run"] == run), "")
+        sentences = [text[a:b] for a, b in split_sentences(text)] or ([text] if text else [])
+    own = {
+        (m["nugget"], m["answer"]): m
+        for m in store_banks.matches(db, source)
+        if m["topic_id"] == topic and m["run"] == run
+    }
+    bank = store_banks.bank_of(db, topic)
+    answers = []
+    for n, nugget in enumerate(bank.nuggets if bank else (), start=1):
+        for k, a in enumerate(nugget.answers, start=1):
+            label = own.get((n, k))
+            answers.append(
+                {"nugget": n, "answer": k, "question": nugget.question, "aggregator": nugget.aggregator, "text": a.answer,
+                 "contains": bool(label and label["contains"]), "sentences": label["sentences"] if label else [],
+                 "labelled": label is not None}
+            )  # fmt: skip
+    return {"sentences": sentences, "answers": answers}
+
+
+def save_matches(
+    db: Store, source: str, topic: str, run: str, decisions: dict[tuple[int, int], tuple[bool, list[int]]]
+) -> str:
+    """Store the form's decisions (each a label of the assessor's source, written with its history); the message."""
+    changed = sum(
+        save_match(db, source, topic, run, n, k, contains, sentences)
+        for (n, k), (contains, sentences) in sorted(decisions.items())
+    )
+    return f"{len(decisions)} answers judged for {run} on {topic} ({changed} changed)."
+
+
+def bank_topics(db: Store) -> list[str]:
+    return store_banks.topics(db)
+
+
+def runs_for(db: Store, topic: str) -> list[str]:
+    return [r["run"] for r in store_banks.responses_of(db, [topic])]
