@@ -511,6 +511,7 @@ PREJUDGE_TASKS: Mapping[str, PrejudgeTask] = MappingProxyType(
             PrejudgeTask(
                 "citation", "a passage a response sentence cites", True, skipped="cited passages without text"
             ),
+            PrejudgeTask("bank-match", "an answer of a nugget bank and a run's response to its topic", True),
             PrejudgeTask("nuggets", "a passage to extract gold nugget spans from", False, "passages without text"),
             PrejudgeTask(
                 "response-nuggets", "a run's response to extract nuggets from (CONE-RAG NtN, step one)", False

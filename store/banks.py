@@ -394,6 +394,35 @@ def sentences_of(db: Store, run_name: str, topic: str) -> list[str]:
     ]
 
 
+def response_sentences(db: Store, run_name: str, topic: str) -> list[str]:
+    """A response's sentences as matches number them: the stored ones, else its text cut by the sentence rule
+    (:func:`assess.formats.responses.split_sentences`); empty for a response the store lacks."""
+    from assess.formats.responses import split_sentences
+
+    stored = sentences_of(db, run_name, topic)
+    if stored:
+        return stored
+    found = row(db, "SELECT text FROM responses WHERE run = :r AND turn_id = :t", {"r": run_name, "t": topic})
+    text = found["text"] if found else ""
+    return [text[a:b] for a, b in split_sentences(text)] or ([text] if text.strip() else [])
+
+
+def match_items(db: Store) -> list[dict]:
+    """Every (bank answer, response to its topic) pair an LLM may judge: topic, run, nugget, answer, the
+    question, the answer's text and the response's sentences, in topic, run, nugget and answer order."""
+    out = []
+    for bank in banks(db):
+        for r in rows(db, "SELECT run FROM responses WHERE turn_id = :t ORDER BY run", {"t": bank.topic_id}):
+            sentences = response_sentences(db, r["run"], bank.topic_id)
+            for n, nugget in enumerate(bank.nuggets, start=1):
+                for k, answer in enumerate(nugget.answers, start=1):
+                    out.append(
+                        {"topic_id": bank.topic_id, "run": r["run"], "nugget": n, "answer": k, "question": nugget.question,
+                         "answer_text": answer.answer, "sentences": sentences}
+                    )  # fmt: skip
+    return out
+
+
 def sentence_support(db: Store, citation_source: str) -> dict[tuple[str, str], list[bool]]:
     """Per (run, topic) with stored sentences: for each sentence in order, whether the citation source judged
     at least one passage it cites as supporting it (support >= 1)."""

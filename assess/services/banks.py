@@ -244,12 +244,7 @@ def edit_answer(db: Store, by: str, topic: str, nugget: int, answer: int | None,
 def match_screen(db: Store, source: str, topic: str, run: str) -> dict:
     """What the matching form shows: the response's numbered sentences (stored ones, else the sentence rule's),
     the bank's answers and the source's current labels on them."""
-    from assess.formats.responses import split_sentences
-
-    sentences = store_banks.sentences_of(db, run, topic)
-    if not sentences:
-        text = next((r["text"] for r in store_banks.responses_of(db, [topic]) if r["run"] == run), "")
-        sentences = [text[a:b] for a, b in split_sentences(text)] or ([text] if text else [])
+    sentences = store_banks.response_sentences(db, run, topic)
     own = {
         (m["nugget"], m["answer"]): m
         for m in store_banks.matches(db, source)

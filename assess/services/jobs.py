@@ -41,8 +41,8 @@ from assess.tasks import (
     TurnContext,
     source_kind,
 )
+from store import banks, prejudgments
 from store import jobs as store_jobs
-from store import prejudgments
 from store import responses as cited
 from store.conversations import turn_contexts
 from store.nuggets import gold
@@ -240,6 +240,16 @@ def _citation_items(db, contexts, scope):
         turn = r["turn_id"]
         fields = {"query": contexts[turn].query, "sentence": r["sentence_text"], "passage": r["passage_text"]}
         yield turn, LABEL_KINDS[Task.CITATION].key.encode_id((r["run"], r["sentence"], r["passage_id"])), fields, {}, {}
+
+
+@_reads("bank-match")
+def _bank_match_items(db, contexts, scope):
+    for r in banks.match_items(db):
+        turn = r["topic_id"]
+        report = "\n".join(f"[{n}] {text}" for n, text in enumerate(r["sentences"], start=1))
+        fields = {"question": r["question"], "answer": r["answer_text"], "report": report}
+        item_id = LABEL_KINDS[Task.BANK_MATCH].key.encode_id((r["run"], r["nugget"], r["answer"]))
+        yield turn, item_id, fields, {"sentences": len(r["sentences"])}, {}
 
 
 @_reads("nuggets")

@@ -237,3 +237,26 @@ def test_dragun_scores_by_the_tracks_rule():
     assert mean_scores([alpha, RubricScore(1.0, 0.0)]) == pytest.approx(RubricScore((5 / 7 + 1) / 2, (1 / 7) / 2))
     assert mean_scores([]) is None
     assert rubric_topic_score({}, {}) is None
+
+
+def test_the_bank_match_answer_is_parsed_with_its_sentences():
+    from assess.llm.prompts import parse_bank_match
+    from assess.tasks import ParseStatus
+
+    assert parse_bank_match('{"contains": "yes", "sentences": [3, 1, 3]}', sentences=3) == (
+        ParseStatus.OK,
+        1,
+        "sentences: 1, 3",
+    )
+    assert parse_bank_match('```json\n{"contains": "no", "sentences": []}\n```', sentences=3) == (
+        ParseStatus.OK,
+        0,
+        None,
+    )
+    assert parse_bank_match("No.", sentences=3) == (ParseStatus.OK, 0, None)
+    assert parse_bank_match('{"contains": "yes", "sentences": [4]}', sentences=3) == (
+        ParseStatus.UNPARSEABLE,
+        None,
+        "sentences [4] are not numbers from 1 to 3",
+    )
+    assert parse_bank_match('{"contains": "maybe"}', sentences=3).status == ParseStatus.UNPARSEABLE
