@@ -13,6 +13,7 @@ from store.db import rows, value
 from tests.helpers import ROOT, run_cli
 
 BANKS = ROOT / "assets" / "demo" / "banks"
+pytestmark = pytest.mark.both_engines  # the store's JSON texts, upserts and cascades on PostgreSQL too
 
 
 def cli_json(*args: str, db) -> dict:
