@@ -6,10 +6,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assess.errors import AssessError, FormatError
 from assess.formats.banks import (
+    AGGREGATORS,
     RUBRIC_JUDGMENTS,
+    BankAnswer,
+    BankNugget,
+    NuggetBank,
     read_bank_matches,
     read_nugget_banks,
     read_rubric_judgments,
@@ -260,3 +266,26 @@ def test_the_bank_match_answer_is_parsed_with_its_sentences():
         "sentences [4] are not numbers from 1 to 3",
     )
     assert parse_bank_match('{"contains": "maybe"}', sentences=3).status == ParseStatus.UNPARSEABLE
+
+
+_texts = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1).filter(str.strip)
+_answers = st.builds(BankAnswer, _texts, st.lists(_texts, max_size=3).map(tuple), st.none() | st.just({"k": 1}))
+_nuggets = st.builds(
+    BankNugget,
+    _texts,
+    st.sampled_from(AGGREGATORS),
+    st.lists(_answers, min_size=1, max_size=3).map(tuple),
+    st.none() | st.integers(0, 9) | _texts,
+    st.none() | st.just({"creator": "x"}),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_nuggets, max_size=4), _texts)
+def test_banks_written_and_read_back_are_the_same_records(tmp_path_factory, nuggets, team):
+    bank = NuggetBank("t-1", {"team_id": team, "topic_id": "t-1"}, tuple(nuggets))
+    path = tmp_path_factory.mktemp("bank") / "b.jsonl"
+    path.write_text(write_nugget_banks([bank]), encoding="utf-8")
+    (read,) = read_nugget_banks(path)
+    assert read[:3] == bank[:3]
+    assert write_nugget_banks([read]) == path.read_text(encoding="utf-8")
