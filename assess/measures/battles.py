@@ -183,20 +183,42 @@ def rank_indices(
     win_rate = np.divide(wins, played, out=np.zeros(n), where=played > 0)
     low, high = theta.copy(), theta.copy()
     if replicates and len(pairs):
+        from threadpoolctl import threadpool_limits
+
         rng = np.random.default_rng(seed)
-        cells = counts.ravel()
-        total = int(cells.sum())
-        shares = cells / total
+        total = int(counts.sum())
+        per_pair = counts.sum(axis=1)
+        exists = mle_exists(w)
+        support = w > 0
         samples = np.empty((replicates, n))
-        for start in range(0, replicates, chunk):
-            size = min(chunk, replicates - start)
-            drawn = rng.multinomial(total, shares, size=size).reshape(size, *counts.shape).astype(np.float64)
-            batch = win_matrix(pairs, drawn, n)
-            alpha = np.array([0.0 if mle_exists(m) else RIDGE for m in batch])
-            samples[start : start + size] = _newton(batch, alpha, np.repeat(theta[None], size, axis=0), 1e-8, 100)
+        with threadpool_limits(1):  # many small solves: BLAS threads only contend with each other
+            for start in range(0, replicates, chunk):
+                size = min(chunk, replicates - start)
+                drawn = _resample(rng, total, per_pair, counts, size)
+                batch = win_matrix(pairs, drawn, n)
+                alpha = np.full(size, RIDGE)
+                if exists:  # a replicate keeping every cell the data has keeps its MLE; check the others
+                    kept = np.all(batch[:, support] > 0, axis=1)
+                    alpha[kept] = 0.0
+                    for k in np.flatnonzero(~kept):
+                        alpha[k] = 0.0 if mle_exists(batch[k]) else RIDGE
+                start_at = np.repeat(theta[None], size, axis=0)
+                samples[start : start + size] = _newton(batch, alpha, start_at, 1e-7, 100)
         tail = (1 - level) / 2 * 100
         low, high = np.percentile(samples, [tail, 100 - tail], axis=0)
     return {"strength": theta, "low": low, "high": high, "win_rate": win_rate, "battles": played}
+
+
+def _resample(rng: np.random.Generator, total: int, per_pair: np.ndarray, counts: np.ndarray, size: int) -> np.ndarray:
+    """``size`` bootstrap copies of the per-pair outcome counts ``(P, 3)``: ``total`` battles drawn with replacement
+    is a multinomial draw over the (pair, outcome) cells, drawn here in two exact steps (the pairs' totals from a
+    multinomial, then each pair's split by binomials conditioned on it: faster than one draw over 3P cells)."""
+    n_pair = rng.multinomial(total, per_pair / total, size=size)
+    first = rng.binomial(n_pair, counts[:, 0] / per_pair)
+    rest = n_pair - first
+    rest_share = counts[:, 1] + counts[:, 2]
+    second = rng.binomial(rest, np.divide(counts[:, 1], rest_share, out=np.zeros(len(per_pair)), where=rest_share > 0))
+    return np.stack([first, second, rest - second], axis=-1).astype(np.float64)
 
 
 def _counted(battles: Iterable[Battle]) -> list[Battle]:

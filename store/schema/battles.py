@@ -94,8 +94,10 @@ CREATE INDEX prejudgments_cache ON prejudgments(model, prompt_version, input_has
 CREATE INDEX prejudgments_by_item ON prejudgments(task, turn_id, item_id);
 """
 
+# PostgreSQL: the same tables, the CHECK replaced in place. Written to run twice (a later `init` by the owner runs
+# the last migration again to re-grant the app role): tables only if missing, the constraint dropped if there.
 POSTGRES_TABLES = r"""
-CREATE TABLE battles (
+CREATE TABLE IF NOT EXISTS battles (
     source TEXT COLLATE "C" NOT NULL REFERENCES sources(name) DEFERRABLE INITIALLY IMMEDIATE,
     turn_id TEXT COLLATE "C" NOT NULL,
     run_a TEXT COLLATE "C" NOT NULL,
@@ -112,7 +114,7 @@ CREATE TABLE battles (
     CHECK (run_a <> run_b)
 );
 
-CREATE TABLE battle_plans (
+CREATE TABLE IF NOT EXISTS battle_plans (
     name TEXT COLLATE "C" PRIMARY KEY,
     method TEXT COLLATE "C" NOT NULL CHECK (method = 'all' OR method = 'random' OR method = 'adaptive'),
     details TEXT COLLATE "C",
@@ -120,7 +122,7 @@ CREATE TABLE battle_plans (
     created_at TEXT COLLATE "C" NOT NULL
 );
 
-CREATE TABLE battle_pairs (
+CREATE TABLE IF NOT EXISTS battle_pairs (
     plan TEXT COLLATE "C" NOT NULL REFERENCES battle_plans(name) ON DELETE CASCADE DEFERRABLE INITIALLY IMMEDIATE,
     turn_id TEXT COLLATE "C" NOT NULL,
     run_x TEXT COLLATE "C" NOT NULL,
@@ -130,7 +132,7 @@ CREATE TABLE battle_pairs (
     CHECK (run_x < run_y)
 );
 
-ALTER TABLE prejudgments DROP CONSTRAINT prejudgments_task_check;
+ALTER TABLE prejudgments DROP CONSTRAINT IF EXISTS prejudgments_task_check;
 ALTER TABLE prejudgments ADD CONSTRAINT prejudgments_task_check CHECK (task IN (
     'passage', 'ptkb', 'ntr', 'response', 'ntr-support', 'importance', 'citation',
     'battle', 'nuggets', 'response-nuggets', 'aepd', 'ntn'));

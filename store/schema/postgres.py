@@ -777,9 +777,16 @@ _V14 = (
 )
 
 # Migration 15 (store/schema/battles.py): battles and battle plans; the prejudgments CHECK widened in place. The
-# battles' history triggers get migration 13's guarded bulk switch and pinned search paths.
+# battles' history triggers (dropped first if there: the script runs twice) get migration 13's guarded bulk switch
+# and pinned search paths.
 _V15 = (
     _V15_TABLES
+    + "".join(
+        f"DROP TRIGGER IF EXISTS {table}_history_{event} ON {table};\n"
+        f"DROP FUNCTION IF EXISTS {table}_history_{event}();\n"
+        for table in V15_HISTORY_TABLES
+        for event in ("insert", "update", "delete")
+    )
     + "".join(_history_triggers(t, *spec) for t, spec in V15_HISTORY_TABLES.items())
     + roles_script(dict.fromkeys(V15_HISTORY_TABLES, ""))
 )
