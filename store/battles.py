@@ -262,3 +262,8 @@ def plans(db: Store) -> list[dict[str, Any]]:
         "p.created_at AS created_at, (SELECT COUNT(*) FROM battle_pairs x WHERE x.plan = p.name) AS pairs "
         "FROM battle_plans p ORDER BY p.created_at, p.name",
     )
+
+
+def undo_battle(db: Store, source: str) -> tuple | None:
+    """Take back the source's latest battle verdict not yet undone (:func:`store.labels.undo`); the item or None."""
+    return labels.undo(db, _TASK, source)

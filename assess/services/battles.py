@@ -6,14 +6,14 @@ queue and screens. The command line (``battles``), the ``/battles`` page and the
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
-from assess.errors import AssessError
+from assess.errors import AssessError, UnknownItem
 from assess.formats.battles import BattleRecord, iter_battles, write_battles
 from assess.measures import battles as measures
-from assess.tasks import source_kind
+from assess.tasks import TurnContext, source_kind
 from store import battles as store
 from store.db import Store
 
@@ -190,25 +190,82 @@ def save(
     )
 
 
-def screen(db: Store, item: dict[str, Any]) -> dict[str, Any]:
-    """What the battle page shows for one battle: the turn's context (conversation and PTKB for an iKAT turn;
-    title and utterance, the narrative, for a RAG topic) and the two answers, each with its sentences and the
-    passages they cite: ``{"context", "left", "right"}``."""
-    from store.conversations import turn_contexts
-    from store.responses import stored_responses
+class Answer(NamedTuple):
+    """One side of a battle: the answer's text cut into sentences, each with the passages it cites, the passages
+    the answer cites as a whole, and the text of every cited passage (None: the store has no text for it)."""
 
-    contexts = turn_contexts(db, [item["turn_id"]])
-    answers = {r.run: r for r in stored_responses(db, turn_id=item["turn_id"], runs=(item["run_a"], item["run_b"]))}
-    missing = [r for r in (item["run_a"], item["run_b"]) if r not in answers]
-    if missing:
-        raise AssessError(f"no stored response of run {missing[0]!r} to {item['turn_id']!r}")
-    return {
-        "context": contexts.get(item["turn_id"]),
-        "left": answers[item["run_a"]],
-        "right": answers[item["run_b"]],
-    }
+    text: str
+    sentences: tuple[tuple[str, tuple[str, ...]], ...]
+    citations: tuple[str, ...]
+    passages: Mapping[str, str | None]
+
+
+class BattleScreen(NamedTuple):
+    """What the battle page shows: the topic's context (conversation and PTKB of an iKAT turn; a RAG topic's
+    text as its utterance), the narrative a RAG answer file gave, and the two answers, left and right."""
+
+    context: TurnContext
+    narrative: str | None
+    left: Answer
+    right: Answer
+
+
+def _answer(db: Store, found: dict) -> Answer:
+    from store.conversations import passage_text
+
+    sentences = tuple((s["text"], tuple(s["citations"])) for s in found["sentences"])
+    cited = [p for _, c in sentences for p in c] + list(found["citations"])
+    passages = {p: passage_text(db, p) for p in dict.fromkeys(cited)}
+    return Answer(found["text"], sentences, tuple(found["citations"]), passages)
+
+
+def _narrative(fields: Mapping | None) -> str | None:
+    """The narrative (or topic text) a TREC RAG answer file gave with the answer, when it gave one."""
+    if not fields:
+        return None
+    meta = fields.get("metadata")
+    for value in ((meta or {}).get("narrative") if isinstance(meta, Mapping) else None, fields.get("topic")):
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def screen(db: Store, item: Mapping[str, Any]) -> BattleScreen:
+    """The screen of one battle of a queue (``run_a`` on the left); a response no longer stored is refused."""
+    from store.conversations import turn_context
+    from store.responses import response
+
+    found = {}
+    for run in (item["run_a"], item["run_b"]):
+        found[run] = response(db, run, item["turn_id"])
+        if found[run] is None:
+            raise UnknownItem(f"no stored response of run {run!r} to {item['turn_id']!r}")
+    left, right = found[item["run_a"]], found[item["run_b"]]
+    return BattleScreen(
+        turn_context(db, item["turn_id"]),
+        _narrative(left["file_fields"]) or _narrative(right["file_fields"]),
+        _answer(db, left),
+        _answer(db, right),
+    )
+
+
+def undo(db: Store, person: str) -> tuple | None:
+    """Take back the person's latest battle verdict (rights checked in the write); the battle or None."""
+    return store.undo_battle(db, person)
 
 
 def plan_names(db: Store) -> Sequence[str]:
     """The names of the stored battle plans, oldest first."""
     return [p["name"] for p in store.plans(db)]
+
+
+def sources(db: Store) -> list[str]:
+    """The names of the sources with battles."""
+    return [s["name"] for s in store.battle_sources(db)]
+
+
+def version(db: Store, source: str) -> tuple:
+    """Changes whenever the source's battles change (what a cached ranking is keyed by)."""
+    from store.screens import labels_version
+
+    return labels_version(db, "battle", source)
