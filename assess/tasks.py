@@ -529,6 +529,7 @@ PREJUDGE_TASKS: Mapping[str, PrejudgeTask] = MappingProxyType(
             PrejudgeTask(
                 "citation", "a passage a response sentence cites", True, skipped="cited passages without text"
             ),
+            PrejudgeTask("battle", "two runs' responses to a turn side by side, in both orders", True),
             PrejudgeTask("nuggets", "a passage to extract gold nugget spans from", False, "passages without text"),
             PrejudgeTask(
                 "response-nuggets", "a run's response to extract nuggets from (CONE-RAG NtN, step one)", False
