@@ -7,7 +7,9 @@ import sys
 
 from assess.cli import actor, add_by_argument, add_db_argument, check_options, data_output
 from assess.cli.common import open_store
+from assess.formats.leaderboard import LEADERBOARD_LAYOUTS
 from assess.formats.reading import MAX_DEPTH, MAX_JSON_BYTES, MAX_LINE_BYTES, MiB
+from assess.formats.responses import ANSWER_LAYOUTS
 from assess.services.exports import EXPORT_KINDS
 from assess.services.loading import IMPORT_KINDS
 from assess.tasks import EXPORT_TABLES
@@ -94,6 +96,18 @@ def add_commands(sub) -> None:
     p.add_argument("--gold", action="store_true", help="responses: store as gold responses of --source")
     p.add_argument("--year", type=int, help="topics: the iKAT year (default: guessed from the schema)")
     p.add_argument("--collection", help="topics: collection name (default ikat-YEAR)")
+    p.add_argument(
+        "--layout",
+        choices=ANSWER_LAYOUTS,
+        help="rag-answers: read every line in this layout (default: each line's layout, told by its fields; "
+        "docs/responses.md)",
+    )
+    p.add_argument(
+        "--topics",
+        metavar="FILE",
+        help="rag-answers: RAGTIME requests (JSONL with request_id, title, limit) whose character limits the "
+        "reports are checked against",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=cmd_import)
 
@@ -134,8 +148,19 @@ def add_commands(sub) -> None:
     )
     p.add_argument(
         "--layout",
-        choices=("trec-rag-2024", "trec-rag-2025"),
-        help="rag-answers: write every answer in this layout (default: the layout each was read in)",
+        choices=(*ANSWER_LAYOUTS, *LEADERBOARD_LAYOUTS),
+        help="rag-answers: write every answer in this layout (default: the layout each was read in); "
+        "leaderboard: tot (run measure topic value), ir_measures (run topic measure value) or trec_eval "
+        "(measure topic value, one file per run in the --out directory)",
+    )
+    p.add_argument(
+        "--measure",
+        action="append",
+        default=[],
+        dest="measures",
+        metavar="M",
+        help="leaderboard: a measure to write (repeatable): a nugget score (all_strict, ..., ntr_recall_lax), a "
+        "citation score (citation_recall, ...) or an ir_measures measure (nDCG@10) of the stored runs",
     )
     p.set_defaults(func=cmd_export)
 
@@ -245,6 +270,9 @@ def cmd_import(args) -> int:
     )
     if args.replace and args.kind not in REPLACE_KINDS:
         raise AssessError(f"--replace is for {', '.join(REPLACE_KINDS)} imports, not {args.kind}")
+    for flag, given in (("--layout", args.layout), ("--topics", args.topics)):
+        if given is not None and args.kind != "rag-answers":
+            raise AssessError(f"{flag} is for rag-answers imports, not {args.kind}")
     db = open_store(args, must_exist=False)
     summary = load_file(
         db,
@@ -261,6 +289,7 @@ def cmd_import(args) -> int:
         run=args.name,
         replace=args.replace,
         by=f"cli:{_login()}",
+        **{k: v for k, v in (("layout", args.layout), ("topics", args.topics)) if v is not None},
     )
     for warning in summary.get("warnings", ()):  # what the file held but was not stored
         print(f"warning: {warning}", file=sys.stderr)
@@ -291,6 +320,7 @@ def cmd_export(args) -> int:
         output=args.output,
         runs=tuple(args.run),
         layout=args.layout,
+        measures=tuple(args.measures),
     )
     written = export(open_store(args), request, data_output())
     if written is not None:
