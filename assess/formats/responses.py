@@ -1,4 +1,5 @@
-"""Generated responses with citations: read and written in the iKAT topics and TREC RAG answer layouts.
+"""Generated responses with citations: read and written in the iKAT topics and the answer layouts (TREC RAG,
+RAGTIME, iKAT runs).
 
 One record per response, :class:`CitedResponse`: the run, the turn (or topic), the response text, its
 sentences (text, character offsets into the text, the passage ids each cites) and the reference
@@ -24,6 +25,15 @@ list. Layouts read (the full description, with sources, is in ``docs/responses.m
     "references": [...], "answer": [...]}`` where a citation is an index ("Format 1") or a segment id
     from ``references`` ("Format 2"). Each answer element is one sentence; the response text is the
     sentences joined by one space.
+
+``trec-rag-2026``, ``ragtime`` and ``ikat-2025-run`` (:func:`parse_rag_answers` too; sources and rules in
+    docs/responses.md): TREC RAG 2026 ``{"metadata": {team_id, narrative_id, narrative, run_id, run_desc},
+    "references", "answer"}`` (references: the cited documents only); RAGTIME ``{"metadata": {team_id,
+    topic_id, run_id}, "references"?, "responses": [{"text", "citations": {id: score} | [id]}]}``; iKAT 2025
+    run lines ``{"turn_id", "metadata": {team_id, run_id, run_type}, "references": {id: score}, "responses":
+    [{"text", "citations": {id: score}, "ptkb_provenance"}]}``. A line's layout is told by its fields
+    (:func:`_detect`) unless one is named. What a layout advises against (too many citations in a sentence,
+    uncited references, over the word or character limit) is a warning (:func:`_advice`), not a refusal.
 
 Sentences of free text (the iKAT ``response``) come from :func:`split_sentences` (rule in its
 docstring). The writers (:func:`write_ikat_responses`, :func:`write_rag_answers`) give files the
