@@ -400,3 +400,44 @@ def test_bad_leaderboard_lines(tmp_path, content, line, expected):
     assert err.value.line == line
     assert str(err.value).startswith(f"{path}:{line}: " if line else f"{path}: ")
     assert expected in str(err.value)
+
+
+# ------------------------------------------------------------------------ AutoJudge's own example files
+
+# trec-auto-judge/auto-judge-base, tests/resources/spot-check-dataset (commit d3a048b4981acbe592e571e40afeb84499085b9b):
+# runs/my_best_run_02_with_citations.jsonl (a report with [doc id] citations) and trec-leaderboard.txt (tot).
+SPOT_CHECK_RUN = (
+    '{"metadata": {"team_id": "my_fantastic_team", "run_id": "my_best_run_02_citations", "topic_id": "28"}, '
+    '"responses": [{"text": "Shell integration is a method to approximate the volume of a figure.", "citations": []}, '
+    '{"text": "Linear theory has an application in this shell integration calculations.", "citations": ["279"]}, '
+    '{"text": "This is all.", "citations": []}], "references": ["279"]}\n'
+)
+SPOT_CHECK_LEADERBOARD = """my_best_run_01            Measure-01  28  1
+my_best_run_02            Measure-01  28  2
+my_best_run_02_citations  Measure-01  28  3
+my_best_run_01            Measure-02  28  3
+my_best_run_02            Measure-02  28  2
+my_best_run_02_citations  Measure-02  28  1
+my_best_run_01            Measure-01  all  1
+my_best_run_02            Measure-01  all  2
+my_best_run_02_citations  Measure-01  all  3
+my_best_run_01            Measure-02  all  3
+my_best_run_02            Measure-02  all  2
+my_best_run_02_citations  Measure-02  all  1
+"""
+
+
+def test_autojudge_spot_check_files(tmp_path):
+    """AutoJudge's example report reads as RAGTIME without warnings and comes back with the same content; its
+    truth leaderboard (space-aligned ``tot``) reads with its ``all`` rows, which equal our recomputed ones."""
+    warnings: list[str] = []
+    report = rf.parse_rag_answers(write(tmp_path, "run.jsonl", SPOT_CHECK_RUN), warnings=warnings)
+    assert warnings == [] and [(r.layout, r.run, r.turn_id) for r in report] == [
+        (rf.RAGTIME, "my_best_run_02_citations", "28")
+    ]
+    assert [s.citations for s in report[0].sentences] == [(), ("279",), ()]
+    assert json.loads(written(tmp_path, report)) == json.loads(SPOT_CHECK_RUN)
+    entries = lb.read_leaderboard(write(tmp_path, "truth.txt", SPOT_CHECK_LEADERBOARD), "tot")
+    assert len(entries) == 12 and entries[0] == lb.Entry("my_best_run_01", "28", "Measure-01", 1.0)
+    topics = [e for e in entries if e.topic != "all"]
+    assert sorted(lb.with_all_rows(topics)) == sorted(entries)
