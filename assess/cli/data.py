@@ -107,8 +107,9 @@ def add_commands(sub) -> None:
     p.add_argument(
         "--topics",
         metavar="FILE",
-        help="rag-answers: RAGTIME requests (JSONL with request_id, title, limit) whose character limits the "
-        "reports are checked against",
+        help="rag-answers: the topics the answers answer (TREC RAG topic_id TAB text, or AutoJudge requests JSONL "
+        "with request_id, title, limit): a RAGTIME report over its request's character limit and a TREC RAG "
+        "narrative other than its topic's text are warned about",
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=cmd_import)

@@ -316,7 +316,7 @@ def iter_rag_answers(
     *,
     layout: str | None = None,
     warnings: list[str] | None = None,
-    limits: Mapping[str, int] | None = None,
+    topics: Mapping[str, RagTopic] | None = None,
 ) -> Iterator[CitedResponse]:
     """The responses of an answer file (JSONL, one answer per line), line by line (see :func:`parse_rag_answers`).
 
@@ -324,7 +324,8 @@ def iter_rag_answers(
     by its fields (:func:`_detect`). What the layout's rules advise against but a file may still hold (more
     citations per sentence than the track judges, uncited references, over the length limit:
     :func:`_advice`) is appended to ``warnings`` (one line each, naming the file, line and JSON path); the
-    answer is still given. ``limits``: the character limit per topic id of RAGTIME requests.
+    answer is still given. ``topics``: the topics (or RAGTIME requests) by id (:func:`iter_rag_topics`), whose
+    texts and character limits the answers are checked against.
 
     Memory is one line's answer plus, per (run, topic) given, a digest of its answer (:func:`_digest`)
     and its line, so that one given again is refused when it differs and given once when it does not."""
@@ -353,7 +354,7 @@ def iter_rag_answers(
             continue  # the same answer repeated verbatim: kept once
         seen[key] = (_digest(response), number)
         if warnings is not None:
-            warnings.extend(_advice(path, number, response, limits or {}))
+            warnings.extend(_advice(path, number, response, topics or {}))
         yield response
     if not seen:
         raise FormatError(path, None, "at least one answer line", "an empty file")
@@ -608,12 +609,13 @@ def _path_text(json_path: tuple) -> str:
     return "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in json_path) or "the top level"
 
 
-def _advice(path, number: int, response: CitedResponse, limits: Mapping[str, int]) -> list[str]:
+def _advice(path, number: int, response: CitedResponse, topics: Mapping[str, RagTopic]) -> list[str]:
     """What the layout advises against in one answer, each a line ``FILE:LINE: what at [JSON path]``: more
     citations in a sentence than the track judges (:data:`MAX_CITATIONS`), references no sentence cites in a
     layout whose references are the cited documents (:data:`CITED_ONLY`), RAGTIME citations missing from its
     (non-empty) references, a response over the word limit (:data:`WORD_LIMITS`) or over a RAGTIME request's
-    character limit (``limits`` by topic id, else the report's own ``metadata.limit``)."""
+    character limit (its request's in ``topics``, else the report's own ``metadata.limit``), a TREC RAG
+    narrative other than its topic's text in ``topics`` (the track asks for an exact copy)."""
     layout, out = response.layout, []
     key = "responses" if layout in (RAGTIME, IKAT_RUN) else "answer"
 
@@ -644,8 +646,15 @@ def _advice(path, number: int, response: CitedResponse, limits: Mapping[str, int
     texts = [s.text for s in response.sentences]
     if layout in WORD_LIMITS and (words := word_count(texts)) > WORD_LIMITS[layout]:
         warn(f"{words} words ({layout} allows {WORD_LIMITS[layout]})", (key,))
+    topic = topics.get(response.turn_id)
+    if layout in (RAG_2025, RAG_2026) and topic is not None and response.topic not in (None, topic.text):
+        where = ("metadata", "narrative")
+        warn(
+            f"a narrative other than the text of topic {short(topic.topic_id, 40)} (line {topic.line} of the topics)",
+            where,
+        )
     if layout == RAGTIME:
-        limit = limits.get(response.turn_id)
+        limit = topic.limit if topic is not None else None
         own = (response.fields.get("metadata") or {}).get("limit")
         if limit is None and isinstance(own, int) and not isinstance(own, bool):
             limit = own

@@ -113,13 +113,13 @@ def _response_file(kind: str):
     def write(db: Store, path: str | Path, records, o: ImportOptions) -> dict:
         from assess.services import response_files
 
-        limits = None
+        topics = None
         if o.topics is not None:
             from assess.formats.responses import iter_rag_topics
 
-            limits = {t.topic_id: t.limit for t in iter_rag_topics(o.topics) if t.limit is not None}
+            topics = {t.topic_id: t for t in iter_rag_topics(o.topics)}
         return response_files.import_file(
-            db, kind, path, run=o.run, replace=o.replace, who=o.by, layout=o.layout, limits=limits
+            db, kind, path, run=o.run, replace=o.replace, who=o.by, layout=o.layout, topics=topics
         )
 
     return write

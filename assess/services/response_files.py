@@ -45,11 +45,11 @@ def iter_read(
     run: str | None = None,
     layout: str | None = None,
     warnings: list[str] | None = None,
-    limits: dict[str, int] | None = None,
+    topics: dict[str, layouts.RagTopic] | None = None,
 ) -> Iterator[layouts.CitedResponse]:
     """:func:`read` one response at a time: the file is read incrementally (a RAG file line by line, an
     iKAT topics file one conversation at a time). With ``run``, an answer of a second run is refused
-    where it comes (naming its line). ``layout``, ``warnings``, ``limits`` (answer files only):
+    where it comes (naming its line). ``layout``, ``warnings``, ``topics`` (answer files only):
     :func:`assess.formats.responses.iter_rag_answers`."""
     if run is not None and (problem := id_problem(run)):
         raise AssessError(f"the run name {short(run)} is not an id: {problem}")
@@ -61,7 +61,7 @@ def iter_read(
     if kind != RAG_ANSWERS:
         raise ValueError(f"unknown response file kind {kind!r}; choose one of {', '.join(KINDS)}")
     first = None
-    for response in layouts.iter_rag_answers(path, layout=layout, warnings=warnings, limits=limits):
+    for response in layouts.iter_rag_answers(path, layout=layout, warnings=warnings, topics=topics):
         if run is None:
             yield response
             continue
@@ -163,7 +163,7 @@ def import_file(
     by: str | None = None,
     who: str | None = None,
     layout: str | None = None,
-    limits: dict[str, int] | None = None,
+    topics: dict[str, layouts.RagTopic] | None = None,
 ) -> dict:
     """Read a response file and store its responses in one transaction (nothing written on a refusal).
     The summary: ``responses``, ``with_citations``, ``citations`` (as the file gives them, a passage cited
@@ -173,11 +173,11 @@ def import_file(
 
     ``layout`` (answer files): read every line in this layout (default: each line's own, told by its fields);
     what the layout advises against (:func:`assess.formats.responses.iter_rag_answers`) is stored anyway and
-    listed under ``warnings`` (at most :data:`MAX_WARNINGS` lines, then how many more); ``limits``: RAGTIME
-    character limits per topic id.
+    listed under ``warnings`` (at most :data:`MAX_WARNINGS` lines, then how many more); ``topics``: the topics
+    or RAGTIME requests by id, whose texts and character limits the answers are checked against.
 
     The file is streamed (:func:`_import_blocks`), with ``replace`` too."""
-    return _import_blocks(db, kind, path, run=run, by=by, replace=replace, who=who, layout=layout, limits=limits)
+    return _import_blocks(db, kind, path, run=run, by=by, replace=replace, who=who, layout=layout, topics=topics)
 
 
 MAX_WARNINGS = 100  # warning lines an import lists; the rest are counted in one more line
@@ -193,7 +193,7 @@ def _import_blocks(
     replace: bool = False,
     who: str | None = None,
     layout: str | None = None,
-    limits: dict[str, int] | None = None,
+    topics: dict[str, layouts.RagTopic] | None = None,
 ) -> dict:
     """:func:`import_file`: the file read incrementally (:func:`iter_read`) and written
     :data:`RESPONSES_PER_BLOCK` responses at a time, so memory is bounded by a block whatever the file's
@@ -207,7 +207,7 @@ def _import_blocks(
     runs: set[str] = set()
     replacements = imports.Replacements()
     advice: list[str] = []
-    responses = iter_read(kind, path, run=run, layout=layout, warnings=advice, limits=limits)
+    responses = iter_read(kind, path, run=run, layout=layout, warnings=advice, topics=topics)
     with write(db):
         while block := list(itertools.islice(responses, RESPONSES_PER_BLOCK)):
             records, origins = zip(*map(to_store, block), strict=True)

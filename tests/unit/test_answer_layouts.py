@@ -170,10 +170,10 @@ def test_2025_still_read_as_2025_and_2026_told_by_run_desc(tmp_path):
 # ------------------------------------------------------------------------------------------- warnings
 
 
-def _advice(tmp_path, *answers, layout=None, limits=None) -> list[str]:
+def _advice(tmp_path, *answers, layout=None, topics=None) -> list[str]:
     path = write(tmp_path, "w.jsonl", jsonl(*answers))
     warnings: list[str] = []
-    found = list(rf.iter_rag_answers(path, layout=layout, warnings=warnings, limits=limits))
+    found = list(rf.iter_rag_answers(path, layout=layout, warnings=warnings, topics=topics))
     assert len(found) == len(answers)  # stored anyway
     return [w.replace(f"{path}:", "FILE:") for w in warnings]
 
@@ -205,7 +205,7 @@ def test_ragtime_warnings_count_nfkc_characters(tmp_path):
         "FILE:1: 20 characters after NFKC (the request allows 19) at ['responses']"
     ]
     # the requests' limit wins over the report's own; 20 is within it
-    assert _advice(tmp_path, {**report, "references": []}, limits={"300": 20}) == []
+    assert _advice(tmp_path, {**report, "references": []}, topics={"300": rf.RagTopic("300", "Floods", 20, 1)}) == []
     undeclared = {**RAGTIME, "references": [RAGTIME["references"][0]]}
     assert _advice(tmp_path, undeclared) == [
         "FILE:1: a cited document missing from references, 'a1b2c3d4-0000-0000-0000-000000000002_7' at "
@@ -215,6 +215,15 @@ def test_ragtime_warnings_count_nfkc_characters(tmp_path):
     assert _advice(tmp_path, four) == [
         "FILE:1: 4 citations in one sentence (ragtime judges the first 3) at ['responses'][0]['citations']"
     ]
+
+
+def test_narrative_checked_against_the_topics(tmp_path):
+    topics = {"rag2026-37": rf.RagTopic("rag2026-37", "Is congestion pricing fair to riders?", None, 4)}
+    assert _advice(tmp_path, RAG26, topics=topics) == [
+        "FILE:1: a narrative other than the text of topic 'rag2026-37' (line 4 of the topics) at ['metadata']['narrative']"
+    ]
+    same = {"rag2026-37": rf.RagTopic("rag2026-37", RAG26["metadata"]["narrative"], None, 4)}
+    assert _advice(tmp_path, RAG26, topics=same) == []
 
 
 def test_word_limits_of_2025_and_ikat(tmp_path):
