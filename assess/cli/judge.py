@@ -107,6 +107,18 @@ def add_commands(sub) -> None:
     )
     p.add_argument("--sample", type=int, help="probe: how many graded passages to re-judge (default 50)")
     p.add_argument("--seed", type=int, default=0, help="probe: seed of the sample (default 0)")
+    p.add_argument(
+        "--batch-out",
+        metavar="FILE",
+        help="instead of asking: write the open requests to FILE in the OpenAI batch layout (JSONL; for a provider's "
+        "batch service or vllm run-batch); needs --model, no endpoint",
+    )
+    p.add_argument(
+        "--batch-in",
+        metavar="FILE",
+        help="instead of asking: store the results file of a --batch-out run (same options), parsed as live "
+        "answers; resumable; a malformed line or a result of another job refuses the file (exit 2)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=cmd_prejudge)
@@ -205,6 +217,8 @@ def _request(args):
         probe=args.probe,
         sample=args.sample,
         seed=args.seed,
+        batch_out=args.batch_out,
+        batch_in=args.batch_in,
     )
 
 
@@ -216,6 +230,8 @@ def cmd_prejudge(args) -> int:
     request = _request(args)
     if request.probe is not None:
         return _probe(db, request, args)
+    if (request.batch_out or request.batch_in) and not request.estimate_only:
+        return _batch(db, request, args)
     bar = None
 
     def start(estimate, todo):
@@ -272,6 +288,48 @@ def _until_stopped(call, current_bar, stopped: str):
     finally:
         if current_bar() is not None:
             current_bar().close()
+
+
+def _batch(db, request, args) -> int:
+    """``prejudge --batch-out FILE`` / ``--batch-in FILE``: requests out, or results in with a progress bar."""
+    from assess.services import batch_files, prejudge
+    from assess.services.jobs import describe_estimate
+
+    bar = None
+
+    def start(estimate, todo):
+        nonlocal bar
+        if request.batch_out:
+            print(describe_estimate(estimate), file=sys.stderr)
+            return None
+        bar, progress = _progress_bar(0, not args.no_progress)
+
+        def counted(done, total, counts):
+            bar.total = total
+            progress(done, total, counts)
+
+        return counted
+
+    result = _until_stopped(
+        lambda: prejudge.prejudge(db, request, start=start),
+        lambda: bar,
+        "stopped: every result stored so far stays; run the same command again to store the rest",
+    )
+    if result is STOPPED:
+        return 130
+    s = result.summary
+    if args.json:
+        print(json.dumps(s))
+        return 0
+    if request.batch_out:
+        print(batch_files.describe_written(s))
+        return 0
+    print(batch_files.describe_read(s))
+    for line in s["reports"]:
+        print(line, file=sys.stderr)
+    if s["reports_left_out"]:
+        print(f"... and {s['reports_left_out']} more", file=sys.stderr)
+    return 0
 
 
 def _probe(db, request, args) -> int:

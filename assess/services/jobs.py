@@ -976,3 +976,9 @@ def adaptive_metrics(r: dict) -> dict[str, int]:
         shown[f"Relevant in {r['qrels']}"] = r["relevant"]
         shown["Relevant dropped"] = r["relevant_dropped"]
     return shown
+
+
+def store_copy(db, plan_: Plan, item: Item, row: dict, job_id: int, tally: Tally) -> None:
+    """Store another source's answer to the same model, prompt and input as ``item``'s (no call), counted in
+    ``tally``: the first step of every run, live or from a batch file (:mod:`assess.services.batch_files`)."""
+    _copy_cached(db, plan_, item, row, job_id, tally)

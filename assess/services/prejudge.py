@@ -48,6 +48,8 @@ class PrejudgeRequest:
     probe: str | None = None
     sample: int | None = None
     seed: int = 0
+    batch_out: str | None = None  # write the open requests to this batch file instead of asking
+    batch_in: str | None = None  # store the results of this batch file instead of asking
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,7 @@ def _model(request: PrejudgeRequest) -> tuple[str, dict | None]:
     """The model to ask and the endpoint settings (none for NLI, none for an estimate: it asks nothing)."""
     if request.backend == "nli":
         return request.model or clients.DEFAULT_NLI_MODEL, None
-    if request.estimate_only:  # a model name (its cache, its latency) is all an estimate needs
+    if request.estimate_only or request.batch_out or request.batch_in:  # a model name is all these need
         from assess.settings import llm_settings
 
         model = request.model or llm_settings()["model"]
@@ -90,6 +92,18 @@ def _model(request: PrejudgeRequest) -> tuple[str, dict | None]:
         return model, None
     cfg = clients.endpoint_settings(base_url=request.base_url, model=request.model)
     return cfg["model"], cfg
+
+
+def _check_batch(request: PrejudgeRequest) -> None:
+    """Refuse the options a batch file run cannot honour."""
+    if not (request.batch_out or request.batch_in):
+        return
+    if request.batch_out and request.batch_in:
+        raise AssessError("--batch-out writes requests and --batch-in stores results: give one of them")
+    if request.backend != "chat":
+        raise AssessError("batch files hold chat requests: no --backend nli with --batch-out or --batch-in")
+    if request.batch_in and request.limit is not None:
+        raise AssessError("--limit chooses what --batch-out writes; --batch-in stores every result of its file")
 
 
 def prejudge(
@@ -102,6 +116,7 @@ def prejudge(
     same source and task; a ``KeyboardInterrupt`` during the run leaves every answer received so far stored."""
     if request.probe is not None:
         raise AssessError("a --probe request is run by assess.services.prejudge.probe")
+    _check_batch(request)
     concurrency = _concurrency(request)
     variant = _variant(request)
     model, cfg = _model(request)
@@ -135,6 +150,12 @@ def prejudge(
     progress = start(estimate, plan.todo) if start is not None else None
     if request.estimate_only:
         return PrejudgeResult(estimate)
+    if request.batch_out or request.batch_in:
+        from assess.services import batch_files
+
+        if request.batch_out:
+            return PrejudgeResult(estimate, batch_files.write_requests(db, plan, request.batch_out))
+        return PrejudgeResult(estimate, batch_files.read_results(db, plan, request.batch_in, progress=progress))
     if request.backend == "nli":
         nli = clients.NliClient(model, device=request.device, batch_size=request.batch_size)
         summary = jobs.run_nli(db, plan, nli, threshold=request.nli_threshold, progress=progress)
