@@ -80,6 +80,26 @@ def default_reply(request: dict) -> Reply:
     return Reply(content=shapes[(h >> 8) % 3])
 
 
+def failing_for(seconds: float, status: int = 429, then: Callable[[dict], Reply | str] | None = None):
+    """A ``reply`` that answers ``status`` to every request for ``seconds`` from the first one, then as ``then``
+    (default :func:`default_reply`): an endpoint down for a while. ``.failed`` counts the error answers."""
+    then = then or default_reply
+    lock = threading.Lock()
+    state = {"start": None}
+
+    def reply(request: dict) -> Reply | str:
+        with lock:
+            if state["start"] is None:
+                state["start"] = time.monotonic()
+            down = time.monotonic() - state["start"] < seconds
+            if down:
+                reply.failed += 1
+        return Reply(status, f"stub down ({status})") if down else then(request)
+
+    reply.failed = 0
+    return reply
+
+
 def completion(body: dict, answer: Reply, n: int) -> dict:
     """The chat completion the stub answers ``body`` with (``n`` numbers its id)."""
     prompt = prompt_text(body)

@@ -48,7 +48,18 @@ def add_commands(sub) -> None:
         help="model name at the endpoint (default $ASSESS_LLM_MODEL; NLI: a Hugging Face name or local directory)",
     )
     p.add_argument("--base-url", help="OpenAI-compatible endpoint (default $ASSESS_LLM_BASE_URL, else OpenAI)")
-    p.add_argument("--concurrency", type=int, default=None, help="calls in flight at once (default 16)")
+    p.add_argument(
+        "--endpoint",
+        dest="endpoints",
+        action="append",
+        default=[],
+        metavar="URL[,key=ENV_VAR][,concurrency=N][,pause=S]",
+        help="one of several OpenAI-compatible endpoints (repeat the option): calls go where there is free "
+        "capacity; one that fails 3 times in a row (429/5xx/timeouts) is paused S seconds (default 30, doubled "
+        "while it keeps failing) and its calls go to the others. key= names the environment variable holding its "
+        "key (default $ASSESS_LLM_API_KEY); concurrency= its limit (default --concurrency)",
+    )
+    p.add_argument("--concurrency", type=int, default=None, help="calls in flight at once (default 16; per --endpoint)")
     p.add_argument("--limit", type=int, help="judge at most N items not judged yet (the rest on a later run)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per call before it is retried (default 60)")
     p.add_argument("--retries", type=int, default=4, help="retries of a call on 429/5xx/timeouts (default 4)")
@@ -219,6 +230,7 @@ def _request(args):
         seed=args.seed,
         batch_out=args.batch_out,
         batch_in=args.batch_in,
+        endpoints=tuple(getattr(args, "endpoints", ()) or ()),
     )
 
 
@@ -363,11 +375,14 @@ def _probe(db, request, args) -> int:
 
 
 def cmd_jobs(args) -> int:
+    from assess.services.endpoints import describe, job_figures
     from store.jobs import jobs
 
-    rows = jobs(open_store(args), limit=args.limit)
+    db = open_store(args)
+    rows = jobs(db, limit=args.limit)
+    figures = job_figures(db, [j["id"] for j in rows])  # jobs spread over several endpoints
     if args.json:
-        print(json.dumps(rows))
+        print(json.dumps([j | {"endpoints": figures[j["id"]]} if j["id"] in figures else j for j in rows]))
         return 0
     if not rows:
         print("no pre-judging job yet")
@@ -377,6 +392,8 @@ def cmd_jobs(args) -> int:
             f"{j['planned']} stored, started {j['started_at']}, pid {j['pid']} on {j['host']}, last heartbeat "
             f"{j['heartbeat_at']}" + (f"; {j['message']}" if j["message"] else "")
         )
+        for f in figures.get(j["id"], ()):
+            print(f"  {describe(f)}")
     return 0
 
 

@@ -310,6 +310,7 @@ def read_results(db, plan_: jobs.Plan, path: str | Path, *, progress: jobs.Progr
                 version=run_plan.prompt_version,
                 job_id=job_id,
             )
+            outcome = dataclasses.replace(outcome, latency_ms=None)  # unknown: kept out of the time estimates
             if prejudgments.save(db, outcome, label_context=item.label_context):
                 tally.counts[outcome.parse_status] += 1
                 tally.asked += 1
@@ -346,7 +347,7 @@ def _results_to_store(reader: _Reader, check: _Check):
 
 
 def _reply(result: BatchResult) -> Reply:
-    """A results line as the reply of a live call (no latency: the batch runner does not say; one attempt)."""
+    """A results line as the reply of a live call (one attempt; its latency is not known and stored as NULL)."""
     if not result.ok:
         return Reply(None, ok=False, error=error_text(result), latency_ms=0, attempts=1)
     return Reply(

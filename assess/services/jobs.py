@@ -30,6 +30,7 @@ from typing import Any
 from assess.errors import AssessError
 from assess.llm.clients import DEFAULT_CONCURRENCY, ChatClient, ClientError, NliClient, Reply, complete_all
 from assess.llm.prompts import NO_PTKB, VARIANTS, Prompt, format_history, format_ptkb, prompt_for
+from assess.services import endpoints as endpoint_figures
 from assess.tasks import (
     LABEL_KINDS,
     LABELLED_STATUSES,
@@ -784,8 +785,11 @@ def run(
     )
     tally = Tally(plan_)
     total = plan_.todo
+    figures = endpoint_figures.recorder_for(db, job_id, client)  # a pool of endpoints: its figures in the job
 
     def tick():
+        if figures is not None:
+            figures.maybe_save()
         if progress is not None:
             progress(tally.done, total, tally.counts)
 
@@ -799,7 +803,11 @@ def run(
             _store_result(db, plan_, item, reply, job_id, tally)
             tick()
 
-    run_job(db, job_id, tally, work, note=f"; {plan_.settings_text}")
+    try:
+        run_job(db, job_id, tally, work, note=f"; {plan_.settings_text}")
+    finally:
+        if figures is not None:
+            figures.save()
     return tally.summary(job_id, JobStatus.DONE.value)
 
 

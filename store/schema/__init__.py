@@ -357,6 +357,7 @@ from store.schema.accounts import MIGRATION as _V8_ACCOUNTS  # noqa: E402  (acco
 from store.schema.citation_cannot_judge import MIGRATION as _V14_TABLE  # noqa: E402  (citation 'cannot judge')
 from store.schema.crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd studies, batches, workers)
 from store.schema.crowd_bindings import MIGRATION as _V12_CROWD_BINDINGS  # noqa: E402  (worker ids bound to a browser)
+from store.schema.endpoints import MIGRATION as _V20_ENDPOINTS  # noqa: E402  (figures per endpoint of a job)
 from store.schema.history_guard import MIGRATION as _V7_HISTORY_GUARD  # noqa: E402  (no INSERT OR REPLACE)
 from store.schema.llm import MIGRATION as _V2_LLM  # noqa: E402  (LLM pre-judgments, jobs)
 from store.schema.nuggets import MIGRATION as _V4_NUGGETS  # noqa: E402  (duplicates, response nuggets, aspects)
@@ -403,4 +404,5 @@ MIGRATIONS: list[str] = [
     _V12_CROWD_BINDINGS,
     _V13_ROLES,
     _V14_CITATION_CANNOT_JUDGE,
+    _V20_ENDPOINTS,
 ]

@@ -768,8 +768,13 @@ _V14 = (
     + roles_script({"citation_labels": ""})
 )
 
+# Migration 20 (store/schema/endpoints.py): the figures of each endpoint a pre-judging job used. Its version is
+# its place in MIGRATIONS (renumbered when the migrations before it are merged).
+from store.schema.endpoints import POSTGRES as _V20_ENDPOINTS  # noqa: E402
+
 # The PostgreSQL halves of the migrations after the baseline: (version, script), in order.
 LATER: list[tuple[int, str]] = [(9, _V9), (10, _V10), (11, _V11), (12, _V12), (13, _V13), (14, _V14)]
+LATER.append((LATER[-1][0] + 1, _V20_ENDPOINTS))
 
 
 def migrations_from(current: int) -> list[tuple[int, str]]:
