@@ -6,11 +6,12 @@ pre-judging job sent its calls to.
 try), how many answered and how many failed, the median and 95th percentile latency of its answered calls,
 how often and for how long in all it was paused after failing repeatedly (and its latest pauses as JSON
 ``[[start, seconds, reason], ...]``), and its last error. A running job rewrites its rows as it goes; a job
-that used one endpoint the old way has none.
+that used one endpoint the old way has none. Both scripts may run twice (``IF NOT EXISTS``), as the last
+migration must on PostgreSQL.
 """
 
 MIGRATION = r"""
-CREATE TABLE prejudge_job_endpoints (
+CREATE TABLE IF NOT EXISTS prejudge_job_endpoints (
     job_id INTEGER NOT NULL REFERENCES prejudge_jobs(id),
     position INTEGER NOT NULL CHECK (position >= 1),   -- the endpoint's place in the job's list
     base_url TEXT NOT NULL,
@@ -30,7 +31,7 @@ CREATE TABLE prejudge_job_endpoints (
 """
 
 POSTGRES = r"""
-CREATE TABLE prejudge_job_endpoints (
+CREATE TABLE IF NOT EXISTS prejudge_job_endpoints (
     job_id BIGINT NOT NULL REFERENCES prejudge_jobs(id) DEFERRABLE INITIALLY IMMEDIATE,
     position INTEGER NOT NULL CHECK (position >= 1),
     base_url TEXT COLLATE "C" NOT NULL,

@@ -111,7 +111,9 @@ def test_results_are_stored_as_live_answers_once(tmp_path, demo, demo_copy, monk
     assert retried == failed
 
 
-def test_faults_are_refused_or_reported_with_their_line(tmp_path, demo):
+@pytest.mark.both_engines
+def test_faults_are_refused_or_reported_with_their_line(tmp_path, demo_target):
+    demo = demo_target  # each engine
     requests, results = tmp_path / "requests.jsonl", tmp_path / "results.jsonl"
     assert prejudge(demo, "--limit", "6", "--batch-out", requests).returncode == 0
     other = tmp_path / "other.jsonl"  # another model's job, and another prompt version's
@@ -154,11 +156,11 @@ def test_faults_are_refused_or_reported_with_their_line(tmp_path, demo):
     assert f"{mixed}:3: custom_id {json.loads(good[0])['custom_id']!r} repeats line 1: not stored" in read.stderr
     assert f"{mixed}:4: " in read.stderr and "its input or the generation settings changed" in read.stderr
     assert f"{mixed}: job 1 wrote 6 requests; 2 have no result line" in read.stderr
-    assert rows(demo, "SELECT COUNT(*), COUNT(DISTINCT item_id) FROM prejudgments") == [(3, 3)]
+    assert rows(demo, "SELECT COUNT(*) AS n, COUNT(DISTINCT item_id) AS items FROM prejudgments") == [(3, 3)]
     # the whole file afterwards: only what is missing is stored
     whole = prejudge(demo, "--batch-in", results)
     assert whole.returncode == 0 and "3 stored" in whole.stdout and "6 result lines, 3 already stored" in whole.stdout
-    assert rows(demo, "SELECT COUNT(*), COUNT(DISTINCT item_id) FROM prejudgments") == [(6, 6)]
+    assert rows(demo, "SELECT COUNT(*) AS n, COUNT(DISTINCT item_id) AS items FROM prejudgments") == [(6, 6)]
 
 
 def _tampered(line: dict) -> str:

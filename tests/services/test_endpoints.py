@@ -51,7 +51,7 @@ def test_an_endpoint_down_for_a_while_is_paused_and_its_calls_go_elsewhere(demo,
     assert (summary["ok"] + summary["unparseable"], summary["error"], summary["asked"]) == (ITEMS, 0, ITEMS)
     assert rows(
         demo,
-        "SELECT COUNT(*), COUNT(DISTINCT turn_id || ' ' || item_id) FROM prejudgments WHERE parse_status != 'error'",
+        "SELECT COUNT(*) AS n, COUNT(DISTINCT turn_id || ' ' || item_id) AS items FROM prejudgments WHERE parse_status != 'error'",
     ) == [(ITEMS, ITEMS)]
     assert rows(demo, "SELECT status, base_url, concurrency, planned, done, errors FROM prejudge_jobs") == [
         ("done", f"{a.base_url} {b.base_url}", 8, ITEMS, ITEMS, 0)
@@ -66,9 +66,10 @@ def test_an_endpoint_down_for_a_while_is_paused_and_its_calls_go_elsewhere(demo,
     assert (again.already, len(again.items)) == (ITEMS, 214 - ITEMS)  # judged once; nothing failed, the rest pending
 
 
-def test_a_refused_key_leaves_the_endpoint_out_and_both_down_stops_the_job(demo):
+def test_a_refused_key_leaves_the_endpoint_out_and_both_down_stops_the_job(demo_target):
     from store import open_db
 
+    demo = demo_target  # each engine
     with StubLLM(reply=lambda r: Reply(401, "bad key")) as a, StubLLM() as b, open_db(demo) as db:
         pool = pool_over(a, b)
         summary = jobs.run(db, jobs.plan(db, "passage", "llm:stub-1", "stub-1", limit=10), pool, concurrency=8)

@@ -28,7 +28,7 @@ SHIPPED = {
     12: "e2873b63099cac2a30f6a5a851ecd9f1c6f6f9b18f65c3e31facfdd8e9d8041a",
     13: "b4e0497804e46e0a0b0b8c31975b062152d551bac49c3c2e80932567b4085dcd",
     14: "8ea3699a3cd093bdfcfae57a8a8f79b96b5f683b9c8cc6f70d5edb485c8e443e",
-    15: "8254db5c48a479ad5dbc77e77d25a0c1de6382ab6e5011ebaa5479afbbf708c1",  # endpoints (issue 26; number 20 once merged)
+    15: "57b7111b03f9553c62702bf782f8c8bfcad011cdab24f77b2716aba564eb0a25",  # endpoints (issue 26; number 20 once merged)
 }
 
 
@@ -58,7 +58,7 @@ SHIPPED_POSTGRES = {
     12: "59d75156eca878eabf615b3e7b26e250e430a304d087ce47a75aaf314df4fd8d",
     13: "eae6bf3d8ebdda3fef7e82fe832c7199e52a3920c597985e48511ef974d29980",
     14: "38907c3e23e37a2deffcecf3e66fb5fec45fc4caef00ee18ef42317b473f3c2d",
-    15: "8c1747880fdedc5804f481d4455df8877dc83cecd74d6c86c2ef83981eb5c1b7",  # endpoints (issue 26; number 20 once merged)
+    15: "829dcc108d27cdf1aaabaa13945afb0bde36d39382068864d57845c2aae4c027",  # endpoints (issue 26; number 20 once merged)
 }
 
 
