@@ -106,10 +106,19 @@ def write_requests(db, plan_: jobs.Plan, path: str | Path) -> dict:
 class _Check:
     """What the first pass learned: lines to store, lines reported, hard errors, lines per job."""
 
-    to_store: set[int] = dataclasses.field(default_factory=set)
+    to_store: dict[int, Key] = dataclasses.field(default_factory=dict)  # line -> item
     hard: list[str] = dataclasses.field(default_factory=list)
     hard_count: int = 0
     reports: list[str] = dataclasses.field(default_factory=list)
+    reports_left_out: int = 0
+
+    def report(self, text: str) -> None:
+        """Keep a reported line (the first :data:`MAX_LISTED`; the rest are counted)."""
+        if len(self.reports) < MAX_LISTED:
+            self.reports.append(text)
+        else:
+            self.reports_left_out += 1
+
     counts: dict[str, int] = dataclasses.field(
         default_factory=lambda: {"lines": 0, "duplicates": 0, "already_stored": 0, "changed": 0, "not_covered": 0}
     )
@@ -216,7 +225,7 @@ def _check(reader: _Reader) -> _Check:
         first = seen.get(result.custom_id)
         if first is not None:
             out.counts["duplicates"] += 1
-            out.reports.append(
+            out.report(
                 f"{_where(reader.path, result.line)}: custom_id {result.custom_id!r} repeats line {first}: not stored"
             )
             continue
@@ -229,14 +238,14 @@ def _check(reader: _Reader) -> _Check:
                 out.counts["already_stored"] += 1
             else:
                 out.counts["not_covered"] += 1
-                out.reports.append(
+                out.report(
                     f"{_where(reader.path, result.line)}: {cid.turn_id} {cid.item_id} (answer {cid.sample}) is not an "
                     "item this run covers (other --depth, --samples or nugget options than --batch-out?): not stored"
                 )
             continue
         if digest(cid.job, reader.identity, item.input_hash, cid.sample) != cid.digest:
             out.counts["changed"] += 1
-            out.reports.append(
+            out.report(
                 f"{_where(reader.path, result.line)}: {cid.turn_id} {cid.item_id} (answer {cid.sample}): its input "
                 "or the generation settings changed since the request was written: not stored (still pending)"
             )
@@ -244,7 +253,7 @@ def _check(reader: _Reader) -> _Check:
         if not result.ok and reader.error_stored(item, result):
             out.counts["already_stored"] += 1
             continue
-        out.to_store.add(result.line)
+        out.to_store[result.line] = key
     return out
 
 
@@ -280,8 +289,7 @@ def read_results(db, plan_: jobs.Plan, path: str | Path, *, progress: jobs.Progr
     if check.hard_count:
         raise AssessError(_refusal(reader.path, check))
     missing, missing_reports = _missing(reader, check, reader.path)
-    results = list(_results_to_store(reader, check))  # (item, result): what the second pass stores
-    run_plan = dataclasses.replace(plan_, items=[item for item, _ in results])
+    run_plan = dataclasses.replace(plan_, items=[reader.open[key] for key in check.to_store.values()])
     tally = jobs.Tally(run_plan)
     total = run_plan.todo
     if not total:  # a file read before: no job to record
@@ -297,7 +305,7 @@ def read_results(db, plan_: jobs.Plan, path: str | Path, *, progress: jobs.Progr
         for item, row in run_plan.copies:
             jobs.store_copy(db, run_plan, item, row, job_id, tally)
             tick()
-        for item, result in results:
+        for item, result in _results_to_store(reader, check):  # the file read again: memory stays flat
             reply = _reply(result)
             tally.replied(reply)
             outcome = jobs.reply_outcome(
@@ -325,15 +333,16 @@ def read_results(db, plan_: jobs.Plan, path: str | Path, *, progress: jobs.Progr
 def _read_summary(summary: dict, path, check: _Check, missing: int, missing_reports: list[str], reader: _Reader):
     reader.refresh()
     pending = sum(1 for key in reader.open if not reader.judged(key))
-    reports = check.reports + missing_reports
+    for text in missing_reports:
+        check.report(text)
     return {
         **summary,
         "file": str(path),
         **check.counts,
         "missing": missing,
         "pending": pending,
-        "reports": reports[:MAX_LISTED],
-        "reports_left_out": max(0, len(reports) - MAX_LISTED),
+        "reports": check.reports,
+        "reports_left_out": check.reports_left_out,
     }
 
 
@@ -343,7 +352,10 @@ def _results_to_store(reader: _Reader, check: _Check):
         if isinstance(result, FormatError) or result.line not in check.to_store:
             continue
         cid = parse_custom_id(result.custom_id)
-        yield reader.open[(cid.turn_id, cid.item_id, cid.sample)], result
+        key = check.to_store[result.line]
+        if cid is None or (cid.turn_id, cid.item_id, cid.sample) != key:
+            raise AssessError(f"{reader.path}:{result.line}: the file changed while it was read; run again")
+        yield reader.open[key], result
 
 
 def _reply(result: BatchResult) -> Reply:

@@ -4,6 +4,8 @@ judged, failed and pending counts are exact afterwards and each endpoint's figur
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from assess.services import jobs
@@ -89,6 +91,11 @@ def test_a_refused_key_leaves_the_endpoint_out_and_both_down_stops_the_job(demo_
     assert stopped == [("failed", 204, 10, 10)]
     assert rows(demo, "SELECT COUNT(*) FROM prejudgments WHERE job_id = 2 AND parse_status = 'error'") == [(10,)]
     assert rows(demo, "SELECT COUNT(*) FROM prejudgments WHERE parse_status != 'error'") == [(10,)]  # judged
+    as_json = json.loads(run_cli("jobs", "--json", db=demo).stdout)
+    assert [e["base_url"] for e in as_json[0]["endpoints"]] == [a.base_url, b.base_url]
+    for e in as_json[0]["endpoints"]:  # nothing answered; a call still in flight when the job stopped is not counted
+        assert e["ok"] == 0 and 0 <= e["requests"] - e["failed"] <= e["concurrency"]
+    assert sum(e["requests"] for e in as_json[0]["endpoints"]) >= 10 * 2  # every failed call tried on both
     listed = run_cli("jobs", db=demo)
     assert f"  endpoint 1 {a.base_url} (concurrency 2): " in listed.stdout
     assert "failed, paused" not in listed.stdout.split("job 1 ")[1]  # the first job: endpoint 2 never paused
