@@ -3,6 +3,8 @@ recorded in the job as it runs (:mod:`store.endpoints`)."""
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import time
 from collections.abc import Sequence
 
@@ -57,6 +59,15 @@ class FigureRecorder:
     def save(self) -> None:
         store_endpoints.save_figures(self.db, self.job_id, self.pool.figures())
         self.last = time.monotonic()
+
+    def finish(self) -> None:
+        """The last save, in the runner's ``finally``: when the job is ending on an exception (the store gone, an
+        interrupt), a failed save gives way to that exception, the one to report."""
+        if sys.exc_info()[0] is None:
+            self.save()
+            return
+        with contextlib.suppress(Exception):
+            self.save()
 
 
 def recorder_for(db, job_id: int, client) -> FigureRecorder | None:

@@ -807,7 +807,7 @@ def run(
         run_job(db, job_id, tally, work, note=f"; {plan_.settings_text}")
     finally:
         if figures is not None:
-            figures.save()
+            figures.finish()
     return tally.summary(job_id, JobStatus.DONE.value)
 
 
