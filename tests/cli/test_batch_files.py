@@ -180,3 +180,29 @@ def test_bad_combinations_are_refused(tmp_path, demo):
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     missing = prejudge(demo, "--batch-in", Path(tmp_path / "absent.jsonl"))
     assert missing.returncode == 2 and "absent.jsonl" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_k_answers_and_the_answering_model(tmp_path, demo):
+    requests, results = tmp_path / "requests.jsonl", tmp_path / "results.jsonl"
+    k = ("--samples", "2", "--temperature", "0.7")
+    assert prejudge(demo, *k, "--limit", "3", "--batch-out", requests).returncode == 0
+    lines = [json.loads(line) for line in requests.read_text().splitlines()]
+    assert [r["custom_id"].split("/")[1] for r in lines] == ["0", "1"] * 3
+    assert {r["body"]["temperature"] for r in lines} == {0.7}
+    run_batch(requests, results)
+    answered = [json.loads(line) for line in results.read_text().splitlines()]
+    answered[0]["response"]["body"]["model"] = "stub-1-2026-01-01"  # a dated name of the same model: accepted
+    results.write_text("".join(json.dumps(r) + "\n" for r in answered))
+    # other settings than --batch-out: every line's digest disagrees, nothing stored
+    other = prejudge(demo, "--samples", "2", "--batch-in", results)
+    assert other.returncode == 0 and "6 result lines, 0 already stored, 0 repeated, 6 not stored" in other.stdout
+    assert other.stderr.count("its input or the generation settings changed") == 6
+    back = prejudge(demo, *k, "--batch-in", results)
+    assert back.returncode == 0 and "6 stored" in back.stdout, back.stderr
+    assert rows(demo, "SELECT sample, COUNT(*) FROM prejudgments GROUP BY sample ORDER BY sample") == [(0, 3), (1, 3)]
+    assert rows(demo, "SELECT COUNT(*) FROM passage_labels WHERE source = 'llm:stub-1'") == [(3,)]
+    answered[1]["response"]["body"]["model"] = "another-model"
+    results.write_text("".join(json.dumps(r) + "\n" for r in answered))
+    refused = prejudge(demo, *k, "--batch-in", results)
+    assert refused.returncode == 2
+    assert f"{results}:2: answered by the model 'another-model', not 'stub-1'" in refused.stderr
