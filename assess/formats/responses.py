@@ -709,7 +709,8 @@ def rag_document(response: CitedResponse, *, layout: str | None = None, cite_ids
         topic_key, text_key = "narrative_id", "narrative"
         if layout == RAG_2026 and not same:  # the layout's fields, empty where the record has no value
             given = dict(response.fields.get("metadata") or {})
-            head = {"team_id": given.get("team_id", ""), "run_desc": given.get("run_desc", "")}
+            head = {"team_id": given.get("team_id", ""), "narrative_id": response.turn_id, "narrative": ""}
+            head.update(run_id=response.run, run_desc=given.get("run_desc", ""))  # rag-task.md's order
     else:
         head = document if response.layout == RAG_2024 else {}
         topic_key, text_key = "topic_id", "topic"

@@ -129,6 +129,7 @@ def test_conversions_between_layouts(tmp_path):
     }
     record = rf.parse_rag_answers(write(tmp_path, "a.jsonl", jsonl(rag24)))[0]
     as_2026 = json.loads(written(tmp_path, [record], rf.RAG_2026))
+    assert list(as_2026["metadata"]) == ["team_id", "narrative_id", "narrative", "run_id", "run_desc"]
     assert as_2026 == {
         "metadata": {"team_id": "", "run_desc": "", "run_id": "r", "narrative_id": "1-1_2", "narrative": ""},
         "references": ["p1", "p3"],
