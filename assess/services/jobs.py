@@ -242,6 +242,23 @@ def _citation_items(db, contexts, scope):
         yield turn, LABEL_KINDS[Task.CITATION].key.encode_id((r["run"], r["sentence"], r["passage_id"])), fields, {}, {}
 
 
+@_reads("battle")
+def _battle_items(db, contexts, scope):
+    """Every pair of runs with a response to a turn, in both orders (the second shows the pair swapped: the
+    judge's position bias is the share of pairs whose verdict flips)."""
+    answers: dict[str, dict[str, str]] = {}
+    for r in prejudgments.response_items(db):
+        answers.setdefault(r["turn_id"], {})[r["run"]] = r["text"]
+    key = LABEL_KINDS[Task.BATTLE].key
+    for turn, by_run in answers.items():
+        runs = sorted(by_run)
+        for n, x in enumerate(runs):
+            for y in runs[n + 1 :]:
+                for left, right in ((x, y), (y, x)):
+                    fields = {**turn_prompt_fields(contexts[turn]), "left": by_run[left], "right": by_run[right]}
+                    yield turn, key.encode_id((left, right, 0)), fields, {}, {}
+
+
 @_reads("nuggets")
 def _nugget_span_items(db, contexts, scope):
     if scope.qrels:

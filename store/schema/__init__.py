@@ -354,6 +354,7 @@ _V6_ANNOTATIONS = "".join(
 )
 
 from store.schema.accounts import MIGRATION as _V8_ACCOUNTS  # noqa: E402  (accounts, roles, failed sign-ins)
+from store.schema.battles import MIGRATION as _V15_TABLES  # noqa: E402  (side-by-side battles, battle plans)
 from store.schema.citation_cannot_judge import MIGRATION as _V14_TABLE  # noqa: E402  (citation 'cannot judge')
 from store.schema.crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd studies, batches, workers)
 from store.schema.crowd_bindings import MIGRATION as _V12_CROWD_BINDINGS  # noqa: E402  (worker ids bound to a browser)
@@ -385,7 +386,18 @@ V14_CITATION_HISTORY = (
 )
 _V14_CITATION_CANNOT_JUDGE = _V14_TABLE + "".join(_history_triggers("citation_labels", *V14_CITATION_HISTORY).values())
 
-HISTORY_TABLES = {**V1_HISTORY_TABLES, **V9_HISTORY_TABLES, "citation_labels": V14_CITATION_HISTORY}
+# Schema 15: side-by-side battles, with history triggers as every label table has.
+V15_HISTORY_TABLES = {"battles": ("battle", _item(Task.BATTLE), "CAST(X.outcome AS TEXT)")}
+_V15_BATTLES = _V15_TABLES + "".join(
+    "".join(_history_triggers(table, *spec).values()) for table, spec in V15_HISTORY_TABLES.items()
+)
+
+HISTORY_TABLES = {
+    **V1_HISTORY_TABLES,
+    **V9_HISTORY_TABLES,
+    "citation_labels": V14_CITATION_HISTORY,
+    **V15_HISTORY_TABLES,
+}
 """Every label table's history as its triggers now write it: (history kind, item expression, value expression)."""
 
 MIGRATIONS: list[str] = [
@@ -403,4 +415,5 @@ MIGRATIONS: list[str] = [
     _V12_CROWD_BINDINGS,
     _V13_ROLES,
     _V14_CITATION_CANNOT_JUDGE,
+    _V15_BATTLES,
 ]
