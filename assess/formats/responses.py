@@ -709,7 +709,8 @@ def rag_document(response: CitedResponse, *, layout: str | None = None, cite_ids
         topic_key, text_key = "narrative_id", "narrative"
         if layout == RAG_2026 and not same:  # the layout's fields, empty where the record has no value
             given = dict(response.fields.get("metadata") or {})
-            head = {"team_id": given.get("team_id", ""), "run_desc": given.get("run_desc", "")}
+            head = {"team_id": given.get("team_id", ""), "narrative_id": response.turn_id, "narrative": ""}
+            head.update(run_id=response.run, run_desc=given.get("run_desc", ""))  # rag-task.md's order
     else:
         head = document if response.layout == RAG_2024 else {}
         topic_key, text_key = "topic_id", "topic"
@@ -730,12 +731,13 @@ def rag_document(response: CitedResponse, *, layout: str | None = None, cite_ids
 
 
 def _scored_document(response: CitedResponse, layout: str) -> dict:
-    """A RAGTIME report or iKAT 2025 run line. Citations are ``{id: score}`` with the scores read (a map keeps an
-    id once); without scores RAGTIME writes a list of ids and the iKAT line gives each citation 1.0. RAGTIME writes ``references`` when the record has some; an iKAT line always does, with
-    the scores read (1.0 where none was), cited passages it lacks appended. The metadata and other fields of a
-    record read in the same layout come back as they were; from another layout the metadata has the run,
-    topic and the record's ``team_id`` (else empty), and an iKAT line ``run_type`` ``automatic`` and an empty
-    ``ptkb_provenance`` per sentence."""
+    """A RAGTIME report or iKAT 2025 run line. Citations are ``{id: score}`` with the scores read (a map keeps
+    an id once); without scores RAGTIME writes a list of ids and the iKAT line gives each citation 1.0.
+    RAGTIME writes ``references`` when the record has some (from another layout: the cited ones only); an
+    iKAT line always does, with the scores read (1.0 where none was), cited passages it lacks appended. The
+    metadata and other fields of a record read in the same layout come back as they were; from another
+    layout the metadata has the run, topic and the record's ``team_id`` (else empty), and an iKAT line
+    ``run_type`` ``automatic`` and an empty ``ptkb_provenance`` per sentence."""
     same = response.layout == layout
     document = {k: v for k, v in response.fields.items() if same and k not in ("references", "responses", "turn_id")}
     given = dict(response.fields.get("metadata") or {})
@@ -762,11 +764,9 @@ def _scored_document(response: CitedResponse, layout: str) -> dict:
         document["metadata"] = head
         out = dict(document)
         references = list(response.references)
-        if not same:  # RAGTIME references are the cited documents only
-            cited = {pid for s in response.sentences for pid in s.citations}
-            references = [ref for ref in dict.fromkeys(references) if ref in cited]
-            references += [pid for s in response.sentences for pid in s.citations if pid not in references]
-            references = list(dict.fromkeys(references))
+        if not same:  # RAGTIME references are the cited documents only: those listed, then those not
+            cited = [pid for s in response.sentences for pid in s.citations]
+            references = list(dict.fromkeys([*(ref for ref in references if ref in set(cited)), *cited]))
         if references:
             out["references"] = references
         out["responses"] = sentences

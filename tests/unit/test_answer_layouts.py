@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assess.errors import FormatError
 from assess.formats import leaderboard as lb
@@ -129,6 +131,7 @@ def test_conversions_between_layouts(tmp_path):
     }
     record = rf.parse_rag_answers(write(tmp_path, "a.jsonl", jsonl(rag24)))[0]
     as_2026 = json.loads(written(tmp_path, [record], rf.RAG_2026))
+    assert list(as_2026["metadata"]) == ["team_id", "narrative_id", "narrative", "run_id", "run_desc"]
     assert as_2026 == {
         "metadata": {"team_id": "", "run_desc": "", "run_id": "r", "narrative_id": "1-1_2", "narrative": ""},
         "references": ["p1", "p3"],
@@ -450,3 +453,51 @@ def test_autojudge_spot_check_files(tmp_path):
     assert len(entries) == 12 and entries[0] == lb.Entry("my_best_run_01", "28", "Measure-01", 1.0)
     topics = [e for e in entries if e.topic != "all"]
     assert sorted(lb.with_all_rows(topics)) == sorted(entries)
+
+
+# --------------------------------------------------------------------------------------- property: round trips
+
+_IDS = st.sampled_from(["d1", "d2", "shard_1_2", "clueweb22-en0022-52-08268:1", "é-doc"])
+_TEXT = st.text(alphabet=st.sampled_from(list('ab .!?é"ﬁ\\')), min_size=1, max_size=20)
+_SCORE = st.one_of(st.integers(-5, 100), st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False))
+
+
+@st.composite
+def _answers(draw):
+    """An answer in the writer's form of one of the three layouts."""
+    layout = draw(st.sampled_from([rf.RAG_2026, rf.RAGTIME, rf.IKAT_RUN]))
+    refs = draw(st.lists(_IDS, unique=True, max_size=4))
+    cites = st.lists(st.sampled_from(refs), max_size=4) if refs else st.just([])
+    sentences = draw(st.lists(st.tuples(_TEXT, cites), min_size=1, max_size=4))
+    if layout == rf.RAG_2026:
+        head = {"team_id": "t", "narrative_id": "q1", "narrative": draw(_TEXT), "run_id": "r", "run_desc": "d"}
+        answer = [{"text": t, "citations": [refs.index(c) for c in cs]} for t, cs in sentences]
+        return {"metadata": head, "references": refs, "answer": answer}
+    if layout == rf.RAGTIME:
+        responses = []
+        for t, cs in sentences:
+            scored = draw(st.booleans())
+            citations = {c: draw(_SCORE) for c in cs} if scored else cs
+            responses.append({"text": t, "citations": citations})
+        out = {"metadata": {"team_id": "t", "run_id": "r", "topic_id": "q1"}}
+        return {**out, **({"references": refs} if refs else {}), "responses": responses}
+    responses = [
+        {
+            "text": t,
+            "citations": {c: draw(_SCORE) for c in cs},
+            "ptkb_provenance": draw(st.lists(st.integers(1, 9), max_size=2)),
+        }
+        for t, cs in sentences
+    ]
+    head = {"team_id": "t", "run_id": "r", "run_type": "manual"}
+    return {"turn_id": "1-1_1", "metadata": head, "references": {r: draw(_SCORE) for r in refs}, "responses": responses}
+
+
+@settings(max_examples=80, deadline=None)
+@given(answer=_answers())
+def test_any_answer_in_writers_form_round_trips(tmp_path_factory, answer):
+    tmp = tmp_path_factory.mktemp("prop")
+    path = write(tmp, "in.jsonl", jsonl(answer))
+    first = rf.parse_rag_answers(path)
+    assert written(tmp, first) == jsonl(answer)
+    assert rf.parse_rag_answers(tmp / "out.jsonl") == first
