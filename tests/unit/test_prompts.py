@@ -32,6 +32,7 @@ def test_every_task_has_a_prompt_whose_version_is_name_and_hash():
         "importance",
         "citation",
         "battle",
+        "bank-match",
     }
     every = [*prompts.PROMPTS.values(), *prompts.VARIANTS.values()]
     versions = {p.version for p in every}
