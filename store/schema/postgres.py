@@ -791,14 +791,13 @@ _V15 = (
     + roles_script(dict.fromkeys(V15_HISTORY_TABLES, ""))
 )
 
-# Migration 16 (store/schema/endpoints.py): the figures of each endpoint a pre-judging job used. Its version is
-# its place in MIGRATIONS.
-from store.schema.endpoints import POSTGRES as _V16_ENDPOINTS  # noqa: E402
-
+# Migration 16 (store/schema/endpoints.py): the figures of each endpoint a pre-judging job used.
 # Migration 17 (store/schema/nugget_banks.py): RAGTIME nugget banks, matches, DRAGUN rubrics and judgments; the
 # bank-match label table's history triggers (guarded and pinned as migration 13 made every other one); the
-# prejudgments CHECK admitting 'bank-match'. Written to run twice (the last migration may be re-run by init).
+# prejudgments CHECK admitting 'bank-match' (and 'battle'). Written to run twice (the last migration may be re-run
+# by init).
 from store.schema import BANK_MATCH_HISTORY, BANK_MATCH_OPTIONS  # noqa: E402
+from store.schema.endpoints import POSTGRES as _V16_ENDPOINTS  # noqa: E402
 from store.schema.nugget_banks import POSTGRES as _V_BANK_TABLES  # noqa: E402
 from store.schema.nugget_banks import POSTGRES_PREJUDGMENTS as _V_BANK_PREJUDGMENTS  # noqa: E402
 
