@@ -30,6 +30,7 @@ from typing import Any
 from assess.errors import AssessError
 from assess.llm.clients import DEFAULT_CONCURRENCY, ChatClient, ClientError, NliClient, Reply, complete_all
 from assess.llm.prompts import NO_PTKB, VARIANTS, Prompt, format_history, format_ptkb, prompt_for
+from assess.services import endpoints as endpoint_figures
 from assess.tasks import (
     LABEL_KINDS,
     LABELLED_STATUSES,
@@ -801,8 +802,11 @@ def run(
     )
     tally = Tally(plan_)
     total = plan_.todo
+    figures = endpoint_figures.recorder_for(db, job_id, client)  # a pool of endpoints: its figures in the job
 
     def tick():
+        if figures is not None:
+            figures.maybe_save()
         if progress is not None:
             progress(tally.done, total, tally.counts)
 
@@ -816,7 +820,11 @@ def run(
             _store_result(db, plan_, item, reply, job_id, tally)
             tick()
 
-    run_job(db, job_id, tally, work, note=f"; {plan_.settings_text}")
+    try:
+        run_job(db, job_id, tally, work, note=f"; {plan_.settings_text}")
+    finally:
+        if figures is not None:
+            figures.finish()
     return tally.summary(job_id, JobStatus.DONE.value)
 
 
@@ -993,3 +1001,9 @@ def adaptive_metrics(r: dict) -> dict[str, int]:
         shown[f"Relevant in {r['qrels']}"] = r["relevant"]
         shown["Relevant dropped"] = r["relevant_dropped"]
     return shown
+
+
+def store_copy(db, plan_: Plan, item: Item, row: dict, job_id: int, tally: Tally) -> None:
+    """Store another source's answer to the same model, prompt and input as ``item``'s (no call), counted in
+    ``tally``: the first step of every run, live or from a batch file (:mod:`assess.services.batch_files`)."""
+    _copy_cached(db, plan_, item, row, job_id, tally)

@@ -358,6 +358,7 @@ from store.schema.battles import MIGRATION as _V15_TABLES  # noqa: E402  (side-b
 from store.schema.citation_cannot_judge import MIGRATION as _V14_TABLE  # noqa: E402  (citation 'cannot judge')
 from store.schema.crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd studies, batches, workers)
 from store.schema.crowd_bindings import MIGRATION as _V12_CROWD_BINDINGS  # noqa: E402  (worker ids bound to a browser)
+from store.schema.endpoints import MIGRATION as _V16_ENDPOINTS  # noqa: E402  (figures per endpoint of a job)
 from store.schema.history_guard import MIGRATION as _V7_HISTORY_GUARD  # noqa: E402  (no INSERT OR REPLACE)
 from store.schema.llm import MIGRATION as _V2_LLM  # noqa: E402  (LLM pre-judgments, jobs)
 from store.schema.nuggets import MIGRATION as _V4_NUGGETS  # noqa: E402  (duplicates, response nuggets, aspects)
@@ -416,4 +417,5 @@ MIGRATIONS: list[str] = [
     _V13_ROLES,
     _V14_CITATION_CANNOT_JUDGE,
     _V15_BATTLES,
+    _V16_ENDPOINTS,
 ]

@@ -791,8 +791,21 @@ _V15 = (
     + roles_script(dict.fromkeys(V15_HISTORY_TABLES, ""))
 )
 
+# Migration 16 (store/schema/endpoints.py): the figures of each endpoint a pre-judging job used. Its version is
+# its place in MIGRATIONS.
+from store.schema.endpoints import POSTGRES as _V16_ENDPOINTS  # noqa: E402
+
 # The PostgreSQL halves of the migrations after the baseline: (version, script), in order.
-LATER: list[tuple[int, str]] = [(9, _V9), (10, _V10), (11, _V11), (12, _V12), (13, _V13), (14, _V14), (15, _V15)]
+LATER: list[tuple[int, str]] = [
+    (9, _V9),
+    (10, _V10),
+    (11, _V11),
+    (12, _V12),
+    (13, _V13),
+    (14, _V14),
+    (15, _V15),
+    (16, _V16_ENDPOINTS),
+]
 
 
 def migrations_from(current: int) -> list[tuple[int, str]]:
