@@ -173,7 +173,7 @@ def test_agreement_of_two_sources(store, tmp_path):
     # first: x, tie, y; second: x, y, y -> 2 of 3 agree; margins (1/3, 1/3, 1/3) and (1/3, 2/3, 0):
     # chance 1/9 + 2/9 = 1/3, kappa = (2/3 - 1/3) / (2/3) = 1/2
     assert got == {
-        "sources": {"human": "import", "llm:judge": "llm"},
+        "sources": {"people": "import", "llm:judge": "llm"},
         "common": 3,
         "agree": 2,
         "share": 2 / 3,
