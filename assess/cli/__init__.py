@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "assess.cli.nuggets",
     "assess.cli.banks",
     "assess.cli.users",
+    "assess.cli.battles",
 )
 
 

@@ -120,7 +120,7 @@ CREATE TABLE IF NOT EXISTS rubric_labels (
 ) WITHOUT ROWID;
 """
 
-_TASKS = """'passage', 'ptkb', 'ntr', 'response', 'ntr-support', 'importance', 'citation', 'bank-match',
+_TASKS = """'passage', 'ptkb', 'ntr', 'response', 'ntr-support', 'importance', 'citation', 'battle', 'bank-match',
                                        'nuggets', 'response-nuggets', 'aepd', 'ntn'"""
 
 PREJUDGMENTS = rf"""
