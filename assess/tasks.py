@@ -36,7 +36,7 @@ class Task(StrEnum):
     RESPONSE = "response"  # a criterion of a generated response (iKAT 2023), -1..4
     NTR_SUPPORT = "ntr-support"  # graded NtR: how far a response supports a nugget (TREC RAG), 0-2
     IMPORTANCE = "importance"  # a gold nugget's importance: vital or okay (TREC RAG AutoNuggetizer)
-    CITATION = "citation"  # does a cited passage support a sentence of a generated response, -1..2
+    CITATION = "citation"  # does a cited passage support a sentence of a generated response, -2..2
     BATTLE = "battle"  # two runs' answers to a topic side by side: which is better (pairwise)
     BANK_MATCH = "bank-match"  # does a run's response contain an answer of a RAGTIME nugget bank, 0/1
 
@@ -228,19 +228,39 @@ IMPORTANCE = Scale(
 )
 """A gold nugget's importance (TREC RAG AutoNuggetizer: vital / okay)."""
 
+CITATION_CONTRADICTS = -2
+"""The citation label "contradicts": the cited passage states the opposite of what the sentence states (TREC
+BioGen 2025's contradicting citations); stored since the migration in store/schema/citation_contradicts.py."""
+
 CITATION_SUPPORT = Scale(
-    names={2: "fully supported", 1: "partially supported", 0: "not supported", -1: "citation irrelevant"},
+    names={
+        2: "fully supported",
+        1: "partially supported",
+        0: "not supported",
+        -1: "citation irrelevant",
+        CITATION_CONTRADICTS: "contradicts",
+    },
     definitions={
         2: "the cited passage supports everything the sentence states",
         1: "the cited passage supports part of what the sentence states",
         0: "the cited passage is about the sentence's topic but does not support what it states",
         -1: "the cited passage has nothing to do with the sentence",
+        CITATION_CONTRADICTS: "the cited passage states the opposite of what the sentence states",
     },
     missing="cannot judge",
 )
 """Citation support of one response sentence by one passage it cites. Codes: 2 fully, 1 partially, 0 not
-supported, -1 irrelevant citation (below 0 so that "supported" is always ``value >= 1``); None (stored NULL,
-schema 14): the assessor cannot judge it (e.g. the passage has no text), left out of every citation measure."""
+supported, -1 irrelevant citation, -2 contradicts (below 0 so that "supported" is always ``value >= 1``: a
+contradicting citation never supports); None (stored NULL, schema 14): the assessor cannot judge it (e.g. the
+passage has no text), left out of every citation measure."""
+
+CITATION_SUPPORT_WITHOUT_CONTRADICTS = Scale(
+    names={v: n for v, n in CITATION_SUPPORT.names.items() if v != CITATION_CONTRADICTS},
+    definitions={v: d for v, d in CITATION_SUPPORT.definitions.items() if v != CITATION_CONTRADICTS},
+    missing=CITATION_SUPPORT.missing,
+)
+"""The citation scale before "contradicts": the answers the ``citation-support`` prompt offers (its version and
+answers unchanged); the ``contradicts`` prompt variant offers all of :data:`CITATION_SUPPORT`."""
 
 
 BATTLE_OUTCOME = Scale(
@@ -482,7 +502,8 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             item_name="cited passage",
             prompt="citation",
             export="JSON: {run: {turn: {sentence: {passage: support}}}}",
-            description="does a passage a response sentence cites support it: 2 fully, 1 partially, 0 not, -1 irrelevant",
+            description="does a passage a response sentence cites support it: 2 fully, 1 partially, 0 not, -1 irrelevant, "
+            "-2 contradicts",
             integer_columns=("sentence",),
             spaced_column="run",
             missing_column="cannot_judge",

@@ -93,6 +93,12 @@ def add_commands(sub) -> None:
         help="passage: the prompt variant without the user's PTKB statements (persona sensitivity); default "
         "source llm:MODEL:no-ptkb, so the with-PTKB labels of llm:MODEL stay as they are",
     )
+    p.add_argument(
+        "--contradicts",
+        action="store_true",
+        help="citation: the prompt variant that may also answer 'contradicts' (-2: the passage states the opposite "
+        "of the sentence); default source llm:MODEL:contradicts, so the labels of llm:MODEL stay as they are",
+    )
     p.add_argument("--qrels", help="nuggets: read only passages this source graded >= --relevant")
     p.add_argument("--relevant", type=int, default=2, help="nuggets: grade that counts as relevant (default 2)")
     p.add_argument("--price-in", type=float, help="USD per million input tokens (for the estimate)")
@@ -216,6 +222,7 @@ def _request(args):
         samples=args.samples,
         temperature=args.temperature,
         no_ptkb=args.no_ptkb,
+        contradicts=args.contradicts,
         qrels=args.qrels,
         relevant=args.relevant,
         price_in=args.price_in,

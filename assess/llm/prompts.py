@@ -32,7 +32,17 @@ from functools import cached_property
 from typing import Any, NamedTuple
 
 from assess.nuggets.spans import locate_span
-from assess.tasks import BATTLE_OUTCOME, CITATION_SUPPORT, GRADES, IMPORTANCE, SUPPORT, ParseStatus, Scale
+from assess.tasks import (
+    BATTLE_OUTCOME,
+    CITATION_CONTRADICTS,
+    CITATION_SUPPORT,
+    CITATION_SUPPORT_WITHOUT_CONTRADICTS,
+    GRADES,
+    IMPORTANCE,
+    SUPPORT,
+    ParseStatus,
+    Scale,
+)
 from assess.text import skeleton
 
 
@@ -381,6 +391,13 @@ CITATION_SYSTEM = _system(
     "You check the citations of a generated answer: whether a passage the answer cites backs up one of its sentences."
 )
 
+_CITATION_MEANINGS = {
+    2: "the passage backs up everything the sentence states",
+    1: "the passage backs up some of what the sentence states, not all of it",
+    0: "the passage is about the sentence's subject but does not back up what it states",
+    -1: "the passage has nothing to do with the sentence",
+}
+
 CITATION_TEMPLATE = (
     """User question:
 {query}
@@ -393,19 +410,26 @@ Passage this sentence cites:
 
 Does the cited passage back up what the sentence states?
 """
+    + _options(CITATION_SUPPORT_WITHOUT_CONTRADICTS, _CITATION_MEANINGS)
+    + "\n\nReply with exactly one of: "
+    + _choice_list(CITATION_SUPPORT_WITHOUT_CONTRADICTS)
+    + ". No explanation."
+)
+
+CITATION_CONTRADICTS_TEMPLATE = (
+    CITATION_TEMPLATE.split("Does the cited passage", 1)[0]
+    + "Does the cited passage back up what the sentence states, or state the opposite?\n"
     + _options(
         CITATION_SUPPORT,
-        {
-            2: "the passage backs up everything the sentence states",
-            1: "the passage backs up some of what the sentence states, not all of it",
-            0: "the passage is about the sentence's subject but does not back up what it states",
-            -1: "the passage has nothing to do with the sentence",
-        },
+        {**_CITATION_MEANINGS, CITATION_CONTRADICTS: "the passage states the opposite of what the sentence states"},
     )
     + "\n\nReply with exactly one of: "
     + _choice_list(CITATION_SUPPORT)
     + ". No explanation."
 )
+"""The ``contradicts`` variant of the citation prompt: the same question with "contradicts" as a fifth answer
+(TREC BioGen 2025's contradicting citations); a version of its own, so the answers of the plain prompt stay as
+they are."""
 
 BATTLE_SYSTEM = _system(
     "You compare two answers a conversational assistant could give to the user's current turn and decide which "
@@ -605,7 +629,7 @@ SUPPORT_WORDS: dict[str, int] = {
 }
 IMPORTANCE_WORDS: dict[str, int] = {**{name: value for value, name in IMPORTANCE.names.items()}, "ok": 0}
 CITATION_WORDS: dict[str, int] = {
-    **{name: value for value, name in CITATION_SUPPORT.names.items()},
+    **{name: value for value, name in CITATION_SUPPORT_WITHOUT_CONTRADICTS.names.items()},
     "supported": 2,
     "full support": 2,
     "fully": 2,
@@ -618,6 +642,14 @@ CITATION_WORDS: dict[str, int] = {
     "irrelevant citation": -1,
     "citation is irrelevant": -1,
 }
+CITATION_CONTRADICTS_WORDS: dict[str, int] = {
+    **CITATION_WORDS,
+    CITATION_SUPPORT.names[CITATION_CONTRADICTS]: CITATION_CONTRADICTS,
+    "contradicted": CITATION_CONTRADICTS,
+    "contradiction": CITATION_CONTRADICTS,
+    "contradictory": CITATION_CONTRADICTS,
+}
+"""The contradicts variant's words: the plain prompt's (which never reads "contradicts") and "contradicts"."""
 BATTLE_WORDS: dict[str, int] = {
     **{name.lower(): value for value, name in BATTLE_OUTCOME.names.items()},
     "answer a": 1,
@@ -702,6 +734,11 @@ def parse_importance(text: str, **_) -> Parsed:
 def parse_citation(text: str, **_) -> Parsed:
     """Citation support: 2 fully, 1 partially, 0 not supported, -1 citation irrelevant."""
     return parse_choice(text, CITATION_WORDS, "citation support")
+
+
+def parse_citation_contradicts(text: str, **_) -> Parsed:
+    """Citation support with contradiction: as :func:`parse_citation`, and -2 contradicts."""
+    return parse_choice(text, CITATION_CONTRADICTS_WORDS, "citation support")
 
 
 def parse_battle(text: str, **_) -> Parsed:
@@ -954,6 +991,9 @@ PROMPTS: dict[str, Prompt] = {
 NO_PTKB = "no-ptkb"
 """The variant of the passage prompt without the user's PTKB statements (persona sensitivity)."""
 
+CONTRADICTS = "contradicts"
+"""The variant of the citation prompt that may answer "contradicts" (-2)."""
+
 VARIANTS: dict[tuple[str, str], Prompt] = {
     ("passage", NO_PTKB): Prompt(
         "passage-relevance-noptkb",
@@ -963,6 +1003,15 @@ VARIANTS: dict[tuple[str, str], Prompt] = {
         parse_grade,
         max_tokens=200,
         expected_output_tokens=50,
+    ),
+    ("citation", CONTRADICTS): Prompt(
+        "citation-support-contradicts",
+        "citation",
+        CITATION_SYSTEM,
+        CITATION_CONTRADICTS_TEMPLATE,
+        parse_citation_contradicts,
+        max_tokens=20,
+        expected_output_tokens=4,
     ),
 }
 """Prompt variants by (task, variant): same task, same parser and labels, a version of their own."""

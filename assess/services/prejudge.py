@@ -36,6 +36,7 @@ class PrejudgeRequest:
     samples: int = 1
     temperature: float | None = None
     no_ptkb: bool = False
+    contradicts: bool = False  # citation: the prompt variant that may answer "contradicts" (-2)
     qrels: str | None = None
     relevant: int = 2
     price_in: float | None = None
@@ -71,6 +72,12 @@ def _concurrency(request: PrejudgeRequest) -> int:
 def _variant(request: PrejudgeRequest) -> str | None:
     if request.sample is not None:
         raise AssessError("--sample N is the size of a --probe; K answers per item is --samples K")
+    if request.contradicts:
+        if request.no_ptkb or request.task != "citation":
+            raise AssessError(f"--contradicts is a variant of the citation prompt, not of the {request.task} task")
+        from assess.llm.prompts import CONTRADICTS
+
+        return CONTRADICTS
     if not request.no_ptkb:
         return None
     if request.task != "passage":
@@ -215,7 +222,7 @@ def probe(
     concurrency = _concurrency(request)
     if request.endpoints or request.batch_out or request.batch_in:
         raise AssessError("--probe asks one endpoint (--base-url): no --endpoint, --batch-out or --batch-in")
-    if request.samples != 1 or request.temperature is not None or request.no_ptkb:
+    if request.samples != 1 or request.temperature is not None or request.no_ptkb or request.contradicts:
         raise AssessError("--probe re-judges with the passage prompt once: no --samples, --temperature or --no-ptkb")
     if request.task != "passage" or request.backend != "chat":
         raise AssessError("--probe re-judges passages with a chat model: use --task passage (and no --backend nli)")

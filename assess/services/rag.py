@@ -37,7 +37,7 @@ from assess.measures.nugget_recall import (
     nugget_scores_run,
 )
 from assess.queueing import QueueOrder
-from assess.tasks import JudgingMode, Task
+from assess.tasks import CITATION_CONTRADICTS, JudgingMode, Task
 from store import conversations, labels
 from store import responses as cited
 from store.nuggets import gold, ntr
@@ -375,6 +375,7 @@ def citation_report(db, source: str, runs: list[str] | None = None) -> dict:
     out_runs, per_response = [], []
     for row, responses, missing in _citation_runs(db, source, runs):
         out_runs.append(row)
+        contradicting = "contradicts" in row  # every row has it when one label of the source contradicts
         for turn, ((sentences, own), given) in responses.items():
             one = response_citation_scores(sentences, given, response_citations=own)
             per_response.append(
@@ -387,9 +388,18 @@ def citation_report(db, source: str, runs: list[str] | None = None) -> dict:
                     "sentences": len(sentences),
                     "citations": _citation_count(sentences, own),
                     **{m: getattr(one, m) for m in CITATION_SCORES},
+                    **(_contradiction(one) if contradicting else {}),
                 }
             )
     return {"runs": out_runs, "per_response": per_response}
+
+
+CONTRADICTION_FIELDS = ("contradicts", "contradiction_rate")
+"""The fields a citation row gets when its source has a 'contradicts' label (:func:`citation_report`)."""
+
+
+def _contradiction(scores) -> dict:
+    return {"contradicts": scores.contradicts, "contradiction_rate": scores.contradiction_rate}
 
 
 def _citation_count(sentences: list[list[str]], own: list[str]) -> int:
@@ -405,6 +415,7 @@ def _citation_runs(db, source: str, runs: list[str] | None):
     responses as the measure's input, ``{turn: ((per sentence the cited passages, own citations), labels)}``,
     and per turn the number of its citations (items of /citations) without a label of the source."""
     given = labels.values(db, Task.CITATION, source)
+    contradicting = CITATION_CONTRADICTS in given.values()  # then every row counts the contradicting citations
     done = set(given)
     by_run: dict[str, dict[str, dict[tuple[int, str], int | None]]] = {}
     for (turn, run, sentence, passage), value in given.items():
@@ -437,6 +448,7 @@ def _citation_runs(db, source: str, runs: list[str] | None):
             "sentences": scores.sentences,
             "citations": scores.citations,
             **{m: getattr(scores, m) for m in CITATION_SCORES},
+            **(_contradiction(scores) if contradicting else {}),
         }
         yield row, responses, missing
 

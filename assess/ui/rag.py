@@ -10,14 +10,15 @@ import streamlit as st
 from assess.errors import AssessError
 from assess.formats.inert_csv import frame_csv
 from assess.services import rag
-from assess.tasks import CITATION_SUPPORT, IMPORTANCE
+from assess.tasks import CITATION_CONTRADICTS, CITATION_SUPPORT, IMPORTANCE
 from assess.ui.cursor import keys
 from assess.ui.frame import saving
 from assess.ui.widgets import code, esc, flash, line, set_flash, show_passage
 
-CITATION_KEYS = ((2, "2"), (1, "1"), (0, "0"), (-1, "I"))
-"""Citation support by key: 2 fully, 1 partially, 0 not supported, I the citation is irrelevant. X is "cannot
-judge", as on /judge: stored as a label without a support value (see pages/citations.py)."""
+CITATION_KEYS = ((2, "2"), (1, "1"), (0, "0"), (-1, "I"), (CITATION_CONTRADICTS, "C"))
+"""Citation support by key: 2 fully, 1 partially, 0 not supported, I the citation is irrelevant, C the passage
+contradicts the sentence (-2). X is "cannot judge", as on /judge: stored as a label without a support value
+(see pages/citations.py)."""
 
 SUPPORT_KEYS = ((2, "2 · Support"), (1, "1 · Partial support"), (0, "0 · No support"))
 """Graded NtR by key (the shortcut is the value's digit)."""
@@ -224,5 +225,11 @@ def scores_tab(database) -> None:
         "counted once every citation of the run is labelled); coverage: the labelled share of the run's citations. "
         f"{excluded} citations labelled 'cannot judge' (column cannot_judge) count as labelled and are left out "
         "of every score, never read as 0 or unsupported."
+        + (
+            " A citation labelled 'contradicts' counts as not supported; contradiction_rate: contradicting / judged "
+            "citations."
+            if any("contradicts" in r for r in scores)
+            else ""
+        )
     )
     _table(scores, "citation_scores", key="rag_cite")

@@ -356,6 +356,7 @@ _V6_ANNOTATIONS = "".join(
 from store.schema.accounts import MIGRATION as _V8_ACCOUNTS  # noqa: E402  (accounts, roles, failed sign-ins)
 from store.schema.battles import MIGRATION as _V15_TABLES  # noqa: E402  (side-by-side battles, battle plans)
 from store.schema.citation_cannot_judge import MIGRATION as _V14_TABLE  # noqa: E402  (citation 'cannot judge')
+from store.schema.citation_contradicts import MIGRATION as _CONTRADICTS_TABLE  # noqa: E402  (citation 'contradicts')
 from store.schema.crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd studies, batches, workers)
 from store.schema.crowd_bindings import MIGRATION as _V12_CROWD_BINDINGS  # noqa: E402  (worker ids bound to a browser)
 from store.schema.endpoints import MIGRATION as _V16_ENDPOINTS  # noqa: E402  (figures per endpoint of a job)
@@ -406,6 +407,12 @@ _V17_NUGGET_BANKS = (
     + "".join(_history_triggers("bank_matches", *BANK_MATCH_HISTORY, **BANK_MATCH_OPTIONS).values())
 )
 
+# Citation 'contradicts' (support -2): the table rebuilt for its wider CHECK, its triggers made again as
+# migration 14 made them.
+_CITATION_CONTRADICTS = _CONTRADICTS_TABLE + "".join(
+    _history_triggers("citation_labels", *V14_CITATION_HISTORY).values()
+)
+
 HISTORY_TABLES = {
     **V1_HISTORY_TABLES,
     **V9_HISTORY_TABLES,
@@ -433,4 +440,5 @@ MIGRATIONS: list[str] = [
     _V15_BATTLES,
     _V16_ENDPOINTS,
     _V17_NUGGET_BANKS,
+    _CITATION_CONTRADICTS,
 ]

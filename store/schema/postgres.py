@@ -817,6 +817,9 @@ _V17_NUGGET_BANKS = (
     + roles_script({"bank_matches": ""})
 )
 
+# Citation 'contradicts' (store/schema/citation_contradicts.py): the support CHECK widened to -2 in place.
+from store.schema.citation_contradicts import POSTGRES as _CITATION_CONTRADICTS  # noqa: E402
+
 # The PostgreSQL halves of the migrations after the baseline: (version, script), in order.
 LATER: list[tuple[int, str]] = [
     (9, _V9),
@@ -828,6 +831,7 @@ LATER: list[tuple[int, str]] = [
     (15, _V15),
     (16, _V16_ENDPOINTS),
     (17, _V17_NUGGET_BANKS),
+    (18, _CITATION_CONTRADICTS),
 ]
 
 
