@@ -340,6 +340,14 @@ def save_match(
         return _write_match(db, source, match, mode=mode, via=via)
 
 
+def write_llm_match(db: Store, source: str, match: BankMatch) -> bool:
+    """An LLM's bank-match answer as its source's label (mode and via ``llm``), in the caller's transaction: as
+    :func:`save_match` writes a person's, with the sentences; whether anything changed."""
+    with write(db):
+        check_writer(db, source)
+        return _write_match(db, source, match, mode="llm", via="llm")
+
+
 def import_matches(db: Store, matches: Sequence[BankMatch], file: str, source: str, *, by: str | None) -> dict:
     """Store a match file's decisions as the source's labels (one transaction; an unknown item refused naming
     the file and line, nothing written)."""

@@ -399,10 +399,43 @@ def _write_label(db: Store, p: Prejudgment, ctx: dict) -> None:
         )
         value_ = consensus([int(json.loads(a)) for a in answers]) if len(answers) > 1 else int(p.parsed)
         item = label_item(p.task, p.turn_id, p.item_id)
-        labels.save_changed(db, p.task, p.source, item, value_, mode=JudgingMode.LLM, via="llm")
+        if p.task == Task.BANK_MATCH:
+            _write_bank_match(db, p, item, value_)
+        else:
+            labels.save_changed(db, p.task, p.source, item, value_, mode=JudgingMode.LLM, via="llm")
     elif p.task == "nuggets":
         gold.add_llm_spans(db, p.source, p.turn_id, p.item_id, p.parsed["spans"], relevance=ctx.get("grade"))
     # response nuggets and AEPD aspects have no label table: they live in prejudgments.parsed
+
+
+def _write_bank_match(db: Store, p: Prejudgment, item: tuple, contains: int) -> None:
+    """A bank-match answer as its label, written as a person's match is: ``contains`` and, in ``sentences``, the
+    sentence numbers the model named (kept in the answer's note, :func:`assess.llm.prompts.bank_match_sentences`):
+    of K answers, those of every answer that gives the consensus; none when the response does not contain it.
+    Nothing changes when the label already holds both."""
+    from assess.formats.banks import BankMatch
+    from assess.llm.prompts import bank_match_sentences
+    from store.banks import write_llm_match
+
+    answers = rows(
+        db,
+        _SAMPLE_VALUES.replace("SELECT parsed", "SELECT parsed, note"),
+        {
+            "source": p.source,
+            "task": str(p.task),
+            "turn_id": p.turn_id,
+            "item_id": p.item_id,
+            "model": p.model,
+            "prompt_version": p.prompt_version,
+            "input_hash": p.input_hash,
+            "ok": ParseStatus.OK.value,
+            "repaired": ParseStatus.REPAIRED.value,
+        },
+    )
+    agreeing = [a["note"] for a in answers if int(json.loads(a["parsed"])) == contains] if contains else []
+    sentences = tuple(sorted({n for note in agreeing for n in bank_match_sentences(note)}))
+    turn, run_name, nugget, answer = item
+    write_llm_match(db, p.source, BankMatch(turn, run_name, int(nugget), int(answer), bool(contains), sentences, 0))
 
 
 def status_counts(db: Store, source: str, task: str | None = None) -> dict[str, int]:

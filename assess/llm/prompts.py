@@ -890,9 +890,19 @@ def parse_bank_match(text: str, *, sentences: int = 0, **_) -> Parsed:
                 )
             numbers = sorted(set(cited)) if value else []
             return Parsed(
-                ParseStatus.OK, value, "sentences: " + ", ".join(str(n) for n in numbers) if numbers else None
+                ParseStatus.OK, value, _SENTENCES_NOTE + ", ".join(str(n) for n in numbers) if numbers else None
             )
     return parse_yes_no(text)
+
+
+_SENTENCES_NOTE = "sentences: "
+
+
+def bank_match_sentences(note: str | None) -> tuple[int, ...]:
+    """The sentence numbers :func:`parse_bank_match` kept in an answer's note (none without such a note)."""
+    if not note or not note.startswith(_SENTENCES_NOTE):
+        return ()
+    return tuple(int(n) for n in note.removeprefix(_SENTENCES_NOTE).split(", "))
 
 
 PROMPTS: dict[str, Prompt] = {

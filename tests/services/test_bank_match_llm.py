@@ -1,5 +1,6 @@
 """The bank-match pre-judging task over real HTTP (tests/stub_llm.py): one call per (bank answer, response),
-the answer parsed into a bank-match label of the LLM source with the sentences it names kept in the note,
+the answer parsed into a bank-match label of the LLM source with the sentences it names (in the answer's note
+and the label's ``sentences``),
 resumable (a second run asks nothing), and scored by `nuggets bank score` like a human source."""
 
 from __future__ import annotations
@@ -108,6 +109,19 @@ def test_llm_bank_matching_is_stored_resumable_and_scored(tmp_path, demo_copy, s
     ]
     assert notes[0] == {"item_id": "rt-alpha 1 1", "parsed": "1", "note": "sentences: 1"}
     assert notes[2] == {"item_id": "rt-alpha 2 1", "parsed": "1", "note": "sentences: 2"}
+    with open_db(db) as s:  # the sentences the model named are the label's, as a person's match has them
+        sentences = rows(
+            s,
+            "SELECT turn_id, nugget, answer, sentences, via FROM bank_matches WHERE source = 'llm:stub' "
+            "AND run = 'rt-alpha' ORDER BY turn_id, nugget, answer",
+        )
+    assert [(r["turn_id"], r["nugget"], r["answer"], json.loads(r["sentences"]), r["via"]) for r in sentences] == [
+        ("101_1", 1, 1, [1], "llm"),
+        ("101_1", 1, 2, [], "llm"),
+        ("101_1", 2, 1, [2], "llm"),
+        ("101_1", 2, 2, [], "llm"),
+        ("101_2", 1, 1, [], "llm"),  # the bare 'Yes' names no sentence
+    ]
 
     again = run_cli(*args, db=db, check=True)
     assert len(stub_llm.requests) == ITEMS, again.stdout  # resumed: nothing asked twice
