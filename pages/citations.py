@@ -1,7 +1,7 @@
 """Citation support: each sentence of a generated response beside a passage it cites; does the passage support it?
 
-Keys: 2 fully supported, 1 partially, 0 not supported, I the citation is irrelevant, C the passage contradicts
-the sentence (counts as not supported; its share is the run's contradiction rate), X cannot judge (as on
+Keys: 2 fully supported, 1 partially, 0 not supported, I the citation is irrelevant, O the passage contradicts
+the sentence (states the opposite; counts as not supported, its share is the contradiction rate), X cannot judge (as on
 /judge: stored as the assessor's label without a support value, left out of the citation scores); each stores
 the label at once and moves to the next unlabelled citation. Left/Right previous/next, S skip, U undo.
 Citations of a response as a whole (the iKAT 2025 topics name no sentence) are shown as such.

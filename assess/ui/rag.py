@@ -15,10 +15,10 @@ from assess.ui.cursor import keys
 from assess.ui.frame import saving
 from assess.ui.widgets import code, esc, flash, line, set_flash, show_passage
 
-CITATION_KEYS = ((2, "2"), (1, "1"), (0, "0"), (-1, "I"), (CITATION_CONTRADICTS, "C"))
-"""Citation support by key: 2 fully, 1 partially, 0 not supported, I the citation is irrelevant, C the passage
-contradicts the sentence (-2). X is "cannot judge", as on /judge: stored as a label without a support value
-(see pages/citations.py)."""
+CITATION_KEYS = ((2, "2"), (1, "1"), (0, "0"), (-1, "I"), (CITATION_CONTRADICTS, "O"))
+"""Citation support by key: 2 fully, 1 partially, 0 not supported, I the citation is irrelevant, O the passage
+contradicts the sentence (states the Opposite; -2; C would be the natural key, but Streamlit reserves C and R).
+X is "cannot judge", as on /judge: stored as a label without a support value (see pages/citations.py)."""
 
 SUPPORT_KEYS = ((2, "2 · Support"), (1, "1 · Partial support"), (0, "0 · No support"))
 """Graded NtR by key (the shortcut is the value's digit)."""
