@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
@@ -393,6 +393,9 @@ class LabelKind:
     integer_columns: tuple[str, ...] = ()
     spaced_column: str | None = None
     missing_column: str | None = None  # a table export's 0/1 column after the value: 1 for a stored missing value
+    # Values added to the scale after it shipped: agreement and consistency measures count them only where a
+    # label takes one, so that their figures for stores without one stay what they were (:meth:`values_in_use`).
+    later_values: tuple[int, ...] = ()
     key: ItemKey = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -412,6 +415,12 @@ class LabelKind:
         if len(parts) != len(self.item_columns):
             raise AssessError(f"a {self.task} label is keyed by {', '.join(self.item_columns)}, got {len(parts)} parts")
         return self.key.encode(parts)
+
+    def values_in_use(self, present: Iterable[object] = ()) -> tuple[int, ...]:
+        """The scale as agreement and consistency measures read it (their confusion rows, kappa weights, alpha
+        domain): every value, a :attr:`later_values` one only when one of the ``present`` labels takes it."""
+        seen = set(present) & set(self.later_values)
+        return tuple(v for v in self.scale.values if v not in self.later_values or v in seen)
 
     def check(self, value: object) -> int | None:
         """Validate a value for this task (see :meth:`Scale.check`)."""
@@ -507,6 +516,7 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             integer_columns=("sentence",),
             spaced_column="run",
             missing_column="cannot_judge",
+            later_values=(CITATION_CONTRADICTS,),
         ),
         Task.BATTLE: LabelKind(
             task=Task.BATTLE,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -380,7 +381,7 @@ def agreement_view(
     largest = max(len(v) for v in labels.values())
     matrix = agreement_matrix(
         labels,
-        scale=scale_of(task),
+        scale=scale_of(task, {v for by_item in labels.values() for v in by_item.values()}),
         threshold=threshold,
         groups=groups,
         group_key=turn_of,  # breakdowns are per turn
@@ -516,7 +517,8 @@ def consistency_view(db, source: str, task: str = "passage") -> dict[str, Any]:
     samples = sample_answers(db, source, task)
     if not samples:
         raise AssessError(f"source {source!r} has no stored answers for task {task!r} (prejudge it first)")
-    report = self_consistency(samples, scale=label_kind_values(task))
+    scale = label_kind_values(task, {v for values in samples.values() for v in values})
+    report = self_consistency(samples, scale=scale)
     report.pop("labels")
     sizes: dict[int, int] = {}
     for values in samples.values():
@@ -527,7 +529,7 @@ def consistency_view(db, source: str, task: str = "passage") -> dict[str, Any]:
         items_by_k={str(n): c for n, c in sorted(sizes.items())},
         label_rule="consensus: most frequent answer, ties by the mean rounded half up (the stored label)",
         changed_by_consensus=sum(values[0] != consensus(values) for values in samples.values()),
-        scale=list(label_kind_values(task)),
+        scale=list(scale),
     )
     return _json_safe(report)
 
@@ -584,11 +586,12 @@ def alt_test_view(
     return _json_safe(report)
 
 
-def label_kind_values(task: str) -> tuple[int, ...]:
-    """The scale of a task's stored labels (as answers are parsed: PTKB as stored, not binarised)."""
+def label_kind_values(task: str, present: Iterable[object] = ()) -> tuple[int, ...]:
+    """The scale of a task's stored labels (as answers are parsed: PTKB as stored, not binarised); a value the
+    scale gained later only when one of the ``present`` values takes it (:meth:`LabelKind.values_in_use`)."""
     from assess.tasks import label_kind
 
-    return label_kind(task).scale.values
+    return label_kind(task).values_in_use(present)
 
 
 def persona_view(db, source: str, with_version: str, without_version: str, task: str = "passage") -> dict[str, Any]:
@@ -615,7 +618,7 @@ def persona_view(db, source: str, with_version: str, without_version: str, task:
     report = persona_sensitivity(
         {i: v[with_version] for i, v in both.items()},
         {i: v[without_version] for i, v in both.items()},
-        scale=label_kind_values(task),
+        scale=label_kind_values(task, {x for v in both.values() for x in v.values()}),
         groups=groups["personal"],
     )
     report.update(

@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy.exc import IntegrityError
 
 from assess.services import rag
+from assess.services.audit import agreement_view
 from assess.tasks import CITATION_CONTRADICTS, Task
 from store import labels, open_db
 from store import responses as cited
@@ -122,3 +123,10 @@ def test_score_citations_adds_the_contradiction_rate_for_a_source_with_contradic
     assert header.split()[-2:] == ["contradicts", "contradiction_rate"]
     plain = run_cli("score", "citations", "--source", "bob", db=demo_target, check=True).stdout
     assert "contradict" not in plain
+    # agreement reads the scale as before unless a label contradicts: its confusion gains the -2 row only then
+    with open_db(demo_target) as db:
+        ensure_source(db, "cal", "assessor")
+        rag.save_citation(db, "cal", "101_1", rag.citation_key("rag-a", 1, "demo-doc-002:3"), 2)
+        before = agreement_view(db, "citation", ["bob", "cal"], threshold=None, bootstrap=0, breakdowns=())
+        after = agreement_view(db, "citation", ["amy", "cal"], threshold=None, bootstrap=0, breakdowns=())
+    assert (before["scale"], after["scale"]) == ([-1, 0, 1, 2], [-2, -1, 0, 1, 2])
