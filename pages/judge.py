@@ -8,7 +8,7 @@ fragment); the whole page runs again when the next item belongs to another turn.
 import streamlit as st
 
 from assess import ui
-from assess.services.judging import item_screen, passage_text
+from assess.services.judging import item_screen, read_passage
 from assess.tasks import GRADES
 from assess.text import query_terms
 from store import queue
@@ -19,7 +19,7 @@ name = ui.require_assessor("judge")
 ui.keyboard_preference(database, name)
 
 order = ui.queue_order(database, name)
-read_text = lambda passage_id: passage_text(database, passage_id)  # noqa: E731
+load_passage = lambda passage_id: read_passage(database, passage_id)  # noqa: E731
 desk = ui.KeyQueue("judge", database, name, "passage", order, lambda: queue.labelled(database, name))
 if not len(desk.order.items):
     st.info("Your queue is empty: ask an organizer to assign you a topic.")
@@ -44,7 +44,9 @@ def item_panel():
     if cursor.finished:
         cursor.end_screen("passages of your queue judged", undo)
         return
-    screen = item_screen(database, name, "passage", turn_id, passage_id, text=lambda pid: desk.prepared(pid, read_text))
+    screen = item_screen(
+        database, name, "passage", turn_id, passage_id, passage=lambda pid: desk.prepared(pid, load_passage)
+    )
     own = screen.own
 
     def grade(value):
@@ -63,13 +65,13 @@ def item_panel():
     )
     st.markdown(f"Passage {ui.code(passage_id)} ({pos + 1} of {len(state)})")
     cursor.shown()
-    ui.show_passage(screen.text, query_terms(ctx.query))
+    ui.show_passage(screen.passage.text, query_terms(ctx.query))
     if own:
-        shown = GRADES.missing if own["value"] is None else f"{own['value']} ({GRADES.names[own['value']]})"
+        shown = GRADES.missing if own.missing else f"{own.value} ({GRADES.names[own.value]})"
         st.success(f"Your label: {shown}")
     for other in screen.revealed:
-        with st.expander(f"{ui.esc(other['source'])} says {other['value']}"):
-            ui.inert(other["rationale"] or "(imported label: no rationale stored)")
+        with st.expander(f"{ui.esc(other.source)} says {other.value}"):
+            ui.inert(other.rationale or "(imported label: no rationale stored)")
     grades = st.container(horizontal=True, gap="small")
     for g in GRADES.values:
         grades.button(
@@ -78,7 +80,7 @@ def item_panel():
             shortcut=ui.keys(str(g)),
             on_click=ui.saving(grade),
             args=(g,),
-            type="primary" if own and own["value"] == g else "secondary",
+            type="primary" if own and own.value == g else "secondary",
             width="stretch",
         )
     nav = st.container(horizontal=True, gap="small")
@@ -90,14 +92,14 @@ def item_panel():
     st.text_input(
         "Note (optional; Enter or Esc returns to the keys)",
         key=note_key,
-        value=(own or {}).get("note") or "",
+        value=(own.note if own else None) or "",
         on_change=ui.saving(
             lambda: queue.save_note(database, name, "passage", turn_id, passage_id, st.session_state[note_key])
         ),
     )
     ui.queue_overview(state, turn_id)
     upcoming = state.next_unjudged(pos)  # the next grade key most likely shows it: read its text now
-    desk.prepare(None if upcoming is None else state.item(upcoming)[1], read_text)
+    desk.prepare(None if upcoming is None else state.item(upcoming)[1], load_passage)
 
 
 with right:

@@ -56,8 +56,8 @@ def statement_panel():
         ui.line(f"▶ {item}." if current else f"{item}.", f"{statements[item]} — {mark}", strong=current)
     cursor.shown()
     for other in screen.revealed:
-        with st.expander(f"{ui.esc(other['source'])} says {'relevant' if other['value'] else 'not relevant'}"):
-            ui.inert(other["rationale"] or "(imported label: no rationale stored)")
+        with st.expander(f"{ui.esc(other.source)} says {'relevant' if other.value else 'not relevant'}"):
+            ui.inert(other.rationale or "(imported label: no rationale stored)")
     keys = st.container(horizontal=True, gap="small")
     keys.button("1 · Relevant", key="rel", shortcut=ui.keys("1"), on_click=ui.saving(label), args=(1,), width="stretch")
     keys.button(

@@ -106,7 +106,7 @@ def item_history(db: Store, source: str, item: str, kind: str = "passage") -> li
         current = labels.get_by_history_item(db, kind, source, item)
         if current is None:
             return changes
-        imported = labels.history_text(kind, current["value"])
+        imported = labels.history_text(kind, current.value)
     event = {"at": imports[0], "old": None, "new": imported, "mode": "import", "via": "bulk"}
     return [event] + changes
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from assess.errors import AssessError
-from assess.tasks import MATCH_SUPPORT, LabelKind, Task, label_kind
+from assess.tasks import MATCH_SUPPORT, Label, LabelKind, Task, label_kind, source_kind
 from store.db import Store, column, columns, each, insert_rows, now, row, rows, run, run_many, write
 from store.rights import check_writer
 from store.schema.postgres import history_insert_trigger
@@ -157,15 +157,32 @@ def set_note(db: Store, task: str | Task, source: str, item: Sequence, note: str
     return changed > 0
 
 
-def get(db: Store, task: str | Task, source: str, item: Sequence) -> dict | None:
-    """One label of the source: ``{"value", "note", "mode", "via"}``, or None."""
+def _label(kind: LabelKind, source: str, found: Mapping[str, Any] | None, **more: Any) -> Label | None:
+    """A row holding the item's columns, ``label_value``, note, mode and via as a :class:`Label` (None: no row)."""
+    if found is None:
+        return None
+    item = tuple(found[c] for c in kind.item_columns)
+    return Label(kind.task, source, item, found["label_value"], found["note"], found["mode"], found["via"], **more)
+
+
+def _label_columns(kind: LabelKind, alias: str = "") -> str:
+    """The columns :func:`_label` reads, of the table named ``alias`` (none: unqualified)."""
+    at = f"{alias}." if alias else ""
+    return ", ".join(
+        [*(f"{at}{c} AS {c}" for c in kind.item_columns), f"{at}{kind.value_column} AS label_value"]
+        + [f"{at}{c} AS {c}" for c in ("note", "mode", "via")]
+    )
+
+
+def get(db: Store, task: str | Task, source: str, item: Sequence) -> Label | None:
+    """One label of the source, or None."""
     kind = label_kind(task)
     found = row(
         db,
-        f"SELECT {kind.value_column} AS value, note, mode, via FROM {kind.table} WHERE {_where(kind)}",
+        f"SELECT {_label_columns(kind)} FROM {kind.table} WHERE {_where(kind)}",
         _key(kind, source, _item(kind, item)),
     )
-    return found
+    return _label(kind, source, found)
 
 
 def delete(db: Store, task: str | Task, source: str, item: Sequence) -> bool:
@@ -177,7 +194,9 @@ def delete(db: Store, task: str | Task, source: str, item: Sequence) -> bool:
 
 
 def labelled(db: Store, task: str | Task, source: str) -> frozenset[Item]:
-    """The items the source has labelled (any value, 'cannot judge' included)."""
+    """The items the source has labelled (any value, 'cannot judge' included).
+
+    A compact set, not :class:`~assess.tasks.Label` records: queues and progress read every item of a source."""
     kind = label_kind(task)
     cols = ", ".join(kind.item_columns)
     got = columns(db, f"SELECT {cols} FROM {kind.table} WHERE source = :source", {"source": source})
@@ -185,7 +204,10 @@ def labelled(db: Store, task: str | Task, source: str) -> frozenset[Item]:
 
 
 def values(db: Store, task: str | Task, source: str, *, turn_id: str | None = None) -> dict[Item, int | None]:
-    """The source's labels as {item: value} (optionally of one turn)."""
+    """The source's labels as {item: value} (optionally of one turn).
+
+    A compact map, not :class:`~assess.tasks.Label` records: agreement, scoring and exports read whole
+    sources this way."""
     kind = label_kind(task)
     cols = ", ".join(kind.item_columns)
     sql = f"SELECT {cols}, {kind.value_column} AS label_value FROM {kind.table} WHERE source = :source"
@@ -223,17 +245,18 @@ def sources(db: Store, task: str | Task, *, turn_id: str | None = None) -> list[
     )
 
 
-def others(db: Store, task: str | Task, item: Sequence, *, kinds: Sequence[str], exclude: str) -> list[dict]:
-    """Labels of one item by sources of the given kinds other than ``exclude``: [{source, kind, value}]."""
+def others(db: Store, task: str | Task, item: Sequence, *, kinds: Sequence[str], exclude: str) -> list[Label]:
+    """Labels of one item by sources of the given kinds other than ``exclude``, by source name, each with
+    its source's kind."""
     kind = label_kind(task)
     key = _item(kind, item)
     if not kinds:
         return []
     marks = ", ".join(f":kind{i}" for i in range(len(kinds)))
     match = " AND ".join(f"l.{c} = :{c}" for c in kind.item_columns)
-    return rows(
+    found = rows(
         db,
-        f"SELECT l.source AS source, s.kind AS kind, l.{kind.value_column} AS value FROM sources s "
+        f"SELECT l.source AS source, s.kind AS kind, {_label_columns(kind, 'l')} FROM sources s "
         f"JOIN {kind.table} l ON l.source = s.name AND {match} "
         f"WHERE s.kind IN ({marks}) AND s.name != :exclude ORDER BY l.source",
         {
@@ -242,6 +265,7 @@ def others(db: Store, task: str | Task, item: Sequence, *, kinds: Sequence[str],
             "exclude": exclude,
         },
     )
+    return [_label(kind, r["source"], r, source_kind=source_kind(r["source"], r["kind"])) for r in found]
 
 
 # ------------------------------------------------------------------------------------------- undo
@@ -286,15 +310,15 @@ def history_text(task: str | Task, value: int | None) -> str | None:
     return str(value)
 
 
-def get_by_history_item(db: Store, task: str | Task, source: str, history_item: str) -> dict | None:
+def get_by_history_item(db: Store, task: str | Task, source: str, history_item: str) -> Label | None:
     """:func:`get` for an item spelled as the history spells it (item columns joined by spaces)."""
     kind = label_kind(task)
-    return row(
+    found = row(
         db,
-        f"SELECT {kind.value_column} AS value, note, mode, via FROM {kind.table} "
-        f"WHERE source = :source AND {kind.key.sql()} = :item",
+        f"SELECT {_label_columns(kind)} FROM {kind.table} WHERE source = :source AND {kind.key.sql()} = :item",
         {"source": source, "item": history_item},
     )
+    return _label(kind, source, found)
 
 
 def _history_key(db: Store, kind: LabelKind, source: str, history_item: str, new: str | None, at: str) -> Item | None:
@@ -365,7 +389,7 @@ def save_changed(
     True when the label was written."""
     with write(db):
         current = get(db, task, source, item)
-        if current is not None and current["value"] == value:
+        if current is not None and current.value == value:
             return False
         save(db, task, source, item, value, mode=mode, via=via, extra=extra)
         return True

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from assess.errors import AssessError, UnknownItem
 from assess.queueing import QueueOrder, QueueState
-from assess.tasks import PTKB_KEYS, STUDY_MODES, JudgingMode, Task, label_kind
+from assess.tasks import PTKB_KEYS, STUDY_MODES, JudgingMode, Label, Task, label_kind
 from store import labels
 from store.db import Store, each, row, write
 from store.history import record_action
@@ -202,8 +202,8 @@ def save_note(db: Store, source: str, task: str, turn_id: str, item_id: str, not
     return labels.set_note(db, task, source, (turn_id, item_id), note)
 
 
-def label_of(db: Store, source: str, task: str, turn_id: str, item_id: str) -> dict | None:
-    """The source's own label for one item (value, note, mode, via), or None."""
+def label_of(db: Store, source: str, task: str, turn_id: str, item_id: str) -> Label | None:
+    """The source's own label for one item, or None."""
     return labels.get(db, task, source, (turn_id, item_id))
 
 
@@ -218,7 +218,7 @@ def undo(db: Store, source: str, task: str = "passage") -> tuple[str, str] | Non
 # ------------------------------------------------------------------------------------------- reveal
 
 
-def revealed_labels(db: Store, assessor: str, task: str, turn_id: str, item_id: str) -> list[dict]:
+def revealed_labels(db: Store, assessor: str, task: str, turn_id: str, item_id: str) -> list[Label]:
     """Other sources' labels for an item, for 'shown' mode or after the assessor's own label exists.
 
     Blind by default: returns [] in 'blind' mode, and in 'reveal' mode until the assessor has

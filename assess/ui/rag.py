@@ -114,12 +114,12 @@ def citation_view(screen: rag.CitationScreen) -> None:
         else:
             st.markdown(f"**Sentence {screen.sentence} of {screen.sentences}**")
         line(None, screen.sentence_text)
-        others = [p for p in screen.cites if p != screen.passage_id]
+        others = [p for p in screen.cites if p != screen.passage.id]
         if others:
             st.caption("Also cited here: " + ", ".join(code(p) for p in others))
     with right:
-        st.markdown(f"**Cited passage** {code(screen.passage_id)}")
-        show_passage(screen.passage_text)
+        st.markdown(f"**Cited passage** {code(screen.passage.id)}")
+        show_passage(screen.passage.text)
     if screen.labelled:
         st.success(f"Your label: {CITATION_SUPPORT.label(screen.own)}")  # None: 'cannot judge'
 

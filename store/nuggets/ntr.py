@@ -103,7 +103,7 @@ def save_label(
 def label_of(db: Store, source: str, nugget_id: int, run: str) -> int | None:
     """The source's NtR label of a nugget and a run's response, or None."""
     found = labels.get(db, Task.NTR, source, _key(db, nugget_id, run))
-    return None if found is None else found["value"]
+    return None if found is None else found.value
 
 
 def undo(db: Store, source: str) -> tuple[str, str] | None:
