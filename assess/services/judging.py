@@ -112,4 +112,5 @@ def adjudication_screen(db, turn_id: str, passage_id: str, sources, *, blind: bo
     else:
         shown = [_card(label, label.source, named=True) for label in found]
     own = queue.label_of(db, review.ADJUDICATION, "passage", turn_id, passage_id)
-    return AdjudicationScreen(own, tuple(shown), (passage or (lambda p: read_passage(db, p)))(passage_id))
+    read = passage(passage_id) if passage else read_passage(db, passage_id)
+    return AdjudicationScreen(own, tuple(shown), read)
