@@ -51,7 +51,9 @@ def item_panel():
         turn, passage = cursor.on_screen()
         note = st.session_state.get(f"note_{turn}_{passage}") or None  # a note typed before grading
         first = screen.mode == "reveal" and queue.label_of(database, name, "passage", turn, passage) is None
-        queue.save_passage_label(database, name, turn, passage, value, note=note, mode=screen.mode, via="ui")
+        queue.save_passage_label(
+            database, name, turn, passage, value, note=note, mode=screen.mode, via="ui", active_ms=cursor.active_ms()
+        )
         desk.mark((turn, passage))
         cursor.go(None if first else "next_unjudged")  # blind-then-reveal: stay to show the LLM's label
 
@@ -62,7 +64,7 @@ def item_panel():
         text=f"Turn {ui.esc(turn_id)}: {done_turn} / {total_turn} judged · all: {prog['judged']} / {prog['total']}",
     )
     st.markdown(f"Passage {ui.code(passage_id)} ({pos + 1} of {len(state)})")
-    cursor.shown()
+    cursor.shown(timed={f"g{g}": ui.keys(str(g)) for g in GRADES.values} | {"cannot": ui.keys("X")})
     ui.show_passage(screen.text, query_terms(ctx.query))
     if own:
         shown = GRADES.missing if own["value"] is None else f"{own['value']} ({GRADES.names[own['value']]})"

@@ -163,9 +163,10 @@ def save_passage_label(
     note: str | None = None,
     mode: str = "blind",
     via: str = "key",
+    active_ms: int | None = None,
 ) -> None:
     """Write one passage judgment (grade 0-4, or None for 'cannot judge') in its own transaction; the passage
-    is in the turn's pool or in a sample given to ``source``."""
+    is in the turn's pool or in a sample given to ``source``. ``active_ms``: its active time (None: untimed)."""
     label_kind(Task.PASSAGE).check(grade)
     _check_mode(mode)
     with write(db):
@@ -178,7 +179,9 @@ def save_passage_label(
             key,
         ):
             raise UnknownItem(f"passage {passage_id} is not in the pool of turn {turn_id}")
-        labels.save(db, Task.PASSAGE, source, (turn_id, passage_id), grade, note=note, mode=mode, via=via)
+        labels.save(
+            db, Task.PASSAGE, source, (turn_id, passage_id), grade, note=note, mode=mode, via=via, active_ms=active_ms
+        )
 
 
 def save_ptkb_label(
@@ -191,10 +194,13 @@ def save_ptkb_label(
     note: str | None = None,
     mode: str = "blind",
     via: str = "key",
+    active_ms: int | None = None,
 ) -> None:
     """Write one PTKB statement label (1 relevant, 0 not relevant) in its own transaction."""
     PTKB_KEYS.check(relevant, what="a PTKB label")
-    labels.save(db, Task.PTKB, source, (turn_id, statement_id), relevant, note=note, mode=mode, via=via)
+    labels.save(
+        db, Task.PTKB, source, (turn_id, statement_id), relevant, note=note, mode=mode, via=via, active_ms=active_ms
+    )
 
 
 def save_note(db: Store, source: str, task: str, turn_id: str, item_id: str, note: str) -> bool:
