@@ -29,6 +29,8 @@ shown_turn = desk.cursor().turn_id
 ctx, left, right = ui.context_columns(database, shown_turn)
 with left, st.expander("Labels", expanded=True):
     rag_ui.citation_rubric()
+with left:
+    ui.guideline(database, "citation")
 
 
 @ui.key_panel

@@ -33,6 +33,7 @@ with left:
         ui.ptkb(ctx)
     with st.expander("Grade rubric", expanded=True):
         ui.rubric()
+    ui.guideline(database, "passage")
 
 
 @ui.key_panel

@@ -37,6 +37,8 @@ if not len(order.items):
     st.stop()
 shown_turn = desk.cursor().turn_id
 ctx, left, right = ui.context_columns(database, shown_turn)
+with left:
+    ui.guideline(database, "ntr-support" if graded else "ntr")
 
 
 @ui.key_panel

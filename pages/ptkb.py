@@ -25,6 +25,8 @@ shown_turn = desk.cursor().turn_id
 ctx, left, right = ui.context_columns(database, shown_turn)
 statements = {s["id"]: s["text"] for s in ctx.ptkb}
 in_turn = [item for turn, item in order.items if turn == shown_turn]
+with left:
+    ui.guideline(database, "ptkb")
 
 
 @ui.key_panel

@@ -82,3 +82,18 @@ def test_audit_page_shows_rubber_stamping(app_db):
     assert not at.exception
     flags = [w.value for w in at.warning if "rubber-stamping" in w.value]
     assert flags == ["stamp vs llm:demo-gpt: rubber-stamping: 6 accepted, median 250 ms, 0% corrected"]
+
+
+def test_the_judge_page_shows_the_guideline_in_force_and_its_labels_record_the_version(app_db):
+    from store import guidelines
+
+    with open_db(app_db) as db:
+        guidelines.add_version(db, "passage", "Old rule.", by=None)
+        guidelines.add_version(db, "passage", "Grade <b>only</b> what the turn asks.", by=None)
+    at = open_app("pages/judge.py", assessor="gil")
+    assert [e.label for e in at.expander if e.label.startswith("Guidelines")] == ["Guidelines (version 2)"]
+    assert any("Grade &#60;b&#62;only&#60;&#47;b&#62; what" in m.value for m in at.markdown)  # inert text
+    at.button(key="g3").click().run()
+    assert rows(app_db, "SELECT grade, guideline_version, active_ms FROM passage_labels WHERE source = 'gil'") == [
+        (3, 2, None)  # a click AppTest makes carries no browser time
+    ]
