@@ -35,18 +35,22 @@ TIMED_COLUMNS: tuple[str, ...] = ("active_ms", "guideline_version")
 """The columns the history triggers copy from a written label row into ``label_history``."""
 
 
-def _columns(text_type: str) -> str:
+def _columns(text_type: str, again: str = "") -> str:
+    """The DDL; ``again`` is PostgreSQL's ``IF NOT EXISTS``: its latest migration may run twice (an owner
+    re-running it to grant the app role again), SQLite's never does."""
     out = []
     for table in TIMED_TABLES:
-        out.append(f"ALTER TABLE {table} ADD COLUMN active_ms INTEGER CHECK (active_ms IS NULL OR active_ms >= 0);\n")
         out.append(
-            f"ALTER TABLE {table} ADD COLUMN guideline_version INTEGER "
+            f"ALTER TABLE {table} ADD COLUMN {again}active_ms INTEGER CHECK (active_ms IS NULL OR active_ms >= 0);\n"
+        )
+        out.append(
+            f"ALTER TABLE {table} ADD COLUMN {again}guideline_version INTEGER "
             "CHECK (guideline_version IS NULL OR guideline_version >= 1);\n"
         )
-    out.append("ALTER TABLE label_history ADD COLUMN active_ms INTEGER;\n")
-    out.append("ALTER TABLE label_history ADD COLUMN guideline_version INTEGER;\n")
+    out.append(f"ALTER TABLE label_history ADD COLUMN {again}active_ms INTEGER;\n")
+    out.append(f"ALTER TABLE label_history ADD COLUMN {again}guideline_version INTEGER;\n")
     out.append(f"""
-CREATE TABLE guidelines (
+CREATE TABLE {again}guidelines (
     task {text_type} NOT NULL,
     version INTEGER NOT NULL CHECK (version >= 1),
     text {text_type} NOT NULL,
@@ -64,4 +68,4 @@ MIGRATION = _columns("TEXT") + "".join(
 )
 
 # PostgreSQL: the same columns and table; store.schema.postgres appends the replaced trigger functions.
-POSTGRES_TABLES = _columns('TEXT COLLATE "C"')
+POSTGRES_TABLES = _columns('TEXT COLLATE "C"', "IF NOT EXISTS ")

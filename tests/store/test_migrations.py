@@ -58,7 +58,7 @@ SHIPPED_POSTGRES = {
     12: "59d75156eca878eabf615b3e7b26e250e430a304d087ce47a75aaf314df4fd8d",
     13: "eae6bf3d8ebdda3fef7e82fe832c7199e52a3920c597985e48511ef974d29980",
     14: "38907c3e23e37a2deffcecf3e66fb5fec45fc4caef00ee18ef42317b473f3c2d",
-    15: "d27fa2e2518aed4ec745fcc66c5661e9fbaf40f225acb87ebf13494ce1eddec9",  # active time, guidelines (plan: 17)
+    15: "098336f0152fbec13c08c8dc080542fd43e4cf277a2cc7fa2da87b3ae3224181",  # active time, guidelines (plan: 17)
 }
 
 
