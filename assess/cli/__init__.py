@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "assess.cli.crowd",
     "assess.cli.nuggets",
     "assess.cli.users",
+    "assess.cli.battles",
 )
 
 

@@ -32,7 +32,7 @@ from functools import cached_property
 from typing import Any, NamedTuple
 
 from assess.nuggets.spans import locate_span
-from assess.tasks import CITATION_SUPPORT, GRADES, IMPORTANCE, SUPPORT, ParseStatus, Scale
+from assess.tasks import BATTLE_OUTCOME, CITATION_SUPPORT, GRADES, IMPORTANCE, SUPPORT, ParseStatus, Scale
 from assess.text import skeleton
 
 
@@ -407,6 +407,47 @@ Does the cited passage back up what the sentence states?
     + ". No explanation."
 )
 
+BATTLE_SYSTEM = _system(
+    "You compare two answers a conversational assistant could give to the user's current turn and decide which "
+    "one serves the user better: correct, complete, supported by what it cites, suited to this user. The order "
+    "in which the answers are shown says nothing about their quality."
+)
+
+BATTLE_TEMPLATE = (
+    """Conversation so far:
+{history}
+
+Current user turn:
+{utterance}
+
+The same turn written out in full:
+{resolved}
+
+Facts the system knows about the user:
+{ptkb}
+
+Answer A:
+{left}
+
+Answer B:
+{right}
+
+Which answer is better?
+"""
+    + _options(
+        BATTLE_OUTCOME,
+        {
+            1: "answer A serves the user better",
+            2: "answer B serves the user better",
+            0: "both serve the user about equally well",
+            -1: "neither answer is acceptable",
+        },
+    )
+    + "\n\nReply with exactly one of: "
+    + _choice_list(BATTLE_OUTCOME)
+    + ". No explanation."
+)
+
 
 # ------------------------------------------------------------------------------------------- parsing
 
@@ -577,6 +618,18 @@ CITATION_WORDS: dict[str, int] = {
     "irrelevant citation": -1,
     "citation is irrelevant": -1,
 }
+BATTLE_WORDS: dict[str, int] = {
+    **{name.lower(): value for value, name in BATTLE_OUTCOME.names.items()},
+    "answer a": 1,
+    "a": 1,
+    "answer b": 2,
+    "b": 2,
+    "a is better": 1,
+    "b is better": 2,
+    "both are bad": -1,
+    "neither": -1,
+    "equal": 0,
+}
 _CHOICE_KEYS = ("answer", "label", "support", "importance", "citation", "verdict", "decision", "judgment", "judgement")
 _CHOICE_LINE = re.compile(r"^\W*(?:" + "|".join(_CHOICE_KEYS) + r")\W*?\s*[:=]\s*(.+?)\s*$", re.I | re.M)
 
@@ -649,6 +702,11 @@ def parse_importance(text: str, **_) -> Parsed:
 def parse_citation(text: str, **_) -> Parsed:
     """Citation support: 2 fully, 1 partially, 0 not supported, -1 citation irrelevant."""
     return parse_choice(text, CITATION_WORDS, "citation support")
+
+
+def parse_battle(text: str, **_) -> Parsed:
+    """A battle verdict: 1 answer A (the left one) better, 2 answer B better, 0 tie, -1 both bad."""
+    return parse_choice(text, BATTLE_WORDS, "battle")
 
 
 # ------------------------------------------------------------------------------------------- spans
@@ -829,10 +887,19 @@ PROMPTS: dict[str, Prompt] = {
             max_tokens=20,
             expected_output_tokens=4,
         ),
+        Prompt(
+            "battle-verdict",
+            "battle",
+            BATTLE_SYSTEM,
+            BATTLE_TEMPLATE,
+            parse_battle,
+            max_tokens=20,
+            expected_output_tokens=3,
+        ),
     )
 }
 """The current prompt of each task (``passage``, ``ptkb``, ``ntr``, ``nuggets``, ``response-nuggets``, ``aepd``,
-``ntr-support``, ``importance``, ``citation``)."""
+``ntr-support``, ``importance``, ``citation``, ``battle``)."""
 
 NO_PTKB = "no-ptkb"
 """The variant of the passage prompt without the user's PTKB statements (persona sensitivity)."""

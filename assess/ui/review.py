@@ -42,7 +42,9 @@ def guidelines_panel(database, by: str | None) -> None:
     version than the one in force."""
     from store import guidelines
 
-    tasks = [kind.task.value for kind in LABEL_KINDS.values()]
+    from store.schema.active_time import TIMED_TABLES
+
+    tasks = [kind.task.value for kind in LABEL_KINDS.values() if kind.table in TIMED_TABLES]  # labels record it
     task = st.selectbox("Task", tasks, key="rv_guideline_task")
     now = guidelines.current(database, task)
     st.caption(

@@ -28,9 +28,17 @@ Differences from SQLite, all deliberate:
 
 from __future__ import annotations
 
-from store.schema import HISTORY_TABLES, V1_HISTORY_TABLES, V9_HISTORY_TABLES, V14_CITATION_HISTORY, annotation_item
+from store.schema import (
+    HISTORY_TABLES,
+    V1_HISTORY_TABLES,
+    V9_HISTORY_TABLES,
+    V14_CITATION_HISTORY,
+    V15_HISTORY_TABLES,
+    annotation_item,
+)
 from store.schema.active_time import POSTGRES_TABLES as _ACTIVE_TIME_TABLES
 from store.schema.active_time import TIMED_COLUMNS, TIMED_TABLES
+from store.schema.battles import POSTGRES_TABLES as _V15_TABLES
 from store.schema.citation_cannot_judge import POSTGRES_TABLE as _V14_TABLE
 from store.schema.roles import TRIGGER_FUNCTIONS_PINNED
 from store.schema.roles import postgres as roles_script
@@ -773,7 +781,7 @@ from store.schema.sessions import POSTGRES as _V11  # noqa: E402
 # Migration 13 (store/schema/roles.py): the bulk switch honoured only for the tables' owner, and every trigger
 # function's search path pinned, so an app role that does not own the store cannot bypass the history.
 _V13 = roles_script(
-    dict.fromkeys(HISTORY_TABLES, "")
+    dict.fromkeys({**V1_HISTORY_TABLES, **V9_HISTORY_TABLES}, "")  # the tables with a history at schema 13
     | {table: options.get("insert_when", "") for table, (_, options) in ANNOTATION_TABLES.items()}
 )
 
@@ -791,6 +799,25 @@ _V14 = (
     + _history_triggers("citation_labels", *V14_CITATION_HISTORY)
     + roles_script({"citation_labels": ""})
 )
+
+# Migration 15 (store/schema/battles.py): battles and battle plans; the prejudgments CHECK widened in place. The
+# battles' history triggers (dropped first if there: the script runs twice) get migration 13's guarded bulk switch
+# and pinned search paths.
+_V15 = (
+    _V15_TABLES
+    + "".join(
+        f"DROP TRIGGER IF EXISTS {table}_history_{event} ON {table};\n"
+        f"DROP FUNCTION IF EXISTS {table}_history_{event}();\n"
+        for table in V15_HISTORY_TABLES
+        for event in ("insert", "update", "delete")
+    )
+    + "".join(_history_triggers(t, *spec) for t, spec in V15_HISTORY_TABLES.items())
+    + roles_script(dict.fromkeys(V15_HISTORY_TABLES, ""))
+)
+
+# Migration 16 (store/schema/endpoints.py): the figures of each endpoint a pre-judging job used. Its version is
+# its place in MIGRATIONS.
+from store.schema.endpoints import POSTGRES as _V16_ENDPOINTS  # noqa: E402
 
 # Active time and guideline versions (store/schema/active_time.py): the columns and the guidelines table, then the
 # insert and update functions of the timed tables replaced in place (their triggers, with migration 13's guarded
@@ -812,7 +839,9 @@ LATER: list[tuple[int, str]] = [
     (12, _V12),
     (13, _V13),
     (14, _V14),
-    (15, _ACTIVE_TIME),  # store/schema/active_time.py (migration 17 of the plan: renumbered at merge)
+    (15, _V15),
+    (16, _V16_ENDPOINTS),
+    (17, _ACTIVE_TIME),  # store/schema/active_time.py
 ]
 
 

@@ -49,6 +49,7 @@ APP_UPDATES = frozenset(
         "nuggets",
         "passages",
         "pool",
+        "prejudge_job_endpoints",
         "prejudge_jobs",
         "ptkb_statements",
         "responses",

@@ -21,6 +21,7 @@ ITEMS = {
     Task.NTR_SUPPORT: ("101_1", 1, "demo-bm25"),
     Task.IMPORTANCE: ("101_1", 1),
     Task.CITATION: ("101_1", "demo-bm25", 1, "demo-doc-001:0"),
+    Task.BATTLE: ("101_1", "demo-bm25", "demo-dense", 0),
 }
 VALUES = {  # three different values per task, written in turn
     Task.PASSAGE: (3, None, 1),
@@ -30,6 +31,7 @@ VALUES = {  # three different values per task, written in turn
     Task.NTR_SUPPORT: (2, 1, 0),
     Task.IMPORTANCE: (1, 0, 1),
     Task.CITATION: (2, -1, 1),
+    Task.BATTLE: (1, -1, 0),
 }
 
 
