@@ -166,7 +166,8 @@ def add_commands(sub) -> None:
         dest="measures",
         metavar="M",
         help="leaderboard: a measure to write (repeatable): a nugget score (all_strict, ..., ntr_recall_lax), a "
-        "citation score (citation_recall, ...) or an ir_measures measure (nDCG@10) of the stored runs",
+        "citation score (citation_recall, ...), a nugget-bank coverage (bank_coverage, bank_coverage_weighted), a "
+        "DRAGUN score (rubric_supportive, rubric_contradictory) or an ir_measures measure (nDCG@10) of the stored runs",
     )
     p.set_defaults(func=cmd_export)
 
