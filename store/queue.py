@@ -13,7 +13,7 @@ from typing import NamedTuple
 from assess.errors import AssessError, UnknownItem
 from assess.queueing import QueueOrder, QueueState
 from assess.tasks import PTKB_KEYS, STUDY_MODES, JudgingMode, Task, label_kind
-from store import labels
+from store import labels, reshows
 from store.db import Store, each, row, write
 from store.history import record_action
 from store.samples import sampled_order
@@ -178,7 +178,11 @@ def save_passage_label(
             key,
         ):
             raise UnknownItem(f"passage {passage_id} is not in the pool of turn {turn_id}")
+        rule = reshows.rule(db, Task.PASSAGE) if mode in MODES else None  # adjudication is not re-shown
+        new = rule is not None and labels.get(db, Task.PASSAGE, source, (turn_id, passage_id)) is None
         labels.save(db, Task.PASSAGE, source, (turn_id, passage_id), grade, note=note, mode=mode, via=via)
+        if new:
+            reshows.schedule(db, Task.PASSAGE, source, (turn_id, passage_id), rule)
 
 
 def save_ptkb_label(

@@ -163,6 +163,21 @@ def add_commands(sub) -> None:
     )
 
     p = command(
+        "self-agreement",
+        "each assessor's agreement with themselves over re-shown items",
+        cmd_self_agreement,
+        "Each assessor's second answers of re-shown items (python -m assess reshow) against their first "
+        "labels as they stood then: observed agreement, kappa unweighted/linear/quadratic, binarised kappa, "
+        "ordinal alpha, with percentile bootstrap intervals over items; the headline is quadratic kappa "
+        "(unweighted on a yes/no scale).",
+    )
+    p.add_argument("--task", default="passage", choices=("passage",))
+    p.add_argument("--assessor", help="one assessor (default: every assessor with answered re-shows)")
+    p.add_argument("--threshold", type=float, help="binarise at label >= T (default 2 for passages)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap replicates (default 1000; 0: none)")
+    p.add_argument("--seed", type=int, default=0)
+
+    p = command(
         "persona",
         "grades with and without the PTKB in the prompt",
         cmd_persona,
@@ -386,6 +401,32 @@ def cmd_consistency(args) -> int:
         f"alpha {_num(report['alpha'])}, unanimous {_num(report['unanimous'])}, pairwise {_num(report['pairwise'])}; "
         f"{report['changed_by_consensus']} labels differ from the first answer"
     )
+    return 0
+
+
+def cmd_self_agreement(args) -> int:
+    from assess.services.audit import self_agreement_view
+
+    threshold = args.threshold if args.threshold is not None else (2 if args.task == "passage" else None)
+    report = self_agreement_view(
+        open_store(args),
+        args.task,
+        assessor=args.assessor,
+        threshold=threshold,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+    )
+    if args.json:
+        return _print_json(report)
+    print(f"{args.task}: self-agreement over re-shown items ({report['statistic']}, 95% bootstrap interval)")
+    rows = [
+        [r["assessor"], r["answered"], r["n"], r["changed"], _num(r["agreement"]), _num(r["value"]) + _ci(r["ci"])]
+        for r in report["assessors"]
+    ]
+    _table(["assessor", "answered", "graded", "changed", "agreement", report["statistic"]], rows)
+    for r in report["pending"]:
+        if r["pending"]:
+            print(f"  {r['assessor']}: {r['pending']} of {r['picked']} re-shown items still to come")
     return 0
 
 

@@ -154,6 +154,23 @@ def add_commands(sub) -> None:
     p.set_defaults(func=cmd_assign)
 
     p = sub.add_parser(
+        "reshow",
+        help="re-show a share of each assessor's judged items later, blind (consistency labels)",
+        description="Set the share of each assessor's judged passages that come back later in their /judge "
+        "queue, blind: each block of 1/share new labels gives one item, picked by a seeded hash, due after "
+        "between --gap and 2 x --gap further labels (docs/judging.md#re-shown-items). The second answer is "
+        "a consistency label: the first label is never replaced. --share 0 turns it off; without --share, "
+        "prints the rule in force.",
+    )
+    add_db_argument(p)
+    add_by_argument(p)
+    p.add_argument("--share", type=float, help="the share of judged items re-shown, in (0, 1] (0: off)")
+    p.add_argument("--gap", type=int, default=10, help="at least this many further labels before one comes back")
+    p.add_argument("--seed", type=int, default=0, help="seed of the picks and gaps (default 0)")
+    p.add_argument("--task", choices=("passage",), default="passage")
+    p.set_defaults(func=cmd_reshow)
+
+    p = sub.add_parser(
         "history",
         help="every change of one label, oldest first",
         description="Every change of one label of a source, oldest first (time, old -> new, "
@@ -388,4 +405,21 @@ def cmd_assign(args) -> int:
     else:
         added = conversations.assign(db, args.assessor, turns, by=actor(args))
         print(f"{args.assessor}: {added} new turns assigned ({len(turns)} given)")
+    return 0
+
+
+def cmd_reshow(args) -> int:
+    from store import reshows
+
+    db = open_store(args)
+    if args.share is not None:
+        reshows.set_rule(db, args.share, gap=args.gap, seed=args.seed, task=args.task, by=actor(args))
+    rule = reshows.rule(db, args.task)
+    if rule is None:
+        print(f"{args.task}: no items are re-shown")
+    else:
+        print(
+            f"{args.task}: {rule.share:g} of each assessor's judged items come back after "
+            f"{rule.gap}-{2 * rule.gap} further labels (seed {rule.seed})"
+        )
     return 0

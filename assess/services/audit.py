@@ -1010,3 +1010,80 @@ def anchoring(db, task: str = "passage", *, assessor: str | None = None) -> list
         cannot_judge=CANNOT_JUDGE,
         decode=kind.key.decode,
     )
+
+
+# ------------------------------------------------------------------------------------------ assessors' own consistency
+# Re-shown items (store/reshows.py) and planned overlap (store/overlap.py): how far each assessor agrees with
+# themselves, and the human ceiling over the items a plan gave to two or three assessors.
+
+
+def headline_statistic(task: str) -> str:
+    """The statistic a consistency figure leads with: quadratic-weighted kappa on a graded scale (more than
+    two values, as the agreement matrix's table), unweighted kappa on a yes/no scale."""
+    from store.audit import scale_of
+
+    return "kappa_quadratic" if len(scale_of(task)) > 2 else "kappa_unweighted"
+
+
+def self_agreement_view(
+    db,
+    task: str = "passage",
+    *,
+    assessor: str | None = None,
+    threshold: float | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Each assessor's agreement with themselves: their answered re-shows (the second answer against the
+    primary label as it stood when it was given), as the agreement matrix computes one pair (observed
+    agreement, kappa unweighted / linear / quadratic, binarised at ``threshold``, ordinal alpha, each with a
+    seeded percentile bootstrap interval over items). Pairs where either answer is 'cannot judge' are
+    counted and left out."""
+    from assess.measures.agreement import MATRIX_STATISTICS, agreement_matrix
+    from store import reshows
+    from store.audit import scale_of
+
+    statistic = headline_statistic(task)
+    found: dict[str, list[dict]] = {}
+    for r in reshows.answers(db, task, assessor):
+        found.setdefault(r["assessor"], []).append(r)
+    people = []
+    for name, answered in found.items():
+        graded = [r for r in answered if r["first"] is not None and r["second"] is not None]
+        first = {(r["turn_id"], r["item_id"]): r["first"] for r in graded}
+        second = {(r["turn_id"], r["item_id"]): r["second"] for r in graded}
+        pair = None
+        if graded:
+            matrix = agreement_matrix(
+                {"first": first, "second": second},
+                scale=scale_of(task),
+                threshold=threshold,
+                bootstrap=bootstrap,
+                seed=seed,
+            )
+            pair = matrix["pairs"][0]
+        people.append(
+            {
+                "assessor": name,
+                "answered": len(answered),
+                "n": len(graded),
+                "cannot_judge": len(answered) - len(graded),
+                "changed": sum(first[k] != second[k] for k in first),
+                "value": pair[statistic] if pair else None,
+                "ci": pair["ci"][statistic] if pair else None,
+                **{s: pair[s] if pair else None for s in MATRIX_STATISTICS},
+                "intervals": {s: pair["ci"][s] for s in MATRIX_STATISTICS} if pair else None,
+            }
+        )
+    return _json_safe(
+        {
+            "task": task,
+            "statistic": statistic,
+            "threshold": threshold,
+            "bootstrap": {"replicates": bootstrap, "seed": seed, "level": 0.95},
+            "rule": "second answer of a re-shown item against the primary label as it stood then; "
+            "'cannot judge' on either side left out",
+            "assessors": people,
+            "pending": [c for c in reshows.counts(db, task) if assessor is None or c["assessor"] == assessor],
+        }
+    )

@@ -360,6 +360,7 @@ from store.schema.crowd_bindings import MIGRATION as _V12_CROWD_BINDINGS  # noqa
 from store.schema.history_guard import MIGRATION as _V7_HISTORY_GUARD  # noqa: E402  (no INSERT OR REPLACE)
 from store.schema.llm import MIGRATION as _V2_LLM  # noqa: E402  (LLM pre-judgments, jobs)
 from store.schema.nuggets import MIGRATION as _V4_NUGGETS  # noqa: E402  (duplicates, response nuggets, aspects)
+from store.schema.overlap import MIGRATION as _V18_OVERLAP  # noqa: E402  (re-shown items, planned overlap)
 from store.schema.rag_audit import MIGRATION as _V9_TABLES  # noqa: E402  (cited responses, new labels, audit)
 from store.schema.response_files import MIGRATION as _V10_RESPONSE_FILES  # noqa: E402  (repeated citations, layouts)
 from store.schema.roles import MIGRATION as _V13_ROLES  # noqa: E402  (PostgreSQL: owner and app roles; nothing here)
@@ -403,4 +404,5 @@ MIGRATIONS: list[str] = [
     _V12_CROWD_BINDINGS,
     _V13_ROLES,
     _V14_CITATION_CANNOT_JUDGE,
+    _V18_OVERLAP,
 ]

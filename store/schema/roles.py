@@ -52,6 +52,7 @@ APP_UPDATES = frozenset(
         "prejudge_jobs",
         "ptkb_statements",
         "responses",
+        "reshows",  # a re-show answered or postponed
         "runs",
         "settings",
         "sign_in_sessions",
