@@ -39,6 +39,8 @@ if side.open:
         if task == "passage":
             st.subheader("Each assessor against themselves (re-shown items)")
             consistency.self_agreement_panel(database, key="au")
+            st.subheader("Human ceiling over planned overlap")
+            consistency.overlap_panel(database, key="au")
 
 if pair.open:
     with pair:

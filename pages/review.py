@@ -43,5 +43,8 @@ st.subheader("Re-shown items: each assessor's self-agreement")
 consistency.reshow_control(database, ui.actor())
 consistency.self_agreement_panel(database, key="rv")
 
+st.subheader("Planned overlap: items judged by two or three assessors")
+consistency.overlap_form(database, ui.actor())
+
 st.subheader("Disagreements")
 st.page_link(ui.adjudication_page(), label="Compare two sources and adjudicate their disagreements")

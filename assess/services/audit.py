@@ -1087,3 +1087,78 @@ def self_agreement_view(
             "pending": [c for c in reshows.counts(db, task) if assessor is None or c["assessor"] == assessor],
         }
     )
+
+
+def overlap_view(
+    db,
+    task: str = "passage",
+    *,
+    plan: str | None = None,
+    threshold: float | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The human ceiling over planned overlap: the items drawn for overlap (of one plan, or every plan of
+    ``task``), each with the labels of the assessors planned to judge it, as the agreement matrix computes
+    them (every pair of assessors and the ceiling pooled over those pairs: observed agreement, kappa
+    unweighted / linear / quadratic, binarised at ``threshold``, ordinal alpha, each with a seeded percentile
+    bootstrap interval over items). Also how far the plan has got: items judged by two and by all of their
+    planned assessors. Labels of unplanned items and of other sources are left out ('cannot judge' too)."""
+    from assess.measures.agreement import agreement_matrix
+    from store import overlap
+    from store.audit import scale_of, task_labels
+
+    judges = overlap.planned_judges(db, task, plan)
+    names = sorted({a for people in judges.values() for a in people})
+    stored = task_labels(db, task, names)
+    labels: dict[str, dict] = {a: {} for a in names}
+    judged = {}
+    for item, people in judges.items():
+        done = [a for a in people if item in stored[a]]
+        judged[item] = (len(done), len(people))
+        for a in done:
+            labels[a][item] = stored[a][item]
+    matrix = None
+    if len(names) >= 2:
+        matrix = agreement_matrix(
+            labels,
+            scale=scale_of(task),
+            threshold=threshold,
+            kinds=dict.fromkeys(names, "human"),
+            bootstrap=bootstrap,
+            seed=seed,
+        )
+    statistic = headline_statistic(task)
+    ceiling = matrix["ceiling"] if matrix else None
+    return _json_safe(
+        {
+            "task": task,
+            "plan": plan,
+            "plans": [p for p in overlap.plans(db, task) if plan is None or p["name"] == plan],
+            "assessors": names,
+            "items": len(judges),
+            "judged_by_two": sum(done >= 2 for done, _ in judged.values()),
+            "judged_by_all": sum(done == planned for done, planned in judged.values()),
+            "statistic": statistic,
+            "threshold": threshold,
+            "value": ceiling[statistic] if ceiling else None,
+            "ci": ceiling["ci"][statistic] if ceiling else None,
+            "ceiling": {k: v for k, v in ceiling.items() if k != "by"} if ceiling else None,
+            "pairs": [{k: v for k, v in p.items() if k != "by"} for p in matrix["pairs"]] if matrix else [],
+            "bootstrap": {"replicates": bootstrap, "seed": seed, "level": 0.95},
+        }
+    )
+
+
+HUMAN_KINDS = (SourceKind.ASSESSOR, SourceKind.ORGANIZERS, SourceKind.IMPORT)
+"""The kinds whose sources the alternative annotator test takes as humans by default (adjudication repeats
+the assessors: not a person)."""
+
+
+def default_humans(db, task: str, judge: str | None = None) -> list[str]:
+    """The human sources of the alternative annotator test when none are named: every source of a human kind
+    (:data:`HUMAN_KINDS`: assessors, among them those of an overlap plan; organizers; imported human qrels)
+    with labels of ``task``, other than the judge, by name."""
+    names = audit_sources(db, task)
+    kinds = stored_kinds(db, names)
+    return [n for n in names if kinds[n] in HUMAN_KINDS and n != judge]

@@ -8,9 +8,9 @@ answered, the second answer (``value``, NULL for "cannot judge") with the primar
 never replaces the primary label, and qrels, exports and agreement read only the label tables.
 
 ``overlap_plans`` records an organizer's plan (share, copies 2 or 3, unit, seed, the stated rule);
-``overlap_items`` the extra items each assessor judges besides their own turns, in plan order
-(``block`` groups a whole turn's items), which their queue spreads among their own items
-(:func:`assess.queueing.interleave`).
+``overlap_items`` every judge of each item drawn for overlap: its primary assessor (``extra`` 0: the item is
+in their own turns) and the others (``extra`` 1: a copy in their queue, in plan order, ``block`` grouping a
+whole turn's items), which their queue spreads among their own items (:func:`assess.queueing.interleave`).
 """
 
 MIGRATION = r"""
@@ -52,11 +52,12 @@ CREATE TABLE overlap_items (
     assessor TEXT NOT NULL REFERENCES sources(name),
     turn_id TEXT NOT NULL REFERENCES turns(id),
     item_id TEXT NOT NULL,
+    extra INTEGER NOT NULL CHECK (extra IN (0, 1)),   -- 1: a copy in this assessor's queue; 0: their own item
     block INTEGER NOT NULL CHECK (block >= 0),
     position INTEGER NOT NULL CHECK (position >= 0),
     PRIMARY KEY (plan, assessor, turn_id, item_id)
 ) WITHOUT ROWID;
-CREATE INDEX overlap_items_by_assessor ON overlap_items(assessor, plan, position);
+CREATE INDEX overlap_items_by_assessor ON overlap_items(assessor, extra, plan, position);
 """
 
 POSTGRES = (

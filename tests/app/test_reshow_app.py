@@ -78,3 +78,43 @@ def test_a_reshown_item_comes_back_blind_and_leaves_the_first_label_alone(app_db
     at.run()
     assert not at.exception
     assert any("graded twice" in d.value.columns for d in at.dataframe)
+
+
+def test_an_organizer_plans_overlap_on_review_and_sees_the_ceiling_on_audit(app_db):
+    at = open_app("pages/review.py")
+    at.text_input(key="ov_name").set_value("pilot")
+    at.multiselect(key="ov_people").set_value(["demo-ann", "demo-ben"])
+    at.multiselect(key="ov_topics").set_value(["101", "102"])
+    at.number_input(key="ov_share").set_value(0.2)
+    at.button(key="ov_create").click().run()
+    assert not at.exception
+    assert any(
+        "Plan pilot: 43 of 217 items judged by 2 assessors; own turns demo-ann 6, demo-ben 6" in s.value
+        for s in at.success
+    )
+    assert rows(app_db, "SELECT name, unit, share, copies, chosen FROM overlap_plans") == [
+        ("pilot", "item", 0.2, 2, 43)
+    ]
+    # the demo assessors have labelled most items already: the planned ones give the ceiling at once
+    at.switch_page("pages/audit.py")
+    at.run()
+    assert not at.exception
+    ceiling = next(d.value for d in at.dataframe if "alpha 95%" in d.value.columns)
+    with open_db(app_db) as db:
+        from assess.services.audit import overlap_view
+
+        view = overlap_view(db, threshold=2)
+    first = ceiling.iloc[0]
+    assert (first["a"], first["n"]) == ("human ceiling", view["ceiling"]["n"])
+    assert first["kappa_quadratic"] == round(view["value"], 4)
+    before = rows(app_db, "SELECT COUNT(*) FROM overlap_items")
+    at.switch_page("pages/review.py")
+    at.run()
+    at.text_input(key="ov_name").set_value("pilot")
+    at.multiselect(key="ov_people").set_value(["demo-ann", "demo-ben"])
+    at.multiselect(key="ov_topics").set_value(["101"])
+    at.button(key="ov_create").click().run()
+    assert [e.value for e in at.error] == [
+        "No plan made: an overlap plan named 'pilot' exists already; choose another name"
+    ]
+    assert rows(app_db, "SELECT COUNT(*) FROM overlap_items") == before
