@@ -14,7 +14,7 @@ whole turn's items), which their queue spreads among their own items (:func:`ass
 """
 
 MIGRATION = r"""
-CREATE TABLE reshows (
+CREATE TABLE IF NOT EXISTS reshows (
     task TEXT NOT NULL,
     assessor TEXT NOT NULL REFERENCES sources(name),
     turn_id TEXT NOT NULL REFERENCES turns(id),
@@ -30,9 +30,9 @@ CREATE TABLE reshows (
     answered_at TEXT,                    -- NULL: not answered yet
     PRIMARY KEY (task, assessor, turn_id, item_id)
 ) WITHOUT ROWID;
-CREATE INDEX reshows_due ON reshows(assessor, task, answered_at, due_count);
+CREATE INDEX IF NOT EXISTS reshows_due ON reshows(assessor, task, answered_at, due_count);
 
-CREATE TABLE overlap_plans (
+CREATE TABLE IF NOT EXISTS overlap_plans (
     name TEXT PRIMARY KEY,
     task TEXT NOT NULL,
     unit TEXT NOT NULL CHECK (unit = 'item' OR unit = 'turn'),
@@ -47,7 +47,7 @@ CREATE TABLE overlap_plans (
     created_at TEXT NOT NULL
 );
 
-CREATE TABLE overlap_items (
+CREATE TABLE IF NOT EXISTS overlap_items (
     plan TEXT NOT NULL REFERENCES overlap_plans(name) ON DELETE CASCADE,
     assessor TEXT NOT NULL REFERENCES sources(name),
     turn_id TEXT NOT NULL REFERENCES turns(id),
@@ -57,7 +57,7 @@ CREATE TABLE overlap_items (
     position INTEGER NOT NULL CHECK (position >= 0),
     PRIMARY KEY (plan, assessor, turn_id, item_id)
 ) WITHOUT ROWID;
-CREATE INDEX overlap_items_by_assessor ON overlap_items(assessor, extra, plan, position);
+CREATE INDEX IF NOT EXISTS overlap_items_by_assessor ON overlap_items(assessor, extra, plan, position);
 """
 
 POSTGRES = (

@@ -28,7 +28,7 @@ SHIPPED = {
     12: "e2873b63099cac2a30f6a5a851ecd9f1c6f6f9b18f65c3e31facfdd8e9d8041a",
     13: "b4e0497804e46e0a0b0b8c31975b062152d551bac49c3c2e80932567b4085dcd",
     14: "8ea3699a3cd093bdfcfae57a8a8f79b96b5f683b9c8cc6f70d5edb485c8e443e",
-    15: "7e3348cd384cf9f55acd57e3b3152cda8cf5af39f2968b82ab665822ff2bc43d",  # 18 re-shows + overlap (renumbered at merge)
+    15: "546b7650a95a6b38d034b0b5636829ff58929354b96bf42e39a9c755953e8ba3",  # 18 re-shows + overlap (renumbered at merge)
 }
 
 
@@ -58,7 +58,7 @@ SHIPPED_POSTGRES = {
     12: "59d75156eca878eabf615b3e7b26e250e430a304d087ce47a75aaf314df4fd8d",
     13: "eae6bf3d8ebdda3fef7e82fe832c7199e52a3920c597985e48511ef974d29980",
     14: "38907c3e23e37a2deffcecf3e66fb5fec45fc4caef00ee18ef42317b473f3c2d",
-    15: "d229df58104cfd2a4664986656692eb6449b5ae50f4a808d02bc447a5a8d213f",  # 18 re-shows + overlap
+    15: "21ea6ad9afcfbe59e3151e6417e6846496dff24c741262dbcdb6f0565ef7524b",  # 18 re-shows + overlap
 }
 
 
