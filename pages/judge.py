@@ -28,7 +28,7 @@ if not len(desk.order.items):
     st.stop()
 if "turn" in st.query_params and "passage" in st.query_params:  # a deep link to one item, used once
     st.session_state["judge_key"] = (st.query_params.pop("turn"), st.query_params.pop("passage"))
-due = lambda complete: judging.due_reshow(database, name, "passage", complete=complete)  # noqa: E731
+due = lambda complete, held: judging.due_reshow(database, name, "passage", complete=complete, held=held)  # noqa: E731
 shown_turn = desk.cursor(due=due).screen_turn
 ctx, left, right = ui.context_columns(database, shown_turn)
 with left:

@@ -36,11 +36,12 @@ def item_screen(db, assessor: str, task: str, turn_id: str, item_id: str, *, tex
     return ItemScreen(mode, own, _revealed(db, assessor, task, turn_id, item_id, mode, own), shown)
 
 
-def due_reshow(db, assessor: str, task: str = "passage", *, complete: bool = False):
-    """The re-shown item to draw in place of the next unjudged one (a :class:`store.reshows.Reshow`), or None."""
+def due_reshow(db, assessor: str, task: str = "passage", *, complete: bool = False, held: int | None = None):
+    """The re-shown item to draw in place of the next unjudged one (a :class:`store.reshows.Reshow`), or None;
+    ``held``: how many labels of the task the assessor holds, when the page knows it."""
     from store import reshows
 
-    return reshows.due(db, assessor, task, complete=complete)
+    return reshows.due(db, assessor, task, complete=complete, held=held)
 
 
 def reshow_screen(db, task: str, item_id: str, *, text=None) -> ItemScreen:

@@ -77,12 +77,12 @@ class KeyQueue:
     def cursor(self, shown_turn: str | None = None, *, due=None) -> Cursor:
         """The item on screen after the pending move (``cursor.state`` is the queue it moved in). Inside the
         item panel, give the turn the page around it shows: when the item moved to another turn, the whole
-        page runs again (the conversation beside the panel changes). ``due(complete)``: the re-shown item
-        (turn, item) to draw instead of the next unjudged item (or of the end screen), or None
-        (``cursor.reshow``)."""
+        page runs again (the conversation beside the panel changes). ``due(complete, held)``: the re-shown
+        item (turn, item) to draw instead of the next unjudged item (or of the end screen), or None
+        (``cursor.reshow``); ``held`` is the number of items the assessor has labelled, as kept here."""
         cursor = Cursor(self.prefix, self.state())
         if due is not None and (cursor.finished or not cursor.state.item(cursor.position)[2]):
-            cursor.reshow = due(cursor.finished)
+            cursor.reshow = due(cursor.finished, len(cursor.state.done))
         if shown_turn is not None and cursor.screen_turn != shown_turn:
             st.rerun(scope="app")
         return cursor

@@ -43,6 +43,8 @@ def test_picked_labels_are_recorded_as_the_rule_says_and_come_due_in_time(db):
     # seed 4 picks labels 0, 2 and 4 with gaps 4, 3 and 2: due at 5, 6 and 7 labels held (least: 3, 5, 7)
     assert [(r[2], r[4]) for r in expected] == [(0, 5), (2, 6), (4, 7)]
     assert reshows.due(db, "amy") == items[0]  # 6 labels held
+    assert reshows.due(db, "amy", held=6) == items[0]  # as a judging page that keeps the count asks
+    assert reshows.due(db, "amy", held=4) is None  # the count given is the count used
     reshows.answer(db, "amy", "passage", items[0], 1, mode="blind")
     assert reshows.due(db, "amy") == items[2]
     reshows.answer(db, "amy", "passage", items[2], 1, mode="blind")
