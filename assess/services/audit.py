@@ -1057,12 +1057,12 @@ def verdict_view(
     alternative (`audit plan` for the human budget reaching ``width``, `audit estimate` for the runs' P@k).
     Passage grades; each command with its defaults."""
     from assess.measures import alt_test as alt
-    from assess.measures import verdict as rules
+    from assess.measures import verdict as verdict_rules
 
     reference, judge = _roles(db, reference, judge)
     _two(db, reference, judge)
     epsilon = float(alt.EPSILON if epsilon is None else epsilon)
-    width = rules.WIDTH if width is None else width
+    width = verdict_rules.WIDTH if width is None else width
     if isinstance(width, bool) or not isinstance(width, int | float) or not 0 < width <= 1:
         raise AssessError(f"the interval width asked is a number in (0, 1], found {width!r}")
     names = audit_sources(db, "passage")
@@ -1075,7 +1075,7 @@ def verdict_view(
     matrix = agreement_view(db, "passage", chosen, threshold=2)
     agreement_command = _command("agreement", *(arg for s in chosen for arg in ("--source", s)))
     criteria = {
-        "agreement": rules.item_agreement(
+        "agreement": verdict_rules.item_agreement(
             matrix, reference, judge, agreement_command, how=how, judge_human=kinds[judge] == "human"
         )
     }
@@ -1085,11 +1085,11 @@ def verdict_view(
     )
     if len(humans) < 2:
         missing = f"the only human source is the reference {reference!r}: the test needs 2 or more humans; {how}"
-        criteria["alt_test"] = rules.alternative_annotator(None, alt_command, missing=missing)
+        criteria["alt_test"] = verdict_rules.alternative_annotator(None, alt_command, missing=missing)
     else:
         report = alt_test_view(db, humans, judge, epsilon=epsilon)
         missing = None if report["computable"] else f"{report['reason']}: {how}"
-        criteria["alt_test"] = rules.alternative_annotator(report, alt_command, missing=missing)
+        criteria["alt_test"] = verdict_rules.alternative_annotator(report, alt_command, missing=missing)
 
     systems_command = _command("systems", "--reference", reference, "--other", judge)
     try:
@@ -1103,14 +1103,14 @@ def verdict_view(
                 "rankings need 2 or more runs on topics both judged (python -m assess import run FILE --name RUN)"
             )
             systems = None
-    criteria["systems"] = rules.system_level(systems, systems_command, missing=missing)
+    criteria["systems"] = verdict_rules.system_level(systems, systems_command, missing=missing)
 
     bias_command = _command("bias", "--reference", reference, "--judge", judge)
-    criteria["bias"] = rules.bias(bias_view(db, reference, judge), bias_command)
+    criteria["bias"] = verdict_rules.bias(bias_view(db, reference, judge), bias_command)
 
-    overall = rules.combine(criteria)
+    overall = verdict_rules.combine(criteria)
     criteria["estimate"] = _corrected_alternative(
-        db, reference, judge, width, needed=overall["verdict"] != rules.REPLACE
+        db, reference, judge, width, needed=overall["verdict"] != verdict_rules.REPLACE
     )
     return _json_safe(
         {
@@ -1120,7 +1120,7 @@ def verdict_view(
             "humans": humans,
             **overall,
             "settings": {
-                "statistic": rules.STATISTIC,
+                "statistic": verdict_rules.STATISTIC,
                 "threshold": 2,
                 "bootstrap": 1000,
                 "seed": 0,
@@ -1129,12 +1129,12 @@ def verdict_view(
                 "min_items": alt.MIN_ITEMS,
                 "measure": "nDCG@5",
                 "correction": "holm",
-                "tau": rules.TAU,
-                "tau_ap": rules.TAU_AP,
-                "significant_kept": rules.SIGNIFICANT_KEPT,
-                "bias_margin": rules.BIAS_MARGIN,
+                "tau": verdict_rules.TAU,
+                "tau_ap": verdict_rules.TAU_AP,
+                "significant_kept": verdict_rules.SIGNIFICANT_KEPT,
+                "bias_margin": verdict_rules.BIAS_MARGIN,
                 "width": width,
-                "budgets": list(rules.BUDGETS),
+                "budgets": list(verdict_rules.BUDGETS),
                 "estimate": "P@5 at grade >= 2 (PPI++)",
             },
             "criteria": list(criteria.values()),
@@ -1143,22 +1143,24 @@ def verdict_view(
 
 
 def _corrected_alternative(db, reference: str, judge: str, width: float, *, needed: bool) -> dict[str, Any]:
-    from assess.measures import verdict as rules
+    from assess.measures import verdict as verdict_rules
 
-    budgets = [arg for b in rules.BUDGETS for arg in ("--budget", str(b))]
+    budgets = [arg for b in verdict_rules.BUDGETS for arg in ("--budget", str(b))]
     commands = {
         "plan": _command("plan", "--judge", judge, *budgets),
         "estimate": _command("estimate", "--reference", reference, "--judge", judge, "--measure", "P@k"),
     }
     if not needed:
-        return rules.corrected_alternative(None, None, commands, judge=judge, width=width, needed=False)
-    plan = sample_plan(db, judge, budgets=rules.BUDGETS)
+        return verdict_rules.corrected_alternative(None, None, commands, judge=judge, width=width, needed=False)
+    plan = sample_plan(db, judge, budgets=verdict_rules.BUDGETS)
     refused = None
     try:
         estimate = estimate_view(db, reference, judge, measures=("P@k",))
     except AssessError as exc:
         estimate, refused = None, f"no corrected estimate from the reference's labels: {exc}"
-    return rules.corrected_alternative(plan, estimate, commands, judge=judge, width=width, needed=True, refused=refused)
+    return verdict_rules.corrected_alternative(
+        plan, estimate, commands, judge=judge, width=width, needed=True, refused=refused
+    )
 
 
 # ------------------------------------------------------------------------------------------ assessors' own consistency

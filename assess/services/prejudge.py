@@ -48,6 +48,9 @@ class PrejudgeRequest:
     probe: str | None = None
     sample: int | None = None
     seed: int = 0
+    batch_out: str | None = None  # write the open requests to this batch file instead of asking
+    batch_in: str | None = None  # store the results of this batch file instead of asking
+    endpoints: tuple[str, ...] = ()  # several endpoints, URL[,key=ENV_VAR][,concurrency=N][,pause=S] each
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,7 @@ def _model(request: PrejudgeRequest) -> tuple[str, dict | None]:
     """The model to ask and the endpoint settings (none for NLI, none for an estimate: it asks nothing)."""
     if request.backend == "nli":
         return request.model or clients.DEFAULT_NLI_MODEL, None
-    if request.estimate_only:  # a model name (its cache, its latency) is all an estimate needs
+    if request.estimate_only or request.batch_out or request.batch_in or request.endpoints:  # a model name will do
         from assess.settings import llm_settings
 
         model = request.model or llm_settings()["model"]
@@ -90,6 +93,30 @@ def _model(request: PrejudgeRequest) -> tuple[str, dict | None]:
         return model, None
     cfg = clients.endpoint_settings(base_url=request.base_url, model=request.model)
     return cfg["model"], cfg
+
+
+def _check_batch(request: PrejudgeRequest) -> None:
+    """Refuse the options a batch file run cannot honour."""
+    if not (request.batch_out or request.batch_in):
+        return
+    if request.batch_out and request.batch_in:
+        raise AssessError("--batch-out writes requests and --batch-in stores results: give one of them")
+    if request.backend != "chat":
+        raise AssessError("batch files hold chat requests: no --backend nli with --batch-out or --batch-in")
+    if request.batch_in and request.limit is not None:
+        raise AssessError("--limit chooses what --batch-out writes; --batch-in stores every result of its file")
+    if request.endpoints:
+        raise AssessError("--endpoint is for calls made now: not with --batch-out or --batch-in")
+
+
+def _check_endpoints(request: PrejudgeRequest) -> None:
+    """Refuse the options a run over several endpoints cannot take."""
+    if not request.endpoints:
+        return
+    if request.base_url:
+        raise AssessError("give the endpoints with --endpoint only: not --base-url as well")
+    if request.backend != "chat":
+        raise AssessError("--endpoint names chat endpoints: not with --backend nli")
 
 
 def prejudge(
@@ -102,6 +129,8 @@ def prejudge(
     same source and task; a ``KeyboardInterrupt`` during the run leaves every answer received so far stored."""
     if request.probe is not None:
         raise AssessError("a --probe request is run by assess.services.prejudge.probe")
+    _check_batch(request)
+    _check_endpoints(request)
     concurrency = _concurrency(request)
     variant = _variant(request)
     model, cfg = _model(request)
@@ -125,6 +154,21 @@ def prejudge(
         temperature=request.temperature,
         variant=variant,
     )
+    pool = None
+    if request.endpoints and not request.estimate_only:
+        from assess.services.endpoints import build_pool
+        from assess.settings import llm_settings
+
+        pool = build_pool(
+            model,
+            request.endpoints,
+            concurrency=concurrency,
+            timeout=request.timeout,
+            retries=request.retries,
+            temperature=plan.temperature,
+            default_key=llm_settings()["api_key"],
+        )
+        concurrency = pool.concurrency
     estimate = jobs.estimate(
         plan,
         concurrency=concurrency,
@@ -135,9 +179,17 @@ def prejudge(
     progress = start(estimate, plan.todo) if start is not None else None
     if request.estimate_only:
         return PrejudgeResult(estimate)
+    if request.batch_out or request.batch_in:
+        from assess.services import batch_files
+
+        if request.batch_out:
+            return PrejudgeResult(estimate, batch_files.write_requests(db, plan, request.batch_out))
+        return PrejudgeResult(estimate, batch_files.read_results(db, plan, request.batch_in, progress=progress))
     if request.backend == "nli":
         nli = clients.NliClient(model, device=request.device, batch_size=request.batch_size)
         summary = jobs.run_nli(db, plan, nli, threshold=request.nli_threshold, progress=progress)
+    elif pool is not None:
+        summary = jobs.run(db, plan, pool, concurrency=concurrency, progress=progress, base_url=pool.base_url)
     else:
         client = clients.OpenAIClient(
             model,
@@ -161,6 +213,8 @@ def probe(
     from assess.services import probes
 
     concurrency = _concurrency(request)
+    if request.endpoints or request.batch_out or request.batch_in:
+        raise AssessError("--probe asks one endpoint (--base-url): no --endpoint, --batch-out or --batch-in")
     if request.samples != 1 or request.temperature is not None or request.no_ptkb:
         raise AssessError("--probe re-judges with the passage prompt once: no --samples, --temperature or --no-ptkb")
     if request.task != "passage" or request.backend != "chat":

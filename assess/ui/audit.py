@@ -566,7 +566,7 @@ def verdict_panel(database, reference: str, judge: str) -> None:
     command each figure comes from, or what is missing and how to get it. Margin ε and the interval width the
     human budget should reach are adjustable."""
     from assess.measures import alt_test as measure
-    from assess.measures import verdict as rules
+    from assess.measures import verdict as verdict_rules
 
     c1, c2 = st.columns(2)
     epsilon = c1.number_input(
@@ -582,7 +582,7 @@ def verdict_panel(database, reference: str, judge: str) -> None:
         "Interval width the human budget should reach",
         min_value=0.01,
         max_value=1.0,
-        value=rules.WIDTH,
+        value=verdict_rules.WIDTH,
         step=0.01,
         key="au_vd_w",
     )
