@@ -3,7 +3,7 @@
 An organizer's plan (:func:`assess.queueing.plan_overlap`) gives every turn a primary assessor (an
 assignment, as ``assign`` writes) and draws a share of the items (or whole turns) that the next one or two
 assessors of the group judge too. Those extra items are kept here and spread through their queues
-(:func:`assess.queueing.interleave`, read by :func:`store.queue.queue_order`); their labels are ordinary
+(:func:`assess.queueing.interleave`, by :func:`store.queue.queue_order`); their labels are ordinary
 labels of each assessor, so the audit's human ceiling and the alternative annotator test read them as any
 other. The plan records every judge of each drawn item, which is what the ceiling compares.
 """
@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from assess.errors import AssessError
 from assess.queueing import OVERLAP_UNITS, plan_overlap
 from assess.tasks import Task, label_kind
+from store import queue
 from store.db import Store, each, now, row, rows, run, run_many, write
 from store.history import record_action
 
@@ -53,7 +54,7 @@ def create_plan(
     conversation or turn, an assessor name that cannot be signed in, and every refusal of
     :func:`assess.queueing.plan_overlap` (fewer assessors than copies, a share outside (0, 1], ...).
     """
-    from store import conversations, queue, sources
+    from store import conversations, sources
 
     name = (name or "").strip()
     if not name or any(c.isspace() for c in name):
@@ -136,20 +137,6 @@ def create_plan(
         }
         record_action(db, by, "assignment", f"overlap {name}", None, summary, via="overlap")
     return summary
-
-
-def extra_blocks(db: Store, assessor: str, task: str = "passage") -> list[list[tuple[str, str]]]:
-    """The assessor's extra items of every plan of ``task`` (oldest plan first), as blocks in plan order."""
-    blocks: dict[tuple[str, int], list[tuple[str, str]]] = {}
-    for r in each(
-        db,
-        "SELECT i.plan AS plan, i.block AS block, i.turn_id AS turn_id, i.item_id AS item_id FROM overlap_items i "
-        "JOIN overlap_plans p ON p.name = i.plan WHERE i.assessor = :assessor AND i.extra = 1 AND p.task = :task "
-        "ORDER BY p.created_at, p.name, i.position",
-        {"assessor": assessor, "task": task},
-    ):
-        blocks.setdefault((r["plan"], r["block"]), []).append((r["turn_id"], r["item_id"]))
-    return list(blocks.values())
 
 
 def plans(db: Store, task: str | None = None) -> list[dict]:

@@ -13,7 +13,7 @@ from typing import NamedTuple
 from assess.errors import AssessError, UnknownItem
 from assess.queueing import QueueOrder, QueueState, interleave
 from assess.tasks import PTKB_KEYS, STUDY_MODES, JudgingMode, Task, label_kind
-from store import labels, overlap, reshows
+from store import labels, reshows
 from store.db import Store, each, row, write
 from store.history import record_action
 from store.samples import sampled_order
@@ -93,6 +93,21 @@ def ordered_items(db: Store, task: str, turn_ids) -> list[tuple[str, str]]:
     return list(_ordered(db, task, f"q.turn_id IN ({marks})", {f"t{i}": t for i, t in enumerate(turn_ids)}).items)
 
 
+def overlap_blocks(db: Store, assessor: str, task: str = "passage") -> list[list[tuple[str, str]]]:
+    """The assessor's extra items of every overlap plan of ``task`` (store/overlap.py; oldest plan first), as
+    blocks in plan order."""
+    blocks: dict[tuple[str, int], list[tuple[str, str]]] = {}
+    for r in each(
+        db,
+        "SELECT i.plan AS plan, i.block AS block, i.turn_id AS turn_id, i.item_id AS item_id FROM overlap_items i "
+        "JOIN overlap_plans p ON p.name = i.plan WHERE i.assessor = :assessor AND i.extra = 1 AND p.task = :task "
+        "ORDER BY p.created_at, p.name, i.position",
+        {"assessor": assessor, "task": task},
+    ):
+        blocks.setdefault((r["plan"], r["block"]), []).append((r["turn_id"], r["item_id"]))
+    return list(blocks.values())
+
+
 def queue_order(db: Store, assessor: str, *, task: str = "passage", open_mode: bool = True) -> QueueOrder:
     """The assessor's items in judging order (cacheable until :func:`queue_version` changes): the items of
     samples given to them (:func:`create_sample`) first, in the samples' order, then the rest of their queue,
@@ -100,7 +115,7 @@ def queue_order(db: Store, assessor: str, *, task: str = "passage", open_mode: b
     sampled = sampled_order(db, assessor, task=task)
     where, params = assessor_scope(db, assessor, open_mode)
     usual = _ordered(db, task, where, params)
-    if task in overlap.TASKS and (blocks := overlap.extra_blocks(db, assessor, Task(task).value)):
+    if blocks := overlap_blocks(db, assessor, Task(task).value):
         usual = QueueOrder.of(interleave(usual.items, blocks))
     if not sampled.items:
         return usual
