@@ -82,7 +82,9 @@ class KeyQueue:
         (``cursor.reshow``); ``held`` is the number of items the assessor has labelled, as kept here."""
         cursor = Cursor(self.prefix, self.state())
         if due is not None and (cursor.finished or not cursor.state.item(cursor.position)[2]):
-            cursor.reshow = due(cursor.finished, len(cursor.state.done))
+            found = due(cursor.finished, len(cursor.state.done))
+            # an item whose turn left the queue (unassigned since) is not drawn: its screen needs the turn's counts
+            cursor.reshow = found if found and found[0] in cursor.state.order.turn_totals else None
         if shown_turn is not None and cursor.screen_turn != shown_turn:
             st.rerun(scope="app")
         return cursor

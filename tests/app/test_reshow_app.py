@@ -41,6 +41,14 @@ def test_a_reshown_item_comes_back_blind_and_leaves_the_first_label_alone(app_db
     assert at.text_input[0].value == ""
     assert at.get("progress")[0].proto.text.startswith("Turn 101_1: 3 / ")  # the re-shown item counts as to judge
 
+    # Skip passes over it for now: the 5th passage shows, and the re-show is due again after one more label
+    at.button(key="skip").click().run()
+    fifth = rows(app_db, "SELECT passage_id FROM pool WHERE turn_id = '101_1' ORDER BY passage_id LIMIT 1 OFFSET 4")
+    assert any(f"Passage `{fifth[0][0]}` (5 of 217)" in m.value for m in at.markdown)
+    assert rows(app_db, "SELECT due_count, answered_at FROM reshows") == [(5, None)]
+    at.button(key="g0").click().run()
+    assert any(f"Passage `{passage}` (6 of 217)" in m.value for m in at.markdown)
+
     at.button(key="g4").click().run()
     assert rows(app_db, "SELECT value, first_value, first_missing, mode FROM reshows") == [(4, 1, 0, "blind")]
     # the first label is untouched (value and time), and the answer is no label of the table
@@ -48,10 +56,10 @@ def test_a_reshown_item_comes_back_blind_and_leaves_the_first_label_alone(app_db
         rows(app_db, f"SELECT grade, updated_at FROM passage_labels WHERE source = 'amy' AND passage_id = '{passage}'")
         == first
     )
-    assert rows(app_db, "SELECT COUNT(*) FROM passage_labels WHERE source = 'amy'") == [(4,)]
-    # and the queue goes on where it was: the 5th passage of the queue
-    fifth = rows(app_db, "SELECT passage_id FROM pool WHERE turn_id = '101_1' ORDER BY passage_id LIMIT 1 OFFSET 4")
-    assert any(f"Passage `{fifth[0][0]}` (5 of 217)" in m.value for m in at.markdown)
+    assert rows(app_db, "SELECT COUNT(*) FROM passage_labels WHERE source = 'amy'") == [(5,)]
+    # and the queue goes on where it was: the 6th passage of the queue
+    sixth = rows(app_db, "SELECT passage_id FROM pool WHERE turn_id = '101_1' ORDER BY passage_id LIMIT 1 OFFSET 5")
+    assert any(f"Passage `{sixth[0][0]}` (6 of 217)" in m.value for m in at.markdown)
     # the organizer's pages: the rule's control and the self-agreement table
     at.switch_page("pages/review.py")
     at.run()
