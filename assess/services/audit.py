@@ -1040,8 +1040,9 @@ def _overlap_how(db, reference: str, *, reference_human: bool) -> str:
     why = "" if reference_human else f" (the human ceiling pairs assessors or organizers: {reference!r} is not one)"
     return (
         f"plan {OVERLAP_SHARE:.0%} overlap: have {who} judge the same {share} of the {len(turns)} turns "
-        f"{reference!r} judged{why}, e.g. python -m assess assign --assessor NAME --turn {picked} (the alternative "
-        "annotator test wants 50-100 shared items per person), then ask for the verdict again"
+        f"{reference!r} judged{why}, e.g. python -m assess overlap --name ceiling --assessor A --assessor B --turn "
+        f"{picked} --share 1 (docs/judging.md#planned-overlap; the alternative annotator test wants 50-100 shared "
+        "items per person), then ask for the verdict again"
     )
 
 
