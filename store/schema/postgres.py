@@ -817,6 +817,9 @@ _V17_NUGGET_BANKS = (
     + roles_script({"bank_matches": ""})
 )
 
+# Migration 18 (store/schema/overlap.py): consistency labels of re-shown items, overlap plans.
+from store.schema.overlap import POSTGRES as _V18  # noqa: E402
+
 # The PostgreSQL halves of the migrations after the baseline: (version, script), in order.
 LATER: list[tuple[int, str]] = [
     (9, _V9),
@@ -828,6 +831,7 @@ LATER: list[tuple[int, str]] = [
     (15, _V15),
     (16, _V16_ENDPOINTS),
     (17, _V17_NUGGET_BANKS),
+    (18, _V18),
 ]
 
 
