@@ -32,6 +32,10 @@ def test_verdict_keys_store_battles_in_order_with_the_order_shown(app_db):
         queue = battles.queue(db, "p", "bea")
     first = [q for q in queue if not q["reshow"]]
     assert len(first) == 12 and all(q["run_a"] != q["run_b"] for q in first)
+    again = queue[len(first) :]  # ceil(10% of 12) = 2 battles come back last, swapped, for consistency
+    assert len(again) == 2 and all(q["reshow"] for q in again)
+    shown = {(q["turn_id"], q["run_a"], q["run_b"]) for q in first}
+    assert all((q["turn_id"], q["run_b"], q["run_a"]) in shown for q in again)
     at = open_app("pages/battles.py", "bea")
     assert "Left answer" in _shown(at) and "Right answer" in _shown(at)
     assert not any(q["run_a"] in _shown(at) for q in queue)  # identities hidden
