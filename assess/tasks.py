@@ -38,6 +38,7 @@ class Task(StrEnum):
     IMPORTANCE = "importance"  # a gold nugget's importance: vital or okay (TREC RAG AutoNuggetizer)
     CITATION = "citation"  # does a cited passage support a sentence of a generated response, -1..2
     BATTLE = "battle"  # two runs' answers to a topic side by side: which is better (pairwise)
+    BANK_MATCH = "bank-match"  # does a run's response contain an answer of a RAGTIME nugget bank, 0/1
 
 
 class JudgingMode(StrEnum):
@@ -499,6 +500,19 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             integer_columns=("occurrence",),
             spaced_column="run_b",
         ),
+        Task.BANK_MATCH: LabelKind(
+            task=Task.BANK_MATCH,
+            table="bank_matches",
+            item_columns=("turn_id", "run", "nugget", "answer"),
+            value_column="contains",
+            scale=MATCH,
+            item_name="bank answer and response",
+            prompt="bank-match",
+            export="JSONL: {topic_id, run_id, nugget, answer, contains, sentences} (nuggets bank import-matches)",
+            description="does a run's response to a topic contain an answer of the topic's nugget bank (with the sentences stating it)",
+            integer_columns=("nugget", "answer"),
+            spaced_column="run",
+        ),
     }
 )
 """Every label kind. Nugget decisions (spans, duplicates, gold responses) have their own tables and history kinds."""
@@ -530,6 +544,7 @@ PREJUDGE_TASKS: Mapping[str, PrejudgeTask] = MappingProxyType(
                 "citation", "a passage a response sentence cites", True, skipped="cited passages without text"
             ),
             PrejudgeTask("battle", "two runs' responses to a turn side by side, in both orders", True),
+            PrejudgeTask("bank-match", "an answer of a nugget bank and a run's response to its topic", True),
             PrejudgeTask("nuggets", "a passage to extract gold nugget spans from", False, "passages without text"),
             PrejudgeTask(
                 "response-nuggets", "a run's response to extract nuggets from (CONE-RAG NtN, step one)", False

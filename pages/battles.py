@@ -47,6 +47,7 @@ def battle_panel():
         st.warning(f"This battle's answers are no longer stored ({ui.esc(exc)}): reload the page.")
         return
     st.progress((total - len(pending)) / total, text=f"{total - len(pending)} / {total} battles judged")
+    st.markdown(f"Battle {total - len(pending) + 1} of {total}")
     st.session_state["battle_on_screen"] = (item, time.monotonic())
 
     def decide(winner):

@@ -73,7 +73,7 @@ def table_frame(db: Store, table: str, source: str | None = None):
         col = "name" if table == "sources" else "source"
         sql, params = sql + f" WHERE {col} = :source", {"source": source}
     out = frame(db, sql, params)
-    # Active time and guideline versions (migration 17) are read by `audit speed` and the review page; the
+    # Active time and guideline versions (migration 19) are read by `audit speed` and the review page; the
     # table export keeps the columns it always wrote.
     out = out.drop(columns=[c for c in TIMED_COLUMNS if c in out.columns])
     kind = next((k for k in LABEL_KINDS.values() if k.table == table), None)

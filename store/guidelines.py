@@ -1,4 +1,4 @@
-"""Versioned guidelines: each task's rubric and instructions, every version kept (``guidelines``, migration 17).
+"""Versioned guidelines: each task's rubric and instructions, every version kept (``guidelines``, migration 19).
 
 An organizer's edit is a new version (1, 2, ... per task), never a rewrite; every label write records the
 version in force then (:mod:`store.labels`, in the write's own statement), so labels made under an older

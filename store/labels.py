@@ -46,7 +46,7 @@ _GUIDELINE_NOW = "(SELECT MAX(g.version) FROM guidelines g WHERE g.task = :guide
 
 
 def _timed(kind: LabelKind) -> bool:
-    """Whether the kind's table records active time and guideline versions (migration 17)."""
+    """Whether the kind's table records active time and guideline versions (migration 19)."""
     return kind.table in TIMED_TABLES
 
 

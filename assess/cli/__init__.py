@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "assess.cli.judge",
     "assess.cli.crowd",
     "assess.cli.nuggets",
+    "assess.cli.banks",
     "assess.cli.users",
     "assess.cli.battles",
 )

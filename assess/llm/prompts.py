@@ -817,6 +817,47 @@ def parse_aspects(text: str, *, source: str = "", statements: Sequence[str] = ()
 
 # ------------------------------------------------------------------------------------------- the library
 
+BANK_MATCH_SYSTEM = _system(
+    "You check whether a report states a given answer to a question, and in which of its numbered sentences."
+)
+
+BANK_MATCH_TEMPLATE = """Question:
+{question}
+
+Expected answer:
+{answer}
+
+Report, one numbered sentence per line:
+{report}
+
+Does the report state the expected answer to the question, in any wording? Reply with one JSON object only:
+{{"contains": "yes" or "no", "sentences": [the numbers of the sentences that state it; [] when it does not]}}"""
+
+
+def parse_bank_match(text: str, *, sentences: int = 0, **_) -> Parsed:
+    """1 when the report states the answer, 0 when not: JSON ``{"contains": yes/no, "sentences": [n, ...]}``
+    (the sentence numbers, each from 1 to ``sentences``, kept in the note), else a yes/no answer as
+    :func:`parse_yes_no` reads it (no sentences then)."""
+    for obj in _json_objects(text):
+        if isinstance(obj, dict) and any(k in obj for k in ("contains", "answer")):
+            raw = obj.get("contains", obj.get("answer"))
+            value = _yes_no_value(raw)
+            if value is None:
+                return Parsed(ParseStatus.UNPARSEABLE, None, f"contains {raw!r} is not yes/no")
+            cited = obj.get("sentences") or []
+            if not isinstance(cited, list) or not all(
+                isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= sentences for n in cited
+            ):
+                return Parsed(
+                    ParseStatus.UNPARSEABLE, None, f"sentences {cited!r} are not numbers from 1 to {sentences}"
+                )
+            numbers = sorted(set(cited)) if value else []
+            return Parsed(
+                ParseStatus.OK, value, "sentences: " + ", ".join(str(n) for n in numbers) if numbers else None
+            )
+    return parse_yes_no(text)
+
+
 PROMPTS: dict[str, Prompt] = {
     p.task: p
     for p in (
@@ -896,10 +937,19 @@ PROMPTS: dict[str, Prompt] = {
             max_tokens=20,
             expected_output_tokens=3,
         ),
+        Prompt(
+            "bank-match",
+            "bank-match",
+            BANK_MATCH_SYSTEM,
+            BANK_MATCH_TEMPLATE,
+            parse_bank_match,
+            max_tokens=60,
+            expected_output_tokens=15,
+        ),
     )
 }
 """The current prompt of each task (``passage``, ``ptkb``, ``ntr``, ``nuggets``, ``response-nuggets``, ``aepd``,
-``ntr-support``, ``importance``, ``citation``, ``battle``)."""
+``ntr-support``, ``importance``, ``citation``, ``battle``, ``bank-match``)."""
 
 NO_PTKB = "no-ptkb"
 """The variant of the passage prompt without the user's PTKB statements (persona sensitivity)."""

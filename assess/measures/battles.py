@@ -91,13 +91,27 @@ def mle_exists(w: np.ndarray) -> bool:
     """Whether the Bradley-Terry MLE of win matrix ``w`` exists (Hunter 2004, Assumption 1 / Ford 1957): for every
     split of the runs into two groups, someone in each group beat someone in the other, i.e. the graph with an
     edge i -> j whenever i beat j (a tie counting both ways) is strongly connected."""
-    from scipy.sparse.csgraph import connected_components
+    w = np.asarray(w)
+    return w.shape[0] <= 1 or bool(_strongly_connected(w[None] > 0)[0])
 
-    n = w.shape[0]
-    if n <= 1:
-        return True
-    count, _ = connected_components(w > 0, directed=True, connection="strong")
-    return count == 1
+
+def _strongly_connected(edges: np.ndarray) -> np.ndarray:
+    """For a batch of directed graphs ``(R, n, n)`` (``edges[r, i, j]``: an edge i -> j), whether each is strongly
+    connected: run 0 reaches every run and every run reaches run 0 (a search along the edges, then against them,
+    all graphs of the batch a step at a time)."""
+    r, n, _ = edges.shape
+    out = np.ones(r, dtype=bool)
+    for step in (edges, np.swapaxes(edges, 1, 2)):
+        step = step.astype(np.float64)
+        reach = np.zeros((r, 1, n))
+        reach[:, 0, 0] = 1.0
+        for _ in range(n):
+            grown = np.maximum(reach, (reach @ step > 0).astype(np.float64))
+            if np.array_equal(grown, reach):
+                break
+            reach = grown
+        out &= reach[:, 0, :].all(axis=1)
+    return out
 
 
 def _newton(w: np.ndarray, alpha: np.ndarray, theta: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
@@ -199,9 +213,8 @@ def rank_indices(
                 alpha = np.full(size, RIDGE)
                 if exists:  # a replicate keeping every cell the data has keeps its MLE; check the others
                     kept = np.all(batch[:, support] > 0, axis=1)
+                    kept[~kept] = _strongly_connected(batch[~kept] > 0)
                     alpha[kept] = 0.0
-                    for k in np.flatnonzero(~kept):
-                        alpha[k] = 0.0 if mle_exists(batch[k]) else RIDGE
                 start_at = np.repeat(theta[None], size, axis=0)
                 samples[start : start + size] = _newton(batch, alpha, start_at, 1e-7, 100)
         tail = (1 - level) / 2 * 100
@@ -216,6 +229,8 @@ def _resample(rng: np.random.Generator, total: int, per_pair: np.ndarray, counts
     n_pair = rng.multinomial(total, per_pair / total, size=size)
     first = rng.binomial(n_pair, counts[:, 0] / per_pair)
     rest = n_pair - first
+    if not counts[:, 2].any():  # no ties: the rest are the other run's wins
+        return np.stack([first, rest, np.zeros_like(rest)], axis=-1).astype(np.float64)
     rest_share = counts[:, 1] + counts[:, 2]
     second = rng.binomial(rest, np.divide(counts[:, 1], rest_share, out=np.zeros(len(per_pair)), where=rest_share > 0))
     return np.stack([first, second, rest - second], axis=-1).astype(np.float64)

@@ -42,8 +42,8 @@ from assess.tasks import (
     TurnContext,
     source_kind,
 )
+from store import banks, prejudgments
 from store import jobs as store_jobs
-from store import prejudgments
 from store import responses as cited
 from store.conversations import turn_contexts
 from store.nuggets import gold
@@ -258,6 +258,16 @@ def _battle_items(db, contexts, scope):
                 for left, right in ((x, y), (y, x)):
                     fields = {**turn_prompt_fields(contexts[turn]), "left": by_run[left], "right": by_run[right]}
                     yield turn, key.encode_id((left, right, 0)), fields, {}, {}
+
+
+@_reads("bank-match")
+def _bank_match_items(db, contexts, scope):
+    for r in banks.match_items(db):
+        turn = r["topic_id"]
+        report = "\n".join(f"[{n}] {text}" for n, text in enumerate(r["sentences"], start=1))
+        fields = {"question": r["question"], "answer": r["answer_text"], "report": report}
+        item_id = LABEL_KINDS[Task.BANK_MATCH].key.encode_id((r["run"], r["nugget"], r["answer"]))
+        yield turn, item_id, fields, {"sentences": len(r["sentences"])}, {}
 
 
 @_reads("nuggets")

@@ -41,7 +41,6 @@ def guidelines_panel(database, by: str | None) -> None:
     """Edit a task's guideline (each save is a new version), its versions, and the labels made under an older
     version than the one in force."""
     from store import guidelines
-
     from store.schema.active_time import TIMED_TABLES
 
     tasks = [kind.task.value for kind in LABEL_KINDS.values() if kind.table in TIMED_TABLES]  # labels record it

@@ -367,7 +367,10 @@ from store.schema.crowd_bindings import MIGRATION as _V12_CROWD_BINDINGS  # noqa
 from store.schema.endpoints import MIGRATION as _V16_ENDPOINTS  # noqa: E402  (figures per endpoint of a job)
 from store.schema.history_guard import MIGRATION as _V7_HISTORY_GUARD  # noqa: E402  (no INSERT OR REPLACE)
 from store.schema.llm import MIGRATION as _V2_LLM  # noqa: E402  (LLM pre-judgments, jobs)
+from store.schema.nugget_banks import MIGRATION as _V_BANK_TABLES  # noqa: E402  (RAGTIME banks, DRAGUN rubrics)
+from store.schema.nugget_banks import PREJUDGMENTS as _V_BANK_PREJUDGMENTS  # noqa: E402
 from store.schema.nuggets import MIGRATION as _V4_NUGGETS  # noqa: E402  (duplicates, response nuggets, aspects)
+from store.schema.overlap import MIGRATION as _V18_OVERLAP  # noqa: E402  (re-shown items, planned overlap)
 from store.schema.rag_audit import MIGRATION as _V9_TABLES  # noqa: E402  (cited responses, new labels, audit)
 from store.schema.response_files import MIGRATION as _V10_RESPONSE_FILES  # noqa: E402  (repeated citations, layouts)
 from store.schema.roles import MIGRATION as _V13_ROLES  # noqa: E402  (PostgreSQL: owner and app roles; nothing here)
@@ -399,11 +402,23 @@ _V15_BATTLES = _V15_TABLES + "".join(
     "".join(_history_triggers(table, *spec).values()) for table, spec in V15_HISTORY_TABLES.items()
 )
 
+# Schema 17: nugget banks and rubrics, the bank-match
+# label table with history triggers (a change of its sentences alone is recorded too), prejudgments rebuilt
+# to admit the 'bank-match' task.
+BANK_MATCH_HISTORY = ("bank-match", _item(Task.BANK_MATCH), "CAST(X.contains AS TEXT)")
+BANK_MATCH_OPTIONS = {"also_changed": " OR OLD.note IS NOT NEW.note OR OLD.sentences IS NOT NEW.sentences"}
+_V17_NUGGET_BANKS = (
+    _V_BANK_TABLES
+    + _V_BANK_PREJUDGMENTS
+    + "".join(_history_triggers("bank_matches", *BANK_MATCH_HISTORY, **BANK_MATCH_OPTIONS).values())
+)
+
 HISTORY_TABLES = {
     **V1_HISTORY_TABLES,
     **V9_HISTORY_TABLES,
     "citation_labels": V14_CITATION_HISTORY,
     **V15_HISTORY_TABLES,
+    "bank_matches": BANK_MATCH_HISTORY,
 }
 """Every label table's history as its triggers now write it: (history kind, item expression, value expression)."""
 
@@ -432,5 +447,7 @@ MIGRATIONS: list[str] = [
     _V14_CITATION_CANNOT_JUDGE,
     _V15_BATTLES,
     _V16_ENDPOINTS,
+    _V17_NUGGET_BANKS,
+    _V18_OVERLAP,
     _ACTIVE_TIME,
 ]

@@ -1,4 +1,4 @@
-"""Migration 17: the active time of each judgment, and versioned guidelines.
+"""Migration 19: the active time of each judgment, and versioned guidelines.
 
 - Every label table in :data:`TIMED_TABLES` gains ``active_ms`` (how long the item was on screen and
   active before the key press that wrote the label, measured in the browser: ``assets/ui/active_time.js``;

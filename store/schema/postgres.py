@@ -815,9 +815,34 @@ _V15 = (
     + roles_script(dict.fromkeys(V15_HISTORY_TABLES, ""))
 )
 
-# Migration 16 (store/schema/endpoints.py): the figures of each endpoint a pre-judging job used. Its version is
-# its place in MIGRATIONS.
+# Migration 16 (store/schema/endpoints.py): the figures of each endpoint a pre-judging job used.
+# Migration 17 (store/schema/nugget_banks.py): RAGTIME nugget banks, matches, DRAGUN rubrics and judgments; the
+# bank-match label table's history triggers (guarded and pinned as migration 13 made every other one); the
+# prejudgments CHECK admitting 'bank-match' (and 'battle'). Written to run twice (the last migration may be re-run
+# by init).
+from store.schema import BANK_MATCH_HISTORY, BANK_MATCH_OPTIONS  # noqa: E402
 from store.schema.endpoints import POSTGRES as _V16_ENDPOINTS  # noqa: E402
+from store.schema.nugget_banks import POSTGRES as _V_BANK_TABLES  # noqa: E402
+from store.schema.nugget_banks import POSTGRES_PREJUDGMENTS as _V_BANK_PREJUDGMENTS  # noqa: E402
+
+_V17_NUGGET_BANKS = (
+    _V_BANK_TABLES
+    + _V_BANK_PREJUDGMENTS
+    + "".join(
+        f"DROP TRIGGER IF EXISTS bank_matches_history_{event} ON bank_matches;\n"
+        f"DROP FUNCTION IF EXISTS bank_matches_history_{event}();\n"
+        for event in ("insert", "update", "delete")
+    )
+    + _history_triggers(
+        "bank_matches",
+        *BANK_MATCH_HISTORY,
+        also_changed=BANK_MATCH_OPTIONS["also_changed"].replace(" IS NOT ", " IS DISTINCT FROM "),
+    )
+    + roles_script({"bank_matches": ""})
+)
+
+# Migration 18 (store/schema/overlap.py): consistency labels of re-shown items, overlap plans.
+from store.schema.overlap import POSTGRES as _V18  # noqa: E402
 
 # Active time and guideline versions (store/schema/active_time.py): the columns and the guidelines table, then the
 # insert and update functions of the timed tables replaced in place (their triggers, with migration 13's guarded
@@ -841,7 +866,9 @@ LATER: list[tuple[int, str]] = [
     (14, _V14),
     (15, _V15),
     (16, _V16_ENDPOINTS),
-    (17, _ACTIVE_TIME),  # store/schema/active_time.py
+    (17, _V17_NUGGET_BANKS),
+    (18, _V18),
+    (19, _ACTIVE_TIME),  # store/schema/active_time.py
 ]
 
 

@@ -148,3 +148,34 @@ def test_plans_over_the_demo_responses(demo_copy, tmp_path):
         assert [h["item"] for h in history] == ["battle plan every", "battle plan one", "battle plan ad"]
     finally:
         database.close()
+
+
+def test_agreement_of_two_sources(store, tmp_path):
+    # verdicts by run on the 3 common battles: A, tie, B against A, B, B; the 4th of the first source is not common
+    first = [
+        {"topic_id": "1", "run_a": "A", "run_b": "B", "winner": "a"},
+        {"topic_id": "2", "run_a": "A", "run_b": "B", "winner": "tie"},
+        {"topic_id": "3", "run_a": "B", "run_b": "A", "winner": "a"},
+        {"topic_id": "4", "run_a": "B", "run_b": "A", "winner": "a"},
+    ]
+    second = [
+        {"topic_id": "1", "run_a": "B", "run_b": "A", "winner": "b"},
+        {"topic_id": "2", "run_a": "A", "run_b": "B", "winner": "b"},
+        {"topic_id": "3", "run_a": "A", "run_b": "B", "winner": "b"},
+    ]
+    run_cli("battles", "import", _write(tmp_path / "h.jsonl", first), "--source", "people", db=store, check=True)
+    run_cli("battles", "import", _write(tmp_path / "l.jsonl", second), "--source", "llm:judge", db=store, check=True)
+    got = json.loads(
+        run_cli(
+            "battles", "agreement", "--source", "people", "--other", "llm:judge", "--json", db=store, check=True
+        ).stdout
+    )
+    # first: x, tie, y; second: x, y, y -> 2 of 3 agree; margins (1/3, 1/3, 1/3) and (1/3, 2/3, 0):
+    # chance 1/9 + 2/9 = 1/3, kappa = (2/3 - 1/3) / (2/3) = 1/2
+    assert got == {
+        "sources": {"people": "import", "llm:judge": "llm"},
+        "common": 3,
+        "agree": 2,
+        "share": 2 / 3,
+        "kappa": 0.5,
+    }

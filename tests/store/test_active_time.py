@@ -1,4 +1,4 @@
-"""Active time and guideline versions (migration 17) on both engines: every label write stores its own active
+"""Active time and guideline versions (migration 19) on both engines: every label write stores its own active
 time and the guideline version in force, on the label and on its history event; undos and imports carry none;
 versions are appended by organizers only; the table export keeps its columns; the speed reads find the events."""
 

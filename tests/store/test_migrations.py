@@ -30,7 +30,9 @@ SHIPPED = {
     14: "8ea3699a3cd093bdfcfae57a8a8f79b96b5f683b9c8cc6f70d5edb485c8e443e",
     15: "ebd5668d3abb4e36269debd9bd369ef4bb134b45aa42d5fda26acb7506b3d785",
     16: "57b7111b03f9553c62702bf782f8c8bfcad011cdab24f77b2716aba564eb0a25",
-    17: "da0ccd297d793814d85d346e4b0c6dae7ba762b533f8b11dcf715b6769fed911",  # active time, guidelines
+    17: "3195a293430beaedd3ce4aa4bef697950de0c8c76002aefc9f6253b01e0d0c90",
+    18: "546b7650a95a6b38d034b0b5636829ff58929354b96bf42e39a9c755953e8ba3",  # re-shows + overlap
+    19: "da0ccd297d793814d85d346e4b0c6dae7ba762b533f8b11dcf715b6769fed911",  # active time, guidelines
 }
 
 
@@ -62,7 +64,9 @@ SHIPPED_POSTGRES = {
     14: "38907c3e23e37a2deffcecf3e66fb5fec45fc4caef00ee18ef42317b473f3c2d",
     15: "9f77220123648255181ee6f9b0e7e2b85433ede45aa9406a7a2ad836f4f97c2d",
     16: "829dcc108d27cdf1aaabaa13945afb0bde36d39382068864d57845c2aae4c027",
-    17: "098336f0152fbec13c08c8dc080542fd43e4cf277a2cc7fa2da87b3ae3224181",  # active time, guidelines
+    17: "eebd297616a26e70544330e4ca1f845618d95c7811495a2686102a601d149673",
+    18: "21ea6ad9afcfbe59e3151e6417e6846496dff24c741262dbcdb6f0565ef7524b",  # re-shows + overlap
+    19: "098336f0152fbec13c08c8dc080542fd43e4cf277a2cc7fa2da87b3ae3224181",  # active time, guidelines
 }
 
 
@@ -134,10 +138,25 @@ def test_the_table_refuses_values_off_the_registry_scale(tmp_path, kind):
         "run_a": run_name,
         "run_b": run_name + "-other",
         "occurrence": 0,
+        "nugget": 1,
+        "answer": 1,
     }
     conversation = column(db, "SELECT conversation_id FROM turns WHERE id = :t", {"t": nugget["turn_id"]})[0]
     extra = {"conversation_id": conversation} if kind.table == "ptkb_labels" else {}
     source = column(db, "SELECT name FROM sources ORDER BY name LIMIT 1")[0]
+    if kind.table == "bank_matches":  # its items are a stored bank answer and a stored response
+        with write(db):
+            run(db, "INSERT INTO bank_topics VALUES (:t, '{}', NULL, 'now')", {"t": nugget["turn_id"]})
+            run(
+                db,
+                "INSERT INTO bank_nuggets VALUES (:t, 1, 'Q', 'OR', NULL, NULL, 'original', NULL, 'now')",
+                {"t": nugget["turn_id"]},
+            )
+            run(
+                db,
+                "INSERT INTO bank_answers VALUES (:t, 1, 1, 'A', '[]', NULL, 'original', NULL, 'now')",
+                {"t": nugget["turn_id"]},
+            )
     columns = {**{c: known[c] for c in kind.item_columns}, **extra, "source": source, "updated_at": "2026-01-01"}
 
     def insert(value: int) -> None:

@@ -174,3 +174,15 @@ def test_the_reader_names_file_line_and_field(tmp_path):
         with pytest.raises(FormatError) as caught:
             parse_battles(bad)
         assert caught.value.line == 2 and expected in caught.value.expected, line
+
+
+def test_the_existence_check_agrees_with_scipys_strong_components():
+    from scipy.sparse.csgraph import connected_components
+
+    rng = np.random.default_rng(11)
+    for density in (0.1, 0.2, 0.4):
+        graphs = rng.random((200, 9, 9)) < density
+        ours = bt._strongly_connected(graphs)
+        reference = [connected_components(g, directed=True, connection="strong")[0] == 1 for g in graphs]
+        assert ours.tolist() == reference
+        assert [bt.mle_exists(g.astype(float)) for g in graphs[:20]] == reference[:20]

@@ -32,10 +32,11 @@ def test_every_task_has_a_prompt_whose_version_is_name_and_hash():
         "importance",
         "citation",
         "battle",
+        "bank-match",
     }
     every = [*prompts.PROMPTS.values(), *prompts.VARIANTS.values()]
     versions = {p.version for p in every}
-    assert len(versions) == 11
+    assert len(versions) == 12
     for p in every:
         name, digest = p.version.split("@")
         assert name == p.name and len(digest) == 8
