@@ -20,6 +20,7 @@ from assess.errors import AssessError
 from assess.tasks import MATCH_SUPPORT, Label, LabelKind, Task, label_kind, source_kind
 from store.db import Store, column, columns, each, insert_rows, now, row, rows, run, run_many, write
 from store.rights import check_writer
+from store.schema.active_time import TIMED_TABLES
 from store.schema.postgres import history_insert_trigger
 
 Item = tuple[str, ...]
@@ -40,24 +41,56 @@ def _key(kind: LabelKind, source: str, item: Item) -> dict[str, Any]:
     return dict(zip(kind.key_columns, (source, *item), strict=True))
 
 
+_GUIDELINE_NOW = "(SELECT MAX(g.version) FROM guidelines g WHERE g.task = :guideline_task)"
+"""The version of the task's guideline in force (NULL: none yet), read in the write's own statement."""
+
+
+def _timed(kind: LabelKind) -> bool:
+    """Whether the kind's table records active time and guideline versions (migration 19)."""
+    return kind.table in TIMED_TABLES
+
+
 def _upsert_sql(kind: LabelKind, extra: Sequence[str]) -> str:
     columns = [*kind.key_columns, *extra, kind.value_column, "note", "mode", "via", "updated_at"]
+    cells = [":" + c for c in columns]
     updates = [
         f"{kind.value_column} = excluded.{kind.value_column}",
         f"note = COALESCE(excluded.note, {kind.table}.note)",
     ]
     updates += [f"{c} = excluded.{c}" for c in (*extra, "mode", "via", "updated_at")]
+    if _timed(kind):  # every write records its own active time (NULL: not timed) and the guideline in force
+        columns += ["active_ms", "guideline_version"]
+        cells += [":active_ms", _GUIDELINE_NOW]
+        updates += ["active_ms = excluded.active_ms", "guideline_version = excluded.guideline_version"]
     return (
-        f"INSERT INTO {kind.table} ({', '.join(columns)}) VALUES ({', '.join(':' + c for c in columns)}) "
+        f"INSERT INTO {kind.table} ({', '.join(columns)}) VALUES ({', '.join(cells)}) "
         f"ON CONFLICT({', '.join(kind.conflict_columns)}) DO UPDATE SET {', '.join(updates)}"
     )
 
 
+def _check_active_ms(active_ms: object) -> int | None:
+    """An active time in whole milliseconds (>= 0), or None."""
+    if active_ms is None:
+        return None
+    if isinstance(active_ms, bool) or not isinstance(active_ms, int) or active_ms < 0:
+        raise AssessError(f"an active time is a whole number of milliseconds >= 0, not {active_ms!r}")
+    return active_ms
+
+
 def _upsert_params(
-    kind: LabelKind, source: str, key: Item, extra: Mapping[str, Any], value, note, mode, via, at: str
+    kind: LabelKind,
+    source: str,
+    key: Item,
+    extra: Mapping[str, Any],
+    value,
+    note,
+    mode,
+    via,
+    at: str,
+    active_ms: int | None = None,
 ) -> dict[str, Any]:
     """The parameters of :func:`_upsert_sql` for one label."""
-    return {
+    params = {
         **_key(kind, source, key),
         **extra,
         kind.value_column: value,
@@ -66,6 +99,9 @@ def _upsert_params(
         "via": via,
         "updated_at": at,
     }
+    if _timed(kind):
+        params.update(active_ms=active_ms, guideline_task=kind.task.value)
+    return params
 
 
 def _extra_columns(db: Store, kind: LabelKind, item: Item, extra: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -93,18 +129,23 @@ def save(
     via: str | None,
     extra: Mapping[str, Any] | None = None,
     at: str | None = None,
+    active_ms: int | None = None,
 ) -> None:
-    """Write (insert or replace) one label; a note given as None keeps the label's existing note."""
+    """Write (insert or replace) one label; a note given as None keeps the label's existing note.
+
+    ``active_ms``: how long the item was on screen and active before the key press (None: not timed); the
+    label and its history event also record the version of the task's guideline in force."""
     kind = label_kind(task)
     key = _item(kind, item)
     checked = kind.check(value)
+    timed = _check_active_ms(active_ms)
     with write(db):
         check_writer(db, source)  # an account disabled meanwhile saves nothing (same transaction)
         columns = _extra_columns(db, kind, key, extra)
         run(
             db,
             _upsert_sql(kind, tuple(columns)),
-            _upsert_params(kind, source, key, columns, checked, note, mode, via, at or now()),
+            _upsert_params(kind, source, key, columns, checked, note, mode, via, at or now(), timed),
         )
 
 
@@ -364,9 +405,10 @@ def undo(db: Store, task: str | Task, source: str) -> Item | None:
         if old is None:
             run(db, f"DELETE FROM {kind.table} WHERE {_where(kind)}", _key(kind, source, key))
         else:
+            untimed = ", active_ms = NULL" if _timed(kind) else ""  # an undo is no timed judgment
             run(
                 db,
-                f"UPDATE {kind.table} SET {kind.value_column} = :label_value, via = 'undo', "
+                f"UPDATE {kind.table} SET {kind.value_column} = :label_value, via = 'undo'{untimed}, "
                 f"updated_at = :updated_at WHERE {_where(kind)}",
                 {"label_value": _history_value(kind, old), "updated_at": now(), **_key(kind, source, key)},
             )

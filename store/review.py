@@ -297,3 +297,40 @@ def adjudication_reason(note: str | None, by: str) -> str:
     if note == f"by {by}" or note.startswith(f"by {by}: "):
         return note.removeprefix(f"by {by}").removeprefix(": ")
     return ""
+
+
+# ------------------------------------------------------------------------------------------- active time
+
+
+def timed_events(db: Store, *, assessor: str | None = None) -> list[dict]:
+    """Every assessor's label events (from the history, oldest first; one assessor's with ``assessor``) that
+    carry an active time: assessor, task, item (as the history spells it), value (new), mode, active_ms,
+    guideline_version, at, and for passage events ``length``, the passage text's length in characters (None:
+    no text stored). Undos carry no time; bulk imports none either."""
+    sql = (
+        "SELECT h.source AS assessor, h.label_table AS task, h.item AS item, h.new_value AS value, h.mode AS mode, "
+        "h.active_ms AS active_ms, h.guideline_version AS guideline_version, h.at AS at "
+        "FROM label_history h JOIN sources s ON s.name = h.source AND s.kind = 'assessor' "
+        "WHERE h.active_ms IS NOT NULL"
+    )
+    params: dict[str, str] = {}
+    if assessor is not None:
+        sql, params = sql + " AND h.source = :assessor", {"assessor": assessor}
+    found = rows(db, sql + " ORDER BY h.id", params)
+    decode = LABEL_KINDS[Task.PASSAGE].key.decode
+    passages = {decode(e["item"])[1] for e in found if e["task"] == Task.PASSAGE.value}
+    lengths = passage_lengths(db, passages)
+    for e in found:
+        e["length"] = lengths.get(decode(e["item"])[1]) if e["task"] == Task.PASSAGE.value else None
+    return found
+
+
+def passage_lengths(db: Store, passage_ids) -> dict[str, int | None]:
+    """{passage id: its text's length in characters, None when no text is stored} of the given passages."""
+    ids = sorted(passage_ids)
+    out: dict[str, int | None] = {}
+    for start in range(0, len(ids), 500):
+        listed, params = _in_list(ids[start : start + 500], "p")
+        for r in each(db, f"SELECT id, length(text) AS chars FROM passages WHERE id IN ({listed})", params):
+            out[r["id"]] = r["chars"]
+    return out

@@ -123,11 +123,13 @@ def citation_screen(db, assessor: str, turn_id: str, item: str) -> CitationScree
     )
 
 
-def save_citation(db, assessor: str, turn_id: str, item: str, value: int | None) -> None:
+def save_citation(
+    db, assessor: str, turn_id: str, item: str, value: int | None, *, active_ms: int | None = None
+) -> None:
     """One key press: the assessor's citation-support label of the item (None: cannot judge), in one transaction."""
     run, sentence, passage_id = citation_parts(item)
     cited.save_citation_label(
-        db, assessor, turn_id, run, sentence, passage_id, value, mode=JudgingMode.BLIND, via="key"
+        db, assessor, turn_id, run, sentence, passage_id, value, mode=JudgingMode.BLIND, via="key", active_ms=active_ms
     )
 
 
@@ -163,9 +165,10 @@ def ntr_support_of(db, assessor: str, nugget_id: int, run: str) -> int | None:
     return None if found is None else found.value
 
 
-def save_ntr_support(db, assessor: str, item: str, value: int, *, mode: str) -> None:
+def save_ntr_support(db, assessor: str, item: str, value: int, *, mode: str, active_ms: int | None = None) -> None:
     """One key press: the assessor's graded NtR label of the item (one transaction)."""
-    labels.save(db, Task.NTR_SUPPORT, assessor, _ntr_label_key(db, item), value, mode=mode, via="ui")
+    key = _ntr_label_key(db, item)
+    labels.save(db, Task.NTR_SUPPORT, assessor, key, value, mode=mode, via="ui", active_ms=active_ms)
 
 
 def undo_ntr_support(db, assessor: str) -> tuple[str, str] | None:

@@ -116,7 +116,9 @@ def test_a_store_at_schema_13_keeps_its_citation_labels_and_history(store_target
     db = open_db(store_target)  # migrates
     try:
         assert schema_version(db) == len(MIGRATIONS) >= 14
-        assert rows(db, LABELS) == labels_before  # every row and column as it was
+        after = rows(db, LABELS)
+        assert [{c: r[c] for c in labels_before[0]} for r in after] == labels_before  # every row and column as it was
+        assert {(r["active_ms"], r["guideline_version"]) for r in after} == {(None, None)}  # migration 19's: empty
         assert rows(db, HISTORY) == history_before  # the rebuild wrote no history
         # the triggers record as before, and 'cannot judge' is now a label of its own
         labels.save(db, Task.CITATION, "amy", ("1_1", "r", 1, "d:2"), None, mode="blind", via="key")

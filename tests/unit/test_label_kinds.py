@@ -51,7 +51,10 @@ def test_every_label_table_is_exported_in_registry_order():
 
 @pytest.mark.parametrize("kind", LABEL_KINDS.values(), ids=lambda k: k.task.value)
 def test_table_export_columns_follow_the_registry(db, kind):
-    stored = [r["name"] for r in rows(db, f"PRAGMA table_info({kind.table})")]
+    from store.schema.active_time import TIMED_COLUMNS
+
+    # active time and guideline versions (migration 19) are read by `audit speed`, not the table export
+    stored = [r["name"] for r in rows(db, f"PRAGMA table_info({kind.table})") if r["name"] not in TIMED_COLUMNS]
     expected = list(stored)
     if kind.missing_column is not None:
         expected.insert(stored.index(kind.value_column) + 1, kind.missing_column)
