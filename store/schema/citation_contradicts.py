@@ -6,9 +6,11 @@ sentence states) beside 2 fully, 1 partially, 0 not supported and -1 irrelevant;
 Below -1 so that "supported" remains ``support >= 1``: every citation measure reads a contradicting citation
 as not supporting, and ``score citations`` adds its share (docs/measures.md). No row changes.
 
-SQLite cannot change a CHECK: the table is rebuilt as migration 14 rebuilt it (its three history triggers
-dropped first and made again afterwards with migration 14's value expression,
-:data:`store.schema.V14_CITATION_HISTORY`), so no copied row writes history and every later change does.
+SQLite cannot change a CHECK: the table is rebuilt as migration 14 rebuilt it, with every column it has by
+then (the active time and guideline version included), its three history triggers dropped first and made
+again afterwards as they were (migration 14's value expression, :data:`store.schema.V14_CITATION_HISTORY`; the
+insert and update triggers copying the active-time columns), so no copied row writes history and every later
+change does.
 PostgreSQL replaces the column's CHECK in place (the triggers are untouched); its script may run twice.
 """
 
@@ -27,11 +29,14 @@ CREATE TABLE citation_labels_contradicts (
     mode TEXT NOT NULL DEFAULT 'import',
     via TEXT,
     updated_at TEXT NOT NULL,
+    active_ms INTEGER CHECK (active_ms IS NULL OR active_ms >= 0),
+    guideline_version INTEGER CHECK (guideline_version IS NULL OR guideline_version >= 1),
     PRIMARY KEY (source, turn_id, run, sentence, passage_id)
 ) WITHOUT ROWID;
-INSERT INTO citation_labels_contradicts
-    (source, turn_id, run, sentence, passage_id, support, note, mode, via, updated_at)
-    SELECT source, turn_id, run, sentence, passage_id, support, note, mode, via, updated_at FROM citation_labels;
+INSERT INTO citation_labels_contradicts (source, turn_id, run, sentence, passage_id, support, note, mode, via,
+    updated_at, active_ms, guideline_version)
+    SELECT source, turn_id, run, sentence, passage_id, support, note, mode, via, updated_at, active_ms,
+        guideline_version FROM citation_labels;
 DROP TABLE citation_labels;
 ALTER TABLE citation_labels_contradicts RENAME TO citation_labels;
 """

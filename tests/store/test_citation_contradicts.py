@@ -64,8 +64,9 @@ def test_a_store_from_before_keeps_its_labels_and_history_and_takes_contradicts(
                 "INSERT INTO sources (name, kind, created_at) VALUES ('amy', 'assessor', 'x')",
                 "INSERT INTO runs (name, kind, imported_at) VALUES ('r', 'response', 'x')",
                 "INSERT INTO citation_labels (source, turn_id, run, sentence, passage_id, support, note, mode, via, "
-                "updated_at) VALUES ('amy', '1_1', 'r', 1, 'd:1', 2, 'clear', 'blind', 'key', '2026-01-01T00:00:00Z'), "
-                "('amy', '1_1', 'r', 1, 'd:2', NULL, NULL, 'blind', 'key', '2026-01-01T00:00:01Z')",
+                "updated_at, active_ms) VALUES "
+                "('amy', '1_1', 'r', 1, 'd:1', 2, 'clear', 'blind', 'key', '2026-01-01T00:00:00Z', 1500), "
+                "('amy', '1_1', 'r', 1, 'd:2', NULL, NULL, 'blind', 'key', '2026-01-01T00:00:01Z', NULL)",
             ):
                 run(old, sql)
         with pytest.raises(IntegrityError), write(old):  # before: -2 is off the scale
@@ -77,7 +78,8 @@ def test_a_store_from_before_keeps_its_labels_and_history_and_takes_contradicts(
     db = open_db(store_target)  # migrates
     try:
         assert schema_version(db) == len(MIGRATIONS) > BEFORE
-        assert rows(db, LABELS) == labels_before
+        assert rows(db, LABELS) == labels_before  # every column, the active time included
+        assert rows(db, "SELECT active_ms FROM label_history ORDER BY id") == [{"active_ms": 1500}, {"active_ms": None}]
         assert rows(db, HISTORY) == history_before  # the rebuild wrote no history
         labels.save(db, Task.CITATION, "amy", ("1_1", "r", 1, "d:1"), CITATION_CONTRADICTS, mode="blind", via="key")
         labels.save(db, Task.CITATION, "amy", ("1_1", "r", 1, "d:2"), CITATION_CONTRADICTS, mode="blind", via="key")
@@ -86,7 +88,7 @@ def test_a_store_from_before_keeps_its_labels_and_history_and_takes_contradicts(
             ("1_1 r 1 d:2", "cannot-judge", "-2"),
         ]
         assert labels.undo(db, Task.CITATION, "amy") == ("1_1", "r", "1", "d:2")
-        assert labels.get(db, Task.CITATION, "amy", ("1_1", "r", 1, "d:2"))["value"] is None
+        assert labels.get(db, Task.CITATION, "amy", ("1_1", "r", 1, "d:2")).value is None
         with pytest.raises(IntegrityError), write(db):  # the CHECK still stops below -2
             run(db, "UPDATE citation_labels SET support = -3 WHERE passage_id = 'd:1'")
         assert rows(db, "SELECT support FROM citation_labels WHERE passage_id = 'd:1'") == [{"support": -2}]

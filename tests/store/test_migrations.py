@@ -31,7 +31,9 @@ SHIPPED = {
     15: "ebd5668d3abb4e36269debd9bd369ef4bb134b45aa42d5fda26acb7506b3d785",
     16: "57b7111b03f9553c62702bf782f8c8bfcad011cdab24f77b2716aba564eb0a25",
     17: "3195a293430beaedd3ce4aa4bef697950de0c8c76002aefc9f6253b01e0d0c90",
-    18: "0d563cc0a211c4a29cb2e3979aef95208329436109cf92a75378027629530ce4",  # citation 'contradicts'
+    18: "546b7650a95a6b38d034b0b5636829ff58929354b96bf42e39a9c755953e8ba3",  # re-shows + overlap
+    19: "da0ccd297d793814d85d346e4b0c6dae7ba762b533f8b11dcf715b6769fed911",  # active time, guidelines
+    20: "05c81cebb7849dba30e60e76cf36cda0a02e4b5eb47170ce8edb4759267173b5",  # citation 'contradicts'
 }
 
 
@@ -64,7 +66,9 @@ SHIPPED_POSTGRES = {
     15: "9f77220123648255181ee6f9b0e7e2b85433ede45aa9406a7a2ad836f4f97c2d",
     16: "829dcc108d27cdf1aaabaa13945afb0bde36d39382068864d57845c2aae4c027",
     17: "eebd297616a26e70544330e4ca1f845618d95c7811495a2686102a601d149673",
-    18: "64265bf36eff3f6a4c533f8247e08b9324a3f3997c1b1de6c4459c2f34da6f04",  # citation 'contradicts'
+    18: "21ea6ad9afcfbe59e3151e6417e6846496dff24c741262dbcdb6f0565ef7524b",  # re-shows + overlap
+    19: "098336f0152fbec13c08c8dc080542fd43e4cf277a2cc7fa2da87b3ae3224181",  # active time, guidelines
+    20: "64265bf36eff3f6a4c533f8247e08b9324a3f3997c1b1de6c4459c2f34da6f04",  # citation 'contradicts'
 }
 
 
