@@ -377,6 +377,21 @@ _SAMPLE_VALUES = (
 )
 
 
+def _sample_params(p: Prejudgment) -> dict:
+    """The parameters of :data:`_SAMPLE_VALUES`: the parsed answers to the same input as ``p``."""
+    return {
+        "source": p.source,
+        "task": str(p.task),
+        "turn_id": p.turn_id,
+        "item_id": p.item_id,
+        "model": p.model,
+        "prompt_version": p.prompt_version,
+        "input_hash": p.input_hash,
+        "ok": ParseStatus.OK.value,
+        "repaired": ParseStatus.REPAIRED.value,
+    }
+
+
 def _write_label(db: Store, p: Prejudgment, ctx: dict) -> None:
     """The label a parsed answer gives its source (a label already holding the value is left alone).
 
@@ -386,17 +401,7 @@ def _write_label(db: Store, p: Prejudgment, ctx: dict) -> None:
         answers = column(
             db,
             _SAMPLE_VALUES,
-            {
-                "source": p.source,
-                "task": str(p.task),
-                "turn_id": p.turn_id,
-                "item_id": p.item_id,
-                "model": p.model,
-                "prompt_version": p.prompt_version,
-                "input_hash": p.input_hash,
-                "ok": ParseStatus.OK.value,
-                "repaired": ParseStatus.REPAIRED.value,
-            },
+            _sample_params(p),
         )
         value_ = consensus([int(json.loads(a)) for a in answers]) if len(answers) > 1 else int(p.parsed)
         item = label_item(p.task, p.turn_id, p.item_id)
@@ -421,17 +426,7 @@ def _write_bank_match(db: Store, p: Prejudgment, item: tuple, contains: int) -> 
     answers = rows(
         db,
         _SAMPLE_VALUES.replace("SELECT parsed", "SELECT parsed, note"),
-        {
-            "source": p.source,
-            "task": str(p.task),
-            "turn_id": p.turn_id,
-            "item_id": p.item_id,
-            "model": p.model,
-            "prompt_version": p.prompt_version,
-            "input_hash": p.input_hash,
-            "ok": ParseStatus.OK.value,
-            "repaired": ParseStatus.REPAIRED.value,
-        },
+        _sample_params(p),
     )
     agreeing = [a["note"] for a in answers if int(json.loads(a["parsed"])) == contains] if contains else []
     sentences = tuple(sorted({n for note in agreeing for n in bank_match_sentences(note)}))
