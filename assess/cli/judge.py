@@ -107,6 +107,21 @@ def add_commands(sub) -> None:
     )
     p.add_argument("--sample", type=int, help="probe: how many graded passages to re-judge (default 50)")
     p.add_argument("--seed", type=int, default=0, help="probe: seed of the sample (default 0)")
+    p.add_argument(
+        "--join",
+        action="store_true",
+        help="work on the shared job of --source and --task with other processes, on this host or others sharing "
+        "the store: start it when none runs, join it when one does (same model and options), resume it when its "
+        "last worker stopped; each worker claims blocks of items under a lease (see docs/deploy.md)",
+    )
+    p.add_argument("--block-size", type=int, help="--join: items per claimed block of a new job (default 200)")
+    p.add_argument(
+        "--lease",
+        type=float,
+        metavar="SECONDS",
+        help="--join: how long a claimed block stays with a worker that stopped renewing it (default 2 x --timeout, "
+        "at least 60 s)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=cmd_prejudge)
@@ -116,7 +131,9 @@ def add_commands(sub) -> None:
         help="pre-judging jobs, newest first (a killed one is shown as interrupted)",
         description="The latest pre-judging jobs with their status (running, done, stopped, failed, "
         "interrupted), progress, process and last heartbeat. A 'running' job whose process "
-        "is gone or whose heartbeat is older than its limit is marked interrupted first.",
+        "is gone or whose heartbeat is older than its limit is marked interrupted first. A shared job (prejudge "
+        "--join) lists its workers below it: host, pid, status, blocks claimed, items held, results stored, "
+        "last heartbeat.",
     )
     add_db_argument(p)
     p.add_argument("--limit", type=int, default=20, help="how many jobs (default 20)")
@@ -205,6 +222,9 @@ def _request(args):
         probe=args.probe,
         sample=args.sample,
         seed=args.seed,
+        join=args.join,
+        block_size=args.block_size,
+        lease=args.lease,
     )
 
 
@@ -246,6 +266,10 @@ def cmd_prejudge(args) -> int:
         f"{s['source']} {s['task']}: {describe_stored(s)}, {s['already']} already "
         f"judged{skipped}; {s['tokens_in']:,} + {s['tokens_out']:,} tokens in {s['seconds']:.1f} s"
     )
+    if "worker" in s:
+        print(
+            f"job {s['job']} {s['status']}: {s['job_done']} of {s['job_planned']} stored (this was worker {s['worker']})"
+        )
     if s["error"]:
         print(
             f"{s['error']} calls failed (last: {s['last_error']}); run the command again to retry them", file=sys.stderr
@@ -305,9 +329,9 @@ def _probe(db, request, args) -> int:
 
 
 def cmd_jobs(args) -> int:
-    from store.jobs import jobs
+    from assess.services.jobs import describe_worker, job_listing
 
-    rows = jobs(open_store(args), limit=args.limit)
+    rows = job_listing(open_store(args), limit=args.limit)
     if args.json:
         print(json.dumps(rows))
         return 0
@@ -319,6 +343,8 @@ def cmd_jobs(args) -> int:
             f"{j['planned']} stored, started {j['started_at']}, pid {j['pid']} on {j['host']}, last heartbeat "
             f"{j['heartbeat_at']}" + (f"; {j['message']}" if j["message"] else "")
         )
+        for w in j.get("workers", ()):
+            print("  " + describe_worker(w))
     return 0
 
 

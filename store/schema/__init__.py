@@ -358,6 +358,7 @@ from store.schema.citation_cannot_judge import MIGRATION as _V14_TABLE  # noqa: 
 from store.schema.crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd studies, batches, workers)
 from store.schema.crowd_bindings import MIGRATION as _V12_CROWD_BINDINGS  # noqa: E402  (worker ids bound to a browser)
 from store.schema.history_guard import MIGRATION as _V7_HISTORY_GUARD  # noqa: E402  (no INSERT OR REPLACE)
+from store.schema.job_leases import MIGRATION as _JOB_LEASES  # noqa: E402  (shared jobs: workers, leased blocks, items)
 from store.schema.llm import MIGRATION as _V2_LLM  # noqa: E402  (LLM pre-judgments, jobs)
 from store.schema.nuggets import MIGRATION as _V4_NUGGETS  # noqa: E402  (duplicates, response nuggets, aspects)
 from store.schema.rag_audit import MIGRATION as _V9_TABLES  # noqa: E402  (cited responses, new labels, audit)
@@ -403,4 +404,5 @@ MIGRATIONS: list[str] = [
     _V12_CROWD_BINDINGS,
     _V13_ROLES,
     _V14_CITATION_CANNOT_JUDGE,
+    _JOB_LEASES,
 ]

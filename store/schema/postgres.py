@@ -768,8 +768,11 @@ _V14 = (
     + roles_script({"citation_labels": ""})
 )
 
+# Migration 15 (store/schema/job_leases.py): shared jobs, their workers, leased blocks and queued items.
+from store.schema.job_leases import POSTGRES as _JOB_LEASES  # noqa: E402
+
 # The PostgreSQL halves of the migrations after the baseline: (version, script), in order.
-LATER: list[tuple[int, str]] = [(9, _V9), (10, _V10), (11, _V11), (12, _V12), (13, _V13), (14, _V14)]
+LATER: list[tuple[int, str]] = [(9, _V9), (10, _V10), (11, _V11), (12, _V12), (13, _V13), (14, _V14), (15, _JOB_LEASES)]
 
 
 def migrations_from(current: int) -> list[tuple[int, str]]:

@@ -28,6 +28,7 @@ SHIPPED = {
     12: "e2873b63099cac2a30f6a5a851ecd9f1c6f6f9b18f65c3e31facfdd8e9d8041a",
     13: "b4e0497804e46e0a0b0b8c31975b062152d551bac49c3c2e80932567b4085dcd",
     14: "8ea3699a3cd093bdfcfae57a8a8f79b96b5f683b9c8cc6f70d5edb485c8e443e",
+    15: "6958d2c0f574b83530c9e8fbcd41cb611de7b11721ad9e534ffa35227e967017",  # job leases (store/schema/job_leases.py)
 }
 
 
@@ -57,6 +58,7 @@ SHIPPED_POSTGRES = {
     12: "59d75156eca878eabf615b3e7b26e250e430a304d087ce47a75aaf314df4fd8d",
     13: "eae6bf3d8ebdda3fef7e82fe832c7199e52a3920c597985e48511ef974d29980",
     14: "38907c3e23e37a2deffcecf3e66fb5fec45fc4caef00ee18ef42317b473f3c2d",
+    15: "a00ce3d106f32de1e8adce2d9fd629cd73aeed678abc0fe8a0d1d2e2e4b4a873",  # job leases
 }
 
 
