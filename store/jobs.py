@@ -90,6 +90,13 @@ def reap_stale_jobs(db: Store) -> list[int]:
         {"status": JobStatus.RUNNING.value},
     )
     dead = []
+    for j in rows(  # ended shared jobs whose worker rows still say running: a killed worker the job outlived
+        db,
+        "SELECT id, stale_after_s FROM prejudge_jobs j WHERE status != :status AND shared = 1 AND EXISTS "
+        "(SELECT 1 FROM job_workers w WHERE w.job_id = j.id AND w.status = :status)",
+        {"status": JobStatus.RUNNING.value},
+    ):
+        _reap_workers(db, j)
     for j in running:
         # a shared job lives while one of its workers does (or, before its first worker, its starter)
         why = stale_reason(j) if not j["shared"] or _reap_workers(db, j) else None
@@ -540,14 +547,36 @@ def mark_item(db: Store, job_id: int, seq: int, block: int, worker_id: int, stat
 
 
 def finish_block(db: Store, job_id: int, block: int, worker_id: int) -> None:
-    """Mark a block of this worker done (every item of it stored)."""
+    """Mark a block of this worker done once every item of it is stored; a block with an item still open (a
+    result the database lost) goes back to open instead, for the next claim to ask again."""
+    params = {"job": job_id, "block": block, "worker": worker_id}
     with write(db):
-        run(
+        done = run(
             db,
             "UPDATE job_blocks SET state = 'done', lease_until = NULL WHERE job_id = :job AND block = :block "
-            "AND worker_id = :worker AND state = 'claimed'",
+            "AND worker_id = :worker AND state = 'claimed' AND NOT EXISTS (SELECT 1 FROM job_items i WHERE "
+            "i.job_id = :job AND i.seq BETWEEN job_blocks.first_seq AND job_blocks.last_seq AND i.state = 'open')",
+            params,
+        )
+        if not done:
+            run(
+                db,
+                "UPDATE job_blocks SET state = 'open', worker_id = NULL, lease_until = NULL WHERE job_id = :job "
+                "AND block = :block AND worker_id = :worker AND state = 'claimed'",
+                params,
+            )
+
+
+def holds_block(db: Store, job_id: int, block: int, worker_id: int) -> bool:
+    """Does this worker still hold the block (claimed, not taken over by another worker)?"""
+    return bool(
+        value(
+            db,
+            "SELECT COUNT(*) AS n FROM job_blocks WHERE job_id = :job AND block = :block AND worker_id = :worker "
+            "AND state = 'claimed'",
             {"job": job_id, "block": block, "worker": worker_id},
         )
+    )
 
 
 def beat_worker(db: Store, job_id: int, worker_id: int, lease_s: float) -> None:

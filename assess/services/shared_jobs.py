@@ -390,7 +390,8 @@ class _Worker:
                 return True
 
         kept = _retrying(save)
-        if not kept:
+        # not kept: another worker took the block over, or a commit whose answer the connection lost went through
+        if not kept and not _retrying(lambda: store_jobs.holds_block(self.db, self.job_id, block, self.worker)):
             self.lost.add(block)
         return kept
 
