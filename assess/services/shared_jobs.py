@@ -253,46 +253,44 @@ class _Worker:
                 skip -= len(raws)
                 continue
             raws, skip = raws[skip:], 0
-            entries = []
-            for raw in raws:
-                if raw is None:
-                    entries.append(None)
-                    continue
-                turn_id, item_id, fields, parse_ctx, label_ctx = raw
-                first = jobs.chat_item(p.prompt, self.settings, turn_id, item_id, fields, parse_ctx, label_ctx)
-                entries.append((raw, first))
-            hashes = [e[1].input_hash for e in entries if e is not None]
-            answered: set = set()
-            cached: dict = {}
-            for i in range(0, len(hashes), HASHES_PER_QUERY):
-                part = hashes[i : i + HASHES_PER_QUERY]
-                answered |= prejudgments.answered_among(db, p.source, p.task, p.model, p.prompt_version, part)
-                cached |= prejudgments.cached_among(db, p.model, p.prompt_version, part)
-            for entry in entries:
-                counts["scanned"] += 1
-                if entry is None:
-                    counts["skipped"] += 1
-                    continue
-                (turn_id, item_id, fields, parse_ctx, label_ctx), first = entry
-                h = first.input_hash
-                missing = [k for k in range(p.samples) if (turn_id, item_id, h, k) not in answered]
-                if not missing:
-                    counts["already"] += 1
-                    continue
-                if limit is not None and counts["items"] >= limit:
-                    counts["deferred"] += 1
-                    continue
-                counts["items"] += 1
-                inputs = json.dumps([fields, parse_ctx, label_ctx], ensure_ascii=False)
-                for k in missing:
-                    source_id = cached.get((h, k))
-                    if source_id is None:
-                        counts["calls"] += 1
-                        counts["chars"] += jobs.message_chars(first.messages)
-                    buffer.append((counts["planned"], turn_id, item_id, k, h, inputs, source_id))
-                    counts["planned"] += 1
-                if len(buffer) >= self.block_size:  # a block ends at an item's last answer
-                    flush()
+            for first_of_chunk in range(0, len(raws), HASHES_PER_QUERY):  # a few hundred rendered at a time
+                chunk = raws[first_of_chunk : first_of_chunk + HASHES_PER_QUERY]
+                entries = []
+                for raw in chunk:
+                    if raw is None:
+                        entries.append(None)
+                        continue
+                    turn_id, item_id, fields, parse_ctx, label_ctx = raw
+                    first = jobs.chat_item(p.prompt, self.settings, turn_id, item_id, fields, parse_ctx, label_ctx)
+                    entries.append((raw, first))
+                hashes = [e[1].input_hash for e in entries if e is not None]
+                answered = prejudgments.answered_among(db, p.source, p.task, p.model, p.prompt_version, hashes)
+                cached = prejudgments.cached_among(db, p.model, p.prompt_version, hashes)
+                for entry in entries:
+                    counts["scanned"] += 1
+                    if entry is None:
+                        counts["skipped"] += 1
+                        continue
+                    (turn_id, item_id, fields, parse_ctx, label_ctx), first = entry
+                    h = first.input_hash
+                    missing = [k for k in range(p.samples) if (turn_id, item_id, h, k) not in answered]
+                    if not missing:
+                        counts["already"] += 1
+                        continue
+                    if limit is not None and counts["items"] >= limit:
+                        counts["deferred"] += 1
+                        continue
+                    counts["items"] += 1
+                    inputs = json.dumps([fields, parse_ctx, label_ctx], ensure_ascii=False)
+                    for k in missing:
+                        source_id = cached.get((h, k))
+                        if source_id is None:
+                            counts["calls"] += 1
+                            counts["chars"] += jobs.message_chars(first.messages)
+                        buffer.append((counts["planned"], turn_id, item_id, k, h, inputs, source_id))
+                        counts["planned"] += 1
+                    if len(buffer) >= self.block_size:  # a block ends at an item's last answer
+                        flush()
         flush(final=True)
         _retrying(lambda: store_jobs.finish_planning(db, self.job_id))
 
