@@ -325,6 +325,11 @@ def turn_items(
     return list(_READERS[task](db, contexts, _Scope(depth, nugget_source, qrels, relevant, dedup, turn)))
 
 
+def ntr_run(item_id: str) -> str:
+    """The run an NtR item (``'<nugget id> <run>'``) is about."""
+    return LABEL_KINDS[Task.NTR].key.decode_id(item_id)[1]
+
+
 def copied_outcome(plan_: Plan, item: Item, job_id: int, answer: dict) -> prejudgments.Prejudgment:
     """An earlier answer (:func:`store.prejudgments.answer`) copied for ``item`` instead of asking again."""
     return _outcome(

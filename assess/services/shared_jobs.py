@@ -53,6 +53,7 @@ class Scope:
     qrels: str | None = None
     relevant: int = 2
     dedup: bool = False
+    runs: tuple[str, ...] | None = None  # ntr: only these runs' non-empty responses (``nuggets match``)
 
 
 def options_key(scope: Scope, *, limit: int | None, samples: int, temperature: float) -> str:
@@ -173,21 +174,27 @@ def run_shared(
     job_ = store_jobs.shared_job(db, job_id)
     tally.plan = dataclasses.replace(
         shell,
-        covered=job_["scanned"] - job_["skipped"],
+        covered=job_["already"] + job_["items"] + job_["deferred"],
         already=job_["already"],
         skipped=job_["skipped"],
         skipped_reason=PREJUDGE_TASKS[task].skipped if job_["skipped"] else None,
         deferred=job_["deferred"],
     )
     summary = tally.summary(job_id, job_["status"])
-    return summary | {"worker": worker, "role": role, "job_done": job_["done"], "job_planned": job_["planned"]}
+    return summary | {
+        "worker": worker,
+        "role": role,
+        "covered": tally.plan.covered,
+        "job_done": job_["done"],
+        "job_planned": job_["planned"],
+    }
 
 
 def _estimate(shell: jobs.Plan, job_: dict, concurrency: int, latency_s: float | None) -> dict:
     """The job's estimate from the counts its planner keeps on its row (what is left of it for a joining worker)."""
     plan_ = dataclasses.replace(
         shell,
-        covered=job_["scanned"] - job_["skipped"],
+        covered=job_["already"] + job_["items"] + job_["deferred"],
         already=job_["already"],
         skipped=job_["skipped"],
         skipped_reason=PREJUDGE_TASKS[shell.task].skipped if job_["skipped"] else None,
@@ -201,6 +208,20 @@ def _estimate(shell: jobs.Plan, job_: dict, concurrency: int, latency_s: float |
         concurrency=concurrency,
         latency_s=latency_s,
     )
+
+
+def _reader_options(scope: Scope) -> dict:
+    options = dataclasses.asdict(scope)
+    del options["runs"]
+    return options
+
+
+def _in_runs(raw: tuple, runs: tuple[str, ...] | None) -> bool:
+    """Does an NtR item belong to a job restricted to ``runs`` (its run named, its response not empty)?"""
+    if runs is None:
+        return True
+    turn_id, item_id, fields, *_ = raw
+    return jobs.ntr_run(item_id) in runs and bool(fields["response"].strip())
 
 
 class _Worker:
@@ -248,7 +269,7 @@ class _Worker:
             buffer = []
 
         for turn in prejudgments.turn_order(db):
-            raws = jobs.turn_items(db, task, contexts, turn, **dataclasses.asdict(scope))
+            raws = jobs.turn_items(db, task, contexts, turn, **_reader_options(scope))
             if skip >= len(raws):
                 skip -= len(raws)
                 continue
@@ -260,16 +281,21 @@ class _Worker:
                     if raw is None:
                         entries.append(None)
                         continue
+                    if not _in_runs(raw, scope.runs):
+                        entries.append(False)
+                        continue
                     turn_id, item_id, fields, parse_ctx, label_ctx = raw
                     first = jobs.chat_item(p.prompt, self.settings, turn_id, item_id, fields, parse_ctx, label_ctx)
                     entries.append((raw, first))
-                hashes = [e[1].input_hash for e in entries if e is not None]
+                hashes = [e[1].input_hash for e in entries if e]
                 answered = prejudgments.answered_among(db, p.source, p.task, p.model, p.prompt_version, hashes)
                 cached = prejudgments.cached_among(db, p.model, p.prompt_version, hashes)
                 for entry in entries:
                     counts["scanned"] += 1
                     if entry is None:
                         counts["skipped"] += 1
+                        continue
+                    if entry is False:  # another run's item, or an empty response: not this job's
                         continue
                     (turn_id, item_id, fields, parse_ctx, label_ctx), first = entry
                     h = first.input_hash

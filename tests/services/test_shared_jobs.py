@@ -222,3 +222,30 @@ def test_joining_is_refused_with_one_line_where_it_cannot_work(demo):
     alone = run_cli(*base, url, db=demo)  # a run of one process is refused while the shared job runs
     assert alone.returncode == 2 and "error: job 2 is already pre-judging passage for llm:stub" in alone.stderr
     assert rows(demo, "SELECT COUNT(*) FROM prejudgments") == [(0,)]
+
+
+def test_nuggets_match_joins_a_shared_ntr_job_of_the_runs_only(demo):
+    from tests.services.test_nugget_match import items, stored_labels
+    from tests.stub_llm import Reply, enclosed
+
+    def rule(request):  # yes when the gold nugget's text has an even length
+        return Reply(content="yes" if len(enclosed(request, "nugget")) % 2 == 0 else "no")
+
+    args = ("nuggets", "match", "--gold", "gold", "--run", "demo-rerank", "--method", "ntr", "--backend", "chat")
+    with StubLLM(reply=rule) as stub:
+        proc = run_cli(*args, "--model", "stub-1", "--endpoint", stub.base_url, "--join", "--block-size", "7",
+                       "--json", db=demo)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        asked = len(stub.requests)
+    out = json.loads(proc.stdout)["matching"]
+    cases = items(demo, ("demo-rerank",))
+    assert asked == len(cases) == out["asked"] == out["covered"] == 64  # the other runs' items are not this job's
+    assert stored_labels(demo, "llm:stub-1") == {
+        (c["turn_id"], c["nugget_id"], c["run"]): int(len(c["nugget"]) % 2 == 0) for c in cases
+    }
+    assert rows(demo, "SELECT task, status, planned, done, shared FROM prejudge_jobs") == [("ntr", "done", 64, 64, 1)]
+    assert rows(demo, "SELECT COUNT(*), SUM(claimed), SUM(done) FROM job_workers") == [(1, 10, 64)]  # 64 / 7
+    refused = run_cli(*args[:-4], "--method", "ntn", "--backend", "chat", "--model", "stub-1", "--endpoint",
+                      "http://127.0.0.1:9/v1", "--join", db=demo)  # fmt: skip
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == "error: --join shares an NtR match with a chat model (--method ntr --backend chat)"
