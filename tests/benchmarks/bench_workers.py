@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -170,7 +171,7 @@ def start_worker(url: str, base_url: str, model: str, *options: str) -> subproce
     return proc
 
 
-def finish(proc: subprocess.Popen) -> dict:
+def finish(proc: subprocess.Popen, expect: int = 0) -> dict:
     """Wait for a worker: its CPU seconds, peak RSS (MB), statements sent and output."""
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -178,7 +179,7 @@ def finish(proc: subprocess.Popen) -> dict:
     for f in proc.files:
         f.close()
     statements = next((int(line.split()[1]) for line in err.splitlines() if line.startswith("BENCH-STATEMENTS")), 0)
-    if proc.returncode != 0:
+    if proc.returncode != expect:
         raise RuntimeError(f"worker failed ({proc.returncode}):\n{err[-3000:]}")
     return {
         "cpu": usage.ru_utime + usage.ru_stime,
@@ -253,6 +254,28 @@ def part_a(
         stub.wait()
 
 
+def plan_only(cluster, url: str, items: int, block: int) -> None:
+    """Only the planner of a large job (it reads, renders, hashes and queues every item): its rate and peak RSS.
+    The endpoint refuses every call, so the worker stops once the first calls fail."""
+    print(f"Part B, planning only: {items:,} items, blocks of {block}")
+    pg0 = cpu_seconds(postmaster_pid(cluster), children=True)
+    start = time.perf_counter()
+    proc = start_worker(url, "http://127.0.0.1:9/v1", "bench-plan", "--block-size", str(block), "--retries", "0")
+    result = finish(proc, expect=2)
+    from store import open_db
+    from store.db import row
+
+    with open_db(url) as db:
+        job = row(db, "SELECT planned, started_at, planned_at FROM prejudge_jobs WHERE model = 'bench-plan'")
+    assert job["planned"] == items, job
+    seconds = seconds_between(job["started_at"], job["planned_at"])
+    print(
+        f"  {items:,} items queued in {seconds:.0f} s = {items / seconds:,.0f} items/s (wall {time.perf_counter() - start:.0f} s); "
+        f"worker peak RSS {result['rss_mb']:.0f} MB; CPU s: worker {result['cpu']:.0f}, PostgreSQL "
+        f"{cpu_seconds(postmaster_pid(cluster), children=True) - pg0:.0f}"
+    )  # fmt: skip
+
+
 def part_b(cluster, url: str, items: int, concurrency: int, block: int) -> None:
     from store import open_db
     from store.db import value
@@ -305,7 +328,9 @@ def main() -> None:
     parser.add_argument("--per-turn", type=int, default=1000, help="part B: pooled passages per turn")
     parser.add_argument("--big-concurrency", type=int, default=16)
     parser.add_argument("--block-size", type=int, default=1000)
+    parser.add_argument("--plan-only", action="store_true", help="part B: only plan the large job (its RSS and rate)")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the cluster and the stub on a kill too
     from tests import pg
 
     cluster = pg.start_cluster()
@@ -322,7 +347,10 @@ def main() -> None:
             turns = -(-args.items // args.per_turn)
             build_store(url, turns, args.per_turn)
             print(f"  store of {turns * args.per_turn:,} pooled passages built in {time.perf_counter() - t:.0f} s")
-            part_b(cluster, url, turns * args.per_turn, args.big_concurrency, args.block_size)
+            if args.plan_only:
+                plan_only(cluster, url, turns * args.per_turn, args.block_size)
+            else:
+                part_b(cluster, url, turns * args.per_turn, args.big_concurrency, args.block_size)
     finally:
         pg.remove_cluster(cluster)
 
