@@ -37,6 +37,8 @@ class Task(StrEnum):
     NTR_SUPPORT = "ntr-support"  # graded NtR: how far a response supports a nugget (TREC RAG), 0-2
     IMPORTANCE = "importance"  # a gold nugget's importance: vital or okay (TREC RAG AutoNuggetizer)
     CITATION = "citation"  # does a cited passage support a sentence of a generated response, -1..2
+    BATTLE = "battle"  # two runs' answers to a topic side by side: which is better (pairwise)
+    BANK_MATCH = "bank-match"  # does a run's response contain an answer of a RAGTIME nugget bank, 0/1
 
 
 class JudgingMode(StrEnum):
@@ -239,6 +241,24 @@ CITATION_SUPPORT = Scale(
 """Citation support of one response sentence by one passage it cites. Codes: 2 fully, 1 partially, 0 not
 supported, -1 irrelevant citation (below 0 so that "supported" is always ``value >= 1``); None (stored NULL,
 schema 14): the assessor cannot judge it (e.g. the passage has no text), left out of every citation measure."""
+
+
+BATTLE_OUTCOME = Scale(
+    names={1: "A better", 2: "B better", 0: "tie", -1: "both bad"},
+    definitions={
+        1: "the answer of run A (shown on the left) is the better one",
+        2: "the answer of run B (shown on the right) is the better one",
+        0: "the two answers are about as good",
+        -1: "neither answer is acceptable (left out of the strengths)",
+    },
+)
+"""A battle's outcome, stored as an integer code: 1 A (the left run) better, 2 B (the right run) better,
+0 tie, -1 both bad (below 0, as the citation scale's 'irrelevant': never a preference)."""
+
+BATTLE_WINNERS: Mapping[str, int] = MappingProxyType({"a": 1, "b": 2, "tie": 0, "both_bad": -1})
+"""The outcome's spelling in battle files and on the command line (``winner``) and its stored code."""
+
+BATTLE_WINNER_NAMES: Mapping[int, str] = MappingProxyType({code: name for name, code in BATTLE_WINNERS.items()})
 
 
 # ------------------------------------------------------------------------------------------- item keys
@@ -467,6 +487,32 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             spaced_column="run",
             missing_column="cannot_judge",
         ),
+        Task.BATTLE: LabelKind(
+            task=Task.BATTLE,
+            table="battles",
+            item_columns=("turn_id", "run_a", "run_b", "occurrence"),
+            value_column="outcome",
+            scale=BATTLE_OUTCOME,
+            item_name="battle",
+            prompt="battle",
+            export="JSONL: {topic_id, run_a, run_b, winner: a | b | tie | both_bad} (run_a shown on the left)",
+            description="two runs' answers to a topic or turn side by side, run_a on the left: which is better",
+            integer_columns=("occurrence",),
+            spaced_column="run_b",
+        ),
+        Task.BANK_MATCH: LabelKind(
+            task=Task.BANK_MATCH,
+            table="bank_matches",
+            item_columns=("turn_id", "run", "nugget", "answer"),
+            value_column="contains",
+            scale=MATCH,
+            item_name="bank answer and response",
+            prompt="bank-match",
+            export="JSONL: {topic_id, run_id, nugget, answer, contains, sentences} (nuggets bank import-matches)",
+            description="does a run's response to a topic contain an answer of the topic's nugget bank (with the sentences stating it)",
+            integer_columns=("nugget", "answer"),
+            spaced_column="run",
+        ),
     }
 )
 """Every label kind. Nugget decisions (spans, duplicates, gold responses) have their own tables and history kinds."""
@@ -497,6 +543,8 @@ PREJUDGE_TASKS: Mapping[str, PrejudgeTask] = MappingProxyType(
             PrejudgeTask(
                 "citation", "a passage a response sentence cites", True, skipped="cited passages without text"
             ),
+            PrejudgeTask("battle", "two runs' responses to a turn side by side, in both orders", True),
+            PrejudgeTask("bank-match", "an answer of a nugget bank and a run's response to its topic", True),
             PrejudgeTask("nuggets", "a passage to extract gold nugget spans from", False, "passages without text"),
             PrejudgeTask(
                 "response-nuggets", "a run's response to extract nuggets from (CONE-RAG NtN, step one)", False

@@ -1,7 +1,7 @@
 """Organizers: the judge audit. Several label sources side by side (agreement matrix with the human ceiling,
 breakdowns), two sources in detail (kappa, confusion, disagreements with the LLM's own words, run rankings,
-anchoring after reveal), whether a judge can replace the humans (the alternative annotator test), system-level agreement, bias and consistency probes, corrected estimates and budgeted
-human samples. Pre-judging jobs: pages/llm.py."""
+anchoring after reveal), whether a judge can replace the humans (the alternative annotator test), system-level agreement, bias and consistency probes, corrected estimates, budgeted
+human samples, and the verdict (can the judge replace the reference here?). Pre-judging jobs: pages/llm.py."""
 
 import pandas as pd
 import streamlit as st
@@ -26,8 +26,8 @@ if len(names) < 2:
 tabs = ["Side by side", "Two sources", "Replace the humans?"]
 chosen = None
 if task == "passage":
-    tabs += ["Systems", "Bias and consistency", "Estimates", "Budgeted sample"]
-    st.caption("Reference and judge of the Systems, Bias, Estimates and Budgeted sample tabs:")
+    tabs += ["Systems", "Bias and consistency", "Estimates", "Budgeted sample", "Verdict"]
+    st.caption("Reference and judge of the Systems, Bias, Estimates, Budgeted sample and Verdict tabs:")
     chosen = panels.pick_pair(database, names)
 # Only the open tab runs (each tab's numbers take a while on a large store): switching tabs reruns the page.
 side, pair, replace, *passage_tabs = st.tabs(tabs, key="au_tab", on_change="rerun")
@@ -59,7 +59,7 @@ if replace.open:
         panels.alt_test_panel(database, task, names)
 
 if passage_tabs and chosen:
-    systems, bias, estimates, sample = passage_tabs
+    systems, bias, estimates, sample, verdict = passage_tabs
     reference, judge = chosen
     if systems.open:
         with systems:
@@ -75,3 +75,6 @@ if passage_tabs and chosen:
     if sample.open:
         with sample:
             panels.sample_panel(database, names, judge)
+    if verdict.open:
+        with verdict:
+            panels.verdict_panel(database, reference, judge)

@@ -350,6 +350,41 @@ def median_latency_ms(db: Store, model: str) -> float | None:
     return float(latencies[len(latencies) // 2])
 
 
+def error_stored(
+    db: Store,
+    source: str,
+    task: str,
+    turn_id: str,
+    item_id: str,
+    model: str,
+    prompt_version: str,
+    sample: int,
+    error: str,
+) -> bool:
+    """Whether this failed call (the same item, answer number and reason, word for word) is stored already:
+    a batch result file read twice stores each failed request once."""
+    return (
+        row(
+            db,
+            "SELECT id FROM prejudgments WHERE task = :task AND turn_id = :turn_id AND item_id = :item_id "
+            "AND source = :source AND model = :model AND prompt_version = :prompt_version AND sample = :sample "
+            "AND parse_status = :error_status AND error = :error LIMIT 1",
+            {
+                "task": str(task),
+                "turn_id": turn_id,
+                "item_id": item_id,
+                "source": source,
+                "model": model,
+                "prompt_version": prompt_version,
+                "sample": int(sample),
+                "error_status": ParseStatus.ERROR.value,
+                "error": error,
+            },
+        )
+        is not None
+    )
+
+
 # ------------------------------------------------------------------------------------------- writing
 
 

@@ -192,3 +192,29 @@ def hostile_store(path: Path) -> None:
     labels.save(db, "ptkb", HOSTILE_LLM, ("101_1", "1"), 1, mode="import", via="llm")
     set_judging_mode(db, "shown")
     db.close()
+
+
+def verdict_figures_match(report: dict, run_json) -> int:
+    """Check that every figure of an `audit verdict --json` report equals the figure at its path in the JSON of
+    the command it names (``run_json(argv)`` runs ``audit ...`` and returns its JSON; each command runs once);
+    return how many figures were compared."""
+    import shlex
+
+    outputs: dict[str, dict] = {}
+    compared = 0
+    for item in report["criteria"]:
+        for entry in item["figures"]:
+            command = item["commands"][entry["from"]]
+            if command not in outputs:
+                argv = shlex.split(command)
+                assert argv[:3] == ["python", "-m", "assess"], command
+                outputs[command] = run_json(argv[3:])
+            for value, path in (("value", "path"), ("low", "low_path"), ("high", "high_path")):
+                if entry.get(path) is None:
+                    continue
+                found = outputs[command]
+                for step in entry[path]:
+                    found = found[step]
+                assert entry[value] == found, (item["key"], entry["name"], value, entry[value], found)
+                compared += 1
+    return compared

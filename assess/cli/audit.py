@@ -54,7 +54,7 @@ def cmd_agreement(args) -> int:
 
 
 # ------------------------------------------------------------------------------------------ audit ...
-# `python -m assess audit agreement|systems|bias|consistency|alt-test|persona|estimate|coverage|sample|plan`: the
+# `python -m assess audit agreement|systems|bias|consistency|alt-test|verdict|persona|estimate|coverage|sample|plan`: the
 # judge audit's numbers (assess/services/audit.py), as the /audit page shows them. --json prints one JSON
 # object; without it a readable table.
 
@@ -161,6 +161,21 @@ def add_commands(sub) -> None:
         choices=("neg_rmse", "accuracy"),
         help="agreement of a grade with the other humans' (default neg_rmse, for ordinal grades)",
     )
+
+    p = command(
+        "verdict",
+        "can the judge replace the reference here? every criterion, its figure, threshold and pass/fail",
+        cmd_verdict,
+        "One answer to 'can the judge replace the reference on this store?': item agreement against the human "
+        "ceiling, the alternative annotator test, system-level agreement, bias by turn depth and personal turn, "
+        "and, when it cannot replace, the corrected-estimate alternative with the human budget that reaches an "
+        "interval width; each figure with the `audit` command it comes from, each criterion that cannot be "
+        "computed with what is missing and how to get it. Verdict: replace, pre-filter or assist only "
+        "(docs/llm.md#the-verdict).",
+    )
+    pair(p)
+    p.add_argument("--epsilon", type=float, help="the alternative annotator test's margin (default 0.2, experts)")
+    p.add_argument("--width", type=float, help="the 95%% interval width the human budget should reach (default 0.1)")
 
     p = command(
         "persona",
@@ -423,6 +438,40 @@ def cmd_alt_test(args) -> int:
         print(f"  {row['annotator']}: {row['items']} items, fewer than {report['min_items']}: not tested")
     if report["below_recommended"]:
         print("  (a tested human has fewer than the 50 items the authors recommend)")
+    return 0
+
+
+def _figure_text(entry: dict) -> str:
+    value = entry["value"]
+    text = _num(value) if isinstance(value, float) else str(value)
+    if entry.get("low") is not None:
+        text += _ci([entry["low"], entry["high"]])
+    return text
+
+
+def cmd_verdict(args) -> int:
+    from assess.services.audit import verdict_view
+
+    report = verdict_view(open_store(args), args.reference, args.judge, epsilon=args.epsilon, width=args.width)
+    if args.json:
+        return _print_json(report)
+    print(f"can {report['judge']} replace {report['reference']} here? {report['verdict']}: {report['reason']}")
+    print(f"  rule: {report['rule']}")
+    for item in report["criteria"]:
+        print(f"{item['name']}: {item['status']}")
+        print(f"  rule: {item['rule']}")
+        rows = [
+            [f["name"], _figure_text(f), f.get("threshold", ""), {True: "pass", False: "fail"}.get(f.get("passes"), "")]
+            for f in item["figures"]
+        ]
+        if rows:
+            _table(["  figure", "value", "threshold", ""], [["  " + r[0], *r[1:]] for r in rows])
+        for name, command in item["commands"].items():
+            if any(f["from"] == name for f in item["figures"]):
+                print(f"  from: {command}")
+        for note in (item["missing"], item.get("refused")):
+            if note:
+                print(f"  missing: {note}")
     return 0
 
 

@@ -138,6 +138,10 @@ def add_commands(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.set_defaults(func=cmd_match)
 
+    from assess.cli.banks import add_bank_commands
+
+    add_bank_commands(commands)  # nuggets bank import|export|import-matches|score (RAGTIME nugget banks)
+
 
 def _write(document: dict, output: str | None) -> None:
     text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"

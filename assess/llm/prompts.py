@@ -32,7 +32,7 @@ from functools import cached_property
 from typing import Any, NamedTuple
 
 from assess.nuggets.spans import locate_span
-from assess.tasks import CITATION_SUPPORT, GRADES, IMPORTANCE, SUPPORT, ParseStatus, Scale
+from assess.tasks import BATTLE_OUTCOME, CITATION_SUPPORT, GRADES, IMPORTANCE, SUPPORT, ParseStatus, Scale
 from assess.text import skeleton
 
 
@@ -407,6 +407,47 @@ Does the cited passage back up what the sentence states?
     + ". No explanation."
 )
 
+BATTLE_SYSTEM = _system(
+    "You compare two answers a conversational assistant could give to the user's current turn and decide which "
+    "one serves the user better: correct, complete, supported by what it cites, suited to this user. The order "
+    "in which the answers are shown says nothing about their quality."
+)
+
+BATTLE_TEMPLATE = (
+    """Conversation so far:
+{history}
+
+Current user turn:
+{utterance}
+
+The same turn written out in full:
+{resolved}
+
+Facts the system knows about the user:
+{ptkb}
+
+Answer A:
+{left}
+
+Answer B:
+{right}
+
+Which answer is better?
+"""
+    + _options(
+        BATTLE_OUTCOME,
+        {
+            1: "answer A serves the user better",
+            2: "answer B serves the user better",
+            0: "both serve the user about equally well",
+            -1: "neither answer is acceptable",
+        },
+    )
+    + "\n\nReply with exactly one of: "
+    + _choice_list(BATTLE_OUTCOME)
+    + ". No explanation."
+)
+
 
 # ------------------------------------------------------------------------------------------- parsing
 
@@ -577,6 +618,18 @@ CITATION_WORDS: dict[str, int] = {
     "irrelevant citation": -1,
     "citation is irrelevant": -1,
 }
+BATTLE_WORDS: dict[str, int] = {
+    **{name.lower(): value for value, name in BATTLE_OUTCOME.names.items()},
+    "answer a": 1,
+    "a": 1,
+    "answer b": 2,
+    "b": 2,
+    "a is better": 1,
+    "b is better": 2,
+    "both are bad": -1,
+    "neither": -1,
+    "equal": 0,
+}
 _CHOICE_KEYS = ("answer", "label", "support", "importance", "citation", "verdict", "decision", "judgment", "judgement")
 _CHOICE_LINE = re.compile(r"^\W*(?:" + "|".join(_CHOICE_KEYS) + r")\W*?\s*[:=]\s*(.+?)\s*$", re.I | re.M)
 
@@ -649,6 +702,11 @@ def parse_importance(text: str, **_) -> Parsed:
 def parse_citation(text: str, **_) -> Parsed:
     """Citation support: 2 fully, 1 partially, 0 not supported, -1 citation irrelevant."""
     return parse_choice(text, CITATION_WORDS, "citation support")
+
+
+def parse_battle(text: str, **_) -> Parsed:
+    """A battle verdict: 1 answer A (the left one) better, 2 answer B better, 0 tie, -1 both bad."""
+    return parse_choice(text, BATTLE_WORDS, "battle")
 
 
 # ------------------------------------------------------------------------------------------- spans
@@ -759,6 +817,47 @@ def parse_aspects(text: str, *, source: str = "", statements: Sequence[str] = ()
 
 # ------------------------------------------------------------------------------------------- the library
 
+BANK_MATCH_SYSTEM = _system(
+    "You check whether a report states a given answer to a question, and in which of its numbered sentences."
+)
+
+BANK_MATCH_TEMPLATE = """Question:
+{question}
+
+Expected answer:
+{answer}
+
+Report, one numbered sentence per line:
+{report}
+
+Does the report state the expected answer to the question, in any wording? Reply with one JSON object only:
+{{"contains": "yes" or "no", "sentences": [the numbers of the sentences that state it; [] when it does not]}}"""
+
+
+def parse_bank_match(text: str, *, sentences: int = 0, **_) -> Parsed:
+    """1 when the report states the answer, 0 when not: JSON ``{"contains": yes/no, "sentences": [n, ...]}``
+    (the sentence numbers, each from 1 to ``sentences``, kept in the note), else a yes/no answer as
+    :func:`parse_yes_no` reads it (no sentences then)."""
+    for obj in _json_objects(text):
+        if isinstance(obj, dict) and any(k in obj for k in ("contains", "answer")):
+            raw = obj.get("contains", obj.get("answer"))
+            value = _yes_no_value(raw)
+            if value is None:
+                return Parsed(ParseStatus.UNPARSEABLE, None, f"contains {raw!r} is not yes/no")
+            cited = obj.get("sentences") or []
+            if not isinstance(cited, list) or not all(
+                isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= sentences for n in cited
+            ):
+                return Parsed(
+                    ParseStatus.UNPARSEABLE, None, f"sentences {cited!r} are not numbers from 1 to {sentences}"
+                )
+            numbers = sorted(set(cited)) if value else []
+            return Parsed(
+                ParseStatus.OK, value, "sentences: " + ", ".join(str(n) for n in numbers) if numbers else None
+            )
+    return parse_yes_no(text)
+
+
 PROMPTS: dict[str, Prompt] = {
     p.task: p
     for p in (
@@ -829,10 +928,28 @@ PROMPTS: dict[str, Prompt] = {
             max_tokens=20,
             expected_output_tokens=4,
         ),
+        Prompt(
+            "battle-verdict",
+            "battle",
+            BATTLE_SYSTEM,
+            BATTLE_TEMPLATE,
+            parse_battle,
+            max_tokens=20,
+            expected_output_tokens=3,
+        ),
+        Prompt(
+            "bank-match",
+            "bank-match",
+            BANK_MATCH_SYSTEM,
+            BANK_MATCH_TEMPLATE,
+            parse_bank_match,
+            max_tokens=60,
+            expected_output_tokens=15,
+        ),
     )
 }
 """The current prompt of each task (``passage``, ``ptkb``, ``ntr``, ``nuggets``, ``response-nuggets``, ``aepd``,
-``ntr-support``, ``importance``, ``citation``)."""
+``ntr-support``, ``importance``, ``citation``, ``battle``, ``bank-match``)."""
 
 NO_PTKB = "no-ptkb"
 """The variant of the passage prompt without the user's PTKB statements (persona sensitivity)."""

@@ -30,6 +30,7 @@ from typing import Any
 from assess.errors import AssessError
 from assess.llm.clients import DEFAULT_CONCURRENCY, ChatClient, ClientError, NliClient, Reply, complete_all
 from assess.llm.prompts import NO_PTKB, VARIANTS, Prompt, format_history, format_ptkb, prompt_for
+from assess.services import endpoints as endpoint_figures
 from assess.tasks import (
     LABEL_KINDS,
     LABELLED_STATUSES,
@@ -41,8 +42,8 @@ from assess.tasks import (
     TurnContext,
     source_kind,
 )
+from store import banks, prejudgments
 from store import jobs as store_jobs
-from store import prejudgments
 from store import responses as cited
 from store.conversations import turn_contexts
 from store.nuggets import gold
@@ -252,6 +253,33 @@ def _citation_items(db, contexts, scope):
         yield turn, LABEL_KINDS[Task.CITATION].key.encode_id((r["run"], r["sentence"], r["passage_id"])), fields, {}, {}
 
 
+@_reads("battle")
+def _battle_items(db, contexts, scope):
+    """Every pair of runs with a response to a turn, in both orders (the second shows the pair swapped: the
+    judge's position bias is the share of pairs whose verdict flips)."""
+    answers: dict[str, dict[str, str]] = {}
+    for r in prejudgments.response_items(db, turn_id=scope.turn):
+        answers.setdefault(r["turn_id"], {})[r["run"]] = r["text"]
+    key = LABEL_KINDS[Task.BATTLE].key
+    for turn, by_run in answers.items():
+        runs = sorted(by_run)
+        for n, x in enumerate(runs):
+            for y in runs[n + 1 :]:
+                for left, right in ((x, y), (y, x)):
+                    fields = {**turn_prompt_fields(contexts[turn]), "left": by_run[left], "right": by_run[right]}
+                    yield turn, key.encode_id((left, right, 0)), fields, {}, {}
+
+
+@_reads("bank-match")
+def _bank_match_items(db, contexts, scope):
+    for r in banks.match_items(db):
+        turn = r["topic_id"]
+        report = "\n".join(f"[{n}] {text}" for n, text in enumerate(r["sentences"], start=1))
+        fields = {"question": r["question"], "answer": r["answer_text"], "report": report}
+        item_id = LABEL_KINDS[Task.BANK_MATCH].key.encode_id((r["run"], r["nugget"], r["answer"]))
+        yield turn, item_id, fields, {"sentences": len(r["sentences"])}, {}
+
+
 @_reads("nuggets")
 def _nugget_span_items(db, contexts, scope):
     if scope.qrels:
@@ -308,6 +336,9 @@ def _raw_items(
     return out, skipped, PREJUDGE_TASKS[task].skipped if skipped else None
 
 
+BY_TURN = frozenset(PREJUDGE_TASKS) - {"bank-match"}  # tasks whose readers take one turn (bank matches go by topic)
+
+
 def turn_items(
     db,
     task: str,
@@ -322,6 +353,8 @@ def turn_items(
 ) -> list[RawItem | None]:
     """The items ``task`` covers in one turn, in key order (None for one left out): what a streaming planner reads
     turn by turn instead of every item at once. ``contexts``: :func:`store.conversations.turn_contexts`."""
+    if task not in BY_TURN:
+        raise AssessError(f"the {task} task's items are not read turn by turn: it runs in one process (no --join)")
     return list(_READERS[task](db, contexts, _Scope(depth, nugget_source, qrels, relevant, dedup, turn)))
 
 
@@ -921,8 +954,11 @@ def run(
     )
     tally = Tally(plan_)
     total = plan_.todo
+    figures = endpoint_figures.recorder_for(db, job_id, client)  # a pool of endpoints: its figures in the job
 
     def tick():
+        if figures is not None:
+            figures.maybe_save()
         if progress is not None:
             progress(tally.done, total, tally.counts)
 
@@ -936,7 +972,11 @@ def run(
             _store_result(db, plan_, item, reply, job_id, tally)
             tick()
 
-    run_job(db, job_id, tally, work, note=f"; {plan_.settings_text}")
+    try:
+        run_job(db, job_id, tally, work, note=f"; {plan_.settings_text}")
+    finally:
+        if figures is not None:
+            figures.finish()
     return tally.summary(job_id, JobStatus.DONE.value)
 
 
@@ -1113,3 +1153,9 @@ def adaptive_metrics(r: dict) -> dict[str, int]:
         shown[f"Relevant in {r['qrels']}"] = r["relevant"]
         shown["Relevant dropped"] = r["relevant_dropped"]
     return shown
+
+
+def store_copy(db, plan_: Plan, item: Item, row: dict, job_id: int, tally: Tally) -> None:
+    """Store another source's answer to the same model, prompt and input as ``item``'s (no call), counted in
+    ``tally``: the first step of every run, live or from a batch file (:mod:`assess.services.batch_files`)."""
+    _copy_cached(db, plan_, item, row, job_id, tally)

@@ -48,6 +48,9 @@ class PrejudgeRequest:
     probe: str | None = None
     sample: int | None = None
     seed: int = 0
+    batch_out: str | None = None  # write the open requests to this batch file instead of asking
+    batch_in: str | None = None  # store the results of this batch file instead of asking
+    endpoints: tuple[str, ...] = ()  # several endpoints, URL[,key=ENV_VAR][,concurrency=N][,pause=S] each
     join: bool = False  # work on the shared job of the source and task with other processes
     block_size: int | None = None  # --join: items per claimed block
     lease: float | None = None  # --join: seconds a claimed block is held without a heartbeat
@@ -84,7 +87,7 @@ def _model(request: PrejudgeRequest) -> tuple[str, dict | None]:
     """The model to ask and the endpoint settings (none for NLI, none for an estimate: it asks nothing)."""
     if request.backend == "nli":
         return request.model or clients.DEFAULT_NLI_MODEL, None
-    if request.estimate_only:  # a model name (its cache, its latency) is all an estimate needs
+    if request.estimate_only or request.batch_out or request.batch_in or request.endpoints:  # a model name will do
         from assess.settings import llm_settings
 
         model = request.model or llm_settings()["model"]
@@ -93,6 +96,30 @@ def _model(request: PrejudgeRequest) -> tuple[str, dict | None]:
         return model, None
     cfg = clients.endpoint_settings(base_url=request.base_url, model=request.model)
     return cfg["model"], cfg
+
+
+def _check_batch(request: PrejudgeRequest) -> None:
+    """Refuse the options a batch file run cannot honour."""
+    if not (request.batch_out or request.batch_in):
+        return
+    if request.batch_out and request.batch_in:
+        raise AssessError("--batch-out writes requests and --batch-in stores results: give one of them")
+    if request.backend != "chat":
+        raise AssessError("batch files hold chat requests: no --backend nli with --batch-out or --batch-in")
+    if request.batch_in and request.limit is not None:
+        raise AssessError("--limit chooses what --batch-out writes; --batch-in stores every result of its file")
+    if request.endpoints:
+        raise AssessError("--endpoint is for calls made now: not with --batch-out or --batch-in")
+
+
+def _check_endpoints(request: PrejudgeRequest) -> None:
+    """Refuse the options a run over several endpoints cannot take."""
+    if not request.endpoints:
+        return
+    if request.base_url:
+        raise AssessError("give the endpoints with --endpoint only: not --base-url as well")
+    if request.backend != "chat":
+        raise AssessError("--endpoint names chat endpoints: not with --backend nli")
 
 
 def prejudge(
@@ -105,6 +132,8 @@ def prejudge(
     same source and task; a ``KeyboardInterrupt`` during the run leaves every answer received so far stored."""
     if request.probe is not None:
         raise AssessError("a --probe request is run by assess.services.prejudge.probe")
+    _check_batch(request)
+    _check_endpoints(request)
     concurrency = _concurrency(request)
     variant = _variant(request)
     _check_join(request)
@@ -131,6 +160,21 @@ def prejudge(
         temperature=request.temperature,
         variant=variant,
     )
+    pool = None
+    if request.endpoints and not request.estimate_only:
+        from assess.services.endpoints import build_pool
+        from assess.settings import llm_settings
+
+        pool = build_pool(
+            model,
+            request.endpoints,
+            concurrency=concurrency,
+            timeout=request.timeout,
+            retries=request.retries,
+            temperature=plan.temperature,
+            default_key=llm_settings()["api_key"],
+        )
+        concurrency = pool.concurrency
     estimate = jobs.estimate(
         plan,
         concurrency=concurrency,
@@ -141,9 +185,17 @@ def prejudge(
     progress = start(estimate, plan.todo) if start is not None else None
     if request.estimate_only:
         return PrejudgeResult(estimate)
+    if request.batch_out or request.batch_in:
+        from assess.services import batch_files
+
+        if request.batch_out:
+            return PrejudgeResult(estimate, batch_files.write_requests(db, plan, request.batch_out))
+        return PrejudgeResult(estimate, batch_files.read_results(db, plan, request.batch_in, progress=progress))
     if request.backend == "nli":
         nli = clients.NliClient(model, device=request.device, batch_size=request.batch_size)
         summary = jobs.run_nli(db, plan, nli, threshold=request.nli_threshold, progress=progress)
+    elif pool is not None:
+        summary = jobs.run(db, plan, pool, concurrency=concurrency, progress=progress, base_url=pool.base_url)
     else:
         client = clients.OpenAIClient(
             model,
@@ -164,6 +216,8 @@ def _check_join(request: PrejudgeRequest) -> None:
         return
     if request.backend != "chat":
         raise AssessError("--join shares a job of a chat model; the NLI backend runs in one process")
+    if request.batch_out or request.batch_in:
+        raise AssessError("--join shares a job of live calls: not with --batch-out or --batch-in")
 
 
 def _join(db, request: PrejudgeRequest, model: str, cfg: dict, source: str, variant, concurrency: int, start):
@@ -171,14 +225,31 @@ def _join(db, request: PrejudgeRequest, model: str, cfg: dict, source: str, vari
     resuming it) until no block is left (:func:`assess.services.shared_jobs.run_shared`)."""
     from assess.services import shared_jobs
 
-    client = clients.OpenAIClient(
-        model,
-        base_url=cfg["base_url"],
-        api_key=cfg["api_key"],
-        timeout=request.timeout,
-        max_retries=request.retries,
-        temperature=jobs.checked_temperature(request.temperature),
-    )
+    temperature = jobs.checked_temperature(request.temperature)
+    if request.endpoints:  # a pool of endpoints stands in for one
+        from assess.services.endpoints import build_pool
+        from assess.settings import llm_settings
+
+        client = build_pool(
+            model,
+            request.endpoints,
+            concurrency=concurrency,
+            timeout=request.timeout,
+            retries=request.retries,
+            temperature=temperature,
+            default_key=llm_settings()["api_key"],
+        )
+        concurrency, base_url = client.concurrency, client.base_url
+    else:
+        client = clients.OpenAIClient(
+            model,
+            base_url=cfg["base_url"],
+            api_key=cfg["api_key"],
+            timeout=request.timeout,
+            max_retries=request.retries,
+            temperature=temperature,
+        )
+        base_url = cfg["base_url"]
     scope = shared_jobs.Scope(
         depth=request.depth,
         nugget_source=request.nugget_source,
@@ -200,7 +271,7 @@ def _join(db, request: PrejudgeRequest, model: str, cfg: dict, source: str, vari
         concurrency=concurrency,
         block_size=shared_jobs.DEFAULT_BLOCK_SIZE if request.block_size is None else request.block_size,
         lease_s=request.lease,
-        base_url=cfg["base_url"],
+        base_url=base_url,
         start=start,
         latency_s=jobs.measured_latency_s(db, model),
     )
@@ -217,6 +288,8 @@ def probe(
     from assess.services import probes
 
     concurrency = _concurrency(request)
+    if request.endpoints or request.batch_out or request.batch_in:
+        raise AssessError("--probe asks one endpoint (--base-url): no --endpoint, --batch-out or --batch-in")
     if request.samples != 1 or request.temperature is not None or request.no_ptkb:
         raise AssessError("--probe re-judges with the passage prompt once: no --samples, --temperature or --no-ptkb")
     if request.task != "passage" or request.backend != "chat":

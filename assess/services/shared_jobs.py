@@ -112,6 +112,8 @@ def run_shared(
     what it returns is the progress callback. Refused (:class:`AssessError`) while a job of one process runs
     for the pair, or a shared one with other options. A fatal reply or too many failed calls in a row end this
     worker 'failed' (:class:`ClientError`), Ctrl-C 'stopped'; either way its blocks go back to the job."""
+    if task not in jobs.BY_TURN:
+        raise AssessError(f"the {task} task's items are not read turn by turn: it runs in one process (no --join)")
     if isinstance(block_size, bool) or not isinstance(block_size, int) or not 1 <= block_size <= MAX_BLOCK_SIZE:
         raise AssessError(f"--block-size is a number of items from 1 to {MAX_BLOCK_SIZE:,}, not {block_size!r}")
     if concurrency < 1:

@@ -555,3 +555,69 @@ def _actor() -> str | None:
     from assess.ui.frame import actor
 
     return actor()
+
+
+VERDICT_STATUS = {"pass": "pass", "fail": "fail", "missing": "cannot be computed", "alternative": "the alternative"}
+VERDICT_STATUS |= {"not needed": "not needed"}
+
+
+def verdict_panel(database, reference: str, judge: str) -> None:
+    """Can the judge replace the reference here? The verdict of ``audit verdict`` (replace, pre-filter or assist
+    only) with its rule; per criterion its figures, thresholds and pass/fail (values as the JSON has them), the
+    command each figure comes from, or what is missing and how to get it. Margin ε and the interval width the
+    human budget should reach are adjustable."""
+    from assess.measures import alt_test as measure
+    from assess.measures import verdict as verdict_rules
+
+    c1, c2 = st.columns(2)
+    epsilon = c1.number_input(
+        "Margin ε of the alternative annotator test",
+        min_value=0.0,
+        max_value=1.0,
+        value=measure.EPSILON,
+        step=0.05,
+        help="0.2 for expert assessors, 0.15 skilled annotators, 0.1 crowd workers (the authors' rule of thumb).",
+        key="au_vd_eps",
+    )
+    width = c2.number_input(
+        "Interval width the human budget should reach",
+        min_value=0.01,
+        max_value=1.0,
+        value=verdict_rules.WIDTH,
+        step=0.01,
+        key="au_vd_w",
+    )
+    try:
+        view = service.verdict_view(database, reference, judge, epsilon=float(epsilon), width=float(width))
+    except AssessError as exc:
+        error("No verdict: ", exc)
+        return
+    st.markdown(
+        f"**Verdict: {view['verdict']}.** Can {code(judge)} replace {code(reference)} here? {esc(view['reason'])}."
+    )
+    st.caption(esc(f"Rule: {view['rule']}."))
+    summary = [{"criterion": c["name"], "status": VERDICT_STATUS[c["status"]]} for c in view["criteria"]]
+    st.dataframe(pd.DataFrame(summary), hide_index=True, width="stretch", key="au_vd_summary")
+    for item in view["criteria"]:
+        st.subheader(f"{item['name'][0].upper()}{item['name'][1:]}: {VERDICT_STATUS[item['status']]}")
+        st.caption(esc(f"Rule: {item['rule']}."))
+        if item["figures"]:
+            rows = [
+                {
+                    "figure": f["name"],
+                    "value": f["value"],
+                    "low": f.get("low"),
+                    "high": f.get("high"),
+                    "threshold": f.get("threshold", ""),
+                    "passes": {True: "pass", False: "fail"}.get(f.get("passes"), ""),
+                }
+                for f in item["figures"]
+            ]
+            table(pd.DataFrame(rows), f"verdict_{item['key']}", key=f"au_vd_{item['key']}")
+            used = [
+                command for name, command in item["commands"].items() if any(f["from"] == name for f in item["figures"])
+            ]
+            st.caption("The same figures: " + "; ".join(code(c) for c in used))
+        for note in (item["missing"], item.get("refused")):
+            if note:
+                st.info(esc(f"Missing: {note}"))

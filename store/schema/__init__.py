@@ -354,12 +354,16 @@ _V6_ANNOTATIONS = "".join(
 )
 
 from store.schema.accounts import MIGRATION as _V8_ACCOUNTS  # noqa: E402  (accounts, roles, failed sign-ins)
+from store.schema.battles import MIGRATION as _V15_TABLES  # noqa: E402  (side-by-side battles, battle plans)
 from store.schema.citation_cannot_judge import MIGRATION as _V14_TABLE  # noqa: E402  (citation 'cannot judge')
 from store.schema.crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd studies, batches, workers)
 from store.schema.crowd_bindings import MIGRATION as _V12_CROWD_BINDINGS  # noqa: E402  (worker ids bound to a browser)
+from store.schema.endpoints import MIGRATION as _V16_ENDPOINTS  # noqa: E402  (figures per endpoint of a job)
 from store.schema.history_guard import MIGRATION as _V7_HISTORY_GUARD  # noqa: E402  (no INSERT OR REPLACE)
 from store.schema.job_leases import MIGRATION as _JOB_LEASES  # noqa: E402  (shared jobs: workers, leased blocks, items)
 from store.schema.llm import MIGRATION as _V2_LLM  # noqa: E402  (LLM pre-judgments, jobs)
+from store.schema.nugget_banks import MIGRATION as _V_BANK_TABLES  # noqa: E402  (RAGTIME banks, DRAGUN rubrics)
+from store.schema.nugget_banks import PREJUDGMENTS as _V_BANK_PREJUDGMENTS  # noqa: E402
 from store.schema.nuggets import MIGRATION as _V4_NUGGETS  # noqa: E402  (duplicates, response nuggets, aspects)
 from store.schema.rag_audit import MIGRATION as _V9_TABLES  # noqa: E402  (cited responses, new labels, audit)
 from store.schema.response_files import MIGRATION as _V10_RESPONSE_FILES  # noqa: E402  (repeated citations, layouts)
@@ -386,7 +390,30 @@ V14_CITATION_HISTORY = (
 )
 _V14_CITATION_CANNOT_JUDGE = _V14_TABLE + "".join(_history_triggers("citation_labels", *V14_CITATION_HISTORY).values())
 
-HISTORY_TABLES = {**V1_HISTORY_TABLES, **V9_HISTORY_TABLES, "citation_labels": V14_CITATION_HISTORY}
+# Schema 15: side-by-side battles, with history triggers as every label table has.
+V15_HISTORY_TABLES = {"battles": ("battle", _item(Task.BATTLE), "CAST(X.outcome AS TEXT)")}
+_V15_BATTLES = _V15_TABLES + "".join(
+    "".join(_history_triggers(table, *spec).values()) for table, spec in V15_HISTORY_TABLES.items()
+)
+
+# Schema 17: nugget banks and rubrics, the bank-match
+# label table with history triggers (a change of its sentences alone is recorded too), prejudgments rebuilt
+# to admit the 'bank-match' task.
+BANK_MATCH_HISTORY = ("bank-match", _item(Task.BANK_MATCH), "CAST(X.contains AS TEXT)")
+BANK_MATCH_OPTIONS = {"also_changed": " OR OLD.note IS NOT NEW.note OR OLD.sentences IS NOT NEW.sentences"}
+_V17_NUGGET_BANKS = (
+    _V_BANK_TABLES
+    + _V_BANK_PREJUDGMENTS
+    + "".join(_history_triggers("bank_matches", *BANK_MATCH_HISTORY, **BANK_MATCH_OPTIONS).values())
+)
+
+HISTORY_TABLES = {
+    **V1_HISTORY_TABLES,
+    **V9_HISTORY_TABLES,
+    "citation_labels": V14_CITATION_HISTORY,
+    **V15_HISTORY_TABLES,
+    "bank_matches": BANK_MATCH_HISTORY,
+}
 """Every label table's history as its triggers now write it: (history kind, item expression, value expression)."""
 
 MIGRATIONS: list[str] = [
@@ -404,5 +431,8 @@ MIGRATIONS: list[str] = [
     _V12_CROWD_BINDINGS,
     _V13_ROLES,
     _V14_CITATION_CANNOT_JUDGE,
+    _V15_BATTLES,
+    _V16_ENDPOINTS,
+    _V17_NUGGET_BANKS,
     _JOB_LEASES,
 ]

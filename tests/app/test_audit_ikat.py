@@ -11,7 +11,7 @@ import pytest
 
 from assess.cli import main
 from tests.conftest import shared_file
-from tests.helpers import open_app
+from tests.helpers import open_app, verdict_figures_match
 
 pytestmark = pytest.mark.realdata
 
@@ -174,3 +174,41 @@ def test_audit_on_ikat_2024_opens_on_nist_against_gpt4_and_shows_the_commands_fi
     widths = frame_with(at, "budget", "uniform_human_only", "stratified")
     assert widths.to_dict("records") == plan["rows"]
     assert not at.exception
+
+    # Verdict (issue 25 item 6): no two humans share an item and no run is stored, so item agreement, the
+    # alternative annotator test and the system level cannot be computed, each saying how to get it; GPT-4
+    # grades 0.63 higher: bias fails; assist only, with the human budget of the corrected estimates
+    show_tab(at, "Verdict")
+    verdict = audit_json(capsys, ikat, "verdict")
+    criteria = {c["key"]: c for c in verdict["criteria"]}
+    assert (verdict["reference"], verdict["judge"], verdict["verdict"]) == ("nist", "llm:gpt-4", "assist only")
+    assert {k: c["status"] for k, c in criteria.items()} == {
+        "agreement": "missing",
+        "alt_test": "missing",
+        "systems": "missing",
+        "bias": "fail",
+        "estimate": "alternative",
+    }
+    overlap = "plan 10% overlap: have two assessors judge the same 12 of the 116 turns 'nist' judged"
+    assert (
+        criteria["agreement"]["missing"].startswith("no two human sources share an item")
+        and overlap in (criteria["agreement"]["missing"])
+    )
+    assert criteria["alt_test"]["missing"].startswith("the only human source is the reference 'nist'")
+    assert "python -m assess import run FILE --name RUN" in criteria["systems"]["missing"]
+    assert criteria["estimate"]["refused"].startswith(f"no corrected estimate from the reference's labels: {refused}")
+    assert criteria["bias"]["figures"][0]["value"] == bias["overall"]["mean_diff"]
+
+    def run_json(argv):
+        code = main([*argv, "--db", ikat])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        return json.loads(out)
+
+    assert verdict_figures_match(verdict, run_json) > 20
+    infos = texts(at.info)
+    for key in ("agreement", "alt_test", "systems"):
+        assert f"Missing: {criteria[key]['missing']}" in infos
+    assert next(m.value for m in at.markdown if m.value.startswith("**Verdict:")).startswith(
+        "**Verdict: assist only.** Can `llm:gpt-4` replace `nist` here?"
+    )

@@ -598,6 +598,7 @@ def test_audit_names_are_data_everywhere(app_db):
         "Bias and consistency",
         "Estimates",
         "Budgeted sample",
+        "Verdict",
     ):
         show_tab(at, tab)  # only the open tab runs: look at each
         assert not any("<img" in json.dumps(c.proto.spec) for c in at.get("plotly_chart")), tab

@@ -31,10 +31,12 @@ def test_every_task_has_a_prompt_whose_version_is_name_and_hash():
         "ntr-support",
         "importance",
         "citation",
+        "battle",
+        "bank-match",
     }
     every = [*prompts.PROMPTS.values(), *prompts.VARIANTS.values()]
     versions = {p.version for p in every}
-    assert len(versions) == 10
+    assert len(versions) == 12
     for p in every:
         name, digest = p.version.split("@")
         assert name == p.name and len(digest) == 8
@@ -333,6 +335,7 @@ PINNED_NEW_VERSIONS = {
     ("ntr-support", None): "ntr-support-grade@5deda4ec",
     ("importance", None): "nugget-importance@eaff5bfb",
     ("citation", None): "citation-support@84ab101e",
+    ("battle", None): "battle-verdict@c7294e0c",
     ("passage", "no-ptkb"): "passage-relevance-noptkb@10eee348",
 }
 # The versions before, whose delimiters (<<< >>>) content could close: none may come back.
@@ -544,9 +547,14 @@ def test_every_variant_encloses_every_field_with_the_rule_in_the_system_message(
 
 
 def test_the_choice_prompts_offer_exactly_the_registry_names():
-    from assess.tasks import CITATION_SUPPORT, IMPORTANCE, SUPPORT
+    from assess.tasks import BATTLE_OUTCOME, CITATION_SUPPORT, IMPORTANCE, SUPPORT
 
-    for task, scale in (("ntr-support", SUPPORT), ("importance", IMPORTANCE), ("citation", CITATION_SUPPORT)):
+    for task, scale in (
+        ("ntr-support", SUPPORT),
+        ("importance", IMPORTANCE),
+        ("citation", CITATION_SUPPORT),
+        ("battle", BATTLE_OUTCOME),
+    ):
         p = prompts.prompt_for(task)
         for value, name in scale.names.items():
             assert f"- {name}: " in p.template  # each answer with what it means
@@ -635,7 +643,29 @@ def test_importance_unparseable(answer):
     assert prompts.prompt_for("importance").parse(answer).status == ParseStatus.UNPARSEABLE
 
 
-@given(st.text(), st.sampled_from(["ntr-support", "importance", "citation"]))
+@pytest.mark.parametrize(
+    "answer, value",
+    [
+        ("A", 1),
+        ("B.", 2),
+        ("Answer B", 2),
+        ("**Tie**", 0),
+        ("both bad", -1),
+        ("both_bad", -1),
+        ('{"verdict": "A"}', 1),
+        ("Answer: B better", 2),
+    ],
+)
+def test_battle_shapes(answer, value):
+    assert prompts.prompt_for("battle").parse(answer) == (ParseStatus.OK, value, None)
+
+
+@pytest.mark.parametrize("answer", ["A or B", "1", "left", "both", "A better, B worse but B is better"])
+def test_battle_unparseable(answer):
+    assert prompts.prompt_for("battle").parse(answer).status == ParseStatus.UNPARSEABLE
+
+
+@given(st.text(), st.sampled_from(["ntr-support", "importance", "citation", "battle"]))
 def test_choice_parsers_never_raise_and_only_return_values_on_their_scale(text, task):
     from assess.tasks import label_kind
 
