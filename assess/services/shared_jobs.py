@@ -158,7 +158,7 @@ def run_shared(
                 work.plan(task, scope, limit)
             job_ = store_jobs.shared_job(db, job_id)
             tally.total = job_["planned"]
-            estimate = _estimate(shell, job_, concurrency, latency_s)
+            estimate = _estimate(shell, job_, concurrency, latency_s, left_only=role != "start")
             work.progress = start(estimate, job_["planned"]) if start is not None else None
             work.run(client, task, scope, limit)
     except ClientError as exc:
@@ -192,21 +192,29 @@ def run_shared(
     }
 
 
-def _estimate(shell: jobs.Plan, job_: dict, concurrency: int, latency_s: float | None) -> dict:
-    """The job's estimate from the counts its planner keeps on its row (what is left of it for a joining worker)."""
+def _estimate(shell: jobs.Plan, job_: dict, concurrency: int, latency_s: float | None, left_only: bool) -> dict:
+    """The job's estimate from the counts its planner keeps on its row; for a worker joining or resuming it
+    (``left_only``), what is left: the results stored so far count as judged, the calls and copies as still to
+    make (their prompt characters in proportion)."""
+    calls, copies, already, chars = job_["calls"], job_["planned"] - job_["calls"], job_["already"], job_["chars"]
+    if left_only:
+        asked = job_["done"] - job_["cached"]
+        left = max(0, calls - asked)
+        chars = chars * left // calls if calls else 0
+        calls, copies, already = left, max(0, copies - job_["cached"]), already + job_["done"]
     plan_ = dataclasses.replace(
         shell,
         covered=job_["already"] + job_["items"] + job_["deferred"],
-        already=job_["already"],
+        already=already,
         skipped=job_["skipped"],
         skipped_reason=PREJUDGE_TASKS[shell.task].skipped if job_["skipped"] else None,
         deferred=job_["deferred"],
     )
     return jobs.estimate_counts(
         plan_,
-        calls=job_["calls"],
-        chars=job_["chars"],
-        copies=job_["planned"] - job_["calls"],
+        calls=calls,
+        chars=chars,
+        copies=copies,
         concurrency=concurrency,
         latency_s=latency_s,
     )

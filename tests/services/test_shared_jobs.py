@@ -170,6 +170,8 @@ def test_ctrl_c_gives_the_blocks_back_and_the_next_run_resumes_the_job(demo):
         assert again.returncode == 0, err
         asked = [canonical(r) for r in stub.requests if "messages" in r]  # a killed sender leaves {}
     assert f"{POOL_WITH_TEXT - kept} stored" in out
+    # the resumed job's estimate is of what was left
+    assert f"{kept} already judged, 0 from cache, {POOL_WITH_TEXT - kept} to ask." in err
     stored_once(demo)
     assert rows(demo, "SELECT id, status, done FROM prejudge_jobs") == [(1, "done", POOL_WITH_TEXT)]  # one job, resumed
     assert len(set(asked)) == POOL_WITH_TEXT and len(asked) - POOL_WITH_TEXT <= 2
