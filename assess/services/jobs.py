@@ -842,6 +842,30 @@ def job_listing(db, limit: int = 20) -> list[dict]:
     return out
 
 
+def worker_rows(db, job_ids: list[int]) -> list[dict]:
+    """The workers of the shared jobs among ``job_ids``, one row each with captions for a table (the /llm page)."""
+    out = []
+    for job_id in job_ids:
+        if not store_jobs.shared_job(db, job_id)["shared"]:
+            continue
+        for w in store_jobs.workers(db, job_id):
+            out.append(
+                {
+                    "job": job_id,
+                    "worker": w["id"],
+                    "host": w["host"],
+                    "pid": w["pid"],
+                    "status": w["status"],
+                    "blocks claimed": w["claimed"],
+                    "items held": w["holding"],
+                    "stored": w["done"],
+                    "failed": w["errors"],
+                    "last heartbeat": w["heartbeat_at"],
+                }
+            )
+    return out
+
+
 def describe_worker(w: dict) -> str:
     """One worker of a shared job as a line for people."""
     held = f", holding {w['holding']} items" if w["holding"] else ""
