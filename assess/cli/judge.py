@@ -418,6 +418,8 @@ def cmd_jobs(args) -> int:
         )
         for f in figures.get(j["id"], ()):
             print(f"  {describe(f)}")
+        if j.get("planning") is not None:  # a shared job whose planner is still queueing items
+            print(f"  planning: {j['planning']:,} items read, {j['planned']:,} queued so far")
         for w in j.get("workers", ()):
             print("  " + describe_worker(w))
     return 0
