@@ -10,6 +10,7 @@ from assess import ui
 from assess.services import audit
 from assess.tasks import label_kind
 from assess.ui import audit as panels
+from assess.ui import consistency
 from store import exports, prejudgments
 
 ui.frame_guard(organizer=True)
@@ -35,6 +36,11 @@ side, pair, replace, *passage_tabs = st.tabs(tabs, key="au_tab", on_change="reru
 if side.open:
     with side:
         panels.matrix_panel(database, task, names)
+        if task == "passage":
+            st.subheader("Each assessor against themselves (re-shown items)")
+            consistency.self_agreement_panel(database, key="au")
+            st.subheader("Human ceiling over planned overlap")
+            consistency.overlap_panel(database, key="au")
 
 if pair.open:
     with pair:

@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from assess import settings, ui
+from assess.ui import consistency
 from store import queue, review
 
 ui.frame_guard(organizer=True)
@@ -37,6 +38,13 @@ mode = st.radio(
 )
 if queue.set_judging_mode(database, mode, by=ui.actor()):
     st.success(f"Judging mode set to {mode}")
+
+st.subheader("Re-shown items: each assessor's self-agreement")
+consistency.reshow_control(database, ui.actor())
+consistency.self_agreement_panel(database, key="rv")
+
+st.subheader("Planned overlap: items judged by two or three assessors")
+consistency.overlap_form(database, ui.actor())
 
 st.subheader("Disagreements")
 st.page_link(ui.adjudication_page(), label="Compare two sources and adjudicate their disagreements")

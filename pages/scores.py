@@ -8,6 +8,7 @@ from assess import ui
 from assess.errors import AssessError
 from assess.services import audit as scoreboard
 from assess.tasks import label_kind
+from assess.ui import banks as bank_scores
 from assess.ui import battles as battle_scores
 from assess.ui import plots
 from assess.ui import rag as rag_scores
@@ -16,8 +17,8 @@ from store import exports
 ui.frame_guard(organizer=True)
 database = ui.db()
 st.title("Scores")
-agree_tab, runs_tab, gfrc_tab, aepd_tab, rag_tab, bt_tab = st.tabs(
-    ["Agreement", "Run rankings", "GFRC2", "AEPD", "RAG", "Bradley-Terry"]
+agree_tab, runs_tab, gfrc_tab, aepd_tab, rag_tab, bt_tab, bank_tab = st.tabs(
+    ["Agreement", "Run rankings", "GFRC2", "AEPD", "RAG", "Bradley-Terry", "Banks & rubrics"]
 )
 
 with agree_tab:
@@ -74,3 +75,6 @@ with rag_tab:
 
 with bt_tab:
     battle_scores.scores_tab(database)
+
+with bank_tab:
+    bank_scores.scores_tab(database)

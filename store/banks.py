@@ -566,6 +566,13 @@ def rubric_judgments(db: Store, source: str) -> list[dict]:
     )
 
 
+def label_sources(db: Store, table: str) -> list[str]:
+    """The sources with labels in ``table`` (bank_matches, rubric_labels or citation_labels), by name."""
+    if table not in ("bank_matches", "rubric_labels", "citation_labels"):
+        raise AssessError(f"{table!r} is not a table of this module")
+    return [r["source"] for r in rows(db, f"SELECT DISTINCT source FROM {table} ORDER BY source")]
+
+
 def rubric_sources(db: Store) -> list[str]:
     return [r["source"] for r in rows(db, "SELECT DISTINCT source FROM rubric_labels ORDER BY source")]
 

@@ -178,6 +178,36 @@ def add_commands(sub) -> None:
     p.add_argument("--width", type=float, help="the 95%% interval width the human budget should reach (default 0.1)")
 
     p = command(
+        "retest",
+        "test-retest: each assessor's agreement with themselves over re-shown items",
+        cmd_self_agreement,
+        "Each assessor's second answers of re-shown items (python -m assess reshow) against their first "
+        "labels as they stood then: observed agreement, kappa unweighted/linear/quadratic, binarised kappa, "
+        "ordinal alpha, with percentile bootstrap intervals over items; the headline is quadratic kappa "
+        "(unweighted on a yes/no scale).",
+    )
+    p.add_argument("--task", default="passage", choices=("passage",))
+    p.add_argument("--assessor", help="one assessor (default: every assessor with answered re-shows)")
+    p.add_argument("--threshold", type=float, help="binarise at label >= T (default 2 for passages)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap replicates (default 1000; 0: none)")
+    p.add_argument("--seed", type=int, default=0)
+
+    p = command(
+        "overlap",
+        "the human ceiling over planned overlap (items judged by 2 or 3 assessors)",
+        cmd_overlap,
+        "The items an overlap plan (python -m assess overlap) gave to two or three assessors, each with "
+        "the labels of its planned assessors: every pair and the ceiling pooled over them (observed agreement, "
+        "kappa unweighted/linear/quadratic, binarised kappa, ordinal alpha, percentile bootstrap intervals), "
+        "and how many items two and all of their assessors have judged.",
+    )
+    p.add_argument("--task", default="passage", choices=("passage", "ptkb"))
+    p.add_argument("--plan", help="one plan (default: every plan of the task)")
+    p.add_argument("--threshold", type=float, help="binarise at label >= T (default 2 for passages)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap replicates (default 1000; 0: none)")
+    p.add_argument("--seed", type=int, default=0)
+
+    p = command(
         "persona",
         "grades with and without the PTKB in the prompt",
         cmd_persona,
@@ -401,6 +431,59 @@ def cmd_consistency(args) -> int:
         f"alpha {_num(report['alpha'])}, unanimous {_num(report['unanimous'])}, pairwise {_num(report['pairwise'])}; "
         f"{report['changed_by_consensus']} labels differ from the first answer"
     )
+    return 0
+
+
+def cmd_self_agreement(args) -> int:
+    from assess.services.audit import self_agreement_view
+
+    threshold = args.threshold if args.threshold is not None else (2 if args.task == "passage" else None)
+    report = self_agreement_view(
+        open_store(args),
+        args.task,
+        assessor=args.assessor,
+        threshold=threshold,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+    )
+    if args.json:
+        return _print_json(report)
+    print(f"{args.task}: self-agreement over re-shown items ({report['statistic']}, 95% bootstrap interval)")
+    rows = [
+        [r["assessor"], r["answered"], r["n"], r["changed"], _num(r["agreement"]), _num(r["value"]) + _ci(r["ci"])]
+        for r in report["assessors"]
+    ]
+    _table(["assessor", "answered", "graded", "changed", "agreement", report["statistic"]], rows)
+    for r in report["pending"]:
+        if r["pending"]:
+            print(f"  {r['assessor']}: {r['pending']} of {r['picked']} re-shown items still to come")
+    return 0
+
+
+def cmd_overlap(args) -> int:
+    from assess.services.audit import overlap_view
+
+    threshold = args.threshold if args.threshold is not None else (2 if args.task == "passage" else None)
+    report = overlap_view(
+        open_store(args), args.task, plan=args.plan, threshold=threshold, bootstrap=args.bootstrap, seed=args.seed
+    )
+    if args.json:
+        return _print_json(report)
+    print(
+        f"{args.task}: {report['items']} items planned for overlap, {report['judged_by_two']} judged by two "
+        f"assessors, {report['judged_by_all']} by all planned"
+    )
+    ceiling = report["ceiling"]
+    if ceiling is None:
+        print("  no human ceiling yet: no two planned assessors have judged a shared item")
+        return 0
+    stat = report["statistic"]
+    print(
+        f"  human ceiling over {ceiling['n']} shared labels (pairs pooled): {stat} {_num(ceiling[stat])}{_ci(ceiling['ci'][stat])}, "
+        f"alpha {_num(ceiling['alpha'])}{_ci(ceiling['ci']['alpha'])}"
+    )
+    rows = [[p["a"], p["b"], p["n"], _num(p[stat]) + _ci(p["ci"][stat]), _num(p["alpha"])] for p in report["pairs"]]
+    _table(["a", "b", "n", stat, "alpha"], rows)
     return 0
 
 

@@ -124,7 +124,11 @@ def _write(text: str, out: str | None) -> None:
 def cmd_bank_import(args) -> int:
     from assess.services.banks import import_bank_file
 
-    return _counts(args, import_bank_file(open_store(args), args.file, by=actor(args), replace=args.replace), args.file)
+    return _counts(
+        args,
+        import_bank_file(open_store(args, must_exist=False), args.file, by=actor(args), replace=args.replace),
+        args.file,
+    )
 
 
 def cmd_bank_export(args) -> int:
@@ -176,7 +180,9 @@ def cmd_rubrics_import(args) -> int:
     from assess.services.banks import import_rubric_file
 
     return _counts(
-        args, import_rubric_file(open_store(args), args.file, by=actor(args), replace=args.replace), args.file
+        args,
+        import_rubric_file(open_store(args, must_exist=False), args.file, by=actor(args), replace=args.replace),
+        args.file,
     )
 
 

@@ -72,6 +72,11 @@ def add_commands(sub) -> None:
     p.add_argument("--source", required=True)
     _rank_options(p)
     p.add_argument("--json", action="store_true", help='{"model", "runs": {RUN: {strength, low, high, ...}}}')
+    p.add_argument(
+        "--details",
+        action="store_true",
+        help="with --json: also elo, both_bad and swapped_order (pairs, flips, flip_share: an LLM's position bias)",
+    )
     p.set_defaults(func=cmd_rank)
 
     p = commands.add_parser(
@@ -115,7 +120,7 @@ def cmd_import(args) -> int:
     from assess.services.battles import import_file
 
     check_options(args, ids={"--source": "source"})
-    db = open_store(args)
+    db = open_store(args, must_exist=False)  # as every import: a new store is created
     try:
         summary = import_file(db, args.file, args.source, by=actor(args))
     finally:
@@ -156,14 +161,17 @@ def _check_rank(args) -> None:
 
 
 def cmd_rank(args) -> int:
+    from assess.errors import AssessError
     from assess.services.battles import ranking, report
 
     _check_rank(args)
+    if args.details and not args.json:
+        raise AssessError("--details is for --json (the table shows the same figures)")
     db = open_store(args)
     options = {"replicates": args.replicates, "level": args.level, "seed": args.seed}
     try:
         if args.json:
-            print_json(ranking(db, args.source, **options))
+            print_json((report if args.details else ranking)(db, args.source, **options))
             return 0
         found = report(db, args.source, **options)
     finally:

@@ -350,17 +350,16 @@ def read_rubric_judgments(path: str | Path) -> list[RubricJudgment]:
 
 
 def write_rubric_judgments(rows: Sequence[tuple[str, str, str, str, int]]) -> str:
-    """The assessment CSV: ``topic_id,run_tag,question_id,answer_id,annotation`` (rows in the order given)."""
-    import csv
-    import io
+    """The assessment CSV as the track's pandas writes it: ``topic_id,run_tag,question_id,answer_id,annotation``
+    (rows in the order given, lines ending in LF), cells made inert (:mod:`assess.formats.inert_csv`)."""
+    import pandas as pd
+
+    from assess.formats.inert_csv import frame_csv
 
     names = {v: k for k, v in RUBRIC_JUDGMENTS.items()}
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["topic_id", "run_tag", "question_id", "answer_id", "annotation"])
-    for topic, run, question, answer, value in rows:
-        writer.writerow([topic, run, question, answer, names[value]])
-    return buffer.getvalue()
+    columns = ["topic_id", "run_tag", "question_id", "answer_id", "annotation"]
+    frame = pd.DataFrame([[t, r, q, a, names[v]] for t, r, q, a, v in rows], columns=columns, dtype=object)
+    return frame_csv(frame)
 
 
 class BankMatch(NamedTuple):

@@ -1040,8 +1040,9 @@ def _overlap_how(db, reference: str, *, reference_human: bool) -> str:
     why = "" if reference_human else f" (the human ceiling pairs assessors or organizers: {reference!r} is not one)"
     return (
         f"plan {OVERLAP_SHARE:.0%} overlap: have {who} judge the same {share} of the {len(turns)} turns "
-        f"{reference!r} judged{why}, e.g. python -m assess assign --assessor NAME --turn {picked} (the alternative "
-        "annotator test wants 50-100 shared items per person), then ask for the verdict again"
+        f"{reference!r} judged{why}, e.g. python -m assess overlap --name ceiling --assessor A --assessor B --turn "
+        f"{picked} --share 1 (docs/judging.md#planned-overlap; the alternative annotator test wants 50-100 shared "
+        "items per person), then ask for the verdict again"
     )
 
 
@@ -1161,3 +1162,155 @@ def _corrected_alternative(db, reference: str, judge: str, width: float, *, need
     return verdict_rules.corrected_alternative(
         plan, estimate, commands, judge=judge, width=width, needed=True, refused=refused
     )
+
+
+# ------------------------------------------------------------------------------------------ assessors' own consistency
+# Re-shown items (store/reshows.py) and planned overlap (store/overlap.py): how far each assessor agrees with
+# themselves, and the human ceiling over the items a plan gave to two or three assessors.
+
+
+def headline_statistic(task: str) -> str:
+    """The statistic a consistency figure leads with: quadratic-weighted kappa on a graded scale (more than
+    two values, as the agreement matrix's table), unweighted kappa on a yes/no scale."""
+    from store.audit import scale_of
+
+    return "kappa_quadratic" if len(scale_of(task)) > 2 else "kappa_unweighted"
+
+
+def self_agreement_view(
+    db,
+    task: str = "passage",
+    *,
+    assessor: str | None = None,
+    threshold: float | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Each assessor's agreement with themselves: their answered re-shows (the second answer against the
+    primary label as it stood when it was given), as the agreement matrix computes one pair (observed
+    agreement, kappa unweighted / linear / quadratic, binarised at ``threshold``, ordinal alpha, each with a
+    seeded percentile bootstrap interval over items). Pairs where either answer is 'cannot judge' are
+    counted and left out."""
+    from assess.measures.agreement import MATRIX_STATISTICS, agreement_matrix
+    from store import reshows
+    from store.audit import scale_of
+
+    statistic = headline_statistic(task)
+    found: dict[str, list[dict]] = {}
+    for r in reshows.answers(db, task, assessor):
+        found.setdefault(r["assessor"], []).append(r)
+    people = []
+    for name, answered in found.items():
+        graded = [r for r in answered if r["first"] is not None and r["second"] is not None]
+        first = {(r["turn_id"], r["item_id"]): r["first"] for r in graded}
+        second = {(r["turn_id"], r["item_id"]): r["second"] for r in graded}
+        pair = None
+        if graded:
+            matrix = agreement_matrix(
+                {"first": first, "second": second},
+                scale=scale_of(task),
+                threshold=threshold,
+                bootstrap=bootstrap,
+                seed=seed,
+            )
+            pair = matrix["pairs"][0]
+        people.append(
+            {
+                "assessor": name,
+                "answered": len(answered),
+                "n": len(graded),
+                "cannot_judge": len(answered) - len(graded),
+                "changed": sum(first[k] != second[k] for k in first),
+                "value": pair[statistic] if pair else None,
+                "ci": pair["ci"][statistic] if pair else None,
+                **{s: pair[s] if pair else None for s in MATRIX_STATISTICS},
+                "intervals": {s: pair["ci"][s] for s in MATRIX_STATISTICS} if pair else None,
+            }
+        )
+    return _json_safe(
+        {
+            "task": task,
+            "statistic": statistic,
+            "threshold": threshold,
+            "bootstrap": {"replicates": bootstrap, "seed": seed, "level": 0.95},
+            "rule": "second answer of a re-shown item against the primary label as it stood then; "
+            "'cannot judge' on either side left out",
+            "assessors": people,
+            "pending": [c for c in reshows.counts(db, task) if assessor is None or c["assessor"] == assessor],
+        }
+    )
+
+
+def overlap_view(
+    db,
+    task: str = "passage",
+    *,
+    plan: str | None = None,
+    threshold: float | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The human ceiling over planned overlap: the items drawn for overlap (of one plan, or every plan of
+    ``task``), each with the labels of the assessors planned to judge it, as the agreement matrix computes
+    them (every pair of assessors and the ceiling pooled over those pairs: observed agreement, kappa
+    unweighted / linear / quadratic, binarised at ``threshold``, ordinal alpha, each with a seeded percentile
+    bootstrap interval over items). Also how far the plan has got: items judged by two and by all of their
+    planned assessors. Labels of unplanned items and of other sources are left out ('cannot judge' too)."""
+    from assess.measures.agreement import agreement_matrix
+    from store import overlap
+    from store.audit import scale_of, task_labels
+
+    judges = overlap.planned_judges(db, task, plan)
+    names = sorted({a for people in judges.values() for a in people})
+    stored = task_labels(db, task, names)
+    labels: dict[str, dict] = {a: {} for a in names}
+    judged = {}
+    for item, people in judges.items():
+        done = [a for a in people if item in stored[a]]
+        judged[item] = (len(done), len(people))
+        for a in done:
+            labels[a][item] = stored[a][item]
+    matrix = None
+    if len(names) >= 2:
+        matrix = agreement_matrix(
+            labels,
+            scale=scale_of(task),
+            threshold=threshold,
+            kinds=dict.fromkeys(names, "human"),
+            bootstrap=bootstrap,
+            seed=seed,
+        )
+    statistic = headline_statistic(task)
+    ceiling = matrix["ceiling"] if matrix else None
+    return _json_safe(
+        {
+            "task": task,
+            "plan": plan,
+            "plans": [p for p in overlap.plans(db, task) if plan is None or p["name"] == plan],
+            "assessors": names,
+            "items": len(judges),
+            "judged_by_two": sum(done >= 2 for done, _ in judged.values()),
+            "judged_by_all": sum(done == planned for done, planned in judged.values()),
+            "statistic": statistic,
+            "threshold": threshold,
+            "value": ceiling[statistic] if ceiling else None,
+            "ci": ceiling["ci"][statistic] if ceiling else None,
+            "ceiling": {k: v for k, v in ceiling.items() if k != "by"} if ceiling else None,
+            "pairs": [{k: v for k, v in p.items() if k != "by"} for p in matrix["pairs"]] if matrix else [],
+            "bootstrap": {"replicates": bootstrap, "seed": seed, "level": 0.95},
+        }
+    )
+
+
+HUMAN_KINDS = (SourceKind.ASSESSOR, SourceKind.ORGANIZERS, SourceKind.IMPORT)
+"""The kinds whose sources the alternative annotator test takes as humans by default (adjudication repeats
+the assessors: not a person)."""
+
+
+def default_humans(db, task: str, judge: str | None = None) -> list[str]:
+    """The human sources of the alternative annotator test when none are named: every source of a human kind
+    (:data:`HUMAN_KINDS`: assessors, among them those of an overlap plan; organizers; imported human qrels)
+    with labels of ``task``, other than the judge, by name."""
+    names = audit_sources(db, task)
+    kinds = stored_kinds(db, names)
+    return [n for n in names if kinds[n] in HUMAN_KINDS and n != judge]

@@ -280,3 +280,12 @@ def bank_topics(db: Store) -> list[str]:
 
 def runs_for(db: Store, topic: str) -> list[str]:
     return [r["run"] for r in store_banks.responses_of(db, [topic])]
+
+
+def score_sources(db: Store) -> dict[str, list[str]]:
+    """The label sources the scores tab offers: bank matches, citation support, rubric judgments."""
+    return {
+        "matches": store_banks.match_sources(db),
+        "citations": store_banks.label_sources(db, "citation_labels"),
+        "rubrics": store_banks.rubric_sources(db),
+    }

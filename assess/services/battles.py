@@ -6,6 +6,7 @@ queue and screens. The command line (``battles``), the ``/battles`` page and the
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, NamedTuple
@@ -146,17 +147,19 @@ RESHOW_SHARE = 0.1
 def queue(db: Store, plan: str, person: str, *, reshow_share: float = RESHOW_SHARE) -> list[dict[str, Any]]:
     """A person's battles of ``plan`` in their own order: ``{turn_id, run_a, run_b, reshow}``, ``run_a`` on the
     left. The order of the battles and which run is on the left are drawn per person (a hash of the person, the
-    topic and the pair: stable across sessions, different between people); a ``reshow_share`` of them come again
-    after all the others, in swapped order."""
-    out, again = [], []
+    topic and the pair: stable across sessions, different between people). Exactly ``ceil(reshow_share x n)``
+    of the plan's n battles (those of the smallest second hash) come again after all the others, in swapped
+    order, so that even a small plan gives each person a consistency figure."""
+    out, drawn = [], []
     for turn, x, y in battle_store.plan_pairs(db, plan):
         h = _digest(person, turn, x, y)
         left, right = (x, y) if h & 1 else (y, x)
         out.append((h >> 1, {"turn_id": turn, "run_a": left, "run_b": right, "reshow": False}))
-        if (h >> 8) % 1000 < reshow_share * 1000:
-            again.append((h >> 1, {"turn_id": turn, "run_a": right, "run_b": left, "reshow": True}))
+        drawn.append(((h >> 8) % 1_000_003, h >> 1, {"turn_id": turn, "run_a": right, "run_b": left, "reshow": True}))
+    count = math.ceil(reshow_share * len(out) - 1e-9) if reshow_share > 0 else 0
+    again = sorted(drawn, key=lambda d: d[0])[:count]
     return [item for _, item in sorted(out, key=lambda p: p[0])] + [
-        item for _, item in sorted(again, key=lambda p: p[0])
+        item for _, _, item in sorted(again, key=lambda d: d[1])
     ]
 
 

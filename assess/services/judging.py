@@ -36,6 +36,37 @@ def item_screen(db, assessor: str, task: str, turn_id: str, item_id: str, *, tex
     return ItemScreen(mode, own, _revealed(db, assessor, task, turn_id, item_id, mode, own), shown)
 
 
+def due_reshow(db, assessor: str, task: str = "passage", *, complete: bool = False, held: int | None = None):
+    """The re-shown item to draw in place of the next unjudged one (a :class:`store.reshows.Reshow`), or None;
+    ``held``: how many labels of the task the assessor holds, when the page knows it."""
+    from store import reshows
+
+    return reshows.due(db, assessor, task, complete=complete, held=held)
+
+
+def reshow_screen(db, task: str, item_id: str, *, text=None) -> ItemScreen:
+    """A re-shown item's screen: what a first showing of an unjudged item in blind mode shows (no own label,
+    nothing revealed), so nothing says it is a repeat or what was answered before."""
+    return ItemScreen(JudgingMode.BLIND.value, None, (), text(item_id) if text else None)
+
+
+def save_grade(db, assessor: str, turn_id: str, passage_id: str, grade, *, reshow: bool, note, mode: str) -> None:
+    """Store a grade key's answer: a re-shown item's second (consistency) answer, or the passage label."""
+    if reshow:
+        from store import reshows
+
+        reshows.answer(db, assessor, "passage", (turn_id, passage_id), grade, mode=JudgingMode.BLIND.value)
+    else:
+        queue.save_passage_label(db, assessor, turn_id, passage_id, grade, note=note, mode=mode, via="ui")
+
+
+def postpone_reshow(db, assessor: str, turn_id: str, item_id: str, task: str = "passage") -> None:
+    """Skip a re-shown item for now (it comes back after the next label)."""
+    from store import reshows
+
+    reshows.postpone(db, assessor, task, (turn_id, item_id))
+
+
 def passage_text(db, passage_id: str) -> str | None:
     """A passage's text (None when only its id is known)."""
     return conversations.passage_text(db, passage_id)

@@ -11,7 +11,11 @@ The measures, by name (docs/responses.md, "Leaderboards"):
 - qrels-based measures of the stored ranking runs against the source's passage labels
   (:func:`assess.measures.rankings.evaluate_runs`, as ``score runs``): any measure in ir_measures notation
   that pytrec_eval computes (``nDCG@10``, ``P@20``, ``AP``, ...); a binary one without its own ``rel``
-  counts label >= 2 and is named with it (``P(rel=2)@20``), as ``score runs`` names it.
+  counts label >= 2 and is named with it (``P(rel=2)@20``), as ``score runs`` names it;
+- nugget-bank coverage of stored bank matches (:func:`assess.services.banks.bank_scores`, as ``nuggets bank
+  score``): :data:`BANK_MEASURES`, per topic;
+- DRAGUN's supportive and contradictory scores of stored rubric judgments
+  (:func:`assess.services.banks.rubric_scores`, as ``rubrics score``): :data:`RUBRIC_MEASURES`, per topic.
 
 A topic whose value is None (a response left out while a citation is unlabelled, a measure with no value)
 has no line; the ``all`` row is the mean of the run's topic lines.
@@ -38,6 +42,9 @@ NUGGET_MEASURES = (
 )
 CITATION_SCORES = ("recall", "precision", "supported", "recall_lax", "precision_lax", "supported_lax")
 CITATION_MEASURES = tuple(f"citation_{m}" for m in CITATION_SCORES)
+BANK_MEASURES = ("bank_coverage", "bank_coverage_weighted")
+RUBRIC_MEASURES = ("rubric_supportive", "rubric_contradictory")
+OWN_MEASURES = NUGGET_MEASURES + CITATION_MEASURES + BANK_MEASURES + RUBRIC_MEASURES
 
 
 def _nugget_entries(db, source: str, measures: Sequence[str]) -> list[Entry]:
@@ -62,6 +69,33 @@ def _citation_entries(db, source: str, measures: Sequence[str]) -> list[Entry]:
         for r in rows
         for m in measures
         if r[m.removeprefix("citation_")] is not None
+    ]
+
+
+def _bank_entries(db, source: str, measures: Sequence[str]) -> list[Entry]:
+    from assess.services.banks import bank_scores
+
+    out = []
+    for m in measures:
+        per_topic = bank_scores(db, source, weighted=m == "bank_coverage_weighted")["per_topic"]
+        out += [
+            Entry(run, topic, m, values["coverage"])
+            for run, topics in per_topic.items()
+            for topic, values in topics.items()
+            if values["coverage"] is not None
+        ]
+    return out
+
+
+def _rubric_entries(db, source: str, measures: Sequence[str]) -> list[Entry]:
+    from assess.services.banks import rubric_scores
+
+    per_topic = rubric_scores(db, source)["per_topic"]
+    return [
+        Entry(run, topic, m, values[m.removeprefix("rubric_")])
+        for run, topics in per_topic.items()
+        for topic, values in topics.items()
+        for m in measures
     ]
 
 
@@ -96,20 +130,26 @@ def leaderboard(db, measures: Sequence[str], source: str, *, runs: Sequence[str]
     if not measures:
         raise AssessError(
             "export leaderboard needs --measure NAME (repeatable): "
-            f"{', '.join(NUGGET_MEASURES + CITATION_MEASURES)} or an ir_measures measure such as nDCG@10"
+            f"{', '.join(OWN_MEASURES)} or an ir_measures measure such as nDCG@10"
         )
     if not source:
         raise AssessError("export leaderboard needs --source NAME (the labels the measures are computed from)")
     names = list(dict.fromkeys(measures))
     nugget = [m for m in names if m in NUGGET_MEASURES]
     citation = [m for m in names if m in CITATION_MEASURES]
-    ranking = [m for m in names if m not in NUGGET_MEASURES and m not in CITATION_MEASURES]
+    bank = [m for m in names if m in BANK_MEASURES]
+    rubric = [m for m in names if m in RUBRIC_MEASURES]
+    ranking = [m for m in names if m not in OWN_MEASURES]
     found: list[Entry] = []
     order = {m: i for i, m in enumerate(names)}  # the order named (a ranking measure under its canonical name)
     if nugget:
         found += _nugget_entries(db, source, nugget)
     if citation:
         found += _citation_entries(db, source, citation)
+    if bank:
+        found += _bank_entries(db, source, bank)
+    if rubric:
+        found += _rubric_entries(db, source, rubric)
     if ranking:
         entries, canonical = _qrels_entries(db, source, ranking)
         found += entries

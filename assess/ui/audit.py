@@ -263,8 +263,7 @@ def alt_test_panel(database, task: str, names: list[str]) -> None:
     from assess.measures import alt_test as measure
 
     kinds = service.stored_kinds(database, names)
-    human_kinds = ("assessor", "organizers", "import")  # adjudication repeats the assessors: not a person
-    humans_default = [n for n in names if kinds[n] in human_kinds]
+    humans_default = [n for n in names if kinds[n] in service.HUMAN_KINDS]  # overlap plans' assessors among them
     _, judge_default = service.rank_roles(names, kinds)
     c1, c2, c3 = st.columns([3, 2, 1])
     humans = c1.multiselect(

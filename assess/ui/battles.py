@@ -86,12 +86,12 @@ def verdict_buttons(on_click) -> None:
 # cache_data: the ranking (1,000 bootstrap replicates) is kept until the source's battles change.
 @st.cache_data(max_entries=32, show_spinner=False)
 def _ranking(_database, target: str, source: str, version: tuple) -> dict:
-    return battles.ranking(_database, source)
+    return battles.report(_database, source)
 
 
 def scores_tab(database) -> None:
-    """Bradley-Terry strengths with intervals and win rates of one battle source: the figures of
-    ``battles rank --json``."""
+    """Bradley-Terry strengths with intervals and win rates of one battle source (the figures of
+    ``battles rank --json``) and its swapped-order consistency (an LLM judge's position bias)."""
     sources = battles.sources(database)
     if not sources:
         st.info("No battles yet: import a battle file (`python -m assess battles import`) or judge on /battles.")
@@ -104,3 +104,11 @@ def scores_tab(database) -> None:
         columns=["run", "strength", "low", "high", "win_rate", "battles"],
     )
     st.dataframe(table, hide_index=True, key="bt_table")
+    swapped = found["swapped_order"]
+    if swapped["pairs"]:
+        left = swapped["left_share"]
+        st.caption(
+            f"Pairs judged in both orders: {swapped['pairs']}, verdict flipped: {swapped['flips']} "
+            f"({swapped['flip_share']:.1%}: an LLM judge's position bias)"
+            + (f"; left answer chosen in {left:.1%} of decisive verdicts" if left is not None else "")
+        )

@@ -365,6 +365,7 @@ from store.schema.llm import MIGRATION as _V2_LLM  # noqa: E402  (LLM pre-judgme
 from store.schema.nugget_banks import MIGRATION as _V_BANK_TABLES  # noqa: E402  (RAGTIME banks, DRAGUN rubrics)
 from store.schema.nugget_banks import PREJUDGMENTS as _V_BANK_PREJUDGMENTS  # noqa: E402
 from store.schema.nuggets import MIGRATION as _V4_NUGGETS  # noqa: E402  (duplicates, response nuggets, aspects)
+from store.schema.overlap import MIGRATION as _V18_OVERLAP  # noqa: E402  (re-shown items, planned overlap)
 from store.schema.rag_audit import MIGRATION as _V9_TABLES  # noqa: E402  (cited responses, new labels, audit)
 from store.schema.response_files import MIGRATION as _V10_RESPONSE_FILES  # noqa: E402  (repeated citations, layouts)
 from store.schema.roles import MIGRATION as _V13_ROLES  # noqa: E402  (PostgreSQL: owner and app roles; nothing here)
@@ -434,5 +435,6 @@ MIGRATIONS: list[str] = [
     _V15_BATTLES,
     _V16_ENDPOINTS,
     _V17_NUGGET_BANKS,
+    _V18_OVERLAP,
     _JOB_LEASES,
 ]

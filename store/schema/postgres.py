@@ -817,8 +817,10 @@ _V17_NUGGET_BANKS = (
     + roles_script({"bank_matches": ""})
 )
 
-# Migration 18 (store/schema/job_leases.py): shared jobs, their workers, leased blocks and queued items.
+# Migration 18 (store/schema/overlap.py): consistency labels of re-shown items, overlap plans.
+# Migration 19 (store/schema/job_leases.py): shared jobs, their workers, leased blocks and queued items.
 from store.schema.job_leases import POSTGRES as _JOB_LEASES  # noqa: E402
+from store.schema.overlap import POSTGRES as _V18  # noqa: E402
 
 # The PostgreSQL halves of the migrations after the baseline: (version, script), in order.
 LATER: list[tuple[int, str]] = [
@@ -831,7 +833,8 @@ LATER: list[tuple[int, str]] = [
     (15, _V15),
     (16, _V16_ENDPOINTS),
     (17, _V17_NUGGET_BANKS),
-    (18, _JOB_LEASES),
+    (18, _V18),
+    (19, _JOB_LEASES),
 ]
 
 

@@ -59,6 +59,7 @@ APP_UPDATES = frozenset(
         "prejudge_jobs",
         "ptkb_statements",
         "responses",
+        "reshows",  # a re-show answered or postponed
         "rubric_answers",
         "rubric_labels",
         "rubric_questions",

@@ -96,3 +96,41 @@ def test_post_edits_and_matches_are_stored_as_the_assessor(demo_target, monkeypa
     assert exported["nugget_bank"][1]["answers"] == [
         {"answer": "until the surgeon agrees", "references": ["demo-doc-001:0", "demo-doc-003:0"]}
     ]
+
+
+def test_the_scores_tab_shows_coverage_and_rubric_scores(demo_target, monkeypatch):
+    monkeypatch.setenv("ASSESS_DB", demo_target)
+    monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
+    run_cli("import", "rag-answers", str(BANKS / "answers.jsonl"), db=demo_target, check=True)
+    run_cli("nuggets", "bank", "import", str(BANKS / "bank.jsonl"), db=demo_target, check=True)
+    run_cli(
+        "nuggets",
+        "bank",
+        "import-matches",
+        str(BANKS / "matches.jsonl"),
+        "--source",
+        "demo-matches",
+        db=demo_target,
+        check=True,
+    )
+    run_cli("rubrics", "import", str(BANKS / "rubrics"), db=demo_target, check=True)
+    run_cli(
+        "rubrics",
+        "import-judgments",
+        str(BANKS / "judgments.csv"),
+        "--source",
+        "demo-dragun",
+        db=demo_target,
+        check=True,
+    )
+    at = open_app("pages/scores.py")
+    at.toggle(key="bank_weighted").set_value(True).run()
+    assert not at.exception, at.exception
+    coverage = next(d.value for d in at.dataframe if "coverage" in d.value.columns).to_dict("records")
+    # as `nuggets bank score --weighted`: rt-beta meets the question of importance 2, not the one of 1
+    assert coverage == [
+        {"run": "rt-alpha", "topics": 2, "coverage": 1.0},
+        {"run": "rt-beta", "topics": 1, "coverage": 2 / 3},
+    ]
+    rubric = next(d.value for d in at.dataframe if "contradictory" in d.value.columns).to_dict("records")
+    assert rubric[1] == {"run": "rt-beta", "topics": 1, "supportive": 1 / 7, "contradictory": 2 / 7}

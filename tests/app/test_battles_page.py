@@ -32,6 +32,10 @@ def test_verdict_keys_store_battles_in_order_with_the_order_shown(app_db):
         queue = battles.queue(db, "p", "bea")
     first = [q for q in queue if not q["reshow"]]
     assert len(first) == 12 and all(q["run_a"] != q["run_b"] for q in first)
+    again = queue[len(first) :]  # ceil(10% of 12) = 2 battles come back last, swapped, for consistency
+    assert len(again) == 2 and all(q["reshow"] for q in again)
+    shown = {(q["turn_id"], q["run_a"], q["run_b"]) for q in first}
+    assert all((q["turn_id"], q["run_b"], q["run_a"]) in shown for q in again)
     at = open_app("pages/battles.py", "bea")
     assert "Left answer" in _shown(at) and "Right answer" in _shown(at)
     assert not any(q["run_a"] in _shown(at) for q in queue)  # identities hidden
@@ -79,3 +83,20 @@ def test_the_bradley_terry_tab_shows_the_rank_figures(app_db, tmp_path):
         assert (r["low"], r["high"]) == (expected["runs"][r["run"]]["low"], expected["runs"][r["run"]]["high"])
         assert r["win_rate"] == expected["runs"][r["run"]]["win_rate"]
     assert any(expected["model"] in c.value for c in at.caption)
+    assert not any("Pairs judged in both orders" in c.value for c in at.caption)  # none judged both ways
+
+    # an LLM judge that always picks the left answer: the tab shows its position bias
+    file.write_text(
+        "".join(
+            json.dumps({"topic_id": "101_1", "run_a": a, "run_b": b, "winner": "a"}) + "\n"
+            for a, b in (("demo-bm25", "demo-dense"), ("demo-dense", "demo-bm25"))
+        )
+    )
+    run_cli("battles", "import", str(file), "--source", "llm:left", db=app_db, check=True)
+    at.switch_page("pages/scores.py").run()
+    at.selectbox(key="bt_source").select("llm:left").run()
+    assert not at.exception, at.exception
+    assert (
+        "Pairs judged in both orders: 1, verdict flipped: 1 (100.0%: an LLM judge's position bias); "
+        "left answer chosen in 100.0% of decisive verdicts"
+    ) in [c.value for c in at.caption]
