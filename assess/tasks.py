@@ -655,6 +655,48 @@ ANNOTATION_KINDS: Mapping[str, AnnotationKind] = MappingProxyType(
 # ------------------------------------------------------------------------------------------- records
 
 
+@dataclass(frozen=True, slots=True)
+class Label:
+    """One source's label of one item, as the store reads it back (:func:`store.labels.get`,
+    :func:`store.labels.others`, :func:`store.queue.label_of`, :func:`store.review.item_labels`) and the judging
+    services and screens use it (:mod:`assess.services.judging`, :mod:`assess.services.rag`, the /judge,
+    /ptkb and /adjudicate pages).
+
+    ``item`` holds the values of the task's :attr:`LabelKind.item_columns`, in order. ``value`` None: the
+    label says "cannot judge" (:attr:`missing`). ``note``, ``mode``, ``via``: as stored with the value.
+    ``source_kind``: the source's kind, where the reader joined the sources table (:func:`store.labels.others`);
+    ``rationale``: an LLM source's raw answer, where the reader fetched it (revealed and adjudicated labels).
+    The label's time is left out: no reader's consumer uses it. Bulk reads keep their compact maps
+    (:func:`store.labels.values`, :func:`store.labels.labelled`): a run's labels can be hundreds of thousands.
+    """
+
+    task: Task
+    source: str
+    item: tuple
+    value: int | None
+    note: str | None = None
+    mode: str | None = None
+    via: str | None = None
+    source_kind: SourceKind | None = None
+    rationale: str | None = None
+
+    @property
+    def missing(self) -> bool:
+        """True for a stored "cannot judge" (the scale's missing value): the label exists, its value is None."""
+        return self.value is None
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A passage as the judging screens show it and the prompts quote it (:func:`store.conversations.passage`).
+
+    ``text`` None: only the id is known (judged ClueWeb22 texts are licensed, so an iKAT pool often has ids
+    only); a screen says so instead of showing a text, and an LLM job skips the item."""
+
+    id: str
+    text: str | None = None
+
+
 class TurnContext(NamedTuple):
     """A turn's context, built once by :func:`store.conversations.turn_contexts`: what a judging screen shows
     beside an item (the conversation so far and the user's PTKB) and what the LLM prompts are given."""

@@ -7,7 +7,6 @@ import pandas as pd
 import streamlit as st
 
 from assess import ui
-from assess.services import audit
 from assess.tasks import label_kind
 from assess.ui import audit as panels
 from assess.ui import consistency
@@ -54,11 +53,7 @@ if pair.open:
             ui.ranking_panel(database, a, b, key="au_m", name="audit_rank", empty="No ranking runs in the store.")
         if task in ("passage", "ptkb"):
             st.subheader("Anchoring after reveal")
-            anchoring = audit.anchoring(database, task)
-            if anchoring:
-                st.dataframe(pd.DataFrame(anchoring), hide_index=True, width="stretch", key="au_anchor")
-            else:
-                st.caption("No assessor has changed a label after an LLM label was revealed (judging mode 'reveal').")
+            panels.anchoring_panel(database, task)
 
 if replace.open:
     with replace:

@@ -10,7 +10,7 @@ import streamlit as st
 
 from assess import ui
 from assess.services import judging
-from assess.services.judging import item_screen, passage_text
+from assess.services.judging import item_screen, read_passage
 from assess.tasks import GRADES
 from assess.text import query_terms
 from store import queue
@@ -21,7 +21,7 @@ name = ui.require_assessor("judge")
 ui.keyboard_preference(database, name)
 
 order = ui.queue_order(database, name)
-read_text = lambda passage_id: passage_text(database, passage_id)  # noqa: E731
+load_passage = lambda passage_id: read_passage(database, passage_id)  # noqa: E731
 desk = ui.KeyQueue("judge", database, name, "passage", order, lambda: queue.labelled(database, name))
 if not len(desk.order.items):
     st.info("Your queue is empty: ask an organizer to assign you a topic.")
@@ -36,6 +36,7 @@ with left:
         ui.ptkb(ctx)
     with st.expander("Grade rubric", expanded=True):
         ui.rubric()
+    ui.guideline(database, "passage")
 
 
 @ui.key_panel
@@ -47,11 +48,11 @@ def item_panel():
     if cursor.finished and not again:
         cursor.end_screen("passages of your queue judged", undo)
         return
-    prepared = lambda pid: desk.prepared(pid, read_text)  # noqa: E731
+    prepared = lambda pid: desk.prepared(pid, load_passage)  # noqa: E731
     if again:  # drawn as a fresh item: no earlier label, nothing revealed
-        screen = judging.reshow_screen(database, "passage", passage_id, text=prepared)
+        screen = judging.reshow_screen(database, "passage", passage_id, passage=prepared)
     else:
-        screen = item_screen(database, name, "passage", turn_id, passage_id, text=prepared)
+        screen = item_screen(database, name, "passage", turn_id, passage_id, passage=prepared)
     own = screen.own
 
     def grade(value):
@@ -59,7 +60,17 @@ def item_panel():
         reshown = cursor.on_screen_reshow()
         note = None if reshown else st.session_state.get(f"note_{turn}_{passage}") or None  # typed before grading
         first = screen.mode == "reveal" and queue.label_of(database, name, "passage", turn, passage) is None
-        judging.save_grade(database, name, turn, passage, value, reshow=reshown, note=note, mode=screen.mode)
+        judging.save_grade(
+            database,
+            name,
+            turn,
+            passage,
+            value,
+            reshow=reshown,
+            note=note,
+            mode=screen.mode,
+            active_ms=cursor.active_ms(),
+        )
         if not reshown:
             desk.mark((turn, passage))
         # blind-then-reveal: stay to show the LLM's label; after a re-show the cursor's own item comes
@@ -73,14 +84,14 @@ def item_panel():
         text=f"Turn {ui.esc(turn_id)}: {done_turn} / {total_turn} judged · all: {prog['judged']} / {prog['total']}",
     )
     st.markdown(f"Passage {ui.code(passage_id)} ({pos + 1} of {len(state)})")
-    cursor.shown()
-    ui.show_passage(screen.text, query_terms(ctx.query))
+    cursor.shown(timed={f"g{g}": ui.keys(str(g)) for g in GRADES.values} | {"cannot": ui.keys("X")})
+    ui.show_passage(screen.passage.text, query_terms(ctx.query))
     if own:
-        shown = GRADES.missing if own["value"] is None else f"{own['value']} ({GRADES.names[own['value']]})"
+        shown = GRADES.missing if own.missing else f"{own.value} ({GRADES.names[own.value]})"
         st.success(f"Your label: {shown}")
     for other in screen.revealed:
-        with st.expander(f"{ui.esc(other['source'])} says {other['value']}"):
-            ui.inert(other["rationale"] or "(imported label: no rationale stored)")
+        with st.expander(f"{ui.esc(other.source)} says {other.value}"):
+            ui.inert(other.rationale or "(imported label: no rationale stored)")
     grades = st.container(horizontal=True, gap="small")
     for g in GRADES.values:
         grades.button(
@@ -89,7 +100,7 @@ def item_panel():
             shortcut=ui.keys(str(g)),
             on_click=ui.saving(grade),
             args=(g,),
-            type="primary" if own and own["value"] == g else "secondary",
+            type="primary" if own and own.value == g else "secondary",
             width="stretch",
         )
     nav = st.container(horizontal=True, gap="small")
@@ -102,7 +113,7 @@ def item_panel():
     st.text_input(
         "Note (optional; Enter or Esc returns to the keys)",
         key=note_key,
-        value=(own or {}).get("note") or "",
+        value=(own.note if own else None) or "",
         on_change=None  # a re-shown item's answer keeps no note
         if again
         else ui.saving(
@@ -111,7 +122,7 @@ def item_panel():
     )
     ui.queue_overview(state, turn_id)
     upcoming = state.next_unjudged(pos)  # the next grade key most likely shows it: read its text now
-    desk.prepare(None if upcoming is None else state.item(upcoming)[1], read_text)
+    desk.prepare(None if upcoming is None else state.item(upcoming)[1], load_passage)
 
 
 with right:

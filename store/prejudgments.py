@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
@@ -19,6 +19,7 @@ from assess.tasks import (
     LABEL_KINDS,
     LABELLED_STATUSES,
     JudgingMode,
+    Label,
     ParseStatus,
     SourceKind,
     Task,
@@ -607,12 +608,12 @@ def rationale(db: Store, source: str, task: str, turn_id: str, item_id: str) -> 
     )
 
 
-def revealed_with_rationale(db: Store, assessor: str, task: str, turn_id: str, item_id: str) -> list[dict]:
-    """:func:`store.queue.revealed_labels` (blind-then-reveal rules unchanged) plus each LLM's raw answer."""
-    out = []
-    for label in revealed_labels(db, assessor, task, turn_id, item_id):
-        out.append({**label, "rationale": rationale(db, label["source"], task, turn_id, item_id)})
-    return out
+def revealed_with_rationale(db: Store, assessor: str, task: str, turn_id: str, item_id: str) -> list[Label]:
+    """:func:`store.queue.revealed_labels` (blind-then-reveal rules unchanged), each with its LLM's raw answer."""
+    return [
+        replace(label, rationale=rationale(db, label.source, task, turn_id, item_id))
+        for label in revealed_labels(db, assessor, task, turn_id, item_id)
+    ]
 
 
 def disagreements(db: Store, task: str, a: str, b: str, *, limit: int = 500) -> list[dict]:

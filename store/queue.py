@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from assess.errors import AssessError, UnknownItem
 from assess.queueing import QueueOrder, QueueState, interleave
-from assess.tasks import PTKB_KEYS, STUDY_MODES, JudgingMode, Task, label_kind
+from assess.tasks import PTKB_KEYS, STUDY_MODES, JudgingMode, Label, Task, label_kind
 from store import labels, reshows
 from store.db import Store, each, row, write
 from store.history import record_action
@@ -191,9 +191,10 @@ def save_passage_label(
     note: str | None = None,
     mode: str = "blind",
     via: str = "key",
+    active_ms: int | None = None,
 ) -> None:
     """Write one passage judgment (grade 0-4, or None for 'cannot judge') in its own transaction; the passage
-    is in the turn's pool or in a sample given to ``source``."""
+    is in the turn's pool or in a sample given to ``source``. ``active_ms``: its active time (None: untimed)."""
     label_kind(Task.PASSAGE).check(grade)
     _check_mode(mode)
     with write(db):
@@ -208,7 +209,9 @@ def save_passage_label(
             raise UnknownItem(f"passage {passage_id} is not in the pool of turn {turn_id}")
         rule = reshows.rule(db, Task.PASSAGE) if mode in MODES else None  # adjudication is not re-shown
         new = rule is not None and labels.get(db, Task.PASSAGE, source, (turn_id, passage_id)) is None
-        labels.save(db, Task.PASSAGE, source, (turn_id, passage_id), grade, note=note, mode=mode, via=via)
+        labels.save(
+            db, Task.PASSAGE, source, (turn_id, passage_id), grade, note=note, mode=mode, via=via, active_ms=active_ms
+        )
         if new:
             reshows.schedule(db, Task.PASSAGE, source, (turn_id, passage_id), rule)
 
@@ -223,10 +226,13 @@ def save_ptkb_label(
     note: str | None = None,
     mode: str = "blind",
     via: str = "key",
+    active_ms: int | None = None,
 ) -> None:
     """Write one PTKB statement label (1 relevant, 0 not relevant) in its own transaction."""
     PTKB_KEYS.check(relevant, what="a PTKB label")
-    labels.save(db, Task.PTKB, source, (turn_id, statement_id), relevant, note=note, mode=mode, via=via)
+    labels.save(
+        db, Task.PTKB, source, (turn_id, statement_id), relevant, note=note, mode=mode, via=via, active_ms=active_ms
+    )
 
 
 def save_note(db: Store, source: str, task: str, turn_id: str, item_id: str, note: str) -> bool:
@@ -234,8 +240,8 @@ def save_note(db: Store, source: str, task: str, turn_id: str, item_id: str, not
     return labels.set_note(db, task, source, (turn_id, item_id), note)
 
 
-def label_of(db: Store, source: str, task: str, turn_id: str, item_id: str) -> dict | None:
-    """The source's own label for one item (value, note, mode, via), or None."""
+def label_of(db: Store, source: str, task: str, turn_id: str, item_id: str) -> Label | None:
+    """The source's own label for one item, or None."""
     return labels.get(db, task, source, (turn_id, item_id))
 
 
@@ -250,7 +256,7 @@ def undo(db: Store, source: str, task: str = "passage") -> tuple[str, str] | Non
 # ------------------------------------------------------------------------------------------- reveal
 
 
-def revealed_labels(db: Store, assessor: str, task: str, turn_id: str, item_id: str) -> list[dict]:
+def revealed_labels(db: Store, assessor: str, task: str, turn_id: str, item_id: str) -> list[Label]:
     """Other sources' labels for an item, for 'shown' mode or after the assessor's own label exists.
 
     Blind by default: returns [] in 'blind' mode, and in 'reveal' mode until the assessor has

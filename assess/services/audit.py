@@ -1012,6 +1012,82 @@ def anchoring(db, task: str = "passage", *, assessor: str | None = None) -> list
     )
 
 
+# ------------------------------------------------------------------------------------------- active time
+
+
+def speed(db, *, assessor: str | None = None) -> dict[str, Any]:
+    """Each assessor's active time per judgment (:func:`assess.measures.speed.speed_report` over the timed
+    label events of the history; one assessor's with ``assessor``) with its rules: {rules, rows, flags}."""
+    from assess.measures import speed as measure
+    from store.review import timed_events
+
+    report = measure.speed_report(timed_events(db, assessor=assessor))
+    rules = {
+        "idle_limit_ms": measure.IDLE_LIMIT_MS,
+        "fast_median_ms": measure.FAST_MEDIAN_MS,
+        "fast_min_labels": measure.FAST_MIN_LABELS,
+    }
+    return {"rules": rules, "rows": report, "flags": measure.speed_flags(report)}
+
+
+TIMED_LABEL_COLUMNS = ("assessor", "task", "item", "value", "mode", "active_ms", "guideline_version", "at", "length")
+"""The columns of the timed label events' CSV (`audit speed --labels`, the review page's download)."""
+
+
+def timed_labels_csv(db, *, assessor: str | None = None) -> str:
+    """Every timed label event (one assessor's with ``assessor``) as CSV, one row each, oldest first."""
+    import csv
+    import io
+
+    from store.review import timed_events
+
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=TIMED_LABEL_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(timed_events(db, assessor=assessor))
+    return out.getvalue()
+
+
+def rubber_stamping(db, task: str = "passage", *, assessor: str | None = None) -> dict[str, Any]:
+    """Rubber-stamping of shown LLM labels (:func:`assess.measures.speed.rubber_stamp` over the events written
+    with an LLM's label on screen: 'shown' mode, and changes after a reveal) and the anchoring report with the
+    active time of the changes after a reveal: {rules, rows, anchoring}."""
+    from assess.measures import speed as measure
+    from assess.measures.anchoring import anchoring as anchored
+    from assess.tasks import JudgingMode, label_kind
+    from store.history import assessor_history
+    from store.labels import CANNOT_JUDGE
+    from store.prejudgments import llm_values
+
+    kind = label_kind(task)
+    if kind.task not in ANCHORING_TASKS:
+        raise AssessError(f"rubber-stamping is measured for {' and '.join(ANCHORING_TASKS)} labels, not {task!r}")
+    history = assessor_history(db, kind.task, assessor=assessor)
+    llm = llm_values(db, kind.task)
+    events = measure.shown_events(history, shown_mode=JudgingMode.SHOWN, reveal_mode=JudgingMode.REVEAL)
+    rows = measure.rubber_stamp(events, llm, cannot_judge=CANNOT_JUDGE, decode=kind.key.decode)
+    times = measure.anchoring_times(history, reveal_mode=JudgingMode.REVEAL, cannot_judge=CANNOT_JUDGE)
+    anchoring_rows = []
+    for r in anchored(history, llm, reveal_mode=JudgingMode.REVEAL, cannot_judge=CANNOT_JUDGE, decode=kind.key.decode):
+        t = times.get(r["assessor"], measure.spread([]))
+        anchoring_rows.append(
+            {
+                **r,
+                "timed_changes": t["n"],
+                "change_median_ms": t["median"],
+                "change_q1_ms": t["q1"],
+                "change_q3_ms": t["q3"],
+            }
+        )
+    rules = {
+        "min_accepted": measure.STAMP_MIN_ACCEPTED,
+        "median_ms_below": measure.STAMP_MEDIAN_MS,
+        "max_corrected_share": measure.STAMP_MAX_CORRECTED,
+        "source": "Potato, docs/advanced/annotation_telemetry.md (Screening flags: rubber_stamping)",
+    }
+    return {"rules": rules, "rows": rows, "anchoring": anchoring_rows}
+
+
 # ------------------------------------------------------------------------------------------ the verdict
 # "Can J replace R here?" (issue 25 item 6): the separate audits above, run with their own defaults, combined
 # by the stated rules of assess/measures/verdict.py. Every figure is copied from the JSON of the `audit`

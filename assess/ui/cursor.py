@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import streamlit as st
 
 from assess import settings
@@ -130,17 +132,51 @@ class Cursor:
         """The turn of the item drawn: the re-shown item's, else the cursor's."""
         return self.reshow[0] if self.reshow else self.turn_id
 
-    def shown(self) -> None:
+    def shown(self, timed: Mapping[str, str | None] | None = None) -> None:
         """Call right after drawing the line that names the item: from now on a key press is about it.
-        A new item also opens at its top: its id line and first lines are scrolled into view."""
+        A new item also opens at its top: its id line and first lines are scrolled into view.
+
+        ``timed``: the panel's label buttons, {button key: its shortcut (None: shortcuts off)}. A press of one
+        of them carries the item's active time (``assets/ui/active_time.js``), which its callback reads with
+        :meth:`active_ms`. Draw those buttons in the same fragment as this call."""
+        from assess.measures.speed import IDLE_LIMIT_MS
+
         item = tuple(self.reshow) if self.reshow else self.key()
         st.session_state[f"{self.prefix}_shown"] = item
         st.session_state[f"{self.prefix}_shown_reshow"] = self.reshow is not None
         _item_top_component(key=f"{self.prefix}_item_top", data={"page": self.prefix, "item": list(item)})
+        if timed:
+            _active_time_component(
+                key=f"{self.prefix}_clock",
+                data={
+                    "page": self.prefix,
+                    "item": list(item),
+                    "buttons": list(timed),
+                    "keys": [k for k in timed.values() if k],
+                    "idle_ms": IDLE_LIMIT_MS,
+                },
+            )
 
     def on_screen_reshow(self) -> bool:
         """In a key's callback: whether the item on screen (:meth:`on_screen`) was a re-shown one."""
         return bool(st.session_state.get(f"{self.prefix}_shown_reshow"))
+
+    def active_ms(self) -> int | None:
+        """In a timed button's callback (see :meth:`shown`): the active time in milliseconds the browser sent
+        with this press, or None (untimed: the browser's clock was not running yet, or it timed another item).
+        Each press's time is read once."""
+        state = st.session_state.get(f"{self.prefix}_clock")
+        press = state.get("press") if state is not None and hasattr(state, "get") else None
+        if not isinstance(press, Mapping):
+            return None
+        used = f"_{self.prefix}_clock_used"
+        seq, ms = press.get("seq"), press.get("ms")
+        if st.session_state.get(used) == seq or list(press.get("item") or ()) != list(self.on_screen()):
+            return None
+        st.session_state[used] = seq
+        if isinstance(ms, bool) or not isinstance(ms, int | float) or ms < 0:
+            return None
+        return int(ms)
 
     def key(self) -> tuple[str, str]:
         return (self.turn_id, self.item_id)
@@ -217,6 +253,9 @@ class Cursor:
 
 
 _item_top_component = st.components.v2.component("assess_item_top", js=asset("item_top.js"), isolate_styles=False)
+_active_time_component = st.components.v2.component(
+    "assess_active_time", js=asset("active_time.js"), isolate_styles=False
+)
 
 SHORTCUTS = "_shortcuts_on"
 

@@ -59,6 +59,16 @@ def turn_progress(state, turn_id: str, done: str) -> None:
     )
 
 
+def _key_of(key_prefix: str, value: int) -> str:
+    return f"{key_prefix}{'m' if value < 0 else ''}{abs(value)}"
+
+
+def timed_keys(options, key_prefix: str) -> dict[str, str | None]:
+    """The buttons :func:`key_row` draws for ``options`` ((value, shortcut) pairs) as ``Cursor.shown``'s
+    ``timed``: {button key: its shortcut, None when shortcuts are off}."""
+    return {_key_of(key_prefix, value): keys(shortcut) for value, shortcut in options}
+
+
 def key_row(options, on_click, own, *, key_prefix: str) -> None:
     """One horizontal row of answer buttons: ``options`` are (value, caption, shortcut); the assessor's own
     answer is the primary one."""
@@ -66,7 +76,7 @@ def key_row(options, on_click, own, *, key_prefix: str) -> None:
     for value, caption, shortcut in options:
         row.button(
             caption,
-            key=f"{key_prefix}{'m' if value < 0 else ''}{abs(value)}",
+            key=_key_of(key_prefix, value),
             shortcut=keys(shortcut),
             on_click=saving(refused(on_click)),
             args=(value,),
@@ -114,12 +124,12 @@ def citation_view(screen: rag.CitationScreen) -> None:
         else:
             st.markdown(f"**Sentence {screen.sentence} of {screen.sentences}**")
         line(None, screen.sentence_text)
-        others = [p for p in screen.cites if p != screen.passage_id]
+        others = [p for p in screen.cites if p != screen.passage.id]
         if others:
             st.caption("Also cited here: " + ", ".join(code(p) for p in others))
     with right:
-        st.markdown(f"**Cited passage** {code(screen.passage_id)}")
-        show_passage(screen.passage_text)
+        st.markdown(f"**Cited passage** {code(screen.passage.id)}")
+        show_passage(screen.passage.text)
     if screen.labelled:
         st.success(f"Your label: {CITATION_SUPPORT.label(screen.own)}")  # None: 'cannot judge'
 

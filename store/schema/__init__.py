@@ -239,18 +239,22 @@ def _history_triggers(
     also_changed: str = " OR OLD.note IS NOT NEW.note",
     deleted_via: str = "'undo'",
     insert_when: str = "",
+    extra: tuple[str, ...] = (),
 ) -> dict[str, str]:
     """The insert, update and delete triggers that append a table's changes to ``label_history``.
 
     ``item`` / ``value`` (and ``mode``, ``via``, ``at``) are SQL over the row written with ``X.``;
-    an update is recorded only when the value changed (or ``also_changed`` holds). Returns the three
-    CREATE TRIGGER statements by event, so a migration can replace one of them.
+    an update is recorded only when the value changed (or ``also_changed`` holds). ``extra``: columns the
+    insert and update events copy from the written row into the history's columns of the same names.
+    Returns the three CREATE TRIGGER statements by event, so a migration can replace one of them.
     """
 
     def row(prefix: str, expr: str) -> str:
         return expr.replace("X.", prefix)
 
-    columns = "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at)"
+    deleted = "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at)"
+    columns = deleted[:-1] + "".join(f", {c}" for c in extra) + ")"
+    copied = "".join(f", NEW.{c}" for c in extra)
     old_value, new_value = row("OLD.", value), row("NEW.", value)
     changed = f"{old_value} IS NOT {new_value}{also_changed.replace('X.', 'NEW.')}"
     return {
@@ -259,7 +263,7 @@ CREATE TRIGGER {table}_history_insert AFTER INSERT ON {table}{insert_when}
 BEGIN
     {columns}
     VALUES ('{kind}', NEW.source, {row("NEW.", item)}, NULL, {new_value}, {row("NEW.", mode)}, {row("NEW.", via)},
-            {row("NEW.", at)});
+            {row("NEW.", at)}{copied});
 END;
 """,
         "update": f"""
@@ -268,13 +272,13 @@ WHEN {changed}
 BEGIN
     {columns}
     VALUES ('{kind}', NEW.source, {row("NEW.", item)}, {old_value}, {new_value}, {row("NEW.", mode)},
-            {row("NEW.", via)}, {row("NEW.", at)});
+            {row("NEW.", via)}, {row("NEW.", at)}{copied});
 END;
 """,
         "delete": f"""
 CREATE TRIGGER {table}_history_delete AFTER DELETE ON {table}
 BEGIN
-    {columns}
+    {deleted}
     VALUES ('{kind}', OLD.source, {row("OLD.", item)}, {old_value}, NULL, {row("OLD.", mode)}, {deleted_via}, {_NOW});
 END;
 """,
@@ -354,6 +358,8 @@ _V6_ANNOTATIONS = "".join(
 )
 
 from store.schema.accounts import MIGRATION as _V8_ACCOUNTS  # noqa: E402  (accounts, roles, failed sign-ins)
+from store.schema.active_time import MIGRATION as _ACTIVE_TIME_COLUMNS  # noqa: E402  (active time, guidelines)
+from store.schema.active_time import TIMED_COLUMNS, TIMED_TABLES  # noqa: E402
 from store.schema.battles import MIGRATION as _V15_TABLES  # noqa: E402  (side-by-side battles, battle plans)
 from store.schema.citation_cannot_judge import MIGRATION as _V14_TABLE  # noqa: E402  (citation 'cannot judge')
 from store.schema.crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd studies, batches, workers)
@@ -417,6 +423,14 @@ HISTORY_TABLES = {
 }
 """Every label table's history as its triggers now write it: (history kind, item expression, value expression)."""
 
+# Active time and guideline versions (store/schema/active_time.py): the insert and update triggers of the timed
+# tables again, copying the two new columns into each history event.
+_ACTIVE_TIME = _ACTIVE_TIME_COLUMNS + "".join(
+    _history_triggers(table, *HISTORY_TABLES[table], extra=TIMED_COLUMNS)[event]
+    for table in TIMED_TABLES
+    for event in ("insert", "update")
+)
+
 MIGRATIONS: list[str] = [
     _V1,
     _V2_LLM,
@@ -436,5 +450,6 @@ MIGRATIONS: list[str] = [
     _V16_ENDPOINTS,
     _V17_NUGGET_BANKS,
     _V18_OVERLAP,
+    _ACTIVE_TIME,
     _JOB_LEASES,
 ]

@@ -1,4 +1,4 @@
-"""Migration 19 (job leases; issue 26): many worker processes on one pre-judging job, and jobs that need no list in memory.
+"""Migration 20 (job leases; issue 26): many worker processes on one pre-judging job, and jobs that need no list in memory.
 
 A job started with ``prejudge --join`` is *shared* (``prejudge_jobs.shared = 1``): its planner writes the
 items to ask into ``job_items`` (in the task's key order, numbered by ``seq``, each with its prompt inputs

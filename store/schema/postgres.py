@@ -36,8 +36,11 @@ from store.schema import (
     V15_HISTORY_TABLES,
     annotation_item,
 )
+from store.schema.active_time import POSTGRES_TABLES as _ACTIVE_TIME_TABLES
+from store.schema.active_time import TIMED_COLUMNS, TIMED_TABLES
 from store.schema.battles import POSTGRES_TABLES as _V15_TABLES
 from store.schema.citation_cannot_judge import POSTGRES_TABLE as _V14_TABLE
+from store.schema.roles import TRIGGER_FUNCTIONS_PINNED
 from store.schema.roles import postgres as roles_script
 
 # ------------------------------------------------------------------------------------ history triggers
@@ -101,9 +104,13 @@ def _history_triggers(
     also_changed: str = " OR OLD.note IS DISTINCT FROM NEW.note",
     deleted_via: str = "'undo'",
     insert_when: str = "",
+    extra: tuple[str, ...] = (),
+    replace: tuple[str, ...] = (),
 ) -> str:
     """Functions and triggers appending ``table``'s inserts, changes and deletions to label_history,
-    row for row what SQLite's triggers of the same names write."""
+    row for row what SQLite's triggers of the same names write. ``extra``: columns the insert and update
+    events copy from the written row; ``replace``: only these events' functions, replaced in place (their
+    triggers stay)."""
 
     def at_row(prefix: str, expr: str) -> str:
         return expr.replace("X.", prefix)
@@ -130,11 +137,28 @@ def _history_triggers(
     }
     out = []
     for event, (when, values) in events.items():
+        if replace and event not in replace:
+            continue
         name = f"{table}_history_{event}"
+        columns = "label_table, source, item, old_value, new_value, mode, via, at"
+        if event != "delete":
+            columns += "".join(f", {c}" for c in extra)
+            values += "".join(f", NEW.{c}" for c in extra)
+        if replace:
+            out.append(f"""
+CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO label_history ({columns})
+    VALUES ({values});
+    RETURN NULL;
+END
+$$;
+""")
+            continue
         out.append(f"""
 CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at)
+    INSERT INTO label_history ({columns})
     VALUES ({values});
     RETURN NULL;
 END
@@ -818,9 +842,21 @@ _V17_NUGGET_BANKS = (
 )
 
 # Migration 18 (store/schema/overlap.py): consistency labels of re-shown items, overlap plans.
-# Migration 19 (store/schema/job_leases.py): shared jobs, their workers, leased blocks and queued items.
+# Migration 20 (store/schema/job_leases.py): shared jobs, their workers, leased blocks and queued items.
 from store.schema.job_leases import POSTGRES as _JOB_LEASES  # noqa: E402
 from store.schema.overlap import POSTGRES as _V18  # noqa: E402
+
+# Active time and guideline versions (store/schema/active_time.py): the columns and the guidelines table, then the
+# insert and update functions of the timed tables replaced in place (their triggers, with migration 13's guarded
+# bulk switch, stay) and every trigger function's search path pinned again (a replaced function loses it).
+_ACTIVE_TIME = (
+    _ACTIVE_TIME_TABLES
+    + "".join(
+        _history_triggers(table, *HISTORY_TABLES[table], extra=TIMED_COLUMNS, replace=("insert", "update"))
+        for table in TIMED_TABLES
+    )
+    + TRIGGER_FUNCTIONS_PINNED
+)
 
 # The PostgreSQL halves of the migrations after the baseline: (version, script), in order.
 LATER: list[tuple[int, str]] = [
@@ -834,7 +870,8 @@ LATER: list[tuple[int, str]] = [
     (16, _V16_ENDPOINTS),
     (17, _V17_NUGGET_BANKS),
     (18, _V18),
-    (19, _JOB_LEASES),
+    (19, _ACTIVE_TIME),  # store/schema/active_time.py
+    (20, _JOB_LEASES),
 ]
 
 

@@ -77,11 +77,11 @@ def test_save_then_undo_walks_back_each_step(db, task):
     first, second, third = VALUES[task]
     for v in (first, second, third):
         labels.save(db, task, source, item, v, mode="blind", via="key")
-    assert labels.get(db, task, source, item)["value"] == third
+    assert labels.get(db, task, source, item).value == third
     assert labels.undo(db, task, source) == tuple(str(p) for p in item)
-    assert labels.get(db, task, source, item)["value"] == second
+    assert labels.get(db, task, source, item).value == second
     labels.undo(db, task, source)
-    assert labels.get(db, task, source, item)["value"] == first
+    assert labels.get(db, task, source, item).value == first
     labels.undo(db, task, source)
     assert labels.get(db, task, source, item) is None
     assert labels.undo(db, task, source) is None
@@ -94,7 +94,7 @@ def test_note_attaches_to_an_existing_label_and_survives_a_new_value(db, task):
     labels.save(db, task, source, item, VALUES[task][0], mode="blind", via="key")
     assert labels.set_note(db, task, source, item, "checked twice") is True
     labels.save(db, task, source, item, VALUES[task][1], mode="blind", via="key")
-    assert labels.get(db, task, source, item)["note"] == "checked twice"
+    assert labels.get(db, task, source, item).note == "checked twice"
     assert labels.labelled(db, task, source) == frozenset({tuple(item)})
 
 
