@@ -76,6 +76,10 @@ with run_tab:
     )
     job_rows = jobs.jobs(database)
     st.dataframe(pd.DataFrame(job_rows), hide_index=True, width="stretch", key="pj_jobs")
+    worker_rows = job_service.worker_rows(database, [j["id"] for j in job_rows])
+    if worker_rows:
+        st.caption("Workers of shared jobs (`prejudge --join`): each claims blocks of items under a lease.")
+        st.dataframe(pd.DataFrame(worker_rows), hide_index=True, width="stretch", key="pj_workers")
     endpoint_rows = endpoint_service.figure_rows(database, [j["id"] for j in job_rows])
     if endpoint_rows:
         st.caption("Jobs spread over several endpoints (`prejudge --endpoint`): the figures of each endpoint.")

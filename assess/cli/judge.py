@@ -136,6 +136,21 @@ def add_commands(sub) -> None:
         help="instead of asking: store the results file of a --batch-out run (same options), parsed as live "
         "answers; resumable; a malformed line or a result of another job refuses the file (exit 2)",
     )
+    p.add_argument(
+        "--join",
+        action="store_true",
+        help="work on the shared job of --source and --task with other processes, on this host or others sharing "
+        "the store: start it when none runs, join it when one does (same model and options), resume it when its "
+        "last worker stopped; each worker claims blocks of items under a lease (see docs/deploy.md)",
+    )
+    p.add_argument("--block-size", type=int, help="--join: items per claimed block of a new job (default 200)")
+    p.add_argument(
+        "--lease",
+        type=float,
+        metavar="SECONDS",
+        help="--join: how long a claimed block stays with a worker that stopped renewing it (default 2 x --timeout, "
+        "at least 60 s)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=cmd_prejudge)
@@ -145,7 +160,9 @@ def add_commands(sub) -> None:
         help="pre-judging jobs, newest first (a killed one is shown as interrupted)",
         description="The latest pre-judging jobs with their status (running, done, stopped, failed, "
         "interrupted), progress, process and last heartbeat. A 'running' job whose process "
-        "is gone or whose heartbeat is older than its limit is marked interrupted first.",
+        "is gone or whose heartbeat is older than its limit is marked interrupted first. A shared job (prejudge "
+        "--join) lists its workers below it: host, pid, status, blocks claimed, items held, results stored, "
+        "last heartbeat.",
     )
     add_db_argument(p)
     p.add_argument("--limit", type=int, default=20, help="how many jobs (default 20)")
@@ -238,6 +255,9 @@ def _request(args):
         batch_out=args.batch_out,
         batch_in=args.batch_in,
         endpoints=tuple(getattr(args, "endpoints", ()) or ()),
+        join=args.join,
+        block_size=args.block_size,
+        lease=args.lease,
     )
 
 
@@ -281,6 +301,10 @@ def cmd_prejudge(args) -> int:
         f"{s['source']} {s['task']}: {describe_stored(s)}, {s['already']} already "
         f"judged{skipped}; {s['tokens_in']:,} + {s['tokens_out']:,} tokens in {s['seconds']:.1f} s"
     )
+    if "worker" in s:
+        print(
+            f"job {s['job']} {s['status']}: {s['job_done']} of {s['job_planned']} stored (this was worker {s['worker']})"
+        )
     if s["error"]:
         print(
             f"{s['error']} calls failed (last: {s['last_error']}); run the command again to retry them", file=sys.stderr
@@ -383,10 +407,10 @@ def _probe(db, request, args) -> int:
 
 def cmd_jobs(args) -> int:
     from assess.services.endpoints import describe, job_figures
-    from store.jobs import jobs
+    from assess.services.jobs import describe_worker, job_listing
 
     db = open_store(args)
-    rows = jobs(db, limit=args.limit)
+    rows = job_listing(db, limit=args.limit)
     figures = job_figures(db, [j["id"] for j in rows])  # jobs spread over several endpoints
     if args.json:
         print(json.dumps([j | {"endpoints": figures[j["id"]]} if j["id"] in figures else j for j in rows]))
@@ -401,6 +425,10 @@ def cmd_jobs(args) -> int:
         )
         for f in figures.get(j["id"], ()):
             print(f"  {describe(f)}")
+        if j.get("planning") is not None:  # a shared job whose planner is still queueing items
+            print(f"  planning: {j['planning']:,} items read, {j['planned']:,} queued so far")
+        for w in j.get("workers", ()):
+            print("  " + describe_worker(w))
     return 0
 
 

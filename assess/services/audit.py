@@ -1038,17 +1038,12 @@ TIMED_LABEL_COLUMNS = ("assessor", "task", "item", "value", "mode", "active_ms",
 
 
 def timed_labels_csv(db, *, assessor: str | None = None) -> str:
-    """Every timed label event (one assessor's with ``assessor``) as CSV, one row each, oldest first."""
-    import csv
-    import io
-
+    """Every timed label event (one assessor's with ``assessor``) as CSV, one row each, oldest first; cells
+    inert (an item or a name never starts a formula)."""
+    from assess.formats.inert_csv import dicts_csv
     from store.review import timed_events
 
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=TIMED_LABEL_COLUMNS, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(timed_events(db, assessor=assessor))
-    return out.getvalue()
+    return dicts_csv(TIMED_LABEL_COLUMNS, timed_events(db, assessor=assessor), lineterminator="\n")
 
 
 def rubber_stamping(db, task: str = "passage", *, assessor: str | None = None) -> dict[str, Any]:

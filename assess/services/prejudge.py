@@ -52,6 +52,9 @@ class PrejudgeRequest:
     batch_out: str | None = None  # write the open requests to this batch file instead of asking
     batch_in: str | None = None  # store the results of this batch file instead of asking
     endpoints: tuple[str, ...] = ()  # several endpoints, URL[,key=ENV_VAR][,concurrency=N][,pause=S] each
+    join: bool = False  # work on the shared job of the source and task with other processes
+    block_size: int | None = None  # --join: items per claimed block
+    lease: float | None = None  # --join: seconds a claimed block is held without a heartbeat
 
 
 @dataclass(frozen=True)
@@ -140,8 +143,11 @@ def prejudge(
     _check_endpoints(request)
     concurrency = _concurrency(request)
     variant = _variant(request)
+    _check_join(request)
     model, cfg = _model(request)
     source = request.source or jobs.default_source(request.task, model, variant)
+    if request.join and not request.estimate_only:
+        return _join(db, request, model, cfg, source, variant, concurrency, start)
     if not request.estimate_only:  # one live job per source and task: a second would ask about every item again
         jobs.check_not_running(db, source, request.task)
     plan = jobs.plan(
@@ -208,6 +214,75 @@ def prejudge(
         )
         summary = jobs.run(db, plan, client, concurrency=concurrency, progress=progress, base_url=cfg["base_url"])
     return PrejudgeResult(estimate, summary)
+
+
+def _check_join(request: PrejudgeRequest) -> None:
+    if not request.join:
+        if request.block_size is not None or request.lease is not None:
+            raise AssessError("--block-size and --lease are options of a shared job: add --join")
+        return
+    if request.backend != "chat":
+        raise AssessError("--join shares a job of a chat model; the NLI backend runs in one process")
+    if request.batch_out or request.batch_in:
+        raise AssessError("--join shares a job of live calls: not with --batch-out or --batch-in")
+
+
+def _join(db, request: PrejudgeRequest, model: str, cfg: dict, source: str, variant, concurrency: int, start):
+    """``prejudge --join``: this process works on the shared job of the source and task (starting, joining or
+    resuming it) until no block is left (:func:`assess.services.shared_jobs.run_shared`)."""
+    from assess.services import shared_jobs
+
+    temperature = jobs.checked_temperature(request.temperature)
+    if request.endpoints:  # a pool of endpoints stands in for one
+        from assess.services.endpoints import build_pool
+        from assess.settings import llm_settings
+
+        client = build_pool(
+            model,
+            request.endpoints,
+            concurrency=concurrency,
+            timeout=request.timeout,
+            retries=request.retries,
+            temperature=temperature,
+            default_key=llm_settings()["api_key"],
+        )
+        concurrency, base_url = client.concurrency, client.base_url
+    else:
+        client = clients.OpenAIClient(
+            model,
+            base_url=cfg["base_url"],
+            api_key=cfg["api_key"],
+            timeout=request.timeout,
+            max_retries=request.retries,
+            temperature=temperature,
+        )
+        base_url = cfg["base_url"]
+    scope = shared_jobs.Scope(
+        depth=request.depth,
+        nugget_source=request.nugget_source,
+        qrels=request.qrels,
+        relevant=request.relevant,
+        dedup=request.dedup,
+    )
+    summary = shared_jobs.run_shared(
+        db,
+        request.task,
+        source,
+        model,
+        client,
+        scope=scope,
+        limit=request.limit,
+        samples=request.samples,
+        temperature=request.temperature,
+        variant=variant,
+        concurrency=concurrency,
+        block_size=shared_jobs.DEFAULT_BLOCK_SIZE if request.block_size is None else request.block_size,
+        lease_s=request.lease,
+        base_url=base_url,
+        start=start,
+        latency_s=jobs.measured_latency_s(db, model),
+    )
+    return PrejudgeResult({}, summary)
 
 
 def probe(

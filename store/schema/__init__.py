@@ -367,6 +367,7 @@ from store.schema.crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd stud
 from store.schema.crowd_bindings import MIGRATION as _V12_CROWD_BINDINGS  # noqa: E402  (worker ids bound to a browser)
 from store.schema.endpoints import MIGRATION as _V16_ENDPOINTS  # noqa: E402  (figures per endpoint of a job)
 from store.schema.history_guard import MIGRATION as _V7_HISTORY_GUARD  # noqa: E402  (no INSERT OR REPLACE)
+from store.schema.job_leases import MIGRATION as _JOB_LEASES  # noqa: E402  (shared jobs: workers, leased blocks, items)
 from store.schema.llm import MIGRATION as _V2_LLM  # noqa: E402  (LLM pre-judgments, jobs)
 from store.schema.nugget_banks import MIGRATION as _V_BANK_TABLES  # noqa: E402  (RAGTIME banks, DRAGUN rubrics)
 from store.schema.nugget_banks import PREJUDGMENTS as _V_BANK_PREJUDGMENTS  # noqa: E402
@@ -457,5 +458,6 @@ MIGRATIONS: list[str] = [
     _V17_NUGGET_BANKS,
     _V18_OVERLAP,
     _ACTIVE_TIME,
+    _JOB_LEASES,
     _CITATION_CONTRADICTS,
 ]

@@ -842,6 +842,8 @@ _V17_NUGGET_BANKS = (
 )
 
 # Migration 18 (store/schema/overlap.py): consistency labels of re-shown items, overlap plans.
+# Migration 20 (store/schema/job_leases.py): shared jobs, their workers, leased blocks and queued items.
+from store.schema.job_leases import POSTGRES as _JOB_LEASES  # noqa: E402
 from store.schema.overlap import POSTGRES as _V18  # noqa: E402
 
 # Active time and guideline versions (store/schema/active_time.py): the columns and the guidelines table, then the
@@ -872,7 +874,8 @@ LATER: list[tuple[int, str]] = [
     (17, _V17_NUGGET_BANKS),
     (18, _V18),
     (19, _ACTIVE_TIME),  # store/schema/active_time.py
-    (20, _CITATION_CONTRADICTS),
+    (20, _JOB_LEASES),
+    (21, _CITATION_CONTRADICTS),
 ]
 
 

@@ -33,7 +33,8 @@ SHIPPED = {
     17: "3195a293430beaedd3ce4aa4bef697950de0c8c76002aefc9f6253b01e0d0c90",
     18: "546b7650a95a6b38d034b0b5636829ff58929354b96bf42e39a9c755953e8ba3",  # re-shows + overlap
     19: "da0ccd297d793814d85d346e4b0c6dae7ba762b533f8b11dcf715b6769fed911",  # active time, guidelines
-    20: "05c81cebb7849dba30e60e76cf36cda0a02e4b5eb47170ce8edb4759267173b5",  # citation 'contradicts'
+    20: "6958d2c0f574b83530c9e8fbcd41cb611de7b11721ad9e534ffa35227e967017",  # job leases (store/schema/job_leases.py)
+    21: "05c81cebb7849dba30e60e76cf36cda0a02e4b5eb47170ce8edb4759267173b5",  # citation 'contradicts'
 }
 
 
@@ -68,7 +69,8 @@ SHIPPED_POSTGRES = {
     17: "eebd297616a26e70544330e4ca1f845618d95c7811495a2686102a601d149673",
     18: "21ea6ad9afcfbe59e3151e6417e6846496dff24c741262dbcdb6f0565ef7524b",  # re-shows + overlap
     19: "098336f0152fbec13c08c8dc080542fd43e4cf277a2cc7fa2da87b3ae3224181",  # active time, guidelines
-    20: "64265bf36eff3f6a4c533f8247e08b9324a3f3997c1b1de6c4459c2f34da6f04",  # citation 'contradicts'
+    20: "80ce93670e771a0163bede6947e9f209fa3303babd9c199abb7c0ccc23e9137a",  # job leases
+    21: "64265bf36eff3f6a4c533f8247e08b9324a3f3997c1b1de6c4459c2f34da6f04",  # citation 'contradicts'
 }
 
 
