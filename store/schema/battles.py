@@ -16,6 +16,8 @@
 - ``prejudgments`` (rebuilt: SQLite cannot change a CHECK): the task CHECK admits ``battle``.
 """
 
+from store.schema.prejudgments_rebuild import sqlite_rebuild
+
 MIGRATION = r"""
 CREATE TABLE battles (
     source TEXT NOT NULL REFERENCES sources(name),
@@ -52,47 +54,11 @@ CREATE TABLE battle_pairs (
     CHECK (run_x < run_y)
 ) WITHOUT ROWID;
 
-DROP INDEX prejudgments_once;
-DROP INDEX prejudgments_cache;
-DROP INDEX prejudgments_by_item;
-ALTER TABLE prejudgments RENAME TO prejudgments_v14;
-CREATE TABLE prejudgments (
-    id INTEGER PRIMARY KEY,
-    source TEXT NOT NULL REFERENCES sources(name),
-    task TEXT NOT NULL CHECK (task IN ('passage', 'ptkb', 'ntr', 'response', 'ntr-support', 'importance', 'citation',
-                                       'battle', 'nuggets', 'response-nuggets', 'aepd', 'ntn')),
-    turn_id TEXT NOT NULL REFERENCES turns(id),
-    item_id TEXT NOT NULL,
-    model TEXT NOT NULL,
-    prompt_version TEXT NOT NULL,
-    input_hash TEXT NOT NULL,
-    raw_output TEXT,
-    parse_status TEXT NOT NULL CHECK (parse_status IN ('ok', 'repaired', 'unparseable', 'error')),
-    parsed TEXT,
-    note TEXT,
-    error TEXT,
-    latency_ms INTEGER,
-    prompt_tokens INTEGER,
-    completion_tokens INTEGER,
-    attempts INTEGER,
-    cached_from INTEGER REFERENCES prejudgments(id),
-    job_id INTEGER REFERENCES prejudge_jobs(id),
-    created_at TEXT NOT NULL,
-    sample INTEGER NOT NULL DEFAULT 0 CHECK (sample >= 0)
-);
-INSERT INTO prejudgments (id, source, task, turn_id, item_id, model, prompt_version, input_hash, raw_output,
-                          parse_status, parsed, note, error, latency_ms, prompt_tokens, completion_tokens, attempts,
-                          cached_from, job_id, created_at, sample)
-    SELECT id, source, task, turn_id, item_id, model, prompt_version, input_hash, raw_output, parse_status, parsed,
-           note, error, latency_ms, prompt_tokens, completion_tokens, attempts, cached_from, job_id, created_at, sample
-    FROM prejudgments_v14 ORDER BY id;
-DROP TABLE prejudgments_v14;
-CREATE UNIQUE INDEX prejudgments_once
-    ON prejudgments(source, task, turn_id, item_id, model, prompt_version, input_hash, sample)
-    WHERE parse_status != 'error';
-CREATE INDEX prejudgments_cache ON prejudgments(model, prompt_version, input_hash) WHERE parse_status != 'error';
-CREATE INDEX prejudgments_by_item ON prejudgments(task, turn_id, item_id);
-"""
+""" + sqlite_rebuild(
+    """'passage', 'ptkb', 'ntr', 'response', 'ntr-support', 'importance', 'citation',
+                                       'battle', 'nuggets', 'response-nuggets', 'aepd', 'ntn'""",
+    "prejudgments_v14",
+)
 
 # PostgreSQL: the same tables, the CHECK replaced in place. Written to run twice (a later `init` by the owner runs
 # the last migration again to re-grant the app role): tables only if missing, the constraint dropped if there.

@@ -26,6 +26,8 @@ in the same transaction (``bank-nugget``, ``bank-answer``, ``rubric``), with who
 migration is re-run by ``init`` to grant an app role again.
 """
 
+from store.schema.prejudgments_rebuild import sqlite_rebuild
+
 MIGRATION = r"""
 CREATE TABLE IF NOT EXISTS bank_topics (
     topic_id TEXT PRIMARY KEY,
@@ -123,47 +125,7 @@ CREATE TABLE IF NOT EXISTS rubric_labels (
 _TASKS = """'passage', 'ptkb', 'ntr', 'response', 'ntr-support', 'importance', 'citation', 'battle', 'bank-match',
                                        'nuggets', 'response-nuggets', 'aepd', 'ntn'"""
 
-PREJUDGMENTS = rf"""
-DROP INDEX prejudgments_once;
-DROP INDEX prejudgments_cache;
-DROP INDEX prejudgments_by_item;
-ALTER TABLE prejudgments RENAME TO prejudgments_v15;
-CREATE TABLE prejudgments (
-    id INTEGER PRIMARY KEY,
-    source TEXT NOT NULL REFERENCES sources(name),
-    task TEXT NOT NULL CHECK (task IN ({_TASKS})),
-    turn_id TEXT NOT NULL REFERENCES turns(id),
-    item_id TEXT NOT NULL,
-    model TEXT NOT NULL,
-    prompt_version TEXT NOT NULL,
-    input_hash TEXT NOT NULL,
-    raw_output TEXT,
-    parse_status TEXT NOT NULL CHECK (parse_status IN ('ok', 'repaired', 'unparseable', 'error')),
-    parsed TEXT,
-    note TEXT,
-    error TEXT,
-    latency_ms INTEGER,
-    prompt_tokens INTEGER,
-    completion_tokens INTEGER,
-    attempts INTEGER,
-    cached_from INTEGER REFERENCES prejudgments(id),
-    job_id INTEGER REFERENCES prejudge_jobs(id),
-    created_at TEXT NOT NULL,
-    sample INTEGER NOT NULL DEFAULT 0 CHECK (sample >= 0)
-);
-INSERT INTO prejudgments (id, source, task, turn_id, item_id, model, prompt_version, input_hash, raw_output,
-                          parse_status, parsed, note, error, latency_ms, prompt_tokens, completion_tokens, attempts,
-                          cached_from, job_id, created_at, sample)
-    SELECT id, source, task, turn_id, item_id, model, prompt_version, input_hash, raw_output, parse_status, parsed,
-           note, error, latency_ms, prompt_tokens, completion_tokens, attempts, cached_from, job_id, created_at, sample
-    FROM prejudgments_v15 ORDER BY id;
-DROP TABLE prejudgments_v15;
-CREATE UNIQUE INDEX prejudgments_once
-    ON prejudgments(source, task, turn_id, item_id, model, prompt_version, input_hash, sample)
-    WHERE parse_status != 'error';
-CREATE INDEX prejudgments_cache ON prejudgments(model, prompt_version, input_hash) WHERE parse_status != 'error';
-CREATE INDEX prejudgments_by_item ON prejudgments(task, turn_id, item_id);
-"""
+PREJUDGMENTS = "\n" + sqlite_rebuild(_TASKS, "prejudgments_v15")
 
 POSTGRES_PREJUDGMENTS = f"""
 ALTER TABLE prejudgments DROP CONSTRAINT prejudgments_task_check;
