@@ -31,6 +31,21 @@ RULE = (
 )
 
 
+def _require_accounts(db: Store, names: Sequence[str]) -> None:
+    """With accounts on (any account exists), a plan names only enabled accounts: a queue planned for a name
+    nobody can sign in as would never be judged (open mode has no accounts, so any name goes there)."""
+    from store import accounts
+
+    if not accounts.count(db):
+        return
+    missing = [n for n in names if not (acc := accounts.get(db, n)) or acc["disabled"]]
+    if missing:
+        raise AssessError(
+            f"no enabled account {', '.join(map(repr, missing))}: with accounts on, overlap is planned for "
+            "accounts only (python -m assess users list shows them)"
+        )
+
+
 def create_plan(
     db: Store,
     name: str,
@@ -51,7 +66,8 @@ def create_plan(
     "assignments": {assessor: turns}, "extra": {assessor: items}}``.
 
     Refused (nothing written): a blank name or one in use, a task without turn queues, no turns, an unknown
-    conversation or turn, an assessor name that cannot be signed in, and every refusal of
+    conversation or turn, an assessor name that cannot be signed in (with accounts on: a name that is no
+    enabled account), and every refusal of
     :func:`assess.queueing.plan_overlap` (fewer assessors than copies, a share outside (0, 1], ...).
     """
     from store import conversations, sources
@@ -75,6 +91,7 @@ def create_plan(
         if row(db, "SELECT 1 AS taken FROM overlap_plans WHERE name = :name", {"name": name}):
             raise AssessError(f"an overlap plan named {name!r} exists already; choose another name")
         names = [sources.sign_in(db, a) for a in assessors]
+        _require_accounts(db, names)
         primary = {turn: names[list(assessors).index(a)] for turn, a in plan.primary.items()}
         own: dict[str, list[str]] = {a: [] for a in names}
         for turn in chosen_turns:

@@ -110,3 +110,20 @@ def test_a_plan_name_is_used_once(db, demo_target):
     with pytest.raises(AssessError, match="exists already"):
         overlap.create_plan(db, "pilot", NAMES[:2], topics=["102"], share=0.1, by="boss")
     assert snapshot(demo_target) == before
+
+
+def test_with_accounts_on_a_plan_names_enabled_accounts_only(db, demo_target):
+    from store import accounts
+
+    accounts.add(db, "boss", "organizer", None, by=None)
+    accounts.add(db, "ann", "assessor", None, by="boss")
+    accounts.add(db, "ben", "assessor", None, by="boss")
+    accounts.set_disabled(db, "ben", True, by="boss")
+    before = snapshot(demo_target)
+    for names, missing in ((["ann", "<b>eve</b>"], "'<b>eve</b>'"), (["ann", "ben"], "'ben'")):
+        with pytest.raises(AssessError, match=f"no enabled account {missing}"):
+            overlap.create_plan(db, "pilot", names, topics=["101"], share=0.1, by="boss")
+        assert snapshot(demo_target) == before
+    accounts.set_disabled(db, "ben", False, by="boss")
+    made = overlap.create_plan(db, "pilot", ["ann", "ben"], topics=["101"], share=0.1, by="boss")
+    assert made["plan"] == "pilot" and set(made["assignments"]) == {"ann", "ben"}
