@@ -52,6 +52,10 @@ def reshow_control(database, by: str | None) -> None:
     )
 
 
+FEW_RESHOWS = 10
+"""Below this many items graded twice, the page says an assessor's self-agreement rests on too few items."""
+
+
 def self_agreement_panel(database, *, key: str) -> None:
     """Each assessor's agreement with themselves over their answered re-shows, with bootstrap intervals."""
     view = service.self_agreement_view(database, threshold=2)
@@ -74,6 +78,14 @@ def self_agreement_panel(database, *, key: str) -> None:
             ]
         )
         st.dataframe(frame, hide_index=True, width="stretch", key=f"self_{key}")
+        few = [r["assessor"] for r in view["assessors"] if r["n"] < FEW_RESHOWS]
+        if few:
+            st.caption(
+                esc(
+                    f"Fewer than {FEW_RESHOWS} items graded twice ({', '.join(few)}): too few for a "
+                    "trustworthy figure; the interval only reflects the items there are."
+                )
+            )
     waiting = [r for r in view["pending"] if r["pending"]]
     if waiting:
         st.caption(esc("Still to come: " + ", ".join(f"{r['assessor']} {r['pending']}" for r in waiting)))

@@ -76,6 +76,7 @@ def test_a_reshown_item_comes_back_blind_and_leaves_the_first_label_alone(app_db
             "95% interval": "[0.000, 0.000]",
         }
     ]
+    assert any("Fewer than 10 items graded twice (amy): too few" in c.value for c in at.caption)
     at.number_input(key="reshow_share").set_value(0.1)
     at.number_input(key="reshow_gap").set_value(5)
     at.button(key="reshow_save").click().run()
