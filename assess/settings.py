@@ -82,3 +82,9 @@ def llm_settings() -> dict:
         "model": os.environ.get("ASSESS_LLM_MODEL"),
         "api_key": os.environ.get("ASSESS_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY"),
     }
+
+
+def named_secret(name: str) -> str | None:
+    """The value of the environment variable ``name`` (an endpoint's key, named by ``--endpoint URL,key=NAME``),
+    or None when it is unset or empty: keys never travel on the command line."""
+    return os.environ.get(name) or None

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
@@ -36,7 +36,9 @@ class Task(StrEnum):
     RESPONSE = "response"  # a criterion of a generated response (iKAT 2023), -1..4
     NTR_SUPPORT = "ntr-support"  # graded NtR: how far a response supports a nugget (TREC RAG), 0-2
     IMPORTANCE = "importance"  # a gold nugget's importance: vital or okay (TREC RAG AutoNuggetizer)
-    CITATION = "citation"  # does a cited passage support a sentence of a generated response, -1..2
+    CITATION = "citation"  # does a cited passage support a sentence of a generated response, -2..2
+    BATTLE = "battle"  # two runs' answers to a topic side by side: which is better (pairwise)
+    BANK_MATCH = "bank-match"  # does a run's response contain an answer of a RAGTIME nugget bank, 0/1
 
 
 class JudgingMode(StrEnum):
@@ -226,19 +228,57 @@ IMPORTANCE = Scale(
 )
 """A gold nugget's importance (TREC RAG AutoNuggetizer: vital / okay)."""
 
+CITATION_CONTRADICTS = -2
+"""The citation label "contradicts": the cited passage states the opposite of what the sentence states (TREC
+BioGen 2025's contradicting citations); stored since the migration in store/schema/citation_contradicts.py."""
+
 CITATION_SUPPORT = Scale(
-    names={2: "fully supported", 1: "partially supported", 0: "not supported", -1: "citation irrelevant"},
+    names={
+        2: "fully supported",
+        1: "partially supported",
+        0: "not supported",
+        -1: "citation irrelevant",
+        CITATION_CONTRADICTS: "contradicts",
+    },
     definitions={
         2: "the cited passage supports everything the sentence states",
         1: "the cited passage supports part of what the sentence states",
         0: "the cited passage is about the sentence's topic but does not support what it states",
         -1: "the cited passage has nothing to do with the sentence",
+        CITATION_CONTRADICTS: "the cited passage states the opposite of what the sentence states",
     },
     missing="cannot judge",
 )
 """Citation support of one response sentence by one passage it cites. Codes: 2 fully, 1 partially, 0 not
-supported, -1 irrelevant citation (below 0 so that "supported" is always ``value >= 1``); None (stored NULL,
-schema 14): the assessor cannot judge it (e.g. the passage has no text), left out of every citation measure."""
+supported, -1 irrelevant citation, -2 contradicts (below 0 so that "supported" is always ``value >= 1``: a
+contradicting citation never supports); None (stored NULL, schema 14): the assessor cannot judge it (e.g. the
+passage has no text), left out of every citation measure."""
+
+CITATION_SUPPORT_WITHOUT_CONTRADICTS = Scale(
+    names={v: n for v, n in CITATION_SUPPORT.names.items() if v != CITATION_CONTRADICTS},
+    definitions={v: d for v, d in CITATION_SUPPORT.definitions.items() if v != CITATION_CONTRADICTS},
+    missing=CITATION_SUPPORT.missing,
+)
+"""The citation scale before "contradicts": the answers the ``citation-support`` prompt offers (its version and
+answers unchanged); the ``contradicts`` prompt variant offers all of :data:`CITATION_SUPPORT`."""
+
+
+BATTLE_OUTCOME = Scale(
+    names={1: "A better", 2: "B better", 0: "tie", -1: "both bad"},
+    definitions={
+        1: "the answer of run A (shown on the left) is the better one",
+        2: "the answer of run B (shown on the right) is the better one",
+        0: "the two answers are about as good",
+        -1: "neither answer is acceptable (left out of the strengths)",
+    },
+)
+"""A battle's outcome, stored as an integer code: 1 A (the left run) better, 2 B (the right run) better,
+0 tie, -1 both bad (below 0, as the citation scale's 'irrelevant': never a preference)."""
+
+BATTLE_WINNERS: Mapping[str, int] = MappingProxyType({"a": 1, "b": 2, "tie": 0, "both_bad": -1})
+"""The outcome's spelling in battle files and on the command line (``winner``) and its stored code."""
+
+BATTLE_WINNER_NAMES: Mapping[int, str] = MappingProxyType({code: name for name, code in BATTLE_WINNERS.items()})
 
 
 # ------------------------------------------------------------------------------------------- item keys
@@ -353,6 +393,9 @@ class LabelKind:
     integer_columns: tuple[str, ...] = ()
     spaced_column: str | None = None
     missing_column: str | None = None  # a table export's 0/1 column after the value: 1 for a stored missing value
+    # Values added to the scale after it shipped: agreement and consistency measures count them only where a
+    # label takes one, so that their figures for stores without one stay what they were (:meth:`values_in_use`).
+    later_values: tuple[int, ...] = ()
     key: ItemKey = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -372,6 +415,12 @@ class LabelKind:
         if len(parts) != len(self.item_columns):
             raise AssessError(f"a {self.task} label is keyed by {', '.join(self.item_columns)}, got {len(parts)} parts")
         return self.key.encode(parts)
+
+    def values_in_use(self, present: Iterable[object] = ()) -> tuple[int, ...]:
+        """The scale as agreement and consistency measures read it (their confusion rows, kappa weights, alpha
+        domain): every value, a :attr:`later_values` one only when one of the ``present`` labels takes it."""
+        seen = set(present) & set(self.later_values)
+        return tuple(v for v in self.scale.values if v not in self.later_values or v in seen)
 
     def check(self, value: object) -> int | None:
         """Validate a value for this task (see :meth:`Scale.check`)."""
@@ -462,10 +511,38 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             item_name="cited passage",
             prompt="citation",
             export="JSON: {run: {turn: {sentence: {passage: support}}}}",
-            description="does a passage a response sentence cites support it: 2 fully, 1 partially, 0 not, -1 irrelevant",
+            description="does a passage a response sentence cites support it: 2 fully, 1 partially, 0 not, -1 irrelevant, "
+            "-2 contradicts",
             integer_columns=("sentence",),
             spaced_column="run",
             missing_column="cannot_judge",
+            later_values=(CITATION_CONTRADICTS,),
+        ),
+        Task.BATTLE: LabelKind(
+            task=Task.BATTLE,
+            table="battles",
+            item_columns=("turn_id", "run_a", "run_b", "occurrence"),
+            value_column="outcome",
+            scale=BATTLE_OUTCOME,
+            item_name="battle",
+            prompt="battle",
+            export="JSONL: {topic_id, run_a, run_b, winner: a | b | tie | both_bad} (run_a shown on the left)",
+            description="two runs' answers to a topic or turn side by side, run_a on the left: which is better",
+            integer_columns=("occurrence",),
+            spaced_column="run_b",
+        ),
+        Task.BANK_MATCH: LabelKind(
+            task=Task.BANK_MATCH,
+            table="bank_matches",
+            item_columns=("turn_id", "run", "nugget", "answer"),
+            value_column="contains",
+            scale=MATCH,
+            item_name="bank answer and response",
+            prompt="bank-match",
+            export="JSONL: {topic_id, run_id, nugget, answer, contains, sentences} (nuggets bank import-matches)",
+            description="does a run's response to a topic contain an answer of the topic's nugget bank (with the sentences stating it)",
+            integer_columns=("nugget", "answer"),
+            spaced_column="run",
         ),
     }
 )
@@ -497,6 +574,8 @@ PREJUDGE_TASKS: Mapping[str, PrejudgeTask] = MappingProxyType(
             PrejudgeTask(
                 "citation", "a passage a response sentence cites", True, skipped="cited passages without text"
             ),
+            PrejudgeTask("battle", "two runs' responses to a turn side by side, in both orders", True),
+            PrejudgeTask("bank-match", "an answer of a nugget bank and a run's response to its topic", True),
             PrejudgeTask("nuggets", "a passage to extract gold nugget spans from", False, "passages without text"),
             PrejudgeTask(
                 "response-nuggets", "a run's response to extract nuggets from (CONE-RAG NtN, step one)", False
@@ -605,6 +684,48 @@ ANNOTATION_KINDS: Mapping[str, AnnotationKind] = MappingProxyType(
 
 
 # ------------------------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    """One source's label of one item, as the store reads it back (:func:`store.labels.get`,
+    :func:`store.labels.others`, :func:`store.queue.label_of`, :func:`store.review.item_labels`) and the judging
+    services and screens use it (:mod:`assess.services.judging`, :mod:`assess.services.rag`, the /judge,
+    /ptkb and /adjudicate pages).
+
+    ``item`` holds the values of the task's :attr:`LabelKind.item_columns`, in order. ``value`` None: the
+    label says "cannot judge" (:attr:`missing`). ``note``, ``mode``, ``via``: as stored with the value.
+    ``source_kind``: the source's kind, where the reader joined the sources table (:func:`store.labels.others`);
+    ``rationale``: an LLM source's raw answer, where the reader fetched it (revealed and adjudicated labels).
+    The label's time is left out: no reader's consumer uses it. Bulk reads keep their compact maps
+    (:func:`store.labels.values`, :func:`store.labels.labelled`): a run's labels can be hundreds of thousands.
+    """
+
+    task: Task
+    source: str
+    item: tuple
+    value: int | None
+    note: str | None = None
+    mode: str | None = None
+    via: str | None = None
+    source_kind: SourceKind | None = None
+    rationale: str | None = None
+
+    @property
+    def missing(self) -> bool:
+        """True for a stored "cannot judge" (the scale's missing value): the label exists, its value is None."""
+        return self.value is None
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A passage as the judging screens show it and the prompts quote it (:func:`store.conversations.passage`).
+
+    ``text`` None: only the id is known (judged ClueWeb22 texts are licensed, so an iKAT pool often has ids
+    only); a screen says so instead of showing a text, and an LLM job skips the item."""
+
+    id: str
+    text: str | None = None
 
 
 class TurnContext(NamedTuple):

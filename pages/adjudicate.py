@@ -13,7 +13,7 @@ import streamlit as st
 
 from assess import ui
 from assess.errors import AssessError
-from assess.services.judging import adjudication_order, adjudication_screen, adjudication_sources, passage_text
+from assess.services.judging import adjudication_order, adjudication_screen, adjudication_sources, read_passage
 from assess.tasks import GRADES
 from assess.text import query_terms
 from store import exports, review
@@ -40,7 +40,7 @@ if len(sources) < 2:
     st.stop()
 
 order = adjudication_order(database, sources)
-read_text = lambda passage_id: passage_text(database, passage_id)  # noqa: E731
+load_passage = lambda passage_id: read_passage(database, passage_id)  # noqa: E731
 desk = ui.KeyQueue("adj", database, review.ADJUDICATION, "passage", order, lambda: review.adjudicated(database))
 if not len(order.items):
     st.title("Adjudicate")
@@ -65,7 +65,7 @@ def adjudication_panel():
         cursor.end_screen("disagreements adjudicated", undo, key_prefix="adj_")
         return
     screen = adjudication_screen(
-        database, turn_id, passage_id, sources, blind=blind, text=lambda pid: desk.prepared(pid, read_text)
+        database, turn_id, passage_id, sources, blind=blind, passage=lambda pid: desk.prepared(pid, load_passage)
     )
 
     def decide(value):
@@ -84,13 +84,13 @@ def adjudication_panel():
     st.progress(prog["judged"] / prog["total"], text=f"{prog['judged']} / {prog['total']} disagreements adjudicated")
     st.markdown(f"Passage {ui.code(passage_id)} of turn {ui.code(turn_id)} ({pos + 1} of {len(state)})")
     cursor.shown()
-    ui.show_passage(screen.text, query_terms(ctx.query))
+    ui.show_passage(screen.passage.text, query_terms(ctx.query))
     if screen.own:
-        st.success(f"Adjudicated: {ui.grade_text(screen.own['value'])}")
+        st.success(f"Adjudicated: {ui.grade_text(screen.own.value)}")
     st.markdown("**What the sources say**")
     ui.source_cards(screen.labels)
     grades = st.container(horizontal=True, gap="small")
-    own = (screen.own or {}).get("value", "none")
+    own = screen.own.value if screen.own else "none"
     for g in GRADES.values:
         grades.button(
             GRADES.label(g),
@@ -116,13 +116,13 @@ def adjudication_panel():
     st.text_input(
         "Reason (optional; stored with the grade; Enter or Esc returns to the keys)",
         key=note_key,
-        value=review.adjudication_reason((screen.own or {}).get("note"), who),
+        value=review.adjudication_reason(screen.own.note if screen.own else None, who),
         on_change=ui.saving(
             lambda: review.set_reason(database, turn_id, passage_id, st.session_state[note_key], by=who)
         ),
     )
     upcoming = state.next_unjudged(pos)
-    desk.prepare(None if upcoming is None else state.item(upcoming)[1], read_text)
+    desk.prepare(None if upcoming is None else state.item(upcoming)[1], load_passage)
 
 
 with right:

@@ -7,9 +7,9 @@ import pandas as pd
 import streamlit as st
 
 from assess import ui
-from assess.services import audit
 from assess.tasks import label_kind
 from assess.ui import audit as panels
+from assess.ui import consistency
 from store import exports, prejudgments
 
 ui.frame_guard(organizer=True)
@@ -35,6 +35,11 @@ side, pair, replace, *passage_tabs = st.tabs(tabs, key="au_tab", on_change="reru
 if side.open:
     with side:
         panels.matrix_panel(database, task, names)
+        if task == "passage":
+            st.subheader("Each assessor against themselves (re-shown items)")
+            consistency.self_agreement_panel(database, key="au")
+            st.subheader("Human ceiling over planned overlap")
+            consistency.overlap_panel(database, key="au")
 
 if pair.open:
     with pair:
@@ -48,11 +53,7 @@ if pair.open:
             ui.ranking_panel(database, a, b, key="au_m", name="audit_rank", empty="No ranking runs in the store.")
         if task in ("passage", "ptkb"):
             st.subheader("Anchoring after reveal")
-            anchoring = audit.anchoring(database, task)
-            if anchoring:
-                st.dataframe(pd.DataFrame(anchoring), hide_index=True, width="stretch", key="au_anchor")
-            else:
-                st.caption("No assessor has changed a label after an LLM label was revealed (judging mode 'reveal').")
+            panels.anchoring_panel(database, task)
 
 if replace.open:
     with replace:

@@ -1,6 +1,7 @@
 """Citation support: each sentence of a generated response beside a passage it cites; does the passage support it?
 
-Keys: 2 fully supported, 1 partially, 0 not supported, I the citation is irrelevant, X cannot judge (as on
+Keys: 2 fully supported, 1 partially, 0 not supported, I the citation is irrelevant, O the passage contradicts
+the sentence (states the opposite; counts as not supported, its share is the contradiction rate), X cannot judge (as on
 /judge: stored as the assessor's label without a support value, left out of the citation scores); each stores
 the label at once and moves to the next unlabelled citation. Left/Right previous/next, S skip, U undo.
 Citations of a response as a whole (the iKAT 2025 topics name no sentence) are shown as such.
@@ -29,6 +30,8 @@ shown_turn = desk.cursor().turn_id
 ctx, left, right = ui.context_columns(database, shown_turn)
 with left, st.expander("Labels", expanded=True):
     rag_ui.citation_rubric()
+with left:
+    ui.guideline(database, "citation")
 
 
 @ui.key_panel
@@ -49,13 +52,13 @@ def citation_panel():
 
     def label(value):
         turn, shown = cursor.on_screen()
-        rag.save_citation(database, name, turn, shown, value)
+        rag.save_citation(database, name, turn, shown, value, active_ms=cursor.active_ms())
         desk.mark((turn, shown))
         cursor.go("next_unjudged")
 
     rag_ui.turn_progress(state, turn_id, "labelled")
     st.markdown(f"Citation {pos + 1} of {len(state)} · response of system {ui.code(screen.run)}")
-    cursor.shown()
+    cursor.shown(timed=rag_ui.timed_keys(rag_ui.CITATION_KEYS, "cite_") | {"cite_cannot": ui.keys("X")})
     rag_ui.citation_view(screen)
     st.markdown("**Does the cited passage support the sentence?**")
     rag_ui.citation_buttons(label, screen.own)

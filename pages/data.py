@@ -24,7 +24,7 @@ depth = c2.number_input("Run: pool depth per turn (0: no pooling)", 0, 1000, 10,
 run_name = c1.text_input("Responses with citations: run name (iKAT topics: topics)", key="import_run")
 replace = c2.checkbox("Responses with citations: replace stored responses that differ", key="import_replace")
 # Topics of one's own end a demo's open mode: the person makes their own organizer account first.
-ready = kind != "topics" or ui.first_organizer(database, "Importing topics of your own")
+ready = kind not in ("topics", "rag-topics") or ui.first_organizer(database, "Importing topics of your own")
 if st.button("Import", disabled=upload is None or not ready, type="primary") and (file_name := ui.upload_name(upload)):
     try:
         summary = loading.load_upload(

@@ -5,6 +5,7 @@ import streamlit as st
 
 from assess import settings, ui
 from assess.errors import AssessError
+from assess.services import endpoints as endpoint_service
 from assess.services import jobs as job_service
 from assess.services import pooling
 from store import jobs
@@ -73,7 +74,16 @@ with run_tab:
         "A job killed without a chance to stop (its process gone, or no heartbeat for 2 × the call "
         "timeout, at least 60 s) is shown as interrupted; Start / resume picks up what it left."
     )
-    st.dataframe(pd.DataFrame(jobs.jobs(database)), hide_index=True, width="stretch", key="pj_jobs")
+    job_rows = jobs.jobs(database)
+    st.dataframe(pd.DataFrame(job_rows), hide_index=True, width="stretch", key="pj_jobs")
+    worker_rows = job_service.worker_rows(database, [j["id"] for j in job_rows])
+    if worker_rows:
+        st.caption("Workers of shared jobs (`prejudge --join`): each claims blocks of items under a lease.")
+        st.dataframe(pd.DataFrame(worker_rows), hide_index=True, width="stretch", key="pj_workers")
+    endpoint_rows = endpoint_service.figure_rows(database, [j["id"] for j in job_rows])
+    if endpoint_rows:
+        st.caption("Jobs spread over several endpoints (`prejudge --endpoint`): the figures of each endpoint.")
+        st.dataframe(pd.DataFrame(endpoint_rows), hide_index=True, width="stretch", key="pj_endpoints")
 
 with pool_tab:
     st.caption(

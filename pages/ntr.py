@@ -37,6 +37,8 @@ if not len(order.items):
     st.stop()
 shown_turn = desk.cursor().turn_id
 ctx, left, right = ui.context_columns(database, shown_turn)
+with left:
+    ui.guideline(database, "ntr-support" if graded else "ntr")
 
 
 @ui.key_panel
@@ -55,17 +57,21 @@ def match_panel():
 
     def answer(value):
         turn, shown = cursor.on_screen()
+        active_ms = cursor.active_ms()
         if graded:
-            rag.save_ntr_support(database, name, shown, value, mode=mode)
+            rag.save_ntr_support(database, name, shown, value, mode=mode, active_ms=active_ms)
         else:
             nugget_id, run = ntr.item_parts(shown)
-            ntr.save_label(database, name, nugget_id, run, value, mode=mode, via="ui")
+            ntr.save_label(database, name, nugget_id, run, value, mode=mode, via="ui", active_ms=active_ms)
         desk.mark((turn, shown))
         cursor.go("next_unjudged")
 
     rag_ui.turn_progress(state, turn_id, "answered")
     st.markdown(f"Item {pos + 1} of {len(state)} · response of system {ui.code(current['run'])}")
-    cursor.shown()
+    if graded:
+        cursor.shown(timed=rag_ui.timed_keys([(v, str(v)) for v, _ in rag_ui.SUPPORT_KEYS], "ntr_g"))
+    else:
+        cursor.shown(timed={"ntr_yes": ui.keys("Y"), "ntr_no": ui.keys("N")})
     ui.show_passage(current["response"])
     ui.line(f"Gold nugget {current['key']}:", current["nugget"])
     if graded:

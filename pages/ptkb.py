@@ -25,6 +25,8 @@ shown_turn = desk.cursor().turn_id
 ctx, left, right = ui.context_columns(database, shown_turn)
 statements = {s["id"]: s["text"] for s in ctx.ptkb}
 in_turn = [item for turn, item in order.items if turn == shown_turn]
+with left:
+    ui.guideline(database, "ptkb")
 
 
 @ui.key_panel
@@ -41,7 +43,9 @@ def statement_panel():
     def label(value):
         turn, statement = cursor.on_screen()
         first = screen.mode == "reveal" and queue.label_of(database, name, "ptkb", turn, statement) is None
-        queue.save_ptkb_label(database, name, turn, statement, value, mode=screen.mode, via="ui")
+        queue.save_ptkb_label(
+            database, name, turn, statement, value, mode=screen.mode, via="ui", active_ms=cursor.active_ms()
+        )
         desk.mark((turn, statement))
         cursor.go(None if first else "next_unjudged")  # blind-then-reveal: stay to show the LLM's label
 
@@ -54,10 +58,10 @@ def statement_panel():
         mark = "·" if own == "unlabelled" else ("✅ relevant" if own else "✖ not relevant")
         current = item == statement_id
         ui.line(f"▶ {item}." if current else f"{item}.", f"{statements[item]} — {mark}", strong=current)
-    cursor.shown()
+    cursor.shown(timed={"rel": ui.keys("1"), "nonrel": ui.keys("0")})
     for other in screen.revealed:
-        with st.expander(f"{ui.esc(other['source'])} says {'relevant' if other['value'] else 'not relevant'}"):
-            ui.inert(other["rationale"] or "(imported label: no rationale stored)")
+        with st.expander(f"{ui.esc(other.source)} says {'relevant' if other.value else 'not relevant'}"):
+            ui.inert(other.rationale or "(imported label: no rationale stored)")
     keys = st.container(horizontal=True, gap="small")
     keys.button("1 · Relevant", key="rel", shortcut=ui.keys("1"), on_click=ui.saving(label), args=(1,), width="stretch")
     keys.button(

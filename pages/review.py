@@ -1,10 +1,13 @@
-"""Organizers: progress per topic and assessor and the judging mode; disagreements and adjudication are on
-the Adjudicate page (pages/adjudicate.py), which adjudicators reach too."""
+"""Organizers: progress per topic and assessor and the judging mode; each assessor's active time per judgment;
+the versioned guidelines of each task and the labels made under an older version. Disagreements and
+adjudication are on the Adjudicate page (pages/adjudicate.py), which adjudicators reach too."""
 
 import pandas as pd
 import streamlit as st
 
 from assess import settings, ui
+from assess.ui import consistency
+from assess.ui import review as panels
 from store import queue, review
 
 ui.frame_guard(organizer=True)
@@ -38,5 +41,20 @@ mode = st.radio(
 if queue.set_judging_mode(database, mode, by=ui.actor()):
     st.success(f"Judging mode set to {mode}")
 
+st.subheader("Re-shown items: each assessor's self-agreement")
+consistency.reshow_control(database, ui.actor())
+consistency.self_agreement_panel(database, key="rv")
+
+st.subheader("Planned overlap: items judged by two or three assessors")
+consistency.overlap_form(database, ui.actor())
+
 st.subheader("Disagreements")
 st.page_link(ui.adjudication_page(), label="Compare two sources and adjudicate their disagreements")
+
+speed, guidelines = st.tabs(["Active time per judgment", "Guidelines"], key="rv_tab", on_change="rerun")
+if speed.open:
+    with speed:
+        panels.speed_panel(database)
+if guidelines.open:
+    with guidelines:
+        panels.guidelines_panel(database, ui.actor())

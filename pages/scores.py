@@ -8,6 +8,8 @@ from assess import ui
 from assess.errors import AssessError
 from assess.services import audit as scoreboard
 from assess.tasks import label_kind
+from assess.ui import banks as bank_scores
+from assess.ui import battles as battle_scores
 from assess.ui import plots
 from assess.ui import rag as rag_scores
 from store import exports
@@ -15,7 +17,9 @@ from store import exports
 ui.frame_guard(organizer=True)
 database = ui.db()
 st.title("Scores")
-agree_tab, runs_tab, gfrc_tab, aepd_tab, rag_tab = st.tabs(["Agreement", "Run rankings", "GFRC2", "AEPD", "RAG"])
+agree_tab, runs_tab, gfrc_tab, aepd_tab, rag_tab, bt_tab, bank_tab = st.tabs(
+    ["Agreement", "Run rankings", "GFRC2", "AEPD", "RAG", "Bradley-Terry", "Banks & rubrics"]
+)
 
 with agree_tab:
     task = st.radio("Labels", list(ui.AGREEMENT_TASKS), horizontal=True, key="ag_task")
@@ -68,3 +72,9 @@ with aepd_tab:
 
 with rag_tab:
     rag_scores.scores_tab(database)
+
+with bt_tab:
+    battle_scores.scores_tab(database)
+
+with bank_tab:
+    bank_scores.scores_tab(database)

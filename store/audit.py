@@ -3,7 +3,7 @@ sits in its conversation, the runs' ranked lists and passage texts. One query pe
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from assess.tasks import PTKB_KEYS, Task, label_kind
 from store.db import Store, each, rows, tuples
@@ -14,10 +14,11 @@ def source_kinds(db: Store) -> dict[str, str]:
     return {r["name"]: r["kind"] for r in rows(db, "SELECT name, kind FROM sources ORDER BY name")}
 
 
-def scale_of(task: str) -> tuple[int, ...]:
-    """The values labels of ``task`` take as :func:`task_labels` returns them (PTKB read as relevant or not)."""
+def scale_of(task: str, present: Iterable[object] = ()) -> tuple[int, ...]:
+    """The values labels of ``task`` take as :func:`task_labels` returns them (PTKB read as relevant or not); a
+    value the scale gained later only when one of the ``present`` labels takes it (:meth:`LabelKind.values_in_use`)."""
     kind = label_kind(task)
-    return PTKB_KEYS.values if kind.task is Task.PTKB else kind.scale.values
+    return PTKB_KEYS.values if kind.task is Task.PTKB else kind.values_in_use(present)
 
 
 def task_labels(db: Store, task: str, sources: Sequence[str]) -> dict[str, dict[tuple, int]]:

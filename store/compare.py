@@ -62,7 +62,8 @@ def label_pairs(db: Store, task: str, a: str, b: str) -> Pairs:
         f"AND lb.{value} IS NOT NULL ORDER BY {', '.join('la.' + c for c in cols)}",
         {"a": a, "b": b},
     )
-    scale, a_values, b_values = kind.scale.values, [r["a"] for r in found], [r["b"] for r in found]
+    a_values, b_values = [r["a"] for r in found], [r["b"] for r in found]
+    scale = kind.values_in_use([*a_values, *b_values])
     if kind.task is Task.PTKB:
         scale, a_values, b_values = PTKB_KEYS.values, [int(v > 0) for v in a_values], [int(v > 0) for v in b_values]
     items = [tuple(r[c] for c in cols) for r in found]

@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 
 from assess.errors import AssessError, UnknownItem
-from assess.tasks import TurnContext
+from assess.tasks import Passage, TurnContext
 from store.db import Store, column, each, now, row, rows, run, run_many, value, write
 from store.history import record_action
 from store.sources import sign_in
@@ -114,15 +114,21 @@ def ptkb_statements(db: Store, conversation_id: str) -> list[dict]:
     )
 
 
-def passage_text(db: Store, passage_id: str) -> str | None:
-    """A passage's text; None when only its id is known (judged iKAT texts are licensed).
+def passage(db: Store, passage_id: str) -> Passage:
+    """A passage as the judging screens show it; its text None when only its id is known (judged iKAT texts
+    are licensed).
 
     An id the store has never seen is an error (:class:`UnknownItem`), not a missing text.
     """
-    found = row(db, "SELECT text FROM passages WHERE id = :id", {"id": passage_id})
+    found = row(db, "SELECT id, text FROM passages WHERE id = :id", {"id": passage_id})
     if found is None:
         raise UnknownItem(f"unknown passage {passage_id!r}")
-    return found["text"]
+    return Passage(found["id"], found["text"])
+
+
+def passage_text(db: Store, passage_id: str) -> str | None:
+    """:func:`passage`'s text alone (for code that only quotes or searches it)."""
+    return passage(db, passage_id).text
 
 
 def response_provenance(db: Store, turn_id: str) -> list[str]:

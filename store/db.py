@@ -683,7 +683,7 @@ def _unreachable(db: Store, reason: str) -> StoreUnavailable:
 def _rollback(db: Store) -> None:
     try:
         _driver(db, "ROLLBACK")
-    except sa_exc.DBAPIError:
+    except (sa_exc.DBAPIError, sa_exc.PendingRollbackError):  # the latter: the connection broke mid-transaction
         if not db.sqlite:
             db.reconnect()  # the server ended the transaction (and the connection) itself
 

@@ -9,6 +9,7 @@ from assess.formats import format_qrels
 from assess.tasks import EXPORT_TABLES, LABEL_KINDS, UNSOURCED_TABLES, Task, kind_of_table
 from store import labels
 from store.db import Store, column, each, frame, row
+from store.schema.active_time import TIMED_COLUMNS
 
 
 def require_source(db: Store, source: str) -> None:
@@ -72,6 +73,9 @@ def table_frame(db: Store, table: str, source: str | None = None):
         col = "name" if table == "sources" else "source"
         sql, params = sql + f" WHERE {col} = :source", {"source": source}
     out = frame(db, sql, params)
+    # Active time and guideline versions (migration 19) are read by `audit speed` and the review page; the
+    # table export keeps the columns it always wrote.
+    out = out.drop(columns=[c for c in TIMED_COLUMNS if c in out.columns])
     kind = next((k for k in LABEL_KINDS.values() if k.table == table), None)
     if kind is not None and kind.missing_column is not None:
         value = kind.value_column

@@ -106,7 +106,7 @@ def item_history(db: Store, source: str, item: str, kind: str = "passage") -> li
         current = labels.get_by_history_item(db, kind, source, item)
         if current is None:
             return changes
-        imported = labels.history_text(kind, current["value"])
+        imported = labels.history_text(kind, current.value)
     event = {"at": imports[0], "old": None, "new": imported, "mode": "import", "via": "bulk"}
     return [event] + changes
 
@@ -127,11 +127,11 @@ def item_history_all(db: Store, item: str, kind: str = "passage") -> list[dict]:
 
 def assessor_history(db: Store, task: str, *, assessor: str | None = None) -> list[dict]:
     """Assessors' label history of ``task`` (one assessor's with ``assessor``), oldest first: source, item
-    (as the history spells it), old, new, mode."""
+    (as the history spells it), old, new, mode, active_ms."""
     kind = label_kind(task)
     sql = (
-        "SELECT h.source AS source, h.item AS item, h.old_value AS old, h.new_value AS new, h.mode AS mode "
-        "FROM label_history h JOIN sources s ON s.name = h.source AND s.kind = 'assessor' "
+        "SELECT h.source AS source, h.item AS item, h.old_value AS old, h.new_value AS new, h.mode AS mode, "
+        "h.active_ms AS active_ms FROM label_history h JOIN sources s ON s.name = h.source AND s.kind = 'assessor' "
         "WHERE h.label_table = :label_table"
     )
     params = {"label_table": kind.task.value}

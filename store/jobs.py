@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 from assess.errors import AssessError
 from assess.tasks import JobStatus, ParseStatus
-from store.db import Store, file_of, now, open_db, returning, row, rows, run, write
+from store.db import Store, file_of, now, open_db, returning, row, rows, run, run_many, value, write
 
 JOB_COLUMNS = (
     "id",
@@ -84,8 +84,26 @@ def stale_reason(job_: dict) -> str | None:
 
 def reap_stale_jobs(db: Store) -> list[int]:
     """Mark 'interrupted' every 'running' job that was killed (see :func:`stale_reason`); return their ids."""
-    running = rows(db, f"{_SELECT} WHERE status = :status", {"status": JobStatus.RUNNING.value})
-    dead = [(j, why) for j in running if (why := stale_reason(j))]
+    running = rows(
+        db,
+        f"SELECT {', '.join(JOB_COLUMNS)}, shared FROM prejudge_jobs WHERE status = :status",
+        {"status": JobStatus.RUNNING.value},
+    )
+    dead = []
+    for j in rows(  # ended shared jobs whose worker rows still say running: a killed worker the job outlived
+        db,
+        "SELECT id, stale_after_s FROM prejudge_jobs j WHERE status != :status AND shared = 1 AND EXISTS "
+        "(SELECT 1 FROM job_workers w WHERE w.job_id = j.id AND w.status = :status)",
+        {"status": JobStatus.RUNNING.value},
+    ):
+        _reap_workers(db, j)
+    for j in running:
+        # a shared job lives while one of its workers does (or, before its first worker, its starter)
+        why = stale_reason(j) if not j["shared"] or _reap_workers(db, j) else None
+        if why and j["shared"]:
+            why = f"no live worker ({why})"
+        if why:
+            dead.append((j, why))
     if dead:
         with write(db):
             for j, why in dead:
@@ -244,3 +262,500 @@ def jobs(db: Store, limit: int = 20) -> list[dict]:
 
 def job(db: Store, job_id: int) -> dict:
     return row(db, f"{_SELECT} WHERE id = :id", {"id": job_id})
+
+
+# ------------------------------------------------------------------------------------------- shared jobs
+# A shared job (``prejudge --join``) is worked on by any number of processes: its planner queues the items in
+# ``job_items`` and cuts them into ``job_blocks``; each worker (``job_workers``) claims a block under a lease that
+# its heartbeat renews. PostgreSQL: the claim picks the first free block with ``FOR UPDATE SKIP LOCKED``, so
+# claimers never wait on one another's row locks; SQLite: the claim runs under the store's writer lock
+# (:func:`store.db.write`), which serialises every writer of the file anyway.
+
+SHARED_COLUMNS = (
+    "shared",
+    "options",
+    "lease_s",
+    "block_size",
+    "scanned",
+    "already",
+    "deferred",
+    "items",
+    "calls",
+    "chars",
+    "planned_at",
+)
+
+
+def _stamp(seconds_from_now: float = 0.0) -> str:
+    """A timestamp in the store's format (:func:`store.db.now`), ``seconds_from_now`` ahead."""
+    from datetime import timedelta
+
+    at = datetime.now(UTC) + timedelta(seconds=seconds_from_now)
+    return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def shared_job(db: Store, job_id: int) -> dict:
+    """The job's row with the columns of a shared job."""
+    return row(
+        db, f"SELECT {', '.join((*JOB_COLUMNS, *SHARED_COLUMNS))} FROM prejudge_jobs WHERE id = :id", {"id": job_id}
+    )
+
+
+def open_shared_job(
+    db: Store,
+    *,
+    source: str,
+    task: str,
+    model: str,
+    prompt_version: str,
+    options: str,
+    base_url: str | None,
+    concurrency: int,
+    lease_s: float,
+    block_size: int,
+    stale_after_s: float,
+) -> tuple[int, str]:
+    """The shared job of (source, task) this process works on, and how it came to it: 'join' (a running shared
+    job planned with the same model, prompt version and ``options``), 'resume' (the latest job of the pair, a
+    shared one that stopped, failed or was interrupted before it was done, same settings) or 'start' (a new one).
+
+    Refused (:class:`AssessError`, one line) while a job of the pair runs that cannot be joined: a job of one
+    process (``prejudge`` without ``--join``) or one with other settings. Checked and recorded in one transaction."""
+    reap_stale_jobs(db)
+    keys = {"source": source, "task": str(task)}
+    with write(db):
+        other = _running(db, source, task)
+        if other is not None:
+            found = shared_job(db, other["id"])
+            if not found["shared"]:
+                raise AssessError(_busy_message(other))
+            mine = (model, prompt_version, options)
+            if (found["model"], found["prompt_version"], found["options"]) != mine:
+                raise AssessError(
+                    f"job {found['id']} pre-judges {task} for {source} with {found['model']} "
+                    f"({found['prompt_version']}, options {found['options']}), not {model} ({prompt_version}, "
+                    f"options {options}): join it with the same options, or wait for it"
+                )
+            return found["id"], "join"
+        latest = row(
+            db,
+            f"SELECT {', '.join((*JOB_COLUMNS, *SHARED_COLUMNS))} FROM prejudge_jobs WHERE source = :source "
+            "AND task = :task ORDER BY id DESC LIMIT 1",
+            keys,
+        )
+        resumable = (JobStatus.STOPPED.value, JobStatus.FAILED.value, JobStatus.INTERRUPTED.value)
+        if (
+            latest is not None
+            and latest["shared"]
+            and latest["status"] in resumable
+            and (latest["model"], latest["prompt_version"], latest["options"]) == (model, prompt_version, options)
+        ):
+            run(
+                db,
+                "UPDATE prejudge_jobs SET status = :running, message = NULL, finished_at = NULL, heartbeat_at = :at, "
+                "base_url = :base_url, concurrency = :concurrency, lease_s = :lease_s, stale_after_s = :stale, pid = :pid, "
+                "host = :host WHERE id = :id",
+                {
+                    "running": JobStatus.RUNNING.value,
+                    "at": now(),
+                    "base_url": base_url,
+                    "concurrency": concurrency,
+                    "lease_s": float(lease_s),
+                    "stale": float(max(MIN_STALE_S, stale_after_s)),
+                    "pid": os.getpid(),
+                    "host": socket.gethostname(),
+                    "id": latest["id"],
+                },
+            )
+            return latest["id"], "resume"
+        stamp = now()
+        created = returning(
+            db,
+            "INSERT INTO prejudge_jobs (source, task, model, prompt_version, base_url, concurrency, status, planned, "
+            "skipped, started_at, pid, host, heartbeat_at, stale_after_s, shared, options, lease_s, block_size) "
+            "VALUES (:source, :task, :model, :prompt_version, :base_url, :concurrency, :status, 0, 0, :at, :pid, "
+            ":host, :at, :stale, 1, :options, :lease_s, :block_size) RETURNING id",
+            keys
+            | {
+                "model": model,
+                "prompt_version": prompt_version,
+                "base_url": base_url,
+                "concurrency": concurrency,
+                "status": JobStatus.RUNNING.value,
+                "at": stamp,
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "stale": float(max(MIN_STALE_S, stale_after_s)),
+                "options": options,
+                "lease_s": float(lease_s),
+                "block_size": int(block_size),
+            },
+        )
+        return created["id"], "start"
+
+
+def add_worker(db: Store, job_id: int) -> int:
+    """Record this process as a worker of the shared job; its id."""
+    stamp = now()
+    with write(db):
+        return returning(
+            db,
+            "INSERT INTO job_workers (job_id, host, pid, status, started_at, heartbeat_at) "
+            "VALUES (:job, :host, :pid, :status, :at, :at) RETURNING id",
+            {
+                "job": job_id,
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "status": JobStatus.RUNNING.value,
+                "at": stamp,
+            },
+        )["id"]
+
+
+def queue_block(
+    db: Store,
+    job_id: int,
+    block: int,
+    items: list[tuple],
+    *,
+    planned: int,
+    items_queued: int,
+    scanned: int,
+    already: int,
+    skipped: int,
+    deferred: int,
+    calls: int,
+    chars: int,
+) -> None:
+    """Queue one block of items (``(seq, turn, item, sample, input hash, inputs JSON, cached_from)``, consecutive
+    numbers) and the planner's running totals (``planned``: items queued so far), in one transaction: the block is
+    claimable once committed. No items: only the totals."""
+    with write(db):
+        if items:
+            run_many(
+                db,
+                "INSERT INTO job_items (job_id, seq, turn_id, item_id, sample, input_hash, inputs, cached_from) "
+                "VALUES (:job, :seq, :turn, :item, :sample, :hash, :inputs, :cached_from)",
+                (
+                    {
+                        "job": job_id,
+                        "seq": seq,
+                        "turn": turn,
+                        "item": item,
+                        "sample": sample,
+                        "hash": hashed,
+                        "inputs": inputs,
+                        "cached_from": cached_from,
+                    }
+                    for seq, turn, item, sample, hashed, inputs, cached_from in items
+                ),
+            )
+            run(
+                db,
+                "INSERT INTO job_blocks (job_id, block, first_seq, last_seq, state) VALUES (:job, :block, :first, "
+                ":last, 'open')",
+                {"job": job_id, "block": block, "first": items[0][0], "last": items[-1][0]},
+            )
+        run(
+            db,
+            "UPDATE prejudge_jobs SET planned = :planned, items = :items, scanned = :scanned, already = :already, skipped = :skipped, "
+            "deferred = :deferred, calls = :calls, chars = :chars WHERE id = :id",
+            {
+                "id": job_id,
+                "planned": planned,
+                "items": items_queued,
+                "scanned": scanned,
+                "already": already,
+                "skipped": skipped,
+                "deferred": deferred,
+                "calls": calls,
+                "chars": chars,
+            },
+        )
+
+
+def finish_planning(db: Store, job_id: int) -> None:
+    """Mark the job's item list complete: once its blocks are done, the job is."""
+    with write(db):
+        run(db, "UPDATE prejudge_jobs SET planned_at = :at WHERE id = :id", {"at": now(), "id": job_id})
+
+
+def last_queued(db: Store, job_id: int) -> tuple[int, int]:
+    """(the number of the next item, the number of the next block) of a job's queue: where a resumed planner
+    goes on."""
+    found = row(
+        db,
+        "SELECT COALESCE(MAX(last_seq) + 1, 0) AS seq, COALESCE(MAX(block) + 1, 0) AS block FROM job_blocks "
+        "WHERE job_id = :job",
+        {"job": job_id},
+    )
+    return int(found["seq"]), int(found["block"])
+
+
+def claim_block(db: Store, job_id: int, worker_id: int, lease_s: float) -> dict | None:
+    """Claim the first block of the job that is open or whose lease ran out: ``{block, first_seq, last_seq,
+    claims}``, or None when there is none now. The claim holds for ``lease_s`` unless renewed
+    (:func:`beat_worker`)."""
+    pick = (
+        "SELECT block FROM job_blocks WHERE job_id = :job AND (state = 'open' OR (state = 'claimed' AND "
+        "lease_until < :now)) ORDER BY block LIMIT 1"
+    )
+    if not db.sqlite:
+        pick += " FOR UPDATE SKIP LOCKED"
+    params = {"job": job_id, "worker": worker_id, "now": now(), "until": _stamp(lease_s)}
+    with write(db):
+        found = returning(
+            db,
+            "UPDATE job_blocks SET state = 'claimed', worker_id = :worker, lease_until = :until, claims = claims + 1 "
+            f"WHERE job_id = :job AND block = ({pick}) RETURNING block, first_seq, last_seq, claims",
+            params,
+        )
+        if found is not None:
+            run(db, "UPDATE job_workers SET claimed = claimed + 1 WHERE id = :worker", {"worker": worker_id})
+    return found
+
+
+def open_items(db: Store, job_id: int, first_seq: int, last_seq: int) -> list[dict]:
+    """The items of a block not stored yet, in order: {seq, turn_id, item_id, sample, input_hash, inputs,
+    cached_from}."""
+    return rows(
+        db,
+        "SELECT seq, turn_id, item_id, sample, input_hash, inputs, cached_from FROM job_items WHERE job_id = :job "
+        "AND seq BETWEEN :first AND :last AND state = 'open' ORDER BY seq",
+        {"job": job_id, "first": first_seq, "last": last_seq},
+    )
+
+
+def mark_item(db: Store, job_id: int, seq: int, block: int, worker_id: int, status: str) -> bool:
+    """Mark an item stored (inside the transaction that stores it) if its block is still this worker's; False
+    when the item was stored already or the block was claimed by another worker (the result must not be kept).
+    A failed call keeps the item's inputs (a resumed job may ask again); a result drops them."""
+    changed = run(
+        db,
+        "UPDATE job_items SET state = 'done', status = :status, inputs = CASE WHEN :status = 'error' THEN inputs "
+        "ELSE NULL END WHERE job_id = :job AND seq = :seq AND state = 'open' AND EXISTS (SELECT 1 FROM job_blocks b "
+        "WHERE b.job_id = :job AND b.block = :block AND b.worker_id = :worker AND b.state = 'claimed')",
+        {"job": job_id, "seq": seq, "block": block, "worker": worker_id, "status": str(status)},
+    )
+    if changed:
+        run(
+            db,
+            "UPDATE job_workers SET done = done + 1, errors = errors + :error, heartbeat_at = :at WHERE id = :worker",
+            {"error": int(status == ParseStatus.ERROR), "at": now(), "worker": worker_id},
+        )
+    return bool(changed)
+
+
+def finish_block(db: Store, job_id: int, block: int, worker_id: int) -> None:
+    """Mark a block of this worker done once every item of it is stored; a block with an item still open (a
+    result the database lost) goes back to open instead, for the next claim to ask again."""
+    params = {"job": job_id, "block": block, "worker": worker_id}
+    with write(db):
+        done = run(
+            db,
+            "UPDATE job_blocks SET state = 'done', lease_until = NULL WHERE job_id = :job AND block = :block "
+            "AND worker_id = :worker AND state = 'claimed' AND NOT EXISTS (SELECT 1 FROM job_items i WHERE "
+            "i.job_id = :job AND i.seq BETWEEN job_blocks.first_seq AND job_blocks.last_seq AND i.state = 'open')",
+            params,
+        )
+        if not done:
+            run(
+                db,
+                "UPDATE job_blocks SET state = 'open', worker_id = NULL, lease_until = NULL WHERE job_id = :job "
+                "AND block = :block AND worker_id = :worker AND state = 'claimed'",
+                params,
+            )
+
+
+def holds_block(db: Store, job_id: int, block: int, worker_id: int) -> bool:
+    """Does this worker still hold the block (claimed, not taken over by another worker)?"""
+    return bool(
+        value(
+            db,
+            "SELECT COUNT(*) AS n FROM job_blocks WHERE job_id = :job AND block = :block AND worker_id = :worker "
+            "AND state = 'claimed'",
+            {"job": job_id, "block": block, "worker": worker_id},
+        )
+    )
+
+
+def beat_worker(db: Store, job_id: int, worker_id: int, lease_s: float) -> None:
+    """A worker's heartbeat: its row, its job's, and the leases of the blocks it holds, renewed in one transaction."""
+    stamp = now()
+    with write(db):
+        run(db, "UPDATE job_workers SET heartbeat_at = :at WHERE id = :id", {"at": stamp, "id": worker_id})
+        run(
+            db,
+            "UPDATE prejudge_jobs SET heartbeat_at = :at WHERE id = :id AND status = :status",
+            {"at": stamp, "id": job_id, "status": JobStatus.RUNNING.value},
+        )
+        run(
+            db,
+            "UPDATE job_blocks SET lease_until = :until WHERE job_id = :job AND worker_id = :worker AND state = 'claimed'",
+            {"until": _stamp(lease_s), "job": job_id, "worker": worker_id},
+        )
+
+
+def job_state(db: Store, job_id: int) -> dict:
+    """What a worker looking for work needs: whether the planner is done, how many blocks are not done, how many
+    are claimed by a live lease, and the job's status."""
+    found = row(
+        db,
+        "SELECT j.status AS status, j.planned AS planned, j.planned_at AS planned_at, j.pid AS pid, j.host AS host, "
+        "(SELECT COUNT(*) FROM job_blocks b WHERE "
+        "b.job_id = j.id AND b.state != 'done') AS unfinished FROM prejudge_jobs j WHERE j.id = :id",
+        {"id": job_id},
+    )
+    return found
+
+
+def finish_worker(db: Store, job_id: int, worker_id: int, status: str, message: str) -> str | None:
+    """End this worker: its claimed blocks go back to open (another worker or a later run takes them), its row
+    gets ``status``. The job ends with it when it was the last live worker: 'done' when every block is done and
+    the planner finished, else ``status``. Returns the job's status when it ended, else None."""
+    stamp = now()
+    with write(db):
+        run(
+            db,
+            "UPDATE job_blocks SET state = 'open', worker_id = NULL, lease_until = NULL WHERE job_id = :job "
+            "AND worker_id = :worker AND state = 'claimed'",
+            {"job": job_id, "worker": worker_id},
+        )
+        run(
+            db,
+            "UPDATE job_workers SET status = :status, message = :message, finished_at = :at, heartbeat_at = :at "
+            "WHERE id = :worker",
+            {"status": status, "message": message, "at": stamp, "worker": worker_id},
+        )
+        state = job_state(db, job_id)
+        complete = state["planned_at"] is not None and state["unfinished"] == 0
+        others = value(
+            db,
+            "SELECT COUNT(*) AS n FROM job_workers WHERE job_id = :job AND status = :running",
+            {"job": job_id, "running": JobStatus.RUNNING.value},
+        )
+        if state["status"] != JobStatus.RUNNING.value or (others and not complete):
+            return None
+        ended = JobStatus.DONE.value if complete else status
+        job_ = job(db, job_id)
+        workers_ = value(db, "SELECT COUNT(*) AS n FROM job_workers WHERE job_id = :job", {"job": job_id})
+        summary = (
+            f"{job_['done']} of {job_['planned']} stored by {workers_} worker{'s' if workers_ != 1 else ''}"
+            if complete
+            else message
+        )
+        run(
+            db,
+            "UPDATE prejudge_jobs SET status = :status, message = :message, finished_at = :at, heartbeat_at = :at "
+            "WHERE id = :id AND status = :running",
+            {"status": ended, "message": summary, "at": stamp, "id": job_id, "running": JobStatus.RUNNING.value},
+        )
+        return ended
+
+
+def workers(db: Store, job_id: int) -> list[dict]:
+    """The workers of a shared job in the order they joined: {id, host, pid, status, claimed, done, errors,
+    started_at, heartbeat_at, finished_at, message}, and the items of the blocks each holds now (``holding``)."""
+    return rows(
+        db,
+        "SELECT w.id AS id, w.host AS host, w.pid AS pid, w.status AS status, w.claimed AS claimed, w.done AS done, "
+        "w.errors AS errors, w.started_at AS started_at, w.heartbeat_at AS heartbeat_at, w.finished_at AS "
+        "finished_at, w.message AS message, (SELECT COALESCE(SUM(b.last_seq - b.first_seq + 1), 0) FROM job_blocks b "
+        "WHERE b.job_id = w.job_id AND b.worker_id = w.id AND b.state = 'claimed') AS holding FROM job_workers w "
+        "WHERE w.job_id = :job ORDER BY w.id",
+        {"job": job_id},
+    )
+
+
+def _reap_workers(db: Store, job_: dict) -> bool:
+    """Mark 'gone' the running workers of a shared job that were killed (process gone on this host, or no heartbeat
+    for the job's stale limit); True when none is left running."""
+    limit = max(MIN_STALE_S, job_["stale_after_s"] or 0)
+    alive = 0
+    for w in rows(
+        db,
+        "SELECT id, host, pid, heartbeat_at FROM job_workers WHERE job_id = :job AND status = :running",
+        {"job": job_["id"], "running": JobStatus.RUNNING.value},
+    ):
+        gone = w["host"] == socket.gethostname() and not process_alive(int(w["pid"]))
+        age = _seconds_since(w["heartbeat_at"])
+        if gone or (age is not None and age > limit):
+            why = f"process {w['pid']} on {w['host']} is gone" if gone else f"no heartbeat for {age:.0f} s"
+            with write(db):
+                run(
+                    db,
+                    "UPDATE job_workers SET status = 'gone', message = :why, finished_at = :at WHERE id = :id "
+                    "AND status = :running",
+                    {"why": why, "at": now(), "id": w["id"], "running": JobStatus.RUNNING.value},
+                )
+                if gone:  # certainly dead: its blocks need not wait for their leases
+                    run(
+                        db,
+                        "UPDATE job_blocks SET lease_until = :at WHERE job_id = :job AND worker_id = :id "
+                        "AND state = 'claimed'",
+                        {"at": now(), "job": job_["id"], "id": w["id"]},
+                    )
+        else:
+            alive += 1
+    return alive == 0
+
+
+@contextlib.contextmanager
+def worker_heartbeat(db: Store, job_id: int, worker_id: int, lease_s: float, every: float) -> Iterator[None]:
+    """Renew the worker's heartbeat and the leases of its blocks every ``every`` seconds from a background thread
+    (its own connection) while the block runs. A beat that fails (the database restarting) is tried again at the
+    next one; the leases are long enough to survive a few."""
+    if db.sqlite and not file_of(db):
+        yield
+        return
+    stop = threading.Event()
+
+    def loop():
+        beat: Store | None = None
+        try:
+            while not stop.wait(every):
+                with contextlib.suppress(Exception):
+                    beat = beat or open_db(db.target, migrate=False)
+                    beat_worker(beat, job_id, worker_id, lease_s)
+        finally:
+            if beat is not None:
+                beat.close()
+
+    thread = threading.Thread(target=loop, daemon=True, name=f"prejudge-job-{job_id}-worker-{worker_id}")
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+def take_over_planning(db: Store, job_id: int) -> bool:
+    """Become the planner of a shared job whose planner is gone before its item list was complete (its process
+    is gone on this host, or its worker row was marked gone or ended): True when this process now plans."""
+    with write(db):
+        j = job_state(db, job_id)
+        if j["status"] != JobStatus.RUNNING.value or j["planned_at"] is not None:
+            return False
+        if j["host"] == socket.gethostname() and j["pid"] and process_alive(int(j["pid"])):
+            return False
+        planner = value(
+            db,
+            "SELECT status FROM job_workers WHERE job_id = :job AND host = :host AND pid = :pid ORDER BY id DESC LIMIT 1",
+            {"job": job_id, "host": j["host"], "pid": j["pid"]},
+        )
+        if j["host"] != socket.gethostname() and planner == JobStatus.RUNNING.value:
+            return False
+        return bool(
+            run(
+                db,
+                "UPDATE prejudge_jobs SET pid = :pid, host = :host WHERE id = :id AND pid = :old_pid AND host = :old_host",
+                {
+                    "pid": os.getpid(),
+                    "host": socket.gethostname(),
+                    "id": job_id,
+                    "old_pid": j["pid"],
+                    "old_host": j["host"],
+                },
+            )
+        )

@@ -17,9 +17,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from assess.errors import AssessError
-from assess.tasks import MATCH_SUPPORT, LabelKind, Task, label_kind
+from assess.tasks import MATCH_SUPPORT, Label, LabelKind, Task, label_kind, source_kind
 from store.db import Store, column, columns, each, insert_rows, now, row, rows, run, run_many, write
 from store.rights import check_writer
+from store.schema.active_time import TIMED_TABLES
 from store.schema.postgres import history_insert_trigger
 
 Item = tuple[str, ...]
@@ -40,24 +41,56 @@ def _key(kind: LabelKind, source: str, item: Item) -> dict[str, Any]:
     return dict(zip(kind.key_columns, (source, *item), strict=True))
 
 
+_GUIDELINE_NOW = "(SELECT MAX(g.version) FROM guidelines g WHERE g.task = :guideline_task)"
+"""The version of the task's guideline in force (NULL: none yet), read in the write's own statement."""
+
+
+def _timed(kind: LabelKind) -> bool:
+    """Whether the kind's table records active time and guideline versions (migration 19)."""
+    return kind.table in TIMED_TABLES
+
+
 def _upsert_sql(kind: LabelKind, extra: Sequence[str]) -> str:
     columns = [*kind.key_columns, *extra, kind.value_column, "note", "mode", "via", "updated_at"]
+    cells = [":" + c for c in columns]
     updates = [
         f"{kind.value_column} = excluded.{kind.value_column}",
         f"note = COALESCE(excluded.note, {kind.table}.note)",
     ]
     updates += [f"{c} = excluded.{c}" for c in (*extra, "mode", "via", "updated_at")]
+    if _timed(kind):  # every write records its own active time (NULL: not timed) and the guideline in force
+        columns += ["active_ms", "guideline_version"]
+        cells += [":active_ms", _GUIDELINE_NOW]
+        updates += ["active_ms = excluded.active_ms", "guideline_version = excluded.guideline_version"]
     return (
-        f"INSERT INTO {kind.table} ({', '.join(columns)}) VALUES ({', '.join(':' + c for c in columns)}) "
+        f"INSERT INTO {kind.table} ({', '.join(columns)}) VALUES ({', '.join(cells)}) "
         f"ON CONFLICT({', '.join(kind.conflict_columns)}) DO UPDATE SET {', '.join(updates)}"
     )
 
 
+def _check_active_ms(active_ms: object) -> int | None:
+    """An active time in whole milliseconds (>= 0), or None."""
+    if active_ms is None:
+        return None
+    if isinstance(active_ms, bool) or not isinstance(active_ms, int) or active_ms < 0:
+        raise AssessError(f"an active time is a whole number of milliseconds >= 0, not {active_ms!r}")
+    return active_ms
+
+
 def _upsert_params(
-    kind: LabelKind, source: str, key: Item, extra: Mapping[str, Any], value, note, mode, via, at: str
+    kind: LabelKind,
+    source: str,
+    key: Item,
+    extra: Mapping[str, Any],
+    value,
+    note,
+    mode,
+    via,
+    at: str,
+    active_ms: int | None = None,
 ) -> dict[str, Any]:
     """The parameters of :func:`_upsert_sql` for one label."""
-    return {
+    params = {
         **_key(kind, source, key),
         **extra,
         kind.value_column: value,
@@ -66,6 +99,9 @@ def _upsert_params(
         "via": via,
         "updated_at": at,
     }
+    if _timed(kind):
+        params.update(active_ms=active_ms, guideline_task=kind.task.value)
+    return params
 
 
 def _extra_columns(db: Store, kind: LabelKind, item: Item, extra: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -93,18 +129,23 @@ def save(
     via: str | None,
     extra: Mapping[str, Any] | None = None,
     at: str | None = None,
+    active_ms: int | None = None,
 ) -> None:
-    """Write (insert or replace) one label; a note given as None keeps the label's existing note."""
+    """Write (insert or replace) one label; a note given as None keeps the label's existing note.
+
+    ``active_ms``: how long the item was on screen and active before the key press (None: not timed); the
+    label and its history event also record the version of the task's guideline in force."""
     kind = label_kind(task)
     key = _item(kind, item)
     checked = kind.check(value)
+    timed = _check_active_ms(active_ms)
     with write(db):
         check_writer(db, source)  # an account disabled meanwhile saves nothing (same transaction)
         columns = _extra_columns(db, kind, key, extra)
         run(
             db,
             _upsert_sql(kind, tuple(columns)),
-            _upsert_params(kind, source, key, columns, checked, note, mode, via, at or now()),
+            _upsert_params(kind, source, key, columns, checked, note, mode, via, at or now(), timed),
         )
 
 
@@ -157,15 +198,32 @@ def set_note(db: Store, task: str | Task, source: str, item: Sequence, note: str
     return changed > 0
 
 
-def get(db: Store, task: str | Task, source: str, item: Sequence) -> dict | None:
-    """One label of the source: ``{"value", "note", "mode", "via"}``, or None."""
+def _label(kind: LabelKind, source: str, found: Mapping[str, Any] | None, **more: Any) -> Label | None:
+    """A row holding the item's columns, ``label_value``, note, mode and via as a :class:`Label` (None: no row)."""
+    if found is None:
+        return None
+    item = tuple(found[c] for c in kind.item_columns)
+    return Label(kind.task, source, item, found["label_value"], found["note"], found["mode"], found["via"], **more)
+
+
+def _label_columns(kind: LabelKind, alias: str = "") -> str:
+    """The columns :func:`_label` reads, of the table named ``alias`` (none: unqualified)."""
+    at = f"{alias}." if alias else ""
+    return ", ".join(
+        [*(f"{at}{c} AS {c}" for c in kind.item_columns), f"{at}{kind.value_column} AS label_value"]
+        + [f"{at}{c} AS {c}" for c in ("note", "mode", "via")]
+    )
+
+
+def get(db: Store, task: str | Task, source: str, item: Sequence) -> Label | None:
+    """One label of the source, or None."""
     kind = label_kind(task)
     found = row(
         db,
-        f"SELECT {kind.value_column} AS value, note, mode, via FROM {kind.table} WHERE {_where(kind)}",
+        f"SELECT {_label_columns(kind)} FROM {kind.table} WHERE {_where(kind)}",
         _key(kind, source, _item(kind, item)),
     )
-    return found
+    return _label(kind, source, found)
 
 
 def delete(db: Store, task: str | Task, source: str, item: Sequence) -> bool:
@@ -177,7 +235,9 @@ def delete(db: Store, task: str | Task, source: str, item: Sequence) -> bool:
 
 
 def labelled(db: Store, task: str | Task, source: str) -> frozenset[Item]:
-    """The items the source has labelled (any value, 'cannot judge' included)."""
+    """The items the source has labelled (any value, 'cannot judge' included).
+
+    A compact set, not :class:`~assess.tasks.Label` records: queues and progress read every item of a source."""
     kind = label_kind(task)
     cols = ", ".join(kind.item_columns)
     got = columns(db, f"SELECT {cols} FROM {kind.table} WHERE source = :source", {"source": source})
@@ -185,7 +245,10 @@ def labelled(db: Store, task: str | Task, source: str) -> frozenset[Item]:
 
 
 def values(db: Store, task: str | Task, source: str, *, turn_id: str | None = None) -> dict[Item, int | None]:
-    """The source's labels as {item: value} (optionally of one turn)."""
+    """The source's labels as {item: value} (optionally of one turn).
+
+    A compact map, not :class:`~assess.tasks.Label` records: agreement, scoring and exports read whole
+    sources this way."""
     kind = label_kind(task)
     cols = ", ".join(kind.item_columns)
     sql = f"SELECT {cols}, {kind.value_column} AS label_value FROM {kind.table} WHERE source = :source"
@@ -223,17 +286,18 @@ def sources(db: Store, task: str | Task, *, turn_id: str | None = None) -> list[
     )
 
 
-def others(db: Store, task: str | Task, item: Sequence, *, kinds: Sequence[str], exclude: str) -> list[dict]:
-    """Labels of one item by sources of the given kinds other than ``exclude``: [{source, kind, value}]."""
+def others(db: Store, task: str | Task, item: Sequence, *, kinds: Sequence[str], exclude: str) -> list[Label]:
+    """Labels of one item by sources of the given kinds other than ``exclude``, by source name, each with
+    its source's kind."""
     kind = label_kind(task)
     key = _item(kind, item)
     if not kinds:
         return []
     marks = ", ".join(f":kind{i}" for i in range(len(kinds)))
     match = " AND ".join(f"l.{c} = :{c}" for c in kind.item_columns)
-    return rows(
+    found = rows(
         db,
-        f"SELECT l.source AS source, s.kind AS kind, l.{kind.value_column} AS value FROM sources s "
+        f"SELECT l.source AS source, s.kind AS kind, {_label_columns(kind, 'l')} FROM sources s "
         f"JOIN {kind.table} l ON l.source = s.name AND {match} "
         f"WHERE s.kind IN ({marks}) AND s.name != :exclude ORDER BY l.source",
         {
@@ -242,6 +306,7 @@ def others(db: Store, task: str | Task, item: Sequence, *, kinds: Sequence[str],
             "exclude": exclude,
         },
     )
+    return [_label(kind, r["source"], r, source_kind=source_kind(r["source"], r["kind"])) for r in found]
 
 
 # ------------------------------------------------------------------------------------------- undo
@@ -286,15 +351,15 @@ def history_text(task: str | Task, value: int | None) -> str | None:
     return str(value)
 
 
-def get_by_history_item(db: Store, task: str | Task, source: str, history_item: str) -> dict | None:
+def get_by_history_item(db: Store, task: str | Task, source: str, history_item: str) -> Label | None:
     """:func:`get` for an item spelled as the history spells it (item columns joined by spaces)."""
     kind = label_kind(task)
-    return row(
+    found = row(
         db,
-        f"SELECT {kind.value_column} AS value, note, mode, via FROM {kind.table} "
-        f"WHERE source = :source AND {kind.key.sql()} = :item",
+        f"SELECT {_label_columns(kind)} FROM {kind.table} WHERE source = :source AND {kind.key.sql()} = :item",
         {"source": source, "item": history_item},
     )
+    return _label(kind, source, found)
 
 
 def _history_key(db: Store, kind: LabelKind, source: str, history_item: str, new: str | None, at: str) -> Item | None:
@@ -340,9 +405,10 @@ def undo(db: Store, task: str | Task, source: str) -> Item | None:
         if old is None:
             run(db, f"DELETE FROM {kind.table} WHERE {_where(kind)}", _key(kind, source, key))
         else:
+            untimed = ", active_ms = NULL" if _timed(kind) else ""  # an undo is no timed judgment
             run(
                 db,
-                f"UPDATE {kind.table} SET {kind.value_column} = :label_value, via = 'undo', "
+                f"UPDATE {kind.table} SET {kind.value_column} = :label_value, via = 'undo'{untimed}, "
                 f"updated_at = :updated_at WHERE {_where(kind)}",
                 {"label_value": _history_value(kind, old), "updated_at": now(), **_key(kind, source, key)},
             )
@@ -365,7 +431,7 @@ def save_changed(
     True when the label was written."""
     with write(db):
         current = get(db, task, source, item)
-        if current is not None and current["value"] == value:
+        if current is not None and current.value == value:
             return False
         save(db, task, source, item, value, mode=mode, via=via, extra=extra)
         return True

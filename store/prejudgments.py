@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
@@ -19,6 +19,7 @@ from assess.tasks import (
     LABEL_KINDS,
     LABELLED_STATUSES,
     JudgingMode,
+    Label,
     ParseStatus,
     SourceKind,
     Task,
@@ -123,31 +124,49 @@ _NOT_PROBE = f"replace(prompt_version, '{PROBE_MARK}', '') = prompt_version"
 _TURN_ORDER = "JOIN turns t ON t.id = x.turn_id JOIN conversations c ON c.id = t.conversation_id"
 
 
-def passage_items(db: Store, *, depth: int | None = None) -> list[dict]:
-    """{turn_id, passage_id, text} of the pool in queue order; with ``depth``, the top ``depth`` of every run instead."""
-    if depth:
-        return rows(
-            db,
-            "SELECT x.turn_id AS turn_id, x.passage_id AS passage_id, p.text AS text FROM (SELECT turn_id, passage_id "
-            f"FROM rankings WHERE rank <= :depth GROUP BY turn_id, passage_id) x {_TURN_ORDER} "
-            "JOIN passages p ON p.id = x.passage_id ORDER BY c.rowid, t.position, x.passage_id",
-            {"depth": int(depth)},
-        )
-    return rows(
+def _of_turn(turn_id: str | None, column: str = "x.turn_id", joiner: str = "WHERE") -> tuple[str, dict]:
+    """The condition (and its parameter) that keeps one turn's items, or nothing when ``turn_id`` is None."""
+    return ("", {}) if turn_id is None else (f" {joiner} {column} = :turn_id", {"turn_id": turn_id})
+
+
+def turn_order(db: Store) -> list[str]:
+    """Every turn id in conversation and turn order: the order the item readers go in."""
+    return column(
         db,
-        f"SELECT x.turn_id AS turn_id, x.passage_id AS passage_id, p.text AS text FROM pool x {_TURN_ORDER} "
-        "JOIN passages p ON p.id = x.passage_id ORDER BY c.rowid, t.position, x.passage_id",
+        "SELECT t.id AS id FROM turns t JOIN conversations c ON c.id = t.conversation_id ORDER BY c.rowid, t.position",
     )
 
 
-def relevant_passage_items(db: Store, qrels: str, threshold: int) -> list[dict]:
+def passage_items(db: Store, *, depth: int | None = None, turn_id: str | None = None) -> list[dict]:
+    """{turn_id, passage_id, text} of the pool in queue order; with ``depth``, the top ``depth`` of every run instead;
+    with ``turn_id``, of that turn only."""
+    if depth:
+        inner, params = _of_turn(turn_id, "turn_id", "AND")
+        return rows(
+            db,
+            "SELECT x.turn_id AS turn_id, x.passage_id AS passage_id, p.text AS text FROM (SELECT turn_id, passage_id "
+            f"FROM rankings WHERE rank <= :depth{inner} GROUP BY turn_id, passage_id) x {_TURN_ORDER} "
+            "JOIN passages p ON p.id = x.passage_id ORDER BY c.rowid, t.position, x.passage_id",
+            {"depth": int(depth)} | params,
+        )
+    where, params = _of_turn(turn_id)
+    return rows(
+        db,
+        f"SELECT x.turn_id AS turn_id, x.passage_id AS passage_id, p.text AS text FROM pool x {_TURN_ORDER} "
+        f"JOIN passages p ON p.id = x.passage_id{where} ORDER BY c.rowid, t.position, x.passage_id",
+        params,
+    )
+
+
+def relevant_passage_items(db: Store, qrels: str, threshold: int, *, turn_id: str | None = None) -> list[dict]:
     """{turn_id, passage_id, text, grade} of the passages ``qrels`` graded >= threshold (nugget extraction input)."""
+    where, params = _of_turn(turn_id, joiner="AND")
     return rows(
         db,
         "SELECT x.turn_id AS turn_id, x.passage_id AS passage_id, p.text AS text, x.grade AS grade "
         f"FROM passage_labels x {_TURN_ORDER} JOIN passages p ON p.id = x.passage_id "
-        "WHERE x.source = :source AND x.grade >= :threshold ORDER BY c.rowid, t.position, x.passage_id",
-        {"source": qrels, "threshold": int(threshold)},
+        f"WHERE x.source = :source AND x.grade >= :threshold{where} ORDER BY c.rowid, t.position, x.passage_id",
+        {"source": qrels, "threshold": int(threshold)} | params,
     )
 
 
@@ -169,23 +188,27 @@ def source_model(db: Store, source: str) -> str | None:
     return value(db, "SELECT model FROM sources WHERE name = :source AND kind = 'llm'", {"source": source})
 
 
-def ptkb_items(db: Store) -> list[dict]:
-    """{turn_id, statement_id, text} for every turn and every PTKB statement of its conversation."""
+def ptkb_items(db: Store, *, turn_id: str | None = None) -> list[dict]:
+    """{turn_id, statement_id, text} for every turn (or one) and every PTKB statement of its conversation."""
+    where, params = _of_turn(turn_id, "t.id")
     return rows(
         db,
         "SELECT t.id AS turn_id, s.statement_id AS statement_id, s.text AS text FROM turns t "
         "JOIN ptkb_statements s ON s.conversation_id = t.conversation_id "
-        "JOIN conversations c ON c.id = t.conversation_id "
+        f"JOIN conversations c ON c.id = t.conversation_id{where} "
         "ORDER BY c.rowid, t.position, int_prefix(s.statement_id), s.statement_id",
+        params,
     )
 
 
-def response_items(db: Store) -> list[dict]:
-    """{turn_id, run, text} of every stored system response."""
+def response_items(db: Store, *, turn_id: str | None = None) -> list[dict]:
+    """{turn_id, run, text} of every stored system response (of one turn, with ``turn_id``)."""
+    where, params = _of_turn(turn_id)
     return rows(
         db,
-        f"SELECT x.turn_id AS turn_id, x.run AS run, x.text AS text FROM responses x {_TURN_ORDER} "
+        f"SELECT x.turn_id AS turn_id, x.run AS run, x.text AS text FROM responses x {_TURN_ORDER}{where} "
         "ORDER BY c.rowid, t.position, x.run",
+        params,
     )
 
 
@@ -193,16 +216,17 @@ def nugget_sources(db: Store) -> list[str]:
     return column(db, "SELECT DISTINCT source FROM nuggets ORDER BY source")
 
 
-def ntr_items(db: Store, nugget_source: str, *, dedup: bool = False) -> list[dict]:
-    """{turn_id, nugget_id, nugget, run, response} for every response × every nugget of its turn."""
+def ntr_items(db: Store, nugget_source: str, *, dedup: bool = False, turn_id: str | None = None) -> list[dict]:
+    """{turn_id, nugget_id, nugget, run, response} for every response × every nugget of its turn (or of one turn)."""
     where = " AND n.in_dedup = 1" if dedup else ""
+    turn, params = _of_turn(turn_id, "r.turn_id", "AND")
     return rows(
         db,
         "SELECT r.turn_id AS turn_id, n.id AS nugget_id, n.text AS nugget, r.run AS run, r.text AS response "
         "FROM responses r JOIN nuggets n ON n.turn_id = r.turn_id JOIN turns t ON t.id = r.turn_id "
-        f"JOIN conversations c ON c.id = t.conversation_id WHERE n.source = :source{where} "
+        f"JOIN conversations c ON c.id = t.conversation_id WHERE n.source = :source{where}{turn} "
         "ORDER BY c.rowid, t.position, r.run, n.id",
-        {"source": nugget_source},
+        {"source": nugget_source} | params,
     )
 
 
@@ -252,6 +276,65 @@ def cached(db: Store, model: str, prompt_version: str, hashes: Iterable[str], *,
     return out
 
 
+def _hash_marks(hashes: list[str]) -> tuple[str, dict]:
+    return ", ".join(f":h{i}" for i in range(len(hashes))), {f"h{i}": h for i, h in enumerate(hashes)}
+
+
+def answered_among(
+    db: Store, source: str, task: str, model: str, prompt_version: str, hashes: Iterable[str]
+) -> set[tuple[str, str, str, int]]:
+    """(turn, item, input hash, sample) of the source's non-error answers under this model and prompt whose input
+    is one of ``hashes`` (a few hundred at a time: what a streaming planner asks per turn)."""
+    wanted = sorted(set(hashes))
+    if not wanted:
+        return set()
+    marks, params = _hash_marks(wanted)
+    return {
+        (r["turn_id"], r["item_id"], r["input_hash"], int(r["sample"]))
+        for r in each(
+            db,
+            "SELECT turn_id, item_id, input_hash, sample FROM prejudgments WHERE model = :model AND prompt_version = "
+            f":prompt_version AND input_hash IN ({marks}) AND parse_status != :error AND source = :source AND task = :task",
+            params
+            | {
+                "model": model,
+                "prompt_version": prompt_version,
+                "error": ParseStatus.ERROR.value,
+                "source": source,
+                "task": str(task),
+            },
+        )
+    }
+
+
+def cached_among(db: Store, model: str, prompt_version: str, hashes: Iterable[str]) -> dict[tuple[str, int], int]:
+    """{(input hash, sample): id of the first earlier non-error answer (any source)} among ``hashes``: what
+    :func:`cached` finds, by index lookups instead of a scan of the model's answers."""
+    wanted = sorted(set(hashes))
+    if not wanted:
+        return {}
+    marks, params = _hash_marks(wanted)
+    out: dict[tuple[str, int], int] = {}
+    for r in each(
+        db,
+        "SELECT id, input_hash, sample FROM prejudgments WHERE model = :model AND prompt_version = :prompt_version "
+        f"AND input_hash IN ({marks}) AND parse_status != :error AND cached_from IS NULL ORDER BY id",
+        params | {"model": model, "prompt_version": prompt_version, "error": ParseStatus.ERROR.value},
+    ):
+        out.setdefault((r["input_hash"], int(r["sample"])), r["id"])
+    return out
+
+
+def answer(db: Store, answer_id: int) -> dict | None:
+    """One stored answer to copy: {id, raw_output, parse_status, parsed (decoded), note}."""
+    found = row(
+        db, "SELECT id, raw_output, parse_status, parsed, note FROM prejudgments WHERE id = :id", {"id": answer_id}
+    )
+    if found is not None and found["parsed"] is not None:
+        found["parsed"] = json.loads(found["parsed"])
+    return found
+
+
 def median_latency_ms(db: Store, model: str) -> float | None:
     """The median latency of this model's successful stored calls (for time estimates), or None.
 
@@ -266,6 +349,41 @@ def median_latency_ms(db: Store, model: str) -> float | None:
         return None
     latencies.sort()
     return float(latencies[len(latencies) // 2])
+
+
+def error_stored(
+    db: Store,
+    source: str,
+    task: str,
+    turn_id: str,
+    item_id: str,
+    model: str,
+    prompt_version: str,
+    sample: int,
+    error: str,
+) -> bool:
+    """Whether this failed call (the same item, answer number and reason, word for word) is stored already:
+    a batch result file read twice stores each failed request once."""
+    return (
+        row(
+            db,
+            "SELECT id FROM prejudgments WHERE task = :task AND turn_id = :turn_id AND item_id = :item_id "
+            "AND source = :source AND model = :model AND prompt_version = :prompt_version AND sample = :sample "
+            "AND parse_status = :error_status AND error = :error LIMIT 1",
+            {
+                "task": str(task),
+                "turn_id": turn_id,
+                "item_id": item_id,
+                "source": source,
+                "model": model,
+                "prompt_version": prompt_version,
+                "sample": int(sample),
+                "error_status": ParseStatus.ERROR.value,
+                "error": error,
+            },
+        )
+        is not None
+    )
 
 
 # ------------------------------------------------------------------------------------------- writing
@@ -341,6 +459,21 @@ _SAMPLE_VALUES = (
 )
 
 
+def _sample_params(p: Prejudgment) -> dict:
+    """The parameters of :data:`_SAMPLE_VALUES`: the parsed answers to the same input as ``p``."""
+    return {
+        "source": p.source,
+        "task": str(p.task),
+        "turn_id": p.turn_id,
+        "item_id": p.item_id,
+        "model": p.model,
+        "prompt_version": p.prompt_version,
+        "input_hash": p.input_hash,
+        "ok": ParseStatus.OK.value,
+        "repaired": ParseStatus.REPAIRED.value,
+    }
+
+
 def _write_label(db: Store, p: Prejudgment, ctx: dict) -> None:
     """The label a parsed answer gives its source (a label already holding the value is left alone).
 
@@ -350,24 +483,37 @@ def _write_label(db: Store, p: Prejudgment, ctx: dict) -> None:
         answers = column(
             db,
             _SAMPLE_VALUES,
-            {
-                "source": p.source,
-                "task": str(p.task),
-                "turn_id": p.turn_id,
-                "item_id": p.item_id,
-                "model": p.model,
-                "prompt_version": p.prompt_version,
-                "input_hash": p.input_hash,
-                "ok": ParseStatus.OK.value,
-                "repaired": ParseStatus.REPAIRED.value,
-            },
+            _sample_params(p),
         )
         value_ = consensus([int(json.loads(a)) for a in answers]) if len(answers) > 1 else int(p.parsed)
         item = label_item(p.task, p.turn_id, p.item_id)
-        labels.save_changed(db, p.task, p.source, item, value_, mode=JudgingMode.LLM, via="llm")
+        if p.task == Task.BANK_MATCH:
+            _write_bank_match(db, p, item, value_)
+        else:
+            labels.save_changed(db, p.task, p.source, item, value_, mode=JudgingMode.LLM, via="llm")
     elif p.task == "nuggets":
         gold.add_llm_spans(db, p.source, p.turn_id, p.item_id, p.parsed["spans"], relevance=ctx.get("grade"))
     # response nuggets and AEPD aspects have no label table: they live in prejudgments.parsed
+
+
+def _write_bank_match(db: Store, p: Prejudgment, item: tuple, contains: int) -> None:
+    """A bank-match answer as its label, written as a person's match is: ``contains`` and, in ``sentences``, the
+    sentence numbers the model named (kept in the answer's note, :func:`assess.llm.prompts.bank_match_sentences`):
+    of K answers, those of every answer that gives the consensus; none when the response does not contain it.
+    Nothing changes when the label already holds both."""
+    from assess.formats.banks import BankMatch
+    from assess.llm.prompts import bank_match_sentences
+    from store.banks import write_llm_match
+
+    answers = rows(
+        db,
+        _SAMPLE_VALUES.replace("SELECT parsed", "SELECT parsed, note"),
+        _sample_params(p),
+    )
+    agreeing = [a["note"] for a in answers if int(json.loads(a["parsed"])) == contains] if contains else []
+    sentences = tuple(sorted({n for note in agreeing for n in bank_match_sentences(note)}))
+    turn, run_name, nugget, answer = item
+    write_llm_match(db, p.source, BankMatch(turn, run_name, int(nugget), int(answer), bool(contains), sentences, 0))
 
 
 def status_counts(db: Store, source: str, task: str | None = None) -> dict[str, int]:
@@ -490,12 +636,12 @@ def rationale(db: Store, source: str, task: str, turn_id: str, item_id: str) -> 
     )
 
 
-def revealed_with_rationale(db: Store, assessor: str, task: str, turn_id: str, item_id: str) -> list[dict]:
-    """:func:`store.queue.revealed_labels` (blind-then-reveal rules unchanged) plus each LLM's raw answer."""
-    out = []
-    for label in revealed_labels(db, assessor, task, turn_id, item_id):
-        out.append({**label, "rationale": rationale(db, label["source"], task, turn_id, item_id)})
-    return out
+def revealed_with_rationale(db: Store, assessor: str, task: str, turn_id: str, item_id: str) -> list[Label]:
+    """:func:`store.queue.revealed_labels` (blind-then-reveal rules unchanged), each with its LLM's raw answer."""
+    return [
+        replace(label, rationale=rationale(db, label.source, task, turn_id, item_id))
+        for label in revealed_labels(db, assessor, task, turn_id, item_id)
+    ]
 
 
 def disagreements(db: Store, task: str, a: str, b: str, *, limit: int = 500) -> list[dict]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from assess.errors import AssessError, UnknownItem
-from assess.queueing import QueueOrder, QueueState
-from assess.tasks import PTKB_KEYS, STUDY_MODES, JudgingMode, Task, label_kind
-from store import labels
+from assess.queueing import QueueOrder, QueueState, interleave
+from assess.tasks import PTKB_KEYS, STUDY_MODES, JudgingMode, Label, Task, label_kind
+from store import labels, reshows
 from store.db import Store, each, row, write
 from store.history import record_action
 from store.samples import sampled_order
@@ -84,12 +84,39 @@ def _ordered(db: Store, task: str, where: str, params: dict) -> QueueOrder:
     return QueueOrder.of((r["turn_id"], r["item_id"]) for r in each(db, sql, params))
 
 
+def ordered_items(db: Store, task: str, turn_ids) -> list[tuple[str, str]]:
+    """The task's items of the given turns, in queue order."""
+    turn_ids = list(dict.fromkeys(turn_ids))
+    if not turn_ids:
+        return []
+    marks = ", ".join(f":t{i}" for i in range(len(turn_ids)))
+    return list(_ordered(db, task, f"q.turn_id IN ({marks})", {f"t{i}": t for i, t in enumerate(turn_ids)}).items)
+
+
+def overlap_blocks(db: Store, assessor: str, task: str = "passage") -> list[list[tuple[str, str]]]:
+    """The assessor's extra items of every overlap plan of ``task`` (store/overlap.py; oldest plan first), as
+    blocks in plan order."""
+    blocks: dict[tuple[str, int], list[tuple[str, str]]] = {}
+    for r in each(
+        db,
+        "SELECT i.plan AS plan, i.block AS block, i.turn_id AS turn_id, i.item_id AS item_id FROM overlap_items i "
+        "JOIN overlap_plans p ON p.name = i.plan WHERE i.assessor = :assessor AND i.extra = 1 AND p.task = :task "
+        "ORDER BY p.created_at, p.name, i.position",
+        {"assessor": assessor, "task": task},
+    ):
+        blocks.setdefault((r["plan"], r["block"]), []).append((r["turn_id"], r["item_id"]))
+    return list(blocks.values())
+
+
 def queue_order(db: Store, assessor: str, *, task: str = "passage", open_mode: bool = True) -> QueueOrder:
     """The assessor's items in judging order (cacheable until :func:`queue_version` changes): the items of
-    samples given to them (:func:`create_sample`) first, in the samples' order, then the rest of their queue."""
+    samples given to them (:func:`create_sample`) first, in the samples' order, then the rest of their queue,
+    with the extra items of overlap plans spread through it (:func:`assess.queueing.interleave`)."""
     sampled = sampled_order(db, assessor, task=task)
     where, params = assessor_scope(db, assessor, open_mode)
     usual = _ordered(db, task, where, params)
+    if blocks := overlap_blocks(db, assessor, Task(task).value):
+        usual = QueueOrder.of(interleave(usual.items, blocks))
     if not sampled.items:
         return usual
     return QueueOrder.of([*sampled.items, *(it for it in usual.items if it not in sampled.index)])
@@ -103,7 +130,8 @@ def queue_version(db: Store, assessor: str) -> tuple:
         "(SELECT COUNT(*) FROM turns) AS turns, (SELECT COUNT(*) FROM ptkb_statements) AS statements, "
         "(SELECT COUNT(*) FROM assignments WHERE assessor = :assessor) AS assigned, "
         "(SELECT MAX(assigned_at) FROM assignments WHERE assessor = :assessor) AS assigned_at, "
-        "(SELECT COUNT(*) FROM sample_items WHERE assessor = :assessor) AS sampled",
+        "(SELECT COUNT(*) FROM sample_items WHERE assessor = :assessor) AS sampled, "
+        "(SELECT COUNT(*) FROM overlap_items WHERE assessor = :assessor) AS overlapping",
         {"assessor": assessor},
     )
     return tuple(found.values())
@@ -163,9 +191,10 @@ def save_passage_label(
     note: str | None = None,
     mode: str = "blind",
     via: str = "key",
+    active_ms: int | None = None,
 ) -> None:
     """Write one passage judgment (grade 0-4, or None for 'cannot judge') in its own transaction; the passage
-    is in the turn's pool or in a sample given to ``source``."""
+    is in the turn's pool or in a sample given to ``source``. ``active_ms``: its active time (None: untimed)."""
     label_kind(Task.PASSAGE).check(grade)
     _check_mode(mode)
     with write(db):
@@ -178,7 +207,13 @@ def save_passage_label(
             key,
         ):
             raise UnknownItem(f"passage {passage_id} is not in the pool of turn {turn_id}")
-        labels.save(db, Task.PASSAGE, source, (turn_id, passage_id), grade, note=note, mode=mode, via=via)
+        rule = reshows.rule(db, Task.PASSAGE) if mode in MODES else None  # adjudication is not re-shown
+        new = rule is not None and labels.get(db, Task.PASSAGE, source, (turn_id, passage_id)) is None
+        labels.save(
+            db, Task.PASSAGE, source, (turn_id, passage_id), grade, note=note, mode=mode, via=via, active_ms=active_ms
+        )
+        if new:
+            reshows.schedule(db, Task.PASSAGE, source, (turn_id, passage_id), rule)
 
 
 def save_ptkb_label(
@@ -191,10 +226,13 @@ def save_ptkb_label(
     note: str | None = None,
     mode: str = "blind",
     via: str = "key",
+    active_ms: int | None = None,
 ) -> None:
     """Write one PTKB statement label (1 relevant, 0 not relevant) in its own transaction."""
     PTKB_KEYS.check(relevant, what="a PTKB label")
-    labels.save(db, Task.PTKB, source, (turn_id, statement_id), relevant, note=note, mode=mode, via=via)
+    labels.save(
+        db, Task.PTKB, source, (turn_id, statement_id), relevant, note=note, mode=mode, via=via, active_ms=active_ms
+    )
 
 
 def save_note(db: Store, source: str, task: str, turn_id: str, item_id: str, note: str) -> bool:
@@ -202,8 +240,8 @@ def save_note(db: Store, source: str, task: str, turn_id: str, item_id: str, not
     return labels.set_note(db, task, source, (turn_id, item_id), note)
 
 
-def label_of(db: Store, source: str, task: str, turn_id: str, item_id: str) -> dict | None:
-    """The source's own label for one item (value, note, mode, via), or None."""
+def label_of(db: Store, source: str, task: str, turn_id: str, item_id: str) -> Label | None:
+    """The source's own label for one item, or None."""
     return labels.get(db, task, source, (turn_id, item_id))
 
 
@@ -218,7 +256,7 @@ def undo(db: Store, source: str, task: str = "passage") -> tuple[str, str] | Non
 # ------------------------------------------------------------------------------------------- reveal
 
 
-def revealed_labels(db: Store, assessor: str, task: str, turn_id: str, item_id: str) -> list[dict]:
+def revealed_labels(db: Store, assessor: str, task: str, turn_id: str, item_id: str) -> list[Label]:
     """Other sources' labels for an item, for 'shown' mode or after the assessor's own label exists.
 
     Blind by default: returns [] in 'blind' mode, and in 'reveal' mode until the assessor has

@@ -398,11 +398,20 @@ def save_citation_label(
     note: str | None = None,
     mode: str = "blind",
     via: str = "key",
+    active_ms: int | None = None,
 ) -> None:
     """Write one citation-support label (:data:`assess.tasks.CITATION_SUPPORT`; None: cannot judge) in its own
     transaction, after checking that the sentence does cite the passage."""
     with write(db):
         check_sentence(db, run, turn_id, sentence, passage_id)
         labels.save(
-            db, "citation", source, (turn_id, run, sentence, passage_id), support, note=note, mode=mode, via=via
+            db,
+            "citation",
+            source,
+            (turn_id, run, sentence, passage_id),
+            support,
+            note=note,
+            mode=mode,
+            via=via,
+            active_ms=active_ms,
         )

@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Sequence
 from datetime import datetime
 
-from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, SourceKind, Task, source_kind
+from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, Label, SourceKind, Task, source_kind
 from store import labels
 from store.db import Store, column, each, row, rows, value, write
 from store.history import actions, record_action
@@ -139,15 +139,15 @@ def adjudicated(db: Store, source: str = ADJUDICATION) -> frozenset:
     return labels.labelled(db, Task.PASSAGE, source)
 
 
-def item_labels(db: Store, turn_id: str, passage_id: str, sources: Sequence[str]) -> list[dict]:
-    """Each of ``sources``' label of one passage item, in the order given: source, grade (None: cannot
-    judge), note and, for an LLM source, its raw answer as the rationale; sources without a label are left out."""
+def item_labels(db: Store, turn_id: str, passage_id: str, sources: Sequence[str]) -> list[Label]:
+    """Each of ``sources``' label of one passage item, in the order given (value None: cannot judge), an LLM
+    source's with its raw answer as the rationale; sources without a label are left out."""
     listed, params = _in_list(sources)
     found = {
         r["source"]: r
         for r in rows(
             db,
-            f"SELECT source, grade, note FROM passage_labels WHERE source IN ({listed}) "
+            f"SELECT source, grade, note, mode, via FROM passage_labels WHERE source IN ({listed}) "
             "AND turn_id = :turn_id AND passage_id = :passage_id",
             {**params, "turn_id": turn_id, "passage_id": passage_id},
         )
@@ -160,7 +160,19 @@ def item_labels(db: Store, turn_id: str, passage_id: str, sources: Sequence[str]
                 if source_kind(source) is SourceKind.LLM
                 else None
             )
-            out.append({**found[source], "rationale": said})
+            r = found[source]
+            out.append(
+                Label(
+                    Task.PASSAGE,
+                    source,
+                    (turn_id, passage_id),
+                    r["grade"],
+                    r["note"],
+                    r["mode"],
+                    r["via"],
+                    rationale=said,
+                )
+            )
     return out
 
 
@@ -197,7 +209,7 @@ def adjudicate(
             mode=JudgingMode.ADJUDICATION.value,
             via="click",
         )
-        old = None if before is None else _action_value(before["value"])
+        old = None if before is None else _action_value(before.value)
         item = LABEL_KINDS[Task.PASSAGE].key.encode((turn_id, passage_id))
         record_action(db, by, "adjudication", item, old, _action_value(grade), via=source)
 
@@ -218,7 +230,7 @@ def undo_adjudication(db: Store, by: str, source: str = ADJUDICATION) -> tuple[s
                 continue
             turn_id, passage_id = LABEL_KINDS[Task.PASSAGE].key.decode(action["item"])
             current = labels.get(db, Task.PASSAGE, source, (turn_id, passage_id))
-            if current is None or _action_value(current["value"]) != action["new"]:
+            if current is None or _action_value(current.value) != action["new"]:
                 continue  # changed since by someone else (or gone): not this person's to undo
             old = action["old"]
             if old is None:
@@ -285,3 +297,40 @@ def adjudication_reason(note: str | None, by: str) -> str:
     if note == f"by {by}" or note.startswith(f"by {by}: "):
         return note.removeprefix(f"by {by}").removeprefix(": ")
     return ""
+
+
+# ------------------------------------------------------------------------------------------- active time
+
+
+def timed_events(db: Store, *, assessor: str | None = None) -> list[dict]:
+    """Every assessor's label events (from the history, oldest first; one assessor's with ``assessor``) that
+    carry an active time: assessor, task, item (as the history spells it), value (new), mode, active_ms,
+    guideline_version, at, and for passage events ``length``, the passage text's length in characters (None:
+    no text stored). Undos carry no time; bulk imports none either."""
+    sql = (
+        "SELECT h.source AS assessor, h.label_table AS task, h.item AS item, h.new_value AS value, h.mode AS mode, "
+        "h.active_ms AS active_ms, h.guideline_version AS guideline_version, h.at AS at "
+        "FROM label_history h JOIN sources s ON s.name = h.source AND s.kind = 'assessor' "
+        "WHERE h.active_ms IS NOT NULL"
+    )
+    params: dict[str, str] = {}
+    if assessor is not None:
+        sql, params = sql + " AND h.source = :assessor", {"assessor": assessor}
+    found = rows(db, sql + " ORDER BY h.id", params)
+    decode = LABEL_KINDS[Task.PASSAGE].key.decode
+    passages = {decode(e["item"])[1] for e in found if e["task"] == Task.PASSAGE.value}
+    lengths = passage_lengths(db, passages)
+    for e in found:
+        e["length"] = lengths.get(decode(e["item"])[1]) if e["task"] == Task.PASSAGE.value else None
+    return found
+
+
+def passage_lengths(db: Store, passage_ids) -> dict[str, int | None]:
+    """{passage id: its text's length in characters, None when no text is stored} of the given passages."""
+    ids = sorted(passage_ids)
+    out: dict[str, int | None] = {}
+    for start in range(0, len(ids), 500):
+        listed, params = _in_list(ids[start : start + 500], "p")
+        for r in each(db, f"SELECT id, length(text) AS chars FROM passages WHERE id IN ({listed})", params):
+            out[r["id"]] = r["chars"]
+    return out

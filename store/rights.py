@@ -17,6 +17,7 @@ ACTION_ROLES: dict[str, tuple[str, ...]] = {
     "judging-mode": ("organizer",),
     "import": ("organizer",),
     "adjudication": ("organizer", "adjudicator"),
+    "guideline": ("organizer",),
 }
 """The roles whose accounts may take each organizer action (checked in the action's own transaction)."""
 

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 
 @dataclass
@@ -79,6 +80,61 @@ def default_reply(request: dict) -> Reply:
     return Reply(content=shapes[(h >> 8) % 3])
 
 
+def failing_for(seconds: float, status: int = 429, then: Callable[[dict], Reply | str] | None = None):
+    """A ``reply`` that answers ``status`` to every request for ``seconds`` from the first one, then as ``then``
+    (default :func:`default_reply`): an endpoint down for a while. ``.failed`` counts the error answers."""
+    then = then or default_reply
+    lock = threading.Lock()
+    state = {"start": None}
+
+    def reply(request: dict) -> Reply | str:
+        with lock:
+            if state["start"] is None:
+                state["start"] = time.monotonic()
+            down = time.monotonic() - state["start"] < seconds
+            if down:
+                reply.failed += 1
+        return Reply(status, f"stub down ({status})") if down else then(request)
+
+    reply.failed = 0
+    return reply
+
+
+def completion(body: dict, answer: Reply, n: int) -> dict:
+    """The chat completion the stub answers ``body`` with (``n`` numbers its id)."""
+    prompt = prompt_text(body)
+    usage_in = answer.prompt_tokens if answer.prompt_tokens is not None else max(1, len(prompt) // 4)
+    usage_out = answer.completion_tokens if answer.completion_tokens is not None else max(1, len(answer.content) // 4)
+    return {
+        "id": f"chatcmpl-stub-{n}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "stub"),
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": answer.content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": usage_in, "completion_tokens": usage_out, "total_tokens": usage_in + usage_out},
+    }
+
+
+def run_batch(requests: str | Path, results: str | Path, reply: Callable[[dict], Reply | str] | None = None) -> int:
+    """A batch runner as ``vllm run-batch`` is one: answer every request line of ``requests`` (the OpenAI batch
+    layout) into ``results``, one result line each, in order; an error status gives a response with that status
+    and an error body. Returns the number of lines written."""
+    reply = reply or default_reply
+    lines = []
+    for n, text in enumerate(Path(requests).read_text(encoding="utf-8").splitlines(), start=1):
+        request = json.loads(text)
+        answer = reply(request["body"])
+        answer = Reply(content=answer) if isinstance(answer, str) else answer
+        if answer.status == 200:
+            body = completion(request["body"], answer, n)
+        else:
+            body = {"error": {"message": answer.content or f"stub error {answer.status}", "type": "server_error"}}
+        response = {"status_code": answer.status, "request_id": f"req-{n}", "body": body}
+        lines.append({"id": f"batch_req_{n}", "custom_id": request["custom_id"], "response": response, "error": None})
+    Path(results).write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return len(lines)
+
+
 class StubLLM:
     """An OpenAI-compatible chat server in a background thread (``with StubLLM() as stub: stub.base_url``)."""
 
@@ -127,35 +183,7 @@ class StubLLM:
                     message = answer.content or f"stub error {answer.status}"
                     self._send(answer.status, {"error": {"message": message, "type": kind}}, answer.headers)
                     return
-                prompt = prompt_text(body)
-                usage_in = answer.prompt_tokens if answer.prompt_tokens is not None else max(1, len(prompt) // 4)
-                usage_out = (
-                    answer.completion_tokens
-                    if answer.completion_tokens is not None
-                    else max(1, len(answer.content) // 4)
-                )
-                self._send(
-                    200,
-                    {
-                        "id": f"chatcmpl-stub-{len(stub.requests)}",
-                        "object": "chat.completion",
-                        "created": int(time.time()),
-                        "model": body.get("model", "stub"),
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": answer.content},
-                                "finish_reason": "stop",
-                            }
-                        ],
-                        "usage": {
-                            "prompt_tokens": usage_in,
-                            "completion_tokens": usage_out,
-                            "total_tokens": usage_in + usage_out,
-                        },
-                    },
-                    answer.headers,
-                )
+                self._send(200, completion(body, answer, len(stub.requests)), answer.headers)
 
             def _send(self, status, payload, headers=None):
                 data = json.dumps(payload).encode()

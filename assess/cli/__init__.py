@@ -25,7 +25,9 @@ COMMAND_MODULES = (
     "assess.cli.judge",
     "assess.cli.crowd",
     "assess.cli.nuggets",
+    "assess.cli.banks",
     "assess.cli.users",
+    "assess.cli.battles",
 )
 
 

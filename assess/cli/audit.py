@@ -178,6 +178,36 @@ def add_commands(sub) -> None:
     p.add_argument("--width", type=float, help="the 95%% interval width the human budget should reach (default 0.1)")
 
     p = command(
+        "retest",
+        "test-retest: each assessor's agreement with themselves over re-shown items",
+        cmd_self_agreement,
+        "Each assessor's second answers of re-shown items (python -m assess reshow) against their first "
+        "labels as they stood then: observed agreement, kappa unweighted/linear/quadratic, binarised kappa, "
+        "ordinal alpha, with percentile bootstrap intervals over items; the headline is quadratic kappa "
+        "(unweighted on a yes/no scale).",
+    )
+    p.add_argument("--task", default="passage", choices=("passage",))
+    p.add_argument("--assessor", help="one assessor (default: every assessor with answered re-shows)")
+    p.add_argument("--threshold", type=float, help="binarise at label >= T (default 2 for passages)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap replicates (default 1000; 0: none)")
+    p.add_argument("--seed", type=int, default=0)
+
+    p = command(
+        "overlap",
+        "the human ceiling over planned overlap (items judged by 2 or 3 assessors)",
+        cmd_overlap,
+        "The items an overlap plan (python -m assess overlap) gave to two or three assessors, each with "
+        "the labels of its planned assessors: every pair and the ceiling pooled over them (observed agreement, "
+        "kappa unweighted/linear/quadratic, binarised kappa, ordinal alpha, percentile bootstrap intervals), "
+        "and how many items two and all of their assessors have judged.",
+    )
+    p.add_argument("--task", default="passage", choices=("passage", "ptkb"))
+    p.add_argument("--plan", help="one plan (default: every plan of the task)")
+    p.add_argument("--threshold", type=float, help="binarise at label >= T (default 2 for passages)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap replicates (default 1000; 0: none)")
+    p.add_argument("--seed", type=int, default=0)
+
+    p = command(
         "persona",
         "grades with and without the PTKB in the prompt",
         cmd_persona,
@@ -255,6 +285,98 @@ def add_commands(sub) -> None:
     p.add_argument("--design", choices=("stratified", "disagreement"), default="stratified")
     p.add_argument("--second", help="the second judge (disagreement design)")
     p.add_argument("--threshold", type=float, default=2)
+
+    p = command(
+        "speed",
+        "each assessor's active time per judgment: by task, passage length and hour; implausible speed",
+        cmd_speed,
+        "Active time per label event (measured in the browser: tab visible and focused, idle stretches over "
+        "60 s cut): median and quartiles per assessor by task, by passage length and by hour of the day (UTC); "
+        "a flag where the median of a task is under 1500 ms over 20 or more labels. --labels prints every "
+        "timed label event as CSV instead.",
+    )
+    p.add_argument("--assessor", help="one assessor (default all)")
+    p.add_argument("--labels", action="store_true", help="print every timed label event as CSV")
+
+    p = command(
+        "rubber-stamp",
+        "shown LLM labels accepted, by time taken; Potato's rubber-stamping flag; anchoring with time",
+        cmd_rubber_stamp,
+        "Over labels written with an LLM's label on screen ('shown' mode, and changes after a 'reveal'): the "
+        "share that equals the LLM's label, by time taken; flagged (Potato's rule) at 5 or more accepted with "
+        "a median under 500 ms and at most 5%% of them corrected later; then the anchoring report with the "
+        "active time of the changes after a reveal.",
+    )
+    p.add_argument("--task", choices=("passage", "ptkb"), default="passage")
+    p.add_argument("--assessor", help="one assessor (default all)")
+
+
+def cmd_speed(args) -> int:
+    from assess.cli import data_output
+    from assess.services.audit import speed, timed_labels_csv
+
+    db = open_store(args)
+    if args.labels:
+        data_output().write(timed_labels_csv(db, assessor=args.assessor))
+        return 0
+    report = speed(db, assessor=args.assessor)
+    if args.json:
+        return _print_json(report)
+    rules = report["rules"]
+    print(
+        f"active time per label (idle over {rules['idle_limit_ms'] // 1000} s cut; flag: median under "
+        f"{rules['fast_median_ms']} ms over {rules['fast_min_labels']}+ labels of a task)"
+    )
+    if not report["rows"]:
+        print("no timed label yet")
+        return 0
+    _table(
+        ["assessor", "by", "group", "n", "median_ms", "q1_ms", "q3_ms", "iqr_ms", "flag"],
+        [
+            [
+                r["assessor"],
+                r["by"],
+                r["group"],
+                r["n"],
+                _num(r["median"], 0),
+                _num(r["q1"], 0),
+                _num(r["q3"], 0),
+                _num(r["iqr"], 0),
+                r["flag"] or "",
+            ]
+            for r in report["rows"]
+        ],
+    )
+    return 0
+
+
+def cmd_rubber_stamp(args) -> int:
+    from assess.services.audit import rubber_stamping
+
+    report = rubber_stamping(open_store(args), args.task, assessor=args.assessor)
+    if args.json:
+        return _print_json(report)
+    rules = report["rules"]
+    print(
+        f"{args.task}: labels written with an LLM label on screen (flag: {rules['min_accepted']}+ accepted, median "
+        f"under {rules['median_ms_below']} ms, at most {rules['max_corrected_share']:.0%} corrected; {rules['source']})"
+    )
+    if not report["rows"]:
+        print("no label was written with an LLM label on screen")
+    for r in report["rows"]:
+        print(
+            f"{r['assessor']} vs {r['llm']}: {r['accepted']} of {r['events']} equal the LLM "
+            f"({_num(r['accepted_share'], 2)}), median {_num(r['accepted_median_ms'], 0)} ms over "
+            f"{r['timed_accepted']} timed, {r['corrected']} corrected{'; ' + r['flag'] if r['flag'] else ''}"
+        )
+        for bucket, b in r["by_time"].items():
+            print(f"  {bucket:8} {b['accepted']} of {b['events']} equal ({_num(b['share'], 2)})")
+    for r in report["anchoring"]:
+        print(
+            f"anchoring {r['assessor']} vs {r['llm']}: {r['changed']} changed after reveal, {r['toward']} toward; "
+            f"median {_num(r['change_median_ms'], 0)} ms over {r['timed_changes']} timed changes"
+        )
+    return 0
 
 
 def _print_json(report) -> int:
@@ -401,6 +523,59 @@ def cmd_consistency(args) -> int:
         f"alpha {_num(report['alpha'])}, unanimous {_num(report['unanimous'])}, pairwise {_num(report['pairwise'])}; "
         f"{report['changed_by_consensus']} labels differ from the first answer"
     )
+    return 0
+
+
+def cmd_self_agreement(args) -> int:
+    from assess.services.audit import self_agreement_view
+
+    threshold = args.threshold if args.threshold is not None else (2 if args.task == "passage" else None)
+    report = self_agreement_view(
+        open_store(args),
+        args.task,
+        assessor=args.assessor,
+        threshold=threshold,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+    )
+    if args.json:
+        return _print_json(report)
+    print(f"{args.task}: self-agreement over re-shown items ({report['statistic']}, 95% bootstrap interval)")
+    rows = [
+        [r["assessor"], r["answered"], r["n"], r["changed"], _num(r["agreement"]), _num(r["value"]) + _ci(r["ci"])]
+        for r in report["assessors"]
+    ]
+    _table(["assessor", "answered", "graded", "changed", "agreement", report["statistic"]], rows)
+    for r in report["pending"]:
+        if r["pending"]:
+            print(f"  {r['assessor']}: {r['pending']} of {r['picked']} re-shown items still to come")
+    return 0
+
+
+def cmd_overlap(args) -> int:
+    from assess.services.audit import overlap_view
+
+    threshold = args.threshold if args.threshold is not None else (2 if args.task == "passage" else None)
+    report = overlap_view(
+        open_store(args), args.task, plan=args.plan, threshold=threshold, bootstrap=args.bootstrap, seed=args.seed
+    )
+    if args.json:
+        return _print_json(report)
+    print(
+        f"{args.task}: {report['items']} items planned for overlap, {report['judged_by_two']} judged by two "
+        f"assessors, {report['judged_by_all']} by all planned"
+    )
+    ceiling = report["ceiling"]
+    if ceiling is None:
+        print("  no human ceiling yet: no two planned assessors have judged a shared item")
+        return 0
+    stat = report["statistic"]
+    print(
+        f"  human ceiling over {ceiling['n']} shared labels (pairs pooled): {stat} {_num(ceiling[stat])}{_ci(ceiling['ci'][stat])}, "
+        f"alpha {_num(ceiling['alpha'])}{_ci(ceiling['ci']['alpha'])}"
+    )
+    rows = [[p["a"], p["b"], p["n"], _num(p[stat]) + _ci(p["ci"][stat]), _num(p["alpha"])] for p in report["pairs"]]
+    _table(["a", "b", "n", stat, "alpha"], rows)
     return 0
 
 

@@ -7,7 +7,9 @@ import sys
 
 from assess.cli import actor, add_by_argument, add_db_argument, check_options, data_output
 from assess.cli.common import open_store
+from assess.formats.leaderboard import LEADERBOARD_LAYOUTS
 from assess.formats.reading import MAX_DEPTH, MAX_JSON_BYTES, MAX_LINE_BYTES, MiB
+from assess.formats.responses import ANSWER_LAYOUTS
 from assess.services.exports import EXPORT_KINDS
 from assess.services.loading import IMPORT_KINDS
 from assess.tasks import EXPORT_TABLES
@@ -42,7 +44,9 @@ def add_commands(sub) -> None:
         f"{MAX_LINE_BYTES // MiB} MiB. Ids (turns, passages, runs, sources) have no whitespace or "
         "control characters; grades are ASCII digits without sign. Response files with citations "
         "(ikat-responses: the iKAT topics' responses, stored under the run 'topics' unless --run names one; "
-        "rag-answers: TREC RAG 2024/2025 answer JSONL, each line's run_id): sentences and cited passages are "
+        "rag-answers: answer JSONL of TREC RAG 2024/2025/2026, RAGTIME or iKAT 2025 runs, each line's run_id, "
+        "its layout told by its fields unless --layout; warnings (too many citations, uncited references, over "
+        "the length limit) are printed and the answers stored): sentences and cited passages are "
         "stored, cited passages the store lacks are added without text, the turns must exist; a re-import "
         "of the same responses changes nothing, a different response for a stored run and turn is refused "
         "unless --replace. No import rewrites a stored text silently: a nuggets, responses or passages file "
@@ -94,6 +98,19 @@ def add_commands(sub) -> None:
     p.add_argument("--gold", action="store_true", help="responses: store as gold responses of --source")
     p.add_argument("--year", type=int, help="topics: the iKAT year (default: guessed from the schema)")
     p.add_argument("--collection", help="topics: collection name (default ikat-YEAR)")
+    p.add_argument(
+        "--layout",
+        choices=ANSWER_LAYOUTS,
+        help="rag-answers: read every line in this layout (default: each line's layout, told by its fields; "
+        "docs/responses.md)",
+    )
+    p.add_argument(
+        "--topics",
+        metavar="FILE",
+        help="rag-answers: the topics the answers answer (TREC RAG topic_id TAB text, or AutoJudge requests JSONL "
+        "with request_id, title, limit): a RAGTIME report over its request's character limit and a TREC RAG "
+        "narrative other than its topic's text are warned about",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=cmd_import)
 
@@ -103,8 +120,11 @@ def add_commands(sub) -> None:
         "with citations",
         description="Write one source's labels to stdout (qrels, ptkb-qrels, nuggets), "
         "a label table to a CSV/Parquet file (table), or the stored responses with their citations to --out "
-        "(ikat-responses: the iKAT topics layout, one run; rag-answers: TREC RAG answer JSONL, each response "
+        "(ikat-responses: the iKAT topics layout, one run; rag-answers: answer JSONL, each response "
         "in the layout it was read in unless --layout). Importing the file gives the same responses. "
+        "leaderboard: the --measure values computed from --source's labels per run and topic, with each run's "
+        "'all' rows, in an AutoJudge layout (--layout tot|ir_measures to --out or stdout; trec_eval to the "
+        "directory --out, one file per run). "
         "nuggetizer-nuggets: the gold nuggets of --source with its importance labels (a nugget without one is "
         "written okay and counted); nuggetizer-assignments: the NtR labels of --source (graded; yes/no as "
         "support / not_support) on the nuggets of --nugget-source (default: the one set they refer to), one "
@@ -134,8 +154,20 @@ def add_commands(sub) -> None:
     )
     p.add_argument(
         "--layout",
-        choices=("trec-rag-2024", "trec-rag-2025"),
-        help="rag-answers: write every answer in this layout (default: the layout each was read in)",
+        choices=(*ANSWER_LAYOUTS, *LEADERBOARD_LAYOUTS),
+        help="rag-answers: write every answer in this layout (default: the layout each was read in); "
+        "leaderboard: tot (run measure topic value), ir_measures (run topic measure value) or trec_eval "
+        "(measure topic value, one file per run in the --out directory)",
+    )
+    p.add_argument(
+        "--measure",
+        action="append",
+        default=[],
+        dest="measures",
+        metavar="M",
+        help="leaderboard: a measure to write (repeatable): a nugget score (all_strict, ..., ntr_recall_lax), a "
+        "citation score (citation_recall, ...), a nugget-bank coverage (bank_coverage, bank_coverage_weighted), a "
+        "DRAGUN score (rubric_supportive, rubric_contradictory) or an ir_measures measure (nDCG@10) of the stored runs",
     )
     p.set_defaults(func=cmd_export)
 
@@ -152,6 +184,46 @@ def add_commands(sub) -> None:
     p.add_argument("--turn", nargs="*", default=[], help="turn ids, e.g. 0_8")
     p.add_argument("--remove", action="store_true", help="remove these assignments instead")
     p.set_defaults(func=cmd_assign)
+
+    p = sub.add_parser(
+        "overlap",
+        help="assign turns round several assessors with a share of items judged by 2 or 3 of them",
+        description="Plan overlap: the pooled turns of the conversations (and the single turns) go round the "
+        "assessors in queue order (each turn assigned to one: its primary); round(share x units) items, or "
+        "whole turns with --unit turn, drawn with --seed, also go to the next --copies - 1 assessors, spread "
+        "evenly through their queues between their own turns (docs/judging.md#planned-overlap). The audit "
+        "reads their labels as the human ceiling (audit overlap) and in the alternative annotator test.",
+    )
+    add_db_argument(p)
+    add_by_argument(p)
+    p.add_argument("--name", required=True, help="the plan's name (a word)")
+    p.add_argument("--assessor", action="append", required=True, help="an assessor (repeat: at least --copies)")
+    p.add_argument("--conversation", nargs="*", default=[], help="conversation ids (all their pooled turns)")
+    p.add_argument("--turn", nargs="*", default=[], help="turn ids, e.g. 0_8")
+    p.add_argument("--share", type=float, required=True, help="the share of items (or turns) judged twice or more")
+    p.add_argument("--copies", type=int, default=2, help="assessors per overlapping item: 2 (default) or 3")
+    p.add_argument("--unit", choices=("item", "turn"), default="item", help="draw items (default) or whole turns")
+    p.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
+    p.add_argument("--task", choices=("passage", "ptkb"), default="passage")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_assign_overlap)
+
+    p = sub.add_parser(
+        "reshow",
+        help="re-show a share of each assessor's judged items later, blind (consistency labels)",
+        description="Set the share of each assessor's judged passages that come back later in their /judge "
+        "queue, blind: each block of 1/share new labels gives one item, picked by a seeded hash, due after "
+        "between --gap and 2 x --gap further labels (docs/judging.md#re-shown-items). The second answer is "
+        "a consistency label: the first label is never replaced. --share 0 turns it off; without --share, "
+        "prints the rule in force.",
+    )
+    add_db_argument(p)
+    add_by_argument(p)
+    p.add_argument("--share", type=float, help="the share of judged items re-shown, in (0, 1] (0: off)")
+    p.add_argument("--gap", type=int, default=10, help="at least this many further labels before one comes back")
+    p.add_argument("--seed", type=int, default=0, help="seed of the picks and gaps (default 0)")
+    p.add_argument("--task", choices=("passage",), default="passage")
+    p.set_defaults(func=cmd_reshow)
 
     p = sub.add_parser(
         "history",
@@ -245,6 +317,9 @@ def cmd_import(args) -> int:
     )
     if args.replace and args.kind not in REPLACE_KINDS:
         raise AssessError(f"--replace is for {', '.join(REPLACE_KINDS)} imports, not {args.kind}")
+    for flag, given in (("--layout", args.layout), ("--topics", args.topics)):
+        if given is not None and args.kind != "rag-answers":
+            raise AssessError(f"{flag} is for rag-answers imports, not {args.kind}")
     db = open_store(args, must_exist=False)
     summary = load_file(
         db,
@@ -261,6 +336,7 @@ def cmd_import(args) -> int:
         run=args.name,
         replace=args.replace,
         by=f"cli:{_login()}",
+        **{k: v for k, v in (("layout", args.layout), ("topics", args.topics)) if v is not None},
     )
     for warning in summary.get("warnings", ()):  # what the file held but was not stored
         print(f"warning: {warning}", file=sys.stderr)
@@ -291,6 +367,7 @@ def cmd_export(args) -> int:
         output=args.output,
         runs=tuple(args.run),
         layout=args.layout,
+        measures=tuple(args.measures),
     )
     written = export(open_store(args), request, data_output())
     if written is not None:
@@ -388,4 +465,53 @@ def cmd_assign(args) -> int:
     else:
         added = conversations.assign(db, args.assessor, turns, by=actor(args))
         print(f"{args.assessor}: {added} new turns assigned ({len(turns)} given)")
+    return 0
+
+
+def cmd_reshow(args) -> int:
+    from store import reshows
+
+    db = open_store(args)
+    if args.share is not None:
+        reshows.set_rule(db, args.share, gap=args.gap, seed=args.seed, task=args.task, by=actor(args))
+    rule = reshows.rule(db, args.task)
+    if rule is None:
+        print(f"{args.task}: no items are re-shown")
+    else:
+        print(
+            f"{args.task}: {rule.share:g} of each assessor's judged items come back after "
+            f"{rule.gap}-{2 * rule.gap} further labels (seed {rule.seed})"
+        )
+    return 0
+
+
+def cmd_assign_overlap(args) -> int:
+    import json
+
+    from store import overlap
+
+    db = open_store(args)
+    summary = overlap.create_plan(
+        db,
+        args.name,
+        args.assessor,
+        topics=args.conversation,
+        turns=args.turn,
+        share=args.share,
+        copies=args.copies,
+        unit=args.unit,
+        seed=args.seed,
+        task=args.task,
+        by=actor(args),
+    )
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    unit = "turns" if args.unit == "turn" else "items"
+    print(
+        f"plan {summary['plan']} ({summary['task']}): {summary['turns']} turns, {summary['items']} items; "
+        f"{summary['chosen']} of {summary['population']} {unit} judged by {summary['copies']} assessors"
+    )
+    for assessor, turns in summary["assignments"].items():
+        print(f"  {assessor}: {turns} turns of their own, {summary['extra'].get(assessor, 0)} extra items")
     return 0

@@ -48,7 +48,18 @@ def add_commands(sub) -> None:
         help="model name at the endpoint (default $ASSESS_LLM_MODEL; NLI: a Hugging Face name or local directory)",
     )
     p.add_argument("--base-url", help="OpenAI-compatible endpoint (default $ASSESS_LLM_BASE_URL, else OpenAI)")
-    p.add_argument("--concurrency", type=int, default=None, help="calls in flight at once (default 16)")
+    p.add_argument(
+        "--endpoint",
+        dest="endpoints",
+        action="append",
+        default=[],
+        metavar="URL[,key=ENV_VAR][,concurrency=N][,pause=S]",
+        help="one of several OpenAI-compatible endpoints (repeat the option): calls go where there is free "
+        "capacity; one that fails 3 times in a row (429/5xx/timeouts) is paused S seconds (default 30, doubled "
+        "while it keeps failing) and its calls go to the others. key= names the environment variable holding its "
+        "key (default $ASSESS_LLM_API_KEY); concurrency= its limit (default --concurrency)",
+    )
+    p.add_argument("--concurrency", type=int, default=None, help="calls in flight at once (default 16; per --endpoint)")
     p.add_argument("--limit", type=int, help="judge at most N items not judged yet (the rest on a later run)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per call before it is retried (default 60)")
     p.add_argument("--retries", type=int, default=4, help="retries of a call on 429/5xx/timeouts (default 4)")
@@ -82,6 +93,12 @@ def add_commands(sub) -> None:
         help="passage: the prompt variant without the user's PTKB statements (persona sensitivity); default "
         "source llm:MODEL:no-ptkb, so the with-PTKB labels of llm:MODEL stay as they are",
     )
+    p.add_argument(
+        "--contradicts",
+        action="store_true",
+        help="citation: the prompt variant that may also answer 'contradicts' (-2: the passage states the opposite "
+        "of the sentence); default source llm:MODEL:contradicts, so the labels of llm:MODEL stay as they are",
+    )
     p.add_argument("--qrels", help="nuggets: read only passages this source graded >= --relevant")
     p.add_argument("--relevant", type=int, default=2, help="nuggets: grade that counts as relevant (default 2)")
     p.add_argument("--price-in", type=float, help="USD per million input tokens (for the estimate)")
@@ -107,6 +124,33 @@ def add_commands(sub) -> None:
     )
     p.add_argument("--sample", type=int, help="probe: how many graded passages to re-judge (default 50)")
     p.add_argument("--seed", type=int, default=0, help="probe: seed of the sample (default 0)")
+    p.add_argument(
+        "--batch-out",
+        metavar="FILE",
+        help="instead of asking: write the open requests to FILE in the OpenAI batch layout (JSONL; for a provider's "
+        "batch service or vllm run-batch); needs --model, no endpoint",
+    )
+    p.add_argument(
+        "--batch-in",
+        metavar="FILE",
+        help="instead of asking: store the results file of a --batch-out run (same options), parsed as live "
+        "answers; resumable; a malformed line or a result of another job refuses the file (exit 2)",
+    )
+    p.add_argument(
+        "--join",
+        action="store_true",
+        help="work on the shared job of --source and --task with other processes, on this host or others sharing "
+        "the store: start it when none runs, join it when one does (same model and options), resume it when its "
+        "last worker stopped; each worker claims blocks of items under a lease (see docs/deploy.md)",
+    )
+    p.add_argument("--block-size", type=int, help="--join: items per claimed block of a new job (default 200)")
+    p.add_argument(
+        "--lease",
+        type=float,
+        metavar="SECONDS",
+        help="--join: how long a claimed block stays with a worker that stopped renewing it (default 2 x --timeout, "
+        "at least 60 s)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=cmd_prejudge)
@@ -116,7 +160,9 @@ def add_commands(sub) -> None:
         help="pre-judging jobs, newest first (a killed one is shown as interrupted)",
         description="The latest pre-judging jobs with their status (running, done, stopped, failed, "
         "interrupted), progress, process and last heartbeat. A 'running' job whose process "
-        "is gone or whose heartbeat is older than its limit is marked interrupted first.",
+        "is gone or whose heartbeat is older than its limit is marked interrupted first. A shared job (prejudge "
+        "--join) lists its workers below it: host, pid, status, blocks claimed, items held, results stored, "
+        "last heartbeat.",
     )
     add_db_argument(p)
     p.add_argument("--limit", type=int, default=20, help="how many jobs (default 20)")
@@ -193,6 +239,7 @@ def _request(args):
         samples=args.samples,
         temperature=args.temperature,
         no_ptkb=args.no_ptkb,
+        contradicts=args.contradicts,
         qrels=args.qrels,
         relevant=args.relevant,
         price_in=args.price_in,
@@ -205,6 +252,12 @@ def _request(args):
         probe=args.probe,
         sample=args.sample,
         seed=args.seed,
+        batch_out=args.batch_out,
+        batch_in=args.batch_in,
+        endpoints=tuple(getattr(args, "endpoints", ()) or ()),
+        join=args.join,
+        block_size=args.block_size,
+        lease=args.lease,
     )
 
 
@@ -216,6 +269,8 @@ def cmd_prejudge(args) -> int:
     request = _request(args)
     if request.probe is not None:
         return _probe(db, request, args)
+    if (request.batch_out or request.batch_in) and not request.estimate_only:
+        return _batch(db, request, args)
     bar = None
 
     def start(estimate, todo):
@@ -246,6 +301,10 @@ def cmd_prejudge(args) -> int:
         f"{s['source']} {s['task']}: {describe_stored(s)}, {s['already']} already "
         f"judged{skipped}; {s['tokens_in']:,} + {s['tokens_out']:,} tokens in {s['seconds']:.1f} s"
     )
+    if "worker" in s:
+        print(
+            f"job {s['job']} {s['status']}: {s['job_done']} of {s['job_planned']} stored (this was worker {s['worker']})"
+        )
     if s["error"]:
         print(
             f"{s['error']} calls failed (last: {s['last_error']}); run the command again to retry them", file=sys.stderr
@@ -272,6 +331,48 @@ def _until_stopped(call, current_bar, stopped: str):
     finally:
         if current_bar() is not None:
             current_bar().close()
+
+
+def _batch(db, request, args) -> int:
+    """``prejudge --batch-out FILE`` / ``--batch-in FILE``: requests out, or results in with a progress bar."""
+    from assess.services import batch_files, prejudge
+    from assess.services.jobs import describe_estimate
+
+    bar = None
+
+    def start(estimate, todo):
+        nonlocal bar
+        if request.batch_out:
+            print(describe_estimate(estimate), file=sys.stderr)
+            return None
+        bar, progress = _progress_bar(0, not args.no_progress)
+
+        def counted(done, total, counts):
+            bar.total = total
+            progress(done, total, counts)
+
+        return counted
+
+    result = _until_stopped(
+        lambda: prejudge.prejudge(db, request, start=start),
+        lambda: bar,
+        "stopped: every result stored so far stays; run the same command again to store the rest",
+    )
+    if result is STOPPED:
+        return 130
+    s = result.summary
+    if args.json:
+        print(json.dumps(s))
+        return 0
+    if request.batch_out:
+        print(batch_files.describe_written(s))
+        return 0
+    print(batch_files.describe_read(s))
+    for line in s["reports"]:
+        print(line, file=sys.stderr)
+    if s["reports_left_out"]:
+        print(f"... and {s['reports_left_out']} more", file=sys.stderr)
+    return 0
 
 
 def _probe(db, request, args) -> int:
@@ -305,11 +406,14 @@ def _probe(db, request, args) -> int:
 
 
 def cmd_jobs(args) -> int:
-    from store.jobs import jobs
+    from assess.services.endpoints import describe, job_figures
+    from assess.services.jobs import describe_worker, job_listing
 
-    rows = jobs(open_store(args), limit=args.limit)
+    db = open_store(args)
+    rows = job_listing(db, limit=args.limit)
+    figures = job_figures(db, [j["id"] for j in rows])  # jobs spread over several endpoints
     if args.json:
-        print(json.dumps(rows))
+        print(json.dumps([j | {"endpoints": figures[j["id"]]} if j["id"] in figures else j for j in rows]))
         return 0
     if not rows:
         print("no pre-judging job yet")
@@ -319,6 +423,12 @@ def cmd_jobs(args) -> int:
             f"{j['planned']} stored, started {j['started_at']}, pid {j['pid']} on {j['host']}, last heartbeat "
             f"{j['heartbeat_at']}" + (f"; {j['message']}" if j["message"] else "")
         )
+        for f in figures.get(j["id"], ()):
+            print(f"  {describe(f)}")
+        if j.get("planning") is not None:  # a shared job whose planner is still queueing items
+            print(f"  planning: {j['planning']:,} items read, {j['planned']:,} queued so far")
+        for w in j.get("workers", ()):
+            print("  " + describe_worker(w))
     return 0
 
 

@@ -128,8 +128,19 @@ def add_commands(sub) -> None:
     p.add_argument("--device", help="nli: cpu, cuda, ... (default: cuda when available)")
     p.add_argument("--concurrency", type=int, default=16, help="chat: calls in flight (default 16)")
     p.add_argument("--limit", type=int, metavar="N", help="at most N new items per step (extraction, matching)")
+    p.add_argument(
+        "--join",
+        action="store_true",
+        help="ntr with a chat model: work on the shared job of --source with other processes (as prejudge --join)",
+    )
+    p.add_argument("--block-size", type=int, help="--join: items per claimed block of a new job (default 200)")
+    p.add_argument("--lease", type=float, metavar="SECONDS", help="--join: how long an abandoned block stays claimed")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.set_defaults(func=cmd_match)
+
+    from assess.cli.banks import add_bank_commands
+
+    add_bank_commands(commands)  # nuggets bank import|export|import-matches|score (RAGTIME nugget banks)
 
 
 def _write(document: dict, output: str | None) -> None:
@@ -244,6 +255,9 @@ def cmd_match(args) -> int:
         device=args.device,
         concurrency=args.concurrency,
         limit=args.limit,
+        join=args.join,
+        block_size=args.block_size,
+        lease=args.lease,
     )
     db = open_store(args)
     try:

@@ -221,8 +221,9 @@ def add_commands(sub) -> None:
         "labelled, as in ALCE): they are reported as counts (unlabelled, uncited_left_out, "
         "unlabelled_citations) with the labelled share of the run's citations (coverage), never counted as "
         "zeros. Citations labelled 'cannot judge' count as labelled and are left out of every score, never "
-        "read as 0 or unsupported (cannot_judge: how many). "
-        "Unknown source or run: exit 2.",
+        "read as 0 or unsupported (cannot_judge: how many). A citation labelled 'contradicts' (-2) counts as not "
+        "supported; when the source has one, every row adds contradicts (how many) and contradiction_rate "
+        "(contradicting / judged citations). Unknown source or run: exit 2.",
     )
     add_db_argument(p)
     p.add_argument(
@@ -531,7 +532,7 @@ def _nuggets_from_store(args: argparse.Namespace) -> int:
 
 def _citations(args: argparse.Namespace) -> int:
     """``score citations --db PATH --source SOURCE``: citation measures from the stored citation labels."""
-    from assess.services.rag import CITATION_SCORES
+    from assess.services.rag import CITATION_SCORES, CONTRADICTION_FIELDS
     from assess.services.scores import citation_scores
 
     out = citation_scores(open_store(args), args.source, args.runs, per_response=args.per_response)
@@ -554,18 +555,18 @@ def _citations(args: argparse.Namespace) -> int:
         "sentences",
         "citations",
     ]
+    # A source with a 'contradicts' label: its rows also say how many citations contradict, and their share.
+    extra = list(CONTRADICTION_FIELDS) if any("contradicts" in r for r in out["runs"].values()) else []
+    scores = [*CITATION_SCORES, *extra]
     table(
-        ["run", *counts, *CITATION_SCORES],
-        [[run, *(r[c] for c in counts), *(r[m] for m in CITATION_SCORES)] for run, r in out["runs"].items()],
+        ["run", *counts, *scores],
+        [[run, *(r[c] for c in counts), *(r[m] for m in scores)] for run, r in out["runs"].items()],
     )
     if args.per_response:
         print()
         columns = ["labelled", "unlabelled_citations", "cannot_judge", "sentences", "citations"]
         table(
-            ["run", "turn", *columns, *CITATION_SCORES],
-            [
-                [r["run"], r["turn"], *(r[c] for c in columns), *(r[m] for m in CITATION_SCORES)]
-                for r in out["per_response"]
-            ],
+            ["run", "turn", *columns, *scores],
+            [[r["run"], r["turn"], *(r[c] for c in columns), *(r[m] for m in scores)] for r in out["per_response"]],
         )
     return 0

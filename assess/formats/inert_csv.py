@@ -44,17 +44,21 @@ def frame_csv(frame, target: str | IO[str] | None = None) -> str | None:
     return inert_frame(frame).to_csv(target, index=False)
 
 
-def write_dicts(out: IO[str], fields: Sequence[str], records: Iterable[Mapping]) -> None:
+def write_dicts(
+    out: IO[str], fields: Sequence[str], records: Iterable[Mapping], *, lineterminator: str = "\r\n"
+) -> None:
     """Write dict records as CSV (a header of ``fields``, other keys ignored) with inert cells."""
-    writer = csv.DictWriter(out, fieldnames=[inert_cell(f) for f in fields], extrasaction="ignore")
+    writer = csv.DictWriter(
+        out, fieldnames=[inert_cell(f) for f in fields], extrasaction="ignore", lineterminator=lineterminator
+    )
     writer.writeheader()
     renamed = dict(zip(fields, writer.fieldnames, strict=True))
     for record in records:
         writer.writerow({renamed[k]: inert_cell(v) for k, v in record.items() if k in renamed})
 
 
-def dicts_csv(fields: Sequence[str], records: Iterable[Mapping]) -> str:
+def dicts_csv(fields: Sequence[str], records: Iterable[Mapping], *, lineterminator: str = "\r\n") -> str:
     """:func:`write_dicts` into a string."""
     out = io.StringIO()
-    write_dicts(out, fields, records)
+    write_dicts(out, fields, records, lineterminator=lineterminator)
     return out.getvalue()

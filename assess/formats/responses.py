@@ -1,4 +1,5 @@
-"""Generated responses with citations: read and written in the iKAT topics and TREC RAG answer layouts.
+"""Generated responses with citations: read and written in the iKAT topics and the answer layouts (TREC RAG,
+RAGTIME, iKAT runs).
 
 One record per response, :class:`CitedResponse`: the run, the turn (or topic), the response text, its
 sentences (text, character offsets into the text, the passage ids each cites) and the reference
@@ -25,6 +26,15 @@ list. Layouts read (the full description, with sources, is in ``docs/responses.m
     from ``references`` ("Format 2"). Each answer element is one sentence; the response text is the
     sentences joined by one space.
 
+``trec-rag-2026``, ``ragtime`` and ``ikat-2025-run`` (:func:`parse_rag_answers` too; sources and rules in
+    docs/responses.md): TREC RAG 2026 ``{"metadata": {team_id, narrative_id, narrative, run_id, run_desc},
+    "references", "answer"}`` (references: the cited documents only); RAGTIME ``{"metadata": {team_id,
+    topic_id, run_id}, "references"?, "responses": [{"text", "citations": {id: score} | [id]}]}``; iKAT 2025
+    run lines ``{"turn_id", "metadata": {team_id, run_id, run_type}, "references": {id: score}, "responses":
+    [{"text", "citations": {id: score}, "ptkb_provenance"}]}``. A line's layout is told by its fields
+    (:func:`_detect`) unless one is named. What a layout advises against (too many citations in a sentence,
+    uncited references, over the word or character limit) is a warning (:func:`_advice`), not a refusal.
+
 Sentences of free text (the iKAT ``response``) come from :func:`split_sentences` (rule in its
 docstring). The writers (:func:`write_ikat_responses`, :func:`write_rag_answers`) give files the
 readers read back into equal records. Counting: :func:`response_counts`.
@@ -39,19 +49,25 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from assess.errors import FormatError
 from assess.formats.ikat import cited_passages, turn_number
-from assess.formats.reading import JsonChecker, JsonRecords, iter_lines, parse_json_text, short
+from assess.formats.reading import ID_RULE, JsonChecker, JsonRecords, id_problem, iter_lines, parse_json_text, short
 
 IKAT_TOPICS = "ikat-topics"
 RAG_2024 = "trec-rag-2024"
 RAG_2025 = "trec-rag-2025"
-LAYOUTS = (IKAT_TOPICS, RAG_2024, RAG_2025)
+RAG_2026 = "trec-rag-2026"
+RAGTIME = "ragtime"
+IKAT_RUN = "ikat-2025-run"
+ANSWER_LAYOUTS = (RAG_2024, RAG_2025, RAG_2026, RAGTIME, IKAT_RUN)
+"""The layouts of answer files (one JSON object per topic or turn, JSONL): read and written by ``rag-answers``."""
+LAYOUTS = (IKAT_TOPICS, *ANSWER_LAYOUTS)
 DEFAULT_TOPICS_RUN = "topics"  # the run name given to the responses of an iKAT topics file
 
 
@@ -79,6 +95,10 @@ class CitedResponse:
     topic: str | None = None  # the RAG topic / narrative text
     fields: Mapping[str, Any] = field(default_factory=dict, hash=False)  # a RAG line's other fields, as read
     line: int | None = field(default=None, compare=False)
+    # per sentence, what its layout says besides text and citations (RAGTIME / iKAT run: the citation scores as
+    # ``scores``, ``ptkb_provenance``, other keys as read); () when no sentence says more
+    sentence_fields: tuple[Mapping[str, Any], ...] = field(default=(), hash=False)
+    reference_scores: tuple[float, ...] = ()  # iKAT run: the score of each reference, aligned with references
 
     @property
     def cited(self) -> tuple[str, ...]:
@@ -291,11 +311,26 @@ class _LineChecker(JsonChecker):
         super().fail(json_path, expected, found)
 
 
-def iter_rag_answers(path: str | Path) -> Iterator[CitedResponse]:
-    """The responses of a TREC RAG answer file (JSONL), line by line (see :func:`parse_rag_answers`).
+def iter_rag_answers(
+    path: str | Path,
+    *,
+    layout: str | None = None,
+    warnings: list[str] | None = None,
+    topics: Mapping[str, RagTopic] | None = None,
+) -> Iterator[CitedResponse]:
+    """The responses of an answer file (JSONL, one answer per line), line by line (see :func:`parse_rag_answers`).
+
+    ``layout``: every line must be in this layout (:data:`ANSWER_LAYOUTS`); None: each line's layout is told
+    by its fields (:func:`_detect`). What the layout's rules advise against but a file may still hold (more
+    citations per sentence than the track judges, uncited references, over the length limit:
+    :func:`_advice`) is appended to ``warnings`` (one line each, naming the file, line and JSON path); the
+    answer is still given. ``topics``: the topics (or RAGTIME requests) by id (:func:`iter_rag_topics`), whose
+    texts and character limits the answers are checked against.
 
     Memory is one line's answer plus, per (run, topic) given, a digest of its answer (:func:`_digest`)
     and its line, so that one given again is refused when it differs and given once when it does not."""
+    if layout is not None and layout not in ANSWER_LAYOUTS:
+        raise ValueError(f"unknown answer layout {layout!r}; choose one of {', '.join(ANSWER_LAYOUTS)}")
     seen: dict[tuple[str, str], tuple[bytes, int]] = {}
     for number, text in iter_lines(path):
         try:
@@ -305,7 +340,7 @@ def iter_rag_answers(path: str | Path) -> Iterator[CitedResponse]:
         check = _LineChecker(path, number, text)
         if not isinstance(obj, dict):
             check.fail((), "a JSON object (one answer per line)", obj)
-        response = _rag_answer(check, obj, number)
+        response = _rag_answer(check, obj, number, layout)
         key = (response.run, response.turn_id)
         if key in seen:
             first, first_line = seen[key]
@@ -318,6 +353,8 @@ def iter_rag_answers(path: str | Path) -> Iterator[CitedResponse]:
                 )
             continue  # the same answer repeated verbatim: kept once
         seen[key] = (_digest(response), number)
+        if warnings is not None:
+            warnings.extend(_advice(path, number, response, topics or {}))
         yield response
     if not seen:
         raise FormatError(path, None, "at least one answer line", "an empty file")
@@ -328,28 +365,58 @@ def _digest(response: CitedResponse) -> bytes:
     fields as canonical JSON): equal responses have equal digests."""
     fields = json.dumps(response.fields, sort_keys=True, ensure_ascii=False)
     parts = (response.run, response.turn_id, response.text, response.sentences, response.references)
-    whole = repr((*parts, response.citations, response.layout, response.topic, fields))
+    more = json.dumps([response.sentence_fields, response.reference_scores], sort_keys=True, ensure_ascii=False)
+    whole = repr((*parts, response.citations, response.layout, response.topic, fields, more))
     return hashlib.blake2b(whole.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-def parse_rag_answers(path: str | Path) -> list[CitedResponse]:
-    """Read a TREC RAG 2024 or 2025 answer file (JSONL; layouts in the module docstring)."""
-    return list(iter_rag_answers(path))
+def parse_rag_answers(
+    path: str | Path, *, layout: str | None = None, warnings: list[str] | None = None
+) -> list[CitedResponse]:
+    """Read an answer file: TREC RAG 2024, 2025 or 2026, RAGTIME or an iKAT 2025 run (JSONL; layouts in the
+    module docstring), each line in ``layout`` or in the layout its fields tell."""
+    return list(iter_rag_answers(path, layout=layout, warnings=warnings))
 
 
-def _rag_answer(check: JsonChecker, obj: dict, number: int) -> CitedResponse:
+_NO_LAYOUT = (
+    "a TREC RAG answer: run_id, topic_id, references, answer (2024) or metadata, references, answer (2025, 2026), "
+    "a RAGTIME report: metadata, responses, or an iKAT 2025 run line: turn_id, metadata, references, responses"
+)
+
+
+def _detect(check: JsonChecker, obj: dict) -> str:
+    """The layout of an answer object, told by its fields: ``responses`` with a top-level ``turn_id`` is an iKAT
+    2025 run line, ``responses`` without one a RAGTIME report; ``answer`` with ``metadata`` is TREC RAG 2026
+    when the metadata has ``run_desc`` and no ``type``, else 2025; ``run_id`` / ``topic_id`` at the top level
+    is 2024. An object with both ``answer`` and ``responses`` fits two layouts: refused (name one)."""
+    if "answer" in obj and "responses" in obj:
+        check.fail((), "either answer (TREC RAG) or responses (RAGTIME, iKAT run), or a --layout", "both")
+    if "responses" in obj:
+        return IKAT_RUN if "turn_id" in obj else RAGTIME
     if "metadata" in obj:
-        layout, head, head_path = RAG_2025, check.get(obj, "metadata", dict, ()), ("metadata",)
+        head = obj["metadata"]
+        return RAG_2026 if isinstance(head, dict) and "run_desc" in head and "type" not in head else RAG_2025
+    if "run_id" in obj or "topic_id" in obj:
+        return RAG_2024
+    check.fail((), _NO_LAYOUT, f"fields {sorted(obj)}")
+    raise AssertionError  # fail raises
+
+
+def _rag_answer(check: JsonChecker, obj: dict, number: int, layout: str | None = None) -> CitedResponse:
+    layout = layout or _detect(check, obj)
+    if layout == RAGTIME:
+        return _ragtime_answer(check, obj, number)
+    if layout == IKAT_RUN:
+        return _ikat_run_answer(check, obj, number)
+    if layout in (RAG_2025, RAG_2026):
+        head, head_path = check.get(obj, "metadata", dict, ()), ("metadata",)
         topic_key, text_key, what = "narrative_id", "narrative", "a narrative id"
-    elif "run_id" in obj or "topic_id" in obj:
-        layout, head, head_path = RAG_2024, obj, ()
-        topic_key, text_key, what = "topic_id", "topic", "a topic id"
+        if layout == RAG_2026:
+            for key in ("team_id", "narrative", "run_desc"):
+                check.get(head, key, str, head_path)
     else:
-        check.fail(
-            (),
-            "a TREC RAG answer: run_id, topic_id, references, answer (2024) or metadata, references, answer (2025)",
-            f"fields {sorted(obj)}",
-        )
+        head, head_path = obj, ()
+        topic_key, text_key, what = "topic_id", "topic", "a topic id"
     run = check.id(check.get(head, "run_id", str, head_path), head_path + ("run_id",), "a run id")
     topic_value = check.get(head, topic_key, (str, int), head_path)
     if isinstance(topic_value, bool):
@@ -360,6 +427,8 @@ def _rag_answer(check: JsonChecker, obj: dict, number: int) -> CitedResponse:
         check.id(ref, ("references", ri), "a segment id")
         for ri, ref in enumerate(check.get(obj, "references", list, ()))
     )
+    if layout in MAX_REFERENCES and len(references) > MAX_REFERENCES[layout]:
+        check.fail(("references",), f"at most {MAX_REFERENCES[layout]} references ({layout})", str(len(references)))
     known = set(references)
     answer = check.get(obj, "answer", list, ())
     if not answer:
@@ -400,16 +469,212 @@ def _rag_answer(check: JsonChecker, obj: dict, number: int) -> CitedResponse:
     )
 
 
+def _topic_id(check: JsonChecker, value: Any, json_path: tuple, what: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        check.fail(json_path, f"{what} (a string or an integer)", value)
+    return check.id(str(value), json_path, what)
+
+
+def _scored_sentences(
+    check: JsonChecker, obj: dict, *, scores_only: bool
+) -> tuple[list[tuple[str, tuple[str, ...]]], tuple[dict, ...]]:
+    """The ``responses`` sentences of a RAGTIME report or iKAT run line: (text, cited ids) each, and what each
+    says besides (``scores`` of a ``{id: score}`` citation map, other keys as read). ``scores_only``: the
+    citations must be a map (iKAT); else a map or a list of ids (RAGTIME), or absent / null (cites nothing)."""
+    items = check.get(obj, "responses", list, ())
+    if not items:
+        check.fail(("responses",), "at least one response sentence", "an empty list")
+    sentences, extra = [], []
+    for si, element in enumerate(items):
+        where = ("responses", si)
+        if not isinstance(element, dict):
+            check.fail(where, "a sentence object {text, citations}", element)
+        text = check.get(element, "text", str, where)
+        given = element.get("citations")
+        more = {k: v for k, v in element.items() if k not in ("text", "citations")}
+        if scores_only and not isinstance(given, dict):
+            check.fail(where + ("citations",), "citations as {passage id: score}", given)
+        cited: list[str] = []
+        if isinstance(given, dict):
+            scores = []
+            for pid, score in given.items():
+                at = where + ("citations", pid)
+                if isinstance(score, bool) or not isinstance(score, (int, float)):
+                    check.fail(at, "a numeric score", short(score, 40) if isinstance(score, str) else score)
+                cited.append(check.id(pid, at, "a document id"))
+                scores.append(score)
+            more["scores"] = scores
+        elif isinstance(given, list):
+            cited = [check.id(pid, where + ("citations", ci), "a document id") for ci, pid in enumerate(given)]
+        elif given is not None:
+            check.fail(where + ("citations",), "citations as {document id: score} or [document id]", given)
+        sentences.append((text, tuple(cited)))
+        extra.append(more)
+    return sentences, tuple(extra) if any(extra) else ()
+
+
+def _ragtime_answer(check: JsonChecker, obj: dict, number: int) -> CitedResponse:
+    """A RAGTIME report: ``{"metadata": {team_id, topic_id, run_id, ...}, "references"?: [id], "responses":
+    [{"text", "citations": {id: score} | [id]}]}``."""
+    head = check.get(obj, "metadata", dict, ())
+    check.get(head, "team_id", str, ("metadata",))
+    run = check.id(check.get(head, "run_id", str, ("metadata",)), ("metadata", "run_id"), "a run id")
+    topic_id = _topic_id(
+        check, check.get(head, "topic_id", (str, int), ("metadata",)), ("metadata", "topic_id"), "a topic id"
+    )
+    given = check.get(obj, "references", list, (), required=False) or []
+    references = tuple(check.id(ref, ("references", ri), "a document id") for ri, ref in enumerate(given))
+    sentences, extra = _scored_sentences(check, obj, scores_only=False)
+    text, parts = joined(sentences)
+    return CitedResponse(
+        run=run,
+        turn_id=topic_id,
+        text=text,
+        sentences=parts,
+        references=references,
+        layout=RAGTIME,
+        fields={k: v for k, v in obj.items() if k not in ("references", "responses")},
+        line=number,
+        sentence_fields=extra,
+    )
+
+
+def _ikat_run_answer(check: JsonChecker, obj: dict, number: int) -> CitedResponse:
+    """An iKAT 2025 run line: ``{"turn_id", "metadata": {team_id, run_id, run_type}, "references": {passage id:
+    score}, "responses": [{"text", "citations": {passage id: score}, "ptkb_provenance": [...]}]}``."""
+    head = check.get(obj, "metadata", dict, ())
+    check.get(head, "team_id", str, ("metadata",))
+    run = check.id(check.get(head, "run_id", str, ("metadata",)), ("metadata", "run_id"), "a run id")
+    run_type = check.get(head, "run_type", str, ("metadata",))
+    if run_type not in IKAT_RUN_TYPES:
+        check.fail(("metadata", "run_type"), f"a run type {' / '.join(IKAT_RUN_TYPES)}", short(run_type, 40))
+    turn_id = _topic_id(check, check.get(obj, "turn_id", (str, int), ()), ("turn_id",), "a turn id")
+    given = check.get(obj, "references", dict, ())
+    references, scores = [], []
+    for pid, score in given.items():
+        if isinstance(score, bool) or not isinstance(score, (int, float)):
+            check.fail(("references", pid), "a numeric score", short(score, 40) if isinstance(score, str) else score)
+        references.append(check.id(pid, ("references", pid), "a passage id"))
+        scores.append(score)
+    sentences, extra = _scored_sentences(check, obj, scores_only=True)
+    known = set(references)
+    for si, (_, cited) in enumerate(sentences):
+        for pid in cited:
+            if pid not in known:
+                check.fail(("responses", si, "citations", pid), "a passage id listed in references", short(pid, 40))
+        if "ptkb_provenance" not in obj["responses"][si]:
+            check.fail(("responses", si), "a field 'ptkb_provenance'", f"fields {sorted(obj['responses'][si])}")
+    text, parts = joined(sentences)
+    return CitedResponse(
+        run=run,
+        turn_id=turn_id,
+        text=text,
+        sentences=parts,
+        references=tuple(references),
+        layout=IKAT_RUN,
+        fields={k: v for k, v in obj.items() if k not in ("turn_id", "references", "responses")},
+        line=number,
+        sentence_fields=extra,
+        reference_scores=tuple(scores),
+    )
+
+
+# ------------------------------------------------------------------------------- advice (warnings)
+
+WORD_LIMITS = {RAG_2025: 400, RAG_2026: 1024, IKAT_RUN: 250}
+"""Words per response each layout allows (TREC RAG 2025 guidelines "less than 400 words"; RAG 2026 rag-task.md
+1024; iKAT 2025 ``validate_trec_ikat25.py`` RESPONSE_LIMIT 250): over it is a warning."""
+MAX_CITATIONS = {RAG_2026: 3, RAGTIME: 3}
+"""Citations per sentence the track judges (more is a warning: they judge the first three)."""
+MAX_REFERENCES = {RAG_2025: 100}
+"""References per answer (more is refused)."""
+CITED_ONLY = (RAG_2026, RAGTIME)
+"""Layouts whose references list exactly the cited documents: an uncited reference is a warning."""
+IKAT_RUN_TYPES = ("manual", "automatic", "generation-only")
+
+
+def word_count(texts: Iterable[str]) -> int:
+    """Words of a response: its sentences joined by one space, NFKC-normalised, split on whitespace (AutoJudge's
+    ``length_count`` in words; the iKAT 2025 validator counts the same)."""
+    return len(unicodedata.normalize("NFKC", " ".join(texts)).split())
+
+
+def char_count(texts: Iterable[str]) -> int:
+    """Characters of a response: its sentences joined by one space, NFKC-normalised (RAGTIME's request limit,
+    as AutoJudge's ``length_count`` in chars and hltcoe/rag-run-validator count them)."""
+    return len(unicodedata.normalize("NFKC", " ".join(texts)))
+
+
+def _path_text(json_path: tuple) -> str:
+    return "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in json_path) or "the top level"
+
+
+def _advice(path, number: int, response: CitedResponse, topics: Mapping[str, RagTopic]) -> list[str]:
+    """What the layout advises against in one answer, each a line ``FILE:LINE: what at [JSON path]``: more
+    citations in a sentence than the track judges (:data:`MAX_CITATIONS`), references no sentence cites in a
+    layout whose references are the cited documents (:data:`CITED_ONLY`), RAGTIME citations missing from its
+    (non-empty) references, a response over the word limit (:data:`WORD_LIMITS`) or over a RAGTIME request's
+    character limit (its request's in ``topics``, else the report's own ``metadata.limit``), a TREC RAG
+    narrative other than its topic's text in ``topics`` (the track asks for an exact copy)."""
+    layout, out = response.layout, []
+    key = "responses" if layout in (RAGTIME, IKAT_RUN) else "answer"
+
+    def warn(what: str, json_path: tuple) -> None:
+        out.append(f"{path}:{number}: {what} at {_path_text(json_path)}")
+
+    cap = MAX_CITATIONS.get(layout)
+    for si, sentence in enumerate(response.sentences):
+        if cap is not None and len(sentence.citations) > cap:
+            warn(
+                f"{len(sentence.citations)} citations in one sentence ({layout} judges the first {cap})",
+                (key, si, "citations"),
+            )
+    cited = {pid for s in response.sentences for pid in s.citations}
+    if layout in CITED_ONLY:
+        for ri, ref in enumerate(response.references):
+            if ref not in cited:
+                warn(
+                    f"a reference no sentence cites, {short(ref, 40)} ({layout} lists the cited documents only)",
+                    ("references", ri),
+                )
+    if layout == RAGTIME and response.references:
+        listed = set(response.references)
+        for si, sentence in enumerate(response.sentences):
+            for pid in sentence.citations:
+                if pid not in listed:
+                    warn(f"a cited document missing from references, {short(pid, 40)}", (key, si, "citations"))
+    texts = [s.text for s in response.sentences]
+    if layout in WORD_LIMITS and (words := word_count(texts)) > WORD_LIMITS[layout]:
+        warn(f"{words} words ({layout} allows {WORD_LIMITS[layout]})", (key,))
+    topic = topics.get(response.turn_id)
+    if layout in (RAG_2025, RAG_2026) and topic is not None and response.topic not in (None, topic.text):
+        where = ("metadata", "narrative")
+        warn(
+            f"a narrative other than the text of topic {short(topic.topic_id, 40)} (line {topic.line} of the topics)",
+            where,
+        )
+    if layout == RAGTIME:
+        limit = topic.limit if topic is not None else None
+        own = (response.fields.get("metadata") or {}).get("limit")
+        if limit is None and isinstance(own, int) and not isinstance(own, bool):
+            limit = own
+        if limit is not None and (chars := char_count(texts)) > limit:
+            warn(f"{chars} characters after NFKC (the request allows {limit})", (key,))
+    return out
+
+
 def rag_document(response: CitedResponse, *, layout: str | None = None, cite_ids: bool = False) -> dict:
-    """One response as a TREC RAG answer object, in ``layout`` (default: the record's; an iKAT record
+    """One response as an answer object, in ``layout`` (default: the record's; an iKAT topics record
     becomes a 2024 answer). The fields read with the record come back as they were, with run, topic
-    id and topic text from the record. Citations are indices into ``references`` (an id's first
+    id and topic text from the record. TREC RAG citations are indices into ``references`` (an id's first
     position), or segment ids with ``cite_ids`` (2025 "Format 2"); a cited id missing from the
-    references is appended to them. Citations of the whole response (iKAT) name no sentence, which
-    this layout cannot say: they are refused."""
-    layout = layout or (response.layout if response.layout != IKAT_TOPICS else RAG_2024)
-    if layout not in (RAG_2024, RAG_2025):
-        raise FormatError("the TREC RAG layout", None, f"the layout {RAG_2024!r} or {RAG_2025!r}", short(layout))
+    references is appended to them. RAGTIME and iKAT run layouts: :func:`_scored_document`. Citations of
+    the whole response (iKAT topics) name no sentence, which these layouts cannot say: they are refused."""
+    layout = layout or (response.layout if response.layout in ANSWER_LAYOUTS else RAG_2024)
+    if layout not in ANSWER_LAYOUTS:
+        raise FormatError(
+            "the TREC RAG layout", None, f"the layout {' or '.join(map(repr, ANSWER_LAYOUTS))}", short(layout)
+        )
     if response.citations:
         raise FormatError(
             "the TREC RAG layout",
@@ -418,7 +683,12 @@ def rag_document(response: CitedResponse, *, layout: str | None = None, cite_ids
             f"{len(response.citations)} citations of the whole response (run {short(response.run, 40)}, "
             f"turn {short(response.turn_id, 40)})",
         )
+    if layout in (RAGTIME, IKAT_RUN):
+        return _scored_document(response, layout)
     references = list(response.references)
+    if layout == RAG_2026 and response.layout != RAG_2026:  # references are the cited documents only
+        cited = {pid for s in response.sentences for pid in s.citations}
+        references = [ref for ref in dict.fromkeys(references) if ref in cited]
     index: dict[str, int] = {}
     for position, ref in enumerate(references):
         index.setdefault(ref, position)
@@ -432,10 +702,15 @@ def rag_document(response: CitedResponse, *, layout: str | None = None, cite_ids
         for s in response.sentences
     ]
     document = {k: v for k, v in response.fields.items() if k not in ("references", "answer")}
-    if layout == RAG_2025:
-        head = dict(document.get("metadata") or {}) if response.layout == RAG_2025 else {}
-        document = {k: v for k, v in document.items() if k == "metadata" or response.layout == RAG_2025}
+    if layout in (RAG_2025, RAG_2026):
+        same = response.layout == layout
+        head = dict(document.get("metadata") or {}) if same else {}
+        document = {k: v for k, v in document.items() if k == "metadata" or same}
         topic_key, text_key = "narrative_id", "narrative"
+        if layout == RAG_2026 and not same:  # the layout's fields, empty where the record has no value
+            given = dict(response.fields.get("metadata") or {})
+            head = {"team_id": given.get("team_id", ""), "narrative_id": response.turn_id, "narrative": ""}
+            head.update(run_id=response.run, run_desc=given.get("run_desc", ""))  # rag-task.md's order
     else:
         head = document if response.layout == RAG_2024 else {}
         topic_key, text_key = "topic_id", "topic"
@@ -444,13 +719,75 @@ def rag_document(response: CitedResponse, *, layout: str | None = None, cite_ids
         head[topic_key] = response.turn_id
     if response.topic is not None:
         head[text_key] = response.topic
+    elif layout == RAG_2026:
+        head.setdefault(text_key, "")
     else:
         head.pop(text_key, None)
-    if layout == RAG_2025:
+    if layout in (RAG_2025, RAG_2026):
         document["metadata"] = head
     else:
         document = head
     return {**document, "references": references, "answer": answer}
+
+
+def _scored_document(response: CitedResponse, layout: str) -> dict:
+    """A RAGTIME report or iKAT 2025 run line. Citations are ``{id: score}`` with the scores read (a map keeps
+    an id once); without scores RAGTIME writes a list of ids and the iKAT line gives each citation 1.0.
+    RAGTIME writes ``references`` when the record has some (from another layout: the cited ones only); an
+    iKAT line always does, with the scores read (1.0 where none was), cited passages it lacks appended. The
+    metadata and other fields of a record read in the same layout come back as they were; from another
+    layout the metadata has the run, topic and the record's ``team_id`` (else empty), and an iKAT line
+    ``run_type`` ``automatic`` and an empty ``ptkb_provenance`` per sentence."""
+    same = response.layout == layout
+    document = {k: v for k, v in response.fields.items() if same and k not in ("references", "responses", "turn_id")}
+    given = dict(response.fields.get("metadata") or {})
+    head = dict(given) if same else {"team_id": given.get("team_id", "")}
+    head["run_id"] = response.run
+    extras = response.sentence_fields if same and len(response.sentence_fields) == len(response.sentences) else ()
+    sentences = []
+    for si, sentence in enumerate(response.sentences):
+        more = dict(extras[si]) if extras else {}
+        scores = more.pop("scores", None)
+        if layout == RAGTIME and not (isinstance(scores, list) and len(scores) == len(sentence.citations)):
+            citations: Any = list(sentence.citations)  # no scores: a list of ids
+        else:
+            scores = scores if isinstance(scores, list) and len(scores) == len(sentence.citations) else None
+            citations = {}
+            for ci, pid in enumerate(sentence.citations):
+                citations.setdefault(pid, scores[ci] if scores else 1.0)
+        if layout == IKAT_RUN and not same:
+            more["ptkb_provenance"] = []
+        sentences.append({"text": sentence.text, "citations": citations, **more})
+    if layout == RAGTIME:
+        if str(head.get("topic_id")) != response.turn_id:  # keep an integer id as it was written
+            head["topic_id"] = response.turn_id
+        document["metadata"] = head
+        out = dict(document)
+        references = list(response.references)
+        if not same:  # RAGTIME references are the cited documents only: those listed, then those not
+            cited = [pid for s in response.sentences for pid in s.citations]
+            references = list(dict.fromkeys([*(ref for ref in references if ref in set(cited)), *cited]))
+        if references:
+            out["references"] = references
+        out["responses"] = sentences
+        return out
+    if not same:
+        head["run_type"] = "automatic"
+    scores = response.reference_scores if len(response.reference_scores) == len(response.references) else ()
+    references: dict[str, Any] = {}
+    for ri, ref in enumerate(response.references):
+        references.setdefault(ref, scores[ri] if scores else 1.0)
+    for sentence in response.sentences:
+        for pid in sentence.citations:
+            references.setdefault(pid, 1.0)
+    document.pop("metadata", None)
+    return {
+        "turn_id": response.turn_id,
+        "metadata": head,
+        **document,
+        "references": references,
+        "responses": sentences,
+    }
 
 
 def write_rag_answers(
@@ -461,3 +798,63 @@ def write_rag_answers(
         for response in responses:
             handle.write(json.dumps(rag_document(response, layout=layout, cite_ids=cite_ids), ensure_ascii=False))
             handle.write("\n")
+
+
+# ------------------------------------------------------------------------------------- RAG topics
+
+
+class RagTopic(NamedTuple):
+    """One topic of a TREC RAG 2026 topics TSV or an AutoJudge requests JSONL: its id, text and (requests
+    only) the character ``limit`` of the report asked for."""
+
+    topic_id: str
+    text: str
+    limit: int | None
+    line: int
+
+
+def iter_rag_topics(path: str | Path) -> Iterator[RagTopic]:
+    """The topics of ``path``: TREC RAG 2026 ``topic_id <TAB> text`` lines (``trec_rag_2026_queries.tsv``,
+    exactly two fields), or AutoJudge requests, one JSON object per line (``request_id``, ``title``, optional
+    ``limit``; RAGTIME's). A file whose first line starts with ``{`` is read as requests. A topic id given
+    twice, an empty id or text, a line of another shape: refused, naming the line."""
+    seen: dict[str, int] = {}
+    requests = None
+    for number, text in iter_lines(path):
+        if requests is None:
+            requests = text.startswith("{")
+        if requests:
+            try:
+                obj = parse_json_text(path, text)
+            except FormatError as exc:
+                raise FormatError(path, number, f"one JSON request per line ({exc.expected})", exc.found) from None
+            check = _LineChecker(path, number, text)
+            if not isinstance(obj, dict):
+                check.fail((), "a request object {request_id, title, limit}", obj)
+            topic_id = _topic_id(check, check.get(obj, "request_id", (str, int), ()), ("request_id",), "a request id")
+            body = check.get(obj, "title", str, ())
+            limit = check.get(obj, "limit", int, (), required=False)
+            if limit is not None and limit < 0:
+                check.fail(("limit",), "a character limit >= 0", str(limit))
+        else:
+            fields = text.split("\t")
+            if len(fields) != 2:
+                raise FormatError(path, number, "two tab-separated fields: topic_id, text", f"{len(fields)} fields")
+            topic_id, body, limit = fields[0].strip(), fields[1].strip(), None
+            if problem := id_problem(topic_id):
+                raise FormatError(path, number, f"a topic id: {ID_RULE}", problem)
+        if not body.strip():
+            raise FormatError(path, number, "a topic text", "an empty one")
+        if topic_id in seen:
+            raise FormatError(
+                path, number, f"each topic id once ({topic_id!r} is on line {seen[topic_id]})", "it again"
+            )
+        seen[topic_id] = number
+        yield RagTopic(topic_id, body, limit, number)
+    if not seen:
+        raise FormatError(path, None, "at least one topic line", "an empty file")
+
+
+def parse_rag_topics(path: str | Path) -> list[RagTopic]:
+    """:func:`iter_rag_topics` as a list."""
+    return list(iter_rag_topics(path))

@@ -52,6 +52,7 @@ class Reply:
     completion_tokens: int | None = None
     latency_ms: int = 0  # wall time of the call, retries and back-off included
     attempts: int = 1
+    retryable: bool = False  # failed on 408/409/429/5xx, a timeout or a dropped connection: may work elsewhere
 
 
 class ChatClient(Protocol):
@@ -191,7 +192,7 @@ class OpenAIClient:
                 )
             if attempts <= self.max_retries:
                 self._sleep(self._delay(attempts, retry_after))
-        return self._failed(f"{last} (gave up after {attempts} attempts)", start, attempts)
+        return self._failed(f"{last} (gave up after {attempts} attempts)", start, attempts, retryable=True)
 
     def _adapt(self, message: str) -> bool:
         message = message.lower()
@@ -204,8 +205,10 @@ class OpenAIClient:
         return False
 
     @staticmethod
-    def _failed(error: str, start: float, attempts: int, *, fatal: bool = False) -> Reply:
-        return Reply(None, ok=False, error=error, fatal=fatal, latency_ms=_ms(start), attempts=attempts)
+    def _failed(error: str, start: float, attempts: int, *, fatal: bool = False, retryable: bool = False) -> Reply:
+        return Reply(
+            None, ok=False, error=error, fatal=fatal, latency_ms=_ms(start), attempts=attempts, retryable=retryable
+        )
 
 
 def _ms(start: float) -> int:

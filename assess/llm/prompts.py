@@ -32,7 +32,17 @@ from functools import cached_property
 from typing import Any, NamedTuple
 
 from assess.nuggets.spans import locate_span
-from assess.tasks import CITATION_SUPPORT, GRADES, IMPORTANCE, SUPPORT, ParseStatus, Scale
+from assess.tasks import (
+    BATTLE_OUTCOME,
+    CITATION_CONTRADICTS,
+    CITATION_SUPPORT,
+    CITATION_SUPPORT_WITHOUT_CONTRADICTS,
+    GRADES,
+    IMPORTANCE,
+    SUPPORT,
+    ParseStatus,
+    Scale,
+)
 from assess.text import skeleton
 
 
@@ -381,6 +391,13 @@ CITATION_SYSTEM = _system(
     "You check the citations of a generated answer: whether a passage the answer cites backs up one of its sentences."
 )
 
+_CITATION_MEANINGS = {
+    2: "the passage backs up everything the sentence states",
+    1: "the passage backs up some of what the sentence states, not all of it",
+    0: "the passage is about the sentence's subject but does not back up what it states",
+    -1: "the passage has nothing to do with the sentence",
+}
+
 CITATION_TEMPLATE = (
     """User question:
 {query}
@@ -393,17 +410,65 @@ Passage this sentence cites:
 
 Does the cited passage back up what the sentence states?
 """
+    + _options(CITATION_SUPPORT_WITHOUT_CONTRADICTS, _CITATION_MEANINGS)
+    + "\n\nReply with exactly one of: "
+    + _choice_list(CITATION_SUPPORT_WITHOUT_CONTRADICTS)
+    + ". No explanation."
+)
+
+CITATION_CONTRADICTS_TEMPLATE = (
+    CITATION_TEMPLATE.split("Does the cited passage", 1)[0]
+    + "Does the cited passage back up what the sentence states, or state the opposite?\n"
     + _options(
         CITATION_SUPPORT,
-        {
-            2: "the passage backs up everything the sentence states",
-            1: "the passage backs up some of what the sentence states, not all of it",
-            0: "the passage is about the sentence's subject but does not back up what it states",
-            -1: "the passage has nothing to do with the sentence",
-        },
+        {**_CITATION_MEANINGS, CITATION_CONTRADICTS: "the passage states the opposite of what the sentence states"},
     )
     + "\n\nReply with exactly one of: "
     + _choice_list(CITATION_SUPPORT)
+    + ". No explanation."
+)
+"""The ``contradicts`` variant of the citation prompt: the same question with "contradicts" as a fifth answer
+(TREC BioGen 2025's contradicting citations); a version of its own, so the answers of the plain prompt stay as
+they are."""
+
+BATTLE_SYSTEM = _system(
+    "You compare two answers a conversational assistant could give to the user's current turn and decide which "
+    "one serves the user better: correct, complete, supported by what it cites, suited to this user. The order "
+    "in which the answers are shown says nothing about their quality."
+)
+
+BATTLE_TEMPLATE = (
+    """Conversation so far:
+{history}
+
+Current user turn:
+{utterance}
+
+The same turn written out in full:
+{resolved}
+
+Facts the system knows about the user:
+{ptkb}
+
+Answer A:
+{left}
+
+Answer B:
+{right}
+
+Which answer is better?
+"""
+    + _options(
+        BATTLE_OUTCOME,
+        {
+            1: "answer A serves the user better",
+            2: "answer B serves the user better",
+            0: "both serve the user about equally well",
+            -1: "neither answer is acceptable",
+        },
+    )
+    + "\n\nReply with exactly one of: "
+    + _choice_list(BATTLE_OUTCOME)
     + ". No explanation."
 )
 
@@ -564,7 +629,7 @@ SUPPORT_WORDS: dict[str, int] = {
 }
 IMPORTANCE_WORDS: dict[str, int] = {**{name: value for value, name in IMPORTANCE.names.items()}, "ok": 0}
 CITATION_WORDS: dict[str, int] = {
-    **{name: value for value, name in CITATION_SUPPORT.names.items()},
+    **{name: value for value, name in CITATION_SUPPORT_WITHOUT_CONTRADICTS.names.items()},
     "supported": 2,
     "full support": 2,
     "fully": 2,
@@ -576,6 +641,26 @@ CITATION_WORDS: dict[str, int] = {
     "irrelevant": -1,
     "irrelevant citation": -1,
     "citation is irrelevant": -1,
+}
+CITATION_CONTRADICTS_WORDS: dict[str, int] = {
+    **CITATION_WORDS,
+    CITATION_SUPPORT.names[CITATION_CONTRADICTS]: CITATION_CONTRADICTS,
+    "contradicted": CITATION_CONTRADICTS,
+    "contradiction": CITATION_CONTRADICTS,
+    "contradictory": CITATION_CONTRADICTS,
+}
+"""The contradicts variant's words: the plain prompt's (which never reads "contradicts") and "contradicts"."""
+BATTLE_WORDS: dict[str, int] = {
+    **{name.lower(): value for value, name in BATTLE_OUTCOME.names.items()},
+    "answer a": 1,
+    "a": 1,
+    "answer b": 2,
+    "b": 2,
+    "a is better": 1,
+    "b is better": 2,
+    "both are bad": -1,
+    "neither": -1,
+    "equal": 0,
 }
 _CHOICE_KEYS = ("answer", "label", "support", "importance", "citation", "verdict", "decision", "judgment", "judgement")
 _CHOICE_LINE = re.compile(r"^\W*(?:" + "|".join(_CHOICE_KEYS) + r")\W*?\s*[:=]\s*(.+?)\s*$", re.I | re.M)
@@ -649,6 +734,16 @@ def parse_importance(text: str, **_) -> Parsed:
 def parse_citation(text: str, **_) -> Parsed:
     """Citation support: 2 fully, 1 partially, 0 not supported, -1 citation irrelevant."""
     return parse_choice(text, CITATION_WORDS, "citation support")
+
+
+def parse_citation_contradicts(text: str, **_) -> Parsed:
+    """Citation support with contradiction: as :func:`parse_citation`, and -2 contradicts."""
+    return parse_choice(text, CITATION_CONTRADICTS_WORDS, "citation support")
+
+
+def parse_battle(text: str, **_) -> Parsed:
+    """A battle verdict: 1 answer A (the left one) better, 2 answer B better, 0 tie, -1 both bad."""
+    return parse_choice(text, BATTLE_WORDS, "battle")
 
 
 # ------------------------------------------------------------------------------------------- spans
@@ -759,6 +854,57 @@ def parse_aspects(text: str, *, source: str = "", statements: Sequence[str] = ()
 
 # ------------------------------------------------------------------------------------------- the library
 
+BANK_MATCH_SYSTEM = _system(
+    "You check whether a report states a given answer to a question, and in which of its numbered sentences."
+)
+
+BANK_MATCH_TEMPLATE = """Question:
+{question}
+
+Expected answer:
+{answer}
+
+Report, one numbered sentence per line:
+{report}
+
+Does the report state the expected answer to the question, in any wording? Reply with one JSON object only:
+{{"contains": "yes" or "no", "sentences": [the numbers of the sentences that state it; [] when it does not]}}"""
+
+
+def parse_bank_match(text: str, *, sentences: int = 0, **_) -> Parsed:
+    """1 when the report states the answer, 0 when not: JSON ``{"contains": yes/no, "sentences": [n, ...]}``
+    (the sentence numbers, each from 1 to ``sentences``, kept in the note), else a yes/no answer as
+    :func:`parse_yes_no` reads it (no sentences then)."""
+    for obj in _json_objects(text):
+        if isinstance(obj, dict) and any(k in obj for k in ("contains", "answer")):
+            raw = obj.get("contains", obj.get("answer"))
+            value = _yes_no_value(raw)
+            if value is None:
+                return Parsed(ParseStatus.UNPARSEABLE, None, f"contains {raw!r} is not yes/no")
+            cited = obj.get("sentences") or []
+            if not isinstance(cited, list) or not all(
+                isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= sentences for n in cited
+            ):
+                return Parsed(
+                    ParseStatus.UNPARSEABLE, None, f"sentences {cited!r} are not numbers from 1 to {sentences}"
+                )
+            numbers = sorted(set(cited)) if value else []
+            return Parsed(
+                ParseStatus.OK, value, _SENTENCES_NOTE + ", ".join(str(n) for n in numbers) if numbers else None
+            )
+    return parse_yes_no(text)
+
+
+_SENTENCES_NOTE = "sentences: "
+
+
+def bank_match_sentences(note: str | None) -> tuple[int, ...]:
+    """The sentence numbers :func:`parse_bank_match` kept in an answer's note (none without such a note)."""
+    if not note or not note.startswith(_SENTENCES_NOTE):
+        return ()
+    return tuple(int(n) for n in note.removeprefix(_SENTENCES_NOTE).split(", "))
+
+
 PROMPTS: dict[str, Prompt] = {
     p.task: p
     for p in (
@@ -829,13 +975,34 @@ PROMPTS: dict[str, Prompt] = {
             max_tokens=20,
             expected_output_tokens=4,
         ),
+        Prompt(
+            "battle-verdict",
+            "battle",
+            BATTLE_SYSTEM,
+            BATTLE_TEMPLATE,
+            parse_battle,
+            max_tokens=20,
+            expected_output_tokens=3,
+        ),
+        Prompt(
+            "bank-match",
+            "bank-match",
+            BANK_MATCH_SYSTEM,
+            BANK_MATCH_TEMPLATE,
+            parse_bank_match,
+            max_tokens=60,
+            expected_output_tokens=15,
+        ),
     )
 }
 """The current prompt of each task (``passage``, ``ptkb``, ``ntr``, ``nuggets``, ``response-nuggets``, ``aepd``,
-``ntr-support``, ``importance``, ``citation``)."""
+``ntr-support``, ``importance``, ``citation``, ``battle``, ``bank-match``)."""
 
 NO_PTKB = "no-ptkb"
 """The variant of the passage prompt without the user's PTKB statements (persona sensitivity)."""
+
+CONTRADICTS = "contradicts"
+"""The variant of the citation prompt that may answer "contradicts" (-2)."""
 
 VARIANTS: dict[tuple[str, str], Prompt] = {
     ("passage", NO_PTKB): Prompt(
@@ -846,6 +1013,15 @@ VARIANTS: dict[tuple[str, str], Prompt] = {
         parse_grade,
         max_tokens=200,
         expected_output_tokens=50,
+    ),
+    ("citation", CONTRADICTS): Prompt(
+        "citation-support-contradicts",
+        "citation",
+        CITATION_SYSTEM,
+        CITATION_CONTRADICTS_TEMPLATE,
+        parse_citation_contradicts,
+        max_tokens=20,
+        expected_output_tokens=4,
     ),
 }
 """Prompt variants by (task, variant): same task, same parser and labels, a version of their own."""

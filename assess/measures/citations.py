@@ -38,6 +38,13 @@ precise for no sentence and cannot be judged for one. A response whose every cit
 precision (None, not ALCE's 0 for a response citing nothing); one whose every sentence is left out has no
 recall. ``cannot_judge`` counts the citations of the scored responses labelled so.
 
+**Contradicts** (-2, :data:`assess.tasks.CITATION_CONTRADICTS`: the passage states the opposite of the
+sentence) is a judged label that never supports: in recall, precision and the supported share it counts
+exactly as "not supported" (0). ``contradicts`` counts the contradicting citations of the scored responses and
+``judged_citations`` those with a label other than "cannot judge"; the **contradiction rate** is their ratio
+(None without a judged citation), pooled over a run's scored responses. A citation of the whole response is
+judged when one of its sentence labels is not "cannot judge", and contradicting when one is "contradicts".
+
 A citation cited twice by one sentence counts once. Unlabelled citations are never counted as
 anything: a response with one is not scored (its scores are None) and is counted in
 ``unlabelled``; ``require_all=True`` refuses it instead. A label of a pair that is not a citation
@@ -68,6 +75,7 @@ CANNOT_JUDGE = None
 class Support(IntEnum):
     """How a cited passage bears on a response sentence."""
 
+    CONTRADICTS = -2  # the passage states the opposite of the sentence (never supports it)
     IRRELEVANT = -1  # the passage is not about what the sentence says
     NOT_SUPPORTED = 0  # on the subject, but it does not back the sentence (or contradicts it)
     PARTIAL = 1  # backs part of the sentence
@@ -91,6 +99,13 @@ class CitationScores:
     uncited: int = 0  # responses citing nothing (scored 0 when the run is fully labelled)
     uncited_left_out: int = 0  # of those, left out because other responses of the run wait for labels
     cannot_judge: int = 0  # citations of the scored responses labelled 'cannot judge' (left out of the measures)
+    contradicts: int = 0  # citations of the scored responses that contradict their sentence
+    judged_citations: int = 0  # citations of the scored responses with a label other than 'cannot judge'
+
+    @property
+    def contradiction_rate(self) -> float | None:
+        """Contradicting / judged citations (None: no judged citation)."""
+        return _ratio(self.contradicts, self.judged_citations)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +121,8 @@ class _Counts:
     assessed: int  # citations whose (strict) precision is known: precision's denominator
     assessed_lax: int
     cannot_judge: int  # citations labelled 'cannot judge'
+    contradicts: int  # citations labelled 'contradicts' (a whole-response citation: for some sentence)
+    judged_citations: int  # citations with a label other than 'cannot judge' (whole-response: for some sentence)
 
 
 def response_citation_scores(
@@ -134,6 +151,8 @@ def response_citation_scores(
         sentences=counts.sentences,
         citations=counts.citations,
         cannot_judge=counts.cannot_judge,
+        contradicts=counts.contradicts,
+        judged_citations=counts.judged_citations,
     )
 
 
@@ -194,6 +213,8 @@ def run_citation_scores(
         uncited=len(uncited),
         uncited_left_out=len(uncited) if unlabelled else 0,
         cannot_judge=sum(c.cannot_judge for c in per),
+        contradicts=sum(c.contradicts for c in per),
+        judged_citations=sum(c.judged_citations for c in per),
     )
 
 
@@ -226,10 +247,12 @@ def _counts(
     for pair, value in labels.items():
         if value is not CANNOT_JUDGE and (isinstance(value, bool) or value not in Support._value2member_map_):
             raise AssessError(
-                f"citation label{where} for {pair!r}: expected one of -1..2 or None (cannot judge), found {value!r}"
+                f"citation label{where} for {pair!r}: expected one of -2..2 or None (cannot judge), found {value!r}"
             )
     supported = supported_lax = judged = judged_lax = 0
-    precise = precise_lax = citations = unknown = 0
+    precise = precise_lax = citations = unknown = contradicting = 0
+    contradicting_own: set[str] = set()
+    judged_own: set[str] = set()
     precise_own: set[str] = set()
     precise_own_lax: set[str] = set()
     unknown_own: set[str] = set()
@@ -252,11 +275,16 @@ def _counts(
                     precise_own_lax.add(p)
                 if v is CANNOT_JUDGE:
                     unknown_own.add(p)
+                else:
+                    judged_own.add(p)
+                if v == Support.CONTRADICTS:
+                    contradicting_own.add(p)
                 continue
             citations += 1
             if v is CANNOT_JUDGE:
                 unknown += 1
                 continue
+            contradicting += v == Support.CONTRADICTS
             precise += strict_ok
             precise_lax += lax_ok
     whole = len(own) if cited else 0
@@ -272,6 +300,8 @@ def _counts(
         assessed=citations - unknown + (whole and len(set(own) - (unknown_own - precise_own))),
         assessed_lax=citations - unknown + (whole and len(set(own) - (unknown_own - precise_own_lax))),
         cannot_judge=unknown + (whole and len(unknown_own)),
+        contradicts=contradicting + (whole and len(contradicting_own)),
+        judged_citations=citations - unknown + (whole and len(judged_own)),
     )
 
 

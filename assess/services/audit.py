@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -380,7 +381,7 @@ def agreement_view(
     largest = max(len(v) for v in labels.values())
     matrix = agreement_matrix(
         labels,
-        scale=scale_of(task),
+        scale=scale_of(task, {v for by_item in labels.values() for v in by_item.values()}),
         threshold=threshold,
         groups=groups,
         group_key=turn_of,  # breakdowns are per turn
@@ -516,7 +517,8 @@ def consistency_view(db, source: str, task: str = "passage") -> dict[str, Any]:
     samples = sample_answers(db, source, task)
     if not samples:
         raise AssessError(f"source {source!r} has no stored answers for task {task!r} (prejudge it first)")
-    report = self_consistency(samples, scale=label_kind_values(task))
+    scale = label_kind_values(task, {v for values in samples.values() for v in values})
+    report = self_consistency(samples, scale=scale)
     report.pop("labels")
     sizes: dict[int, int] = {}
     for values in samples.values():
@@ -527,7 +529,7 @@ def consistency_view(db, source: str, task: str = "passage") -> dict[str, Any]:
         items_by_k={str(n): c for n, c in sorted(sizes.items())},
         label_rule="consensus: most frequent answer, ties by the mean rounded half up (the stored label)",
         changed_by_consensus=sum(values[0] != consensus(values) for values in samples.values()),
-        scale=list(label_kind_values(task)),
+        scale=list(scale),
     )
     return _json_safe(report)
 
@@ -584,11 +586,12 @@ def alt_test_view(
     return _json_safe(report)
 
 
-def label_kind_values(task: str) -> tuple[int, ...]:
-    """The scale of a task's stored labels (as answers are parsed: PTKB as stored, not binarised)."""
+def label_kind_values(task: str, present: Iterable[object] = ()) -> tuple[int, ...]:
+    """The scale of a task's stored labels (as answers are parsed: PTKB as stored, not binarised); a value the
+    scale gained later only when one of the ``present`` values takes it (:meth:`LabelKind.values_in_use`)."""
     from assess.tasks import label_kind
 
-    return label_kind(task).scale.values
+    return label_kind(task).values_in_use(present)
 
 
 def persona_view(db, source: str, with_version: str, without_version: str, task: str = "passage") -> dict[str, Any]:
@@ -615,7 +618,7 @@ def persona_view(db, source: str, with_version: str, without_version: str, task:
     report = persona_sensitivity(
         {i: v[with_version] for i, v in both.items()},
         {i: v[without_version] for i, v in both.items()},
-        scale=label_kind_values(task),
+        scale=label_kind_values(task, {x for v in both.values() for x in v.values()}),
         groups=groups["personal"],
     )
     report.update(
@@ -1012,6 +1015,77 @@ def anchoring(db, task: str = "passage", *, assessor: str | None = None) -> list
     )
 
 
+# ------------------------------------------------------------------------------------------- active time
+
+
+def speed(db, *, assessor: str | None = None) -> dict[str, Any]:
+    """Each assessor's active time per judgment (:func:`assess.measures.speed.speed_report` over the timed
+    label events of the history; one assessor's with ``assessor``) with its rules: {rules, rows, flags}."""
+    from assess.measures import speed as measure
+    from store.review import timed_events
+
+    report = measure.speed_report(timed_events(db, assessor=assessor))
+    rules = {
+        "idle_limit_ms": measure.IDLE_LIMIT_MS,
+        "fast_median_ms": measure.FAST_MEDIAN_MS,
+        "fast_min_labels": measure.FAST_MIN_LABELS,
+    }
+    return {"rules": rules, "rows": report, "flags": measure.speed_flags(report)}
+
+
+TIMED_LABEL_COLUMNS = ("assessor", "task", "item", "value", "mode", "active_ms", "guideline_version", "at", "length")
+"""The columns of the timed label events' CSV (`audit speed --labels`, the review page's download)."""
+
+
+def timed_labels_csv(db, *, assessor: str | None = None) -> str:
+    """Every timed label event (one assessor's with ``assessor``) as CSV, one row each, oldest first; cells
+    inert (an item or a name never starts a formula)."""
+    from assess.formats.inert_csv import dicts_csv
+    from store.review import timed_events
+
+    return dicts_csv(TIMED_LABEL_COLUMNS, timed_events(db, assessor=assessor), lineterminator="\n")
+
+
+def rubber_stamping(db, task: str = "passage", *, assessor: str | None = None) -> dict[str, Any]:
+    """Rubber-stamping of shown LLM labels (:func:`assess.measures.speed.rubber_stamp` over the events written
+    with an LLM's label on screen: 'shown' mode, and changes after a reveal) and the anchoring report with the
+    active time of the changes after a reveal: {rules, rows, anchoring}."""
+    from assess.measures import speed as measure
+    from assess.measures.anchoring import anchoring as anchored
+    from assess.tasks import JudgingMode, label_kind
+    from store.history import assessor_history
+    from store.labels import CANNOT_JUDGE
+    from store.prejudgments import llm_values
+
+    kind = label_kind(task)
+    if kind.task not in ANCHORING_TASKS:
+        raise AssessError(f"rubber-stamping is measured for {' and '.join(ANCHORING_TASKS)} labels, not {task!r}")
+    history = assessor_history(db, kind.task, assessor=assessor)
+    llm = llm_values(db, kind.task)
+    events = measure.shown_events(history, shown_mode=JudgingMode.SHOWN, reveal_mode=JudgingMode.REVEAL)
+    rows = measure.rubber_stamp(events, llm, cannot_judge=CANNOT_JUDGE, decode=kind.key.decode)
+    times = measure.anchoring_times(history, reveal_mode=JudgingMode.REVEAL, cannot_judge=CANNOT_JUDGE)
+    anchoring_rows = []
+    for r in anchored(history, llm, reveal_mode=JudgingMode.REVEAL, cannot_judge=CANNOT_JUDGE, decode=kind.key.decode):
+        t = times.get(r["assessor"], measure.spread([]))
+        anchoring_rows.append(
+            {
+                **r,
+                "timed_changes": t["n"],
+                "change_median_ms": t["median"],
+                "change_q1_ms": t["q1"],
+                "change_q3_ms": t["q3"],
+            }
+        )
+    rules = {
+        "min_accepted": measure.STAMP_MIN_ACCEPTED,
+        "median_ms_below": measure.STAMP_MEDIAN_MS,
+        "max_corrected_share": measure.STAMP_MAX_CORRECTED,
+        "source": "Potato, docs/advanced/annotation_telemetry.md (Screening flags: rubber_stamping)",
+    }
+    return {"rules": rules, "rows": rows, "anchoring": anchoring_rows}
+
+
 # ------------------------------------------------------------------------------------------ the verdict
 # "Can J replace R here?" (issue 25 item 6): the separate audits above, run with their own defaults, combined
 # by the stated rules of assess/measures/verdict.py. Every figure is copied from the JSON of the `audit`
@@ -1040,8 +1114,9 @@ def _overlap_how(db, reference: str, *, reference_human: bool) -> str:
     why = "" if reference_human else f" (the human ceiling pairs assessors or organizers: {reference!r} is not one)"
     return (
         f"plan {OVERLAP_SHARE:.0%} overlap: have {who} judge the same {share} of the {len(turns)} turns "
-        f"{reference!r} judged{why}, e.g. python -m assess assign --assessor NAME --turn {picked} (the alternative "
-        "annotator test wants 50-100 shared items per person), then ask for the verdict again"
+        f"{reference!r} judged{why}, e.g. python -m assess overlap --name ceiling --assessor A --assessor B --turn "
+        f"{picked} --share 1 (docs/judging.md#planned-overlap; the alternative annotator test wants 50-100 shared "
+        "items per person), then ask for the verdict again"
     )
 
 
@@ -1057,12 +1132,12 @@ def verdict_view(
     alternative (`audit plan` for the human budget reaching ``width``, `audit estimate` for the runs' P@k).
     Passage grades; each command with its defaults."""
     from assess.measures import alt_test as alt
-    from assess.measures import verdict as rules
+    from assess.measures import verdict as verdict_rules
 
     reference, judge = _roles(db, reference, judge)
     _two(db, reference, judge)
     epsilon = float(alt.EPSILON if epsilon is None else epsilon)
-    width = rules.WIDTH if width is None else width
+    width = verdict_rules.WIDTH if width is None else width
     if isinstance(width, bool) or not isinstance(width, int | float) or not 0 < width <= 1:
         raise AssessError(f"the interval width asked is a number in (0, 1], found {width!r}")
     names = audit_sources(db, "passage")
@@ -1075,7 +1150,7 @@ def verdict_view(
     matrix = agreement_view(db, "passage", chosen, threshold=2)
     agreement_command = _command("agreement", *(arg for s in chosen for arg in ("--source", s)))
     criteria = {
-        "agreement": rules.item_agreement(
+        "agreement": verdict_rules.item_agreement(
             matrix, reference, judge, agreement_command, how=how, judge_human=kinds[judge] == "human"
         )
     }
@@ -1085,11 +1160,11 @@ def verdict_view(
     )
     if len(humans) < 2:
         missing = f"the only human source is the reference {reference!r}: the test needs 2 or more humans; {how}"
-        criteria["alt_test"] = rules.alternative_annotator(None, alt_command, missing=missing)
+        criteria["alt_test"] = verdict_rules.alternative_annotator(None, alt_command, missing=missing)
     else:
         report = alt_test_view(db, humans, judge, epsilon=epsilon)
         missing = None if report["computable"] else f"{report['reason']}: {how}"
-        criteria["alt_test"] = rules.alternative_annotator(report, alt_command, missing=missing)
+        criteria["alt_test"] = verdict_rules.alternative_annotator(report, alt_command, missing=missing)
 
     systems_command = _command("systems", "--reference", reference, "--other", judge)
     try:
@@ -1103,14 +1178,14 @@ def verdict_view(
                 "rankings need 2 or more runs on topics both judged (python -m assess import run FILE --name RUN)"
             )
             systems = None
-    criteria["systems"] = rules.system_level(systems, systems_command, missing=missing)
+    criteria["systems"] = verdict_rules.system_level(systems, systems_command, missing=missing)
 
     bias_command = _command("bias", "--reference", reference, "--judge", judge)
-    criteria["bias"] = rules.bias(bias_view(db, reference, judge), bias_command)
+    criteria["bias"] = verdict_rules.bias(bias_view(db, reference, judge), bias_command)
 
-    overall = rules.combine(criteria)
+    overall = verdict_rules.combine(criteria)
     criteria["estimate"] = _corrected_alternative(
-        db, reference, judge, width, needed=overall["verdict"] != rules.REPLACE
+        db, reference, judge, width, needed=overall["verdict"] != verdict_rules.REPLACE
     )
     return _json_safe(
         {
@@ -1120,7 +1195,7 @@ def verdict_view(
             "humans": humans,
             **overall,
             "settings": {
-                "statistic": rules.STATISTIC,
+                "statistic": verdict_rules.STATISTIC,
                 "threshold": 2,
                 "bootstrap": 1000,
                 "seed": 0,
@@ -1129,12 +1204,12 @@ def verdict_view(
                 "min_items": alt.MIN_ITEMS,
                 "measure": "nDCG@5",
                 "correction": "holm",
-                "tau": rules.TAU,
-                "tau_ap": rules.TAU_AP,
-                "significant_kept": rules.SIGNIFICANT_KEPT,
-                "bias_margin": rules.BIAS_MARGIN,
+                "tau": verdict_rules.TAU,
+                "tau_ap": verdict_rules.TAU_AP,
+                "significant_kept": verdict_rules.SIGNIFICANT_KEPT,
+                "bias_margin": verdict_rules.BIAS_MARGIN,
                 "width": width,
-                "budgets": list(rules.BUDGETS),
+                "budgets": list(verdict_rules.BUDGETS),
                 "estimate": "P@5 at grade >= 2 (PPI++)",
             },
             "criteria": list(criteria.values()),
@@ -1143,19 +1218,173 @@ def verdict_view(
 
 
 def _corrected_alternative(db, reference: str, judge: str, width: float, *, needed: bool) -> dict[str, Any]:
-    from assess.measures import verdict as rules
+    from assess.measures import verdict as verdict_rules
 
-    budgets = [arg for b in rules.BUDGETS for arg in ("--budget", str(b))]
+    budgets = [arg for b in verdict_rules.BUDGETS for arg in ("--budget", str(b))]
     commands = {
         "plan": _command("plan", "--judge", judge, *budgets),
         "estimate": _command("estimate", "--reference", reference, "--judge", judge, "--measure", "P@k"),
     }
     if not needed:
-        return rules.corrected_alternative(None, None, commands, judge=judge, width=width, needed=False)
-    plan = sample_plan(db, judge, budgets=rules.BUDGETS)
+        return verdict_rules.corrected_alternative(None, None, commands, judge=judge, width=width, needed=False)
+    plan = sample_plan(db, judge, budgets=verdict_rules.BUDGETS)
     refused = None
     try:
         estimate = estimate_view(db, reference, judge, measures=("P@k",))
     except AssessError as exc:
         estimate, refused = None, f"no corrected estimate from the reference's labels: {exc}"
-    return rules.corrected_alternative(plan, estimate, commands, judge=judge, width=width, needed=True, refused=refused)
+    return verdict_rules.corrected_alternative(
+        plan, estimate, commands, judge=judge, width=width, needed=True, refused=refused
+    )
+
+
+# ------------------------------------------------------------------------------------------ assessors' own consistency
+# Re-shown items (store/reshows.py) and planned overlap (store/overlap.py): how far each assessor agrees with
+# themselves, and the human ceiling over the items a plan gave to two or three assessors.
+
+
+def headline_statistic(task: str) -> str:
+    """The statistic a consistency figure leads with: quadratic-weighted kappa on a graded scale (more than
+    two values, as the agreement matrix's table), unweighted kappa on a yes/no scale."""
+    from store.audit import scale_of
+
+    return "kappa_quadratic" if len(scale_of(task)) > 2 else "kappa_unweighted"
+
+
+def self_agreement_view(
+    db,
+    task: str = "passage",
+    *,
+    assessor: str | None = None,
+    threshold: float | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Each assessor's agreement with themselves: their answered re-shows (the second answer against the
+    primary label as it stood when it was given), as the agreement matrix computes one pair (observed
+    agreement, kappa unweighted / linear / quadratic, binarised at ``threshold``, ordinal alpha, each with a
+    seeded percentile bootstrap interval over items). Pairs where either answer is 'cannot judge' are
+    counted and left out."""
+    from assess.measures.agreement import MATRIX_STATISTICS, agreement_matrix
+    from store import reshows
+    from store.audit import scale_of
+
+    statistic = headline_statistic(task)
+    found: dict[str, list[dict]] = {}
+    for r in reshows.answers(db, task, assessor):
+        found.setdefault(r["assessor"], []).append(r)
+    people = []
+    for name, answered in found.items():
+        graded = [r for r in answered if r["first"] is not None and r["second"] is not None]
+        first = {(r["turn_id"], r["item_id"]): r["first"] for r in graded}
+        second = {(r["turn_id"], r["item_id"]): r["second"] for r in graded}
+        pair = None
+        if graded:
+            matrix = agreement_matrix(
+                {"first": first, "second": second},
+                scale=scale_of(task),
+                threshold=threshold,
+                bootstrap=bootstrap,
+                seed=seed,
+            )
+            pair = matrix["pairs"][0]
+        people.append(
+            {
+                "assessor": name,
+                "answered": len(answered),
+                "n": len(graded),
+                "cannot_judge": len(answered) - len(graded),
+                "changed": sum(first[k] != second[k] for k in first),
+                "value": pair[statistic] if pair else None,
+                "ci": pair["ci"][statistic] if pair else None,
+                **{s: pair[s] if pair else None for s in MATRIX_STATISTICS},
+                "intervals": {s: pair["ci"][s] for s in MATRIX_STATISTICS} if pair else None,
+            }
+        )
+    return _json_safe(
+        {
+            "task": task,
+            "statistic": statistic,
+            "threshold": threshold,
+            "bootstrap": {"replicates": bootstrap, "seed": seed, "level": 0.95},
+            "rule": "second answer of a re-shown item against the primary label as it stood then; "
+            "'cannot judge' on either side left out",
+            "assessors": people,
+            "pending": [c for c in reshows.counts(db, task) if assessor is None or c["assessor"] == assessor],
+        }
+    )
+
+
+def overlap_view(
+    db,
+    task: str = "passage",
+    *,
+    plan: str | None = None,
+    threshold: float | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The human ceiling over planned overlap: the items drawn for overlap (of one plan, or every plan of
+    ``task``), each with the labels of the assessors planned to judge it, as the agreement matrix computes
+    them (every pair of assessors and the ceiling pooled over those pairs: observed agreement, kappa
+    unweighted / linear / quadratic, binarised at ``threshold``, ordinal alpha, each with a seeded percentile
+    bootstrap interval over items). Also how far the plan has got: items judged by two and by all of their
+    planned assessors. Labels of unplanned items and of other sources are left out ('cannot judge' too)."""
+    from assess.measures.agreement import agreement_matrix
+    from store import overlap
+    from store.audit import scale_of, task_labels
+
+    judges = overlap.planned_judges(db, task, plan)
+    names = sorted({a for people in judges.values() for a in people})
+    stored = task_labels(db, task, names)
+    labels: dict[str, dict] = {a: {} for a in names}
+    judged = {}
+    for item, people in judges.items():
+        done = [a for a in people if item in stored[a]]
+        judged[item] = (len(done), len(people))
+        for a in done:
+            labels[a][item] = stored[a][item]
+    matrix = None
+    if len(names) >= 2:
+        matrix = agreement_matrix(
+            labels,
+            scale=scale_of(task),
+            threshold=threshold,
+            kinds=dict.fromkeys(names, "human"),
+            bootstrap=bootstrap,
+            seed=seed,
+        )
+    statistic = headline_statistic(task)
+    ceiling = matrix["ceiling"] if matrix else None
+    return _json_safe(
+        {
+            "task": task,
+            "plan": plan,
+            "plans": [p for p in overlap.plans(db, task) if plan is None or p["name"] == plan],
+            "assessors": names,
+            "items": len(judges),
+            "judged_by_two": sum(done >= 2 for done, _ in judged.values()),
+            "judged_by_all": sum(done == planned for done, planned in judged.values()),
+            "statistic": statistic,
+            "threshold": threshold,
+            "value": ceiling[statistic] if ceiling else None,
+            "ci": ceiling["ci"][statistic] if ceiling else None,
+            "ceiling": {k: v for k, v in ceiling.items() if k != "by"} if ceiling else None,
+            "pairs": [{k: v for k, v in p.items() if k != "by"} for p in matrix["pairs"]] if matrix else [],
+            "bootstrap": {"replicates": bootstrap, "seed": seed, "level": 0.95},
+        }
+    )
+
+
+HUMAN_KINDS = (SourceKind.ASSESSOR, SourceKind.ORGANIZERS, SourceKind.IMPORT)
+"""The kinds whose sources the alternative annotator test takes as humans by default (adjudication repeats
+the assessors: not a person)."""
+
+
+def default_humans(db, task: str, judge: str | None = None) -> list[str]:
+    """The human sources of the alternative annotator test when none are named: every source of a human kind
+    (:data:`HUMAN_KINDS`: assessors, among them those of an overlap plan; organizers; imported human qrels)
+    with labels of ``task``, other than the judge, by name."""
+    names = audit_sources(db, task)
+    kinds = stored_kinds(db, names)
+    return [n for n in names if kinds[n] in HUMAN_KINDS and n != judge]

@@ -31,6 +31,7 @@ class ExportRequest:
     output: str | None = None
     runs: tuple[str, ...] = ()
     layout: str | None = None
+    measures: tuple[str, ...] = ()
 
 
 def _qrels(db, request: ExportRequest, out: TextIO) -> None:
@@ -74,6 +75,11 @@ def _responses(db, request: ExportRequest, _out: TextIO) -> dict:
         raise AssessError(f"export {request.kind} needs --out FILE")
     if request.layout and request.kind != "rag-answers":
         raise AssessError("--layout is for rag-answers exports")
+    if request.layout:
+        from assess.formats.responses import ANSWER_LAYOUTS
+
+        if request.layout not in ANSWER_LAYOUTS:
+            raise AssessError(f"--layout {request.layout} is not an answer layout: {', '.join(ANSWER_LAYOUTS)}")
     return export_file(db, request.kind, request.output, runs=list(request.runs), layout=request.layout)
 
 
@@ -97,6 +103,22 @@ def _nuggetizer(db, request: ExportRequest, _out: TextIO) -> dict:
     )
 
 
+def _leaderboard(db, request: ExportRequest, out: TextIO) -> dict | None:
+    from assess.services.leaderboards import export_leaderboard
+
+    if request.dedup:
+        raise AssessError("--dedup is for nuggets exports, not leaderboard")
+    return export_leaderboard(
+        db,
+        request.layout or "",
+        measures=request.measures,
+        source=request.source or "",
+        output=request.output,
+        out=out,
+        runs=request.runs,
+    )
+
+
 EXPORTERS: dict[str, Callable[..., dict | None]] = {
     "qrels": _qrels,
     "ptkb-qrels": _qrels,
@@ -104,6 +126,7 @@ EXPORTERS: dict[str, Callable[..., dict | None]] = {
     "table": _table,
     **dict.fromkeys(RESPONSE_FILE_KINDS, _responses),
     **dict.fromkeys(NUGGETIZER_FILE_KINDS, _nuggetizer),
+    "leaderboard": _leaderboard,
 }
 EXPORT_KINDS: tuple[str, ...] = tuple(EXPORTERS)
 _NEEDS_SOURCE = ("qrels", "ptkb-qrels", "nuggets")
@@ -115,6 +138,8 @@ def export(db, request: ExportRequest, out: TextIO) -> dict | None:
     :class:`AssessError` on an option that does not fit the kind."""
     if request.nugget_source and request.kind != "nuggetizer-assignments":
         raise AssessError(f"--nugget-source is for nuggetizer-assignments exports, not {request.kind}")
+    if request.measures and request.kind != "leaderboard":
+        raise AssessError(f"--measure is for leaderboard exports, not {request.kind}")
     if request.kind in STREAM_KINDS:
         if request.runs or request.layout:
             raise AssessError(

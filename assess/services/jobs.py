@@ -30,6 +30,7 @@ from typing import Any
 from assess.errors import AssessError
 from assess.llm.clients import DEFAULT_CONCURRENCY, ChatClient, ClientError, NliClient, Reply, complete_all
 from assess.llm.prompts import NO_PTKB, VARIANTS, Prompt, format_history, format_ptkb, prompt_for
+from assess.services import endpoints as endpoint_figures
 from assess.tasks import (
     LABEL_KINDS,
     LABELLED_STATUSES,
@@ -41,8 +42,8 @@ from assess.tasks import (
     TurnContext,
     source_kind,
 )
+from store import banks, prejudgments
 from store import jobs as store_jobs
-from store import prejudgments
 from store import responses as cited
 from store.conversations import turn_contexts
 from store.nuggets import gold
@@ -139,6 +140,11 @@ def chat_settings(prompt: Prompt, temperature: float = 0) -> dict:
     return {"max_tokens": prompt.max_tokens, "temperature": _temperature(temperature)}
 
 
+def checked_temperature(value: float | None) -> float:
+    """The temperature a run sends (0 when not given), refused (one line) outside 0..2."""
+    return _temperature(value)
+
+
 def _temperature(value: float | None) -> float:
     if value is None:
         return 0
@@ -170,6 +176,7 @@ class _Scope:
     qrels: str | None
     relevant: int
     dedup: bool
+    turn: str | None = None  # one turn's items only (the streaming planner of a shared job goes turn by turn)
 
 
 _READERS: dict[str, Callable[[Any, dict, _Scope], Iterable[RawItem | None]]] = {}
@@ -188,7 +195,7 @@ def _reads(task: str):
 
 @_reads("passage")
 def _passage_items(db, contexts, scope):
-    for r in prejudgments.passage_items(db, depth=scope.depth):
+    for r in prejudgments.passage_items(db, depth=scope.depth, turn_id=scope.turn):
         if not r["text"]:
             yield None
             continue
@@ -203,7 +210,7 @@ def _passage_items(db, contexts, scope):
 
 @_reads("ptkb")
 def _ptkb_items(db, contexts, scope):
-    for r in prejudgments.ptkb_items(db):
+    for r in prejudgments.ptkb_items(db, turn_id=scope.turn):
         yield (
             r["turn_id"],
             r["statement_id"],
@@ -216,7 +223,9 @@ def _ptkb_items(db, contexts, scope):
 @_reads("ntr")
 @_reads("ntr-support")
 def _ntr_items(db, contexts, scope):
-    for r in prejudgments.ntr_items(db, resolve_nugget_source(db, scope.nugget_source), dedup=scope.dedup):
+    for r in prejudgments.ntr_items(
+        db, resolve_nugget_source(db, scope.nugget_source), dedup=scope.dedup, turn_id=scope.turn
+    ):
         item_id = LABEL_KINDS[Task.NTR].key.encode_id((r["nugget_id"], r["run"]))
         yield r["turn_id"], item_id, {"nugget": r["nugget"], "response": r["response"]}, {}, {}
 
@@ -225,6 +234,8 @@ def _ntr_items(db, contexts, scope):
 def _importance_items(db, contexts, scope):
     source = resolve_nugget_source(db, scope.nugget_source)
     for turn in gold.nugget_turns(db, source):
+        if scope.turn is not None and turn != scope.turn:
+            continue
         for n in gold.turn_nuggets(db, source, turn):
             if scope.dedup and not n["in_dedup"]:
                 continue
@@ -233,7 +244,7 @@ def _importance_items(db, contexts, scope):
 
 @_reads("citation")
 def _citation_items(db, contexts, scope):
-    for r in cited.citation_items(db):
+    for r in cited.citation_items(db, turn_id=scope.turn):
         if not r["passage_text"]:
             yield None
             continue
@@ -242,12 +253,39 @@ def _citation_items(db, contexts, scope):
         yield turn, LABEL_KINDS[Task.CITATION].key.encode_id((r["run"], r["sentence"], r["passage_id"])), fields, {}, {}
 
 
+@_reads("battle")
+def _battle_items(db, contexts, scope):
+    """Every pair of runs with a response to a turn, in both orders (the second shows the pair swapped: the
+    judge's position bias is the share of pairs whose verdict flips)."""
+    answers: dict[str, dict[str, str]] = {}
+    for r in prejudgments.response_items(db, turn_id=scope.turn):
+        answers.setdefault(r["turn_id"], {})[r["run"]] = r["text"]
+    key = LABEL_KINDS[Task.BATTLE].key
+    for turn, by_run in answers.items():
+        runs = sorted(by_run)
+        for n, x in enumerate(runs):
+            for y in runs[n + 1 :]:
+                for left, right in ((x, y), (y, x)):
+                    fields = {**turn_prompt_fields(contexts[turn]), "left": by_run[left], "right": by_run[right]}
+                    yield turn, key.encode_id((left, right, 0)), fields, {}, {}
+
+
+@_reads("bank-match")
+def _bank_match_items(db, contexts, scope):
+    for r in banks.match_items(db):
+        turn = r["topic_id"]
+        report = "\n".join(f"[{n}] {text}" for n, text in enumerate(r["sentences"], start=1))
+        fields = {"question": r["question"], "answer": r["answer_text"], "report": report}
+        item_id = LABEL_KINDS[Task.BANK_MATCH].key.encode_id((r["run"], r["nugget"], r["answer"]))
+        yield turn, item_id, fields, {"sentences": len(r["sentences"])}, {}
+
+
 @_reads("nuggets")
 def _nugget_span_items(db, contexts, scope):
     if scope.qrels:
-        rows = prejudgments.relevant_passage_items(db, scope.qrels, scope.relevant)
+        rows = prejudgments.relevant_passage_items(db, scope.qrels, scope.relevant, turn_id=scope.turn)
     else:
-        rows = prejudgments.passage_items(db, depth=scope.depth)
+        rows = prejudgments.passage_items(db, depth=scope.depth, turn_id=scope.turn)
     for r in rows:
         turn, text = r["turn_id"], r["text"]
         if not text:
@@ -264,14 +302,14 @@ def _nugget_span_items(db, contexts, scope):
 
 @_reads("response-nuggets")
 def _response_nugget_items(db, contexts, scope):
-    for r in prejudgments.response_items(db):
+    for r in prejudgments.response_items(db, turn_id=scope.turn):
         turn, text = r["turn_id"], r["text"]
         yield turn, r["run"], {"query": contexts[turn].query, "text": text}, {"source": text}, {}
 
 
 @_reads("aepd")
 def _aepd_items(db, contexts, scope):
-    for r in prejudgments.response_items(db):
+    for r in prejudgments.response_items(db, turn_id=scope.turn):
         turn, text = r["turn_id"], r["text"]
         ctx = contexts[turn]
         fields = {"query": ctx.query, "ptkb": format_ptkb(ctx.ptkb), "response": text}
@@ -298,6 +336,49 @@ def _raw_items(
     return out, skipped, PREJUDGE_TASKS[task].skipped if skipped else None
 
 
+BY_TURN = frozenset(PREJUDGE_TASKS) - {"bank-match"}  # tasks whose readers take one turn (bank matches go by topic)
+
+
+def turn_items(
+    db,
+    task: str,
+    contexts: dict,
+    turn: str,
+    *,
+    depth: int | None = None,
+    nugget_source: str | None = None,
+    qrels: str | None = None,
+    relevant: int = 2,
+    dedup: bool = False,
+) -> list[RawItem | None]:
+    """The items ``task`` covers in one turn, in key order (None for one left out): what a streaming planner reads
+    turn by turn instead of every item at once. ``contexts``: :func:`store.conversations.turn_contexts`."""
+    if task not in BY_TURN:
+        raise AssessError(f"the {task} task's items are not read turn by turn: it runs in one process (no --join)")
+    return list(_READERS[task](db, contexts, _Scope(depth, nugget_source, qrels, relevant, dedup, turn)))
+
+
+def ntr_run(item_id: str) -> str:
+    """The run an NtR item (``'<nugget id> <run>'``) is about."""
+    return LABEL_KINDS[Task.NTR].key.decode_id(item_id)[1]
+
+
+def copied_outcome(plan_: Plan, item: Item, job_id: int, answer: dict) -> prejudgments.Prejudgment:
+    """An earlier answer (:func:`store.prejudgments.answer`) copied for ``item`` instead of asking again."""
+    return _outcome(
+        plan_,
+        item,
+        job_id,
+        answer["raw_output"],
+        answer["parse_status"],
+        parsed=answer["parsed"],
+        note=answer["note"],
+        latency_ms=0,
+        attempts=0,
+        cached_from=answer["id"],
+    )
+
+
 def resolve_nugget_source(db, nugget_source: str | None) -> str:
     """The nugget set NtR matches against: the one given, or the store's only non-LLM nugget source."""
     sources = prejudgments.nugget_sources(db)
@@ -311,6 +392,54 @@ def resolve_nugget_source(db, nugget_source: str | None) -> str:
             f"name the gold nuggets with --nuggets SOURCE (nugget sources: {', '.join(sources) or 'none'})"
         )
     return human[0]
+
+
+def setup(
+    db,
+    task: str,
+    source: str,
+    model: str,
+    *,
+    limit: int | None = None,
+    backend: str = "chat",
+    nli_threshold: float = 0.5,
+    samples: int = 1,
+    temperature: float | None = None,
+    variant: str | None = None,
+) -> tuple[Prompt | None, str, int | None, dict, float]:
+    """Check a run's options and the source (:class:`AssessError`, one line, on the first refused one): the prompt
+    (None for NLI), its version, the answer's token limit, the generation settings hashed into the cache key, and
+    the temperature."""
+    if task not in TASKS:
+        raise AssessError(f"task is one of {', '.join(TASKS)}, not {task!r}")
+    if limit is not None and limit < 0:
+        raise AssessError(f"--limit is a number of items >= 0, not {limit}")
+    if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= MAX_SAMPLES:
+        raise AssessError(f"--samples is a number of answers per item from 1 to {MAX_SAMPLES}, not {samples!r}")
+    if samples > 1 and task not in LABEL_TASKS:
+        raise AssessError(
+            f"--samples K asks for K answers to a labelling task ({', '.join(LABEL_TASKS)}), not to {task!r}"
+        )
+    temperature_ = _temperature(temperature)
+    prejudgments.check_llm_source(db, source, model)
+    if backend == "nli":
+        if task != "ntr":
+            raise AssessError("the NLI backend judges the ntr task only (entailment of a nugget by a response)")
+        if samples > 1 or temperature_ or variant:
+            raise AssessError("the NLI backend gives one deterministic answer: no --samples, --temperature or variant")
+        prompt, version, max_tokens = None, f"nli-entailment@p>={nli_threshold:g}", None
+        settings = {"threshold": nli_threshold}
+    elif backend == "chat":
+        try:
+            prompt = prompt_for(task, variant)
+        except ValueError as exc:
+            raise AssessError(str(exc)) from None
+        version, max_tokens = prompt.version, prompt.max_tokens
+        settings = chat_settings(prompt, temperature_)
+        _check_variant_source(db, source, task, prompt)
+    else:
+        raise AssessError(f"backend is chat or nli, not {backend!r}")
+    return prompt, version, max_tokens, settings, temperature_
 
 
 def plan(
@@ -341,35 +470,18 @@ def plan(
     ``variant``: a prompt variant of the task (:data:`assess.llm.prompts.VARIANTS`, e.g. ``no-ptkb``).
     ``limit`` counts items: an item with any answer missing is asked for all its missing answers.
     """
-    if task not in TASKS:
-        raise AssessError(f"task is one of {', '.join(TASKS)}, not {task!r}")
-    if limit is not None and limit < 0:
-        raise AssessError(f"--limit is a number of items >= 0, not {limit}")
-    if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= MAX_SAMPLES:
-        raise AssessError(f"--samples is a number of answers per item from 1 to {MAX_SAMPLES}, not {samples!r}")
-    if samples > 1 and task not in LABEL_TASKS:
-        raise AssessError(
-            f"--samples K asks for K answers to a labelling task ({', '.join(LABEL_TASKS)}), not to {task!r}"
-        )
-    temperature_ = _temperature(temperature)
-    prejudgments.check_llm_source(db, source, model)
-    if backend == "nli":
-        if task != "ntr":
-            raise AssessError("the NLI backend judges the ntr task only (entailment of a nugget by a response)")
-        if samples > 1 or temperature_ or variant:
-            raise AssessError("the NLI backend gives one deterministic answer: no --samples, --temperature or variant")
-        prompt, version, max_tokens = None, f"nli-entailment@p>={nli_threshold:g}", None
-        settings = {"threshold": nli_threshold}
-    elif backend == "chat":
-        try:
-            prompt = prompt_for(task, variant)
-        except ValueError as exc:
-            raise AssessError(str(exc)) from None
-        version, max_tokens = prompt.version, prompt.max_tokens
-        settings = chat_settings(prompt, temperature_)
-        _check_variant_source(db, source, task, prompt)
-    else:
-        raise AssessError(f"backend is chat or nli, not {backend!r}")
+    prompt, version, max_tokens, settings, temperature_ = setup(
+        db,
+        task,
+        source,
+        model,
+        limit=limit,
+        backend=backend,
+        nli_threshold=nli_threshold,
+        samples=samples,
+        temperature=temperature,
+        variant=variant,
+    )
     raw, skipped, reason = _raw_items(
         db, task, depth=depth, nugget_source=nugget_source, qrels=qrels, relevant=relevant, dedup=dedup
     )
@@ -470,8 +582,37 @@ def estimate(
     answer length; cost = tokens × price per million (None when no price is given); time =
     ceil(calls / concurrency) × seconds per call (measured before, or :data:`DEFAULT_LATENCY_S`).
     """
-    calls = len(plan_.items)
-    chars = sum(len(m["content"]) if isinstance(m, dict) else len(m) for it in plan_.items for m in it.messages)
+    chars = sum(message_chars(it.messages) for it in plan_.items)
+    return estimate_counts(
+        plan_,
+        calls=len(plan_.items),
+        chars=chars,
+        copies=len(plan_.copies),
+        concurrency=concurrency,
+        latency_s=latency_s,
+        price_in=price_in,
+        price_out=price_out,
+    )
+
+
+def message_chars(messages: list) -> int:
+    """Characters of a call's messages (chat: their contents; NLI: the two texts): the input of a token estimate."""
+    return sum(len(m["content"]) if isinstance(m, dict) else len(m) for m in messages)
+
+
+def estimate_counts(
+    plan_: Plan,
+    *,
+    calls: int,
+    chars: int,
+    copies: int,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    latency_s: float | None = None,
+    price_in: float | None = None,
+    price_out: float | None = None,
+) -> dict:
+    """:func:`estimate` from counts (``calls``, their ``chars``, ``copies``) instead of the plan's lists: a shared
+    job keeps its counts on its row, not its items in memory."""
     tokens_in = math.ceil(chars / 4)
     tokens_out = calls * (plan_.prompt.expected_output_tokens if plan_.prompt else 0)
     latency = DEFAULT_LATENCY_S if latency_s is None else latency_s
@@ -491,7 +632,7 @@ def estimate(
         "samples": plan_.samples,
         "temperature": plan_.temperature,
         "calls": calls,
-        "copies": len(plan_.copies),
+        "copies": copies,
         "tokens_in": tokens_in,
         "tokens_out": tokens_out,
         "cost": cost,
@@ -549,6 +690,7 @@ class Tally:
         self.consecutive_errors = 0
         self.last_error: str | None = None
         self.start = time.perf_counter()
+        self.total = plan_.todo  # a shared job's worker: the job's items, queued by its planner
 
     @property
     def done(self) -> int:
@@ -568,7 +710,7 @@ class Tally:
     def check(self, reply: Reply) -> None:
         """Stop the run (:class:`ClientError`) after a fatal reply or :data:`MAX_CONSECUTIVE_ERRORS` failed calls in
         a row."""
-        total = self.plan.todo
+        total = self.total
         if reply.fatal:
             raise ClientError(f"{self.plan.model}: {reply.error}; stopped after {self.done} of {total} items")
         if self.consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
@@ -586,7 +728,7 @@ class Tally:
             "source": self.plan.source,
             "model": self.plan.model,
             "prompt_version": self.plan.prompt_version,
-            "planned": self.plan.todo,
+            "planned": self.total,
             "asked": self.asked,
             "copied": self.copied,
             **self.counts,
@@ -681,6 +823,58 @@ def _copy_cached(db, plan_: Plan, item: Item, row: dict, job_id: int, tally: Tal
     prejudgments.save(db, outcome, label_context=item.label_context)
     tally.counts[row["parse_status"]] += 1
     tally.copied += 1
+
+
+def job_listing(db, limit: int = 20) -> list[dict]:
+    """The latest jobs, newest first (:func:`store.jobs.jobs`); a shared job (``prejudge --join``) also carries its
+    planner's state (``planning``: items read so far, None once its list is complete) and its ``workers``."""
+    out = []
+    for j in store_jobs.jobs(db, limit=limit):
+        shared = store_jobs.shared_job(db, j["id"])
+        if shared["shared"]:
+            j = j | {
+                "planning": None if shared["planned_at"] else shared["scanned"],
+                "block_size": shared["block_size"],
+                "lease_s": shared["lease_s"],
+                "workers": store_jobs.workers(db, j["id"]),
+            }
+        out.append(j)
+    return out
+
+
+def worker_rows(db, job_ids: list[int]) -> list[dict]:
+    """The workers of the shared jobs among ``job_ids``, one row each with captions for a table (the /llm page)."""
+    out = []
+    for job_id in job_ids:
+        if not store_jobs.shared_job(db, job_id)["shared"]:
+            continue
+        for w in store_jobs.workers(db, job_id):
+            out.append(
+                {
+                    "job": job_id,
+                    "worker": w["id"],
+                    "host": w["host"],
+                    "pid": w["pid"],
+                    "status": w["status"],
+                    "blocks claimed": w["claimed"],
+                    "items held": w["holding"],
+                    "stored": w["done"],
+                    "failed": w["errors"],
+                    "last heartbeat": w["heartbeat_at"],
+                }
+            )
+    return out
+
+
+def describe_worker(w: dict) -> str:
+    """One worker of a shared job as a line for people."""
+    held = f", holding {w['holding']} items" if w["holding"] else ""
+    failed = f" ({w['errors']} failed)" if w["errors"] else ""
+    note = f"; {w['message']}" if w["message"] and w["status"] != JobStatus.RUNNING.value else ""
+    return (
+        f"worker {w['id']} {w['status']}: pid {w['pid']} on {w['host']}, {w['claimed']} blocks claimed{held}, "
+        f"{w['done']} stored{failed}, last heartbeat {w['heartbeat_at']}{note}"
+    )
 
 
 def check_not_running(db, source: str, task: str) -> None:
@@ -784,8 +978,11 @@ def run(
     )
     tally = Tally(plan_)
     total = plan_.todo
+    figures = endpoint_figures.recorder_for(db, job_id, client)  # a pool of endpoints: its figures in the job
 
     def tick():
+        if figures is not None:
+            figures.maybe_save()
         if progress is not None:
             progress(tally.done, total, tally.counts)
 
@@ -799,7 +996,11 @@ def run(
             _store_result(db, plan_, item, reply, job_id, tally)
             tick()
 
-    run_job(db, job_id, tally, work, note=f"; {plan_.settings_text}")
+    try:
+        run_job(db, job_id, tally, work, note=f"; {plan_.settings_text}")
+    finally:
+        if figures is not None:
+            figures.finish()
     return tally.summary(job_id, JobStatus.DONE.value)
 
 
@@ -976,3 +1177,9 @@ def adaptive_metrics(r: dict) -> dict[str, int]:
         shown[f"Relevant in {r['qrels']}"] = r["relevant"]
         shown["Relevant dropped"] = r["relevant_dropped"]
     return shown
+
+
+def store_copy(db, plan_: Plan, item: Item, row: dict, job_id: int, tally: Tally) -> None:
+    """Store another source's answer to the same model, prompt and input as ``item``'s (no call), counted in
+    ``tally``: the first step of every run, live or from a batch file (:mod:`assess.services.batch_files`)."""
+    _copy_cached(db, plan_, item, row, job_id, tally)

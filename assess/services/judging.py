@@ -8,37 +8,75 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from assess.tasks import JudgingMode
+from assess.tasks import JudgingMode, Label, Passage
 from store import conversations, labels, prejudgments, queue, review
 
 
 @dataclass(frozen=True)
 class ItemScreen:
     mode: str
-    own: dict | None  # the assessor's label {value, note, mode, via}, or None
-    revealed: tuple[dict, ...]  # other sources' labels with their rationale (empty while blind)
-    text: str | None = None  # the passage text (passage screens); None when only its id is known
+    own: Label | None  # the assessor's label, or None
+    revealed: tuple[Label, ...]  # other sources' labels with their rationale (empty while blind)
+    passage: Passage | None = None  # the passage (passage screens); its text None when only its id is known
 
 
-def _revealed(db, assessor: str, task: str, turn_id: str, item_id: str, mode: str, own) -> tuple[dict, ...]:
+def _revealed(db, assessor: str, task: str, turn_id: str, item_id: str, mode: str, own) -> tuple[Label, ...]:
     # Blind, or blind-then-reveal before the assessor's own label: nothing of another source is read.
     if mode == JudgingMode.BLIND or (mode == JudgingMode.REVEAL and own is None):
         return ()
     return tuple(prejudgments.revealed_with_rationale(db, assessor, task, turn_id, item_id))
 
 
-def item_screen(db, assessor: str, task: str, turn_id: str, item_id: str, *, text=None) -> ItemScreen:
-    """The judging mode, the assessor's own label and what may be revealed of one item; ``text``: a
-    function giving the passage's text (e.g. :func:`passage_text`, or one that has it ready)."""
+def item_screen(db, assessor: str, task: str, turn_id: str, item_id: str, *, passage=None) -> ItemScreen:
+    """The judging mode, the assessor's own label and what may be revealed of one item; ``passage``: a
+    function giving the item's :class:`~assess.tasks.Passage` (e.g. :func:`read_passage`, or one that has it
+    ready)."""
     mode = queue.judging_mode(db)
     own = queue.label_of(db, assessor, task, turn_id, item_id)
-    shown = text(item_id) if text else None
+    shown = passage(item_id) if passage else None
     return ItemScreen(mode, own, _revealed(db, assessor, task, turn_id, item_id, mode, own), shown)
 
 
-def passage_text(db, passage_id: str) -> str | None:
-    """A passage's text (None when only its id is known)."""
-    return conversations.passage_text(db, passage_id)
+def due_reshow(db, assessor: str, task: str = "passage", *, complete: bool = False, held: int | None = None):
+    """The re-shown item to draw in place of the next unjudged one (a :class:`store.reshows.Reshow`), or None;
+    ``held``: how many labels of the task the assessor holds, when the page knows it."""
+    from store import reshows
+
+    return reshows.due(db, assessor, task, complete=complete, held=held)
+
+
+def reshow_screen(db, task: str, item_id: str, *, passage=None) -> ItemScreen:
+    """A re-shown item's screen: what a first showing of an unjudged item in blind mode shows (no own label,
+    nothing revealed), so nothing says it is a repeat or what was answered before; ``passage`` as for
+    :func:`item_screen`."""
+    return ItemScreen(JudgingMode.BLIND.value, None, (), passage(item_id) if passage else None)
+
+
+def save_grade(
+    db, assessor: str, turn_id: str, passage_id: str, grade, *, reshow: bool, note, mode: str, active_ms=None
+) -> None:
+    """Store a grade key's answer: a re-shown item's second (consistency) answer, or the passage label with its
+    active time (``active_ms``; a consistency answer keeps none)."""
+    if reshow:
+        from store import reshows
+
+        reshows.answer(db, assessor, "passage", (turn_id, passage_id), grade, mode=JudgingMode.BLIND.value)
+    else:
+        queue.save_passage_label(
+            db, assessor, turn_id, passage_id, grade, note=note, mode=mode, via="ui", active_ms=active_ms
+        )
+
+
+def postpone_reshow(db, assessor: str, turn_id: str, item_id: str, task: str = "passage") -> None:
+    """Skip a re-shown item for now (it comes back after the next label)."""
+    from store import reshows
+
+    reshows.postpone(db, assessor, task, (turn_id, item_id))
+
+
+def read_passage(db, passage_id: str) -> Passage:
+    """A passage with its text (None when only its id is known)."""
+    return conversations.passage(db, passage_id)
 
 
 def turn_labels(db, assessor: str, task: str, turn_id: str) -> dict[str, int | None]:
@@ -58,9 +96,9 @@ def ntr_done(db, assessor: str) -> frozenset:
 
 @dataclass(frozen=True)
 class AdjudicationScreen:
-    own: dict | None  # the adjudicated label {value, note, ...}, or None
-    labels: tuple[dict, ...]  # per source: shown_as (its name, or a letter when blind), grade, note, rationale
-    text: str | None = None
+    own: Label | None  # the adjudicated label, or None
+    labels: tuple[dict, ...]  # per source, a card: shown_as (its name, or a letter when blind), grade, note, rationale
+    passage: Passage
 
 
 def adjudication_sources(db) -> tuple[list[str], bool]:
@@ -91,19 +129,25 @@ def _letters(turn_id: str, passage_id: str, n: int) -> list[str]:
     return letters
 
 
-def adjudication_screen(db, turn_id: str, passage_id: str, sources, *, blind: bool, text=None) -> AdjudicationScreen:
+def _card(label: Label, shown_as: str, *, named: bool) -> dict:
+    """What a source card shows of a label; the source's name only when ``named`` (a blind card has none)."""
+    card = {"source": label.source} if named else {}
+    return {**card, "grade": label.value, "note": label.note, "rationale": label.rationale, "shown_as": shown_as}
+
+
+def adjudication_screen(db, turn_id: str, passage_id: str, sources, *, blind: bool, passage=None) -> AdjudicationScreen:
     """One disagreement: the adjudicated label so far, every compared source's grade, note and rationale
-    (named, or when ``blind`` lettered in an order drawn per item and listed by letter) and the passage's text."""
+    (named, or when ``blind`` lettered in an order drawn per item and listed by letter) and the passage;
+    ``passage``: a function giving it (default :func:`read_passage`)."""
     found = review.item_labels(db, turn_id, passage_id, sources)
     if blind:
         letters = _letters(turn_id, passage_id, len(found))
         shown = sorted(
-            ({**label, "shown_as": f"Source {letter}"} for label, letter in zip(found, letters)),
-            key=lambda label: label["shown_as"],
+            (_card(label, f"Source {letter}", named=False) for label, letter in zip(found, letters)),
+            key=lambda card: card["shown_as"],
         )
-        for label in shown:
-            label.pop("source")
     else:
-        shown = [{**label, "shown_as": label["source"]} for label in found]
+        shown = [_card(label, label.source, named=True) for label in found]
     own = queue.label_of(db, review.ADJUDICATION, "passage", turn_id, passage_id)
-    return AdjudicationScreen(own, tuple(shown), text(passage_id) if text else passage_text(db, passage_id))
+    read = passage(passage_id) if passage else read_passage(db, passage_id)
+    return AdjudicationScreen(own, tuple(shown), read)

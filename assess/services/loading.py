@@ -32,6 +32,8 @@ class ImportOptions:
     run: str | None = None
     replace: bool = False
     by: str | None = None
+    layout: str | None = None
+    topics: str | None = None
 
 
 @dataclass(frozen=True)
@@ -111,9 +113,26 @@ def _response_file(kind: str):
     def write(db: Store, path: str | Path, records, o: ImportOptions) -> dict:
         from assess.services import response_files
 
-        return response_files.import_file(db, kind, path, run=o.run, replace=o.replace, who=o.by)
+        topics = None
+        if o.topics is not None:
+            from assess.formats.responses import iter_rag_topics
+
+            topics = {t.topic_id: t for t in iter_rag_topics(o.topics)}
+        return response_files.import_file(
+            db, kind, path, run=o.run, replace=o.replace, who=o.by, layout=o.layout, topics=topics
+        )
 
     return write
+
+
+def _rag_topics(path: str | Path, o: ImportOptions):
+    """A TREC RAG topics TSV or AutoJudge requests JSONL as conversations of one turn each: the topic id is
+    both (so answers name it as their turn), the topic text the turn's utterance."""
+    from assess.formats.ikat import Conversation, Turn
+    from assess.formats.responses import iter_rag_topics
+
+    for t in iter_rag_topics(path):
+        yield Conversation(t.topic_id, t.topic_id, None, None, {}, (Turn(t.topic_id, 1, t.text, None, None, (), ()),))
 
 
 def _nuggetizer_nuggets(db: Store, path: str | Path, records, o: ImportOptions) -> dict:
@@ -180,8 +199,18 @@ _KINDS = (
         ("source", "gold", "replace"),
         replaces=True,
     ),
+    ImportKind(
+        "rag-topics",
+        _rag_topics,
+        lambda db, path, records, o: _store_imports().import_topics(
+            db, str(path), records, collection=o.collection or "trec-rag"
+        ),
+        ("collection",),
+    ),
     ImportKind("ikat-responses", None, _response_file("ikat-responses"), ("run", "replace"), replaces=True),
-    ImportKind("rag-answers", None, _response_file("rag-answers"), ("run", "replace"), replaces=True),
+    ImportKind(
+        "rag-answers", None, _response_file("rag-answers"), ("run", "replace", "layout", "topics"), replaces=True
+    ),
     ImportKind(
         "ntr-labels",
         _ntr_labels,

@@ -457,6 +457,9 @@ class MatchRequest:
     device: str | None = None
     concurrency: int = DEFAULT_CONCURRENCY
     limit: int | None = None
+    join: bool = False  # ntr with a chat model: work on the shared job of the source with other processes
+    block_size: int | None = None
+    lease: float | None = None
 
     def __post_init__(self):
         if not 0.0 <= self.threshold <= 1.0:
@@ -509,6 +512,30 @@ def _extract(db, request: MatchRequest, chat_model: str | None, chat_cfg: dict |
     return source, summary
 
 
+def _join(db, request: MatchRequest, source: str, chat_cfg: dict | None) -> MatchResult:
+    """``nuggets match --join``: NtR with a chat model as a worker of the shared ``ntr`` job of ``source``, restricted
+    to the runs' non-empty responses (:func:`assess.services.shared_jobs.run_shared`)."""
+    from assess.services import shared_jobs
+
+    if request.method != "ntr" or request.backend != "chat":
+        raise AssessError("--join shares an NtR match with a chat model (--method ntr --backend chat)")
+    summary = shared_jobs.run_shared(
+        db,
+        "ntr",
+        source,
+        chat_cfg["model"],
+        _chat_client(chat_cfg),
+        scope=shared_jobs.Scope(nugget_source=request.gold, runs=tuple(sorted(request.runs))),
+        limit=request.limit,
+        concurrency=request.concurrency,
+        block_size=shared_jobs.DEFAULT_BLOCK_SIZE if request.block_size is None else request.block_size,
+        lease_s=request.lease,
+        base_url=chat_cfg["base_url"],
+    )
+    report = {"method": "ntr", "backend": "chat", "gold": request.gold, "runs": list(request.runs), "matching": summary}
+    return MatchResult(source, report)
+
+
 def match(db, request: MatchRequest) -> MatchResult:
     """Match the gold nuggets of ``request.gold`` against the responses of ``request.runs`` (NtR, or NtN after
     extracting the responses' nuggets still missing), with a chat model or a local NLI model, as one job of
@@ -525,6 +552,10 @@ def match(db, request: MatchRequest) -> MatchResult:
         chat_cfg = clients.endpoint_settings(base_url=request.endpoint, model=request.model)
         model = chat_cfg["model"]
     source = request.source or default_source(request.method, request.backend, model)
+    if request.join:
+        return _join(db, request, source, chat_cfg)
+    if request.block_size is not None or request.lease is not None:
+        raise AssessError("--block-size and --lease are options of a shared job: add --join")
     jobs.check_not_running(db, source, request.method)
     out: dict = {"method": request.method, "backend": request.backend, "gold": request.gold, "runs": runs}
     if request.method == "ntr":

@@ -36,6 +36,7 @@ class PrejudgeRequest:
     samples: int = 1
     temperature: float | None = None
     no_ptkb: bool = False
+    contradicts: bool = False  # citation: the prompt variant that may answer "contradicts" (-2)
     qrels: str | None = None
     relevant: int = 2
     price_in: float | None = None
@@ -48,6 +49,12 @@ class PrejudgeRequest:
     probe: str | None = None
     sample: int | None = None
     seed: int = 0
+    batch_out: str | None = None  # write the open requests to this batch file instead of asking
+    batch_in: str | None = None  # store the results of this batch file instead of asking
+    endpoints: tuple[str, ...] = ()  # several endpoints, URL[,key=ENV_VAR][,concurrency=N][,pause=S] each
+    join: bool = False  # work on the shared job of the source and task with other processes
+    block_size: int | None = None  # --join: items per claimed block
+    lease: float | None = None  # --join: seconds a claimed block is held without a heartbeat
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,12 @@ def _concurrency(request: PrejudgeRequest) -> int:
 def _variant(request: PrejudgeRequest) -> str | None:
     if request.sample is not None:
         raise AssessError("--sample N is the size of a --probe; K answers per item is --samples K")
+    if request.contradicts:
+        if request.no_ptkb or request.task != "citation":
+            raise AssessError(f"--contradicts is a variant of the citation prompt, not of the {request.task} task")
+        from assess.llm.prompts import CONTRADICTS
+
+        return CONTRADICTS
     if not request.no_ptkb:
         return None
     if request.task != "passage":
@@ -81,7 +94,7 @@ def _model(request: PrejudgeRequest) -> tuple[str, dict | None]:
     """The model to ask and the endpoint settings (none for NLI, none for an estimate: it asks nothing)."""
     if request.backend == "nli":
         return request.model or clients.DEFAULT_NLI_MODEL, None
-    if request.estimate_only:  # a model name (its cache, its latency) is all an estimate needs
+    if request.estimate_only or request.batch_out or request.batch_in or request.endpoints:  # a model name will do
         from assess.settings import llm_settings
 
         model = request.model or llm_settings()["model"]
@@ -90,6 +103,30 @@ def _model(request: PrejudgeRequest) -> tuple[str, dict | None]:
         return model, None
     cfg = clients.endpoint_settings(base_url=request.base_url, model=request.model)
     return cfg["model"], cfg
+
+
+def _check_batch(request: PrejudgeRequest) -> None:
+    """Refuse the options a batch file run cannot honour."""
+    if not (request.batch_out or request.batch_in):
+        return
+    if request.batch_out and request.batch_in:
+        raise AssessError("--batch-out writes requests and --batch-in stores results: give one of them")
+    if request.backend != "chat":
+        raise AssessError("batch files hold chat requests: no --backend nli with --batch-out or --batch-in")
+    if request.batch_in and request.limit is not None:
+        raise AssessError("--limit chooses what --batch-out writes; --batch-in stores every result of its file")
+    if request.endpoints:
+        raise AssessError("--endpoint is for calls made now: not with --batch-out or --batch-in")
+
+
+def _check_endpoints(request: PrejudgeRequest) -> None:
+    """Refuse the options a run over several endpoints cannot take."""
+    if not request.endpoints:
+        return
+    if request.base_url:
+        raise AssessError("give the endpoints with --endpoint only: not --base-url as well")
+    if request.backend != "chat":
+        raise AssessError("--endpoint names chat endpoints: not with --backend nli")
 
 
 def prejudge(
@@ -102,10 +139,15 @@ def prejudge(
     same source and task; a ``KeyboardInterrupt`` during the run leaves every answer received so far stored."""
     if request.probe is not None:
         raise AssessError("a --probe request is run by assess.services.prejudge.probe")
+    _check_batch(request)
+    _check_endpoints(request)
     concurrency = _concurrency(request)
     variant = _variant(request)
+    _check_join(request)
     model, cfg = _model(request)
     source = request.source or jobs.default_source(request.task, model, variant)
+    if request.join and not request.estimate_only:
+        return _join(db, request, model, cfg, source, variant, concurrency, start)
     if not request.estimate_only:  # one live job per source and task: a second would ask about every item again
         jobs.check_not_running(db, source, request.task)
     plan = jobs.plan(
@@ -125,6 +167,21 @@ def prejudge(
         temperature=request.temperature,
         variant=variant,
     )
+    pool = None
+    if request.endpoints and not request.estimate_only:
+        from assess.services.endpoints import build_pool
+        from assess.settings import llm_settings
+
+        pool = build_pool(
+            model,
+            request.endpoints,
+            concurrency=concurrency,
+            timeout=request.timeout,
+            retries=request.retries,
+            temperature=plan.temperature,
+            default_key=llm_settings()["api_key"],
+        )
+        concurrency = pool.concurrency
     estimate = jobs.estimate(
         plan,
         concurrency=concurrency,
@@ -135,9 +192,17 @@ def prejudge(
     progress = start(estimate, plan.todo) if start is not None else None
     if request.estimate_only:
         return PrejudgeResult(estimate)
+    if request.batch_out or request.batch_in:
+        from assess.services import batch_files
+
+        if request.batch_out:
+            return PrejudgeResult(estimate, batch_files.write_requests(db, plan, request.batch_out))
+        return PrejudgeResult(estimate, batch_files.read_results(db, plan, request.batch_in, progress=progress))
     if request.backend == "nli":
         nli = clients.NliClient(model, device=request.device, batch_size=request.batch_size)
         summary = jobs.run_nli(db, plan, nli, threshold=request.nli_threshold, progress=progress)
+    elif pool is not None:
+        summary = jobs.run(db, plan, pool, concurrency=concurrency, progress=progress, base_url=pool.base_url)
     else:
         client = clients.OpenAIClient(
             model,
@@ -151,6 +216,75 @@ def prejudge(
     return PrejudgeResult(estimate, summary)
 
 
+def _check_join(request: PrejudgeRequest) -> None:
+    if not request.join:
+        if request.block_size is not None or request.lease is not None:
+            raise AssessError("--block-size and --lease are options of a shared job: add --join")
+        return
+    if request.backend != "chat":
+        raise AssessError("--join shares a job of a chat model; the NLI backend runs in one process")
+    if request.batch_out or request.batch_in:
+        raise AssessError("--join shares a job of live calls: not with --batch-out or --batch-in")
+
+
+def _join(db, request: PrejudgeRequest, model: str, cfg: dict, source: str, variant, concurrency: int, start):
+    """``prejudge --join``: this process works on the shared job of the source and task (starting, joining or
+    resuming it) until no block is left (:func:`assess.services.shared_jobs.run_shared`)."""
+    from assess.services import shared_jobs
+
+    temperature = jobs.checked_temperature(request.temperature)
+    if request.endpoints:  # a pool of endpoints stands in for one
+        from assess.services.endpoints import build_pool
+        from assess.settings import llm_settings
+
+        client = build_pool(
+            model,
+            request.endpoints,
+            concurrency=concurrency,
+            timeout=request.timeout,
+            retries=request.retries,
+            temperature=temperature,
+            default_key=llm_settings()["api_key"],
+        )
+        concurrency, base_url = client.concurrency, client.base_url
+    else:
+        client = clients.OpenAIClient(
+            model,
+            base_url=cfg["base_url"],
+            api_key=cfg["api_key"],
+            timeout=request.timeout,
+            max_retries=request.retries,
+            temperature=temperature,
+        )
+        base_url = cfg["base_url"]
+    scope = shared_jobs.Scope(
+        depth=request.depth,
+        nugget_source=request.nugget_source,
+        qrels=request.qrels,
+        relevant=request.relevant,
+        dedup=request.dedup,
+    )
+    summary = shared_jobs.run_shared(
+        db,
+        request.task,
+        source,
+        model,
+        client,
+        scope=scope,
+        limit=request.limit,
+        samples=request.samples,
+        temperature=request.temperature,
+        variant=variant,
+        concurrency=concurrency,
+        block_size=shared_jobs.DEFAULT_BLOCK_SIZE if request.block_size is None else request.block_size,
+        lease_s=request.lease,
+        base_url=base_url,
+        start=start,
+        latency_s=jobs.measured_latency_s(db, model),
+    )
+    return PrejudgeResult({}, summary)
+
+
 def probe(
     db, request: PrejudgeRequest, *, start: Callable[[], Callable[[int, int], None]] | None = None
 ) -> dict[str, Any]:
@@ -161,7 +295,9 @@ def probe(
     from assess.services import probes
 
     concurrency = _concurrency(request)
-    if request.samples != 1 or request.temperature is not None or request.no_ptkb:
+    if request.endpoints or request.batch_out or request.batch_in:
+        raise AssessError("--probe asks one endpoint (--base-url): no --endpoint, --batch-out or --batch-in")
+    if request.samples != 1 or request.temperature is not None or request.no_ptkb or request.contradicts:
         raise AssessError("--probe re-judges with the passage prompt once: no --samples, --temperature or --no-ptkb")
     if request.task != "passage" or request.backend != "chat":
         raise AssessError("--probe re-judges passages with a chat model: use --task passage (and no --backend nli)")

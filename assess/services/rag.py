@@ -37,7 +37,7 @@ from assess.measures.nugget_recall import (
     nugget_scores_run,
 )
 from assess.queueing import QueueOrder
-from assess.tasks import JudgingMode, Task
+from assess.tasks import CITATION_CONTRADICTS, JudgingMode, Passage, Task
 from store import conversations, labels
 from store import responses as cited
 from store.nuggets import gold, ntr
@@ -86,8 +86,7 @@ class CitationScreen:
     sentence: int  # 0: the response as a whole
     sentences: int  # how many sentences the response has
     sentence_text: str
-    passage_id: str
-    passage_text: str | None  # None: only the passage's id is known
+    passage: Passage  # the passage judged now; its text None when only its id is known
     cites: tuple[str, ...]  # every passage the sentence (or the whole response) cites, in citing order
     own: int | None  # the assessor's label: a support value, or None (no label, or 'cannot judge')
     labelled: bool = False  # the assessor has a label (own None with labelled: 'cannot judge')
@@ -117,19 +116,20 @@ def citation_screen(db, assessor: str, turn_id: str, item: str) -> CitationScree
         sentence=sentence,
         sentences=len(response["sentences"]),
         sentence_text=text,
-        passage_id=passage_id,
-        passage_text=conversations.passage_text(db, passage_id),
+        passage=conversations.passage(db, passage_id),
         cites=tuple(cites),
-        own=None if own is None else own["value"],
+        own=None if own is None else own.value,
         labelled=own is not None,
     )
 
 
-def save_citation(db, assessor: str, turn_id: str, item: str, value: int | None) -> None:
+def save_citation(
+    db, assessor: str, turn_id: str, item: str, value: int | None, *, active_ms: int | None = None
+) -> None:
     """One key press: the assessor's citation-support label of the item (None: cannot judge), in one transaction."""
     run, sentence, passage_id = citation_parts(item)
     cited.save_citation_label(
-        db, assessor, turn_id, run, sentence, passage_id, value, mode=JudgingMode.BLIND, via="key"
+        db, assessor, turn_id, run, sentence, passage_id, value, mode=JudgingMode.BLIND, via="key", active_ms=active_ms
     )
 
 
@@ -162,12 +162,13 @@ def ntr_support_of(db, assessor: str, nugget_id: int, run: str) -> int | None:
     """The assessor's graded NtR label of a nugget and a run's response (2 support, 1 partial, 0 none), or None
     (called as :func:`store.nuggets.ntr.label_of` is)."""
     found = labels.get(db, Task.NTR_SUPPORT, assessor, _ntr_label_key(db, ntr.item_key(nugget_id, run)))
-    return None if found is None else found["value"]
+    return None if found is None else found.value
 
 
-def save_ntr_support(db, assessor: str, item: str, value: int, *, mode: str) -> None:
+def save_ntr_support(db, assessor: str, item: str, value: int, *, mode: str, active_ms: int | None = None) -> None:
     """One key press: the assessor's graded NtR label of the item (one transaction)."""
-    labels.save(db, Task.NTR_SUPPORT, assessor, _ntr_label_key(db, item), value, mode=mode, via="ui")
+    key = _ntr_label_key(db, item)
+    labels.save(db, Task.NTR_SUPPORT, assessor, key, value, mode=mode, via="ui", active_ms=active_ms)
 
 
 def undo_ntr_support(db, assessor: str) -> tuple[str, str] | None:
@@ -375,6 +376,7 @@ def citation_report(db, source: str, runs: list[str] | None = None) -> dict:
     out_runs, per_response = [], []
     for row, responses, missing in _citation_runs(db, source, runs):
         out_runs.append(row)
+        contradicting = "contradicts" in row  # every row has it when one label of the source contradicts
         for turn, ((sentences, own), given) in responses.items():
             one = response_citation_scores(sentences, given, response_citations=own)
             per_response.append(
@@ -387,9 +389,18 @@ def citation_report(db, source: str, runs: list[str] | None = None) -> dict:
                     "sentences": len(sentences),
                     "citations": _citation_count(sentences, own),
                     **{m: getattr(one, m) for m in CITATION_SCORES},
+                    **(_contradiction(one) if contradicting else {}),
                 }
             )
     return {"runs": out_runs, "per_response": per_response}
+
+
+CONTRADICTION_FIELDS = ("contradicts", "contradiction_rate")
+"""The fields a citation row gets when its source has a 'contradicts' label (:func:`citation_report`)."""
+
+
+def _contradiction(scores) -> dict:
+    return {"contradicts": scores.contradicts, "contradiction_rate": scores.contradiction_rate}
 
 
 def _citation_count(sentences: list[list[str]], own: list[str]) -> int:
@@ -405,6 +416,7 @@ def _citation_runs(db, source: str, runs: list[str] | None):
     responses as the measure's input, ``{turn: ((per sentence the cited passages, own citations), labels)}``,
     and per turn the number of its citations (items of /citations) without a label of the source."""
     given = labels.values(db, Task.CITATION, source)
+    contradicting = CITATION_CONTRADICTS in given.values()  # then every row counts the contradicting citations
     done = set(given)
     by_run: dict[str, dict[str, dict[tuple[int, str], int | None]]] = {}
     for (turn, run, sentence, passage), value in given.items():
@@ -437,6 +449,7 @@ def _citation_runs(db, source: str, runs: list[str] | None):
             "sentences": scores.sentences,
             "citations": scores.citations,
             **{m: getattr(scores, m) for m in CITATION_SCORES},
+            **(_contradiction(scores) if contradicting else {}),
         }
         yield row, responses, missing
 

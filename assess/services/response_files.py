@@ -38,19 +38,30 @@ IKAT_RESPONSES, RAG_ANSWERS = RESPONSE_FILE_KINDS
 KINDS = RESPONSE_FILE_KINDS
 
 
-def iter_read(kind: str, path: str | Path, *, run: str | None = None) -> Iterator[layouts.CitedResponse]:
+def iter_read(
+    kind: str,
+    path: str | Path,
+    *,
+    run: str | None = None,
+    layout: str | None = None,
+    warnings: list[str] | None = None,
+    topics: dict[str, layouts.RagTopic] | None = None,
+) -> Iterator[layouts.CitedResponse]:
     """:func:`read` one response at a time: the file is read incrementally (a RAG file line by line, an
     iKAT topics file one conversation at a time). With ``run``, an answer of a second run is refused
-    where it comes (naming its line)."""
+    where it comes (naming its line). ``layout``, ``warnings``, ``topics`` (answer files only):
+    :func:`assess.formats.responses.iter_rag_answers`."""
     if run is not None and (problem := id_problem(run)):
         raise AssessError(f"the run name {short(run)} is not an id: {problem}")
     if kind == IKAT_RESPONSES:
+        if layout is not None:
+            raise AssessError(f"--layout is for rag-answers imports (the iKAT topics have one layout), not {kind}")
         yield from layouts.iter_ikat_responses(path, run=run or layouts.DEFAULT_TOPICS_RUN)
         return
     if kind != RAG_ANSWERS:
         raise ValueError(f"unknown response file kind {kind!r}; choose one of {', '.join(KINDS)}")
     first = None
-    for response in layouts.iter_rag_answers(path):
+    for response in layouts.iter_rag_answers(path, layout=layout, warnings=warnings, topics=topics):
         if run is None:
             yield response
             continue
@@ -84,7 +95,7 @@ def read(kind: str, path: str | Path, *, run: str | None = None) -> list[layouts
 def _renamed(response: layouts.CitedResponse, run: str) -> layouts.CitedResponse:
     """The response under another run name, the run id among its fields renamed with it."""
     fields = dict(response.fields)
-    if response.layout == layouts.RAG_2025 and isinstance(fields.get("metadata"), dict):
+    if response.layout != layouts.RAG_2024 and isinstance(fields.get("metadata"), dict):
         fields["metadata"] = {**fields["metadata"], "run_id": run}
     elif "run_id" in fields:
         fields["run_id"] = run
@@ -102,6 +113,10 @@ def to_store(response: layouts.CitedResponse) -> tuple[CitedResponse, stored.Ori
         line=response.line,
     )
     fields = {"references": list(response.references), "topic": response.topic, "fields": dict(response.fields)}
+    if response.sentence_fields:  # only when there is something: the rows of the older layouts stay as they were
+        fields["sentence_fields"] = [dict(f) for f in response.sentence_fields]
+    if response.reference_scores:
+        fields["reference_scores"] = list(response.reference_scores)
     return record, (response.layout, fields)
 
 
@@ -133,6 +148,8 @@ def from_store(found: dict) -> layouts.CitedResponse:
         layout=found["layout"] or (layouts.IKAT_TOPICS if whole else layouts.RAG_2024),
         topic=extra.get("topic"),
         fields=extra.get("fields") or {},
+        sentence_fields=tuple(extra.get("sentence_fields") or ()),
+        reference_scores=tuple(extra.get("reference_scores") or ()),
     )
 
 
@@ -145,6 +162,8 @@ def import_file(
     replace: bool = False,
     by: str | None = None,
     who: str | None = None,
+    layout: str | None = None,
+    topics: dict[str, layouts.RagTopic] | None = None,
 ) -> dict:
     """Read a response file and store its responses in one transaction (nothing written on a refusal).
     The summary: ``responses``, ``with_citations``, ``citations`` (as the file gives them, a passage cited
@@ -152,8 +171,16 @@ def import_file(
     also ``labels_on_replaced`` (per task). ``by``: record the import as an organizer action; ``who``: the
     person named in the history row of each replaced response (old and new text, the labels on it).
 
+    ``layout`` (answer files): read every line in this layout (default: each line's own, told by its fields);
+    what the layout advises against (:func:`assess.formats.responses.iter_rag_answers`) is stored anyway and
+    listed under ``warnings`` (at most :data:`MAX_WARNINGS` lines, then how many more); ``topics``: the topics
+    or RAGTIME requests by id, whose texts and character limits the answers are checked against.
+
     The file is streamed (:func:`_import_blocks`), with ``replace`` too."""
-    return _import_blocks(db, kind, path, run=run, by=by, replace=replace, who=who)
+    return _import_blocks(db, kind, path, run=run, by=by, replace=replace, who=who, layout=layout, topics=topics)
+
+
+MAX_WARNINGS = 100  # warning lines an import lists; the rest are counted in one more line
 
 
 def _import_blocks(
@@ -165,6 +192,8 @@ def _import_blocks(
     by: str | None,
     replace: bool = False,
     who: str | None = None,
+    layout: str | None = None,
+    topics: dict[str, layouts.RagTopic] | None = None,
 ) -> dict:
     """:func:`import_file`: the file read incrementally (:func:`iter_read`) and written
     :data:`RESPONSES_PER_BLOCK` responses at a time, so memory is bounded by a block whatever the file's
@@ -177,7 +206,8 @@ def _import_blocks(
     totals = dict.fromkeys(("count", "with_citations", "citations", "new", "replaced", "unchanged"), 0)
     runs: set[str] = set()
     replacements = imports.Replacements()
-    responses = iter_read(kind, path, run=run)
+    advice: list[str] = []
+    responses = iter_read(kind, path, run=run, layout=layout, warnings=advice, topics=topics)
     with write(db):
         while block := list(itertools.islice(responses, RESPONSES_PER_BLOCK)):
             records, origins = zip(*map(to_store, block), strict=True)
@@ -203,6 +233,10 @@ def _import_blocks(
         out["labels_on_replaced"] = recorded["labels_on_replaced"]
         if "warnings" in recorded:
             out["warnings"] = recorded["warnings"]
+    if advice:
+        more = len(advice) - MAX_WARNINGS
+        listed = advice[:MAX_WARNINGS] + ([f"{path}: {more} more warnings like these"] if more > 0 else [])
+        out["warnings"] = listed + out.get("warnings", [])
     return out
 
 
@@ -233,9 +267,10 @@ def records(db: Store, *, runs: Sequence[str] = ()) -> list[layouts.CitedRespons
 
 
 def export_file(db: Store, kind: str, path: str | Path, *, runs: Sequence[str] = (), layout: str | None = None) -> dict:
-    """Write the stored responses (of ``runs``) as an iKAT topics file or a TREC RAG answer file (one run
-    after another, each in turn order). ``layout`` (RAG only): ``trec-rag-2024`` or ``trec-rag-2025`` for
-    every answer; by default each keeps the layout it was read in. Returns the counts written.
+    """Write the stored responses (of ``runs``) as an iKAT topics file or an answer file (one run after another,
+    each in turn order). ``layout`` (answer files only): one of
+    :data:`assess.formats.responses.ANSWER_LAYOUTS` for every answer; by default each keeps the layout it was
+    read in. Returns the counts written.
 
     The iKAT topics layout holds one response per turn: responses of several runs are refused there.
     The RAG layout has citations per sentence only: a response citing passages as a whole (the iKAT

@@ -62,6 +62,7 @@ from assess.ui.widgets import (
     figure,
     flash,
     grade_text,
+    guideline,
     inert,
     line,
     nugget_table,
@@ -80,6 +81,7 @@ from assess.ui.widgets import (
 
 __all__ = [
     "grade_text",
+    "guideline",
     "source_cards",
     "renew_session",
     "first_organizer",

@@ -263,8 +263,7 @@ def alt_test_panel(database, task: str, names: list[str]) -> None:
     from assess.measures import alt_test as measure
 
     kinds = service.stored_kinds(database, names)
-    human_kinds = ("assessor", "organizers", "import")  # adjudication repeats the assessors: not a person
-    humans_default = [n for n in names if kinds[n] in human_kinds]
+    humans_default = [n for n in names if kinds[n] in service.HUMAN_KINDS]  # overlap plans' assessors among them
     _, judge_default = service.rank_roles(names, kinds)
     c1, c2, c3 = st.columns([3, 2, 1])
     humans = c1.multiselect(
@@ -557,6 +556,34 @@ def _actor() -> str | None:
     return actor()
 
 
+def anchoring_panel(database, task: str) -> None:
+    """Anchoring after reveal with the active time of the changes, then rubber-stamping of shown LLM labels
+    (share equal to the LLM by time taken, Potato's flag), each with its CSV download."""
+    report = service.rubber_stamping(database, task)
+    if report["anchoring"]:
+        table(pd.DataFrame(report["anchoring"]), f"anchoring_{task}", key="au_anchor")
+    else:
+        st.caption("No assessor has changed a label after an LLM label was revealed (judging mode 'reveal').")
+    st.subheader("Rubber-stamping of shown LLM labels")
+    rules = report["rules"]
+    st.caption(
+        f"Labels written with an LLM's label on screen ('shown' mode; changes after a 'reveal'): the share equal to "
+        f"the LLM's, by time taken. Flag ({esc(rules['source'])}): {rules['min_accepted']}+ accepted, median under "
+        f"{rules['median_ms_below']} ms, at most {rules['max_corrected_share']:.0%} corrected later."
+    )
+    if not report["rows"]:
+        st.caption("No label was written with an LLM label on screen.")
+        return
+    flat = []
+    for r in report["rows"]:
+        base = {k: v for k, v in r.items() if k != "by_time"}
+        flat += [{**base, "time_taken": b, **{f"bucket_{k}": v for k, v in x.items()}} for b, x in r["by_time"].items()]
+    for r in report["rows"]:
+        if r["flag"]:
+            st.warning(f"{esc(r['assessor'])} vs {esc(r['llm'])}: {esc(r['flag'])}")
+    table(pd.DataFrame(flat), f"rubber_stamp_{task}", key="au_stamp")
+
+
 VERDICT_STATUS = {"pass": "pass", "fail": "fail", "missing": "cannot be computed", "alternative": "the alternative"}
 VERDICT_STATUS |= {"not needed": "not needed"}
 
@@ -567,7 +594,7 @@ def verdict_panel(database, reference: str, judge: str) -> None:
     command each figure comes from, or what is missing and how to get it. Margin ε and the interval width the
     human budget should reach are adjustable."""
     from assess.measures import alt_test as measure
-    from assess.measures import verdict as rules
+    from assess.measures import verdict as verdict_rules
 
     c1, c2 = st.columns(2)
     epsilon = c1.number_input(
@@ -583,7 +610,7 @@ def verdict_panel(database, reference: str, judge: str) -> None:
         "Interval width the human budget should reach",
         min_value=0.01,
         max_value=1.0,
-        value=rules.WIDTH,
+        value=verdict_rules.WIDTH,
         step=0.01,
         key="au_vd_w",
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import streamlit as st
 
 from assess import settings
@@ -74,12 +76,18 @@ class KeyQueue:
         kept = st.session_state.pop(f"_{self.prefix}_prepared", None)
         return kept[1] if kept is not None and kept[0] == tuple(item) else load(item)
 
-    def cursor(self, shown_turn: str | None = None) -> Cursor:
+    def cursor(self, shown_turn: str | None = None, *, due=None) -> Cursor:
         """The item on screen after the pending move (``cursor.state`` is the queue it moved in). Inside the
         item panel, give the turn the page around it shows: when the item moved to another turn, the whole
-        page runs again (the conversation beside the panel changes)."""
+        page runs again (the conversation beside the panel changes). ``due(complete, held)``: the re-shown
+        item (turn, item) to draw instead of the next unjudged item (or of the end screen), or None
+        (``cursor.reshow``); ``held`` is the number of items the assessor has labelled, as kept here."""
         cursor = Cursor(self.prefix, self.state())
-        if shown_turn is not None and cursor.turn_id != shown_turn:
+        if due is not None and (cursor.finished or not cursor.state.item(cursor.position)[2]):
+            found = due(cursor.finished, len(cursor.state.done))
+            # an item whose turn left the queue (unassigned since) is not drawn: its screen needs the turn's counts
+            cursor.reshow = found if found and found[0] in cursor.state.order.turn_totals else None
+        if shown_turn is not None and cursor.screen_turn != shown_turn:
             st.rerun(scope="app")
         return cursor
 
@@ -101,6 +109,8 @@ class Cursor:
     item, until a move back (Previous, Undo) shows an item again.
     """
 
+    reshow: tuple[str, str] | None = None  # a re-shown item drawn instead of the cursor's (KeyQueue.cursor)
+
     def __init__(self, prefix: str, state):
         self.prefix, self.state = prefix, state
         key = st.session_state.get(f"{prefix}_key")
@@ -117,11 +127,56 @@ class Cursor:
             st.session_state[slot] = False
         self.finished = complete and bool(st.session_state.get(slot))
 
-    def shown(self) -> None:
+    @property
+    def screen_turn(self) -> str:
+        """The turn of the item drawn: the re-shown item's, else the cursor's."""
+        return self.reshow[0] if self.reshow else self.turn_id
+
+    def shown(self, timed: Mapping[str, str | None] | None = None) -> None:
         """Call right after drawing the line that names the item: from now on a key press is about it.
-        A new item also opens at its top: its id line and first lines are scrolled into view."""
-        st.session_state[f"{self.prefix}_shown"] = (self.turn_id, self.item_id)
-        _item_top_component(key=f"{self.prefix}_item_top", data={"page": self.prefix, "item": list(self.key())})
+        A new item also opens at its top: its id line and first lines are scrolled into view.
+
+        ``timed``: the panel's label buttons, {button key: its shortcut (None: shortcuts off)}. A press of one
+        of them carries the item's active time (``assets/ui/active_time.js``), which its callback reads with
+        :meth:`active_ms`. Draw those buttons in the same fragment as this call."""
+        from assess.measures.speed import IDLE_LIMIT_MS
+
+        item = tuple(self.reshow) if self.reshow else self.key()
+        st.session_state[f"{self.prefix}_shown"] = item
+        st.session_state[f"{self.prefix}_shown_reshow"] = self.reshow is not None
+        _item_top_component(key=f"{self.prefix}_item_top", data={"page": self.prefix, "item": list(item)})
+        if timed:
+            _active_time_component(
+                key=f"{self.prefix}_clock",
+                data={
+                    "page": self.prefix,
+                    "item": list(item),
+                    "buttons": list(timed),
+                    "keys": [k for k in timed.values() if k],
+                    "idle_ms": IDLE_LIMIT_MS,
+                },
+            )
+
+    def on_screen_reshow(self) -> bool:
+        """In a key's callback: whether the item on screen (:meth:`on_screen`) was a re-shown one."""
+        return bool(st.session_state.get(f"{self.prefix}_shown_reshow"))
+
+    def active_ms(self) -> int | None:
+        """In a timed button's callback (see :meth:`shown`): the active time in milliseconds the browser sent
+        with this press, or None (untimed: the browser's clock was not running yet, or it timed another item).
+        Each press's time is read once."""
+        state = st.session_state.get(f"{self.prefix}_clock")
+        press = state.get("press") if state is not None and hasattr(state, "get") else None
+        if not isinstance(press, Mapping):
+            return None
+        used = f"_{self.prefix}_clock_used"
+        seq, ms = press.get("seq"), press.get("ms")
+        if st.session_state.get(used) == seq or list(press.get("item") or ()) != list(self.on_screen()):
+            return None
+        st.session_state[used] = seq
+        if isinstance(ms, bool) or not isinstance(ms, int | float) or ms < 0:
+            return None
+        return int(ms)
 
     def key(self) -> tuple[str, str]:
         return (self.turn_id, self.item_id)
@@ -131,6 +186,7 @@ class Cursor:
         the keys go back to the last item (Left) or undo (U)."""
         total = len(self.state)
         st.session_state[f"{self.prefix}_shown"] = (self.turn_id, self.item_id)  # Undo and Left act from here
+        st.session_state[f"{self.prefix}_shown_reshow"] = False
         _item_top_component(key=f"{self.prefix}_item_top", data={"page": self.prefix, "item": ["", "(done)"]})
         st.success(f"You're done: all {total} {what}. Thank you!")
         st.markdown("Your labels are saved. Go back to review them (the last item first), or undo your last change.")
@@ -175,27 +231,31 @@ class Cursor:
         if touched:
             self.open(*touched)
 
-    def nav_buttons(self, place, undo_fn, *, key_prefix: str = "", skip: bool = False) -> None:
+    def nav_buttons(self, place, undo_fn, *, key_prefix: str = "", skip: bool = False, passing=None) -> None:
         """Previous (Left), Next (Right), Undo (U) and, with ``skip``, Skip (S) buttons: one per column of
-        ``place`` when it is a list of columns, else all in ``place`` (a horizontal container)."""
+        ``place`` when it is a list of columns, else all in ``place`` (a horizontal container). ``passing``:
+        what Next and Skip call instead of moving on (a re-shown item is passed over, the cursor stays)."""
         slots = list(place) if isinstance(place, list | tuple) else [place] * 4
         k = key_prefix
+        if passing is not None:
+            on, nxt, skipped = saving(passing), (), ()
+        else:
+            on, nxt, skipped = self.go, ("next",), ("next_unjudged",)
         slots[0].button(
             "Previous", key=f"{k}prev", shortcut=keys("Left"), on_click=self.go, args=("prev",), width="stretch"
         )
-        slots[1].button(
-            "Next", key=f"{k}next", shortcut=keys("Right"), on_click=self.go, args=("next",), width="stretch"
-        )
+        slots[1].button("Next", key=f"{k}next", shortcut=keys("Right"), on_click=on, args=nxt, width="stretch")
         slots[2].button(
             "Undo", key=f"{k}undo", shortcut=keys("U"), on_click=saving(self.undo), args=(undo_fn,), width="stretch"
         )
         if skip:
-            slots[3].button(
-                "Skip", key=f"{k}skip", shortcut=keys("S"), on_click=self.go, args=("next_unjudged",), width="stretch"
-            )
+            slots[3].button("Skip", key=f"{k}skip", shortcut=keys("S"), on_click=on, args=skipped, width="stretch")
 
 
 _item_top_component = st.components.v2.component("assess_item_top", js=asset("item_top.js"), isolate_styles=False)
+_active_time_component = st.components.v2.component(
+    "assess_active_time", js=asset("active_time.js"), isolate_styles=False
+)
 
 SHORTCUTS = "_shortcuts_on"
 

@@ -483,6 +483,8 @@ def app_pages() -> tuple[list, list]:
         st.Page("pages/nuggets.py", title="Passage nuggets", icon="💬", url_path="nuggets"),
         st.Page("pages/ntr.py", title="Nugget matching (NtR)", icon="✅", url_path="ntr"),
         st.Page("pages/citations.py", title="Citation support", icon="📎", url_path="citations"),
+        st.Page("pages/battles.py", title="Battles", icon="⚔", url_path="battles"),
+        st.Page("pages/banks.py", title="Nugget banks", icon="🏦", url_path="banks"),
         st.Page("pages/duplicates.py", title="Duplicate nuggets", icon="🔗", url_path="duplicates"),
         st.Page("pages/gold_response.py", title="Gold responses", icon="🖊", url_path="gold-response"),
     ]

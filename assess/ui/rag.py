@@ -10,14 +10,15 @@ import streamlit as st
 from assess.errors import AssessError
 from assess.formats.inert_csv import frame_csv
 from assess.services import rag
-from assess.tasks import CITATION_SUPPORT, IMPORTANCE
+from assess.tasks import CITATION_CONTRADICTS, CITATION_SUPPORT, IMPORTANCE
 from assess.ui.cursor import keys
 from assess.ui.frame import saving
 from assess.ui.widgets import code, esc, flash, line, set_flash, show_passage
 
-CITATION_KEYS = ((2, "2"), (1, "1"), (0, "0"), (-1, "I"))
-"""Citation support by key: 2 fully, 1 partially, 0 not supported, I the citation is irrelevant. X is "cannot
-judge", as on /judge: stored as a label without a support value (see pages/citations.py)."""
+CITATION_KEYS = ((2, "2"), (1, "1"), (0, "0"), (-1, "I"), (CITATION_CONTRADICTS, "O"))
+"""Citation support by key: 2 fully, 1 partially, 0 not supported, I the citation is irrelevant, O the passage
+contradicts the sentence (states the Opposite; -2; C would be the natural key, but Streamlit reserves C and R).
+X is "cannot judge", as on /judge: stored as a label without a support value (see pages/citations.py)."""
 
 SUPPORT_KEYS = ((2, "2 · Support"), (1, "1 · Partial support"), (0, "0 · No support"))
 """Graded NtR by key (the shortcut is the value's digit)."""
@@ -59,6 +60,16 @@ def turn_progress(state, turn_id: str, done: str) -> None:
     )
 
 
+def _key_of(key_prefix: str, value: int) -> str:
+    return f"{key_prefix}{'m' if value < 0 else ''}{abs(value)}"
+
+
+def timed_keys(options, key_prefix: str) -> dict[str, str | None]:
+    """The buttons :func:`key_row` draws for ``options`` ((value, shortcut) pairs) as ``Cursor.shown``'s
+    ``timed``: {button key: its shortcut, None when shortcuts are off}."""
+    return {_key_of(key_prefix, value): keys(shortcut) for value, shortcut in options}
+
+
 def key_row(options, on_click, own, *, key_prefix: str) -> None:
     """One horizontal row of answer buttons: ``options`` are (value, caption, shortcut); the assessor's own
     answer is the primary one."""
@@ -66,7 +77,7 @@ def key_row(options, on_click, own, *, key_prefix: str) -> None:
     for value, caption, shortcut in options:
         row.button(
             caption,
-            key=f"{key_prefix}{'m' if value < 0 else ''}{abs(value)}",
+            key=_key_of(key_prefix, value),
             shortcut=keys(shortcut),
             on_click=saving(refused(on_click)),
             args=(value,),
@@ -114,12 +125,12 @@ def citation_view(screen: rag.CitationScreen) -> None:
         else:
             st.markdown(f"**Sentence {screen.sentence} of {screen.sentences}**")
         line(None, screen.sentence_text)
-        others = [p for p in screen.cites if p != screen.passage_id]
+        others = [p for p in screen.cites if p != screen.passage.id]
         if others:
             st.caption("Also cited here: " + ", ".join(code(p) for p in others))
     with right:
-        st.markdown(f"**Cited passage** {code(screen.passage_id)}")
-        show_passage(screen.passage_text)
+        st.markdown(f"**Cited passage** {code(screen.passage.id)}")
+        show_passage(screen.passage.text)
     if screen.labelled:
         st.success(f"Your label: {CITATION_SUPPORT.label(screen.own)}")  # None: 'cannot judge'
 
@@ -224,5 +235,11 @@ def scores_tab(database) -> None:
         "counted once every citation of the run is labelled); coverage: the labelled share of the run's citations. "
         f"{excluded} citations labelled 'cannot judge' (column cannot_judge) count as labelled and are left out "
         "of every score, never read as 0 or unsupported."
+        + (
+            " A citation labelled 'contradicts' counts as not supported; contradiction_rate: contradicting / judged "
+            "citations."
+            if any("contradicts" in r for r in scores)
+            else ""
+        )
     )
     _table(scores, "citation_scores", key="rag_cite")

@@ -86,6 +86,17 @@ def rubric() -> None:
     )
 
 
+def guideline(database, task: str) -> None:
+    """The task's guideline in force (written by organizers on the review page), as inert text in an expander;
+    nothing while the task has none. Labels record its version when they are written."""
+    from store.guidelines import current
+
+    found = current(database, task)
+    if found is not None:
+        with st.expander(f"Guidelines (version {found['version']})"):
+            inert(found["text"])
+
+
 def conversation(ctx: TurnContext) -> None:
     """The conversation so far, the current utterance and its resolved form (all untrusted text)."""
     for h in ctx.history:

@@ -94,16 +94,24 @@ def ntr_item(db: Store, item: str) -> dict:
 
 
 def save_label(
-    db: Store, source: str, nugget_id: int, run: str, match: int, *, mode: str = JudgingMode.BLIND, via: str = "ui"
+    db: Store,
+    source: str,
+    nugget_id: int,
+    run: str,
+    match: int,
+    *,
+    mode: str = JudgingMode.BLIND,
+    via: str = "ui",
+    active_ms: int | None = None,
 ) -> None:
     """Write one assessor's NtR label (1 = the nugget is covered by the response) in its own transaction."""
-    labels.save(db, Task.NTR, source, _key(db, nugget_id, run), match, mode=mode, via=via)
+    labels.save(db, Task.NTR, source, _key(db, nugget_id, run), match, mode=mode, via=via, active_ms=active_ms)
 
 
 def label_of(db: Store, source: str, nugget_id: int, run: str) -> int | None:
     """The source's NtR label of a nugget and a run's response, or None."""
     found = labels.get(db, Task.NTR, source, _key(db, nugget_id, run))
-    return None if found is None else found["value"]
+    return None if found is None else found.value
 
 
 def undo(db: Store, source: str) -> tuple[str, str] | None:

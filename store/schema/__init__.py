@@ -239,18 +239,22 @@ def _history_triggers(
     also_changed: str = " OR OLD.note IS NOT NEW.note",
     deleted_via: str = "'undo'",
     insert_when: str = "",
+    extra: tuple[str, ...] = (),
 ) -> dict[str, str]:
     """The insert, update and delete triggers that append a table's changes to ``label_history``.
 
     ``item`` / ``value`` (and ``mode``, ``via``, ``at``) are SQL over the row written with ``X.``;
-    an update is recorded only when the value changed (or ``also_changed`` holds). Returns the three
-    CREATE TRIGGER statements by event, so a migration can replace one of them.
+    an update is recorded only when the value changed (or ``also_changed`` holds). ``extra``: columns the
+    insert and update events copy from the written row into the history's columns of the same names.
+    Returns the three CREATE TRIGGER statements by event, so a migration can replace one of them.
     """
 
     def row(prefix: str, expr: str) -> str:
         return expr.replace("X.", prefix)
 
-    columns = "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at)"
+    deleted = "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at)"
+    columns = deleted[:-1] + "".join(f", {c}" for c in extra) + ")"
+    copied = "".join(f", NEW.{c}" for c in extra)
     old_value, new_value = row("OLD.", value), row("NEW.", value)
     changed = f"{old_value} IS NOT {new_value}{also_changed.replace('X.', 'NEW.')}"
     return {
@@ -259,7 +263,7 @@ CREATE TRIGGER {table}_history_insert AFTER INSERT ON {table}{insert_when}
 BEGIN
     {columns}
     VALUES ('{kind}', NEW.source, {row("NEW.", item)}, NULL, {new_value}, {row("NEW.", mode)}, {row("NEW.", via)},
-            {row("NEW.", at)});
+            {row("NEW.", at)}{copied});
 END;
 """,
         "update": f"""
@@ -268,13 +272,13 @@ WHEN {changed}
 BEGIN
     {columns}
     VALUES ('{kind}', NEW.source, {row("NEW.", item)}, {old_value}, {new_value}, {row("NEW.", mode)},
-            {row("NEW.", via)}, {row("NEW.", at)});
+            {row("NEW.", via)}, {row("NEW.", at)}{copied});
 END;
 """,
         "delete": f"""
 CREATE TRIGGER {table}_history_delete AFTER DELETE ON {table}
 BEGIN
-    {columns}
+    {deleted}
     VALUES ('{kind}', OLD.source, {row("OLD.", item)}, {old_value}, NULL, {row("OLD.", mode)}, {deleted_via}, {_NOW});
 END;
 """,
@@ -354,12 +358,21 @@ _V6_ANNOTATIONS = "".join(
 )
 
 from store.schema.accounts import MIGRATION as _V8_ACCOUNTS  # noqa: E402  (accounts, roles, failed sign-ins)
+from store.schema.active_time import MIGRATION as _ACTIVE_TIME_COLUMNS  # noqa: E402  (active time, guidelines)
+from store.schema.active_time import TIMED_COLUMNS, TIMED_TABLES  # noqa: E402
+from store.schema.battles import MIGRATION as _V15_TABLES  # noqa: E402  (side-by-side battles, battle plans)
 from store.schema.citation_cannot_judge import MIGRATION as _V14_TABLE  # noqa: E402  (citation 'cannot judge')
+from store.schema.citation_contradicts import MIGRATION as _CONTRADICTS_TABLE  # noqa: E402  (citation 'contradicts')
 from store.schema.crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd studies, batches, workers)
 from store.schema.crowd_bindings import MIGRATION as _V12_CROWD_BINDINGS  # noqa: E402  (worker ids bound to a browser)
+from store.schema.endpoints import MIGRATION as _V16_ENDPOINTS  # noqa: E402  (figures per endpoint of a job)
 from store.schema.history_guard import MIGRATION as _V7_HISTORY_GUARD  # noqa: E402  (no INSERT OR REPLACE)
+from store.schema.job_leases import MIGRATION as _JOB_LEASES  # noqa: E402  (shared jobs: workers, leased blocks, items)
 from store.schema.llm import MIGRATION as _V2_LLM  # noqa: E402  (LLM pre-judgments, jobs)
+from store.schema.nugget_banks import MIGRATION as _V_BANK_TABLES  # noqa: E402  (RAGTIME banks, DRAGUN rubrics)
+from store.schema.nugget_banks import PREJUDGMENTS as _V_BANK_PREJUDGMENTS  # noqa: E402
 from store.schema.nuggets import MIGRATION as _V4_NUGGETS  # noqa: E402  (duplicates, response nuggets, aspects)
+from store.schema.overlap import MIGRATION as _V18_OVERLAP  # noqa: E402  (re-shown items, planned overlap)
 from store.schema.rag_audit import MIGRATION as _V9_TABLES  # noqa: E402  (cited responses, new labels, audit)
 from store.schema.response_files import MIGRATION as _V10_RESPONSE_FILES  # noqa: E402  (repeated citations, layouts)
 from store.schema.roles import MIGRATION as _V13_ROLES  # noqa: E402  (PostgreSQL: owner and app roles; nothing here)
@@ -385,8 +398,45 @@ V14_CITATION_HISTORY = (
 )
 _V14_CITATION_CANNOT_JUDGE = _V14_TABLE + "".join(_history_triggers("citation_labels", *V14_CITATION_HISTORY).values())
 
-HISTORY_TABLES = {**V1_HISTORY_TABLES, **V9_HISTORY_TABLES, "citation_labels": V14_CITATION_HISTORY}
+# Schema 15: side-by-side battles, with history triggers as every label table has.
+V15_HISTORY_TABLES = {"battles": ("battle", _item(Task.BATTLE), "CAST(X.outcome AS TEXT)")}
+_V15_BATTLES = _V15_TABLES + "".join(
+    "".join(_history_triggers(table, *spec).values()) for table, spec in V15_HISTORY_TABLES.items()
+)
+
+# Schema 17: nugget banks and rubrics, the bank-match
+# label table with history triggers (a change of its sentences alone is recorded too), prejudgments rebuilt
+# to admit the 'bank-match' task.
+BANK_MATCH_HISTORY = ("bank-match", _item(Task.BANK_MATCH), "CAST(X.contains AS TEXT)")
+BANK_MATCH_OPTIONS = {"also_changed": " OR OLD.note IS NOT NEW.note OR OLD.sentences IS NOT NEW.sentences"}
+_V17_NUGGET_BANKS = (
+    _V_BANK_TABLES
+    + _V_BANK_PREJUDGMENTS
+    + "".join(_history_triggers("bank_matches", *BANK_MATCH_HISTORY, **BANK_MATCH_OPTIONS).values())
+)
+
+HISTORY_TABLES = {
+    **V1_HISTORY_TABLES,
+    **V9_HISTORY_TABLES,
+    "citation_labels": V14_CITATION_HISTORY,
+    **V15_HISTORY_TABLES,
+    "bank_matches": BANK_MATCH_HISTORY,
+}
 """Every label table's history as its triggers now write it: (history kind, item expression, value expression)."""
+
+# Active time and guideline versions (store/schema/active_time.py): the insert and update triggers of the timed
+# tables again, copying the two new columns into each history event.
+_ACTIVE_TIME = _ACTIVE_TIME_COLUMNS + "".join(
+    _history_triggers(table, *HISTORY_TABLES[table], extra=TIMED_COLUMNS)[event]
+    for table in TIMED_TABLES
+    for event in ("insert", "update")
+)
+
+# Citation 'contradicts' (support -2): the table rebuilt for its wider CHECK, its three triggers made again as
+# they were (migration 14's value expression; the insert and update ones copying the active-time columns).
+_CITATION_CONTRADICTS = _CONTRADICTS_TABLE + "".join(
+    _history_triggers("citation_labels", *V14_CITATION_HISTORY, extra=TIMED_COLUMNS).values()
+)
 
 MIGRATIONS: list[str] = [
     _V1,
@@ -403,4 +453,11 @@ MIGRATIONS: list[str] = [
     _V12_CROWD_BINDINGS,
     _V13_ROLES,
     _V14_CITATION_CANNOT_JUDGE,
+    _V15_BATTLES,
+    _V16_ENDPOINTS,
+    _V17_NUGGET_BANKS,
+    _V18_OVERLAP,
+    _ACTIVE_TIME,
+    _JOB_LEASES,
+    _CITATION_CONTRADICTS,
 ]

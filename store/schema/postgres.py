@@ -28,8 +28,19 @@ Differences from SQLite, all deliberate:
 
 from __future__ import annotations
 
-from store.schema import HISTORY_TABLES, V1_HISTORY_TABLES, V9_HISTORY_TABLES, V14_CITATION_HISTORY, annotation_item
+from store.schema import (
+    HISTORY_TABLES,
+    V1_HISTORY_TABLES,
+    V9_HISTORY_TABLES,
+    V14_CITATION_HISTORY,
+    V15_HISTORY_TABLES,
+    annotation_item,
+)
+from store.schema.active_time import POSTGRES_TABLES as _ACTIVE_TIME_TABLES
+from store.schema.active_time import TIMED_COLUMNS, TIMED_TABLES
+from store.schema.battles import POSTGRES_TABLES as _V15_TABLES
 from store.schema.citation_cannot_judge import POSTGRES_TABLE as _V14_TABLE
+from store.schema.roles import TRIGGER_FUNCTIONS_PINNED
 from store.schema.roles import postgres as roles_script
 
 # ------------------------------------------------------------------------------------ history triggers
@@ -93,9 +104,13 @@ def _history_triggers(
     also_changed: str = " OR OLD.note IS DISTINCT FROM NEW.note",
     deleted_via: str = "'undo'",
     insert_when: str = "",
+    extra: tuple[str, ...] = (),
+    replace: tuple[str, ...] = (),
 ) -> str:
     """Functions and triggers appending ``table``'s inserts, changes and deletions to label_history,
-    row for row what SQLite's triggers of the same names write."""
+    row for row what SQLite's triggers of the same names write. ``extra``: columns the insert and update
+    events copy from the written row; ``replace``: only these events' functions, replaced in place (their
+    triggers stay)."""
 
     def at_row(prefix: str, expr: str) -> str:
         return expr.replace("X.", prefix)
@@ -122,11 +137,28 @@ def _history_triggers(
     }
     out = []
     for event, (when, values) in events.items():
+        if replace and event not in replace:
+            continue
         name = f"{table}_history_{event}"
+        columns = "label_table, source, item, old_value, new_value, mode, via, at"
+        if event != "delete":
+            columns += "".join(f", {c}" for c in extra)
+            values += "".join(f", NEW.{c}" for c in extra)
+        if replace:
+            out.append(f"""
+CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO label_history ({columns})
+    VALUES ({values});
+    RETURN NULL;
+END
+$$;
+""")
+            continue
         out.append(f"""
 CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at)
+    INSERT INTO label_history ({columns})
     VALUES ({values});
     RETURN NULL;
 END
@@ -749,7 +781,7 @@ from store.schema.sessions import POSTGRES as _V11  # noqa: E402
 # Migration 13 (store/schema/roles.py): the bulk switch honoured only for the tables' owner, and every trigger
 # function's search path pinned, so an app role that does not own the store cannot bypass the history.
 _V13 = roles_script(
-    dict.fromkeys(HISTORY_TABLES, "")
+    dict.fromkeys({**V1_HISTORY_TABLES, **V9_HISTORY_TABLES}, "")  # the tables with a history at schema 13
     | {table: options.get("insert_when", "") for table, (_, options) in ANNOTATION_TABLES.items()}
 )
 
@@ -768,8 +800,83 @@ _V14 = (
     + roles_script({"citation_labels": ""})
 )
 
+# Migration 15 (store/schema/battles.py): battles and battle plans; the prejudgments CHECK widened in place. The
+# battles' history triggers (dropped first if there: the script runs twice) get migration 13's guarded bulk switch
+# and pinned search paths.
+_V15 = (
+    _V15_TABLES
+    + "".join(
+        f"DROP TRIGGER IF EXISTS {table}_history_{event} ON {table};\n"
+        f"DROP FUNCTION IF EXISTS {table}_history_{event}();\n"
+        for table in V15_HISTORY_TABLES
+        for event in ("insert", "update", "delete")
+    )
+    + "".join(_history_triggers(t, *spec) for t, spec in V15_HISTORY_TABLES.items())
+    + roles_script(dict.fromkeys(V15_HISTORY_TABLES, ""))
+)
+
+# Migration 16 (store/schema/endpoints.py): the figures of each endpoint a pre-judging job used.
+# Migration 17 (store/schema/nugget_banks.py): RAGTIME nugget banks, matches, DRAGUN rubrics and judgments; the
+# bank-match label table's history triggers (guarded and pinned as migration 13 made every other one); the
+# prejudgments CHECK admitting 'bank-match' (and 'battle'). Written to run twice (the last migration may be re-run
+# by init).
+from store.schema import BANK_MATCH_HISTORY, BANK_MATCH_OPTIONS  # noqa: E402
+from store.schema.endpoints import POSTGRES as _V16_ENDPOINTS  # noqa: E402
+from store.schema.nugget_banks import POSTGRES as _V_BANK_TABLES  # noqa: E402
+from store.schema.nugget_banks import POSTGRES_PREJUDGMENTS as _V_BANK_PREJUDGMENTS  # noqa: E402
+
+_V17_NUGGET_BANKS = (
+    _V_BANK_TABLES
+    + _V_BANK_PREJUDGMENTS
+    + "".join(
+        f"DROP TRIGGER IF EXISTS bank_matches_history_{event} ON bank_matches;\n"
+        f"DROP FUNCTION IF EXISTS bank_matches_history_{event}();\n"
+        for event in ("insert", "update", "delete")
+    )
+    + _history_triggers(
+        "bank_matches",
+        *BANK_MATCH_HISTORY,
+        also_changed=BANK_MATCH_OPTIONS["also_changed"].replace(" IS NOT ", " IS DISTINCT FROM "),
+    )
+    + roles_script({"bank_matches": ""})
+)
+
+# Migration 18 (store/schema/overlap.py): consistency labels of re-shown items, overlap plans.
+# Migration 20 (store/schema/job_leases.py): shared jobs, their workers, leased blocks and queued items.
+from store.schema.job_leases import POSTGRES as _JOB_LEASES  # noqa: E402
+from store.schema.overlap import POSTGRES as _V18  # noqa: E402
+
+# Active time and guideline versions (store/schema/active_time.py): the columns and the guidelines table, then the
+# insert and update functions of the timed tables replaced in place (their triggers, with migration 13's guarded
+# bulk switch, stay) and every trigger function's search path pinned again (a replaced function loses it).
+_ACTIVE_TIME = (
+    _ACTIVE_TIME_TABLES
+    + "".join(
+        _history_triggers(table, *HISTORY_TABLES[table], extra=TIMED_COLUMNS, replace=("insert", "update"))
+        for table in TIMED_TABLES
+    )
+    + TRIGGER_FUNCTIONS_PINNED
+)
+
+# Citation 'contradicts' (store/schema/citation_contradicts.py): the support CHECK widened to -2 in place.
+from store.schema.citation_contradicts import POSTGRES as _CITATION_CONTRADICTS  # noqa: E402
+
 # The PostgreSQL halves of the migrations after the baseline: (version, script), in order.
-LATER: list[tuple[int, str]] = [(9, _V9), (10, _V10), (11, _V11), (12, _V12), (13, _V13), (14, _V14)]
+LATER: list[tuple[int, str]] = [
+    (9, _V9),
+    (10, _V10),
+    (11, _V11),
+    (12, _V12),
+    (13, _V13),
+    (14, _V14),
+    (15, _V15),
+    (16, _V16_ENDPOINTS),
+    (17, _V17_NUGGET_BANKS),
+    (18, _V18),
+    (19, _ACTIVE_TIME),  # store/schema/active_time.py
+    (20, _JOB_LEASES),
+    (21, _CITATION_CONTRADICTS),
+]
 
 
 def migrations_from(current: int) -> list[tuple[int, str]]:

@@ -76,7 +76,7 @@ def test_an_adjudicator_saves_a_grade_recorded_with_their_name(campaign):
     assert not at.exception, at.exception
     with open_db(campaign) as db:
         stored = labels.get(db, "passage", "adjudication", first)
-        assert (stored["value"], stored["note"], stored["mode"]) == (
+        assert (stored.value, stored.note, stored.mode) == (
             4,
             "by ada: the passage answers the question",
             "adjudication",
@@ -107,13 +107,13 @@ def test_cannot_judge_and_undo_walk_back_only_ones_own_adjudications(campaign):
         review.adjudicate(db, *one, 2, by="ada")
         review.adjudicate(db, *two, None, by="ada", reason="no text")
         review.adjudicate(db, *one, 3, by="boss")  # a later decision of someone else on ada's first item
-        assert labels.get(db, "passage", "adjudication", two)["value"] is None
+        assert labels.get(db, "passage", "adjudication", two).value is None
         assert review.undo_adjudication(db, "ada") == two
         assert labels.get(db, "passage", "adjudication", two) is None
         assert review.undo_adjudication(db, "ada") is None  # item one is boss's decision now
-        assert labels.get(db, "passage", "adjudication", one)["value"] == 3
+        assert labels.get(db, "passage", "adjudication", one).value == 3
         assert review.undo_adjudication(db, "boss") == one
-        assert labels.get(db, "passage", "adjudication", one)["value"] == 2
+        assert labels.get(db, "passage", "adjudication", one).value == 2
         got = [(x["by"], x["old"], x["new"], x["via"]) for x in history.actions(db, "adjudication")]
     assert got == [
         ("ada", None, "2", "adjudication"),
@@ -197,7 +197,7 @@ def test_the_adjudication_queue_and_its_undo_on_both_engines(demo_store):
     review.adjudicate(demo_store, *first, 1, by="ada", reason="partly")
     assert review.adjudicated(demo_store) == {first}
     labels_now = review.item_labels(demo_store, *first, compared)
-    assert [label["source"] for label in labels_now] == compared
-    assert labels_now[0]["grade"] != labels_now[1]["grade"]  # a disagreement
+    assert [label.source for label in labels_now] == compared
+    assert labels_now[0].value != labels_now[1].value  # a disagreement
     assert review.undo_adjudication(demo_store, "ada") == first
     assert review.adjudicated(demo_store) == frozenset()

@@ -136,10 +136,18 @@ def test_anchoring_table_after_reveal(store_target, app_db):
         "AND grade BETWEEN 1 AND 3 ORDER BY turn_id, passage_id LIMIT 1",
     )
     queue.save_passage_label(db, "ann", turn, pid, 0 if llm > 1 else 4, mode="reveal")
-    queue.save_passage_label(db, "ann", turn, pid, llm, mode="reveal")
+    queue.save_passage_label(db, "ann", turn, pid, llm, mode="reveal", active_ms=1800)
     at.run()
     table = next(d.value for d in at.dataframe if "toward" in d.value.columns)
-    assert table.to_dict("records")[0] == {
+    record = table.to_dict("records")[0]
+    # the report gained the active time of the changes after the reveal (issue 25.2)
+    assert {k: record.pop(k) for k in ("timed_changes", "change_median_ms", "change_q1_ms", "change_q3_ms")} == {
+        "timed_changes": 1,
+        "change_median_ms": 1800.0,
+        "change_q1_ms": 1800.0,
+        "change_q3_ms": 1800.0,
+    }
+    assert record == {
         "assessor": "ann",
         "llm": "llm:demo-gpt",
         "changed": 1,

@@ -121,6 +121,19 @@ def test_citation_keys_store_labels_move_on_and_resume(app_db):
     ) == [(0, 2)]
 
 
+def test_the_contradicts_key_stores_minus_2_and_shows_it(app_db):
+    """O (the passage states the opposite) stores 'contradicts', -2, and the page shows it back as the label."""
+    at = open_app("pages/citations.py", "cic")
+    assert at.button(key="cite_m2").label == "O · contradicts"
+    assert "**O · contradicts**: the cited passage states the opposite of what the sentence states" in shown(at)
+    at.button(key="cite_m2").click().run()
+    at.button(key="cite_prev").click().run()
+    assert any("Your label: -2 · contradicts" in s.value for s in at.success)
+    assert rows(app_db, "SELECT sentence, passage_id, support, via FROM citation_labels WHERE source = 'cic'", {}) == [
+        (1, "demo-doc-001:0", -2, "key")
+    ]
+
+
 def test_citation_page_is_blind_and_shows_hostile_sentences_inertly(app_db):
     from store import open_db
     from store import responses as cited

@@ -243,7 +243,7 @@ def test_the_app_roles_everyday_work(roles):
     labels.set_note(app, "passage", "amy", ("101_1", "demo-doc-001:0"), "on topic")
     labels.save(app, "passage", "amy", ("101_1", "demo-doc-001:0"), 1, mode="blind", via="key")
     assert labels.undo(app, "passage", "amy") == ("101_1", "demo-doc-001:0")
-    assert labels.get(app, "passage", "amy", ("101_1", "demo-doc-001:0"))["value"] == 3
+    assert labels.get(app, "passage", "amy", ("101_1", "demo-doc-001:0")).value == 3
     assert [h["new"] for h in item_history(app, "amy", "101_1 demo-doc-001:0")] == ["3", "3", "1", "3"]
     proc = run_cli("export", "qrels", "--source", "demo-ann", db=roles.app_url, check=True)
     assert proc.stdout.count("\n") > 10

@@ -21,6 +21,7 @@ KINDS = (
     "passages",
     "nuggets",
     "responses",
+    "rag-topics",
     "ikat-responses",
     "rag-answers",
     "ntr-labels",

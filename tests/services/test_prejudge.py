@@ -830,6 +830,7 @@ def test_gpt4_pool_filter_against_nist_relevance(tmp_path):
 
 
 def test_reveal_shows_the_llm_rationale_only_after_ones_own_label(demo_db):
+    from assess.tasks import Label, Task
     from store import queue
     from store.prejudgments import Prejudgment, revealed_with_rationale, save
 
@@ -858,15 +859,11 @@ def test_reveal_shows_the_llm_rationale_only_after_ones_own_label(demo_db):
     assert revealed_with_rationale(demo_db, "ann", "passage", turn, pid) == []  # not judged yet
     queue.save_passage_label(demo_db, "ann", turn, pid, 1, mode="reveal")
     shown = revealed_with_rationale(demo_db, "ann", "passage", turn, pid)
-    assert shown == [
-        {
-            "source": "llm:demo-gpt",
-            "kind": "llm",
-            "value": 3,
-            "rationale": '{"rationale": "a walk-run plan fits", "grade": 3}',
-        },
-        {"source": "llm:demo-llama", "kind": "llm", "value": 3, "rationale": None},  # the demo's second LLM
+    assert [(r.source, r.source_kind, r.value, r.rationale) for r in shown] == [
+        ("llm:demo-gpt", "llm", 3, '{"rationale": "a walk-run plan fits", "grade": 3}'),
+        ("llm:demo-llama", "llm", 3, None),  # the demo's second LLM
     ]
+    assert all(isinstance(r, Label) and r.task is Task.PASSAGE and r.item == (turn, pid) for r in shown)
 
 
 def test_anchoring_counts_changes_toward_the_llm_from_the_history(demo_db):

@@ -175,6 +175,7 @@ def test_the_temperature_reaches_the_request_and_the_cache_key(demo, stub_llm, n
         (["--sample", "3"], "--sample N is the size of a --probe; K answers per item is --samples K"),
         (["--task", "nuggets", "--samples", "2"], "--samples K asks for K answers to a labelling task"),
         (["--task", "ntr", "--no-ptkb"], "--no-ptkb is a variant of the passage prompt, not of the ntr task"),
+        (["--contradicts"], "--contradicts is a variant of the citation prompt, not of the passage task"),
         (["--task", "ntr", "--backend", "nli", "--samples", "2"], "the NLI backend gives one deterministic answer"),
     ],
 )
@@ -384,6 +385,30 @@ def test_citation_support_per_sentence_and_passage_skips_passages_without_text(d
     assert sorted(history) == [
         (f"{turn} rag-a 1 {with_text[0]}", None, "1", "llm"),
         (f"{turn} rag-a 2 {with_text[1]}", None, "-1", "llm"),
+    ]
+
+
+def test_the_contradicts_variant_may_answer_contradicts_into_a_source_of_its_own(demo, stub_llm, no_llm_env):
+    """``prejudge --task citation --contradicts``: the variant's prompt offers 'contradicts' and its answer is the
+    label -2 of llm:MODEL:contradicts; the plain prompt never offers it, and reads the same answer as unparseable."""
+    from store import open_db
+
+    with open_db(demo) as db:
+        passage = q(db, "SELECT id FROM passages WHERE text IS NOT NULL AND text != '' ORDER BY id LIMIT 1")[0][0]
+        turn = cite(db, [("Running every day harms the knees.", (passage,))])
+    stub_llm.reply = scripted(["contradicts"])
+    variant = prejudge_cli(demo, stub_llm, "--contradicts", task="citation")
+    assert variant.returncode == 0, variant.stderr
+    plain = prejudge_cli(demo, stub_llm, task="citation")
+    assert plain.returncode == 0, plain.stderr
+    asked = [r["messages"][-1]["content"] for r in stub_llm.requests]
+    assert len(asked) == 2 and "- contradicts: " in asked[0] and "contradicts" not in asked[1]
+    assert rows(demo, "SELECT source, turn_id, support, mode FROM citation_labels ORDER BY source", {}) == [
+        ("llm:stub-1:contradicts", turn, -2, "llm")
+    ]
+    assert rows(demo, "SELECT source, prompt_version, parse_status FROM prejudgments ORDER BY source", {}) == [
+        ("llm:stub-1", prompts.prompt_for("citation").version, "unparseable"),
+        ("llm:stub-1:contradicts", prompts.prompt_for("citation", "contradicts").version, "ok"),
     ]
 
 

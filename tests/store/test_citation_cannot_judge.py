@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from assess.services import rag
-from assess.tasks import Task
+from assess.tasks import Label, Task
 from store import labels, open_db
 from store import responses as cited
 from store.db import _statements, rows, run, schema_version, write
@@ -59,9 +59,9 @@ def test_a_cannot_judge_citation_label_is_stored_with_history_and_undone(db):
         ("2", "cannot-judge"),
     ]
     assert rag.undo_citation(db, amy) == ("101_1", rag.citation_key("rag-a", 2, "no-text-doc:7"))
-    assert labels.get(db, Task.CITATION, amy, item)["value"] == 2
+    assert labels.get(db, Task.CITATION, amy, item).value == 2
     rag.undo_citation(db, amy)
-    assert labels.get(db, Task.CITATION, amy, item) == {"value": None, "note": None, "mode": "blind", "via": "undo"}
+    assert labels.get(db, Task.CITATION, amy, item) == Label(Task.CITATION, amy, item, None, None, "blind", "undo")
     rag.undo_citation(db, amy)
     assert labels.get(db, Task.CITATION, amy, item) is None
     assert [r["new_value"] for r in rows(db, HISTORY) if r["source"] == "amy"][-3:] == ["2", "cannot-judge", None]
@@ -116,7 +116,9 @@ def test_a_store_at_schema_13_keeps_its_citation_labels_and_history(store_target
     db = open_db(store_target)  # migrates
     try:
         assert schema_version(db) == len(MIGRATIONS) >= 14
-        assert rows(db, LABELS) == labels_before  # every row and column as it was
+        after = rows(db, LABELS)
+        assert [{c: r[c] for c in labels_before[0]} for r in after] == labels_before  # every row and column as it was
+        assert {(r["active_ms"], r["guideline_version"]) for r in after} == {(None, None)}  # migration 19's: empty
         assert rows(db, HISTORY) == history_before  # the rebuild wrote no history
         # the triggers record as before, and 'cannot judge' is now a label of its own
         labels.save(db, Task.CITATION, "amy", ("1_1", "r", 1, "d:2"), None, mode="blind", via="key")
@@ -132,7 +134,7 @@ def test_a_store_at_schema_13_keeps_its_citation_labels_and_history(store_target
             {"source": "bob", "support": None},
         ]
         assert labels.undo(db, Task.CITATION, "amy") == ("1_1", "r", "1", "d:2")
-        assert labels.get(db, Task.CITATION, "amy", ("1_1", "r", 1, "d:2"))["value"] == -1
+        assert labels.get(db, Task.CITATION, "amy", ("1_1", "r", 1, "d:2")).value == -1
         if db.sqlite:  # the rebuilt table has its three history triggers again, and no foreign key broke
             triggers = rows(
                 db, "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'citation_labels'"

@@ -21,6 +21,8 @@ ITEMS = {
     Task.NTR_SUPPORT: ("101_1", 1, "demo-bm25"),
     Task.IMPORTANCE: ("101_1", 1),
     Task.CITATION: ("101_1", "demo-bm25", 1, "demo-doc-001:0"),
+    Task.BATTLE: ("101_1", "demo-bm25", "demo-dense", 0),
+    Task.BANK_MATCH: ("101_1", "demo-bm25", 1, 1),  # answer 1 of nugget 1 of the bank the fixture stores
 }
 VALUES = {  # three different values per task, written in turn
     Task.PASSAGE: (3, None, 1),
@@ -30,12 +32,19 @@ VALUES = {  # three different values per task, written in turn
     Task.NTR_SUPPORT: (2, 1, 0),
     Task.IMPORTANCE: (1, 0, 1),
     Task.CITATION: (2, -1, 1),
+    Task.BATTLE: (1, -1, 0),
+    Task.BANK_MATCH: (1, 0, 1),
 }
 
 
 @pytest.fixture(scope="module")
 def db(module_demo_target):
+    from assess.formats.banks import BankAnswer, BankNugget, NuggetBank
+    from store.banks import import_banks
+
     database = open_db(module_demo_target)
+    bank = NuggetBank("101_1", {"topic_id": "101_1"}, (BankNugget("Q?", "OR", (BankAnswer("A"),)),))
+    import_banks(database, [bank], "bank.jsonl", by="tests")
     yield database
     database.close()
 
@@ -68,11 +77,11 @@ def test_save_then_undo_walks_back_each_step(db, task):
     first, second, third = VALUES[task]
     for v in (first, second, third):
         labels.save(db, task, source, item, v, mode="blind", via="key")
-    assert labels.get(db, task, source, item)["value"] == third
+    assert labels.get(db, task, source, item).value == third
     assert labels.undo(db, task, source) == tuple(str(p) for p in item)
-    assert labels.get(db, task, source, item)["value"] == second
+    assert labels.get(db, task, source, item).value == second
     labels.undo(db, task, source)
-    assert labels.get(db, task, source, item)["value"] == first
+    assert labels.get(db, task, source, item).value == first
     labels.undo(db, task, source)
     assert labels.get(db, task, source, item) is None
     assert labels.undo(db, task, source) is None
@@ -85,7 +94,7 @@ def test_note_attaches_to_an_existing_label_and_survives_a_new_value(db, task):
     labels.save(db, task, source, item, VALUES[task][0], mode="blind", via="key")
     assert labels.set_note(db, task, source, item, "checked twice") is True
     labels.save(db, task, source, item, VALUES[task][1], mode="blind", via="key")
-    assert labels.get(db, task, source, item)["note"] == "checked twice"
+    assert labels.get(db, task, source, item).note == "checked twice"
     assert labels.labelled(db, task, source) == frozenset({tuple(item)})
 
 

@@ -28,6 +28,13 @@ SHIPPED = {
     12: "e2873b63099cac2a30f6a5a851ecd9f1c6f6f9b18f65c3e31facfdd8e9d8041a",
     13: "b4e0497804e46e0a0b0b8c31975b062152d551bac49c3c2e80932567b4085dcd",
     14: "8ea3699a3cd093bdfcfae57a8a8f79b96b5f683b9c8cc6f70d5edb485c8e443e",
+    15: "ebd5668d3abb4e36269debd9bd369ef4bb134b45aa42d5fda26acb7506b3d785",
+    16: "57b7111b03f9553c62702bf782f8c8bfcad011cdab24f77b2716aba564eb0a25",
+    17: "3195a293430beaedd3ce4aa4bef697950de0c8c76002aefc9f6253b01e0d0c90",
+    18: "546b7650a95a6b38d034b0b5636829ff58929354b96bf42e39a9c755953e8ba3",  # re-shows + overlap
+    19: "da0ccd297d793814d85d346e4b0c6dae7ba762b533f8b11dcf715b6769fed911",  # active time, guidelines
+    20: "6958d2c0f574b83530c9e8fbcd41cb611de7b11721ad9e534ffa35227e967017",  # job leases (store/schema/job_leases.py)
+    21: "05c81cebb7849dba30e60e76cf36cda0a02e4b5eb47170ce8edb4759267173b5",  # citation 'contradicts'
 }
 
 
@@ -57,6 +64,13 @@ SHIPPED_POSTGRES = {
     12: "59d75156eca878eabf615b3e7b26e250e430a304d087ce47a75aaf314df4fd8d",
     13: "eae6bf3d8ebdda3fef7e82fe832c7199e52a3920c597985e48511ef974d29980",
     14: "38907c3e23e37a2deffcecf3e66fb5fec45fc4caef00ee18ef42317b473f3c2d",
+    15: "9f77220123648255181ee6f9b0e7e2b85433ede45aa9406a7a2ad836f4f97c2d",
+    16: "829dcc108d27cdf1aaabaa13945afb0bde36d39382068864d57845c2aae4c027",
+    17: "eebd297616a26e70544330e4ca1f845618d95c7811495a2686102a601d149673",
+    18: "21ea6ad9afcfbe59e3151e6417e6846496dff24c741262dbcdb6f0565ef7524b",  # re-shows + overlap
+    19: "098336f0152fbec13c08c8dc080542fd43e4cf277a2cc7fa2da87b3ae3224181",  # active time, guidelines
+    20: "80ce93670e771a0163bede6947e9f209fa3303babd9c199abb7c0ccc23e9137a",  # job leases
+    21: "64265bf36eff3f6a4c533f8247e08b9324a3f3997c1b1de6c4459c2f34da6f04",  # citation 'contradicts'
 }
 
 
@@ -125,10 +139,28 @@ def test_the_table_refuses_values_off_the_registry_scale(tmp_path, kind):
         "run": run_name,
         "criterion": "relevance",
         "sentence": 1,
+        "run_a": run_name,
+        "run_b": run_name + "-other",
+        "occurrence": 0,
+        "nugget": 1,
+        "answer": 1,
     }
     conversation = column(db, "SELECT conversation_id FROM turns WHERE id = :t", {"t": nugget["turn_id"]})[0]
     extra = {"conversation_id": conversation} if kind.table == "ptkb_labels" else {}
     source = column(db, "SELECT name FROM sources ORDER BY name LIMIT 1")[0]
+    if kind.table == "bank_matches":  # its items are a stored bank answer and a stored response
+        with write(db):
+            run(db, "INSERT INTO bank_topics VALUES (:t, '{}', NULL, 'now')", {"t": nugget["turn_id"]})
+            run(
+                db,
+                "INSERT INTO bank_nuggets VALUES (:t, 1, 'Q', 'OR', NULL, NULL, 'original', NULL, 'now')",
+                {"t": nugget["turn_id"]},
+            )
+            run(
+                db,
+                "INSERT INTO bank_answers VALUES (:t, 1, 1, 'A', '[]', NULL, 'original', NULL, 'now')",
+                {"t": nugget["turn_id"]},
+            )
     columns = {**{c: known[c] for c in kind.item_columns}, **extra, "source": source, "updated_at": "2026-01-01"}
 
     def insert(value: int) -> None:
@@ -155,8 +187,11 @@ def test_prejudgment_tasks_are_the_schema_check():
 
     from store.schema.postgres import LATER
 
-    for script in (MIGRATIONS[8], dict(LATER)[9]):
-        check = re.search(r"CHECK \(task IN \(([^)]*)\)\)", script)
+    pattern = r"CHECK \(task IN \(([^)]*)\)\)"
+    latest_sqlite = [s for s in MIGRATIONS if "CREATE TABLE prejudgments" in s and re.search(pattern, s)][-1]
+    latest_postgres = [s for _, s in LATER if "prejudgments_task_check CHECK" in s][-1]
+    for script in (latest_sqlite, latest_postgres):  # the CHECK as the latest migration that sets it wrote it
+        check = re.search(pattern, script)
         assert check is not None
         assert set(re.findall(r"'([^']+)'", check.group(1))) == set(PREJUDGMENT_TASKS)
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from assess.services import accounts as service
+from assess.tasks import Label, Task
 from store import accounts, labels, open_db
 from store.rights import NotAllowed
 
@@ -134,7 +135,7 @@ def test_a_disabled_account_saves_no_label_and_a_demoted_organizer_takes_no_acti
     ):
         with pytest.raises(NotAllowed, match="'amy' is disabled: nothing was saved"):
             write()
-    assert labels.get(db, "passage", "amy", item) == {"value": 3, "note": None, "mode": "blind", "via": "ui"}
+    assert labels.get(db, "passage", "amy", item) == Label(Task.PASSAGE, "amy", item, 3, None, "blind", "ui")
 
     accounts.set_role(db, "boss", "assessor", by="os:admin")
     before = accounts.accounts(db)

@@ -84,7 +84,7 @@ def test_undo_walks_back_one_change_at_a_time(demo):
     assert queue.undo(demo, name) == (t2, p2)
     assert queue.label_of(demo, name, "passage", t2, p2) is None
     assert queue.undo(demo, name) == (t1, p1)
-    assert queue.label_of(demo, name, "passage", t1, p1)["value"] == 1
+    assert queue.label_of(demo, name, "passage", t1, p1).value == 1
     assert queue.undo(demo, name) == (t1, p1)
     assert queue.label_of(demo, name, "passage", t1, p1) is None
     assert queue.undo(demo, name) is None
@@ -117,7 +117,7 @@ def test_blind_mode_reveals_nothing_before_own_label(demo):
     assert queue.revealed_labels(demo, name, "passage", turn, passage) == []
     queue.save_passage_label(demo, name, turn, passage, 3, mode="reveal")
     revealed = queue.revealed_labels(demo, name, "passage", turn, passage)
-    assert [r["source"] for r in revealed] == ["llm:demo-gpt", "llm:demo-llama"]
+    assert [r.source for r in revealed] == ["llm:demo-gpt", "llm:demo-llama"]
     assert value(demo, "SELECT mode FROM passage_labels WHERE source = 'di'") == "reveal"
 
 

@@ -93,15 +93,15 @@ def test_k_answers_are_kept_apart_and_the_label_is_their_consensus(db):
     source = llm(db)
     item = (TURN, PASSAGES[0])
     assert pj.save(db, answer(source, PASSAGES[0], 2, sample=0)) is not None
-    assert labels.get(db, Task.PASSAGE, source, item)["value"] == 2
+    assert labels.get(db, Task.PASSAGE, source, item).value == 2
     pj.save(db, answer(source, PASSAGES[0], 3, sample=1))
-    assert labels.get(db, Task.PASSAGE, source, item)["value"] == 3  # tie 2/3: mean 2.5 rounds to 3
+    assert labels.get(db, Task.PASSAGE, source, item).value == 3  # tie 2/3: mean 2.5 rounds to 3
     pj.save(db, answer(source, PASSAGES[0], 2, sample=2))
-    assert labels.get(db, Task.PASSAGE, source, item)["value"] == 2  # 2, 3, 2: majority
+    assert labels.get(db, Task.PASSAGE, source, item).value == 2  # 2, 3, 2: majority
     # an unparseable answer is kept but does not vote; the same sample twice is stored once
     pj.save(db, answer(source, PASSAGES[0], None, sample=3, status="unparseable"))
     assert pj.save(db, answer(source, PASSAGES[0], 3, sample=1)) is None
-    assert labels.get(db, Task.PASSAGE, source, item)["value"] == 2
+    assert labels.get(db, Task.PASSAGE, source, item).value == 2
     assert pj.sample_answers(db, source, "passage") == {item: [2, 3, 2]}
     stored = rows(
         db,
@@ -126,10 +126,10 @@ def test_a_single_answer_gives_its_label_as_before_and_a_new_input_starts_afresh
     item = (TURN, PASSAGES[1])
     pj.save(db, answer(source, PASSAGES[1], 4))
     pj.save(db, answer(source, PASSAGES[1], 1, sample=1))
-    assert labels.get(db, Task.PASSAGE, source, item)["value"] == 3  # 4, 1: mean 2.5 rounds to 3
+    assert labels.get(db, Task.PASSAGE, source, item).value == 3  # 4, 1: mean 2.5 rounds to 3
     # the passage text changed: a new input, whose one answer alone is the label
     pj.save(db, answer(source, PASSAGES[1], 0, input_hash="changed"))
-    assert labels.get(db, Task.PASSAGE, source, item)["value"] == 0
+    assert labels.get(db, Task.PASSAGE, source, item).value == 0
     assert pj.sample_answers(db, source, "passage") == {item: [0]}
 
 
@@ -161,7 +161,7 @@ def test_outcomes_of_two_prompt_versions_of_the_same_items_are_both_kept(db):
     assert pj.answers_by_prompt_version(db, "passage", [without], model=MODEL)[(TURN, PASSAGES[1])] == {without: 1}
     assert pj.answers_by_prompt_version(db, "passage", []) == {}
     # the label table holds one value per source (the last version written); the outcomes hold both
-    assert labels.get(db, Task.PASSAGE, source, (TURN, PASSAGES[2]))["value"] == 2
+    assert labels.get(db, Task.PASSAGE, source, (TURN, PASSAGES[2])).value == 2
     assert pj.sample_answers(db, source, "passage", prompt_version=with_ptkb)[(TURN, PASSAGES[2])] == [0]
 
 
@@ -228,7 +228,7 @@ def test_a_budgeted_sample_is_stored_read_back_and_leads_the_assessors_queues(db
     assert samples.sampled_order(db, bob).items == ((TURN, PASSAGES[1]),)
     # amy may label the sampled passage outside the pool; bob may not (it is not in his sample)
     queue.save_passage_label(db, amy, *outside, 2)
-    assert labels.get(db, Task.PASSAGE, amy, outside)["value"] == 2
+    assert labels.get(db, Task.PASSAGE, amy, outside).value == 2
     with pytest.raises(UnknownItem):
         queue.save_passage_label(db, assessor(db, "bob"), *outside, 2)
     history = rows(db, "SELECT source, item, via FROM label_history WHERE label_table = 'assignment'")

@@ -243,7 +243,7 @@ def test_importance_and_graded_ntr_changes_are_in_the_history(db):
         {"label_table": "ntr-support", "item": "101_1 2 demo-bm25", "old_value": None, "new_value": "2"},
     ]
     assert labels.undo(db, Task.IMPORTANCE, amy) == ("101_1", "2")
-    assert labels.get(db, Task.IMPORTANCE, amy, ("101_1", 2))["value"] == 1
+    assert labels.get(db, Task.IMPORTANCE, amy, ("101_1", 2)).value == 1
     with pytest.raises(AssessError, match="importance"):
         labels.save(db, Task.IMPORTANCE, amy, ("101_1", 2), 2, mode="blind", via="key")
 
@@ -272,7 +272,7 @@ def test_citation_labels_only_for_cited_passages_with_history_and_undo(db):
     ]
     assert labels.undo(db, Task.CITATION, amy) == ("101_2", "topics", "0", "demo-doc-003:0")
     assert labels.undo(db, Task.CITATION, amy) == ("101_1", "rag-a", "1", "demo-doc-002:3")
-    assert labels.get(db, Task.CITATION, amy, ("101_1", "rag-a", 1, "demo-doc-002:3"))["value"] == 2
+    assert labels.get(db, Task.CITATION, amy, ("101_1", "rag-a", 1, "demo-doc-002:3")).value == 2
     # a re-imported response text drops sentences, never the labels (the history keeps them too)
     import_responses(db, "plain.json", [ResponseRecord("101_1", "rag-a", "New words.", None, 1)], replace=True)
     assert labels.values(db, Task.CITATION, amy)[("101_1", "rag-a", 1, "demo-doc-002:3")] == 2

@@ -144,10 +144,30 @@ def test_labels_of_pairs_that_are_not_citations_are_refused():
         run_citation_scores({"t1": (A_SENTENCES, ())}, {"t1": A_LABELS, "nope": {}})
 
 
-@pytest.mark.parametrize("value", [3, -2, True, 1.5, "2"])
+@pytest.mark.parametrize("value", [3, -3, True, 1.5, "2"])  # -2 is 'contradicts' since the scale has it
 def test_values_off_the_scale_are_refused(value):
-    with pytest.raises(AssessError, match=r"expected one of -1..2"):
+    with pytest.raises(AssessError, match=r"expected one of -2..2"):
         response_citation_scores([["a"]], {(0, "a"): value})
+
+
+def test_contradicts_is_not_supported_and_counted_by_hand():
+    """Sentence 0 cites a (contradicts) and b (full), sentence 1 cites c (cannot judge); w is cited by the whole
+    response: contradicts for sentence 0, cannot judge for sentence 1. Citations: a, b, c, w = 4, of which 3 are
+    judged (c is not; w is, through sentence 0) and 2 contradict (a, w). Precision strict: b alone of the 2
+    assessed (a, b; w is precise for no sentence and cannot be judged for one: out) -> 1/2; recall: sentence 0
+    supported, sentence 1 out (its support hangs on c and w) -> 1/1. Reading -2 as 0 gives the same scores."""
+    sentences = [["a", "b"], ["c"]]
+    labels = {(0, "a"): -2, (0, "b"): 2, (1, "c"): None, (0, "w"): -2, (1, "w"): None}
+    got = response_citation_scores(sentences, labels, response_citations=["w"])
+    as_zero = response_citation_scores(
+        sentences, {k: 0 if v == -2 else v for k, v in labels.items()}, response_citations=["w"]
+    )
+    assert (got.contradicts, got.judged_citations, got.contradiction_rate) == (2, 3, 2 / 3)
+    assert (got.recall, got.precision, got.citations, got.cannot_judge) == (1.0, 0.5, 4, 2)
+    assert (as_zero.contradicts, as_zero.contradiction_rate) == (0, 0.0)
+    assert [getattr(got, m) for m in ("recall", "precision", "supported", "recall_lax", "precision_lax")] == [
+        getattr(as_zero, m) for m in ("recall", "precision", "supported", "recall_lax", "precision_lax")
+    ]
 
 
 _RESPONSE = st.lists(st.lists(st.sampled_from("abcd"), max_size=3), min_size=1, max_size=4)

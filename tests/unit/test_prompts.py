@@ -31,10 +31,12 @@ def test_every_task_has_a_prompt_whose_version_is_name_and_hash():
         "ntr-support",
         "importance",
         "citation",
+        "battle",
+        "bank-match",
     }
     every = [*prompts.PROMPTS.values(), *prompts.VARIANTS.values()]
     versions = {p.version for p in every}
-    assert len(versions) == 10
+    assert len(versions) == 13
     for p in every:
         name, digest = p.version.split("@")
         assert name == p.name and len(digest) == 8
@@ -333,7 +335,9 @@ PINNED_NEW_VERSIONS = {
     ("ntr-support", None): "ntr-support-grade@5deda4ec",
     ("importance", None): "nugget-importance@eaff5bfb",
     ("citation", None): "citation-support@84ab101e",
+    ("battle", None): "battle-verdict@c7294e0c",
     ("passage", "no-ptkb"): "passage-relevance-noptkb@10eee348",
+    ("citation", "contradicts"): "citation-support-contradicts@98999249",
 }
 # The versions before, whose delimiters (<<< >>>) content could close: none may come back.
 UNFENCED_VERSIONS = {
@@ -544,13 +548,29 @@ def test_every_variant_encloses_every_field_with_the_rule_in_the_system_message(
 
 
 def test_the_choice_prompts_offer_exactly_the_registry_names():
-    from assess.tasks import CITATION_SUPPORT, IMPORTANCE, SUPPORT
+    from assess.tasks import (
+        BATTLE_OUTCOME,
+        CITATION_SUPPORT,
+        CITATION_SUPPORT_WITHOUT_CONTRADICTS,
+        IMPORTANCE,
+        SUPPORT,
+    )
 
-    for task, scale in (("ntr-support", SUPPORT), ("importance", IMPORTANCE), ("citation", CITATION_SUPPORT)):
-        p = prompts.prompt_for(task)
+    for task, variant, scale in (
+        ("ntr-support", None, SUPPORT),
+        ("importance", None, IMPORTANCE),
+        ("citation", None, CITATION_SUPPORT_WITHOUT_CONTRADICTS),  # the plain prompt, as before 'contradicts'
+        ("citation", "contradicts", CITATION_SUPPORT),
+        ("battle", None, BATTLE_OUTCOME),
+    ):
+        p = prompts.prompt_for(task, variant)
         for value, name in scale.names.items():
             assert f"- {name}: " in p.template  # each answer with what it means
             assert p.parse(name) == (ParseStatus.OK, value, None)  # and each name reads back as its value
+    plain, contradicts = prompts.prompt_for("citation"), prompts.prompt_for("citation", "contradicts")
+    assert "contradicts" not in plain.template
+    assert plain.parse("contradicts").status is ParseStatus.UNPARSEABLE  # the plain prompt's answers unchanged
+    assert contradicts.parse("Answer: contradicts") == (ParseStatus.OK, -2, None)
 
 
 @pytest.mark.parametrize(
@@ -635,7 +655,29 @@ def test_importance_unparseable(answer):
     assert prompts.prompt_for("importance").parse(answer).status == ParseStatus.UNPARSEABLE
 
 
-@given(st.text(), st.sampled_from(["ntr-support", "importance", "citation"]))
+@pytest.mark.parametrize(
+    "answer, value",
+    [
+        ("A", 1),
+        ("B.", 2),
+        ("Answer B", 2),
+        ("**Tie**", 0),
+        ("both bad", -1),
+        ("both_bad", -1),
+        ('{"verdict": "A"}', 1),
+        ("Answer: B better", 2),
+    ],
+)
+def test_battle_shapes(answer, value):
+    assert prompts.prompt_for("battle").parse(answer) == (ParseStatus.OK, value, None)
+
+
+@pytest.mark.parametrize("answer", ["A or B", "1", "left", "both", "A better, B worse but B is better"])
+def test_battle_unparseable(answer):
+    assert prompts.prompt_for("battle").parse(answer).status == ParseStatus.UNPARSEABLE
+
+
+@given(st.text(), st.sampled_from(["ntr-support", "importance", "citation", "battle"]))
 def test_choice_parsers_never_raise_and_only_return_values_on_their_scale(text, task):
     from assess.tasks import label_kind
 

@@ -1,0 +1,68 @@
+"""The review page's panels of assessor quality: active time per judgment, and the versioned guidelines."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from assess.errors import AssessError
+from assess.services import audit as service
+from assess.tasks import LABEL_KINDS
+from assess.ui.audit import table
+from assess.ui.widgets import error, esc
+
+
+def speed_panel(database) -> None:
+    """Each assessor's active time per judgment (median and quartiles by task, passage length and hour), the
+    implausible-speed flags, and the timed label events as CSV. Organizers only: assessors never see it."""
+    report = service.speed(database)
+    rules = report["rules"]
+    st.caption(
+        f"Measured in the browser: the time an item was on screen with the tab visible and focused, idle stretches "
+        f"over {rules['idle_limit_ms'] // 1000} s without input cut. Flag: a task's median under "
+        f"{rules['fast_median_ms']} ms over {rules['fast_min_labels']} or more labels. Hours are UTC."
+    )
+    if not report["rows"]:
+        st.info("No timed label yet: labels typed on the keyboard pages carry their active time.")
+        return
+    for r in report["flags"]:
+        st.warning(f"{esc(r['assessor'])} ({esc(r['group'])}): {esc(r['flag'])}")
+    table(pd.DataFrame(report["rows"]), "active_time", key="rv_speed")
+    st.download_button(
+        "Download the timed labels (CSV)",
+        lambda: service.timed_labels_csv(database).encode("utf-8"),
+        file_name="timed_labels.csv",
+        mime="text/csv",
+        key="rv_timed_csv",
+    )
+
+
+def guidelines_panel(database, by: str | None) -> None:
+    """Edit a task's guideline (each save is a new version), its versions, and the labels made under an older
+    version than the one in force."""
+    from store import guidelines
+    from store.schema.active_time import TIMED_TABLES
+
+    tasks = [kind.task.value for kind in LABEL_KINDS.values() if kind.table in TIMED_TABLES]  # labels record it
+    task = st.selectbox("Task", tasks, key="rv_guideline_task")
+    now = guidelines.current(database, task)
+    st.caption(
+        "No guideline yet for this task."
+        if now is None
+        else f"In force: version {now['version']} ({now['created_at']})."
+    )
+    text = st.text_area("Guideline (rubric and instructions)", value=(now or {}).get("text", ""), key=f"rv_g_{task}")
+    if st.button("Save as a new version", key="rv_guideline_save"):
+        try:
+            version = guidelines.add_version(database, task, text, by=by)
+        except AssessError as exc:
+            error("Not saved: ", exc)
+        else:
+            st.success("Unchanged: no new version." if version is None else f"Saved as version {version}.")
+    versions = guidelines.versions(database, task)
+    if versions:
+        st.dataframe(pd.DataFrame(versions), hide_index=True, width="stretch", key="rv_versions")
+    older = guidelines.labels_under_older(database)
+    st.markdown(f"**Labels made under an older guideline version** ({len(older)}, at most 1000 listed)")
+    if older:
+        table(pd.DataFrame(older), "labels_under_older_guidelines", key="rv_older")

@@ -1,0 +1,65 @@
+"""Side-by-side battles: two runs' answers to one topic, identities hidden; which is better?
+
+Keys: A or ArrowLeft the left answer is better, L or ArrowRight the right one, T a tie, B both bad; each stores
+the verdict at once (the run shown on the left as ``run_a``: the order shown is stored) and draws the next
+battle of the chosen plan. U undoes the last verdict. The order of the battles and which answer is on the left
+are drawn per person; a share of the battles comes again at the end in swapped order. A key press re-runs
+only the battle panel (a fragment).
+"""
+
+import time
+
+import streamlit as st
+
+from assess import ui
+from assess.errors import UnknownItem
+from assess.services import battles
+from assess.ui import battles as battle_ui
+from assess.ui import rag as rag_ui
+
+ui.frame_guard()
+database = ui.db()
+name = ui.require_assessor("battles")
+ui.keyboard_preference(database, name)
+
+plans = battles.plan_names(database)
+if not plans:
+    st.info("No battle plans yet: an organizer makes one (`python -m assess battles plan`).")
+    st.stop()
+plan = st.sidebar.selectbox("Battle plan", plans, index=len(plans) - 1, key="battle_plan")
+
+
+@ui.key_panel
+def battle_panel():
+    rag_ui.messages()
+    pending, total = battles.pending(database, plan, name)
+    nav = st.container(horizontal=True, gap="small")
+    nav.button(
+        "Undo", key="battle_undo", shortcut=ui.keys("U"), on_click=ui.saving(battles.undo), args=(database, name)
+    )
+    if not pending:
+        st.success(f"All {total} battles of this plan judged. Thank you!")
+        return
+    item = pending[0]
+    try:
+        screen = battles.screen(database, item)
+    except UnknownItem as exc:
+        st.warning(f"This battle's answers are no longer stored ({ui.esc(exc)}): reload the page.")
+        return
+    st.progress((total - len(pending)) / total, text=f"{total - len(pending)} / {total} battles judged")
+    st.markdown(f"Battle {total - len(pending) + 1} of {total}")
+    st.session_state["battle_on_screen"] = (item, time.monotonic())
+
+    def decide(winner):
+        shown, since = st.session_state["battle_on_screen"]
+        battles.save(database, name, shown, winner, active_ms=int((time.monotonic() - since) * 1000))
+
+    battle_ui.context(screen)
+    left, right = st.columns(2, gap="medium")
+    battle_ui.answer(left, "Left answer", screen.left)
+    battle_ui.answer(right, "Right answer", screen.right)
+    st.markdown("**Which answer is better?**")
+    battle_ui.verdict_buttons(decide)
+
+
+battle_panel()

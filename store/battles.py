@@ -1,0 +1,269 @@
+"""Side-by-side battles (schema 15): the verdicts of every source, imported files of them, battle plans and the
+pairs of stored responses a battle can be about.
+
+A battle label is keyed by its source, topic (turn id), ``run_a`` (shown on the left), ``run_b`` and
+``occurrence`` (:data:`assess.tasks.LABEL_KINDS` ``battle``); its outcome is checked against the registry's
+scale by :mod:`store.labels`, which writes it, notes it and undoes it as every other label.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from assess.errors import AssessError, UnknownItem
+from assess.tasks import BATTLE_WINNER_NAMES, BATTLE_WINNERS, Task
+from store import labels
+from store.db import Store, column, columns, now, row, rows, run, run_many, write
+from store.history import record_action
+from store.rights import check_writer
+from store.sources import ensure_source
+
+_TASK = Task.BATTLE
+BATTLE_COLUMNS = ("turn_id", "run_a", "run_b", "occurrence", "winner", "reshow", "note", "active_ms", "updated_at")
+
+
+def import_battles(db: Store, source: str, records: Iterable, *, file: str, by: str | None = None) -> dict[str, int]:
+    """Write battles read from ``file`` (:class:`assess.formats.battles.BattleRecord`) as labels of ``source`` in
+    one transaction (a source kind from its name: ``llm:…`` an LLM, else an import). A battle stored already is
+    rewritten only when its winner differs (the rule of every label import); the history records each change.
+    Returns ``{"battles", "new", "changed", "topics", "runs"}``."""
+    batch = list(records)
+    at = now()
+    with write(db):
+        ensure_source(db, source)
+        check_writer(db, source)
+        before = _count(db, source)
+        stored = labels.values(db, _TASK, source)
+        changed = sum(
+            1
+            for r in batch
+            if (found := stored.get((r.topic_id, r.run_a, r.run_b, r.occurrence))) is not None
+            and found != BATTLE_WINNERS[r.winner]
+        )
+        cols = ("source", "turn_id", "run_a", "run_b", "occurrence", "outcome", "reshow", "note", "updated_at")
+        labels.import_labels(
+            db,
+            _TASK,
+            cols,
+            (
+                (
+                    source,
+                    r.topic_id,
+                    r.run_a,
+                    r.run_b,
+                    r.occurrence,
+                    BATTLE_WINNERS[r.winner],
+                    int(r.reshow),
+                    r.reason,
+                    at,
+                )
+                for r in batch
+            ),
+        )
+        summary = {
+            "battles": len(batch),
+            "new": _count(db, source) - before,
+            "changed": changed,
+            "topics": len({r.topic_id for r in batch}),
+            "runs": len({x for r in batch for x in (r.run_a, r.run_b)}),
+        }
+        if by is not None:
+            record_action(db, by, "import", f"battles {file}", None, summary, via=source)
+    return summary
+
+
+def _count(db: Store, source: str) -> int:
+    return row(db, "SELECT COUNT(*) AS n FROM battles WHERE source = :source", {"source": source})["n"]
+
+
+def battles(db: Store, source: str) -> list[dict[str, Any]]:
+    """Every battle of ``source`` in the order judged (time, then key): ``{turn_id, run_a, run_b, occurrence,
+    winner, reshow, note, active_ms, updated_at}`` with ``winner`` spelled a / b / tie / both_bad."""
+    labels_of = columns(
+        db,
+        "SELECT turn_id, run_a, run_b, occurrence, outcome, reshow, note, active_ms, updated_at FROM battles "
+        "WHERE source = :source ORDER BY updated_at, turn_id, run_a, run_b, occurrence",
+        {"source": source},
+    )
+    names = [*BATTLE_COLUMNS[:4], "outcome", *BATTLE_COLUMNS[5:]]
+    out = []
+    for values in zip(*(labels_of[c] for c in names)):
+        found = dict(zip(BATTLE_COLUMNS, values))
+        found["winner"] = BATTLE_WINNER_NAMES[found["winner"]]
+        found["reshow"] = bool(found["reshow"])
+        out.append(found)
+    return out
+
+
+def require_battle_source(db: Store, source: str) -> None:
+    """Refuse a source without any battle (naming the sources that have some)."""
+    if row(db, "SELECT 1 AS found FROM battles WHERE source = :source LIMIT 1", {"source": source}) is None:
+        known = [s["name"] for s in battle_sources(db)]
+        hint = f"one of {', '.join(known)}" if known else "none has battles yet: import some first"
+        raise UnknownItem(f"the source {source!r} has no battles ({hint})")
+
+
+def battle_sources(db: Store) -> list[dict[str, str]]:
+    """The sources with battles, by name: ``{name, kind}``."""
+    return rows(
+        db,
+        "SELECT s.name AS name, s.kind AS kind FROM sources s "
+        "WHERE EXISTS (SELECT 1 FROM battles b WHERE b.source = s.name) ORDER BY s.name",
+    )
+
+
+# ------------------------------------------------------------------------------------------- responses
+
+
+def response_runs(db: Store) -> dict[str, list[str]]:
+    """The runs with a stored response per turn (turns in conversation order, runs by name): what plans pair."""
+    out: dict[str, list[str]] = {}
+    for r in rows(
+        db,
+        "SELECT r.turn_id AS turn_id, r.run AS run FROM responses r JOIN turns t ON t.id = r.turn_id "
+        "JOIN conversations c ON c.id = t.conversation_id ORDER BY c.rowid, t.position, r.run",
+    ):
+        out.setdefault(r["turn_id"], []).append(r["run"])
+    return out
+
+
+def check_pair(db: Store, turn_id: str, run_a: str, run_b: str) -> None:
+    """Refuse a battle of the page or an LLM unless both runs have a stored response to the turn."""
+    if run_a == run_b:
+        raise AssessError(f"a battle needs two different runs, not {run_a!r} twice")
+    found = set(
+        column(
+            db,
+            "SELECT run FROM responses WHERE turn_id = :turn_id AND (run = :a OR run = :b)",
+            {"turn_id": turn_id, "a": run_a, "b": run_b},
+        )
+    )
+    missing = [r for r in (run_a, run_b) if r not in found]
+    if missing:
+        raise UnknownItem(f"no stored response of run {missing[0]!r} to {turn_id!r}")
+
+
+def save_battle(
+    db: Store,
+    source: str,
+    turn_id: str,
+    run_a: str,
+    run_b: str,
+    winner: str,
+    *,
+    reshow: bool = False,
+    active_ms: int | None = None,
+    note: str | None = None,
+    mode: str = "blind",
+    via: str = "key",
+) -> None:
+    """Write one verdict of ``source`` (``run_a`` shown on the left) in its own transaction, after checking that
+    both runs answered the turn; ``winner`` a / b / tie / both_bad."""
+    if winner not in BATTLE_WINNERS:
+        raise AssessError(f"a battle's winner is one of {', '.join(BATTLE_WINNERS)}, not {winner!r}")
+    if active_ms is not None and (isinstance(active_ms, bool) or not isinstance(active_ms, int) or active_ms < 0):
+        raise AssessError(f"active time is a number of milliseconds >= 0, not {active_ms!r}")
+    with write(db):
+        check_pair(db, turn_id, run_a, run_b)
+        labels.save(
+            db,
+            _TASK,
+            source,
+            (turn_id, run_a, run_b, 0),
+            BATTLE_WINNERS[winner],
+            note=note,
+            mode=mode,
+            via=via,
+            extra={"reshow": int(reshow), "active_ms": active_ms},
+        )
+
+
+def judged(db: Store, source: str) -> dict[tuple[str, str, str], str]:
+    """The source's verdicts as ``{(turn, run_a, run_b): winner}`` (first occurrences): what a page skips."""
+    return {
+        (t, a, b): BATTLE_WINNER_NAMES[v]
+        for (t, a, b, occurrence), v in labels.values(db, _TASK, source).items()
+        if occurrence == 0
+    }
+
+
+# ------------------------------------------------------------------------------------------- plans
+
+
+def create_plan(
+    db: Store,
+    name: str,
+    method: str,
+    pairs: Sequence[tuple[str, str, str]],
+    *,
+    details: Mapping[str, Any] | None = None,
+    by: str | None = None,
+) -> int:
+    """Store the plan ``name`` of (turn, run_x, run_y) pairs in the order given (runs put in code-point order), in
+    one transaction with its organizer action; a plan name is used once. Returns the number of pairs."""
+    if not pairs:
+        raise AssessError(f"the plan {name!r} has no pairs (are responses of two runs or more stored?)")
+    with write(db):
+        check_writer(db, by, action="import")
+        if row(db, "SELECT 1 AS found FROM battle_plans WHERE name = :name", {"name": name}):
+            raise AssessError(f"a battle plan named {name!r} exists already: choose another name")
+        run(
+            db,
+            "INSERT INTO battle_plans (name, method, details, created_by, created_at) "
+            "VALUES (:name, :method, :details, :by, :at)",
+            {
+                "name": name,
+                "method": method,
+                "details": json.dumps(dict(details or {}), sort_keys=True),
+                "by": by,
+                "at": now(),
+            },
+        )
+        run_many(
+            db,
+            "INSERT INTO battle_pairs (plan, turn_id, run_x, run_y, position) VALUES (:plan, :t, :x, :y, :p)",
+            ({"plan": name, "t": t, "x": min(a, b), "y": max(a, b), "p": n} for n, (t, a, b) in enumerate(pairs)),
+        )
+        record_action(
+            db,
+            by,
+            "import",
+            f"battle plan {name}",
+            None,
+            {"method": method, "pairs": len(pairs)},
+            via="battles",
+            writer_checked=True,
+        )
+    return len(pairs)
+
+
+def plan_pairs(db: Store, name: str) -> list[tuple[str, str, str]]:
+    """The pairs of the plan ``name`` in plan order; an unknown plan is refused naming the plans there are."""
+    if row(db, "SELECT 1 AS found FROM battle_plans WHERE name = :name", {"name": name}) is None:
+        known = column(db, "SELECT name FROM battle_plans ORDER BY name")
+        raise UnknownItem(f"no battle plan {name!r}" + (f" (plans: {', '.join(known)})" if known else ""))
+    return [
+        (r["turn_id"], r["run_x"], r["run_y"])
+        for r in rows(
+            db,
+            "SELECT turn_id, run_x, run_y FROM battle_pairs WHERE plan = :plan ORDER BY position",
+            {"plan": name},
+        )
+    ]
+
+
+def plans(db: Store) -> list[dict[str, Any]]:
+    """Every battle plan: ``{name, method, details, pairs, created_by, created_at}``, newest last."""
+    return rows(
+        db,
+        "SELECT p.name AS name, p.method AS method, p.details AS details, p.created_by AS created_by, "
+        "p.created_at AS created_at, (SELECT COUNT(*) FROM battle_pairs x WHERE x.plan = p.name) AS pairs "
+        "FROM battle_plans p ORDER BY p.created_at, p.name",
+    )
+
+
+def undo_battle(db: Store, source: str) -> tuple | None:
+    """Take back the source's latest battle verdict not yet undone (:func:`store.labels.undo`); the item or None."""
+    return labels.undo(db, _TASK, source)

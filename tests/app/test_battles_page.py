@@ -1,0 +1,102 @@
+"""/battles through AppTest: the verdict keys store each battle with the run shown on the left as run_a, in the
+person's own order, undo takes one back; and the Bradley-Terry tab of /scores shows what `battles rank --json`
+prints."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.helpers import open_app, rows, run_cli
+
+
+@pytest.fixture
+def app_db(demo_target, monkeypatch, tmp_path):
+    monkeypatch.setenv("ASSESS_DB", demo_target)
+    monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
+    run_cli("battles", "plan", "--name", "p", "--method", "random", "--pairs", "1", db=demo_target, check=True)
+    return demo_target
+
+
+def _shown(at) -> str:
+    return " ".join(m.value for m in [*at.markdown, *at.caption])
+
+
+def test_verdict_keys_store_battles_in_order_with_the_order_shown(app_db):
+    from assess.services import battles
+    from store import open_db
+
+    with open_db(app_db) as db:
+        queue = battles.queue(db, "p", "bea")
+    first = [q for q in queue if not q["reshow"]]
+    assert len(first) == 12 and all(q["run_a"] != q["run_b"] for q in first)
+    again = queue[len(first) :]  # ceil(10% of 12) = 2 battles come back last, swapped, for consistency
+    assert len(again) == 2 and all(q["reshow"] for q in again)
+    shown = {(q["turn_id"], q["run_a"], q["run_b"]) for q in first}
+    assert all((q["turn_id"], q["run_b"], q["run_a"]) in shown for q in again)
+    at = open_app("pages/battles.py", "bea")
+    assert "Left answer" in _shown(at) and "Right answer" in _shown(at)
+    assert not any(q["run_a"] in _shown(at) for q in queue)  # identities hidden
+    assert re.search(r"0 / \d+ battles judged", at.get("progress")[0].proto.text)
+    for key in ("battle_a", "battle_l", "battle_t", "battle_b", "battle_right"):
+        at.button(key=key).click().run()
+        assert not at.exception, at.exception
+    stored = rows(
+        app_db,
+        "SELECT turn_id, run_a, run_b, outcome, reshow, mode, via FROM battles WHERE source = 'bea' ORDER BY updated_at",
+        {},
+    )
+    expected = [1, 2, 0, -1, 2]  # A left, L right, tie, both bad, ArrowRight right
+    assert stored == [
+        (q["turn_id"], q["run_a"], q["run_b"], code, 0, "blind", "key") for q, code in zip(first, expected)
+    ]
+    assert all(r[0] is not None for r in rows(app_db, "SELECT active_ms FROM battles WHERE source = 'bea'", {}))
+    at.button(key="battle_undo").click().run()
+    assert len(rows(app_db, "SELECT 1 FROM battles WHERE source = 'bea'", {})) == 4
+    assert "4 / " in at.get("progress")[0].proto.text
+
+
+def test_the_bradley_terry_tab_shows_the_rank_figures(app_db, tmp_path):
+    lines = [
+        {"topic_id": "101_1", "run_a": "demo-bm25", "run_b": "demo-dense", "winner": "b"},
+        {"topic_id": "101_2", "run_a": "demo-dense", "run_b": "demo-bm25", "winner": "tie"},
+        {"topic_id": "101_1", "run_a": "demo-rerank", "run_b": "demo-dense", "winner": "a"},
+        {"topic_id": "101_2", "run_a": "demo-bm25", "run_b": "demo-rerank", "winner": "a"},
+    ]
+    file = tmp_path / "b.jsonl"
+    file.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    run_cli("battles", "import", str(file), "--source", "arena", db=app_db, check=True)
+    expected = json.loads(run_cli("battles", "rank", "--source", "arena", "--json", db=app_db, check=True).stdout)
+    at = open_app()
+    at.switch_page("pages/scores.py").run()
+    assert not at.exception, at.exception
+    (table,) = [
+        d.value
+        for d in at.dataframe
+        if list(d.value.columns) == ["run", "strength", "low", "high", "win_rate", "battles"]
+    ]
+    assert list(table["run"]) == list(expected["runs"])
+    for _, r in table.iterrows():
+        assert r["strength"] == expected["runs"][r["run"]]["strength"]
+        assert (r["low"], r["high"]) == (expected["runs"][r["run"]]["low"], expected["runs"][r["run"]]["high"])
+        assert r["win_rate"] == expected["runs"][r["run"]]["win_rate"]
+    assert any(expected["model"] in c.value for c in at.caption)
+    assert not any("Pairs judged in both orders" in c.value for c in at.caption)  # none judged both ways
+
+    # an LLM judge that always picks the left answer: the tab shows its position bias
+    file.write_text(
+        "".join(
+            json.dumps({"topic_id": "101_1", "run_a": a, "run_b": b, "winner": "a"}) + "\n"
+            for a, b in (("demo-bm25", "demo-dense"), ("demo-dense", "demo-bm25"))
+        )
+    )
+    run_cli("battles", "import", str(file), "--source", "llm:left", db=app_db, check=True)
+    at.switch_page("pages/scores.py").run()
+    at.selectbox(key="bt_source").select("llm:left").run()
+    assert not at.exception, at.exception
+    assert (
+        "Pairs judged in both orders: 1, verdict flipped: 1 (100.0%: an LLM judge's position bias); "
+        "left answer chosen in 100.0% of decisive verdicts"
+    ) in [c.value for c in at.caption]

@@ -1,0 +1,64 @@
+"""The human ceiling over planned overlap (assess.services.audit.overlap_view) and the alternative annotator
+test over the plan's assessors, against the agreement module and the labels read here."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from assess.measures.agreement import agreement_matrix
+from assess.services import audit
+from store import labels, open_db, overlap, queue
+
+NAMES = ["ann", "ben", "cy"]
+JUDGE = "llm:demo-gpt"
+
+
+@pytest.fixture(scope="module")
+def planned(module_demo_target):
+    """Three assessors plan 30% overlap over the demo and judge their whole queues: the LLM's grade, moved by
+    one grade now and then (seeded), so they agree often but not always."""
+    db = open_db(module_demo_target)
+    overlap.create_plan(db, "pilot", NAMES, topics=["101", "102"], share=0.3, copies=2, seed=2, by="boss")
+    llm = labels.values(db, "passage", JUDGE)
+    rng = random.Random(4)
+    for name in NAMES:
+        grades = []
+        for item in queue.queue_order(db, name).items:
+            base = llm.get(item, 1)
+            grades.append((item, min(4, max(0, (base or 0) + rng.choice((-1, 0, 0, 0, 1))))))
+        labels.save_many(db, "passage", name, grades, mode="blind", via="ui")
+    yield db
+    db.close()
+
+
+def test_the_ceiling_equals_the_agreement_module_on_the_planned_labels(planned):
+    db = planned
+    judges = overlap.planned_judges(db, "passage")
+    own = {name: labels.values(db, "passage", name) for name in NAMES}
+    chosen = {name: {item: own[name][item] for item, people in judges.items() if name in people} for name in NAMES}
+    expected = agreement_matrix(
+        chosen, scale=[0, 1, 2, 3, 4], threshold=2, kinds=dict.fromkeys(NAMES, "human"), bootstrap=300, seed=5
+    )
+    view = audit.overlap_view(db, threshold=2, bootstrap=300, seed=5)
+    assert view["items"] == len(judges) == 65  # round(0.3 x 217)
+    assert view["judged_by_two"] == view["judged_by_all"] == 65
+    assert view["ceiling"] == {k: v for k, v in expected["ceiling"].items() if k != "by"}
+    assert [(p["a"], p["b"], p["n"], p["kappa_quadratic"]) for p in view["pairs"]] == [
+        (p["a"], p["b"], p["n"], p["kappa_quadratic"]) for p in expected["pairs"]
+    ]
+    assert view["ceiling"]["n"] == 65 and view["value"] == expected["ceiling"]["kappa_quadratic"]
+    assert view["ci"] == expected["ceiling"]["ci"]["kappa_quadratic"]
+    assert sum(p["n"] for p in view["pairs"]) == 65  # each planned item is one pair of two assessors
+
+
+def test_the_alternative_annotator_test_takes_the_plans_assessors_as_humans(planned):
+    db = planned
+    humans = audit.default_humans(db, "passage", JUDGE)
+    assert set(NAMES) <= set(humans) and JUDGE not in humans
+    judged = labels.values(db, "passage", JUDGE)
+    shared = [item for item in overlap.planned_judges(db, "passage") if item in judged]
+    view = audit.alt_test_view(db, NAMES, JUDGE, min_items=5)
+    assert view["shared_items"] == len(shared)  # exactly the planned overlap: no other item has two of them
+    assert sorted(r["annotator"] for r in view["annotators"]) == NAMES
