@@ -163,7 +163,11 @@ class StubLLM:
 
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if len(raw) < length:  # the client went away mid-request (a killed process): no request was made
+                    self.close_connection = True
+                    return
+                body = json.loads(raw or b"{}")
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return

@@ -539,7 +539,7 @@ def run_frame(database) -> None:
         if link:
             sign_in_from_query(database, link)
         sidebar_sign_in(database)
-        st.navigation(navigation_pages()).run()
+        st.navigation(navigation_pages(), expanded=True).run()  # every page listed (no "View more")
     except StoreUnavailable as exc:
         store_unreachable(exc)
 
@@ -554,7 +554,7 @@ def leave_legacy_run(*, rerun: bool) -> None:
     if crowd_link() is not None:  # as crowd_frame: a default page (it has no address of its own), then /crowd
         st.navigation([st.Page(_crowd_start, title="Study", default=True), crowd_page()], position="hidden")
     else:
-        st.navigation(navigation_pages())
+        st.navigation(navigation_pages(), expanded=True)
     if rerun:
         st.rerun()
 
