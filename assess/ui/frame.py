@@ -81,7 +81,7 @@ def saving(callback):
     @functools.wraps(callback)
     def guarded(*args, **kwargs):
         try:
-            if not still_signed_in(db()):
+            if not still_signed_in(db()) or not _page_allowed():
                 why = SESSION_ENDED if not assessor() else f"your role is now {role() or 'none'}; look again"
                 set_flash("error", f"NOT SAVED: {why}", slot=STORE_FLASH)
                 st.session_state["_rights_changed"] = True
@@ -95,6 +95,17 @@ def saving(callback):
             set_flash("error", f"NOT SAVED: {_not_saved(exc)}", slot=STORE_FLASH)
 
     return guarded
+
+
+def _page_allowed() -> bool:
+    """Whether the person may still use the page whose widget called back: an organizer page's button, left
+    on screen by a run made before a demotion took effect, writes nothing for an assessor."""
+    needs = st.session_state.get("_page_needs")
+    if needs == "organizer":
+        return is_organizer()
+    if needs == "adjudicator":
+        return is_adjudicator()
+    return True
 
 
 STORE_UNREACHABLE = "The store cannot be reached, so nothing can be shown or saved now; try again in a moment."
@@ -590,6 +601,8 @@ def frame_guard(organizer: bool = False, adjudicator: bool = False) -> None:
     if not st.session_state.pop("_frame", False):  # app.py sets it on every run it makes
         legacy_pages_off()
         leave_legacy_run(rerun=True)
+    # what this page's writing callbacks need (saving() checks it again when a button or key writes)
+    st.session_state["_page_needs"] = "organizer" if organizer else "adjudicator" if adjudicator else None
     if organizer and not is_organizer():
         if open_sign_in():
             st.warning("This page is for organizers: enter the organizer password in the sidebar.")

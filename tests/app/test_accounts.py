@@ -297,3 +297,22 @@ def test_open_mode_is_said_on_every_page_of_the_demo(tmp_path, monkeypatch):
     at = open_app("pages/judge.py", assessor="newcomer")
     assert at.session_state["assessor"] == "newcomer"
     assert any("Open mode" in w.value for w in at.sidebar.warning)
+
+
+def test_an_organizer_page_left_open_after_a_demotion_writes_nothing(campaign):
+    """The browser race of tests/browser/test_review_sessions.py made certain: a run after the demotion has
+    already taken the new role into the session, yet the organizer page's button is still on screen."""
+    at = password_sign_in(open_app(), "boss", PASSWORD)
+    at.switch_page("pages/aspects.py")
+    at.run()
+    box = next(t for t in at.text_input if t.label == "New aspect")
+    box.input("added while organizer")
+    at.button(key="asp_add").click().run()
+    assert rows(campaign, "SELECT text FROM aspects") == [("added while organizer",)]
+    box = next(t for t in at.text_input if t.label == "New aspect")
+    box.set_value("added after the change")
+    accounts.set_role(open_db(campaign), "boss", "assessor", by="os:admin")
+    at.session_state["role"] = "assessor"  # what the run in between took from the store
+    at.button(key="asp_add").click().run()
+    assert rows(campaign, "SELECT text FROM aspects") == [("added while organizer",)]
+    assert not at.exception
