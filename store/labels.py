@@ -2,9 +2,9 @@
 
 A label is keyed by its source and its task's item columns (:mod:`assess.tasks`); its value is
 checked against the task's scale before anything is written, and its item against the kind's item source
-where the registry names one (:func:`check_item`; :func:`items` lists that source's items). Each single-label write is its own
-transaction (:func:`store.db.write`, joined when the caller already holds one); the history
-triggers record every change, so undo is a walk back through the history.
+where the registry names one (:func:`check_item`; :func:`items` lists that source's items). Each
+single-label write is its own transaction (:func:`store.db.write`, joined when the caller already holds
+one); the history triggers record every change, so undo is a walk back through the history.
 
 Bulk paths (LLM jobs, crowd aggregates) call :func:`save` inside their own transaction, or
 :func:`save_many` for many labels at once; imports of label files call :func:`import_labels` or
