@@ -169,13 +169,13 @@ def save(
 
     ``active_ms``: how long the item was on screen and active before the key press (None: not timed); the
     label and its history event also record the version of the task's guideline in force. A label about no
-    item of the kind's :class:`~assess.tasks.ItemSource` is refused first (:func:`check_item`)."""
+    item of the kind's :class:`~assess.tasks.ItemSource` is refused in the write's transaction (:func:`check_item`)."""
     kind = label_kind(task)
     key = _item(kind, item)
+    checked = kind.check(value)
+    timed = _check_active_ms(active_ms)
     with write(db):
         _check_item(db, kind, key)  # no query for a kind without an item source
-        checked = kind.check(value)
-        timed = _check_active_ms(active_ms)
         check_writer(db, source)  # an account disabled meanwhile saves nothing (same transaction)
         columns = _extra_columns(db, kind, key, extra)
         run(
