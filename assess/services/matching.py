@@ -22,6 +22,10 @@ still missing (same model, prompt or rule version and input). Answers another so
 same input are copied, not asked again. Empty responses are skipped (CONE-RAG skips them; the
 scorer leaves their labels out anyway).
 
+With ``--join`` (a chat model) several processes work on one job through the store, as ``prejudge --join``
+(:mod:`assess.services.shared_jobs`): NtR as the shared ``ntr`` job of the runs, NtN as the shared extraction job
+then the shared ``ntn`` job (:class:`NtnItems`).
+
 No Streamlit and no SQL here: :mod:`store.prejudgments`, :mod:`store.labels`, :mod:`store.jobs`.
 """
 
@@ -536,7 +540,7 @@ class MatchRequest:
     device: str | None = None
     concurrency: int = DEFAULT_CONCURRENCY
     limit: int | None = None
-    join: bool = False  # ntr with a chat model: work on the shared job of the source with other processes
+    join: bool = False  # a chat model (ntr or ntn): work on the shared job of the source with other processes
     block_size: int | None = None
     lease: float | None = None
 

@@ -307,8 +307,9 @@ def ntn_stored_once(demo) -> int:
 def test_two_workers_share_one_ntn_match_job_every_item_stored_once(store_target, demo):
     from tests.services.test_nugget_match import stub_answer
 
-    with StubLLM(reply=stub_answer, latency=0.02) as stub:
-        procs = [ntn_worker(stub, demo, "--block-size", "5", "--concurrency", "3") for _ in range(2)]
+    with StubLLM(reply=stub_answer, latency=0.005) as stub:
+        # --lease 4: a worker waiting for the other's last block looks again every half second
+        procs = [ntn_worker(stub, demo, "--block-size", "5", "--concurrency", "4", "--lease", "4") for _ in range(2)]
         outputs = [p.communicate(timeout=120) for p in procs]
         for p, (_, err) in zip(procs, outputs):
             assert p.returncode == 0, err
@@ -344,7 +345,7 @@ def test_a_killed_ntn_workers_block_is_taken_over_after_its_lease(demo):
             survivor_in.wait(30)
         return stub_answer(request)
 
-    with StubLLM(reply=held_back, latency=0.02) as stub:
+    with StubLLM(reply=held_back, latency=0.01) as stub:
         options = ("--block-size", "5", "--concurrency", "2", "--lease", "1")
         killed = ntn_worker(stub, demo, *options)
         wait_for(lambda: ntn_count(demo) >= 2)
