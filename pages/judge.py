@@ -10,7 +10,7 @@ import streamlit as st
 
 from assess import ui
 from assess.services import judging
-from assess.services.judging import item_screen, read_passage
+from assess.services.judging import read_passage
 from assess.tasks import GRADES
 from assess.text import query_terms
 from store import queue
@@ -22,14 +22,14 @@ ui.keyboard_preference(database, name)
 
 order = ui.queue_order(database, name)
 load_passage = lambda passage_id: read_passage(database, passage_id)  # noqa: E731
-desk = ui.KeyQueue("judge", database, name, "passage", order, lambda: queue.labelled(database, name))
+read_done = lambda: queue.labelled(database, name)  # noqa: E731
+desk = ui.KeyQueue("judge", database, name, "passage", order, read_done, reshows=True)
 if not len(desk.order.items):
     st.info("Your queue is empty: ask an organizer to assign you a topic.")
     st.stop()
 if "turn" in st.query_params and "passage" in st.query_params:  # a deep link to one item, used once
     st.session_state["judge_key"] = (st.query_params.pop("turn"), st.query_params.pop("passage"))
-due = lambda complete, held: judging.due_reshow(database, name, "passage", complete=complete, held=held)  # noqa: E731
-shown_turn = desk.cursor(due=due).screen_turn
+shown_turn = desk.cursor().screen_turn
 ctx, left, right = ui.context_columns(database, shown_turn)
 with left:
     with st.expander("Persona (PTKB statements)", expanded=True):
@@ -41,49 +41,32 @@ with left:
 
 @ui.key_panel
 def item_panel():
-    cursor = desk.cursor(shown_turn, due=due)  # another turn: the whole page runs again
-    state, again = cursor.state, cursor.reshow
-    pos, (turn_id, passage_id) = cursor.position, again or cursor.key()
+    cursor = desk.cursor(shown_turn)  # another turn: the whole page runs again
+    state, (turn_id, passage_id) = cursor.state, cursor.drawn
     undo = lambda: queue.undo(database, name, "passage")  # noqa: E731
-    if cursor.finished and not again:
+    if cursor.ended:
         cursor.end_screen("passages of your queue judged", undo)
         return
     prepared = lambda pid: desk.prepared(pid, load_passage)  # noqa: E731
-    if again:  # drawn as a fresh item: no earlier label, nothing revealed
-        screen = judging.reshow_screen(database, "passage", passage_id, passage=prepared)
-    else:
-        screen = item_screen(database, name, "passage", turn_id, passage_id, passage=prepared)
+    screen = judging.passage_screen(database, name, turn_id, passage_id, reshow=bool(cursor.reshow), passage=prepared)
     own = screen.own
 
     def grade(value):
         turn, passage = cursor.on_screen()
-        reshown = cursor.on_screen_reshow()
-        note = None if reshown else st.session_state.get(f"note_{turn}_{passage}") or None  # typed before grading
-        first = screen.mode == "reveal" and queue.label_of(database, name, "passage", turn, passage) is None
-        judging.save_grade(
-            database,
-            name,
-            turn,
-            passage,
-            value,
-            reshow=reshown,
-            note=note,
-            mode=screen.mode,
-            active_ms=cursor.active_ms(),
+        note = cursor.typed_note()  # typed before grading
+        reshown, active_ms = cursor.on_screen_reshow(), cursor.active_ms()
+        first = judging.save_grade(
+            database, name, turn, passage, value, reshow=reshown, note=note, mode=screen.mode, active_ms=active_ms
         )
-        if not reshown:
-            desk.mark((turn, passage))
-        # blind-then-reveal: stay to show the LLM's label; after a re-show the cursor's own item comes
-        cursor.go(None if first or reshown else "next_unjudged")
+        desk.answered(cursor, stay=first)  # blind-then-reveal: stay to show the LLM's label
 
-    prog = state.progress()
-    done_turn, total_turn = prog["turns"][turn_id]
-    done_turn -= bool(again)  # a re-shown item counts as still to judge
+    prog = cursor.progress()
+    done_turn, total_turn = prog["turn"]
     st.progress(
         done_turn / total_turn,
         text=f"Turn {ui.esc(turn_id)}: {done_turn} / {total_turn} judged · all: {prog['judged']} / {prog['total']}",
     )
-    st.markdown(f"Passage {ui.code(passage_id)} ({pos + 1} of {len(state)})")
+    st.markdown(f"Passage {ui.code(passage_id)} ({cursor.position + 1} of {len(state)})")
     cursor.shown(timed={f"g{g}": ui.keys(str(g)) for g in GRADES.values} | {"cannot": ui.keys("X")})
     ui.show_passage(screen.passage.text, query_terms(ctx.query))
     if own:
@@ -104,24 +87,14 @@ def item_panel():
             width="stretch",
         )
     nav = st.container(horizontal=True, gap="small")
-    passing = (lambda: judging.postpone_reshow(database, name, turn_id, passage_id)) if again else None
-    cursor.nav_buttons(nav, undo, skip=True, passing=passing)
+    cursor.nav_buttons(nav, undo, skip=True)  # on a re-shown item, Next and Skip pass it over
     nav.button(
         "Cannot judge", key="cannot", shortcut=ui.keys("X"), on_click=ui.saving(grade), args=(None,), width="stretch"
     )
-    note_key = f"note_{'r_' if again else ''}{turn_id}_{passage_id}"
-    st.text_input(
-        "Note (optional; Enter or Esc returns to the keys)",
-        key=note_key,
-        value=(own.note if own else None) or "",
-        on_change=None  # a re-shown item's answer keeps no note
-        if again
-        else ui.saving(
-            lambda: queue.save_note(database, name, "passage", turn_id, passage_id, st.session_state[note_key])
-        ),
-    )
+    save_note = lambda text: queue.save_note(database, name, "passage", turn_id, passage_id, text)  # noqa: E731
+    cursor.note_input("Note (optional; Enter or Esc returns to the keys)", (own.note if own else None) or "", save_note)
     ui.queue_overview(state, turn_id)
-    upcoming = state.next_unjudged(pos)  # the next grade key most likely shows it: read its text now
+    upcoming = state.next_unjudged(cursor.position)  # the next grade key most likely shows it: read its text now
     desk.prepare(None if upcoming is None else state.item(upcoming)[1], load_passage)
 
 

@@ -52,19 +52,30 @@ def reshow_screen(db, task: str, item_id: str, *, passage=None) -> ItemScreen:
     return ItemScreen(JudgingMode.BLIND.value, None, (), passage(item_id) if passage else None)
 
 
+def passage_screen(db, assessor: str, turn_id: str, passage_id: str, *, reshow: bool, passage=None) -> ItemScreen:
+    """The screen of the passage drawn on /judge: a re-shown item's (:func:`reshow_screen`: drawn as a fresh
+    item, no earlier label, nothing revealed), else :func:`item_screen`'s."""
+    if reshow:
+        return reshow_screen(db, "passage", passage_id, passage=passage)
+    return item_screen(db, assessor, "passage", turn_id, passage_id, passage=passage)
+
+
 def save_grade(
     db, assessor: str, turn_id: str, passage_id: str, grade, *, reshow: bool, note, mode: str, active_ms=None
-) -> None:
+) -> bool:
     """Store a grade key's answer: a re-shown item's second (consistency) answer, or the passage label with its
-    active time (``active_ms``; a consistency answer keeps none)."""
+    active time (``active_ms``; a consistency answer keeps none). Returns whether the answer is
+    blind-then-reveal's first label of the item (it stays on screen: the LLM's label is revealed now)."""
     if reshow:
         from store import reshows
 
         reshows.answer(db, assessor, "passage", (turn_id, passage_id), grade, mode=JudgingMode.BLIND.value)
-    else:
-        queue.save_passage_label(
-            db, assessor, turn_id, passage_id, grade, note=note, mode=mode, via="ui", active_ms=active_ms
-        )
+        return False
+    first = mode == JudgingMode.REVEAL and queue.label_of(db, assessor, "passage", turn_id, passage_id) is None
+    queue.save_passage_label(
+        db, assessor, turn_id, passage_id, grade, note=note, mode=mode, via="ui", active_ms=active_ms
+    )
+    return first
 
 
 def postpone_reshow(db, assessor: str, turn_id: str, item_id: str, task: str = "passage") -> None:

@@ -20,7 +20,6 @@ Scores from stored labels (docs/responses.md, "Assessing"):
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from assess.errors import AssessError, UnknownItem
@@ -37,25 +36,26 @@ from assess.measures.nugget_recall import (
     nugget_scores_run,
 )
 from assess.queueing import QueueOrder
-from assess.tasks import CITATION_CONTRADICTS, JudgingMode, Passage, Task
+from assess.tasks import CITATION_CONTRADICTS, LABEL_KINDS, JudgingMode, Passage, Task
 from store import conversations, labels
 from store import responses as cited
 from store.nuggets import gold, ntr
 
 WHOLE = 0  # the sentence number of a whole response's citations
+_CITATION_KEY = LABEL_KINDS[Task.CITATION].key
 
 # ------------------------------------------------------------------------------------------- citation queue
 
 
 def citation_key(run: str, sentence: int, passage_id: str) -> str:
-    """The queue id of a citation item."""
-    return json.dumps([str(run), int(sentence), str(passage_id)], ensure_ascii=False)
+    """The queue id of a citation item: the citation kind's item key without the turn ('<run> <sentence>
+    <passage id>', :meth:`~assess.tasks.ItemKey.encode_id`), as a pre-judgment's ``item_id`` spells it."""
+    return _CITATION_KEY.encode_id((run, sentence, passage_id))
 
 
 def citation_parts(item: str) -> tuple[str, int, str]:
     """(run, sentence, passage id) of a queue id written by :func:`citation_key`."""
-    run, sentence, passage_id = json.loads(item)
-    return run, int(sentence), passage_id
+    return _CITATION_KEY.decode_id(item)
 
 
 def citation_order(db) -> QueueOrder:

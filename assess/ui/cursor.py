@@ -42,11 +42,13 @@ class KeyQueue:
     costs one indexed check instead of reading every label.
 
     ``read_done()`` reads the labelled items as queue keys; ``mark(item)`` records the page's own write.
+    With ``reshows``, a re-shown item (docs/judging.md) due for the assessor is drawn in place of the next
+    unjudged item or of the end screen (see :meth:`cursor`).
     """
 
-    def __init__(self, prefix: str, database, source: str, task: str, order, read_done):
+    def __init__(self, prefix: str, database, source: str, task: str, order, read_done, *, reshows: bool = False):
         self.prefix, self.database, self.source, self.task = prefix, database, source, task
-        self.order, self.read_done = order, read_done
+        self.order, self.read_done, self.reshows = order, read_done, reshows
         self._slot = f"_{prefix}_{task}_done"  # one page may keep queues of two tasks (/ntr: yes/no, graded)
 
     def _version(self) -> tuple:
@@ -76,20 +78,38 @@ class KeyQueue:
         kept = st.session_state.pop(f"_{self.prefix}_prepared", None)
         return kept[1] if kept is not None and kept[0] == tuple(item) else load(item)
 
-    def cursor(self, shown_turn: str | None = None, *, due=None) -> Cursor:
+    def cursor(self, shown_turn: str | None = None) -> Cursor:
         """The item on screen after the pending move (``cursor.state`` is the queue it moved in). Inside the
         item panel, give the turn the page around it shows: when the item moved to another turn, the whole
-        page runs again (the conversation beside the panel changes). ``due(complete, held)``: the re-shown
-        item (turn, item) to draw instead of the next unjudged item (or of the end screen), or None
-        (``cursor.reshow``); ``held`` is the number of items the assessor has labelled, as kept here."""
+        page runs again (the conversation beside the panel changes). With ``reshows``: the re-shown item
+        (turn, item) drawn instead of the next unjudged item (or of the end screen), or None (``cursor.reshow``)."""
         cursor = Cursor(self.prefix, self.state())
-        if due is not None and (cursor.finished or not cursor.state.item(cursor.position)[2]):
-            found = due(cursor.finished, len(cursor.state.done))
+        if self.reshows and (cursor.finished or not cursor.state.item(cursor.position)[2]):
+            from assess.services import judging
+
+            found = judging.due_reshow(
+                self.database, self.source, self.task, complete=cursor.finished, held=len(cursor.state.done)
+            )
             # an item whose turn left the queue (unassigned since) is not drawn: its screen needs the turn's counts
             cursor.reshow = found if found and found[0] in cursor.state.order.turn_totals else None
+            if cursor.reshow:  # Next and Skip pass it over (it comes back later); the cursor stays
+                turn_id, item_id = cursor.reshow
+                cursor.passing = lambda: judging.postpone_reshow(
+                    self.database, self.source, turn_id, item_id, self.task
+                )
         if shown_turn is not None and cursor.screen_turn != shown_turn:
             st.rerun(scope="app")
         return cursor
+
+    def answered(self, cursor: Cursor, *, stay: bool) -> None:
+        """In a label key's callback, after the label of the item on screen was stored: count it as labelled
+        (a re-shown item's answer is no label of the queue) and move to the next unjudged item, or ``stay``
+        (blind-then-reveal's first label: the LLM's label is shown). After a re-shown item the cursor's own
+        item comes."""
+        reshown = cursor.on_screen_reshow()
+        if not reshown:
+            self.mark(cursor.on_screen())
+        cursor.go(None if stay or reshown else "next_unjudged")
 
     def mark(self, item) -> None:
         """After the page wrote the label of ``item`` (a queue key): count it as labelled without
@@ -110,6 +130,7 @@ class Cursor:
     """
 
     reshow: tuple[str, str] | None = None  # a re-shown item drawn instead of the cursor's (KeyQueue.cursor)
+    passing = None  # what Next and Skip call instead of moving on, while a re-shown item is drawn
 
     def __init__(self, prefix: str, state):
         self.prefix, self.state = prefix, state
@@ -132,6 +153,46 @@ class Cursor:
         """The turn of the item drawn: the re-shown item's, else the cursor's."""
         return self.reshow[0] if self.reshow else self.turn_id
 
+    @property
+    def drawn(self) -> tuple[str, str]:
+        """The (turn, item) drawn: the re-shown item, else the cursor's."""
+        return tuple(self.reshow) if self.reshow else self.key()
+
+    @property
+    def ended(self) -> bool:
+        """Whether the page shows :meth:`end_screen`: the queue is finished and no re-shown item is due."""
+        return self.finished and not self.reshow
+
+    def progress(self) -> dict:
+        """The queue's progress (:meth:`assess.queueing.QueueState.progress`) with ``turn``: (judged, total) of
+        the drawn item's turn, where a re-shown item counts as still to judge."""
+        prog = self.state.progress()
+        done, total = prog["turns"][self.screen_turn]
+        return prog | {"turn": (done - bool(self.reshow), total)}
+
+    def note_key(self, name: str = "note") -> str:
+        """The session key of the drawn item's note field; a re-shown item's field is its own (``r_``)."""
+        turn_id, item_id = self.drawn
+        return f"{name}_{'r_' if self.reshow else ''}{turn_id}_{item_id}"
+
+    def typed_note(self, name: str = "note") -> str | None:
+        """In a key's callback: the note typed for the item on screen before the key (None: none typed, or a
+        re-shown item, whose answer keeps no note)."""
+        if self.on_screen_reshow():
+            return None
+        turn_id, item_id = self.on_screen()
+        return st.session_state.get(f"{name}_{turn_id}_{item_id}") or None
+
+    def note_input(self, label: str, value: str, save, *, name: str = "note") -> None:
+        """The drawn item's note field; ``save(text)`` stores a change (nothing for a re-shown item)."""
+        key = self.note_key(name)
+        st.text_input(
+            label,
+            key=key,
+            value=value,
+            on_change=None if self.reshow else saving(lambda: save(st.session_state[key])),
+        )
+
     def shown(self, timed: Mapping[str, str | None] | None = None) -> None:
         """Call right after drawing the line that names the item: from now on a key press is about it.
         A new item also opens at its top: its id line and first lines are scrolled into view.
@@ -141,7 +202,7 @@ class Cursor:
         :meth:`active_ms`. Draw those buttons in the same fragment as this call."""
         from assess.measures.speed import IDLE_LIMIT_MS
 
-        item = tuple(self.reshow) if self.reshow else self.key()
+        item = self.drawn
         st.session_state[f"{self.prefix}_shown"] = item
         st.session_state[f"{self.prefix}_shown_reshow"] = self.reshow is not None
         _item_top_component(key=f"{self.prefix}_item_top", data={"page": self.prefix, "item": list(item)})
@@ -234,9 +295,11 @@ class Cursor:
     def nav_buttons(self, place, undo_fn, *, key_prefix: str = "", skip: bool = False, passing=None) -> None:
         """Previous (Left), Next (Right), Undo (U) and, with ``skip``, Skip (S) buttons: one per column of
         ``place`` when it is a list of columns, else all in ``place`` (a horizontal container). ``passing``:
-        what Next and Skip call instead of moving on (a re-shown item is passed over, the cursor stays)."""
+        what Next and Skip call instead of moving on (a re-shown item is passed over, the cursor stays); by
+        default the cursor's own (:meth:`KeyQueue.cursor`)."""
         slots = list(place) if isinstance(place, list | tuple) else [place] * 4
         k = key_prefix
+        passing = self.passing if passing is None else passing
         if passing is not None:
             on, nxt, skipped = saving(passing), (), ()
         else:

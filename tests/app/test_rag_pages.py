@@ -489,11 +489,19 @@ def test_a_newcomer_labels_the_ikat_2025_topics_citations(tmp_path, monkeypatch)
 # ------------------------------------------------------------------------------------------- properties
 
 
-@given(st.text(), st.integers(min_value=0, max_value=10_000), st.text())
-def test_citation_queue_ids_round_trip_any_names(run, sentence, passage):
+@given(
+    st.text(st.characters(blacklist_categories=("Cs",)), min_size=1),  # a run name may hold any character
+    st.integers(min_value=0, max_value=10_000),
+    st.text(st.characters(blacklist_characters=" ", blacklist_categories=("Cs",)), min_size=1),
+)
+def test_citation_queue_ids_round_trip_and_spell_items_as_the_registry(run, sentence, passage):
     from assess.services.rag import citation_key, citation_parts
+    from assess.tasks import LABEL_KINDS, Task
 
     assert citation_parts(citation_key(run, sentence, passage)) == (run, sentence, passage)
+    # one spelling of an item: the label history's, less the turn (and a pre-judgment's item_id)
+    history = LABEL_KINDS[Task.CITATION].history_item("101_1", run, sentence, passage)
+    assert history == f"101_1 {citation_key(run, sentence, passage)}"
 
 
 @given(st.lists(st.integers(), unique=True, min_size=1), st.data())

@@ -127,3 +127,33 @@ def test_an_organizer_plans_overlap_on_review_and_sees_the_ceiling_on_audit(app_
         "No plan made: an overlap plan named 'pilot' exists already; choose another name"
     ]
     assert rows(app_db, "SELECT COUNT(*) FROM overlap_items") == before
+
+
+def test_a_reshown_items_note_is_its_own_and_its_answer_moves_on_in_reveal_mode(app_db):
+    at = open_app("pages/judge.py", assessor="amy")
+    with open_db(app_db) as db:
+        reshows.set_rule(db, 0.25, gap=2, seed=0, by="boss")
+    at.run()
+    for key in ("g1", "g1", "g2", "g3"):  # blind: each grade moves on; the re-show is due after the 4th
+        at.button(key=key).click().run()
+    with open_db(app_db) as db:
+        queue.set_judging_mode(db, "reveal", by="boss")
+    at.run()
+    turn, passage = rows(app_db, "SELECT turn_id, item_id FROM reshows")[0]
+    assert any(f"Passage `{passage}` (5 of 217)" in m.value for m in at.markdown)
+    # a note typed on the re-shown item is kept apart and never stored: the first label keeps none
+    at.text_input(key=f"note_r_{turn}_{passage}").input("a second look").run()
+    at.button(key="g4").click().run()
+    assert rows(app_db, "SELECT value, mode FROM reshows") == [(4, "blind")]
+    assert rows(
+        app_db, f"SELECT grade, note FROM passage_labels WHERE source = 'amy' AND passage_id = '{passage}'"
+    ) == [(1, None)]
+    # the answer moves on to the cursor's own item (no stay to reveal), whose note field is empty
+    fifth = rows(app_db, "SELECT passage_id FROM pool WHERE turn_id = '101_1' ORDER BY passage_id LIMIT 1 OFFSET 4")
+    assert any(f"Passage `{fifth[0][0]}` (5 of 217)" in m.value for m in at.markdown)
+    assert at.text_input(key=f"note_{turn}_{fifth[0][0]}").value == ""
+    assert not any("llm:demo" in e.label for e in at.expander)
+    at.button(key="g2").click().run()  # its first label in reveal mode: the page stays and reveals
+    assert any(f"Passage `{fifth[0][0]}` (5 of 217)" in m.value for m in at.markdown)
+    assert any("llm:demo-gpt says" in e.label for e in at.expander)
+    assert rows(app_db, "SELECT COUNT(*), COUNT(note) FROM passage_labels WHERE source = 'amy'") == [(5, 0)]
