@@ -4,6 +4,7 @@ listed, checked, saved, undone and put in the app's menu by the code that is the
 
 from __future__ import annotations
 
+from dataclasses import replace
 from enum import StrEnum
 from types import MappingProxyType
 
@@ -12,7 +13,7 @@ import pytest
 from assess import tasks
 from assess.errors import AssessError, UnknownItem
 from assess.services import kinds
-from assess.tasks import ItemSource, LabelKind, MenuPage, Scale
+from assess.tasks import ItemSource, LabelKind, MenuPage, Role, Scale
 from store import labels, open_db
 from store.db import _statements, rows, write
 from store.schema import _history_triggers as sqlite_history_triggers
@@ -75,8 +76,13 @@ def migrate_toy(db) -> None:
 
 
 @pytest.fixture
-def db(demo_target, monkeypatch):
+def toy_registered(monkeypatch):
+    """The registry with the toy kind's entry added (the one line of the recipe's registry step)."""
     monkeypatch.setattr(tasks, "LABEL_KINDS", MappingProxyType({**tasks.LABEL_KINDS, ToyTask.TOY: TOY}))
+
+
+@pytest.fixture
+def db(demo_target, toy_registered):
     database = open_db(demo_target)
     migrate_toy(database)
     yield database
@@ -118,9 +124,14 @@ def test_a_new_kind_is_listed_checked_saved_and_undone_from_its_registry_entry(d
     assert rows(db, "SELECT * FROM toy_labels") == []
 
 
-def test_a_new_kind_s_page_is_in_the_menu_after_the_other_judging_pages(db):
-    from assess.ui.frame import OTHER_ASSESSOR_PAGES, menu
+def test_a_new_kind_s_page_is_in_the_menu_after_the_other_judging_pages(toy_registered, monkeypatch):
+    from assess.ui.frame import ACCOUNTS, OTHER_ASSESSOR_PAGES, menu
 
     assessor_pages, organizer_pages = menu()
     assert assessor_pages[-len(OTHER_ASSESSOR_PAGES) - 1 :] == [TOY.page, *OTHER_ASSESSOR_PAGES]
     assert TOY.page not in organizer_pages
+    # an organizer's page: under "Organize", before Accounts
+    organized = replace(TOY, page=replace(TOY.page, role=Role.ORGANIZER))
+    monkeypatch.setattr(tasks, "LABEL_KINDS", MappingProxyType({**tasks.LABEL_KINDS, ToyTask.TOY: organized}))
+    assessor_pages, organizer_pages = menu()
+    assert organizer_pages[-2:] == [organized.page, ACCOUNTS] and organized.page not in assessor_pages
