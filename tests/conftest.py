@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -31,6 +32,11 @@ if str(ROOT) not in sys.path:
 # 8 s of CPU a worker), and each CLI subprocess and Streamlit server compiles the project's modules again.
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+# Property tests (hypothesis) have no per-example deadline: an example's time says nothing about its property, and
+# on a busy 2-core machine the default 200 ms deadline fails examples at random. Speed targets are benchmarks.
+settings.register_profile("workbench", deadline=None)
+settings.load_profile("workbench")
 
 
 def shared_file(*parts: str) -> Path:
