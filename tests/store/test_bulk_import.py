@@ -3,6 +3,7 @@ recoverable, foreign keys and triggers exactly as before afterwards, and the sch
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 
 import pytest
@@ -310,16 +311,32 @@ def stored_rankings(db, tags) -> dict:
     }
 
 
-def run_store(store_target, tmp):
-    """A store with the demo topics and no run for one drawn example: a new SQLite file, or the test's
-    PostgreSQL database emptied of what an earlier example imported."""
-    target = str(tmp / "r.db") if store_target.endswith(".db") else store_target
-    db = open_db(target)
+def _topics_only(db) -> None:
     load_file(db, "topics", TOPICS)
     with write(db):
         for table in ("pool", "rankings", "runs", "passages"):
             run(db, f"DELETE FROM {table}")
-    return db, target
+
+
+@pytest.fixture(scope="module")
+def topics_file(tmp_path_factory):
+    """A SQLite store with the demo topics and no run, made once: each drawn example works on a copy."""
+    path = tmp_path_factory.mktemp("topics") / "topics.db"
+    with open_db(str(path)) as db:
+        _topics_only(db)
+    return path
+
+
+def run_store(store_target, tmp, topics_file):
+    """A store with the demo topics and no run for one drawn example: a copy of ``topics_file`` for SQLite, or
+    the test's PostgreSQL database emptied of what an earlier example imported."""
+    if store_target.endswith(".db"):
+        target = str(tmp / "r.db")
+        shutil.copyfile(topics_file, target)
+        return open_db(target), target
+    db = open_db(store_target)
+    _topics_only(db)
+    return db, store_target
 
 
 def no_temporary_table_left(db) -> bool:
@@ -339,12 +356,12 @@ def no_temporary_table_left(db) -> bool:
     block=_BLOCK,
 )
 def test_streamed_run_import_ranks_and_pools_as_the_in_memory_ranking(
-    store_target, tmp_path_factory, first, second, depths, rename, block
+    store_target, tmp_path_factory, topics_file, first, second, depths, rename, block
 ):
     from assess.formats import parse_run
 
     tmp = tmp_path_factory.mktemp("runs")
-    db, _ = run_store(store_target, tmp)
+    db, _ = run_store(store_target, tmp, topics_file)
     turns = [r[0] for r in q(db, "SELECT id FROM turns ORDER BY id LIMIT 3")]
     pool: dict = {}
     with pytest.MonkeyPatch.context() as patch:
@@ -380,12 +397,14 @@ _FAULTS = st.lists(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(drawn=_LINES, faults=_FAULTS, block=_BLOCK)
-def test_run_errors_come_in_line_order_whatever_the_blocks(store_target, tmp_path_factory, drawn, faults, block):
+def test_run_errors_come_in_line_order_whatever_the_blocks(
+    store_target, tmp_path_factory, topics_file, drawn, faults, block
+):
     """The first bad line or repeat in the file is reported, else the first unknown turn; the store is unchanged."""
     from assess.formats import parse_run
 
     tmp = tmp_path_factory.mktemp("badruns")
-    db, db_path = run_store(store_target, tmp)
+    db, db_path = run_store(store_target, tmp, topics_file)
     turns = [r[0] for r in q(db, "SELECT id FROM turns ORDER BY id LIMIT 3")]
     lines = run_lines(drawn, turns)
     for kind, at in faults:

@@ -317,15 +317,15 @@ def test_compare_systems_matches_scipy_and_the_scalar_functions():
 
 def test_bootstrap_over_topics_is_seeded_and_identical_sources_agree_fully():
     ref, other = _scores(seed=2)
-    one = compare_systems(ref, other, bootstrap=200, seed=7)
-    assert compare_systems(ref, other, bootstrap=200, seed=7)["correlations"] == one["correlations"]
-    same = compare_systems(ref, ref, bootstrap=100)
+    one = compare_systems(ref, other, bootstrap=60, seed=7)
+    assert compare_systems(ref, other, bootstrap=60, seed=7)["correlations"] == one["correlations"]
+    same = compare_systems(ref, ref, bootstrap=30)
     for name in ("kendall_tau", "tau_ap", "tau_ap_symmetric", "spearman_rho", "pearson_r"):
         assert same["correlations"][name]["value"] == pytest.approx(1.0)
         assert same["correlations"][name]["ci"] == pytest.approx([1.0, 1.0])
     assert same["significance"]["lost"] == same["significance"]["flipped"] == same["significance"]["gained"] == 0
     assert same["leader"]["changed"] is False
-    basic = compare_systems(ref, other, bootstrap=200, seed=7, interval="basic")
+    basic = compare_systems(ref, other, bootstrap=60, seed=7, interval="basic")
     v = basic["correlations"]["kendall_tau"]
     low, high = one["correlations"]["kendall_tau"]["ci"]
     assert v["ci"] == pytest.approx([max(-1, 2 * v["value"] - high), min(1, 2 * v["value"] - low)])
