@@ -40,6 +40,8 @@ DEFAULT_BLOCK_SIZE = 200  # items per claimed block
 MAX_BLOCK_SIZE = 100_000
 STORE_RETRY_S = 60.0  # how long a worker keeps trying to reach the store before it gives up (exit 2)
 HASHES_PER_QUERY = 500  # input hashes per cache lookup of the planner
+GROUP_SIZE = 64  # results stored per transaction (group commit)
+GROUP_WAIT_S = 0.2  # the longest a result waits for others to be stored with (checked as results arrive)
 
 Start = Callable[[dict, int], "jobs.Progress | None"]
 
@@ -245,6 +247,8 @@ class _Worker:
         self.ended: str | None = None
         self.left: dict[int, int] = {}  # block -> items of it not settled yet
         self.lost: set[int] = set()  # blocks another worker took over: their results are dropped
+        self.pending: list[tuple] = []  # results held for the next group commit: (seq, block, item, outcome, copied)
+        self.pending_since = 0.0
 
     # ------------------------------------------------------------------------------------- planning
 
@@ -353,8 +357,12 @@ class _Worker:
                 time.sleep(pause)
                 continue
             requests = self._requests(claimed)
-            for key, reply in jobs.ask_all(client, requests, self.tally, concurrency=self.concurrency):
-                self._store_reply(key, reply)
+            try:
+                for key, reply in jobs.ask_all(client, requests, self.tally, concurrency=self.concurrency):
+                    self._store_reply(key, reply)
+            finally:  # Ctrl-C, a failing endpoint: what arrived is stored
+                if self.pending:
+                    self.flush()
 
     def _requests(self, first: dict) -> Iterator[tuple]:
         """The calls of the claimed block, then of each next block claimed once this one's are all sent (never
@@ -388,10 +396,7 @@ class _Worker:
     def _copy(self, seq: int, block: int, item: jobs.Item, answer_id: int) -> None:
         found = _retrying(lambda: prejudgments.answer(self.db, answer_id))
         outcome = jobs.copied_outcome(self.tally.plan, item, self.job_id, found)
-        if self._save(seq, block, item, outcome):
-            self.tally.counts[outcome.parse_status] += 1
-            self.tally.copied += 1
-        self._settle(block, count=True)
+        self._keep(seq, block, item, outcome, copied=True)
 
     def _store_reply(self, key: tuple, reply) -> None:
         seq, block, item = key
@@ -406,28 +411,52 @@ class _Worker:
             version=p.prompt_version,
             job_id=self.job_id,
         )
-        if self._save(seq, block, item, outcome):
-            self.tally.counts[outcome.parse_status] += 1
-            self.tally.asked += 1
-        self._settle(block, count=True)
+        self._keep(seq, block, item, outcome, copied=False)
 
-    def _save(self, seq: int, block: int, item: jobs.Item, outcome) -> bool:
-        """Store one result with its item marked done, in one transaction, while this worker holds the block."""
-        if block in self.lost:
-            return False
+    def _keep(self, seq: int, block: int, item: jobs.Item, outcome, *, copied: bool) -> None:
+        """Hold a result for the next group commit; commit the group when it is full, when its first result
+        has waited :data:`GROUP_WAIT_S`, or when the result is the last one its block waits for."""
+        if not self.pending:
+            self.pending_since = time.monotonic()
+        self.pending.append((seq, block, item, outcome, copied))
+        waiting = sum(1 for entry in self.pending if entry[1] == block)
+        if (
+            len(self.pending) >= GROUP_SIZE
+            or waiting >= self.left.get(block, 0)
+            or time.monotonic() - self.pending_since >= GROUP_WAIT_S
+        ):
+            self.flush()
 
-        def save() -> bool:
+    def flush(self) -> None:
+        """Store the results held (those of blocks this worker still holds) with their items marked done, in one
+        transaction; then count them and settle their blocks. Nothing is stored twice: an item already done, or
+        whose block another worker took over, is left out inside the same transaction (:func:`store.jobs.mark_items`)."""
+        group = [entry for entry in self.pending if entry[1] not in self.lost]
+
+        def save() -> set[int]:
             with write(self.db):
-                if not store_jobs.mark_item(self.db, self.job_id, seq, block, self.worker, outcome.parse_status):
-                    return False
-                prejudgments.save(self.db, outcome, label_context=item.label_context)
-                return True
+                marks = [(seq, block, outcome.parse_status) for seq, block, _, outcome, _ in group]
+                kept = store_jobs.mark_items(self.db, self.job_id, self.worker, marks) if marks else set()
+                prejudgments.save_many(
+                    self.db,
+                    [(outcome, item.label_context) for seq, _, item, outcome, _ in group if seq in kept],
+                )
+                return kept
 
         kept = _retrying(save)
+        entries, self.pending = self.pending, []
         # not kept: another worker took the block over, or a commit whose answer the connection lost went through
-        if not kept and not _retrying(lambda: store_jobs.holds_block(self.db, self.job_id, block, self.worker)):
-            self.lost.add(block)
-        return kept
+        for block in dict.fromkeys(block for seq, block, *_ in group if seq not in kept):
+            if not _retrying(lambda b=block: store_jobs.holds_block(self.db, self.job_id, b, self.worker)):
+                self.lost.add(block)
+        for seq, block, _, outcome, copied in entries:
+            if seq in kept:
+                self.tally.counts[outcome.parse_status] += 1
+                if copied:
+                    self.tally.copied += 1
+                else:
+                    self.tally.asked += 1
+            self._settle(block, count=True)
 
     def _settle(self, block: int, count: bool = False) -> None:
         if count:
