@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -154,7 +155,7 @@ def run_shared(
     every = max(0.2, min(store_jobs.HEARTBEAT_EVERY_S, lease / 4))
     status, message = JobStatus.DONE.value, ""
     try:
-        with store_jobs.worker_heartbeat(db, job_id, worker, lease, every):
+        with store_jobs.worker_heartbeat(db, job_id, worker, lease, every), _prompt_handover():
             job_ = store_jobs.shared_job(db, job_id)
             if role != "join" and job_["planned_at"] is None:
                 work.plan(task, scope, limit)
@@ -192,6 +193,25 @@ def run_shared(
         "job_done": job_["done"],
         "job_planned": job_["planned"],
     }
+
+
+SWITCH_INTERVAL_S = 0.0005  # how long a thread may keep the interpreter lock while another waits (Python: 5 ms)
+
+
+@contextlib.contextmanager
+def _prompt_handover() -> Iterator[None]:
+    """Hand the interpreter lock over sooner while the worker runs (:data:`SWITCH_INTERVAL_S`).
+
+    The worker's thread waits on the store and the clients' threads on the endpoint; each time one of them
+    wakes, it waits for the lock until the thread holding it lets go, by default up to 5 ms. Against a fast
+    endpoint the client threads always hold it, so every round trip of the worker's thread cost that much more:
+    measured on 2 cores, a shorter interval made the worker about 1.5 times faster for the same CPU."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(min(before, SWITCH_INTERVAL_S))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
 def _estimate(shell: jobs.Plan, job_: dict, concurrency: int, latency_s: float | None, left_only: bool) -> dict:
