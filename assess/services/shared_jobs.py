@@ -9,8 +9,10 @@ notes the cached answers to copy, and queues the rest in the store (``job_items`
 
 Every worker claims a block at a time under a lease (:func:`store.jobs.claim_block`), renewed by its heartbeat,
 and keeps ``concurrency`` calls in flight across block boundaries (the next block is claimed once the current
-one's requests are all sent). An answer is stored in one transaction with its item marked done, and only while
-the worker still holds the block (:func:`store.jobs.mark_item`), so no item is stored twice. A worker that ends
+one's requests are all sent). Answers are stored in groups (group commit: up to :data:`GROUP_SIZE`, or what
+arrived within :data:`GROUP_WAIT_S`; always at a block's end and when the worker ends), each group in one
+transaction with its items marked done, and only while the worker still holds the block
+(:func:`store.jobs.mark_items`), so no item is stored twice; a killed worker's held answers are asked again. A worker that ends
 (done, Ctrl-C, a failing endpoint) gives its claimed blocks back; a killed worker's blocks are claimed again
 once their lease runs out, and the new holder asks only the items still open. While the store cannot be
 reached (a database restart) a worker keeps its answers and tries again for :data:`STORE_RETRY_S` seconds.
