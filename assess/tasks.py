@@ -372,6 +372,38 @@ def _decode(columns: tuple[str, ...], integers: tuple[str, ...], free: int, text
 
 
 @dataclass(frozen=True)
+class ItemSource:
+    """Where a kind's items come from: the rows of a stored ``table``, one item per distinct row of its
+    ``columns`` (the table's columns that give the kind's item columns, in order; None: columns of the
+    same names). The store reads it and nothing else: :func:`store.labels.items` lists the items,
+    :func:`store.labels.check_item` (on every :func:`store.labels.save`) refuses a label about anything else.
+
+    ``unknown``: what that refusal says, a format string over the item columns' names (None:
+    ``unknown <item name> '<item>'``)."""
+
+    table: str
+    columns: tuple[str, ...] | None = None
+    unknown: str | None = None
+
+
+@dataclass(frozen=True)
+class MenuPage:
+    """A page of the app's menu: its script, title, icon and address, and who sees it listed (``role``:
+    assessor pages under "Assess" for everyone, organizer pages under "Organize"). A label kind names
+    its judging page in the registry (:attr:`LabelKind.page`); ``assess/ui/frame.py`` lists it from there."""
+
+    script: str  # the page's script, from the repository root: "pages/citations.py"
+    title: str
+    icon: str
+    url_path: str
+    role: Role = Role.ASSESSOR
+
+    def __post_init__(self) -> None:
+        if self.role not in (Role.ASSESSOR, Role.ORGANIZER):
+            raise ValueError(f"a menu page is an assessor's or an organizer's page, not an {self.role}'s")
+
+
+@dataclass(frozen=True)
 class LabelKind:
     """One task's labels: where they live, what names an item, what the value means, how they leave.
 
@@ -396,10 +428,27 @@ class LabelKind:
     # Values added to the scale after it shipped: agreement and consistency measures count them only where a
     # label takes one, so that their figures for stores without one stay what they were (:meth:`values_in_use`).
     later_values: tuple[int, ...] = ()
+    item_source: ItemSource | None = None  # where its items come from (None: the kind's own store code knows)
+    page: MenuPage | None = None  # its judging page, listed in the app's menu
     key: ItemKey = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "key", ItemKey(self.item_columns, self.integer_columns, self.spaced_column))
+        if self.item_source is not None and len(self.source_columns) != len(self.item_columns):
+            raise ValueError(f"the item source of {self.task} gives {self.source_columns}, not {self.item_columns}")
+
+    @property
+    def source_columns(self) -> tuple[str, ...]:
+        """The columns of :attr:`item_source`'s table that give the item columns, in order."""
+        if self.item_source is None:
+            return ()
+        return self.item_source.columns or self.item_columns
+
+    def unknown_item(self, item: Sequence[object]) -> str:
+        """What a refused label about ``item`` (no item of :attr:`item_source`) says."""
+        if self.item_source is not None and self.item_source.unknown is not None:
+            return self.item_source.unknown.format(**dict(zip(self.item_columns, item, strict=True)))
+        return f"unknown {self.item_name} {' '.join(str(p) for p in item)!r}"
 
     @property
     def key_columns(self) -> tuple[str, ...]:
@@ -439,6 +488,7 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             prompt="passage",
             export="TREC qrels: turn Q0 passage grade (cannot-judge labels are left out)",
             description="relevance of a pooled passage to a turn, 0-4",
+            page=MenuPage("pages/judge.py", "Judge passages", "📝", "judge"),
         ),
         Task.PTKB: LabelKind(
             task=Task.PTKB,
@@ -450,6 +500,7 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             prompt="ptkb",
             export="PTKB qrels: turn Q0 statement relevance",
             description="relevance of a PTKB statement to a turn",
+            page=MenuPage("pages/ptkb.py", "PTKB relevance", "👤", "ptkb"),
         ),
         Task.NTR: LabelKind(
             task=Task.NTR,
@@ -463,6 +514,7 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             description="does a run's response for a turn contain a gold nugget",
             unique_columns=("source", "nugget_id", "run"),
             integer_columns=("nugget_id",),
+            page=MenuPage("pages/ntr.py", "Nugget matching (NtR)", "✅", "ntr"),
         ),
         Task.RESPONSE: LabelKind(
             task=Task.RESPONSE,
@@ -517,6 +569,11 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             spaced_column="run",
             missing_column="cannot_judge",
             later_values=(CITATION_CONTRADICTS,),
+            item_source=ItemSource(
+                table="response_citations",
+                unknown="sentence {sentence} of run {run!r}'s response to turn {turn_id} does not cite {passage_id}",
+            ),
+            page=MenuPage("pages/citations.py", "Citation support", "📎", "citations"),
         ),
         Task.BATTLE: LabelKind(
             task=Task.BATTLE,
@@ -530,6 +587,7 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             description="two runs' answers to a topic or turn side by side, run_a on the left: which is better",
             integer_columns=("occurrence",),
             spaced_column="run_b",
+            page=MenuPage("pages/battles.py", "Battles", "⚔", "battles"),
         ),
         Task.BANK_MATCH: LabelKind(
             task=Task.BANK_MATCH,
@@ -543,6 +601,7 @@ LABEL_KINDS: Mapping[Task, LabelKind] = MappingProxyType(
             description="does a run's response to a topic contain an answer of the topic's nugget bank (with the sentences stating it)",
             integer_columns=("nugget", "answer"),
             spaced_column="run",
+            page=MenuPage("pages/banks.py", "Nugget banks", "🏦", "banks"),
         ),
     }
 )
@@ -598,11 +657,11 @@ a model proposes. The schema's CHECK lists the same names (a test checks that th
 
 def label_kind(task: str | Task) -> LabelKind:
     """The registry entry of ``task``; a clear error naming the known tasks otherwise."""
-    try:
-        return LABEL_KINDS[Task(task)]
-    except ValueError:
+    found = LABEL_KINDS.get(task) if isinstance(task, str) else None  # a Task is found by its value too
+    if found is None:
         known = ", ".join(t.value for t in LABEL_KINDS)
-        raise AssessError(f"unknown task {task!r}; choose one of {known}") from None
+        raise AssessError(f"unknown task {task!r}; choose one of {known}")
+    return found
 
 
 def kind_of_table(table: str) -> LabelKind:

@@ -1,9 +1,10 @@
 """Every label of every task: write, note, undo, look up — through the task registry.
 
 A label is keyed by its source and its task's item columns (:mod:`assess.tasks`); its value is
-checked against the task's scale before anything is written. Each single-label write is its own
-transaction (:func:`store.db.write`, joined when the caller already holds one); the history
-triggers record every change, so undo is a walk back through the history.
+checked against the task's scale before anything is written, and its item against the kind's item source
+where the registry names one (:func:`check_item`; :func:`items` lists that source's items). Each
+single-label write is its own transaction (:func:`store.db.write`, joined when the caller already holds
+one); the history triggers record every change, so undo is a walk back through the history.
 
 Bulk paths (LLM jobs, crowd aggregates) call :func:`save` inside their own transaction, or
 :func:`save_many` for many labels at once; imports of label files call :func:`import_labels` or
@@ -16,7 +17,7 @@ import contextlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from assess.errors import AssessError
+from assess.errors import AssessError, UnknownItem
 from assess.tasks import MATCH_SUPPORT, Label, LabelKind, Task, label_kind, source_kind
 from store.db import Store, column, columns, each, insert_rows, now, row, rows, run, run_many, write
 from store.rights import check_writer
@@ -110,11 +111,44 @@ def _extra_columns(db: Store, kind: LabelKind, item: Item, extra: Mapping[str, A
     if kind.task is Task.PTKB and "conversation_id" not in out:
         conversation = row(db, "SELECT conversation_id FROM turns WHERE id = :id", {"id": item[0]})
         if conversation is None:
-            from assess.errors import UnknownItem
-
             raise UnknownItem(f"unknown turn {item[0]!r}")
         out["conversation_id"] = conversation["conversation_id"]
     return out
+
+
+def check_item(db: Store, task: str | Task, item: Sequence) -> None:
+    """Raise :class:`~assess.errors.UnknownItem` unless ``item`` is one of the kind's items: a row of the table
+    its registry entry names as its :class:`~assess.tasks.ItemSource`. A kind that names none is not checked
+    here (its own store code knows its items)."""
+    kind = label_kind(task)
+    _check_item(db, kind, _item(kind, item))
+
+
+def _check_item(db: Store, kind: LabelKind, key: Item) -> None:
+    if kind.item_source is None:
+        return
+    match = " AND ".join(f"{s} = :{c}" for s, c in zip(kind.source_columns, kind.item_columns, strict=True))
+    if row(db, f"SELECT 1 AS found FROM {kind.item_source.table} WHERE {match}", dict(zip(kind.item_columns, key))):
+        return
+    raise UnknownItem(kind.unknown_item(key))
+
+
+def items(db: Store, task: str | Task) -> list[Item]:
+    """Every item of a kind whose registry entry names its :class:`~assess.tasks.ItemSource`, once each, in
+    conversation and turn order, then by its other item columns (a judging page's queue order); items of a
+    turn the store does not hold are left out."""
+    kind = label_kind(task)
+    if kind.item_source is None:
+        raise AssessError(f"the {kind.task} kind names no item source: its own store code lists its items")
+    given = [f"x.{s}" for s in kind.source_columns]
+    picked = ", ".join(f"{g} AS {c}" for g, c in zip(given, kind.item_columns, strict=True))
+    found = rows(
+        db,
+        f"SELECT {picked} FROM {kind.item_source.table} x JOIN turns t ON t.id = {given[0]} "
+        f"JOIN conversations c ON c.id = t.conversation_id GROUP BY {', '.join(given)}, c.rowid, t.position "
+        f"ORDER BY {', '.join(['c.rowid', 't.position', *given[1:]])}",
+    )
+    return [tuple(r[c] for c in kind.item_columns) for r in found]
 
 
 def save(
@@ -134,12 +168,14 @@ def save(
     """Write (insert or replace) one label; a note given as None keeps the label's existing note.
 
     ``active_ms``: how long the item was on screen and active before the key press (None: not timed); the
-    label and its history event also record the version of the task's guideline in force."""
+    label and its history event also record the version of the task's guideline in force. A label about no
+    item of the kind's :class:`~assess.tasks.ItemSource` is refused in the write's transaction (:func:`check_item`)."""
     kind = label_kind(task)
     key = _item(kind, item)
     checked = kind.check(value)
     timed = _check_active_ms(active_ms)
     with write(db):
+        _check_item(db, kind, key)  # no query for a kind without an item source
         check_writer(db, source)  # an account disabled meanwhile saves nothing (same transaction)
         columns = _extra_columns(db, kind, key, extra)
         run(
@@ -169,6 +205,8 @@ def save_many(
     with write(db):
         if not batch:
             return 0
+        for key, _ in batch:
+            _check_item(db, kind, key)
         check_writer(db, source)
         columns = _extra_columns(db, kind, batch[0][0], extra) if kind.task is not Task.PTKB else None
         if columns is not None:

@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from assess.errors import FormatError, InvalidSpan, UnknownItem
+from assess.errors import FormatError, InvalidSpan
 from assess.tasks import CitedResponse, CitedSentence
 from store import labels
 from store.db import Store, each, now, row, run, run_many, write
@@ -375,17 +375,6 @@ def citation_items(db: Store, *, run: str | None = None, turn_id: str | None = N
     ]
 
 
-def check_sentence(db: Store, run: str, turn_id: str, sentence: int, passage_id: str) -> None:
-    """Raise unless the response's sentence cites the passage (what a citation label must be about)."""
-    if not row(
-        db,
-        "SELECT 1 AS cited FROM response_citations WHERE run = :run AND turn_id = :turn_id AND sentence = :sentence "
-        "AND passage_id = :passage_id",
-        {"run": run, "turn_id": turn_id, "sentence": sentence, "passage_id": passage_id},
-    ):
-        raise UnknownItem(f"sentence {sentence} of run {run!r}'s response to turn {turn_id} does not cite {passage_id}")
-
-
 def save_citation_label(
     db: Store,
     source: str,
@@ -401,17 +390,16 @@ def save_citation_label(
     active_ms: int | None = None,
 ) -> None:
     """Write one citation-support label (:data:`assess.tasks.CITATION_SUPPORT`; None: cannot judge) in its own
-    transaction, after checking that the sentence does cite the passage."""
-    with write(db):
-        check_sentence(db, run, turn_id, sentence, passage_id)
-        labels.save(
-            db,
-            "citation",
-            source,
-            (turn_id, run, sentence, passage_id),
-            support,
-            note=note,
-            mode=mode,
-            via=via,
-            active_ms=active_ms,
-        )
+    transaction; :func:`store.labels.save` refuses it unless the sentence cites the passage (the kind's item
+    source in the registry is ``response_citations``)."""
+    labels.save(
+        db,
+        "citation",
+        source,
+        (turn_id, run, sentence, passage_id),
+        support,
+        note=note,
+        mode=mode,
+        via=via,
+        active_ms=active_ms,
+    )

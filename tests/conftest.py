@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -31,6 +32,11 @@ if str(ROOT) not in sys.path:
 # 8 s of CPU a worker), and each CLI subprocess and Streamlit server compiles the project's modules again.
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+# Property tests (hypothesis) have no per-example deadline: an example's time says nothing about its property, and
+# on a busy 2-core machine the default 200 ms deadline fails examples at random. Speed targets are benchmarks.
+settings.register_profile("workbench", deadline=None)
+settings.load_profile("workbench")
 
 
 def shared_file(*parts: str) -> Path:
@@ -136,6 +142,32 @@ def _uses_postgresql(item) -> bool:
     return any(params.get(name) == "postgresql" for name in ENGINE_FIXTURES)
 
 
+# The order in which modules are handed to the xdist workers: the slowest first, so that no long module starts
+# last and runs alone while the other worker idles (pyproject.toml turns off xdist's own order, which puts the
+# modules with the most tests first). Tiers, slowest first; within a tier, the modules named below first (the
+# slowest of a full run on 2 cores, ``--durations``), then the others in their usual order.
+TIER_ORDER = ("browser", "deploy", "services", "docs", "cli", "store", "app", "unit")
+SLOW_MODULES = (
+    "test_sessions_browser.py",
+    "test_a11y_browser.py",
+    "test_review_sessions.py",
+    "test_crowd_browser.py",
+    "test_deploy.py",
+    "test_shared_jobs.py",
+    "test_prejudge.py",
+    "test_nli.py",
+    "test_bulk_import.py",
+    "test_cli_verdict.py",
+)
+
+
+def _run_order(item) -> tuple[int, int]:
+    tier = tier_of(item.path)
+    rank = TIER_ORDER.index(tier) if tier in TIER_ORDER else len(TIER_ORDER)
+    name = item.path.name
+    return rank, SLOW_MODULES.index(name) if name in SLOW_MODULES else len(SLOW_MODULES)
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(config, items):
     for item in items:
@@ -144,6 +176,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(tier)
         if _uses_postgresql(item):
             item.add_marker("postgresql")
+    items.sort(key=_run_order)  # stable: a module's tests keep their order
 
 
 # ------------------------------------------------------------------------------------------ password hashes

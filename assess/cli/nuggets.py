@@ -131,7 +131,8 @@ def add_commands(sub) -> None:
     p.add_argument(
         "--join",
         action="store_true",
-        help="ntr with a chat model: work on the shared job of --source with other processes (as prejudge --join)",
+        help="chat backend (ntr or ntn): work on the shared job of --source with other processes, on one host or "
+        "several (as prejudge --join; ntn: the extraction's shared job first)",
     )
     p.add_argument("--block-size", type=int, help="--join: items per claimed block of a new job (default 200)")
     p.add_argument("--lease", type=float, metavar="SECONDS", help="--join: how long an abandoned block stays claimed")
@@ -297,4 +298,8 @@ def _print_match(out: dict) -> None:
         f"already stored, {s['asked']} asked, {s['copied']} from cache{matched}{deferred}; "
         f"{s['unparseable']} unparseable, {s['error']} failed"
     )
+    if "worker" in s:  # --join: this worker's share above, the job's total here
+        print(
+            f"job {s['job']} {s['status']}: {s['job_done']} of {s['job_planned']} stored (this was worker {s['worker']})"
+        )
     print(f"score them: {out['score']}")

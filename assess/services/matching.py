@@ -22,6 +22,10 @@ still missing (same model, prompt or rule version and input). Answers another so
 same input are copied, not asked again. Empty responses are skipped (CONE-RAG skips them; the
 scorer leaves their labels out anyway).
 
+With ``--join`` (a chat model) several processes work on one job through the store, as ``prejudge --join``
+(:mod:`assess.services.shared_jobs`): NtR as the shared ``ntr`` job of the runs, NtN as the shared extraction job
+then the shared ``ntn`` job (:class:`NtnItems`).
+
 No Streamlit and no SQL here: :mod:`store.prejudgments`, :mod:`store.labels`, :mod:`store.jobs`.
 """
 
@@ -36,7 +40,7 @@ from typing import Any
 from assess.errors import AssessError
 from assess.llm.clients import DEFAULT_CONCURRENCY, ChatClient, NliClient, Reply
 from assess.llm.prompts import prompt_for
-from assess.services import jobs
+from assess.services import jobs, shared_jobs
 from assess.tasks import LABEL_KINDS, LABELLED_STATUSES, JobStatus, JudgingMode, ParseStatus, Task
 from store import labels, prejudgments
 from store.db import write
@@ -241,14 +245,19 @@ def _store_ntn(db, plan_: jobs.Plan, item: jobs.Item, job_id: int, raw: str | No
         job_id=job_id,
         **fields,
     )
+    _save_ntn(db, outcome)
+
+
+def _save_ntn(db, outcome: prejudgments.Prejudgment) -> None:
+    """An NtN answer and, when it gives one, the source's NtR label (1 matched, 0 not), in one transaction."""
     with write(db):
-        if prejudgments.save(db, outcome) and status in LABELLED_STATUSES:
+        if prejudgments.save(db, outcome) and outcome.parse_status in LABELLED_STATUSES:
             labels.save_changed(
                 db,
                 Task.NTR,
-                plan_.source,
-                (item.turn_id, *_NTR_KEY.decode_id(item.item_id)),
-                int(fields["parsed"]),
+                outcome.source,
+                (outcome.turn_id, *_NTR_KEY.decode_id(outcome.item_id)),
+                int(outcome.parsed),
                 mode=JudgingMode.LLM,
                 via="llm",
             )
@@ -378,6 +387,23 @@ def pair_outcome(answers: Sequence[tuple[Reply, Any]]) -> tuple[str, int | None]
     return ParseStatus.OK, 0
 
 
+def _pairs_answer(answers: Sequence[tuple[Reply, Any]]) -> dict:
+    """The stored NtN answer of one gold nugget from its pairs' (reply, parsed) answers: every reply's text as the
+    raw output, :func:`pair_outcome`, the first failed call's error, the calls' latency, attempts and tokens."""
+    status, value = pair_outcome(answers)
+    errors = [reply.error for reply, _ in answers if not reply.ok]
+    return {
+        "raw": json.dumps([reply.text for reply, _ in answers], ensure_ascii=False),
+        "status": status,
+        "parsed": value,
+        "error": errors[0] if errors else None,
+        "latency_ms": sum(reply.latency_ms for reply, _ in answers),
+        "attempts": sum(reply.attempts for reply, _ in answers),
+        "prompt_tokens": sum(reply.prompt_tokens or 0 for reply, _ in answers),
+        "completion_tokens": sum(reply.completion_tokens or 0 for reply, _ in answers),
+    }
+
+
 def run_ntn_chat(
     db,
     ntn: NtnPlan,
@@ -399,22 +425,7 @@ def run_ntn_chat(
 
     def store_item(it: jobs.Item, answers: list) -> None:
         status, value = pair_outcome(answers)
-        raw = json.dumps([reply.text for reply, _ in answers], ensure_ascii=False)
-        errors = [reply.error for reply, _ in answers if not reply.ok]
-        _store_ntn(
-            db,
-            plan_,
-            it,
-            job_id,
-            raw,
-            status,
-            parsed=value,
-            error=errors[0] if errors else None,
-            latency_ms=sum(reply.latency_ms for reply, _ in answers),
-            attempts=sum(reply.attempts for reply, _ in answers),
-            prompt_tokens=sum(reply.prompt_tokens or 0 for reply, _ in answers),
-            completion_tokens=sum(reply.completion_tokens or 0 for reply, _ in answers),
-        )
+        _store_ntn(db, plan_, it, job_id, **_pairs_answer(answers))
         _answered(tally, status, value == 1)
         if progress is not None:
             progress(tally.done, plan_.todo, tally.counts)
@@ -439,6 +450,79 @@ def run_ntn_chat(
     return _run(db, job_id, tally, run_items)
 
 
+class NtnItems:
+    """The items of a shared NtN job (``nuggets match --method ntn --backend chat --join``) for
+    :func:`assess.services.shared_jobs.work_on`: every gold nugget of ``gold`` x every non-empty response of
+    ``runs``, in key order; an item's input is the gold nugget and the response's extracted nuggets (read by the
+    planner from ``nuggets_source``, after the extraction step), one ``ntr-match`` call per extracted nugget. A
+    response whose extraction did not parse leaves its gold nuggets out (skipped)."""
+
+    def __init__(self, db, gold: str, runs: Sequence[str], source: str, model: str, nuggets_source: str, *,
+                 threshold: float = DEFAULT_THRESHOLD, limit: int | None = None):  # fmt: skip
+        prejudgments.check_llm_source(db, source, model)
+        self.db, self.gold, self.runs, self.nuggets_source = db, gold, tuple(sorted(runs)), nuggets_source
+        self.prompt = prompt_for("ntr")
+        version, self.settings = _ntn_version("chat", threshold)
+        self.shell = jobs.Plan(
+            "ntn", source, model, version, self.prompt, [], [], 0, 0, 0,
+            "gold nuggets of responses without extracted nuggets", 0, self.prompt.max_tokens,
+        )  # fmt: skip
+        self.matched = 0  # gold nuggets this worker stored as matched
+        self.options = json.dumps(
+            {"gold": gold, "runs": list(self.runs), "nuggets_source": nuggets_source, "limit": limit}, sort_keys=True
+        )
+
+    def chunks(self, skip: int):
+        extracted = response_nuggets(self.db, self.nuggets_source, self.runs)
+        answered = _answered_responses(self.db, self.runs)
+        chunk: list = []
+        for r in prejudgments.ntr_items(self.db, self.gold)[skip:]:
+            key = (r["turn_id"], r["run"])
+            if key not in answered:  # another run's item, or an empty response: not this job's
+                chunk.append(False)
+            elif (found := extracted.get(key)) is None:
+                chunk.append(None)
+            else:
+                item_id = _NTR_KEY.encode_id((r["nugget_id"], r["run"]))
+                h = jobs.input_hash({"gold": r["nugget"], "extracted": found}, self.settings)
+                inputs = json.dumps([r["nugget"], found], ensure_ascii=False)
+                chars = sum(jobs.message_chars(self.prompt.render(nugget=r["nugget"], response=e)) for e in found)
+                chunk.append(shared_jobs.Queued(r["turn_id"], item_id, h, inputs, chars))
+            if len(chunk) >= shared_jobs.HASHES_PER_QUERY:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+
+    def calls(self, row: dict) -> tuple[jobs.Item, list]:
+        gold, extracted = json.loads(row["inputs"])
+        item = jobs.Item(row["turn_id"], row["item_id"], [], row["input_hash"])
+        return item, [(self.prompt.render(nugget=gold, response=e), self.prompt.max_tokens) for e in extracted]
+
+    def outcome(self, item: jobs.Item, replies: list, job_id: int) -> prejudgments.Prejudgment:
+        answers = [(reply, self.prompt.parse(reply.text) if reply.ok else None) for reply in replies]
+        a = _pairs_answer(answers)
+        raw, status = a.pop("raw"), a.pop("status")
+        return self._prejudgment(item, raw, status, job_id, **a)
+
+    def copied(self, item: jobs.Item, answer: dict, job_id: int) -> prejudgments.Prejudgment:
+        return jobs.copied_outcome(self.shell, item, job_id, answer)
+
+    def _prejudgment(self, item: jobs.Item, raw, status: str, job_id: int, **fields) -> prejudgments.Prejudgment:
+        p = self.shell
+        return prejudgments.Prejudgment(
+            p.source, "ntn", item.turn_id, item.item_id, p.model, p.prompt_version, item.input_hash, raw, status,
+            job_id=job_id, **fields,
+        )  # fmt: skip
+
+    def save_all(self, db, results: list[tuple[jobs.Item, prejudgments.Prejudgment]]) -> None:
+        for _, outcome in results:
+            _save_ntn(db, outcome)
+
+    def stored(self, outcome: prejudgments.Prejudgment) -> None:
+        self.matched += outcome.parse_status in LABELLED_STATUSES and outcome.parsed == 1
+
+
 @dataclasses.dataclass(frozen=True)
 class MatchRequest:
     """The options of one ``nuggets match`` run (the command's flags); the numbers are checked when it is made."""
@@ -457,7 +541,7 @@ class MatchRequest:
     device: str | None = None
     concurrency: int = DEFAULT_CONCURRENCY
     limit: int | None = None
-    join: bool = False  # ntr with a chat model: work on the shared job of the source with other processes
+    join: bool = False  # a chat model (ntr or ntn): work on the shared job of the source with other processes
     block_size: int | None = None
     lease: float | None = None
 
@@ -484,7 +568,8 @@ def _chat_client(cfg: dict):
 
 
 def _extract(db, request: MatchRequest, chat_model: str | None, chat_cfg: dict | None) -> tuple[str, dict | None]:
-    """NtN step one: the source of the extracted response nuggets, after extracting those still missing."""
+    """NtN step one: the source of the extracted response nuggets, after extracting those still missing (with
+    ``--join``, as a worker of the shared ``response-nuggets`` job of that source, restricted to the runs)."""
     from assess.llm.clients import endpoint_settings
     from assess.settings import llm_settings
 
@@ -508,32 +593,69 @@ def _extract(db, request: MatchRequest, chat_model: str | None, chat_cfg: dict |
         if chat_cfg and chat_cfg["model"] == model
         else endpoint_settings(base_url=request.endpoint, model=model)
     )
-    summary = jobs.run(db, plan_, _chat_client(cfg), concurrency=request.concurrency, base_url=cfg["base_url"])
+    if request.join:
+        summary = shared_jobs.run_shared(
+            db,
+            "response-nuggets",
+            source,
+            model,
+            _chat_client(cfg),
+            scope=shared_jobs.Scope(runs=tuple(sorted(request.runs))),
+            **_shared_options(request, cfg),
+        )
+    else:
+        summary = jobs.run(db, plan_, _chat_client(cfg), concurrency=request.concurrency, base_url=cfg["base_url"])
     return source, summary
 
 
-def _join(db, request: MatchRequest, source: str, chat_cfg: dict | None) -> MatchResult:
-    """``nuggets match --join``: NtR with a chat model as a worker of the shared ``ntr`` job of ``source``, restricted
-    to the runs' non-empty responses (:func:`assess.services.shared_jobs.run_shared`)."""
-    from assess.services import shared_jobs
+def _shared_options(request: MatchRequest, cfg: dict) -> dict:
+    return {
+        "limit": request.limit,
+        "concurrency": request.concurrency,
+        "block_size": shared_jobs.DEFAULT_BLOCK_SIZE if request.block_size is None else request.block_size,
+        "lease_s": request.lease,
+        "base_url": cfg["base_url"],
+    }
 
-    if request.method != "ntr" or request.backend != "chat":
-        raise AssessError("--join shares an NtR match with a chat model (--method ntr --backend chat)")
-    summary = shared_jobs.run_shared(
-        db,
-        "ntr",
-        source,
-        chat_cfg["model"],
-        _chat_client(chat_cfg),
-        scope=shared_jobs.Scope(nugget_source=request.gold, runs=tuple(sorted(request.runs))),
-        limit=request.limit,
-        concurrency=request.concurrency,
-        block_size=shared_jobs.DEFAULT_BLOCK_SIZE if request.block_size is None else request.block_size,
-        lease_s=request.lease,
-        base_url=chat_cfg["base_url"],
-    )
-    report = {"method": "ntr", "backend": "chat", "gold": request.gold, "runs": list(request.runs), "matching": summary}
-    return MatchResult(source, report)
+
+def _join(db, request: MatchRequest, source: str, chat_cfg: dict | None) -> MatchResult:
+    """``nuggets match --join``: a worker of the shared job of ``source`` (:mod:`assess.services.shared_jobs`), with a
+    chat model. NtR: the ``ntr`` job restricted to the runs' non-empty responses. NtN: the shared job that extracts
+    the responses' nuggets still missing, then the ``ntn`` job (:class:`NtnItems`); every worker waits until the
+    extraction's last block is done, so the NtN job's planner reads every extracted nugget."""
+    if request.backend != "chat":
+        raise AssessError(
+            "--join shares a match with a chat model (--backend chat); the NLI backend runs in one process"
+        )
+    out: dict = {"method": request.method, "backend": "chat", "gold": request.gold, "runs": list(request.runs)}
+    client = _chat_client(chat_cfg)
+    if request.method == "ntr":
+        summary = shared_jobs.run_shared(
+            db,
+            "ntr",
+            source,
+            chat_cfg["model"],
+            client,
+            scope=shared_jobs.Scope(nugget_source=request.gold, runs=tuple(sorted(request.runs))),
+            **_shared_options(request, chat_cfg),
+        )
+    else:
+        nuggets_source, extraction = _extract(db, request, chat_cfg["model"], chat_cfg)
+        out["nuggets_source"], out["extraction"] = nuggets_source, extraction
+        items = NtnItems(
+            db,
+            request.gold,
+            request.runs,
+            source,
+            chat_cfg["model"],
+            nuggets_source,
+            threshold=request.threshold,
+            limit=request.limit,
+        )
+        summary = shared_jobs.work_on(db, items, client, **_shared_options(request, chat_cfg))
+        summary["matched"] = items.matched
+    out["matching"] = summary
+    return MatchResult(source, out)
 
 
 def match(db, request: MatchRequest) -> MatchResult:

@@ -7,8 +7,9 @@ import logging
 
 import streamlit as st
 
-from assess import settings
+from assess import settings, tasks
 from assess.errors import AssessError
+from assess.tasks import MenuPage, Role, Task
 from assess.ui.assets import asset
 from assess.ui.internals import legacy_pages_off
 from assess.ui.widgets import error, flash, line, set_flash
@@ -485,41 +486,56 @@ def sidebar_sign_in(database) -> None:
                     st.error("Wrong organizer password")
 
 
+HOME = MenuPage("pages/home.py", "Home", "🏠", "home")
+NUGGETS = MenuPage("pages/nuggets.py", "Passage nuggets", "💬", "nuggets")
+OTHER_ASSESSOR_PAGES = (
+    MenuPage("pages/duplicates.py", "Duplicate nuggets", "🔗", "duplicates"),
+    MenuPage("pages/gold_response.py", "Gold responses", "🖊", "gold-response"),
+)
+ADJUDICATION = MenuPage("pages/adjudicate.py", "Adjudicate", "⚖", "adjudicate", Role.ORGANIZER)
+ORGANIZER_PAGES = (
+    MenuPage("pages/data.py", "Import & export", "📤", "data", Role.ORGANIZER),
+    MenuPage("pages/review.py", "Review", "📊", "review", Role.ORGANIZER),
+    ADJUDICATION,
+    MenuPage("pages/scores.py", "Scores", "📈", "scores", Role.ORGANIZER),
+    MenuPage("pages/audit.py", "Judge audit", "🤖", "audit", Role.ORGANIZER),
+    MenuPage("pages/llm.py", "LLM pre-judging", "🧠", "llm", Role.ORGANIZER),
+    MenuPage("pages/response_nuggets.py", "Response nuggets (GFRC2)", "🖍", "response-nuggets", Role.ORGANIZER),
+    MenuPage("pages/aspects.py", "Aspects (AEPD)", "🗂", "aspects", Role.ORGANIZER),
+)
+ACCOUNTS = MenuPage("pages/users.py", "Accounts", "🔑", "users", Role.ORGANIZER)
+
+_BEFORE_NUGGETS = (Task.PASSAGE, Task.PTKB)
+"""The label kinds whose judging pages the menu lists before the nugget page (its order since that page came)."""
+
+
+def menu() -> tuple[list[MenuPage], list[MenuPage]]:
+    """The workbench's pages as the menu lists them: (assessor pages, organizer pages), in order.
+
+    A label kind's judging page comes from the registry (:attr:`assess.tasks.LabelKind.page`), in registry
+    order: an assessor page among the judging pages (after the nugget page, but for the passage and PTKB
+    pages before it), an organizer page after the other organizer pages, before Accounts. So a new kind's
+    page is listed without an edit here."""
+    kinds = [k for k in tasks.LABEL_KINDS.values() if k.page is not None]
+    judging = [k for k in kinds if k.page.role is Role.ASSESSOR]
+    first = [k.page for k in judging if k.task in _BEFORE_NUGGETS]
+    later = [k.page for k in judging if k.task not in _BEFORE_NUGGETS]
+    organizing = [k.page for k in kinds if k.page.role is Role.ORGANIZER]
+    return [HOME, *first, NUGGETS, *later, *OTHER_ASSESSOR_PAGES], [*ORGANIZER_PAGES, *organizing, ACCOUNTS]
+
+
+def _page(page: MenuPage):
+    return st.Page(page.script, title=page.title, icon=page.icon, url_path=page.url_path, default=page is HOME)
+
+
 def app_pages() -> tuple[list, list]:
-    """The workbench's pages: (assessor pages, organizer pages), in navigation order."""
-    assess_pages = [
-        st.Page("pages/home.py", title="Home", icon="🏠", url_path="home", default=True),
-        st.Page("pages/judge.py", title="Judge passages", icon="📝", url_path="judge"),
-        st.Page("pages/ptkb.py", title="PTKB relevance", icon="👤", url_path="ptkb"),
-        st.Page("pages/nuggets.py", title="Passage nuggets", icon="💬", url_path="nuggets"),
-        st.Page("pages/ntr.py", title="Nugget matching (NtR)", icon="✅", url_path="ntr"),
-        st.Page("pages/citations.py", title="Citation support", icon="📎", url_path="citations"),
-        st.Page("pages/battles.py", title="Battles", icon="⚔", url_path="battles"),
-        st.Page("pages/banks.py", title="Nugget banks", icon="🏦", url_path="banks"),
-        st.Page("pages/duplicates.py", title="Duplicate nuggets", icon="🔗", url_path="duplicates"),
-        st.Page("pages/gold_response.py", title="Gold responses", icon="🖊", url_path="gold-response"),
-    ]
-    organizer_pages = [
-        st.Page("pages/data.py", title="Import & export", icon="📤", url_path="data"),
-        st.Page("pages/review.py", title="Review", icon="📊", url_path="review"),
-        adjudication_page(),
-        st.Page("pages/scores.py", title="Scores", icon="📈", url_path="scores"),
-        st.Page("pages/audit.py", title="Judge audit", icon="🤖", url_path="audit"),
-        st.Page("pages/llm.py", title="LLM pre-judging", icon="🧠", url_path="llm"),
-        st.Page(
-            "pages/response_nuggets.py",
-            title="Response nuggets (GFRC2)",
-            icon="🖍",
-            url_path="response-nuggets",
-        ),
-        st.Page("pages/aspects.py", title="Aspects (AEPD)", icon="🗂", url_path="aspects"),
-        st.Page("pages/users.py", title="Accounts", icon="🔑", url_path="users"),
-    ]
-    return assess_pages, organizer_pages
+    """The workbench's pages: (assessor pages, organizer pages), in navigation order (:func:`menu`)."""
+    assessor_pages, organizer_pages = menu()
+    return [_page(p) for p in assessor_pages], [_page(p) for p in organizer_pages]
 
 
 def adjudication_page():
-    return st.Page("pages/adjudicate.py", title="Adjudicate", icon="⚖", url_path="adjudicate")
+    return _page(ADJUDICATION)
 
 
 def navigation_pages() -> dict[str, list]:

@@ -61,3 +61,18 @@ def test_llm_battles_both_orders_stored_as_their_own_source(demo_copy, tmp_path,
     # chose the left answer (every rerank-left battle and every bm25/dense battle)
     assert f"pairs judged in both orders: {pairs}, verdict flipped: {turns} (33.3%)" in text
     assert "left answer chosen in 66.7% of decisive verdicts" in text
+
+
+def test_llm_battles_as_a_shared_job(demo_copy, tmp_path, stub_llm, monkeypatch):
+    """``prejudge --task battle --join``: the battles are queued in blocks and stored once each, as without it."""
+    for var in ("ASSESS_LLM_BASE_URL", "ASSESS_LLM_MODEL", "ASSESS_LLM_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    db = demo_copy(tmp_path / "demo.db")
+    stub_llm.reply = lambda request: "A"
+    ask = ("prejudge", "--task", "battle", "--source", "llm:stub", "--model", "stub-1", "--base-url", stub_llm.base_url)
+    out = run_cli(*ask, "--join", "--block-size", "10", "--no-progress", db=db, check=True).stdout
+    assert "job 1 done: 72 of 72 stored (this was worker 1)" in out
+    assert len(stub_llm.requests) == 72  # 24 turns x 3 pairs of runs, in both orders
+    with open_db(db) as database:
+        assert rows(database, "SELECT COUNT(*) AS n, SUM(outcome) AS wins FROM battles") == [{"n": 72, "wins": 72}]
+        assert rows(database, "SELECT COUNT(*) AS n FROM job_blocks WHERE state = 'done'") == [{"n": 8}]

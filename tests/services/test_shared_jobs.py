@@ -247,7 +247,124 @@ def test_nuggets_match_joins_a_shared_ntr_job_of_the_runs_only(demo):
     }
     assert rows(demo, "SELECT task, status, planned, done, shared FROM prejudge_jobs") == [("ntr", "done", 64, 64, 1)]
     assert rows(demo, "SELECT COUNT(*), SUM(claimed), SUM(done) FROM job_workers") == [(1, 10, 64)]  # 64 / 7
-    refused = run_cli(*args[:-4], "--method", "ntn", "--backend", "chat", "--model", "stub-1", "--endpoint",
-                      "http://127.0.0.1:9/v1", "--join", db=demo)  # fmt: skip
+    refused = run_cli(*args[:-4], "--method", "ntn", "--backend", "nli", "--join", db=demo)
     assert refused.returncode == 2
-    assert refused.stderr.strip() == "error: --join shares an NtR match with a chat model (--method ntr --backend chat)"
+    assert refused.stderr.strip() == (
+        "error: --join shares a match with a chat model (--backend chat); the NLI backend runs in one process"
+    )
+
+
+# ------------------------------------------------------------------------------ nuggets match --method ntn --join
+
+NTN_ITEMS, RESPONSES = 64, 12  # demo-bm25: 64 (gold nugget, response) items, 12 responses with text
+
+
+def ntn_worker(stub, demo, *options: str) -> subprocess.Popen:
+    """``nuggets match --method ntn --backend chat --join`` of demo-bm25 against the stub, a process of its own."""
+    argv = [sys.executable, "-m", "assess", "nuggets", "match", "--gold", "gold", "--run", "demo-bm25", "--method",
+            "ntn", "--backend", "chat", "--model", "stub-1", "--endpoint", stub.base_url, "--join", *options, "--db",
+            str(demo)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def ntn_count(demo) -> int:
+    return rows(demo, "SELECT COUNT(*) FROM prejudgments WHERE task = 'ntn'")[0][0]
+
+
+def ntn_stored_once(demo) -> int:
+    """Every item of the NtN job has exactly one answer and one label following the stub's rule, the job's counts
+    agree, and the extraction ran as a shared job before it (a worker that came once the responses had their
+    nuggets asks none); the NtN job's id."""
+    from tests.services.test_nugget_match import extracted_nuggets, items, stored_labels
+
+    assert rows(demo, "SELECT COUNT(*) AS n, COUNT(DISTINCT turn_id || ' ' || item_id) AS items FROM prejudgments "
+                "WHERE task = 'ntn'") == [(NTN_ITEMS, NTN_ITEMS)]  # fmt: skip
+    extracted = extracted_nuggets(demo, "llm:stub-1", ("demo-bm25",))
+    expected = {}
+    for c in items(demo, ("demo-bm25",)):  # matched: some extracted nugget shares the gold nugget's first word
+        firsts = {e.split()[0].lower() for e in extracted[(c["turn_id"], c["run"])]}
+        expected[(c["turn_id"], c["nugget_id"], c["run"])] = int(c["nugget"].split()[0].lower() in firsts)
+    assert stored_labels(demo, "llm-ntn:stub-1") == expected and 0 < sum(expected.values()) < NTN_ITEMS
+    assert rows(
+        demo,
+        "SELECT task, MIN(status) AS lo, MAX(status) AS hi, SUM(planned) AS planned, SUM(done) AS done, "
+        "MIN(shared) AS shared FROM prejudge_jobs "
+        "GROUP BY task ORDER BY task",
+    ) == [  # fmt: skip
+        ("ntn", "done", "done", NTN_ITEMS, NTN_ITEMS, 1),
+        ("response-nuggets", "done", "done", RESPONSES, RESPONSES, 1),
+    ]
+    [(job_id,)] = rows(demo, "SELECT id FROM prejudge_jobs WHERE task = 'ntn'")
+    assert rows(demo, "SELECT COUNT(*) FROM job_items WHERE state = 'open'") == [(0,)]
+    assert rows(demo, "SELECT state, COUNT(*) FROM job_blocks WHERE job_id = :j GROUP BY state", {"j": job_id}) == [
+        ("done", 13)  # 64 / 5
+    ]
+    return job_id
+
+
+@pytest.mark.both_engines
+def test_two_workers_share_one_ntn_match_job_every_item_stored_once(store_target, demo):
+    from tests.services.test_nugget_match import stub_answer
+
+    with StubLLM(reply=stub_answer, latency=0.005) as stub:
+        # --lease 4: a worker waiting for the other's last block looks again every half second
+        procs = [ntn_worker(stub, demo, "--block-size", "5", "--concurrency", "4", "--lease", "4") for _ in range(2)]
+        outputs = [p.communicate(timeout=120) for p in procs]
+        for p, (_, err) in zip(procs, outputs):
+            assert p.returncode == 0, err
+        asked = [canonical(r) for r in stub.requests if "messages" in r]
+    job_id = ntn_stored_once(demo)
+    # no extraction and no (gold, extracted nugget) pair asked twice: 12 extractions and one call per pair
+    pairs = rows(demo, "SELECT SUM(attempts) FROM prejudgments WHERE task = 'ntn'")[0][0]
+    assert len(asked) == len(set(asked)) == RESPONSES + pairs
+    workers = rows(demo, "SELECT pid, status, done FROM job_workers WHERE job_id = :j ORDER BY id", {"j": job_id})
+    assert sorted((w[0], w[1]) for w in workers) == sorted((p.pid, "done") for p in procs)
+    assert sum(w[2] for w in workers) == NTN_ITEMS
+    by_pid = {p.pid: out for p, (out, _) in zip(procs, outputs)}
+    for pid, _, done in workers:  # each prints its own share, then the job's total
+        assert f" {done} asked, 0 from cache, " in by_pid[pid]
+        assert f"job {job_id} done: 64 of 64 stored (this was worker " in by_pid[pid]
+    listed = run_cli("jobs", db=demo).stdout.splitlines()
+    at = listed.index(next(line for line in listed if line.startswith(f"job {job_id} ")))
+    assert listed[at].startswith(f"job {job_id} done: ntn for llm-ntn:stub-1 (stub-1), 64 of 64 stored, ")
+    assert listed[at].endswith("; 64 of 64 stored by 2 workers")
+    pids = sorted(int(line.split(" done: pid ")[1].split()[0]) for line in listed[at + 1 : at + 3])
+    assert pids == sorted(p.pid for p in procs)
+
+
+def test_a_killed_ntn_workers_block_is_taken_over_after_its_lease(demo):
+    import threading
+
+    from tests.services.test_nugget_match import stub_answer
+
+    survivor_in = threading.Event()
+
+    def held_back(request):  # the first worker's calls wait once it has stored a few items, until the second claims
+        if len(stub.requests) > RESPONSES + 8 and "exact copies" not in request["messages"][-1]["content"].lower():
+            survivor_in.wait(30)
+        return stub_answer(request)
+
+    with StubLLM(reply=held_back, latency=0.01) as stub:
+        options = ("--block-size", "5", "--concurrency", "2", "--lease", "1")
+        killed = ntn_worker(stub, demo, *options)
+        wait_for(lambda: ntn_count(demo) >= 2)
+        survivor = ntn_worker(stub, demo, *options)
+        claimed = "SELECT COUNT(*) FROM job_workers w JOIN prejudge_jobs j ON j.id = w.job_id WHERE j.task = 'ntn' AND w.claimed > 0"
+        wait_for(lambda: rows(demo, claimed) == [(2,)])
+        survivor_in.set()
+        os.kill(killed.pid, signal.SIGKILL)
+        killed.wait(timeout=30)
+        held = rows(demo, "SELECT b.job_id, b.block FROM job_blocks b JOIN job_workers w ON w.id = b.worker_id "
+                    "WHERE w.pid = ? AND b.state = 'claimed'", killed.pid)  # fmt: skip
+        assert held, "the killed worker held a block"
+        _, err = survivor.communicate(timeout=120)
+        assert survivor.returncode == 0, err
+    job_id = ntn_stored_once(demo)
+    for job, block in held:  # claimed again, by the survivor, once the lease ran out
+        assert (job, rows(demo, "SELECT claims, state FROM job_blocks WHERE job_id = ? AND block = ?", job, block)) == (
+            job_id,
+            [(2, "done")],
+        )
+    [job] = [j for j in json.loads(run_cli("jobs", "--json", db=demo).stdout) if j["id"] == job_id]
+    assert {w["pid"]: w["status"] for w in job["workers"]} == {killed.pid: "gone", survivor.pid: "done"}

@@ -63,6 +63,10 @@ def test_a_store_from_before_keeps_its_labels_and_history_and_takes_contradicts(
                 "INSERT INTO passages (id, doc_id, text) VALUES ('d:1', 'd', 'some text'), ('d:2', 'd', NULL)",
                 "INSERT INTO sources (name, kind, created_at) VALUES ('amy', 'assessor', 'x')",
                 "INSERT INTO runs (name, kind, imported_at) VALUES ('r', 'response', 'x')",
+                # the citations the labels are about (a label about no citation is refused: labels.check_item)
+                "INSERT INTO responses (run, turn_id, text) VALUES ('r', '1_1', 'It is so.')",
+                "INSERT INTO response_citations (run, turn_id, sentence, position, passage_id) VALUES "
+                "('r', '1_1', 0, 0, 'd:1'), ('r', '1_1', 1, 0, 'd:1'), ('r', '1_1', 1, 1, 'd:2')",
                 "INSERT INTO citation_labels (source, turn_id, run, sentence, passage_id, support, note, mode, via, "
                 "updated_at, active_ms) VALUES "
                 "('amy', '1_1', 'r', 1, 'd:1', 2, 'clear', 'blind', 'key', '2026-01-01T00:00:00Z', 1500), "

@@ -20,7 +20,7 @@ ITEMS = {
     Task.RESPONSE: ("101_1", "demo-bm25", "relevance"),
     Task.NTR_SUPPORT: ("101_1", 1, "demo-bm25"),
     Task.IMPORTANCE: ("101_1", 1),
-    Task.CITATION: ("101_1", "demo-bm25", 1, "demo-doc-001:0"),
+    Task.CITATION: ("101_1", "rag-a", 1, "demo-doc-001:0"),  # the fixture's response cites it
     Task.BATTLE: ("101_1", "demo-bm25", "demo-dense", 0),
     Task.BANK_MATCH: ("101_1", "demo-bm25", 1, 1),  # answer 1 of nugget 1 of the bank the fixture stores
 }
@@ -40,11 +40,16 @@ VALUES = {  # three different values per task, written in turn
 @pytest.fixture(scope="module")
 def db(module_demo_target):
     from assess.formats.banks import BankAnswer, BankNugget, NuggetBank
+    from assess.tasks import CitedResponse, CitedSentence
+    from store import responses as cited
     from store.banks import import_banks
 
     database = open_db(module_demo_target)
     bank = NuggetBank("101_1", {"topic_id": "101_1"}, (BankNugget("Q?", "OR", (BankAnswer("A"),)),))
     import_banks(database, [bank], "bank.jsonl", by="tests")
+    # a citation label is about a passage a stored response's sentence cites (store.labels.check_item)
+    said = CitedSentence("Start with walk-run intervals.", ("demo-doc-001:0",))
+    cited.add_responses(database, "answers.jsonl", [CitedResponse("rag-a", "101_1", (said,))])
     yield database
     database.close()
 

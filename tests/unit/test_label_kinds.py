@@ -1,8 +1,10 @@
 """A label kind is one registry entry, one migration, one page and its tests: the plumbing reads the registry.
 
 Every kind's table is exported (with its missing-value column where the registry names one) and granted to
-the PostgreSQL app role without a line naming the kind; docs/architecture.md's worked example names files
-that exist and shows the registry entry as it is; its list of engine branches is whole.
+the PostgreSQL app role without a line naming the kind; every kind's page is in the menu, which
+assess/ui/frame.py builds without naming one; a kind that names its item source has every label checked against
+it; docs/architecture.md's worked example names files that exist and shows the registry entry as it is; its list
+of engine branches is whole. (tests/services/test_new_label_kind.py runs the recipe with a throwaway kind.)
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from assess.tasks import EXPORT_TABLES, LABEL_KINDS, UNSOURCED_TABLES
-from store import exports, open_db
+from assess.errors import UnknownItem
+from assess.tasks import EXPORT_TABLES, LABEL_KINDS, UNSOURCED_TABLES, Task
+from store import exports, labels, open_db
 from store.db import rows
 from store.schema import roles
 
@@ -116,6 +119,67 @@ def test_the_worked_example_shows_the_real_registry_entry():
     source = [line.strip() for line in (ROOT / "assess" / "tasks.py").read_text(encoding="utf-8").splitlines()]
     start = source.index(shown[0])  # ValueError: the entry's first line is not in assess/tasks.py
     assert source[start : start + len(shown)] == shown
+
+
+# ------------------------------------------------------------------------------------------- items and pages
+
+MENU = [  # (address, title, icon) of every page, as the sidebar has listed them since the nugget pages came
+    [
+        ("home", "Home", "🏠"),
+        ("judge", "Judge passages", "📝"),
+        ("ptkb", "PTKB relevance", "👤"),
+        ("nuggets", "Passage nuggets", "💬"),
+        ("ntr", "Nugget matching (NtR)", "✅"),
+        ("citations", "Citation support", "📎"),
+        ("battles", "Battles", "⚔"),
+        ("banks", "Nugget banks", "🏦"),
+        ("duplicates", "Duplicate nuggets", "🔗"),
+        ("gold-response", "Gold responses", "🖊"),
+    ],
+    [
+        ("data", "Import & export", "📤"),
+        ("review", "Review", "📊"),
+        ("adjudicate", "Adjudicate", "⚖"),
+        ("scores", "Scores", "📈"),
+        ("audit", "Judge audit", "🤖"),
+        ("llm", "LLM pre-judging", "🧠"),
+        ("response-nuggets", "Response nuggets (GFRC2)", "🖍"),
+        ("aspects", "Aspects (AEPD)", "🗂"),
+        ("users", "Accounts", "🔑"),
+    ],
+]
+
+
+def test_every_kind_s_page_is_in_the_menu_and_the_frame_names_none():
+    """The menu lists each kind's page from the registry: assess/ui/frame.py spells no kind's page."""
+    from assess.ui import frame
+
+    listed = [page for section in frame.menu() for page in section]
+    assert [[(p.url_path, p.title, p.icon) for p in section] for section in frame.menu()] == MENU
+    kind_pages = [k.page for k in LABEL_KINDS.values() if k.page is not None]
+    assert kind_pages and all(listed.count(page) == 1 for page in kind_pages)
+    assert all((ROOT / page.script).is_file() for page in listed)
+    code = _code(inspect.getsource(frame))
+    for page in kind_pages:
+        assert page.script not in code and page.title not in code, f"assess/ui/frame.py names {page.script}"
+
+
+@pytest.mark.parametrize("kind", [k for k in LABEL_KINDS.values() if k.item_source], ids=lambda k: k.task.value)
+def test_a_kind_with_an_item_source_refuses_a_label_about_no_item(db, kind):
+    item = tuple(1 if c in kind.integer_columns else f"no-{c}" for c in kind.item_columns)
+    with pytest.raises(UnknownItem) as refused:
+        labels.save(db, kind.task, "nobody", item, kind.scale.low, mode="blind", via="key")
+    assert str(refused.value) == kind.unknown_item(item)
+    assert labels.items(db, kind.task) == []  # the empty store holds no item
+    assert rows(db, f"SELECT * FROM {kind.table}") == [] and rows(db, "SELECT * FROM label_history") == []
+
+
+def test_only_citations_name_an_item_source_today():
+    # the other kinds' items are more than one table's rows (docs/architecture.md says which and why)
+    assert [k.task.value for k in LABEL_KINDS.values() if k.item_source] == ["citation"]
+    assert LABEL_KINDS[Task.CITATION].unknown_item(("1_1", "r 1", 2, "d:7")) == (
+        "sentence 2 of run 'r 1''s response to turn 1_1 does not cite d:7"
+    )
 
 
 # ------------------------------------------------------------------------------------------- engine branches
