@@ -12,7 +12,7 @@ import contextlib
 import os
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 
 from assess.errors import AssessError
@@ -196,17 +196,24 @@ def start_job(
 
 def count_result(db: Store, job_id: int, status: str, *, cached: bool) -> None:
     """Count one stored result of the job (inside the transaction that stored it) and refresh its heartbeat."""
+    count_results(
+        db,
+        job_id,
+        done=1,
+        unparseable=int(status == ParseStatus.UNPARSEABLE),
+        errors=int(status == ParseStatus.ERROR),
+        cached=int(cached),
+    )
+
+
+def count_results(db: Store, job_id: int, *, done: int, unparseable: int, errors: int, cached: int) -> None:
+    """Count stored results of the job, in one statement (inside the transaction that stored them), and refresh
+    its heartbeat."""
     run(
         db,
-        "UPDATE prejudge_jobs SET done = done + 1, unparseable = unparseable + :unparseable, "
+        "UPDATE prejudge_jobs SET done = done + :done, unparseable = unparseable + :unparseable, "
         "errors = errors + :errors, cached = cached + :cached, heartbeat_at = :at WHERE id = :id",
-        {
-            "unparseable": int(status == ParseStatus.UNPARSEABLE),
-            "errors": int(status == ParseStatus.ERROR),
-            "cached": int(cached),
-            "at": now(),
-            "id": job_id,
-        },
+        {"done": done, "unparseable": unparseable, "errors": errors, "cached": cached, "at": now(), "id": job_id},
     )
 
 
@@ -544,6 +551,37 @@ def mark_item(db: Store, job_id: int, seq: int, block: int, worker_id: int, stat
             {"error": int(status == ParseStatus.ERROR), "at": now(), "worker": worker_id},
         )
     return bool(changed)
+
+
+def mark_items(db: Store, job_id: int, worker_id: int, marks: Sequence[tuple[int, int, str]]) -> set[int]:
+    """:func:`mark_item` for many items, ``(seq, block, status)`` each, in a few statements (one per block and
+    status): the seqs marked, inside the transaction that stores their results; the others were stored already
+    or their block is no longer this worker's."""
+    groups: dict[tuple[int, str], list[int]] = {}
+    for seq, block, status in marks:
+        groups.setdefault((block, str(status)), []).append(seq)
+    marked: set[int] = set()
+    errors = 0
+    for (block, status), seqs in groups.items():
+        names = {f"s{i}": seq for i, seq in enumerate(seqs)}
+        found = rows(
+            db,
+            "UPDATE job_items SET state = 'done', status = :status, inputs = CASE WHEN :status = 'error' THEN "
+            f"inputs ELSE NULL END WHERE job_id = :job AND seq IN ({', '.join(':' + n for n in names)}) AND "
+            "state = 'open' AND EXISTS (SELECT 1 FROM job_blocks b WHERE b.job_id = :job AND b.block = :block AND "
+            "b.worker_id = :worker AND b.state = 'claimed') RETURNING seq",
+            names | {"job": job_id, "block": block, "worker": worker_id, "status": status},
+        )
+        marked.update(r["seq"] for r in found)
+        if status == ParseStatus.ERROR:
+            errors += len(found)
+    if marked:
+        run(
+            db,
+            "UPDATE job_workers SET done = done + :done, errors = errors + :error, heartbeat_at = :at WHERE id = :worker",
+            {"done": len(marked), "error": errors, "at": now(), "worker": worker_id},
+        )
+    return marked
 
 
 def finish_block(db: Store, job_id: int, block: int, worker_id: int) -> None:

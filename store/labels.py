@@ -475,6 +475,77 @@ def save_changed(
         return True
 
 
+def get_many(db: Store, task: str | Task, source: str, items: Iterable[Sequence]) -> dict[Item, Label]:
+    """The source's labels of ``items`` (those it has), by item: a few queries for many items."""
+    kind = label_kind(task)
+    keys = list(dict.fromkeys(_item(kind, item) for item in items))
+    found: dict[Item, Label] = {}
+    for first in range(0, len(keys), _ITEMS_PER_QUERY):
+        params: dict[str, Any] = {"source": source}
+        terms = []
+        for i, key in enumerate(keys[first : first + _ITEMS_PER_QUERY]):
+            terms.append("(" + " AND ".join(f"{c} = :{c}_{i}" for c in kind.item_columns) + ")")
+            params.update({f"{c}_{i}": v for c, v in zip(kind.item_columns, key, strict=True)})
+        for r in rows(
+            db,
+            f"SELECT {_label_columns(kind)} FROM {kind.table} WHERE source = :source AND ({' OR '.join(terms)})",
+            params,
+        ):
+            label = _label(kind, source, r)
+            found[label.item] = label
+    return found
+
+
+_ITEMS_PER_QUERY = 100  # items per query of get_many
+
+
+def save_changed_many(
+    db: Store,
+    task: str | Task,
+    source: str,
+    labels: Sequence[tuple[Sequence, object]],
+    *,
+    mode: str,
+    via: str | None,
+) -> int:
+    """:func:`save_changed` for many (item, value) labels of one source, in order, in one transaction and a few
+    statements: a label already holding its value is left alone; an item named twice is written as often as its
+    value changes (each write a history row, as one call per label gives). The number of writes."""
+    kind = label_kind(task)
+    pairs = [(_item(kind, item), kind.check(value_)) for item, value_ in labels]
+    if not pairs:
+        return 0
+    at = now()
+    with write(db):
+        found = get_many(db, kind.task, source, [k for k, _ in pairs])
+        current = {tuple(map(str, item)): label.value for item, label in found.items()}
+        writes = []
+        for key, value_ in pairs:
+            name = tuple(map(str, key))
+            if name in current and current[name] == value_:
+                continue
+            current[name] = value_
+            writes.append((key, value_))
+        if not writes:
+            return 0
+        check_writer(db, source)
+        if kind.task is Task.PTKB:  # its rows name their conversation, one lookup per label
+            for key, value_ in writes:
+                cols = _extra_columns(db, kind, key, None)
+                run(
+                    db,
+                    _upsert_sql(kind, tuple(cols)),
+                    _upsert_params(kind, source, key, cols, value_, None, mode, via, at),
+                )
+        else:
+            run_many(
+                db,
+                _upsert_sql(kind, ()),
+                [_upsert_params(kind, source, key, {}, v, None, mode, via, at) for key, v in writes],
+            )
+    return len(writes)
+
+
 # ------------------------------------------------------------------------------------------- imports
 # Labels read from files (qrels, PTKB provenance, NtR labels) are written here too, under one rule for a
 # label the source has already: see _import_conflict.

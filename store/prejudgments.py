@@ -8,7 +8,7 @@ stored like any answer but never give a label, and the audit queries leave them 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
@@ -433,6 +433,129 @@ def save(db: Store, p: Prejudgment, *, label_context: dict | None = None) -> int
         if p.job_id is not None and row_id:
             jobs.count_result(db, p.job_id, p.parse_status, cached=p.cached_from is not None)
     return row_id
+
+
+_ROWS_PER_SAVE = 100  # results per INSERT statement of save_many
+
+
+def save_many(db: Store, results: Sequence[tuple[Prejudgment, dict | None]]) -> list[int | None]:
+    """:func:`save` for many outcomes (each with its label context), in order, in one transaction and a few
+    statements: the same rows, labels, label history and job counts as one :func:`save` per outcome.
+
+    Returns each outcome's new row id, or None when the same answer was already stored."""
+    if not results:
+        return []
+    columns = (*_COLUMNS, "sample")
+    at = now()
+    ids: list[int | None] = []
+    with write(db):
+        for first in range(0, len(results), _ROWS_PER_SAVE):
+            chunk = results[first : first + _ROWS_PER_SAVE]
+            params: dict[str, Any] = {}
+            cells = []
+            for i, (p, _) in enumerate(chunk):
+                parsed = None if p.parsed is None else json.dumps(p.parsed, ensure_ascii=False)
+                values = {c: _plain_value(getattr(p, c)) for c in _COLUMNS[:-1]}
+                values |= {"parsed": parsed, "created_at": at, "sample": int(p.sample)}
+                params.update({f"{c}_{i}": values[c] for c in columns})
+                cells.append("(" + ", ".join(f":{c}_{i}" for c in columns) + ")")
+            inserted: dict[tuple, list[int]] = {}
+            for r in rows(
+                db,
+                f"INSERT INTO prejudgments ({', '.join(columns)}) VALUES {', '.join(cells)} "
+                "ON CONFLICT DO NOTHING RETURNING id, source, task, turn_id, item_id, model, prompt_version, "
+                "input_hash, sample, parse_status",
+                params,
+            ):
+                inserted.setdefault(_row_key(r), []).append(r["id"])
+            for p, _ in chunk:
+                got = inserted.get(_row_key(p))
+                ids.append(got.pop(0) if got else None)
+        labelled = [
+            (p, ctx, row_id)
+            for (p, ctx), row_id in zip(results, ids, strict=True)
+            if row_id and p.parse_status in LABELLED_STATUSES and not is_probe(p.prompt_version)
+        ]
+        _write_labels(db, labelled)
+        counts: dict[int, dict[str, int]] = {}
+        for (p, _), row_id in zip(results, ids, strict=True):
+            if p.job_id is None or not row_id:
+                continue
+            c = counts.setdefault(p.job_id, {"done": 0, "unparseable": 0, "errors": 0, "cached": 0})
+            c["done"] += 1
+            c["unparseable"] += int(p.parse_status == ParseStatus.UNPARSEABLE)
+            c["errors"] += int(p.parse_status == ParseStatus.ERROR)
+            c["cached"] += int(p.cached_from is not None)
+        for job_id, c in counts.items():
+            jobs.count_results(db, job_id, **c)
+    return ids
+
+
+def _row_key(r) -> tuple:
+    """What tells the rows of one INSERT apart (a Prejudgment or a returned row)."""
+    get = r.get if isinstance(r, dict) else lambda c: getattr(r, c)
+    return tuple(
+        str(_plain_value(get(c)))
+        for c in (
+            "source",
+            "task",
+            "turn_id",
+            "item_id",
+            "model",
+            "prompt_version",
+            "input_hash",
+            "sample",
+            "parse_status",
+        )
+    )
+
+
+def _write_labels(db: Store, saved: list[tuple[Prejudgment, dict | None, int]]) -> None:
+    """:func:`_write_label` for many stored answers, in order. A label kind's answers (but bank matches and PTKB)
+    read their samples' answers and the current labels in a few queries and write the changed labels at once;
+    the labels each answer gives are those it gives saved on its own (the answers stored before it counted)."""
+    plain = [s for s in saved if s[0].task in LABEL_KINDS and s[0].task not in (Task.BANK_MATCH, Task.PTKB)]
+    if len(plain) != len(saved):
+        for p, ctx, _ in saved:
+            _write_label(db, p, ctx or {})
+        return
+    groups: dict[tuple, list[tuple[Prejudgment, int]]] = {}
+    for p, _, row_id in plain:
+        groups.setdefault((p.source, str(p.task), p.model, p.prompt_version), []).append((p, row_id))
+    for (source, task, model, version), group in groups.items():
+        position = {row_id: i for i, (_, row_id) in enumerate(group)}
+        answers: dict[tuple, list[tuple[int, Any]]] = {}
+        keys = list(dict.fromkeys((p.turn_id, p.item_id, p.input_hash) for p, _ in group))
+        for first in range(0, len(keys), _ROWS_PER_SAVE):
+            params: dict[str, Any] = {
+                "source": source,
+                "task": task,
+                "model": model,
+                "prompt_version": version,
+                "ok": ParseStatus.OK.value,
+                "repaired": ParseStatus.REPAIRED.value,
+            }
+            terms = []
+            for i, (turn_id, item_id, input_hash) in enumerate(keys[first : first + _ROWS_PER_SAVE]):
+                terms.append(f"(turn_id = :t{i} AND item_id = :i{i} AND input_hash = :h{i})")
+                params |= {f"t{i}": turn_id, f"i{i}": item_id, f"h{i}": input_hash}
+            for r in rows(
+                db,
+                "SELECT id, turn_id, item_id, input_hash, parsed FROM prejudgments WHERE source = :source AND "
+                "task = :task AND model = :model AND prompt_version = :prompt_version AND parse_status IN "
+                f"(:ok, :repaired) AND ({' OR '.join(terms)})",
+                params,
+            ):
+                answers.setdefault((r["turn_id"], r["item_id"], r["input_hash"]), []).append((r["id"], r["parsed"]))
+        changes = []
+        for i, (p, _) in enumerate(group):
+            # the answers stored before this one: those of other writers and the earlier ones of this call
+            seen = [
+                a for row_id, a in answers.get((p.turn_id, p.item_id, p.input_hash), []) if position.get(row_id, i) <= i
+            ]
+            value_ = consensus([int(json.loads(a)) for a in seen]) if len(seen) > 1 else int(p.parsed)
+            changes.append((label_item(p.task, p.turn_id, p.item_id), value_))
+        labels.save_changed_many(db, task, source, changes, mode=JudgingMode.LLM, via="llm")
 
 
 def _plain_value(item):

@@ -515,8 +515,9 @@ class NtnItems:
             job_id=job_id, **fields,
         )  # fmt: skip
 
-    def save(self, db, item: jobs.Item, outcome: prejudgments.Prejudgment) -> None:
-        _save_ntn(db, outcome)
+    def save_all(self, db, results: list[tuple[jobs.Item, prejudgments.Prejudgment]]) -> None:
+        for _, outcome in results:
+            _save_ntn(db, outcome)
 
     def stored(self, outcome: prejudgments.Prejudgment) -> None:
         self.matched += outcome.parse_status in LABELLED_STATUSES and outcome.parsed == 1

@@ -335,3 +335,39 @@ def test_packed_labels_are_the_row_labels_with_each_item_joined(db, monkeypatch)
         assert store_audit.task_labels(db, "passage", ["demo-ann"])["demo-ann"][(TURN, odd)] == 2
         with write(db):
             run(db, "DELETE FROM passage_labels WHERE passage_id = :id", {"id": odd})
+
+
+def test_answers_saved_together_give_the_rows_labels_and_history_of_one_save_each(db):
+    """prejudgments.save_many (a worker's group commit) against one save per answer: same ids' presence, labels,
+    label history (each intermediate consensus a row) and job counts."""
+    alone, together = llm(db, "llm:alone"), llm(db, "llm:together")
+    for source in (alone, together):  # a label the answer repeats is left alone (no history row)
+        labels.save(db, Task.PASSAGE, source, (TURN, PASSAGES[2]), 1, mode="llm", via="llm")
+    script = [
+        (PASSAGES[0], 2, 0, "ok"),
+        (PASSAGES[0], 3, 1, "ok"),  # consensus of 2, 3 written before the third answer
+        (PASSAGES[1], 4, 0, "ok"),
+        (PASSAGES[0], 2, 2, "ok"),
+        (PASSAGES[1], None, 1, "unparseable"),
+        (PASSAGES[2], 1, 0, "ok"),
+        (PASSAGES[0], 3, 1, "ok"),  # the same answer twice: stored once
+    ]
+    one_by_one = [pj.save(db, answer(alone, p, v, sample=k, status=s)) for p, v, k, s in script]
+    saved = pj.save_many(db, [(answer(together, p, v, sample=k, status=s), None) for p, v, k, s in script])
+    assert [i is None for i in saved] == [i is None for i in one_by_one] == [False] * 6 + [True]
+
+    def trail(source):
+        return rows(
+            db,
+            "SELECT item, old_value, new_value FROM label_history WHERE source = :s AND label_table = 'passage' "
+            "ORDER BY id",
+            {"s": source},
+        )
+
+    assert trail(together) == trail(alone) and len(trail(alone)) == 5  # 1 (set by hand), 2, 3, 4, 2
+    for p in PASSAGES:
+        assert (
+            labels.get(db, Task.PASSAGE, together, (TURN, p)).value
+            == labels.get(db, Task.PASSAGE, alone, (TURN, p)).value
+        )
+    assert pj.status_counts(db, together) == pj.status_counts(db, alone) == {"ok": 5, "unparseable": 1}
