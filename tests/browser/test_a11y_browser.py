@@ -99,6 +99,11 @@ DARK_APP = (
     " const [r, g, b] = c.match(/\\d+/g).map(Number); return r + g + b < 200; }"
 )
 """True once the app is drawn in the dark theme (its background nearly black)."""
+TRANSITIONS_OVER = (
+    "() => document.getAnimations().every(a => !(a instanceof CSSTransition) || a.playState !== 'running')"
+)
+"""True once no CSS transition runs (Streamlit's expanders fade their background in 0.15 s: mid-fade colours are
+not what anyone reads)."""
 
 
 def test_every_page_has_no_serious_axe_violation(server, browser):
@@ -126,6 +131,7 @@ def test_every_page_has_no_serious_axe_violation(server, browser):
                     page.emulate_media(color_scheme="dark")
                     page.wait_for_function(DARK_APP, timeout=LOAD_TIMEOUT_MS)
                     settled(page)
+                    page.wait_for_function(TRANSITIONS_OVER, timeout=LOAD_TIMEOUT_MS)
                 for violation in axe.run(page, options=options).response["violations"]:
                     if violation["impact"] in ("serious", "critical"):
                         problems += [f"/{name} ({scheme}) {violation['id']}: {node}" for node in ours(page, violation)]

@@ -307,7 +307,23 @@ def ntn_stored_once(demo) -> int:
 def test_two_workers_share_one_ntn_match_job_every_item_stored_once(store_target, demo):
     from tests.services.test_nugget_match import stub_answer
 
-    with StubLLM(reply=stub_answer, latency=0.005) as stub:
+    both_in = []
+
+    def once_both_joined(request):  # a matching call waits until both workers are on the NtN job (at most 30 s):
+        # otherwise a worker still waiting on the extraction could find the NtN job already done and start another
+        if not both_in and "exact copies" not in request["messages"][-1]["content"].lower():
+            for _ in range(600):
+                joined = rows(
+                    demo,
+                    "SELECT COUNT(*) FROM job_workers w JOIN prejudge_jobs j ON j.id = w.job_id WHERE j.task = 'ntn'",
+                )
+                if joined[0][0] >= 2:
+                    both_in.append(True)
+                    break
+                time.sleep(0.05)
+        return stub_answer(request)
+
+    with StubLLM(reply=once_both_joined, latency=0.005) as stub:
         # --lease 4: a worker waiting for the other's last block looks again every half second
         procs = [ntn_worker(stub, demo, "--block-size", "5", "--concurrency", "4", "--lease", "4") for _ in range(2)]
         outputs = [p.communicate(timeout=120) for p in procs]
