@@ -244,9 +244,11 @@ def complete_all(
     requests: Iterable[tuple[Any, list[dict], int | None]],
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
+    idle: float | None = None,
 ) -> Iterator[tuple[Any, Reply]]:
     """Run ``(key, messages, max_tokens)`` requests with at most ``concurrency`` in flight; yield ``(key, reply)``
-    as each arrives (not in request order).
+    as each arrives (not in request order). With ``idle`` (seconds), ``(None, None)`` is yielded whenever no reply
+    has arrived for that long, so that the caller can act on time (store what it holds) while the calls hang.
 
     Workers are daemon threads fed one request per finished one, so closing the generator (or an
     interrupt in the consumer) stops new calls at once; calls already in flight finish in the
@@ -284,7 +286,11 @@ def complete_all(
         t.start()
     try:
         while in_flight:
-            key, reply = done.get()
+            try:
+                key, reply = done.get(timeout=idle)
+            except queue.Empty:
+                yield None, None
+                continue
             in_flight -= 1
             nxt = next(pending, None)
             if nxt is not None:

@@ -925,12 +925,18 @@ def run_job(db, job_id: int, tally: Tally, work: Callable[[], None], *, note: st
     store_jobs.finish_job(db, job_id, JobStatus.DONE, f"{tally.done} of {total} stored{note}")
 
 
-def ask_all(client: ChatClient, requests: Iterable[tuple], tally: Tally, *, concurrency: int):
+def ask_all(
+    client: ChatClient, requests: Iterable[tuple], tally: Tally, *, concurrency: int, idle: float | None = None
+):
     """The (key, reply) of every request (key, messages, max tokens), ``concurrency`` calls at a time, each reply
     counted; once the caller has stored a reply, a fatal one or too many failures in a row stop the run
-    (:meth:`Tally.check`)."""
-    with contextlib.closing(complete_all(client, requests, concurrency=concurrency)) as replies:
+    (:meth:`Tally.check`). With ``idle``, ``(None, None)`` whenever no reply came for that long
+    (:func:`assess.llm.clients.complete_all`)."""
+    with contextlib.closing(complete_all(client, requests, concurrency=concurrency, idle=idle)) as replies:
         for key, reply in replies:
+            if key is None:
+                yield None, None
+                continue
             tally.replied(reply)
             yield key, reply
             tally.check(reply)

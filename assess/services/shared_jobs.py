@@ -49,7 +49,8 @@ MAX_BLOCK_SIZE = 100_000
 STORE_RETRY_S = 60.0  # how long a worker keeps trying to reach the store before it gives up (exit 2)
 HASHES_PER_QUERY = 500  # input hashes per cache lookup of the planner
 GROUP_SIZE = 64  # results stored per transaction (group commit)
-GROUP_WAIT_S = 0.2  # the longest a result waits for others to be stored with (checked as results arrive)
+GROUP_WAIT_S = 0.2  # the longest a result waits for others to be stored with (about: checked as results arrive
+# and whenever none has arrived for this long)
 
 Start = Callable[[dict, int], "jobs.Progress | None"]
 
@@ -518,7 +519,12 @@ class _Worker:
                 continue
             requests = self._requests(claimed)
             try:
-                for key, reply in jobs.ask_all(client, requests, self.tally, concurrency=self.concurrency):
+                replies = jobs.ask_all(client, requests, self.tally, concurrency=self.concurrency, idle=GROUP_WAIT_S)
+                for key, reply in replies:
+                    if key is None:  # no answer for a while (a slow or stalled endpoint): store what is held
+                        if self.pending and time.monotonic() - self.pending_since >= GROUP_WAIT_S:
+                            self.flush()
+                        continue
                     self._store_reply(key, reply)
             finally:  # Ctrl-C, a failing endpoint: what arrived is stored
                 if self.pending:

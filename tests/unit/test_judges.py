@@ -138,6 +138,24 @@ def test_complete_all_bounds_concurrency_and_returns_every_reply():
     assert judge.peak == 4 and judge.calls == 40
 
 
+def test_complete_all_with_idle_says_when_no_reply_came_for_that_long():
+    """A shared job's worker stores what it holds while a call hangs: it learns of the wait from ``idle``."""
+    answer = threading.Event()
+
+    class Hanging:
+        model = "m"
+
+        def complete(self, messages, max_tokens=None):
+            answer.wait(10)
+            return Reply(f"answer {messages}")
+
+    stream = complete_all(Hanging(), [(1, 1, None)], concurrency=1, idle=0.02)
+    assert next(stream) == (None, None) and next(stream) == (None, None)  # no reply yet: told so, twice
+    answer.set()
+    rest = [item for item in stream if item != (None, None)]
+    assert [(key, reply.text) for key, reply in rest] == [(1, "answer 1")]
+
+
 def test_a_judge_exception_becomes_a_failed_reply_not_a_lost_item():
     out = dict(complete_all(CountingJudge(fail_on={3}), ((i, i, None) for i in range(5)), concurrency=2))
     assert len(out) == 5 and not out[3].ok and "RuntimeError: judge bug" in out[3].error
