@@ -463,8 +463,7 @@ def save_many(db: Store, results: Sequence[tuple[Prejudgment, dict | None]]) -> 
             for r in rows(
                 db,
                 f"INSERT INTO prejudgments ({', '.join(columns)}) VALUES {', '.join(cells)} "
-                "ON CONFLICT DO NOTHING RETURNING id, source, task, turn_id, item_id, model, prompt_version, "
-                "input_hash, sample, parse_status",
+                f"ON CONFLICT DO NOTHING RETURNING id, {', '.join(_RESULT_KEY)}",
                 params,
             ):
                 inserted.setdefault(_row_key(r), []).append(r["id"])
@@ -491,23 +490,24 @@ def save_many(db: Store, results: Sequence[tuple[Prejudgment, dict | None]]) -> 
     return ids
 
 
+_RESULT_KEY = (
+    "source",
+    "task",
+    "turn_id",
+    "item_id",
+    "model",
+    "prompt_version",
+    "input_hash",
+    "sample",
+    "parse_status",
+)
+"""The columns that tell the rows of one INSERT of :func:`save_many` apart (what its RETURNING clause gives back)."""
+
+
 def _row_key(r) -> tuple:
-    """What tells the rows of one INSERT apart (a Prejudgment or a returned row)."""
+    """A result's :data:`_RESULT_KEY` values as text (of a Prejudgment or a returned row)."""
     get = r.get if isinstance(r, dict) else lambda c: getattr(r, c)
-    return tuple(
-        str(_plain_value(get(c)))
-        for c in (
-            "source",
-            "task",
-            "turn_id",
-            "item_id",
-            "model",
-            "prompt_version",
-            "input_hash",
-            "sample",
-            "parse_status",
-        )
-    )
+    return tuple(str(_plain_value(get(c))) for c in _RESULT_KEY)
 
 
 def _write_labels(db: Store, saved: list[tuple[Prejudgment, dict | None, int]]) -> None:
