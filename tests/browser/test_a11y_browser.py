@@ -16,6 +16,7 @@ import re
 
 import pytest
 
+from assess.ui.frame import menu
 from tests.browser_support import (  # noqa: F401  (fixtures)
     LOAD_TIMEOUT_MS,
     browser,
@@ -31,28 +32,8 @@ pytestmark = pytest.mark.browser
 
 axe_module = pytest.importorskip("axe_playwright_python.sync_playwright", reason="axe-playwright-python is absent")
 
-PAGES = [
-    "home",
-    "judge",
-    "ptkb",
-    "nuggets",
-    "ntr",
-    "citations",
-    "battles",
-    "banks",
-    "duplicates",
-    "gold-response",
-    "data",
-    "review",
-    "adjudicate",
-    "scores",
-    "audit",
-    "llm",
-    "response-nuggets",
-    "aspects",
-    "users",
-]
-"""Every page of the menu (assess.ui.frame.app_pages), by address."""
+PAGES = [page.url_path for pages in menu() for page in pages]
+"""Every page of the menu (assess.ui.frame.menu), by address, in menu order."""
 
 STREAMLIT_MENU = ("list", "listitem")
 COLOUR_RULES = {
