@@ -10,6 +10,7 @@ marked ``both_engines`` (their PostgreSQL smoke tests)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -37,6 +38,20 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 # on a busy 2-core machine the default 200 ms deadline fails examples at random. Speed targets are benchmarks.
 settings.register_profile("workbench", deadline=None)
 settings.load_profile("workbench")
+
+
+# Each new AppTest scans the metadata of every installed distribution for Streamlit v2 component manifests (about
+# 0.15 s of CPU; the app tier makes a few hundred AppTests). The installed packages do not change during a session,
+# so once Streamlit is loaded the scan's result is kept for the session. A served app scans once at start anyway.
+@pytest.fixture(autouse=True)
+def _component_scan_once():
+    if "streamlit" in sys.modules:
+        from streamlit.components.v2 import manifest_scanner
+
+        scan = manifest_scanner.scan_component_manifests
+        if not hasattr(scan, "cache_info"):
+            manifest_scanner.scan_component_manifests = functools.cache(scan)
+    yield
 
 
 def shared_file(*parts: str) -> Path:

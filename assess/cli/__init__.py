@@ -12,6 +12,7 @@ parser sets ``func`` to a callable taking the parsed ``args`` and returning an e
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import sys
 
@@ -78,7 +79,12 @@ def actor(args) -> str:
         return "os:unknown"
 
 
+@functools.cache
 def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser, built once per process: it has about 540 options, each costing argparse
+    gettext lookups on disk (about 15 ms in all), and :func:`main` may run many times in one process (the
+    tests, a script). Parsing leaves the parser as it was: its defaults are constants, and what depends on the
+    environment is read after parsing (:func:`default_db`)."""
     parser = argparse.ArgumentParser(
         prog="python -m assess",
         description="Open assessment workbench for conversational search evaluation (TREC iKAT / CAsT).",

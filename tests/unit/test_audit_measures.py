@@ -36,7 +36,7 @@ from assess.measures.bias import (
     sample_label,
     self_consistency,
 )
-from assess.measures.rankings import paired_t_tests
+from assess.measures.rankings import holm_adjusted, paired_t_tests
 from assess.measures.systems import compare_systems, significance_preservation, tau_ap, topk_overlap
 
 SCALE = [0, 1, 2, 3, 4]
@@ -409,6 +409,21 @@ def test_holm_versus_bonferroni():
     shifted = {r: {q: v + 0.1 for q, v in d.items()} for r, d in per_query.items()}
     assert significance_preservation(ref, shifted, correction="bonferroni")["significant_reference"] == 1
     assert significance_preservation(ref, shifted, correction="holm")["significant_reference"] == 2
+
+
+# Ties, ones and zeros included: the p-values come from a small set of values as well as from anywhere in [0, 1].
+@given(
+    st.lists(st.one_of(st.sampled_from([0.0, 0.01, 0.02, 0.05, 0.5, 1.0]), st.floats(0, 1)), min_size=1, max_size=30)
+)
+def test_holm_adjusted_equals_statsmodels_multipletests(p_values):
+    import gc
+
+    from statsmodels.stats.multitest import multipletests
+
+    with pytest.MonkeyPatch.context() as patch:  # its Holm path collects garbage on each call: 0.1 s an example
+        patch.setattr(gc, "collect", lambda *generation: 0)
+        expected = multipletests(p_values, method="holm")[1].tolist()
+    assert holm_adjusted(p_values) == expected
 
 
 # ------------------------------------------------------------------------------ bias probes
