@@ -81,7 +81,7 @@ def stored_once(demo) -> None:
 
 @pytest.mark.both_engines
 def test_workers_on_one_job_store_every_item_once_and_jobs_lists_them(store_target, demo):
-    with StubLLM(latency=0.1) as stub:
+    with StubLLM(latency=0.05) as stub:
         first = worker(stub, demo, "--block-size", "10", "--concurrency", "2")
         wait_for(lambda: rows(demo, "SELECT COUNT(*) FROM prejudgments")[0][0] >= 5)
         others = [worker(stub, demo, "--block-size", "10", "--concurrency", "2") for _ in range(2)]
@@ -124,7 +124,7 @@ def test_a_killed_workers_block_is_judged_once_by_another_after_its_lease(store_
         options = ("--block-size", "10", "--concurrency", "3", "--lease", "2")
         killed = worker(stub, demo, *options)
         wait_for(lambda: rows(demo, "SELECT COUNT(*) FROM prejudgments")[0][0] >= 12)
-        survivor = worker(stub, demo, *options)
+        survivor = worker(stub, demo, "--block-size", "10", "--concurrency", "12", "--lease", "2")  # done sooner
         wait_for(lambda: rows(demo, "SELECT COUNT(*) FROM job_workers WHERE claimed > 0") == [(2,)])
         os.kill(killed.pid, signal.SIGKILL)
         killed.wait(timeout=30)
@@ -165,7 +165,7 @@ def test_ctrl_c_gives_the_blocks_back_and_the_next_run_resumes_the_job(demo):
         assert rows(demo, "SELECT status, done FROM prejudge_jobs") == [("stopped", kept)]
         assert rows(demo, "SELECT COUNT(*) FROM job_blocks WHERE state = 'claimed'") == [(0,)]
         assert rows(demo, "SELECT COUNT(*) FROM job_items WHERE state = 'done'") == [(kept,)]
-        again = worker(stub, demo, "--block-size", "10", "--concurrency", "2")
+        again = worker(stub, demo, "--block-size", "10", "--concurrency", "8")
         out, err = again.communicate(timeout=120)
         assert again.returncode == 0, err
         asked = [canonical(r) for r in stub.requests if "messages" in r]  # a killed sender leaves {}

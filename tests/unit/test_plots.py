@@ -1,4 +1,5 @@
-"""Figure builders (assess.ui.plots): the traces and titles they draw, HTML export, PNG export."""
+"""Figure builders (assess.ui.plots): the traces and titles they draw, HTML export, PNG export without a browser
+(rendering one in Chromium: tests/browser/test_figure_png_browser.py)."""
 
 from __future__ import annotations
 
@@ -101,17 +102,6 @@ def test_figure_html_is_self_contained(r112):
     assert "<script src=" not in html  # no external script (plotly.js mentions its CDN internally)
     assert len(html) > 1_000_000  # plotly.js itself is inlined
     assert "Plotly.newPlot" in html
-
-
-@pytest.mark.slow
-def test_figure_png_renders_with_debian_chromium(r112):
-    import os
-
-    if not os.path.exists("/usr/bin/chromium"):
-        pytest.skip("/usr/bin/chromium is absent: kaleido has no browser to render PNG")
-    png = figure_png(gfrc2_curves(r112), width=640, height=480)
-    assert png is not None and png.startswith(b"\x89PNG\r\n\x1a\n")
-    assert int.from_bytes(png[16:20], "big") == 640 and int.from_bytes(png[20:24], "big") == 480
 
 
 def test_figure_png_without_a_browser_returns_none(monkeypatch, r112):
