@@ -376,7 +376,8 @@ class ItemSource:
     """Where a kind's items come from: the rows of a stored ``table``, one item per distinct row of its
     ``columns`` (the table's columns that give the kind's item columns, in order; None: columns of the
     same names). The store reads it and nothing else: :func:`store.labels.items` lists the items,
-    :func:`store.labels.check_item` (on every :func:`store.labels.save`) refuses a label about anything else.
+    :func:`store.labels.check_item` (on every label write: ``save``, ``save_many``, ``save_changed_many`` and the
+    imports) refuses a label about anything else.
 
     ``unknown``: what that refusal says, a format string over the item columns' names (None:
     ``unknown <item name> '<item>'``)."""

@@ -133,6 +133,32 @@ def _check_item(db: Store, kind: LabelKind, key: Item) -> None:
     raise UnknownItem(kind.unknown_item(key))
 
 
+_CHECKED_AT_ONCE = 100
+"""Items one query of :func:`_check_items` looks up."""
+
+
+def _check_items(db: Store, kind: LabelKind, keys: Iterable[Item]) -> None:
+    """:func:`_check_item` for many items, a query per :data:`_CHECKED_AT_ONCE` distinct ones: the first
+    unknown item, in the order given, is refused."""
+    if kind.item_source is None:
+        return
+    wanted = list(dict.fromkeys(keys))
+    picked = ", ".join(f"{s} AS {c}" for s, c in zip(kind.source_columns, kind.item_columns, strict=True))
+    for start in range(0, len(wanted), _CHECKED_AT_ONCE):
+        chunk = wanted[start : start + _CHECKED_AT_ONCE]
+        terms, params = [], {}
+        for i, key in enumerate(chunk):
+            terms.append(" AND ".join(f"{s} = :k{i}_{j}" for j, s in enumerate(kind.source_columns)))
+            params |= {f"k{i}_{j}": v for j, v in enumerate(key)}
+        found = rows(
+            db, f"SELECT DISTINCT {picked} FROM {kind.item_source.table} WHERE ({') OR ('.join(terms)})", params
+        )
+        known = {tuple(str(r[c]) for c in kind.item_columns) for r in found}
+        for key in chunk:
+            if tuple(map(str, key)) not in known:
+                raise UnknownItem(kind.unknown_item(key))
+
+
 def items(db: Store, task: str | Task) -> list[Item]:
     """Every item of a kind whose registry entry names its :class:`~assess.tasks.ItemSource`, once each, in
     conversation and turn order, then by its other item columns (a judging page's queue order); items of a
@@ -205,8 +231,7 @@ def save_many(
     with write(db):
         if not batch:
             return 0
-        for key, _ in batch:
-            _check_item(db, kind, key)
+        _check_items(db, kind, (key for key, _ in batch))
         check_writer(db, source)
         columns = _extra_columns(db, kind, batch[0][0], extra) if kind.task is not Task.PTKB else None
         if columns is not None:
@@ -528,6 +553,7 @@ def save_changed_many(
             writes.append((key, value_))
         if not writes:
             return 0
+        _check_items(db, kind, (key for key, _ in writes))
         check_writer(db, source)
         if kind.task is Task.PTKB:  # its rows name their conversation, one lookup per label
             for key, value_ in writes:
@@ -578,8 +604,13 @@ def import_labels(
     """Inside the caller's write transaction: write imported labels, ``records`` holding a value for each
     of ``columns`` (source, the item's columns, the value column, ``updated_at``, any of
     :data:`IMPORT_PROVENANCE`), one statement each (a file may give an item twice, with the same value),
-    under :func:`_import_conflict`; the history triggers record each real change."""
+    under :func:`_import_conflict`; the history triggers record each real change. An item its kind's item
+    source lacks is refused before anything is written (:func:`check_item`)."""
     kind = label_kind(task)
+    if kind.item_source is not None:
+        records = list(records)
+        at = [list(columns).index(c) for c in kind.item_columns]
+        _check_items(db, kind, (tuple(r[i] for i in at) for r in records))
     names = [*columns, "mode"]
     sql = (
         f"INSERT INTO {kind.table} ({', '.join(names)}) VALUES ({', '.join(':' + c for c in names)})"
@@ -632,7 +663,11 @@ class NewLabels:
 
     def write(self, records: Iterable[Sequence]) -> None:
         """Write a block of (item columns..., value) records, many per statement, in the order given (a block
-        never gives an item twice: PostgreSQL refuses to update a row twice in one statement)."""
+        never gives an item twice: PostgreSQL refuses to update a row twice in one statement). An item its kind's
+        item source lacks is refused (:func:`check_item`)."""
+        if self.kind.item_source is not None:
+            records = list(records)
+            _check_items(self.db, self.kind, (tuple(r[: len(self.kind.item_columns)]) for r in records))
         insert_rows(self.db, self._head, self._cells, self._tail, records, {"source": self.source, "stamp": self.at})
 
     def record(self, count: int) -> None:

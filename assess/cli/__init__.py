@@ -16,7 +16,7 @@ import functools
 import importlib
 import sys
 
-from assess.settings import db_given, db_target
+from assess.settings import db_target
 
 # Modules that contribute sub-commands, in the order they appear in --help.
 COMMAND_MODULES = (
@@ -40,7 +40,7 @@ def default_db() -> str:
 def add_db_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
-        default=db_given(),
+        default=None,  # $ASSESS_DB is read after parsing (_main), not when the parser is built
         help="the store: a SQLite file (or sqlite:///FILE) or a postgresql://USER@HOST:PORT/DB URL "
         "(default: $ASSESS_DB, else data/assess.db)",
     )

@@ -28,6 +28,7 @@ Differences from SQLite, all deliberate:
 
 from __future__ import annotations
 
+from assess import tasks
 from store.schema import (
     HISTORY_TABLES,
     V1_HISTORY_TABLES,
@@ -177,8 +178,11 @@ _NOT_BULK = "current_setting('" + _BULK_SETTING + "', true) IS DISTINCT FROM '{t
 
 def history_insert_trigger(table: str, enabled: bool) -> str:
     """The statement switching ``table``'s insert-history trigger off or back on for the rest of the
-    current transaction (bulk imports; it ends with the transaction and is rolled back with it)."""
-    if table not in HISTORY_TABLES and table not in ANNOTATION_TABLES:
+    current transaction (bulk imports; it ends with the transaction and is rolled back with it). ``table`` is
+    a label kind's table (the registry, read now: a kind added to it needs no entry here) or an annotation
+    table."""
+    label_tables = {kind.table for kind in tasks.LABEL_KINDS.values()}
+    if table not in label_tables and table not in HISTORY_TABLES and table not in ANNOTATION_TABLES:
         raise ValueError(f"{table} has no history triggers")
     return f"SELECT set_config('{_BULK_SETTING}', '{'' if enabled else table}', true)"
 

@@ -90,3 +90,14 @@ def test_the_app_shows_neither_a_traceback_nor_the_password(url, monkeypatch):
     shown = [e.value for e in at.error] + [e.message for e in at.exception]
     assert shown and all("zqx" not in s and "Traceback" not in s for s in shown), shown
     assert all("redacted" in e.message and not e.stack_trace for e in at.exception)
+
+
+def test_assess_db_is_read_at_each_call_not_when_the_parser_was_built(tmp_path, monkeypatch):
+    # the parser is built once per process (assess.cli.build_parser); the store a call names by $ASSESS_DB is
+    # the one set at that call
+    from assess.cli import main
+
+    for name in ("first.db", "second.db"):
+        monkeypatch.setenv("ASSESS_DB", str(tmp_path / name))
+        assert main(["init"]) == 0
+    assert sorted(p.name for p in tmp_path.glob("*.db")) == ["first.db", "second.db"]

@@ -135,3 +135,28 @@ def test_a_new_kind_s_page_is_in_the_menu_after_the_other_judging_pages(toy_regi
     monkeypatch.setattr(tasks, "LABEL_KINDS", MappingProxyType({**tasks.LABEL_KINDS, ToyTask.TOY: organized}))
     assessor_pages, organizer_pages = menu()
     assert organizer_pages[-2:] == [organized.page, ACCOUNTS] and organized.page not in assessor_pages
+
+
+def test_every_bulk_write_refuses_an_item_the_kind_does_not_have_and_writes_nothing(db):
+    with pytest.raises(UnknownItem, match=r"^unknown toy passage '101_2 a'$"):  # an LLM job's path
+        labels.save_changed_many(db, "toy", "amy", [(("101_1", "a"), 1), (("101_2", "a"), 1)], mode="llm", via="llm")
+    with pytest.raises(UnknownItem, match=r"^unknown toy passage '101_1 zz'$"):
+        labels.save_many(db, "toy", "amy", [(("101_1", "b"), 0), (("101_1", "zz"), 1)], mode="key", via="key")
+    columns = ("source", "turn_id", "passage_id", "useful", "updated_at")
+    with pytest.raises(UnknownItem, match=r"^unknown toy passage '101_2 c'$"), write(db):  # a file import
+        labels.import_labels(db, "toy", columns, [("amy", "101_1", "a", 1, "t"), ("amy", "101_2", "c", 0, "t")])
+    with (
+        pytest.raises(UnknownItem, match=r"^unknown toy passage '101_9 b'$"),
+        write(db),
+        labels.import_new_labels(db, "toy", "amy", "t") as new,
+    ):
+        new.write([("101_1", "a", 1), ("101_9", "b", 0)])
+    assert rows(db, "SELECT * FROM toy_labels") == [] and history(db) == []
+    # more items than one query looks up: each is found
+    labels._CHECKED_AT_ONCE = 2
+    try:
+        assert labels.save_changed_many(db, "toy", "amy", [((t, p), 1) for t, p in labels.items(db, "toy")], mode="llm",
+                                        via="llm") == 3  # fmt: skip
+    finally:
+        labels._CHECKED_AT_ONCE = 100
+    assert labels.labelled(db, "toy", "amy") == {("101_1", "a"), ("101_1", "b"), ("101_2", "b")}
