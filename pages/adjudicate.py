@@ -76,8 +76,7 @@ def adjudication_panel():
         except AssessError as exc:
             ui.set_flash("error", f"Not saved: {exc}", slot="adj_flash")
             return
-        desk.mark((turn, passage))
-        cursor.go("next_unjudged")
+        desk.answered(cursor, stay=False)
 
     ui.flash("adj_flash")
     prog = state.progress()

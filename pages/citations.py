@@ -53,8 +53,7 @@ def citation_panel():
     def label(value):
         turn, shown = cursor.on_screen()
         rag.save_citation(database, name, turn, shown, value, active_ms=cursor.active_ms())
-        desk.mark((turn, shown))
-        cursor.go("next_unjudged")
+        desk.answered(cursor, stay=False)
 
     rag_ui.turn_progress(state, turn_id, "labelled")
     st.markdown(f"Citation {pos + 1} of {len(state)} · response of system {ui.code(screen.run)}")

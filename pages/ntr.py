@@ -63,8 +63,7 @@ def match_panel():
         else:
             nugget_id, run = ntr.item_parts(shown)
             ntr.save_label(database, name, nugget_id, run, value, mode=mode, via="ui", active_ms=active_ms)
-        desk.mark((turn, shown))
-        cursor.go("next_unjudged")
+        desk.answered(cursor, stay=False)
 
     rag_ui.turn_progress(state, turn_id, "answered")
     st.markdown(f"Item {pos + 1} of {len(state)} · response of system {ui.code(current['run'])}")

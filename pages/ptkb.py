@@ -46,8 +46,7 @@ def statement_panel():
         queue.save_ptkb_label(
             database, name, turn, statement, value, mode=screen.mode, via="ui", active_ms=cursor.active_ms()
         )
-        desk.mark((turn, statement))
-        cursor.go(None if first else "next_unjudged")  # blind-then-reveal: stay to show the LLM's label
+        desk.answered(cursor, stay=first)  # blind-then-reveal: stay to show the LLM's label
 
     done_turn, total_turn = state.progress()["turns"][turn_id]
     st.progress(done_turn / total_turn, text=f"Turn {ui.esc(turn_id)}: {done_turn} / {total_turn} statements labelled")

@@ -89,6 +89,27 @@ def test_ptkb_page_labels_statements(app_db):
     )
 
 
+def test_ptkb_reveal_mode_stays_after_the_first_label_and_moves_on_after_the_second(app_db):
+    from store import open_db
+
+    with open_db(app_db) as db:
+        settings.set_setting(db, "judging_mode", "reveal")
+    at = start("pages/ptkb.py", assessor="eve")
+
+    def on_cursor() -> str:
+        [line] = [m.value for m in at.markdown if "▶" in m.value]
+        return line.split("<strong>▶ ")[1].split("&#46;")[0]
+
+    assert on_cursor() == "1"
+    at.button(key="rel").click().run()  # blind-then-reveal's first label: the statement stays on screen
+    assert on_cursor() == "1" and not at.exception
+    at.button(key="nonrel").click().run()  # changed after seeing the LLM's label, then on to the next
+    assert on_cursor() == "2"
+    assert rows(app_db, "SELECT turn_id, statement_id, relevant, mode FROM ptkb_labels WHERE source = 'eve'") == [
+        ("101_1", "1", 0, "reveal")
+    ]
+
+
 def test_review_page_lists_assessors_and_adjudicates(app_db):
     at = start("pages/judge.py", assessor="fay")
     for key in ("g4", "g0", "g1"):
