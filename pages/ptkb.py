@@ -8,7 +8,7 @@ statement panel (a fragment); the whole page runs again when the next statement 
 import streamlit as st
 
 from assess import ui
-from assess.services.judging import item_screen, turn_labels
+from assess.services.judging import item_screen, save_ptkb, turn_labels
 from store import queue
 
 ui.frame_guard()
@@ -42,10 +42,7 @@ def statement_panel():
 
     def label(value):
         turn, statement = cursor.on_screen()
-        first = screen.mode == "reveal" and queue.label_of(database, name, "ptkb", turn, statement) is None
-        queue.save_ptkb_label(
-            database, name, turn, statement, value, mode=screen.mode, via="ui", active_ms=cursor.active_ms()
-        )
+        first = save_ptkb(database, name, turn, statement, value, mode=screen.mode, active_ms=cursor.active_ms())
         desk.answered(cursor, stay=first)  # blind-then-reveal: stay to show the LLM's label
 
     done_turn, total_turn = state.progress()["turns"][turn_id]

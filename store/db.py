@@ -941,6 +941,23 @@ def file_of(db: Store) -> str | None:
     return db.raw.execute("PRAGMA database_list").fetchone()[2] or None
 
 
+# -------------------------------------------------------------------------------------- many keys at once
+
+KEYS_PER_QUERY = 100
+"""Keys one query of :func:`by_keys` matches (4 columns each: 400 parameters)."""
+
+
+def by_keys(columns: Sequence[str], keys: Sequence[Sequence]) -> Iterator[tuple[str, dict]]:
+    """For reading many rows by their key in a few queries: per :data:`KEYS_PER_QUERY` keys, a condition true for
+    a row whose ``columns`` equal one of them, ``((a = :k0_0 AND b = :k0_1) OR (...))``, and its parameters."""
+    for first in range(0, len(keys), KEYS_PER_QUERY):
+        terms, params = [], {}
+        for i, key in enumerate(keys[first : first + KEYS_PER_QUERY]):
+            terms.append("(" + " AND ".join(f"{c} = :k{i}_{j}" for j, c in enumerate(columns)) + ")")
+            params |= {f"k{i}_{j}": v for j, v in enumerate(key)}
+        yield f"({' OR '.join(terms)})", params
+
+
 # -------------------------------------------------------------------------------------- bulk inserts
 
 ROWS_PER_INSERT = 50  # records per INSERT statement of the bulk imports

@@ -533,30 +533,11 @@ def open_items(db: Store, job_id: int, first_seq: int, last_seq: int) -> list[di
     )
 
 
-def mark_item(db: Store, job_id: int, seq: int, block: int, worker_id: int, status: str) -> bool:
-    """Mark an item stored (inside the transaction that stores it) if its block is still this worker's; False
-    when the item was stored already or the block was claimed by another worker (the result must not be kept).
-    A failed call keeps the item's inputs (a resumed job may ask again); a result drops them."""
-    changed = run(
-        db,
-        "UPDATE job_items SET state = 'done', status = :status, inputs = CASE WHEN :status = 'error' THEN inputs "
-        "ELSE NULL END WHERE job_id = :job AND seq = :seq AND state = 'open' AND EXISTS (SELECT 1 FROM job_blocks b "
-        "WHERE b.job_id = :job AND b.block = :block AND b.worker_id = :worker AND b.state = 'claimed')",
-        {"job": job_id, "seq": seq, "block": block, "worker": worker_id, "status": str(status)},
-    )
-    if changed:
-        run(
-            db,
-            "UPDATE job_workers SET done = done + 1, errors = errors + :error, heartbeat_at = :at WHERE id = :worker",
-            {"error": int(status == ParseStatus.ERROR), "at": now(), "worker": worker_id},
-        )
-    return bool(changed)
-
-
 def mark_items(db: Store, job_id: int, worker_id: int, marks: Sequence[tuple[int, int, str]]) -> set[int]:
-    """:func:`mark_item` for many items, ``(seq, block, status)`` each, in a few statements (one per block and
-    status): the seqs marked, inside the transaction that stores their results; the others were stored already
-    or their block is no longer this worker's."""
+    """Mark items stored, ``(seq, block, status)`` each, in a few statements (one per block and status), inside
+    the transaction that stores their results, where their block is still this worker's: the seqs marked. The
+    others were stored already or their block was claimed by another worker (their results must not be kept).
+    A failed call keeps the item's inputs (a resumed job may ask again); a result drops them."""
     groups: dict[tuple[int, str], list[int]] = {}
     for seq, block, status in marks:
         groups.setdefault((block, str(status)), []).append(seq)

@@ -19,7 +19,7 @@ from typing import Any
 
 from assess.errors import AssessError, UnknownItem
 from assess.tasks import MATCH_SUPPORT, Label, LabelKind, Task, label_kind, source_kind
-from store.db import Store, column, columns, each, insert_rows, now, row, rows, run, run_many, write
+from store.db import Store, by_keys, column, columns, each, insert_rows, now, row, rows, run, run_many, write
 from store.rights import check_writer
 from store.schema.active_time import TIMED_TABLES
 from store.schema.postgres import history_insert_trigger
@@ -121,42 +121,23 @@ def check_item(db: Store, task: str | Task, item: Sequence) -> None:
     its registry entry names as its :class:`~assess.tasks.ItemSource`. A kind that names none is not checked
     here (its own store code knows its items)."""
     kind = label_kind(task)
-    _check_item(db, kind, _item(kind, item))
-
-
-def _check_item(db: Store, kind: LabelKind, key: Item) -> None:
-    if kind.item_source is None:
-        return
-    match = " AND ".join(f"{s} = :{c}" for s, c in zip(kind.source_columns, kind.item_columns, strict=True))
-    if row(db, f"SELECT 1 AS found FROM {kind.item_source.table} WHERE {match}", dict(zip(kind.item_columns, key))):
-        return
-    raise UnknownItem(kind.unknown_item(key))
-
-
-_CHECKED_AT_ONCE = 100
-"""Items one query of :func:`_check_items` looks up."""
+    _check_items(db, kind, [_item(kind, item)])
 
 
 def _check_items(db: Store, kind: LabelKind, keys: Iterable[Item]) -> None:
-    """:func:`_check_item` for many items, a query per :data:`_CHECKED_AT_ONCE` distinct ones: the first
-    unknown item, in the order given, is refused."""
+    """:func:`check_item` for many items, a query per :data:`store.db.KEYS_PER_QUERY` distinct ones (none for a
+    kind without an item source): the first unknown item, in the order given, is refused."""
     if kind.item_source is None:
         return
     wanted = list(dict.fromkeys(keys))
     picked = ", ".join(f"{s} AS {c}" for s, c in zip(kind.source_columns, kind.item_columns, strict=True))
-    for start in range(0, len(wanted), _CHECKED_AT_ONCE):
-        chunk = wanted[start : start + _CHECKED_AT_ONCE]
-        terms, params = [], {}
-        for i, key in enumerate(chunk):
-            terms.append(" AND ".join(f"{s} = :k{i}_{j}" for j, s in enumerate(kind.source_columns)))
-            params |= {f"k{i}_{j}": v for j, v in enumerate(key)}
-        found = rows(
-            db, f"SELECT DISTINCT {picked} FROM {kind.item_source.table} WHERE ({') OR ('.join(terms)})", params
-        )
-        known = {tuple(str(r[c]) for c in kind.item_columns) for r in found}
-        for key in chunk:
-            if tuple(map(str, key)) not in known:
-                raise UnknownItem(kind.unknown_item(key))
+    known = set()
+    for match, params in by_keys(kind.source_columns, wanted):
+        found = rows(db, f"SELECT DISTINCT {picked} FROM {kind.item_source.table} WHERE {match}", params)
+        known |= {tuple(str(r[c]) for c in kind.item_columns) for r in found}
+    for key in wanted:
+        if tuple(map(str, key)) not in known:
+            raise UnknownItem(kind.unknown_item(key))
 
 
 def items(db: Store, task: str | Task) -> list[Item]:
@@ -201,7 +182,7 @@ def save(
     checked = kind.check(value)
     timed = _check_active_ms(active_ms)
     with write(db):
-        _check_item(db, kind, key)  # no query for a kind without an item source
+        _check_items(db, kind, [key])  # no query for a kind without an item source
         check_writer(db, source)  # an account disabled meanwhile saves nothing (same transaction)
         columns = _extra_columns(db, kind, key, extra)
         run(
@@ -505,23 +486,12 @@ def get_many(db: Store, task: str | Task, source: str, items: Iterable[Sequence]
     kind = label_kind(task)
     keys = list(dict.fromkeys(_item(kind, item) for item in items))
     found: dict[Item, Label] = {}
-    for first in range(0, len(keys), _ITEMS_PER_QUERY):
-        params: dict[str, Any] = {"source": source}
-        terms = []
-        for i, key in enumerate(keys[first : first + _ITEMS_PER_QUERY]):
-            terms.append("(" + " AND ".join(f"{c} = :{c}_{i}" for c in kind.item_columns) + ")")
-            params.update({f"{c}_{i}": v for c, v in zip(kind.item_columns, key, strict=True)})
-        for r in rows(
-            db,
-            f"SELECT {_label_columns(kind)} FROM {kind.table} WHERE source = :source AND ({' OR '.join(terms)})",
-            params,
-        ):
+    for match, params in by_keys(kind.item_columns, keys):
+        sql = f"SELECT {_label_columns(kind)} FROM {kind.table} WHERE source = :source AND {match}"
+        for r in rows(db, sql, params | {"source": source}):
             label = _label(kind, source, r)
             found[label.item] = label
     return found
-
-
-_ITEMS_PER_QUERY = 100  # items per query of get_many
 
 
 def save_changed_many(

@@ -29,7 +29,7 @@ from assess.tasks import (
 )
 from store import jobs, labels
 from store.compare import label_pairs
-from store.db import Store, column, each, now, returning, row, rows, run, run_many, value, write
+from store.db import Store, by_keys, column, each, now, returning, row, rows, run, run_many, value, write
 from store.nuggets import gold
 from store.queue import revealed_labels
 from store.sources import ensure_source
@@ -526,25 +526,21 @@ def _write_labels(db: Store, saved: list[tuple[Prejudgment, dict | None, int]]) 
         position = {row_id: i for i, (_, row_id) in enumerate(group)}
         answers: dict[tuple, list[tuple[int, Any]]] = {}
         keys = list(dict.fromkeys((p.turn_id, p.item_id, p.input_hash) for p, _ in group))
-        for first in range(0, len(keys), _ROWS_PER_SAVE):
-            params: dict[str, Any] = {
-                "source": source,
-                "task": task,
-                "model": model,
-                "prompt_version": version,
-                "ok": ParseStatus.OK.value,
-                "repaired": ParseStatus.REPAIRED.value,
-            }
-            terms = []
-            for i, (turn_id, item_id, input_hash) in enumerate(keys[first : first + _ROWS_PER_SAVE]):
-                terms.append(f"(turn_id = :t{i} AND item_id = :i{i} AND input_hash = :h{i})")
-                params |= {f"t{i}": turn_id, f"i{i}": item_id, f"h{i}": input_hash}
+        shared = {
+            "source": source,
+            "task": task,
+            "model": model,
+            "prompt_version": version,
+            "ok": ParseStatus.OK.value,
+            "repaired": ParseStatus.REPAIRED.value,
+        }
+        for match, params in by_keys(("turn_id", "item_id", "input_hash"), keys):
             for r in rows(
                 db,
                 "SELECT id, turn_id, item_id, input_hash, parsed FROM prejudgments WHERE source = :source AND "
                 "task = :task AND model = :model AND prompt_version = :prompt_version AND parse_status IN "
-                f"(:ok, :repaired) AND ({' OR '.join(terms)})",
-                params,
+                f"(:ok, :repaired) AND {match}",
+                params | shared,
             ):
                 answers.setdefault((r["turn_id"], r["item_id"], r["input_hash"]), []).append((r["id"], r["parsed"]))
         changes = []

@@ -71,11 +71,24 @@ def save_grade(
 
         reshows.answer(db, assessor, "passage", (turn_id, passage_id), grade, mode=JudgingMode.BLIND.value)
         return False
-    first = mode == JudgingMode.REVEAL and queue.label_of(db, assessor, "passage", turn_id, passage_id) is None
+    first = _first_revealed(db, assessor, "passage", turn_id, passage_id, mode)
     queue.save_passage_label(
         db, assessor, turn_id, passage_id, grade, note=note, mode=mode, via="ui", active_ms=active_ms
     )
     return first
+
+
+def save_ptkb(db, assessor: str, turn_id: str, statement_id: str, relevant, *, mode: str, active_ms=None) -> bool:
+    """Store a PTKB key's answer with its active time; whether it is blind-then-reveal's first label of the
+    statement (it stays on screen: the LLM's label is revealed now)."""
+    first = _first_revealed(db, assessor, "ptkb", turn_id, statement_id, mode)
+    queue.save_ptkb_label(db, assessor, turn_id, statement_id, relevant, mode=mode, via="ui", active_ms=active_ms)
+    return first
+
+
+def _first_revealed(db, assessor: str, task: str, turn_id: str, item_id: str, mode: str) -> bool:
+    """Whether a label about to be stored is the assessor's first of the item under blind-then-reveal."""
+    return mode == JudgingMode.REVEAL and queue.label_of(db, assessor, task, turn_id, item_id) is None
 
 
 def postpone_reshow(db, assessor: str, turn_id: str, item_id: str, task: str = "passage") -> None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 from assess import settings
+from assess.services import judging
 from assess.ui.assets import asset
 from assess.ui.frame import saving
 
@@ -85,8 +86,6 @@ class KeyQueue:
         (turn, item) drawn instead of the next unjudged item (or of the end screen), or None (``cursor.reshow``)."""
         cursor = Cursor(self.prefix, self.state())
         if self.reshows and (cursor.finished or not cursor.state.item(cursor.position)[2]):
-            from assess.services import judging
-
             found = judging.due_reshow(
                 self.database, self.source, self.task, complete=cursor.finished, held=len(cursor.state.done)
             )

@@ -14,6 +14,7 @@ from assess import tasks
 from assess.errors import AssessError, UnknownItem
 from assess.services import kinds
 from assess.tasks import ItemSource, LabelKind, MenuPage, Role, Scale
+from store import db as store_db
 from store import labels, open_db
 from store.db import _statements, rows, write
 from store.schema import _history_triggers as sqlite_history_triggers
@@ -153,10 +154,8 @@ def test_every_bulk_write_refuses_an_item_the_kind_does_not_have_and_writes_noth
         new.write([("101_1", "a", 1), ("101_9", "b", 0)])
     assert rows(db, "SELECT * FROM toy_labels") == [] and history(db) == []
     # more items than one query looks up: each is found
-    labels._CHECKED_AT_ONCE = 2
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(store_db, "KEYS_PER_QUERY", 2)
         assert labels.save_changed_many(db, "toy", "amy", [((t, p), 1) for t, p in labels.items(db, "toy")], mode="llm",
                                         via="llm") == 3  # fmt: skip
-    finally:
-        labels._CHECKED_AT_ONCE = 100
     assert labels.labelled(db, "toy", "amy") == {("101_1", "a"), ("101_1", "b"), ("101_2", "b")}
