@@ -424,9 +424,9 @@ def run_ntn_chat(
     waiting: dict[int, list] = {}
 
     def store_item(it: jobs.Item, answers: list) -> None:
-        status, value = pair_outcome(answers)
-        _store_ntn(db, plan_, it, job_id, **_pairs_answer(answers))
-        _answered(tally, status, value == 1)
+        answer = _pairs_answer(answers)
+        _store_ntn(db, plan_, it, job_id, **answer)
+        _answered(tally, answer["status"], answer["parsed"] == 1)
         if progress is not None:
             progress(tally.done, plan_.todo, tally.counts)
 
