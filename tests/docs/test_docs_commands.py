@@ -15,8 +15,8 @@ A trailing comment marks a command the test does not simply run:
   must exist, every option it names must be one that command takes, every choice it lists one the option
   accepts, and it must name every option the command requires. Inline spans outside README.md are
   checked this way too.
-- ``# needs: WHAT`` (an LLM endpoint, the network, Docker): skipped, saying so. ``# needs: a PostgreSQL
-  server`` is the exception: the test provides one (tests/pg.py, skipped only without the server binaries),
+- ``# needs: WHAT`` (an LLM endpoint, the network, Docker): checked as a synopsis is, then skipped, saying
+  so. ``# needs: a PostgreSQL server`` is the exception: the test provides one (tests/pg.py, skipped only without the server binaries),
   checks that its roles and database are what the doc's `sudo -u postgres ...` lines make, and runs the
   workbench's commands on it with the doc's names mapped to the test's.
 - ``# until stopped`` (a server): started on a free port, passed once it answers HTTP, then stopped.
@@ -588,7 +588,8 @@ def test_doc_command(cmd: Command, request):
     if kind == "needs" and cmd.needs == POSTGRESQL:
         postgresql_command(cmd, request.getfixturevalue("pg_campaign"), request.getfixturevalue("clones"))
         return
-    if kind == "needs":
+    if kind == "needs":  # not run here: its command and options must still exist
+        assert check_synopsis(cmd.text) == [], f"{cmd.id}: {cmd.text}"
         pytest.skip(f"{cmd.id} needs {cmd.needs}")
     if _needs_shared(cmd) and not (SHARED / "data").exists():
         pytest.skip(f"{cmd.id} reads ../shared/data, which is absent")
