@@ -14,11 +14,12 @@ embedded demo.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from assess.errors import AssessError
 from assess.tasks import Role
-from store.db import Store, now, row, rows, run, value, write
+from store.db import Store, now, returning, row, rows, run, value, write
 from store.history import UNKNOWN_ACTOR, record_action
 from store.rights import check_writer
 from store.sources import sign_in
@@ -218,58 +219,91 @@ def _stamp(at: datetime) -> str:
     return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def failures_since(db: Store, scope: str, since: datetime) -> tuple[int, str | None]:
+PENDING_STALE = timedelta(minutes=1)
+"""An attempt still pending after this long belongs to a process that died while checking: it counts as a failure."""
+
+
+def failures_since(db: Store, scope: str, since: datetime, *, at: datetime | None = None) -> tuple[int, str | None]:
     """How many failed sign-ins ``scope`` ('account:NAME', 'address:IP') has had since ``since``, and the
-    oldest of them (ISO time) or None."""
+    oldest of them (ISO time) or None. Attempts still being checked are no failures, unless they have been
+    pending for :data:`PENDING_STALE` before ``at`` (now when None)."""
+    stale = _stamp((at or datetime.now(UTC)) - PENDING_STALE)
     found = row(
         db,
-        "SELECT COUNT(*) AS n, MIN(at) AS first FROM sign_in_failures WHERE scope = :scope AND at >= :since",
-        {"scope": scope, "since": _stamp(since)},
+        "SELECT COUNT(*) AS n, MIN(at) AS first FROM sign_in_failures WHERE scope = :scope AND at >= :since "
+        "AND (pending = 0 OR at < :stale)",
+        {"scope": scope, "since": _stamp(since), "stale": stale},
     )
     return found["n"], found["first"]
 
 
-def record_failure(db: Store, scopes: list[str], at: datetime, *, window: timedelta) -> None:
-    """Count one failed sign-in for each scope; forget failures older than the window."""
+@dataclass(frozen=True)
+class Reservation:
+    """What :func:`reserve_attempt` decided: the attempt's pending rows (``ids``, one per scope), or the scope
+    that refused it and why ('failures': the limit of failures is reached; 'in_flight': too many of its
+    attempts are being checked right now)."""
+
+    ids: tuple[int, ...] = ()
+    scopes: tuple[str, ...] = ()
+    refused_by: str | None = None
+    reason: str | None = None
+
+
+def reserve_attempt(
+    db: Store, scopes: list[str], at: datetime, *, window: timedelta, limit: int, in_flight: list[int | None]
+) -> Reservation:
+    """Count one sign-in attempt for each scope before its password is checked, atomically (under the store's
+    write lock): refuse it, writing nothing, when a scope already has ``limit`` failures within the window, or
+    too many attempts of its own being checked (pending): ``in_flight[i]`` of them, or for None as many as
+    make its failures and attempts in flight together ``limit`` (an account: never more checks than the limit
+    allows, however many arrive at once); otherwise insert a pending row per scope.
+    The caller then ends the attempt: :func:`attempt_failed` (a wrong password: the pending rows become
+    failures) or :func:`attempt_succeeded` (the pending rows go). Pending attempts are no failures, so people
+    who sign in at the same moment from one address do not lock it; the in-flight bound keeps concurrent
+    attempts from getting more checks than the limit allows."""
+    stale = _stamp(at - PENDING_STALE)
     with write(db):
         run(db, "DELETE FROM sign_in_failures WHERE at < :before", {"before": _stamp(at - window)})
-        for scope in scopes:
-            run(db, "INSERT INTO sign_in_failures (scope, at) VALUES (:scope, :at)", {"scope": scope, "at": _stamp(at)})
+        for scope, most in zip(scopes, in_flight, strict=True):
+            counts = row(
+                db,
+                "SELECT COUNT(*) FILTER (WHERE pending = 0 OR at < :stale) AS failed, "
+                "COUNT(*) FILTER (WHERE pending = 1 AND at >= :stale) AS flying "
+                "FROM sign_in_failures WHERE scope = :scope",
+                {"scope": scope, "stale": stale},
+            )
+            if counts["failed"] >= limit:
+                return Reservation(refused_by=scope, reason="failures")
+            if counts["flying"] >= (limit - counts["failed"] if most is None else most):
+                return Reservation(refused_by=scope, reason="in_flight")
+        ids = [
+            returning(
+                db,
+                "INSERT INTO sign_in_failures (scope, at, pending) VALUES (:scope, :at, 1) RETURNING id",
+                {"scope": scope, "at": _stamp(at)},
+            )["id"]
+            for scope in scopes
+        ]
+        return Reservation(ids=tuple(ids), scopes=tuple(scopes))
 
 
-def clear_failures(db: Store, scope: str) -> None:
+def attempt_failed(db: Store, attempt: Reservation, at: datetime) -> None:
+    """A wrong password: the attempt's pending rows become failures (at the attempt's time)."""
     with write(db):
-        run(db, "DELETE FROM sign_in_failures WHERE scope = :scope", {"scope": scope})
+        for found, scope in zip(attempt.ids, attempt.scopes, strict=True):
+            if run(db, "DELETE FROM sign_in_failures WHERE id = :id AND pending = 1", {"id": found}):
+                run(
+                    db,
+                    "INSERT INTO sign_in_failures (scope, at, pending) VALUES (:scope, :at, 0)",
+                    {"scope": scope, "at": _stamp(at)},
+                )
 
 
-def count(db: Store) -> int:
-    return value(db, "SELECT COUNT(*) AS n FROM accounts")
-
-
-def reserve_attempt(db: Store, scopes: list[str], at: datetime, *, window: timedelta, limit: int) -> list[int] | None:
-    """Count one sign-in attempt for each scope before its password is checked, atomically: under the store's
-    write lock, refuse (None, nothing written) when a scope already has ``limit`` failures or attempts in
-    flight within the window; otherwise insert the attempt's rows and return their ids. The caller deletes
-    them (:func:`attempt_succeeded`) when the password was right; a wrong password leaves them as the failures
-    they are. So concurrent attempts cannot all pass a count that none of them had written yet."""
-    with write(db):
-        run(db, "DELETE FROM sign_in_failures WHERE at < :before", {"before": _stamp(at - window)})
-        for scope in scopes:
-            failed, _first = failures_since(db, scope, at - window)
-            if failed >= limit:
-                return None
-        ids = []
-        for scope in scopes:
-            run(db, "INSERT INTO sign_in_failures (scope, at) VALUES (:scope, :at)", {"scope": scope, "at": _stamp(at)})
-            ids.append(value(db, "SELECT MAX(id) AS id FROM sign_in_failures WHERE scope = :scope", {"scope": scope}))
-        return ids
-
-
-def attempt_succeeded(db: Store, account_scope: str, attempt: list[int]) -> None:
+def attempt_succeeded(db: Store, account_scope: str, attempt: Reservation) -> None:
     """A right password: forget this attempt's rows and the account's earlier failures (the address keeps
     its other failures)."""
     with write(db):
-        for found in attempt:
+        for found in attempt.ids:
             run(db, "DELETE FROM sign_in_failures WHERE id = :id", {"id": found})
         run(db, "DELETE FROM sign_in_failures WHERE scope = :scope", {"scope": account_scope})
 

@@ -27,6 +27,9 @@ from store.db import file_of
 MAX_FAILURES = 5
 """Failed sign-ins allowed per account and per client address within :data:`WINDOW`."""
 WINDOW = timedelta(minutes=15)
+ADDRESS_IN_FLIGHT = 64
+"""Sign-ins from one client address being checked at the same moment (a class behind one NAT address signs in
+together); more wait a moment. Failures, not attempts in flight, count towards :data:`MAX_FAILURES`."""
 LINK_MINUTES = 24 * 60
 LINK_SALT = "assess-sign-in"
 MIN_PASSWORD = 10
@@ -147,21 +150,25 @@ def check_password(
     :data:`MAX_FAILURES` failures within :data:`WINDOW` for the account or for the client address, every
     attempt is refused (correct or not) until the oldest of them leaves the window.
 
-    The attempt is counted before the password is checked, in one transaction under the store's write lock
-    (attempts in flight count as failures until they succeed), so concurrent attempts cannot get more
-    than :data:`MAX_FAILURES` checks between them. A name without an account (or without a password) is
-    checked against a dummy hash, so it takes as long as a wrong password for a real account."""
+    A failure counts once its check has failed: attempts still being checked are no failures, so a class
+    signing in at the same moment from one address (a lab behind NAT, everyone behind a proxy) is not locked
+    out. Yet concurrent attempts cannot get more checks than the limit allows: the attempt is recorded as
+    pending before the password is checked, in one transaction under the store's write lock, and an account
+    has at most :data:`MAX_FAILURES` checks in flight and failed together (an address at most
+    :data:`ADDRESS_IN_FLIGHT` in flight). A name without an account (or without a password) is checked against
+    a dummy hash, so it takes as long as a wrong password for a real account."""
     at = _clock(at)
     name = normal_name(name)
     if name_problem(name):  # no account can have it; counted under one scope (a NUL never reaches the store)
         name = ""
     scopes = [f"account:{name or '(not a name)'}"] + ([f"address:{address}"] if address else [])
-    attempt = accounts.reserve_attempt(db, scopes, at, window=WINDOW, limit=MAX_FAILURES)
-    if attempt is None:
-        firsts = [accounts.failures_since(db, scope, at - WINDOW) for scope in scopes]
-        blocked = [(scope, first) for scope, (n, first) in zip(scopes, firsts) if n >= MAX_FAILURES]
-        scope, first = blocked[0] if blocked else (scopes[0], None)
-        what = "this account" if scope.startswith("account:") else "this address"
+    bounds = [None] + ([ADDRESS_IN_FLIGHT] if address else [])  # the account: failures and checks in flight together
+    attempt = accounts.reserve_attempt(db, scopes, at, window=WINDOW, limit=MAX_FAILURES, in_flight=bounds)
+    if attempt.refused_by is not None:
+        what = "this account" if attempt.refused_by.startswith("account:") else "this address"
+        if attempt.reason == "in_flight":
+            raise SignInRefused(f"other sign-ins for {what} are being checked: try again in a moment")
+        _n, first = accounts.failures_since(db, attempt.refused_by, at - WINDOW, at=at)
         raise SignInRefused(f"too many failed sign-ins for {what}: try again in {_wait(first, at)} minutes")
     found = accounts.get(db, name) if name else None
     stored = found["password_hash"] if found is not None and found["password_hash"] else None
@@ -171,7 +178,11 @@ def check_password(
         ok = _hasher().verify(stored or _dummy_hash(), password or "") and stored is not None
     except (VerificationError, InvalidHashError):
         ok = False
+    except BaseException:  # anything else (an interrupt): the attempt is a failure, as a wrong password
+        accounts.attempt_failed(db, attempt, at)
+        raise
     if not ok:
+        accounts.attempt_failed(db, attempt, at)
         raise SignInRefused("wrong name or password")
     person = _person(found)
     accounts.attempt_succeeded(db, scopes[0], attempt)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from assess.text import inert_html, inert_images
+from assess.text import inert_html, inert_images, line_html
 from assess.ui.assets import asset
-from assess.ui.widgets import esc, line
+from assess.ui.widgets import esc
 
 CROWD_COOKIE = "assess_crowd"  # the crowd link this browser follows (brings the crowd page back)
 CROWD_COOKIE_SECONDS = 7 * 24 * 3600
@@ -51,10 +51,11 @@ def crowd_link() -> dict[str, str] | None:
 
     from assess.crowd.rules import ENTRY_PARAMS, STUDY_PARAM
 
-    given = {key: st.query_params.get(key) for key in ENTRY_PARAMS if key in st.query_params}
+    params = st.query_params.to_dict()  # one read (each access of st.query_params is a metered call)
+    given = {key: params[key] for key in ENTRY_PARAMS if key in params}
     if STUDY_PARAM in given:
         return given
-    if LEAVE_PARAM in st.query_params or _someone_signed_in():
+    if LEAVE_PARAM in params or _someone_signed_in():
         return None
     if saved := st.session_state.get("_crowd_link"):
         return saved
@@ -163,13 +164,20 @@ def crowd_query() -> dict:
     """The crowd page's query parameters (study, platform ids)."""
     from assess.crowd.rules import ENTRY_PARAMS
 
-    return {key: st.query_params.get(key) for key in ENTRY_PARAMS}
+    params = st.query_params.to_dict()
+    return {key: params.get(key) for key in ENTRY_PARAMS}
+
+
+def _text_block(text: str | None, label: str) -> str:
+    """One block of untrusted text (a response, a nugget, an utterance) under our label: the label in bold, then
+    the text as one inert raw HTML block (:func:`assess.text.inert_html`: one line, every character escaped),
+    blank lines around it so that the block ends where it should."""
+    return f"**{label}**\n\n{inert_html(text or '')}\n\n"
 
 
 def crowd_text(text: str | None, label: str) -> None:
     """One block of untrusted text (a response, a nugget, an utterance), rendered inertly under a label."""
-    st.markdown(f"**{label}**")
-    st.markdown(inert_html(text or ""), unsafe_allow_html=True)
+    st.markdown(_text_block(text, label), unsafe_allow_html=True)
 
 
 def crowd_markdown(text: object) -> None:
@@ -180,35 +188,44 @@ def crowd_markdown(text: object) -> None:
 
 
 def crowd_guideline(guide: dict, config) -> None:
-    """The study's instructions, worked examples and (response studies) the rating scales."""
+    """The study's instructions, worked examples and (response studies) the rating scales.
+
+    Two elements whatever the study's size (each element is a message the server builds and sends on every
+    full run of the page): the organizer's own markdown (:func:`crowd_markdown`, raw HTML escaped), then the
+    scales and the worked examples as one block built only from our own text and inert HTML lines."""
     from assess.crowd.rules import CRITERIA
 
     crowd_markdown(guide.get("instructions", ""))
+    parts = []
     for criterion in config.criteria:
-        st.markdown(f"**{criterion.capitalize()}**: {CRITERIA[criterion]['question']}")
-        st.markdown("\n".join(f"- **{v}** {text}" for v, text in CRITERIA[criterion]["scale"].items()))
+        parts.append(f"**{criterion.capitalize()}**: {CRITERIA[criterion]['question']}")
+        parts.append("\n".join(f"- **{v}** {text}" for v, text in CRITERIA[criterion]["scale"].items()))
     examples = guide.get("examples") or []
     if examples:
-        st.markdown("**Worked examples**")
+        parts.append("**Worked examples**")
     for n, ex in enumerate(examples, start=1):
         first = "Response" if config.task == "ntr" else "Example"
         second = "Nugget" if config.task == "ntr" else "Criterion"
-        line(f"{n}. {first}:", str(ex.get("response", "")))
-        line(f"{second}:", str(ex.get("nugget", "")))
-        line("Answer:", f"{ex.get('answer', '')}: {ex.get('why', '')}")
+        parts.append(line_html(f"{n}. {first}:", str(ex.get("response", ""))))
+        parts.append(line_html(f"{second}:", str(ex.get("nugget", ""))))
+        parts.append(line_html("Answer:", f"{ex.get('answer', '')}: {ex.get('why', '')}"))
+    if parts:
+        st.markdown("\n\n".join(parts), unsafe_allow_html=True)
 
 
 def crowd_item(view) -> None:
-    """One item's content: the conversation so far (response studies), the response, the nugget."""
+    """One item's content, as one element: the conversation so far (response studies), the response, the nugget."""
+    blocks = []
     if view.task == "response":
         for utterance, response in view.history:
-            crowd_text(utterance, "User")
+            blocks.append(_text_block(utterance, "User"))
             if response:
-                crowd_text(response, "Assistant")
-        crowd_text(view.utterance, "User (last question)")
-    crowd_text(view.response, "Response")
+                blocks.append(_text_block(response, "Assistant"))
+        blocks.append(_text_block(view.utterance, "User (last question)"))
+    blocks.append(_text_block(view.response, "Response"))
     if view.task == "ntr":
-        crowd_text(view.nugget, "Nugget")
+        blocks.append(_text_block(view.nugget, "Nugget"))
+    st.markdown("".join(blocks), unsafe_allow_html=True)
 
 
 def crowd_keys(item, config, give) -> None:

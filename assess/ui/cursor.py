@@ -204,18 +204,10 @@ class Cursor:
         item = self.drawn
         st.session_state[f"{self.prefix}_shown"] = item
         st.session_state[f"{self.prefix}_shown_reshow"] = self.reshow is not None
-        _item_top_component(key=f"{self.prefix}_item_top", data={"page": self.prefix, "item": list(item)})
+        data: dict = {"page": self.prefix, "item": list(item)}
         if timed:
-            _active_time_component(
-                key=f"{self.prefix}_clock",
-                data={
-                    "page": self.prefix,
-                    "item": list(item),
-                    "buttons": list(timed),
-                    "keys": [k for k in timed.values() if k],
-                    "idle_ms": IDLE_LIMIT_MS,
-                },
-            )
+            data.update(buttons=list(timed), keys=[k for k in timed.values() if k], idle_ms=IDLE_LIMIT_MS)
+        _item_component(key=f"{self.prefix}_clock", data=data)  # one element: opens at the top, and times
 
     def on_screen_reshow(self) -> bool:
         """In a key's callback: whether the item on screen (:meth:`on_screen`) was a re-shown one."""
@@ -247,7 +239,7 @@ class Cursor:
         total = len(self.state)
         st.session_state[f"{self.prefix}_shown"] = (self.turn_id, self.item_id)  # Undo and Left act from here
         st.session_state[f"{self.prefix}_shown_reshow"] = False
-        _item_top_component(key=f"{self.prefix}_item_top", data={"page": self.prefix, "item": ["", "(done)"]})
+        _item_component(key=f"{self.prefix}_clock", data={"page": self.prefix, "item": ["", "(done)"]})
         st.success(f"You're done: all {total} {what}. Thank you!")
         st.markdown("Your labels are saved. Go back to review them (the last item first), or undo your last change.")
         row = st.container(horizontal=True, gap="small")
@@ -314,10 +306,9 @@ class Cursor:
             slots[3].button("Skip", key=f"{k}skip", shortcut=keys("S"), on_click=on, args=skipped, width="stretch")
 
 
-_item_top_component = st.components.v2.component("assess_item_top", js=asset("item_top.js"), isolate_styles=False)
-_active_time_component = st.components.v2.component(
-    "assess_active_time", js=asset("active_time.js"), isolate_styles=False
-)
+# The item panel's one component: a new item opens at its top and, with label keys, its active time is measured
+# (assets/ui/active_time.js). One element rather than two: every element is a message built and sent per key press.
+_item_component = st.components.v2.component("assess_active_time", js=asset("active_time.js"), isolate_styles=False)
 
 SHORTCUTS = "_shortcuts_on"
 

@@ -11,7 +11,7 @@ from assess import settings, tasks
 from assess.errors import AssessError
 from assess.tasks import MenuPage, Role, Task
 from assess.ui.assets import asset
-from assess.ui.internals import legacy_pages_off
+from assess.ui.internals import legacy_pages_off, this_run
 from assess.ui.widgets import error, flash, line, set_flash
 
 legacy_pages_off()
@@ -290,12 +290,20 @@ def still_signed_in(database) -> bool:
     """Re-read the signed-in person's session and account from the store (at every script and fragment run,
     and before every write a callback makes): a session that ended or expired, or an account disabled or
     gone, signs the person out; a changed role takes effect now. True when nothing changed (also when nobody
-    is signed in); False when it did (a fragment then re-runs the whole page)."""
+    is signed in); False when it did (a fragment then re-runs the whole page).
+
+    One read per script run: a key's callback reads before its write, and the run it starts (the item panel's
+    fragment, or the frame's full run) does not read again. Every write still reads first (a callback is the
+    start of a new run), and the store checks the writer again inside the write's transaction."""
     from assess.services.accounts import session_holder
 
     secret = st.session_state.get("_session_secret")
     if not secret:
         return True
+    run = this_run()
+    held = st.session_state.get(_READ_IN_RUN)
+    if run is not None and held is not None and held[0] is run and held[1] == secret:
+        return True  # read already in this run (by a key's callback, or by the frame): one read per run
     holder = session_holder(database, secret)
     if holder is None or (holder.role is None and not open_sign_in()):
         _forget(clear_cookie=True)
@@ -308,7 +316,12 @@ def still_signed_in(database) -> bool:
         else:
             st.session_state.pop("role", None)
         return False
+    st.session_state[_READ_IN_RUN] = (run, secret)
     return True
+
+
+_READ_IN_RUN = "_session_read_in_run"
+"""(the run, the session secret) of the last read that found the person unchanged (:func:`still_signed_in`)."""
 
 
 def _cookie_secret() -> str | None:

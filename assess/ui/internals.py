@@ -62,3 +62,18 @@ def legacy_run() -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+def this_run() -> object | None:
+    """An object that stands for the script run now going on (a full run or a fragment's), the same for its
+    widget callbacks and its script, and another one for every later run: Streamlit's per-run cursor map,
+    which ``ScriptRunContext.reset`` replaces before a run's callbacks are called. Compare with ``is`` while
+    holding the object (a held object's identity cannot pass to a later one). None outside a script run."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None:
+        return None
+    if not hasattr(ctx, "cursors"):
+        raise StreamlitInternalsChanged(f"Streamlit {streamlit.__version__}: ScriptRunContext has no 'cursors'")
+    return ctx.cursors

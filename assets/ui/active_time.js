@@ -1,3 +1,33 @@
+// Item top: a keyboard queue page opens each new item at its top: when the item on screen changes (a key press
+// re-draws the panel in place, so the browser keeps the old scroll position), the block holding the
+// panel is scrolled so that its first lines (the progress, the item's id) are in view. Nothing moves
+// while the same item is drawn again (typing a note, opening an expander).
+function openAtTop(component) {
+  const { data, parentElement } = component;
+  const item = JSON.stringify((data && data.item) || null);
+  const seen = (window.__assessItemTop = window.__assessItemTop || {});
+  const page = (data && data.page) || "";
+  if (seen[page] === item) return;
+  const first = seen[page] === undefined;
+  seen[page] = item;
+  if (first) return; // a page's first item: the page opened at its top
+  const block = parentElement.closest('[data-testid="stVerticalBlock"]');
+  if (!block) return;
+  const header = document.querySelector('[data-testid="stHeader"]');
+  const margin = (header ? header.getBoundingClientRect().height : 0) + 8;
+  const settle = () => {
+    const top = block.getBoundingClientRect().top;
+    if (top < margin || top > window.innerHeight - 80) {
+      block.style.scrollMarginTop = `${margin}px`;
+      block.scrollIntoView({ block: "start", behavior: "instant" });
+    }
+  };
+  requestAnimationFrame(settle);
+}
+
+// The item panel's one component (assess.ui.cursor: Cursor.shown and the end screen), two jobs: a new item
+// opens at its top (openAtTop above), and, when the panel has label keys (`buttons`), the active time per judgment.
+//
 // Active time per judgment (assess.ui.cursor, docs/judging.md#active-time): how long the item on screen was
 // visible, focused and in use before the key press (or click) that labels it.
 //
@@ -9,7 +39,13 @@
 // Streamlit sends it in the same rerun as the button's own trigger (widget updates of one event are flushed
 // together), so the button's callback reads it (Cursor.active_ms). Nothing else ever triggers a rerun.
 export default function (component) {
+  openAtTop(component);
   const { data, setStateValue } = component;
+  const clock0 = window.__assessClock;
+  if (!data.buttons || !data.buttons.length) {
+    if (clock0) clock0.mounted = false; // the end screen: nothing is timed
+    return;
+  }
   const now = () => performance.now();
   const active = () => document.visibilityState !== "hidden" && !document.hidden && document.hasFocus();
   const item = JSON.stringify(data.item);

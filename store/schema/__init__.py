@@ -377,6 +377,7 @@ from store.schema.rag_audit import MIGRATION as _V9_TABLES  # noqa: E402  (cited
 from store.schema.response_files import MIGRATION as _V10_RESPONSE_FILES  # noqa: E402  (repeated citations, layouts)
 from store.schema.roles import MIGRATION as _V13_ROLES  # noqa: E402  (PostgreSQL: owner and app roles; nothing here)
 from store.schema.sessions import MIGRATION as _V11_SESSIONS  # noqa: E402  (sessions, single-use links)
+from store.schema.sign_in_pending import MIGRATION as _SIGN_IN_PENDING  # noqa: E402  (attempts in flight)
 
 # Schema 9: the label tables it adds, with history triggers as the others have (insert triggers unconditional,
 # as from schema 5 on).
@@ -460,4 +461,5 @@ MIGRATIONS: list[str] = [
     _ACTIVE_TIME,
     _JOB_LEASES,
     _CITATION_CONTRADICTS,
+    _SIGN_IN_PENDING,
 ]

@@ -865,6 +865,9 @@ _ACTIVE_TIME = (
 # Citation 'contradicts' (store/schema/citation_contradicts.py): the support CHECK widened to -2 in place.
 from store.schema.citation_contradicts import POSTGRES as _CITATION_CONTRADICTS  # noqa: E402
 
+# Migration 22 (store/schema/sign_in_pending.py): sign-in attempts in flight are not failures.
+from store.schema.sign_in_pending import POSTGRES as _SIGN_IN_PENDING  # noqa: E402
+
 # The PostgreSQL halves of the migrations after the baseline: (version, script), in order.
 LATER: list[tuple[int, str]] = [
     (9, _V9),
@@ -880,6 +883,7 @@ LATER: list[tuple[int, str]] = [
     (19, _ACTIVE_TIME),  # store/schema/active_time.py
     (20, _JOB_LEASES),
     (21, _CITATION_CONTRADICTS),
+    (22, _SIGN_IN_PENDING),
 ]
 
 

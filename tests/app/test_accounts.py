@@ -321,3 +321,34 @@ def test_an_organizer_page_left_open_after_a_demotion_writes_nothing(campaign):
     at.button(key="asp_add").click().run()
     assert rows(campaign, "SELECT text FROM aspects") == [("added while organizer",)]
     assert not at.exception
+
+
+def test_a_key_press_reads_the_session_once_and_a_disable_stops_the_next_press(campaign):
+    """One read of the session and account per run (the key's callback reads before its write; the run it
+    starts does not read again), and still none that could let a disabled account write: the next press
+    reads again, saves nothing and says so."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    at = password_sign_in(open_app(), "amy", PASSWORD)
+    at.switch_page("pages/judge.py")
+    at.run()
+    reads: list[str] = []
+
+    def count(_conn, _cursor, statement, *_args):
+        if "FROM sign_in_sessions" in statement:
+            reads.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", count)
+    try:
+        at.button(key="g2").click().run()
+        assert len(reads) == 1, reads
+        assert rows(campaign, "SELECT source, grade FROM passage_labels WHERE source = 'amy'") == [("amy", 2)]
+        accounts.set_disabled(open_db(campaign), "amy", True, by="boss")
+        reads.clear()
+        at.button(key="g3").click().run()
+        assert reads, "the press after the disable read the session again"
+    finally:
+        event.remove(Engine, "before_cursor_execute", count)
+    assert rows(campaign, "SELECT source, grade FROM passage_labels WHERE source = 'amy'") == [("amy", 2)]
+    assert "assessor" not in at.session_state

@@ -22,8 +22,13 @@ Everything listens on 127.0.0.1 only and is bounded: at most 500 clients, 3600 s
 every wait (--timeout); the app processes and nginx are stopped at the end. Exit 1 when a press was
 lost or duplicated or a client failed.
 
+The assessors sign in at the same moment (a class at 9:00); a turned-away sign-in is an error. After the
+configurations, the same load runs against a bare Streamlit app (tests/benchmarks/floor_load_app.py: the
+same widgets and texts, one fragment rerun and one SQLite insert per answer) and each configuration's CPU
+per answer is reported as a multiple of that floor's (``floor_ratio``; --no-floor skips it).
+
 Run: python tests/benchmarks/bench_load.py [--processes 1 2] [--workers 20] [--assessors 5]
-     [--seconds 30] [--think 2] [--db FILE|postgresql://…] [--ikat] [--sign-in password|link]
+     [--seconds 30] [--think 2] [--db FILE|postgresql://…] [--ikat] [--sign-in password|link] [--no-floor]
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ from tests.benchmarks.st_client import (  # noqa: E402
     element_text,
     free_port,
     stop_process,
+    streamlit_app,
 )
 
 DATA = ROOT.parent / "shared" / "data"
@@ -68,6 +74,7 @@ TOPICS = DATA / "irlabamsterdam-iKAT/2024/data/2024_test_topics.json"
 NIST = DATA / "gyeozai-CFDA-TREC-iKAT2025/DATA/topics/2024_test_qrels.trec"
 NGINX = Path(os.environ.get("ASSESS_E2E_NGINX", "/usr/sbin/nginx"))
 SITE = ROOT / "deploy" / "nginx.conf"
+FLOOR_APP = "tests/benchmarks/floor_load_app.py"
 MAX_CLIENTS, MAX_SECONDS = 500, 3600
 
 PASSAGE = re.compile(r"^Passage (`+) ?(.*?) ?\1 \((\d+) of (\d+)\)$")
@@ -257,14 +264,10 @@ def _matches(run, *patterns):
 
 async def run_clients(load: Load, study: str, assessors: dict[str, tuple[str, str]], workers: int, tag: str) -> None:
     """Open every client, start the clock once all are ready, wait for them (bounded)."""
-    tasks = [
-        asyncio.create_task(assessor(load, name, secret, 0.05 * i))
-        for i, (name, secret) in enumerate(assessors.items())
-    ]
-    tasks += [
-        asyncio.create_task(crowd_worker(load, study, f"{tag}-w{i:03d}", 0.05 * (i + len(assessors))))
-        for i in range(workers)
-    ]
+    # The assessors sign in at once, as a class does at 9:00 (none may be turned away); crowd workers arrive
+    # one every 50 ms after them.
+    tasks = [asyncio.create_task(assessor(load, name, secret, 0.0)) for name, secret in assessors.items()]
+    tasks += [asyncio.create_task(crowd_worker(load, study, f"{tag}-w{i:03d}", 0.05 * (i + 1))) for i in range(workers)]
     # Ready: every client waits for the start or has given up; bounded by the open timeouts.
     deadline = time.monotonic() + load.timeout * 3 + 0.05 * len(tasks)
     while time.monotonic() < deadline and load.ready + sum(t.done() for t in tasks) < len(tasks):
@@ -595,12 +598,52 @@ def run_configuration(args, processes: int, db: str | None, tmp: Path) -> dict:
         "turned_away": load.turned_away,
         "sessions_per_process": spread,
         "server_cpu_s": server_cpu,
+        "cpu_ms_per_answer": cpu_per_answer(server_cpu, len(acked)),
         "client_cpu_s": round(load.client_cpu_s, 1),
         "loadavg_at_start": round(cpu.get("loadavg", 0.0), 2),
         "error_samples": [f"{p.who}: {p.error or 'next item never shown'}" for p in failed][:5] + load.errors[:5],
         "wall_s": round(ended - load.started_at, 1),
     }
     return result
+
+
+def run_floor(args, tmp: Path) -> dict:
+    """The same clients and load against the bare floor app (tests/benchmarks/floor_load_app.py, one process):
+    its answers, server CPU and CPU per answer; every acknowledged answer must be one row of its file."""
+    import sqlite3
+
+    floor_db = tmp / "floor.db"
+    names = {f"floor-a{i:02d}": ("password", "x") for i in range(args.assessors)}
+    servers: list = []
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSESS_")}
+    env.update(FLOOR_DB=str(floor_db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", PYTHONUNBUFFERED="1")
+    with streamlit_app(FLOOR_APP, tmp / "floor.log", env) as (url, proc):
+        servers.append(proc)
+        cpu: dict = {}
+        load = Load(url, args.seconds, args.think, args.timeout, args.seed)
+        load.on_start = lambda: cpu.update(before=_cpu(servers))
+        asyncio.run(run_clients(load, "floor", names, args.workers, "F"))
+        server_cpu = [round(a - b, 1) for a, b in zip(_cpu(servers), cpu.get("before", []))]
+    acked = [p for p in load.presses if p.shown_s is not None]
+    with contextlib.closing(sqlite3.connect(floor_db)) as conn:
+        stored = conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+    window = max([load.seconds] + [p.sent_at + (p.finished_s or 0) - load.started_at for p in load.presses])
+    return {
+        "answers": len(acked),
+        "answers_per_s": round(len(acked) / window, 2) if window else None,
+        "p50_ms": ms(percentile([p.shown_s for p in acked], 0.5)),
+        "p95_ms": ms(percentile([p.shown_s for p in acked], 0.95)),
+        "server_cpu_s": server_cpu,
+        "cpu_ms_per_answer": cpu_per_answer(server_cpu, len(acked)),
+        "stored_rows": stored,
+        "errors": len([p for p in load.presses if p.error or p.shown_s is None]) + len(load.errors),
+        "error_samples": load.errors[:3],
+    }
+
+
+def cpu_per_answer(server_cpu: list[float], answers: int) -> float | None:
+    """Milliseconds of app-process CPU (all processes together) per acknowledged answer."""
+    return round(1000 * sum(server_cpu) / answers, 2) if answers else None
 
 
 COLUMNS = [
@@ -620,6 +663,8 @@ COLUMNS = [
     ("lost", "lost"),
     ("duplicated", "duplicated"),
     ("server_cpu_s", "server CPU s"),
+    ("cpu_ms_per_answer", "CPU ms/answer"),
+    ("floor_ratio", "x floor"),
     ("loadavg_at_start", "load avg"),
 ]
 
@@ -659,6 +704,11 @@ def main() -> int:
     parser.add_argument("--nginx", action="store_true", help="put nginx in front of a single process too")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
+    parser.add_argument(
+        "--no-floor",
+        action="store_true",
+        help="skip the floor run (the same load on tests/benchmarks/floor_load_app.py, a bare Streamlit app)",
+    )
     args = parser.parse_args()
     if not 0 <= args.workers + args.assessors <= MAX_CLIENTS or min(args.workers, args.assessors) < 0:
         parser.error(f"--workers + --assessors: 0 to {MAX_CLIENTS}")
@@ -683,10 +733,24 @@ def main() -> int:
                 result = run_configuration(args, processes, db, Path(tmp))
             results.append(result)
             print(json.dumps(result), file=sys.stderr, flush=True)
+        if not args.no_floor:
+            with tempfile.TemporaryDirectory(prefix="bench_load_floor_") as tmp:
+                floor = run_floor(args, Path(tmp))
+            print(json.dumps({"floor": floor}), file=sys.stderr, flush=True)
+            for result in results:
+                result["floor"] = floor
+                ours, bare = result["cpu_ms_per_answer"], floor["cpu_ms_per_answer"]
+                result["floor_ratio"] = round(ours / bare, 2) if ours and bare else None
     finally:
         if cluster:
             pg.remove_cluster(cluster)
     print(table(results))
+    if not args.no_floor:
+        f = results[0]["floor"]
+        print(
+            f"floor (bare Streamlit app, 1 process, same load): {f['answers']} answers, {f['answers_per_s']}/s, "
+            f"server CPU {f['server_cpu_s']} s, {f['cpu_ms_per_answer']} ms per answer, errors {f['errors']}"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     bad = any(r["lost"] or r["duplicated"] or r["errors"] for r in results)

@@ -35,6 +35,7 @@ SHIPPED = {
     19: "da0ccd297d793814d85d346e4b0c6dae7ba762b533f8b11dcf715b6769fed911",  # active time, guidelines
     20: "6958d2c0f574b83530c9e8fbcd41cb611de7b11721ad9e534ffa35227e967017",  # job leases (store/schema/job_leases.py)
     21: "05c81cebb7849dba30e60e76cf36cda0a02e4b5eb47170ce8edb4759267173b5",  # citation 'contradicts'
+    22: "36e6a6b94ae87965660230cfa362d77ccd2b48b110377d997dfc2a2a22d50182",  # sign-in attempts in flight (store/schema/sign_in_pending.py)
 }
 
 
@@ -71,6 +72,7 @@ SHIPPED_POSTGRES = {
     19: "098336f0152fbec13c08c8dc080542fd43e4cf277a2cc7fa2da87b3ae3224181",  # active time, guidelines
     20: "80ce93670e771a0163bede6947e9f209fa3303babd9c199abb7c0ccc23e9137a",  # job leases
     21: "64265bf36eff3f6a4c533f8247e08b9324a3f3997c1b1de6c4459c2f34da6f04",  # citation 'contradicts'
+    22: "d1bd816c5b18447da6d1b00c5a6901727b27c3e9b977f9dcdcfe59ed43c38379",  # sign-in attempts in flight
 }
 
 
