@@ -675,7 +675,13 @@ def finish_worker(db: Store, job_id: int, worker_id: int, status: str, message: 
             db,
             "UPDATE prejudge_jobs SET status = :status, message = :message, finished_at = :at, heartbeat_at = :at "
             "WHERE id = :id AND status = :running",
-            {"status": ended, "message": redact(summary), "at": stamp, "id": job_id, "running": JobStatus.RUNNING.value},
+            {
+                "status": ended,
+                "message": redact(summary),
+                "at": stamp,
+                "id": job_id,
+                "running": JobStatus.RUNNING.value,
+            },
         )
         return ended
 

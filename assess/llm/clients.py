@@ -237,7 +237,13 @@ class OpenAIClient:
         from assess.llm.guard import redact
 
         return Reply(
-            None, ok=False, error=redact(error), fatal=fatal, latency_ms=_ms(start), attempts=attempts, retryable=retryable
+            None,
+            ok=False,
+            error=redact(error),
+            fatal=fatal,
+            latency_ms=_ms(start),
+            attempts=attempts,
+            retryable=retryable,
         )
 
 

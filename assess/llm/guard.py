@@ -133,7 +133,9 @@ class ForbiddenEndpoint(AssessError):
     """A base URL the workbench does not send requests to (link-local or a metadata service)."""
 
 
-def check_destination(url: str | None, *, allowed: Iterable[str] | None = None, resolve: Callable | None = None) -> None:
+def check_destination(
+    url: str | None, *, allowed: Iterable[str] | None = None, resolve: Callable | None = None
+) -> None:
     """Refuse (:class:`ForbiddenEndpoint`, one line) a base URL whose host is a link-local or cloud metadata
     address or name, or a name that resolves to one, unless it is one of the ``allowed`` base URLs (default: the
     endpoints the deployment configures). ``None`` (the provider's own default URL) passes."""

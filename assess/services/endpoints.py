@@ -10,7 +10,14 @@ import time
 from collections.abc import Sequence
 
 from assess.errors import AssessError
-from assess.llm.endpoints import EndpointPool, EndpointSpec, describe_figures, named_endpoint, named_endpoints, parse_endpoint
+from assess.llm.endpoints import (
+    EndpointPool,
+    EndpointSpec,
+    describe_figures,
+    named_endpoint,
+    named_endpoints,
+    parse_endpoint,
+)
 from assess.llm.guard import redact_url
 from store import endpoints as store_endpoints
 
