@@ -458,7 +458,8 @@ def sidebar_sign_in(database) -> None:
             if st.button("Sign out", key="sign_out"):
                 sign_out()
                 if openid_configured() and st.user.is_logged_in:
-                    st.logout()
+                    st.logout()  # the browser goes to Streamlit's logout, which clears its login cookie
+                    st.stop()  # no rerun: it would take the place of that redirect
                 st.rerun()
         elif openid_configured():
             if st.button("Sign in with your organization's account", key="openid_sign_in"):
