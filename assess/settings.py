@@ -84,7 +84,45 @@ def llm_settings() -> dict:
     }
 
 
+_SECRET_NAMES: set[str] = set()  # every variable read as an endpoint's key: its value is redacted from texts
+
+
 def named_secret(name: str) -> str | None:
     """The value of the environment variable ``name`` (an endpoint's key, named by ``--endpoint URL,key=NAME``),
-    or None when it is unset or empty: keys never travel on the command line."""
+    or None when it is unset or empty: keys never travel on the command line. Its value is a secret from now
+    on (:func:`llm_secrets`)."""
+    _SECRET_NAMES.add(name)
     return os.environ.get(name) or None
+
+
+def llm_endpoint_entries() -> list[tuple[str, str]]:
+    """$ASSESS_LLM_ENDPOINTS as (name, endpoint) pairs: the endpoints the deployment allows besides its own
+    (``ASSESS_LLM_BASE_URL``), each ``NAME=URL[,key=ENV_VAR][,concurrency=N][,pause=S]``, separated by spaces,
+    new lines or ``;``. An entry without ``NAME=`` has the name ``""`` (refused where it is read:
+    :func:`assess.llm.endpoints.named_endpoints`)."""
+    out = []
+    for entry in (os.environ.get("ASSESS_LLM_ENDPOINTS") or "").replace(";", " ").split():
+        name, sep, spec = entry.partition("=")
+        out.append((name.strip(), spec.strip()) if sep and "://" not in name else ("", entry))
+    return out
+
+
+def configured_llm_urls() -> list[str]:
+    """Every base URL the deployment configures: ASSESS_LLM_BASE_URL (or OPENAI_BASE_URL) and those of
+    ASSESS_LLM_ENDPOINTS. Only these may be link-local addresses (:func:`assess.llm.guard.check_destination`)."""
+    urls = [llm_settings()["base_url"]]
+    urls += [spec.split(",")[0].strip() for _, spec in llm_endpoint_entries()]
+    return [u for u in urls if u]
+
+
+def llm_secrets() -> list[str]:
+    """The values of every key the workbench may send: ASSESS_LLM_API_KEY, OPENAI_API_KEY, the variables named by
+    ``key=`` in ASSESS_LLM_ENDPOINTS and every variable read by :func:`named_secret`. Texts are stored, printed
+    and shown without them (:func:`assess.llm.guard.redact`)."""
+    names = {"ASSESS_LLM_API_KEY", "OPENAI_API_KEY", *_SECRET_NAMES}
+    for _, spec in llm_endpoint_entries():
+        for option in spec.split(",")[1:]:
+            key, sep, value = option.strip().partition("=")
+            if sep and key == "key":
+                names.add(value)
+    return [v for v in (os.environ.get(n) for n in sorted(names)) if v]

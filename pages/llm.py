@@ -17,9 +17,29 @@ run_tab, pool_tab = st.tabs(["Pre-judge", "Adaptive pool"])
 
 with run_tab:
     env = settings.llm_settings()
+    try:
+        allowed = endpoint_service.allowed_endpoints()
+    except AssessError as exc:
+        allowed = []
+        ui.error("", exc)
+    if not allowed:
+        st.info(
+            "No LLM endpoint is configured: the deployment sets ASSESS_LLM_BASE_URL (its own endpoint, with "
+            "ASSESS_LLM_API_KEY) or ASSESS_LLM_ENDPOINTS (named endpoints); see docs/settings.md."
+        )
     with st.form("prejudge_form"):
         c1, c2 = st.columns(2)
-        base_url = c1.text_input("Base URL (OpenAI-compatible; empty: OpenAI)", env["base_url"] or "", key="pj_url")
+        endpoint = c1.selectbox(
+            "Endpoint (configured by the deployment)",
+            [e["name"] for e in allowed],
+            key="pj_endpoint",
+            accept_new_options=True,
+            format_func=lambda name: next(
+                (f"{name}: {e['base URL']}" for e in allowed if e["name"] == name), str(name)
+            ),
+            help="Only the endpoints the deployment configures (ASSESS_LLM_BASE_URL as `default`, and "
+            "ASSESS_LLM_ENDPOINTS); the server's key goes only to `default`.",
+        )
         model = c2.text_input("Model", env["model"] or "", key="pj_model")
         c1, c2, c3, c4, c5 = st.columns(5)
         job_task = c1.selectbox("Task", list(job_service.TASKS), key="pj_task")
@@ -35,16 +55,18 @@ with run_tab:
             help="passage and nuggets tasks: the top K of every stored run instead of the pool, "
             "e.g. 30 to grade ranks 6–30 before adaptive pooling",
         )
-        key_from = "from ASSESS_LLM_API_KEY / OPENAI_API_KEY"
-        no_key = "none set (fine for a local server; set ASSESS_LLM_API_KEY for OpenAI)"
-        st.caption("API key: " + (key_from if env["api_key"] else no_key))
+        if allowed:
+            st.caption(
+                "Allowed endpoints: "
+                + "; ".join(ui.esc(f"{e['name']} → {e['base URL']} (key: {e['key']})") for e in allowed)
+            )
         c1, c2, c3 = st.columns(3)
         estimate_clicked = c1.form_submit_button("Estimate")
         start_clicked = c2.form_submit_button("Start / resume", type="primary")
         stop_clicked = c3.form_submit_button("Stop")
     options = dict(
         model=model or None,
-        base_url=base_url or None,
+        endpoint=endpoint or "",
         source=source or None,
         limit=limit or None,
         depth=depth or None,

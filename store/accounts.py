@@ -360,6 +360,13 @@ def end_sessions(db: Store, name: str, at: datetime, *, by: str | None, session_
         return before - after
 
 
+def sessions_ended_at(db: Store, name: str) -> datetime | None:
+    """When a session of ``name`` last ended (a sign-out, a reset or a disabling ends them all at once), or None:
+    an identity provider's sign-in from before then no longer opens the account."""
+    last = value(db, "SELECT MAX(ended_at) AS at FROM sign_in_sessions WHERE name = :name", {"name": name})
+    return datetime.fromisoformat(last.replace("Z", "+00:00")) if last else None
+
+
 def open_sessions(db: Store, name: str, at: datetime) -> int:
     """How many sessions of ``name`` are open now."""
     return value(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from assess.llm.guard import redact
 from store.db import Store, now, rows, run_many, write
 
 _COLUMNS = (
@@ -42,7 +43,9 @@ def save_figures(db: Store, job_id: int, figures: list[dict]) -> None:
             **{c: f.get(c) for c in _COLUMNS[2:-1]},
             "job_id": job_id,
             "position": int(f["position"]),
-            "paused": json.dumps(f.get("paused") or []),
+            "base_url": redact(f.get("base_url")),
+            "last_error": redact(f.get("last_error")),
+            "paused": json.dumps([[*p[:2], redact(p[2])] if len(p) > 2 else p for p in f.get("paused") or []]),
             "paused_s": float(f.get("paused_s") or 0),
             "updated_at": stamp,
         }
@@ -72,6 +75,8 @@ def figures(db: Store, job_ids: Iterable[int]) -> dict[int, list[dict]]:
         {"low": wanted[0], "high": wanted[-1]},
     ):
         if r["job_id"] in wanted:
-            r["paused"] = json.loads(r["paused"]) if r["paused"] else []
+            paused = json.loads(r["paused"]) if r["paused"] else []
+            r["paused"] = [[*p[:2], redact(p[2])] if isinstance(p, list) and len(p) > 2 else p for p in paused]
+            r["base_url"], r["last_error"] = redact(r["base_url"]), redact(r["last_error"])
             found.setdefault(r["job_id"], []).append(r)
     return found

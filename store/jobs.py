@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 
 from assess.errors import AssessError
+from assess.llm.guard import redact
 from assess.tasks import JobStatus, ParseStatus
 from store.db import Store, file_of, now, open_db, returning, row, rows, run, run_many, value, write
 
@@ -180,7 +181,7 @@ def start_job(
                 "task": str(task),
                 "model": model,
                 "prompt_version": prompt_version,
-                "base_url": base_url,
+                "base_url": redact(base_url),
                 "concurrency": concurrency,
                 "status": JobStatus.RUNNING.value,
                 "planned": planned,
@@ -257,18 +258,25 @@ def finish_job(db: Store, job_id: int, status: JobStatus | str, message: str | N
             db,
             "UPDATE prejudge_jobs SET status = :status, message = :message, finished_at = :at, heartbeat_at = :at "
             "WHERE id = :id",
-            {"status": JobStatus(status).value, "message": message, "at": now(), "id": job_id},
+            {"status": JobStatus(status).value, "message": redact(message), "at": now(), "id": job_id},
         )
 
 
 def jobs(db: Store, limit: int = 20) -> list[dict]:
     """The latest pre-judging jobs, newest first (killed ones marked 'interrupted' first)."""
     reap_stale_jobs(db)
-    return rows(db, f"{_SELECT} ORDER BY id DESC LIMIT :limit", {"limit": int(limit)})
+    return [_shown(j) for j in rows(db, f"{_SELECT} ORDER BY id DESC LIMIT :limit", {"limit": int(limit)})]
 
 
 def job(db: Store, job_id: int) -> dict:
-    return row(db, f"{_SELECT} WHERE id = :id", {"id": job_id})
+    found = row(db, f"{_SELECT} WHERE id = :id", {"id": job_id})
+    return _shown(found) if found else found
+
+
+def _shown(j: dict) -> dict:
+    """A job row without secrets in its base URL and message (:func:`assess.llm.guard.redact`): rows written before
+    the store redacted what it writes are read out redacted too."""
+    return j | {"base_url": redact(j["base_url"]), "message": redact(j["message"])}
 
 
 # ------------------------------------------------------------------------------------------- shared jobs
@@ -365,7 +373,7 @@ def open_shared_job(
                 {
                     "running": JobStatus.RUNNING.value,
                     "at": now(),
-                    "base_url": base_url,
+                    "base_url": redact(base_url),
                     "concurrency": concurrency,
                     "lease_s": float(lease_s),
                     "stale": float(max(MIN_STALE_S, stale_after_s)),
@@ -386,7 +394,7 @@ def open_shared_job(
             | {
                 "model": model,
                 "prompt_version": prompt_version,
-                "base_url": base_url,
+                "base_url": redact(base_url),
                 "concurrency": concurrency,
                 "status": JobStatus.RUNNING.value,
                 "at": stamp,
@@ -644,7 +652,7 @@ def finish_worker(db: Store, job_id: int, worker_id: int, status: str, message: 
             db,
             "UPDATE job_workers SET status = :status, message = :message, finished_at = :at, heartbeat_at = :at "
             "WHERE id = :worker",
-            {"status": status, "message": message, "at": stamp, "worker": worker_id},
+            {"status": status, "message": redact(message), "at": stamp, "worker": worker_id},
         )
         state = job_state(db, job_id)
         complete = state["planned_at"] is not None and state["unfinished"] == 0
@@ -667,7 +675,13 @@ def finish_worker(db: Store, job_id: int, worker_id: int, status: str, message: 
             db,
             "UPDATE prejudge_jobs SET status = :status, message = :message, finished_at = :at, heartbeat_at = :at "
             "WHERE id = :id AND status = :running",
-            {"status": ended, "message": summary, "at": stamp, "id": job_id, "running": JobStatus.RUNNING.value},
+            {
+                "status": ended,
+                "message": redact(summary),
+                "at": stamp,
+                "id": job_id,
+                "running": JobStatus.RUNNING.value,
+            },
         )
         return ended
 
@@ -675,7 +689,7 @@ def finish_worker(db: Store, job_id: int, worker_id: int, status: str, message: 
 def workers(db: Store, job_id: int) -> list[dict]:
     """The workers of a shared job in the order they joined: {id, host, pid, status, claimed, done, errors,
     started_at, heartbeat_at, finished_at, message}, and the items of the blocks each holds now (``holding``)."""
-    return rows(
+    found = rows(
         db,
         "SELECT w.id AS id, w.host AS host, w.pid AS pid, w.status AS status, w.claimed AS claimed, w.done AS done, "
         "w.errors AS errors, w.started_at AS started_at, w.heartbeat_at AS heartbeat_at, w.finished_at AS "
@@ -684,6 +698,7 @@ def workers(db: Store, job_id: int) -> list[dict]:
         "WHERE w.job_id = :job ORDER BY w.id",
         {"job": job_id},
     )
+    return [w | {"message": redact(w["message"])} for w in found]
 
 
 def _reap_workers(db: Store, job_: dict) -> bool:

@@ -6,7 +6,8 @@
   the usual shapes, chosen from a hash of the prompt);
 - ``queue``: replies consumed first, one per request, in order (e.g. ``[Reply(429), Reply(500)]``);
 - ``latency``: seconds every answer waits before it is sent (a slow server; a client timeout);
-- ``requests``: every request body received, for assertions (``len(stub.requests)`` = calls made).
+- ``requests``: every request body received, for assertions (``len(stub.requests)`` = calls made);
+  ``headers``: the headers of each (names in lower case: ``stub.headers[0]["authorization"]``, the key it was sent).
 
 Run it standalone for manual checks: ``python tests/stub_llm.py --port 8765 --latency 0.2``.
 """
@@ -143,6 +144,7 @@ class StubLLM:
         self.reply = reply or default_reply
         self.queue: list[Reply] = []
         self.requests: list[dict] = []
+        self.headers: list[dict] = []
         self.statuses: list[int] = []
         self._lock = threading.Lock()
         stub = self
@@ -173,6 +175,7 @@ class StubLLM:
                     return
                 with stub._lock:
                     stub.requests.append(body)
+                    stub.headers.append({k.lower(): v for k, v in self.headers.items()})
                     scripted = stub.queue.pop(0) if stub.queue else None
                 answer = scripted if scripted is not None else stub.reply(body)
                 if isinstance(answer, str):

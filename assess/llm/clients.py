@@ -81,6 +81,9 @@ def endpoint_settings(*, base_url: str | None = None, model: str | None = None, 
             "local OpenAI-compatible server, or set ASSESS_LLM_API_KEY (or OPENAI_API_KEY) "
             "for OpenAI"
         )
+    from assess.llm.guard import check_destination
+
+    check_destination(base_url)  # refused before any estimate or job: no link-local or metadata host
     return {"base_url": base_url, "model": model, "api_key": api_key or LOCAL_KEY}
 
 
@@ -123,6 +126,9 @@ class OpenAIClient:
         if client is None:
             import openai
 
+            from assess.llm.guard import check_destination
+
+            check_destination(base_url)  # no link-local or metadata host unless the deployment configured it
             # Retries are ours (counted, stored, with our back-off), so the client's are off.
             client = openai.OpenAI(base_url=base_url, api_key=api_key or LOCAL_KEY, max_retries=0, timeout=timeout)
             self._direct = True
@@ -158,7 +164,10 @@ class OpenAIClient:
             import httpx
 
             answer = self.client.post(
-                "/chat/completions", cast_to=httpx.Response, body=options, options={"timeout": self.timeout}
+                "/chat/completions",
+                cast_to=httpx.Response,
+                body=options,
+                options={"timeout": self.timeout, "follow_redirects": False},  # a redirect goes nowhere else
             ).json()
             choices = answer.get("choices") or [{}]
             text = ((choices[0] or {}).get("message") or {}).get("content") or ""
@@ -225,8 +234,16 @@ class OpenAIClient:
 
     @staticmethod
     def _failed(error: str, start: float, attempts: int, *, fatal: bool = False, retryable: bool = False) -> Reply:
+        from assess.llm.guard import redact
+
         return Reply(
-            None, ok=False, error=error, fatal=fatal, latency_ms=_ms(start), attempts=attempts, retryable=retryable
+            None,
+            ok=False,
+            error=redact(error),
+            fatal=fatal,
+            latency_ms=_ms(start),
+            attempts=attempts,
+            retryable=retryable,
         )
 
 
@@ -235,7 +252,11 @@ def _ms(start: float) -> int:
 
 
 def _short(exc: BaseException, limit: int = 200) -> str:
-    text = " ".join(str(exc).split())
+    """An exception's text on one line, at most ``limit`` characters, without secrets (keys an endpoint echoes,
+    ``user:password@`` of its URL: :func:`assess.llm.guard.redact`)."""
+    from assess.llm.guard import redact
+
+    text = redact(" ".join(str(exc).split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

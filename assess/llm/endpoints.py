@@ -22,6 +22,11 @@ many calls at once as the limits add up to (:attr:`EndpointPool.concurrency`).
 An endpoint is written ``URL[,key=ENV_VAR][,concurrency=N][,pause=S]`` (:func:`parse_endpoint`): the key is
 read from the environment variable named (never given on the command line); without ``key=`` the usual
 ``ASSESS_LLM_API_KEY`` / ``OPENAI_API_KEY`` (or none, for a local server).
+
+The endpoints the deployment allows (:func:`named_endpoints`, the only ones the /llm page offers): its own,
+``default`` (ASSESS_LLM_BASE_URL, or OpenAI, with the server's key ASSESS_LLM_API_KEY / OPENAI_API_KEY), and
+each ``NAME=URL[,key=ENV_VAR]...`` of ASSESS_LLM_ENDPOINTS, whose key is only the variable it names (the server's
+key never goes to them). Every URL here is shown and stored without ``user:password@`` (:mod:`assess.llm.guard`).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from assess.llm.clients import DEFAULT_RETRIES, DEFAULT_TIMEOUT, LOCAL_KEY, ClientConfigError, OpenAIClient, Reply
+from assess.llm.guard import redact_url
 
 DEFAULT_PAUSE_AFTER = 3  # failed calls in a row that pause an endpoint
 DEFAULT_PAUSE_S = 30.0  # the first pause; doubled while the endpoint keeps failing
@@ -42,6 +48,9 @@ MAX_PAUSE_S = 300.0
 KEPT_PAUSES = 20  # latest pauses kept per endpoint for the job's record (all are counted)
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _OPTIONS = ("key", "concurrency", "pause")
+SERVER_ENDPOINT = "default"  # the name of the deployment's own endpoint (ASSESS_LLM_BASE_URL, or OpenAI)
+OPENAI_URL = "https://api.openai.com/v1"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,33 +61,35 @@ class EndpointSpec:
     key_env: str | None = None
     concurrency: int | None = None  # None: the run's --concurrency
     pause_s: float | None = None  # None: DEFAULT_PAUSE_S
+    own_key_only: bool = False  # an endpoint of ASSESS_LLM_ENDPOINTS: never the server's key, only its key=
 
 
-def parse_endpoint(text: str) -> EndpointSpec:
+def parse_endpoint(text: str, *, what: str = "--endpoint") -> EndpointSpec:
     """``URL[,key=ENV_VAR][,concurrency=N][,pause=S]`` as an :class:`EndpointSpec` (ClientConfigError, one line,
-    when it is not)."""
+    when it is not; ``what`` names where the text came from). Messages show the URL without ``user:password@``."""
     url, *options = [part.strip() for part in text.split(",")]
+    shown = redact_url(url)
     if not re.fullmatch(r"https?://\S+", url):
-        raise ClientConfigError(f"--endpoint starts with an http:// or https:// base URL, not {url[:80]!r}")
+        raise ClientConfigError(f"{what} starts with an http:// or https:// base URL, not {shown[:80]!r}")
     given: dict[str, str] = {}
     for option in options:
         name, sep, value = option.partition("=")
         if not sep or name not in _OPTIONS or name in given:
             raise ClientConfigError(
-                f"--endpoint {url}: options are key=ENV_VAR, concurrency=N and pause=SECONDS, each once; "
-                f"not {option[:40]!r}"
+                f"{what} {shown}: options are key=ENV_VAR, concurrency=N and pause=SECONDS, each once; "
+                f"not {redact_url(option[:40])!r}"
             )
         given[name] = value
     key_env = given.get("key")
     if key_env is not None and not _ENV_NAME.fullmatch(key_env):
         raise ClientConfigError(
-            f"--endpoint {url}: key= names the environment variable that holds the key (letters, digits and _), "
+            f"{what} {shown}: key= names the environment variable that holds the key (letters, digits and _), "
             "never the key itself"
         )
     concurrency = pause = None
     if "concurrency" in given:
         if not given["concurrency"].isdigit() or not 1 <= int(given["concurrency"]) <= 1024:
-            raise ClientConfigError(f"--endpoint {url}: concurrency is from 1 to 1024, not {given['concurrency']!r}")
+            raise ClientConfigError(f"{what} {shown}: concurrency is from 1 to 1024, not {given['concurrency']!r}")
         concurrency = int(given["concurrency"])
     if "pause" in given:
         try:
@@ -86,8 +97,88 @@ def parse_endpoint(text: str) -> EndpointSpec:
         except ValueError:
             pause = -1.0
         if not (math.isfinite(pause) and 0 <= pause <= 3600):
-            raise ClientConfigError(f"--endpoint {url}: pause is from 0 to 3600 seconds, not {given['pause']!r}")
+            raise ClientConfigError(f"{what} {shown}: pause is from 0 to 3600 seconds, not {given['pause']!r}")
     return EndpointSpec(url, key_env, concurrency, pause)
+
+
+@dataclasses.dataclass(frozen=True)
+class NamedEndpoint:
+    """An endpoint the deployment allows, by name: its own (``default``, with the server's key) or one of
+    ASSESS_LLM_ENDPOINTS (with the key its ``key=`` names, or none)."""
+
+    name: str
+    spec: EndpointSpec
+    server_key: bool = False  # the deployment's own endpoint: ASSESS_LLM_API_KEY / OPENAI_API_KEY is sent there
+
+    @property
+    def shown_url(self) -> str:
+        return redact_url(self.spec.base_url)
+
+    @property
+    def key_source(self) -> str:
+        """Where its key comes from, in words."""
+        if self.spec.key_env:
+            return self.spec.key_env
+        return "ASSESS_LLM_API_KEY / OPENAI_API_KEY" if self.server_key else "none (a local server)"
+
+    def key(self) -> str:
+        """The key sent to this endpoint: the variable its ``key=`` names, the server's key for the deployment's
+        own endpoint, else none (a placeholder). ClientConfigError when a named variable is unset."""
+        from assess.settings import llm_settings, named_secret
+
+        if self.spec.key_env:
+            found = named_secret(self.spec.key_env)
+            if found is None:
+                raise ClientConfigError(
+                    f"endpoint {self.name}: the environment variable {self.spec.key_env} (its key) is not set"
+                )
+            return found
+        if self.server_key:
+            return llm_settings()["api_key"] or LOCAL_KEY
+        return LOCAL_KEY
+
+
+def named_endpoints() -> list[NamedEndpoint]:
+    """The endpoints the deployment allows, in order: ``default`` (ASSESS_LLM_BASE_URL, or OpenAI when only a key
+    is set; absent when neither is) and each ``NAME=URL[,key=ENV_VAR]`` of ASSESS_LLM_ENDPOINTS. A malformed or
+    repeated entry is refused (ClientConfigError, one line)."""
+    from assess.settings import llm_endpoint_entries, llm_settings
+
+    env = llm_settings()
+    out: list[NamedEndpoint] = []
+    if env["base_url"] or env["api_key"]:
+        out.append(NamedEndpoint(SERVER_ENDPOINT, EndpointSpec(env["base_url"] or OPENAI_URL), server_key=True))
+    for name, text in llm_endpoint_entries():
+        if not _NAME.fullmatch(name) or name == SERVER_ENDPOINT:
+            raise ClientConfigError(
+                f"ASSESS_LLM_ENDPOINTS: each entry is NAME=URL[,key=ENV_VAR] with a name of letters, digits, "
+                f"'.', '_' and '-' other than {SERVER_ENDPOINT!r}; not {redact_url(f'{name}={text}'[:80])!r}"
+            )
+        if any(e.name == name for e in out):
+            raise ClientConfigError(f"ASSESS_LLM_ENDPOINTS names the endpoint {name!r} twice")
+        spec = parse_endpoint(text, what=f"ASSESS_LLM_ENDPOINTS {name}")
+        out.append(NamedEndpoint(name, dataclasses.replace(spec, own_key_only=True)))
+    return out
+
+
+def named_endpoint(name: str) -> NamedEndpoint:
+    """The allowed endpoint called ``name`` (:func:`named_endpoints`); ClientConfigError, naming the allowed ones,
+    for any other name or URL."""
+    allowed = named_endpoints()
+    for e in allowed:
+        if e.name == name:
+            return e
+    if not allowed:
+        raise ClientConfigError(
+            "no LLM endpoint configured: the deployment sets ASSESS_LLM_BASE_URL (its own endpoint, with "
+            "ASSESS_LLM_API_KEY for a hosted one) or ASSESS_LLM_ENDPOINTS (named endpoints)"
+        )
+    names = ", ".join(e.name for e in allowed)
+    given = redact_url(str(name))[:80]
+    raise ClientConfigError(
+        f"{given!r} is not an endpoint this deployment allows (allowed: {names}); the deployment "
+        "configures endpoints in ASSESS_LLM_BASE_URL and ASSESS_LLM_ENDPOINTS"
+    )
 
 
 class LatencyHistogram:
@@ -167,12 +258,13 @@ class EndpointPool:
         self._lock = threading.Condition()
         self._endpoints: list[_Endpoint] = []
         for position, spec in enumerate(endpoints, start=1):
-            key = default_key or LOCAL_KEY
+            key = LOCAL_KEY if spec.own_key_only else default_key or LOCAL_KEY
             if spec.key_env is not None:
                 key = secret(spec.key_env)
                 if key is None:
                     raise ClientConfigError(
-                        f"--endpoint {spec.base_url}: the environment variable {spec.key_env} (its key) is not set"
+                        f"--endpoint {redact_url(spec.base_url)}: the environment variable {spec.key_env} (its key) "
+                        "is not set"
                     )
             client = OpenAIClient(model, base_url=spec.base_url, api_key=key, timeout=timeout, max_retries=0)
             client.temperature = temperature
@@ -189,7 +281,7 @@ class EndpointPool:
     @property
     def base_url(self) -> str:
         """The endpoints' base URLs, space-separated (the job's record)."""
-        return " ".join(e.spec.base_url for e in self._endpoints)
+        return " ".join(redact_url(e.spec.base_url) for e in self._endpoints)
 
     def _acquire(self) -> _Endpoint | None:
         """The endpoint the next call goes to, its slot taken; waits while all are full or paused; None when every
@@ -271,7 +363,7 @@ class EndpointPool:
             return [
                 {
                     "position": e.position,
-                    "base_url": e.spec.base_url,
+                    "base_url": redact_url(e.spec.base_url),
                     "concurrency": e.concurrency,
                     "requests": e.requests,
                     "ok": e.ok,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -331,6 +332,49 @@ def end_session(db: Store, secret: str | None, *, everywhere: bool = True, at: d
 
 
 # ------------------------------------------------------------------------------------------- OpenID Connect
+
+
+OPENID_STALE = (
+    "your sign-in at the identity provider is older than this account's last sign-out or reset, so it no longer "
+    "opens the account; sign in with your organization's account again"
+)
+
+
+def openid_email(claims: Mapping) -> str | None:
+    """The address of a provider's identity that may match an account: the ``email`` claim when it is one string
+    and ``email_verified`` is the JSON value ``true``; None when the address is absent or not verified (absent,
+    ``false``, ``"true"``, ``0`` and ``1`` alike). A claim of the wrong type (a list, a number or an object for
+    the address) is refused with one line (:class:`SignInRefused`): no account matches it."""
+    email = claims.get("email")
+    if email is not None and not isinstance(email, str):
+        raise SignInRefused(
+            f"the identity provider reported an e-mail address that is not one text (a {type(email).__name__}); no "
+            "account matches it: ask the provider's administrator, or sign in with a password"
+        )
+    if claims.get("email_verified") is not True:
+        return None
+    email = (email or "").strip()
+    return email if email and len(email) <= 320 and "\n" not in email else None
+
+
+def openid_sign_in(db: Store, claims: Mapping, *, at: datetime | None = None) -> Person:
+    """The account a provider's identity (the claims of ``st.user``) opens: matched by its verified address only
+    (:func:`openid_email`, :func:`openid_person`), and refused when the provider's sign-in (its ID token's ``iat``)
+    is older than the account's last sign-out or reset (:data:`OPENID_STALE`): signing out, ``users reset`` and
+    disabling end OpenID sessions in every browser too."""
+    person = openid_person(db, openid_email(claims))
+    issued = claims.get("iat")
+    if isinstance(issued, bool) or not isinstance(issued, int | float):
+        raise SignInRefused("the identity provider did not say when it signed you in (no iat claim); sign in again")
+    ended = accounts.sessions_ended_at(db, person.name)
+    if ended is not None:
+        try:
+            signed_in = datetime.fromtimestamp(float(issued), UTC)
+        except (OverflowError, OSError, ValueError):
+            raise SignInRefused(OPENID_STALE) from None
+        if signed_in < ended.replace(microsecond=0):  # iat has whole seconds: a sign-in that second counts
+            raise SignInRefused(OPENID_STALE)
+    return person
 
 
 def openid_person(db: Store, email: str | None) -> Person:

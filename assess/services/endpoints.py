@@ -4,12 +4,21 @@ recorded in the job as it runs (:mod:`store.endpoints`)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 import time
 from collections.abc import Sequence
 
 from assess.errors import AssessError
-from assess.llm.endpoints import EndpointPool, describe_figures, parse_endpoint
+from assess.llm.endpoints import (
+    EndpointPool,
+    EndpointSpec,
+    describe_figures,
+    named_endpoint,
+    named_endpoints,
+    parse_endpoint,
+)
+from assess.llm.guard import redact_url
 from store import endpoints as store_endpoints
 
 SAVE_EVERY_S = 5.0  # how often a running job's endpoint figures are written (and once at its end)
@@ -27,11 +36,13 @@ def build_pool(
 ) -> EndpointPool:
     """The pool of the ``--endpoint`` texts (see :func:`assess.llm.endpoints.parse_endpoint`); ``concurrency`` is the
     limit of an endpoint that states none."""
-    specs = [parse_endpoint(text) for text in endpoints]
+    specs = [_spec(text) for text in endpoints]
     urls = [s.base_url for s in specs]
     repeated = sorted({u for u in urls if urls.count(u) > 1})
     if repeated:
-        raise AssessError(f"--endpoint names {repeated[0]} twice: give each endpoint once, with its concurrency")
+        raise AssessError(
+            f"--endpoint names {redact_url(repeated[0])} twice: give each endpoint once, with its concurrency"
+        )
     return EndpointPool(
         model,
         specs,
@@ -41,6 +52,44 @@ def build_pool(
         temperature=temperature,
         default_key=default_key,
     )
+
+
+def _spec(text: str) -> EndpointSpec:
+    """An ``--endpoint`` text: ``URL[,options]``, or the name of an endpoint the deployment allows
+    (``default`` or one of ASSESS_LLM_ENDPOINTS) with options of its own (``gpu1,concurrency=8``)."""
+    head, _, rest = text.partition(",")
+    if "://" in head:
+        return parse_endpoint(text)
+    named = named_endpoint(head.strip()).spec
+    if not rest:
+        return named
+    given = parse_endpoint(f"{named.base_url},{rest}")
+    return dataclasses.replace(
+        named,
+        key_env=given.key_env or named.key_env,
+        concurrency=given.concurrency or named.concurrency,
+        pause_s=named.pause_s if given.pause_s is None else given.pause_s,
+    )
+
+
+def allowed_endpoints() -> list[dict]:
+    """The endpoints the deployment allows (the /llm page offers only these): name, base URL (without
+    ``user:password@``) and where its key comes from. ClientConfigError on a malformed ASSESS_LLM_ENDPOINTS."""
+    return [{"name": e.name, "base URL": e.shown_url, "key": e.key_source} for e in named_endpoints()]
+
+
+def endpoint_config(name: str, model: str | None) -> dict:
+    """The settings of a job on the allowed endpoint ``name`` (:func:`allowed_endpoints`): base URL, model, key
+    and the endpoint's name. Any other name (a URL typed in) is refused with one line, before any call; the
+    server's key goes only to the deployment's own endpoint (``default``)."""
+    from assess.llm.clients import ClientConfigError
+    from assess.settings import llm_settings
+
+    model = model or llm_settings()["model"]
+    if not model:
+        raise ClientConfigError("no LLM model given: name the model (or set ASSESS_LLM_MODEL)")
+    endpoint = named_endpoint((name or "").strip())
+    return {"base_url": endpoint.spec.base_url, "model": model, "api_key": endpoint.key(), "endpoint": endpoint.name}
 
 
 class FigureRecorder:

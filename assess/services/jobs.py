@@ -1082,6 +1082,7 @@ def prepare(
     *,
     model: str | None = None,
     base_url: str | None = None,
+    endpoint: str | None = None,
     source: str | None = None,
     limit: int | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
@@ -1090,10 +1091,17 @@ def prepare(
 ) -> tuple[Plan, dict, dict]:
     """Endpoint settings (arguments over environment), the plan and its estimate: what the app shows before a run.
 
+    ``endpoint``: the name of an endpoint the deployment allows (:func:`assess.services.endpoints.endpoint_config`,
+    what the /llm page passes; anything else is refused before any call), instead of ``base_url``.
     ``starting``: refuse first (:func:`check_not_running`) when a live job of the same source and task runs."""
     from assess.llm.clients import endpoint_settings
 
-    cfg = endpoint_settings(base_url=base_url, model=model)
+    if endpoint is not None:
+        if base_url is not None:
+            raise AssessError("name an allowed endpoint or give a base URL, not both")
+        cfg = endpoint_figures.endpoint_config(endpoint, model)
+    else:
+        cfg = endpoint_settings(base_url=base_url, model=model)
     source = source or default_source(task, cfg["model"], options.get("variant"))
     if starting:
         check_not_running(db, source, task)

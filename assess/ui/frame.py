@@ -384,14 +384,16 @@ def openid_configured() -> bool:
 
 def _openid_sign_in(database) -> None:
     """Match the identity provider's user (st.user) to an account by email only (a display name is the user's own
-    choice at the provider); an address the provider says is unverified matches no account."""
-    from assess.services.accounts import openid_person
+    choice at the provider); only an address the provider marks verified (``email_verified`` the JSON value true)
+    matches, a claim of the wrong type is refused with a message, and a provider sign-in older than the account's
+    last sign-out or reset opens nothing (:func:`assess.services.accounts.openid_sign_in`)."""
+    from assess.services.accounts import openid_sign_in
 
     user = st.user
     if not user.is_logged_in or assessor():
         return
     try:
-        person = openid_person(database, user.get("email") if user.get("email_verified") is not False else None)
+        person = openid_sign_in(database, user.to_dict())
         begin_session(database, person.name, person.role.value, via="openid")
     except AssessError as exc:
         st.session_state["sign_in_error"] = str(exc)
@@ -469,7 +471,8 @@ def sidebar_sign_in(database) -> None:
             if st.button("Sign out", key="sign_out"):
                 sign_out()
                 if openid_configured() and st.user.is_logged_in:
-                    st.logout()
+                    st.logout()  # the browser goes to Streamlit's logout, which clears its login cookie
+                    st.stop()  # no rerun: it would take the place of that redirect
                 st.rerun()
         elif openid_configured():
             if st.button("Sign in with your organization's account", key="openid_sign_in"):

@@ -35,6 +35,9 @@ def app_db(request, tmp_path, monkeypatch):
     monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
     for var in ("ASSESS_LLM_BASE_URL", "ASSESS_LLM_MODEL", "ASSESS_LLM_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.delenv("ASSESS_LLM_ENDPOINTS", raising=False)
+    if "stub_llm" in request.fixturenames:  # the deployment's own endpoint, the one the page offers
+        monkeypatch.setenv("ASSESS_LLM_BASE_URL", request.getfixturevalue("stub_llm").base_url)
     return path
 
 
@@ -43,7 +46,7 @@ def metrics(at) -> dict:
 
 
 def fill_job_form(at, stub, *, limit=0, concurrency=4, depth=0):
-    at.text_input(key="pj_url").input(stub.base_url)
+    at.selectbox(key="pj_endpoint").set_value("default")  # ASSESS_LLM_BASE_URL: the stub (app_db)
     at.text_input(key="pj_model").input("stub-1")
     at.number_input(key="pj_limit").set_value(limit)
     at.number_input(key="pj_conc").set_value(concurrency)

@@ -45,6 +45,10 @@ OLGA = "olga@example.org"
 STRANGER = "stranger@example.org"
 MALLORY = "mallory@example.org"  # the provider calls her "olga": her display name is an account's name
 UNVERIFIED = "amy-unverified"  # the provider reports amy's address for this subject but says it is not verified
+# amy's address with email_verified absent, or not the JSON value true: none of them is amy
+NOT_VERIFIED = {"absent": None, "string-false": "false", "zero": 0, "string-true": "true"}
+LISTED = "amy-listed"  # the provider reports a list as the email claim
+RITA = "rita@example.org"  # an account whose reset ends her OpenID sessions
 
 
 @contextlib.contextmanager
@@ -127,19 +131,35 @@ def app_with_openid(tmp: Path, db_path: Path, provider: str):
     )
 
 
+_STORES: dict[str, Path] = {}  # the store of each app the fixture started, by its URL
+
+
+def servers_db(url: str) -> Path:
+    return _STORES[url]
+
+
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("openid-e2e")
     db_path = tmp / "assess.db"
-    for name, email in (("olga", OLGA), ("amy", "amy@example.org")):
+    for name, email in (("olga", OLGA), ("amy", "amy@example.org"), ("rita", RITA)):
         role = "organizer" if name == "olga" else "assessor"
         made = run_cli("users", "add", name, "--role", role, "--email", email, "--no-password", db=db_path)
         assert made.returncode == 0, made.stderr
     with openid_provider() as provider:
         put_user(provider, OLGA, {"email": OLGA, "email_verified": True, "name": "Olga Organizer"})
         put_user(provider, MALLORY, {"email": MALLORY, "email_verified": True, "name": "olga"})
+        put_user(provider, STRANGER, {"email": STRANGER, "email_verified": True})  # verified, without an account
         put_user(provider, UNVERIFIED, {"email": "amy@example.org", "email_verified": False, "name": "amy"})
+        for case, verified in NOT_VERIFIED.items():
+            claims = {"email": "amy@example.org", "name": "amy"}
+            if verified is not None:
+                claims["email_verified"] = verified
+            put_user(provider, f"amy-{case}", claims)
+        put_user(provider, LISTED, {"email": ["amy@example.org", OLGA], "email_verified": True, "name": "amy"})
+        put_user(provider, RITA, {"email": RITA, "email_verified": True, "name": "Rita"})
         with app_with_openid(tmp, db_path, provider) as url:
+            _STORES[url] = db_path
             yield url, provider
 
 
@@ -171,8 +191,10 @@ def test_openid_sign_in_through_the_local_provider(servers, new_page):
 
 @pytest.mark.parametrize(
     ("subject", "shown"),
-    [(STRANGER, STRANGER), (MALLORY, MALLORY), (UNVERIFIED, "this identity")],
-    ids=["no-account", "display-name-of-an-account", "unverified-email-of-an-account"],
+    [(STRANGER, STRANGER), (MALLORY, MALLORY), (UNVERIFIED, "this identity")]
+    + [(f"amy-{case}", "this identity") for case in NOT_VERIFIED],
+    ids=["no-account", "display-name-of-an-account", "unverified-email-of-an-account"]
+    + [f"email-verified-{case}" for case in NOT_VERIFIED],
 )
 def test_an_identity_without_an_account_is_refused(servers, new_page, subject, shown):
     url, _ = servers
@@ -190,3 +212,52 @@ def test_an_identity_without_an_account_is_refused(servers, new_page, subject, s
     settled(page)
     expect(sidebar.get_by_text("Signed in as")).to_have_count(0)
     expect(page.get_by_role("link", name="Import & export")).to_have_count(0)
+
+
+def signed_in_as(page, name: str) -> None:
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    signed_in = sidebar.locator(".inert-line").filter(has_text="Signed in as")
+    expect(signed_in).to_have_text(re.compile(rf"^Signed in as:?\s*{name}$"), timeout=LOAD_TIMEOUT_MS)
+
+
+def signed_out_with(page, message: str) -> None:
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    expect(sidebar.get_by_text(message)).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    settled(page)
+    expect(sidebar.get_by_text("Signed in as")).to_have_count(0)
+    expect(sidebar.get_by_role("button", name="Sign in with your organization's account")).to_be_visible()
+
+
+def test_a_list_valued_email_claim_is_refused_with_a_message_on_every_page(servers, new_page):
+    url, _ = servers
+    page = sign_in_at_the_provider(new_page, url, LISTED)
+    signed_out_with(page, re.compile("the identity provider reported an e-mail address that is not one text"))
+    for _ in range(2):  # the provider's cookie lives on: each load says so again, no page breaks
+        page.reload()
+        signed_out_with(page, re.compile("not one text"))
+        expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+
+
+def test_sign_out_and_reset_end_openid_sessions_in_every_browser(servers, new_page):
+    url, _ = servers
+    first = sign_in_at_the_provider(new_page, url, RITA)
+    second = sign_in_at_the_provider(new_page, url, RITA)  # another browser, its own provider cookie
+    signed_in_as(first, "rita")
+    signed_in_as(second, "rita")
+    first.locator('[data-testid="stSidebar"]').get_by_role("button", name="Sign out").click()
+    expect(first.locator('[data-testid="stSidebar"]').get_by_text("Signed in as")).to_have_count(0)
+    deadline = time.monotonic() + 30  # st.logout: the browser goes to /auth/logout, which clears the cookie
+    while [c for c in first.context.cookies() if c["name"].startswith("_streamlit_user")]:
+        assert time.monotonic() < deadline, "signing out left Streamlit's login cookie in the browser"
+        time.sleep(0.2)
+    time.sleep(1.1)  # the provider's iat has whole seconds
+    second.goto(url)  # a new page load brings only the provider's cookie: it no longer opens the account
+    signed_out_with(second, re.compile("older than this account's last sign-out or reset"))
+    # a fresh sign-in at the provider opens it again; then users reset ends that one too
+    third = sign_in_at_the_provider(new_page, url, RITA)
+    signed_in_as(third, "rita")
+    time.sleep(1.1)
+    reset = run_cli("users", "reset", "rita", "--no-password", db=servers_db(url))
+    assert reset.returncode == 0, reset.stderr
+    third.goto(url)
+    signed_out_with(third, re.compile("older than this account's last sign-out or reset"))

@@ -18,7 +18,10 @@ def test_endpoint_options():
         ("http://a/v1,key=sk-live-123", "never the key itself"),
         ("http://a/v1,concurrency=0", "concurrency is from 1 to 1024, not '0'"),
         ("http://a/v1,pause=-1", "pause is from 0 to 3600 seconds"),
-        ("http://a/v1,token=X", "options are key=ENV_VAR, concurrency=N and pause=SECONDS, each once; not 'token=X'"),
+        (
+            "http://a/v1,token=X",
+            "options are key=ENV_VAR, concurrency=N and pause=SECONDS, each once; not 'token=***'",
+        ),  # not echoed
         ("http://a/v1,concurrency=2,concurrency=3", "each once"),
     ]:
         with pytest.raises(ClientConfigError) as caught:
