@@ -237,6 +237,15 @@ def failures_since(db: Store, scope: str, since: datetime, *, at: datetime | Non
     return found["n"], found["first"]
 
 
+def clear_failures(db: Store, scope: str) -> None:
+    with write(db):
+        run(db, "DELETE FROM sign_in_failures WHERE scope = :scope", {"scope": scope})
+
+
+def count(db: Store) -> int:
+    return value(db, "SELECT COUNT(*) AS n FROM accounts")
+
+
 @dataclass(frozen=True)
 class Reservation:
     """What :func:`reserve_attempt` decided: the attempt's pending rows (``ids``, one per scope), or the scope

@@ -174,7 +174,13 @@ def _engine(url: sa.URL) -> sa.Engine:
                     url,
                     isolation_level="AUTOCOMMIT",
                     poolclass=NullPool,
-                    connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
+                    # Prepared statements kept per connection: the app's statements, each compiled once (sqlite3
+                    # keeps 128 by default, fewer than the app runs).
+                    connect_args={
+                        "timeout": BUSY_TIMEOUT_MS / 1000,
+                        "check_same_thread": False,
+                        "cached_statements": 1024,
+                    },
                 )
                 event.listen(engine, "connect", _prepare_sqlite)
             else:
@@ -767,6 +773,29 @@ def _execute(db: Store, sql: str, params: Mapping | None, *, read: bool) -> sa.C
         raise
 
 
+def _sqlite_cursor(db: Store, sql: str, params: Mapping | None) -> sqlite3.Cursor | None:
+    """SQLite: run ``sql`` on the driver's own connection (sqlite3 reads the same ``:name`` parameters), or
+    None where SQLAlchemy must (PostgreSQL; a statement with an escaped ``\\:``). The store's connection is in
+    autocommit mode with transactions begun by :func:`write` on this same connection, so both paths see and
+    join the same transaction. SQLAlchemy's per-statement work (execution context, result metadata, row
+    mappings) was most of a statement's cost on a key press: about 10% of an app process's CPU under load
+    (tests/benchmarks/bench_load.py). Errors are raised as SQLAlchemy's, as for every other statement."""
+    if not db.sqlite or "\\:" in sql:
+        return None
+    if params is not None and not isinstance(params, Mapping):
+        raise TypeError(f"store queries take named parameters (a dict), got {type(params).__name__}: {sql[:80]}")
+    try:
+        return db.raw.execute(sql, params if params is not None else {})
+    except sqlite3.Error as exc:
+        raise _wrapped(sql, exc) from exc
+
+
+def _sqlite_dicts(cursor: sqlite3.Cursor) -> Iterator[dict]:
+    names = [d[0] for d in cursor.description or ()]
+    for found in cursor:
+        yield dict(zip(names, found, strict=True))
+
+
 def _plain(db: Store, mapping) -> dict:
     out = dict(mapping)
     if not db.sqlite:
@@ -782,6 +811,9 @@ def _plain(db: Store, mapping) -> dict:
 
 def rows(db: Store, sql: str, params: Mapping | None = None) -> list[dict]:
     """Every row of ``sql`` as a dict keyed by column name."""
+    cursor = _sqlite_cursor(db, sql, params)
+    if cursor is not None:
+        return list(_sqlite_dicts(cursor))
     try:
         return [_plain(db, m) for m in _execute(db, sql, params, read=True).mappings()]
     finally:
@@ -790,6 +822,10 @@ def rows(db: Store, sql: str, params: Mapping | None = None) -> list[dict]:
 
 def each(db: Store, sql: str, params: Mapping | None = None) -> Iterator[dict]:
     """The rows of ``sql`` one at a time (for large results), each a dict keyed by column name."""
+    cursor = _sqlite_cursor(db, sql, params)
+    if cursor is not None:
+        yield from _sqlite_dicts(cursor)
+        return
     db.busy += 1
     try:
         for m in _execute(db, sql, params, read=True).mappings():
@@ -828,11 +864,26 @@ def columns(db: Store, sql: str, params: Mapping | None = None) -> dict[str, tup
 
 def row(db: Store, sql: str, params: Mapping | None = None) -> dict | None:
     """The first row of ``sql`` as a dict, or None when there is none."""
+    cursor = _sqlite_cursor(db, sql, params)
+    if cursor is not None:
+        return _sqlite_first(cursor)
     try:
         first = _execute(db, sql, params, read=True).mappings().first()
     finally:
         db.release()
     return None if first is None else _plain(db, first)
+
+
+def _sqlite_first(cursor: sqlite3.Cursor) -> dict | None:
+    """The first row of a SQLite cursor as a dict (None when there is none); the cursor is closed after it, so a
+    RETURNING statement's other rows, like a read's, are neither fetched nor kept."""
+    try:
+        found = cursor.fetchone()
+        if found is None:
+            return None
+        return dict(zip([d[0] for d in cursor.description], found, strict=True))
+    finally:
+        cursor.close()
 
 
 def value(db: Store, sql: str, params: Mapping | None = None, default: Any = None) -> Any:
@@ -868,6 +919,9 @@ def frame(db: Store, sql: str, params: Mapping | None = None):
 
 def run(db: Store, sql: str, params: Mapping | None = None) -> int:
     """Execute one writing statement; return the number of rows it changed."""
+    cursor = _sqlite_cursor(db, sql, params)
+    if cursor is not None:
+        return cursor.rowcount
     try:
         return _execute(db, sql, params, read=False).rowcount
     finally:
@@ -876,6 +930,9 @@ def run(db: Store, sql: str, params: Mapping | None = None) -> int:
 
 def returning(db: Store, sql: str, params: Mapping | None = None) -> dict | None:
     """Execute one writing statement with a RETURNING clause; its first returned row (None if none)."""
+    cursor = _sqlite_cursor(db, sql, params)
+    if cursor is not None:
+        return _sqlite_first(cursor)
     try:
         first = _execute(db, sql, params, read=False).mappings().first()
     finally:
