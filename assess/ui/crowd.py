@@ -77,7 +77,7 @@ def _forget_crowd_link() -> None:
         st.query_params.pop(LEAVE_PARAM)
     if _cookie(CROWD_COOKIE) and not st.session_state.get("_crowd_cookie_removed"):
         st.session_state["_crowd_cookie_removed"] = True  # the session keeps the cookies it started with
-        _crowd_mark(key="assess_crowd_mark", data={"cookies": [{"name": CROWD_COOKIE, "value": "", "max_age": 0}]})
+        _crowd_mark(key="assess_crowd_mark", data={"cookies": ({"name": CROWD_COOKIE, "value": "", "max_age": 0},)})
 
 
 def crowd_frame() -> None:
@@ -141,7 +141,7 @@ def crowd_mark(entry=None, binding=None, *, unfinished: bool = False) -> None:
         cookies.append(
             {"name": _id_cookie(entry.study, entry.worker), "value": binding.secret, "max_age": CROWD_ID_SECONDS}
         )
-    _crowd_mark(key="assess_crowd_mark", data={"cookies": cookies})
+    _crowd_mark(key="assess_crowd_mark", data={"cookies": tuple(cookies)})  # a tuple: see Cursor.shown
 
 
 CROWD_REFUSED = (

@@ -204,9 +204,11 @@ class Cursor:
         item = self.drawn
         st.session_state[f"{self.prefix}_shown"] = item
         st.session_state[f"{self.prefix}_shown_reshow"] = self.reshow is not None
-        data: dict = {"page": self.prefix, "item": list(item)}
+        # Tuples, not lists: Streamlit looks for dataframes among a component's data values, a costly test for a
+        # list and none for a tuple (JSON sends both as arrays).
+        data: dict = {"page": self.prefix, "item": tuple(item)}
         if timed:
-            data.update(buttons=list(timed), keys=[k for k in timed.values() if k], idle_ms=IDLE_LIMIT_MS)
+            data.update(buttons=tuple(timed), keys=tuple(k for k in timed.values() if k), idle_ms=IDLE_LIMIT_MS)
         _item_component(key=f"{self.prefix}_clock", data=data)  # one element: opens at the top, and times
 
     def on_screen_reshow(self) -> bool:
@@ -239,7 +241,7 @@ class Cursor:
         total = len(self.state)
         st.session_state[f"{self.prefix}_shown"] = (self.turn_id, self.item_id)  # Undo and Left act from here
         st.session_state[f"{self.prefix}_shown_reshow"] = False
-        _item_component(key=f"{self.prefix}_clock", data={"page": self.prefix, "item": ["", "(done)"]})
+        _item_component(key=f"{self.prefix}_clock", data={"page": self.prefix, "item": ("", "(done)")})
         st.success(f"You're done: all {total} {what}. Thank you!")
         st.markdown("Your labels are saved. Go back to review them (the last item first), or undo your last change.")
         row = st.container(horizontal=True, gap="small")
