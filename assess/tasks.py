@@ -61,10 +61,19 @@ class Role(StrEnum):
     ORGANIZER = "organizer"  # everything: imports, assignments, adjudication, judging mode, accounts
 
 
-ORGANIZER_ACTIONS: tuple[str, ...] = ("account", "assignment", "adjudication", "judging-mode", "import", "replace")
+ORGANIZER_ACTIONS: tuple[str, ...] = (
+    "account",
+    "assignment",
+    "adjudication",
+    "judging-mode",
+    "import",
+    "replace",
+    "curation",
+)
 """The ``label_table`` values of the history rows that record who did an organizer's action (the row's
 ``source`` is the person, ``item`` what was acted on; ``replace``: a stored text an import rewrote with
-``--replace``, old and new content with the labels on the item)."""
+``--replace``, old and new content with the labels on the item; ``curation``: a duplicate decision in a
+nugget set that is not the actor's own, item ``'duplicate SET TURN A B'``)."""
 
 
 STUDY_MODES: tuple[JudgingMode, ...] = (JudgingMode.BLIND, JudgingMode.REVEAL, JudgingMode.SHOWN)

@@ -1,8 +1,9 @@
 """Nugget banks (TREC RAGTIME): write and post-edit a topic's questions and answers with their supporting
 documents, and mark which answers a run's response contains, with the sentences that state them.
 
-Every save is a post-edit by the signed-in assessor (origin ``post-edit``, the history keeps the old text);
-a match is the assessor's ``bank-match`` label. Banks come from ``python -m assess nuggets bank import``."""
+A bank's questions and answers are the organizers' curated set: only an organizer writes and post-edits them
+(origin ``post-edit``, the history keeps the old text and names who); an assessor reads them here. A match is
+the signed-in assessor's ``bank-match`` label. Banks come from ``python -m assess nuggets bank import``."""
 
 import streamlit as st
 
@@ -33,29 +34,34 @@ st.dataframe(service.bank_rows(database, topic), hide_index=True, width="stretch
 
 edit, match = st.tabs(["Write and post-edit", "Match a response"])
 with edit:
-    with st.form("bank_question", clear_on_submit=True):
-        st.markdown("**Question** (leave the number empty for a new one)")
-        cols = st.columns([1, 4, 1, 1])
-        number = cols[0].number_input("Nugget", min_value=1, step=1, value=None, key="bank_q_n")
-        question = cols[1].text_input("Question", key="bank_q_text")
-        aggregator = cols[2].selectbox("Answers", ["OR", "AND"], key="bank_q_agg", help="OR: any one answer; AND: all")
-        importance = cols[3].text_input("Importance", key="bank_q_imp")
-        if st.form_submit_button("Save question"):
-            act(service.edit_question, topic, number, question, aggregator, importance)
-            st.rerun()
-    with st.form("bank_answer", clear_on_submit=True):
-        st.markdown("**Answer** (leave the answer number empty for a new one)")
-        cols = st.columns([1, 1, 4, 3])
-        nugget = cols[0].number_input("Nugget", min_value=1, step=1, value=None, key="bank_a_n")
-        answer = cols[1].number_input("Answer", min_value=1, step=1, value=None, key="bank_a_k")
-        text = cols[2].text_input("Answer text", key="bank_a_text")
-        refs = cols[3].text_input("Supporting documents", key="bank_a_refs", help="document ids, comma-separated")
-        if st.form_submit_button("Save answer"):
-            if nugget is None:
-                ui.set_flash("error", "Not saved: choose the nugget the answer belongs to.")
-            else:
-                act(service.edit_answer, topic, int(nugget), answer, text, refs)
-            st.rerun()
+    if not ui.is_organizer():
+        st.info("The bank's questions and answers are curated by the organizers: you can read them above.")
+    else:
+        with st.form("bank_question", clear_on_submit=True):
+            st.markdown("**Question** (leave the number empty for a new one)")
+            cols = st.columns([1, 4, 1, 1])
+            number = cols[0].number_input("Nugget", min_value=1, step=1, value=None, key="bank_q_n")
+            question = cols[1].text_input("Question", key="bank_q_text")
+            aggregator = cols[2].selectbox(
+                "Answers", ["OR", "AND"], key="bank_q_agg", help="OR: any one answer; AND: all"
+            )
+            importance = cols[3].text_input("Importance", key="bank_q_imp")
+            if st.form_submit_button("Save question"):
+                act(service.edit_question, topic, number, question, aggregator, importance)
+                st.rerun()
+        with st.form("bank_answer", clear_on_submit=True):
+            st.markdown("**Answer** (leave the answer number empty for a new one)")
+            cols = st.columns([1, 1, 4, 3])
+            nugget = cols[0].number_input("Nugget", min_value=1, step=1, value=None, key="bank_a_n")
+            answer = cols[1].number_input("Answer", min_value=1, step=1, value=None, key="bank_a_k")
+            text = cols[2].text_input("Answer text", key="bank_a_text")
+            refs = cols[3].text_input("Supporting documents", key="bank_a_refs", help="document ids, comma-separated")
+            if st.form_submit_button("Save answer"):
+                if nugget is None:
+                    ui.set_flash("error", "Not saved: choose the nugget the answer belongs to.")
+                else:
+                    act(service.edit_answer, topic, int(nugget), answer, text, refs)
+                st.rerun()
 
 with match:
     runs = service.runs_for(database, topic)

@@ -27,6 +27,8 @@ if not plans:
     st.info("No battle plans yet: an organizer makes one (`python -m assess battles plan`).")
     st.stop()
 plan = st.sidebar.selectbox("Battle plan", plans, index=len(plans) - 1, key="battle_plan")
+if ui.is_organizer() and (exposed := battles.exposure_warning(database, plan, judges_only=True)):
+    st.warning(ui.esc(exposed))  # the organizer's warning: people in battles who saw the runs' names elsewhere
 
 
 @ui.key_panel

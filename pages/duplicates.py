@@ -3,6 +3,9 @@
 Keys on the current pair: S same information, A "A covers B", B "B covers A", D not duplicates.
 The de-duplicated set keeps every nugget no other kept nugget entails (CONE-RAG Section 4.3); it is
 updated at once and exported with ``python -m assess export nuggets --source S --dedup``.
+
+An assessor decides pairs of their own set only; another set (``gold``, an imported or adjudicated one) is the
+organizers' curated set, shown read-only (the store refuses such a write too: ``store.rights``, ``curation``).
 """
 
 import streamlit as st
@@ -31,12 +34,13 @@ with top[1]:
 nuggets = gold.turn_nuggets(database, source, turn_id)
 by_id = {n["id"]: n for n in nuggets}
 judge = ui.entailment_judge(nli_model_from_env())
+editable = source == name or ui.is_organizer()
 threshold = top[2].number_input("Suggest at", 0.0, 1.0, default_threshold(judge), 0.05, key="dup_threshold")
 
 
 def suggest():
     try:
-        found = duplicates.suggest_duplicates(database, source, turn_id, judge, threshold=threshold)
+        found = duplicates.suggest_duplicates(database, source, turn_id, judge, threshold=threshold, by=name)
         ui.set_flash("success", f"{found} pair(s) suggested by {judge_name(judge)}")
     except AssessError as exc:
         ui.set_flash("error", f"No suggestions: {exc}")
@@ -54,7 +58,12 @@ st.caption(
     f"{counts['nuggets']} nuggets · {counts['kept']} kept in the de-duplicated set · "
     f"{counts['unknown']} unknown · {counts['open_pairs']} open pair(s) · suggester: {ui.esc(judge_name(judge))}"
 )
-st.button("Suggest duplicate pairs", key="dup_suggest", on_click=ui.saving(suggest))
+if not editable:
+    st.info(
+        f"The nugget set {ui.esc(source)} is curated by the organizers: you can read its pairs here, "
+        "and only an organizer decides them."
+    )
+st.button("Suggest duplicate pairs", key="dup_suggest", on_click=ui.saving(suggest), disabled=not editable)
 ui.flash()
 
 pairs = duplicates.duplicate_pairs(database, source, turn_id)
@@ -66,7 +75,7 @@ if open_pairs:
     ui.line(f"A {p['key_a']}:", p["text_a"], container=cols[0])
     ui.line(f"B {p['key_b']}:", p["text_b"], container=cols[1])
     st.caption(f"{ui.esc(p['suggested_by'])}: P(A ⊨ B) = {p['score_ab']:.2f}, P(B ⊨ A) = {p['score_ba']:.2f}")
-    for col, (decision, key) in zip(st.columns(4), DECISION_KEYS.items()):
+    for col, (decision, key) in zip(st.columns(4) if editable else (), DECISION_KEYS.items()):
         col.button(
             f"{key} · {DECISIONS[decision]}",
             key=f"dup_{decision}",
@@ -85,16 +94,17 @@ def decide_manual():  # read at click time, not render time
     decide(a, b, None if chosen == "open" else chosen)
 
 
-with st.expander("Mark or change a pair yourself"):
-    if len(nuggets) >= 2:
-        ids = list(by_id)
-        label = lambda i: f"{by_id[i]['key']} {by_id[i]['text'][:70]}"  # noqa: E731
-        c = st.columns([3, 3, 2, 1])
-        c[0].selectbox("A", ids, format_func=label, key=f"dup_manual_a_{turn_id}")
-        c[1].selectbox("B", ids, index=1, format_func=label, key=f"dup_manual_b_{turn_id}")
-        options = [*DECISIONS, "open"]
-        c[2].selectbox("Decision", options, key=f"dup_manual_decision_{turn_id}", format_func=decision_label)
-        c[3].button("Save", key="dup_manual_save", on_click=ui.saving(decide_manual))
+if editable:
+    with st.expander("Mark or change a pair yourself"):
+        if len(nuggets) >= 2:
+            ids = list(by_id)
+            label = lambda i: f"{by_id[i]['key']} {by_id[i]['text'][:70]}"  # noqa: E731
+            c = st.columns([3, 3, 2, 1])
+            c[0].selectbox("A", ids, format_func=label, key=f"dup_manual_a_{turn_id}")
+            c[1].selectbox("B", ids, index=1, format_func=label, key=f"dup_manual_b_{turn_id}")
+            options = [*DECISIONS, "open"]
+            c[2].selectbox("Decision", options, key=f"dup_manual_decision_{turn_id}", format_func=decision_label)
+            c[3].button("Save", key="dup_manual_save", on_click=ui.saving(decide_manual))
 
 if pairs:
     st.dataframe(pair_table(pairs), hide_index=True, key="dup_pairs")

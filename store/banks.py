@@ -1,7 +1,8 @@
 """RAGTIME nugget banks (questions, answers, matches) and DRAGUN rubrics (questions, short answers, judgments).
 
 Schema: store/schema/nugget_banks.py. Every write is one transaction that checks who writes
-(:func:`store.rights.check_writer`) and appends what changed to ``label_history`` (``bank-nugget``,
+(:func:`store.rights.check_writer`; a bank's questions and answers are the organizers' curated set, the
+``curation`` action, while matches are any assessor's labels) and appends what changed to ``label_history`` (``bank-nugget``,
 ``bank-answer``, ``rubric``; ``bank_matches`` by its history triggers, as a label table) with who made the change; an import is also an organizer action.
 """
 
@@ -187,7 +188,7 @@ def save_question(
     if aggregator not in AGGREGATORS:
         raise AssessError(f"an aggregator is AND or OR, not {aggregator!r}")
     with write(db):
-        check_writer(db, by)
+        check_writer(db, by, action="curation")
         _require_topic(db, topic)
         at = now()
         new = {"question": question, "aggregator": aggregator, "importance": importance}
@@ -234,7 +235,7 @@ def save_answer(
         raise AssessError("an answer needs a text")
     refs = [r.strip() for r in refs if r.strip()]
     with write(db):
-        check_writer(db, by)
+        check_writer(db, by, action="curation")
         if (
             row(db, "SELECT 1 AS x FROM bank_nuggets WHERE topic_id = :t AND nugget = :n", {"t": topic, "n": nugget})
             is None

@@ -180,6 +180,24 @@ def save_battle(
         )
 
 
+def blinding_secret(db: Store) -> bytes:
+    """The store's secret that draws each person's battle sides and order (created on first use, never shown)."""
+    from store.settings import store_secret
+
+    return store_secret(db, "battle-blinding")
+
+
+def shown_sides(db: Store, source: str) -> dict[tuple[str, str, str], bool]:
+    """The sides the source's stored verdicts were given in: ``{(turn, run_a, run_b): reshow}`` (first
+    occurrences; ``run_a`` was on the left). A queue keeps these sides for battles already judged."""
+    found = columns(
+        db,
+        "SELECT turn_id, run_a, run_b, reshow FROM battles WHERE source = :source AND occurrence = 0",
+        {"source": source},
+    )
+    return {(t, a, b): bool(r) for t, a, b, r in zip(found["turn_id"], found["run_a"], found["run_b"], found["reshow"])}
+
+
 def judged(db: Store, source: str) -> dict[tuple[str, str, str], str]:
     """The source's verdicts as ``{(turn, run_a, run_b): winner}`` (first occurrences): what a page skips."""
     return {
@@ -267,3 +285,42 @@ def plans(db: Store) -> list[dict[str, Any]]:
 def undo_battle(db: Store, source: str) -> tuple | None:
     """Take back the source's latest battle verdict not yet undone (:func:`store.labels.undo`); the item or None."""
     return labels.undo(db, _TASK, source)
+
+
+RUN_NAME_PAGES: Mapping[str, str] = {
+    "ntr_labels": "/ntr",
+    "ntr_support_labels": "/ntr",
+    "citation_labels": "/citations",
+    "bank_matches": "/banks",
+}
+"""The label tables of the pages that show a response with its run's name: who labelled there has seen which
+run wrote a response, so the battles' hidden identities are weaker for them."""
+
+
+def run_name_exposure(db: Store, plan: str) -> dict[str, list[str]]:
+    """Assessors who labelled, on a page showing run names, a response of a run of ``plan`` to one of its turns:
+    ``{person: [pages]}``, by name."""
+    plan_pairs(db, plan)  # an unknown plan is refused
+    out: dict[str, set[str]] = {}
+    for table, page in RUN_NAME_PAGES.items():
+        for name in column(
+            db,
+            f"SELECT DISTINCT l.source AS source FROM {table} l JOIN sources s ON s.name = l.source "
+            "AND s.kind = 'assessor' WHERE EXISTS (SELECT 1 FROM battle_pairs p WHERE p.plan = :plan "
+            "AND p.turn_id = l.turn_id AND (p.run_x = l.run OR p.run_y = l.run))",
+            {"plan": plan},
+        ):
+            out.setdefault(name, set()).add(page)
+    return {name: sorted(pages) for name, pages in sorted(out.items())}
+
+
+def battle_judges(db: Store, plan: str) -> list[str]:
+    """Who has given verdicts on battles of ``plan`` (assessors' sources), by name."""
+    return column(
+        db,
+        "SELECT DISTINCT b.source AS source FROM battles b JOIN sources s ON s.name = b.source AND s.kind = 'assessor' "
+        "WHERE EXISTS (SELECT 1 FROM battle_pairs p WHERE p.plan = :plan AND p.turn_id = b.turn_id "
+        "AND ((p.run_x = b.run_a AND p.run_y = b.run_b) OR (p.run_x = b.run_b AND p.run_y = b.run_a))) "
+        "ORDER BY b.source",
+        {"plan": plan},
+    )

@@ -1063,3 +1063,21 @@ def insert_rows(
             batch = []
     if batch:
         run_many(db, full, batch)
+
+
+_DB_CLOCK_SQLITE = "SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now', :offset) AS t"
+_DB_CLOCK_POSTGRES = (
+    "SELECT to_char((clock_timestamp() + make_interval(secs => :seconds)) AT TIME ZONE 'UTC', "
+    '\'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"\') AS t'
+)
+
+
+def db_clock(db: Store, seconds_from_now: float = 0.0) -> str:
+    """The database's clock (not this process's), ``seconds_from_now`` ahead, in the store's timestamp format
+    (:func:`now`): what every process sharing the store agrees on, whatever its own clock says. Shared jobs'
+    leases and heartbeats are judged by it (store/jobs.py). SQLite's is the clock of the machine holding the
+    file (its ``strftime('now')``), PostgreSQL's the server's ``clock_timestamp()``."""
+    seconds = float(seconds_from_now)
+    if db.sqlite:
+        return value(db, _DB_CLOCK_SQLITE, {"offset": f"{seconds:+.3f} seconds"})
+    return value(db, _DB_CLOCK_POSTGRES, {"seconds": seconds})

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from assess.errors import AssessError
 from assess.llm.guard import redact
 from assess.tasks import JobStatus, ParseStatus
-from store.db import Store, file_of, now, open_db, returning, row, rows, run, run_many, value, write
+from store.db import Store, db_clock, file_of, open_db, returning, row, rows, run, run_many, value, write
 
 JOB_COLUMNS = (
     "id",
@@ -48,11 +48,15 @@ MIN_STALE_S = 60.0  # a running job without a heartbeat for this long (at least)
 HEARTBEAT_EVERY_S = 10.0  # how often a running job says it is alive, results or not
 
 
-def _seconds_since(stamp: str | None) -> float | None:
+def _parse(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def _seconds_since(stamp: str | None, at: str | None = None) -> float | None:
+    """Seconds from ``stamp`` to ``at`` (the database's clock, :func:`store.db.db_clock`; None: this process's)."""
     if not stamp:
         return None
-    then = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    return (datetime.now(UTC) - then).total_seconds()
+    return ((_parse(at) if at else datetime.now(UTC)) - _parse(stamp)).total_seconds()
 
 
 def process_alive(pid: int) -> bool:
@@ -72,11 +76,12 @@ def process_alive(pid: int) -> bool:
         return True
 
 
-def stale_reason(job_: dict) -> str | None:
-    """Why a 'running' job is in fact dead (its process is gone, or no heartbeat for too long), or None."""
+def stale_reason(job_: dict, at: str | None = None) -> str | None:
+    """Why a 'running' job is in fact dead (its process is gone, or no heartbeat for too long by the database's
+    clock ``at``), or None."""
     if job_["pid"] and job_["host"] == socket.gethostname() and not process_alive(int(job_["pid"])):
         return f"process {job_['pid']} on {job_['host']} is gone"
-    age = _seconds_since(job_["heartbeat_at"] or job_["started_at"])
+    age = _seconds_since(job_["heartbeat_at"] or job_["started_at"], at)
     limit = max(MIN_STALE_S, job_["stale_after_s"] or 0)
     if age is not None and age > limit:
         return f"no heartbeat for {age:.0f} s (limit {limit:.0f} s)"
@@ -100,7 +105,7 @@ def reap_stale_jobs(db: Store) -> list[int]:
         _reap_workers(db, j)
     for j in running:
         # a shared job lives while one of its workers does (or, before its first worker, its starter)
-        why = stale_reason(j) if not j["shared"] or _reap_workers(db, j) else None
+        why = stale_reason(j, db_clock(db)) if not j["shared"] or _reap_workers(db, j) else None
         if why and j["shared"]:
             why = f"no live worker ({why})"
         if why:
@@ -115,7 +120,7 @@ def reap_stale_jobs(db: Store) -> list[int]:
                     {
                         "status": JobStatus.INTERRUPTED.value,
                         "message": f"interrupted: {why}; after {j['done']} of {j['planned']}",
-                        "at": now(),
+                        "at": db_clock(db),
                         "id": j["id"],
                         "running": JobStatus.RUNNING.value,
                     },
@@ -131,8 +136,8 @@ def _running(db: Store, source: str, task: str) -> dict | None:
     )
 
 
-def _busy_message(j: dict) -> str:
-    age = _seconds_since(j["heartbeat_at"] or j["started_at"])
+def _busy_message(j: dict, at: str | None = None) -> str:
+    age = _seconds_since(j["heartbeat_at"] or j["started_at"], at)
     beat = "" if age is None else f", last heartbeat {age:.0f} s ago"
     return (
         f"job {j['id']} is already pre-judging {j['task']} for {j['source']} (pid {j['pid']} on {j['host']}"
@@ -146,7 +151,7 @@ def check_not_running(db: Store, source: str, task: str) -> None:
     reap_stale_jobs(db)
     other = _running(db, source, task)
     if other is not None:
-        raise AssessError(_busy_message(other))
+        raise AssessError(_busy_message(other, db_clock(db)))
 
 
 def start_job(
@@ -168,8 +173,8 @@ def start_job(
     with write(db):
         other = _running(db, source, task)
         if other is not None and stale_reason(other) is None:
-            raise AssessError(_busy_message(other))
-        stamp = now()
+            raise AssessError(_busy_message(other, db_clock(db)))
+        stamp = db_clock(db)
         return returning(
             db,
             "INSERT INTO prejudge_jobs (source, task, model, prompt_version, base_url, concurrency, status, planned, "
@@ -214,7 +219,14 @@ def count_results(db: Store, job_id: int, *, done: int, unparseable: int, errors
         db,
         "UPDATE prejudge_jobs SET done = done + :done, unparseable = unparseable + :unparseable, "
         "errors = errors + :errors, cached = cached + :cached, heartbeat_at = :at WHERE id = :id",
-        {"done": done, "unparseable": unparseable, "errors": errors, "cached": cached, "at": now(), "id": job_id},
+        {
+            "done": done,
+            "unparseable": unparseable,
+            "errors": errors,
+            "cached": cached,
+            "at": db_clock(db),
+            "id": job_id,
+        },
     )
 
 
@@ -237,7 +249,7 @@ def heartbeat(db: Store, job_id: int, every: float = HEARTBEAT_EVERY_S) -> Itera
                     run(
                         beat,
                         "UPDATE prejudge_jobs SET heartbeat_at = :at WHERE id = :id AND status = :status",
-                        {"at": now(), "id": job_id, "status": JobStatus.RUNNING.value},
+                        {"at": db_clock(beat), "id": job_id, "status": JobStatus.RUNNING.value},
                     )
         finally:
             if beat is not None:
@@ -258,7 +270,7 @@ def finish_job(db: Store, job_id: int, status: JobStatus | str, message: str | N
             db,
             "UPDATE prejudge_jobs SET status = :status, message = :message, finished_at = :at, heartbeat_at = :at "
             "WHERE id = :id",
-            {"status": JobStatus(status).value, "message": redact(message), "at": now(), "id": job_id},
+            {"status": JobStatus(status).value, "message": redact(message), "at": db_clock(db), "id": job_id},
         )
 
 
@@ -301,12 +313,11 @@ SHARED_COLUMNS = (
 )
 
 
-def _stamp(seconds_from_now: float = 0.0) -> str:
-    """A timestamp in the store's format (:func:`store.db.now`), ``seconds_from_now`` ahead."""
+def _later(at: str, seconds: float) -> str:
+    """The timestamp ``seconds`` after ``at`` (the database's clock), in the store's format."""
     from datetime import timedelta
 
-    at = datetime.now(UTC) + timedelta(seconds=seconds_from_now)
-    return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return (_parse(at) + timedelta(seconds=seconds)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def shared_job(db: Store, job_id: int) -> dict:
@@ -343,7 +354,7 @@ def open_shared_job(
         if other is not None:
             found = shared_job(db, other["id"])
             if not found["shared"]:
-                raise AssessError(_busy_message(other))
+                raise AssessError(_busy_message(other, db_clock(db)))
             mine = (model, prompt_version, options)
             if (found["model"], found["prompt_version"], found["options"]) != mine:
                 raise AssessError(
@@ -372,7 +383,7 @@ def open_shared_job(
                 "host = :host WHERE id = :id",
                 {
                     "running": JobStatus.RUNNING.value,
-                    "at": now(),
+                    "at": db_clock(db),
                     "base_url": redact(base_url),
                     "concurrency": concurrency,
                     "lease_s": float(lease_s),
@@ -383,7 +394,7 @@ def open_shared_job(
                 },
             )
             return latest["id"], "resume"
-        stamp = now()
+        stamp = db_clock(db)
         created = returning(
             db,
             "INSERT INTO prejudge_jobs (source, task, model, prompt_version, base_url, concurrency, status, planned, "
@@ -411,7 +422,7 @@ def open_shared_job(
 
 def add_worker(db: Store, job_id: int) -> int:
     """Record this process as a worker of the shared job; its id."""
-    stamp = now()
+    stamp = db_clock(db)
     with write(db):
         return returning(
             db,
@@ -492,7 +503,7 @@ def queue_block(
 def finish_planning(db: Store, job_id: int) -> None:
     """Mark the job's item list complete: once its blocks are done, the job is."""
     with write(db):
-        run(db, "UPDATE prejudge_jobs SET planned_at = :at WHERE id = :id", {"at": now(), "id": job_id})
+        run(db, "UPDATE prejudge_jobs SET planned_at = :at WHERE id = :id", {"at": db_clock(db), "id": job_id})
 
 
 def last_queued(db: Store, job_id: int) -> tuple[int, int]:
@@ -517,8 +528,9 @@ def claim_block(db: Store, job_id: int, worker_id: int, lease_s: float) -> dict 
     )
     if not db.sqlite:
         pick += " FOR UPDATE SKIP LOCKED"
-    params = {"job": job_id, "worker": worker_id, "now": now(), "until": _stamp(lease_s)}
     with write(db):
+        at = db_clock(db)  # the database's clock: a worker whose own clock runs ahead takes no live lease
+        params = {"job": job_id, "worker": worker_id, "now": at, "until": _later(at, lease_s)}
         found = returning(
             db,
             "UPDATE job_blocks SET state = 'claimed', worker_id = :worker, lease_until = :until, claims = claims + 1 "
@@ -568,7 +580,7 @@ def mark_items(db: Store, job_id: int, worker_id: int, marks: Sequence[tuple[int
         run(
             db,
             "UPDATE job_workers SET done = done + :done, errors = errors + :error, heartbeat_at = :at WHERE id = :worker",
-            {"done": len(marked), "error": errors, "at": now(), "worker": worker_id},
+            {"done": len(marked), "error": errors, "at": db_clock(db), "worker": worker_id},
         )
     return marked
 
@@ -608,7 +620,7 @@ def holds_block(db: Store, job_id: int, block: int, worker_id: int) -> bool:
 
 def beat_worker(db: Store, job_id: int, worker_id: int, lease_s: float) -> None:
     """A worker's heartbeat: its row, its job's, and the leases of the blocks it holds, renewed in one transaction."""
-    stamp = now()
+    stamp = db_clock(db)
     with write(db):
         run(db, "UPDATE job_workers SET heartbeat_at = :at WHERE id = :id", {"at": stamp, "id": worker_id})
         run(
@@ -619,7 +631,7 @@ def beat_worker(db: Store, job_id: int, worker_id: int, lease_s: float) -> None:
         run(
             db,
             "UPDATE job_blocks SET lease_until = :until WHERE job_id = :job AND worker_id = :worker AND state = 'claimed'",
-            {"until": _stamp(lease_s), "job": job_id, "worker": worker_id},
+            {"until": _later(stamp, lease_s), "job": job_id, "worker": worker_id},
         )
 
 
@@ -640,7 +652,7 @@ def finish_worker(db: Store, job_id: int, worker_id: int, status: str, message: 
     """End this worker: its claimed blocks go back to open (another worker or a later run takes them), its row
     gets ``status``. The job ends with it when it was the last live worker: 'done' when every block is done and
     the planner finished, else ``status``. Returns the job's status when it ended, else None."""
-    stamp = now()
+    stamp = db_clock(db)
     with write(db):
         run(
             db,
@@ -712,7 +724,7 @@ def _reap_workers(db: Store, job_: dict) -> bool:
         {"job": job_["id"], "running": JobStatus.RUNNING.value},
     ):
         gone = w["host"] == socket.gethostname() and not process_alive(int(w["pid"]))
-        age = _seconds_since(w["heartbeat_at"])
+        age = _seconds_since(w["heartbeat_at"], db_clock(db))
         if gone or (age is not None and age > limit):
             why = f"process {w['pid']} on {w['host']} is gone" if gone else f"no heartbeat for {age:.0f} s"
             with write(db):
@@ -720,14 +732,14 @@ def _reap_workers(db: Store, job_: dict) -> bool:
                     db,
                     "UPDATE job_workers SET status = 'gone', message = :why, finished_at = :at WHERE id = :id "
                     "AND status = :running",
-                    {"why": why, "at": now(), "id": w["id"], "running": JobStatus.RUNNING.value},
+                    {"why": why, "at": db_clock(db), "id": w["id"], "running": JobStatus.RUNNING.value},
                 )
                 if gone:  # certainly dead: its blocks need not wait for their leases
                     run(
                         db,
                         "UPDATE job_blocks SET lease_until = :at WHERE job_id = :job AND worker_id = :id "
                         "AND state = 'claimed'",
-                        {"at": now(), "job": job_["id"], "id": w["id"]},
+                        {"at": db_clock(db), "job": job_["id"], "id": w["id"]},
                     )
         else:
             alive += 1

@@ -18,8 +18,11 @@ ACTION_ROLES: dict[str, tuple[str, ...]] = {
     "import": ("organizer",),
     "adjudication": ("organizer", "adjudicator"),
     "guideline": ("organizer",),
+    "curation": ("organizer",),
 }
-"""The roles whose accounts may take each organizer action (checked in the action's own transaction)."""
+"""The roles whose accounts may take each organizer action (checked in the action's own transaction).
+``curation``: a change of a curated set -- a duplicate decision in a nugget set that is not the actor's own
+(``gold``, an imported or adjudicated set), a nugget bank's questions and answers."""
 
 
 def check_writer(db: Store, name: str | None, *, action: str | None = None) -> None:

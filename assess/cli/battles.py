@@ -92,7 +92,7 @@ def add_commands(sub) -> None:
 
 
 def cmd_plan(args) -> int:
-    from assess.services.battles import plan
+    from assess.services.battles import exposure_warning, plan
 
     check_options(args, ids={"--name": "name", "--source": "source"}, counts={"--pairs": "pairs", "--budget": "budget"})
     db = open_store(args)
@@ -107,8 +107,11 @@ def cmd_plan(args) -> int:
             seed=args.seed,
             by=actor(args),
         )
+        warning = exposure_warning(db, args.name)
     finally:
         db.close()
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         print_json(summary)
     else:

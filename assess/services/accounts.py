@@ -10,6 +10,7 @@ older links stop working. Nothing here logs a password, a hash, a link or the ke
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 import secrets
 from collections.abc import Mapping
@@ -124,6 +125,36 @@ def account_person(db: Store, name: str) -> Person | None:
 
 
 # ------------------------------------------------------------------------------------------- passwords
+
+
+ORGANIZER_PASSWORD_SCOPE = "organizer-password"
+
+
+def check_organizer_password(
+    db: Store, entered: str, expected: str, *, address: str | None = None, at: datetime | None = None
+) -> bool:
+    """Open mode's legacy organizer password ($ASSESS_ORGANIZER_PASSWORD): whether ``entered`` is it, compared
+    as UTF-8 bytes in constant time (any text, non-ASCII included). Failures count per client address under the
+    accounts' limits (:data:`MAX_FAILURES` within :data:`WINDOW`, scope ``organizer-password:ADDRESS``); past
+    them every attempt is refused with :class:`SignInRefused`, right or wrong, until the window passes."""
+    at = _clock(at)
+    scope = f"{ORGANIZER_PASSWORD_SCOPE}:{address or 'local'}"
+    attempt = accounts.reserve_attempt(
+        db, [scope], at, window=WINDOW, limit=MAX_FAILURES, in_flight=[ADDRESS_IN_FLIGHT]
+    )
+    if attempt.refused_by is not None:
+        if attempt.reason == "in_flight":
+            raise SignInRefused("other organizer-password attempts from this address are being checked: try again")
+        _n, first = accounts.failures_since(db, attempt.refused_by, at - WINDOW, at=at)
+        raise SignInRefused(
+            f"too many wrong organizer passwords from this address: try again in {_wait(first, at)} minutes"
+        )
+    ok = hmac.compare_digest(entered.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass"))
+    if not ok:
+        accounts.attempt_failed(db, attempt, at)
+        return False
+    accounts.attempt_succeeded(db, scope, attempt)
+    return True
 
 
 def _wait(first: str | None, at: datetime) -> int:

@@ -6,6 +6,7 @@ queue and screens. The command line (``battles``), the ``/battles`` page and the
 from __future__ import annotations
 
 import hashlib
+import hmac
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -135,39 +136,70 @@ def plan(
 # ------------------------------------------------------------------------------------------- the battle page
 
 
-def _digest(*parts: str) -> int:
+def _digest(secret: bytes, *parts: str) -> int:
+    """HMAC-SHA256 of the parts under the store's blinding secret: no one without the store can compute it."""
     text = "\x1f".join(parts).encode()
-    return int.from_bytes(hashlib.sha256(text).digest()[:8], "big")
+    return int.from_bytes(hmac.new(secret, text, hashlib.sha256).digest()[:8], "big")
 
 
 RESHOW_SHARE = 0.1
 """The share of a person's battles shown again later, in swapped order, to measure their consistency."""
 
 
-def queue(db: Store, plan: str, person: str, *, reshow_share: float = RESHOW_SHARE) -> list[dict[str, Any]]:
+def queue(
+    db: Store,
+    plan: str,
+    person: str,
+    *,
+    reshow_share: float = RESHOW_SHARE,
+    shown: Mapping[tuple[str, str, str], bool] | None = None,
+) -> list[dict[str, Any]]:
     """A person's battles of ``plan`` in their own order: ``{turn_id, run_a, run_b, reshow}``, ``run_a`` on the
-    left. The order of the battles and which run is on the left are drawn per person (a hash of the person, the
-    topic and the pair: stable across sessions, different between people). Exactly ``ceil(reshow_share x n)``
-    of the plan's n battles (those of the smallest second hash) come again after all the others, in swapped
+    left. The order of the battles and which run is on the left are drawn per person: an HMAC-SHA256 under the
+    store's own secret (:func:`store.battles.blinding_secret`) of the person, the topic and the pair -- stable
+    across sessions, different between people, and not computable from the public facts alone. A battle the
+    person already judged keeps the sides its stored verdict was given in (``shown``: the person's
+    :func:`store.battles.shown_sides`, read when not given), so verdicts given under an earlier draw keep their
+    meaning and are not asked again. Exactly ``ceil(reshow_share x n)`` of the plan's n battles (those of the
+    smallest second hash, after any the person already saw again) come again after all the others, in swapped
     order, so that even a small plan gives each person a consistency figure."""
+    secret = battle_store.blinding_secret(db)
+    if shown is None:
+        shown = battle_store.shown_sides(db, person)
+    first = {(t, frozenset((a, b))): (a, b) for (t, a, b), again in shown.items() if not again}
+    second = {(t, frozenset((a, b))): (a, b) for (t, a, b), again in shown.items() if again}
     out, drawn = [], []
     for turn, x, y in battle_store.plan_pairs(db, plan):
-        h = _digest(person, turn, x, y)
-        left, right = (x, y) if h & 1 else (y, x)
+        h = _digest(secret, person, turn, x, y)
+        key = (turn, frozenset((x, y)))
+        if key in first:
+            left, right = first[key]
+        elif key in second:
+            right, left = second[key]
+        else:
+            left, right = (x, y) if h & 1 else (y, x)
         out.append((h >> 1, {"turn_id": turn, "run_a": left, "run_b": right, "reshow": False}))
-        drawn.append(((h >> 8) % 1_000_003, h >> 1, {"turn_id": turn, "run_a": right, "run_b": left, "reshow": True}))
+        drawn.append(
+            (
+                key not in second,
+                (h >> 8) % 1_000_003,
+                h >> 1,
+                {"turn_id": turn, "run_a": right, "run_b": left, "reshow": True},
+            )
+        )
     count = math.ceil(reshow_share * len(out) - 1e-9) if reshow_share > 0 else 0
-    again = sorted(drawn, key=lambda d: d[0])[:count]
+    count = max(count, sum(not d[0] for d in drawn))
+    again = sorted(drawn, key=lambda d: d[:2])[:count]
     return [item for _, item in sorted(out, key=lambda p: p[0])] + [
-        item for _, _, item in sorted(again, key=lambda d: d[1])
+        item for *_, item in sorted(again, key=lambda d: d[2])
     ]
 
 
 def pending(db: Store, plan: str, person: str) -> tuple[list[dict[str, Any]], int]:
     """The person's battles of ``plan`` not judged yet, in queue order, and how many the queue holds in all."""
-    items = queue(db, plan, person)
-    done = battle_store.judged(db, person)
-    return [i for i in items if (i["turn_id"], i["run_a"], i["run_b"]) not in done], len(items)
+    shown = battle_store.shown_sides(db, person)
+    items = queue(db, plan, person, shown=shown)
+    return [i for i in items if (i["turn_id"], i["run_a"], i["run_b"]) not in shown], len(items)
 
 
 def save(
@@ -255,6 +287,24 @@ def screen(db: Store, item: Mapping[str, Any]) -> BattleScreen:
 def undo(db: Store, person: str) -> tuple | None:
     """Take back the person's latest battle verdict (rights checked in the write); the battle or None."""
     return battle_store.undo_battle(db, person)
+
+
+def exposure_warning(db: Store, plan: str, *, judges_only: bool = False) -> str | None:
+    """The organizer's warning when people who judge (or, ``judges_only`` False, may judge) the battles of
+    ``plan`` have seen the same responses with their run names on /ntr, /citations or /banks; None when nobody
+    has. Blinding is then weaker for them: give the battles to other people, or keep them off those pages."""
+    exposed = battle_store.run_name_exposure(db, plan)
+    if judges_only:
+        judges = set(battle_store.battle_judges(db, plan))
+        exposed = {name: pages for name, pages in exposed.items() if name in judges}
+    if not exposed:
+        return None
+    who = "; ".join(f"{name} ({', '.join(pages)})" for name, pages in exposed.items())
+    doing = "judge" if judges_only else "may judge"
+    return (
+        f"{len(exposed)} person(s) who {doing} the battles of plan {plan!r} saw the same responses with their "
+        f"run names: {who}. The battles are not blind for them; give the battles to other people."
+    )
 
 
 def plan_names(db: Store) -> Sequence[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 import logging
 
 import streamlit as st
@@ -494,12 +493,34 @@ def sidebar_sign_in(database) -> None:
             error("", st.session_state.pop("sign_in_error"))
         password = settings.organizer_password()
         if open_mode and not role() and password and not st.session_state.get("organizer"):
-            entered = st.text_input("Organizer password", type="password", key="org_pw")
-            if entered:
-                if hmac.compare_digest(entered, password):
-                    st.session_state["organizer"] = True  # navigation, built after this, now lists them
-                else:
-                    st.error("Wrong organizer password")
+            st.text_input(
+                "Organizer password",
+                type="password",
+                key="org_pw",
+                on_change=_check_organizer_password,
+                args=(database, password),
+            )
+            if "org_pw_error" in st.session_state:
+                error("", st.session_state.pop("org_pw_error"))
+
+
+def _check_organizer_password(database, password: str) -> None:
+    """The organizer password field's callback: checked once per entry (a rerun does not count it again), as
+    UTF-8 bytes and under the accounts' failure limits per client address."""
+    from assess.services.accounts import SignInRefused, check_organizer_password
+
+    entered = st.session_state.get("org_pw") or ""
+    if not entered:
+        return
+    try:
+        right = check_organizer_password(database, entered, password, address=_client_address())
+    except SignInRefused as exc:
+        st.session_state["org_pw_error"] = exc
+        return
+    if right:
+        st.session_state["organizer"] = True  # navigation, built after this, now lists them
+    else:
+        st.session_state["org_pw_error"] = "Wrong organizer password"
 
 
 HOME = MenuPage("pages/home.py", "Home", "🏠", "home")

@@ -1,22 +1,40 @@
 """Duplicate pairs of a nugget set: suggestions (scores both ways) and the assessors' decisions.
 
 A decision changes the set's ``in_dedup`` flags in the same transaction (:func:`store.nuggets.gold.refresh_dedup`).
+Who may write: anyone in their own set; in any other set (``gold``, an imported or adjudicated set) only an
+organizer (the ``curation`` action of :mod:`store.rights`, checked in the write's own transaction), whose
+decision is also an organizer-action history row naming them (``curation``, item ``'duplicate SET TURN A B'``).
 """
 
 from __future__ import annotations
 
 from assess.errors import AssessError
 from assess.nuggets import dedup
-from store.db import Store, now, rows, run, value, write
+from store.db import Store, now, row, rows, run, value, write
+from store.history import record_action
 from store.nuggets.gold import nugget, refresh_dedup, turn_nuggets
+from store.rights import check_writer
+
+
+def check_curator(db: Store, source: str, by: str | None) -> None:
+    """Inside a write transaction: ``by`` may change the duplicate pairs of the nugget set ``source`` -- their
+    own set, or any set for an organizer (an account's current role decides; :func:`store.rights.check_writer`)."""
+    check_writer(db, by, action=None if by == source else "curation")
 
 
 def suggest_duplicates(
-    db: Store, source: str, turn_id: str, judge: dedup.Entailment | None = None, *, threshold: float = 0.5
+    db: Store,
+    source: str,
+    turn_id: str,
+    judge: dedup.Entailment | None = None,
+    *,
+    threshold: float = 0.5,
+    by: str | None = None,
 ) -> int:
     """Score every pair of the turn's nuggets both ways and store the pairs at or above ``threshold``.
 
-    Decisions already made are kept; scores are refreshed. Returns the number of suggested pairs.
+    Decisions already made are kept; scores are refreshed. ``by``: who asks (a page's signed-in person, checked
+    as :func:`check_curator`; None: the command line). Returns the number of suggested pairs.
     """
     judge = dedup.as_entailment(judge)
     nuggets = turn_nuggets(db, source, turn_id)
@@ -24,6 +42,8 @@ def suggest_duplicates(
     name = dedup.judge_name(judge)
     stamp = now()
     with write(db):
+        if by is not None:
+            check_curator(db, source, by)
         for s in found:
             a, b, ab, ba = (s.a, s.b, s.score_ab, s.score_ba) if s.a < s.b else (s.b, s.a, s.score_ba, s.score_ab)
             run(
@@ -55,7 +75,9 @@ def duplicate_pairs(db: Store, source: str, turn_id: str) -> list[dict]:
 
 def decide_duplicate(db: Store, a: int, b: int, decision: str | None, *, by: str) -> None:
     """Confirm (``same``, ``a_covers_b``, ``b_covers_a``), reject (``distinct``) or reopen (None) a pair;
-    the turn's ``in_dedup`` flags follow at once."""
+    the turn's ``in_dedup`` flags follow at once. ``by`` may decide in their own set; in another set only as an
+    organizer (:func:`check_curator`, refused with :class:`store.rights.NotAllowed` and nothing written), and
+    such a decision is also a ``curation`` history row whose ``source`` is ``by``."""
     dedup.check_decision(decision)
     if a == b:
         raise AssessError("a nugget cannot duplicate itself")
@@ -65,6 +87,10 @@ def decide_duplicate(db: Store, a: int, b: int, decision: str | None, *, by: str
     if a > b:
         a, b, decision = b, a, dedup.flipped(decision)
     with write(db):
+        check_curator(db, na["source"], by)
+        before = row(
+            db, "SELECT decision FROM nugget_duplicates WHERE nugget_a = :a AND nugget_b = :b", {"a": a, "b": b}
+        )
         run(
             db,
             "INSERT INTO nugget_duplicates (nugget_a, nugget_b, turn_id, source, suggested_by, decision, decided_by, "
@@ -82,6 +108,18 @@ def decide_duplicate(db: Store, a: int, b: int, decision: str | None, *, by: str
             },
         )
         refresh_dedup(db, na["source"], na["turn_id"])
+        old = before["decision"] if before else None
+        if by != na["source"] and old != decision:
+            record_action(
+                db,
+                by,
+                "curation",
+                f"duplicate {na['source']} {na['turn_id']} {a} {b}",
+                old,
+                decision,
+                via="duplicates",
+                writer_checked=True,
+            )
 
 
 def dedup_counts(db: Store, source: str, turn_id: str) -> dict:
