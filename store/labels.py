@@ -54,10 +54,19 @@ def _timed(kind: LabelKind) -> bool:
 class StaleLabel(AssessError):
     """A write refused because the source's stored label of the item is not the one the page showed when it drew
     the item (``expected``, see :func:`save`): another tab or device labelled it meanwhile. Carries the stored
-    label (``stored``: its value, note, mode, via; None: none) and its time (``at``); the message says what is
-    stored, by whom and when. Pressing again from a screen that shows the stored label replaces it."""
+    label (``stored``: its value, note, mode, via; None: none), who stored it (``source``: the source, or the
+    adjudicator who decided) and its time (``at``); the message says what is stored, by whom and when, then
+    ``then``. Pressing again from a screen that shows the stored label replaces it."""
 
-    def __init__(self, kind: LabelKind, source: str, stored: Label | None, at: str | None):
+    def __init__(
+        self,
+        kind: LabelKind,
+        source: str,
+        stored: Label | None,
+        at: str | None,
+        *,
+        then: str = "press again to replace it",
+    ):
         self.task, self.source, self.stored, self.at = kind.task, source, stored, at
         self.value = None if stored is None else stored.value
         if stored is None:
@@ -65,7 +74,7 @@ class StaleLabel(AssessError):
         else:
             when = at.replace("T", " ").removesuffix("Z")[:19] + " UTC" if at else "an unknown time"
             what = f"this item was labelled {kind.scale.label(stored.value)} by {source} at {when}"
-        super().__init__(f"{what} in another tab or device; press again to replace it")
+        super().__init__(f"{what} in another tab or device; {then}")
 
 
 def _upsert_sql(kind: LabelKind, extra: Sequence[str], expected: Shown | None = None) -> str:
