@@ -140,3 +140,19 @@ def test_ntr_a_stale_tab_is_refused_then_replaces_on_a_second_press(app_db, grad
     assert not refusal(tab_b) and rows(app_db, stored) == [(second[1],)]
     task = "ntr-support" if graded else "ntr"
     assert history(app_db, task, "gus") == [(None, str(first[1])), (str(first[1]), str(second[1]))]
+
+
+def test_every_keyboard_page_passes_what_it_showed_with_its_writes():
+    """Every page that draws an item with ``cursor.shown`` says what it showed of the person's label (``own=``) and
+    passes it with its write (``cursor.expected()``), and answers through ``desk.answered(..., value=...)``; the
+    crowd page (answers, no labels of a source) draws no cursor. A new keyboard page that forgets fails here."""
+    from tests.helpers import ROOT
+
+    pages = [p for p in sorted((ROOT / "pages").glob("*.py")) if "cursor.shown(" in p.read_text(encoding="utf-8")]
+    assert {p.stem for p in pages} >= {"judge", "ptkb", "ntr", "citations", "adjudicate"}
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        calls = re.findall(r"cursor\.shown\((.*)\)", text)
+        assert calls and all("own=" in call for call in calls), page.name
+        assert "cursor.expected()" in text, page.name
+        assert all("value=value" in call for call in re.findall(r"desk\.answered\((.*)\)", text)), page.name
