@@ -787,6 +787,26 @@ class Label:
 
 
 @dataclass(frozen=True, slots=True)
+class Shown:
+    """What a judging screen showed of a source's own label of one item when it drew the item: no label
+    (``labelled`` false), or a label of ``value`` (None: "cannot judge"). A key press passes it with the write as
+    ``expected`` (:func:`store.labels.save`): a label stored meanwhile from another tab or device that differs
+    from it is not replaced silently (:class:`store.labels.StaleLabel`)."""
+
+    labelled: bool
+    value: int | None = None
+
+    @classmethod
+    def of(cls, label: Label | None) -> Shown:
+        """What a screen showing ``label`` (None: no label) showed."""
+        return NOTHING_SHOWN if label is None else cls(True, label.value)
+
+
+NOTHING_SHOWN = Shown(False)
+"""A screen that showed no label of its own for the item."""
+
+
+@dataclass(frozen=True, slots=True)
 class Passage:
     """A passage as the judging screens show it and the prompts quote it (:func:`store.conversations.passage`).
 

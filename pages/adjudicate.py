@@ -14,9 +14,9 @@ import streamlit as st
 from assess import ui
 from assess.errors import AssessError
 from assess.services.judging import adjudication_order, adjudication_screen, adjudication_sources, read_passage
-from assess.tasks import GRADES
+from assess.tasks import GRADES, Shown
 from assess.text import query_terms
-from store import exports, review
+from store import exports, labels, review
 
 ui.frame_guard(adjudicator=True)
 database = ui.db()
@@ -72,17 +72,19 @@ def adjudication_panel():
         turn, passage = cursor.on_screen()
         reason = st.session_state.get(f"adj_note_{turn}_{passage}") or None
         try:
-            review.adjudicate(database, turn, passage, value, by=who, reason=reason)
+            review.adjudicate(database, turn, passage, value, by=who, reason=reason, expected=cursor.expected())
+        except labels.StaleLabel:  # another adjudicator or tab decided it meanwhile: said as on every keyboard page
+            raise
         except AssessError as exc:
             ui.set_flash("error", f"Not saved: {exc}", slot="adj_flash")
             return
-        desk.answered(cursor, stay=False)
+        desk.answered(cursor, stay=False, value=value)
 
     ui.flash("adj_flash")
     prog = state.progress()
     st.progress(prog["judged"] / prog["total"], text=f"{prog['judged']} / {prog['total']} disagreements adjudicated")
     st.markdown(f"Passage {ui.code(passage_id)} of turn {ui.code(turn_id)} ({pos + 1} of {len(state)})")
-    cursor.shown()
+    cursor.shown(own=Shown.of(screen.own))
     ui.show_passage(screen.passage.text, query_terms(ctx.query))
     if screen.own:
         st.success(f"Adjudicated: {ui.grade_text(screen.own.value)}")

@@ -54,7 +54,8 @@ def battle_panel():
 
     def decide(winner):
         shown, since = st.session_state["battle_on_screen"]
-        battles.save(database, name, shown, winner, active_ms=int((time.monotonic() - since) * 1000))
+        active_ms = int((time.monotonic() - since) * 1000)
+        battles.save(database, name, shown, winner, active_ms=active_ms, fresh=True)  # drawn unjudged
 
     battle_ui.context(screen)
     left, right = st.columns(2, gap="medium")

@@ -14,6 +14,7 @@ import streamlit as st
 from assess import ui
 from assess.errors import UnknownItem
 from assess.services import rag
+from assess.tasks import Shown
 from assess.ui import rag as rag_ui
 
 ui.frame_guard()
@@ -52,12 +53,13 @@ def citation_panel():
 
     def label(value):
         turn, shown = cursor.on_screen()
-        rag.save_citation(database, name, turn, shown, value, active_ms=cursor.active_ms())
-        desk.answered(cursor, stay=False)
+        rag.save_citation(database, name, turn, shown, value, active_ms=cursor.active_ms(), expected=cursor.expected())
+        desk.answered(cursor, stay=False, value=value)
 
     rag_ui.turn_progress(state, turn_id, "labelled")
     st.markdown(f"Citation {pos + 1} of {len(state)} · response of system {ui.code(screen.run)}")
-    cursor.shown(timed=rag_ui.timed_keys(rag_ui.CITATION_KEYS, "cite_") | {"cite_cannot": ui.keys("X")})
+    timed = rag_ui.timed_keys(rag_ui.CITATION_KEYS, "cite_") | {"cite_cannot": ui.keys("X")}
+    cursor.shown(timed=timed, own=Shown(screen.labelled, screen.own))
     rag_ui.citation_view(screen)
     st.markdown("**Does the cited passage support the sentence?**")
     rag_ui.citation_buttons(label, screen.own)

@@ -11,7 +11,7 @@ import streamlit as st
 from assess import ui
 from assess.services import judging
 from assess.services.judging import read_passage
-from assess.tasks import GRADES
+from assess.tasks import GRADES, Shown
 from assess.text import query_terms
 from store import queue
 
@@ -56,9 +56,18 @@ def item_panel():
         note = cursor.typed_note()  # typed before grading
         reshown, active_ms = cursor.on_screen_reshow(), cursor.active_ms()
         first = judging.save_grade(
-            database, name, turn, passage, value, reshow=reshown, note=note, mode=screen.mode, active_ms=active_ms
+            database,
+            name,
+            turn,
+            passage,
+            value,
+            reshow=reshown,
+            note=note,
+            mode=screen.mode,
+            active_ms=active_ms,
+            expected=cursor.expected(),  # what the page showed: a label stored meanwhile elsewhere is not replaced
         )
-        desk.answered(cursor, stay=first)  # blind-then-reveal: stay to show the LLM's label
+        desk.answered(cursor, stay=first, value=value)  # blind-then-reveal: stay to show the LLM's label
 
     prog = cursor.progress()
     done_turn, total_turn = prog["turn"]
@@ -67,7 +76,8 @@ def item_panel():
         text=f"Turn {ui.esc(turn_id)}: {done_turn} / {total_turn} judged · all: {prog['judged']} / {prog['total']}",
     )
     st.markdown(f"Passage {ui.code(passage_id)} ({cursor.position + 1} of {len(state)})")
-    cursor.shown(timed={f"g{g}": ui.keys(str(g)) for g in GRADES.values} | {"cannot": ui.keys("X")})
+    timed = {f"g{g}": ui.keys(str(g)) for g in GRADES.values} | {"cannot": ui.keys("X")}
+    cursor.shown(timed=timed, own=Shown.of(own))
     ui.show_passage(screen.passage.text, query_terms(ctx.query))
     if own:
         shown = GRADES.missing if own.missing else f"{own.value} ({GRADES.names[own.value]})"

@@ -12,7 +12,7 @@ import streamlit as st
 from assess import settings, ui
 from assess.services import rag
 from assess.services.judging import ntr_done
-from assess.tasks import SUPPORT
+from assess.tasks import SUPPORT, Shown
 from assess.ui import rag as rag_ui
 from store import queue
 from store.nuggets import gold, ntr
@@ -57,20 +57,23 @@ def match_panel():
 
     def answer(value):
         turn, shown = cursor.on_screen()
-        active_ms = cursor.active_ms()
+        active_ms, expected = cursor.active_ms(), cursor.expected()
         if graded:
-            rag.save_ntr_support(database, name, shown, value, mode=mode, active_ms=active_ms)
+            rag.save_ntr_support(database, name, shown, value, mode=mode, active_ms=active_ms, expected=expected)
         else:
             nugget_id, run = ntr.item_parts(shown)
-            ntr.save_label(database, name, nugget_id, run, value, mode=mode, via="ui", active_ms=active_ms)
-        desk.answered(cursor, stay=False)
+            ntr.save_label(
+                database, name, nugget_id, run, value, mode=mode, via="ui", active_ms=active_ms, expected=expected
+            )
+        desk.answered(cursor, stay=False, value=value)
 
     rag_ui.turn_progress(state, turn_id, "answered")
     st.markdown(f"Item {pos + 1} of {len(state)} · response of system {ui.code(current['run'])}")
+    seen = Shown(own is not None, own)  # NtR labels have no "cannot judge": None is no label
     if graded:
-        cursor.shown(timed=rag_ui.timed_keys([(v, str(v)) for v, _ in rag_ui.SUPPORT_KEYS], "ntr_g"))
+        cursor.shown(timed=rag_ui.timed_keys([(v, str(v)) for v, _ in rag_ui.SUPPORT_KEYS], "ntr_g"), own=seen)
     else:
-        cursor.shown(timed={"ntr_yes": ui.keys("Y"), "ntr_no": ui.keys("N")})
+        cursor.shown(timed={"ntr_yes": ui.keys("Y"), "ntr_no": ui.keys("N")}, own=seen)
     ui.show_passage(current["response"])
     ui.line(f"Gold nugget {current['key']}:", current["nugget"])
     if graded:

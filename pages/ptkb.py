@@ -9,6 +9,7 @@ import streamlit as st
 
 from assess import ui
 from assess.services.judging import item_screen, save_ptkb, turn_labels
+from assess.tasks import Shown
 from store import queue
 
 ui.frame_guard()
@@ -42,8 +43,17 @@ def statement_panel():
 
     def label(value):
         turn, statement = cursor.on_screen()
-        first = save_ptkb(database, name, turn, statement, value, mode=screen.mode, active_ms=cursor.active_ms())
-        desk.answered(cursor, stay=first)  # blind-then-reveal: stay to show the LLM's label
+        first = save_ptkb(
+            database,
+            name,
+            turn,
+            statement,
+            value,
+            mode=screen.mode,
+            active_ms=cursor.active_ms(),
+            expected=cursor.expected(),
+        )
+        desk.answered(cursor, stay=first, value=value)  # blind-then-reveal: stay to show the LLM's label
 
     done_turn, total_turn = state.progress()["turns"][turn_id]
     st.progress(done_turn / total_turn, text=f"Turn {ui.esc(turn_id)}: {done_turn} / {total_turn} statements labelled")
@@ -54,7 +64,7 @@ def statement_panel():
         mark = "·" if own == "unlabelled" else ("✅ relevant" if own else "✖ not relevant")
         current = item == statement_id
         ui.line(f"▶ {item}." if current else f"{item}.", f"{statements[item]} — {mark}", strong=current)
-    cursor.shown(timed={"rel": ui.keys("1"), "nonrel": ui.keys("0")})
+    cursor.shown(timed={"rel": ui.keys("1"), "nonrel": ui.keys("0")}, own=Shown.of(screen.own))
     for other in screen.revealed:
         with st.expander(f"{ui.esc(other.source)} says {'relevant' if other.value else 'not relevant'}"):
             ui.inert(other.rationale or "(imported label: no rationale stored)")

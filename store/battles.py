@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from assess.errors import AssessError, UnknownItem
-from assess.tasks import BATTLE_WINNER_NAMES, BATTLE_WINNERS, Task
+from assess.tasks import BATTLE_WINNER_NAMES, BATTLE_WINNERS, NOTHING_SHOWN, Task, label_kind
 from store import labels
 from store.db import Store, column, columns, now, row, rows, run, run_many, write
 from store.history import record_action
@@ -158,26 +158,35 @@ def save_battle(
     note: str | None = None,
     mode: str = "blind",
     via: str = "key",
+    fresh: bool = False,
 ) -> None:
     """Write one verdict of ``source`` (``run_a`` shown on the left) in its own transaction, after checking that
-    both runs answered the turn; ``winner`` a / b / tie / both_bad."""
+    both runs answered the turn; ``winner`` a / b / tie / both_bad. ``fresh``: the page drew the battle without a
+    verdict (a key press): a verdict stored meanwhile from another tab or device is kept
+    (:class:`store.labels.StaleLabel`), not replaced."""
     if winner not in BATTLE_WINNERS:
         raise AssessError(f"a battle's winner is one of {', '.join(BATTLE_WINNERS)}, not {winner!r}")
     if active_ms is not None and (isinstance(active_ms, bool) or not isinstance(active_ms, int) or active_ms < 0):
         raise AssessError(f"active time is a number of milliseconds >= 0, not {active_ms!r}")
     with write(db):
         check_pair(db, turn_id, run_a, run_b)
-        labels.save(
-            db,
-            _TASK,
-            source,
-            (turn_id, run_a, run_b, 0),
-            BATTLE_WINNERS[winner],
-            note=note,
-            mode=mode,
-            via=via,
-            extra={"reshow": int(reshow), "active_ms": active_ms},
-        )
+        try:
+            labels.save(
+                db,
+                _TASK,
+                source,
+                (turn_id, run_a, run_b, 0),
+                BATTLE_WINNERS[winner],
+                note=note,
+                mode=mode,
+                via=via,
+                extra={"reshow": int(reshow), "active_ms": active_ms},
+                expected=NOTHING_SHOWN if fresh else None,
+            )
+        except labels.StaleLabel as exc:  # the page draws the next battle: there is nothing to press again
+            raise labels.StaleLabel(
+                label_kind(_TASK), source, exc.stored, exc.at, then="it stays as judged there (U undoes it)"
+            ) from None
 
 
 def blinding_secret(db: Store) -> bytes:

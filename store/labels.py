@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from assess.errors import AssessError, UnknownItem
-from assess.tasks import MATCH_SUPPORT, Label, LabelKind, Task, label_kind, source_kind
+from assess.tasks import MATCH_SUPPORT, Label, LabelKind, Shown, Task, label_kind, source_kind
 from store.db import Store, by_keys, column, columns, each, insert_rows, now, row, rows, run, run_many, write
 from store.rights import check_writer
 from store.schema.active_time import TIMED_TABLES
@@ -51,7 +51,36 @@ def _timed(kind: LabelKind) -> bool:
     return kind.table in TIMED_TABLES
 
 
-def _upsert_sql(kind: LabelKind, extra: Sequence[str]) -> str:
+class StaleLabel(AssessError):
+    """A write refused because the source's stored label of the item is not the one the page showed when it drew
+    the item (``expected``, see :func:`save`): another tab or device labelled it meanwhile. Carries the stored
+    label (``stored``: its value, note, mode, via; None: none), who stored it (``source``: the source, or the
+    adjudicator who decided) and its time (``at``); the message says what is stored, by whom and when, then
+    ``then``. Pressing again from a screen that shows the stored label replaces it."""
+
+    def __init__(
+        self,
+        kind: LabelKind,
+        source: str,
+        stored: Label | None,
+        at: str | None,
+        *,
+        then: str = "press again to replace it",
+    ):
+        self.task, self.source, self.stored, self.at = kind.task, source, stored, at
+        self.value = None if stored is None else stored.value
+        if stored is None:
+            what = "the label this page showed was removed meanwhile"
+        else:
+            when = at.replace("T", " ").removesuffix("Z")[:19] + " UTC" if at else "an unknown time"
+            what = f"this item was labelled {kind.scale.label(stored.value)} by {source} at {when}"
+        super().__init__(f"{what} in another tab or device; {then}")
+
+
+def _upsert_sql(kind: LabelKind, extra: Sequence[str], expected: Shown | None = None) -> str:
+    """The write of one label; with ``expected`` (what the page showed), a stored label is replaced only when it
+    is the one shown: the comparison is the statement's own (no read before it), and a refused write changes no
+    row."""
     columns = [*kind.key_columns, *extra, kind.value_column, "note", "mode", "via", "updated_at"]
     cells = [":" + c for c in columns]
     updates = [
@@ -63,10 +92,24 @@ def _upsert_sql(kind: LabelKind, extra: Sequence[str]) -> str:
         columns += ["active_ms", "guideline_version"]
         cells += [":active_ms", _GUIDELINE_NOW]
         updates += ["active_ms = excluded.active_ms", "guideline_version = excluded.guideline_version"]
-    return (
-        f"INSERT INTO {kind.table} ({', '.join(columns)}) VALUES ({', '.join(cells)}) "
-        f"ON CONFLICT({', '.join(kind.conflict_columns)}) DO UPDATE SET {', '.join(updates)}"
+    conflict = f"ON CONFLICT({', '.join(kind.conflict_columns)}) "
+    if expected is not None and not expected.labelled:  # the page showed no label: any stored one is newer
+        conflict += "DO NOTHING"
+    else:
+        conflict += f"DO UPDATE SET {', '.join(updates)}"
+        if expected is not None:
+            conflict += f" WHERE {kind.table}.{kind.value_column} IS NOT DISTINCT FROM :expected_value"
+    return f"INSERT INTO {kind.table} ({', '.join(columns)}) VALUES ({', '.join(cells)}) {conflict}"
+
+
+def _stale(db: Store, kind: LabelKind, source: str, key: Item) -> StaleLabel:
+    """The refusal of a write whose ``expected`` label is not the stored one (read only when refused)."""
+    found = row(
+        db,
+        f"SELECT {_label_columns(kind)}, updated_at FROM {kind.table} WHERE {_where(kind)}",
+        _key(kind, source, key),
     )
+    return StaleLabel(kind, source, _label(kind, source, found), None if found is None else found["updated_at"])
 
 
 def _check_active_ms(active_ms: object) -> int | None:
@@ -171,12 +214,18 @@ def save(
     extra: Mapping[str, Any] | None = None,
     at: str | None = None,
     active_ms: int | None = None,
+    expected: Shown | None = None,
 ) -> None:
     """Write (insert or replace) one label; a note given as None keeps the label's existing note.
 
     ``active_ms``: how long the item was on screen and active before the key press (None: not timed); the
     label and its history event also record the version of the task's guideline in force. A label about no
-    item of the kind's :class:`~assess.tasks.ItemSource` is refused in the write's transaction (:func:`check_item`)."""
+    item of the kind's :class:`~assess.tasks.ItemSource` is refused in the write's transaction (:func:`check_item`).
+
+    ``expected``: what the page showed of the source's label when it drew the item (a key press; None: no check,
+    as for the command line and jobs). When the stored label is not that one (another tab or device labelled the
+    item meanwhile), nothing is written and :class:`StaleLabel` says what is stored; the comparison is part of the
+    write's own statement, in its transaction."""
     kind = label_kind(task)
     key = _item(kind, item)
     checked = kind.check(value)
@@ -185,11 +234,12 @@ def save(
         _check_items(db, kind, [key])  # no query for a kind without an item source
         check_writer(db, source)  # an account disabled meanwhile saves nothing (same transaction)
         columns = _extra_columns(db, kind, key, extra)
-        run(
-            db,
-            _upsert_sql(kind, tuple(columns)),
-            _upsert_params(kind, source, key, columns, checked, note, mode, via, at or now(), timed),
-        )
+        params = _upsert_params(kind, source, key, columns, checked, note, mode, via, at or now(), timed)
+        if expected is not None and expected.labelled:
+            params["expected_value"] = expected.value
+        written = run(db, _upsert_sql(kind, tuple(columns), expected), params)
+        if expected is not None and not written:
+            raise _stale(db, kind, source, key)
 
 
 def save_many(

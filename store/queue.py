@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from assess.errors import AssessError, UnknownItem
 from assess.queueing import QueueOrder, QueueState, interleave
-from assess.tasks import PTKB_KEYS, STUDY_MODES, JudgingMode, Label, Task, label_kind
+from assess.tasks import PTKB_KEYS, STUDY_MODES, JudgingMode, Label, Shown, Task, label_kind
 from store import labels, reshows
 from store.db import Store, each, row, write
 from store.history import record_action
@@ -192,9 +192,11 @@ def save_passage_label(
     mode: str = "blind",
     via: str = "key",
     active_ms: int | None = None,
+    expected: Shown | None = None,
 ) -> None:
     """Write one passage judgment (grade 0-4, or None for 'cannot judge') in its own transaction; the passage
-    is in the turn's pool or in a sample given to ``source``. ``active_ms``: its active time (None: untimed)."""
+    is in the turn's pool or in a sample given to ``source``. ``active_ms``: its active time (None: untimed).
+    ``expected``: what the page showed of the label (:func:`store.labels.save`: a stale view is refused)."""
     label_kind(Task.PASSAGE).check(grade)
     _check_mode(mode)
     with write(db):
@@ -208,9 +210,23 @@ def save_passage_label(
         ):
             raise UnknownItem(f"passage {passage_id} is not in the pool of turn {turn_id}")
         rule = reshows.rule(db, Task.PASSAGE) if mode in MODES else None  # adjudication is not re-shown
-        new = rule is not None and labels.get(db, Task.PASSAGE, source, (turn_id, passage_id)) is None
+        if rule is None:
+            new = False
+        elif expected is not None:  # the write succeeds only when the stored label is the one shown
+            new = not expected.labelled
+        else:
+            new = labels.get(db, Task.PASSAGE, source, (turn_id, passage_id)) is None
         labels.save(
-            db, Task.PASSAGE, source, (turn_id, passage_id), grade, note=note, mode=mode, via=via, active_ms=active_ms
+            db,
+            Task.PASSAGE,
+            source,
+            (turn_id, passage_id),
+            grade,
+            note=note,
+            mode=mode,
+            via=via,
+            active_ms=active_ms,
+            expected=expected,
         )
         if new:
             reshows.schedule(db, Task.PASSAGE, source, (turn_id, passage_id), rule)
@@ -227,11 +243,22 @@ def save_ptkb_label(
     mode: str = "blind",
     via: str = "key",
     active_ms: int | None = None,
+    expected: Shown | None = None,
 ) -> None:
-    """Write one PTKB statement label (1 relevant, 0 not relevant) in its own transaction."""
+    """Write one PTKB statement label (1 relevant, 0 not relevant) in its own transaction; ``expected`` as for
+    :func:`save_passage_label`."""
     PTKB_KEYS.check(relevant, what="a PTKB label")
     labels.save(
-        db, Task.PTKB, source, (turn_id, statement_id), relevant, note=note, mode=mode, via=via, active_ms=active_ms
+        db,
+        Task.PTKB,
+        source,
+        (turn_id, statement_id),
+        relevant,
+        note=note,
+        mode=mode,
+        via=via,
+        active_ms=active_ms,
+        expected=expected,
     )
 
 

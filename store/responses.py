@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from assess.errors import FormatError, InvalidSpan
-from assess.tasks import CitedResponse, CitedSentence
+from assess.tasks import CitedResponse, CitedSentence, Shown
 from store import labels
 from store.db import Store, each, now, row, run, run_many, write
 from store.history import record_action
@@ -388,10 +388,12 @@ def save_citation_label(
     mode: str = "blind",
     via: str = "key",
     active_ms: int | None = None,
+    expected: Shown | None = None,
 ) -> None:
     """Write one citation-support label (:data:`assess.tasks.CITATION_SUPPORT`; None: cannot judge) in its own
     transaction; :func:`store.labels.save` refuses it unless the sentence cites the passage (the kind's item
-    source in the registry is ``response_citations``)."""
+    source in the registry is ``response_citations``), or when ``expected`` (what the page showed of the label)
+    is not the stored label."""
     labels.save(
         db,
         "citation",
@@ -402,4 +404,5 @@ def save_citation_label(
         mode=mode,
         via=via,
         active_ms=active_ms,
+        expected=expected,
     )

@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Sequence
 from datetime import datetime
 
-from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, Label, SourceKind, Task, source_kind
+from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, Label, Shown, SourceKind, Task, source_kind
 from store import labels
 from store.db import Store, column, each, row, rows, value, write
 from store.history import actions, record_action
@@ -189,16 +189,30 @@ def adjudicate(
     by: str,
     reason: str | None = None,
     source: str = ADJUDICATION,
+    expected: Shown | None = None,
 ) -> None:
     """Record an adjudicated grade (None: the adjudicator cannot judge it, e.g. no text): a label of its own
     source (kind 'adjudication') whose note names who decided and their reason ("by NAME: reason"), and an
-    organizer action in the history naming who, the label before and after."""
+    organizer action in the history naming who, the label before and after. ``expected``: what the page showed
+    of the adjudicated label (:func:`store.labels.save`): a decision stored meanwhile by another adjudicator or
+    tab is not replaced silently (:class:`store.labels.StaleLabel`, naming who decided it)."""
     if grade is not None:
         GRADES.check(grade, what="an adjudicated grade")
     reason = (reason or "").strip() or None
     with write(db):
         ensure_source(db, source, "adjudication")
         before = labels.get(db, Task.PASSAGE, source, (turn_id, passage_id))
+        if expected is not None and expected != Shown.of(before):  # the row this write reads already
+            stored = row(
+                db,
+                "SELECT updated_at FROM passage_labels WHERE source = :source AND turn_id = :turn_id "
+                "AND passage_id = :passage_id",
+                {"source": source, "turn_id": turn_id, "passage_id": passage_id},
+            )
+            decider = (before.note or "").removeprefix("by ").split(": ", 1)[0] if before is not None else source
+            raise labels.StaleLabel(
+                LABEL_KINDS[Task.PASSAGE], decider or source, before, stored and stored["updated_at"]
+            )
         labels.save(
             db,
             Task.PASSAGE,
@@ -208,6 +222,7 @@ def adjudicate(
             note=adjudication_note(by, reason),
             mode=JudgingMode.ADJUDICATION.value,
             via="click",
+            expected=expected,
         )
         old = None if before is None else _action_value(before.value)
         item = LABEL_KINDS[Task.PASSAGE].key.encode((turn_id, passage_id))

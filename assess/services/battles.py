@@ -210,8 +210,11 @@ def save(
     *,
     active_ms: int | None = None,
     note: str | None = None,
+    fresh: bool = False,
 ) -> None:
-    """Store a person's verdict on the battle ``item`` of their queue (rights checked in the write)."""
+    """Store a person's verdict on the battle ``item`` of their queue (rights checked in the write); ``fresh``:
+    a key press on a battle the page drew without a verdict (one stored meanwhile elsewhere is kept:
+    :class:`store.labels.StaleLabel`)."""
     battle_store.save_battle(
         db,
         person,
@@ -222,6 +225,7 @@ def save(
         reshow=bool(item["reshow"]),
         active_ms=active_ms,
         note=note,
+        fresh=fresh,
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from assess.tasks import JudgingMode, Label, Passage
+from assess.tasks import JudgingMode, Label, Passage, Shown
 from store import conversations, labels, prejudgments, queue, review
 
 
@@ -61,34 +61,55 @@ def passage_screen(db, assessor: str, turn_id: str, passage_id: str, *, reshow: 
 
 
 def save_grade(
-    db, assessor: str, turn_id: str, passage_id: str, grade, *, reshow: bool, note, mode: str, active_ms=None
+    db,
+    assessor: str,
+    turn_id: str,
+    passage_id: str,
+    grade,
+    *,
+    reshow: bool,
+    note,
+    mode: str,
+    active_ms=None,
+    expected: Shown | None = None,
 ) -> bool:
     """Store a grade key's answer: a re-shown item's second (consistency) answer, or the passage label with its
     active time (``active_ms``; a consistency answer keeps none). Returns whether the answer is
-    blind-then-reveal's first label of the item (it stays on screen: the LLM's label is revealed now)."""
+    blind-then-reveal's first label of the item (it stays on screen: the LLM's label is revealed now).
+    ``expected``: what the page showed of the assessor's label (:class:`store.labels.StaleLabel` when the stored
+    one differs: another tab or device labelled the item meanwhile)."""
     if reshow:
         from store import reshows
 
         reshows.answer(db, assessor, "passage", (turn_id, passage_id), grade, mode=JudgingMode.BLIND.value)
         return False
-    first = _first_revealed(db, assessor, "passage", turn_id, passage_id, mode)
+    first = _first_revealed(db, assessor, "passage", turn_id, passage_id, mode, expected)
     queue.save_passage_label(
-        db, assessor, turn_id, passage_id, grade, note=note, mode=mode, via="ui", active_ms=active_ms
+        db, assessor, turn_id, passage_id, grade, note=note, mode=mode, via="ui", active_ms=active_ms, expected=expected
     )
     return first
 
 
-def save_ptkb(db, assessor: str, turn_id: str, statement_id: str, relevant, *, mode: str, active_ms=None) -> bool:
+def save_ptkb(
+    db, assessor: str, turn_id: str, statement_id: str, relevant, *, mode: str, active_ms=None, expected=None
+) -> bool:
     """Store a PTKB key's answer with its active time; whether it is blind-then-reveal's first label of the
-    statement (it stays on screen: the LLM's label is revealed now)."""
-    first = _first_revealed(db, assessor, "ptkb", turn_id, statement_id, mode)
-    queue.save_ptkb_label(db, assessor, turn_id, statement_id, relevant, mode=mode, via="ui", active_ms=active_ms)
+    statement (it stays on screen: the LLM's label is revealed now). ``expected`` as for :func:`save_grade`."""
+    first = _first_revealed(db, assessor, "ptkb", turn_id, statement_id, mode, expected)
+    queue.save_ptkb_label(
+        db, assessor, turn_id, statement_id, relevant, mode=mode, via="ui", active_ms=active_ms, expected=expected
+    )
     return first
 
 
-def _first_revealed(db, assessor: str, task: str, turn_id: str, item_id: str, mode: str) -> bool:
-    """Whether a label about to be stored is the assessor's first of the item under blind-then-reveal."""
-    return mode == JudgingMode.REVEAL and queue.label_of(db, assessor, task, turn_id, item_id) is None
+def _first_revealed(db, assessor: str, task: str, turn_id: str, item_id: str, mode: str, expected=None) -> bool:
+    """Whether a label about to be stored is the assessor's first of the item under blind-then-reveal. With
+    ``expected`` (what the page showed) no query: the write succeeds only when the stored label is the one shown."""
+    if mode != JudgingMode.REVEAL:
+        return False
+    if expected is not None:
+        return not expected.labelled
+    return queue.label_of(db, assessor, task, turn_id, item_id) is None
 
 
 def postpone_reshow(db, assessor: str, turn_id: str, item_id: str, task: str = "passage") -> None:

@@ -124,12 +124,23 @@ def citation_screen(db, assessor: str, turn_id: str, item: str) -> CitationScree
 
 
 def save_citation(
-    db, assessor: str, turn_id: str, item: str, value: int | None, *, active_ms: int | None = None
+    db, assessor: str, turn_id: str, item: str, value: int | None, *, active_ms: int | None = None, expected=None
 ) -> None:
-    """One key press: the assessor's citation-support label of the item (None: cannot judge), in one transaction."""
+    """One key press: the assessor's citation-support label of the item (None: cannot judge), in one transaction;
+    ``expected``: what the page showed of the label (a stale view is refused: :class:`store.labels.StaleLabel`)."""
     run, sentence, passage_id = citation_parts(item)
     cited.save_citation_label(
-        db, assessor, turn_id, run, sentence, passage_id, value, mode=JudgingMode.BLIND, via="key", active_ms=active_ms
+        db,
+        assessor,
+        turn_id,
+        run,
+        sentence,
+        passage_id,
+        value,
+        mode=JudgingMode.BLIND,
+        via="key",
+        active_ms=active_ms,
+        expected=expected,
     )
 
 
@@ -165,10 +176,13 @@ def ntr_support_of(db, assessor: str, nugget_id: int, run: str) -> int | None:
     return None if found is None else found.value
 
 
-def save_ntr_support(db, assessor: str, item: str, value: int, *, mode: str, active_ms: int | None = None) -> None:
-    """One key press: the assessor's graded NtR label of the item (one transaction)."""
+def save_ntr_support(
+    db, assessor: str, item: str, value: int, *, mode: str, active_ms: int | None = None, expected=None
+) -> None:
+    """One key press: the assessor's graded NtR label of the item (one transaction); ``expected`` as for
+    :func:`save_citation`."""
     key = _ntr_label_key(db, item)
-    labels.save(db, Task.NTR_SUPPORT, assessor, key, value, mode=mode, via="ui", active_ms=active_ms)
+    labels.save(db, Task.NTR_SUPPORT, assessor, key, value, mode=mode, via="ui", active_ms=active_ms, expected=expected)
 
 
 def undo_ntr_support(db, assessor: str) -> tuple[str, str] | None:

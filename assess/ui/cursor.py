@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
@@ -10,6 +11,9 @@ from assess import settings
 from assess.services import judging
 from assess.ui.assets import asset
 from assess.ui.frame import saving
+
+if TYPE_CHECKING:
+    from assess.tasks import Shown
 
 
 # cache_resource, not cache_data: the order is immutable and shared, so no per-run copy of 20,000 items.
@@ -100,14 +104,16 @@ class KeyQueue:
             st.rerun(scope="app")
         return cursor
 
-    def answered(self, cursor: Cursor, *, stay: bool) -> None:
-        """In a label key's callback, after the label of the item on screen was stored: count it as labelled
-        (a re-shown item's answer is no label of the queue) and move to the next unjudged item, or ``stay``
-        (blind-then-reveal's first label: the LLM's label is shown). After a re-shown item the cursor's own
-        item comes."""
+    def answered(self, cursor: Cursor, *, stay: bool, value=None) -> None:
+        """In a label key's callback, after the label of the item on screen was stored (``value``): count it as
+        labelled (a re-shown item's answer is no label of the queue) and move to the next unjudged item, or
+        ``stay`` (blind-then-reveal's first label: the LLM's label is shown). After a re-shown item the cursor's
+        own item comes. Until the panel is drawn again, a further press on the same item expects ``value``
+        (the tab's own write is no conflict: :meth:`Cursor.expected`)."""
         reshown = cursor.on_screen_reshow()
         if not reshown:
             self.mark(cursor.on_screen())
+            cursor.wrote(value)
         cursor.go(None if stay or reshown else "next_unjudged")
 
     def mark(self, item) -> None:
@@ -192,9 +198,14 @@ class Cursor:
             on_change=None if self.reshow else saving(lambda: save(st.session_state[key])),
         )
 
-    def shown(self, timed: Mapping[str, str | None] | None = None) -> None:
+    def shown(self, timed: Mapping[str, str | None] | None = None, *, own: Shown | None = None) -> None:
         """Call right after drawing the line that names the item: from now on a key press is about it.
         A new item also opens at its top: its id line and first lines are scrolled into view.
+
+        ``own``: what the panel shows of the person's own label of the item (read in the same run:
+        :meth:`assess.tasks.Shown.of`); a key's callback passes it with the write (:meth:`expected`), so a label
+        stored meanwhile from another tab or device is not replaced silently. A re-shown item expects nothing
+        (its answer is no label).
 
         ``timed``: the panel's label buttons, {button key: its shortcut (None: shortcuts off)}. A press of one
         of them carries the item's active time (``assets/ui/active_time.js``), which its callback reads with
@@ -204,12 +215,24 @@ class Cursor:
         item = self.drawn
         st.session_state[f"{self.prefix}_shown"] = item
         st.session_state[f"{self.prefix}_shown_reshow"] = self.reshow is not None
+        st.session_state[f"{self.prefix}_shown_own"] = None if self.reshow else own
         # Tuples, not lists: Streamlit looks for dataframes among a component's data values, a costly test for a
         # list and none for a tuple (JSON sends both as arrays).
         data: dict = {"page": self.prefix, "item": tuple(item)}
         if timed:
             data.update(buttons=tuple(timed), keys=tuple(k for k in timed.values() if k), idle_ms=IDLE_LIMIT_MS)
         _item_component(key=f"{self.prefix}_clock", data=data)  # one element: opens at the top, and times
+
+    def expected(self) -> Shown | None:
+        """In a key's callback: what the page showed of the person's own label of the item on screen when it drew
+        it (see :meth:`shown`), to pass with the write as ``expected``; None: nothing to check."""
+        return st.session_state.get(f"{self.prefix}_shown_own")
+
+    def wrote(self, value) -> None:
+        """After the page stored ``value`` as the label of the item on screen: that is what it now knows."""
+        from assess.tasks import Shown
+
+        st.session_state[f"{self.prefix}_shown_own"] = Shown(True, value)
 
     def on_screen_reshow(self) -> bool:
         """In a key's callback: whether the item on screen (:meth:`on_screen`) was a re-shown one."""
@@ -241,6 +264,7 @@ class Cursor:
         total = len(self.state)
         st.session_state[f"{self.prefix}_shown"] = (self.turn_id, self.item_id)  # Undo and Left act from here
         st.session_state[f"{self.prefix}_shown_reshow"] = False
+        st.session_state[f"{self.prefix}_shown_own"] = None
         _item_component(key=f"{self.prefix}_clock", data={"page": self.prefix, "item": ("", "(done)")})
         st.success(f"You're done: all {total} {what}. Thank you!")
         st.markdown("Your labels are saved. Go back to review them (the last item first), or undo your last change.")

@@ -72,10 +72,14 @@ def saving(callback):
     or a changed role (a demoted organizer's open page) saves nothing, says why, and the whole page runs
     again as the person now is. A write the store refuses for the same reasons (checked in its own
     transaction) is said the same way. If the database cannot be reached (or the connection breaks while
-    writing), the page says plainly that this change was not saved; nothing is half-written."""
+    writing), the page says plainly that this change was not saved; nothing is half-written. A label the page
+    drew before another tab or device changed it (:class:`store.labels.StaleLabel`) is not written either: the
+    message says what is stored, by whom and when, and the panel, drawn again, shows it (a second press replaces
+    it)."""
     import functools
 
     from store.db import StoreUnavailable
+    from store.labels import StaleLabel
     from store.rights import NotAllowed
 
     @functools.wraps(callback)
@@ -90,6 +94,8 @@ def saving(callback):
         except NotAllowed as exc:
             set_flash("error", f"NOT SAVED: {exc}", slot=STORE_FLASH)
             st.session_state["_rights_changed"] = True
+        except StaleLabel as exc:  # another tab or device labelled the item: the panel now shows what is stored
+            set_flash("error", f"NOT SAVED: {exc}", slot=STORE_FLASH)
         except StoreUnavailable as exc:  # the detail (which names the store) goes to the server log only
             logging.getLogger("assess").warning("not saved: %s", exc)
             set_flash("error", f"NOT SAVED: {_not_saved(exc)}", slot=STORE_FLASH)

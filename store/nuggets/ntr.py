@@ -9,7 +9,7 @@ from __future__ import annotations
 from assess.errors import AssessError, UnknownItem
 from assess.nuggets import spans
 from assess.queueing import QueueOrder, QueueState
-from assess.tasks import LABEL_KINDS, JudgingMode, Task
+from assess.tasks import LABEL_KINDS, JudgingMode, Shown, Task
 from store import labels
 from store.conversations import all_turns
 from store.db import Store, column, each, row
@@ -103,9 +103,12 @@ def save_label(
     mode: str = JudgingMode.BLIND,
     via: str = "ui",
     active_ms: int | None = None,
+    expected: Shown | None = None,
 ) -> None:
-    """Write one assessor's NtR label (1 = the nugget is covered by the response) in its own transaction."""
-    labels.save(db, Task.NTR, source, _key(db, nugget_id, run), match, mode=mode, via=via, active_ms=active_ms)
+    """Write one assessor's NtR label (1 = the nugget is covered by the response) in its own transaction;
+    ``expected``: what the page showed of the label (:func:`store.labels.save`: a stale view is refused)."""
+    key = _key(db, nugget_id, run)
+    labels.save(db, Task.NTR, source, key, match, mode=mode, via=via, active_ms=active_ms, expected=expected)
 
 
 def label_of(db: Store, source: str, nugget_id: int, run: str) -> int | None:

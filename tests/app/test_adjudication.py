@@ -201,3 +201,37 @@ def test_the_adjudication_queue_and_its_undo_on_both_engines(demo_store):
     assert labels_now[0].value != labels_now[1].value  # a disagreement
     assert review.undo_adjudication(demo_store, "ada") == first
     assert review.adjudicated(demo_store) == frozenset()
+
+
+def test_a_decision_made_meanwhile_by_another_adjudicator_is_not_replaced_silently(campaign):
+    """Two adjudicators (the organizer and ada) show the same disagreement; the organizer decides 2; ada's press
+    is refused, naming who decided and when; ada's second press replaces it; both decisions are in the history."""
+    import html
+
+    with open_db(campaign) as db:
+        review.set_adjudication_settings(db, ["llm:demo-gpt", "second"], False, by="boss")
+        turn, passage = review.adjudication_order(db, ["llm:demo-gpt", "second"])[0]
+    boss, ada = signed_in("boss", "pages/adjudicate.py"), signed_in("ada", "pages/adjudicate.py")
+
+    def stored():
+        with open_db(campaign) as db:
+            return rows(
+                db,
+                "SELECT grade FROM passage_labels WHERE source = 'adjudication' AND turn_id = :t AND passage_id = :p",
+                {"t": turn, "p": passage},
+            )
+
+    boss.button(key="adj_g2").click().run()
+    ada.button(key="adj_g4").click().run()
+    said = [html.unescape(e.value) for e in ada.error]
+    assert any(
+        "NOT SAVED: this item was labelled 2 · Moderately meets by boss at " in s and "press again to replace it" in s
+        for s in said
+    ), said
+    assert stored() == [{"grade": 2}]
+    assert any("Adjudicated: 2" in s.value for s in ada.success)  # what is stored is shown
+    ada.button(key="adj_g4").click().run()
+    assert stored() == [{"grade": 4}]
+    with open_db(campaign) as db:
+        decisions = [(a["by"], a["old"], a["new"]) for a in history.actions(db, "adjudication")]
+    assert decisions[-2:] == [("boss", None, "2"), ("ada", "2", "4")]

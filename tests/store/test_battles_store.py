@@ -87,3 +87,17 @@ def test_plans_are_stored_once_by_someone_allowed(db):
     with pytest.raises(UnknownItem, match="no battle plan 'q'"):
         battle_store.plan_pairs(db, "q")
     assert [p["name"] for p in battle_store.plans(db)] == ["p"]
+
+
+def test_a_verdict_given_meanwhile_in_another_tab_is_kept(db):
+    """A page's press (``fresh``: drawn without a verdict) on a battle judged meanwhile elsewhere stores nothing and
+    says what is stored; the page then draws the next battle, so the message offers Undo, not a second press."""
+    from store.labels import StaleLabel
+
+    service.add_account(db, "tab", "assessor", password=PASSWORD, by="setup")
+    battle_store.save_battle(db, "tab", "101_1", "demo-dense", "demo-bm25", "a", fresh=True)
+    with pytest.raises(
+        StaleLabel, match=r"labelled 1 · A better by tab at .* it stays as judged there \(U undoes it\)"
+    ):
+        battle_store.save_battle(db, "tab", "101_1", "demo-dense", "demo-bm25", "both_bad", fresh=True)
+    assert rows(db, "SELECT outcome FROM battles WHERE source = 'tab'") == [{"outcome": 1}]

@@ -133,3 +133,64 @@ def test_as_many_undos_as_saves_restore_the_empty_table(db, saves):
     assert sum(u is not None for u in undone) == changes
     assert table_rows(db, Task.PASSAGE, source) == []
     assert labels.undo(db, Task.PASSAGE, source) is None
+
+
+# ------------------------------------------------------------------------------------------- stale writes
+
+
+@pytest.mark.parametrize("task", list(Task))
+def test_a_write_from_a_stale_view_is_refused_then_replaces_on_a_second_press(db, task):
+    """Tab A and tab B show the item unlabelled; A stores a value; B's press (expected: no label) stores nothing
+    and says what is stored, by whom and when; B's second press, from a view showing A's label, replaces it; the
+    history holds both writes. Each kind, each engine; the check is in the write's own statement."""
+    from assess.tasks import NOTHING_SHOWN, Shown
+    from store.history import item_history
+
+    kind = LABEL_KINDS[task]
+    amy, item = fresh_source(db), ITEMS[task]
+    first, second, _ = VALUES[task]
+    labels.save(db, task, amy, item, first, mode="blind", via="ui", expected=NOTHING_SHOWN)  # tab A
+    with pytest.raises(labels.StaleLabel) as refused:  # tab B, drawn before A's label
+        labels.save(db, task, amy, item, second, mode="blind", via="ui", expected=NOTHING_SHOWN)
+    assert refused.value.stored.value == first and refused.value.source == amy and refused.value.at
+    assert f"labelled {kind.scale.label(first)} by {amy} at " in str(refused.value)
+    assert "press again to replace it" in str(refused.value)
+    assert labels.get(db, task, amy, item).value == first  # unchanged
+    labels.save(db, task, amy, item, second, mode="blind", via="ui", expected=Shown.of(labels.get(db, task, amy, item)))
+    assert labels.get(db, task, amy, item).value == second
+    trail = item_history(db, amy, kind.key.encode(item), task.value)
+    assert [(c["old"], c["new"]) for c in trail] == [
+        (None, labels.history_text(task, first)),
+        (labels.history_text(task, first), labels.history_text(task, second)),
+    ]
+    # a view showing the first value is stale too now (its value was replaced); cannot judge counts as a value
+    with pytest.raises(labels.StaleLabel):
+        labels.save(db, task, amy, item, first, mode="blind", via="ui", expected=Shown(True, first))
+    labels.save(db, task, amy, item, first, mode="blind", via="ui")  # no expectation (command line, jobs): no check
+    assert labels.get(db, task, amy, item).value == first
+
+
+def test_a_stale_view_of_cannot_judge_differs_from_no_label(db):
+    """ "Cannot judge" (a stored NULL) is a label: a view that showed none is stale, one that showed it is not."""
+    from assess.tasks import NOTHING_SHOWN, Shown
+
+    amy, item = fresh_source(db), ITEMS[Task.PASSAGE]
+    labels.save(db, Task.PASSAGE, amy, item, None, mode="blind", via="ui", expected=NOTHING_SHOWN)
+    with pytest.raises(labels.StaleLabel, match="labelled cannot judge"):
+        labels.save(db, Task.PASSAGE, amy, item, 2, mode="blind", via="ui", expected=NOTHING_SHOWN)
+    with pytest.raises(labels.StaleLabel):
+        labels.save(db, Task.PASSAGE, amy, item, 2, mode="blind", via="ui", expected=Shown(True, 0))
+    labels.save(db, Task.PASSAGE, amy, item, 2, mode="blind", via="ui", expected=Shown(True, None))
+    assert labels.get(db, Task.PASSAGE, amy, item).value == 2
+
+
+def test_a_note_saved_meanwhile_is_no_conflict(db):
+    """The check compares the label's value, not its time: a note the same page saved (its own write) before the
+    key press does not refuse the press."""
+    from assess.tasks import Shown
+
+    amy, item = fresh_source(db), ITEMS[Task.PASSAGE]
+    labels.save(db, Task.PASSAGE, amy, item, 3, mode="blind", via="ui")
+    labels.set_note(db, Task.PASSAGE, amy, item, "typed before the key")
+    labels.save(db, Task.PASSAGE, amy, item, 1, mode="blind", via="ui", expected=Shown(True, 3))
+    assert labels.get(db, Task.PASSAGE, amy, item).value == 1
