@@ -29,7 +29,7 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -773,6 +773,27 @@ def _execute(db: Store, sql: str, params: Mapping | None, *, read: bool) -> sa.C
         raise
 
 
+_TRACERS: list[Callable[[str], None]] = []
+
+
+@contextlib.contextmanager
+def traced(callback: Callable[[str], None]) -> Iterator[None]:
+    """Within the block, call ``callback(sql)`` with every statement any store of this process runs, on either
+    engine and on either path (SQLAlchemy's, or SQLite's own cursor): for tests and diagnostics that must see
+    what a code path reads."""
+
+    def on_execute(_conn, _cursor, statement, *_args) -> None:
+        callback(statement)
+
+    event.listen(sa.engine.Engine, "before_cursor_execute", on_execute)
+    _TRACERS.append(callback)
+    try:
+        yield
+    finally:
+        _TRACERS.remove(callback)
+        event.remove(sa.engine.Engine, "before_cursor_execute", on_execute)
+
+
 def _sqlite_cursor(db: Store, sql: str, params: Mapping | None) -> sqlite3.Cursor | None:
     """SQLite: run ``sql`` on the driver's own connection (sqlite3 reads the same ``:name`` parameters), or
     None where SQLAlchemy must (PostgreSQL; a statement with an escaped ``\\:``). The store's connection is in
@@ -784,6 +805,8 @@ def _sqlite_cursor(db: Store, sql: str, params: Mapping | None) -> sqlite3.Curso
         return None
     if params is not None and not isinstance(params, Mapping):
         raise TypeError(f"store queries take named parameters (a dict), got {type(params).__name__}: {sql[:80]}")
+    for tracer in _TRACERS:
+        tracer(sql)
     try:
         return db.raw.execute(sql, params if params is not None else {})
     except sqlite3.Error as exc:
@@ -842,6 +865,8 @@ def tuples(db: Store, sql: str, params: Mapping | None = None) -> tuple[list[str
     if params is not None and not isinstance(params, Mapping):
         raise TypeError(f"store queries take named parameters (a dict), got {type(params).__name__}: {sql[:80]}")
     if db.sqlite and "\\:" not in sql:
+        for tracer in _TRACERS:
+            tracer(sql)
         try:
             cursor = db.raw.execute(sql, dict(params or {}))
             return [d[0] for d in cursor.description], cursor.fetchall()
@@ -961,6 +986,8 @@ def _execute_many(db: Store, sql: str, chunk: list[dict]) -> None:
         # sqlite3 reads the same ``:name`` parameters from dicts itself: the driver's executemany skips
         # SQLAlchemy's per-parameter work, which made bulk imports about 1.5x slower. Its errors are
         # raised as SQLAlchemy's, as for every other statement.
+        for tracer in _TRACERS:
+            tracer(sql)
         try:
             db.raw.executemany(sql, chunk)
         except sqlite3.Error as exc:

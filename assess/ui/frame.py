@@ -10,10 +10,11 @@ from assess import settings, tasks
 from assess.errors import AssessError
 from assess.tasks import MenuPage, Role, Task
 from assess.ui.assets import asset
-from assess.ui.internals import legacy_pages_off, this_run
+from assess.ui.internals import cache_theme_messages, legacy_pages_off, this_run
 from assess.ui.widgets import error, flash, line, set_flash
 
 legacy_pages_off()
+cache_theme_messages()
 
 
 def server_log() -> None:
@@ -158,10 +159,15 @@ def ensure_started():
     database = open_db(settings.db_target())  # a store that cannot be opened at all fails here, redacted
     st.session_state[_SESSION_STORE] = database  # kept for the session's runs (see db())
     _warn_when_owner(database)
-    if is_empty(database):
+    if database.location not in _FILLED and is_empty(database):
         with st.spinner("First start: loading the demo data…"):
             load_demo_if_empty(database)
+    _FILLED.add(database.location)  # checked once per process: every later session (a crowd worker's) skips it
     st.session_state["_store_checked"] = True
+
+
+_FILLED: set[str] = set()
+"""Stores this process found holding data (or filled with the demo): a new session need not count their rows."""
 
 
 _OWNERS_SEEN: set[str] = set()

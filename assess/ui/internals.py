@@ -77,3 +77,38 @@ def this_run() -> object | None:
     if not hasattr(ctx, "cursors"):
         raise StreamlitInternalsChanged(f"Streamlit {streamlit.__version__}: ScriptRunContext has no 'cursors'")
     return ctx.cursors
+
+
+def cache_theme_messages() -> None:
+    """Build each theme section of the message that starts every script run once per process, not at every run.
+
+    Streamlit fills the six theme sections of each run's ``new_session`` message (a fragment's run too) by
+    scanning every config option for each section: on a key press that was about 10% of a bare app's CPU. Theme
+    options are read from the config files and the command line at start-up (the source watcher is off, and a
+    page cannot set a theme option), so one process's sections never change; the first run's are copied into
+    every later message. ``_THEME_SECTIONS.clear()`` forgets them (tests)."""
+    try:
+        from streamlit.runtime import app_session
+    except ImportError as exc:
+        raise StreamlitInternalsChanged(f"Streamlit {streamlit.__version__} has no app_session ({exc})") from None
+    original = getattr(app_session, "_populate_theme_msg", None)
+    if original is None:
+        raise StreamlitInternalsChanged(f"Streamlit {streamlit.__version__}: app_session has no '_populate_theme_msg'")
+    if getattr(original, "_assess_patched", False):
+        return
+
+    def populate(msg, section: str = "theme") -> None:
+        built = _THEME_SECTIONS.get(section)
+        if built is None:
+            built = type(msg)()
+            original(built, section)
+            _THEME_SECTIONS[section] = built
+        msg.MergeFrom(built)
+
+    populate._assess_patched = True
+    populate._assess_original = original
+    app_session._populate_theme_msg = populate
+
+
+_THEME_SECTIONS: dict[str, object] = {}
+"""Each theme section's part of the run message, as Streamlit built it for this process's first run."""

@@ -327,20 +327,18 @@ def test_a_key_press_reads_the_session_once_and_a_disable_stops_the_next_press(c
     """One read of the session and account per run (the key's callback reads before its write; the run it
     starts does not read again), and still none that could let a disabled account write: the next press
     reads again, saves nothing and says so."""
-    from sqlalchemy import event
-    from sqlalchemy.engine import Engine
+    from store.db import traced
 
     at = password_sign_in(open_app(), "amy", PASSWORD)
     at.switch_page("pages/judge.py")
     at.run()
     reads: list[str] = []
 
-    def count(_conn, _cursor, statement, *_args):
+    def count(statement):
         if "FROM sign_in_sessions" in statement:
             reads.append(statement)
 
-    event.listen(Engine, "before_cursor_execute", count)
-    try:
+    with traced(count):
         at.button(key="g2").click().run()
         assert len(reads) == 1, reads
         assert rows(campaign, "SELECT source, grade FROM passage_labels WHERE source = 'amy'") == [("amy", 2)]
@@ -348,7 +346,5 @@ def test_a_key_press_reads_the_session_once_and_a_disable_stops_the_next_press(c
         reads.clear()
         at.button(key="g3").click().run()
         assert reads, "the press after the disable read the session again"
-    finally:
-        event.remove(Engine, "before_cursor_execute", count)
     assert rows(campaign, "SELECT source, grade FROM passage_labels WHERE source = 'amy'") == [("amy", 2)]
     assert "assessor" not in at.session_state

@@ -11,7 +11,6 @@ import threading
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sqlalchemy import event as sa_event
 
 from assess.crowd import rules as crowd_rules
 from assess.crowd.rules import Answer, KnownAnswer, StudyConfig
@@ -484,18 +483,14 @@ def test_the_worker_code_path_never_reads_labels(demo):
     store_crowd.create_demo_study(demo)
     statements = []
 
-    def trace(_conn, _cursor, statement, *_):
-        statements.append(statement)
-
-    sa_event.listen(demo.sa.engine, "before_cursor_execute", trace)  # every statement, on either engine
-    study = store_crowd.get_study(demo, "demo")
-    a = store_crowd.enter(demo, entry("tracer"))
-    store_crowd.consent(demo, a.id)
-    views = []
-    while not (view := store_crowd.screen(demo, a.id)).completed:
-        views.append(view.item)
-        store_crowd.answer(demo, a.id, view.item.item_id, 0, seconds=1.0)
-    sa_event.remove(demo.sa.engine, "before_cursor_execute", trace)
+    with sql.traced(statements.append):  # every statement, on either engine
+        study = store_crowd.get_study(demo, "demo")
+        a = store_crowd.enter(demo, entry("tracer"))
+        store_crowd.consent(demo, a.id)
+        views = []
+        while not (view := store_crowd.screen(demo, a.id)).completed:
+            views.append(view.item)
+            store_crowd.answer(demo, a.id, view.item.item_id, 0, seconds=1.0)
     assert len(views) == 11 and study.name == "demo"
     touched = [s for s in statements if any(t in s for t in LABEL_TABLES)]
     assert touched == []

@@ -63,3 +63,38 @@ def test_without_the_patch_streamlit_would_use_the_pages_folder(tmp_path):
         )
     finally:
         manager.uses_pages_directory = saved
+
+
+def test_theme_sections_are_built_once_and_equal_streamlits_own():
+    """The run message's theme sections come from a per-process copy (assess.ui.internals.cache_theme_messages)
+    that equals what Streamlit builds, with and without theme options set; the copy is built once."""
+    from streamlit import config
+    from streamlit.proto.NewSession_pb2 import CustomThemeConfig
+    from streamlit.runtime import app_session
+
+    from assess.ui import internals
+
+    internals.cache_theme_messages()
+    patched = app_session._populate_theme_msg
+    assert getattr(patched, "_assess_patched", False), (
+        f"Streamlit {streamlit.__version__}: the theme message patch is not in place; update assess/ui/internals.py"
+    )
+    original = patched._assess_original
+    sections = ["theme", "theme.light", "theme.dark", "theme.sidebar", "theme.light.sidebar", "theme.dark.sidebar"]
+    saved = config.get_option("theme.primaryColor")
+    try:
+        for color in (None, "#aa3311"):
+            config.set_option("theme.primaryColor", color)
+            internals._THEME_SECTIONS.clear()
+            for section in sections:
+                ours, theirs = CustomThemeConfig(), CustomThemeConfig()
+                patched(ours, section)
+                original(theirs, section)
+                assert ours == theirs, section
+            built = dict(internals._THEME_SECTIONS)
+            patched(CustomThemeConfig(), "theme")
+            assert internals._THEME_SECTIONS["theme"] is built["theme"]  # not built again
+        assert internals._THEME_SECTIONS["theme"].primary_color == "#aa3311"
+    finally:
+        config.set_option("theme.primaryColor", saved)
+        internals._THEME_SECTIONS.clear()
