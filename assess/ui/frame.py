@@ -582,9 +582,23 @@ def run_frame(database) -> None:
         if link:
             sign_in_from_query(database, link)
         sidebar_sign_in(database)
+        release_keys_from_inputs()
         st.navigation(navigation_pages(), expanded=True).run()  # every page listed (no "View more")
     except StoreUnavailable as exc:
         store_unreachable(exc)
+
+
+_key_release_component = st.components.v2.component(
+    "assess_key_release", js=asset("key_release.js"), isolate_styles=False
+)
+
+
+def release_keys_from_inputs() -> None:
+    """Give the single-key shortcuts back after any widget is used (``assets/ui/key_release.js``): Streamlit ignores
+    a shortcut while the focus is in any form control, and a toggle, a select or a radio keeps the focus after a
+    click. Drawn by the frame (in the sidebar, where it takes no room) on every full run of every page."""
+    with st.sidebar:
+        _key_release_component(key="assess_key_release", data={})
 
 
 def leave_legacy_run(*, rerun: bool) -> None:
