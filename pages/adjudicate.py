@@ -128,4 +128,3 @@ def adjudication_panel():
 
 with right:
     adjudication_panel()
-ui.release_keys_from_inputs()

@@ -110,4 +110,3 @@ def item_panel():
 
 with right:
     item_panel()
-ui.release_keys_from_inputs()  # once per page: Enter or Esc in the note field gives the keys back

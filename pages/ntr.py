@@ -29,7 +29,9 @@ if not sources:
 default = next((s for s in ("gold", "human") if s in sources), sources[0])
 nugget_source = st.sidebar.selectbox("Gold nuggets", sources, index=sources.index(default), key="ntr_source")
 order = ntr.ntr_order(database, name, nugget_source, open_mode=settings.open_mode())
-graded = st.sidebar.toggle("Graded support (2 / 1 / 0)", key="ntr_graded", help="Off: yes / no (Y / N)")
+graded = ui.person_switch(
+    database, name, "ntr-graded", "Graded support (2 / 1 / 0)", help="Off: yes / no (Y / N). Kept for you."
+)
 read_done = (lambda: rag.ntr_support_done(database, name)) if graded else (lambda: ntr_done(database, name))
 desk = ui.KeyQueue("ntr", database, name, "ntr-support" if graded else "ntr", order, read_done)
 if not len(order.items):

@@ -128,7 +128,7 @@ def focus_body(page) -> None:
     assert page.evaluate("() => document.activeElement === document.body || !document.activeElement")
 
 
-SHORTCUT_LABELS = {"Left": "←", "Right": "→"}
+SHORTCUT_LABELS = {"Left": "←", "Right": "→", "ArrowLeft": "←", "ArrowRight": "→"}
 
 
 def press(page, key: str) -> None:

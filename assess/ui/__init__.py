@@ -19,8 +19,8 @@ from assess.ui.cursor import (
     keyboard_preference,
     keys,
     load_queue,
+    person_switch,
     queue_order,
-    release_keys_from_inputs,
 )
 from assess.ui.demo import first_organizer
 from assess.ui.frame import (
@@ -38,6 +38,7 @@ from assess.ui.frame import (
     leave_legacy_run,
     navigation_pages,
     open_sign_in,
+    release_keys_from_inputs,
     renew_session,
     require_assessor,
     role,
@@ -95,6 +96,7 @@ __all__ = [
     "KeyQueue",
     "keyboard_preference",
     "keys",
+    "person_switch",
     "queue_order",
     "assessor",
     "case_input",

@@ -12,22 +12,48 @@ from assess.ui.frame import saving
 from assess.ui.rag import refused
 from assess.ui.widgets import code, conversation, esc, line, ptkb, show_passage
 
-VERDICT_KEYS = (
-    ("a", "A · Left is better", "A"),
-    ("l", "L · Right is better", "L"),
-    ("t", "T · Tie", "T"),
-    ("b", "B · Both bad", "B"),
+VERDICTS = (
+    ("left", "Left is better", ("Left", "A"), "a"),
+    ("tie", "Tie", ("T",), "tie"),
+    ("neither", "Neither is good (both bad)", ("N",), "both_bad"),
+    ("right", "Right is better", ("Right", "L"), "b"),
 )
-"""The verdict buttons: key name, caption, shortcut. ArrowLeft / ArrowRight are the same verdicts as A / L."""
+"""The verdicts in the order of their buttons: name, caption, keys (the first on the button, the others on a
+small button of their own) and the stored winner (``a``: the run on the left, ``b``: the run on the right).
+No key of "both bad" is a letter a person could read as "right" (``B`` would read as answer B)."""
 
-WINNER_OF = {"a": "a", "l": "b", "t": "tie", "b": "both_bad", "left": "a", "right": "b"}
-"""Which stored winner a verdict key means (``a``: the left run, ``b``: the right run)."""
+KEY_HELP = (
+    ("← or A", "left is better"),
+    ("→ or L", "right is better"),
+    ("T", "tie"),
+    ("N", "neither is good (both bad)"),
+    ("U", "undo the last verdict"),
+)
+"""The battle page's keys as its help line and docs/battles.md's table show them (a test keeps them equal)."""
+
+ANSWER_HEIGHT = 350
+"""The height in pixels of each answer's box (it scrolls inside): at 1280x800 the question, both answers and the
+verdict row fit the window, however long the conversation before the turn."""
+
+
+def question(screen: battles.BattleScreen) -> None:
+    """What the answers answer, in a line or two: the current utterance (a RAG topic's text) and its resolved form."""
+    ctx = screen.context
+    line(f"Question ({ctx.turn_id}):", ctx.utterance or "", strong=True)
+    if ctx.resolved:
+        line("Resolved:", ctx.resolved, resolved=True)
 
 
 def context(screen: battles.BattleScreen) -> None:
-    """The topic: the conversation so far and the PTKB of an iKAT turn, a RAG topic's text and narrative."""
+    """The rest of the topic, collapsed below the verdict keys: the conversation so far and the PTKB of an iKAT
+    turn, a RAG topic's narrative."""
     ctx = screen.context
-    with st.expander(esc(ctx.title or f"Topic {ctx.turn_id}"), expanded=True):
+    parts = [f"{len(ctx.history)} earlier turns" if ctx.history else None]
+    parts.append(f"{len(ctx.ptkb)} PTKB statements" if ctx.ptkb else None)
+    parts.append("narrative" if screen.narrative else None)
+    what = ", ".join(p for p in parts if p) or "nothing more"
+    title = esc(ctx.title or f"Topic {ctx.turn_id}")
+    with st.expander(f"Context: {title} ({what})", expanded=False):
         conversation(ctx)
         if screen.narrative:
             line("Narrative:", screen.narrative)
@@ -36,9 +62,10 @@ def context(screen: battles.BattleScreen) -> None:
             ptkb(ctx)
 
 
-def answer(place, title: str, found: battles.Answer) -> None:
-    """One answer: its sentences, each followed by the passages it cites (as on /citations), then those passages."""
-    with place:
+def answer(place, title: str, found: battles.Answer, *, key: str) -> None:
+    """One answer in a box of its own height (it scrolls inside): its sentences, each followed by the passages it
+    cites (as on /citations), then those passages. ``key``: one per battle, so each battle's box opens at its top."""
+    with place.container(border=True, height=ANSWER_HEIGHT, key=key):
         st.markdown(f"**{esc(title)}**")
         if found.sentences:
             for n, (text, cites) in enumerate(found.sentences, start=1):
@@ -56,28 +83,38 @@ def answer(place, title: str, found: battles.Answer) -> None:
                     show_passage(text)
 
 
+def key_help() -> str:
+    """The one line of key help under the verdict buttons."""
+    return " · ".join(f"**{k}** {what}" for k, what in KEY_HELP)
+
+
 def verdict_buttons(on_click) -> None:
-    """The verdict row (A, L, T, B) and the arrow keys for left / right, each storing at once."""
+    """The verdict row (left, tie, neither, right: each where it points) and the letter keys A / L beside it,
+    each storing at once; then the key help."""
     row = st.container(horizontal=True, gap="small")
-    for name, caption, shortcut in VERDICT_KEYS:
+    spare = []
+    for name, caption, shortcuts, winner in VERDICTS:
+        first = shortcuts[0]
         row.button(
             caption,
             key=f"battle_{name}",
-            shortcut=keys(shortcut),
+            shortcut=keys(first),
             on_click=saving(refused(on_click)),
-            args=(WINNER_OF[name],),
+            args=(winner,),
             width="stretch",
         )
-    arrows = st.container(horizontal=True, gap="small")
-    for name, caption, shortcut in (("left", "← Left is better", "Left"), ("right", "→ Right is better", "Right")):
-        arrows.button(
+        spare += [(name, caption, k, winner) for k in shortcuts[1:]]
+    letters = st.container(horizontal=True, gap="small", vertical_alignment="center")
+    for name, caption, shortcut, winner in spare:
+        letters.button(
             caption,
-            key=f"battle_{name}",
+            key=f"battle_{name}_{shortcut.lower()}",
             shortcut=keys(shortcut),
             on_click=saving(refused(on_click)),
-            args=(WINNER_OF[name],),
-            width="stretch",
+            args=(winner,),
+            type="tertiary",
         )
+    letters.caption("Keys: " + key_help())
 
 
 # ------------------------------------------------------------------------------------------- /scores

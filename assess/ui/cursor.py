@@ -339,28 +339,36 @@ _item_component = st.components.v2.component("assess_active_time", js=asset("act
 SHORTCUTS = "_shortcuts_on"
 
 
+def person_switch(database, person: str, name: str, label: str, *, help: str | None = None) -> bool:
+    """A sidebar toggle of one of the signed-in person's own choices (:mod:`assess.services.preferences`): read
+    from the store when the session first shows it (or another person signs in), kept there at every change, so
+    it holds in every browser and later session. Returns whether it is on."""
+    from assess.services import preferences
+
+    slot, owner = f"_switch_{name}", f"_switch_{name}_person"
+    if st.session_state.get(owner) != person or slot not in st.session_state:
+        st.session_state[slot] = preferences.switch_on(database, person, name)
+        st.session_state[owner] = person
+
+    def changed():
+        preferences.set_switch(database, person, name, bool(st.session_state[slot]))
+
+    return bool(st.sidebar.toggle(label, key=slot, on_change=saving(changed), help=help))
+
+
 def keyboard_preference(database, person: str) -> bool:
     """The sidebar switch of the signed-in person's single-key shortcuts (on unless they turned them off;
     stored per person, so it holds in every browser and session); returns whether they are on. Call it on
     every keyboard page before drawing its buttons: with shortcuts off, the pages offer buttons only."""
-    from store.screens import set_shortcuts, shortcuts_on
-
-    slot = "_shortcuts_switch"
-    if st.session_state.get("_shortcuts_person") != person or slot not in st.session_state:
-        st.session_state[slot] = shortcuts_on(database, person)
-        st.session_state["_shortcuts_person"] = person
-
-    def changed():
-        set_shortcuts(database, person, bool(st.session_state[slot]))
-
-    on = st.sidebar.toggle(
+    on = person_switch(
+        database,
+        person,
+        "shortcuts",
         "Single-key shortcuts",
-        key=slot,
-        on_change=saving(changed),
         help="Off: no key does anything on its own; use the buttons (saved for you, in every browser).",
     )
-    st.session_state[SHORTCUTS] = (person, bool(on))
-    return bool(on)
+    st.session_state[SHORTCUTS] = (person, on)
+    return on
 
 
 def keys(shortcut: str) -> str | None:
@@ -371,18 +379,8 @@ def keys(shortcut: str) -> str | None:
     person = assessor()
     kept = st.session_state.get(SHORTCUTS)
     if kept is None or kept[0] != person:
-        from store.screens import shortcuts_on
+        from assess.services.preferences import switch_on
 
-        kept = (person, shortcuts_on(db(), person) if person else True)
+        kept = (person, switch_on(db(), person, "shortcuts") if person else True)
         st.session_state[SHORTCUTS] = kept
     return shortcut if kept[1] else None
-
-
-_key_release_component = st.components.v2.component(
-    "assess_key_release", js=asset("key_release.js"), isolate_styles=False
-)
-
-
-def release_keys_from_inputs() -> None:
-    """Let Enter / Escape in a text field return the keys to the page (call once on keyboard pages)."""
-    _key_release_component(key="assess_key_release", data={})

@@ -11,7 +11,7 @@ from assess.errors import AssessError
 from assess.tasks import MenuPage, Role, Task
 from assess.ui.assets import asset
 from assess.ui.internals import cache_theme_messages, legacy_pages_off, this_run
-from assess.ui.widgets import error, flash, line, set_flash
+from assess.ui.widgets import error, esc, flash, line, set_flash
 
 legacy_pages_off()
 cache_theme_messages()
@@ -573,8 +573,15 @@ def menu() -> tuple[list[MenuPage], list[MenuPage]]:
     return [HOME, *first, NUGGETS, *later, *OTHER_ASSESSOR_PAGES], [*ORGANIZER_PAGES, *organizing, ACCOUNTS]
 
 
-def _page(page: MenuPage):
-    return st.Page(page.script, title=page.title, icon=page.icon, url_path=page.url_path, default=page is HOME)
+def _page(page: MenuPage, *, hidden: bool = False):
+    return st.Page(
+        page.script,
+        title=page.title,
+        icon=page.icon,
+        url_path=page.url_path,
+        default=page is HOME,
+        visibility="hidden" if hidden else "visible",
+    )
 
 
 def app_pages() -> tuple[list, list]:
@@ -589,13 +596,20 @@ def adjudication_page():
 
 def navigation_pages() -> dict[str, list]:
     """The menu for the signed-in role: everyone's pages; organizers' pages (adjudication among them)
-    for organizers; the adjudication page alone for adjudicators."""
+    for organizers; the adjudication page alone for adjudicators. Every other page is in the navigation
+    too, unlisted: its address (a bookmark, a link) is known to everyone, so a visitor who is signed out or
+    has another role gets that page's own guard (sign in in the sidebar, or "this page is for organizers")
+    instead of "Page not found", and after signing in, the page itself."""
     assess_pages, organizer_pages = app_pages()
     pages = {"Assess": assess_pages}
     if is_organizer():
         pages["Organize"] = organizer_pages
-    elif is_adjudicator():
+        return pages
+    if is_adjudicator():
         pages["Adjudicate"] = [adjudication_page()]
+    listed = {p.url_path for p in (ADJUDICATION,)} if is_adjudicator() else set()
+    _, organizer_menu = menu()
+    pages["Assess"] = assess_pages + [_page(p, hidden=True) for p in organizer_menu if p.url_path not in listed]
     return pages
 
 
@@ -615,9 +629,23 @@ def run_frame(database) -> None:
         if link:
             sign_in_from_query(database, link)
         sidebar_sign_in(database)
+        release_keys_from_inputs()
         st.navigation(navigation_pages(), expanded=True).run()  # every page listed (no "View more")
     except StoreUnavailable as exc:
         store_unreachable(exc)
+
+
+_key_release_component = st.components.v2.component(
+    "assess_key_release", js=asset("key_release.js"), isolate_styles=False
+)
+
+
+def release_keys_from_inputs() -> None:
+    """Give the single-key shortcuts back after any widget is used (``assets/ui/key_release.js``): Streamlit ignores
+    a shortcut while the focus is in any form control, and a toggle, a select or a radio keeps the focus after a
+    click. Drawn by the frame (in the sidebar, where it takes no room) on every full run of every page."""
+    with st.sidebar:
+        _key_release_component(key="assess_key_release", data={})
 
 
 def leave_legacy_run(*, rerun: bool) -> None:
@@ -671,11 +699,25 @@ def frame_guard(organizer: bool = False, adjudicator: bool = False) -> None:
     if organizer and not is_organizer():
         if open_sign_in():
             st.warning("This page is for organizers: enter the organizer password in the sidebar.")
+        elif assessor():
+            st.warning(
+                f"This page is for organizers: you are signed in as {esc(assessor())} ({role() or 'no role'}). "
+                "Sign out and sign in with an organizer account to open it."
+            )
         else:
-            st.warning("This page is for organizers: sign in with an organizer account in the sidebar.")
+            st.warning("This page is for organizers: sign in with an organizer account in the sidebar to open it.")
         st.stop()
     if adjudicator and not is_adjudicator():
-        st.warning("This page is for adjudicators: sign in with an adjudicator or organizer account in the sidebar.")
+        if assessor():
+            st.warning(
+                f"This page is for adjudicators: you are signed in as {esc(assessor())} ({role() or 'no role'}). "
+                "Sign out and sign in with an adjudicator or organizer account to open it."
+            )
+        else:
+            st.warning(
+                "This page is for adjudicators: sign in with an adjudicator or organizer account in the sidebar "
+                "to open it."
+            )
         st.stop()
 
 

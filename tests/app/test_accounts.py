@@ -258,8 +258,9 @@ def test_password_sign_in_then_judging_stores_under_the_account(campaign):
     at.run()
     at.button(key="g2").click().run()
     assert rows(campaign, "SELECT source, grade FROM passage_labels WHERE mode = 'blind'") == [("amy", 2)]
-    with pytest.raises(ValueError, match="Could not find a navigation page"):
-        at.switch_page("pages/users.py")  # an assessor has no organizer pages
+    at.switch_page("pages/users.py").run()  # an assessor has no organizer pages: the guard says so
+    assert any("This page is for organizers: you are signed in as amy (assessor)" in w.value for w in at.warning)
+    assert not at.get("dataframe")
 
 
 def test_organizer_adds_an_account_on_the_accounts_page(campaign):

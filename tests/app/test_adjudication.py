@@ -140,11 +140,19 @@ def test_blind_adjudication_shows_letters_not_names(campaign):
 
 
 def test_an_assessor_has_no_adjudication_and_an_adjudicator_no_organizer_page(campaign):
-    # A page missing from the signed-in role's menu cannot be reached (Streamlit knows no such page).
-    with pytest.raises(ValueError, match="Could not find a navigation page"):
-        signed_in("amy", "pages/adjudicate.py")
-    with pytest.raises(ValueError, match="Could not find a navigation page"):
-        signed_in("ada", "pages/review.py")
+    # A page missing from the signed-in role's menu is known (a bookmark finds it) but shows only its guard.
+    at = signed_in("amy", "pages/adjudicate.py")
+    assert not at.exception and [w.value for w in at.warning] == [
+        "This page is for adjudicators: you are signed in as amy (assessor). "
+        "Sign out and sign in with an adjudicator or organizer account to open it."
+    ]
+    assert not any("(1 of" in m.value for m in at.markdown)
+    at = signed_in("ada", "pages/review.py")
+    assert not at.exception and [w.value for w in at.warning] == [
+        "This page is for organizers: you are signed in as ada (adjudicator). "
+        "Sign out and sign in with an organizer account to open it."
+    ]
+    assert not at.title
     with open_db(campaign) as db:
         review.set_adjudication_settings(db, ["llm:demo-gpt", "second"], False, by="boss")
     at = signed_in("boss", "pages/adjudicate.py")

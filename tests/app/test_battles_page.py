@@ -40,7 +40,7 @@ def test_verdict_keys_store_battles_in_order_with_the_order_shown(app_db):
     assert "Left answer" in _shown(at) and "Right answer" in _shown(at)
     assert not any(q["run_a"] in _shown(at) for q in queue)  # identities hidden
     assert re.search(r"0 / \d+ battles judged", at.get("progress")[0].proto.text)
-    for key in ("battle_a", "battle_l", "battle_t", "battle_b", "battle_right"):
+    for key in ("battle_left_a", "battle_right_l", "battle_tie", "battle_neither", "battle_right"):
         at.button(key=key).click().run()
         assert not at.exception, at.exception
     stored = rows(
@@ -48,7 +48,7 @@ def test_verdict_keys_store_battles_in_order_with_the_order_shown(app_db):
         "SELECT turn_id, run_a, run_b, outcome, reshow, mode, via FROM battles WHERE source = 'bea' ORDER BY updated_at",
         {},
     )
-    expected = [1, 2, 0, -1, 2]  # A left, L right, tie, both bad, ArrowRight right
+    expected = [1, 2, 0, -1, 2]  # A left, L right, T tie, N neither (both bad), ArrowRight right
     assert stored == [
         (q["turn_id"], q["run_a"], q["run_b"], code, 0, "blind", "key") for q, code in zip(first, expected)
     ]
@@ -100,3 +100,20 @@ def test_the_bradley_terry_tab_shows_the_rank_figures(app_db, tmp_path):
         "Pairs judged in both orders: 1, verdict flipped: 1 (100.0%: an LLM judge's position bias); "
         "left answer chosen in 100.0% of decisive verdicts"
     ) in [c.value for c in at.caption]
+
+
+def test_the_key_help_on_the_page_and_in_the_docs_say_the_same(app_db):
+    """docs/battles.md's key table is the page's key help, row by row; no key is B (read as "answer B")."""
+    from pathlib import Path
+
+    from assess.ui.battles import KEY_HELP, VERDICTS, key_help
+
+    doc = Path(__file__).resolve().parents[2].joinpath("docs", "battles.md").read_text()
+    section = doc[doc.index("## The battle page") :]
+    table = re.findall(r"^\| (`[^|]+`) \| ([^|]+) \|$", section, flags=re.M)
+    assert [(k.replace("`", ""), what.strip()) for k, what in table] == list(KEY_HELP)
+    shortcuts = [k for _, _, keys, _ in VERDICTS for k in keys]
+    assert "B" not in shortcuts and sorted(shortcuts) == sorted(["Left", "A", "Right", "L", "T", "N"])
+    at = open_app("pages/battles.py", "bea")
+    assert not at.exception, at.exception
+    assert "Keys: " + key_help() in [c.value for c in at.caption]

@@ -200,9 +200,9 @@ def test_ntr_graded_keys_store_support_labels_beside_yes_no(app_db):
     with open_db(app_db) as db:
         order = [(t, *ntr.item_parts(i)) for t, i in ntr.ntr_order(db, "gus", "gold").items]
     at = open_app("pages/ntr.py", "gus")
-    assert at.toggle(key="ntr_graded").value is False  # yes / no by default: the Y / N keys
+    assert at.toggle(key=GRADED).value is False  # yes / no by default: the Y / N keys
     assert at.button(key="ntr_yes") and position(at, "Item") == (1, len(order))
-    at.toggle(key="ntr_graded").set_value(True).run()
+    at.toggle(key=GRADED).set_value(True).run()
     assert "How far does the response support the gold nugget of information?" in shown(at)
     for key in ("ntr_g2", "ntr_g1", "ntr_g0"):
         at.button(key=key).click().run()
@@ -220,13 +220,35 @@ def test_ntr_graded_keys_store_support_labels_beside_yes_no(app_db):
     assert len(rows(app_db, "SELECT 1 FROM ntr_support_labels WHERE source = 'gus'", {})) == 2
     at.button(key="ntr_prev").click().run()
     assert any("Your answer: 1 · partial support" in s.value for s in at.success)
-    at.toggle(key="ntr_graded").set_value(False).run()  # back to yes / no: Y writes a yes/no label
+    at.toggle(key=GRADED).set_value(False).run()  # back to yes / no: Y writes a yes/no label
     at.button(key="ntr_yes").click().run()
     assert rows(app_db, "SELECT nugget_id, run, match FROM ntr_labels WHERE source = 'gus'", {}) == [
         (order[1][1], order[1][2], 1)
     ]
     with open_db(app_db) as db:  # read on the graded scale: the graded label of the item wins
         assert labels.ntr_support(db, "gus") == {order[0]: 2, order[1]: 1}
+
+
+GRADED = "_switch_ntr-graded"
+
+
+def test_graded_support_is_kept_per_person_for_the_next_session(app_db):
+    """The switch is stored per assessor (the setting ntr-graded:NAME): a new session of gus opens graded,
+    another assessor's opens yes / no."""
+    from assess.services import preferences
+    from store import open_db
+
+    at = open_app("pages/ntr.py", "gus")
+    assert at.toggle(key=GRADED).value is False
+    at.toggle(key=GRADED).set_value(True).run()
+    assert not at.exception, at.exception
+    with open_db(app_db) as db:
+        assert preferences.switch_on(db, "gus", "ntr-graded") is True
+        assert preferences.switch_on(db, "hal", "ntr-graded") is False
+    again = open_app("pages/ntr.py", "gus")  # a new browser session
+    assert again.toggle(key=GRADED).value is True and again.button(key="ntr_g2")
+    other = open_app("pages/ntr.py", "hal")
+    assert other.toggle(key=GRADED).value is False and other.button(key="ntr_yes")
 
 
 # ------------------------------------------------------------------------------------------- /nuggets importance

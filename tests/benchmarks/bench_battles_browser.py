@@ -3,8 +3,8 @@ app (the framework floor), measured as tests/benchmarks/bench_browser.py measure
 alternating blocks, same floors; its functions are reused).
 
 The store: the demo plus responses of six more runs to each of its 12 turns (9 runs: 36 pairs per turn), and a
-plan of all pairs (432 battles). The verdict keys A, L, T, B are pressed at random; the watched line is
-"Battle n of N".
+plan of all pairs (432 battles). The verdict keys (A, L, T, N and the arrows) are pressed at random; the
+watched line is the progress bar's "Battle n of N · ...".
 
 Run: python tests/benchmarks/bench_battles_browser.py [--presses 60] [--block 10] [--gap 0.3] [--warmup 3]
 """
@@ -33,7 +33,7 @@ from tests.benchmarks.bench_browser import (  # noqa: E402
     percentile,
 )
 
-BATTLES = Kind("battles", r"^Battle (\d+) of (\d+)$", ("A", "L", "T", "B"))
+BATTLES = Kind("battles", r"^Battle (\d+) of (\d+) ·", ("A", "L", "T", "N", "ArrowLeft", "ArrowRight"))
 
 
 def prepare_store(target: str) -> int:
