@@ -127,7 +127,7 @@ def test_ntr_a_stale_tab_is_refused_then_replaces_on_a_second_press(app_db, grad
     tabs = [open_app("pages/ntr.py", "gus"), open_app("pages/ntr.py", "gus")]
     for tab in tabs:
         if graded:
-            tab.toggle(key="ntr_graded").set_value(True).run()
+            tab.toggle(key="_switch_ntr-graded").set_value(True).run()
     tab_a, tab_b = tabs
     tab_a.button(key=first[0]).click().run()
     stored = f"SELECT {column} FROM {table} WHERE source = 'gus'"
