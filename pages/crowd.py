@@ -17,7 +17,7 @@ import streamlit as st
 from assess import ui
 from assess.crowd import rules
 from assess.errors import AssessError
-from assess.ui.crowd import crowd_bind, crowd_keys, crowd_leave_link, crowd_mark, crowd_refused
+from assess.ui.crowd import crowd_bind, crowd_keys, crowd_leave_link, crowd_mark, crowd_question, crowd_refused
 from store import crowd as store_crowd
 
 ui.frame_guard()
@@ -99,9 +99,10 @@ def item_panel():  # an answer re-runs only this panel; the end of the batch run
     st.progress(view.answered / view.total, text=f"Item {view.answered + 1} of {view.total}")
     st.session_state["crowd_item"] = item.item_id  # from now on a key press is about this item
     ui.crowd_item(item)
-    crowd_keys(item, config, give)
+    crowd_keys(item, config, give, asked=asked)
 
 
+asked = crowd_question(config)  # an NtR study's one question, above the panel (not re-sent at each key press)
 item_panel()
 with st.expander("Instructions and examples"):
     ui.crowd_guideline(guide, config)

@@ -228,15 +228,29 @@ def crowd_item(view) -> None:
     st.markdown("".join(blocks), unsafe_allow_html=True)
 
 
-def crowd_keys(item, config, give) -> None:
+def crowd_question(config) -> bool:
+    """An NtR study asks every item the same question: drawn once above the item panel, so that a key press does
+    not send it again with the next item (:func:`crowd_keys` with ``asked``). True when it was drawn (a response
+    study's question depends on each item's criterion and stays in the panel)."""
+    from assess.crowd.rules import NTR_GRADED_QUESTION, NTR_QUESTION
+
+    if config.task != "ntr":
+        return False
+    st.subheader(NTR_GRADED_QUESTION if config.graded else NTR_QUESTION)
+    return True
+
+
+def crowd_keys(item, config, give, *, asked: bool = False) -> None:
     """The question and answer buttons of one item, each calling ``give(value, graded)``: Y / N on a
     yes/no NtR study (graded False), 2 / 1 / 0 on a graded one (graded True; captions and help from
-    the registry's support scale), 0-3 and X "unable" per criterion on a response study (graded None)."""
+    the registry's support scale), 0-3 and X "unable" per criterion on a response study (graded None).
+    ``asked``: the page drew the NtR question above the panel already (:func:`crowd_question`)."""
     from assess.crowd.rules import CRITERIA, NTR_GRADED_QUESTION, NTR_QUESTION, UNABLE, answer_caption
     from assess.tasks import SUPPORT
 
     if item.task == "ntr" and config.graded:
-        st.subheader(NTR_GRADED_QUESTION)
+        if not asked:
+            st.subheader(NTR_GRADED_QUESTION)
         keys = st.container(horizontal=True, gap="small")
         for value in sorted(SUPPORT.values, reverse=True):
             keys.button(
@@ -250,7 +264,8 @@ def crowd_keys(item, config, give) -> None:
             )
         return
     if item.task == "ntr":
-        st.subheader(NTR_QUESTION)
+        if not asked:
+            st.subheader(NTR_QUESTION)
         keys = st.container(horizontal=True, gap="small")
         keys.button("Yes", key="crowd_yes", shortcut="Y", on_click=give, args=(1, False), width=160)
         keys.button("No", key="crowd_no", shortcut="N", on_click=give, args=(0, False), width=160)
