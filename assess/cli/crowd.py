@@ -162,7 +162,7 @@ def add_commands(sub) -> None:
     p = cs.add_parser(
         "release",
         help="let a worker continue in another browser: forget the browser their worker id is bound to",
-        description="The worker page binds a worker id to the browser that first arrived with it; another browser "
+        description="The worker page binds a worker id to the browser that first pressed Start with it; another browser "
         "with that id is refused. After `release` the next browser that arrives with the id is bound instead "
         "(the worker's batch and answers stay).",
     )
