@@ -10,10 +10,11 @@ from assess import settings, tasks
 from assess.errors import AssessError
 from assess.tasks import MenuPage, Role, Task
 from assess.ui.assets import asset
-from assess.ui.internals import legacy_pages_off, this_run
+from assess.ui.internals import external_ip_off, legacy_pages_off, this_run
 from assess.ui.widgets import error, flash, line, set_flash
 
 legacy_pages_off()
+external_ip_off()  # the server contacts nobody (docs/deploy.md)
 
 
 def server_log() -> None:
