@@ -3,9 +3,10 @@ completion code at the end of the batch.
 
 Reached only by a study link (``/crowd?study=NAME`` plus Prolific's PROLIFIC_PID, STUDY_ID,
 SESSION_ID, MTurk's workerId, assignmentId, hitId, turkSubmitTo, or ``worker=NAME`` for a pilot);
-app.py then shows this page alone. The worker id is bound to the browser that first came with it
-(a cookie holding a secret whose hash the store keeps): another browser with the same id gets a plain
-refusal, no batch and no code. The worker sees only their own batch; every answer is stored at once
+app.py then shows this page alone. The worker id is bound to the browser in which the worker pressed
+Start (a cookie holding a secret whose hash the store keeps); viewing the consent page binds nothing, so a
+worker may preview on one device and start on another. Once bound, another browser with the same id gets a
+plain refusal, no batch and no code. The worker sees only their own batch; every answer is stored at once
 with the seconds spent on the item, so closing the tab and coming back resumes the batch.
 Nothing from other workers, assessors or LLMs is read here.
 """
@@ -17,7 +18,16 @@ import streamlit as st
 from assess import ui
 from assess.crowd import rules
 from assess.errors import AssessError
-from assess.ui.crowd import crowd_bind, crowd_keys, crowd_leave_link, crowd_mark, crowd_question, crowd_refused
+from assess.ui.crowd import (
+    crowd_bind,
+    crowd_check,
+    crowd_keys,
+    crowd_leave_link,
+    crowd_mark,
+    crowd_question,
+    crowd_refused,
+    crowd_start,
+)
 from store import crowd as store_crowd
 
 ui.frame_guard()
@@ -25,7 +35,7 @@ database = ui.db()
 try:
     entry = rules.entry_from_params(ui.crowd_query())
     study = store_crowd.get_study(database, entry.study)
-    binding = crowd_bind(database, entry)  # None for an MTurk preview (no worker id yet)
+    binding = crowd_check(database, entry)  # binds nothing; None for an MTurk preview (no worker id yet)
 except AssessError as exc:
     crowd_mark()
     ui.error("This study link does not work: ", exc)
@@ -52,6 +62,13 @@ if assignment is None:
     crowd_mark(entry, binding)
     st.info("There is no more work for you in this study. Thank you for your interest.")
     st.stop()
+if assignment.consented and binding is not None and binding.secret is None:
+    # a batch already started whose binding was released (crowd release): this browser continues it and binds
+    binding = crowd_bind(database, entry)
+    if not binding.allowed:  # another browser was faster
+        crowd_mark()
+        crowd_refused()
+        st.stop()
 crowd_mark(entry, binding, unfinished=assignment.status != "completed")
 
 if not assignment.consented:
@@ -64,8 +81,8 @@ if not assignment.consented:
         key="crowd_start",
         type="primary",
         disabled=not agreed,
-        on_click=store_crowd.consent,
-        args=(database, assignment.id),
+        on_click=crowd_start,  # binds the worker id to this browser, then records the consent
+        args=(database, entry, assignment.id),
     )
     crowd_leave_link()
     st.stop()

@@ -631,7 +631,8 @@ def _digest(secret: str) -> str:
 
 
 def bind(db: Store, study: str, worker: str, presented: Iterable[str | None] = ()) -> Binding:
-    """Bind ``worker`` of ``study`` to the browser that first arrives with that id, or check a later arrival.
+    """Bind ``worker`` of ``study`` to the browser that first arrives with that id, or check a later arrival (the
+    worker page calls it at the worker's Start; a mere view only checks, :func:`check_binding`).
 
     The first arrival makes a random secret, stores its SHA-256 and returns it (the worker page puts it in a
     cookie of that browser); the insert is one statement on the (study, worker) key, so of two browsers
@@ -654,10 +655,28 @@ def bind(db: Store, study: str, worker: str, presented: Iterable[str | None] = (
         if made:
             return Binding(True, secret, True)
         stored = sql.value(db, query, params)  # another browser was faster
+    return _match(stored, presented)
+
+
+def _match(stored: str, presented: Iterable[str | None]) -> Binding:
+    """Allowed with the first of the ``presented`` secrets whose hash is ``stored``, else refused."""
     for candidate in presented:
         if isinstance(candidate, str) and candidate and hmac.compare_digest(_digest(candidate), stored):
             return Binding(True, candidate, False)
     return Binding(False, None, False)
+
+
+def check_binding(db: Store, study: str, worker: str, presented: Iterable[str | None] = ()) -> Binding:
+    """Check a browser arriving as ``worker`` of ``study`` without binding anything (a view of the consent page
+    binds nothing; :func:`bind` does, at the worker's explicit start). Allowed with no secret while the id is
+    bound to no browser; allowed with the matching secret when one of ``presented`` is the bound browser's;
+    refused when another browser holds the id. Writes nothing."""
+    stored = sql.value(
+        db,
+        "SELECT secret_hash FROM crowd_bindings WHERE study = :study AND worker = :worker",
+        {"study": study, "worker": worker},
+    )
+    return Binding(True, None, False) if stored is None else _match(stored, presented)
 
 
 def release(db: Store, study: str, worker: str) -> None:

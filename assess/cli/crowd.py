@@ -162,7 +162,7 @@ def add_commands(sub) -> None:
     p = cs.add_parser(
         "release",
         help="let a worker continue in another browser: forget the browser their worker id is bound to",
-        description="The worker page binds a worker id to the browser that first arrived with it; another browser "
+        description="The worker page binds a worker id to the browser that first pressed Start with it; another browser "
         "with that id is refused. After `release` the next browser that arrives with the id is bound instead "
         "(the worker's batch and answers stay).",
     )
@@ -222,14 +222,25 @@ ORGANIZER_WARNING = (
     "link can open the organizer pages (they show LLM labels); set it for the app before "
     "giving out the links"
 )
+NO_ORGANIZER_WARNING = (
+    "warning: this store has accounts but no enabled organizer account, so nobody can open the organizer "
+    "pages (ASSESS_ORGANIZER_PASSWORD has no effect on a store with accounts); add one with "
+    "python -m assess users add NAME --role organizer"
+)
 
 
-def _warn_open_organizer_pages() -> None:
-    """One warning line on stderr when the organizer pages have no password (a study link is public)."""
-    from assess.settings import organizer_password
+def _warn_open_organizer_pages(db) -> None:
+    """One warning line on stderr about the organizer pages when a study link goes public. In open mode (the
+    demo store, or $ASSESS_OPEN=1): when they have no password ($ASSESS_ORGANIZER_PASSWORD). On a store with
+    accounts only an organizer account opens them (the password has no effect there): when there is none."""
+    from assess.settings import open_mode_setting, organizer_password
+    from store import accounts
 
-    if organizer_password() is None:
-        print(ORGANIZER_WARNING, file=sys.stderr)
+    if accounts.open_sign_in(db, open_mode_setting()):
+        if organizer_password() is None:
+            print(ORGANIZER_WARNING, file=sys.stderr)
+    elif not any(a["role"] == "organizer" and not a["disabled"] for a in accounts.accounts(db)):
+        print(NO_ORGANIZER_WARNING, file=sys.stderr)
 
 
 def _config(args):
@@ -310,7 +321,7 @@ def cmd_create(args) -> int:
         guideline=guideline,
     )
     summary["urls"] = entry_urls(args.base_url, name)
-    _warn_open_organizer_pages()
+    _warn_open_organizer_pages(db)
     if args.json:
         print(json.dumps(summary))
         return 0
@@ -331,7 +342,7 @@ def cmd_status(args) -> int:
     if not args.name:
         studies = store_crowd.list_studies(db)
         if any(s["status"] == "open" for s in studies):
-            _warn_open_organizer_pages()
+            _warn_open_organizer_pages(db)
         if args.json:
             print(json.dumps(studies))
         for s in studies if not args.json else ():
@@ -340,7 +351,7 @@ def cmd_status(args) -> int:
         return 0
     result = store_crowd.progress(db, args.name)
     if result["status"] == "open":
-        _warn_open_organizer_pages()
+        _warn_open_organizer_pages(db)
     if args.json:
         print(json.dumps(result))
         return 0

@@ -109,25 +109,53 @@ def _id_cookie(study: str, worker: str) -> str:
     return CROWD_ID_PREFIX + hashlib.sha256(f"{study}\x1f{worker}".encode()).hexdigest()[:24]
 
 
-def crowd_bind(database, entry):
-    """Bind the entry's worker id to this browser, or check that it is bound here (``store.crowd.bind``): the
-    secrets shown are this session's and this browser's cookie. None for an entry without a worker id
-    (an MTurk preview, or a link that lacks one). The session keeps an allowed secret."""
-    from store.crowd import bind
+def _crowd_binding(database, entry, bind: bool):
+    from store.crowd import bind as store_bind
+    from store.crowd import check_binding
 
     if entry.preview or not entry.worker:
         return None
     cookie = _id_cookie(entry.study, entry.worker)
     held = st.session_state.setdefault("_crowd_secrets", {})
-    binding = bind(database, entry.study, entry.worker, (held.get(cookie), _cookie(cookie)))
-    if binding.allowed:
+    presented = (held.get(cookie), _cookie(cookie))
+    binding = (store_bind if bind else check_binding)(database, entry.study, entry.worker, presented)
+    if binding.allowed and binding.secret:
         held[cookie] = binding.secret
     return binding
 
 
+def crowd_check(database, entry):
+    """Check, without binding, that the entry's worker id may act in this browser (``store.crowd.check_binding``):
+    refused when another browser holds it; allowed with no secret while no browser does (viewing the consent
+    page binds nothing, so a worker may preview on one device and start on another); allowed with the secret
+    of this session or this browser's cookie when this browser holds it. None for an entry without a worker
+    id (an MTurk preview, or a link that lacks one). The session keeps an allowed secret."""
+    return _crowd_binding(database, entry, bind=False)
+
+
+def crowd_bind(database, entry):
+    """Bind the entry's worker id to this browser, or check that it is bound here (``store.crowd.bind``): the
+    secrets shown are this session's and this browser's cookie. None for an entry without a worker id
+    (an MTurk preview, or a link that lacks one). The session keeps an allowed secret. Done at the worker's
+    explicit start (:func:`crowd_start`), or on a view of a batch already consented to that no browser holds
+    (its binding was released)."""
+    return _crowd_binding(database, entry, bind=True)
+
+
+def crowd_start(database, entry, assignment_id: int) -> None:
+    """The consent page's Start (a button callback): bind the worker id to this browser first, then record the
+    consent. When another browser bound the id meanwhile nothing is written, and the page's run that follows
+    refuses this browser (:func:`crowd_check`)."""
+    from store.crowd import consent
+
+    binding = crowd_bind(database, entry)
+    if binding is None or binding.allowed:
+        consent(database, assignment_id)
+
+
 def crowd_mark(entry=None, binding=None, *, unfinished: bool = False) -> None:
-    """Once per run of the crowd page, the cookies of this browser: the worker id's binding secret (when
-    allowed); the crowd link cookie while the batch is ``unfinished``, removed otherwise (a finished,
+    """Once per run of the crowd page, the cookies of this browser: the worker id's binding secret (once the
+    id is bound to this browser); the crowd link cookie while the batch is ``unfinished``, removed otherwise (a finished,
     refused or broken link no longer brings this browser back to the crowd page)."""
     from urllib.parse import urlencode
 
@@ -137,7 +165,7 @@ def crowd_mark(entry=None, binding=None, *, unfinished: bool = False) -> None:
         if unfinished and link
         else {"name": CROWD_COOKIE, "value": "", "max_age": 0}
     ]
-    if entry is not None and binding is not None and binding.allowed:
+    if entry is not None and binding is not None and binding.allowed and binding.secret:  # bound to this browser
         cookies.append(
             {"name": _id_cookie(entry.study, entry.worker), "value": binding.secret, "max_age": CROWD_ID_SECONDS}
         )

@@ -10,11 +10,12 @@ from assess import settings, tasks
 from assess.errors import AssessError
 from assess.tasks import MenuPage, Role, Task
 from assess.ui.assets import asset
-from assess.ui.internals import cache_theme_messages, legacy_pages_off, this_run
+from assess.ui.internals import cache_theme_messages, external_ip_off, legacy_pages_off, this_run
 from assess.ui.widgets import error, esc, flash, line, set_flash
 
 legacy_pages_off()
 cache_theme_messages()
+external_ip_off()  # the server contacts nobody (docs/deploy.md)
 
 
 def server_log() -> None:

@@ -39,6 +39,36 @@ def legacy_pages_off() -> None:
     PagesManager.uses_pages_directory = False
 
 
+def external_ip_off() -> None:
+    """Streamlit never looks up this server's public address (``streamlit.net_util.get_external_ip``, an HTTP
+    request to checkip.amazonaws.com): it returns None at once, without any network.
+
+    Streamlit calls it for the "External URL" line of a headless start (``.streamlit/config.toml`` sets
+    ``browser.serverAddress``, which already skips that line) and in the origin check of a cross-origin
+    websocket handshake (``streamlit.web.server.server_util.is_url_from_allowed_origins``), which no option
+    turns off: this patch does, from the first run of app.py on. A campaign server contacts nobody.
+    """
+    try:
+        from streamlit import net_util
+        from streamlit.web.server import server_util
+    except ImportError as exc:
+        raise StreamlitInternalsChanged(
+            f"Streamlit {streamlit.__version__} has no streamlit.net_util ({exc})"
+        ) from None
+    for module, name in ((net_util, "get_external_ip"), (server_util, "is_url_from_allowed_origins")):
+        if not callable(getattr(module, name, None)):
+            raise StreamlitInternalsChanged(f"Streamlit {streamlit.__version__}: {module.__name__} has no {name}")
+    if getattr(net_util.get_external_ip, "_assess_patched", False):
+        return
+
+    def get_external_ip() -> None:
+        return None
+
+    get_external_ip._assess_patched = True
+    get_external_ip._assess_original = net_util.get_external_ip
+    net_util.get_external_ip = get_external_ip  # both callers look it up on the module at call time
+
+
 def legacy_run() -> bool:
     """True when the running script was started in Streamlit's legacy ``pages/``-folder mode.
 

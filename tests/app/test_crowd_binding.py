@@ -1,4 +1,5 @@
-"""A crowd worker id is bound to the browser that first arrived with it (store.crowd.bind, migration 12):
+"""A crowd worker id is bound to the browser that pressed Start (store.crowd.bind, migration 12; a view only
+checks, store.crowd.check_binding, so a worker may preview on one device and start on another):
 the store keeps only the secret's hash, a second browser is refused without a write, two browsers
 arriving at once bind exactly one, ``release`` lets the next browser bind afresh; through AppTest (each
 run a new browser without cookies) another browser with someone's link gets no batch and no code, and the
@@ -14,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from assess.errors import AssessError
 from assess.services.loading import load_demo
+from assess.ui.crowd import CROWD_REFUSED
 from store import crowd as store_crowd
 from store import db as sql
 from store import open_db
@@ -203,3 +205,73 @@ def test_leave_study_gives_the_workbench_and_signed_in_people_are_never_trapped(
     assert not dan.exception, dan.exception
     assert {m.label for m in dan.metric} >= {"Conversations", "Turns"}
     assert dan.session_state["assessor"] == "dan-organizer"
+
+
+def bound(path) -> list[tuple]:
+    return rows(path, "SELECT study, worker, secret_hash FROM crowd_bindings")
+
+
+def cookies_written(at) -> dict[str, str]:
+    """The cookies this run of the crowd page writes (crowd_mark's component data), by name."""
+    import json
+
+    marks = [e for e in at.get("bidi_component") if e.proto.component_name == "assess_crowd_mark"]
+    return {c["name"]: c["value"] for m in marks for c in json.loads(m.proto.json)["cookies"]}
+
+
+def progress_text(at) -> str:
+    return " ".join(str(p.proto.text) for p in at.get("progress"))
+
+
+def test_viewing_binds_nothing_and_the_browser_that_presses_start_is_bound(crowd_app):
+    """A worker previews the consent page on browser A and starts on browser B: B is bound at its Start (not A
+    at its view); A's Start, pressed after B's, is refused with the plain message and writes nothing."""
+    a = visit(study="demo", worker="eve")  # browser A only looks at the consent page
+    assert a.checkbox(key="crowd_agree") is not None and not a.error
+    a.checkbox(key="crowd_agree").check().run()  # A even ticks the box, but does not press Start yet
+    assert not a.exception and not a.button(key="crowd_start").disabled
+    assert bound(crowd_app) == []  # viewing binds nothing
+    assert a.session_state["_crowd_secrets"] == {}
+    assert not any(k.startswith("assess_crowd_id_") for k in cookies_written(a))  # and writes no binding cookie
+
+    b = visit(study="demo", worker="eve")  # browser B (no cookie): not refused
+    assert not b.error and b.checkbox(key="crowd_agree") is not None
+    b.checkbox(key="crowd_agree").check().run()
+    assert rows(crowd_app, "SELECT consented_at FROM crowd_assignments WHERE worker = 'eve'") == [(None,)]
+    b.button(key="crowd_start").click().run()
+    assert not b.exception and not b.error, b.error
+    assert progress_text(b).startswith("Item 1 of")
+    (secret,) = b.session_state["_crowd_secrets"].values()
+    assert bound(crowd_app) == [("demo", "eve", hashlib.sha256(secret.encode()).hexdigest())]
+    assert secret in cookies_written(b).values()  # B's binding cookie is written from now on
+    consented = rows(crowd_app, "SELECT id, consented_at FROM crowd_assignments WHERE worker = 'eve'")
+    assert len(consented) == 1 and consented[0][1] is not None
+
+    a.button(key="crowd_start").click().run()  # A's page still shows Start: refused, nothing written
+    assert not a.exception, a.exception
+    assert [e.value for e in a.error] == [CROWD_REFUSED]
+    assert not a.get("progress") and not a.checkbox and not a.button
+    assert a.session_state["_crowd_secrets"] == {} and not any(
+        k.startswith("assess_crowd_id_") for k in cookies_written(a)
+    )
+    assert bound(crowd_app) == [("demo", "eve", hashlib.sha256(secret.encode()).hexdigest())]
+    assert rows(crowd_app, "SELECT id, consented_at FROM crowd_assignments WHERE worker = 'eve'") == consented
+    b.button(key="crowd_yes").click().run()  # B goes on
+    assert progress_text(b).startswith("Item 2 of")
+    assert rows(crowd_app, "SELECT COUNT(*) FROM crowd_answers") == [(1,)]
+
+
+def test_a_view_of_a_bound_id_is_still_refused_and_a_released_batch_binds_its_next_browser(crowd_app):
+    b = visit(study="demo", worker="fay")
+    b.checkbox(key="crowd_agree").check().run()
+    b.button(key="crowd_start").click().run()
+    assert progress_text(b).startswith("Item 1 of")
+    a = visit(study="demo", worker="fay")  # a view of an id bound elsewhere: refused as before
+    assert any("already in use in another browser" in e.value for e in a.error) and not a.checkbox
+    assert run_cli("crowd", "release", "demo", "fay", db=crowd_app).returncode == 0
+    c = visit(study="demo", worker="fay")  # a batch already started: the next browser continues it, bound
+    assert progress_text(c).startswith("Item 1 of") and not c.error
+    (secret,) = c.session_state["_crowd_secrets"].values()
+    assert secret in cookies_written(c).values()
+    assert bound(crowd_app) == [("demo", "fay", hashlib.sha256(secret.encode()).hexdigest())]
+    assert any("already in use in another browser" in e.value for e in visit(study="demo", worker="fay").error)

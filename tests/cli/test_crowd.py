@@ -786,6 +786,33 @@ def test_cli_warns_when_the_organizer_pages_have_no_password(store_target, monke
     assert run_cli("crowd", "status", "demo-response", db=db, check=True).stderr == ""
 
 
+def test_cli_gives_account_advice_on_a_store_with_accounts(store_target, monkeypatch):
+    """On a store with accounts the organizer password has no effect: the advice is an organizer account."""
+    monkeypatch.setenv("ASSESS_ORGANIZER_PASSWORD", "s3cret")  # set or not, it changes nothing here
+    monkeypatch.delenv("ASSESS_OPEN", raising=False)
+    db = store_target
+    run_cli("init", "--demo", db=db, check=True)
+    run_cli("users", "add", "ann", "--role", "assessor", "--no-password", db=db, check=True)
+    created = run_cli("crowd", "create", "--demo", db=db, check=True)
+    warning = [line for line in created.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warning) == 1, created.stderr
+    assert "no enabled organizer account" in warning[0]
+    assert "python -m assess users add NAME --role organizer" in warning[0]
+    assert "has no effect" in warning[0] and "is not set" not in warning[0]
+    monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD")
+    for args in (["crowd", "status", "demo"], ["crowd", "status", "demo", "--json"], ["crowd", "status"]):
+        proc = run_cli(*args, db=db, check=True)
+        assert proc.stderr.count("warning: ") == 1 and "--role organizer" in proc.stderr, args
+        assert "ASSESS_ORGANIZER_PASSWORD is not set" not in proc.stderr
+    run_cli("users", "add", "boss", "--role", "organizer", "--no-password", db=db, check=True)
+    assert run_cli("crowd", "status", "demo", db=db, check=True).stderr == ""  # an organizer account: no advice
+    assert run_cli("crowd", "create", "--demo", "--task", "response", db=db, check=True).stderr == ""
+    run_cli("users", "disable", "boss", db=db, check=True)
+    assert "--role organizer" in run_cli("crowd", "status", "demo", db=db, check=True).stderr
+    monkeypatch.setenv("ASSESS_OPEN", "1")  # open mode on this store: the password is what counts again
+    assert "ASSESS_ORGANIZER_PASSWORD is not set" in run_cli("crowd", "status", "demo", db=db, check=True).stderr
+
+
 def test_cli_refuses_bad_input_with_one_line_and_writes_nothing(cli_db):
     before = snapshot(cli_db)
     for args in (

@@ -98,3 +98,36 @@ def test_theme_sections_are_built_once_and_equal_streamlits_own():
     finally:
         config.set_option("theme.primaryColor", saved)
         internals._THEME_SECTIONS.clear()
+
+
+def test_streamlit_never_looks_up_the_external_ip(monkeypatch):
+    """assess.ui.internals.external_ip_off: the lookup Streamlit makes for its banner and for a cross-origin
+    websocket's origin check returns None without touching the network, and the origin check still works."""
+    import socket
+
+    from streamlit import net_util
+    from streamlit.web.server import server_util
+
+    from assess.ui.internals import external_ip_off
+
+    assert callable(getattr(net_util, "get_external_ip", None)), (
+        f"Streamlit {streamlit.__version__} has no streamlit.net_util.get_external_ip; update assess/ui/internals.py"
+    )
+    saved = net_util.get_external_ip
+
+    def no_network(*args, **kwargs):
+        raise AssertionError(f"network use: {args!r}")
+
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    monkeypatch.setattr(socket, "getaddrinfo", no_network)
+    monkeypatch.setattr(net_util, "_external_ip", None)
+    monkeypatch.setattr(net_util, "get_internal_ip", lambda: None)
+    try:
+        external_ip_off()
+        external_ip_off()  # a second call keeps one patch
+        assert net_util.get_external_ip() is None
+        assert net_util.get_external_ip._assess_original is not net_util.get_external_ip
+        assert server_util.is_url_from_allowed_origins("http://localhost:8501")
+        assert not server_util.is_url_from_allowed_origins("https://elsewhere.example")
+    finally:
+        net_util.get_external_ip = saved
