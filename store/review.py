@@ -12,7 +12,7 @@ from store import labels
 from store.db import Store, column, each, row, rows, value, write
 from store.history import actions, record_action
 from store.prejudgments import rationale
-from store.queue import load_queue
+from store.queue import queue_progress
 from store.settings import get_setting, set_setting
 from store.sources import ensure_source
 
@@ -24,8 +24,7 @@ def assessor_summary(db: Store, *, open_mode: bool = True) -> list[dict]:
     counts 0..4, cannot-judge, PTKB labels, median and mean seconds per passage label."""
     out = []
     for name in column(db, "SELECT name FROM sources WHERE kind = 'assessor' ORDER BY name"):
-        state = load_queue(db, name, open_mode=open_mode)
-        progress = state.progress()
+        judged, total = queue_progress(db, name, open_mode=open_mode)
         grades = dict.fromkeys(GRADES.values, 0)
         for r in each(
             db,
@@ -45,8 +44,8 @@ def assessor_summary(db: Store, *, open_mode: bool = True) -> list[dict]:
         out.append(
             {
                 "assessor": name,
-                "queue_judged": progress["judged"],
-                "queue_total": progress["total"],
+                "queue_judged": judged,
+                "queue_total": total,
                 "passage_labels": counts["labels"],
                 "turns": counts["turns"],
                 "cannot_judge": counts["cannot"] or 0,
@@ -79,18 +78,24 @@ def seconds_per_label(db: Store, source: str, task: str = "passage") -> dict:
 
 
 def topic_progress(db: Store, source: str | None = None) -> list[dict]:
-    """Per conversation: pooled pairs and how many carry a label of ``source`` (any assessor if None)."""
+    """Per conversation: pooled pairs and how many carry a label of ``source`` (any assessor if None).
+
+    Two aggregates joined on the conversation, not a subquery per pooled pair: the labelled pairs are read
+    from the chosen sources' labels (the primary key starts with the source) once, each pair once."""
     if source is None:
         cond, params = "s.kind = 'assessor'", {}
     else:
         cond, params = "s.name = :source", {"source": source}
     return rows(
         db,
-        "SELECT t.conversation_id AS conversation, COUNT(*) AS pooled, "
-        "COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM sources s JOIN passage_labels l ON l.source = s.name "
-        f"AND l.turn_id = p.turn_id AND l.passage_id = p.passage_id WHERE {cond})) AS judged "
-        "FROM pool p JOIN turns t ON t.id = p.turn_id JOIN conversations c ON c.id = t.conversation_id "
-        "GROUP BY t.conversation_id, c.rowid ORDER BY c.rowid",
+        "SELECT c.id AS conversation, pooled.n AS pooled, COALESCE(judged.n, 0) AS judged FROM conversations c "
+        "JOIN (SELECT t.conversation_id, COUNT(*) AS n FROM pool p JOIN turns t ON t.id = p.turn_id "
+        "GROUP BY t.conversation_id) pooled ON pooled.conversation_id = c.id "
+        "LEFT JOIN (SELECT t.conversation_id, COUNT(*) AS n FROM (SELECT DISTINCT l.turn_id, l.passage_id "
+        f"FROM sources s JOIN passage_labels l ON l.source = s.name WHERE {cond}) j "
+        "JOIN pool p ON p.turn_id = j.turn_id AND p.passage_id = j.passage_id JOIN turns t ON t.id = p.turn_id "
+        "GROUP BY t.conversation_id) judged ON judged.conversation_id = c.id "
+        "ORDER BY c.rowid",
         params,
     )
 

@@ -1,0 +1,154 @@
+"""Issue 32: the review page's progress figures at campaign scale are aggregates, not a subquery per pooled
+pair; on both engines they equal a naive count in Python over a small hand-built store: ``topic_progress``
+(pooled pairs and pairs labelled by any assessor, or by one source, per conversation) and ``queue_progress``
+(an assessor's judged / total, as ``load_queue(...).progress()`` counts them)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assess.services.loading import load_file
+from store import conversations, labels, open_db, overlap, queue, review, samples
+from store.db import column, rows
+from store.sources import ensure_source, sign_in
+
+TOPICS = [
+    {
+        "number": 201,
+        "title": "first",
+        "ptkb": {"1": "I run.", "2": "I swim."},
+        "turns": [{"turn_id": 1, "utterance": "one?"}, {"turn_id": 2, "utterance": "two?"}],
+    },
+    {"number": 202, "title": "second", "ptkb": {"1": "I cook."}, "turns": [{"turn_id": 1, "utterance": "three?"}]},
+    {"number": 203, "title": "unpooled", "ptkb": {}, "turns": [{"turn_id": 1, "utterance": "four?"}]},
+]
+QRELS = [
+    "201_1 0 p:a 1",
+    "201_1 0 p:b 0",
+    "201_1 0 p:c 2",
+    "201_1 0 p:d 0",
+    "201_2 0 p:e 3",
+    "202_1 0 p:f 1",
+    "202_1 0 p:g 0",
+]
+
+
+@pytest.fixture
+def db(store_target, tmp_path):
+    topics, qrels = tmp_path / "topics.json", tmp_path / "qrels.txt"
+    topics.write_text(json.dumps(TOPICS))
+    qrels.write_text("\n".join(QRELS) + "\n")
+    database = open_db(store_target)
+    load_file(database, "topics", topics)
+    load_file(database, "qrels", qrels, source="nist")  # an imported source: pools its pairs, is no assessor
+    yield database
+    database.close()
+
+
+def _labels(db) -> None:
+    ann, ben = sign_in(db, "ann"), sign_in(db, "ben")
+    for turn, passage, grade in [("201_1", "p:a", 2), ("201_1", "p:b", None), ("202_1", "p:f", 0)]:
+        queue.save_passage_label(db, ann, turn, passage, grade)
+    for turn, passage, grade in [("201_1", "p:a", 3), ("201_2", "p:e", 1)]:  # p:a: a pair two assessors labelled
+        queue.save_passage_label(db, ben, turn, passage, grade)
+    labels.save(db, "passage", ann, ("202_1", "p:a"), 4, mode="blind", via="key")  # a label on an unpooled pair
+    ensure_source(db, "llm:x", "llm")
+    labels.save(db, "passage", "llm:x", ("201_1", "p:c"), 2, mode="import", via="llm")  # not an assessor's
+
+
+def naive_progress(db, source: str | None) -> list[dict]:
+    """Per conversation with pooled pairs (import order): every pooled pair, and those with a label of the source
+    (of any assessor when None), counted in Python."""
+    kinds = {r["name"]: r["kind"] for r in rows(db, "SELECT name, kind FROM sources")}
+    chosen = {n for n, k in kinds.items() if (k == "assessor" if source is None else n == source)}
+    labelled = {
+        (r["turn_id"], r["passage_id"]) for r in rows(db, "SELECT * FROM passage_labels") if r["source"] in chosen
+    }
+    conversation_of = {r["id"]: r["conversation_id"] for r in rows(db, "SELECT id, conversation_id FROM turns")}
+    out = []
+    for conversation in column(db, "SELECT id FROM conversations ORDER BY rowid"):
+        pooled = [
+            (r["turn_id"], r["passage_id"])
+            for r in rows(db, "SELECT turn_id, passage_id FROM pool")
+            if conversation_of[r["turn_id"]] == conversation
+        ]
+        if pooled:
+            out.append(
+                {
+                    "conversation": conversation,
+                    "pooled": len(pooled),
+                    "judged": sum(pair in labelled for pair in pooled),
+                }
+            )
+    return out
+
+
+def test_topic_progress_equals_a_naive_count(db):
+    assert (
+        review.topic_progress(db)
+        == naive_progress(db, None)
+        == [
+            {"conversation": "201", "pooled": 5, "judged": 0},
+            {"conversation": "202", "pooled": 2, "judged": 0},
+        ]
+    )
+    _labels(db)
+    expected = {
+        None: [{"conversation": "201", "pooled": 5, "judged": 3}, {"conversation": "202", "pooled": 2, "judged": 1}],
+        "ann": [{"conversation": "201", "pooled": 5, "judged": 2}, {"conversation": "202", "pooled": 2, "judged": 1}],
+        "ben": [{"conversation": "201", "pooled": 5, "judged": 2}, {"conversation": "202", "pooled": 2, "judged": 0}],
+        "llm:x": [{"conversation": "201", "pooled": 5, "judged": 1}, {"conversation": "202", "pooled": 2, "judged": 0}],
+        "nist": [{"conversation": "201", "pooled": 5, "judged": 5}, {"conversation": "202", "pooled": 2, "judged": 2}],
+        "nobody": [
+            {"conversation": "201", "pooled": 5, "judged": 0},
+            {"conversation": "202", "pooled": 2, "judged": 0},
+        ],
+    }
+    for source, figures in expected.items():
+        assert review.topic_progress(db, source) == naive_progress(db, source) == figures, source
+    for figures in review.topic_progress(db):
+        assert all(type(figures[k]) is int for k in ("pooled", "judged"))
+
+
+def _progress(db, name: str, task: str = "passage", open_mode: bool = True) -> tuple[int, int]:
+    figures = queue.load_queue(db, name, task=task, open_mode=open_mode).progress()
+    return figures["judged"], figures["total"]
+
+
+def test_queue_progress_equals_the_loaded_queue(db):
+    _labels(db)
+    cy = sign_in(db, "cy")
+    conversations.assign(db, "ben", ["201_2", "202_1"], by="boss")  # ben: his assigned turns only
+    queue.save_ptkb_label(db, "ann", "201_1", "1", 1)
+    queue.save_ptkb_label(db, "ann", "202_1", "1", 0)
+    cases = {
+        ("ann", "passage", True): (3, 7),  # open mode, no assignment: the whole pool (the unpooled label not counted)
+        ("ann", "passage", False): (0, 0),  # closed, no assignment: nothing
+        ("ben", "passage", True): (1, 3),  # assigned 201_2 and 202_1: p:e judged of p:e, p:f, p:g
+        ("cy", "passage", True): (0, 7),
+        ("ann", "ptkb", True): (2, 2 * 2 + 1 + 0),  # 201's two statements on two turns, 202's one, 203's none
+    }
+    for (name, task, open_mode), figures in cases.items():
+        assert queue.queue_progress(db, name, task=task, open_mode=open_mode) == figures, (name, task, open_mode)
+        assert _progress(db, name, task, open_mode) == figures, (name, task, open_mode)
+    # a sample given to cy and an overlap plan's extras: the queue is read and counted as load_queue orders it
+    samples.create_sample(
+        db,
+        "s1",
+        task="passage",
+        design="uniform",
+        population=7,
+        items=[samples.SampledItem("201_1", "p:a", 0.5, assessor=cy)],
+        by="boss",
+    )
+    assert queue.queue_progress(db, cy) == _progress(db, cy) == (0, 7)
+    queue.save_passage_label(db, cy, "201_1", "p:a", 1)
+    assert queue.queue_progress(db, cy) == _progress(db, cy) == (1, 7)
+    overlap.create_plan(db, "pilot", ["dan", "eve"], topics=["201", "202"], share=1.0, by="boss")
+    for name in ("dan", "eve"):
+        queue.save_passage_label(db, name, "201_1", "p:b", 0)
+        assert queue.queue_progress(db, name) == _progress(db, name), name
+    summary = {r["assessor"]: (r["queue_judged"], r["queue_total"]) for r in review.assessor_summary(db)}
+    assert summary == {name: _progress(db, name) for name in ("ann", "ben", "cy", "dan", "eve")}
