@@ -100,6 +100,30 @@ def topic_progress(db: Store, source: str | None = None) -> list[dict]:
     )
 
 
+def progress_version(db: Store) -> tuple:
+    """Changes whenever :func:`assessor_summary` or :func:`topic_progress` may answer differently: the label
+    history, the pool, the turns, the sources, assignments, samples and overlap plans, and each assessor's
+    passage and PTKB labels (their number and latest write: a bulk import writes no history)."""
+    found = row(
+        db,
+        "SELECT (SELECT MAX(id) FROM label_history) AS history, (SELECT COUNT(*) FROM pool) AS pooled, "
+        "(SELECT MAX(added_at) FROM pool) AS pooled_at, (SELECT COUNT(*) FROM turns) AS turns, "
+        "(SELECT COUNT(*) FROM ptkb_statements) AS statements, (SELECT COUNT(*) FROM sources) AS sources, "
+        "(SELECT COUNT(*) FROM assignments) AS assigned, (SELECT MAX(assigned_at) FROM assignments) AS assigned_at, "
+        "(SELECT COUNT(*) FROM sample_items) AS sampled, (SELECT COUNT(*) FROM overlap_items) AS overlapping",
+    )
+    labelled = tuple(
+        (r["source"], r["n"], r["latest"])
+        for table in ("passage_labels", "ptkb_labels")
+        for r in each(
+            db,
+            f"SELECT l.source, COUNT(*) AS n, MAX(l.updated_at) AS latest FROM {table} l "
+            "JOIN sources s ON s.name = l.source WHERE s.kind = 'assessor' GROUP BY l.source ORDER BY l.source",
+        )
+    )
+    return (*found.values(), labelled)
+
+
 def disagreements(db: Store, a: str, b: str, *, limit: int = 500) -> list[dict]:
     """Passage items both sources labelled with different grades, largest difference first."""
     return rows(

@@ -16,6 +16,7 @@ from assess.ui.crowd import (
 from assess.ui.cursor import (
     Cursor,
     KeyQueue,
+    adjudication_order,
     keyboard_preference,
     keys,
     load_queue,
@@ -93,6 +94,7 @@ __all__ = [
     "navigation_pages",
     "Cursor",
     "KeyQueue",
+    "adjudication_order",
     "keyboard_preference",
     "keys",
     "queue_order",

@@ -91,6 +91,23 @@ def time_page(
     return figures
 
 
+def add_assessors(target: str, count: int) -> int:
+    """``count`` assessors (bench-1, ...) who split NIST's passage labels among them (label i to assessor i mod
+    count) through the store's label writes, one transaction (history rows included); returns the labels written."""
+    from store import labels, open_db
+    from store.db import rows, write
+    from store.sources import sign_in
+
+    with open_db(target) as db:
+        nist = rows(db, "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = 'nist' ORDER BY 1, 2")
+        names = [sign_in(db, f"bench-{k + 1}") for k in range(count)]
+        with write(db):
+            for i, r in enumerate(nist):
+                item = (r["turn_id"], r["passage_id"])
+                labels.save(db, "passage", names[i % count], item, r["grade"], mode="blind", via="key")
+    return len(nist)
+
+
 def menu_scripts() -> list[str]:
     from assess.ui.frame import menu
 
@@ -104,6 +121,13 @@ def main(argv=None) -> int:
     parser.add_argument("--pages", help="comma-separated page names (e.g. review,scores; default every menu page)")
     parser.add_argument("--assessor", default="bench")
     parser.add_argument("--reruns", type=int, default=3)
+    parser.add_argument(
+        "--assessors",
+        type=int,
+        default=0,
+        metavar="N",
+        help="first add N assessors who split NIST's labels among them (writes to the store: give a copy)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument(
         "--queries", type=float, metavar="MS", help="list each page's first-run SQL statements slower than MS ms"
@@ -119,6 +143,10 @@ def main(argv=None) -> int:
         start = time.perf_counter()
         build_ikat2024(args.db)
         print(f"built {args.db} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    if args.assessors:
+        start = time.perf_counter()
+        written = add_assessors(args.db, args.assessors)
+        print(f"{args.assessors} assessors, {written} labels in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     os.environ["ASSESS_DB"] = args.db
     os.environ.pop("ASSESS_ORGANIZER_PASSWORD", None)
     os.environ["ASSESS_OPEN"] = "1"  # open sign-in on a store that is not the demo: ?assessor= is an organizer

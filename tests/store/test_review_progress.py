@@ -152,3 +152,31 @@ def test_queue_progress_equals_the_loaded_queue(db):
         assert queue.queue_progress(db, name) == _progress(db, name), name
     summary = {r["assessor"]: (r["queue_judged"], r["queue_total"]) for r in review.assessor_summary(db)}
     assert summary == {name: _progress(db, name) for name in ("ann", "ben", "cy", "dan", "eve")}
+
+
+def test_progress_version_moves_with_every_input_of_the_figures(db):
+    seen = [review.progress_version(db)]
+
+    def moved(what: str) -> None:
+        now = review.progress_version(db)
+        assert now not in seen, what
+        seen.append(now)
+
+    assert review.progress_version(db) == seen[0]  # nothing written: the same version
+    ann = sign_in(db, "ann")
+    moved("a new assessor")
+    queue.save_passage_label(db, ann, "201_1", "p:a", 2)
+    moved("a passage label")
+    queue.save_passage_label(db, ann, "201_1", "p:a", 3)
+    moved("a rewritten label")
+    queue.undo(db, ann)
+    moved("an undo")
+    queue.save_ptkb_label(db, ann, "201_1", "1", 1)
+    moved("a PTKB label")
+    conversations.assign(db, ann, ["201_2"], by="boss")
+    moved("an assignment")
+    samples.create_sample(
+        db, "s1", task="passage", design="uniform", population=7,
+        items=[samples.SampledItem("202_1", "p:f", 0.5, assessor=ann)], by="boss",
+    )  # fmt: skip
+    moved("a sample")
