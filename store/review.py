@@ -9,7 +9,7 @@ from datetime import datetime
 
 from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, Label, SourceKind, Task, source_kind
 from store import labels
-from store.db import Store, column, each, row, rows, value, write
+from store.db import Store, column, each, row, rows, write
 from store.history import actions, record_action
 from store.prejudgments import rationale
 from store.queue import queue_progress
@@ -19,38 +19,52 @@ from store.sources import ensure_source
 BREAK_SECONDS = 300  # a gap longer than this between two labels is a pause, not judging time
 
 
+_ASSESSOR_LABELS = "FROM {table} l JOIN sources s ON s.name = l.source WHERE s.kind = 'assessor'"
+
+
 def assessor_summary(db: Store, *, open_mode: bool = True) -> list[dict]:
     """Per assessor: progress over their queue (judged / total), passage labels, turns touched, grade
-    counts 0..4, cannot-judge, PTKB labels, median and mean seconds per passage label."""
-    out = []
-    for name in column(db, "SELECT name FROM sources WHERE kind = 'assessor' ORDER BY name"):
-        judged, total = queue_progress(db, name, open_mode=open_mode)
-        grades = dict.fromkeys(GRADES.values, 0)
+    counts 0..4, cannot-judge, PTKB labels, median and mean seconds per passage label.
+
+    Each figure is one grouped query over every assessor's labels (their primary key starts with the
+    source), not a few queries per assessor; the queue's progress is :func:`store.queue.queue_progress`."""
+    names = column(db, "SELECT name FROM sources WHERE kind = 'assessor' ORDER BY name")
+    passages = _ASSESSOR_LABELS.format(table="passage_labels")
+    grades: dict[str, dict] = {name: dict.fromkeys(GRADES.values, 0) for name in names}
+    for r in each(
+        db, f"SELECT l.source, l.grade, COUNT(*) AS n {passages} AND l.grade IS NOT NULL GROUP BY l.source, l.grade"
+    ):
+        grades[r["source"]][r["grade"]] = r["n"]
+    counts = {
+        r["source"]: r
         for r in each(
             db,
-            "SELECT grade, COUNT(*) AS n FROM passage_labels WHERE source = :source AND grade IS NOT NULL "
-            "GROUP BY grade",
-            {"source": name},
-        ):
-            grades[r["grade"]] = r["n"]
-        counts = row(
-            db,
-            "SELECT COUNT(*) AS labels, COUNT(DISTINCT turn_id) AS turns, "
-            "COUNT(*) FILTER (WHERE grade IS NULL) AS cannot FROM passage_labels WHERE source = :source",
-            {"source": name},
+            "SELECT l.source, COUNT(*) AS labels, COUNT(DISTINCT l.turn_id) AS turns, "
+            f"COUNT(*) FILTER (WHERE l.grade IS NULL) AS cannot {passages} GROUP BY l.source",
         )
-        ptkb = value(db, "SELECT COUNT(*) AS n FROM ptkb_labels WHERE source = :source", {"source": name})
-        speed = seconds_per_label(db, name)
+    }
+    ptkb = {
+        r["source"]: r["n"]
+        for r in each(
+            db, f"SELECT l.source, COUNT(*) AS n {_ASSESSOR_LABELS.format(table='ptkb_labels')} GROUP BY l.source"
+        )
+    }
+    speeds = _seconds_per_label(db, "h.source IN (SELECT name FROM sources WHERE kind = 'assessor')", {}, "passage")
+    out = []
+    for name in names:
+        judged, total = queue_progress(db, name, open_mode=open_mode)
+        found = counts.get(name, {})
+        speed = speeds.get(name, _NO_SPEED)
         out.append(
             {
                 "assessor": name,
                 "queue_judged": judged,
                 "queue_total": total,
-                "passage_labels": counts["labels"],
-                "turns": counts["turns"],
-                "cannot_judge": counts["cannot"] or 0,
-                **{f"grade_{g}": grades[g] for g in GRADES.values},
-                "ptkb_labels": ptkb,
+                "passage_labels": found.get("labels", 0),
+                "turns": found.get("turns", 0),
+                "cannot_judge": found.get("cannot") or 0,
+                **{f"grade_{g}": grades[name][g] for g in GRADES.values},
+                "ptkb_labels": ptkb.get(name, 0),
                 "median_seconds": speed["median"],
                 "mean_seconds": speed["mean"],
             }
@@ -58,23 +72,32 @@ def assessor_summary(db: Store, *, open_mode: bool = True) -> list[dict]:
     return out
 
 
+_NO_SPEED = {"n": 0, "median": None, "mean": None}
+
+
+def _seconds_per_label(db: Store, which: str, params: dict, task: str) -> dict[str, dict]:
+    """:func:`seconds_per_label` of every source matching ``which`` (a condition on ``label_history h``), one query."""
+    stamps: dict[str, list[datetime]] = {}
+    for r in each(
+        db,
+        f"SELECT h.source, h.at FROM label_history h WHERE {which} AND h.label_table = :label_table "
+        "AND h.via IS DISTINCT FROM 'bulk' AND (h.via IS NULL OR h.via != 'undo') ORDER BY h.source, h.id",
+        {**params, "label_table": str(task)},
+    ):
+        stamps.setdefault(r["source"], []).append(datetime.fromisoformat(r["at"].replace("Z", "+00:00")))
+    out = {}
+    for source, times in stamps.items():
+        gaps = [(b - a).total_seconds() for a, b in zip(times, times[1:])]
+        gaps = [g for g in gaps if 0 <= g <= BREAK_SECONDS]
+        if gaps:
+            out[source] = {"n": len(gaps), "median": statistics.median(gaps), "mean": statistics.fmean(gaps)}
+    return out
+
+
 def seconds_per_label(db: Store, source: str, task: str = "passage") -> dict:
     """Seconds between consecutive label writes of ``source`` for one task (from the history), pauses
     > 5 min left out."""
-    stamps = [
-        datetime.fromisoformat(at.replace("Z", "+00:00"))
-        for at in column(
-            db,
-            "SELECT at FROM label_history WHERE source = :source AND label_table = :label_table "
-            "AND via IS DISTINCT FROM 'bulk' AND (via IS NULL OR via != 'undo') ORDER BY id",
-            {"source": source, "label_table": str(task)},
-        )
-    ]
-    gaps = [(b - a).total_seconds() for a, b in zip(stamps, stamps[1:])]
-    gaps = [g for g in gaps if 0 <= g <= BREAK_SECONDS]
-    if not gaps:
-        return {"n": 0, "median": None, "mean": None}
-    return {"n": len(gaps), "median": statistics.median(gaps), "mean": statistics.fmean(gaps)}
+    return _seconds_per_label(db, "h.source = :source", {"source": source}, task).get(source, dict(_NO_SPEED))
 
 
 def topic_progress(db: Store, source: str | None = None) -> list[dict]:

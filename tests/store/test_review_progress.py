@@ -180,3 +180,49 @@ def test_progress_version_moves_with_every_input_of_the_figures(db):
         items=[samples.SampledItem("202_1", "p:f", 0.5, assessor=ann)], by="boss",
     )  # fmt: skip
     moved("a sample")
+
+
+def naive_summary(db, name: str) -> dict:
+    """One assessor's row of ``assessor_summary`` (progress and seconds aside), counted in Python from raw rows."""
+    own = [r for r in rows(db, "SELECT source, turn_id, grade FROM passage_labels") if r["source"] == name]
+    ptkb = [r for r in rows(db, "SELECT source FROM ptkb_labels") if r["source"] == name]
+    return {
+        "passage_labels": len(own),
+        "turns": len({r["turn_id"] for r in own}),
+        "cannot_judge": sum(r["grade"] is None for r in own),
+        **{f"grade_{g}": sum(r["grade"] == g for r in own) for g in range(5)},
+        "ptkb_labels": len(ptkb),
+    }
+
+
+def test_assessor_summary_equals_a_naive_count(db):
+    _labels(db)
+    sign_in(db, "cy")  # an assessor without a label
+    times = ["2026-01-01T10:00:00.000Z", "2026-01-01T10:00:04.000Z", "2026-01-01T10:00:10.000Z"]
+    for passage, at in zip(["p:c", "p:d", "p:b"], times):
+        labels.save(db, "passage", "ben", ("201_1", passage), 1, mode="blind", via="key", at=at)
+    labels.save(db, "passage", "ben", ("201_2", "p:e"), 2, mode="blind", via="key", at="2026-01-01T10:20:00.000Z")
+    queue.save_ptkb_label(db, "ben", "201_1", "2", 0)
+    summary = {r["assessor"]: r for r in review.assessor_summary(db)}
+    assert list(summary) == ["ann", "ben", "cy"]
+    for name, r in summary.items():
+        assert {k: r[k] for k in naive_summary(db, name)} == naive_summary(db, name), name
+        speed = review.seconds_per_label(db, name)
+        assert (r["median_seconds"], r["mean_seconds"]) == (speed["median"], speed["mean"]), name
+    assert summary["ben"]["passage_labels"] == 5 and summary["ben"]["cannot_judge"] == 0
+    assert summary["ann"]["cannot_judge"] == 1 and summary["cy"]["passage_labels"] == 0
+    # ben's gaps, from the history's rows: his two earlier labels (written now), then back to 2026-01-01
+    # (negative: left out), 4 s, 6 s, and 20 min (a pause: left out)
+    from datetime import datetime
+
+    history = rows(db, "SELECT source, label_table, via, at FROM label_history ORDER BY id")
+    stamps = [
+        datetime.fromisoformat(h["at"].replace("Z", "+00:00"))
+        for h in history
+        if h["source"] == "ben" and h["label_table"] == "passage" and h["via"] not in ("bulk", "undo")
+    ]
+    gaps = [(b - a).total_seconds() for a, b in zip(stamps, stamps[1:])]
+    kept = [g for g in gaps if 0 <= g <= 300]
+    assert len(gaps) == 5 and len(kept) == 3 and kept[1:] == [4.0, 6.0]
+    assert summary["ben"]["median_seconds"] == 4.0 and summary["ben"]["mean_seconds"] == pytest.approx(sum(kept) / 3)
+    assert summary["cy"]["median_seconds"] is None and review.seconds_per_label(db, "cy")["n"] == 0
