@@ -9,7 +9,7 @@ from datetime import datetime
 
 from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, Label, SourceKind, Task, source_kind
 from store import labels
-from store.db import Store, column, each, row, rows, write
+from store.db import Store, column, each, row, rows, tuples, write
 from store.history import actions, record_action
 from store.prejudgments import rationale
 from store.queue import queue_progress
@@ -78,13 +78,14 @@ _NO_SPEED = {"n": 0, "median": None, "mean": None}
 def _seconds_per_label(db: Store, which: str, params: dict, task: str) -> dict[str, dict]:
     """:func:`seconds_per_label` of every source matching ``which`` (a condition on ``label_history h``), one query."""
     stamps: dict[str, list[datetime]] = {}
-    for r in each(
+    _, found = tuples(  # a bulk read: a campaign's history holds every assessor's every label
         db,
         f"SELECT h.source, h.at FROM label_history h WHERE {which} AND h.label_table = :label_table "
         "AND h.via IS DISTINCT FROM 'bulk' AND (h.via IS NULL OR h.via != 'undo') ORDER BY h.source, h.id",
         {**params, "label_table": str(task)},
-    ):
-        stamps.setdefault(r["source"], []).append(datetime.fromisoformat(r["at"].replace("Z", "+00:00")))
+    )
+    for source, at in found:
+        stamps.setdefault(source, []).append(datetime.fromisoformat(at.replace("Z", "+00:00")))
     out = {}
     for source, times in stamps.items():
         gaps = [(b - a).total_seconds() for a, b in zip(times, times[1:])]
