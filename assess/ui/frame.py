@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hmac
+import importlib
 import logging
+import threading
 
 import streamlit as st
 
@@ -142,12 +144,48 @@ def key_panel(func):
     return panel
 
 
+WARM_MODULES = ("scipy.stats", "assess.ui.plots", "assess.services.audit", "assess.measures.agreement")
+"""What the organizer pages import beyond the frame: SciPy's statistics alone take about 1.5 s, which the first
+/scores of a server's life would otherwise wait for (its AEPD tab's Kendall tau)."""
+
+_WARMING = threading.Lock()
+_warm_started = False
+
+
+def import_modules(names=None) -> None:
+    """Import ``names`` (default :data:`WARM_MODULES`); a failure is logged, never raised: the page that needs
+    the module raises it then."""
+    for name in WARM_MODULES if names is None else names:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            logging.getLogger("assess").exception("could not import %s ahead of the pages", name)
+
+
+def warm_imports() -> bool:
+    """In a served app (a Streamlit runtime: not AppTest, not the CLI), start importing :data:`WARM_MODULES`
+    in a background thread, once per process; True when this call started it."""
+    global _warm_started
+    from streamlit import runtime
+
+    if not runtime.exists():
+        return False
+    with _WARMING:
+        if _warm_started:
+            return False
+        _warm_started = True
+    threading.Thread(target=import_modules, name="assess-warm-imports", daemon=True).start()
+    return True
+
+
 def ensure_started():
-    """Create the store on first start and load the embedded demo when it is empty."""
+    """Create the store on first start and load the embedded demo when it is empty; a served app's first
+    session also starts importing the organizer pages' modules in the background (:func:`warm_imports`)."""
     from assess.services.loading import is_empty, load_demo_if_empty
 
     if st.session_state.get("_store_checked"):
         return
+    warm_imports()
     from store import open_db
 
     database = open_db(settings.db_target())  # a store that cannot be opened at all fails here, redacted
