@@ -19,7 +19,10 @@ from store.sources import ensure_source
 BREAK_SECONDS = 300  # a gap longer than this between two labels is a pause, not judging time
 
 
-_ASSESSOR_LABELS = "FROM {table} l JOIN sources s ON s.name = l.source WHERE s.kind = 'assessor'"
+# Every assessor's labels: an IN list, which SQLite reads source by source through the primary key (a join on
+# sources lets its planner scan the whole label table and look each row's source up).
+_ASSESSORS = "SELECT name FROM sources WHERE kind = 'assessor'"
+_ASSESSOR_LABELS = f"FROM {{table}} l WHERE l.source IN ({_ASSESSORS})"
 
 
 def assessor_summary(db: Store, *, open_mode: bool = True) -> list[dict]:
@@ -49,7 +52,7 @@ def assessor_summary(db: Store, *, open_mode: bool = True) -> list[dict]:
             db, f"SELECT l.source, COUNT(*) AS n {_ASSESSOR_LABELS.format(table='ptkb_labels')} GROUP BY l.source"
         )
     }
-    speeds = _seconds_per_label(db, "h.source IN (SELECT name FROM sources WHERE kind = 'assessor')", {}, "passage")
+    speeds = _seconds_per_label(db, f"h.source IN ({_ASSESSORS})", {}, "passage")
     out = []
     for name in names:
         judged, total = queue_progress(db, name, open_mode=open_mode)
@@ -116,7 +119,7 @@ def topic_progress(db: Store, source: str | None = None) -> list[dict]:
         "JOIN (SELECT t.conversation_id, COUNT(*) AS n FROM pool p JOIN turns t ON t.id = p.turn_id "
         "GROUP BY t.conversation_id) pooled ON pooled.conversation_id = c.id "
         "LEFT JOIN (SELECT t.conversation_id, COUNT(*) AS n FROM (SELECT DISTINCT l.turn_id, l.passage_id "
-        f"FROM sources s JOIN passage_labels l ON l.source = s.name WHERE {cond}) j "
+        f"FROM passage_labels l WHERE l.source IN (SELECT s.name FROM sources s WHERE {cond})) j "
         "JOIN pool p ON p.turn_id = j.turn_id AND p.passage_id = j.passage_id JOIN turns t ON t.id = p.turn_id "
         "GROUP BY t.conversation_id) judged ON judged.conversation_id = c.id "
         "ORDER BY c.rowid",
@@ -141,8 +144,8 @@ def progress_version(db: Store) -> tuple:
         for table in ("passage_labels", "ptkb_labels")
         for r in each(
             db,
-            f"SELECT l.source, COUNT(*) AS n, MAX(l.updated_at) AS latest FROM {table} l "
-            "JOIN sources s ON s.name = l.source WHERE s.kind = 'assessor' GROUP BY l.source ORDER BY l.source",
+            f"SELECT l.source, COUNT(*) AS n, MAX(l.updated_at) AS latest {_ASSESSOR_LABELS.format(table=table)} "
+            "GROUP BY l.source ORDER BY l.source",
         )
     )
     return (*found.values(), labelled)
