@@ -12,7 +12,7 @@ from store import labels
 from store.db import Store, column, each, row, rows, tuples, write
 from store.history import actions, record_action
 from store.prejudgments import rationale
-from store.queue import queue_progress
+from store.queue import queue_progress_many
 from store.settings import get_setting, set_setting
 from store.sources import ensure_source
 
@@ -30,7 +30,7 @@ def assessor_summary(db: Store, *, open_mode: bool = True) -> list[dict]:
     counts 0..4, cannot-judge, PTKB labels, median and mean seconds per passage label.
 
     Each figure is one grouped query over every assessor's labels (their primary key starts with the
-    source), not a few queries per assessor; the queue's progress is :func:`store.queue.queue_progress`."""
+    source), not a few queries per assessor; the queues' progress is :func:`store.queue.queue_progress_many`."""
     names = column(db, "SELECT name FROM sources WHERE kind = 'assessor' ORDER BY name")
     passages = _ASSESSOR_LABELS.format(table="passage_labels")
     grades: dict[str, dict] = {name: dict.fromkeys(GRADES.values, 0) for name in names}
@@ -53,9 +53,10 @@ def assessor_summary(db: Store, *, open_mode: bool = True) -> list[dict]:
         )
     }
     speeds = _seconds_per_label(db, f"h.source IN ({_ASSESSORS})", {}, "passage")
+    progress = queue_progress_many(db, names, open_mode=open_mode)
     out = []
     for name in names:
-        judged, total = queue_progress(db, name, open_mode=open_mode)
+        judged, total = progress[name]
         found = counts.get(name, {})
         speed = speeds.get(name, _NO_SPEED)
         out.append(

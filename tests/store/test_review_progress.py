@@ -226,3 +226,24 @@ def test_assessor_summary_equals_a_naive_count(db):
     assert len(gaps) == 5 and len(kept) == 3 and kept[1:] == [4.0, 6.0]
     assert summary["ben"]["median_seconds"] == 4.0 and summary["ben"]["mean_seconds"] == pytest.approx(sum(kept) / 3)
     assert summary["cy"]["median_seconds"] is None and review.seconds_per_label(db, "cy")["n"] == 0
+
+
+def test_queue_progress_many_equals_each_queue_alone(db):
+    _labels(db)
+    conversations.assign(db, "ben", ["201_2", "202_1"], by="boss")
+    cy = sign_in(db, "cy")
+    samples.create_sample(
+        db, "s1", task="passage", design="uniform", population=7,
+        items=[samples.SampledItem("201_1", "p:a", 0.5, assessor=cy)], by="boss",
+    )  # fmt: skip
+    overlap.create_plan(db, "pilot", ["dan", "eve"], turns=["201_1"], share=1.0, by="boss")
+    queue.save_passage_label(db, "dan", "201_1", "p:c", 3)
+    names = ["ann", "ben", "cy", "dan", "eve", "nobody"]
+    for task in ("passage", "ptkb"):
+        for open_mode in (True, False):
+            many = queue.queue_progress_many(db, names, task=task, open_mode=open_mode)
+            alone = {n: queue.queue_progress(db, n, task=task, open_mode=open_mode) for n in names}
+            loaded = {n: _progress(db, n, task, open_mode) for n in names}
+            assert many == alone == loaded, (task, open_mode)
+    assert queue.queue_progress_many(db, ["ann", "ben"]) == {"ann": (3, 7), "ben": (1, 3)}
+    assert queue.queue_progress_many(db, []) == {}
