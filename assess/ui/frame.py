@@ -178,14 +178,55 @@ def warm_imports() -> bool:
     return True
 
 
+_watching = False
+
+
+def _interrupt_when_stopping(poll: float = 0.2) -> None:
+    """Wait for the server to stop (SIGTERM, SIGINT: Streamlit's own handler stops its runtime), then interrupt
+    every store's running statement, again each ``poll`` seconds until the process exits: a page inside a
+    minutes-long query would otherwise keep the process alive until that query ends."""
+    import time
+
+    from streamlit import runtime
+    from streamlit.runtime import RuntimeState
+
+    from store.db import interrupt_all
+
+    stopping = (RuntimeState.STOPPING, RuntimeState.STOPPED)
+    while runtime.get_instance().state not in stopping:
+        time.sleep(poll)
+    logging.getLogger("assess").info("the server is stopping: interrupting the stores' running statements")
+    while True:
+        interrupt_all()
+        time.sleep(poll)
+
+
+def interrupt_on_shutdown() -> bool:
+    """In a served app, start (once per process) the daemon thread that interrupts the stores' running
+    statements when the server stops (:func:`_interrupt_when_stopping`); True when this call started it."""
+    global _watching
+    from streamlit import runtime
+
+    if not runtime.exists():
+        return False
+    with _WARMING:
+        if _watching:
+            return False
+        _watching = True
+    threading.Thread(target=_interrupt_when_stopping, name="assess-interrupt-on-shutdown", daemon=True).start()
+    return True
+
+
 def ensure_started():
     """Create the store on first start and load the embedded demo when it is empty; a served app's first
-    session also starts importing the organizer pages' modules in the background (:func:`warm_imports`)."""
+    session also starts importing the organizer pages' modules in the background (:func:`warm_imports`) and
+    the watch that interrupts running queries when the server stops (:func:`interrupt_on_shutdown`)."""
     from assess.services.loading import is_empty, load_demo_if_empty
 
     if st.session_state.get("_store_checked"):
         return
     warm_imports()
+    interrupt_on_shutdown()
     from store import open_db
 
     database = open_db(settings.db_target())  # a store that cannot be opened at all fails here, redacted
