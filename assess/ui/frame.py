@@ -152,6 +152,14 @@ _WARMING = threading.Lock()
 _warm_started = False
 
 
+def served() -> bool:
+    """True in an app served by ``streamlit run`` (its runtime); False under the CLI and under AppTest, which puts
+    a stand-in of the runtime (a mock) in place only while its script runs."""
+    from streamlit import runtime
+
+    return runtime.exists() and type(runtime.get_instance()) is runtime.Runtime
+
+
 def import_modules(names=None) -> None:
     """Import ``names`` (default :data:`WARM_MODULES`); a failure is logged, never raised: the page that needs
     the module raises it then."""
@@ -163,12 +171,10 @@ def import_modules(names=None) -> None:
 
 
 def warm_imports() -> bool:
-    """In a served app (a Streamlit runtime: not AppTest, not the CLI), start importing :data:`WARM_MODULES`
-    in a background thread, once per process; True when this call started it."""
+    """In a served app (:func:`served`), start importing :data:`WARM_MODULES` in a background thread, once per
+    process; True when this call started it."""
     global _warm_started
-    from streamlit import runtime
-
-    if not runtime.exists():
+    if not served():
         return False
     with _WARMING:
         if _warm_started:
@@ -193,7 +199,12 @@ def _interrupt_when_stopping(poll: float = 0.2) -> None:
     from store.db import interrupt_all
 
     stopping = (RuntimeState.STOPPING, RuntimeState.STOPPED)
-    while runtime.get_instance().state not in stopping:
+    while True:
+        try:
+            if runtime.get_instance().state in stopping:
+                break
+        except RuntimeError:  # no runtime any more (it was stopped and removed): nothing left to watch
+            break
         time.sleep(poll)
     logging.getLogger("assess").info("the server is stopping: interrupting the stores' running statements")
     while True:
@@ -202,12 +213,10 @@ def _interrupt_when_stopping(poll: float = 0.2) -> None:
 
 
 def interrupt_on_shutdown() -> bool:
-    """In a served app, start (once per process) the daemon thread that interrupts the stores' running
-    statements when the server stops (:func:`_interrupt_when_stopping`); True when this call started it."""
+    """In a served app (:func:`served`), start (once per process) the daemon thread that interrupts the stores'
+    running statements when the server stops (:func:`_interrupt_when_stopping`); True when this call started it."""
     global _watching
-    from streamlit import runtime
-
-    if not runtime.exists():
+    if not served():
         return False
     with _WARMING:
         if _watching:
