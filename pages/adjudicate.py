@@ -13,7 +13,7 @@ import streamlit as st
 
 from assess import ui
 from assess.errors import AssessError
-from assess.services.judging import adjudication_order, adjudication_screen, adjudication_sources, read_passage
+from assess.services.judging import adjudication_screen, adjudication_sources, read_passage
 from assess.tasks import GRADES, Shown
 from assess.text import query_terms
 from store import exports, labels, review
@@ -39,7 +39,7 @@ if len(sources) < 2:
     st.info("Two label sources are needed to compare (an organizer chooses them in the sidebar).")
     st.stop()
 
-order = adjudication_order(database, sources)
+order = ui.adjudication_order(database, sources)
 load_passage = lambda passage_id: read_passage(database, passage_id)  # noqa: E731
 desk = ui.KeyQueue("adj", database, review.ADJUDICATION, "passage", order, lambda: review.adjudicated(database))
 if not len(order.items):

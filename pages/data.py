@@ -73,7 +73,7 @@ if names:
     pick = st.selectbox("Source", names, key="export_source")
     st.download_button(
         "Download TREC qrels",
-        exports.qrels_text(database, pick, task),
+        lambda: exports.qrels_text(database, pick, task),  # written on the click: not on every run of the page
         file_name=f"{pick.replace(':', '_')}.{task}.qrels",
         mime="text/plain",
     )

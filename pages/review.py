@@ -5,24 +5,25 @@ adjudication are on the Adjudicate page (pages/adjudicate.py), which adjudicator
 import pandas as pd
 import streamlit as st
 
-from assess import settings, ui
+from assess import ui
 from assess.ui import consistency
 from assess.ui import review as panels
-from store import queue, review
+from store import queue
 
 ui.frame_guard(organizer=True)
 database = ui.db()
 st.title("Review")
 
 st.subheader("Assessors")
-summary = pd.DataFrame(review.assessor_summary(database, open_mode=settings.open_mode()))
+assessors, topics = panels.progress_tables(database)
+summary = pd.DataFrame(assessors)
 if summary.empty:
     st.info("No assessor has judged anything yet.")
 else:
     st.dataframe(summary, hide_index=True, width="stretch")
 
 st.subheader("Progress per topic (any assessor)")
-st.dataframe(pd.DataFrame(review.topic_progress(database)), hide_index=True, width="stretch")
+st.dataframe(pd.DataFrame(topics), hide_index=True, width="stretch")
 
 st.subheader("Judging mode")
 modes = list(queue.MODES)

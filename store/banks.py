@@ -517,8 +517,11 @@ def rubric_questions(db: Store) -> list[dict]:
     question id, importance label."""
     return rows(
         db,
-        "SELECT q.topic_id, q.question_id, q.importance FROM rubric_questions q WHERE EXISTS (SELECT 1 FROM "
-        "rubric_answers a WHERE a.topic_id = q.topic_id AND a.question_id = q.question_id) ORDER BY q.topic_id, q.position",
+        # the answered questions once (the answers' key is (topic, answer): a subquery per question would read
+        # every answer of its topic)
+        "SELECT q.topic_id, q.question_id, q.importance FROM rubric_questions q "
+        "JOIN (SELECT DISTINCT topic_id, question_id FROM rubric_answers) a "
+        "ON a.topic_id = q.topic_id AND a.question_id = q.question_id ORDER BY q.topic_id, q.position",
     )
 
 

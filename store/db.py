@@ -260,6 +260,34 @@ def _enter_wal(dbapi_conn) -> None:
 # --------------------------------------------------------------------------------------------- store
 
 
+_OPEN_STORES: weakref.WeakSet = weakref.WeakSet()  # every Store of this process, for interrupt_all()
+_OPEN_LOCK = threading.Lock()
+
+
+def interrupt_all() -> int:
+    """Stop the statement each open store of this process is running now: SQLite's ``Connection.interrupt()``,
+    a cancel request to PostgreSQL (both safe from another thread). For a server that is shutting down: a
+    query that would run for minutes ends at once with an error in the thread that ran it. Returns how many
+    connections were asked (a store between statements is asked too: there is nothing to stop)."""
+    with _OPEN_LOCK:
+        stores = list(_OPEN_STORES)
+    asked = 0
+    for db in stores:
+        conn = db._held[0]
+        if conn is None or conn.closed:
+            continue
+        try:
+            driver = conn.connection.driver_connection
+            if db.sqlite:
+                driver.interrupt()
+            else:
+                driver.cancel()
+            asked += 1
+        except Exception:  # closed or broken meanwhile: nothing runs there
+            continue
+    return asked
+
+
 class Store:
     """An open store on SQLite or PostgreSQL, the handle every store function takes.
 
@@ -286,6 +314,8 @@ class Store:
         self.busy = 0  # result sets still being read (each())
         self._held: list[sa.Connection | None] = [None]
         self._finalizer = weakref.finalize(self, _close_held, self._held)
+        with _OPEN_LOCK:
+            _OPEN_STORES.add(self)
         self.ensure_open()  # an unreachable database or a bad file is reported when the store is opened
         self.release()
 

@@ -9,49 +9,66 @@ from datetime import datetime
 
 from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, Label, Shown, SourceKind, Task, source_kind
 from store import labels
-from store.db import Store, column, each, row, rows, value, write
+from store.db import Store, column, each, row, rows, tuples, write
 from store.history import actions, record_action
 from store.prejudgments import rationale
-from store.queue import load_queue
+from store.queue import queue_progress_many
 from store.settings import get_setting, set_setting
 from store.sources import ensure_source
 
 BREAK_SECONDS = 300  # a gap longer than this between two labels is a pause, not judging time
 
 
+# Every assessor's labels: an IN list, which SQLite reads source by source through the primary key (a join on
+# sources lets its planner scan the whole label table and look each row's source up).
+_ASSESSORS = "SELECT name FROM sources WHERE kind = 'assessor'"
+_ASSESSOR_LABELS = f"FROM {{table}} l WHERE l.source IN ({_ASSESSORS})"
+
+
 def assessor_summary(db: Store, *, open_mode: bool = True) -> list[dict]:
     """Per assessor: progress over their queue (judged / total), passage labels, turns touched, grade
-    counts 0..4, cannot-judge, PTKB labels, median and mean seconds per passage label."""
-    out = []
-    for name in column(db, "SELECT name FROM sources WHERE kind = 'assessor' ORDER BY name"):
-        state = load_queue(db, name, open_mode=open_mode)
-        progress = state.progress()
-        grades = dict.fromkeys(GRADES.values, 0)
+    counts 0..4, cannot-judge, PTKB labels, median and mean seconds per passage label.
+
+    Each figure is one grouped query over every assessor's labels (their primary key starts with the
+    source), not a few queries per assessor; the queues' progress is :func:`store.queue.queue_progress_many`."""
+    names = column(db, "SELECT name FROM sources WHERE kind = 'assessor' ORDER BY name")
+    passages = _ASSESSOR_LABELS.format(table="passage_labels")
+    grades: dict[str, dict] = {name: dict.fromkeys(GRADES.values, 0) for name in names}
+    for r in each(
+        db, f"SELECT l.source, l.grade, COUNT(*) AS n {passages} AND l.grade IS NOT NULL GROUP BY l.source, l.grade"
+    ):
+        grades[r["source"]][r["grade"]] = r["n"]
+    counts = {
+        r["source"]: r
         for r in each(
             db,
-            "SELECT grade, COUNT(*) AS n FROM passage_labels WHERE source = :source AND grade IS NOT NULL "
-            "GROUP BY grade",
-            {"source": name},
-        ):
-            grades[r["grade"]] = r["n"]
-        counts = row(
-            db,
-            "SELECT COUNT(*) AS labels, COUNT(DISTINCT turn_id) AS turns, "
-            "COUNT(*) FILTER (WHERE grade IS NULL) AS cannot FROM passage_labels WHERE source = :source",
-            {"source": name},
+            "SELECT l.source, COUNT(*) AS labels, COUNT(DISTINCT l.turn_id) AS turns, "
+            f"COUNT(*) FILTER (WHERE l.grade IS NULL) AS cannot {passages} GROUP BY l.source",
         )
-        ptkb = value(db, "SELECT COUNT(*) AS n FROM ptkb_labels WHERE source = :source", {"source": name})
-        speed = seconds_per_label(db, name)
+    }
+    ptkb = {
+        r["source"]: r["n"]
+        for r in each(
+            db, f"SELECT l.source, COUNT(*) AS n {_ASSESSOR_LABELS.format(table='ptkb_labels')} GROUP BY l.source"
+        )
+    }
+    speeds = _seconds_per_label(db, f"h.source IN ({_ASSESSORS})", {}, "passage")
+    progress = queue_progress_many(db, names, open_mode=open_mode)
+    out = []
+    for name in names:
+        judged, total = progress[name]
+        found = counts.get(name, {})
+        speed = speeds.get(name, _NO_SPEED)
         out.append(
             {
                 "assessor": name,
-                "queue_judged": progress["judged"],
-                "queue_total": progress["total"],
-                "passage_labels": counts["labels"],
-                "turns": counts["turns"],
-                "cannot_judge": counts["cannot"] or 0,
-                **{f"grade_{g}": grades[g] for g in GRADES.values},
-                "ptkb_labels": ptkb,
+                "queue_judged": judged,
+                "queue_total": total,
+                "passage_labels": found.get("labels", 0),
+                "turns": found.get("turns", 0),
+                "cannot_judge": found.get("cannot") or 0,
+                **{f"grade_{g}": grades[name][g] for g in GRADES.values},
+                "ptkb_labels": ptkb.get(name, 0),
                 "median_seconds": speed["median"],
                 "mean_seconds": speed["mean"],
             }
@@ -59,40 +76,80 @@ def assessor_summary(db: Store, *, open_mode: bool = True) -> list[dict]:
     return out
 
 
+_NO_SPEED = {"n": 0, "median": None, "mean": None}
+
+
+def _seconds_per_label(db: Store, which: str, params: dict, task: str) -> dict[str, dict]:
+    """:func:`seconds_per_label` of every source matching ``which`` (a condition on ``label_history h``), one query."""
+    stamps: dict[str, list[datetime]] = {}
+    _, found = tuples(  # a bulk read: a campaign's history holds every assessor's every label
+        db,
+        f"SELECT h.source, h.at FROM label_history h WHERE {which} AND h.label_table = :label_table "
+        "AND h.via IS DISTINCT FROM 'bulk' AND (h.via IS NULL OR h.via != 'undo') ORDER BY h.source, h.id",
+        {**params, "label_table": str(task)},
+    )
+    for source, at in found:
+        stamps.setdefault(source, []).append(datetime.fromisoformat(at.replace("Z", "+00:00")))
+    out = {}
+    for source, times in stamps.items():
+        gaps = [(b - a).total_seconds() for a, b in zip(times, times[1:])]
+        gaps = [g for g in gaps if 0 <= g <= BREAK_SECONDS]
+        if gaps:
+            out[source] = {"n": len(gaps), "median": statistics.median(gaps), "mean": statistics.fmean(gaps)}
+    return out
+
+
 def seconds_per_label(db: Store, source: str, task: str = "passage") -> dict:
     """Seconds between consecutive label writes of ``source`` for one task (from the history), pauses
     > 5 min left out."""
-    stamps = [
-        datetime.fromisoformat(at.replace("Z", "+00:00"))
-        for at in column(
-            db,
-            "SELECT at FROM label_history WHERE source = :source AND label_table = :label_table "
-            "AND via IS DISTINCT FROM 'bulk' AND (via IS NULL OR via != 'undo') ORDER BY id",
-            {"source": source, "label_table": str(task)},
-        )
-    ]
-    gaps = [(b - a).total_seconds() for a, b in zip(stamps, stamps[1:])]
-    gaps = [g for g in gaps if 0 <= g <= BREAK_SECONDS]
-    if not gaps:
-        return {"n": 0, "median": None, "mean": None}
-    return {"n": len(gaps), "median": statistics.median(gaps), "mean": statistics.fmean(gaps)}
+    return _seconds_per_label(db, "h.source = :source", {"source": source}, task).get(source, dict(_NO_SPEED))
 
 
 def topic_progress(db: Store, source: str | None = None) -> list[dict]:
-    """Per conversation: pooled pairs and how many carry a label of ``source`` (any assessor if None)."""
+    """Per conversation: pooled pairs and how many carry a label of ``source`` (any assessor if None).
+
+    Two aggregates joined on the conversation, not a subquery per pooled pair: the labelled pairs are read
+    from the chosen sources' labels (the primary key starts with the source) once, each pair once."""
     if source is None:
         cond, params = "s.kind = 'assessor'", {}
     else:
         cond, params = "s.name = :source", {"source": source}
     return rows(
         db,
-        "SELECT t.conversation_id AS conversation, COUNT(*) AS pooled, "
-        "COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM sources s JOIN passage_labels l ON l.source = s.name "
-        f"AND l.turn_id = p.turn_id AND l.passage_id = p.passage_id WHERE {cond})) AS judged "
-        "FROM pool p JOIN turns t ON t.id = p.turn_id JOIN conversations c ON c.id = t.conversation_id "
-        "GROUP BY t.conversation_id, c.rowid ORDER BY c.rowid",
+        "SELECT c.id AS conversation, pooled.n AS pooled, COALESCE(judged.n, 0) AS judged FROM conversations c "
+        "JOIN (SELECT t.conversation_id, COUNT(*) AS n FROM pool p JOIN turns t ON t.id = p.turn_id "
+        "GROUP BY t.conversation_id) pooled ON pooled.conversation_id = c.id "
+        "LEFT JOIN (SELECT t.conversation_id, COUNT(*) AS n FROM (SELECT DISTINCT l.turn_id, l.passage_id "
+        f"FROM passage_labels l WHERE l.source IN (SELECT s.name FROM sources s WHERE {cond})) j "
+        "JOIN pool p ON p.turn_id = j.turn_id AND p.passage_id = j.passage_id JOIN turns t ON t.id = p.turn_id "
+        "GROUP BY t.conversation_id) judged ON judged.conversation_id = c.id "
+        "ORDER BY c.rowid",
         params,
     )
+
+
+def progress_version(db: Store) -> tuple:
+    """Changes whenever :func:`assessor_summary` or :func:`topic_progress` may answer differently: the label
+    history, the pool, the turns, the sources, assignments, samples and overlap plans, and each assessor's
+    passage and PTKB labels (their number and latest write: a bulk import writes no history)."""
+    found = row(
+        db,
+        "SELECT (SELECT MAX(id) FROM label_history) AS history, (SELECT COUNT(*) FROM pool) AS pooled, "
+        "(SELECT MAX(added_at) FROM pool) AS pooled_at, (SELECT COUNT(*) FROM turns) AS turns, "
+        "(SELECT COUNT(*) FROM ptkb_statements) AS statements, (SELECT COUNT(*) FROM sources) AS sources, "
+        "(SELECT COUNT(*) FROM assignments) AS assigned, (SELECT MAX(assigned_at) FROM assignments) AS assigned_at, "
+        "(SELECT COUNT(*) FROM sample_items) AS sampled, (SELECT COUNT(*) FROM overlap_items) AS overlapping",
+    )
+    labelled = tuple(
+        (r["source"], r["n"], r["latest"])
+        for table in ("passage_labels", "ptkb_labels")
+        for r in each(
+            db,
+            f"SELECT l.source, COUNT(*) AS n, MAX(l.updated_at) AS latest {_ASSESSOR_LABELS.format(table=table)} "
+            "GROUP BY l.source ORDER BY l.source",
+        )
+    )
+    return (*found.values(), labelled)
 
 
 def disagreements(db: Store, a: str, b: str, *, limit: int = 500) -> list[dict]:

@@ -3,10 +3,10 @@ session and copied per test, the shared data folder, the project root.
 
 Each folder under tests/ is a tier and gives its tests the marker of its name (``unit``, ``store``,
 ``services``, ``cli``, ``app``, ``browser``, ``deploy``, ``docs``); a test that uses a PostgreSQL server gets
-``postgresql``. The default run (``addopts`` in pyproject.toml) leaves out ``browser``, ``deploy`` and
-``postgresql``; ``python -m pytest -m "" -n 2`` runs everything (README, .ci/run). Engines: the store and
-services tiers run ``store_target`` tests on both engines; the other tiers on SQLite, except the tests
-marked ``both_engines`` (their PostgreSQL smoke tests)."""
+``postgresql``. The default run (``addopts`` in pyproject.toml) leaves out ``browser``, ``deploy``,
+``postgresql`` and ``scale`` (pages timed on the iKAT 2024 store); ``python -m pytest -m "" -n 2`` runs
+everything (README, .ci/run). Engines: the store and services tiers run ``store_target`` tests on both
+engines; the other tiers on SQLite, except the tests marked ``both_engines`` (their PostgreSQL smoke tests)."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from assess.ui.crowd import (
 from assess.ui.cursor import (
     Cursor,
     KeyQueue,
+    adjudication_order,
     keyboard_preference,
     keys,
     load_queue,
@@ -94,6 +95,7 @@ __all__ = [
     "navigation_pages",
     "Cursor",
     "KeyQueue",
+    "adjudication_order",
     "keyboard_preference",
     "keys",
     "person_switch",

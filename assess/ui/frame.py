@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
+import threading
 
 import streamlit as st
 
@@ -149,12 +151,98 @@ def key_panel(func):
     return panel
 
 
+WARM_MODULES = ("scipy.stats", "assess.ui.plots", "assess.services.audit", "assess.measures.agreement")
+"""What the organizer pages import beyond the frame: SciPy's statistics alone take about 1.5 s, which the first
+/scores of a server's life would otherwise wait for (its AEPD tab's Kendall tau)."""
+
+_WARMING = threading.Lock()
+_warm_started = False
+
+
+def served() -> bool:
+    """True in an app served by ``streamlit run`` (its runtime); False under the CLI and under AppTest, which puts
+    a stand-in of the runtime (a mock) in place only while its script runs."""
+    from streamlit import runtime
+
+    return runtime.exists() and type(runtime.get_instance()) is runtime.Runtime
+
+
+def import_modules(names=None) -> None:
+    """Import ``names`` (default :data:`WARM_MODULES`); a failure is logged, never raised: the page that needs
+    the module raises it then."""
+    for name in WARM_MODULES if names is None else names:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            logging.getLogger("assess").exception("could not import %s ahead of the pages", name)
+
+
+def warm_imports() -> bool:
+    """In a served app (:func:`served`), start importing :data:`WARM_MODULES` in a background thread, once per
+    process; True when this call started it."""
+    global _warm_started
+    if not served():
+        return False
+    with _WARMING:
+        if _warm_started:
+            return False
+        _warm_started = True
+    threading.Thread(target=import_modules, name="assess-warm-imports", daemon=True).start()
+    return True
+
+
+_watching = False
+
+
+def _interrupt_when_stopping(poll: float = 0.2) -> None:
+    """Wait for the server to stop (SIGTERM, SIGINT: Streamlit's own handler stops its runtime), then interrupt
+    every store's running statement, again each ``poll`` seconds until the process exits: a page inside a
+    minutes-long query would otherwise keep the process alive until that query ends."""
+    import time
+
+    from streamlit import runtime
+    from streamlit.runtime import RuntimeState
+
+    from store.db import interrupt_all
+
+    stopping = (RuntimeState.STOPPING, RuntimeState.STOPPED)
+    while True:
+        try:
+            if runtime.get_instance().state in stopping:
+                break
+        except RuntimeError:  # no runtime any more (it was stopped and removed): nothing left to watch
+            break
+        time.sleep(poll)
+    logging.getLogger("assess").info("the server is stopping: interrupting the stores' running statements")
+    while True:
+        interrupt_all()
+        time.sleep(poll)
+
+
+def interrupt_on_shutdown() -> bool:
+    """In a served app (:func:`served`), start (once per process) the daemon thread that interrupts the stores'
+    running statements when the server stops (:func:`_interrupt_when_stopping`); True when this call started it."""
+    global _watching
+    if not served():
+        return False
+    with _WARMING:
+        if _watching:
+            return False
+        _watching = True
+    threading.Thread(target=_interrupt_when_stopping, name="assess-interrupt-on-shutdown", daemon=True).start()
+    return True
+
+
 def ensure_started():
-    """Create the store on first start and load the embedded demo when it is empty."""
+    """Create the store on first start and load the embedded demo when it is empty; a served app's first
+    session also starts importing the organizer pages' modules in the background (:func:`warm_imports`) and
+    the watch that interrupts running queries when the server stops (:func:`interrupt_on_shutdown`)."""
     from assess.services.loading import is_empty, load_demo_if_empty
 
     if st.session_state.get("_store_checked"):
         return
+    warm_imports()
+    interrupt_on_shutdown()
     from store import open_db
 
     database = open_db(settings.db_target())  # a store that cannot be opened at all fails here, redacted

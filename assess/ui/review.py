@@ -12,6 +12,23 @@ from assess.ui.audit import table
 from assess.ui.widgets import error, esc
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def _progress_tables(_database, target: str, open_mode: bool, version: tuple) -> tuple[list, list]:
+    from store import review
+
+    return review.assessor_summary(_database, open_mode=open_mode), review.topic_progress(_database)
+
+
+def progress_tables(database) -> tuple[list[dict], list[dict]]:
+    """The review page's assessor summary and progress per topic (``store.review``), kept until one of their
+    inputs changes (``review.progress_version``): a rerun of the page (a tab, the judging mode) reads them once."""
+    from assess import settings
+    from store import review
+
+    open_mode = settings.open_mode()
+    return _progress_tables(database, database.target, open_mode, review.progress_version(database))
+
+
 def speed_panel(database) -> None:
     """Each assessor's active time per judgment (median and quartiles by task, passage length and hour), the
     implausible-speed flags, and the timed label events as CSV. Organizers only: assessors never see it."""

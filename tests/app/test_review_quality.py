@@ -97,3 +97,35 @@ def test_the_judge_page_shows_the_guideline_in_force_and_its_labels_record_the_v
     assert rows(app_db, "SELECT grade, guideline_version, active_ms FROM passage_labels WHERE source = 'gil'") == [
         (3, 2, None)  # a click AppTest makes carries no browser time
     ]
+
+
+def test_review_progress_follows_new_labels_between_reruns(app_db):
+    """The page keeps its progress tables between reruns (ui.review.progress_tables) until an input changes."""
+    at = open_app("pages/review.py")
+
+    def figures():
+        frames = [d.value for d in at.dataframe]
+        summary = next(f for f in frames if "queue_total" in f.columns).set_index("assessor")
+        topics = next(f for f in frames if list(f.columns) == ["conversation", "pooled", "judged"])
+        return summary, dict(zip(topics["conversation"], topics["judged"]))
+
+    summary, before = figures()
+    assert "newbie" not in summary.index
+    with open_db(app_db) as db:
+        unjudged = store_rows(
+            db,
+            "SELECT p.turn_id, p.passage_id, t.conversation_id FROM pool p JOIN turns t ON t.id = p.turn_id "
+            "WHERE NOT EXISTS (SELECT 1 FROM passage_labels l JOIN sources s ON s.name = l.source "
+            "WHERE s.kind = 'assessor' AND l.turn_id = p.turn_id AND l.passage_id = p.passage_id) "
+            "ORDER BY p.turn_id, p.passage_id",
+        )
+        picked = [unjudged[0], unjudged[-1], unjudged[-2]]
+        who = ensure_source(db, "newbie", "assessor")
+        for r in picked:
+            queue.save_passage_label(db, who, r["turn_id"], r["passage_id"], 2, mode="blind", via="ui")
+    at.run()
+    summary, after = figures()
+    assert summary.loc["newbie", "queue_judged"] == summary.loc["newbie", "passage_labels"] == 3
+    gained = {c: sum(r["conversation_id"] == c for r in picked) for c in before}
+    assert sum(gained.values()) == 3
+    assert after == {c: before[c] + gained[c] for c in before}
