@@ -156,7 +156,6 @@ WARM_MODULES = ("scipy.stats", "assess.ui.plots", "assess.services.audit", "asse
 /scores of a server's life would otherwise wait for (its AEPD tab's Kendall tau)."""
 
 _WARMING = threading.Lock()
-_warm_started = False
 
 
 def served() -> bool:
@@ -177,21 +176,26 @@ def import_modules(names=None) -> None:
             logging.getLogger("assess").exception("could not import %s ahead of the pages", name)
 
 
-def warm_imports() -> bool:
-    """In a served app (:func:`served`), start importing :data:`WARM_MODULES` in a background thread, once per
-    process; True when this call started it."""
-    global _warm_started
+def _start_once(name: str, target) -> bool:
+    """In a served app (:func:`served`), start ``target`` in a daemon thread called ``name``, once per process;
+    True when this call started it."""
     if not served():
         return False
     with _WARMING:
-        if _warm_started:
+        if name in _STARTED:
             return False
-        _warm_started = True
-    threading.Thread(target=import_modules, name="assess-warm-imports", daemon=True).start()
+        _STARTED.add(name)
+    threading.Thread(target=target, name=name, daemon=True).start()
     return True
 
 
-_watching = False
+_STARTED: set[str] = set()
+
+
+def warm_imports() -> bool:
+    """In a served app (:func:`served`), start importing :data:`WARM_MODULES` in a background thread, once per
+    process; True when this call started it."""
+    return _start_once("assess-warm-imports", import_modules)
 
 
 def _interrupt_when_stopping(poll: float = 0.2) -> None:
@@ -222,15 +226,7 @@ def _interrupt_when_stopping(poll: float = 0.2) -> None:
 def interrupt_on_shutdown() -> bool:
     """In a served app (:func:`served`), start (once per process) the daemon thread that interrupts the stores'
     running statements when the server stops (:func:`_interrupt_when_stopping`); True when this call started it."""
-    global _watching
-    if not served():
-        return False
-    with _WARMING:
-        if _watching:
-            return False
-        _watching = True
-    threading.Thread(target=_interrupt_when_stopping, name="assess-interrupt-on-shutdown", daemon=True).start()
-    return True
+    return _start_once("assess-interrupt-on-shutdown", _interrupt_when_stopping)
 
 
 def ensure_started():

@@ -11,11 +11,10 @@ from assess.ui import frame
 
 
 def test_no_runtime_no_thread(monkeypatch):
-    monkeypatch.setattr(frame, "_warm_started", False)
-    monkeypatch.setattr(frame, "_watching", False)
+    monkeypatch.setattr(frame, "_STARTED", set())
     assert frame.served() is False
-    assert frame.warm_imports() is False and frame._warm_started is False
-    assert frame.interrupt_on_shutdown() is False and frame._watching is False
+    assert frame.warm_imports() is False and frame.interrupt_on_shutdown() is False
+    assert not frame._STARTED
 
 
 def test_apptest_stand_in_runtime_is_not_a_served_app(monkeypatch):
@@ -30,7 +29,7 @@ def test_apptest_stand_in_runtime_is_not_a_served_app(monkeypatch):
 
 def test_a_served_app_imports_once_in_the_background(monkeypatch):
     monkeypatch.setattr(frame, "served", lambda: True)
-    monkeypatch.setattr(frame, "_warm_started", False)
+    monkeypatch.setattr(frame, "_STARTED", set())
     monkeypatch.setattr(frame, "WARM_MODULES", ("json.tool", "no_such_module_here"))
     monkeypatch.delitem(sys.modules, "json.tool", raising=False)
     started = []
