@@ -133,7 +133,8 @@ def cache_theme_messages() -> None:
             built = type(msg)()
             original(built, section)
             _THEME_SECTIONS[section] = built
-        msg.MergeFrom(built)
+        if built.ListFields():  # merging even an empty message would mark the section as set: a custom theme,
+            msg.MergeFrom(built)  # and the browser would stop following the system's light or dark setting
 
     populate._assess_patched = True
     populate._assess_original = original

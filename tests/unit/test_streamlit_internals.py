@@ -69,7 +69,7 @@ def test_theme_sections_are_built_once_and_equal_streamlits_own():
     """The run message's theme sections come from a per-process copy (assess.ui.internals.cache_theme_messages)
     that equals what Streamlit builds, with and without theme options set; the copy is built once."""
     from streamlit import config
-    from streamlit.proto.NewSession_pb2 import CustomThemeConfig
+    from streamlit.proto.NewSession_pb2 import CustomThemeConfig, NewSession
     from streamlit.runtime import app_session
 
     from assess.ui import internals
@@ -91,6 +91,12 @@ def test_theme_sections_are_built_once_and_equal_streamlits_own():
                 patched(ours, section)
                 original(theirs, section)
                 assert ours == theirs, section
+            # in the run message itself: an unset theme stays unset (the browser then follows the system's
+            # light or dark setting), a set one is set
+            ours, theirs = NewSession(), NewSession()
+            patched(ours.custom_theme)
+            original(theirs.custom_theme)
+            assert ours.HasField("custom_theme") == theirs.HasField("custom_theme") == (color is not None)
             built = dict(internals._THEME_SECTIONS)
             patched(CustomThemeConfig(), "theme")
             assert internals._THEME_SECTIONS["theme"] is built["theme"]  # not built again
