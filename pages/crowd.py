@@ -19,13 +19,13 @@ from assess import ui
 from assess.crowd import rules
 from assess.errors import AssessError
 from assess.ui.crowd import (
-    crowd_bind,
     crowd_check,
     crowd_keys,
     crowd_leave_link,
     crowd_mark,
     crowd_question,
     crowd_refused,
+    crowd_resume,
     crowd_start,
 )
 from store import crowd as store_crowd
@@ -62,13 +62,11 @@ if assignment is None:
     crowd_mark(entry, binding)
     st.info("There is no more work for you in this study. Thank you for your interest.")
     st.stop()
-if assignment.consented and binding is not None and binding.secret is None:
-    # a batch already started whose binding was released (crowd release): this browser continues it and binds
-    binding = crowd_bind(database, entry)
-    if not binding.allowed:  # another browser was faster
-        crowd_mark()
-        crowd_refused()
-        st.stop()
+binding = crowd_resume(database, entry, binding, assignment.consented)  # a released binding: bound here now
+if binding is not None and not binding.allowed:  # another browser was faster
+    crowd_mark()
+    crowd_refused()
+    st.stop()
 crowd_mark(entry, binding, unfinished=assignment.status != "completed")
 
 if not assignment.consented:

@@ -142,6 +142,15 @@ def crowd_bind(database, entry):
     return _crowd_binding(database, entry, bind=True)
 
 
+def crowd_resume(database, entry, binding, consented: bool):
+    """The binding a page view goes on with: ``binding`` as checked, except for a batch already consented to
+    whose worker id no browser holds (its binding was released: ``crowd release``), which this browser now
+    continues and binds (:func:`crowd_bind`; refused when another browser was faster)."""
+    if consented and binding is not None and binding.secret is None:
+        return crowd_bind(database, entry)
+    return binding
+
+
 def crowd_start(database, entry, assignment_id: int) -> None:
     """The consent page's Start (a button callback): bind the worker id to this browser first, then record the
     consent. When another browser bound the id meanwhile nothing is written, and the page's run that follows
