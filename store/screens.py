@@ -45,13 +45,3 @@ def person_setting(db: Store, name: str, person: str) -> str | None:
 def set_person_setting(db: Store, name: str, person: str, value: str) -> None:
     """Keep one person's choice ``name`` (a setting of the store: it holds in every browser and session)."""
     set_setting(db, f"{name}:{person}", value)
-
-
-def shortcuts_on(db: Store, person: str) -> bool:
-    """Whether ``person``'s single-key shortcuts are on (the default; WCAG 2.1.4 lets each person turn them off)."""
-    return person_setting(db, "shortcuts", person) != "off"
-
-
-def set_shortcuts(db: Store, person: str, on: bool) -> None:
-    """Keep ``person``'s choice of single-key shortcuts (a setting of the store: it holds in every session)."""
-    set_person_setting(db, "shortcuts", person, "on" if on else "off")
