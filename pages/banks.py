@@ -73,10 +73,20 @@ with match:
     numbers = list(range(1, len(screen["sentences"]) + 1))
     for n, sentence in zip(numbers, screen["sentences"]):
         ui.line(f"{n}.", sentence)
-    with st.form(f"bank_match_{topic}_{run}"):
+    # What each checkbox showed when it was first drawn (its own state keeps the person's edits after that):
+    # sent with the decisions, so a match saved meanwhile in another tab is not replaced silently. After such a
+    # refusal the form is drawn afresh (new widget keys) from what is stored, and saving again replaces it.
+    round_key, shown_key = f"bank_round_{topic}_{run}", f"bank_shown_{topic}_{run}"
+    fresh = st.session_state.get(round_key, 0)
+    suffix = f"_r{fresh}" if fresh else ""
+    shown = st.session_state.setdefault(shown_key, {})
+    now_stored = service.shown_matches(screen)
+    with st.form(f"bank_match_{topic}_{run}{suffix}"):
         decisions = {}
         for a in screen["answers"]:
-            key = f"{topic}_{run}_{a['nugget']}_{a['answer']}"
+            key = f"{topic}_{run}_{a['nugget']}_{a['answer']}{suffix}"
+            if f"bm_c_{key}" not in st.session_state:  # drawn now from the store
+                shown[(a["nugget"], a["answer"])] = now_stored[(a["nugget"], a["answer"])]
             st.markdown(
                 f"**{a['nugget']}.{a['answer']}** ({a['aggregator']}) {ui.esc(a['question'])} → {ui.esc(a['text'])}"
             )
@@ -87,5 +97,12 @@ with match:
             )
             decisions[(a["nugget"], a["answer"])] = (contains, cited)
         if st.form_submit_button("Save matches"):
-            act(service.save_matches, topic, run, decisions)
+            try:
+                ui.set_flash("success", service.save_matches(database, name, topic, run, decisions, shown))
+                shown.update(service.shown_decisions(decisions))  # what the form shows now is what is stored
+            except service.StaleLabel as exc:
+                ui.set_flash("error", f"Not saved: {exc}")
+                st.session_state[round_key] = fresh + 1
+            except AssessError as exc:
+                ui.set_flash("error", f"Not saved: {exc}")
             st.rerun()

@@ -21,6 +21,8 @@ from assess.formats.banks import (
     Rubric,
     RubricJudgment,
 )
+from assess.tasks import Label, Task, label_kind
+from store import labels
 from store.db import Store, now, row, rows, run, value, write
 from store.history import record_action
 from store.rights import check_writer
@@ -307,17 +309,47 @@ def _check_match(db: Store, topic: str, run_name: str, nugget: int, answer: int,
             )
 
 
-def _write_match(db: Store, source: str, m: BankMatch, *, mode: str, via: str | None) -> bool:
+UNCHECKED = object()
+"""``expected`` of a match write that replaces whatever is stored (imports, LLM answers)."""
+
+
+def shown_match(contains: bool, sentences: Iterable[int]) -> dict:
+    """A match as a form shows it and :func:`save_matches` compares it: ``{contains, sentences}``."""
+    return {"contains": int(contains), "sentences": sorted(set(sentences))}
+
+
+def _stale_match(source: str, m: BankMatch, found: dict) -> labels.StaleLabel:
+    stored = Label(Task.BANK_MATCH, source, (m.topic_id, m.run, m.nugget, m.answer), found["contains"])
+    said = ", ".join(map(str, json.loads(found["sentences"]))) or "none"
+    return labels.StaleLabel(
+        label_kind(Task.BANK_MATCH),
+        source,
+        stored,
+        found["updated_at"],
+        then=f"answer {m.nugget}.{m.answer}, sentences {said}: nothing saved; the form now shows it, save again to "
+        "replace it",
+    )
+
+
+def _write_match(
+    db: Store, source: str, m: BankMatch, *, mode: str, via: str | None, expected: object = UNCHECKED
+) -> bool:
+    """``expected``: what the page showed of the source's match (None: none), compared under the write lock with
+    the stored one: a match stored meanwhile that differs from it is not replaced (:class:`store.labels.StaleLabel`;
+    as on the judging pages, none stored is no conflict)."""
     key = {"s": source, "t": m.topic_id, "r": m.run, "n": m.nugget, "k": m.answer}
     found = row(
         db,
-        "SELECT contains, sentences FROM bank_matches WHERE source = :s AND turn_id = :t AND run = :r AND nugget = :n AND answer = :k",
+        "SELECT contains, sentences, updated_at FROM bank_matches "
+        "WHERE source = :s AND turn_id = :t AND run = :r AND nugget = :n AND answer = :k",
         key,
     )
     new = {"contains": int(m.contains), "sentences": list(m.sentences)}
-    old = None if found is None else {"contains": found["contains"], "sentences": json.loads(found["sentences"])}
-    if old == new:
+    old = None if found is None else shown_match(found["contains"], json.loads(found["sentences"]))
+    if old == shown_match(**new):
         return False
+    if expected is not UNCHECKED and old is not None and old != expected:
+        raise _stale_match(source, m, found)
     run(
         db,
         "INSERT INTO bank_matches (source, turn_id, run, nugget, answer, contains, sentences, mode, via, updated_at) "
@@ -339,6 +371,20 @@ def save_match(
         ensure_source(db, source, kind)
         _check_match(db, match.topic_id, match.run, match.nugget, match.answer, match.sentences)
         return _write_match(db, source, match, mode=mode, via=via)
+
+
+def save_matches(db: Store, source: str, decided: Sequence[tuple[BankMatch, dict | None]]) -> int:
+    """A form's decisions, each with what the form showed of the source's stored match (:func:`shown_match`,
+    None: none), in one transaction: when any stored match is not the one shown (another tab or device saved
+    it meanwhile), nothing is written (:class:`store.labels.StaleLabel` for the first). How many changed."""
+    with write(db):
+        check_writer(db, source)
+        ensure_source(db, source, "assessor")
+        changed = 0
+        for match, shown in decided:
+            _check_match(db, match.topic_id, match.run, match.nugget, match.answer, match.sentences)
+            changed += _write_match(db, source, match, mode="blind", via="page", expected=shown)
+        return changed
 
 
 def write_llm_match(db: Store, source: str, match: BankMatch) -> bool:

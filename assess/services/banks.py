@@ -35,6 +35,7 @@ from assess.measures.banks import (
 )
 from store import banks as store_banks
 from store.db import Store
+from store.labels import StaleLabel as StaleLabel  # the refusal of save_matches, which the page catches
 
 
 def import_bank_file(db: Store, path: str | Path, *, by: str | None, replace: bool = False) -> dict:
@@ -263,14 +264,36 @@ def match_screen(db: Store, source: str, topic: str, run: str) -> dict:
     return {"sentences": sentences, "answers": answers}
 
 
+def shown_matches(screen: dict) -> dict[tuple[int, int], dict | None]:
+    """What a match screen shows of the source's own matches, per (nugget, answer): passed back with the form's
+    decisions, so that a match saved meanwhile from another tab or device is not replaced silently."""
+    return {
+        (a["nugget"], a["answer"]): store_banks.shown_match(a["contains"], a["sentences"]) if a["labelled"] else None
+        for a in screen["answers"]
+    }
+
+
+def shown_decisions(decisions: dict[tuple[int, int], tuple[bool, list[int]]]) -> dict[tuple[int, int], dict]:
+    """The form's decisions as :func:`shown_matches` spells them (what the form shows once they are saved)."""
+    return {item: store_banks.shown_match(contains, cited) for item, (contains, cited) in decisions.items()}
+
+
 def save_matches(
-    db: Store, source: str, topic: str, run: str, decisions: dict[tuple[int, int], tuple[bool, list[int]]]
+    db: Store,
+    source: str,
+    topic: str,
+    run: str,
+    decisions: dict[tuple[int, int], tuple[bool, list[int]]],
+    shown: dict[tuple[int, int], dict | None],
 ) -> str:
-    """Store the form's decisions (each a label of the assessor's source, written with its history); the message."""
-    changed = sum(
-        save_match(db, source, topic, run, n, k, contains, sentences)
+    """Store the form's decisions as labels of the assessor's source, in one transaction with their history;
+    ``shown`` (:func:`shown_matches`): what the form showed. A stored match that differs from the one shown is
+    not replaced: :class:`store.labels.StaleLabel`, nothing saved. The message."""
+    decided = [
+        (BankMatch(topic, run, n, k, contains, tuple(sorted(set(sentences))), 0), shown.get((n, k)))
         for (n, k), (contains, sentences) in sorted(decisions.items())
-    )
+    ]
+    changed = store_banks.save_matches(db, source, decided)
     return f"{len(decisions)} answers judged for {run} on {topic} ({changed} changed)."
 
 

@@ -134,3 +134,47 @@ def test_the_scores_tab_shows_coverage_and_rubric_scores(demo_target, monkeypatc
     ]
     rubric = next(d.value for d in at.dataframe if "contradictory" in d.value.columns).to_dict("records")
     assert rubric[1] == {"run": "rt-beta", "topics": 1, "supportive": 1 / 7, "contradictory": 2 / 7}
+
+
+def test_a_match_saved_meanwhile_in_another_tab_is_not_replaced_silently(demo_target, monkeypatch):
+    """Two tabs of one assessor: the second tab's save wins; the first tab, drawn before it, is refused (nothing
+    stored, the message says what is stored, by whom, when), then shows the stored match; saving again replaces it."""
+    monkeypatch.setenv("ASSESS_DB", demo_target)
+    monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
+    run_cli("import", "rag-answers", str(BANKS / "answers.jsonl"), db=demo_target, check=True)
+    run_cli("nuggets", "bank", "import", str(BANKS / "bank.jsonl"), db=demo_target, check=True)
+    stored = lambda: rows(  # noqa: E731
+        demo_target, "SELECT nugget, contains, sentences FROM bank_matches WHERE source = 'ann' ORDER BY nugget"
+    )
+    history = lambda: rows(  # noqa: E731
+        demo_target, "SELECT item, old_value, new_value FROM label_history WHERE label_table = 'bank-match' ORDER BY id"
+    )
+    old = open_app("pages/banks.py", "ann", topic="101_2", run="rt-alpha")
+    other = open_app("pages/banks.py", "ann", topic="101_2", run="rt-alpha")
+    other.checkbox(key="bm_c_101_2_rt-alpha_1_1").check()
+    other.multiselect(key="bm_s_101_2_rt-alpha_1_1").select(1)
+    other.button(key="FormSubmitter:bank_match_101_2_rt-alpha-Save matches").click().run()
+    assert not other.exception and [s.value for s in other.success] == [
+        "1 answers judged for rt-alpha on 101_2 (1 changed)."
+    ]
+    saved = [{"nugget": 1, "contains": 1, "sentences": "[1]"}]
+    assert stored() == saved and len(history()) == 1
+
+    old.checkbox(key="bm_c_101_2_rt-alpha_1_1").check()
+    old.multiselect(key="bm_s_101_2_rt-alpha_1_1").select(2)
+    old.button(key="FormSubmitter:bank_match_101_2_rt-alpha-Save matches").click().run()
+    assert not old.exception, old.exception
+    assert stored() == saved and len(history()) == 1  # the older view wrote nothing
+    (message,) = [e.value for e in old.error]
+    assert message.startswith("Not saved: this item was labelled 1 · match by ann at ")
+    assert "answer 1.1, sentences 1: nothing saved" in message
+    # the form is drawn afresh from the store: what is stored is what it shows
+    assert old.checkbox(key="bm_c_101_2_rt-alpha_1_1_r1").value is True
+    assert old.multiselect(key="bm_s_101_2_rt-alpha_1_1_r1").value == [1]
+    old.multiselect(key="bm_s_101_2_rt-alpha_1_1_r1").unselect(1).select(2)
+    old.button(key="FormSubmitter:bank_match_101_2_rt-alpha_r1-Save matches").click().run()
+    assert not old.exception and [s.value for s in old.success] == [
+        "1 answers judged for rt-alpha on 101_2 (1 changed)."
+    ]
+    assert stored() == [{"nugget": 1, "contains": 1, "sentences": "[2]"}]
+    assert [h["item"] for h in history()] == ["101_2 rt-alpha 1 1", "101_2 rt-alpha 1 1"]  # the replacement's row
