@@ -69,11 +69,13 @@ ORGANIZER_ACTIONS: tuple[str, ...] = (
     "import",
     "replace",
     "curation",
+    "drop-demo",
 )
 """The ``label_table`` values of the history rows that record who did an organizer's action (the row's
 ``source`` is the person, ``item`` what was acted on; ``replace``: a stored text an import rewrote with
 ``--replace``, old and new content with the labels on the item; ``curation``: a duplicate decision in a
-nugget set that is not the actor's own, item ``'duplicate SET TURN A B'``)."""
+nugget set that is not the actor's own, item ``'duplicate SET TURN A B'``; ``drop-demo``: the embedded demo
+removed before real data came in, the rows removed per table)."""
 
 
 STUDY_MODES: tuple[JudgingMode, ...] = (JudgingMode.BLIND, JudgingMode.REVEAL, JudgingMode.SHOWN)

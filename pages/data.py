@@ -24,7 +24,26 @@ depth = c2.number_input("Run: pool depth per turn (0: no pooling)", 0, 1000, 10,
 run_name = c1.text_input("Responses with citations: run name (iKAT topics: topics)", key="import_run")
 replace = c2.checkbox("Responses with citations: replace stored responses that differ", key="import_replace")
 # Topics of one's own end a demo's open mode: the person makes their own organizer account first.
-ready = kind not in ("topics", "rag-topics") or ui.first_organizer(database, "Importing topics of your own")
+ready = kind not in loading.TOPIC_KINDS or ui.first_organizer(database, "Importing topics of your own")
+demo = None
+if ready and loading.demo_in_the_way(database, kind):  # no silent mix of the demo's items and one's own
+    demo = st.radio(
+        "This store holds the embedded demo. Your topics and the demo's would share the queues: what becomes of it?",
+        ["drop", "keep", "new"],
+        index=None,
+        key="import_demo",
+        format_func={
+            "drop": "Drop the demo (its topics, passages, runs, labels and everything on them) and import",
+            "keep": "Keep the demo beside my topics",
+            "new": "Use a new store instead",
+        }.get,
+    )
+    if demo == "new":
+        st.info(
+            "Start the app on a new store (ASSESS_DB=data/new.sqlite streamlit run app.py) or import there from "
+            "the command line (python -m assess import topics FILE --db data/new.sqlite); this store stays as it is."
+        )
+    ready = demo in ("drop", "keep")
 if st.button("Import", disabled=upload is None or not ready, type="primary") and (file_name := ui.upload_name(upload)):
     try:
         summary = loading.load_upload(
@@ -35,6 +54,7 @@ if st.button("Import", disabled=upload is None or not ready, type="primary") and
             source=source or None,
             depth=int(depth),
             by=ui.actor(),
+            demo=demo or "ask",
             **(
                 {"run": run_name.strip() or None, "replace": replace}
                 if "run" in loading.import_kind(kind).options

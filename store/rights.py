@@ -19,6 +19,7 @@ ACTION_ROLES: dict[str, tuple[str, ...]] = {
     "adjudication": ("organizer", "adjudicator"),
     "guideline": ("organizer",),
     "curation": ("organizer",),
+    "drop-demo": ("organizer",),
 }
 """The roles whose accounts may take each organizer action (checked in the action's own transaction).
 ``curation``: a change of a curated set -- a duplicate decision in a nugget set that is not the actor's own

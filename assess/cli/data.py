@@ -59,7 +59,9 @@ def add_commands(sub) -> None:
         "stores each nugget's assignment (support / partial_support / not_support) as an ntr-support label of "
         "--source (required) for the gold nugget of --nugget-source with the same text and the record's "
         "run_id (its response to the qid must be stored); assigned nuggets the set does not have are "
-        "reported (unknown_nuggets and a warning naming the first), not stored.",
+        "reported (unknown_nuggets and a warning naming the first), not stored. Topics of one's own (topics, "
+        "rag-topics) into a store that holds the embedded demo are refused (exit 2, nothing written) unless "
+        "--drop-demo or --keep-demo says what becomes of the demo; a new store (--db new.sqlite) needs neither.",
     )
     p.add_argument("kind", choices=list(IMPORT_KINDS), help="what the file holds")
     p.add_argument("file", help="the file to import")
@@ -110,6 +112,19 @@ def add_commands(sub) -> None:
         help="rag-answers: the topics the answers answer (TREC RAG topic_id TAB text, or AutoJudge requests JSONL "
         "with request_id, title, limit): a RAGTIME report over its request's character limit and a TREC RAG "
         "narrative other than its topic's text are warned about",
+    )
+    demo = p.add_mutually_exclusive_group()
+    demo.add_argument(
+        "--drop-demo",
+        action="store_true",
+        help="topics, rag-topics into a store holding the embedded demo: remove the demo and everything it seeded "
+        "first, in the import's transaction (docs/cli.md#real-data-and-the-demo)",
+    )
+    demo.add_argument(
+        "--keep-demo",
+        action="store_true",
+        help="topics, rag-topics into a store holding the embedded demo: keep the demo beside them (the queues "
+        "then mix both)",
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=cmd_import)
@@ -308,7 +323,7 @@ def _login() -> str:
 
 def cmd_import(args) -> int:
     from assess.errors import AssessError
-    from assess.services.loading import REPLACE_KINDS, load_file
+    from assess.services.loading import REPLACE_KINDS, TOPIC_KINDS, load_file
 
     check_options(
         args,
@@ -320,6 +335,9 @@ def cmd_import(args) -> int:
     for flag, given in (("--layout", args.layout), ("--topics", args.topics)):
         if given is not None and args.kind != "rag-answers":
             raise AssessError(f"{flag} is for rag-answers imports, not {args.kind}")
+    if (args.drop_demo or args.keep_demo) and args.kind not in TOPIC_KINDS:
+        flag = "--drop-demo" if args.drop_demo else "--keep-demo"
+        raise AssessError(f"{flag} is for {', '.join(TOPIC_KINDS)} imports, not {args.kind}")
     db = open_store(args, must_exist=False)
     summary = load_file(
         db,
@@ -336,6 +354,7 @@ def cmd_import(args) -> int:
         run=args.name,
         replace=args.replace,
         by=f"cli:{_login()}",
+        demo="drop" if args.drop_demo else "keep" if args.keep_demo else "ask",
         **{k: v for k, v in (("layout", args.layout), ("topics", args.topics)) if v is not None},
     )
     for warning in summary.get("warnings", ()):  # what the file held but was not stored

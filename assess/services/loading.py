@@ -242,7 +242,9 @@ def import_kind(kind: str) -> ImportKind:
         raise ValueError(f"unknown import kind {kind!r}; choose one of {', '.join(IMPORT_KINDS)}") from None
 
 
-def load_file(db: Store, kind: str, path: str | Path, *, by: str | None = None, **options) -> dict:
+def load_file(
+    db: Store, kind: str, path: str | Path, *, by: str | None = None, demo: str | None = None, **options
+) -> dict:
     """Parse ``path`` as ``kind`` and import it; raises FormatError (nothing written) on bad input.
 
     ``options`` are :class:`ImportOptions` fields; the kind reads those of its entry. ``run`` is for the
@@ -254,7 +256,29 @@ def load_file(db: Store, kind: str, path: str | Path, *, by: str | None = None, 
 
     ``by`` (the organizer's name; the CLI gives ``cli:<login>``) records the import in the history as an
     organizer action: what was imported, from which file, with the summary. It is written right after the
-    import's own transaction (a bulk import runs alone for its memory and speed settings)."""
+    import's own transaction (a bulk import runs alone for its memory and speed settings).
+
+    ``demo`` (:data:`DEMO_CHOICES`; the CLI and the Import page pass one, a library call None: no check): topics
+    of one's own imported into a store that holds the embedded demo (:func:`demo_in_the_way`) are refused with
+    ``ask`` (:class:`store.demo.DemoInStore`, nothing written), imported after the demo is removed in the same
+    transaction with ``drop`` (:func:`drop_demo`; a bad file leaves the demo in place), beside it with ``keep``."""
+    if demo is not None and demo not in DEMO_CHOICES:
+        raise AssessError(f"the demo choice is one of {', '.join(DEMO_CHOICES)}, not {demo!r}")
+    if demo is not None and demo != "keep" and demo_in_the_way(db, kind, options.get("collection")):
+        if demo == "ask":
+            from store.demo import DemoInStore
+
+            raise DemoInStore(
+                f"{db.location} holds the embedded demo: importing {kind} of your own would put the demo's items "
+                "in the queues beside yours. Import into a new store instead (--db new.sqlite), or say what to do "
+                "with the demo: --drop-demo (remove it and everything it seeded) or --keep-demo (keep both). "
+                "Nothing was imported"
+            )
+        from store.db import write
+
+        with write(db):  # one transaction: a file refused on its way in leaves the demo in place
+            drop_demo(db, by=by)
+            return load_file(db, kind, path, by=by, **options)
     given = ImportOptions(by=by, **options)
     if given.replace and kind not in REPLACE_KINDS:
         raise AssessError(f"replacing stored texts is for {', '.join(REPLACE_KINDS)} imports, not {kind}")
@@ -317,6 +341,48 @@ def _load_demo(db: Store, d: Path) -> dict:
 
 DEMO_ASSESSORS = ("demo-ann", "demo-ben")
 DEMO_SECOND_LLM = "llm:demo-llama"
+
+DEMO_CHOICES = ("ask", "drop", "keep")
+"""What an import of topics of one's own does to a store holding the demo (:func:`load_file`'s ``demo``)."""
+TOPIC_KINDS = ("topics", "rag-topics")
+"""The imports that bring conversations of their own (every other kind refers to stored turns)."""
+
+
+def demo_in_the_way(db: Store, kind: str, collection: str | None = None) -> bool:
+    """Whether importing ``kind`` would mix the embedded demo with one's own conversations: topics (of any
+    collection but the demo's own) into a store holding the demo."""
+    from store.accounts import DEMO_COLLECTION
+    from store.demo import holdings
+
+    return kind in TOPIC_KINDS and collection != DEMO_COLLECTION and holdings(db)["demo"] > 0
+
+
+def demo_seeded() -> dict[str, list[str]]:
+    """The runs, passages and label sources the demo's files seed (:func:`load_demo`)."""
+    from assess.formats.trec import PassageStream, RunStream
+
+    runs = sorted(DEMO_DIR.glob("runs/*.run"))
+    passages = {p.passage_id for block in PassageStream(DEMO_DIR / "passages.jsonl") for p in block}
+    passages |= {r.passage_id for run in runs for block in RunStream(run) for r in block}
+    sources = {DEMO_LLM, DEMO_SECOND_LLM, *DEMO_ASSESSORS, "gold", "organizers"}  # organizers: the PTKB provenance
+    return {"runs": [r.stem for r in runs], "passages": sorted(passages), "sources": sorted(sources)}
+
+
+def drop_demo(db: Store, *, by: str | None) -> dict[str, int]:
+    """Remove the embedded demo and everything it seeded, in one transaction with a history row
+    (:func:`store.demo.drop`): the rows removed per table."""
+    from store.demo import drop
+
+    return drop(db, **demo_seeded(), by=by)
+
+
+def demo_mix(db: Store, turns) -> bool:
+    """Whether the turn ids ``turns`` (a queue's) hold both demo turns and turns of one's own."""
+    from store.demo import demo_turns
+
+    demo = demo_turns(db)
+    kinds = {t in demo for t in turns}
+    return kinds == {True, False}
 
 
 def is_empty(db: Store) -> bool:
