@@ -260,25 +260,27 @@ def load_file(
 
     ``demo`` (:data:`DEMO_CHOICES`; the CLI and the Import page pass one, a library call None: no check): topics
     of one's own imported into a store that holds the embedded demo (:func:`demo_in_the_way`) are refused with
-    ``ask`` (:class:`store.demo.DemoInStore`, nothing written), imported after the demo is removed in the same
-    transaction with ``drop`` (:func:`drop_demo`; a bad file leaves the demo in place), beside it with ``keep``."""
+    ``ask`` (:class:`store.demo.DemoInStore`, nothing written; a bad file is refused for its own error first),
+    imported after the demo is removed in the same transaction with ``drop`` (:func:`drop_demo`; a bad file
+    leaves the demo in place), beside it with ``keep``."""
     if demo is not None and demo not in DEMO_CHOICES:
         raise AssessError(f"the demo choice is one of {', '.join(DEMO_CHOICES)}, not {demo!r}")
     if demo is not None and demo != "keep" and demo_in_the_way(db, kind, options.get("collection")):
-        if demo == "ask":
-            from store.demo import DemoInStore
-
-            raise DemoInStore(
-                f"{db.location} holds the embedded demo: importing {kind} of your own would put the demo's items "
-                "in the queues beside yours. Import into a new store instead (--db new.sqlite), or say what to do "
-                "with the demo: --drop-demo (remove it and everything it seeded) or --keep-demo (keep both). "
-                "Nothing was imported"
-            )
         from store.db import write
+        from store.demo import DemoInStore
 
         with write(db):  # one transaction: a file refused on its way in leaves the demo in place
-            drop_demo(db, by=by)
-            return load_file(db, kind, path, by=by, **options)
+            if demo == "drop":
+                drop_demo(db, by=by)
+            summary = load_file(db, kind, path, by=by, **options)
+            if demo == "ask":  # asked only of a file that would go in: its own errors come first; rolled back
+                raise DemoInStore(
+                    f"{db.location} holds the embedded demo: importing {kind} of your own would put the demo's "
+                    "items in the queues beside yours. Import into a new store instead (--db new.sqlite), or say "
+                    "what to do with the demo: --drop-demo (remove it and everything it seeded) or --keep-demo "
+                    "(keep both). Nothing was imported"
+                )
+        return summary
     given = ImportOptions(by=by, **options)
     if given.replace and kind not in REPLACE_KINDS:
         raise AssessError(f"replacing stored texts is for {', '.join(REPLACE_KINDS)} imports, not {kind}")
