@@ -40,8 +40,8 @@ if ready and loading.demo_in_the_way(database, kind):  # no silent mix of the de
     )
     if demo == "new":
         st.info(
-            "Start the app on a new store (ASSESS_DB=data/new.sqlite streamlit run app.py) or import there from "
-            "the command line (python -m assess import topics FILE --db data/new.sqlite); this store stays as it is."
+            "Start the app on a new store (ASSESS_DB=data/new.db streamlit run app.py) or import there from "
+            "the command line (python -m assess import topics FILE --db data/new.db); this store stays as it is."
         )
     ready = demo in ("drop", "keep")
 if st.button("Import", disabled=upload is None or not ready, type="primary") and (file_name := ui.upload_name(upload)):

@@ -9,7 +9,7 @@ fragment); the whole page runs again when the next item belongs to another turn.
 import streamlit as st
 
 from assess import ui
-from assess.services import judging, loading
+from assess.services import judging
 from assess.services.judging import read_passage
 from assess.tasks import GRADES, Shown
 from assess.text import query_terms
@@ -27,12 +27,7 @@ desk = ui.KeyQueue("judge", database, name, "passage", order, read_done, reshows
 if not len(desk.order.items):
     st.info("Your queue is empty: ask an organizer to assign you a topic.")
     st.stop()
-if loading.demo_mix(database, desk.order.turn_totals):  # said on every full run: the mix is never silent
-    st.warning(
-        "Your queue mixes the embedded demo's passages (conversations of the collection 'demo') with your own "
-        "topics' passages. An organizer can drop the demo (python -m assess import topics FILE --drop-demo, or the "
-        "Import page) or assign you only your own topics."
-    )
+ui.mixed_queue_warning(database, desk.order.turn_totals)  # on every full run: a mix is never silent
 if "turn" in st.query_params and "passage" in st.query_params:  # a deep link to one item, used once
     st.session_state["judge_key"] = (st.query_params.pop("turn"), st.query_params.pop("passage"))
 shown_turn = desk.cursor().screen_turn

@@ -22,6 +22,7 @@ desk = ui.KeyQueue("ptkb", database, name, "ptkb", order, lambda: queue.labelled
 if not len(order.items):
     st.info("No PTKB statements to label in your queue.")
     st.stop()
+ui.mixed_queue_warning(database, order.turn_totals)  # on every full run: a mix is never silent
 shown_turn = desk.cursor().turn_id
 ctx, left, right = ui.context_columns(database, shown_turn)
 statements = {s["id"]: s["text"] for s in ctx.ptkb}

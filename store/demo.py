@@ -10,6 +10,7 @@ have none; the named runs, passages and sources go only when nothing else refers
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Sequence
 
 import sqlalchemy as sa
@@ -20,9 +21,17 @@ from store.db import Store, column, row, run, write
 from store.history import record_action
 from store.rights import check_writer
 from store.screens import bump_topics_version
-from store.transfer import _tables
 
 _HISTORY = "label_history"  # append-only: a label removed here leaves its trail (the delete triggers add to it)
+
+
+def _tables(db: Store) -> list[sa.Table]:
+    """The store's tables as SQLAlchemy reflects them, parents before children (foreign keys)."""
+    meta = sa.MetaData()
+    with warnings.catch_warnings():  # expression indexes are not reflected; only columns and keys are used
+        warnings.simplefilter("ignore", sa.exc.SAWarning)
+        meta.reflect(bind=db.sa)
+    return [t for t in meta.sorted_tables if t.name not in ("assess_schema", "sqlite_sequence", "sqlite_stat1")]
 
 
 def holdings(db: Store) -> dict[str, int]:

@@ -61,7 +61,7 @@ def add_commands(sub) -> None:
         "run_id (its response to the qid must be stored); assigned nuggets the set does not have are "
         "reported (unknown_nuggets and a warning naming the first), not stored. Topics of one's own (topics, "
         "rag-topics) into a store that holds the embedded demo are refused (exit 2, nothing written) unless "
-        "--drop-demo or --keep-demo says what becomes of the demo; a new store (--db new.sqlite) needs neither.",
+        "--drop-demo or --keep-demo says what becomes of the demo; a new store (--db new.db) needs neither.",
     )
     p.add_argument("kind", choices=list(IMPORT_KINDS), help="what the file holds")
     p.add_argument("file", help="the file to import")

@@ -276,7 +276,7 @@ def load_file(
             if demo == "ask":  # asked only of a file that would go in: its own errors come first; rolled back
                 raise DemoInStore(
                     f"{db.location} holds the embedded demo: importing {kind} of your own would put the demo's "
-                    "items in the queues beside yours. Import into a new store instead (--db new.sqlite), or say "
+                    "items in the queues beside yours. Import into a new store instead (--db new.db), or say "
                     "what to do with the demo: --drop-demo (remove it and everything it seeded) or --keep-demo "
                     "(keep both). Nothing was imported"
                 )

@@ -23,7 +23,7 @@ from assess.ui.cursor import (
     person_switch,
     queue_order,
 )
-from assess.ui.demo import first_organizer
+from assess.ui.demo import first_organizer, mixed_queue_warning
 from assess.ui.frame import (
     actor,
     adjudication_page,
@@ -87,6 +87,7 @@ __all__ = [
     "source_cards",
     "renew_session",
     "first_organizer",
+    "mixed_queue_warning",
     "AGREEMENT_TASKS",
     "actor",
     "agreement_panel",

@@ -1,6 +1,7 @@
 """The demo never locks its user out: before an action would switch a demo store from open mode to accounts
 (the first account, topics of one's own), the page says so and offers to create the person's own organizer
-account first, signs this browser in with it and shows a generated password once."""
+account first, signs this browser in with it and shows a generated password once. A queue that mixes the demo's
+items with one's own says so (:func:`mixed_queue_warning`)."""
 
 from __future__ import annotations
 
@@ -65,3 +66,16 @@ def first_organizer(database, what: str) -> bool:
             except AssessError as exc:
                 error("No account made: ", exc)
     return False
+
+
+def mixed_queue_warning(database, turns) -> None:
+    """On a judging page's full run: say so when the queue's turns (``turns``) hold both the embedded demo's and
+    one's own (topics imported with ``--keep-demo``): such a mix is never silent."""
+    from assess.services.loading import demo_mix
+
+    if demo_mix(database, turns):
+        st.warning(
+            "Your queue mixes the embedded demo's items (conversations of the collection 'demo') with your own "
+            "topics' items. An organizer can drop the demo (python -m assess import topics FILE --drop-demo, or "
+            "the Import page) or assign you only your own topics."
+        )

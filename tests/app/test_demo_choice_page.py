@@ -1,6 +1,6 @@
 """Real data vs the demo on the pages (issue 32, item 9): /data asks what becomes of the demo before it imports
-topics of one's own (drop it, keep it, or use a new store), and /judge says when a queue mixes the demo's
-items with one's own. Checked on the stored rows before and after."""
+topics of one's own (drop it, keep it, or use a new store), and /judge and /ptkb say when a queue mixes the
+demo's items with one's own. Checked on the stored rows before and after."""
 
 from __future__ import annotations
 
@@ -64,9 +64,12 @@ def test_kept_demo_and_ones_own_in_one_queue_are_said_on_judge(demo, tmp_path):
 
     judge = open_app("pages/judge.py", "amy")  # open mode: a queue over every pool
     assert not judge.exception, judge.exception
-    assert any("mixes the embedded demo's passages" in w.value for w in judge.warning)
+    assert any("mixes the embedded demo's items" in w.value for w in judge.warning)
+    ptkb = open_app("pages/ptkb.py", "amy")  # every turn's statements
+    assert not ptkb.exception and any("mixes the embedded demo's items" in w.value for w in ptkb.warning)
 
     run_cli("import", "topics", topics_file(tmp_path), "--drop-demo", db=demo, check=True)
-    judge = open_app("pages/judge.py", "amy")
-    assert not any("mixes the embedded demo" in w.value for w in judge.warning)
+    for page in ("pages/judge.py", "pages/ptkb.py"):
+        after = open_app(page, "amy")
+        assert not after.exception and not any("mixes the embedded demo" in w.value for w in after.warning)
     assert rows(demo, "SELECT DISTINCT turn_id FROM pool ORDER BY turn_id") == [{"turn_id": "7_1"}, {"turn_id": "7_2"}]

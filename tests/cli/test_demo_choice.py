@@ -60,7 +60,7 @@ def test_topics_into_the_demo_are_refused_without_a_choice(demo_target, tmp_path
     proc = run_cli("import", "topics", topics_file(tmp_path), db=demo_target)
     assert proc.returncode == 2 and proc.stdout == ""
     assert "holds the embedded demo" in proc.stderr and "Traceback" not in proc.stderr
-    for hint in ("--db new.sqlite", "--drop-demo", "--keep-demo", "Nothing was imported"):
+    for hint in ("--db new.db", "--drop-demo", "--keep-demo", "Nothing was imported"):
         assert hint in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert snapshot(demo_target) == before
@@ -73,7 +73,7 @@ def test_topics_into_the_demo_are_refused_without_a_choice(demo_target, tmp_path
 
 
 def test_a_new_store_needs_no_choice(tmp_path):
-    target = tmp_path / "new.sqlite"
+    target = tmp_path / "new.db"
     run_cli("import", "topics", topics_file(tmp_path), db=target, check=True)
     assert collections(target) == {"7": "ikat-2024"}
 
