@@ -283,3 +283,88 @@ def test_score_runs_with_a_measure_pytrec_eval_lacks_is_exit_2_without_traceback
     assert proc.stderr.strip().splitlines() == [
         "error: measure 'Judged@10' is not computed here (pytrec_eval); use e.g. nDCG@k, P@k, R@k, AP, RR, P(rel=2)@k"
     ]
+
+
+# ------------------------------------------------------------------------------ people: names, e-mails, who acts
+
+ADD = ["users", "add", "eve", "--role", "assessor", "--no-password"]
+PEOPLE = [
+    ("email-escape", [*ADD, "--email", "eve\x1b[31m@x.org"], "found U+001B"),
+    ("email-bidi-override", [*ADD, "--email", "\u202egro.x@eve"], "found U+202E RIGHT-TO-LEFT OVERRIDE"),
+    ("email-newline", [*ADD, "--email", "eve@x.org\nbcc@y.org"], "found U+000A"),
+    ("email-two-at", [*ADD, "--email", "eve@x@y.org"], "found 2 '@'"),
+    ("email-mixed-script", [*ADD, "--email", "eve@exаmple.org"], "found Cyrillic and Latin"),
+    ("by-escape", [*ADD, "--by", "me\x1b[2J"], "--by: expected who acts"),
+    ("by-bidi-override", [*ADD, "--by", "\u202ebob"], "U+202E RIGHT-TO-LEFT OVERRIDE"),
+    ("by-zero-width", [*ADD, "--by", "da\u200bve"], "U+200B ZERO WIDTH SPACE"),
+    ("by-mixed-script", [*ADD, "--by", "d\u13aave"], "found Cherokee and Latin"),
+    ("by-on-role-change", ["users", "role", "dave", "--role", "assessor", "--by", "x\x07"], "--by: expected who acts"),
+    (
+        "cherokee-look-alike",
+        ["users", "add", "\u13a0\u13aa\u13d9\u13ac", "--role", "assessor", "--no-password"],
+        "looks like the existing name 'dave'",
+    ),
+    (
+        "lisu-look-alike",
+        ["users", "add", "\ua4d3\ua4ee\ua4e6\ua4f0", "--role", "assessor", "--no-password"],
+        "looks like the existing name 'dave'",
+    ),
+    (
+        "mixed-script-name",
+        ["users", "add", "m\u13aary", "--role", "assessor", "--no-password"],
+        "mixes the letters of two scripts (Cherokee and Latin)",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def people_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("people") / "people.db"
+    run_cli("users", "add", "dave", "--role", "organizer", "--no-password", db=db, check=True)
+    return db
+
+
+@pytest.mark.parametrize("case, argv, words", PEOPLE, ids=[p[0] for p in PEOPLE])
+def test_hostile_names_emails_and_actors_are_refused(people_db, tmp_path, case, argv, words):
+    db = copy_of(people_db, tmp_path)
+    before_bytes, before = db.read_bytes(), snapshot(db)
+    proc = run_cli(*argv, db=db)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert words in proc.stderr, proc.stderr
+    assert not set(proc.stderr) & {"\x1b", "\x07", "\u202e", "\u200b"}  # named, never passed to the terminal
+    assert db.read_bytes() == before_bytes and snapshot(db) == before
+
+
+def test_ordinary_people_still_pass(people_db, tmp_path):
+    db = copy_of(people_db, tmp_path)
+    for name, email in (("王芳", "wang@example.cn"), ("田中たなかTanaka", "tanaka@example.jp"), ("José", "jose@x.org")):
+        run_cli(
+            "users",
+            "add",
+            name,
+            "--role",
+            "assessor",
+            "--no-password",
+            "--email",
+            email,
+            "--by",
+            "dave",
+            db=db,
+            check=True,
+        )
+    assert len(run_cli("users", "list", "--json", db=db, check=True).stdout.split('"name"')) == 5
+
+
+def test_a_3000_character_host_is_refused_in_one_short_line():
+    host = "a" * 3000
+    for url in (
+        f"postgresql://u@{host}:5432/db",
+        f"postgresql://u@h/db?host=x,{host}",
+        f"postgresql://u@{'b' * 64}.org/db",
+    ):
+        proc = run_cli("users", "list", db=url)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        lines = proc.stderr.splitlines()
+        assert len(lines) == 1 and len(lines[0]) < 400, proc.stderr
+        assert "not a valid postgresql:// URL: a host name" in lines[0]
