@@ -368,3 +368,67 @@ def test_a_3000_character_host_is_refused_in_one_short_line():
         lines = proc.stderr.splitlines()
         assert len(lines) == 1 and len(lines[0]) < 400, proc.stderr
         assert "not a valid postgresql:// URL: a host name" in lines[0]
+
+
+# ------------------------------------------------------------------------------ banks, rubrics and their judgments
+
+
+def bank(topic="101_1", **nugget) -> bytes:
+    item = {"question": "q", "aggregator_type": "AND", "answers": [{"answer": "a", "references": ["d"]}], **nugget}
+    return json.dumps({"metadata": {"topic_id": topic}, "nugget_bank": [item]}).encode() + b"\n"
+
+
+def rubric(topic="101_1") -> bytes:
+    question = {"question_id": "q1", "importance": "A: Have to Know", "short_answers": [{"answer_id": "a1"}]}
+    return json.dumps({"topic_id": topic, "rubrics": [question]}).encode()
+
+
+def judgments(topic="101_1", run="r", answer="a1") -> bytes:
+    return f"topic_id,run_tag,answer_id,annotation\n{topic},{run},{answer},supports\n".encode()
+
+
+def match(topic="101_1", run="r") -> bytes:
+    return json.dumps({"topic_id": topic, "run_id": run, "nugget": 1, "answer": 1}).encode() + b"\n"
+
+
+BANK = ["nuggets", "bank", "import"]
+MATCHES = ["nuggets", "bank", "import-matches", "--source", "m"]
+RUBRIC = ["rubrics", "import"]
+JUDGED = ["rubrics", "import-judgments", "--source", "j"]
+# (case id, command, file content, expected line, words in the message)
+BANK_FILES = [
+    ("bank-deep-json", BANK, deep(5000), 1, "nested at most 200 levels"),
+    ("bank-deep-json-lines", BANK, b"[\n" * 5000 + b"]\n" * 5000, 201, "nested at most 200 levels"),
+    ("rubric-deep-json", RUBRIC, b'{"topic_id": "1", "rubrics": ' + deep(5000) + b"}", 1, "nested at most 200"),
+    ("judgments-200000-character-field", JUDGED, judgments(run="r" * 200_000), 2, "at most 131,072 characters"),
+    ("bank-topic-escape", BANK, bank("101\x1b[2J"), 1, "U+001B"),
+    ("bank-topic-bidi-override", BANK, bank("\u202e1_101"), 1, "U+202E"),
+    ("bank-topic-space", BANK, bank("101 3"), 1, "U+0020"),
+    ("bank-topic-trailing-space", BANK, bank("101_1") + bank("101_1 "), 2, "U+0020"),
+    ("bank-topic-number", BANK, bank(101), 1, "a str at ['metadata']['topic_id']"),
+    ("rubric-topic-trailing-space", RUBRIC, rubric("101_3 "), 1, "['topic_id']"),
+    ("rubric-question-text-number", RUBRIC, rubric().replace(b'"q1",', b'"q1", "question_text": 7,'), 1, "a str at"),
+    ("rubric-topic-escape", RUBRIC, rubric("1\x1b]0;x\x07"), 1, "U+001B"),
+    ("bank-importance-negative", BANK, bank(importance=-1), 1, "a number from 0 to 1,000,000"),
+    ("bank-importance-1e308", BANK, bank(importance=1e308), 1, "a number from 0 to 1,000,000"),
+    ("bank-importance-nan-text", BANK, bank(importance="NaN"), 1, "a number from 0 to 1,000,000"),
+    ("bank-importance-list", BANK, bank(importance=[1]), 1, "an importance"),
+    ("bank-importance-escape", BANK, bank(importance="vital\x1b[8m"), 1, "U+001B"),
+    ("judgments-nul-run-tag", JUDGED, judgments(run="r\x00x"), 2, "U+0000"),
+    ("judgments-escape-run-tag", JUDGED, judgments(run="r\x1b[31m"), 2, "U+001B"),
+    ("judgments-bidi-topic", JUDGED, judgments(topic="\u202e101_1"), 2, "U+202E"),
+    ("matches-escape-run", MATCHES, match(run="r\x1b[2J"), 1, "U+001B"),
+    ("matches-topic-trailing-space", MATCHES, match(topic="101_1 "), 1, "U+0020"),
+]
+
+
+@pytest.mark.parametrize("case, command, content, line, words", BANK_FILES, ids=[b[0] for b in BANK_FILES])
+def test_hostile_bank_rubric_and_judgment_files_are_refused(demo_db, tmp_path, case, command, content, line, words):
+    db = copy_of(demo_db, tmp_path)
+    path = tmp_path / f"{case}.{'csv' if command is JUDGED else 'jsonl'}"
+    path.write_bytes(content)
+    before_bytes, before = db.read_bytes(), snapshot(db)
+    words_end = next((i for i, a in enumerate(command) if a.startswith("--")), len(command))
+    proc = run_cli(*command[:words_end], path, *command[words_end:], db=db, timeout=60)
+    assert_refused(proc, db, before_bytes, before, f"{path}:{line}:", words)
+    assert not set(proc.stderr) & {"\x1b", "\x00", "\u202e", "\x07"}
