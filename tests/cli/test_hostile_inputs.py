@@ -77,6 +77,15 @@ HOSTILE = [
         1,
         "one text per PTKB",
     ),
+    ("record-over-4-mib", "topics", topics(title="x" * 5_000_000), [], 2, "a record of at most 4 MiB at [0]"),
+    (
+        "nugget-turn-over-4-mib",
+        "nuggets",
+        b'{"101_1": {"[1]": "' + b"n" * 5_000_000 + b'"}}',
+        [],
+        1,
+        "MiB at ['101_1']",
+    ),
     ("truncated-json", "topics", b'[{"number": 7,\n', [], 2, "complete, valid JSON"),
     # grades and numbers in line files
     ("grade-minus-zero", "qrels", Q.encode() + b"101_1 0 x -0\n", [], 2, "no sign"),
