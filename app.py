@@ -5,6 +5,8 @@ import streamlit as st
 # Users never see a traceback, an exception's text or a server path: Streamlit shows its generic
 # "the app has encountered an error" and logs the exception with its traceback on the server.
 st.set_option("client.showErrorDetails", "none")
+# No CSV download in tables' toolbars (it writes live formulas): our downloads go through the inert writer.
+st.set_option("client.disableDataExport", True)
 # .streamlit/config.toml hides the legacy pages/-folder menu a fresh server's first session would draw
 # before this script runs; the frame's own menu (st.navigation below) is shown.
 st.set_option("client.showSidebarNavigation", True)

@@ -337,6 +337,9 @@ _LOWER_ALIKES = str.maketrans(
         **dict(zip("αβγεηικνορτυχωϲϳμ", "abyeniknoptuxwcju", strict=True)),
         **dict(zip("օսհոɑɡıȷɩǀ", "oshnagijll", strict=True)),
         **dict(zip("ᴀʙᴄᴅᴇɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ", "abcdeghijklmnoprstuvwyz", strict=True)),
+        # Cherokee (its small letters case-fold to these capitals) and Lisu letters drawn like Latin ones
+        **dict(zip("ᎪᏴᏟᎠᎬᏀᎻᎥᎫᏦᏞᎷᏢᎡᏒᏚᏕᎢᏙᎳᏔᎩᏃᏂᏏᏗ", "abcdeghijklmprrsstvwwyzhbd", strict=True)),
+        **dict(zip("ꓮꓐꓚꓒꓓꓰꓝꓖꓧꓲꓙꓗꓡꓟꓠꓳꓑꓣꓢꓔꓴꓦꓪꓫꓬꓜ", "abcddefghljklmnoprstuvwxyz", strict=True)),
         **dict.fromkeys("\u02d0\u02f8\ua789\u2236\u05c3\u0589\u0703\u0704\u1361\u16ec\ua4fd\ufe30", ":"),
         **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2212\u02d7\u2043\u2796\u058a\u05be\u1806", "-"),
         **dict.fromkeys("0", "o"),
@@ -378,6 +381,78 @@ def look_alike(name: str, others: Iterable[str], prefixes: Iterable[str] = ()) -
     for other in others:
         if other != name and skeleton(other) == shape:
             return other
+    return None
+
+
+# Scripts a name may mix (Unicode's "highly restrictive" level, UTS #39 5.2): Latin with the scripts written
+# alongside Han in Japanese, Chinese or Korean. Any other mixture (Latin with Cyrillic, Greek, Cherokee…) is
+# how a look-alike of a name is made.
+_SCRIPT_SETS = (
+    frozenset({"LATIN", "HAN", "HIRAGANA", "KATAKANA"}),
+    frozenset({"LATIN", "HAN", "BOPOMOFO"}),
+    frozenset({"LATIN", "HAN", "HANGUL"}),
+)
+
+
+def _script(c: str) -> str | None:
+    """The script of a letter, read from its Unicode name's first word (Python has no script property);
+    None for what every script shares (digits, punctuation, marks, the kana length mark)."""
+    if not unicodedata.category(c).startswith("L"):
+        return None
+    word = unicodedata.name(c, "").split(" ", 1)[0]
+    if word == "KATAKANA-HIRAGANA":
+        return None
+    return "HAN" if word in ("CJK", "IDEOGRAPHIC") else word or None
+
+
+def mixed_scripts(name: str) -> str | None:
+    """The scripts of ``name``'s letters when they are a mixture no writing system uses (``Latin and
+    Cherokee``), else None. A name in one script (``王芳``, ``محمد``) or in Japanese (kanji, kana and Latin)
+    passes; ``dᎪve`` does not."""
+    scripts = {s for c in name if (s := _script(c))}
+    if len(scripts) < 2 or any(scripts <= allowed for allowed in _SCRIPT_SETS):
+        return None
+    return " and ".join(sorted(s.title() for s in scripts))
+
+
+ACTOR_RULE = "who acts: 1-100 printable characters without spaces, letters of one script"
+
+
+def actor_problem(by: object) -> str | None:
+    """What is wrong with ``by`` as who acts for the history (``--by``: an account name, ``os:USER``), or
+    None: the name rule's characters (no control, bidi, zero-width or space character), ':' allowed, and
+    no mixture of scripts."""
+    text = "" if by is None else str(by)
+    if not text or len(text) > 100:
+        return f"{ACTOR_RULE}, found {len(text)} characters"
+    return _character_problem(text, ACTOR_RULE) or (
+        f"{ACTOR_RULE}, found {mixed}" if (mixed := mixed_scripts(text)) else None
+    )
+
+
+EMAIL_RULE = "an e-mail address: 3-320 printable characters without spaces, one '@' inside"
+
+
+def email_problem(email: object) -> str | None:
+    """What is wrong with ``email`` as an account's address (matched to the identity provider's), or None."""
+    text = "" if email is None else str(email)
+    if not 3 <= len(text) <= 320:
+        return f"{EMAIL_RULE}, found {len(text)} characters"
+    if bad := _character_problem(text, EMAIL_RULE):
+        return bad
+    local, at, domain = text.rpartition("@")
+    if not (local and at and domain) or "@" in local:
+        return f"{EMAIL_RULE}, found {text.count('@')} '@'"
+    if mixed := mixed_scripts(domain) or mixed_scripts(local):
+        return f"{EMAIL_RULE}, letters of one script, found {mixed}"
+    return None
+
+
+def _character_problem(text: str, rule: str) -> str | None:
+    # the name rule's character test: what is found is named, never shown (it may be an escape sequence)
+    for c in text:
+        if unicodedata.category(c) in _NOT_IN_NAMES or c in _INVISIBLE or c.isspace() or not c.isprintable():
+            return f"{rule}, found U+{ord(c):04X} {unicodedata.name(c, '(a control character)')}".rstrip()
     return None
 
 

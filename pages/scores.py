@@ -12,6 +12,7 @@ from assess.ui import banks as bank_scores
 from assess.ui import battles as battle_scores
 from assess.ui import plots
 from assess.ui import rag as rag_scores
+from assess.ui.audit import table
 from store import exports
 
 ui.frame_guard(organizer=True)
@@ -53,7 +54,7 @@ with gfrc_tab:
     if document is not None:
         try:
             view = scoreboard.gfrc2_view(document)
-            st.dataframe(pd.DataFrame(view["table"]), hide_index=True, width="stretch")
+            table(pd.DataFrame(view["table"]), "gfrc2_scores", key="gf_scores")  # its CSV through the inert writer
             conv = st.selectbox("Conversation", list(view["by_conversation"]), key="gf_conv")
             ui.figure(plots.gfrc2_curves(view["by_conversation"][conv]), "gfrc2_curves")
         except AssessError as exc:
@@ -66,7 +67,7 @@ with aepd_tab:
             view = scoreboard.aepd_view(document)
             color = st.radio("Colour by", ["system", "conversation"], horizontal=True, key="ae_col")
             ui.figure(plots.aepd_scatter(view["points"], color_by=color), "aepd_scatter")
-            st.dataframe(pd.DataFrame(view["points"]), hide_index=True, width="stretch")
+            table(pd.DataFrame(view["points"]), "aepd_points", key="ae_points")
         except AssessError as exc:
             ui.error("", f"{name}: {exc}")
 

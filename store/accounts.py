@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 
 from assess.errors import AssessError
 from assess.tasks import Role
+from assess.text import email_problem
 from store.db import Store, now, returning, row, rows, run, value, write
 from store.history import UNKNOWN_ACTOR, record_action
 from store.rights import check_writer
@@ -98,6 +99,8 @@ def _existing(db: Store, name: str) -> dict:
 def add(db: Store, name: str, role: str, password_hash: str | None, *, by: str | None, email: str | None = None) -> str:
     """Create an account (its name must be a valid assessor name, not yet an account); return the name."""
     role = role_of(role)
+    if email is not None and (problem := email_problem(email)):
+        raise AccountError(f"the e-mail address is refused: expected {problem}")
     with write(db):
         check_writer(db, by, action="account")  # before the change: an organizer demoted meanwhile changes nothing
         name = sign_in(db, name)

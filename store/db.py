@@ -77,7 +77,9 @@ def _url(target: str | Path) -> sa.URL:
     if is_postgres(text):
         # StoreUnavailable: a page says the store cannot be reached (the line, password hidden, goes to its log)
         if problem := _url_problem(text):
-            raise StoreUnavailable(f"{display(text)}: not a valid postgresql:// URL: {problem}", problem)
+            where = display(text)
+            where = where if len(where) <= 200 else where[:199] + "…"  # a 3,000-character host, not all of it
+            raise StoreUnavailable(f"{where}: not a valid postgresql:// URL: {problem}", problem)
         url = sa.make_url(text).set(drivername="postgresql+psycopg")
         try:  # the hosts and ports a query may list (?host=…&port=…) are read only when connecting
             url.get_dialect()().create_connect_args(url)
@@ -138,6 +140,21 @@ def _url_problem(text: str) -> str | None:
         return "expected postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
     if url.port is not None and not 0 < url.port < 65536:
         return "the port is not a number from 1 to 65535"
+    return _host_problem(url)
+
+
+def _host_problem(url: sa.URL) -> str | None:
+    """A host no resolver accepts (a name over 253 characters or with a part over 63; the driver's IDNA
+    codec raised a bare UnicodeError on it), named by its length only."""
+    listed = url.query.get("host") or ()  # ?host=a,b or ?host=a&host=b
+    hosts = [url.host or "", *",".join([listed] if isinstance(listed, str) else listed).split(",")]
+    for host in hosts:
+        if host.startswith("/") or host.startswith("["):  # a socket folder, an IPv6 address
+            continue
+        if len(host) > 253:
+            return f"a host name of at most 253 characters, found {len(host):,}"
+        if any(len(part) > 63 for part in host.split(".")):
+            return "a host name whose parts between dots are at most 63 characters"
     return None
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from assess.errors import AssessError, FormatError
 from assess.tasks import RESERVED_SOURCE_PREFIXES, RESERVED_SOURCES, reserved_source, source_kind
-from assess.text import look_alike, name_problem, normal_name
+from assess.text import look_alike, mixed_scripts, name_problem, normal_name
 from store.db import Store, column, now, row, run, write
 
 
@@ -56,7 +56,8 @@ def sign_in(db: Store, name: str, *, guest: bool = False) -> str:
     :func:`assess.text.normal_name`). Refused: a name breaking the name rule (:func:`assess.text.name_problem`:
     printable characters only, checked before the name reaches the database), a reserved name or a look-alike
     of one (:func:`assess.tasks.reserved_source`, :func:`assess.text.look_alike`), the name of another kind
-    of source, and a new name that looks like an existing source or account name. ``guest``: a name typed
+    of source, a new name that looks like an existing source or account name, and a new name mixing scripts
+    (:func:`assess.text.mixed_scripts`). ``guest``: a name typed
     in open mode, refused when it belongs to an account (nobody acts under another person's name)."""
     name = normal_name(name)
     problems = []
@@ -75,6 +76,8 @@ def sign_in(db: Store, name: str, *, guest: bool = False) -> str:
         taken = column(db, "SELECT name FROM sources UNION SELECT name FROM accounts")
         if alike := look_alike(name, taken):
             problems.append(f"{name!r} looks like the existing name {alike!r}")
+        elif mixed := mixed_scripts(name):  # a look-alike in the making (Latin with Cyrillic, Cherokee…)
+            problems.append(f"{name!r} mixes the letters of two scripts ({mixed})")
     if problems:
         raise AssessError("; ".join(problems) + "; choose another assessor name")
     if not found:

@@ -71,7 +71,13 @@ def actor(args) -> str:
     """Who acts, for the history of organizer actions: ``--by``, else ``os:`` and the operating-system user."""
     import getpass
 
-    if getattr(args, "by", None):
+    if getattr(args, "by", None) is not None:
+        from assess.errors import FormatError
+        from assess.text import actor_problem
+
+        # the history and every listing show it: no escape sequence, bidi override or look-alike mixture
+        if problem := actor_problem(args.by):
+            raise FormatError("--by", None, problem.split(", found ")[0], problem.split(", found ", 1)[-1])
         return args.by
     try:
         return f"os:{getpass.getuser()}"

@@ -20,13 +20,14 @@ expected and what was found. Pure logic: no store.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from assess.errors import FormatError
-from assess.formats.reading import JsonChecker, parse_json_text, read_text
+from assess.formats.reading import ID_RULE, JsonChecker, describe_char, id_problem, parse_json_text, read_text
 
 AGGREGATORS: tuple[str, ...] = ("AND", "OR")
 """How a nugget's answers combine: ``AND`` every answer is needed, ``OR`` any one is enough."""
@@ -81,6 +82,8 @@ def _documents(path: str | Path) -> Iterator[tuple[str, str, int]]:
             whole = True
         except ValueError:
             whole = False
+        except RecursionError:  # nested too deep for json.loads: parse_json_text refuses it with its line
+            whole = True
         if whole:
             yield str(f), text, 1
             continue
@@ -108,6 +111,15 @@ def _text(check: JsonChecker, obj: dict, key: str, json_path: tuple) -> str:
     return value
 
 
+def _id(check: JsonChecker, obj: dict, key: str, json_path: tuple, what: str) -> str:
+    """An id field (a topic, a run) as the file gives it: the id rule, with nothing stripped (``"101_3 "`` is
+    refused, never stored beside ``"101_3"``)."""
+    value = check.get(obj, key, str, json_path)
+    if problem := id_problem(value):
+        check.fail(json_path + (key,), f"{what}: {ID_RULE}", problem)
+    return value
+
+
 def _reference(check: JsonChecker, value: Any, json_path: tuple) -> Any:
     if isinstance(value, str) and value.strip():
         return value
@@ -116,10 +128,30 @@ def _reference(check: JsonChecker, value: Any, json_path: tuple) -> Any:
     check.fail(json_path, 'a document id (a string, or an object with "doc_id")', value)
 
 
+MAX_IMPORTANCE = 1_000_000
+IMPORTANCE_RULE = f"an importance: a number from 0 to {MAX_IMPORTANCE:,}, or a text of at most 100 printable characters"
+
+
 def _importance(check: JsonChecker, value: Any, json_path: tuple):
-    if value is None or (isinstance(value, int | float | str) and not isinstance(value, bool)):
+    """A nugget's importance: a number in range (a weight: 1e308 would make every weighted sum infinite), or a
+    label; a numeric text is held to the numbers' range, as the weighted score reads it as one."""
+    if value is None:
         return value
-    check.fail(json_path, "an importance (a number or a text)", value)
+    if isinstance(value, str):
+        bad = next((c for c in value if not c.isprintable()), None)
+        if bad is not None or not value.strip() or len(value) > 100:
+            check.fail(json_path, IMPORTANCE_RULE, describe_char(bad) if bad else f"{len(value)} characters")
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        number = value
+    else:
+        check.fail(json_path, IMPORTANCE_RULE, value)
+    if not (math.isfinite(number) and 0 <= number <= MAX_IMPORTANCE):
+        check.fail(json_path, IMPORTANCE_RULE, repr(value))
+    return value
 
 
 def _bank(file: str, text: str, first_line: int) -> NuggetBank:
@@ -127,7 +159,7 @@ def _bank(file: str, text: str, first_line: int) -> NuggetBank:
     check = JsonChecker(file, text, first_line)
     top = _object(check, value, (), "a nugget bank object {metadata, nugget_bank}")
     metadata = _object(check, check.get(top, "metadata", object, ()), ("metadata",), "a metadata object")
-    topic = _text(check, metadata, "topic_id", ("metadata",))
+    topic = _id(check, metadata, "topic_id", ("metadata",), "a topic id")
     for key in ("team_id", "run_id", "run_desc"):
         check.get(metadata, key, str, ("metadata",), required=False)
     items = _list(check, check.get(top, "nugget_bank", object, ()), ("nugget_bank",), "a list of nuggets")
@@ -244,7 +276,7 @@ def _rubric(file: str, text: str, first_line: int) -> Rubric:
     value = parse_json_text(file, text, first_line=first_line)
     check = JsonChecker(file, text, first_line)
     top = _object(check, value, (), "a rubric object {topic_id, rubrics}")
-    topic = _text(check, top, "topic_id", ())
+    topic = _id(check, top, "topic_id", (), "a topic id")
     questions, answer_ids = [], set()
     for i, q in enumerate(_list(check, check.get(top, "rubrics", object, ()), ("rubrics",), "a list of questions")):
         at = ("rubrics", i)
@@ -267,7 +299,8 @@ def _rubric(file: str, text: str, first_line: int) -> Rubric:
             answers.append(RubricAnswer(aid, answer_text))
         if any(x.question_id == qid for x in questions):
             check.fail(at + ("question_id",), "question ids unique within the topic", repr(qid))
-        questions.append(RubricQuestion(qid, q.get("question_text"), importance, tuple(answers)))
+        question_text = check.get(q, "question_text", str, at, required=False)
+        questions.append(RubricQuestion(qid, question_text, importance, tuple(answers)))
     return Rubric(topic, tuple(questions), top, file)
 
 
@@ -314,8 +347,9 @@ def read_rubric_judgments(path: str | Path) -> list[RubricJudgment]:
 
     text = read_text(path)
     reader = csv.reader(io.StringIO(text))
+    rows = _csv_rows(path, reader)
     try:
-        header = next(reader)
+        header = next(rows)
     except StopIteration:
         raise FormatError(str(path), None, "a CSV header", "an empty file") from None
     label = "annotation" if "annotation" in header else "assessment"
@@ -327,16 +361,16 @@ def read_rubric_judgments(path: str | Path) -> list[RubricJudgment]:
         )
     at = {c: header.index(c) for c in needed}
     out, seen = [], {}
-    for row in reader:
+    for row in rows:
         line = reader.line_num
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
             raise FormatError(str(path), line, f"{len(header)} fields", f"{len(row)}")
-        values = {c: row[i].strip() for c, i in at.items()}
+        values = {c: row[i].strip() for c, i in at.items()}  # a cell's surrounding spaces are the CSV's, not the id's
         for c in needed[:3]:
-            if not values[c]:
-                raise FormatError(str(path), line, f"a {c}", "an empty field")
+            if problem := id_problem(values[c]):
+                raise FormatError(str(path), line, f"a {c}: {ID_RULE}", problem)
         if values[label] not in RUBRIC_JUDGMENTS:
             raise FormatError(str(path), line, f"{label} one of {', '.join(RUBRIC_JUDGMENTS)}", repr(values[label]))
         key = (values["topic_id"], values["run_tag"], values["answer_id"])
@@ -347,6 +381,26 @@ def read_rubric_judgments(path: str | Path) -> list[RubricJudgment]:
         seen[key] = line
         out.append(RubricJudgment(*key, RUBRIC_JUDGMENTS[values[label]], line))
     return out
+
+
+def _csv_rows(path, reader) -> Iterator[list[str]]:
+    """The reader's rows; the csv module's own refusals (a field over its limit, a NUL) as FormatErrors."""
+    import csv
+
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            found = str(exc)
+            if "field limit" in found:
+                expected = f"CSV fields of at most {csv.field_size_limit():,} characters"
+                found = "a longer field"
+            else:
+                expected = "valid CSV"
+            raise FormatError(str(path), reader.line_num, expected, found) from None
+        yield row
 
 
 def write_rubric_judgments(rows: Sequence[tuple[str, str, str, str, int]]) -> str:
@@ -386,8 +440,8 @@ def read_bank_matches(path: str | Path) -> list[BankMatch]:
         value = parse_json_text(str(path), line, first_line=n)
         check = JsonChecker(str(path), line, n)
         obj = _object(check, value, (), "a match object {topic_id, run_id, nugget, answer}")
-        topic = _text(check, obj, "topic_id", ())
-        run = _text(check, obj, "run_id", ())
+        topic = _id(check, obj, "topic_id", (), "a topic id")
+        run = _id(check, obj, "run_id", (), "a run id")
         numbers = []
         for key in ("nugget", "answer"):
             v = check.get(obj, key, int, ())

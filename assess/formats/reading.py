@@ -7,7 +7,8 @@ path) and what was expected vs found:
   ``fstat`` on a descriptor opened without blocking, so neither a FIFO nor an endless device is read;
 - size limits are checked before reading: JSON files at most :data:`MAX_JSON_BYTES`; line files
   (qrels, runs, passages JSONL, label TSVs) are read in blocks of :data:`BLOCK_BYTES` with no total
-  limit, but no line may be longer than :data:`MAX_LINE_BYTES`;
+  limit, but no line may be longer than :data:`MAX_LINE_BYTES`; a streamed JSON file's records (and a
+  top-level scalar) are at most :data:`MAX_RECORD_CHARS` characters each;
 - text is UTF-8 (a byte-order mark at the very start is dropped; anywhere else it is a format
   character and refused in ids and field lines); invalid bytes name their line and column;
 - field lines are separated by spaces or tabs only: control, format and other space characters
@@ -38,6 +39,10 @@ from assess.errors import FormatError
 MiB = 2**20
 MAX_JSON_BYTES = 256 * MiB  # a whole JSON file (topics, nuggets, responses, score inputs, uploads)
 MAX_LINE_BYTES = 4 * MiB  # one line of a line file (a passage JSONL line with a long text fits)
+# One record of a streamed JSON file (a conversation, a turn's nuggets or responses): parsed, it takes about
+# 20 times its size (a 28 MB record took 641 MB), so it is held to a line's limit; the iKAT and CONE-RAG
+# files' largest record is 50 KB.
+MAX_RECORD_CHARS = MAX_LINE_BYTES
 BLOCK_BYTES = 1 * MiB  # line files are read, checked and parsed this much at a time
 MAX_DEPTH = 200  # JSON nesting (the iKAT files nest 4 levels deep)
 MAX_ID_CHARS = 1000
@@ -683,7 +688,7 @@ class JsonRecords:
                 self.kind: type = list if first == "[" else dict
                 self._position = position + 1
                 return
-            while self._more():  # a scalar (or not JSON): the rest of the file, parsed as it was before
+            while self._more_for(position, (), self.top_line):  # a scalar (or not JSON): the rest of the file
                 pass
             self.value = parse_json_text(self.name, self._buffer[position:], first_line=self.top_line)
             self.kind = type(self.value)
@@ -694,10 +699,11 @@ class JsonRecords:
 
     # -- the buffer
 
-    def _more(self) -> bool:
+    def _more(self, most: int | None = None) -> bool:
         """Read more text into the buffer (reads grow with the buffer, so a long record is read in
-        few pieces); False at the end of the file."""
-        text = self._text.read(max(self._read_size, len(self._buffer)))
+        few pieces; at most ``most`` bytes); False at the end of the file."""
+        size = max(self._read_size, len(self._buffer))
+        text = self._text.read(size if most is None else max(1, min(size, most)))
         self._buffer += text
         return bool(text)
 
@@ -716,9 +722,14 @@ class JsonRecords:
         return 0
 
     def _skip_space(self, position: int) -> int:
+        """The position of the next character that is no JSON whitespace (callers keep no older position)."""
         while True:
             position = _SPACE.match(self._buffer, position).end()
-            if position < len(self._buffer) or not self._more():
+            if position < len(self._buffer):
+                return position
+            if position > BLOCK_BYTES:  # whitespace read is dropped: a file of spaces is no record to hold
+                position = self._drop(position)
+            if not self._more():
                 return position
 
     def _syntax(self, position: int, found: str):
@@ -738,13 +749,14 @@ class JsonRecords:
                 # a number that reaches the end of the buffer (digits, 'e', a sign) may go on past it
                 number = isinstance(value, int | float) and not isinstance(value, bool)
                 if (end < len(self._buffer) and not (number and _NUMBER_TAIL.fullmatch(self._buffer, end))) or (
-                    not self._more()
+                    not self._more_for(position, prefix)
                 ):
+                    self._check_size(end - position, position, prefix)
                     return value, end
                 continue
             except json.JSONDecodeError as exc:
                 cut = exc.pos >= len(self._buffer) - 8 or exc.msg.startswith("Unterminated string")
-                if cut and self._more():
+                if cut and self._more_for(position, prefix):
                     continue
                 at_end = exc.pos >= len(self._buffer.rstrip())
                 line = self._line_at(exc.pos)
@@ -760,6 +772,19 @@ class JsonRecords:
                 raise FormatError(
                     self.name, line, f"JSON nested at most {MAX_DEPTH} levels deep", "deeper nesting"
                 ) from None
+
+    def _more_for(self, position: int, prefix: tuple, line: int | None = None) -> bool:
+        """:meth:`_more` for the value starting at ``position``, which needs more text: refused once it runs
+        past :data:`MAX_RECORD_CHARS`, before more is read, so memory is bounded by the limit, not the record."""
+        held = len(self._buffer) - position
+        self._check_size(held, position, prefix, line)
+        return self._more(MAX_RECORD_CHARS + 1 - held)  # never more than one character past the limit
+
+    def _check_size(self, size: int, position: int, prefix: tuple, line: int | None = None) -> None:
+        if size > MAX_RECORD_CHARS:
+            where = f"a record of at most {MAX_RECORD_CHARS // MiB} MiB at {_where(prefix)}"
+            found = f"one running past {MAX_RECORD_CHARS:,} characters"
+            raise FormatError(self.name, line or self._line_at(position), where, found)
 
     # -- the records
 

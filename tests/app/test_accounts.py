@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import stat
 from datetime import UTC, datetime, timedelta
 from urllib.parse import unquote
@@ -276,6 +277,26 @@ def test_organizer_adds_an_account_on_the_accounts_page(campaign):
     assert rows(campaign, "SELECT source, via FROM label_history WHERE label_table = 'account' AND item = 'cam'") == [
         ("boss", "add")
     ]
+
+
+def test_the_accounts_page_refuses_an_escape_in_the_email_and_a_mixed_script_name(campaign):
+    """Issue 33 N11 on the page: the refusal is an error box naming the character, and no account is added."""
+    at = password_sign_in(open_app(), "boss", PASSWORD)
+    at.switch_page("pages/users.py")
+    at.run()
+    before = rows(campaign, "SELECT name FROM accounts ORDER BY name")
+    for name, email, words in (
+        ("cam", "cam\x1b[31m@x.org", "found U+001B"),
+        ("cam", "\u202egro.x@mac", "U+202E RIGHT-TO-LEFT OVERRIDE"),
+        ("c\u13aam", "", "mixes the letters of two scripts (Cherokee and Latin)"),
+    ):
+        at.text_input(key="new_name").input(name)
+        at.text_input(key="new_email").input(email)
+        at.button(key="add_account_button").click().run()
+        assert not at.exception
+        shown = " ".join(html.unescape(e.value) for e in at.error)
+        assert words in shown and "\x1b" not in shown and "\u202e" not in shown, shown
+    assert rows(campaign, "SELECT name FROM accounts ORDER BY name") == before
 
 
 def test_sign_in_link_in_the_address_and_a_bad_one(campaign):

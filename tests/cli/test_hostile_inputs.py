@@ -77,6 +77,15 @@ HOSTILE = [
         1,
         "one text per PTKB",
     ),
+    ("record-over-4-mib", "topics", topics(title="x" * 5_000_000), [], 2, "a record of at most 4 MiB at [0]"),
+    (
+        "nugget-turn-over-4-mib",
+        "nuggets",
+        b'{"101_1": {"[1]": "' + b"n" * 5_000_000 + b'"}}',
+        [],
+        1,
+        "MiB at ['101_1']",
+    ),
     ("truncated-json", "topics", b'[{"number": 7,\n', [], 2, "complete, valid JSON"),
     # grades and numbers in line files
     ("grade-minus-zero", "qrels", Q.encode() + b"101_1 0 x -0\n", [], 2, "no sign"),
@@ -283,3 +292,152 @@ def test_score_runs_with_a_measure_pytrec_eval_lacks_is_exit_2_without_traceback
     assert proc.stderr.strip().splitlines() == [
         "error: measure 'Judged@10' is not computed here (pytrec_eval); use e.g. nDCG@k, P@k, R@k, AP, RR, P(rel=2)@k"
     ]
+
+
+# ------------------------------------------------------------------------------ people: names, e-mails, who acts
+
+ADD = ["users", "add", "eve", "--role", "assessor", "--no-password"]
+PEOPLE = [
+    ("email-escape", [*ADD, "--email", "eve\x1b[31m@x.org"], "found U+001B"),
+    ("email-bidi-override", [*ADD, "--email", "\u202egro.x@eve"], "found U+202E RIGHT-TO-LEFT OVERRIDE"),
+    ("email-newline", [*ADD, "--email", "eve@x.org\nbcc@y.org"], "found U+000A"),
+    ("email-two-at", [*ADD, "--email", "eve@x@y.org"], "found 2 '@'"),
+    ("email-mixed-script", [*ADD, "--email", "eve@exаmple.org"], "found Cyrillic and Latin"),
+    ("by-escape", [*ADD, "--by", "me\x1b[2J"], "--by: expected who acts"),
+    ("by-bidi-override", [*ADD, "--by", "\u202ebob"], "U+202E RIGHT-TO-LEFT OVERRIDE"),
+    ("by-zero-width", [*ADD, "--by", "da\u200bve"], "U+200B ZERO WIDTH SPACE"),
+    ("by-mixed-script", [*ADD, "--by", "d\u13aave"], "found Cherokee and Latin"),
+    ("by-on-role-change", ["users", "role", "dave", "--role", "assessor", "--by", "x\x07"], "--by: expected who acts"),
+    (
+        "cherokee-look-alike",
+        ["users", "add", "\u13a0\u13aa\u13d9\u13ac", "--role", "assessor", "--no-password"],
+        "looks like the existing name 'dave'",
+    ),
+    (
+        "lisu-look-alike",
+        ["users", "add", "\ua4d3\ua4ee\ua4e6\ua4f0", "--role", "assessor", "--no-password"],
+        "looks like the existing name 'dave'",
+    ),
+    (
+        "mixed-script-name",
+        ["users", "add", "m\u13aary", "--role", "assessor", "--no-password"],
+        "mixes the letters of two scripts (Cherokee and Latin)",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def people_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("people") / "people.db"
+    run_cli("users", "add", "dave", "--role", "organizer", "--no-password", db=db, check=True)
+    return db
+
+
+@pytest.mark.parametrize("case, argv, words", PEOPLE, ids=[p[0] for p in PEOPLE])
+def test_hostile_names_emails_and_actors_are_refused(people_db, tmp_path, case, argv, words):
+    db = copy_of(people_db, tmp_path)
+    before_bytes, before = db.read_bytes(), snapshot(db)
+    proc = run_cli(*argv, db=db)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert words in proc.stderr, proc.stderr
+    assert not set(proc.stderr) & {"\x1b", "\x07", "\u202e", "\u200b"}  # named, never passed to the terminal
+    assert db.read_bytes() == before_bytes and snapshot(db) == before
+
+
+def test_ordinary_people_still_pass(people_db, tmp_path):
+    db = copy_of(people_db, tmp_path)
+    for name, email in (("王芳", "wang@example.cn"), ("田中たなかTanaka", "tanaka@example.jp"), ("José", "jose@x.org")):
+        run_cli(
+            "users",
+            "add",
+            name,
+            "--role",
+            "assessor",
+            "--no-password",
+            "--email",
+            email,
+            "--by",
+            "dave",
+            db=db,
+            check=True,
+        )
+    assert len(run_cli("users", "list", "--json", db=db, check=True).stdout.split('"name"')) == 5
+
+
+def test_a_3000_character_host_is_refused_in_one_short_line():
+    host = "a" * 3000
+    for url in (
+        f"postgresql://u@{host}:5432/db",
+        f"postgresql://u@h/db?host=x,{host}",
+        f"postgresql://u@{'b' * 64}.org/db",
+    ):
+        proc = run_cli("users", "list", db=url)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        lines = proc.stderr.splitlines()
+        assert len(lines) == 1 and len(lines[0]) < 400, proc.stderr
+        assert "not a valid postgresql:// URL: a host name" in lines[0]
+
+
+# ------------------------------------------------------------------------------ banks, rubrics and their judgments
+
+
+def bank(topic="101_1", **nugget) -> bytes:
+    item = {"question": "q", "aggregator_type": "AND", "answers": [{"answer": "a", "references": ["d"]}], **nugget}
+    return json.dumps({"metadata": {"topic_id": topic}, "nugget_bank": [item]}).encode() + b"\n"
+
+
+def rubric(topic="101_1") -> bytes:
+    question = {"question_id": "q1", "importance": "A: Have to Know", "short_answers": [{"answer_id": "a1"}]}
+    return json.dumps({"topic_id": topic, "rubrics": [question]}).encode()
+
+
+def judgments(topic="101_1", run="r", answer="a1") -> bytes:
+    return f"topic_id,run_tag,answer_id,annotation\n{topic},{run},{answer},supports\n".encode()
+
+
+def match(topic="101_1", run="r") -> bytes:
+    return json.dumps({"topic_id": topic, "run_id": run, "nugget": 1, "answer": 1}).encode() + b"\n"
+
+
+BANK = ["nuggets", "bank", "import"]
+MATCHES = ["nuggets", "bank", "import-matches", "--source", "m"]
+RUBRIC = ["rubrics", "import"]
+JUDGED = ["rubrics", "import-judgments", "--source", "j"]
+# (case id, command, file content, expected line, words in the message)
+BANK_FILES = [
+    ("bank-deep-json", BANK, deep(5000), 1, "nested at most 200 levels"),
+    ("bank-deep-json-lines", BANK, b"[\n" * 5000 + b"]\n" * 5000, 201, "nested at most 200 levels"),
+    ("rubric-deep-json", RUBRIC, b'{"topic_id": "1", "rubrics": ' + deep(5000) + b"}", 1, "nested at most 200"),
+    ("judgments-200000-character-field", JUDGED, judgments(run="r" * 200_000), 2, "at most 131,072 characters"),
+    ("bank-topic-escape", BANK, bank("101\x1b[2J"), 1, "U+001B"),
+    ("bank-topic-bidi-override", BANK, bank("\u202e1_101"), 1, "U+202E"),
+    ("bank-topic-space", BANK, bank("101 3"), 1, "U+0020"),
+    ("bank-topic-trailing-space", BANK, bank("101_1") + bank("101_1 "), 2, "U+0020"),
+    ("bank-topic-number", BANK, bank(101), 1, "a str at ['metadata']['topic_id']"),
+    ("rubric-topic-trailing-space", RUBRIC, rubric("101_3 "), 1, "['topic_id']"),
+    ("rubric-question-text-number", RUBRIC, rubric().replace(b'"q1",', b'"q1", "question_text": 7,'), 1, "a str at"),
+    ("rubric-topic-escape", RUBRIC, rubric("1\x1b]0;x\x07"), 1, "U+001B"),
+    ("bank-importance-negative", BANK, bank(importance=-1), 1, "a number from 0 to 1,000,000"),
+    ("bank-importance-1e308", BANK, bank(importance=1e308), 1, "a number from 0 to 1,000,000"),
+    ("bank-importance-nan-text", BANK, bank(importance="NaN"), 1, "a number from 0 to 1,000,000"),
+    ("bank-importance-list", BANK, bank(importance=[1]), 1, "an importance"),
+    ("bank-importance-escape", BANK, bank(importance="vital\x1b[8m"), 1, "U+001B"),
+    ("judgments-nul-run-tag", JUDGED, judgments(run="r\x00x"), 2, "U+0000"),
+    ("judgments-escape-run-tag", JUDGED, judgments(run="r\x1b[31m"), 2, "U+001B"),
+    ("judgments-bidi-topic", JUDGED, judgments(topic="\u202e101_1"), 2, "U+202E"),
+    ("matches-escape-run", MATCHES, match(run="r\x1b[2J"), 1, "U+001B"),
+    ("matches-topic-trailing-space", MATCHES, match(topic="101_1 "), 1, "U+0020"),
+]
+
+
+@pytest.mark.parametrize("case, command, content, line, words", BANK_FILES, ids=[b[0] for b in BANK_FILES])
+def test_hostile_bank_rubric_and_judgment_files_are_refused(demo_db, tmp_path, case, command, content, line, words):
+    db = copy_of(demo_db, tmp_path)
+    path = tmp_path / f"{case}.{'csv' if command is JUDGED else 'jsonl'}"
+    path.write_bytes(content)
+    before_bytes, before = db.read_bytes(), snapshot(db)
+    words_end = next((i for i, a in enumerate(command) if a.startswith("--")), len(command))
+    proc = run_cli(*command[:words_end], path, *command[words_end:], db=db, timeout=60)
+    assert_refused(proc, db, before_bytes, before, f"{path}:{line}:", words)
+    assert not set(proc.stderr) & {"\x1b", "\x00", "\u202e", "\x07"}

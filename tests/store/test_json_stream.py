@@ -215,6 +215,44 @@ def test_the_size_limit_holds_for_a_file_object(monkeypatch):
         records_of(b"[" + b"1, " * 1000 + b"1]", "big.json")
 
 
+def test_one_large_record_is_refused_in_bounded_memory(tmp_path):
+    """Issue 33 N5: a 28 MB conversation was parsed whole (641 MB); it is refused once it passes the record limit,
+    naming the file, its line and JSON path, with memory bounded by the limit, not the record."""
+    import tracemalloc
+
+    path = tmp_path / "big.json"
+    small = json.dumps(conversation(1), indent=1)
+    path.write_text(f"[\n{small},\n" + json.dumps(conversation(2, text="x" * 28_000_000)) + "\n]")
+    tracemalloc.start()
+    try:
+        with pytest.raises(FormatError) as err:
+            list(iter_topics(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    line = small.count("\n") + 3
+    assert str(err.value) == (
+        f"{path}:{line}: expected a record of at most 4 MiB at [1], found one running past 4,194,304 characters"
+    )
+    assert peak < 40 * 2**20, peak  # the limit and a read or two around it
+
+
+def test_records_just_under_the_limit_and_long_runs_of_spaces_are_read(tmp_path):
+    import tracemalloc
+
+    near = conversation(1, turns=1, text="y" * (reading.MAX_RECORD_CHARS - 2_000))
+    path = tmp_path / "near.json"
+    path.write_text("[" + " " * 20_000_000 + json.dumps(near) + "]")
+    tracemalloc.start()
+    try:
+        (read,) = list(iter_topics(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert read.turns[0].response == near["turns"][0]["response"]
+    assert peak < 60 * 2**20, peak  # the 20 MB of spaces are not held
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     value=st.one_of(

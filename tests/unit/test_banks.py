@@ -275,7 +275,10 @@ _nuggets = st.builds(
     _texts,
     st.sampled_from(AGGREGATORS),
     st.lists(_answers, min_size=1, max_size=3).map(tuple),
-    st.none() | st.integers(0, 9) | _texts,
+    # an importance text is a label of printable characters (a numeric one is held to the numbers' range)
+    st.none()
+    | st.integers(0, 9)
+    | st.text(st.characters(categories=("L", "P", "Zs")), min_size=1, max_size=100).filter(str.strip),
     st.none() | st.just({"creator": "x"}),
 )
 
