@@ -432,23 +432,6 @@ def match_items(db: Store) -> list[dict]:
     return out
 
 
-def sentence_support(db: Store, citation_source: str) -> dict[tuple[str, str], list[bool]]:
-    """Per (run, topic) with stored sentences: for each sentence in order, whether the citation source judged
-    at least one passage it cites as supporting it (support >= 1)."""
-    supported = {
-        (r["run"], r["turn_id"], r["sentence"])
-        for r in rows(
-            db,
-            "SELECT DISTINCT run, turn_id, sentence FROM citation_labels WHERE source = :s AND support >= 1",
-            {"s": citation_source},
-        )
-    }
-    out: dict[tuple[str, str], list[bool]] = {}
-    for r in rows(db, "SELECT run, turn_id, sentence FROM response_sentences ORDER BY run, turn_id, sentence"):
-        out.setdefault((r["run"], r["turn_id"]), []).append((r["run"], r["turn_id"], r["sentence"]) in supported)
-    return out
-
-
 # ------------------------------------------------------------------------------------------- rubrics
 
 

@@ -145,12 +145,13 @@ def cmd_bank_matches(args) -> int:
     return _counts(args, import_match_file(open_store(args), args.file, args.source, by=actor(args)), args.file)
 
 
-def _scores_table(result: dict, measures: list[str], per_topic: bool) -> None:
+def _scores_table(result: dict, measures: list[str], per_topic: bool, topic_measures: list[str] | None = None) -> None:
     table(
         ["run", "topics", *measures],
         [[run, s["topics"], *(s.get(m) for m in measures)] for run, s in result["runs"].items()],
     )
     if per_topic:
+        measures = topic_measures or measures
         print()
         table(
             ["run", "topic", *measures],
@@ -163,7 +164,7 @@ def _scores_table(result: dict, measures: list[str], per_topic: bool) -> None:
 
 
 def cmd_bank_score(args) -> int:
-    from assess.services.banks import bank_scores
+    from assess.services.banks import bank_scores, score_columns
 
     result = bank_scores(open_store(args), args.source, weighted=args.weighted, citation_source=args.citation_source)
     if args.json:
@@ -171,8 +172,7 @@ def cmd_bank_score(args) -> int:
             result.pop("per_topic")
         print_json(result)
         return 0
-    measures = ["coverage"] + (["sentence_support", "f1"] if args.citation_source else [])
-    _scores_table(result, measures, args.per_topic)
+    _scores_table(result, score_columns(result), args.per_topic, score_columns(result, per_topic=True))
     return 0
 
 

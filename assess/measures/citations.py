@@ -82,6 +82,17 @@ class Support(IntEnum):
     FULL = 2  # backs the whole sentence
 
 
+def citation_supports(value: int | None, *, lax: bool = False) -> bool | None:
+    """Whether one citation label counts as support: fully supported (lax: also partially); None when the label
+    is "cannot judge" or there is none (pass ``labels.get(pair)``): left out, never read as unsupported.
+
+    The one place every measure reading citation support (``score citations``, the leaderboards, the banks'
+    sentence support) asks it."""
+    if value is CANNOT_JUDGE:
+        return None
+    return value == Support.FULL or (lax and value == Support.PARTIAL)
+
+
 @dataclass(frozen=True, slots=True)
 class CitationScores:
     """Citation recall, precision and supported share, strict and lax, with what they were computed on."""
@@ -258,16 +269,16 @@ def _counts(
     unknown_own: set[str] = set()
     for i, passages in enumerate(cited):
         values = {p: labels[(i, p)] for p in passages}
-        full = any(v == Support.FULL for v in values.values())
-        lax = full or any(v == Support.PARTIAL for v in values.values())
-        undecided = any(v is CANNOT_JUDGE for v in values.values())  # could have supported the sentence
+        full = any(citation_supports(v) for v in values.values())
+        lax = full or any(citation_supports(v, lax=True) for v in values.values())
+        undecided = any(citation_supports(v) is None for v in values.values())  # could have supported the sentence
         supported += full
         supported_lax += lax
         judged += full or not undecided
         judged_lax += lax or not undecided
         for p, v in values.items():
-            strict_ok = v == Support.FULL
-            lax_ok = strict_ok or v == Support.PARTIAL  # ALCE condition A under the lax oracle
+            strict_ok = citation_supports(v) is True
+            lax_ok = citation_supports(v, lax=True) is True  # ALCE condition A under the lax oracle
             if p in own:
                 if strict_ok:
                     precise_own.add(p)

@@ -26,13 +26,18 @@ from assess.formats.banks import (
 from assess.measures.banks import (
     NuggetState,
     RubricScore,
+    TopicScores,
     coverage,
     f1,
     importance_weight,
     mean_scores,
+    nugget_met,
+    report_support,
     rubric_topic_score,
+    run_averages,
     sentence_support,
 )
+from assess.services.rag import sentence_citation_labels
 from store import banks as store_banks
 from store.db import Store
 
@@ -64,16 +69,35 @@ def save_match(
     )
 
 
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+RUN_SUPPORT_MEASURES = (
+    "nugget_coverage_micro",
+    "sentence_support_macro",
+    "sentence_support_micro",
+    "citation_support_macro",
+    "citation_support_micro",
+    "f1_macro",
+    "f1_micro",
+)
+"""A run's averages besides ``coverage`` when a citation source is given (Auto-ARGUE's names)."""
+TOPIC_SUPPORT_MEASURES = ("sentence_support", "citation_support", "f1")
+
+
+def score_columns(result: dict, *, per_topic: bool = False) -> list[str]:
+    """The measures a scores table shows, run rows or (``per_topic``) topic rows."""
+    if result["citation_source"] is None:
+        return ["coverage"]
+    return ["coverage", *(TOPIC_SUPPORT_MEASURES if per_topic else RUN_SUPPORT_MEASURES)]
 
 
 def bank_scores(db: Store, source: str, *, weighted: bool = False, citation_source: str | None = None) -> dict:
-    """Per run: nugget coverage (AND / OR; importance-weighted when ``weighted``) averaged over the topics the
-    source judged its responses on; with ``citation_source``, RAGTIME's sentence support and F1 as well.
+    """Per run: nugget coverage (AND / OR; importance-weighted when ``weighted``) over the topics the source
+    judged its responses on; with ``citation_source``, sentence support, citation support and F1 as ARGUE
+    defines them (every citation must support a sentence; 'cannot judge' and unlabelled citations left out).
 
-    A response counts as judged when the source has at least one match label on it; an answer without a
-    label counts as not contained."""
+    A run's row has ``coverage`` (the mean of its topics, as before) and Auto-ARGUE's ``*_macro`` (mean of the
+    topic values) and ``*_micro`` (pooled counts) averages (:func:`assess.measures.banks.run_averages`). A
+    response counts as judged when the source has at least one match label on it; an answer without a label
+    counts as not contained."""
     store_banks.require_source(db, "bank_matches", source)
     if citation_source is not None:
         store_banks.require_source(db, "citation_labels", citation_source)
@@ -83,8 +107,9 @@ def bank_scores(db: Store, source: str, *, weighted: bool = False, citation_sour
         judged.add((m["run"], m["topic_id"]))
         if m["contains"]:
             labels[(m["run"], m["topic_id"])][m["nugget"]] += 1
-    support = store_banks.sentence_support(db, citation_source) if citation_source else {}
+    support = sentence_citation_labels(db, citation_source) if citation_source else {}
     per_topic: dict[str, dict[str, dict]] = defaultdict(dict)
+    parts: dict[str, list[TopicScores]] = defaultdict(list)
     for bank in store_banks.banks(db):
         for run, topic in sorted(k for k in judged if k[1] == bank.topic_id):
             states = [
@@ -96,19 +121,30 @@ def bank_scores(db: Store, source: str, *, weighted: bool = False, citation_sour
                 )
                 for i, n in enumerate(bank.nuggets, start=1)
             ]
-            entry = {"coverage": coverage(states)}
+            entry: dict = {"coverage": coverage(states)}
+            report = None
             if citation_source is not None:
-                entry["sentence_support"] = sentence_support(support.get((run, topic), []))
-                entry["f1"] = f1(entry["coverage"] or 0.0, entry["sentence_support"])
+                report = report_support(support.get((run, topic), []))
+                entry["sentence_support"] = sentence_support(report)
+                entry["citation_support"] = report.supporting / report.citations if report.citations else None
+                entry["f1"] = f1(entry["coverage"], entry["sentence_support"])
+                entry.update(
+                    sentences=report.sentences,
+                    sentences_with_citations_or_requiring_citations=report.judged,
+                    correctly_cited_sentences=report.supported,
+                    sentences_left_out=report.left_out,
+                    citations=report.citations,
+                    supporting_citations=report.supporting,
+                )
             per_topic[run][topic] = entry
+            weight = sum(s.weight for s in states if s.weight > 0)
+            met = sum(s.weight for s in states if s.weight > 0 and nugget_met(s.aggregator, s.answers, s.matched))
+            parts[run].append(TopicScores(met, weight, report))
     runs = {}
     for run, topics in sorted(per_topic.items()):
-        summary = {"topics": len(topics)}
-        for measure in ("coverage", "sentence_support", "f1"):
-            values = [t[measure] for t in topics.values() if t.get(measure) is not None]
-            if measure == "coverage" or citation_source is not None:
-                summary[measure] = _mean(values)
-        runs[run] = summary
+        averages = run_averages(parts[run], support=citation_source is not None)
+        coverage_macro = averages.pop("nugget_coverage_macro")  # the run's `coverage`, as it always was
+        runs[run] = {"topics": len(topics), "coverage": coverage_macro, **averages}
     return {
         "source": source,
         "weighted": weighted,

@@ -485,3 +485,18 @@ def _units(
             if key in given:  # a value, or None: 'cannot judge' (a label too)
                 out[(index, p)] = given[key]
     return ([list(s["citations"]) for s in parts], own), out
+
+
+def sentence_citation_labels(db, source: str) -> dict[tuple[str, str], list[list[int | None]]]:
+    """Per stored response (run, turn): for each sentence, in order, the labels ``source`` gave its distinct
+    citations (the whole response's included), None where the label is 'cannot judge' or missing: what
+    sentence support per ARGUE reads (:func:`assess.measures.banks.report_support`)."""
+    given: dict[tuple[str, str], dict[tuple[int, str], int | None]] = {}
+    for (turn, run, sentence, passage), value in labels.values(db, Task.CITATION, source).items():
+        given.setdefault((run, turn), {})[(int(sentence), passage)] = value
+    out = {}
+    for response in cited.responses(db):
+        key = (response["run"], response["turn_id"])
+        (sentences, own), found = _units(response, given.get(key, {}))
+        out[key] = [[found.get((i, p)) for p in dict.fromkeys([*cites, *own])] for i, cites in enumerate(sentences)]
+    return out
