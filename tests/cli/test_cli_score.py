@@ -762,10 +762,12 @@ def test_citation_scores_hand_worked(cited_store):
         "citations": 4,
         "recall": pytest.approx(1 / 6),
         "precision": pytest.approx(1 / 6),
-        "supported": pytest.approx(1 / 4),
+        "supported": pytest.approx(1 / 6),  # mean per response: (1/3 + 0) / 2, the leaderboard's all row
         "recall_lax": pytest.approx(1 / 3),
         "precision_lax": pytest.approx(1 / 2),
-        "supported_lax": pytest.approx(1 / 2),
+        "supported_lax": pytest.approx(1 / 3),  # (2/3 + 0) / 2
+        "supported_micro": pytest.approx(1 / 4),  # pooled: 1 of the run's 4 sentences
+        "supported_lax_micro": pytest.approx(1 / 2),  # 2 of 4
     }
     # R2: p5 has no label: the response is not scored and said so, never counted as unsupported
     assert (r2["responses"], r2["unlabelled"], r2["unlabelled_citations"], r2["recall"]) == (0, 1, 1, None)
@@ -780,6 +782,29 @@ def test_citation_scores_hand_worked(cited_store):
     text = run_cli("score", "citations", "--db", str(cited_store), "--source", "cat", "--per-response")
     assert text.returncode == 0 and "ALCE citation recall / precision" in text.stdout
     assert "R1   7_1" in text.stdout and "0.166667" in text.stdout
+
+
+def test_leaderboard_all_rows_are_the_score_commands_means(cited_store, tmp_path):
+    """Issue 34 item 2: the leaderboard's all row is the mean of its topic rows (trec_eval / AutoJudge); score
+    citations prints that same mean as supported and the pooled share as supported_micro. R1: responses 7_1
+    (1 of 3 sentences supported) and 7_2 (0 of 1): mean 1/6, pooled 1/4 (before, supported printed 1/4 while
+    the all row said 1/6)."""
+    out, _ = score_citations(cited_store, "--run", "R1")
+    board = tmp_path / "board.txt"
+    result = run_cli(
+        "export", "leaderboard", "--db", str(cited_store), "--layout", "ir_measures", "--source", "cat",
+        "--measure", "citation_supported", "--measure", "citation_supported_lax", "--measure", "citation_recall",
+        "--run", "R1", "--out", str(board),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = {(t, m): float(v) for r, t, m, v in (line.split() for line in board.read_text().splitlines())}
+    r1 = out["runs"]["R1"]
+    assert rows["all", "citation_supported"] == pytest.approx(r1["supported"]) == pytest.approx(1 / 6)
+    assert rows["all", "citation_supported_lax"] == pytest.approx(r1["supported_lax"]) == pytest.approx(1 / 3)
+    assert rows["all", "citation_recall"] == pytest.approx(r1["recall"])
+    topic_rows = [v for (t, m), v in rows.items() if m == "citation_supported" and t != "all"]
+    assert rows["all", "citation_supported"] == pytest.approx(sum(topic_rows) / len(topic_rows))
+    assert r1["supported_micro"] == pytest.approx(1 / 4)
 
 
 def test_a_partly_labelled_run_is_not_scored_on_its_uncited_responses(cited_store, tmp_path):
@@ -807,6 +832,8 @@ def test_a_partly_labelled_run_is_not_scored_on_its_uncited_responses(cited_stor
     assert (r3["unlabelled_citations"], r3["coverage"]) == (1, 0.5)
     assert (r3["recall"], r3["precision"], r3["sentences"]) == (1.0, 1.0, 1)
     assert "1 response(s) with them and 1 response(s) citing nothing" in stderr
+    per, _ = score_citations(cited_store, "--run", "R3", "--per-response")  # the leaderboard's lines
+    assert {r["turn"]: r["recall"] for r in per["per_response"]} == {"7_1": 1.0, "7_2": None, "7_3": None}
     text = run_cli("score", "citations", "--db", str(cited_store), "--source", "cat", "--run", "R3")
     assert text.returncode == 0 and "uncited_left_out" in text.stdout and "coverage" in text.stdout
     db = open_db(cited_store)
@@ -866,6 +893,8 @@ def test_a_cannot_judge_citation_is_left_out_and_counted(cited_store):
         "recall_lax": 1.0,
         "precision_lax": 1.0,
         "supported_lax": 1.0,
+        "supported_micro": 1.0,
+        "supported_lax_micro": 1.0,
     }
     assert out["runs"]["R1"]["cannot_judge"] == 0 and stderr == "" and "warnings" not in out
     per = {(r["run"], r["turn"]): r for r in out["per_response"]}
