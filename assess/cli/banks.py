@@ -82,7 +82,8 @@ def add_commands(sub) -> None:
     p.set_defaults(func=cmd_rubrics_export)
 
     p = commands.add_parser(
-        "import-judgments", help="store a DRAGUN report assessment CSV (topic_id, run_tag, answer_id, annotation)"
+        "import-judgments",
+        help="store a DRAGUN report assessment CSV (topic_id, run_tag, answer_id, annotation|auto_assessment|assessment)",
     )
     p.add_argument("file")
     add_db_argument(p)

@@ -191,6 +191,38 @@ def test_judgments_read_in_half_units_and_written_back(tmp_path):
         read_rubric_judgments(bad)
 
 
+def test_autojudge_csv_layouts_of_the_dragun_repository(tmp_path):
+    """Issue 34 item 3: trec-dragun/resources writes ``auto_report_assessments.csv`` with the header
+    ``topic_id,run_tag,team,answer_id,assessment,reasoning`` at 1b451dff and
+    ``topic_id,run_tag,answer_id,auto_assessment,auto_rationale`` at its head (4b60fb6c; ``utils/score.py``
+    renames ``auto_assessment`` to ``annotation`` since e2350624). Both read to the same judgments (rows
+    written for this test in each layout)."""
+    pinned = tmp_path / "pinned.csv"
+    pinned.write_text(
+        "topic_id,run_tag,team,answer_id,assessment,reasoning\n"
+        "t1,run-a,TEAM,na-1,supports,The report says so.\n"
+        't1,run-a,TEAM,na-2,contradicts,"It says the opposite, twice."\n',
+        encoding="utf-8",
+    )
+    head = tmp_path / "head.csv"
+    head.write_text(
+        "topic_id,run_tag,answer_id,auto_assessment,auto_rationale\n"
+        "t1,run-a,na-1,supports,The report says so.\n"
+        't1,run-a,na-2,contradicts,"It says the opposite, twice."\n',
+        encoding="utf-8",
+    )
+
+    def read(path):
+        return [(r.topic_id, r.run, r.answer_id, r.judgment) for r in read_rubric_judgments(path)]
+
+    expected = [("t1", "run-a", "na-1", 2), ("t1", "run-a", "na-2", -2)]
+    assert read(pinned) == read(head) == expected
+    neither = tmp_path / "neither.csv"
+    neither.write_text("topic_id,run_tag,answer_id,verdict\nt1,run-a,na-1,supports\n", encoding="utf-8")
+    with pytest.raises(FormatError, match=r"neither.csv:1: expected columns .*annotation\|auto_assessment\|assessment"):
+        read_rubric_judgments(neither)
+
+
 # ------------------------------------------------------------------------------------------- measures
 
 
