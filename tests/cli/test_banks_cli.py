@@ -112,6 +112,17 @@ def test_sentence_support_and_f1_from_citation_labels(store):
         "nuggets", "bank", "score", "--source", "demo-matches", "--citation-source", "demo-citations", db=store
     ).stdout
     assert "sentence_support_micro" in text and "0.166667" in text
+    # Issue 34 item 4: 'cannot judge' is left out as an unlabelled citation is (before: read as unsupported, 1/2)
+    with open_db(store) as db:
+        labels.save(
+            db, "citation", "demo-citations", ("101_1", "rt-beta", 2, "demo-doc-003:0"), None, mode="import", via=None
+        )
+    again = cli_json(
+        "nuggets", "bank", "score", "--source", "demo-matches", "--citation-source", "demo-citations", "--per-topic",
+        db=store,
+    )  # fmt: skip
+    beta = again["per_topic"]["rt-beta"]["101_1"]
+    assert (beta["sentence_support"], beta["sentences_left_out"], beta["citations"]) == (1.0, 1, 1)
 
 
 def test_bank_export_is_the_import_and_shows_post_edits_with_their_history(store, tmp_path):
