@@ -234,7 +234,8 @@ def test_nuggets_ntr_and_ntn(tmp_path):
     assert run_a["original"]["mean"] == 0.25
     assert run_a["original"]["personal"] == {"mean": 0.5, "n": 1}
     assert run_a["deduplicated"]["per_turn"] == {"1_1": 1.0, "1_2": 0.0}
-    assert out["ntr_recall"]["runs"]["runB"]["original"]["per_turn"] == {"1_1": 0.0}  # [2] unjudged: ignored
+    # [2] unjudged: ignored; 1_2, judged for runA, has no label of runB: a missing response, 0 (trec_eval -c)
+    assert out["ntr_recall"]["runs"]["runB"]["original"]["per_turn"] == {"1_1": 0.0, "1_2": 0.0}
     ntn_a = out["ntn"]["runs"]["runA"]["original"]
     assert ntn_a["recall"]["per_turn"] == {"1_1": 0.5, "1_3": 0.0}  # empty gold counts 0, as the code
     assert ntn_a["precision"]["per_turn"] == {"1_1": 0.5, "1_3": None}
@@ -422,7 +423,15 @@ def test_nuggets_ntr_recall_of_llm_and_crowd_sources_and_a_ptkb_source(mini_stor
         "--json",
     )
     assert files.returncode == 0, files.stderr
-    assert json.loads(files.stdout)["ntr_recall"] == llm["ntr_recall"]
+    from_files = json.loads(files.stdout)["ntr_recall"]
+    # the same numbers on the turns each run was judged on; but a labels file cannot tell a missing response
+    # from judging still to do: A's 7_4 (judged for B) and B's 7_1, 7_2 (judged for A) score 0 there
+    # (trec_eval -c, as --assignments), where the store, which has those responses, skips them
+    assert from_files["missing_turns"] == {"A": ["7_4"], "B": ["7_1", "7_2"]}
+    for run, extra in (("A", {"7_4": 0.0}), ("B", {"7_1": 0.0, "7_2": 0.0})):
+        for name in ("original", "deduplicated"):
+            stored_row = llm["ntr_recall"]["runs"][run][name]["per_turn"]
+            assert from_files["runs"][run][name]["per_turn"] == {**stored_row, **extra}
     # a PTKB qrels file works in the store form too
     by_file = score_store(mini_store, "--ntr-source", "llm:mini", "--personal", str(tmp_path / "llm-ptkb.qrels"))
     assert by_file["ntr_recall"]["runs"]["A"]["original"] == llm["ntr_recall"]["runs"]["A"]["original"]
