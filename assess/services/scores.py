@@ -60,6 +60,7 @@ def run_scores(
     from assess.measures.rankings import (
         cast_measures,
         evaluate_runs,
+        measure_name,
         paired_t_tests,
         parse_measure,
         ptkb_measures,
@@ -80,7 +81,8 @@ def run_scores(
         binary = f"label >= {threshold} unless a measure gives its own rel"
     else:
         chosen, binary = cast_measures(threshold), f"label >= {threshold}"
-    first = evaluate_runs(qrels, runs, chosen, threshold=threshold, all_queries=all_queries)
+    named_at = 1 if ptkb else threshold  # the threshold the header states: a measure at another rel says it
+    first = evaluate_runs(qrels, runs, chosen, threshold=threshold, all_queries=all_queries, named_at=named_at)
     names = list(next(iter(first.values()))["mean"])
     out: dict[str, Any] = {
         "qrels": qrels_path,
@@ -94,7 +96,12 @@ def run_scores(
             out["runs"][r]["per_query"] = v["per_query"]
     if qrels_b:
         second = evaluate_runs(
-            qrels_table(qrels_b, ptkb=ptkb), runs, chosen, threshold=threshold, all_queries=all_queries
+            qrels_table(qrels_b, ptkb=ptkb),
+            runs,
+            chosen,
+            threshold=threshold,
+            all_queries=all_queries,
+            named_at=named_at,
         )
         out["qrels_b"] = qrels_b
         out["runs_b"] = {r: {"n_queries": v["n_queries"], "mean": v["mean"]} for r, v in second.items()}
@@ -105,7 +112,7 @@ def run_scores(
     if ttest:
         # --ttest P@10 names the measure as --measure P@10 does: at the threshold when it gives no rel
         try:
-            measure = str(parse_measure(ttest, 1 if ptkb else threshold))
+            measure = measure_name(parse_measure(ttest, named_at), named_at)
         except AssessError:
             measure = ttest
         if measure not in names:

@@ -138,16 +138,23 @@ def test_runs_measures_without_rel_use_the_threshold(trec_files):
     result = run_cli(*args, *measures, "--threshold", "2", "--ttest", "P@5", "--json")
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
-    assert out["measures"] == ["P(rel=2)@5", "AP(rel=2)", "RR(rel=2)", "P@5"]
+    # issue 34 item 5: P(rel=1)@5 keeps its rel in its name (ir_measures drops rel=1, its default, and P@5
+    # under "label >= 2" read as the threshold's)
+    assert out["measures"] == ["P(rel=2)@5", "AP(rel=2)", "RR(rel=2)", "P(rel=1)@5"]
     toy = out["runs"]["toy"]["mean"]
     assert toy["P(rel=2)@5"] == pytest.approx(0.3, abs=5e-5)
     assert toy["AP(rel=2)"] == pytest.approx(0.2286, abs=5e-5)
     assert toy["RR(rel=2)"] == pytest.approx(0.3333, abs=5e-5)
-    assert toy["P@5"] == pytest.approx(0.5, abs=5e-5)  # its own rel=1: trec_eval -l 1's P_5
+    assert toy["P(rel=1)@5"] == pytest.approx(0.5, abs=5e-5)  # its own rel=1: trec_eval -l 1's P_5
     assert out["ttest"]["measure"] == "P(rel=2)@5"
     assert "label >= 2" in out["binary_relevance"]
-    lenient = json.loads(run_cli(*args, "--measure", "AP", "--threshold", "1", "--json").stdout)
+    text = run_cli(*args, *measures, "--threshold", "2").stdout
+    assert "label >= 2" in text and "P(rel=1)@5" in text.splitlines()[1].split()
+    lenient = json.loads(
+        run_cli(*args, "--measure", "AP", "--measure", "P(rel=1)@5", "--threshold", "1", "--json").stdout
+    )
     assert lenient["runs"]["toy"]["mean"]["AP"] == pytest.approx(0.5401, abs=5e-5)
+    assert lenient["measures"] == ["AP", "P@5"]  # at the header's threshold, ir_measures' own name
 
 
 def test_runs_bad_input_exit_2_with_one_line(tmp_path, trec_files):
