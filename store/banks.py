@@ -573,8 +573,9 @@ def rubric_sources(db: Store) -> list[str]:
 
 
 def require_source(db: Store, table: str, source: str) -> None:
-    """Refuse a source without labels in ``table`` (bank_matches or rubric_labels), naming those that have some."""
-    if table not in ("bank_matches", "rubric_labels", "citation_labels"):
+    """Refuse a source without labels in ``table`` (bank_matches, rubric_labels, citation_labels or
+    passage_labels), naming those that have some."""
+    if table not in ("bank_matches", "rubric_labels", "citation_labels", "passage_labels"):
         raise AssessError(f"{table!r} is not a table of this module")
     if row(db, f"SELECT 1 AS x FROM {table} WHERE source = :s LIMIT 1", {"s": source}) is None:
         have = [r["source"] for r in rows(db, f"SELECT DISTINCT source FROM {table} ORDER BY source")]

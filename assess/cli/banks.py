@@ -53,6 +53,10 @@ def add_bank_commands(nugget_commands) -> None:
     p.add_argument("--source", required=True, help="label source of the matches")
     p.add_argument("--weighted", action="store_true", help="weight nuggets by their importance (a number)")
     p.add_argument("--citation-source", help="citation-support source: adds RAGTIME sentence support and F1")
+    p.add_argument(
+        "--relevance-source",
+        help="passage-label source (with --citation-source): adds Auto-ARGUE's citation relevance (grade >= 2)",
+    )
     p.add_argument("--per-topic", action="store_true", help="also print each topic's scores")
     p.add_argument("--json", action="store_true", help="print the scores as one JSON object")
     p.set_defaults(func=cmd_bank_score)
@@ -167,7 +171,13 @@ def _scores_table(result: dict, measures: list[str], per_topic: bool, topic_meas
 def cmd_bank_score(args) -> int:
     from assess.services.banks import bank_scores, score_columns
 
-    result = bank_scores(open_store(args), args.source, weighted=args.weighted, citation_source=args.citation_source)
+    result = bank_scores(
+        open_store(args),
+        args.source,
+        weighted=args.weighted,
+        citation_source=args.citation_source,
+        relevance_source=args.relevance_source,
+    )
     if args.json:
         if not args.per_topic:
             result.pop("per_topic")

@@ -113,12 +113,26 @@ def f1(recall: float | None, support: float | None) -> float | None:
     return 2 * recall * support / (recall + support) if recall + support > 0 else 0.0
 
 
+RELEVANT_GRADE = 2
+"""A cited passage is relevant to its topic when the relevance source grades it at least this (the workbench's
+binary relevance, ``score runs``' default threshold)."""
+
+
+def citation_relevance(cited: Sequence[Sequence[str]], grades: Mapping[str, int]) -> tuple[int, int]:
+    """Auto-ARGUE's citation relevance counts of one report: (relevant citations, citations with a grade), a
+    citation being one distinct passage of one sentence; ``grades``: the topic's passage grades (a passage
+    without one is left out)."""
+    graded = [grades[p] for passages in cited for p in dict.fromkeys(passages) if p in grades]
+    return sum(g >= RELEVANT_GRADE for g in graded), len(graded)
+
+
 class TopicScores(NamedTuple):
     """What one topic adds to a run's micro averages: nugget weights met and total, and the report's counts."""
 
     covered: float
     weight: float
     report: ReportSupport | None  # None: sentence support not scored
+    relevance: tuple[int, int] | None = None  # (relevant, graded) citations; None: relevance not scored
 
 
 def run_averages(topics: Sequence[TopicScores], *, support: bool = True) -> dict[str, float | None]:
@@ -148,6 +162,10 @@ def run_averages(topics: Sequence[TopicScores], *, support: bool = True) -> dict
     out["sentence_support_micro"] = ratio(sum(r.supported for _, r in reports), sum(r.judged for _, r in reports))
     out["citation_support_macro"] = mean([ratio(r.supporting, r.citations) for _, r in reports])
     out["citation_support_micro"] = ratio(sum(r.supporting for _, r in reports), sum(r.citations for _, r in reports))
+    graded = [t.relevance for t in topics if t.relevance is not None]
+    if graded:
+        out["citation_relevance_macro"] = mean([ratio(r, n) for r, n in graded])
+        out["citation_relevance_micro"] = ratio(sum(r for r, _ in graded), sum(n for _, n in graded))
     out["f1_macro"] = mean([f1(c, s) for (c, _), s in zip(reports, supports)])
     out["f1_micro"] = f1(out["nugget_coverage_micro"], out["sentence_support_micro"])
     return out

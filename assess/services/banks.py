@@ -27,6 +27,7 @@ from assess.measures.banks import (
     NuggetState,
     RubricScore,
     TopicScores,
+    citation_relevance,
     coverage,
     f1,
     importance_weight,
@@ -39,6 +40,7 @@ from assess.measures.banks import (
 )
 from assess.services.rag import sentence_citation_labels
 from store import banks as store_banks
+from store.compare import qrels_of
 from store.db import Store
 
 
@@ -86,10 +88,20 @@ def score_columns(result: dict, *, per_topic: bool = False) -> list[str]:
     """The measures a scores table shows, run rows or (``per_topic``) topic rows."""
     if result["citation_source"] is None:
         return ["coverage"]
-    return ["coverage", *(TOPIC_SUPPORT_MEASURES if per_topic else RUN_SUPPORT_MEASURES)]
+    columns = ["coverage", *(TOPIC_SUPPORT_MEASURES if per_topic else RUN_SUPPORT_MEASURES)]
+    if result.get("relevance_source") is not None:
+        columns += ["citation_relevance"] if per_topic else ["citation_relevance_macro", "citation_relevance_micro"]
+    return columns
 
 
-def bank_scores(db: Store, source: str, *, weighted: bool = False, citation_source: str | None = None) -> dict:
+def bank_scores(
+    db: Store,
+    source: str,
+    *,
+    weighted: bool = False,
+    citation_source: str | None = None,
+    relevance_source: str | None = None,
+) -> dict:
     """Per run: nugget coverage (AND / OR; importance-weighted when ``weighted``) over the topics the source
     judged its responses on; with ``citation_source``, sentence support, citation support and F1 as ARGUE
     defines them (every citation must support a sentence; 'cannot judge' and unlabelled citations left out).
@@ -97,10 +109,16 @@ def bank_scores(db: Store, source: str, *, weighted: bool = False, citation_sour
     A run's row has ``coverage`` (the mean of its topics, as before) and Auto-ARGUE's ``*_macro`` (mean of the
     topic values) and ``*_micro`` (pooled counts) averages (:func:`assess.measures.banks.run_averages`). A
     response counts as judged when the source has at least one match label on it; an answer without a label
-    counts as not contained."""
+    counts as not contained. ``relevance_source`` (passage labels, with ``citation_source``): Auto-ARGUE's
+    citation relevance, the share of cited passages graded relevant to the topic (grade >= 2)."""
     store_banks.require_source(db, "bank_matches", source)
     if citation_source is not None:
         store_banks.require_source(db, "citation_labels", citation_source)
+    if relevance_source is not None:
+        if citation_source is None:
+            raise AssessError("--relevance-source needs --citation-source (the citations whose relevance it grades)")
+        store_banks.require_source(db, "passage_labels", relevance_source)
+    grades = qrels_of(db, relevance_source) if relevance_source is not None else {}
     labels: dict[tuple[str, str], dict[int, int]] = defaultdict(lambda: defaultdict(int))
     judged: set[tuple[str, str]] = set()
     for m in store_banks.matches(db, source):
@@ -122,9 +140,10 @@ def bank_scores(db: Store, source: str, *, weighted: bool = False, citation_sour
                 for i, n in enumerate(bank.nuggets, start=1)
             ]
             entry: dict = {"coverage": coverage(states)}
-            report = None
+            report = relevance = None
             if citation_source is not None:
-                report = report_support(support.get((run, topic), []))
+                cited = support.get((run, topic), [])
+                report = report_support([[label for _, label in s] for s in cited])
                 entry["sentence_support"] = sentence_support(report)
                 entry["citation_support"] = report.supporting / report.citations if report.citations else None
                 entry["f1"] = f1(entry["coverage"], entry["sentence_support"])
@@ -136,10 +155,14 @@ def bank_scores(db: Store, source: str, *, weighted: bool = False, citation_sour
                     citations=report.citations,
                     supporting_citations=report.supporting,
                 )
+            if relevance_source is not None:
+                relevance = citation_relevance([[p for p, _ in s] for s in cited], grades.get(topic, {}))
+                entry["citation_relevance"] = relevance[0] / relevance[1] if relevance[1] else None
+                entry["relevant_citations"], entry["graded_citations"] = relevance
             per_topic[run][topic] = entry
             weight = sum(s.weight for s in states if s.weight > 0)
             met = sum(s.weight for s in states if s.weight > 0 and nugget_met(s.aggregator, s.answers, s.matched))
-            parts[run].append(TopicScores(met, weight, report))
+            parts[run].append(TopicScores(met, weight, report, relevance))
     runs = {}
     for run, topics in sorted(per_topic.items()):
         averages = run_averages(parts[run], support=citation_source is not None)
@@ -149,6 +172,7 @@ def bank_scores(db: Store, source: str, *, weighted: bool = False, citation_sour
         "source": source,
         "weighted": weighted,
         "citation_source": citation_source,
+        "relevance_source": relevance_source,
         "runs": runs,
         "per_topic": {run: dict(sorted(t.items())) for run, t in sorted(per_topic.items())},
     }

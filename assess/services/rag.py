@@ -492,10 +492,10 @@ def _units(
     return ([list(s["citations"]) for s in parts], own), out
 
 
-def sentence_citation_labels(db, source: str) -> dict[tuple[str, str], list[list[int | None]]]:
-    """Per stored response (run, turn): for each sentence, in order, the labels ``source`` gave its distinct
-    citations (the whole response's included), None where the label is 'cannot judge' or missing: what
-    sentence support per ARGUE reads (:func:`assess.measures.banks.report_support`)."""
+def sentence_citation_labels(db, source: str) -> dict[tuple[str, str], list[list[tuple[str, int | None]]]]:
+    """Per stored response (run, turn): for each sentence, in order, its distinct citations (the whole
+    response's included) with the label ``source`` gave each, None where the label is 'cannot judge' or
+    missing: what sentence support per ARGUE reads (:func:`assess.measures.banks.report_support`)."""
     given: dict[tuple[str, str], dict[tuple[int, str], int | None]] = {}
     for (turn, run, sentence, passage), value in labels.values(db, Task.CITATION, source).items():
         given.setdefault((run, turn), {})[(int(sentence), passage)] = value
@@ -503,5 +503,7 @@ def sentence_citation_labels(db, source: str) -> dict[tuple[str, str], list[list
     for response in cited.responses(db):
         key = (response["run"], response["turn_id"])
         (sentences, own), found = _units(response, given.get(key, {}))
-        out[key] = [[found.get((i, p)) for p in dict.fromkeys([*cites, *own])] for i, cites in enumerate(sentences)]
+        out[key] = [
+            [(p, found.get((i, p))) for p in dict.fromkeys([*cites, *own])] for i, cites in enumerate(sentences)
+        ]
     return out

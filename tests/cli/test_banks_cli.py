@@ -125,6 +125,40 @@ def test_sentence_support_and_f1_from_citation_labels(store):
     assert (beta["sentence_support"], beta["sentences_left_out"], beta["citations"]) == (1.0, 1, 1)
 
 
+def test_citation_relevance_from_passage_labels(store):
+    """Auto-ARGUE's citation relevance (relevant_citations / citations) from a passage-label source: rt-alpha
+    101_1 cites demo-doc-001:0 (graded 3: relevant) and demo-doc-003:0 (graded 1: not, below 2) -> 1/2;
+    101_2 cites demo-doc-001:0 twice (two sentences: two citations) -> 2/2. Macro (1/2 + 1) / 2 = 3/4, micro
+    3/4; rt-beta 101_1 cites demo-doc-003:0 twice -> 0/2."""
+    from store import labels
+    from store.sources import ensure_source
+
+    with open_db(store) as db:
+        ensure_source(db, "demo-citations")
+        ensure_source(db, "rel")
+        labels.save(
+            db, "citation", "demo-citations", ("101_1", "rt-alpha", 1, "demo-doc-001:0"), 2, mode="import", via=None
+        )
+        for turn, passage, grade in [
+            ("101_1", "demo-doc-001:0", 3),
+            ("101_1", "demo-doc-003:0", 1),
+            ("101_2", "demo-doc-001:0", 2),
+        ]:
+            labels.save(db, "passage", "rel", (turn, passage), grade, mode="import", via=None)
+    args = ["nuggets", "bank", "score", "--source", "demo-matches", "--citation-source", "demo-citations"]
+    out = cli_json(*args, "--relevance-source", "rel", "--per-topic", db=store)
+    alpha = out["per_topic"]["rt-alpha"]
+    assert (alpha["101_1"]["citation_relevance"], alpha["101_1"]["graded_citations"]) == (0.5, 2)
+    assert alpha["101_2"]["citation_relevance"] == 1.0
+    assert out["runs"]["rt-alpha"]["citation_relevance_macro"] == 0.75
+    assert out["runs"]["rt-alpha"]["citation_relevance_micro"] == 0.75
+    assert out["runs"]["rt-beta"]["citation_relevance_micro"] == 0.0
+    text = run_cli(*args, "--relevance-source", "rel", db=store).stdout
+    assert "citation_relevance_macro" in text
+    refused = run_cli("nuggets", "bank", "score", "--source", "demo-matches", "--relevance-source", "rel", db=store)
+    assert refused.returncode == 2 and "needs --citation-source" in refused.stderr
+
+
 def test_bank_export_is_the_import_and_shows_post_edits_with_their_history(store, tmp_path):
     out = tmp_path / "out.jsonl"
     run_cli("nuggets", "bank", "export", "--out", str(out), db=store, check=True)
