@@ -478,23 +478,6 @@ def match_items(db: Store) -> list[dict]:
     return out
 
 
-def sentence_support(db: Store, citation_source: str) -> dict[tuple[str, str], list[bool]]:
-    """Per (run, topic) with stored sentences: for each sentence in order, whether the citation source judged
-    at least one passage it cites as supporting it (support >= 1)."""
-    supported = {
-        (r["run"], r["turn_id"], r["sentence"])
-        for r in rows(
-            db,
-            "SELECT DISTINCT run, turn_id, sentence FROM citation_labels WHERE source = :s AND support >= 1",
-            {"s": citation_source},
-        )
-    }
-    out: dict[tuple[str, str], list[bool]] = {}
-    for r in rows(db, "SELECT run, turn_id, sentence FROM response_sentences ORDER BY run, turn_id, sentence"):
-        out.setdefault((r["run"], r["turn_id"]), []).append((r["run"], r["turn_id"], r["sentence"]) in supported)
-    return out
-
-
 # ------------------------------------------------------------------------------------------- rubrics
 
 
@@ -636,8 +619,9 @@ def rubric_sources(db: Store) -> list[str]:
 
 
 def require_source(db: Store, table: str, source: str) -> None:
-    """Refuse a source without labels in ``table`` (bank_matches or rubric_labels), naming those that have some."""
-    if table not in ("bank_matches", "rubric_labels", "citation_labels"):
+    """Refuse a source without labels in ``table`` (bank_matches, rubric_labels, citation_labels or
+    passage_labels), naming those that have some."""
+    if table not in ("bank_matches", "rubric_labels", "citation_labels", "passage_labels"):
         raise AssessError(f"{table!r} is not a table of this module")
     if row(db, f"SELECT 1 AS x FROM {table} WHERE source = :s LIMIT 1", {"s": source}) is None:
         have = [r["source"] for r in rows(db, f"SELECT DISTINCT source FROM {table} ORDER BY source")]

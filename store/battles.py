@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from assess.errors import AssessError, UnknownItem
@@ -30,7 +31,13 @@ def import_battles(db: Store, source: str, records: Iterable, *, file: str, by: 
     rewritten only when its winner differs (the rule of every label import); the history records each change.
     Returns ``{"battles", "new", "changed", "topics", "runs"}``."""
     batch = list(records)
-    at = now()
+    # The order judged (Elo's order) is (time, key): the file's n-th battle is stamped n ms after the import's
+    # time, so an imported file keeps its own order instead of its topic ids' (one time would tie them all).
+    start = datetime.fromisoformat(now().replace("Z", "+00:00"))
+    stamps = [
+        (start + timedelta(milliseconds=i)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        for i in range(len(batch))
+    ]
     with write(db):
         ensure_source(db, source)
         check_writer(db, source)
@@ -57,9 +64,9 @@ def import_battles(db: Store, source: str, records: Iterable, *, file: str, by: 
                     BATTLE_WINNERS[r.winner],
                     int(r.reshow),
                     r.reason,
-                    at,
+                    stamp,
                 )
-                for r in batch
+                for r, stamp in zip(batch, stamps)
             ),
         )
         summary = {

@@ -53,6 +53,10 @@ def add_bank_commands(nugget_commands) -> None:
     p.add_argument("--source", required=True, help="label source of the matches")
     p.add_argument("--weighted", action="store_true", help="weight nuggets by their importance (a number)")
     p.add_argument("--citation-source", help="citation-support source: adds RAGTIME sentence support and F1")
+    p.add_argument(
+        "--relevance-source",
+        help="passage-label source (with --citation-source): adds Auto-ARGUE's citation relevance (grade >= 2)",
+    )
     p.add_argument("--per-topic", action="store_true", help="also print each topic's scores")
     p.add_argument("--json", action="store_true", help="print the scores as one JSON object")
     p.set_defaults(func=cmd_bank_score)
@@ -82,7 +86,8 @@ def add_commands(sub) -> None:
     p.set_defaults(func=cmd_rubrics_export)
 
     p = commands.add_parser(
-        "import-judgments", help="store a DRAGUN report assessment CSV (topic_id, run_tag, answer_id, annotation)"
+        "import-judgments",
+        help="store a DRAGUN report assessment CSV (topic_id, run_tag, answer_id, annotation|auto_assessment|assessment)",
     )
     p.add_argument("file")
     add_db_argument(p)
@@ -145,12 +150,13 @@ def cmd_bank_matches(args) -> int:
     return _counts(args, import_match_file(open_store(args), args.file, args.source, by=actor(args)), args.file)
 
 
-def _scores_table(result: dict, measures: list[str], per_topic: bool) -> None:
+def _scores_table(result: dict, measures: list[str], per_topic: bool, topic_measures: list[str] | None = None) -> None:
     table(
         ["run", "topics", *measures],
         [[run, s["topics"], *(s.get(m) for m in measures)] for run, s in result["runs"].items()],
     )
     if per_topic:
+        measures = topic_measures or measures
         print()
         table(
             ["run", "topic", *measures],
@@ -163,16 +169,21 @@ def _scores_table(result: dict, measures: list[str], per_topic: bool) -> None:
 
 
 def cmd_bank_score(args) -> int:
-    from assess.services.banks import bank_scores
+    from assess.services.banks import bank_scores, score_columns
 
-    result = bank_scores(open_store(args), args.source, weighted=args.weighted, citation_source=args.citation_source)
+    result = bank_scores(
+        open_store(args),
+        args.source,
+        weighted=args.weighted,
+        citation_source=args.citation_source,
+        relevance_source=args.relevance_source,
+    )
     if args.json:
         if not args.per_topic:
             result.pop("per_topic")
         print_json(result)
         return 0
-    measures = ["coverage"] + (["sentence_support", "f1"] if args.citation_source else [])
-    _scores_table(result, measures, args.per_topic)
+    _scores_table(result, score_columns(result), args.per_topic, score_columns(result, per_topic=True))
     return 0
 
 

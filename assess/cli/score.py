@@ -532,7 +532,7 @@ def _nuggets_from_store(args: argparse.Namespace) -> int:
 
 def _citations(args: argparse.Namespace) -> int:
     """``score citations --db PATH --source SOURCE``: citation measures from the stored citation labels."""
-    from assess.services.rag import CITATION_SCORES, CONTRADICTION_FIELDS
+    from assess.services.rag import CITATION_SCORES, CONTRADICTION_FIELDS, POOLED_SCORES
     from assess.services.scores import citation_scores
 
     out = citation_scores(open_store(args), args.source, args.runs, per_response=args.per_response)
@@ -542,7 +542,8 @@ def _citations(args: argparse.Namespace) -> int:
         return 0
     print(
         f"Citation support labels of {args.source} (ALCE citation recall / precision; strict: fully supported, "
-        "lax: fully or partially; supported: share of sentences with a supporting citation)"
+        "lax: fully or partially; supported: share of sentences with a supporting citation, the mean per "
+        "response; supported_micro: pooled over the run's sentences)"
     )
     counts = [
         "responses",
@@ -558,9 +559,10 @@ def _citations(args: argparse.Namespace) -> int:
     # A source with a 'contradicts' label: its rows also say how many citations contradict, and their share.
     extra = list(CONTRADICTION_FIELDS) if any("contradicts" in r for r in out["runs"].values()) else []
     scores = [*CITATION_SCORES, *extra]
+    pooled = [*CITATION_SCORES, *POOLED_SCORES, *extra]  # a run's row adds the pooled shares
     table(
-        ["run", *counts, *scores],
-        [[run, *(r[c] for c in counts), *(r[m] for m in scores)] for run, r in out["runs"].items()],
+        ["run", *counts, *pooled],
+        [[run, *(r[c] for c in counts), *(r[m] for m in pooled)] for run, r in out["runs"].items()],
     )
     if args.per_response:
         print()

@@ -339,9 +339,17 @@ class RubricJudgment(NamedTuple):
     line: int
 
 
+JUDGMENT_COLUMNS = ("annotation", "auto_assessment", "assessment")
+"""The judgment's column of a DRAGUN assessment CSV, by preference: human, AutoJudge at the repository's head
+(4b60fb6c), AutoJudge at 1b451dff."""
+
+
 def read_rubric_judgments(path: str | Path) -> list[RubricJudgment]:
     """A DRAGUN report assessment CSV (``report_assessments.csv`` / ``auto_report_assessments.csv``): a header
-    with ``topic_id``, ``run_tag``, ``answer_id`` and ``annotation`` (human) or ``assessment`` (AutoJudge)."""
+    with ``topic_id``, ``run_tag``, ``answer_id`` and the judgment's column, the first of
+    :data:`JUDGMENT_COLUMNS` it has: ``annotation`` (human), ``auto_assessment`` (AutoJudge since the
+    repository's commit cbfd1b9, read by ``utils/score.py`` since e2350624) or ``assessment`` (AutoJudge at
+    1b451dff). Other columns (``team``, ``question_id``, ``reasoning``, ``auto_rationale``) are ignored."""
     import csv
     import io
 
@@ -352,12 +360,15 @@ def read_rubric_judgments(path: str | Path) -> list[RubricJudgment]:
         header = next(rows)
     except StopIteration:
         raise FormatError(str(path), None, "a CSV header", "an empty file") from None
-    label = "annotation" if "annotation" in header else "assessment"
+    label = next((c for c in JUDGMENT_COLUMNS if c in header), JUDGMENT_COLUMNS[0])
     needed = ("topic_id", "run_tag", "answer_id", label)
     missing = [c for c in needed if c not in header]
     if missing:
         raise FormatError(
-            str(path), 1, "columns topic_id, run_tag, answer_id, annotation|assessment", f"{header} (no {missing[0]})"
+            str(path),
+            1,
+            f"columns topic_id, run_tag, answer_id, {'|'.join(JUDGMENT_COLUMNS)}",
+            f"{header} (no {missing[0]})",
         )
     at = {c: header.index(c) for c in needed}
     out, seen = [], {}

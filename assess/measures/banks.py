@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from assess.errors import AssessError
+from assess.measures.citations import citation_supports
 
 
 class NuggetState(NamedTuple):
@@ -59,15 +60,115 @@ def importance_weight(importance: object) -> float:
     return weight
 
 
-def sentence_support(supported: Sequence[bool]) -> float:
-    """RAGTIME sentence support of one report: the share of its sentences that a cited document supports,
-    ``|{s : supported(s)}| / |S|``. A report without sentences scores 0."""
-    return sum(1 for s in supported if s) / len(supported) if supported else 0.0
+class ReportSupport(NamedTuple):
+    """ARGUE's citation counts of one report (Auto-ARGUE's names in the comments)."""
+
+    sentences: int  # sentences
+    judged: int  # sentences_with_citations_or_requiring_citations, less those left out
+    supported: int  # correctly_cited_sentences
+    citations: int  # citations with a verdict (not 'cannot judge', not unlabelled)
+    supporting: int  # supporting_citations
+    left_out: int = 0  # sentences whose verdict waits on a citation left out
 
 
-def f1(recall: float, support: float) -> float:
-    """The harmonic mean of nugget recall and sentence support, ``2 R S / (R + S)``; 0 when both are 0."""
+def sentence_verdict(labels: Sequence[int | None]) -> bool | None:
+    """ARGUE's verdict on one sentence from the support labels of its citations (None: 'cannot judge' or no
+    label): supported when *each* citation supports it (fully: :func:`~assess.measures.citations.citation_supports`),
+    unsupported when one does not, None (left out) when no citation says no and one is left out. A sentence
+    citing nothing is unsupported (it is taken to require a citation: docs/measures.md)."""
+    verdicts = [citation_supports(v) for v in labels]
+    if not verdicts or False in verdicts:
+        return False
+    return None if None in verdicts else True
+
+
+def report_support(sentences: Sequence[Sequence[int | None]]) -> ReportSupport:
+    """Count one report's sentences and citations as ARGUE does. ``sentences``: per sentence the support labels
+    of its distinct citations (None: 'cannot judge' or no label, left out)."""
+    verdicts = [sentence_verdict(s) for s in sentences]
+    supports = [citation_supports(v) for s in sentences for v in s]
+    return ReportSupport(
+        sentences=len(sentences),
+        judged=sum(v is not None for v in verdicts),
+        supported=sum(v is True for v in verdicts),
+        citations=sum(v is not None for v in supports),
+        supporting=sum(v is True for v in supports),
+        left_out=sum(v is None for v in verdicts),
+    )
+
+
+def sentence_support(report: ReportSupport) -> float | None:
+    """ARGUE sentence support of one report: ``correctly cited sentences / sentences with citations or requiring
+    them``. 0 for a report without sentences; None when every sentence is left out."""
+    if not report.sentences:
+        return 0.0
+    return report.supported / report.judged if report.judged else None
+
+
+def f1(recall: float | None, support: float | None) -> float | None:
+    """The harmonic mean of nugget recall and sentence support, ``2 R S / (R + S)``; 0 when both are 0, None
+    when either is None."""
+    if recall is None or support is None:
+        return None
     return 2 * recall * support / (recall + support) if recall + support > 0 else 0.0
+
+
+RELEVANT_GRADE = 2
+"""A cited passage is relevant to its topic when the relevance source grades it at least this (the workbench's
+binary relevance, ``score runs``' default threshold)."""
+
+
+def citation_relevance(cited: Sequence[Sequence[str]], grades: Mapping[str, int]) -> tuple[int, int]:
+    """Auto-ARGUE's citation relevance counts of one report: (relevant citations, citations with a grade), a
+    citation being one distinct passage of one sentence; ``grades``: the topic's passage grades (a passage
+    without one is left out)."""
+    graded = [grades[p] for passages in cited for p in dict.fromkeys(passages) if p in grades]
+    return sum(g >= RELEVANT_GRADE for g in graded), len(graded)
+
+
+class TopicScores(NamedTuple):
+    """What one topic adds to a run's micro averages: nugget weights met and total, and the report's counts."""
+
+    covered: float
+    weight: float
+    report: ReportSupport | None  # None: sentence support not scored
+    relevance: tuple[int, int] | None = None  # (relevant, graded) citations; None: relevance not scored
+
+
+def run_averages(topics: Sequence[TopicScores], *, support: bool = True) -> dict[str, float | None]:
+    """A run's Auto-ARGUE averages over its topics (hltcoe/argue-viz ``assets/example-report.scores.tsv``, the
+    ``all`` rows): ``*_macro`` the mean of the topic values, ``*_micro`` the pooled counts'
+    ratio; ``f1_macro`` the mean of the topic F1 values, ``f1_micro`` the F1 of the two micro averages. A topic
+    whose value is None is out of that macro mean; a ratio over nothing is None. ``support``: with the
+    sentence and citation support averages and F1 (the topics' reports)."""
+
+    def mean(values: list[float | None]) -> float | None:
+        known = [v for v in values if v is not None]
+        return sum(known) / len(known) if known else None
+
+    def ratio(part: float, whole: float) -> float | None:
+        return part / whole if whole else None
+
+    coverages = [ratio(t.covered, t.weight) for t in topics]
+    out: dict[str, float | None] = {
+        "nugget_coverage_macro": mean(coverages),
+        "nugget_coverage_micro": ratio(sum(t.covered for t in topics), sum(t.weight for t in topics)),
+    }
+    reports = [(c, t.report) for c, t in zip(coverages, topics) if t.report is not None]
+    if not support:
+        return out
+    supports = [sentence_support(r) for _, r in reports]
+    out["sentence_support_macro"] = mean(supports)
+    out["sentence_support_micro"] = ratio(sum(r.supported for _, r in reports), sum(r.judged for _, r in reports))
+    out["citation_support_macro"] = mean([ratio(r.supporting, r.citations) for _, r in reports])
+    out["citation_support_micro"] = ratio(sum(r.supporting for _, r in reports), sum(r.citations for _, r in reports))
+    graded = [t.relevance for t in topics if t.relevance is not None]
+    if graded:
+        out["citation_relevance_macro"] = mean([ratio(r, n) for r, n in graded])
+        out["citation_relevance_micro"] = ratio(sum(r for r, _ in graded), sum(n for _, n in graded))
+    out["f1_macro"] = mean([f1(c, s) for (c, _), s in zip(reports, supports)])
+    out["f1_micro"] = f1(out["nugget_coverage_micro"], out["sentence_support_micro"])
+    return out
 
 
 class RubricScore(NamedTuple):

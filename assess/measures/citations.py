@@ -23,7 +23,9 @@ a sentence. Here the labels answer instead, one (sentence, passage) pair at a ti
   beside a full one is precise in the lax reading. This follows ALCE; an earlier version called a
   partial citation beside a full one imprecise under the lax reading, which ALCE's rule does not.
 - **supported share** = sentences with at least one supporting citation (strict: fully, lax: fully
-  or partially) / all sentences, pooled over a run's responses (recall is its mean per response).
+  or partially) / all sentences. A run's ``supported`` is its mean per response (the trec_eval / AutoJudge
+  convention of a run's ``all`` row: with every sentence judged it equals recall, which counts the same
+  sentences); ``supported_micro`` pools the sentences of the run's responses.
 
 Citations of a whole response (the iKAT topics name no sentence): every sentence is labelled
 against each of them; for recall they count as citations of every sentence, and for precision each
@@ -82,6 +84,17 @@ class Support(IntEnum):
     FULL = 2  # backs the whole sentence
 
 
+def citation_supports(value: int | None, *, lax: bool = False) -> bool | None:
+    """Whether one citation label counts as support: fully supported (lax: also partially); None when the label
+    is "cannot judge" or there is none (pass ``labels.get(pair)``): left out, never read as unsupported.
+
+    The one place every measure reading citation support (``score citations``, the leaderboards, the banks'
+    sentence support) asks it."""
+    if value is CANNOT_JUDGE:
+        return None
+    return value == Support.FULL or (lax and value == Support.PARTIAL)
+
+
 @dataclass(frozen=True, slots=True)
 class CitationScores:
     """Citation recall, precision and supported share, strict and lax, with what they were computed on."""
@@ -101,6 +114,8 @@ class CitationScores:
     cannot_judge: int = 0  # citations of the scored responses labelled 'cannot judge' (left out of the measures)
     contradicts: int = 0  # citations of the scored responses that contradict their sentence
     judged_citations: int = 0  # citations of the scored responses with a label other than 'cannot judge'
+    supported_micro: float | None = None  # a run's supported share pooled over its sentences (None: one response)
+    supported_lax_micro: float | None = None
 
     @property
     def contradiction_rate(self) -> float | None:
@@ -171,8 +186,9 @@ def run_citation_scores(
     *,
     require_all: bool = False,
 ) -> CitationScores:
-    """The run's citation scores: recall and precision are means over its scored responses (ALCE
-    averages per response), the supported share is pooled over their sentences.
+    """The run's citation scores: recall, precision and the supported share are means over its scored
+    responses (ALCE averages per response; the leaderboard's ``all`` row is this mean of its response rows);
+    ``supported_micro`` / ``supported_lax_micro`` pool the supported share over their sentences.
 
     ``responses``: response key (e.g. the turn id) → (per sentence the cited passage ids, the
     response's own citations); ``labels``: response key → that response's labels. Labels of a
@@ -202,10 +218,10 @@ def run_citation_scores(
     return CitationScores(
         recall=_mean(known([_ratio(c.supported, c.judged) for c in scored])),
         precision=_mean(known([_precision(c, lax=False) for c in scored])),
-        supported=_ratio(sum(c.supported for c in per), sum(c.judged for c in per)),
+        supported=_mean(known([_ratio(c.supported, c.judged) for c in scored])),
         recall_lax=_mean(known([_ratio(c.supported_lax, c.judged_lax) for c in scored])),
         precision_lax=_mean(known([_precision(c, lax=True) for c in scored])),
-        supported_lax=_ratio(sum(c.supported_lax for c in per), sum(c.judged_lax for c in per)),
+        supported_lax=_mean(known([_ratio(c.supported_lax, c.judged_lax) for c in scored])),
         sentences=sum(c.sentences for c in per),
         citations=sum(c.citations for c in per),
         responses=len(scored),
@@ -215,6 +231,8 @@ def run_citation_scores(
         cannot_judge=sum(c.cannot_judge for c in per),
         contradicts=sum(c.contradicts for c in per),
         judged_citations=sum(c.judged_citations for c in per),
+        supported_micro=_ratio(sum(c.supported for c in per), sum(c.judged for c in per)),
+        supported_lax_micro=_ratio(sum(c.supported_lax for c in per), sum(c.judged_lax for c in per)),
     )
 
 
@@ -258,16 +276,16 @@ def _counts(
     unknown_own: set[str] = set()
     for i, passages in enumerate(cited):
         values = {p: labels[(i, p)] for p in passages}
-        full = any(v == Support.FULL for v in values.values())
-        lax = full or any(v == Support.PARTIAL for v in values.values())
-        undecided = any(v is CANNOT_JUDGE for v in values.values())  # could have supported the sentence
+        full = any(citation_supports(v) for v in values.values())
+        lax = full or any(citation_supports(v, lax=True) for v in values.values())
+        undecided = any(citation_supports(v) is None for v in values.values())  # could have supported the sentence
         supported += full
         supported_lax += lax
         judged += full or not undecided
         judged_lax += lax or not undecided
         for p, v in values.items():
-            strict_ok = v == Support.FULL
-            lax_ok = strict_ok or v == Support.PARTIAL  # ALCE condition A under the lax oracle
+            strict_ok = citation_supports(v) is True
+            lax_ok = citation_supports(v, lax=True) is True  # ALCE condition A under the lax oracle
             if p in own:
                 if strict_ok:
                     precise_own.add(p)

@@ -163,20 +163,23 @@ def ntr_run(
     unjudged: str = UNJUDGED_DEFAULT,
     threshold: int = STRICT,
     empty: str = "skip",
+    evaluated: Collection[Turn] = (),
 ) -> dict[str, Any]:
     """Macro-average NtR recall of one run over its turns.
 
     ``matches`` has one entry per turn with a non-empty response (a turn absent from it is treated
-    as an empty response and skipped, like ``NtR.py``); turns with no gold nuggets (after
-    ``unjudged``, see :func:`ntr_turn`) are skipped too (``empty='skip'``) or count 0
-    (``empty='zero'``, as ``nuggetizer`` scores a record without nuggets). Returns ``{"mean", "n",
-    "per_turn"}``; the mean over no turns is None.
+    as an empty response and skipped, like ``NtR.py``), except that a turn of ``evaluated`` absent
+    from it scores 0 (trec_eval -c: a topic of the evaluated set the run lacks counts 0); turns with
+    no gold nuggets (after ``unjudged``, see :func:`ntr_turn`) are skipped too (``empty='skip'``) or
+    count 0 (``empty='zero'``, as ``nuggetizer`` scores a record without nuggets). Returns ``{"mean",
+    "n", "per_turn"}``; the mean over no turns is None.
     """
     _check_empty(empty)
     per_turn = {
         turn: ntr_turn(gold.get(turn, ()), captured, unjudged=unjudged, threshold=threshold)
         for turn, captured in matches.items()
     }
+    per_turn.update({turn: 0.0 for turn in evaluated if turn not in matches})
     if empty == "zero":
         per_turn = {t: 0.0 if v is None else v for t, v in per_turn.items()}
     return _summary({t: v for t, v in per_turn.items() if v is not None})

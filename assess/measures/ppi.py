@@ -92,7 +92,7 @@ class Corrected:
     sampled: int  # sampled items with a non-zero weight in this measure
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "estimable": True,
             "ppi": self.ppi.as_dict(),
             "human_only": self.human_only.as_dict(),
@@ -100,6 +100,9 @@ class Corrected:
             "lambda": self.lam,
             "sampled": self.sampled,
         }
+        if self.ppi.se == 0 < self.human_only.se:
+            out["zero_width"] = ZERO_WIDTH
+        return out
 
     def within(self, low: float, high: float) -> Corrected:
         """Both intervals clipped to [low, high] (see :meth:`Interval.within`)."""
@@ -109,6 +112,12 @@ class Corrected:
 
 
 NOT_ESTIMABLE = "not estimable: no sampled item carries weight in this figure"
+ZERO_WIDTH = (
+    "the sampled human and judge labels differ by the same amount on every sampled item of each stratum (a "
+    "perfectly matched sample): the residual variance estimate is 0, so the PPI interval has no width; it "
+    "covers only the disagreement the sample shows (with n matched items and none in disagreement, a "
+    "disagreement rate up to 3/n is still plausible at 95%): read the human-only interval beside it"
+)
 
 
 def not_estimable(judge_only: float, reason: str = NOT_ESTIMABLE) -> dict[str, Any]:

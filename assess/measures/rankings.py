@@ -76,6 +76,19 @@ def parse_measure(measure, threshold: int = 2):
     return parsed
 
 
+def measure_name(measure, threshold: int | None = 2) -> str:
+    """A measure's name in ir_measures notation, with its ``rel`` written whenever ir_measures leaves it out
+    (at its default, 1) and ``threshold`` (the one a header states) is not 1: under "label >= 2",
+    ``P(rel=1)@5`` must not read as ``P@5``. ``threshold`` None: ir_measures' own name."""
+    name = str(measure)
+    rel = getattr(measure, "params", {}).get("rel")
+    if threshold is None or rel is None or threshold == rel or f"rel={rel}" in name:
+        return name
+    base, at, cutoff = name.partition("@")
+    head, paren, rest = base.partition("(")
+    return f"{head}(rel={rel}{',' + rest if paren else ')'}{at}{cutoff}"
+
+
 def _measures(measures: Iterable | None, threshold: int) -> list:
     if measures is None:
         return cast_measures(threshold)
@@ -89,11 +102,13 @@ def evaluate_runs(
     *,
     threshold: int = 2,
     all_queries: bool = False,
+    named_at: int | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Evaluate every run against ``qrels``; return per-run means and per-query values.
 
     Returns ``{run: {"n_queries": int, "mean": {measure: float | None}, "per_query": {measure:
-    {qid: float}}}}`` with measure names in ir_measures notation (``str(measure)``). Default
+    {qid: float}}}}`` with measure names in ir_measures notation (``named_at``: the threshold a header
+    states, whose other rels are written out, :func:`measure_name`). Default
     measures: :func:`cast_measures` (threshold); a given binary measure without its own ``rel`` counts
     label >= ``threshold`` (:func:`parse_measure`). Mean = trec_eval "all" line: over queries in both
     qrels and run (``all_queries`` averages over every qrels query, missing = 0, as ``-c``).
@@ -105,7 +120,7 @@ def evaluate_runs(
     if not isinstance(qrels, Mapping) or not isinstance(runs, Mapping):
         raise AssessError("qrels and runs must be dicts: {qid: {docid: label}} and {run: {qid: {docid: score}}}")
     chosen = _measures(measures, threshold)
-    names = [str(m) for m in chosen]
+    names = [measure_name(m, named_at) for m in chosen]
     evaluator = ir_measures.pytrec_eval.evaluator(chosen, qrels)
     results: dict[str, dict[str, Any]] = {}
     label_cache: dict[int, tuple[Any, str]] = {}
@@ -123,7 +138,7 @@ def evaluate_runs(
                 # holding the object so its id cannot be reused.
                 cached = label_cache.get(id(measure))
                 if cached is None or cached[0] is not measure:
-                    cached = label_cache[id(measure)] = (measure, str(measure))
+                    cached = label_cache[id(measure)] = (measure, measure_name(measure, named_at))
                 per_query[cached[1]][metric.query_id] = float(metric.value)
         queries = set().union(*(v.keys() for v in per_query.values())) if per_query else set()
         means = {

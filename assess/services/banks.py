@@ -26,14 +26,21 @@ from assess.formats.banks import (
 from assess.measures.banks import (
     NuggetState,
     RubricScore,
+    TopicScores,
+    citation_relevance,
     coverage,
     f1,
     importance_weight,
     mean_scores,
+    nugget_met,
+    report_support,
     rubric_topic_score,
+    run_averages,
     sentence_support,
 )
+from assess.services.rag import sentence_citation_labels
 from store import banks as store_banks
+from store.compare import qrels_of
 from store.db import Store
 from store.labels import StaleLabel as StaleLabel  # the refusal of save_matches, which the page catches
 
@@ -65,27 +72,63 @@ def save_match(
     )
 
 
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+RUN_SUPPORT_MEASURES = (
+    "nugget_coverage_micro",
+    "sentence_support_macro",
+    "sentence_support_micro",
+    "citation_support_macro",
+    "citation_support_micro",
+    "f1_macro",
+    "f1_micro",
+)
+"""A run's averages besides ``coverage`` when a citation source is given (Auto-ARGUE's names)."""
+TOPIC_SUPPORT_MEASURES = ("sentence_support", "citation_support", "f1")
 
 
-def bank_scores(db: Store, source: str, *, weighted: bool = False, citation_source: str | None = None) -> dict:
-    """Per run: nugget coverage (AND / OR; importance-weighted when ``weighted``) averaged over the topics the
-    source judged its responses on; with ``citation_source``, RAGTIME's sentence support and F1 as well.
+def score_columns(result: dict, *, per_topic: bool = False) -> list[str]:
+    """The measures a scores table shows, run rows or (``per_topic``) topic rows."""
+    if result["citation_source"] is None:
+        return ["coverage"]
+    columns = ["coverage", *(TOPIC_SUPPORT_MEASURES if per_topic else RUN_SUPPORT_MEASURES)]
+    if result.get("relevance_source") is not None:
+        columns += ["citation_relevance"] if per_topic else ["citation_relevance_macro", "citation_relevance_micro"]
+    return columns
 
-    A response counts as judged when the source has at least one match label on it; an answer without a
-    label counts as not contained."""
+
+def bank_scores(
+    db: Store,
+    source: str,
+    *,
+    weighted: bool = False,
+    citation_source: str | None = None,
+    relevance_source: str | None = None,
+) -> dict:
+    """Per run: nugget coverage (AND / OR; importance-weighted when ``weighted``) over the topics the source
+    judged its responses on; with ``citation_source``, sentence support, citation support and F1 as ARGUE
+    defines them (every citation must support a sentence; 'cannot judge' and unlabelled citations left out).
+
+    A run's row has ``coverage`` (the mean of its topics, as before) and Auto-ARGUE's ``*_macro`` (mean of the
+    topic values) and ``*_micro`` (pooled counts) averages (:func:`assess.measures.banks.run_averages`). A
+    response counts as judged when the source has at least one match label on it; an answer without a label
+    counts as not contained. ``relevance_source`` (passage labels, with ``citation_source``): Auto-ARGUE's
+    citation relevance, the share of cited passages graded relevant to the topic (grade >= 2)."""
     store_banks.require_source(db, "bank_matches", source)
     if citation_source is not None:
         store_banks.require_source(db, "citation_labels", citation_source)
+    if relevance_source is not None:
+        if citation_source is None:
+            raise AssessError("--relevance-source needs --citation-source (the citations whose relevance it grades)")
+        store_banks.require_source(db, "passage_labels", relevance_source)
+    grades = qrels_of(db, relevance_source) if relevance_source is not None else {}
     labels: dict[tuple[str, str], dict[int, int]] = defaultdict(lambda: defaultdict(int))
     judged: set[tuple[str, str]] = set()
     for m in store_banks.matches(db, source):
         judged.add((m["run"], m["topic_id"]))
         if m["contains"]:
             labels[(m["run"], m["topic_id"])][m["nugget"]] += 1
-    support = store_banks.sentence_support(db, citation_source) if citation_source else {}
+    support = sentence_citation_labels(db, citation_source) if citation_source else {}
     per_topic: dict[str, dict[str, dict]] = defaultdict(dict)
+    parts: dict[str, list[TopicScores]] = defaultdict(list)
     for bank in store_banks.banks(db):
         for run, topic in sorted(k for k in judged if k[1] == bank.topic_id):
             states = [
@@ -97,23 +140,40 @@ def bank_scores(db: Store, source: str, *, weighted: bool = False, citation_sour
                 )
                 for i, n in enumerate(bank.nuggets, start=1)
             ]
-            entry = {"coverage": coverage(states)}
+            entry: dict = {"coverage": coverage(states)}
+            report = relevance = None
             if citation_source is not None:
-                entry["sentence_support"] = sentence_support(support.get((run, topic), []))
-                entry["f1"] = f1(entry["coverage"] or 0.0, entry["sentence_support"])
+                cited = support.get((run, topic), [])
+                report = report_support([[label for _, label in s] for s in cited])
+                entry["sentence_support"] = sentence_support(report)
+                entry["citation_support"] = report.supporting / report.citations if report.citations else None
+                entry["f1"] = f1(entry["coverage"], entry["sentence_support"])
+                entry.update(
+                    sentences=report.sentences,
+                    sentences_with_citations_or_requiring_citations=report.judged,
+                    correctly_cited_sentences=report.supported,
+                    sentences_left_out=report.left_out,
+                    citations=report.citations,
+                    supporting_citations=report.supporting,
+                )
+            if relevance_source is not None:
+                relevance = citation_relevance([[p for p, _ in s] for s in cited], grades.get(topic, {}))
+                entry["citation_relevance"] = relevance[0] / relevance[1] if relevance[1] else None
+                entry["relevant_citations"], entry["graded_citations"] = relevance
             per_topic[run][topic] = entry
+            weight = sum(s.weight for s in states if s.weight > 0)
+            met = sum(s.weight for s in states if s.weight > 0 and nugget_met(s.aggregator, s.answers, s.matched))
+            parts[run].append(TopicScores(met, weight, report, relevance))
     runs = {}
     for run, topics in sorted(per_topic.items()):
-        summary = {"topics": len(topics)}
-        for measure in ("coverage", "sentence_support", "f1"):
-            values = [t[measure] for t in topics.values() if t.get(measure) is not None]
-            if measure == "coverage" or citation_source is not None:
-                summary[measure] = _mean(values)
-        runs[run] = summary
+        averages = run_averages(parts[run], support=citation_source is not None)
+        coverage_macro = averages.pop("nugget_coverage_macro")  # the run's `coverage`, as it always was
+        runs[run] = {"topics": len(topics), "coverage": coverage_macro, **averages}
     return {
         "source": source,
         "weighted": weighted,
         "citation_source": citation_source,
+        "relevance_source": relevance_source,
         "runs": runs,
         "per_topic": {run: dict(sorted(t.items())) for run, t in sorted(per_topic.items())},
     }

@@ -100,7 +100,7 @@ def _rubric_entries(db, source: str, measures: Sequence[str]) -> list[Entry]:
 
 
 def _qrels_entries(db, source: str, measures: Sequence[str]) -> tuple[list[Entry], list[str]]:
-    from assess.measures.rankings import evaluate_runs, parse_measure
+    from assess.measures.rankings import evaluate_runs, measure_name, parse_measure
     from store.compare import qrels_of, runs_of
 
     chosen = [parse_measure(m) for m in measures]
@@ -110,9 +110,9 @@ def _qrels_entries(db, source: str, measures: Sequence[str]) -> tuple[list[Entry
     runs = runs_of(db)
     if not runs:
         raise AssessError("no ranking runs are stored (import them with: python -m assess import run FILE)")
-    names = [str(m) for m in chosen]
+    names = [measure_name(m) for m in chosen]
     out = []
-    for run, result in sorted(evaluate_runs(qrels, runs, chosen).items()):
+    for run, result in sorted(evaluate_runs(qrels, runs, chosen, named_at=2).items()):
         topics = sorted({t for name in names for t in result["per_query"].get(name, {})})
         for topic in topics:
             out += [

@@ -353,6 +353,8 @@ def personal_turns(db, ptkb_source: str) -> set[str]:
 
 
 CITATION_SCORES = ("recall", "precision", "supported", "recall_lax", "precision_lax", "supported_lax")
+POOLED_SCORES = ("supported_micro", "supported_lax_micro")
+"""A run row's pooled (micro) supported shares, besides the per-response means of :data:`CITATION_SCORES`."""
 
 
 def citation_scores(db, source: str) -> list[dict]:
@@ -393,6 +395,9 @@ def citation_report(db, source: str, runs: list[str] | None = None) -> dict:
         contradicting = "contradicts" in row  # every row has it when one label of the source contradicts
         for turn, ((sentences, own), given) in responses.items():
             one = response_citation_scores(sentences, given, response_citations=own)
+            count = _citation_count(sentences, own)
+            if row["uncited_left_out"] and not count:  # out of the run's scores, so out of its leaderboard rows
+                one = response_citation_scores([], {})
             per_response.append(
                 {
                     "run": row["run"],
@@ -401,7 +406,7 @@ def citation_report(db, source: str, runs: list[str] | None = None) -> dict:
                     "unlabelled_citations": missing.get(turn, 0),
                     "cannot_judge": one.cannot_judge,
                     "sentences": len(sentences),
-                    "citations": _citation_count(sentences, own),
+                    "citations": count,
                     **{m: getattr(one, m) for m in CITATION_SCORES},
                     **(_contradiction(one) if contradicting else {}),
                 }
@@ -462,7 +467,7 @@ def _citation_runs(db, source: str, runs: list[str] | None):
             "cannot_judge": scores.cannot_judge,
             "sentences": scores.sentences,
             "citations": scores.citations,
-            **{m: getattr(scores, m) for m in CITATION_SCORES},
+            **{m: getattr(scores, m) for m in (*CITATION_SCORES, *POOLED_SCORES)},
             **(_contradiction(scores) if contradicting else {}),
         }
         yield row, responses, missing
@@ -485,3 +490,20 @@ def _units(
             if key in given:  # a value, or None: 'cannot judge' (a label too)
                 out[(index, p)] = given[key]
     return ([list(s["citations"]) for s in parts], own), out
+
+
+def sentence_citation_labels(db, source: str) -> dict[tuple[str, str], list[list[tuple[str, int | None]]]]:
+    """Per stored response (run, turn): for each sentence, in order, its distinct citations (the whole
+    response's included) with the label ``source`` gave each, None where the label is 'cannot judge' or
+    missing: what sentence support per ARGUE reads (:func:`assess.measures.banks.report_support`)."""
+    given: dict[tuple[str, str], dict[tuple[int, str], int | None]] = {}
+    for (turn, run, sentence, passage), value in labels.values(db, Task.CITATION, source).items():
+        given.setdefault((run, turn), {})[(int(sentence), passage)] = value
+    out = {}
+    for response in cited.responses(db):
+        key = (response["run"], response["turn_id"])
+        (sentences, own), found = _units(response, given.get(key, {}))
+        out[key] = [
+            [(p, found.get((i, p))) for p in dict.fromkeys([*cites, *own])] for i, cites in enumerate(sentences)
+        ]
+    return out

@@ -60,6 +60,7 @@ def run_scores(
     from assess.measures.rankings import (
         cast_measures,
         evaluate_runs,
+        measure_name,
         paired_t_tests,
         parse_measure,
         ptkb_measures,
@@ -80,7 +81,8 @@ def run_scores(
         binary = f"label >= {threshold} unless a measure gives its own rel"
     else:
         chosen, binary = cast_measures(threshold), f"label >= {threshold}"
-    first = evaluate_runs(qrels, runs, chosen, threshold=threshold, all_queries=all_queries)
+    named_at = 1 if ptkb else threshold  # the threshold the header states: a measure at another rel says it
+    first = evaluate_runs(qrels, runs, chosen, threshold=threshold, all_queries=all_queries, named_at=named_at)
     names = list(next(iter(first.values()))["mean"])
     out: dict[str, Any] = {
         "qrels": qrels_path,
@@ -94,7 +96,12 @@ def run_scores(
             out["runs"][r]["per_query"] = v["per_query"]
     if qrels_b:
         second = evaluate_runs(
-            qrels_table(qrels_b, ptkb=ptkb), runs, chosen, threshold=threshold, all_queries=all_queries
+            qrels_table(qrels_b, ptkb=ptkb),
+            runs,
+            chosen,
+            threshold=threshold,
+            all_queries=all_queries,
+            named_at=named_at,
         )
         out["qrels_b"] = qrels_b
         out["runs_b"] = {r: {"n_queries": v["n_queries"], "mean": v["mean"]} for r, v in second.items()}
@@ -105,7 +112,7 @@ def run_scores(
     if ttest:
         # --ttest P@10 names the measure as --measure P@10 does: at the threshold when it gives no rel
         try:
-            measure = str(parse_measure(ttest, 1 if ptkb else threshold))
+            measure = measure_name(parse_measure(ttest, named_at), named_at)
         except AssessError:
             measure = ttest
         if measure not in names:
@@ -172,7 +179,7 @@ def nugget_file_scores(
 
     out: dict[str, Any] = {"gold": gold, "gold_dedup": gold_dedup}
     if labels is not None:
-        out["ntr_recall"] = _ntr_recall(labels[0], gold_sets, unjudged, summary)
+        out["ntr_recall"] = _ntr_recall(labels[0], gold_sets, unjudged, summary, warnings.append)
     if ntn_runs is not None:
         out["ntn"] = {"empty_gold": empty_gold, "runs": {}}
         for run, responses in ntn_runs.items():
@@ -346,8 +353,8 @@ def _check_labels(path: str, labels: tuple, gold: GoldNuggets, unjudged: str, wa
         warn(f"{unjudged_n} gold nugget(s) have no NtR label in turns their run was judged on and {rule}")
     if unlabelled:
         warn(
-            f"{unlabelled} (run, gold turn) pair(s) have no NtR label at all and are skipped as empty responses "
-            f"(labels in {path}, gold {gold.path})"
+            f"{unlabelled} (run, gold turn) pair(s) have no NtR label at all: on a turn no run was judged on they "
+            f"are not evaluated, on one judged for another run they score 0 (labels in {path}, gold {gold.path})"
         )
 
 
@@ -426,16 +433,34 @@ def _graded_scores(assigned: tuple, dedup: GoldNuggets | None, unjudged: str, pe
     return out
 
 
-def _ntr_recall(labels: dict, gold_sets: dict, unjudged: str, summary) -> dict[str, Any]:
-    """NtR recall per run and gold set (docs/measures.md#ntr: macro over turns, skip rules of ``NtR.py``)."""
+def _ntr_recall(labels: dict, gold_sets: dict, unjudged: str, summary, warn=None) -> dict[str, Any]:
+    """NtR recall per run and gold set (docs/measures.md#ntr: macro over turns, skip rules of ``NtR.py``).
+
+    The evaluated turns are those the labels judge for some run and the gold set has nuggets for: a run
+    without labels on one of them scores 0 there (``missing_turns``, reported through ``warn``), as
+    ``--assignments`` scores a gold qid a run has no record for (trec_eval -c); a turn no run was judged on
+    is not evaluated. ``warn`` None (the store): such turns are skipped, as ``NtR.py`` skips an empty response."""
     from assess.measures.nugget_recall import ntr_run
 
+    judged = {turn for matches in labels.values() for turn in matches}
     out: dict[str, Any] = {"unjudged": unjudged, "runs": {}}
+    missing: dict[str, list[str]] = {}
     for run, matches in labels.items():
         out["runs"][run] = {}
         for name, gold in gold_sets.items():
-            res = ntr_run(matches, gold, unjudged=unjudged)
+            evaluated = sorted(t for t in judged if gold.get(t)) if warn is not None else []
+            absent = [t for t in evaluated if t not in matches]
+            if absent and name == "original":
+                missing[run] = absent
+            res = ntr_run(matches, gold, unjudged=unjudged, evaluated=evaluated)
             out["runs"][run][name] = summary(res["per_turn"], res["mean"], res["n"])
+    if missing and warn is not None:
+        out["missing_turns"] = missing
+        first = next(iter(missing))
+        warn(
+            f"{sum(map(len, missing.values()))} (run, turn) pair(s) judged for other runs have no label of the "
+            f"run and score 0, as a missing response (first: run {first} turn {missing[first][0]!r})"
+        )
     return out
 
 
@@ -513,6 +538,7 @@ def stored_nugget_scores(
             "other_nugget_sets": data["other_set_labels"],
             "empty_responses": data["empty_response_labels"],
         }
+        # the store knows its responses: a run's unlabelled turn is judging still to do, not a missing response
         out["ntr_recall"] = _ntr_recall(dict(sorted(data["matches"].items())), gold_sets, unjudged, summary)
         if dedup:
             out["dedup_unknown_turns"] = data["dedup_unknown_turns"]

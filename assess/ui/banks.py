@@ -32,7 +32,7 @@ def scores_tab(database) -> None:
         weighted = c3.toggle("Importance-weighted", key="bank_weighted")
         try:
             result = banks.bank_scores(database, source, weighted=weighted, citation_source=citations)
-            _table(result, ["coverage"] + (["sentence_support", "f1"] if citations else []))
+            _table(result, banks.score_columns(result))
         except AssessError as exc:
             error("", exc)
     st.subheader("Rubrics (DRAGUN): supportive and contradictory scores")

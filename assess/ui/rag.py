@@ -233,7 +233,8 @@ def scores_tab(database) -> None:
     excluded = sum(r["cannot_judge"] for r in scores)
     st.caption(
         "Recall: supported sentences / sentences, precision: precise citations / citations, means over a run's "
-        "responses; supported: share of sentences with a supporting citation. Strict: fully supported; lax: "
+        "responses; supported: share of sentences with a supporting citation, its mean per response (the "
+        "leaderboard's all row), supported_micro: pooled over the run's sentences. Strict: fully supported; lax: "
         "partially counts. Responses with an unlabelled citation are left out (column unlabelled), and so, while "
         "a run is partly labelled, are its responses that cite nothing (uncited_left_out; ALCE scores them 0, "
         "counted once every citation of the run is labelled); coverage: the labelled share of the run's citations. "

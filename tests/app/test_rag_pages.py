@@ -364,6 +364,8 @@ def test_scores_page_rag_numbers_by_hand(app_db):
             "recall_lax": 2 / 3,
             "precision_lax": 1.0,
             "supported_lax": 2 / 3,
+            "supported_micro": 1 / 3,  # one response: the pooled share is its own
+            "supported_lax_micro": 2 / 3,
         }
     )
     # topics: one sentence, its whole-response citation fully supports it
@@ -414,6 +416,8 @@ def test_scores_page_leaves_out_cannot_judge_citations_as_score_citations_does(a
             "recall_lax": 1 / 2,
             "precision_lax": 1 / 2,
             "supported_lax": 1 / 2,
+            "supported_micro": 0.0,
+            "supported_lax_micro": 1 / 2,
         }
     )
     caption = " ".join(c.value for c in at.caption)

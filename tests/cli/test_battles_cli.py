@@ -179,3 +179,24 @@ def test_agreement_of_two_sources(store, tmp_path):
         "share": 2 / 3,
         "kappa": 0.5,
     }
+
+
+def test_elo_of_an_imported_file_follows_the_files_order(store, tmp_path):
+    """Issue 34 item 5: Elo is online, so its order matters; an imported file's order is its lines', not its
+    topic ids'. The file: topic t2 A beats B, then topic t1 B beats A. By hand (K 4, start 1000): A 1002,
+    B 998, then B's expected score 1 / (1 + 10 ** (4 / 400)) = e, B gains 4 (1 - e). Topic-id order (before)
+    would play t1 first: B 1002, A 998, then A gains 4 (1 - e) and ends ahead."""
+    file = _write(
+        tmp_path / "order.jsonl",
+        [
+            {"topic_id": "t2", "run_a": "A", "run_b": "B", "winner": "a"},
+            {"topic_id": "t1", "run_a": "A", "run_b": "B", "winner": "b"},
+        ],
+    )
+    run_cli("battles", "import", file, "--source", "arena", db=store, check=True)
+    got = json.loads(
+        run_cli("battles", "rank", "--source", "arena", "--json", "--details", "--replicates", "0", db=store).stdout
+    )
+    e = 1 / (1 + 10 ** (4 / 400))
+    assert got["elo"] == pytest.approx({"A": 1002 - 4 * (1 - e), "B": 998 + 4 * (1 - e)}, abs=1e-12)
+    assert got["elo"]["B"] > got["elo"]["A"]

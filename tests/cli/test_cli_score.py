@@ -138,16 +138,23 @@ def test_runs_measures_without_rel_use_the_threshold(trec_files):
     result = run_cli(*args, *measures, "--threshold", "2", "--ttest", "P@5", "--json")
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
-    assert out["measures"] == ["P(rel=2)@5", "AP(rel=2)", "RR(rel=2)", "P@5"]
+    # issue 34 item 5: P(rel=1)@5 keeps its rel in its name (ir_measures drops rel=1, its default, and P@5
+    # under "label >= 2" read as the threshold's)
+    assert out["measures"] == ["P(rel=2)@5", "AP(rel=2)", "RR(rel=2)", "P(rel=1)@5"]
     toy = out["runs"]["toy"]["mean"]
     assert toy["P(rel=2)@5"] == pytest.approx(0.3, abs=5e-5)
     assert toy["AP(rel=2)"] == pytest.approx(0.2286, abs=5e-5)
     assert toy["RR(rel=2)"] == pytest.approx(0.3333, abs=5e-5)
-    assert toy["P@5"] == pytest.approx(0.5, abs=5e-5)  # its own rel=1: trec_eval -l 1's P_5
+    assert toy["P(rel=1)@5"] == pytest.approx(0.5, abs=5e-5)  # its own rel=1: trec_eval -l 1's P_5
     assert out["ttest"]["measure"] == "P(rel=2)@5"
     assert "label >= 2" in out["binary_relevance"]
-    lenient = json.loads(run_cli(*args, "--measure", "AP", "--threshold", "1", "--json").stdout)
+    text = run_cli(*args, *measures, "--threshold", "2").stdout
+    assert "label >= 2" in text and "P(rel=1)@5" in text.splitlines()[1].split()
+    lenient = json.loads(
+        run_cli(*args, "--measure", "AP", "--measure", "P(rel=1)@5", "--threshold", "1", "--json").stdout
+    )
     assert lenient["runs"]["toy"]["mean"]["AP"] == pytest.approx(0.5401, abs=5e-5)
+    assert lenient["measures"] == ["AP", "P@5"]  # at the header's threshold, ir_measures' own name
 
 
 def test_runs_bad_input_exit_2_with_one_line(tmp_path, trec_files):
@@ -234,7 +241,8 @@ def test_nuggets_ntr_and_ntn(tmp_path):
     assert run_a["original"]["mean"] == 0.25
     assert run_a["original"]["personal"] == {"mean": 0.5, "n": 1}
     assert run_a["deduplicated"]["per_turn"] == {"1_1": 1.0, "1_2": 0.0}
-    assert out["ntr_recall"]["runs"]["runB"]["original"]["per_turn"] == {"1_1": 0.0}  # [2] unjudged: ignored
+    # [2] unjudged: ignored; 1_2, judged for runA, has no label of runB: a missing response, 0 (trec_eval -c)
+    assert out["ntr_recall"]["runs"]["runB"]["original"]["per_turn"] == {"1_1": 0.0, "1_2": 0.0}
     ntn_a = out["ntn"]["runs"]["runA"]["original"]
     assert ntn_a["recall"]["per_turn"] == {"1_1": 0.5, "1_3": 0.0}  # empty gold counts 0, as the code
     assert ntn_a["precision"]["per_turn"] == {"1_1": 0.5, "1_3": None}
@@ -422,7 +430,15 @@ def test_nuggets_ntr_recall_of_llm_and_crowd_sources_and_a_ptkb_source(mini_stor
         "--json",
     )
     assert files.returncode == 0, files.stderr
-    assert json.loads(files.stdout)["ntr_recall"] == llm["ntr_recall"]
+    from_files = json.loads(files.stdout)["ntr_recall"]
+    # the same numbers on the turns each run was judged on; but a labels file cannot tell a missing response
+    # from judging still to do: A's 7_4 (judged for B) and B's 7_1, 7_2 (judged for A) score 0 there
+    # (trec_eval -c, as --assignments), where the store, which has those responses, skips them
+    assert from_files["missing_turns"] == {"A": ["7_4"], "B": ["7_1", "7_2"]}
+    for run, extra in (("A", {"7_4": 0.0}), ("B", {"7_1": 0.0, "7_2": 0.0})):
+        for name in ("original", "deduplicated"):
+            stored_row = llm["ntr_recall"]["runs"][run][name]["per_turn"]
+            assert from_files["runs"][run][name]["per_turn"] == {**stored_row, **extra}
     # a PTKB qrels file works in the store form too
     by_file = score_store(mini_store, "--ntr-source", "llm:mini", "--personal", str(tmp_path / "llm-ptkb.qrels"))
     assert by_file["ntr_recall"]["runs"]["A"]["original"] == llm["ntr_recall"]["runs"]["A"]["original"]
@@ -762,10 +778,12 @@ def test_citation_scores_hand_worked(cited_store):
         "citations": 4,
         "recall": pytest.approx(1 / 6),
         "precision": pytest.approx(1 / 6),
-        "supported": pytest.approx(1 / 4),
+        "supported": pytest.approx(1 / 6),  # mean per response: (1/3 + 0) / 2, the leaderboard's all row
         "recall_lax": pytest.approx(1 / 3),
         "precision_lax": pytest.approx(1 / 2),
-        "supported_lax": pytest.approx(1 / 2),
+        "supported_lax": pytest.approx(1 / 3),  # (2/3 + 0) / 2
+        "supported_micro": pytest.approx(1 / 4),  # pooled: 1 of the run's 4 sentences
+        "supported_lax_micro": pytest.approx(1 / 2),  # 2 of 4
     }
     # R2: p5 has no label: the response is not scored and said so, never counted as unsupported
     assert (r2["responses"], r2["unlabelled"], r2["unlabelled_citations"], r2["recall"]) == (0, 1, 1, None)
@@ -780,6 +798,29 @@ def test_citation_scores_hand_worked(cited_store):
     text = run_cli("score", "citations", "--db", str(cited_store), "--source", "cat", "--per-response")
     assert text.returncode == 0 and "ALCE citation recall / precision" in text.stdout
     assert "R1   7_1" in text.stdout and "0.166667" in text.stdout
+
+
+def test_leaderboard_all_rows_are_the_score_commands_means(cited_store, tmp_path):
+    """Issue 34 item 2: the leaderboard's all row is the mean of its topic rows (trec_eval / AutoJudge); score
+    citations prints that same mean as supported and the pooled share as supported_micro. R1: responses 7_1
+    (1 of 3 sentences supported) and 7_2 (0 of 1): mean 1/6, pooled 1/4 (before, supported printed 1/4 while
+    the all row said 1/6)."""
+    out, _ = score_citations(cited_store, "--run", "R1")
+    board = tmp_path / "board.txt"
+    result = run_cli(
+        "export", "leaderboard", "--db", str(cited_store), "--layout", "ir_measures", "--source", "cat",
+        "--measure", "citation_supported", "--measure", "citation_supported_lax", "--measure", "citation_recall",
+        "--run", "R1", "--out", str(board),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = {(t, m): float(v) for r, t, m, v in (line.split() for line in board.read_text().splitlines())}
+    r1 = out["runs"]["R1"]
+    assert rows["all", "citation_supported"] == pytest.approx(r1["supported"]) == pytest.approx(1 / 6)
+    assert rows["all", "citation_supported_lax"] == pytest.approx(r1["supported_lax"]) == pytest.approx(1 / 3)
+    assert rows["all", "citation_recall"] == pytest.approx(r1["recall"])
+    topic_rows = [v for (t, m), v in rows.items() if m == "citation_supported" and t != "all"]
+    assert rows["all", "citation_supported"] == pytest.approx(sum(topic_rows) / len(topic_rows))
+    assert r1["supported_micro"] == pytest.approx(1 / 4)
 
 
 def test_a_partly_labelled_run_is_not_scored_on_its_uncited_responses(cited_store, tmp_path):
@@ -807,6 +848,8 @@ def test_a_partly_labelled_run_is_not_scored_on_its_uncited_responses(cited_stor
     assert (r3["unlabelled_citations"], r3["coverage"]) == (1, 0.5)
     assert (r3["recall"], r3["precision"], r3["sentences"]) == (1.0, 1.0, 1)
     assert "1 response(s) with them and 1 response(s) citing nothing" in stderr
+    per, _ = score_citations(cited_store, "--run", "R3", "--per-response")  # the leaderboard's lines
+    assert {r["turn"]: r["recall"] for r in per["per_response"]} == {"7_1": 1.0, "7_2": None, "7_3": None}
     text = run_cli("score", "citations", "--db", str(cited_store), "--source", "cat", "--run", "R3")
     assert text.returncode == 0 and "uncited_left_out" in text.stdout and "coverage" in text.stdout
     db = open_db(cited_store)
@@ -866,6 +909,8 @@ def test_a_cannot_judge_citation_is_left_out_and_counted(cited_store):
         "recall_lax": 1.0,
         "precision_lax": 1.0,
         "supported_lax": 1.0,
+        "supported_micro": 1.0,
+        "supported_lax_micro": 1.0,
     }
     assert out["runs"]["R1"]["cannot_judge"] == 0 and stderr == "" and "warnings" not in out
     per = {(r["run"], r["turn"]): r for r in out["per_response"]}

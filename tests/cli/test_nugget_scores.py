@@ -368,3 +368,36 @@ def test_yes_no_output_unchanged_when_fully_judged(tmp_path):
         f'{{"gold": "{gold}", "gold_dedup": null, "ntr_recall": {{"unjudged": "no", "runs": {{"runA": '
         '{"original": {"mean": 0.5, "n_turns": 1, "per_turn": {"1_1": 0.5}}}}}}\n'
     )
+
+
+def test_a_missing_turn_scores_zero_with_matches_as_with_assignments(tmp_path):
+    """Issue 34 item 5: run B has no labels (and no assignment record) for turn 1_2, which run A was judged on.
+    trec_eval -c's rule, now for both inputs: a turn of the evaluated set the run lacks scores 0. By hand: A
+    (1/2 + 1) / 2 = 3/4; B (1 + 0) / 2 = 1/2 (before, --matches skipped the turn: B 1.0 over one turn)."""
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps({"1_1": {"[1]": {"text": "A"}, "[2]": {"text": "B"}}, "1_2": {"[1]": {"text": "C"}}}))
+    labels = tmp_path / "labels.tsv"
+    labels.write_text("1_1_1_1_runA\t1\n1_1_1_2_runA\t0\n1_1_2_1_runA\t1\n1_1_1_1_runB\t1\n1_1_1_2_runB\t1\n")
+    support = {True: "support", False: "not_support"}
+    assign = _write_jsonl(
+        tmp_path / "assign.jsonl",
+        [
+            {"qid": q, "run_id": run, "nuggets": [{"text": t, "importance": "vital", "assignment": support[ok]}
+                                                  for t, ok in nuggets]}
+            for q, run, nuggets in [
+                ("1_1", "runA", [("A", True), ("B", False)]),
+                ("1_2", "runA", [("C", True)]),
+                ("1_1", "runB", [("A", True), ("B", True)]),
+            ]
+        ],
+    )  # fmt: skip
+    matched = run_cli("score", "nuggets", "--gold", str(gold), "--matches", str(labels), "--json")
+    assigned = run_cli("score", "nuggets", "--gold", str(gold), "--assignments", str(assign), "--json")
+    assert matched.returncode == 0 and assigned.returncode == 0, matched.stderr + assigned.stderr
+    ntr = json.loads(matched.stdout)["ntr_recall"]
+    graded = json.loads(assigned.stdout)["nugget_scores"]["runs"]
+    for run, mean in (("runA", 0.75), ("runB", 0.5)):
+        assert ntr["runs"][run]["original"]["mean"] == pytest.approx(mean)
+        assert graded[run]["original"]["mean"]["ntr_recall_strict"] == pytest.approx(mean)
+    assert ntr["runs"]["runB"]["original"]["per_turn"] == {"1_1": 1.0, "1_2": 0.0}
+    assert ntr["missing_turns"] == {"runB": ["1_2"]} and "have no label of the run and score 0" in matched.stderr

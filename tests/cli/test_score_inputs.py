@@ -210,8 +210,8 @@ def test_what_scoring_would_leave_out_is_reported(tmp_path, gold):
         f"1 NtR label(s) name nuggets that {gold} does not have for their turn and are left out "
         f"(first: {labels}:2 0_1 [7] runA)",
         "1 gold nugget(s) have no NtR label in turns their run was judged on and count as not captured",
-        f"1 (run, gold turn) pair(s) have no NtR label at all and are skipped as empty responses "
-        f"(labels in {labels}, gold {gold})",
+        f"1 (run, gold turn) pair(s) have no NtR label at all: on a turn no run was judged on they are not "
+        f"evaluated, on one judged for another run they score 0 (labels in {labels}, gold {gold})",
         f"1 NtN pair(s) in {ntn} name gold nuggets that {gold} does not have and are left out "
         "(first: ['runA']['0_1'] [5])",
     ]

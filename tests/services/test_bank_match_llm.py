@@ -128,5 +128,5 @@ def test_llm_bank_matching_is_stored_resumable_and_scored(tmp_path, demo_copy, s
 
     scores = json.loads(run_cli("nuggets", "bank", "score", "--source", "llm:stub", "--json", db=db, check=True).stdout)
     # rt-alpha: 101_1 OR met, AND not (1/2), 101_2 met (1): 3/4; rt-beta states none of the answers' words: 0
-    assert scores["runs"]["rt-alpha"] == {"topics": 2, "coverage": 0.75}
-    assert scores["runs"]["rt-beta"] == {"topics": 1, "coverage": 0.0}
+    assert scores["runs"]["rt-alpha"] == {"topics": 2, "coverage": 0.75, "nugget_coverage_micro": 2 / 3}  # 2 of 3
+    assert scores["runs"]["rt-beta"] == {"topics": 1, "coverage": 0.0, "nugget_coverage_micro": 0.0}

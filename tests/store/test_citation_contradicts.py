@@ -123,7 +123,7 @@ def test_score_citations_adds_the_contradiction_rate_for_a_source_with_contradic
     assert (row["recall"], row["precision"], row["citations"]) == (1 / 3, 1 / 3, 3)
     assert (row["contradicts"], row["contradiction_rate"]) == (2, 2 / 3)
     assert {k: v for k, v in row.items() if k not in ("contradicts", "contradiction_rate")} == bob["runs"]["rag-a"]
-    assert list(bob["runs"]["rag-a"])[-1] == "supported_lax"  # no added key without a contradicts label
+    assert list(bob["runs"]["rag-a"])[-1] == "supported_lax_micro"  # no added key without a contradicts label
     text = run_cli("score", "citations", "--source", "amy", "--per-response", db=demo_target, check=True).stdout
     header = next(line for line in text.splitlines() if line.startswith("run "))
     assert header.split()[-2:] == ["contradicts", "contradiction_rate"]

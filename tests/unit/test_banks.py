@@ -26,14 +26,19 @@ from assess.formats.banks import (
 )
 from assess.measures.banks import (
     NuggetState,
+    ReportSupport,
     RubricScore,
+    TopicScores,
     coverage,
     f1,
     importance_weight,
     mean_scores,
     nugget_met,
+    report_support,
     rubric_topic_score,
+    run_averages,
     sentence_support,
+    sentence_verdict,
 )
 from tests.helpers import ROOT
 
@@ -186,6 +191,38 @@ def test_judgments_read_in_half_units_and_written_back(tmp_path):
         read_rubric_judgments(bad)
 
 
+def test_autojudge_csv_layouts_of_the_dragun_repository(tmp_path):
+    """Issue 34 item 3: trec-dragun/resources writes ``auto_report_assessments.csv`` with the header
+    ``topic_id,run_tag,team,answer_id,assessment,reasoning`` at 1b451dff and
+    ``topic_id,run_tag,answer_id,auto_assessment,auto_rationale`` at its head (4b60fb6c; ``utils/score.py``
+    renames ``auto_assessment`` to ``annotation`` since e2350624). Both read to the same judgments (rows
+    written for this test in each layout)."""
+    pinned = tmp_path / "pinned.csv"
+    pinned.write_text(
+        "topic_id,run_tag,team,answer_id,assessment,reasoning\n"
+        "t1,run-a,TEAM,na-1,supports,The report says so.\n"
+        't1,run-a,TEAM,na-2,contradicts,"It says the opposite, twice."\n',
+        encoding="utf-8",
+    )
+    head = tmp_path / "head.csv"
+    head.write_text(
+        "topic_id,run_tag,answer_id,auto_assessment,auto_rationale\n"
+        "t1,run-a,na-1,supports,The report says so.\n"
+        't1,run-a,na-2,contradicts,"It says the opposite, twice."\n',
+        encoding="utf-8",
+    )
+
+    def read(path):
+        return [(r.topic_id, r.run, r.answer_id, r.judgment) for r in read_rubric_judgments(path)]
+
+    expected = [("t1", "run-a", "na-1", 2), ("t1", "run-a", "na-2", -2)]
+    assert read(pinned) == read(head) == expected
+    neither = tmp_path / "neither.csv"
+    neither.write_text("topic_id,run_tag,answer_id,verdict\nt1,run-a,na-1,supports\n", encoding="utf-8")
+    with pytest.raises(FormatError, match=r"neither.csv:1: expected columns .*annotation\|auto_assessment\|assessment"):
+        read_rubric_judgments(neither)
+
+
 # ------------------------------------------------------------------------------------------- measures
 
 
@@ -220,12 +257,54 @@ def test_importance_weights():
             importance_weight(bad)
 
 
-def test_sentence_support_and_f1_by_hand():
-    assert sentence_support([True, False, True, True]) == 3 / 4
-    assert sentence_support([]) == 0.0
+def test_sentence_support_needs_every_citation_as_argue_does():
+    """Issue 34 item 1, worked by hand. ARGUE (trevoradriaanse/report_gen_eval ``evaluator.py``
+    ``check_citations_relevance``: ``all(response == "YES" ...)``) and Auto-ARGUE (hltcoe/argue-viz: sentences
+    "supported by *each* of their citations") need every citation of a sentence to support it. Four cited
+    sentences: s1 {A fully}, s2 {A fully, B not}, s3 {A fully}, s4 {A not}. Any-citation reading (before):
+    s1, s2, s3 -> 3/4 = 0.75; ARGUE: s1, s3 -> 2/4 = 0.5. Citation support: 3 of 5 citations fully support."""
+    report = report_support([[2], [2, 0], [2], [0]])
+    assert report == ReportSupport(sentences=4, judged=4, supported=2, citations=5, supporting=3)
+    assert sentence_support(report) == 0.5
+    # partial support does not attest (ARGUE's judgment is yes / no); irrelevant and contradicts never do
+    assert [sentence_verdict(v) for v in ([1], [2, 1], [-1], [-2], [])] == [False, False, False, False, False]
+    # 'cannot judge' / unlabelled (None): left out unless another citation already fails the sentence
+    assert [sentence_verdict(v) for v in ([None], [2, None], [0, None])] == [None, None, False]
+    left = report_support([[2], [2, None], []])
+    assert (left.judged, left.supported, left.left_out, left.citations) == (2, 1, 1, 2)
+    assert sentence_support(left) == 0.5
+    assert sentence_support(report_support([])) == 0.0 and sentence_support(report_support([[None]])) is None
     # R = 1/2, S = 3/4: F1 = 2 * 3/8 / (5/4) = 3/5
     assert f1(0.5, 0.75) == pytest.approx(0.6)
-    assert f1(0.0, 0.0) == 0.0
+    assert f1(0.0, 0.0) == 0.0 and f1(None, 0.5) is None
+
+
+# Auto-ARGUE's example run, per topic (sentences_with_citations_or_requiring_citations, correctly_cited_sentences,
+# nuggets, correct_nuggets): the counts of hltcoe/argue-viz assets/example-report.scores.tsv (commit ada21228).
+ARGUE_VIZ_TOPICS = [
+    (15, 14, 15, 9), (10, 10, 10, 7), (10, 9, 10, 6), (12, 12, 12, 8), (11, 10, 11, 6), (18, 16, 19, 15),
+    (11, 10, 11, 10), (10, 10, 10, 6), (11, 11, 10, 8), (15, 14, 15, 14), (14, 13, 15, 10), (18, 18, 18, 13),
+    (17, 17, 17, 10), (13, 12, 13, 7), (17, 17, 19, 13), (19, 18, 19, 16), (19, 18, 19, 17), (13, 12, 13, 12),
+    (10, 10, 10, 6),
+]  # fmt: skip
+
+
+def test_run_averages_are_auto_argues_all_rows():
+    """The same file's ``all`` rows from those counts: micro = pooled ratios, macro = mean of the topic values,
+    f1_micro = F1 of the micro averages, f1_macro = mean of the topic F1 values (every citation supporting)."""
+    topics = [TopicScores(n_ok, n, ReportSupport(den, den, ok, den, ok)) for den, ok, n, n_ok in ARGUE_VIZ_TOPICS]
+    got = run_averages(topics)
+    assert got["sentence_support_micro"] == pytest.approx(0.9543726235741445, abs=1e-12)
+    assert got["sentence_support_macro"] == pytest.approx(0.9549052363456795, abs=1e-12)
+    assert got["citation_support_micro"] == pytest.approx(0.9543726235741445, abs=1e-12)
+    assert got["nugget_coverage_micro"] == pytest.approx(0.7255639097744361, abs=1e-12)
+    assert got["nugget_coverage_macro"] == pytest.approx(0.7159860218357855, abs=1e-12)
+    assert got["f1_micro"] == pytest.approx(0.8243863007870667, abs=1e-12)
+    assert got["f1_macro"] == pytest.approx(0.8108727761893327, abs=1e-12)
+    assert run_averages(topics, support=False) == {
+        "nugget_coverage_macro": pytest.approx(0.7159860218357855),
+        "nugget_coverage_micro": pytest.approx(0.7255639097744361),
+    }
 
 
 def test_dragun_scores_by_the_tracks_rule():

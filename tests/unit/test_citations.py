@@ -52,10 +52,12 @@ def test_a_run_by_hand():
     scores = run_citation_scores({"t1": (A_SENTENCES, ()), "t2": (B_SENTENCES, ())}, {"t1": A_LABELS, "t2": B_LABELS})
     assert scores.recall == pytest.approx((1 / 3 + 0) / 2)  # mean over responses, as ALCE
     assert scores.precision == pytest.approx((1 / 4 + 0) / 2)
-    assert scores.supported == pytest.approx(1 / 4)  # pooled over the run's 4 sentences
+    assert scores.supported == pytest.approx((1 / 3 + 0) / 2)  # mean per response (the leaderboard's all row)
+    assert scores.supported_micro == pytest.approx(1 / 4)  # pooled over the run's 4 sentences
     assert scores.recall_lax == pytest.approx((2 / 3 + 0) / 2)
     assert scores.precision_lax == pytest.approx((3 / 4 + 0) / 2)
-    assert scores.supported_lax == pytest.approx(2 / 4)
+    assert scores.supported_lax == pytest.approx((2 / 3 + 0) / 2)
+    assert scores.supported_lax_micro == pytest.approx(2 / 4)
     assert (scores.sentences, scores.citations, scores.responses, scores.unlabelled) == (4, 5, 2, 0)
 
 

@@ -415,3 +415,22 @@ def test_allocation_respects_budget_and_bounds(strata, budget, minimum):
     n = sampling.allocate(sizes, weights, budget, minimum=minimum)
     assert sum(n) == budget
     assert all(min(size, minimum) <= k <= size for k, size in zip(n, sizes))
+
+
+def test_a_perfectly_matched_small_sample_is_flagged_not_trusted_silently():
+    """Issue 34 item 5: five sampled items on which the human and the judge agree exactly give the tuned PPI
+    (lam = 1) a residual variance of 0, so a zero-width interval around the judge's mean, while the human-only
+    interval on the same five items is wide. The estimator is unchanged (it is PPI's, and unbiased); the entry
+    says so (``zero_width``) and docs/estimates.md gives the reason. By hand: judge mean over 20 items 0.5,
+    sample labels 1, 0, 1, 0, 1 -> human-only 0.6 with s^2 = 0.3, Var = (1 - 5/20) 0.3 / 5 = 0.045."""
+    from assess.measures.ppi import ZERO_WIDTH, corrected_mean
+
+    judge = {i: float(i % 2) for i in range(20)}
+    human = {i: judge[i] for i in (1, 2, 3, 4, 5)}
+    found = corrected_mean(judge, human)
+    entry = found.as_dict()
+    assert (found.lam, found.ppi.value, found.ppi.width) == (1.0, 0.5, 0.0)
+    assert found.human_only.value == pytest.approx(0.6) and found.human_only.se == pytest.approx(0.045**0.5)
+    assert entry["zero_width"] == ZERO_WIDTH
+    wide = corrected_mean(judge, {**human, 6: 1.0}).as_dict()  # one disagreement: an interval with width
+    assert "zero_width" not in wide and wide["ppi"]["width"] > 0

@@ -62,6 +62,13 @@ def test_undefined_when_one_ranking_ties_every_run():
     assert tau_ap({"A": 3, "B": 2, "C": 1}, flat) is None
     assert tau_ap_b({"A": 3, "B": 2, "C": 1}, flat) is None
     assert tau_ap_b({"A": 1.0}, {"A": 2.0}) is None
+    # Issue 34 item 5, the peer's figure worked by hand: judged against the flat order, the ordered one's B and
+    # C each have runs above them that the flat order does not put above: C(i) = 0, tau = 2/2 * 0 - 1 = -1;
+    # pyircore's 0 for the unscorable direction then gives (0 + -1) / 2 = -0.5. We keep None (docs/measures.md).
+    from assess.measures.systems import _pair_vectors, _tau_ap
+
+    x, y = _pair_vectors({"A": 3, "B": 2, "C": 1}, flat)
+    assert float(_tau_ap(y, x)) == -1.0 and np.isnan(_tau_ap(x, y))
 
 
 def test_the_system_comparison_uses_it_for_the_point_and_the_bootstrap():
