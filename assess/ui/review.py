@@ -62,9 +62,8 @@ def dashboard(database) -> None:
             "assigned": [r["assigned"] for r in assessors],
             "labels": [r["labels"] for r in assessors],
             "grades 0-4": [r["grades"] for r in assessors],
-            "cannot judge": [r["cannot_judge"] for r in assessors],
+            "cannot": [r["cannot_judge"] for r in assessors],
             "active min": [r["active_minutes"] for r in assessors],
-            "flags": ["; ".join(r["flags"]) for r in assessors],
         }
     )
     st.dataframe(
@@ -73,10 +72,13 @@ def dashboard(database) -> None:
         width="stretch",
         key="rv_assessors",
         column_config={
-            "progress": st.column_config.ProgressColumn("progress", format="percent", min_value=0, max_value=1),
-            "grades 0-4": st.column_config.BarChartColumn("grades 0-4", y_min=0),
+            "progress": st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1),
+            "grades 0-4": st.column_config.BarChartColumn(y_min=0),
         },
     )
+    for r in assessors:  # below the table, not a column of it: a flag's words would widen it past the window
+        for flag in r["flags"]:
+            st.warning(f"{esc(r['assessor'])}, {esc(flag)}")
     st.subheader("Progress per topic (current assignments)")
     st.dataframe(
         pd.DataFrame(
