@@ -221,43 +221,64 @@ def stored_kinds(db, names) -> dict[str, str]:
     return {name: kinds.get(name, "import") for name in names}
 
 
-def _by_kind(names, kinds: dict[str, str], order: tuple[str, ...]) -> list[str]:
+# The kinds a reference may be a person's labels of: among them the most labels win (a new assessor with a
+# handful of labels is no reference against NIST's qrels or the campaign's main assessor).
+HUMAN_REFERENCE_KINDS = (SourceKind.ASSESSOR, SourceKind.ORGANIZERS, SourceKind.IMPORT)
+
+
+def _by_kind(names, kinds: dict[str, str], order: tuple[str, ...], counts=None, *, pooled=()) -> list[str]:
+    counts = counts or {}
+
     def key(name: str):
         kind = kinds.get(name, "import")
-        return (order.index(kind) if kind in order else len(order), name)
+        rank = order.index(kind) if kind in order else len(order)
+        group = 0 if kind in pooled else rank + 1  # the pooled kinds compete on their number of labels
+        return (group, -counts.get(name, 0), rank, name)
 
     return sorted(names, key=key)
 
 
 def rank_roles(
-    names, kinds: dict[str, str], *, reference: str | None = None, judge: str | None = None
+    names, kinds: dict[str, str], *, reference: str | None = None, judge: str | None = None, counts=None
 ) -> tuple[str, str]:
-    """The default (reference, judge) among ``names``: the reference the first source of the most human kind
-    (REFERENCE_ORDER, then name order), the judge the first of the most machine-like kind (JUDGE_ORDER) other
-    than the reference. A role given is kept and the other chosen around it: never a source against itself."""
+    """The default (reference, judge) among ``names``: the reference the human source (assessor, organizers,
+    imported human qrels) with the most labels (``counts``: {source: labels}; then REFERENCE_ORDER and name),
+    else the first of the most human kind; the judge the first of the most machine-like kind (JUDGE_ORDER) other
+    than the reference, the most labelled of that kind. A role given is kept and the other chosen around it:
+    never a source against itself."""
     names = list(dict.fromkeys(names))
     if reference is None:
         candidates = [n for n in names if n != judge]
         if not candidates:
             raise AssessError(f"no source to be the reference; sources: {', '.join(names) or 'none'}")
-        reference = _by_kind(candidates, kinds, REFERENCE_ORDER)[0]
+        reference = _by_kind(candidates, kinds, REFERENCE_ORDER, counts, pooled=HUMAN_REFERENCE_KINDS)[0]
     if judge is None:
         candidates = [n for n in names if n != reference]
         if not candidates:
             raise AssessError(
                 f"no source other than the reference {reference!r} to be the judge; sources: {', '.join(names)}"
             )
-        judge = _by_kind(candidates, kinds, JUDGE_ORDER)[0]
+        judge = _by_kind(candidates, kinds, JUDGE_ORDER, counts)[0]
     return reference, judge
+
+
+def label_counts(db, names, task: str = "passage") -> dict[str, int]:
+    """{source: its labels of ``task``} for ``names``: what the role defaults weigh (:func:`rank_roles`)."""
+    from store.labels import counts
+
+    return counts(db, task, list(names))
 
 
 def default_roles(
     db, names=None, *, task: str = "passage", reference: str | None = None, judge: str | None = None
 ) -> tuple[str, str]:
-    """The reference (default: a human source) and judge (default: an LLM) among ``names`` (default: every
-    source with labels of ``task``), by the kinds of the sources table: see :func:`rank_roles`."""
+    """The reference (default: the human source with the most labels) and judge (default: an LLM) among ``names``
+    (default: every source with labels of ``task``), by the kinds of the sources table and the number of labels:
+    see :func:`rank_roles`."""
     names = list(names) if names is not None else audit_sources(db, task)
-    return rank_roles(names, stored_kinds(db, names), reference=reference, judge=judge)
+    return rank_roles(
+        names, stored_kinds(db, names), reference=reference, judge=judge, counts=label_counts(db, names, task)
+    )
 
 
 def role_label(name: str, kinds: dict[str, str]) -> str:

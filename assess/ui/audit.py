@@ -53,14 +53,14 @@ def pick_pair(database, names: list[str]) -> tuple[str, str] | None:
     """Reference and judge pickers, each source shown with its kind (defaults by role: a human source and an
     LLM, :func:`assess.services.audit.default_roles`); None when both are the same."""
     kinds = service.stored_kinds(database, names)
-    default_reference, default_judge = service.rank_roles(names, kinds)
+    default_reference, default_judge = service.rank_roles(names, kinds, counts=service.label_counts(database, names))
     c1, c2 = st.columns(2)
 
     def label(name: str) -> str:
         return service.role_label(name, kinds)
 
     reference = c1.selectbox(
-        "Reference (default: a human source)",
+        "Reference (default: the human source with the most labels)",
         names,
         index=names.index(default_reference),
         format_func=label,
@@ -264,7 +264,7 @@ def alt_test_panel(database, task: str, names: list[str]) -> None:
 
     kinds = service.stored_kinds(database, names)
     humans_default = [n for n in names if kinds[n] in service.HUMAN_KINDS]  # overlap plans' assessors among them
-    _, judge_default = service.rank_roles(names, kinds)
+    _, judge_default = service.rank_roles(names, kinds, counts=service.label_counts(database, names))
     c1, c2, c3 = st.columns([3, 2, 1])
     humans = c1.multiselect(
         "Humans (two or more)",
