@@ -54,3 +54,32 @@ def test_scores_pickers_open_on_gold_and_the_most_labelled_sources(app_db):
     assert at.selectbox(key="rag_ntr").value == "llm:demo-gpt"  # 192 labels against amy's one
     assert at.selectbox(key="rag_citation").value == "lab"
     assert not any("score no run" in i.value for i in at.info)
+
+
+def test_audit_states_the_minimum_of_shared_items_and_lists_pairs_below_it(app_db):
+    """The human ceiling's minimum (30) is said beside the matrix; amy and demo-ann share 3 items: listed, not
+    pooled, so the ceiling is demo-ann x demo-ben's alone, as `audit agreement --json` has it."""
+    import html
+    import json
+
+    from tests.helpers import run_cli
+
+    at = open_audit(tab="Side by side")
+    at.multiselect(key="au_mx_sources_passage").set_value(["amy", "demo-ann", "demo-ben", "llm:demo-gpt"]).run()
+    assert not at.exception
+    caption = next(html.unescape(c.value) for c in at.caption if "Human ceiling" in c.value)
+    assert "share at least 30 items" in caption
+    cli = json.loads(
+        run_cli(
+            "audit", "agreement", "--source", "amy", "--source", "demo-ann", "--source", "demo-ben",
+            "--source", "llm:demo-gpt", "--bootstrap", "0", "--json", db=app_db, check=True,
+        ).stdout
+    )  # fmt: skip
+    below = cli["ceiling_below_minimum"]
+    assert cli["ceiling_min_shared"] == 30 and below and {a for a, _, n in below if n < 30} == {"amy"}
+    for a, b, n in below:
+        assert f"`{a}` and `{b}` ({n} items)" in caption
+    assert cli["ceiling"]["pairs"] == [["demo-ann", "demo-ben"]] and cli["ceiling"]["n"] == 109
+    pairs = next(d.value for d in at.dataframe if "kinds" in d.value.columns)
+    ceiling = pairs[pairs["a"] == "human ceiling"].iloc[0]
+    assert (ceiling["b"], ceiling["n"]) == ("1 human pair(s)", 109)
