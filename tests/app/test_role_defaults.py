@@ -83,3 +83,18 @@ def test_audit_states_the_minimum_of_shared_items_and_lists_pairs_below_it(app_d
     pairs = next(d.value for d in at.dataframe if "kinds" in d.value.columns)
     ceiling = pairs[pairs["a"] == "human ceiling"].iloc[0]
     assert (ceiling["b"], ceiling["n"]) == ("1 human pair(s)", 109)
+
+
+def test_the_bradley_terry_tab_opens_on_the_source_with_the_most_battles(app_db, tmp_path):
+    import json
+
+    from tests.helpers import run_cli
+
+    battle = {"topic_id": "101_1", "run_a": "demo-bm25", "run_b": "demo-dense", "winner": "b"}
+    for source, n in (("arena", 1), ("zed", 3)):
+        file = tmp_path / f"{source}.jsonl"
+        file.write_text("".join(json.dumps({**battle, "topic_id": f"101_{i + 1}"}) + "\n" for i in range(n)))
+        run_cli("battles", "import", str(file), "--source", source, db=app_db, check=True)
+    at = open_app("pages/scores.py")
+    assert not at.exception
+    assert at.selectbox(key="bt_source").value == "zed"  # 3 battles; arena (1) comes first by name
