@@ -1,8 +1,7 @@
-"""Organizers: progress per topic and assessor and the judging mode; each assessor's active time per judgment;
+"""Organizers: the dashboard of the current assignments (over time, per assessor, per topic), the judging mode; each assessor's active time per judgment;
 the versioned guidelines of each task and the labels made under an older version. Disagreements and
 adjudication are on the Adjudicate page (pages/adjudicate.py), which adjudicators reach too."""
 
-import pandas as pd
 import streamlit as st
 
 from assess import ui
@@ -14,16 +13,8 @@ ui.frame_guard(organizer=True)
 database = ui.db()
 st.title("Review")
 
-st.subheader("Assessors")
-assessors, topics = panels.progress_tables(database)
-summary = pd.DataFrame(assessors)
-if summary.empty:
-    st.info("No assessor has judged anything yet.")
-else:
-    st.dataframe(summary, hide_index=True, width="stretch")
-
-st.subheader("Progress per topic (any assessor)")
-st.dataframe(pd.DataFrame(topics), hide_index=True, width="stretch")
+st.subheader("Progress of the current assignments")
+panels.dashboard(database)
 
 st.subheader("Judging mode")
 modes = list(queue.MODES)

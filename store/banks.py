@@ -614,6 +614,14 @@ def label_sources(db: Store, table: str) -> list[str]:
     return [r["source"] for r in rows(db, f"SELECT DISTINCT source FROM {table} ORDER BY source")]
 
 
+def source_counts(db: Store, table: str) -> dict[str, int]:
+    """{source: its rows in ``table``} (bank_matches, rubric_labels or citation_labels): what a picker's default
+    weighs."""
+    if table not in ("bank_matches", "rubric_labels", "citation_labels"):
+        raise AssessError(f"{table!r} is not a table of this module")
+    return {r["source"]: r["n"] for r in rows(db, f"SELECT source, COUNT(*) AS n FROM {table} GROUP BY source")}
+
+
 def rubric_sources(db: Store) -> list[str]:
     return [r["source"] for r in rows(db, "SELECT DISTINCT source FROM rubric_labels ORDER BY source")]
 

@@ -121,6 +121,11 @@ def battle_sources(db: Store) -> list[dict[str, str]]:
     )
 
 
+def battle_counts(db: Store) -> dict[str, int]:
+    """{source: how many battles it holds}."""
+    return {r["source"]: r["n"] for r in rows(db, "SELECT source, COUNT(*) AS n FROM battles GROUP BY source")}
+
+
 # ------------------------------------------------------------------------------------------- responses
 
 

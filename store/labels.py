@@ -380,6 +380,21 @@ def sources(db: Store, task: str | Task, *, turn_id: str | None = None) -> list[
     )
 
 
+def counts(db: Store, task: str | Task, sources: Sequence[str]) -> dict[str, int]:
+    """{source: how many labels of the task it holds} for ``sources`` (0 for none): one grouped count over their
+    labels, read through the primary key (it starts with the source)."""
+    kind = label_kind(task)
+    names = list(dict.fromkeys(str(s) for s in sources))
+    params = {f"s{i}": name for i, name in enumerate(names)}
+    listed = ", ".join(":" + k for k in params) or "NULL"
+    found = dict.fromkeys(names, 0)
+    for r in each(
+        db, f"SELECT source, COUNT(*) AS n FROM {kind.table} WHERE source IN ({listed}) GROUP BY source", params
+    ):
+        found[r["source"]] = r["n"]
+    return found
+
+
 def others(db: Store, task: str | Task, item: Sequence, *, kinds: Sequence[str], exclude: str) -> list[Label]:
     """Labels of one item by sources of the given kinds other than ``exclude``, by source name, each with
     its source's kind."""

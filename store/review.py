@@ -130,7 +130,7 @@ def topic_progress(db: Store, source: str | None = None) -> list[dict]:
 
 def progress_version(db: Store) -> tuple:
     """Changes whenever :func:`assessor_summary` or :func:`topic_progress` may answer differently: the label
-    history, the pool, the turns, the sources, assignments, samples and overlap plans, and each assessor's
+    history, the pool, the turns, the sources, accounts (who is listed), assignments, samples and overlap plans, and each assessor's
     passage and PTKB labels (their number and latest write: a bulk import writes no history)."""
     found = row(
         db,
@@ -138,7 +138,8 @@ def progress_version(db: Store) -> tuple:
         "(SELECT MAX(added_at) FROM pool) AS pooled_at, (SELECT COUNT(*) FROM turns) AS turns, "
         "(SELECT COUNT(*) FROM ptkb_statements) AS statements, (SELECT COUNT(*) FROM sources) AS sources, "
         "(SELECT COUNT(*) FROM assignments) AS assigned, (SELECT MAX(assigned_at) FROM assignments) AS assigned_at, "
-        "(SELECT COUNT(*) FROM sample_items) AS sampled, (SELECT COUNT(*) FROM overlap_items) AS overlapping",
+        "(SELECT COUNT(*) FROM sample_items) AS sampled, (SELECT COUNT(*) FROM overlap_items) AS overlapping, "
+        "(SELECT COUNT(*) FROM accounts) AS accounts, (SELECT MAX(changed_at) FROM accounts) AS accounts_at",
     )
     labelled = tuple(
         (r["source"], r["n"], r["latest"])
@@ -406,3 +407,120 @@ def passage_lengths(db: Store, passage_ids) -> dict[str, int | None]:
         for r in each(db, f"SELECT id, length(text) AS chars FROM passages WHERE id IN ({listed})", params):
             out[r["id"]] = r["chars"]
     return out
+
+
+# ------------------------------------------------------------------------------------------- the dashboard
+# The review page's figures (and `python -m assess stats --json`'s "review"): the current assignments only.
+# Listed: accounts with the assessor role, and names given turns without an account (a store without sign-in);
+# organizers, adjudicators and open-mode names that were never assigned anything are left out.
+_LISTED = (
+    "SELECT name FROM accounts WHERE role = 'assessor' UNION SELECT DISTINCT assessor FROM assignments "
+    "WHERE assessor NOT IN (SELECT name FROM accounts WHERE role <> 'assessor')"
+)
+# An assigned item is a pooled pair of an assigned turn; it counts as judged once its assessor labelled it.
+_ASSIGNED_LABELS = (
+    "FROM passage_labels l JOIN assignments a ON a.assessor = l.source AND a.turn_id = l.turn_id "
+    "JOIN pool p ON p.turn_id = l.turn_id AND p.passage_id = l.passage_id"
+)
+HOURLY_UP_TO = 72
+"""The timeline counts per hour while the assigned labels span at most this many hours, else per day."""
+
+
+def dashboard(db: Store) -> dict:
+    """The review dashboard's figures over the current assignments (``_LISTED`` assessors):
+
+    - ``assessors``: per assessor, items assigned (pooled pairs of assigned turns) and judged of them, every
+      passage label they hold, its grades 0..4 and cannot-judge, the active time summed over their timed
+      passage labels (minutes) and how many carry one;
+    - ``topics``: per conversation with assignments, items assigned and judged (old labels of other sources
+      or campaigns do not count);
+    - ``timeline``: ``{"unit": "hour" | "day", "assigned", "points": [{"at", "judged", "cumulative"}]}``,
+      the assigned items judged per hour (per day beyond HOURLY_UP_TO hours) by the label's last write.
+
+    Grouped aggregates over the listed assessors' labels (an IN list: their primary key starts with the source),
+    joined in Python; no subquery per row."""
+    names = sorted(column(db, _LISTED))
+    listed, params = _in_list(names, "a")
+    assigned: dict[str, int] = dict.fromkeys(names, 0)
+    topic_assigned: dict[str, int] = {}
+    for r in each(
+        db,
+        "SELECT a.assessor, t.conversation_id, COUNT(*) AS n FROM assignments a JOIN pool p ON p.turn_id = a.turn_id "
+        f"JOIN turns t ON t.id = a.turn_id WHERE a.assessor IN ({listed}) GROUP BY a.assessor, t.conversation_id",
+        params,
+    ):
+        assigned[r["assessor"]] += r["n"]
+        topic_assigned[r["conversation_id"]] = topic_assigned.get(r["conversation_id"], 0) + r["n"]
+    judged: dict[str, int] = dict.fromkeys(names, 0)
+    topic_judged: dict[str, int] = {}
+    for r in each(
+        db,
+        f"SELECT l.source, t.conversation_id, COUNT(*) AS n {_ASSIGNED_LABELS} JOIN turns t ON t.id = l.turn_id "
+        f"WHERE l.source IN ({listed}) GROUP BY l.source, t.conversation_id",
+        params,
+    ):
+        judged[r["source"]] += r["n"]
+        topic_judged[r["conversation_id"]] = topic_judged.get(r["conversation_id"], 0) + r["n"]
+    own: dict[str, dict] = {}
+    for r in each(
+        db,
+        "SELECT l.source, l.grade, COUNT(*) AS n, COUNT(l.active_ms) AS timed, SUM(l.active_ms) AS active_ms "
+        f"FROM passage_labels l WHERE l.source IN ({listed}) GROUP BY l.source, l.grade",
+        params,
+    ):
+        mine = own.setdefault(
+            r["source"], {"labels": 0, "grades": [0] * len(GRADES.values), "cannot": 0, "ms": 0, "timed": 0}
+        )
+        mine["labels"] += r["n"]
+        mine["ms"] += r["active_ms"] or 0
+        mine["timed"] += r["timed"]
+        if r["grade"] is None:
+            mine["cannot"] += r["n"]
+        else:
+            mine["grades"][r["grade"] - GRADES.low] += r["n"]
+    assessors = []
+    for name in names:
+        mine = own.get(name, {})
+        assessors.append(
+            {
+                "assessor": name,
+                "assigned": assigned[name],
+                "judged": judged[name],
+                "labels": mine.get("labels", 0),
+                "grades": mine.get("grades", [0] * len(GRADES.values)),
+                "cannot_judge": mine.get("cannot", 0),
+                "active_minutes": round(mine.get("ms", 0) / 60000, 1),
+                "timed_labels": mine.get("timed", 0),
+            }
+        )
+    order = {c: i for i, c in enumerate(column(db, "SELECT id FROM conversations ORDER BY rowid"))}
+    topics = [
+        {"conversation": c, "assigned": n, "judged": topic_judged.get(c, 0)}
+        for c, n in sorted(topic_assigned.items(), key=lambda item: order.get(item[0], len(order)))
+    ]
+    return {"assessors": assessors, "topics": topics, "timeline": _timeline(db, listed, params, sum(assigned.values()))}
+
+
+def _timeline(db: Store, listed: str, params: dict, assigned: int) -> dict:
+    hours = {
+        r["hour"]: r["n"]
+        for r in each(
+            db,
+            f"SELECT substr(l.updated_at, 1, 13) AS hour, COUNT(*) AS n {_ASSIGNED_LABELS} "
+            f"WHERE l.source IN ({listed}) GROUP BY substr(l.updated_at, 1, 13) ORDER BY hour",
+            params,
+        )
+    }
+    unit = "hour"
+    if hours:
+        first, last = (datetime.fromisoformat(h + ":00:00+00:00") for h in (min(hours), max(hours)))
+        if (last - first).total_seconds() > HOURLY_UP_TO * 3600:
+            unit, days = "day", {}
+            for hour, n in hours.items():
+                days[hour[:10]] = days.get(hour[:10], 0) + n
+            hours = days
+    points, total = [], 0
+    for at in sorted(hours):
+        total += hours[at]
+        points.append({"at": at + (":00" if unit == "hour" else ""), "judged": hours[at], "cumulative": total})
+    return {"unit": unit, "assigned": assigned, "points": points}

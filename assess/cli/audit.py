@@ -104,6 +104,7 @@ def add_commands(sub) -> None:
     p.add_argument(
         "--statistic", default="kappa_quadratic", help="the statistic of the table (default kappa_quadratic)"
     )
+    _min_shared(p)
 
     p = command(
         "systems",
@@ -206,6 +207,7 @@ def add_commands(sub) -> None:
     p.add_argument("--threshold", type=float, help="binarise at label >= T (default 2 for passages)")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap replicates (default 1000; 0: none)")
     p.add_argument("--seed", type=int, default=0)
+    _min_shared(p)
 
     p = command(
         "persona",
@@ -399,6 +401,20 @@ def _table(header: list[str], rows: list[list]) -> None:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
 
 
+def _min_shared(p) -> None:
+    p.add_argument(
+        "--min-shared",
+        type=int,
+        help="items two humans must share for their pair to enter the human ceiling (default 30; pairs below are "
+        "listed, not pooled)",
+    )
+
+
+def _below_minimum(pairs, minimum: int) -> None:
+    for a, b, n in pairs:
+        print(f"  not in the ceiling: {a} and {b} share {n} item(s), fewer than {minimum}")
+
+
 def cmd_matrix(args) -> int:
     from assess.measures.agreement import MATRIX_STATISTICS
     from assess.services.audit import agreement_view
@@ -414,6 +430,7 @@ def cmd_matrix(args) -> int:
         bootstrap=args.bootstrap,
         seed=args.seed,
         ptkb_source=args.ptkb_source,
+        min_shared=args.min_shared,
     )
     if args.json:
         return _print_json(report)
@@ -439,7 +456,8 @@ def cmd_matrix(args) -> int:
             f"kappa_quadratic {_num(ceiling['kappa_quadratic'])}{_ci(ceiling.get('kappa_quadratic_ci'))}"
         )
     else:
-        print("human ceiling: no two human sources share an item")
+        print(f"human ceiling: no two human sources share {report['ceiling_min_shared']} items or more")
+    _below_minimum(report["ceiling_below_minimum"], report["ceiling_min_shared"])
     grid = report["grids"][args.statistic]
     print(f"{args.statistic}:")
     _table([""] + grid["sources"], [[s] + [_num(v) for v in row] for s, row in zip(grid["sources"], grid["values"])])
@@ -557,7 +575,13 @@ def cmd_overlap(args) -> int:
 
     threshold = args.threshold if args.threshold is not None else (2 if args.task == "passage" else None)
     report = overlap_view(
-        open_store(args), args.task, plan=args.plan, threshold=threshold, bootstrap=args.bootstrap, seed=args.seed
+        open_store(args),
+        args.task,
+        plan=args.plan,
+        threshold=threshold,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+        min_shared=args.min_shared,
     )
     if args.json:
         return _print_json(report)
@@ -566,8 +590,9 @@ def cmd_overlap(args) -> int:
         f"assessors, {report['judged_by_all']} by all planned"
     )
     ceiling = report["ceiling"]
+    _below_minimum(report["below_minimum"], report["min_shared"])
     if ceiling is None:
-        print("  no human ceiling yet: no two planned assessors have judged a shared item")
+        print(f"  no human ceiling yet: no two planned assessors have judged {report['min_shared']} shared items")
         return 0
     stat = report["statistic"]
     print(
@@ -611,6 +636,8 @@ def cmd_alt_test(args) -> int:
         )
     for row in report["skipped"]:
         print(f"  {row['annotator']}: {row['items']} items, fewer than {report['min_items']}: not tested")
+    if report["too_few_humans"]:
+        print(f"  {report['too_few_humans']}")
     if report["below_recommended"]:
         print("  (a tested human has fewer than the 50 items the authors recommend)")
     return 0
@@ -646,7 +673,7 @@ def cmd_verdict(args) -> int:
                 print(f"  from: {command}")
         for note in (item["missing"], item.get("refused")):
             if note:
-                print(f"  missing: {note}")
+                print(f"  {'too few' if item['status'] == 'too few' else 'missing'}: {note}")
     return 0
 
 

@@ -280,7 +280,8 @@ def add_commands(sub) -> None:
         help="counts of what is in the store",
         description="Conversations, turns, passages, pooled pairs, labels per source, and generated responses "
         '("responses": {"count", "with_citations", "citations"}: responses, those citing at least one '
-        "passage, and citations, a passage cited twice counted twice).",
+        'passage, and citations, a passage cited twice counted twice). --json adds "review": the /review '
+        "page's dashboard over the current assignments (docs/organizers.md#the-review-dashboard).",
     )
     add_db_argument(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -423,10 +424,13 @@ def cmd_copy(args) -> int:
 
 
 def cmd_stats(args) -> int:
+    from assess.services.review import dashboard
     from store.stats import stats
 
-    result = stats(open_store(args))
+    db = open_store(args)
+    result = stats(db)
     if args.json:
+        result["review"] = dashboard(db)  # the /review page's figures, compared with it by a test
         print(json.dumps(result))
         return 0
     for key in ("conversations", "turns", "passages", "passages_with_text", "runs", "pooled_pairs"):

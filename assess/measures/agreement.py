@@ -374,6 +374,11 @@ def agreement_report(
 MATRIX_STATISTICS = ("agreement", "kappa_unweighted", "kappa_linear", "kappa_quadratic", "kappa_binary", "alpha")
 SOURCE_KINDS = ("human", "llm", "crowd", "import")
 ALPHA_LEVELS = ("nominal", "ordinal", "interval")
+MIN_SHARED = 30
+"""The human ceiling pools only pairs of two humans sharing at least this many items: a pair over a handful of
+items has a kappa that swings by chance from -1 to 1 and would pull the ceiling with the weight of its few
+items. Pairs below it are listed (``ceiling_below_minimum``), not pooled; 30 is the usual smallest sample for an
+interval of a proportion and the alternative annotator test's default minimum per annotator."""
 
 
 def _alpha_batch(counts: np.ndarray, level: str, values: np.ndarray | None) -> np.ndarray:
@@ -505,6 +510,7 @@ def agreement_matrix(
     level: float = 0.95,
     alpha_level: str = "ordinal",
     seed: int = 0,
+    min_shared: int = MIN_SHARED,
 ) -> dict[str, Any]:
     """Agreement of every unordered pair of label sources over the items both labelled.
 
@@ -519,9 +525,13 @@ def agreement_matrix(
     (items without a group in a breakdown are left out of it; ``group_bootstrap=False`` skips the
     group intervals). With ``group_key``, each breakdown maps ``group_key(item)`` rather than the
     item to its group (e.g. the item's turn: one entry per turn instead of one per labelled item).
-    ``ceiling``: the same figures pooled over every pair of two human sources (None when no two
-    humans share an item). Undefined values are None. See docs/measures.md#agreement-matrix.
+    ``ceiling``: the same figures pooled over every pair of two human sources sharing at least ``min_shared``
+    items (None when no such pair); the human pairs below it are listed in ``ceiling_below_minimum`` (``[a, b,
+    n]``), not pooled, and each pair says ``in_ceiling``. Undefined values are None. See
+    docs/measures.md#agreement-matrix.
     """
+    if isinstance(min_shared, bool) or not isinstance(min_shared, int) or min_shared < 1:
+        raise AssessError(f"the minimum of shared items is an integer >= 1, found {min_shared!r}")
     if not isinstance(labels, Mapping):
         raise AssessError("labels must be a mapping {source: {item: label}}")
     if alpha_level not in ALPHA_LEVELS:
@@ -633,7 +643,10 @@ def agreement_matrix(
                 entry["by"][name] = groups_of_pair
 
     ceiling = None
-    humans = [p for p, entry in enumerate(pairs) if entry["human_pair"]]
+    for entry in pairs:
+        entry["in_ceiling"] = entry["human_pair"] and entry["n"] >= min_shared
+    humans = [p for p, entry in enumerate(pairs) if entry["in_ceiling"]]
+    below = [[e["a"], e["b"], e["n"]] for e in pairs if e["human_pair"] and not e["in_ceiling"]]
     if humans:
         ceiling = {"pairs": [[pairs[p]["a"], pairs[p]["b"]] for p in humans]}
         total = stacked[humans].sum(axis=0)
@@ -658,6 +671,8 @@ def agreement_matrix(
         },
         "pairs": pairs,
         "ceiling": ceiling,
+        "ceiling_min_shared": min_shared,
+        "ceiling_below_minimum": below,
     }
 
 

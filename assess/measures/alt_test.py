@@ -63,6 +63,9 @@ Q = 0.05
 MIN_ITEMS = 30
 RECOMMENDED_ITEMS = (50, 100)
 PASS_OMEGA = 0.5
+MIN_HUMANS = 3
+"""The fewest tested humans whose outcome may be read as "can replace": with two, each human is scored against
+one other person, and one win is already omega = 0.5 (the authors ask for three or more annotators)."""
 
 Scoring = Callable[[Any, Sequence[Any]], float]
 

@@ -5,7 +5,8 @@ budget plan), each a plain dict as ``python -m assess audit ... --json`` prints 
 Each criterion returns ``{"key", "name", "status", "passes", "rule", "figures", "commands", "missing"}``:
 
 - ``status``: 'pass', 'fail', 'missing' (cannot be computed here; ``missing`` says what is lacking and how
-  to get it) or, for the corrected-estimate alternative, 'alternative' / 'not needed';
+  to get it), 'too few' (computed, figures shown, on fewer than the criterion's minimum sample: no pass)
+  or, for the corrected-estimate alternative, 'alternative' / 'not needed';
 - ``figures``: ``[{"name", "value", "from", "path", "low", "high", "low_path", "high_path", "threshold",
   "passes"}]``: every number is copied from the report of the command ``commands[from]`` at the JSON path
   ``path`` (a list of keys and list indices), so it equals that command's figure by construction, and a
@@ -22,9 +23,15 @@ The rules and their defaults (docs/llm.md#the-verdict):
   under the reference significant in the same direction under the judge (nothing to keep: no condition);
 - bias: passes when no interval of the mean difference judge - reference (overall, per turn depth, per
   personal / non-personal turn; groups of one item have none) lies wholly outside [-BIAS_MARGIN, BIAS_MARGIN];
-- overall (:func:`combine`): **replace** when item agreement, the alternative annotator test and bias pass
-  and the system level passes or cannot be computed; else **pre-filter** when item agreement, the
-  alternative annotator test or the system level passes; else **assist only**.
+- minimum samples: a criterion computed on fewer than its minimum is 'too few' (its figures shown, no pass):
+  item agreement on fewer than MIN_ITEMS items both labelled (the ceiling pools only human pairs sharing
+  assess.measures.agreement.MIN_SHARED items); the alternative annotator test with fewer than MIN_HUMANS tested
+  humans (Calderon et al. ask for three: with two, each human is compared with one other person); the system
+  level over fewer than MIN_RUNS runs or MIN_TOPICS topics (Kendall tau over 3 runs takes 4 values); bias on
+  fewer than MIN_ITEMS shared graded passages;
+- overall (:func:`combine`): **replace** only when every criterion passes (item agreement, the alternative
+  annotator test, the system level and bias, each on its minimum sample); else **pre-filter** when item
+  agreement, the alternative annotator test or the system level passes; else **assist only**.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from assess.measures.alt_test import PASS_OMEGA
+from assess.measures.alt_test import MIN_HUMANS, PASS_OMEGA
 
 STATISTIC = "kappa_quadratic"
 TAU = 0.9
@@ -40,14 +47,18 @@ TAU_AP = 0.9
 SIGNIFICANT_KEPT = 0.8
 BIAS_MARGIN = 0.25
 WIDTH = 0.1
+MIN_ITEMS = 30
+MIN_RUNS = 5
+MIN_TOPICS = 10
 BUDGETS = (25, 50, 100, 200, 300, 500, 1000, 2000, 3000, 5000, 10000)
 
 REPLACE, PRE_FILTER, ASSIST = "replace", "pre-filter", "assist only"
 RULE = (
-    "replace: item agreement, the alternative annotator test and bias pass, and the system level passes or "
-    "cannot be computed (no runs); pre-filter: otherwise, when item agreement, the alternative annotator test "
-    "or the system level passes; assist only: otherwise (the judge's labels only beside a person's, or "
-    "corrected by a human sample: the corrected-estimate alternative)"
+    "replace: item agreement, the alternative annotator test, the system level and bias all pass, each on its "
+    f"minimum sample ({MIN_ITEMS} items both labelled, {MIN_HUMANS} humans tested, {MIN_RUNS} runs over "
+    f"{MIN_TOPICS} topics); pre-filter: otherwise, when item agreement, the alternative annotator test or the "
+    "system level passes; assist only: otherwise (the judge's labels only beside a person's, or corrected by a "
+    "human sample: the corrected-estimate alternative)"
 )
 
 
@@ -111,6 +122,12 @@ def criterion(
     }
 
 
+def too_few(entry: dict[str, Any], what: str) -> dict[str, Any]:
+    """``entry`` computed on fewer than its minimum sample: status 'too few', no pass, ``what`` says which."""
+    entry.update(status="too few", passes=None, missing=what)
+    return entry
+
+
 def _find_pair(matrix: Mapping, a: str, b: str) -> int | None:
     for index, pair in enumerate(matrix["pairs"]):
         if {pair["a"], pair["b"]} == {a, b}:
@@ -155,7 +172,15 @@ def item_agreement(
     shared = figure("items both labelled", matrix, "agreement", ["pairs", index, "n"])
     ceiling = matrix.get("ceiling")
     if not ceiling or ceiling.get(STATISTIC) is None:
-        missing = f"no two human sources share an item, so there is no human ceiling: {how}"
+        minimum = matrix.get("ceiling_min_shared", 1)
+        below = "; ".join(f"{a} and {b} share {n}" for a, b, n in matrix.get("ceiling_below_minimum") or [])
+        missing = (
+            "no two human sources share "
+            + ("an item" if minimum <= 1 else f"{minimum} items or more")
+            + ", so there is no human ceiling"
+            + (f" ({below})" if below else "")
+            + f": {how}"
+        )
         return criterion(
             "agreement", name, AGREEMENT_RULE, commands=commands, figures=[judge_fig, shared], missing=missing
         )
@@ -168,7 +193,7 @@ def item_agreement(
         high = judge_fig["value"]
     passes = high is not None and high >= ceiling_fig["value"]
     judge_fig.update(threshold=f"interval reaches {ceiling_fig['value']:.3f} (the ceiling)", passes=passes)
-    return criterion(
+    found = criterion(
         "agreement",
         name,
         AGREEMENT_RULE,
@@ -176,6 +201,9 @@ def item_agreement(
         figures=[judge_fig, shared, ceiling_fig, ceiling_n],
         passes=passes,
     )
+    if shared["value"] < MIN_ITEMS:
+        return too_few(found, f"the judge and the reference share {shared['value']} items, fewer than {MIN_ITEMS}")
+    return found
 
 
 ALT_TEST_RULE = f"pass when the winning rate omega >= {PASS_OMEGA} (the alternative annotator test, epsilon stated)"
@@ -195,7 +223,7 @@ def alternative_annotator(report: Mapping | None, command: str, *, missing: str 
             "alt-test",
             ["omega"],
             threshold=f">= {PASS_OMEGA}",
-            passes=bool(report["passes"]),
+            passes=report["omega"] >= PASS_OMEGA,
         ),
         figure("advantage probability rho", report, "alt-test", ["rho"]),
         figure("margin epsilon", report, "alt-test", ["epsilon"]),
@@ -204,7 +232,17 @@ def alternative_annotator(report: Mapping | None, command: str, *, missing: str 
         figures.append(
             figure(f"corrected p, judge vs {row['annotator']}", report, "alt-test", ["annotators", i, "corrected_p"])
         )
-    return criterion("alt_test", name, ALT_TEST_RULE, commands=commands, figures=figures, passes=report["passes"])
+    found = criterion(
+        "alt_test", name, ALT_TEST_RULE, commands=commands, figures=figures, passes=report["omega"] >= PASS_OMEGA
+    )
+    tested = len(report["annotators"])
+    if tested < MIN_HUMANS:
+        return too_few(
+            found,
+            f"{tested} human(s) tested, fewer than {MIN_HUMANS}: with two, each is compared with one other person "
+            f"(have a third assessor judge the shared items, python -m assess overlap --copies 3 ...)",
+        )
+    return found
 
 
 SYSTEMS_RULE = (
@@ -247,7 +285,14 @@ def system_level(report: Mapping | None, command: str, *, missing: str | None = 
     topics = figure("topics", report, "systems", ["n_topics"])
     figures = [tau, tau_ap, significant, same, flipped, runs, topics]
     passes = all(f["passes"] for f in (tau, tau_ap, same, flipped))
-    return criterion("systems", name, SYSTEMS_RULE, commands=commands, figures=figures, passes=passes)
+    found = criterion("systems", name, SYSTEMS_RULE, commands=commands, figures=figures, passes=passes)
+    if report["n_runs"] < MIN_RUNS or report["n_topics"] < MIN_TOPICS:
+        return too_few(
+            found,
+            f"{report['n_runs']} runs over {report['n_topics']} topics both judged, fewer than {MIN_RUNS} runs "
+            f"over {MIN_TOPICS} topics: a ranking correlation of so few says little (import more runs)",
+        )
+    return found
 
 
 BIAS_RULE = (
@@ -295,7 +340,10 @@ def bias(report: Mapping, command: str) -> dict[str, Any]:
         if within is not None:
             entry.update(threshold=threshold, passes=within)
     passes = all(entry.get("passes", True) for entry in figures)
-    return criterion("bias", name, BIAS_RULE, commands=commands, figures=figures, passes=passes)
+    found = criterion("bias", name, BIAS_RULE, commands=commands, figures=figures, passes=passes)
+    if report["overall"]["n"] < MIN_ITEMS:
+        return too_few(found, f"{report['overall']['n']} graded passages shared, fewer than {MIN_ITEMS}")
+    return found
 
 
 ESTIMATE_RULE = (
@@ -370,11 +418,9 @@ def corrected_alternative(
 def combine(criteria: Mapping[str, Mapping]) -> dict[str, Any]:
     """The overall verdict from the criteria (keys agreement, alt_test, systems, bias): see :data:`RULE`."""
     status = {key: criteria[key]["status"] for key in ("agreement", "alt_test", "systems", "bias")}
-    if all(status[k] == "pass" for k in ("agreement", "alt_test", "bias")) and status["systems"] in ("pass", "missing"):
+    if all(value == "pass" for value in status.values()):
         verdict = REPLACE
-        reason = "every criterion passes" + (
-            "" if status["systems"] == "pass" else " (the system level is not checked: it cannot be computed here)"
-        )
+        reason = "every criterion passes on its minimum sample"
     elif any(status[k] == "pass" for k in ("agreement", "alt_test", "systems")):
         verdict = PRE_FILTER
         passed = [criteria[k]["name"] for k in ("agreement", "alt_test", "systems") if status[k] == "pass"]
@@ -390,9 +436,12 @@ def combine(criteria: Mapping[str, Mapping]) -> dict[str, Any]:
 def _not_passed(criteria: Mapping[str, Mapping]) -> str:
     failed = [c["name"] for c in criteria.values() if c["status"] == "fail"]
     missing = [c["name"] for c in criteria.values() if c["status"] == "missing"]
+    few = [c["name"] for c in criteria.values() if c["status"] == "too few"]
     parts = []
     if failed:
         parts.append("fails " + ", ".join(failed))
     if missing:
         parts.append("cannot compute " + ", ".join(missing))
+    if few:
+        parts.append("has too few items, humans or runs for " + ", ".join(few))
     return "; ".join(parts) or "nothing else to say"

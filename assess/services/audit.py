@@ -221,43 +221,64 @@ def stored_kinds(db, names) -> dict[str, str]:
     return {name: kinds.get(name, "import") for name in names}
 
 
-def _by_kind(names, kinds: dict[str, str], order: tuple[str, ...]) -> list[str]:
+# The kinds a reference may be a person's labels of: among them the most labels win (a new assessor with a
+# handful of labels is no reference against NIST's qrels or the campaign's main assessor).
+HUMAN_REFERENCE_KINDS = (SourceKind.ASSESSOR, SourceKind.ORGANIZERS, SourceKind.IMPORT)
+
+
+def _by_kind(names, kinds: dict[str, str], order: tuple[str, ...], counts=None, *, pooled=()) -> list[str]:
+    counts = counts or {}
+
     def key(name: str):
         kind = kinds.get(name, "import")
-        return (order.index(kind) if kind in order else len(order), name)
+        rank = order.index(kind) if kind in order else len(order)
+        group = 0 if kind in pooled else rank + 1  # the pooled kinds compete on their number of labels
+        return (group, -counts.get(name, 0), rank, name)
 
     return sorted(names, key=key)
 
 
 def rank_roles(
-    names, kinds: dict[str, str], *, reference: str | None = None, judge: str | None = None
+    names, kinds: dict[str, str], *, reference: str | None = None, judge: str | None = None, counts=None
 ) -> tuple[str, str]:
-    """The default (reference, judge) among ``names``: the reference the first source of the most human kind
-    (REFERENCE_ORDER, then name order), the judge the first of the most machine-like kind (JUDGE_ORDER) other
-    than the reference. A role given is kept and the other chosen around it: never a source against itself."""
+    """The default (reference, judge) among ``names``: the reference the human source (assessor, organizers,
+    imported human qrels) with the most labels (``counts``: {source: labels}; then REFERENCE_ORDER and name),
+    else the first of the most human kind; the judge the first of the most machine-like kind (JUDGE_ORDER) other
+    than the reference, the most labelled of that kind. A role given is kept and the other chosen around it:
+    never a source against itself."""
     names = list(dict.fromkeys(names))
     if reference is None:
         candidates = [n for n in names if n != judge]
         if not candidates:
             raise AssessError(f"no source to be the reference; sources: {', '.join(names) or 'none'}")
-        reference = _by_kind(candidates, kinds, REFERENCE_ORDER)[0]
+        reference = _by_kind(candidates, kinds, REFERENCE_ORDER, counts, pooled=HUMAN_REFERENCE_KINDS)[0]
     if judge is None:
         candidates = [n for n in names if n != reference]
         if not candidates:
             raise AssessError(
                 f"no source other than the reference {reference!r} to be the judge; sources: {', '.join(names)}"
             )
-        judge = _by_kind(candidates, kinds, JUDGE_ORDER)[0]
+        judge = _by_kind(candidates, kinds, JUDGE_ORDER, counts)[0]
     return reference, judge
+
+
+def label_counts(db, names, task: str = "passage") -> dict[str, int]:
+    """{source: its labels of ``task``} for ``names``: what the role defaults weigh (:func:`rank_roles`)."""
+    from store.labels import counts
+
+    return counts(db, task, list(names))
 
 
 def default_roles(
     db, names=None, *, task: str = "passage", reference: str | None = None, judge: str | None = None
 ) -> tuple[str, str]:
-    """The reference (default: a human source) and judge (default: an LLM) among ``names`` (default: every
-    source with labels of ``task``), by the kinds of the sources table: see :func:`rank_roles`."""
+    """The reference (default: the human source with the most labels) and judge (default: an LLM) among ``names``
+    (default: every source with labels of ``task``), by the kinds of the sources table and the number of labels:
+    see :func:`rank_roles`."""
     names = list(names) if names is not None else audit_sources(db, task)
-    return rank_roles(names, stored_kinds(db, names), reference=reference, judge=judge)
+    return rank_roles(
+        names, stored_kinds(db, names), reference=reference, judge=judge, counts=label_counts(db, names, task)
+    )
 
 
 def role_label(name: str, kinds: dict[str, str]) -> str:
@@ -348,17 +369,19 @@ def agreement_view(
     seed: int = 0,
     breakdowns=BREAKDOWNS,
     ptkb_source: str | None = None,
+    min_shared: int | None = None,
 ) -> dict[str, Any]:
     """The agreement matrix of the chosen sources (default: every source with labels of ``task``).
 
     Every pair's observed agreement, Cohen's kappa (unweighted / linear / quadratic), kappa binarised at
     ``threshold`` and Krippendorff's alpha (ordinal), with percentile bootstrap intervals over items; the
-    human<->human ceiling pooled over pairs of two human sources (assessors, organizers); every figure per
+    human<->human ceiling pooled over pairs of two human sources (assessors, organizers) that share at least
+    ``min_shared`` items (default ``MIN_SHARED``; pairs below it listed in ``ceiling_below_minimum``); every figure per
     topic, turn depth and personal turn (see :func:`personal_turns`). The per-group figures get intervals
     only while the largest chosen source holds at most GROUP_BOOTSTRAP_LIMIT labels. ``grids``: each
     statistic as a sources x sources grid for a heat map.
     """
-    from assess.measures.agreement import MATRIX_STATISTICS, agreement_matrix, matrix_grid
+    from assess.measures.agreement import MATRIX_STATISTICS, MIN_SHARED, agreement_matrix, matrix_grid
     from store.audit import PART, packed_task_labels, scale_of, task_labels
 
     chosen = list(sources) if sources is not None else audit_sources(db, task)
@@ -389,6 +412,7 @@ def agreement_view(
         bootstrap=bootstrap,
         group_bootstrap=largest <= GROUP_BOOTSTRAP_LIMIT,
         seed=seed,
+        min_shared=MIN_SHARED if min_shared is None else min_shared,
     )
     matrix["grids"] = {name: matrix_grid(matrix, name) for name in MATRIX_STATISTICS}
     matrix["task"] = task
@@ -581,8 +605,17 @@ def alt_test_view(
         judge=judge,
         humans=names,
         shared_items=sum(len(by) >= 2 for by in grades.values()),
-        pass_rule=f"winning rate omega >= {measure.PASS_OMEGA}",
+        pass_rule=f"winning rate omega >= {measure.PASS_OMEGA} over at least {measure.MIN_HUMANS} tested humans",
+        min_humans=measure.MIN_HUMANS,
+        too_few_humans=None,
     )
+    tested = len(report["annotators"])
+    if report["computable"] and tested < measure.MIN_HUMANS:  # omega may reach 0.5, but says too little to pass
+        report["passes"] = False
+        report["too_few_humans"] = (
+            f"{tested} human(s) tested, fewer than {measure.MIN_HUMANS}: omega is shown but does not pass "
+            "(have a third assessor judge the shared items: python -m assess overlap ... --copies 3)"
+        )
     return _json_safe(report)
 
 
@@ -1133,6 +1166,7 @@ def verdict_view(
     Passage grades; each command with its defaults."""
     from assess.measures import alt_test as alt
     from assess.measures import verdict as verdict_rules
+    from assess.measures.agreement import MIN_SHARED
 
     reference, judge = _roles(db, reference, judge)
     _two(db, reference, judge)
@@ -1202,6 +1236,11 @@ def verdict_view(
                 "epsilon": epsilon,
                 "q": alt.Q,
                 "min_items": alt.MIN_ITEMS,
+                "min_shared": MIN_SHARED,  # the human ceiling's pairs
+                "min_humans": alt.MIN_HUMANS,
+                "min_items_shared": verdict_rules.MIN_ITEMS,  # judge vs reference, and bias
+                "min_runs": verdict_rules.MIN_RUNS,
+                "min_topics": verdict_rules.MIN_TOPICS,
                 "measure": "nDCG@5",
                 "correction": "holm",
                 "tau": verdict_rules.TAU,
@@ -1323,14 +1362,16 @@ def overlap_view(
     threshold: float | None = None,
     bootstrap: int = 1000,
     seed: int = 0,
+    min_shared: int | None = None,
 ) -> dict[str, Any]:
     """The human ceiling over planned overlap: the items drawn for overlap (of one plan, or every plan of
     ``task``), each with the labels of the assessors planned to judge it, as the agreement matrix computes
     them (every pair of assessors and the ceiling pooled over those pairs: observed agreement, kappa
     unweighted / linear / quadratic, binarised at ``threshold``, ordinal alpha, each with a seeded percentile
     bootstrap interval over items). Also how far the plan has got: items judged by two and by all of their
-    planned assessors. Labels of unplanned items and of other sources are left out ('cannot judge' too)."""
-    from assess.measures.agreement import agreement_matrix
+    planned assessors. Labels of unplanned items and of other sources are left out ('cannot judge' too). Pairs
+    sharing fewer than ``min_shared`` items (default ``MIN_SHARED``) are listed (``below_minimum``), not pooled."""
+    from assess.measures.agreement import MIN_SHARED, agreement_matrix
     from store import overlap
     from store.audit import scale_of, task_labels
 
@@ -1353,6 +1394,7 @@ def overlap_view(
             kinds=dict.fromkeys(names, "human"),
             bootstrap=bootstrap,
             seed=seed,
+            min_shared=MIN_SHARED if min_shared is None else min_shared,
         )
     statistic = headline_statistic(task)
     ceiling = matrix["ceiling"] if matrix else None
@@ -1371,6 +1413,8 @@ def overlap_view(
             "ci": ceiling["ci"][statistic] if ceiling else None,
             "ceiling": {k: v for k, v in ceiling.items() if k != "by"} if ceiling else None,
             "pairs": [{k: v for k, v in p.items() if k != "by"} for p in matrix["pairs"]] if matrix else [],
+            "min_shared": MIN_SHARED if min_shared is None else min_shared,
+            "below_minimum": matrix["ceiling_below_minimum"] if matrix else [],
             "bootstrap": {"replicates": bootstrap, "seed": seed, "level": 0.95},
         }
     )

@@ -365,6 +365,17 @@ def runs_for(db: Store, topic: str) -> list[str]:
     return [r["run"] for r in store_banks.responses_of(db, [topic])]
 
 
+def default_sources(db: Store, sources: dict[str, list[str]]) -> dict[str, str | None]:
+    """The bank matches and rubric judgments the scores tab opens on: the sources with the most of them (ties
+    by name), not the first name in order."""
+
+    def most(names: list[str], table: str) -> str | None:
+        counts = store_banks.source_counts(db, table)
+        return min(names, key=lambda n: (-counts.get(n, 0), n), default=None)
+
+    return {"matches": most(sources["matches"], "bank_matches"), "rubrics": most(sources["rubrics"], "rubric_labels")}
+
+
 def score_sources(db: Store) -> dict[str, list[str]]:
     """The label sources the scores tab offers: bank matches, citation support, rubric judgments."""
     return {

@@ -321,6 +321,12 @@ def sources(db: Store) -> list[str]:
     return [s["name"] for s in battle_store.battle_sources(db)]
 
 
+def default_source(db: Store, names: list[str]) -> str | None:
+    """The battle source a picker opens on: the one with the most battles (ties by name), None without any."""
+    counts = battle_store.battle_counts(db)
+    return min(names, key=lambda n: (-counts.get(n, 0), n), default=None)
+
+
 def version(db: Store, source: str) -> tuple:
     """Changes whenever the source's battles change (what a cached ranking is keyed by)."""
     from store.screens import labels_version

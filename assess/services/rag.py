@@ -233,6 +233,42 @@ def score_sources(db) -> dict[str, list[str]]:
     }
 
 
+GOLD_NUGGETS = "gold"
+"""The nugget set the scores open on when the store holds it (the demo's, and the name organizers give theirs)."""
+_PROVIDED = ("import", "organizers", "adjudication")  # nugget sets the organizers provide, not a person's own
+
+
+def default_score_sources(db, sources: dict[str, list[str]]) -> dict[str, str | None]:
+    """The choice each picker of the RAG scores opens on (``sources``: :func:`score_sources`): the gold nugget
+    set (``gold``, else the organizers' set with the most nuggets, else the largest set), and the NtR and
+    citation sources with the most labels (ties by name). Never the alphabetically first, which on a live
+    campaign is a new assessor's few labels on their own nuggets: they score no run."""
+    from store.audit import source_kinds
+
+    kinds = source_kinds(db)
+    sizes = gold.nugget_counts(db)
+    nuggets = sources["nuggets"]
+    if GOLD_NUGGETS in nuggets:
+        chosen = GOLD_NUGGETS
+    else:
+        chosen = min(
+            nuggets, key=lambda n: (kinds.get(n, "import") not in _PROVIDED, -sizes.get(n, 0), n), default=None
+        )
+    ntr_counts = {
+        name: a + b
+        for (name, a), b in zip(
+            labels.counts(db, Task.NTR, sources["ntr"]).items(),
+            labels.counts(db, Task.NTR_SUPPORT, sources["ntr"]).values(),
+        )
+    }
+    citations = labels.counts(db, Task.CITATION, sources["citation"])
+
+    def most(counts: dict[str, int]) -> str | None:
+        return min(counts, key=lambda n: (-counts[n], n), default=None)
+
+    return {"nuggets": chosen, "ntr": most(ntr_counts), "citation": most(citations)}
+
+
 def scores_version(db, *sources: str | None) -> tuple:
     """Changes when the labels of the given sources (NtR yes/no and graded, importance, citations) or the stored
     responses change: what a cached score table is keyed by."""

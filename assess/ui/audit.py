@@ -53,14 +53,14 @@ def pick_pair(database, names: list[str]) -> tuple[str, str] | None:
     """Reference and judge pickers, each source shown with its kind (defaults by role: a human source and an
     LLM, :func:`assess.services.audit.default_roles`); None when both are the same."""
     kinds = service.stored_kinds(database, names)
-    default_reference, default_judge = service.rank_roles(names, kinds)
+    default_reference, default_judge = service.rank_roles(names, kinds, counts=service.label_counts(database, names))
     c1, c2 = st.columns(2)
 
     def label(name: str) -> str:
         return service.role_label(name, kinds)
 
     reference = c1.selectbox(
-        "Reference (default: a human source)",
+        "Reference (default: the human source with the most labels)",
         names,
         index=names.index(default_reference),
         format_func=label,
@@ -87,6 +87,17 @@ def _agreement_view(database, task: str, chosen: tuple, threshold: int, breakdow
 
     version = tuple(labels_version(database, task, source) for source in chosen)
     return _cached_agreement(database, database.target, task, chosen, threshold, breakdown, version)
+
+
+def ceiling_rule(minimum: int, below: list) -> str:
+    """The human ceiling's minimum of shared items in words, with the human pairs it leaves out (inert)."""
+    text = (
+        f"Human ceiling: pooled over the pairs of two human sources that share at least {minimum} items "
+        "(`audit agreement --min-shared`); a pair over fewer is listed here, not pooled."
+    )
+    if below:
+        text += " Not pooled: " + "; ".join(f"{code(a)} and {code(b)} ({n} items)" for a, b, n in below) + "."
+    return text
 
 
 def matrix_panel(database, task: str, names: list[str]) -> None:
@@ -122,7 +133,8 @@ def matrix_panel(database, task: str, names: list[str]) -> None:
         )
     level = view["bootstrap"]["level"]
     st.caption(
-        f"Intervals: {level:.0%} percentile bootstrap over items ({view['bootstrap']['replicates']} replicates)."
+        f"Intervals: {level:.0%} percentile bootstrap over items ({view['bootstrap']['replicates']} replicates). "
+        + ceiling_rule(view["ceiling_min_shared"], view["ceiling_below_minimum"])
     )
     table(pd.DataFrame(pairs), "agreement_pairs", key="au_mx_pairs")
     figures = [(p, g) for p in view["pairs"] for g in p["by"].get(breakdown, [])]  # (pair, group) in table order
@@ -264,7 +276,7 @@ def alt_test_panel(database, task: str, names: list[str]) -> None:
 
     kinds = service.stored_kinds(database, names)
     humans_default = [n for n in names if kinds[n] in service.HUMAN_KINDS]  # overlap plans' assessors among them
-    _, judge_default = service.rank_roles(names, kinds)
+    _, judge_default = service.rank_roles(names, kinds, counts=service.label_counts(database, names))
     c1, c2, c3 = st.columns([3, 2, 1])
     humans = c1.multiselect(
         "Humans (two or more)",
@@ -299,6 +311,8 @@ def alt_test_panel(database, task: str, names: list[str]) -> None:
         st.info(view["reason"])
         return
     verdict = "can replace" if view["passes"] else "cannot replace"
+    if view["too_few_humans"]:
+        st.warning(esc(view["too_few_humans"]))
     st.markdown(
         f"**{esc(judge)} {verdict} these humans here**: it wins against {view['omega']:.0%} of them "
         f"(winning rate ω = {view['omega']:.3f}; it passes at ω ≥ 0.5), advantage probability ρ = {view['rho']:.3f}, "
@@ -585,7 +599,7 @@ def anchoring_panel(database, task: str) -> None:
 
 
 VERDICT_STATUS = {"pass": "pass", "fail": "fail", "missing": "cannot be computed", "alternative": "the alternative"}
-VERDICT_STATUS |= {"not needed": "not needed"}
+VERDICT_STATUS |= {"not needed": "not needed", "too few": "too few to tell"}
 
 
 def verdict_panel(database, reference: str, judge: str) -> None:
@@ -647,4 +661,4 @@ def verdict_panel(database, reference: str, judge: str) -> None:
             st.caption("The same figures: " + "; ".join(code(c) for c in used))
         for note in (item["missing"], item.get("refused")):
             if note:
-                st.info(esc(f"Missing: {note}"))
+                st.info(esc(f"{'Too few' if item['status'] == 'too few' else 'Missing'}: {note}"))

@@ -20,12 +20,15 @@ def _table(result: dict, measures: list[str]) -> None:
 
 def scores_tab(database) -> None:
     sources = banks.score_sources(database)
+    chosen = banks.default_sources(database, sources)  # the most matches / judgments, not the first name
     st.subheader("Nugget banks (RAGTIME): coverage, sentence support, F1")
     if not sources["matches"]:
         st.info("No bank matches yet: mark them on /banks, import them or run the bank-match task.")
     else:
         c1, c2, c3 = st.columns(3)
-        source = c1.selectbox("Matches of", sources["matches"], key="bank_src")
+        source = c1.selectbox(
+            "Matches of", sources["matches"], index=sources["matches"].index(chosen["matches"]), key="bank_src"
+        )
         citations = c2.selectbox(
             "Citation support of", [None, *sources["citations"]], format_func=lambda s: s or "none", key="bank_cit"
         )
@@ -39,7 +42,9 @@ def scores_tab(database) -> None:
     if not sources["rubrics"]:
         st.info("No rubric judgments yet: import them (python -m assess rubrics import-judgments).")
     else:
-        source = st.selectbox("Judgments of", sources["rubrics"], key="rubric_src")
+        source = st.selectbox(
+            "Judgments of", sources["rubrics"], index=sources["rubrics"].index(chosen["rubrics"]), key="rubric_src"
+        )
         try:
             _table(banks.rubric_scores(database, source), ["supportive", "contradictory"])
         except AssessError as exc:

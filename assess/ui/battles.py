@@ -133,7 +133,8 @@ def scores_tab(database) -> None:
     if not sources:
         st.info("No battles yet: import a battle file (`python -m assess battles import`) or judge on /battles.")
         return
-    source = st.selectbox("Battle source", sources, key="bt_source")
+    most = battles.default_source(database, sources)  # the most battles, not the first name
+    source = st.selectbox("Battle source", sources, index=sources.index(most), key="bt_source")
     found = _ranking(database, database.target, source, battles.version(database, source))
     st.caption(esc(found["model"]))
     table = pd.DataFrame(

@@ -9,6 +9,7 @@ import streamlit as st
 
 from assess.errors import AssessError
 from assess.services import audit as service
+from assess.ui.audit import ceiling_rule
 from assess.ui.widgets import error, esc
 
 
@@ -145,7 +146,7 @@ def overlap_panel(database, *, key: str) -> None:
     statistic = view["statistic"]
     st.caption(
         f"{view['items']} items planned for overlap; {view['judged_by_two']} judged by two assessors, "
-        f"{view['judged_by_all']} by all planned."
+        f"{view['judged_by_all']} by all planned. " + ceiling_rule(view["min_shared"], view["below_minimum"])
     )
     entries = [({"a": "human ceiling", "b": "(pooled)"}, view["ceiling"])] if view["ceiling"] else []
     entries += [({"a": p["a"], "b": p["b"]}, p) for p in view["pairs"]]

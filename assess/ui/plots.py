@@ -363,6 +363,41 @@ def width_curves(plan: Sequence[Mapping[str, Any]]) -> go.Figure:
     return fig
 
 
+def assignment_progress(timeline: Mapping[str, Any]) -> go.Figure:
+    """The assigned items judged so far against time (``store.review.dashboard``'s timeline: cumulative count per
+    hour or day), with the number assigned as a horizontal line: how far the campaign is, and how fast it moves."""
+    points = timeline["points"]
+    unit = timeline["unit"]
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=[p["at"] for p in points],
+            y=[p["cumulative"] for p in points],
+            mode="lines+markers",
+            line_shape="hv",
+            name="judged (cumulative)",
+            customdata=[p["judged"] for p in points],
+            hovertemplate=f"%{{x}}<br>%{{y}} judged (%{{customdata}} this {unit})<extra></extra>",
+        )
+    )
+    fig.add_hline(
+        y=timeline["assigned"],
+        line_dash="dash",
+        annotation_text=f"assigned: {timeline['assigned']}",
+        annotation_position="top left",
+    )
+    fig.update_layout(
+        title=f"Assigned items judged, per {unit} (cumulative, UTC)",
+        xaxis_title=unit,
+        yaxis_title="items",
+        yaxis_rangemode="tozero",
+        height=320,
+        margin={"l": 40, "r": 20, "t": 50, "b": 40},
+        showlegend=False,
+    )
+    return fig
+
+
 def change_heatmap(report: Mapping[str, Any], *, before: str, after: str) -> go.Figure:
     """Grades before (rows) against after (columns), e.g. without vs with the PTKB statements in the prompt
     (:func:`assess.measures.bias.persona_sensitivity`: ``scale``, ``matrix``, ``n``, ``changed``, ``up``, ``down``)."""

@@ -190,13 +190,18 @@ def _citation_scores(_database, target: str, source: str, version):
 def scores_tab(database) -> None:
     """NtR recall and All / Vital / Weighted per run, and citation precision / recall per run, from stored labels."""
     sources = rag.score_sources(database)
+    chosen = rag.default_score_sources(database, sources)  # gold nuggets and the most labelled sources
     st.subheader("Nugget scores (CONE-RAG NtR recall, TREC RAG All / Vital / Weighted)")
     if not sources["ntr"] or not sources["nuggets"]:
         st.info("No NtR labels (yes/no or graded) on gold nuggets yet.")
     else:
         c1, c2, c3 = st.columns(3)
-        ntr_source = c1.selectbox("NtR labels of", sources["ntr"], key="rag_ntr")
-        nugget_source = c2.selectbox("Gold nuggets", sources["nuggets"], key="rag_nuggets")
+        ntr_source = c1.selectbox(
+            "NtR labels of", sources["ntr"], index=sources["ntr"].index(chosen["ntr"]), key="rag_ntr"
+        )
+        nugget_source = c2.selectbox(
+            "Gold nuggets", sources["nuggets"], index=sources["nuggets"].index(chosen["nuggets"]), key="rag_nuggets"
+        )
         # The nugget set's own importance labels by default, as `score nuggets --db` reads them; one widget
         # per nugget set, so choosing another set brings its own default.
         options = [None, *sources["importance"]]
@@ -227,7 +232,12 @@ def scores_tab(database) -> None:
     if not sources["citation"]:
         st.info("No citation-support labels yet: label them on the Citation support page.")
         return
-    citation_source = st.selectbox("Citation labels of", sources["citation"], key="rag_citation")
+    citation_source = st.selectbox(
+        "Citation labels of",
+        sources["citation"],
+        index=sources["citation"].index(chosen["citation"]),
+        key="rag_citation",
+    )
     version = rag.scores_version(database, citation_source)
     scores = _citation_scores(database, database.target, citation_source, version)
     excluded = sum(r["cannot_judge"] for r in scores)

@@ -13,20 +13,89 @@ from assess.ui.widgets import error, esc
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _progress_tables(_database, target: str, open_mode: bool, version: tuple) -> tuple[list, list]:
+def _progress_tables(_database, target: str, version: tuple) -> dict:
+    from assess.services.review import dashboard
+
+    return dashboard(_database)
+
+
+def progress_tables(database) -> dict:
+    """The review dashboard's figures (``assess.services.review.dashboard``), kept until one of their inputs
+    changes (``store.review.progress_version``): a rerun of the page (a tab, the judging mode) reads them once."""
     from store import review
 
-    return review.assessor_summary(_database, open_mode=open_mode), review.topic_progress(_database)
+    return _progress_tables(database, database.target, review.progress_version(database))
 
 
-def progress_tables(database) -> tuple[list[dict], list[dict]]:
-    """The review page's assessor summary and progress per topic (``store.review``), kept until one of their
-    inputs changes (``review.progress_version``): a rerun of the page (a tab, the judging mode) reads them once."""
-    from assess import settings
-    from store import review
+def _share(judged: int, assigned: int) -> float:
+    return judged / assigned if assigned else 0.0
 
-    open_mode = settings.open_mode()
-    return _progress_tables(database, database.target, open_mode, review.progress_version(database))
+
+def dashboard(database) -> None:
+    """Progress of the current assignments over time, per assessor and per topic. Tables are kept narrow (grades
+    as one bar column, progress as one bar) so that the page fits a 1280 px window without a horizontal cut."""
+    from assess.ui.plots import assignment_progress
+    from assess.ui.widgets import figure
+
+    figures = progress_tables(database)
+    assessors, topics, timeline = figures["assessors"], figures["topics"], figures["timeline"]
+    judged = sum(r["judged"] for r in assessors)
+    st.caption(
+        "Assessors: accounts with the assessor role and names given turns without an account (organizers, "
+        "adjudicators and open-mode visitors are not listed). Progress counts only each assessor's labels of the "
+        "items of their assigned turns."
+    )
+    if not assessors:
+        st.info("No assessor is listed yet: add assessor accounts and assign them turns (Users page, `assign`).")
+        return
+    st.markdown(
+        f"**{judged} of {timeline['assigned']} assigned items judged** ({_share(judged, timeline['assigned']):.0%})"
+    )
+    if timeline["points"]:
+        figure(assignment_progress(timeline), "assignment_progress")
+    st.subheader("Assessors")
+    frame = pd.DataFrame(
+        {
+            "assessor": [r["assessor"] for r in assessors],
+            "progress": [_share(r["judged"], r["assigned"]) for r in assessors],
+            "judged": [r["judged"] for r in assessors],
+            "assigned": [r["assigned"] for r in assessors],
+            "labels": [r["labels"] for r in assessors],
+            "grades 0-4": [r["grades"] for r in assessors],
+            "cannot": [r["cannot_judge"] for r in assessors],
+            "active min": [r["active_minutes"] for r in assessors],
+        }
+    )
+    st.dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        key="rv_assessors",
+        column_config={
+            "progress": st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1),
+            "grades 0-4": st.column_config.BarChartColumn(y_min=0),
+        },
+    )
+    for r in assessors:  # below the table, not a column of it: a flag's words would widen it past the window
+        for flag in r["flags"]:
+            st.warning(f"{esc(r['assessor'])}, {esc(flag)}")
+    st.subheader("Progress per topic (current assignments)")
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "conversation": [r["conversation"] for r in topics],
+                "progress": [_share(r["judged"], r["assigned"]) for r in topics],
+                "judged": [r["judged"] for r in topics],
+                "assigned": [r["assigned"] for r in topics],
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+        key="rv_topics",
+        column_config={
+            "progress": st.column_config.ProgressColumn("progress", format="percent", min_value=0, max_value=1)
+        },
+    )
 
 
 def speed_panel(database) -> None:

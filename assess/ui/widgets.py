@@ -276,11 +276,11 @@ def agreement_panel(database, task: str, names: list[str], *, key: str, audit: b
     (``audit=False``) offers unweighted kappa and always draws; the judge audit (``audit=True``) shows
     plain and weighted kappa side by side and draws only when the two sources share items.
     """
-    from assess.services.audit import agreement_from_store, rank_roles, role_label, stored_kinds
+    from assess.services.audit import agreement_from_store, label_counts, rank_roles, role_label, stored_kinds
     from assess.ui import plots
 
     kinds = stored_kinds(database, names)
-    first, second = rank_roles(names, kinds)
+    first, second = rank_roles(names, kinds, counts=label_counts(database, names, task))
     c1, c2, c3, c4 = st.columns(4)
 
     def kind_label(name: str) -> str:

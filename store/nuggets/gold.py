@@ -110,6 +110,11 @@ def nugget_turns(db: Store, source: str) -> list[str]:
     )
 
 
+def nugget_counts(db: Store) -> dict[str, int]:
+    """{source: how many gold nuggets it holds} of every nugget set."""
+    return {r["source"]: r["n"] for r in each(db, "SELECT source, COUNT(*) AS n FROM nuggets GROUP BY source")}
+
+
 def nugget_sources(db: Store, *, viewer: str | None = None) -> list[str]:
     """The sources with gold nuggets, by name: all of them for an organizer (``viewer`` None); for an
     assessor only their own set and the sets the organizers provide (imported, adjudicated or their own

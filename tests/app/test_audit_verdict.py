@@ -62,7 +62,11 @@ def test_the_verdict_tab_shows_the_commands_verdict_and_figures(app_db):
     headline = next(m.value for m in at.markdown if m.value.startswith("**Verdict:"))
     assert headline.startswith(f"**Verdict: {cli['verdict']}.** Can `llm:demo-gpt` replace `demo-ann` here?")
     summary = next(d.value for d in at.dataframe if list(d.value.columns) == ["criterion", "status"])
-    assert list(summary["status"]) == ["fail", "pass", "pass", "pass", "the alternative"]
+    assert list(summary["status"]) == ["fail", "too few to tell", "too few to tell", "pass", "the alternative"]
+    assert cli["verdict"] == "assist only"  # the demo's LLM is not said to replace anyone (issue 32)
+    infos = [html.unescape(i.value) for i in at.info]
+    assert any(i.startswith("Too few: 2 human(s) tested, fewer than 3") for i in infos)
+    assert any(i.startswith("Too few: 3 runs over 9 topics both judged") for i in infos)
     assert shown_figures(at) == expected_figures(cli)
     assert any("audit alt-test --human demo-ann --human demo-ben" in c.value for c in at.caption)
 

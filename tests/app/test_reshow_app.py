@@ -104,7 +104,8 @@ def test_an_organizer_plans_overlap_on_review_and_sees_the_ceiling_on_audit(app_
     assert rows(app_db, "SELECT name, unit, share, copies, chosen FROM overlap_plans") == [
         ("pilot", "item", 0.2, 2, 43)
     ]
-    # the demo assessors have labelled most items already: the planned ones give the ceiling at once
+    # the demo assessors have labelled most items already, but fewer than 30 of the planned ones both: the pair
+    # is shown and said to be below the ceiling's minimum of shared items, not pooled (issue 32)
     at.switch_page("pages/audit.py")
     at.run()
     assert not at.exception
@@ -114,8 +115,10 @@ def test_an_organizer_plans_overlap_on_review_and_sees_the_ceiling_on_audit(app_
 
         view = overlap_view(db, threshold=2)
     first = ceiling.iloc[0]
-    assert (first["a"], first["n"]) == ("human ceiling", view["ceiling"]["n"])
-    assert first["kappa_quadratic"] == round(view["value"], 4)
+    assert view["ceiling"] is None and (first["a"], first["b"]) == ("demo-ann", "demo-ben") and first["n"] < 30
+    assert view["below_minimum"] == [["demo-ann", "demo-ben", first["n"]]]
+    assert first["kappa_quadratic"] == round(view["pairs"][0]["kappa_quadratic"], 4)
+    assert any(f"Not pooled: `demo-ann` and `demo-ben` ({first['n']} items)" in c.value for c in at.caption)
     before = rows(app_db, "SELECT COUNT(*) FROM overlap_items")
     at.switch_page("pages/review.py")
     at.run()

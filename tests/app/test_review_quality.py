@@ -99,33 +99,93 @@ def test_the_judge_page_shows_the_guideline_in_force_and_its_labels_record_the_v
     ]
 
 
-def test_review_progress_follows_new_labels_between_reruns(app_db):
-    """The page keeps its progress tables between reruns (ui.review.progress_tables) until an input changes."""
+def _campaign(db_path) -> dict:
+    """Two assessor accounts (one with a turn of each conversation), an organizer and an adjudicator with turns of
+    their own, an open-mode visitor's labels and the demo's old labels: only the assessors' assigned items count."""
+    from store import accounts
+    from store.conversations import assign
+
+    with open_db(db_path) as db:
+        turns = [r["id"] for r in store_rows(db, "SELECT id FROM turns ORDER BY conversation_id, position")]
+        for name, role in (("amy", "assessor"), ("bo", "assessor"), ("boss", "organizer"), ("adj", "adjudicator")):
+            accounts.add(db, name, role, None, by="root")
+        assign(db, "amy", [turns[0], turns[-1]], by="root")
+        assign(db, "boss", [turns[1]], by="root")
+        assign(db, "adj", [turns[2]], by="root")
+        pool = store_rows(db, "SELECT turn_id, passage_id FROM pool ORDER BY turn_id, passage_id")
+        mine = [(r["turn_id"], r["passage_id"]) for r in pool if r["turn_id"] == turns[0]][:3]
+        other = [(r["turn_id"], r["passage_id"]) for r in pool if r["turn_id"] not in (turns[0], turns[-1])][:2]
+        for name, items in (("amy", mine + other), ("boss", other), ("visitor", mine)):
+            who = ensure_source(db, name, "assessor")
+            for turn, passage in items:
+                queue.save_passage_label(db, who, turn, passage, 3, mode="blind", via="ui", active_ms=2000)
+    return {"mine": mine, "other": other, "turns": turns}
+
+
+def _dashboard(at) -> tuple[dict, dict]:
+    frames = [d.value for d in at.dataframe]
+    people = next(f for f in frames if "grades 0-4" in f.columns).set_index("assessor")
+    topics = next(f for f in frames if list(f.columns) == ["conversation", "progress", "judged", "assigned"])
+    return people, topics
+
+
+def test_dashboard_figures_equal_stats_json_and_count_only_current_assignments(app_db, monkeypatch):
+    """The page's figures equal `python -m assess stats --json`'s "review"; organizers, adjudicators and open-mode
+    visitors are not listed; a topic's progress counts only the assigned assessor's labels of the assigned items
+    (before the campaign: 0, although the demo's assessors labelled most of the pool)."""
+    import json
+
+    from tests.helpers import run_cli
+
+    monkeypatch.setenv("ASSESS_OPEN", "1")  # the page as in open sign-in, once the store holds accounts
     at = open_app("pages/review.py")
-
-    def figures():
-        frames = [d.value for d in at.dataframe]
-        summary = next(f for f in frames if "queue_total" in f.columns).set_index("assessor")
-        topics = next(f for f in frames if list(f.columns) == ["conversation", "pooled", "judged"])
-        return summary, dict(zip(topics["conversation"], topics["judged"]))
-
-    summary, before = figures()
-    assert "newbie" not in summary.index
-    with open_db(app_db) as db:
-        unjudged = store_rows(
-            db,
-            "SELECT p.turn_id, p.passage_id, t.conversation_id FROM pool p JOIN turns t ON t.id = p.turn_id "
-            "WHERE NOT EXISTS (SELECT 1 FROM passage_labels l JOIN sources s ON s.name = l.source "
-            "WHERE s.kind = 'assessor' AND l.turn_id = p.turn_id AND l.passage_id = p.passage_id) "
-            "ORDER BY p.turn_id, p.passage_id",
-        )
-        picked = [unjudged[0], unjudged[-1], unjudged[-2]]
-        who = ensure_source(db, "newbie", "assessor")
-        for r in picked:
-            queue.save_passage_label(db, who, r["turn_id"], r["passage_id"], 2, mode="blind", via="ui")
+    assert not at.dataframe or "grades 0-4" not in at.dataframe[0].value.columns
+    assert any("No assessor is listed yet" in i.value for i in at.info)
+    made = _campaign(app_db)
     at.run()
-    summary, after = figures()
-    assert summary.loc["newbie", "queue_judged"] == summary.loc["newbie", "passage_labels"] == 3
-    gained = {c: sum(r["conversation_id"] == c for r in picked) for c in before}
-    assert sum(gained.values()) == 3
-    assert after == {c: before[c] + gained[c] for c in before}
+    assert not at.exception
+    cli = json.loads(run_cli("stats", "--json", db=app_db, check=True).stdout)["review"]
+    people, topics = _dashboard(at)
+    assert list(people.index) == [r["assessor"] for r in cli["assessors"]] == ["amy", "bo"]
+    for r in cli["assessors"]:
+        shown = people.loc[r["assessor"]]
+        assert (shown["judged"], shown["assigned"], shown["labels"]) == (r["judged"], r["assigned"], r["labels"])
+        assert list(shown["grades 0-4"]) == r["grades"] and shown["cannot"] == r["cannot_judge"]
+        assert shown["active min"] == r["active_minutes"]
+    amy = next(r for r in cli["assessors"] if r["assessor"] == "amy")
+    with open_db(app_db) as db:
+        assigned = store_rows(
+            db,
+            "SELECT COUNT(*) AS n FROM pool WHERE turn_id IN (:a, :b)",
+            {"a": made["turns"][0], "b": made["turns"][-1]},
+        )[0]["n"]
+    assert (amy["judged"], amy["assigned"], amy["labels"]) == (3, assigned, 5)  # her 2 unassigned labels: not progress
+    assert amy["grades"] == [0, 0, 0, 5, 0] and amy["active_minutes"] == round(5 * 2000 / 60000, 1)
+    assert list(topics["conversation"]) == [t["conversation"] for t in cli["topics"]]
+    assert list(topics["judged"]) == [t["judged"] for t in cli["topics"]] and sum(topics["judged"]) == 3
+    assert list(topics["assigned"]) == [t["assigned"] for t in cli["topics"]] and sum(topics["assigned"]) == assigned
+    assert cli["timeline"]["assigned"] == assigned and cli["timeline"]["points"][-1]["cumulative"] == 3
+    chart = at.get("plotly_chart")[0].proto.spec
+    assert json.loads(chart)["data"][0]["y"][-1] == 3
+    assert any(f"**3 of {assigned} assigned items judged**" in m.value for m in at.markdown)
+
+
+def test_review_progress_follows_new_labels_between_reruns(app_db, monkeypatch):
+    """The page keeps its dashboard between reruns (ui.review.progress_tables) until an input changes."""
+    monkeypatch.setenv("ASSESS_OPEN", "1")
+    made = _campaign(app_db)
+    at = open_app("pages/review.py")
+    people, topics = _dashboard(at)
+    assert people.loc["amy", "judged"] == 3
+    before = dict(zip(topics["conversation"], topics["judged"]))
+    with open_db(app_db) as db:
+        last = made["turns"][-1]
+        picked = store_rows(db, "SELECT passage_id FROM pool WHERE turn_id = :t ORDER BY passage_id", {"t": last})[:2]
+        for r in picked:
+            queue.save_passage_label(db, "amy", last, r["passage_id"], 2, mode="blind", via="ui")
+        conversation = store_rows(db, "SELECT conversation_id FROM turns WHERE id = :t", {"t": last})[0]
+    at.run()
+    people, topics = _dashboard(at)
+    assert people.loc["amy", "judged"] == 5 and people.loc["amy", "labels"] == 7
+    after = dict(zip(topics["conversation"], topics["judged"]))
+    assert after == {c: before[c] + (2 if c == conversation["conversation_id"] else 0) for c in before}

@@ -1,7 +1,7 @@
 """Issue 32: SIGTERM stops a served app within 5 s even while a page is inside a query that would run for
 minutes (SQLite: ``Connection.interrupt()``; PostgreSQL: a cancel request; ``ui.frame.interrupt_on_shutdown``).
 Before, Streamlit's own handler stopped the runtime, and the process stayed until the query ended. The slow
-query is put into /review's progress per topic by a ``sitecustomize`` module of the server process only; the
+query is put into /review's dashboard by a ``sitecustomize`` module of the server process only; the
 page is opened over the websocket protocol (tests/benchmarks/st_client.py), no browser needed."""
 
 from __future__ import annotations
@@ -26,15 +26,15 @@ if os.environ.get("SLOW_REVIEW_MARK"):
     import store.review as review
     from store.db import value
 
-    original = review.topic_progress
+    original = review.dashboard
 
-    def topic_progress(db, source=None):
+    def dashboard(db):
         open(os.environ["SLOW_REVIEW_MARK"], "w").close()  # the page is about to enter the query
         value(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000000) "
                   "SELECT COUNT(*) AS n FROM c")
-        return original(db, source)
+        return original(db)
 
-    review.topic_progress = topic_progress
+    review.dashboard = dashboard
 """
 
 

@@ -47,9 +47,10 @@ def test_the_command_equals_the_measure_on_the_demo_files(demo_db):
     assert report["computable"] and expected.computable
     assert report["omega"] == pytest.approx(expected.omega, abs=1e-12)
     assert report["rho"] == pytest.approx(expected.rho, abs=1e-12)
-    assert report["passes"] is expected.passes
+    assert expected.passes and report["passes"] is False  # omega 0.5, but two tested humans are too few (issue 32)
     assert report["epsilon"] == 0.2 and report["q"] == 0.05 and report["scoring"] == "neg_rmse"
-    assert (report["omega"], report["passes"]) == (0.5, True)  # as docs/cli.md says of the demo
+    assert (report["omega"], report["min_humans"]) == (0.5, 3)  # as docs/cli.md says of the demo
+    assert report["too_few_humans"].startswith("2 human(s) tested, fewer than 3: omega is shown but does not pass")
     got = {row["annotator"]: row for row in report["annotators"]}
     assert set(got) == set(HUMANS)
     for row in expected.rows:
@@ -63,8 +64,7 @@ def test_the_command_equals_the_measure_on_the_demo_files(demo_db):
         "audit", "alt-test", "--human", "demo-ann", "--human", "demo-ben", "--judge", "llm:demo-gpt",
         "--min-items", "20", db=demo_db, check=True,
     ).stdout  # fmt: skip
-    verdict = "passes" if expected.passes else "does not pass"
-    assert text.splitlines()[0].startswith(f"llm:demo-gpt (passage) {verdict}: omega {expected.omega:.3f}")
+    assert text.splitlines()[0].startswith(f"llm:demo-gpt (passage) does not pass: omega {expected.omega:.3f}")
     assert sum(line.startswith("  demo-") for line in text.splitlines()) == 2
 
 

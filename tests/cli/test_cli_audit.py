@@ -145,7 +145,7 @@ def refused(capsys, store, *args) -> str:
 
 
 def test_agreement_matrix_entries_are_each_pairs_kappa(capsys, store):
-    got = report(capsys, store, "agreement", "--bootstrap", "50")
+    got = report(capsys, store, "agreement", "--bootstrap", "50", "--min-shared", "12")
     assert got["sources"] == ["alice", "bob", "copy", "llm:a", "llm:b", "llm:k", "nist"]
     assert got["kinds"] == {
         "alice": "human",
@@ -177,7 +177,8 @@ def test_agreement_matrix_entries_are_each_pairs_kappa(capsys, store):
             assert {g["group"] for g in groups} <= keys
             assert sum(g["n"] for g in groups) == len(shared)
     assert by_pair[("copy", "nist")]["kappa_unweighted"] == 1.0
-    # the human ceiling is alice vs bob alone, over the 12 items both graded
+    # the human ceiling is alice vs bob alone, over the 12 items both graded (the minimum lowered to 12)
+    assert got["ceiling_min_shared"] == 12 and got["ceiling_below_minimum"] == []
     ceiling = got["ceiling"]
     assert ceiling["pairs"] == [["alice", "bob"]] and ceiling["n"] == 12
     assert ceiling["kappa_quadratic"] == pytest.approx(by_pair[("alice", "bob")]["kappa_quadratic"])
@@ -204,7 +205,12 @@ def test_agreement_of_chosen_sources_with_intervals_and_table(capsys, store):
     code, out, _ = cli(capsys, store, "agreement", "--source", "nist", "--source", "llm:a", "--bootstrap", "0")
     assert code == 0
     assert f"{pair['kappa_quadratic']:.3f}" in out
-    assert "human ceiling: no two human sources share an item" in out
+    assert "human ceiling: no two human sources share 30 items or more" in out
+    # by default (30) alice and bob's 12 shared items are listed, not pooled
+    default = report(capsys, store, "agreement", "--bootstrap", "0")
+    assert default["ceiling"] is None and default["ceiling_below_minimum"] == [["alice", "bob", 12]]
+    code, out, _ = cli(capsys, store, "agreement", "--bootstrap", "0")
+    assert "  not in the ceiling: alice and bob share 12 item(s), fewer than 30" in out
 
 
 def test_agreement_refusals(capsys, store):

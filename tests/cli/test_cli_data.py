@@ -314,6 +314,8 @@ STATS_OF_DEMO_AND_FILES = {
     "nuggets": {"gold": {"count": 64, "turns": 12, "with_span": 0, "deduplicated": 0}},
     "ntr_labels": {"llm:demo-gpt": {"count": 192, "yes": 87}},
     "responses": {"count": 36, "with_citations": 0, "citations": 0},  # the demo's responses cite nothing
+    # kim signed in under a typed name (open mode) and holds no turn: not listed on the review dashboard
+    "review": {"assessors": [], "topics": [], "timeline": {"unit": "hour", "assigned": 0, "points": []}},
 }
 
 

@@ -35,13 +35,13 @@ def test_verdict_on_the_demo_equals_the_separate_commands(demo):
     assert [c["key"] for c in report["criteria"]] == KEYS
     assert {k: c["status"] for k, c in by_key(report).items()} == {
         "agreement": "fail",
-        "alt_test": "pass",
-        "systems": "pass",
+        "alt_test": "too few",
+        "systems": "too few",
         "bias": "pass",
         "estimate": "alternative",
     }
-    # pre-filter: the system level (and the alternative annotator test) pass, item agreement does not
-    assert report["verdict"] == "pre-filter" and report["rule"].startswith("replace: item agreement")
+    # assist only: item agreement fails; two humans and three runs are too few for the other two to pass
+    assert report["verdict"] == "assist only" and report["rule"].startswith("replace: item agreement")
     settings = report["settings"]
     assert (settings["epsilon"], settings["statistic"], settings["tau"], settings["width"]) == (
         0.2,
@@ -80,7 +80,12 @@ def test_verdict_on_the_demo_equals_the_separate_commands(demo):
     assert (budget["value"], width["threshold"]) == (200, "<= 0.1") and width["value"] <= 0.1
 
     text = run_cli("audit", "verdict", db=demo, check=True).stdout  # defaults: demo-ann against llm:demo-gpt
-    assert text.startswith("can llm:demo-gpt replace demo-ann here? pre-filter: passes alternative annotator test")
+    assert text.startswith(
+        "can llm:demo-gpt replace demo-ann here? assist only: passes none of item agreement, the alternative "
+        "annotator test and the system level; fails item agreement against the human ceiling; has too few items, "
+        "humans or runs for alternative annotator test, system-level agreement"
+    )
+    assert "  too few: 2 human(s) tested, fewer than 3" in text
     assert (
         "  kappa_quadratic, judge vs reference  0.858 [0.807, 0.903]  interval reaches 0.918 (the ceiling)  fail"
         in text
@@ -90,13 +95,13 @@ def test_verdict_on_the_demo_equals_the_separate_commands(demo):
 def test_the_margin_is_adjustable_and_a_strict_one_fails_the_alternative_annotator_test(demo):
     strict = audit_json(demo, "verdict", "--epsilon", "0")
     alt = by_key(strict)["alt_test"]
-    assert alt["status"] == "fail" and strict["settings"]["epsilon"] == 0.0
+    assert alt["status"] == "too few" and strict["settings"]["epsilon"] == 0.0  # two humans: no pass either way
     assert alt["commands"]["alt-test"].endswith("--judge llm:demo-gpt --epsilon 0.0 --json")
     separate = audit_json(
         demo, "alt-test", "--human", "demo-ann", "--human", "demo-ben", "--judge", "llm:demo-gpt", "--epsilon", "0"
     )
-    assert alt["figures"][0]["value"] == separate["omega"] < 0.5
-    assert strict["verdict"] == "pre-filter"  # the system level still passes
+    assert alt["figures"][0]["value"] == separate["omega"] < 0.5 and alt["figures"][0]["passes"] is False
+    assert strict["verdict"] == "assist only"
 
 
 def test_a_human_judge_and_bad_options_are_said(demo):

@@ -38,7 +38,7 @@ def test_a_plan_and_its_ceiling_from_the_command_line(demo_target):
     empty = run_cli("audit", "overlap", db=demo_target)
     assert empty.stdout == (
         "passage: 43 items planned for overlap, 0 judged by two assessors, 0 by all planned\n"
-        "  no human ceiling yet: no two planned assessors have judged a shared item\n"
+        "  no human ceiling yet: no two planned assessors have judged 30 shared items\n"
     )
     with open_db(demo_target) as db:
         for name in ("ann", "ben"):  # both give the demo assessors' grades where they have them
@@ -47,7 +47,13 @@ def test_a_plan_and_its_ceiling_from_the_command_line(demo_target):
         expected = audit.overlap_view(db, threshold=2, bootstrap=1000, seed=0)
     shown = run_cli("audit", "overlap", "--json", db=demo_target)
     assert json.loads(shown.stdout) == expected
-    assert expected["ceiling"]["n"] == expected["judged_by_two"] > 0
+    # the two share fewer than 30 planned items: listed, not pooled; with the minimum lowered they are the ceiling
+    assert expected["ceiling"] is None and expected["below_minimum"] == [["ann", "ben", expected["judged_by_two"]]]
+    assert 0 < expected["judged_by_two"] < 30 == expected["min_shared"]
+    lowered = run_cli("audit", "overlap", "--min-shared", "1", "--json", db=demo_target)
+    assert json.loads(lowered.stdout)["ceiling"]["n"] == expected["judged_by_two"]
+    text = run_cli("audit", "overlap", db=demo_target).stdout
+    assert f"  not in the ceiling: ann and ben share {expected['judged_by_two']} item(s), fewer than 30\n" in text
 
     alt = run_cli(
         "audit", "alt-test", "--human", "ann", "--human", "ben", "--judge", "llm:demo-gpt", "--json", db=demo_target

@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from assess.errors import AssessError
 from assess.measures.agreement import agreement_matrix
 from assess.services import audit
 from store import labels, open_db, overlap, queue
@@ -39,9 +40,15 @@ def test_the_ceiling_equals_the_agreement_module_on_the_planned_labels(planned):
     own = {name: labels.values(db, "passage", name) for name in NAMES}
     chosen = {name: {item: own[name][item] for item, people in judges.items() if name in people} for name in NAMES}
     expected = agreement_matrix(
-        chosen, scale=[0, 1, 2, 3, 4], threshold=2, kinds=dict.fromkeys(NAMES, "human"), bootstrap=300, seed=5
+        chosen,
+        scale=[0, 1, 2, 3, 4],
+        threshold=2,
+        kinds=dict.fromkeys(NAMES, "human"),
+        bootstrap=300,
+        seed=5,
+        min_shared=1,
     )
-    view = audit.overlap_view(db, threshold=2, bootstrap=300, seed=5)
+    view = audit.overlap_view(db, threshold=2, bootstrap=300, seed=5, min_shared=1)  # every pair pooled
     assert view["items"] == len(judges) == 65  # round(0.3 x 217)
     assert view["judged_by_two"] == view["judged_by_all"] == 65
     assert view["ceiling"] == {k: v for k, v in expected["ceiling"].items() if k != "by"}
@@ -62,3 +69,38 @@ def test_the_alternative_annotator_test_takes_the_plans_assessors_as_humans(plan
     view = audit.alt_test_view(db, NAMES, JUDGE, min_items=5)
     assert view["shared_items"] == len(shared)  # exactly the planned overlap: no other item has two of them
     assert sorted(r["annotator"] for r in view["annotators"]) == NAMES
+
+
+def test_pairs_below_the_minimum_of_shared_items_are_listed_not_pooled(planned):
+    """Issue 32: the ceiling pools only pairs of humans sharing at least MIN_SHARED (30) items; the others are
+    listed with their number of items. The pilot's 65 items make three pairs of about 22: none by default."""
+    from assess.measures.agreement import MIN_SHARED
+
+    db = planned
+    every = audit.overlap_view(db, threshold=2, bootstrap=0, min_shared=1)
+    sizes = {(p["a"], p["b"]): p["n"] for p in every["pairs"]}
+    assert len(sizes) == 3 and max(sizes.values()) < MIN_SHARED == 30
+    default = audit.overlap_view(db, threshold=2, bootstrap=0)
+    assert default["min_shared"] == 30 and default["ceiling"] is None and default["value"] is None
+    assert default["below_minimum"] == [[a, b, n] for (a, b), n in sizes.items()]
+    assert not any(p["in_ceiling"] for p in default["pairs"])
+    cut = sorted(sizes.values())[1]  # the two larger pairs reach it, the smallest does not
+    some = audit.overlap_view(db, threshold=2, bootstrap=0, min_shared=cut)
+    kept = [pair for pair, n in sizes.items() if n >= cut]
+    assert len(kept) == 2 and some["ceiling"]["pairs"] == [list(pair) for pair in kept]
+    assert some["ceiling"]["n"] == sum(sizes[pair] for pair in kept)
+    assert some["below_minimum"] == [[a, b, n] for (a, b), n in sizes.items() if n < cut]
+
+
+def test_the_agreement_matrix_states_and_applies_the_minimum(planned):
+    """`audit agreement`'s ceiling on the demo's two assessors (109 shared items): pooled at the default 30, listed
+    and not pooled at a minimum above 109; the JSON states the minimum."""
+    db = planned
+    chosen = ["demo-ann", "demo-ben", JUDGE]
+    default = audit.agreement_view(db, "passage", chosen, threshold=2, bootstrap=0)
+    assert default["ceiling_min_shared"] == 30 and default["ceiling_below_minimum"] == []
+    assert default["ceiling"]["pairs"] == [["demo-ann", "demo-ben"]] and default["ceiling"]["n"] == 109
+    strict = audit.agreement_view(db, "passage", chosen, threshold=2, bootstrap=0, min_shared=110)
+    assert strict["ceiling"] is None and strict["ceiling_below_minimum"] == [["demo-ann", "demo-ben", 109]]
+    with pytest.raises(AssessError, match="minimum of shared items is an integer >= 1, found 0"):
+        audit.agreement_view(db, "passage", chosen, threshold=2, bootstrap=0, min_shared=0)

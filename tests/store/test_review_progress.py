@@ -247,3 +247,40 @@ def test_queue_progress_many_equals_each_queue_alone(db):
             assert many == alone == loaded, (task, open_mode)
     assert queue.queue_progress_many(db, ["ann", "ben"]) == {"ann": (3, 7), "ben": (1, 3)}
     assert queue.queue_progress_many(db, []) == {}
+
+
+def test_dashboard_counts_only_the_listed_assessors_current_assignments(db):
+    """The review dashboard (issue 32) on both engines, against a count by hand: ann (an assessor account) holds
+    201_1, ben (a name given 202_1, no account) holds 202_1; boss (an organizer account) holds 201_2 and labels it;
+    cy typed a name in open mode. Only ann's labels of 201_1's pooled pairs and ben's of 202_1's count."""
+    from store import accounts
+
+    _labels(db)  # ann: 201_1 p:a 2, p:b cannot; 202_1 p:f 0, p:a 4 (unpooled); ben: 201_1 p:a 3, 201_2 p:e 1
+    accounts.add(db, "ann", "assessor", None, by="root")
+    accounts.add(db, "boss", "organizer", None, by="root")
+    conversations.assign(db, "ann", ["201_1"], by="root")
+    conversations.assign(db, "ben", ["202_1"], by="root")
+    conversations.assign(db, "boss", ["201_2"], by="root")
+    queue.save_passage_label(db, sign_in(db, "boss"), "201_2", "p:e", 2)
+    queue.save_passage_label(db, sign_in(db, "cy"), "202_1", "p:g", 1)
+    labels.save(db, "passage", "ben", ("202_1", "p:g"), 0, mode="blind", via="key", active_ms=1500)
+    labels.save(db, "passage", "ann", ("201_1", "p:c"), 3, mode="blind", via="key", active_ms=4500)
+    found = review.dashboard(db)
+    assert [(r["assessor"], r["judged"], r["assigned"], r["labels"]) for r in found["assessors"]] == [
+        ("ann", 3, 4, 5),  # p:a, p:b, p:c of 201_1's four; her 202_1 labels are outside her turns
+        ("ben", 1, 2, 3),  # p:g of 202_1's two; his 201_1 and 201_2 labels do not count
+    ]
+    ann = found["assessors"][0]
+    assert (ann["grades"], ann["cannot_judge"]) == ([1, 0, 1, 1, 1], 1)
+    assert (ann["active_minutes"], ann["timed_labels"]) == (round(4500 / 60000, 1), 1)
+    assert found["topics"] == [
+        {"conversation": "201", "assigned": 4, "judged": 3},
+        {"conversation": "202", "assigned": 2, "judged": 1},
+    ]
+    timeline = found["timeline"]
+    assert timeline["assigned"] == 6 and timeline["unit"] == "hour"
+    assert sum(p["judged"] for p in timeline["points"]) == timeline["points"][-1]["cumulative"] == 4
+    before = review.progress_version(db)
+    accounts.set_role(db, "ann", "organizer", by="root")  # a changed role changes who is listed
+    assert review.progress_version(db) != before
+    assert [r["assessor"] for r in review.dashboard(db)["assessors"]] == ["ben"]

@@ -92,7 +92,9 @@ def status(**given) -> dict:
     ("given", "verdict"),
     [
         ({}, "replace"),
-        ({"systems": "missing"}, "replace"),  # no runs: not checked, said in the reason
+        ({"systems": "missing"}, "pre-filter"),  # no runs: replace needs every criterion, the system level too
+        ({"alt_test": "too few"}, "pre-filter"),  # two humans: omega 0.5 is no pass
+        ({"agreement": "too few", "alt_test": "too few", "systems": "too few"}, "assist only"),
         ({"bias": "fail"}, "pre-filter"),
         ({"agreement": "missing", "alt_test": "missing"}, "pre-filter"),  # only the system level passes
         ({"agreement": "fail", "systems": "fail"}, "pre-filter"),  # the alternative annotator test passes
@@ -103,8 +105,10 @@ def status(**given) -> dict:
 def test_the_combining_rule(given, verdict):
     found = rules.combine(status(**given))
     assert found["verdict"] == verdict and found["rule"] == rules.RULE
-    if given == {"systems": "missing"}:
-        assert found["reason"] == "every criterion passes (the system level is not checked: it cannot be computed here)"
+    if given == {}:
+        assert found["reason"] == "every criterion passes on its minimum sample"
+    if given == {"alt_test": "too few"}:
+        assert found["reason"].endswith("has too few items, humans or runs for alt_test")
 
 
 def test_the_budget_is_the_smallest_reaching_the_width_and_a_refusal_says_how_to_sample():
@@ -120,3 +124,33 @@ def test_the_budget_is_the_smallest_reaching_the_width_and_a_refusal_says_how_to
     narrow = rules.corrected_alternative(plan, None, {}, judge="llm:x", width=0.01, needed=True)
     assert narrow["figures"] == [] and narrow["missing"].startswith("no budget up to 200 (of the judge's 900 passages)")
     assert rules.corrected_alternative(plan, None, {}, judge="llm:x", width=0.1, needed=False)["status"] == "not needed"
+
+
+def test_a_criterion_under_its_minimum_sample_is_too_few_never_a_pass():
+    """Issue 32: each criterion's figures on too small a sample are shown, and the criterion does not pass."""
+    few = rules.item_agreement(matrix([0.6, 0.9], n=rules.MIN_ITEMS - 1), "ref", "llm", "cmd", how="x")
+    assert (few["status"], few["passes"]) == ("too few", None) and few["figures"][0]["passes"] is True
+    assert few["missing"] == f"the judge and the reference share {rules.MIN_ITEMS - 1} items, fewer than 30"
+    enough = rules.item_agreement(matrix([0.6, 0.9], n=rules.MIN_ITEMS), "ref", "llm", "cmd", how="x")
+    assert enough["status"] == "pass"
+    below = {**matrix([0.1, 0.2], ceiling=None), "ceiling_min_shared": 30, "ceiling_below_minimum": [["a", "b", 12]]}
+    no_ceiling = rules.item_agreement(below, "ref", "llm", "cmd", how="plan overlap")
+    assert no_ceiling["missing"] == (
+        "no two human sources share 30 items or more, so there is no human ceiling (a and b share 12): plan overlap"
+    )
+
+    def alt(humans: int) -> dict:
+        rows = [{"annotator": f"h{i}", "corrected_p": 0.01} for i in range(humans)]
+        return {"computable": True, "passes": True, "omega": 1.0, "rho": 0.9, "epsilon": 0.2, "annotators": rows}
+
+    assert rules.alternative_annotator(alt(2), "cmd")["status"] == "too few"
+    assert rules.alternative_annotator(alt(rules.MIN_HUMANS), "cmd")["status"] == "pass"
+    assert rules.system_level({**systems(), "n_runs": rules.MIN_RUNS - 1}, "cmd")["status"] == "too few"
+    assert rules.system_level({**systems(), "n_topics": rules.MIN_TOPICS - 1}, "cmd")["status"] == "too few"
+    assert (
+        rules.system_level({**systems(), "n_runs": rules.MIN_RUNS, "n_topics": rules.MIN_TOPICS}, "cmd")["status"]
+        == "pass"
+    )
+    small = {"overall": {"n": rules.MIN_ITEMS - 1, "mean_diff": 0.0, "ci": [-0.1, 0.1]}}
+    assert rules.bias(small, "cmd")["status"] == "too few"
+    assert rules.bias({"overall": {**small["overall"], "n": rules.MIN_ITEMS}}, "cmd")["status"] == "pass"
