@@ -425,6 +425,11 @@ def open_sessions(db: Store, name: str, at: datetime) -> int:
     )
 
 
+def link_used(db: Store, nonce: str) -> bool:
+    """Whether a sign-in link's nonce was used (read only: :func:`use_link` is the one that decides)."""
+    return row(db, "SELECT 1 AS used FROM sign_in_links_used WHERE nonce = :nonce", {"nonce": nonce}) is not None
+
+
 def use_link(db: Store, nonce: str, name: str, at: datetime, expires: datetime) -> bool:
     """Mark a sign-in link's nonce used; False when it was used before (the link signs in once). Nonces of
     links that have expired anyway are forgotten."""

@@ -289,10 +289,10 @@ def make_link(db: Store, name: str, base_url: str, *, minutes: int = LINK_MINUTE
     return f"{base_url.rstrip('/')}/#signin={quote(token)}"
 
 
-def check_link(db: Store, token: str, *, at: datetime | None = None) -> Person:
-    """The person a sign-in link's token names, or :class:`SignInRefused` (damaged, expired, used before,
-    replaced by a reset, disabled or deleted account). A link signs in once: its nonce is recorded on first
-    use (until it would have expired)."""
+USED_LINK = "this sign-in link was used already (a link signs in once); ask an organizer for a new one"
+
+
+def _link(db: Store, token: str, at: datetime) -> tuple[Person, str, datetime]:
     from itsdangerous import BadSignature
 
     try:
@@ -300,8 +300,7 @@ def check_link(db: Store, token: str, *, at: datetime | None = None) -> Person:
         name, version, expires, nonce = data["n"], int(data["v"]), int(data["x"]), str(data["j"])
     except (BadSignature, KeyError, TypeError, ValueError):
         raise SignInRefused("this sign-in link is not valid (damaged, or not made by this workbench)") from None
-    now_at = _clock(at)
-    if now_at.timestamp() > expires:
+    if at.timestamp() > expires:
         when = datetime.fromtimestamp(expires, UTC).strftime("%Y-%m-%d %H:%M UTC")
         raise SignInRefused(f"this sign-in link expired on {when}; ask an organizer for a new one")
     found = accounts.get(db, name)
@@ -309,9 +308,27 @@ def check_link(db: Store, token: str, *, at: datetime | None = None) -> Person:
         raise SignInRefused("this sign-in link's account no longer exists")
     if found["link_version"] != version:
         raise SignInRefused("this sign-in link was replaced (the account was reset); ask an organizer for a new one")
-    person = _person(found)
-    if not accounts.use_link(db, nonce, name, now_at, datetime.fromtimestamp(expires, UTC)):
-        raise SignInRefused("this sign-in link was used already (a link signs in once); ask an organizer for a new one")
+    return _person(found), nonce, datetime.fromtimestamp(expires, UTC)
+
+
+def link_person(db: Store, token: str, *, at: datetime | None = None) -> Person:
+    """Whom a sign-in link's token would sign in, without using it: the app asks before it switches a
+    browser signed in as someone else (a link sent to a victim must not silently sign them in as the
+    sender). Refused as :func:`check_link` would (a link used meanwhile is refused when it is used)."""
+    person, nonce, _expires = _link(db, token, _clock(at))
+    if accounts.link_used(db, nonce):
+        raise SignInRefused(USED_LINK)
+    return person
+
+
+def check_link(db: Store, token: str, *, at: datetime | None = None) -> Person:
+    """The person a sign-in link's token names, or :class:`SignInRefused` (damaged, expired, used before,
+    replaced by a reset, disabled or deleted account). A link signs in once: its nonce is recorded on first
+    use (until it would have expired)."""
+    now_at = _clock(at)
+    person, nonce, expires = _link(db, token, now_at)
+    if not accounts.use_link(db, nonce, person.name, now_at, expires):
+        raise SignInRefused(USED_LINK)
     return person
 
 
