@@ -502,7 +502,8 @@ def sign_in_from_query(database, link_token: str | None = None) -> None:
     fragment, ``link_token``, or a legacy ``?signin=``), the identity provider's user, the session this
     browser session holds (re-read from the store: disabled, signed out elsewhere or demoted take effect
     now), the session cookie of a page load, or in open mode ``?assessor=NAME``. With accounts,
-    ``?assessor=`` signs nobody in."""
+    ``?assessor=`` signs nobody in. Another account's link in a browser signed in is only asked about
+    (:func:`link_switch_question`)."""
     from assess.services.accounts import link_person
     from store.accounts import open_sign_in as store_open
     from store.sources import sign_in
@@ -513,7 +514,7 @@ def sign_in_from_query(database, link_token: str | None = None) -> None:
     token = link_token or st.query_params.get("signin")
     if st.query_params.get("signin"):
         st.query_params.pop("signin", None)  # the token leaves the address bar (and its history) at once
-    if openid_configured():
+    if openid_configured() and not token:  # a link's token comes first (the provider's user: next run)
         _openid_sign_in(database)
     still_signed_in(database)  # this run shows the person as the store has them now
     if not assessor():
