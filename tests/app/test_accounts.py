@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import stat
 from datetime import UTC, datetime, timedelta
 from urllib.parse import unquote
@@ -264,6 +265,19 @@ def test_password_sign_in_then_judging_stores_under_the_account(campaign):
     at.switch_page("pages/users.py").run()  # an assessor has no organizer pages: the guard says so
     assert any("This page is for organizers: you are signed in as amy (assessor)" in w.value for w in at.warning)
     assert not at.get("dataframe")
+
+
+def test_the_sign_in_box_says_when_a_backed_off_account_may_try_again(campaign):
+    """Five wrong passwords: the sixth attempt, the right password, is refused in the sidebar with the wait
+    (the account's minute, in seconds), nobody is signed in, and the account has no session."""
+    at = open_app()
+    for _ in range(service.MAX_FAILURES):
+        at = password_sign_in(at, "amy", "wrong-password")
+    at = password_sign_in(at, "amy", PASSWORD)
+    shown = [e.value for e in at.sidebar.error]
+    assert any(re.search(r"too many failed sign-ins for this account: try again in \d\d? seconds$", e) for e in shown)
+    assert not at.exception and "assessor" not in at.session_state
+    assert rows(campaign, "SELECT COUNT(*) FROM sign_in_sessions WHERE name = 'amy'") == [(0,)]
 
 
 def test_organizer_adds_an_account_on_the_accounts_page(campaign):
