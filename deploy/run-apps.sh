@@ -19,6 +19,10 @@ case "$N$FIRST_PORT" in
     *[!0-9]*) echo "run-apps: N and FIRST_PORT must be numbers (got N=$N FIRST_PORT=$FIRST_PORT)" >&2; exit 2 ;;
 esac
 mkdir -p "$LOG_DIR"
+# The processes listen on 127.0.0.1 behind nginx: every browser reaches them from this machine. Take the
+# client's address for the sign-in limits from the X-Forwarded-For entry nginx adds (docs/accounts.md);
+# ASSESS_TRUST_PROXY=0 turns that off (processes reached without nginx).
+export ASSESS_TRUST_PROXY="${ASSESS_TRUST_PROXY:-1}"
 
 # Bring the schema up to date once, before any process serves a page.
 "$PYTHON" -m assess init --db "$ASSESS_DB"

@@ -249,54 +249,94 @@ def count(db: Store) -> int:
     return value(db, "SELECT COUNT(*) AS n FROM accounts")
 
 
+FORGET_AFTER = timedelta(days=1)
+"""Failed sign-ins older than this are deleted: no limit looks further back."""
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One scope's limit on sign-in attempts ('account:NAME', 'address:IP').
+
+    ``failures`` failures within ``window`` are allowed. Past them the scope is refused until the oldest of
+    them leaves the window; or, with ``backoff`` (first wait, longest wait), until the latest failure is one
+    wait old, a wait that doubles with every further failure up to the longest: then one attempt at a time
+    is checked. ``in_flight``: how many attempts may be checked at once; None: as many as make failures and
+    attempts in flight together ``failures`` (an account: never more checks than the limit allows)."""
+
+    scope: str
+    failures: int
+    window: timedelta
+    in_flight: int | None = None
+    backoff: tuple[timedelta, timedelta] | None = None
+
+    def wait(self, failed: int) -> timedelta:
+        """The back-off after ``failed`` failures (at least ``failures`` of them)."""
+        first, longest = self.backoff
+        doublings = min(failed - self.failures, 32)  # the cap is reached long before; keeps the power small
+        return min(first * (2**doublings), longest)
+
+
 @dataclass(frozen=True)
 class Reservation:
     """What :func:`reserve_attempt` decided: the attempt's pending rows (``ids``, one per scope), or the scope
-    that refused it and why ('failures': the limit of failures is reached; 'in_flight': too many of its
-    attempts are being checked right now)."""
+    that refused it and why ('failures': the limit of failures is reached, until ``retry_at``; 'in_flight':
+    too many of its attempts are being checked right now)."""
 
     ids: tuple[int, ...] = ()
     scopes: tuple[str, ...] = ()
     refused_by: str | None = None
     reason: str | None = None
+    retry_at: datetime | None = None
 
 
-def reserve_attempt(
-    db: Store, scopes: list[str], at: datetime, *, window: timedelta, limit: int, in_flight: list[int | None]
-) -> Reservation:
-    """Count one sign-in attempt for each scope before its password is checked, atomically (under the store's
-    write lock): refuse it, writing nothing, when a scope already has ``limit`` failures within the window, or
-    too many attempts of its own being checked (pending): ``in_flight[i]`` of them, or for None as many as
-    make its failures and attempts in flight together ``limit`` (an account: never more checks than the limit
-    allows, however many arrive at once); otherwise insert a pending row per scope.
+def _time(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def reserve_attempt(db: Store, limits: list[Limit], at: datetime) -> Reservation:
+    """Count one sign-in attempt for each limit's scope before its password is checked, atomically (under the
+    store's write lock): refuse it, writing nothing, when a scope is past its failures (:class:`Limit`) or has
+    too many attempts of its own being checked (pending); otherwise insert a pending row per scope.
     The caller then ends the attempt: :func:`attempt_failed` (a wrong password: the pending rows become
     failures) or :func:`attempt_succeeded` (the pending rows go). Pending attempts are no failures, so people
     who sign in at the same moment from one address do not lock it; the in-flight bound keeps concurrent
     attempts from getting more checks than the limit allows."""
     stale = _stamp(at - PENDING_STALE)
     with write(db):
-        run(db, "DELETE FROM sign_in_failures WHERE at < :before", {"before": _stamp(at - window)})
-        for scope, most in zip(scopes, in_flight, strict=True):
+        run(db, "DELETE FROM sign_in_failures WHERE at < :before", {"before": _stamp(at - FORGET_AFTER)})
+        for limit in limits:
             counts = row(
                 db,
                 "SELECT COUNT(*) FILTER (WHERE pending = 0 OR at < :stale) AS failed, "
-                "COUNT(*) FILTER (WHERE pending = 1 AND at >= :stale) AS flying "
-                "FROM sign_in_failures WHERE scope = :scope",
-                {"scope": scope, "stale": stale},
+                "COUNT(*) FILTER (WHERE pending = 1 AND at >= :stale) AS flying, "
+                "MIN(at) FILTER (WHERE pending = 0 OR at < :stale) AS first, "
+                "MAX(at) FILTER (WHERE pending = 0 OR at < :stale) AS last "
+                "FROM sign_in_failures WHERE scope = :scope AND at >= :since",
+                {"scope": limit.scope, "stale": stale, "since": _stamp(at - limit.window)},
             )
-            if counts["failed"] >= limit:
-                return Reservation(refused_by=scope, reason="failures")
-            if counts["flying"] >= (limit - counts["failed"] if most is None else most):
-                return Reservation(refused_by=scope, reason="in_flight")
+            failed, most = counts["failed"], limit.in_flight
+            if failed >= limit.failures:
+                if limit.backoff is None:
+                    return Reservation(
+                        refused_by=limit.scope, reason="failures", retry_at=_time(counts["first"]) + limit.window
+                    )
+                retry = _time(counts["last"]) + limit.wait(failed)
+                if at < retry:
+                    return Reservation(refused_by=limit.scope, reason="failures", retry_at=retry)
+                most = 1 if most is None else most  # the wait is over: one check, whose failure doubles it
+            elif most is None:
+                most = limit.failures - failed
+            if counts["flying"] >= most:
+                return Reservation(refused_by=limit.scope, reason="in_flight")
         ids = [
             returning(
                 db,
                 "INSERT INTO sign_in_failures (scope, at, pending) VALUES (:scope, :at, 1) RETURNING id",
-                {"scope": scope, "at": _stamp(at)},
+                {"scope": limit.scope, "at": _stamp(at)},
             )["id"]
-            for scope in scopes
+            for limit in limits
         ]
-        return Reservation(ids=tuple(ids), scopes=tuple(scopes))
+        return Reservation(ids=tuple(ids), scopes=tuple(limit.scope for limit in limits))
 
 
 def attempt_failed(db: Store, attempt: Reservation, at: datetime) -> None:
@@ -386,6 +426,11 @@ def open_sessions(db: Store, name: str, at: datetime) -> int:
         "SELECT COUNT(*) AS n FROM sign_in_sessions WHERE name = :name AND ended_at IS NULL AND expires_at > :at",
         {"name": name, "at": _stamp(at)},
     )
+
+
+def link_used(db: Store, nonce: str) -> bool:
+    """Whether a sign-in link's nonce was used (read only: :func:`use_link` is the one that decides)."""
+    return row(db, "SELECT 1 AS used FROM sign_in_links_used WHERE nonce = :nonce", {"nonce": nonce}) is not None
 
 
 def use_link(db: Store, nonce: str, name: str, at: datetime, expires: datetime) -> bool:

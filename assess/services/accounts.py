@@ -27,8 +27,14 @@ from store import Store, accounts
 from store.db import file_of
 
 MAX_FAILURES = 5
-"""Failed sign-ins allowed per account and per client address within :data:`WINDOW`."""
+"""Failed sign-ins allowed per account (before its back-off) and per client address within :data:`WINDOW`."""
 WINDOW = timedelta(minutes=15)
+BACKOFF_FIRST = timedelta(minutes=1)
+BACKOFF_LONGEST = timedelta(hours=1)
+"""An account past :data:`MAX_FAILURES` failures waits :data:`BACKOFF_FIRST` after the last one, twice as long
+after each further failure, at most this long: a colleague who mistyped waits a minute, a guesser gets one
+guess an hour. A success clears the account's failures; failures older than :data:`ACCOUNT_MEMORY` are forgotten."""
+ACCOUNT_MEMORY = timedelta(days=1)
 ADDRESS_IN_FLIGHT = 64
 """Sign-ins from one client address being checked at the same moment (a class behind one NAT address signs in
 together); more wait a moment. Failures, not attempts in flight, count towards :data:`MAX_FAILURES`."""
@@ -139,16 +145,12 @@ def check_organizer_password(
     them every attempt is refused with :class:`SignInRefused`, right or wrong, until the window passes."""
     at = _clock(at)
     scope = f"{ORGANIZER_PASSWORD_SCOPE}:{address or 'local'}"
-    attempt = accounts.reserve_attempt(
-        db, [scope], at, window=WINDOW, limit=MAX_FAILURES, in_flight=[ADDRESS_IN_FLIGHT]
-    )
+    limit = accounts.Limit(scope, MAX_FAILURES, WINDOW, ADDRESS_IN_FLIGHT)
+    attempt = accounts.reserve_attempt(db, [limit], at)
     if attempt.refused_by is not None:
         if attempt.reason == "in_flight":
             raise SignInRefused("other organizer-password attempts from this address are being checked: try again")
-        _n, first = accounts.failures_since(db, attempt.refused_by, at - WINDOW, at=at)
-        raise SignInRefused(
-            f"too many wrong organizer passwords from this address: try again in {_wait(first, at)} minutes"
-        )
+        raise SignInRefused(f"too many wrong organizer passwords from this address: {retry_in(attempt.retry_at, at)}")
     ok = hmac.compare_digest(entered.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass"))
     if not ok:
         accounts.attempt_failed(db, attempt, at)
@@ -157,11 +159,14 @@ def check_organizer_password(
     return True
 
 
-def _wait(first: str | None, at: datetime) -> int:
-    if not first:
-        return int(WINDOW.total_seconds() // 60)
-    since = datetime.fromisoformat(first.replace("Z", "+00:00"))
-    return max(1, int((since + WINDOW - at).total_seconds() // 60) + 1)
+def retry_in(retry_at: datetime, at: datetime) -> str:
+    """When a refused sign-in may be tried again, in words: seconds under two minutes, else whole minutes
+    (rounded up), with the time of day in UTC from five minutes on."""
+    seconds = max(1, int((retry_at - at).total_seconds() + 0.999))
+    if seconds < 120:
+        return f"try again in {seconds} second{'' if seconds == 1 else 's'}"
+    when = f"try again in {(seconds + 59) // 60} minutes"
+    return when if seconds < 300 else f"{when} (at {retry_at.astimezone(UTC):%H:%M} UTC)"
 
 
 _DUMMY_HASH: list[str] = []
@@ -178,30 +183,38 @@ def _dummy_hash() -> str:
 def check_password(
     db: Store, name: str, password: str, *, address: str | None = None, at: datetime | None = None
 ) -> Person:
-    """The person whose name and password these are, or :class:`SignInRefused`. After
-    :data:`MAX_FAILURES` failures within :data:`WINDOW` for the account or for the client address, every
-    attempt is refused (correct or not) until the oldest of them leaves the window.
+    """The person whose name and password these are, or :class:`SignInRefused`. An account past
+    :data:`MAX_FAILURES` failures backs off (:data:`BACKOFF_FIRST`, doubling up to :data:`BACKOFF_LONGEST`); a
+    client address past :data:`MAX_FAILURES` failures within :data:`WINDOW` is refused until the oldest of them
+    leaves the window. A refusal says when to try again; while refused, every attempt is (correct or not).
 
     A failure counts once its check has failed: attempts still being checked are no failures, so a class
     signing in at the same moment from one address (a lab behind NAT, everyone behind a proxy) is not locked
     out. Yet concurrent attempts cannot get more checks than the limit allows: the attempt is recorded as
     pending before the password is checked, in one transaction under the store's write lock, and an account
-    has at most :data:`MAX_FAILURES` checks in flight and failed together (an address at most
-    :data:`ADDRESS_IN_FLIGHT` in flight). A name without an account (or without a password) is checked against
-    a dummy hash, so it takes as long as a wrong password for a real account."""
+    has at most :data:`MAX_FAILURES` checks in flight and failed together, one once it backs off (an address
+    at most :data:`ADDRESS_IN_FLIGHT` in flight). A name without an account (or without a password) is checked
+    against a dummy hash, so it takes as long as a wrong password for a real account."""
     at = _clock(at)
     name = normal_name(name)
     if name_problem(name):  # no account can have it; counted under one scope (a NUL never reaches the store)
         name = ""
-    scopes = [f"account:{name or '(not a name)'}"] + ([f"address:{address}"] if address else [])
-    bounds = [None] + ([ADDRESS_IN_FLIGHT] if address else [])  # the account: failures and checks in flight together
-    attempt = accounts.reserve_attempt(db, scopes, at, window=WINDOW, limit=MAX_FAILURES, in_flight=bounds)
+    limits = [
+        accounts.Limit(
+            f"account:{name or '(not a name)'}",
+            MAX_FAILURES,
+            ACCOUNT_MEMORY,
+            backoff=(BACKOFF_FIRST, BACKOFF_LONGEST),
+        )
+    ]
+    if address:
+        limits.append(accounts.Limit(f"address:{address}", MAX_FAILURES, WINDOW, ADDRESS_IN_FLIGHT))
+    attempt = accounts.reserve_attempt(db, limits, at)
     if attempt.refused_by is not None:
         what = "this account" if attempt.refused_by.startswith("account:") else "this address"
         if attempt.reason == "in_flight":
             raise SignInRefused(f"other sign-ins for {what} are being checked: try again in a moment")
-        _n, first = accounts.failures_since(db, attempt.refused_by, at - WINDOW, at=at)
-        raise SignInRefused(f"too many failed sign-ins for {what}: try again in {_wait(first, at)} minutes")
+        raise SignInRefused(f"too many failed sign-ins for {what}: {retry_in(attempt.retry_at, at)}")
     found = accounts.get(db, name) if name else None
     stored = found["password_hash"] if found is not None and found["password_hash"] else None
     from argon2.exceptions import InvalidHashError, VerificationError
@@ -217,7 +230,7 @@ def check_password(
         accounts.attempt_failed(db, attempt, at)
         raise SignInRefused("wrong name or password")
     person = _person(found)
-    accounts.attempt_succeeded(db, scopes[0], attempt)
+    accounts.attempt_succeeded(db, limits[0].scope, attempt)
     if _hasher().check_needs_rehash(stored):
         accounts.rehash(db, name, _hasher().hash(password))
     return person
@@ -276,10 +289,10 @@ def make_link(db: Store, name: str, base_url: str, *, minutes: int = LINK_MINUTE
     return f"{base_url.rstrip('/')}/#signin={quote(token)}"
 
 
-def check_link(db: Store, token: str, *, at: datetime | None = None) -> Person:
-    """The person a sign-in link's token names, or :class:`SignInRefused` (damaged, expired, used before,
-    replaced by a reset, disabled or deleted account). A link signs in once: its nonce is recorded on first
-    use (until it would have expired)."""
+USED_LINK = "this sign-in link was used already (a link signs in once); ask an organizer for a new one"
+
+
+def _link(db: Store, token: str, at: datetime) -> tuple[Person, str, datetime]:
     from itsdangerous import BadSignature
 
     try:
@@ -287,8 +300,7 @@ def check_link(db: Store, token: str, *, at: datetime | None = None) -> Person:
         name, version, expires, nonce = data["n"], int(data["v"]), int(data["x"]), str(data["j"])
     except (BadSignature, KeyError, TypeError, ValueError):
         raise SignInRefused("this sign-in link is not valid (damaged, or not made by this workbench)") from None
-    now_at = _clock(at)
-    if now_at.timestamp() > expires:
+    if at.timestamp() > expires:
         when = datetime.fromtimestamp(expires, UTC).strftime("%Y-%m-%d %H:%M UTC")
         raise SignInRefused(f"this sign-in link expired on {when}; ask an organizer for a new one")
     found = accounts.get(db, name)
@@ -296,9 +308,27 @@ def check_link(db: Store, token: str, *, at: datetime | None = None) -> Person:
         raise SignInRefused("this sign-in link's account no longer exists")
     if found["link_version"] != version:
         raise SignInRefused("this sign-in link was replaced (the account was reset); ask an organizer for a new one")
-    person = _person(found)
-    if not accounts.use_link(db, nonce, name, now_at, datetime.fromtimestamp(expires, UTC)):
-        raise SignInRefused("this sign-in link was used already (a link signs in once); ask an organizer for a new one")
+    return _person(found), nonce, datetime.fromtimestamp(expires, UTC)
+
+
+def link_person(db: Store, token: str, *, at: datetime | None = None) -> Person:
+    """Whom a sign-in link's token would sign in, without using it: the app asks before it switches a
+    browser signed in as someone else (a link sent to a victim must not silently sign them in as the
+    sender). Refused as :func:`check_link` would (a link used meanwhile is refused when it is used)."""
+    person, nonce, _expires = _link(db, token, _clock(at))
+    if accounts.link_used(db, nonce):
+        raise SignInRefused(USED_LINK)
+    return person
+
+
+def check_link(db: Store, token: str, *, at: datetime | None = None) -> Person:
+    """The person a sign-in link's token names, or :class:`SignInRefused` (damaged, expired, used before,
+    replaced by a reset, disabled or deleted account). A link signs in once: its nonce is recorded on first
+    use (until it would have expired)."""
+    now_at = _clock(at)
+    person, nonce, expires = _link(db, token, now_at)
+    if not accounts.use_link(db, nonce, person.name, now_at, expires):
+        raise SignInRefused(USED_LINK)
     return person
 
 

@@ -502,8 +502,9 @@ def sign_in_from_query(database, link_token: str | None = None) -> None:
     fragment, ``link_token``, or a legacy ``?signin=``), the identity provider's user, the session this
     browser session holds (re-read from the store: disabled, signed out elsewhere or demoted take effect
     now), the session cookie of a page load, or in open mode ``?assessor=NAME``. With accounts,
-    ``?assessor=`` signs nobody in."""
-    from assess.services.accounts import check_link
+    ``?assessor=`` signs nobody in. Another account's link in a browser signed in is only asked about
+    (:func:`link_switch_question`)."""
+    from assess.services.accounts import link_person
     from store.accounts import open_sign_in as store_open
     from store.sources import sign_in
 
@@ -513,26 +514,78 @@ def sign_in_from_query(database, link_token: str | None = None) -> None:
     token = link_token or st.query_params.get("signin")
     if st.query_params.get("signin"):
         st.query_params.pop("signin", None)  # the token leaves the address bar (and its history) at once
-    if token:
-        try:
-            person = check_link(database, token)
-            _forget(clear_cookie=False)
-            begin_session(database, person.name, person.role.value, via="link")
-        except AssessError as exc:
-            st.session_state["sign_in_error"] = str(exc)
-        else:
-            st.rerun()  # the whole page as the person signed in, and their session cookie written
-    if openid_configured():
+    if openid_configured() and not token:  # a link's token comes first (the provider's user: next run)
         _openid_sign_in(database)
     still_signed_in(database)  # this run shows the person as the store has them now
     if not assessor():
-        _resume(database)
+        _resume(database)  # before a link's token: a browser signed in by its cookie is asked before a switch
+    if token:
+        st.session_state.pop(_LINK_SWITCH, None)  # a newer link replaces a question not yet answered
+        try:
+            linked = link_person(database, token)
+        except AssessError as exc:
+            st.session_state["sign_in_error"] = str(exc)
+        else:
+            if assessor() and assessor() != linked.name:
+                # Login CSRF: a link someone sent must not silently sign this browser in as its account
+                # (what the person then judges would be stored under it). The page asks (link_switch_question).
+                st.session_state[_LINK_SWITCH] = (token, linked.name)
+            elif _use_link(database, token):
+                st.rerun()  # the whole page as the person signed in, and their session cookie written
     name = st.query_params.get("assessor")
     if name and name != assessor() and open_mode and not role():
         try:  # no rerun: this run goes on to the page the address names (a rerun here would open Home)
             begin_session(database, sign_in(database, name, guest=True), None, via="open")
         except AssessError as exc:
             st.session_state["sign_in_error"] = str(exc)
+
+
+_LINK_SWITCH = "_link_switch"
+"""(token, account) of a sign-in link opened while someone else is signed in, until Switch or Stay."""
+
+
+def _use_link(database, token: str) -> bool:
+    from assess.services.accounts import check_link
+
+    try:
+        person = check_link(database, token)
+        _forget(clear_cookie=False)
+        begin_session(database, person.name, person.role.value, via="link")
+    except AssessError as exc:
+        st.session_state["sign_in_error"] = str(exc)
+        return False
+    return True
+
+
+def _switch_to_link(database) -> None:
+    pending = st.session_state.pop(_LINK_SWITCH, None)
+    if pending:
+        _use_link(database, pending[0])  # the link is used only now (Stay leaves it unused)
+
+
+def _stay() -> None:
+    st.session_state.pop(_LINK_SWITCH, None)
+
+
+def link_switch_question(database) -> bool:
+    """Ask "You are signed in as X. Switch to Y?" for a sign-in link of another account opened in a browser
+    signed in as X; only Switch uses the link. True while the question is open (the page is not run)."""
+    pending = st.session_state.get(_LINK_SWITCH)
+    if not pending:
+        return False
+    current = assessor()
+    if not current or current == pending[1]:  # signed out meanwhile, or already that person: nothing to switch
+        st.session_state.pop(_LINK_SWITCH, None)
+        return False
+    st.warning(f"You are signed in as **{esc(current)}**. Switch to **{esc(pending[1])}**?")
+    st.caption(
+        "You opened a sign-in link of another account. Switch only if the link was meant for you: whatever you "
+        "judge after switching is stored under that account."
+    )
+    switch, stay = st.columns([1, 1], gap="small", width=320)
+    switch.button("Switch", key="link_switch", type="primary", on_click=_switch_to_link, args=(database,))
+    stay.button("Stay", key="link_stay", on_click=_stay)
+    return True
 
 
 def _password_form(database) -> None:
@@ -715,7 +768,9 @@ def run_frame(database) -> None:
             sign_in_from_query(database, link)
         sidebar_sign_in(database)
         release_keys_from_inputs()
-        st.navigation(navigation_pages(), expanded=True).run()  # every page listed (no "View more")
+        page = st.navigation(navigation_pages(), expanded=True)  # every page listed (no "View more")
+        if not link_switch_question(database):
+            page.run()
     except StoreUnavailable as exc:
         store_unreachable(exc)
 

@@ -19,8 +19,10 @@ import pwd
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -38,12 +40,14 @@ from tests.browser_support import (  # noqa: E402, F401  (fixtures)
     START_TIMEOUT_S,
     _free_port,
     browser,
+    demo_with_accounts,
     expect,
     press,
     settled,
     streamlit_server,
 )
 from tests.helpers import rows as store_rows  # noqa: E402
+from tests.processes import healthy, stop_process  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -328,3 +332,137 @@ def test_the_shipped_site_file_is_what_the_tests_run():
         "127.0.0.1:7003",
     ]
     assert shutil.which(str(NGINX))
+
+
+# ------------------------------------------------------------------------------------------- client addresses
+
+
+@contextlib.contextmanager
+def shipped_apps(tmp: Path, db_path: Path, n: int = 1, **env: str):
+    """deploy/run-apps.sh as shipped (its environment defaults included) starting ``n`` app processes on
+    ``db_path``; yield their URLs once they answer."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    first = _free_port()
+    urls = [f"http://127.0.0.1:{first + i}" for i in range(n)]
+    run_env = {k: v for k, v in os.environ.items() if not k.startswith("ASSESS_")}
+    run_env.update(ASSESS_DB=str(db_path), ASSESS_LOG_DIR=str(tmp), PYTHON=sys.executable, **env)
+    with open(tmp / "run-apps.out", "ab") as out:
+        proc = subprocess.Popen(
+            ["bash", str(ROOT / "deploy" / "run-apps.sh"), str(n), str(first)],
+            cwd=ROOT,
+            env=run_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S * 2
+        while proc.poll() is None and time.monotonic() < deadline and not all(healthy(u) for u in urls):
+            time.sleep(0.2)
+        if not all(healthy(u) for u in urls):
+            logs = "".join(p.read_text(errors="replace")[-2000:] for p in sorted(tmp.glob("*.log")))
+            pytest.fail(f"deploy/run-apps.sh did not start {urls}:\n{logs}")
+        yield urls
+    finally:
+        stop_process(proc)
+
+
+@contextlib.contextmanager
+def from_address(source: str, target_port: int):
+    """A TCP relay on 127.0.0.1 whose connections to ``target_port`` come from ``source`` (another loopback
+    address): a browser sent through it reaches nginx as a second client machine. Yields the relay's URL."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def pipe(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while chunk := a.recv(65536):
+                b.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            for s in (a, b):
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                client, _ = server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", target_port), source_address=(source, 0))
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=pipe, args=(a, b), daemon=True).start()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        server.close()
+
+
+AMY_PASSWORD = "assessor-passphrase-1"
+REFUSED = re.compile("wrong name or password|too many failed sign-ins")
+
+
+def _attempt(page, name: str, password: str) -> None:
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_label("Account name")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    settled(page)
+    sidebar.get_by_label("Account name").fill(name)
+    sidebar.get_by_label("Password", exact=True).fill(password)
+    sidebar.get_by_role("button", name="Sign in").click()
+
+
+FORGED = "198.51.100.66"
+
+
+def test_two_clients_behind_the_shipped_nginx_have_their_own_address_limits(tmp_path, browser):
+    """Behind deploy/nginx.conf, with the app processes started by deploy/run-apps.sh as shipped: five wrong
+    passwords from one client machine lock that client's address (its sixth attempt, right password and all, is
+    refused "for this address"), while a client on another machine signs in at once. The address is the
+    X-Forwarded-For entry nginx adds (ASSESS_TRUST_PROXY, on in the shipped launcher), never one the client
+    sends: the intruder's own X-Forwarded-For header changes nothing. (Without the setting, Streamlit's uvicorn
+    takes the left-most entry a local peer forwards, which a client on nginx's machine chooses.)"""
+    db_path = tmp_path / "shared.db"
+    demo_with_accounts(("amy", "assessor", AMY_PASSWORD))(db_path)
+    with contextlib.ExitStack() as stack:
+        apps = stack.enter_context(shipped_apps(tmp_path / "apps", db_path, ASSESS_OPEN="0"))
+        proxy, _log = stack.enter_context(nginx_proxy(tmp_path / "nginx", apps))
+        elsewhere = stack.enter_context(from_address("127.0.0.2", int(proxy.rsplit(":", 1)[1])))
+        contexts = [
+            browser.new_context(locale="en-GB", extra_http_headers={"X-Forwarded-For": FORGED}),
+            browser.new_context(locale="en-GB"),
+        ]
+        for context in contexts:
+            stack.callback(context.close)
+        intruder, colleague = (context.new_page() for context in contexts)
+
+        intruder.goto(proxy + "/")  # from 127.0.0.1, claiming to be FORGED
+        for i in range(5):  # five names, so no account's own limit is reached: only the address's
+            _attempt(intruder, f"guess{i}", "not-the-password")
+            deadline = time.monotonic() + 30
+            failed = "SELECT id FROM sign_in_failures WHERE pending = 0 AND scope LIKE 'account:%'"
+            while len(store_rows(db_path, failed)) < i + 1:
+                assert time.monotonic() < deadline, f"attempt {i + 1} was not recorded"
+                time.sleep(0.1)
+        _attempt(intruder, "amy", AMY_PASSWORD)
+        expect(intruder.get_by_text("too many failed sign-ins for this address", exact=False)).to_be_visible()
+        expect(intruder.get_by_test_id("stSidebar").get_by_role("button", name="Sign out")).to_have_count(0)
+
+        colleague.goto(elsewhere + "/")  # from 127.0.0.2
+        _attempt(colleague, "amy", AMY_PASSWORD)
+        expect(colleague.get_by_test_id("stSidebar").get_by_role("button", name="Sign out")).to_be_visible()
+        expect(colleague.get_by_text(REFUSED)).to_have_count(0)
+
+    scopes = store_rows(db_path, "SELECT scope, COUNT(*) FROM sign_in_failures GROUP BY scope ORDER BY scope")
+    assert scopes == [(f"account:guess{i}", 1) for i in range(5)] + [("address:127.0.0.1", 5)], scopes
+    assert store_rows(db_path, "SELECT name, via FROM sign_in_sessions") == [("amy", "password")]

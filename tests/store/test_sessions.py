@@ -88,20 +88,81 @@ def test_a_class_signing_in_at_once_from_one_address_is_not_turned_away(db, stor
 
 def test_an_attempt_left_pending_counts_as_a_failure_once_stale(db):
     """A process that dies while checking leaves its attempt pending: while fresh it holds one of the account's
-    checks in flight (not a failure); after a minute it is a failure, so killing checks cannot dodge the limit."""
+    checks in flight (not a failure); after a minute it is a failure, so killing checks cannot dodge the limit
+    (nor the back-off that follows it)."""
     service.add_account(db, "amy", "assessor", password=PASSWORD, by="boss")
     for i in range(service.MAX_FAILURES):
-        reserved = accounts.reserve_attempt(
-            db, ["account:amy"], T0 + timedelta(seconds=i), window=service.WINDOW, limit=5, in_flight=[None]
-        )
+        limit = accounts.Limit("account:amy", service.MAX_FAILURES, service.ACCOUNT_MEMORY)
+        reserved = accounts.reserve_attempt(db, [limit], T0 + timedelta(seconds=i))
         assert reserved.ids and reserved.refused_by is None
     assert accounts.failures_since(db, "account:amy", T0 - service.WINDOW, at=T0 + timedelta(seconds=10))[0] == 0
     with pytest.raises(service.SignInRefused, match="being checked: try again in a moment"):
         service.check_password(db, "amy", PASSWORD, at=T0 + timedelta(seconds=10))
     stale = T0 + accounts.PENDING_STALE + timedelta(seconds=10)
     assert accounts.failures_since(db, "account:amy", T0 - service.WINDOW, at=stale)[0] == service.MAX_FAILURES
-    with pytest.raises(service.SignInRefused, match="too many failed sign-ins for this account"):
-        service.check_password(db, "amy", PASSWORD, at=stale)
+    # Five failures: the account backs off (its minute after the last has passed), one check, then two minutes.
+    with pytest.raises(service.SignInRefused, match="wrong name or password"):
+        service.check_password(db, "amy", "guess", at=stale)
+    with pytest.raises(
+        service.SignInRefused, match="too many failed sign-ins for this account: try again in 119 seconds"
+    ):
+        service.check_password(db, "amy", PASSWORD, at=stale + timedelta(seconds=1))
+
+
+def test_an_account_backs_off_exponentially_and_a_success_resets_it(db):
+    """After 5 failures an account waits 1 minute after the last one, then 2, 4, … at most an hour; every
+    refusal says how long; a refused attempt is no failure (it does not double the wait); the right password
+    after the wait signs in and clears the account's failures, so the next mistake starts afresh."""
+    service.add_account(db, "amy", "assessor", password=PASSWORD, by="boss")
+    at = T0
+    for i in range(service.MAX_FAILURES):
+        at = T0 + timedelta(seconds=i)
+        with pytest.raises(service.SignInRefused, match="wrong name or password"):
+            service.check_password(db, "amy", "guess", address=f"192.0.2.{i}", at=at)
+    waits = []
+    for _ in range(8):
+        wait = service.BACKOFF_FIRST * 2 ** len(waits)
+        wait = min(wait, service.BACKOFF_LONGEST)
+        waits.append(wait)
+        early = at + wait - timedelta(seconds=1)
+        with pytest.raises(
+            service.SignInRefused, match="too many failed sign-ins for this account: try again in 1 second$"
+        ):
+            service.check_password(db, "amy", PASSWORD, address="192.0.2.99", at=early)
+        at += wait
+        with pytest.raises(service.SignInRefused, match="wrong name or password"):
+            service.check_password(db, "amy", "guess", address=f"198.51.100.{len(waits)}", at=at)
+    assert [w // timedelta(minutes=1) for w in waits] == [1, 2, 4, 8, 16, 32, 60, 60]
+    with pytest.raises(service.SignInRefused, match=r"try again in 60 minutes \(at 16:03 UTC\)"):
+        service.check_password(db, "amy", PASSWORD, at=at)
+    assert service.check_password(db, "amy", PASSWORD, at=at + service.BACKOFF_LONGEST).name == "amy"
+    assert accounts.failures_since(db, "account:amy", T0, at=at + service.BACKOFF_LONGEST)[0] == 0
+    with pytest.raises(service.SignInRefused, match="wrong name or password"):  # a fresh start: 5 allowed again
+        service.check_password(db, "amy", "guess", at=at + service.BACKOFF_LONGEST)
+    assert service.check_password(db, "amy", PASSWORD, at=at + service.BACKOFF_LONGEST).name == "amy"
+
+
+def test_an_account_past_its_limit_gets_one_check_at_a_time(db):
+    """When the wait is over, one attempt is checked while others are refused unchecked: a crowd of guessers
+    gets one guess per wait, not one each."""
+    service.add_account(db, "amy", "assessor", password=PASSWORD, by="boss")
+    for i in range(service.MAX_FAILURES):
+        with pytest.raises(service.SignInRefused, match="wrong"):
+            service.check_password(db, "amy", "guess", at=T0)
+    after = T0 + service.BACKOFF_FIRST
+    limit = accounts.Limit(
+        "account:amy",
+        service.MAX_FAILURES,
+        service.ACCOUNT_MEMORY,
+        backoff=(service.BACKOFF_FIRST, service.BACKOFF_LONGEST),
+    )
+    held = accounts.reserve_attempt(db, [limit], after)
+    assert held.ids and held.refused_by is None
+    second = accounts.reserve_attempt(db, [limit], after)
+    assert (second.refused_by, second.reason, second.ids) == ("account:amy", "in_flight", ())
+    accounts.attempt_failed(db, held, after)
+    third = accounts.reserve_attempt(db, [limit], after + timedelta(seconds=30))
+    assert (third.reason, third.retry_at) == ("failures", after + 2 * service.BACKOFF_FIRST)
 
 
 def test_an_unknown_name_is_checked_against_a_dummy_hash(db, monkeypatch):
