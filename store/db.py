@@ -59,6 +59,11 @@ class StoreUnavailable(AssessError):
         self.reason = reason
 
 
+class StoreBusy(StoreUnavailable):
+    """A write gave up waiting for the store's write lock (another write held it past the wait asked with
+    :func:`lock_wait`); nothing was written."""
+
+
 def now() -> str:
     """UTC time with milliseconds, the timestamp format used in every table."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -311,7 +316,8 @@ class Store:
         self._sa_engine = _engine(self.url)
         self.depth = 0  # nesting of write() / snapshot(): 0 outside any transaction
         self._file: str | None | object = _UNKNOWN  # SQLite: the file written (None: in memory), once asked
-        self.busy = 0  # result sets still being read (each())
+        self.busy = 0  # result sets still being read (each()), or a staging import holding its session
+        self.staging = False  # inside stage_block(): no write lock is held
         self._held: list[sa.Connection | None] = [None]
         self._finalizer = weakref.finalize(self, _close_held, self._held)
         with _OPEN_LOCK:
@@ -591,6 +597,24 @@ def _statements(script: str) -> Iterator[str]:
 
 _WRITERS: dict[str, threading.Lock] = {}
 _WRITERS_LOCK = threading.Lock()
+_LOCK_WAIT = threading.local()  # seconds a write waits for the lock (lock_wait); unset: the busy timeout
+
+
+@contextlib.contextmanager
+def lock_wait(seconds: float) -> Iterator[None]:
+    """Within the block, a write of this thread waits at most ``seconds`` for the store's write lock, then
+    raises :class:`StoreBusy` with nothing written. For a key press: better a plain "not saved" the page can
+    offer to retry than a press hanging for the busy timeout and ending in an error page."""
+    before = getattr(_LOCK_WAIT, "seconds", None)
+    _LOCK_WAIT.seconds = seconds
+    try:
+        yield
+    finally:
+        _LOCK_WAIT.seconds = before
+
+
+def _busy(db: Store, waited: float) -> StoreBusy:
+    return StoreBusy(f"{db.location}: another write held the store for {waited:.1f} s; nothing was saved", "busy")
 
 
 @contextlib.contextmanager
@@ -617,7 +641,10 @@ def _in_turn(db: Store) -> Iterator[None]:
         return
     with _WRITERS_LOCK:
         lock = _WRITERS.setdefault(name, threading.Lock())
-    queued = lock.acquire(timeout=BUSY_TIMEOUT_MS / 1000)
+    wait = getattr(_LOCK_WAIT, "seconds", None)
+    queued = lock.acquire(timeout=BUSY_TIMEOUT_MS / 1000 if wait is None else wait)
+    if not queued and wait is not None:
+        raise _busy(db, wait)
     try:
         yield
     finally:
@@ -637,6 +664,8 @@ def write(db: Store, *, references_checked: bool = False) -> Iterator[Store]:
     the cost of a 50,000-row import (PostgreSQL keeps its checks: they are cheap there). It has no
     effect when nested, so the checks then simply stay on.
     """
+    if db.staging:
+        raise RuntimeError("a write inside a staging block would take no lock: write after the staging")
     if db.depth:
         name = f"assess_sp{db.depth}"
         _driver(db, f"SAVEPOINT {name}")
@@ -653,12 +682,13 @@ def write(db: Store, *, references_checked: bool = False) -> Iterator[Store]:
         finally:
             db.depth -= 1
         return
+    started = time.monotonic()
     with _in_turn(db):
         checks_off = references_checked and db.sqlite
         if checks_off:
             _driver(db, "PRAGMA foreign_keys = OFF")
         try:
-            _begin(db)
+            _begin(db, started)
             db.depth = 1
             try:
                 yield db
@@ -684,8 +714,35 @@ def write(db: Store, *, references_checked: bool = False) -> Iterator[Store]:
             db.release()
 
 
-def _begin(db: Store) -> None:
+def _begin(db: Store, started: float) -> None:
+    wait = getattr(_LOCK_WAIT, "seconds", None)
     statements = ["BEGIN IMMEDIATE"] if db.sqlite else ["BEGIN", f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"]
+    if wait is not None:  # what is left of the wait after this process's own queue (_in_turn)
+        left_ms = max(1, int((wait - (time.monotonic() - started)) * 1000))
+        if db.sqlite:
+            _driver(db, f"PRAGMA busy_timeout = {left_ms}")
+        else:
+            statements = ["BEGIN", f"SET LOCAL lock_timeout = {left_ms}", statements[1], "SET LOCAL lock_timeout = 0"]
+    try:
+        _locked(db, statements)
+    except sa_exc.OperationalError as exc:
+        if wait is None or not _lock_refused(exc):
+            raise
+        raise _busy(db, time.monotonic() - started) from None
+    finally:
+        if wait is not None and db.sqlite:
+            _driver(db, f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
+
+def _lock_refused(exc: sa_exc.DBAPIError) -> bool:
+    """SQLite's "database is locked" after its busy timeout; PostgreSQL's lock_timeout (55P03)."""
+    orig = getattr(exc, "orig", None)
+    if isinstance(orig, sqlite3.Error):
+        return "locked" in str(orig) or "busy" in str(orig)
+    return getattr(orig, "sqlstate", None) == "55P03"
+
+
+def _locked(db: Store, statements: list[str]) -> None:
     for attempt in (1, 2):
         begun = False
         try:
@@ -707,6 +764,8 @@ def _begin(db: Store) -> None:
                 except StoreUnavailable as down:
                     raise _unreachable(db, down.reason) from None
                 continue
+            if _lock_refused(exc) and getattr(_LOCK_WAIT, "seconds", None) is not None:
+                raise
             if _connection_lost(exc) or isinstance(exc, sa_exc.OperationalError) and not db.sqlite:
                 raise _unreachable(db, database_reason(exc)) from None
             raise
@@ -759,6 +818,66 @@ def snapshot(db: Store) -> Iterator[Store]:
         db.depth = 0
         _rollback(db)
         db.release()
+
+
+# ------------------------------------------------------------------------------------------- staging
+# A large import writes its rows into temporary tables of its own connection, block by block and without
+# the write lock (a temporary table is private to its session: SQLite writes it in a file of its own,
+# PostgreSQL keeps it out of every other session), then copies them into the store's tables in one short
+# write transaction (the switch). Until then no other connection sees a row of it; a failed import drops
+# the tables, a killed one loses them with its connection. docs/architecture.md, "Large imports".
+
+
+@contextlib.contextmanager
+def staging(db: Store, tables: Mapping[str, str]) -> Iterator[None]:
+    """Temporary tables ``{name: column definitions}`` for the block, on the store's one connection (a
+    PostgreSQL store keeps its pooled connection until the end), dropped after it. SQLite keeps them in a
+    temporary file (the store runs with ``temp_store = MEMORY``, and a 70 MB file must not be held in memory),
+    except inside an outer transaction, where the setting cannot change (the demo: small)."""
+    db.busy += 1
+    memory = None
+    try:
+        if db.sqlite and not db.depth:
+            memory = int(value(db, "PRAGMA temp_store"))
+            _driver(db, "PRAGMA temp_store = FILE")  # (this drops the connection's temporary tables: there are none)
+        for name, definition in tables.items():
+            _driver(db, f"DROP TABLE IF EXISTS {_temporary(db, name)}")
+            _driver(db, f"CREATE TEMPORARY TABLE {name} ({definition})")
+        yield
+    finally:
+        for name in tables:
+            with contextlib.suppress(Exception):  # a broken connection took them with it
+                _driver(db, f"DROP TABLE IF EXISTS {_temporary(db, name)}")
+        if memory is not None:
+            with contextlib.suppress(Exception):
+                _driver(db, f"PRAGMA temp_store = {memory}")
+        db.busy -= 1
+        db.release()
+
+
+def _temporary(db: Store, name: str) -> str:
+    """The name of a temporary table, qualified so that a DROP can never reach a store table of that name."""
+    return f"temp.{name}" if db.sqlite else f"pg_temp.{name}"
+
+
+@contextlib.contextmanager
+def stage_block(db: Store) -> Iterator[Store]:
+    """One block of a staged import: a transaction of its own without the write lock (its reads see one
+    state of the store; its writes go to the staging tables only: :func:`write` is refused inside). Inside
+    an outer transaction it simply joins it."""
+    if db.depth:
+        yield db
+        return
+    _driver(db, "BEGIN")
+    db.depth, db.staging = 1, True
+    try:
+        yield db
+    except BaseException:
+        db.depth, db.staging = 0, False
+        _rollback(db)
+        raise
+    db.depth, db.staging = 0, False
+    _driver(db, "COMMIT")
 
 
 def in_transaction(db: Store) -> bool:
