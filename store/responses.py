@@ -336,14 +336,29 @@ def _stored_keys(db: Store, responses: Sequence[CitedResponse]) -> list[dict]:
     return out
 
 
-def switch_responses(db: Store, file: str | Path, runs: Sequence[str], *, who: str | None = None) -> None:
-    """Make the staged responses visible (inside the caller's :func:`store.db.write`): runs, passages,
+def switch_responses(db: Store, file: str | Path, *, who: str | None = None) -> None:
+    """Make the staged responses visible (inside the caller's ``store.db.write(references_checked=True)``): runs, passages,
     responses, their sentences and citations and the staged history rows, each one INSERT … SELECT, so the
     write lock is held for the copy alone. ``who``: the person named in staged replacement rows, checked
     again here (rights are checked at the write)."""
     stamp = now()
-    register_response_runs(db, runs, str(file), stamp)
-    # "WHERE true": SQLite reads an ON CONFLICT after a bare SELECT … FROM as a join's ON
+    # turns were checked while staging; one deleted since is refused here (the copy runs without SQLite's
+    # per-row foreign-key checks: write(references_checked=True))
+    gone = row(
+        db,
+        "SELECT s.turn_id AS turn_id FROM staged_responses s WHERE NOT EXISTS "
+        "(SELECT 1 FROM turns t WHERE t.id = s.turn_id) LIMIT 1",
+    )
+    if gone is not None:
+        raise FormatError(str(file), None, "turns of the store", f"turn {gone['turn_id']!r}, deleted during the import")
+    # "WHERE true": SQLite reads an ON CONFLICT after a bare SELECT … FROM as a join's ON. The runs of unchanged
+    # responses (not staged) are stored already.
+    run(
+        db,
+        "INSERT INTO runs (name, kind, file, imported_at) SELECT DISTINCT run, 'response', :file, :at "
+        "FROM staged_responses WHERE true ORDER BY run ON CONFLICT (name) DO NOTHING",
+        {"file": str(file), "at": stamp},
+    )
     run(
         db,
         "INSERT INTO passages (id, doc_id) SELECT id, doc_id FROM staged_passages WHERE true "
@@ -359,18 +374,21 @@ def switch_responses(db: Store, file: str | Path, runs: Sequence[str], *, who: s
         db,
         "INSERT INTO responses (run, turn_id, text, imported_from, layout, file_fields) "
         "SELECT run, turn_id, text, imported_from, layout, file_fields FROM staged_responses WHERE true "
+        "ORDER BY run, turn_id "
         "ON CONFLICT (run, turn_id) DO UPDATE SET text = excluded.text, imported_from = excluded.imported_from, "
         "layout = excluded.layout, file_fields = excluded.file_fields",
     )
     run(
         db,
         "INSERT INTO response_sentences (run, turn_id, sentence, text, start_char, end_char) "
-        "SELECT run, turn_id, sentence, text, start_char, end_char FROM staged_sentences",
+        "SELECT run, turn_id, sentence, text, start_char, end_char FROM staged_sentences "
+        "ORDER BY run, turn_id, sentence",
     )
     run(
         db,
         "INSERT INTO response_citations (run, turn_id, sentence, position, passage_id) "
-        "SELECT run, turn_id, sentence, position, passage_id FROM staged_citations",
+        "SELECT run, turn_id, sentence, position, passage_id FROM staged_citations "
+        "ORDER BY run, turn_id, sentence, position",
     )
     if row(db, "SELECT 1 AS one FROM staged_history LIMIT 1"):
         check_writer(db, who, action="replace")
