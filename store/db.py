@@ -840,6 +840,11 @@ def staging(db: Store, tables: Mapping[str, str]) -> Iterator[None]:
         if db.sqlite and not db.depth:
             memory = int(value(db, "PRAGMA temp_store"))
             _driver(db, "PRAGMA temp_store = FILE")  # (this drops the connection's temporary tables: there are none)
+        elif not db.sqlite and not db.depth:
+            # the switch sorts the staged rows into key order: in memory rather than in spill files
+            _driver(db, "SET work_mem = '64MB'")
+            with contextlib.suppress(sa_exc.DBAPIError):  # refused once the session has used temporary tables
+                _driver(db, "SET temp_buffers = '64MB'")
         for name, definition in tables.items():
             _driver(db, f"DROP TABLE IF EXISTS {_temporary(db, name)}")
             _driver(db, f"CREATE TEMPORARY TABLE {name} ({definition})")
@@ -851,6 +856,9 @@ def staging(db: Store, tables: Mapping[str, str]) -> Iterator[None]:
         if memory is not None:
             with contextlib.suppress(Exception):
                 _driver(db, f"PRAGMA temp_store = {memory}")
+        elif not db.sqlite and not db.depth:
+            with contextlib.suppress(Exception):
+                _driver(db, "RESET work_mem")
         db.busy -= 1
         db.release()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -18,7 +19,7 @@ import pytest
 from assess.errors import FormatError
 from assess.services import response_files
 from store import open_db
-from store.db import lock_wait, write
+from store.db import StoreBusy, lock_wait, write
 from store.queue import save_passage_label
 from store.sources import ensure_source
 from tests.helpers import ROOT, cli_argv, rows, snapshot
@@ -145,3 +146,41 @@ def test_a_killed_import_leaves_the_store_unchanged(demo_target, tmp_path):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert snapshot(demo_target) == before
+
+
+@pytest.mark.parametrize("holder", ["this process", "another connection"])
+def test_a_bounded_lock_wait_gives_up_with_nothing_written(store_target, holder):
+    """lock_wait: a write that meets a held lock gives up after the wait (StoreBusy: nothing written), on either
+    engine, whether this process's writer queue or the database's own lock (another process: SQLite's busy
+    timeout, PostgreSQL's lock_timeout) holds it; once the lock is free the same write goes through."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        if holder == "another connection" and "://" not in store_target:  # a bare sqlite3 connection: no queue
+            conn = sqlite3.connect(store_target, isolation_level=None)
+            conn.execute("BEGIN IMMEDIATE")
+            held.set()
+            release.wait(20)
+            conn.execute("ROLLBACK")
+            conn.close()
+            return
+        with open_db(store_target) as other, write(other):
+            held.set()
+            release.wait(20)
+
+    with open_db(store_target) as db:
+        thread = threading.Thread(target=hold)
+        thread.start()
+        assert held.wait(10)
+        try:
+            started = time.monotonic()
+            with pytest.raises(StoreBusy), lock_wait(0.5), write(db):
+                ensure_source(db, "waiting", "assessor")
+            assert 0.4 < time.monotonic() - started < 3
+        finally:
+            release.set()
+            thread.join()
+        assert rows(store_target, "SELECT name FROM sources WHERE name = 'waiting'") == []
+        with lock_wait(0.5), write(db):
+            ensure_source(db, "waiting", "assessor")
+    assert rows(store_target, "SELECT name FROM sources WHERE name = 'waiting'") == [("waiting",)]
