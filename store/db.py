@@ -653,7 +653,7 @@ def _in_turn(db: Store) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def write(db: Store, *, references_checked: bool = False) -> Iterator[Store]:
+def write(db: Store, *, references_checked: bool = False, lock_to_commit: bool = False) -> Iterator[Store]:
     """Run the block as one write transaction holding the store's write lock; ROLLBACK on any error.
 
     Nested use joins the outer transaction through a savepoint.
@@ -663,6 +663,12 @@ def write(db: Store, *, references_checked: bool = False) -> Iterator[Store]:
     per-row foreign-key lookups are then switched off for the transaction, which roughly halves
     the cost of a 50,000-row import (PostgreSQL keeps its checks: they are cheap there). It has no
     effect when nested, so the checks then simply stay on.
+
+    ``lock_to_commit=True`` is for an import's switch (``store.responses.switch_responses``): on PostgreSQL the
+    transaction runs without the write lock and takes it only to commit. Its rows are invisible to every other
+    session until that commit (MVCC), so writers go on meanwhile; a row another write changes meanwhile waits
+    on PostgreSQL's row locks as any concurrent transaction would. SQLite has a single writer: there the whole
+    transaction holds the lock as every other write does.
     """
     if db.staging:
         raise RuntimeError("a write inside a staging block would take no lock: write after the staging")
@@ -688,10 +694,13 @@ def write(db: Store, *, references_checked: bool = False) -> Iterator[Store]:
         if checks_off:
             _driver(db, "PRAGMA foreign_keys = OFF")
         try:
-            _begin(db, started)
+            late = lock_to_commit and not db.sqlite
+            _begin(db, started, late=late)
             db.depth = 1
             try:
                 yield db
+                if late:
+                    _driver(db, f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
             except BaseException:
                 _rollback(db)
                 raise
@@ -714,9 +723,11 @@ def write(db: Store, *, references_checked: bool = False) -> Iterator[Store]:
             db.release()
 
 
-def _begin(db: Store, started: float) -> None:
+def _begin(db: Store, started: float, *, late: bool = False) -> None:
     wait = getattr(_LOCK_WAIT, "seconds", None)
     statements = ["BEGIN IMMEDIATE"] if db.sqlite else ["BEGIN", f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"]
+    if late:  # PostgreSQL's lock taken just before COMMIT (write(lock_to_commit=True))
+        wait, statements = None, ["BEGIN"]
     if wait is not None:  # what is left of the wait after this process's own queue (_in_turn)
         left_ms = max(1, int((wait - (time.monotonic() - started)) * 1000))
         if db.sqlite:

@@ -227,7 +227,8 @@ def _import_blocks(
             for key in totals:
                 totals[key] += summary[key]
             runs.update(r.run for r in records)
-        with write(db, references_checked=True):  # the switch: the only time the import holds the write lock
+        # the switch: SQLite holds the write lock for the copy alone; PostgreSQL only for the commit
+        with write(db, references_checked=True, lock_to_commit=True):
             stored.switch_responses(db, path, who=who)
             if by is not None:
                 record_action(db, by, "import", f"responses {Path(path).name}", None, totals, via="responses")

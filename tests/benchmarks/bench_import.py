@@ -379,8 +379,8 @@ def answers(megabytes: int, target: str | None) -> None:
         during = sorted(w for s, w in waits if s >= begun)
         print(
             f"{store.engine}: {size:.0f} MB answers, {result['responses']:,} responses: import {result['seconds']:.1f} s "
-            f"(staging {result['staging']:.1f} s without the lock, switch {result['switch']:.2f} s holding it, "
-            "its commit not counted)"
+            f"(staging {result['staging']:.1f} s without the lock, switch {result['switch']:.2f} s, its commit not "
+            f"counted: {'holding the lock' if store.sqlite else 'the lock taken only to commit'})"
         )
         print(
             f"  20 assessors, {len(during)} presses during the import: longest wait {during[-1]:.2f} s, "

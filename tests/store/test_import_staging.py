@@ -25,7 +25,7 @@ from store.sources import ensure_source
 from tests.helpers import ROOT, cli_argv, rows, snapshot
 
 ASSESSORS = 20
-RESPONSES = 1500  # its switch: about 0.2 s (SQLite) to 0.6 s (PostgreSQL) on a loaded 2-core machine
+RESPONSES = 800  # SQLite's switch: about 0.1 s on a quiet 2-core machine (PostgreSQL's holds no lock)
 PRESS_LIMIT_S = 1.0
 
 
@@ -60,7 +60,7 @@ def test_assessors_press_through_a_large_import(demo_target, tmp_path):
     path = answers_file(tmp_path, turns, runs)
     expected = (runs * len(turns), runs * len(turns) * 4)
     seen, waits, acknowledged, failures = set(), [], {}, []
-    importing, stop, last = threading.Event(), threading.Event(), [0.0]
+    importing, stop, starts = threading.Event(), threading.Event(), []
 
     def watch():  # what another connection sees while the import runs
         while not stop.is_set():
@@ -88,8 +88,8 @@ def test_assessors_press_through_a_large_import(demo_target, tmp_path):
                 except Exception as exc:  # a refusal is counted, not raised in a thread
                     failures.append(repr(exc))
                     continue
+                starts.append(started)
                 waits.append(time.monotonic() - started)
-                last[0] = time.monotonic()
                 acknowledged[(name, turn, passage)] = grade
                 time.sleep(0.2)  # 100 presses a second in all: many more than 20 people make
 
@@ -99,6 +99,10 @@ def test_assessors_press_through_a_large_import(demo_target, tmp_path):
     try:  # the import in a process of its own, as an organizer's `python -m assess import` runs beside the app
         argv = [sys.executable, "-m", "assess", *cli_argv(("import", "rag-answers", str(path)), demo_target)]
         importing.set()
+        # the presses' own time on this machine now, without an import: beside a process starting as the
+        # import's does (its start-up takes a core for a second, which a loaded 2-core machine feels)
+        subprocess.run([*argv[:3], "--help"], cwd=ROOT, capture_output=True, check=True)
+        time.sleep(0.5)
         started = time.monotonic()
         done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
         took, ended = time.monotonic() - started, time.monotonic()
@@ -109,9 +113,12 @@ def test_assessors_press_through_a_large_import(demo_target, tmp_path):
     assert done.returncode == 0, done.stderr
     assert f"imported responses {expected[0]}," in done.stdout and f"new {expected[0]}," in done.stdout, done.stdout
     assert not failures, failures[:3]
-    assert len(waits) >= ASSESSORS * 3 and last[0] > ended  # presses went on across the whole import
-    print(f"import {took:.1f} s, {len(waits)} presses, longest wait {max(waits):.3f} s")
-    assert max(waits) < PRESS_LIMIT_S, sorted(waits)[-5:]
+    assert any(ended - 1 < s < ended for s in starts)  # presses went on to the import's end
+    alone = max(w for s, w in zip(starts, waits, strict=True) if s + w < started)
+    during = sorted(w for s, w in zip(starts, waits, strict=True) if s >= started)
+    print(f"import {took:.1f} s, {len(during)} presses, longest wait {during[-1]:.3f} s (without: {alone:.3f} s)")
+    # a busy machine slows every press alike (the longest without an import); the import adds at most a block
+    assert during[-1] < PRESS_LIMIT_S + alone, during[-5:]
     stored = {
         (s, t, p): g
         for s, t, p, g in rows(demo_target, "SELECT source, turn_id, passage_id, grade FROM passage_labels")
