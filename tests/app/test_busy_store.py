@@ -9,11 +9,17 @@ import threading
 import pytest
 
 from assess.ui import frame
+from tests.app.test_rag_pages import cited_responses
 from tests.helpers import open_app, rows
 
 
 @pytest.fixture
 def app_db(demo_target, monkeypatch):
+    from store import open_db
+    from store import responses as cited
+
+    with open_db(demo_target) as db:
+        cited.add_responses(db, "answers.jsonl", cited_responses())
     monkeypatch.setenv("ASSESS_DB", demo_target)
     monkeypatch.delenv("ASSESS_ORGANIZER_PASSWORD", raising=False)
     monkeypatch.setattr(frame, "SAVE_QUIET_S", 0.2)  # the page's 10 s, shortened for the test
@@ -76,3 +82,18 @@ def test_retry_still_refuses_a_label_stored_meanwhile(app_db):
     at.button(key="_not_saved_retry").click().run()
     assert any("NOT SAVED: this item was labelled 1" in e.value for e in at.error), [e.value for e in at.error]
     assert rows(app_db, GRADE, {"t": turn, "p": passage}) == [(1,)]
+
+
+def test_citations_a_press_on_a_locked_store_is_kept_and_retry_stores_it(app_db):
+    """/citations (and /ntr, /battles) wrap their keys in a refusal handler of their own: a busy store still
+    reaches the kept press and its Retry, not a plain "Not saved" after the first 0.2 s."""
+    support = "SELECT support FROM citation_labels WHERE source = 'cia'"
+    at = open_app("pages/citations.py", "cia")
+    with lock_held(app_db):
+        at.button(key="cite_2").click().run()
+        assert not at.exception
+        assert any("NOT SAVED" in e.value and "Retry" in e.value for e in at.error), [e.value for e in at.error]
+        assert rows(app_db, support) == []
+    at.button(key="_not_saved_retry").click().run()
+    assert not any("NOT SAVED" in e.value for e in at.error)
+    assert rows(app_db, support) == [(2,)]
