@@ -16,7 +16,9 @@ here and in :mod:`store.schema` (the DDL of each engine):
 Every write goes through :func:`write`: one transaction that holds the store's single write lock
 (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: a transaction-scoped advisory lock), so writers never
 interleave their read-check-write steps on either engine, and commits on success or rolls back on
-any exception: a refused input or a crash leaves the store as it was.
+any exception: a refused input or a crash leaves the store as it was. A large import stages its rows
+without the lock and holds it only for its switch (:func:`staging`; on PostgreSQL only for the switch's
+commit); a key press bounds its wait with :func:`lock_wait`.
 """
 
 from __future__ import annotations
