@@ -91,6 +91,7 @@ if view.completed:
     st.stop()
 
 
+@ui.patiently  # a busy store: "saving…", then NOT SAVED with Retry in the panel (never the error page)
 def give(value: int, graded: bool | None) -> None:  # graded: the kind of NtR answer the key gives
     item_id = st.session_state["crowd_item"]  # the item on screen when the key was pressed
     started = st.session_state.get("crowd_shown", {}).get((assignment.id, item_id))
@@ -98,6 +99,8 @@ def give(value: int, graded: bool | None) -> None:  # graded: the kind of NtR an
     try:
         store_crowd.answer(database, assignment.id, item_id, value, seconds=seconds, graded=graded)
     except AssessError as exc:
+        if ui.busy(exc):
+            raise
         st.session_state["crowd_error"] = str(exc)
 
 

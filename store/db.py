@@ -16,7 +16,9 @@ here and in :mod:`store.schema` (the DDL of each engine):
 Every write goes through :func:`write`: one transaction that holds the store's single write lock
 (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: a transaction-scoped advisory lock), so writers never
 interleave their read-check-write steps on either engine, and commits on success or rolls back on
-any exception: a refused input or a crash leaves the store as it was.
+any exception: a refused input or a crash leaves the store as it was. A large import stages its rows
+without the lock and holds it only for its switch (:func:`staging`; on PostgreSQL only for the switch's
+commit); a key press bounds its wait with :func:`lock_wait`.
 """
 
 from __future__ import annotations
@@ -57,6 +59,11 @@ class StoreUnavailable(AssessError):
     def __init__(self, message: str, reason: str = ""):
         super().__init__(message)
         self.reason = reason
+
+
+class StoreBusy(StoreUnavailable):
+    """A write gave up waiting for the store's write lock (another write held it past the wait asked with
+    :func:`lock_wait`); nothing was written."""
 
 
 def now() -> str:
@@ -328,7 +335,8 @@ class Store:
         self._sa_engine = _engine(self.url)
         self.depth = 0  # nesting of write() / snapshot(): 0 outside any transaction
         self._file: str | None | object = _UNKNOWN  # SQLite: the file written (None: in memory), once asked
-        self.busy = 0  # result sets still being read (each())
+        self.busy = 0  # result sets still being read (each()), or a staging import holding its session
+        self.staging = False  # inside stage_block(): no write lock is held
         self._held: list[sa.Connection | None] = [None]
         self._finalizer = weakref.finalize(self, _close_held, self._held)
         with _OPEN_LOCK:
@@ -608,6 +616,24 @@ def _statements(script: str) -> Iterator[str]:
 
 _WRITERS: dict[str, threading.Lock] = {}
 _WRITERS_LOCK = threading.Lock()
+_LOCK_WAIT = threading.local()  # seconds a write waits for the lock (lock_wait); unset: the busy timeout
+
+
+@contextlib.contextmanager
+def lock_wait(seconds: float) -> Iterator[None]:
+    """Within the block, a write of this thread waits at most ``seconds`` for the store's write lock, then
+    raises :class:`StoreBusy` with nothing written. For a key press: better a plain "not saved" the page can
+    offer to retry than a press hanging for the busy timeout and ending in an error page."""
+    before = getattr(_LOCK_WAIT, "seconds", None)
+    _LOCK_WAIT.seconds = seconds
+    try:
+        yield
+    finally:
+        _LOCK_WAIT.seconds = before
+
+
+def _busy(db: Store, waited: float) -> StoreBusy:
+    return StoreBusy(f"{db.location}: another write held the store for {waited:.1f} s; nothing was saved", "busy")
 
 
 @contextlib.contextmanager
@@ -634,7 +660,10 @@ def _in_turn(db: Store) -> Iterator[None]:
         return
     with _WRITERS_LOCK:
         lock = _WRITERS.setdefault(name, threading.Lock())
-    queued = lock.acquire(timeout=BUSY_TIMEOUT_MS / 1000)
+    wait = getattr(_LOCK_WAIT, "seconds", None)
+    queued = lock.acquire(timeout=BUSY_TIMEOUT_MS / 1000 if wait is None else wait)
+    if not queued and wait is not None:
+        raise _busy(db, wait)
     try:
         yield
     finally:
@@ -643,7 +672,7 @@ def _in_turn(db: Store) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def write(db: Store, *, references_checked: bool = False) -> Iterator[Store]:
+def write(db: Store, *, references_checked: bool = False, lock_to_commit: bool = False) -> Iterator[Store]:
     """Run the block as one write transaction holding the store's write lock; ROLLBACK on any error.
 
     Nested use joins the outer transaction through a savepoint.
@@ -653,7 +682,15 @@ def write(db: Store, *, references_checked: bool = False) -> Iterator[Store]:
     per-row foreign-key lookups are then switched off for the transaction, which roughly halves
     the cost of a 50,000-row import (PostgreSQL keeps its checks: they are cheap there). It has no
     effect when nested, so the checks then simply stay on.
+
+    ``lock_to_commit=True`` is for an import's switch (``store.responses.switch_responses``): on PostgreSQL the
+    transaction runs without the write lock and takes it only to commit. Its rows are invisible to every other
+    session until that commit (MVCC), so writers go on meanwhile; a row another write changes meanwhile waits
+    on PostgreSQL's row locks as any concurrent transaction would. SQLite has a single writer: there the whole
+    transaction holds the lock as every other write does.
     """
+    if db.staging:
+        raise RuntimeError("a write inside a staging block would take no lock: write after the staging")
     if db.depth:
         name = f"assess_sp{db.depth}"
         _driver(db, f"SAVEPOINT {name}")
@@ -670,15 +707,19 @@ def write(db: Store, *, references_checked: bool = False) -> Iterator[Store]:
         finally:
             db.depth -= 1
         return
+    started = time.monotonic()
     with _in_turn(db):
         checks_off = references_checked and db.sqlite
         if checks_off:
             _driver(db, "PRAGMA foreign_keys = OFF")
         try:
-            _begin(db)
+            late = lock_to_commit and not db.sqlite
+            _begin(db, started, late=late)
             db.depth = 1
             try:
                 yield db
+                if late:
+                    _driver(db, f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
             except BaseException:
                 _rollback(db)
                 raise
@@ -701,8 +742,37 @@ def write(db: Store, *, references_checked: bool = False) -> Iterator[Store]:
             db.release()
 
 
-def _begin(db: Store) -> None:
+def _begin(db: Store, started: float, *, late: bool = False) -> None:
+    wait = getattr(_LOCK_WAIT, "seconds", None)
     statements = ["BEGIN IMMEDIATE"] if db.sqlite else ["BEGIN", f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"]
+    if late:  # PostgreSQL's lock taken just before COMMIT (write(lock_to_commit=True))
+        wait, statements = None, ["BEGIN"]
+    if wait is not None:  # what is left of the wait after this process's own queue (_in_turn)
+        left_ms = max(1, int((wait - (time.monotonic() - started)) * 1000))
+        if db.sqlite:
+            _driver(db, f"PRAGMA busy_timeout = {left_ms}")
+        else:
+            statements = ["BEGIN", f"SET LOCAL lock_timeout = {left_ms}", statements[1], "SET LOCAL lock_timeout = 0"]
+    try:
+        _locked(db, statements)
+    except sa_exc.OperationalError as exc:
+        if wait is None or not _lock_refused(exc):
+            raise
+        raise _busy(db, time.monotonic() - started) from None
+    finally:
+        if wait is not None and db.sqlite:
+            _driver(db, f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
+
+def _lock_refused(exc: sa_exc.DBAPIError) -> bool:
+    """SQLite's "database is locked" after its busy timeout; PostgreSQL's lock_timeout (55P03)."""
+    orig = getattr(exc, "orig", None)
+    if isinstance(orig, sqlite3.Error):
+        return "locked" in str(orig) or "busy" in str(orig)
+    return getattr(orig, "sqlstate", None) == "55P03"
+
+
+def _locked(db: Store, statements: list[str]) -> None:
     for attempt in (1, 2):
         begun = False
         try:
@@ -724,6 +794,8 @@ def _begin(db: Store) -> None:
                 except StoreUnavailable as down:
                     raise _unreachable(db, down.reason) from None
                 continue
+            if _lock_refused(exc) and getattr(_LOCK_WAIT, "seconds", None) is not None:
+                raise
             if _connection_lost(exc) or isinstance(exc, sa_exc.OperationalError) and not db.sqlite:
                 raise _unreachable(db, database_reason(exc)) from None
             raise
@@ -776,6 +848,74 @@ def snapshot(db: Store) -> Iterator[Store]:
         db.depth = 0
         _rollback(db)
         db.release()
+
+
+# ------------------------------------------------------------------------------------------- staging
+# A large import writes its rows into temporary tables of its own connection, block by block and without
+# the write lock (a temporary table is private to its session: SQLite writes it in a file of its own,
+# PostgreSQL keeps it out of every other session), then copies them into the store's tables in one short
+# write transaction (the switch). Until then no other connection sees a row of it; a failed import drops
+# the tables, a killed one loses them with its connection. docs/architecture.md, "Large imports".
+
+
+@contextlib.contextmanager
+def staging(db: Store, tables: Mapping[str, str]) -> Iterator[None]:
+    """Temporary tables ``{name: column definitions}`` for the block, on the store's one connection (a
+    PostgreSQL store keeps its pooled connection until the end), dropped after it. SQLite keeps them in a
+    temporary file (the store runs with ``temp_store = MEMORY``, and a 70 MB file must not be held in memory),
+    except inside an outer transaction, where the setting cannot change (the demo: small)."""
+    db.busy += 1
+    memory = None
+    try:
+        if db.sqlite and not db.depth:
+            memory = int(value(db, "PRAGMA temp_store"))
+            _driver(db, "PRAGMA temp_store = FILE")  # (this drops the connection's temporary tables: there are none)
+        elif not db.sqlite and not db.depth:
+            # the switch sorts the staged rows into key order: in memory rather than in spill files
+            _driver(db, "SET work_mem = '64MB'")
+            with contextlib.suppress(sa_exc.DBAPIError):  # refused once the session has used temporary tables
+                _driver(db, "SET temp_buffers = '64MB'")
+        for name, definition in tables.items():
+            _driver(db, f"DROP TABLE IF EXISTS {_temporary(db, name)}")
+            _driver(db, f"CREATE TEMPORARY TABLE {name} ({definition})")
+        yield
+    finally:
+        for name in tables:
+            with contextlib.suppress(Exception):  # a broken connection took them with it
+                _driver(db, f"DROP TABLE IF EXISTS {_temporary(db, name)}")
+        if memory is not None:
+            with contextlib.suppress(Exception):
+                _driver(db, f"PRAGMA temp_store = {memory}")
+        elif not db.sqlite and not db.depth:
+            with contextlib.suppress(Exception):
+                _driver(db, "RESET work_mem")
+        db.busy -= 1
+        db.release()
+
+
+def _temporary(db: Store, name: str) -> str:
+    """The name of a temporary table, qualified so that a DROP can never reach a store table of that name."""
+    return f"temp.{name}" if db.sqlite else f"pg_temp.{name}"
+
+
+@contextlib.contextmanager
+def stage_block(db: Store) -> Iterator[Store]:
+    """One block of a staged import: a transaction of its own without the write lock (its reads see one
+    state of the store; its writes go to the staging tables only: :func:`write` is refused inside). Inside
+    an outer transaction it simply joins it."""
+    if db.depth:
+        yield db
+        return
+    _driver(db, "BEGIN")
+    db.depth, db.staging = 1, True
+    try:
+        yield db
+    except BaseException:
+        db.depth, db.staging = 0, False
+        _rollback(db)
+        raise
+    db.depth, db.staging = 0, False
+    _driver(db, "COMMIT")
 
 
 def in_transaction(db: Store) -> bool:

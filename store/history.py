@@ -36,9 +36,6 @@ def record_action(
     if kind not in ORGANIZER_ACTIONS:
         raise AssessError(f"an organizer action is one of {', '.join(ORGANIZER_ACTIONS)}, not {kind!r}")
 
-    def text(v: object) -> str | None:
-        return None if v is None else v if isinstance(v, str) else json.dumps(v, sort_keys=True)
-
     with write(db):
         if not writer_checked:
             check_writer(db, by, action=kind)
@@ -46,16 +43,18 @@ def record_action(
             db,
             "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
             "VALUES (:kind, :source, :item, :old, :new, NULL, :via, :at)",
-            {
-                "kind": kind,
-                "source": by or UNKNOWN_ACTOR,
-                "item": item,
-                "old": text(old),
-                "new": text(new),
-                "via": via,
-                "at": now(),
-            },
+            {**action_row(by, kind, item, old, new, via=via), "at": now()},
         )
+
+
+def action_row(by: str | None, kind: str, item: str, old: object, new: object, *, via: str) -> dict:
+    """The parameters of one organizer action's history row (``kind, source, item, old, new, via``), the
+    old and new content as JSON text."""
+
+    def text(v: object) -> str | None:
+        return None if v is None else v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+
+    return {"kind": kind, "source": by or UNKNOWN_ACTOR, "item": item, "old": text(old), "new": text(new), "via": via}
 
 
 def actions(db: Store, kind: str | None = None, item: str | None = None) -> list[dict]:

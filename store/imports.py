@@ -32,7 +32,7 @@ from assess.formats.nuggets import entry_line, raw_entries, turn_line, twice
 from assess.formats.reading import json_path_line, short
 from assess.tasks import LABEL_KINDS, Task
 from store.db import Store, column, each, insert_rows, is_database_error, now, row, rows, run, run_many, value, write
-from store.history import record_action
+from store.history import action_row, record_action
 from store.labels import import_labels, import_new_labels
 from store.nuggets import gold
 from store.screens import bump_topics_version
@@ -151,13 +151,23 @@ def _text_differs(new: str, old: str) -> str:
 class Replacements:
     """Replaced texts recorded block by block (one organizer action 'replace' each), summed for the summary."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, staged: bool = False) -> None:
         self.count = 0
         self.totals: dict[str, int] = {}
+        self.staged = staged  # a staged import (store.responses): the rows wait in staged_history for its switch
 
     def record(self, db: Store, by: str | None, file: str, changes: Sequence[tuple[str, Any, dict, dict[str, int]]]):
-        for item, old, new, labels in changes:
-            record_action(db, by, "replace", item, old, {**new, "labels": labels}, via=Path(file).name)
+        for seq, (item, old, new, labels) in enumerate(changes, start=self.count):
+            if self.staged:
+                params = action_row(by, "replace", item, old, {**new, "labels": labels}, via=Path(file).name)
+                run(
+                    db,
+                    "INSERT INTO staged_history (seq, kind, source, item, old, new, via) "
+                    "VALUES (:seq, :kind, :source, :item, :old, :new, :via)",
+                    {**params, "seq": seq},
+                )
+            else:
+                record_action(db, by, "replace", item, old, {**new, "labels": labels}, via=Path(file).name)
             for task, n in labels.items():
                 self.totals[task] = self.totals.get(task, 0) + n
         self.count += len(changes)

@@ -22,9 +22,10 @@ from pathlib import Path
 from assess.errors import FormatError, InvalidSpan
 from assess.tasks import CitedResponse, CitedSentence, Shown
 from store import labels
-from store.db import Store, each, now, row, run, run_many, write
+from store.db import Store, each, now, row, rows, run, run_many, write
 from store.history import record_action
 from store.imports import check_turns, ensure_passages, register_response_runs
+from store.rights import check_writer
 
 _WHOLE = 0  # the sentence number of citations given for the response as a whole
 
@@ -230,6 +231,173 @@ def _write_responses(
         "VALUES (:run, :turn_id, :sentence, :position, :passage_id)",
         citations,
     )
+
+
+# ------------------------------------------------------------------------------------------- staged imports
+# A response file is written into temporary tables block by block (store.db.staging / stage_block: no write
+# lock held), then made visible by switch_responses in one short write transaction.
+
+STAGING = {
+    "staged_responses": "run TEXT NOT NULL, turn_id TEXT NOT NULL, text TEXT NOT NULL, imported_from TEXT, "
+    "layout TEXT, file_fields TEXT, stored INTEGER NOT NULL, PRIMARY KEY (run, turn_id)",
+    "staged_sentences": "run TEXT NOT NULL, turn_id TEXT NOT NULL, sentence INTEGER NOT NULL, text TEXT NOT NULL, "
+    "start_char INTEGER NOT NULL, end_char INTEGER NOT NULL",
+    "staged_citations": "run TEXT NOT NULL, turn_id TEXT NOT NULL, sentence INTEGER NOT NULL, "
+    "position INTEGER NOT NULL, passage_id TEXT NOT NULL",
+    "staged_passages": "id TEXT PRIMARY KEY, doc_id TEXT NOT NULL",
+    "staged_history": "seq INTEGER NOT NULL, kind TEXT NOT NULL, source TEXT NOT NULL, item TEXT NOT NULL, "
+    "old TEXT, new TEXT, via TEXT NOT NULL",
+}
+
+
+def stage_responses(
+    db: Store,
+    file: str | Path,
+    responses: Sequence[CitedResponse],
+    *,
+    origins: Sequence[Origin],
+    replace: bool,
+    seen: dict[tuple[str, str], int | None],
+) -> dict:
+    """One block of a staged import (inside :func:`store.db.stage_block`, with :data:`STAGING`): the checks of
+    :func:`add_responses` against the store as it is now, then the block's new and changed responses written
+    into the staging tables; ``seen`` (run, turn) -> line across the file's blocks. Returns the block's
+    counts (``new``, ``replaced``, ``unchanged`` and those of :func:`counts_of`)."""
+    file = str(file)
+    for r in responses:
+        if (r.run, r.turn_id) in seen:
+            expected = (
+                f"one response per run and turn (line {seen[(r.run, r.turn_id)]} has run {r.run!r}, turn {r.turn_id!r})"
+            )
+            raise FormatError(file, r.line, expected, "a second one")
+        seen[(r.run, r.turn_id)] = r.line
+    spans = [_checked(file, r) for r in responses]
+    check_turns(db, file, responses)
+    tallies = {"new": 0, "replaced": 0, "unchanged": 0}
+    kept = _compare_stored(db, file, responses, spans, origins, replace, tallies)
+    chosen = [i for i in range(len(responses)) if i not in kept]
+    stored_before = {(r["run"], r["turn_id"]) for r in _stored_keys(db, [responses[i] for i in chosen])}
+    heads, sentences, citations = [], [], []
+    for i in chosen:
+        r, offsets, (layout, fields) = responses[i], spans[i], origins[i]
+        key = {"run": r.run, "turn_id": r.turn_id}
+        heads.append(
+            {
+                **key,
+                "text": r.full_text,
+                "file": file,
+                "layout": layout,
+                "file_fields": _json(fields),
+                "stored": int((r.run, r.turn_id) in stored_before),
+            }
+        )
+        for number, (s, (start, end)) in enumerate(zip(r.sentences, offsets, strict=True), start=1):
+            sentences.append({**key, "sentence": number, "text": s.text, "start_char": start, "end_char": end})
+        for number, cited in [(_WHOLE, r.citations), *((n, s.citations) for n, s in enumerate(r.sentences, 1))]:
+            citations += [{**key, "sentence": number, "position": i, "passage_id": p} for i, p in enumerate(cited)]
+    run_many(
+        db,
+        "INSERT INTO staged_responses (run, turn_id, text, imported_from, layout, file_fields, stored) "
+        "VALUES (:run, :turn_id, :text, :file, :layout, :file_fields, :stored)",
+        heads,
+    )
+    run_many(
+        db,
+        "INSERT INTO staged_sentences (run, turn_id, sentence, text, start_char, end_char) "
+        "VALUES (:run, :turn_id, :sentence, :text, :start_char, :end_char)",
+        sentences,
+    )
+    run_many(
+        db,
+        "INSERT INTO staged_citations (run, turn_id, sentence, position, passage_id) "
+        "VALUES (:run, :turn_id, :sentence, :position, :passage_id)",
+        citations,
+    )
+    run_many(
+        db,
+        "INSERT INTO staged_passages (id, doc_id) VALUES (:id, :doc_id) ON CONFLICT (id) DO NOTHING",
+        ({"id": p, "doc_id": p.rsplit(":", 1)[0]} for p in sorted({c["passage_id"] for c in citations})),
+    )
+    return {**counts_of(responses), **tallies}
+
+
+def _stored_keys(db: Store, responses: Sequence[CitedResponse]) -> list[dict]:
+    out = []
+    for name in sorted({r.run for r in responses}):
+        turns = sorted({r.turn_id for r in responses if r.run == name})
+        for start in range(0, len(turns), 500):
+            chunk = {f"t{i}": t for i, t in enumerate(turns[start : start + 500])}
+            marks = ", ".join(f":{k}" for k in chunk)
+            out += rows(
+                db,
+                f"SELECT run, turn_id FROM responses WHERE run = :run AND turn_id IN ({marks})",
+                {"run": name, **chunk},
+            )
+    return out
+
+
+def switch_responses(db: Store, file: str | Path, *, who: str | None = None) -> None:
+    """Make the staged responses visible (inside the caller's ``store.db.write(references_checked=True)``): runs, passages,
+    responses, their sentences and citations and the staged history rows, each one INSERT … SELECT, so the
+    write lock is held for the copy alone. ``who``: the person named in staged replacement rows, checked
+    again here (rights are checked at the write)."""
+    stamp = now()
+    # turns were checked while staging; one deleted since is refused here (the copy runs without SQLite's
+    # per-row foreign-key checks: write(references_checked=True))
+    gone = row(
+        db,
+        "SELECT s.turn_id AS turn_id FROM staged_responses s WHERE NOT EXISTS "
+        "(SELECT 1 FROM turns t WHERE t.id = s.turn_id) LIMIT 1",
+    )
+    if gone is not None:
+        raise FormatError(str(file), None, "turns of the store", f"turn {gone['turn_id']!r}, deleted during the import")
+    # "WHERE true": SQLite reads an ON CONFLICT after a bare SELECT … FROM as a join's ON. The runs of unchanged
+    # responses (not staged) are stored already.
+    run(
+        db,
+        "INSERT INTO runs (name, kind, file, imported_at) SELECT DISTINCT run, 'response', :file, :at "
+        "FROM staged_responses WHERE true ORDER BY run ON CONFLICT (name) DO NOTHING",
+        {"file": str(file), "at": stamp},
+    )
+    run(
+        db,
+        "INSERT INTO passages (id, doc_id) SELECT id, doc_id FROM staged_passages WHERE true "
+        "ON CONFLICT (id) DO NOTHING",
+    )
+    if row(db, "SELECT 1 AS one FROM staged_responses WHERE stored = 1 LIMIT 1"):  # replaced: their old rows go
+        for table in ("response_citations", "response_sentences"):
+            run(
+                db,
+                f"DELETE FROM {table} WHERE (run, turn_id) IN (SELECT run, turn_id FROM staged_responses WHERE stored = 1)",
+            )
+    run(
+        db,
+        "INSERT INTO responses (run, turn_id, text, imported_from, layout, file_fields) "
+        "SELECT run, turn_id, text, imported_from, layout, file_fields FROM staged_responses WHERE true "
+        "ORDER BY run, turn_id "
+        "ON CONFLICT (run, turn_id) DO UPDATE SET text = excluded.text, imported_from = excluded.imported_from, "
+        "layout = excluded.layout, file_fields = excluded.file_fields",
+    )
+    run(
+        db,
+        "INSERT INTO response_sentences (run, turn_id, sentence, text, start_char, end_char) "
+        "SELECT run, turn_id, sentence, text, start_char, end_char FROM staged_sentences "
+        "ORDER BY run, turn_id, sentence",
+    )
+    run(
+        db,
+        "INSERT INTO response_citations (run, turn_id, sentence, position, passage_id) "
+        "SELECT run, turn_id, sentence, position, passage_id FROM staged_citations "
+        "ORDER BY run, turn_id, sentence, position",
+    )
+    if row(db, "SELECT 1 AS one FROM staged_history LIMIT 1"):
+        check_writer(db, who, action="replace")
+        run(
+            db,
+            "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
+            "SELECT kind, source, item, old, new, NULL, via, :at FROM staged_history ORDER BY seq",
+            {"at": stamp},
+        )
 
 
 def add_response(db: Store, file: str | Path, response: CitedResponse, *, by: str | None = None) -> dict:

@@ -32,7 +32,7 @@ from assess.formats.reading import id_problem, short
 from assess.tasks import RESPONSE_FILE_KINDS, CitedResponse, CitedSentence
 from store import Store, imports
 from store import responses as stored
-from store.db import write
+from store.db import stage_block, staging, write
 
 IKAT_RESPONSES, RAG_ANSWERS = RESPONSE_FILE_KINDS
 KINDS = RESPONSE_FILE_KINDS
@@ -197,32 +197,41 @@ def _import_blocks(
 ) -> dict:
     """:func:`import_file`: the file read incrementally (:func:`iter_read`) and written
     :data:`RESPONSES_PER_BLOCK` responses at a time, so memory is bounded by a block whatever the file's
-    size. All blocks are written inside one transaction: a refusal anywhere (a bad line, an unknown turn,
-    a response that differs from the stored one without ``replace``) rolls every block back, so bad input
-    leaves the store unchanged. With ``replace``, each block's stored versions are read before it is
-    written, and its replaced responses recorded (one history row each) before the next block."""
+    size. Each block is checked against the store and written into staging tables without the write lock
+    (:func:`store.db.staging`); one short write transaction then copies them into the store
+    (:func:`store.responses.switch_responses`). A refusal anywhere (a bad line, an unknown turn, a response
+    that differs from the stored one without ``replace``) comes before the switch, so bad input leaves the
+    store unchanged, and other writers never wait for the reading. With ``replace``, each block's stored
+    versions are read before it is staged, and its replaced responses staged as history rows (one each)."""
     from store.history import record_action
 
     totals = dict.fromkeys(("count", "with_citations", "citations", "new", "replaced", "unchanged"), 0)
     runs: set[str] = set()
-    replacements = imports.Replacements()
+    replacements = imports.Replacements(staged=True)
     advice: list[str] = []
+    seen: dict[tuple[str, str], int | None] = {}
     responses = iter_read(kind, path, run=run, layout=layout, warnings=advice, topics=topics)
-    with write(db):
-        while block := list(itertools.islice(responses, RESPONSES_PER_BLOCK)):
+    with staging(db, stored.STAGING):
+        while block := list(itertools.islice(responses, RESPONSES_PER_BLOCK)):  # read and checked without the lock
             records, origins = zip(*map(to_store, block), strict=True)
-            if kind == IKAT_RESPONSES:  # records of a JSON file carry no line: find the one of an unknown turn
-                imports.check_turns(db, str(path), records, locate=lambda r: layouts.ikat_turn_line(path, r.turn_id))
-            before = _stored_versions(db, block) if replace else {}
-            summary = stored.add_responses(db, path, records, origins=origins, replace=replace, tally=True)
+            with stage_block(db):
+                if kind == IKAT_RESPONSES:  # records of a JSON file carry no line: find the one of an unknown turn
+                    imports.check_turns(
+                        db, str(path), records, locate=lambda r: layouts.ikat_turn_line(path, r.turn_id)
+                    )
+                before = _stored_versions(db, block) if replace else {}
+                summary = stored.stage_responses(db, path, records, origins=origins, replace=replace, seen=seen)
+                if replace:
+                    changed = [(r, before[(r.run, r.turn_id)]) for r in block if before.get((r.run, r.turn_id), r) != r]
+                    imports.record_replacements(db, who, str(path), "response", changed, into=replacements)
             for key in totals:
                 totals[key] += summary[key]
             runs.update(r.run for r in records)
-            if replace:
-                changed = [(r, before[(r.run, r.turn_id)]) for r in block if before.get((r.run, r.turn_id), r) != r]
-                imports.record_replacements(db, who, str(path), "response", changed, into=replacements)
-        if by is not None:
-            record_action(db, by, "import", f"responses {Path(path).name}", None, totals, via="responses")
+        # the switch: SQLite holds the write lock for the copy alone; PostgreSQL only for the commit
+        with write(db, references_checked=True, lock_to_commit=True):
+            stored.switch_responses(db, path, who=who)
+            if by is not None:
+                record_action(db, by, "import", f"responses {Path(path).name}", None, totals, via="responses")
     out = {
         "responses": totals["count"],
         **{key: totals[key] for key in ("with_citations", "citations", "new", "replaced", "unchanged")},

@@ -94,7 +94,10 @@ def saving(callback):
                 set_flash("error", f"NOT SAVED: {why}", slot=STORE_FLASH)
                 st.session_state["_rights_changed"] = True
                 return None
-            return callback(*args, **kwargs)
+            done = patiently(callback)(*args, **kwargs)
+            if (kept := st.session_state.get(_RETRY)) is not None:  # Retry goes through these checks again
+                st.session_state[_RETRY] = (guarded, *kept[1:])
+            return done
         except NotAllowed as exc:
             set_flash("error", f"NOT SAVED: {exc}", slot=STORE_FLASH)
             st.session_state["_rights_changed"] = True
@@ -105,6 +108,72 @@ def saving(callback):
             set_flash("error", f"NOT SAVED: {_not_saved(exc)}", slot=STORE_FLASH)
 
     return guarded
+
+
+SAVE_QUIET_S = 0.3  # a press that gets the write lock within this shows nothing more
+SAVE_WAIT_S = 10.0  # then "saving…" until this, then NOT SAVED with Retry
+_RETRY = "_not_saved_press"
+NOT_SAVED_BUSY = (
+    "NOT SAVED: the store stayed busy for {wait:.0f} s (another write held it). Your press is kept here: "
+    "Retry saves it."
+)
+
+
+def patiently(callback):
+    """Wrap a writing callback (:func:`saving` does; the crowd page's answers too) so that its write waits at most
+    :data:`SAVE_WAIT_S` for the store's write lock: quietly for :data:`SAVE_QUIET_S`, then with a visible
+    "saving…" (a large import's switch, another process's long write). A press never meets the busy timeout and
+    Streamlit's error page: past the wait nothing is written and the press is kept for :func:`not_saved_retry`."""
+    import functools
+
+    from store.db import StoreBusy, lock_wait
+
+    @functools.wraps(callback)
+    def kept(*args, **kwargs):
+        st.session_state.pop(_RETRY, None)  # a new press replaces a press not saved
+        try:
+            try:
+                with lock_wait(SAVE_QUIET_S):
+                    return callback(*args, **kwargs)
+            except StoreBusy:
+                st.toast("saving… (the store is busy)", icon="⏳")
+            with lock_wait(SAVE_WAIT_S - SAVE_QUIET_S):
+                return callback(*args, **kwargs)
+        except StoreBusy as exc:
+            logging.getLogger("assess").warning("not saved: %s", exc)
+            st.session_state[_RETRY] = (kept, args, kwargs, _on_screen())
+            return None
+
+    return kept
+
+
+def busy(exc: BaseException) -> bool:
+    """Whether an error is the store's "busy" (:class:`store.db.StoreBusy`), which :func:`patiently` handles."""
+    from store.db import StoreBusy
+
+    return isinstance(exc, StoreBusy)
+
+
+def _on_screen() -> dict:
+    """Every keyboard cursor's item on screen and shown label (session keys ``*_shown``, ``*_shown_own``): a
+    kept press is retried only while the page still shows what it showed when the key was pressed."""
+    return {
+        k: st.session_state[k] for k in list(st.session_state) if k.endswith(("_shown", "_shown_own", "crowd_item"))
+    }
+
+
+def not_saved_retry() -> None:
+    """Inside a key panel: a press the busy store did not save, kept with a Retry button (a press on it writes
+    it, with the same stale-label check); dropped once the panel shows another item."""
+    kept = st.session_state.get(_RETRY)
+    if kept is None:
+        return
+    guarded, args, kwargs, screen = kept
+    if _on_screen() != screen:
+        st.session_state.pop(_RETRY, None)
+        return
+    st.error(NOT_SAVED_BUSY.format(wait=SAVE_WAIT_S))
+    st.button("Retry", key="_not_saved_retry", on_click=guarded, args=args, kwargs=kwargs, type="primary")
 
 
 def _page_allowed() -> bool:
@@ -140,6 +209,7 @@ def key_panel(func):
     @functools.wraps(func)
     def panel(*args, **kwargs):
         flash(STORE_FLASH)
+        not_saved_retry()
         try:
             # disabled, demoted or signed out elsewhere (seen now, or by a key's callback): the whole page again
             if not still_signed_in(db()) or st.session_state.pop("_rights_changed", False):

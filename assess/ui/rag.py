@@ -29,13 +29,15 @@ FLASH = "rag_flash"
 def refused(on_click):
     """A key's callback whose refusal (the item is no longer stored, a value off the scale) is said on the
     page, escaped, by :func:`messages` instead of failing; nothing was written. A label stored meanwhile from
-    another tab or device is said by :func:`assess.ui.frame.saving`, as on every keyboard page."""
+    another tab or device, and a store that is busy or cannot be reached, are said by
+    :func:`assess.ui.frame.saving`, as on every keyboard page."""
+    from store.db import StoreUnavailable
     from store.labels import StaleLabel
 
     def guarded(value):
         try:
             on_click(value)
-        except StaleLabel:
+        except (StaleLabel, StoreUnavailable):  # saving() says these (a busy store: kept with Retry)
             raise
         except AssessError as exc:
             set_flash("error", f"Not saved: {exc}", slot=FLASH)

@@ -8,6 +8,11 @@ Run: python tests/benchmarks/bench_import.py [RUNS]   (needs ../shared/data; RUN
         (default 200) imported in a child process: peak memory (ru_maxrss) and time per line; with
         --baseline, the same in a checkout DIR of an earlier version (e.g. `git worktree add DIR
         34714a8`), whose own code the child then imports
+     python tests/benchmarks/bench_import.py --answers [MB] [--db URL]
+        a synthetic TREC RAG answer file of about MB megabytes (default 70) imported in a child process
+        while 20 assessor threads of this one press a label every 0.5 s (as the pages do: a 10 s lock
+        wait): the import's time, its staging and switch, and the presses' longest waits (issue 33);
+        --db: a PostgreSQL database to use (emptied first) instead of a SQLite file
 
 Wall-clock times on a shared 2-core machine swing by ±40% within a minute, so the two sides are
 timed interleaved and the ratio is reported run by run. ``--instructions`` counts CPU instructions
@@ -258,7 +263,138 @@ def big(megabytes: int, baseline: str | None, kinds: tuple[str, ...] = ("qrels",
             file.unlink()
 
 
+def big_answers(tmp: Path, megabytes: int) -> tuple[Path, int]:
+    """A TREC RAG 2024 answer file of about ``megabytes`` MB over the 1,000 turns of :func:`big_topics`: runs
+    answering every turn, each answer five sentences citing one or two of four references."""
+    path = tmp / "answers.jsonl"
+    count = 0
+    with open(path, "w") as out:
+        while out.tell() < megabytes * 1_000_000:
+            block = []
+            for t in range(1000):
+                turn = f"{t // 10}_{t % 10 + 1}"
+                refs = [f"clueweb22-en{t:04d}-{count % 97:02d}-{k:05d}:{count % 7}" for k in range(4)]
+                answer = [
+                    {"text": f"Sentence {k} of answer {count}: " + "some generated words " * 12, "citations": [k % 4]}
+                    for k in range(5)
+                ]
+                line = {"run_id": f"run{count // 1000}", "topic_id": turn, "topic": "q", "references": refs}
+                block.append(json.dumps({**line, "response_length": 60, "answer": answer}) + "\n")
+                count += 1
+            out.write("".join(block))
+    return path, count
+
+
+def answers_child(file: str, db: str) -> None:
+    """In a fresh process: import the answer file, timing its staging and its switch; print them as JSON."""
+    from assess.services import response_files
+    from store import open_db
+    from store import responses as stored
+
+    marks = {}
+    switch = stored.switch_responses
+
+    def timed(*args, **kwargs):
+        marks["switch_start"] = time.perf_counter()
+        switch(*args, **kwargs)
+        marks["switch_end"] = time.perf_counter()
+
+    stored.switch_responses = timed
+    store = open_db(db)
+    start = time.perf_counter()
+    summary = response_files.import_file(store, "rag-answers", file)
+    end = time.perf_counter()  # after the commit and the staging tables' drop
+    print(
+        json.dumps(
+            {
+                "responses": summary["responses"],
+                "seconds": end - start,
+                "staging": marks["switch_start"] - start,
+                "switch": marks["switch_end"] - marks["switch_start"],
+            }
+        )
+    )
+
+
+def answers(megabytes: int, target: str | None) -> None:
+    import threading
+
+    from assess.services.loading import load_file
+    from store import open_db
+    from store.db import StoreBusy, lock_wait, run, write
+    from store.queue import save_passage_label
+    from store.sources import ensure_source
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        db = target or str(tmp / "answers.db")
+        store = open_db(db)
+        if not store.sqlite:  # an empty database: every table of the store dropped
+            run(store, "DROP SCHEMA public CASCADE")
+            run(store, "CREATE SCHEMA public")
+            store.close()
+            store = open_db(db)
+        load_file(store, "topics", big_topics(tmp))
+        qrels = tmp / "pool.qrels"
+        qrels.write_text("".join(f"{t // 10}_{t % 10 + 1} 0 doc-{t}:0 1\n" for t in range(0, 1000, 5)))
+        load_file(store, "qrels", qrels, source="nist")
+        pool = [(f"{t // 10}_{t % 10 + 1}", f"doc-{t}:0") for t in range(0, 1000, 5)]
+        file, count = big_answers(tmp, megabytes)
+        size = file.stat().st_size / 1e6
+        waits: list[tuple[float, float]] = []
+        refused: list[float] = []
+        stop = threading.Event()
+
+        def assessor(n: int) -> None:
+            own = open_db(db)
+            with write(own):
+                ensure_source(own, f"bench-{n}", "assessor")
+            i = 0
+            while not stop.is_set():
+                started = time.perf_counter()
+                try:
+                    with lock_wait(10):
+                        save_passage_label(own, f"bench-{n}", *pool[(n * 10 + i) % len(pool)], i % 5)
+                except StoreBusy:  # what the page shows as NOT SAVED with Retry
+                    refused.append(started)
+                waits.append((started, time.perf_counter() - started))
+                i += 1
+                time.sleep(0.5)
+
+        threads = [threading.Thread(target=assessor, args=(n,), daemon=True) for n in range(20)]
+        for thread in threads:
+            thread.start()
+        code = (
+            f"import sys; sys.path.insert(0, {str(ROOT)!r}); sys.path.insert(1, {str(Path(__file__).parent)!r}); "
+            f"import bench_import; bench_import.answers_child({str(file)!r}, {db!r})"
+        )
+        begun = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+        stop.set()
+        for thread in threads:
+            thread.join()
+        if proc.returncode:
+            sys.exit(f"the import failed: {proc.stderr.strip().splitlines()[-1:]}")
+        result = json.loads(proc.stdout.strip().splitlines()[-1])
+        during = sorted(w for s, w in waits if s >= begun)
+        print(
+            f"{store.engine}: {size:.0f} MB answers, {result['responses']:,} responses: import {result['seconds']:.1f} s "
+            f"(staging {result['staging']:.1f} s without the lock, switch {result['switch']:.2f} s, its commit not "
+            f"counted: {'holding the lock' if store.sqlite else 'the lock taken only to commit'})"
+        )
+        print(
+            f"  20 assessors, {len(during)} presses during the import: longest wait {during[-1]:.2f} s, "
+            f"99th percentile {during[int(len(during) * 0.99)]:.2f} s, median {statistics.median(during) * 1000:.0f} ms, "
+            f"{sum(1 for s in refused if s >= begun)} not saved after 10 s"
+        )
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--answers"]:
+        rest = sys.argv[2:]
+        target = rest[rest.index("--db") + 1] if "--db" in rest else None
+        numbers = [a for a in rest if a.isdigit()]
+        return answers(int(numbers[0]) if numbers else 70, target)
     if sys.argv[1:2] == ["--big"]:
         rest = sys.argv[2:]
         baseline = rest[rest.index("--baseline") + 1] if "--baseline" in rest else None
