@@ -4,6 +4,8 @@ checked against crowd-kit's MajorityVote, and a hand-checked case where Dawid-Sk
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -18,7 +20,7 @@ from store import crowd as store_crowd
 from store import db as sql
 from store import open_db
 from tests.cli.test_crowd import do_batch, entry, llm_answer
-from tests.helpers import run_cli
+from tests.helpers import ROOT, run_cli
 
 
 @pytest.fixture
@@ -103,3 +105,12 @@ def test_aggregate_text_output_and_bad_method(demo):
     assert "consistency (crowd-kit): match " in out.stdout and "accuracy_on_aggregates" in out.stdout
     bad = run_cli("crowd", "aggregate", "demo", "--method", "glad", db=demo.target)
     assert bad.returncode == 2 and "invalid choice: 'glad'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_crowdkit_is_not_imported_by_the_command_line_until_a_method_runs():
+    code = (
+        "import sys\nfrom assess.cli import main\ntry:\n    main(['crowd', 'aggregate', '--help'])\n"
+        "except SystemExit:\n    pass\nprint(sorted(m for m in ('crowdkit', 'pandas', 'sklearn') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert "--method {majority,dawid-skene,mace}" in out.stdout and out.stdout.strip().endswith("[]")
