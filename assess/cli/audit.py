@@ -15,7 +15,8 @@ def _add_agreement(sub) -> None:
         help="agreement (Cohen's kappa and more) between two label sources",
         description="Compare two label sources over the items both labelled: observed agreement, "
         "Cohen's kappa (unweighted/linear/quadratic over the full scale), binarised "
-        "kappa, confusion matrix, per-topic kappa, bootstrap 95%% interval.",
+        "kappa, ICC(2,1) and ICC(3,1) (grades read as numbers), confusion matrix, per-topic kappa, "
+        "bootstrap 95%% interval.",
     )
     add_db_argument(p)
     p.add_argument("--task", choices=("passage", "ptkb", "ntr"), default="passage")
@@ -44,7 +45,7 @@ def cmd_agreement(args) -> int:
         print(json.dumps(report, default=str))
         return 0
     print(f"{args.task}: {args.a} vs {args.b} over {report['n']} shared items")
-    for key in ("agreement", "kappa", "kappa_linear", "kappa_quadratic", "kappa_binary"):
+    for key in ("agreement", "kappa", "kappa_linear", "kappa_quadratic", "kappa_binary", "icc_2_1", "icc_3_1"):
         if report.get(key) is not None:
             print(f"  {key:16} {report[key]:.4f}")
     print("  confusion (rows a, columns b):")
@@ -92,7 +93,8 @@ def add_commands(sub) -> None:
         "agreement matrix of several sources with a human ceiling",
         cmd_matrix,
         "Every pair of the chosen sources over the items both labelled: observed agreement, kappa "
-        "unweighted/linear/quadratic, binarised kappa, Krippendorff's alpha, bootstrap intervals, the "
+        "unweighted/linear/quadratic, binarised kappa, Krippendorff's alpha, ICC(2,1) and ICC(3,1), bootstrap "
+        "intervals, the "
         "human<->human ceiling, by topic, turn depth and personal turn.",
     )
     p.add_argument("--task", default="passage", choices=("passage", "ptkb", "ntr", "ntr-support", "importance"))

@@ -171,8 +171,18 @@ def add_commands(sub) -> None:
     add_db_argument(p)
     p.set_defaults(func=cmd_release)
 
-    p = cs.add_parser("aggregate", help="write the majority labels as the label source crowd:NAME")
+    p = cs.add_parser(
+        "aggregate",
+        help="write the aggregated labels (majority vote, or crowd-kit's Dawid-Skene / MACE) as the source crowd:NAME",
+    )
     p.add_argument("name")
+    p.add_argument(
+        "--method",
+        choices=("majority", "dawid-skene", "mace"),
+        default="majority",
+        help="majority: our majority vote with the study's tie rule (default); dawid-skene, mace: crowd-kit's, "
+        "with its worker accuracy on the aggregates and consistency",
+    )
     add_db_argument(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_aggregate)
@@ -441,18 +451,26 @@ def cmd_release(args) -> int:
 
 
 def cmd_aggregate(args) -> int:
+    from assess.services import crowd as crowd_service
+    from assess.text import terminal_text
     from store import crowd as store_crowd
 
     db = open_store(args)
-    summary = store_crowd.write_aggregate(db, args.name)
+    summary = crowd_service.aggregate(db, args.name, args.method)
     task = store_crowd.get_study(db, args.name).config.label_task
     if args.json:
         print(json.dumps({**summary, "task": str(task)}))
-    else:
-        print(
-            f"{summary['source']}: {summary['labels']} {task} labels written (values {summary['values']}), "
-            f"{summary['removed']} removed"
-        )
+        return 0
+    print(
+        f"{summary['source']}: {summary['labels']} {task} labels written by {args.method} "
+        f"(values {summary['values']}), {summary['removed']} removed"
+    )
+    if "workers" in summary:
+        consistency = ", ".join(f"{g} {_fmt(v)}" for g, v in summary["consistency"].items())
+        print(f"consistency (crowd-kit): {consistency}")
+        print("worker                accuracy_on_aggregates")
+        for worker, accuracy in summary["workers"].items():
+            print(f"{terminal_text(worker):20}  {_fmt(accuracy):>22}")
     return 0
 
 

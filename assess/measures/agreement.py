@@ -312,6 +312,47 @@ def krippendorff_alpha(
     return _none_if_nan(value)
 
 
+def icc(ratings: Sequence[Sequence[float]]) -> dict[str, float | None]:
+    """Shrout & Fleiss's (1979) single-rater intraclass correlations of an items x raters table (no missing cells).
+
+    From the two-way ANOVA without interaction: MSR (items), MSC (raters), MSE (residual), k raters, n items:
+    ``icc_2_1`` = (MSR - MSE) / (MSR + (k-1) MSE + k (MSC - MSE) / n) (random raters, absolute agreement: a
+    rater who grades everything one level higher lowers it) and ``icc_3_1`` = (MSR - MSE) / (MSR + (k-1) MSE)
+    (fixed raters, consistency: such a shift does not). None where undefined (under 2 items or raters, or a
+    zero denominator, e.g. every rating equal). docs/measures.md#intraclass-correlation."""
+    y = np.asarray(ratings, dtype=float)
+    if y.ndim != 2:
+        raise AssessError(f"ICC needs an items x raters table, found {y.ndim} dimension(s)")
+    n, k = y.shape
+    if n < 2 or k < 2:
+        return {"icc_2_1": None, "icc_3_1": None}
+    grand = y.mean()
+    ss_rows = k * ((y.mean(axis=1) - grand) ** 2).sum()
+    ss_cols = n * ((y.mean(axis=0) - grand) ** 2).sum()
+    ss_error = ((y - grand) ** 2).sum() - ss_rows - ss_cols
+    msr, msc, mse = ss_rows / (n - 1), ss_cols / (k - 1), ss_error / ((n - 1) * (k - 1))
+
+    def ratio(num: float, den: float) -> float | None:
+        return float(num / den) if den > 1e-12 * max(1.0, abs(num)) else None
+
+    return {
+        "icc_2_1": ratio(msr - mse, msr + (k - 1) * mse + k * (msc - mse) / n),
+        "icc_3_1": ratio(msr - mse, msr + (k - 1) * mse),
+    }
+
+
+def _icc_of_confusion(counts: np.ndarray, scale: Sequence) -> dict[str, float | None]:
+    """:func:`icc` of two raters from their confusion matrix (cell (i, j) repeated as its count of items);
+    None on a scale that is not numeric (ICC treats the labels as interval values)."""
+    try:
+        values = np.asarray([float(v) for v in scale])
+    except (TypeError, ValueError):
+        return {"icc_2_1": None, "icc_3_1": None}
+    i, j = np.nonzero(counts)
+    repeats = counts[i, j]
+    return icc(np.column_stack([np.repeat(values[i], repeats), np.repeat(values[j], repeats)]))
+
+
 def agreement_report(
     a: Sequence,
     b: Sequence,
@@ -328,7 +369,8 @@ def agreement_report(
     ``kappa_linear``, ``kappa_quadratic``, ``kappa_ci`` (95% bootstrap of ``kappa``, seeded, when
     ``ci``), ``weights``, ``labels`` (the scale), ``confusion`` (list of lists, rows = a, cols = b)
     and, when ``threshold`` is given, ``threshold``, ``agreement_binary`` and ``kappa_binary``
-    (label >= threshold). Undefined values are None (see :func:`cohen_kappa`).
+    (label >= threshold); ``icc_2_1`` and ``icc_3_1`` (:func:`icc`, the labels read as numbers; None on a
+    scale that is not numeric). Undefined values are None (see :func:`cohen_kappa`).
     """
     counts = confusion_matrix(a, b, scale=scale)
     n = int(counts.sum())
@@ -346,6 +388,7 @@ def agreement_report(
         "kappa_quadratic": kappas["quadratic"],
         "labels": list(scale),
         "confusion": counts.tolist(),
+        **_icc_of_confusion(counts, scale),
     }
     if ci:
         interval = _bootstrap(counts, weights, 1000, 0.95, seed)
@@ -371,7 +414,16 @@ def agreement_report(
 # docs/measures.md#agreement-matrix. Every figure of a pair is a function of its confusion matrix,
 # so one multinomial draw of the confusion cells per bootstrap replicate gives all of them at once.
 
-MATRIX_STATISTICS = ("agreement", "kappa_unweighted", "kappa_linear", "kappa_quadratic", "kappa_binary", "alpha")
+MATRIX_STATISTICS = (
+    "agreement",
+    "kappa_unweighted",
+    "kappa_linear",
+    "kappa_quadratic",
+    "kappa_binary",
+    "alpha",
+    "icc_2_1",
+    "icc_3_1",
+)
 SOURCE_KINDS = ("human", "llm", "crowd", "import")
 ALPHA_LEVELS = ("nominal", "ordinal", "interval")
 MIN_SHARED = 30
@@ -426,7 +478,32 @@ def _matrix_figures(counts: np.ndarray, relevant: np.ndarray | None, level: str,
         collapse = np.stack([~relevant, relevant], axis=1).astype(float)  # k x 2
         out["kappa_binary"] = _kappa_batch(collapse.T @ counts @ collapse, weight_matrix(2))
     out["alpha"] = _alpha_batch(counts, level, values)
+    out["icc_2_1"], out["icc_3_1"] = _icc_batch(counts, values)
     return out
+
+
+def _icc_batch(counts: np.ndarray, values: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`icc` (2,1) and (3,1) of two raters for confusion matrices on the last two axes (cell (i, j): items
+    rated values[i] by a, values[j] by b), from the sums of the cells; NaN without a numeric scale or where
+    undefined."""
+    n = counts.sum(axis=(-2, -1)).astype(float)
+    if values is None:
+        return np.full(n.shape, np.nan), np.full(n.shape, np.nan)
+    c = counts.astype(float)
+    sum_a, sum_b = c.sum(axis=-1) @ values, c.sum(axis=-2) @ values
+    squares = (c.sum(axis=-1) + c.sum(axis=-2)) @ values**2  # sum of every rating squared
+    pair_sums = (c * (values[:, None] + values[None, :]) ** 2).sum(axis=(-2, -1))  # sum of (a + b)^2 over items
+    with np.errstate(divide="ignore", invalid="ignore"):
+        correction = (sum_a + sum_b) ** 2 / (2 * n)
+        ss_rows = pair_sums / 2 - correction
+        ss_cols = (sum_a**2 + sum_b**2) / n - correction
+        ss_error = squares - correction - ss_rows - ss_cols
+        msr, msc, mse = ss_rows / (n - 1), ss_cols, ss_error / (n - 1)
+        consistency_den = msr + mse
+        absolute_den = consistency_den + 2 * (msc - mse) / n
+        icc2 = np.where((n >= 2) & (absolute_den > 1e-12), (msr - mse) / absolute_den, np.nan)
+        icc3 = np.where((n >= 2) & (consistency_den > 1e-12), (msr - mse) / consistency_den, np.nan)
+    return icc2, icc3
 
 
 def _nan_percentiles(samples: np.ndarray, qs: Sequence[float]) -> np.ndarray:

@@ -127,3 +127,34 @@ def import_ntr_study(
         **answered(plan),
         **{f"source_{k}": v for k, v in summary.items()},
     }
+
+
+def aggregate(db, study: str, method: str = "majority") -> dict:
+    """Write the study's aggregated labels as ``crowd:<study>``: our majority vote with the study's tie rule
+    (:func:`store.crowd.write_aggregate`), or crowd-kit's ``method`` fitted on the answers quality control
+    keeps (test items, discarded batches, unfinished batches and rejected workers left out, as the majority
+    leaves them). A crowd-kit method adds its figures: ``workers`` (each worker's accuracy on the aggregated
+    labels) and ``consistency`` per criterion. 'Unable to judge' (-1) answers are not given to crowd-kit;
+    an item with only such answers gets -1, as under majority vote."""
+    from assess.crowd.crowdkit import METHODS
+
+    if method not in METHODS:
+        raise AssessError(f"--method is one of {', '.join(METHODS)}, not {method!r}")
+    if method == "majority":
+        return {**store_crowd.write_aggregate(db, study), "method": method}
+    from assess.crowd import crowdkit
+    from assess.crowd.rules import UNABLE
+    from store import crowd_methods
+
+    kept = [r for r in store_crowd.raw_rows(db, study) if r["kept"]]
+    if not kept:
+        raise AssessError(f"crowd study {study!r} has no kept worker answers to aggregate with {method}")
+    given = [
+        crowdkit.Given(r["item_id"], r["worker"], r["value"], r["criterion"] or "match")
+        for r in kept
+        if r["value"] != UNABLE
+    ]
+    fitted = crowdkit.aggregate(given, method)
+    labels = {r["item_id"]: UNABLE for r in kept} | fitted["labels"]
+    summary = crowd_methods.write_labels(db, study, labels, method=method)
+    return {**summary, "method": method, "workers": fitted["workers"], "consistency": fitted["consistency"]}

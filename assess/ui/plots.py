@@ -225,6 +225,8 @@ _STATISTIC_NAMES = {
     "kappa_quadratic": "κ quadratic",
     "kappa_binary": "κ binary",
     "alpha": "Krippendorff's α",
+    "icc_2_1": "ICC(2,1)",
+    "icc_3_1": "ICC(3,1)",
 }
 
 

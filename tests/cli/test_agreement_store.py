@@ -9,6 +9,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from tests.conftest import shared_file
 from tests.helpers import ROOT, run_cli
+from tests.unit.test_icc import statsmodels_icc
 
 
 @pytest.fixture(scope="module")
@@ -102,3 +103,43 @@ def test_gpt4_pool_vs_nist_2024_from_the_store(tmp_path):
         cohen_kappa_score([x >= 2 for x in a], [y >= 2 for y in b]), abs=1e-9
     )
     assert len(report["per_topic"]) == len({k[0].split("_")[0] for k in keys})
+
+
+def _qrels(name: str) -> dict[tuple[str, str], int]:
+    rows = (line.split() for line in (ROOT / "assets/demo" / name).read_text().splitlines() if line.strip())
+    return {(r[0], r[2]): int(r[3]) for r in rows}
+
+
+def test_agreement_shows_icc_as_statsmodels_anova_gives_it(demo_db):
+    out = run_cli(
+        "agreement", "--task", "passage", "--a", "demo-ann", "--b", "llm:demo-gpt", "--json", db=demo_db, check=True
+    )
+    report = json.loads(out.stdout)
+    ann, llm = _qrels("demo-ann.qrels"), _qrels("llm-passages.qrels")
+    shared = sorted(set(ann) & set(llm))
+    peer = statsmodels_icc([[ann[key], llm[key]] for key in shared])
+    assert report["n"] == len(shared)
+    assert (report["icc_2_1"], report["icc_3_1"]) == pytest.approx((peer["icc_2_1"], peer["icc_3_1"]), abs=1e-12)
+    # the LLM grades higher on average: absolute agreement (2,1) is below consistency (3,1)
+    assert report["icc_2_1"] < report["icc_3_1"]
+    text = run_cli("agreement", "--task", "passage", "--a", "demo-ann", "--b", "llm:demo-gpt", db=demo_db).stdout
+    assert f"icc_2_1          {report['icc_2_1']:.4f}" in text
+    matrix = json.loads(
+        run_cli(
+            "audit",
+            "agreement",
+            "--task",
+            "passage",
+            "--source",
+            "demo-ann",
+            "--source",
+            "llm:demo-gpt",
+            "--bootstrap",
+            "0",
+            "--json",
+            db=demo_db,
+            check=True,
+        ).stdout
+    )
+    pair = matrix["pairs"][0]
+    assert (pair["icc_2_1"], pair["icc_3_1"]) == pytest.approx((peer["icc_2_1"], peer["icc_3_1"]), abs=1e-12)
