@@ -13,7 +13,7 @@ from tests.cli.test_cli_audit import cli, refused, report, store  # noqa: F401 (
 from tests.conftest import shared_file
 
 
-def test_simulate_prints_the_issue_json(capsys, store):  # noqa: F811
+def test_simulate_prints_the_issue_json(capsys, store):
     got = report(
         capsys, store, "simulate", "--reference", "nist", "--judge", "llm:a", "--measure", "P@3",
         "--budget", "12", "--budget", "16", "--policy", "uniform", "--policy", "active", "--repeats", "30",
@@ -34,7 +34,7 @@ def test_simulate_prints_the_issue_json(capsys, store):  # noqa: F811
     assert code == 0 and "policy" in out and "active" in out
 
 
-def test_simulate_refuses_bad_input_with_exit_2(capsys, store):  # noqa: F811
+def test_simulate_refuses_bad_input_with_exit_2(capsys, store):
     base = ("simulate", "--reference", "nist", "--judge", "llm:a")
     assert "P@k" in refused(capsys, store, *base, "--budget", "10", "--measure", "nDCG@5")
     assert "second judge" in refused(capsys, store, *base, "--budget", "10", "--policy", "disagreement")
@@ -44,7 +44,7 @@ def test_simulate_refuses_bad_input_with_exit_2(capsys, store):  # noqa: F811
     assert got["results"][0]["policy"] == "disagreement"
 
 
-def test_active_sample_is_queued_with_its_inclusion_probabilities(capsys, store):  # noqa: F811
+def test_active_sample_is_queued_with_its_inclusion_probabilities(capsys, store):
     got = report(
         capsys, store, "sample", "--name", "s-active", "--judge", "llm:a", "--budget", "12", "--assessor", "carol",
         "--design", "active", "--k", "3",
