@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 from assess.cli import add_db_argument
 from assess.cli.common import open_store
+from assess.cli.simulate import add_command as add_simulate
 from assess.errors import AssessError
 
 
@@ -270,8 +272,9 @@ def add_commands(sub) -> None:
     p.add_argument("--name", required=True, help="the sample's name (one word)")
     p.add_argument("--judge", required=True)
     p.add_argument("--budget", type=int, required=True)
-    p.add_argument("--design", choices=("stratified", "disagreement"), default="stratified")
-    p.add_argument("--second", help="the second judge (disagreement design)")
+    p.add_argument("--design", choices=("stratified", "disagreement", "active"), default="stratified")
+    p.add_argument("--second", help="the second judge (disagreement design; the active design weighs it)")
+    p.add_argument("--k", type=int, default=5, help="active design: the stored runs' P@k it serves (default 5)")
     p.add_argument("--assessor", required=True, help="who judges the sample (an existing assessor)")
     p.add_argument("--threshold", type=float, default=2)
     p.add_argument("--seed", type=int, default=0)
@@ -289,6 +292,8 @@ def add_commands(sub) -> None:
     p.add_argument("--design", choices=("stratified", "disagreement"), default="stratified")
     p.add_argument("--second", help="the second judge (disagreement design)")
     p.add_argument("--threshold", type=float, default=2)
+
+    add_simulate(command)
 
     p = command(
         "speed",
@@ -784,6 +789,10 @@ def cmd_sample(args) -> int:
     from assess.services.audit import create_sample
 
     check_options(args, ids={"--name": "name"})
+    if args.design == "active":  # drawn for the stored runs' P@k (assess/services/budget.py)
+        from assess.services.budget import active_sample
+
+        create_sample = functools.partial(active_sample, k=args.k)
     report = create_sample(
         open_store(args),
         args.name,

@@ -1,0 +1,67 @@
+"""`audit simulate`: which policy and how many human judgments the system ranking needs (issue 37)."""
+
+from __future__ import annotations
+
+from assess.cli.common import open_store
+
+POLICIES = ("uniform", "stratified", "disagreement", "active")  # assess.measures.active_sampling's, without numpy
+
+
+def add_command(command) -> None:
+    """Register `simulate` through the audit group's ``command(name, help, func, description)``."""
+    p = command(
+        "simulate",
+        "before anyone judges: interval coverage, width and Kendall tau per sampling policy and budget",
+        cmd_simulate,
+        "Over the passages both sources graded, hide the reference's grades, let each policy reveal --budget of "
+        "them (uniform; stratified by the judge's grade; by disagreement with --second; active: the items that "
+        "can change some run's P@k, weighted by the judge's uncertainty and how much runs differ on them), "
+        "estimate every stored run's measure with inverse-probability-weighted PPI, repeat, and report per "
+        "policy and budget the coverage of the 95%% intervals of the full-reference value, their mean width, "
+        "the mean Kendall tau of the estimated ranking and the share of run pairs settled "
+        "(docs/estimates.md#active-sampling).",
+    )
+    p.add_argument("--reference", help="the source whose grades are hidden and revealed (default: a human one)")
+    p.add_argument("--judge", help="the judge that graded every item (default: an LLM source)")
+    p.add_argument("--second", help="a second judge (the disagreement policy; active weighs its disagreement)")
+    p.add_argument("--measure", default="P@5", help="P@k (default P@5)")
+    p.add_argument("--budget", type=int, action="append", required=True, help="reference grades revealed (repeat)")
+    p.add_argument("--policy", action="append", choices=POLICIES, help="repeat; default uniform and active")
+    p.add_argument("--repeats", type=int, default=100, help="draws per policy and budget (default 100)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threshold", type=float, default=2, help="relevant = grade >= T (default 2)")
+
+
+def cmd_simulate(args) -> int:
+    from assess.cli.audit import _num, _print_json, _table
+    from assess.services.budget import simulate_view
+
+    report = simulate_view(
+        open_store(args),
+        args.reference,
+        args.judge,
+        measure=args.measure,
+        budgets=tuple(args.budget),
+        policies=tuple(args.policy or ("uniform", "active")),
+        repeats=args.repeats,
+        seed=args.seed,
+        second=args.second,
+        threshold=args.threshold,
+    )
+    if args.json:
+        return _print_json(report)
+    _table(
+        ["policy", "budget", "coverage", "mean width", "tau", "pairs settled"],
+        [
+            [
+                r["policy"],
+                r["budget"],
+                _num(r["coverage"]),
+                _num(r["mean_width"], 4),
+                _num(r["tau"]),
+                _num(r["settled"]),
+            ]
+            for r in report["results"]
+        ],
+    )
+    return 0

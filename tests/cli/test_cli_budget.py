@@ -1,0 +1,92 @@
+"""`audit simulate` and `audit sample --design active` (issue 37) on the audit tests' small store, and the
+acceptance check on the iKAT 2024 store (marker ``scale``: eight runs over the items NIST and GPT-4 both graded,
+budget 400, 100 repeats; skipped without ../shared)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from store import open_db, samples
+from tests.cli.test_cli_audit import cli, refused, report, store  # noqa: F401 (the module's store fixture)
+from tests.conftest import shared_file
+
+
+def test_simulate_prints_the_issue_json(capsys, store):
+    got = report(
+        capsys, store, "simulate", "--reference", "nist", "--judge", "llm:a", "--measure", "P@3",
+        "--budget", "12", "--budget", "16", "--policy", "uniform", "--policy", "active", "--repeats", "30",
+    )  # fmt: skip
+    assert list(got) == ["results"]
+    assert [(r["policy"], r["budget"]) for r in got["results"]] == [
+        ("uniform", 12), ("uniform", 16), ("active", 12), ("active", 16)
+    ]  # fmt: skip
+    for r in got["results"]:
+        assert list(r) == ["policy", "budget", "coverage", "mean_width", "tau", "settled"]
+        assert 0 <= r["coverage"] <= 1 and r["mean_width"] >= 0 and -1 <= r["tau"] <= 1
+    again = report(
+        capsys, store, "simulate", "--reference", "nist", "--judge", "llm:a", "--measure", "P@3",
+        "--budget", "12", "--budget", "16", "--policy", "uniform", "--policy", "active", "--repeats", "30",
+    )  # fmt: skip
+    assert again == got  # seeded
+    code, out, _ = cli(capsys, store, "simulate", "--reference", "nist", "--judge", "llm:a", "--budget", "12")
+    assert code == 0 and "policy" in out and "active" in out
+
+
+def test_simulate_refuses_bad_input_with_exit_2(capsys, store):
+    base = ("simulate", "--reference", "nist", "--judge", "llm:a")
+    assert "P@k" in refused(capsys, store, *base, "--budget", "10", "--measure", "nDCG@5")
+    assert "second judge" in refused(capsys, store, *base, "--budget", "10", "--policy", "disagreement")
+    assert "larger than the 24" in refused(capsys, store, *base, "--budget", "25")
+    assert "repeats" in refused(capsys, store, *base, "--budget", "10", "--repeats", "0")
+    got = report(capsys, store, *base, "--second", "llm:b", "--budget", "12", "--policy", "disagreement")
+    assert got["results"][0]["policy"] == "disagreement"
+
+
+def test_active_sample_is_queued_with_its_inclusion_probabilities(capsys, store):
+    got = report(
+        capsys, store, "sample", "--name", "s-active", "--judge", "llm:a", "--budget", "12", "--assessor", "carol",
+        "--design", "active", "--k", "3",
+    )  # fmt: skip
+    assert got["items"] == 12 and got["design"] == "active" and got["population"] == 24
+    assert sum(a["n"] for a in got["allocation"].values()) == 12
+    db = open_db(store)
+    try:
+        drawn = samples.sample_items(db, "s-active")
+        found = {s["name"]: s for s in samples.samples(db)}["s-active"]
+    finally:
+        db.close()
+    assert found["design"] == "active" and found["details"]["measure"] == "P@3"
+    for item in drawn:
+        a = got["allocation"][item["stratum"]]
+        assert item["inclusion"] == pytest.approx(a["n"] / a["N"]) and item["assessor"] == "carol"
+    # r1's and r2's top 3 cover all 6 items of each turn, and a budget of 12 holds one stratum (4 items each
+    # at least): every item at 12 / 24
+    assert got["allocation"] == {"active 1": {"N": 24, "n": 12, "probability": 0.5}}
+    # the stored sample estimates the runs' P@3 as any drawn sample does
+    est = report(capsys, store, "estimate", "--reference", "nist", "--judge", "llm:a", "--sample", "s-active",
+                 "--measure", "P@k", "--k", "3")  # fmt: skip
+    assert est["design"]["kind"] == "drawn" and est["design"]["design"] == "active"
+
+
+@pytest.mark.realdata
+@pytest.mark.scale
+def test_acceptance_on_ikat_2024(tmp_path, capsys):
+    from tests.ikat_store import IKAT2024_IMPORTS, add_shared_runs, build_ikat2024
+
+    for entry in IKAT2024_IMPORTS:
+        shared_file("data", *entry[1].split("/"))
+    target = build_ikat2024(tmp_path / "ikat.db")
+    add_shared_runs(target)
+    from assess.cli import main
+
+    code = main(
+        ["audit", "simulate", "--db", str(target), "--reference", "nist", "--judge", "llm:gpt-4", "--measure", "P@5",
+         "--budget", "400", "--policy", "uniform", "--policy", "active", "--repeats", "100", "--seed", "0", "--json"]
+    )  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    got = {r["policy"]: r for r in json.loads(out)["results"]}
+    assert got["uniform"]["coverage"] >= 0.88 and got["active"]["coverage"] >= 0.88
+    assert got["active"]["mean_width"] <= 0.8 * got["uniform"]["mean_width"]
