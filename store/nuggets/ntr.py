@@ -56,6 +56,24 @@ def ntr_order(db: Store, assessor: str, nugget_source: str, *, open_mode: bool =
     return QueueOrder.of(items)
 
 
+def ntr_order_version(db: Store, assessor: str, nugget_source: str) -> tuple:
+    """Changes whenever :func:`ntr_order`'s result may: the topics, the source's gold nuggets (their number and
+    newest id: a nugget's key and turn never change), which responses have text, the assessor's assignments."""
+    from store.screens import topics_version
+
+    found = row(
+        db,
+        "SELECT (SELECT COUNT(*) FROM nuggets WHERE source = :source) AS nuggets, "
+        "(SELECT MAX(id) FROM nuggets WHERE source = :source) AS newest, "
+        "(SELECT COUNT(*) FROM responses) AS responses, "
+        "(SELECT SUM(CASE WHEN length(trim(text)) > 0 THEN 1 ELSE 0 END) FROM responses) AS answered, "
+        "(SELECT COUNT(*) FROM assignments WHERE assessor = :assessor) AS assigned, "
+        "(SELECT MAX(assigned_at) FROM assignments WHERE assessor = :assessor) AS assigned_at",
+        {"source": nugget_source, "assessor": assessor},
+    )
+    return (topics_version(db), *found.values())
+
+
 def ntr_queue(db: Store, assessor: str, nugget_source: str, *, open_mode: bool = True) -> QueueState:
     order = ntr_order(db, assessor, nugget_source, open_mode=open_mode)
     done = frozenset((turn, item_key(nid, run)) for turn, nid, run in labels.labelled(db, Task.NTR, assessor))
