@@ -51,7 +51,8 @@ def adjudication_order(database, sources):
 def _cached_ntr_order(_database, target: str, assessor_name: str, nugget_source: str, open_mode: bool, version: tuple):
     from store.nuggets import ntr
 
-    return ntr.ntr_order(_database, assessor_name, nugget_source, open_mode=open_mode)
+    # "" stands for anyone without assignments (ntr_order then reads every turn, whoever it is given)
+    return ntr.ntr_order(_database, assessor_name or "", nugget_source, open_mode=open_mode)
 
 
 def ntr_order(database, assessor_name: str, nugget_source: str):
@@ -61,7 +62,11 @@ def ntr_order(database, assessor_name: str, nugget_source: str):
     from store.nuggets import ntr
 
     version = ntr.ntr_order_version(database, assessor_name, nugget_source)
-    return _cached_ntr_order(database, database.target, assessor_name, nugget_source, settings.open_mode(), version)
+    assigned = version[-2]
+    # without assignments everyone's queue is the same: one entry for all (the first visit pays, not each person's)
+    return _cached_ntr_order(
+        database, database.target, assessor_name if assigned else "", nugget_source, settings.open_mode(), version
+    )
 
 
 def load_queue(database, assessor_name: str, task: str = "passage"):

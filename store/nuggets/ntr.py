@@ -58,7 +58,8 @@ def ntr_order(db: Store, assessor: str, nugget_source: str, *, open_mode: bool =
 
 def ntr_order_version(db: Store, assessor: str, nugget_source: str) -> tuple:
     """Changes whenever :func:`ntr_order`'s result may: the topics, the source's gold nuggets (their number and
-    newest id: a nugget's key and turn never change), which responses have text, the assessor's assignments."""
+    newest id: a nugget's key and turn never change), which responses have text, the assessor's assignments (the
+    last two entries: their number and latest time)."""
     from store.screens import topics_version
 
     found = row(

@@ -19,6 +19,7 @@ def test_the_ntr_order_is_kept_until_its_inputs_change(demo_target):
     with open_db(demo_target) as db:
         first = ntr_order(db, "ann", "gold")
         assert ntr_order(db, "ann", "gold") is first  # kept: no second read
+        assert ntr_order(db, "ben", "gold") is first  # the same queue for everyone without assignments
         assert list(first.items) == list(read_order(db, "ann", "gold").items)
 
         turn, a_run = first.items[0][0], first.items[0][1].split(" ", 1)[1]
@@ -36,6 +37,7 @@ def test_the_ntr_order_is_kept_until_its_inputs_change(demo_target):
         assigned = ntr_order(db, "ann", "gold")
         assert {t for t, _ in assigned.items} == {turn}
         assert list(assigned.items) == list(read_order(db, "ann", "gold").items)
+        assert ntr_order(db, "ben", "gold") is emptied  # ben, without assignments, keeps the whole queue
 
 
 def shown_rankings(at) -> dict:
