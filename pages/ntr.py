@@ -9,7 +9,7 @@ at the first unanswered item. A key press re-runs only the item panel (a fragmen
 
 import streamlit as st
 
-from assess import settings, ui
+from assess import ui
 from assess.services import rag
 from assess.services.judging import ntr_done
 from assess.tasks import SUPPORT, Shown
@@ -28,7 +28,7 @@ if not sources:
     st.stop()
 default = next((s for s in ("gold", "human") if s in sources), sources[0])
 nugget_source = st.sidebar.selectbox("Gold nuggets", sources, index=sources.index(default), key="ntr_source")
-order = ntr.ntr_order(database, name, nugget_source, open_mode=settings.open_mode())
+order = ui.ntr_order(database, name, nugget_source)
 graded = ui.person_switch(
     database, name, "ntr-graded", "Graded support (2 / 1 / 0)", help="Off: yes / no (Y / N). Kept for you."
 )

@@ -7,7 +7,7 @@ from typing import NamedTuple
 from assess.errors import AssessError
 from assess.tasks import PTKB_KEYS, Task, label_kind
 from store import labels
-from store.db import Store, each, rows
+from store.db import Store, each, row, rows
 
 COMPARABLE = (Task.PASSAGE, Task.PTKB, Task.NTR)
 """The tasks two sources can be aligned on (response criteria are not compared)."""
@@ -80,6 +80,13 @@ def qrels_of(db: Store, source: str) -> dict[str, dict[str, int]]:
     ):
         out.setdefault(r["turn_id"], {})[r["passage_id"]] = r["grade"]
     return out
+
+
+def rankings_version(db: Store) -> tuple:
+    """Changes whenever a ranking run is imported again, added or removed (an import rewrites the run's rankings
+    and its ``imported_at``)."""
+    found = row(db, "SELECT COUNT(*) AS runs, MAX(imported_at) AS latest FROM runs WHERE kind = 'ranking'")
+    return (found["runs"], found["latest"])
 
 
 def runs_of(db: Store) -> dict[str, dict[str, dict[str, float]]]:

@@ -289,27 +289,33 @@ _OPEN_LOCK = threading.Lock()
 
 
 def interrupt_all() -> int:
-    """Stop the statement each open store of this process is running now: SQLite's ``Connection.interrupt()``,
-    a cancel request to PostgreSQL (both safe from another thread). For a server that is shutting down: a
-    query that would run for minutes ends at once with an error in the thread that ran it. Returns how many
-    connections were asked (a store between statements is asked too: there is nothing to stop)."""
+    """Stop the statement each open store of this process is running now (:func:`interrupt`). For a server that
+    is shutting down: a query that would run for minutes ends at once with an error in the thread that ran it.
+    Returns how many connections were asked (a store between statements is asked too: there is nothing to stop)."""
     with _OPEN_LOCK:
         stores = list(_OPEN_STORES)
-    asked = 0
-    for db in stores:
-        conn = db._held[0]
-        if conn is None or conn.closed:
-            continue
-        try:
-            driver = conn.connection.driver_connection
-            if db.sqlite:
-                driver.interrupt()
-            else:
-                driver.cancel()
-            asked += 1
-        except Exception:  # closed or broken meanwhile: nothing runs there
-            continue
-    return asked
+    return sum(interrupt(db) for db in stores)
+
+
+def interrupt(db: Store, *, reads_only: bool = False) -> bool:
+    """Stop the statement ``db`` is running now: SQLite's ``Connection.interrupt()``, a cancel request to PostgreSQL
+    (both safe from another thread; between statements neither stops anything). ``reads_only``: leave a store
+    inside a write transaction alone (its change would be lost, not merely late). True when the connection was
+    asked."""
+    if reads_only and db.writing:
+        return False
+    conn = db._held[0]
+    if conn is None or conn.closed:
+        return False
+    try:
+        driver = conn.connection.driver_connection
+        if db.sqlite:
+            driver.interrupt()
+        else:
+            driver.cancel()
+    except Exception:  # closed or broken meanwhile: nothing runs there
+        return False
+    return True
 
 
 class Store:
@@ -334,6 +340,7 @@ class Store:
         self.location = display(target)
         self._sa_engine = _engine(self.url)
         self.depth = 0  # nesting of write() / snapshot(): 0 outside any transaction
+        self.writing = False  # inside write(): interrupt(reads_only=True) leaves it alone
         self._file: str | None | object = _UNKNOWN  # SQLite: the file written (None: in memory), once asked
         self.busy = 0  # result sets still being read (each()), or a staging import holding its session
         self.staging = False  # inside stage_block(): no write lock is held
@@ -714,6 +721,7 @@ def write(db: Store, *, references_checked: bool = False, lock_to_commit: bool =
             _driver(db, "PRAGMA foreign_keys = OFF")
         try:
             late = lock_to_commit and not db.sqlite
+            db.writing = True
             _begin(db, started, late=late)
             db.depth = 1
             try:
@@ -737,6 +745,7 @@ def write(db: Store, *, references_checked: bool = False, lock_to_commit: bool =
             finally:
                 db.depth = 0
         finally:
+            db.writing = False
             if checks_off:
                 _driver(db, "PRAGMA foreign_keys = ON")
             db.release()

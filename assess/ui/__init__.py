@@ -20,6 +20,7 @@ from assess.ui.cursor import (
     keyboard_preference,
     keys,
     load_queue,
+    ntr_order,
     person_switch,
     queue_order,
 )
@@ -99,6 +100,7 @@ __all__ = [
     "Cursor",
     "KeyQueue",
     "adjudication_order",
+    "ntr_order",
     "keyboard_preference",
     "keys",
     "person_switch",

@@ -47,6 +47,28 @@ def adjudication_order(database, sources):
     return _cached_adjudication_order(database, database.target, tuple(sources), version)
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _cached_ntr_order(_database, target: str, assessor_name: str, nugget_source: str, open_mode: bool, version: tuple):
+    from store.nuggets import ntr
+
+    # "" stands for anyone without assignments (ntr_order then reads every turn, whoever it is given)
+    return ntr.ntr_order(_database, assessor_name or "", nugget_source, open_mode=open_mode)
+
+
+def ntr_order(database, assessor_name: str, nugget_source: str):
+    """The NtR queue's order (:func:`store.nuggets.ntr.ntr_order`: every gold nugget x every response of a turn),
+    cached until its inputs change (:func:`store.nuggets.ntr.ntr_order_version`): at ten times iKAT 2024 it is
+    417,000 items, several seconds of Python each full run of /ntr."""
+    from store.nuggets import ntr
+
+    version = ntr.ntr_order_version(database, assessor_name, nugget_source)
+    assigned = version[-2]
+    # without assignments everyone's queue is the same: one entry for all (the first visit pays, not each person's)
+    return _cached_ntr_order(
+        database, database.target, assessor_name if assigned else "", nugget_source, settings.open_mode(), version
+    )
+
+
 def load_queue(database, assessor_name: str, task: str = "passage"):
     """The assessor's queue; its item order is cached until the pool or their assignments change."""
     from store import queue as store_queue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
+import weakref
 
 import streamlit as st
 
@@ -12,7 +13,7 @@ from assess import settings, tasks
 from assess.errors import AssessError
 from assess.tasks import MenuPage, Role, Task
 from assess.ui.assets import asset
-from assess.ui.internals import cache_theme_messages, external_ip_off, legacy_pages_off, this_run
+from assess.ui.internals import cache_theme_messages, external_ip_off, legacy_pages_off, session_id, this_run
 from assess.ui.widgets import error, esc, flash, line, set_flash
 
 legacy_pages_off()
@@ -51,6 +52,7 @@ def db():
     target = str(settings.db_target())
     held = st.session_state.get(_SESSION_STORE)
     if held is not None and held.target == target:
+        _hold(held)
         return held
     try:
         database = open_db(target)
@@ -58,10 +60,44 @@ def db():
         store_unreachable(exc)
         st.stop()
     st.session_state[_SESSION_STORE] = database
+    _hold(database)
     return database
 
 
 _SESSION_STORE = "_store"
+
+_SESSION_STORES: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+"""Streamlit session id -> the store that session's runs use (:func:`db`), for :func:`interrupt_ended_sessions`;
+weak, as the session's state holds the store (AppTest's sessions, never watched, leave nothing open)."""
+_SESSIONS_LOCK = threading.Lock()
+
+
+def _hold(database) -> None:
+    """Note ``database`` as the store of the session now running (a plain dict entry: a key press pays nothing)."""
+    session = session_id()
+    if session is not None:
+        with _SESSIONS_LOCK:
+            _SESSION_STORES[session] = database
+
+
+def interrupt_ended_sessions(is_active) -> list[str]:
+    """Interrupt the running read of each noted session that ``is_active(session_id)`` says has ended, and forget
+    it; returns those sessions' ids.
+
+    A browser reload (or a closed tab) ends the page's session: Streamlit asks its script to stop, but a script
+    blocked inside a query only sees that request when the query returns, minutes later for a slow organizer page,
+    and meanwhile holds the session's connection (and, on SQLite, a core). A statement inside a write transaction is
+    left to finish (``store.db.interrupt(reads_only=True)``): a change the person made is not dropped. An ended
+    session that is later resumed (a reconnect with the same id) is noted again by its next run's :func:`db`."""
+    from store.db import interrupt
+
+    with _SESSIONS_LOCK:
+        ended = [(sid, held) for sid, held in list(_SESSION_STORES.items()) if not is_active(sid)]
+        for sid, _held in ended:
+            del _SESSION_STORES[sid]
+    for _sid, held in ended:
+        interrupt(held, reads_only=True)
+    return [sid for sid, _held in ended]
 
 
 def _not_saved(exc) -> str:
@@ -269,9 +305,10 @@ def warm_imports() -> bool:
 
 
 def _interrupt_when_stopping(poll: float = 0.2) -> None:
-    """Wait for the server to stop (SIGTERM, SIGINT: Streamlit's own handler stops its runtime), then interrupt
-    every store's running statement, again each ``poll`` seconds until the process exits: a page inside a
-    minutes-long query would otherwise keep the process alive until that query ends."""
+    """Each ``poll`` seconds, interrupt the running reads of the sessions that ended (a reload, a closed tab:
+    :func:`interrupt_ended_sessions`); once the server stops (SIGTERM, SIGINT: Streamlit's own handler stops its
+    runtime), interrupt every store's running statement, again each ``poll`` seconds until the process exits: a
+    page inside a minutes-long query would otherwise keep the process alive until that query ends."""
     import time
 
     from streamlit import runtime
@@ -282,8 +319,10 @@ def _interrupt_when_stopping(poll: float = 0.2) -> None:
     stopping = (RuntimeState.STOPPING, RuntimeState.STOPPED)
     while True:
         try:
-            if runtime.get_instance().state in stopping:
+            instance = runtime.get_instance()
+            if instance.state in stopping:
                 break
+            interrupt_ended_sessions(instance.is_active_session)
         except RuntimeError:  # no runtime any more (it was stopped and removed): nothing left to watch
             break
         time.sleep(poll)
@@ -313,6 +352,7 @@ def ensure_started():
 
     database = open_db(settings.db_target())  # a store that cannot be opened at all fails here, redacted
     st.session_state[_SESSION_STORE] = database  # kept for the session's runs (see db())
+    _hold(database)
     _warn_when_owner(database)
     if database.location not in _FILLED and is_empty(database):
         with st.spinner("First start: loading the demo data…"):

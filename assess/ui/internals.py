@@ -109,6 +109,19 @@ def this_run() -> object | None:
     return ctx.cursors
 
 
+def session_id() -> str | None:
+    """The id of the browser session whose script runs in this thread (Streamlit's ``ScriptRunContext``), the one
+    ``Runtime.is_active_session`` takes; None outside a script run."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None:
+        return None
+    if not isinstance(getattr(ctx, "session_id", None), str):
+        raise StreamlitInternalsChanged(f"Streamlit {streamlit.__version__}: ScriptRunContext has no 'session_id'")
+    return ctx.session_id
+
+
 def cache_theme_messages() -> None:
     """Build each theme section of the message that starts every script run once per process, not at every run.
 

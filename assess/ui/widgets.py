@@ -319,15 +319,29 @@ def agreement_panel(database, task: str, names: list[str], *, key: str, audit: b
     return a, b, report
 
 
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _ranking_view(_database, target: str, a: str, b: str, version: tuple) -> dict:
+    from assess.services.audit import ranking_view
+
+    return ranking_view(_database, a, b)
+
+
 def ranking_panel(database, a: str, b: str, *, key: str, name: str, empty: str, table: bool = False) -> None:
     """The runs ranked by a measure under label sources ``a`` and ``b``: a scatter with Kendall's tau
-    (and, with ``table``, the scores themselves); ``empty`` is shown when the store holds no runs."""
+    (and, with ``table``, the scores themselves); ``empty`` is shown when the store holds no runs. The figures are
+    kept until the runs or either source's passage labels change (50 runs of 2,300 turns: seconds to evaluate)."""
     import pandas as pd
 
-    from assess.services.audit import ranking_view
     from assess.ui import plots
+    from store.compare import rankings_version
+    from store.screens import labels_version
 
-    view = ranking_view(database, a, b)
+    version = (
+        rankings_version(database),
+        labels_version(database, "passage", a),
+        labels_version(database, "passage", b),
+    )
+    view = _ranking_view(database, database.target, a, b, version)
     if not view:
         st.info(empty)
         return

@@ -579,6 +579,8 @@ def test_scores_open_on_a_human_source_against_an_llm(app_db):
             assert not any(s.key == "ag_a" for s in at.selectbox)
         else:
             assert (at.selectbox(key="ag_a").value, at.selectbox(key="ag_b").value) == ("demo-ann", "llm:demo-gpt")
+    at.session_state["sc_tab"] = "Run rankings"  # only the open tab runs
+    at.run()
     assert (at.selectbox(key="rk_a").value, at.selectbox(key="rk_b").value) == ("demo-ann", "llm:demo-gpt")
 
 

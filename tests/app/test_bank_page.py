@@ -124,6 +124,8 @@ def test_the_scores_tab_shows_coverage_and_rubric_scores(demo_target, monkeypatc
         check=True,
     )
     at = open_app("pages/scores.py")
+    at.session_state["sc_tab"] = "Banks & rubrics"  # only the open tab runs
+    at.run()
     at.toggle(key="bank_weighted").set_value(True).run()
     assert not at.exception, at.exception
     coverage = next(d.value for d in at.dataframe if "coverage" in d.value.columns).to_dict("records")

@@ -300,6 +300,8 @@ def test_scores_page_rag_numbers_by_hand(app_db):
             cited.save_citation_label(db, "lab", "101_1", "rag-a", sentence, passage, value, mode="import")
         cited.save_citation_label(db, "lab", "101_2", "topics", 0, "demo-doc-003:0", 2, mode="import")
     at = open_app("pages/scores.py")
+    at.session_state["sc_tab"] = "RAG"  # only the open tab runs
+    at.run()
     at.selectbox(key="rag_ntr").select("lab").run()
     at.selectbox(key="rag_nuggets").select("g2").run()
     at.selectbox(key="rag_importance:g2").select("lab").run()
@@ -394,6 +396,8 @@ def test_scores_page_leaves_out_cannot_judge_citations_as_score_citations_does(a
         ):
             cited.save_citation_label(db, "lab", "101_1", "rag-a", sentence, passage, value, mode="import")
     at = open_app("pages/scores.py")
+    at.session_state["sc_tab"] = "RAG"  # only the open tab runs
+    at.run()
     at.selectbox(key="rag_citation").select("lab").run()
     assert not at.exception
     cites = next(d.value for d in at.dataframe if "precision_lax" in d.value.columns)
@@ -444,6 +448,8 @@ def test_scores_page_reads_the_nugget_sets_own_importance_as_score_nuggets_does(
         labels.save(db, "importance", "g4", ("101_1", a), 1, mode="import", via="test")  # a vital, by the set
         labels.save(db, "importance", "g4", ("101_1", b), 0, mode="import", via="test")
     at = open_app("pages/scores.py")
+    at.session_state["sc_tab"] = "RAG"  # only the open tab runs
+    at.run()
     at.selectbox(key="rag_ntr").select("lab").run()
     at.selectbox(key="rag_nuggets").select("g4").run()
     assert not at.exception
@@ -476,6 +482,8 @@ def test_hostile_source_and_run_names_on_scores_are_inert(app_db):
         ensure_source(db, HOSTILE_LLM, "llm")
         labels.save(db, "ntr-support", HOSTILE_LLM, ("101_1", nid, "demo-bm25"), 1, mode="llm", via="llm")
     at = open_app("pages/scores.py")
+    at.session_state["sc_tab"] = "RAG"  # only the open tab runs
+    at.run()
     at.selectbox(key="rag_ntr").select(HOSTILE_LLM).run()
     at.selectbox(key="rag_nuggets").select("g3").run()
     caption = next(c.value for c in at.caption if "labels of" in c.value)
