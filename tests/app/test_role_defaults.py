@@ -49,7 +49,11 @@ def test_scores_pickers_open_on_gold_and_the_most_labelled_sources(app_db):
     at = open_app("pages/scores.py")
     assert not at.exception
     assert (at.selectbox(key="ag_a").value, at.selectbox(key="ag_b").value) == ("demo-ann", "llm:demo-gpt")
+    at.session_state["sc_tab"] = "Run rankings"  # only the open tab runs
+    at.run()
     assert (at.selectbox(key="rk_a").value, at.selectbox(key="rk_b").value) == ("demo-ann", "llm:demo-gpt")
+    at.session_state["sc_tab"] = "RAG"
+    at.run()
     assert at.selectbox(key="rag_nuggets").value == "gold"
     assert at.selectbox(key="rag_ntr").value == "llm:demo-gpt"  # 192 labels against amy's one
     assert at.selectbox(key="rag_citation").value == "lab"
@@ -96,5 +100,7 @@ def test_the_bradley_terry_tab_opens_on_the_source_with_the_most_battles(app_db,
         file.write_text("".join(json.dumps({**battle, "topic_id": f"101_{i + 1}"}) + "\n" for i in range(n)))
         run_cli("battles", "import", str(file), "--source", source, db=app_db, check=True)
     at = open_app("pages/scores.py")
+    at.session_state["sc_tab"] = "Bradley-Terry"  # only the open tab runs
+    at.run()
     assert not at.exception
     assert at.selectbox(key="bt_source").value == "zed"  # 3 battles; arena (1) comes first by name
