@@ -150,19 +150,7 @@ def store_result(db, plan_: Plan, item: Item, reply: Reply, job_id: int, tally: 
 def store_copy(db, plan_: Plan, item: Item, row: dict, job_id: int, tally: Tally) -> None:
     """Store another source's answer to the same model, prompt and input as ``item``'s (no call), counted in
     ``tally``: the first step of every run, live or from a batch file (:mod:`assess.services.batch_files`)."""
-    outcome = outcome_of(
-        plan_,
-        item,
-        job_id,
-        row["raw_output"],
-        row["parse_status"],
-        parsed=row["parsed"],
-        note=row["note"],
-        latency_ms=0,
-        attempts=0,
-        cached_from=row["id"],
-    )
-    prejudgments.save(db, outcome, label_context=item.label_context)
+    prejudgments.save(db, copied_outcome(plan_, item, job_id, row), label_context=item.label_context)
     tally.counts[row["parse_status"]] += 1
     tally.copied += 1
 
