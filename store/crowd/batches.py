@@ -36,6 +36,7 @@ _ASSIGNMENT = (
 
 
 def assignment(db: Store, where: str, params: dict) -> Assignment | None:
+    """The assignment a ``WHERE`` clause over ``a`` (crowd_assignments) and ``b`` (its batch) finds, or None."""
     found = sql.row(db, _ASSIGNMENT + where, params)
     return None if found is None else Assignment(**{**found, "consented": bool(found["consented"])})
 
@@ -79,7 +80,7 @@ def slot_rule(study: Study) -> SlotRule:
     """The SQL of a study's slot count (its QC rule written out as the failing answer pairs) and its parameters."""
     config = study.config
     failing = [(v, k) for k in _VALUES for v in _VALUES if qc_failed(v, k, config.qc, config.bad_threshold)]
-    params = {"cutoff": iso(datetime.now(UTC) - timedelta(minutes=config.stale_minutes))}
+    params = {"cutoff": _iso(datetime.now(UTC) - timedelta(minutes=config.stale_minutes))}
     if failing:
         fails = "(x.value, i.known_answer) IN (VALUES {})".format(
             ", ".join(f"(:qc_v{n}, :qc_k{n})" for n in range(len(failing)))
@@ -191,5 +192,5 @@ def enter(db: Store, entry: Entry) -> Assignment | None:
     return assignment(db, "WHERE a.id = :id", {"id": aid})
 
 
-def iso(moment: datetime) -> str:
+def _iso(moment: datetime) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

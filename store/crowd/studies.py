@@ -245,6 +245,7 @@ def set_decision(db: Store, study: str, worker: str, decision: str | None) -> No
 
 
 def add_batch(db: Store, study: str, number: int, label: str) -> int:
+    """Add batch ``number`` (shown as ``label``) to ``study`` inside the caller's write; its id."""
     return sql.returning(
         db,
         "INSERT INTO crowd_batches (study, number, label) VALUES (:study, :number, :label) RETURNING id",

@@ -138,6 +138,7 @@ def reply_outcome(
 
 
 def store_result(db, plan_: Plan, item: Item, reply: Reply, job_id: int, tally: Tally) -> None:
+    """Store one call's reply about ``item`` (parsed, or the failed call), counted in ``tally``."""
     p = plan_
     outcome = reply_outcome(
         p.prompt, item, reply, source=p.source, task=p.task, model=p.model, version=p.prompt_version, job_id=job_id
