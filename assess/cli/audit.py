@@ -330,7 +330,7 @@ def cmd_speed(args) -> int:
         return 0
     report = speed(db, assessor=args.assessor)
     if args.json:
-        return _print_json(report)
+        return print_json(report)
     rules = report["rules"]
     print(
         f"active time per label (idle over {rules['idle_limit_ms'] // 1000} s cut; flag: median under "
@@ -339,7 +339,7 @@ def cmd_speed(args) -> int:
     if not report["rows"]:
         print("no timed label yet")
         return 0
-    _table(
+    text_table(
         ["assessor", "by", "group", "n", "median_ms", "q1_ms", "q3_ms", "iqr_ms", "flag"],
         [
             [
@@ -347,10 +347,10 @@ def cmd_speed(args) -> int:
                 r["by"],
                 r["group"],
                 r["n"],
-                _num(r["median"], 0),
-                _num(r["q1"], 0),
-                _num(r["q3"], 0),
-                _num(r["iqr"], 0),
+                fmt_num(r["median"], 0),
+                fmt_num(r["q1"], 0),
+                fmt_num(r["q3"], 0),
+                fmt_num(r["iqr"], 0),
                 r["flag"] or "",
             ]
             for r in report["rows"]
@@ -364,7 +364,7 @@ def cmd_rubber_stamp(args) -> int:
 
     report = rubber_stamping(open_store(args), args.task, assessor=args.assessor)
     if args.json:
-        return _print_json(report)
+        return print_json(report)
     rules = report["rules"]
     print(
         f"{args.task}: labels written with an LLM label on screen (flag: {rules['min_accepted']}+ accepted, median "
@@ -375,33 +375,33 @@ def cmd_rubber_stamp(args) -> int:
     for r in report["rows"]:
         print(
             f"{r['assessor']} vs {r['llm']}: {r['accepted']} of {r['events']} equal the LLM "
-            f"({_num(r['accepted_share'], 2)}), median {_num(r['accepted_median_ms'], 0)} ms over "
+            f"({fmt_num(r['accepted_share'], 2)}), median {fmt_num(r['accepted_median_ms'], 0)} ms over "
             f"{r['timed_accepted']} timed, {r['corrected']} corrected{'; ' + r['flag'] if r['flag'] else ''}"
         )
         for bucket, b in r["by_time"].items():
-            print(f"  {bucket:8} {b['accepted']} of {b['events']} equal ({_num(b['share'], 2)})")
+            print(f"  {bucket:8} {b['accepted']} of {b['events']} equal ({fmt_num(b['share'], 2)})")
     for r in report["anchoring"]:
         print(
             f"anchoring {r['assessor']} vs {r['llm']}: {r['changed']} changed after reveal, {r['toward']} toward; "
-            f"median {_num(r['change_median_ms'], 0)} ms over {r['timed_changes']} timed changes"
+            f"median {fmt_num(r['change_median_ms'], 0)} ms over {r['timed_changes']} timed changes"
         )
     return 0
 
 
-def _print_json(report) -> int:
+def print_json(report) -> int:
     print(json.dumps(report, allow_nan=False))
     return 0
 
 
-def _num(value, digits: int = 3) -> str:
+def fmt_num(value, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
 def _ci(ci) -> str:
-    return "" if not ci else f" [{_num(ci[0])}, {_num(ci[1])}]"
+    return "" if not ci else f" [{fmt_num(ci[0])}, {fmt_num(ci[1])}]"
 
 
-def _table(header: list[str], rows: list[list]) -> None:
+def text_table(header: list[str], rows: list[list]) -> None:
     cells = [header] + [[str(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     for r in cells:
@@ -440,34 +440,36 @@ def cmd_matrix(args) -> int:
         min_shared=args.min_shared,
     )
     if args.json:
-        return _print_json(report)
+        return print_json(report)
     print(f"{args.task}: {len(report['sources'])} sources, {len(report['pairs'])} pairs sharing items")
     rows = [
         [
             p["a"],
             p["b"],
             p["n"],
-            _num(p["agreement"]),
-            _num(p["kappa_unweighted"]),
-            _num(p["kappa_quadratic"]) + _ci(p["ci"]["kappa_quadratic"] if p["ci"] else None),
-            _num(p["kappa_binary"]),
-            _num(p["alpha"]),
+            fmt_num(p["agreement"]),
+            fmt_num(p["kappa_unweighted"]),
+            fmt_num(p["kappa_quadratic"]) + _ci(p["ci"]["kappa_quadratic"] if p["ci"] else None),
+            fmt_num(p["kappa_binary"]),
+            fmt_num(p["alpha"]),
         ]
         for p in report["pairs"]
     ]
-    _table(["a", "b", "n", "agreement", "kappa", "kappa_quadratic [95%]", "kappa_binary", "alpha"], rows)
+    text_table(["a", "b", "n", "agreement", "kappa", "kappa_quadratic [95%]", "kappa_binary", "alpha"], rows)
     ceiling = report["ceiling"]
     if ceiling:
         print(
             f"human ceiling over {len(ceiling['pairs'])} human pair(s), n {ceiling['n']}: "
-            f"kappa_quadratic {_num(ceiling['kappa_quadratic'])}{_ci(ceiling.get('kappa_quadratic_ci'))}"
+            f"kappa_quadratic {fmt_num(ceiling['kappa_quadratic'])}{_ci(ceiling.get('kappa_quadratic_ci'))}"
         )
     else:
         print(f"human ceiling: no two human sources share {report['ceiling_min_shared']} items or more")
     _below_minimum(report["ceiling_below_minimum"], report["ceiling_min_shared"])
     grid = report["grids"][args.statistic]
     print(f"{args.statistic}:")
-    _table([""] + grid["sources"], [[s] + [_num(v) for v in row] for s, row in zip(grid["sources"], grid["values"])])
+    text_table(
+        [""] + grid["sources"], [[s] + [fmt_num(v) for v in row] for s, row in zip(grid["sources"], grid["values"])]
+    )
     return 0
 
 
@@ -486,15 +488,15 @@ def cmd_systems(args) -> int:
         seed=args.seed,
     )
     if args.json:
-        return _print_json(report)
+        return print_json(report)
     print(
         f"{report['measure']}: {report['n_runs']} runs over {report['n_topics']} topics, "
         f"{report['reference']} (reference) vs {report['other']}"
     )
     for name, figure in report["correlations"].items():
-        print(f"  {name:18} {_num(figure['value'])}{_ci(figure['ci'])}")
+        print(f"  {name:18} {fmt_num(figure['value'])}{_ci(figure['ci'])}")
     for row in report["top_k"]:
-        print(f"  top-{row['k']} overlap{'':7} {_num(row['overlap'])}{_ci(row['ci'])}")
+        print(f"  top-{row['k']} overlap{'':7} {fmt_num(row['overlap'])}{_ci(row['ci'])}")
     sig = report["significance"]
     if sig:
         print(
@@ -514,9 +516,9 @@ def _bias_rows(title: str, probe) -> None:
     print(f"{title}:")
     groups = probe["groups"] if isinstance(probe, dict) else probe
     key = "group" if isinstance(probe, dict) else "run"
-    _table(
+    text_table(
         ["", "n", "mean diff", "95%"],
-        [[g[key], g["n"], _num(g["mean_diff"]), _ci(g.get("ci")).strip()] for g in groups],
+        [[g[key], g["n"], fmt_num(g["mean_diff"]), _ci(g.get("ci")).strip()] for g in groups],
     )
 
 
@@ -525,11 +527,11 @@ def cmd_bias(args) -> int:
 
     report = bias_view(open_store(args), args.reference, args.judge, k=args.k)
     if args.json:
-        return _print_json(report)
+        return print_json(report)
     overall = report["overall"]
     print(
         f"{report['judge']} - {report['reference']} over {report['n_shared']} shared passages: mean "
-        f"{_num(overall['mean_diff'])}{_ci(overall.get('ci'))} ({report['length_unknown']} without text)"
+        f"{fmt_num(overall['mean_diff'])}{_ci(overall.get('ci'))} ({report['length_unknown']} without text)"
     )
     for name in ("length", "rank", "depth", "personal"):
         _bias_rows(name, report[name])
@@ -542,10 +544,10 @@ def cmd_consistency(args) -> int:
 
     report = consistency_view(open_store(args), args.source, args.task)
     if args.json:
-        return _print_json(report)
+        return print_json(report)
     print(
         f"{args.source} ({args.task}): {report['n_items']} items, {report['n_multi']} with 2+ answers; "
-        f"alpha {_num(report['alpha'])}, unanimous {_num(report['unanimous'])}, pairwise {_num(report['pairwise'])}; "
+        f"alpha {fmt_num(report['alpha'])}, unanimous {fmt_num(report['unanimous'])}, pairwise {fmt_num(report['pairwise'])}; "
         f"{report['changed_by_consensus']} labels differ from the first answer"
     )
     return 0
@@ -564,13 +566,20 @@ def cmd_self_agreement(args) -> int:
         seed=args.seed,
     )
     if args.json:
-        return _print_json(report)
+        return print_json(report)
     print(f"{args.task}: self-agreement over re-shown items ({report['statistic']}, 95% bootstrap interval)")
     rows = [
-        [r["assessor"], r["answered"], r["n"], r["changed"], _num(r["agreement"]), _num(r["value"]) + _ci(r["ci"])]
+        [
+            r["assessor"],
+            r["answered"],
+            r["n"],
+            r["changed"],
+            fmt_num(r["agreement"]),
+            fmt_num(r["value"]) + _ci(r["ci"]),
+        ]
         for r in report["assessors"]
     ]
-    _table(["assessor", "answered", "graded", "changed", "agreement", report["statistic"]], rows)
+    text_table(["assessor", "answered", "graded", "changed", "agreement", report["statistic"]], rows)
     for r in report["pending"]:
         if r["pending"]:
             print(f"  {r['assessor']}: {r['pending']} of {r['picked']} re-shown items still to come")
@@ -591,7 +600,7 @@ def cmd_overlap(args) -> int:
         min_shared=args.min_shared,
     )
     if args.json:
-        return _print_json(report)
+        return print_json(report)
     print(
         f"{args.task}: {report['items']} items planned for overlap, {report['judged_by_two']} judged by two "
         f"assessors, {report['judged_by_all']} by all planned"
@@ -603,11 +612,13 @@ def cmd_overlap(args) -> int:
         return 0
     stat = report["statistic"]
     print(
-        f"  human ceiling over {ceiling['n']} shared labels (pairs pooled): {stat} {_num(ceiling[stat])}{_ci(ceiling['ci'][stat])}, "
-        f"alpha {_num(ceiling['alpha'])}{_ci(ceiling['ci']['alpha'])}"
+        f"  human ceiling over {ceiling['n']} shared labels (pairs pooled): {stat} {fmt_num(ceiling[stat])}{_ci(ceiling['ci'][stat])}, "
+        f"alpha {fmt_num(ceiling['alpha'])}{_ci(ceiling['ci']['alpha'])}"
     )
-    rows = [[p["a"], p["b"], p["n"], _num(p[stat]) + _ci(p["ci"][stat]), _num(p["alpha"])] for p in report["pairs"]]
-    _table(["a", "b", "n", stat, "alpha"], rows)
+    rows = [
+        [p["a"], p["b"], p["n"], fmt_num(p[stat]) + _ci(p["ci"][stat]), fmt_num(p["alpha"])] for p in report["pairs"]
+    ]
+    text_table(["a", "b", "n", stat, "alpha"], rows)
     return 0
 
 
@@ -625,21 +636,21 @@ def cmd_alt_test(args) -> int:
         scoring=args.scoring,
     )
     if args.json:
-        return _print_json(report)
+        return print_json(report)
     if not report["computable"]:
         print(f"{args.judge} ({args.task}): {report['reason']}")
         return 0
     verdict = "passes" if report["passes"] else "does not pass"
     print(
-        f"{args.judge} ({args.task}) {verdict}: omega {_num(report['omega'])} ({report['pass_rule']}), "
-        f"rho {_num(report['rho'])}, epsilon {report['epsilon']}, q {report['q']}, scoring {report['scoring']}"
+        f"{args.judge} ({args.task}) {verdict}: omega {fmt_num(report['omega'])} ({report['pass_rule']}), "
+        f"rho {fmt_num(report['rho'])}, epsilon {report['epsilon']}, q {report['q']}, scoring {report['scoring']}"
     )
     for row in report["annotators"]:
         won = "judge wins" if row["rejected"] else "judge does not win"
         print(
-            f"  {row['annotator']}: {row['items']} items, advantage judge {_num(row['llm_advantage'])} vs "
-            f"human {_num(row['human_advantage'])}, p {_num(row['p_value'], 4)}, BY-corrected "
-            f"{_num(row['corrected_p'], 4)}: {won}"
+            f"  {row['annotator']}: {row['items']} items, advantage judge {fmt_num(row['llm_advantage'])} vs "
+            f"human {fmt_num(row['human_advantage'])}, p {fmt_num(row['p_value'], 4)}, BY-corrected "
+            f"{fmt_num(row['corrected_p'], 4)}: {won}"
         )
     for row in report["skipped"]:
         print(f"  {row['annotator']}: {row['items']} items, fewer than {report['min_items']}: not tested")
@@ -652,7 +663,7 @@ def cmd_alt_test(args) -> int:
 
 def _figure_text(entry: dict) -> str:
     value = entry["value"]
-    text = _num(value) if isinstance(value, float) else str(value)
+    text = fmt_num(value) if isinstance(value, float) else str(value)
     if entry.get("low") is not None:
         text += _ci([entry["low"], entry["high"]])
     return text
@@ -663,7 +674,7 @@ def cmd_verdict(args) -> int:
 
     report = verdict_view(open_store(args), args.reference, args.judge, epsilon=args.epsilon, width=args.width)
     if args.json:
-        return _print_json(report)
+        return print_json(report)
     print(f"can {report['judge']} replace {report['reference']} here? {report['verdict']}: {report['reason']}")
     print(f"  rule: {report['rule']}")
     for item in report["criteria"]:
@@ -674,7 +685,7 @@ def cmd_verdict(args) -> int:
             for f in item["figures"]
         ]
         if rows:
-            _table(["  figure", "value", "threshold", ""], [["  " + r[0], *r[1:]] for r in rows])
+            text_table(["  figure", "value", "threshold", ""], [["  " + r[0], *r[1:]] for r in rows])
         for name, command in item["commands"].items():
             if any(f["from"] == name for f in item["figures"]):
                 print(f"  from: {command}")
@@ -689,11 +700,11 @@ def cmd_persona(args) -> int:
 
     report = persona_view(open_store(args), args.source, args.with_version, args.without_version, args.task)
     if args.json:
-        return _print_json(report)
+        return print_json(report)
     print(
         f"{args.source}: {report['n']} items answered with ({args.with_version}) and without "
         f"({args.without_version}) the PTKB; changed {report['changed']} (up {report['up']}, down {report['down']}), "
-        f"mean change {_num(report['mean_change'])}"
+        f"mean change {fmt_num(report['mean_change'])}"
     )
     return 0
 
@@ -712,7 +723,7 @@ def cmd_estimate(args) -> int:
         seed=args.seed,
     )
     if args.json:
-        return _print_json(report)
+        return print_json(report)
     design = report["design"]
     what = "passages" if "topic_shares" in report else "NtR items"
     print(
@@ -728,21 +739,21 @@ def cmd_estimate(args) -> int:
             if est is None:
                 continue
             if not est["estimable"]:
-                rows.append([name, "not estimable", "", "", "", _num(est["judge_only"])])
+                rows.append([name, "not estimable", "", "", "", fmt_num(est["judge_only"])])
                 continue
             ppi, human = est["ppi"], est["human_only"]
             rows.append(
                 [
                     name,
-                    _num(ppi["value"]),
+                    fmt_num(ppi["value"]),
                     _ci([ppi["low"], ppi["high"]]).strip(),
-                    _num(human["value"]),
+                    fmt_num(human["value"]),
                     _ci([human["low"], human["high"]]).strip(),
-                    _num(est["judge_only"]),
+                    fmt_num(est["judge_only"]),
                 ]
             )
         print(f"{title}:")
-        _table(["", "PPI", "95%", "human only", "95%", "judge only"], rows)
+        text_table(["", "PPI", "95%", "human only", "95%", "judge only"], rows)
 
     for key in ("P@k", "nDCG@k"):
         if key in report:
@@ -771,15 +782,18 @@ def cmd_coverage(args) -> int:
         seed=args.seed,
     )
     if args.json:
-        return _print_json(report)
+        return print_json(report)
     print(
         f"{reference} (reference) vs {judge} (judge): {report['n_items']} shared items, true "
-        f"share {_num(report['true_value'], 4)}; {report['repeats']} samples of {report['sample']}, "
+        f"share {fmt_num(report['true_value'], 4)}; {report['repeats']} samples of {report['sample']}, "
         f"nominal {report['nominal']}"
     )
-    _table(
+    text_table(
         ["", "coverage", "mean width"],
-        [[name, _num(report[name]["coverage"]), _num(report[name]["mean_width"], 4)] for name in ("ppi", "human_only")],
+        [
+            [name, fmt_num(report[name]["coverage"]), fmt_num(report[name]["mean_width"], 4)]
+            for name in ("ppi", "human_only")
+        ],
     )
     return 0
 
@@ -806,14 +820,14 @@ def cmd_sample(args) -> int:
         by=actor(args),
     )
     if args.json:
-        return _print_json(report)
+        return print_json(report)
     print(
         f"sample {report['sample']}: {report['items']} of {report['population']} passages ({report['design']}) "
         f"queued for {', '.join(report['assessors'])}"
     )
-    _table(
+    text_table(
         ["stratum", "N", "n", "probability"],
-        [[h, a["N"], a["n"], _num(a["probability"], 4)] for h, a in report["allocation"].items()],
+        [[h, a["N"], a["n"], fmt_num(a["probability"], 4)] for h, a in report["allocation"].items()],
     )
     return 0
 
@@ -830,12 +844,12 @@ def cmd_plan(args) -> int:
         threshold=args.threshold,
     )
     if args.json:
-        return _print_json(report)
+        return print_json(report)
     print(
         f"expected 95% interval width of the share >= {args.threshold}, {report['population']} judge-labelled passages"
     )
     columns = ["uniform_human_only", "uniform_ppi", "stratified"] + (["disagreement"] if args.second else [])
-    _table(["budget"] + columns, [[r["budget"]] + [_num(r.get(c), 4) for c in columns] for r in report["rows"]])
+    text_table(["budget"] + columns, [[r["budget"]] + [fmt_num(r.get(c), 4) for c in columns] for r in report["rows"]])
     if report["skipped"]:
         print(f"skipped (above the population): {', '.join(map(str, report['skipped']))}")
     return 0

@@ -33,7 +33,7 @@ def add_command(command) -> None:
 
 
 def cmd_simulate(args) -> int:
-    from assess.cli.audit import _num, _print_json, _table
+    from assess.cli.audit import fmt_num, print_json, text_table
     from assess.services.budget import simulate_view
 
     report = simulate_view(
@@ -49,17 +49,17 @@ def cmd_simulate(args) -> int:
         threshold=args.threshold,
     )
     if args.json:
-        return _print_json(report)
-    _table(
+        return print_json(report)
+    text_table(
         ["policy", "budget", "coverage", "mean width", "tau", "pairs settled"],
         [
             [
                 r["policy"],
                 r["budget"],
-                _num(r["coverage"]),
-                _num(r["mean_width"], 4),
-                _num(r["tau"]),
-                _num(r["settled"]),
+                fmt_num(r["coverage"]),
+                fmt_num(r["mean_width"], 4),
+                fmt_num(r["tau"]),
+                fmt_num(r["settled"]),
             ]
             for r in report["results"]
         ],

@@ -123,16 +123,16 @@ DEPTH_RULE = "turn depth: the turn's position in its conversation, 1 = the first
 TOPIC_RULE = "topic: the turn's conversation"
 
 
-def _json_safe(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
     """Plain JSON values: NaN and infinities as None, numpy scalars as Python ones, tuples as lists, keys as text."""
     import math
 
     import numpy as np
 
     if isinstance(value, dict):
-        return {k if isinstance(k, str) else _key_text(k): _json_safe(v) for k, v in value.items()}
+        return {k if isinstance(k, str) else _key_text(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
+        return [json_safe(v) for v in value]
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
@@ -148,7 +148,7 @@ def _key_text(key: Any) -> str:
     return str(key)
 
 
-def _known(db, task: str, names, *, role: str = "source") -> list[str]:
+def known_sources(db, task: str, names, *, role: str = "source") -> list[str]:
     """The names, each checked to have labels of ``task`` (one error naming the first that has none)."""
     from store.labels import sources
 
@@ -161,11 +161,11 @@ def _known(db, task: str, names, *, role: str = "source") -> list[str]:
     return list(names)
 
 
-def _two(db, reference: str, other: str, *, task: str = "passage", roles=("reference", "judge")) -> None:
+def check_two(db, reference: str, other: str, *, task: str = "passage", roles=("reference", "judge")) -> None:
     if reference == other:
         raise AssessError(f"the {roles[0]} and the {roles[1]} are both {reference!r}: compare two different sources")
-    _known(db, task, [reference], role=roles[0])
-    _known(db, task, [other], role=roles[1])
+    known_sources(db, task, [reference], role=roles[0])
+    known_sources(db, task, [other], role=roles[1])
 
 
 def audit_sources(db, task: str = "passage") -> list[str]:
@@ -287,7 +287,7 @@ def role_label(name: str, kinds: dict[str, str]) -> str:
     return f"{name} ({KIND_NAMES.get(kind, kind)})"
 
 
-def _roles(db, reference: str | None, judge: str | None, *, task: str = "passage") -> tuple[str, str]:
+def pick_roles(db, reference: str | None, judge: str | None, *, task: str = "passage") -> tuple[str, str]:
     """The reference and judge given, each one left out (None) chosen by kind (:func:`default_roles`)."""
     if reference is not None and judge is not None:
         return reference, judge
@@ -392,7 +392,7 @@ def agreement_view(
         raise AssessError(
             f"the agreement matrix needs two sources with {task} labels; found {', '.join(chosen) or 'none'}"
         )
-    _known(db, task, chosen)
+    known_sources(db, task, chosen)
     labels = packed_task_labels(db, task, chosen)  # items as strings, the turn first: half the reading time
 
     def turn_of(item: str) -> str:
@@ -456,8 +456,8 @@ def systems_view(
     from assess.measures.systems import compare_systems
     from store.compare import qrels_of, runs_of
 
-    reference, other = _roles(db, reference, other)
-    _two(db, reference, other, roles=("reference", "other source"))
+    reference, other = pick_roles(db, reference, other)
+    check_two(db, reference, other, roles=("reference", "other source"))
     if correction not in ("holm", "bonferroni"):
         raise AssessError(f"unknown correction {correction!r}; expected 'holm' or 'bonferroni'")
     chosen = _measure(measure, threshold)
@@ -479,10 +479,10 @@ def systems_view(
         correction=correction,
     )
     report.update(reference=reference, other=other, measure=name, threshold=threshold)
-    return _json_safe(report)
+    return json_safe(report)
 
 
-def _passage_pair(db, reference: str, judge: str) -> tuple[dict, dict]:
+def passage_pair(db, reference: str, judge: str) -> tuple[dict, dict]:
     """The judge's and the reference's passage grades ('cannot judge' left out)."""
     from store.audit import task_labels
 
@@ -498,9 +498,9 @@ def bias_view(db, reference: str | None, judge: str | None, *, k: int = 10) -> d
     from assess.measures.bias import bias_report
     from store.audit import labelled_passage_texts, ranked_runs
 
-    reference, judge = _roles(db, reference, judge)
-    _two(db, reference, judge)
-    llm, human = _passage_pair(db, reference, judge)
+    reference, judge = pick_roles(db, reference, judge)
+    check_two(db, reference, judge)
+    llm, human = passage_pair(db, reference, judge)
     shared = [i for i in llm if i in human]
     texts = labelled_passage_texts(db, reference)
     lengths = {i: len(texts[i[1]].split()) for i in shared if texts.get(i[1])}
@@ -526,7 +526,7 @@ def bias_view(db, reference: str | None, judge: str | None, *, k: int = 10) -> d
         k=k,
         breakdowns=rules,
     )
-    return _json_safe(report)
+    return json_safe(report)
 
 
 def consistency_view(db, source: str, task: str = "passage") -> dict[str, Any]:
@@ -555,7 +555,7 @@ def consistency_view(db, source: str, task: str = "passage") -> dict[str, Any]:
         changed_by_consensus=sum(values[0] != consensus(values) for values in samples.values()),
         scale=list(scale),
     )
-    return _json_safe(report)
+    return json_safe(report)
 
 
 def alt_test_view(
@@ -616,7 +616,7 @@ def alt_test_view(
             f"{tested} human(s) tested, fewer than {measure.MIN_HUMANS}: omega is shown but does not pass "
             "(have a third assessor judge the shared items: python -m assess overlap ... --copies 3)"
         )
-    return _json_safe(report)
+    return json_safe(report)
 
 
 def label_kind_values(task: str, present: Iterable[object] = ()) -> tuple[int, ...]:
@@ -662,7 +662,7 @@ def persona_view(db, source: str, with_version: str, without_version: str, task:
         change="grade with PTKB - grade without",
         breakdowns=rules,
     )
-    return _json_safe(report)
+    return json_safe(report)
 
 
 def reference_sample(db, reference: str) -> str | None:
@@ -801,7 +801,7 @@ def estimate_view(
     if unknown:
         raise AssessError(f"unknown measure {unknown[0]!r}; expected some of {', '.join(ESTIMATE_MEASURES)}")
     ntr_only = set(measures) == {"ntr"}
-    reference, judge = _roles(db, reference, judge, task="ntr" if ntr_only else "passage")
+    reference, judge = pick_roles(db, reference, judge, task="ntr" if ntr_only else "passage")
     report: dict[str, Any] = {
         "reference": reference,
         "judge": judge,
@@ -816,9 +816,9 @@ def estimate_view(
         ntr = _ntr_estimate(db, reference, judge, alpha, required=True)
         report["design"] = ntr.pop("design")
         report["ntr"] = ntr
-        return _json_safe(report)
-    _two(db, reference, judge)
-    f, y = _passage_pair(db, reference, judge)
+        return json_safe(report)
+    check_two(db, reference, judge)
+    f, y = passage_pair(db, reference, judge)
     human, probability, strata, design = _human_sample(db, sample, f, y, (reference, judge))
     design.update(population=len(f))
     if len(human) < 2:
@@ -848,7 +848,7 @@ def estimate_view(
         if ntr is not None:
             report["ntr_design"] = ntr.pop("design")
         report["ntr"] = ntr
-    return _json_safe(report)
+    return json_safe(report)
 
 
 def _ntr_estimate(db, reference: str, judge: str, alpha: float, *, required: bool = False) -> dict[str, Any] | None:
@@ -909,9 +909,9 @@ def coverage_view(
     "human_only": {...}}``."""
     from assess.measures.ppi import coverage
 
-    reference, judge = _roles(db, reference, judge)
-    _two(db, reference, judge)
-    f, y = _passage_pair(db, reference, judge)
+    reference, judge = pick_roles(db, reference, judge)
+    check_two(db, reference, judge)
+    f, y = passage_pair(db, reference, judge)
     return coverage(y, f, threshold=threshold, sample=sample, repeats=repeats, seed=seed, alpha=alpha)
 
 
@@ -923,11 +923,11 @@ def _designed(db, judge: str, design: str, second: str | None) -> tuple[dict, di
     if design == "disagreement" and second is None:
         raise AssessError("the disagreement design needs a second judge (--second SOURCE)")
     if second is not None:
-        _two(db, judge, second, roles=("judge", "second judge"))
-        f, g = _passage_pair(db, second, judge)
+        check_two(db, judge, second, roles=("judge", "second judge"))
+        f, g = passage_pair(db, second, judge)
         return f, g
-    _known(db, "passage", [judge], role="judge")
-    return _passage_pair(db, judge, judge)[0], None
+    known_sources(db, "passage", [judge], role="judge")
+    return passage_pair(db, judge, judge)[0], None
 
 
 def _default_judge(db) -> str:
@@ -966,7 +966,7 @@ def sample_plan(
     f, g = _designed(db, judge, design, second)
     usable = [b for b in budgets if b <= len(f)]
     rows = expected_width(usable, f, second=g, threshold=threshold, alpha=alpha) if usable else []
-    return _json_safe(
+    return json_safe(
         {
             "judge": judge,
             "second": second,
@@ -1019,7 +1019,7 @@ def create_sample(
         db, name, task="passage", design=design, population=len(f), items=items, details=details, by=by
     )
     summary.update(design=design, population=len(f), budget=budget, allocation=allocation, judge=judge)
-    return _json_safe(summary)
+    return json_safe(summary)
 
 
 ANCHORING_TASKS = ("passage", "ptkb")
@@ -1168,8 +1168,8 @@ def verdict_view(
     from assess.measures import verdict as verdict_rules
     from assess.measures.agreement import MIN_SHARED
 
-    reference, judge = _roles(db, reference, judge)
-    _two(db, reference, judge)
+    reference, judge = pick_roles(db, reference, judge)
+    check_two(db, reference, judge)
     epsilon = float(alt.EPSILON if epsilon is None else epsilon)
     width = verdict_rules.WIDTH if width is None else width
     if isinstance(width, bool) or not isinstance(width, int | float) or not 0 < width <= 1:
@@ -1221,7 +1221,7 @@ def verdict_view(
     criteria["estimate"] = _corrected_alternative(
         db, reference, judge, width, needed=overall["verdict"] != verdict_rules.REPLACE
     )
-    return _json_safe(
+    return json_safe(
         {
             "reference": reference,
             "judge": judge,
@@ -1340,7 +1340,7 @@ def self_agreement_view(
                 "intervals": {s: pair["ci"][s] for s in MATRIX_STATISTICS} if pair else None,
             }
         )
-    return _json_safe(
+    return json_safe(
         {
             "task": task,
             "statistic": statistic,
@@ -1398,7 +1398,7 @@ def overlap_view(
         )
     statistic = headline_statistic(task)
     ceiling = matrix["ceiling"] if matrix else None
-    return _json_safe(
+    return json_safe(
         {
             "task": task,
             "plan": plan,

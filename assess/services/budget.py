@@ -14,7 +14,7 @@ import numpy as np
 
 from assess.errors import AssessError
 from assess.measures import active_sampling as active
-from assess.services.audit import _json_safe, _known, _passage_pair, _roles, _two
+from assess.services.audit import check_two, json_safe, known_sources, passage_pair, pick_roles
 
 MEASURE = re.compile(r"P@([1-9][0-9]*)")
 
@@ -39,8 +39,8 @@ def _runs(db) -> dict:
 def _second_grades(db, second: str | None, items: list, judge: str) -> np.ndarray | None:
     if second is None:
         return None
-    _two(db, judge, second, roles=("judge", "second judge"))
-    grades = _passage_pair(db, second, second)[0]
+    check_two(db, judge, second, roles=("judge", "second judge"))
+    grades = passage_pair(db, second, second)[0]
     return np.array([float(grades.get(i, np.nan)) for i in items])
 
 
@@ -83,9 +83,9 @@ def simulate_view(
         raise AssessError(f"--policy: expected some of {', '.join(active.POLICIES)}, found {unknown or 'none'}")
     if not budgets:
         raise AssessError("--budget: give at least one budget")
-    reference, judge = _roles(db, reference, judge)
-    _two(db, reference, judge)
-    f_labels, y_labels = _passage_pair(db, reference, judge)
+    reference, judge = pick_roles(db, reference, judge)
+    check_two(db, reference, judge)
+    f_labels, y_labels = passage_pair(db, reference, judge)
     items = sorted(set(f_labels) & set(y_labels))
     if len(items) < 2:
         raise AssessError(f"{reference!r} and {judge!r} graded {len(items)} passages in common: need at least 2")
@@ -101,7 +101,7 @@ def simulate_view(
             plan = _plans(policy, budget, W, f_grades, second_grades, threshold=threshold)
             found = simulate_plan(W, f, y, plan, repeats=repeats, rng=rng, alpha=alpha)
             results.append({"policy": policy, "budget": budget, **found})
-    return _json_safe({"results": results})
+    return json_safe({"results": results})
 
 
 def active_sample(
@@ -125,8 +125,8 @@ def active_sample(
 
     if design != "active":
         raise AssessError(f"active_sample draws the active design, not {design!r}")
-    _known(db, "passage", [judge], role="judge")
-    grades = _passage_pair(db, judge, judge)[0]
+    known_sources(db, "passage", [judge], role="judge")
+    grades = passage_pair(db, judge, judge)[0]
     items = sorted(grades)
     _, W = active.precision_weights(_runs(db), items, k)
     f_grades = np.array([float(grades[i]) for i in items])
@@ -145,4 +145,4 @@ def active_sample(
         db, name, task="passage", design="active", population=len(items), items=rows, details=details, by=by
     )
     summary.update(design="active", population=len(items), budget=budget, allocation=drawn.allocation, judge=judge)
-    return _json_safe(summary)
+    return json_safe(summary)
