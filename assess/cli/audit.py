@@ -6,7 +6,7 @@ import functools
 import json
 
 from assess.cli import add_db_argument
-from assess.cli.common import open_store
+from assess.cli.common import fmt_num, open_store, print_report, text_table
 from assess.cli.simulate import add_command as add_simulate
 from assess.errors import AssessError
 
@@ -330,7 +330,7 @@ def cmd_speed(args) -> int:
         return 0
     report = speed(db, assessor=args.assessor)
     if args.json:
-        return print_json(report)
+        return print_report(report)
     rules = report["rules"]
     print(
         f"active time per label (idle over {rules['idle_limit_ms'] // 1000} s cut; flag: median under "
@@ -364,7 +364,7 @@ def cmd_rubber_stamp(args) -> int:
 
     report = rubber_stamping(open_store(args), args.task, assessor=args.assessor)
     if args.json:
-        return print_json(report)
+        return print_report(report)
     rules = report["rules"]
     print(
         f"{args.task}: labels written with an LLM label on screen (flag: {rules['min_accepted']}+ accepted, median "
@@ -388,24 +388,8 @@ def cmd_rubber_stamp(args) -> int:
     return 0
 
 
-def print_json(report) -> int:
-    print(json.dumps(report, allow_nan=False))
-    return 0
-
-
-def fmt_num(value, digits: int = 3) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
 def _ci(ci) -> str:
     return "" if not ci else f" [{fmt_num(ci[0])}, {fmt_num(ci[1])}]"
-
-
-def text_table(header: list[str], rows: list[list]) -> None:
-    cells = [header] + [[str(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    for r in cells:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
 
 
 def _min_shared(p) -> None:
@@ -440,7 +424,7 @@ def cmd_matrix(args) -> int:
         min_shared=args.min_shared,
     )
     if args.json:
-        return print_json(report)
+        return print_report(report)
     print(f"{args.task}: {len(report['sources'])} sources, {len(report['pairs'])} pairs sharing items")
     rows = [
         [
@@ -488,7 +472,7 @@ def cmd_systems(args) -> int:
         seed=args.seed,
     )
     if args.json:
-        return print_json(report)
+        return print_report(report)
     print(
         f"{report['measure']}: {report['n_runs']} runs over {report['n_topics']} topics, "
         f"{report['reference']} (reference) vs {report['other']}"
@@ -527,7 +511,7 @@ def cmd_bias(args) -> int:
 
     report = bias_view(open_store(args), args.reference, args.judge, k=args.k)
     if args.json:
-        return print_json(report)
+        return print_report(report)
     overall = report["overall"]
     print(
         f"{report['judge']} - {report['reference']} over {report['n_shared']} shared passages: mean "
@@ -544,7 +528,7 @@ def cmd_consistency(args) -> int:
 
     report = consistency_view(open_store(args), args.source, args.task)
     if args.json:
-        return print_json(report)
+        return print_report(report)
     print(
         f"{args.source} ({args.task}): {report['n_items']} items, {report['n_multi']} with 2+ answers; "
         f"alpha {fmt_num(report['alpha'])}, unanimous {fmt_num(report['unanimous'])}, pairwise {fmt_num(report['pairwise'])}; "
@@ -566,7 +550,7 @@ def cmd_self_agreement(args) -> int:
         seed=args.seed,
     )
     if args.json:
-        return print_json(report)
+        return print_report(report)
     print(f"{args.task}: self-agreement over re-shown items ({report['statistic']}, 95% bootstrap interval)")
     rows = [
         [
@@ -600,7 +584,7 @@ def cmd_overlap(args) -> int:
         min_shared=args.min_shared,
     )
     if args.json:
-        return print_json(report)
+        return print_report(report)
     print(
         f"{args.task}: {report['items']} items planned for overlap, {report['judged_by_two']} judged by two "
         f"assessors, {report['judged_by_all']} by all planned"
@@ -636,7 +620,7 @@ def cmd_alt_test(args) -> int:
         scoring=args.scoring,
     )
     if args.json:
-        return print_json(report)
+        return print_report(report)
     if not report["computable"]:
         print(f"{args.judge} ({args.task}): {report['reason']}")
         return 0
@@ -674,7 +658,7 @@ def cmd_verdict(args) -> int:
 
     report = verdict_view(open_store(args), args.reference, args.judge, epsilon=args.epsilon, width=args.width)
     if args.json:
-        return print_json(report)
+        return print_report(report)
     print(f"can {report['judge']} replace {report['reference']} here? {report['verdict']}: {report['reason']}")
     print(f"  rule: {report['rule']}")
     for item in report["criteria"]:
@@ -700,7 +684,7 @@ def cmd_persona(args) -> int:
 
     report = persona_view(open_store(args), args.source, args.with_version, args.without_version, args.task)
     if args.json:
-        return print_json(report)
+        return print_report(report)
     print(
         f"{args.source}: {report['n']} items answered with ({args.with_version}) and without "
         f"({args.without_version}) the PTKB; changed {report['changed']} (up {report['up']}, down {report['down']}), "
@@ -723,7 +707,7 @@ def cmd_estimate(args) -> int:
         seed=args.seed,
     )
     if args.json:
-        return print_json(report)
+        return print_report(report)
     design = report["design"]
     what = "passages" if "topic_shares" in report else "NtR items"
     print(
@@ -782,7 +766,7 @@ def cmd_coverage(args) -> int:
         seed=args.seed,
     )
     if args.json:
-        return print_json(report)
+        return print_report(report)
     print(
         f"{reference} (reference) vs {judge} (judge): {report['n_items']} shared items, true "
         f"share {fmt_num(report['true_value'], 4)}; {report['repeats']} samples of {report['sample']}, "
@@ -820,7 +804,7 @@ def cmd_sample(args) -> int:
         by=actor(args),
     )
     if args.json:
-        return print_json(report)
+        return print_report(report)
     print(
         f"sample {report['sample']}: {report['items']} of {report['population']} passages ({report['design']}) "
         f"queued for {', '.join(report['assessors'])}"
@@ -844,7 +828,7 @@ def cmd_plan(args) -> int:
         threshold=args.threshold,
     )
     if args.json:
-        return print_json(report)
+        return print_report(report)
     print(
         f"expected 95% interval width of the share >= {args.threshold}, {report['population']} judge-labelled passages"
     )

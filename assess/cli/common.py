@@ -42,3 +42,22 @@ def table(headers: list[str], rows: list[list[Any]]) -> None:
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip())
     for row in cells:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+
+
+def print_report(report: Any) -> int:
+    """Print a report as strict JSON (a NaN is an error, not a token) and return the exit code 0."""
+    print(json.dumps(report, allow_nan=False))
+    return 0
+
+
+def fmt_num(value: float | None, digits: int = 3) -> str:
+    """A figure for a terminal table: ``-`` when there is none."""
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def text_table(header: list[str], rows: list[list]) -> None:
+    """Print rows as left-aligned columns separated by two spaces."""
+    cells = [header] + [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    for r in cells:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())

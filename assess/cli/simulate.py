@@ -33,7 +33,7 @@ def add_command(command) -> None:
 
 
 def cmd_simulate(args) -> int:
-    from assess.cli.audit import fmt_num, print_json, text_table
+    from assess.cli.common import fmt_num, print_report, text_table
     from assess.services.budget import simulate_view
 
     report = simulate_view(
@@ -49,7 +49,7 @@ def cmd_simulate(args) -> int:
         threshold=args.threshold,
     )
     if args.json:
-        return print_json(report)
+        return print_report(report)
     text_table(
         ["policy", "budget", "coverage", "mean width", "tau", "pairs settled"],
         [

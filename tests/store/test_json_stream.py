@@ -579,8 +579,8 @@ def test_nuggetizer_nuggets_stream_line_by_line(tmp_path, store_target, monkeypa
 
 
 def test_rag_answers_replace_streams_too(tmp_path, recorded_files, monkeypatch):
-    """``rag-answers --replace`` writes each block (and records its replaced responses) before the rest of
-    the file is read: the first block is stored when only about a block of lines has been read."""
+    """``rag-answers --replace`` stages each block (and records its replaced responses) before the rest of
+    the file is read: the first block is staged when only about a block of lines has been read."""
     from assess.services import response_files
 
     monkeypatch.setattr(response_files, "RESPONSES_PER_BLOCK", 50)
@@ -598,13 +598,13 @@ def test_rag_answers_replace_streams_too(tmp_path, recorded_files, monkeypatch):
         "".join(json.dumps({**(changed if n % 500 == 0 else line), "topic_id": i}) + "\n" for n, i in enumerate(ids))
     )
     read_when_writing: list[int] = []
-    real = response_files.stored.add_responses
+    real = response_files.stored.stage_responses
 
-    def add_responses(*args, **kwargs):
+    def stage_responses(*args, **kwargs):
         read_when_writing.append(recorded_files[-1].furthest)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(response_files.stored, "add_responses", add_responses)
+    monkeypatch.setattr(response_files.stored, "stage_responses", stage_responses)
     recorded_files.clear()
     summary = load_file(db, "rag-answers", answers, replace=True)
     assert (summary["responses"], summary["replaced"], summary["unchanged"]) == (2100, 5, 2095)
