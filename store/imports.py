@@ -31,7 +31,21 @@ from assess.formats import (
 from assess.formats.nuggets import entry_line, raw_entries, turn_line, twice
 from assess.formats.reading import json_path_line, short
 from assess.tasks import LABEL_KINDS, Task
-from store.db import Store, column, each, insert_rows, is_database_error, now, row, rows, run, run_many, value, write
+from store.db import (
+    Store,
+    column,
+    each,
+    insert_rows,
+    is_database_error,
+    now,
+    row,
+    rows,
+    run,
+    run_many,
+    stage_block,
+    staging,
+    write,
+)
 from store.history import action_row, record_action
 from store.labels import import_labels, import_new_labels
 from store.nuggets import gold
@@ -475,36 +489,30 @@ def import_run(
     groups: dict[tuple[str, str], None] = {}  # (run, turn) in the order of their first line
     count = 0
     unknown_turn: FormatError | None = None
-    with paused_gc(), _sorts_on_disk(db), write(db, references_checked=True):
-        run(db, "DROP TABLE IF EXISTS run_lines")
-        run(
-            db,
-            # ties in score are broken by passage id, compared by code point on both engines (the store's
-            # own tables have PostgreSQL's C collation; a temporary table gets it here)
-            "CREATE TEMP TABLE run_lines (run {t}, turn_id {t}, passage_id {t}, score DOUBLE PRECISION, line INTEGER)".format(
-                t="TEXT" if db.sqlite else 'TEXT COLLATE "C"'
-            ),
-        )
+    # staged (store.db.staging): the lines, their ranks and new passages go to temporary tables block by block
+    # without the write lock; one short switch copies them (docs/architecture.md, "Large imports")
+    with paused_gc(), staging(db, _run_staging(db)):
         known = _known_turns(db)
         # the RunRow fields as they come (a --name is bound once per statement)
         if name:
-            staging = "INSERT INTO run_lines (turn_id, passage_id, score, line, run)"
+            head = "INSERT INTO run_lines (turn_id, passage_id, score, line, run)"
             fields, cells = itemgetter(0, 1, 3, 5), ("?", "?", "?", "?", ":name")  # turn, passage, score, line
         else:
-            staging = "INSERT INTO run_lines (turn_id, passage_id, score, run, line)"
+            head = "INSERT INTO run_lines (turn_id, passage_id, score, run, line)"
             fields, cells = itemgetter(0, 1, 3, 4, 5), ("?", "?", "?", "?", "?")  # turn, passage, score, tag, line
         try:
             for block in blocks:
-                if unknown_turn is None:
-                    try:
-                        check_turns(db, file, block, known)
-                    except FormatError as exc:  # reported once the file has been read: bad lines come first
-                        unknown_turn = exc
-                if unknown_turn is None:  # else the file is read on only for a bad line or repeat, which come first
-                    tags = itertools.repeat(name) if name else map(attrgetter("tag"), block)
-                    groups.update(dict.fromkeys(zip(tags, map(attrgetter("turn_id"), block))))
-                    ensure_passages(db, map(attrgetter("passage_id"), block))
-                insert_rows(db, staging, cells, "", map(fields, block), {"name": name} if name else None)
+                with stage_block(db):
+                    if unknown_turn is None:
+                        try:
+                            check_turns(db, file, block, known)
+                        except FormatError as exc:  # reported once the file has been read: bad lines come first
+                            unknown_turn = exc
+                    if unknown_turn is None:  # else the file is read on only for a bad line or repeat, which come first
+                        tags = itertools.repeat(name) if name else map(attrgetter("tag"), block)
+                        groups.update(dict.fromkeys(zip(tags, map(attrgetter("turn_id"), block))))
+                        stage_passages(db, map(attrgetter("passage_id"), block))
+                    insert_rows(db, head, cells, "", map(fields, block), {"name": name} if name else None)
                 count += len(block)
         except FormatError:
             _refuse_repeat(db, file)  # a repeat before the bad line goes first
@@ -513,61 +521,101 @@ def import_run(
             _refuse_repeat(db, file)
             raise unknown_turn
         tags = sorted({tag for tag, _turn in groups})
-        for tag in tags:
-            run(
-                db,
-                "INSERT INTO runs (name, kind, file, imported_at) VALUES (:name, 'ranking', :file, :at) "
-                "ON CONFLICT(name) DO UPDATE SET file=excluded.file, imported_at=excluded.imported_at",
-                {"name": tag, "file": str(file), "at": stamp},
-            )
-            run(db, "DELETE FROM rankings WHERE run = :run", {"run": tag})
-        try:
-            with write(db):  # a savepoint: after a refused insert, PostgreSQL's transaction can go on
+        try:  # ranked into a staging table whose key refuses a passage given twice for a turn
+            with stage_block(db):
                 run(
                     db,
-                    "INSERT INTO rankings (run, turn_id, passage_id, rank, score) "
+                    "INSERT INTO staged_rankings (run, turn_id, passage_id, rank, score) "
                     "SELECT run, turn_id, passage_id, ROW_NUMBER() OVER "
                     "(PARTITION BY run, turn_id ORDER BY score DESC, passage_id DESC), score FROM run_lines",
                 )
         except Exception as exc:
-            if is_database_error(exc):  # the primary key: a passage given twice for a turn
+            if is_database_error(exc):
                 _refuse_repeat(db, file)
             raise
-        run(db, "DROP TABLE run_lines")
-        pool_rows = _DepthPool(db, groups, depth, pool_filter, stamp)
-        run_many(
-            db,
-            # detail lists every run that brought the passage, as 'run@rank' (the pool's provenance)
-            "INSERT INTO pool (turn_id, passage_id, method, detail, best_rank, added_at) "
-            "VALUES (:turn_id, :passage_id, 'depth', :detail, :best_rank, :added_at) "
-            "ON CONFLICT(turn_id, passage_id) DO UPDATE SET "
-            "best_rank = CASE WHEN excluded.best_rank IS NULL THEN NULL WHEN pool.best_rank IS NULL "
-            "OR excluded.best_rank < pool.best_rank THEN excluded.best_rank ELSE pool.best_rank END, "
-            "detail = CASE WHEN pool.detail IS NULL THEN excluded.detail "
-            "WHEN replace(' ' || pool.detail || ' ', ' ' || excluded.detail || ' ', '') "
-            "<> ' ' || pool.detail || ' ' THEN pool.detail "
-            "ELSE pool.detail || ' ' || excluded.detail END",
-            pool_rows,
-        )
-    return {"runs": tags, "rankings": count, "pooled": pool_rows.count, "depth": depth}
+        with stage_block(db):  # the pool's rows read (and pool_filter asked) before the lock
+            pool_rows = list(_DepthPool(db, groups, depth, pool_filter, stamp))
+        with write(db, references_checked=True, lock_to_commit=True):
+            _refuse_gone_turns(db, file, "staged_rankings")
+            for tag in tags:
+                run(
+                    db,
+                    "INSERT INTO runs (name, kind, file, imported_at) VALUES (:name, 'ranking', :file, :at) "
+                    "ON CONFLICT(name) DO UPDATE SET file=excluded.file, imported_at=excluded.imported_at",
+                    {"name": tag, "file": str(file), "at": stamp},
+                )
+                run(db, "DELETE FROM rankings WHERE run = :run", {"run": tag})
+            switch_passages(db)
+            run(
+                db,
+                "INSERT INTO rankings (run, turn_id, passage_id, rank, score) "
+                "SELECT run, turn_id, passage_id, rank, score FROM staged_rankings ORDER BY run, turn_id, passage_id",
+            )
+            run_many(
+                db,
+                # detail lists every run that brought the passage, as 'run@rank' (the pool's provenance)
+                "INSERT INTO pool (turn_id, passage_id, method, detail, best_rank, added_at) "
+                "VALUES (:turn_id, :passage_id, 'depth', :detail, :best_rank, :added_at) "
+                "ON CONFLICT(turn_id, passage_id) DO UPDATE SET "
+                "best_rank = CASE WHEN excluded.best_rank IS NULL THEN NULL WHEN pool.best_rank IS NULL "
+                "OR excluded.best_rank < pool.best_rank THEN excluded.best_rank ELSE pool.best_rank END, "
+                "detail = CASE WHEN pool.detail IS NULL THEN excluded.detail "
+                "WHEN replace(' ' || pool.detail || ' ', ' ' || excluded.detail || ' ', '') "
+                "<> ' ' || pool.detail || ' ' THEN pool.detail "
+                "ELSE pool.detail || ' ' || excluded.detail END",
+                pool_rows,
+            )
+    return {"runs": tags, "rankings": count, "pooled": len(pool_rows), "depth": depth}
 
 
-@contextlib.contextmanager
-def _sorts_on_disk(db: Store) -> Iterator[None]:
-    """Temporary tables and sorts in temporary files for the block. The store runs with
-    ``temp_store = MEMORY``, under which SQLite keeps both wholly in memory (a 200 MB run would
-    need gigabytes); with files they keep at most about the page cache's size in memory. SQLite
-    cannot change the setting inside a transaction once a temporary table exists, so an import
-    nested in an outer transaction (the demo, which is small) leaves it as it is."""
-    if db.depth or not db.sqlite:  # PostgreSQL spills large sorts to disk by itself
-        yield
-        return
-    before = value(db, "PRAGMA temp_store")
-    run(db, "PRAGMA temp_store = FILE")
-    try:
-        yield
-    finally:
-        run(db, f"PRAGMA temp_store = {int(before)}")
+def _run_staging(db: Store) -> dict[str, str]:
+    """The staging tables of a run import. Ties in score are broken by passage id, compared by code point on
+    both engines (the store's own tables have PostgreSQL's C collation; a temporary table gets it here)."""
+    text = "TEXT" if db.sqlite else 'TEXT COLLATE "C"'
+    return {
+        "run_lines": f"run {text}, turn_id {text}, passage_id {text}, score DOUBLE PRECISION, line INTEGER",
+        "staged_rankings": f"run {text} NOT NULL, turn_id {text} NOT NULL, passage_id {text} NOT NULL, "
+        "rank INTEGER NOT NULL, score DOUBLE PRECISION NOT NULL, PRIMARY KEY (run, turn_id, passage_id)",
+        **STAGED_PASSAGES,
+    }
+
+
+STAGED_PASSAGES = {"staged_passages": "id TEXT PRIMARY KEY, doc_id TEXT NOT NULL"}
+"""The staging table of the passages an import names (by id only), for :func:`stage_passages`."""
+
+
+def stage_passages(db: Store, passage_ids: Iterable[str]) -> None:
+    """:func:`ensure_passages` for a staged import: the ids go to ``staged_passages`` (:data:`STAGED_PASSAGES`),
+    created in the store by :func:`switch_passages`."""
+    insert_rows(
+        db,
+        "INSERT INTO staged_passages (id, doc_id)",
+        ("?", "?"),
+        " ON CONFLICT(id) DO NOTHING",
+        ((p, p.rsplit(":", 1)[0]) for p in sorted(set(passage_ids))),
+    )
+
+
+def switch_passages(db: Store) -> None:
+    """In the switch: the staged passages the store does not have yet, in id order. ("WHERE true": SQLite reads
+    an ON CONFLICT after a bare SELECT … FROM as a join's ON.)"""
+    run(
+        db,
+        "INSERT INTO passages (id, doc_id) SELECT id, doc_id FROM staged_passages WHERE true ORDER BY id "
+        "ON CONFLICT (id) DO NOTHING",
+    )
+
+
+def _refuse_gone_turns(db: Store, file: str, table: str) -> None:
+    """In the switch: turns were checked while staging; one deleted since is refused here (SQLite's copy runs
+    without its per-row foreign-key checks: write(references_checked=True))."""
+    gone = row(
+        db,
+        f"SELECT s.turn_id AS turn_id FROM {table} s WHERE NOT EXISTS (SELECT 1 FROM turns t WHERE t.id = s.turn_id) "
+        "LIMIT 1",
+    )
+    if gone is not None:
+        raise FormatError(file, None, "turns of the store", f"turn {gone['turn_id']!r}, deleted during the import")
 
 
 def _refuse_repeat(db: Store, file: str) -> None:
@@ -603,7 +651,7 @@ class _DepthPool:
         for tag, turn in self.groups:
             for r in each(
                 self.db,
-                "SELECT passage_id, rank FROM rankings WHERE run = :run AND turn_id = :turn AND rank <= :depth "
+                "SELECT passage_id, rank FROM staged_rankings WHERE run = :run AND turn_id = :turn AND rank <= :depth "
                 "ORDER BY rank",
                 {"run": tag, "turn": turn, "depth": self.depth},
             ):
