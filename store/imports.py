@@ -228,6 +228,10 @@ def _json_line_of(file: str, json_path: tuple) -> int | None:
     return json_path_line(file, json_path)
 
 
+STAGED_PASSAGES = {"staged_passages": "id TEXT PRIMARY KEY, doc_id TEXT NOT NULL"}
+"""The staging table of the passages an import names (by id only), for :func:`stage_passages`."""
+
+
 TOPICS_PER_BLOCK = 200  # conversations written per block of a topics import
 
 
@@ -408,27 +412,46 @@ def import_passage_qrels(
     stamp = now()
     turns: set[str] = set()
     count = 0
-    with paused_gc(), write(db, references_checked=True):
+    # staged (store.db.staging): the blocks go to temporary tables without the write lock, one switch copies them
+    with paused_gc(), staging(db, _QRELS_STAGING):
         known = _known_turns(db)
-        ensure_source(db, source)
-        with import_new_labels(db, Task.PASSAGE, source, stamp) as new:
-            for block in blocks:
+        for block in blocks:
+            with stage_block(db):
                 turns |= check_turns(db, file, block, known)
-                ensure_passages(db, map(itemgetter(1), block))
-                # File order (qrels files are grouped by turn): sorting was measured to cost more than it saves.
-                new.write(map(itemgetter(0, 1, 2), block))
-                count += len(block)
+                stage_passages(db, map(itemgetter(1), block))
+                # an item given twice has one grade (the reader refuses another): staged once
+                insert_rows(
+                    db,
+                    "INSERT INTO staged_qrels (turn_id, passage_id, grade)",
+                    ("?", "?", "?"),
+                    " ON CONFLICT (turn_id, passage_id) DO NOTHING",
+                    map(itemgetter(0, 1, 2), block),
+                )
+            count += len(block)
         count = getattr(qrels, "count", count) or count
-        new.record(count)
-        if add_to_pool:
-            run(
-                db,
-                "INSERT INTO pool (turn_id, passage_id, method, detail, added_at) "
-                f"SELECT turn_id, passage_id, 'qrels', :detail, :at FROM {_PASSAGE.table} WHERE source = :source "
-                "ON CONFLICT DO NOTHING",
-                {"detail": f"qrels:{source}", "at": stamp, "source": source},
-            )
+        with write(db, references_checked=True, lock_to_commit=True):
+            _refuse_gone_turns(db, file, "staged_qrels")
+            ensure_source(db, source)
+            switch_passages(db)
+            with import_new_labels(db, Task.PASSAGE, source, stamp) as new:
+                new.write_staged("staged_qrels", "turn_id, passage_id, grade")
+            new.record(count)
+            if add_to_pool:
+                run(
+                    db,
+                    "INSERT INTO pool (turn_id, passage_id, method, detail, added_at) "
+                    f"SELECT turn_id, passage_id, 'qrels', :detail, :at FROM {_PASSAGE.table} WHERE source = :source "
+                    "ON CONFLICT DO NOTHING",
+                    {"detail": f"qrels:{source}", "at": stamp, "source": source},
+                )
     return {"labels": count, "turns": len(turns), "source": source}
+
+
+_QRELS_STAGING = {
+    "staged_qrels": "turn_id TEXT NOT NULL, passage_id TEXT NOT NULL, grade INTEGER NOT NULL, "
+    "PRIMARY KEY (turn_id, passage_id)",
+    **STAGED_PASSAGES,
+}
 
 
 def import_ptkb_qrels(db: Store, file: str, qrels: Sequence[Qrel], *, source: str) -> dict:
@@ -578,10 +601,6 @@ def _run_staging(db: Store) -> dict[str, str]:
         "rank INTEGER NOT NULL, score DOUBLE PRECISION NOT NULL, PRIMARY KEY (run, turn_id, passage_id)",
         **STAGED_PASSAGES,
     }
-
-
-STAGED_PASSAGES = {"staged_passages": "id TEXT PRIMARY KEY, doc_id TEXT NOT NULL"}
-"""The staging table of the passages an import names (by id only), for :func:`stage_passages`."""
 
 
 def stage_passages(db: Store, passage_ids: Iterable[str]) -> None:
