@@ -49,6 +49,7 @@ from store.db import (
 from store.history import action_row, record_action
 from store.labels import import_labels, import_new_labels
 from store.nuggets import gold
+from store.rights import check_writer
 from store.screens import bump_topics_version
 from store.sources import ensure_source
 
@@ -702,36 +703,71 @@ def import_passages(
     """
     blocks = [passages] if isinstance(passages, Sequence) else passages
     count = 0
-    changed: list[tuple[PassageText, str]] = []
-    with write(db):
+    replacements = Replacements(staged=True)
+    # staged (store.db.staging): texts compared and written to temporary tables without the write lock, one switch
+    with staging(db, _PASSAGES_STAGING):
         # A store without any passage text (a first import) has nothing to compare: no lookups. The file
         # itself never gives one passage two texts (PassageStream refuses it), so its own blocks never clash.
         texts_stored = row(db, "SELECT 1 AS found FROM passages WHERE text IS NOT NULL LIMIT 1") is not None
         for block in blocks:
-            stored = _stored_texts(db, [p.passage_id for p in block]) if texts_stored else {}
-            for p in block:
-                old = stored.get(p.passage_id)
-                if old is not None and old != p.text:
-                    if not replace:
-                        labels = labels_on(db, "passage", [p.passage_id])[p.passage_id]
-                        what = f"passage {short(p.passage_id, 60)}"
-                        raise _rewrite_refused(file, p.line, what, _text_differs(p.text, old), labels)
-                    changed.append((p, old))
-            run_many(  # a text stored already is not written again (an import of the same file writes nothing)
-                db,
-                "INSERT INTO passages (id, doc_id, text) VALUES (:id, :doc_id, :text) ON CONFLICT(id) DO UPDATE SET "
-                "text=excluded.text, doc_id=COALESCE(excluded.doc_id, passages.doc_id)",
-                _dicts(("id", "doc_id", "text"), (p for p in block if stored.get(p.passage_id) != p.text)),
-            )
+            with stage_block(db):
+                stored = _stored_texts(db, [p.passage_id for p in block]) if texts_stored else {}
+                changed: list[tuple[PassageText, str]] = []
+                for p in block:
+                    old = stored.get(p.passage_id)
+                    if old is not None and old != p.text:
+                        if not replace:
+                            labels = labels_on(db, "passage", [p.passage_id])[p.passage_id]
+                            what = f"passage {short(p.passage_id, 60)}"
+                            raise _rewrite_refused(file, p.line, what, _text_differs(p.text, old), labels)
+                        changed.append((p, old))
+                insert_rows(  # a text stored already is not written again (an import of the same file writes nothing)
+                    db,
+                    "INSERT INTO staged_texts (id, doc_id, text)",
+                    ("?", "?", "?"),
+                    " ON CONFLICT (id) DO NOTHING",
+                    (p[:3] for p in block if stored.get(p.passage_id) != p.text),
+                )
+                if changed:
+                    on = labels_on(db, "passage", [p.passage_id for p, _ in changed])
+                    changes = [
+                        (f"passage {p.passage_id}", {"text": old}, {"text": p.text}, on[p.passage_id])
+                        for p, old in changed
+                    ]
+                    replacements.record(db, by, file, changes)
             count += len(block)
-        summary: dict = {"passages": count}
-        if replace:
-            on = labels_on(db, "passage", [p.passage_id for p, _ in changed])
-            changes = [
-                (f"passage {p.passage_id}", {"text": old}, {"text": p.text}, on[p.passage_id]) for p, old in changed
-            ]
-            summary.update(_replaced(db, by, file, "passage", changes))
+        with write(db, lock_to_commit=True):
+            run(
+                db,
+                "INSERT INTO passages (id, doc_id, text) SELECT id, doc_id, text FROM staged_texts WHERE true "
+                "ORDER BY id ON CONFLICT(id) DO UPDATE SET text=excluded.text, "
+                "doc_id=COALESCE(excluded.doc_id, passages.doc_id)",
+            )
+            switch_history(db, by)
+    summary: dict = {"passages": count}
+    if replace:
+        summary.update(replacements.summary("passage"))
     return summary
+
+
+_PASSAGES_STAGING = {
+    "staged_texts": "id TEXT PRIMARY KEY, doc_id TEXT, text TEXT",
+    "staged_history": "seq INTEGER NOT NULL, kind TEXT NOT NULL, source TEXT NOT NULL, item TEXT NOT NULL, "
+    "old TEXT, new TEXT, via TEXT NOT NULL",
+}
+
+
+def switch_history(db: Store, who: str | None) -> None:
+    """In a switch: the staged organizer actions (``staged_history``, :class:`Replacements` with ``staged``), in
+    the order recorded; ``who``, named in them, is checked here (rights are checked at the write)."""
+    if row(db, "SELECT 1 AS one FROM staged_history LIMIT 1"):
+        check_writer(db, who, action="replace")
+        run(
+            db,
+            "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
+            "SELECT kind, source, item, old, new, NULL, via, :at FROM staged_history ORDER BY seq",
+            {"at": now()},
+        )
 
 
 def record_replacements(

@@ -58,7 +58,7 @@ def test_a_press_meeting_a_held_lock_is_kept_and_retry_stores_it(server, new_pag
     holder.execute("BEGIN IMMEDIATE")  # the store's write lock, held by another connection
     try:
         press(page, "3")
-        expect(page.get_by_text(re.compile("saving"))).to_be_visible(timeout=5_000)  # after 0.3 s
+        expect(page.get_by_text("saving… (the store is busy)")).to_be_visible(timeout=5_000)  # after 0.3 s
         not_saved = page.get_by_text(re.compile("NOT SAVED"))
         expect(not_saved).to_be_visible(timeout=20_000)  # after the 10 s wait
         retry = page.get_by_role("button", name=re.compile("Retry"))

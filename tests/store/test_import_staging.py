@@ -1,7 +1,8 @@
-"""Writers never wait on an import (issue 33): a response file is staged without the write lock and made visible
-in one short switch. Twenty assessors (threads, a connection each, the judge page's write) press during a large
-import on both engines: every acknowledged label is stored, no press waits past about a block, and the import's
-rows are either all visible or none. A failed or killed import leaves the store unchanged."""
+"""Writers never wait on an import (issue 33): a response, run, qrels or passages file is staged without the write
+lock and made visible in one short switch. Twenty assessors (threads, a connection each, the judge page's write)
+press during a large import on both engines: every acknowledged label is stored, no press waits more than about
+a second over its time without an import, and the import's rows are either all visible or none. A failed or
+killed import leaves the store unchanged."""
 
 from __future__ import annotations
 
@@ -68,6 +69,16 @@ def qrels_file(folder, turns: list[str], lines: int, *, bad_last: bool = False):
     return path, per_turn * len(turns)
 
 
+def passages_file(folder, lines: int):
+    """A passages JSONL file of ``lines`` passages new to the store."""
+    path = folder / "big-passages.jsonl"
+    with path.open("w") as out:
+        for k in range(lines):
+            out.write(json.dumps({"doc_id": f"big-{k // 10}", "passage_id": str(k % 10), "passage_text": f"T {k}"}))
+            out.write("\n")
+    return path
+
+
 def visible(target) -> tuple[int, int]:
     found = rows(
         target,
@@ -75,7 +86,8 @@ def visible(target) -> tuple[int, int]:
         "(SELECT COUNT(*) FROM response_citations WHERE run LIKE 'big-%') AS c, "
         "(SELECT COUNT(*) FROM rankings WHERE run = 'big-run') AS k, "
         "(SELECT COUNT(*) FROM passage_labels WHERE source = 'big-qrels') AS q, "
-        "(SELECT COUNT(*) FROM passages WHERE id LIKE 'big-%') AS p",
+        "(SELECT COUNT(*) FROM passages WHERE id LIKE 'big-%') AS p, "
+        "(SELECT COUNT(*) FROM passages WHERE id LIKE 'big-%' AND text IS NOT NULL) AS t",
     )
     return tuple(found[0])
 
@@ -86,20 +98,22 @@ def large_import(kind: str, folder, turns: list[str], target):
         runs = RESPONSES // len(turns) + 1
         path = answers_file(folder, turns, runs)
         n = runs * len(turns)
-        return ("import", "rag-answers", str(path)), (n, n * 4, 0, 0, 0)
+        return ("import", "rag-answers", str(path)), (n, n * 4, 0, 0, 0, 0)
     if kind == "run":
         path, n = run_file(folder, turns, LINES)
-        return ("import", "run", str(path), "--depth", "10"), (0, 0, n, 0, n)
+        return ("import", "run", str(path), "--depth", "10"), (0, 0, n, 0, n, 0)
+    if kind == "passages":
+        return ("import", "passages", str(passages_file(folder, 2 * LINES))), (0, 0, 0, 0, 2 * LINES, 2 * LINES)
     path, n = qrels_file(folder, turns, LINES)
-    return ("import", "qrels", str(path), "--source", "big-qrels"), (0, 0, 0, n, n)
+    return ("import", "qrels", str(path), "--source", "big-qrels"), (0, 0, 0, n, n, 0)
 
 
-@pytest.mark.parametrize("kind", ["rag-answers", "run", "qrels"])
+@pytest.mark.parametrize("kind", ["rag-answers", "run", "qrels", "passages"])
 def test_assessors_press_through_a_large_import(demo_target, tmp_path, kind):
     turns = sorted({t for (t,) in rows(demo_target, "SELECT id FROM turns")})
     pool = rows(demo_target, "SELECT turn_id, passage_id FROM pool ORDER BY turn_id, passage_id")
     args, expected = large_import(kind, tmp_path, turns, demo_target)
-    nothing = (0, 0, 0, 0, 0)
+    nothing = (0, 0, 0, 0, 0, 0)
     seen, waits, acknowledged, failures = set(), [], {}, []
     importing, stop, starts = threading.Event(), threading.Event(), []
 
