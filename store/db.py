@@ -911,9 +911,11 @@ def _temporary(db: Store, name: str) -> str:
 def stage_block(db: Store) -> Iterator[Store]:
     """One block of a staged import: a transaction of its own without the write lock (its reads see one
     state of the store; its writes go to the staging tables only: :func:`write` is refused inside). Inside
-    an outer transaction it simply joins it."""
+    an outer transaction it joins it through a savepoint (a refused statement, such as a run's repeated line
+    meeting a staging table's key, then leaves PostgreSQL's transaction usable)."""
     if db.depth:
-        yield db
+        with write(db):
+            yield db
         return
     _driver(db, "BEGIN")
     db.depth, db.staging = 1, True

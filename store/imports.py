@@ -31,10 +31,25 @@ from assess.formats import (
 from assess.formats.nuggets import entry_line, raw_entries, turn_line, twice
 from assess.formats.reading import json_path_line, short
 from assess.tasks import LABEL_KINDS, Task
-from store.db import Store, column, each, insert_rows, is_database_error, now, row, rows, run, run_many, value, write
+from store.db import (
+    Store,
+    column,
+    each,
+    insert_rows,
+    is_database_error,
+    now,
+    row,
+    rows,
+    run,
+    run_many,
+    stage_block,
+    staging,
+    write,
+)
 from store.history import action_row, record_action
 from store.labels import import_labels, import_new_labels
 from store.nuggets import gold
+from store.rights import check_writer
 from store.screens import bump_topics_version
 from store.sources import ensure_source
 
@@ -212,6 +227,10 @@ def _json_line_of(file: str, json_path: tuple) -> int | None:
     """The line of a value in a JSON file, for an error found after parsing (None if unreadable). The
     file is read again one record at a time: only the record holding the value is parsed."""
     return json_path_line(file, json_path)
+
+
+STAGED_PASSAGES = {"staged_passages": "id TEXT PRIMARY KEY, doc_id TEXT NOT NULL"}
+"""The staging table of the passages an import names (by id only), for :func:`stage_passages`."""
 
 
 TOPICS_PER_BLOCK = 200  # conversations written per block of a topics import
@@ -394,27 +413,46 @@ def import_passage_qrels(
     stamp = now()
     turns: set[str] = set()
     count = 0
-    with paused_gc(), write(db, references_checked=True):
+    # staged (store.db.staging): the blocks go to temporary tables without the write lock, one switch copies them
+    with paused_gc(), staging(db, _QRELS_STAGING):
         known = _known_turns(db)
-        ensure_source(db, source)
-        with import_new_labels(db, Task.PASSAGE, source, stamp) as new:
-            for block in blocks:
+        for block in blocks:
+            with stage_block(db):
                 turns |= check_turns(db, file, block, known)
-                ensure_passages(db, map(itemgetter(1), block))
-                # File order (qrels files are grouped by turn): sorting was measured to cost more than it saves.
-                new.write(map(itemgetter(0, 1, 2), block))
-                count += len(block)
+                stage_passages(db, map(itemgetter(1), block))
+                # an item given twice has one grade (the reader refuses another): staged once
+                insert_rows(
+                    db,
+                    "INSERT INTO staged_qrels (turn_id, passage_id, grade)",
+                    ("?", "?", "?"),
+                    " ON CONFLICT (turn_id, passage_id) DO NOTHING",
+                    map(itemgetter(0, 1, 2), block),
+                )
+            count += len(block)
         count = getattr(qrels, "count", count) or count
-        new.record(count)
-        if add_to_pool:
-            run(
-                db,
-                "INSERT INTO pool (turn_id, passage_id, method, detail, added_at) "
-                f"SELECT turn_id, passage_id, 'qrels', :detail, :at FROM {_PASSAGE.table} WHERE source = :source "
-                "ON CONFLICT DO NOTHING",
-                {"detail": f"qrels:{source}", "at": stamp, "source": source},
-            )
+        with write(db, references_checked=True, lock_to_commit=True):
+            _refuse_gone_turns(db, file, "staged_qrels")
+            ensure_source(db, source)
+            switch_passages(db)
+            with import_new_labels(db, Task.PASSAGE, source, stamp) as new:
+                new.write_staged("staged_qrels", "turn_id, passage_id, grade")
+            new.record(count)
+            if add_to_pool:
+                run(
+                    db,
+                    "INSERT INTO pool (turn_id, passage_id, method, detail, added_at) "
+                    f"SELECT turn_id, passage_id, 'qrels', :detail, :at FROM {_PASSAGE.table} WHERE source = :source "
+                    "ON CONFLICT DO NOTHING",
+                    {"detail": f"qrels:{source}", "at": stamp, "source": source},
+                )
     return {"labels": count, "turns": len(turns), "source": source}
+
+
+_QRELS_STAGING = {
+    "staged_qrels": "turn_id TEXT NOT NULL, passage_id TEXT NOT NULL, grade INTEGER NOT NULL, "
+    "PRIMARY KEY (turn_id, passage_id)",
+    **STAGED_PASSAGES,
+}
 
 
 def import_ptkb_qrels(db: Store, file: str, qrels: Sequence[Qrel], *, source: str) -> dict:
@@ -475,36 +513,30 @@ def import_run(
     groups: dict[tuple[str, str], None] = {}  # (run, turn) in the order of their first line
     count = 0
     unknown_turn: FormatError | None = None
-    with paused_gc(), _sorts_on_disk(db), write(db, references_checked=True):
-        run(db, "DROP TABLE IF EXISTS run_lines")
-        run(
-            db,
-            # ties in score are broken by passage id, compared by code point on both engines (the store's
-            # own tables have PostgreSQL's C collation; a temporary table gets it here)
-            "CREATE TEMP TABLE run_lines (run {t}, turn_id {t}, passage_id {t}, score DOUBLE PRECISION, line INTEGER)".format(
-                t="TEXT" if db.sqlite else 'TEXT COLLATE "C"'
-            ),
-        )
+    # staged (store.db.staging): the lines, their ranks and new passages go to temporary tables block by block
+    # without the write lock; one short switch copies them (docs/architecture.md, "Large imports")
+    with paused_gc(), staging(db, _run_staging(db)):
         known = _known_turns(db)
         # the RunRow fields as they come (a --name is bound once per statement)
         if name:
-            staging = "INSERT INTO run_lines (turn_id, passage_id, score, line, run)"
+            head = "INSERT INTO run_lines (turn_id, passage_id, score, line, run)"
             fields, cells = itemgetter(0, 1, 3, 5), ("?", "?", "?", "?", ":name")  # turn, passage, score, line
         else:
-            staging = "INSERT INTO run_lines (turn_id, passage_id, score, run, line)"
+            head = "INSERT INTO run_lines (turn_id, passage_id, score, run, line)"
             fields, cells = itemgetter(0, 1, 3, 4, 5), ("?", "?", "?", "?", "?")  # turn, passage, score, tag, line
         try:
             for block in blocks:
-                if unknown_turn is None:
-                    try:
-                        check_turns(db, file, block, known)
-                    except FormatError as exc:  # reported once the file has been read: bad lines come first
-                        unknown_turn = exc
-                if unknown_turn is None:  # else the file is read on only for a bad line or repeat, which come first
-                    tags = itertools.repeat(name) if name else map(attrgetter("tag"), block)
-                    groups.update(dict.fromkeys(zip(tags, map(attrgetter("turn_id"), block))))
-                    ensure_passages(db, map(attrgetter("passage_id"), block))
-                insert_rows(db, staging, cells, "", map(fields, block), {"name": name} if name else None)
+                with stage_block(db):
+                    if unknown_turn is None:
+                        try:
+                            check_turns(db, file, block, known)
+                        except FormatError as exc:  # reported once the file has been read: bad lines come first
+                            unknown_turn = exc
+                    if unknown_turn is None:  # else the file is read on only for a bad line or repeat, which come first
+                        tags = itertools.repeat(name) if name else map(attrgetter("tag"), block)
+                        groups.update(dict.fromkeys(zip(tags, map(attrgetter("turn_id"), block))))
+                        stage_passages(db, map(attrgetter("passage_id"), block))
+                    insert_rows(db, head, cells, "", map(fields, block), {"name": name} if name else None)
                 count += len(block)
         except FormatError:
             _refuse_repeat(db, file)  # a repeat before the bad line goes first
@@ -513,61 +545,97 @@ def import_run(
             _refuse_repeat(db, file)
             raise unknown_turn
         tags = sorted({tag for tag, _turn in groups})
-        for tag in tags:
-            run(
-                db,
-                "INSERT INTO runs (name, kind, file, imported_at) VALUES (:name, 'ranking', :file, :at) "
-                "ON CONFLICT(name) DO UPDATE SET file=excluded.file, imported_at=excluded.imported_at",
-                {"name": tag, "file": str(file), "at": stamp},
-            )
-            run(db, "DELETE FROM rankings WHERE run = :run", {"run": tag})
-        try:
-            with write(db):  # a savepoint: after a refused insert, PostgreSQL's transaction can go on
+        try:  # ranked into a staging table whose key refuses a passage given twice for a turn
+            with stage_block(db):
                 run(
                     db,
-                    "INSERT INTO rankings (run, turn_id, passage_id, rank, score) "
+                    "INSERT INTO staged_rankings (run, turn_id, passage_id, rank, score) "
                     "SELECT run, turn_id, passage_id, ROW_NUMBER() OVER "
                     "(PARTITION BY run, turn_id ORDER BY score DESC, passage_id DESC), score FROM run_lines",
                 )
         except Exception as exc:
-            if is_database_error(exc):  # the primary key: a passage given twice for a turn
+            if is_database_error(exc):
                 _refuse_repeat(db, file)
             raise
-        run(db, "DROP TABLE run_lines")
-        pool_rows = _DepthPool(db, groups, depth, pool_filter, stamp)
-        run_many(
-            db,
-            # detail lists every run that brought the passage, as 'run@rank' (the pool's provenance)
-            "INSERT INTO pool (turn_id, passage_id, method, detail, best_rank, added_at) "
-            "VALUES (:turn_id, :passage_id, 'depth', :detail, :best_rank, :added_at) "
-            "ON CONFLICT(turn_id, passage_id) DO UPDATE SET "
-            "best_rank = CASE WHEN excluded.best_rank IS NULL THEN NULL WHEN pool.best_rank IS NULL "
-            "OR excluded.best_rank < pool.best_rank THEN excluded.best_rank ELSE pool.best_rank END, "
-            "detail = CASE WHEN pool.detail IS NULL THEN excluded.detail "
-            "WHEN replace(' ' || pool.detail || ' ', ' ' || excluded.detail || ' ', '') "
-            "<> ' ' || pool.detail || ' ' THEN pool.detail "
-            "ELSE pool.detail || ' ' || excluded.detail END",
-            pool_rows,
-        )
-    return {"runs": tags, "rankings": count, "pooled": pool_rows.count, "depth": depth}
+        with stage_block(db):  # the pool's rows read (and pool_filter asked) before the lock
+            pool_rows = list(_DepthPool(db, groups, depth, pool_filter, stamp))
+        with write(db, references_checked=True, lock_to_commit=True):
+            _refuse_gone_turns(db, file, "staged_rankings")
+            for tag in tags:
+                run(
+                    db,
+                    "INSERT INTO runs (name, kind, file, imported_at) VALUES (:name, 'ranking', :file, :at) "
+                    "ON CONFLICT(name) DO UPDATE SET file=excluded.file, imported_at=excluded.imported_at",
+                    {"name": tag, "file": str(file), "at": stamp},
+                )
+                run(db, "DELETE FROM rankings WHERE run = :run", {"run": tag})
+            switch_passages(db)
+            run(
+                db,
+                "INSERT INTO rankings (run, turn_id, passage_id, rank, score) "
+                "SELECT run, turn_id, passage_id, rank, score FROM staged_rankings ORDER BY run, turn_id, passage_id",
+            )
+            run_many(
+                db,
+                # detail lists every run that brought the passage, as 'run@rank' (the pool's provenance)
+                "INSERT INTO pool (turn_id, passage_id, method, detail, best_rank, added_at) "
+                "VALUES (:turn_id, :passage_id, 'depth', :detail, :best_rank, :added_at) "
+                "ON CONFLICT(turn_id, passage_id) DO UPDATE SET "
+                "best_rank = CASE WHEN excluded.best_rank IS NULL THEN NULL WHEN pool.best_rank IS NULL "
+                "OR excluded.best_rank < pool.best_rank THEN excluded.best_rank ELSE pool.best_rank END, "
+                "detail = CASE WHEN pool.detail IS NULL THEN excluded.detail "
+                "WHEN replace(' ' || pool.detail || ' ', ' ' || excluded.detail || ' ', '') "
+                "<> ' ' || pool.detail || ' ' THEN pool.detail "
+                "ELSE pool.detail || ' ' || excluded.detail END",
+                pool_rows,
+            )
+    return {"runs": tags, "rankings": count, "pooled": len(pool_rows), "depth": depth}
 
 
-@contextlib.contextmanager
-def _sorts_on_disk(db: Store) -> Iterator[None]:
-    """Temporary tables and sorts in temporary files for the block. The store runs with
-    ``temp_store = MEMORY``, under which SQLite keeps both wholly in memory (a 200 MB run would
-    need gigabytes); with files they keep at most about the page cache's size in memory. SQLite
-    cannot change the setting inside a transaction once a temporary table exists, so an import
-    nested in an outer transaction (the demo, which is small) leaves it as it is."""
-    if db.depth or not db.sqlite:  # PostgreSQL spills large sorts to disk by itself
-        yield
-        return
-    before = value(db, "PRAGMA temp_store")
-    run(db, "PRAGMA temp_store = FILE")
-    try:
-        yield
-    finally:
-        run(db, f"PRAGMA temp_store = {int(before)}")
+def _run_staging(db: Store) -> dict[str, str]:
+    """The staging tables of a run import. Ties in score are broken by passage id, compared by code point on
+    both engines (the store's own tables have PostgreSQL's C collation; a temporary table gets it here)."""
+    text = "TEXT" if db.sqlite else 'TEXT COLLATE "C"'
+    return {
+        "run_lines": f"run {text}, turn_id {text}, passage_id {text}, score DOUBLE PRECISION, line INTEGER",
+        "staged_rankings": f"run {text} NOT NULL, turn_id {text} NOT NULL, passage_id {text} NOT NULL, "
+        "rank INTEGER NOT NULL, score DOUBLE PRECISION NOT NULL, PRIMARY KEY (run, turn_id, passage_id)",
+        **STAGED_PASSAGES,
+    }
+
+
+def stage_passages(db: Store, passage_ids: Iterable[str]) -> None:
+    """:func:`ensure_passages` for a staged import: the ids go to ``staged_passages`` (:data:`STAGED_PASSAGES`),
+    created in the store by :func:`switch_passages`."""
+    insert_rows(
+        db,
+        "INSERT INTO staged_passages (id, doc_id)",
+        ("?", "?"),
+        " ON CONFLICT(id) DO NOTHING",
+        ((p, p.rsplit(":", 1)[0]) for p in sorted(set(passage_ids))),
+    )
+
+
+def switch_passages(db: Store) -> None:
+    """In the switch: the staged passages the store does not have yet, in id order. ("WHERE true": SQLite reads
+    an ON CONFLICT after a bare SELECT … FROM as a join's ON.)"""
+    run(
+        db,
+        "INSERT INTO passages (id, doc_id) SELECT id, doc_id FROM staged_passages WHERE true ORDER BY id "
+        "ON CONFLICT (id) DO NOTHING",
+    )
+
+
+def _refuse_gone_turns(db: Store, file: str, table: str) -> None:
+    """In the switch: turns were checked while staging; one deleted since is refused here (SQLite's copy runs
+    without its per-row foreign-key checks: write(references_checked=True))."""
+    gone = row(
+        db,
+        f"SELECT s.turn_id AS turn_id FROM {table} s WHERE NOT EXISTS (SELECT 1 FROM turns t WHERE t.id = s.turn_id) "
+        "LIMIT 1",
+    )
+    if gone is not None:
+        raise FormatError(file, None, "turns of the store", f"turn {gone['turn_id']!r}, deleted during the import")
 
 
 def _refuse_repeat(db: Store, file: str) -> None:
@@ -603,7 +671,7 @@ class _DepthPool:
         for tag, turn in self.groups:
             for r in each(
                 self.db,
-                "SELECT passage_id, rank FROM rankings WHERE run = :run AND turn_id = :turn AND rank <= :depth "
+                "SELECT passage_id, rank FROM staged_rankings WHERE run = :run AND turn_id = :turn AND rank <= :depth "
                 "ORDER BY rank",
                 {"run": tag, "turn": turn, "depth": self.depth},
             ):
@@ -635,36 +703,71 @@ def import_passages(
     """
     blocks = [passages] if isinstance(passages, Sequence) else passages
     count = 0
-    changed: list[tuple[PassageText, str]] = []
-    with write(db):
+    replacements = Replacements(staged=True)
+    # staged (store.db.staging): texts compared and written to temporary tables without the write lock, one switch
+    with staging(db, _PASSAGES_STAGING):
         # A store without any passage text (a first import) has nothing to compare: no lookups. The file
         # itself never gives one passage two texts (PassageStream refuses it), so its own blocks never clash.
         texts_stored = row(db, "SELECT 1 AS found FROM passages WHERE text IS NOT NULL LIMIT 1") is not None
         for block in blocks:
-            stored = _stored_texts(db, [p.passage_id for p in block]) if texts_stored else {}
-            for p in block:
-                old = stored.get(p.passage_id)
-                if old is not None and old != p.text:
-                    if not replace:
-                        labels = labels_on(db, "passage", [p.passage_id])[p.passage_id]
-                        what = f"passage {short(p.passage_id, 60)}"
-                        raise _rewrite_refused(file, p.line, what, _text_differs(p.text, old), labels)
-                    changed.append((p, old))
-            run_many(  # a text stored already is not written again (an import of the same file writes nothing)
-                db,
-                "INSERT INTO passages (id, doc_id, text) VALUES (:id, :doc_id, :text) ON CONFLICT(id) DO UPDATE SET "
-                "text=excluded.text, doc_id=COALESCE(excluded.doc_id, passages.doc_id)",
-                _dicts(("id", "doc_id", "text"), (p for p in block if stored.get(p.passage_id) != p.text)),
-            )
+            with stage_block(db):
+                stored = _stored_texts(db, [p.passage_id for p in block]) if texts_stored else {}
+                changed: list[tuple[PassageText, str]] = []
+                for p in block:
+                    old = stored.get(p.passage_id)
+                    if old is not None and old != p.text:
+                        if not replace:
+                            labels = labels_on(db, "passage", [p.passage_id])[p.passage_id]
+                            what = f"passage {short(p.passage_id, 60)}"
+                            raise _rewrite_refused(file, p.line, what, _text_differs(p.text, old), labels)
+                        changed.append((p, old))
+                insert_rows(  # a text stored already is not written again (an import of the same file writes nothing)
+                    db,
+                    "INSERT INTO staged_texts (id, doc_id, text)",
+                    ("?", "?", "?"),
+                    " ON CONFLICT (id) DO NOTHING",
+                    (p[:3] for p in block if stored.get(p.passage_id) != p.text),
+                )
+                if changed:
+                    on = labels_on(db, "passage", [p.passage_id for p, _ in changed])
+                    changes = [
+                        (f"passage {p.passage_id}", {"text": old}, {"text": p.text}, on[p.passage_id])
+                        for p, old in changed
+                    ]
+                    replacements.record(db, by, file, changes)
             count += len(block)
-        summary: dict = {"passages": count}
-        if replace:
-            on = labels_on(db, "passage", [p.passage_id for p, _ in changed])
-            changes = [
-                (f"passage {p.passage_id}", {"text": old}, {"text": p.text}, on[p.passage_id]) for p, old in changed
-            ]
-            summary.update(_replaced(db, by, file, "passage", changes))
+        with write(db, lock_to_commit=True):
+            run(
+                db,
+                "INSERT INTO passages (id, doc_id, text) SELECT id, doc_id, text FROM staged_texts WHERE true "
+                "ORDER BY id ON CONFLICT(id) DO UPDATE SET text=excluded.text, "
+                "doc_id=COALESCE(excluded.doc_id, passages.doc_id)",
+            )
+            switch_history(db, by)
+    summary: dict = {"passages": count}
+    if replace:
+        summary.update(replacements.summary("passage"))
     return summary
+
+
+_PASSAGES_STAGING = {
+    "staged_texts": "id TEXT PRIMARY KEY, doc_id TEXT, text TEXT",
+    "staged_history": "seq INTEGER NOT NULL, kind TEXT NOT NULL, source TEXT NOT NULL, item TEXT NOT NULL, "
+    "old TEXT, new TEXT, via TEXT NOT NULL",
+}
+
+
+def switch_history(db: Store, who: str | None) -> None:
+    """In a switch: the staged organizer actions (``staged_history``, :class:`Replacements` with ``staged``), in
+    the order recorded; ``who``, named in them, is checked here (rights are checked at the write)."""
+    if row(db, "SELECT 1 AS one FROM staged_history LIMIT 1"):
+        check_writer(db, who, action="replace")
+        run(
+            db,
+            "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
+            "SELECT kind, source, item, old, new, NULL, via, :at FROM staged_history ORDER BY seq",
+            {"at": now()},
+        )
 
 
 def record_replacements(

@@ -705,6 +705,17 @@ class NewLabels:
             _check_items(self.db, self.kind, (tuple(r[: len(self.kind.item_columns)]) for r in records))
         insert_rows(self.db, self._head, self._cells, self._tail, records, {"source": self.source, "stamp": self.at})
 
+    def write_staged(self, table: str, columns: str) -> None:
+        """Write the labels staged in ``table`` (``columns``: its item columns and value, in that order; one row
+        per item), in one INSERT … SELECT in key order (an import's switch, :func:`store.db.staging`)."""
+        params = {"source": self.source, "stamp": self.at}
+        run(
+            self.db,
+            f"{self._head} SELECT :source, {columns}, 'import', NULL, :stamp FROM {table} WHERE true "
+            f"ORDER BY {', '.join(self.kind.item_columns)}{self._tail}",
+            params,
+        )
+
     def record(self, count: int) -> None:
         """A first import of ``count`` labels: its one history event (:data:`BULK_EVENT`)."""
         if self.first and count:

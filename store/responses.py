@@ -24,8 +24,7 @@ from assess.tasks import CitedResponse, CitedSentence, Shown
 from store import labels
 from store.db import Store, each, now, row, rows, run, run_many, write
 from store.history import record_action
-from store.imports import check_turns, ensure_passages, register_response_runs
-from store.rights import check_writer
+from store.imports import check_turns, ensure_passages, register_response_runs, switch_history
 
 _WHOLE = 0  # the sentence number of citations given for the response as a whole
 
@@ -390,14 +389,7 @@ def switch_responses(db: Store, file: str | Path, *, who: str | None = None) -> 
         "SELECT run, turn_id, sentence, position, passage_id FROM staged_citations "
         "ORDER BY run, turn_id, sentence, position",
     )
-    if row(db, "SELECT 1 AS one FROM staged_history LIMIT 1"):
-        check_writer(db, who, action="replace")
-        run(
-            db,
-            "INSERT INTO label_history (label_table, source, item, old_value, new_value, mode, via, at) "
-            "SELECT kind, source, item, old, new, NULL, via, :at FROM staged_history ORDER BY seq",
-            {"at": stamp},
-        )
+    switch_history(db, who)
 
 
 def add_response(db: Store, file: str | Path, response: CitedResponse, *, by: str | None = None) -> dict:

@@ -8,11 +8,12 @@ Run: python tests/benchmarks/bench_import.py [RUNS]   (needs ../shared/data; RUN
         (default 200) imported in a child process: peak memory (ru_maxrss) and time per line; with
         --baseline, the same in a checkout DIR of an earlier version (e.g. `git worktree add DIR
         34714a8`), whose own code the child then imports
-     python tests/benchmarks/bench_import.py --answers [MB] [--db URL]
+     python tests/benchmarks/bench_import.py --answers [MB] [--db URL] [--kind answers|run|qrels]
         a synthetic TREC RAG answer file of about MB megabytes (default 70) imported in a child process
         while 20 assessor threads of this one press a label every 0.5 s (as the pages do: a 10 s lock
         wait): the import's time, its staging and switch, and the presses' longest waits (issue 33);
-        --db: a PostgreSQL database to use (emptied first) instead of a SQLite file
+        --db: a PostgreSQL database to use (emptied first) instead of a SQLite file; --kind run or qrels: a
+        synthetic run (depth 10) or qrels file of about MB megabytes instead, pressed through the same way
 
 Wall-clock times on a shared 2-core machine swing by ±40% within a minute, so the two sides are
 timed interleaved and the ratio is reported run by run. ``--instructions`` counts CPU instructions
@@ -316,7 +317,47 @@ def answers_child(file: str, db: str) -> None:
     )
 
 
-def answers(megabytes: int, target: str | None) -> None:
+def file_child(kind: str, file: str, db: str) -> None:
+    """In a fresh process: import a run (depth 10) or qrels file, timing its staging and its switch (the write
+    that store.imports opens with lock_to_commit); print them as JSON."""
+    import contextlib
+
+    from assess.services.loading import load_file
+    from store import imports, open_db
+
+    marks = {}
+    write = imports.write
+
+    @contextlib.contextmanager
+    def timed(*args, **kwargs):
+        if kwargs.get("lock_to_commit"):
+            marks["switch_start"] = time.perf_counter()
+        with write(*args, **kwargs) as db:
+            yield db
+        if kwargs.get("lock_to_commit"):
+            marks["switch_end"] = time.perf_counter()
+
+    imports.write = timed
+    store = open_db(db)
+    start = time.perf_counter()
+    if kind == "run":
+        summary = load_file(store, "run", file, depth=10)
+    else:
+        summary = load_file(store, "qrels", file, source="big")
+    end = time.perf_counter()
+    print(
+        json.dumps(
+            {
+                "responses": summary.get("rankings") or summary.get("labels"),
+                "seconds": end - start,
+                "staging": marks["switch_start"] - start,
+                "switch": marks["switch_end"] - marks["switch_start"],
+            }
+        )
+    )
+
+
+def answers(megabytes: int, target: str | None, kind: str = "answers") -> None:
     import threading
 
     from assess.services.loading import load_file
@@ -339,7 +380,8 @@ def answers(megabytes: int, target: str | None) -> None:
         qrels.write_text("".join(f"{t // 10}_{t % 10 + 1} 0 doc-{t}:0 1\n" for t in range(0, 1000, 5)))
         load_file(store, "qrels", qrels, source="nist")
         pool = [(f"{t // 10}_{t % 10 + 1}", f"doc-{t}:0") for t in range(0, 1000, 5)]
-        file, count = big_answers(tmp, megabytes)
+        made = {"answers": big_answers, "run": big_run, "qrels": big_qrels}
+        file, count = made[kind](tmp, megabytes)
         size = file.stat().st_size / 1e6
         waits: list[tuple[float, float]] = []
         refused: list[float] = []
@@ -366,7 +408,11 @@ def answers(megabytes: int, target: str | None) -> None:
             thread.start()
         code = (
             f"import sys; sys.path.insert(0, {str(ROOT)!r}); sys.path.insert(1, {str(Path(__file__).parent)!r}); "
-            f"import bench_import; bench_import.answers_child({str(file)!r}, {db!r})"
+            + (
+                f"import bench_import; bench_import.answers_child({str(file)!r}, {db!r})"
+                if kind == "answers"
+                else f"import bench_import; bench_import.file_child({kind!r}, {str(file)!r}, {db!r})"
+            )
         )
         begun = time.perf_counter()
         proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
@@ -378,7 +424,7 @@ def answers(megabytes: int, target: str | None) -> None:
         result = json.loads(proc.stdout.strip().splitlines()[-1])
         during = sorted(w for s, w in waits if s >= begun)
         print(
-            f"{store.engine}: {size:.0f} MB answers, {result['responses']:,} responses: import {result['seconds']:.1f} s "
+            f"{store.engine}: {size:.0f} MB {kind}, {result['responses']:,} {'responses' if kind == 'answers' else 'lines'}: import {result['seconds']:.1f} s "
             f"(staging {result['staging']:.1f} s without the lock, switch {result['switch']:.2f} s, its commit not "
             f"counted: {'holding the lock' if store.sqlite else 'the lock taken only to commit'})"
         )
@@ -394,7 +440,8 @@ def main() -> None:
         rest = sys.argv[2:]
         target = rest[rest.index("--db") + 1] if "--db" in rest else None
         numbers = [a for a in rest if a.isdigit()]
-        return answers(int(numbers[0]) if numbers else 70, target)
+        kind = rest[rest.index("--kind") + 1] if "--kind" in rest else "answers"
+        return answers(int(numbers[0]) if numbers else 70, target, kind)
     if sys.argv[1:2] == ["--big"]:
         rest = sys.argv[2:]
         baseline = rest[rest.index("--baseline") + 1] if "--baseline" in rest else None

@@ -1,7 +1,8 @@
-"""Writers never wait on an import (issue 33): a response file is staged without the write lock and made visible
-in one short switch. Twenty assessors (threads, a connection each, the judge page's write) press during a large
-import on both engines: every acknowledged label is stored, no press waits past about a block, and the import's
-rows are either all visible or none. A failed or killed import leaves the store unchanged."""
+"""Writers never wait on an import (issue 33): a response, run, qrels or passages file is staged without the write
+lock and made visible in one short switch. Twenty assessors (threads, a connection each, the judge page's write)
+press during a large import on both engines: every acknowledged label is stored, no press waits more than about
+a second over its time without an import, and the import's rows are either all visible or none. A failed or
+killed import leaves the store unchanged."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import time
 import pytest
 
 from assess.errors import FormatError
-from assess.services import response_files
+from assess.services import loading, response_files
 from store import open_db
 from store.db import StoreBusy, lock_wait, write
 from store.queue import save_passage_label
@@ -25,6 +26,8 @@ from store.sources import ensure_source
 from tests.helpers import ROOT, cli_argv, rows, snapshot
 
 ASSESSORS = 20
+LINES = 40_000  # a run or qrels file: about 0.3 s of switch on SQLite
+KILLED_RUN_LINES = 600_000  # still staging 4 s after its start
 RESPONSES = 800  # SQLite's switch: about 0.1 s on a quiet 2-core machine (PostgreSQL's holds no lock)
 PRESS_LIMIT_S = 1.0
 
@@ -44,21 +47,73 @@ def answers_file(folder, turns: list[str], runs: int, *, bad_last: bool = False)
     return path
 
 
+def run_file(folder, turns: list[str], lines: int, *, bad_last: bool = False):
+    """A TREC run ``big-run`` of about ``lines`` lines over ``turns``, its passages new to the store."""
+    path, per_turn = folder / "big.run", lines // len(turns) + 1
+    with path.open("w") as out:
+        for turn in turns:
+            out.writelines(f"{turn} Q0 big-{turn}:{k} {k + 1} {1000 - k * 0.01:.2f} big-run\n" for k in range(per_turn))
+        if bad_last:
+            out.write(f"{turns[0]} Q0 big-x:1 1 not-a-score big-run\n")
+    return path, per_turn * len(turns)
+
+
+def qrels_file(folder, turns: list[str], lines: int, *, bad_last: bool = False):
+    """A qrels file of about ``lines`` lines over ``turns``, its passages new to the store."""
+    path, per_turn = folder / "big.qrels", lines // len(turns) + 1
+    with path.open("w") as out:
+        for turn in turns:
+            out.writelines(f"{turn} 0 big-{turn}:{k} {k % 4}\n" for k in range(per_turn))
+        if bad_last:
+            out.write(f"{turns[0]} 0 big-x:1 seven\n")
+    return path, per_turn * len(turns)
+
+
+def passages_file(folder, lines: int):
+    """A passages JSONL file of ``lines`` passages new to the store."""
+    path = folder / "big-passages.jsonl"
+    with path.open("w") as out:
+        for k in range(lines):
+            out.write(json.dumps({"doc_id": f"big-{k // 10}", "passage_id": str(k % 10), "passage_text": f"T {k}"}))
+            out.write("\n")
+    return path
+
+
 def visible(target) -> tuple[int, int]:
     found = rows(
         target,
         "SELECT (SELECT COUNT(*) FROM responses WHERE run LIKE 'big-%') AS r, "
-        "(SELECT COUNT(*) FROM response_citations WHERE run LIKE 'big-%') AS c",
+        "(SELECT COUNT(*) FROM response_citations WHERE run LIKE 'big-%') AS c, "
+        "(SELECT COUNT(*) FROM rankings WHERE run = 'big-run') AS k, "
+        "(SELECT COUNT(*) FROM passage_labels WHERE source = 'big-qrels') AS q, "
+        "(SELECT COUNT(*) FROM passages WHERE id LIKE 'big-%') AS p, "
+        "(SELECT COUNT(*) FROM passages WHERE id LIKE 'big-%' AND text IS NOT NULL) AS t",
     )
-    return found[0]
+    return tuple(found[0])
 
 
-def test_assessors_press_through_a_large_import(demo_target, tmp_path):
+def large_import(kind: str, folder, turns: list[str], target):
+    """The command line of a large import of ``kind`` and what it makes visible (:func:`visible`)."""
+    if kind == "rag-answers":
+        runs = RESPONSES // len(turns) + 1
+        path = answers_file(folder, turns, runs)
+        n = runs * len(turns)
+        return ("import", "rag-answers", str(path)), (n, n * 4, 0, 0, 0, 0)
+    if kind == "run":
+        path, n = run_file(folder, turns, LINES)
+        return ("import", "run", str(path), "--depth", "10"), (0, 0, n, 0, n, 0)
+    if kind == "passages":
+        return ("import", "passages", str(passages_file(folder, 2 * LINES))), (0, 0, 0, 0, 2 * LINES, 2 * LINES)
+    path, n = qrels_file(folder, turns, LINES)
+    return ("import", "qrels", str(path), "--source", "big-qrels"), (0, 0, 0, n, n, 0)
+
+
+@pytest.mark.parametrize("kind", ["rag-answers", "run", "qrels", "passages"])
+def test_assessors_press_through_a_large_import(demo_target, tmp_path, kind):
     turns = sorted({t for (t,) in rows(demo_target, "SELECT id FROM turns")})
     pool = rows(demo_target, "SELECT turn_id, passage_id FROM pool ORDER BY turn_id, passage_id")
-    runs = RESPONSES // len(turns) + 1
-    path = answers_file(tmp_path, turns, runs)
-    expected = (runs * len(turns), runs * len(turns) * 4)
+    args, expected = large_import(kind, tmp_path, turns, demo_target)
+    nothing = (0, 0, 0, 0, 0, 0)
     seen, waits, acknowledged, failures = set(), [], {}, []
     importing, stop, starts = threading.Event(), threading.Event(), []
 
@@ -97,7 +152,7 @@ def test_assessors_press_through_a_large_import(demo_target, tmp_path):
     for t in threads:
         t.start()
     try:  # the import in a process of its own, as an organizer's `python -m assess import` runs beside the app
-        argv = [sys.executable, "-m", "assess", *cli_argv(("import", "rag-answers", str(path)), demo_target)]
+        argv = [sys.executable, "-m", "assess", *cli_argv(args, demo_target)]
         importing.set()
         # the presses' own time on this machine now, without an import: beside a process starting as the
         # import's does (its start-up takes a core for a second, which a loaded 2-core machine feels)
@@ -111,12 +166,13 @@ def test_assessors_press_through_a_large_import(demo_target, tmp_path):
         for t in threads:
             t.join()
     assert done.returncode == 0, done.stderr
-    assert f"imported responses {expected[0]}," in done.stdout and f"new {expected[0]}," in done.stdout, done.stdout
     assert not failures, failures[:3]
     assert any(ended - 1 < s < ended for s in starts)  # presses went on to the import's end
     alone = max(w for s, w in zip(starts, waits, strict=True) if s + w < started)
     during = sorted(w for s, w in zip(starts, waits, strict=True) if s >= started)
-    print(f"import {took:.1f} s, {len(during)} presses, longest wait {during[-1]:.3f} s (without: {alone:.3f} s)")
+    print(
+        f"{kind}: import {took:.1f} s, {len(during)} presses, longest wait {during[-1]:.3f} s (without: {alone:.3f} s)"
+    )
     # a busy machine slows every press alike (the longest without an import); the import adds at most a block
     assert during[-1] < PRESS_LIMIT_S + alone, during[-5:]
     stored = {
@@ -125,7 +181,7 @@ def test_assessors_press_through_a_large_import(demo_target, tmp_path):
         if s.startswith("load-")
     }
     assert stored == acknowledged
-    assert (0, 0) in seen and seen <= {(0, 0), expected}, sorted(seen)  # nothing, then all: never a part
+    assert nothing in seen and seen <= {nothing, expected}, sorted(seen)  # nothing, then all: never a part
     assert visible(demo_target) == expected
 
 
@@ -139,14 +195,34 @@ def test_a_failed_import_leaves_the_store_unchanged(demo_target, tmp_path):
     assert snapshot(demo_target) == before
     with open_db(demo_target) as db:  # the same store handle imports again (its staging tables were dropped)
         response_files.import_file(db, "rag-answers", answers_file(tmp_path, turns, 2))
-    assert visible(demo_target) == (2 * len(turns), 8 * len(turns))
+    assert visible(demo_target)[:2] == (2 * len(turns), 8 * len(turns))
 
 
-def test_a_killed_import_leaves_the_store_unchanged(demo_target, tmp_path):
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_a_failed_run_or_qrels_import_leaves_the_store_unchanged(demo_target, tmp_path, kind):
     turns = [t for (t,) in rows(demo_target, "SELECT id FROM turns")]
-    path = answers_file(tmp_path, turns, 20000 // len(turns))
+    make, options, at = (run_file, {"depth": 10}, 2) if kind == "run" else (qrels_file, {"source": "big-qrels"}, 3)
+    path, n = make(tmp_path, turns, 5000, bad_last=True)
     before = snapshot(demo_target)
-    argv = [sys.executable, "-m", "assess", *cli_argv(("import", "rag-answers", str(path)), demo_target)]
+    with open_db(demo_target) as db, pytest.raises(FormatError) as refused:
+        loading.load_file(db, kind, path, **options)
+    assert f":{n + 1}" in str(refused.value)  # names the file's last line, read after every block was staged
+    assert snapshot(demo_target) == before
+    path, n = make(tmp_path, turns, 500)
+    with open_db(demo_target) as db:  # the same store handle imports again (its staging tables were dropped)
+        loading.load_file(db, kind, path, **options)
+    assert visible(demo_target)[at] == n
+
+
+@pytest.mark.parametrize("kind", ["rag-answers", "run"])
+def test_a_killed_import_leaves_the_store_unchanged(demo_target, tmp_path, kind):
+    turns = [t for (t,) in rows(demo_target, "SELECT id FROM turns")]
+    if kind == "run":
+        args = ("import", "run", str(run_file(tmp_path, turns, KILLED_RUN_LINES)[0]))
+    else:
+        args = ("import", "rag-answers", str(answers_file(tmp_path, turns, 20000 // len(turns))))
+    before = snapshot(demo_target)
+    argv = [sys.executable, "-m", "assess", *cli_argv(args, demo_target)]
     proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(4)  # past start-up, into the staging
     assert proc.poll() is None, proc.communicate()
