@@ -18,6 +18,8 @@ from assess.measures import fragility as fr
 from store import battles as battle_store
 from store.db import Store
 
+FEATURES = bc.FEATURES
+
 MIN_BATTLES = 50
 """A run's rank is provisional until it has this many counted battles (both_bad left out)."""
 
