@@ -103,6 +103,18 @@ def add_commands(sub) -> None:
     p.set_defaults(func=cmd_rank)
 
     p = commands.add_parser(
+        "sway",
+        help="do citations, supported citations and length sway each source's verdicts (side by side)",
+        description="Per battle source (people and LLM judges side by side): the coefficients with intervals of "
+        "citation count, supported-citation share and length fitted together, and the position bias.",
+    )
+    add_db_argument(p)
+    p.add_argument("--source", action="append", default=[], help="a battle source (repeatable; default: all)")
+    _rank_options(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_sway)
+
+    p = commands.add_parser(
         "agreement",
         help="agreement of two battle sources (share agreeing, Cohen's kappa)",
         description="On the battles both sources judged (each source's first showing), verdicts by run.",
@@ -196,18 +208,18 @@ def _check_rank(args) -> None:
         raise FormatError("--replicates", None, "a number >= 0", str(args.replicates))
     if not 0 < args.level < 1:
         raise FormatError("--level", None, "a number between 0 and 1", str(args.level))
-    if args.min_battles < 0:
-        raise FormatError("--min-battles", None, "a number >= 0", str(args.min_battles))
-    if args.adjacent and not args.fragility:
-        raise FormatError("--adjacent", None, "--fragility with it", "--adjacent alone")
 
 
 def cmd_rank(args) -> int:
-    from assess.errors import AssessError
+    from assess.errors import AssessError, FormatError
     from assess.services.battle_analysis import provisional
     from assess.services.battles import ranking, report
 
     _check_rank(args)
+    if args.min_battles < 0:
+        raise FormatError("--min-battles", None, "a number >= 0", str(args.min_battles))
+    if args.adjacent and not args.fragility:
+        raise FormatError("--adjacent", None, "--fragility with it", "--adjacent alone")
     if args.details and not args.json:
         raise AssessError("--details is for --json (the table shows the same figures)")
     db = open_store(args)
@@ -277,6 +289,30 @@ def _print_rank(found: dict, args) -> None:
                 f"fragility: removing {top['count']} battles ({top['share']:.2%}) puts {top['runs'][1]} ahead of "
                 f"{top['runs'][0]}"
             )
+
+
+def cmd_sway(args) -> int:
+    from assess.services.battle_analysis import sway
+
+    _check_rank(args)
+    db = open_store(args)
+    try:
+        found = sway(db, args.source, replicates=args.replicates, level=args.level, seed=args.seed)
+    finally:
+        db.close()
+    if args.json:
+        print_json(found)
+        return 0
+    rows = []
+    for source, s in found["sources"].items():
+        cells = [
+            "n/a" if c is None else f"{c['coef']:.3f} [{c['low']:.3f}, {c['high']:.3f}]"
+            for c in (s["controls"][name] for name in found["controls"])
+        ]
+        left = s["position"]["left_share"]
+        rows.append([source, s["kind"], s["battles"], *cells, "n/a" if left is None else f"{left:.1%}"])
+    table(["source", "kind", "battles", *found["controls"], "left_chosen"], rows)
+    return 0
 
 
 def cmd_agreement(args) -> int:

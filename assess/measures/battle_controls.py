@@ -99,12 +99,16 @@ def fit(
             [np.bincount(left, r, n) - np.bincount(right, r, n) - alpha * theta[:n], z.T @ r if k else []]
         )
         hessian = _gram(left, right, z, p * (1 - p), n) + centring
-        step = np.linalg.solve(hessian, grad)
+        step = np.linalg.lstsq(hessian, grad, rcond=None)[0]  # singular only where a control is degenerate
         step *= min(1.0, 5.0 / max(np.abs(step).max(), 1e-300))  # at most 5 per step: no overshoot far out
         theta += step
         theta[:n] -= theta[:n].mean()
         if np.abs(step).max() < tol:
             break
+    # 25 log-odds per standard deviation is no effect people or judges have: the controls separate the verdicts
+    # and the likelihood rises without end (the MLE does not exist)
+    if k and np.abs(theta[n:]).max() > 25:
+        raise AssessError("the controls predict the verdicts perfectly: no finite estimate (too few battles for them?)")
     p = 1.0 / (1.0 + np.exp(-(theta[left] - theta[right] + z @ theta[n:])))
     hessian = _gram(left, right, z, p * (1 - p), n) + centring
     return Fit(theta[:n].copy(), theta[n:].copy(), hessian, y - p)
@@ -129,7 +133,7 @@ def score_bootstrap(
     theta = np.concatenate([found.strength, found.coef])
     if not replicates:
         return theta.copy(), theta.copy()
-    inverse = np.linalg.inv(found.hessian)
+    inverse = np.linalg.pinv(found.hessian)
     meat = _gram(
         np.asarray(left), np.asarray(right), np.asarray(z).reshape(len(found.residual), -1), found.residual**2, n
     )

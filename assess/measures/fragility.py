@@ -53,7 +53,7 @@ def flip_set(
     c[first], c[second] = 1.0, -1.0
     for _ in range(MAX_ROUNDS):
         gap = found.strength[first] - found.strength[second]
-        u = np.linalg.solve(found.hessian, c)
+        u = np.linalg.lstsq(found.hessian, c, rcond=None)[0]
         kept = np.flatnonzero(keep)
         # the gap's change on removing battle i: -(u_left - u_right + z_i . u_controls) (y_i - p_i)
         effect = -(u[left[kept]] - u[right[kept]] + z @ u[n:]) * found.residual

@@ -15,8 +15,11 @@ from assess.formats import preferences
 from assess.measures import battle_controls as bc
 from assess.measures import battles as bt
 from assess.measures import fragility as fr
+from assess.tasks import source_kind
 from store import battles as battle_store
+from store.conversations import turn_context
 from store.db import Store
+from store.responses import response, responses
 
 FEATURES = bc.FEATURES
 
@@ -35,8 +38,6 @@ def _counted(db: Store, source: str) -> list[dict[str, Any]]:
 def _features(db: Store, source: str, found: list[dict], controls: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Per battle and control, the left and right answers' feature: from the battle file where it gave them,
     else computed from the stored answers; a battle with neither is refused, naming it."""
-    from store.responses import responses
-
     given = battle_store.battle_features(db, source)
     stored: dict[tuple[str, str], dict[str, float]] = {}
     if any((b["turn_id"], b["run_a"], b["run_b"], b["occurrence"]) not in given for b in found):
@@ -180,9 +181,6 @@ def export_preferences(
     """Decisive battles of ``source`` as ``{prompt, chosen, rejected}`` pairs (the topic's text as prompt, the
     answers' text): JSONL to ``out`` (``dpo``) or a Hugging Face datasets folder (``hf``, ``folder``). Battles
     whose topic or answers are not stored are left out and counted, as are ties and both_bad."""
-    from store.conversations import turn_context
-    from store.responses import response
-
     battle_store.require_battle_source(db, source)
     texts: dict[tuple[str, str], str | None] = {}
     prompts: dict[str, str | None] = {}
@@ -215,3 +213,51 @@ def export_preferences(
     else:
         raise AssessError(f"a preference layout is dpo or hf, not {layout!r}")
     return counts
+
+
+SWAY_CONTROLS = ("citations", "supported_share", "length")
+"""What :func:`sway` estimates per source: citation count, supported-citation share and length, together."""
+
+
+def sway(
+    db: Store,
+    sources: Sequence[str] | None = None,
+    *,
+    replicates: int = bt.DEFAULT_REPLICATES,
+    level: float = bt.DEFAULT_LEVEL,
+    seed: int = bt.DEFAULT_SEED,
+) -> dict[str, Any]:
+    """Whether citations sway each source's verdicts, side by side (people and LLM judges): per source its kind,
+    counted battles, the coefficients with intervals of :data:`SWAY_CONTROLS` fitted together (a control the
+    source's battles cannot estimate -- no features, or the same difference everywhere -- is None, with the
+    reason in ``left_out``), and its position bias (:func:`assess.measures.battles.swapped_order`)."""
+    kinds = {s["name"]: source_kind(s["name"], s["kind"]).value for s in battle_store.battle_sources(db)}
+    out: dict[str, Any] = {}
+    for source in sources or list(kinds):
+        found = _counted(db, source)
+        usable, left_out = [], {}
+        for control in SWAY_CONTROLS:
+            try:
+                fa, fb = _features(db, source, found, [control])
+                bc.standardise(bc.differences(fa, fb), [control])
+                usable.append(control)
+            except AssessError as exc:
+                left_out[control] = str(exc)
+        figures: dict[str, Any] = {}
+        try:
+            if usable:
+                figures = controlled(db, source, usable, replicates=replicates, level=level, seed=seed)
+        except AssessError as exc:  # e.g. too few battles: the other sources are still compared
+            left_out = {c: str(exc) for c in usable} | left_out
+        battles = [
+            bt.Battle(b["turn_id"], b["run_a"], b["run_b"], b["winner"], b["reshow"])
+            for b in battle_store.battles(db, source)
+        ]
+        out[source] = {
+            "kind": kinds.get(source),
+            "battles": len(found),
+            "controls": {c: figures.get("controls", {}).get(c) for c in SWAY_CONTROLS},
+            "left_out": left_out,
+            "position": bt.swapped_order(battles),
+        }
+    return {"controls": list(SWAY_CONTROLS), "sources": out}

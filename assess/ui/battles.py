@@ -139,6 +139,31 @@ def _analysis(_database, target: str, source: str, controls: tuple, version: tup
     }
 
 
+@st.cache_data(max_entries=8, show_spinner=False)
+def _sway(_database, target: str, versions: tuple) -> dict:
+    return analysis.sway(_database)
+
+
+def sway_table(database, sources: list[str]) -> None:
+    """Citation count, supported-citation share and length effects per source, people and LLM judges side by
+    side, with each source's position bias (share of decisive verdicts for the left answer)."""
+    found = _sway(database, database.target, tuple(battles.version(database, s) for s in sources))
+    rows = []
+    for source, s in found["sources"].items():
+        row = {"source": source, "kind": s["kind"], "battles": s["battles"]}
+        for name, c in s["controls"].items():
+            row.update({name: c and c["coef"], f"{name}_low": c and c["low"], f"{name}_high": c and c["high"]})
+        row["left_chosen"] = s["position"]["left_share"]
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    st.dataframe(_rounded(frame), hide_index=True, key="bt_sway")
+    download_csv(frame, "battles_sway", key="bt_sway_csv")
+    st.caption(
+        "Log-odds of a win per standard deviation of each difference, fitted together per source; n/a: the "
+        "source's battles have no such feature. left_chosen: an LLM judge's position bias."
+    )
+
+
 def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
     """Figures for people: three decimals (the CSV keeps them exact)."""
     return frame.round(3).replace(-0.0, 0.0)
@@ -198,6 +223,11 @@ def scores_tab(database) -> None:
             f"Fragility: removing {top['count']} of the battles ({top['share']:.2%}) puts {esc(top['runs'][1])} "
             f"ahead of {esc(top['runs'][0])} (verified by refitting)"
         )
+    with st.expander("Do citations sway the verdicts? (every source side by side)"):
+        try:
+            sway_table(database, sources)
+        except AssessError as exc:
+            error("", str(exc))
     swapped = found["swapped_order"]
     if swapped["pairs"]:
         left = swapped["left_share"]

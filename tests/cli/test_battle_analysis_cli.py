@@ -145,3 +145,79 @@ def test_preference_export_is_read_back_by_hugging_face_datasets(demo_copy, tmp_
         assert first["prompt"] == (query["resolved_utterance"] or query["utterance"])
     again = run_cli("battles", "export", "--source", "arena", "--layout", "hf", "--out", str(hf), db=db)
     assert again.returncode == 2 and "not empty" in again.stderr
+
+
+def _judged(seed: int, driver: str, m: int = 1500) -> list[dict]:
+    """Battles of four equal runs whose verdicts follow one feature: ``supported_share`` (a careful assessor) or
+    ``citations`` (a judge that counts them); the two features are drawn independently."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(m):
+        a = int(rng.integers(4))
+        b = int((a + rng.integers(1, 4)) % 4)
+        fa, fb = (
+            {"length": int(rng.poisson(100)), "citations": int(rng.poisson(3)), "supported_share": float(rng.random())}
+            for _ in range(2)
+        )
+        diff = bc_diff(fa[driver], fb[driver])
+        p = 1 / (1 + np.exp(-3 * diff))
+        winner = "a" if rng.random() < p else "b"
+        out.append(
+            {
+                "topic_id": f"t{i}",
+                "run_a": f"r{a}",
+                "run_b": f"r{b}",
+                "winner": winner,
+                "features_a": fa,
+                "features_b": fb,
+            }
+        )
+    return out
+
+
+def bc_diff(x: float, y: float) -> float:
+    return 0.0 if x + y == 0 else (x - y) / (x + y)
+
+
+def test_sway_tells_supported_citations_from_citation_counts_per_source(tmp_path):
+    db = tmp_path / "s.db"
+    run_cli(
+        "battles",
+        "import",
+        _write(tmp_path / "h.jsonl", _judged(1, "supported_share")),
+        "--source",
+        "nia",
+        db=db,
+        check=True,
+    )
+    run_cli(
+        "battles",
+        "import",
+        _write(tmp_path / "l.jsonl", _judged(2, "citations")),
+        "--source",
+        "llm:judge",
+        db=db,
+        check=True,
+    )
+    got = json.loads(run_cli("battles", "sway", "--replicates", "300", "--json", db=db, check=True).stdout)
+    assert got["controls"] == ["citations", "supported_share", "length"]
+    human, judge = got["sources"]["nia"], got["sources"]["llm:judge"]
+    assert judge["kind"] == "llm" and human["battles"] == judge["battles"] == 1500
+    assert human["controls"]["supported_share"]["low"] > 0.3  # the assessor follows support
+    assert human["controls"]["citations"]["low"] < 0 < human["controls"]["citations"]["high"]
+    assert judge["controls"]["citations"]["low"] > 0.3  # the judge counts citations
+    assert judge["controls"]["supported_share"]["low"] < 0 < judge["controls"]["supported_share"]["high"]
+    for s in (human, judge):
+        assert s["controls"]["length"]["low"] < 0 < s["controls"]["length"]["high"] and s["left_out"] == {}
+        assert 0.4 < s["position"]["left_share"] < 0.6
+    table = run_cli("battles", "sway", "--source", "llm:judge", "--replicates", "50", db=db, check=True).stdout
+    assert table.splitlines()[0].split() == [
+        "source",
+        "kind",
+        "battles",
+        "citations",
+        "supported_share",
+        "length",
+        "left_chosen",
+    ]
+    assert "llm:judge" in table and "nia" not in table

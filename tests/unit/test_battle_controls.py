@@ -115,3 +115,11 @@ def test_the_fragility_set_flips_the_top_pair_when_refitted(controls):
     back[chosen[0]] = True
     zb = bc.standardise(d[back], ["x", "y"][:controls])[0] if controls else d[back]
     assert fr.order(bc.fit(left[back], right[back], y[back], zb, n).strength)[0] == rank[0]
+
+
+def test_controls_that_predict_every_verdict_are_refused_not_run_off():
+    left, right = np.array([0, 1, 0, 1]), np.array([1, 0, 1, 0])
+    y = np.array([1.0, 1.0, 0.0, 0.0])
+    d = np.array([[1.0], [0.5], [-1.0], [-0.5]])  # the side citing more always wins
+    with pytest.raises(AssessError, match="predict the verdicts perfectly"):
+        bc.rank_controlled(left, right, y, d, 2, ["citations"], replicates=10, level=0.95, seed=0)
