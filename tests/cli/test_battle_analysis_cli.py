@@ -221,3 +221,70 @@ def test_sway_tells_supported_citations_from_citation_counts_per_source(tmp_path
         "left_chosen",
     ]
     assert "llm:judge" in table and "nia" not in table
+
+
+def test_controls_read_from_the_stored_answers_equal_statsmodels(demo_copy, tmp_path):
+    """Battles without features_a / features_b take the stored answers' length (the demo's cite nothing)."""
+    import statsmodels.api as sm
+
+    db = demo_copy(tmp_path / "demo.db")
+    database = open_db(db)
+    try:
+        answers = rows(database, "SELECT run, turn_id, text FROM responses ORDER BY turn_id, run")
+    finally:
+        database.close()
+    features = {(a["run"], a["turn_id"]): len(a["text"].split()) for a in answers}
+    turns = sorted({t for _, t in features})
+    runs = sorted({r for r, _ in features})
+    rng = np.random.default_rng(5)
+    lines = []
+    for _ in range(400):
+        t = turns[rng.integers(len(turns))]
+        a, b = rng.choice(runs, 2, replace=False)
+        lines.append({"topic_id": t, "run_a": str(a), "run_b": str(b), "winner": str(rng.choice(["a", "b", "tie"]))})
+    run_cli("battles", "import", _write(tmp_path / "b.jsonl", lines), "--source", "arena", db=db, check=True)
+    args = ("battles", "rank", "--source", "arena", "--replicates", "0", "--json")
+    got = json.loads(run_cli(*args, "--control", "length", db=db, check=True).stdout)
+
+    def diff(x, y):
+        return 0.0 if x + y == 0 else (x - y) / (x + y)
+
+    d = np.array([[diff(features[(x["run_a"], x["topic_id"])], features[(x["run_b"], x["topic_id"])])] for x in lines])
+    z = (d - d.mean(0)) / d.std(0)
+    design = np.zeros((len(lines), len(runs) - 1 + 1))
+    for j, run in enumerate(runs[1:]):
+        design[:, j] = [(x["run_a"] == run) - (x["run_b"] == run) for x in lines]
+    design[:, len(runs) - 1 :] = z
+    y = np.array([{"a": 1.0, "b": 0.0, "tie": 0.5}[x["winner"]] for x in lines])
+    res = sm.GLM(y, design, family=sm.families.Binomial()).fit(tol=1e-14)
+    assert got["controls"]["length"]["coef"] == pytest.approx(res.params[-1], abs=1e-6)
+    strengths = np.concatenate([[0.0], res.params[: len(runs) - 1]])
+    for run, s in zip(runs, strengths - strengths.mean()):
+        assert got["runs"][run]["strength"] == pytest.approx(s, abs=1e-6)
+
+
+def test_fragility_of_every_adjacent_pair(tmp_path):
+    db = tmp_path / "s.db"
+    run_cli("battles", "import", _write(tmp_path / "b.jsonl", _lines(m=800)), "--source", "arena", db=db, check=True)
+    got = json.loads(
+        run_cli(
+            "battles",
+            "rank",
+            "--source",
+            "arena",
+            "--replicates",
+            "0",
+            "--fragility",
+            "--adjacent",
+            "--json",
+            db=db,
+            check=True,
+        ).stdout
+    )
+    order = list(got["runs"])
+    pairs = got["fragility"]["pairs"]
+    assert len(pairs) == len(order) - 1 and pairs[0] == got["fragility"]["top"]
+    for (first, second), entry in zip(zip(order, order[1:]), pairs):
+        assert entry is None or entry["runs"] == [first, second]
+    alone = run_cli("battles", "rank", "--source", "arena", "--adjacent", db=db)
+    assert alone.returncode == 2 and "--fragility with it" in alone.stderr
