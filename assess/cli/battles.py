@@ -46,7 +46,8 @@ def add_commands(sub) -> None:
         "import",
         help="import a battle file (JSONL) as labels of a source",
         description='One JSON object per line: {"topic_id", "run_a", "run_b", "winner": "a"|"b"|"tie"|'
-        '"both_bad"}, run_a shown on the left; optional "reason", "reshow".',
+        '"both_bad"}, run_a shown on the left; optional "reason", "reshow", and "features_a" / "features_b" '
+        '(the answers\' features for --control: {"length": 212, "citations": 4}, the same names on both sides).',
     )
     p.add_argument("file")
     add_db_argument(p)
