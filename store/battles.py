@@ -69,6 +69,25 @@ def import_battles(db: Store, source: str, records: Iterable, *, file: str, by: 
                 for r, stamp in zip(batch, stamps)
             ),
         )
+        with_features = [r for r in batch if getattr(r, "features_a", None) is not None]
+        run_many(
+            db,
+            "INSERT INTO battle_features (source, turn_id, run_a, run_b, occurrence, features_a, features_b) "
+            "VALUES (:source, :t, :a, :b, :o, :fa, :fb) ON CONFLICT (source, turn_id, run_a, run_b, occurrence) "
+            "DO UPDATE SET features_a = excluded.features_a, features_b = excluded.features_b",
+            (
+                {
+                    "source": source,
+                    "t": r.topic_id,
+                    "a": r.run_a,
+                    "b": r.run_b,
+                    "o": r.occurrence,
+                    "fa": json.dumps(r.features_a, sort_keys=True),
+                    "fb": json.dumps(r.features_b, sort_keys=True),
+                }
+                for r in with_features
+            ),
+        )
         summary = {
             "battles": len(batch),
             "new": _count(db, source) - before,
@@ -102,6 +121,21 @@ def battles(db: Store, source: str) -> list[dict[str, Any]]:
         found["reshow"] = bool(found["reshow"])
         out.append(found)
     return out
+
+
+def battle_features(db: Store, source: str) -> dict[tuple[str, str, str, int], tuple[dict, dict]]:
+    """The features a battle file gave the source's battles: ``{(turn, run_a, run_b, occurrence): (a, b)}``."""
+    found = columns(
+        db,
+        "SELECT turn_id, run_a, run_b, occurrence, features_a, features_b FROM battle_features WHERE source = :source",
+        {"source": source},
+    )
+    return {
+        (t, a, b, o): (json.loads(fa), json.loads(fb))
+        for t, a, b, o, fa, fb in zip(
+            *(found[c] for c in ("turn_id", "run_a", "run_b", "occurrence", "features_a", "features_b"))
+        )
+    }
 
 
 def require_battle_source(db: Store, source: str) -> None:
@@ -345,3 +379,16 @@ def battle_judges(db: Store, plan: str) -> list[str]:
         "ORDER BY b.source",
         {"plan": plan},
     )
+
+
+def citation_support(db: Store) -> dict[tuple[str, str], list[bool]]:
+    """Per (turn, run), one verdict per judged citation: supported when its labels' mean support (any source,
+    'cannot judge' left out) is at least 1 (partially supports or better)."""
+    out: dict[tuple[str, str], list[bool]] = {}
+    for r in rows(
+        db,
+        "SELECT turn_id, run, AVG(support) AS mean FROM citation_labels WHERE support IS NOT NULL "
+        "GROUP BY turn_id, run, sentence, passage_id ORDER BY turn_id, run, sentence, passage_id",
+    ):
+        out.setdefault((r["turn_id"], r["run"]), []).append(float(r["mean"]) >= 1)
+    return out

@@ -46,7 +46,8 @@ def add_commands(sub) -> None:
         "import",
         help="import a battle file (JSONL) as labels of a source",
         description='One JSON object per line: {"topic_id", "run_a", "run_b", "winner": "a"|"b"|"tie"|'
-        '"both_bad"}, run_a shown on the left; optional "reason", "reshow".',
+        '"both_bad"}, run_a shown on the left; optional "reason", "reshow", and "features_a" / "features_b" '
+        '(the answers\' features for --control: {"length": 212, "citations": 4}, the same names on both sides).',
     )
     p.add_argument("file")
     add_db_argument(p)
@@ -55,10 +56,17 @@ def add_commands(sub) -> None:
     add_by_argument(p)
     p.set_defaults(func=cmd_import)
 
-    p = commands.add_parser("export", help="write a source's battles as a battle file (JSONL)")
+    p = commands.add_parser(
+        "export",
+        help="write a source's battles as a battle file, or preference pairs for DPO",
+        description="--layout battles (default): the import layout. dpo: {prompt, chosen, rejected} JSONL of the "
+        "decisive battles (ties and both_bad left out, counted on stderr). hf: the same as a folder Hugging Face "
+        "datasets loads (--out names the new folder).",
+    )
     add_db_argument(p)
     p.add_argument("--source", required=True)
-    p.add_argument("--out", help="file to write (default stdout)")
+    p.add_argument("--layout", choices=("battles", "dpo", "hf"), default="battles")
+    p.add_argument("--out", help="file to write (default stdout); hf: the folder to create")
     p.set_defaults(func=cmd_export)
 
     p = commands.add_parser(
@@ -75,9 +83,37 @@ def add_commands(sub) -> None:
     p.add_argument(
         "--details",
         action="store_true",
-        help="with --json: also elo, both_bad and swapped_order (pairs, flips, flip_share: an LLM's position bias)",
+        help="with --json: also elo, both_bad, swapped_order (pairs, flips, flip_share: an LLM's position bias) "
+        "and provisional",
+    )
+    p.add_argument(
+        "--control",
+        action="append",
+        default=[],
+        metavar="FEATURE",
+        help="control for a feature of the answers (repeatable): length, citations, cited_documents, markdown, "
+        "supported_share (LMArena's style control; docs/battles.md)",
+    )
+    p.add_argument(
+        "--fragility", action="store_true", help="find battles whose removal changes the top run (refits to verify)"
+    )
+    p.add_argument("--adjacent", action="store_true", help="with --fragility: also for every adjacent pair")
+    p.add_argument(
+        "--min-battles", type=int, default=50, help="a rank is provisional below this many battles (default 50)"
     )
     p.set_defaults(func=cmd_rank)
+
+    p = commands.add_parser(
+        "sway",
+        help="do citations, supported citations and length sway each source's verdicts (side by side)",
+        description="Per battle source (people and LLM judges side by side): the coefficients with intervals of "
+        "citation count, supported-citation share and length fitted together, and the position bias.",
+    )
+    add_db_argument(p)
+    p.add_argument("--source", action="append", default=[], help="a battle source (repeatable; default: all)")
+    _rank_options(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_sway)
 
     p = commands.add_parser(
         "agreement",
@@ -139,11 +175,23 @@ def cmd_import(args) -> int:
 
 
 def cmd_export(args) -> int:
+    from assess.services.battle_analysis import export_preferences
     from assess.services.battles import export_file
 
     db = open_store(args)
     try:
-        if args.out:
+        if args.layout != "battles":
+            if args.layout == "dpo" and args.out:
+                with open(args.out, "w", encoding="utf-8") as out:
+                    counts = export_preferences(db, args.source, out, layout="dpo")
+            else:
+                counts = export_preferences(db, args.source, data_output(), layout=args.layout, folder=args.out)
+            print(
+                f"{counts['pairs']} preference pairs -> {args.out or 'stdout'}; left out: {counts['ties']} ties, "
+                f"{counts['both_bad']} both_bad, {counts['missing_text']} without stored topic or answer text",
+                file=sys.stderr,
+            )
+        elif args.out:
             with open(args.out, "w", encoding="utf-8") as out:
                 count = export_file(db, args.source, out)
             print(f"{count} battles -> {args.out}", file=sys.stderr)
@@ -164,21 +212,51 @@ def _check_rank(args) -> None:
 
 
 def cmd_rank(args) -> int:
-    from assess.errors import AssessError
+    from assess.errors import AssessError, FormatError
+    from assess.services.battle_analysis import provisional
     from assess.services.battles import ranking, report
 
     _check_rank(args)
+    if args.min_battles < 0:
+        raise FormatError("--min-battles", None, "a number >= 0", str(args.min_battles))
+    if args.adjacent and not args.fragility:
+        raise FormatError("--adjacent", None, "--fragility with it", "--adjacent alone")
     if args.details and not args.json:
         raise AssessError("--details is for --json (the table shows the same figures)")
     db = open_store(args)
     options = {"replicates": args.replicates, "level": args.level, "seed": args.seed}
     try:
         if args.json:
-            print_json((report if args.details else ranking)(db, args.source, **options))
+            found = (report if args.details else ranking)(db, args.source, **options)
+            _analyses(db, args, found, options)
+            if args.details:
+                found["provisional"] = {
+                    "min_battles": args.min_battles,
+                    "runs": provisional(found["runs"], args.min_battles),
+                }
+            print_json(found)
             return 0
         found = report(db, args.source, **options)
+        _analyses(db, args, found, options)
     finally:
         db.close()
+    _print_rank(found, args)
+    return 0
+
+
+def _analyses(db, args, found: dict, options: dict) -> None:
+    """Replace the strengths by the controlled ones (--control) and add the fragility (--fragility)."""
+    from assess.services.battle_analysis import controlled, fragility
+
+    if args.control:
+        found.update(controlled(db, args.source, args.control, **options))
+    if args.fragility:
+        found["fragility"] = fragility(db, args.source, args.control, adjacent=args.adjacent)
+
+
+def _print_rank(found: dict, args) -> None:
+    from assess.services.battle_analysis import provisional
+
     print(found["model"])
     table(
         ["run", "strength", "low", "high", "win_rate", "battles", "elo"],
@@ -198,6 +276,43 @@ def cmd_rank(args) -> int:
             else ""
         )
     )
+    for name, c in found.get("controls", {}).items():
+        print(f"control {name}: {c['coef']:.4f} [{c['low']:.4f}, {c['high']:.4f}] (log-odds per standard deviation)")
+    weak = provisional(found["runs"], args.min_battles)
+    if weak:
+        print(f"provisional (fewer than {args.min_battles} battles): {', '.join(weak)}")
+    if "fragility" in found:
+        top = found["fragility"]["top"]
+        if top is None:
+            print("fragility: no set of battles found that changes the top run")
+        else:
+            print(
+                f"fragility: removing {top['count']} battles ({top['share']:.2%}) puts {top['runs'][1]} ahead of "
+                f"{top['runs'][0]}"
+            )
+
+
+def cmd_sway(args) -> int:
+    from assess.services.battle_analysis import sway
+
+    _check_rank(args)
+    db = open_store(args)
+    try:
+        found = sway(db, args.source, replicates=args.replicates, level=args.level, seed=args.seed)
+    finally:
+        db.close()
+    if args.json:
+        print_json(found)
+        return 0
+    rows = []
+    for source, s in found["sources"].items():
+        cells = [
+            "n/a" if c is None else f"{c['coef']:.3f} [{c['low']:.3f}, {c['high']:.3f}]"
+            for c in (s["controls"][name] for name in found["controls"])
+        ]
+        left = s["position"]["left_share"]
+        rows.append([source, s["kind"], s["battles"], *cells, "n/a" if left is None else f"{left:.1%}"])
+    table(["source", "kind", "battles", *found["controls"], "left_chosen"], rows)
     return 0
 
 

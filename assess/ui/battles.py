@@ -6,11 +6,15 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from assess.errors import AssessError
+from assess.services import battle_analysis as analysis
 from assess.services import battles
+from assess.ui import plots
+from assess.ui.audit import download_csv
 from assess.ui.cursor import keys
 from assess.ui.frame import saving
 from assess.ui.rag import refused
-from assess.ui.widgets import code, conversation, esc, line, ptkb, show_passage
+from assess.ui.widgets import code, conversation, error, esc, figure, line, ptkb, show_passage
 
 VERDICTS = (
     ("left", "Left is better", ("Left", "A"), "a"),
@@ -126,22 +130,104 @@ def _ranking(_database, target: str, source: str, version: tuple) -> dict:
     return battles.report(_database, source)
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def _analysis(_database, target: str, source: str, controls: tuple, version: tuple) -> dict:
+    """The controlled ranking (None without controls) and the top run's fragility under the same model."""
+    return {
+        "controlled": analysis.controlled(_database, source, controls) if controls else None,
+        "fragility": analysis.fragility(_database, source, controls),
+    }
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _sway(_database, target: str, versions: tuple) -> dict:
+    return analysis.sway(_database)
+
+
+def sway_table(database, sources: list[str]) -> None:
+    """Citation count, supported-citation share and length effects per source, people and LLM judges side by
+    side, with each source's position bias (share of decisive verdicts for the left answer)."""
+    found = _sway(database, database.target, tuple(battles.version(database, s) for s in sources))
+    rows = []
+    for source, s in found["sources"].items():
+        row = {"source": source, "kind": s["kind"], "battles": s["battles"]}
+        for name, c in s["controls"].items():
+            row.update({name: c and c["coef"], f"{name}_low": c and c["low"], f"{name}_high": c and c["high"]})
+        row["left_chosen"] = s["position"]["left_share"]
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    st.dataframe(_rounded(frame), hide_index=True, key="bt_sway")
+    download_csv(frame, "battles_sway", key="bt_sway_csv")
+    st.caption(
+        "Log-odds of a win per standard deviation of each difference, fitted together per source; n/a: the "
+        "source's battles have no such feature. left_chosen: an LLM judge's position bias."
+    )
+
+
+def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
+    """Figures for people: three decimals (the CSV keeps them exact)."""
+    return frame.round(3).replace(-0.0, 0.0)
+
+
 def scores_tab(database) -> None:
     """Bradley-Terry strengths with intervals and win rates of one battle source (the figures of
-    ``battles rank --json``) and its swapped-order consistency (an LLM judge's position bias)."""
+    ``battles rank --json``), the same controlled for answer features side by side in a forest plot, the
+    controls' coefficients, the top run's fragility, provisional ranks and the swapped-order consistency."""
     sources = battles.sources(database)
     if not sources:
         st.info("No battles yet: import a battle file (`python -m assess battles import`) or judge on /battles.")
         return
     most = battles.default_source(database, sources)  # the most battles, not the first name
     source = st.selectbox("Battle source", sources, index=sources.index(most), key="bt_source")
-    found = _ranking(database, database.target, source, battles.version(database, source))
+    controls = st.multiselect("Control for", list(analysis.FEATURES), key="bt_controls")
+    version = battles.version(database, source)
+    found = _ranking(database, database.target, source, version)
+    try:
+        extra = _analysis(database, database.target, source, tuple(controls), version)
+    except AssessError as exc:
+        error("", str(exc))
+        extra = {"controlled": None, "fragility": None}
     st.caption(esc(found["model"]))
-    table = pd.DataFrame(
-        [{"run": run, **figures} for run, figures in found["runs"].items()],
-        columns=["run", "strength", "low", "high", "win_rate", "battles"],
+    weak = set(analysis.provisional(found["runs"]))
+    shown = extra["controlled"]
+    rows = []
+    for run, figures in found["runs"].items():
+        row = {"run": run, **figures, "provisional": run in weak}
+        if shown:
+            c = shown["runs"][run]
+            row.update({"controlled": c["strength"], "controlled_low": c["low"], "controlled_high": c["high"]})
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    st.dataframe(_rounded(frame), hide_index=True, key="bt_table")
+    download_csv(frame, f"battles_{source}", key="bt_csv")
+    if weak:
+        st.caption(f"Provisional (fewer than {analysis.MIN_BATTLES} battles): {esc(', '.join(sorted(weak)))}")
+    points = [
+        {"name": run, "series": "uncontrolled", "value": f["strength"], "low": f["low"], "high": f["high"]}
+        for run, f in found["runs"].items()
+    ]
+    if shown:
+        points += [
+            {"name": run, "series": "controlled", "value": f["strength"], "low": f["low"], "high": f["high"]}
+            for run, f in shown["runs"].items()
+        ]
+        coefs = pd.DataFrame([{"control": name, **c} for name, c in shown["controls"].items()])
+        st.markdown("**Controls** (log-odds of a win per standard deviation of the difference)")
+        st.dataframe(_rounded(coefs), hide_index=True, key="bt_controls_table")
+    figure(
+        plots.interval_plot(points, title="Strengths with intervals", axis="log-strength", reference=0.0), "bt_forest"
     )
-    st.dataframe(table, hide_index=True, key="bt_table")
+    top = (extra["fragility"] or {}).get("top")
+    if top:
+        st.caption(
+            f"Fragility: removing {top['count']} of the battles ({top['share']:.2%}) puts {esc(top['runs'][1])} "
+            f"ahead of {esc(top['runs'][0])} (verified by refitting)"
+        )
+    with st.expander("Do citations sway the verdicts? (every source side by side)"):
+        try:
+            sway_table(database, sources)
+        except AssessError as exc:
+            error("", str(exc))
     swapped = found["swapped_order"]
     if swapped["pairs"]:
         left = swapped["left_share"]

@@ -42,6 +42,7 @@ APP_UPDATES = frozenset(
         "bank_answers",
         "bank_nuggets",
         "bank_topics",
+        "battle_features",  # a re-imported battle's features replace its earlier ones
         "conversations",
         "crowd_assignments",
         "crowd_studies",

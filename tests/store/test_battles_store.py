@@ -102,3 +102,16 @@ def test_a_verdict_given_meanwhile_in_another_tab_is_kept(db):
     ):
         battle_store.save_battle(db, "tab", "101_1", "demo-dense", "demo-bm25", "both_bad", fresh=True)
     assert rows(db, "SELECT outcome FROM battles WHERE source = 'tab'") == [{"outcome": 1}]
+
+
+def test_per_side_features_are_kept_and_a_reimport_replaces_them(db):
+    records = [
+        BattleRecord("t1", "x", "y", "a", 0, None, False, 1, {"citations": 3.0}, {"citations": 1.0}),
+        BattleRecord("t1", "x", "y", "b", 1, None, False, 2),  # no features: read from stored answers, if any
+    ]
+    battle_store.import_battles(db, "arena", records, file="b.jsonl")
+    assert battle_store.battle_features(db, "arena") == {("t1", "x", "y", 0): ({"citations": 3.0}, {"citations": 1.0})}
+    again = [records[0]._replace(features_a={"citations": 5.0})]
+    battle_store.import_battles(db, "arena", again, file="b.jsonl")
+    assert battle_store.battle_features(db, "arena") == {("t1", "x", "y", 0): ({"citations": 5.0}, {"citations": 1.0})}
+    assert battle_store.battle_features(db, "other") == {}
