@@ -129,3 +129,29 @@ def test_sources_chosen_and_bad_options_refused(demo_target, tmp_path):
     forced = run_cli("export", "release", "--out", out, "--force", db=demo_target)
     assert forced.returncode == 0 and len(list((out / "qrels").iterdir())) == 4
     assert run_cli("export", "qrels", "--source", "demo-ann", "--force", db=demo_target).returncode == 2
+
+
+@pytest.mark.realdata
+@pytest.mark.scale
+def test_ikat_2024_bundle_within_30_seconds(tmp_path):
+    import time
+
+    import ir_datasets
+
+    from tests.conftest import shared_file
+    from tests.ikat_store import IKAT2024_IMPORTS, add_shared_runs, build_ikat2024
+
+    for entry in IKAT2024_IMPORTS:
+        shared_file("data", *entry[1].split("/"))
+    target = build_ikat2024(tmp_path / "ikat.db")
+    add_shared_runs(target)
+    out = tmp_path / "bundle"
+    start = time.perf_counter()
+    proc = run_cli("export", "release", "--out", out, db=target)
+    seconds = time.perf_counter() - start
+    assert proc.returncode == 0, proc.stderr
+    assert seconds < 30, f"export release took {seconds:.1f} s"
+    ds = ir_datasets.create_dataset(qrels_trec=str(out / "qrels" / "nist.trec"))
+    assert sum(1 for _ in ds.qrels_iter()) == len(
+        _store(target, "SELECT grade FROM passage_labels WHERE source = 'nist'")
+    )
