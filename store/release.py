@@ -1,6 +1,6 @@
 """Reads of a release bundle (``export release``): every table streamed row by row, in key order.
 
-Each reader yields plain dicts from one query (:func:`store.db.each`), so a bundle's memory stays bounded by
+Each reader yields plain dicts from one query (:func:`store.db.stream`: chunks on PostgreSQL too), so a bundle's memory stays bounded by
 what its writer buffers, whatever the store's size."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from assess.tasks import LABEL_KINDS
-from store.db import Store, each, rows
+from store.db import Store, rows, stream
 from store.schema.active_time import TIMED_TABLES
 
 
@@ -22,14 +22,24 @@ def _in(sources: Sequence[str], column: str = "source") -> tuple[str, dict]:
 
 def docs(db: Store) -> Iterator[dict]:
     """(id, text) of every passage in id order; text None where the store has none (not public)."""
-    yield from each(db, "SELECT id, text FROM passages ORDER BY id")
+    yield from stream(db, "SELECT id, text FROM passages ORDER BY id")
 
 
 def queries(db: Store) -> Iterator[dict]:
     """(id, resolved, utterance) of every turn in conversation order."""
-    yield from each(
+    yield from stream(
         db,
         "SELECT id, resolved_utterance AS resolved, utterance FROM turns ORDER BY conversation_id, position, id",
+    )
+
+
+def qrels(db: Store, source: str) -> Iterator[dict]:
+    """(turn, passage, grade) of ``source`` as :func:`store.exports.passage_qrels` orders them, streamed."""
+    yield from stream(
+        db,
+        "SELECT l.turn_id, l.passage_id, l.grade FROM passage_labels l JOIN turns t ON t.id = l.turn_id "
+        "WHERE l.source = :source AND l.grade IS NOT NULL ORDER BY t.conversation_id, t.position, l.passage_id",
+        {"source": source},
     )
 
 
@@ -51,7 +61,7 @@ def labels(db: Store, task: str, sources: Sequence[str]) -> Iterator[dict]:
     where, params = _in(sources, "l.source")
     # The history is grouped per source and item once (its index starts with the source), then joined.
     hist_where, _ = _in(sources, "source")
-    yield from each(
+    yield from stream(
         db,
         f"SELECT l.source, l.turn_id, {item} AS item, l.{kind.value_column} AS value, l.note, l.mode, l.via, "
         f"l.updated_at, {version} AS guideline_version, COALESCE(h.changes, 0) AS changes, h.first_at, "
@@ -67,7 +77,7 @@ def labels(db: Store, task: str, sources: Sequence[str]) -> Iterator[dict]:
 def nuggets(db: Store, sources: Sequence[str]) -> Iterator[dict]:
     """Every nugget of ``sources`` (all when empty) in source, turn and id order."""
     where, params = _in(sources, "n.source")
-    yield from each(
+    yield from stream(
         db,
         "SELECT n.source, n.turn_id, n.key, n.text, n.relevance, n.passage_id, n.start_char, n.end_char, "
         "n.in_dedup, n.created_at FROM nuggets n JOIN turns t ON t.id = n.turn_id "
@@ -81,7 +91,7 @@ def battles(db: Store, sources: Sequence[str]) -> Iterator[dict]:
     where, params = _in(sources, "b.source")
     hist_where, _ = _in(sources, "source")
     key = "b.turn_id || ' ' || b.run_a || ' ' || b.run_b || ' ' || CAST(b.occurrence AS TEXT)"
-    yield from each(
+    yield from stream(
         db,
         "SELECT b.source, b.turn_id, b.run_a, b.run_b, b.occurrence, b.outcome, b.reshow, b.note, b.mode, b.via, "
         "b.updated_at, COALESCE(h.changes, 0) AS changes FROM battles b LEFT JOIN (SELECT source, item, "
@@ -94,7 +104,7 @@ def battles(db: Store, sources: Sequence[str]) -> Iterator[dict]:
 
 def responses(db: Store) -> Iterator[dict]:
     """Every stored response (run, turn, text, layout) in run and turn order."""
-    yield from each(
+    yield from stream(
         db,
         "SELECT r.run, r.turn_id, r.text, r.layout FROM responses r JOIN turns t ON t.id = r.turn_id "
         "ORDER BY r.run, t.conversation_id, t.position",

@@ -237,7 +237,7 @@ def _leaderboards(db, folder: Path, names: dict[str, str]) -> dict[str, int]:
 def export_release(db, out: str | Path, *, sources: Sequence[str] = (), force: bool = False) -> dict:
     """Write the release bundle of ``sources`` (every source when empty) to the folder ``out`` (module
     docstring). Returns the counts written (docs, queries, qrels per source, rows per table, leaderboards)."""
-    from store import exports, labels, release
+    from store import labels, release
 
     target = check_out(out, force=force)
     chosen = check_sources(db, sources)
@@ -264,8 +264,8 @@ def export_release(db, out: str | Path, *, sources: Sequence[str] = (), force: b
         for source in with_passages:
             qrels = _Hashed(work / "qrels" / f"{names[source]}.trec")
             n = 0
-            for turn, passage, grade in exports.passage_qrels(db, source):
-                qrels.write(f"{turn} 0 {passage} {grade}\n")
+            for q in release.qrels(db, source):
+                qrels.write(f"{q['turn_id']} 0 {q['passage_id']} {q['grade']}\n")
                 n += 1
             files[f"qrels/{names[source]}.trec"] = qrels.close()
             counts["qrels"][source] = n

@@ -155,3 +155,27 @@ def test_ikat_2024_bundle_within_30_seconds(tmp_path):
     assert sum(1 for _ in ds.qrels_iter()) == len(
         _store(target, "SELECT grade FROM passage_labels WHERE source = 'nist'")
     )
+
+
+@pytest.mark.postgresql
+def test_postgresql_bundle_matches_sqlites(demo_copy, pg_url, tmp_path):
+    import pyarrow.parquet as pq
+
+    from store.db import rows as all_rows
+    from store.db import stream
+
+    sqlite_db = demo_copy(tmp_path / "demo.db")
+    pg_db = demo_copy(pg_url)
+    with open_db(pg_db) as db:  # streamed in chunks smaller than the result: the same rows, in order
+        sql = "SELECT id, text FROM passages ORDER BY id"
+        assert list(stream(db, sql, size=7)) == all_rows(db, sql)
+    outs = {}
+    for name, target in (("sqlite", sqlite_db), ("postgresql", pg_db)):
+        outs[name] = tmp_path / name
+        proc = run_cli("export", "release", "--out", outs[name], db=target)
+        assert proc.returncode == 0, proc.stderr
+    for path in ("docs.tsv", "queries.tsv", "qrels/demo-ann.trec", "qrels/llm_demo-gpt.trec"):
+        assert (outs["sqlite"] / path).read_bytes() == (outs["postgresql"] / path).read_bytes(), path
+    columns = ["task", "source", "turn_id", "item", "value", "changes", "first_value"]
+    tables = [pq.read_table(outs[n] / "labels.parquet", columns=columns).to_pylist() for n in outs]
+    assert tables[0] == tables[1] and len(tables[0]) == 1321
