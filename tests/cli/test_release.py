@@ -20,6 +20,11 @@ def bundle(demo_target, tmp_path):
 
         with write(db):
             run(db, "UPDATE passages SET text = 'two\tcolumns\nand lines' WHERE id = 'demo-doc-003:0'")
+            run(
+                db,
+                "UPDATE sources SET description = '[click](http://x.example) | ![](http://x.example/p.png)' "
+                "WHERE name = 'demo-ben'",
+            )
     out = tmp_path / "bundle"
     proc = run_cli("export", "release", "--out", out, db=demo_target)
     assert proc.returncode == 0, proc.stderr
@@ -104,6 +109,8 @@ def test_datasets_and_mlcroissant_read_the_tables(bundle, tmp_path, monkeypatch)
     assert "demo-ann (kind assessor)" in card["rai:dataCollection"]
     assert "2 of 60 passages have no public text" in card["rai:dataLimitations"]
     readme = (out / "README.md").read_text()
+    # store text in the card is a code span with its pipes escaped: no link, image or extra table cell
+    assert "| `[click](http://x.example) \\| ![](http://x.example/p.png)` |" in readme
     assert "`llm:demo-gpt` -> `qrels/llm_demo-gpt.trec`" in readme
     assert (out / "leaderboards" / "llm_demo-gpt.txt").read_text().count("\tall\tnDCG@10\t") == 3  # one all row per run
 
