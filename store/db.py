@@ -1056,6 +1056,39 @@ def each(db: Store, sql: str, params: Mapping | None = None) -> Iterator[dict]:
         db.release()
 
 
+def stream(db: Store, sql: str, params: Mapping | None = None, *, size: int = 2000) -> Iterator[dict]:
+    """:func:`each` whose rows never all sit in memory on PostgreSQL either: psycopg's ``Cursor.stream`` takes
+    them from the server in chunks of ``size`` (libpq's chunked or single-row mode; it needs no transaction,
+    unlike a server-side cursor, which this store's autocommit connection would refuse). On SQLite
+    :func:`each` already reads row by row."""
+    if db.sqlite:
+        yield from each(db, sql, params)
+        return
+    if params is not None and not isinstance(params, Mapping):
+        raise TypeError(f"store queries take named parameters (a dict), got {type(params).__name__}: {sql[:80]}")
+    import psycopg
+
+    db.ensure_open()
+    compiled = _text(sql).compile(dialect=db.sa.dialect)
+    for tracer in _TRACERS:
+        tracer(sql)
+    db.busy += 1
+    try:
+        cursor = db.raw.cursor()
+        try:
+            names = None
+            for record in cursor.stream(str(compiled), compiled.construct_params(dict(params or {})), size=size):
+                names = names or [d.name for d in cursor.description]
+                yield _plain(db, dict(zip(names, record, strict=True)))
+        finally:
+            cursor.close()
+    except psycopg.Error as exc:  # raised as SQLAlchemy's, as for every other statement
+        raise sa_exc.DBAPIError(sql, dict(params or {}), exc) from exc
+    finally:
+        db.busy = max(0, db.busy - 1)
+        db.release()
+
+
 def tuples(db: Store, sql: str, params: Mapping | None = None) -> tuple[list[str], list[tuple]]:
     """A bulk read: the column names of ``sql`` and its rows as plain tuples, without a dict per row. On
     SQLite the driver's own cursor runs it (sqlite3 reads the same ``:name`` parameters): reading

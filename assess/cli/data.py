@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from assess.cli import actor, add_by_argument, add_db_argument, check_options, data_output
+from assess.cli import actor, add_by_argument, add_db_argument, check_options, data_output, release
 from assess.cli.common import open_store
 from assess.formats.leaderboard import LEADERBOARD_LAYOUTS
 from assess.formats.reading import MAX_DEPTH, MAX_JSON_BYTES, MAX_LINE_BYTES, MiB
@@ -145,9 +145,14 @@ def add_commands(sub) -> None:
         "support / not_support) on the nuggets of --nugget-source (default: the one set they refer to), one "
         "record per run and turn; both to --out, turns in conversation order, nuggets in key order.",
     )
-    p.add_argument("kind", choices=EXPORT_KINDS)
+    p.add_argument("kind", choices=(*EXPORT_KINDS, release.RELEASE))
     add_db_argument(p)
-    p.add_argument("--source", help="label source (an assessor's labels are under the assessor's name)")
+    p.add_argument(
+        "--source",
+        action=release.Sources,
+        help="label source (an assessor's labels are under the assessor's name); release: a source to include "
+        "(repeatable; default every source)",
+    )
     p.add_argument("--dedup", action="store_true", help="nuggets, nuggetizer-nuggets: only the de-duplicated set")
     p.add_argument(
         "--nugget-source",
@@ -184,6 +189,7 @@ def add_commands(sub) -> None:
         "citation score (citation_recall, ...), a nugget-bank coverage (bank_coverage, bank_coverage_weighted), a "
         "DRAGUN score (rubric_supportive, rubric_contradictory) or an ir_measures measure (nDCG@10) of the stored runs",
     )
+    release.add_options(p)
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser(
@@ -376,7 +382,13 @@ def _counts(value) -> str:
 
 
 def cmd_export(args) -> int:
+    from assess.errors import AssessError
     from assess.services.exports import ExportRequest, export
+
+    if args.kind == release.RELEASE:
+        return release.cmd_release(args)
+    if args.force:
+        raise AssessError(f"--force is for release exports, not {args.kind}")
 
     request = ExportRequest(
         kind=args.kind,
