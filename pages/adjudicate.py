@@ -13,10 +13,10 @@ import streamlit as st
 
 from assess import ui
 from assess.errors import AssessError
+from assess.services import judging
 from assess.services.judging import adjudication_screen, adjudication_sources, read_passage
 from assess.tasks import GRADES, Shown
 from assess.text import query_terms
-from store import exports, labels, review
 
 ui.frame_guard(adjudicator=True)
 database = ui.db()
@@ -27,12 +27,12 @@ if ui.assessor():
 sources, blind = adjudication_sources(database)
 if ui.is_organizer():
     with st.sidebar.expander("Adjudication settings (organizers)", expanded=len(sources) < 2):
-        every = [s for s in exports.label_sources(database) if s != review.ADJUDICATION]
+        every = judging.adjudication_candidates(database)
         with st.form("adjudication_settings", border=False):
             chosen = st.multiselect("Sources compared", every, default=[s for s in sources if s in every])
             hide = st.toggle("Blind: adjudicators see letters, not the sources' names", value=blind)
             if st.form_submit_button("Save"):
-                review.set_adjudication_settings(database, chosen, hide, by=who)
+                judging.set_adjudication_settings(database, chosen, hide, by=who)
                 st.rerun()
 if len(sources) < 2:
     st.title("Adjudicate")
@@ -41,7 +41,7 @@ if len(sources) < 2:
 
 order = ui.adjudication_order(database, sources)
 load_passage = lambda passage_id: read_passage(database, passage_id)  # noqa: E731
-desk = ui.KeyQueue("adj", database, review.ADJUDICATION, "passage", order, lambda: review.adjudicated(database))
+desk = ui.KeyQueue("adj", database, judging.ADJUDICATION, "passage", order, lambda: judging.adjudicated(database))
 if not len(order.items):
     st.title("Adjudicate")
     st.success("No disagreements: the compared sources agree on every passage they share.")
@@ -60,7 +60,7 @@ def adjudication_panel():
     cursor = desk.cursor(shown_turn)  # another turn: the whole page runs again
     state = cursor.state
     pos, turn_id, passage_id = cursor.position, cursor.turn_id, cursor.item_id
-    undo = lambda: review.undo_adjudication(database, who)  # noqa: E731
+    undo = lambda: judging.undo_adjudication(database, who)  # noqa: E731
     if cursor.finished:
         cursor.end_screen("disagreements adjudicated", undo, key_prefix="adj_")
         return
@@ -72,8 +72,8 @@ def adjudication_panel():
         turn, passage = cursor.on_screen()
         reason = st.session_state.get(f"adj_note_{turn}_{passage}") or None
         try:
-            review.adjudicate(database, turn, passage, value, by=who, reason=reason, expected=cursor.expected())
-        except labels.StaleLabel:  # another adjudicator or tab decided it meanwhile: said as on every keyboard page
+            judging.adjudicate(database, turn, passage, value, by=who, reason=reason, expected=cursor.expected())
+        except judging.StaleLabel:  # another adjudicator or tab decided it meanwhile: said as on every keyboard page
             raise
         except AssessError as exc:
             ui.set_flash("error", f"Not saved: {exc}", slot="adj_flash")
@@ -117,9 +117,9 @@ def adjudication_panel():
     st.text_input(
         "Reason (optional; stored with the grade; Enter or Esc returns to the keys)",
         key=note_key,
-        value=review.adjudication_reason(screen.own.note if screen.own else None, who),
+        value=judging.adjudication_reason(screen.own.note if screen.own else None, who),
         on_change=ui.saving(
-            lambda: review.set_reason(database, turn_id, passage_id, st.session_state[note_key], by=who)
+            lambda: judging.set_adjudication_reason(database, turn_id, passage_id, st.session_state[note_key], by=who)
         ),
     )
     upcoming = state.next_unjudged(pos)

@@ -8,10 +8,9 @@ import streamlit as st
 
 from assess import ui
 from assess.errors import AssessError
+from assess.services import contents
 from assess.services import nuggets as service
 from assess.ui.rag import importance_keys
-from store import conversations
-from store.nuggets import gold
 
 MOVING = "select its new span in this passage, then press N. Choose “Cancel move” below to keep it where it is."
 NOT_SHOWN = "is not in a passage shown here (relevant with text): edit its text instead"
@@ -23,19 +22,19 @@ name = ui.require_assessor("nuggets")
 
 top = st.columns([2, 2, 1])
 with top[0]:
-    turn_id = ui.pick_turn(conversations.pooled_turns(database), "nug_turn")
+    turn_id = ui.pick_turn(contents.pooled_turns(database), "nug_turn")
 options, first, labels = service.relevance_sources(database, name, turn_id)
 relevance_source = top[1].selectbox(
     "Relevant passages by", options, index=first, format_func=lambda s: labels.get(s, s), key=f"nug_source_{turn_id}"
 )
 threshold = top[2].selectbox("Grade at least", [1, 2, 3, 4], index=1, key="nug_threshold")
-passages = gold.relevant_passages(database, turn_id, source=relevance_source or None, threshold=threshold)
-ctx = conversations.turn_context(database, turn_id)
+passages = service.relevant_passages(database, turn_id, source=relevance_source or None, threshold=threshold)
+ctx = contents.turn_context(database, turn_id)
 with st.expander(f"Conversation: {ui.esc(ctx.title or ctx.conversation_id)}", expanded=False):
     ui.conversation(ctx)
     ui.ptkb(ctx)
 ui.line(f"Turn {turn_id}:", ctx.query)
-if missing := gold.passages_without_text(database, turn_id):
+if missing := service.passages_without_text(database, turn_id):
     st.caption(f"{missing} pooled passage(s) of this turn have no text (licensed ClueWeb22): not listed.")
 if not passages:
     st.info("No passage of this turn meets the threshold for that source: lower it or choose another source.")
@@ -47,7 +46,7 @@ passage_id = ui.pick(
     list(info), f"nug_passage_{turn_id}", f"Passage ({len(info)} relevant)", param="passage", format_func=describe
 )
 # "Move span" on a nugget below: the next selection moves that nugget instead of adding one.
-moving = gold.movable_nugget(database, name, st.session_state.get("nug_move"), turn_id)
+moving = service.movable_nugget(database, name, st.session_state.get("nug_move"), turn_id)
 
 
 def act(action, *args, error=""):
@@ -68,7 +67,7 @@ ui.flash()
 if moving:
     st.info(f"Moving nugget {ui.esc(moving['key'])}: {MOVING}")
 button = f"Move nugget {moving['key']} to the selection (N)" if moving else "Add selection as nugget (N)"
-text, marked = conversations.passage_text(database, passage_id), gold.passage_spans(database, name, turn_id, passage_id)
+text, marked = contents.passage_text(database, passage_id), service.passage_spans(database, name, turn_id, passage_id)
 ui.span_picker(passage_id, text, marked, key="span_picker", on_pick=add_selection, button=button)
 
 
@@ -81,7 +80,7 @@ with st.expander("Type or paste a nugget instead"):
     st.text_input("Nugget text (looked up in this passage: exact, then ignoring case and spacing)", key="nug_typed")
     st.button("Add typed nugget", key="nug_add_typed", on_click=ui.saving(add_typed))
 
-rows = gold.turn_nuggets(database, name, turn_id)
+rows = service.turn_nuggets(database, name, turn_id)
 st.subheader(f"Your nuggets for turn {ui.esc(turn_id)} ({len(rows)})")
 ui.nugget_table(rows, key="nug_table")
 if not rows:

@@ -1,0 +1,74 @@
+"""What the store holds, as the pages list it: conversations, turns, passage texts, label sources and their
+counts, the qrels of a source, and assigning turns. Each function is the store's reader or writer of the same
+name (the pages reach the store only through services, so one place says what a page may touch)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from assess.tasks import TurnContext
+from store import Store, exports, labels
+from store import conversations as store_conversations
+from store import stats as store_stats
+from store.db import display
+
+
+def location(target: str | Path) -> str:
+    """Where the store lives, as it may be shown (:func:`store.db.display`: no password)."""
+    return display(target)
+
+
+def stats(db: Store) -> dict:
+    """The store's counts (:func:`store.stats.stats`)."""
+    return store_stats.stats(db)
+
+
+def source_stats(db: Store) -> list[dict]:
+    """Every label source with its kind, model and label counts (:func:`store.stats.sources`)."""
+    return store_stats.sources(db)
+
+
+def conversations(db: Store) -> list[dict]:
+    """Conversations with their turn and pool counts."""
+    return store_conversations.conversations(db)
+
+
+def conversation_ids(db: Store) -> list[str]:
+    return store_conversations.conversation_ids(db)
+
+
+def all_turns(db: Store) -> list[str]:
+    return store_conversations.all_turns(db)
+
+
+def pooled_turns(db: Store) -> list[str]:
+    return store_conversations.pooled_turns(db)
+
+
+def turn_context(db: Store, turn_id: str) -> TurnContext:
+    return store_conversations.turn_context(db, turn_id)
+
+
+def passage_text(db: Store, passage_id: str) -> str | None:
+    return store_conversations.passage_text(db, passage_id)
+
+
+def assign_turns(db: Store, assessor: str, topics: Sequence[str], turn_ids: Sequence[str], *, by: str | None) -> int:
+    """Assign the pooled turns of ``topics`` and the single ``turn_ids`` to ``assessor``; how many are new."""
+    return store_conversations.assign(db, assessor, store_conversations.turns_to_assign(db, topics, turn_ids), by=by)
+
+
+def label_sources(db: Store, table: str = "passage_labels") -> list[str]:
+    """The sources holding labels in the label table ``table``."""
+    return exports.label_sources(db, table)
+
+
+def task_sources(db: Store, task: str) -> list[str]:
+    """The sources with at least one label of ``task``."""
+    return labels.sources(db, task)
+
+
+def qrels_text(db: Store, source: str, task: str = "passage") -> str:
+    """TREC qrels of one source (passage or PTKB)."""
+    return exports.qrels_text(db, source, task)
