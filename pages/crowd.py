@@ -18,6 +18,7 @@ import streamlit as st
 from assess import ui
 from assess.crowd import rules
 from assess.errors import AssessError
+from assess.services import crowd_work
 from assess.ui.crowd import (
     crowd_check,
     crowd_keys,
@@ -28,13 +29,12 @@ from assess.ui.crowd import (
     crowd_resume,
     crowd_start,
 )
-from store import crowd as store_crowd
 
 ui.frame_guard()
 database = ui.db()
 try:
     entry = rules.entry_from_params(ui.crowd_query())
-    study = store_crowd.get_study(database, entry.study)
+    study = crowd_work.study(database, entry.study)
     binding = crowd_check(database, entry)  # binds nothing; None for an MTurk preview (no worker id yet)
 except AssessError as exc:
     crowd_mark()
@@ -53,7 +53,7 @@ if entry.preview:  # MTurk shows the HIT before it is accepted: instructions onl
     st.info("Accept the HIT to start.")
     st.stop()
 try:
-    assignment = store_crowd.enter(database, entry)
+    assignment = crowd_work.enter(database, entry)
 except AssessError as exc:
     crowd_mark(entry, binding)
     ui.error("", exc)
@@ -85,7 +85,7 @@ if not assignment.consented:
     crowd_leave_link()
     st.stop()
 
-view = store_crowd.screen(database, assignment.id)
+view = crowd_work.screen(database, assignment.id)
 if view.completed:
     ui.crowd_completion(view.code, config, entry)
     st.stop()
@@ -97,7 +97,7 @@ def give(value: int, graded: bool | None) -> None:  # graded: the kind of NtR an
     started = st.session_state.get("crowd_shown", {}).get((assignment.id, item_id))
     seconds = round(time.monotonic() - started, 3) if started is not None else None
     try:
-        store_crowd.answer(database, assignment.id, item_id, value, seconds=seconds, graded=graded)
+        crowd_work.answer(database, assignment.id, item_id, value, seconds=seconds, graded=graded)
     except AssessError as exc:
         if ui.busy(exc):
             raise
@@ -106,7 +106,7 @@ def give(value: int, graded: bool | None) -> None:  # graded: the kind of NtR an
 
 @ui.key_panel
 def item_panel():  # an answer re-runs only this panel; the end of the batch runs the whole page
-    view = store_crowd.screen(database, assignment.id)
+    view = crowd_work.screen(database, assignment.id)
     if view.completed:
         st.rerun(scope="app")
     item = view.item

@@ -8,7 +8,6 @@ from assess.errors import AssessError
 from assess.services import endpoints as endpoint_service
 from assess.services import jobs as job_service
 from assess.services import pooling
-from store import jobs
 
 ui.frame_guard(organizer=True)
 database = ui.db()
@@ -96,7 +95,7 @@ with run_tab:
         "A job killed without a chance to stop (its process gone, or no heartbeat for 2 × the call "
         "timeout, at least 60 s) is shown as interrupted; Start / resume picks up what it left."
     )
-    job_rows = jobs.jobs(database)
+    job_rows = job_service.latest_jobs(database)
     st.dataframe(pd.DataFrame(job_rows), hide_index=True, width="stretch", key="pj_jobs")
     worker_rows = job_service.worker_rows(database, [j["id"] for j in job_rows])
     if worker_rows:

@@ -1,5 +1,5 @@
 """What the store holds, as the pages list it: conversations, turns, passage texts, label sources and their
-counts, the qrels of a source, and assigning turns. Each function is the store's reader or writer of the same
+counts, the items two sources label differently, the qrels of a source, and assigning turns. Each function is the store's reader or writer of the same
 name (the pages reach the store only through services, so one place says what a page may touch)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from assess.tasks import TurnContext
-from store import Store, exports, labels
+from store import Store, exports, labels, prejudgments
 from store import conversations as store_conversations
 from store import stats as store_stats
 from store.db import display
@@ -72,3 +72,8 @@ def task_sources(db: Store, task: str) -> list[str]:
 def qrels_text(db: Store, source: str, task: str = "passage") -> str:
     """TREC qrels of one source (passage or PTKB)."""
     return exports.qrels_text(db, source, task)
+
+
+def disagreements(db: Store, task: str, a: str, b: str, *, limit: int = 500) -> list[dict]:
+    """Items ``a`` and ``b`` label differently, with both labels and each LLM source's raw answer."""
+    return prejudgments.disagreements(db, task, a, b, limit=limit)

@@ -110,15 +110,14 @@ def _id_cookie(study: str, worker: str) -> str:
 
 
 def _crowd_binding(database, entry, bind: bool):
-    from store.crowd import bind as store_bind
-    from store.crowd import check_binding
+    from assess.services import crowd_work
 
     if entry.preview or not entry.worker:
         return None
     cookie = _id_cookie(entry.study, entry.worker)
     held = st.session_state.setdefault("_crowd_secrets", {})
     presented = (held.get(cookie), _cookie(cookie))
-    binding = (store_bind if bind else check_binding)(database, entry.study, entry.worker, presented)
+    binding = (crowd_work.bind if bind else crowd_work.check_binding)(database, entry.study, entry.worker, presented)
     if binding.allowed and binding.secret:
         held[cookie] = binding.secret
     return binding
@@ -155,7 +154,7 @@ def crowd_start(database, entry, assignment_id: int) -> None:
     """The consent page's Start (a button callback): bind the worker id to this browser first, then record the
     consent. When another browser bound the id meanwhile nothing is written, and the page's run that follows
     refuses this browser (:func:`crowd_check`)."""
-    from store.crowd import consent
+    from assess.services.crowd_work import consent
 
     binding = crowd_bind(database, entry)
     if binding is None or binding.allowed:
