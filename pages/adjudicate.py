@@ -17,6 +17,7 @@ from assess.services import judging
 from assess.services.judging import adjudication_screen, adjudication_sources, read_passage
 from assess.tasks import GRADES, Shown
 from assess.text import query_terms
+from assess.ui import adjudication as adjudication_ui
 
 ui.frame_guard(adjudicator=True)
 database = ui.db()
@@ -26,14 +27,7 @@ if ui.assessor():
 
 sources, blind = adjudication_sources(database)
 if ui.is_organizer():
-    with st.sidebar.expander("Adjudication settings (organizers)", expanded=len(sources) < 2):
-        every = judging.adjudication_candidates(database)
-        with st.form("adjudication_settings", border=False):
-            chosen = st.multiselect("Sources compared", every, default=[s for s in sources if s in every])
-            hide = st.toggle("Blind: adjudicators see letters, not the sources' names", value=blind)
-            if st.form_submit_button("Save"):
-                judging.set_adjudication_settings(database, chosen, hide, by=who)
-                st.rerun()
+    adjudication_ui.settings(database, sources, blind, who)
 if len(sources) < 2:
     st.title("Adjudicate")
     st.info("Two label sources are needed to compare (an organizer chooses them in the sidebar).")
@@ -113,15 +107,7 @@ def adjudication_panel():
         type="primary" if own is None else "secondary",
         width="stretch",
     )
-    note_key = f"adj_note_{turn_id}_{passage_id}"
-    st.text_input(
-        "Reason (optional; stored with the grade; Enter or Esc returns to the keys)",
-        key=note_key,
-        value=judging.adjudication_reason(screen.own.note if screen.own else None, who),
-        on_change=ui.saving(
-            lambda: judging.set_adjudication_reason(database, turn_id, passage_id, st.session_state[note_key], by=who)
-        ),
-    )
+    adjudication_ui.reason_input(database, turn_id, passage_id, screen.own, who)
     upcoming = state.next_unjudged(pos)
     desk.prepare(None if upcoming is None else state.item(upcoming)[1], load_passage)
 

@@ -11,10 +11,10 @@ from assess.errors import AssessError
 from assess.nuggets.documents import word_count
 from assess.services import contents
 from assess.services import nuggets as service
+from assess.ui import nuggets as aspect_ui
 from assess.ui import plots
 
 DOWNLOAD = "Download all aspects as a `score aepd` input"
-PREFILL = "Pre-fill the aspects and this run's content"
 DELETED = {"done": "Deleted"}
 NO_ASPECTS = "Add the possible aspects of this turn's topic first (or pre-fill them from an LLM source)."
 BUTTON = "Add selection to the aspect (N)"
@@ -73,22 +73,7 @@ with st.expander(f"Aspects of the topic ({len(listed)}): add or edit", expanded=
             "Delete", key="asp_delete", on_click=ui.saving(act), args=(service.delete_aspect, chosen), kwargs=DELETED
         )
 
-llm_sources = service.llm_aspect_sources(database, turn_id, run) if run else []
-with st.expander(f"Pre-fill from an LLM source ({len(llm_sources)})", expanded=not listed and bool(llm_sources)):
-    if not llm_sources:
-        st.caption("No LLM aspects for this run and turn: run `python -m assess prejudge --task aepd` first.")
-    else:
-        source = st.selectbox("LLM source", llm_sources, key="asp_llm_source")
-        preview = service.aspect_preview(database, source, turn_id, run)
-        st.dataframe(pd.DataFrame(preview), hide_index=True, width="stretch", key="asp_llm_preview")
-        prefill = (service.prefill_aspects, source, turn_id, run)
-        st.button(
-            PREFILL,
-            key="asp_prefill",
-            on_click=ui.saving(act),
-            args=prefill,
-            kwargs={"failed": "Not pre-filled", "fresh": True},
-        )
+aspect_ui.llm_prefill(database, turn_id, run, listed, act)
 ui.flash()
 if not listed or not runs:
     st.info("No system response to this turn." if listed else NO_ASPECTS)

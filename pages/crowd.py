@@ -21,13 +21,13 @@ from assess.errors import AssessError
 from assess.services import crowd_work
 from assess.ui.crowd import (
     crowd_check,
+    crowd_consent,
     crowd_keys,
     crowd_leave_link,
     crowd_mark,
     crowd_question,
     crowd_refused,
     crowd_resume,
-    crowd_start,
 )
 
 ui.frame_guard()
@@ -70,19 +70,7 @@ if binding is not None and not binding.allowed:  # another browser was faster
 crowd_mark(entry, binding, unfinished=assignment.status != "completed")
 
 if not assignment.consented:
-    ui.crowd_markdown(guide.get("consent", ""))
-    with st.container(border=True):
-        ui.crowd_guideline(guide, config)
-    agreed = st.checkbox("I have read the information above and agree to take part", key="crowd_agree")
-    st.button(
-        "Start",
-        key="crowd_start",
-        type="primary",
-        disabled=not agreed,
-        on_click=crowd_start,  # binds the worker id to this browser, then records the consent
-        args=(database, entry, assignment.id),
-    )
-    crowd_leave_link()
+    crowd_consent(database, entry, assignment.id, guide, config)
     st.stop()
 
 view = crowd_work.screen(database, assignment.id)

@@ -10,11 +10,10 @@ from assess import ui
 from assess.errors import AssessError
 from assess.services import contents
 from assess.services import nuggets as service
+from assess.ui import nuggets as nugget_ui
 from assess.ui.rag import importance_keys
 
 MOVING = "select its new span in this passage, then press N. Choose “Cancel move” below to keep it where it is."
-NOT_SHOWN = "is not in a passage shown here (relevant with text): edit its text instead"
-MOVE_HELP = "Select a new span for this nugget in its passage"
 
 ui.frame_guard()
 database = ui.db()
@@ -90,32 +89,5 @@ short = lambda i: f"{by_id[i]['key']} {by_id[i]['text'][:80]}"  # noqa: E731
 chosen = st.selectbox("Edit or delete", list(by_id), key=f"nug_edit_{turn_id}", format_func=short)
 
 
-def save_edit(nid=chosen):
-    act(service.edit_nugget, name, nid, st.session_state.get(f"nug_text_{nid}"), st.session_state.get(f"nug_rel_{nid}"))
-
-
-def move(nid=chosen):
-    target = by_id[nid]
-    if target["passage_id"] in info:
-        st.session_state["nug_move"] = nid
-        st.session_state[f"nug_passage_{turn_id}"] = target["passage_id"]  # show its passage in the picker
-    else:
-        ui.set_flash("error", f"Nugget {target['key']} {NOT_SHOWN}")
-
-
-edit = st.columns([4, 1, 1, 1, 1])
-edit[0].text_input("Text", value=by_id[chosen]["text"], key=f"nug_text_{chosen}")
-rel_options = ["none", "1", "2", "3", "4"]
-rel = rel_options.index(str(by_id[chosen]["relevance"] or "none"))
-edit[1].selectbox("Relevance", rel_options, key=f"nug_rel_{chosen}", index=rel)
-edit[2].button("Save", key="nug_save", on_click=ui.saving(save_edit), width="stretch")
-edit[3].button(
-    "Delete", key="nug_delete", on_click=ui.saving(act), args=(service.delete_nugget, name, chosen), width="stretch"
-)
-if moving:
-    edit[4].button(
-        "Cancel move", key="nug_move_cancel", width="stretch", on_click=st.session_state.pop, args=("nug_move", None)
-    )
-else:
-    edit[4].button("Move span", key="nug_move_start", on_click=ui.saving(move), width="stretch", help=MOVE_HELP)
+nugget_ui.edit_row(database, name, turn_id, by_id, chosen, info, moving, act)
 importance_keys(database, name, turn_id, by_id, f"nug_edit_{turn_id}")  # V / O: the chosen nugget's importance

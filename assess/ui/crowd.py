@@ -161,6 +161,24 @@ def crowd_start(database, entry, assignment_id: int) -> None:
         consent(database, assignment_id)
 
 
+def crowd_consent(database, entry, assignment_id: int, guide: dict, config) -> None:
+    """The consent page: the study's consent text and guideline, the agreement box and Start
+    (:func:`crowd_start`), and the link to leave."""
+    crowd_markdown(guide.get("consent", ""))
+    with st.container(border=True):
+        crowd_guideline(guide, config)
+    agreed = st.checkbox("I have read the information above and agree to take part", key="crowd_agree")
+    st.button(
+        "Start",
+        key="crowd_start",
+        type="primary",
+        disabled=not agreed,
+        on_click=crowd_start,  # binds the worker id to this browser, then records the consent
+        args=(database, entry, assignment_id),
+    )
+    crowd_leave_link()
+
+
 def crowd_mark(entry=None, binding=None, *, unfinished: bool = False) -> None:
     """Once per run of the crowd page, the cookies of this browser: the worker id's binding secret (once the
     id is bound to this browser); the crowd link cookie while the batch is ``unfinished``, removed otherwise (a finished,
