@@ -7,9 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from assess.queueing import ReshowRule
 from assess.tasks import TurnContext
-from store import Store, exports, labels, prejudgments
+from store import Store, audit, compare, exports, labels, overlap, prejudgments, reshows, review, screens
 from store import conversations as store_conversations
+from store import samples as store_samples
 from store import stats as store_stats
 from store.db import display
 
@@ -77,3 +79,78 @@ def qrels_text(db: Store, source: str, task: str = "passage") -> str:
 def disagreements(db: Store, task: str, a: str, b: str, *, limit: int = 500) -> list[dict]:
     """Items ``a`` and ``b`` label differently, with both labels and each LLM source's raw answer."""
     return prejudgments.disagreements(db, task, a, b, limit=limit)
+
+
+# What the pages' caches key on: each changes whenever what it stands for is written.
+
+
+def topics_version(db: Store) -> str:
+    return screens.topics_version(db)
+
+
+def labels_version(db: Store, task: str, source: str) -> tuple:
+    return screens.labels_version(db, task, source)
+
+
+def rankings_version(db: Store) -> tuple:
+    return compare.rankings_version(db)
+
+
+def progress_version(db: Store) -> tuple:
+    return review.progress_version(db)
+
+
+# Sources, LLM answers and samples as the organizer panels list them, and the plans that shape queues.
+
+
+def source_kinds(db: Store) -> dict[str, str]:
+    """{source name: its kind} of every source."""
+    return audit.source_kinds(db)
+
+
+def assessor_names(db: Store) -> list[str]:
+    return overlap.assessor_names(db)
+
+
+def source_model(db: Store, source: str) -> str | None:
+    """The model an LLM source records (None for another source)."""
+    return prejudgments.source_model(db, source)
+
+
+def stored_answers(db: Store, source: str, task: str | None = None, limit: int = 1000) -> list[dict]:
+    """A source's stored LLM answers, newest first (:func:`store.prejudgments.stored`)."""
+    return prejudgments.stored(db, source, task, limit)
+
+
+def samples(db: Store) -> list[dict]:
+    """Every recorded budgeted sample, newest first."""
+    return store_samples.samples(db)
+
+
+def reshow_rule(db: Store) -> ReshowRule | None:
+    """/judge's re-show rule, or None when items are not re-shown."""
+    return reshows.rule(db)
+
+
+def create_overlap_plan(
+    db: Store,
+    name: str,
+    assessors: Sequence[str],
+    *,
+    topics: Sequence[str],
+    share: float,
+    copies: int,
+    unit: str,
+    seed: int,
+    by: str | None,
+) -> dict:
+    """Assign the conversations' items to ``assessors`` with a planned share judged more than once (an organizer
+    action, :func:`store.overlap.create_plan`)."""
+    return overlap.create_plan(
+        db, name, assessors, topics=topics, share=share, copies=copies, unit=unit, seed=seed, by=by
+    )
+
+
+def set_reshow_rule(db: Store, share: float, *, gap: int, seed: int, by: str | None) -> None:
+    """Set /judge's re-show rule (share 0: none), an organizer action."""
+    reshows.set_rule(db, share, gap=gap, seed=seed, by=by)

@@ -36,8 +36,8 @@ def first_organizer(database, what: str) -> bool:
     """Before ``what`` (an action that ends open mode on a demo store): say so and offer the person's own
     organizer account. True when the action may go ahead now (an account is signed in, or the store is not
     a demo in open mode); False while the offer stands (the caller holds the action back)."""
+    from assess.services.accounts import account_list as accounts
     from assess.services.accounts import add_account
-    from store.accounts import accounts
 
     show_first_password()
     if not demo_open_mode():
