@@ -25,3 +25,8 @@ def versions(db: Store, task: str) -> list[dict]:
 def add_version(db: Store, task: str, text: str, *, by: str | None) -> int | None:
     """Store ``text`` as the task's next version (an organizer's action); None when unchanged."""
     return guidelines.add_version(db, task, text, by=by)
+
+
+def labels_under_older(db: Store, *, limit: int = 1000) -> list[dict]:
+    """Assessors' labels made under an older guideline version than the one in force."""
+    return guidelines.labels_under_older(db, limit=limit)
