@@ -13,10 +13,11 @@ import streamlit as st
 
 from assess import ui
 from assess.errors import AssessError
+from assess.services import judging
 from assess.services.judging import adjudication_screen, adjudication_sources, read_passage
 from assess.tasks import GRADES, Shown
 from assess.text import query_terms
-from store import exports, labels, review
+from assess.ui import adjudication as adjudication_ui
 
 ui.frame_guard(adjudicator=True)
 database = ui.db()
@@ -26,14 +27,7 @@ if ui.assessor():
 
 sources, blind = adjudication_sources(database)
 if ui.is_organizer():
-    with st.sidebar.expander("Adjudication settings (organizers)", expanded=len(sources) < 2):
-        every = [s for s in exports.label_sources(database) if s != review.ADJUDICATION]
-        with st.form("adjudication_settings", border=False):
-            chosen = st.multiselect("Sources compared", every, default=[s for s in sources if s in every])
-            hide = st.toggle("Blind: adjudicators see letters, not the sources' names", value=blind)
-            if st.form_submit_button("Save"):
-                review.set_adjudication_settings(database, chosen, hide, by=who)
-                st.rerun()
+    adjudication_ui.settings(database, sources, blind, who)
 if len(sources) < 2:
     st.title("Adjudicate")
     st.info("Two label sources are needed to compare (an organizer chooses them in the sidebar).")
@@ -41,7 +35,7 @@ if len(sources) < 2:
 
 order = ui.adjudication_order(database, sources)
 load_passage = lambda passage_id: read_passage(database, passage_id)  # noqa: E731
-desk = ui.KeyQueue("adj", database, review.ADJUDICATION, "passage", order, lambda: review.adjudicated(database))
+desk = ui.KeyQueue("adj", database, judging.ADJUDICATION, "passage", order, lambda: judging.adjudicated(database))
 if not len(order.items):
     st.title("Adjudicate")
     st.success("No disagreements: the compared sources agree on every passage they share.")
@@ -60,7 +54,7 @@ def adjudication_panel():
     cursor = desk.cursor(shown_turn)  # another turn: the whole page runs again
     state = cursor.state
     pos, turn_id, passage_id = cursor.position, cursor.turn_id, cursor.item_id
-    undo = lambda: review.undo_adjudication(database, who)  # noqa: E731
+    undo = lambda: judging.undo_adjudication(database, who)  # noqa: E731
     if cursor.finished:
         cursor.end_screen("disagreements adjudicated", undo, key_prefix="adj_")
         return
@@ -72,8 +66,8 @@ def adjudication_panel():
         turn, passage = cursor.on_screen()
         reason = st.session_state.get(f"adj_note_{turn}_{passage}") or None
         try:
-            review.adjudicate(database, turn, passage, value, by=who, reason=reason, expected=cursor.expected())
-        except labels.StaleLabel:  # another adjudicator or tab decided it meanwhile: said as on every keyboard page
+            judging.adjudicate(database, turn, passage, value, by=who, reason=reason, expected=cursor.expected())
+        except judging.StaleLabel:  # another adjudicator or tab decided it meanwhile: said as on every keyboard page
             raise
         except AssessError as exc:
             ui.set_flash("error", f"Not saved: {exc}", slot="adj_flash")
@@ -113,15 +107,7 @@ def adjudication_panel():
         type="primary" if own is None else "secondary",
         width="stretch",
     )
-    note_key = f"adj_note_{turn_id}_{passage_id}"
-    st.text_input(
-        "Reason (optional; stored with the grade; Enter or Esc returns to the keys)",
-        key=note_key,
-        value=review.adjudication_reason(screen.own.note if screen.own else None, who),
-        on_change=ui.saving(
-            lambda: review.set_reason(database, turn_id, passage_id, st.session_state[note_key], by=who)
-        ),
-    )
+    adjudication_ui.reason_input(database, turn_id, passage_id, screen.own, who)
     upcoming = state.next_unjudged(pos)
     desk.prepare(None if upcoming is None else state.item(upcoming)[1], load_passage)
 

@@ -9,13 +9,12 @@ import streamlit as st
 from assess import ui
 from assess.errors import AssessError
 from assess.nuggets.documents import word_count
+from assess.services import contents
 from assess.services import nuggets as service
+from assess.ui import nuggets as aspect_ui
 from assess.ui import plots
-from store import conversations
-from store.nuggets import aspects, responses
 
 DOWNLOAD = "Download all aspects as a `score aepd` input"
-PREFILL = "Pre-fill the aspects and this run's content"
 DELETED = {"done": "Deleted"}
 NO_ASPECTS = "Add the possible aspects of this turn's topic first (or pre-fill them from an LLM source)."
 BUTTON = "Add selection to the aspect (N)"
@@ -25,15 +24,15 @@ ui.frame_guard(organizer=True)
 database = ui.db()
 state = st.session_state
 st.title("Aspects (AEPD)")
-turn_id = ui.pick_turn(conversations.all_turns(database), "asp_turn")
-ctx = conversations.turn_context(database, turn_id)
+turn_id = ui.pick_turn(contents.all_turns(database), "asp_turn")
+ctx = contents.turn_context(database, turn_id)
 statements = {s["id"]: s["text"] for s in ctx.ptkb}
 st.markdown("**Utterance of the turn:**")
 ui.inert(ctx.query)
-listed = aspects.turn_aspects(database, turn_id)
+listed = service.turn_aspects(database, turn_id)
 by_id = {a["id"]: a for a in listed}
 number = {a["id"]: n for n, a in enumerate(listed, start=1)}
-runs = responses.turn_runs(database, turn_id)
+runs = service.turn_runs(database, turn_id)
 run = st.selectbox("System (run)", runs, key="asp_run") if runs else None
 
 
@@ -53,7 +52,7 @@ aspect_label = lambda i: f"{number[i]}. {by_id[i]['aspect']}"  # noqa: E731
 
 def save(i=None):  # the new aspect, or aspect i as edited
     text, ptkb = (f"asp_new_{turn_id}", f"asp_new_ptkb_{turn_id}") if i is None else (f"asp_text_{i}", f"asp_ptkb_{i}")
-    act(aspects.save_aspect, turn_id, state[text], state[ptkb], aspect_id=i, done="Saved" if i else "Aspect added")
+    act(service.save_aspect, turn_id, state[text], state[ptkb], aspect_id=i, done="Saved" if i else "Aspect added")
 
 
 with st.expander(f"Aspects of the topic ({len(listed)}): add or edit", expanded=not listed):
@@ -71,25 +70,10 @@ with st.expander(f"Aspects of the topic ({len(listed)}): add or edit", expanded=
         c[1].multiselect("PTKB", list(statements), default=links, key=f"asp_ptkb_{chosen}", format_func=ptkb_label)
         c[2].button("Save", key="asp_save", on_click=ui.saving(save), args=(chosen,))
         c[3].button(
-            "Delete", key="asp_delete", on_click=ui.saving(act), args=(aspects.delete_aspect, chosen), kwargs=DELETED
+            "Delete", key="asp_delete", on_click=ui.saving(act), args=(service.delete_aspect, chosen), kwargs=DELETED
         )
 
-llm_sources = aspects.llm_aspect_sources(database, turn_id, run) if run else []
-with st.expander(f"Pre-fill from an LLM source ({len(llm_sources)})", expanded=not listed and bool(llm_sources)):
-    if not llm_sources:
-        st.caption("No LLM aspects for this run and turn: run `python -m assess prejudge --task aepd` first.")
-    else:
-        source = st.selectbox("LLM source", llm_sources, key="asp_llm_source")
-        preview = service.aspect_preview(database, source, turn_id, run)
-        st.dataframe(pd.DataFrame(preview), hide_index=True, width="stretch", key="asp_llm_preview")
-        prefill = (service.prefill_aspects, source, turn_id, run)
-        st.button(
-            PREFILL,
-            key="asp_prefill",
-            on_click=ui.saving(act),
-            args=prefill,
-            kwargs={"failed": "Not pre-filled", "fresh": True},
-        )
+aspect_ui.llm_prefill(database, turn_id, run, listed, act)
 ui.flash()
 if not listed or not runs:
     st.info("No system response to this turn." if listed else NO_ASPECTS)
@@ -103,7 +87,7 @@ def assign():
         act(service.add_selection_to_aspect, aspect, run, turn_id, picked, failed="Not assigned", fresh=True)
 
 
-response, marked = responses.response_text(database, run, turn_id), aspects.content_spans(database, turn_id, run)
+response, marked = service.response_text(database, run, turn_id), service.content_spans(database, turn_id, run)
 ui.span_picker(f"{run}/{turn_id}", response, marked, key="asp_pick", on_pick=assign, button=BUTTON, hint=HINT)
 for a in listed:
     text = a["content"].get(run, "")

@@ -7,10 +7,10 @@ import pandas as pd
 import streamlit as st
 
 from assess import ui
+from assess.services import contents
 from assess.tasks import label_kind
 from assess.ui import audit as panels
 from assess.ui import consistency
-from store import exports, prejudgments
 
 ui.frame_guard(organizer=True)
 database = ui.db()
@@ -18,7 +18,7 @@ st.title("Judge audit")
 st.caption("Pre-judging jobs and adaptive pooling: page **LLM pre-judging** (`/llm`).")
 
 task = st.radio("Labels", list(ui.AGREEMENT_TASKS), horizontal=True, key="au_task")
-names = exports.label_sources(database, label_kind(task).table)
+names = contents.label_sources(database, label_kind(task).table)
 if len(names) < 2:
     st.info("Two label sources are needed to compare.")
     st.stop()
@@ -45,7 +45,7 @@ if pair.open:
     with pair:
         a, b, _report = ui.agreement_panel(database, task, names, key="au", audit=True)
         st.subheader("Disagreements")
-        rows = pd.DataFrame(prejudgments.disagreements(database, task, a, b))
+        rows = pd.DataFrame(contents.disagreements(database, task, a, b))
         st.caption(f"{len(rows)} items labelled differently (at most 500 shown), with what each LLM answered")
         st.dataframe(rows, hide_index=True, width="stretch", key="au_dis")
         if task == "passage":

@@ -18,23 +18,23 @@ import streamlit as st
 from assess import ui
 from assess.crowd import rules
 from assess.errors import AssessError
+from assess.services import crowd_work
 from assess.ui.crowd import (
     crowd_check,
+    crowd_consent,
     crowd_keys,
     crowd_leave_link,
     crowd_mark,
     crowd_question,
     crowd_refused,
     crowd_resume,
-    crowd_start,
 )
-from store import crowd as store_crowd
 
 ui.frame_guard()
 database = ui.db()
 try:
     entry = rules.entry_from_params(ui.crowd_query())
-    study = store_crowd.get_study(database, entry.study)
+    study = crowd_work.study(database, entry.study)
     binding = crowd_check(database, entry)  # binds nothing; None for an MTurk preview (no worker id yet)
 except AssessError as exc:
     crowd_mark()
@@ -53,7 +53,7 @@ if entry.preview:  # MTurk shows the HIT before it is accepted: instructions onl
     st.info("Accept the HIT to start.")
     st.stop()
 try:
-    assignment = store_crowd.enter(database, entry)
+    assignment = crowd_work.enter(database, entry)
 except AssessError as exc:
     crowd_mark(entry, binding)
     ui.error("", exc)
@@ -70,22 +70,10 @@ if binding is not None and not binding.allowed:  # another browser was faster
 crowd_mark(entry, binding, unfinished=assignment.status != "completed")
 
 if not assignment.consented:
-    ui.crowd_markdown(guide.get("consent", ""))
-    with st.container(border=True):
-        ui.crowd_guideline(guide, config)
-    agreed = st.checkbox("I have read the information above and agree to take part", key="crowd_agree")
-    st.button(
-        "Start",
-        key="crowd_start",
-        type="primary",
-        disabled=not agreed,
-        on_click=crowd_start,  # binds the worker id to this browser, then records the consent
-        args=(database, entry, assignment.id),
-    )
-    crowd_leave_link()
+    crowd_consent(database, entry, assignment.id, guide, config)
     st.stop()
 
-view = store_crowd.screen(database, assignment.id)
+view = crowd_work.screen(database, assignment.id)
 if view.completed:
     ui.crowd_completion(view.code, config, entry)
     st.stop()
@@ -97,7 +85,7 @@ def give(value: int, graded: bool | None) -> None:  # graded: the kind of NtR an
     started = st.session_state.get("crowd_shown", {}).get((assignment.id, item_id))
     seconds = round(time.monotonic() - started, 3) if started is not None else None
     try:
-        store_crowd.answer(database, assignment.id, item_id, value, seconds=seconds, graded=graded)
+        crowd_work.answer(database, assignment.id, item_id, value, seconds=seconds, graded=graded)
     except AssessError as exc:
         if ui.busy(exc):
             raise
@@ -106,7 +94,7 @@ def give(value: int, graded: bool | None) -> None:  # graded: the kind of NtR an
 
 @ui.key_panel
 def item_panel():  # an answer re-runs only this panel; the end of the batch runs the whole page
-    view = store_crowd.screen(database, assignment.id)
+    view = crowd_work.screen(database, assignment.id)
     if view.completed:
         st.rerun(scope="app")
     item = view.item

@@ -4,8 +4,7 @@ import streamlit as st
 
 from assess import ui
 from assess.errors import AssessError
-from assess.services import loading
-from store import conversations, exports, labels
+from assess.services import contents, loading
 
 ui.frame_guard(organizer=True)
 database = ui.db()
@@ -66,16 +65,14 @@ if st.button("Import", disabled=upload is None or not ready, type="primary") and
         ui.error("Nothing was imported. ", exc)
 
 st.subheader("Assign turns to an assessor")
-convs = conversations.conversations(database)
+convs = contents.conversations(database)
 c1, c2, c3 = st.columns(3)
 who = c1.text_input("Assessor name", key="assign_who")
 chosen = c2.multiselect("Conversations (all their pooled turns)", [c["id"] for c in convs], key="assign_convs")
-single = c3.multiselect("and/or single turns", conversations.pooled_turns(database), key="assign_turns")
+single = c3.multiselect("and/or single turns", contents.pooled_turns(database), key="assign_turns")
 if st.button("Assign", disabled=not (who and (chosen or single))):
     try:
-        added = conversations.assign(
-            database, who, conversations.turns_to_assign(database, chosen, single), by=ui.actor()
-        )
+        added = contents.assign_turns(database, who, chosen, single, by=ui.actor())
         st.success(f"Assigned {added} new turns to {ui.esc(who)}")
     except AssessError as exc:
         ui.error("", exc)
@@ -88,12 +85,12 @@ task = st.radio(
     key="export_task",
     format_func={"passage": "Passage qrels", "ptkb": "PTKB qrels"}.get,
 )
-names = labels.sources(database, task)
+names = contents.task_sources(database, task)
 if names:
     pick = st.selectbox("Source", names, key="export_source")
     st.download_button(
         "Download TREC qrels",
-        lambda: exports.qrels_text(database, pick, task),  # written on the click: not on every run of the page
+        lambda: contents.qrels_text(database, pick, task),  # written on the click: not on every run of the page
         file_name=f"{pick.replace(':', '_')}.{task}.qrels",
         mime="text/plain",
     )

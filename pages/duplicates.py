@@ -14,24 +14,23 @@ from assess import ui
 from assess.errors import AssessError
 from assess.llm.entailment import nli_model_from_env
 from assess.nuggets.dedup import DECISION_KEYS, DECISIONS, decision_label, default_threshold, judge_name, pair_table
-from assess.services.nuggets import nugget_files
-from store.nuggets import duplicates, gold
+from assess.services import nuggets as service
 
 ui.frame_guard()
 database = ui.db()
 name = ui.require_assessor("duplicates")
 
-sources = gold.nugget_sources(database, viewer=None if ui.is_organizer() else name)
+sources = service.nugget_sources(database, viewer=None if ui.is_organizer() else name)
 if not sources:
     st.info("No nuggets yet: extract some on the Passage nuggets page or import a nugget file.")
     st.stop()
 default = next((s for s in (name, "gold", "human") if s in sources), sources[0])
 top = st.columns([2, 2, 1])
 source = top[0].selectbox("Nugget set", sources, index=sources.index(default), key="dup_source")
-turns = gold.nugget_turns(database, source)
+turns = service.nugget_turns(database, source)
 with top[1]:
     turn_id = ui.pick_turn(turns, f"dup_turn_{source}")
-nuggets = gold.turn_nuggets(database, source, turn_id)
+nuggets = service.turn_nuggets(database, source, turn_id)
 by_id = {n["id"]: n for n in nuggets}
 judge = ui.entailment_judge(nli_model_from_env())
 editable = source == name or ui.is_organizer()
@@ -40,7 +39,7 @@ threshold = top[2].number_input("Suggest at", 0.0, 1.0, default_threshold(judge)
 
 def suggest():
     try:
-        found = duplicates.suggest_duplicates(database, source, turn_id, judge, threshold=threshold, by=name)
+        found = service.suggest_turn_duplicates(database, source, turn_id, judge, threshold=threshold, by=name)
         ui.set_flash("success", f"{found} pair(s) suggested by {judge_name(judge)}")
     except AssessError as exc:
         ui.set_flash("error", f"No suggestions: {exc}")
@@ -48,12 +47,12 @@ def suggest():
 
 def decide(a, b, decision):
     try:
-        duplicates.decide_duplicate(database, a, b, decision, by=name)
+        service.decide_duplicate(database, a, b, decision, by=name)
     except AssessError as exc:
         ui.set_flash("error", str(exc))
 
 
-counts = duplicates.dedup_counts(database, source, turn_id)
+counts = service.dedup_counts(database, source, turn_id)
 st.caption(
     f"{counts['nuggets']} nuggets · {counts['kept']} kept in the de-duplicated set · "
     f"{counts['unknown']} unknown · {counts['open_pairs']} open pair(s) · suggester: {ui.esc(judge_name(judge))}"
@@ -66,7 +65,7 @@ if not editable:
 st.button("Suggest duplicate pairs", key="dup_suggest", on_click=ui.saving(suggest), disabled=not editable)
 ui.flash()
 
-pairs = duplicates.duplicate_pairs(database, source, turn_id)
+pairs = service.duplicate_pairs(database, source, turn_id)
 open_pairs = [p for p in pairs if p["decision"] is None]
 if open_pairs:
     p = open_pairs[0]
@@ -110,5 +109,5 @@ if pairs:
     st.dataframe(pair_table(pairs), hide_index=True, key="dup_pairs")
 st.subheader("Nuggets of the turn")
 ui.nugget_table(nuggets, key="dup_nuggets")
-for col, (what, (label, file_name, text)) in zip(st.columns(2), nugget_files(database, source).items()):
+for col, (what, (label, file_name, text)) in zip(st.columns(2), service.nugget_files(database, source).items()):
     col.download_button(label, text, file_name=file_name, mime="application/json", key=f"dup_dl_{what}")

@@ -7,8 +7,8 @@ import streamlit as st
 
 from assess import ui
 from assess.errors import AssessError
-from store import conversations
-from store.nuggets import gold, gold_responses
+from assess.services import contents
+from assess.services import nuggets as service
 
 ui.frame_guard()
 database = ui.db()
@@ -16,12 +16,12 @@ name = ui.require_assessor("gold-response")
 
 top = st.columns([1, 3])
 with top[0]:
-    turn_id = ui.pick_turn(conversations.all_turns(database), "gold_turn")
-sources = gold.nugget_sources(database, viewer=None if ui.is_organizer() else name)
+    turn_id = ui.pick_turn(contents.all_turns(database), "gold_turn")
+sources = service.nugget_sources(database, viewer=None if ui.is_organizer() else name)
 default = [s for s in (name, "gold", "human") if s in sources] or sources[:1]
 with top[1]:
     chosen_sources = st.multiselect("Nuggets from", sources, default=default, key="gold_sources")
-ctx = conversations.turn_context(database, turn_id)
+ctx = contents.turn_context(database, turn_id)
 ui.line(f"Turn {turn_id}:", ctx.utterance or "")
 if ctx.resolved:
     ui.line("Resolved:", ctx.resolved, resolved=True)
@@ -30,26 +30,26 @@ with st.expander("Conversation so far and persona (PTKB)"):
     ui.ptkb(ctx)
 
 left, right = st.columns([3, 2], gap="large")
-nuggets = gold_responses.turn_nugget_choices(database, turn_id, chosen_sources) if chosen_sources else []
+nuggets = service.turn_nugget_choices(database, turn_id, chosen_sources) if chosen_sources else []
 by_id = {n["id"]: n for n in nuggets}
-saved = gold_responses.gold_response(database, name, turn_id)
+saved = service.gold_response(database, name, turn_id)
 with right:
     st.subheader(f"Nuggets ({len(nuggets)})")
     for n in nuggets:
         where = f" · {n['passage_id']}" if n["passage_id"] else ""
         ui.line(f"{n['source']} {n['key']}{where}:", n["text"])
-    own = gold.has_grades(database, name, turn_id)
-    passages = gold.relevant_passages(database, turn_id, source=name if own else None, threshold=2)
+    own = service.has_grades(database, name, turn_id)
+    passages = service.relevant_passages(database, turn_id, source=name if own else None, threshold=2)
     st.subheader(f"Relevant passages ({len(passages)})")
     st.caption("Graded 2 or more by you." if own else "All pooled passages with text (you have not judged this turn).")
     for p in passages:
         with st.expander(f"{ui.esc(p['passage_id'])} · {p['words']} words"):
-            ui.show_passage(conversations.passage_text(database, p["passage_id"]))
+            ui.show_passage(contents.passage_text(database, p["passage_id"]))
 
 
 def save():
     try:
-        gold_responses.save_gold_response(
+        service.save_gold_response(
             database,
             name,
             turn_id,

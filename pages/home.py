@@ -6,17 +6,16 @@ import pandas as pd
 import streamlit as st
 
 from assess import settings, ui
-from store import conversations, stats
-from store.db import display as store_location
+from assess.services import contents
 
 ui.frame_guard()
 database = ui.db()
 organizer = ui.is_organizer()  # least disclosure: nothing about other sources for anyone else
-summary = stats.stats(database)
+summary = contents.stats(database)
 
 st.title("Assessment workbench")
 if organizer:
-    st.caption(f"Store: {ui.esc(store_location(settings.db_target()))}")
+    st.caption(f"Store: {ui.esc(contents.location(settings.db_target()))}")
 cols = st.columns(5)
 for col, (label, key) in zip(
     cols,
@@ -32,7 +31,7 @@ for col, (label, key) in zip(
 
 if organizer:
     st.subheader("Label sources")
-    sources = pd.DataFrame(stats.sources(database))
+    sources = pd.DataFrame(contents.source_stats(database))
     if sources.empty:
         st.info("No labels yet. Import qrels on the Import page or start judging.")
     else:
@@ -41,7 +40,7 @@ if organizer:
 name = ui.assessor()
 if name or organizer or ui.open_sign_in():  # with accounts, nobody unknown reads the conversations' titles
     st.subheader("Conversations")
-    st.dataframe(pd.DataFrame(conversations.conversations(database)), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(contents.conversations(database)), hide_index=True, width="stretch")
 
 if name:
     st.subheader(f"Your progress, {ui.esc(name)}")

@@ -13,7 +13,6 @@ from assess.services import judging
 from assess.services.judging import read_passage
 from assess.tasks import GRADES, Shown
 from assess.text import query_terms
-from store import queue
 
 ui.frame_guard()
 database = ui.db()
@@ -22,7 +21,7 @@ ui.keyboard_preference(database, name)
 
 order = ui.queue_order(database, name)
 load_passage = lambda passage_id: read_passage(database, passage_id)  # noqa: E731
-read_done = lambda: queue.labelled(database, name)  # noqa: E731
+read_done = lambda: judging.labelled(database, name)  # noqa: E731
 desk = ui.KeyQueue("judge", database, name, "passage", order, read_done, reshows=True)
 if not len(desk.order.items):
     st.info("Your queue is empty: ask an organizer to assign you a topic.")
@@ -44,7 +43,7 @@ with left:
 def item_panel():
     cursor = desk.cursor(shown_turn)  # another turn: the whole page runs again
     state, (turn_id, passage_id) = cursor.state, cursor.drawn
-    undo = lambda: queue.undo(database, name, "passage")  # noqa: E731
+    undo = lambda: judging.undo(database, name, "passage")  # noqa: E731
     if cursor.ended:
         cursor.end_screen("passages of your queue judged", undo)
         return
@@ -102,7 +101,7 @@ def item_panel():
     nav.button(
         "Cannot judge", key="cannot", shortcut=ui.keys("X"), on_click=ui.saving(grade), args=(None,), width="stretch"
     )
-    save_note = lambda text: queue.save_note(database, name, "passage", turn_id, passage_id, text)  # noqa: E731
+    save_note = lambda text: judging.save_note(database, name, "passage", turn_id, passage_id, text)  # noqa: E731
     cursor.note_input("Note (optional; Enter or Esc returns to the keys)", (own.note if own else None) or "", save_note)
     ui.queue_overview(state, turn_id)
     upcoming = state.next_unjudged(cursor.position)  # the next grade key most likely shows it: read its text now

@@ -10,19 +10,18 @@ at the first unanswered item. A key press re-runs only the item panel (a fragmen
 import streamlit as st
 
 from assess import ui
-from assess.services import rag
+from assess.services import judging, rag
+from assess.services import nuggets as nugget_service
 from assess.services.judging import ntr_done
 from assess.tasks import SUPPORT, Shown
 from assess.ui import rag as rag_ui
-from store import queue
-from store.nuggets import gold, ntr
 
 ui.frame_guard()
 database = ui.db()
 name = ui.require_assessor("ntr")
 ui.keyboard_preference(database, name)
 
-sources = gold.nugget_sources(database, viewer=None if ui.is_organizer() else name)
+sources = nugget_service.nugget_sources(database, viewer=None if ui.is_organizer() else name)
 if not sources:
     st.info("No gold nuggets in the store yet: import them (Import & export page) first.")
     st.stop()
@@ -49,13 +48,13 @@ def match_panel():
     state = cursor.state
     pos, turn_id, item = cursor.position, cursor.turn_id, cursor.item_id
     rag_ui.messages()
-    undo = (lambda: rag.undo_ntr_support(database, name)) if graded else (lambda: ntr.undo(database, name))
+    undo = (lambda: rag.undo_ntr_support(database, name)) if graded else (lambda: rag.undo_ntr_label(database, name))
     if cursor.finished:
         cursor.end_screen("nugget matches of this set answered", undo, key_prefix="ntr_")
         return
-    current = ntr.ntr_item(database, item)
-    own = (rag.ntr_support_of if graded else ntr.label_of)(database, name, current["nugget_id"], current["run"])
-    mode = queue.judging_mode(database)
+    current = rag.ntr_item(database, item)
+    own = (rag.ntr_support_of if graded else rag.ntr_label_of)(database, name, current["nugget_id"], current["run"])
+    mode = judging.judging_mode(database)
 
     def answer(value):
         turn, shown = cursor.on_screen()
@@ -63,10 +62,7 @@ def match_panel():
         if graded:
             rag.save_ntr_support(database, name, shown, value, mode=mode, active_ms=active_ms, expected=expected)
         else:
-            nugget_id, run = ntr.item_parts(shown)
-            ntr.save_label(
-                database, name, nugget_id, run, value, mode=mode, via="ui", active_ms=active_ms, expected=expected
-            )
+            rag.save_ntr_label(database, name, shown, value, mode=mode, active_ms=active_ms, expected=expected)
         desk.answered(cursor, stay=False, value=value)
 
     rag_ui.turn_progress(state, turn_id, "answered")

@@ -8,14 +8,12 @@ import streamlit as st
 
 from assess import ui
 from assess.errors import AssessError
+from assess.services import contents
 from assess.services import nuggets as service
+from assess.ui import nuggets as nugget_ui
 from assess.ui.rag import importance_keys
-from store import conversations
-from store.nuggets import gold
 
 MOVING = "select its new span in this passage, then press N. Choose “Cancel move” below to keep it where it is."
-NOT_SHOWN = "is not in a passage shown here (relevant with text): edit its text instead"
-MOVE_HELP = "Select a new span for this nugget in its passage"
 
 ui.frame_guard()
 database = ui.db()
@@ -23,19 +21,19 @@ name = ui.require_assessor("nuggets")
 
 top = st.columns([2, 2, 1])
 with top[0]:
-    turn_id = ui.pick_turn(conversations.pooled_turns(database), "nug_turn")
+    turn_id = ui.pick_turn(contents.pooled_turns(database), "nug_turn")
 options, first, labels = service.relevance_sources(database, name, turn_id)
 relevance_source = top[1].selectbox(
     "Relevant passages by", options, index=first, format_func=lambda s: labels.get(s, s), key=f"nug_source_{turn_id}"
 )
 threshold = top[2].selectbox("Grade at least", [1, 2, 3, 4], index=1, key="nug_threshold")
-passages = gold.relevant_passages(database, turn_id, source=relevance_source or None, threshold=threshold)
-ctx = conversations.turn_context(database, turn_id)
+passages = service.relevant_passages(database, turn_id, source=relevance_source or None, threshold=threshold)
+ctx = contents.turn_context(database, turn_id)
 with st.expander(f"Conversation: {ui.esc(ctx.title or ctx.conversation_id)}", expanded=False):
     ui.conversation(ctx)
     ui.ptkb(ctx)
 ui.line(f"Turn {turn_id}:", ctx.query)
-if missing := gold.passages_without_text(database, turn_id):
+if missing := service.passages_without_text(database, turn_id):
     st.caption(f"{missing} pooled passage(s) of this turn have no text (licensed ClueWeb22): not listed.")
 if not passages:
     st.info("No passage of this turn meets the threshold for that source: lower it or choose another source.")
@@ -47,7 +45,7 @@ passage_id = ui.pick(
     list(info), f"nug_passage_{turn_id}", f"Passage ({len(info)} relevant)", param="passage", format_func=describe
 )
 # "Move span" on a nugget below: the next selection moves that nugget instead of adding one.
-moving = gold.movable_nugget(database, name, st.session_state.get("nug_move"), turn_id)
+moving = service.movable_nugget(database, name, st.session_state.get("nug_move"), turn_id)
 
 
 def act(action, *args, error=""):
@@ -68,7 +66,7 @@ ui.flash()
 if moving:
     st.info(f"Moving nugget {ui.esc(moving['key'])}: {MOVING}")
 button = f"Move nugget {moving['key']} to the selection (N)" if moving else "Add selection as nugget (N)"
-text, marked = conversations.passage_text(database, passage_id), gold.passage_spans(database, name, turn_id, passage_id)
+text, marked = contents.passage_text(database, passage_id), service.passage_spans(database, name, turn_id, passage_id)
 ui.span_picker(passage_id, text, marked, key="span_picker", on_pick=add_selection, button=button)
 
 
@@ -81,7 +79,7 @@ with st.expander("Type or paste a nugget instead"):
     st.text_input("Nugget text (looked up in this passage: exact, then ignoring case and spacing)", key="nug_typed")
     st.button("Add typed nugget", key="nug_add_typed", on_click=ui.saving(add_typed))
 
-rows = gold.turn_nuggets(database, name, turn_id)
+rows = service.turn_nuggets(database, name, turn_id)
 st.subheader(f"Your nuggets for turn {ui.esc(turn_id)} ({len(rows)})")
 ui.nugget_table(rows, key="nug_table")
 if not rows:
@@ -91,32 +89,5 @@ short = lambda i: f"{by_id[i]['key']} {by_id[i]['text'][:80]}"  # noqa: E731
 chosen = st.selectbox("Edit or delete", list(by_id), key=f"nug_edit_{turn_id}", format_func=short)
 
 
-def save_edit(nid=chosen):
-    act(service.edit_nugget, name, nid, st.session_state.get(f"nug_text_{nid}"), st.session_state.get(f"nug_rel_{nid}"))
-
-
-def move(nid=chosen):
-    target = by_id[nid]
-    if target["passage_id"] in info:
-        st.session_state["nug_move"] = nid
-        st.session_state[f"nug_passage_{turn_id}"] = target["passage_id"]  # show its passage in the picker
-    else:
-        ui.set_flash("error", f"Nugget {target['key']} {NOT_SHOWN}")
-
-
-edit = st.columns([4, 1, 1, 1, 1])
-edit[0].text_input("Text", value=by_id[chosen]["text"], key=f"nug_text_{chosen}")
-rel_options = ["none", "1", "2", "3", "4"]
-rel = rel_options.index(str(by_id[chosen]["relevance"] or "none"))
-edit[1].selectbox("Relevance", rel_options, key=f"nug_rel_{chosen}", index=rel)
-edit[2].button("Save", key="nug_save", on_click=ui.saving(save_edit), width="stretch")
-edit[3].button(
-    "Delete", key="nug_delete", on_click=ui.saving(act), args=(service.delete_nugget, name, chosen), width="stretch"
-)
-if moving:
-    edit[4].button(
-        "Cancel move", key="nug_move_cancel", width="stretch", on_click=st.session_state.pop, args=("nug_move", None)
-    )
-else:
-    edit[4].button("Move span", key="nug_move_start", on_click=ui.saving(move), width="stretch", help=MOVE_HELP)
+nugget_ui.edit_row(database, name, turn_id, by_id, chosen, info, moving, act)
 importance_keys(database, name, turn_id, by_id, f"nug_edit_{turn_id}")  # V / O: the chosen nugget's importance

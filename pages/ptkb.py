@@ -8,9 +8,9 @@ statement panel (a fragment); the whole page runs again when the next statement 
 import streamlit as st
 
 from assess import ui
+from assess.services import judging
 from assess.services.judging import item_screen, save_ptkb, turn_labels
 from assess.tasks import Shown
-from store import queue
 
 ui.frame_guard()
 database = ui.db()
@@ -18,7 +18,7 @@ name = ui.require_assessor("ptkb")
 ui.keyboard_preference(database, name)
 
 order = ui.queue_order(database, name, task="ptkb")
-desk = ui.KeyQueue("ptkb", database, name, "ptkb", order, lambda: queue.labelled(database, name, "ptkb"))
+desk = ui.KeyQueue("ptkb", database, name, "ptkb", order, lambda: judging.labelled(database, name, "ptkb"))
 if not len(order.items):
     st.info("No PTKB statements to label in your queue.")
     st.stop()
@@ -36,7 +36,7 @@ def statement_panel():
     cursor = desk.cursor(shown_turn)  # another turn: the whole page runs again
     state = cursor.state
     turn_id, statement_id = cursor.turn_id, cursor.item_id
-    undo = lambda: queue.undo(database, name, "ptkb")  # noqa: E731
+    undo = lambda: judging.undo(database, name, "ptkb")  # noqa: E731
     if cursor.finished:
         cursor.end_screen("PTKB statements of your queue labelled", undo)
         return

@@ -11,10 +11,9 @@ import streamlit as st
 from assess import ui
 from assess.errors import AssessError
 from assess.nuggets import documents
+from assess.services import contents
 from assess.services import nuggets as service
 from assess.ui import plots
-from store import conversations
-from store.nuggets import responses
 
 MARK = "Mark selection as a nugget (N)"
 ATTRIBUTES_HELP = "Attribute sets (JSON; target defaults to uniform, divergence to JSD nominal / RNOD ordinal)"
@@ -22,7 +21,7 @@ ATTRIBUTES_HELP = "Attribute sets (JSON; target defaults to uniform, divergence 
 ui.frame_guard(organizer=True)
 database = ui.db()
 st.title("Response nuggets (GFRC2)")
-names = responses.studies(database)
+names = service.studies(database)
 
 
 def save_study():
@@ -48,9 +47,9 @@ if not names:
     st.stop()
 top = st.columns(3)
 study_name = top[0].selectbox("Study", names, key="rn_study")
-config = responses.study(database, study_name)
-run = top[1].selectbox("System (run)", responses.response_runs(database), key="rn_run")
-conv = top[2].selectbox("Conversation", conversations.conversation_ids(database), key="rn_conv")
+config = service.study(database, study_name)
+run = top[1].selectbox("System (run)", service.response_runs(database), key="rn_run")
+conv = top[2].selectbox("Conversation", contents.conversation_ids(database), key="rn_conv")
 if run is None or conv is None:
     st.info("Import system responses first.")
     st.stop()
@@ -78,9 +77,9 @@ def mark(turn_id=None):  # a turn's span picker, or (no turn) the word numbers t
         ui.set_flash("error", f"Not marked: {exc}")
 
 
-turns = responses.system_conversation(database, run, conv)
+turns = service.system_conversation(database, run, conv)
 offsets = documents.response_offsets(turns)
-marks = responses.response_marks(database, study_name, run, conv)
+marks = service.response_marks(database, study_name, run, conv)
 for t in turns:
     ui.line(f"U{t.number} ({t.turn_id}):", t.utterance or "")
     if not t.response:
@@ -105,7 +104,7 @@ if marks:
     st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch", key="rn_marks")
     c = st.columns([3, 1])
     c[0].selectbox("Delete a mark", list(where), key="rn_delete_id", format_func=where.get)
-    delete = lambda: responses.delete_mark(database, st.session_state["rn_delete_id"])  # noqa: E731
+    delete = lambda: service.delete_mark(database, st.session_state["rn_delete_id"])  # noqa: E731
     c[1].button("Delete", key="rn_delete", on_click=ui.saving(delete))
 
 file_name, text, document = service.gfrc2_file(database, study_name)

@@ -5,9 +5,9 @@ adjudication are on the Adjudicate page (pages/adjudicate.py), which adjudicator
 import streamlit as st
 
 from assess import ui
+from assess.services import judging
 from assess.ui import consistency
 from assess.ui import review as panels
-from store import queue
 
 ui.frame_guard(organizer=True)
 database = ui.db()
@@ -17,11 +17,11 @@ st.subheader("Progress of the current assignments")
 panels.dashboard(database)
 
 st.subheader("Judging mode")
-modes = list(queue.MODES)
+modes = list(judging.MODES)
 mode = st.radio(
     "Other sources' labels are",
     modes,
-    index=modes.index(queue.judging_mode(database)),
+    index=modes.index(judging.judging_mode(database)),
     horizontal=True,
     key="judging_mode",
     format_func={
@@ -30,7 +30,7 @@ mode = st.radio(
         "shown": "shown before judging",
     }.get,
 )
-if queue.set_judging_mode(database, mode, by=ui.actor()):
+if judging.set_judging_mode(database, mode, by=ui.actor()):
     st.success(f"Judging mode set to {mode}")
 
 st.subheader("Re-shown items: each assessor's self-agreement")

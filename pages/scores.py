@@ -7,13 +7,13 @@ import streamlit as st
 from assess import ui
 from assess.errors import AssessError
 from assess.services import audit as scoreboard
+from assess.services import contents
 from assess.tasks import label_kind
 from assess.ui import banks as bank_scores
 from assess.ui import battles as battle_scores
 from assess.ui import plots
 from assess.ui import rag as rag_scores
 from assess.ui.audit import table
-from store import exports
 
 ui.frame_guard(organizer=True)
 database = ui.db()
@@ -29,7 +29,7 @@ agree_tab, runs_tab, gfrc_tab, aepd_tab, rag_tab, bt_tab, bank_tab = st.tabs(
 if agree_tab.open:
     with agree_tab:
         task = st.radio("Labels", list(ui.AGREEMENT_TASKS), horizontal=True, key="ag_task")
-        names = exports.label_sources(database, label_kind(task).table)
+        names = contents.label_sources(database, label_kind(task).table)
         if len(names) < 2:  # never a source against itself
             st.info("Two label sources of this kind are needed to compare.")
         else:
@@ -37,7 +37,7 @@ if agree_tab.open:
 
 if runs_tab.open:
     with runs_tab:
-        names = exports.label_sources(database, label_kind("passage").table)
+        names = contents.label_sources(database, label_kind("passage").table)
         if len(names) < 2:
             st.info("Two sets of passage qrels are needed: import qrels or judge passages first.")
         else:

@@ -8,7 +8,6 @@ import streamlit as st
 from assess import ui
 from assess.errors import AssessError
 from assess.services import accounts as service
-from store import accounts
 
 ROLES = ("assessor", "adjudicator", "organizer")
 
@@ -26,7 +25,7 @@ if shown:
     st.success(ui.esc(shown[0]))
     st.code(shown[1], language=None)
 
-listing = pd.DataFrame(accounts.accounts(database))
+listing = pd.DataFrame(service.account_list(database))
 if listing.empty:
     st.info("No accounts yet.")
 else:
@@ -54,11 +53,11 @@ with change_tab:
         disable_col, enable_col, reset_col = st.columns(3)
         try:
             if disable_col.button("Disable", key="disable_account"):
-                accounts.set_disabled(database, who, True, by=by)
+                service.set_disabled(database, who, True, by=by)
                 ui.set_flash("success", f"{who} disabled")
                 st.rerun()
             if enable_col.button("Enable", key="enable_account"):
-                accounts.set_disabled(database, who, False, by=by)
+                service.set_disabled(database, who, False, by=by)
                 ui.set_flash("success", f"{who} enabled")
                 st.rerun()
             if reset_col.button("Reset password", key="reset_account"):
@@ -69,7 +68,7 @@ with change_tab:
                 st.rerun()
             new_role = st.selectbox("New role", ROLES, key="change_role")
             if st.button("Change role", key="change_role_button"):
-                accounts.set_role(database, who, new_role, by=by)
+                service.set_role(database, who, new_role, by=by)
                 ui.set_flash("success", f"{who} is now {new_role}")
                 st.rerun()
         except AssessError as exc:

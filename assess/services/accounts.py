@@ -115,6 +115,21 @@ def reset_account(
     return made
 
 
+def account_list(db: Store) -> list[dict]:
+    """Every account without its hash, by name (:func:`store.accounts.accounts`)."""
+    return accounts.accounts(db)
+
+
+def set_disabled(db: Store, name: str, disabled: bool, *, by: str | None) -> bool:
+    """Disable (or enable) an account, an organizer's action; False when it already was."""
+    return accounts.set_disabled(db, name, disabled, by=by)
+
+
+def set_role(db: Store, name: str, role: str, *, by: str | None) -> bool:
+    """Change an account's role, an organizer's action; False when it already had it."""
+    return accounts.set_role(db, name, role, by=by)
+
+
 def _person(account: dict) -> Person:
     if account["disabled"]:
         raise SignInRefused(f"the account {account['name']!r} is disabled; ask an organizer to enable it")

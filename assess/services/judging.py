@@ -196,3 +196,64 @@ def adjudication_screen(db, turn_id: str, passage_id: str, sources, *, blind: bo
     own = queue.label_of(db, review.ADJUDICATION, "passage", turn_id, passage_id)
     read = passage(passage_id) if passage else read_passage(db, passage_id)
     return AdjudicationScreen(own, tuple(shown), read)
+
+
+# What the keyboard pages write besides a grade, and the settings they read: the store's functions of the same
+# names, here so that the pages reach the store through this one module.
+StaleLabel = labels.StaleLabel  # a label stored meanwhile from another tab (the keyboard pages say NOT SAVED)
+ADJUDICATION = review.ADJUDICATION
+MODES = queue.MODES
+
+
+def labelled(db, assessor: str, task: str = "passage") -> frozenset:
+    """The (turn, item) pairs ``assessor`` has labelled (:func:`store.queue.labelled`)."""
+    return queue.labelled(db, assessor, task)
+
+
+def undo(db, assessor: str, task: str = "passage") -> tuple[str, str] | None:
+    """Revert ``assessor``'s latest label change (:func:`store.queue.undo`); the (turn, item) it touched."""
+    return queue.undo(db, assessor, task)
+
+
+def save_note(db, assessor: str, task: str, turn_id: str, item_id: str, note: str) -> bool:
+    """Attach a note to ``assessor``'s label; False when there is no label yet."""
+    return queue.save_note(db, assessor, task, turn_id, item_id, note)
+
+
+def judging_mode(db) -> str:
+    return queue.judging_mode(db)
+
+
+def set_judging_mode(db, mode: str, *, by: str | None) -> bool:
+    """Set the study's judging mode (an organizer action); False when it already was ``mode``."""
+    return queue.set_judging_mode(db, mode, by=by)
+
+
+def adjudication_candidates(db) -> list[str]:
+    """Every source with passage labels except the adjudicated one: what the adjudication may compare."""
+    return [s for s in labels.sources(db, "passage") if s != review.ADJUDICATION]
+
+
+def set_adjudication_settings(db, sources, blind: bool, *, by: str | None) -> None:
+    review.set_adjudication_settings(db, sources, blind, by=by)
+
+
+def adjudicated(db) -> frozenset:
+    return review.adjudicated(db)
+
+
+def adjudicate(db, turn_id: str, passage_id: str, grade: int | None, *, by: str, reason=None, expected=None) -> None:
+    """Record an adjudicated grade (:func:`store.review.adjudicate`; a stale ``expected`` is :data:`StaleLabel`)."""
+    review.adjudicate(db, turn_id, passage_id, grade, by=by, reason=reason, expected=expected)
+
+
+def undo_adjudication(db, by: str) -> tuple[str, str] | None:
+    return review.undo_adjudication(db, by)
+
+
+def adjudication_reason(note: str | None, by: str) -> str:
+    return review.adjudication_reason(note, by)
+
+
+def set_adjudication_reason(db, turn_id: str, passage_id: str, reason: str, *, by: str) -> bool:
+    return review.set_reason(db, turn_id, passage_id, reason, by=by)

@@ -5,7 +5,7 @@ words; the sources that may pick relevant passages; the nugget files to download
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from assess import formats
 from assess.nuggets import documents, spans
@@ -13,7 +13,7 @@ from assess.services import audit
 from assess.tasks import JudgingMode, Task
 from assess.text import inert_markdown
 from store import conversations, exports, labels, queue
-from store.nuggets import aspects, gold, responses
+from store.nuggets import aspects, duplicates, gold, gold_responses, responses
 
 
 def _json(document) -> str:
@@ -191,7 +191,124 @@ def aepd_scores(document: dict, turn_id: str) -> tuple[list[dict], list[dict]]:
 def suggest_duplicates(db, source: str, turns: list[str] | None, judge, *, threshold: float) -> dict[str, int]:
     """Suggest duplicate nugget pairs of ``source`` in each of ``turns`` (default: every turn with its nuggets)
     with the entailment ``judge``: ``{turn: pairs stored}`` (:func:`store.nuggets.duplicates.suggest_duplicates`)."""
-    from store.nuggets import duplicates
-
     turns = turns or sorted(gold.nugget_turns(db, source))
     return {t: duplicates.suggest_duplicates(db, source, t, judge, threshold=threshold) for t in turns}
+
+
+# The nugget pages' reads and single writes: the store's functions of the same names (the pages reach the store
+# through services only, so one module says what a nugget page may touch).
+
+
+def nugget_sources(db, *, viewer: str | None = None) -> list[str]:
+    """The nugget sets ``viewer`` may see (None: every set)."""
+    return gold.nugget_sources(db, viewer=viewer)
+
+
+def nugget_turns(db, source: str) -> list[str]:
+    return gold.nugget_turns(db, source)
+
+
+def turn_nuggets(db, source: str, turn_id: str) -> list[dict]:
+    return gold.turn_nuggets(db, source, turn_id)
+
+
+def has_grades(db, source: str, turn_id: str) -> bool:
+    return gold.has_grades(db, source, turn_id)
+
+
+def relevant_passages(db, turn_id: str, *, source: str | None, threshold: int = 2) -> list[dict]:
+    return gold.relevant_passages(db, turn_id, source=source, threshold=threshold)
+
+
+def passages_without_text(db, turn_id: str) -> int:
+    return gold.passages_without_text(db, turn_id)
+
+
+def movable_nugget(db, source: str, nugget_id, turn_id: str) -> dict | None:
+    return gold.movable_nugget(db, source, nugget_id, turn_id)
+
+
+def passage_spans(db, source: str, turn_id: str, passage_id: str) -> list[tuple[int, int]]:
+    return gold.passage_spans(db, source, turn_id, passage_id)
+
+
+def suggest_turn_duplicates(db, source: str, turn_id: str, judge, *, threshold: float, by: str | None) -> int:
+    """Suggest duplicate pairs among one turn's nuggets of ``source``; how many pairs were stored."""
+    return duplicates.suggest_duplicates(db, source, turn_id, judge, threshold=threshold, by=by)
+
+
+def decide_duplicate(db, a: int, b: int, decision: str | None, *, by: str) -> None:
+    duplicates.decide_duplicate(db, a, b, decision, by=by)
+
+
+def dedup_counts(db, source: str, turn_id: str) -> dict:
+    return duplicates.dedup_counts(db, source, turn_id)
+
+
+def duplicate_pairs(db, source: str, turn_id: str) -> list[dict]:
+    return duplicates.duplicate_pairs(db, source, turn_id)
+
+
+def turn_nugget_choices(db, turn_id: str, sources: Sequence[str] | None = None) -> list[dict]:
+    return gold_responses.turn_nugget_choices(db, turn_id, sources)
+
+
+def gold_response(db, source: str, turn_id: str) -> dict | None:
+    return gold_responses.gold_response(db, source, turn_id)
+
+
+def save_gold_response(db, source: str, turn_id: str, text: str, nugget_ids: Iterable[int]) -> None:
+    gold_responses.save_gold_response(db, source, turn_id, text, nugget_ids)
+
+
+def turn_aspects(db, turn_id: str) -> list[dict]:
+    return aspects.turn_aspects(db, turn_id)
+
+
+def save_aspect(db, turn_id: str, text: str, ptkb: Sequence[str] = (), *, aspect_id: int | None = None) -> int:
+    return aspects.save_aspect(db, turn_id, text, ptkb, aspect_id=aspect_id)
+
+
+def delete_aspect(db, aspect_id: int) -> None:
+    aspects.delete_aspect(db, aspect_id)
+
+
+def llm_aspect_sources(db, turn_id: str, run_name: str) -> list[str]:
+    return aspects.llm_aspect_sources(db, turn_id, run_name)
+
+
+def content_spans(db, turn_id: str, run_name: str) -> list[tuple[int, int]]:
+    return aspects.content_spans(db, turn_id, run_name)
+
+
+def turn_runs(db, turn_id: str) -> list[str]:
+    return responses.turn_runs(db, turn_id)
+
+
+def response_text(db, run_name: str, turn_id: str) -> str | None:
+    return responses.response_text(db, run_name, turn_id)
+
+
+def studies(db) -> list[str]:
+    """The GFRC2 studies, oldest first."""
+    return responses.studies(db)
+
+
+def study(db, name: str) -> dict:
+    return responses.study(db, name)
+
+
+def response_runs(db) -> list[str]:
+    return responses.response_runs(db)
+
+
+def system_conversation(db, run_name: str, conversation_id: str) -> list[documents.TurnText]:
+    return responses.system_conversation(db, run_name, conversation_id)
+
+
+def response_marks(db, study_name: str, run_name: str, conversation_id: str | None = None) -> list[dict]:
+    return responses.response_marks(db, study_name, run_name, conversation_id)
+
+
+def delete_mark(db, mark_id: int) -> None:
+    responses.delete_mark(db, mark_id)

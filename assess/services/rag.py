@@ -194,6 +194,29 @@ def undo_ntr_support(db, assessor: str) -> tuple[str, str] | None:
     return turn_id, ntr.item_key(int(nid), run)
 
 
+def ntr_item(db, item: str) -> dict:
+    """What an NtR queue item shows: the response, the gold nugget, its key and run (:func:`store.nuggets.ntr.ntr_item`)."""
+    return ntr.ntr_item(db, item)
+
+
+def ntr_label_of(db, assessor: str, nugget_id: int, run: str) -> int | None:
+    """The assessor's yes/no NtR label of a nugget and a run's response, or None."""
+    return ntr.label_of(db, assessor, nugget_id, run)
+
+
+def save_ntr_label(
+    db, assessor: str, item: str, value: int, *, mode: str, active_ms: int | None = None, expected=None
+) -> None:
+    """One key press: the assessor's yes/no NtR label of the queue item (:func:`store.nuggets.ntr.save_label`)."""
+    nugget_id, run = ntr.item_parts(item)
+    ntr.save_label(db, assessor, nugget_id, run, value, mode=mode, via="ui", active_ms=active_ms, expected=expected)
+
+
+def undo_ntr_label(db, assessor: str) -> tuple[str, str] | None:
+    """Revert the assessor's latest yes/no NtR change; the queue key (turn, item) it touched."""
+    return ntr.undo(db, assessor)
+
+
 # ------------------------------------------------------------------------------------------- importance
 
 

@@ -83,7 +83,7 @@ def _cached_agreement(_database, target: str, task: str, chosen: tuple, threshol
 def _agreement_view(database, task: str, chosen: tuple, threshold: int, breakdown: str) -> dict:
     """The agreement matrix, kept until one of the chosen sources' labels change (changing the statistic,
     opening another tab and coming back redraw it at once)."""
-    from store.screens import labels_version
+    from assess.services.contents import labels_version
 
     version = tuple(labels_version(database, task, source) for source in chosen)
     return _cached_agreement(database, database.target, task, chosen, threshold, breakdown, version)
@@ -352,7 +352,8 @@ def consistency_panel(database, names: list[str]) -> None:
     """Self-consistency of the LLM sources among ``names`` with K answers per item, and persona sensitivity of
     each model that answered with and without the PTKB statements (``prejudge --no-ptkb`` keeps the variant's
     answers in a source of its own, ``llm:MODEL:no-ptkb``: the versions are gathered over the model's sources)."""
-    from store.prejudgments import source_model, stored
+    from assess.services.contents import source_model
+    from assess.services.contents import stored_answers as stored
 
     kinds = service.source_kinds(database, names)
     found = False
@@ -412,7 +413,7 @@ ESTIMATES = {"P@k": "P@k at the threshold", "nDCG@k": "nDCG@k", "ntr": "NtR reca
 def estimate_panel(database, reference: str, judge: str) -> None:
     """Each run's corrected (PPI) estimate beside the human-only one from the same sample, with the sample's
     design said in words; then the coverage simulation (shown also where the estimate is refused)."""
-    from store.samples import samples
+    from assess.services.contents import samples
 
     names = [None] + [s["name"] for s in samples(database) if s["task"] == "passage"]
     c1, c2, c3 = st.columns(3)
@@ -512,7 +513,7 @@ def coverage_panel(database, reference: str, judge: str) -> None:
 
 def sample_panel(database, names: list[str], judge: str) -> None:
     """Expected interval widths by budget, and a form to draw a budgeted sample into an assessor's queue."""
-    from store.audit import source_kinds
+    from assess.services.contents import source_kinds
 
     assessors = sorted(n for n, kind in source_kinds(database).items() if kind == "assessor")
     others = [n for n in names if n != judge]

@@ -23,9 +23,9 @@ def _num(value) -> float | None:
 
 def reshow_control(database, by: str | None) -> None:
     """The organizer's re-show rule for /judge: share, least gap, seed (docs/judging.md#re-shown-items)."""
-    from store import reshows
+    from assess.services.contents import reshow_rule, set_reshow_rule
 
-    current = reshows.rule(database)
+    current = reshow_rule(database)
     with st.form("reshow_rule", border=False):
         c1, c2, c3 = st.columns(3)
         share = c1.number_input(
@@ -42,7 +42,7 @@ def reshow_control(database, by: str | None) -> None:
         seed = c3.number_input("Seed", min_value=0, value=current.seed if current else 0, key="reshow_seed")
         if st.form_submit_button("Save the re-show rule", key="reshow_save"):
             try:
-                reshows.set_rule(database, float(share), gap=int(gap), seed=int(seed), by=by)
+                set_reshow_rule(database, float(share), gap=int(gap), seed=int(seed), by=by)
                 st.success("Re-show rule saved" if share else "Items are no longer re-shown")
             except AssessError as exc:
                 error("Not saved: ", exc)
@@ -95,15 +95,15 @@ def self_agreement_panel(database, *, key: str) -> None:
 def overlap_form(database, by: str | None) -> None:
     """The organizer's overlap plan: assessors, conversations, share, copies, unit, seed
     (``python -m assess overlap``)."""
-    from store import conversations, overlap
+    from assess.services import contents
 
     with st.form("overlap_plan", border=False):
         c1, c2 = st.columns(2)
         name = c1.text_input("Plan name (a word)", key="ov_name")
         people = c2.multiselect(
-            "Assessors (2 or more)", overlap.assessor_names(database), accept_new_options=True, key="ov_people"
+            "Assessors (2 or more)", contents.assessor_names(database), accept_new_options=True, key="ov_people"
         )
-        topics = st.multiselect("Conversations", conversations.conversation_ids(database), key="ov_topics")
+        topics = st.multiselect("Conversations", contents.conversation_ids(database), key="ov_topics")
         c3, c4, c5, c6 = st.columns(4)
         share = c3.number_input("Share judged twice or more", 0.01, 1.0, 0.1, step=0.01, key="ov_share")
         copies = c4.radio("Assessors per shared item", (2, 3), horizontal=True, key="ov_copies")
@@ -111,7 +111,7 @@ def overlap_form(database, by: str | None) -> None:
         seed = c6.number_input("Seed", min_value=0, value=0, key="ov_seed")
         if st.form_submit_button("Assign with overlap", key="ov_create"):
             try:
-                made = overlap.create_plan(
+                made = contents.create_overlap_plan(
                     database,
                     name,
                     people,

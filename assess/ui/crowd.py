@@ -110,15 +110,14 @@ def _id_cookie(study: str, worker: str) -> str:
 
 
 def _crowd_binding(database, entry, bind: bool):
-    from store.crowd import bind as store_bind
-    from store.crowd import check_binding
+    from assess.services import crowd_work
 
     if entry.preview or not entry.worker:
         return None
     cookie = _id_cookie(entry.study, entry.worker)
     held = st.session_state.setdefault("_crowd_secrets", {})
     presented = (held.get(cookie), _cookie(cookie))
-    binding = (store_bind if bind else check_binding)(database, entry.study, entry.worker, presented)
+    binding = (crowd_work.bind if bind else crowd_work.check_binding)(database, entry.study, entry.worker, presented)
     if binding.allowed and binding.secret:
         held[cookie] = binding.secret
     return binding
@@ -155,11 +154,29 @@ def crowd_start(database, entry, assignment_id: int) -> None:
     """The consent page's Start (a button callback): bind the worker id to this browser first, then record the
     consent. When another browser bound the id meanwhile nothing is written, and the page's run that follows
     refuses this browser (:func:`crowd_check`)."""
-    from store.crowd import consent
+    from assess.services.crowd_work import consent
 
     binding = crowd_bind(database, entry)
     if binding is None or binding.allowed:
         consent(database, assignment_id)
+
+
+def crowd_consent(database, entry, assignment_id: int, guide: dict, config) -> None:
+    """The consent page: the study's consent text and guideline, the agreement box and Start
+    (:func:`crowd_start`), and the link to leave."""
+    crowd_markdown(guide.get("consent", ""))
+    with st.container(border=True):
+        crowd_guideline(guide, config)
+    agreed = st.checkbox("I have read the information above and agree to take part", key="crowd_agree")
+    st.button(
+        "Start",
+        key="crowd_start",
+        type="primary",
+        disabled=not agreed,
+        on_click=crowd_start,  # binds the worker id to this browser, then records the consent
+        args=(database, entry, assignment_id),
+    )
+    crowd_leave_link()
 
 
 def crowd_mark(entry=None, binding=None, *, unfinished: bool = False) -> None:

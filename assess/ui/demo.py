@@ -36,8 +36,7 @@ def first_organizer(database, what: str) -> bool:
     """Before ``what`` (an action that ends open mode on a demo store): say so and offer the person's own
     organizer account. True when the action may go ahead now (an account is signed in, or the store is not
     a demo in open mode); False while the offer stands (the caller holds the action back)."""
-    from assess.services.accounts import add_account
-    from store.accounts import accounts
+    from assess.services.accounts import account_list, add_account
 
     show_first_password()
     if not demo_open_mode():
@@ -57,7 +56,7 @@ def first_organizer(database, what: str) -> bool:
                 given = name.strip()
                 made = add_account(database, given, "organizer", password=password or None, by=f"open:{given}")
                 # the first account of the store (open mode on a demo store means none existed): its stored name
-                chosen = next((a["name"] for a in accounts(database) if a["created_by"] == f"open:{given}"), given)
+                chosen = next((a["name"] for a in account_list(database) if a["created_by"] == f"open:{given}"), given)
                 st.session_state["_open_mode"] = False
                 begin_session(database, chosen, "organizer", via="password")
                 if made:

@@ -31,8 +31,8 @@ def refused(on_click):
     page, escaped, by :func:`messages` instead of failing; nothing was written. A label stored meanwhile from
     another tab or device, and a store that is busy or cannot be reached, are said by
     :func:`assess.ui.frame.saving`, as on every keyboard page."""
+    from assess.services.judging import StaleLabel
     from store.db import StoreUnavailable
-    from store.labels import StaleLabel
 
     def guarded(value):
         try:

@@ -7,7 +7,6 @@ import streamlit as st
 
 from assess.errors import AssessError
 from assess.services import audit as service
-from assess.tasks import LABEL_KINDS
 from assess.ui.audit import table
 from assess.ui.widgets import error, esc
 
@@ -22,9 +21,9 @@ def _progress_tables(_database, target: str, version: tuple) -> dict:
 def progress_tables(database) -> dict:
     """The review dashboard's figures (``assess.services.review.dashboard``), kept until one of their inputs
     changes (``store.review.progress_version``): a rerun of the page (a tab, the judging mode) reads them once."""
-    from store import review
+    from assess.services.contents import progress_version
 
-    return _progress_tables(database, database.target, review.progress_version(database))
+    return _progress_tables(database, database.target, progress_version(database))
 
 
 def _share(judged: int, assigned: int) -> float:
@@ -126,10 +125,9 @@ def speed_panel(database) -> None:
 def guidelines_panel(database, by: str | None) -> None:
     """Edit a task's guideline (each save is a new version), its versions, and the labels made under an older
     version than the one in force."""
-    from store import guidelines
-    from store.schema.active_time import TIMED_TABLES
+    from assess.services import guidelines
 
-    tasks = [kind.task.value for kind in LABEL_KINDS.values() if kind.table in TIMED_TABLES]  # labels record it
+    tasks = guidelines.timed_tasks()  # labels record the version in force
     task = st.selectbox("Task", tasks, key="rv_guideline_task")
     now = guidelines.current(database, task)
     st.caption(

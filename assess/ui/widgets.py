@@ -89,7 +89,7 @@ def rubric() -> None:
 def guideline(database, task: str) -> None:
     """The task's guideline in force (written by organizers on the review page), as inert text in an expander;
     nothing while the task has none. Labels record its version when they are written."""
-    from store.guidelines import current
+    from assess.services.guidelines import current
 
     found = current(database, task)
     if found is not None:
@@ -117,14 +117,14 @@ def ptkb(ctx: TurnContext) -> None:
 
 @st.cache_data(max_entries=512, show_spinner=False)
 def _turn_context(_database, target: str, turn_id: str, version: str) -> TurnContext:
-    from store.conversations import turn_context
+    from assess.services.contents import turn_context
 
     return turn_context(_database, turn_id)  # the store itself is not part of the key (underscore)
 
 
 def turn_context(database, turn_id: str) -> TurnContext:
     """A turn's conversation so far and PTKB, cached per store and turn until topics are imported again."""
-    from store.screens import topics_version
+    from assess.services.contents import topics_version
 
     return _turn_context(database, database.target, turn_id, topics_version(database))
 
@@ -332,9 +332,8 @@ def ranking_panel(database, a: str, b: str, *, key: str, name: str, empty: str, 
     kept until the runs or either source's passage labels change (50 runs of 2,300 turns: seconds to evaluate)."""
     import pandas as pd
 
+    from assess.services.contents import labels_version, rankings_version
     from assess.ui import plots
-    from store.compare import rankings_version
-    from store.screens import labels_version
 
     version = (
         rankings_version(database),

@@ -64,6 +64,7 @@ from assess.services.jobs.reports import (
     describe_stored,
     describe_worker,
     job_listing,
+    latest_jobs,
     worker_rows,
 )
 from assess.services.jobs.runner import (
@@ -110,6 +111,7 @@ __all__ = [
     "Tally",
     "reply_outcome",
     "job_listing",
+    "latest_jobs",
     "worker_rows",
     "describe_worker",
     "check_not_running",

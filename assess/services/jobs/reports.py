@@ -13,6 +13,11 @@ from store import jobs as store_jobs
 from store import labels, prejudgments
 
 
+def latest_jobs(db, limit: int = 20) -> list[dict]:
+    """The latest jobs, newest first, as the store lists them (:func:`store.jobs.jobs`: killed ones marked first)."""
+    return store_jobs.jobs(db, limit=limit)
+
+
 def job_listing(db, limit: int = 20) -> list[dict]:
     """The latest jobs, newest first (:func:`store.jobs.jobs`); a shared job (``prejudge --join``) also carries its
     planner's state (``planning``: items read so far, None once its list is complete) and its ``workers``."""
