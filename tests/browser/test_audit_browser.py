@@ -71,7 +71,7 @@ def test_an_organizer_audits_gpt4_against_nist_in_the_browser(server, new_page):
     expect(page.get_by_role("heading", name="Judge audit")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
     settled(page)
     no_exception(page)
-    reference = page.get_by_role("combobox", name="Reference (default: a human source)")
+    reference = page.get_by_role("combobox", name="Reference (default: the human source with the most labels)")
     judge = page.get_by_role("combobox", name="Judge (default: an LLM)")
     expect(reference).to_have_value("nist (imported human qrels)", timeout=SLOW_MS)
     expect(judge).to_have_value("llm:gpt-4 (LLM)", timeout=SLOW_MS)

@@ -177,6 +177,7 @@ def test_data_page_refuses_an_upload_named_dot_dot(server, new_page):
     page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
         {"name": "..", "mimeType": "text/plain", "buffer": b"101_1 0 demo-doc-001:0 3\n"}
     )
+    page.get_by_text("Keep the demo beside my topics").click()  # topics into the demo's store: asked first
     button = page.get_by_role("button", name="Import", exact=True)
     expect(button).to_be_enabled()
     button.click()
