@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "assess.cli.banks",
     "assess.cli.users",
     "assess.cli.battles",
+    "assess.cli.api",
 )
 
 

@@ -360,6 +360,7 @@ _V6_ANNOTATIONS = "".join(
 from store.schema.accounts import MIGRATION as _V8_ACCOUNTS  # noqa: E402  (accounts, roles, failed sign-ins)
 from store.schema.active_time import MIGRATION as _ACTIVE_TIME_COLUMNS  # noqa: E402  (active time, guidelines)
 from store.schema.active_time import TIMED_COLUMNS, TIMED_TABLES  # noqa: E402
+from store.schema.api_tokens import MIGRATION as _API_TOKENS  # noqa: E402  (HTTP API tokens)
 from store.schema.battles import MIGRATION as _V15_TABLES  # noqa: E402  (side-by-side battles, battle plans)
 from store.schema.citation_cannot_judge import MIGRATION as _V14_TABLE  # noqa: E402  (citation 'cannot judge')
 from store.schema.citation_contradicts import MIGRATION as _CONTRADICTS_TABLE  # noqa: E402  (citation 'contradicts')
@@ -462,4 +463,5 @@ MIGRATIONS: list[str] = [
     _JOB_LEASES,
     _CITATION_CONTRADICTS,
     _SIGN_IN_PENDING,
+    _API_TOKENS,  # store/schema/api_tokens.py (number 24 once the battles branch's 23 is merged before it)
 ]
