@@ -67,7 +67,16 @@ def save_passage(db, name: str, turn_id: str, passage_id: str, grade: int | None
     if (turn_id, passage_id) not in _order(db, name, "passage").index:
         raise NotInQueue(f"passage {passage_id} of turn {turn_id} is not in {name}'s queue: nothing was saved")
     judging.save_grade(
-        db, name, turn_id, passage_id, grade, reshow=False, note=None, mode=queue.judging_mode(db), expected=seen
+        db,
+        name,
+        turn_id,
+        passage_id,
+        grade,
+        reshow=False,
+        note=None,
+        mode=queue.judging_mode(db),
+        expected=seen,
+        via="api",
     )
 
 
