@@ -13,7 +13,7 @@ def add_commands(sub) -> None:
         "personal token (python -m assess users token NAME).",
     )
     add_db_argument(p)
-    p.add_argument("--port", type=int, default=8502, help="TCP port (default 8502)")
+    p.add_argument("--port", type=int, default=8600, help="TCP port (default 8600)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: behind nginx)")
     p.set_defaults(func=cmd_api)
 
