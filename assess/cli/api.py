@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from assess.cli import add_db_argument
 
 
@@ -15,6 +17,9 @@ def add_commands(sub) -> None:
     add_db_argument(p)
     p.add_argument("--port", type=int, default=8600, help="TCP port (default 8600)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: behind nginx)")
+    p.add_argument(
+        "--workers", type=int, default=1, help="server processes sharing the port (default 1; each has its own threads)"
+    )
     p.set_defaults(func=cmd_api)
 
 
@@ -27,7 +32,14 @@ def cmd_api(args) -> int:
 
     if not 1 <= args.port <= 65535:
         raise FormatError("--port", None, "a TCP port from 1 to 65535", str(args.port))
+    if not 1 <= args.workers <= 64:
+        raise FormatError("--workers", None, "a number of processes from 1 to 64", str(args.workers))
     open_store(args.db)  # a missing or unreadable store is refused before the server starts (and migrated once)
-    # behind nginx on this machine: X-Forwarded-* only from there, no server header
-    uvicorn.run(create_app(args.db), host=args.host, port=args.port, log_level="warning", server_header=False)
+    options = {"host": args.host, "port": args.port, "log_level": "warning", "server_header": False}
+    if args.workers == 1:
+        uvicorn.run(create_app(args.db), **options)
+        return 0
+    # worker processes import the app by name: they find the store in the environment
+    os.environ["ASSESS_DB"] = args.db
+    uvicorn.run("assess.api.app:app_from_environment", factory=True, workers=args.workers, **options)
     return 0

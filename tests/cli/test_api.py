@@ -206,3 +206,14 @@ def test_token_command(served, tmp_path):
     secret = token_of("org", target, "--days", "7")
     digests = [r[0] for r in rows(target, "SELECT id FROM api_tokens WHERE name = 'org'", {})]
     assert secret not in digests and len(digests) == 2  # only hashes are stored
+
+
+def test_api_command_refuses_bad_options_before_serving(tmp_path):
+    for args, said in (
+        (("api", "--port", "70000"), "--port: expected a TCP port from 1 to 65535, found 70000"),
+        (("api", "--workers", "0"), "--workers: expected a number of processes from 1 to 64, found 0"),
+        (("api",), "no such database"),
+    ):
+        done = run_cli(*args, db=tmp_path / "absent.db")
+        assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not (tmp_path / "absent.db").exists()
