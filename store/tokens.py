@@ -1,4 +1,4 @@
-"""Personal tokens of the HTTP API (table ``api_tokens``, store/schema/api_tokens.py).
+"""Personal tokens of the HTTP API (table ``api_tokens``, store/schema/http_api.py).
 
 The store keeps a token's SHA-256 only (made and checked by ``assess.services.tokens``). A token names an
 account, never a role: :func:`live_token` reads the account's current role and state with the token, so a

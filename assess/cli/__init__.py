@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "assess.cli.users",
     "assess.cli.battles",
     "assess.cli.api",
+    "assess.cli.webhooks",
 )
 
 

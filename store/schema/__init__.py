@@ -360,7 +360,6 @@ _V6_ANNOTATIONS = "".join(
 from store.schema.accounts import MIGRATION as _V8_ACCOUNTS  # noqa: E402  (accounts, roles, failed sign-ins)
 from store.schema.active_time import MIGRATION as _ACTIVE_TIME_COLUMNS  # noqa: E402  (active time, guidelines)
 from store.schema.active_time import TIMED_COLUMNS, TIMED_TABLES  # noqa: E402
-from store.schema.api_tokens import MIGRATION as _API_TOKENS  # noqa: E402  (HTTP API tokens)
 from store.schema.battles import MIGRATION as _V15_TABLES  # noqa: E402  (side-by-side battles, battle plans)
 from store.schema.citation_cannot_judge import MIGRATION as _V14_TABLE  # noqa: E402  (citation 'cannot judge')
 from store.schema.citation_contradicts import MIGRATION as _CONTRADICTS_TABLE  # noqa: E402  (citation 'contradicts')
@@ -368,6 +367,7 @@ from store.schema.crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd stud
 from store.schema.crowd_bindings import MIGRATION as _V12_CROWD_BINDINGS  # noqa: E402  (worker ids bound to a browser)
 from store.schema.endpoints import MIGRATION as _V16_ENDPOINTS  # noqa: E402  (figures per endpoint of a job)
 from store.schema.history_guard import MIGRATION as _V7_HISTORY_GUARD  # noqa: E402  (no INSERT OR REPLACE)
+from store.schema.http_api import MIGRATION as _HTTP_API  # noqa: E402  (API tokens, webhooks)
 from store.schema.job_leases import MIGRATION as _JOB_LEASES  # noqa: E402  (shared jobs: workers, leased blocks, items)
 from store.schema.llm import MIGRATION as _V2_LLM  # noqa: E402  (LLM pre-judgments, jobs)
 from store.schema.nugget_banks import MIGRATION as _V_BANK_TABLES  # noqa: E402  (RAGTIME banks, DRAGUN rubrics)
@@ -463,5 +463,5 @@ MIGRATIONS: list[str] = [
     _JOB_LEASES,
     _CITATION_CONTRADICTS,
     _SIGN_IN_PENDING,
-    _API_TOKENS,  # store/schema/api_tokens.py (number 24 once the battles branch's 23 is merged before it)
+    _HTTP_API,  # store/schema/http_api.py (number 24 once the battles branch's 23 is merged before it)
 ]

@@ -863,9 +863,9 @@ _ACTIVE_TIME = (
 )
 
 # Citation 'contradicts' (store/schema/citation_contradicts.py): the support CHECK widened to -2 in place.
-# API tokens (store/schema/api_tokens.py): personal tokens of the HTTP API, hashed.
-from store.schema.api_tokens import POSTGRES as _API_TOKENS  # noqa: E402
+# HTTP API (store/schema/http_api.py): personal tokens of the API, hashed; webhooks and their delivery log.
 from store.schema.citation_contradicts import POSTGRES as _CITATION_CONTRADICTS  # noqa: E402
+from store.schema.http_api import POSTGRES as _HTTP_API  # noqa: E402
 
 # Migration 22 (store/schema/sign_in_pending.py): sign-in attempts in flight are not failures.
 from store.schema.sign_in_pending import POSTGRES as _SIGN_IN_PENDING  # noqa: E402
@@ -886,7 +886,7 @@ LATER: list[tuple[int, str]] = [
     (20, _JOB_LEASES),
     (21, _CITATION_CONTRADICTS),
     (22, _SIGN_IN_PENDING),
-    (23, _API_TOKENS),
+    (23, _HTTP_API),
 ]
 
 

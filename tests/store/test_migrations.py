@@ -36,7 +36,7 @@ SHIPPED = {
     20: "6958d2c0f574b83530c9e8fbcd41cb611de7b11721ad9e534ffa35227e967017",  # job leases (store/schema/job_leases.py)
     21: "05c81cebb7849dba30e60e76cf36cda0a02e4b5eb47170ce8edb4759267173b5",  # citation 'contradicts'
     22: "36e6a6b94ae87965660230cfa362d77ccd2b48b110377d997dfc2a2a22d50182",  # sign-in attempts in flight (store/schema/sign_in_pending.py)
-    23: "c02744d5dd0c4899583f06d159ca82900a9dfcdede1482689009411b0133f7c3",  # API tokens (store/schema/api_tokens.py)
+    23: "f087f12a8c11b95c09029d209db9388e0766e2566ae8abd54c46ced0900eccc5",  # HTTP API tokens, webhooks (store/schema/http_api.py)
 }
 
 
@@ -74,7 +74,7 @@ SHIPPED_POSTGRES = {
     20: "80ce93670e771a0163bede6947e9f209fa3303babd9c199abb7c0ccc23e9137a",  # job leases
     21: "64265bf36eff3f6a4c533f8247e08b9324a3f3997c1b1de6c4459c2f34da6f04",  # citation 'contradicts'
     22: "d1bd816c5b18447da6d1b00c5a6901727b27c3e9b977f9dcdcfe59ed43c38379",  # sign-in attempts in flight
-    23: "056a355f54ce70af3bfd98296795f9f546f32b325ac9d30388fdef19e23aa3a1",  # API tokens
+    23: "186114c9e38abfac56d8635841539358fbd40e3d1217d96a9613d6bd86c7ce5e",  # HTTP API tokens, webhooks
 }
 
 
