@@ -862,10 +862,10 @@ _ACTIVE_TIME = (
     + TRIGGER_FUNCTIONS_PINNED
 )
 
-# Citation 'contradicts' (store/schema/citation_contradicts.py): the support CHECK widened to -2 in place.
 # Migration 23 (store/schema/battle_features.py): per-side features of imported battles.
-from store.schema.battle_features import POSTGRES as _BATTLE_FEATURES  # noqa: E402
+# Citation 'contradicts' (store/schema/citation_contradicts.py): the support CHECK widened to -2 in place.
 # Migration 24 (store/schema/http_api.py): personal tokens of the API, hashed; webhooks and their delivery log.
+from store.schema.battle_features import POSTGRES as _BATTLE_FEATURES  # noqa: E402
 from store.schema.citation_contradicts import POSTGRES as _CITATION_CONTRADICTS  # noqa: E402
 from store.schema.http_api import POSTGRES as _HTTP_API  # noqa: E402
 
