@@ -29,6 +29,8 @@ COMMAND_MODULES = (
     "assess.cli.banks",
     "assess.cli.users",
     "assess.cli.battles",
+    "assess.cli.api",
+    "assess.cli.webhooks",
 )
 
 

@@ -1,4 +1,4 @@
-"""CLI: accounts and roles (`users add|list|disable|enable|role|reset|link`). See docs/accounts.md.
+"""CLI: accounts and roles (`users add|list|disable|enable|role|reset|link|token`). See docs/accounts.md.
 
 A password is read from standard input (``--password-stdin``, first line) or generated and printed once;
 it is never a flag (flags end up in shell histories and process lists) and never logged. Every change is
@@ -19,7 +19,7 @@ ROLES = ("assessor", "adjudicator", "organizer")
 def add_commands(sub) -> None:
     p = sub.add_parser(
         "users",
-        help="accounts and roles: add, list, disable, enable, role, reset, link",
+        help="accounts and roles: add, list, disable, enable, role, reset, link, token",
         description="Accounts of assessors, adjudicators and organizers (docs/accounts.md). Passwords are "
         "stored as Argon2 hashes only; a generated password is printed once.",
     )
@@ -65,6 +65,11 @@ def add_commands(sub) -> None:
     )
     q.add_argument("--minutes", type=int, default=1440, help="minutes the link stays valid (default 1440, a day)")
     q.set_defaults(func=cmd_link)
+
+    q = action("token", "print a new personal token of the HTTP API once (docs/api.md), or --revoke every token")
+    q.add_argument("--days", type=int, default=90, help="days the token stays valid (default 90)")
+    q.add_argument("--revoke", action="store_true", help="end every live token of the account instead")
+    q.set_defaults(func=cmd_token)
 
 
 def _password(args) -> tuple[str | None, bool]:
@@ -150,4 +155,17 @@ def cmd_link(args) -> int:
     from assess.services.accounts import make_link
 
     print(make_link(open_store(args), args.name, args.base_url, minutes=args.minutes))
+    return 0
+
+
+def cmd_token(args) -> int:
+    from assess.services.tokens import new_token, revoke_tokens
+
+    db = open_store(args)
+    if args.revoke:
+        print(f"revoked {revoke_tokens(db, args.name, by=actor(args))} API token(s) of {args.name}")
+        return 0
+    token = new_token(db, args.name, days=args.days, by=actor(args))
+    print(f"API token of {args.name}, valid {args.days} days (shown once; send it as 'Authorization: Bearer TOKEN'):")
+    print(f"token: {token}")
     return 0

@@ -72,12 +72,13 @@ def save_grade(
     mode: str,
     active_ms=None,
     expected: Shown | None = None,
+    via: str = "ui",
 ) -> bool:
     """Store a grade key's answer: a re-shown item's second (consistency) answer, or the passage label with its
     active time (``active_ms``; a consistency answer keeps none). Returns whether the answer is
     blind-then-reveal's first label of the item (it stays on screen: the LLM's label is revealed now).
     ``expected``: what the page showed of the assessor's label (:class:`store.labels.StaleLabel` when the stored
-    one differs: another tab or device labelled the item meanwhile)."""
+    one differs: another tab or device labelled the item meanwhile). ``via``: 'ui', or 'api' for the HTTP API."""
     if reshow:
         from store import reshows
 
@@ -85,7 +86,7 @@ def save_grade(
         return False
     first = _first_revealed(db, assessor, "passage", turn_id, passage_id, mode, expected)
     queue.save_passage_label(
-        db, assessor, turn_id, passage_id, grade, note=note, mode=mode, via="ui", active_ms=active_ms, expected=expected
+        db, assessor, turn_id, passage_id, grade, note=note, mode=mode, via=via, active_ms=active_ms, expected=expected
     )
     return first
 

@@ -368,6 +368,7 @@ from store.schema.crowd import MIGRATION as _V3_CROWD  # noqa: E402  (crowd stud
 from store.schema.crowd_bindings import MIGRATION as _V12_CROWD_BINDINGS  # noqa: E402  (worker ids bound to a browser)
 from store.schema.endpoints import MIGRATION as _V16_ENDPOINTS  # noqa: E402  (figures per endpoint of a job)
 from store.schema.history_guard import MIGRATION as _V7_HISTORY_GUARD  # noqa: E402  (no INSERT OR REPLACE)
+from store.schema.http_api import MIGRATION as _HTTP_API  # noqa: E402  (API tokens, webhooks)
 from store.schema.job_leases import MIGRATION as _JOB_LEASES  # noqa: E402  (shared jobs: workers, leased blocks, items)
 from store.schema.llm import MIGRATION as _V2_LLM  # noqa: E402  (LLM pre-judgments, jobs)
 from store.schema.nugget_banks import MIGRATION as _V_BANK_TABLES  # noqa: E402  (RAGTIME banks, DRAGUN rubrics)
@@ -464,4 +465,5 @@ MIGRATIONS: list[str] = [
     _CITATION_CONTRADICTS,
     _SIGN_IN_PENDING,
     _BATTLE_FEATURES,
+    _HTTP_API,  # store/schema/http_api.py (24)
 ]

@@ -862,10 +862,12 @@ _ACTIVE_TIME = (
     + TRIGGER_FUNCTIONS_PINNED
 )
 
-# Citation 'contradicts' (store/schema/citation_contradicts.py): the support CHECK widened to -2 in place.
 # Migration 23 (store/schema/battle_features.py): per-side features of imported battles.
+# Citation 'contradicts' (store/schema/citation_contradicts.py): the support CHECK widened to -2 in place.
+# Migration 24 (store/schema/http_api.py): personal tokens of the API, hashed; webhooks and their delivery log.
 from store.schema.battle_features import POSTGRES as _BATTLE_FEATURES  # noqa: E402
 from store.schema.citation_contradicts import POSTGRES as _CITATION_CONTRADICTS  # noqa: E402
+from store.schema.http_api import POSTGRES as _HTTP_API  # noqa: E402
 
 # Migration 22 (store/schema/sign_in_pending.py): sign-in attempts in flight are not failures.
 from store.schema.sign_in_pending import POSTGRES as _SIGN_IN_PENDING  # noqa: E402
@@ -887,6 +889,7 @@ LATER: list[tuple[int, str]] = [
     (21, _CITATION_CONTRADICTS),
     (22, _SIGN_IN_PENDING),
     (23, _BATTLE_FEATURES),
+    (24, _HTTP_API),
 ]
 
 

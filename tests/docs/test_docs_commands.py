@@ -453,9 +453,14 @@ def _free_port() -> int:
 
 
 def serve(cmd: Command, clone: Path) -> None:
-    """Start a server command on a free port, wait for Streamlit's health answer, stop it."""
+    """Start a server command on a free port, wait for its answer (Streamlit's health and page, or the HTTP
+    API's OpenAPI document), stop it."""
     port = _free_port()
     text = re.sub(r"--server\.port \d+", f"--server.port {port}", cmd.text)
+    api = " assess api " in f" {text} "
+    if api:
+        text = _shell_store_named(re.sub(r"--port \d+", f"--port {port}", text), clone)
+    probes = ("/openapi.json",) if api else ("/_stcore/health", "/")
     env = {**_environment(clone), "STREAMLIT_SERVER_PORT": str(port), "STREAMLIT_SERVER_HEADLESS": "true"}
     proc = subprocess.Popen(
         ["bash", "-c", f"exec {text}"],
@@ -471,10 +476,9 @@ def serve(cmd: Command, clone: Path) -> None:
         while time.monotonic() < deadline:
             assert proc.poll() is None, f"{cmd.text} exited {proc.returncode}: {proc.stdout.read()}"
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=5) as r:
-                    assert r.read().strip() == b"ok"
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as r:
-                    assert r.status == 200
+                for probe in probes:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}{probe}", timeout=5) as r:
+                        assert r.status == 200 and (probe != "/_stcore/health" or r.read().strip() == b"ok")
                 return
             except OSError:
                 time.sleep(0.5)

@@ -37,6 +37,7 @@ SHIPPED = {
     21: "05c81cebb7849dba30e60e76cf36cda0a02e4b5eb47170ce8edb4759267173b5",  # citation 'contradicts'
     22: "36e6a6b94ae87965660230cfa362d77ccd2b48b110377d997dfc2a2a22d50182",  # sign-in attempts in flight (store/schema/sign_in_pending.py)
     23: "741ce515c58d679d953ed931195e3c4459fd95ee635eaa233c2f1cbbdb07f25f",  # battle features (store/schema/battle_features.py)
+    24: "f087f12a8c11b95c09029d209db9388e0766e2566ae8abd54c46ced0900eccc5",  # HTTP API tokens, webhooks (store/schema/http_api.py)
 }
 
 
@@ -75,6 +76,7 @@ SHIPPED_POSTGRES = {
     21: "64265bf36eff3f6a4c533f8247e08b9324a3f3997c1b1de6c4459c2f34da6f04",  # citation 'contradicts'
     22: "d1bd816c5b18447da6d1b00c5a6901727b27c3e9b977f9dcdcfe59ed43c38379",  # sign-in attempts in flight
     23: "b54e87a9ff2c69aae208f7b7a1e3fbacdee15c45ed89cc3b77ff689c9bff6e09",  # battle features
+    24: "186114c9e38abfac56d8635841539358fbd40e3d1217d96a9613d6bd86c7ce5e",  # HTTP API tokens, webhooks
 }
 
 
