@@ -59,5 +59,6 @@ POSTGRES = (
     .replace("TEXT,", 'TEXT COLLATE "C",')
     .replace("revoked_by TEXT\n", 'revoked_by TEXT COLLATE "C"\n')
     .replace("removed_at TEXT\n", 'removed_at TEXT COLLATE "C"\n')
+    .replace("REFERENCES webhooks(id)", "REFERENCES webhooks(id) DEFERRABLE INITIALLY IMMEDIATE")
 )
 """The same tables on PostgreSQL, written to run twice (as the last migration must be)."""

@@ -37,6 +37,7 @@ APP_UPDATES = frozenset(
     {
         *LABEL_TABLES,  # a changed label and its note: the history triggers record both
         "accounts",
+        "api_tokens",  # a token revoked
         "aspect_content",
         "aspects",
         "bank_answers",
@@ -70,6 +71,7 @@ APP_UPDATES = frozenset(
         "sign_in_sessions",
         "sources",
         "turns",
+        "webhooks",  # delivered_through moved on; a hook removed
     }
 )
 APP_DELETES = frozenset(

@@ -76,7 +76,7 @@ SHIPPED_POSTGRES = {
     21: "64265bf36eff3f6a4c533f8247e08b9324a3f3997c1b1de6c4459c2f34da6f04",  # citation 'contradicts'
     22: "d1bd816c5b18447da6d1b00c5a6901727b27c3e9b977f9dcdcfe59ed43c38379",  # sign-in attempts in flight
     23: "b54e87a9ff2c69aae208f7b7a1e3fbacdee15c45ed89cc3b77ff689c9bff6e09",  # battle features
-    24: "186114c9e38abfac56d8635841539358fbd40e3d1217d96a9613d6bd86c7ce5e",  # HTTP API tokens, webhooks
+    24: "099d03c67b888ce5f1a8cebe7c72df2d01cbdb0dd8f81a77617b869e1bef5a0f",  # HTTP API tokens, webhooks
 }
 
 
