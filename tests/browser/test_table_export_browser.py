@@ -94,8 +94,10 @@ def test_the_scores_tables_csv_comes_from_the_inert_writer(server, new_page, tmp
     expect(table).to_be_visible()
     actions = toolbar_actions(page, table)
     assert "Search" in actions and "Download as CSV" not in actions, actions
-    with page.expect_download() as download:
-        panel.get_by_role("button", name="Download CSV").click()
+    button = panel.get_by_role("button", name="Download CSV")
+    expect(button).to_be_enabled(timeout=LOAD_TIMEOUT_MS)  # drawn after the table (the tab reruns the page)
+    with page.expect_download(timeout=LOAD_TIMEOUT_MS) as download:
+        button.click()
     rows = list(csv.reader(io.StringIO(download.value.path().read_text(encoding="utf-8"))))
     assert rows[0][:2] == ["run", "conversation"] and len(rows) == len(document["conversations"]) + 1
     runs = {row[0] for row in rows[1:]}
