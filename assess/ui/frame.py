@@ -322,7 +322,9 @@ def _interrupt_when_stopping(poll: float = 0.2) -> None:
             instance = runtime.get_instance()
             if instance.state in stopping:
                 break
-            interrupt_ended_sessions(instance.is_active_session)
+            ended = interrupt_ended_sessions(instance.is_active_session)
+            if ended:  # a reload, a closed tab, or the server closing every tab as it stops
+                logging.getLogger("assess").info("interrupted the running reads of %d ended session(s)", len(ended))
         except RuntimeError:  # no runtime any more (it was stopped and removed): nothing left to watch
             break
         time.sleep(poll)

@@ -74,7 +74,9 @@ def test_sigterm_stops_the_server_within_5_s_mid_query(demo_target, tmp_path):
         took = asyncio.run(review_open_at_sigterm())
         assert server.poll() is not None, "the server still runs 5 s after SIGTERM"
     log = (tmp_path / "streamlit.log").read_text()
-    assert "interrupting the stores' running statements" in log
+    # ours stopped it: the watch saw the runtime stop, or the server closed the tab first and the watch interrupted
+    # the ended session's read (which of the two comes first varies with Streamlit's uvicorn shutdown)
+    assert "interrupting the stores' running statements" in log or "ended session(s)" in log, log
     assert took < 5
     if is_postgres(demo_target):  # cancelled on the server too, not only abandoned by the client
         with open_db(demo_target, migrate=False) as db:
