@@ -12,7 +12,7 @@ from assess.queueing import QueueOrder, QueueState
 from assess.tasks import LABEL_KINDS, JudgingMode, Shown, Task
 from store import labels
 from store.conversations import all_turns
-from store.db import Store, column, each, row
+from store.db import Store, column, each, row, tuples
 from store.nuggets.gold import nugget, nugget_sources
 from store.queue import assessor_scope
 
@@ -38,21 +38,24 @@ def ntr_order(db: Store, assessor: str, nugget_source: str, *, open_mode: bool =
     the assessor's assigned turns (or all turns in open mode without assignments).
     """
     where, params = assessor_scope(db, assessor, open_mode)
-    grouped: dict[tuple, list] = {}
-    for r in each(
+    # the nuggets of a turn are the same for each of its runs: read the (turn, run) pairs and the turns' nuggets
+    # (a row each) and pair them here, not one row per item (417,000 rows, several seconds at ten times iKAT 2024)
+    nuggets: dict[str, list[tuple]] = {}
+    for turn, nid, key in tuples(
+        db, "SELECT turn_id, id, key FROM nuggets WHERE source = :nugget_source", {"nugget_source": nugget_source}
+    )[1]:
+        nuggets.setdefault(turn, []).append((spans.key_order(key), nid))
+    ids = {turn: [str(int(nid)) for _, nid in sorted(found)] for turn, found in nuggets.items()}
+    _, pairs = tuples(
         db,
-        # responses first (CROSS JOIN fixes SQLite's loop order): responses has no index by turn, and SQLite
-        # otherwise scanned every response once per nugget (5 minutes at 417,000 items); each response now finds its
-        # turn's nuggets through nuggets' (source, turn_id, key) key
-        "SELECT q.turn_id AS turn_id, r.run AS run, n.id AS id, n.key AS key FROM responses r CROSS JOIN nuggets n "
-        "JOIN (SELECT id AS turn_id FROM turns) q ON q.turn_id = r.turn_id "
-        "JOIN turns t ON t.id = q.turn_id JOIN conversations c ON c.id = t.conversation_id "
-        "WHERE n.turn_id = r.turn_id AND n.source = :nugget_source AND length(trim(r.text)) > 0 "
+        "SELECT q.turn_id AS turn_id, r.run AS run FROM responses r JOIN (SELECT id AS turn_id FROM turns) q "
+        "ON q.turn_id = r.turn_id JOIN turns t ON t.id = q.turn_id JOIN conversations c ON c.id = t.conversation_id "
+        "WHERE length(trim(r.text)) > 0 AND r.turn_id IN (SELECT turn_id FROM nuggets WHERE source = :nugget_source) "
         f"AND {where} ORDER BY c.rowid, t.position, r.run",
         {**params, "nugget_source": nugget_source},
-    ):
-        grouped.setdefault((r["turn_id"], r["run"]), []).append((spans.key_order(r["key"]), r["id"]))
-    items = [(turn, item_key(nid, run)) for (turn, run), ns in grouped.items() for _, nid in sorted(ns)]
+    )
+    # item_key's spelling ('<nugget id> <run>'; a stored run name is never empty), without its per-item checks
+    items = [(turn, f"{nid} {run}") for turn, run in pairs for nid in ids[turn]]
     return QueueOrder.of(items)
 
 
