@@ -588,6 +588,7 @@ def agreement_matrix(
     alpha_level: str = "ordinal",
     seed: int = 0,
     min_shared: int = MIN_SHARED,
+    group_draws_limit: int | None = None,
 ) -> dict[str, Any]:
     """Agreement of every unordered pair of label sources over the items both labelled.
 
@@ -600,7 +601,8 @@ def agreement_matrix(
     each with a percentile bootstrap interval (``bootstrap`` replicates resampling the pair's
     items; 0 turns intervals off), and ``by``: the same figures per group of each breakdown
     (items without a group in a breakdown are left out of it; ``group_bootstrap=False`` skips the
-    group intervals). With ``group_key``, each breakdown maps ``group_key(item)`` rather than the
+    group intervals; ``group_draws_limit``: skip them too when the groups present, summed over the pairs and the
+    breakdowns, times ``bootstrap`` exceed it, as their cost grows with that product). With ``group_key``, each breakdown maps ``group_key(item)`` rather than the
     item to its group (e.g. the item's turn: one entry per turn instead of one per labelled item).
     ``ceiling``: the same figures pooled over every pair of two human sources sharing at least ``min_shared``
     items (None when no such pair); the human pairs below it are listed in ``ceiling_below_minimum`` (``[a, b,
@@ -677,12 +679,12 @@ def agreement_matrix(
     replicates = int(bootstrap)
     group_replicates = replicates if group_bootstrap else 0
 
-    def grouped(keys: list, counts: np.ndarray) -> list[list[dict[str, Any]]]:
+    def grouped(keys: list, counts: np.ndarray, draws: int) -> list[list[dict[str, Any]]]:
         """Entries of the groups present in each of a stack of per-group matrices (stack x groups x k x k),
-        computed in one batch (one bootstrap draw for all of them, not one per pair)."""
+        computed in one batch (one bootstrap draw for all of them, not one per pair), with ``draws`` replicates."""
         flat = counts.reshape(-1, k, k)
         present = np.flatnonzero(flat.any(axis=(1, 2)))
-        entries = iter(_entries(flat[present], relevant, alpha_level, values, group_replicates, level, rng))
+        entries = iter(_entries(flat[present], relevant, alpha_level, values, draws, level, rng))
         out: list[list[dict[str, Any]]] = [[] for _ in range(counts.shape[0])]
         for at in present.tolist():
             out[at // len(keys)].append({"group": keys[at % len(keys)], **next(entries)})
@@ -715,8 +717,12 @@ def agreement_matrix(
         for entry, figures in zip(pairs, _entries(stacked, relevant, alpha_level, values, replicates, level, rng)):
             entry.update(figures)
             entry["by"] = {}
+        stacks = {name: np.stack(pair_groups[name]) for name in breakdowns}
+        present = sum(int(stack.reshape(-1, k * k).any(axis=1).sum()) for stack in stacks.values())
+        if group_draws_limit is not None and present * group_replicates > group_draws_limit:
+            group_replicates = 0  # every breakdown without intervals, rather than some with and some without
         for name, (keys, _) in breakdowns.items():
-            for entry, groups_of_pair in zip(pairs, grouped(keys, np.stack(pair_groups[name]))):
+            for entry, groups_of_pair in zip(pairs, grouped(keys, stacks[name], group_replicates)):
                 entry["by"][name] = groups_of_pair
 
     ceiling = None
@@ -729,7 +735,7 @@ def agreement_matrix(
         total = stacked[humans].sum(axis=0)
         ceiling.update(_entries(total[None], relevant, alpha_level, values, replicates, level, rng)[0])
         ceiling["by"] = {
-            name: grouped(keys, np.stack(pair_groups[name])[humans].sum(axis=0)[None])[0]
+            name: grouped(keys, np.stack(pair_groups[name])[humans].sum(axis=0)[None], group_replicates)[0]
             for name, (keys, _) in breakdowns.items()
         }
     return {
@@ -742,6 +748,7 @@ def agreement_matrix(
         "bootstrap": {
             "replicates": replicates,
             "groups": group_replicates,
+            "group_draws_limit": group_draws_limit,
             "level": level,
             "seed": seed,
             "method": "percentile; items resampled with replacement (multinomial over confusion cells)",

@@ -149,6 +149,12 @@ def matrix_panel(database, task: str, names: list[str]) -> None:
     if not rows:
         st.caption("No group of this breakdown is known for these sources.")
         return
+    if view["bootstrap"]["replicates"] and not view["bootstrap"]["groups"]:
+        st.caption(
+            f"No intervals per {BREAKDOWN_NAMES[breakdown]}: {len(rows):,} groups of the pairs times "
+            f"{view['bootstrap']['replicates']:,} replicates exceed {view['group_draws_limit']:,} draws "
+            "(their cost grows with that product); choose fewer sources for them."
+        )
     shown = [True] * len(rows)
     if len(rows) > BREAKDOWN_POINTS:  # e.g. 45 pairs x 200 topics: one source's pairs at a time
         humans = [s for s in view["sources"] if view["kinds"].get(s) == "human"]
