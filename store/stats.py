@@ -28,21 +28,19 @@ def stats(db: Store) -> dict:
     out: dict = {key: value(db, sql) for key, sql in _COUNTS.items()}
     passage, ptkb, ntr = (LABEL_KINDS[t].table for t in (Task.PASSAGE, Task.PTKB, Task.NTR))
     out.update({passage: {}, ptkb: {}, "nuggets": {}, ntr: {}})
+    # one scan for the counts and the grade distribution (a second GROUP BY source, grade sorted every label again)
+    per_grade = "".join(f", COUNT(*) FILTER (WHERE grade = {int(g)}) AS g{n}" for n, g in enumerate(GRADES.values))
     for r in each(
         db,
-        "SELECT source, COUNT(grade) AS count, COUNT(DISTINCT turn_id) AS turns, COUNT(*) FILTER (WHERE grade IS NULL) AS cannot "
-        f"FROM {passage} GROUP BY source ORDER BY source",
+        "SELECT source, COUNT(grade) AS count, COUNT(DISTINCT turn_id) AS turns, COUNT(*) FILTER (WHERE grade IS NULL) AS cannot"
+        f"{per_grade} FROM {passage} GROUP BY source ORDER BY source",
     ):
         out[passage][r["source"]] = {
             "count": r["count"],
             "turns": r["turns"],
-            "grades": [0] * len(GRADES.values),
+            "grades": [r[f"g{n}"] for n in range(len(GRADES.values))],
             "cannot_judge": r["cannot"],
         }
-    for r in each(
-        db, f"SELECT source, grade, COUNT(*) AS n FROM {passage} WHERE grade IS NOT NULL GROUP BY source, grade"
-    ):
-        out[passage][r["source"]]["grades"][r["grade"] - GRADES.low] = r["n"]
     for r in each(
         db,
         "SELECT source, COUNT(*) AS count, COUNT(*) FILTER (WHERE relevant > 0) AS relevant, COUNT(DISTINCT turn_id) AS turns "
