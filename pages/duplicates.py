@@ -109,5 +109,5 @@ if pairs:
     st.dataframe(pair_table(pairs), hide_index=True, key="dup_pairs")
 st.subheader("Nuggets of the turn")
 ui.nugget_table(nuggets, key="dup_nuggets")
-for col, (what, (label, file_name, text)) in zip(st.columns(2), service.nugget_files(database, source).items()):
-    col.download_button(label, text, file_name=file_name, mime="application/json", key=f"dup_dl_{what}")
+for col, (what, (label, file_name, write)) in zip(st.columns(2), service.nugget_files(database, source).items()):
+    col.download_button(label, write, file_name=file_name, mime="application/json", key=f"dup_dl_{what}")

@@ -5,7 +5,7 @@ words; the sources that may pick relevant passages; the nugget files to download
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from assess import formats
 from assess.nuggets import documents, spans
@@ -20,18 +20,20 @@ def _json(document) -> str:
     return json.dumps(document, indent=1, ensure_ascii=False)
 
 
-def nugget_files(db, source: str) -> dict[str, tuple[str, str, str]]:
-    """The source's nuggets as CONE-RAG JSON, all and de-duplicated: {name: (button label, file name, text)}."""
+def nugget_files(db, source: str) -> dict[str, tuple[str, str, Callable[[], str]]]:
+    """The source's nuggets as CONE-RAG JSON, all and de-duplicated: {name: (button label, file name, a function
+    that writes the text)}. The texts are written when called (a download's click), not on each page run: the
+    two files of a 23,000-nugget set took 1.9 s."""
     return {
         "full": (
             "Download all nuggets (CONE-RAG JSON)",
             f"nuggets_{source}.json",
-            _json(formats.nuggets_to_json(exports.nuggets(db, source))),
+            lambda: _json(formats.nuggets_to_json(exports.nuggets(db, source))),
         ),
         "dedup": (
             "Download the de-duplicated set",
             f"nuggets_{source}_deduplicated.json",
-            _json(formats.nuggets_to_json(exports.nuggets(db, source, dedup=True))),
+            lambda: _json(formats.nuggets_to_json(exports.nuggets(db, source, dedup=True))),
         ),
     }
 

@@ -331,6 +331,15 @@ def test_decisions_set_in_dedup_and_the_dedup_export(demo):
     dedup = json.loads(run_cli("export", "nuggets", "--source", "gold", "--dedup", db=demo.target, check=True).stdout)
     assert len(full["101_1"]) == 5 and sorted(dedup["101_1"]) == ["[1]", "[2]", "[4]", "[5]"]
     assert dedup["101_1"]["[2]"] == full["101_1"]["[2]"]  # same CONE-RAG layout
+    # /duplicates' two downloads, written on the click (not each page run), are these files
+    from assess.services.nuggets import nugget_files
+
+    with open_db(demo.target) as db:
+        files = nugget_files(db, "gold")
+        assert [(f[1], json.loads(f[2]())) for f in files.values()] == [
+            ("nuggets_gold.json", full),
+            ("nuggets_gold_deduplicated.json", dedup),
+        ]
 
 
 def test_stored_suggestions_keep_decisions(demo):
