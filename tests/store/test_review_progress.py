@@ -11,7 +11,7 @@ import pytest
 
 from assess.services.loading import load_file
 from store import conversations, labels, open_db, overlap, queue, review, samples
-from store.db import column, rows
+from store.db import column, rows, write
 from store.sources import ensure_source, sign_in
 
 TOPICS = [
@@ -180,6 +180,12 @@ def test_progress_version_moves_with_every_input_of_the_figures(db):
         items=[samples.SampledItem("202_1", "p:f", 0.5, assessor=ann)], by="boss",
     )  # fmt: skip
     moved("a sample")
+    dan = sign_in(db, "dan")
+    moved("another assessor")
+    with write(db), labels.import_new_labels(db, "passage", dan, "2026-01-01T00:00:00Z") as bulk:
+        bulk.write([("202_1", "p:f", 2)])  # a source's first import: one bulk history event, no row per label
+        bulk.record(1)
+    moved("a bulk import of an assessor's labels")
 
 
 def naive_summary(db, name: str) -> dict:
