@@ -369,6 +369,17 @@ def adjudication_reason(note: str | None, by: str) -> str:
 # ------------------------------------------------------------------------------------------- active time
 
 
+def timed_version(db: Store) -> tuple:
+    """Changes whenever :func:`timed_events` may: a label event (the history's newest id; a replaced passage text
+    is a history row too) or a passage text stored where there was none."""
+    found = row(
+        db,
+        "SELECT (SELECT MAX(id) FROM label_history) AS history, "
+        "(SELECT COUNT(*) FROM passages WHERE text IS NOT NULL) AS texts",
+    )
+    return tuple(found.values())
+
+
 def timed_events(db: Store, *, assessor: str | None = None) -> list[dict]:
     """Every assessor's label events (from the history, oldest first; one assessor's with ``assessor``) that
     carry an active time: assessor, task, item (as the history spells it), value (new), mode, active_ms,

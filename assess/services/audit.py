@@ -1067,6 +1067,13 @@ def speed(db, *, assessor: str | None = None) -> dict[str, Any]:
     return {"rules": rules, "rows": report, "flags": measure.speed_flags(report)}
 
 
+def speed_version(db) -> tuple:
+    """Changes whenever :func:`speed` may answer differently (``store.review.timed_version``)."""
+    from store.review import timed_version
+
+    return timed_version(db)
+
+
 TIMED_LABEL_COLUMNS = ("assessor", "task", "item", "value", "mode", "active_ms", "guideline_version", "at", "length")
 """The columns of the timed label events' CSV (`audit speed --labels`, the review page's download)."""
 
