@@ -257,9 +257,13 @@ def test_every_keyboard_page_keys_work_after_each_widget(server, browser):
                 (lambda: switched(page), "2"),
                 (lambda: typed(page, note, "seen", "Escape"), "1"),
                 (lambda: typed(page, note, "seen", "Tab"), "0"),
+                (lambda: clicked(page, "Persona (PTKB statements)"), "3"),  # an expander, closed
+                (lambda: clicked(page, "Your queue: progress per topic and turn"), "1"),  # one that reruns the page
             ],
         )
         assert query(db_path, "SELECT DISTINCT turn_id FROM passage_labels WHERE source = 'kit'") == [(KIT_TURN,)]
+        history = "SELECT new_value FROM label_history WHERE label_table = 'passage' AND source = 'kit' ORDER BY id"
+        assert query(db_path, history) == [("2",), ("1",), ("0",), ("3",), ("1",)]  # the keys pressed, in order
 
         open_page(page, base, "ptkb", "Relevant")
         keys_after_widgets(page, db_path, "ptkb_labels", "kit", [(lambda: switched(page), "1")])
@@ -268,10 +272,22 @@ def test_every_keyboard_page_keys_work_after_each_widget(server, browser):
         graded = "Graded support (2 / 1 / 0)"
         keys_after_widgets(page, db_path, "ntr_support_labels", "kit", [(lambda: toggle(page, graded), "2")])
         keys_after_widgets(page, db_path, "ntr_support_labels", "kit", [(lambda: switched(page), "1")])
-        keys_after_widgets(page, db_path, "ntr_labels", "kit", [(lambda: toggle(page, graded), "Y")])
+        keys_after_widgets(
+            page,
+            db_path,
+            "ntr_labels",
+            "kit",
+            [(lambda: toggle(page, graded), "Y"), (lambda: select(page, "Gold nuggets", "human"), "N")],
+        )
 
         open_page(page, base, "citations", "fully supported")
-        keys_after_widgets(page, db_path, "citation_labels", "kit", [(lambda: switched(page), "2")])
+        keys_after_widgets(
+            page,
+            db_path,
+            "citation_labels",
+            "kit",
+            [(lambda: switched(page), "2"), (lambda: clicked(page, "Labels"), "1")],
+        )
 
         open_page(page, base, "battles", "Left answer")
         keys_after_widgets(
@@ -279,7 +295,11 @@ def test_every_keyboard_page_keys_work_after_each_widget(server, browser):
             db_path,
             "battles",
             "kit",
-            [(lambda: select(page, "Battle plan", "day"), "T"), (lambda: switched(page), "ArrowLeft")],
+            [
+                (lambda: select(page, "Battle plan", "day"), "T"),
+                (lambda: switched(page), "ArrowLeft"),
+                (lambda: clicked(page, "Context: "), "L"),
+            ],
         )
 
         open_page(page, base, "banks", "No nugget banks yet")  # no single keys: its forms save with buttons
@@ -301,10 +321,17 @@ def test_every_keyboard_page_keys_work_after_each_widget(server, browser):
                 (lambda: switched(page), "3"),
                 (lambda: typed(page, reason, "because", "Escape"), "2"),
                 (lambda: typed(page, reason, "because", "Tab"), "1"),
+                (lambda: clicked(page, "Adjudication settings (organizers)"), "0"),
             ],
         )
     finally:
         context.close()
+
+
+def clicked(page, summary: str) -> None:
+    """Open or close an expander with the mouse: its summary keeps the focus."""
+    page.get_by_test_id("stExpander").locator("summary").filter(has_text=summary).first.click()
+    settled(page)
 
 
 def open_page(page, base: str, path: str, ready: str) -> None:
