@@ -111,7 +111,7 @@ def person(browser, base: str, name: str, password: str, path: str = "", window=
 
 # What each menu page shows of this store once its script has run (the organizer's view, before anyone judges).
 SHOWN = {
-    "home": "Pooled pairs",
+    "home": "45,471",  # pooled pairs
     "judge": "Traveling to Egypt",
     "ptkb": "Turn 0_1: 0 / 21 statements labelled",
     "nuggets": "132 pooled passage(s) of this turn have no text",
