@@ -192,3 +192,86 @@ def sign_in_with_password(page, name: str, password: str) -> None:
     sidebar.get_by_role("button", name="Sign in").click()
     expect(sidebar.get_by_role("button", name="Sign out")).to_be_visible()
     settled(page)
+
+
+# ------------------------------------------------------------------------------------------- widgets, then keys
+# The steps of a journey that uses a page's widgets and then its keys with the focus where the widget left it
+# (tests/browser/test_ikat_campaign_journey_browser.py).
+
+
+def no_exception(page) -> None:
+    """The page's script run has finished without an exception box or Streamlit's "Page not found"."""
+    settled(page)
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    expect(page.get_by_text("Page not found")).to_have_count(0)
+
+
+def toggle(page, label: str) -> None:
+    """Click a sidebar toggle: its input keeps the focus."""
+    page.get_by_test_id("stSidebar").get_by_text(label).click()
+    settled(page)
+    assert page.evaluate("() => document.activeElement.tagName") == "INPUT"
+
+
+def select(page, label: str, option: str) -> None:
+    """Choose ``option`` of the select ``label`` with the mouse: its input keeps the focus."""
+    box = page.get_by_test_id("stSelectbox").filter(has_text=label)
+    expect(box).to_be_visible()
+    box.locator("input").click()
+    if box.locator('input[aria-expanded="false"]').count():  # a click on the field does not always open it
+        box.get_by_role("button", name="Open").click()
+    page.get_by_role("option", name=option, exact=True).click()
+    settled(page)
+    assert page.evaluate("() => document.activeElement.tagName") == "INPUT"
+
+
+def typed(page, label: str, text: str, leave: str) -> None:
+    """Type into a text field and leave it with ``leave`` (Escape or Tab)."""
+    field = page.get_by_label(label)
+    field.click()
+    field.press_sequentially(text)
+    field.press(leave)
+    settled(page)
+
+
+def press_here(page, key: str) -> None:
+    """Press a shortcut once its button is on screen, with the focus where the last widget left it."""
+    label = SHORTCUT_LABELS.get(key, key.upper())
+    button = page.locator('[data-testid="stButton"] button').filter(
+        has=page.locator(f'[aria-label="Shortcut {label}"]')
+    )
+    expect(button.first).to_be_visible()
+    expect(button.first).to_be_enabled()
+    page.keyboard.press(key)
+
+
+def stored(db_path, sql: str, n: int, params=()) -> None:
+    """Wait until the query counts ``n`` rows (a key's write lands after its rerun starts)."""
+    import time
+
+    deadline = time.monotonic() + STEP_TIMEOUT_MS / 1000
+    while (found := query(db_path, sql, params)[0][0]) != n and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert found == n, (sql, params, found, n)
+
+
+def answers_in_view(page, n: int, height: int, visible_px: int = 250) -> None:
+    """Both answer boxes of the n-th battle (0-based) start inside a window ``height`` px high, with at least
+    ``visible_px`` of each (or all of it) visible without scrolling."""
+    for side in ("left", "right"):
+        box = page.locator(f".st-key-battle_box_{side}_{n}")
+        expect(box).to_be_visible()
+        found = box.bounding_box()
+        assert 0 <= found["y"] < height, (side, n, found)
+        assert found["y"] + min(found["height"], visible_px) <= height, (side, n, found)
+        expect(box.get_by_text(f"{side.capitalize()} answer")).to_be_in_viewport()
+
+
+def submit_sign_in(page, name: str, password: str) -> None:
+    """Fill and send the sidebar's account form; the caller waits for what the page should show then (a
+    heavy page's first run after the sign-in may take longer than the default wait of ``sign_in_with_password``)."""
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_label("Account name")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    sidebar.get_by_label("Account name").fill(name)
+    sidebar.get_by_label("Password", exact=True).fill(password)
+    sidebar.get_by_role("button", name="Sign in").click()
