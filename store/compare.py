@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from itertools import groupby
+from operator import itemgetter
 from typing import NamedTuple
 
 from assess.errors import AssessError
 from assess.tasks import PTKB_KEYS, Task, label_kind
 from store import labels
-from store.db import Store, each, row, rows
+from store.db import Store, each, each_tuple, row, rows
 
 COMPARABLE = (Task.PASSAGE, Task.PTKB, Task.NTR)
 """The tasks two sources can be aligned on (response criteria are not compared)."""
@@ -92,6 +94,8 @@ def rankings_version(db: Store) -> tuple:
 def runs_of(db: Store) -> dict[str, dict[str, dict[str, float]]]:
     """Every stored ranking run as {run: {turn: {passage: score}}}."""
     out: dict[str, dict[str, dict[str, float]]] = {}
-    for r in each(db, "SELECT run, turn_id, passage_id, score FROM rankings"):
-        out.setdefault(r["run"], {}).setdefault(r["turn_id"], {})[r["passage_id"]] = r["score"]
+    # in key order, a (run, turn) at a time: 1,042,500 rows at ten times iKAT 2024 (5.6 s as a dict each, 1 s now)
+    found = each_tuple(db, "SELECT run, turn_id, passage_id, score FROM rankings ORDER BY run, turn_id")
+    for (run_name, turn), group in groupby(found, key=itemgetter(0, 1)):
+        out.setdefault(run_name, {})[turn] = {passage: score for _, _, passage, score in group}
     return out
