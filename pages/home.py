@@ -11,7 +11,7 @@ from assess.services import contents
 ui.frame_guard()
 database = ui.db()
 organizer = ui.is_organizer()  # least disclosure: nothing about other sources for anyone else
-summary = contents.stats(database)
+summary = contents.counts(database)
 
 st.title("Assessment workbench")
 if organizer:

@@ -26,6 +26,12 @@ def stats(db: Store) -> dict:
     return store_stats.stats(db)
 
 
+def counts(db: Store) -> dict[str, int]:
+    """The home page's counts: conversations, turns, passages (with text) and pooled pairs
+    (:func:`store.stats.counts`)."""
+    return store_stats.counts(db)
+
+
 def source_stats(db: Store) -> list[dict]:
     """Every label source with its kind, model and label counts (:func:`store.stats.sources`)."""
     return store_stats.sources(db)

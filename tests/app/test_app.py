@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from store import settings, sources
-from tests.helpers import open_app, rows
+from tests.helpers import open_app, rows, run_cli
 
 
 @pytest.fixture
@@ -21,6 +23,9 @@ def test_first_start_loads_demo_and_home_shows_store_counts(app_db):
     at = start()
     metrics = {m.label: m.value for m in at.metric}
     assert metrics == {"Conversations": "2", "Turns": "12", "Passages": "60", "With text": "58", "Pooled pairs": "217"}
+    figures = json.loads(run_cli("stats", "--json", db=app_db, check=True).stdout)  # the same as the CLI's
+    names = ("conversations", "turns", "passages", "passages_with_text", "pooled_pairs")
+    assert list(metrics.values()) == [f"{figures[n]:,}" for n in names]
     sources = at.dataframe[0].value
     assert dict(zip(sources["name"], sources["passage_labels"]))["llm:demo-gpt"] == 214
     assert rows(app_db, "SELECT COUNT(*) FROM conversations") == [(2,)]
