@@ -115,6 +115,12 @@ def reset_account(
     return made
 
 
+def open_sign_in(db: Store, setting: bool | None) -> bool:
+    """Whether anyone signs in by typing a name: ``setting`` ($ASSESS_OPEN) when given, else only on the demo
+    store (:func:`store.accounts.open_sign_in`)."""
+    return accounts.open_sign_in(db, setting)
+
+
 def account_list(db: Store) -> list[dict]:
     """Every account without its hash, by name (:func:`store.accounts.accounts`)."""
     return accounts.accounts(db)
