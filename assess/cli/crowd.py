@@ -304,7 +304,7 @@ def cmd_create(args) -> int:
         read_guideline,
     )
     from assess.errors import AssessError
-    from assess.services import crowd as crowd_service
+    from assess.services import crowd_studies
 
     config = _config(args)
     known = [parse_known_spec(s, graded=config.graded) for s in args.known]
@@ -319,7 +319,7 @@ def cmd_create(args) -> int:
         name = args.name
     guideline = read_guideline(args.guideline) if args.guideline else None
     db = open_store(args)
-    summary = crowd_service.create_study(
+    summary = crowd_studies.create_study(
         db,
         name,
         config,
@@ -346,11 +346,11 @@ def cmd_create(args) -> int:
 
 
 def cmd_status(args) -> int:
-    from assess.services import crowd as crowd_service
+    from assess.services import crowd_studies
 
     db = open_store(args)
     if not args.name:
-        studies = crowd_service.list_studies(db)
+        studies = crowd_studies.list_studies(db)
         if any(s["status"] == "open" for s in studies):
             _warn_open_organizer_pages(db)
         if args.json:
@@ -359,7 +359,7 @@ def cmd_status(args) -> int:
             task = f"{s['task']} (graded)" if s["graded"] else s["task"]
             print(f"{s['name']:20} {task:9} {s['status']:9} {s['source']}")
         return 0
-    result = crowd_service.progress(db, args.name)
+    result = crowd_studies.progress(db, args.name)
     if result["status"] == "open":
         _warn_open_organizer_pages(db)
     if args.json:
@@ -434,7 +434,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_decide(args) -> int:
-    from assess.services.crowd import set_decision
+    from assess.services.crowd_studies import set_decision
 
     decision = {"approve": "approved", "reject": "rejected", "clear": None}[args.decision]
     set_decision(open_store(args), args.name, args.worker, decision)
@@ -443,7 +443,7 @@ def cmd_decide(args) -> int:
 
 
 def cmd_release(args) -> int:
-    from assess.services.crowd import release
+    from assess.services.crowd_studies import release
 
     release(open_store(args), args.name, args.worker)
     print(f"{args.name}: worker {args.worker} released; the next browser with their link is bound to them")
@@ -452,11 +452,12 @@ def cmd_release(args) -> int:
 
 def cmd_aggregate(args) -> int:
     from assess.services import crowd as crowd_service
+    from assess.services.crowd_studies import label_task
     from assess.text import terminal_text
 
     db = open_store(args)
     summary = crowd_service.aggregate(db, args.name, args.method)
-    task = crowd_service.label_task(db, args.name)
+    task = label_task(db, args.name)
     if args.json:
         print(json.dumps({**summary, "task": str(task)}))
         return 0
@@ -505,7 +506,7 @@ def cmd_import(args) -> int:
 
 
 def cmd_close(args) -> int:
-    from assess.services.crowd import set_status
+    from assess.services.crowd_studies import set_status
 
     set_status(open_store(args), args.name, "open" if args.reopen else "closed")
     print(f"{args.name}: {'open' if args.reopen else 'closed'}")
