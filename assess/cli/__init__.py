@@ -181,9 +181,10 @@ def _main(argv: list[str] | None) -> int:
         print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     except Exception as exc:
-        from store.db import database_reason, display, is_database_error
+        from assess.services.session import database_error, location
 
-        if is_database_error(exc):
-            print(f"error: {display(getattr(args, 'db', '') or '')}: {database_reason(exc)}", file=sys.stderr)
+        reason = database_error(exc)
+        if reason is not None:
+            print(f"error: {location(getattr(args, 'db', '') or '')}: {reason}", file=sys.stderr)
             return 2
         raise

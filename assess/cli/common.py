@@ -10,14 +10,9 @@ from typing import Any
 def open_store(args, *, must_exist: bool = True):
     """The store of ``args.db``; with ``must_exist``, a missing one is refused (AssessError naming it and the
     ``init`` command that creates it) instead of being created empty."""
-    from assess.errors import AssessError
-    from store import open_db
-    from store.db import display, exists
+    from assess.services.session import open_store as open_target
 
-    if must_exist and not exists(args.db):
-        where = display(args.db)
-        raise AssessError(f"{where}: no such database (create it with: python -m assess init --db {where})")
-    return open_db(args.db)
+    return open_target(args.db, must_exist=must_exist)
 
 
 def print_json(obj: Any) -> None:

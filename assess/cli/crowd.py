@@ -243,13 +243,13 @@ def _warn_open_organizer_pages(db) -> None:
     """One warning line on stderr about the organizer pages when a study link goes public. In open mode (the
     demo store, or $ASSESS_OPEN=1): when they have no password ($ASSESS_ORGANIZER_PASSWORD). On a store with
     accounts only an organizer account opens them (the password has no effect there): when there is none."""
+    from assess.services import accounts
     from assess.settings import open_mode_setting, organizer_password
-    from store import accounts
 
     if accounts.open_sign_in(db, open_mode_setting()):
         if organizer_password() is None:
             print(ORGANIZER_WARNING, file=sys.stderr)
-    elif not any(a["role"] == "organizer" and not a["disabled"] for a in accounts.accounts(db)):
+    elif not any(a["role"] == "organizer" and not a["disabled"] for a in accounts.account_list(db)):
         print(NO_ORGANIZER_WARNING, file=sys.stderr)
 
 
@@ -304,7 +304,7 @@ def cmd_create(args) -> int:
         read_guideline,
     )
     from assess.errors import AssessError
-    from store import crowd as store_crowd
+    from assess.services import crowd_studies
 
     config = _config(args)
     known = [parse_known_spec(s, graded=config.graded) for s in args.known]
@@ -319,7 +319,7 @@ def cmd_create(args) -> int:
         name = args.name
     guideline = read_guideline(args.guideline) if args.guideline else None
     db = open_store(args)
-    summary = store_crowd.create_study(
+    summary = crowd_studies.create_study(
         db,
         name,
         config,
@@ -346,11 +346,11 @@ def cmd_create(args) -> int:
 
 
 def cmd_status(args) -> int:
-    from store import crowd as store_crowd
+    from assess.services import crowd_studies
 
     db = open_store(args)
     if not args.name:
-        studies = store_crowd.list_studies(db)
+        studies = crowd_studies.list_studies(db)
         if any(s["status"] == "open" for s in studies):
             _warn_open_organizer_pages(db)
         if args.json:
@@ -359,7 +359,7 @@ def cmd_status(args) -> int:
             task = f"{s['task']} (graded)" if s["graded"] else s["task"]
             print(f"{s['name']:20} {task:9} {s['status']:9} {s['source']}")
         return 0
-    result = store_crowd.progress(db, args.name)
+    result = crowd_studies.progress(db, args.name)
     if result["status"] == "open":
         _warn_open_organizer_pages(db)
     if args.json:
@@ -434,30 +434,30 @@ def cmd_report(args) -> int:
 
 
 def cmd_decide(args) -> int:
-    from store import crowd as store_crowd
+    from assess.services.crowd_studies import set_decision
 
     decision = {"approve": "approved", "reject": "rejected", "clear": None}[args.decision]
-    store_crowd.set_decision(open_store(args), args.name, args.worker, decision)
+    set_decision(open_store(args), args.name, args.worker, decision)
     print(f"{args.name}: worker {args.worker} {decision or 'undecided'}")
     return 0
 
 
 def cmd_release(args) -> int:
-    from store import crowd as store_crowd
+    from assess.services.crowd_studies import release
 
-    store_crowd.release(open_store(args), args.name, args.worker)
+    release(open_store(args), args.name, args.worker)
     print(f"{args.name}: worker {args.worker} released; the next browser with their link is bound to them")
     return 0
 
 
 def cmd_aggregate(args) -> int:
     from assess.services import crowd as crowd_service
+    from assess.services.crowd_studies import label_task
     from assess.text import terminal_text
-    from store import crowd as store_crowd
 
     db = open_store(args)
     summary = crowd_service.aggregate(db, args.name, args.method)
-    task = store_crowd.get_study(db, args.name).config.label_task
+    task = label_task(db, args.name)
     if args.json:
         print(json.dumps({**summary, "task": str(task)}))
         return 0
@@ -506,8 +506,8 @@ def cmd_import(args) -> int:
 
 
 def cmd_close(args) -> int:
-    from store import crowd as store_crowd
+    from assess.services.crowd_studies import set_status
 
-    store_crowd.set_status(open_store(args), args.name, "open" if args.reopen else "closed")
+    set_status(open_store(args), args.name, "open" if args.reopen else "closed")
     print(f"{args.name}: {'open' if args.reopen else 'closed'}")
     return 0

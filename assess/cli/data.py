@@ -297,24 +297,22 @@ def add_commands(sub) -> None:
 def cmd_init(args) -> int:
     from assess.errors import AssessError
     from assess.services.loading import load_demo_if_empty
-    from store.db import display, is_postgres
+    from assess.services.session import grant_role, has_roles, location
 
-    if args.app_role is not None and not is_postgres(args.db):
-        raise AssessError(f"{display(args.db)}: --app-role is for a PostgreSQL store (a SQLite file has no roles)")
+    if args.app_role is not None and not has_roles(args.db):
+        raise AssessError(f"{location(args.db)}: --app-role is for a PostgreSQL store (a SQLite file has no roles)")
     db = open_store(args, must_exist=False)
     if args.app_role is not None:
-        from store.db import grant_app_role
-
-        for warning in grant_app_role(db, args.app_role):
-            print(f"warning: {display(args.db)}: {warning}", file=sys.stderr)
-        print(f"{display(args.db)}: the role {args.app_role} may read and write rows, not change the schema")
+        for warning in grant_role(db, args.app_role):
+            print(f"warning: {location(args.db)}: {warning}", file=sys.stderr)
+        print(f"{location(args.db)}: the role {args.app_role} may read and write rows, not change the schema")
     if args.demo:
         if load_demo_if_empty(db):
-            print(f"{display(args.db)}: created with the demo data")
+            print(f"{location(args.db)}: created with the demo data")
         else:
-            print(f"{display(args.db)}: not empty, demo not loaded")
+            print(f"{location(args.db)}: not empty, demo not loaded")
     else:
-        print(f"{display(args.db)}: ready")
+        print(f"{location(args.db)}: ready")
     return 0
 
 
@@ -409,26 +407,15 @@ def cmd_export(args) -> int:
 
 def cmd_copy(args) -> int:
     from assess.errors import AssessError
-    from store import open_db
-    from store.db import database_reason, display, exists, is_database_error
-    from store.transfer import copy_store
+    from assess.services.session import copy, location, store_exists
 
-    if not exists(args.source):
-        raise AssessError(f"{display(args.source)}: no such database (--from must name an existing store)")
-    try:
-        with open_db(args.source) as source, open_db(args.target) as target:
-            copied = copy_store(source, target)
-    except AssessError:
-        raise
-    except Exception as exc:  # a database refused a row or a statement: name both stores, nothing was copied
-        if not is_database_error(exc):
-            raise
-        where = f"{display(args.source)} -> {display(args.target)}"
-        raise AssessError(f"{where}: {database_reason(exc)}; nothing was copied") from None
+    if not store_exists(args.source):
+        raise AssessError(f"{location(args.source)}: no such database (--from must name an existing store)")
+    copied = copy(args.source, args.target)
     if args.json:
         print(json.dumps(copied, sort_keys=True))
     else:
-        print(f"{display(args.source)} -> {display(args.target)}: {sum(copied.values())} rows copied")
+        print(f"{location(args.source)} -> {location(args.target)}: {sum(copied.values())} rows copied")
         for table, n in sorted(copied.items()):
             if n:
                 print(f"  {table:28} {n}")
@@ -436,8 +423,8 @@ def cmd_copy(args) -> int:
 
 
 def cmd_stats(args) -> int:
+    from assess.services.contents import stats
     from assess.services.review import dashboard
-    from store.stats import stats
 
     db = open_store(args)
     result = stats(db)
@@ -461,16 +448,9 @@ def cmd_stats(args) -> int:
 
 
 def cmd_history(args) -> int:
-    from store.exports import require_source
-    from store.history import item_history, item_history_all
+    from assess.services.contents import item_history
 
-    db = open_store(args)
-    item = f"{args.turn} {args.item}"
-    if args.source is None:
-        trail = item_history_all(db, item, args.task)
-    else:
-        require_source(db, args.source)
-        trail = item_history(db, args.source, item, args.task)
+    trail = item_history(open_store(args), f"{args.turn} {args.item}", args.task, source=args.source)
     if args.json:
         print(json.dumps(trail))
         return 0
@@ -488,28 +468,28 @@ def cmd_history(args) -> int:
 
 def cmd_assign(args) -> int:
     from assess.errors import AssessError
-    from store import conversations
+    from assess.services import contents
 
     db = open_store(args)
     if not args.conversation and not args.turn:
         raise AssessError("assign needs --conversation or --turn")
-    turns = conversations.turns_to_assign(db, args.conversation, args.turn)
+    turns = contents.turns_to_assign(db, args.conversation, args.turn)
     if args.remove:
-        conversations.unassign(db, args.assessor, turns, by=actor(args))
+        contents.unassign_listed_turns(db, args.assessor, turns, by=actor(args))
         print(f"{args.assessor}: {len(turns)} turns unassigned")
     else:
-        added = conversations.assign(db, args.assessor, turns, by=actor(args))
+        added = contents.assign_listed_turns(db, args.assessor, turns, by=actor(args))
         print(f"{args.assessor}: {added} new turns assigned ({len(turns)} given)")
     return 0
 
 
 def cmd_reshow(args) -> int:
-    from store import reshows
+    from assess.services.contents import reshow_rule, set_reshow_rule
 
     db = open_store(args)
     if args.share is not None:
-        reshows.set_rule(db, args.share, gap=args.gap, seed=args.seed, task=args.task, by=actor(args))
-    rule = reshows.rule(db, args.task)
+        set_reshow_rule(db, args.share, gap=args.gap, seed=args.seed, task=args.task, by=actor(args))
+    rule = reshow_rule(db, args.task)
     if rule is None:
         print(f"{args.task}: no items are re-shown")
     else:
@@ -523,10 +503,10 @@ def cmd_reshow(args) -> int:
 def cmd_assign_overlap(args) -> int:
     import json
 
-    from store import overlap
+    from assess.services.contents import create_overlap_plan
 
     db = open_store(args)
-    summary = overlap.create_plan(
+    summary = create_overlap_plan(
         db,
         args.name,
         args.assessor,

@@ -154,9 +154,9 @@ def _write(document: dict, output: str | None) -> None:
 
 
 def cmd_locate(args) -> int:
-    from store.nuggets import gold
+    from assess.services.nuggets import locate_nuggets
 
-    counts = gold.locate_nuggets(open_store(args), args.source, relocate=args.relocate)
+    counts = locate_nuggets(open_store(args), args.source, relocate=args.relocate)
     if args.json:
         print(json.dumps({"source": args.source, **counts}))
         return 0
@@ -208,12 +208,12 @@ def cmd_study(args) -> int:
     from pathlib import Path
 
     from assess.nuggets.documents import parse_attributes_json
-    from store.nuggets import responses
+    from assess.services.nuggets import save_study_attributes
 
     raw = args.attributes
     text = Path(raw).read_text(encoding="utf-8") if not raw.lstrip().startswith("[") else raw
     attributes = parse_attributes_json(text, where="--attributes")
-    config = responses.save_study(open_store(args), args.name, attributes, max_level=args.max_level, L=args.L)
+    config = save_study_attributes(open_store(args), args.name, attributes, max_level=args.max_level, L=args.L)
     print(
         f"study {config['name']}: "
         + "; ".join(f"{a['name']} ({a['kind']}, {'/'.join(a['groups'])})" for a in config["attributes"])
@@ -222,23 +222,23 @@ def cmd_study(args) -> int:
 
 
 def cmd_export_gfrc2(args) -> int:
-    from store.nuggets import responses
+    from assess.services.nuggets import gfrc2_document
 
-    _write(responses.gfrc2_export(open_store(args), args.study, runs=args.runs), args.output)
+    _write(gfrc2_document(open_store(args), args.study, runs=args.runs), args.output)
     return 0
 
 
 def cmd_export_aepd(args) -> int:
-    from store.nuggets import aspects
+    from assess.services.nuggets import aepd_document
 
-    _write(aspects.aepd_export(open_store(args), runs=args.runs), args.output)
+    _write(aepd_document(open_store(args), runs=args.runs), args.output)
     return 0
 
 
 def cmd_match(args) -> int:
     from assess.cli import check_options
     from assess.services.matching import MatchRequest, match
-    from store.db import display
+    from assess.services.session import location
 
     check_options(args, counts={"--limit": "limit"})
     request = MatchRequest(
@@ -268,7 +268,7 @@ def cmd_match(args) -> int:
         return 130
     out = result.report
     out["score"] = (
-        f"python -m assess score nuggets --db {display(args.db)} --ntr-source {result.source} "
+        f"python -m assess score nuggets --db {location(args.db)} --ntr-source {result.source} "
         f"--nugget-source {args.gold}"
     )
     if args.json:

@@ -104,9 +104,9 @@ def cmd_add(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from store.accounts import accounts
+    from assess.services.accounts import account_list
 
-    found = accounts(open_store(args))
+    found = account_list(open_store(args))
     if args.json:
         print(json.dumps(found, indent=1))
         return 0
@@ -122,7 +122,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_disable(args) -> int:
-    from store.accounts import set_disabled
+    from assess.services.accounts import set_disabled
 
     changed = set_disabled(open_store(args), args.name, args.disabled, by=actor(args))
     word = "disabled" if args.disabled else "enabled"
@@ -131,7 +131,7 @@ def cmd_disable(args) -> int:
 
 
 def cmd_role(args) -> int:
-    from store.accounts import set_role
+    from assess.services.accounts import set_role
 
     changed = set_role(open_store(args), args.name, args.role, by=actor(args))
     print(f"{args.name} is now {args.role}" if changed else f"{args.name} already was {args.role}")

@@ -23,7 +23,7 @@ from assess import settings
 from assess.errors import AssessError
 from assess.tasks import Role
 from assess.text import name_problem, normal_name
-from store import Store, accounts
+from store import Store, accounts, rights, sources
 from store.db import file_of
 
 MAX_FAILURES = 5
@@ -113,6 +113,21 @@ def reset_account(
     chosen = password if password is not None else made
     accounts.reset(db, name, hash_password(chosen) if chosen else None, by=by)
     return made
+
+
+NotAllowed = rights.NotAllowed  # a write past the person's rights (the pages say NOT SAVED)
+
+
+def register_assessor(db: Store, name: str, *, guest: bool = False) -> str:
+    """Register ``name`` as an assessor source and return it as kept; ``guest``: a name typed in open mode,
+    refused when it belongs to an account (:func:`store.sources.sign_in`)."""
+    return sources.sign_in(db, name, guest=guest)
+
+
+def open_sign_in(db: Store, setting: bool | None) -> bool:
+    """Whether anyone signs in by typing a name: ``setting`` ($ASSESS_OPEN) when given, else only on the demo
+    store (:func:`store.accounts.open_sign_in`)."""
+    return accounts.open_sign_in(db, setting)
 
 
 def account_list(db: Store) -> list[dict]:

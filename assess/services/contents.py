@@ -1,6 +1,7 @@
 """What the store holds, as the pages list it: conversations, turns, passage texts, label sources and their
-counts, the items two sources label differently, the qrels of a source, and assigning turns. Each function is the store's reader or writer of the same
-name (the pages reach the store only through services, so one place says what a page may touch)."""
+counts, the items two sources label differently, the qrels of a source, an item's label history, and assigning
+turns. Each function is the store's reader or writer of the same name (the front ends reach the store only through
+services, so one place says what a page or command may touch)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from assess.queueing import ReshowRule
+from assess.services import session
 from assess.tasks import TurnContext
-from store import Store, audit, compare, exports, labels, overlap, prejudgments, reshows, review, screens
+from store import Store, audit, compare, exports, history, labels, overlap, prejudgments, reshows, review, screens
 from store import conversations as store_conversations
 from store import samples as store_samples
 from store import stats as store_stats
-from store.db import display
 
 
 def location(target: str | Path) -> str:
-    """Where the store lives, as it may be shown (:func:`store.db.display`: no password)."""
-    return display(target)
+    """Where the store lives, as it may be shown (:func:`assess.services.session.location`: no password)."""
+    return session.location(target)
 
 
 def stats(db: Store) -> dict:
@@ -64,7 +65,31 @@ def passage_text(db: Store, passage_id: str) -> str | None:
 
 def assign_turns(db: Store, assessor: str, topics: Sequence[str], turn_ids: Sequence[str], *, by: str | None) -> int:
     """Assign the pooled turns of ``topics`` and the single ``turn_ids`` to ``assessor``; how many are new."""
-    return store_conversations.assign(db, assessor, store_conversations.turns_to_assign(db, topics, turn_ids), by=by)
+    return assign_listed_turns(db, assessor, turns_to_assign(db, topics, turn_ids), by=by)
+
+
+def turns_to_assign(db: Store, topics: Sequence[str], turn_ids: Sequence[str]) -> list[str]:
+    """The pooled turns of the conversations ``topics``, then the single ``turn_ids`` not already among them."""
+    return store_conversations.turns_to_assign(db, topics, turn_ids)
+
+
+def assign_listed_turns(db: Store, assessor: str, turn_ids: Sequence[str], *, by: str | None) -> int:
+    """Assign exactly ``turn_ids`` to ``assessor`` (an organizer action); how many are new."""
+    return store_conversations.assign(db, assessor, turn_ids, by=by)
+
+
+def unassign_listed_turns(db: Store, assessor: str, turn_ids: Sequence[str], *, by: str | None) -> None:
+    """Take ``turn_ids`` away from ``assessor`` (an organizer action)."""
+    store_conversations.unassign(db, assessor, turn_ids, by=by)
+
+
+def item_history(db: Store, item: str, task: str, *, source: str | None = None) -> list[dict]:
+    """Every change of one item's ``task`` label (``item``: ``'<turn> <item id>'``), oldest first: of ``source``
+    (refused when the store has no such source), or of every source when None."""
+    if source is None:
+        return history.item_history_all(db, item, task)
+    exports.require_source(db, source)
+    return history.item_history(db, source, item, task)
 
 
 def label_sources(db: Store, table: str = "passage_labels") -> list[str]:
@@ -133,9 +158,9 @@ def samples(db: Store) -> list[dict]:
     return store_samples.samples(db)
 
 
-def reshow_rule(db: Store) -> ReshowRule | None:
-    """/judge's re-show rule, or None when items are not re-shown."""
-    return reshows.rule(db)
+def reshow_rule(db: Store, task: str = "passage") -> ReshowRule | None:
+    """The task's re-show rule (/judge's: passage), or None when items are not re-shown."""
+    return reshows.rule(db, task)
 
 
 def create_overlap_plan(
@@ -149,14 +174,26 @@ def create_overlap_plan(
     unit: str,
     seed: int,
     by: str | None,
+    turns: Sequence[str] = (),
+    task: str = "passage",
 ) -> dict:
-    """Assign the conversations' items to ``assessors`` with a planned share judged more than once (an organizer
-    action, :func:`store.overlap.create_plan`)."""
+    """Assign the conversations' (and the single ``turns``') items to ``assessors`` with a planned share judged
+    more than once (an organizer action, :func:`store.overlap.create_plan`)."""
     return overlap.create_plan(
-        db, name, assessors, topics=topics, share=share, copies=copies, unit=unit, seed=seed, by=by
+        db,
+        name,
+        assessors,
+        topics=topics,
+        turns=turns,
+        share=share,
+        copies=copies,
+        unit=unit,
+        seed=seed,
+        task=task,
+        by=by,
     )
 
 
-def set_reshow_rule(db: Store, share: float, *, gap: int, seed: int, by: str | None) -> None:
-    """Set /judge's re-show rule (share 0: none), an organizer action."""
-    reshows.set_rule(db, share, gap=gap, seed=seed, by=by)
+def set_reshow_rule(db: Store, share: float, *, gap: int, seed: int, by: str | None, task: str = "passage") -> None:
+    """Set the task's re-show rule (share 0: none; /judge's: passage), an organizer action."""
+    reshows.set_rule(db, share, gap=gap, seed=seed, task=task, by=by)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from assess.tasks import JudgingMode, Label, Passage, Shown
 from store import conversations, labels, prejudgments, queue, review
+from store.nuggets import ntr
 
 
 @dataclass(frozen=True)
@@ -132,9 +133,36 @@ def turn_labels(db, assessor: str, task: str, turn_id: str) -> dict[str, int | N
 
 def ntr_done(db, assessor: str) -> frozenset:
     """The NtR items the assessor has answered, as queue keys (turn, '<nugget id> <run>')."""
-    from store.nuggets.ntr import item_key
+    return frozenset((turn, ntr.item_key(nid, run)) for turn, nid, run in labels.labelled(db, "ntr", assessor))
 
-    return frozenset((turn, item_key(nid, run)) for turn, nid, run in labels.labelled(db, "ntr", assessor))
+
+# The keyboard queues' orders and what they are cached on (``ui.cursor`` keeps them between runs): the store's
+# functions of the same names.
+
+
+def queue_order(db, assessor: str, task: str, *, open_mode: bool):
+    """The assessor's items in judging order (:func:`store.queue.queue_order`)."""
+    return queue.queue_order(db, assessor, task=task, open_mode=open_mode)
+
+
+def queue_version(db, assessor: str) -> tuple:
+    """Changes whenever the pool, the turns or the assessor's assignments change."""
+    return queue.queue_version(db, assessor)
+
+
+def load_queue(db, assessor: str, task: str, order):
+    """The assessor's queue over ``order`` with what they have judged (:func:`store.queue.load_queue`)."""
+    return queue.load_queue(db, assessor, task=task, order=order)
+
+
+def ntr_order(db, assessor: str, nugget_source: str, *, open_mode: bool):
+    """The NtR items in judging order (:func:`store.nuggets.ntr.ntr_order`)."""
+    return ntr.ntr_order(db, assessor, nugget_source, open_mode=open_mode)
+
+
+def ntr_order_version(db, assessor: str, nugget_source: str) -> tuple:
+    """Changes whenever :func:`ntr_order`'s result may; its last two entries count the assessor's assignments."""
+    return ntr.ntr_order_version(db, assessor, nugget_source)
 
 
 # ------------------------------------------------------------------------------------------- adjudication

@@ -94,7 +94,13 @@ def edit_nugget(db, assessor: str, nugget_id: int, text: str | None, relevance: 
 def save_study(db, name: str, attributes_json: str, *, max_level: int, L: int) -> str:
     """Create or update a GFRC2 study from its attribute sets as JSON text; return its name."""
     attributes = documents.parse_attributes_json(attributes_json)
-    return responses.save_study(db, name, attributes, max_level=max_level, L=L)["name"]
+    return save_study_attributes(db, name, attributes, max_level=max_level, L=L)["name"]
+
+
+def save_study_attributes(db, name: str, attributes: Sequence[dict], *, max_level: int, L: int) -> dict:
+    """Create or update a GFRC2 study from its parsed attribute sets; its stored settings
+    (:func:`store.nuggets.responses.save_study`)."""
+    return responses.save_study(db, name, attributes, max_level=max_level, L=L)
 
 
 def mark_words(
@@ -120,7 +126,7 @@ def mark_words(
 
 def gfrc2_file(db, study: str) -> tuple[str, str, dict]:
     """The study as a ``score gfrc2`` input: (file name, JSON text, document)."""
-    document = responses.gfrc2_export(db, study)
+    document = gfrc2_document(db, study)
     return f"gfrc2_{study}.json", _json(document), document
 
 
@@ -180,8 +186,24 @@ def aspect_preview(db, source: str, turn_id: str, run: str) -> list[dict]:
 
 def aepd_file(db) -> tuple[str, dict]:
     """Every turn's aspects as a ``score aepd`` input: (JSON text, document)."""
-    document = aspects.aepd_export(db)
+    document = aepd_document(db)
     return _json(document), document
+
+
+def gfrc2_document(db, study: str, *, runs: Sequence[str] | None = None) -> dict:
+    """The study's ``score gfrc2`` input of ``runs`` (default every run with marks)."""
+    return responses.gfrc2_export(db, study, runs=runs)
+
+
+def aepd_document(db, *, runs: Sequence[str] | None = None) -> dict:
+    """The ``score aepd`` input of ``runs`` (default every run with a response)."""
+    return aspects.aepd_export(db, runs=runs)
+
+
+def locate_nuggets(db, source: str, *, relocate: bool = False) -> dict:
+    """Locate a source's text-only nuggets in their turn's passages; the counts
+    (:func:`store.nuggets.gold.locate_nuggets`)."""
+    return gold.locate_nuggets(db, source, relocate=relocate)
 
 
 def aepd_scores(document: dict, turn_id: str) -> tuple[list[dict], list[dict]]:

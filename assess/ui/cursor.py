@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from assess import settings
-from assess.services import judging
+from assess.services import contents, judging
 from assess.ui.assets import asset
 from assess.ui.frame import saving
 
@@ -19,16 +19,12 @@ if TYPE_CHECKING:
 # cache_resource, not cache_data: the order is immutable and shared, so no per-run copy of 20,000 items.
 @st.cache_resource(max_entries=256, show_spinner=False)
 def _cached_order(_database, target: str, assessor_name: str, task: str, open_mode: bool, version: tuple):
-    from store import queue as store_queue
-
-    return store_queue.queue_order(_database, assessor_name, task=task, open_mode=open_mode)
+    return judging.queue_order(_database, assessor_name, task, open_mode=open_mode)
 
 
 def queue_order(database, assessor_name: str, task: str = "passage"):
     """The assessor's queue order, cached until the pool or their assignments change."""
-    from store import queue as store_queue
-
-    version = store_queue.queue_version(database, assessor_name)
+    version = judging.queue_version(database, assessor_name)
     return _cached_order(database, database.target, assessor_name, task, settings.open_mode(), version)
 
 
@@ -41,27 +37,21 @@ def adjudication_order(database, sources):
     """The passage items ``sources`` label differently, as a queue order (:func:`judging.adjudication_order`),
     cached until one of the sources' passage labels or the topics change: reading and grouping every label of
     the sources costs a few hundred ms on a campaign's store, each full run of /adjudicate."""
-    from store.screens import labels_version, topics_version
-
-    version = (topics_version(database), *(labels_version(database, "passage", s) for s in sources))
+    version = (contents.topics_version(database), *(contents.labels_version(database, "passage", s) for s in sources))
     return _cached_adjudication_order(database, database.target, tuple(sources), version)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _cached_ntr_order(_database, target: str, assessor_name: str, nugget_source: str, open_mode: bool, version: tuple):
-    from store.nuggets import ntr
-
     # "" stands for anyone without assignments (ntr_order then reads every turn, whoever it is given)
-    return ntr.ntr_order(_database, assessor_name or "", nugget_source, open_mode=open_mode)
+    return judging.ntr_order(_database, assessor_name or "", nugget_source, open_mode=open_mode)
 
 
 def ntr_order(database, assessor_name: str, nugget_source: str):
     """The NtR queue's order (:func:`store.nuggets.ntr.ntr_order`: every gold nugget x every response of a turn),
     cached until its inputs change (:func:`store.nuggets.ntr.ntr_order_version`): at ten times iKAT 2024 it is
     417,000 items, several seconds of Python each full run of /ntr."""
-    from store.nuggets import ntr
-
-    version = ntr.ntr_order_version(database, assessor_name, nugget_source)
+    version = judging.ntr_order_version(database, assessor_name, nugget_source)
     assigned = version[-2]
     # without assignments everyone's queue is the same: one entry for all (the first visit pays, not each person's)
     return _cached_ntr_order(
@@ -71,10 +61,8 @@ def ntr_order(database, assessor_name: str, nugget_source: str):
 
 def load_queue(database, assessor_name: str, task: str = "passage"):
     """The assessor's queue; its item order is cached until the pool or their assignments change."""
-    from store import queue as store_queue
-
     order = queue_order(database, assessor_name, task)
-    return store_queue.load_queue(database, assessor_name, task=task, order=order)
+    return judging.load_queue(database, assessor_name, task, order)
 
 
 class KeyQueue:
@@ -94,9 +82,7 @@ class KeyQueue:
         self._slot = f"_{prefix}_{task}_done"  # one page may keep queues of two tasks (/ntr: yes/no, graded)
 
     def _version(self) -> tuple:
-        from store.screens import labels_version
-
-        return (self.source, id(self.order), labels_version(self.database, self.task, self.source))
+        return (self.source, id(self.order), contents.labels_version(self.database, self.task, self.source))
 
     def state(self):
         """The queue with the labelled items as the store has them now."""

@@ -118,9 +118,9 @@ def saving(callback):
     it)."""
     import functools
 
+    from assess.services.accounts import NotAllowed
+    from assess.services.judging import StaleLabel
     from store.db import StoreUnavailable
-    from store.labels import StaleLabel
-    from store.rights import NotAllowed
 
     @functools.wraps(callback)
     def guarded(*args, **kwargs):
@@ -410,7 +410,7 @@ def open_sign_in() -> bool:
     """Open mode for this run (set by :func:`sign_in_from_query`; read from the store when a legacy run asks
     before app.py has run): anyone signs in by typing a name."""
     if "_open_mode" not in st.session_state:
-        from store.accounts import open_sign_in as store_open
+        from assess.services.accounts import open_sign_in as store_open
 
         st.session_state["_open_mode"] = store_open(db(), settings.open_mode_setting())
     return bool(st.session_state["_open_mode"])
@@ -617,8 +617,8 @@ def sign_in_from_query(database, link_token: str | None = None) -> None:
     ``?assessor=`` signs nobody in. Another account's link in a browser signed in is only asked about
     (:func:`link_switch_question`)."""
     from assess.services.accounts import link_person
-    from store.accounts import open_sign_in as store_open
-    from store.sources import sign_in
+    from assess.services.accounts import open_sign_in as store_open
+    from assess.services.accounts import register_assessor as sign_in
 
     open_mode = store_open(database, settings.open_mode_setting())
     st.session_state["_open_mode"] = open_mode
@@ -718,7 +718,7 @@ def _password_form(database) -> None:
 def sidebar_sign_in(database) -> None:
     """Sign-in box in the sidebar: the open-mode notice; who is signed in; a name (open mode), a password or
     the identity provider; in open mode also the legacy organizer password when one is configured."""
-    from store.sources import sign_in
+    from assess.services.accounts import register_assessor as sign_in
 
     open_mode = open_sign_in()
     with st.sidebar:
