@@ -43,6 +43,7 @@ from assess.services.jobs.outcomes import (
     Tally,
     copied_outcome,
     outcome_of,
+    planned_outcome,
     reply_outcome,
     store_copy,
 )
@@ -106,6 +107,7 @@ __all__ = [
     "ntr_run",
     "copied_outcome",
     "outcome_of",
+    "planned_outcome",
     "resolve_nugget_source",
     "setup",
     "plan",
