@@ -240,11 +240,6 @@ def failures_since(db: Store, scope: str, since: datetime, *, at: datetime | Non
     return found["n"], found["first"]
 
 
-def clear_failures(db: Store, scope: str) -> None:
-    with write(db):
-        run(db, "DELETE FROM sign_in_failures WHERE scope = :scope", {"scope": scope})
-
-
 def count(db: Store) -> int:
     return value(db, "SELECT COUNT(*) AS n FROM accounts")
 
@@ -417,15 +412,6 @@ def sessions_ended_at(db: Store, name: str) -> datetime | None:
     an identity provider's sign-in from before then no longer opens the account."""
     last = value(db, "SELECT MAX(ended_at) AS at FROM sign_in_sessions WHERE name = :name", {"name": name})
     return datetime.fromisoformat(last.replace("Z", "+00:00")) if last else None
-
-
-def open_sessions(db: Store, name: str, at: datetime) -> int:
-    """How many sessions of ``name`` are open now."""
-    return value(
-        db,
-        "SELECT COUNT(*) AS n FROM sign_in_sessions WHERE name = :name AND ended_at IS NULL AND expires_at > :at",
-        {"name": name, "at": _stamp(at)},
-    )
 
 
 def link_used(db: Store, nonce: str) -> bool:

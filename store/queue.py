@@ -9,7 +9,6 @@ in its own transaction the moment it is given; the history triggers record every
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from assess.errors import AssessError, UnknownItem
 from assess.queueing import QueueOrder, QueueState, interleave
@@ -21,11 +20,6 @@ from store.samples import sampled_order
 from store.settings import get_setting, set_setting
 
 MODES = tuple(m.value for m in STUDY_MODES)
-
-
-class QueueItem(NamedTuple):
-    turn_id: str
-    item_id: str  # passage id (passage task) or statement id (PTKB task)
 
 
 # ------------------------------------------------------------------------------------------- assessors

@@ -63,8 +63,8 @@ def new_page(browser):
     """Factory for pages in fresh browser contexts (no shared cookies or session); all closed at the end."""
     contexts = []
 
-    def make():
-        context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-GB")
+    def make(width: int = 1400, height: int = 1000):
+        context = browser.new_context(viewport={"width": width, "height": height}, locale="en-GB")
         context.set_default_timeout(STEP_TIMEOUT_MS)
         contexts.append(context)
         return context.new_page()
@@ -103,6 +103,28 @@ def streamlit_server(tmp: Path, prepare=None, *, db: Path | None = None, **extra
         yield url, db_path
 
 
+def server_per_module(name: str, prepare=None, **extra_env: str):
+    """A module-scoped ``server`` fixture: one :func:`streamlit_server` for the module's tests, in a folder
+    named after ``name``; it yields (base URL, db path)."""
+
+    @pytest.fixture(scope="module")
+    def server(tmp_path_factory):
+        with streamlit_server(tmp_path_factory.mktemp(name), prepare, **extra_env) as served:
+            yield served
+
+    return server
+
+
+def demo_store(db_path) -> None:
+    """A ``prepare`` for :func:`streamlit_server`: the demo, loaded before the server starts (the first session
+    would load it into the empty store while the test waits)."""
+    from assess.services.loading import load_demo
+    from store import open_db
+
+    with open_db(db_path) as db:
+        load_demo(db)
+
+
 def query(db_path: Path, sql: str, params=()) -> list[tuple]:
     """Read the store the server writes, through a read-only connection opened for this one query."""
     conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=10)
@@ -117,6 +139,13 @@ def settled(page) -> None:
     page.wait_for_selector(
         '[data-testid="stApp"][data-test-script-state="notRunning"]', state="attached", timeout=STEP_TIMEOUT_MS
     )
+
+
+def open_app(page, url: str) -> None:
+    """Go to ``url`` and wait until the app is drawn and its script run has finished."""
+    page.goto(url)
+    expect(page.locator('[data-testid="stApp"]')).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    settled(page)
 
 
 def focus_body(page) -> None:

@@ -889,11 +889,6 @@ class JsonRecords:
         self.close()
 
 
-def json_records(source: str | Path | BinaryIO, name=None) -> JsonRecords:
-    """The records of a JSON file, read incrementally (see :class:`JsonRecords`)."""
-    return JsonRecords(source, name)
-
-
 def json_path_line(source: str | Path, json_path: tuple) -> int | None:
     """The line where the value at ``json_path`` starts in a JSON file, read incrementally (for an
     error found after a record was read: only the record holding the value is parsed); None if the

@@ -134,12 +134,6 @@ class OpenAIClient:
             self._direct = True
         self.client = client
 
-    @classmethod
-    def from_settings(cls, *, model: str | None = None, base_url: str | None = None, **options) -> OpenAIClient:
-        """A client from explicit values and the environment (see :func:`endpoint_settings`)."""
-        cfg = endpoint_settings(base_url=base_url, model=model)
-        return cls(cfg["model"], base_url=cfg["base_url"], api_key=cfg["api_key"], **options)
-
     def _delay(self, attempt: int, retry_after: str | None) -> float:
         if retry_after:
             try:

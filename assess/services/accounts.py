@@ -151,15 +151,6 @@ def _person(account: dict) -> Person:
     return Person(account["name"], Role(account["role"]))
 
 
-def account_person(db: Store, name: str) -> Person | None:
-    """The signed-in person ``name`` as the store has them now (role changes and disabling take effect on the
-    next page run), or None when the account is gone or disabled."""
-    found = accounts.get(db, name)
-    if found is None or found["disabled"]:
-        return None
-    return Person(found["name"], Role(found["role"]))
-
-
 # ------------------------------------------------------------------------------------------- passwords
 
 

@@ -80,11 +80,6 @@ def save_passage(db, name: str, turn_id: str, passage_id: str, grade: int | None
     )
 
 
-def stored_label(db, name: str, turn_id: str, passage_id: str):
-    """The person's stored label of a passage (:class:`assess.tasks.Label`), or None."""
-    return queue.label_of(db, name, "passage", turn_id, passage_id)
-
-
 def undo_latest(db, name: str, task: str = "passage") -> tuple[str, str] | None:
     """/judge's U key: revert the person's latest label change not yet undone; the item it touched, or None."""
     return queue.undo(db, name, task)
@@ -101,6 +96,5 @@ __all__ = [
     "next_items",
     "open_store",
     "save_passage",
-    "stored_label",
     "undo_latest",
 ]

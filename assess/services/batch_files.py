@@ -308,16 +308,7 @@ def read_results(db, plan_: jobs.Plan, path: str | Path, *, progress: jobs.Progr
         for item, result in _results_to_store(reader, check):  # the file read again: memory stays flat
             reply = _reply(result)
             tally.replied(reply)
-            outcome = jobs.reply_outcome(
-                run_plan.prompt,
-                item,
-                reply,
-                source=run_plan.source,
-                task=run_plan.task,
-                model=run_plan.model,
-                version=run_plan.prompt_version,
-                job_id=job_id,
-            )
+            outcome = jobs.planned_outcome(run_plan, item, reply, job_id)
             outcome = dataclasses.replace(outcome, latency_ms=None)  # unknown: kept out of the time estimates
             if prejudgments.save(db, outcome, label_context=item.label_context):
                 tally.counts[outcome.parse_status] += 1

@@ -232,20 +232,7 @@ def ntn_plan(
 
 def _store_ntn(db, plan_: jobs.Plan, item: jobs.Item, job_id: int, raw: str | None, status: str, **fields) -> None:
     """One NtN answer and, when it gives one, the source's NtR label, in the caller's transaction."""
-    outcome = prejudgments.Prejudgment(
-        plan_.source,
-        "ntn",
-        item.turn_id,
-        item.item_id,
-        plan_.model,
-        plan_.prompt_version,
-        item.input_hash,
-        raw,
-        status,
-        job_id=job_id,
-        **fields,
-    )
-    _save_ntn(db, outcome)
+    _save_ntn(db, jobs.outcome_of(plan_, item, job_id, raw, status, **fields))
 
 
 def _save_ntn(db, outcome: prejudgments.Prejudgment) -> None:
@@ -305,19 +292,7 @@ def _run(db, job_id: int, tally: jobs.Tally, run_items: Callable[[], None]) -> d
 
     def work() -> None:
         for item, row in tally.plan.copies:
-            _store_ntn(
-                db,
-                tally.plan,
-                item,
-                job_id,
-                row["raw_output"],
-                row["parse_status"],
-                parsed=row["parsed"],
-                note=row["note"],
-                latency_ms=0,
-                attempts=0,
-                cached_from=row["id"],
-            )
+            _save_ntn(db, jobs.copied_outcome(tally.plan, item, job_id, row))
             tally.counts[row["parse_status"]] += 1
             tally.copied += 1
             tally.matched += row["parsed"] == 1
@@ -503,17 +478,10 @@ class NtnItems:
         answers = [(reply, self.prompt.parse(reply.text) if reply.ok else None) for reply in replies]
         a = _pairs_answer(answers)
         raw, status = a.pop("raw"), a.pop("status")
-        return self._prejudgment(item, raw, status, job_id, **a)
+        return jobs.outcome_of(self.shell, item, job_id, raw, status, **a)
 
     def copied(self, item: jobs.Item, answer: dict, job_id: int) -> prejudgments.Prejudgment:
         return jobs.copied_outcome(self.shell, item, job_id, answer)
-
-    def _prejudgment(self, item: jobs.Item, raw, status: str, job_id: int, **fields) -> prejudgments.Prejudgment:
-        p = self.shell
-        return prejudgments.Prejudgment(
-            p.source, "ntn", item.turn_id, item.item_id, p.model, p.prompt_version, item.input_hash, raw, status,
-            job_id=job_id, **fields,
-        )  # fmt: skip
 
     def save_all(self, db, results: list[tuple[jobs.Item, prejudgments.Prejudgment]]) -> None:
         for _, outcome in results:

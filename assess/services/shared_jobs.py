@@ -189,11 +189,8 @@ class PrejudgeItems:
         return item, [(item.messages, self.shell.max_tokens)]
 
     def outcome(self, item: jobs.Item, replies: list, job_id: int) -> prejudgments.Prejudgment:
-        p = self.shell
         [reply] = replies
-        return jobs.reply_outcome(
-            p.prompt, item, reply, source=p.source, task=p.task, model=p.model, version=p.prompt_version, job_id=job_id
-        )
+        return jobs.planned_outcome(self.shell, item, reply, job_id)
 
     def copied(self, item: jobs.Item, answer: dict, job_id: int) -> prejudgments.Prejudgment:
         return jobs.copied_outcome(self.shell, item, job_id, answer)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from assess.errors import AssessError, UnknownItem
 from assess.nuggets import spans
-from assess.queueing import QueueOrder, QueueState
+from assess.queueing import QueueOrder
 from assess.tasks import LABEL_KINDS, JudgingMode, Shown, Task
 from store import labels
 from store.conversations import all_turns
@@ -76,12 +76,6 @@ def ntr_order_version(db: Store, assessor: str, nugget_source: str) -> tuple:
         {"source": nugget_source, "assessor": assessor},
     )
     return (topics_version(db), *found.values())
-
-
-def ntr_queue(db: Store, assessor: str, nugget_source: str, *, open_mode: bool = True) -> QueueState:
-    order = ntr_order(db, assessor, nugget_source, open_mode=open_mode)
-    done = frozenset((turn, item_key(nid, run)) for turn, nid, run in labels.labelled(db, Task.NTR, assessor))
-    return QueueState(order, done)
 
 
 def _key(db: Store, nugget_id: int, run: str) -> tuple[str, int, str]:

@@ -9,7 +9,7 @@ banks and DRAGUN rubrics.
   ``created_by`` who wrote it last.
 - ``bank_answers``: each question's acceptable answers, numbered from 1, with ``refs`` (JSON list of the
   supporting document ids, as the file gives them), ``metadata``, ``origin`` and ``created_by``.
-- ``bank_matches``: the ``bank-match`` label kind (assess/tasks.py): which answers of a bank a run's response
+- ``bank_matches``: the ``bank-match`` label kind (:mod:`assess.tasks`): which answers of a bank a run's response
   contains (``contains`` 1) or was judged not to contain (0), per label source, with the response's sentence
   numbers that state it (``sentences``, JSON). History triggers as every label table has (added by
   ``store.schema``); a change of the sentences alone is recorded too.

@@ -12,11 +12,9 @@ import re
 
 import pytest
 
-from tests.browser_support import (  # noqa: F401  (fixtures)
+from tests.browser_support import (
     LOAD_TIMEOUT_MS,
-    browser,
     expect,
-    new_page,
     press,
     query,
     settled,

@@ -9,14 +9,7 @@ import re
 
 import pytest
 
-from tests.browser_support import (  # noqa: F401  (fixtures)
-    LOAD_TIMEOUT_MS,
-    browser,
-    expect,
-    new_page,
-    settled,
-    streamlit_server,
-)
+from tests.browser_support import LOAD_TIMEOUT_MS, expect, open_app, server_per_module, settled
 from tests.cli.test_battle_analysis_cli import _lines
 
 pytestmark = pytest.mark.browser
@@ -43,17 +36,12 @@ def seeded(path) -> None:
     db.close()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with streamlit_server(tmp_path_factory.mktemp("forest"), prepare=seeded) as (url, _):
-        yield url
+server = server_per_module("forest", seeded)
 
 
 def test_the_forest_plot_with_and_without_controls(server, new_page):
     page = new_page()
-    page.goto(server + "/scores")
-    expect(page.locator('[data-testid="stApp"]')).to_be_visible(timeout=LOAD_TIMEOUT_MS)
-    settled(page)
+    open_app(page, server[0] + "/scores")
     page.get_by_role("tab", name="Bradley-Terry").click()
     settled(page)
     panel = page.get_by_role("tabpanel", name="Bradley-Terry")

@@ -13,35 +13,13 @@ import sqlite3
 
 import pytest
 
-from tests.browser_support import (  # noqa: F401  (fixtures)
-    LOAD_TIMEOUT_MS,
-    browser,
-    expect,
-    new_page,
-    press,
-    query,
-    settled,
-    streamlit_server,
-)
+from tests.browser_support import LOAD_TIMEOUT_MS, demo_store, expect, press, query, server_per_module, settled
 
 pytestmark = pytest.mark.browser
 
 ASSESSOR = "busy-amy"
 ID_LINE = re.compile(r"^Passage (\S+) \(1 of \d+\)$")
-
-
-def seed(db_path) -> None:
-    from assess.services.loading import load_demo
-    from store import open_db
-
-    with open_db(db_path) as db:
-        load_demo(db)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, browser):
-    with streamlit_server(tmp_path_factory.mktemp("e2e-busy"), seed) as s:
-        yield s
+server = server_per_module("e2e-busy", demo_store)
 
 
 def test_a_press_meeting_a_held_lock_is_kept_and_retry_stores_it(server, new_page):

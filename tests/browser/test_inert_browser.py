@@ -13,13 +13,13 @@ import re
 
 import pytest
 
-from tests.browser_support import (  # noqa: F401  (fixtures)
+from tests.browser_support import (
     LOAD_TIMEOUT_MS,
-    browser,
     expect,
-    new_page,
+    open_app,
     press,
     query,
+    server_per_module,
     settled,
     streamlit_server,
 )
@@ -39,10 +39,7 @@ pytestmark = pytest.mark.browser
 BAD_URL = re.compile(r"evil\.example|127\.0\.0\.1:9/")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with streamlit_server(tmp_path_factory.mktemp("inert"), prepare=hostile_store) as (url, db_path):
-        yield url, db_path
+server = server_per_module("inert", hostile_store)
 
 
 class Guarded:
@@ -64,9 +61,7 @@ class Guarded:
             route.abort()
 
     def open(self, path: str):
-        self.page.goto(self.origin + path)
-        expect(self.page.locator('[data-testid="stApp"]')).to_be_visible(timeout=LOAD_TIMEOUT_MS)
-        settled(self.page)
+        open_app(self.page, self.origin + path)
         self.page.wait_for_timeout(500)  # images and fonts the last render asked for
         settled(self.page)
         return self.page

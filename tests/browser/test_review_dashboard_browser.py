@@ -7,12 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser_support import (  # noqa: F401  (fixtures)
-    LOAD_TIMEOUT_MS,
-    browser,
-    expect,
-    streamlit_server,
-)
+from tests.browser_support import LOAD_TIMEOUT_MS, expect, streamlit_server
 
 pytestmark = pytest.mark.browser
 
@@ -37,38 +32,34 @@ def _campaign(db_path) -> None:
                 )
 
 
-def test_the_dashboard_fits_a_1280_px_window(browser, tmp_path):
+def test_the_dashboard_fits_a_1280_px_window(new_page, tmp_path):
     with streamlit_server(tmp_path, _campaign) as (base, _db):
-        context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-GB")
-        try:
-            page = context.new_page()
-            page.goto(f"{base}/review")
-            expect(page.get_by_text("Progress per topic (current assignments)")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
-            chart = page.locator('[data-testid="stPlotlyChart"]').first
-            expect(chart).to_be_visible(timeout=LOAD_TIMEOUT_MS)  # plotly loads lazily, slowly on a busy machine
-            expect(page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]')).to_be_attached(
-                timeout=LOAD_TIMEOUT_MS
-            )
-            assert page.locator('[data-testid="stException"]').count() == 0
-            tables = page.locator('[data-testid="stDataFrame"]')
-            expect(tables.first).to_be_visible()
-            widths = page.evaluate(
-                """() => {
-                    const main = document.querySelector('[data-testid="stMainBlockContainer"]').getBoundingClientRect();
-                    const out = {main: [main.left, main.right], page: document.documentElement.scrollWidth, items: []};
-                    for (const el of document.querySelectorAll('[data-testid="stDataFrame"], [data-testid="stPlotlyChart"]')) {
-                        const box = el.getBoundingClientRect();
-                        const scroller = el.querySelector('.dvn-scroller');
-                        out.items.push({left: box.left, right: box.right,
-                                        inner: scroller ? scroller.scrollWidth - scroller.clientWidth : 0});
-                    }
-                    return out;
-                }"""
-            )
-            assert widths["page"] <= 1280, widths  # the window itself never scrolls sideways
-            assert len(widths["items"]) >= 3, widths  # the plot, the assessors and the topics
-            for item in widths["items"]:
-                assert widths["main"][0] - 1 <= item["left"] and item["right"] <= widths["main"][1] + 1, widths
-                assert item["inner"] <= 1, widths  # every column is on screen: no horizontal scroll bar inside
-        finally:
-            context.close()
+        page = new_page(1280, 800)
+        page.goto(f"{base}/review")
+        expect(page.get_by_text("Progress per topic (current assignments)")).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+        chart = page.locator('[data-testid="stPlotlyChart"]').first
+        expect(chart).to_be_visible(timeout=LOAD_TIMEOUT_MS)  # plotly loads lazily, slowly on a busy machine
+        expect(page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]')).to_be_attached(
+            timeout=LOAD_TIMEOUT_MS
+        )
+        assert page.locator('[data-testid="stException"]').count() == 0
+        tables = page.locator('[data-testid="stDataFrame"]')
+        expect(tables.first).to_be_visible()
+        widths = page.evaluate(
+            """() => {
+                const main = document.querySelector('[data-testid="stMainBlockContainer"]').getBoundingClientRect();
+                const out = {main: [main.left, main.right], page: document.documentElement.scrollWidth, items: []};
+                for (const el of document.querySelectorAll('[data-testid="stDataFrame"], [data-testid="stPlotlyChart"]')) {
+                    const box = el.getBoundingClientRect();
+                    const scroller = el.querySelector('.dvn-scroller');
+                    out.items.push({left: box.left, right: box.right,
+                                    inner: scroller ? scroller.scrollWidth - scroller.clientWidth : 0});
+                }
+                return out;
+            }"""
+        )
+        assert widths["page"] <= 1280, widths  # the window itself never scrolls sideways
+        assert len(widths["items"]) >= 3, widths  # the plot, the assessors and the topics
+        for item in widths["items"]:
+            assert widths["main"][0] - 1 <= item["left"] and item["right"] <= widths["main"][1] + 1, widths
+            assert item["inner"] <= 1, widths  # every column is on screen: no horizontal scroll bar inside

@@ -7,6 +7,7 @@ page is opened over the websocket protocol (tests/benchmarks/st_client.py), no b
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -41,27 +42,39 @@ if os.environ.get("SLOW_REVIEW_MARK"):
 """
 
 
-def test_sigterm_stops_the_server_within_5_s_mid_query(demo_target, tmp_path):
+@contextlib.contextmanager
+def slow_review_app(demo_target, tmp_path):
+    """The app whose /review runs the slow query (SLOW) first; yields (URL, server process, the mark file that
+    says a page has entered it)."""
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(SLOW)
     mark = tmp_path / "in-query"
     processes: list = []
     env = {"PYTHONPATH": str(tmp_path / "site"), "SLOW_REVIEW_MARK": str(mark)}
     with app_server(demo_target, tmp_path / "streamlit.log", processes=processes, **env) as url:
-        server = processes[0]
+        yield url, processes[0], mark
+
+
+async def inside_the_slow_query(client: StreamlitClient, mark) -> None:
+    """Open /review with ``client``; return a second after its run has entered the slow query."""
+    with pytest.raises(StreamlitTimeout):  # the run does not finish: it is inside the slow query
+        await client.open()
+    deadline = time.monotonic() + 30
+    while not mark.exists() and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    assert mark.exists(), "the page never reached the slow query"
+    await asyncio.sleep(1)  # well inside it
+
+
+def test_sigterm_stops_the_server_within_5_s_mid_query(demo_target, tmp_path):
+    with slow_review_app(demo_target, tmp_path) as (url, server, mark):
 
         async def review_open_at_sigterm() -> float:
             # the tab stays connected until the end: a session that ends has its query interrupted at once
             # (ui.frame.interrupt_ended_sessions, tests/app/test_reload_cancel.py), which is not what is tested here
             client = StreamlitClient(url, "review", "assessor=boss", timeout=3)
             try:
-                with pytest.raises(StreamlitTimeout):  # the run does not finish: it is inside the slow query
-                    await client.open()
-                deadline = time.monotonic() + 30
-                while not mark.exists() and time.monotonic() < deadline:
-                    await asyncio.sleep(0.1)
-                assert mark.exists(), "the page never reached the slow query"
-                await asyncio.sleep(1)  # well inside it
+                await inside_the_slow_query(client, mark)
                 assert server.poll() is None
                 sent = time.monotonic()
                 os.killpg(server.pid, signal.SIGTERM)
@@ -89,24 +102,12 @@ def test_a_closed_or_reloaded_tab_cancels_its_running_query(demo_target, tmp_pat
     """Issue 32: the tab inside the slow query is closed (a reload closes it too); within seconds the query has
     ended (interrupted) and PostgreSQL no longer runs it. Before, it ran on
     for minutes after the tab was gone."""
-    (tmp_path / "site").mkdir()
-    (tmp_path / "site" / "sitecustomize.py").write_text(SLOW)
-    mark = tmp_path / "in-query"
-    processes: list = []
-    env = {"PYTHONPATH": str(tmp_path / "site"), "SLOW_REVIEW_MARK": str(mark)}
-    with app_server(demo_target, tmp_path / "streamlit.log", processes=processes, **env) as url:
-        server = processes[0]
+    with slow_review_app(demo_target, tmp_path) as (url, server, mark):
 
         async def open_review_then_leave():
             client = StreamlitClient(url, "review", "assessor=boss", timeout=3)
             try:
-                with pytest.raises(StreamlitTimeout):
-                    await client.open()
-                deadline = time.monotonic() + 30
-                while not mark.exists() and time.monotonic() < deadline:
-                    await asyncio.sleep(0.1)
-                assert mark.exists(), "the page never reached the slow query"
-                await asyncio.sleep(1)
+                await inside_the_slow_query(client, mark)
             finally:
                 await client.close()
 

@@ -11,33 +11,12 @@ import re
 
 import pytest
 
-from tests.browser_support import (  # noqa: F401  (fixtures)
-    LOAD_TIMEOUT_MS,
-    browser,
-    expect,
-    press,
-    query,
-    settled,
-    streamlit_server,
-)
+from tests.browser_support import LOAD_TIMEOUT_MS, demo_store, expect, press, query, server_per_module, settled
 
 pytestmark = pytest.mark.browser
 
 ASSESSOR = "twotabs"
-
-
-def seed(db_path) -> None:
-    from assess.services.loading import load_demo
-    from store import open_db
-
-    with open_db(db_path) as db:
-        load_demo(db)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, browser):
-    with streamlit_server(tmp_path_factory.mktemp("e2e-stale-tab"), seed) as s:
-        yield s
+server = server_per_module("e2e-stale-tab", demo_store)
 
 
 def first_line(page):

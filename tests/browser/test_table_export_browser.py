@@ -7,14 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser_support import (  # noqa: F401  (fixtures)
-    LOAD_TIMEOUT_MS,
-    browser,
-    expect,
-    new_page,
-    settled,
-    streamlit_server,
-)
+from tests.browser_support import LOAD_TIMEOUT_MS, expect, open_app, server_per_module, settled
 
 pytestmark = pytest.mark.browser
 
@@ -34,10 +27,7 @@ def formula_store(path) -> None:
     db.close()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with streamlit_server(tmp_path_factory.mktemp("export"), prepare=formula_store) as (url, db_path):
-        yield url
+server = server_per_module("export", formula_store)
 
 
 def toolbar_actions(page, table) -> list[str]:
@@ -53,9 +43,7 @@ def toolbar_actions(page, table) -> list[str]:
 
 def test_no_table_offers_streamlits_csv_download(server, new_page):
     page = new_page()
-    page.goto(server + "/")
-    expect(page.locator('[data-testid="stApp"]')).to_be_visible(timeout=LOAD_TIMEOUT_MS)
-    settled(page)
+    open_app(page, server[0] + "/")
     tables = page.locator('[data-testid="stDataFrame"]')
     expect(tables.first).to_be_visible()
     assert tables.count() >= 1
@@ -82,9 +70,7 @@ def test_the_scores_tables_csv_comes_from_the_inert_writer(server, new_page, tmp
     upload.write_text(json.dumps(document), encoding="utf-8")
 
     page = new_page()
-    page.goto(server + "/scores")
-    expect(page.locator('[data-testid="stApp"]')).to_be_visible(timeout=LOAD_TIMEOUT_MS)
-    settled(page)
+    open_app(page, server[0] + "/scores")
     page.get_by_role("tab", name="GFRC2").click()
     settled(page)
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(upload))

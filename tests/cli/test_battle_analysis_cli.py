@@ -26,17 +26,13 @@ def _lines(seed=3, n=5, m=1500) -> list[dict]:
         p = 1 / (1 + np.exp(-(true[a] - true[b] + 1.5 * d)))
         u = rng.random()
         winner = "tie" if u < 0.05 else "both_bad" if u < 0.08 else ("a" if rng.random() < p else "b")
-        out.append(
-            {
-                "topic_id": f"t{i % 50}",
-                "run_a": f"r{a}",
-                "run_b": f"r{b}",
-                "winner": winner,
-                "features_a": fa,
-                "features_b": fb,
-            }
-        )
+        out.append(_battle(f"t{i % 50}", a, b, winner, fa, fb))
     return out
+
+
+def _battle(topic: str, a: int, b: int, winner: str, fa: dict, fb: dict) -> dict:
+    """One line of a battles file between runs ``r{a}`` and ``r{b}``, with each side's features."""
+    return {"topic_id": topic, "run_a": f"r{a}", "run_b": f"r{b}", "winner": winner, "features_a": fa, "features_b": fb}
 
 
 def _write(path, lines):
@@ -162,16 +158,7 @@ def _judged(seed: int, driver: str, m: int = 1500) -> list[dict]:
         diff = bc_diff(fa[driver], fb[driver])
         p = 1 / (1 + np.exp(-3 * diff))
         winner = "a" if rng.random() < p else "b"
-        out.append(
-            {
-                "topic_id": f"t{i}",
-                "run_a": f"r{a}",
-                "run_b": f"r{b}",
-                "winner": winner,
-                "features_a": fa,
-                "features_b": fb,
-            }
-        )
+        out.append(_battle(f"t{i}", a, b, winner, fa, fb))
     return out
 
 
@@ -245,11 +232,9 @@ def test_controls_read_from_the_stored_answers_equal_statsmodels(demo_copy, tmp_
     run_cli("battles", "import", _write(tmp_path / "b.jsonl", lines), "--source", "arena", db=db, check=True)
     args = ("battles", "rank", "--source", "arena", "--replicates", "0", "--json")
     got = json.loads(run_cli(*args, "--control", "length", db=db, check=True).stdout)
-
-    def diff(x, y):
-        return 0.0 if x + y == 0 else (x - y) / (x + y)
-
-    d = np.array([[diff(features[(x["run_a"], x["topic_id"])], features[(x["run_b"], x["topic_id"])])] for x in lines])
+    d = np.array(
+        [[bc_diff(features[(x["run_a"], x["topic_id"])], features[(x["run_b"], x["topic_id"])])] for x in lines]
+    )
     z = (d - d.mean(0)) / d.std(0)
     design = np.zeros((len(lines), len(runs) - 1 + 1))
     for j, run in enumerate(runs[1:]):

@@ -38,7 +38,15 @@ from assess.services.jobs.items import (
     turn_items,
     turn_prompt_fields,
 )
-from assess.services.jobs.outcomes import MAX_CONSECUTIVE_ERRORS, Tally, copied_outcome, reply_outcome, store_copy
+from assess.services.jobs.outcomes import (
+    MAX_CONSECUTIVE_ERRORS,
+    Tally,
+    copied_outcome,
+    outcome_of,
+    planned_outcome,
+    reply_outcome,
+    store_copy,
+)
 from assess.services.jobs.planning import (
     DEFAULT_LATENCY_S,
     MAX_SAMPLES,
@@ -98,6 +106,8 @@ __all__ = [
     "turn_items",
     "ntr_run",
     "copied_outcome",
+    "outcome_of",
+    "planned_outcome",
     "resolve_nugget_source",
     "setup",
     "plan",

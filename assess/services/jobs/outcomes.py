@@ -137,12 +137,17 @@ def reply_outcome(
     )
 
 
-def store_result(db, plan_: Plan, item: Item, reply: Reply, job_id: int, tally: Tally) -> None:
-    """Store one call's reply about ``item`` (parsed, or the failed call), counted in ``tally``."""
+def planned_outcome(plan_: Plan, item: Item, reply: Reply, job_id: int) -> prejudgments.Prejudgment:
+    """:func:`reply_outcome` for an item of a job of ``plan_`` (its prompt, source, task, model and version)."""
     p = plan_
-    outcome = reply_outcome(
+    return reply_outcome(
         p.prompt, item, reply, source=p.source, task=p.task, model=p.model, version=p.prompt_version, job_id=job_id
     )
+
+
+def store_result(db, plan_: Plan, item: Item, reply: Reply, job_id: int, tally: Tally) -> None:
+    """Store one call's reply about ``item`` (parsed, or the failed call), counted in ``tally``."""
+    outcome = planned_outcome(plan_, item, reply, job_id)
     prejudgments.save(db, outcome, label_context=item.label_context)
     tally.counts[outcome.parse_status] += 1
     tally.asked += 1
