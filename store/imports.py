@@ -414,7 +414,7 @@ def import_passage_qrels(
     turns: set[str] = set()
     count = 0
     # staged (store.db.staging): the blocks go to temporary tables without the write lock, one switch copies them
-    with paused_gc(), staging(db, _QRELS_STAGING):
+    with paused_gc(), staging(db, _QRELS_STAGING, clustered=_QRELS_STAGING):
         known = _known_turns(db)
         for block in blocks:
             with stage_block(db):
@@ -515,7 +515,7 @@ def import_run(
     unknown_turn: FormatError | None = None
     # staged (store.db.staging): the lines, their ranks and new passages go to temporary tables block by block
     # without the write lock; one short switch copies them (docs/architecture.md, "Large imports")
-    with paused_gc(), staging(db, _run_staging(db)):
+    with paused_gc(), staging(db, _run_staging(db), clustered=("staged_rankings", "staged_passages")):
         known = _known_turns(db)
         # the RunRow fields as they come (a --name is bound once per statement)
         if name:
