@@ -47,7 +47,7 @@ from store.db import (
     write,
 )
 from store.history import action_row, record_action
-from store.labels import import_labels, import_new_labels
+from store.labels import import_labels, import_new_labels, import_staged_labels
 from store.nuggets import gold
 from store.rights import check_writer
 from store.screens import bump_topics_version
@@ -250,62 +250,109 @@ def import_topics(
     relevant (1) if the topics file lists it in the turn's provenance, else not relevant (0).
 
     ``conversations`` may be a list or an iterator (:func:`assess.formats.ikat.iter_topics`, which
-    reads the file one conversation at a time): they are written :data:`TOPICS_PER_BLOCK` at a time
-    inside one transaction, so memory is bounded by a block whatever the file's size. Bad input
-    leaves the store unchanged because everything happens in that one transaction: a FormatError
-    raised while reading (a bad record) or here (a conversation of another collection, a parent turn
-    that is neither in the file nor stored, checked once every turn has been written) rolls it back.
+    reads the file one conversation at a time): they are staged :data:`TOPICS_PER_BLOCK` at a time
+    without the write lock (:func:`store.db.staging`), so memory is bounded by a block whatever the
+    file's size, then made visible in one switch. Bad input leaves the store unchanged: a FormatError
+    raised while reading (a bad record) or while staging (a conversation of another collection, a parent
+    turn that is neither in the file nor stored) comes before the switch; the switch checks the collections
+    again (another import may have stored one meanwhile).
     """
     stamp = now()
     counts = dict.fromkeys(("conversations", "turns", "ptkb_statements", "ptkb_labels"), 0)
-    parents: list[tuple[int, int, Conversation, str]] = []  # (index, position, conversation, parent id)
-    with paused_gc(), write(db), _foreign_keys_deferred(db):
+    with paused_gc(), staging(db, _TOPICS_STAGING, clustered=("staged_ptkb_labels",)):
         existing = {r["id"]: r["collection"] for r in rows(db, "SELECT id, collection FROM conversations")}
-        ensure_source(db, labels_source, "organizers", description="ptkb_provenance of the topics file")
         numbered = enumerate(conversations)
         while block := list(itertools.islice(numbered, TOPICS_PER_BLOCK)):
-            _write_topics(db, file, block, existing, collection, labels_source, stamp, counts, parents)
-        if parents:
-            known = _known_turns(db)  # the store's turns and the file's, all written by now
-            for index, position, conv, parent in parents:
-                if parent not in known:
-                    turns_key = "responses" if conv.year == 2025 else "turns"
-                    raise FormatError(
-                        file,
-                        _json_line_of(file, (index, turns_key, position, "parent")),
-                        "a parent turn given in the file or already stored",
-                        f"turn {parent!r}, which is neither",
-                    )
-        bump_topics_version(db)  # judging pages re-read the conversations they cached
+            with stage_block(db):
+                _stage_topics(db, file, block, existing, collection, counts)
+        with stage_block(db):  # the store's turns and the file's, all staged by now
+            _refuse_unknown_parents(db, file)
+        with write(db, lock_to_commit=True), _foreign_keys_deferred(db):
+            _refuse_other_collections(db, file)
+            ensure_source(db, labels_source, "organizers", description="ptkb_provenance of the topics file")
+            for sql in _TOPICS_SWITCH:
+                run(db, sql)
+            import_staged_labels(db, Task.PTKB, "staged_ptkb_labels", _STAGED_PTKB_LABEL, labels_source, stamp)
+            bump_topics_version(db)  # judging pages re-read the conversations they cached
     return counts
 
 
-def _write_topics(
+_TOPICS_STAGING = {
+    # ``at``: the conversation's index in the file, for the line of an error found later
+    "staged_conversations": "id TEXT PRIMARY KEY, number TEXT, title TEXT, collection TEXT, year INTEGER, "
+    "at INTEGER NOT NULL",
+    "staged_ptkb": "conversation_id TEXT NOT NULL, statement_id TEXT NOT NULL, text TEXT, "
+    "PRIMARY KEY (conversation_id, statement_id)",
+    "staged_turns": "id TEXT PRIMARY KEY, conversation_id TEXT NOT NULL, turn_number INTEGER, position INTEGER, "
+    "utterance TEXT, resolved_utterance TEXT, response TEXT, response_provenance TEXT, parent_turn_id TEXT, "
+    "at INTEGER NOT NULL, turns_key TEXT NOT NULL",
+    "staged_ptkb_labels": "turn_id TEXT NOT NULL, conversation_id TEXT NOT NULL, statement_id TEXT NOT NULL, "
+    "relevant INTEGER NOT NULL, PRIMARY KEY (turn_id, statement_id)",
+}
+
+# A conversation or turn given twice: the later one wins, as when each was written as it came.
+_STAGED_TOPIC_ROWS = (
+    "INSERT INTO staged_conversations (id, number, title, collection, year, at) "
+    "VALUES (:id, :number, :title, :collection, :year, :at) ON CONFLICT (id) DO UPDATE SET number=excluded.number, "
+    "title=excluded.title, collection=excluded.collection, year=excluded.year, at=excluded.at",
+    "INSERT INTO staged_ptkb (conversation_id, statement_id, text) VALUES (:conversation_id, :statement_id, :text) "
+    "ON CONFLICT (conversation_id, statement_id) DO UPDATE SET text=excluded.text",
+    "INSERT INTO staged_turns (id, conversation_id, turn_number, position, utterance, resolved_utterance, response, "
+    "response_provenance, parent_turn_id, at, turns_key) VALUES (:id, :conversation_id, :turn_number, :position, "
+    ":utterance, :resolved_utterance, :response, :response_provenance, :parent_turn_id, :at, :turns_key) "
+    "ON CONFLICT (id) DO UPDATE SET conversation_id=excluded.conversation_id, turn_number=excluded.turn_number, "
+    "position=excluded.position, utterance=excluded.utterance, resolved_utterance=excluded.resolved_utterance, "
+    "response=excluded.response, response_provenance=excluded.response_provenance, "
+    "parent_turn_id=excluded.parent_turn_id, at=excluded.at, turns_key=excluded.turns_key",
+    "INSERT INTO staged_ptkb_labels (turn_id, conversation_id, statement_id, relevant) "
+    "VALUES (:turn_id, :conversation_id, :statement_id, :relevant) "
+    "ON CONFLICT (turn_id, statement_id) DO UPDATE SET conversation_id=excluded.conversation_id, "
+    "relevant=excluded.relevant",
+)
+
+# The switch ("WHERE true": SQLite reads an ON CONFLICT after a bare SELECT … FROM as a join's ON). Parents
+# need not come first: the foreign keys are checked at the commit (deferred).
+_TOPICS_SWITCH = (
+    "INSERT INTO conversations (id, number, title, collection, year) "
+    "SELECT id, number, title, collection, year FROM staged_conversations WHERE true ORDER BY id "
+    "ON CONFLICT(id) DO UPDATE SET number=excluded.number, title=excluded.title, "
+    "collection=excluded.collection, year=excluded.year",
+    "INSERT INTO ptkb_statements (conversation_id, statement_id, text) "
+    "SELECT conversation_id, statement_id, text FROM staged_ptkb WHERE true ORDER BY conversation_id, statement_id "
+    "ON CONFLICT (conversation_id, statement_id) DO UPDATE SET text=excluded.text",
+    "INSERT INTO turns (id, conversation_id, turn_number, position, utterance, resolved_utterance, "
+    "response, response_provenance, parent_turn_id) SELECT id, conversation_id, turn_number, position, utterance, "
+    "resolved_utterance, response, response_provenance, parent_turn_id FROM staged_turns WHERE true ORDER BY id "
+    "ON CONFLICT(id) DO UPDATE SET conversation_id=excluded.conversation_id, "
+    "turn_number=excluded.turn_number, position=excluded.position, utterance=excluded.utterance, "
+    "resolved_utterance=excluded.resolved_utterance, response=excluded.response, "
+    "response_provenance=excluded.response_provenance, parent_turn_id=excluded.parent_turn_id",
+)
+
+
+def _stage_topics(
     db: Store,
     file: str,
     block: Sequence[tuple[int, Conversation]],
     existing: dict[str, str | None],
     collection: str | None,
-    labels_source: str,
-    stamp: str,
     counts: dict[str, int],
-    parents: list,
 ) -> None:
-    """Write one block of conversations (with their index in the file) for :func:`import_topics`."""
+    """Stage one block of conversations (with their index in the file) for :func:`import_topics`."""
     conv_rows, turn_rows, ptkb_rows, label_rows = [], [], [], []
     for index, conv in block:
         coll = collection or (f"ikat-{conv.year}" if conv.year else None)
         if conv.id in existing and existing[conv.id] != coll:
-            raise FormatError(
-                file,
-                _json_line_of(file, (index, "number")),
-                f"conversation ids not used by "
-                f"another collection ({conv.id} already belongs to {existing[conv.id]}; use a "
-                f"separate --db)",
-                coll,
-            )
+            raise _other_collection(file, index, conv.id, existing[conv.id], coll)
         conv_rows.append(
-            {"id": conv.id, "number": conv.number, "title": conv.title, "collection": coll, "year": conv.year}
+            {
+                "id": conv.id,
+                "number": conv.number,
+                "title": conv.title,
+                "collection": coll,
+                "year": conv.year,
+                "at": index,
+            }
         )
         for key, text in conv.ptkb.items():
             ptkb_rows.append({"conversation_id": conv.id, "statement_id": key, "text": text})
@@ -321,47 +368,63 @@ def _write_topics(
                     "response": t.response,
                     "response_provenance": json.dumps(list(t.response_provenance)),
                     "parent_turn_id": t.parent_turn_id,
+                    "at": index,
+                    "turns_key": "responses" if conv.year == 2025 else "turns",
                 }
             )
-            if t.parent_turn_id is not None:
-                parents.append((index, position, conv, t.parent_turn_id))
             relevant = set(t.relevant_ptkb)
             for key in conv.ptkb:
-                label_rows.append((labels_source, t.id, conv.id, key, int(key in relevant), stamp))
-    run_many(
-        db,
-        "INSERT INTO conversations (id, number, title, collection, year) "
-        "VALUES (:id, :number, :title, :collection, :year) "
-        "ON CONFLICT(id) DO UPDATE SET number=excluded.number, title=excluded.title, "
-        "collection=excluded.collection, year=excluded.year",
-        conv_rows,
-    )
-    run_many(
-        db,
-        "INSERT INTO ptkb_statements (conversation_id, statement_id, text) "
-        "VALUES (:conversation_id, :statement_id, :text) "
-        "ON CONFLICT (conversation_id, statement_id) DO UPDATE SET text=excluded.text",
-        ptkb_rows,
-    )
-    # Parents first would matter only for CAsT trees: the FK check waits for every turn (deferred).
-    run_many(
-        db,
-        "INSERT INTO turns (id, conversation_id, turn_number, position, utterance, resolved_utterance, "
-        "response, response_provenance, parent_turn_id) VALUES (:id, :conversation_id, :turn_number, "
-        ":position, :utterance, :resolved_utterance, :response, :response_provenance, :parent_turn_id) "
-        "ON CONFLICT(id) DO UPDATE SET conversation_id=excluded.conversation_id, "
-        "turn_number=excluded.turn_number, position=excluded.position, utterance=excluded.utterance, "
-        "resolved_utterance=excluded.resolved_utterance, response=excluded.response, "
-        "response_provenance=excluded.response_provenance, parent_turn_id=excluded.parent_turn_id",
-        turn_rows,
-    )
-    import_labels(db, Task.PTKB, _PTKB_LABEL, label_rows)
+                label_rows.append(
+                    {"turn_id": t.id, "conversation_id": conv.id, "statement_id": key, "relevant": int(key in relevant)}
+                )
+    for sql, records in zip(_STAGED_TOPIC_ROWS, (conv_rows, ptkb_rows, turn_rows, label_rows), strict=True):
+        run_many(db, sql, records)
     counts["conversations"] += len(conv_rows)
     counts["turns"] += len(turn_rows)
     counts["ptkb_statements"] += len(ptkb_rows)
     counts["ptkb_labels"] += len(label_rows)
 
 
+def _other_collection(file: str, index: int, conv_id: str, stored: str | None, coll: str | None) -> FormatError:
+    return FormatError(
+        file,
+        _json_line_of(file, (index, "number")),
+        f"conversation ids not used by another collection ({conv_id} already belongs to {stored}; use a separate --db)",
+        coll,
+    )
+
+
+def _refuse_unknown_parents(db: Store, file: str) -> None:
+    """A parent turn that is neither staged nor stored: refused, naming the first such turn of the file."""
+    found = row(
+        db,
+        "SELECT s.parent_turn_id AS parent, s.at AS at, s.position AS position, s.turns_key AS turns_key "
+        "FROM staged_turns s WHERE s.parent_turn_id IS NOT NULL "
+        "AND NOT EXISTS (SELECT 1 FROM staged_turns p WHERE p.id = s.parent_turn_id) "
+        "AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.id = s.parent_turn_id) ORDER BY s.at, s.position LIMIT 1",
+    )
+    if found is not None:
+        raise FormatError(
+            file,
+            _json_line_of(file, (found["at"], found["turns_key"], found["position"], "parent")),
+            "a parent turn given in the file or already stored",
+            f"turn {found['parent']!r}, which is neither",
+        )
+
+
+def _refuse_other_collections(db: Store, file: str) -> None:
+    """In the switch: a conversation stored under another collection since the staging checked it."""
+    found = row(
+        db,
+        "SELECT s.id AS id, s.at AS at, s.collection AS collection, c.collection AS stored "
+        "FROM staged_conversations s JOIN conversations c ON c.id = s.id "
+        "WHERE c.collection IS DISTINCT FROM s.collection ORDER BY s.at LIMIT 1",
+    )
+    if found is not None:
+        raise _other_collection(file, found["at"], found["id"], found["stored"], found["collection"])
+
+
+_STAGED_PTKB_LABEL = ("turn_id", "conversation_id", "statement_id", _PTKB.value_column)
 _PTKB_LABEL = ("source", "turn_id", "conversation_id", "statement_id", _PTKB.value_column, "updated_at")
 
 

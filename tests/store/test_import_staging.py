@@ -28,6 +28,7 @@ from tests.helpers import ROOT, cli_argv, rows, snapshot
 ASSESSORS = 20
 LINES = 40_000  # a run or qrels file: about 0.3 s of switch on SQLite
 KILLED_RUN_LINES = 600_000  # still staging 4 s after its start
+TOPICS = 600  # conversations of a topics file: 4,800 turns, 19,200 PTKB labels
 RESPONSES = 800  # SQLite's switch: about 0.1 s on a quiet 2-core machine (PostgreSQL's holds no lock)
 PRESS_LIMIT_S = 1.0
 
@@ -79,6 +80,20 @@ def passages_file(folder, lines: int):
     return path
 
 
+def topics_file(folder, conversations: int, *, bad_last: bool = False):
+    """An iKAT 2024 topics file of ``conversations`` new conversations (ids from 5000), 8 turns and 4 PTKB
+    statements each; with ``bad_last``, the last turn names a parent turn that exists nowhere."""
+    path = folder / "big-topics.json"
+    convs = []
+    for c in range(5000, 5000 + conversations):
+        turns = [{"turn_id": t, "utterance": "big-u", "ptkb_provenance": [t % 4 + 1]} for t in range(1, 9)]
+        convs.append({"number": c, "title": "big", "ptkb": {str(k): f"S{k}" for k in range(1, 5)}, "turns": turns})
+    if bad_last:
+        convs[-1]["turns"][-1]["parent"] = 99
+    path.write_text(json.dumps(convs, indent=1))
+    return path
+
+
 def visible(target) -> tuple[int, int]:
     found = rows(
         target,
@@ -87,7 +102,9 @@ def visible(target) -> tuple[int, int]:
         "(SELECT COUNT(*) FROM rankings WHERE run = 'big-run') AS k, "
         "(SELECT COUNT(*) FROM passage_labels WHERE source = 'big-qrels') AS q, "
         "(SELECT COUNT(*) FROM passages WHERE id LIKE 'big-%') AS p, "
-        "(SELECT COUNT(*) FROM passages WHERE id LIKE 'big-%' AND text IS NOT NULL) AS t",
+        "(SELECT COUNT(*) FROM passages WHERE id LIKE 'big-%' AND text IS NOT NULL) AS t, "
+        "(SELECT COUNT(*) FROM turns WHERE utterance = 'big-u') AS u, "
+        "(SELECT COUNT(*) FROM ptkb_labels l JOIN turns t ON t.id = l.turn_id WHERE t.utterance = 'big-u') AS l",
     )
     return tuple(found[0])
 
@@ -98,22 +115,25 @@ def large_import(kind: str, folder, turns: list[str], target):
         runs = RESPONSES // len(turns) + 1
         path = answers_file(folder, turns, runs)
         n = runs * len(turns)
-        return ("import", "rag-answers", str(path)), (n, n * 4, 0, 0, 0, 0)
+        return ("import", "rag-answers", str(path)), (n, n * 4, 0, 0, 0, 0, 0, 0)
     if kind == "run":
         path, n = run_file(folder, turns, LINES)
-        return ("import", "run", str(path), "--depth", "10"), (0, 0, n, 0, n, 0)
+        return ("import", "run", str(path), "--depth", "10"), (0, 0, n, 0, n, 0, 0, 0)
     if kind == "passages":
-        return ("import", "passages", str(passages_file(folder, 2 * LINES))), (0, 0, 0, 0, 2 * LINES, 2 * LINES)
+        return ("import", "passages", str(passages_file(folder, 2 * LINES))), (0, 0, 0, 0, 2 * LINES, 2 * LINES, 0, 0)
+    if kind == "topics":
+        path = topics_file(folder, TOPICS)
+        return ("import", "topics", str(path), "--keep-demo"), (0, 0, 0, 0, 0, 0, TOPICS * 8, TOPICS * 32)
     path, n = qrels_file(folder, turns, LINES)
-    return ("import", "qrels", str(path), "--source", "big-qrels"), (0, 0, 0, n, n, 0)
+    return ("import", "qrels", str(path), "--source", "big-qrels"), (0, 0, 0, n, n, 0, 0, 0)
 
 
-@pytest.mark.parametrize("kind", ["rag-answers", "run", "qrels", "passages"])
+@pytest.mark.parametrize("kind", ["rag-answers", "run", "qrels", "passages", "topics"])
 def test_assessors_press_through_a_large_import(demo_target, tmp_path, kind):
     turns = sorted({t for (t,) in rows(demo_target, "SELECT id FROM turns")})
     pool = rows(demo_target, "SELECT turn_id, passage_id FROM pool ORDER BY turn_id, passage_id")
     args, expected = large_import(kind, tmp_path, turns, demo_target)
-    nothing = (0, 0, 0, 0, 0, 0)
+    nothing = (0, 0, 0, 0, 0, 0, 0, 0)
     seen, waits, acknowledged, failures = set(), [], {}, []
     importing, stop, starts = threading.Event(), threading.Event(), []
 
@@ -212,6 +232,52 @@ def test_a_failed_run_or_qrels_import_leaves_the_store_unchanged(demo_target, tm
     with open_db(demo_target) as db:  # the same store handle imports again (its staging tables were dropped)
         loading.load_file(db, kind, path, **options)
     assert visible(demo_target)[at] == n
+
+
+def test_a_failed_topics_import_leaves_the_store_unchanged(demo_target, tmp_path):
+    """A parent turn that exists nowhere, found once every conversation is staged: refused with its line,
+    nothing written; the same handle then imports a good file."""
+    path = topics_file(tmp_path, 600, bad_last=True)
+    before = snapshot(demo_target)
+    with open_db(demo_target) as db, pytest.raises(FormatError, match="a parent turn given in the file") as refused:
+        loading.load_file(db, "topics", path)
+    lines = path.read_text().splitlines()
+    parent = next(i for i, text in enumerate(lines, 1) if '"parent"' in text)
+    turn = max(i for i, text in enumerate(lines[:parent], 1) if text.strip() == "{")  # the turn that names it
+    assert f"{path}:{turn}:" in str(refused.value)
+    assert snapshot(demo_target) == before
+    with open_db(demo_target) as db:
+        loading.load_file(db, "topics", topics_file(tmp_path, 3))
+    assert visible(demo_target)[6:] == (24, 96)
+
+
+def test_a_press_during_a_topics_import_waits_for_no_block(demo_target, tmp_path):
+    """Mid-import (the reader between two blocks of conversations), another connection's press is saved at once
+    and sees none of the import's rows: the blocks are staged without the write lock. Before, the import held
+    the lock from its first block, and this press gave up after its second with nothing saved."""
+    from assess.formats.ikat import iter_topics
+    from store.imports import TOPICS_PER_BLOCK, import_topics
+
+    path = topics_file(tmp_path, 3 * TOPICS_PER_BLOCK)
+    turn, passage = rows(demo_target, "SELECT turn_id, passage_id FROM pool ORDER BY turn_id, passage_id")[0]
+    seen = []
+
+    def conversations():
+        for i, conv in enumerate(iter_topics(path)):
+            if i == 2 * TOPICS_PER_BLOCK:  # two blocks staged
+                with open_db(demo_target) as other:
+                    with write(other):
+                        ensure_source(other, "mid-import", "assessor")
+                    with lock_wait(2):
+                        save_passage_label(other, "mid-import", turn, passage, 3)
+                seen.append(visible(demo_target))
+            yield conv
+
+    with open_db(demo_target) as db:
+        import_topics(db, str(path), conversations())
+    assert seen == [(0,) * 8]
+    assert rows(demo_target, "SELECT grade FROM passage_labels WHERE source = 'mid-import'") == [(3,)]
+    assert visible(demo_target)[6:] == (3 * TOPICS_PER_BLOCK * 8, 3 * TOPICS_PER_BLOCK * 32)
 
 
 @pytest.mark.parametrize("kind", ["rag-answers", "run"])
