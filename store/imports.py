@@ -813,11 +813,11 @@ def import_passages(
     return summary
 
 
-_PASSAGES_STAGING = {
-    "staged_texts": "id TEXT PRIMARY KEY, doc_id TEXT, text TEXT",
-    "staged_history": "seq INTEGER NOT NULL, kind TEXT NOT NULL, source TEXT NOT NULL, item TEXT NOT NULL, "
-    "old TEXT, new TEXT, via TEXT NOT NULL",
-}
+_STAGED_HISTORY = (
+    "seq INTEGER NOT NULL, kind TEXT NOT NULL, source TEXT NOT NULL, item TEXT NOT NULL, old TEXT, new TEXT, "
+    "via TEXT NOT NULL"
+)
+_PASSAGES_STAGING = {"staged_texts": "id TEXT PRIMARY KEY, doc_id TEXT, text TEXT", "staged_history": _STAGED_HISTORY}
 
 
 def switch_history(db: Store, who: str | None) -> None:
@@ -892,40 +892,86 @@ def import_nuggets(
     in place (its labels stay on it) and each change recorded (see :func:`labels_on`).
 
     ``nuggets`` may be an iterator (:func:`assess.formats.nuggets.iter_nuggets` reads the file one turn
-    at a time): they are checked and written :data:`NUGGETS_PER_BLOCK` at a time inside one transaction,
-    so memory is bounded by a block (and the file's turn ids) whatever the file's size. A refusal in any
-    block (an unknown turn, a rewrite, a bad record met while reading) rolls every block back.
-    ``after_block(db, block)`` is called, in the transaction, once each block is written. The rows are written
-    by :mod:`store.nuggets.gold` (:func:`~store.nuggets.gold.upsert_imported`,
-    :func:`~store.nuggets.gold.drop_from_dedup`), the one module that writes nuggets.
+    at a time): they are checked and staged :data:`NUGGETS_PER_BLOCK` at a time without the write lock
+    (:func:`store.db.staging`), so memory is bounded by a block (and the file's turn ids) whatever the
+    file's size, and made visible in one switch. A refusal in any block (an unknown turn, a rewrite, a bad
+    record met while reading) comes before the switch: nothing is written.
+    ``after_block(db, block)`` (the nuggetizer import, which labels each block's nuggets by their ids) is
+    called, in one transaction holding the lock for the import's length, once each block is written. The rows
+    are written by :mod:`store.nuggets.gold` (:func:`~store.nuggets.gold.upsert_imported`,
+    :func:`~store.nuggets.gold.switch_imported`, :func:`~store.nuggets.gold.drop_from_dedup`), the one module
+    that writes nuggets.
     """
     stamp = now()
     known = _known_turns(db)
     turns: set[str] = set()
     count = 0
-    replacements = Replacements()
+    replacements = Replacements(staged=after_block is None)
     records = iter(nuggets)
-    with paused_gc(), write(db):
-        ensure_source(db, source)
-        while block := list(itertools.islice(records, NUGGETS_PER_BLOCK)):
-            check_turns(db, file, block, known, locate=_turn_line_in(file))
-            met = {n.turn_id for n in block} - turns
-            if dedup and met:  # a turn met for the first time: its stored nuggets dropped, the file's kept below
-                gold.drop_from_dedup(db, source, sorted(met))
-            turns |= met
-            changed = _changed_nuggets(db, file, block, source, replace)
-            gold.upsert_imported(db, source, block, dedup=dedup, stamp=stamp)
-            if replace:
-                replacements.record(db, by, file, changed)
-            if after_block is not None:
+    if after_block is not None:
+        with paused_gc(), write(db):
+            ensure_source(db, source)
+            while block := list(itertools.islice(records, NUGGETS_PER_BLOCK)):
+                met = _nugget_block(db, file, block, known, turns, source, replace, by, replacements)
+                if dedup and met:  # a turn met for the first time: its stored nuggets dropped, the file's kept below
+                    gold.drop_from_dedup(db, source, sorted(met))
+                gold.upsert_imported(db, source, block, dedup=dedup, stamp=stamp)
                 after_block(db, block)
-            count += len(block)
-        if dedup and not turns:  # an empty subset: nothing of the source is kept
-            gold.drop_from_dedup(db, source)
-        summary: dict = {"nuggets": count, "turns": len(turns), "source": source}
-        if replace:
-            summary.update(replacements.summary("nugget"))
+                count += len(block)
+            if dedup and not turns:  # an empty subset: nothing of the source is kept
+                gold.drop_from_dedup(db, source)
+    else:  # staged (store.db.staging): blocks checked and written to temporary tables without the lock, one switch
+        with paused_gc(), staging(db, _NUGGETS_STAGING, clustered=("staged_nuggets",)):
+            while block := list(itertools.islice(records, NUGGETS_PER_BLOCK)):
+                with stage_block(db):
+                    met = _nugget_block(db, file, block, known, turns, source, replace, by, replacements)
+                    if dedup and met:
+                        insert_rows(db, "INSERT INTO staged_nugget_turns (turn_id)", ("?",), "", ((t,) for t in met))
+                    gold.stage_imported(db, "staged_nuggets", block)
+                count += len(block)
+            with write(db, lock_to_commit=True):
+                _refuse_gone_turns(db, file, "staged_nuggets")
+                ensure_source(db, source)
+                if dedup and turns:  # the subset's turns: their nuggets dropped, the file's kept by the copy
+                    gold.drop_staged_from_dedup(db, source, "staged_nugget_turns")
+                elif dedup:  # an empty subset: nothing of the source is kept
+                    gold.drop_from_dedup(db, source)
+                gold.switch_imported(db, source, "staged_nuggets", dedup=dedup, stamp=stamp)
+                switch_history(db, by)
+    summary: dict = {"nuggets": count, "turns": len(turns), "source": source}
+    if replace:
+        summary.update(replacements.summary("nugget"))
     return summary
+
+
+_NUGGETS_STAGING = {
+    "staged_nuggets": "turn_id TEXT NOT NULL, key TEXT NOT NULL, text TEXT, relevance INTEGER, "
+    "PRIMARY KEY (turn_id, key)",
+    "staged_nugget_turns": "turn_id TEXT PRIMARY KEY",
+    "staged_history": _STAGED_HISTORY,
+}
+
+
+def _nugget_block(
+    db: Store,
+    file: str,
+    block: Sequence[NuggetRecord],
+    known: set[str],
+    turns: set[str],
+    source: str,
+    replace: bool,
+    by: str | None,
+    replacements: Replacements,
+) -> set[str]:
+    """Check one block of :func:`import_nuggets` (its turns, the rewrites it makes) and record its replacements;
+    return the turns met for the first time (added to ``turns``)."""
+    check_turns(db, file, block, known, locate=_turn_line_in(file))
+    met = {n.turn_id for n in block} - turns
+    turns |= met
+    changed = _changed_nuggets(db, file, block, source, replace)
+    if replace:
+        replacements.record(db, by, file, changed)
+    return met
 
 
 def _changed_nuggets(db: Store, file: str, nuggets: Sequence[NuggetRecord], source: str, replace: bool) -> list:
