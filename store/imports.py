@@ -1031,18 +1031,17 @@ def import_responses(
     ``replace``: then it is rewritten and each change recorded (see :func:`labels_on`).
 
     ``responses`` may be an iterator (:func:`assess.formats.ikat.iter_responses` reads the file one turn
-    at a time): they are checked and written :data:`NUGGETS_PER_BLOCK` at a time inside one transaction
-    (kept across blocks: each run and turn seen), and a refusal in any block rolls every block back."""
+    at a time): they are checked and staged :data:`NUGGETS_PER_BLOCK` at a time without the write lock
+    (:func:`store.db.staging`; each run and turn seen is kept across blocks), then made visible in one switch;
+    a refusal in any block comes before it: nothing is written."""
     seen: dict[tuple[str, str | None], str] = {}
     known = _known_turns(db)
     stamp = now()
     count = 0
     runs: set[str] = set()
-    replacements = Replacements()
+    replacements = Replacements(staged=True)
     records = iter(responses)
-    with paused_gc(), write(db):
-        if gold_source:
-            ensure_source(db, gold_source)
+    with paused_gc(), staging(db, _RESPONSES_STAGING):
         while block := list(itertools.islice(records, NUGGETS_PER_BLOCK)):
             for r in block:
                 key = (r.turn_id, None if gold_source else r.run)
@@ -1056,45 +1055,65 @@ def import_responses(
                         )
                     raise twice(file, r.turn_id, r.run, "response")
                 seen[key] = r.run
-            check_turns(db, file, block, known, locate=_turn_line_in(file))
+            with stage_block(db):
+                check_turns(db, file, block, known, locate=_turn_line_in(file))
+                if gold_source:
+                    changed = _changed_gold(db, file, block, gold_source, replace)
+                    insert_rows(
+                        db,
+                        "INSERT INTO staged_gold (turn_id, text, nuggets_used)",
+                        ("?", "?", "?"),
+                        "",
+                        ((r.turn_id, r.text, json.dumps(list(r.nuggets_used or ()))) for r in block),
+                    )
+                else:
+                    changed = _changed_responses(db, file, block, replace)
+                    runs.update(r.run for r in block)
+                    insert_rows(
+                        db,
+                        "INSERT INTO staged_plain (run, turn_id, text)",
+                        ("?", "?", "?"),
+                        "",
+                        ((r.run, r.turn_id, r.text) for r in block),
+                    )
+                if replace:
+                    replacements.record(db, by, file, changed)
             count += len(block)
+        with write(db, lock_to_commit=True):  # "WHERE true": see switch_passages
             if gold_source:
-                changed = _changed_gold(db, file, block, gold_source, replace)
-                run_many(
+                _refuse_gone_turns(db, file, "staged_gold")
+                ensure_source(db, gold_source)
+                run(
                     db,
                     "INSERT INTO gold_responses (source, turn_id, text, nuggets_used, updated_at) "
-                    "VALUES (:source, :turn_id, :text, :nuggets_used, :updated_at) "
+                    "SELECT :source, turn_id, text, nuggets_used, :at FROM staged_gold WHERE true ORDER BY turn_id "
                     "ON CONFLICT (source, turn_id) DO UPDATE SET text=excluded.text, "
                     "nuggets_used=excluded.nuggets_used, updated_at=excluded.updated_at",
-                    (
-                        {
-                            "source": gold_source,
-                            "turn_id": r.turn_id,
-                            "text": r.text,
-                            "nuggets_used": json.dumps(list(r.nuggets_used or ())),
-                            "updated_at": stamp,
-                        }
-                        for r in block
-                    ),
+                    {"source": gold_source, "at": stamp},
                 )
             else:
-                changed = _changed_responses(db, file, block, replace)
-                register_response_runs(db, {r.run for r in block} - runs, file, stamp)
-                runs.update(r.run for r in block)
-                run_many(
+                _refuse_gone_turns(db, file, "staged_plain")
+                register_response_runs(db, runs, file, stamp)
+                run(
                     db,
-                    "INSERT INTO responses (run, turn_id, text) VALUES (:run, :turn_id, :text) "
-                    "ON CONFLICT (run, turn_id) DO UPDATE SET text=excluded.text",
-                    ({"run": r.run, "turn_id": r.turn_id, "text": r.text} for r in block),
+                    "INSERT INTO responses (run, turn_id, text) SELECT run, turn_id, text FROM staged_plain WHERE true "
+                    "ORDER BY run, turn_id ON CONFLICT (run, turn_id) DO UPDATE SET text=excluded.text",
                 )
-            if replace:
-                replacements.record(db, by, file, changed)
-        summary: dict = (
-            {"gold_responses": count, "source": gold_source} if gold_source else {"responses": count, "runs": len(runs)}
-        )
-        if replace:
-            summary.update(replacements.summary("gold response" if gold_source else "response"))
+            switch_history(db, by)
+    summary: dict = (
+        {"gold_responses": count, "source": gold_source} if gold_source else {"responses": count, "runs": len(runs)}
+    )
+    if replace:
+        summary.update(replacements.summary("gold response" if gold_source else "response"))
     return summary
+
+
+# A run and turn (a gold source's turn) comes once in a file (refused above before it is staged).
+_RESPONSES_STAGING = {
+    "staged_plain": "run TEXT NOT NULL, turn_id TEXT NOT NULL, text TEXT, PRIMARY KEY (run, turn_id)",
+    "staged_gold": "turn_id TEXT PRIMARY KEY, text TEXT, nuggets_used TEXT",
+    "staged_history": _STAGED_HISTORY,
+}
 
 
 def _changed_responses(db: Store, file: str, responses: Sequence[ResponseRecord], replace: bool) -> list:

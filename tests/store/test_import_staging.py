@@ -370,6 +370,47 @@ def test_nuggets_staged_a_press_mid_import_is_saved_and_a_failed_import_changes_
     ) == [(1,)]
 
 
+def test_plain_responses_staged_a_press_mid_import_is_saved_and_a_failed_import_changes_nothing(demo_target, tmp_path):
+    """CONE-RAG responses (``import responses``) staged block by block: a press between two blocks is saved at
+    once and sees none of them; a file whose last turn is unknown is refused with its line, the store unchanged."""
+    from assess.formats.ikat import iter_responses
+    from store.imports import NUGGETS_PER_BLOCK, import_responses
+
+    turns = sorted({t for (t,) in rows(demo_target, "SELECT id FROM turns")})
+    runs = 3 * NUGGETS_PER_BLOCK // len(turns) + 1
+    path = tmp_path / "responses.json"
+    path.write_text(json.dumps({t: {f"big-{r}": f"Response {r} to {t}." for r in range(runs)} for t in turns}))
+    turn, passage = rows(demo_target, "SELECT turn_id, passage_id FROM pool ORDER BY turn_id, passage_id")[0]
+    seen = []
+
+    def responses():
+        for i, response in enumerate(iter_responses(path)):
+            if i == 2 * NUGGETS_PER_BLOCK:  # two blocks staged
+                with open_db(demo_target) as other:
+                    with write(other):
+                        ensure_source(other, "mid-import", "assessor")
+                    with lock_wait(2):
+                        save_passage_label(other, "mid-import", turn, passage, 3)
+                seen.append(visible(demo_target)[0])
+            yield response
+
+    with open_db(demo_target) as db:
+        import_responses(db, str(path), responses())
+    assert seen == [0]
+    assert rows(demo_target, "SELECT grade FROM passage_labels WHERE source = 'mid-import'") == [(3,)]
+    assert visible(demo_target)[0] == runs * len(turns)
+
+    before = snapshot(demo_target)
+    bad = tmp_path / "bad-responses.json"
+    answers = {t: {f"other-{r}": f"Other {r} to {t}." for r in range(runs)} for t in turns}
+    bad.write_text(json.dumps({**answers, "no-such-turn": {"other-0": "x"}}, indent=1))
+    with open_db(demo_target) as db, pytest.raises(FormatError, match="no-such-turn") as refused:
+        loading.load_file(db, "responses", bad)
+    line = next(i for i, text in enumerate(bad.read_text().splitlines(), 1) if "no-such-turn" in text)
+    assert f"{bad}:{line}:" in str(refused.value)
+    assert snapshot(demo_target) == before
+
+
 @pytest.mark.parametrize("kind", ["rag-answers", "run"])
 def test_a_killed_import_leaves_the_store_unchanged(demo_target, tmp_path, kind):
     turns = [t for (t,) in rows(demo_target, "SELECT id FROM turns")]
