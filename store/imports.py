@@ -1205,12 +1205,28 @@ def import_ntr_labels(db: Store, file: str, labels: Sequence[NtrRecord], *, sour
                 str(rec.match),
             )
         seen.setdefault(key, (rec.match, rec.line))
-    columns = ("source", "nugget_id", "run", "turn_id", _NTR.value_column, "batch", "updated_at")
-    with write(db):
-        ensure_source(db, source)
-        register_response_runs(db, {r.run for r in labels}, file, stamp)
-        import_labels(db, Task.NTR, columns, batch)
+    # staged (store.db.staging): the rows go to a temporary table without the lock, one INSERT … SELECT switch
+    with staging(db, _NTR_STAGING, clustered=_NTR_STAGING):
+        with stage_block(db):
+            insert_rows(  # an item given twice has one value (refused above otherwise): staged once
+                db,
+                f"INSERT INTO staged_ntr (nugget_id, run, turn_id, {_NTR.value_column}, batch)",
+                ("?", "?", "?", "?", "?"),
+                " ON CONFLICT (nugget_id, run) DO NOTHING",
+                (b[1:6] for b in batch),  # nugget, run, turn, match, batch
+            )
+        with write(db, lock_to_commit=True):
+            ensure_source(db, source)
+            register_response_runs(db, {r.run for r in labels}, file, stamp)
+            import_staged_labels(db, Task.NTR, "staged_ntr", _STAGED_NTR, source, stamp)
     return {"labels": len(batch), "yes": sum(rec.match for rec in labels), "source": source}
+
+
+_STAGED_NTR = ("nugget_id", "run", "turn_id", _NTR.value_column, "batch")
+_NTR_STAGING = {
+    "staged_ntr": f"nugget_id INTEGER NOT NULL, run TEXT NOT NULL, turn_id TEXT NOT NULL, {_NTR.value_column} "
+    "INTEGER NOT NULL, batch TEXT, PRIMARY KEY (nugget_id, run)"
+}
 
 
 def register_response_runs(db: Store, names: Iterable[str], file: str, stamp: str) -> None:
