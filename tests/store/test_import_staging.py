@@ -411,6 +411,30 @@ def test_plain_responses_staged_a_press_mid_import_is_saved_and_a_failed_import_
     assert snapshot(demo_target) == before
 
 
+def test_ntr_labels_staged_keep_the_import_rule_and_its_history(demo_target, tmp_path):
+    """NtR labels go through a staging table and one switch: an item given twice with one value is stored once,
+    a re-import rewrites only the changed label, the history records each label and the one change; a nugget
+    the source lacks is refused with its line, the store unchanged."""
+    path = tmp_path / "ntr.tsv"
+    path.write_text("0_101_1_1_demo-bm25\t1\n0_101_1_2_demo-bm25\t0\n0_101_1_1_demo-bm25\t1\n")
+    with open_db(demo_target) as db:
+        assert loading.load_file(db, "ntr-labels", path, source="ntr-x", nugget_source="gold")["labels"] == 3
+        path.write_text("0_101_1_1_demo-bm25\t0\n0_101_1_2_demo-bm25\t0\n")
+        loading.load_file(db, "ntr-labels", path, source="ntr-x", nugget_source="gold")
+    stored = "SELECT n.key, l.match FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id WHERE l.source = 'ntr-x'"
+    assert sorted(rows(demo_target, stored)) == [("[1]", 0), ("[2]", 0)]
+    history = rows(
+        demo_target, "SELECT old_value, new_value FROM label_history WHERE source = 'ntr-x' AND label_table = 'ntr'"
+    )
+    assert sorted(history, key=str) == sorted([(None, "1"), (None, "0"), ("1", "0")], key=str)
+    before = snapshot(demo_target)
+    path.write_text("0_101_1_1_demo-bm25\t1\n0_101_1_99_demo-bm25\t1\n")
+    with open_db(demo_target) as db, pytest.raises(FormatError, match="no such nugget") as refused:
+        loading.load_file(db, "ntr-labels", path, source="ntr-x", nugget_source="gold")
+    assert f"{path}:2:" in str(refused.value)
+    assert snapshot(demo_target) == before
+
+
 @pytest.mark.parametrize("kind", ["rag-answers", "run"])
 def test_a_killed_import_leaves_the_store_unchanged(demo_target, tmp_path, kind):
     turns = [t for (t,) in rows(demo_target, "SELECT id FROM turns")]
