@@ -233,7 +233,7 @@ STAGED_PASSAGES = {"staged_passages": "id TEXT PRIMARY KEY, doc_id TEXT NOT NULL
 """The staging table of the passages an import names (by id only), for :func:`stage_passages`."""
 
 
-TOPICS_PER_BLOCK = 200  # conversations written per block of a topics import
+TOPICS_PER_BLOCK = 200  # conversations staged per block of a topics import
 
 
 def import_topics(
@@ -869,7 +869,7 @@ def _stored_texts(db: Store, ids: Sequence[str]) -> dict[str, str]:
     return out
 
 
-NUGGETS_PER_BLOCK = 2000  # nuggets (or CONE-RAG responses) written per block of an import
+NUGGETS_PER_BLOCK = 2000  # nuggets (or CONE-RAG responses) staged per block of an import
 
 
 def import_nuggets(
