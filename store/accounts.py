@@ -188,8 +188,8 @@ def set_role(db: Store, name: str, role: str, *, by: str | None) -> bool:
 
 
 def reset(db: Store, name: str, password_hash: str | None, *, by: str | None) -> int:
-    """Replace the password hash (None: link sign-in only) and invalidate every earlier sign-in link;
-    return the new link version."""
+    """Replace the password hash (None: link sign-in only), invalidate every earlier sign-in link and clear
+    the account's sign-in back-off; return the new link version."""
     with write(db):
         check_writer(db, by, action="account")  # before the change: an organizer demoted meanwhile changes nothing
         found = _existing(db, name)
@@ -202,6 +202,9 @@ def reset(db: Store, name: str, password_hash: str | None, *, by: str | None) ->
         )
         record_action(db, by, "account", name, _state(found), _state(found), via="reset", writer_checked=True)
         end_sessions(db, name, datetime.now(UTC), by=by)  # a reset signs the account out everywhere
+        # The person locked out by their own mistakes gets a new password to use now, not in an hour; the
+        # addresses' failures stay (an attacker's address is not the account's to forgive).
+        run(db, "DELETE FROM sign_in_failures WHERE scope = :scope", {"scope": account_scope(name)})
     return version
 
 
@@ -216,6 +219,11 @@ def rehash(db: Store, name: str, password_hash: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------- failed sign-ins
+
+
+def account_scope(name: str) -> str:
+    """The scope of an account's sign-in limit (:class:`Limit`)."""
+    return f"account:{name}"
 
 
 def _stamp(at: datetime) -> str:

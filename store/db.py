@@ -868,11 +868,15 @@ def snapshot(db: Store) -> Iterator[Store]:
 
 
 @contextlib.contextmanager
-def staging(db: Store, tables: Mapping[str, str]) -> Iterator[None]:
+def staging(db: Store, tables: Mapping[str, str], *, clustered: Iterable[str] = ()) -> Iterator[None]:
     """Temporary tables ``{name: column definitions}`` for the block, on the store's one connection (a
     PostgreSQL store keeps its pooled connection until the end), dropped after it. SQLite keeps them in a
     temporary file (the store runs with ``temp_store = MEMORY``, and a 70 MB file must not be held in memory),
-    except inside an outer transaction, where the setting cannot change (the demo: small)."""
+    except inside an outer transaction, where the setting cannot change (the demo: small).
+
+    ``clustered``: tables of short rows whose rows SQLite keeps in their primary key's B-tree (WITHOUT ROWID),
+    so that the switch reads them in key order from one B-tree instead of looking each row up from its key's
+    index (a third of a qrels switch)."""
     db.busy += 1
     memory = None
     try:
@@ -886,7 +890,8 @@ def staging(db: Store, tables: Mapping[str, str]) -> Iterator[None]:
                 _driver(db, "SET temp_buffers = '64MB'")
         for name, definition in tables.items():
             _driver(db, f"DROP TABLE IF EXISTS {_temporary(db, name)}")
-            _driver(db, f"CREATE TEMPORARY TABLE {name} ({definition})")
+            rowid = " WITHOUT ROWID" if db.sqlite and name in clustered else ""
+            _driver(db, f"CREATE TEMPORARY TABLE {name} ({definition}){rowid}")
         yield
     finally:
         for name in tables:

@@ -47,7 +47,7 @@ from store.db import (
     write,
 )
 from store.history import action_row, record_action
-from store.labels import import_labels, import_new_labels
+from store.labels import import_labels, import_new_labels, import_staged_labels
 from store.nuggets import gold
 from store.rights import check_writer
 from store.screens import bump_topics_version
@@ -233,7 +233,7 @@ STAGED_PASSAGES = {"staged_passages": "id TEXT PRIMARY KEY, doc_id TEXT NOT NULL
 """The staging table of the passages an import names (by id only), for :func:`stage_passages`."""
 
 
-TOPICS_PER_BLOCK = 200  # conversations written per block of a topics import
+TOPICS_PER_BLOCK = 200  # conversations staged per block of a topics import
 
 
 def import_topics(
@@ -250,62 +250,109 @@ def import_topics(
     relevant (1) if the topics file lists it in the turn's provenance, else not relevant (0).
 
     ``conversations`` may be a list or an iterator (:func:`assess.formats.ikat.iter_topics`, which
-    reads the file one conversation at a time): they are written :data:`TOPICS_PER_BLOCK` at a time
-    inside one transaction, so memory is bounded by a block whatever the file's size. Bad input
-    leaves the store unchanged because everything happens in that one transaction: a FormatError
-    raised while reading (a bad record) or here (a conversation of another collection, a parent turn
-    that is neither in the file nor stored, checked once every turn has been written) rolls it back.
+    reads the file one conversation at a time): they are staged :data:`TOPICS_PER_BLOCK` at a time
+    without the write lock (:func:`store.db.staging`), so memory is bounded by a block whatever the
+    file's size, then made visible in one switch. Bad input leaves the store unchanged: a FormatError
+    raised while reading (a bad record) or while staging (a conversation of another collection, a parent
+    turn that is neither in the file nor stored) comes before the switch; the switch checks the collections
+    again (another import may have stored one meanwhile).
     """
     stamp = now()
     counts = dict.fromkeys(("conversations", "turns", "ptkb_statements", "ptkb_labels"), 0)
-    parents: list[tuple[int, int, Conversation, str]] = []  # (index, position, conversation, parent id)
-    with paused_gc(), write(db), _foreign_keys_deferred(db):
+    with paused_gc(), staging(db, _TOPICS_STAGING, clustered=("staged_ptkb_labels",)):
         existing = {r["id"]: r["collection"] for r in rows(db, "SELECT id, collection FROM conversations")}
-        ensure_source(db, labels_source, "organizers", description="ptkb_provenance of the topics file")
         numbered = enumerate(conversations)
         while block := list(itertools.islice(numbered, TOPICS_PER_BLOCK)):
-            _write_topics(db, file, block, existing, collection, labels_source, stamp, counts, parents)
-        if parents:
-            known = _known_turns(db)  # the store's turns and the file's, all written by now
-            for index, position, conv, parent in parents:
-                if parent not in known:
-                    turns_key = "responses" if conv.year == 2025 else "turns"
-                    raise FormatError(
-                        file,
-                        _json_line_of(file, (index, turns_key, position, "parent")),
-                        "a parent turn given in the file or already stored",
-                        f"turn {parent!r}, which is neither",
-                    )
-        bump_topics_version(db)  # judging pages re-read the conversations they cached
+            with stage_block(db):
+                _stage_topics(db, file, block, existing, collection, counts)
+        with stage_block(db):  # the store's turns and the file's, all staged by now
+            _refuse_unknown_parents(db, file)
+        with write(db, lock_to_commit=True), _foreign_keys_deferred(db):
+            _refuse_other_collections(db, file)
+            ensure_source(db, labels_source, "organizers", description="ptkb_provenance of the topics file")
+            for sql in _TOPICS_SWITCH:
+                run(db, sql)
+            import_staged_labels(db, Task.PTKB, "staged_ptkb_labels", _STAGED_PTKB_LABEL, labels_source, stamp)
+            bump_topics_version(db)  # judging pages re-read the conversations they cached
     return counts
 
 
-def _write_topics(
+_TOPICS_STAGING = {
+    # ``at``: the conversation's index in the file, for the line of an error found later
+    "staged_conversations": "id TEXT PRIMARY KEY, number TEXT, title TEXT, collection TEXT, year INTEGER, "
+    "at INTEGER NOT NULL",
+    "staged_ptkb": "conversation_id TEXT NOT NULL, statement_id TEXT NOT NULL, text TEXT, "
+    "PRIMARY KEY (conversation_id, statement_id)",
+    "staged_turns": "id TEXT PRIMARY KEY, conversation_id TEXT NOT NULL, turn_number INTEGER, position INTEGER, "
+    "utterance TEXT, resolved_utterance TEXT, response TEXT, response_provenance TEXT, parent_turn_id TEXT, "
+    "at INTEGER NOT NULL, turns_key TEXT NOT NULL",
+    "staged_ptkb_labels": "turn_id TEXT NOT NULL, conversation_id TEXT NOT NULL, statement_id TEXT NOT NULL, "
+    "relevant INTEGER NOT NULL, PRIMARY KEY (turn_id, statement_id)",
+}
+
+# A conversation or turn given twice: the later one wins, as when each was written as it came.
+_STAGED_TOPIC_ROWS = (
+    "INSERT INTO staged_conversations (id, number, title, collection, year, at) "
+    "VALUES (:id, :number, :title, :collection, :year, :at) ON CONFLICT (id) DO UPDATE SET number=excluded.number, "
+    "title=excluded.title, collection=excluded.collection, year=excluded.year, at=excluded.at",
+    "INSERT INTO staged_ptkb (conversation_id, statement_id, text) VALUES (:conversation_id, :statement_id, :text) "
+    "ON CONFLICT (conversation_id, statement_id) DO UPDATE SET text=excluded.text",
+    "INSERT INTO staged_turns (id, conversation_id, turn_number, position, utterance, resolved_utterance, response, "
+    "response_provenance, parent_turn_id, at, turns_key) VALUES (:id, :conversation_id, :turn_number, :position, "
+    ":utterance, :resolved_utterance, :response, :response_provenance, :parent_turn_id, :at, :turns_key) "
+    "ON CONFLICT (id) DO UPDATE SET conversation_id=excluded.conversation_id, turn_number=excluded.turn_number, "
+    "position=excluded.position, utterance=excluded.utterance, resolved_utterance=excluded.resolved_utterance, "
+    "response=excluded.response, response_provenance=excluded.response_provenance, "
+    "parent_turn_id=excluded.parent_turn_id, at=excluded.at, turns_key=excluded.turns_key",
+    "INSERT INTO staged_ptkb_labels (turn_id, conversation_id, statement_id, relevant) "
+    "VALUES (:turn_id, :conversation_id, :statement_id, :relevant) "
+    "ON CONFLICT (turn_id, statement_id) DO UPDATE SET conversation_id=excluded.conversation_id, "
+    "relevant=excluded.relevant",
+)
+
+# The switch ("WHERE true": SQLite reads an ON CONFLICT after a bare SELECT … FROM as a join's ON). Parents
+# need not come first: the foreign keys are checked at the commit (deferred).
+_TOPICS_SWITCH = (
+    "INSERT INTO conversations (id, number, title, collection, year) "
+    "SELECT id, number, title, collection, year FROM staged_conversations WHERE true ORDER BY id "
+    "ON CONFLICT(id) DO UPDATE SET number=excluded.number, title=excluded.title, "
+    "collection=excluded.collection, year=excluded.year",
+    "INSERT INTO ptkb_statements (conversation_id, statement_id, text) "
+    "SELECT conversation_id, statement_id, text FROM staged_ptkb WHERE true ORDER BY conversation_id, statement_id "
+    "ON CONFLICT (conversation_id, statement_id) DO UPDATE SET text=excluded.text",
+    "INSERT INTO turns (id, conversation_id, turn_number, position, utterance, resolved_utterance, "
+    "response, response_provenance, parent_turn_id) SELECT id, conversation_id, turn_number, position, utterance, "
+    "resolved_utterance, response, response_provenance, parent_turn_id FROM staged_turns WHERE true ORDER BY id "
+    "ON CONFLICT(id) DO UPDATE SET conversation_id=excluded.conversation_id, "
+    "turn_number=excluded.turn_number, position=excluded.position, utterance=excluded.utterance, "
+    "resolved_utterance=excluded.resolved_utterance, response=excluded.response, "
+    "response_provenance=excluded.response_provenance, parent_turn_id=excluded.parent_turn_id",
+)
+
+
+def _stage_topics(
     db: Store,
     file: str,
     block: Sequence[tuple[int, Conversation]],
     existing: dict[str, str | None],
     collection: str | None,
-    labels_source: str,
-    stamp: str,
     counts: dict[str, int],
-    parents: list,
 ) -> None:
-    """Write one block of conversations (with their index in the file) for :func:`import_topics`."""
+    """Stage one block of conversations (with their index in the file) for :func:`import_topics`."""
     conv_rows, turn_rows, ptkb_rows, label_rows = [], [], [], []
     for index, conv in block:
         coll = collection or (f"ikat-{conv.year}" if conv.year else None)
         if conv.id in existing and existing[conv.id] != coll:
-            raise FormatError(
-                file,
-                _json_line_of(file, (index, "number")),
-                f"conversation ids not used by "
-                f"another collection ({conv.id} already belongs to {existing[conv.id]}; use a "
-                f"separate --db)",
-                coll,
-            )
+            raise _other_collection(file, index, conv.id, existing[conv.id], coll)
         conv_rows.append(
-            {"id": conv.id, "number": conv.number, "title": conv.title, "collection": coll, "year": conv.year}
+            {
+                "id": conv.id,
+                "number": conv.number,
+                "title": conv.title,
+                "collection": coll,
+                "year": conv.year,
+                "at": index,
+            }
         )
         for key, text in conv.ptkb.items():
             ptkb_rows.append({"conversation_id": conv.id, "statement_id": key, "text": text})
@@ -321,47 +368,63 @@ def _write_topics(
                     "response": t.response,
                     "response_provenance": json.dumps(list(t.response_provenance)),
                     "parent_turn_id": t.parent_turn_id,
+                    "at": index,
+                    "turns_key": "responses" if conv.year == 2025 else "turns",
                 }
             )
-            if t.parent_turn_id is not None:
-                parents.append((index, position, conv, t.parent_turn_id))
             relevant = set(t.relevant_ptkb)
             for key in conv.ptkb:
-                label_rows.append((labels_source, t.id, conv.id, key, int(key in relevant), stamp))
-    run_many(
-        db,
-        "INSERT INTO conversations (id, number, title, collection, year) "
-        "VALUES (:id, :number, :title, :collection, :year) "
-        "ON CONFLICT(id) DO UPDATE SET number=excluded.number, title=excluded.title, "
-        "collection=excluded.collection, year=excluded.year",
-        conv_rows,
-    )
-    run_many(
-        db,
-        "INSERT INTO ptkb_statements (conversation_id, statement_id, text) "
-        "VALUES (:conversation_id, :statement_id, :text) "
-        "ON CONFLICT (conversation_id, statement_id) DO UPDATE SET text=excluded.text",
-        ptkb_rows,
-    )
-    # Parents first would matter only for CAsT trees: the FK check waits for every turn (deferred).
-    run_many(
-        db,
-        "INSERT INTO turns (id, conversation_id, turn_number, position, utterance, resolved_utterance, "
-        "response, response_provenance, parent_turn_id) VALUES (:id, :conversation_id, :turn_number, "
-        ":position, :utterance, :resolved_utterance, :response, :response_provenance, :parent_turn_id) "
-        "ON CONFLICT(id) DO UPDATE SET conversation_id=excluded.conversation_id, "
-        "turn_number=excluded.turn_number, position=excluded.position, utterance=excluded.utterance, "
-        "resolved_utterance=excluded.resolved_utterance, response=excluded.response, "
-        "response_provenance=excluded.response_provenance, parent_turn_id=excluded.parent_turn_id",
-        turn_rows,
-    )
-    import_labels(db, Task.PTKB, _PTKB_LABEL, label_rows)
+                label_rows.append(
+                    {"turn_id": t.id, "conversation_id": conv.id, "statement_id": key, "relevant": int(key in relevant)}
+                )
+    for sql, records in zip(_STAGED_TOPIC_ROWS, (conv_rows, ptkb_rows, turn_rows, label_rows), strict=True):
+        run_many(db, sql, records)
     counts["conversations"] += len(conv_rows)
     counts["turns"] += len(turn_rows)
     counts["ptkb_statements"] += len(ptkb_rows)
     counts["ptkb_labels"] += len(label_rows)
 
 
+def _other_collection(file: str, index: int, conv_id: str, stored: str | None, coll: str | None) -> FormatError:
+    return FormatError(
+        file,
+        _json_line_of(file, (index, "number")),
+        f"conversation ids not used by another collection ({conv_id} already belongs to {stored}; use a separate --db)",
+        coll,
+    )
+
+
+def _refuse_unknown_parents(db: Store, file: str) -> None:
+    """A parent turn that is neither staged nor stored: refused, naming the first such turn of the file."""
+    found = row(
+        db,
+        "SELECT s.parent_turn_id AS parent, s.at AS at, s.position AS position, s.turns_key AS turns_key "
+        "FROM staged_turns s WHERE s.parent_turn_id IS NOT NULL "
+        "AND NOT EXISTS (SELECT 1 FROM staged_turns p WHERE p.id = s.parent_turn_id) "
+        "AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.id = s.parent_turn_id) ORDER BY s.at, s.position LIMIT 1",
+    )
+    if found is not None:
+        raise FormatError(
+            file,
+            _json_line_of(file, (found["at"], found["turns_key"], found["position"], "parent")),
+            "a parent turn given in the file or already stored",
+            f"turn {found['parent']!r}, which is neither",
+        )
+
+
+def _refuse_other_collections(db: Store, file: str) -> None:
+    """In the switch: a conversation stored under another collection since the staging checked it."""
+    found = row(
+        db,
+        "SELECT s.id AS id, s.at AS at, s.collection AS collection, c.collection AS stored "
+        "FROM staged_conversations s JOIN conversations c ON c.id = s.id "
+        "WHERE c.collection IS DISTINCT FROM s.collection ORDER BY s.at LIMIT 1",
+    )
+    if found is not None:
+        raise _other_collection(file, found["at"], found["id"], found["stored"], found["collection"])
+
+
+_STAGED_PTKB_LABEL = ("turn_id", "conversation_id", "statement_id", _PTKB.value_column)
 _PTKB_LABEL = ("source", "turn_id", "conversation_id", "statement_id", _PTKB.value_column, "updated_at")
 
 
@@ -414,7 +477,7 @@ def import_passage_qrels(
     turns: set[str] = set()
     count = 0
     # staged (store.db.staging): the blocks go to temporary tables without the write lock, one switch copies them
-    with paused_gc(), staging(db, _QRELS_STAGING):
+    with paused_gc(), staging(db, _QRELS_STAGING, clustered=_QRELS_STAGING):
         known = _known_turns(db)
         for block in blocks:
             with stage_block(db):
@@ -515,7 +578,7 @@ def import_run(
     unknown_turn: FormatError | None = None
     # staged (store.db.staging): the lines, their ranks and new passages go to temporary tables block by block
     # without the write lock; one short switch copies them (docs/architecture.md, "Large imports")
-    with paused_gc(), staging(db, _run_staging(db)):
+    with paused_gc(), staging(db, _run_staging(db), clustered=("staged_rankings", "staged_passages")):
         known = _known_turns(db)
         # the RunRow fields as they come (a --name is bound once per statement)
         if name:
@@ -750,11 +813,11 @@ def import_passages(
     return summary
 
 
-_PASSAGES_STAGING = {
-    "staged_texts": "id TEXT PRIMARY KEY, doc_id TEXT, text TEXT",
-    "staged_history": "seq INTEGER NOT NULL, kind TEXT NOT NULL, source TEXT NOT NULL, item TEXT NOT NULL, "
-    "old TEXT, new TEXT, via TEXT NOT NULL",
-}
+_STAGED_HISTORY = (
+    "seq INTEGER NOT NULL, kind TEXT NOT NULL, source TEXT NOT NULL, item TEXT NOT NULL, old TEXT, new TEXT, "
+    "via TEXT NOT NULL"
+)
+_PASSAGES_STAGING = {"staged_texts": "id TEXT PRIMARY KEY, doc_id TEXT, text TEXT", "staged_history": _STAGED_HISTORY}
 
 
 def switch_history(db: Store, who: str | None) -> None:
@@ -806,7 +869,7 @@ def _stored_texts(db: Store, ids: Sequence[str]) -> dict[str, str]:
     return out
 
 
-NUGGETS_PER_BLOCK = 2000  # nuggets (or CONE-RAG responses) written per block of an import
+NUGGETS_PER_BLOCK = 2000  # nuggets (or CONE-RAG responses) staged per block of an import
 
 
 def import_nuggets(
@@ -829,40 +892,86 @@ def import_nuggets(
     in place (its labels stay on it) and each change recorded (see :func:`labels_on`).
 
     ``nuggets`` may be an iterator (:func:`assess.formats.nuggets.iter_nuggets` reads the file one turn
-    at a time): they are checked and written :data:`NUGGETS_PER_BLOCK` at a time inside one transaction,
-    so memory is bounded by a block (and the file's turn ids) whatever the file's size. A refusal in any
-    block (an unknown turn, a rewrite, a bad record met while reading) rolls every block back.
-    ``after_block(db, block)`` is called, in the transaction, once each block is written. The rows are written
-    by :mod:`store.nuggets.gold` (:func:`~store.nuggets.gold.upsert_imported`,
-    :func:`~store.nuggets.gold.drop_from_dedup`), the one module that writes nuggets.
+    at a time): they are checked and staged :data:`NUGGETS_PER_BLOCK` at a time without the write lock
+    (:func:`store.db.staging`), so memory is bounded by a block (and the file's turn ids) whatever the
+    file's size, and made visible in one switch. A refusal in any block (an unknown turn, a rewrite, a bad
+    record met while reading) comes before the switch: nothing is written.
+    ``after_block(db, block)`` (the nuggetizer import, which labels each block's nuggets by their ids) is
+    called, in one transaction holding the lock for the import's length, once each block is written. The rows
+    are written by :mod:`store.nuggets.gold` (:func:`~store.nuggets.gold.upsert_imported`,
+    :func:`~store.nuggets.gold.switch_imported`, :func:`~store.nuggets.gold.drop_from_dedup`), the one module
+    that writes nuggets.
     """
     stamp = now()
     known = _known_turns(db)
     turns: set[str] = set()
     count = 0
-    replacements = Replacements()
+    replacements = Replacements(staged=after_block is None)
     records = iter(nuggets)
-    with paused_gc(), write(db):
-        ensure_source(db, source)
-        while block := list(itertools.islice(records, NUGGETS_PER_BLOCK)):
-            check_turns(db, file, block, known, locate=_turn_line_in(file))
-            met = {n.turn_id for n in block} - turns
-            if dedup and met:  # a turn met for the first time: its stored nuggets dropped, the file's kept below
-                gold.drop_from_dedup(db, source, sorted(met))
-            turns |= met
-            changed = _changed_nuggets(db, file, block, source, replace)
-            gold.upsert_imported(db, source, block, dedup=dedup, stamp=stamp)
-            if replace:
-                replacements.record(db, by, file, changed)
-            if after_block is not None:
+    if after_block is not None:
+        with paused_gc(), write(db):
+            ensure_source(db, source)
+            while block := list(itertools.islice(records, NUGGETS_PER_BLOCK)):
+                met = _nugget_block(db, file, block, known, turns, source, replace, by, replacements)
+                if dedup and met:  # a turn met for the first time: its stored nuggets dropped, the file's kept below
+                    gold.drop_from_dedup(db, source, sorted(met))
+                gold.upsert_imported(db, source, block, dedup=dedup, stamp=stamp)
                 after_block(db, block)
-            count += len(block)
-        if dedup and not turns:  # an empty subset: nothing of the source is kept
-            gold.drop_from_dedup(db, source)
-        summary: dict = {"nuggets": count, "turns": len(turns), "source": source}
-        if replace:
-            summary.update(replacements.summary("nugget"))
+                count += len(block)
+            if dedup and not turns:  # an empty subset: nothing of the source is kept
+                gold.drop_from_dedup(db, source)
+    else:  # staged (store.db.staging): blocks checked and written to temporary tables without the lock, one switch
+        with paused_gc(), staging(db, _NUGGETS_STAGING, clustered=("staged_nuggets",)):
+            while block := list(itertools.islice(records, NUGGETS_PER_BLOCK)):
+                with stage_block(db):
+                    met = _nugget_block(db, file, block, known, turns, source, replace, by, replacements)
+                    if dedup and met:
+                        insert_rows(db, "INSERT INTO staged_nugget_turns (turn_id)", ("?",), "", ((t,) for t in met))
+                    gold.stage_imported(db, "staged_nuggets", block)
+                count += len(block)
+            with write(db, lock_to_commit=True):
+                _refuse_gone_turns(db, file, "staged_nuggets")
+                ensure_source(db, source)
+                if dedup and turns:  # the subset's turns: their nuggets dropped, the file's kept by the copy
+                    gold.drop_staged_from_dedup(db, source, "staged_nugget_turns")
+                elif dedup:  # an empty subset: nothing of the source is kept
+                    gold.drop_from_dedup(db, source)
+                gold.switch_imported(db, source, "staged_nuggets", dedup=dedup, stamp=stamp)
+                switch_history(db, by)
+    summary: dict = {"nuggets": count, "turns": len(turns), "source": source}
+    if replace:
+        summary.update(replacements.summary("nugget"))
     return summary
+
+
+_NUGGETS_STAGING = {
+    "staged_nuggets": "turn_id TEXT NOT NULL, key TEXT NOT NULL, text TEXT, relevance INTEGER, "
+    "PRIMARY KEY (turn_id, key)",
+    "staged_nugget_turns": "turn_id TEXT PRIMARY KEY",
+    "staged_history": _STAGED_HISTORY,
+}
+
+
+def _nugget_block(
+    db: Store,
+    file: str,
+    block: Sequence[NuggetRecord],
+    known: set[str],
+    turns: set[str],
+    source: str,
+    replace: bool,
+    by: str | None,
+    replacements: Replacements,
+) -> set[str]:
+    """Check one block of :func:`import_nuggets` (its turns, the rewrites it makes) and record its replacements;
+    return the turns met for the first time (added to ``turns``)."""
+    check_turns(db, file, block, known, locate=_turn_line_in(file))
+    met = {n.turn_id for n in block} - turns
+    turns |= met
+    changed = _changed_nuggets(db, file, block, source, replace)
+    if replace:
+        replacements.record(db, by, file, changed)
+    return met
 
 
 def _changed_nuggets(db: Store, file: str, nuggets: Sequence[NuggetRecord], source: str, replace: bool) -> list:
@@ -922,18 +1031,17 @@ def import_responses(
     ``replace``: then it is rewritten and each change recorded (see :func:`labels_on`).
 
     ``responses`` may be an iterator (:func:`assess.formats.ikat.iter_responses` reads the file one turn
-    at a time): they are checked and written :data:`NUGGETS_PER_BLOCK` at a time inside one transaction
-    (kept across blocks: each run and turn seen), and a refusal in any block rolls every block back."""
+    at a time): they are checked and staged :data:`NUGGETS_PER_BLOCK` at a time without the write lock
+    (:func:`store.db.staging`; each run and turn seen is kept across blocks), then made visible in one switch;
+    a refusal in any block comes before it: nothing is written."""
     seen: dict[tuple[str, str | None], str] = {}
     known = _known_turns(db)
     stamp = now()
     count = 0
     runs: set[str] = set()
-    replacements = Replacements()
+    replacements = Replacements(staged=True)
     records = iter(responses)
-    with paused_gc(), write(db):
-        if gold_source:
-            ensure_source(db, gold_source)
+    with paused_gc(), staging(db, _RESPONSES_STAGING):
         while block := list(itertools.islice(records, NUGGETS_PER_BLOCK)):
             for r in block:
                 key = (r.turn_id, None if gold_source else r.run)
@@ -947,45 +1055,65 @@ def import_responses(
                         )
                     raise twice(file, r.turn_id, r.run, "response")
                 seen[key] = r.run
-            check_turns(db, file, block, known, locate=_turn_line_in(file))
+            with stage_block(db):
+                check_turns(db, file, block, known, locate=_turn_line_in(file))
+                if gold_source:
+                    changed = _changed_gold(db, file, block, gold_source, replace)
+                    insert_rows(
+                        db,
+                        "INSERT INTO staged_gold (turn_id, text, nuggets_used)",
+                        ("?", "?", "?"),
+                        "",
+                        ((r.turn_id, r.text, json.dumps(list(r.nuggets_used or ()))) for r in block),
+                    )
+                else:
+                    changed = _changed_responses(db, file, block, replace)
+                    runs.update(r.run for r in block)
+                    insert_rows(
+                        db,
+                        "INSERT INTO staged_plain (run, turn_id, text)",
+                        ("?", "?", "?"),
+                        "",
+                        ((r.run, r.turn_id, r.text) for r in block),
+                    )
+                if replace:
+                    replacements.record(db, by, file, changed)
             count += len(block)
+        with write(db, lock_to_commit=True):  # "WHERE true": see switch_passages
             if gold_source:
-                changed = _changed_gold(db, file, block, gold_source, replace)
-                run_many(
+                _refuse_gone_turns(db, file, "staged_gold")
+                ensure_source(db, gold_source)
+                run(
                     db,
                     "INSERT INTO gold_responses (source, turn_id, text, nuggets_used, updated_at) "
-                    "VALUES (:source, :turn_id, :text, :nuggets_used, :updated_at) "
+                    "SELECT :source, turn_id, text, nuggets_used, :at FROM staged_gold WHERE true ORDER BY turn_id "
                     "ON CONFLICT (source, turn_id) DO UPDATE SET text=excluded.text, "
                     "nuggets_used=excluded.nuggets_used, updated_at=excluded.updated_at",
-                    (
-                        {
-                            "source": gold_source,
-                            "turn_id": r.turn_id,
-                            "text": r.text,
-                            "nuggets_used": json.dumps(list(r.nuggets_used or ())),
-                            "updated_at": stamp,
-                        }
-                        for r in block
-                    ),
+                    {"source": gold_source, "at": stamp},
                 )
             else:
-                changed = _changed_responses(db, file, block, replace)
-                register_response_runs(db, {r.run for r in block} - runs, file, stamp)
-                runs.update(r.run for r in block)
-                run_many(
+                _refuse_gone_turns(db, file, "staged_plain")
+                register_response_runs(db, runs, file, stamp)
+                run(
                     db,
-                    "INSERT INTO responses (run, turn_id, text) VALUES (:run, :turn_id, :text) "
-                    "ON CONFLICT (run, turn_id) DO UPDATE SET text=excluded.text",
-                    ({"run": r.run, "turn_id": r.turn_id, "text": r.text} for r in block),
+                    "INSERT INTO responses (run, turn_id, text) SELECT run, turn_id, text FROM staged_plain WHERE true "
+                    "ORDER BY run, turn_id ON CONFLICT (run, turn_id) DO UPDATE SET text=excluded.text",
                 )
-            if replace:
-                replacements.record(db, by, file, changed)
-        summary: dict = (
-            {"gold_responses": count, "source": gold_source} if gold_source else {"responses": count, "runs": len(runs)}
-        )
-        if replace:
-            summary.update(replacements.summary("gold response" if gold_source else "response"))
+            switch_history(db, by)
+    summary: dict = (
+        {"gold_responses": count, "source": gold_source} if gold_source else {"responses": count, "runs": len(runs)}
+    )
+    if replace:
+        summary.update(replacements.summary("gold response" if gold_source else "response"))
     return summary
+
+
+# A run and turn (a gold source's turn) comes once in a file (refused above before it is staged).
+_RESPONSES_STAGING = {
+    "staged_plain": "run TEXT NOT NULL, turn_id TEXT NOT NULL, text TEXT, PRIMARY KEY (run, turn_id)",
+    "staged_gold": "turn_id TEXT PRIMARY KEY, text TEXT, nuggets_used TEXT",
+    "staged_history": _STAGED_HISTORY,
+}
 
 
 def _changed_responses(db: Store, file: str, responses: Sequence[ResponseRecord], replace: bool) -> list:
@@ -1077,12 +1205,28 @@ def import_ntr_labels(db: Store, file: str, labels: Sequence[NtrRecord], *, sour
                 str(rec.match),
             )
         seen.setdefault(key, (rec.match, rec.line))
-    columns = ("source", "nugget_id", "run", "turn_id", _NTR.value_column, "batch", "updated_at")
-    with write(db):
-        ensure_source(db, source)
-        register_response_runs(db, {r.run for r in labels}, file, stamp)
-        import_labels(db, Task.NTR, columns, batch)
+    # staged (store.db.staging): the rows go to a temporary table without the lock, one INSERT … SELECT switch
+    with staging(db, _NTR_STAGING, clustered=_NTR_STAGING):
+        with stage_block(db):
+            insert_rows(  # an item given twice has one value (refused above otherwise): staged once
+                db,
+                f"INSERT INTO staged_ntr (nugget_id, run, turn_id, {_NTR.value_column}, batch)",
+                ("?", "?", "?", "?", "?"),
+                " ON CONFLICT (nugget_id, run) DO NOTHING",
+                (b[1:6] for b in batch),  # nugget, run, turn, match, batch
+            )
+        with write(db, lock_to_commit=True):
+            ensure_source(db, source)
+            register_response_runs(db, {r.run for r in labels}, file, stamp)
+            import_staged_labels(db, Task.NTR, "staged_ntr", _STAGED_NTR, source, stamp)
     return {"labels": len(batch), "yes": sum(rec.match for rec in labels), "source": source}
+
+
+_STAGED_NTR = ("nugget_id", "run", "turn_id", _NTR.value_column, "batch")
+_NTR_STAGING = {
+    "staged_ntr": f"nugget_id INTEGER NOT NULL, run TEXT NOT NULL, turn_id TEXT NOT NULL, {_NTR.value_column} "
+    "INTEGER NOT NULL, batch TEXT, PRIMARY KEY (nugget_id, run)"
+}
 
 
 def register_response_runs(db: Store, names: Iterable[str], file: str, stamp: str) -> None:

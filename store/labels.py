@@ -664,6 +664,21 @@ BULK_EVENT = (
 )
 
 
+def import_staged_labels(db: Store, task: str | Task, table: str, columns: Sequence[str], source: str, at: str) -> None:
+    """Inside the caller's write transaction (an import's switch, :func:`store.db.staging`): write the labels
+    of ``source`` staged in ``table`` (``columns``: the label table's columns it holds, one row per item), in
+    one INSERT … SELECT in key order under :func:`_import_conflict`; the history triggers record each real
+    change, as :func:`import_labels` does row by row."""
+    kind = label_kind(task)
+    listed = ", ".join(columns)
+    run(
+        db,
+        f"INSERT INTO {kind.table} (source, {listed}, updated_at) SELECT :source, {listed}, :at FROM {table} "
+        f"WHERE true ORDER BY {', '.join(kind.item_columns)}{_import_conflict(kind, columns)}",
+        {"source": source, "at": at},
+    )
+
+
 @contextlib.contextmanager
 def _history_trigger_off(db: Store, table: str) -> Iterator[None]:
     """Inside a write transaction: no history row per inserted label for the block. SQLite: drop the

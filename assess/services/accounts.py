@@ -222,7 +222,7 @@ def check_password(
         name = ""
     limits = [
         accounts.Limit(
-            f"account:{name or '(not a name)'}",
+            accounts.account_scope(name or "(not a name)"),
             MAX_FAILURES,
             ACCOUNT_MEMORY,
             backoff=(BACKOFF_FIRST, BACKOFF_LONGEST),

@@ -15,7 +15,21 @@ from assess.nuggets import dedup, spans
 from assess.tasks import NUGGET_RELEVANCE
 from store import labels
 from store.conversations import passage_text, response_provenance
-from store.db import IntegrityError, Store, column, each, now, returning, row, rows, run, run_many, value, write
+from store.db import (
+    IntegrityError,
+    Store,
+    column,
+    each,
+    insert_rows,
+    now,
+    returning,
+    row,
+    rows,
+    run,
+    run_many,
+    value,
+    write,
+)
 from store.sources import ensure_source
 
 NUGGET_COLUMNS = "id, source, turn_id, key, text, relevance, passage_id, start_char, end_char, in_dedup, span_method"
@@ -203,6 +217,40 @@ def upsert_imported(db: Store, source: str, nuggets: Iterable, *, dedup: bool, s
             }
             for n in nuggets
         ),
+    )
+
+
+def drop_staged_from_dedup(db: Store, source: str, table: str) -> None:
+    """:func:`drop_from_dedup` for the turns listed in the staging table ``table`` (an import's switch)."""
+    run(
+        db,
+        f"UPDATE nuggets SET in_dedup = 0 WHERE source = :source AND turn_id IN (SELECT turn_id FROM {table})",
+        {"source": source},
+    )
+
+
+def stage_imported(db: Store, table: str, nuggets: Iterable) -> None:
+    """Stage imported text nuggets (records with ``turn_id, key, text, relevance``) in ``table`` for
+    :func:`switch_imported`; a key given again replaces the one staged, as a second upsert would."""
+    insert_rows(
+        db,
+        f"INSERT INTO {table} (turn_id, key, text, relevance)",
+        ("?", "?", "?", "?"),
+        " ON CONFLICT (turn_id, key) DO UPDATE SET text=excluded.text, relevance=excluded.relevance",
+        ((n.turn_id, n.key, n.text, n.relevance) for n in nuggets),
+    )
+
+
+def switch_imported(db: Store, source: str, table: str, *, dedup: bool, stamp: str) -> None:
+    """In an import's switch: :func:`upsert_imported` of the nuggets staged in ``table``, one INSERT … SELECT in key
+    order ("WHERE true": SQLite reads an ON CONFLICT after a bare SELECT … FROM as a join's ON)."""
+    run(
+        db,
+        "INSERT INTO nuggets (source, turn_id, key, text, relevance, in_dedup, created_at) "
+        f"SELECT :source, turn_id, key, text, relevance, CAST(:in_dedup AS INTEGER), :created_at FROM {table} WHERE true "
+        "ORDER BY turn_id, key ON CONFLICT(source, turn_id, key) DO UPDATE SET text=excluded.text, "
+        "relevance=excluded.relevance, in_dedup=COALESCE(excluded.in_dedup, nuggets.in_dedup)",
+        {"source": source, "in_dedup": 1 if dedup else None, "created_at": stamp},
     )
 
 

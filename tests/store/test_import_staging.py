@@ -28,6 +28,8 @@ from tests.helpers import ROOT, cli_argv, rows, snapshot
 ASSESSORS = 20
 LINES = 40_000  # a run or qrels file: about 0.3 s of switch on SQLite
 KILLED_RUN_LINES = 600_000  # still staging 4 s after its start
+NUGGETS = 5_000  # a gold nugget file: about 0.04 s of switch on SQLite (a history row per nugget)
+TOPICS = 600  # conversations of a topics file: 4,800 turns, 19,200 PTKB labels
 RESPONSES = 800  # SQLite's switch: about 0.1 s on a quiet 2-core machine (PostgreSQL's holds no lock)
 PRESS_LIMIT_S = 1.0
 
@@ -79,6 +81,34 @@ def passages_file(folder, lines: int):
     return path
 
 
+def topics_file(folder, conversations: int, *, bad_last: bool = False):
+    """An iKAT 2024 topics file of ``conversations`` new conversations (ids from 5000), 8 turns and 4 PTKB
+    statements each; with ``bad_last``, the last turn names a parent turn that exists nowhere."""
+    path = folder / "big-topics.json"
+    convs = []
+    for c in range(5000, 5000 + conversations):
+        turns = [{"turn_id": t, "utterance": "big-u", "ptkb_provenance": [t % 4 + 1]} for t in range(1, 9)]
+        convs.append({"number": c, "title": "big", "ptkb": {str(k): f"S{k}" for k in range(1, 5)}, "turns": turns})
+    if bad_last:
+        convs[-1]["turns"][-1]["parent"] = 99
+    path.write_text(json.dumps(convs, indent=1))
+    return path
+
+
+def nuggets_file(folder, turns: list[str], per_turn: int, *, unknown_last: bool = False):
+    """A CONE-RAG gold nugget file: ``per_turn`` nuggets for each of ``turns``; with ``unknown_last``, a last
+    turn the store does not have."""
+    path = folder / "big-nuggets.json"
+    nuggets = {
+        t: {f"[{k}]": {"text": f"big nugget {k} of {t}", "relevance": k % 3} for k in range(1, per_turn + 1)}
+        for t in turns
+    }
+    if unknown_last:
+        nuggets["no-such-turn"] = {"[1]": {"text": "x", "relevance": 1}}
+    path.write_text(json.dumps(nuggets, indent=1))
+    return path
+
+
 def visible(target) -> tuple[int, int]:
     found = rows(
         target,
@@ -87,7 +117,10 @@ def visible(target) -> tuple[int, int]:
         "(SELECT COUNT(*) FROM rankings WHERE run = 'big-run') AS k, "
         "(SELECT COUNT(*) FROM passage_labels WHERE source = 'big-qrels') AS q, "
         "(SELECT COUNT(*) FROM passages WHERE id LIKE 'big-%') AS p, "
-        "(SELECT COUNT(*) FROM passages WHERE id LIKE 'big-%' AND text IS NOT NULL) AS t",
+        "(SELECT COUNT(*) FROM passages WHERE id LIKE 'big-%' AND text IS NOT NULL) AS t, "
+        "(SELECT COUNT(*) FROM turns WHERE utterance = 'big-u') AS u, "
+        "(SELECT COUNT(*) FROM ptkb_labels l JOIN turns t ON t.id = l.turn_id WHERE t.utterance = 'big-u') AS l, "
+        "(SELECT COUNT(*) FROM nuggets WHERE source = 'big-nuggets') AS n",
     )
     return tuple(found[0])
 
@@ -98,22 +131,39 @@ def large_import(kind: str, folder, turns: list[str], target):
         runs = RESPONSES // len(turns) + 1
         path = answers_file(folder, turns, runs)
         n = runs * len(turns)
-        return ("import", "rag-answers", str(path)), (n, n * 4, 0, 0, 0, 0)
+        return ("import", "rag-answers", str(path)), (n, n * 4, 0, 0, 0, 0, 0, 0, 0)
     if kind == "run":
         path, n = run_file(folder, turns, LINES)
-        return ("import", "run", str(path), "--depth", "10"), (0, 0, n, 0, n, 0)
+        return ("import", "run", str(path), "--depth", "10"), (0, 0, n, 0, n, 0, 0, 0, 0)
     if kind == "passages":
-        return ("import", "passages", str(passages_file(folder, 2 * LINES))), (0, 0, 0, 0, 2 * LINES, 2 * LINES)
+        return ("import", "passages", str(passages_file(folder, 2 * LINES))), (
+            0,
+            0,
+            0,
+            0,
+            2 * LINES,
+            2 * LINES,
+            0,
+            0,
+            0,
+        )
+    if kind == "topics":
+        path = topics_file(folder, TOPICS)
+        return ("import", "topics", str(path), "--keep-demo"), (0, 0, 0, 0, 0, 0, TOPICS * 8, TOPICS * 32, 0)
+    if kind == "nuggets":
+        per_turn = NUGGETS // len(turns) + 1
+        path = nuggets_file(folder, turns, per_turn)
+        return ("import", "nuggets", str(path), "--source", "big-nuggets"), (0,) * 8 + (per_turn * len(turns),)
     path, n = qrels_file(folder, turns, LINES)
-    return ("import", "qrels", str(path), "--source", "big-qrels"), (0, 0, 0, n, n, 0)
+    return ("import", "qrels", str(path), "--source", "big-qrels"), (0, 0, 0, n, n, 0, 0, 0, 0)
 
 
-@pytest.mark.parametrize("kind", ["rag-answers", "run", "qrels", "passages"])
+@pytest.mark.parametrize("kind", ["rag-answers", "run", "qrels", "passages", "topics", "nuggets"])
 def test_assessors_press_through_a_large_import(demo_target, tmp_path, kind):
     turns = sorted({t for (t,) in rows(demo_target, "SELECT id FROM turns")})
     pool = rows(demo_target, "SELECT turn_id, passage_id FROM pool ORDER BY turn_id, passage_id")
     args, expected = large_import(kind, tmp_path, turns, demo_target)
-    nothing = (0, 0, 0, 0, 0, 0)
+    nothing = (0,) * 9
     seen, waits, acknowledged, failures = set(), [], {}, []
     importing, stop, starts = threading.Event(), threading.Event(), []
 
@@ -212,6 +262,177 @@ def test_a_failed_run_or_qrels_import_leaves_the_store_unchanged(demo_target, tm
     with open_db(demo_target) as db:  # the same store handle imports again (its staging tables were dropped)
         loading.load_file(db, kind, path, **options)
     assert visible(demo_target)[at] == n
+
+
+def test_a_failed_topics_import_leaves_the_store_unchanged(demo_target, tmp_path):
+    """A parent turn that exists nowhere, found once every conversation is staged: refused with its line,
+    nothing written; the same handle then imports a good file."""
+    path = topics_file(tmp_path, 600, bad_last=True)
+    before = snapshot(demo_target)
+    with open_db(demo_target) as db, pytest.raises(FormatError, match="a parent turn given in the file") as refused:
+        loading.load_file(db, "topics", path)
+    lines = path.read_text().splitlines()
+    parent = next(i for i, text in enumerate(lines, 1) if '"parent"' in text)
+    turn = max(i for i, text in enumerate(lines[:parent], 1) if text.strip() == "{")  # the turn that names it
+    assert f"{path}:{turn}:" in str(refused.value)
+    assert snapshot(demo_target) == before
+    with open_db(demo_target) as db:
+        loading.load_file(db, "topics", topics_file(tmp_path, 3))
+    assert visible(demo_target)[6:8] == (24, 96)
+
+
+def test_a_press_during_a_topics_import_waits_for_no_block(demo_target, tmp_path):
+    """Mid-import (the reader between two blocks of conversations), another connection's press is saved at once
+    and sees none of the import's rows: the blocks are staged without the write lock. Before, the import held
+    the lock from its first block, and this press gave up after its second with nothing saved."""
+    from assess.formats.ikat import iter_topics
+    from store.imports import TOPICS_PER_BLOCK, import_topics
+
+    path = topics_file(tmp_path, 3 * TOPICS_PER_BLOCK)
+    turn, passage = rows(demo_target, "SELECT turn_id, passage_id FROM pool ORDER BY turn_id, passage_id")[0]
+    seen = []
+
+    def conversations():
+        for i, conv in enumerate(iter_topics(path)):
+            if i == 2 * TOPICS_PER_BLOCK:  # two blocks staged
+                with open_db(demo_target) as other:
+                    with write(other):
+                        ensure_source(other, "mid-import", "assessor")
+                    with lock_wait(2):
+                        save_passage_label(other, "mid-import", turn, passage, 3)
+                seen.append(visible(demo_target))
+            yield conv
+
+    with open_db(demo_target) as db:
+        import_topics(db, str(path), conversations())
+    assert seen == [(0,) * 9]
+    assert rows(demo_target, "SELECT grade FROM passage_labels WHERE source = 'mid-import'") == [(3,)]
+    assert visible(demo_target)[6:8] == (3 * TOPICS_PER_BLOCK * 8, 3 * TOPICS_PER_BLOCK * 32)
+
+
+def test_nuggets_staged_a_press_mid_import_is_saved_and_a_failed_import_changes_nothing(demo_target, tmp_path):
+    """A gold nugget import staged block by block: another connection's press between two blocks is saved at once
+    and sees none of the import's nuggets (before, it gave up with nothing saved: the import held the lock from
+    its first block); a file whose last turn is unknown is refused with its line after every block was staged,
+    the store unchanged; ``--dedup`` and a rewrite with ``replace`` go through the switch."""
+    from assess.formats.nuggets import iter_nuggets
+    from store.imports import NUGGETS_PER_BLOCK, import_nuggets
+
+    turns = sorted({t for (t,) in rows(demo_target, "SELECT id FROM turns")})
+    per_turn = 3 * NUGGETS_PER_BLOCK // len(turns) + 1
+    path = nuggets_file(tmp_path, turns, per_turn)
+    turn, passage = rows(demo_target, "SELECT turn_id, passage_id FROM pool ORDER BY turn_id, passage_id")[0]
+    seen = []
+
+    def nuggets():
+        for i, nugget in enumerate(iter_nuggets(path)):
+            if i == 2 * NUGGETS_PER_BLOCK:  # two blocks staged
+                with open_db(demo_target) as other:
+                    with write(other):
+                        ensure_source(other, "mid-import", "assessor")
+                    with lock_wait(2):
+                        save_passage_label(other, "mid-import", turn, passage, 3)
+                seen.append(visible(demo_target)[8])
+            yield nugget
+
+    with open_db(demo_target) as db:
+        import_nuggets(db, str(path), nuggets(), source="big-nuggets")
+    assert seen == [0]
+    assert rows(demo_target, "SELECT grade FROM passage_labels WHERE source = 'mid-import'") == [(3,)]
+    assert visible(demo_target)[8] == per_turn * len(turns)
+
+    before = snapshot(demo_target)
+    bad = nuggets_file(tmp_path, turns, per_turn, unknown_last=True)
+    with open_db(demo_target) as db, pytest.raises(FormatError, match="no-such-turn") as refused:
+        loading.load_file(db, "nuggets", bad, source="other-nuggets")
+    line = next(i for i, text in enumerate(bad.read_text().splitlines(), 1) if "no-such-turn" in text)
+    assert f"{bad}:{line}:" in str(refused.value)
+    assert snapshot(demo_target) == before
+
+    subset = tmp_path / "subset.json"  # the de-duplicated subset: one nugget kept of the first turn, rewritten
+    subset.write_text(json.dumps({turns[0]: {"[1]": {"text": "rewritten", "relevance": 2}}}))
+    with open_db(demo_target) as db:
+        summary = loading.load_file(db, "nuggets", subset, source="big-nuggets", dedup=True, replace=True, by="boss")
+    assert summary["replaced"] == 1
+    flagged = {
+        (t, k): (text, d)
+        for t, k, text, d in rows(
+            demo_target,
+            "SELECT turn_id, key, text, in_dedup FROM nuggets WHERE source = 'big-nuggets' AND in_dedup IS NOT NULL",
+        )
+    }
+    assert flagged.pop((turns[0], "[1]")) == ("rewritten", 1)
+    assert len(flagged) == per_turn - 1 and {d for _text, d in flagged.values()} == {0}  # the turn's others dropped
+    assert {t for t, _k in flagged} == {turns[0]}  # the other turns untouched
+    assert rows(
+        demo_target,
+        "SELECT COUNT(*) FROM label_history WHERE label_table = 'replace' AND item LIKE 'nugget big-nuggets %'",
+    ) == [(1,)]
+
+
+def test_plain_responses_staged_a_press_mid_import_is_saved_and_a_failed_import_changes_nothing(demo_target, tmp_path):
+    """CONE-RAG responses (``import responses``) staged block by block: a press between two blocks is saved at
+    once and sees none of them; a file whose last turn is unknown is refused with its line, the store unchanged."""
+    from assess.formats.ikat import iter_responses
+    from store.imports import NUGGETS_PER_BLOCK, import_responses
+
+    turns = sorted({t for (t,) in rows(demo_target, "SELECT id FROM turns")})
+    runs = 3 * NUGGETS_PER_BLOCK // len(turns) + 1
+    path = tmp_path / "responses.json"
+    path.write_text(json.dumps({t: {f"big-{r}": f"Response {r} to {t}." for r in range(runs)} for t in turns}))
+    turn, passage = rows(demo_target, "SELECT turn_id, passage_id FROM pool ORDER BY turn_id, passage_id")[0]
+    seen = []
+
+    def responses():
+        for i, response in enumerate(iter_responses(path)):
+            if i == 2 * NUGGETS_PER_BLOCK:  # two blocks staged
+                with open_db(demo_target) as other:
+                    with write(other):
+                        ensure_source(other, "mid-import", "assessor")
+                    with lock_wait(2):
+                        save_passage_label(other, "mid-import", turn, passage, 3)
+                seen.append(visible(demo_target)[0])
+            yield response
+
+    with open_db(demo_target) as db:
+        import_responses(db, str(path), responses())
+    assert seen == [0]
+    assert rows(demo_target, "SELECT grade FROM passage_labels WHERE source = 'mid-import'") == [(3,)]
+    assert visible(demo_target)[0] == runs * len(turns)
+
+    before = snapshot(demo_target)
+    bad = tmp_path / "bad-responses.json"
+    answers = {t: {f"other-{r}": f"Other {r} to {t}." for r in range(runs)} for t in turns}
+    bad.write_text(json.dumps({**answers, "no-such-turn": {"other-0": "x"}}, indent=1))
+    with open_db(demo_target) as db, pytest.raises(FormatError, match="no-such-turn") as refused:
+        loading.load_file(db, "responses", bad)
+    line = next(i for i, text in enumerate(bad.read_text().splitlines(), 1) if "no-such-turn" in text)
+    assert f"{bad}:{line}:" in str(refused.value)
+    assert snapshot(demo_target) == before
+
+
+def test_ntr_labels_staged_keep_the_import_rule_and_its_history(demo_target, tmp_path):
+    """NtR labels go through a staging table and one switch: an item given twice with one value is stored once,
+    a re-import rewrites only the changed label, the history records each label and the one change; a nugget
+    the source lacks is refused with its line, the store unchanged."""
+    path = tmp_path / "ntr.tsv"
+    path.write_text("0_101_1_1_demo-bm25\t1\n0_101_1_2_demo-bm25\t0\n0_101_1_1_demo-bm25\t1\n")
+    with open_db(demo_target) as db:
+        assert loading.load_file(db, "ntr-labels", path, source="ntr-x", nugget_source="gold")["labels"] == 3
+        path.write_text("0_101_1_1_demo-bm25\t0\n0_101_1_2_demo-bm25\t0\n")
+        loading.load_file(db, "ntr-labels", path, source="ntr-x", nugget_source="gold")
+    stored = "SELECT n.key, l.match FROM ntr_labels l JOIN nuggets n ON n.id = l.nugget_id WHERE l.source = 'ntr-x'"
+    assert sorted(rows(demo_target, stored)) == [("[1]", 0), ("[2]", 0)]
+    history = rows(
+        demo_target, "SELECT old_value, new_value FROM label_history WHERE source = 'ntr-x' AND label_table = 'ntr'"
+    )
+    assert sorted(history, key=str) == sorted([(None, "1"), (None, "0"), ("1", "0")], key=str)
+    before = snapshot(demo_target)
+    path.write_text("0_101_1_1_demo-bm25\t1\n0_101_1_99_demo-bm25\t1\n")
+    with open_db(demo_target) as db, pytest.raises(FormatError, match="no such nugget") as refused:
+        loading.load_file(db, "ntr-labels", path, source="ntr-x", nugget_source="gold")
+    assert f"{path}:2:" in str(refused.value)
+    assert snapshot(demo_target) == before
 
 
 @pytest.mark.parametrize("kind", ["rag-answers", "run"])

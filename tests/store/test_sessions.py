@@ -142,6 +142,22 @@ def test_an_account_backs_off_exponentially_and_a_success_resets_it(db):
     assert service.check_password(db, "amy", PASSWORD, at=at + service.BACKOFF_LONGEST).name == "amy"
 
 
+def test_users_reset_clears_the_accounts_back_off_but_not_the_addresses(db):
+    """An account backing off after its own failures signs in with the new password right after a reset;
+    the address that made the failures keeps them."""
+    service.add_account(db, "amy", "assessor", password=PASSWORD, by="boss")
+    for i in range(service.MAX_FAILURES + 1):
+        with pytest.raises(service.SignInRefused):
+            service.check_password(db, "amy", "guess", address="192.0.2.7", at=T0 + timedelta(seconds=i))
+    at = T0 + timedelta(seconds=10)
+    with pytest.raises(service.SignInRefused, match="too many failed sign-ins for this account"):
+        service.check_password(db, "amy", PASSWORD, at=at)
+    service.reset_account(db, "amy", password="a-new-battery-staple", by="boss")
+    assert accounts.failures_since(db, "account:amy", T0, at=at)[0] == 0
+    assert service.check_password(db, "amy", "a-new-battery-staple", address="198.51.100.1", at=at).name == "amy"
+    assert accounts.failures_since(db, "address:192.0.2.7", T0, at=at)[0] == service.MAX_FAILURES
+
+
 def test_an_account_past_its_limit_gets_one_check_at_a_time(db):
     """When the wait is over, one attempt is checked while others are refused unchecked: a crowd of guessers
     gets one guess per wait, not one each."""
