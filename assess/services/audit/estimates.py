@@ -11,7 +11,7 @@ from typing import Any
 from assess.errors import AssessError
 from assess.tasks import SourceKind
 
-DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
+DEMO = Path(__file__).resolve().parents[3] / "assets" / "demo"
 
 
 def read_case(data: bytes, name: str) -> dict:
