@@ -1,4 +1,4 @@
-"""Bulk reads for the judge audit (assess/services/audit.py): many sources' labels at once, where each turn
+"""Bulk reads for the judge audit (the assess/services/audit package): many sources' labels at once, where each turn
 sits in its conversation, the runs' ranked lists and passage texts. One query per call, rows by column name."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@
 3. bias_report and self_consistency on 50,000 items.
 Each figure is the median of several repetitions (after one warm-up call, so imports are not counted).
 
-``--store`` measures the services end to end instead (assess/services/audit.py on a SQLite store built once
+``--store`` measures the services end to end instead (assess/services/audit/ on a SQLite store built once
 in a temporary folder): ``agreement_view`` over the same 10 sources x 50,000 items read from the store (the
 /audit page's numbers), the /audit page's first render on that store (target < 2 s: labels read, matrix
 computed, page drawn and sent; AppTest in process, so without a browser's drawing), and ``coverage_view``
