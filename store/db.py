@@ -17,7 +17,7 @@ Every write goes through :func:`write`: one transaction that holds the store's s
 (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: a transaction-scoped advisory lock), so writers never
 interleave their read-check-write steps on either engine, and commits on success or rolls back on
 any exception: a refused input or a crash leaves the store as it was. A large import stages its rows
-without the lock and holds it only for its switch (:func:`staging`; on PostgreSQL only for the switch's
+without the lock and holds it only for its switch (:func:`store.staging.staging`; on PostgreSQL only for the switch's
 commit); a key press bounds its wait with :func:`lock_wait`.
 """
 
@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import re
 import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -40,12 +39,12 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
-from sqlalchemy.pool import NullPool
 
 from assess.errors import AssessError
+from store.engines import BUSY_TIMEOUT_MS, engine_for
+from store.locations import display, url_problem
 from store.schema import MIGRATIONS
 
-BUSY_TIMEOUT_MS = 30_000
 WRITE_LOCK_KEY = 0x41535345  # 'ASSE': the advisory lock every PostgreSQL write transaction holds
 CHUNK = 5_000  # rows per executemany call of run_many (imports stream; a chunk bounds the memory)
 
@@ -83,7 +82,7 @@ def _url(target: str | Path) -> sa.URL:
     text = str(target)
     if is_postgres(text):
         # StoreUnavailable: a page says the store cannot be reached (the line, password hidden, goes to its log)
-        if problem := _url_problem(text):
+        if problem := url_problem(text):
             where = display(text)
             where = where if len(where) <= 200 else where[:199] + "…"  # a 3,000-character host, not all of it
             raise StoreUnavailable(f"{where}: not a valid postgresql:// URL: {problem}", problem)
@@ -105,181 +104,7 @@ def _url(target: str | Path) -> sa.URL:
     return sa.URL.create("sqlite", database=text)
 
 
-# Query parameters that carry a secret (libpq's password, password file and client key's password).
-_SECRET_PARAMETERS = ("password", "passfile", "sslpassword")
-
-
-def _readable(text: str) -> sa.URL | None:
-    """The URL ``text`` parsed, when where its user part ends is certain (so its password can be hidden): at
-    most one '@', and that one ending a user part; None otherwise (an unencoded '@' in a password made
-    part of the password read as the host), or when it cannot be parsed at all."""
-    rest = text.split("://", 1)[1]
-    if rest.count("@") > 1:
-        return None
-    try:
-        url = sa.make_url(text)
-    except (sa_exc.ArgumentError, ValueError, TypeError):  # ValueError: a port that is no number
-        return None
-    if "@" in rest and url.username is None:
-        return None
-    return url
-
-
-def _url_problem(text: str) -> str | None:
-    """What makes the URL ``text`` unusable, in words that quote none of it (it may hold a password)."""
-    rest = text.split("://", 1)[1]
-    if rest.count("@") > 1:
-        return "it has more than one '@' (write an '@' inside a user name or password as %40)"
-    url = _readable(text)
-    if url is None and "@" in rest:
-        try:
-            sa.make_url(text)
-        except (sa_exc.ArgumentError, ValueError, TypeError):
-            return "expected postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
-        return "its '@' does not end a user name (write an '@' elsewhere as %40)"
-    if url is None:
-        try:
-            sa.make_url(text)
-        except ValueError:
-            return "the port is not a number from 1 to 65535"
-        except (sa_exc.ArgumentError, TypeError):
-            pass
-        return "expected postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
-    if url.port is not None and not 0 < url.port < 65536:
-        return "the port is not a number from 1 to 65535"
-    return _host_problem(url)
-
-
-def _host_problem(url: sa.URL) -> str | None:
-    """A host no resolver accepts (a name over 253 characters or with a part over 63; the driver's IDNA
-    codec raised a bare UnicodeError on it), named by its length only."""
-    listed = url.query.get("host") or ()  # ?host=a,b or ?host=a&host=b
-    hosts = [url.host or "", *",".join([listed] if isinstance(listed, str) else listed).split(",")]
-    for host in hosts:
-        if host.startswith("/") or host.startswith("["):  # a socket folder, an IPv6 address
-            continue
-        if len(host) > 253:
-            return f"a host name of at most 253 characters, found {len(host):,}"
-        if any(len(part) > 63 for part in host.split(".")):
-            return "a host name whose parts between dots are at most 63 characters"
-    return None
-
-
-def display(target: str | Path) -> str:
-    """The store's location as it may be shown or logged: a file path, or the URL without its password
-    (in the user part or as a ``password=``, ``sslpassword=`` or ``passfile=`` query parameter). A URL
-    whose password cannot be told apart with certainty shows only its scheme."""
-    text = str(target)
-    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text) and not text.startswith("sqlite:///"):
-        url = _readable(text)
-        if url is None:
-            return text.split("://", 1)[0] + "://(a URL that cannot be read)"
-        url = url.difference_update_query([k for k in url.query if k.lower() in _SECRET_PARAMETERS])
-        if url.drivername.lower().startswith(("postgresql", "postgres")):
-            url = url.set(drivername="postgresql")
-        return url.render_as_string(hide_password=True)
-    return text.removeprefix("sqlite:///")
-
-
 _UNKNOWN = object()
-
-_ENGINES: dict[str, sa.Engine] = {}
-_ENGINES_LOCK = threading.Lock()
-
-
-def _engine(url: sa.URL) -> sa.Engine:
-    key = url.render_as_string(hide_password=False)
-    with _ENGINES_LOCK:
-        engine = _ENGINES.get(key)
-        if engine is None:
-            if url.get_backend_name() == "sqlite":
-                # A connection per open store, closed with it (as sqlite3 itself): nothing pooled.
-                engine = sa.create_engine(
-                    url,
-                    isolation_level="AUTOCOMMIT",
-                    poolclass=NullPool,
-                    # Prepared statements kept per connection: the app's statements, each compiled once (sqlite3
-                    # keeps 128 by default, fewer than the app runs).
-                    connect_args={
-                        "timeout": BUSY_TIMEOUT_MS / 1000,
-                        "check_same_thread": False,
-                        "cached_statements": 1024,
-                    },
-                )
-                event.listen(engine, "connect", _prepare_sqlite)
-            else:
-                engine = sa.create_engine(
-                    url,
-                    isolation_level="AUTOCOMMIT",  # transactions are begun explicitly by write()
-                    # No ping per checkout: a connection the server closed (a restart) fails its first
-                    # statement, which store.db repeats on a new one when nothing can have been written.
-                    pool_size=5,
-                    max_overflow=15,
-                    pool_timeout=30,
-                    connect_args={"connect_timeout": 10, "application_name": "assess"},
-                )
-            _ENGINES[key] = engine
-        return engine
-
-
-def _int_prefix(value) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, int):
-        return value
-    match = re.match(r"\s*([+-]?\d{1,18})", str(value))
-    return int(match.group(1)) if match else 0
-
-
-class _StringAgg:
-    def __init__(self):
-        self.parts: list[str] = []
-        self.sep = ","
-
-    def step(self, value, sep):
-        if value is not None:
-            self.parts.append(str(value))
-            self.sep = sep
-
-    def finalize(self):
-        return self.sep.join(self.parts) if self.parts else None
-
-
-def _prepare_sqlite(dbapi_conn, _record) -> None:
-    dbapi_conn.isolation_level = None  # autocommit: write() issues BEGIN IMMEDIATE itself
-    for pragma in (
-        f"busy_timeout = {BUSY_TIMEOUT_MS}",
-        "foreign_keys = ON",
-        "synchronous = NORMAL",
-        "cache_size = -65536",  # 64 MiB: bulk imports touch several B-trees at once
-        "temp_store = MEMORY",
-    ):
-        dbapi_conn.execute(f"PRAGMA {pragma}")
-    if dbapi_conn.execute("PRAGMA database_list").fetchone()[2]:  # a file, not :memory:
-        _enter_wal(dbapi_conn)
-    dbapi_conn.create_function("int_prefix", 1, _int_prefix, deterministic=True)
-    dbapi_conn.create_aggregate("string_agg", 2, _StringAgg)
-
-
-def _enter_wal(dbapi_conn) -> None:
-    """Switch the file to write-ahead logging, waiting for other processes as every other statement does.
-
-    Switching needs the file to itself for a moment, and SQLite answers "database is locked" at once
-    (without the busy handler) when another process holds it: several processes opening one new
-    store at the same moment hit this. So the switch is tried again until the busy timeout.
-    """
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-    pause = 0.005
-    while True:
-        try:
-            dbapi_conn.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
-                raise
-        time.sleep(pause)
-        pause = min(pause * 2, 0.1)
-
 
 # --------------------------------------------------------------------------------------------- store
 
@@ -338,7 +163,7 @@ class Store:
         self.url = _url(target)
         self.engine = self.url.get_backend_name()
         self.location = display(target)
-        self._sa_engine = _engine(self.url)
+        self._sa_engine = engine_for(self.url)
         self.depth = 0  # nesting of write() / snapshot(): 0 outside any transaction
         self.writing = False  # inside write(): interrupt(reads_only=True) leaves it alone
         self._file: str | None | object = _UNKNOWN  # SQLite: the file written (None: in memory), once asked
@@ -473,7 +298,7 @@ def migrate_db(db: Store) -> int:
     if not db.sqlite and not owns_store(db):
         raise AssessError(
             f"{db.location}: the store's schema is at version {current} and this workbench needs "
-            f"{len(MIGRATIONS)}, but the role {_role(db)} does not own the store and cannot migrate it: run "
+            f"{len(MIGRATIONS)}, but the role {current_role(db)} does not own the store and cannot migrate it: run "
             "python -m assess init --db OWNER_URL with the owner role's URL (docs/deploy.md)"
         )
     with write(db):
@@ -491,19 +316,18 @@ def migrate_db(db: Store) -> int:
             for number, script in steps:
                 db.raw.execute(script)  # a script without parameters: several statements at once
                 run(db, "INSERT INTO assess_schema (version, applied_at) VALUES (:v, :at)", {"v": number, "at": now()})
+            from store.roles import app_roles, grant_privileges
+
             for role in app_roles(db) if steps else ():  # tables a migration added reach the app roles too
-                _grant(db, role)
+                grant_privileges(db, role)
     return schema_version(db)
 
 
 # ----------------------------------------------------------------------------------- PostgreSQL roles
-# A campaign's PostgreSQL store has two roles: the owner, which runs the migrations (``init``) and owns every
-# table, trigger and function, and the app role the app and the CLI connect as, which may read and write
-# rows but, not being the owner, can neither alter, drop nor disable a history trigger nor truncate a table
-# (docs/deploy.md). The privileges it gets are listed in store/schema/roles.py.
+# The owner and the app role: store/roles.py grants the app role its privileges.
 
 
-def _role(db: Store) -> str:
+def current_role(db: Store) -> str:
     return value(db, "SELECT current_user AS r")
 
 
@@ -522,88 +346,6 @@ def owns_store(db: Store) -> bool:
     if owner is None:  # no schema yet
         return value(db, "SELECT has_schema_privilege(current_schema(), 'CREATE') AS may") == 1
     return owner == 1
-
-
-def app_roles(db: Store) -> list[str]:
-    """The roles :func:`grant_app_role` has given the app's privileges on this PostgreSQL store."""
-    return column(
-        db,
-        "SELECT r.rolname AS name FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) AS a "
-        "JOIN pg_roles r ON r.oid = a.grantee "
-        "WHERE c.oid = to_regclass('assess_schema') AND a.privilege_type = 'SELECT' AND a.grantee <> c.relowner "
-        "ORDER BY r.rolname",
-    )
-
-
-def grant_app_role(db: Store, role: str) -> list[str]:
-    """Give ``role`` what the app and the CLI need on this PostgreSQL store, and nothing that could rewrite
-    the history (the connected role must own the store, whose schema is up to date). Later migrations
-    give the role the privileges of the tables they add. Returns warnings (one line each) about the
-    database's own settings that let the role do more than it should."""
-    if db.sqlite:
-        raise AssessError(f"{db.location}: a SQLite store has no roles (--app-role is for PostgreSQL)")
-    if schema_version(db) == 0 or not owns_store(db):
-        raise AssessError(
-            f"{db.location}: the role {_role(db)} does not own the store: grant the app role while connected "
-            "with the owner role's URL (docs/deploy.md)"
-        )
-    found = row(
-        db,
-        "SELECT r.rolsuper AS superuser, pg_has_role(r.oid, c.relowner, 'USAGE') AS owner, r.rolcanlogin AS login "
-        "FROM pg_roles r, pg_class c WHERE r.rolname = :role AND c.oid = to_regclass('assess_schema')",
-        {"role": role},
-    )
-    if found is None:
-        raise AssessError(f"{db.location}: no role {role} in the database server (CREATE ROLE {role} LOGIN first)")
-    if found["superuser"] or found["owner"]:
-        raise AssessError(
-            f"{db.location}: the role {role} has the privileges of the store's owner (it is the owner, a member "
-            "of it or a superuser), so it could rewrite the history: give the app a role of its own"
-        )
-    with write(db):
-        _grant(db, role)
-    warnings = []
-    if not found["login"]:
-        warnings.append(f"the role {role} cannot log in (ALTER ROLE {role} LOGIN)")
-    if value(db, "SELECT has_schema_privilege(:role, current_schema(), 'CREATE') AS may", {"role": role}) == 1:
-        schema = _identifier(value(db, "SELECT current_schema() AS s"))
-        warnings.append(
-            f"the role {role} may create objects in the schema {schema} (before PostgreSQL 15 every role may): "
-            f"run REVOKE CREATE ON SCHEMA {schema} FROM PUBLIC as the schema's owner"
-        )
-    return warnings
-
-
-def _grant(db: Store, role: str) -> None:
-    """Inside a write transaction: set ``role``'s privileges on every table and sequence of the store."""
-    from store.schema.roles import APP_DELETES, APP_UPDATES, READ_ONLY
-
-    who = _identifier(role)
-    tables = column(
-        db,
-        "SELECT c.relname AS name FROM pg_class c WHERE c.relnamespace = CAST(current_schema() AS regnamespace) "
-        "AND c.relkind IN ('r', 'p') ORDER BY c.relname",
-    )
-    _driver(db, f"GRANT USAGE ON SCHEMA {_identifier(value(db, 'SELECT current_schema() AS s'))} TO {who}")
-    for table in tables:
-        privileges = ["SELECT"]
-        if table not in READ_ONLY:
-            privileges.append("INSERT")
-        if table in APP_UPDATES:
-            privileges.append("UPDATE")
-        if table in APP_DELETES:
-            privileges.append("DELETE")
-        _driver(db, f"REVOKE ALL ON TABLE {_identifier(table)} FROM {who}")
-        _driver(db, f"GRANT {', '.join(privileges)} ON TABLE {_identifier(table)} TO {who}")
-    _driver(
-        db,
-        f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {_identifier(value(db, 'SELECT current_schema() AS s'))} TO {who}",
-    )
-
-
-def _identifier(name: str) -> str:
-    """A PostgreSQL identifier, quoted (any name is safe inside double quotes once its own are doubled)."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 def _statements(script: str) -> Iterator[str]:
@@ -700,17 +442,17 @@ def write(db: Store, *, references_checked: bool = False, lock_to_commit: bool =
         raise RuntimeError("a write inside a staging block would take no lock: write after the staging")
     if db.depth:
         name = f"assess_sp{db.depth}"
-        _driver(db, f"SAVEPOINT {name}")
+        driver_sql(db, f"SAVEPOINT {name}")
         db.depth += 1
         try:
             yield db
         except BaseException:
             with contextlib.suppress(Exception):
-                _driver(db, f"ROLLBACK TO SAVEPOINT {name}")
-                _driver(db, f"RELEASE SAVEPOINT {name}")
+                driver_sql(db, f"ROLLBACK TO SAVEPOINT {name}")
+                driver_sql(db, f"RELEASE SAVEPOINT {name}")
             raise
         else:
-            _driver(db, f"RELEASE SAVEPOINT {name}")
+            driver_sql(db, f"RELEASE SAVEPOINT {name}")
         finally:
             db.depth -= 1
         return
@@ -718,7 +460,7 @@ def write(db: Store, *, references_checked: bool = False, lock_to_commit: bool =
     with _in_turn(db):
         checks_off = references_checked and db.sqlite
         if checks_off:
-            _driver(db, "PRAGMA foreign_keys = OFF")
+            driver_sql(db, "PRAGMA foreign_keys = OFF")
         try:
             late = lock_to_commit and not db.sqlite
             db.writing = True
@@ -727,15 +469,15 @@ def write(db: Store, *, references_checked: bool = False, lock_to_commit: bool =
             try:
                 yield db
                 if late:
-                    _driver(db, f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
+                    driver_sql(db, f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
             except BaseException:
-                _rollback(db)
+                rollback(db)
                 raise
             else:
                 try:
-                    _driver(db, "COMMIT")
+                    driver_sql(db, "COMMIT")
                 except sa_exc.DBAPIError as exc:
-                    _rollback(db)
+                    rollback(db)
                     if _connection_lost(exc):
                         raise StoreUnavailable(
                             f"{db.location}: the connection to the database broke while committing; this change "
@@ -747,7 +489,7 @@ def write(db: Store, *, references_checked: bool = False, lock_to_commit: bool =
         finally:
             db.writing = False
             if checks_off:
-                _driver(db, "PRAGMA foreign_keys = ON")
+                driver_sql(db, "PRAGMA foreign_keys = ON")
             db.release()
 
 
@@ -759,7 +501,7 @@ def _begin(db: Store, started: float, *, late: bool = False) -> None:
     if wait is not None:  # what is left of the wait after this process's own queue (_in_turn)
         left_ms = max(1, int((wait - (time.monotonic() - started)) * 1000))
         if db.sqlite:
-            _driver(db, f"PRAGMA busy_timeout = {left_ms}")
+            driver_sql(db, f"PRAGMA busy_timeout = {left_ms}")
         else:
             statements = ["BEGIN", f"SET LOCAL lock_timeout = {left_ms}", statements[1], "SET LOCAL lock_timeout = 0"]
     try:
@@ -770,7 +512,7 @@ def _begin(db: Store, started: float, *, late: bool = False) -> None:
         raise _busy(db, time.monotonic() - started) from None
     finally:
         if wait is not None and db.sqlite:
-            _driver(db, f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            driver_sql(db, f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def _lock_refused(exc: sa_exc.DBAPIError) -> bool:
@@ -787,14 +529,14 @@ def _locked(db: Store, statements: list[str]) -> None:
         try:
             db.ensure_open()
             for statement in statements:
-                _driver(db, statement)
+                driver_sql(db, statement)
                 begun = True
             return
         except StoreUnavailable as down:
             raise _unreachable(db, down.reason) from None
         except sa_exc.DBAPIError as exc:
             if begun:  # BEGIN went through but the lock did not (a timeout, a cancel): end that transaction
-                _rollback(db)
+                rollback(db)
             # Nothing has been written yet: a connection that broke since its last use (a database
             # restart) is replaced once; a second failure is reported.
             if attempt == 1 and _connection_lost(exc):
@@ -814,15 +556,15 @@ def _unreachable(db: Store, reason: str) -> StoreUnavailable:
     return StoreUnavailable(f"{db.location}: the database cannot be reached; nothing was saved ({reason})", reason)
 
 
-def _rollback(db: Store) -> None:
+def rollback(db: Store) -> None:
     try:
-        _driver(db, "ROLLBACK")
+        driver_sql(db, "ROLLBACK")
     except (sa_exc.DBAPIError, sa_exc.PendingRollbackError):  # the latter: the connection broke mid-transaction
         if not db.sqlite:
             db.reconnect()  # the server ended the transaction (and the connection) itself
 
 
-def _driver(db: Store, statement: str) -> None:
+def driver_sql(db: Store, statement: str) -> None:
     """A statement without parameters, straight to the driver (transaction control, pragmas)."""
     db.sa.exec_driver_sql(statement)
 
@@ -847,91 +589,16 @@ def snapshot(db: Store) -> Iterator[Store]:
     if db.depth:
         yield db
         return
-    _driver(db, "BEGIN" if db.sqlite else "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    driver_sql(db, "BEGIN" if db.sqlite else "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
     db.depth = 1
     try:
         if db.sqlite:
-            _driver(db, "SELECT 1 FROM sqlite_master LIMIT 1")  # SQLite takes its snapshot at the first read
+            driver_sql(db, "SELECT 1 FROM sqlite_master LIMIT 1")  # SQLite takes its snapshot at the first read
         yield db
     finally:
         db.depth = 0
-        _rollback(db)
+        rollback(db)
         db.release()
-
-
-# ------------------------------------------------------------------------------------------- staging
-# A large import writes its rows into temporary tables of its own connection, block by block and without
-# the write lock (a temporary table is private to its session: SQLite writes it in a file of its own,
-# PostgreSQL keeps it out of every other session), then copies them into the store's tables in one short
-# write transaction (the switch). Until then no other connection sees a row of it; a failed import drops
-# the tables, a killed one loses them with its connection. docs/architecture.md, "Large imports".
-
-
-@contextlib.contextmanager
-def staging(db: Store, tables: Mapping[str, str], *, clustered: Iterable[str] = ()) -> Iterator[None]:
-    """Temporary tables ``{name: column definitions}`` for the block, on the store's one connection (a
-    PostgreSQL store keeps its pooled connection until the end), dropped after it. SQLite keeps them in a
-    temporary file (the store runs with ``temp_store = MEMORY``, and a 70 MB file must not be held in memory),
-    except inside an outer transaction, where the setting cannot change (the demo: small).
-
-    ``clustered``: tables of short rows whose rows SQLite keeps in their primary key's B-tree (WITHOUT ROWID),
-    so that the switch reads them in key order from one B-tree instead of looking each row up from its key's
-    index (a third of a qrels switch)."""
-    db.busy += 1
-    memory = None
-    try:
-        if db.sqlite and not db.depth:
-            memory = int(value(db, "PRAGMA temp_store"))
-            _driver(db, "PRAGMA temp_store = FILE")  # (this drops the connection's temporary tables: there are none)
-        elif not db.sqlite and not db.depth:
-            # the switch sorts the staged rows into key order: in memory rather than in spill files
-            _driver(db, "SET work_mem = '64MB'")
-            with contextlib.suppress(sa_exc.DBAPIError):  # refused once the session has used temporary tables
-                _driver(db, "SET temp_buffers = '64MB'")
-        for name, definition in tables.items():
-            _driver(db, f"DROP TABLE IF EXISTS {_temporary(db, name)}")
-            rowid = " WITHOUT ROWID" if db.sqlite and name in clustered else ""
-            _driver(db, f"CREATE TEMPORARY TABLE {name} ({definition}){rowid}")
-        yield
-    finally:
-        for name in tables:
-            with contextlib.suppress(Exception):  # a broken connection took them with it
-                _driver(db, f"DROP TABLE IF EXISTS {_temporary(db, name)}")
-        if memory is not None:
-            with contextlib.suppress(Exception):
-                _driver(db, f"PRAGMA temp_store = {memory}")
-        elif not db.sqlite and not db.depth:
-            with contextlib.suppress(Exception):
-                _driver(db, "RESET work_mem")
-        db.busy -= 1
-        db.release()
-
-
-def _temporary(db: Store, name: str) -> str:
-    """The name of a temporary table, qualified so that a DROP can never reach a store table of that name."""
-    return f"temp.{name}" if db.sqlite else f"pg_temp.{name}"
-
-
-@contextlib.contextmanager
-def stage_block(db: Store) -> Iterator[Store]:
-    """One block of a staged import: a transaction of its own without the write lock (its reads see one
-    state of the store; its writes go to the staging tables only: :func:`write` is refused inside). Inside
-    an outer transaction it joins it through a savepoint (a refused statement, such as a run's repeated line
-    meeting a staging table's key, then leaves PostgreSQL's transaction usable)."""
-    if db.depth:
-        with write(db):
-            yield db
-        return
-    _driver(db, "BEGIN")
-    db.depth, db.staging = 1, True
-    try:
-        yield db
-    except BaseException:
-        db.depth, db.staging = 0, False
-        _rollback(db)
-        raise
-    db.depth, db.staging = 0, False
-    _driver(db, "COMMIT")
 
 
 def in_transaction(db: Store) -> bool:
@@ -1266,73 +933,6 @@ def file_of(db: Store) -> str | None:
     if not db.sqlite:
         return None
     return db.raw.execute("PRAGMA database_list").fetchone()[2] or None
-
-
-# -------------------------------------------------------------------------------------- many keys at once
-
-KEYS_PER_QUERY = 100
-"""Keys one query of :func:`by_keys` matches (4 columns each: 400 parameters)."""
-
-
-def by_keys(columns: Sequence[str], keys: Sequence[Sequence]) -> Iterator[tuple[str, dict]]:
-    """For reading many rows by their key in a few queries: per :data:`KEYS_PER_QUERY` keys, a condition true for
-    a row whose ``columns`` equal one of them, ``((a = :k0_0 AND b = :k0_1) OR (...))``, and its parameters."""
-    for first in range(0, len(keys), KEYS_PER_QUERY):
-        terms, params = [], {}
-        for i, key in enumerate(keys[first : first + KEYS_PER_QUERY]):
-            terms.append("(" + " AND ".join(f"{c} = :k{i}_{j}" for j, c in enumerate(columns)) + ")")
-            params |= {f"k{i}_{j}": v for j, v in enumerate(key)}
-        yield f"({' OR '.join(terms)})", params
-
-
-# -------------------------------------------------------------------------------------- bulk inserts
-
-ROWS_PER_INSERT = 50  # records per INSERT statement of the bulk imports
-_STATEMENTS_PER_CALL = 100  # statements per run_many call: 5,000 records in memory as parameters
-
-
-def insert_rows(
-    db: Store, head: str, cells: Sequence[str], tail: str, records: Iterable[Sequence], shared: dict | None = None
-) -> None:
-    """``head VALUES (cells), (cells), ... tail`` for the records, :data:`ROWS_PER_INSERT` of them per statement.
-
-    ``cells`` gives each column's SQL: an entry ``'?'`` takes the record's next field, any other is
-    written as it is (a literal, or a ``:name`` of ``shared``, the parameters every row uses, bound
-    once per statement). Records have exactly as many fields as ``cells`` has '?'. Bound per row,
-    parameters cost the store layer a few microseconds each call; many rows per statement make a
-    50,000-line import about twice as fast, and the rows still go in in the order given. The
-    records must not repeat a key when ``tail`` is an ON CONFLICT DO UPDATE (PostgreSQL refuses to
-    update a row twice in one statement).
-    """
-    fields = cells.count("?")
-    shared = shared or {}
-
-    def statement(n: int) -> str:
-        values = []
-        for i in range(n):
-            field = iter(range(fields))
-            values.append("(" + ", ".join(f":v{i}_{next(field)}" if c == "?" else c for c in cells) + ")")
-        return f"{head} VALUES {', '.join(values)}{tail}"
-
-    names = [f"v{i}_{k}" for i in range(ROWS_PER_INSERT) for k in range(fields)]
-    full = statement(ROWS_PER_INSERT)
-    records = iter(records)
-    batch: list[dict] = []
-    while group := list(itertools.islice(records, ROWS_PER_INSERT)):
-        params = dict(zip(names, itertools.chain.from_iterable(group)))
-        params.update(shared)
-        if len(group) < ROWS_PER_INSERT:  # the last records: a shorter statement, after the others
-            if batch:
-                run_many(db, full, batch)
-                batch = []
-            run(db, statement(len(group)), params)
-            break
-        batch.append(params)
-        if len(batch) >= _STATEMENTS_PER_CALL:
-            run_many(db, full, batch)
-            batch = []
-    if batch:
-        run_many(db, full, batch)
 
 
 _DB_CLOCK_SQLITE = "SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now', :offset) AS t"

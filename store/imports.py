@@ -19,44 +19,28 @@ from typing import Any
 from assess.errors import FormatError
 from assess.formats import (
     Conversation,
-    NtrRecord,
-    NuggetRecord,
     PassageText,
     Qrel,
-    ResponseRecord,
     RunRow,
     paused_gc,
     repeated_run_line,
 )
-from assess.formats.nuggets import entry_line, raw_entries, turn_line, twice
+from assess.formats.nuggets import entry_line, raw_entries, turn_line
 from assess.formats.reading import json_path_line, short
 from assess.tasks import LABEL_KINDS, Task
-from store.db import (
-    Store,
-    column,
-    each,
-    insert_rows,
-    is_database_error,
-    now,
-    row,
-    rows,
-    run,
-    run_many,
-    stage_block,
-    staging,
-    write,
-)
+from store.bulk import insert_rows
+from store.db import Store, column, each, is_database_error, now, row, rows, run, run_many, write
 from store.history import action_row, record_action
 from store.labels import import_labels, import_new_labels, import_staged_labels
-from store.nuggets import gold
 from store.rights import check_writer
 from store.screens import bump_topics_version
 from store.sources import ensure_source
+from store.staging import stage_block, staging
 
 _PASSAGE, _PTKB, _NTR = (LABEL_KINDS[t] for t in (Task.PASSAGE, Task.PTKB, Task.NTR))
 
 
-def _known_turns(db: Store) -> set[str]:
+def known_turns(db: Store) -> set[str]:
     return set(column(db, "SELECT id FROM turns"))
 
 
@@ -65,7 +49,7 @@ def check_turns(
 ) -> set[str]:
     """The records' turn ids, all present in the store; else a FormatError for the first record whose turn
     is not, naming its line (``rec.line``, or ``locate(rec)`` for records read without one: a JSON file)."""
-    known = _known_turns(db) if known is None else known
+    known = known_turns(db) if known is None else known
     turns = set(map(attrgetter("turn_id"), records))
     if not turns <= known:
         rec = next(r for r in records if r.turn_id not in known)
@@ -75,12 +59,12 @@ def check_turns(
     return turns
 
 
-def _turn_line_in(file: str) -> Callable:
+def turn_line_in(file: str) -> Callable:
     """``locate`` for :func:`check_turns` over a ``{turn id: {...}}`` JSON file (error path only)."""
     return lambda rec: turn_line(file, rec.turn_id)
 
 
-def _entry_line_in(file: str, turn_id: str, key: str) -> int | None:
+def entry_line_in(file: str, turn_id: str, key: str) -> int | None:
     """The line of entry ``key`` of ``turn_id`` in a ``{turn id: {key: ...}}`` JSON file (error path only)."""
     found = raw_entries(file, turn_id, key)
     return entry_line(file, found[0]) if found else turn_line(file, turn_id)
@@ -150,7 +134,7 @@ def _label_words(counts: dict[str, int]) -> str:
     )
 
 
-def _rewrite_refused(file: str, line: int | None, what: str, differs: str, labels: dict[str, int]) -> FormatError:
+def rewrite_refused(file: str, line: int | None, what: str, differs: str, labels: dict[str, int]) -> FormatError:
     return FormatError(
         file,
         line,
@@ -159,7 +143,7 @@ def _rewrite_refused(file: str, line: int | None, what: str, differs: str, label
     )
 
 
-def _text_differs(new: str, old: str) -> str:
+def text_differs(new: str, old: str) -> str:
     return f"another text: {short(new, 40)} where {short(old, 40)} is stored"
 
 
@@ -198,7 +182,7 @@ class Replacements:
         return out
 
 
-def _replaced(
+def record_replaced(
     db: Store, by: str | None, file: str, what: str, changes: Sequence[tuple[str, Any, dict, dict[str, int]]]
 ) -> dict:
     """Record each replaced text (item, old content, new content, labels on it) as an organizer action
@@ -208,7 +192,7 @@ def _replaced(
     return replacements.summary(what)
 
 
-def _in_chunks(db: Store, sql: str, params: dict, values: Iterable[str], size: int = 500) -> Iterator[dict]:
+def rows_in_chunks(db: Store, sql: str, params: dict, values: Iterable[str], size: int = 500) -> Iterator[dict]:
     """The rows of ``sql`` (holding ``{marks}`` where the list of ``values`` goes) for ``values``, asked
     ``size`` at a time."""
     values = sorted(set(values))
@@ -251,7 +235,7 @@ def import_topics(
 
     ``conversations`` may be a list or an iterator (:func:`assess.formats.ikat.iter_topics`, which
     reads the file one conversation at a time): they are staged :data:`TOPICS_PER_BLOCK` at a time
-    without the write lock (:func:`store.db.staging`), so memory is bounded by a block whatever the
+    without the write lock (:func:`store.staging.staging`), so memory is bounded by a block whatever the
     file's size, then made visible in one switch. Bad input leaves the store unchanged: a FormatError
     raised while reading (a bad record) or while staging (a conversation of another collection, a parent
     turn that is neither in the file nor stored) comes before the switch; the switch checks the collections
@@ -476,9 +460,9 @@ def import_passage_qrels(
     stamp = now()
     turns: set[str] = set()
     count = 0
-    # staged (store.db.staging): the blocks go to temporary tables without the write lock, one switch copies them
+    # staged (store.staging.staging): the blocks go to temporary tables without the write lock, one switch copies them
     with paused_gc(), staging(db, _QRELS_STAGING, clustered=_QRELS_STAGING):
-        known = _known_turns(db)
+        known = known_turns(db)
         for block in blocks:
             with stage_block(db):
                 turns |= check_turns(db, file, block, known)
@@ -494,7 +478,7 @@ def import_passage_qrels(
             count += len(block)
         count = getattr(qrels, "count", count) or count
         with write(db, references_checked=True, lock_to_commit=True):
-            _refuse_gone_turns(db, file, "staged_qrels")
+            refuse_gone_turns(db, file, "staged_qrels")
             ensure_source(db, source)
             switch_passages(db)
             with import_new_labels(db, Task.PASSAGE, source, stamp) as new:
@@ -576,10 +560,10 @@ def import_run(
     groups: dict[tuple[str, str], None] = {}  # (run, turn) in the order of their first line
     count = 0
     unknown_turn: FormatError | None = None
-    # staged (store.db.staging): the lines, their ranks and new passages go to temporary tables block by block
+    # staged (store.staging.staging): the lines, their ranks and new passages go to temporary tables block by block
     # without the write lock; one short switch copies them (docs/architecture.md, "Large imports")
     with paused_gc(), staging(db, _run_staging(db), clustered=("staged_rankings", "staged_passages")):
-        known = _known_turns(db)
+        known = known_turns(db)
         # the RunRow fields as they come (a --name is bound once per statement)
         if name:
             head = "INSERT INTO run_lines (turn_id, passage_id, score, line, run)"
@@ -623,7 +607,7 @@ def import_run(
         with stage_block(db):  # the pool's rows read (and pool_filter asked) before the lock
             pool_rows = list(_DepthPool(db, groups, depth, pool_filter, stamp))
         with write(db, references_checked=True, lock_to_commit=True):
-            _refuse_gone_turns(db, file, "staged_rankings")
+            refuse_gone_turns(db, file, "staged_rankings")
             for tag in tags:
                 run(
                     db,
@@ -689,7 +673,7 @@ def switch_passages(db: Store) -> None:
     )
 
 
-def _refuse_gone_turns(db: Store, file: str, table: str) -> None:
+def refuse_gone_turns(db: Store, file: str, table: str) -> None:
     """In the switch: turns were checked while staging; one deleted since is refused here (SQLite's copy runs
     without its per-row foreign-key checks: write(references_checked=True))."""
     gone = row(
@@ -767,7 +751,7 @@ def import_passages(
     blocks = [passages] if isinstance(passages, Sequence) else passages
     count = 0
     replacements = Replacements(staged=True)
-    # staged (store.db.staging): texts compared and written to temporary tables without the write lock, one switch
+    # staged (store.staging.staging): texts compared and written to temporary tables without the write lock, one switch
     with staging(db, _PASSAGES_STAGING):
         # A store without any passage text (a first import) has nothing to compare: no lookups. The file
         # itself never gives one passage two texts (PassageStream refuses it), so its own blocks never clash.
@@ -782,7 +766,7 @@ def import_passages(
                         if not replace:
                             labels = labels_on(db, "passage", [p.passage_id])[p.passage_id]
                             what = f"passage {short(p.passage_id, 60)}"
-                            raise _rewrite_refused(file, p.line, what, _text_differs(p.text, old), labels)
+                            raise rewrite_refused(file, p.line, what, text_differs(p.text, old), labels)
                         changed.append((p, old))
                 insert_rows(  # a text stored already is not written again (an import of the same file writes nothing)
                     db,
@@ -813,11 +797,11 @@ def import_passages(
     return summary
 
 
-_STAGED_HISTORY = (
+STAGED_HISTORY = (
     "seq INTEGER NOT NULL, kind TEXT NOT NULL, source TEXT NOT NULL, item TEXT NOT NULL, old TEXT, new TEXT, "
     "via TEXT NOT NULL"
 )
-_PASSAGES_STAGING = {"staged_texts": "id TEXT PRIMARY KEY, doc_id TEXT, text TEXT", "staged_history": _STAGED_HISTORY}
+_PASSAGES_STAGING = {"staged_texts": "id TEXT PRIMARY KEY, doc_id TEXT, text TEXT", "staged_history": STAGED_HISTORY}
 
 
 def switch_history(db: Store, who: str | None) -> None:
@@ -854,7 +838,7 @@ def record_replacements(
     if into is not None:
         into.record(db, by, file, changes)
         return {}
-    return _replaced(db, by, file, what, changes)
+    return record_replaced(db, by, file, what, changes)
 
 
 def _stored_texts(db: Store, ids: Sequence[str]) -> dict[str, str]:
@@ -867,374 +851,3 @@ def _stored_texts(db: Store, ids: Sequence[str]) -> dict[str, str]:
         for r in rows(db, f"SELECT id, text FROM passages WHERE text IS NOT NULL AND id IN ({marks})", params):
             out[r["id"]] = r["text"]
     return out
-
-
-NUGGETS_PER_BLOCK = 2000  # nuggets (or CONE-RAG responses) staged per block of an import
-
-
-def import_nuggets(
-    db: Store,
-    file: str,
-    nuggets: Iterable[NuggetRecord],
-    *,
-    source: str,
-    dedup: bool = False,
-    replace: bool = False,
-    by: str | None = None,
-    after_block: Callable[[Store, Sequence[NuggetRecord]], None] | None = None,
-) -> dict:
-    """Store gold nuggets (text only, as the public CONE-RAG files have no offsets).
-
-    ``dedup=True`` reads the file as the de-duplicated subset of ``source``: its keys are marked
-    kept (``in_dedup = 1``), the source's other nuggets of those turns dropped (0). Nuggets absent
-    from the store are created. A nugget stored with another text or relevance is refused (the first
-    one, naming its line and the labels on it; nothing written) unless ``replace``: then it is rewritten
-    in place (its labels stay on it) and each change recorded (see :func:`labels_on`).
-
-    ``nuggets`` may be an iterator (:func:`assess.formats.nuggets.iter_nuggets` reads the file one turn
-    at a time): they are checked and staged :data:`NUGGETS_PER_BLOCK` at a time without the write lock
-    (:func:`store.db.staging`), so memory is bounded by a block (and the file's turn ids) whatever the
-    file's size, and made visible in one switch. A refusal in any block (an unknown turn, a rewrite, a bad
-    record met while reading) comes before the switch: nothing is written.
-    ``after_block(db, block)`` (the nuggetizer import, which labels each block's nuggets by their ids) is
-    called, in one transaction holding the lock for the import's length, once each block is written. The rows
-    are written by :mod:`store.nuggets.gold` (:func:`~store.nuggets.gold.upsert_imported`,
-    :func:`~store.nuggets.gold.switch_imported`, :func:`~store.nuggets.gold.drop_from_dedup`), the one module
-    that writes nuggets.
-    """
-    stamp = now()
-    known = _known_turns(db)
-    turns: set[str] = set()
-    count = 0
-    replacements = Replacements(staged=after_block is None)
-    records = iter(nuggets)
-    if after_block is not None:
-        with paused_gc(), write(db):
-            ensure_source(db, source)
-            while block := list(itertools.islice(records, NUGGETS_PER_BLOCK)):
-                met = _nugget_block(db, file, block, known, turns, source, replace, by, replacements)
-                if dedup and met:  # a turn met for the first time: its stored nuggets dropped, the file's kept below
-                    gold.drop_from_dedup(db, source, sorted(met))
-                gold.upsert_imported(db, source, block, dedup=dedup, stamp=stamp)
-                after_block(db, block)
-                count += len(block)
-            if dedup and not turns:  # an empty subset: nothing of the source is kept
-                gold.drop_from_dedup(db, source)
-    else:  # staged (store.db.staging): blocks checked and written to temporary tables without the lock, one switch
-        with paused_gc(), staging(db, _NUGGETS_STAGING, clustered=("staged_nuggets",)):
-            while block := list(itertools.islice(records, NUGGETS_PER_BLOCK)):
-                with stage_block(db):
-                    met = _nugget_block(db, file, block, known, turns, source, replace, by, replacements)
-                    if dedup and met:
-                        insert_rows(db, "INSERT INTO staged_nugget_turns (turn_id)", ("?",), "", ((t,) for t in met))
-                    gold.stage_imported(db, "staged_nuggets", block)
-                count += len(block)
-            with write(db, lock_to_commit=True):
-                _refuse_gone_turns(db, file, "staged_nuggets")
-                ensure_source(db, source)
-                if dedup and turns:  # the subset's turns: their nuggets dropped, the file's kept by the copy
-                    gold.drop_staged_from_dedup(db, source, "staged_nugget_turns")
-                elif dedup:  # an empty subset: nothing of the source is kept
-                    gold.drop_from_dedup(db, source)
-                gold.switch_imported(db, source, "staged_nuggets", dedup=dedup, stamp=stamp)
-                switch_history(db, by)
-    summary: dict = {"nuggets": count, "turns": len(turns), "source": source}
-    if replace:
-        summary.update(replacements.summary("nugget"))
-    return summary
-
-
-_NUGGETS_STAGING = {
-    "staged_nuggets": "turn_id TEXT NOT NULL, key TEXT NOT NULL, text TEXT, relevance INTEGER, "
-    "PRIMARY KEY (turn_id, key)",
-    "staged_nugget_turns": "turn_id TEXT PRIMARY KEY",
-    "staged_history": _STAGED_HISTORY,
-}
-
-
-def _nugget_block(
-    db: Store,
-    file: str,
-    block: Sequence[NuggetRecord],
-    known: set[str],
-    turns: set[str],
-    source: str,
-    replace: bool,
-    by: str | None,
-    replacements: Replacements,
-) -> set[str]:
-    """Check one block of :func:`import_nuggets` (its turns, the rewrites it makes) and record its replacements;
-    return the turns met for the first time (added to ``turns``)."""
-    check_turns(db, file, block, known, locate=_turn_line_in(file))
-    met = {n.turn_id for n in block} - turns
-    turns |= met
-    changed = _changed_nuggets(db, file, block, source, replace)
-    if replace:
-        replacements.record(db, by, file, changed)
-    return met
-
-
-def _changed_nuggets(db: Store, file: str, nuggets: Sequence[NuggetRecord], source: str, replace: bool) -> list:
-    """The stored nuggets of ``source`` that the records change (text or relevance), as changes for
-    :func:`_replaced`; without ``replace``, the refusal of the first of them."""
-    stored = {
-        (r["turn_id"], r["key"]): r
-        for r in _in_chunks(
-            db,
-            "SELECT id, turn_id, key, text, relevance FROM nuggets WHERE source = :source AND turn_id IN ({marks})",
-            {"source": source},
-            (n.turn_id for n in nuggets),
-        )
-    }
-    changed = []
-    for n in nuggets:
-        old = stored.get((n.turn_id, n.key))
-        if old is not None and (old["text"], old["relevance"]) != (n.text, n.relevance):
-            changed.append((n, old))
-    if not changed:
-        return []
-    on = labels_on(db, "nugget", [old["id"] for _, old in changed])
-    if not replace:
-        n, old = changed[0]
-        differs = (
-            _text_differs(n.text, old["text"])
-            if n.text != old["text"]
-            else f"relevance {n.relevance} where {old['relevance']} is stored"
-        )
-        line = n.line if n.line is not None else _entry_line_in(file, n.turn_id, n.key)
-        what = f"nugget {n.key} of turn {n.turn_id!r} (source {source!r})"
-        raise _rewrite_refused(file, line, what, differs, on[old["id"]])
-    return [
-        (
-            f"nugget {source} {n.turn_id} {n.key}",
-            {"text": old["text"], "relevance": old["relevance"]},
-            {"text": n.text, "relevance": n.relevance},
-            on[old["id"]],
-        )
-        for n, old in changed
-    ]
-
-
-def import_responses(
-    db: Store,
-    file: str,
-    responses: Iterable[ResponseRecord],
-    *,
-    gold_source: str | None = None,
-    replace: bool = False,
-    by: str | None = None,
-) -> dict:
-    """Store system responses per run and turn; with ``gold_source``, store them as gold responses instead
-    (one per turn). A run and turn (a gold source's turn) given twice under keys that differ only by
-    surrounding whitespace is refused; a response stored with another text (a gold response: or other
-    nuggets) is refused (the first, naming its line and the labels on it; nothing written) unless
-    ``replace``: then it is rewritten and each change recorded (see :func:`labels_on`).
-
-    ``responses`` may be an iterator (:func:`assess.formats.ikat.iter_responses` reads the file one turn
-    at a time): they are checked and staged :data:`NUGGETS_PER_BLOCK` at a time without the write lock
-    (:func:`store.db.staging`; each run and turn seen is kept across blocks), then made visible in one switch;
-    a refusal in any block comes before it: nothing is written."""
-    seen: dict[tuple[str, str | None], str] = {}
-    known = _known_turns(db)
-    stamp = now()
-    count = 0
-    runs: set[str] = set()
-    replacements = Replacements(staged=True)
-    records = iter(responses)
-    with paused_gc(), staging(db, _RESPONSES_STAGING):
-        while block := list(itertools.islice(records, NUGGETS_PER_BLOCK)):
-            for r in block:
-                key = (r.turn_id, None if gold_source else r.run)
-                if key in seen:
-                    if gold_source and seen[key] != r.run:
-                        raise FormatError(
-                            file,
-                            _entry_line_in(file, r.turn_id, r.run),
-                            f"one gold response per turn (turn {r.turn_id!r} has {seen[key]!r})",
-                            f"a second one, {r.run!r}",
-                        )
-                    raise twice(file, r.turn_id, r.run, "response")
-                seen[key] = r.run
-            with stage_block(db):
-                check_turns(db, file, block, known, locate=_turn_line_in(file))
-                if gold_source:
-                    changed = _changed_gold(db, file, block, gold_source, replace)
-                    insert_rows(
-                        db,
-                        "INSERT INTO staged_gold (turn_id, text, nuggets_used)",
-                        ("?", "?", "?"),
-                        "",
-                        ((r.turn_id, r.text, json.dumps(list(r.nuggets_used or ()))) for r in block),
-                    )
-                else:
-                    changed = _changed_responses(db, file, block, replace)
-                    runs.update(r.run for r in block)
-                    insert_rows(
-                        db,
-                        "INSERT INTO staged_plain (run, turn_id, text)",
-                        ("?", "?", "?"),
-                        "",
-                        ((r.run, r.turn_id, r.text) for r in block),
-                    )
-                if replace:
-                    replacements.record(db, by, file, changed)
-            count += len(block)
-        with write(db, lock_to_commit=True):  # "WHERE true": see switch_passages
-            if gold_source:
-                _refuse_gone_turns(db, file, "staged_gold")
-                ensure_source(db, gold_source)
-                run(
-                    db,
-                    "INSERT INTO gold_responses (source, turn_id, text, nuggets_used, updated_at) "
-                    "SELECT :source, turn_id, text, nuggets_used, :at FROM staged_gold WHERE true ORDER BY turn_id "
-                    "ON CONFLICT (source, turn_id) DO UPDATE SET text=excluded.text, "
-                    "nuggets_used=excluded.nuggets_used, updated_at=excluded.updated_at",
-                    {"source": gold_source, "at": stamp},
-                )
-            else:
-                _refuse_gone_turns(db, file, "staged_plain")
-                register_response_runs(db, runs, file, stamp)
-                run(
-                    db,
-                    "INSERT INTO responses (run, turn_id, text) SELECT run, turn_id, text FROM staged_plain WHERE true "
-                    "ORDER BY run, turn_id ON CONFLICT (run, turn_id) DO UPDATE SET text=excluded.text",
-                )
-            switch_history(db, by)
-    summary: dict = (
-        {"gold_responses": count, "source": gold_source} if gold_source else {"responses": count, "runs": len(runs)}
-    )
-    if replace:
-        summary.update(replacements.summary("gold response" if gold_source else "response"))
-    return summary
-
-
-# A run and turn (a gold source's turn) comes once in a file (refused above before it is staged).
-_RESPONSES_STAGING = {
-    "staged_plain": "run TEXT NOT NULL, turn_id TEXT NOT NULL, text TEXT, PRIMARY KEY (run, turn_id)",
-    "staged_gold": "turn_id TEXT PRIMARY KEY, text TEXT, nuggets_used TEXT",
-    "staged_history": _STAGED_HISTORY,
-}
-
-
-def _changed_responses(db: Store, file: str, responses: Sequence[ResponseRecord], replace: bool) -> list:
-    """The stored responses that the records give another text, as changes for :func:`_replaced`;
-    without ``replace``, the refusal of the first of them."""
-    stored: dict[tuple[str, str], str] = {}
-    for name in sorted({r.run for r in responses}):
-        turns = (r.turn_id for r in responses if r.run == name)
-        sql = "SELECT turn_id, text FROM responses WHERE run = :run AND turn_id IN ({marks})"
-        for s in _in_chunks(db, sql, {"run": name}, turns):
-            stored[(name, s["turn_id"])] = s["text"]
-    changed = [(r, stored[(r.run, r.turn_id)]) for r in responses if stored.get((r.run, r.turn_id), r.text) != r.text]
-    if not changed:
-        return []
-    on = labels_on(db, "response", [(r.run, r.turn_id) for r, _ in changed])
-    if not replace:
-        r, old = changed[0]
-        line = r.line if r.line is not None else _entry_line_in(file, r.turn_id, r.run)
-        what = f"the response of run {r.run!r} to turn {r.turn_id!r}"
-        raise _rewrite_refused(file, line, what, _text_differs(r.text, old), on[(r.run, r.turn_id)])
-    return [
-        (f"response {r.run} {r.turn_id}", {"text": old}, {"text": r.text}, on[(r.run, r.turn_id)]) for r, old in changed
-    ]
-
-
-def _changed_gold(db: Store, file: str, responses: Sequence[ResponseRecord], source: str, replace: bool) -> list:
-    """The stored gold responses of ``source`` that the records change (text or nuggets used); without
-    ``replace``, the refusal of the first (gold responses carry no labels)."""
-    stored = {
-        g["turn_id"]: g
-        for g in _in_chunks(
-            db,
-            "SELECT turn_id, text, nuggets_used FROM gold_responses WHERE source = :s AND turn_id IN ({marks})",
-            {"s": source},
-            (r.turn_id for r in responses),
-        )
-    }
-    changed = []
-    for r in responses:
-        old = stored.get(r.turn_id)
-        used = json.dumps(list(r.nuggets_used or ()))
-        if old is not None and (old["text"], old["nuggets_used"]) != (r.text, used):
-            changed.append((r, old, used))
-    if changed and not replace:
-        r, old, _used = changed[0]
-        differs = _text_differs(r.text, old["text"]) if r.text != old["text"] else "other nuggets used"
-        line = r.line if r.line is not None else _entry_line_in(file, r.turn_id, r.run)
-        what = f"the gold response of source {source!r} to turn {r.turn_id!r}"
-        raise _rewrite_refused(file, line, what, differs, {})
-    return [
-        (
-            f"gold-response {source} {r.turn_id}",
-            {"text": old["text"], "nuggets_used": old["nuggets_used"]},
-            {"text": r.text, "nuggets_used": used},
-            {},
-        )
-        for r, old, used in changed
-    ]
-
-
-def import_ntr_labels(db: Store, file: str, labels: Sequence[NtrRecord], *, source: str, nugget_source: str) -> dict:
-    """Store nugget-to-response labels; ``<k>`` names nugget ``[k]`` of ``nugget_source`` for that turn."""
-    check_turns(db, file, labels)
-    nugget_ids = {
-        (r["turn_id"], r["key"]): r["id"]
-        for r in rows(db, "SELECT id, turn_id, key FROM nuggets WHERE source = :source", {"source": nugget_source})
-    }
-    batch = []
-    stamp = now()
-    for rec in labels:
-        nid = nugget_ids.get((rec.turn_id, rec.nugget_key))
-        if nid is None:
-            raise FormatError(
-                file,
-                rec.line,
-                f"a nugget {rec.nugget_key} of source {nugget_source!r} in turn "
-                f"{rec.turn_id} (import the nuggets first)",
-                "no such nugget",
-            )
-        batch.append((source, nid, rec.run, rec.turn_id, rec.match, rec.batch, stamp))
-    seen = {}
-    for rec in labels:  # one value per (nugget, run) within the file
-        key = (nugget_ids[(rec.turn_id, rec.nugget_key)], rec.run)
-        if key in seen and seen[key][0] != rec.match:
-            raise FormatError(
-                file,
-                rec.line,
-                f"one label per nugget and run (line {seen[key][1]} says {seen[key][0]})",
-                str(rec.match),
-            )
-        seen.setdefault(key, (rec.match, rec.line))
-    # staged (store.db.staging): the rows go to a temporary table without the lock, one INSERT … SELECT switch
-    with staging(db, _NTR_STAGING, clustered=_NTR_STAGING):
-        with stage_block(db):
-            insert_rows(  # an item given twice has one value (refused above otherwise): staged once
-                db,
-                f"INSERT INTO staged_ntr (nugget_id, run, turn_id, {_NTR.value_column}, batch)",
-                ("?", "?", "?", "?", "?"),
-                " ON CONFLICT (nugget_id, run) DO NOTHING",
-                (b[1:6] for b in batch),  # nugget, run, turn, match, batch
-            )
-        with write(db, lock_to_commit=True):
-            ensure_source(db, source)
-            register_response_runs(db, {r.run for r in labels}, file, stamp)
-            import_staged_labels(db, Task.NTR, "staged_ntr", _STAGED_NTR, source, stamp)
-    return {"labels": len(batch), "yes": sum(rec.match for rec in labels), "source": source}
-
-
-_STAGED_NTR = ("nugget_id", "run", "turn_id", _NTR.value_column, "batch")
-_NTR_STAGING = {
-    "staged_ntr": f"nugget_id INTEGER NOT NULL, run TEXT NOT NULL, turn_id TEXT NOT NULL, {_NTR.value_column} "
-    "INTEGER NOT NULL, batch TEXT, PRIMARY KEY (nugget_id, run)"
-}
-
-
-def register_response_runs(db: Store, names: Iterable[str], file: str, stamp: str) -> None:
-    """Register the response runs a file names (an existing run keeps its first file)."""
-    for name in sorted(names):
-        run(
-            db,
-            "INSERT INTO runs (name, kind, file, imported_at) VALUES (:name, 'response', :file, :at) "
-            "ON CONFLICT(name) DO NOTHING",
-            {"name": name, "file": str(file), "at": stamp},
-        )

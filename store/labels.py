@@ -19,7 +19,8 @@ from typing import Any
 
 from assess.errors import AssessError, UnknownItem
 from assess.tasks import MATCH_SUPPORT, Label, LabelKind, Shown, Task, label_kind, source_kind
-from store.db import Store, by_keys, column, columns, each, insert_rows, now, row, rows, run, run_many, write
+from store.bulk import by_keys, insert_rows
+from store.db import Store, column, columns, each, now, row, rows, run, run_many, write
 from store.rights import check_writer
 from store.schema.active_time import TIMED_TABLES
 from store.schema.postgres import history_insert_trigger
@@ -168,7 +169,7 @@ def check_item(db: Store, task: str | Task, item: Sequence) -> None:
 
 
 def _check_items(db: Store, kind: LabelKind, keys: Iterable[Item]) -> None:
-    """:func:`check_item` for many items, a query per :data:`store.db.KEYS_PER_QUERY` distinct ones (none for a
+    """:func:`check_item` for many items, a query per :data:`store.bulk.KEYS_PER_QUERY` distinct ones (none for a
     kind without an item source): the first unknown item, in the order given, is refused."""
     if kind.item_source is None:
         return
@@ -665,7 +666,7 @@ BULK_EVENT = (
 
 
 def import_staged_labels(db: Store, task: str | Task, table: str, columns: Sequence[str], source: str, at: str) -> None:
-    """Inside the caller's write transaction (an import's switch, :func:`store.db.staging`): write the labels
+    """Inside the caller's write transaction (an import's switch, :func:`store.staging.staging`): write the labels
     of ``source`` staged in ``table`` (``columns``: the label table's columns it holds, one row per item), in
     one INSERT … SELECT in key order under :func:`_import_conflict`; the history triggers record each real
     change, as :func:`import_labels` does row by row."""
@@ -722,7 +723,7 @@ class NewLabels:
 
     def write_staged(self, table: str, columns: str) -> None:
         """Write the labels staged in ``table`` (``columns``: its item columns and value, in that order; one row
-        per item), in one INSERT … SELECT in key order (an import's switch, :func:`store.db.staging`)."""
+        per item), in one INSERT … SELECT in key order (an import's switch, :func:`store.staging.staging`)."""
         params = {"source": self.source, "stamp": self.at}
         run(
             self.db,

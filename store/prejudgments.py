@@ -28,8 +28,9 @@ from assess.tasks import (
     source_kind,
 )
 from store import jobs, labels
+from store.bulk import by_keys
 from store.compare import label_pairs
-from store.db import Store, by_keys, column, each, now, returning, row, rows, run, run_many, value, write
+from store.db import Store, column, each, now, returning, row, rows, run, run_many, value, write
 from store.nuggets import gold
 from store.queue import revealed_labels
 from store.sources import ensure_source

@@ -24,7 +24,8 @@ from assess.tasks import CitedResponse, CitedSentence, Shown
 from store import labels
 from store.db import Store, each, now, row, rows, run, run_many, write
 from store.history import record_action
-from store.imports import check_turns, ensure_passages, register_response_runs, switch_history
+from store.imports import check_turns, ensure_passages, switch_history
+from store.rag_imports import register_response_runs
 
 _WHOLE = 0  # the sentence number of citations given for the response as a whole
 
@@ -233,7 +234,7 @@ def _write_responses(
 
 
 # ------------------------------------------------------------------------------------------- staged imports
-# A response file is written into temporary tables block by block (store.db.staging / stage_block: no write
+# A response file is written into temporary tables block by block (store.staging.staging / stage_block: no write
 # lock held), then made visible by switch_responses in one short write transaction.
 
 STAGING = {
@@ -258,7 +259,7 @@ def stage_responses(
     replace: bool,
     seen: dict[tuple[str, str], int | None],
 ) -> dict:
-    """One block of a staged import (inside :func:`store.db.stage_block`, with :data:`STAGING`): the checks of
+    """One block of a staged import (inside :func:`store.staging.stage_block`, with :data:`STAGING`): the checks of
     :func:`add_responses` against the store as it is now, then the block's new and changed responses written
     into the staging tables; ``seen`` (run, turn) -> line across the file's blocks. Returns the block's
     counts (``new``, ``replaced``, ``unchanged`` and those of :func:`counts_of`)."""

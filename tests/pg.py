@@ -128,7 +128,7 @@ class Cluster:
         """The two roles of a campaign's store (docs/deploy.md) for ``database``: an owner, which becomes the
         database's owner (and so, from PostgreSQL 15 on, its public schema's), and an app role; both log in,
         neither is a superuser, and the app role owns nothing and may create nothing in the schema. The app
-        role gets its privileges when the owner runs ``init --app-role`` (or ``store.db.grant_app_role``).
+        role gets its privileges when the owner runs ``init --app-role`` (or ``store.roles.grant_app_role``).
         The roles are dropped with the database (:meth:`drop_database`)."""
         owner, app = f"{database}_owner", f"{database}_app"
         with self.connect() as conn:
@@ -141,7 +141,8 @@ class Cluster:
 
     def app_store(self, database: str) -> str:
         """Create the roles of ``database``, migrate it as the owner, grant the app role; the app role's URL."""
-        from store.db import grant_app_role, open_db
+        from store.db import open_db
+        from store.roles import grant_app_role
 
         roles = self.create_roles(database)
         with open_db(roles.owner_url) as db:
@@ -158,13 +159,13 @@ class Roles:
 
 
 def _dispose_engines(database: str) -> None:
-    """Close the pooled connections store.db keeps for a database about to be dropped."""
+    """Close the pooled connections store.engines keeps for a database about to be dropped."""
     try:
-        from store import db as store_db
+        from store import engines as store_engines
     except ImportError:
         return
-    engines = getattr(store_db, "_ENGINES", {})
-    lock = getattr(store_db, "_ENGINES_LOCK", contextlib.nullcontext())
+    engines = getattr(store_engines, "_ENGINES", {})
+    lock = getattr(store_engines, "_ENGINES_LOCK", contextlib.nullcontext())
     with lock:
         keys = [key for key in engines if key.endswith(f"/{database}")]
         doomed = [engines.pop(key) for key in keys]

@@ -109,6 +109,12 @@ def _store_imports():
     return imports
 
 
+def _rag_imports():
+    from store import rag_imports
+
+    return rag_imports
+
+
 def _response_file(kind: str):
     def write(db: Store, path: str | Path, records, o: ImportOptions) -> dict:
         from assess.services import response_files
@@ -184,7 +190,7 @@ _KINDS = (
     ImportKind(
         "nuggets",
         _nuggets,
-        lambda db, path, records, o: _store_imports().import_nuggets(
+        lambda db, path, records, o: _rag_imports().import_nuggets(
             db, str(path), records, source=o.source, dedup=o.dedup, replace=o.replace, by=o.by
         ),
         ("source", "dedup", "replace"),
@@ -193,7 +199,7 @@ _KINDS = (
     ImportKind(
         "responses",
         _responses,
-        lambda db, path, records, o: _store_imports().import_responses(
+        lambda db, path, records, o: _rag_imports().import_responses(
             db, str(path), records, gold_source=(o.source or "gold") if o.gold else None, replace=o.replace, by=o.by
         ),
         ("source", "gold", "replace"),
@@ -214,7 +220,7 @@ _KINDS = (
     ImportKind(
         "ntr-labels",
         _ntr_labels,
-        lambda db, path, records, o: _store_imports().import_ntr_labels(
+        lambda db, path, records, o: _rag_imports().import_ntr_labels(
             db, str(path), records, source=o.source, nugget_source=o.nugget_source
         ),
         ("source", "nugget_source"),

@@ -41,7 +41,7 @@ from assess.formats.nuggetizer import (
 from assess.formats.nuggets import NuggetRecord
 from assess.formats.reading import short
 from assess.tasks import NUGGETIZER_FILE_KINDS, Task
-from store import Store, imports, labels, sources
+from store import Store, labels, rag_imports, sources
 from store import responses as cited
 from store.db import write
 from store.nuggets import gold
@@ -70,7 +70,7 @@ def import_nuggets(db: Store, path: str | Path, *, source: str) -> dict:
     ``source``.
 
     The file is read line by line (:func:`~assess.formats.nuggetizer.iter_nuggetizer_nuggets`) and written
-    in the blocks of :func:`store.imports.import_nuggets`, each block's importance labels right after it:
+    in the blocks of :func:`store.rag_imports.import_nuggets`, each block's importance labels right after it:
     memory holds a block, not the file."""
     file = str(path)
     importance: dict[tuple[str, str], str] = {}  # of the nuggets read and not yet labelled: about a block
@@ -98,7 +98,7 @@ def import_nuggets(db: Store, path: str | Path, *, source: str) -> dict:
         )
 
     with write(db):
-        summary = imports.import_nuggets(db, file, records(), source=source, after_block=label)
+        summary = rag_imports.import_nuggets(db, file, records(), source=source, after_block=label)
     return {
         "nuggets": summary["nuggets"],
         "turns": summary["turns"],

@@ -32,7 +32,8 @@ from assess.formats.reading import id_problem, short
 from assess.tasks import RESPONSE_FILE_KINDS, CitedResponse, CitedSentence
 from store import Store, imports
 from store import responses as stored
-from store.db import stage_block, staging, write
+from store.db import write
+from store.staging import stage_block, staging
 
 IKAT_RESPONSES, RAG_ANSWERS = RESPONSE_FILE_KINDS
 KINDS = RESPONSE_FILE_KINDS
@@ -198,7 +199,7 @@ def _import_blocks(
     """:func:`import_file`: the file read incrementally (:func:`iter_read`) and written
     :data:`RESPONSES_PER_BLOCK` responses at a time, so memory is bounded by a block whatever the file's
     size. Each block is checked against the store and written into staging tables without the write lock
-    (:func:`store.db.staging`); one short write transaction then copies them into the store
+    (:func:`store.staging.staging`); one short write transaction then copies them into the store
     (:func:`store.responses.switch_responses`). A refusal anywhere (a bad line, an unknown turn, a response
     that differs from the stored one without ``replace``) comes before the switch, so bad input leaves the
     store unchanged, and other writers never wait for the reading. With ``replace``, each block's stored

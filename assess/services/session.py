@@ -8,7 +8,8 @@ from pathlib import Path
 
 from assess.errors import AssessError
 from store import Store, open_db
-from store.db import database_reason, display, exists, grant_app_role, is_database_error, is_postgres
+from store.db import database_reason, display, exists, is_database_error, is_postgres
+from store.roles import grant_app_role
 from store.transfer import copy_store
 
 
@@ -38,7 +39,7 @@ def has_roles(target: str | Path) -> bool:
 
 def grant_role(db: Store, role: str) -> list[str]:
     """Let ``role`` read and write rows of the store, not change its schema; warnings, one line each
-    (:func:`store.db.grant_app_role`)."""
+    (:func:`store.roles.grant_app_role`)."""
     return grant_app_role(db, role)
 
 

@@ -14,22 +14,9 @@ from assess.errors import AssessError, InvalidSpan, UnknownItem
 from assess.nuggets import dedup, spans
 from assess.tasks import NUGGET_RELEVANCE
 from store import labels
+from store.bulk import insert_rows
 from store.conversations import passage_text, response_provenance
-from store.db import (
-    IntegrityError,
-    Store,
-    column,
-    each,
-    insert_rows,
-    now,
-    returning,
-    row,
-    rows,
-    run,
-    run_many,
-    value,
-    write,
-)
+from store.db import IntegrityError, Store, column, each, now, returning, row, rows, run, run_many, value, write
 from store.sources import ensure_source
 
 NUGGET_COLUMNS = "id, source, turn_id, key, text, relevance, passage_id, start_char, end_char, in_dedup, span_method"

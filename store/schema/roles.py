@@ -2,7 +2,7 @@
 
 A campaign's PostgreSQL store has two roles (docs/store.md, docs/deploy.md): the **owner**, which runs
 the migrations and owns every table, trigger and function, and the **app role** the app and the CLI
-connect as, which :func:`store.db.grant_app_role` gives SELECT and INSERT on every table, UPDATE and
+connect as, which :func:`store.roles.grant_app_role` gives SELECT and INSERT on every table, UPDATE and
 DELETE only where the workbench changes or removes rows (:data:`APP_UPDATES`, :data:`APP_DELETES`), and
 nothing else: not being the owner, it can neither alter, drop nor disable a trigger, nor truncate a table.
 

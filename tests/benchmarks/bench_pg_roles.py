@@ -27,7 +27,8 @@ from tests.benchmarks.bench_import import QRELS, TOPICS  # noqa: E402
 
 def first_import(cluster, side: str) -> float:
     from assess.services.loading import load_file
-    from store.db import grant_app_role, open_db, run, write
+    from store.db import open_db, run, write
+    from store.roles import grant_app_role
 
     name = cluster.create_database()
     try:

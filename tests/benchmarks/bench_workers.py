@@ -60,7 +60,7 @@ def counted(name, weight=lambda *a: 1):
         return inner(*args, **kwargs)
     setattr(d, name, call)
 counted("_execute")
-counted("_driver")
+counted("driver_sql")
 counted("_execute_many", lambda db, sql, chunk: len(chunk))
 atexit.register(lambda: print(f"BENCH-STATEMENTS {count[0]}", file=sys.stderr))
 from assess.cli import main
@@ -97,7 +97,8 @@ def build_store(url: str, turns: int, per_turn: int, seed: int = 0) -> None:
     """A store of ``turns`` synthetic turns with ``per_turn`` pooled passages each (short texts: the store's work
     per item is what is measured, not the prompt's length)."""
     from store import open_db
-    from store.db import insert_rows, now, write
+    from store.bulk import insert_rows
+    from store.db import now, write
 
     rng = random.Random(seed)
     stamp = now()

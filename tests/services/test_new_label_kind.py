@@ -14,8 +14,7 @@ from assess import tasks
 from assess.errors import AssessError, UnknownItem
 from assess.services import kinds
 from assess.tasks import ItemSource, LabelKind, MenuPage, Role, Scale
-from store import db as store_db
-from store import labels, open_db
+from store import bulk, labels, open_db
 from store.db import _statements, rows, write
 from store.schema import _history_triggers as sqlite_history_triggers
 from store.schema.postgres import _history_triggers as postgres_history_triggers
@@ -155,7 +154,7 @@ def test_every_bulk_write_refuses_an_item_the_kind_does_not_have_and_writes_noth
     assert rows(db, "SELECT * FROM toy_labels") == [] and history(db) == []
     # more items than one query looks up: each is found
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(store_db, "KEYS_PER_QUERY", 2)
+        patch.setattr(bulk, "KEYS_PER_QUERY", 2)
         assert labels.save_changed_many(db, "toy", "amy", [((t, p), 1) for t, p in labels.items(db, "toy")], mode="llm",
                                         via="llm") == 3  # fmt: skip
     assert labels.labelled(db, "toy", "amy") == {("101_1", "a"), ("101_1", "b"), ("101_2", "b")}

@@ -11,7 +11,8 @@ import pytest
 
 from assess.tasks import Task
 from store import labels
-from store.db import IntegrityError, _int_prefix, open_db, rows, run, schema_version, value, write
+from store.db import IntegrityError, open_db, rows, run, schema_version, value, write
+from store.engines import _int_prefix
 from store.schema import MIGRATIONS
 from store.schema.postgres import history_insert_trigger, migrations_from
 

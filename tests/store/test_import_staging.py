@@ -316,7 +316,7 @@ def test_nuggets_staged_a_press_mid_import_is_saved_and_a_failed_import_changes_
     its first block); a file whose last turn is unknown is refused with its line after every block was staged,
     the store unchanged; ``--dedup`` and a rewrite with ``replace`` go through the switch."""
     from assess.formats.nuggets import iter_nuggets
-    from store.imports import NUGGETS_PER_BLOCK, import_nuggets
+    from store.rag_imports import NUGGETS_PER_BLOCK, import_nuggets
 
     turns = sorted({t for (t,) in rows(demo_target, "SELECT id FROM turns")})
     per_turn = 3 * NUGGETS_PER_BLOCK // len(turns) + 1
@@ -374,7 +374,7 @@ def test_plain_responses_staged_a_press_mid_import_is_saved_and_a_failed_import_
     """CONE-RAG responses (``import responses``) staged block by block: a press between two blocks is saved at
     once and sees none of them; a file whose last turn is unknown is refused with its line, the store unchanged."""
     from assess.formats.ikat import iter_responses
-    from store.imports import NUGGETS_PER_BLOCK, import_responses
+    from store.rag_imports import NUGGETS_PER_BLOCK, import_responses
 
     turns = sorted({t for (t,) in rows(demo_target, "SELECT id FROM turns")})
     runs = 3 * NUGGETS_PER_BLOCK // len(turns) + 1

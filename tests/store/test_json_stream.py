@@ -452,9 +452,9 @@ def test_a_nugget_given_again_under_a_turn_id_spelt_otherwise_later_in_the_file(
 
 
 def test_a_nugget_import_refused_in_a_later_block_leaves_the_store_unchanged(store_target, tmp_path, monkeypatch):
-    from store import imports
+    from store import rag_imports
 
-    monkeypatch.setattr(imports, "NUGGETS_PER_BLOCK", 3)
+    monkeypatch.setattr(rag_imports, "NUGGETS_PER_BLOCK", 3)
     db = open_db(store_target)
     topics = tmp_path / "topics.json"
     topics.write_bytes(topics_bytes(3))
@@ -485,10 +485,10 @@ def test_a_nugget_import_refused_in_a_later_block_leaves_the_store_unchanged(sto
 
 
 def test_a_dedup_import_in_blocks_keeps_the_file_nuggets_of_each_turn(tmp_path, monkeypatch):
-    from store import imports
+    from store import rag_imports
     from store.db import rows
 
-    monkeypatch.setattr(imports, "NUGGETS_PER_BLOCK", 2)
+    monkeypatch.setattr(rag_imports, "NUGGETS_PER_BLOCK", 2)
     db = open_db(tmp_path / "s.db")
     topics = tmp_path / "topics.json"
     topics.write_bytes(topics_bytes(2))
@@ -516,9 +516,9 @@ def test_a_dedup_import_in_blocks_keeps_the_file_nuggets_of_each_turn(tmp_path, 
 
 
 def test_a_responses_import_refused_in_a_later_block_leaves_the_store_unchanged(store_target, tmp_path, monkeypatch):
-    from store import imports
+    from store import rag_imports
 
-    monkeypatch.setattr(imports, "NUGGETS_PER_BLOCK", 2)
+    monkeypatch.setattr(rag_imports, "NUGGETS_PER_BLOCK", 2)
     db = open_db(store_target)
     topics = tmp_path / "topics.json"
     topics.write_bytes(topics_bytes(2))
@@ -545,7 +545,7 @@ def test_a_responses_import_refused_in_a_later_block_leaves_the_store_unchanged(
 
 def test_nuggetizer_nuggets_stream_line_by_line(tmp_path, store_target, monkeypatch):
     from assess.formats.nuggetizer import iter_nuggetizer_nuggets
-    from store import imports
+    from store import rag_imports
     from store.db import rows
 
     path = tmp_path / "nuggets.jsonl"
@@ -558,7 +558,7 @@ def test_nuggetizer_nuggets_stream_line_by_line(tmp_path, store_target, monkeypa
     assert next(nuggets)[:2] == ("0_1", "[1]")  # given before the qid repeated on the last line is read
     with pytest.raises(FormatError, match=r"nuggets.jsonl:20001: expected each qid once \(qid '0_1' is on line 1\)"):
         list(nuggets)
-    monkeypatch.setattr(imports, "NUGGETS_PER_BLOCK", 3)
+    monkeypatch.setattr(rag_imports, "NUGGETS_PER_BLOCK", 3)
     db = open_db(store_target)
     topics = tmp_path / "topics.json"
     topics.write_bytes(topics_bytes(2))

@@ -16,7 +16,7 @@ from assess.tasks import CitedResponse, CitedSentence, Task
 from store import labels, open_db
 from store import responses as cited
 from store.db import rows, value, write
-from store.imports import import_responses
+from store.rag_imports import import_responses
 from store.sources import ensure_source
 
 FILE = "answers.jsonl"
