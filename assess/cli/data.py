@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from assess.cli import actor, add_by_argument, add_db_argument, check_options, data_output, release
+from assess.cli import add_db_argument, check_options, data_output, queues, release
 from assess.cli.common import open_store
 from assess.formats.leaderboard import LEADERBOARD_LAYOUTS
 from assess.formats.reading import MAX_DEPTH, MAX_JSON_BYTES, MAX_LINE_BYTES, MiB
@@ -192,59 +192,7 @@ def add_commands(sub) -> None:
     release.add_options(p)
     p.set_defaults(func=cmd_export)
 
-    p = sub.add_parser(
-        "assign",
-        help="assign conversations or turns to an assessor (their queue)",
-        description="Assign the pooled turns of conversations, or single turns, to an assessor: "
-        "their judging queue is then exactly those turns. --remove takes them back.",
-    )
-    add_db_argument(p)
-    p.add_argument("--assessor", required=True, help="the assessor's name")
-    add_by_argument(p)
-    p.add_argument("--conversation", nargs="*", default=[], help="conversation ids (all their pooled turns)")
-    p.add_argument("--turn", nargs="*", default=[], help="turn ids, e.g. 0_8")
-    p.add_argument("--remove", action="store_true", help="remove these assignments instead")
-    p.set_defaults(func=cmd_assign)
-
-    p = sub.add_parser(
-        "overlap",
-        help="assign turns round several assessors with a share of items judged by 2 or 3 of them",
-        description="Plan overlap: the pooled turns of the conversations (and the single turns) go round the "
-        "assessors in queue order (each turn assigned to one: its primary); round(share x units) items, or "
-        "whole turns with --unit turn, drawn with --seed, also go to the next --copies - 1 assessors, spread "
-        "evenly through their queues between their own turns (docs/judging.md#planned-overlap). The audit "
-        "reads their labels as the human ceiling (audit overlap) and in the alternative annotator test.",
-    )
-    add_db_argument(p)
-    add_by_argument(p)
-    p.add_argument("--name", required=True, help="the plan's name (a word)")
-    p.add_argument("--assessor", action="append", required=True, help="an assessor (repeat: at least --copies)")
-    p.add_argument("--conversation", nargs="*", default=[], help="conversation ids (all their pooled turns)")
-    p.add_argument("--turn", nargs="*", default=[], help="turn ids, e.g. 0_8")
-    p.add_argument("--share", type=float, required=True, help="the share of items (or turns) judged twice or more")
-    p.add_argument("--copies", type=int, default=2, help="assessors per overlapping item: 2 (default) or 3")
-    p.add_argument("--unit", choices=("item", "turn"), default="item", help="draw items (default) or whole turns")
-    p.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
-    p.add_argument("--task", choices=("passage", "ptkb"), default="passage")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=cmd_assign_overlap)
-
-    p = sub.add_parser(
-        "reshow",
-        help="re-show a share of each assessor's judged items later, blind (consistency labels)",
-        description="Set the share of each assessor's judged passages that come back later in their /judge "
-        "queue, blind: each block of 1/share new labels gives one item, picked by a seeded hash, due after "
-        "between --gap and 2 x --gap further labels (docs/judging.md#re-shown-items). The second answer is "
-        "a consistency label: the first label is never replaced. --share 0 turns it off; without --share, "
-        "prints the rule in force.",
-    )
-    add_db_argument(p)
-    add_by_argument(p)
-    p.add_argument("--share", type=float, help="the share of judged items re-shown, in (0, 1] (0: off)")
-    p.add_argument("--gap", type=int, default=10, help="at least this many further labels before one comes back")
-    p.add_argument("--seed", type=int, default=0, help="seed of the picks and gaps (default 0)")
-    p.add_argument("--task", choices=("passage",), default="passage")
-    p.set_defaults(func=cmd_reshow)
+    queues.add_commands(sub)
 
     p = sub.add_parser(
         "history",
@@ -463,70 +411,4 @@ def cmd_history(args) -> int:
             f"{r['at']}{source}  {r['old'] if r['old'] is not None else '-'} -> "
             f"{r['new'] if r['new'] is not None else '-'}  mode={r['mode']} via={r['via']}"
         )
-    return 0
-
-
-def cmd_assign(args) -> int:
-    from assess.errors import AssessError
-    from assess.services import contents
-
-    db = open_store(args)
-    if not args.conversation and not args.turn:
-        raise AssessError("assign needs --conversation or --turn")
-    turns = contents.turns_to_assign(db, args.conversation, args.turn)
-    if args.remove:
-        contents.unassign_listed_turns(db, args.assessor, turns, by=actor(args))
-        print(f"{args.assessor}: {len(turns)} turns unassigned")
-    else:
-        added = contents.assign_listed_turns(db, args.assessor, turns, by=actor(args))
-        print(f"{args.assessor}: {added} new turns assigned ({len(turns)} given)")
-    return 0
-
-
-def cmd_reshow(args) -> int:
-    from assess.services.contents import reshow_rule, set_reshow_rule
-
-    db = open_store(args)
-    if args.share is not None:
-        set_reshow_rule(db, args.share, gap=args.gap, seed=args.seed, task=args.task, by=actor(args))
-    rule = reshow_rule(db, args.task)
-    if rule is None:
-        print(f"{args.task}: no items are re-shown")
-    else:
-        print(
-            f"{args.task}: {rule.share:g} of each assessor's judged items come back after "
-            f"{rule.gap}-{2 * rule.gap} further labels (seed {rule.seed})"
-        )
-    return 0
-
-
-def cmd_assign_overlap(args) -> int:
-    import json
-
-    from assess.services.contents import create_overlap_plan
-
-    db = open_store(args)
-    summary = create_overlap_plan(
-        db,
-        args.name,
-        args.assessor,
-        topics=args.conversation,
-        turns=args.turn,
-        share=args.share,
-        copies=args.copies,
-        unit=args.unit,
-        seed=args.seed,
-        task=args.task,
-        by=actor(args),
-    )
-    if args.json:
-        print(json.dumps(summary))
-        return 0
-    unit = "turns" if args.unit == "turn" else "items"
-    print(
-        f"plan {summary['plan']} ({summary['task']}): {summary['turns']} turns, {summary['items']} items; "
-        f"{summary['chosen']} of {summary['population']} {unit} judged by {summary['copies']} assessors"
-    )
-    for assessor, turns in summary["assignments"].items():
-        print(f"  {assessor}: {turns} turns of their own, {summary['extra'].get(assessor, 0)} extra items")
     return 0
