@@ -29,6 +29,7 @@ per answer is reported as a multiple of that floor's (``floor_ratio``; --no-floo
 
 Run: python tests/benchmarks/bench_load.py [--processes 1 2] [--workers 20] [--assessors 5]
      [--seconds 30] [--think 2] [--db FILE|postgresql://…] [--ikat] [--sign-in password|link] [--no-floor]
+     [--json [FILE]]  (without FILE the JSON is printed on stdout, the table on stderr)
 """
 
 from __future__ import annotations
@@ -703,7 +704,13 @@ def main() -> int:
     parser.add_argument("--sign-in", choices=("password", "link"), default="password", help="how assessors sign in")
     parser.add_argument("--nginx", action="store_true", help="put nginx in front of a single process too")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
+    parser.add_argument(
+        "--json",
+        metavar="FILE",
+        nargs="?",
+        const="-",
+        help="also write the results as JSON to FILE; without FILE, print them on stdout (the table goes to stderr)",
+    )
     parser.add_argument(
         "--no-floor",
         action="store_true",
@@ -744,14 +751,18 @@ def main() -> int:
     finally:
         if cluster:
             pg.remove_cluster(cluster)
-    print(table(results))
+    report = sys.stderr if args.json == "-" else sys.stdout  # stdout holds only the JSON then
+    print(table(results), file=report)
     if not args.no_floor:
         f = results[0]["floor"]
         print(
             f"floor (bare Streamlit app, 1 process, same load): {f['answers']} answers, {f['answers_per_s']}/s, "
-            f"server CPU {f['server_cpu_s']} s, {f['cpu_ms_per_answer']} ms per answer, errors {f['errors']}"
+            f"server CPU {f['server_cpu_s']} s, {f['cpu_ms_per_answer']} ms per answer, errors {f['errors']}",
+            file=report,
         )
-    if args.json:
+    if args.json == "-":
+        print(json.dumps(results, indent=2))
+    elif args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     bad = any(r["lost"] or r["duplicated"] or r["errors"] for r in results)
     return 1 if bad else 0
