@@ -11,19 +11,20 @@ Never downloads a browser: the module skips when /usr/bin/chromium or playwright
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from tests.browser_support import (  # noqa: F401  (fixtures)
     LOAD_TIMEOUT_MS,
-    SHORTCUT_LABELS,
     browser,
     expect,
     new_page,
-    query,
+    press_here,
+    select,
     settled,
+    stored,
     streamlit_server,
+    toggle,
+    typed,
 )
 
 pytestmark = pytest.mark.browser
@@ -49,57 +50,6 @@ def seed(db_path) -> None:
 def server(tmp_path_factory, browser):
     with streamlit_server(tmp_path_factory.mktemp("e2e-keys-widgets"), seed) as s:
         yield s
-
-
-def sidebar(page):
-    return page.get_by_test_id("stSidebar")
-
-
-def toggle(page, label: str) -> None:
-    """Click a sidebar toggle: its input keeps the focus."""
-    sidebar(page).get_by_text(label).click()
-    settled(page)
-    assert page.evaluate("() => document.activeElement.tagName") == "INPUT"
-
-
-def select(page, label: str, option: str) -> None:
-    """Choose ``option`` of the select ``label`` with the mouse: its input keeps the focus."""
-    box = page.get_by_test_id("stSelectbox").filter(has_text=label)
-    expect(box).to_be_visible()
-    box.locator("input").click()
-    if box.locator('input[aria-expanded="false"]').count():  # a click on the field does not always open it
-        box.get_by_role("button", name="Open").click()
-    page.get_by_role("option", name=option, exact=True).click()
-    settled(page)
-    assert page.evaluate("() => document.activeElement.tagName") == "INPUT"
-
-
-def typed(page, label: str, text: str, leave: str) -> None:
-    """Type into a text field and leave it with ``leave`` (Escape or Tab)."""
-    field = page.get_by_label(label)
-    field.click()
-    field.press_sequentially(text)
-    field.press(leave)
-    settled(page)
-
-
-def press_here(page, key: str) -> None:
-    """Press a shortcut once its button is on screen, with the focus where the last widget left it."""
-    label = SHORTCUT_LABELS.get(key, key.upper())
-    button = page.locator('[data-testid="stButton"] button').filter(
-        has=page.locator(f'[aria-label="Shortcut {label}"]')
-    )
-    expect(button.first).to_be_visible()
-    expect(button.first).to_be_enabled()
-    page.keyboard.press(key)
-
-
-def stored(db_path, sql: str, n: int) -> None:
-    """Wait until the query counts ``n`` rows."""
-    deadline = time.monotonic() + 20
-    while (found := query(db_path, sql)[0][0]) != n and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert found == n, (sql, found, n)
 
 
 def open_page(page, base: str, path: str, person: str, ready: str) -> None:
