@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from assess.errors import AssessError
+from assess.text import look_alike
 from store import Store, open_db
+from store.accounts import accounts
 from store.db import database_reason, display, exists, is_database_error, is_postgres
 from store.roles import grant_app_role
 from store.transfer import copy_store
@@ -25,6 +27,13 @@ def open_store(target: str | Path, *, must_exist: bool = True) -> Store:
         where = display(target)
         raise AssessError(f"{where}: no such database (create it with: python -m assess init --db {where})")
     return open_db(target)
+
+
+def actor_look_alike(db: Store, by: str) -> str | None:
+    """The account that ``by`` (who acts, for the history: ``--by``) may be mistaken for without being it (the
+    same letters up to case and look-alikes, :func:`assess.text.look_alike`), or None: a history row must not
+    read as another account's action."""
+    return look_alike(by, [a["name"] for a in accounts(db)])
 
 
 def store_exists(target: str | Path) -> bool:

@@ -308,6 +308,10 @@ PEOPLE = [
     ("by-zero-width", [*ADD, "--by", "da\u200bve"], "U+200B ZERO WIDTH SPACE"),
     ("by-mixed-script", [*ADD, "--by", "d\u13aave"], "found Cherokee and Latin"),
     ("by-on-role-change", ["users", "role", "dave", "--role", "assessor", "--by", "x\x07"], "--by: expected who acts"),
+    # who acts may not pass for an account they are not (issue 33): case, capitals, another script
+    ("by-case-of-an-account", [*ADD, "--by", "Dave"], "no account's looks like ('dave'), found 'Dave'"),
+    ("by-capitals-of-an-account", [*ADD, "--by", "DAVE"], "no account's looks like ('dave')"),
+    ("by-cherokee-look-alike", [*ADD, "--by", "\u13a0\u13aa\u13d9\u13ac"], "no account's looks like ('dave')"),
     (
         "cherokee-look-alike",
         ["users", "add", "\u13a0\u13aa\u13d9\u13ac", "--role", "assessor", "--no-password"],
@@ -343,6 +347,14 @@ def test_hostile_names_emails_and_actors_are_refused(people_db, tmp_path, case, 
     assert words in proc.stderr, proc.stderr
     assert not set(proc.stderr) & {"\x1b", "\x07", "\u202e", "\u200b"}  # named, never passed to the terminal
     assert db.read_bytes() == before_bytes and snapshot(db) == before
+
+
+def test_an_account_acting_under_its_own_name_passes(people_db, tmp_path):
+    db = copy_of(people_db, tmp_path)
+    run_cli("users", "add", "fay", "--role", "assessor", "--no-password", "--by", "dave", db=db, check=True)
+    with sqlite3.connect(db) as conn:
+        found = conn.execute("SELECT name, role FROM accounts ORDER BY name").fetchall()
+    assert found == [("dave", "organizer"), ("fay", "assessor")]
 
 
 def test_ordinary_people_still_pass(people_db, tmp_path):
