@@ -12,7 +12,7 @@ from assess.tasks import label_kind
 from assess.ui import banks as bank_scores
 from assess.ui import battles as battle_scores
 from assess.ui import plots
-from assess.ui import rag as rag_scores
+from assess.ui import rag as rag_panels
 from assess.ui.audit import table
 
 ui.frame_guard(organizer=True)
@@ -81,7 +81,7 @@ if aepd_tab.open:
 
 if rag_tab.open:
     with rag_tab:
-        rag_scores.scores_tab(database)
+        rag_panels.scores_tab(database)
 
 if bt_tab.open:
     with bt_tab:

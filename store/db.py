@@ -316,8 +316,6 @@ def migrate_db(db: Store) -> int:
             for number, script in steps:
                 db.raw.execute(script)  # a script without parameters: several statements at once
                 run(db, "INSERT INTO assess_schema (version, applied_at) VALUES (:v, :at)", {"v": number, "at": now()})
-            from store.roles import app_roles, grant_privileges
-
             for role in app_roles(db) if steps else ():  # tables a migration added reach the app roles too
                 grant_privileges(db, role)
     return schema_version(db)
@@ -325,6 +323,49 @@ def migrate_db(db: Store) -> int:
 
 # ----------------------------------------------------------------------------------- PostgreSQL roles
 # The owner and the app role: store/roles.py grants the app role its privileges.
+
+
+def app_roles(db: Store) -> list[str]:
+    """The roles :func:`store.roles.grant_app_role` has given the app's privileges on this PostgreSQL store."""
+    return column(
+        db,
+        "SELECT r.rolname AS name FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) AS a "
+        "JOIN pg_roles r ON r.oid = a.grantee "
+        "WHERE c.oid = to_regclass('assess_schema') AND a.privilege_type = 'SELECT' AND a.grantee <> c.relowner "
+        "ORDER BY r.rolname",
+    )
+
+
+def grant_privileges(db: Store, role: str) -> None:
+    """Inside a write transaction: set ``role``'s privileges on every table and sequence of the store."""
+    from store.schema.roles import APP_DELETES, APP_UPDATES, READ_ONLY
+
+    who = quoted_identifier(role)
+    tables = column(
+        db,
+        "SELECT c.relname AS name FROM pg_class c WHERE c.relnamespace = CAST(current_schema() AS regnamespace) "
+        "AND c.relkind IN ('r', 'p') ORDER BY c.relname",
+    )
+    driver_sql(db, f"GRANT USAGE ON SCHEMA {quoted_identifier(value(db, 'SELECT current_schema() AS s'))} TO {who}")
+    for table in tables:
+        privileges = ["SELECT"]
+        if table not in READ_ONLY:
+            privileges.append("INSERT")
+        if table in APP_UPDATES:
+            privileges.append("UPDATE")
+        if table in APP_DELETES:
+            privileges.append("DELETE")
+        driver_sql(db, f"REVOKE ALL ON TABLE {quoted_identifier(table)} FROM {who}")
+        driver_sql(db, f"GRANT {', '.join(privileges)} ON TABLE {quoted_identifier(table)} TO {who}")
+    driver_sql(
+        db,
+        f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {quoted_identifier(value(db, 'SELECT current_schema() AS s'))} TO {who}",
+    )
+
+
+def quoted_identifier(name: str) -> str:
+    """A PostgreSQL identifier, quoted (any name is safe inside double quotes once its own are doubled)."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def current_role(db: Store) -> str:

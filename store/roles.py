@@ -9,18 +9,17 @@ rows but, not being the owner, can neither alter, drop nor disable a history tri
 from __future__ import annotations
 
 from assess.errors import AssessError
-from store.db import Store, column, current_role, driver_sql, owns_store, row, schema_version, value, write
-
-
-def app_roles(db: Store) -> list[str]:
-    """The roles :func:`grant_app_role` has given the app's privileges on this PostgreSQL store."""
-    return column(
-        db,
-        "SELECT r.rolname AS name FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) AS a "
-        "JOIN pg_roles r ON r.oid = a.grantee "
-        "WHERE c.oid = to_regclass('assess_schema') AND a.privilege_type = 'SELECT' AND a.grantee <> c.relowner "
-        "ORDER BY r.rolname",
-    )
+from store.db import (
+    Store,
+    current_role,
+    grant_privileges,
+    owns_store,
+    quoted_identifier,
+    row,
+    schema_version,
+    value,
+    write,
+)
 
 
 def grant_app_role(db: Store, role: str) -> list[str]:
@@ -54,41 +53,9 @@ def grant_app_role(db: Store, role: str) -> list[str]:
     if not found["login"]:
         warnings.append(f"the role {role} cannot log in (ALTER ROLE {role} LOGIN)")
     if value(db, "SELECT has_schema_privilege(:role, current_schema(), 'CREATE') AS may", {"role": role}) == 1:
-        schema = _identifier(value(db, "SELECT current_schema() AS s"))
+        schema = quoted_identifier(value(db, "SELECT current_schema() AS s"))
         warnings.append(
             f"the role {role} may create objects in the schema {schema} (before PostgreSQL 15 every role may): "
             f"run REVOKE CREATE ON SCHEMA {schema} FROM PUBLIC as the schema's owner"
         )
     return warnings
-
-
-def grant_privileges(db: Store, role: str) -> None:
-    """Inside a write transaction: set ``role``'s privileges on every table and sequence of the store."""
-    from store.schema.roles import APP_DELETES, APP_UPDATES, READ_ONLY
-
-    who = _identifier(role)
-    tables = column(
-        db,
-        "SELECT c.relname AS name FROM pg_class c WHERE c.relnamespace = CAST(current_schema() AS regnamespace) "
-        "AND c.relkind IN ('r', 'p') ORDER BY c.relname",
-    )
-    driver_sql(db, f"GRANT USAGE ON SCHEMA {_identifier(value(db, 'SELECT current_schema() AS s'))} TO {who}")
-    for table in tables:
-        privileges = ["SELECT"]
-        if table not in READ_ONLY:
-            privileges.append("INSERT")
-        if table in APP_UPDATES:
-            privileges.append("UPDATE")
-        if table in APP_DELETES:
-            privileges.append("DELETE")
-        driver_sql(db, f"REVOKE ALL ON TABLE {_identifier(table)} FROM {who}")
-        driver_sql(db, f"GRANT {', '.join(privileges)} ON TABLE {_identifier(table)} TO {who}")
-    driver_sql(
-        db,
-        f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {_identifier(value(db, 'SELECT current_schema() AS s'))} TO {who}",
-    )
-
-
-def _identifier(name: str) -> str:
-    """A PostgreSQL identifier, quoted (any name is safe inside double quotes once its own are doubled)."""
-    return '"' + name.replace('"', '""') + '"'

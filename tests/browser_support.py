@@ -219,7 +219,8 @@ def sign_in_with_password(page, name: str, password: str) -> None:
     sidebar.get_by_label("Account name").fill(name)
     sidebar.get_by_label("Password", exact=True).fill(password)
     sidebar.get_by_role("button", name="Sign in").click()
-    expect(sidebar.get_by_role("button", name="Sign out")).to_be_visible()
+    # the password check (Argon2) and the page's run it starts: seconds on a loaded 2-core machine
+    expect(sidebar.get_by_role("button", name="Sign out")).to_be_visible(timeout=STEP_TIMEOUT_MS)
     settled(page)
 
 

@@ -33,8 +33,9 @@ pytestmark = pytest.mark.browser
 UNICODE_PASSAGE = "demo-doc-022:0"
 
 # Select the UTF-16 range [s, e) of the concatenated text nodes of the picker's text box.
-SELECT_RANGE = """([s, e]) => {
-  const box = document.querySelector('.sp-text');
+SELECT_RANGE = """([s, e, passage]) => {
+  const box = document.querySelector(passage ? `.sp-text[data-passage="${CSS.escape(passage)}"]` : '.sp-text');
+  if (!box) return null;
   const range = document.createRange();
   const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
   let pos = 0, node, started = false;
@@ -107,13 +108,19 @@ def open_picker(page, base: str, assessor: str, passage: str, turn: str = "101_1
     return box.evaluate("b => b.textContent")
 
 
-def select(page, s16: int, text: str) -> None:
-    """Select ``text`` starting at UTF-16 offset ``s16``. The component re-renders after each stored
-    nugget (or a mode change): select again until the selection holds."""
-    for _attempt in range(20):
-        if page.evaluate(SELECT_RANGE, [s16, s16 + utf16(text)]) == text:
+def select(page, s16: int, text: str, passage: str | None = None) -> None:
+    """Select ``text`` starting at UTF-16 offset ``s16`` (of ``passage``'s text; default the first passage
+    shown). The component re-renders after each stored nugget (or a mode change), and under load another
+    passage's box may be drawn first meanwhile: select again until the selection holds."""
+    deadline = time.monotonic() + STEP_TIMEOUT_MS / 1000
+    while True:
+        settled(page)  # no rerun in flight
+        if page.evaluate(SELECT_RANGE, [s16, s16 + utf16(text), passage]) == text:
+            time.sleep(0.3)  # a redraw that was already under way would drop it: it must still hold
+            if page.evaluate("() => window.getSelection().toString()") == text:
+                return
+        if time.monotonic() > deadline:
             break
-        settled(page)
         time.sleep(0.25)
     assert page.evaluate("() => window.getSelection().toString()") == text
 
@@ -153,7 +160,7 @@ def test_range_selection_and_key_n_store_exact_unicode_spans(server, page):
     for n, needle in enumerate(needles, start=1):
         start = passage.index(needle)
         s16 = utf16(passage[:start])
-        select(page, s16, needle)
+        select(page, s16, needle, UNICODE_PASSAGE)
         page.keyboard.press("n")
         rows = wait_rows(db_path, "e2e-nug", n)
         assert rows[-1] == (UNICODE_PASSAGE, start, start + len(needle), needle, "selected")

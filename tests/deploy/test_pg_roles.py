@@ -13,10 +13,10 @@ import pytest
 from assess.errors import AssessError
 from assess.services.loading import load_demo, load_file
 from store import labels, open_db
-from store.db import owns_store, run, schema_version, write
+from store.db import app_roles, owns_store, run, schema_version, write
 from store.db import rows as query
 from store.history import item_history
-from store.roles import app_roles, grant_app_role
+from store.roles import grant_app_role
 from store.schema import HISTORY_TABLES, MIGRATIONS
 from store.schema.postgres import ANNOTATION_TABLES, history_insert_trigger
 from store.schema.roles import APP_DELETES, APP_UPDATES, LABEL_TABLES, READ_ONLY
