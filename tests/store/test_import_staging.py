@@ -125,6 +125,22 @@ def visible(target) -> tuple[int, int]:
     return tuple(found[0])
 
 
+def pressed_mid_import(records, at: int, target, seen: list):
+    """``records`` as read, with another connection's passage label pressed when the ``at``-th is reached (the
+    blocks before it staged): its press must be saved at once, and what it saw of the store is noted in
+    ``seen`` (:func:`visible`)."""
+    turn, passage = rows(target, "SELECT turn_id, passage_id FROM pool ORDER BY turn_id, passage_id")[0]
+    for i, record in enumerate(records):
+        if i == at:
+            with open_db(target) as other:
+                with write(other):
+                    ensure_source(other, "mid-import", "assessor")
+                with lock_wait(2):
+                    save_passage_label(other, "mid-import", turn, passage, 3)
+            seen.append(visible(target))
+        yield record
+
+
 def large_import(kind: str, folder, turns: list[str], target):
     """The command line of a large import of ``kind`` and what it makes visible (:func:`visible`)."""
     if kind == "rag-answers":
@@ -289,22 +305,9 @@ def test_a_press_during_a_topics_import_waits_for_no_block(demo_target, tmp_path
     from store.imports import TOPICS_PER_BLOCK, import_topics
 
     path = topics_file(tmp_path, 3 * TOPICS_PER_BLOCK)
-    turn, passage = rows(demo_target, "SELECT turn_id, passage_id FROM pool ORDER BY turn_id, passage_id")[0]
     seen = []
-
-    def conversations():
-        for i, conv in enumerate(iter_topics(path)):
-            if i == 2 * TOPICS_PER_BLOCK:  # two blocks staged
-                with open_db(demo_target) as other:
-                    with write(other):
-                        ensure_source(other, "mid-import", "assessor")
-                    with lock_wait(2):
-                        save_passage_label(other, "mid-import", turn, passage, 3)
-                seen.append(visible(demo_target))
-            yield conv
-
-    with open_db(demo_target) as db:
-        import_topics(db, str(path), conversations())
+    with open_db(demo_target) as db:  # two blocks staged when the press comes
+        import_topics(db, str(path), pressed_mid_import(iter_topics(path), 2 * TOPICS_PER_BLOCK, demo_target, seen))
     assert seen == [(0,) * 9]
     assert rows(demo_target, "SELECT grade FROM passage_labels WHERE source = 'mid-import'") == [(3,)]
     assert visible(demo_target)[6:8] == (3 * TOPICS_PER_BLOCK * 8, 3 * TOPICS_PER_BLOCK * 32)
@@ -321,22 +324,11 @@ def test_nuggets_staged_a_press_mid_import_is_saved_and_a_failed_import_changes_
     turns = sorted({t for (t,) in rows(demo_target, "SELECT id FROM turns")})
     per_turn = 3 * NUGGETS_PER_BLOCK // len(turns) + 1
     path = nuggets_file(tmp_path, turns, per_turn)
-    turn, passage = rows(demo_target, "SELECT turn_id, passage_id FROM pool ORDER BY turn_id, passage_id")[0]
     seen = []
-
-    def nuggets():
-        for i, nugget in enumerate(iter_nuggets(path)):
-            if i == 2 * NUGGETS_PER_BLOCK:  # two blocks staged
-                with open_db(demo_target) as other:
-                    with write(other):
-                        ensure_source(other, "mid-import", "assessor")
-                    with lock_wait(2):
-                        save_passage_label(other, "mid-import", turn, passage, 3)
-                seen.append(visible(demo_target)[8])
-            yield nugget
-
-    with open_db(demo_target) as db:
-        import_nuggets(db, str(path), nuggets(), source="big-nuggets")
+    with open_db(demo_target) as db:  # two blocks staged when the press comes
+        pressed = pressed_mid_import(iter_nuggets(path), 2 * NUGGETS_PER_BLOCK, demo_target, seen)
+        import_nuggets(db, str(path), pressed, source="big-nuggets")
+    seen = [found[8] for found in seen]
     assert seen == [0]
     assert rows(demo_target, "SELECT grade FROM passage_labels WHERE source = 'mid-import'") == [(3,)]
     assert visible(demo_target)[8] == per_turn * len(turns)
@@ -380,22 +372,11 @@ def test_plain_responses_staged_a_press_mid_import_is_saved_and_a_failed_import_
     runs = 3 * NUGGETS_PER_BLOCK // len(turns) + 1
     path = tmp_path / "responses.json"
     path.write_text(json.dumps({t: {f"big-{r}": f"Response {r} to {t}." for r in range(runs)} for t in turns}))
-    turn, passage = rows(demo_target, "SELECT turn_id, passage_id FROM pool ORDER BY turn_id, passage_id")[0]
     seen = []
-
-    def responses():
-        for i, response in enumerate(iter_responses(path)):
-            if i == 2 * NUGGETS_PER_BLOCK:  # two blocks staged
-                with open_db(demo_target) as other:
-                    with write(other):
-                        ensure_source(other, "mid-import", "assessor")
-                    with lock_wait(2):
-                        save_passage_label(other, "mid-import", turn, passage, 3)
-                seen.append(visible(demo_target)[0])
-            yield response
-
-    with open_db(demo_target) as db:
-        import_responses(db, str(path), responses())
+    with open_db(demo_target) as db:  # two blocks staged when the press comes
+        pressed = pressed_mid_import(iter_responses(path), 2 * NUGGETS_PER_BLOCK, demo_target, seen)
+        import_responses(db, str(path), pressed)
+    seen = [found[0] for found in seen]
     assert seen == [0]
     assert rows(demo_target, "SELECT grade FROM passage_labels WHERE source = 'mid-import'") == [(3,)]
     assert visible(demo_target)[0] == runs * len(turns)
