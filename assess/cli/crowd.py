@@ -136,14 +136,14 @@ def add_commands(sub) -> None:
 
     p = cs.add_parser(
         "aggregate",
-        help="write the aggregated labels (majority vote, or crowd-kit's Dawid-Skene / MACE) as the source crowd:NAME",
+        help="write the aggregated labels (majority vote, or crowd-kit's Dawid-Skene / MACE / GLAD) as the source crowd:NAME",
     )
     p.add_argument("name")
     p.add_argument(
         "--method",
-        choices=("majority", "dawid-skene", "mace"),
+        choices=("majority", "dawid-skene", "mace", "glad"),
         default="majority",
-        help="majority: our majority vote with the study's tie rule (default); dawid-skene, mace: crowd-kit's, "
+        help="majority: our majority vote with the study's tie rule (default); dawid-skene, mace, glad: crowd-kit's, "
         "with its worker accuracy on the aggregates and consistency",
     )
     add_db_argument(p)

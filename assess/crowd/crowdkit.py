@@ -1,4 +1,4 @@
-"""Crowd labels aggregated by the crowd-kit library (Toloka; Dawid-Skene, MACE) with its agreement figures.
+"""Crowd labels aggregated by the crowd-kit library (Toloka; Dawid-Skene, MACE, GLAD) with its agreement figures.
 
 The only module that imports crowd-kit, and only when a method runs: it loads pandas, scikit-learn and
 nltk, which `python -m assess --help` and the default majority vote never need. docs/crowd.md#aggregation.
@@ -15,7 +15,7 @@ from assess.errors import AssessError
 
 # our majority vote (assess.crowd.rules.majority_vote, with the study's tie rule) is the default and
 # needs no library; the others are crowd-kit's classes under these names
-METHODS = ("majority", "dawid-skene", "mace")
+METHODS = ("majority", "dawid-skene", "mace", "glad")
 SEED = 0  # MACE's random restarts: seeded so a rerun writes the same labels
 
 
@@ -27,12 +27,14 @@ class Given(NamedTuple):
 
 
 def _model(method: str):
-    from crowdkit.aggregation import MACE, DawidSkene, MajorityVote
+    from crowdkit.aggregation import GLAD, MACE, DawidSkene, MajorityVote
 
     if method == "dawid-skene":
         return DawidSkene(n_iter=100, tol=1e-5)
     if method == "mace":
         return MACE(random_state=SEED)
+    if method == "glad":  # EM from fixed starting points: deterministic, nothing to seed
+        return GLAD(n_iter=100, tol=1e-5)
     if method == "crowdkit-majority":  # for the peer check of our own majority vote only
         return MajorityVote()
     raise AssessError(f"--method is one of {', '.join(METHODS)}, not {method!r}")

@@ -9,7 +9,7 @@ import sys
 
 import pandas as pd
 import pytest
-from crowdkit.aggregation import MACE, DawidSkene, MajorityVote
+from crowdkit.aggregation import GLAD, MACE, DawidSkene, MajorityVote
 from crowdkit.metrics.workers import accuracy_on_aggregates
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -57,6 +57,25 @@ def test_dawid_skene_follows_the_informative_workers_where_the_majority_does_not
     assert crowdkit.aggregate(given_, "crowdkit-majority")["labels"] == dict.fromkeys(range(6), 1)
 
 
+def test_glad_follows_the_majority_where_dawid_skene_does_not_and_sees_through_a_contrarian():
+    # hand-reasoned from GLAD's model (Whitehill et al. 2009): P(correct) = sigmoid(alpha_worker * beta_item),
+    # one ability per worker and wrong answers spread evenly, so a worker answering 1 to everything is right
+    # half the time under either labelling: nothing marks c-e out, and their three votes win (1 everywhere;
+    # Dawid-Skene's confusion matrices see it, above). A contrarian d (always the other label) gets a negative
+    # alpha, so d's answer counts for the label it opposes: a-c and d agree, all items as a-c say.
+    truth = [0, 0, 0, 1, 1, 1]
+    given_ = [crowdkit.Given(i, w, t, "match") for i, t in enumerate(truth) for w in "ab"]
+    given_ += [crowdkit.Given(i, w, 1, "match") for i in range(6) for w in "cde"]
+    fitted = crowdkit.aggregate(given_, "glad")
+    assert fitted["labels"] == dict.fromkeys(range(6), 1)
+    assert fitted["workers"] == {"a": 0.5, "b": 0.5, "c": 1.0, "d": 1.0, "e": 1.0}
+    truth = [0, 1, 0, 1, 1, 0]
+    given_ = [crowdkit.Given(i, w, t, "match") for i, t in enumerate(truth) for w in "abc"]
+    given_ += [crowdkit.Given(i, "d", 1 - t, "match") for i, t in enumerate(truth)]
+    fitted = crowdkit.aggregate(given_, "glad")
+    assert fitted["labels"] == dict(enumerate(truth)) and fitted["workers"]["d"] == 0.0
+
+
 def _run_study(db):
     """The demo NtR study answered by 19 workers: every third answers 'yes' to everything, the rest as the LLM."""
     store_crowd.create_demo_study(db)
@@ -67,13 +86,14 @@ def _run_study(db):
         n += 1
 
 
-@pytest.mark.parametrize("method", ["dawid-skene", "mace"])
+@pytest.mark.parametrize("method", ["dawid-skene", "mace", "glad"])
 def test_aggregate_method_writes_crowdkits_labels(demo, method):
     _run_study(demo)
     kept = [r for r in store_crowd.raw_rows(demo, "demo") if r["kept"]]
     frame = pd.DataFrame({"task": [r["item_id"] for r in kept], "worker": [r["worker"] for r in kept]})
     frame["label"] = [r["value"] for r in kept]
-    model = DawidSkene(n_iter=100, tol=1e-5) if method == "dawid-skene" else MACE(random_state=0)
+    model = {"dawid-skene": DawidSkene(n_iter=100, tol=1e-5), "mace": MACE(random_state=0)}.get(method)
+    model = model or GLAD(n_iter=100, tol=1e-5)
     expected = {int(k): int(v) for k, v in model.fit_predict(frame).items()}
     accuracy = accuracy_on_aggregates(frame, aggregator=None, aggregates=pd.Series(expected), by="worker")
     items = store_crowd.study_items(demo, "demo")
@@ -103,8 +123,8 @@ def test_aggregate_text_output_and_bad_method(demo):
     out = run_cli("crowd", "aggregate", "demo", "--method", "dawid-skene", db=demo.target, check=True)
     assert "crowd:demo: 186 ntr labels written by dawid-skene" in out.stdout
     assert "consistency (crowd-kit): match " in out.stdout and "accuracy_on_aggregates" in out.stdout
-    bad = run_cli("crowd", "aggregate", "demo", "--method", "glad", db=demo.target)
-    assert bad.returncode == 2 and "invalid choice: 'glad'" in bad.stderr and "Traceback" not in bad.stderr
+    bad = run_cli("crowd", "aggregate", "demo", "--method", "zero-one", db=demo.target)
+    assert bad.returncode == 2 and "invalid choice: 'zero-one'" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_crowdkit_is_not_imported_by_the_command_line_until_a_method_runs():
@@ -113,4 +133,4 @@ def test_crowdkit_is_not_imported_by_the_command_line_until_a_method_runs():
         "except SystemExit:\n    pass\nprint(sorted(m for m in ('crowdkit', 'pandas', 'sklearn') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert "--method {majority,dawid-skene,mace}" in out.stdout and out.stdout.strip().endswith("[]")
+    assert "--method {majority,dawid-skene,mace,glad}" in out.stdout and out.stdout.strip().endswith("[]")
