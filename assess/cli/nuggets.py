@@ -139,6 +139,20 @@ def add_commands(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.set_defaults(func=cmd_match)
 
+    p = commands.add_parser(
+        "spans-agreement",
+        help="pairwise agreement of nugget spans: exact and overlap span F1, unit-level Cohen's kappa",
+        description="For every pair of nugget sources (assessors) that marked spans in a common turn: over "
+        "the turns both marked and every passage there either marked, the exact-match and overlap span F1 and "
+        "Cohen's kappa of covered / not covered per character (--unit char) or word (--unit word). "
+        "docs/nuggets.md#span-agreement.",
+    )
+    add_db_argument(p)
+    p.add_argument("--source", action="append", dest="sources", metavar="SOURCE", help="only this source (repeatable)")
+    p.add_argument("--unit", choices=("char", "word"), default="char", help="kappa's unit (default char)")
+    p.add_argument("--json", action="store_true", help="print the pairs as one JSON list")
+    p.set_defaults(func=cmd_spans_agreement)
+
     from assess.cli.banks import add_bank_commands
 
     add_bank_commands(commands)  # nuggets bank import|export|import-matches|score (RAGTIME nugget banks)
@@ -168,6 +182,22 @@ def cmd_locate(args) -> int:
         f"  free text   {counts['free_text']:6} ({counts['not_found']} not found in the passage texts, "
         f"{counts['no_passage_text']} in turns without any passage text)"
     )
+    return 0
+
+
+def cmd_spans_agreement(args) -> int:
+    from assess.cli.common import print_json, table
+    from assess.services.nuggets import span_agreement
+
+    pairs = span_agreement(open_store(args), args.sources, unit=args.unit)
+    if args.json:
+        print_json(pairs)
+        return 0
+    if not pairs:
+        print("no two sources marked nugget spans in a common turn")
+        return 0
+    columns = ["a", "b", "turns", "passages", "spans_a", "spans_b", "exact_f1", "overlap_f1", "kappa", "units"]
+    table([*columns[:-2], f"kappa ({args.unit})", f"{args.unit}s"], [[p[c] for c in columns] for p in pairs])
     return 0
 
 

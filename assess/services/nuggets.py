@@ -8,6 +8,8 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from assess import formats
+from assess.errors import AssessError
+from assess.measures import span_agreement as span_measures
 from assess.nuggets import documents, spans
 from assess.services import audit
 from assess.tasks import JudgingMode, Task
@@ -336,3 +338,17 @@ def response_marks(db, study_name: str, run_name: str, conversation_id: str | No
 
 def delete_mark(db, mark_id: int) -> None:
     responses.delete_mark(db, mark_id)
+
+
+def span_agreement(db, sources: Sequence[str] | None = None, *, unit: str = "char") -> list[dict]:
+    """Pairwise agreement of the sources' nugget spans (assess.measures.span_agreement): one row per pair."""
+    if unit not in span_measures.UNITS:
+        raise AssessError(f"--unit is one of {', '.join(span_measures.UNITS)}, not {unit!r}")
+    found, texts = gold.marked_spans(db, sources)
+    missing = sorted(set(sources or ()) - {r["source"] for r in found})
+    if missing:
+        raise AssessError(f"--source {missing[0]!r} has no nugget spans (a nugget with a passage and offsets)")
+    marks = [
+        span_measures.Mark(r["source"], r["turn_id"], r["passage_id"], r["start_char"], r["end_char"]) for r in found
+    ]
+    return span_measures.span_agreement(marks, texts, unit)

@@ -101,6 +101,26 @@ def passage_spans(db: Store, source: str, turn_id: str, passage_id: str) -> list
     ]
 
 
+def marked_spans(db: Store, sources: Sequence[str] | None = None) -> tuple[list[dict], dict[str, str]]:
+    """Every nugget span (source, turn_id, passage_id, start_char, end_char) of ``sources`` (all when None)
+    in a passage whose text the store holds, and those texts (span agreement counts the passages' units)."""
+    where, params = "", {}
+    if sources:
+        names = {f"s{i}": s for i, s in enumerate(sources)}
+        where, params = f" AND source IN ({', '.join(':' + k for k in names)})", names
+    found = rows(
+        db,
+        "SELECT n.source AS source, n.turn_id AS turn_id, n.passage_id AS passage_id, n.start_char AS start_char, "
+        "n.end_char AS end_char FROM nuggets n JOIN passages p ON p.id = n.passage_id "
+        # a passage known by id alone (licensed text) has no units to count: its spans are not compared
+        "WHERE n.start_char IS NOT NULL AND p.text IS NOT NULL"
+        + where.replace("source IN", "n.source IN")
+        + " ORDER BY n.source, n.turn_id, n.passage_id, n.start_char, n.end_char",
+        params,
+    )
+    return found, {p: passage_text(db, p) for p in sorted({r["passage_id"] for r in found})}
+
+
 def nugget_turns(db: Store, source: str) -> list[str]:
     """Turns where ``source`` has nuggets, in conversation and turn order."""
     return column(
