@@ -29,6 +29,7 @@ from assess.measures.banks import (
     ReportSupport,
     RubricScore,
     TopicScores,
+    citation_relevance,
     coverage,
     f1,
     importance_weight,
@@ -305,6 +306,34 @@ def test_run_averages_are_auto_argues_all_rows():
         "nugget_coverage_macro": pytest.approx(0.7159860218357855),
         "nugget_coverage_micro": pytest.approx(0.7255639097744361),
     }
+
+
+def test_citation_relevance_counts_citations_as_auto_argue_does():
+    """Auto-ARGUE's ``citations`` / ``relevant_citations`` count one citation per sentence and cited document
+    (its judgments file asks CITED_DOCUMENT_RELEVANCE once per citation of each sentence). hltcoe/argue-viz
+    assets/example-report.judgments.jsonl (commit ada21228), topic 300: 15 sentences, one document each, 12
+    distinct documents (the 8th is cited by sentences 8, 9 and 15, the 6th by 6 and 11), every one judged
+    relevant; its scores.tsv says citations 15, relevant_citations 15, citation_relevance 1.0. Documents named
+    by their order of first citation here."""
+    cited = [["d1"], ["d2"], ["d3"], ["d4"], ["d5"], ["d6"], ["d7"], ["d8"], ["d8"], ["d9"], ["d6"], ["d10"]]
+    cited += [["d11"], ["d12"], ["d8"]]
+    grades = {f"d{i}": 2 for i in range(1, 13)}
+    assert citation_relevance(cited, grades) == (15, 15)
+    # the workbench's grades: d8 graded 1 (below RELEVANT_GRADE) costs its three citations, d12 graded 0 one
+    assert citation_relevance(cited, {**grades, "d8": 1, "d12": 0}) == (11, 15)
+    # a document without a grade is left out of both counts
+    del grades["d12"]
+    assert citation_relevance(cited, grades) == (14, 14)
+    # a document cited twice in one sentence is one citation of it
+    assert citation_relevance([["d1", "d1", "d2"]], {"d1": 2, "d2": 0}) == (1, 2)
+    # the example run's all rows: every topic's citations (one per sentence) relevant -> micro = macro = 1.0
+    topics = [
+        TopicScores(n_ok, n, ReportSupport(den, den, ok, den, ok), relevance=(den, den))
+        for den, ok, n, n_ok in ARGUE_VIZ_TOPICS
+    ]
+    got = run_averages(topics)
+    assert (got["citation_relevance_micro"], got["citation_relevance_macro"]) == (1.0, 1.0)
+    assert sum(den for den, *_ in ARGUE_VIZ_TOPICS) == 263  # the file's all-row citations and relevant_citations
 
 
 def test_dragun_scores_by_the_tracks_rule():
