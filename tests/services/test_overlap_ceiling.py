@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import random
 
+import krippendorff
+import numpy as np
 import pytest
+from sklearn.metrics import cohen_kappa_score
 
 from assess.errors import AssessError
 from assess.measures.agreement import agreement_matrix
@@ -58,6 +61,39 @@ def test_the_ceiling_equals_the_agreement_module_on_the_planned_labels(planned):
     assert view["ceiling"]["n"] == 65 and view["value"] == expected["ceiling"]["kappa_quadratic"]
     assert view["ci"] == expected["ceiling"]["ci"]["kappa_quadratic"]
     assert sum(p["n"] for p in view["pairs"]) == 65  # each planned item is one pair of two assessors
+
+
+def test_the_ceiling_equals_sklearn_and_krippendorff_on_the_same_items(planned):
+    """Issue 34: the peers, run here on the planned items' labels read from the store. The ceiling pools every
+    pair's (a, b) labels, each planned item judged by two assessors being one unit: scikit-learn's
+    cohen_kappa_score (unweighted, linear, quadratic; binarised at 2) on the pooled label vectors, oriented as
+    the view names each pair, and the krippendorff package's ordinal alpha (two coders, domain 0..4)."""
+    db = planned
+    view = audit.overlap_view(db, threshold=2, bootstrap=0, min_shared=1)
+    judges = overlap.planned_judges(db, "passage")
+    own = {name: labels.values(db, "passage", name) for name in NAMES}
+    a_labels, b_labels = [], []
+    for pair in view["pairs"]:
+        shared = [i for i, people in judges.items() if {pair["a"], pair["b"]} <= set(people)]
+        shared = [i for i in shared if i in own[pair["a"]] and i in own[pair["b"]]]
+        assert len(shared) == pair["n"]
+        a_labels += [own[pair["a"]][i] for i in shared]
+        b_labels += [own[pair["b"]][i] for i in shared]
+    ceiling = view["ceiling"]
+    assert ceiling["n"] == len(a_labels) == 65
+    assert ceiling["agreement"] == pytest.approx(np.mean(np.array(a_labels) == np.array(b_labels)), abs=1e-12)
+    unweighted = cohen_kappa_score(a_labels, b_labels, labels=range(5))
+    assert ceiling["kappa_unweighted"] == pytest.approx(unweighted, abs=1e-12)
+    for weights in ("linear", "quadratic"):
+        theirs = cohen_kappa_score(a_labels, b_labels, labels=range(5), weights=weights)
+        assert ceiling[f"kappa_{weights}"] == pytest.approx(theirs, abs=1e-12)
+    binary = cohen_kappa_score([x >= 2 for x in a_labels], [x >= 2 for x in b_labels])
+    assert ceiling["kappa_binary"] == pytest.approx(binary, abs=1e-12)
+    alpha = krippendorff.alpha(
+        reliability_data=[a_labels, b_labels], level_of_measurement="ordinal", value_domain=list(range(5))
+    )
+    assert ceiling["alpha"] == pytest.approx(alpha, abs=1e-12)
+    assert view["value"] == ceiling["kappa_quadratic"]
 
 
 def test_the_alternative_annotator_test_takes_the_plans_assessors_as_humans(planned):
