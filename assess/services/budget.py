@@ -14,17 +14,34 @@ import numpy as np
 
 from assess.errors import AssessError
 from assess.measures import active_sampling as active
+from assess.measures import budget_simulation as simulation
+from assess.measures import ndcg_simulation as ndcg
 from assess.services.audit import check_two, json_safe, known_sources, passage_pair, pick_roles
 
-MEASURE = re.compile(r"P@([1-9][0-9]*)")
+MEASURE = re.compile(r"(P|nDCG)@([1-9][0-9]*)")
+SEQUENTIAL = "active-sequential"
 
 
-def precision_cutoff(measure: str) -> int:
-    """k of ``P@k`` (the only measure the simulator and the active design take: it is linear in the labels)."""
+def parse_measure(measure: str) -> tuple[str, int]:
+    """("P" or "nDCG", k) of ``P@k`` / ``nDCG@k``."""
     found = MEASURE.fullmatch(str(measure))
     if not found:
-        raise AssessError(f"--measure: expected P@k with k a whole number >= 1 (e.g. P@5), found {measure!r}")
-    return int(found.group(1))
+        raise AssessError(
+            f"--measure: expected P@k or nDCG@k with k a whole number >= 1 (e.g. P@5, nDCG@5), found {measure!r}"
+        )
+    return found.group(1), int(found.group(2))
+
+
+def _population(runs, items, judge: np.ndarray, reference: np.ndarray, measure: str, *, threshold: float):
+    """(W, truth, estimate) of ``measure`` over ``items``: the design's weights (R x N), every run's value
+    under the reference's grades, and the IPW-PPI estimator ``estimate(plan, idx)``."""
+    name, k = parse_measure(measure)
+    if name == "P":
+        _, W = active.precision_weights(runs, items, k)
+        f, y = (judge >= threshold).astype(float), (reference >= threshold).astype(float)
+        return W, W @ y, lambda plan, idx: simulation.ipw_ppi(W, f, y, plan, idx)
+    setup = ndcg.setup(runs, items, judge, reference, k)
+    return ndcg.sensitivity(setup), setup.truth(), lambda plan, idx: ndcg.ipw_ndcg(setup, plan, idx)
 
 
 def _runs(db) -> dict:
@@ -54,7 +71,7 @@ def _plans(policy: str, budget: int, W, f_grades, second, *, threshold: float) -
             raise AssessError("the disagreement policy needs a second judge (--second SOURCE)")
         return active.disagreement_plan(budget, f_grades, second)
     sigma = active.uncertainty(f_grades, second, threshold=threshold)
-    return active.active_plan(budget, W, sigma)
+    return active.active_plan(budget, W, sigma)  # active and active-sequential
 
 
 def simulate_view(
@@ -69,37 +86,47 @@ def simulate_view(
     seed: int = 0,
     second: str | None = None,
     threshold: float = 2,
-    alpha: float = 0.05,
+    level: float = 0.95,
+    rounds: int = 4,
 ) -> dict[str, Any]:
-    """``{"results": [{"policy", "budget", "coverage", "mean_width", "tau", "settled"}, ...]}`` over the items
-    both sources graded: each policy reveals ``budget`` reference grades, ``repeats`` times, and every stored
-    run's ``measure`` is estimated with IPW-PPI (judge = its grade at or above ``threshold``); see
-    :func:`assess.measures.budget_simulation.simulate_plan`. Policies and budgets in the order given."""
-    from assess.measures.budget_simulation import simulate_plan
-
-    k = precision_cutoff(measure)
+    """``{"results": [{"policy", "budget", "coverage", "mean_width", "tau", "settled", "spent"}, ...]}`` over the
+    items both sources graded: each policy reveals ``budget`` reference grades, ``repeats`` times, and every
+    stored run's ``measure`` (P@k: judge = its grade at or above ``threshold``; nDCG@k: graded gains) is
+    estimated with IPW-PPI at ``level``; ``active-sequential`` draws the active design in ``rounds`` nested
+    looks and stops once every run pair is settled (:func:`assess.measures.budget_simulation.simulate`).
+    Policies and budgets in the order given."""
+    parse_measure(measure)
     unknown = [p for p in policies if p not in active.POLICIES]
     if unknown or not policies:
         raise AssessError(f"--policy: expected some of {', '.join(active.POLICIES)}, found {unknown or 'none'}")
     if not budgets:
         raise AssessError("--budget: give at least one budget")
+    if isinstance(level, bool) or not isinstance(level, int | float) or not 0.5 <= level < 1:
+        raise AssessError(f"--level: expected a confidence level in [0.5, 1) (e.g. 0.95), found {level!r}")
     reference, judge = pick_roles(db, reference, judge)
     check_two(db, reference, judge)
     f_labels, y_labels = passage_pair(db, reference, judge)
     items = sorted(set(f_labels) & set(y_labels))
     if len(items) < 2:
         raise AssessError(f"{reference!r} and {judge!r} graded {len(items)} passages in common: need at least 2")
-    _, W = active.precision_weights(_runs(db), items, k)
     f_grades = np.array([float(f_labels[i]) for i in items])
-    f = (f_grades >= threshold).astype(float)
-    y = np.array([float(y_labels[i] >= threshold) for i in items])
+    y_grades = np.array([float(y_labels[i]) for i in items])
+    W, truth, estimate = _population(_runs(db), items, f_grades, y_grades, measure, threshold=threshold)
     second_grades = _second_grades(db, second, items, judge)
     rng = np.random.default_rng(seed)
     results = []
     for policy in policies:
         for budget in budgets:
             plan = _plans(policy, budget, W, f_grades, second_grades, threshold=threshold)
-            found = simulate_plan(W, f, y, plan, repeats=repeats, rng=rng, alpha=alpha)
+            found = simulation.simulate(
+                estimate,
+                truth,
+                plan,
+                repeats=repeats,
+                rng=rng,
+                alpha=1 - level,
+                rounds=rounds if policy == SEQUENTIAL else 1,
+            )
             results.append({"policy": policy, "budget": budget, **found})
     return json_safe({"results": results})
 
@@ -110,7 +137,7 @@ def active_sample(
     judge: str,
     *,
     budget: int,
-    k: int = 5,
+    measure: str = "P@5",
     design: str = "active",
     second: str | None = None,
     assessor: str,
@@ -118,7 +145,8 @@ def active_sample(
     threshold: float = 2,
     by: str | None,
 ) -> dict[str, Any]:
-    """Draw the active design over the judge's graded passages for the stored runs' P@k and store it as sample
+    """Draw the active design over the judge's graded passages for the stored runs' ``measure`` (P@k or nDCG@k;
+    the weights at the judge's grades, :func:`_population`) and store it as sample
     ``name`` at the head of ``assessor``'s queue, each item with its inclusion probability (as `audit sample`:
     store.samples.create_sample; ``by``'s action in the history)."""
     from store.samples import SampledItem, create_sample
@@ -128,8 +156,8 @@ def active_sample(
     known_sources(db, "passage", [judge], role="judge")
     grades = passage_pair(db, judge, judge)[0]
     items = sorted(grades)
-    _, W = active.precision_weights(_runs(db), items, k)
     f_grades = np.array([float(grades[i]) for i in items])
+    W = _population(_runs(db), items, f_grades, f_grades, measure, threshold=threshold)[0]
     sigma = active.uncertainty(f_grades, _second_grades(db, second, items, judge), threshold=threshold)
     drawn = active.active_plan(budget, W, sigma).draw(items, seed)
     rows = [SampledItem(t, p, drawn.probability[(t, p)], drawn.stratum[(t, p)], assessor) for t, p in drawn.items]
@@ -138,7 +166,7 @@ def active_sample(
         "second": second,
         "seed": seed,
         "threshold": threshold,
-        "measure": f"P@{k}",
+        "measure": measure,
         "allocation": drawn.allocation,
     }
     summary = create_sample(

@@ -156,7 +156,8 @@ def add_sample(command) -> None:
     p.add_argument("--budget", type=int, required=True)
     p.add_argument("--design", choices=("stratified", "disagreement", "active"), default="stratified")
     p.add_argument("--second", help="the second judge (disagreement design; the active design weighs it)")
-    p.add_argument("--k", type=int, default=5, help="active design: the stored runs' P@k it serves (default 5)")
+    p.add_argument("--k", type=int, default=5, help="active design: the cutoff of the measure it serves (default 5)")
+    p.add_argument("--measure", choices=("P@k", "nDCG@k"), default="P@k", help="active design: the runs' measure")
     p.add_argument("--assessor", required=True, help="who judges the sample (an existing assessor)")
     p.add_argument("--threshold", type=float, default=2)
     p.add_argument("--seed", type=int, default=0)
@@ -168,10 +169,10 @@ def cmd_sample(args) -> int:
     from assess.services.audit import create_sample
 
     check_options(args, ids={"--name": "name"})
-    if args.design == "active":  # drawn for the stored runs' P@k (assess/services/budget.py)
+    if args.design == "active":  # drawn for the stored runs' P@k or nDCG@k (assess/services/budget.py)
         from assess.services.budget import active_sample
 
-        create_sample = functools.partial(active_sample, k=args.k)
+        create_sample = functools.partial(active_sample, measure=f"{args.measure.split('@')[0]}@{args.k}")
     report = create_sample(
         open_store(args),
         args.name,
