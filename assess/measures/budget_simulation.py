@@ -208,6 +208,7 @@ def simulate(
     rng: np.random.Generator,
     alpha: float = 0.05,
     rounds: int = 1,
+    within: tuple[float, float] | None = None,
     block: int = 100,
 ) -> dict[str, float]:
     """Draw ``plan`` ``repeats`` times, estimate with ``estimate(plan, idx) -> (runs, pairs)`` and report
@@ -218,7 +219,8 @@ def simulate(
 
     ``rounds`` > 1 draws sequentially (:func:`looks`): after each look, a repeat stops once every run pair is
     settled; each look's intervals are at level 1 - alpha/rounds (Bonferroni over the looks), so the interval
-    at whichever look it stops holds the value with probability >= 1 - alpha."""
+    at whichever look it stops holds the value with probability >= 1 - alpha. ``within`` (low, high): the
+    figures' range, each interval's width measured inside it (nDCG@k: a plug-in ratio can overshoot [0, 1])."""
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise AssessError(f"repeats must be a whole number >= 1, found {repeats!r}")
     z_value(alpha)  # refuses a bad alpha before any draw
@@ -234,7 +236,7 @@ def simulate(
         outcome = np.zeros((5, r))
         for design in designs:
             idx = np.concatenate([o[:, :n] for o, n in zip(orders, design.sizes)], axis=1)
-            found, apart = _score(*estimate(design, idx), truth, level)
+            found, apart = _score(*estimate(design, idx), truth, level, within)
             found[4] = design.budget
             now = ~stopped
             outcome[:, now] = found[:, now]
@@ -254,13 +256,16 @@ def simulate(
     }
 
 
-def _score(runs: Estimates, pairs: Estimates, truth: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+def _score(runs: Estimates, pairs: Estimates, truth: np.ndarray, alpha: float, within) -> tuple[np.ndarray, np.ndarray]:
     """Per repeat: (hits, summed width, tau, share of pairs settled, 0) and whether every pair is settled."""
     half = quantile(runs.sampled, alpha) * np.sqrt(runs.var)
     held = np.abs(runs.value - truth[:, None]) <= half + 1e-12
+    width = 2 * half
+    if within is not None:
+        width = np.maximum(np.minimum(runs.value + half, within[1]) - np.maximum(runs.value - half, within[0]), 0.0)
     found = np.zeros((5, runs.value.shape[1]))
     found[0] = np.where(runs.estimable, held, True).sum(axis=0)
-    found[1] = np.where(runs.estimable, 2 * half, 1.0).sum(axis=0)
+    found[1] = np.where(runs.estimable, width, 1.0).sum(axis=0)
     found[2] = kendall_tau_b(runs.value, truth)
     if not pairs.value.size:
         return found, np.ones(runs.value.shape[1], dtype=bool)

@@ -18,7 +18,8 @@ its variance from the cross covariances of the runs' z.
 
 The active design's weights (:func:`sensitivity`) are exact finite differences at the judge's grades: how much
 run r's nDCG@k moves when item i goes from grade 0 to the top grade. Through the ideal, every item of a run's
-topics moves it a little, so the outside stratum holds only the items of topics no run ranks.
+topics moves it a little; where the judge's top k is all top grades (its ideal saturated) an item keeps at
+least the effect of a top grade at rank k, since the reference's ideal may not be.
 
 Pure numpy: no store, no Streamlit.
 """
@@ -164,7 +165,11 @@ def sensitivity(s: NdcgSetup) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         hi = np.where(best_high > 0, (D + s.A * top) / np.where(best_high > 0, best_high, 1), 0.0)
         lo = np.where(best_low > 0, D / np.where(best_low > 0, best_low, 1), 0.0)
-    return (hi - lo) * s.M[:, s.topic] / s.M.sum(axis=1)[:, None]
+        # Where the judge fills the top k with top grades its ideal is saturated and the difference is 0, yet
+        # the reference's ideal may hang on the item: it keeps at least the effect of a top grade at rank k.
+        floor = np.where(best_low > 0, D * top * s.disc[-1] / np.where(best_low > 0, best_low, 1) ** 2, 0.0)
+    moved = np.where(np.abs(hi - lo) < floor, -floor, hi - lo)
+    return moved * s.M[:, s.topic] / s.M.sum(axis=1)[:, None]
 
 
 def ipw_ndcg(s: NdcgSetup, plan: Plan, idx: np.ndarray, *, lam: float | None = None) -> tuple[Estimates, Estimates]:

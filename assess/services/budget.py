@@ -33,15 +33,16 @@ def parse_measure(measure: str) -> tuple[str, int]:
 
 
 def _population(runs, items, judge: np.ndarray, reference: np.ndarray, measure: str, *, threshold: float):
-    """(W, truth, estimate) of ``measure`` over ``items``: the design's weights (R x N), every run's value
-    under the reference's grades, and the IPW-PPI estimator ``estimate(plan, idx)``."""
+    """(W, truth, estimate, within) of ``measure`` over ``items``: the design's weights (R x N), every run's
+    value under the reference's grades, the IPW-PPI estimator ``estimate(plan, idx)`` and the range widths are
+    measured in (nDCG@k's [0, 1]; P@k's widths unclipped, as docs/estimates.md reports them)."""
     name, k = parse_measure(measure)
     if name == "P":
         _, W = active.precision_weights(runs, items, k)
         f, y = (judge >= threshold).astype(float), (reference >= threshold).astype(float)
-        return W, W @ y, lambda plan, idx: simulation.ipw_ppi(W, f, y, plan, idx)
+        return W, W @ y, lambda plan, idx: simulation.ipw_ppi(W, f, y, plan, idx), None
     setup = ndcg.setup(runs, items, judge, reference, k)
-    return ndcg.sensitivity(setup), setup.truth(), lambda plan, idx: ndcg.ipw_ndcg(setup, plan, idx)
+    return ndcg.sensitivity(setup), setup.truth(), lambda plan, idx: ndcg.ipw_ndcg(setup, plan, idx), (0.0, 1.0)
 
 
 def _runs(db) -> dict:
@@ -111,7 +112,7 @@ def simulate_view(
         raise AssessError(f"{reference!r} and {judge!r} graded {len(items)} passages in common: need at least 2")
     f_grades = np.array([float(f_labels[i]) for i in items])
     y_grades = np.array([float(y_labels[i]) for i in items])
-    W, truth, estimate = _population(_runs(db), items, f_grades, y_grades, measure, threshold=threshold)
+    W, truth, estimate, within = _population(_runs(db), items, f_grades, y_grades, measure, threshold=threshold)
     second_grades = _second_grades(db, second, items, judge)
     rng = np.random.default_rng(seed)
     results = []
@@ -126,6 +127,7 @@ def simulate_view(
                 rng=rng,
                 alpha=1 - level,
                 rounds=rounds if policy == SEQUENTIAL else 1,
+                within=within,
             )
             results.append({"policy": policy, "budget": budget, **found})
     return json_safe({"results": results})
