@@ -145,16 +145,24 @@ def active_sample(
     assessor: str,
     seed: int = 0,
     threshold: float = 2,
+    sequential: bool = False,
+    level: float = 0.95,
+    rounds: int = 4,
+    reference: str | None = None,
     by: str | None,
 ) -> dict[str, Any]:
     """Draw the active design over the judge's graded passages for the stored runs' ``measure`` (P@k or nDCG@k;
     the weights at the judge's grades, :func:`_population`) and store it as sample
     ``name`` at the head of ``assessor``'s queue, each item with its inclusion probability (as `audit sample`:
-    store.samples.create_sample; ``by``'s action in the history)."""
+    store.samples.create_sample; ``by``'s action in the history). ``sequential``: :func:`sequential_round`."""
     from store.samples import SampledItem, create_sample
 
     if design != "active":
         raise AssessError(f"active_sample draws the active design, not {design!r}")
+    if sequential:
+        options = {"judge": judge, "budget": budget, "measure": measure, "second": second, "seed": seed}
+        options |= {"threshold": threshold, "level": level, "rounds": rounds}
+        return sequential_round(db, name, reference, assessor=assessor, by=by, **options)
     known_sources(db, "passage", [judge], role="judge")
     grades = passage_pair(db, judge, judge)[0]
     items = sorted(grades)
@@ -176,3 +184,131 @@ def active_sample(
     )
     summary.update(design="active", population=len(items), budget=budget, allocation=drawn.allocation, judge=judge)
     return json_safe(summary)
+
+
+def _sequential_draw(db, details: dict) -> tuple[list, np.ndarray, Any, list]:
+    """(items, judge grades, the estimator's factory, per look the drawn indices per stratum) of a sequential
+    active sample's stored parameters: the plan drawn again, each stratum in one seeded order whose prefixes
+    are the looks (:func:`assess.measures.budget_simulation.looks`)."""
+    judge, measure, threshold = details["judge"], details["measure"], details["threshold"]
+    known_sources(db, "passage", [judge], role="judge")
+    grades = passage_pair(db, judge, judge)[0]
+    items = sorted(grades)
+    f_grades = np.array([float(grades[i]) for i in items])
+    runs = _runs(db)
+    W = _population(runs, items, f_grades, f_grades, measure, threshold=threshold)[0]
+    sigma = active.uncertainty(f_grades, _second_grades(db, details["second"], items, judge), threshold=threshold)
+    plan = active.active_plan(details["sequential"]["budget"], W, sigma)
+    rng = np.random.default_rng(details["seed"])
+    orders = [members[rng.permutation(len(members))[:n]] for members, n in zip(plan.members, plan.sizes)]
+    looks = simulation.looks(plan, details["sequential"]["rounds"])
+    drawn = [[order[:n] for order, n in zip(orders, look.sizes)] for look in looks]
+
+    def estimator(reference_grades: np.ndarray):
+        return _population(runs, items, f_grades, reference_grades, measure, threshold=threshold)[2]
+
+    return items, f_grades, estimator, list(zip(looks, drawn))
+
+
+def sequential_round(
+    db,
+    name: str,
+    reference: str | None,
+    *,
+    judge: str,
+    budget: int,
+    measure: str,
+    second: str | None,
+    seed: int,
+    threshold: float,
+    level: float,
+    rounds: int,
+    assessor: str,
+    by: str | None,
+) -> dict[str, Any]:
+    """A sequential active sample: the first call stores look 1 of ``rounds`` nested looks of the active design
+    for ``budget`` items; each later call (same name, ``reference`` = the source whose grades people gave)
+    estimates every run pair's difference from the judged look (IPW-PPI, level 1 - (1 - level)/rounds: a
+    Bonferroni split over the looks) and either stops, every pair settled, or adds the next look's items and
+    raises every stratum's inclusion probability to the nested sample's (store.samples.extend_sample)."""
+    from store.samples import SampledItem, create_sample, extend_sample, sample_items, samples
+
+    if isinstance(level, bool) or not isinstance(level, int | float) or not 0.5 <= level < 1:
+        raise AssessError(f"--level: expected a confidence level in [0.5, 1) (e.g. 0.95), found {level!r}")
+    stored = {s["name"]: s for s in samples(db)}.get(name)
+    if stored is None:
+        details = {"judge": judge, "second": second, "seed": seed, "threshold": threshold, "measure": measure}
+        details["sequential"] = {"budget": budget, "rounds": rounds, "level": level, "round": 1}
+        items, _, _, looks = _sequential_draw(db, details)
+        look, drawn = looks[0]
+        rows = [
+            SampledItem(*items[int(i)], n / len(members), h, assessor)
+            for h, members, n, picked in zip(look.names, look.members, look.sizes, drawn)
+            for i in picked
+        ]
+        details["allocation"] = _allocation(look)
+        summary = create_sample(
+            db, name, task="passage", design="active", population=len(items), items=rows, details=details, by=by
+        )
+        return json_safe(summary | {"design": "active", "population": len(items), "budget": budget, "round": 1,
+                                    "rounds": rounds, "allocation": details["allocation"], "judge": judge,
+                                    "status": "drawn"})  # fmt: skip
+    details = stored["details"]
+    if stored["design"] != "active" or "sequential" not in details:
+        raise AssessError(f"a sample named {name!r} exists already and is not a sequential active sample")
+    if judge != details["judge"]:
+        raise AssessError(f"sample {name!r} was drawn for judge {details['judge']!r}, not {judge!r}")
+    if reference is None:
+        raise AssessError(f"sample {name!r} exists: give --reference, the source whose grades people gave it")
+    items, _, estimator, looks = _sequential_draw(db, details)
+    now = details["sequential"]["round"]
+    look, drawn = looks[now - 1]
+    index = np.concatenate(drawn)
+    held = {(r["turn_id"], r["item_id"]) for r in sample_items(db, name)}
+    if held != {items[int(i)] for i in index}:
+        raise AssessError(
+            f"sample {name!r} no longer matches its design: the judge's grades or the stored runs changed since "
+            "it was drawn; draw a new sample"
+        )
+    graded = passage_pair(db, reference, reference)[0]
+    missing = sorted(held - set(graded))
+    if missing:
+        raise AssessError(
+            f"{len(missing)} of the {len(held)} items of round {now} have no grade from {reference!r} yet "
+            f"(first: {missing[0][0]} {missing[0][1]}): judge them before the next round"
+        )
+    y = np.zeros(len(items))
+    y[index] = [float(graded[items[int(i)]]) for i in index]
+    meta = details["sequential"]
+    alpha = (1 - meta["level"]) / meta["rounds"]
+    runs, pairs = estimator(y)(look, index[None, :])
+    half = simulation.quantile(pairs.sampled, alpha) * np.sqrt(pairs.var)
+    apart = (pairs.estimable & (np.abs(pairs.value) > half))[:, 0]
+    names = sorted(_runs(db))
+    r_idx, s_idx = np.triu_indices(len(names), k=1)
+    report = {"sample": name, "design": "active", "judge": details["judge"], "reference": reference,
+              "round": now, "rounds": meta["rounds"], "level": meta["level"], "budget": meta["budget"],
+              "pairs": len(r_idx), "settled": int(apart.sum()),
+              "unsettled": [[names[r], names[s]] for r, s, a in zip(r_idx, s_idx, apart) if not a]}  # fmt: skip
+    if apart.all() or now == meta["rounds"]:
+        status = "every pair settled" if apart.all() else "budget spent"
+        return json_safe(report | {"items": len(held), "added": 0, "status": status, "allocation": _allocation(look)})
+    nxt, drawn_next = looks[now]
+    new = [
+        SampledItem(*items[int(i)], n / len(members), h, assessor)
+        for h, members, n, picked in zip(nxt.names, nxt.members, nxt.sizes, drawn_next)
+        for i in picked
+        if items[int(i)] not in held
+    ]
+    inclusion = {h: n / len(members) for h, members, n in zip(nxt.names, nxt.members, nxt.sizes)}
+    details = details | {"sequential": meta | {"round": now + 1}, "allocation": _allocation(nxt)}
+    added = extend_sample(db, name, new, inclusion=inclusion, details=details, expected=len(held), by=by)
+    return json_safe(report | added | {"round": now + 1, "status": "next round drawn", "allocation": _allocation(nxt),
+                                       "assessors": [assessor]})  # fmt: skip
+
+
+def _allocation(plan: active.Plan) -> dict[str, dict]:
+    return {
+        h: {"N": len(members), "n": n, "probability": n / len(members)}
+        for h, members, n in zip(plan.names, plan.members, plan.sizes)
+    }

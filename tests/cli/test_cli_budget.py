@@ -117,3 +117,44 @@ def test_acceptance_on_ikat_2024(tmp_path, capsys):
     got = {r["policy"]: r for r in json.loads(out)["results"]}
     assert got["uniform"]["coverage"] >= 0.88 and got["active"]["coverage"] >= 0.88
     assert got["active"]["mean_width"] <= 0.8 * got["uniform"]["mean_width"]
+
+
+def test_sequential_active_sample_draws_round_after_judged_round(capsys, store):
+    base = ("sample", "--name", "s-seq", "--judge", "llm:a", "--budget", "12", "--assessor", "carol",
+            "--design", "active", "--k", "3", "--sequential", "--rounds", "2", "--level", "0.9")  # fmt: skip
+    first = report(capsys, store, *base)
+    # one stratum of 24 items (test above), n 12 over 2 rounds: round 1 stores 6 at 6/24
+    assert first["status"] == "drawn" and first["items"] == 6 and first["round"] == 1
+    assert first["allocation"] == {"active 1": {"N": 24, "n": 6, "probability": 0.25}}
+
+    def stored():
+        db = open_db(store)
+        try:
+            return samples.sample_items(db, "s-seq"), {s["name"]: s for s in samples.samples(db)}["s-seq"]
+        finally:
+            db.close()
+
+    items, sample = stored()
+    assert [i["inclusion"] for i in items] == [0.25] * 6 and sample["details"]["sequential"]["round"] == 1
+    assert "--reference" in refused(capsys, store, *base)
+    # carol has graded none of round 1: nothing is drawn before she has
+    assert "6 of the 6 items of round 1 have no grade from 'carol'" in refused(
+        capsys, store, *base, "--reference", "carol"
+    )
+    assert "not 'llm:b'" in refused(capsys, store, *base[:4], "llm:b", *base[5:], "--reference", "nist")
+    assert "--design active" in refused(capsys, store, "sample", "--name", "x", "--judge", "llm:a", "--budget", "4",
+                                        "--assessor", "carol", "--sequential")  # fmt: skip
+    second = report(capsys, store, *base, "--reference", "nist")
+    assert second["pairs"] == 3 and second["round"] in (1, 2)  # three runs
+    items, sample = stored()
+    if second["settled"] == 3:  # settled on round 1: nothing added
+        assert second["status"] == "every pair settled" and len(items) == 6
+        return
+    # round 2: 6 more items, every item's inclusion probability now the nested sample's 12/24
+    assert second["status"] == "next round drawn" and second["added"] == 6 and len(items) == 12
+    assert {i["inclusion"] for i in items} == {0.5} and sample["budget"] == 12
+    assert [i["position"] for i in items] == list(range(12))
+    third = report(capsys, store, *base, "--reference", "nist")
+    assert third["status"] in ("every pair settled", "budget spent") and third["added"] == 0
+    code, out, _ = cli(capsys, store, *base, "--reference", "nist")
+    assert code == 0 and "round 2 of 2" in out and "run pairs settled at level 0.9" in out
