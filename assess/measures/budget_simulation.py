@@ -72,12 +72,13 @@ def covariances(a: np.ndarray, b: np.ndarray, strata) -> tuple[np.ndarray, np.nd
     for start, stop, _, c in strata:
         if c == 0:
             continue
-        ac = a[:, :, start:stop] - a[:, :, start:stop].mean(axis=2, keepdims=True)
-        bc = b[:, :, start:stop] - b[:, :, start:stop].mean(axis=2, keepdims=True)
+        # (reps, R, n) blocks: a batched matrix product (BLAS) is several times faster than einsum here
+        ac = np.swapaxes(a[:, :, start:stop] - a[:, :, start:stop].mean(axis=2, keepdims=True), 0, 1)
+        bc = np.swapaxes(b[:, :, start:stop] - b[:, :, start:stop].mean(axis=2, keepdims=True), 0, 1)
         scale_h = c / (stop - start - 1)
-        Caa += scale_h * np.einsum("rkn,skn->krs", ac, ac)
-        Cab += scale_h * np.einsum("rkn,skn->krs", ac, bc)
-        Cbb += scale_h * np.einsum("rkn,skn->krs", bc, bc)
+        Caa += scale_h * (ac @ np.swapaxes(ac, 1, 2))
+        Cab += scale_h * (ac @ np.swapaxes(bc, 1, 2))
+        Cbb += scale_h * (bc @ np.swapaxes(bc, 1, 2))
     return Caa, Cab, Cbb
 
 
@@ -140,9 +141,9 @@ def quantile(sampled: np.ndarray, alpha: float) -> np.ndarray:
     """Student's t_{1-alpha/2} with (sampled - 1) degrees of freedom (at least 1): a run's interval rests on
     the few sampled items in its own top k (about 10 of 215 at a uniform 5% of iKAT 2024), where the normal
     quantile undercovers."""
-    from scipy.stats import t
+    from scipy.special import stdtrit  # scipy.stats would cost seconds of import on a loaded machine
 
-    return t.ppf(1 - alpha / 2, np.maximum(sampled - 1, 1))
+    return stdtrit(np.maximum(sampled - 1, 1), 1 - alpha / 2)
 
 
 def kendall_tau_b(estimates: np.ndarray, truth: np.ndarray) -> np.ndarray:

@@ -201,7 +201,6 @@ def ipw_ndcg(s: NdcgSetup, plan: Plan, idx: np.ndarray, *, lam: float | None = N
     Sf_D = np.stack([per_topic(As[r] * fs / pi) for r in range(R)])
     cf, Df = s.counts(s.f_class), s.dcg(s.f)
     Mn = s.M / s.M.sum(axis=1)[:, None]  # (R, T)
-    rows = np.arange(reps)[:, None]
 
     def at(lam: np.ndarray):  # lam (R, reps) -> value (R, reps), a and b (R, reps, n)
         L = lam[:, :, None]
@@ -210,12 +209,14 @@ def ipw_ndcg(s: NdcgSetup, plan: Plan, idx: np.ndarray, *, lam: float | None = N
         positive = best > 0
         inv = np.where(positive, 1 / np.where(positive, best, 1), 0.0)
         value = (D * inv * Mn[:, None, :]).sum(axis=2)
-        scale = (Mn[:, None, :] * inv)[:, rows, ts]  # (R, reps, n): M_rt / |T_r| / I_t
-        tilt = (D * inv)[:, rows, ts]  # D_rt / I_t
-        slope = dI[:, rows, ts]  # (R, reps, n, G)
+        # gathers by flat (repeat, topic[, grade]) index: much faster than fancy indexing over 3 or 4 axes
+        scale = (Mn[:, None, :] * inv).reshape(R, -1)[:, key].reshape(R, reps, n)  # M_rt / |T_r| / I_t
+        tilt = (D * inv).reshape(R, -1)[:, key].reshape(R, reps, n)  # D_rt / I_t
+        slope = dI.reshape(R, -1)
 
         def e(gains, classes):
-            grad = np.take_along_axis(slope, np.maximum(classes, 0)[None, :, :, None], axis=3)[..., 0]
+            flat = key * G + np.maximum(classes, 0).ravel()
+            grad = slope[:, flat].reshape(R, reps, n)  # dI_t/dc of the item's grade
             return scale * (As * gains - tilt * np.where(classes >= 0, grad, 0.0))
 
         return value, e(ys, yc), e(fs, fc)
