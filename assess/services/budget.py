@@ -17,6 +17,8 @@ from assess.measures import active_sampling as active
 from assess.measures import budget_simulation as simulation
 from assess.measures import ndcg_simulation as ndcg
 from assess.services.audit import check_two, json_safe, known_sources, passage_pair, pick_roles
+from store.audit import ranked_runs
+from store.samples import SampledItem, create_sample, extend_sample, sample_items, samples
 
 MEASURE = re.compile(r"(P|nDCG)@([1-9][0-9]*)")
 SEQUENTIAL = "active-sequential"
@@ -46,8 +48,6 @@ def _population(runs, items, judge: np.ndarray, reference: np.ndarray, measure: 
 
 
 def _runs(db) -> dict:
-    from store.audit import ranked_runs
-
     runs = ranked_runs(db)
     if not runs:
         raise AssessError("the store has no runs: import some (python -m assess import run FILE) first")
@@ -155,8 +155,6 @@ def active_sample(
     the weights at the judge's grades, :func:`_population`) and store it as sample
     ``name`` at the head of ``assessor``'s queue, each item with its inclusion probability (as `audit sample`:
     store.samples.create_sample; ``by``'s action in the history). ``sequential``: :func:`sequential_round`."""
-    from store.samples import SampledItem, create_sample
-
     if design != "active":
         raise AssessError(f"active_sample draws the active design, not {design!r}")
     if sequential:
@@ -231,8 +229,6 @@ def sequential_round(
     estimates every run pair's difference from the judged look (IPW-PPI, level 1 - (1 - level)/rounds: a
     Bonferroni split over the looks) and either stops, every pair settled, or adds the next look's items and
     raises every stratum's inclusion probability to the nested sample's (store.samples.extend_sample)."""
-    from store.samples import SampledItem, create_sample, extend_sample, sample_items, samples
-
     if isinstance(level, bool) or not isinstance(level, int | float) or not 0.5 <= level < 1:
         raise AssessError(f"--level: expected a confidence level in [0.5, 1) (e.g. 0.95), found {level!r}")
     stored = {s["name"]: s for s in samples(db)}.get(name)
