@@ -10,6 +10,7 @@ from assess import ui
 from assess.services import contents
 from assess.tasks import label_kind
 from assess.ui import audit as panels
+from assess.ui import budget as budget_panels
 from assess.ui import consistency
 
 ui.frame_guard(organizer=True)
@@ -76,6 +77,8 @@ if passage_tabs and chosen:
     if sample.open:
         with sample:
             panels.sample_panel(database, names, judge)
+            st.subheader("Which policy and budget? Simulated before anyone judges")
+            budget_panels.simulate_panel(database, names, reference, judge)
     if verdict.open:
         with verdict:
             panels.verdict_panel(database, reference, judge)

@@ -158,3 +158,59 @@ def sampled_order(db: Store, assessor: str, *, task: str = "passage") -> QueueOr
             )
         )
     )
+
+
+def extend_sample(
+    db: Store,
+    name: str,
+    items: Sequence[SampledItem],
+    *,
+    inclusion: Mapping[str, float],
+    details: Mapping,
+    expected: int,
+    by: str | None = None,
+) -> dict:
+    """Add a sequential sample's next round: ``items`` after each assessor's last place, every stratum's
+    inclusion probability set to ``inclusion[stratum]`` (the nested sample's n_h/N_h), the budget and details
+    replaced, in one transaction; ``by``'s action in the history. Refused (nothing written) when the sample
+    holds other than ``expected`` items by then (another round was added meanwhile) or an item is drawn twice."""
+    for p in inclusion.values():
+        if isinstance(p, bool) or not isinstance(p, int | float) or not math.isfinite(p) or not 0 < p <= 1:
+            raise AssessError(f"sample {name!r}: inclusion probability must be in (0, 1], not {p!r}")
+    with write(db):
+        held = {(r["turn_id"], r["item_id"]): r for r in rows(db, "SELECT turn_id, item_id, assessor, position "
+                "FROM sample_items WHERE sample = :sample", {"sample": name})}  # fmt: skip
+        if len(held) != expected:
+            raise AssessError(
+                f"sample {name!r} holds {len(held)} items, not {expected}: another round was added meanwhile"
+            )
+        position: dict[str | None, int] = {}
+        for r in held.values():
+            position[r["assessor"]] = max(position.get(r["assessor"], 0), r["position"] + 1)
+        records = []
+        for it in items:
+            if (it.turn_id, it.item_id) in held:
+                raise AssessError(f"sample {name!r} holds {it.turn_id} {it.item_id} already")
+            place = position.get(it.assessor, 0)
+            position[it.assessor] = place + 1
+            records.append({**it._asdict(), "sample": name, "inclusion": float(it.inclusion), "position": place})
+        run_many(
+            db,
+            "UPDATE sample_items SET inclusion = :inclusion WHERE sample = :sample AND stratum = :stratum",
+            [{"sample": name, "stratum": h, "inclusion": float(p)} for h, p in inclusion.items()],
+        )
+        if records:
+            run_many(
+                db,
+                "INSERT INTO sample_items (sample, turn_id, item_id, stratum, inclusion, assessor, position) "
+                "VALUES (:sample, :turn_id, :item_id, :stratum, :inclusion, :assessor, :position)",
+                records,
+            )
+        run(
+            db,
+            "UPDATE samples SET budget = :budget, details = :details WHERE name = :name",
+            {"name": name, "budget": len(held) + len(records), "details": json.dumps(dict(details), sort_keys=True)},
+        )
+        summary = {"sample": name, "items": len(held) + len(records), "added": len(records)}
+        record_action(db, by, "assignment", f"sample {name}", None, summary, via="sequential round")
+    return summary

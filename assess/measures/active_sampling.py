@@ -45,7 +45,7 @@ from assess.measures.sampling import (
 )
 
 Item = Hashable
-POLICIES = ("uniform", "stratified", "disagreement", "active")
+POLICIES = ("uniform", "stratified", "disagreement", "active", "active-sequential")
 OUTSIDE = "outside top k"
 
 

@@ -365,6 +365,35 @@ def width_curves(plan: Sequence[Mapping[str, Any]]) -> go.Figure:
     return fig
 
 
+def budget_curves(results: Sequence[Mapping[str, Any]], *, measure: str) -> go.Figure:
+    """Mean interval width and Kendall tau against the human budget, one line per policy in both panels
+    (``audit simulate``'s results, :func:`assess.services.budget.simulate_view`; a missing tau is left out)."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("mean interval width", "Kendall τ with the full reference"))
+    policies = list(dict.fromkeys(r["policy"] for r in results))
+    for n, policy in enumerate(policies):
+        rows = [r for r in results if r["policy"] == policy]
+        color = qualitative.Plotly[n % len(qualitative.Plotly)]
+        for col, field in ((1, "mean_width"), (2, "tau")):
+            points = [(r["budget"], r[field]) for r in rows if r[field] is not None]
+            fig.add_trace(
+                go.Scatter(
+                    x=[b for b, _ in points],
+                    y=[v for _, v in points],
+                    mode="lines+markers",
+                    name=_plain(policy),
+                    legendgroup=_plain(policy),
+                    showlegend=col == 1,
+                    line={"color": color},
+                    hovertemplate=f"budget %{{x}}<br>{field} %{{y:.4f}}<extra></extra>",
+                ),
+                row=1,
+                col=col,
+            )
+    fig.update_layout(title=f"Simulated {_plain(measure)} estimates by human budget, per sampling policy")
+    fig.update_xaxes(title_text="items judged by humans")
+    return fig
+
+
 def assignment_progress(timeline: Mapping[str, Any]) -> go.Figure:
     """The assigned items judged so far against time (``store.review.dashboard``'s timeline: cumulative count per
     hour or day), with the number assigned as a horizontal line: how far the campaign is, and how fast it moves."""

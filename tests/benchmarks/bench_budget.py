@@ -1,5 +1,6 @@
 """Benchmark of issue 37: `audit simulate` with 4 policies x 5 budgets x 200 repeats on the iKAT 2024 store (target
-under 60 s) and the active queue of 1,000 items (`audit sample --design active`, target under 2 s).
+under 60 s), for P@5 and nDCG@5, the sequential policy alone, and the active queue of 1,000 items (`audit sample
+--design active`, target under 2 s).
 
 Run: ``python tests/benchmarks/bench_budget.py [--db STORE] [--repeats 200]``. Without --db it builds the iKAT 2024
 store of docs/cli.md from ../shared/data, adds the eight runs of ``tests.ikat_store.add_shared_runs`` and a second
@@ -50,31 +51,47 @@ def build(target: Path) -> None:
         sys.exit("importing the second judge failed")
 
 
-def run(db_path: str, repeats: int) -> None:
-    from assess.services.budget import active_sample, simulate_view
-
-    with open_db(db_path) as db:
-        start = time.perf_counter()
-        report = simulate_view(
-            db, "nist", "llm:gpt-4", measure="P@5", budgets=BUDGETS, policies=POLICIES, repeats=repeats,
-            second="llm:second",
-        )  # fmt: skip
-        simulated = time.perf_counter() - start
-        start = time.perf_counter()
-        name = f"bench-{time.time_ns()}"
-        queued = active_sample(db, name, "llm:gpt-4", budget=1000, k=5, assessor="bench", by="bench")
-        drawn = time.perf_counter() - start
-    cells = len(POLICIES) * len(BUDGETS)
-    print(f"audit simulate: {len(POLICIES)} policies x {len(BUDGETS)} budgets x {repeats} repeats: {simulated:.2f} s")
-    print(f"active queue of {queued['items']} items (of {queued['population']}): {drawn:.2f} s")
-    print("| policy | budget | coverage | mean width | tau | pairs settled |")
-    print("|---|---|---|---|---|---|")
+def _table(report: dict) -> None:
+    print("| policy | budget | coverage | mean width | tau | pairs settled | judged |")
+    print("|---|---|---|---|---|---|---|")
     for r in report["results"]:
         print(
             f"| {r['policy']} | {r['budget']} | {r['coverage']:.3f} | {r['mean_width']:.3f} | {r['tau']:.3f} "
-            f"| {r['settled']:.3f} |"
+            f"| {r['settled']:.3f} | {r['spent']:.0f} |"
         )
-    assert len(report["results"]) == cells
+
+
+def run(db_path: str, repeats: int) -> None:
+    from assess.services.budget import active_sample, simulate_view
+
+    timings, reports = [], {}
+    with open_db(db_path) as db:
+        for measure in ("P@5", "nDCG@5"):
+            for policies in (POLICIES, ("active-sequential",)):
+                start = time.perf_counter()
+                report = simulate_view(
+                    db, "nist", "llm:gpt-4", measure=measure, budgets=BUDGETS, policies=policies, repeats=repeats,
+                    second="llm:second",
+                )  # fmt: skip
+                took = time.perf_counter() - start
+                assert len(report["results"]) == len(policies) * len(BUDGETS)
+                label = f"{len(policies)} policies" if len(policies) > 1 else policies[0]
+                timings.append(
+                    f"audit simulate {measure}: {label} x {len(BUDGETS)} budgets x {repeats} repeats: {took:.2f} s"
+                )
+                reports.setdefault(measure, []).extend(report["results"])
+            start = time.perf_counter()
+            queued = active_sample(
+                db, f"bench-{time.time_ns()}", "llm:gpt-4", budget=1000, measure=measure, assessor="bench", by="bench"
+            )
+            took = time.perf_counter() - start
+            timings.append(
+                f"active queue ({measure}) of {queued['items']} items (of {queued['population']}): {took:.2f} s"
+            )
+    print("\n".join(timings))
+    for measure, results in reports.items():
+        print(f"\n{measure}")
+        _table({"results": results})
 
 
 def cli() -> None:

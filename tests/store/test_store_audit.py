@@ -249,6 +249,28 @@ REFUSED = {
 }
 
 
+def test_a_sequential_round_extends_a_sample_and_raises_its_inclusion_probabilities(db):
+    amy = assessor(db, "amy")
+    first = [samples.SampledItem(TURN, PASSAGES[0], 0.25, "active 1", amy)]
+    samples.create_sample(db, "seq", task="passage", design="active", population=8, items=first, details={"round": 1})
+    more = [samples.SampledItem(TURN, PASSAGES[1], 0.5, "active 1", amy)]
+    before = sampled(db)
+    with pytest.raises(AssessError, match="holds 1 items, not 2"):  # another round was added meanwhile
+        samples.extend_sample(db, "seq", more, inclusion={"active 1": 0.5}, details={"round": 2}, expected=2)
+    with pytest.raises(AssessError, match="already"):
+        samples.extend_sample(db, "seq", first, inclusion={"active 1": 0.5}, details={"round": 2}, expected=1)
+    assert sampled(db) == before
+    got = samples.extend_sample(
+        db, "seq", more, inclusion={"active 1": 0.5}, details={"round": 2}, expected=1, by="olga"
+    )
+    assert got == {"sample": "seq", "items": 2, "added": 1}
+    assert samples.inclusion_probabilities(db, "seq") == {(TURN, PASSAGES[0]): 0.5, (TURN, PASSAGES[1]): 0.5}
+    assert [i["position"] for i in samples.sample_items(db, "seq")] == [0, 1]
+    (info,) = samples.samples(db)
+    assert info["budget"] == 2 and info["details"] == {"round": 2}
+    assert samples.sampled_order(db, amy).items == ((TURN, PASSAGES[0]), (TURN, PASSAGES[1]))
+
+
 @pytest.mark.parametrize("case", REFUSED, ids=list(REFUSED))
 def test_refused_samples_leave_the_store_unchanged(db, case):
     samples.create_sample(

@@ -8,6 +8,7 @@ import functools
 from assess.cli import add_by_argument
 from assess.cli.audit.output import add_pair, ci_text
 from assess.cli.common import fmt_num, open_store, print_report, text_table
+from assess.errors import AssessError
 
 
 def add_estimate(command) -> None:
@@ -156,7 +157,17 @@ def add_sample(command) -> None:
     p.add_argument("--budget", type=int, required=True)
     p.add_argument("--design", choices=("stratified", "disagreement", "active"), default="stratified")
     p.add_argument("--second", help="the second judge (disagreement design; the active design weighs it)")
-    p.add_argument("--k", type=int, default=5, help="active design: the stored runs' P@k it serves (default 5)")
+    p.add_argument("--k", type=int, default=5, help="active design: the cutoff of the measure it serves (default 5)")
+    p.add_argument("--measure", choices=("P@k", "nDCG@k"), default="P@k", help="active design: the runs' measure")
+    p.add_argument(
+        "--sequential",
+        action="store_true",
+        help="active design: draw in --rounds nested rounds; run again with --reference after each is judged "
+        "(stops once every run pair is settled at --level)",
+    )
+    p.add_argument("--level", type=float, default=0.95, help="--sequential: the level pairs are settled at")
+    p.add_argument("--rounds", type=int, default=4, help="--sequential: rounds at most (default 4)")
+    p.add_argument("--reference", help="--sequential, after round 1: the source whose grades people gave")
     p.add_argument("--assessor", required=True, help="who judges the sample (an existing assessor)")
     p.add_argument("--threshold", type=float, default=2)
     p.add_argument("--seed", type=int, default=0)
@@ -168,10 +179,19 @@ def cmd_sample(args) -> int:
     from assess.services.audit import create_sample
 
     check_options(args, ids={"--name": "name"})
-    if args.design == "active":  # drawn for the stored runs' P@k (assess/services/budget.py)
+    if args.design == "active":  # drawn for the stored runs' P@k or nDCG@k (assess/services/budget.py)
         from assess.services.budget import active_sample
 
-        create_sample = functools.partial(active_sample, k=args.k)
+        create_sample = functools.partial(
+            active_sample,
+            measure=f"{args.measure.split('@')[0]}@{args.k}",
+            sequential=args.sequential,
+            level=args.level,
+            rounds=args.rounds,
+            reference=args.reference,
+        )
+    elif args.sequential:
+        raise AssessError("--sequential draws the active design: add --design active")
     report = create_sample(
         open_store(args),
         args.name,
@@ -186,6 +206,13 @@ def cmd_sample(args) -> int:
     )
     if args.json:
         return print_report(report)
+    if report.get("status", "drawn") != "drawn":  # a later round of a sequential sample
+        print(
+            f"sample {report['sample']}, round {report['round']} of {report['rounds']}: {report['settled']} of "
+            f"{report['pairs']} run pairs settled at level {report['level']}; {report['status']} "
+            f"({report['added']} items added, {report['items']} in all)"
+        )
+        return 0
     print(
         f"sample {report['sample']}: {report['items']} of {report['population']} passages ({report['design']}) "
         f"queued for {', '.join(report['assessors'])}"
