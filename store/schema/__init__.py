@@ -357,6 +357,7 @@ _V6_ANNOTATIONS = "".join(
     )
 )
 
+from store.schema.adaptive_overlap import MIGRATION as _ADAPTIVE_OVERLAP  # noqa: E402  (adaptive overlap, roster)
 from store.schema.accounts import MIGRATION as _V8_ACCOUNTS  # noqa: E402  (accounts, roles, failed sign-ins)
 from store.schema.active_time import MIGRATION as _ACTIVE_TIME_COLUMNS  # noqa: E402  (active time, guidelines)
 from store.schema.active_time import TIMED_COLUMNS, TIMED_TABLES  # noqa: E402
@@ -466,4 +467,5 @@ MIGRATIONS: list[str] = [
     _SIGN_IN_PENDING,
     _BATTLE_FEATURES,
     _HTTP_API,  # store/schema/http_api.py (24)
+    _ADAPTIVE_OVERLAP,  # store/schema/adaptive_overlap.py (25)
 ]
