@@ -30,11 +30,14 @@ CREATE TABLE overlap_decisions (
     decided_at TEXT NOT NULL,
     PRIMARY KEY (plan, turn_id, item_id, step)
 ) WITHOUT ROWID;
+-- a label's save asks whether its item is in an adaptive plan of its assessor: one probe of this index
+CREATE INDEX overlap_items_by_item ON overlap_items(assessor, turn_id, item_id);
 """
 
 POSTGRES = (
     MIGRATION.replace("ADD COLUMN", "ADD COLUMN IF NOT EXISTS")
     .replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS")
+    .replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS")
     .replace(") WITHOUT ROWID;", ");")
     .replace("REAL CHECK", "DOUBLE PRECISION CHECK")
     .replace("TEXT NOT NULL", 'TEXT COLLATE "C" NOT NULL')
