@@ -192,6 +192,19 @@ def decisions(db: Store, plan: str | None = None, task: str = "passage") -> list
     return found
 
 
+def primaries(db: Store, plan: str | None = None, task: str = "passage") -> dict[tuple[str, str], str]:
+    """{(turn, item): its primary assessor} over the items of the adaptive plans of ``task`` (or one plan)."""
+    sql = (
+        "SELECT i.turn_id AS turn_id, i.item_id AS item_id, i.assessor AS assessor FROM overlap_items i "
+        "JOIN overlap_plans p ON p.name = i.plan WHERE p.task = :task AND p.margin IS NOT NULL AND i.extra = 0"
+    )
+    params = {"task": task}
+    if plan is not None:
+        sql += " AND p.name = :plan"
+        params["plan"] = plan
+    return {(r["turn_id"], r["item_id"]): r["assessor"] for r in each(db, sql, params)}
+
+
 def disputed(db: Store) -> list[tuple[str, str]]:
     """The passage items an adaptive plan routed to adjudication, in turn and item order."""
     return [

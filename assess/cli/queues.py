@@ -36,7 +36,9 @@ def add_commands(sub) -> None:
     add_db_argument(p)
     add_by_argument(p)
     p.add_argument("--name", required=True, help="the plan's name (a word)")
-    p.add_argument("--assessor", action="append", required=True, help="an assessor (repeat: at least --copies)")
+    p.add_argument(
+        "--assessor", action="append", help="an assessor (repeat: at least --copies; needed but with --advance)"
+    )
     p.add_argument("--conversation", nargs="*", default=[], help="conversation ids (all their pooled turns)")
     p.add_argument("--turn", nargs="*", default=[], help="turn ids, e.g. 0_8")
     p.add_argument(
@@ -123,6 +125,8 @@ def cmd_assign_overlap(args) -> int:
             json.dumps(steps) if args.json else f"plan {args.name}: " + ", ".join(f"{k} {v}" for k, v in steps.items())
         )
         return 0
+    if not args.assessor:
+        raise AssessError("overlap needs --assessor A --assessor B ... (or --advance for a plan made already)")
     if args.share is None:
         raise AssessError("overlap needs --share S (adaptive: the base share given a second assessor at once)")
     if (args.margin is not None or args.judge is not None) and not args.adaptive:

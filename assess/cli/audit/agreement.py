@@ -284,6 +284,14 @@ def cmd_overlap(args) -> int:
         f"{args.task}: {report['items']} items planned for overlap, {report['judged_by_two']} judged by two "
         f"assessors, {report['judged_by_all']} by all planned"
     )
+    if adaptive := report["adaptive"]:
+        judge, humans = adaptive["steps"]["judge"], adaptive["steps"]["humans"]
+        print(
+            f"  adaptive: the ceiling reads the {adaptive['base_items']} base-share items only; apart from it, "
+            f"{judge['items']} items given a second assessor by the judge's margin (pairs agree "
+            f"{fmt_num(judge['agreement'])}), {humans['items']} a third (pairs agree {fmt_num(humans['agreement'])}), "
+            f"{adaptive['disputed']} disputed ({adaptive['adjudicated']} adjudicated)"
+        )
     ceiling = report["ceiling"]
     below_minimum(report["below_minimum"], report["min_shared"])
     if ceiling is None:
