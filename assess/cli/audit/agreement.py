@@ -47,7 +47,7 @@ def cmd_agreement(args) -> int:
     if args.json:
         print(json.dumps(report, default=str))
         return 0
-    print(f"{args.task}: {args.a} vs {args.b} over {report['n']} shared items")
+    print(f"{args.task}: {args.a} vs {args.b} ({report['pair']}) over {report['n']} shared items")
     for key in ("agreement", "kappa", "kappa_linear", "kappa_quadratic", "kappa_binary", "icc_2_1", "icc_3_1"):
         if report.get(key) is not None:
             print(f"  {key:16} {report[key]:.4f}")
@@ -123,6 +123,15 @@ def cmd_matrix(args) -> int:
     else:
         print(f"human ceiling: no two human sources share {report['ceiling_min_shared']} items or more")
     below_minimum(report["ceiling_below_minimum"], report["ceiling_min_shared"])
+    for name, pooled in report["splits"].items():  # people and machines apart, then every pair
+        if pooled:
+            print(
+                f"pooled {name} over {len(pooled['pairs'])} pair(s), n {pooled['n']}: "
+                f"kappa_quadratic {fmt_num(pooled['kappa_quadratic'])}{ci_text(pooled['ci']['kappa_quadratic'])}, "
+                f"agreement {fmt_num(pooled['agreement'])}"
+            )
+        else:
+            print(f"pooled {name}: no such pair")
     grid = report["grids"][args.statistic]
     print(f"{args.statistic}:")
     text_table(
