@@ -53,4 +53,4 @@ def test_declare_and_roster_from_the_command_line(demo_target):
             f"{pooled['kappa_quadratic']:.3f}"
         ) in table
     two = run_cli("agreement", "--a", "demo-ann", "--b", "gpt4-file", db=demo_target).stdout
-    assert two.startswith("passage: demo-ann vs gpt4-file (human-machine) over ")
+    assert two.splitlines()[1] == "  pair             human-machine"

@@ -47,7 +47,8 @@ def cmd_agreement(args) -> int:
     if args.json:
         print(json.dumps(report, default=str))
         return 0
-    print(f"{args.task}: {args.a} vs {args.b} ({report['pair']}) over {report['n']} shared items")
+    print(f"{args.task}: {args.a} vs {args.b} over {report['n']} shared items")
+    print(f"  {'pair':16} {report['pair']}")  # people and machines: never read one as the other
     for key in ("agreement", "kappa", "kappa_linear", "kappa_quadratic", "kappa_binary", "icc_2_1", "icc_3_1"):
         if report.get(key) is not None:
             print(f"  {key:16} {report[key]:.4f}")
