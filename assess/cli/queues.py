@@ -156,10 +156,13 @@ def cmd_assign_overlap(args) -> int:
         print(json.dumps(summary))
         return 0
     unit = "turns" if args.unit == "turn" else "items"
-    print(
-        f"plan {summary['plan']} ({summary['task']}): {summary['turns']} turns, {summary['items']} items; "
-        f"{summary['chosen']} of {summary['population']} {unit} judged by {summary['copies']} assessors"
+    judged = (
+        f"{summary['chosen']} of {summary['population']} {unit} in the base share, judged by 2 assessors; up to "
+        f"{summary['copies']} where grades disagree"
+        if summary["adaptive"]
+        else f"{summary['chosen']} of {summary['population']} {unit} judged by {summary['copies']} assessors"
     )
+    print(f"plan {summary['plan']} ({summary['task']}): {summary['turns']} turns, {summary['items']} items; {judged}")
     for assessor, turns in summary["assignments"].items():
         print(f"  {assessor}: {turns} turns of their own, {summary['extra'].get(assessor, 0)} extra items")
     if adaptive := summary["adaptive"]:

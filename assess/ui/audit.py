@@ -134,7 +134,11 @@ def matrix_panel(database, task: str, names: list[str]) -> None:
     for name, pooled in view["splits"].items():  # people and machines never pooled together but in 'pooled'
         if pooled:
             pairs.append(
-                {"a": f"pooled {name}", "b": f"{len(pooled['pairs'])} pair(s)", "kinds": name.replace("-", " / ")}
+                {
+                    "a": "pooled (every pair)" if name == "pooled" else f"pooled {name}",
+                    "b": f"{len(pooled['pairs'])} pair(s)",
+                    "kinds": name.replace("-", " / "),
+                }
                 | {"n": pooled["n"]}
                 | {plots.statistic_name(s): _num(pooled[s]) for s in STATISTICS}
                 | {f"{plots.statistic_name(s)} CI": _ci(pooled["ci"][s]) for s in STATISTICS}

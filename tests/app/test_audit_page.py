@@ -384,7 +384,7 @@ def test_audit_on_the_demo_shows_every_judge_side_by_side_with_the_services_numb
         pairs["κ unweighted CI"][0]
         == f"[{first['ci']['kappa_unweighted'][0]:.3f}, {first['ci']['kappa_unweighted'][1]:.3f}]"
     )
-    splits = [f"pooled {name}" for name in ("human-human", "machine-machine", "human-machine", "pooled")]
+    splits = [f"pooled {name}" for name in ("human-human", "machine-machine", "human-machine", "(every pair)")]
     assert list(pairs["a"]) == ["demo-ann"] * 3 + ["demo-ben"] * 2 + ["llm:demo-gpt", "human ceiling", *splits]
     machines = list(pairs["a"]).index("pooled machine-machine")  # people and machines pooled apart
     assert pairs["κ unweighted"][machines] == round(view["splits"]["machine-machine"]["kappa_unweighted"], 4)

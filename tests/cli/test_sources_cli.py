@@ -48,8 +48,9 @@ def test_declare_and_roster_from_the_command_line(demo_target):
     table = run_cli("audit", "agreement", db=demo_target).stdout
     for name in ("human-human", "machine-machine", "human-machine", "pooled"):
         pooled = matrix["splits"][name]
+        shown = "(every pair)" if name == "pooled" else name
         assert (
-            f"pooled {name} over {len(pooled['pairs'])} pair(s), n {pooled['n']}: kappa_quadratic "
+            f"pooled {shown} over {len(pooled['pairs'])} pair(s), n {pooled['n']}: kappa_quadratic "
             f"{pooled['kappa_quadratic']:.3f}"
         ) in table
     two = run_cli("agreement", "--a", "demo-ann", "--b", "gpt4-file", db=demo_target).stdout

@@ -125,6 +125,7 @@ def cmd_matrix(args) -> int:
         print(f"human ceiling: no two human sources share {report['ceiling_min_shared']} items or more")
     below_minimum(report["ceiling_below_minimum"], report["ceiling_min_shared"])
     for name, pooled in report["splits"].items():  # people and machines apart, then every pair
+        name = "(every pair)" if name == "pooled" else name
         if pooled:
             print(
                 f"pooled {name} over {len(pooled['pairs'])} pair(s), n {pooled['n']}: "
