@@ -241,3 +241,32 @@ def interleave(own: Sequence[Item], blocks: Sequence[Sequence[Item]]) -> list[It
         out.append(it)
         out.extend(after.get(n, []))
     return out
+
+
+ADAPTIVE_STEPS = ("judge", "humans", "disputed")
+
+
+def adaptive_step(
+    answers: Sequence[int | None], given: int, judge: int | None, *, margin: float, copies: int
+) -> str | None:
+    """The step an item of an adaptive overlap plan is due, from the ``answers`` of the assessors it has gone
+    to (``given`` of them; None: 'cannot judge', which compares with nothing) and the judge's grade (None: no
+    judge, or it has no grade). Nothing is decided until all ``given`` have answered.
+
+    - 'judge': one assessor so far, whose grade differs from the judge's by at least ``margin``: a second.
+    - 'humans': fewer than ``copies`` assessors, every pair of their grades apart by at least ``margin``:
+      one more (the third).
+    - 'disputed': ``copies`` assessors, every pair of grades apart by at least ``margin``: adjudication.
+    """
+    from itertools import combinations
+
+    if len(answers) > given:
+        raise ValueError(f"{len(answers)} answers from {given} assessors")
+    grades = [a for a in answers if a is not None]
+    if len(answers) < given:
+        return None
+    if given == 1:
+        return "judge" if grades and judge is not None and abs(grades[0] - judge) >= margin else None
+    if len(grades) < 2 or not all(abs(a - b) >= margin for a, b in combinations(grades, 2)):
+        return None
+    return "humans" if given < copies else "disputed"

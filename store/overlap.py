@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from assess.errors import AssessError
 from assess.queueing import OVERLAP_UNITS, plan_overlap
 from assess.tasks import Task, label_kind
-from store import queue
+from store import overlap_adaptive, queue
 from store.db import Store, each, now, row, rows, run, run_many, write
 from store.history import record_action
 
@@ -59,6 +59,8 @@ def create_plan(
     seed: int = 0,
     task: str = "passage",
     by: str | None = None,
+    margin: float | None = None,
+    judge: str | None = None,
 ) -> dict:
     """Plan overlap over the pooled turns of ``topics`` and the single ``turns``, in one transaction: each
     turn assigned to its primary assessor, the drawn items recorded with every judge, ``by``'s action in the
@@ -69,6 +71,11 @@ def create_plan(
     conversation or turn, an assessor name that cannot be signed in (with accounts on: a name that is no
     enabled account), and every refusal of
     :func:`assess.queueing.plan_overlap` (fewer assessors than copies, a share outside (0, 1], ...).
+
+    With ``margin`` the plan is adaptive (store/overlap_adaptive.py): the share drawn goes to a second
+    assessor at once (the base share), every other item only when the grades disagree by ``margin`` (with
+    ``judge``'s), a third (``copies`` 3) when two people do; refused besides: a margin outside (0, 4], a task
+    other than passages, whole turns, a judge with no passage labels or among the assessors.
     """
     from store import conversations, sources
 
@@ -83,8 +90,15 @@ def create_plan(
     if not chosen_turns:
         raise AssessError("an overlap plan needs turns: give --conversation or --turn (pooled turns)")
     items = queue.ordered_items(db, task, chosen_turns)
-    try:
-        plan = plan_overlap(items, list(assessors), share=share, copies=copies, unit=unit, seed=seed)
+    if margin is not None:
+        _check_adaptive(db, margin, judge, task, unit, assessors)
+    elif judge is not None:
+        raise AssessError("--judge belongs to an adaptive plan: give --adaptive --margin M too")
+    try:  # an adaptive plan's base draw gives an item one more assessor; the rule adds the third
+        base = 2 if margin is not None else copies
+        plan = plan_overlap(items, list(assessors), share=share, copies=base, unit=unit, seed=seed)
+        if copies not in (2, 3) or len(assessors) < copies:
+            plan_overlap(items, list(assessors), share=share, copies=copies, unit=unit, seed=seed)  # its refusal
     except ValueError as exc:
         raise AssessError(str(exc)) from None
     with write(db):
@@ -100,8 +114,8 @@ def create_plan(
         run(
             db,
             "INSERT INTO overlap_plans (name, task, unit, share, copies, seed, assessors, chosen, population, rule, "
-            "created_by, created_at) VALUES (:name, :task, :unit, :share, :copies, :seed, :assessors, :chosen, "
-            ":population, :rule, :by, :at)",
+            "created_by, created_at, margin, judge) VALUES (:name, :task, :unit, :share, :copies, :seed, :assessors, "
+            ":chosen, :population, :rule, :by, :at, :margin, :judge)",
             {
                 "name": name,
                 "task": label_kind(task).task.value,
@@ -112,9 +126,11 @@ def create_plan(
                 "assessors": json.dumps(names),
                 "chosen": plan.chosen,
                 "population": plan.population,
-                "rule": RULE,
+                "rule": RULE if margin is None else RULE + ADAPTIVE_RULE.format(margin=margin, judge=judge or "none"),
                 "by": by,
                 "at": now(),
+                "margin": None if margin is None else float(margin),
+                "judge": judge,
             },
         )
         records = []
@@ -137,9 +153,21 @@ def create_plan(
                 for r in records
             ],
         )
+        if margin is not None:  # every item with its primary, for the rule to follow; the base draw's seconds
+            run_many(
+                db,
+                "INSERT INTO overlap_items (plan, assessor, turn_id, item_id, extra, block, position) "
+                "VALUES (:plan, :assessor, :turn_id, :item_id, 0, 0, :position) ON CONFLICT DO NOTHING",
+                [
+                    {"plan": name, "assessor": primary[t], "turn_id": t, "item_id": i, "position": n}
+                    for n, (t, i) in enumerate(items)
+                ],
+            )
+            overlap_adaptive.record_base(db, name, {(r[1], r[2]): r[0] for r in records if r[3]})
         for assessor, assigned in own.items():
             if assigned:
                 conversations.assign(db, assessor, assigned, by=by)
+        steps = overlap_adaptive.advance(db, name) if margin is not None else None
         summary = {
             "plan": name,
             "task": label_kind(task).task.value,
@@ -151,17 +179,42 @@ def create_plan(
             "copies": copies,
             "assignments": {a: len(t) for a, t in own.items()},
             "extra": extra_count,
+            "adaptive": None if margin is None else {"margin": float(margin), "judge": judge, "steps": steps},
         }
         record_action(db, by, "assignment", f"overlap {name}", None, summary, via="overlap")
     return summary
+
+
+ADAPTIVE_RULE = (
+    "; adaptive (margin {margin}, judge {judge}): the drawn items are the base share (copies 2); any other item "
+    "goes to the next assessor when its first grade and the judge's differ by >= margin, an item to the next "
+    "again when all its human grades differ pairwise by >= margin (up to copies), and to adjudication when they "
+    "still do with every copy judged"
+)
+
+
+def _check_adaptive(db: Store, margin, judge: str | None, task: str, unit: str, assessors: Sequence[str]) -> None:
+    from store.labels import sources
+
+    if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 < margin <= 4:
+        raise AssessError(f"--margin: a grade difference in (0, 4], not {margin!r}")
+    if task != Task.PASSAGE.value or unit != "item":
+        raise AssessError(f"an adaptive plan decides passage items one by one, not {task} {unit}s")
+    if judge is not None:
+        if judge in assessors:
+            raise AssessError(f"--judge {judge!r} is also an assessor of the plan: the judge is another source")
+        if judge not in (known := sources(db, "passage")):
+            raise AssessError(
+                f"--judge {judge!r} has no passage labels; sources with passage labels: {', '.join(known) or 'none'}"
+            )
 
 
 def plans(db: Store, task: str | None = None) -> list[dict]:
     """Every overlap plan (oldest first): name, task, unit, share, copies, seed, assessors (parsed), chosen,
     population, rule, who, when."""
     sql = (
-        "SELECT name, task, unit, share, copies, seed, assessors, chosen, population, rule, created_by, created_at "
-        "FROM overlap_plans"
+        "SELECT name, task, unit, share, copies, seed, assessors, chosen, population, rule, created_by, created_at, "
+        "margin, judge FROM overlap_plans"
     )
     params = {}
     if task is not None:
@@ -175,12 +228,17 @@ def plans(db: Store, task: str | None = None) -> list[dict]:
 
 def planned_judges(db: Store, task: str = "passage", plan: str | None = None) -> dict[tuple[str, str], list[str]]:
     """{(turn, item): the assessors planned to judge it} over the items drawn for overlap (of one plan, or
-    every plan of ``task``); an unknown plan is an error."""
+    every plan of ``task``); an unknown plan is an error. Of an adaptive plan only the base share counts, with
+    the two assessors the draw gave it: the items and assessors its rule added were chosen because grades
+    disagree (:func:`store.overlap_adaptive.decisions` lists them)."""
     if plan is not None and not row(db, "SELECT 1 AS known FROM overlap_plans WHERE name = :name", {"name": plan}):
         raise AssessError(f"no overlap plan named {plan!r}")
     sql = (
         "SELECT i.turn_id AS turn_id, i.item_id AS item_id, i.assessor AS assessor FROM overlap_items i "
-        "JOIN overlap_plans p ON p.name = i.plan WHERE p.task = :task"
+        "JOIN overlap_plans p ON p.name = i.plan WHERE p.task = :task AND (p.margin IS NULL OR EXISTS ("
+        "SELECT 1 FROM overlap_decisions b WHERE b.plan = i.plan AND b.turn_id = i.turn_id AND b.item_id = i.item_id "
+        "AND b.step = 'base') AND NOT EXISTS (SELECT 1 FROM overlap_decisions d WHERE d.plan = i.plan "
+        "AND d.turn_id = i.turn_id AND d.item_id = i.item_id AND d.assessor = i.assessor AND d.step <> 'base'))"
     )
     params = {"task": task}
     if plan is not None:

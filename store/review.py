@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from assess.tasks import GRADES, LABEL_KINDS, JudgingMode, Label, Shown, SourceKind, Task, source_kind
-from store import labels
+from store import labels, overlap_adaptive
 from store.db import Store, column, each, row, rows, tuples, write
 from store.history import actions, record_action
 from store.prejudgments import rationale
@@ -171,8 +171,9 @@ def _in_list(names: Sequence[str], prefix: str = "s") -> tuple[str, dict]:
 
 
 def adjudication_order(db: Store, sources: Sequence[str]) -> list[tuple[str, str]]:
-    """The passage items at least two of ``sources`` labelled differently ('cannot judge' differs from every
-    grade), as a queue: conversation import order, turn position, passage id."""
+    """The passage items an adaptive overlap plan found disputed (store/overlap_adaptive.py), first, then the
+    items at least two of ``sources`` labelled differently ('cannot judge' differs from every grade), as a queue:
+    conversation import order, turn position, passage id."""
     listed, params = _in_list(sources)
     found = rows(
         db,
@@ -183,7 +184,8 @@ def adjudication_order(db: Store, sources: Sequence[str]) -> list[tuple[str, str
         "ORDER BY c.rowid, t.position, l.passage_id",
         params,
     )
-    return [(r["turn_id"], r["passage_id"]) for r in found]
+    routed = overlap_adaptive.disputed(db)
+    return list(dict.fromkeys([*routed, *((r["turn_id"], r["passage_id"]) for r in found)]))
 
 
 def adjudicated(db: Store, source: str = ADJUDICATION) -> frozenset:

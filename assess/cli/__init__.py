@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "assess.cli.battles",
     "assess.cli.api",
     "assess.cli.webhooks",
+    "assess.cli.sources",
 )
 
 

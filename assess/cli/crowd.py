@@ -397,6 +397,11 @@ def cmd_aggregate(args) -> int:
         f"{summary['source']}: {summary['labels']} {task} labels written by {args.method} "
         f"(values {summary['values']}), {summary['removed']} removed"
     )
+    if summary["machines_left_out"]:
+        print(
+            f"left out as machine annotators, not people: {', '.join(summary['machines_left_out'])} "
+            "(docs/crowd.md#machines-are-not-workers)"
+        )
     if "workers" in summary:
         consistency = ", ".join(f"{g} {_fmt(v)}" for g, v in summary["consistency"].items())
         print(f"consistency (crowd-kit): {consistency}")

@@ -36,11 +36,27 @@ def add_commands(sub) -> None:
     add_db_argument(p)
     add_by_argument(p)
     p.add_argument("--name", required=True, help="the plan's name (a word)")
-    p.add_argument("--assessor", action="append", required=True, help="an assessor (repeat: at least --copies)")
+    p.add_argument(
+        "--assessor", action="append", help="an assessor (repeat: at least --copies; needed but with --advance)"
+    )
     p.add_argument("--conversation", nargs="*", default=[], help="conversation ids (all their pooled turns)")
     p.add_argument("--turn", nargs="*", default=[], help="turn ids, e.g. 0_8")
-    p.add_argument("--share", type=float, required=True, help="the share of items (or turns) judged twice or more")
-    p.add_argument("--copies", type=int, default=2, help="assessors per overlapping item: 2 (default) or 3")
+    p.add_argument(
+        "--share", type=float, help="the share of items (or turns) judged twice or more (adaptive: the base share)"
+    )
+    p.add_argument("--copies", type=int, help="assessors per overlapping item: 2 (default) or 3 (adaptive: at most)")
+    p.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="add assessors where grades disagree by --margin (docs/judging.md#adaptive-overlap)",
+    )
+    p.add_argument("--margin", type=float, help="adaptive: the grade difference that adds an assessor, in (0, 4]")
+    p.add_argument("--judge", metavar="SOURCE", help="adaptive: the source the first human grade is compared with")
+    p.add_argument(
+        "--advance",
+        action="store_true",
+        help="take the steps now due on the adaptive plan --name (e.g. new judge labels)",
+    )
     p.add_argument("--unit", choices=("item", "turn"), default="item", help="draw items (default) or whole turns")
     p.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
     p.add_argument("--task", choices=("passage", "ptkb"), default="passage")
@@ -100,9 +116,26 @@ def cmd_reshow(args) -> int:
 
 
 def cmd_assign_overlap(args) -> int:
+    from assess.errors import AssessError
+    from assess.services.contents import advance_overlap_plan, create_overlap_plan
 
-    from assess.services.contents import create_overlap_plan
-
+    if args.advance:
+        steps = advance_overlap_plan(open_store(args), args.name)
+        print(
+            json.dumps(steps) if args.json else f"plan {args.name}: " + ", ".join(f"{k} {v}" for k, v in steps.items())
+        )
+        return 0
+    if not args.assessor:
+        raise AssessError("overlap needs --assessor A --assessor B ... (or --advance for a plan made already)")
+    if args.share is None:
+        raise AssessError("overlap needs --share S (adaptive: the base share given a second assessor at once)")
+    if (args.margin is not None or args.judge is not None) and not args.adaptive:
+        raise AssessError("--margin and --judge belong to an adaptive plan: add --adaptive")
+    if args.adaptive and args.margin is None:
+        raise AssessError("--adaptive needs --margin M: the grade difference that adds an assessor, in (0, 4]")
+    if args.adaptive and not 0 < args.margin <= 4:  # NaN too
+        raise AssessError(f"--margin: a grade difference in (0, 4], not {args.margin!r}")
+    copies = args.copies or (min(3, len(args.assessor)) if args.adaptive else 2)
     db = open_store(args)
     summary = create_overlap_plan(
         db,
@@ -111,20 +144,30 @@ def cmd_assign_overlap(args) -> int:
         topics=args.conversation,
         turns=args.turn,
         share=args.share,
-        copies=args.copies,
+        copies=copies,
         unit=args.unit,
         seed=args.seed,
         task=args.task,
         by=actor(args),
+        margin=args.margin,
+        judge=args.judge,
     )
     if args.json:
         print(json.dumps(summary))
         return 0
     unit = "turns" if args.unit == "turn" else "items"
-    print(
-        f"plan {summary['plan']} ({summary['task']}): {summary['turns']} turns, {summary['items']} items; "
-        f"{summary['chosen']} of {summary['population']} {unit} judged by {summary['copies']} assessors"
+    judged = (
+        f"{summary['chosen']} of {summary['population']} {unit} in the base share, judged by 2 assessors; up to "
+        f"{summary['copies']} where grades disagree"
+        if summary["adaptive"]
+        else f"{summary['chosen']} of {summary['population']} {unit} judged by {summary['copies']} assessors"
     )
+    print(f"plan {summary['plan']} ({summary['task']}): {summary['turns']} turns, {summary['items']} items; {judged}")
     for assessor, turns in summary["assignments"].items():
         print(f"  {assessor}: {turns} turns of their own, {summary['extra'].get(assessor, 0)} extra items")
+    if adaptive := summary["adaptive"]:
+        steps = ", ".join(f"{k} {v}" for k, v in adaptive["steps"].items())
+        print(
+            f"  adaptive, margin {adaptive['margin']:g}, judge {adaptive['judge'] or 'none'}: steps taken now: {steps}"
+        )
     return 0

@@ -574,6 +574,11 @@ def _sorted_keys(keys) -> list:
         return sorted(keys, key=lambda g: (type(g).__name__, str(g)))
 
 
+SPLITS = ("human-human", "machine-machine", "human-machine", "pooled")
+"""The classes of pairs the agreement matrix pools apart (``splits``): two people, two machines (LLM or NLI
+sources), one of each, and every pair."""
+
+
 def agreement_matrix(
     labels: Mapping[str, Mapping[Hashable, Any]],
     *,
@@ -606,7 +611,9 @@ def agreement_matrix(
     item to its group (e.g. the item's turn: one entry per turn instead of one per labelled item).
     ``ceiling``: the same figures pooled over every pair of two human sources sharing at least ``min_shared``
     items (None when no such pair); the human pairs below it are listed in ``ceiling_below_minimum`` (``[a, b,
-    n]``), not pooled, and each pair says ``in_ceiling``. Undefined values are None. See
+    n]``), not pooled, and each pair says ``in_ceiling``. ``splits``: the same figures pooled over every pair of
+    two humans, of two machines (kind "llm"), of one of each, and over every pair (:data:`SPLITS`; None when
+    no such pair), whatever the minimum. Undefined values are None. See
     docs/measures.md#agreement-matrix.
     """
     if isinstance(min_shared, bool) or not isinstance(min_shared, int) or min_shared < 1:
@@ -738,9 +745,25 @@ def agreement_matrix(
             name: grouped(keys, np.stack(pair_groups[name])[humans].sum(axis=0)[None], group_replicates)[0]
             for name, (keys, _) in breakdowns.items()
         }
+    # Pooled figures per class of pair, after the ceiling (its draws stay as they were): people and machines
+    # apart, then every pair. A pair with a crowd, import or adjudication source is only in 'pooled'.
+    classes = {"human": "human", "llm": "machine"}
+    splits: dict[str, Any] = {}
+    for name in SPLITS:
+        members = [
+            p
+            for p, entry in enumerate(pairs)
+            if name == "pooled" or "-".join(sorted(classes.get(k, "other") for k in entry["kinds"])) == name
+        ]
+        splits[name] = None
+        if members:
+            total = stacked[members].sum(axis=0)
+            figures = _entries(total[None], relevant, alpha_level, values, replicates, level, rng)[0]
+            splits[name] = {"pairs": [[pairs[p]["a"], pairs[p]["b"]] for p in members], **figures}
     return {
         "sources": sources,
         "kinds": {s: kinds.get(s) for s in sources},
+        "splits": splits,
         "scale": scale_values,
         "threshold": threshold,
         "alpha_level": alpha_level,

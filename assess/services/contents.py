@@ -8,10 +8,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from assess.errors import AssessError
 from assess.queueing import ReshowRule
 from assess.services import session
 from assess.tasks import TurnContext
-from store import Store, audit, compare, exports, history, labels, overlap, prejudgments, reshows, review, screens
+from store import (
+    Store,
+    audit,
+    compare,
+    exports,
+    history,
+    labels,
+    overlap,
+    overlap_adaptive,
+    prejudgments,
+    reshows,
+    review,
+    screens,
+)
 from store import conversations as store_conversations
 from store import samples as store_samples
 from store import stats as store_stats
@@ -176,9 +190,11 @@ def create_overlap_plan(
     by: str | None,
     turns: Sequence[str] = (),
     task: str = "passage",
+    margin: float | None = None,
+    judge: str | None = None,
 ) -> dict:
     """Assign the conversations' (and the single ``turns``') items to ``assessors`` with a planned share judged
-    more than once (an organizer action, :func:`store.overlap.create_plan`)."""
+    more than once (an organizer action, :func:`store.overlap.create_plan`; adaptive with ``margin``)."""
     return overlap.create_plan(
         db,
         name,
@@ -191,7 +207,20 @@ def create_overlap_plan(
         seed=seed,
         task=task,
         by=by,
+        margin=margin,
+        judge=judge,
     )
+
+
+def advance_overlap_plan(db: Store, name: str) -> dict:
+    """Take the steps due on an adaptive plan's items now (a judge's labels stored after the people's);
+    {step: items}. An unknown plan, or one that is not adaptive, is an error."""
+    found = [p for p in overlap.plans(db) if p["name"] == name]
+    if not found:
+        raise AssessError(f"no overlap plan named {name!r}")
+    if found[0]["margin"] is None:
+        raise AssessError(f"overlap plan {name!r} is not adaptive: its extra items were all planned when it was made")
+    return overlap_adaptive.advance(db, name)
 
 
 def set_reshow_rule(db: Store, share: float, *, gap: int, seed: int, by: str | None, task: str = "passage") -> None:

@@ -157,4 +157,5 @@ def aggregate(db, study: str, method: str = "majority") -> dict:
     fitted = crowdkit.aggregate(given, method)
     labels = {r["item_id"]: UNABLE for r in kept} | fitted["labels"]
     summary = crowd_methods.write_labels(db, study, labels, method=method)
+    summary["machines_left_out"] = sorted(store_crowd.machine_workers(db, study))  # kept: never a machine's
     return {**summary, "method": method, "workers": fitted["workers"], "consistency": fitted["consistency"]}

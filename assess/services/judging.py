@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assess.tasks import JudgingMode, Label, Passage, Shown
-from store import conversations, labels, prejudgments, queue, review
+from store import conversations, labels, overlap_adaptive, prejudgments, queue, review
 from store.nuggets import ntr
 
 
@@ -183,8 +183,13 @@ def adjudication_sources(db) -> tuple[list[str], bool]:
     return sources, blind
 
 
+def disputed_count(db) -> int:
+    """How many items adaptive overlap has routed to adjudication (a part of the queue's cache version)."""
+    return len(overlap_adaptive.disputed(db))
+
+
 def adjudication_order(db, sources):
-    """The disagreements among ``sources`` as a queue order."""
+    """The disputed items of adaptive overlap, then the disagreements among ``sources``, as a queue order."""
     from assess.queueing import QueueOrder
 
     return QueueOrder.of(review.adjudication_order(db, sources))
@@ -213,7 +218,8 @@ def adjudication_screen(db, turn_id: str, passage_id: str, sources, *, blind: bo
     """One disagreement: the adjudicated label so far, every compared source's grade, note and rationale
     (named, or when ``blind`` lettered in an order drawn per item and listed by letter) and the passage;
     ``passage``: a function giving it (default :func:`read_passage`)."""
-    found = review.item_labels(db, turn_id, passage_id, sources)
+    routed = [a for a in overlap_adaptive.item_assessors(db, turn_id, passage_id) if a not in sources]
+    found = review.item_labels(db, turn_id, passage_id, [*sources, *routed])  # a disputed item shows its people
     if blind:
         letters = _letters(turn_id, passage_id, len(found))
         shown = sorted(

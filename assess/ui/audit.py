@@ -131,6 +131,18 @@ def matrix_panel(database, task: str, names: list[str]) -> None:
             | {plots.statistic_name(s): _num(ceiling[s]) for s in STATISTICS}
             | {f"{plots.statistic_name(s)} CI": _ci(ceiling["ci"][s]) for s in STATISTICS}
         )
+    for name, pooled in view["splits"].items():  # people and machines never pooled together but in 'pooled'
+        if pooled:
+            pairs.append(
+                {
+                    "a": "pooled (every pair)" if name == "pooled" else f"pooled {name}",
+                    "b": f"{len(pooled['pairs'])} pair(s)",
+                    "kinds": name.replace("-", " / "),
+                }
+                | {"n": pooled["n"]}
+                | {plots.statistic_name(s): _num(pooled[s]) for s in STATISTICS}
+                | {f"{plots.statistic_name(s)} CI": _ci(pooled["ci"][s]) for s in STATISTICS}
+            )
     level = view["bootstrap"]["level"]
     st.caption(
         f"Intervals: {level:.0%} percentile bootstrap over items ({view['bootstrap']['replicates']} replicates). "

@@ -37,7 +37,11 @@ def adjudication_order(database, sources):
     """The passage items ``sources`` label differently, as a queue order (:func:`judging.adjudication_order`),
     cached until one of the sources' passage labels or the topics change: reading and grouping every label of
     the sources costs a few hundred ms on a campaign's store, each full run of /adjudicate."""
-    version = (contents.topics_version(database), *(contents.labels_version(database, "passage", s) for s in sources))
+    version = (
+        contents.topics_version(database),
+        judging.disputed_count(database),  # adaptive overlap routes items whatever the sources compared
+        *(contents.labels_version(database, "passage", s) for s in sources),
+    )
     return _cached_adjudication_order(database, database.target, tuple(sources), version)
 
 

@@ -7,7 +7,7 @@ from collections import defaultdict
 from assess.tasks import JudgingMode, Task, label_kind
 from store import db as sql
 from store import labels as label_store
-from store.crowd.reports import aggregated_rows, study_items
+from store.crowd.reports import aggregated_rows, machine_workers, study_items
 from store.crowd.studies import get_study
 from store.db import Store, write
 from store.sources import ensure_source
@@ -44,7 +44,13 @@ def write_aggregate(db: Store, study: str) -> dict:
     values = defaultdict(int)
     for r in decided:
         values[r["label"]] += 1
-    return {"source": s.source, "labels": len(decided), "removed": len(stale), "values": dict(sorted(values.items()))}
+    return {
+        "source": s.source,
+        "labels": len(decided),
+        "removed": len(stale),
+        "values": dict(sorted(values.items())),
+        "machines_left_out": sorted(machine_workers(db, study)),
+    }
 
 
 def _labelled_items(db: Store, task: Task, source: str) -> list[tuple]:

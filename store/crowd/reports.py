@@ -12,10 +12,12 @@ from assess.crowd.rules import (
     screen_assignments,
     worker_report,
 )
+from assess.tasks import NLI_SOURCE_PREFIXES
 from store import db as sql
 from store.crowd.batches import slot_rule
 from store.crowd.studies import get_study
 from store.db import Store
+from store.roster import machine_names
 
 
 def answers(db: Store, study: str, *, completed_only: bool = True) -> list[Answer]:
@@ -38,11 +40,27 @@ def answers(db: Store, study: str, *, completed_only: bool = True) -> list[Answe
 
 
 def _rejected(db: Store, study: str) -> set[str]:
+    """The workers whose answers no aggregate counts: rejected by the organizer, and machines."""
     return set(
         sql.column(
             db, "SELECT worker FROM crowd_workers WHERE study = :study AND decision = 'rejected'", {"study": study}
         )
-    )
+    ) | machine_workers(db, study)
+
+
+MACHINE_PREFIXES = ("llm:", *NLI_SOURCE_PREFIXES)
+
+
+def machine_workers(db: Store, study: str) -> set[str]:
+    """The study's workers that are machines: named as a machine source of the roster (kind llm, e.g. an
+    imported file declared with ``sources declare``) or spelled as one (``llm:…``, ``nli:…``). A crowd vote
+    is people's: their answers are left out of every aggregate and its agreement, as a rejected worker's."""
+    machines = machine_names(db)
+    return {
+        w
+        for w in sql.column(db, "SELECT worker FROM crowd_workers WHERE study = :study", {"study": study})
+        if w in machines or w.startswith(MACHINE_PREFIXES)
+    }
 
 
 def study_items(db: Store, study: str) -> dict[int, dict]:
@@ -225,11 +243,14 @@ def raw_rows(db: Store, study: str) -> list[dict]:
         )
     }
     rejected = _rejected(db, study)
+    machines = machine_workers(db, study)
     rows = []
     for a in given:
         it = items[a.item]
         more = extra[(a.assignment, a.item)]
-        reason = verdict.get(a.assignment) or ("worker rejected" if a.worker in rejected else None)
+        reason = verdict.get(a.assignment) or (
+            ("machine annotator" if a.worker in machines else "worker rejected") if a.worker in rejected else None
+        )
         if more["status"] != "completed":
             reason = "batch not finished"
         rows.append(

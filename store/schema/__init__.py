@@ -360,6 +360,7 @@ _V6_ANNOTATIONS = "".join(
 from store.schema.accounts import MIGRATION as _V8_ACCOUNTS  # noqa: E402  (accounts, roles, failed sign-ins)
 from store.schema.active_time import MIGRATION as _ACTIVE_TIME_COLUMNS  # noqa: E402  (active time, guidelines)
 from store.schema.active_time import TIMED_COLUMNS, TIMED_TABLES  # noqa: E402
+from store.schema.adaptive_overlap import MIGRATION as _ADAPTIVE_OVERLAP  # noqa: E402  (adaptive overlap, roster)
 from store.schema.battle_features import MIGRATION as _BATTLE_FEATURES  # noqa: E402  (imported battles' features)
 from store.schema.battles import MIGRATION as _V15_TABLES  # noqa: E402  (side-by-side battles, battle plans)
 from store.schema.citation_cannot_judge import MIGRATION as _V14_TABLE  # noqa: E402  (citation 'cannot judge')
@@ -466,4 +467,5 @@ MIGRATIONS: list[str] = [
     _SIGN_IN_PENDING,
     _BATTLE_FEATURES,
     _HTTP_API,  # store/schema/http_api.py (24)
+    _ADAPTIVE_OVERLAP,  # store/schema/adaptive_overlap.py (25)
 ]

@@ -865,6 +865,8 @@ _ACTIVE_TIME = (
 # Migration 23 (store/schema/battle_features.py): per-side features of imported battles.
 # Citation 'contradicts' (store/schema/citation_contradicts.py): the support CHECK widened to -2 in place.
 # Migration 24 (store/schema/http_api.py): personal tokens of the API, hashed; webhooks and their delivery log.
+# Migration 25 (store/schema/adaptive_overlap.py): adaptive overlap's decisions, machine annotators' roster.
+from store.schema.adaptive_overlap import POSTGRES as _ADAPTIVE_OVERLAP  # noqa: E402
 from store.schema.battle_features import POSTGRES as _BATTLE_FEATURES  # noqa: E402
 from store.schema.citation_contradicts import POSTGRES as _CITATION_CONTRADICTS  # noqa: E402
 from store.schema.http_api import POSTGRES as _HTTP_API  # noqa: E402
@@ -890,6 +892,7 @@ LATER: list[tuple[int, str]] = [
     (22, _SIGN_IN_PENDING),
     (23, _BATTLE_FEATURES),
     (24, _HTTP_API),
+    (25, _ADAPTIVE_OVERLAP),
 ]
 
 

@@ -384,7 +384,11 @@ def test_audit_on_the_demo_shows_every_judge_side_by_side_with_the_services_numb
         pairs["κ unweighted CI"][0]
         == f"[{first['ci']['kappa_unweighted'][0]:.3f}, {first['ci']['kappa_unweighted'][1]:.3f}]"
     )
-    assert list(pairs["a"]) == ["demo-ann"] * 3 + ["demo-ben"] * 2 + ["llm:demo-gpt", "human ceiling"]
+    splits = [f"pooled {name}" for name in ("human-human", "machine-machine", "human-machine", "(every pair)")]
+    assert list(pairs["a"]) == ["demo-ann"] * 3 + ["demo-ben"] * 2 + ["llm:demo-gpt", "human ceiling", *splits]
+    machines = list(pairs["a"]).index("pooled machine-machine")  # people and machines pooled apart
+    assert pairs["κ unweighted"][machines] == round(view["splits"]["machine-machine"]["kappa_unweighted"], 4)
+    assert (pairs["b"][machines], pairs["n"][machines]) == ("1 pair(s)", view["splits"]["machine-machine"]["n"])
     # humans agree more with each other than with either LLM (the demo's simulated assessors)
     assert all(p["kappa_unweighted"] < ceiling["kappa_unweighted"] for p in view["pairs"] if not p["human_pair"])
     by_topic = frame_with(at, "pair", "group", "value", "CI")

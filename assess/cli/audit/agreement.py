@@ -48,6 +48,7 @@ def cmd_agreement(args) -> int:
         print(json.dumps(report, default=str))
         return 0
     print(f"{args.task}: {args.a} vs {args.b} over {report['n']} shared items")
+    print(f"  {'pair':16} {report['pair']}")  # people and machines: never read one as the other
     for key in ("agreement", "kappa", "kappa_linear", "kappa_quadratic", "kappa_binary", "icc_2_1", "icc_3_1"):
         if report.get(key) is not None:
             print(f"  {key:16} {report[key]:.4f}")
@@ -123,6 +124,16 @@ def cmd_matrix(args) -> int:
     else:
         print(f"human ceiling: no two human sources share {report['ceiling_min_shared']} items or more")
     below_minimum(report["ceiling_below_minimum"], report["ceiling_min_shared"])
+    for name, pooled in report["splits"].items():  # people and machines apart, then every pair
+        name = "(every pair)" if name == "pooled" else name
+        if pooled:
+            print(
+                f"pooled {name} over {len(pooled['pairs'])} pair(s), n {pooled['n']}: "
+                f"kappa_quadratic {fmt_num(pooled['kappa_quadratic'])}{ci_text(pooled['ci']['kappa_quadratic'])}, "
+                f"agreement {fmt_num(pooled['agreement'])}"
+            )
+        else:
+            print(f"pooled {name}: no such pair")
     grid = report["grids"][args.statistic]
     print(f"{args.statistic}:")
     text_table(
@@ -284,6 +295,14 @@ def cmd_overlap(args) -> int:
         f"{args.task}: {report['items']} items planned for overlap, {report['judged_by_two']} judged by two "
         f"assessors, {report['judged_by_all']} by all planned"
     )
+    if adaptive := report["adaptive"]:
+        judge, humans = adaptive["steps"]["judge"], adaptive["steps"]["humans"]
+        print(
+            f"  adaptive: the ceiling reads the {adaptive['base_items']} base-share items only; apart from it, "
+            f"{judge['items']} items given a second assessor by the judge's margin (pairs agree "
+            f"{fmt_num(judge['agreement'])}), {humans['items']} a third (pairs agree {fmt_num(humans['agreement'])}), "
+            f"{adaptive['disputed']} disputed ({adaptive['adjudicated']} adjudicated)"
+        )
     ceiling = report["ceiling"]
     below_minimum(report["below_minimum"], report["min_shared"])
     if ceiling is None:

@@ -18,11 +18,19 @@ def agreement_from_store(db, task: str, a: str, b: str, *, weights: str | None, 
 
     pairs = label_pairs(db, task, a, b)
     report = agreement_report(pairs.a, pairs.b, scale=pairs.scale, weights=weights, threshold=threshold)
-    report.update(task=task, a=a, b=b)
+    kinds = source_kinds(db, [a, b])
+    report.update(task=task, a=a, b=b, pair=pair_class(kinds[a], kinds[b]))
     report["per_topic"] = (
         kappa_by_group(pairs.a, pairs.b, pairs.topics, scale=pairs.scale, weights=weights) if pairs.a else {}
     )
     return report
+
+
+def pair_class(a: str, b: str) -> str:
+    """Two matrix kinds as a class of pair: 'human-human', 'machine-machine', 'human-machine' (the agreement
+    matrix's splits), else 'other' (a crowd, import or adjudication source)."""
+    named = sorted({"human": "human", "llm": "machine"}.get(k, "other") for k in (a, b))
+    return "other" if "other" in named else "-".join(named)
 
 
 GROUP_DRAWS_LIMIT = 200_000

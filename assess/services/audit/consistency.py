@@ -3,9 +3,12 @@ each assessor agrees with themselves, and the human ceiling over the items a pla
 
 from __future__ import annotations
 
+from itertools import combinations
 from typing import Any
 
 from assess.services.audit.sources import json_safe
+from store import overlap, overlap_adaptive
+from store.review import ADJUDICATION
 
 
 def headline_statistic(task: str) -> str:
@@ -98,7 +101,6 @@ def overlap_view(
     planned assessors. Labels of unplanned items and of other sources are left out ('cannot judge' too). Pairs
     sharing fewer than ``min_shared`` items (default ``MIN_SHARED``) are listed (``below_minimum``), not pooled."""
     from assess.measures.agreement import MIN_SHARED, agreement_matrix
-    from store import overlap
     from store.audit import scale_of, task_labels
 
     judges = overlap.planned_judges(db, task, plan)
@@ -142,5 +144,46 @@ def overlap_view(
             "min_shared": MIN_SHARED if min_shared is None else min_shared,
             "below_minimum": matrix["ceiling_below_minimum"] if matrix else [],
             "bootstrap": {"replicates": bootstrap, "seed": seed, "level": 0.95},
+            "adaptive": _adaptive_extras(db, task, plan),
         }
     )
+
+
+def _adaptive_extras(db, task: str, plan: str | None) -> dict[str, Any] | None:
+    """What adaptive plans added beyond their base share, apart from the ceiling: those items got more people
+    because grades disagreed, so their agreement is low by selection and says nothing of the ceiling. Per
+    step, the items and the observed agreement of every pair of people on them; the disputed items and how
+    many of them are adjudicated. None when no plan of ``task`` (or ``plan``) is adaptive."""
+    from store.audit import task_labels
+
+    if not any(p["margin"] is not None for p in overlap.plans(db, task) if plan is None or p["name"] == plan):
+        return None
+    found = overlap_adaptive.decisions(db, plan, task)
+    judges: dict[tuple, list[str]] = {}
+    for r in found:
+        if r["assessor"] is not None:
+            judges.setdefault((r["turn_id"], r["item_id"]), []).append(r["assessor"])
+    primaries = overlap_adaptive.primaries(db, plan, task)
+    names = sorted({a for people in judges.values() for a in people} | set(primaries.values()))
+    stored = task_labels(db, task, names)
+    steps = {}
+    for step in ("judge", "humans"):
+        items = {(r["turn_id"], r["item_id"]) for r in found if r["step"] == step}
+        pairs = same = 0
+        for item in items:
+            graded = [stored[a][item] for a in [primaries[item], *judges.get(item, [])] if item in stored[a]]
+            for x, y in combinations(graded, 2):
+                pairs += 1
+                same += x == y
+        steps[step] = {"items": len(items), "pairs": pairs, "agreement": same / pairs if pairs else None}
+    disputed = {(r["turn_id"], r["item_id"]) for r in found if r["step"] == "disputed"}
+    adjudicated = task_labels(db, task, [ADJUDICATION])[ADJUDICATION] if disputed else {}
+    return {
+        "rule": "the ceiling reads only the base share (the items drawn at the plan's share, with the draw's two "
+        "assessors); the items and assessors added because grades disagreed are reported here, apart: chosen "
+        "for disagreement, their agreement is low by selection",
+        "base_items": sum(r["step"] == "base" for r in found),
+        "steps": steps,
+        "disputed": len(disputed),
+        "adjudicated": sum(item in adjudicated for item in disputed),
+    }
