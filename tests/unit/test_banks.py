@@ -386,7 +386,9 @@ _nuggets = st.builds(
     # an importance text is a label of printable characters (a numeric one is held to the numbers' range)
     st.none()
     | st.integers(0, 9)
-    | st.text(st.characters(categories=("L", "P", "Zs")), min_size=1, max_size=100).filter(str.strip),
+    | st.text(st.characters(categories=("L", "P"), include_characters=" "), min_size=1, max_size=100)
+    .filter(str.strip)
+    .filter(str.isprintable),
     st.none() | st.just({"creator": "x"}),
 )
 
