@@ -92,6 +92,13 @@ def self_agreement_panel(database, *, key: str) -> None:
         st.caption(esc("Still to come: " + ", ".join(f"{r['assessor']} {r['pending']}" for r in waiting)))
 
 
+ADAPTIVE_HELP = (
+    "The share drawn goes to a second assessor at once; any other item gets the next assessor when its first "
+    "grade and the judge's differ by the margin or more, a third when two people's do, and adjudication when "
+    "all of them do (docs/judging.md#adaptive-overlap; `python -m assess overlap --adaptive`)."
+)
+
+
 def overlap_form(database, by: str | None) -> None:
     """The organizer's overlap plan: assessors, conversations, share, copies, unit, seed
     (``python -m assess overlap``)."""
@@ -109,6 +116,12 @@ def overlap_form(database, by: str | None) -> None:
         copies = c4.radio("Assessors per shared item", (2, 3), horizontal=True, key="ov_copies")
         unit = c5.radio("Draw", ("item", "turn"), horizontal=True, key="ov_unit")
         seed = c6.number_input("Seed", min_value=0, value=0, key="ov_seed")
+        a1, a2, a3 = st.columns(3)
+        adaptive = a1.checkbox("Adaptive: add assessors where grades disagree", key="ov_adaptive", help=ADAPTIVE_HELP)
+        margin = a2.number_input("Margin (grade difference)", 0.5, 4.0, 2.0, step=0.5, key="ov_margin")
+        judge = a3.selectbox(
+            "Judge compared with (optional)", sorted(contents.source_kinds(database)), None, key="ov_judge"
+        )
         if st.form_submit_button("Assign with overlap", key="ov_create"):
             try:
                 made = contents.create_overlap_plan(
@@ -121,6 +134,8 @@ def overlap_form(database, by: str | None) -> None:
                     unit=unit,
                     seed=int(seed),
                     by=by,
+                    margin=float(margin) if adaptive else None,
+                    judge=judge if adaptive else None,
                 )
                 st.success(
                     esc(

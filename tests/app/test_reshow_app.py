@@ -160,3 +160,21 @@ def test_a_reshown_items_note_is_its_own_and_its_answer_moves_on_in_reveal_mode(
     assert any(f"Passage `{fifth[0][0]}` (5 of 217)" in m.value for m in at.markdown)
     assert any("llm:demo-gpt says" in e.label for e in at.expander)
     assert rows(app_db, "SELECT COUNT(*), COUNT(note) FROM passage_labels WHERE source = 'amy'") == [(5, 0)]
+
+
+def test_an_organizer_plans_adaptive_overlap_on_review(app_db):
+    at = open_app("pages/review.py")
+    at.text_input(key="ov_name").set_value("adapt")
+    at.multiselect(key="ov_people").set_value(["demo-ann", "demo-ben"])
+    at.multiselect(key="ov_topics").set_value(["101"])
+    at.checkbox(key="ov_adaptive").check()
+    at.number_input(key="ov_margin").set_value(1.5)
+    at.selectbox(key="ov_judge").set_value("demo-ann")  # an assessor of the plan cannot be its judge
+    at.button(key="ov_create").click().run()
+    assert [e.value for e in at.error][0].startswith("No plan made: ") and "also an assessor" in at.error[0].value
+    assert rows(app_db, "SELECT COUNT(*) FROM overlap_plans") == [(0,)]
+    at.selectbox(key="ov_judge").set_value(None)
+    at.button(key="ov_create").click().run()
+    assert not at.exception and not at.error
+    assert any(s.value.startswith("Plan adapt: ") for s in at.success)
+    assert rows(app_db, "SELECT name, copies, margin, judge FROM overlap_plans") == [("adapt", 2, 1.5, None)]
