@@ -1,4 +1,5 @@
-"""Label imports staged like the large ones (issue 33): ``import ptkb-qrels`` and the nuggetizer imports write
+"""Label imports staged like the large ones (issue 33): ``import ptkb-qrels``, the nuggetizer imports, bank
+matches and rubric judgments write
 their blocks into temporary tables without the write lock and make them visible in one switch. On both engines:
 another connection's press between two blocks is saved at once and sees nothing of the import; a bad last record
 is refused with its line after the blocks before it were staged, the store unchanged. (Before, these imports held
@@ -11,10 +12,11 @@ import json
 import pytest
 
 from assess.errors import FormatError
+from assess.formats.banks import read_bank_matches, read_rubric_judgments
 from assess.formats.trec import parse_ptkb_qrels
-from assess.services import loading, nuggetizer_files
-from store import label_imports, open_db, rag_imports
-from tests.helpers import rows, snapshot
+from assess.services import banks, loading, nuggetizer_files
+from store import bank_imports, label_imports, open_db, rag_imports
+from tests.helpers import ROOT, rows, snapshot
 from tests.store.test_import_staging import pressed_mid_import
 
 BLOCK = 5  # records per staged block here: the demo's files are small, so blocks are made small
@@ -159,3 +161,68 @@ def test_nuggetizer_assignments_staged(demo_target, tmp_path, monkeypatch):
         nuggetizer_files.import_assignments(db, bad, source="other-support", nugget_source="gold")
     assert f"{bad}:{len(responses) + 1}:" in str(refused.value)
     assert snapshot(demo_target) == before
+
+
+BANKS = ROOT / "assets" / "demo" / "banks"
+
+
+def bank_counts(target) -> tuple[int, ...]:
+    found = rows(
+        target,
+        "SELECT (SELECT COUNT(*) FROM bank_matches WHERE source = 'big-matches') AS m, "
+        "(SELECT COUNT(*) FROM rubric_labels WHERE source = 'big-dragun') AS r, "
+        "(SELECT COUNT(*) FROM label_history WHERE source = 'big-dragun') AS h",
+    )
+    return tuple(found[0])
+
+
+@pytest.fixture
+def banked(demo_target):
+    with open_db(demo_target) as db:
+        loading.load_file(db, "rag-answers", BANKS / "answers.jsonl")
+        banks.import_bank_file(db, BANKS / "bank.jsonl", by=None)
+        banks.import_rubric_file(db, BANKS / "rubrics", by=None)
+    return demo_target
+
+
+def test_bank_matches_and_rubric_judgments_staged(banked, tmp_path, monkeypatch):
+    """Bank matches and rubric judgments (one row per response and answer: an LLM's judging of a campaign) staged
+    two rows a block here: a press between two blocks is saved at once and sees neither; the switch writes them
+    with their history (a ``rubric`` row per judgment, ``bank_matches``' triggers); a bad last row is refused
+    with its line, the store unchanged."""
+    monkeypatch.setattr(bank_imports, "ROWS_PER_BLOCK", 2)
+    matches, judgments = read_bank_matches(BANKS / "matches.jsonl"), read_rubric_judgments(BANKS / "judgments.csv")
+    seen: list = []
+    with open_db(banked) as db:
+        press = pressed_mid_import(matches, 4, banked, seen, look=bank_counts)
+        assert bank_imports.import_matches(db, press, "m.jsonl", "big-matches", by=None)["changed"] == len(matches)
+        press = pressed_mid_import(judgments, 4, banked, seen, look=bank_counts)
+        summary = bank_imports.import_rubric_judgments(db, press, "j.csv", "big-dragun", by=None)
+    assert seen == [(0, 0, 0), (len(matches), 0, 0)]
+    assert rows(banked, "SELECT grade FROM passage_labels WHERE source = 'mid-import'") == [(3,)]
+    assert summary == {"judgments": len(judgments), "changed": len(judgments), "source": "big-dragun"}
+    assert bank_counts(banked) == (len(matches), len(judgments), len(judgments))
+    stored = rows(banked, "SELECT topic_id, run, answer_id, judgment FROM rubric_labels WHERE source = 'big-dragun'")
+    assert sorted(stored) == sorted((j.topic_id, j.run, j.answer_id, j.judgment) for j in judgments)
+    history = rows(banked, "SELECT item, old_value, new_value FROM label_history WHERE source = 'big-dragun'")
+    assert sorted(history) == sorted((f"{j.topic_id} {j.run} {j.answer_id}", None, str(j.judgment)) for j in judgments)
+
+    with open_db(banked) as db:  # again, one judgment changed: one history row, the rest untouched
+        changed = [judgments[0]._replace(judgment=0 if judgments[0].judgment else 2), *judgments[1:]]
+        assert bank_imports.import_rubric_judgments(db, changed, "j.csv", "big-dragun", by=None)["changed"] == 1
+    assert bank_counts(banked)[2] == len(judgments) + 1
+
+    before = snapshot(banked)
+    bad_matches = tmp_path / "bad-matches.jsonl"
+    last = {"topic_id": "101_1", "run_id": "rt-alpha", "nugget": 9, "answer": 1}
+    bad_matches.write_text((BANKS / "matches.jsonl").read_text().rstrip("\n") + "\n" + json.dumps(last) + "\n")
+    bad_judgments = tmp_path / "bad-judgments.csv"
+    bad_judgments.write_text((BANKS / "judgments.csv").read_text().rstrip("\n") + "\n101_1,rt-alpha,q,nope,supports\n")
+    with open_db(banked) as db:
+        with pytest.raises(FormatError, match="has no answer 1 of nugget 9") as refused:
+            banks.import_match_file(db, bad_matches, "other-matches", by=None)
+        assert f"{bad_matches}:{len(matches) + 1}:" in str(refused.value)
+        with pytest.raises(FormatError, match="an answer of a stored rubric") as refused:
+            banks.import_rubric_judgment_file(db, bad_judgments, "other-dragun", by=None)
+        assert f"{bad_judgments}:{len(judgments) + 2}:" in str(refused.value)  # the header is line 1
+    assert snapshot(banked) == before
