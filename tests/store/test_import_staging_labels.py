@@ -1,5 +1,5 @@
 """Label imports staged like the large ones (issue 33): ``import ptkb-qrels``, the nuggetizer imports, bank
-matches and rubric judgments write
+matches, rubric judgments and battles write
 their blocks into temporary tables without the write lock and make them visible in one switch. On both engines:
 another connection's press between two blocks is saved at once and sees nothing of the import; a bad last record
 is refused with its line after the blocks before it were staged, the store unchanged. (Before, these imports held
@@ -14,8 +14,9 @@ import pytest
 from assess.errors import FormatError
 from assess.formats.banks import read_bank_matches, read_rubric_judgments
 from assess.formats.trec import parse_ptkb_qrels
-from assess.services import banks, loading, nuggetizer_files
+from assess.services import banks, battles, loading, nuggetizer_files
 from store import bank_imports, label_imports, open_db, rag_imports
+from store import battles as battle_store
 from tests.helpers import ROOT, rows, snapshot
 from tests.store.test_import_staging import pressed_mid_import
 
@@ -226,3 +227,45 @@ def test_bank_matches_and_rubric_judgments_staged(banked, tmp_path, monkeypatch)
             banks.import_rubric_judgment_file(db, bad_judgments, "other-dragun", by=None)
         assert f"{bad_judgments}:{len(judgments) + 2}:" in str(refused.value)  # the header is line 1
     assert snapshot(banked) == before
+
+
+def arena(target) -> tuple[int, ...]:
+    return tuple(rows(target, "SELECT COUNT(*) AS n FROM battles WHERE source = 'big-arena'")[0])
+
+
+def test_battles_staged_in_the_files_order(demo_target, tmp_path, monkeypatch):
+    """A battle file staged two battles a block: a press between two blocks is saved at once and sees none; the
+    switch keeps the file's order (each battle stamped a millisecond after the one before) and the features; a
+    bad last line is refused with its line, the store unchanged."""
+    monkeypatch.setattr(battle_store, "BATTLES_PER_BLOCK", 2)
+    lines = [
+        {"topic_id": f"t{k % 3}", "run_a": "x", "run_b": "y", "winner": "abab"[k % 4], "features_a": {"n": k},
+         "features_b": {"n": 0}}
+        for k in range(12)
+    ]  # fmt: skip
+    path = tmp_path / "battles.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    seen: list = []
+    reader = battles.iter_battles
+    monkeypatch.setattr(battles, "iter_battles", lambda p: pressed_mid_import(reader(p), 4, demo_target, seen, arena))
+    with open_db(demo_target) as db:
+        summary = battles.import_file(db, path, "big-arena")
+    assert seen == [(0,)]
+    assert rows(demo_target, "SELECT grade FROM passage_labels WHERE source = 'mid-import'") == [(3,)]
+    assert summary == {"battles": 12, "new": 12, "changed": 0, "topics": 3, "runs": 2}
+    with open_db(demo_target) as db:
+        got = battle_store.battles(db, "big-arena")
+        features = battle_store.battle_features(db, "big-arena")
+    assert [(b["turn_id"], b["occurrence"], b["winner"]) for b in got] == [
+        (f"t{k % 3}", k // 3, "abab"[k % 4]) for k in range(12)
+    ]
+    assert features[("t1", "x", "y", 1)] == ({"n": 4}, {"n": 0})
+
+    monkeypatch.setattr(battles, "iter_battles", reader)
+    before = snapshot(demo_target)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(path.read_text() + '{"topic_id": "t0", "run_a": "x", "run_b": "y", "winner": "c"}\n')
+    with open_db(demo_target) as db, pytest.raises(FormatError) as refused:
+        battles.import_file(db, bad, "other-arena")
+    assert f"{bad}:13:" in str(refused.value)
+    assert snapshot(demo_target) == before
