@@ -4,6 +4,7 @@ Schema: store/schema/nugget_banks.py. Every write is one transaction that checks
 (:func:`store.rights.check_writer`; a bank's questions and answers are the organizers' curated set, the
 ``curation`` action, while matches are any assessor's labels) and appends what changed to ``label_history`` (``bank-nugget``,
 ``bank-answer``, ``rubric``; ``bank_matches`` by its history triggers, as a label table) with who made the change; an import is also an organizer action.
+The match and judgment files are imported by :mod:`store.bank_imports` (staged, then one switch).
 """
 
 from __future__ import annotations
