@@ -4,6 +4,7 @@ Schema: store/schema/nugget_banks.py. Every write is one transaction that checks
 (:func:`store.rights.check_writer`; a bank's questions and answers are the organizers' curated set, the
 ``curation`` action, while matches are any assessor's labels) and appends what changed to ``label_history`` (``bank-nugget``,
 ``bank-answer``, ``rubric``; ``bank_matches`` by its history triggers, as a label table) with who made the change; an import is also an organizer action.
+The match and judgment files are imported by :mod:`store.bank_imports` (staged, then one switch).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from assess.formats.banks import (
     BankNugget,
     NuggetBank,
     Rubric,
-    RubricJudgment,
 )
 from assess.tasks import Label, Task, label_kind
 from store import labels
@@ -285,7 +285,8 @@ def save_answer(
 # ------------------------------------------------------------------------------------------- matches
 
 
-def _check_match(db: Store, topic: str, run_name: str, nugget: int, answer: int, sentences: Sequence[int]) -> None:
+def check_match(db: Store, topic: str, run_name: str, nugget: int, answer: int, sentences: Sequence[int]) -> None:
+    """Refuse a match the store has no item for (UnknownItem): the bank answer, the response, its sentences."""
     if (
         row(
             db,
@@ -369,7 +370,7 @@ def save_match(
     with write(db):
         check_writer(db, source)
         ensure_source(db, source, kind)
-        _check_match(db, match.topic_id, match.run, match.nugget, match.answer, match.sentences)
+        check_match(db, match.topic_id, match.run, match.nugget, match.answer, match.sentences)
         return _write_match(db, source, match, mode=mode, via=via)
 
 
@@ -382,7 +383,7 @@ def save_matches(db: Store, source: str, decided: Sequence[tuple[BankMatch, dict
         ensure_source(db, source, "assessor")
         changed = 0
         for match, shown in decided:
-            _check_match(db, match.topic_id, match.run, match.nugget, match.answer, match.sentences)
+            check_match(db, match.topic_id, match.run, match.nugget, match.answer, match.sentences)
             changed += _write_match(db, source, match, mode="blind", via="page", expected=shown)
         return changed
 
@@ -393,24 +394,6 @@ def write_llm_match(db: Store, source: str, match: BankMatch) -> bool:
     with write(db):
         check_writer(db, source)
         return _write_match(db, source, match, mode="llm", via="llm")
-
-
-def import_matches(db: Store, matches: Sequence[BankMatch], file: str, source: str, *, by: str | None) -> dict:
-    """Store a match file's decisions as the source's labels (one transaction; an unknown item refused naming
-    the file and line, nothing written)."""
-    with write(db):
-        check_writer(db, by, action="import")
-        ensure_source(db, source)
-        changed = 0
-        for m in matches:
-            try:
-                _check_match(db, m.topic_id, m.run, m.nugget, m.answer, m.sentences)
-            except UnknownItem as e:
-                raise FormatError(file, m.line, "a stored bank answer and response", str(e)) from None
-            changed += _write_match(db, source, m, mode="import", via=file)
-        counts = {"matches": len(matches), "changed": changed, "source": source}
-        record_action(db, by, "import", f"bank-matches {file}", None, counts, via="file", writer_checked=True)
-    return counts
 
 
 def matches(db: Store, source: str) -> list[dict]:
@@ -552,47 +535,6 @@ def rubric_questions(db: Store) -> list[dict]:
         "JOIN (SELECT DISTINCT topic_id, question_id FROM rubric_answers) a "
         "ON a.topic_id = q.topic_id AND a.question_id = q.question_id ORDER BY q.topic_id, q.position",
     )
-
-
-def import_rubric_judgments(
-    db: Store, judgments: Sequence[RubricJudgment], file: str, source: str, *, by: str | None
-) -> dict:
-    """Store an assessment file's judgments as the source's rubric labels (one transaction; a topic or answer
-    the store's rubrics lack is refused naming the file and line, nothing written)."""
-    answers = {(r["topic_id"], r["answer_id"]) for r in rows(db, "SELECT topic_id, answer_id FROM rubric_answers")}
-    with write(db):
-        check_writer(db, by, action="import")
-        ensure_source(db, source)
-        changed = 0
-        for j in judgments:
-            if (j.topic_id, j.answer_id) not in answers:
-                raise FormatError(
-                    file, j.line, "an answer of a stored rubric", f"answer {j.answer_id!r} of topic {j.topic_id!r}"
-                )
-            key = {"s": source, "t": j.topic_id, "r": j.run, "a": j.answer_id}
-            found = row(
-                db,
-                "SELECT judgment FROM rubric_labels WHERE source = :s AND topic_id = :t AND run = :r AND answer_id = :a",
-                key,
-            )
-            if found is not None and found["judgment"] == j.judgment:
-                continue
-            run(
-                db,
-                "INSERT INTO rubric_labels (source, topic_id, run, answer_id, judgment, mode, via, updated_at) "
-                "VALUES (:s, :t, :r, :a, :j, 'import', :f, :at) ON CONFLICT (source, topic_id, run, answer_id) "
-                "DO UPDATE SET judgment = excluded.judgment, mode = excluded.mode, via = excluded.via, "
-                "updated_at = excluded.updated_at",
-                {**key, "j": j.judgment, "f": file, "at": now()},
-            )
-            _history(
-                db, "rubric", source, f"{j.topic_id} {j.run} {j.answer_id}",
-                None if found is None else str(found["judgment"]), str(j.judgment), mode="import", via=file,
-            )  # fmt: skip
-            changed += 1
-        counts = {"judgments": len(judgments), "changed": changed, "source": source}
-        record_action(db, by, "import", f"rubric-judgments {file}", None, counts, via="file", writer_checked=True)
-    return counts
 
 
 def rubric_judgments(db: Store, source: str) -> list[dict]:

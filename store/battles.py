@@ -8,6 +8,7 @@ scale by :mod:`store.labels`, which writes it, notes it and undoes it as every o
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
@@ -16,88 +17,101 @@ from typing import Any
 from assess.errors import AssessError, UnknownItem
 from assess.tasks import BATTLE_WINNER_NAMES, BATTLE_WINNERS, NOTHING_SHOWN, Task, label_kind
 from store import labels
+from store.bulk import insert_rows
 from store.db import Store, column, columns, now, row, rows, run, run_many, write
 from store.history import record_action
 from store.rights import check_writer
 from store.sources import ensure_source
+from store.staging import stage_block, staging
 
 _TASK = Task.BATTLE
 BATTLE_COLUMNS = ("turn_id", "run_a", "run_b", "occurrence", "winner", "reshow", "note", "active_ms", "updated_at")
 
 
+BATTLES_PER_BLOCK = 2_000  # battles staged per block of an import
+
+
 def import_battles(db: Store, source: str, records: Iterable, *, file: str, by: str | None = None) -> dict[str, int]:
-    """Write battles read from ``file`` (:class:`assess.formats.battles.BattleRecord`) as labels of ``source`` in
-    one transaction (a source kind from its name: ``llm:…`` an LLM, else an import). A battle stored already is
-    rewritten only when its winner differs (the rule of every label import); the history records each change.
-    Returns ``{"battles", "new", "changed", "topics", "runs"}``."""
-    batch = list(records)
+    """Write battles read from ``file`` (:class:`assess.formats.battles.BattleRecord`) as labels of ``source`` (a
+    source kind from its name: ``llm:…`` an LLM, else an import), staged :data:`BATTLES_PER_BLOCK` at a time
+    without the write lock and made visible in one switch (docs/architecture.md, "Large imports"): a bad record
+    raised while reading leaves the store unchanged. A battle stored already is rewritten only when its winner
+    differs (the rule of every label import; ``changed`` compares with the store as each block is staged); the
+    history records each change. Returns ``{"battles", "new", "changed", "topics", "runs"}``."""
     # The order judged (Elo's order) is (time, key): the file's n-th battle is stamped n ms after the import's
     # time, so an imported file keeps its own order instead of its topic ids' (one time would tie them all).
     start = datetime.fromisoformat(now().replace("Z", "+00:00"))
-    stamps = [
-        (start + timedelta(milliseconds=i)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        for i in range(len(batch))
-    ]
-    with write(db):
-        ensure_source(db, source)
-        check_writer(db, source)
-        before = _count(db, source)
-        stored = labels.values(db, _TASK, source)
-        changed = sum(
-            1
-            for r in batch
-            if (found := stored.get((r.topic_id, r.run_a, r.run_b, r.occurrence))) is not None
-            and found != BATTLE_WINNERS[r.winner]
-        )
-        cols = ("source", "turn_id", "run_a", "run_b", "occurrence", "outcome", "reshow", "note", "updated_at")
-        labels.import_labels(
-            db,
-            _TASK,
-            cols,
-            (
-                (
-                    source,
-                    r.topic_id,
-                    r.run_a,
-                    r.run_b,
-                    r.occurrence,
-                    BATTLE_WINNERS[r.winner],
-                    int(r.reshow),
-                    r.reason,
-                    stamp,
+    stored = labels.values(db, _TASK, source)
+    count, changed, topics, runs = 0, 0, set(), set()
+    records = iter(records)
+    with staging(db, _STAGING, clustered=("staged_battles",)):
+        while block := list(itertools.islice(records, BATTLES_PER_BLOCK)):
+            staged = []
+            for r in block:
+                stamp = (start + timedelta(milliseconds=count)).isoformat(timespec="milliseconds")
+                key = (r.topic_id, r.run_a, r.run_b, r.occurrence)
+                outcome = BATTLE_WINNERS[r.winner]
+                changed += (found := stored.get(key)) is not None and found != outcome
+                features = getattr(r, "features_a", None) is not None
+                staged.append(
+                    (
+                        *key,
+                        outcome,
+                        int(r.reshow),
+                        r.reason,
+                        stamp.replace("+00:00", "Z"),
+                        json.dumps(r.features_a, sort_keys=True) if features else None,
+                        json.dumps(r.features_b, sort_keys=True) if features else None,
+                    )
                 )
-                for r, stamp in zip(batch, stamps)
-            ),
-        )
-        with_features = [r for r in batch if getattr(r, "features_a", None) is not None]
-        run_many(
-            db,
-            "INSERT INTO battle_features (source, turn_id, run_a, run_b, occurrence, features_a, features_b) "
-            "VALUES (:source, :t, :a, :b, :o, :fa, :fb) ON CONFLICT (source, turn_id, run_a, run_b, occurrence) "
-            "DO UPDATE SET features_a = excluded.features_a, features_b = excluded.features_b",
-            (
-                {
-                    "source": source,
-                    "t": r.topic_id,
-                    "a": r.run_a,
-                    "b": r.run_b,
-                    "o": r.occurrence,
-                    "fa": json.dumps(r.features_a, sort_keys=True),
-                    "fb": json.dumps(r.features_b, sort_keys=True),
-                }
-                for r in with_features
-            ),
-        )
-        summary = {
-            "battles": len(batch),
-            "new": _count(db, source) - before,
-            "changed": changed,
-            "topics": len({r.topic_id for r in batch}),
-            "runs": len({x for r in batch for x in (r.run_a, r.run_b)}),
-        }
-        if by is not None:
-            record_action(db, by, "import", f"battles {file}", None, summary, via=source)
+                topics.add(r.topic_id)
+                runs.update((r.run_a, r.run_b))
+                count += 1
+            with stage_block(db):  # the reader numbers a pair's repeats (occurrence): no key is given twice
+                insert_rows(db, f"INSERT INTO staged_battles ({', '.join(_STAGED)})", ("?",) * len(_STAGED), "", staged)
+        with write(db, lock_to_commit=True):  # foreign keys checked per row
+            ensure_source(db, source)
+            check_writer(db, source)
+            before = _count(db, source)
+            labels.import_staged_labels(db, _TASK, "staged_battles", _STAGED[:8], source, start.isoformat())
+            run(  # "WHERE … ORDER BY": SQLite reads an ON CONFLICT after a bare FROM as a join's ON
+                db,
+                "INSERT INTO battle_features (source, turn_id, run_a, run_b, occurrence, features_a, features_b) "
+                "SELECT :source, turn_id, run_a, run_b, occurrence, features_a, features_b FROM staged_battles "
+                "WHERE features_a IS NOT NULL ORDER BY turn_id, run_a, run_b, occurrence "
+                "ON CONFLICT (source, turn_id, run_a, run_b, occurrence) "
+                "DO UPDATE SET features_a = excluded.features_a, features_b = excluded.features_b",
+                {"source": source},
+            )
+            summary = {
+                "battles": count,
+                "new": _count(db, source) - before,
+                "changed": changed,
+                "topics": len(topics),
+                "runs": len(runs),
+            }
+            if by is not None:
+                record_action(db, by, "import", f"battles {file}", None, summary, via=source)
     return summary
+
+
+_STAGED = (
+    "turn_id",
+    "run_a",
+    "run_b",
+    "occurrence",
+    "outcome",
+    "reshow",
+    "note",
+    "updated_at",
+    "features_a",
+    "features_b",
+)
+_STAGING = {
+    "staged_battles": "turn_id TEXT NOT NULL, run_a TEXT NOT NULL, run_b TEXT NOT NULL, occurrence INTEGER NOT NULL, "
+    "outcome INTEGER NOT NULL, reshow INTEGER NOT NULL, note TEXT, updated_at TEXT NOT NULL, features_a TEXT, "
+    "features_b TEXT, PRIMARY KEY (turn_id, run_a, run_b, occurrence)"
+}
 
 
 def _count(db: Store, source: str) -> int:

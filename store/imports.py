@@ -31,7 +31,7 @@ from assess.tasks import LABEL_KINDS, Task
 from store.bulk import insert_rows
 from store.db import Store, column, each, is_database_error, now, row, rows, run, run_many, write
 from store.history import action_row, record_action
-from store.labels import import_labels, import_new_labels, import_staged_labels
+from store.labels import import_new_labels, import_staged_labels
 from store.rights import check_writer
 from store.screens import bump_topics_version
 from store.sources import ensure_source
@@ -409,7 +409,6 @@ def _refuse_other_collections(db: Store, file: str) -> None:
 
 
 _STAGED_PTKB_LABEL = ("turn_id", "conversation_id", "statement_id", _PTKB.value_column)
-_PTKB_LABEL = ("source", "turn_id", "conversation_id", "statement_id", _PTKB.value_column, "updated_at")
 
 
 def ensure_passages(db: Store, passage_ids: Iterable[str]) -> None:
@@ -500,31 +499,6 @@ _QRELS_STAGING = {
     "PRIMARY KEY (turn_id, passage_id)",
     **STAGED_PASSAGES,
 }
-
-
-def import_ptkb_qrels(db: Store, file: str, qrels: Sequence[Qrel], *, source: str) -> dict:
-    """Store PTKB statement labels of ``source``; every statement must belong to the turn's conversation."""
-    conv_of = {r["id"]: r["conversation_id"] for r in rows(db, "SELECT id, conversation_id FROM turns")}
-    statements = {
-        (r["conversation_id"], r["statement_id"])
-        for r in rows(db, "SELECT conversation_id, statement_id FROM ptkb_statements")
-    }
-    check_turns(db, file, qrels)
-    for q in qrels:
-        if (conv_of[q.turn_id], q.item_id) not in statements:
-            raise FormatError(
-                file, q.line, f"a PTKB statement number of conversation {conv_of[q.turn_id]}", repr(q.item_id)
-            )
-    stamp = now()
-    with write(db):
-        ensure_source(db, source)
-        import_labels(
-            db,
-            Task.PTKB,
-            _PTKB_LABEL,
-            [(source, q.turn_id, conv_of[q.turn_id], q.item_id, q.grade, stamp) for q in qrels],
-        )
-    return {"labels": len(qrels), "relevant": sum(q.grade > 0 for q in qrels), "source": source}
 
 
 def import_run(

@@ -669,12 +669,14 @@ def import_staged_labels(db: Store, task: str | Task, table: str, columns: Seque
     """Inside the caller's write transaction (an import's switch, :func:`store.staging.staging`): write the labels
     of ``source`` staged in ``table`` (``columns``: the label table's columns it holds, one row per item), in
     one INSERT … SELECT in key order under :func:`_import_conflict`; the history triggers record each real
-    change, as :func:`import_labels` does row by row."""
+    change, as :func:`import_labels` does row by row. Each row is stamped ``at``, unless the table holds its own
+    ``updated_at`` (battles: the file's order)."""
     kind = label_kind(task)
     listed = ", ".join(columns)
+    stamped = "" if "updated_at" in columns else ", updated_at"
     run(
         db,
-        f"INSERT INTO {kind.table} (source, {listed}, updated_at) SELECT :source, {listed}, :at FROM {table} "
+        f"INSERT INTO {kind.table} (source, {listed}{stamped}) SELECT :source, {listed}{stamped and ', :at'} FROM {table} "
         f"WHERE true ORDER BY {', '.join(kind.item_columns)}{_import_conflict(kind, columns)}",
         {"source": source, "at": at},
     )

@@ -33,6 +33,7 @@ from store.imports import (
     text_differs,
     turn_line_in,
 )
+from store.label_imports import IMPORTANCE_STAGING, stage_importance, switch_importance
 from store.labels import import_staged_labels
 from store.nuggets import gold
 from store.sources import ensure_source
@@ -53,7 +54,7 @@ def import_nuggets(
     dedup: bool = False,
     replace: bool = False,
     by: str | None = None,
-    after_block: Callable[[Store, Sequence[NuggetRecord]], None] | None = None,
+    importance: Callable[[NuggetRecord], int] | None = None,
 ) -> dict:
     """Store gold nuggets (text only, as the public CONE-RAG files have no offsets).
 
@@ -68,9 +69,9 @@ def import_nuggets(
     (:func:`store.staging.staging`), so memory is bounded by a block (and the file's turn ids) whatever the
     file's size, and made visible in one switch. A refusal in any block (an unknown turn, a rewrite, a bad
     record met while reading) comes before the switch: nothing is written.
-    ``after_block(db, block)`` (the nuggetizer import, which labels each block's nuggets by their ids) is
-    called, in one transaction holding the lock for the import's length, once each block is written. The rows
-    are written by :mod:`store.nuggets.gold` (:func:`~store.nuggets.gold.upsert_imported`,
+    ``importance(record)`` (the nuggetizer import): each nugget's importance, staged with it and written in the
+    switch as an importance label of ``source`` on the nugget (:mod:`store.label_imports`). The rows
+    are written by :mod:`store.nuggets.gold` (:func:`~store.nuggets.gold.stage_imported`,
     :func:`~store.nuggets.gold.switch_imported`, :func:`~store.nuggets.gold.drop_from_dedup`), the one module
     that writes nuggets.
     """
@@ -78,38 +79,31 @@ def import_nuggets(
     known = known_turns(db)
     turns: set[str] = set()
     count = 0
-    replacements = Replacements(staged=after_block is None)
+    replacements = Replacements(staged=True)
     records = iter(nuggets)
-    if after_block is not None:
-        with paused_gc(), write(db):
-            ensure_source(db, source)
-            while block := list(itertools.islice(records, NUGGETS_PER_BLOCK)):
+    tables = {**_NUGGETS_STAGING, **(IMPORTANCE_STAGING if importance else {})}
+    # staged (store.staging.staging): blocks checked and written to temporary tables without the lock, one switch
+    with paused_gc(), staging(db, tables, clustered=("staged_nuggets", "staged_importance")):
+        while block := list(itertools.islice(records, NUGGETS_PER_BLOCK)):
+            with stage_block(db):
                 met = _nugget_block(db, file, block, known, turns, source, replace, by, replacements)
-                if dedup and met:  # a turn met for the first time: its stored nuggets dropped, the file's kept below
-                    gold.drop_from_dedup(db, source, sorted(met))
-                gold.upsert_imported(db, source, block, dedup=dedup, stamp=stamp)
-                after_block(db, block)
-                count += len(block)
-            if dedup and not turns:  # an empty subset: nothing of the source is kept
+                if dedup and met:
+                    insert_rows(db, "INSERT INTO staged_nugget_turns (turn_id)", ("?",), "", ((t,) for t in met))
+                gold.stage_imported(db, "staged_nuggets", block)
+                if importance:
+                    stage_importance(db, {(n.turn_id, n.key): importance(n) for n in block})
+            count += len(block)
+        with write(db, lock_to_commit=True):
+            refuse_gone_turns(db, file, "staged_nuggets")
+            ensure_source(db, source)
+            if dedup and turns:  # the subset's turns: their nuggets dropped, the file's kept by the copy
+                gold.drop_staged_from_dedup(db, source, "staged_nugget_turns")
+            elif dedup:  # an empty subset: nothing of the source is kept
                 gold.drop_from_dedup(db, source)
-    else:  # staged (store.staging.staging): blocks checked and written to temporary tables without the lock, one switch
-        with paused_gc(), staging(db, _NUGGETS_STAGING, clustered=("staged_nuggets",)):
-            while block := list(itertools.islice(records, NUGGETS_PER_BLOCK)):
-                with stage_block(db):
-                    met = _nugget_block(db, file, block, known, turns, source, replace, by, replacements)
-                    if dedup and met:
-                        insert_rows(db, "INSERT INTO staged_nugget_turns (turn_id)", ("?",), "", ((t,) for t in met))
-                    gold.stage_imported(db, "staged_nuggets", block)
-                count += len(block)
-            with write(db, lock_to_commit=True):
-                refuse_gone_turns(db, file, "staged_nuggets")
-                ensure_source(db, source)
-                if dedup and turns:  # the subset's turns: their nuggets dropped, the file's kept by the copy
-                    gold.drop_staged_from_dedup(db, source, "staged_nugget_turns")
-                elif dedup:  # an empty subset: nothing of the source is kept
-                    gold.drop_from_dedup(db, source)
-                gold.switch_imported(db, source, "staged_nuggets", dedup=dedup, stamp=stamp)
-                switch_history(db, by)
+            gold.switch_imported(db, source, "staged_nuggets", dedup=dedup, stamp=stamp)
+            if importance:
+                switch_importance(db, source, stamp)
+            switch_history(db, by)
     summary: dict = {"nuggets": count, "turns": len(turns), "source": source}
     if replace:
         summary.update(replacements.summary("nugget"))

@@ -39,6 +39,7 @@ from assess.measures.banks import (
     sentence_support,
 )
 from assess.services.rag import sentence_citation_labels
+from store import bank_imports
 from store import banks as store_banks
 from store.compare import qrels_of
 from store.db import Store
@@ -60,7 +61,7 @@ def export_banks(db: Store, topics: list[str] | None = None) -> str:
 
 
 def import_match_file(db: Store, path: str | Path, source: str, *, by: str | None) -> dict:
-    return store_banks.import_matches(db, read_bank_matches(path), str(path), source, by=by)
+    return bank_imports.import_matches(db, read_bank_matches(path), str(path), source, by=by)
 
 
 def save_match(
@@ -209,7 +210,7 @@ def export_rubrics(db: Store, out: str | Path) -> dict:
 
 
 def import_rubric_judgment_file(db: Store, path: str | Path, source: str, *, by: str | None) -> dict:
-    return store_banks.import_rubric_judgments(db, read_rubric_judgments(path), str(path), source, by=by)
+    return bank_imports.import_rubric_judgments(db, read_rubric_judgments(path), str(path), source, by=by)
 
 
 def export_rubric_judgments(db: Store, source: str) -> str:

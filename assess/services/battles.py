@@ -21,10 +21,9 @@ from store.db import Store
 
 
 def import_file(db: Store, path: str | Path, source: str, *, by: str | None = None) -> dict[str, int]:
-    """Read a battle file whole (a FormatError names file, line and field; nothing is written) and store its
-    battles as labels of ``source`` in one transaction."""
-    records = list(iter_battles(path))
-    return battle_store.import_battles(db, source, records, file=Path(path).name, by=by)
+    """Read a battle file a record at a time (a FormatError names file, line and field; nothing is written) and
+    store its battles as labels of ``source``, staged and made visible in one switch."""
+    return battle_store.import_battles(db, source, iter_battles(path), file=Path(path).name, by=by)
 
 
 def export_file(db: Store, source: str, out: IO[str]) -> int:

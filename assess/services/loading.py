@@ -109,6 +109,12 @@ def _store_imports():
     return imports
 
 
+def _label_imports():
+    from store import label_imports
+
+    return label_imports
+
+
 def _rag_imports():
     from store import rag_imports
 
@@ -169,7 +175,7 @@ _KINDS = (
     ImportKind(
         "ptkb-qrels",
         _ptkb_qrels,
-        lambda db, path, records, o: _store_imports().import_ptkb_qrels(db, str(path), records, source=o.source),
+        lambda db, path, records, o: _label_imports().import_ptkb_qrels(db, str(path), records, source=o.source),
         ("source",),
     ),
     ImportKind(

@@ -41,9 +41,9 @@ from assess.formats.nuggetizer import (
 from assess.formats.nuggets import NuggetRecord
 from assess.formats.reading import short
 from assess.tasks import NUGGETIZER_FILE_KINDS, Task
-from store import Store, labels, rag_imports, sources
+from store import Store, label_imports, labels, rag_imports
 from store import responses as cited
-from store.db import write
+from store.label_imports import SupportBlock
 from store.nuggets import gold
 
 NUGGETS, ASSIGNMENTS = NUGGETIZER_FILE_KINDS
@@ -65,15 +65,14 @@ def _check_nugget_source(db: Store, source: str) -> None:
 
 
 def import_nuggets(db: Store, path: str | Path, *, source: str) -> dict:
-    """Store a nuggetizer nugget file as gold nuggets of ``source`` with their importance labels, in one
-    transaction (nothing written on a refusal). Summary: ``nuggets``, ``turns``, ``vital``, ``okay``,
-    ``source``.
+    """Store a nuggetizer nugget file as gold nuggets of ``source`` with their importance labels (nothing
+    written on a refusal). Summary: ``nuggets``, ``turns``, ``vital``, ``okay``, ``source``.
 
-    The file is read line by line (:func:`~assess.formats.nuggetizer.iter_nuggetizer_nuggets`) and written
-    in the blocks of :func:`store.rag_imports.import_nuggets`, each block's importance labels right after it:
-    memory holds a block, not the file."""
+    The file is read line by line (:func:`~assess.formats.nuggetizer.iter_nuggetizer_nuggets`) and staged in
+    the blocks of :func:`store.rag_imports.import_nuggets`, each nugget's importance with it, then made visible
+    in one switch: memory holds a block, not the file, and other writers wait for the switch alone."""
     file = str(path)
-    importance: dict[tuple[str, str], str] = {}  # of the nuggets read and not yet labelled: about a block
+    importance: dict[tuple[str, str], str] = {}  # of the nuggets read and not yet staged: about a block
     counts = {"vital": 0, "okay": 0}
 
     def records() -> Iterator[NuggetRecord]:
@@ -82,23 +81,10 @@ def import_nuggets(db: Store, path: str | Path, *, source: str) -> dict:
             counts["vital" if n.importance == _VITAL else "okay"] += 1
             yield NuggetRecord(n.qid, n.key, n.text, None, n.line)
 
-    def label(db: Store, block: Sequence[NuggetRecord]) -> None:
-        ids = {
-            (n["turn_id"], n["key"]): n["id"]
-            for turn in {n.turn_id for n in block}
-            for n in gold.turn_nuggets(db, source, turn)
-        }
-        labels.save_many(
-            db,
-            Task.IMPORTANCE,
-            source,
-            [((n.turn_id, ids[n.turn_id, n.key]), _LABEL[importance.pop((n.turn_id, n.key))]) for n in block],
-            mode="import",
-            via=None,
-        )
+    def level(n: NuggetRecord) -> int:
+        return _LABEL[importance.pop((n.turn_id, n.key))]
 
-    with write(db):
-        summary = rag_imports.import_nuggets(db, file, records(), source=source, after_block=label)
+    summary = rag_imports.import_nuggets(db, file, records(), source=source, importance=level)
     return {
         "nuggets": summary["nuggets"],
         "turns": summary["turns"],
@@ -109,12 +95,13 @@ def import_nuggets(db: Store, path: str | Path, *, source: str) -> dict:
 
 
 ASSIGNMENTS_PER_BLOCK = 2_000
-"""Assignment records checked and stored together (inside the import's one transaction)."""
+"""Assignment records checked and staged together (:func:`store.label_imports.import_support_labels`)."""
 
 
 def import_assignments(db: Store, path: str | Path, *, source: str | None, nugget_source: str) -> dict:
     """Store a nuggetizer assignment file as ``ntr-support`` labels of ``source`` on the gold nuggets of
-    ``nugget_source`` (matched by text), in one transaction (nothing written on a refusal).
+    ``nugget_source`` (matched by text), staged a block of records at a time and made visible in one switch
+    (nothing written on a refusal).
 
     Summary: ``labels``, ``support``, ``partial_support``, ``not_support``, ``runs``, ``unknown_nuggets``,
     ``importance_added``, ``source`` and, when nuggets were left out, ``warnings`` (one line naming the
@@ -137,7 +124,7 @@ def import_assignments(db: Store, path: str | Path, *, source: str | None, nugge
     empty: list[AssignmentRecord] = []  # the first empty record; the rest counted
     empty_count = 0
 
-    def store_block(block: list[AssignmentRecord]) -> None:
+    def checked(block: list[AssignmentRecord]) -> SupportBlock:
         nonlocal unknown_count
         support: dict[tuple[str, int, str], int] = {}
         added: dict[tuple[str, int], int] = {}
@@ -164,20 +151,16 @@ def import_assignments(db: Store, path: str | Path, *, source: str | None, nugge
             support[a.qid, nid, a.run] = a.support
             if stored is None:
                 added[a.qid, nid] = level
-        labels.save_many(db, Task.NTR_SUPPORT, source, list(support.items()), mode="import", via=None)
-        if added:
-            labels.save_many(db, Task.IMPORTANCE, nugget_source, list(added.items()), mode="import", via=None)
-            importance.update({nid: level for (_, nid), level in added.items()})
+        importance.update({nid: level for (_, nid), level in added.items()})
         counts["labels"] += len(support)
         counts["added"] += len(added)
         for value in support.values():
             counts[value] += 1
         runs.update(run for _, _, run in support)
+        return support, added
 
-    # One transaction: the file is read and stored a block of records at a time (memory holds a block, the
-    # gold nuggets' texts and the counts), and a refusal anywhere rolls every block back.
-    with write(db):
-        sources.ensure_source(db, source)
+    def blocks() -> Iterator[SupportBlock]:  # read and checked between two staged blocks, outside any transaction
+        nonlocal empty_count
         block: list[AssignmentRecord] = []
         for record in iter_nuggetizer_assignment_records(path):
             if not record.nuggets:
@@ -186,9 +169,11 @@ def import_assignments(db: Store, path: str | Path, *, source: str | None, nugge
                     empty.append(record)
             block.append(record)
             if len(block) >= ASSIGNMENTS_PER_BLOCK:
-                store_block(block)
+                yield checked(block)
                 block = []
-        store_block(block)
+        yield checked(block)
+
+    label_imports.import_support_labels(db, blocks(), source=source, nugget_source=nugget_source)
     summary: dict = {
         "labels": counts["labels"],
         "support": counts[2],

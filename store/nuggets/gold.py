@@ -202,31 +202,6 @@ def drop_from_dedup(db: Store, source: str, turn_ids: Sequence[str] | None = Non
         run(db, f"UPDATE nuggets SET in_dedup = 0 WHERE source = :source AND turn_id IN ({marks})", params)
 
 
-def upsert_imported(db: Store, source: str, nuggets: Iterable, *, dedup: bool, stamp: str) -> None:
-    """Write imported text nuggets (records with ``turn_id, key, text, relevance``) of ``source`` by key, in the
-    caller's write transaction: a stored key gets the new text and relevance in place (its labels stay on it);
-    ``dedup`` marks every one kept in the de-duplicated set, else a stored nugget keeps its flag."""
-    run_many(
-        db,
-        "INSERT INTO nuggets (source, turn_id, key, text, relevance, in_dedup, created_at) "
-        "VALUES (:source, :turn_id, :key, :text, :relevance, :in_dedup, :created_at) "
-        "ON CONFLICT(source, turn_id, key) DO UPDATE SET text=excluded.text, relevance=excluded.relevance, "
-        "in_dedup=COALESCE(excluded.in_dedup, nuggets.in_dedup)",
-        (
-            {
-                "source": source,
-                "turn_id": n.turn_id,
-                "key": n.key,
-                "text": n.text,
-                "relevance": n.relevance,
-                "in_dedup": 1 if dedup else None,
-                "created_at": stamp,
-            }
-            for n in nuggets
-        ),
-    )
-
-
 def drop_staged_from_dedup(db: Store, source: str, table: str) -> None:
     """:func:`drop_from_dedup` for the turns listed in the staging table ``table`` (an import's switch)."""
     run(
@@ -249,8 +224,9 @@ def stage_imported(db: Store, table: str, nuggets: Iterable) -> None:
 
 
 def switch_imported(db: Store, source: str, table: str, *, dedup: bool, stamp: str) -> None:
-    """In an import's switch: :func:`upsert_imported` of the nuggets staged in ``table``, one INSERT … SELECT in key
-    order ("WHERE true": SQLite reads an ON CONFLICT after a bare SELECT … FROM as a join's ON)."""
+    """In an import's switch: the nuggets staged in ``table`` written by key (a stored key gets the new text and
+    relevance in place, its labels staying on it; ``dedup`` marks every one kept in the de-duplicated set, else a
+    stored nugget keeps its flag), one INSERT … SELECT in key order ("WHERE true": SQLite reads an ON CONFLICT after a bare SELECT … FROM as a join's ON)."""
     run(
         db,
         "INSERT INTO nuggets (source, turn_id, key, text, relevance, in_dedup, created_at) "

@@ -125,10 +125,10 @@ def visible(target) -> tuple[int, int]:
     return tuple(found[0])
 
 
-def pressed_mid_import(records, at: int, target, seen: list):
+def pressed_mid_import(records, at: int, target, seen: list, look=visible):
     """``records`` as read, with another connection's passage label pressed when the ``at``-th is reached (the
     blocks before it staged): its press must be saved at once, and what it saw of the store is noted in
-    ``seen`` (:func:`visible`)."""
+    ``seen`` (``look(target)``, :func:`visible` unless told)."""
     turn, passage = rows(target, "SELECT turn_id, passage_id FROM pool ORDER BY turn_id, passage_id")[0]
     for i, record in enumerate(records):
         if i == at:
@@ -137,7 +137,7 @@ def pressed_mid_import(records, at: int, target, seen: list):
                     ensure_source(other, "mid-import", "assessor")
                 with lock_wait(2):
                     save_passage_label(other, "mid-import", turn, passage, 3)
-            seen.append(visible(target))
+            seen.append(look(target))
         yield record
 
 
