@@ -87,8 +87,9 @@ def streamlit_app(
 
 
 @contextlib.contextmanager
-def api_server(target: str, timeout: float = 60) -> Iterator[str]:
-    """`python -m assess api --db TARGET` on a free port, as a client meets it; yields its base URL."""
+def api_server(target: str, timeout: float = 60, *, pids: list | None = None) -> Iterator[str]:
+    """`python -m assess api --db TARGET` on a free port, as a client meets it; yields its base URL (and appends
+    the server's process id to ``pids``)."""
     import httpx
 
     port = free_port()
@@ -106,6 +107,8 @@ def api_server(target: str, timeout: float = 60) -> Iterator[str]:
         )
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + timeout
+        if pids is not None:
+            pids.append(proc.pid)
         try:
             while True:
                 try:

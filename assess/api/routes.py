@@ -55,7 +55,7 @@ def add_routes(app: FastAPI, target: str, store, Holder) -> None:
         api_campaign.require_organizer(person.role, "exporting")
         api_campaign.check_source(store(), source)
         return StreamingResponse(
-            api_campaign.qrels_lines(target, source, task),
+            api_campaign.qrels_chunks(target, source, task),
             media_type="text/plain; charset=utf-8",
             headers={"Content-Disposition": f'attachment; filename="{task}-qrels.txt"'},
         )

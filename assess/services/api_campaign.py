@@ -202,13 +202,21 @@ def check_source(db, source: str) -> None:
         raise FieldRefused(("query", "source"), str(exc)) from None
 
 
-def qrels_lines(target: str, source: str, task: str = "passage") -> Iterator[str]:
-    """The TREC qrels of ``source`` as lines, read from the store row by row on a handle of their own (a stream
-    outlives the request's thread), so a million labels never sit in memory."""
+def qrels_chunks(target: str, source: str, task: str = "passage", *, lines: int = 2000) -> Iterator[str]:
+    """The TREC qrels of ``source`` in chunks of ``lines`` lines, read from the store row by row on a handle of
+    their own (a stream outlives the request's thread), so a million labels never sit in memory. Chunks, not
+    lines: each chunk is one hop through the server's thread pool and one write to the socket."""
     db = api_judging.open_store(target)
     try:
         read = exports.passage_qrels if task == "passage" else exports.ptkb_qrels
-        yield from format_qrels(read(db, source))
+        chunk: list[str] = []
+        for line in format_qrels(read(db, source)):
+            chunk.append(line)
+            if len(chunk) >= lines:
+                yield "".join(chunk)
+                chunk.clear()
+        if chunk:
+            yield "".join(chunk)
     finally:
         db.close()
 
