@@ -28,6 +28,7 @@ from assess.formats import (
 from assess.formats.nuggets import entry_line, raw_entries, turn_line
 from assess.formats.reading import json_path_line, short
 from assess.tasks import LABEL_KINDS, Task
+from store import outbox
 from store.bulk import insert_rows
 from store.db import Store, column, each, is_database_error, now, row, rows, run, run_many, write
 from store.history import action_row, record_action
@@ -258,6 +259,7 @@ def import_topics(
                 run(db, sql)
             import_staged_labels(db, Task.PTKB, "staged_ptkb_labels", _STAGED_PTKB_LABEL, labels_source, stamp)
             bump_topics_version(db)  # judging pages re-read the conversations they cached
+            _finished(db, "topics", file, **counts)
     return counts
 
 
@@ -438,6 +440,11 @@ def _foreign_keys_deferred(db: Store) -> Iterator[None]:
     run(db, "SET CONSTRAINTS ALL IMMEDIATE")
 
 
+def _finished(db: Store, kind: str, file: str, **counts) -> None:
+    """Inside an import's write transaction: its ``import.finished`` webhook event (store/outbox.py)."""
+    outbox.emit(db, "import.finished", f"{kind} {file}", {"kind": kind, "file": Path(str(file)).name, **counts})
+
+
 def import_passage_qrels(
     db: Store, file: str, qrels: Sequence[Qrel] | Iterable[Sequence[Qrel]], *, source: str, add_to_pool: bool = True
 ) -> dict:
@@ -492,6 +499,7 @@ def import_passage_qrels(
                     "ON CONFLICT DO NOTHING",
                     {"detail": f"qrels:{source}", "at": stamp, "source": source},
                 )
+            _finished(db, "qrels", file, source=source, labels=count, turns=len(turns))
     return {"labels": count, "turns": len(turns), "source": source}
 
 
@@ -524,6 +532,7 @@ def import_ptkb_qrels(db: Store, file: str, qrels: Sequence[Qrel], *, source: st
             _PTKB_LABEL,
             [(source, q.turn_id, conv_of[q.turn_id], q.item_id, q.grade, stamp) for q in qrels],
         )
+        _finished(db, "ptkb-qrels", file, source=source, labels=len(qrels))
     return {"labels": len(qrels), "relevant": sum(q.grade > 0 for q in qrels), "source": source}
 
 
@@ -636,6 +645,7 @@ def import_run(
                 "ELSE pool.detail || ' ' || excluded.detail END",
                 pool_rows,
             )
+            _finished(db, "run", file, runs=list(tags), rankings=count, pooled=len(pool_rows))
     return {"runs": tags, "rankings": count, "pooled": len(pool_rows), "depth": depth}
 
 

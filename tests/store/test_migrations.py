@@ -38,6 +38,7 @@ SHIPPED = {
     22: "36e6a6b94ae87965660230cfa362d77ccd2b48b110377d997dfc2a2a22d50182",  # sign-in attempts in flight (store/schema/sign_in_pending.py)
     23: "741ce515c58d679d953ed931195e3c4459fd95ee635eaa233c2f1cbbdb07f25f",  # battle features (store/schema/battle_features.py)
     24: "f087f12a8c11b95c09029d209db9388e0766e2566ae8abd54c46ced0900eccc5",  # HTTP API tokens, webhooks (store/schema/http_api.py)
+    25: "cb224d98673335026df4ae6c6ad1d641a57537f89915040dfc0de298dc98c866",  # webhook outbox (store/schema/webhook_events.py)
 }
 
 
@@ -77,6 +78,7 @@ SHIPPED_POSTGRES = {
     22: "d1bd816c5b18447da6d1b00c5a6901727b27c3e9b977f9dcdcfe59ed43c38379",  # sign-in attempts in flight
     23: "b54e87a9ff2c69aae208f7b7a1e3fbacdee15c45ed89cc3b77ff689c9bff6e09",  # battle features
     24: "099d03c67b888ce5f1a8cebe7c72df2d01cbdb0dd8f81a77617b869e1bef5a0f",  # HTTP API tokens, webhooks
+    25: "10fa4052970bb1a0a036f20581ecc8fb7a3db626564a1c0026f3ffb4129a10cd",  # webhook outbox
 }
 
 
