@@ -11,6 +11,7 @@ import pytest
 
 from tests.helpers import rows, run_cli, snapshot
 from tests.processes import api_server
+from tests.unit.test_answer_layouts import RAG26
 
 pytestmark = pytest.mark.both_engines
 
@@ -20,8 +21,13 @@ def token_of(name: str, target: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def served(module_demo_target):
+def served(module_demo_target, tmp_path_factory):
     target = module_demo_target
+    files = tmp_path_factory.mktemp("rag")  # a RAG topic with a cited answer: the citation-support queue
+    (files / "topics.tsv").write_text("rag2026-37\tIs congestion pricing fair?\n", encoding="utf-8")
+    (files / "answers.jsonl").write_text(json.dumps(RAG26) + "\n", encoding="utf-8")
+    run_cli("import", "rag-topics", files / "topics.tsv", "--keep-demo", db=target, check=True)
+    run_cli("import", "rag-answers", files / "answers.jsonl", db=target, check=True)
     for name, role in (("ann", "assessor"), ("org", "organizer")):
         run_cli("users", "add", name, "--role", role, "--no-password", db=target, check=True)
     run_cli("assign", "--assessor", "ann", "--conversation", "102", db=target, check=True)
@@ -211,3 +217,40 @@ def test_jobs_and_the_audit_figures(served):
     with client(base, tokens["ann"]) as api:
         assert api.get("/v1/jobs").status_code == 403
         assert api.get("/v1/audit/verdict", params=pair).status_code == 403
+
+
+def cited(target: str) -> list[tuple]:
+    return rows(
+        target, "SELECT turn_id, run, sentence, passage_id, support, via FROM citation_labels WHERE source = 'ann'", {}
+    )
+
+
+def test_citation_queue_and_labels(served):
+    target, base, tokens, _ = served
+    with client(base, tokens["ann"]) as api:
+        queue = api.get("/v1/queue", params={"task": "citation"}).json()
+        stored = rows(
+            target,
+            "SELECT turn_id, run, sentence, passage_id FROM response_citations ORDER BY sentence, passage_id",
+            {},
+        )
+        assert queue["total"] == len(stored) == 4 and queue["judged"] == 0
+        first = queue["items"][0]
+        turn, run, sentence, passage = stored[0]
+        assert first == {"turn": turn, "item": f"{run} {sentence} {passage}"}
+        label = {"task": "citation", **first}
+        before = snapshot(target)
+        bad = api.post("/v1/labels", json={**label, "value": 5})
+        assert bad.status_code == 422 and ["body", "value"] in locs(bad)
+        assert snapshot(target) == before
+        assert api.post("/v1/labels", json={**label, "value": None, "seen": None}).status_code == 201  # cannot judge
+        assert cited(target) == [(turn, run, sentence, passage, None, "api")]
+        stale = api.post("/v1/labels", json={**label, "value": 2, "seen": None})
+        assert stale.status_code == 409 and stale.json()["stored"]["value"] is None
+        assert api.post("/v1/labels", json={**label, "value": 2, "seen": {"value": None}}).status_code == 201
+        assert cited(target) == [(turn, run, sentence, passage, 2, "api")]
+        listed = api.get("/v1/labels", params={"task": "citation"}).json()["labels"]
+        assert [(x["turn"], x["item"], x["value"]) for x in listed] == [(turn, first["item"], 2)]
+        assert api.delete("/v1/labels/latest", params={"task": "citation"}).json() == first
+        api.delete("/v1/labels/latest", params={"task": "citation"})
+        assert cited(target) == []
