@@ -179,7 +179,12 @@ def assign(db, name: str, role: Role, assessor: str, turn_ids: Sequence[str]) ->
     """Assign turns (an organizer's action, checked again in the write); how many are new."""
     require_organizer(role, "assigning turns")
     _known(db, turn_ids)
-    return store_conversations.assign(db, assessor, turn_ids, by=name)
+    try:
+        return store_conversations.assign(db, assessor, turn_ids, by=name)
+    except api_judging.NotAllowed:
+        raise
+    except AssessError as exc:  # the name rule of assessor sources (store.sources.sign_in), before any write
+        raise FieldRefused(("body", "assessor"), str(exc)) from None
 
 
 def unassign(db, name: str, role: Role, assessor: str, turn_id: str) -> bool:

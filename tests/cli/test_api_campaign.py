@@ -162,6 +162,8 @@ def test_assignments_are_an_organizers_to_change(served):
         unknown = api.post("/v1/assignments", json={"assessor": "dee", "turns": ["101_1", "999_9"]})
         assert unknown.status_code == 422 and locs(unknown) == [["body", "turns", 1]]
         assert api.post("/v1/assignments", json={"assessor": "dee", "turns": []}).status_code == 422
+        reserved = api.post("/v1/assignments", json={"assessor": "llm:gpt", "turns": ["101_1"]})
+        assert reserved.status_code == 422 and locs(reserved) == [["body", "assessor"]], reserved.text
         assert snapshot(target) == before
         made = api.post("/v1/assignments", json={"assessor": "dee", "turns": ["101_1", "101_2"]})
         assert made.status_code == 201 and made.json() == {"assessor": "dee", "added": 2}
