@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from assess.errors import FormatError, UnknownItem
 from assess.formats.banks import BankMatch, RubricJudgment
+from store import outbox
 from store.banks import check_match, shown_match
 from store.bulk import insert_rows
 from store.db import Store, now, row, rows, run, value, write
@@ -68,6 +69,7 @@ def import_matches(db: Store, matches: Iterable[BankMatch], file: str, source: s
             )
             counts = {"matches": count, "changed": int(changed), "source": source}
             record_action(db, by, "import", f"bank-matches {file}", None, counts, via="file", writer_checked=True)
+            outbox.import_finished(db, "bank-matches", file, **counts)
     return counts
 
 
@@ -144,6 +146,7 @@ def import_rubric_judgments(
             )
             counts = {"judgments": count, "changed": int(changed), "source": source}
             record_action(db, by, "import", f"rubric-judgments {file}", None, counts, via="file", writer_checked=True)
+            outbox.import_finished(db, "rubric-judgments", file, **counts)
     return counts
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from assess.errors import AssessError, UnknownItem
 from assess.tasks import BATTLE_WINNER_NAMES, BATTLE_WINNERS, NOTHING_SHOWN, Task, label_kind
-from store import labels
+from store import labels, outbox
 from store.bulk import insert_rows
 from store.db import Store, column, columns, now, row, rows, run, run_many, write
 from store.history import record_action
@@ -92,6 +92,7 @@ def import_battles(db: Store, source: str, records: Iterable, *, file: str, by: 
             }
             if by is not None:
                 record_action(db, by, "import", f"battles {file}", None, summary, via=source)
+            outbox.import_finished(db, "battles", file, source=source, **summary)
     return summary
 
 

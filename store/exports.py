@@ -8,7 +8,7 @@ from assess.errors import AssessError
 from assess.formats import format_qrels
 from assess.tasks import EXPORT_TABLES, LABEL_KINDS, UNSOURCED_TABLES, Task, kind_of_table
 from store import labels
-from store.db import Store, column, each, frame, row
+from store.db import Store, column, each, frame, row, stream
 from store.schema.active_time import TIMED_COLUMNS
 
 
@@ -25,15 +25,26 @@ def _triples(db: Store, sql: str, params: dict) -> Iterator[tuple]:
 
 
 def passage_qrels(db: Store, source: str) -> Iterator[tuple[str, str, int]]:
-    """(turn, passage, grade) of ``source`` in turn order; 'cannot judge' labels are left out."""
+    """(turn, passage, grade) of ``source`` in turn order; 'cannot judge' labels are left out.
+
+    Read turn by turn along the label table's primary key (source, turn, passage), each turn's rows streamed
+    (:func:`store.db.stream`): no sort of the whole source, so a million labels leave in the memory of one
+    turn's rows on either engine (the HTTP API streams them)."""
     require_source(db, source)
-    yield from _triples(
+    turns = column(
         db,
-        "SELECT l.turn_id, l.passage_id, l.grade FROM passage_labels l JOIN turns t ON t.id = l.turn_id "
-        "WHERE l.source = :source AND l.grade IS NOT NULL "
-        "ORDER BY t.conversation_id, t.position, l.passage_id",
+        "SELECT t.id FROM turns t WHERE EXISTS (SELECT 1 FROM passage_labels l WHERE l.source = :source "
+        "AND l.turn_id = t.id) ORDER BY t.conversation_id, t.position",
         {"source": source},
     )
+    for turn_id in turns:
+        for r in stream(
+            db,
+            "SELECT turn_id, passage_id, grade FROM passage_labels WHERE source = :source AND turn_id = :turn_id "
+            "AND grade IS NOT NULL ORDER BY passage_id",
+            {"source": source, "turn_id": turn_id},
+        ):
+            yield r["turn_id"], r["passage_id"], r["grade"]
 
 
 def ptkb_qrels(db: Store, source: str) -> Iterator[tuple[str, str, int]]:

@@ -28,6 +28,7 @@ from assess.formats import (
 from assess.formats.nuggets import entry_line, raw_entries, turn_line
 from assess.formats.reading import json_path_line, short
 from assess.tasks import LABEL_KINDS, Task
+from store import outbox
 from store.bulk import insert_rows
 from store.db import Store, column, each, is_database_error, now, row, rows, run, run_many, write
 from store.history import action_row, record_action
@@ -258,6 +259,7 @@ def import_topics(
                 run(db, sql)
             import_staged_labels(db, Task.PTKB, "staged_ptkb_labels", _STAGED_PTKB_LABEL, labels_source, stamp)
             bump_topics_version(db)  # judging pages re-read the conversations they cached
+            outbox.import_finished(db, "topics", file, **counts)
     return counts
 
 
@@ -491,6 +493,7 @@ def import_passage_qrels(
                     "ON CONFLICT DO NOTHING",
                     {"detail": f"qrels:{source}", "at": stamp, "source": source},
                 )
+            outbox.import_finished(db, "qrels", file, source=source, labels=count, turns=len(turns))
     return {"labels": count, "turns": len(turns), "source": source}
 
 
@@ -610,6 +613,7 @@ def import_run(
                 "ELSE pool.detail || ' ' || excluded.detail END",
                 pool_rows,
             )
+            outbox.import_finished(db, "run", file, runs=list(tags), rankings=count, pooled=len(pool_rows))
     return {"runs": tags, "rankings": count, "pooled": len(pool_rows), "depth": depth}
 
 
@@ -765,6 +769,7 @@ def import_passages(
                 "doc_id=COALESCE(excluded.doc_id, passages.doc_id)",
             )
             switch_history(db, by)
+            outbox.import_finished(db, "passages", file, passages=count)
     summary: dict = {"passages": count}
     if replace:
         summary.update(replacements.summary("passage"))

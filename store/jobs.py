@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from assess.errors import AssessError
 from assess.llm.guard import redact
 from assess.tasks import JobStatus, ParseStatus
+from store import outbox
 from store.db import Store, db_clock, file_of, open_db, returning, row, rows, run, run_many, value, write
 
 JOB_COLUMNS = (
@@ -265,13 +266,36 @@ def heartbeat(db: Store, job_id: int, every: float = HEARTBEAT_EVERY_S) -> Itera
 
 
 def finish_job(db: Store, job_id: int, status: JobStatus | str, message: str | None = None) -> None:
+    """Mark a job finished; its ``job.finished`` webhook event commits with the mark (store/outbox.py)."""
     with write(db):
+        at = db_clock(db)
         run(
             db,
             "UPDATE prejudge_jobs SET status = :status, message = :message, finished_at = :at, heartbeat_at = :at "
             "WHERE id = :id",
-            {"status": JobStatus(status).value, "message": redact(message), "at": db_clock(db), "id": job_id},
+            {"status": JobStatus(status).value, "message": redact(message), "at": at, "id": job_id},
         )
+        found = row(db, f"{_SELECT} WHERE id = :id", {"id": job_id})
+        if found is not None:
+            keep = (
+                "source",
+                "task",
+                "model",
+                "status",
+                "message",
+                "planned",
+                "done",
+                "unparseable",
+                "errors",
+                "cached",
+            )
+            payload = {
+                "job": job_id,
+                **{k: found[k] for k in keep},
+                "started_at": found["started_at"],
+                "finished_at": at,
+            }
+            outbox.emit(db, "job.finished", str(job_id), payload, at=at)
 
 
 def jobs(db: Store, limit: int = 20) -> list[dict]:

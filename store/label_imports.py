@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from assess.errors import FormatError
 from assess.formats import Qrel
 from assess.tasks import LABEL_KINDS, Task
+from store import outbox
 from store.bulk import insert_rows
 from store.db import Store, now, rows, run, write
 from store.imports import check_turns, refuse_gone_turns
@@ -60,6 +61,7 @@ def import_ptkb_qrels(db: Store, file: str, qrels: Iterable[Qrel], *, source: st
             refuse_gone_turns(db, file, "staged_ptkb_qrels")
             ensure_source(db, source)
             import_staged_labels(db, Task.PTKB, "staged_ptkb_qrels", _STAGED_PTKB, source, stamp)
+            outbox.import_finished(db, "ptkb-qrels", file, source=source, labels=count)
     return {"labels": count, "relevant": relevant, "source": source}
 
 
@@ -111,7 +113,9 @@ SupportBlock = tuple[Mapping[tuple[str, int, str], int], Mapping[tuple[str, int]
 {(turn, nugget id): importance} added to the nugget source (nuggets that had none)."""
 
 
-def import_support_labels(db: Store, blocks: Iterable[SupportBlock], *, source: str, nugget_source: str) -> None:
+def import_support_labels(
+    db: Store, blocks: Iterable[SupportBlock], *, source: str, nugget_source: str, file: str
+) -> None:
     """Store ``ntr-support`` labels of ``source`` and the importance labels they add to ``nugget_source``, staged
     a block at a time as ``blocks`` yields them (its reading and checks run between two blocks, outside any
     transaction) and made visible in one switch. An item given again keeps its last support (as a second save
@@ -142,6 +146,7 @@ def import_support_labels(db: Store, blocks: Iterable[SupportBlock], *, source: 
             check_writer(db, nugget_source)
             import_staged_labels(db, Task.NTR_SUPPORT, "staged_support", _STAGED_SUPPORT, source, stamp)
             import_staged_labels(db, Task.IMPORTANCE, "staged_added", _STAGED_IMPORTANCE, nugget_source, stamp)
+            outbox.import_finished(db, "nuggetizer-assignments", file, source=source)
 
 
 _STAGED_SUPPORT = ("turn_id", "nugget_id", "run", _SUPPORT.value_column)

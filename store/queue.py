@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from assess.errors import AssessError, UnknownItem
 from assess.queueing import QueueOrder, QueueState, interleave
 from assess.tasks import PTKB_KEYS, STUDY_MODES, JudgingMode, Label, Shown, Task, label_kind
-from store import labels, overlap_adaptive, reshows
+from store import labels, outbox, overlap_adaptive, reshows
 from store.db import Store, column, each, row, value, write
 from store.history import record_action
 from store.samples import sampled_order
@@ -325,6 +325,7 @@ def save_passage_label(
         if new:
             reshows.schedule(db, Task.PASSAGE, source, (turn_id, passage_id), rule)
         overlap_adaptive.after_label(db, source, turn_id, passage_id)  # a disagreement adds an assessor at once
+        outbox.assignment_done(db, source, turn_id)
 
 
 def save_ptkb_label(

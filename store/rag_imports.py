@@ -17,6 +17,7 @@ from assess.formats import (
 )
 from assess.formats.nuggets import twice
 from assess.tasks import LABEL_KINDS, Task
+from store import outbox
 from store.bulk import insert_rows
 from store.db import Store, now, rows, run, write
 from store.imports import (
@@ -104,6 +105,7 @@ def import_nuggets(
             if importance:
                 switch_importance(db, source, stamp)
             switch_history(db, by)
+            outbox.import_finished(db, "nuggets", file, nuggets=count, turns=len(turns), source=source)
     summary: dict = {"nuggets": count, "turns": len(turns), "source": source}
     if replace:
         summary.update(replacements.summary("nugget"))
@@ -266,6 +268,7 @@ def import_responses(
                     "ORDER BY run, turn_id ON CONFLICT (run, turn_id) DO UPDATE SET text=excluded.text",
                 )
             switch_history(db, by)
+            outbox.import_finished(db, "gold-responses" if gold_source else "responses", file, responses=count)
     summary: dict = (
         {"gold_responses": count, "source": gold_source} if gold_source else {"responses": count, "runs": len(runs)}
     )
@@ -385,6 +388,7 @@ def import_ntr_labels(db: Store, file: str, labels: Sequence[NtrRecord], *, sour
             ensure_source(db, source)
             register_response_runs(db, {r.run for r in labels}, file, stamp)
             import_staged_labels(db, Task.NTR, "staged_ntr", _STAGED_NTR, source, stamp)
+            outbox.import_finished(db, "ntr", file, labels=len(batch), source=source)
     return {"labels": len(batch), "yes": sum(rec.match for rec in labels), "source": source}
 
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from assess.errors import FormatError, InvalidSpan
 from assess.tasks import CitedResponse, CitedSentence, Shown
-from store import labels
-from store.db import Store, each, now, row, rows, run, run_many, write
+from store import labels, outbox
+from store.db import Store, each, now, row, rows, run, run_many, value, write
 from store.history import record_action
 from store.imports import check_turns, ensure_passages, switch_history
 from store.rag_imports import register_response_runs
@@ -391,6 +391,7 @@ def switch_responses(db: Store, file: str | Path, *, who: str | None = None) -> 
         "ORDER BY run, turn_id, sentence, position",
     )
     switch_history(db, who)
+    outbox.import_finished(db, "rag-answers", file, responses=int(value(db, "SELECT COUNT(*) FROM staged_responses")))
 
 
 def add_response(db: Store, file: str | Path, response: CitedResponse, *, by: str | None = None) -> dict:

@@ -7,6 +7,7 @@ by ``assess.services.webhooks``) never runs inside a write's transaction.
 
 from __future__ import annotations
 
+from store import outbox
 from store.db import Store, returning, row, rows, run, value, write
 from store.rights import check_writer
 from store.schema import HISTORY_TABLES
@@ -23,7 +24,8 @@ def add(db: Store, url: str, event: str, secret: str, at: str, *, by: str | None
     """A new webhook of ``event``; it hears of the changes committed from now on. Returns its id."""
     with write(db):
         check_writer(db, by, action="account")
-        last = value(db, "SELECT COALESCE(MAX(id), 0) AS last FROM label_history") or 0
+        table = "label_history" if event in _WHICH else "webhook_events"  # the event's outbox
+        last = value(db, f"SELECT COALESCE(MAX(id), 0) AS last FROM {table}") or 0
         made = returning(
             db,
             "INSERT INTO webhooks (url, event, secret, delivered_through, created_by, created_at) "
@@ -55,7 +57,10 @@ def hooks(db: Store, *, live: bool = True) -> list[dict]:
 
 
 def pending(db: Store, hook: dict, limit: int) -> list[dict]:
-    """The label changes of the hook's event committed after ``delivered_through``, oldest first."""
+    """The label changes of the hook's event committed after ``delivered_through``, oldest first (the other
+    events: :func:`store.outbox.pending`)."""
+    if hook["event"] not in _WHICH:
+        return outbox.pending(db, hook, limit)
     return rows(
         db,
         "SELECT h.id, h.label_table, h.source, h.item, h.old_value, h.new_value, h.mode, h.via, h.at "

@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -83,3 +84,42 @@ def streamlit_app(
             stop_process(proc)
     tail = log_path.read_text(errors="replace")[-3000:]
     raise RuntimeError(f"the Streamlit server ({script}) did not become healthy; its log ends with:\n{tail}")
+
+
+@contextlib.contextmanager
+def api_server(target: str, timeout: float = 60, *, pids: list | None = None) -> Iterator[str]:
+    """`python -m assess api --db TARGET` on a free port, as a client meets it; yields its base URL (and appends
+    the server's process id to ``pids``)."""
+    import httpx
+
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("ASSESS_OPEN", None)
+    # a file, not a pipe: the access log's line per request would fill a pipe and stall the server
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "assess", "api", "--port", str(port), "--db", str(target)],
+            cwd=ROOT,
+            env=env,
+            start_new_session=True,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + timeout
+        if pids is not None:
+            pids.append(proc.pid)
+        try:
+            while True:
+                try:
+                    if httpx.get(base + "/openapi.json", timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    raise RuntimeError(f"the API server did not start: {log.read().decode(errors='replace')}")
+                time.sleep(0.2)
+            yield base
+        finally:
+            stop_process(proc)

@@ -10,70 +10,47 @@ which reads a whole queue on a campaign's store, runs in the thread pool (``def`
 
 # no `from __future__ import annotations`: FastAPI reads the routes' annotations, which name create_app's locals
 import threading
-from typing import Annotated, Literal
+from typing import Annotated
 
-from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi import Body, Depends, FastAPI, HTTPException, Query, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
+from assess.api import routes
+from assess.api.models import AnyLabelIn, Item, LabelIn, LabelOut, LabelsOut, Person, QueueOut, QueueTask
 from assess.errors import AssessError
-from assess.services import api_judging, tokens
+from assess.services import api_campaign, api_judging, tokens
 from assess.tasks import NOTHING_SHOWN, Shown
-
-ItemId = Annotated[str, Field(min_length=1, max_length=300)]
-Grade = Annotated[StrictInt, Field(ge=0, le=4)]
-
-
-class Seen(BaseModel):
-    """A stored label the client saw: its grade (null: cannot judge)."""
-
-    model_config = ConfigDict(extra="forbid")
-    grade: Grade | None
-
-
-class LabelIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    task: Literal["passage"]
-    turn: ItemId
-    passage: ItemId
-    grade: Grade | None = Field(description="0-4, or null for 'cannot judge'")
-    seen: Seen | None = Field(
-        default=None,
-        description="the person's stored label the client last saw (null: none); omitted: no stale-write check",
-    )
-
-
-class Item(BaseModel):
-    turn: str
-    passage: str
-
-
-class QueueOut(BaseModel):
-    items: list[Item]
-    judged: int
-    total: int
-
-
-class LabelOut(BaseModel):
-    task: str
-    turn: str
-    passage: str
-    grade: int | None
-    source: str
-
-
-class Person(BaseModel):
-    name: str
-    role: str
-
 
 _STATUS = (
     (tokens.TokenRefused, 401),
     (tokens.AccountRefused, 403),
     (api_judging.NotAllowed, 403),
     (api_judging.NotInQueue, 403),
+    (api_campaign.Forbidden, 403),
+    (api_campaign.NotFound, 404),
 )
+_TASK_TAGS = frozenset(("passage", "ptkb", "citation"))
+
+
+def _flat(errors) -> list[dict]:
+    """Pydantic's errors with the label union's tag left out of ``loc`` (``["body", "grade"]``, not
+    ``["body", "passage", "grade"]``), and a task no union member takes named as ``["body", "task"]``."""
+    out = []
+    for e in errors:
+        loc = list(e.get("loc", ()))
+        if len(loc) > 2 and loc[0] == "body" and loc[1] in _TASK_TAGS:
+            loc = ["body", *loc[2:]]
+        if e.get("type") in ("union_tag_invalid", "union_tag_not_found"):
+            loc = ["body", "task"]
+        out.append({**e, "loc": loc})
+    return out
+
+
+def _item(task: str, turn: str, item: str) -> Item:
+    return Item(turn=turn, passage=item) if task == "passage" else Item(turn=turn, item=item)
 
 
 def create_app(target: str) -> FastAPI:
@@ -102,43 +79,89 @@ def create_app(target: str) -> FastAPI:
     @app.exception_handler(AssessError)
     async def refused(request: Request, exc: AssessError) -> JSONResponse:
         if isinstance(exc, api_judging.StaleLabel):
-            stored = None if exc.stored is None else {"grade": exc.stored.value, "source": exc.source, "at": exc.at}
+            stored = None
+            if exc.stored is not None:
+                key = "grade" if exc.task == "passage" else "value"
+                stored = {key: exc.stored.value, "source": exc.source, "at": exc.at}
             return JSONResponse({"detail": str(exc), "stored": stored}, status_code=409)
+        if isinstance(exc, api_campaign.FieldRefused):
+            error = {"loc": list(exc.loc), "msg": str(exc), "type": "value_error"}
+            return JSONResponse({"detail": [error]}, status_code=422)
         status = next((code for kind, code in _STATUS if isinstance(exc, kind)), 400)
         headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
         return JSONResponse({"detail": str(exc)}, status_code=status, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": jsonable_encoder(_flat(exc.errors()))}, status_code=422)
 
     @app.get("/v1/me", response_model=Person, summary="the token's account and its current role")
     async def me(person: Holder) -> Person:
         return Person(name=person.name, role=person.role.value)
 
-    @app.get("/v1/queue", response_model=QueueOut, summary="the person's next unjudged items, as /judge orders them")
+    @app.get(
+        "/v1/queue",
+        response_model=QueueOut,
+        response_model_exclude_none=True,
+        summary="the person's next unjudged items of a task, as its page orders them",
+    )
     def next_items(
         person: Holder,
-        task: Literal["passage"] = "passage",
+        task: QueueTask = "passage",
         limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
     ) -> QueueOut:
-        items, judged, total = api_judging.next_items(store(), person.name, task, limit=limit)
-        return QueueOut(items=[Item(turn=t, passage=p) for t, p in items], judged=judged, total=total)
+        items, judged, total = api_campaign.next_items(store(), person.name, task, limit=limit)
+        return QueueOut(items=[_item(task, t, i) for t, i in items], judged=judged, total=total)
 
-    @app.post("/v1/labels", status_code=201, response_model=LabelOut, summary="store a label under the token's person")
-    async def save_label(label: LabelIn, person: Holder) -> LabelOut:
+    @app.post(
+        "/v1/labels",
+        status_code=201,
+        response_model=LabelOut,
+        response_model_exclude_none=True,
+        summary="store a label under the token's person",
+    )
+    async def save_label(label: Annotated[AnyLabelIn, Body()], person: Holder) -> LabelOut:
         if "seen" not in label.model_fields_set:
             seen = None
         elif label.seen is None:
             seen = NOTHING_SHOWN
         else:
-            seen = Shown(True, label.seen.grade)
-        api_judging.save_passage(store(), person.name, label.turn, label.passage, label.grade, seen=seen)
-        return LabelOut(task=label.task, turn=label.turn, passage=label.passage, grade=label.grade, source=person.name)
+            seen = Shown(True, label.seen.grade if isinstance(label, LabelIn) else label.seen.value)
+        if isinstance(label, LabelIn):
+            api_judging.save_passage(store(), person.name, label.turn, label.passage, label.grade, seen=seen)
+            return LabelOut(
+                task=label.task, turn=label.turn, passage=label.passage, grade=label.grade, source=person.name
+            )
+        api_campaign.save_label(store(), person.name, label.task, label.turn, label.item, label.value, seen=seen)
+        return LabelOut(task=label.task, turn=label.turn, item=label.item, value=label.value, source=person.name)
 
-    @app.delete("/v1/labels/latest", response_model=Item, summary="undo the person's latest label change (/judge's U)")
-    async def undo(person: Holder, task: Literal["passage"] = "passage") -> Item:
-        touched = api_judging.undo_latest(store(), person.name, task)
+    @app.delete(
+        "/v1/labels/latest",
+        response_model=Item,
+        response_model_exclude_none=True,
+        summary="undo the person's latest label change of a task (the pages' U)",
+    )
+    async def undo(person: Holder, task: QueueTask = "passage") -> Item:
+        touched = api_campaign.undo_latest(store(), person.name, task)
         if touched is None:
             raise HTTPException(404, "nothing to undo")
-        return Item(turn=touched[0], passage=touched[1])
+        return _item(task, *touched)
 
+    @app.get("/v1/labels", response_model=LabelsOut, summary="a page of stored labels (a person's own; any: organizer)")
+    def list_labels(
+        person: Holder,
+        task: QueueTask = "passage",
+        source: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+        turn: Annotated[str | None, Query(min_length=1, max_length=300)] = None,
+        offset: Annotated[int, Query(ge=0)] = 0,
+        limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
+    ) -> LabelsOut:
+        found = api_campaign.list_labels(
+            store(), person.name, person.role, task, source=source, turn_id=turn, offset=offset, limit=limit + 1
+        )
+        return LabelsOut(labels=found[:limit], next_offset=offset + limit if len(found) > limit else None)
+
+    routes.add_routes(app, target, store, Holder)
     return app
 
 

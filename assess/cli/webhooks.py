@@ -15,7 +15,7 @@ from assess.cli.common import open_store, print_json
 def add_commands(sub) -> None:
     p = sub.add_parser(
         "webhooks",
-        help="signed webhooks of label events: add, list, remove, log, deliver",
+        help="signed webhooks of label, job, import and assignment events: add, list, remove, log, deliver",
         description="Webhooks (docs/api.md#webhooks): JSON bodies signed with X-Assess-Signature, delivered after "
         "the commit by `webhooks deliver`, at least once, with back-off and a delivery log.",
     )
@@ -25,7 +25,9 @@ def add_commands(sub) -> None:
     q = hooks.add_parser("add", help="add a webhook (its secret from the first line of stdin)")
     add_db_argument(q)
     q.add_argument("url", metavar="URL")
-    q.add_argument("--event", required=True, help="label.saved or label.undone")
+    q.add_argument(
+        "--event", required=True, help="label.saved, label.undone, job.finished, import.finished or assignment.done"
+    )
     q.add_argument("--secret-stdin", action="store_true", required=True, help="read the signing secret from stdin")
     add_by_argument(q)
     q.set_defaults(func=cmd_add)

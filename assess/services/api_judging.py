@@ -36,7 +36,7 @@ class NotInQueue(AssessError):
     """A write of an item that is not in the person's queue (HTTP 403)."""
 
 
-def _order(db, name: str, task: str):
+def queue_order(db, name: str, task: str):
     """The person's queue order, kept until the pool or their assignments change (as the page keeps it):
     reading it costs a query over the pool, a write only one small version query."""
     open_mode = settings.open_mode()
@@ -55,7 +55,7 @@ def _order(db, name: str, task: str):
 
 def next_items(db, name: str, task: str = "passage", *, limit: int = 100) -> tuple[list[tuple[str, str]], int, int]:
     """(the next ``limit`` unjudged (turn, item) pairs in queue order, judged count, queue size)."""
-    order = _order(db, name, task)
+    order = queue_order(db, name, task)
     done = queue.labelled(db, name, task)
     items = [item for item in order.items if item not in done]
     return items[:limit], len(order.items) - len(items), len(order.items)
@@ -64,7 +64,7 @@ def next_items(db, name: str, task: str = "passage", *, limit: int = 100) -> tup
 def save_passage(db, name: str, turn_id: str, passage_id: str, grade: int | None, *, seen: Shown | None) -> None:
     """Store ``name``'s grade (None: cannot judge) of a passage of their queue, as /judge's key does; ``seen``:
     the label the client saw (:class:`store.labels.StaleLabel` when the stored one differs), None: no check."""
-    if (turn_id, passage_id) not in _order(db, name, "passage").index:
+    if (turn_id, passage_id) not in queue_order(db, name, "passage").index:
         raise NotInQueue(f"passage {passage_id} of turn {turn_id} is not in {name}'s queue: nothing was saved")
     judging.save_grade(
         db,
@@ -95,6 +95,7 @@ __all__ = [
     "StaleLabel",
     "next_items",
     "open_store",
+    "queue_order",
     "save_passage",
     "undo_latest",
 ]

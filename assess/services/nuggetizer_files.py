@@ -173,7 +173,7 @@ def import_assignments(db: Store, path: str | Path, *, source: str | None, nugge
                 block = []
         yield checked(block)
 
-    label_imports.import_support_labels(db, blocks(), source=source, nugget_source=nugget_source)
+    label_imports.import_support_labels(db, blocks(), source=source, nugget_source=nugget_source, file=str(path))
     summary: dict = {
         "labels": counts["labels"],
         "support": counts[2],

@@ -1,7 +1,8 @@
-"""Webhooks: signed JSON bodies of label events, delivered after the commit, at least once, with back-off.
+"""Webhooks: signed JSON bodies of label, job, import and assignment events, delivered after the commit, at least
+once, with back-off.
 
 :func:`deliver_once` reads each live webhook's committed events (``store.webhooks.pending``: the label history is
-the outbox) and POSTs them in order, one at a time: a body signed ``X-Assess-Signature: sha256=<hex HMAC-SHA256 of
+the outbox of label events, ``webhook_events`` (``store.outbox``) that of the others) and POSTs them in order, one at a time: a body signed ``X-Assess-Signature: sha256=<hex HMAC-SHA256 of
 the body with the hook's secret>``. A 2xx answer delivers the event; anything else is retried after 1, 2, 4 ...
 ``backoff`` seconds (at most an hour), and given up after :data:`MAX_ATTEMPTS`; the hook's later events wait
 behind a retried one, so a receiver hears of the changes in their order. Every attempt is logged. A crash between
@@ -24,9 +25,10 @@ from urllib.parse import urlsplit
 from assess.errors import AssessError
 from assess.llm.guard import check_destination, redact
 from store import webhooks
+from store.outbox import OUTBOX_EVENTS
 
-EVENTS = ("label.saved", "label.undone")
-LATER_EVENTS = ("job.finished", "import.finished", "assignment.done")
+LABEL_EVENTS = ("label.saved", "label.undone")
+EVENTS = (*LABEL_EVENTS, *OUTBOX_EVENTS)
 MAX_ATTEMPTS = 8
 MIN_SECRET = 16
 TIMEOUT_S = 10.0
@@ -42,8 +44,7 @@ def add_webhook(db, url: str, event: str, secret: str, *, by: str | None, at: da
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise AssessError(f"URL: expected an http:// or https:// address with a host, found {redact(url)!r}")
     if event not in EVENTS:
-        later = f" ({', '.join(LATER_EVENTS)} are not delivered yet)" if event in LATER_EVENTS else ""
-        raise AssessError(f"--event: expected one of {', '.join(EVENTS)}, found {event!r}{later}")
+        raise AssessError(f"--event: expected one of {', '.join(EVENTS)}, found {event!r}")
     if len(secret) < MIN_SECRET:
         raise AssessError(f"--secret-stdin: expected a secret of at least {MIN_SECRET} characters, found {len(secret)}")
     check_destination(url, allowed=())
@@ -64,7 +65,11 @@ def delivery_log(db, hook: int | None = None, limit: int = 100) -> list[dict]:
 
 
 def body(hook: dict, event: dict) -> bytes:
-    """The JSON body of one history row for its hook."""
+    """The JSON body of one event row for its hook: a history row (label events) or an outbox row, whose
+    stored payload gives the fields beside ``event``, ``id`` and ``at``."""
+    if hook["event"] not in LABEL_EVENTS:
+        payload = {**json.loads(event["payload"]), "event": hook["event"], "id": event["id"], "at": event["at"]}
+        return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
     payload = {
         "event": hook["event"],
         "id": event["id"],

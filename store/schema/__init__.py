@@ -381,6 +381,7 @@ from store.schema.response_files import MIGRATION as _V10_RESPONSE_FILES  # noqa
 from store.schema.roles import MIGRATION as _V13_ROLES  # noqa: E402  (PostgreSQL: owner and app roles; nothing here)
 from store.schema.sessions import MIGRATION as _V11_SESSIONS  # noqa: E402  (sessions, single-use links)
 from store.schema.sign_in_pending import MIGRATION as _SIGN_IN_PENDING  # noqa: E402  (attempts in flight)
+from store.schema.webhook_events import MIGRATION as _WEBHOOK_EVENTS  # noqa: E402  (webhook outbox)
 
 # Schema 9: the label tables it adds, with history triggers as the others have (insert triggers unconditional,
 # as from schema 5 on).
@@ -468,4 +469,5 @@ MIGRATIONS: list[str] = [
     _BATTLE_FEATURES,
     _HTTP_API,  # store/schema/http_api.py (24)
     _ADAPTIVE_OVERLAP,  # store/schema/adaptive_overlap.py (25)
+    _WEBHOOK_EVENTS,  # store/schema/webhook_events.py (26)
 ]

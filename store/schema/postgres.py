@@ -873,6 +873,7 @@ from store.schema.http_api import POSTGRES as _HTTP_API  # noqa: E402
 
 # Migration 22 (store/schema/sign_in_pending.py): sign-in attempts in flight are not failures.
 from store.schema.sign_in_pending import POSTGRES as _SIGN_IN_PENDING  # noqa: E402
+from store.schema.webhook_events import POSTGRES as _WEBHOOK_EVENTS  # noqa: E402
 
 # The PostgreSQL halves of the migrations after the baseline: (version, script), in order.
 LATER: list[tuple[int, str]] = [
@@ -893,6 +894,7 @@ LATER: list[tuple[int, str]] = [
     (23, _BATTLE_FEATURES),
     (24, _HTTP_API),
     (25, _ADAPTIVE_OVERLAP),
+    (26, _WEBHOOK_EVENTS),
 ]
 
 

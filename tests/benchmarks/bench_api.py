@@ -8,6 +8,7 @@ every client always waiting on a write), until it has written --writes labels. M
 sent. Exit 1 when one is missing or a request failed.
 
 Run: python tests/benchmarks/bench_api.py [--clients 20] [--writes 50] [--db FILE|postgresql://…]
+     python tests/benchmarks/bench_api.py --engine postgresql   # a throwaway local cluster (tests/pg.py)
 """
 
 from __future__ import annotations
@@ -94,7 +95,26 @@ def main() -> int:
     parser.add_argument("--writes", type=int, default=50, help="labels each client writes (at most the pool, 217)")
     parser.add_argument("--workers", type=int, default=1, help="API server processes (api --workers)")
     parser.add_argument("--db", help="a SQLite file to create, or an empty PostgreSQL database's URL")
+    parser.add_argument(
+        "--engine",
+        choices=("sqlite", "postgresql"),
+        default="sqlite",
+        help="without --db: a temporary SQLite file, or a database of a throwaway PostgreSQL cluster",
+    )
     args = parser.parse_args()
+    if args.engine == "postgresql" and not args.db:
+        from tests import pg
+
+        cluster = pg.start_cluster()
+        try:
+            args.db = cluster.url(cluster.create_database())
+            return run(args)
+        finally:
+            pg.remove_cluster(cluster)
+    return run(args)
+
+
+def run(args) -> int:
     if not 1 <= args.clients <= 200 or not 1 <= args.writes <= 217:
         raise SystemExit("--clients: 1 to 200; --writes: 1 to 217")
     with tempfile.TemporaryDirectory() as tmp:

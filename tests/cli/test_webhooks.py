@@ -172,7 +172,7 @@ def test_undo_is_its_own_event(demo_target, receiver):
         ("http://169.254.169.254/latest", "label.saved", SECRET, "link-local or cloud metadata address"),
         ("http://metadata.google.internal/x", "label.saved", SECRET, "cloud metadata name"),
         ("ftp://example.org/x", "label.saved", SECRET, "expected an http:// or https:// address"),
-        ("http://127.0.0.1:9/x", "job.finished", SECRET, "are not delivered yet"),
+        ("http://127.0.0.1:9/x", "job.done", SECRET, "expected one of label.saved, label.undone, job.finished"),
         ("http://127.0.0.1:9/x", "label.saved", "short", "at least 16 characters"),
         ("http://127.0.0.1:9/x", "label.saved", "", "found none"),
     ],
