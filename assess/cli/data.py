@@ -10,9 +10,7 @@ from assess.cli.common import open_store
 from assess.formats.leaderboard import LEADERBOARD_LAYOUTS
 from assess.formats.reading import MAX_DEPTH, MAX_JSON_BYTES, MAX_LINE_BYTES, MiB
 from assess.formats.responses import ANSWER_LAYOUTS
-from assess.services.exports import EXPORT_KINDS
-from assess.services.loading import IMPORT_KINDS
-from assess.tasks import EXPORT_TABLES
+from assess.tasks import EXPORT_FILE_KINDS, EXPORT_TABLES, IMPORT_FILE_KINDS
 
 
 def add_commands(sub) -> None:
@@ -63,7 +61,7 @@ def add_commands(sub) -> None:
         "rag-topics) into a store that holds the embedded demo are refused (exit 2, nothing written) unless "
         "--drop-demo or --keep-demo says what becomes of the demo; a new store (--db new.db) needs neither.",
     )
-    p.add_argument("kind", choices=list(IMPORT_KINDS), help="what the file holds")
+    p.add_argument("kind", choices=list(IMPORT_FILE_KINDS), help="what the file holds")
     p.add_argument("file", help="the file to import")
     add_db_argument(p)
     p.add_argument(
@@ -145,7 +143,7 @@ def add_commands(sub) -> None:
         "support / not_support) on the nuggets of --nugget-source (default: the one set they refer to), one "
         "record per run and turn; both to --out, turns in conversation order, nuggets in key order.",
     )
-    p.add_argument("kind", choices=(*EXPORT_KINDS, release.RELEASE))
+    p.add_argument("kind", choices=(*EXPORT_FILE_KINDS, release.RELEASE))
     add_db_argument(p)
     p.add_argument(
         "--source",
