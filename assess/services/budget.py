@@ -14,7 +14,10 @@ import numpy as np
 
 from assess.errors import AssessError
 from assess.measures import active_sampling as active
+from assess.measures.budget_simulation import simulate_plan
 from assess.services.audit import check_two, json_safe, known_sources, passage_pair, pick_roles
+from store.audit import ranked_runs
+from store.samples import SampledItem, create_sample
 
 MEASURE = re.compile(r"P@([1-9][0-9]*)")
 
@@ -28,8 +31,6 @@ def precision_cutoff(measure: str) -> int:
 
 
 def _runs(db) -> dict:
-    from store.audit import ranked_runs
-
     runs = ranked_runs(db)
     if not runs:
         raise AssessError("the store has no runs: import some (python -m assess import run FILE) first")
@@ -75,7 +76,6 @@ def simulate_view(
     both sources graded: each policy reveals ``budget`` reference grades, ``repeats`` times, and every stored
     run's ``measure`` is estimated with IPW-PPI (judge = its grade at or above ``threshold``); see
     :func:`assess.measures.budget_simulation.simulate_plan`. Policies and budgets in the order given."""
-    from assess.measures.budget_simulation import simulate_plan
 
     k = precision_cutoff(measure)
     unknown = [p for p in policies if p not in active.POLICIES]
@@ -121,7 +121,6 @@ def active_sample(
     """Draw the active design over the judge's graded passages for the stored runs' P@k and store it as sample
     ``name`` at the head of ``assessor``'s queue, each item with its inclusion probability (as `audit sample`:
     store.samples.create_sample; ``by``'s action in the history)."""
-    from store.samples import SampledItem, create_sample
 
     if design != "active":
         raise AssessError(f"active_sample draws the active design, not {design!r}")

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from assess.measures.agreement import MATRIX_STATISTICS, MIN_SHARED, agreement_matrix
 from assess.services.audit.sources import json_safe
+from store import overlap, reshows
+from store.audit import scale_of, task_labels
 
 
 def headline_statistic(task: str) -> str:
     """The statistic a consistency figure leads with: quadratic-weighted kappa on a graded scale (more than
     two values, as the agreement matrix's table), unweighted kappa on a yes/no scale."""
-    from store.audit import scale_of
 
     return "kappa_quadratic" if len(scale_of(task)) > 2 else "kappa_unweighted"
 
@@ -30,9 +32,6 @@ def self_agreement_view(
     agreement, kappa unweighted / linear / quadratic, binarised at ``threshold``, ordinal alpha, each with a
     seeded percentile bootstrap interval over items). Pairs where either answer is 'cannot judge' are
     counted and left out."""
-    from assess.measures.agreement import MATRIX_STATISTICS, agreement_matrix
-    from store import reshows
-    from store.audit import scale_of
 
     statistic = headline_statistic(task)
     found: dict[str, list[dict]] = {}
@@ -97,9 +96,6 @@ def overlap_view(
     bootstrap interval over items). Also how far the plan has got: items judged by two and by all of their
     planned assessors. Labels of unplanned items and of other sources are left out ('cannot judge' too). Pairs
     sharing fewer than ``min_shared`` items (default ``MIN_SHARED``) are listed (``below_minimum``), not pooled."""
-    from assess.measures.agreement import MIN_SHARED, agreement_matrix
-    from store import overlap
-    from store.audit import scale_of, task_labels
 
     judges = overlap.planned_judges(db, task, plan)
     names = sorted({a for people in judges.values() for a in people})

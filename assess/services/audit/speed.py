@@ -6,6 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from assess.errors import AssessError
+from assess.formats.inert_csv import dicts_csv
+from assess.measures.anchoring import anchoring as anchored
+from assess.tasks import JudgingMode, label_kind
+from store.history import assessor_history
+from store.labels import CANNOT_JUDGE
+from store.prejudgments import llm_values
+from store.review import timed_events, timed_version
 
 ANCHORING_TASKS = ("passage", "ptkb")
 
@@ -15,10 +22,6 @@ def anchoring(db, task: str = "passage", *, assessor: str | None = None) -> list
     assessors' label history of ``task`` (passage or PTKB labels; one assessor's with ``assessor``) and the
     LLM sources' labels."""
     from assess.measures.anchoring import anchoring as measure
-    from assess.tasks import JudgingMode, label_kind
-    from store.history import assessor_history
-    from store.labels import CANNOT_JUDGE
-    from store.prejudgments import llm_values
 
     kind = label_kind(task)
     if kind.task not in ANCHORING_TASKS:
@@ -40,7 +43,6 @@ def speed(db, *, assessor: str | None = None) -> dict[str, Any]:
     """Each assessor's active time per judgment (:func:`assess.measures.speed.speed_report` over the timed
     label events of the history; one assessor's with ``assessor``) with its rules: {rules, rows, flags}."""
     from assess.measures import speed as measure
-    from store.review import timed_events
 
     report = measure.speed_report(timed_events(db, assessor=assessor))
     rules = {
@@ -53,7 +55,6 @@ def speed(db, *, assessor: str | None = None) -> dict[str, Any]:
 
 def speed_version(db) -> tuple:
     """Changes whenever :func:`speed` may answer differently (``store.review.timed_version``)."""
-    from store.review import timed_version
 
     return timed_version(db)
 
@@ -65,8 +66,6 @@ TIMED_LABEL_COLUMNS = ("assessor", "task", "item", "value", "mode", "active_ms",
 def timed_labels_csv(db, *, assessor: str | None = None) -> str:
     """Every timed label event (one assessor's with ``assessor``) as CSV, one row each, oldest first; cells
     inert (an item or a name never starts a formula)."""
-    from assess.formats.inert_csv import dicts_csv
-    from store.review import timed_events
 
     return dicts_csv(TIMED_LABEL_COLUMNS, timed_events(db, assessor=assessor), lineterminator="\n")
 
@@ -76,11 +75,6 @@ def rubber_stamping(db, task: str = "passage", *, assessor: str | None = None) -
     with an LLM's label on screen: 'shown' mode, and changes after a reveal) and the anchoring report with the
     active time of the changes after a reveal: {rules, rows, anchoring}."""
     from assess.measures import speed as measure
-    from assess.measures.anchoring import anchoring as anchored
-    from assess.tasks import JudgingMode, label_kind
-    from store.history import assessor_history
-    from store.labels import CANNOT_JUDGE
-    from store.prejudgments import llm_values
 
     kind = label_kind(task)
     if kind.task not in ANCHORING_TASKS:
