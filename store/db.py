@@ -44,6 +44,8 @@ from assess.errors import AssessError
 from store.engines import BUSY_TIMEOUT_MS, engine_for
 from store.locations import display, url_problem
 from store.schema import MIGRATIONS
+from store.schema.postgres import migrations_from
+from store.schema.roles import APP_DELETES, APP_UPDATES, READ_ONLY
 
 WRITE_LOCK_KEY = 0x41535345  # 'ASSE': the advisory lock every PostgreSQL write transaction holds
 CHUNK = 5_000  # rows per executemany call of run_many (imports stream; a chunk bounds the memory)
@@ -310,8 +312,6 @@ def migrate_db(db: Store) -> int:
                     db.raw.execute(statement)
                 db.raw.execute(f"PRAGMA user_version = {number}")  # a pragma takes no parameters
         else:
-            from store.schema.postgres import migrations_from
-
             steps = migrations_from(current)
             for number, script in steps:
                 db.raw.execute(script)  # a script without parameters: several statements at once
@@ -338,7 +338,6 @@ def app_roles(db: Store) -> list[str]:
 
 def grant_privileges(db: Store, role: str) -> None:
     """Inside a write transaction: set ``role``'s privileges on every table and sequence of the store."""
-    from store.schema.roles import APP_DELETES, APP_UPDATES, READ_ONLY
 
     who = quoted_identifier(role)
     tables = column(

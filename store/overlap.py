@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from assess.errors import AssessError
 from assess.queueing import OVERLAP_UNITS, plan_overlap
 from assess.tasks import Task, label_kind
-from store import queue
+from store import accounts, conversations, queue, sources
 from store.db import Store, each, now, row, rows, run, run_many, write
 from store.history import record_action
 
@@ -34,7 +34,6 @@ RULE = (
 def _require_accounts(db: Store, names: Sequence[str]) -> None:
     """With accounts on (any account exists), a plan names only enabled accounts: a queue planned for a name
     nobody can sign in as would never be judged (open mode has no accounts, so any name goes there)."""
-    from store import accounts
 
     if not accounts.count(db):
         return
@@ -70,7 +69,6 @@ def create_plan(
     enabled account), and every refusal of
     :func:`assess.queueing.plan_overlap` (fewer assessors than copies, a share outside (0, 1], ...).
     """
-    from store import conversations, sources
 
     name = (name or "").strip()
     if not name or any(c.isspace() for c in name):
