@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from assess.errors import AssessError
 from assess.services import api_judging, tokens
+from assess.settings import db_target
 from assess.tasks import NOTHING_SHOWN, Shown
 
 ItemId = Annotated[str, Field(min_length=1, max_length=300)]
@@ -144,6 +145,5 @@ def create_app(target: str) -> FastAPI:
 
 def app_from_environment() -> FastAPI:
     """The app over $ASSESS_DB: what each of several uvicorn worker processes builds (`api --workers N`)."""
-    from assess.settings import db_target
 
     return create_app(db_target())

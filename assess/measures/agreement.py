@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from assess.errors import AssessError
+from assess.measures.ppi import natural_key
 
 WEIGHTS = (None, "linear", "quadratic")
 
@@ -563,8 +564,6 @@ def _entries(counts: np.ndarray, relevant, level: str, values, replicates: int, 
 
 
 def _sorted_keys(keys) -> list:
-    from assess.measures.ppi import natural_key
-
     keys = list(keys)
     if keys and all(isinstance(k, str) for k in keys):  # ids such as conversations: 2 before 10
         return sorted(keys, key=natural_key)
