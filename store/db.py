@@ -40,6 +40,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 
+from assess import lazylibs
 from assess.errors import AssessError
 from store.engines import BUSY_TIMEOUT_MS, engine_for
 from store.locations import display, url_problem
@@ -883,7 +884,7 @@ def column(db: Store, sql: str, params: Mapping | None = None) -> list:
 
 def frame(db: Store, sql: str, params: Mapping | None = None):
     """The rows of ``sql`` as a pandas DataFrame (columns as the query names them, even with no rows)."""
-    import pandas as pd
+    pd = lazylibs.pandas()
 
     try:
         result = _execute(db, sql, params, read=True)

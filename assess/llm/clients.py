@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from assess import lazylibs
 from assess.errors import AssessError
 from assess.llm.guard import check_destination, redact
 from assess.nuggets.dedup import dedup_keep as keep_rule
@@ -154,7 +155,7 @@ class OpenAIClient:
         if max_tokens:
             options[self._token_param] = max_tokens
         if self._direct:
-            import httpx
+            httpx = lazylibs.httpx()
 
             answer = self.client.post(
                 "/chat/completions",

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from assess import lazylibs
 from assess.errors import AssessError
 from assess.measures.ppi import natural_key
 
@@ -265,7 +266,7 @@ def fleiss_kappa(
     scale; ``method='randolph'`` uses uniform chance agreement. Every kept item must have the same
     number of labels (Fleiss' definition). None if no item qualifies or kappa is undefined.
     """
-    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+    sm_fleiss = lazylibs.statsmodels_stats().inter_rater.fleiss_kappa
 
     table = _item_counts(items, scale, min_labels)
     if table.shape[0] == 0:

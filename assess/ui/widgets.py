@@ -7,6 +7,7 @@ import logging
 
 import streamlit as st
 
+from assess import lazylibs
 from assess.errors import AssessError
 from assess.services import audit as scoreboard
 from assess.services.audit import agreement_from_store, label_counts, rank_roles, ranking_view, role_label, stored_kinds
@@ -180,7 +181,7 @@ def case_input(kind: str, label: str):
 def queue_overview(state, current_turn: str) -> None:
     """An expander with judged / total per topic (conversation) and per turn of the assessor's queue
     (``state``, a :class:`assess.queueing.QueueState`); its tables are built only while it is open."""
-    import pandas as pd
+    pd = lazylibs.pandas()
 
     box = st.expander("Your queue: progress per topic and turn", key="queue_overview", on_change="rerun")
     if not box.open:
@@ -240,7 +241,7 @@ def pick(options: list, key: str, label: str, *, param: str | None = None, forma
 
 def nugget_table(rows: list[dict], *, key: str) -> None:
     """The nuggets of a turn as one table (fast for hundreds of rows)."""
-    import pandas as pd
+    pd = lazylibs.pandas()
 
     if not rows:
         st.caption("No nuggets yet for this turn.")
@@ -325,7 +326,7 @@ def ranking_panel(database, a: str, b: str, *, key: str, name: str, empty: str, 
     """The runs ranked by a measure under label sources ``a`` and ``b``: a scatter with Kendall's tau
     (and, with ``table``, the scores themselves); ``empty`` is shown when the store holds no runs. The figures are
     kept until the runs or either source's passage labels change (50 runs of 2,300 turns: seconds to evaluate)."""
-    import pandas as pd
+    pd = lazylibs.pandas()
 
     version = (
         rankings_version(database),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from assess import lazylibs
 from assess.errors import AssessError
 from assess.tasks import SourceKind
 from store.audit import source_kinds as stored
@@ -28,7 +29,7 @@ def json_safe(value: Any) -> Any:
     """Plain JSON values: NaN and infinities as None, numpy scalars as Python ones, tuples as lists, keys as text."""
     import math
 
-    import numpy as np
+    np = lazylibs.numpy()
 
     if isinstance(value, dict):
         return {k if isinstance(k, str) else key_text(k): json_safe(v) for k, v in value.items()}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from assess import lazylibs
 from assess.errors import AssessError
 from assess.measures.rankings import evaluate_runs
 from assess.measures.systems import compare_systems
@@ -13,7 +14,7 @@ from store.compare import qrels_of, runs_of
 
 def _measure(name: str, threshold: int):
     """One ir_measures measure; a binary one without its own ``rel`` counts grades >= ``threshold``."""
-    import ir_measures
+    ir_measures = lazylibs.ir_measures()
 
     try:
         measure = ir_measures.parse_measure(name)
