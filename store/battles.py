@@ -21,6 +21,7 @@ from store.bulk import insert_rows
 from store.db import Store, column, columns, now, row, rows, run, run_many, write
 from store.history import record_action
 from store.rights import check_writer
+from store.settings import store_secret
 from store.sources import ensure_source
 from store.staging import stage_block, staging
 
@@ -252,7 +253,6 @@ def save_battle(
 
 def blinding_secret(db: Store) -> bytes:
     """The store's secret that draws each person's battle sides and order (created on first use, never shown)."""
-    from store.settings import store_secret
 
     return store_secret(db, "battle-blinding")
 

@@ -40,10 +40,13 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 
+from assess import lazylibs
 from assess.errors import AssessError
 from store.engines import BUSY_TIMEOUT_MS, engine_for
 from store.locations import display, url_problem
 from store.schema import MIGRATIONS
+from store.schema.postgres import migrations_from
+from store.schema.roles import APP_DELETES, APP_UPDATES, READ_ONLY
 
 WRITE_LOCK_KEY = 0x41535345  # 'ASSE': the advisory lock every PostgreSQL write transaction holds
 CHUNK = 5_000  # rows per executemany call of run_many (imports stream; a chunk bounds the memory)
@@ -310,8 +313,6 @@ def migrate_db(db: Store) -> int:
                     db.raw.execute(statement)
                 db.raw.execute(f"PRAGMA user_version = {number}")  # a pragma takes no parameters
         else:
-            from store.schema.postgres import migrations_from
-
             steps = migrations_from(current)
             for number, script in steps:
                 db.raw.execute(script)  # a script without parameters: several statements at once
@@ -338,7 +339,6 @@ def app_roles(db: Store) -> list[str]:
 
 def grant_privileges(db: Store, role: str) -> None:
     """Inside a write transaction: set ``role``'s privileges on every table and sequence of the store."""
-    from store.schema.roles import APP_DELETES, APP_UPDATES, READ_ONLY
 
     who = quoted_identifier(role)
     tables = column(
@@ -884,7 +884,7 @@ def column(db: Store, sql: str, params: Mapping | None = None) -> list:
 
 def frame(db: Store, sql: str, params: Mapping | None = None):
     """The rows of ``sql`` as a pandas DataFrame (columns as the query names them, even with no rows)."""
-    import pandas as pd
+    pd = lazylibs.pandas()
 
     try:
         result = _execute(db, sql, params, read=True)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from assess.errors import AssessError
 from assess.queueing import OVERLAP_UNITS, plan_overlap
 from assess.tasks import Task, label_kind
-from store import overlap_adaptive, queue
+from store import accounts, conversations, labels, overlap_adaptive, queue, sources
 from store.db import Store, each, now, row, rows, run, run_many, write
 from store.history import record_action
 
@@ -34,7 +34,6 @@ RULE = (
 def _require_accounts(db: Store, names: Sequence[str]) -> None:
     """With accounts on (any account exists), a plan names only enabled accounts: a queue planned for a name
     nobody can sign in as would never be judged (open mode has no accounts, so any name goes there)."""
-    from store import accounts
 
     if not accounts.count(db):
         return
@@ -77,7 +76,6 @@ def create_plan(
     ``judge``'s), a third (``copies`` 3) when two people do; refused besides: a margin outside (0, 4], a task
     other than passages, whole turns, a judge with no passage labels or among the assessors.
     """
-    from store import conversations, sources
 
     name = (name or "").strip()
     if not name or any(c.isspace() for c in name):
@@ -194,8 +192,6 @@ ADAPTIVE_RULE = (
 
 
 def _check_adaptive(db: Store, margin, judge: str | None, task: str, unit: str, assessors: Sequence[str]) -> None:
-    from store.labels import sources
-
     if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 < margin <= 4:
         raise AssessError(f"--margin: a grade difference in (0, 4], not {margin!r}")
     if task != Task.PASSAGE.value or unit != "item":
@@ -203,7 +199,7 @@ def _check_adaptive(db: Store, margin, judge: str | None, task: str, unit: str, 
     if judge is not None:
         if judge in assessors:
             raise AssessError(f"--judge {judge!r} is also an assessor of the plan: the judge is another source")
-        if judge not in (known := sources(db, "passage")):
+        if judge not in (known := labels.sources(db, "passage")):
             raise AssessError(
                 f"--judge {judge!r} has no passage labels; sources with passage labels: {', '.join(known) or 'none'}"
             )

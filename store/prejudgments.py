@@ -14,7 +14,9 @@ from enum import Enum
 from typing import Any
 
 from assess.errors import AssessError
+from assess.formats.banks import BankMatch
 from assess.llm.probes import PROBE_MARK, is_probe
+from assess.llm.prompts import bank_match_sentences
 from assess.tasks import (
     LABEL_KINDS,
     LABELLED_STATUSES,
@@ -28,6 +30,7 @@ from assess.tasks import (
     source_kind,
 )
 from store import jobs, labels
+from store.banks import write_llm_match
 from store.bulk import by_keys
 from store.compare import label_pairs
 from store.db import Store, column, each, now, returning, row, rows, run, run_many, value, write
@@ -621,9 +624,6 @@ def _write_bank_match(db: Store, p: Prejudgment, item: tuple, contains: int) -> 
     sentence numbers the model named (kept in the answer's note, :func:`assess.llm.prompts.bank_match_sentences`):
     of K answers, those of every answer that gives the consensus; none when the response does not contain it.
     Nothing changes when the label already holds both."""
-    from assess.formats.banks import BankMatch
-    from assess.llm.prompts import bank_match_sentences
-    from store.banks import write_llm_match
 
     answers = rows(
         db,

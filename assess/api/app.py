@@ -22,6 +22,7 @@ from assess.api import routes
 from assess.api.models import AnyLabelIn, Item, LabelIn, LabelOut, LabelsOut, Person, QueueOut, QueueTask
 from assess.errors import AssessError
 from assess.services import api_campaign, api_judging, tokens
+from assess.settings import db_target
 from assess.tasks import NOTHING_SHOWN, Shown
 
 _STATUS = (
@@ -167,6 +168,5 @@ def create_app(target: str) -> FastAPI:
 
 def app_from_environment() -> FastAPI:
     """The app over $ASSESS_DB: what each of several uvicorn worker processes builds (`api --workers N`)."""
-    from assess.settings import db_target
 
     return create_app(db_target())

@@ -2,7 +2,8 @@
 
 Contract (checked from outside the project): exit 0 on success; exit 2 on bad input with one
 line on stderr naming the file, the line and what was expected vs found; nothing is written
-on failure. Heavy libraries are imported inside the command that needs them so that
+on failure. The services a command module names at its top load when a command calls them
+(:mod:`assess.lazylibs`), heavy libraries inside the functions that use them, so that
 `python -m assess --help` stays fast.
 
 Each command group lives in its own module exposing ``add_commands(subparsers)``; a command's
@@ -16,7 +17,14 @@ import functools
 import importlib
 import sys
 
+from assess import lazylibs
+from assess.errors import AssessError, FormatError
+from assess.formats.reading import ID_RULE, id_problem
 from assess.settings import db_target
+from assess.text import actor_problem, terminal_text
+
+with lazylibs.deferred():  # the store loads when a command reaches it, not for --help (assess/lazylibs.py)
+    from assess.services import session
 
 # Modules that contribute sub-commands, in the order they appear in --help.
 COMMAND_MODULES = (
@@ -53,8 +61,6 @@ def check_options(args, ids: dict[str, str] | None = None, counts: dict[str, str
     """Refuse bad option values with one line (``--name: expected ..., found ...``): the options named
     in ``ids`` must pass the id rule of :func:`assess.formats.reading.id_problem` when given, those in
     ``counts`` must be non-negative integers (both map option name to ``args`` attribute)."""
-    from assess.errors import FormatError
-    from assess.formats.reading import ID_RULE, id_problem
 
     for option, dest in (ids or {}).items():
         given = getattr(args, dest, None)
@@ -75,9 +81,6 @@ def actor(args) -> str:
     import getpass
 
     if getattr(args, "by", None) is not None:
-        from assess.errors import FormatError
-        from assess.text import actor_problem
-
         # the history and every listing show it: no escape sequence, bidi override or look-alike mixture
         if problem := actor_problem(args.by):
             raise FormatError("--by", None, problem.split(", found ")[0], problem.split(", found ", 1)[-1])
@@ -102,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for name in COMMAND_MODULES:
         try:
-            module = importlib.import_module(name)
+            with lazylibs.deferred():  # the services a command module names load when it calls them
+                module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
             if exc.name == name:
                 continue
@@ -122,8 +126,6 @@ class TerminalStream:
         self.unescaped = stream
 
     def write(self, text: str) -> int:
-        from assess.text import terminal_text
-
         self.unescaped.write(terminal_text(text))
         return len(text)
 
@@ -162,8 +164,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    from assess.errors import AssessError
-
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "db", "absent") is None:
@@ -182,10 +182,8 @@ def _main(argv: list[str] | None) -> int:
         print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     except Exception as exc:
-        from assess.services.session import database_error, location
-
-        reason = database_error(exc)
+        reason = session.database_error(exc)
         if reason is not None:
-            print(f"error: {location(getattr(args, 'db', '') or '')}: {reason}", file=sys.stderr)
+            print(f"error: {session.location(getattr(args, 'db', '') or '')}: {reason}", file=sys.stderr)
             return 2
         raise

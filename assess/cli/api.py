@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 
+from assess import api
 from assess.cli import add_db_argument
+from assess.errors import FormatError
+from assess.services import api_judging
 
 
 def add_commands(sub) -> None:
@@ -26,18 +29,15 @@ def add_commands(sub) -> None:
 def cmd_api(args) -> int:
     import uvicorn
 
-    from assess.api import create_app
-    from assess.errors import FormatError
-    from assess.services.api_judging import open_store
-
     if not 1 <= args.port <= 65535:
         raise FormatError("--port", None, "a TCP port from 1 to 65535", str(args.port))
     if not 1 <= args.workers <= 64:
         raise FormatError("--workers", None, "a number of processes from 1 to 64", str(args.workers))
-    open_store(args.db)  # a missing or unreadable store is refused before the server starts (and migrated once)
+    # a missing or unreadable store is refused before the server starts (and migrated once)
+    api_judging.open_store(args.db)
     options = {"host": args.host, "port": args.port, "log_level": "warning", "server_header": False}
     if args.workers == 1:
-        uvicorn.run(create_app(args.db), **options)
+        uvicorn.run(api.create_app(args.db), **options)
         return 0
     # worker processes import the app by name: they find the store in the environment
     os.environ["ASSESS_DB"] = args.db

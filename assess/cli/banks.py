@@ -7,6 +7,7 @@ import json
 
 from assess.cli import actor, add_by_argument, add_db_argument, check_options, data_output
 from assess.cli.common import open_store, print_json, table
+from assess.services import banks
 
 
 def add_bank_commands(nugget_commands) -> None:
@@ -127,27 +128,21 @@ def _write(text: str, out: str | None) -> None:
 
 
 def cmd_bank_import(args) -> int:
-    from assess.services.banks import import_bank_file
-
     return _counts(
         args,
-        import_bank_file(open_store(args, must_exist=False), args.file, by=actor(args), replace=args.replace),
+        banks.import_bank_file(open_store(args, must_exist=False), args.file, by=actor(args), replace=args.replace),
         args.file,
     )
 
 
 def cmd_bank_export(args) -> int:
-    from assess.services.banks import export_banks
-
-    _write(export_banks(open_store(args), args.topic), args.out)
+    _write(banks.export_banks(open_store(args), args.topic), args.out)
     return 0
 
 
 def cmd_bank_matches(args) -> int:
-    from assess.services.banks import import_match_file
-
     check_options(args, {"--source": "source"})
-    return _counts(args, import_match_file(open_store(args), args.file, args.source, by=actor(args)), args.file)
+    return _counts(args, banks.import_match_file(open_store(args), args.file, args.source, by=actor(args)), args.file)
 
 
 def _scores_table(result: dict, measures: list[str], per_topic: bool, topic_measures: list[str] | None = None) -> None:
@@ -169,9 +164,7 @@ def _scores_table(result: dict, measures: list[str], per_topic: bool, topic_meas
 
 
 def cmd_bank_score(args) -> int:
-    from assess.services.banks import bank_scores, score_columns
-
-    result = bank_scores(
+    result = banks.bank_scores(
         open_store(args),
         args.source,
         weighted=args.weighted,
@@ -183,47 +176,37 @@ def cmd_bank_score(args) -> int:
             result.pop("per_topic")
         print_json(result)
         return 0
-    _scores_table(result, score_columns(result), args.per_topic, score_columns(result, per_topic=True))
+    _scores_table(result, banks.score_columns(result), args.per_topic, banks.score_columns(result, per_topic=True))
     return 0
 
 
 def cmd_rubrics_import(args) -> int:
-    from assess.services.banks import import_rubric_file
-
     return _counts(
         args,
-        import_rubric_file(open_store(args, must_exist=False), args.file, by=actor(args), replace=args.replace),
+        banks.import_rubric_file(open_store(args, must_exist=False), args.file, by=actor(args), replace=args.replace),
         args.file,
     )
 
 
 def cmd_rubrics_export(args) -> int:
-    from assess.services.banks import export_rubrics
-
-    print(json.dumps(export_rubrics(open_store(args), args.out), ensure_ascii=False))
+    print(json.dumps(banks.export_rubrics(open_store(args), args.out), ensure_ascii=False))
     return 0
 
 
 def cmd_rubrics_judgments(args) -> int:
-    from assess.services.banks import import_rubric_judgment_file
-
     check_options(args, {"--source": "source"})
     return _counts(
-        args, import_rubric_judgment_file(open_store(args), args.file, args.source, by=actor(args)), args.file
+        args, banks.import_rubric_judgment_file(open_store(args), args.file, args.source, by=actor(args)), args.file
     )
 
 
 def cmd_rubrics_export_judgments(args) -> int:
-    from assess.services.banks import export_rubric_judgments
-
-    _write(export_rubric_judgments(open_store(args), args.source), args.out)
+    _write(banks.export_rubric_judgments(open_store(args), args.source), args.out)
     return 0
 
 
 def cmd_rubrics_score(args) -> int:
-    from assess.services.banks import rubric_scores
-
-    result = rubric_scores(open_store(args), args.source)
+    result = banks.rubric_scores(open_store(args), args.source)
     if args.json:
         if not args.per_topic:
             result.pop("per_topic")

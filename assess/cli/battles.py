@@ -7,6 +7,8 @@ import sys
 
 from assess.cli import actor, add_by_argument, add_db_argument, check_options, data_output
 from assess.cli.common import open_store, print_json, table
+from assess.errors import AssessError, FormatError
+from assess.services import battle_analysis, battles
 
 
 def _rank_options(p) -> None:
@@ -128,12 +130,10 @@ def add_commands(sub) -> None:
 
 
 def cmd_plan(args) -> int:
-    from assess.services.battles import exposure_warning, plan
-
     check_options(args, ids={"--name": "name", "--source": "source"}, counts={"--pairs": "pairs", "--budget": "budget"})
     db = open_store(args)
     try:
-        summary = plan(
+        summary = battles.plan(
             db,
             args.name,
             args.method,
@@ -143,7 +143,7 @@ def cmd_plan(args) -> int:
             seed=args.seed,
             by=actor(args),
         )
-        warning = exposure_warning(db, args.name)
+        warning = battles.exposure_warning(db, args.name)
     finally:
         db.close()
     if warning:
@@ -156,12 +156,10 @@ def cmd_plan(args) -> int:
 
 
 def cmd_import(args) -> int:
-    from assess.services.battles import import_file
-
     check_options(args, ids={"--source": "source"})
     db = open_store(args, must_exist=False)  # as every import: a new store is created
     try:
-        summary = import_file(db, args.file, args.source, by=actor(args))
+        summary = battles.import_file(db, args.file, args.source, by=actor(args))
     finally:
         db.close()
     if args.json:
@@ -175,17 +173,16 @@ def cmd_import(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from assess.services.battle_analysis import export_preferences
-    from assess.services.battles import export_file
-
     db = open_store(args)
     try:
         if args.layout != "battles":
             if args.layout == "dpo" and args.out:
                 with open(args.out, "w", encoding="utf-8") as out:
-                    counts = export_preferences(db, args.source, out, layout="dpo")
+                    counts = battle_analysis.export_preferences(db, args.source, out, layout="dpo")
             else:
-                counts = export_preferences(db, args.source, data_output(), layout=args.layout, folder=args.out)
+                counts = battle_analysis.export_preferences(
+                    db, args.source, data_output(), layout=args.layout, folder=args.out
+                )
             print(
                 f"{counts['pairs']} preference pairs -> {args.out or 'stdout'}; left out: {counts['ties']} ties, "
                 f"{counts['both_bad']} both_bad, {counts['missing_text']} without stored topic or answer text",
@@ -193,18 +190,16 @@ def cmd_export(args) -> int:
             )
         elif args.out:
             with open(args.out, "w", encoding="utf-8") as out:
-                count = export_file(db, args.source, out)
+                count = battles.export_file(db, args.source, out)
             print(f"{count} battles -> {args.out}", file=sys.stderr)
         else:
-            export_file(db, args.source, data_output())
+            battles.export_file(db, args.source, data_output())
     finally:
         db.close()
     return 0
 
 
 def _check_rank(args) -> None:
-    from assess.errors import FormatError
-
     if args.replicates < 0:
         raise FormatError("--replicates", None, "a number >= 0", str(args.replicates))
     if not 0 < args.level < 1:
@@ -212,10 +207,6 @@ def _check_rank(args) -> None:
 
 
 def cmd_rank(args) -> int:
-    from assess.errors import AssessError, FormatError
-    from assess.services.battle_analysis import provisional
-    from assess.services.battles import ranking, report
-
     _check_rank(args)
     if args.min_battles < 0:
         raise FormatError("--min-battles", None, "a number >= 0", str(args.min_battles))
@@ -227,16 +218,16 @@ def cmd_rank(args) -> int:
     options = {"replicates": args.replicates, "level": args.level, "seed": args.seed}
     try:
         if args.json:
-            found = (report if args.details else ranking)(db, args.source, **options)
+            found = (battles.report if args.details else battles.ranking)(db, args.source, **options)
             _analyses(db, args, found, options)
             if args.details:
                 found["provisional"] = {
                     "min_battles": args.min_battles,
-                    "runs": provisional(found["runs"], args.min_battles),
+                    "runs": battle_analysis.provisional(found["runs"], args.min_battles),
                 }
             print_json(found)
             return 0
-        found = report(db, args.source, **options)
+        found = battles.report(db, args.source, **options)
         _analyses(db, args, found, options)
     finally:
         db.close()
@@ -246,17 +237,14 @@ def cmd_rank(args) -> int:
 
 def _analyses(db, args, found: dict, options: dict) -> None:
     """Replace the strengths by the controlled ones (--control) and add the fragility (--fragility)."""
-    from assess.services.battle_analysis import controlled, fragility
 
     if args.control:
-        found.update(controlled(db, args.source, args.control, **options))
+        found.update(battle_analysis.controlled(db, args.source, args.control, **options))
     if args.fragility:
-        found["fragility"] = fragility(db, args.source, args.control, adjacent=args.adjacent)
+        found["fragility"] = battle_analysis.fragility(db, args.source, args.control, adjacent=args.adjacent)
 
 
 def _print_rank(found: dict, args) -> None:
-    from assess.services.battle_analysis import provisional
-
     print(found["model"])
     table(
         ["run", "strength", "low", "high", "win_rate", "battles", "elo"],
@@ -278,7 +266,7 @@ def _print_rank(found: dict, args) -> None:
     )
     for name, c in found.get("controls", {}).items():
         print(f"control {name}: {c['coef']:.4f} [{c['low']:.4f}, {c['high']:.4f}] (log-odds per standard deviation)")
-    weak = provisional(found["runs"], args.min_battles)
+    weak = battle_analysis.provisional(found["runs"], args.min_battles)
     if weak:
         print(f"provisional (fewer than {args.min_battles} battles): {', '.join(weak)}")
     if "fragility" in found:
@@ -293,12 +281,10 @@ def _print_rank(found: dict, args) -> None:
 
 
 def cmd_sway(args) -> int:
-    from assess.services.battle_analysis import sway
-
     _check_rank(args)
     db = open_store(args)
     try:
-        found = sway(db, args.source, replicates=args.replicates, level=args.level, seed=args.seed)
+        found = battle_analysis.sway(db, args.source, replicates=args.replicates, level=args.level, seed=args.seed)
     finally:
         db.close()
     if args.json:
@@ -317,11 +303,9 @@ def cmd_sway(args) -> int:
 
 
 def cmd_agreement(args) -> int:
-    from assess.services.battles import agreement
-
     db = open_store(args)
     try:
-        found = agreement(db, args.source, args.other)
+        found = battles.agreement(db, args.source, args.other)
     finally:
         db.close()
     if args.json:

@@ -6,21 +6,21 @@ import json
 import sys
 from typing import Any
 
+from assess.errors import FormatError
+from assess.services import session
+from assess.text import actor_problem
+
 
 def open_store(args, *, must_exist: bool = True):
     """The store of ``args.db``; with ``must_exist``, a missing one is refused (AssessError naming it and the
     ``init`` command that creates it) instead of being created empty. A ``--by`` that looks like an account
     without being it (``Boss``, ``b0ss`` or the Cyrillic ``Воѕѕ`` beside the account ``boss``) is refused
     before anything is written."""
-    from assess.errors import FormatError
-    from assess.services.session import actor_look_alike
-    from assess.services.session import open_store as open_target
-    from assess.text import actor_problem
 
-    db = open_target(args.db, must_exist=must_exist)
+    db = session.open_store(args.db, must_exist=must_exist)
     by = getattr(args, "by", None)
     # before the command writes anything; a name breaking the character rules is refused by cli.actor, naming them
-    if by is not None and actor_problem(by) is None and (alike := actor_look_alike(db, by)) is not None:
+    if by is not None and actor_problem(by) is None and (alike := session.actor_look_alike(db, by)) is not None:
         db.close()
         raise FormatError(
             "--by", None, f"an account's exact name or a name no account's looks like ({alike!r})", repr(by)

@@ -7,6 +7,12 @@ import sys
 
 from assess.cli import add_db_argument, crowd_files
 from assess.cli.common import open_store
+from assess.crowd import rules
+from assess.errors import AssessError
+from assess.services import accounts, crowd_studies
+from assess.services import crowd as crowd_service
+from assess.settings import open_mode_setting, organizer_password
+from assess.text import terminal_text
 
 
 def add_commands(sub) -> None:
@@ -175,8 +181,6 @@ def _warn_open_organizer_pages(db) -> None:
     """One warning line on stderr about the organizer pages when a study link goes public. In open mode (the
     demo store, or $ASSESS_OPEN=1): when they have no password ($ASSESS_ORGANIZER_PASSWORD). On a store with
     accounts only an organizer account opens them (the password has no effect there): when there is none."""
-    from assess.services import accounts
-    from assess.settings import open_mode_setting, organizer_password
 
     if accounts.open_sign_in(db, open_mode_setting()):
         if organizer_password() is None:
@@ -187,7 +191,6 @@ def _warn_open_organizer_pages(db) -> None:
 
 def _config(args):
     """The study settings from the flags (only those given override the task's defaults)."""
-    from assess.crowd.rules import StudyConfig, demo_config
 
     given = {
         "batch_size": args.batch_size,
@@ -208,48 +211,33 @@ def _config(args):
         )
         given["allow_unable"] = args.unable or args.demo
     elif args.criteria:
-        from assess.errors import AssessError
-
         raise AssessError("--criteria applies to --task response")
     if args.graded:
         if args.task != "ntr":
-            from assess.errors import AssessError
-
             raise AssessError("--graded applies to --task ntr (support / partial support / no support)")
         given["graded"] = True
     if args.demo:
-        return demo_config(args.task, **given)
+        return rules.demo_config(args.task, **given)
     if args.task == "ntr":
         defaults = {"qc": "test", "tie": "mean" if args.graded else "undecided"}
     else:
         defaults = {"qc": "known-bad", "tie": "mean"}
-    return StudyConfig(task=args.task, **{**defaults, **given})
+    return rules.StudyConfig(task=args.task, **{**defaults, **given})
 
 
 def cmd_create(args) -> int:
-    from assess.crowd.rules import (
-        demo_known,
-        demo_name,
-        entry_urls,
-        parse_known_file,
-        parse_known_spec,
-        read_guideline,
-    )
-    from assess.errors import AssessError
-    from assess.services import crowd_studies
-
     config = _config(args)
-    known = [parse_known_spec(s, graded=config.graded) for s in args.known]
+    known = [rules.parse_known_spec(s, graded=config.graded) for s in args.known]
     if args.known_file:
-        known += parse_known_file(args.known_file, args.task, graded=config.graded)
+        known += rules.parse_known_file(args.known_file, args.task, graded=config.graded)
     if args.demo:
-        known = known or list(demo_known(args.task, graded=config.graded))
-        name = args.name or demo_name(args.task, graded=config.graded)
+        known = known or list(rules.demo_known(args.task, graded=config.graded))
+        name = args.name or rules.demo_name(args.task, graded=config.graded)
     elif not args.name:
         raise AssessError("crowd create needs a study NAME (or --demo)")
     else:
         name = args.name
-    guideline = read_guideline(args.guideline) if args.guideline else None
+    guideline = rules.read_guideline(args.guideline) if args.guideline else None
     db = open_store(args)
     summary = crowd_studies.create_study(
         db,
@@ -262,7 +250,7 @@ def cmd_create(args) -> int:
         known=known,
         guideline=guideline,
     )
-    summary["urls"] = entry_urls(args.base_url, name)
+    summary["urls"] = rules.entry_urls(args.base_url, name)
     _warn_open_organizer_pages(db)
     if args.json:
         print(json.dumps(summary))
@@ -278,8 +266,6 @@ def cmd_create(args) -> int:
 
 
 def cmd_status(args) -> int:
-    from assess.services import crowd_studies
-
     db = open_store(args)
     if not args.name:
         studies = crowd_studies.list_studies(db)
@@ -325,9 +311,7 @@ def _fmt(value, digits: int = 3) -> str:
 
 
 def cmd_report(args) -> int:
-    from assess.services.crowd import report
-
-    result = report(open_store(args), args.name, args.compare)
+    result = crowd_service.report(open_store(args), args.name, args.compare)
     if args.json:
         print(json.dumps(result, default=str))
         return 0
@@ -366,30 +350,22 @@ def cmd_report(args) -> int:
 
 
 def cmd_decide(args) -> int:
-    from assess.services.crowd_studies import set_decision
-
     decision = {"approve": "approved", "reject": "rejected", "clear": None}[args.decision]
-    set_decision(open_store(args), args.name, args.worker, decision)
+    crowd_studies.set_decision(open_store(args), args.name, args.worker, decision)
     print(f"{args.name}: worker {args.worker} {decision or 'undecided'}")
     return 0
 
 
 def cmd_release(args) -> int:
-    from assess.services.crowd_studies import release
-
-    release(open_store(args), args.name, args.worker)
+    crowd_studies.release(open_store(args), args.name, args.worker)
     print(f"{args.name}: worker {args.worker} released; the next browser with their link is bound to them")
     return 0
 
 
 def cmd_aggregate(args) -> int:
-    from assess.services import crowd as crowd_service
-    from assess.services.crowd_studies import label_task
-    from assess.text import terminal_text
-
     db = open_store(args)
     summary = crowd_service.aggregate(db, args.name, args.method)
-    task = label_task(db, args.name)
+    task = crowd_studies.label_task(db, args.name)
     if args.json:
         print(json.dumps({**summary, "task": str(task)}))
         return 0
@@ -412,8 +388,6 @@ def cmd_aggregate(args) -> int:
 
 
 def cmd_close(args) -> int:
-    from assess.services.crowd_studies import set_status
-
-    set_status(open_store(args), args.name, "open" if args.reopen else "closed")
+    crowd_studies.set_status(open_store(args), args.name, "open" if args.reopen else "closed")
     print(f"{args.name}: {'open' if args.reopen else 'closed'}")
     return 0

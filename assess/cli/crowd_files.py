@@ -8,6 +8,9 @@ import json
 
 from assess.cli import add_db_argument, data_output
 from assess.cli.common import open_store
+from assess.crowd import rules
+from assess.formats.inert_csv import write_dicts
+from assess.services import crowd as crowd_service
 
 EXPORT_FIELDS = {
     "raw": (
@@ -82,10 +85,7 @@ def add_commands(cs) -> None:
 
 
 def cmd_export(args) -> int:
-    from assess.formats.inert_csv import write_dicts
-    from assess.services.crowd import export_rows, label_lines
-
-    study, rows = export_rows(open_store(args), args.name, args.what, kept=args.kept)
+    study, rows = crowd_service.export_rows(open_store(args), args.name, args.what, kept=args.kept)
     with contextlib.ExitStack() as files:
         out = (
             files.enter_context(open(args.output, "w", newline="", encoding="utf-8")) if args.output else data_output()
@@ -93,17 +93,14 @@ def cmd_export(args) -> int:
         if args.format == "csv":
             write_dicts(out, EXPORT_FIELDS[args.what], rows)
             return 0
-        out.writelines(label_lines(study, args.what, rows))
+        out.writelines(crowd_service.label_lines(study, args.what, rows))
     return 0
 
 
 def cmd_import(args) -> int:
-    from assess.crowd.rules import parse_crowd_ntr
-    from assess.services import crowd as crowd_service
-
     db = open_store(args)
     summary = crowd_service.import_ntr_study(
-        db, args.file, parse_crowd_ntr(args.file), study=args.study, nugget_source=args.nuggets
+        db, args.file, rules.parse_crowd_ntr(args.file), study=args.study, nugget_source=args.nuggets
     )
     if args.json:
         print(json.dumps(summary))

@@ -7,12 +7,12 @@ import sys
 
 from assess.cli import add_db_argument, check_options, data_output, queues, release
 from assess.cli.common import open_store
+from assess.errors import AssessError
 from assess.formats.leaderboard import LEADERBOARD_LAYOUTS
 from assess.formats.reading import MAX_DEPTH, MAX_JSON_BYTES, MAX_LINE_BYTES, MiB
 from assess.formats.responses import ANSWER_LAYOUTS
-from assess.services.exports import EXPORT_KINDS
-from assess.services.loading import IMPORT_KINDS
-from assess.tasks import EXPORT_TABLES
+from assess.services import contents, exports, loading, review, session
+from assess.tasks import EXPORT_FILE_KINDS, EXPORT_TABLES, IMPORT_FILE_KINDS
 
 
 def add_commands(sub) -> None:
@@ -63,7 +63,7 @@ def add_commands(sub) -> None:
         "rag-topics) into a store that holds the embedded demo are refused (exit 2, nothing written) unless "
         "--drop-demo or --keep-demo says what becomes of the demo; a new store (--db new.db) needs neither.",
     )
-    p.add_argument("kind", choices=list(IMPORT_KINDS), help="what the file holds")
+    p.add_argument("kind", choices=list(IMPORT_FILE_KINDS), help="what the file holds")
     p.add_argument("file", help="the file to import")
     add_db_argument(p)
     p.add_argument(
@@ -145,7 +145,7 @@ def add_commands(sub) -> None:
         "support / not_support) on the nuggets of --nugget-source (default: the one set they refer to), one "
         "record per run and turn; both to --out, turns in conversation order, nuggets in key order.",
     )
-    p.add_argument("kind", choices=(*EXPORT_KINDS, release.RELEASE))
+    p.add_argument("kind", choices=(*EXPORT_FILE_KINDS, release.RELEASE))
     add_db_argument(p)
     p.add_argument(
         "--source",
@@ -243,24 +243,22 @@ def add_commands(sub) -> None:
 
 
 def cmd_init(args) -> int:
-    from assess.errors import AssessError
-    from assess.services.loading import load_demo_if_empty
-    from assess.services.session import grant_role, has_roles, location
-
-    if args.app_role is not None and not has_roles(args.db):
-        raise AssessError(f"{location(args.db)}: --app-role is for a PostgreSQL store (a SQLite file has no roles)")
+    if args.app_role is not None and not session.has_roles(args.db):
+        raise AssessError(
+            f"{session.location(args.db)}: --app-role is for a PostgreSQL store (a SQLite file has no roles)"
+        )
     db = open_store(args, must_exist=False)
     if args.app_role is not None:
-        for warning in grant_role(db, args.app_role):
-            print(f"warning: {location(args.db)}: {warning}", file=sys.stderr)
-        print(f"{location(args.db)}: the role {args.app_role} may read and write rows, not change the schema")
+        for warning in session.grant_role(db, args.app_role):
+            print(f"warning: {session.location(args.db)}: {warning}", file=sys.stderr)
+        print(f"{session.location(args.db)}: the role {args.app_role} may read and write rows, not change the schema")
     if args.demo:
-        if load_demo_if_empty(db):
-            print(f"{location(args.db)}: created with the demo data")
+        if loading.load_demo_if_empty(db):
+            print(f"{session.location(args.db)}: created with the demo data")
         else:
-            print(f"{location(args.db)}: not empty, demo not loaded")
+            print(f"{session.location(args.db)}: not empty, demo not loaded")
     else:
-        print(f"{location(args.db)}: ready")
+        print(f"{session.location(args.db)}: ready")
     return 0
 
 
@@ -275,24 +273,21 @@ def _login() -> str:
 
 
 def cmd_import(args) -> int:
-    from assess.errors import AssessError
-    from assess.services.loading import REPLACE_KINDS, TOPIC_KINDS, load_file
-
     check_options(
         args,
         ids={"--source": "source", "--name": "name", "--nuggets": "nugget_source", "--collection": "collection"},
         counts={"--depth": "depth"},
     )
-    if args.replace and args.kind not in REPLACE_KINDS:
-        raise AssessError(f"--replace is for {', '.join(REPLACE_KINDS)} imports, not {args.kind}")
+    if args.replace and args.kind not in loading.REPLACE_KINDS:
+        raise AssessError(f"--replace is for {', '.join(loading.REPLACE_KINDS)} imports, not {args.kind}")
     for flag, given in (("--layout", args.layout), ("--topics", args.topics)):
         if given is not None and args.kind != "rag-answers":
             raise AssessError(f"{flag} is for rag-answers imports, not {args.kind}")
-    if (args.drop_demo or args.keep_demo) and args.kind not in TOPIC_KINDS:
+    if (args.drop_demo or args.keep_demo) and args.kind not in loading.TOPIC_KINDS:
         flag = "--drop-demo" if args.drop_demo else "--keep-demo"
-        raise AssessError(f"{flag} is for {', '.join(TOPIC_KINDS)} imports, not {args.kind}")
+        raise AssessError(f"{flag} is for {', '.join(loading.TOPIC_KINDS)} imports, not {args.kind}")
     db = open_store(args, must_exist=False)
-    summary = load_file(
+    summary = loading.load_file(
         db,
         args.kind,
         args.file,
@@ -328,15 +323,12 @@ def _counts(value) -> str:
 
 
 def cmd_export(args) -> int:
-    from assess.errors import AssessError
-    from assess.services.exports import ExportRequest, export
-
     if args.kind == release.RELEASE:
         return release.cmd_release(args)
     if args.force:
         raise AssessError(f"--force is for release exports, not {args.kind}")
 
-    request = ExportRequest(
+    request = exports.ExportRequest(
         kind=args.kind,
         source=args.source,
         dedup=args.dedup,
@@ -347,23 +339,20 @@ def cmd_export(args) -> int:
         layout=args.layout,
         measures=tuple(args.measures),
     )
-    written = export(open_store(args), request, data_output())
+    written = exports.export(open_store(args), request, data_output())
     if written is not None:
         print(f"{args.output}: wrote " + ", ".join(f"{k} {v}" for k, v in written.items()))
     return 0
 
 
 def cmd_copy(args) -> int:
-    from assess.errors import AssessError
-    from assess.services.session import copy, location, store_exists
-
-    if not store_exists(args.source):
-        raise AssessError(f"{location(args.source)}: no such database (--from must name an existing store)")
-    copied = copy(args.source, args.target)
+    if not session.store_exists(args.source):
+        raise AssessError(f"{session.location(args.source)}: no such database (--from must name an existing store)")
+    copied = session.copy(args.source, args.target)
     if args.json:
         print(json.dumps(copied, sort_keys=True))
     else:
-        print(f"{location(args.source)} -> {location(args.target)}: {sum(copied.values())} rows copied")
+        print(f"{session.location(args.source)} -> {session.location(args.target)}: {sum(copied.values())} rows copied")
         for table, n in sorted(copied.items()):
             if n:
                 print(f"  {table:28} {n}")
@@ -371,13 +360,10 @@ def cmd_copy(args) -> int:
 
 
 def cmd_stats(args) -> int:
-    from assess.services.contents import stats
-    from assess.services.review import dashboard
-
     db = open_store(args)
-    result = stats(db)
+    result = contents.stats(db)
     if args.json:
-        result["review"] = dashboard(db)  # the /review page's figures, compared with it by a test
+        result["review"] = review.dashboard(db)  # the /review page's figures, compared with it by a test
         print(json.dumps(result))
         return 0
     for key in ("conversations", "turns", "passages", "passages_with_text", "runs", "pooled_pairs"):
@@ -396,9 +382,7 @@ def cmd_stats(args) -> int:
 
 
 def cmd_history(args) -> int:
-    from assess.services.contents import item_history
-
-    trail = item_history(open_store(args), f"{args.turn} {args.item}", args.task, source=args.source)
+    trail = contents.item_history(open_store(args), f"{args.turn} {args.item}", args.task, source=args.source)
     if args.json:
         print(json.dumps(trail))
         return 0

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import sys
 
+from assess import lazylibs
 from assess.cli import add_db_argument, progress_output
 from assess.cli.common import open_store
+from assess.llm import probes
+from assess.services import audit, batch_files, endpoints, jobs, pooling, prejudge
 from assess.tasks import PREJUDGE_TASKS
 
 TASKS = tuple(
@@ -207,7 +210,7 @@ def add_commands(sub) -> None:
 
 
 def _progress_bar(total: int, enabled: bool):
-    from tqdm import tqdm
+    tqdm = lazylibs.tqdm().tqdm
 
     bar = tqdm(
         total=total, file=progress_output(), unit="item", disable=not enabled, mininterval=0.25, dynamic_ncols=True
@@ -222,9 +225,8 @@ def _progress_bar(total: int, enabled: bool):
 
 def _request(args):
     """The command's options as one :class:`~assess.services.prejudge.PrejudgeRequest`."""
-    from assess.services.prejudge import PrejudgeRequest
 
-    return PrejudgeRequest(
+    return prejudge.PrejudgeRequest(
         task=args.task,
         source=args.source,
         model=args.model,
@@ -262,9 +264,6 @@ def _request(args):
 
 
 def cmd_prejudge(args) -> int:
-    from assess.services import prejudge
-    from assess.services.jobs import describe_estimate, describe_stored
-
     db = open_store(args)
     request = _request(args)
     if request.probe is not None:
@@ -275,7 +274,7 @@ def cmd_prejudge(args) -> int:
 
     def start(estimate, todo):
         nonlocal bar
-        print(describe_estimate(estimate), file=sys.stderr)
+        print(jobs.describe_estimate(estimate), file=sys.stderr)
         if request.estimate_only:
             return None
         bar, progress = _progress_bar(todo, not args.no_progress)
@@ -298,7 +297,7 @@ def cmd_prejudge(args) -> int:
         return 0
     skipped = f", {s['skipped']} {s['skipped_reason']} skipped" if s["skipped"] else ""
     print(
-        f"{s['source']} {s['task']}: {describe_stored(s)}, {s['already']} already "
+        f"{s['source']} {s['task']}: {jobs.describe_stored(s)}, {s['already']} already "
         f"judged{skipped}; {s['tokens_in']:,} + {s['tokens_out']:,} tokens in {s['seconds']:.1f} s"
     )
     if "worker" in s:
@@ -335,15 +334,13 @@ def _until_stopped(call, current_bar, stopped: str):
 
 def _batch(db, request, args) -> int:
     """``prejudge --batch-out FILE`` / ``--batch-in FILE``: requests out, or results in with a progress bar."""
-    from assess.services import batch_files, prejudge
-    from assess.services.jobs import describe_estimate
 
     bar = None
 
     def start(estimate, todo):
         nonlocal bar
         if request.batch_out:
-            print(describe_estimate(estimate), file=sys.stderr)
+            print(jobs.describe_estimate(estimate), file=sys.stderr)
             return None
         bar, progress = _progress_bar(0, not args.no_progress)
 
@@ -377,10 +374,7 @@ def _batch(db, request, args) -> int:
 
 def _probe(db, request, args) -> int:
     """``prejudge --probe KIND``: the susceptibility probe, with a progress bar of calls."""
-    from tqdm import tqdm
-
-    from assess.llm.probes import describe
-    from assess.services import prejudge
+    tqdm = lazylibs.tqdm().tqdm
 
     bar = None
 
@@ -401,17 +395,14 @@ def _probe(db, request, args) -> int:
     )
     if report is STOPPED:
         return 130
-    print(json.dumps(report) if args.json else describe(report))
+    print(json.dumps(report) if args.json else probes.describe(report))
     return 0
 
 
 def cmd_jobs(args) -> int:
-    from assess.services.endpoints import describe, job_figures
-    from assess.services.jobs import describe_worker, job_listing
-
     db = open_store(args)
-    rows = job_listing(db, limit=args.limit)
-    figures = job_figures(db, [j["id"] for j in rows])  # jobs spread over several endpoints
+    rows = jobs.job_listing(db, limit=args.limit)
+    figures = endpoints.job_figures(db, [j["id"] for j in rows])  # jobs spread over several endpoints
     if args.json:
         print(json.dumps([j | {"endpoints": figures[j["id"]]} if j["id"] in figures else j for j in rows]))
         return 0
@@ -424,19 +415,16 @@ def cmd_jobs(args) -> int:
             f"{j['heartbeat_at']}" + (f"; {j['message']}" if j["message"] else "")
         )
         for f in figures.get(j["id"], ()):
-            print(f"  {describe(f)}")
+            print(f"  {endpoints.describe(f)}")
         if j.get("planning") is not None:  # a shared job whose planner is still queueing items
             print(f"  planning: {j['planning']:,} items read, {j['planned']:,} queued so far")
         for w in j.get("workers", ()):
-            print("  " + describe_worker(w))
+            print("  " + jobs.describe_worker(w))
     return 0
 
 
 def cmd_pool_adaptive(args) -> int:
-    from assess.services.jobs import describe_adaptive
-    from assess.services.pooling import adaptive_pool
-
-    r = adaptive_pool(
+    r = pooling.adaptive_pool(
         open_store(args),
         args.source,
         args.threshold,
@@ -446,14 +434,12 @@ def cmd_pool_adaptive(args) -> int:
         relevant=args.relevant,
         apply=args.apply,
     )
-    print(json.dumps(r) if args.json else describe_adaptive(r))
+    print(json.dumps(r) if args.json else jobs.describe_adaptive(r))
     return 0
 
 
 def cmd_anchoring(args) -> int:
-    from assess.services.audit import anchoring
-
-    rows = anchoring(open_store(args), args.task, assessor=args.assessor)
+    rows = audit.anchoring(open_store(args), args.task, assessor=args.assessor)
     if args.json:
         print(json.dumps(rows))
         return 0

@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 import sys
 
-from assess.cli import add_db_argument, data_output
-from assess.cli.common import open_store
+from assess.cli import add_db_argument, check_options, data_output
+from assess.cli.banks import add_bank_commands
+from assess.cli.common import open_store, print_json, table
+from assess.llm import clients
+from assess.nuggets import dedup, documents
+from assess.services import matching, nuggets, session
 
 
 def add_commands(sub) -> None:
@@ -153,8 +157,6 @@ def add_commands(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the pairs as one JSON list")
     p.set_defaults(func=cmd_spans_agreement)
 
-    from assess.cli.banks import add_bank_commands
-
     add_bank_commands(commands)  # nuggets bank import|export|import-matches|score (RAGTIME nugget banks)
 
 
@@ -168,9 +170,7 @@ def _write(document: dict, output: str | None) -> None:
 
 
 def cmd_locate(args) -> int:
-    from assess.services.nuggets import locate_nuggets
-
-    counts = locate_nuggets(open_store(args), args.source, relocate=args.relocate)
+    counts = nuggets.locate_nuggets(open_store(args), args.source, relocate=args.relocate)
     if args.json:
         print(json.dumps({"source": args.source, **counts}))
         return 0
@@ -186,10 +186,7 @@ def cmd_locate(args) -> int:
 
 
 def cmd_spans_agreement(args) -> int:
-    from assess.cli.common import print_json, table
-    from assess.services.nuggets import span_agreement
-
-    pairs = span_agreement(open_store(args), args.sources, unit=args.unit)
+    pairs = nuggets.span_agreement(open_store(args), args.sources, unit=args.unit)
     if args.json:
         print_json(pairs)
         return 0
@@ -202,24 +199,19 @@ def cmd_spans_agreement(args) -> int:
 
 
 def cmd_suggest(args) -> int:
-    from assess.nuggets.dedup import LexicalEntailment, judge_name
-    from assess.services.nuggets import suggest_duplicates
-
     db = open_store(args)
-    judge = LexicalEntailment()
+    judge = dedup.LexicalEntailment()
     if args.nli:
-        from assess.llm.clients import NliClient
-
-        judge = NliClient(args.nli)
+        judge = clients.NliClient(args.nli)
     threshold = args.threshold
-    found = suggest_duplicates(db, args.source, args.turns, judge, threshold=threshold)
+    found = nuggets.suggest_duplicates(db, args.source, args.turns, judge, threshold=threshold)
     turns = args.turns or list(found)
     if args.json:
         print(
             json.dumps(
                 {
                     "source": args.source,
-                    "judge": judge_name(judge),
+                    "judge": dedup.judge_name(judge),
                     "threshold": threshold,
                     "pairs": sum(found.values()),
                     "per_turn": found,
@@ -229,7 +221,7 @@ def cmd_suggest(args) -> int:
     else:
         print(
             f"{args.source}: {sum(found.values())} suggested pairs over {len(turns)} turns "
-            f"({judge_name(judge)}, threshold {threshold})"
+            f"({dedup.judge_name(judge)}, threshold {threshold})"
         )
     return 0
 
@@ -237,13 +229,10 @@ def cmd_suggest(args) -> int:
 def cmd_study(args) -> int:
     from pathlib import Path
 
-    from assess.nuggets.documents import parse_attributes_json
-    from assess.services.nuggets import save_study_attributes
-
     raw = args.attributes
     text = Path(raw).read_text(encoding="utf-8") if not raw.lstrip().startswith("[") else raw
-    attributes = parse_attributes_json(text, where="--attributes")
-    config = save_study_attributes(open_store(args), args.name, attributes, max_level=args.max_level, L=args.L)
+    attributes = documents.parse_attributes_json(text, where="--attributes")
+    config = nuggets.save_study_attributes(open_store(args), args.name, attributes, max_level=args.max_level, L=args.L)
     print(
         f"study {config['name']}: "
         + "; ".join(f"{a['name']} ({a['kind']}, {'/'.join(a['groups'])})" for a in config["attributes"])
@@ -252,26 +241,18 @@ def cmd_study(args) -> int:
 
 
 def cmd_export_gfrc2(args) -> int:
-    from assess.services.nuggets import gfrc2_document
-
-    _write(gfrc2_document(open_store(args), args.study, runs=args.runs), args.output)
+    _write(nuggets.gfrc2_document(open_store(args), args.study, runs=args.runs), args.output)
     return 0
 
 
 def cmd_export_aepd(args) -> int:
-    from assess.services.nuggets import aepd_document
-
-    _write(aepd_document(open_store(args), runs=args.runs), args.output)
+    _write(nuggets.aepd_document(open_store(args), runs=args.runs), args.output)
     return 0
 
 
 def cmd_match(args) -> int:
-    from assess.cli import check_options
-    from assess.services.matching import MatchRequest, match
-    from assess.services.session import location
-
     check_options(args, counts={"--limit": "limit"})
-    request = MatchRequest(
+    request = matching.MatchRequest(
         method=args.method,
         backend=args.backend,
         gold=args.gold,
@@ -292,13 +273,13 @@ def cmd_match(args) -> int:
     )
     db = open_store(args)
     try:
-        result = match(db, request)
+        result = matching.match(db, request)
     except KeyboardInterrupt:
         print("stopped: every match stored so far is kept; run the same command again to resume", file=sys.stderr)
         return 130
     out = result.report
     out["score"] = (
-        f"python -m assess score nuggets --db {location(args.db)} --ntr-source {result.source} "
+        f"python -m assess score nuggets --db {session.location(args.db)} --ntr-source {result.source} "
         f"--nugget-source {args.gold}"
     )
     if args.json:

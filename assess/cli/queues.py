@@ -7,6 +7,8 @@ import json
 
 from assess.cli import actor, add_by_argument, add_db_argument
 from assess.cli.common import open_store
+from assess.errors import AssessError
+from assess.services import contents
 
 
 def add_commands(sub) -> None:
@@ -82,9 +84,6 @@ def add_commands(sub) -> None:
 
 
 def cmd_assign(args) -> int:
-    from assess.errors import AssessError
-    from assess.services import contents
-
     db = open_store(args)
     if not args.conversation and not args.turn:
         raise AssessError("assign needs --conversation or --turn")
@@ -99,12 +98,10 @@ def cmd_assign(args) -> int:
 
 
 def cmd_reshow(args) -> int:
-    from assess.services.contents import reshow_rule, set_reshow_rule
-
     db = open_store(args)
     if args.share is not None:
-        set_reshow_rule(db, args.share, gap=args.gap, seed=args.seed, task=args.task, by=actor(args))
-    rule = reshow_rule(db, args.task)
+        contents.set_reshow_rule(db, args.share, gap=args.gap, seed=args.seed, task=args.task, by=actor(args))
+    rule = contents.reshow_rule(db, args.task)
     if rule is None:
         print(f"{args.task}: no items are re-shown")
     else:
@@ -116,11 +113,8 @@ def cmd_reshow(args) -> int:
 
 
 def cmd_assign_overlap(args) -> int:
-    from assess.errors import AssessError
-    from assess.services.contents import advance_overlap_plan, create_overlap_plan
-
     if args.advance:
-        steps = advance_overlap_plan(open_store(args), args.name)
+        steps = contents.advance_overlap_plan(open_store(args), args.name)
         print(
             json.dumps(steps) if args.json else f"plan {args.name}: " + ", ".join(f"{k} {v}" for k, v in steps.items())
         )
@@ -137,7 +131,7 @@ def cmd_assign_overlap(args) -> int:
         raise AssessError(f"--margin: a grade difference in (0, 4], not {args.margin!r}")
     copies = args.copies or (min(3, len(args.assessor)) if args.adaptive else 2)
     db = open_store(args)
-    summary = create_overlap_plan(
+    summary = contents.create_overlap_plan(
         db,
         args.name,
         args.assessor,

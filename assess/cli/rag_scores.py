@@ -10,6 +10,8 @@ from assess.cli import add_db_argument
 from assess.cli.common import open_store, print_json, table
 from assess.errors import FormatError
 from assess.measures.nugget_recall import UNJUDGED_DEFAULT
+from assess.services import rag
+from assess.services import scores as scores_service
 
 _ORGANIZERS = "organizers"  # the PTKB label source the topics' ptkb_provenance is imported as
 
@@ -158,8 +160,6 @@ def add_citations(commands) -> None:
 
 
 def _nuggets(args: argparse.Namespace) -> int:
-    from assess.services.scores import nugget_file_scores
-
     files = ("gold", "gold_dedup", "matches", "ntn", "assignments")
     if args.ntr_source:
         given = [f"--{n.replace('_', '-')}" for n in files if getattr(args, n)]
@@ -191,7 +191,7 @@ def _nuggets(args: argparse.Namespace) -> int:
     if args.personal is _PERSONAL_DEFAULT:
         raise FormatError("--personal", None, "a PTKB qrels or topics file", "no file")
 
-    out = nugget_file_scores(
+    out = scores_service.nugget_file_scores(
         gold=args.gold,
         gold_dedup=args.gold_dedup,
         gold_format=args.gold_format,
@@ -297,9 +297,8 @@ def _ntr_table(ntr: dict, split: bool) -> None:
 
 def _nuggets_from_store(args: argparse.Namespace) -> int:
     """``score nuggets --ntr-source SOURCE``: NtR recall and the graded nugget scores from the stored labels."""
-    from assess.services.scores import stored_nugget_scores
 
-    out = stored_nugget_scores(
+    out = scores_service.stored_nugget_scores(
         open_store(args),
         args.ntr_source,
         nugget_source=args.nugget_source,
@@ -348,10 +347,8 @@ def _nuggets_from_store(args: argparse.Namespace) -> int:
 
 def _citations(args: argparse.Namespace) -> int:
     """``score citations --db PATH --source SOURCE``: citation measures from the stored citation labels."""
-    from assess.services.rag import CITATION_SCORES, CONTRADICTION_FIELDS, POOLED_SCORES
-    from assess.services.scores import citation_scores
 
-    out = citation_scores(open_store(args), args.source, args.runs, per_response=args.per_response)
+    out = scores_service.citation_scores(open_store(args), args.source, args.runs, per_response=args.per_response)
     _print_warnings(out)
     if args.json:
         print_json(out)
@@ -373,9 +370,9 @@ def _citations(args: argparse.Namespace) -> int:
         "citations",
     ]
     # A source with a 'contradicts' label: its rows also say how many citations contradict, and their share.
-    extra = list(CONTRADICTION_FIELDS) if any("contradicts" in r for r in out["runs"].values()) else []
-    scores = [*CITATION_SCORES, *extra]
-    pooled = [*CITATION_SCORES, *POOLED_SCORES, *extra]  # a run's row adds the pooled shares
+    extra = list(rag.CONTRADICTION_FIELDS) if any("contradicts" in r for r in out["runs"].values()) else []
+    scores = [*rag.CITATION_SCORES, *extra]
+    pooled = [*rag.CITATION_SCORES, *rag.POOLED_SCORES, *extra]  # a run's row adds the pooled shares
     table(
         ["run", *counts, *pooled],
         [[run, *(r[c] for c in counts), *(r[m] for m in pooled)] for run, r in out["runs"].items()],

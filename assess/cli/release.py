@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from assess.cli.common import open_store
+from assess.errors import AssessError
+from assess.services import release
+
 RELEASE = "release"
 # Options of ``export`` that mean nothing for a bundle: refused rather than ignored.
 _OTHER_OPTIONS = {"--dedup": "dedup", "--nugget-source": "nugget_source", "--table": "table", "--layout": "layout"}
@@ -29,10 +33,6 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_release(args) -> int:
-    from assess.cli.common import open_store
-    from assess.errors import AssessError
-    from assess.services.release import export_release
-
     if not args.output:
         raise AssessError("export release needs --out DIR (a new or empty folder)")
     for option, dest in _OTHER_OPTIONS.items():
@@ -41,7 +41,7 @@ def cmd_release(args) -> int:
     if args.run or args.measures:
         raise AssessError("--run and --measure are not for release exports")
     with open_store(args) as db:
-        counts = export_release(db, args.output, sources=args.sources, force=args.force)
+        counts = release.export_release(db, args.output, sources=args.sources, force=args.force)
     qrels = sum(counts["qrels"].values())
     print(
         f"{args.output}: wrote docs {counts['docs']} ({counts['docs_without_text']} without text), "

@@ -27,6 +27,8 @@ import argparse
 
 from assess.cli import rag_scores
 from assess.cli.common import cell, print_json, table
+from assess.measures import aepd
+from assess.services import scores
 
 
 def add_commands(sub) -> None:
@@ -109,9 +111,7 @@ def add_commands(sub) -> None:
 
 
 def _gfrc2(args: argparse.Namespace) -> int:
-    from assess.services.scores import gfrc2_file
-
-    results = gfrc2_file(args.file)
+    results = scores.gfrc2_file(args.file)
     if args.json:
         print_json(results)
         return 0
@@ -145,14 +145,11 @@ def _gfrc2(args: argparse.Namespace) -> int:
 
 
 def _aepd(args: argparse.Namespace) -> int:
-    from assess.measures.aepd import SCORE_KEYS
-    from assess.services.scores import aepd_file
-
-    results = aepd_file(args.file)
+    results = scores.aepd_file(args.file)
     if args.json:
         print_json(results)
         return 0
-    table(["turn", *SCORE_KEYS], [[tid, *(s[k] for k in SCORE_KEYS)] for tid, s in results["turns"].items()])
+    table(["turn", *aepd.SCORE_KEYS], [[tid, *(s[k] for k in aepd.SCORE_KEYS)] for tid, s in results["turns"].items()])
     t = results["tradeoff"]
     print(
         f"\nP-D trade-off over {t['n']} turns with P > 0 and D > 0: Kendall tau = {cell(t['kendall_tau'])}, "
@@ -162,9 +159,7 @@ def _aepd(args: argparse.Namespace) -> int:
 
 
 def _runs(args: argparse.Namespace) -> int:
-    from assess.services.scores import run_scores
-
-    out = run_scores(
+    out = scores.run_scores(
         args.qrels,
         args.runs,
         qrels_b=args.qrels_b,

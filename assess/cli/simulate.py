@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from assess.cli.common import open_store
+from assess.cli.common import fmt_num, open_store, print_report, text_table
+from assess.services import budget
 
 # assess.measures.active_sampling's, without numpy
 POLICIES = ("uniform", "stratified", "disagreement", "active", "active-sequential")
@@ -37,10 +38,7 @@ def add_command(command) -> None:
 
 
 def cmd_simulate(args) -> int:
-    from assess.cli.common import fmt_num, print_report, text_table
-    from assess.services.budget import simulate_view
-
-    report = simulate_view(
+    report = budget.simulate_view(
         open_store(args),
         args.reference,
         args.judge,

@@ -7,6 +7,7 @@ import json
 
 from assess.cli import actor, add_by_argument, add_db_argument
 from assess.cli.common import open_store, text_table
+from assess.services import machines
 
 
 def add_commands(sub) -> None:
@@ -42,9 +43,7 @@ def add_commands(sub) -> None:
 
 
 def cmd_roster(args) -> int:
-    from assess.services.machines import roster
-
-    found = roster(open_store(args))
+    found = machines.roster(open_store(args))
     if args.json:
         print(json.dumps({"sources": found}))
         return 0
@@ -70,9 +69,7 @@ def cmd_roster(args) -> int:
 
 
 def cmd_declare(args) -> int:
-    from assess.services.machines import declare
-
-    done = declare(
+    done = machines.declare(
         open_store(args),
         args.source,
         model=args.model,

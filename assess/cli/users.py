@@ -12,6 +12,8 @@ import sys
 
 from assess.cli import actor, add_by_argument, add_db_argument
 from assess.cli.common import open_store
+from assess.errors import AssessError
+from assess.services import accounts, tokens
 
 ROLES = ("assessor", "adjudicator", "organizer")
 
@@ -74,7 +76,6 @@ def add_commands(sub) -> None:
 
 def _password(args) -> tuple[str | None, bool]:
     """(password from stdin or None, whether to generate one)."""
-    from assess.errors import AssessError
 
     if args.password_stdin and args.no_password:
         raise AssessError("--password-stdin and --no-password exclude each other")
@@ -89,13 +90,13 @@ def _password(args) -> tuple[str | None, bool]:
 
 
 def cmd_add(args) -> int:
-    from assess.services.accounts import add_account, hash_password
-
     password, generate = _password(args)
     if password is not None:
-        hash_password(password)  # refuse a short password before the store is opened or created
+        accounts.hash_password(password)  # refuse a short password before the store is opened or created
     db = open_store(args, must_exist=False)
-    made = add_account(db, args.name, args.role, password=password, by=actor(args), email=args.email, generate=generate)
+    made = accounts.add_account(
+        db, args.name, args.role, password=password, by=actor(args), email=args.email, generate=generate
+    )
     print(f"added {args.name} ({args.role})")
     if made:
         print(f"password: {made}")
@@ -104,9 +105,7 @@ def cmd_add(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from assess.services.accounts import account_list
-
-    found = account_list(open_store(args))
+    found = accounts.account_list(open_store(args))
     if args.json:
         print(json.dumps(found, indent=1))
         return 0
@@ -122,29 +121,23 @@ def cmd_list(args) -> int:
 
 
 def cmd_disable(args) -> int:
-    from assess.services.accounts import set_disabled
-
-    changed = set_disabled(open_store(args), args.name, args.disabled, by=actor(args))
+    changed = accounts.set_disabled(open_store(args), args.name, args.disabled, by=actor(args))
     word = "disabled" if args.disabled else "enabled"
     print(f"{args.name} {word}" if changed else f"{args.name} was already {word}")
     return 0
 
 
 def cmd_role(args) -> int:
-    from assess.services.accounts import set_role
-
-    changed = set_role(open_store(args), args.name, args.role, by=actor(args))
+    changed = accounts.set_role(open_store(args), args.name, args.role, by=actor(args))
     print(f"{args.name} is now {args.role}" if changed else f"{args.name} already was {args.role}")
     return 0
 
 
 def cmd_reset(args) -> int:
-    from assess.services.accounts import hash_password, reset_account
-
     password, generate = _password(args)
     if password is not None:
-        hash_password(password)
-    made = reset_account(open_store(args), args.name, password=password, by=actor(args), generate=generate)
+        accounts.hash_password(password)
+    made = accounts.reset_account(open_store(args), args.name, password=password, by=actor(args), generate=generate)
     print(f"reset {args.name}: earlier sign-in links no longer work")
     if made:
         print(f"password: {made}")
@@ -152,20 +145,16 @@ def cmd_reset(args) -> int:
 
 
 def cmd_link(args) -> int:
-    from assess.services.accounts import make_link
-
-    print(make_link(open_store(args), args.name, args.base_url, minutes=args.minutes))
+    print(accounts.make_link(open_store(args), args.name, args.base_url, minutes=args.minutes))
     return 0
 
 
 def cmd_token(args) -> int:
-    from assess.services.tokens import new_token, revoke_tokens
-
     db = open_store(args)
     if args.revoke:
-        print(f"revoked {revoke_tokens(db, args.name, by=actor(args))} API token(s) of {args.name}")
+        print(f"revoked {tokens.revoke_tokens(db, args.name, by=actor(args))} API token(s) of {args.name}")
         return 0
-    token = new_token(db, args.name, days=args.days, by=actor(args))
+    token = tokens.new_token(db, args.name, days=args.days, by=actor(args))
     print(f"API token of {args.name}, valid {args.days} days (shown once; send it as 'Authorization: Bearer TOKEN'):")
     print(f"token: {token}")
     return 0

@@ -10,6 +10,8 @@ import sys
 
 from assess.cli import actor, add_by_argument, add_db_argument
 from assess.cli.common import open_store, print_json
+from assess.errors import AssessError, FormatError
+from assess.services import webhooks
 
 
 def add_commands(sub) -> None:
@@ -58,51 +60,38 @@ def add_commands(sub) -> None:
 
 
 def cmd_add(args) -> int:
-    from assess.errors import AssessError
-    from assess.services.webhooks import add_webhook
-
     secret = sys.stdin.readline().rstrip("\r\n")
     if not secret:
         raise AssessError("--secret-stdin: expected the secret on the first line of standard input, found none")
-    hook = add_webhook(open_store(args), args.url, args.event, secret, by=actor(args))
+    hook = webhooks.add_webhook(open_store(args), args.url, args.event, secret, by=actor(args))
     print(f"webhook {hook}: {args.event} -> {args.url}")
     return 0
 
 
 def cmd_list(args) -> int:
-    from assess.services.webhooks import list_webhooks
-
-    print_json(list_webhooks(open_store(args)))
+    print_json(webhooks.list_webhooks(open_store(args)))
     return 0
 
 
 def cmd_remove(args) -> int:
-    from assess.errors import AssessError
-    from assess.services.webhooks import remove_webhook
-
-    if not remove_webhook(open_store(args), args.id, by=actor(args)):
+    if not webhooks.remove_webhook(open_store(args), args.id, by=actor(args)):
         raise AssessError(f"ID: expected a live webhook's id (webhooks list), found {args.id}")
     print(f"webhook {args.id} removed")
     return 0
 
 
 def cmd_log(args) -> int:
-    from assess.services.webhooks import delivery_log
-
-    print_json(delivery_log(open_store(args), args.hook))
+    print_json(webhooks.delivery_log(open_store(args), args.hook))
     return 0
 
 
 def cmd_deliver(args) -> int:
-    from assess.errors import FormatError
-    from assess.services.webhooks import deliver_forever, deliver_once
-
     for option, given in (("--interval", args.interval), ("--backoff", args.backoff)):
         if not 0 < given <= 3600:
             raise FormatError(option, None, "seconds from 0 to 3600", str(given))
     db = open_store(args)
     if args.once:
-        print_json(deliver_once(db, backoff=args.backoff))
+        print_json(webhooks.deliver_once(db, backoff=args.backoff))
         return 0
-    deliver_forever(db, interval=args.interval, backoff=args.backoff)
+    webhooks.deliver_forever(db, interval=args.interval, backoff=args.backoff)
     return 0

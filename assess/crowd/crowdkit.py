@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from assess import lazylibs
 from assess.errors import AssessError
 
 # our majority vote (assess.crowd.rules.majority_vote, with the study's tie rule) is the default and
@@ -27,7 +28,13 @@ class Given(NamedTuple):
 
 
 def _model(method: str):
-    from crowdkit.aggregation import GLAD, MACE, DawidSkene, MajorityVote
+    aggregation = lazylibs.crowdkit_aggregation()
+    MACE, DawidSkene, GLAD, MajorityVote = (
+        aggregation.MACE,
+        aggregation.DawidSkene,
+        aggregation.GLAD,
+        aggregation.MajorityVote,
+    )
 
     if method == "dawid-skene":
         return DawidSkene(n_iter=100, tol=1e-5)
@@ -47,9 +54,9 @@ def aggregate(given: Iterable[Given], method: str) -> dict:
     answers equal to the aggregated label} (``crowdkit.metrics.workers.accuracy_on_aggregates``, over all
     groups) and ``consistency`` {group: crowd-kit's ``consistency``: the mean posterior probability of the
     majority label given the workers' majority-vote skills}."""
-    import pandas as pd
-    from crowdkit.metrics.data import consistency
-    from crowdkit.metrics.workers import accuracy_on_aggregates
+    pd = lazylibs.pandas()
+    consistency = lazylibs.crowdkit_metrics().data.consistency
+    accuracy_on_aggregates = lazylibs.crowdkit_metrics().workers.accuracy_on_aggregates
 
     groups: dict[str, list[Given]] = defaultdict(list)
     for g in given:

@@ -33,8 +33,11 @@ from typing import Literal, NamedTuple
 from urllib.parse import urlsplit
 
 from assess.errors import AssessError, FormatError
+from assess.formats import read_lines
 from assess.formats.nuggetizer import ASSIGNMENTS, SUPPORT_NAMES
 from assess.formats.nuggets import read_ntr_lines
+from assess.formats.reading import JsonChecker, read_json_object, read_text
+from assess.measures.agreement import fleiss_kappa, krippendorff_alpha
 from assess.tasks import MATCH_SUPPORT, SUPPORT, Task, consensus
 
 TASKS = ("ntr", "response")
@@ -373,7 +376,6 @@ def guideline_problem(guide: object) -> tuple[tuple, str, object] | None:
 def read_guideline(path: str | Path) -> dict:
     """Read an organizer's guideline file (:data:`GUIDELINE_SHAPE`); a FormatError names the file, the line
     and the JSON path of the first value of the wrong shape."""
-    from assess.formats.reading import JsonChecker, read_json_object, read_text
 
     guide = read_json_object(path)
     problem = guideline_problem(guide)
@@ -562,8 +564,6 @@ def parse_crowd_ntr(path: str | Path) -> list[CrowdNtrRow]:
 
 
 def _lines(path: str | Path) -> list[tuple[int, str]]:
-    from assess.formats import read_lines
-
     return read_lines(path, fields=True)
 
 
@@ -711,7 +711,6 @@ def agreement(
     for 0-3 grades). -1 labels are left out. ``kept_only`` drops discarded assignments and rejected
     workers first.
     """
-    from assess.measures.agreement import fleiss_kappa, krippendorff_alpha
 
     answers = list(answers)
     verdict = screen_assignments(answers, config.qc, config.bad_threshold) if kept_only else {}

@@ -26,7 +26,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from assess import lazylibs
 from assess.errors import FormatError
+from assess.formats.inert_csv import frame_csv
 from assess.formats.reading import ID_RULE, JsonChecker, describe_char, id_problem, parse_json_text, read_text
 
 AGGREGATORS: tuple[str, ...] = ("AND", "OR")
@@ -417,9 +419,7 @@ def _csv_rows(path, reader) -> Iterator[list[str]]:
 def write_rubric_judgments(rows: Sequence[tuple[str, str, str, str, int]]) -> str:
     """The assessment CSV as the track's pandas writes it: ``topic_id,run_tag,question_id,answer_id,annotation``
     (rows in the order given, lines ending in LF), cells made inert (:mod:`assess.formats.inert_csv`)."""
-    import pandas as pd
-
-    from assess.formats.inert_csv import frame_csv
+    pd = lazylibs.pandas()
 
     names = {v: k for k, v in RUBRIC_JUDGMENTS.items()}
     columns = ["topic_id", "run_tag", "question_id", "answer_id", "annotation"]

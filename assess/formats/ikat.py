@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
-from assess.formats.reading import JsonChecker, JsonRecords, per_turn
+from assess.formats.reading import JsonChecker, JsonRecords, open_regular, per_turn
+from assess.formats.trec import qrels_table
 
 MAX_TURN_NUMBER = 10**9
 
@@ -213,8 +214,6 @@ def iter_responses(path: str | Path) -> Iterator[ResponseRecord]:
 
 def personal_turns(path: str | Path) -> set[str]:
     """Personal turns: iKAT topics JSON (turns with relevant PTKB statements) or PTKB qrels (a grade > 0)."""
-    from assess.formats.reading import open_regular
-    from assess.formats.trec import qrels_table
 
     with open_regular(path) as handle:
         head = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")

@@ -15,6 +15,8 @@ import io
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
 
+from assess import lazylibs
+
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -27,7 +29,7 @@ def inert_cell(value: Any) -> Any:
 
 def inert_frame(frame):
     """A copy of a pandas DataFrame whose text cells and column names pass :func:`inert_cell`."""
-    from pandas.api.types import is_numeric_dtype
+    is_numeric_dtype = lazylibs.pandas().api.types.is_numeric_dtype
 
     out = frame.copy()
     for position in range(out.shape[1]):

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from assess.errors import FormatError
-from assess.formats.reading import JsonRecords, json_line, json_path_line, read_lines, short
+from assess.formats.nuggetizer import looks_like_nuggetizer, parse_nuggetizer_nuggets
+from assess.formats.reading import JsonChecker, JsonRecords, json_line, json_path_line, load_json, read_lines, short
 from assess.tasks import MATCH, NUGGET_RELEVANCE
 
 
@@ -342,7 +343,6 @@ class GoldNuggets(NamedTuple):
 def read_gold(path: str, layout: str = "auto") -> GoldNuggets:
     """Gold nuggets from a CONE-RAG JSON or a nuggetizer nugget JSONL file (``layout``: auto, cone-rag or
     nuggetizer; auto reads nuggetizer JSONL when the first line is an object with "qid" and "nuggets")."""
-    from assess.formats.nuggetizer import looks_like_nuggetizer, parse_nuggetizer_nuggets
 
     text: dict[str, dict[str, str]] = {}
     if layout == "nuggetizer" or (layout == "auto" and looks_like_nuggetizer(path)):
@@ -405,7 +405,6 @@ def read_ntn(path: str) -> dict[str, dict[str, tuple[list[str], list[tuple[str, 
     ``pairs`` (optional) a list of [response id, gold id] whose response id is in ``response``;
     no other field. Gold ids are compared with the gold set later (unknown ones are reported).
     """
-    from assess.formats.reading import JsonChecker, load_json
 
     data, text = load_json(path)
     check = JsonChecker(path, text)

@@ -57,7 +57,16 @@ from typing import Any, NamedTuple
 
 from assess.errors import FormatError
 from assess.formats.ikat import cited_passages, turn_number
-from assess.formats.reading import ID_RULE, JsonChecker, JsonRecords, id_problem, iter_lines, parse_json_text, short
+from assess.formats.reading import (
+    ID_RULE,
+    JsonChecker,
+    JsonRecords,
+    id_problem,
+    iter_lines,
+    json_line,
+    parse_json_text,
+    short,
+)
 
 IKAT_TOPICS = "ikat-topics"
 RAG_2024 = "trec-rag-2024"
@@ -251,7 +260,6 @@ def ikat_turn_line(path: str | Path, turn_id: str) -> int | None:
     """The line of the turn ``turn_id`` (``<number>_<turn_id>``) in an iKAT topics file; None when it is not
     found. For errors found after parsing (a turn the store lacks): the file is read one conversation at a
     time up to the turn, so a big file costs no more memory here than when it was imported."""
-    from assess.formats.reading import json_line
 
     try:
         with JsonRecords(path) as records:

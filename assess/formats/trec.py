@@ -9,6 +9,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
+from assess import lazylibs
 from assess.errors import FormatError
 from assess.formats import reading
 from assess.formats.reading import (
@@ -140,13 +141,13 @@ class RepeatGuard:
         self._size = 0
 
     def add(self, keys: Iterable, count: int) -> None:
-        import numpy as np
+        np = lazylibs.numpy()
 
         self._blocks.append(np.fromiter(map(hash, keys), dtype=np.int64, count=count))
         self._size += count
 
     def repeated_hashes(self) -> set[int]:
-        import numpy as np
+        np = lazylibs.numpy()
 
         if len(self._blocks) < 2:  # within one block the parser has compared the keys themselves
             return set()

@@ -23,7 +23,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from assess import lazylibs
 from assess.errors import AssessError
+from assess.llm.guard import check_destination, redact
+from assess.nuggets.dedup import dedup_keep as keep_rule
+from assess.settings import llm_settings
 
 DEFAULT_CONCURRENCY = 16
 DEFAULT_TIMEOUT = 60.0
@@ -67,7 +71,6 @@ def endpoint_settings(*, base_url: str | None = None, model: str | None = None, 
     A base URL without a key is a local server (vLLM, Ollama): a placeholder key is used. No base URL
     means OpenAI itself, which needs a key.
     """
-    from assess.settings import llm_settings
 
     env = llm_settings()
     base_url = base_url or env["base_url"]
@@ -81,7 +84,6 @@ def endpoint_settings(*, base_url: str | None = None, model: str | None = None, 
             "local OpenAI-compatible server, or set ASSESS_LLM_API_KEY (or OPENAI_API_KEY) "
             "for OpenAI"
         )
-    from assess.llm.guard import check_destination
 
     check_destination(base_url)  # refused before any estimate or job: no link-local or metadata host
     return {"base_url": base_url, "model": model, "api_key": api_key or LOCAL_KEY}
@@ -126,8 +128,6 @@ class OpenAIClient:
         if client is None:
             import openai
 
-            from assess.llm.guard import check_destination
-
             check_destination(base_url)  # no link-local or metadata host unless the deployment configured it
             # Retries are ours (counted, stored, with our back-off), so the client's are off.
             client = openai.OpenAI(base_url=base_url, api_key=api_key or LOCAL_KEY, max_retries=0, timeout=timeout)
@@ -155,7 +155,7 @@ class OpenAIClient:
         if max_tokens:
             options[self._token_param] = max_tokens
         if self._direct:
-            import httpx
+            httpx = lazylibs.httpx()
 
             answer = self.client.post(
                 "/chat/completions",
@@ -228,8 +228,6 @@ class OpenAIClient:
 
     @staticmethod
     def _failed(error: str, start: float, attempts: int, *, fatal: bool = False, retryable: bool = False) -> Reply:
-        from assess.llm.guard import redact
-
         return Reply(
             None,
             ok=False,
@@ -248,7 +246,6 @@ def _ms(start: float) -> int:
 def _short(exc: BaseException, limit: int = 200) -> str:
     """An exception's text on one line, at most ``limit`` characters, without secrets (keys an endpoint echoes,
     ``user:password@`` of its URL: :func:`assess.llm.guard.redact`)."""
-    from assess.llm.guard import redact
 
     text = redact(" ".join(str(exc).split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -412,7 +409,6 @@ def ntn_matches(
 def dedup_keep(nli: NliClient, nuggets: Sequence[str], *, threshold: float = 0.5) -> list[bool]:
     """CONE-RAG duplicate removal (Section 4.3) with the NLI model's entailments as the edges of
     :func:`assess.nuggets.dedup.dedup_keep` (the one home of the keep rule)."""
-    from assess.nuggets.dedup import dedup_keep as keep_rule
 
     n = len(nuggets)
     pairs = [(j, i) for i in range(n) for j in range(n) if i != j]

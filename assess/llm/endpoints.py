@@ -41,6 +41,7 @@ from datetime import UTC, datetime
 
 from assess.llm.clients import DEFAULT_RETRIES, DEFAULT_TIMEOUT, LOCAL_KEY, ClientConfigError, OpenAIClient, Reply
 from assess.llm.guard import redact_url
+from assess.settings import llm_endpoint_entries, llm_settings, named_secret
 
 DEFAULT_PAUSE_AFTER = 3  # failed calls in a row that pause an endpoint
 DEFAULT_PAUSE_S = 30.0  # the first pause; doubled while the endpoint keeps failing
@@ -124,7 +125,6 @@ class NamedEndpoint:
     def key(self) -> str:
         """The key sent to this endpoint: the variable its ``key=`` names, the server's key for the deployment's
         own endpoint, else none (a placeholder). ClientConfigError when a named variable is unset."""
-        from assess.settings import llm_settings, named_secret
 
         if self.spec.key_env:
             found = named_secret(self.spec.key_env)
@@ -142,7 +142,6 @@ def named_endpoints() -> list[NamedEndpoint]:
     """The endpoints the deployment allows, in order: ``default`` (ASSESS_LLM_BASE_URL, or OpenAI when only a key
     is set; absent when neither is) and each ``NAME=URL[,key=ENV_VAR]`` of ASSESS_LLM_ENDPOINTS. A malformed or
     repeated entry is refused (ClientConfigError, one line)."""
-    from assess.settings import llm_endpoint_entries, llm_settings
 
     env = llm_settings()
     out: list[NamedEndpoint] = []
@@ -248,7 +247,7 @@ class EndpointPool:
         if not endpoints:
             raise ClientConfigError("an endpoint pool needs at least one endpoint")
         if secret is None:
-            from assess.settings import named_secret as secret
+            secret = named_secret
         self.model = model
         self.timeout = timeout
         self.temperature = temperature

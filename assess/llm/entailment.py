@@ -7,6 +7,7 @@ only knows the :class:`~assess.nuggets.dedup.Entailment` protocol.
 from __future__ import annotations
 
 from assess import settings
+from assess.llm.clients import NliClient
 from assess.nuggets.dedup import Entailment, LexicalEntailment
 
 
@@ -16,13 +17,9 @@ def nli_model_from_env() -> str | None:
 
 
 def configured_entailment(model: str | None = None) -> Entailment:
-    """The NLI judge of ``model`` (default $ASSESS_NLI_MODEL) when one is configured and its libraries
-    import, else the lexical suggester. The NLI model loads on first use."""
+    """The NLI judge of ``model`` (default $ASSESS_NLI_MODEL) when one is configured, else the lexical
+    suggester. The NLI model and its libraries load on first use."""
     model = model or nli_model_from_env()
     if not model:
-        return LexicalEntailment()
-    try:
-        from assess.llm.clients import NliClient
-    except ImportError:
         return LexicalEntailment()
     return NliClient(model)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
 from assess.errors import AssessError
+from assess.settings import configured_llm_urls, llm_secrets
 
 MASK = "***"
 MIN_SECRET_CHARS = 6  # shorter configured "keys" (a placeholder) are not searched for in texts
@@ -64,8 +65,6 @@ def redact(text: str | None, secrets: Iterable[str] | None = None) -> str | None
         return None
     text = str(text)
     if secrets is None:
-        from assess.settings import llm_secrets
-
         secrets = llm_secrets()
     for secret in sorted({s for s in secrets if s and len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True):
         text = text.replace(secret, MASK)
@@ -142,8 +141,6 @@ def check_destination(
     if not url:
         return
     if allowed is None:
-        from assess.settings import configured_llm_urls
-
         allowed = configured_llm_urls()
     if any(same_endpoint(url, a) for a in allowed):
         return

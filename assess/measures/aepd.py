@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from assess import lazylibs
 from assess.errors import FormatError
 
 SCORE_KEYS = ("NPP", "NPCL", "P", "AR", "CLU", "D")
@@ -77,7 +78,7 @@ def tradeoff(p_scores: Sequence[float], d_scores: Sequence[float]) -> dict[str, 
     As in AEPD Section 4 (Figure 4b: tau = -0.328, p = 0.0003, n = 59), via scipy.stats.kendalltau.
     Degenerate: fewer than 2 such turns, or P or D constant over them, gives tau = p = None.
     """
-    from scipy.stats import kendalltau
+    kendalltau = lazylibs.scipy_stats().kendalltau
 
     if len(p_scores) != len(d_scores):
         raise FormatError("<arguments>", None, "as many P scores as D scores", f"{len(p_scores)} and {len(d_scores)}")

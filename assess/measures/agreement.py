@@ -23,7 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from assess import lazylibs
 from assess.errors import AssessError
+from assess.measures.ppi import natural_key
 
 WEIGHTS = (None, "linear", "quadratic")
 
@@ -264,7 +266,7 @@ def fleiss_kappa(
     scale; ``method='randolph'`` uses uniform chance agreement. Every kept item must have the same
     number of labels (Fleiss' definition). None if no item qualifies or kappa is undefined.
     """
-    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+    sm_fleiss = lazylibs.statsmodels_stats().inter_rater.fleiss_kappa
 
     table = _item_counts(items, scale, min_labels)
     if table.shape[0] == 0:
@@ -563,8 +565,6 @@ def _entries(counts: np.ndarray, relevant, level: str, values, replicates: int, 
 
 
 def _sorted_keys(keys) -> list:
-    from assess.measures.ppi import natural_key
-
     keys = list(keys)
     if keys and all(isinstance(k, str) for k in keys):  # ids such as conversations: 2 before 10
         return sorted(keys, key=natural_key)

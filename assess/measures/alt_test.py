@@ -53,6 +53,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from assess import lazylibs
 from assess.errors import AssessError
 
 EPSILON_EXPERT = 0.2
@@ -160,7 +161,7 @@ def _one_sided_p(d: Sequence[int], epsilon: float) -> float:
     """p-value of the one-sample t-test of H0 mean(d) >= epsilon against mean(d) < epsilon."""
     if all(x == d[0] for x in d):
         return 0.0 if d[0] < epsilon else 1.0
-    from scipy.stats import ttest_1samp
+    ttest_1samp = lazylibs.scipy_stats().ttest_1samp
 
     return float(ttest_1samp(d, epsilon, alternative="less").pvalue)
 
@@ -235,7 +236,7 @@ def alt_test(
         )
         return AltTest((), tuple(skipped), None, None, None, reason=reason, **common)
 
-    from statsmodels.stats.multitest import multipletests
+    multipletests = lazylibs.statsmodels_stats().multitest.multipletests
 
     reject, corrected, _, _ = multipletests([r[4] for r in rows_data], alpha=q, method="fdr_by")
     rows = tuple(

@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from assess.errors import AssessError
+from assess.measures.agreement import cohen_kappa
 
 WINNERS = ("a", "b", "tie", "both_bad")
 """A battle's verdict: A (the left run) better, B (the right run) better, a tie, both answers bad."""
@@ -350,7 +351,6 @@ def source_agreement(first: Iterable[Battle], second: Iterable[Battle]) -> dict[
     """Agreement of two battle sources on the (topic, pair) both judged (each source's first showing): ``common``
     pairs, ``agree`` (the same verdict by run: the same winner, both tie or both both_bad), ``share`` agreeing
     and Cohen's ``kappa`` over the four verdicts (None: no common pairs, or chance agreement 1)."""
-    from assess.measures.agreement import cohen_kappa
 
     a, b = _first_verdicts(first), _first_verdicts(second)
     common = sorted(set(a) & set(b))

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from assess import lazylibs
 from assess.errors import AssessError
 from assess.measures.agreement import confusion_matrix, krippendorff_alpha
 
@@ -55,7 +56,7 @@ def differences(llm: Mapping[Hashable, Any], human: Mapping[Hashable, Any]) -> d
 
 def _summary(diffs: np.ndarray, level: float) -> dict[str, Any]:
     """n, mean difference with its t interval (None below 2 items), shares LLM higher / equal / lower."""
-    from scipy.stats import t as student
+    student = lazylibs.scipy_stats().t
 
     n = int(diffs.size)
     out: dict[str, Any] = {"n": n, "mean_diff": None, "ci": None, "higher": None, "equal": None, "lower": None}
@@ -88,7 +89,7 @@ def _slope(x: np.ndarray, y: np.ndarray, level: float) -> dict[str, Any] | None:
     """OLS of y on x with an intercept and HC3 (heteroscedasticity-robust) standard errors (None where undefined)."""
     if x.size < 3 or np.ptp(x) == 0:
         return None
-    import statsmodels.api as sm
+    sm = lazylibs.statsmodels_api()
 
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from assess import lazylibs
 from assess.errors import AssessError
 from assess.measures.active_sampling import Plan
 from assess.measures.ppi import z_value
@@ -141,7 +142,7 @@ def quantile(sampled: np.ndarray, alpha: float) -> np.ndarray:
     """Student's t_{1-alpha/2} with (sampled - 1) degrees of freedom (at least 1): a run's interval rests on
     the few sampled items in its own top k (about 10 of 215 at a uniform 5% of iKAT 2024), where the normal
     quantile undercovers."""
-    from scipy.special import stdtrit  # scipy.stats would cost seconds of import on a loaded machine
+    stdtrit = lazylibs.scipy_special().stdtrit
 
     return stdtrit(np.maximum(sampled - 1, 1), 1 - alpha / 2)
 

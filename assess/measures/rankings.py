@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
+from assess import lazylibs
 from assess.errors import AssessError
 
 Qrels = Mapping[str, Mapping[str, int]]
@@ -32,7 +33,8 @@ def cast_measures(threshold: int = 2) -> list:
     nDCG uses graded labels (linear gain, unaffected by the threshold); P(rel=t)@20, R(rel=t)@20,
     AP(rel=t) and RR(rel=t) count label >= t as relevant (ir_measures notation).
     """
-    from ir_measures import AP, RR, P, R, nDCG
+    ir = lazylibs.ir_measures()
+    AP, RR, P, R, nDCG = ir.AP, ir.RR, ir.P, ir.R, ir.nDCG
 
     t = _threshold(threshold)
     return [nDCG @ 3, nDCG @ 5, P(rel=t) @ 20, R(rel=t) @ 20, AP(rel=t), RR(rel=t)]
@@ -40,7 +42,8 @@ def cast_measures(threshold: int = 2) -> list:
 
 def ptkb_measures() -> list:
     """Return the iKAT PTKB statement-ranking measures: nDCG@3, P@3, R@3 and MRR, relevant = label >= 1."""
-    from ir_measures import RR, P, R, nDCG
+    ir = lazylibs.ir_measures()
+    RR, P, R, nDCG = ir.RR, ir.P, ir.R, ir.nDCG
 
     return [nDCG @ 3, P(rel=1) @ 3, R(rel=1) @ 3, RR(rel=1)]
 
@@ -60,7 +63,7 @@ def _threshold(threshold: int) -> int:
 def parse_measure(measure, threshold: int = 2):
     """One measure in ir_measures notation (or a measure object); a binary one without its own ``rel``
     counts label >= ``threshold`` (``P@10`` at 2 is ``P(rel=2)@10``, as ``trec_eval -l 2``)."""
-    import ir_measures
+    ir_measures = lazylibs.ir_measures()
 
     t = _threshold(threshold)
     try:
@@ -115,7 +118,7 @@ def evaluate_runs(
     A query with qrels but no document at or above the threshold still counts (its binary
     measures are 0). Degenerate: a run sharing no query with the qrels has mean None everywhere.
     """
-    import ir_measures
+    ir_measures = lazylibs.ir_measures()
 
     if not isinstance(qrels, Mapping) or not isinstance(runs, Mapping):
         raise AssessError("qrels and runs must be dicts: {qid: {docid: label}} and {run: {qid: {docid: score}}}")
@@ -164,7 +167,8 @@ def ranking_correlation(scores_a: Mapping[str, float], scores_b: Mapping[str, fl
     Typically a run's mean under qrels source A vs source B. Only runs scored in both (and not None)
     count. Degenerate: fewer than 2 runs or a constant side gives None values.
     """
-    from scipy.stats import kendalltau, spearmanr
+    stats = lazylibs.scipy_stats()
+    kendalltau, spearmanr = stats.kendalltau, stats.spearmanr
 
     common = [r for r in scores_a if r in scores_b and scores_a[r] is not None and scores_b[r] is not None]
     x = [float(scores_a[r]) for r in common]
@@ -230,7 +234,7 @@ def paired_t_tests(
     ``batched=True`` runs one vectorised ``ttest_rel`` over all pairs sharing the same queries
     (much faster for hundreds of pairs; values may differ from the per-pair call in the last bit).
     """
-    from scipy.stats import ttest_rel
+    ttest_rel = lazylibs.scipy_stats().ttest_rel
 
     if correction not in ("bonferroni", "holm"):
         raise AssessError(f"unknown multiple-testing correction {correction!r}; expected 'bonferroni' or 'holm'")
@@ -285,7 +289,7 @@ def holm_adjusted(p_values: Sequence[float]) -> list[float]:
     times m - k, made non-decreasing by a running maximum and capped at 1. Equal to statsmodels'
     ``multipletests(p, method="holm")[1]`` (tests/unit/test_audit_measures.py checks it), which this replaces
     because that path runs a full ``gc.collect()`` on every call (0.05-0.25 s in a loaded process)."""
-    import numpy as np
+    np = lazylibs.numpy()
 
     p = np.asarray(p_values, dtype=float)
     order = np.argsort(p)
@@ -298,8 +302,8 @@ def _batched_t(
     per_query: Mapping[str, Mapping[str, float]], chosen: Sequence[tuple[str, str]]
 ) -> dict[int, tuple[float | None, float | None]]:
     """t and p of every pair whose shared queries are those of the first pair, in one ttest_rel call."""
-    import numpy as np
-    from scipy.stats import ttest_rel
+    np = lazylibs.numpy()
+    ttest_rel = lazylibs.scipy_stats().ttest_rel
 
     first = sorted(set(per_query[chosen[0][0]]) & set(per_query[chosen[0][1]]))
     if len(first) < 2:

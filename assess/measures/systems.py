@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from assess import lazylibs
 from assess.errors import AssessError
 from assess.measures.rankings import paired_t_tests, ranking_correlation
 
@@ -83,7 +84,7 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    from scipy.stats import rankdata
+    rankdata = lazylibs.scipy_stats().rankdata
 
     return _pearson(rankdata(x, axis=-1), rankdata(y, axis=-1))
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from assess.errors import AssessError, InvalidSpan
+from assess.measures.gfrc import parse_attributes
 
 
 def words(text: str | None) -> list[str]:
@@ -94,7 +95,6 @@ def mark_table(marks: Sequence[Mapping], offsets: Mapping[str, tuple[int, int]])
 
 def validate_attributes(attributes: Sequence[Mapping]) -> list[dict]:
     """Check a study's attribute sets (name, kind nominal|ordinal, groups, optional target/divergence)."""
-    from assess.measures.gfrc import parse_attributes
 
     parsed = parse_attributes(attributes, source="attribute sets")
     return [

@@ -15,7 +15,8 @@ from assess import settings
 from assess.errors import AssessError
 from assess.services import judging
 from assess.tasks import Shown
-from store import queue
+from store import open_db, queue
+from store.db import display, exists
 
 _ORDERS: OrderedDict[tuple, object] = OrderedDict()
 _ORDERS_LOCK = threading.Lock()
@@ -24,8 +25,6 @@ _ORDERS_KEPT = 64
 
 def open_store(target: str, *, must_exist: bool = True):
     """The store at ``target``; with ``must_exist``, a missing one is refused (naming the ``init`` command)."""
-    from store import open_db
-    from store.db import display, exists
 
     if must_exist and not exists(target):
         raise AssessError(f"{display(target)}: no such database (create it with: python -m assess init --db ...)")

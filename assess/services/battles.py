@@ -17,7 +17,10 @@ from assess.formats.battles import BattleRecord, iter_battles, write_battles
 from assess.measures import battles as bt
 from assess.tasks import TurnContext, source_kind
 from store import battles as battle_store
+from store.conversations import passage_text, turn_context
 from store.db import Store
+from store.responses import response
+from store.screens import labels_version
 
 
 def import_file(db: Store, path: str | Path, source: str, *, by: str | None = None) -> dict[str, int]:
@@ -249,8 +252,6 @@ class BattleScreen(NamedTuple):
 
 
 def _answer(db: Store, found: dict) -> Answer:
-    from store.conversations import passage_text
-
     sentences = tuple((s["text"], tuple(s["citations"])) for s in found["sentences"])
     cited = [p for _, c in sentences for p in c] + list(found["citations"])
     passages = {p: passage_text(db, p) for p in dict.fromkeys(cited)}
@@ -270,8 +271,6 @@ def _narrative(fields: Mapping | None) -> str | None:
 
 def screen(db: Store, item: Mapping[str, Any]) -> BattleScreen:
     """The screen of one battle of a queue (``run_a`` on the left); a response no longer stored is refused."""
-    from store.conversations import turn_context
-    from store.responses import response
 
     found = {}
     for run in (item["run_a"], item["run_b"]):
@@ -328,6 +327,5 @@ def default_source(db: Store, names: list[str]) -> str | None:
 
 def version(db: Store, source: str) -> tuple:
     """Changes whenever the source's battles change (what a cached ranking is keyed by)."""
-    from store.screens import labels_version
 
     return labels_version(db, "battle", source)

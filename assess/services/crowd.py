@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from assess.crowd import crowdkit
+from assess.crowd.crowdkit import METHODS
 from assess.crowd.imported import answered, plan_ntr_import
-from assess.crowd.rules import CrowdNtrRow, StudyConfig, check_study_name
+from assess.crowd.rules import UNABLE, CrowdNtrRow, StudyConfig, check_study_name, ntr_id, support_word
 from assess.errors import AssessError
 from assess.measures.agreement import agreement_report
 from assess.services.audit import agreement_from_store
-from store import conversations, labels
+from store import conversations, crowd_methods, labels
 from store import crowd as store_crowd
 
 
@@ -75,7 +77,6 @@ def label_lines(s, what: str, rows: list[dict]):
     """The export rows as label lines: the NtR id (or turn, run and criterion), the value (a graded study's as
     its word, never yes/no) and, for raw answers, the worker, tab-separated; test items, answers of unfinished
     batches and undecided labels are left out."""
-    from assess.crowd.rules import ntr_id, support_word
 
     for r in rows:
         if what == "raw" and (r["is_test"] or r["discarded_because"] == "batch not finished"):
@@ -136,15 +137,11 @@ def aggregate(db, study: str, method: str = "majority") -> dict:
     leaves them). A crowd-kit method adds its figures: ``workers`` (each worker's accuracy on the aggregated
     labels) and ``consistency`` per criterion. 'Unable to judge' (-1) answers are not given to crowd-kit;
     an item with only such answers gets -1, as under majority vote."""
-    from assess.crowd.crowdkit import METHODS
 
     if method not in METHODS:
         raise AssessError(f"--method is one of {', '.join(METHODS)}, not {method!r}")
     if method == "majority":
         return {**store_crowd.write_aggregate(db, study), "method": method}
-    from assess.crowd import crowdkit
-    from assess.crowd.rules import UNABLE
-    from store import crowd_methods
 
     kept = [r for r in store_crowd.raw_rows(db, study) if r["kept"]]
     if not kept:

@@ -10,6 +10,7 @@ import time
 from collections.abc import Sequence
 
 from assess.errors import AssessError
+from assess.llm.clients import ClientConfigError
 from assess.llm.endpoints import (
     EndpointPool,
     EndpointSpec,
@@ -19,6 +20,7 @@ from assess.llm.endpoints import (
     parse_endpoint,
 )
 from assess.llm.guard import redact_url
+from assess.settings import llm_settings
 from store import endpoints as store_endpoints
 
 SAVE_EVERY_S = 5.0  # how often a running job's endpoint figures are written (and once at its end)
@@ -82,8 +84,6 @@ def endpoint_config(name: str, model: str | None) -> dict:
     """The settings of a job on the allowed endpoint ``name`` (:func:`allowed_endpoints`): base URL, model, key
     and the endpoint's name. Any other name (a URL typed in) is refused with one line, before any call; the
     server's key goes only to the deployment's own endpoint (``default``)."""
-    from assess.llm.clients import ClientConfigError
-    from assess.settings import llm_settings
 
     model = model or llm_settings()["model"]
     if not model:

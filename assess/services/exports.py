@@ -13,8 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
+from assess import formats
 from assess.errors import AssessError
+from assess.formats.inert_csv import frame_csv
+from assess.formats.responses import ANSWER_LAYOUTS
+from assess.services import nuggetizer_files
+from assess.services.leaderboards import export_leaderboard
+from assess.services.response_files import export_file
 from assess.tasks import NUGGETIZER_FILE_KINDS, RESPONSE_FILE_KINDS
+from store import exports
 
 STREAM_KINDS: tuple[str, ...] = ("qrels", "ptkb-qrels", "nuggets", "table")  # written to a stream (or a file)
 
@@ -35,17 +42,11 @@ class ExportRequest:
 
 
 def _qrels(db, request: ExportRequest, out: TextIO) -> None:
-    from assess import formats
-    from store import exports
-
     read = exports.passage_qrels if request.kind == "qrels" else exports.ptkb_qrels
     out.writelines(formats.format_qrels(read(db, request.source)))
 
 
 def _nuggets(db, request: ExportRequest, out: TextIO) -> None:
-    from assess import formats
-    from store import exports
-
     json.dump(
         formats.nuggets_to_json(exports.nuggets(db, request.source, dedup=request.dedup)),
         out,
@@ -56,9 +57,6 @@ def _nuggets(db, request: ExportRequest, out: TextIO) -> None:
 
 
 def _table(db, request: ExportRequest, out: TextIO) -> None:
-    from assess.formats.inert_csv import frame_csv
-    from store import exports
-
     if not request.table:
         raise AssessError("export table needs --table NAME")
     frame = exports.table_frame(db, request.table, request.source)
@@ -69,23 +67,16 @@ def _table(db, request: ExportRequest, out: TextIO) -> None:
 
 
 def _responses(db, request: ExportRequest, _out: TextIO) -> dict:
-    from assess.services.response_files import export_file
-
     if not request.output:
         raise AssessError(f"export {request.kind} needs --out FILE")
     if request.layout and request.kind != "rag-answers":
         raise AssessError("--layout is for rag-answers exports")
-    if request.layout:
-        from assess.formats.responses import ANSWER_LAYOUTS
-
-        if request.layout not in ANSWER_LAYOUTS:
-            raise AssessError(f"--layout {request.layout} is not an answer layout: {', '.join(ANSWER_LAYOUTS)}")
+    if request.layout and request.layout not in ANSWER_LAYOUTS:
+        raise AssessError(f"--layout {request.layout} is not an answer layout: {', '.join(ANSWER_LAYOUTS)}")
     return export_file(db, request.kind, request.output, runs=list(request.runs), layout=request.layout)
 
 
 def _nuggetizer(db, request: ExportRequest, _out: TextIO) -> dict:
-    from assess.services import nuggetizer_files
-
     if not request.output:
         raise AssessError(f"export {request.kind} needs --out FILE")
     if not request.source:
@@ -104,8 +95,6 @@ def _nuggetizer(db, request: ExportRequest, _out: TextIO) -> dict:
 
 
 def _leaderboard(db, request: ExportRequest, out: TextIO) -> dict | None:
-    from assess.services.leaderboards import export_leaderboard
-
     if request.dedup:
         raise AssessError("--dedup is for nuggets exports, not leaderboard")
     return export_leaderboard(

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from assess.queueing import QueueOrder
 from assess.tasks import JudgingMode, Label, Passage, Shown
-from store import conversations, labels, overlap_adaptive, prejudgments, queue, review
+from store import conversations, labels, overlap_adaptive, prejudgments, queue, reshows, review
 from store.nuggets import ntr
 
 
@@ -41,7 +42,6 @@ def item_screen(db, assessor: str, task: str, turn_id: str, item_id: str, *, pas
 def due_reshow(db, assessor: str, task: str = "passage", *, complete: bool = False, held: int | None = None):
     """The re-shown item to draw in place of the next unjudged one (a :class:`store.reshows.Reshow`), or None;
     ``held``: how many labels of the task the assessor holds, when the page knows it."""
-    from store import reshows
 
     return reshows.due(db, assessor, task, complete=complete, held=held)
 
@@ -81,8 +81,6 @@ def save_grade(
     ``expected``: what the page showed of the assessor's label (:class:`store.labels.StaleLabel` when the stored
     one differs: another tab or device labelled the item meanwhile). ``via``: 'ui', or 'api' for the HTTP API."""
     if reshow:
-        from store import reshows
-
         reshows.answer(db, assessor, "passage", (turn_id, passage_id), grade, mode=JudgingMode.BLIND.value)
         return False
     first = _first_revealed(db, assessor, "passage", turn_id, passage_id, mode, expected)
@@ -116,7 +114,6 @@ def _first_revealed(db, assessor: str, task: str, turn_id: str, item_id: str, mo
 
 def postpone_reshow(db, assessor: str, turn_id: str, item_id: str, task: str = "passage") -> None:
     """Skip a re-shown item for now (it comes back after the next label)."""
-    from store import reshows
 
     reshows.postpone(db, assessor, task, (turn_id, item_id))
 
@@ -190,7 +187,6 @@ def disputed_count(db) -> int:
 
 def adjudication_order(db, sources):
     """The disputed items of adaptive overlap, then the disagreements among ``sources``, as a queue order."""
-    from assess.queueing import QueueOrder
 
     return QueueOrder.of(review.adjudication_order(db, sources))
 

@@ -28,7 +28,11 @@ from pathlib import Path
 from typing import TextIO
 
 from assess.errors import AssessError
-from assess.formats.leaderboard import Entry, leaderboard_text, with_all_rows, write_leaderboard
+from assess.formats.leaderboard import LEADERBOARD_LAYOUTS, Entry, leaderboard_text, with_all_rows, write_leaderboard
+from assess.measures.rankings import evaluate_runs, measure_name, parse_measure
+from assess.services.banks import bank_scores, rubric_scores
+from assess.services.scores import citation_scores, stored_nugget_scores
+from store.compare import qrels_of, runs_of
 
 NUGGET_MEASURES = (
     "all_strict",
@@ -48,8 +52,6 @@ OWN_MEASURES = NUGGET_MEASURES + CITATION_MEASURES + BANK_MEASURES + RUBRIC_MEAS
 
 
 def _nugget_entries(db, source: str, measures: Sequence[str]) -> list[Entry]:
-    from assess.services.scores import stored_nugget_scores
-
     runs = stored_nugget_scores(db, source)["nugget_scores"]["runs"]
     return [
         Entry(run, turn, m, values[m])
@@ -61,8 +63,6 @@ def _nugget_entries(db, source: str, measures: Sequence[str]) -> list[Entry]:
 
 
 def _citation_entries(db, source: str, measures: Sequence[str]) -> list[Entry]:
-    from assess.services.scores import citation_scores
-
     rows = citation_scores(db, source, per_response=True)["per_response"]
     return [
         Entry(r["run"], r["turn"], m, r[m.removeprefix("citation_")])
@@ -73,8 +73,6 @@ def _citation_entries(db, source: str, measures: Sequence[str]) -> list[Entry]:
 
 
 def _bank_entries(db, source: str, measures: Sequence[str]) -> list[Entry]:
-    from assess.services.banks import bank_scores
-
     out = []
     for m in measures:
         per_topic = bank_scores(db, source, weighted=m == "bank_coverage_weighted")["per_topic"]
@@ -88,8 +86,6 @@ def _bank_entries(db, source: str, measures: Sequence[str]) -> list[Entry]:
 
 
 def _rubric_entries(db, source: str, measures: Sequence[str]) -> list[Entry]:
-    from assess.services.banks import rubric_scores
-
     per_topic = rubric_scores(db, source)["per_topic"]
     return [
         Entry(run, topic, m, values[m.removeprefix("rubric_")])
@@ -100,9 +96,6 @@ def _rubric_entries(db, source: str, measures: Sequence[str]) -> list[Entry]:
 
 
 def _qrels_entries(db, source: str, measures: Sequence[str]) -> tuple[list[Entry], list[str]]:
-    from assess.measures.rankings import evaluate_runs, measure_name, parse_measure
-    from store.compare import qrels_of, runs_of
-
     chosen = [parse_measure(m) for m in measures]
     qrels = qrels_of(db, source)
     if not qrels:
@@ -183,7 +176,6 @@ def export_leaderboard(
     """Write the leaderboard (:func:`leaderboard`) in ``layout`` to ``output`` (a directory for ``trec_eval``:
     one file per run) or, without one, to ``out`` (``tot`` and ``ir_measures`` only). Returns the counts
     written to a file, None when written to ``out``."""
-    from assess.formats.leaderboard import LEADERBOARD_LAYOUTS
 
     if layout not in LEADERBOARD_LAYOUTS:
         raise AssessError(f"export leaderboard needs --layout {'|'.join(LEADERBOARD_LAYOUTS)}")

@@ -11,7 +11,18 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from assess.errors import AssessError, FormatError
-from assess.tasks import DEFAULT_SOURCES
+from assess.formats.ikat import Conversation, Turn, iter_responses, iter_topics
+from assess.formats.nuggets import iter_nuggets, parse_ntr_labels
+from assess.formats.reading import id_problem, short
+from assess.formats.responses import iter_rag_topics
+from assess.formats.trec import PassageStream, QrelsStream, RunStream, parse_ptkb_qrels, parse_qrels
+from assess.services import nuggetizer_files, response_files
+from assess.tasks import DEFAULT_SOURCES, REPLACE_KINDS, TOPIC_KINDS
+from store import imports, labels, rag_imports, sources, stats
+from store.accounts import DEMO_COLLECTION
+from store.db import write
+from store.demo import DemoInStore, demo_turns, drop, holdings
+from store.history import record_action
 
 if TYPE_CHECKING:  # the store is imported where a file is written: building the CLI's parser stays light
     from store import Store
@@ -56,56 +67,38 @@ class ImportKind:
 
 
 def _topics(path: str | Path, o: ImportOptions):
-    from assess.formats.ikat import iter_topics
-
     return iter_topics(path, year=o.year)
 
 
 def _qrels(path: str | Path, o: ImportOptions):
-    from assess.formats.trec import QrelsStream
-
     return QrelsStream(path)
 
 
 def _ptkb_qrels(path: str | Path, o: ImportOptions):
-    from assess.formats.trec import parse_ptkb_qrels
-
     return parse_ptkb_qrels(path)
 
 
 def _run(path: str | Path, o: ImportOptions):
-    from assess.formats.trec import RunStream
-
     return RunStream(path)
 
 
 def _passages(path: str | Path, o: ImportOptions):
-    from assess.formats.trec import PassageStream
-
     return PassageStream(path)
 
 
 def _nuggets(path: str | Path, o: ImportOptions):
-    from assess.formats.nuggets import iter_nuggets
-
     return iter_nuggets(path)
 
 
 def _responses(path: str | Path, o: ImportOptions):
-    from assess.formats.ikat import iter_responses
-
     return iter_responses(path)
 
 
 def _ntr_labels(path: str | Path, o: ImportOptions):
-    from assess.formats.nuggets import parse_ntr_labels
-
     return parse_ntr_labels(path)
 
 
 def _store_imports():
-    from store import imports
-
     return imports
 
 
@@ -116,19 +109,13 @@ def _label_imports():
 
 
 def _rag_imports():
-    from store import rag_imports
-
     return rag_imports
 
 
 def _response_file(kind: str):
     def write(db: Store, path: str | Path, records, o: ImportOptions) -> dict:
-        from assess.services import response_files
-
         topics = None
         if o.topics is not None:
-            from assess.formats.responses import iter_rag_topics
-
             topics = {t.topic_id: t for t in iter_rag_topics(o.topics)}
         return response_files.import_file(
             db, kind, path, run=o.run, replace=o.replace, who=o.by, layout=o.layout, topics=topics
@@ -140,22 +127,16 @@ def _response_file(kind: str):
 def _rag_topics(path: str | Path, o: ImportOptions):
     """A TREC RAG topics TSV or AutoJudge requests JSONL as conversations of one turn each: the topic id is
     both (so answers name it as their turn), the topic text the turn's utterance."""
-    from assess.formats.ikat import Conversation, Turn
-    from assess.formats.responses import iter_rag_topics
 
     for t in iter_rag_topics(path):
         yield Conversation(t.topic_id, t.topic_id, None, None, {}, (Turn(t.topic_id, 1, t.text, None, None, (), ()),))
 
 
 def _nuggetizer_nuggets(db: Store, path: str | Path, records, o: ImportOptions) -> dict:
-    from assess.services import nuggetizer_files
-
     return nuggetizer_files.import_nuggets(db, path, source=o.source)
 
 
 def _nuggetizer_assignments(db: Store, path: str | Path, records, o: ImportOptions) -> dict:
-    from assess.services import nuggetizer_files
-
     return nuggetizer_files.import_assignments(db, path, source=o.source, nugget_source=o.nugget_source)
 
 
@@ -238,9 +219,6 @@ _KINDS = (
 IMPORT_KINDS: MappingProxyType[str, ImportKind] = MappingProxyType({k.name: k for k in _KINDS})
 """The kinds of file ``import`` (and the Import page) reads, in the order they are offered."""
 
-REPLACE_KINDS = ("ikat-responses", "rag-answers", "nuggets", "responses", "passages")
-"""The imports that may replace stored texts when asked (``--replace``; the entries with ``replaces``), in the
-order messages name them; the others never change one."""
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "assets" / "demo"
 DEMO_LLM = "llm:demo-gpt"
@@ -278,9 +256,6 @@ def load_file(
     if demo is not None and demo not in DEMO_CHOICES:
         raise AssessError(f"the demo choice is one of {', '.join(DEMO_CHOICES)}, not {demo!r}")
     if demo is not None and demo != "keep" and demo_in_the_way(db, kind, options.get("collection")):
-        from store.db import write
-        from store.demo import DemoInStore
-
         with write(db):  # one transaction: a file refused on its way in leaves the demo in place
             if demo == "drop":
                 drop_demo(db, by=by)
@@ -301,8 +276,6 @@ def load_file(
     records = entry.read(path, given) if entry.read is not None else None
     summary = entry.write(db, path, records, given)
     if by is not None:
-        from store.history import record_action
-
         record_action(db, by, "import", f"{kind} {Path(path).name}", None, summary, via=options.get("source") or kind)
     return summary
 
@@ -310,7 +283,6 @@ def load_file(
 def load_demo(db: Store) -> dict:
     """Load the embedded demo (assets/demo): topics, passages, 3 runs pooled at depth 10, nuggets,
     responses, and precomputed LLM pre-judgments under the source ``llm:demo-gpt``."""
-    from store.db import write
 
     with write(db):  # all or nothing: a half-loaded demo would never be retried
         return _load_demo(db, DEMO_DIR)
@@ -319,7 +291,6 @@ def load_demo(db: Store) -> dict:
 def load_demo_if_empty(db: Store) -> bool:
     """Load the embedded demo when the store is empty; False when it is not. The emptiness check runs under
     the write lock, so app processes starting on one new store at once load the demo exactly once."""
-    from store.db import write
 
     with write(db):
         if not is_empty(db):
@@ -340,8 +311,6 @@ def _load_demo(db: Store, d: Path) -> dict:
     done["llm-ntr"] = load_file(db, "ntr-labels", d / "llm-ntr.tsv", source=DEMO_LLM, nugget_source="gold")
     # Two simulated assessors (overlapping turns, so human-human agreement exists), demo-ann's PTKB labels
     # and a second LLM (assets/demo/README.md says how they were simulated); the labels are read from files.
-    from assess.formats.trec import parse_ptkb_qrels, parse_qrels
-    from store import labels, sources
 
     for name in DEMO_ASSESSORS:
         sources.sign_in(db, name)
@@ -358,22 +327,17 @@ DEMO_SECOND_LLM = "llm:demo-llama"
 
 DEMO_CHOICES = ("ask", "drop", "keep")
 """What an import of topics of one's own does to a store holding the demo (:func:`load_file`'s ``demo``)."""
-TOPIC_KINDS = ("topics", "rag-topics")
-"""The imports that bring conversations of their own (every other kind refers to stored turns)."""
 
 
 def demo_in_the_way(db: Store, kind: str, collection: str | None = None) -> bool:
     """Whether importing ``kind`` would mix the embedded demo with one's own conversations: topics (of any
     collection but the demo's own) into a store holding the demo."""
-    from store.accounts import DEMO_COLLECTION
-    from store.demo import holdings
 
     return kind in TOPIC_KINDS and collection != DEMO_COLLECTION and holdings(db)["demo"] > 0
 
 
 def demo_seeded() -> dict[str, list[str]]:
     """The runs, passages and label sources the demo's files seed (:func:`load_demo`)."""
-    from assess.formats.trec import PassageStream, RunStream
 
     runs = sorted(DEMO_DIR.glob("runs/*.run"))
     passages = {p.passage_id for block in PassageStream(DEMO_DIR / "passages.jsonl") for p in block}
@@ -385,14 +349,12 @@ def demo_seeded() -> dict[str, list[str]]:
 def drop_demo(db: Store, *, by: str | None) -> dict[str, int]:
     """Remove the embedded demo and everything it seeded, in one transaction with a history row
     (:func:`store.demo.drop`): the rows removed per table."""
-    from store.demo import drop
 
     return drop(db, **demo_seeded(), by=by)
 
 
 def demo_mix(db: Store, turns) -> bool:
     """Whether the turn ids ``turns`` (a queue's) hold both demo turns and turns of one's own."""
-    from store.demo import demo_turns
 
     demo = demo_turns(db)
     kinds = {t in demo for t in turns}
@@ -401,7 +363,6 @@ def demo_mix(db: Store, turns) -> bool:
 
 def is_empty(db: Store) -> bool:
     """True before anything has been imported (the app then loads the demo)."""
-    from store import stats
 
     return stats.is_empty(db)
 
@@ -410,7 +371,6 @@ def upload_name(filename: str) -> str:
     """The base name of an uploaded file, safe to use as a file name and to show: the last path part
     (``/`` or ``\\``), stripped; empty, ``.``, ``..``, over-long names or names with control
     characters are refused (FormatError naming the upload)."""
-    from assess.formats.reading import id_problem, short
 
     base = str(filename).replace("\\", "/").rsplit("/", 1)[-1].strip()
     problem = (

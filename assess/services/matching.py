@@ -38,9 +38,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from assess.errors import AssessError
-from assess.llm.clients import DEFAULT_CONCURRENCY, ChatClient, NliClient, Reply
+from assess.llm import clients
+from assess.llm.clients import DEFAULT_CONCURRENCY, ChatClient, NliClient, OpenAIClient, Reply, endpoint_settings
+from assess.llm.entailment import nli_model_from_env
 from assess.llm.prompts import prompt_for
 from assess.services import jobs, shared_jobs
+from assess.settings import llm_settings
 from assess.tasks import LABEL_KINDS, LABELLED_STATUSES, JobStatus, JudgingMode, ParseStatus, Task
 from store import labels, prejudgments
 from store.db import write
@@ -530,16 +533,12 @@ class MatchResult:
 
 
 def _chat_client(cfg: dict):
-    from assess.llm.clients import OpenAIClient
-
     return OpenAIClient(cfg["model"], base_url=cfg["base_url"], api_key=cfg["api_key"])
 
 
 def _extract(db, request: MatchRequest, chat_model: str | None, chat_cfg: dict | None) -> tuple[str, dict | None]:
     """NtN step one: the source of the extracted response nuggets, after extracting those still missing (with
     ``--join``, as a worker of the shared ``response-nuggets`` job of that source, restricted to the runs)."""
-    from assess.llm.clients import endpoint_settings
-    from assess.settings import llm_settings
 
     model = (
         request.extract_model
@@ -630,8 +629,6 @@ def match(db, request: MatchRequest) -> MatchResult:
     """Match the gold nuggets of ``request.gold`` against the responses of ``request.runs`` (NtR, or NtN after
     extracting the responses' nuggets still missing), with a chat model or a local NLI model, as one job of
     the label source written. A ``KeyboardInterrupt`` keeps every match stored so far."""
-    from assess.llm import clients
-    from assess.llm.entailment import nli_model_from_env
 
     runs = list(request.runs)
     check_request(db, request.gold, runs, request.method, request.backend)

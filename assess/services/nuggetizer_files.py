@@ -40,6 +40,7 @@ from assess.formats.nuggetizer import (
 )
 from assess.formats.nuggets import NuggetRecord
 from assess.formats.reading import short
+from assess.services.rag import ntr_nugget_sets, ntr_sources
 from assess.tasks import NUGGETIZER_FILE_KINDS, Task
 from store import Store, label_imports, labels, rag_imports
 from store import responses as cited
@@ -228,7 +229,6 @@ def export_assignments(
     nuggets of ``nugget_source`` (default: the one set they refer to) as a nuggetizer assignment file, one
     record per run and turn (of ``runs``, all when none is named). Summary: ``records``, ``labels``,
     ``runs``, ``other_set_labels`` (labels on nuggets of other sets, not written)."""
-    from assess.services.rag import ntr_nugget_sets, ntr_sources
 
     have = ntr_sources(db)
     if source not in have:

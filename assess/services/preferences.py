@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from store.db import Store
+from store.screens import person_setting, set_person_setting
 
 SWITCHES = MappingProxyType({"shortcuts": True, "ntr-graded": False})
 """The on/off choices a person keeps, with the value they have before they ever choose."""
@@ -18,7 +19,6 @@ def _known(name: str) -> None:
 
 def switch_on(db: Store, person: str, name: str) -> bool:
     """Whether ``person`` has the switch ``name`` on (its default when they never chose)."""
-    from store.screens import person_setting
 
     _known(name)
     found = person_setting(db, name, person)
@@ -27,7 +27,6 @@ def switch_on(db: Store, person: str, name: str) -> bool:
 
 def set_switch(db: Store, person: str, name: str, on: bool) -> None:
     """Keep ``person``'s choice of the switch ``name``."""
-    from store.screens import set_person_setting
 
     _known(name)
     set_person_setting(db, name, person, "on" if on else "off")

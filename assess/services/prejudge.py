@@ -15,7 +15,11 @@ from typing import Any
 
 from assess.errors import AssessError
 from assess.llm import clients
-from assess.services import jobs
+from assess.llm.probes import parse_kinds
+from assess.llm.prompts import CONTRADICTS, NO_PTKB
+from assess.services import batch_files, jobs, probes, shared_jobs
+from assess.services.endpoints import build_pool
+from assess.settings import llm_settings
 
 
 @dataclass(frozen=True)
@@ -78,14 +82,12 @@ def _variant(request: PrejudgeRequest) -> str | None:
     if request.contradicts:
         if request.no_ptkb or request.task != "citation":
             raise AssessError(f"--contradicts is a variant of the citation prompt, not of the {request.task} task")
-        from assess.llm.prompts import CONTRADICTS
 
         return CONTRADICTS
     if not request.no_ptkb:
         return None
     if request.task != "passage":
         raise AssessError(f"--no-ptkb is a variant of the passage prompt, not of the {request.task} task")
-    from assess.llm.prompts import NO_PTKB
 
     return NO_PTKB
 
@@ -95,8 +97,6 @@ def _model(request: PrejudgeRequest) -> tuple[str, dict | None]:
     if request.backend == "nli":
         return request.model or clients.DEFAULT_NLI_MODEL, None
     if request.estimate_only or request.batch_out or request.batch_in or request.endpoints:  # a model name will do
-        from assess.settings import llm_settings
-
         model = request.model or llm_settings()["model"]
         if not model:
             raise AssessError("no LLM model given: pass --model MODEL (or set ASSESS_LLM_MODEL)")
@@ -169,9 +169,6 @@ def prejudge(
     )
     pool = None
     if request.endpoints and not request.estimate_only:
-        from assess.services.endpoints import build_pool
-        from assess.settings import llm_settings
-
         pool = build_pool(
             model,
             request.endpoints,
@@ -193,8 +190,6 @@ def prejudge(
     if request.estimate_only:
         return PrejudgeResult(estimate)
     if request.batch_out or request.batch_in:
-        from assess.services import batch_files
-
         if request.batch_out:
             return PrejudgeResult(estimate, batch_files.write_requests(db, plan, request.batch_out))
         return PrejudgeResult(estimate, batch_files.read_results(db, plan, request.batch_in, progress=progress))
@@ -230,13 +225,9 @@ def _check_join(request: PrejudgeRequest) -> None:
 def _join(db, request: PrejudgeRequest, model: str, cfg: dict, source: str, variant, concurrency: int, start):
     """``prejudge --join``: this process works on the shared job of the source and task (starting, joining or
     resuming it) until no block is left (:func:`assess.services.shared_jobs.run_shared`)."""
-    from assess.services import shared_jobs
 
     temperature = jobs.checked_temperature(request.temperature)
     if request.endpoints:  # a pool of endpoints stands in for one
-        from assess.services.endpoints import build_pool
-        from assess.settings import llm_settings
-
         client = build_pool(
             model,
             request.endpoints,
@@ -291,8 +282,6 @@ def probe(
     """The susceptibility probe of ``request.probe`` (:func:`assess.services.probes.probe`) against the judge of
     ``request.source``. ``start()`` is called once the client is built, before any call; it returns the
     progress callback ``(done, total)``."""
-    from assess.llm.probes import parse_kinds
-    from assess.services import probes
 
     concurrency = _concurrency(request)
     if request.endpoints or request.batch_out or request.batch_in:

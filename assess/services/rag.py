@@ -39,7 +39,9 @@ from assess.queueing import QueueOrder
 from assess.tasks import CITATION_CONTRADICTS, LABEL_KINDS, JudgingMode, Passage, Task
 from store import conversations, labels
 from store import responses as cited
+from store.audit import source_kinds
 from store.nuggets import gold, ntr
+from store.screens import labels_version
 
 WHOLE = 0  # the sentence number of a whole response's citations
 _CITATION_KEY = LABEL_KINDS[Task.CITATION].key
@@ -266,7 +268,6 @@ def default_score_sources(db, sources: dict[str, list[str]]) -> dict[str, str | 
     set (``gold``, else the organizers' set with the most nuggets, else the largest set), and the NtR and
     citation sources with the most labels (ties by name). Never the alphabetically first, which on a live
     campaign is a new assessor's few labels on their own nuggets: they score no run."""
-    from store.audit import source_kinds
 
     kinds = source_kinds(db)
     sizes = gold.nugget_counts(db)
@@ -295,7 +296,6 @@ def default_score_sources(db, sources: dict[str, list[str]]) -> dict[str, str | 
 def scores_version(db, *sources: str | None) -> tuple:
     """Changes when the labels of the given sources (NtR yes/no and graded, importance, citations) or the stored
     responses change: what a cached score table is keyed by."""
-    from store.screens import labels_version
 
     tasks = (Task.NTR, Task.NTR_SUPPORT, Task.IMPORTANCE, Task.CITATION)
     return (citations_version(db), *(labels_version(db, t, s) for s in sources if s is not None for t in tasks))

@@ -22,7 +22,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from assess.errors import AssessError, FormatError
+from assess.formats.leaderboard import leaderboard_text
+from assess.services.leaderboards import BANK_MEASURES, CITATION_MEASURES, NUGGET_MEASURES, RUBRIC_MEASURES, leaderboard
 from assess.text import code_span, showable
+from store import labels, release
 
 BLOCK = 20_000  # rows per Parquet row group: bounded memory on any store
 CROISSANT = "http://mlcommons.org/croissant/1.1"
@@ -128,7 +131,6 @@ def check_out(out: str | Path, *, force: bool) -> Path:
 def check_sources(db, sources: Sequence[str]) -> list[str]:
     """``sources`` without repeats, each known to the store (else refused, listing the store's names); all the
     store's sources when none is given."""
-    from store import release
 
     known = release.known_sources(db)
     for source in sources:
@@ -199,24 +201,18 @@ def write_parquet(path: Path, table: str, records: Iterable[dict]) -> int:
 
 
 def _labels(db, sources: Sequence[str]) -> Iterator[dict]:
-    from store import release
-
     for task in release.label_kinds():
         for record in release.labels(db, task, sources):
             yield {"task": task, **record}
 
 
 def _leaderboard_groups() -> tuple[tuple[str, ...], ...]:
-    from assess.services.leaderboards import BANK_MEASURES, CITATION_MEASURES, NUGGET_MEASURES, RUBRIC_MEASURES
-
     return (NUGGET_MEASURES, CITATION_MEASURES, BANK_MEASURES, RUBRIC_MEASURES, ("nDCG@10", "P(rel=2)@10"))
 
 
 def _leaderboards(db, folder: Path, names: dict[str, str]) -> dict[str, int]:
     """Per source, the leaderboard of every measure group its labels give values for (a group without
     values is left out); returns the lines written per source."""
-    from assess.formats.leaderboard import leaderboard_text
-    from assess.services.leaderboards import leaderboard
 
     written = {}
     for source, name in names.items():
@@ -237,7 +233,6 @@ def _leaderboards(db, folder: Path, names: dict[str, str]) -> dict[str, int]:
 def export_release(db, out: str | Path, *, sources: Sequence[str] = (), force: bool = False) -> dict:
     """Write the release bundle of ``sources`` (every source when empty) to the folder ``out`` (module
     docstring). Returns the counts written (docs, queries, qrels per source, rows per table, leaderboards)."""
-    from store import labels, release
 
     target = check_out(out, force=force)
     chosen = check_sources(db, sources)

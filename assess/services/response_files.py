@@ -33,6 +33,7 @@ from assess.tasks import RESPONSE_FILE_KINDS, CitedResponse, CitedSentence
 from store import Store, imports
 from store import responses as stored
 from store.db import write
+from store.history import record_action
 from store.staging import stage_block, staging
 
 IKAT_RESPONSES, RAG_ANSWERS = RESPONSE_FILE_KINDS
@@ -204,7 +205,6 @@ def _import_blocks(
     that differs from the stored one without ``replace``) comes before the switch, so bad input leaves the
     store unchanged, and other writers never wait for the reading. With ``replace``, each block's stored
     versions are read before it is staged, and its replaced responses staged as history rows (one each)."""
-    from store.history import record_action
 
     totals = dict.fromkeys(("count", "with_citations", "citations", "new", "replaced", "unchanged"), 0)
     runs: set[str] = set()

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from assess.services.audit import speed
+from store.review import dashboard as figures
+
 
 def dashboard(db) -> dict[str, Any]:
     """:func:`store.review.dashboard` with each listed assessor's speed flags (:func:`assess.services.audit.speed`:
     a task's median active time under the limit over enough labels), the figures the page shows."""
-    from assess.services.audit import speed
-    from store.review import dashboard as figures
 
     out = figures(db)
     listed = {r["assessor"] for r in out["assessors"]}

@@ -13,8 +13,40 @@ import os
 from typing import Any
 
 from assess.errors import AssessError, FormatError, UnknownItem
-from assess.formats.nuggets import GoldNuggets
-from assess.measures.nugget_recall import UNJUDGED_DEFAULT
+from assess.formats import load_json
+from assess.formats.ikat import personal_turns
+from assess.formats.nuggetizer import parse_nuggetizer_assignment_records
+from assess.formats.nuggets import GoldNuggets, ntr_label_table, read_gold_sets, read_ntn
+from assess.formats.reading import short
+from assess.formats.trec import qrels_table, runs_table
+from assess.measures.aepd import score_aepd_document
+from assess.measures.gfrc import score_gfrc2_document
+from assess.measures.nugget_recall import (
+    LAX,
+    STRICT,
+    UNJUDGED_DEFAULT,
+    NtnTurn,
+    label_coverage,
+    ntn_run,
+    ntr_run,
+    nugget_scores_run,
+    split_personal,
+)
+from assess.measures.rankings import (
+    cast_measures,
+    evaluate_runs,
+    measure_name,
+    paired_t_tests,
+    parse_measure,
+    ptkb_measures,
+    ranking_correlation,
+)
+from assess.services import rag
+from assess.services.rag import default_importance_source
+from assess.tasks import Task
+from store import labels
+from store.nuggets import gold as gold_store
+from store.nuggets import ntr
 
 GRADED = ("all_strict", "all_lax", "vital_strict", "vital_lax", "weighted_strict", "weighted_lax")
 NTR = ("ntr_recall_strict", "ntr_recall_lax")
@@ -27,16 +59,12 @@ NTR = ("ntr_recall_strict", "ntr_recall_lax")
 
 def gfrc2_file(path: str) -> dict[str, Any]:
     """GFRC2 and GFRC per conversation of a case document (:func:`assess.measures.gfrc.score_gfrc2_document`)."""
-    from assess.formats import load_json
-    from assess.measures.gfrc import score_gfrc2_document
 
     return score_gfrc2_document(load_json(path)[0], source=path)
 
 
 def aepd_file(path: str) -> dict[str, Any]:
     """AEPD per turn and the P-D trade-off of a case document (:func:`assess.measures.aepd.score_aepd_document`)."""
-    from assess.formats import load_json
-    from assess.measures.aepd import score_aepd_document
 
     return score_aepd_document(load_json(path)[0], source=path)
 
@@ -56,16 +84,6 @@ def run_scores(
     """trec_eval-style evaluation of TREC runs against qrels: ``{qrels, binary_relevance, measures, averaging,
     runs}``; with ``qrels_b`` also the runs under it and Kendall / Spearman between the run orderings, with
     ``ttest`` the Bonferroni-corrected paired t-tests between runs on that measure."""
-    from assess.formats.trec import qrels_table, runs_table
-    from assess.measures.rankings import (
-        cast_measures,
-        evaluate_runs,
-        measure_name,
-        paired_t_tests,
-        parse_measure,
-        ptkb_measures,
-        ranking_correlation,
-    )
 
     qrels = qrels_table(qrels_path, ptkb=ptkb)
     runs: dict[str, dict] = {}
@@ -130,7 +148,6 @@ def run_scores(
 
 def _nugget_summary(per_turn: dict, mean, n: int, personal) -> dict[str, Any]:
     """One run's nugget score: mean over turns, the per-turn values and, when known, the personal split."""
-    from assess.measures.nugget_recall import split_personal
 
     row: dict[str, Any] = {"mean": mean, "n_turns": n, "per_turn": per_turn}
     if personal is not None:
@@ -156,9 +173,6 @@ def nugget_file_scores(
     ``nugget_scores`` (All / Vital / Weighted and NtR recall, strict and lax, from nuggetizer
     ``assignments``), each per run and gold set (``original``, and ``deduplicated`` with ``gold_dedup``);
     ``personal`` (a PTKB qrels or topics file) adds the personal / non-personal split."""
-    from assess.formats.ikat import personal_turns
-    from assess.formats.nuggets import ntr_label_table, read_gold_sets
-    from assess.measures.nugget_recall import ntn_run
 
     warnings: list[str] = []
     gold_set, dedup = read_gold_sets(gold, gold_dedup, gold_format) if gold else (None, None)
@@ -200,8 +214,6 @@ def nugget_file_scores(
 def ntn_matches(path: str) -> dict[str, dict[str, Any]]:
     """The NtN matches file (:func:`assess.formats.nuggets.read_ntn`, checked value by value) as the measure
     reads it: ``{run: {turn: NtnTurn(response ids, pairs)}}``."""
-    from assess.formats.nuggets import read_ntn
-    from assess.measures.nugget_recall import NtnTurn
 
     return {run: {t: NtnTurn(*entry) for t, entry in turns.items()} for run, turns in read_ntn(path).items()}
 
@@ -219,8 +231,6 @@ def _assignments(paths: list[str], gold: GoldNuggets | None, warn) -> tuple[dict
     record for: a missing response captures nothing, as trec_eval -c counts a missing topic. Both are
     reported (``empty_records``, ``missing_qids``).
     """
-    from assess.formats.nuggetizer import parse_nuggetizer_assignment_records
-    from assess.formats.reading import short
 
     support: dict[str, dict[str, dict[str, int]]] = {}
     importance: dict[str, dict[str, dict[str, str]]] = {}
@@ -330,7 +340,6 @@ def _assignments(paths: list[str], gold: GoldNuggets | None, warn) -> tuple[dict
 
 def _check_labels(path: str, labels: tuple, gold: GoldNuggets, unjudged: str, warn) -> None:
     """Report NtR labels the gold set does not know, unjudged gold nuggets and gold turns without labels."""
-    from assess.measures.nugget_recall import label_coverage
 
     matches, lines = labels
     keys = gold.keys()
@@ -384,7 +393,6 @@ def _check_ntn(path: str, ntn: dict, gold: GoldNuggets, warn) -> None:
 
 def _graded_scores(assigned: tuple, dedup: GoldNuggets | None, unjudged: str, personal, warn) -> dict[str, Any]:
     """AutoNuggetizer scores and NtR recall (strict: support; lax: support or partial) per run and gold set."""
-    from assess.measures.nugget_recall import LAX, STRICT, label_coverage, ntr_run, nugget_scores_run, split_personal
 
     support, importance, _, notes = assigned
     # Each record against its own list (no --gold): an empty list scores 0, as nuggetizer's metrics. With a
@@ -440,7 +448,6 @@ def _ntr_recall(labels: dict, gold_sets: dict, unjudged: str, summary, warn=None
     without labels on one of them scores 0 there (``missing_turns``, reported through ``warn``), as
     ``--assignments`` scores a gold qid a run has no record for (trec_eval -c); a turn no run was judged on
     is not evaluated. ``warn`` None (the store): such turns are skipped, as ``NtR.py`` skips an empty response."""
-    from assess.measures.nugget_recall import ntr_run
 
     judged = {turn for matches in labels.values() for turn in matches}
     out: dict[str, Any] = {"unjudged": unjudged, "runs": {}}
@@ -482,10 +489,6 @@ def stored_nugget_scores(
     ntr_source, nugget_source, personal, labels, ignored_labels, [ntr_recall, dedup_unknown_turns,]
     importance_source, nugget_scores}`` (``ntr_recall`` when the source has yes/no labels). ``personal``: a
     PTKB label source, or a PTKB qrels or topics file, whose relevant statements make a turn personal."""
-    from assess.services import rag
-    from assess.tasks import Task
-    from store import labels
-    from store.nuggets import ntr
 
     have = rag.ntr_sources(db)
     if ntr_source not in have:
@@ -497,8 +500,6 @@ def stored_nugget_scores(
     ptkb_source, split = None, None
     if personal:
         if personal not in labels.sources(db, "ptkb") and os.path.isfile(personal):
-            from assess.formats.ikat import personal_turns
-
             split = personal_turns(personal)  # a PTKB qrels or topics file
         else:
             ptkb_source = str(personal)
@@ -565,11 +566,9 @@ def stored_nugget_scores(
 def _graded_nugget_source(db, ntr_source: str, given: str | None) -> str:
     """The nugget set graded-only labels are scored on: ``given`` (--nugget-source), else the one set they
     refer to."""
-    from assess.services import rag
-    from store.nuggets import gold
 
     if given is not None:
-        known = gold.nugget_sources(db)
+        known = gold_store.nugget_sources(db)
         if given not in known:
             raise UnknownItem(f"no nuggets of source {given!r}; nugget sources: {', '.join(known) or 'none'}")
         return given
@@ -585,9 +584,6 @@ def _graded_nugget_source(db, ntr_source: str, given: str | None) -> str:
 def _importance_source(db, given: str | None, nugget_source: str) -> str | None:
     """--importance-source (it must have importance labels), else the nugget set's own source when it has
     importance labels, else None (every gold nugget okay)."""
-    from assess.services.rag import default_importance_source
-    from assess.tasks import Task
-    from store import labels
 
     if given is None:
         return default_importance_source(db, nugget_source)
@@ -602,7 +598,6 @@ def _importance_source(db, given: str | None, nugget_source: str) -> str | None:
 def _stored_graded(scored: dict[str, dict], unjudged: str, personal) -> dict[str, Any]:
     """The rows of :func:`assess.services.rag.nugget_scores` (one result per gold set) in the shape of the
     file form's ``nugget_scores``: ``{unjudged, scores, runs: {run: {set: {mean, n_turns, per_turn}}}, notes}``."""
-    from assess.measures.nugget_recall import split_personal
 
     names = [*GRADED, *NTR]
     out: dict[str, Any] = {"unjudged": unjudged, "scores": names, "runs": {}, "notes": scored["original"]["notes"]}
@@ -624,7 +619,6 @@ def _stored_graded(scored: dict[str, dict], unjudged: str, personal) -> dict[str
 
 def _store_warnings(out: dict, data: dict, unjudged: str) -> None:
     """Report unjudged gold nuggets of the stored labels (``warnings`` of the document)."""
-    from assess.measures.nugget_recall import label_coverage
 
     count = sum(label_coverage(turns, data["gold"]).unjudged for turns in data["matches"].values())
     if not count:
@@ -638,7 +632,6 @@ def citation_scores(db, source: str, runs: list[str] | None = None, *, per_respo
     """Citation recall, precision and supported share per run of the citation labels stored for ``source``
     (:func:`assess.services.rag.citation_report`): ``{db, source, scores, runs: {run: {...}}}``, with
     ``per_response`` also one row per response; unlabelled citations are reported under ``warnings``."""
-    from assess.services import rag
 
     report = rag.citation_report(db, source, list(dict.fromkeys(runs)) if runs else None)
     out: dict[str, Any] = {

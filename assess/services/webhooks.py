@@ -22,6 +22,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
+from assess import lazylibs
 from assess.errors import AssessError
 from assess.llm.guard import check_destination, redact
 from store import webhooks
@@ -90,7 +91,7 @@ def signature(secret: str, data: bytes) -> str:
 
 
 def _post(url: str, data: bytes, headers: dict) -> tuple[int | None, str | None]:
-    import httpx
+    httpx = lazylibs.httpx()
 
     try:
         check_destination(url, allowed=())

@@ -138,6 +138,10 @@ __all__ = [
     "UNSOURCED_TABLES",
     "NUGGETIZER_FILE_KINDS",
     "RESPONSE_FILE_KINDS",
+    "IMPORT_FILE_KINDS",
+    "REPLACE_KINDS",
+    "TOPIC_KINDS",
+    "EXPORT_FILE_KINDS",
 ]
 
 
@@ -541,3 +545,37 @@ nuggets with their importance, and graded NtR assignments of runs' answers (asse
 RESPONSE_FILE_KINDS: tuple[str, ...] = ("ikat-responses", "rag-answers")
 """The import kinds of generated responses with citations (sentences and cited passages; also ``export``
 kinds): the iKAT topics' responses and TREC RAG answer files (docs/responses.md)."""
+
+# The names alone, for the command line's parser: the entries that read and write these files live in
+# assess/services (loading.IMPORT_KINDS, exports.EXPORTERS), which load the store; `--help` must not.
+IMPORT_FILE_KINDS: tuple[str, ...] = (
+    "topics",
+    "qrels",
+    "ptkb-qrels",
+    "run",
+    "passages",
+    "nuggets",
+    "responses",
+    "rag-topics",
+    *RESPONSE_FILE_KINDS,
+    "ntr-labels",
+    *NUGGETIZER_FILE_KINDS,
+)
+"""The kinds of file ``import`` (and the Import page) reads, in the order they are offered."""
+
+REPLACE_KINDS: tuple[str, ...] = ("ikat-responses", "rag-answers", "nuggets", "responses", "passages")
+"""The imports that may replace stored texts when asked (``--replace``), in the order messages name them."""
+
+TOPIC_KINDS: tuple[str, ...] = ("topics", "rag-topics")
+"""The imports that bring conversations of their own (every other kind refers to stored turns)."""
+
+EXPORT_FILE_KINDS: tuple[str, ...] = (
+    "qrels",
+    "ptkb-qrels",
+    "nuggets",
+    "table",
+    *RESPONSE_FILE_KINDS,
+    *NUGGETIZER_FILE_KINDS,
+    "leaderboard",
+)
+"""The kinds ``export`` writes, in the order they are offered."""

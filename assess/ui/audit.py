@@ -12,8 +12,14 @@ import streamlit as st
 
 from assess.errors import AssessError
 from assess.formats.inert_csv import frame_csv
+from assess.measures import alt_test as measure
+from assess.measures import verdict as verdict_rules
 from assess.services import audit as service
+from assess.services.contents import labels_version, samples, source_kinds, source_model
+from assess.services.contents import stored_answers as stored
+from assess.services.jobs import persona_versions
 from assess.ui import plots
+from assess.ui.frame import actor
 from assess.ui.widgets import code, error, esc, figure
 
 STATISTICS = ("kappa_unweighted", "kappa_linear", "kappa_quadratic", "kappa_binary", "alpha", "agreement")
@@ -83,7 +89,6 @@ def _cached_agreement(_database, target: str, task: str, chosen: tuple, threshol
 def _agreement_view(database, task: str, chosen: tuple, threshold: int, breakdown: str) -> dict:
     """The agreement matrix, kept until one of the chosen sources' labels change (changing the statistic,
     opening another tab and coming back redraw it at once)."""
-    from assess.services.contents import labels_version
 
     version = tuple(labels_version(database, task, source) for source in chosen)
     return _cached_agreement(database, database.target, task, chosen, threshold, breakdown, version)
@@ -290,7 +295,6 @@ def alt_test_panel(database, task: str, names: list[str]) -> None:
     """Can a judge replace the human sources? The alternative annotator test (``audit alt-test``): the humans
     default to every source of a human kind, the judge to an LLM; epsilon, q and the minimum are the
     measure's defaults, epsilon adjustable."""
-    from assess.measures import alt_test as measure
 
     kinds = service.stored_kinds(database, names)
     humans_default = [n for n in names if kinds[n] in service.HUMAN_KINDS]  # overlap plans' assessors among them
@@ -370,8 +374,6 @@ def consistency_panel(database, names: list[str]) -> None:
     """Self-consistency of the LLM sources among ``names`` with K answers per item, and persona sensitivity of
     each model that answered with and without the PTKB statements (``prejudge --no-ptkb`` keeps the variant's
     answers in a source of its own, ``llm:MODEL:no-ptkb``: the versions are gathered over the model's sources)."""
-    from assess.services.contents import source_model
-    from assess.services.contents import stored_answers as stored
 
     kinds = service.source_kinds(database, names)
     found = False
@@ -402,7 +404,6 @@ def consistency_panel(database, names: list[str]) -> None:
 def persona_panel(database, source: str, versions: list[str]) -> None:
     """The model's grades with and without the PTKB statements (defaults: the passage prompt and its no-PTKB
     variant when both were asked, else a version named ...noptkb... as the one without)."""
-    from assess.services.jobs import persona_versions
 
     with_default, without = persona_versions()
     if with_default not in versions or without not in versions:
@@ -431,7 +432,6 @@ ESTIMATES = {"P@k": "P@k at the threshold", "nDCG@k": "nDCG@k", "ntr": "NtR reca
 def estimate_panel(database, reference: str, judge: str) -> None:
     """Each run's corrected (PPI) estimate beside the human-only one from the same sample, with the sample's
     design said in words; then the coverage simulation (shown also where the estimate is refused)."""
-    from assess.services.contents import samples
 
     names = [None] + [s["name"] for s in samples(database) if s["task"] == "passage"]
     c1, c2, c3 = st.columns(3)
@@ -531,7 +531,6 @@ def coverage_panel(database, reference: str, judge: str) -> None:
 
 def sample_panel(database, names: list[str], judge: str) -> None:
     """Expected interval widths by budget, and a form to draw a budgeted sample into an assessor's queue."""
-    from assess.services.contents import source_kinds
 
     assessors = sorted(n for n, kind in source_kinds(database).items() if kind == "assessor")
     others = [n for n in names if n != judge]
@@ -584,8 +583,6 @@ def sample_panel(database, names: list[str], judge: str) -> None:
 
 
 def _actor() -> str | None:
-    from assess.ui.frame import actor
-
     return actor()
 
 
@@ -626,8 +623,6 @@ def verdict_panel(database, reference: str, judge: str) -> None:
     only) with its rule; per criterion its figures, thresholds and pass/fail (values as the JSON has them), the
     command each figure comes from, or what is missing and how to get it. Margin ε and the interval width the
     human budget should reach are adjustable."""
-    from assess.measures import alt_test as measure
-    from assess.measures import verdict as verdict_rules
 
     c1, c2 = st.columns(2)
     epsilon = c1.number_input(

@@ -9,6 +9,8 @@ import streamlit as st
 
 from assess.errors import AssessError
 from assess.services import audit as service
+from assess.services import contents
+from assess.services.contents import reshow_rule, set_reshow_rule
 from assess.ui.audit import ceiling_rule
 from assess.ui.widgets import error, esc
 
@@ -23,7 +25,6 @@ def _num(value) -> float | None:
 
 def reshow_control(database, by: str | None) -> None:
     """The organizer's re-show rule for /judge: share, least gap, seed (docs/judging.md#re-shown-items)."""
-    from assess.services.contents import reshow_rule, set_reshow_rule
 
     current = reshow_rule(database)
     with st.form("reshow_rule", border=False):
@@ -102,7 +103,6 @@ ADAPTIVE_HELP = (
 def overlap_form(database, by: str | None) -> None:
     """The organizer's overlap plan: assessors, conversations, share, copies, unit, seed
     (``python -m assess overlap``)."""
-    from assess.services import contents
 
     with st.form("overlap_plan", border=False):
         c1, c2 = st.columns(2)

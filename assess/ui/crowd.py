@@ -5,6 +5,21 @@ from __future__ import annotations
 
 import streamlit as st
 
+from assess.crowd.rules import (
+    CRITERIA,
+    ENTRY_PARAMS,
+    NTR_GRADED_QUESTION,
+    NTR_QUESTION,
+    PROLIFIC_COMPLETE,
+    STUDY_PARAM,
+    UNABLE,
+    answer_caption,
+    mturk_form_html,
+)
+from assess.services import crowd_work
+from assess.services.accounts import SESSION_COOKIE
+from assess.services.crowd_work import consent
+from assess.tasks import SUPPORT
 from assess.text import inert_html, inert_images, line_html
 from assess.ui.assets import asset
 from assess.ui.widgets import esc
@@ -30,7 +45,6 @@ def _cookie(name: str) -> str | None:
 
 def _someone_signed_in() -> bool:
     """A person is signed in in this session (or by the identity provider), or the address signs one in."""
-    from assess.services.accounts import SESSION_COOKIE
 
     if st.session_state.get("assessor") or any(key in st.query_params for key in SIGN_IN_PARAMS):
         return True
@@ -48,8 +62,6 @@ def crowd_link() -> dict[str, str] | None:
     link this session entered with; the link this browser's crowd cookie remembers (set while a batch is
     unfinished, removed once it is finished)."""
     from urllib.parse import parse_qsl, unquote
-
-    from assess.crowd.rules import ENTRY_PARAMS, STUDY_PARAM
 
     params = st.query_params.to_dict()  # one read (each access of st.query_params is a metered call)
     given = {key: params[key] for key in ENTRY_PARAMS if key in params}
@@ -110,8 +122,6 @@ def _id_cookie(study: str, worker: str) -> str:
 
 
 def _crowd_binding(database, entry, bind: bool):
-    from assess.services import crowd_work
-
     if entry.preview or not entry.worker:
         return None
     cookie = _id_cookie(entry.study, entry.worker)
@@ -154,7 +164,6 @@ def crowd_start(database, entry, assignment_id: int) -> None:
     """The consent page's Start (a button callback): bind the worker id to this browser first, then record the
     consent. When another browser bound the id meanwhile nothing is written, and the page's run that follows
     refuses this browser (:func:`crowd_check`)."""
-    from assess.services.crowd_work import consent
 
     binding = crowd_bind(database, entry)
     if binding is None or binding.allowed:
@@ -216,7 +225,6 @@ def crowd_leave_link() -> None:
 
 def crowd_query() -> dict:
     """The crowd page's query parameters (study, platform ids)."""
-    from assess.crowd.rules import ENTRY_PARAMS
 
     params = st.query_params.to_dict()
     return {key: params.get(key) for key in ENTRY_PARAMS}
@@ -247,7 +255,6 @@ def crowd_guideline(guide: dict, config) -> None:
     Two elements whatever the study's size (each element is a message the server builds and sends on every
     full run of the page): the organizer's own markdown (:func:`crowd_markdown`, raw HTML escaped), then the
     scales and the worked examples as one block built only from our own text and inert HTML lines."""
-    from assess.crowd.rules import CRITERIA
 
     crowd_markdown(guide.get("instructions", ""))
     parts = []
@@ -286,7 +293,6 @@ def crowd_question(config) -> bool:
     """An NtR study asks every item the same question: drawn once above the item panel, so that a key press does
     not send it again with the next item (:func:`crowd_keys` with ``asked``). True when it was drawn (a response
     study's question depends on each item's criterion and stays in the panel)."""
-    from assess.crowd.rules import NTR_GRADED_QUESTION, NTR_QUESTION
 
     if config.task != "ntr":
         return False
@@ -299,8 +305,6 @@ def crowd_keys(item, config, give, *, asked: bool = False) -> None:
     yes/no NtR study (graded False), 2 / 1 / 0 on a graded one (graded True; captions and help from
     the registry's support scale), 0-3 and X "unable" per criterion on a response study (graded None).
     ``asked``: the page drew the NtR question above the panel already (:func:`crowd_question`)."""
-    from assess.crowd.rules import CRITERIA, NTR_GRADED_QUESTION, NTR_QUESTION, UNABLE, answer_caption
-    from assess.tasks import SUPPORT
 
     if item.task == "ntr" and config.graded:
         if not asked:
@@ -345,7 +349,6 @@ def crowd_keys(item, config, give, *, asked: bool = False) -> None:
 
 def crowd_completion(code: str | None, config, entry) -> None:
     """The end of a batch: the completion code, Prolific's return link, or the MTurk submit form."""
-    from assess.crowd.rules import PROLIFIC_COMPLETE, mturk_form_html
 
     st.success("Thank you: you have answered every item of your batch.")
     if entry.platform == "prolific" and config.prolific_code:

@@ -8,9 +8,13 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from assess import settings
-from assess.services import contents, judging
+from assess.measures.speed import IDLE_LIMIT_MS
+from assess.queueing import QueueState
+from assess.services import contents, judging, preferences
+from assess.services.preferences import switch_on
+from assess.tasks import Shown
 from assess.ui.assets import asset
-from assess.ui.frame import saving
+from assess.ui.frame import assessor, db, saving
 
 if TYPE_CHECKING:
     from assess.tasks import Shown
@@ -90,7 +94,6 @@ class KeyQueue:
 
     def state(self):
         """The queue with the labelled items as the store has them now."""
-        from assess.queueing import QueueState
 
         version = self._version()
         kept = st.session_state.get(self._slot)
@@ -237,7 +240,6 @@ class Cursor:
         ``timed``: the panel's label buttons, {button key: its shortcut (None: shortcuts off)}. A press of one
         of them carries the item's active time (``assets/ui/active_time.js``), which its callback reads with
         :meth:`active_ms`. Draw those buttons in the same fragment as this call."""
-        from assess.measures.speed import IDLE_LIMIT_MS
 
         item = self.drawn
         st.session_state[f"{self.prefix}_shown"] = item
@@ -257,7 +259,6 @@ class Cursor:
 
     def wrote(self, value) -> None:
         """After the page stored ``value`` as the label of the item on screen: that is what it now knows."""
-        from assess.tasks import Shown
 
         st.session_state[f"{self.prefix}_shown_own"] = Shown(True, value)
 
@@ -370,7 +371,6 @@ def person_switch(database, person: str, name: str, label: str, *, help: str | N
     """A sidebar toggle of one of the signed-in person's own choices (:mod:`assess.services.preferences`): read
     from the store when the session first shows it (or another person signs in), kept there at every change, so
     it holds in every browser and later session. Returns whether it is on."""
-    from assess.services import preferences
 
     slot, owner = f"_switch_{name}", f"_switch_{name}_person"
     if st.session_state.get(owner) != person or slot not in st.session_state:
@@ -401,13 +401,10 @@ def keyboard_preference(database, person: str) -> bool:
 def keys(shortcut: str) -> str | None:
     """A button's (or the span picker's) shortcut, or None when the signed-in person turned single-key
     shortcuts off (read once per session from the store on a page without the switch)."""
-    from assess.ui.frame import assessor, db
 
     person = assessor()
     kept = st.session_state.get(SHORTCUTS)
     if kept is None or kept[0] != person:
-        from assess.services.preferences import switch_on
-
         kept = (person, switch_on(db(), person, "shortcuts") if person else True)
         st.session_state[SHORTCUTS] = kept
     return shortcut if kept[1] else None

@@ -9,6 +9,8 @@ import streamlit as st
 
 from assess import settings
 from assess.errors import AssessError
+from assess.services.accounts import account_list, add_account
+from assess.services.loading import demo_mix
 from assess.ui.frame import begin_session, open_sign_in, role
 from assess.ui.widgets import error, esc
 
@@ -36,7 +38,6 @@ def first_organizer(database, what: str) -> bool:
     """Before ``what`` (an action that ends open mode on a demo store): say so and offer the person's own
     organizer account. True when the action may go ahead now (an account is signed in, or the store is not
     a demo in open mode); False while the offer stands (the caller holds the action back)."""
-    from assess.services.accounts import account_list, add_account
 
     show_first_password()
     if not demo_open_mode():
@@ -70,7 +71,6 @@ def first_organizer(database, what: str) -> bool:
 def mixed_queue_warning(database, turns) -> None:
     """On a judging page's full run: say so when the queue's turns (``turns``) hold both the embedded demo's and
     one's own (topics imported with ``--keep-demo``): such a mix is never silent."""
-    from assess.services.loading import demo_mix
 
     if demo_mix(database, turns):
         st.warning(

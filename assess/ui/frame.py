@@ -11,10 +11,31 @@ import streamlit as st
 
 from assess import settings, tasks
 from assess.errors import AssessError
+from assess.llm.entailment import configured_entailment
+from assess.services.accounts import (
+    SESSION_COOKIE,
+    NotAllowed,
+    SignInRefused,
+    check_link,
+    check_organizer_password,
+    check_password,
+    end_session,
+    link_person,
+    openid_sign_in,
+    session_holder,
+    start_session,
+)
+from assess.services.accounts import open_sign_in as store_open
+from assess.services.accounts import register_assessor as sign_in
+from assess.services.judging import StaleLabel
+from assess.services.loading import is_empty, load_demo_if_empty
 from assess.tasks import MenuPage, Role, Task
 from assess.ui.assets import asset
+from assess.ui.crowd import crowd_frame, crowd_link, crowd_page
 from assess.ui.internals import cache_theme_messages, external_ip_off, legacy_pages_off, session_id, this_run
 from assess.ui.widgets import error, esc, flash, line, set_flash
+from store import open_db
+from store.db import StoreBusy, StoreUnavailable, interrupt, interrupt_all, lock_wait, owns_store
 
 legacy_pages_off()
 cache_theme_messages()
@@ -45,8 +66,6 @@ def db():
     used by two threads at once; on PostgreSQL it holds no server connection between units of work, on
     SQLite one connection per session, closed when the session ends.
     """
-    from store import open_db
-    from store.db import StoreUnavailable
 
     flash(STORE_FLASH)
     target = str(settings.db_target())
@@ -89,7 +108,6 @@ def interrupt_ended_sessions(is_active) -> list[str]:
     and meanwhile holds the session's connection (and, on SQLite, a core). A statement inside a write transaction is
     left to finish (``store.db.interrupt(reads_only=True)``): a change the person made is not dropped. An ended
     session that is later resumed (a reconnect with the same id) is noted again by its next run's :func:`db`."""
-    from store.db import interrupt
 
     with _SESSIONS_LOCK:
         ended = [(sid, held) for sid, held in list(_SESSION_STORES.items()) if not is_active(sid)]
@@ -117,10 +135,6 @@ def saving(callback):
     message says what is stored, by whom and when, and the panel, drawn again, shows it (a second press replaces
     it)."""
     import functools
-
-    from assess.services.accounts import NotAllowed
-    from assess.services.judging import StaleLabel
-    from store.db import StoreUnavailable
 
     @functools.wraps(callback)
     def guarded(*args, **kwargs):
@@ -162,8 +176,6 @@ def patiently(callback):
     Streamlit's error page: past the wait nothing is written and the press is kept for :func:`not_saved_retry`."""
     import functools
 
-    from store.db import StoreBusy, lock_wait
-
     @functools.wraps(callback)
     def kept(*args, **kwargs):
         st.session_state.pop(_RETRY, None)  # a new press replaces a press not saved
@@ -185,7 +197,6 @@ def patiently(callback):
 
 def busy(exc: BaseException) -> bool:
     """Whether an error is the store's "busy" (:class:`store.db.StoreBusy`), which :func:`patiently` handles."""
-    from store.db import StoreBusy
 
     return isinstance(exc, StoreBusy)
 
@@ -238,8 +249,6 @@ def key_panel(func):
     the message a key's callback left (its label was not saved) and, when the store cannot be reached
     while drawing, says so instead of failing."""
     import functools
-
-    from store.db import StoreUnavailable
 
     @st.fragment
     @functools.wraps(func)
@@ -314,8 +323,6 @@ def _interrupt_when_stopping(poll: float = 0.2) -> None:
     from streamlit import runtime
     from streamlit.runtime import RuntimeState
 
-    from store.db import interrupt_all
-
     stopping = (RuntimeState.STOPPING, RuntimeState.STOPPED)
     while True:
         try:
@@ -344,13 +351,11 @@ def ensure_started():
     """Create the store on first start and load the embedded demo when it is empty; a served app's first
     session also starts importing the organizer pages' modules in the background (:func:`warm_imports`) and
     the watch that interrupts running queries when the server stops (:func:`interrupt_on_shutdown`)."""
-    from assess.services.loading import is_empty, load_demo_if_empty
 
     if st.session_state.get("_store_checked"):
         return
     warm_imports()
     interrupt_on_shutdown()
-    from store import open_db
 
     database = open_db(settings.db_target())  # a store that cannot be opened at all fails here, redacted
     st.session_state[_SESSION_STORE] = database  # kept for the session's runs (see db())
@@ -373,7 +378,6 @@ _OWNERS_SEEN: set[str] = set()
 def _warn_when_owner(database) -> None:
     """Log once per process and store when the app connects to PostgreSQL as a role owning the tables, which
     could switch the history triggers off (docs/deploy.md: a campaign's app connects as a role of its own)."""
-    from store.db import owns_store
 
     if database.sqlite or database.location in _OWNERS_SEEN:
         return
@@ -410,8 +414,6 @@ def open_sign_in() -> bool:
     """Open mode for this run (set by :func:`sign_in_from_query`; read from the store when a legacy run asks
     before app.py has run): anyone signs in by typing a name."""
     if "_open_mode" not in st.session_state:
-        from assess.services.accounts import open_sign_in as store_open
-
         st.session_state["_open_mode"] = store_open(db(), settings.open_mode_setting())
     return bool(st.session_state["_open_mode"])
 
@@ -455,7 +457,6 @@ def begin_session(database, name: str, role: str | None, *, via: str) -> None:
     """Start a session for ``name`` (an account with ``role``, or an open-mode name when ``role`` is None):
     a row in the store and, from the next run on, its cookie in the browser, so that a reload, a bookmark or
     another tab keeps the person signed in."""
-    from assess.services.accounts import start_session
 
     secret = start_session(database, name, kind="account" if role else "open", via=via)
     st.session_state["assessor"] = name
@@ -485,7 +486,6 @@ def _forget(*, clear_cookie: bool) -> None:
 
 def sign_out() -> None:
     """End this person's sessions everywhere (every tab and browser) and forget them here."""
-    from assess.services.accounts import end_session
 
     secret = st.session_state.get("_session_secret")
     if secret:
@@ -503,7 +503,6 @@ def still_signed_in(database) -> bool:
     One read per script run: a key's callback reads before its write, and the run it starts (the item panel's
     fragment, or the frame's full run) does not read again. Every write still reads first (a callback is the
     start of a new run), and the store checks the writer again inside the write's transaction."""
-    from assess.services.accounts import session_holder
 
     secret = st.session_state.get("_session_secret")
     if not secret:
@@ -535,8 +534,6 @@ _READ_IN_RUN = "_session_read_in_run"
 def _cookie_secret() -> str | None:
     from urllib.parse import unquote
 
-    from assess.services.accounts import SESSION_COOKIE
-
     try:
         given = st.context.cookies.get(SESSION_COOKIE)
     except Exception:  # no browser connection (tests without a context)
@@ -547,7 +544,6 @@ def _cookie_secret() -> str | None:
 def _resume(database) -> None:
     """A page load (reload, bookmark, another tab) that brings the cookie of a live session: signed in again
     as that person, with the account's current role."""
-    from assess.services.accounts import session_holder
 
     secret = _cookie_secret()
     if not secret or st.session_state.get("_cookie_clear"):
@@ -566,7 +562,6 @@ def _resume(database) -> None:
 def session_cookie(database) -> str | None:
     """Keep the browser's session cookie in step with this session (written while signed in, removed after
     a sign-out) and return a sign-in link's token that the page found in the address's fragment."""
-    from assess.services.accounts import SESSION_COOKIE
 
     data: dict = {"name": SESSION_COOKIE}
     secret = st.session_state.get("_session_secret")
@@ -595,7 +590,6 @@ def _openid_sign_in(database) -> None:
     choice at the provider); only an address the provider marks verified (``email_verified`` the JSON value true)
     matches, a claim of the wrong type is refused with a message, and a provider sign-in older than the account's
     last sign-out or reset opens nothing (:func:`assess.services.accounts.openid_sign_in`)."""
-    from assess.services.accounts import openid_sign_in
 
     user = st.user
     if not user.is_logged_in or assessor():
@@ -616,9 +610,6 @@ def sign_in_from_query(database, link_token: str | None = None) -> None:
     now), the session cookie of a page load, or in open mode ``?assessor=NAME``. With accounts,
     ``?assessor=`` signs nobody in. Another account's link in a browser signed in is only asked about
     (:func:`link_switch_question`)."""
-    from assess.services.accounts import link_person
-    from assess.services.accounts import open_sign_in as store_open
-    from assess.services.accounts import register_assessor as sign_in
 
     open_mode = store_open(database, settings.open_mode_setting())
     st.session_state["_open_mode"] = open_mode
@@ -657,8 +648,6 @@ _LINK_SWITCH = "_link_switch"
 
 
 def _use_link(database, token: str) -> bool:
-    from assess.services.accounts import check_link
-
     try:
         person = check_link(database, token)
         _forget(clear_cookie=False)
@@ -701,8 +690,6 @@ def link_switch_question(database) -> bool:
 
 
 def _password_form(database) -> None:
-    from assess.services.accounts import check_password
-
     with st.form("account_sign_in_form", border=False):
         name = st.text_input("Account name", key="account_name")
         password = st.text_input("Password", type="password", key="account_password")
@@ -718,7 +705,6 @@ def _password_form(database) -> None:
 def sidebar_sign_in(database) -> None:
     """Sign-in box in the sidebar: the open-mode notice; who is signed in; a name (open mode), a password or
     the identity provider; in open mode also the legacy organizer password when one is configured."""
-    from assess.services.accounts import register_assessor as sign_in
 
     open_mode = open_sign_in()
     with st.sidebar:
@@ -769,7 +755,6 @@ def sidebar_sign_in(database) -> None:
 def _check_organizer_password(database, password: str) -> None:
     """The organizer password field's callback: checked once per entry (a rerun does not count it again), as
     UTF-8 bytes and under the accounts' failure limits per client address."""
-    from assess.services.accounts import SignInRefused, check_organizer_password
 
     entered = st.session_state.get("org_pw") or ""
     if not entered:
@@ -867,8 +852,6 @@ def run_frame(database) -> None:
     """The rest of app.py's run: a visitor with a crowd study link gets that study's page alone (no
     sign-in, no other page); anyone else signs in and gets the page the address asks for, in their
     role's menu. A store that goes away meanwhile is one plain message on the page, nothing else."""
-    from assess.ui.crowd import crowd_frame
-    from store.db import StoreUnavailable
 
     try:
         crowd_frame()
@@ -905,7 +888,6 @@ def leave_legacy_run(*, rerun: bool) -> None:
     replace the list of every page script it has just sent with the navigation app.py shows (the same
     addresses, so the URL asked for stays valid). From app.py the run then goes on as the frame; from a
     page script run directly (``rerun``) app.py runs again first."""
-    from assess.ui.crowd import crowd_link, crowd_page
 
     if crowd_link() is not None:  # as crowd_frame: a default page (it has no address of its own), then /crowd
         st.navigation([st.Page(_crowd_start, title="Study", default=True), crowd_page()], position="hidden")
@@ -976,6 +958,5 @@ def frame_guard(organizer: bool = False, adjudicator: bool = False) -> None:
 @st.cache_resource(show_spinner=False)
 def entailment_judge(model: str | None):
     """The duplicate suggester: the NLI judge of ``model`` (cached per server), else the lexical one."""
-    from assess.llm.entailment import configured_entailment
 
     return configured_entailment(model)

@@ -18,6 +18,9 @@ from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from assess.errors import AssessError
+from assess.measures.aepd import tradeoff
+from assess.measures.ppi import natural_key
+from assess.measures.rankings import ranking_correlation
 
 # Where Debian/Ubuntu put Chromium; kaleido 1.x (through choreographer) reads BROWSER_PATH.
 _BROWSERS = (
@@ -87,7 +90,6 @@ def aepd_scatter(points: Sequence[Mapping[str, Any]] | Mapping[str, Any], color_
     :func:`assess.measures.aepd.score_aepd_document`. tau is over the turns where both scores are > 0
     (:func:`assess.measures.aepd.tradeoff`).
     """
-    from assess.measures.aepd import tradeoff
 
     if isinstance(points, Mapping):
         points = [{"id": tid, **scores} for tid, scores in points.get("turns", {}).items()]
@@ -160,7 +162,6 @@ def kappa_title(report: Mapping[str, Any]) -> str:
 
 def natural_order(keys) -> list:
     """``keys`` with the digit runs of their text read as numbers: conversation 2 before 10."""
-    from assess.measures.ppi import natural_key
 
     return sorted(keys, key=natural_key)
 
@@ -198,8 +199,6 @@ def ranking_scatter(
     """
     runs = [r for r in metric_a if r in metric_b and metric_a[r] is not None and metric_b[r] is not None]
     if tau is None:
-        from assess.measures.rankings import ranking_correlation
-
         tau = ranking_correlation({r: metric_a[r] for r in runs}, {r: metric_b[r] for r in runs})["kendall_tau"]
     fig = go.Figure(
         go.Scatter(

@@ -10,10 +10,12 @@ import streamlit as st
 from assess.errors import AssessError
 from assess.formats.inert_csv import frame_csv
 from assess.services import rag
+from assess.services.judging import StaleLabel
 from assess.tasks import CITATION_CONTRADICTS, CITATION_SUPPORT, IMPORTANCE
 from assess.ui.cursor import keys
 from assess.ui.frame import saving
 from assess.ui.widgets import code, esc, flash, line, set_flash, show_passage
+from store.db import StoreUnavailable
 
 CITATION_KEYS = ((2, "2"), (1, "1"), (0, "0"), (-1, "I"), (CITATION_CONTRADICTS, "O"))
 """Citation support by key: 2 fully, 1 partially, 0 not supported, I the citation is irrelevant, O the passage
@@ -31,8 +33,6 @@ def refused(on_click):
     page, escaped, by :func:`messages` instead of failing; nothing was written. A label stored meanwhile from
     another tab or device, and a store that is busy or cannot be reached, are said by
     :func:`assess.ui.frame.saving`, as on every keyboard page."""
-    from assess.services.judging import StaleLabel
-    from store.db import StoreUnavailable
 
     def guarded(value):
         try:

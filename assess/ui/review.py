@@ -7,21 +7,22 @@ import streamlit as st
 
 from assess.errors import AssessError
 from assess.services import audit as service
+from assess.services import guidelines
+from assess.services.contents import progress_version
+from assess.services.review import dashboard as review_dashboard
 from assess.ui.audit import table
-from assess.ui.widgets import error, esc
+from assess.ui.plots import assignment_progress
+from assess.ui.widgets import error, esc, figure
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _progress_tables(_database, target: str, version: tuple) -> dict:
-    from assess.services.review import dashboard
-
-    return dashboard(_database)
+    return review_dashboard(_database)
 
 
 def progress_tables(database) -> dict:
     """The review dashboard's figures (``assess.services.review.dashboard``), kept until one of their inputs
     changes (``store.review.progress_version``): a rerun of the page (a tab, the judging mode) reads them once."""
-    from assess.services.contents import progress_version
 
     return _progress_tables(database, database.target, progress_version(database))
 
@@ -33,8 +34,6 @@ def _share(judged: int, assigned: int) -> float:
 def dashboard(database) -> None:
     """Progress of the current assignments over time, per assessor and per topic. Tables are kept narrow (grades
     as one bar column, progress as one bar) so that the page fits a 1280 px window without a horizontal cut."""
-    from assess.ui.plots import assignment_progress
-    from assess.ui.widgets import figure
 
     figures = progress_tables(database)
     assessors, topics, timeline = figures["assessors"], figures["topics"], figures["timeline"]
@@ -132,7 +131,6 @@ def speed_panel(database) -> None:
 def guidelines_panel(database, by: str | None) -> None:
     """Edit a task's guideline (each save is a new version), its versions, and the labels made under an older
     version than the one in force."""
-    from assess.services import guidelines
 
     tasks = guidelines.timed_tasks()  # labels record the version in force
     task = st.selectbox("Task", tasks, key="rv_guideline_task")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from assess.nuggets.spans import segments
 from assess.ui.assets import asset
+from assess.ui.cursor import keys
 
 _span_picker_component = st.components.v2.component(
     "assess_span_picker", css=asset("span_picker.css"), js=asset("span_picker.js"), isolate_styles=False
@@ -24,8 +26,6 @@ def span_picker(
 ) -> None:
     """Show ``text`` inertly with ``spans`` highlighted; selecting text and pressing ``shortcut`` (or the
     button) calls ``on_pick`` with the selection waiting in :func:`picked_span` (UTF-16 offsets)."""
-    from assess.nuggets.spans import segments
-    from assess.ui.cursor import keys
 
     bound = keys(shortcut)  # None: the person turned single-key shortcuts off
     if bound is None:

@@ -7,10 +7,18 @@ import logging
 
 import streamlit as st
 
+from assess import lazylibs
 from assess.errors import AssessError
+from assess.services import audit as scoreboard
+from assess.services.audit import agreement_from_store, label_counts, rank_roles, ranking_view, role_label, stored_kinds
+from assess.services.contents import labels_version, rankings_version, topics_version
+from assess.services.contents import turn_context as stored_turn_context
+from assess.services.guidelines import current
 from assess.tasks import GRADES, TurnContext
 from assess.text import code_span, inert_html, inert_markdown, line_html, showable
+from assess.ui import plots
 from assess.ui.assets import CSS
+from assess.ui.plots import figure_html, figure_png
 
 _log = logging.getLogger("assess.ui")
 
@@ -89,7 +97,6 @@ def rubric() -> None:
 def guideline(database, task: str) -> None:
     """The task's guideline in force (written by organizers on the review page), as inert text in an expander;
     nothing while the task has none. Labels record its version when they are written."""
-    from assess.services.guidelines import current
 
     found = current(database, task)
     if found is not None:
@@ -117,14 +124,11 @@ def ptkb(ctx: TurnContext) -> None:
 
 @st.cache_data(max_entries=512, show_spinner=False)
 def _turn_context(_database, target: str, turn_id: str, version: str) -> TurnContext:
-    from assess.services.contents import turn_context
-
-    return turn_context(_database, turn_id)  # the store itself is not part of the key (underscore)
+    return stored_turn_context(_database, turn_id)  # the store itself is not part of the key (underscore)
 
 
 def turn_context(database, turn_id: str) -> TurnContext:
     """A turn's conversation so far and PTKB, cached per store and turn until topics are imported again."""
-    from assess.services.contents import topics_version
 
     return _turn_context(database, database.target, turn_id, topics_version(database))
 
@@ -144,7 +148,6 @@ def context_columns(database, turn_id: str) -> tuple[TurnContext, object, object
 
 def figure(fig, name: str) -> None:
     """Show a plotly figure with HTML and PNG downloads (PNG only when a headless browser is available)."""
-    from assess.ui.plots import figure_html
 
     st.plotly_chart(fig, width="stretch", key=f"chart_{name}")
     c1, c2 = st.columns(2)
@@ -152,8 +155,6 @@ def figure(fig, name: str) -> None:
         "Download HTML", lambda: figure_html(fig), file_name=f"{name}.html", mime="text/html", key=f"html_{name}"
     )
     if c2.button("Prepare PNG", key=f"png_{name}"):
-        from assess.ui.plots import figure_png
-
         png = figure_png(fig)
         if png is None:
             c2.warning("PNG export needs a headless Chromium (Debian package chromium) for kaleido.")
@@ -163,7 +164,6 @@ def figure(fig, name: str) -> None:
 
 def case_input(kind: str, label: str):
     """An uploaded scoring input, or the demo's; returns (document, file name) or (None, None) on bad input."""
-    from assess.services import audit as scoreboard
 
     upload = st.file_uploader(label, type=["json"], key=f"upload_{kind}")
     try:
@@ -181,7 +181,7 @@ def case_input(kind: str, label: str):
 def queue_overview(state, current_turn: str) -> None:
     """An expander with judged / total per topic (conversation) and per turn of the assessor's queue
     (``state``, a :class:`assess.queueing.QueueState`); its tables are built only while it is open."""
-    import pandas as pd
+    pd = lazylibs.pandas()
 
     box = st.expander("Your queue: progress per topic and turn", key="queue_overview", on_change="rerun")
     if not box.open:
@@ -241,7 +241,7 @@ def pick(options: list, key: str, label: str, *, param: str | None = None, forma
 
 def nugget_table(rows: list[dict], *, key: str) -> None:
     """The nuggets of a turn as one table (fast for hundreds of rows)."""
-    import pandas as pd
+    pd = lazylibs.pandas()
 
     if not rows:
         st.caption("No nuggets yet for this turn.")
@@ -276,8 +276,6 @@ def agreement_panel(database, task: str, names: list[str], *, key: str, audit: b
     (``audit=False``) offers unweighted kappa and always draws; the judge audit (``audit=True``) shows
     plain and weighted kappa side by side and draws only when the two sources share items.
     """
-    from assess.services.audit import agreement_from_store, label_counts, rank_roles, role_label, stored_kinds
-    from assess.ui import plots
 
     kinds = stored_kinds(database, names)
     first, second = rank_roles(names, kinds, counts=label_counts(database, names, task))
@@ -321,8 +319,6 @@ def agreement_panel(database, task: str, names: list[str], *, key: str, audit: b
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _ranking_view(_database, target: str, a: str, b: str, version: tuple) -> dict:
-    from assess.services.audit import ranking_view
-
     return ranking_view(_database, a, b)
 
 
@@ -330,10 +326,7 @@ def ranking_panel(database, a: str, b: str, *, key: str, name: str, empty: str, 
     """The runs ranked by a measure under label sources ``a`` and ``b``: a scatter with Kendall's tau
     (and, with ``table``, the scores themselves); ``empty`` is shown when the store holds no runs. The figures are
     kept until the runs or either source's passage labels change (50 runs of 2,300 turns: seconds to evaluate)."""
-    import pandas as pd
-
-    from assess.services.contents import labels_version, rankings_version
-    from assess.ui import plots
+    pd = lazylibs.pandas()
 
     version = (
         rankings_version(database),

@@ -15,6 +15,7 @@ from store.conversations import all_turns
 from store.db import Store, column, each, row, tuples
 from store.nuggets.gold import nugget, nugget_sources
 from store.queue import assessor_scope
+from store.screens import topics_version
 
 _KEY = LABEL_KINDS[Task.NTR].key
 
@@ -63,7 +64,6 @@ def ntr_order_version(db: Store, assessor: str, nugget_source: str) -> tuple:
     """Changes whenever :func:`ntr_order`'s result may: the topics, the source's gold nuggets (their number and
     newest id: a nugget's key and turn never change), which responses have text, the assessor's assignments (the
     last two entries: their number and latest time)."""
-    from store.screens import topics_version
 
     found = row(
         db,

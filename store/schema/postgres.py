@@ -31,6 +31,7 @@ from __future__ import annotations
 from assess import tasks
 from store.schema import (
     HISTORY_TABLES,
+    MIGRATIONS,
     V1_HISTORY_TABLES,
     V9_HISTORY_TABLES,
     V14_CITATION_HISTORY,
@@ -900,7 +901,6 @@ LATER: list[tuple[int, str]] = [
 
 def migrations_from(current: int) -> list[tuple[int, str]]:
     """The (version, script) pairs a PostgreSQL store at schema ``current`` still needs."""
-    from store.schema import MIGRATIONS
 
     last = LATER[-1][0] if LATER else BASELINE_VERSION
     if last != len(MIGRATIONS):

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from assess.cli import build_parser
+from assess.services.exports import EXPORTERS
 from assess.services.loading import IMPORT_KINDS, REPLACE_KINDS, ImportOptions, import_kind, load_file
+from assess.tasks import EXPORT_FILE_KINDS, IMPORT_FILE_KINDS
 from store import open_db
 from tests.helpers import rows
 
@@ -31,7 +33,7 @@ KINDS = (
 
 
 def test_the_registry_holds_every_kind_in_the_order_offered():
-    assert tuple(IMPORT_KINDS) == KINDS
+    assert tuple(IMPORT_KINDS) == KINDS == IMPORT_FILE_KINDS  # the parser's names are the registry's
     assert all(entry.name == name for name, entry in IMPORT_KINDS.items())
 
 
@@ -84,3 +86,12 @@ def test_an_import_writes_through_its_entry(tmp_path):
         ("nist", "p:1", 3),
         ("nist", "p:2", 0),
     ]
+
+
+def test_the_parsers_kind_names_are_the_services_entries():
+    """The parser reads the names from assess.tasks (light); the entries behind them must be the same, in order."""
+    assert tuple(EXPORTERS) == EXPORT_FILE_KINDS
+    assert sorted(REPLACE_KINDS) == sorted(name for name, entry in IMPORT_KINDS.items() if entry.replaces)
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    kind = next(a for a in sub.choices["export"]._actions if a.dest == "kind")
+    assert tuple(kind.choices)[: len(EXPORTERS)] == tuple(EXPORTERS)

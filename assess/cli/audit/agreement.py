@@ -10,6 +10,8 @@ from assess.cli import add_db_argument
 from assess.cli.audit.output import add_min_shared, below_minimum, ci_text
 from assess.cli.common import fmt_num, open_store, print_report, text_table
 from assess.errors import AssessError
+from assess.measures import agreement
+from assess.services import audit
 
 
 def add_agreement(sub) -> None:
@@ -39,9 +41,8 @@ def add_agreement(sub) -> None:
 def cmd_agreement(args) -> int:
 
     weights = None if args.weights == "none" else args.weights
-    from assess.services.audit import agreement_from_store
 
-    report = agreement_from_store(
+    report = audit.agreement_from_store(
         open_store(args), args.task, args.a, args.b, weights=weights, threshold=args.threshold
     )
     if args.json:
@@ -82,13 +83,12 @@ def add_matrix(command) -> None:
 
 
 def cmd_matrix(args) -> int:
-    from assess.measures.agreement import MATRIX_STATISTICS
-    from assess.services.audit import agreement_view
-
-    if args.statistic not in MATRIX_STATISTICS:
-        raise AssessError(f"--statistic: expected one of {', '.join(MATRIX_STATISTICS)}, found {args.statistic!r}")
+    if args.statistic not in agreement.MATRIX_STATISTICS:
+        raise AssessError(
+            f"--statistic: expected one of {', '.join(agreement.MATRIX_STATISTICS)}, found {args.statistic!r}"
+        )
     threshold = args.threshold if args.threshold is not None else (2 if args.task == "passage" else None)
-    report = agreement_view(
+    report = audit.agreement_view(
         open_store(args),
         args.task,
         args.source,
@@ -168,9 +168,7 @@ def add_alt_test(command) -> None:
 
 
 def cmd_alt_test(args) -> int:
-    from assess.services.audit import alt_test_view
-
-    report = alt_test_view(
+    report = audit.alt_test_view(
         open_store(args),
         args.human,
         args.judge,
@@ -225,10 +223,8 @@ def add_retest(command) -> None:
 
 
 def cmd_self_agreement(args) -> int:
-    from assess.services.audit import self_agreement_view
-
     threshold = args.threshold if args.threshold is not None else (2 if args.task == "passage" else None)
-    report = self_agreement_view(
+    report = audit.self_agreement_view(
         open_store(args),
         args.task,
         assessor=args.assessor,
@@ -277,10 +273,8 @@ def add_overlap(command) -> None:
 
 
 def cmd_overlap(args) -> int:
-    from assess.services.audit import overlap_view
-
     threshold = args.threshold if args.threshold is not None else (2 if args.task == "passage" else None)
-    report = overlap_view(
+    report = audit.overlap_view(
         open_store(args),
         args.task,
         plan=args.plan,

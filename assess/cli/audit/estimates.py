@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import functools
 
-from assess.cli import add_by_argument
+from assess.cli import actor, add_by_argument, check_options
 from assess.cli.audit.output import add_pair, ci_text
 from assess.cli.common import fmt_num, open_store, print_report, text_table
 from assess.errors import AssessError
+from assess.services import audit, budget
 
 
 def add_estimate(command) -> None:
@@ -37,16 +38,14 @@ def add_estimate(command) -> None:
 
 
 def cmd_estimate(args) -> int:
-    from assess.services.audit import ESTIMATE_MEASURES, estimate_view
-
-    report = estimate_view(
+    report = audit.estimate_view(
         open_store(args),
         args.reference,
         args.judge,
         sample=args.sample,
         threshold=args.threshold,
         k=args.k,
-        measures=tuple(args.measure or ESTIMATE_MEASURES),
+        measures=tuple(args.measure or audit.ESTIMATE_MEASURES),
         seed=args.seed,
     )
     if args.json:
@@ -112,11 +111,9 @@ def add_coverage(command) -> None:
 
 
 def cmd_coverage(args) -> int:
-    from assess.services.audit import coverage_view, default_roles
-
     db = open_store(args)
-    reference, judge = default_roles(db, reference=args.reference, judge=args.judge)
-    report = coverage_view(
+    reference, judge = audit.default_roles(db, reference=args.reference, judge=args.judge)
+    report = audit.coverage_view(
         db,
         reference,
         judge,
@@ -175,15 +172,11 @@ def add_sample(command) -> None:
 
 
 def cmd_sample(args) -> int:
-    from assess.cli import actor, check_options
-    from assess.services.audit import create_sample
-
     check_options(args, ids={"--name": "name"})
+    create_sample = audit.create_sample
     if args.design == "active":  # drawn for the stored runs' P@k or nDCG@k (assess/services/budget.py)
-        from assess.services.budget import active_sample
-
         create_sample = functools.partial(
-            active_sample,
+            budget.active_sample,
             measure=f"{args.measure.split('@')[0]}@{args.k}",
             sequential=args.sequential,
             level=args.level,
@@ -241,9 +234,7 @@ def add_plan(command) -> None:
 
 
 def cmd_plan(args) -> int:
-    from assess.services.audit import sample_plan
-
-    report = sample_plan(
+    report = audit.sample_plan(
         open_store(args),
         args.judge,
         budgets=tuple(args.budget or (100, 200, 500, 1000)),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from assess.cli.audit.output import add_pair, ci_text
 from assess.cli.common import fmt_num, open_store, print_report, text_table
+from assess.services import audit
 
 
 def add_systems(command) -> None:
@@ -27,9 +28,7 @@ def add_systems(command) -> None:
 
 
 def cmd_systems(args) -> int:
-    from assess.services.audit import systems_view
-
-    report = systems_view(
+    report = audit.systems_view(
         open_store(args),
         args.reference,
         args.other,
@@ -89,9 +88,7 @@ def _bias_rows(title: str, probe) -> None:
 
 
 def cmd_bias(args) -> int:
-    from assess.services.audit import bias_view
-
-    report = bias_view(open_store(args), args.reference, args.judge, k=args.k)
+    report = audit.bias_view(open_store(args), args.reference, args.judge, k=args.k)
     if args.json:
         return print_report(report)
     overall = report["overall"]
@@ -118,9 +115,7 @@ def add_consistency(command) -> None:
 
 
 def cmd_consistency(args) -> int:
-    from assess.services.audit import consistency_view
-
-    report = consistency_view(open_store(args), args.source, args.task)
+    report = audit.consistency_view(open_store(args), args.source, args.task)
     if args.json:
         return print_report(report)
     print(
@@ -147,9 +142,7 @@ def add_persona(command) -> None:
 
 
 def cmd_persona(args) -> int:
-    from assess.services.audit import persona_view
-
-    report = persona_view(open_store(args), args.source, args.with_version, args.without_version, args.task)
+    report = audit.persona_view(open_store(args), args.source, args.with_version, args.without_version, args.task)
     if args.json:
         return print_report(report)
     print(

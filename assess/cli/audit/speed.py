@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from assess.cli import data_output
 from assess.cli.common import fmt_num, open_store, print_report, text_table
+from assess.services import audit
 
 
 def add_speed(command) -> None:
@@ -21,14 +23,11 @@ def add_speed(command) -> None:
 
 
 def cmd_speed(args) -> int:
-    from assess.cli import data_output
-    from assess.services.audit import speed, timed_labels_csv
-
     db = open_store(args)
     if args.labels:
-        data_output().write(timed_labels_csv(db, assessor=args.assessor))
+        data_output().write(audit.timed_labels_csv(db, assessor=args.assessor))
         return 0
-    report = speed(db, assessor=args.assessor)
+    report = audit.speed(db, assessor=args.assessor)
     if args.json:
         return print_report(report)
     rules = report["rules"]
@@ -75,9 +74,7 @@ def add_rubber_stamp(command) -> None:
 
 
 def cmd_rubber_stamp(args) -> int:
-    from assess.services.audit import rubber_stamping
-
-    report = rubber_stamping(open_store(args), args.task, assessor=args.assessor)
+    report = audit.rubber_stamping(open_store(args), args.task, assessor=args.assessor)
     if args.json:
         return print_report(report)
     rules = report["rules"]

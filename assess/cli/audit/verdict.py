@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from assess.cli.audit.output import add_pair, ci_text
 from assess.cli.common import fmt_num, open_store, print_report, text_table
+from assess.services import audit
 
 
 def add_verdict(command) -> None:
@@ -33,9 +34,7 @@ def _figure_text(entry: dict) -> str:
 
 
 def cmd_verdict(args) -> int:
-    from assess.services.audit import verdict_view
-
-    report = verdict_view(open_store(args), args.reference, args.judge, epsilon=args.epsilon, width=args.width)
+    report = audit.verdict_view(open_store(args), args.reference, args.judge, epsilon=args.epsilon, width=args.width)
     if args.json:
         return print_report(report)
     print(f"can {report['judge']} replace {report['reference']} here? {report['verdict']}: {report['reason']}")

@@ -7,14 +7,23 @@ from operator import itemgetter
 from typing import Any
 
 from assess.errors import AssessError
+from assess.measures import alt_test as measure
+from assess.measures.agreement import (
+    MATRIX_STATISTICS,
+    MIN_SHARED,
+    agreement_matrix,
+    agreement_report,
+    kappa_by_group,
+    matrix_grid,
+)
 from assess.services.audit.groups import BREAKDOWNS, turn_groups
 from assess.services.audit.sources import audit_sources, json_safe, key_text, known_sources, source_kinds
+from store.audit import PART, packed_task_labels, scale_of, task_labels
+from store.compare import label_pairs
 
 
 def agreement_from_store(db, task: str, a: str, b: str, *, weights: str | None, threshold: float | None) -> dict:
     """The agreement report of two stored sources, with per-topic kappa."""
-    from assess.measures.agreement import agreement_report, kappa_by_group
-    from store.compare import label_pairs
 
     pairs = label_pairs(db, task, a, b)
     report = agreement_report(pairs.a, pairs.b, scale=pairs.scale, weights=weights, threshold=threshold)
@@ -62,8 +71,6 @@ def agreement_view(
     only while their matrices times the replicates stay within GROUP_DRAWS_LIMIT. ``grids``: each
     statistic as a sources x sources grid for a heat map.
     """
-    from assess.measures.agreement import MATRIX_STATISTICS, MIN_SHARED, agreement_matrix, matrix_grid
-    from store.audit import PART, packed_task_labels, scale_of, task_labels
 
     chosen = list(sources) if sources is not None else audit_sources(db, task)
     if len(set(chosen)) != len(chosen):
@@ -116,8 +123,6 @@ def alt_test_view(
     """Can ``judge`` replace the human sources? The alternative annotator test (assess.measures.alt_test)
     over the items each human labelled together with the judge (cannot-judge left out, as in agreement).
     Defaults are the measure's (epsilon for expert assessors, q 0.05, 30 items per human)."""
-    from assess.measures import alt_test as measure
-    from store.compare import label_pairs
 
     names = list(dict.fromkeys(humans))
     if len(names) < 2:

@@ -6,15 +6,16 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
+from assess.measures.agreement import MATRIX_STATISTICS, MIN_SHARED, agreement_matrix
 from assess.services.audit.sources import json_safe
-from store import overlap, overlap_adaptive
+from store import overlap, overlap_adaptive, reshows
+from store.audit import scale_of, task_labels
 from store.review import ADJUDICATION
 
 
 def headline_statistic(task: str) -> str:
     """The statistic a consistency figure leads with: quadratic-weighted kappa on a graded scale (more than
     two values, as the agreement matrix's table), unweighted kappa on a yes/no scale."""
-    from store.audit import scale_of
 
     return "kappa_quadratic" if len(scale_of(task)) > 2 else "kappa_unweighted"
 
@@ -33,9 +34,6 @@ def self_agreement_view(
     agreement, kappa unweighted / linear / quadratic, binarised at ``threshold``, ordinal alpha, each with a
     seeded percentile bootstrap interval over items). Pairs where either answer is 'cannot judge' are
     counted and left out."""
-    from assess.measures.agreement import MATRIX_STATISTICS, agreement_matrix
-    from store import reshows
-    from store.audit import scale_of
 
     statistic = headline_statistic(task)
     found: dict[str, list[dict]] = {}
@@ -100,8 +98,6 @@ def overlap_view(
     bootstrap interval over items). Also how far the plan has got: items judged by two and by all of their
     planned assessors. Labels of unplanned items and of other sources are left out ('cannot judge' too). Pairs
     sharing fewer than ``min_shared`` items (default ``MIN_SHARED``) are listed (``below_minimum``), not pooled."""
-    from assess.measures.agreement import MIN_SHARED, agreement_matrix
-    from store.audit import scale_of, task_labels
 
     judges = overlap.planned_judges(db, task, plan)
     names = sorted({a for people in judges.values() for a in people})
@@ -154,8 +150,6 @@ def _adaptive_extras(db, task: str, plan: str | None) -> dict[str, Any] | None:
     because grades disagreed, so their agreement is low by selection and says nothing of the ceiling. Per
     step, the items and the observed agreement of every pair of people on them; the disputed items and how
     many of them are adjudicated. None when no plan of ``task`` (or ``plan``) is adaptive."""
-    from store.audit import task_labels
-
     if not any(p["margin"] is not None for p in overlap.plans(db, task) if plan is None or p["name"] == plan):
         return None
     found = overlap_adaptive.decisions(db, plan, task)

@@ -6,7 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from assess.errors import AssessError
+from assess.measures import ppi
+from assess.measures.ppi import coverage
 from assess.services.audit.sources import check_two, json_safe, passage_pair, pick_roles
+from store.audit import ntr_gold, ranked_runs, turn_places
+from store.labels import ntr_support
+from store.samples import inclusion_probabilities, sample_items, samples
 
 ESTIMATE_MEASURES = ("P@k", "nDCG@k", "ntr")
 
@@ -14,7 +19,6 @@ ESTIMATE_MEASURES = ("P@k", "nDCG@k", "ntr")
 def reference_sample(db, reference: str) -> str | None:
     """The newest stored passage sample given to ``reference`` to judge (its drawn design is then the honest
     default for the estimates); None when there is none."""
-    from store.samples import sample_items, samples
 
     for found in samples(db):  # newest first
         if found["task"] == "passage" and any(i["assessor"] == reference for i in sample_items(db, found["name"])):
@@ -57,7 +61,6 @@ def _human_sample(
     every item the reference graded, *assumed* to be a uniform sample of the judge's items (n / N each);
     refused when the reference graded an item the judge did not (then its labels cannot be such a sample).
     """
-    from store.samples import inclusion_probabilities, sample_items, samples
 
     reference, judge_name = names
     if sample is None:
@@ -140,8 +143,6 @@ def estimate_view(
     NtR item the reference labelled is the assumed uniform sample; passage grades and topic shares are not
     involved). A reference or judge left out (None) is chosen by kind (:func:`default_roles`).
     Formulas: docs/estimates.md."""
-    from assess.measures import ppi
-    from store.audit import ranked_runs
 
     unknown = [m for m in measures if m not in ESTIMATE_MEASURES]
     if unknown:
@@ -171,7 +172,6 @@ def estimate_view(
         raise AssessError(
             f"the reference {reference!r} graded {len(human)} of the judge's items: an estimate needs at least 2"
         )
-    from store.audit import turn_places
 
     places = turn_places(db)
     report["design"] = design
@@ -201,9 +201,6 @@ def _ntr_estimate(db, reference: str, judge: str, alpha: float, *, required: boo
     """NtR recall per run from the judge's NtR labels on every item and the reference's on some (assumed a
     uniform sample of them: refused when the reference labelled an item the judge did not); None when either
     has no NtR label or the reference fewer than 2 (an error when ``required``)."""
-    from assess.measures import ppi
-    from store.audit import ntr_gold
-    from store.labels import ntr_support
 
     if reference == judge:
         raise AssessError(f"the reference and the judge are both {reference!r}: compare two different sources")
@@ -253,7 +250,6 @@ def coverage_view(
     """How honest the intervals are, over the items both sources graded (assess.measures.ppi.coverage):
     exactly ``{"n_items", "sample", "repeats", "nominal", "true_value", "ppi": {"coverage", "mean_width"},
     "human_only": {...}}``."""
-    from assess.measures.ppi import coverage
 
     reference, judge = pick_roles(db, reference, judge)
     check_two(db, reference, judge)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from assess.errors import AssessError
+from store.audit import task_labels, turn_places
+from store.labels import sources
 
 BREAKDOWNS = ("topic", "depth", "personal")
 PTKB_DEFAULT = "organizers"
@@ -14,8 +16,6 @@ TOPIC_RULE = "topic: the turn's conversation"
 
 
 def _ptkb_source(db, given: str | None) -> str | None:
-    from store.labels import sources
-
     with_ptkb = sources(db, "ptkb")
     if given is not None:
         if given not in with_ptkb:
@@ -37,7 +37,6 @@ def personal_turns(db, ptkb_source: str | None = None) -> dict[str, Any]:
     else 'organizers' (the topics' PTKB provenance) when it has PTKB labels, else the only source with PTKB
     labels; with none, no turn is known.
     """
-    from store.audit import task_labels
 
     source = _ptkb_source(db, ptkb_source)
     rule = "personal: at least one PTKB statement marked relevant (> 0) for the turn by the PTKB source"
@@ -51,7 +50,6 @@ def personal_turns(db, ptkb_source: str | None = None) -> dict[str, Any]:
 
 def turn_groups(db, breakdowns, ptkb_source: str | None) -> tuple[dict, dict]:
     """{breakdown: {turn: group}} of every known turn, and how each breakdown is defined."""
-    from store.audit import turn_places
 
     unknown = [b for b in breakdowns if b not in BREAKDOWNS]
     if unknown:

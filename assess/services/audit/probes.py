@@ -7,8 +7,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from assess.errors import AssessError
+from assess.measures.bias import bias_report, persona_sensitivity, self_consistency
 from assess.services.audit.groups import item_groups
 from assess.services.audit.sources import check_two, json_safe, passage_pair, pick_roles
+from assess.tasks import consensus, label_kind
+from store.audit import labelled_passage_texts, ranked_runs
+from store.prejudgments import answers_by_prompt_version, sample_answers, source_model
 
 
 def bias_view(db, reference: str | None, judge: str | None, *, k: int = 10) -> dict[str, Any]:
@@ -16,8 +20,6 @@ def bias_view(db, reference: str | None, judge: str | None, *, k: int = 10) -> d
     against passage length (words of the stored text, split on white space; passages without text have an
     unknown length and are left out of that probe, counted in ``length_unknown``), best rank in the stored
     runs, turn depth, personal turns, and per run over each run's top ``k``."""
-    from assess.measures.bias import bias_report
-    from store.audit import labelled_passage_texts, ranked_runs
 
     reference, judge = pick_roles(db, reference, judge)
     check_two(db, reference, judge)
@@ -55,9 +57,6 @@ def consistency_view(db, source: str, task: str = "passage") -> dict[str, Any]:
     over the items with at least 2 answers, the share unanimous, the mean share of agreeing answer pairs;
     the label stored is the answers' consensus (assess.tasks.consensus: most frequent, ties by the mean
     rounded half up), and ``changed_by_consensus`` counts items whose first answer differs from it."""
-    from assess.measures.bias import self_consistency
-    from assess.tasks import consensus
-    from store.prejudgments import sample_answers
 
     samples = sample_answers(db, source, task)
     if not samples:
@@ -82,7 +81,6 @@ def consistency_view(db, source: str, task: str = "passage") -> dict[str, Any]:
 def label_kind_values(task: str, present: Iterable[object] = ()) -> tuple[int, ...]:
     """The scale of a task's stored labels (as answers are parsed: PTKB as stored, not binarised); a value the
     scale gained later only when one of the ``present`` values takes it (:meth:`LabelKind.values_in_use`)."""
-    from assess.tasks import label_kind
 
     return label_kind(task).values_in_use(present)
 
@@ -91,8 +89,6 @@ def persona_view(db, source: str, with_version: str, without_version: str, task:
     """How the source's grades change when the PTKB statements are in the prompt: the items answered under
     both prompt versions (each version's value the consensus of its answers), how many change, up or down,
     the mean change and the without x with matrix, also per personal vs non-personal turn."""
-    from assess.measures.bias import persona_sensitivity
-    from store.prejudgments import answers_by_prompt_version, source_model
 
     if with_version == without_version:
         raise AssessError(f"both prompt versions are {with_version!r}: give the version with and the one without PTKB")

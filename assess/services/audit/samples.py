@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from assess.errors import AssessError
+from assess.measures.sampling import DESIGNS, disagreement_sample, expected_width, stratified_sample
 from assess.services.audit.sources import (
     audit_sources,
     check_two,
@@ -14,11 +15,11 @@ from assess.services.audit.sources import (
     known_sources,
     passage_pair,
 )
+from store.samples import SampledItem
+from store.samples import create_sample as store_sample
 
 
 def _designed(db, judge: str, design: str, second: str | None) -> tuple[dict, dict | None]:
-    from assess.measures.sampling import DESIGNS
-
     if design not in DESIGNS:
         raise AssessError(f"unknown design {design!r}; expected one of {', '.join(DESIGNS)}")
     if design == "disagreement" and second is None:
@@ -59,7 +60,6 @@ def sample_plan(
     """Expected interval width of the share at ``threshold`` for each budget, before anyone judges
     (assess.measures.sampling.expected_width: uniform human-only, uniform PPI, stratified by the judge's
     grade, and by disagreement with ``second`` when given). Budgets above the judge's item count are skipped."""
-    from assess.measures.sampling import expected_width
 
     budgets = [_budget(b) for b in budgets]
     if judge is None:
@@ -98,9 +98,6 @@ def create_sample(
     """Draw ``budget`` of the judge's graded passages (stratified by its grade with Neyman allocation, or by
     disagreement with ``second``) and store them as sample ``name`` at the head of ``assessor``'s queue,
     each with its inclusion probability (store.samples.create_sample; ``by``'s action in the history)."""
-    from assess.measures.sampling import disagreement_sample, stratified_sample
-    from store.samples import SampledItem
-    from store.samples import create_sample as store_sample
 
     _budget(budget)
     f, g = _designed(db, judge, design, second)

@@ -7,12 +7,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from assess.formats import json_object
+from assess.measures.aepd import score_aepd_document
+from assess.measures.gfrc import score_gfrc2_document
+from assess.measures.rankings import compare_qrels
+from store.compare import qrels_of, runs_of
+
 DEMO = Path(__file__).resolve().parents[3] / "assets" / "demo"
 
 
 def read_case(data: bytes, name: str) -> dict:
     """Parse an uploaded GFRC2 / AEPD input file (JSON), naming the file and line on error."""
-    from assess.formats import json_object
 
     return json_object(data, name)
 
@@ -29,7 +34,6 @@ def gfrc2_view(document: dict) -> dict[str, Any]:
     Conversation ids of the form ``run/conversation`` are split so that runs of one conversation share
     a plot; any other id is its own conversation with the id as the run name.
     """
-    from assess.measures.gfrc import score_gfrc2_document
 
     results = score_gfrc2_document(document)
     table, grouped = [], {}
@@ -51,7 +55,6 @@ def gfrc2_view(document: dict) -> dict[str, Any]:
 
 def aepd_view(document: dict) -> dict[str, Any]:
     """Score an AEPD document; points carry the turn's ``system`` and ``conversation`` when given."""
-    from assess.measures.aepd import score_aepd_document
 
     results = score_aepd_document(document)
     extra = {t.get("id"): t for t in document.get("turns", []) if isinstance(t, dict)}
@@ -69,8 +72,6 @@ def aepd_view(document: dict) -> dict[str, Any]:
 
 def ranking_view(db, source_a: str, source_b: str, measure: str = "nDCG@3", threshold: int = 2) -> dict[str, Any]:
     """Evaluate the stored runs under two qrels sources; return per-measure means and τ / ρ."""
-    from assess.measures.rankings import compare_qrels
-    from store.compare import qrels_of, runs_of
 
     runs = runs_of(db)
     if not runs:

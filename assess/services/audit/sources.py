@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from assess import lazylibs
 from assess.errors import AssessError
 from assess.tasks import SourceKind
+from store.audit import source_kinds as stored
+from store.audit import task_labels
+from store.labels import counts, sources
 
 # The sources table's kinds (assess.tasks.SourceKind, as recorded: an NLI judge's is 'llm') as the agreement
 # matrix groups them. Adjudicated labels are reconciled from the assessors' own, so they are not an independent
@@ -25,7 +29,7 @@ def json_safe(value: Any) -> Any:
     """Plain JSON values: NaN and infinities as None, numpy scalars as Python ones, tuples as lists, keys as text."""
     import math
 
-    import numpy as np
+    np = lazylibs.numpy()
 
     if isinstance(value, dict):
         return {k if isinstance(k, str) else key_text(k): json_safe(v) for k, v in value.items()}
@@ -48,7 +52,6 @@ def key_text(key: Any) -> str:
 
 def known_sources(db, task: str, names, *, role: str = "source") -> list[str]:
     """The names, each checked to have labels of ``task`` (one error naming the first that has none)."""
-    from store.labels import sources
 
     known = sources(db, task)
     for name in names:
@@ -68,14 +71,12 @@ def check_two(db, reference: str, other: str, *, task: str = "passage", roles=("
 
 def audit_sources(db, task: str = "passage") -> list[str]:
     """Every source with labels of ``task`` (by name): assessors, LLMs, crowd aggregates, imports, adjudication."""
-    from store.labels import sources
 
     return sources(db, task)
 
 
 def source_kinds(db, names) -> dict[str, str]:
     """{source: "human" | "llm" | "crowd" | "import"} as the agreement matrix groups them (see MATRIX_KIND)."""
-    from store.audit import source_kinds as stored
 
     kinds = stored(db)
     return {name: MATRIX_KIND.get(kinds.get(name, "import"), "import") for name in names}
@@ -113,7 +114,6 @@ JUDGE_ORDER = (
 
 def stored_kinds(db, names) -> dict[str, str]:
     """{source: its kind in the sources table} for ``names`` (a name the table lacks: 'import')."""
-    from store.audit import source_kinds as stored
 
     kinds = stored(db)
     return {name: kinds.get(name, "import") for name in names}
@@ -162,7 +162,6 @@ def rank_roles(
 
 def label_counts(db, names, task: str = "passage") -> dict[str, int]:
     """{source: its labels of ``task``} for ``names``: what the role defaults weigh (:func:`rank_roles`)."""
-    from store.labels import counts
 
     return counts(db, task, list(names))
 
@@ -194,7 +193,6 @@ def pick_roles(db, reference: str | None, judge: str | None, *, task: str = "pas
 
 def passage_pair(db, reference: str, judge: str) -> tuple[dict, dict]:
     """The judge's and the reference's passage grades ('cannot judge' left out)."""
-    from store.audit import task_labels
 
     labels = task_labels(db, "passage", [judge, reference])
     return labels[judge], labels[reference]

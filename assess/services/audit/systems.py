@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from assess import lazylibs
 from assess.errors import AssessError
+from assess.measures.rankings import evaluate_runs
+from assess.measures.systems import compare_systems
 from assess.services.audit.sources import check_two, json_safe, pick_roles
+from store.compare import qrels_of, runs_of
 
 
 def _measure(name: str, threshold: int):
     """One ir_measures measure; a binary one without its own ``rel`` counts grades >= ``threshold``."""
-    import ir_measures
+    ir_measures = lazylibs.ir_measures()
 
     try:
         measure = ir_measures.parse_measure(name)
@@ -38,9 +42,6 @@ def systems_view(
     tau_AP, Spearman, Pearson and top-k overlap with topic-bootstrap intervals, per-topic tau, significance
     preservation (paired t-tests, ``correction`` 'holm' or 'bonferroni') and whether the leader changes.
     Binary measures without ``(rel=...)`` count grades >= ``threshold``."""
-    from assess.measures.rankings import evaluate_runs
-    from assess.measures.systems import compare_systems
-    from store.compare import qrels_of, runs_of
 
     reference, other = pick_roles(db, reference, other)
     check_two(db, reference, other, roles=("reference", "other source"))

@@ -7,12 +7,17 @@ from __future__ import annotations
 from typing import Any
 
 from assess.errors import AssessError
+from assess.measures import alt_test as alt
+from assess.measures import verdict as verdict_rules
+from assess.measures.agreement import MIN_SHARED
+from assess.measures.ppi import natural_key
 from assess.services.audit.agreement import agreement_view, alt_test_view
 from assess.services.audit.estimates import estimate_view
 from assess.services.audit.probes import bias_view
 from assess.services.audit.samples import sample_plan
 from assess.services.audit.sources import audit_sources, check_two, json_safe, pick_roles, source_kinds
 from assess.services.audit.systems import systems_view
+from store.audit import task_labels
 
 OVERLAP_SHARE = 0.1
 
@@ -27,8 +32,6 @@ def _overlap_how(db, reference: str, *, reference_human: bool) -> str:
     """How to get human overlap: a share (OVERLAP_SHARE) of the reference's turns, spread over them, given to a
     second assessor (to two assessors when the reference is not an assessor or the organizers: the human
     ceiling pairs only those kinds, as `audit agreement` does)."""
-    from assess.measures.ppi import natural_key
-    from store.audit import task_labels
 
     turns = sorted({item[0] for item in task_labels(db, "passage", [reference])[reference]}, key=natural_key)
     share = max(1, round(len(turns) * OVERLAP_SHARE))
@@ -54,9 +57,6 @@ def verdict_view(
     (`audit systems`), bias (`audit bias`) and, unless the verdict is replace, the corrected-estimate
     alternative (`audit plan` for the human budget reaching ``width``, `audit estimate` for the runs' P@k).
     Passage grades; each command with its defaults."""
-    from assess.measures import alt_test as alt
-    from assess.measures import verdict as verdict_rules
-    from assess.measures.agreement import MIN_SHARED
 
     reference, judge = pick_roles(db, reference, judge)
     check_two(db, reference, judge)
@@ -147,8 +147,6 @@ def verdict_view(
 
 
 def _corrected_alternative(db, reference: str, judge: str, width: float, *, needed: bool) -> dict[str, Any]:
-    from assess.measures import verdict as verdict_rules
-
     budgets = [arg for b in verdict_rules.BUDGETS for arg in ("--budget", str(b))]
     commands = {
         "plan": _command("plan", "--judge", judge, *budgets),
