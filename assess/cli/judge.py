@@ -137,6 +137,15 @@ def add_commands(sub) -> None:
         "answers; resumable; a malformed line or a result of another job refuses the file (exit 2)",
     )
     p.add_argument(
+        "--batch-submit",
+        action="store_true",
+        help="instead of asking: run the job through the provider's batch API to its end (split to its limits, "
+        "upload, poll, store, ask again what failed or expired); run again after a stop or kill to resume; "
+        "see docs/llm.md",
+    )
+    p.add_argument("--provider", choices=("openai", "anthropic"), default="openai", help="--batch-submit: the API")
+    p.add_argument("--poll", type=float, metavar="S", help="--batch-submit: first wait between polls (default 30 s)")
+    p.add_argument(
         "--join",
         action="store_true",
         help="work on the shared job of --source and --task with other processes, on this host or others sharing "
@@ -254,6 +263,9 @@ def _request(args):
         seed=args.seed,
         batch_out=args.batch_out,
         batch_in=args.batch_in,
+        batch_submit=args.batch_submit,
+        provider=args.provider,
+        poll=args.poll,
         endpoints=tuple(getattr(args, "endpoints", ()) or ()),
         join=args.join,
         block_size=args.block_size,
@@ -271,6 +283,10 @@ def cmd_prejudge(args) -> int:
         return _probe(db, request, args)
     if (request.batch_out or request.batch_in) and not request.estimate_only:
         return _batch(db, request, args)
+    if request.batch_submit and not request.estimate_only:
+        from assess.cli.batch_submit import run_submit
+
+        return run_submit(db, request, args, _progress_bar, _until_stopped, STOPPED)
     bar = None
 
     def start(estimate, todo):
@@ -408,12 +424,19 @@ def _probe(db, request, args) -> int:
 def cmd_jobs(args) -> int:
     from assess.services.endpoints import describe, job_figures
     from assess.services.jobs import describe_worker, job_listing
+    from assess.services.provider_batches import batch_rows, describe_batch
 
     db = open_store(args)
     rows = job_listing(db, limit=args.limit)
     figures = job_figures(db, [j["id"] for j in rows])  # jobs spread over several endpoints
+    batches: dict[int, list] = {}  # jobs sent through a provider's batch API
+    for b in batch_rows(db, [j["id"] for j in rows]):
+        batches.setdefault(b["job"], []).append(b)
     if args.json:
-        print(json.dumps([j | {"endpoints": figures[j["id"]]} if j["id"] in figures else j for j in rows]))
+        for j in rows:
+            j.update({"endpoints": figures[j["id"]]} if j["id"] in figures else {})
+            j.update({"batches": batches[j["id"]]} if j["id"] in batches else {})
+        print(json.dumps(rows))
         return 0
     if not rows:
         print("no pre-judging job yet")
@@ -429,6 +452,8 @@ def cmd_jobs(args) -> int:
             print(f"  planning: {j['planning']:,} items read, {j['planned']:,} queued so far")
         for w in j.get("workers", ()):
             print("  " + describe_worker(w))
+        for b in batches.get(j["id"], ()):
+            print("  " + describe_batch(b))
     return 0
 
 

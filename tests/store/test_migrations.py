@@ -38,6 +38,7 @@ SHIPPED = {
     22: "36e6a6b94ae87965660230cfa362d77ccd2b48b110377d997dfc2a2a22d50182",  # sign-in attempts in flight (store/schema/sign_in_pending.py)
     23: "741ce515c58d679d953ed931195e3c4459fd95ee635eaa233c2f1cbbdb07f25f",  # battle features (store/schema/battle_features.py)
     24: "f087f12a8c11b95c09029d209db9388e0766e2566ae8abd54c46ced0900eccc5",  # HTTP API tokens, webhooks (store/schema/http_api.py)
+    25: "d6954144e96b69a67f0db1e73a088290655323b7d56e6cfa0abbfd81d8178439",  # provider batches (store/schema/provider_batches.py)
 }
 
 
@@ -77,6 +78,7 @@ SHIPPED_POSTGRES = {
     22: "d1bd816c5b18447da6d1b00c5a6901727b27c3e9b977f9dcdcfe59ed43c38379",  # sign-in attempts in flight
     23: "b54e87a9ff2c69aae208f7b7a1e3fbacdee15c45ed89cc3b77ff689c9bff6e09",  # battle features
     24: "099d03c67b888ce5f1a8cebe7c72df2d01cbdb0dd8f81a77617b869e1bef5a0f",  # HTTP API tokens, webhooks
+    25: "0f9b4fc7988ac9e7382d3560887e96b725ee5f2edda30a512b312a1337d39954",  # provider batches
 }
 
 
