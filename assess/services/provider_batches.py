@@ -362,7 +362,7 @@ class _Runner:
             row = rows.get(seq)
             if row is None or row["state"] != "open":
                 continue
-            item, _ = self.items.calls(row)
+            item = _stored_item(row)
             if openai_batch.digest(self.job_id, self.identity, item.input_hash, item.sample) != dig:
                 counts["foreign"] += 1
                 continue
@@ -429,7 +429,7 @@ class _Runner:
             after = page[-1]["seq"]
             ready = []
             for row in page:
-                item, _ = self.items.calls(row)
+                item = _stored_item(row)
                 reply = Reply(None, ok=False, error=why, latency_ms=0, attempts=self.settings.max_rounds)
                 outcome = dataclasses.replace(self.items.outcome(item, [reply], self.job_id), latency_ms=None)
                 ready.append((row["seq"], item, outcome))
@@ -438,6 +438,14 @@ class _Runner:
     def _tick(self) -> None:
         if self.progress is not None:
             self.progress(self.tally.done, self.tally.total, self.tally.counts)
+
+
+def _stored_item(row: dict) -> jobs.Item:
+    """A queued item as its result is stored: its key, input hash and contexts (no prompt rendered: none is sent)."""
+    _, parse_ctx, label_ctx = json.loads(row["inputs"])
+    return jobs.Item(
+        row["turn_id"], row["item_id"], [], row["input_hash"], parse_ctx or {}, label_ctx or {}, row["sample"]
+    )
 
 
 def batch_rows(db, job_ids: list[int]) -> list[dict]:
