@@ -91,7 +91,10 @@ def test_failed_and_expired_requests_go_into_a_new_round(store_target, demo, pro
     left = sum(1 for s in range(POOL_WITH_TEXT) if s % 3 == 0 or s % 5 == 0 or s % 7 == 0)
     assert first == POOL_WITH_TEXT and sum(again) == left  # only what failed, expired or was lost, once more
     assert rows(demo, "SELECT COUNT(*) FROM prejudgments WHERE parse_status = 'error'") == [(0,)]
-    assert rows(demo, "SELECT round, COUNT(*) AS n FROM provider_batches GROUP BY round ORDER BY round") == [(1, 4), (2, 4)]
+    assert rows(demo, "SELECT round, COUNT(*) AS n FROM provider_batches GROUP BY round ORDER BY round") == [
+        (1, 4),
+        (2, 4),
+    ]
 
 
 def test_requests_failing_every_round_are_stored_as_failed_calls(demo):
