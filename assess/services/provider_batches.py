@@ -200,7 +200,9 @@ class _Runner:
         parts = store_batches.of_block(self.db, self.job_id, block["block"])
         if not parts:
             self._copy_cached(block)
-            return self._new_round(block, 1) or True
+            if self._new_round(block, 1):
+                return True
+            return self._finish(block)  # every item copied from the cache: nothing to send
         round_ = max(p["round"] for p in parts)
         current = [p for p in parts if p["round"] == round_]
         changed = False
@@ -221,6 +223,9 @@ class _Runner:
             if round_ < self.settings.max_rounds:
                 return self._new_round(block, round_ + 1) or True
             self._give_up(block, current)
+        return self._finish(block)
+
+    def _finish(self, block: dict) -> bool:
         store_jobs.finish_block(self.db, self.job_id, block["block"], self.worker)
         del self.blocks[block["block"]]
         return True

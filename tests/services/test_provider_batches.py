@@ -109,3 +109,20 @@ def test_requests_failing_every_round_are_stored_as_failed_calls(demo):
     assert s["error"] == 5 and s["status"] == "done"
     note = rows(demo, "SELECT message FROM provider_batches WHERE round = 2")[0][0]
     assert note == "0 answered, 5 failed (stored as failed calls)"
+
+
+def test_answers_the_cache_holds_are_copied_and_nothing_is_sent(demo):
+    with BatchStub() as stub:
+        submit(demo, stub, "openai")
+        sent = len(stub.batches)
+        db = open_db(str(demo))
+        api = batch_api.connect("openai", base_url=stub.base_url, api_key="sk-test-key-123456")
+        settings = provider_batches.Settings("openai", limits=LIMITS, poll_s=0.01)
+        try:  # another source, same model and prompt: every answer is in the cache
+            s = provider_batches.run_batches(db, "passage", "llm:copy", "stub-1", api, settings)
+        finally:
+            api.close()
+            db.close()
+    assert len(stub.batches) == sent and s["sent"] == 0
+    assert s["copied"] == POOL_WITH_TEXT and s["status"] == "done"
+    assert rows(demo, "SELECT COUNT(*) FROM prejudgments WHERE source = 'llm:copy'") == [(POOL_WITH_TEXT,)]
