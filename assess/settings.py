@@ -84,6 +84,12 @@ def llm_settings() -> dict:
     }
 
 
+def anthropic_settings() -> dict:
+    """Anthropic's batch API for ``prejudge --batch-submit --provider anthropic``: ASSESS_ANTHROPIC_BASE_URL (default
+    Anthropic's own) and the key ANTHROPIC_API_KEY, sent there only."""
+    return {"base_url": os.environ.get("ASSESS_ANTHROPIC_BASE_URL"), "api_key": named_secret("ANTHROPIC_API_KEY")}
+
+
 _SECRET_NAMES: set[str] = set()  # every variable read as an endpoint's key: its value is redacted from texts
 
 

@@ -7,9 +7,10 @@ import sys
 
 from assess import lazylibs
 from assess.cli import add_db_argument, progress_output
+from assess.cli.batch_submit import run_submit
 from assess.cli.common import open_store
 from assess.llm import probes
-from assess.services import audit, batch_files, endpoints, jobs, pooling, prejudge
+from assess.services import audit, batch_files, endpoints, jobs, pooling, prejudge, provider_batches
 from assess.tasks import PREJUDGE_TASKS
 
 TASKS = tuple(
@@ -140,6 +141,15 @@ def add_commands(sub) -> None:
         "answers; resumable; a malformed line or a result of another job refuses the file (exit 2)",
     )
     p.add_argument(
+        "--batch-submit",
+        action="store_true",
+        help="instead of asking: run the job through the provider's batch API to its end (split to its limits, "
+        "upload, poll, store, ask again what failed or expired); run again after a stop or kill to resume; "
+        "see docs/llm.md",
+    )
+    p.add_argument("--provider", choices=("openai", "anthropic"), default="openai", help="--batch-submit: the API")
+    p.add_argument("--poll", type=float, metavar="S", help="--batch-submit: first wait between polls (default 30 s)")
+    p.add_argument(
         "--join",
         action="store_true",
         help="work on the shared job of --source and --task with other processes, on this host or others sharing "
@@ -256,6 +266,9 @@ def _request(args):
         seed=args.seed,
         batch_out=args.batch_out,
         batch_in=args.batch_in,
+        batch_submit=args.batch_submit,
+        provider=args.provider,
+        poll=args.poll,
         endpoints=tuple(getattr(args, "endpoints", ()) or ()),
         join=args.join,
         block_size=args.block_size,
@@ -270,6 +283,8 @@ def cmd_prejudge(args) -> int:
         return _probe(db, request, args)
     if (request.batch_out or request.batch_in) and not request.estimate_only:
         return _batch(db, request, args)
+    if request.batch_submit and not request.estimate_only:
+        return run_submit(db, request, args, _progress_bar, _until_stopped, STOPPED)
     bar = None
 
     def start(estimate, todo):
@@ -403,8 +418,14 @@ def cmd_jobs(args) -> int:
     db = open_store(args)
     rows = jobs.job_listing(db, limit=args.limit)
     figures = endpoints.job_figures(db, [j["id"] for j in rows])  # jobs spread over several endpoints
+    batches: dict[int, list] = {}  # jobs sent through a provider's batch API
+    for b in provider_batches.batch_rows(db, [j["id"] for j in rows]):
+        batches.setdefault(b["job"], []).append(b)
     if args.json:
-        print(json.dumps([j | {"endpoints": figures[j["id"]]} if j["id"] in figures else j for j in rows]))
+        for j in rows:
+            j.update({"endpoints": figures[j["id"]]} if j["id"] in figures else {})
+            j.update({"batches": batches[j["id"]]} if j["id"] in batches else {})
+        print(json.dumps(rows))
         return 0
     if not rows:
         print("no pre-judging job yet")
@@ -420,6 +441,8 @@ def cmd_jobs(args) -> int:
             print(f"  planning: {j['planning']:,} items read, {j['planned']:,} queued so far")
         for w in j.get("workers", ()):
             print("  " + jobs.describe_worker(w))
+        for b in batches.get(j["id"], ()):
+            print("  " + provider_batches.describe_batch(b))
     return 0
 
 

@@ -306,7 +306,7 @@ def read_results(db, plan_: jobs.Plan, path: str | Path, *, progress: jobs.Progr
             jobs.store_copy(db, run_plan, item, row, job_id, tally)
             tick()
         for item, result in _results_to_store(reader, check):  # the file read again: memory stays flat
-            reply = _reply(result)
+            reply = reply_of(result)
             tally.replied(reply)
             outcome = jobs.planned_outcome(run_plan, item, reply, job_id)
             outcome = dataclasses.replace(outcome, latency_ms=None)  # unknown: kept out of the time estimates
@@ -349,7 +349,7 @@ def _results_to_store(reader: _Reader, check: _Check):
         yield reader.open[key], result
 
 
-def _reply(result: BatchResult) -> Reply:
+def reply_of(result: BatchResult) -> Reply:
     """A results line as the reply of a live call (one attempt; its latency is not known and stored as NULL)."""
     if not result.ok:
         return Reply(None, ok=False, error=error_text(result), latency_ms=0, attempts=1)

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from assess.errors import AssessError
-from assess.llm import clients
+from assess.llm import batch_api, clients
+from assess.llm.guard import check_destination
 from assess.llm.probes import parse_kinds
 from assess.llm.prompts import CONTRADICTS, NO_PTKB
-from assess.services import batch_files, jobs, probes, shared_jobs
+from assess.services import batch_files, jobs, probes, provider_batches, shared_jobs
 from assess.services.endpoints import build_pool
-from assess.settings import llm_settings
+from assess.settings import anthropic_settings, llm_settings
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,9 @@ class PrejudgeRequest:
     seed: int = 0
     batch_out: str | None = None  # write the open requests to this batch file instead of asking
     batch_in: str | None = None  # store the results of this batch file instead of asking
+    batch_submit: bool = False  # run the job through the provider's batch API to its end
+    provider: str = "openai"  # --batch-submit: openai or anthropic
+    poll: float | None = None  # --batch-submit: the first wait between polls, seconds
     endpoints: tuple[str, ...] = ()  # several endpoints, URL[,key=ENV_VAR][,concurrency=N][,pause=S] each
     join: bool = False  # work on the shared job of the source and task with other processes
     block_size: int | None = None  # --join: items per claimed block
@@ -96,7 +100,7 @@ def _model(request: PrejudgeRequest) -> tuple[str, dict | None]:
     """The model to ask and the endpoint settings (none for NLI, none for an estimate: it asks nothing)."""
     if request.backend == "nli":
         return request.model or clients.DEFAULT_NLI_MODEL, None
-    if request.estimate_only or request.batch_out or request.batch_in or request.endpoints:  # a model name will do
+    if request.estimate_only or request.batch_out or request.batch_in or request.batch_submit or request.endpoints:
         model = request.model or llm_settings()["model"]
         if not model:
             raise AssessError("no LLM model given: pass --model MODEL (or set ASSESS_LLM_MODEL)")
@@ -107,10 +111,17 @@ def _model(request: PrejudgeRequest) -> tuple[str, dict | None]:
 
 def _check_batch(request: PrejudgeRequest) -> None:
     """Refuse the options a batch file run cannot honour."""
-    if not (request.batch_out or request.batch_in):
+    if not request.batch_submit and (request.poll is not None or request.provider != "openai"):
+        raise AssessError("--provider and --poll are options of --batch-submit")
+    if not (request.batch_out or request.batch_in or request.batch_submit):
         return
-    if request.batch_out and request.batch_in:
-        raise AssessError("--batch-out writes requests and --batch-in stores results: give one of them")
+    if sum(map(bool, (request.batch_out, request.batch_in, request.batch_submit))) > 1:
+        raise AssessError("--batch-out, --batch-in and --batch-submit are three ways to batch: give one of them")
+    if request.batch_submit and (request.base_url or request.join):
+        raise AssessError(
+            "--batch-submit sends to the configured batch API (ASSESS_LLM_BASE_URL, else OpenAI; "
+            "ASSESS_ANTHROPIC_BASE_URL, else Anthropic) and runs the shared job itself: no --base-url or --join"
+        )
     if request.backend != "chat":
         raise AssessError("batch files hold chat requests: no --backend nli with --batch-out or --batch-in")
     if request.batch_in and request.limit is not None:
@@ -148,6 +159,8 @@ def prejudge(
     source = request.source or jobs.default_source(request.task, model, variant)
     if request.join and not request.estimate_only:
         return _join(db, request, model, cfg, source, variant, concurrency, start)
+    if request.batch_submit and not request.estimate_only:
+        return _submit(db, request, model, source, variant, start)
     if not request.estimate_only:  # one live job per source and task: a second would ask about every item again
         jobs.check_not_running(db, source, request.task)
     plan = jobs.plan(
@@ -273,6 +286,49 @@ def _join(db, request: PrejudgeRequest, model: str, cfg: dict, source: str, vari
         start=start,
         latency_s=jobs.measured_latency_s(db, model),
     )
+    return PrejudgeResult({}, summary)
+
+
+def _submit(db, request: PrejudgeRequest, model: str, source: str, variant, start):
+    """``prejudge --batch-submit``: the job through the provider's batch API to its end
+    (:func:`assess.services.provider_batches.run_batches`)."""
+    if request.provider not in batch_api.PROVIDERS:
+        raise AssessError(f"--provider is one of {', '.join(batch_api.PROVIDERS)}, not {request.provider!r}")
+    env = llm_settings() if request.provider == "openai" else anthropic_settings()
+    if not env["api_key"] and not env["base_url"]:
+        needed = "ASSESS_LLM_API_KEY (or OPENAI_API_KEY)" if request.provider == "openai" else "ANTHROPIC_API_KEY"
+        raise AssessError(f"--batch-submit --provider {request.provider} needs its key: set {needed}")
+    check_destination(env["base_url"])
+    api = batch_api.connect(request.provider, base_url=env["base_url"], api_key=env["api_key"])
+    settings = provider_batches.Settings(
+        request.provider, poll_s=provider_batches.DEFAULT_POLL_S if request.poll is None else request.poll
+    )
+    scope = shared_jobs.Scope(
+        depth=request.depth,
+        nugget_source=request.nugget_source,
+        qrels=request.qrels,
+        relevant=request.relevant,
+        dedup=request.dedup,
+    )
+    try:
+        summary = provider_batches.run_batches(
+            db,
+            request.task,
+            source,
+            model,
+            api,
+            settings,
+            scope=scope,
+            limit=request.limit,
+            samples=request.samples,
+            temperature=request.temperature,
+            variant=variant,
+            base_url=env["base_url"]
+            or (batch_api.OPENAI_URL if request.provider == "openai" else batch_api.ANTHROPIC_URL),
+            start=start,
+        )
+    finally:
+        api.close()
     return PrejudgeResult({}, summary)
 
 

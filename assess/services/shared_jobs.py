@@ -230,27 +230,17 @@ def run_shared(
 ) -> dict:
     """Work on the shared job of ``source`` and the ``prejudge`` task ``task`` as one of its workers (start, join or
     resume it) until no block is left; the summary of what this worker did, with the job's figures (:func:`work_on`)."""
-    if task not in jobs.BY_TURN:
-        raise AssessError(f"the {task} task's items are not read turn by turn: it runs in one process (no --join)")
     _check_sizes(block_size, concurrency)
     lease_for(getattr(client, "timeout", None), lease_s)  # a bad --lease is refused before anything is stored
-    prompt, version, max_tokens, settings, temperature_ = jobs.setup(
-        db, task, source, model, limit=limit, samples=samples, temperature=temperature, variant=variant
+    items = prejudge_items(
+        db, task, source, model, scope=scope, limit=limit, samples=samples, temperature=temperature, variant=variant
     )
-    sent = getattr(client, "temperature", temperature_)
-    if (sent or 0) != temperature_:
+    sent = getattr(client, "temperature", items.shell.temperature)
+    if (sent or 0) != items.shell.temperature:
         raise AssessError(
-            f"the job is for temperature {temperature_:g} but the judge sends {sent}: answers would be cached "
-            "under the wrong settings"
+            f"the job is for temperature {items.shell.temperature:g} but the judge sends {sent}: answers would be "
+            "cached under the wrong settings"
         )
-    if scope.nugget_source is not None or task in ("ntr", "ntr-support", "importance"):
-        scope = dataclasses.replace(scope, nugget_source=jobs.resolve_nugget_source(db, scope.nugget_source))
-    shell = jobs.Plan(
-        task, source, model, version, prompt, [], [], 0, 0, 0, PREJUDGE_TASKS[task].skipped, 0, max_tokens, samples,
-        temperature_,
-    )  # fmt: skip
-    options = options_key(scope, limit=limit, samples=samples, temperature=temperature_)
-    items = PrejudgeItems(db, shell, scope, settings, options)
     return work_on(
         db,
         items,
@@ -263,6 +253,56 @@ def run_shared(
         start=start,
         latency_s=latency_s,
     )
+
+
+def prejudge_items(
+    db,
+    task: str,
+    source: str,
+    model: str,
+    *,
+    scope: Scope = Scope(),
+    limit: int | None = None,
+    samples: int = 1,
+    temperature: float | None = None,
+    variant: str | None = None,
+    options: dict | None = None,
+) -> PrejudgeItems:
+    """The items of a shared job of the ``prejudge`` task ``task`` (its options checked); ``options``: more of what
+    the job depends on (``prejudge --batch-submit``: its provider), so that only a run with the same may join it."""
+    if task not in jobs.BY_TURN:
+        raise AssessError(f"the {task} task's items are not read turn by turn: it runs in one process (no --join)")
+    prompt, version, max_tokens, settings, temperature_ = jobs.setup(
+        db, task, source, model, limit=limit, samples=samples, temperature=temperature, variant=variant
+    )
+    if scope.nugget_source is not None or task in ("ntr", "ntr-support", "importance"):
+        scope = dataclasses.replace(scope, nugget_source=jobs.resolve_nugget_source(db, scope.nugget_source))
+    shell = jobs.Plan(
+        task,
+        source,
+        model,
+        version,
+        prompt,
+        [],
+        [],
+        0,
+        0,
+        0,
+        PREJUDGE_TASKS[task].skipped,
+        0,
+        max_tokens,
+        samples,
+        temperature_,
+    )
+    key = options_key(scope, limit=limit, samples=samples, temperature=temperature_)
+    if options:
+        key = json.dumps(json.loads(key) | options, sort_keys=True)
+    return PrejudgeItems(db, shell, scope, settings, key)
+
+
+def plan_queue(db, job_id: int, worker: int, items: JobItems, limit: int | None, lease: float) -> None:
+    """Queue a shared job's items (the planner's part of :func:`work_on`) for a runner of its own."""
+    _Worker(db, job_id, worker, jobs.Tally(items.shell), lease, 1, items, limit).plan()
 
 
 def work_on(

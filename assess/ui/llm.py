@@ -9,7 +9,7 @@ import streamlit as st
 from assess.errors import AssessError
 from assess.services import endpoints as endpoint_service
 from assess.services import jobs as job_service
-from assess.services import pooling
+from assess.services import pooling, provider_batches
 from assess.ui.widgets import error, esc
 
 
@@ -26,6 +26,10 @@ def job_tables(database) -> None:
     if worker_rows:
         st.caption("Workers of shared jobs (`prejudge --join`): each claims blocks of items under a lease.")
         st.dataframe(pd.DataFrame(worker_rows), hide_index=True, width="stretch", key="pj_workers")
+    batch_rows = provider_batches.batch_rows(database, [j["id"] for j in job_rows])
+    if batch_rows:
+        st.caption("Jobs sent through a provider's batch API (`prejudge --batch-submit`): each batch and its state.")
+        st.dataframe(pd.DataFrame(batch_rows), hide_index=True, width="stretch", key="pj_batches")
     endpoint_rows = endpoint_service.figure_rows(database, [j["id"] for j in job_rows])
     if endpoint_rows:
         st.caption("Jobs spread over several endpoints (`prejudge --endpoint`): the figures of each endpoint.")

@@ -376,6 +376,7 @@ from store.schema.nugget_banks import MIGRATION as _V_BANK_TABLES  # noqa: E402 
 from store.schema.nugget_banks import PREJUDGMENTS as _V_BANK_PREJUDGMENTS  # noqa: E402
 from store.schema.nuggets import MIGRATION as _V4_NUGGETS  # noqa: E402  (duplicates, response nuggets, aspects)
 from store.schema.overlap import MIGRATION as _V18_OVERLAP  # noqa: E402  (re-shown items, planned overlap)
+from store.schema.provider_batches import MIGRATION as _PROVIDER_BATCHES  # noqa: E402  (batch API jobs)
 from store.schema.rag_audit import MIGRATION as _V9_TABLES  # noqa: E402  (cited responses, new labels, audit)
 from store.schema.response_files import MIGRATION as _V10_RESPONSE_FILES  # noqa: E402  (repeated citations, layouts)
 from store.schema.roles import MIGRATION as _V13_ROLES  # noqa: E402  (PostgreSQL: owner and app roles; nothing here)
@@ -470,4 +471,5 @@ MIGRATIONS: list[str] = [
     _HTTP_API,  # store/schema/http_api.py (24)
     _ADAPTIVE_OVERLAP,  # store/schema/adaptive_overlap.py (25)
     _WEBHOOK_EVENTS,  # store/schema/webhook_events.py (26)
+    _PROVIDER_BATCHES,  # store/schema/provider_batches.py (27)
 ]

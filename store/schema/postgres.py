@@ -872,6 +872,9 @@ from store.schema.battle_features import POSTGRES as _BATTLE_FEATURES  # noqa: E
 from store.schema.citation_contradicts import POSTGRES as _CITATION_CONTRADICTS  # noqa: E402
 from store.schema.http_api import POSTGRES as _HTTP_API  # noqa: E402
 
+# Migration 25 (store/schema/provider_batches.py): a shared job's batches at a provider's batch API.
+from store.schema.provider_batches import POSTGRES as _PROVIDER_BATCHES  # noqa: E402
+
 # Migration 22 (store/schema/sign_in_pending.py): sign-in attempts in flight are not failures.
 from store.schema.sign_in_pending import POSTGRES as _SIGN_IN_PENDING  # noqa: E402
 from store.schema.webhook_events import POSTGRES as _WEBHOOK_EVENTS  # noqa: E402
@@ -896,6 +899,7 @@ LATER: list[tuple[int, str]] = [
     (24, _HTTP_API),
     (25, _ADAPTIVE_OVERLAP),
     (26, _WEBHOOK_EVENTS),
+    (27, _PROVIDER_BATCHES),
 ]
 
 

@@ -40,6 +40,7 @@ SHIPPED = {
     24: "f087f12a8c11b95c09029d209db9388e0766e2566ae8abd54c46ced0900eccc5",  # HTTP API tokens, webhooks (store/schema/http_api.py)
     25: "246c1e485ddda64a2ac0b98fb39eda1dce87ea0d4f19962d6d0f6ca2938787e6",  # adaptive overlap, roster (store/schema/adaptive_overlap.py)
     26: "cb224d98673335026df4ae6c6ad1d641a57537f89915040dfc0de298dc98c866",  # webhook outbox (store/schema/webhook_events.py)
+    27: "d6954144e96b69a67f0db1e73a088290655323b7d56e6cfa0abbfd81d8178439",  # provider batches (store/schema/provider_batches.py)
 }
 
 
@@ -81,6 +82,7 @@ SHIPPED_POSTGRES = {
     24: "099d03c67b888ce5f1a8cebe7c72df2d01cbdb0dd8f81a77617b869e1bef5a0f",  # HTTP API tokens, webhooks
     25: "ee49aac19e757156687cb32adcc5ec036f28cffb546afd94875129fdf54460fb",  # adaptive overlap, roster
     26: "10fa4052970bb1a0a036f20581ecc8fb7a3db626564a1c0026f3ffb4129a10cd",  # webhook outbox
+    27: "0f9b4fc7988ac9e7382d3560887e96b725ee5f2edda30a512b312a1337d39954",  # provider batches
 }
 
 
