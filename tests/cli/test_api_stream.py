@@ -7,6 +7,7 @@ import sqlite3
 import time
 
 import httpx
+import pytest
 
 from tests.helpers import run_cli
 from tests.processes import api_server
@@ -46,6 +47,7 @@ def million_qrels(path) -> None:
         new.record(N)
 
 
+@pytest.mark.scale  # about 20 s: the full tier (CI) runs it, the default run does not
 def test_a_million_qrels_stream_in_bounded_memory(demo_target):
     demo_db = demo_target  # SQLite: the tier of this folder
     started = time.monotonic()

@@ -86,7 +86,8 @@ def _run_study(db):
         n += 1
 
 
-@pytest.mark.parametrize("method", ["dawid-skene", "mace", "glad"])
+# MACE's restarts take about 20 s on the demo study: its check runs in the full tier (CI), not the default run
+@pytest.mark.parametrize("method", ["dawid-skene", pytest.param("mace", marks=pytest.mark.scale), "glad"])
 def test_aggregate_method_writes_crowdkits_labels(demo, method):
     _run_study(demo)
     kept = [r for r in store_crowd.raw_rows(demo, "demo") if r["kept"]]
