@@ -261,13 +261,7 @@ def _join(db, request: PrejudgeRequest, model: str, cfg: dict, source: str, vari
             temperature=temperature,
         )
         base_url = cfg["base_url"]
-    scope = shared_jobs.Scope(
-        depth=request.depth,
-        nugget_source=request.nugget_source,
-        qrels=request.qrels,
-        relevant=request.relevant,
-        dedup=request.dedup,
-    )
+    scope = _scope(request)
     summary = shared_jobs.run_shared(
         db,
         request.task,
@@ -289,6 +283,17 @@ def _join(db, request: PrejudgeRequest, model: str, cfg: dict, source: str, vari
     return PrejudgeResult({}, summary)
 
 
+def _scope(request: PrejudgeRequest) -> shared_jobs.Scope:
+    """The items a shared job asks about, as the request gives them."""
+    return shared_jobs.Scope(
+        depth=request.depth,
+        nugget_source=request.nugget_source,
+        qrels=request.qrels,
+        relevant=request.relevant,
+        dedup=request.dedup,
+    )
+
+
 def _submit(db, request: PrejudgeRequest, model: str, source: str, variant, start):
     """``prejudge --batch-submit``: the job through the provider's batch API to its end
     (:func:`assess.services.provider_batches.run_batches`)."""
@@ -303,13 +308,7 @@ def _submit(db, request: PrejudgeRequest, model: str, source: str, variant, star
     settings = provider_batches.Settings(
         request.provider, poll_s=provider_batches.DEFAULT_POLL_S if request.poll is None else request.poll
     )
-    scope = shared_jobs.Scope(
-        depth=request.depth,
-        nugget_source=request.nugget_source,
-        qrels=request.qrels,
-        relevant=request.relevant,
-        dedup=request.dedup,
-    )
+    scope = _scope(request)
     try:
         summary = provider_batches.run_batches(
             db,

@@ -383,9 +383,9 @@ class _Runner:
         kept = self._save(p["block"], ready)
         counts["answered"] += sum(1 for seq, _, o in ready if seq in kept and o.parse_status != ParseStatus.ERROR)
 
-    def _save(self, block: int, ready: list) -> set[int]:
+    def _save(self, block: int, ready: list, *, copied: bool = False) -> set[int]:
         """Store results, ``(seq, item, outcome)`` each, with their items marked done, in one transaction: the item
-        numbers stored (the others were stored before)."""
+        numbers stored (the others were stored before). ``copied``: cached answers, counted as copies."""
         if not ready:
             return set()
         with write(self.db):
@@ -396,7 +396,10 @@ class _Runner:
         for seq, _, outcome in ready:
             if seq in kept:
                 self.tally.counts[outcome.parse_status] += 1
-                self.tally.asked += 1
+                if copied:
+                    self.tally.copied += 1
+                else:
+                    self.tally.asked += 1
         self._tick()
         return kept
 
@@ -412,16 +415,7 @@ class _Runner:
                     item, _ = self.items.calls(row)
                     found = prejudgments.answer(self.db, row["cached_from"])
                     ready.append((row["seq"], item, self.items.copied(item, found, self.job_id)))
-            if ready:
-                with write(self.db):
-                    marks = [(s, block["block"], o.parse_status) for s, _, o in ready]
-                    kept = store_jobs.mark_items(self.db, self.job_id, self.worker, marks)
-                    self.items.save_all(self.db, [(item, o) for s, item, o in ready if s in kept])
-                for seq, _, outcome in ready:
-                    if seq in kept:
-                        self.tally.counts[outcome.parse_status] += 1
-                        self.tally.copied += 1
-                self._tick()
+            self._save(block["block"], ready, copied=True)
 
     def _give_up(self, block: dict, last_round: list[dict]) -> None:
         """Store the items still open after the last round as failed calls (a later run asks them again)."""
