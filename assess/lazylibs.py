@@ -144,6 +144,17 @@ class _LazyFinder(importlib.abc.MetaPathFinder):
         return spec
 
 
+def load_deferred() -> int:
+    """Run every module :func:`deferred` left waiting, now, in this thread; the number run. Python 3.11's
+    ``LazyLoader`` is not safe when two threads touch a waiting module first at once (CPython gh-114763, fixed in
+    3.12.3): what starts threads that may touch one (the API server of ``python -m assess api``, an LLM job's
+    client threads) calls this first. Nothing waits outside a process that built the command line's parser."""
+    waiting = [m for m in list(sys.modules.values()) if isinstance(m, importlib.util._LazyModule)]
+    for module in waiting:
+        vars(module)  # any attribute access (here __dict__) runs the module
+    return len(waiting)
+
+
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
     """While inside, a module of :data:`DEFERRED` imported for the first time runs on its first attribute access.

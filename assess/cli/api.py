@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from assess import api
+from assess import api, lazylibs
 from assess.cli import add_db_argument
 from assess.errors import FormatError
 from assess.services import api_judging
@@ -37,6 +37,7 @@ def cmd_api(args) -> int:
     api_judging.open_store(args.db)
     options = {"host": args.host, "port": args.port, "log_level": "warning", "server_header": False}
     if args.workers == 1:
+        lazylibs.load_deferred()  # the server's threads must not be the first to touch a waiting module
         uvicorn.run(api.create_app(args.db), **options)
         return 0
     # worker processes import the app by name: they find the store in the environment

@@ -291,6 +291,7 @@ def complete_all(
         in_flight += 1
         if in_flight == concurrency:
             break
+    lazylibs.load_deferred()  # the workers must not be the first to touch a module the command line left waiting
     threads = [
         threading.Thread(target=worker, daemon=True, name=f"client-{i}") for i in range(min(concurrency, in_flight))
     ]

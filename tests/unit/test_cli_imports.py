@@ -99,3 +99,18 @@ def test_a_lazily_imported_service_runs_when_called(tmp_path):
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "a.db").exists()
+
+
+def test_load_deferred_runs_every_module_the_parser_left_waiting():
+    """Python 3.11's LazyLoader is not thread-safe: what starts threads first runs every waiting module."""
+    code = (
+        "import importlib.util, sys\n"
+        "from assess import cli, lazylibs\n"
+        "cli.build_parser()\n"
+        "waiting = [n for n, m in sys.modules.items() if isinstance(m, importlib.util._LazyModule)]\n"
+        "assert waiting, 'the parser left nothing waiting'\n"
+        "assert lazylibs.load_deferred() == len(waiting)\n"
+        "assert not [n for n, m in sys.modules.items() if isinstance(m, importlib.util._LazyModule)]\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
