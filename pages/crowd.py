@@ -16,7 +16,7 @@ import time
 import streamlit as st
 
 from assess import ui
-from assess.crowd import rules
+from assess.crowd import entry as crowd_entry
 from assess.errors import AssessError
 from assess.services import crowd_work
 from assess.ui.crowd import (
@@ -33,7 +33,7 @@ from assess.ui.crowd import (
 ui.frame_guard()
 database = ui.db()
 try:
-    entry = rules.entry_from_params(ui.crowd_query())
+    entry = crowd_entry.entry_from_params(ui.crowd_query())
     study = crowd_work.study(database, entry.study)
     binding = crowd_check(database, entry)  # binds nothing; None for an MTurk preview (no worker id yet)
 except AssessError as exc:

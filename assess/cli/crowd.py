@@ -7,6 +7,7 @@ import sys
 
 from assess.cli import add_db_argument, crowd_files
 from assess.cli.common import open_store
+from assess.crowd import entry as crowd_entry
 from assess.crowd import rules
 from assess.errors import AssessError
 from assess.services import accounts, crowd_studies
@@ -250,7 +251,7 @@ def cmd_create(args) -> int:
         known=known,
         guideline=guideline,
     )
-    summary["urls"] = rules.entry_urls(args.base_url, name)
+    summary["urls"] = crowd_entry.entry_urls(args.base_url, name)
     _warn_open_organizer_pages(db)
     if args.json:
         print(json.dumps(summary))

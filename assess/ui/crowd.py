@@ -5,17 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from assess.crowd.rules import (
-    CRITERIA,
-    ENTRY_PARAMS,
-    NTR_GRADED_QUESTION,
-    NTR_QUESTION,
-    PROLIFIC_COMPLETE,
-    STUDY_PARAM,
-    UNABLE,
-    answer_caption,
-    mturk_form_html,
-)
+from assess.crowd.entry import ENTRY_PARAMS, PROLIFIC_COMPLETE, STUDY_PARAM, mturk_form_html
+from assess.crowd.rules import CRITERIA, NTR_GRADED_QUESTION, NTR_QUESTION, UNABLE, answer_caption
 from assess.services import crowd_work
 from assess.services.accounts import SESSION_COOKIE
 from assess.services.crowd_work import consent

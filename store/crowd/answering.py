@@ -5,11 +5,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from assess.crowd.rules import (
-    ItemView,
-    StudyConfig,
-    completion_code,
-)
+from assess.crowd.entry import completion_code
+from assess.crowd.rules import ItemView, StudyConfig
 from assess.errors import AssessError, UnknownItem
 from assess.tasks import Task
 from store import db as sql

@@ -6,10 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
-from assess.crowd.rules import (
-    Entry,
-    qc_failed,
-)
+from assess.crowd.entry import Entry
+from assess.crowd.rules import qc_failed
 from assess.errors import AssessError
 from store import db as sql
 from store.crowd.studies import Study, get_study

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from assess.crowd.rules import StudyConfig, completion_code
+from assess.crowd.entry import completion_code
+from assess.crowd.rules import StudyConfig
 from store import crowd as store_crowd
 from store import db as sql
 from store import open_db

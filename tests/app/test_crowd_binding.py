@@ -54,7 +54,7 @@ def test_first_browser_binds_and_only_its_secret_is_let_in_again(study_db):
 
 
 def test_release_lets_the_next_browser_bind_and_keeps_the_batch(study_db):
-    from assess.crowd.rules import entry_from_params
+    from assess.crowd.entry import entry_from_params
 
     first = store_crowd.bind(study_db, "demo", "bob")
     assignment = store_crowd.enter(study_db, entry_from_params({"study": "demo", "worker": "bob"}))

@@ -51,7 +51,7 @@ def run_load(
     ``think_s`` > 0: each worker waits a random time (exponential, that mean) before each answer,
     as people do; 0 sends every answer as fast as the store takes it (the worst burst).
     """
-    from assess.crowd.rules import entry_from_params
+    from assess.crowd.entry import entry_from_params
     from assess.services.loading import load_demo
     from store import crowd as store_crowd
     from store import open_db

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from assess.crowd import entry as crowd_entry
 from assess.crowd import rules as crowd_rules
 from assess.crowd.rules import Answer, KnownAnswer, StudyConfig
 from assess.errors import AssessError, FormatError
@@ -41,8 +42,8 @@ def q(db, query: str, params: dict | None = None) -> list[tuple]:
     return [tuple(r.values()) for r in sql.rows(db, query, params)]
 
 
-def entry(worker: str, study: str = "demo", **extra) -> crowd_rules.Entry:
-    return crowd_rules.entry_from_params({"study": study, "worker": worker, **extra})
+def entry(worker: str, study: str = "demo", **extra) -> crowd_entry.Entry:
+    return crowd_entry.entry_from_params({"study": study, "worker": worker, **extra})
 
 
 def change_settings(db, study: str, **changes) -> None:
@@ -262,14 +263,14 @@ def test_qc_failed_is_the_rule_of_test_failed():
 
 
 def test_completion_codes_and_entry_parameters():
-    code = crowd_rules.completion_code("s3cret", "demo", "w1", "4")
-    assert len(code) == 10 and code.isalnum() and code == crowd_rules.completion_code("s3cret", "demo", "w1", "4")
-    assert code != crowd_rules.completion_code("s3cret", "demo", "w2", "4")
-    prolific = crowd_rules.entry_from_params(
+    code = crowd_entry.completion_code("s3cret", "demo", "w1", "4")
+    assert len(code) == 10 and code.isalnum() and code == crowd_entry.completion_code("s3cret", "demo", "w1", "4")
+    assert code != crowd_entry.completion_code("s3cret", "demo", "w2", "4")
+    prolific = crowd_entry.entry_from_params(
         {"study": "demo", "PROLIFIC_PID": "5f1a", "STUDY_ID": "st", "SESSION_ID": "se"}
     )
     assert prolific == ("demo", "5f1a", "prolific", "se", "st", None, False)
-    mturk = crowd_rules.entry_from_params(
+    mturk = crowd_entry.entry_from_params(
         {
             "study": "demo",
             "workerId": "A1B",
@@ -279,9 +280,9 @@ def test_completion_codes_and_entry_parameters():
         }
     )
     assert mturk == ("demo", "A1B", "mturk", "3X", "H", "https://workersandbox.mturk.com", False)
-    preview = crowd_rules.entry_from_params({"study": "demo", "assignmentId": crowd_rules.MTURK_PREVIEW, "hitId": "H"})
+    preview = crowd_entry.entry_from_params({"study": "demo", "assignmentId": crowd_entry.MTURK_PREVIEW, "hitId": "H"})
     assert preview.preview and preview.worker is None
-    assert crowd_rules.entry_from_params({"study": "demo", "worker": "amy"}).platform == "direct"
+    assert crowd_entry.entry_from_params({"study": "demo", "worker": "amy"}).platform == "direct"
     for bad in (
         {"study": "demo", "workerId": "A", "assignmentId": "B", "turkSubmitTo": "https://evil.example"},
         {"study": "demo", "workerId": "A", "assignmentId": "B", "turkSubmitTo": "http://www.mturk.com"},
@@ -289,8 +290,8 @@ def test_completion_codes_and_entry_parameters():
         {"study": "demo", "worker": "<script>"},
     ):
         with pytest.raises(AssessError):
-            crowd_rules.entry_from_params(bad)
-    form = crowd_rules.mturk_form_html("https://www.mturk.com", 'A"1', "CODE")
+            crowd_entry.entry_from_params(bad)
+    form = crowd_entry.mturk_form_html("https://www.mturk.com", 'A"1', "CODE")
     assert 'method="POST" action="https://www.mturk.com/mturk/externalSubmit"' in form
     assert 'name="assignmentId" value="A&quot;1"' in form
 
@@ -470,7 +471,7 @@ def test_answers_are_idempotent_checked_and_complete_the_batch(demo):
     assert q(demo, "SELECT value FROM crowd_answers") == [(1,)]
     code = do_batch(demo, a)
     secret = sql.value(demo, "SELECT secret FROM crowd_studies WHERE name = 'demo'")
-    assert code == crowd_rules.completion_code(secret, "demo", "amy", "1")
+    assert code == crowd_entry.completion_code(secret, "demo", "amy", "1")
     assert q(demo, "SELECT status, completion_code FROM crowd_assignments WHERE id = :id", {"id": a.id}) == [
         ("completed", code)
     ]

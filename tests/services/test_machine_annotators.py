@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from assess.crowd import entry as crowd_entry
 from assess.errors import AssessError
 from assess.measures.agreement import agreement_matrix
 from assess.services import audit, machines
@@ -140,6 +141,5 @@ def test_a_machine_worker_is_left_out_of_the_majority_vote(db):
 
 
 def _entry(worker):
-    from assess.crowd import rules
 
-    return rules.entry_from_params({"study": "demo", "worker": worker})
+    return crowd_entry.entry_from_params({"study": "demo", "worker": worker})
