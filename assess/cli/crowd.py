@@ -8,6 +8,8 @@ import sys
 from assess.cli import add_db_argument, crowd_files
 from assess.cli.common import open_store
 from assess.crowd import entry as crowd_entry
+from assess.crowd import files as study_files
+from assess.crowd import guideline as study_guideline
 from assess.crowd import rules
 from assess.errors import AssessError
 from assess.services import accounts, crowd_studies
@@ -228,9 +230,9 @@ def _config(args):
 
 def cmd_create(args) -> int:
     config = _config(args)
-    known = [rules.parse_known_spec(s, graded=config.graded) for s in args.known]
+    known = [study_files.parse_known_spec(s, graded=config.graded) for s in args.known]
     if args.known_file:
-        known += rules.parse_known_file(args.known_file, args.task, graded=config.graded)
+        known += study_files.parse_known_file(args.known_file, args.task, graded=config.graded)
     if args.demo:
         known = known or list(rules.demo_known(args.task, graded=config.graded))
         name = args.name or rules.demo_name(args.task, graded=config.graded)
@@ -238,7 +240,7 @@ def cmd_create(args) -> int:
         raise AssessError("crowd create needs a study NAME (or --demo)")
     else:
         name = args.name
-    guideline = rules.read_guideline(args.guideline) if args.guideline else None
+    guideline = study_guideline.read_guideline(args.guideline) if args.guideline else None
     db = open_store(args)
     summary = crowd_studies.create_study(
         db,

@@ -8,7 +8,7 @@ import json
 
 from assess.cli import add_db_argument, data_output
 from assess.cli.common import open_store
-from assess.crowd import rules
+from assess.crowd import files as study_files
 from assess.formats.inert_csv import write_dicts
 from assess.services import crowd as crowd_service
 
@@ -100,7 +100,7 @@ def cmd_export(args) -> int:
 def cmd_import(args) -> int:
     db = open_store(args)
     summary = crowd_service.import_ntr_study(
-        db, args.file, rules.parse_crowd_ntr(args.file), study=args.study, nugget_source=args.nuggets
+        db, args.file, study_files.parse_crowd_ntr(args.file), study=args.study, nugget_source=args.nuggets
     )
     if args.json:
         print(json.dumps(summary))

@@ -11,7 +11,8 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
-from assess.crowd.rules import CrowdNtrRow, StudyConfig, support_word
+from assess.crowd.files import CrowdNtrRow, support_word
+from assess.crowd.rules import StudyConfig
 from assess.errors import FormatError
 
 

@@ -6,8 +6,9 @@ from collections.abc import Sequence
 
 from assess.crowd import crowdkit
 from assess.crowd.crowdkit import METHODS
+from assess.crowd.files import CrowdNtrRow, support_word
 from assess.crowd.imported import answered, plan_ntr_import
-from assess.crowd.rules import UNABLE, CrowdNtrRow, StudyConfig, check_study_name, ntr_id, support_word
+from assess.crowd.rules import UNABLE, StudyConfig, check_study_name, ntr_id
 from assess.errors import AssessError
 from assess.measures.agreement import agreement_report
 from assess.services.audit import agreement_from_store

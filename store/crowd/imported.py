@@ -7,11 +7,9 @@ import secrets
 from collections import defaultdict
 from collections.abc import Sequence
 
+from assess.crowd.files import CrowdNtrRow
+from assess.crowd.guideline import default_guideline
 from assess.crowd.imported import ImportPlan
-from assess.crowd.rules import (
-    CrowdNtrRow,
-    default_guideline,
-)
 from assess.tasks import JudgingMode
 from store import db as sql
 from store import labels as label_store

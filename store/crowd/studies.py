@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from assess.crowd.guideline import merge_guideline
 from assess.crowd.rules import (
     KnownAnswer,
     StudyConfig,
@@ -17,7 +18,6 @@ from assess.crowd.rules import (
     demo_known,
     demo_name,
     make_batches,
-    merge_guideline,
 )
 from assess.errors import AssessError, UnknownItem
 from assess.tasks import Task

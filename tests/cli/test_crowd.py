@@ -13,6 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assess.crowd import entry as crowd_entry
+from assess.crowd import files as study_files
+from assess.crowd import guideline
 from assess.crowd import rules as crowd_rules
 from assess.crowd.rules import Answer, KnownAnswer, StudyConfig
 from assess.errors import AssessError, FormatError
@@ -306,7 +308,7 @@ def test_study_settings_are_checked():
     config = StudyConfig(task="response", criteria=("relevance",), allow_unable=True, qc="known-bad", tie="mean")
     assert StudyConfig.from_json(config.to_json()) == config
     assert config.allowed() == (0, 1, 2, 3, -1)
-    assert crowd_rules.parse_known_spec("101_1,demo-bm25,1,0") == KnownAnswer("101_1", "demo-bm25", "[1]", 0)
+    assert study_files.parse_known_spec("101_1,demo-bm25,1,0") == KnownAnswer("101_1", "demo-bm25", "[1]", 0)
 
 
 # ------------------------------------------------------------------------------------------- store
@@ -649,7 +651,7 @@ def test_compare_uses_the_current_majority_without_aggregate(demo, tmp_path):
     path = tmp_path / "labels.tsv"
     path.write_text("1_101_1_1_demo-dense\t1\n1_101_1_2_demo-dense\t0\n")
     crowd_service.import_ntr_study(
-        demo, str(path), crowd_rules.parse_crowd_ntr(path), study="plain", nugget_source="gold"
+        demo, str(path), study_files.parse_crowd_ntr(path), study="plain", nugget_source="gold"
     )
     plain = crowd_service.compare(demo, "plain", "llm:demo-gpt")
     assert (plain["n"], plain["from"]) == (2, "stored labels")
@@ -682,7 +684,7 @@ def test_import_keeps_batches_and_workers(demo, tmp_path):
     path = tmp_path / "raw.tsv"
     path.write_text(RAW_NTR)
     summary = crowd_service.import_ntr_study(
-        demo, str(path), crowd_rules.parse_crowd_ntr(path), study="pilot", nugget_source="gold"
+        demo, str(path), study_files.parse_crowd_ntr(path), study="pilot", nugget_source="gold"
     )
     assert (summary["rows"], summary["batches"], summary["items"], summary["workers"]) == (8, 2, 3, 3)
     assert q(
@@ -702,19 +704,19 @@ def test_import_keeps_batches_and_workers(demo, tmp_path):
         ("101_2", "[1]", "demo-rerank", 1, "2"),
     ]
     again = crowd_service.import_ntr_study(
-        demo, str(path), crowd_rules.parse_crowd_ntr(path), study="pilot", nugget_source="gold"
+        demo, str(path), study_files.parse_crowd_ntr(path), study="pilot", nugget_source="gold"
     )
     assert again["items"] == 3 and sql.value(demo, "SELECT COUNT(*) AS n FROM crowd_studies") == 1
     bad = tmp_path / "bad.tsv"
     bad.write_text("1_101_1_1_demo-dense\t1\tw1\n1_101_1_1_demo-dense\t0\tw1\n")
     with pytest.raises(FormatError, match=r"bad.tsv:2: expected one label per worker and pair"):
         crowd_service.import_ntr_study(
-            demo, str(bad), crowd_rules.parse_crowd_ntr(bad), study="p2", nugget_source="gold"
+            demo, str(bad), study_files.parse_crowd_ntr(bad), study="p2", nugget_source="gold"
         )
     bad.write_text("1_101_1_9_demo-dense\t1\n")
     with pytest.raises(FormatError, match=r"bad.tsv:1: expected a nugget \[9\]"):
         crowd_service.import_ntr_study(
-            demo, str(bad), crowd_rules.parse_crowd_ntr(bad), study="p2", nugget_source="gold"
+            demo, str(bad), study_files.parse_crowd_ntr(bad), study="p2", nugget_source="gold"
         )
 
 
@@ -842,7 +844,7 @@ def test_cone_rag_mturk_labels_import(store_target, tmp_path):
     )
     topics = shared_file("data", "irlabamsterdam-iKAT", "2024", "data", "2024_test_topics.json")
     nuggets = shared_file("data", "irlabamsterdam-CONE-RAG", "resources", "human_resources", "gold_nuggets_human.json")
-    rows = crowd_rules.parse_crowd_ntr(labels)
+    rows = study_files.parse_crowd_ntr(labels)
     ids = [r.line for r in rows]
     assert len(rows) == 1086 and len({(r.batch, r.turn_id, r.nugget_key, r.run) for r in rows}) == 1086 == len(ids)
     assert all(r.worker is None for r in rows)
@@ -990,11 +992,11 @@ def test_graded_study_settings_guideline_and_tie_rule_by_hand():
         2, 2, "test"
     )  # a test answer must be exact
     assert crowd_rules.qc_failed(2, 0, "known-bad", 2) and not crowd_rules.qc_failed(1, 0, "known-bad", 2)
-    guide = crowd_rules.default_guideline(graded)
+    guide = guideline.default_guideline(graded)
     for words in ("**2** support", "**1** partial support", "**0** no support"):
         assert words in guide["instructions"]
     assert [e["answer"] for e in guide["examples"]] == ["2 support", "1 partial support", "0 no support"]
-    assert "**Y**" in crowd_rules.default_guideline(StudyConfig())["instructions"]  # yes/no unchanged
+    assert "**Y**" in guideline.default_guideline(StudyConfig())["instructions"]  # yes/no unchanged
 
 
 @given(st.lists(st.integers(0, 2), min_size=1, max_size=12))
@@ -1015,13 +1017,13 @@ def test_graded_votes_stay_on_the_scale_and_agree_with_consensus(values):
 @settings(max_examples=60, deadline=None)
 def test_graded_tsv_lines_read_back_as_written(tmp_path_factory, labels):
     path = tmp_path_factory.mktemp("tsv") / "graded.tsv"
-    path.write_text("".join(f"1_101_1_{k}_demo-dense\t{crowd_rules.support_word(v)}\n" for k, v in labels))
-    read = crowd_rules.parse_crowd_ntr(path)
+    path.write_text("".join(f"1_101_1_{k}_demo-dense\t{study_files.support_word(v)}\n" for k, v in labels))
+    read = study_files.parse_crowd_ntr(path)
     assert [(r.nugget_key, r.value, r.graded) for r in read] == [(f"[{k}]", v, True) for k, v in labels]
 
 
 def test_graded_known_answers_are_words_and_the_other_kind_is_refused(tmp_path):
-    spec = crowd_rules.parse_known_spec
+    spec = study_files.parse_known_spec
     assert spec("101_1,demo-rerank,[2],support", graded=True) == KnownAnswer("101_1", "demo-rerank", "[2]", 2)
     assert spec("101_1,r,2,partial_support", graded=True).value == 1
     assert spec("101_1,r,2,no support", graded=True).value == 0
@@ -1033,20 +1035,20 @@ def test_graded_known_answers_are_words_and_the_other_kind_is_refused(tmp_path):
         spec("101_1,r,2,support")
     good = tmp_path / "known.tsv"
     good.write_text("1_101_1_2_demo-rerank\tsupport\n1_101_1_3_demo-bm25\tnot_support\n")
-    assert [(k.key, k.value) for k in crowd_rules.parse_known_file(good, "ntr", graded=True)] == [
+    assert [(k.key, k.value) for k in study_files.parse_known_file(good, "ntr", graded=True)] == [
         ("[2]", 2),
         ("[3]", 0),
     ]
     with pytest.raises(FormatError, match=r"known.tsv:1: expected 0\|1 .*found 'support' \(a graded answer\)"):
-        crowd_rules.parse_known_file(good, "ntr")
+        study_files.parse_known_file(good, "ntr")
     yes_no = tmp_path / "yesno.tsv"
     yes_no.write_text("1_101_1_2_demo-rerank\t1\n")  # a CONE-RAG yes/no file is never read as graded
     with pytest.raises(FormatError, match=r"yesno.tsv:1: expected support, partial_support .*'1' \(a yes/no answer\)"):
-        crowd_rules.parse_known_file(yes_no, "ntr", graded=True)
+        study_files.parse_known_file(yes_no, "ntr", graded=True)
     mixed = tmp_path / "mixed.tsv"
     mixed.write_text("1_101_1_1_demo-dense\t1\n1_101_1_2_demo-dense\tsupport\n")
     with pytest.raises(FormatError, match=r"mixed.tsv:2: expected the same kind of label on every line"):
-        crowd_rules.parse_crowd_ntr(mixed)
+        study_files.parse_crowd_ntr(mixed)
 
 
 def graded_study(db, name: str = "g", **settings) -> dict[str, int]:
@@ -1058,7 +1060,7 @@ def graded_study(db, name: str = "g", **settings) -> dict[str, int]:
         StudyConfig(graded=True, batch_size=5, **settings),
         runs=["demo-dense"],
         turns=["101_1"],
-        known=[crowd_rules.parse_known_spec("101_1,demo-rerank,[2],support", graded=True)],
+        known=[study_files.parse_known_spec("101_1,demo-rerank,[2],support", graded=True)],
     )
     items = store_crowd.study_items(db, name)
     return {it["nugget_key"]: i for i, it in items.items() if it["run"] == "demo-dense"}
@@ -1216,7 +1218,7 @@ def test_cli_graded_study_create_aggregate_score_export_import(store_target, tmp
     # TSV exports write support words (never readable as yes/no) and import back as a graded study
     agg = run_cli("crowd", "export", "g", "aggregated", "--format", "tsv", db=db, check=True).stdout.splitlines()
     assert agg == [
-        f"1_101_1_{k.strip('[]')}_demo-dense\t{crowd_rules.support_word(v)}" for k, v in sorted(GRADED_MAJORITY.items())
+        f"1_101_1_{k.strip('[]')}_demo-dense\t{study_files.support_word(v)}" for k, v in sorted(GRADED_MAJORITY.items())
     ]
     raw = tmp_path / "raw.tsv"
     run_cli("crowd", "export", "g", "raw", "--format", "tsv", "--kept", "-o", raw, db=db, check=True)
