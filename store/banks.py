@@ -21,7 +21,7 @@ from assess.formats.banks import (
     NuggetBank,
     Rubric,
 )
-from assess.formats.responses import split_sentences
+from assess.formats.sentences import split_sentences
 from assess.tasks import Label, Task, label_kind
 from store import labels
 from store.db import Store, now, row, rows, run, value, write
@@ -435,7 +435,7 @@ def sentences_of(db: Store, run_name: str, topic: str) -> list[str]:
 
 def response_sentences(db: Store, run_name: str, topic: str) -> list[str]:
     """A response's sentences as matches number them: the stored ones, else its text cut by the sentence rule
-    (:func:`assess.formats.responses.split_sentences`); empty for a response the store lacks."""
+    (:func:`assess.formats.sentences.split_sentences`); empty for a response the store lacks."""
 
     stored = sentences_of(db, run_name, topic)
     if stored:

@@ -48,25 +48,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from assess.errors import FormatError
 from assess.formats.ikat import cited_passages, turn_number
+from assess.formats.rag_topics import LineChecker, RagTopic, topic_id_value
 from assess.formats.reading import (
-    ID_RULE,
     JsonChecker,
     JsonRecords,
-    id_problem,
     iter_lines,
     json_line,
     parse_json_text,
     short,
 )
+from assess.formats.sentences import Sentence, joined, sentences_of
 
 IKAT_TOPICS = "ikat-topics"
 RAG_2024 = "trec-rag-2024"
@@ -78,16 +77,6 @@ ANSWER_LAYOUTS = (RAG_2024, RAG_2025, RAG_2026, RAGTIME, IKAT_RUN)
 """The layouts of answer files (one JSON object per topic or turn, JSONL): read and written by ``rag-answers``."""
 LAYOUTS = (IKAT_TOPICS, *ANSWER_LAYOUTS)
 DEFAULT_TOPICS_RUN = "topics"  # the run name given to the responses of an iKAT topics file
-
-
-@dataclass(frozen=True, slots=True)
-class Sentence:
-    """One sentence of a response: ``text == response.text[start:end]``, with the passages it cites."""
-
-    text: str
-    start: int
-    end: int
-    citations: tuple[str, ...] = ()  # passage ids in the order given (repeats kept)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,73 +117,6 @@ def response_counts(responses: Iterable[CitedResponse]) -> dict[str, int]:
 
 
 # ------------------------------------------------------------------------------- the sentence rule
-
-# A sentence ends after . ! ? or … (a run of them), closing quotes or brackets included, where
-# whitespace and then more text follow; a line break always ends one.
-_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s+\S)")
-_NEXT = re.compile(r"\s+")
-_LAST_WORD = re.compile(r"(\S+)$")
-_INITIAL = re.compile(r"[A-Za-z]")
-ABBREVIATIONS = frozenset(
-    {"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "e.g", "i.e", "cf", "approx", "fig", "vol"}
-    | {"al", "inc", "ltd", "corp", "dept", "u.s", "u.k", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep"}
-    | {"sept", "oct", "nov", "dec"}
-)
-
-
-def split_sentences(text: str) -> list[tuple[int, int]]:
-    """The (start, end) character offsets of the sentences of ``text``, without surrounding whitespace.
-
-    The rule: a line break ends a sentence; within a line, a sentence ends after a run of ``.``, ``!``,
-    ``?`` or ``…`` (closing quotes and brackets kept with it) that is followed by whitespace and then a
-    character that is not a lowercase letter; a single ``.`` does not end one after a listed
-    abbreviation (:data:`ABBREVIATIONS`, case-insensitive: "Dr.", "e.g.", "U.S."), after a single
-    letter (an initial: "J. K. Rowling"), or inside a number ("3.5": no whitespace follows).
-    Text that is only whitespace has no sentences.
-    """
-    spans: list[tuple[int, int]] = []
-    position = 0
-    for line in text.splitlines(keepends=True):
-        base = position
-        position += len(line)
-        body = line.rstrip("\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
-        start = 0
-        for match in _END.finditer(body):
-            after = _NEXT.match(body, match.end())
-            following = body[after.end()] if after and after.end() < len(body) else ""
-            if following.islower():
-                continue
-            if match.group() == ".":
-                word = _LAST_WORD.search(body, 0, match.start())
-                token = word.group(1).lower().lstrip("(\"'“‘[") if word else ""
-                if token in ABBREVIATIONS or _INITIAL.fullmatch(token):
-                    continue
-            _add_span(spans, body, base, start, match.end())
-            start = match.end()
-        _add_span(spans, body, base, start, len(body))
-    return spans
-
-
-def _add_span(spans: list, body: str, base: int, start: int, end: int) -> None:
-    piece = body[start:end]
-    stripped = piece.strip()
-    if stripped:
-        lead = len(piece) - len(piece.lstrip())
-        spans.append((base + start + lead, base + start + lead + len(stripped)))
-
-
-def sentences_of(text: str) -> tuple[Sentence, ...]:
-    """The sentences of free text by :func:`split_sentences`, citing nothing."""
-    return tuple(Sentence(text[a:b], a, b) for a, b in split_sentences(text))
-
-
-def joined(sentences: Sequence[tuple[str, tuple[str, ...]]]) -> tuple[str, tuple[Sentence, ...]]:
-    """The response text (sentences joined by one space) and the sentences with their offsets."""
-    out, position = [], 0
-    for text, citations in sentences:
-        out.append(Sentence(text, position, position + len(text), citations))
-        position += len(text) + 1
-    return " ".join(text for text, _ in sentences), tuple(out)
 
 
 # ---------------------------------------------------------------------------------- iKAT topics
@@ -307,18 +229,6 @@ def write_ikat_responses(path: str | Path, responses: Iterable[CitedResponse]) -
 # ------------------------------------------------------------------------------------- TREC RAG
 
 
-class _LineChecker(JsonChecker):
-    """Checks the JSON object of one JSONL line; a failure names the line of the file."""
-
-    def __init__(self, path, number: int, text: str):
-        super().__init__(path, text)
-        self.number = number
-
-    def fail(self, json_path: tuple, expected: str, found: Any):
-        self.text = "\n" * (self.number - 1) + self.text  # so json_line counts the file's lines
-        super().fail(json_path, expected, found)
-
-
 def iter_rag_answers(
     path: str | Path,
     *,
@@ -345,7 +255,7 @@ def iter_rag_answers(
             obj = parse_json_text(path, text)
         except FormatError as exc:
             raise FormatError(path, number, f"one JSON object per line ({exc.expected})", exc.found) from None
-        check = _LineChecker(path, number, text)
+        check = LineChecker(path, number, text)
         if not isinstance(obj, dict):
             check.fail((), "a JSON object (one answer per line)", obj)
         response = _rag_answer(check, obj, number, layout)
@@ -477,12 +387,6 @@ def _rag_answer(check: JsonChecker, obj: dict, number: int, layout: str | None =
     )
 
 
-def _topic_id(check: JsonChecker, value: Any, json_path: tuple, what: str) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        check.fail(json_path, f"{what} (a string or an integer)", value)
-    return check.id(str(value), json_path, what)
-
-
 def _scored_sentences(
     check: JsonChecker, obj: dict, *, scores_only: bool
 ) -> tuple[list[tuple[str, tuple[str, ...]]], tuple[dict, ...]]:
@@ -527,7 +431,7 @@ def _ragtime_answer(check: JsonChecker, obj: dict, number: int) -> CitedResponse
     head = check.get(obj, "metadata", dict, ())
     check.get(head, "team_id", str, ("metadata",))
     run = check.id(check.get(head, "run_id", str, ("metadata",)), ("metadata", "run_id"), "a run id")
-    topic_id = _topic_id(
+    topic_id = topic_id_value(
         check, check.get(head, "topic_id", (str, int), ("metadata",)), ("metadata", "topic_id"), "a topic id"
     )
     given = check.get(obj, "references", list, (), required=False) or []
@@ -556,7 +460,7 @@ def _ikat_run_answer(check: JsonChecker, obj: dict, number: int) -> CitedRespons
     run_type = check.get(head, "run_type", str, ("metadata",))
     if run_type not in IKAT_RUN_TYPES:
         check.fail(("metadata", "run_type"), f"a run type {' / '.join(IKAT_RUN_TYPES)}", short(run_type, 40))
-    turn_id = _topic_id(check, check.get(obj, "turn_id", (str, int), ()), ("turn_id",), "a turn id")
+    turn_id = topic_id_value(check, check.get(obj, "turn_id", (str, int), ()), ("turn_id",), "a turn id")
     given = check.get(obj, "references", dict, ())
     references, scores = [], []
     for pid, score in given.items():
@@ -809,60 +713,3 @@ def write_rag_answers(
 
 
 # ------------------------------------------------------------------------------------- RAG topics
-
-
-class RagTopic(NamedTuple):
-    """One topic of a TREC RAG 2026 topics TSV or an AutoJudge requests JSONL: its id, text and (requests
-    only) the character ``limit`` of the report asked for."""
-
-    topic_id: str
-    text: str
-    limit: int | None
-    line: int
-
-
-def iter_rag_topics(path: str | Path) -> Iterator[RagTopic]:
-    """The topics of ``path``: TREC RAG 2026 ``topic_id <TAB> text`` lines (``trec_rag_2026_queries.tsv``,
-    exactly two fields), or AutoJudge requests, one JSON object per line (``request_id``, ``title``, optional
-    ``limit``; RAGTIME's). A file whose first line starts with ``{`` is read as requests. A topic id given
-    twice, an empty id or text, a line of another shape: refused, naming the line."""
-    seen: dict[str, int] = {}
-    requests = None
-    for number, text in iter_lines(path):
-        if requests is None:
-            requests = text.startswith("{")
-        if requests:
-            try:
-                obj = parse_json_text(path, text)
-            except FormatError as exc:
-                raise FormatError(path, number, f"one JSON request per line ({exc.expected})", exc.found) from None
-            check = _LineChecker(path, number, text)
-            if not isinstance(obj, dict):
-                check.fail((), "a request object {request_id, title, limit}", obj)
-            topic_id = _topic_id(check, check.get(obj, "request_id", (str, int), ()), ("request_id",), "a request id")
-            body = check.get(obj, "title", str, ())
-            limit = check.get(obj, "limit", int, (), required=False)
-            if limit is not None and limit < 0:
-                check.fail(("limit",), "a character limit >= 0", str(limit))
-        else:
-            fields = text.split("\t")
-            if len(fields) != 2:
-                raise FormatError(path, number, "two tab-separated fields: topic_id, text", f"{len(fields)} fields")
-            topic_id, body, limit = fields[0].strip(), fields[1].strip(), None
-            if problem := id_problem(topic_id):
-                raise FormatError(path, number, f"a topic id: {ID_RULE}", problem)
-        if not body.strip():
-            raise FormatError(path, number, "a topic text", "an empty one")
-        if topic_id in seen:
-            raise FormatError(
-                path, number, f"each topic id once ({topic_id!r} is on line {seen[topic_id]})", "it again"
-            )
-        seen[topic_id] = number
-        yield RagTopic(topic_id, body, limit, number)
-    if not seen:
-        raise FormatError(path, None, "at least one topic line", "an empty file")
-
-
-def parse_rag_topics(path: str | Path) -> list[RagTopic]:
-    """:func:`iter_rag_topics` as a list."""
-    return list(iter_rag_topics(path))

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from assess.errors import AssessError, FormatError
 from assess.formats.ikat import Conversation, Turn, iter_responses, iter_topics
 from assess.formats.nuggets import iter_nuggets, parse_ntr_labels
+from assess.formats.rag_topics import iter_rag_topics
 from assess.formats.reading import id_problem, short
-from assess.formats.responses import iter_rag_topics
 from assess.formats.trec import PassageStream, QrelsStream, RunStream, parse_ptkb_qrels, parse_qrels
 from assess.services import nuggetizer_files, response_files
 from assess.tasks import DEFAULT_SOURCES, REPLACE_KINDS, TOPIC_KINDS

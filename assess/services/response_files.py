@@ -27,7 +27,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from assess.errors import AssessError, FormatError
+from assess.formats import rag_topics
 from assess.formats import responses as layouts
+from assess.formats import sentences as sentence_rule
 from assess.formats.reading import id_problem, short
 from assess.tasks import RESPONSE_FILE_KINDS, CitedResponse, CitedSentence
 from store import Store, imports
@@ -47,7 +49,7 @@ def iter_read(
     run: str | None = None,
     layout: str | None = None,
     warnings: list[str] | None = None,
-    topics: dict[str, layouts.RagTopic] | None = None,
+    topics: dict[str, rag_topics.RagTopic] | None = None,
 ) -> Iterator[layouts.CitedResponse]:
     """:func:`read` one response at a time: the file is read incrementally (a RAG file line by line, an
     iKAT topics file one conversation at a time). With ``run``, an answer of a second run is refused
@@ -131,10 +133,10 @@ def from_store(found: dict) -> layouts.CitedResponse:
     text = found["text"]
     if found["sentences"]:
         sentences = tuple(
-            layouts.Sentence(s["text"], s["start"], s["end"], tuple(s["citations"])) for s in found["sentences"]
+            sentence_rule.Sentence(s["text"], s["start"], s["end"], tuple(s["citations"])) for s in found["sentences"]
         )
     else:
-        sentences = layouts.sentences_of(text)
+        sentences = sentence_rule.sentences_of(text)
     whole = tuple(found["citations"])
     extra = found["file_fields"] or {}
     references = extra.get("references")
@@ -165,7 +167,7 @@ def import_file(
     by: str | None = None,
     who: str | None = None,
     layout: str | None = None,
-    topics: dict[str, layouts.RagTopic] | None = None,
+    topics: dict[str, rag_topics.RagTopic] | None = None,
 ) -> dict:
     """Read a response file and store its responses in one transaction (nothing written on a refusal).
     The summary: ``responses``, ``with_citations``, ``citations`` (as the file gives them, a passage cited
@@ -195,7 +197,7 @@ def _import_blocks(
     replace: bool = False,
     who: str | None = None,
     layout: str | None = None,
-    topics: dict[str, layouts.RagTopic] | None = None,
+    topics: dict[str, rag_topics.RagTopic] | None = None,
 ) -> dict:
     """:func:`import_file`: the file read incrementally (:func:`iter_read`) and written
     :data:`RESPONSES_PER_BLOCK` responses at a time, so memory is bounded by a block whatever the file's

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from assess.errors import FormatError
 from assess.formats import leaderboard as lb
+from assess.formats import rag_topics
 from assess.formats import responses as rf
 
 # ------------------------------------------------------------------------ one answer per layout, writer's form
@@ -208,7 +209,10 @@ def test_ragtime_warnings_count_nfkc_characters(tmp_path):
         "FILE:1: 20 characters after NFKC (the request allows 19) at ['responses']"
     ]
     # the requests' limit wins over the report's own; 20 is within it
-    assert _advice(tmp_path, {**report, "references": []}, topics={"300": rf.RagTopic("300", "Floods", 20, 1)}) == []
+    assert (
+        _advice(tmp_path, {**report, "references": []}, topics={"300": rag_topics.RagTopic("300", "Floods", 20, 1)})
+        == []
+    )
     undeclared = {**RAGTIME, "references": [RAGTIME["references"][0]]}
     assert _advice(tmp_path, undeclared) == [
         "FILE:1: a cited document missing from references, 'a1b2c3d4-0000-0000-0000-000000000002_7' at "
@@ -221,11 +225,11 @@ def test_ragtime_warnings_count_nfkc_characters(tmp_path):
 
 
 def test_narrative_checked_against_the_topics(tmp_path):
-    topics = {"rag2026-37": rf.RagTopic("rag2026-37", "Is congestion pricing fair to riders?", None, 4)}
+    topics = {"rag2026-37": rag_topics.RagTopic("rag2026-37", "Is congestion pricing fair to riders?", None, 4)}
     assert _advice(tmp_path, RAG26, topics=topics) == [
         "FILE:1: a narrative other than the text of topic 'rag2026-37' (line 4 of the topics) at ['metadata']['narrative']"
     ]
-    same = {"rag2026-37": rf.RagTopic("rag2026-37", RAG26["metadata"]["narrative"], None, 4)}
+    same = {"rag2026-37": rag_topics.RagTopic("rag2026-37", RAG26["metadata"]["narrative"], None, 4)}
     assert _advice(tmp_path, RAG26, topics=same) == []
 
 
@@ -321,16 +325,19 @@ def test_hard_errors_name_file_line_and_place(tmp_path, answer, layout, expected
 
 def test_rag_topics_tsv_and_requests(tmp_path):
     tsv = write(tmp_path, "q.tsv", "rag2026-37\tIs congestion pricing fair?\n\nrag2026-38\tTea?\n")
-    assert rf.parse_rag_topics(tsv) == [
-        rf.RagTopic("rag2026-37", "Is congestion pricing fair?", None, 1),
-        rf.RagTopic("rag2026-38", "Tea?", None, 3),
+    assert rag_topics.parse_rag_topics(tsv) == [
+        rag_topics.RagTopic("rag2026-37", "Is congestion pricing fair?", None, 1),
+        rag_topics.RagTopic("rag2026-38", "Tea?", None, 3),
     ]
     requests = write(
         tmp_path,
         "r.jsonl",
         jsonl({"request_id": "300", "title": "Floods", "limit": 2000}, {"request_id": 301, "title": "Tea"}),
     )
-    assert rf.parse_rag_topics(requests) == [rf.RagTopic("300", "Floods", 2000, 1), rf.RagTopic("301", "Tea", None, 2)]
+    assert rag_topics.parse_rag_topics(requests) == [
+        rag_topics.RagTopic("300", "Floods", 2000, 1),
+        rag_topics.RagTopic("301", "Tea", None, 2),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -347,7 +354,7 @@ def test_rag_topics_tsv_and_requests(tmp_path):
 def test_bad_rag_topics(tmp_path, content, line, expected):
     path = write(tmp_path, "bad.tsv", content)
     with pytest.raises(FormatError) as err:
-        rf.parse_rag_topics(path)
+        rag_topics.parse_rag_topics(path)
     assert err.value.line == line
     assert expected in str(err.value)
 

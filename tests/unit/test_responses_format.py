@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from assess.errors import FormatError
 from assess.formats import responses as rf
+from assess.formats import sentences as sentence_rule
 from tests.conftest import shared_file
 
 
@@ -42,14 +43,14 @@ def write(tmp_path, name, content) -> object:
     ],
 )
 def test_sentence_rule(text, sentences):
-    spans = rf.split_sentences(text)
+    spans = sentence_rule.split_sentences(text)
     assert [text[a:b] for a, b in spans] == sentences
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("ab .!?\n\"')A1é…\r\u2028")), max_size=60))
 def test_sentences_are_ordered_stripped_slices_covering_all_text(text):
-    spans = rf.split_sentences(text)
+    spans = sentence_rule.split_sentences(text)
     assert all(0 <= a < b <= len(text) for a, b in spans)
     assert all(b1 <= a2 for (_, b1), (a2, _) in zip(spans, spans[1:]))
     assert all(text[a:b] == text[a:b].strip() for a, b in spans)
