@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from assess.errors import AssessError, FormatError
-from assess.formats import rag_topics
+from assess.formats import rag_topics, response_writing
 from assess.formats import responses as layouts
 from assess.formats import sentences as sentence_rule
 from assess.formats.reading import id_problem, short
@@ -294,12 +294,12 @@ def export_file(db: Store, kind: str, path: str | Path, *, runs: Sequence[str] =
             raise AssessError(
                 f"the iKAT topics layout holds one response per turn: name one run with --run (runs: {', '.join(names)})"
             )
-        layouts.write_ikat_responses(path, found)
+        response_writing.write_ikat_responses(path, found)
     elif kind == RAG_ANSWERS:
         found.sort(key=lambda r: r.run)  # stable: each run's answers stay in turn order
         for response in found:  # refused before the file is opened: no half-written file
-            layouts.rag_document(response, layout=layout)
-        layouts.write_rag_answers(path, found, layout=layout)
+            response_writing.rag_document(response, layout=layout)
+        response_writing.write_rag_answers(path, found, layout=layout)
     else:
         raise ValueError(f"unknown response file kind {kind!r}; choose one of {', '.join(KINDS)}")
     return layouts.response_counts(found)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from assess.errors import FormatError
 from assess.formats import leaderboard as lb
-from assess.formats import rag_topics
+from assess.formats import rag_topics, response_writing
 from assess.formats import responses as rf
 
 # ------------------------------------------------------------------------ one answer per layout, writer's form
@@ -67,7 +67,7 @@ def write(tmp_path, name, text):
 
 def written(tmp_path, records, layout=None) -> str:
     out = tmp_path / "out.jsonl"
-    rf.write_rag_answers(out, records, layout=layout)
+    response_writing.write_rag_answers(out, records, layout=layout)
     return out.read_text(encoding="utf-8")
 
 

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assess.errors import FormatError
+from assess.formats import response_writing
 from assess.formats import responses as rf
 from assess.formats import sentences as sentence_rule
 from tests.conftest import shared_file
@@ -104,7 +105,7 @@ def test_ikat_topics_responses(tmp_path):
 def test_ikat_round_trip(tmp_path):
     records = rf.parse_ikat_responses(write(tmp_path, "topics.json", IKAT))
     out = tmp_path / "out.json"
-    rf.write_ikat_responses(out, records)
+    response_writing.write_ikat_responses(out, records)
     assert rf.parse_ikat_responses(out) == records
     written = json.loads(out.read_text(encoding="utf-8"))
     assert written[0]["responses"][1] == {
@@ -157,7 +158,7 @@ def test_ikat_2025_topics_counts_and_round_trip(tmp_path):
     assert sum(len(r.references) for r in records) == 396  # two responses cite one passage twice
     assert all(r.text[s.start : s.end] == s.text for r in records for s in r.sentences)
     out = tmp_path / "back.json"
-    rf.write_ikat_responses(out, records)
+    response_writing.write_ikat_responses(out, records)
     assert rf.parse_ikat_responses(out) == records
     original = json.loads(path.read_text(encoding="utf-8"))
     written = json.loads(out.read_text(encoding="utf-8"))
@@ -230,7 +231,7 @@ def test_rag_answers_2024_and_2025(tmp_path):
 def test_rag_round_trip(tmp_path, cite_ids):
     records = rf.parse_rag_answers(write(tmp_path, "a.jsonl", jsonl(RAG_2024, RAG_2025)))
     out = tmp_path / "out.jsonl"
-    rf.write_rag_answers(out, records, cite_ids=cite_ids)
+    response_writing.write_rag_answers(out, records, cite_ids=cite_ids)
     assert rf.parse_rag_answers(out) == records
     if not cite_ids:  # the objects come back as they were written by the participants
         assert [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] == [RAG_2024, RAG_2025]
@@ -238,14 +239,14 @@ def test_rag_round_trip(tmp_path, cite_ids):
 
 def test_rag_answers_written_in_the_other_layout(tmp_path):
     (record,) = rf.parse_rag_answers(write(tmp_path, "a.jsonl", jsonl(RAG_2024)))
-    as_2025 = rf.rag_document(record, layout=rf.RAG_2025)
+    as_2025 = response_writing.rag_document(record, layout=rf.RAG_2025)
     assert as_2025["metadata"] == {
         "run_id": "h2oloo-baseline",
         "narrative_id": "2027497",
         "narrative": RAG_2024["topic"],
     }
     out = tmp_path / "out.jsonl"
-    rf.write_rag_answers(out, [record], layout=rf.RAG_2025)
+    response_writing.write_rag_answers(out, [record], layout=rf.RAG_2025)
     (back,) = rf.parse_rag_answers(out)
     assert (back.sentences, back.references, back.turn_id) == (record.sentences, record.references, record.turn_id)
 
@@ -253,8 +254,8 @@ def test_rag_answers_written_in_the_other_layout(tmp_path):
 def test_ikat_records_in_the_rag_layout_and_back(tmp_path):
     ikat = rf.parse_ikat_responses(write(tmp_path, "topics.json", IKAT))
     with pytest.raises(FormatError, match=r"citations given per sentence, found 3 citations of the whole response"):
-        rf.rag_document(ikat[1])
-    document = rf.rag_document(ikat[0])
+        response_writing.rag_document(ikat[1])
+    document = response_writing.rag_document(ikat[0])
     assert document == {
         "run_id": "topics",
         "topic_id": "1-1_1",
@@ -354,5 +355,5 @@ def test_rag_round_trip_property(tmp_path_factory, answers, cite_ids):
     ]
     folder = tmp_path_factory.mktemp("rag")
     records = rf.parse_rag_answers(write(folder, "in.jsonl", jsonl(*lines)))
-    rf.write_rag_answers(folder / "out.jsonl", records, cite_ids=cite_ids)
+    response_writing.write_rag_answers(folder / "out.jsonl", records, cite_ids=cite_ids)
     assert rf.parse_rag_answers(folder / "out.jsonl") == records
