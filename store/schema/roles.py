@@ -59,6 +59,7 @@ APP_UPDATES = frozenset(
         "pool",
         "prejudge_job_endpoints",
         "prejudge_jobs",
+        "provider_batches",  # a provider batch's state polled on, its results stored
         "ptkb_statements",
         "responses",
         "reshows",  # a re-show answered or postponed
@@ -67,6 +68,8 @@ APP_UPDATES = frozenset(
         "rubric_questions",
         "rubric_topics",
         "runs",
+        "sample_items",  # a sequential sample's next round raises the inclusion probabilities
+        "samples",
         "settings",
         "sign_in_sessions",
         "sources",
