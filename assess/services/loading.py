@@ -18,7 +18,7 @@ from assess.formats.reading import id_problem, short
 from assess.formats.trec import PassageStream, QrelsStream, RunStream, parse_ptkb_qrels, parse_qrels
 from assess.services import nuggetizer_files, response_files
 from assess.tasks import DEFAULT_SOURCES, REPLACE_KINDS, TOPIC_KINDS
-from store import imports, labels, rag_imports, sources, stats
+from store import imports, label_imports, labels, rag_imports, sources, stats
 from store.accounts import DEMO_COLLECTION
 from store.db import write
 from store.demo import DemoInStore, demo_turns, drop, holdings
@@ -98,20 +98,6 @@ def _ntr_labels(path: str | Path, o: ImportOptions):
     return parse_ntr_labels(path)
 
 
-def _store_imports():
-    return imports
-
-
-def _label_imports():
-    from store import label_imports
-
-    return label_imports
-
-
-def _rag_imports():
-    return rag_imports
-
-
 def _response_file(kind: str):
     def write(db: Store, path: str | Path, records, o: ImportOptions) -> dict:
         topics = None
@@ -144,40 +130,38 @@ _KINDS = (
     ImportKind(
         "topics",
         _topics,
-        lambda db, path, records, o: _store_imports().import_topics(db, str(path), records, collection=o.collection),
+        lambda db, path, records, o: imports.import_topics(db, str(path), records, collection=o.collection),
         ("year", "collection"),
     ),
     ImportKind(
         "qrels",
         _qrels,
-        lambda db, path, records, o: _store_imports().import_passage_qrels(db, str(path), records, source=o.source),
+        lambda db, path, records, o: imports.import_passage_qrels(db, str(path), records, source=o.source),
         ("source",),
     ),
     ImportKind(
         "ptkb-qrels",
         _ptkb_qrels,
-        lambda db, path, records, o: _label_imports().import_ptkb_qrels(db, str(path), records, source=o.source),
+        lambda db, path, records, o: label_imports.import_ptkb_qrels(db, str(path), records, source=o.source),
         ("source",),
     ),
     ImportKind(
         "run",
         _run,
-        lambda db, path, records, o: _store_imports().import_run(db, str(path), records, name=o.name, depth=o.depth),
+        lambda db, path, records, o: imports.import_run(db, str(path), records, name=o.name, depth=o.depth),
         ("name", "depth"),
     ),
     ImportKind(
         "passages",
         _passages,
-        lambda db, path, records, o: _store_imports().import_passages(
-            db, str(path), records, replace=o.replace, by=o.by
-        ),
+        lambda db, path, records, o: imports.import_passages(db, str(path), records, replace=o.replace, by=o.by),
         ("replace",),
         replaces=True,
     ),
     ImportKind(
         "nuggets",
         _nuggets,
-        lambda db, path, records, o: _rag_imports().import_nuggets(
+        lambda db, path, records, o: rag_imports.import_nuggets(
             db, str(path), records, source=o.source, dedup=o.dedup, replace=o.replace, by=o.by
         ),
         ("source", "dedup", "replace"),
@@ -186,7 +170,7 @@ _KINDS = (
     ImportKind(
         "responses",
         _responses,
-        lambda db, path, records, o: _rag_imports().import_responses(
+        lambda db, path, records, o: rag_imports.import_responses(
             db, str(path), records, gold_source=(o.source or "gold") if o.gold else None, replace=o.replace, by=o.by
         ),
         ("source", "gold", "replace"),
@@ -195,7 +179,7 @@ _KINDS = (
     ImportKind(
         "rag-topics",
         _rag_topics,
-        lambda db, path, records, o: _store_imports().import_topics(
+        lambda db, path, records, o: imports.import_topics(
             db, str(path), records, collection=o.collection or "trec-rag"
         ),
         ("collection",),
@@ -207,7 +191,7 @@ _KINDS = (
     ImportKind(
         "ntr-labels",
         _ntr_labels,
-        lambda db, path, records, o: _rag_imports().import_ntr_labels(
+        lambda db, path, records, o: rag_imports.import_ntr_labels(
             db, str(path), records, source=o.source, nugget_source=o.nugget_source
         ),
         ("source", "nugget_source"),
